@@ -1,0 +1,2 @@
+// Package tokenizer is GPT-2's byte-level BPE.
+package tokenizer
