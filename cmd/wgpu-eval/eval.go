@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/hub"
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// evalFlags are the flags of `wgpu-eval eval`.
+type evalFlags struct {
+	model, data, split, mode, device string
+	jsonOut, separator, tinyShake    string
+	ctx, stride, maxTokens           int
+	threads, batchTokens             int
+	quiet, offline, noCache          bool
+}
+
+func (f *evalFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.model, "model", "m", "gpt2", "model: a hub id (gpt2, gpt2-medium, org/name@rev), a folder with config.json + model.safetensors, a .safetensors file, or an llm.c .bin checkpoint")
+	fs.StringVarP(&f.data, "data", "d", pipeline.TinyShakespeare, "corpus: tinyshakespeare, a text file, a .jsonl file (field \"text\"), an llm.c token file, or - for stdin")
+	fs.StringVar(&f.split, "split", pipeline.SplitAll, "part of a text corpus: all, train (first 90%) or val (last 10%)")
+	fs.StringVar(&f.mode, "mode", string(pipeline.ModeStream), "evaluation method: stream (non-overlapping windows), strided (sliding windows), documents (each document alone)")
+	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
+	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents (0: ctx/2)")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
+	fs.StringVar(&f.device, "device", "cpu", "where to run: cpu")
+	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
+	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("tokens per batch, sequences x longest (0: %d)", pipeline.DefaultBatchTokens))
+	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood)")
+	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+pipeline.TinyShakespeareEnv+")")
+	fs.StringVar(&f.jsonOut, "json", "", "also write the result as JSON to FILE (- for stdout)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the result")
+	fs.BoolVar(&f.offline, "offline", false, "never use the network: models and data must be cached or local (also HF_HUB_OFFLINE=1)")
+	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
+}
+
+const evalUsage = `Usage: wgpu-eval [eval] [flags]
+
+Evaluates a GPT-2 model on a corpus and prints NLL (nats per token), perplexity,
+bits per byte, the standard error of the mean NLL, and the speed.
+
+Examples:
+  wgpu-eval                                         # gpt2 on TinyShakespeare
+  wgpu-eval --model gpt2-medium --split val --json result.json
+  wgpu-eval --model ./my-gpt2 --data corpus.jsonl --mode documents
+  cat notes.txt | wgpu-eval --data - --mode strided --ctx 512 --stride 256
+
+Flags:
+`
+
+func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var f evalFlags
+	fs := pflag.NewFlagSet("eval", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, evalUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errUsageShown
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))}
+	}
+	mode, err := pipeline.ParseMode(f.mode)
+	if err != nil {
+		return usageError{err}
+	}
+	if f.device != "cpu" {
+		return usageError{fmt.Errorf("--device %q: only cpu is available in this build", f.device)}
+	}
+	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
+		return usageError{errors.New("--ctx, --stride, --max-tokens, --threads and --batch-tokens must not be negative")}
+	}
+
+	prog := newProgress(stderr, f.quiet)
+	defer prog.close()
+	say := func(format string, a ...any) {
+		if !f.quiet {
+			fmt.Fprintf(stderr, format+"\n", a...)
+		}
+	}
+
+	// The model: a local path as is, or a hub id from the cache or the hub.
+	hc := hub.FromEnv()
+	hc.Offline = hc.Offline || f.offline
+	hc.Progress = func(file string, done, total int64) { prog.bytes(file, done, total) }
+	path, err := hc.Locate(ctx, f.model)
+	if err != nil {
+		return err
+	}
+	m, err := model.LoadContext(ctx, path, model.LoadOptions{
+		Progress: func(done, total int64) { prog.bytes("load "+f.model, done, total) },
+	})
+	if err != nil {
+		return err
+	}
+	cfg := m.Config
+	say("model %s: %d layers, %d heads, %d channels, %d positions (%s)", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, path)
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		return err
+	}
+	if tok.VocabSize() > cfg.VocabSize {
+		return fmt.Errorf("tokenizer of %s has %d tokens but the model only %d", f.model, tok.VocabSize(), cfg.VocabSize)
+	}
+
+	window := f.ctx
+	if window == 0 {
+		window = cfg.NPositions
+	}
+	if window > cfg.NPositions {
+		return usageError{fmt.Errorf("--ctx %d is longer than the model's %d positions", window, cfg.NPositions)}
+	}
+	stride := f.stride
+	if stride == 0 {
+		stride = max(window/2, 1)
+	}
+	if err := pipeline.CheckWindow(window, stride); err != nil {
+		return usageError{err}
+	}
+
+	// The corpus and its tokens.
+	corpus, err := pipeline.LoadCorpus(ctx, f.data, pipeline.CorpusOptions{
+		Split:           f.split,
+		Separator:       unescape(f.separator),
+		TinyShakespeare: f.tinyShake,
+		Offline:         hc.Offline,
+		Progress:        func(done, total int64) { prog.bytes(f.data, done, total) },
+		Stdin:           stdin,
+	})
+	if err != nil {
+		return err
+	}
+	toks, err := pipeline.Tokenize(ctx, corpus, tok, pipeline.TokenizeOptions{
+		NoCache:    f.noCache,
+		CacheError: func(err error) { say("warning: token cache not written: %v", err) },
+	})
+	if err != nil {
+		return err
+	}
+	say("data %s: %d tokens", dataName(f.data, f.split), toks.Len())
+
+	backend := model.NewCPU(m, f.threads)
+	threads := f.threads
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	res, err := pipeline.Evaluate(ctx, backend, pipeline.EvalConfig{
+		Model:       f.model,
+		Data:        dataName(f.data, f.split),
+		Tokens:      toks,
+		EOT:         tok.EOT(),
+		Mode:        mode,
+		Ctx:         window,
+		Stride:      stride,
+		BatchTokens: f.batchTokens,
+		MaxTokens:   f.maxTokens,
+		VocabSize:   cfg.VocabSize,
+		TokenLen:    tok.TokenLen,
+		Progress:    func(done, total int) { prog.count("eval", int64(done), int64(total)) },
+	})
+	if err != nil {
+		return err
+	}
+	prog.close()
+
+	summary := stdout
+	if f.jsonOut == "-" {
+		summary = stderr
+	}
+	if !(f.quiet && summary == stderr) {
+		fmt.Fprintln(summary, formatSummary(res, threads))
+	}
+	if f.jsonOut != "" {
+		if err := writeJSON(f.jsonOut, stdout, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dataName is the corpus as results name it: the spec, with the split when not all.
+func dataName(spec, split string) string {
+	if split == "" || split == pipeline.SplitAll {
+		return spec
+	}
+	return spec + ":" + split
+}
+
+// formatSummary is the one human line printed after an evaluation.
+func formatSummary(r *pipeline.Result, threads int) string {
+	device := r.Device
+	if device == "cpu" {
+		device = fmt.Sprintf("cpu x%d", threads)
+	}
+	return fmt.Sprintf("%s on %s (%s, ctx %d): NLL %.4f ± %.4f  PPL %.3f  bpb %.4f  %d tokens  %.1f s  %.0f tok/s  %s",
+		r.Model, r.Data, r.Mode, r.Ctx, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, r.Tokens, r.Seconds, r.TokensPerSecond, device)
+}
+
+// writeJSON writes r as indented JSON to path ("-" is stdout), via a temporary
+// file so that an existing result is never left half-written.
+func writeJSON(path string, stdout io.Writer, r *pipeline.Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// unescape turns the escapes \n, \t, \r and \\ of a flag value into characters,
+// so that --separator '\n\n' works from any shell.
+func unescape(s string) string {
+	return strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t", `\r`, "\r").Replace(s)
+}

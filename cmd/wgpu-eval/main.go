@@ -1,0 +1,100 @@
+// Command wgpu-eval measures how well a GPT-2 model predicts text: NLL,
+// perplexity and bits per byte, on the CPU or (later) any Vulkan GPU.
+//
+//	wgpu-eval [eval] [flags]    evaluate a model on a corpus (the default)
+//	wgpu-eval version           print the version
+//
+// Run `wgpu-eval eval --help` for the flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, errUsageShown) {
+			fmt.Fprintln(os.Stderr, "wgpu-eval:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// errUsageShown is returned when help was printed on request: exit 0, nothing more to say.
+var errUsageShown = errors.New("usage shown")
+
+// usageError marks a mistake in the command line (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case errors.Is(err, errUsageShown):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	case errors.Is(err, context.Canceled):
+		return 130
+	}
+	return 1
+}
+
+// run is main without the process: it parses args and runs a subcommand.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := "eval"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "eval":
+		return runEval(ctx, args, stdin, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "wgpu-eval", version())
+		return nil
+	case "help":
+		fmt.Fprint(stdout, topUsage)
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown command %q (commands: eval, version, help)", cmd)}
+}
+
+const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
+NLL, perplexity and bits per byte.
+
+Usage:
+  wgpu-eval [eval] [flags]   evaluate a model on a corpus (default command)
+  wgpu-eval version          print the version
+  wgpu-eval help             this text
+
+Run 'wgpu-eval eval --help' for the evaluation flags.
+`
+
+// version is the module version when installed with go install, else the VCS revision.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "devel " + s.Value[:12]
+		}
+	}
+	return "(devel)"
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// progress draws progress bars on stderr when it is a terminal and the user did
+// not ask for quiet; otherwise every method does nothing. Bars are keyed by a
+// label (a file being downloaded, "tokenize", "eval") so callbacks from the
+// library can be forwarded as they come.
+type progress struct {
+	w       io.Writer
+	enabled bool
+
+	mu   sync.Mutex
+	bars map[string]*progressbar.ProgressBar
+}
+
+func newProgress(stderr io.Writer, quiet bool) *progress {
+	enabled := false
+	if f, ok := stderr.(*os.File); ok && !quiet {
+		enabled = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: stderr, enabled: enabled, bars: map[string]*progressbar.ProgressBar{}}
+}
+
+// bytes reports a download of total bytes (total <= 0: unknown) under label.
+func (p *progress) bytes(label string, done, total int64) {
+	p.update(label, done, total, true)
+}
+
+// count reports done of total items (tokens, windows) under label.
+func (p *progress) count(label string, done, total int64) {
+	p.update(label, done, total, false)
+}
+
+func (p *progress) update(label string, done, total int64, isBytes bool) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	bar := p.bars[label]
+	if bar == nil {
+		if total <= 0 {
+			total = -1 // spinner
+		}
+		opts := []progressbar.Option{
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription(label),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100 * time.Millisecond),
+			progressbar.OptionShowElapsedTimeOnFinish(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish(),
+		}
+		if isBytes {
+			opts = append(opts, progressbar.OptionShowBytes(true))
+		} else {
+			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("tok"))
+		}
+		bar = progressbar.NewOptions64(total, opts...)
+		p.bars[label] = bar
+	}
+	_ = bar.Set64(done)
+	if total > 0 && done >= total {
+		_ = bar.Finish()
+		delete(p.bars, label)
+	}
+}
+
+// close finishes any bar still drawn (after an error or cancellation).
+func (p *progress) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for label, bar := range p.bars {
+		_ = bar.Exit()
+		delete(p.bars, label)
+	}
+}

@@ -1,0 +1,130 @@
+// Package testmodel makes GPT-2 models for tests and benchmarks: deterministic
+// random weights of any shape, written in the real file formats (Hugging Face
+// safetensors with config.json, llm.c checkpoints), since no real weights can be
+// downloaded where the tests run.
+//
+// It imports model and nothing else of this module; only tests and benchmarks
+// import it.
+package testmodel
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// TinyConfig is a GPT-2 small enough for any test: 2 layers, 2 heads, 16
+// channels, 64 positions, and GPT-2's full vocabulary of 50257 tokens, so real
+// token ids fit.
+func TinyConfig() model.Config {
+	return model.Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 64, VocabSize: 50257, LayerNormEps: 1e-5}
+}
+
+// Random returns a model of shape cfg with deterministic random weights: the
+// same cfg and seed give the same bits. Weights are roughly normal as in
+// GPT-2's initialisation (std 0.02 for embeddings and matrices, residual
+// projections scaled by 1/sqrt(2 NLayer)); LayerNorm weights are near 1, and
+// biases small but non-zero so that a dropped bias shows in a test. LMHead is
+// WTE (tied). Large shapes are filled on all cores.
+func Random(cfg model.Config, seed uint64) *model.Model {
+	f := &filler{seed: seed}
+	C, V, T := cfg.NEmbd, cfg.VocabSize, cfg.NPositions
+	proj := 0.02 / math.Sqrt(2*float64(max(cfg.NLayer, 1)))
+	m := &model.Model{Config: cfg, Source: "random"}
+	w := &m.Weights
+	w.WTE = f.normals(V*C, 0, 0.02)
+	w.WPE = f.normals(T*C, 0, 0.01)
+	w.Layers = make([]model.Layer, cfg.NLayer)
+	for i := range w.Layers {
+		l := &w.Layers[i]
+		l.LN1W = f.normals(C, 1, 0.05)
+		l.LN1B = f.normals(C, 0, 0.02)
+		l.QKVW = f.normals(C*3*C, 0, 0.02)
+		l.QKVB = f.normals(3*C, 0, 0.02)
+		l.ProjW = f.normals(C*C, 0, proj)
+		l.ProjB = f.normals(C, 0, 0.02)
+		l.LN2W = f.normals(C, 1, 0.05)
+		l.LN2B = f.normals(C, 0, 0.02)
+		l.FCW = f.normals(C*4*C, 0, 0.02)
+		l.FCB = f.normals(4*C, 0, 0.02)
+		l.FCProjW = f.normals(4*C*C, 0, proj)
+		l.FCProjB = f.normals(C, 0, 0.02)
+	}
+	w.LNFW = f.normals(C, 1, 0.05)
+	w.LNFB = f.normals(C, 0, 0.02)
+	w.LMHead = w.WTE
+	f.run()
+	return m
+}
+
+// filler hands out slices to fill with normal values and fills them, in
+// blocks that each have their own random stream, so the result does not
+// depend on how the blocks are spread over goroutines.
+type filler struct {
+	seed uint64
+	jobs []fillJob
+}
+
+type fillJob struct {
+	dst       []float32
+	mean, std float64
+}
+
+const fillBlock = 1 << 18 // values per random stream
+
+func (f *filler) normals(n int, mean, std float64) []float32 {
+	x := make([]float32, n)
+	for i := 0; i < n; i += fillBlock {
+		f.jobs = append(f.jobs, fillJob{x[i:min(i+fillBlock, n)], mean, std})
+	}
+	return x
+}
+
+func (f *filler) run() {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(f.jobs)) {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(f.jobs) {
+					return
+				}
+				j := f.jobs[k]
+				r := &rng{state: mix(f.seed + 0x9e3779b97f4a7c15*uint64(k+1))}
+				for i := range j.dst {
+					j.dst[i] = float32(j.mean + j.std*r.normal())
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// rng is splitmix64: tiny, fast, and good enough for test weights.
+type rng struct{ state uint64 }
+
+func (r *rng) next() uint64 {
+	r.state += 0x9e3779b97f4a7c15
+	return mix(r.state)
+}
+
+// mix is splitmix64's output function.
+func mix(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// normal returns an approximately standard normal value: the centred,
+// scaled sum of the four 16-bit uniforms in one 64-bit draw (Irwin-Hall).
+func (r *rng) normal() float64 {
+	x := r.next()
+	s := float64(x&0xffff + x>>16&0xffff + x>>32&0xffff + x>>48)
+	// Each uniform has mean 65535/2 and variance (65536^2-1)/12.
+	const mean, std = 2 * 65535, 65536 / 1.7320508075688772
+	return (s - mean) / std
+}

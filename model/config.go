@@ -1,0 +1,104 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// hfConfig is the part of a Hugging Face GPT-2 config.json this package reads.
+// Pointers tell a missing field from a zero one.
+type hfConfig struct {
+	ModelType          *string  `json:"model_type"`
+	NLayer             *int     `json:"n_layer"`
+	NHead              *int     `json:"n_head"`
+	NEmbd              *int     `json:"n_embd"`
+	NPositions         *int     `json:"n_positions"`
+	NCtx               *int     `json:"n_ctx"`
+	VocabSize          *int     `json:"vocab_size"`
+	LayerNormEpsilon   *float64 `json:"layer_norm_epsilon"`
+	ActivationFunction *string  `json:"activation_function"`
+	NInner             *int     `json:"n_inner"`
+
+	// Switches of transformers' GPT2Config that change the math; this package
+	// computes only the defaults.
+	ScaleAttnWeights           *bool `json:"scale_attn_weights"`
+	ScaleAttnByInverseLayerIdx *bool `json:"scale_attn_by_inverse_layer_idx"`
+	AddCrossAttention          *bool `json:"add_cross_attention"`
+}
+
+// ParseConfig parses a Hugging Face GPT-2 config.json. It requires n_layer,
+// n_head, n_embd, vocab_size and n_positions (or the older n_ctx);
+// layer_norm_epsilon defaults to 1e-5. Anything that is not plain GPT-2 is
+// refused: a model_type other than "gpt2", an activation_function other than
+// "gelu_new", an n_inner other than 4*n_embd, unscaled or layer-scaled
+// attention, cross-attention.
+func ParseConfig(data []byte) (Config, error) {
+	var h hfConfig
+	if err := json.Unmarshal(data, &h); err != nil {
+		return Config{}, fmt.Errorf("parse config: %w", err)
+	}
+	if h.ModelType != nil && *h.ModelType != "gpt2" {
+		return Config{}, fmt.Errorf("model_type %q is not supported: only GPT-2 (\"gpt2\")", *h.ModelType)
+	}
+	if h.ActivationFunction != nil && *h.ActivationFunction != "gelu_new" {
+		return Config{}, fmt.Errorf("activation_function %q is not supported: GPT-2 uses \"gelu_new\"", *h.ActivationFunction)
+	}
+	if h.ScaleAttnWeights != nil && !*h.ScaleAttnWeights {
+		return Config{}, fmt.Errorf("scale_attn_weights false is not supported")
+	}
+	if h.ScaleAttnByInverseLayerIdx != nil && *h.ScaleAttnByInverseLayerIdx {
+		return Config{}, fmt.Errorf("scale_attn_by_inverse_layer_idx true is not supported")
+	}
+	if h.AddCrossAttention != nil && *h.AddCrossAttention {
+		return Config{}, fmt.Errorf("add_cross_attention true is not supported")
+	}
+	var c Config
+	for _, f := range []struct {
+		name string
+		src  *int
+		dst  *int
+	}{
+		{"n_layer", h.NLayer, &c.NLayer},
+		{"n_head", h.NHead, &c.NHead},
+		{"n_embd", h.NEmbd, &c.NEmbd},
+		{"vocab_size", h.VocabSize, &c.VocabSize},
+	} {
+		if f.src == nil {
+			return Config{}, fmt.Errorf("config has no %s", f.name)
+		}
+		*f.dst = *f.src
+	}
+	switch {
+	case h.NPositions != nil:
+		c.NPositions = *h.NPositions
+	case h.NCtx != nil:
+		c.NPositions = *h.NCtx
+	default:
+		return Config{}, fmt.Errorf("config has neither n_positions nor n_ctx")
+	}
+	c.LayerNormEps = 1e-5
+	if h.LayerNormEpsilon != nil {
+		c.LayerNormEps = *h.LayerNormEpsilon
+	}
+	if h.NInner != nil && *h.NInner != 4*c.NEmbd {
+		return Config{}, fmt.Errorf("n_inner %d is not supported: GPT-2 uses 4*n_embd = %d", *h.NInner, 4*c.NEmbd)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// LoadConfig reads and parses the Hugging Face config.json at path.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, err // *PathError names the file
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}

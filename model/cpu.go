@@ -1,0 +1,309 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// CPU is the pure-Go GPT-2 forward pass and loss: exact Hugging Face
+// GPT2LMHeadModel semantics in float32, on all cores. It is the fallback where no
+// GPU exists and the reference the GPU path is tested against. A CPU is safe for
+// concurrent use; its results are bit-identical for any thread count.
+type CPU struct {
+	cfg     Config
+	w       *Weights
+	layers  []cpuLayer
+	lmHead  []float32 // (V, C)
+	threads int
+	maxRows int   // rows (tokens) per chunk of a batch; at least one sequence
+	err     error // what is wrong with the model, reported by Loss
+
+	mu    sync.Mutex
+	spare []float32 // an arena kept for the next call
+}
+
+// cpuLayer is one block's weights as the CPU kernels want them: the Conv1D
+// matrices transposed to (out, in), so every matmul reduces along contiguous rows.
+type cpuLayer struct {
+	ln1w, ln1b []float32 // (C)
+	qkvW       []float32 // (3C, C)
+	qkvB       []float32 // (3C)
+	projW      []float32 // (C, C)
+	projB      []float32 // (C)
+	ln2w, ln2b []float32 // (C)
+	fcW        []float32 // (4C, C)
+	fcB        []float32 // (4C)
+	fcProjW    []float32 // (C, 4C)
+	fcProjB    []float32 // (C)
+}
+
+// NewCPU prepares m for the CPU forward on threads goroutines (threads <= 0:
+// GOMAXPROCS). It keeps a transposed copy of every block's matrices (as much
+// memory again as the blocks' weights) and references the embeddings. A nil
+// Weights.LMHead means tied to WTE. A model whose weights do not match its
+// Config is not rejected here: Loss reports the problem.
+func NewCPU(m *Model, threads int) *CPU {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	c := &CPU{cfg: m.Config, w: &m.Weights, threads: threads, maxRows: 2048}
+	if err := checkShapes(m); err != nil {
+		c.err = fmt.Errorf("cpu: model %s: %w", m.Source, err)
+		return c
+	}
+	c.maxRows = max(c.maxRows, m.Config.NPositions)
+	c.lmHead = m.Weights.LMHead
+	if c.lmHead == nil {
+		c.lmHead = m.Weights.WTE
+	}
+	C := m.Config.NEmbd
+	c.layers = make([]cpuLayer, len(m.Weights.Layers))
+	for i := range m.Weights.Layers {
+		l := &m.Weights.Layers[i]
+		c.layers[i] = cpuLayer{
+			ln1w: l.LN1W, ln1b: l.LN1B,
+			qkvW: transpose(l.QKVW, C, 3*C), qkvB: l.QKVB,
+			projW: transpose(l.ProjW, C, C), projB: l.ProjB,
+			ln2w: l.LN2W, ln2b: l.LN2B,
+			fcW: transpose(l.FCW, C, 4*C), fcB: l.FCB,
+			fcProjW: transpose(l.FCProjW, 4*C, C), fcProjB: l.FCProjB,
+		}
+	}
+	return c
+}
+
+// Name is the backend's name, "cpu".
+func (c *CPU) Name() string { return "cpu" }
+
+// transpose returns the (cols, rows) transpose of w (rows, cols).
+func transpose(w []float32, rows, cols int) []float32 {
+	t := make([]float32, rows*cols)
+	const b = 32 // block edge, so both sides stay in cache
+	for r0 := 0; r0 < rows; r0 += b {
+		for c0 := 0; c0 < cols; c0 += b {
+			for r := r0; r < min(rows, r0+b); r++ {
+				for col := c0; col < min(cols, c0+b); col++ {
+					t[col*rows+r] = w[r*cols+col]
+				}
+			}
+		}
+	}
+	return t
+}
+
+// checkShapes reports the first weight whose length does not match m.Config.
+func checkShapes(m *Model) error {
+	cfg, w := m.Config, &m.Weights
+	if cfg.NLayer <= 0 || cfg.NHead <= 0 || cfg.NEmbd <= 0 || cfg.NPositions <= 0 || cfg.VocabSize <= 0 {
+		return fmt.Errorf("invalid config %+v", cfg)
+	}
+	if cfg.NEmbd%cfg.NHead != 0 {
+		return fmt.Errorf("n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead)
+	}
+	if len(w.Layers) != cfg.NLayer {
+		return fmt.Errorf("%d layers, config says %d", len(w.Layers), cfg.NLayer)
+	}
+	C, V := cfg.NEmbd, cfg.VocabSize
+	type want struct {
+		name string
+		got  []float32
+		n    int
+	}
+	ws := []want{
+		{"wte", w.WTE, V * C}, {"wpe", w.WPE, cfg.NPositions * C},
+		{"ln_f.weight", w.LNFW, C}, {"ln_f.bias", w.LNFB, C},
+	}
+	if w.LMHead != nil {
+		ws = append(ws, want{"lm_head", w.LMHead, V * C})
+	}
+	for i, l := range w.Layers {
+		p := fmt.Sprintf("h.%d.", i)
+		ws = append(ws,
+			want{p + "ln_1.weight", l.LN1W, C}, want{p + "ln_1.bias", l.LN1B, C},
+			want{p + "attn.c_attn.weight", l.QKVW, C * 3 * C}, want{p + "attn.c_attn.bias", l.QKVB, 3 * C},
+			want{p + "attn.c_proj.weight", l.ProjW, C * C}, want{p + "attn.c_proj.bias", l.ProjB, C},
+			want{p + "ln_2.weight", l.LN2W, C}, want{p + "ln_2.bias", l.LN2B, C},
+			want{p + "mlp.c_fc.weight", l.FCW, C * 4 * C}, want{p + "mlp.c_fc.bias", l.FCB, 4 * C},
+			want{p + "mlp.c_proj.weight", l.FCProjW, 4 * C * C}, want{p + "mlp.c_proj.bias", l.FCProjB, C},
+		)
+	}
+	for _, x := range ws {
+		if len(x.got) != x.n {
+			return fmt.Errorf("%s has %d values, want %d", x.name, len(x.got), x.n)
+		}
+	}
+	return nil
+}
+
+// errEmptyBatch is returned by Loss for a batch without sequences.
+var errEmptyBatch = errors.New("cpu loss: empty batch")
+
+// validate checks every sequence of a batch against the model.
+func (c *CPU) validate(seqs []Sequence) error {
+	if len(seqs) == 0 {
+		return errEmptyBatch
+	}
+	for i, s := range seqs {
+		switch {
+		case len(s.Tokens) == 0:
+			return fmt.Errorf("cpu loss: sequence %d is empty", i)
+		case len(s.Tokens) > c.cfg.NPositions:
+			return fmt.Errorf("cpu loss: sequence %d has %d tokens, the model takes at most %d", i, len(s.Tokens), c.cfg.NPositions)
+		case s.First < 1 || s.First > len(s.Tokens):
+			return fmt.Errorf("cpu loss: sequence %d: first target %d outside [1, %d]", i, s.First, len(s.Tokens))
+		}
+		for t, id := range s.Tokens {
+			if id < 0 || int(id) >= c.cfg.VocabSize {
+				return fmt.Errorf("cpu loss: sequence %d: token %d at position %d outside the vocabulary [0, %d)", i, id, t, c.cfg.VocabSize)
+			}
+		}
+	}
+	return nil
+}
+
+// Loss returns the NLL sums of every target of seqs (Tokens[t] for t >= First,
+// predicted from Tokens[:t]). Sequences are run back to back in chunks of about
+// maxRows tokens, every op parallel over the CPU's threads; per-target NLLs are
+// added in float64 in sequence and position order. ctx is checked between layers.
+func (c *CPU) Loss(ctx context.Context, seqs []Sequence) (LossSums, error) {
+	if c.err != nil {
+		return LossSums{}, c.err
+	}
+	if err := c.validate(seqs); err != nil {
+		return LossSums{}, err
+	}
+	var todo []Sequence // sequences with at least one target
+	for _, s := range seqs {
+		if s.Scored() > 0 {
+			todo = append(todo, s)
+		}
+	}
+	var sums LossSums
+	for len(todo) > 0 {
+		n, rows := 0, 0
+		for n < len(todo) && (n == 0 || rows+len(todo[n].Tokens) <= c.maxRows) {
+			rows += len(todo[n].Tokens)
+			n++
+		}
+		if err := c.lossChunk(ctx, todo[:n], &sums); err != nil {
+			return LossSums{}, err
+		}
+		todo = todo[n:]
+	}
+	return sums, nil
+}
+
+// lossChunk runs the forward over seqs back to back and adds their NLLs to sums.
+func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums) error {
+	cfg := c.cfg
+	C, NH := cfg.NEmbd, cfg.NHead
+	spans := make([]span, len(seqs))
+	d := chunkDims{workers: c.threads}
+	for i, s := range seqs {
+		spans[i] = span{d.N, len(s.Tokens)}
+		d.N += len(s.Tokens)
+		d.P += s.Scored()
+		d.maxT = max(d.maxT, len(s.Tokens))
+	}
+	tokens := make([]int32, 0, d.N)
+	targets := make([]int32, 0, d.P)
+	rows := make([]int, 0, d.P) // the residual row predicting each target
+	for i, s := range seqs {
+		tokens = append(tokens, s.Tokens...)
+		for t := s.First; t < len(s.Tokens); t++ {
+			targets = append(targets, s.Tokens[t])
+			rows = append(rows, spans[i].off+t-1)
+		}
+	}
+
+	var a acts
+	table := a.layout(cfg, d)
+	arena := c.getArena(arenaSize(table))
+	defer c.putArena(arena)
+	carve(arena, table)
+
+	N, eps := d.N, cfg.LayerNormEps
+	encoderForward(a.residual, tokens, c.w.WTE, c.w.WPE, spans, C) // (N, C)
+	for l := range c.layers {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("cpu loss: %w", err)
+		}
+		w := &c.layers[l]
+		c.layernormForward(a.ln, a.residual, w.ln1w, w.ln1b, N, C, eps)                   // (N, C)
+		c.matmulForward(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, false, a.tile)            // (N, 3C)
+		c.transposeV(a.vt, a.qkv, N, C)                                                   // (NH, hd, N)
+		c.attentionForward(a.atty, a.qkv, a.vt, spans, N, C, NH, a.scores, d.maxT)        // (N, C)
+		c.matmulForward(a.residual, a.atty, w.projW, w.projB, N, C, C, true, a.tile)      // += (N, C)
+		c.layernormForward(a.ln, a.residual, w.ln2w, w.ln2b, N, C, eps)                   // (N, C)
+		c.matmulForward(a.fch, a.ln, w.fcW, w.fcB, N, C, 4*C, false, a.tile)              // (N, 4C)
+		c.geluForward(a.fch, N, 4*C)                                                      // (N, 4C)
+		c.matmulForward(a.residual, a.fch, w.fcProjW, w.fcProjB, N, 4*C, C, true, a.tile) // += (N, C)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cpu loss: %w", err)
+	}
+	for p, r := range rows { // ln_f only where a target is predicted
+		copy(a.ln[p*C:][:C], a.residual[r*C:][:C])
+	}
+	c.layernormForward(a.lnf, a.ln, c.w.LNFW, c.w.LNFB, d.P, C, eps) // (P, C)
+	c.lmHeadLossForward(a.nll, a.lnf, c.lmHead, targets, d.P, C, cfg.VocabSize, a.tileMax, a.tileSum, a.tgt, a.logits)
+	for _, v := range a.nll {
+		x := float64(v)
+		sums.Sum += x
+		sums.SumSq += x * x
+	}
+	sums.Count += d.P
+	return nil
+}
+
+// getArena returns n floats of scratch, reusing the spare arena when it is big enough.
+func (c *CPU) getArena(n int) []float32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cap(c.spare) >= n {
+		a := c.spare[:n]
+		c.spare = nil
+		return a
+	}
+	return make([]float32, n)
+}
+
+// putArena keeps a for the next call when it is the biggest seen.
+func (c *CPU) putArena(a []float32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cap(a) > cap(c.spare) {
+		c.spare = a
+	}
+}
+
+// parallelFor runs fn(worker, task) for every task in [0, n) on up to c.threads
+// goroutines; tasks are handed out from a shared counter (the machine may be
+// busy), and worker in [0, c.threads) selects the caller's scratch.
+func (c *CPU) parallelFor(n int, fn func(worker, task int)) {
+	workers := min(c.threads, n)
+	if workers <= 1 {
+		for t := range n {
+			fn(0, t)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for worker := range workers {
+		wg.Go(func() {
+			for {
+				t := int(next.Add(1)) - 1
+				if t >= n {
+					return
+				}
+				fn(worker, t)
+			}
+		})
+	}
+	wg.Wait()
+}

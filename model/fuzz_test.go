@@ -1,0 +1,57 @@
+package model_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// FuzzSafetensorsHeader feeds arbitrary bytes to the safetensors parser: it
+// must never panic, and whatever it accepts must satisfy the format's
+// invariants and be readable. Seeds are in testdata/fuzz/FuzzSafetensorsHeader.
+func FuzzSafetensorsHeader(f *testing.F) {
+	f.Add(rawSafetensors(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 8)))
+	f.Add(rawSafetensors(`{"__metadata__":{"format":"pt"},"b":{"dtype":"BF16","shape":[],"data_offsets":[2,4]},"a":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}}  `, make([]byte, 4)))
+	sizes := map[string]int64{
+		"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2, "I16": 2, "F16": 2, "BF16": 2,
+		"U32": 4, "I32": 4, "F32": 4, "U64": 8, "I64": 8, "F64": 8,
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := model.ParseSafetensors(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		var pos int64
+		for _, ti := range s.Tensors {
+			if ti.Begin != pos || ti.End < ti.Begin {
+				t.Fatalf("tensor %q at [%d, %d], previous ended at %d", ti.Name, ti.Begin, ti.End, pos)
+			}
+			size, ok := sizes[ti.DType]
+			if !ok {
+				t.Fatalf("tensor %q: accepted unknown dtype %q", ti.Name, ti.DType)
+			}
+			if ti.NumElements()*size != ti.End-ti.Begin {
+				t.Fatalf("tensor %q: %v %s in %d bytes", ti.Name, ti.Shape, ti.DType, ti.End-ti.Begin)
+			}
+			pos = ti.End
+			if got, ok := s.Tensor(ti.Name); !ok || got.Begin != ti.Begin {
+				t.Fatalf("Tensor(%q) = %v, %v", ti.Name, got, ok)
+			}
+			x, err := s.ReadFloat32(ti.Name)
+			switch ti.DType {
+			case "F32", "F16", "BF16":
+				if err != nil || int64(len(x)) != ti.NumElements() {
+					t.Fatalf("ReadFloat32(%q): %d values, %v", ti.Name, len(x), err)
+				}
+			default:
+				if err == nil {
+					t.Fatalf("ReadFloat32(%q) of %s: no error", ti.Name, ti.DType)
+				}
+			}
+		}
+		if pos > int64(len(data)) {
+			t.Fatalf("tensors end at %d of a %d-byte file", pos, len(data))
+		}
+	})
+}

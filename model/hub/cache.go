@@ -1,0 +1,231 @@
+package hub
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The cache layout of huggingface_hub, for one model repo:
+//
+//	models--{org}--{name}/
+//	  blobs/{etag}                       file contents, named by the hub's etag
+//	                                     (sha256 for LFS files, git sha1 otherwise)
+//	  refs/{revision}                    the commit hash a branch or tag resolved to
+//	  snapshots/{commit}/{file}          relative symlink to ../../blobs/{etag}
+//	  .no_exist/{commit}/{file}          empty: the file does not exist at that commit
+
+// commitRe is a full git commit hash, as huggingface_hub's REGEX_COMMIT_HASH.
+var commitRe = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// repoCache is one repo's folder in the cache.
+type repoCache struct {
+	id  string // "org/name" or "name"
+	dir string // .../models--org--name
+}
+
+func (c *Client) repo(id string) repoCache {
+	return repoCache{id: id, dir: filepath.Join(c.cacheDir(), "models--"+strings.ReplaceAll(id, "/", "--"))}
+}
+
+func (r repoCache) snapshot(commit string) string {
+	return filepath.Join(r.dir, "snapshots", commit)
+}
+
+// cachedCommit resolves a revision to a commit with the cache alone: a commit
+// hash with a snapshot folder, or a ref file.
+func (r repoCache) cachedCommit(rev string) (string, bool) {
+	if commitRe.MatchString(rev) {
+		if info, err := os.Stat(r.snapshot(rev)); err == nil && info.IsDir() {
+			return rev, true
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(r.dir, "refs", filepath.FromSlash(rev)))
+	if err != nil {
+		return "", false
+	}
+	commit := strings.TrimSpace(string(b))
+	return commit, commitRe.MatchString(commit)
+}
+
+// writeRef records that rev resolved to commit, unless rev is that commit.
+func (r repoCache) writeRef(rev, commit string) error {
+	if rev == commit {
+		return nil
+	}
+	path := filepath.Join(r.dir, "refs", filepath.FromSlash(rev))
+	if b, err := os.ReadFile(path); err == nil && string(b) == commit {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeAtomic(path, []byte(commit))
+}
+
+// has reports whether the snapshot holds file (a symlink must resolve).
+func (r repoCache) has(commit, file string) bool {
+	info, err := os.Stat(filepath.Join(r.snapshot(commit), filepath.FromSlash(file)))
+	return err == nil && info.Mode().IsRegular()
+}
+
+// noExist reports whether the cache records that file is absent at commit.
+func (r repoCache) noExist(commit, file string) bool {
+	_, err := os.Stat(filepath.Join(r.dir, ".no_exist", commit, filepath.FromSlash(file)))
+	return err == nil
+}
+
+// markNoExist records that file is absent at commit, as huggingface_hub does.
+func (r repoCache) markNoExist(commit, file string) error {
+	path := filepath.Join(r.dir, ".no_exist", commit, filepath.FromSlash(file))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// complete reports whether the snapshot holds everything a model load needs:
+// the required files and the weights, whole or sharded.
+func (r repoCache) complete(commit string) bool {
+	for _, f := range requiredFiles {
+		if !r.has(commit, f) {
+			return false
+		}
+	}
+	if r.has(commit, weightsFile) {
+		return true
+	}
+	if !r.has(commit, weightsIdx) {
+		return false
+	}
+	shards, err := readShards(filepath.Join(r.snapshot(commit), weightsIdx))
+	if err != nil {
+		return false
+	}
+	for _, s := range shards {
+		if !r.has(commit, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// readShards lists the distinct files named in a safetensors index's weight_map.
+func readShards(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if len(idx.WeightMap) == 0 {
+		return nil, fmt.Errorf("parse %s: empty weight_map", path)
+	}
+	seen := map[string]bool{}
+	var shards []string
+	for _, f := range idx.WeightMap {
+		if seen[f] {
+			continue
+		}
+		if !safeRepoPath(f) {
+			return nil, fmt.Errorf("parse %s: bad shard file name %q", path, f)
+		}
+		seen[f] = true
+		shards = append(shards, f)
+	}
+	slices.Sort(shards)
+	return shards, nil
+}
+
+// safeRepoPath accepts a relative slash-separated path inside a repo.
+func safeRepoPath(p string) bool {
+	if p == "" || strings.ContainsAny(p, "\\:") || strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// safeEtag accepts an etag usable as a blob file name.
+func safeEtag(e string) bool {
+	return e != "" && e != "." && e != ".." && !strings.ContainsAny(e, "/\\:\x00")
+}
+
+// link points snapshots/{commit}/{file} at blob with a relative symlink, as
+// huggingface_hub does. Where symlinks are not possible it moves a blob it has
+// just downloaded (newBlob) or copies an older one.
+func (r repoCache) link(commit, file, blob string, newBlob bool) error {
+	dst := filepath.Join(r.snapshot(commit), filepath.FromSlash(file))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	rel, err := filepath.Rel(filepath.Dir(dst), blob)
+	if err != nil {
+		rel = blob
+	}
+	if err := os.Symlink(rel, dst); err == nil {
+		return nil
+	}
+	if newBlob {
+		return os.Rename(blob, dst)
+	}
+	return copyFile(blob, dst)
+}
+
+// copyFile copies src to dst through a temporary file.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// writeAtomic writes data to path through a temporary file and a rename.
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

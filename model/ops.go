@@ -1,0 +1,142 @@
+package model
+
+import "math"
+
+// The element-wise and row-wise operations of the CPU forward, named as in llm.c
+// (op_forward(out, inputs..., dims), shapes in the comments). N is the number of
+// rows (tokens of every sequence in the chunk, back to back), C the channels.
+
+const (
+	rowBlock = 16 // rows per task of the row-wise ops
+	attRows  = 32 // query rows per attention task
+)
+
+// span is one sequence inside a chunk: its rows are [off, off+n).
+type span struct{ off, n int }
+
+// encoderForward: out (N, C) = wte[tokens[n]] + wpe[position of n in its sequence].
+// tokens is (N), wte is (V, C), wpe is (NPositions, C); spans say where each
+// sequence starts, so positions restart at 0 for every sequence.
+func encoderForward(out []float32, tokens []int32, wte, wpe []float32, spans []span, C int) {
+	for _, sp := range spans {
+		for t := range sp.n {
+			n := sp.off + t
+			o := out[n*C:][:C]
+			te := wte[int(tokens[n])*C:][:C]
+			pe := wpe[t*C:][:C]
+			for i := range o {
+				o[i] = te[i] + pe[i]
+			}
+		}
+	}
+}
+
+// layernormForward: out (N, C) = (inp - mean) / sqrt(var + eps) * w + b, with the
+// mean and (biased) variance of each row of inp (N, C); w, b are (C).
+// Statistics are taken in float64, the output is float32.
+func (c *CPU) layernormForward(out, inp, w, b []float32, N, C int, eps float64) {
+	w, b = w[:C], b[:C]
+	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
+		for n := task * rowBlock; n < min(N, (task+1)*rowBlock); n++ {
+			x := inp[n*C:][:C]
+			o := out[n*C:][:C]
+			var sum float64
+			for _, v := range x {
+				sum += float64(v)
+			}
+			mean := sum / float64(C)
+			var ss float64
+			for _, v := range x {
+				d := float64(v) - mean
+				ss += d * d
+			}
+			rstd := float32(1 / math.Sqrt(ss/float64(C)+eps))
+			m := float32(mean)
+			for i, v := range x {
+				o[i] = (v-m)*rstd*w[i] + b[i]
+			}
+		}
+	})
+}
+
+// geluForward applies gelu_new in place to x (N, D):
+// 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))).
+func (c *CPU) geluForward(x []float32, N, D int) {
+	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
+		r0, r1 := task*rowBlock, min(N, (task+1)*rowBlock)
+		for i, v := range x[r0*D : r1*D] {
+			x[r0*D+i] = gelu(v)
+		}
+	})
+}
+
+// gelu is GPT-2's gelu_new (the tanh approximation) in float32.
+func gelu(v float32) float32 {
+	const s = float32(0.7978845608028654) // sqrt(2/π)
+	u := s * (v + 0.044715*v*v*v)
+	return 0.5 * v * (1 + float32(math.Tanh(float64(u))))
+}
+
+// transposeV: vt (NH, hd, N) holds the value vectors of qkv (N, 3C) per head,
+// transposed so that attention's weighted sum runs along contiguous rows.
+func (c *CPU) transposeV(vt, qkv []float32, N, C int) {
+	const chBlock = 16 // channels per task: one cache line of qkv per row
+	c.parallelFor((C+chBlock-1)/chBlock, func(_, task int) {
+		ch0, ch1 := task*chBlock, min(C, (task+1)*chBlock)
+		for n := range N {
+			v := qkv[n*3*C+2*C:][:C]
+			for ch := ch0; ch < ch1; ch++ {
+				vt[ch*N+n] = v[ch]
+			}
+		}
+	})
+}
+
+// attentionForward: out (N, C) = causal self-attention of every sequence in spans.
+// qkv is (N, 3C) with q|k|v along the channels and heads of hd = C/NH channels
+// inside each; vt is (NH, hd, N) from transposeV. Per head and query t:
+// p = softmax((q_t · k_s) / sqrt(hd) over s <= t), out_t = Σ_s p_s v_s, all in
+// float32 with the row maximum subtracted before exp. scores is per-worker
+// scratch of attRows*maxT floats, maxT the longest span.
+func (c *CPU) attentionForward(out, qkv, vt []float32, spans []span, N, C, NH int, scores []float32, maxT int) {
+	hd := C / NH
+	scale := float32(math.Sqrt(float64(hd)))
+	type block struct{ off, t0, t1 int }
+	var blocks []block
+	for _, sp := range spans {
+		for t0 := 0; t0 < sp.n; t0 += attRows {
+			blocks = append(blocks, block{sp.off, t0, min(sp.n, t0+attRows)})
+		}
+	}
+	c.parallelFor(len(blocks)*NH, func(worker, task int) {
+		bl, h := blocks[task/NH], task%NH
+		off, t0, t1 := bl.off, bl.t0, bl.t1
+		rows := t1 - t0
+		sc := scores[worker*attRows*maxT:][:rows*t1]
+		// sc (rows, t1) = q[t0:t1] · k[0:t1]ᵀ
+		gemmNT(sc, t1, qkv[(off+t0)*3*C+h*hd:], 3*C, qkv[off*3*C+C+h*hd:], 3*C, rows, t1, hd)
+		for i := range rows {
+			row := sc[i*t1:][:t1]
+			valid := row[:t0+i+1]
+			mx := float32(math.Inf(-1))
+			for s, v := range valid {
+				v /= scale
+				valid[s] = v
+				mx = max(mx, v)
+			}
+			var sum float32
+			for s, v := range valid {
+				e := float32(math.Exp(float64(v - mx)))
+				valid[s] = e
+				sum += e
+			}
+			inv := 1 / sum
+			for s := range valid {
+				valid[s] *= inv
+			}
+			clear(row[len(valid):])
+		}
+		// out[t0:t1, h] (rows, hd) = p (rows, t1) · v[0:t1]; vt rows are v's channels.
+		gemmNT(out[(off+t0)*C+h*hd:], C, sc, t1, vt[h*hd*N+off:], N, rows, hd, t1)
+	})
+}

@@ -1,0 +1,64 @@
+package model
+
+import "math"
+
+const (
+	vocabTile = 128 // LM-head rows (tokens) per loss task: 128*C floats stay in L2
+	lossRows  = 64  // positions per logits block inside a loss task
+)
+
+// lmHeadLossForward: nll (P) = logsumexp(logits_p) - logits_p[targets[p]] with
+// logits_p = h_p · lmHeadᵀ, for h (P, C) the final LayerNorm output at each
+// predicting position and lmHead (V, C). The [P x V] logits never exist: each
+// task takes a tile of vocabTile tokens, computes its logits lossRows positions at
+// a time into scratch (per worker, lossRows*vocabTile floats) and leaves, per
+// position, the tile's max and Σ exp(logit - max) in tileMax and tileSum
+// (tiles, P), and the target's logit in tgt (P) when the target is in the tile.
+// The tiles are then merged in vocabulary order (an online logsumexp), so the
+// result does not depend on the thread count. All float32, exp and log rounded
+// from float64.
+func (c *CPU) lmHeadLossForward(nll, h, lmHead []float32, targets []int32, P, C, V int, tileMax, tileSum, tgt, scratch []float32) {
+	tiles := (V + vocabTile - 1) / vocabTile
+	c.parallelFor(tiles, func(worker, tile int) {
+		v0 := tile * vocabTile
+		vn := min(vocabTile, V-v0)
+		logits := scratch[worker*lossRows*vocabTile:][:lossRows*vocabTile]
+		for p0 := 0; p0 < P; p0 += lossRows {
+			pn := min(lossRows, P-p0)
+			// logits (pn, vn) = h[p0:p0+pn] · lmHead[v0:v0+vn]ᵀ
+			gemmNT(logits, vocabTile, h[p0*C:], C, lmHead[v0*C:], C, pn, vn, C)
+			for i := range pn {
+				p := p0 + i
+				row := logits[i*vocabTile:][:vn]
+				mx := float32(math.Inf(-1))
+				for _, v := range row {
+					mx = max(mx, v)
+				}
+				var sum float32
+				for _, v := range row {
+					sum += float32(math.Exp(float64(v - mx)))
+				}
+				tileMax[tile*P+p] = mx
+				tileSum[tile*P+p] = sum
+				if t := int(targets[p]) - v0; t >= 0 && t < vn {
+					tgt[p] = row[t]
+				}
+			}
+		}
+	})
+	c.parallelFor((P+rowBlock-1)/rowBlock, func(_, task int) {
+		for p := task * rowBlock; p < min(P, (task+1)*rowBlock); p++ {
+			m, s := float32(math.Inf(-1)), float32(0)
+			for tile := range tiles {
+				tm, ts := tileMax[tile*P+p], tileSum[tile*P+p]
+				if tm > m {
+					s = s*float32(math.Exp(float64(m-tm))) + ts
+					m = tm
+				} else {
+					s += ts * float32(math.Exp(float64(tm-m)))
+				}
+			}
+			nll[p] = m + float32(math.Log(float64(s))) - tgt[p]
+		}
+	})
+}

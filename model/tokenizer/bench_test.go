@@ -1,0 +1,56 @@
+package tokenizer
+
+import (
+	"testing"
+
+	tiktoken "github.com/tiktoken-go/tokenizer"
+)
+
+// BenchmarkEncodeShakespeare encodes TinyShakespeare with a fresh word cache
+// each time (run with -benchtime=3x; the file is 1.1 MB).
+func BenchmarkEncodeShakespeare(b *testing.B) {
+	text := shakespeare(b)
+	tok, err := GPT2()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tok.bpe.mu.Lock()
+		tok.bpe.cache = map[string][]int32{}
+		tok.bpe.mu.Unlock()
+		tok.Encode(text)
+	}
+}
+
+// BenchmarkTiktokenShakespeare is tiktoken-go's own r50k encoder on the same text.
+func BenchmarkTiktokenShakespeare(b *testing.B) {
+	text := shakespeare(b)
+	codec, err := tiktoken.Get(tiktoken.R50kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, _, err := codec.Encode(text); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBuildGPT2 builds the built-in tokenizer from tiktoken-go's table.
+func BenchmarkBuildGPT2(b *testing.B) {
+	codec, err := tiktoken.Get(tiktoken.R50kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := make([]string, gpt2EOT)
+	for id := range raw {
+		raw[id], _ = codec.Decode([]uint{uint(id)})
+	}
+	for b.Loop() {
+		if _, err := fromRanks(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	tiktoken "github.com/tiktoken-go/tokenizer"
+)
+
+// BuiltinID is the ID of the built-in GPT-2 tokenizer.
+const BuiltinID = "gpt2-builtin"
+
+// gpt2EOT is the id of <|endoftext|> in GPT-2's vocabulary.
+const gpt2EOT = 50256
+
+// eotText is the text of GPT-2's end-of-text token.
+const eotText = "<|endoftext|>"
+
+// Tokenizer encodes text into GPT-2 token ids and decodes ids back to text.
+type Tokenizer struct {
+	id     string
+	tokens []string // id -> the token's raw bytes; "" for an unused id
+	byteID [256]int32
+	eot    int32
+	encode func(dst []int32, text string) []int32 // text is valid UTF-8
+	bpe    *bpe                                   // our BPE, for tokenizers loaded from files
+}
+
+// Encode returns the token ids of text. Special tokens are not recognised:
+// "<|endoftext|>" in text is encoded as plain text.
+//
+// Text that is not valid UTF-8 (which GPT-2's reference tokenizers cannot take)
+// is still encoded losslessly: each invalid byte becomes its own byte token and
+// the valid stretches between them are encoded as separate texts.
+func (t *Tokenizer) Encode(text string) []int32 {
+	dst := make([]int32, 0, len(text)/3+1)
+	if utf8.ValidString(text) {
+		return t.encode(dst, text)
+	}
+	start := 0
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r != utf8.RuneError || n != 1 {
+			i += n
+			continue
+		}
+		if start < i {
+			dst = t.encode(dst, text[start:i])
+		}
+		dst = append(dst, t.byteID[text[i]])
+		i++
+		start = i
+	}
+	if start < len(text) {
+		dst = t.encode(dst, text[start:])
+	}
+	return dst
+}
+
+// Decode returns the text of ids: the concatenation of their bytes, which is not
+// valid UTF-8 when ids cut a character. Ids outside the vocabulary decode to
+// nothing (callers that need to reject them check against VocabSize).
+func (t *Tokenizer) Decode(ids []int32) string {
+	n := 0
+	for _, id := range ids {
+		n += t.TokenLen(id)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, id := range ids {
+		if id >= 0 && int(id) < len(t.tokens) {
+			b.WriteString(t.tokens[id])
+		}
+	}
+	return b.String()
+}
+
+// TokenLen returns the number of bytes token id decodes to (UTF-8 bytes of the
+// text, for bits per byte), or 0 for an id outside the vocabulary.
+func (t *Tokenizer) TokenLen(id int32) int {
+	if id < 0 || int(id) >= len(t.tokens) {
+		return 0
+	}
+	return len(t.tokens[id])
+}
+
+// VocabSize returns the number of token ids, one more than the largest
+// (50257 for GPT-2).
+func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
+
+// EOT returns the id of <|endoftext|> (50256 for GPT-2), or -1 when the
+// vocabulary has none.
+func (t *Tokenizer) EOT() int32 { return t.eot }
+
+// ID identifies the tokenizer for cache keys: BuiltinID for the built-in one,
+// else "sha256:" and the hex sha256 of the files it was loaded from.
+func (t *Tokenizer) ID() string { return t.id }
+
+// GPT2 returns the built-in GPT-2 tokenizer: the r50k_base token table of
+// github.com/tiktoken-go/tokenizer, run by this package's pre-tokenizer and BPE
+// (tiktoken-go's own encoder silently drops U+007F in v0.10.0). It is built once
+// and shared.
+func GPT2() (*Tokenizer, error) { return builtin() }
+
+var builtin = sync.OnceValues(func() (*Tokenizer, error) {
+	codec, err := tiktoken.Get(tiktoken.R50kBase)
+	if err != nil {
+		return nil, fmt.Errorf("built-in GPT-2 tokenizer: %w", err)
+	}
+	raw := make([]string, gpt2EOT)
+	for id := range raw {
+		s, err := codec.Decode([]uint{uint(id)})
+		if err != nil {
+			return nil, fmt.Errorf("built-in GPT-2 tokenizer: token %d: %w", id, err)
+		}
+		raw[id] = s
+	}
+	e, err := fromRanks(raw)
+	if err != nil {
+		return nil, fmt.Errorf("built-in GPT-2 tokenizer: %w", err)
+	}
+	t := &Tokenizer{id: BuiltinID, tokens: append(raw, eotText), byteID: e.byteID, eot: gpt2EOT, encode: e.encode, bpe: e}
+	return t, nil
+})
+
+// File names Load looks for in a model folder.
+const (
+	VocabFile     = "vocab.json"
+	MergesFile    = "merges.txt"
+	TokenizerFile = "tokenizer.json"
+)
+
+// Load returns the tokenizer of the model folder dir: vocab.json + merges.txt
+// when both exist, else tokenizer.json, else the built-in GPT-2 tokenizer. When
+// dir is a file (a .safetensors or llm.c checkpoint), its folder is used.
+func Load(dir string) (*Tokenizer, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	if !st.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	vocab, merges, tj := filepath.Join(dir, VocabFile), filepath.Join(dir, MergesFile), filepath.Join(dir, TokenizerFile)
+	hasVocab, err := exists(vocab)
+	if err != nil {
+		return nil, err
+	}
+	hasMerges, err := exists(merges)
+	if err != nil {
+		return nil, err
+	}
+	hasTJ, err := exists(tj)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case hasVocab && hasMerges:
+		return LoadFiles(vocab, merges)
+	case hasTJ:
+		return LoadJSON(tj)
+	case hasVocab:
+		return nil, fmt.Errorf("load tokenizer: %s has %s but no %s", dir, VocabFile, MergesFile)
+	case hasMerges:
+		return nil, fmt.Errorf("load tokenizer: %s has %s but no %s", dir, MergesFile, VocabFile)
+	}
+	return GPT2()
+}
+
+// exists reports whether path is a regular file.
+func exists(path string) (bool, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("load tokenizer: %w", err)
+	}
+	if st.IsDir() {
+		return false, fmt.Errorf("load tokenizer: %s is a folder", path)
+	}
+	return true, nil
+}

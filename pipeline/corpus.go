@@ -1,0 +1,373 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// Format is how a corpus is stored.
+type Format string
+
+// The corpus formats LoadCorpus reads.
+const (
+	// FormatText is UTF-8 text: a file, stdin, or TinyShakespeare.
+	FormatText Format = "text"
+	// FormatJSONL is one JSON object per line whose string field "text" is a document.
+	FormatJSONL Format = "jsonl"
+	// FormatTokens is an llm.c token file: pre-tokenized GPT-2 ids.
+	FormatTokens Format = "tokens"
+)
+
+// The splits of a text corpus (nanoGPT's convention).
+const (
+	SplitAll   = "all"   // the whole corpus
+	SplitTrain = "train" // the first 90% of the characters
+	SplitVal   = "val"   // the last 10% of the characters
+)
+
+// TinyShakespeare is the name of the built-in corpus, with its canonical source.
+const (
+	TinyShakespeare       = "tinyshakespeare"
+	TinyShakespeareURL    = "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
+	TinyShakespeareSHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+	// TinyShakespeareEnv names an environment variable that may hold the path of
+	// a local copy, used instead of the cache and the download.
+	TinyShakespeareEnv = "WGPU_EVAL_TINYSHAKESPEARE"
+)
+
+// llm.c token files: a header of 256 little-endian int32 (magic, version, token
+// count), then the ids as uint16 (version 1, GPT-2) or uint32 (version 2).
+const (
+	tokenMagic      = 20240520
+	tokenHeaderSize = 256 * 4
+	llmcModelMagic  = 20240326 // an llm.c model checkpoint, a common mix-up
+)
+
+// CorpusOptions tunes LoadCorpus. The zero value is usable.
+type CorpusOptions struct {
+	// Split is "all" (or ""), "train" or "val": for text corpora, the first 90% or
+	// the last 10% of the characters, cut at int(0.9*characters) as nanoGPT does
+	// (for ASCII text such as TinyShakespeare, characters are bytes). JSONL and
+	// token files have no split: asking for one is an error.
+	Split string
+	// Separator, when not empty, cuts a text corpus into documents at each
+	// occurrence (for example "\n\n"); empty parts are dropped. JSONL and token
+	// files ignore it: they already hold documents.
+	Separator string
+	// TinyShakespeare is the path of a local copy of TinyShakespeare, used as is
+	// (after a sha256 check) instead of the cache; when empty, the environment
+	// variable WGPU_EVAL_TINYSHAKESPEARE is consulted.
+	TinyShakespeare string
+	// CacheDir is the root of wgpu-eval's cache; "" means os.UserCacheDir()/wgpu-eval.
+	// TinyShakespeare is kept in CacheDir/data.
+	CacheDir string
+	// Offline forbids downloads: a missing TinyShakespeare is an error.
+	Offline bool
+	// URL replaces TinyShakespeareURL (a mirror; tests).
+	URL string
+	// HTTP makes the download requests; nil means download.DefaultClient.
+	HTTP *http.Client
+	// Progress, when set, is called as the TinyShakespeare download proceeds,
+	// with bytes so far and the total (-1 when unknown).
+	Progress func(done, total int64)
+	// Stdin is read for the spec "-"; nil means os.Stdin.
+	Stdin io.Reader
+}
+
+// Corpus is text, documents or token ids, loaded and split, ready to tokenize.
+type Corpus struct {
+	Name   string // the spec it was loaded from: "tinyshakespeare", a path, or "-"
+	Path   string // the file read; "" for stdin
+	Format Format
+	Split  string // "all", "train" or "val"
+	// Docs holds the text: FormatText without a separator has exactly one element;
+	// with a separator, or FormatJSONL, one per document.
+	Docs []string
+	// Separated is true when Docs are separate documents (JSONL, or a text cut
+	// at a separator) rather than one continuous text.
+	Separated bool
+	// Tokens holds the ids of a FormatTokens corpus (Docs is nil then).
+	Tokens []int32
+	// SHA256 is the hex digest identifying the content (after the split): of the
+	// text itself for one continuous text, of the token file for FormatTokens, and
+	// of a length-prefixed encoding of the documents otherwise. It keys the
+	// tokenization cache.
+	SHA256 string
+}
+
+// Bytes is the number of UTF-8 bytes of text the corpus holds (0 for token files).
+func (c *Corpus) Bytes() int {
+	n := 0
+	for _, d := range c.Docs {
+		n += len(d)
+	}
+	return n
+}
+
+// LoadCorpus reads the corpus spec names: "tinyshakespeare" (a local copy from
+// opt or the environment, else the cached download, else downloaded from
+// TinyShakespeareURL into the cache, sha256-checked in every case), "-" (text on
+// stdin), a .jsonl file (documents: one JSON object per line with a string
+// field "text"; blank lines skipped), an llm.c token file (recognized by its
+// magic number 20240520; a .bin file without it is an error), or any other
+// file, read as UTF-8 text. The named corpus wins over a file of the same name
+// (write ./tinyshakespeare to mean the file).
+// Empty corpora and text that is not UTF-8 are errors.
+func LoadCorpus(ctx context.Context, spec string, opt CorpusOptions) (*Corpus, error) {
+	split := opt.Split
+	switch split {
+	case "":
+		split = SplitAll
+	case SplitAll, SplitTrain, SplitVal:
+	default:
+		return nil, fmt.Errorf("corpus %s: unknown split %q (want all, train or val)", spec, opt.Split)
+	}
+	c := &Corpus{Name: spec, Split: split}
+	var data []byte
+	var err error
+	switch {
+	case spec == "":
+		return nil, errors.New("corpus: no name or path given")
+	case spec == TinyShakespeare:
+		c.Path, err = tinyShakespeare(ctx, opt)
+		if err != nil {
+			return nil, err
+		}
+		data, err = os.ReadFile(c.Path)
+	case spec == "-":
+		in := opt.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		data, err = io.ReadAll(in)
+		spec = "stdin"
+	default:
+		c.Path = spec
+		data, err = os.ReadFile(spec)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("corpus %s: no such file (the named corpus is %q)", spec, TinyShakespeare)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", spec, err)
+	}
+
+	switch {
+	case c.Path != "" && isTokenFile(c.Path, data):
+		c.Format = FormatTokens
+		err = c.loadTokens(data)
+	case c.Path != "" && strings.EqualFold(filepath.Ext(c.Path), ".jsonl"):
+		c.Format = FormatJSONL
+		err = c.loadJSONL(data)
+	default:
+		c.Format = FormatText
+		err = c.loadText(data, opt.Separator)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", spec, err)
+	}
+	return c, nil
+}
+
+// isTokenFile reports whether data is (or, by its .bin name, claims to be) an
+// llm.c token file; loadTokens then checks it.
+func isTokenFile(path string, data []byte) bool {
+	if len(data) >= 4 && binary.LittleEndian.Uint32(data) == tokenMagic {
+		return true
+	}
+	return strings.EqualFold(filepath.Ext(path), ".bin")
+}
+
+func (c *Corpus) loadText(data []byte, sep string) error {
+	if err := checkUTF8(data); err != nil {
+		return err
+	}
+	text := string(data)
+	if text == "" {
+		return errors.New("empty text")
+	}
+	text = splitText(text, c.Split)
+	if sep == "" {
+		c.Docs = []string{text}
+		c.SHA256 = sha256Hex([]byte(text))
+		return nil
+	}
+	for _, d := range strings.Split(text, sep) {
+		if d != "" {
+			c.Docs = append(c.Docs, d)
+		}
+	}
+	if len(c.Docs) == 0 {
+		return fmt.Errorf("no text between the separators %q", sep)
+	}
+	c.Separated = true
+	c.SHA256 = docsHash(c.Docs)
+	return nil
+}
+
+// splitText returns the part of text that split names: the first
+// int(0.9*characters) characters for train, the rest for val.
+func splitText(text, split string) string {
+	if split == SplitAll {
+		return text
+	}
+	cut := int(0.9 * float64(utf8.RuneCountInString(text)))
+	off := len(text)
+	for i := range text { // i is the byte offset of each character in turn
+		if cut == 0 {
+			off = i
+			break
+		}
+		cut--
+	}
+	if split == SplitTrain {
+		return text[:off]
+	}
+	return text[off:]
+}
+
+func (c *Corpus) loadJSONL(data []byte) error {
+	if c.Split != SplitAll {
+		return fmt.Errorf("split %q: only text corpora have train/val splits; a JSONL file is evaluated whole", c.Split)
+	}
+	c.Separated = true
+	offset, total := 0, 0
+	for n, line := range bytes.SplitAfter(data, []byte("\n")) {
+		lineNo, start := n+1, offset
+		offset += len(line)
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := checkUTF8(line); err != nil {
+			var ue *utf8Error
+			if errors.As(err, &ue) {
+				ue.Offset += start
+			}
+			return fmt.Errorf("line %d: %w", lineNo, err)
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(line, &obj); err != nil {
+			return fmt.Errorf("line %d: not a JSON object: %w", lineNo, err)
+		}
+		raw, ok := obj["text"]
+		if !ok {
+			return fmt.Errorf("line %d: the object has no \"text\" field", lineNo)
+		}
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			return fmt.Errorf("line %d: \"text\" is not a string", lineNo)
+		}
+		c.Docs = append(c.Docs, text)
+		total += len(text)
+	}
+	if len(c.Docs) == 0 {
+		return errors.New("no documents (every line is blank)")
+	}
+	if total == 0 {
+		return fmt.Errorf("all %d documents are empty", len(c.Docs))
+	}
+	c.SHA256 = docsHash(c.Docs)
+	return nil
+}
+
+func (c *Corpus) loadTokens(data []byte) error {
+	if c.Split != SplitAll {
+		return fmt.Errorf("split %q: only text corpora have train/val splits; llm.c keeps train and val in separate token files", c.Split)
+	}
+	if len(data) < tokenHeaderSize {
+		return fmt.Errorf("not an llm.c token file: %d bytes, shorter than the %d-byte header", len(data), tokenHeaderSize)
+	}
+	header := func(i int) int32 { return int32(binary.LittleEndian.Uint32(data[4*i:])) }
+	switch magic := header(0); magic {
+	case tokenMagic:
+	case llmcModelMagic:
+		return errors.New("this is an llm.c model checkpoint (magic 20240326), not a token file")
+	default:
+		return fmt.Errorf("not an llm.c token file: magic %d, want %d", magic, tokenMagic)
+	}
+	var width int
+	switch v := header(1); v {
+	case 1:
+		width = 2 // GPT-2: uint16 ids
+	case 2:
+		width = 4 // LLaMA 3: uint32 ids
+	default:
+		return fmt.Errorf("llm.c token file version %d: only 1 (uint16) and 2 (uint32) exist", v)
+	}
+	n := int64(header(2))
+	if n <= 0 {
+		return fmt.Errorf("the header says %d tokens: nothing to evaluate", n)
+	}
+	if want := tokenHeaderSize + n*int64(width); int64(len(data)) != want {
+		return fmt.Errorf("file is %d bytes, but the header's %d tokens of %d bytes need %d", len(data), n, width, want)
+	}
+	body := data[tokenHeaderSize:]
+	c.Tokens = make([]int32, n)
+	for i := range c.Tokens {
+		if width == 2 {
+			c.Tokens[i] = int32(binary.LittleEndian.Uint16(body[2*i:]))
+			continue
+		}
+		v := binary.LittleEndian.Uint32(body[4*i:])
+		if v > 1<<31-1 {
+			return fmt.Errorf("token %d: id %d out of range", i, v)
+		}
+		c.Tokens[i] = int32(v)
+	}
+	c.SHA256 = sha256Hex(data)
+	return nil
+}
+
+// utf8Error is text that is not valid UTF-8.
+type utf8Error struct {
+	Offset int  // byte offset of the first invalid byte
+	Byte   byte // its value
+}
+
+func (e *utf8Error) Error() string {
+	return fmt.Sprintf("not UTF-8 text: invalid byte 0x%02x at byte offset %d", e.Byte, e.Offset)
+}
+
+func checkUTF8(b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return &utf8Error{Offset: i, Byte: b[i]}
+		}
+		i += size
+	}
+	return nil // unreachable: utf8.Valid said otherwise
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// docsHash digests documents unambiguously: a tag, then each document's length
+// and bytes.
+func docsHash(docs []string) string {
+	h := sha256.New()
+	io.WriteString(h, "wgpu-eval documents v1\n")
+	var n [binary.MaxVarintLen64]byte
+	for _, d := range docs {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(d)))])
+		io.WriteString(h, d)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

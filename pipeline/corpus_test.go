@@ -1,0 +1,291 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// shakespearePath is the shared copy of TinyShakespeare (../shared/data/README.md).
+const shakespearePath = "../../shared/data/tinyshakespeare.txt"
+
+func shakespeare(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile(shakespearePath)
+	if err != nil {
+		t.Skipf("TinyShakespeare not available: %v", err)
+	}
+	return data
+}
+
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func load(t *testing.T, spec string, opt CorpusOptions) *Corpus {
+	t.Helper()
+	c, err := LoadCorpus(context.Background(), spec, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func wantErr(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want one saying %q", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("error %q does not say %q", err, p)
+		}
+	}
+}
+
+func TestTinyShakespeareLocalSplits(t *testing.T) {
+	data := shakespeare(t)
+	t.Setenv(TinyShakespeareEnv, "")
+	// The facts of ../shared/data/README.md.
+	for _, c := range []struct {
+		split string
+		bytes int
+		from  int
+	}{{"", 1115394, 0}, {"all", 1115394, 0}, {"train", 1003854, 0}, {"val", 111540, 1003854}} {
+		corp := load(t, TinyShakespeare, CorpusOptions{TinyShakespeare: shakespearePath, Split: c.split, CacheDir: t.TempDir()})
+		if len(corp.Docs) != 1 || corp.Docs[0] != string(data[c.from:c.from+c.bytes]) || corp.Bytes() != c.bytes {
+			t.Errorf("split %q: %d docs, %d bytes; want 1 doc, bytes [%d,%d)", c.split, len(corp.Docs), corp.Bytes(), c.from, c.from+c.bytes)
+		}
+		if corp.Format != FormatText || corp.Separated || corp.Path != shakespearePath {
+			t.Errorf("split %q: %+v", c.split, corp)
+		}
+		if c.bytes == len(data) && corp.SHA256 != TinyShakespeareSHA256 {
+			t.Errorf("sha256 of the whole text %s, want the file's", corp.SHA256)
+		}
+	}
+	// The environment variable names a copy too.
+	t.Setenv(TinyShakespeareEnv, shakespearePath)
+	if c := load(t, TinyShakespeare, CorpusOptions{CacheDir: t.TempDir(), Offline: true}); c.Path != shakespearePath {
+		t.Errorf("path %q, want the copy named by %s", c.Path, TinyShakespeareEnv)
+	}
+}
+
+func TestTinyShakespeareWrongLocalCopy(t *testing.T) {
+	path := writeTemp(t, "input.txt", []byte("First Citizen:\n"))
+	_, err := LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{TinyShakespeare: path})
+	wantErr(t, err, path, "sha256", TinyShakespeareSHA256)
+}
+
+// shakespeareServer serves body at /input.txt and counts the requests.
+func shakespeareServer(t *testing.T, body []byte) (url string, hits *atomic.Int32) {
+	hits = new(atomic.Int32)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.ServeContent(w, r, "input.txt", time.Time{}, strings.NewReader(string(body)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/input.txt", hits
+}
+
+func TestTinyShakespeareDownloadAndCache(t *testing.T) {
+	data := shakespeare(t)
+	t.Setenv(TinyShakespeareEnv, "")
+	url, hits := shakespeareServer(t, data)
+	cache := t.TempDir()
+	var last [2]int64
+	opt := CorpusOptions{CacheDir: cache, URL: url, Split: "val", Progress: func(d, n int64) { last = [2]int64{d, n} }}
+	c := load(t, TinyShakespeare, opt)
+	dest := filepath.Join(cache, "data", "tinyshakespeare.txt")
+	if c.Path != dest || c.Bytes() != 111540 || hits.Load() != 1 {
+		t.Fatalf("path %s, %d bytes, %d requests; want %s, 111540, 1", c.Path, c.Bytes(), hits.Load(), dest)
+	}
+	if last != [2]int64{int64(len(data)), int64(len(data))} {
+		t.Errorf("last progress %v, want the whole file", last)
+	}
+	// Cached: no request, even offline.
+	opt.Offline = true
+	load(t, TinyShakespeare, opt)
+	if hits.Load() != 1 {
+		t.Errorf("%d requests, want the cached copy used", hits.Load())
+	}
+	// A damaged cached copy is fetched again.
+	if err := os.WriteFile(dest, data[:1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt.Offline = false
+	if c := load(t, TinyShakespeare, opt); c.Bytes() != 111540 || hits.Load() < 2 {
+		t.Errorf("%d bytes after %d requests, want the file fetched again", c.Bytes(), hits.Load())
+	}
+}
+
+func TestTinyShakespeareOfflineOrBadDownload(t *testing.T) {
+	t.Setenv(TinyShakespeareEnv, "")
+	_, err := LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{CacheDir: t.TempDir(), Offline: true})
+	wantErr(t, err, "downloads are off", TinyShakespeareEnv)
+
+	url, _ := shakespeareServer(t, []byte("not shakespeare"))
+	cache := t.TempDir()
+	_, err = LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{CacheDir: cache, URL: url})
+	wantErr(t, err, "sha256")
+	if _, serr := os.Stat(filepath.Join(cache, "data", "tinyshakespeare.txt")); serr == nil {
+		t.Error("a file with the wrong sha256 was cached")
+	}
+}
+
+func TestTextSplitOnCharacters(t *testing.T) {
+	// 10 characters, 2 bytes each: train is int(0.9*10) = 9 characters.
+	text := strings.Repeat("é", 10)
+	path := writeTemp(t, "e.txt", []byte(text))
+	if c := load(t, path, CorpusOptions{Split: "train"}); c.Docs[0] != strings.Repeat("é", 9) {
+		t.Errorf("train %q", c.Docs[0])
+	}
+	if c := load(t, path, CorpusOptions{Split: "val"}); c.Docs[0] != "é" {
+		t.Errorf("val %q", c.Docs[0])
+	}
+	// 3 characters: int(2.7) = 2.
+	if c := load(t, writeTemp(t, "a.txt", []byte("a€b")), CorpusOptions{Split: "val"}); c.Docs[0] != "b" {
+		t.Errorf("val %q, want \"b\"", c.Docs[0])
+	}
+}
+
+func TestTextSeparatorAndStdin(t *testing.T) {
+	text := "one\n\ntwo\nlines\n\n\n\nthree\n\n"
+	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader(text), Separator: "\n\n"})
+	if want := []string{"one", "two\nlines", "three"}; !slices.Equal(c.Docs, want) || !c.Separated {
+		t.Errorf("docs %q (separated %v), want %q", c.Docs, c.Separated, want)
+	}
+	if c.Name != "-" || c.Path != "" || c.Format != FormatText {
+		t.Errorf("%+v", c)
+	}
+	plain := load(t, "-", CorpusOptions{Stdin: strings.NewReader(text)})
+	if !slices.Equal(plain.Docs, []string{text}) || plain.Separated {
+		t.Errorf("without a separator: %q", plain.Docs)
+	}
+	h := sha256.Sum256([]byte(text))
+	if plain.SHA256 != hex.EncodeToString(h[:]) || c.SHA256 == plain.SHA256 {
+		t.Errorf("sha256 %s / %s: want the text's own digest, and a different one for documents", plain.SHA256, c.SHA256)
+	}
+}
+
+func TestTextErrors(t *testing.T) {
+	ctx := context.Background()
+	_, err := LoadCorpus(ctx, writeTemp(t, "empty.txt", nil), CorpusOptions{})
+	wantErr(t, err, "empty.txt", "empty")
+	_, err = LoadCorpus(ctx, writeTemp(t, "latin1.txt", []byte("caf\xe9 ok")), CorpusOptions{})
+	wantErr(t, err, "latin1.txt", "not UTF-8", "0xe9", "byte offset 3")
+	_, err = LoadCorpus(ctx, filepath.Join(t.TempDir(), "missing.txt"), CorpusOptions{})
+	wantErr(t, err, "missing.txt", "no such file")
+	_, err = LoadCorpus(ctx, writeTemp(t, "a.txt", []byte("abc")), CorpusOptions{Split: "test"})
+	wantErr(t, err, "unknown split")
+	_, err = LoadCorpus(ctx, "-", CorpusOptions{Stdin: strings.NewReader("\n\n\n\n"), Separator: "\n\n"})
+	wantErr(t, err, "stdin", "no text")
+	_, err = LoadCorpus(ctx, "", CorpusOptions{})
+	wantErr(t, err, "no name")
+}
+
+func TestJSONL(t *testing.T) {
+	data := "{\"text\": \"first doc\", \"id\": 1}\n\n   \n{\"text\":\"second\\ndoc é\"}\r\n{\"meta\":{},\"text\":\"\"}\n{\"text\":\"last\"}"
+	c := load(t, writeTemp(t, "d.jsonl", []byte(data)), CorpusOptions{Separator: "ignored"})
+	if want := []string{"first doc", "second\ndoc é", "", "last"}; !slices.Equal(c.Docs, want) {
+		t.Errorf("docs %q, want %q", c.Docs, want)
+	}
+	if c.Format != FormatJSONL || !c.Separated {
+		t.Errorf("format %s separated %v", c.Format, c.Separated)
+	}
+}
+
+func TestJSONLErrors(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		want []string
+	}{
+		{"{\"text\":\"a\"}\n{\"text\": \"b\"\n", []string{"line 2", "not a JSON object"}},
+		{"{\"text\":\"a\"}\n\n{\"body\":\"b\"}\n", []string{"line 3", `no "text" field`}},
+		{"{\"text\":7}\n", []string{"line 1", `"text" is not a string`}},
+		{"{\"text\":null}\n", []string{"line 1", `"text" is not a string`}},
+		{"[\"text\"]\n", []string{"line 1", "not a JSON object"}},
+		{"{\"text\":\"a\"}\n{\"text\":\"\xff\"}\n", []string{"line 2", "not UTF-8", "0xff", "byte offset 22"}},
+		{"\n  \n", []string{"no documents"}},
+		{"{\"text\":\"\"}\n", []string{"all 1 documents are empty"}},
+	} {
+		path := writeTemp(t, "bad.jsonl", []byte(c.data))
+		_, err := LoadCorpus(context.Background(), path, CorpusOptions{})
+		wantErr(t, err, append([]string{path}, c.want...)...)
+	}
+	_, err := LoadCorpus(context.Background(), writeTemp(t, "ok.jsonl", []byte(`{"text":"a"}`)), CorpusOptions{Split: "val"})
+	wantErr(t, err, "only text corpora")
+}
+
+// tokenFile is an llm.c token file: header, then ids of width 2 (version 1) or 4.
+func tokenFile(magic, version, count int32, ids []uint32) []byte {
+	b := make([]byte, tokenHeaderSize)
+	binary.LittleEndian.PutUint32(b[0:], uint32(magic))
+	binary.LittleEndian.PutUint32(b[4:], uint32(version))
+	binary.LittleEndian.PutUint32(b[8:], uint32(count))
+	for _, id := range ids {
+		if version == 1 {
+			b = binary.LittleEndian.AppendUint16(b, uint16(id))
+		} else {
+			b = binary.LittleEndian.AppendUint32(b, id)
+		}
+	}
+	return b
+}
+
+func TestTokenFile(t *testing.T) {
+	ids := []uint32{50256, 5962, 22307, 25, 0, 65535}
+	for _, version := range []int32{1, 2} {
+		data := tokenFile(tokenMagic, version, int32(len(ids)), ids)
+		// Recognized by the magic, whatever the name.
+		c := load(t, writeTemp(t, "val.tokens", data), CorpusOptions{})
+		want := []int32{50256, 5962, 22307, 25, 0, 65535}
+		if c.Format != FormatTokens || !slices.Equal(c.Tokens, want) || c.Docs != nil {
+			t.Errorf("version %d: format %s tokens %v", version, c.Format, c.Tokens)
+		}
+		h := sha256.Sum256(data)
+		if c.SHA256 != hex.EncodeToString(h[:]) {
+			t.Errorf("version %d: sha256 %s, want the file's", version, c.SHA256)
+		}
+	}
+}
+
+func TestTokenFileErrors(t *testing.T) {
+	ids := []uint32{1, 2, 3}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"short.bin", []byte("abc"), []string{"shorter than the 1024-byte header"}},
+		{"text.bin", tokenFile(1234, 1, 3, ids), []string{"magic 1234, want 20240520"}},
+		{"gpt2_124M.bin", tokenFile(llmcModelMagic, 3, 3, ids), []string{"model checkpoint"}},
+		{"v3.bin", tokenFile(tokenMagic, 3, 3, ids), []string{"version 3"}},
+		{"none.bin", tokenFile(tokenMagic, 1, 0, nil), []string{"0 tokens"}},
+		{"neg.bin", tokenFile(tokenMagic, 1, -2, nil), []string{"-2 tokens"}},
+		{"trunc.bin", tokenFile(tokenMagic, 1, 4, ids), []string{"1030 bytes", "4 tokens", "need 1032"}},
+		{"long.bin", tokenFile(tokenMagic, 2, 2, ids), []string{"1036 bytes", "2 tokens", "need 1032"}},
+		{"big.bin", tokenFile(tokenMagic, 2, 1, []uint32{1 << 31}), []string{"out of range"}},
+	} {
+		path := writeTemp(t, c.name, c.data)
+		_, err := LoadCorpus(context.Background(), path, CorpusOptions{})
+		wantErr(t, err, append([]string{path}, c.want...)...)
+	}
+	path := writeTemp(t, "ok.bin", tokenFile(tokenMagic, 1, 3, ids))
+	_, err := LoadCorpus(context.Background(), path, CorpusOptions{Split: "train"})
+	wantErr(t, err, "only text corpora")
+}

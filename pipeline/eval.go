@@ -1,0 +1,278 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// Backend scores batches of sequences: a forward pass and the per-target NLL,
+// summed. *model.CPU satisfies it.
+type Backend interface {
+	// Name names the device for results ("cpu", a GPU's name).
+	Name() string
+	// Loss returns the sums of NLL over every scored target of seqs.
+	Loss(ctx context.Context, seqs []model.Sequence) (model.LossSums, error)
+}
+
+// DefaultBatchTokens is EvalConfig.BatchTokens when it is zero.
+const DefaultBatchTokens = 8192
+
+// EvalConfig says what Evaluate scores and how.
+type EvalConfig struct {
+	Model string // the model's name, copied into Result
+	Data  string // the corpus's name, copied into Result
+
+	// Tokens is the tokenized corpus (required).
+	Tokens *Tokens
+	// EOT is the <|endoftext|> id: it precedes each document in documents mode,
+	// and each separate document of the stream in the other modes.
+	EOT int32
+	// Mode is the evaluation method; "" means ModeStream.
+	Mode Mode
+	// Ctx is the window length in tokens (at least 2, at most the model's
+	// positions; required).
+	Ctx int
+	// Stride is how far windows advance in strided mode, and in documents mode for
+	// documents longer than Ctx; 0 means Ctx/2. Stream mode ignores it.
+	Stride int
+	// BatchTokens bounds the padded size of a batch, sequences x longest sequence,
+	// passed to one Backend.Loss call (a batch holds at least one sequence);
+	// 0 means DefaultBatchTokens.
+	BatchTokens int
+	// MaxTokens, when positive, keeps only the first MaxTokens ids: of the stream
+	// in stream and strided modes, of the documents' ids (the added eot tokens not
+	// counted) in documents mode, the last document cut short.
+	MaxTokens int
+	// VocabSize, when positive, is checked against every id before any work.
+	VocabSize int
+	// TokenLen gives the UTF-8 bytes of a token, for bits per byte; nil leaves
+	// BitsPerByte zero.
+	TokenLen func(id int32) int
+	// Progress, when set, is called with the targets scored so far and the total,
+	// once before the first batch and after each batch.
+	Progress func(done, total int)
+}
+
+// Result is an evaluation's outcome. The JSON names are part of the CLI's output.
+type Result struct {
+	Model  string `json:"model"`
+	Data   string `json:"data"`
+	Mode   string `json:"mode"`
+	Ctx    int    `json:"ctx"`
+	Stride int    `json:"stride"` // windows advance by this (Ctx in stream mode)
+	// Tokens is the number of targets scored, the denominator of MeanNLL.
+	Tokens int `json:"tokens"`
+	// InputTokens is the number of corpus ids evaluated (after MaxTokens): the
+	// stream's length, or the documents' ids without the eot tokens added.
+	InputTokens int     `json:"input_tokens"`
+	NLLSum      float64 `json:"nll_sum"`  // nats
+	MeanNLL     float64 `json:"mean_nll"` // nats per token
+	PPL         float64 `json:"ppl"`      // exp(MeanNLL)
+	// BitsPerByte is NLLSum / ln 2 / the UTF-8 bytes of the scored targets.
+	BitsPerByte float64 `json:"bits_per_byte"`
+	// StdErr is the standard error of MeanNLL: the sample standard deviation
+	// of the per-token NLL over sqrt(Tokens).
+	StdErr          float64 `json:"stderr"`
+	Seconds         float64 `json:"seconds"`           // wall time of Evaluate
+	TokensPerSecond float64 `json:"tokens_per_second"` // Tokens / Seconds
+	Device          string  `json:"device"`            // Backend.Name()
+}
+
+// Evaluate cuts cfg.Tokens into sequences as cfg.Mode says, groups them into
+// batches of similar length (longest first, ties in corpus order, so the same
+// input always gives the same batches and the same sums), scores each batch with
+// b, adds the sums in float64 and derives the metrics. It stops with ctx's error
+// when ctx is cancelled.
+func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
+	start := time.Now()
+	if b == nil {
+		return nil, errors.New("evaluate: no backend")
+	}
+	name := cmp.Or(cfg.Data, "corpus") // for messages
+	samples, res, err := plan(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate %s: %w", name, err)
+	}
+	res.Device = b.Name()
+	batchTokens := cfg.BatchTokens
+	if batchTokens <= 0 {
+		batchTokens = DefaultBatchTokens
+	}
+
+	total, bytes := 0, 0
+	for _, s := range samples {
+		total += s.Scored()
+		bytes += s.Bytes
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	progress(0, total)
+
+	var sums model.LossSums
+	for i := 0; i < len(samples); {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("evaluate %s: %w", name, err)
+		}
+		// samples are sorted longest first: the first of a batch sets its padded width.
+		width := len(samples[i].Tokens)
+		var batch []model.Sequence // fresh each time: a backend may keep it
+		want := 0
+		for ; i < len(samples) && (len(batch) == 0 || (len(batch)+1)*width <= batchTokens); i++ {
+			batch = append(batch, samples[i].Sequence)
+			want += samples[i].Scored()
+		}
+		got, err := b.Loss(ctx, batch)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
+		}
+		if got.Count != want {
+			return nil, fmt.Errorf("evaluate %s on %s: the backend scored %d targets of a batch that has %d",
+				name, res.Device, got.Count, want)
+		}
+		if math.IsNaN(got.Sum) || math.IsInf(got.Sum, 0) || math.IsNaN(got.SumSq) || math.IsInf(got.SumSq, 0) {
+			return nil, fmt.Errorf("evaluate %s on %s: the NLL of a batch of %d sequences is not finite (sum %v); "+
+				"the model's weights or the backend's arithmetic are broken", name, res.Device, len(batch), got.Sum)
+		}
+		sums.Add(got)
+		progress(sums.Count, total)
+	}
+
+	res.Tokens = sums.Count
+	res.NLLSum = sums.Sum
+	res.MeanNLL = sums.Sum / float64(sums.Count)
+	res.PPL = math.Exp(res.MeanNLL)
+	if cfg.TokenLen != nil && bytes > 0 {
+		res.BitsPerByte = sums.Sum / math.Ln2 / float64(bytes)
+	}
+	res.StdErr = stdErr(sums)
+	res.Seconds = time.Since(start).Seconds()
+	if res.Seconds > 0 {
+		res.TokensPerSecond = float64(res.Tokens) / res.Seconds
+	}
+	return res, nil
+}
+
+// stdErr is the sample standard deviation of the per-target NLL divided by
+// sqrt(n), from the sums; 0 for fewer than two targets.
+func stdErr(s model.LossSums) float64 {
+	n := float64(s.Count)
+	if s.Count < 2 {
+		return 0
+	}
+	mean := s.Sum / n
+	variance := max((s.SumSq-s.Sum*mean)/(n-1), 0) // rounding can push a tiny variance below 0
+	return math.Sqrt(variance / n)
+}
+
+// plan validates cfg, cuts the samples in batching order (longest first, stable)
+// and fills the Result fields that do not depend on the scores.
+func plan(cfg EvalConfig) ([]Sample, *Result, error) {
+	if cfg.Tokens == nil {
+		return nil, nil, errors.New("no tokens to evaluate")
+	}
+	mode := cfg.Mode
+	if mode == "" {
+		mode = ModeStream
+	}
+	if _, err := ParseMode(string(mode)); err != nil {
+		return nil, nil, err
+	}
+	stride := cfg.Stride
+	switch {
+	case mode == ModeStream:
+		stride = cfg.Ctx
+	case stride == 0:
+		stride = max(cfg.Ctx/2, 1)
+	}
+	if err := CheckWindow(cfg.Ctx, stride); err != nil {
+		return nil, nil, err
+	}
+	if cfg.MaxTokens < 0 {
+		return nil, nil, fmt.Errorf("max tokens %d: must not be negative", cfg.MaxTokens)
+	}
+	res := &Result{Model: cfg.Model, Data: cfg.Data, Mode: string(mode), Ctx: cfg.Ctx, Stride: stride}
+
+	var seqs []model.Sequence
+	if mode == ModeDocuments {
+		docs := headDocs(cfg.Tokens.Documents(cfg.EOT), cfg.MaxTokens)
+		for i, d := range docs {
+			res.InputTokens += len(d)
+			if err := checkIDs(d, cfg.VocabSize); err != nil {
+				return nil, nil, fmt.Errorf("document %d: %w", i, err)
+			}
+		}
+		if cfg.VocabSize > 0 && (cfg.EOT < 0 || int(cfg.EOT) >= cfg.VocabSize) {
+			return nil, nil, fmt.Errorf("end-of-text id %d is not below the vocabulary size %d", cfg.EOT, cfg.VocabSize)
+		}
+		seqs = Documents(docs, cfg.EOT, cfg.Ctx, stride)
+	} else {
+		stream := cfg.Tokens.Stream(cfg.EOT)
+		if cfg.MaxTokens > 0 && len(stream) > cfg.MaxTokens {
+			stream = stream[:cfg.MaxTokens]
+		}
+		res.InputTokens = len(stream)
+		if err := checkIDs(stream, cfg.VocabSize); err != nil {
+			return nil, nil, err
+		}
+		seqs = Strided(stream, cfg.Ctx, stride) // == Stream when stride == Ctx
+	}
+	if len(seqs) == 0 {
+		return nil, nil, fmt.Errorf("nothing to score: %d tokens in %s mode at context %d "+
+			"(a window needs at least two tokens)", res.InputTokens, mode, cfg.Ctx)
+	}
+
+	samples := make([]Sample, len(seqs))
+	for i, s := range seqs {
+		samples[i].Sequence = s
+		if cfg.TokenLen != nil {
+			for _, id := range s.Tokens[s.First:] {
+				samples[i].Bytes += cfg.TokenLen(id)
+			}
+		}
+	}
+	// Length bucketing: longest first; SortStableFunc keeps corpus order among equals.
+	slices.SortStableFunc(samples, func(a, b Sample) int { return cmp.Compare(len(b.Tokens), len(a.Tokens)) })
+	return samples, res, nil
+}
+
+// headDocs keeps the first n ids of docs (all when n <= 0), cutting the last
+// document kept short.
+func headDocs(docs [][]int32, n int) [][]int32 {
+	if n <= 0 {
+		return docs
+	}
+	var out [][]int32
+	for _, d := range docs {
+		if n == 0 {
+			break
+		}
+		if len(d) > n {
+			d = d[:n]
+		}
+		out = append(out, d)
+		n -= len(d)
+	}
+	return out
+}
+
+// checkIDs returns an error for the first id outside [0, vocab), when vocab > 0.
+func checkIDs(ids []int32, vocab int) error {
+	if vocab <= 0 {
+		return nil
+	}
+	for i, id := range ids {
+		if id < 0 || int(id) >= vocab {
+			return fmt.Errorf("token %d: id %d is not below the vocabulary size %d", i, id, vocab)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,438 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// bigramNLL is the fake model's NLL of target t after prev: it depends on both,
+// so a target scored with the wrong prefix or the wrong target shows in the sums.
+func bigramNLL(prev, t int32) float64 {
+	return 0.25 + float64((int64(prev)*31+int64(t)*17)%97)/16
+}
+
+// fakeLen is the fake tokenizer's byte length of a token.
+func fakeLen(id int32) int { return int(id%4) + 1 }
+
+// fakeBackend scores with bigramNLL and records what it was given.
+type fakeBackend struct {
+	t           *testing.T
+	ctx         int // longest sequence allowed
+	batchTokens int
+	batches     [][]model.Sequence
+	onCall      func(call int) error // may fail or cancel
+	miscount    int                  // added to Count, to fake a broken backend
+	nan         bool                 // return a NaN sum, as a broken model would
+}
+
+func (f *fakeBackend) Name() string { return "fake" }
+
+func (f *fakeBackend) Loss(ctx context.Context, seqs []model.Sequence) (model.LossSums, error) {
+	f.batches = append(f.batches, seqs)
+	if f.onCall != nil {
+		if err := f.onCall(len(f.batches)); err != nil {
+			return model.LossSums{}, err
+		}
+	}
+	if len(seqs) == 0 {
+		f.t.Errorf("empty batch")
+	}
+	width := 0
+	for _, s := range seqs {
+		width = max(width, len(s.Tokens))
+	}
+	if len(seqs) > 1 && len(seqs)*width > f.batchTokens {
+		f.t.Errorf("batch of %d sequences of up to %d tokens exceeds %d tokens", len(seqs), width, f.batchTokens)
+	}
+	var s model.LossSums
+	for _, q := range seqs {
+		if q.First < 1 || len(q.Tokens) > f.ctx {
+			f.t.Errorf("bad sequence: First %d, %d tokens, ctx %d", q.First, len(q.Tokens), f.ctx)
+		}
+		for j := q.First; j < len(q.Tokens); j++ {
+			v := bigramNLL(q.Tokens[j-1], q.Tokens[j])
+			s.Sum += v
+			s.SumSq += v * v
+			s.Count++
+		}
+	}
+	s.Count += f.miscount
+	if f.nan {
+		s.Sum = math.NaN()
+	}
+	return s, nil
+}
+
+// expect is the independent expectation: the per-target NLLs and bytes of the
+// targets the method must score.
+type expect struct {
+	nll   []float64
+	bytes int
+}
+
+func (e *expect) add(prev, t int32) {
+	e.nll = append(e.nll, bigramNLL(prev, t))
+	e.bytes += fakeLen(t)
+}
+
+// check compares r with e, the metrics computed the plain way (two-pass variance).
+func (e *expect) check(t *testing.T, r *Result) {
+	t.Helper()
+	n := float64(len(e.nll))
+	sum := 0.0
+	for _, v := range e.nll {
+		sum += v
+	}
+	mean := sum / n
+	ss := 0.0
+	for _, v := range e.nll {
+		ss += (v - mean) * (v - mean)
+	}
+	stderr := math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+	if r.Tokens != len(e.nll) {
+		t.Errorf("tokens %d, want %d", r.Tokens, len(e.nll))
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"nll_sum", r.NLLSum, sum},
+		{"mean_nll", r.MeanNLL, mean},
+		{"ppl", r.PPL, math.Exp(mean)},
+		{"bits_per_byte", r.BitsPerByte, sum / math.Ln2 / float64(e.bytes)},
+		{"stderr", r.StdErr, stderr},
+	} {
+		if math.Abs(c.got-c.want) > 1e-9*math.Abs(c.want) {
+			t.Errorf("%s = %.12g, want %.12g", c.name, c.got, c.want)
+		}
+	}
+	if r.Device != "fake" || r.Seconds <= 0 || r.TokensPerSecond <= 0 {
+		t.Errorf("device %q, seconds %g, tokens/s %g", r.Device, r.Seconds, r.TokensPerSecond)
+	}
+}
+
+func randomIDs(rng *rand.Rand, n int) []int32 {
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = rng.Int32N(500)
+	}
+	return ids
+}
+
+func TestEvaluateStream(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := randomIDs(rng, 1000)
+	// Stream at ctx 64 scores every index except the window starts 0, 64, 128, ...
+	var e expect
+	for j := 1; j < len(ids); j++ {
+		if j%64 != 0 {
+			e.add(ids[j-1], ids[j])
+		}
+	}
+	f := &fakeBackend{t: t, ctx: 64, batchTokens: 200}
+	r, err := Evaluate(context.Background(), f, EvalConfig{
+		Model: "m", Data: "d", Tokens: &Tokens{Docs: [][]int32{ids}}, Ctx: 64, Stride: 7,
+		BatchTokens: 200, TokenLen: fakeLen, VocabSize: 500,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.check(t, r)
+	if r.Mode != "stream" || r.Ctx != 64 || r.Stride != 64 || r.InputTokens != 1000 || r.Model != "m" || r.Data != "d" {
+		t.Errorf("result header %+v", r)
+	}
+	// 15 full windows of 64 and one of 40: batches of at most 3 windows of 64.
+	var sizes []int
+	for _, b := range f.batches {
+		sizes = append(sizes, len(b))
+	}
+	if want := []int{3, 3, 3, 3, 3, 1}; !slices.Equal(sizes, want) {
+		t.Errorf("batch sizes %v, want %v", sizes, want)
+	}
+	if last := f.batches[len(f.batches)-1][0]; len(last.Tokens) != 1000-15*64 {
+		t.Errorf("last batch holds a window of %d tokens, want the short one", len(last.Tokens))
+	}
+}
+
+func TestEvaluateStrided(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ids := randomIDs(rng, 777)
+	var e expect
+	for j := 1; j < len(ids); j++ { // stride < ctx: every target once
+		e.add(ids[j-1], ids[j])
+	}
+	f := &fakeBackend{t: t, ctx: 50, batchTokens: DefaultBatchTokens}
+	r, err := Evaluate(context.Background(), f, EvalConfig{
+		Tokens: &Tokens{Docs: [][]int32{ids}}, Mode: ModeStrided, Ctx: 50, TokenLen: fakeLen,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.check(t, r)
+	if r.Stride != 25 || r.Mode != "strided" {
+		t.Errorf("stride %d mode %q, want the default ctx/2 = 25, strided", r.Stride, r.Mode)
+	}
+}
+
+func TestEvaluateDocuments(t *testing.T) {
+	const eot = 499
+	rng := rand.New(rand.NewPCG(5, 6))
+	var docs [][]int32
+	for _, n := range []int{5, 0, 1, 40, 90, 17, 3} {
+		docs = append(docs, randomIDs(rng, n))
+	}
+	for _, max := range []int{0, 60, 100000} {
+		// MaxTokens 60 keeps 5 + 1 + 40 ids and 14 of the fourth non-empty document.
+		var e expect
+		left := max
+		if left == 0 {
+			left = math.MaxInt
+		}
+		input := 0
+		for _, d := range docs {
+			prev := int32(eot)
+			for _, id := range d {
+				if left == 0 {
+					break
+				}
+				e.add(prev, id)
+				prev = id
+				left--
+				input++
+			}
+		}
+		f := &fakeBackend{t: t, ctx: 32, batchTokens: 100}
+		r, err := Evaluate(context.Background(), f, EvalConfig{
+			Tokens: &Tokens{Docs: docs, Separated: true}, EOT: eot, Mode: ModeDocuments,
+			Ctx: 32, Stride: 8, BatchTokens: 100, MaxTokens: max, TokenLen: fakeLen, VocabSize: 500,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.check(t, r)
+		if r.InputTokens != input || r.Stride != 8 {
+			t.Errorf("max %d: input tokens %d, stride %d; want %d, 8", max, r.InputTokens, r.Stride, input)
+		}
+	}
+}
+
+func TestEvaluateSeparatedStream(t *testing.T) {
+	// Separate documents in stream mode: each preceded by eot, then windows of ctx;
+	// MaxTokens cuts the stream (eot ids included).
+	const eot = 7
+	docs := [][]int32{{1, 2, 3}, {4, 5}, {6, 8, 9, 10}}
+	stream := []int32{eot, 1, 2, 3, eot, 4, 5, eot, 6, 8, 9, 10}
+	if got := (&Tokens{Docs: docs, Separated: true}).Stream(eot); !slices.Equal(got, stream) {
+		t.Fatalf("Stream = %v, want %v", got, stream)
+	}
+	var e expect
+	for j := 1; j < 11; j++ { // MaxTokens 11, ctx 4: windows [0,4) [4,8) [8,11)
+		if j%4 != 0 {
+			e.add(stream[j-1], stream[j])
+		}
+	}
+	f := &fakeBackend{t: t, ctx: 4, batchTokens: 8}
+	r, err := Evaluate(context.Background(), f, EvalConfig{
+		Tokens: &Tokens{Docs: docs, Separated: true}, EOT: eot, Ctx: 4, BatchTokens: 8, MaxTokens: 11, TokenLen: fakeLen,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.check(t, r)
+	if r.InputTokens != 11 {
+		t.Errorf("input tokens %d, want 11", r.InputTokens)
+	}
+}
+
+func TestTokensDocuments(t *testing.T) {
+	const eot = 0
+	// A continuous stream (an llm.c token file) is cut at its eot ids.
+	tk := &Tokens{Docs: [][]int32{{0, 1, 2, 0, 0, 3, 0, 4, 5}}}
+	want := [][]int32{{1, 2}, {3}, {4, 5}}
+	if got := tk.Documents(eot); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("Documents = %v, want %v", got, want)
+	}
+	if got := tk.Stream(eot); !slices.Equal(got, tk.Docs[0]) {
+		t.Errorf("Stream of a continuous text = %v, want it unchanged", got)
+	}
+	sep := &Tokens{Docs: [][]int32{{1}, {}, {2, 3}}, Separated: true}
+	if got := sep.Documents(eot); !slices.EqualFunc(got, [][]int32{{1}, {2, 3}}, slices.Equal) {
+		t.Errorf("Documents of separated = %v", got)
+	}
+}
+
+func TestEvaluateProgress(t *testing.T) {
+	ids := randomIDs(rand.New(rand.NewPCG(7, 8)), 300)
+	var calls [][2]int
+	f := &fakeBackend{t: t, ctx: 16, batchTokens: 40}
+	r, err := Evaluate(context.Background(), f, EvalConfig{
+		Tokens: &Tokens{Docs: [][]int32{ids}}, Ctx: 16, BatchTokens: 40,
+		Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != len(f.batches)+1 {
+		t.Fatalf("%d progress calls for %d batches", len(calls), len(f.batches))
+	}
+	done := 0
+	for i, c := range calls {
+		if i > 0 {
+			for _, s := range f.batches[i-1] {
+				done += s.Scored()
+			}
+		}
+		if c != [2]int{done, r.Tokens} {
+			t.Errorf("progress call %d = %v, want [%d %d]", i, c, done, r.Tokens)
+		}
+	}
+	if r.BitsPerByte != 0 {
+		t.Errorf("bits per byte %g without TokenLen, want 0", r.BitsPerByte)
+	}
+}
+
+func TestEvaluateCancel(t *testing.T) {
+	ids := randomIDs(rand.New(rand.NewPCG(9, 10)), 300)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &fakeBackend{t: t, ctx: 16, batchTokens: 32, onCall: func(int) error { cancel(); return nil }}
+	_, err := Evaluate(ctx, f, EvalConfig{Tokens: &Tokens{Docs: [][]int32{ids}}, Ctx: 16, BatchTokens: 32})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if len(f.batches) != 1 {
+		t.Errorf("%d batches scored after cancellation, want 1", len(f.batches))
+	}
+}
+
+func TestEvaluateBackendErrors(t *testing.T) {
+	ids := randomIDs(rand.New(rand.NewPCG(11, 12)), 100)
+	cfg := EvalConfig{Data: "corpus.txt", Tokens: &Tokens{Docs: [][]int32{ids}}, Ctx: 16}
+	boom := errors.New("device lost")
+	f := &fakeBackend{t: t, ctx: 16, batchTokens: DefaultBatchTokens, onCall: func(int) error { return boom }}
+	if _, err := Evaluate(context.Background(), f, cfg); !errors.Is(err, boom) || !strings.Contains(err.Error(), "corpus.txt") {
+		t.Errorf("err = %v, want it to wrap %v and name the corpus", err, boom)
+	}
+	f = &fakeBackend{t: t, ctx: 16, batchTokens: DefaultBatchTokens, nan: true}
+	if _, err := Evaluate(context.Background(), f, cfg); err == nil || !strings.Contains(err.Error(), "not finite") {
+		t.Errorf("err = %v, want a non-finite NLL error", err)
+	}
+	f = &fakeBackend{t: t, ctx: 16, batchTokens: DefaultBatchTokens, miscount: 1}
+	if _, err := Evaluate(context.Background(), f, cfg); err == nil || !strings.Contains(err.Error(), "scored") {
+		t.Errorf("err = %v, want a miscount error", err)
+	}
+}
+
+func TestEvaluateBadConfig(t *testing.T) {
+	ids := []int32{1, 2, 3, 4, 5}
+	tk := &Tokens{Docs: [][]int32{ids}}
+	for _, c := range []struct {
+		cfg  EvalConfig
+		want string
+	}{
+		{EvalConfig{Ctx: 4}, "no tokens"},
+		{EvalConfig{Tokens: tk, Ctx: 1}, "context length 1"},
+		{EvalConfig{Tokens: tk, Ctx: 0}, "context length 0"},
+		{EvalConfig{Tokens: tk, Ctx: 4, Mode: ModeStrided, Stride: 5}, "stride 5"},
+		{EvalConfig{Tokens: tk, Ctx: 4, Mode: "rolling"}, "unknown evaluation mode"},
+		{EvalConfig{Tokens: tk, Ctx: 4, MaxTokens: -1}, "max tokens"},
+		{EvalConfig{Tokens: tk, Ctx: 4, VocabSize: 5}, "id 5 is not below the vocabulary size 5"},
+		{EvalConfig{Tokens: tk, Ctx: 4, Mode: ModeDocuments, VocabSize: 6, EOT: 6}, "end-of-text id 6"},
+		{EvalConfig{Tokens: tk, Ctx: 4, MaxTokens: 1}, "nothing to score"},
+		{EvalConfig{Tokens: &Tokens{Docs: [][]int32{{}}}, Ctx: 4, Mode: ModeDocuments}, "nothing to score"},
+	} {
+		f := &fakeBackend{t: t, ctx: 4}
+		_, err := Evaluate(context.Background(), f, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err = %v, want %q", c.cfg, err, c.want)
+		}
+		if len(f.batches) != 0 {
+			t.Errorf("%+v: backend called despite a bad config", c.cfg)
+		}
+	}
+	if _, err := Evaluate(context.Background(), nil, EvalConfig{Tokens: tk, Ctx: 4}); err == nil {
+		t.Error("nil backend accepted")
+	}
+}
+
+func TestEvaluateDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	var docs [][]int32
+	for range 30 {
+		docs = append(docs, randomIDs(rng, 1+rng.IntN(40)))
+	}
+	cfg := EvalConfig{Tokens: &Tokens{Docs: docs, Separated: true}, Mode: ModeDocuments, Ctx: 16, Stride: 4, BatchTokens: 64}
+	var first *Result
+	var firstBatches [][]model.Sequence
+	for range 2 {
+		f := &fakeBackend{t: t, ctx: 16, batchTokens: 64}
+		r, err := Evaluate(context.Background(), f, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Longest first: batch widths never grow.
+		prev := math.MaxInt
+		for _, b := range f.batches {
+			if w := len(b[0].Tokens); w > prev {
+				t.Errorf("batch of width %d after one of %d", w, prev)
+			} else {
+				prev = w
+			}
+		}
+		if first == nil {
+			first, firstBatches = r, f.batches
+			continue
+		}
+		if r.NLLSum != first.NLLSum || r.Tokens != first.Tokens || !slices.EqualFunc(f.batches, firstBatches,
+			func(a, b []model.Sequence) bool {
+				return slices.EqualFunc(a, b, func(x, y model.Sequence) bool {
+					return x.First == y.First && slices.Equal(x.Tokens, y.Tokens)
+				})
+			}) {
+			t.Error("two runs differ")
+		}
+	}
+}
+
+func TestResultJSON(t *testing.T) {
+	data, err := json.Marshal(Result{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"bits_per_byte", "ctx", "data", "device", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
+		"ppl", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("JSON keys %v, want %v", keys, want)
+	}
+}
+
+func TestStdErr(t *testing.T) {
+	// NLLs 1, 2, 3, 4: mean 2.5, sample variance 5/3, stderr sqrt(5/3)/2.
+	s := model.LossSums{Sum: 10, SumSq: 30, Count: 4}
+	if got, want := stdErr(s), math.Sqrt(5.0/3)/2; math.Abs(got-want) > 1e-15 {
+		t.Errorf("stdErr = %g, want %g", got, want)
+	}
+	if got := stdErr(model.LossSums{Sum: 3, SumSq: 9, Count: 1}); got != 0 {
+		t.Errorf("stdErr of one target = %g, want 0", got)
+	}
+	if got := stdErr(model.LossSums{Sum: 3, SumSq: 3 - 1e-15, Count: 3}); got != 0 { // rounding below zero
+		t.Errorf("stdErr of a negative rounding = %g, want 0", got)
+	}
+}

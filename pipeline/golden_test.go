@@ -1,0 +1,246 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// The goldens are written by testdata/golden/gen_golden.py: a tiny random GPT-2
+// (2 layers, 2 heads, C=16, 64 positions, the full GPT-2 vocabulary) saved as F16
+// safetensors, and the NLL of every evaluation method computed by a float64
+// PyTorch reference written from Hugging Face's GPT2LMHeadModel and perplexity
+// loop. The Go side must match them without PyTorch.
+const goldenDir = "../testdata/golden"
+
+// goldenTol is the largest difference in mean NLL (nats) the issue allows between
+// the float32 CPU forward and the float64 reference.
+const goldenTol = 1e-5
+
+type goldenWindow struct {
+	Doc    *int    `json:"doc"` // documents mode: the document the window belongs to
+	Begin  int     `json:"begin"`
+	End    int     `json:"end"`
+	Scored int     `json:"scored"`
+	NLLSum float64 `json:"nll_sum"`
+}
+
+type goldenCase struct {
+	Name    string         `json:"name"`
+	Mode    string         `json:"mode"`
+	Ctx     int            `json:"ctx"`
+	Stride  int            `json:"stride"`
+	NTokens int            `json:"n_tokens"` // stream/strided: the leading tokens evaluated
+	NLLSum  float64        `json:"nll_sum"`
+	Count   int            `json:"count"`
+	MeanNLL float64        `json:"mean_nll"`
+	Windows []goldenWindow `json:"windows"`
+}
+
+type goldenFile struct {
+	EOT       int32        `json:"eot"`
+	Tokens    []int32      `json:"tokens"`
+	Documents [][]int32    `json:"documents"`
+	Cases     []goldenCase `json:"cases"`
+}
+
+func loadGolden(t *testing.T) goldenFile {
+	t.Helper()
+	path := filepath.Join(goldenDir, "golden.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g goldenFile
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	if len(g.Cases) == 0 || len(g.Tokens) == 0 {
+		t.Fatalf("%s: no cases or no tokens", path)
+	}
+	return g
+}
+
+// sequences cuts the golden's tokens or documents the way case c says, with the
+// pipeline's own functions (the code under test).
+func (g goldenFile) sequences(t *testing.T, c goldenCase) []model.Sequence {
+	t.Helper()
+	switch pipeline.Mode(c.Mode) {
+	case pipeline.ModeStream:
+		return pipeline.Stream(g.Tokens[:c.NTokens], c.Ctx)
+	case pipeline.ModeStrided:
+		return pipeline.Strided(g.Tokens[:c.NTokens], c.Ctx, c.Stride)
+	case pipeline.ModeDocuments:
+		return pipeline.Documents(g.Documents, g.EOT, c.Ctx, c.Stride)
+	}
+	t.Fatalf("unknown mode %q", c.Mode)
+	return nil
+}
+
+// windowTokens is the token ids the reference fed the model for window w.
+func (g goldenFile) windowTokens(w goldenWindow) []int32 {
+	if w.Doc == nil {
+		return g.Tokens[w.Begin:w.End]
+	}
+	seq := append([]int32{g.EOT}, g.Documents[*w.Doc]...)
+	return seq[w.Begin:w.End]
+}
+
+// String names the window for messages: "[begin,end)", with its document.
+func (w goldenWindow) String() string {
+	if w.Doc == nil {
+		return fmt.Sprintf("[%d,%d)", w.Begin, w.End)
+	}
+	return fmt.Sprintf("doc %d [%d,%d)", *w.Doc, w.Begin, w.End)
+}
+
+// scoringWindows is the golden windows that score at least one token: the
+// reference also runs windows that score none (a last stream window of one
+// token), which the pipeline rightly skips.
+func scoringWindows(c goldenCase) []goldenWindow {
+	var ws []goldenWindow
+	for _, w := range c.Windows {
+		if w.Scored > 0 {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// TestGoldenWindows checks, without running a model, that the pipeline cuts
+// exactly the windows the Hugging Face loops of the reference ran: the same
+// tokens, with the same number of targets, in the same order.
+func TestGoldenWindows(t *testing.T) {
+	g := loadGolden(t)
+	for _, c := range g.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			seqs := g.sequences(t, c)
+			want := scoringWindows(c)
+			if len(seqs) != len(want) {
+				t.Fatalf("%d sequences, want %d", len(seqs), len(want))
+			}
+			count := 0
+			for i, s := range seqs {
+				w := want[i]
+				if !slices.Equal(s.Tokens, g.windowTokens(w)) {
+					t.Errorf("sequence %d: tokens differ from the reference window %s", i, w)
+				}
+				if s.Scored() != w.Scored {
+					t.Errorf("sequence %d (window %s): scores %d targets, want %d", i, w, s.Scored(), w.Scored)
+				}
+				count += s.Scored()
+			}
+			if count != c.Count {
+				t.Errorf("scored %d targets, want %d", count, c.Count)
+			}
+		})
+	}
+}
+
+// TestGoldenNLL runs every golden case through the pipeline's windows and the
+// CPU forward of the tiny F16 model, and checks the mean NLL against the float64
+// PyTorch reference to goldenTol, and the number of scored targets exactly.
+func TestGoldenNLL(t *testing.T) {
+	g := loadGolden(t)
+	m, err := model.Load(filepath.Join(goldenDir, "tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := model.NewCPU(m, 0)
+	ctx := context.Background()
+	for _, c := range g.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			seqs := g.sequences(t, c)
+			got, err := cpu.Loss(ctx, seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Count != c.Count {
+				t.Errorf("count %d, want %d", got.Count, c.Count)
+			}
+			mean := got.Sum / float64(got.Count)
+			diff := math.Abs(mean - c.MeanNLL)
+			t.Logf("mean NLL %.9f, reference %.9f, |diff| %.2e", mean, c.MeanNLL, diff)
+			if !(diff <= goldenTol) { // NaN fails too
+				t.Errorf("mean NLL %.9f, want %.9f (|diff| %.2e > %.0e)", mean, c.MeanNLL, diff, goldenTol)
+				reportWindows(t, ctx, cpu, seqs, scoringWindows(c))
+			}
+		})
+	}
+}
+
+// reportWindows scores the sequences one at a time and logs the windows whose
+// NLL sum is furthest from the reference, to locate a mismatch.
+func reportWindows(t *testing.T, ctx context.Context, cpu *model.CPU, seqs []model.Sequence, want []goldenWindow) {
+	t.Helper()
+	if len(seqs) != len(want) {
+		t.Logf("cannot compare windows: %d sequences, %d reference windows (see TestGoldenWindows)", len(seqs), len(want))
+		return
+	}
+	shown := 0
+	for i, s := range seqs {
+		got, err := cpu.Loss(ctx, []model.Sequence{s})
+		if err != nil {
+			t.Logf("window %d: %v", i, err)
+			continue
+		}
+		w := want[i]
+		if d := math.Abs(got.Sum - w.NLLSum); d > goldenTol*float64(w.Scored) && shown < 5 {
+			t.Logf("window %d %s: NLL sum %.9f over %d, reference %.9f over %d",
+				i, w, got.Sum, got.Count, w.NLLSum, w.Scored)
+			shown++
+		}
+	}
+}
+
+// TestGoldenEvaluate runs two golden cases end to end through Evaluate, with
+// batches small enough that sequences of different lengths share a batch, so
+// bucketing, padding and the float64 sums across batches are checked against the
+// reference too.
+func TestGoldenEvaluate(t *testing.T) {
+	g := loadGolden(t)
+	m, err := model.Load(filepath.Join(goldenDir, "tiny"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := model.NewCPU(m, 0)
+	for _, name := range []string{"strided_ctx64_stride24", "documents_ctx64_stride32"} {
+		i := slices.IndexFunc(g.Cases, func(c goldenCase) bool { return c.Name == name })
+		if i < 0 {
+			t.Fatalf("golden case %s missing", name)
+		}
+		c := g.Cases[i]
+		t.Run(name, func(t *testing.T) {
+			toks := &pipeline.Tokens{Docs: [][]int32{g.Tokens[:c.NTokens]}}
+			if pipeline.Mode(c.Mode) == pipeline.ModeDocuments {
+				toks = &pipeline.Tokens{Docs: g.Documents, Separated: true}
+			}
+			res, err := pipeline.Evaluate(context.Background(), cpu, pipeline.EvalConfig{
+				Tokens:      toks,
+				EOT:         g.EOT,
+				Mode:        pipeline.Mode(c.Mode),
+				Ctx:         c.Ctx,
+				Stride:      c.Stride,
+				BatchTokens: 200,
+				VocabSize:   m.Config.VocabSize,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Tokens != c.Count {
+				t.Errorf("tokens %d, want %d", res.Tokens, c.Count)
+			}
+			if diff := math.Abs(res.MeanNLL - c.MeanNLL); !(diff <= goldenTol) {
+				t.Errorf("mean NLL %.9f, want %.9f (|diff| %.2e > %.0e)", res.MeanNLL, c.MeanNLL, diff, goldenTol)
+			}
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// Mode is an evaluation method: how the corpus tokens are cut into windows.
+type Mode string
+
+// The evaluation methods of DESIGN.md.
+const (
+	// ModeStream cuts the token stream into non-overlapping windows of ctx tokens.
+	ModeStream Mode = "stream"
+	// ModeStrided slides a window of ctx tokens by stride tokens, scoring each
+	// token once (Hugging Face's "perplexity of fixed-length models").
+	ModeStrided Mode = "strided"
+	// ModeDocuments scores each document on its own, after an <|endoftext|> token.
+	ModeDocuments Mode = "documents"
+)
+
+// ParseMode returns the Mode named s ("stream", "strided" or "documents").
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeStream, ModeStrided, ModeDocuments:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown evaluation mode %q (want stream, strided or documents)", s)
+}
+
+// Sample is a sequence to score together with the number of UTF-8 bytes its
+// targets decode to, the denominator of bits per byte.
+type Sample struct {
+	model.Sequence
+	Bytes int // UTF-8 bytes of the scored targets Tokens[First:]
+}
+
+// CheckWindow reports whether ctx and stride describe valid windows: a window
+// needs at least two tokens to predict one, and a stride must advance by at
+// least one token without skipping any (1 <= stride <= ctx).
+func CheckWindow(ctx, stride int) error {
+	if ctx < 2 {
+		return fmt.Errorf("context length %d: must be at least 2", ctx)
+	}
+	if stride < 1 || stride > ctx {
+		return fmt.Errorf("stride %d: must be between 1 and the context length %d", stride, ctx)
+	}
+	return nil
+}
+
+// Stream cuts tokens into consecutive non-overlapping windows of ctx tokens; each
+// window predicts its tokens 2..L from their prefix (First = 1). The last, shorter
+// window counts too, unless it holds a single token, which predicts nothing.
+// The windows share tokens' backing array.
+//
+// Stream panics if ctx < 2 (see CheckWindow); callers validate user input first.
+func Stream(tokens []int32, ctx int) []model.Sequence {
+	mustWindow(ctx, ctx)
+	seqs := make([]model.Sequence, 0, (len(tokens)+ctx-1)/ctx)
+	for begin := 0; begin < len(tokens); begin += ctx {
+		end := min(begin+ctx, len(tokens))
+		if end-begin < 2 {
+			break
+		}
+		seqs = append(seqs, model.Sequence{Tokens: tokens[begin:end:end], First: 1})
+	}
+	return seqs
+}
+
+// Strided is the Hugging Face "perplexity of fixed-length models" loop: windows
+// of up to ctx tokens start every stride tokens (0, stride, 2*stride, ...); each
+// scores only the targets no earlier window scored (absolute index >= the previous
+// window's end), never its own first token; the loop stops after the window
+// that reaches the end of tokens. With stride < ctx every token but the first is
+// scored exactly once; with stride == ctx, Strided equals Stream.
+//
+// Strided panics if CheckWindow(ctx, stride) fails; callers validate user input first.
+func Strided(tokens []int32, ctx, stride int) []model.Sequence {
+	mustWindow(ctx, stride)
+	return appendStrided(nil, tokens, ctx, stride)
+}
+
+func appendStrided(seqs []model.Sequence, tokens []int32, ctx, stride int) []model.Sequence {
+	prevEnd := 0
+	for begin := 0; begin < len(tokens); begin += stride {
+		end := min(begin+ctx, len(tokens))
+		first := max(prevEnd-begin, 1)
+		if end-begin > first {
+			seqs = append(seqs, model.Sequence{Tokens: tokens[begin:end:end], First: first})
+		}
+		prevEnd = end
+		if end == len(tokens) {
+			break
+		}
+	}
+	return seqs
+}
+
+// Documents scores each document on its own: the document is prefixed with eot
+// (<|endoftext|>) so that every one of its tokens is predicted. A document whose
+// eot+tokens do not fit in ctx is strided over (Strided with ctx and stride).
+// Empty documents score nothing and give no sequence. The sequences do not share
+// memory with docs (each document is copied once, after its eot).
+//
+// Documents panics if CheckWindow(ctx, stride) fails; callers validate user input first.
+func Documents(docs [][]int32, eot int32, ctx, stride int) []model.Sequence {
+	mustWindow(ctx, stride)
+	var seqs []model.Sequence
+	for _, doc := range docs {
+		if len(doc) == 0 {
+			continue
+		}
+		buf := make([]int32, 0, len(doc)+1)
+		buf = append(append(buf, eot), doc...)
+		if len(buf) <= ctx {
+			seqs = append(seqs, model.Sequence{Tokens: buf, First: 1})
+			continue
+		}
+		seqs = appendStrided(seqs, buf, ctx, stride)
+	}
+	return seqs
+}
+
+func mustWindow(ctx, stride int) {
+	if err := CheckWindow(ctx, stride); err != nil {
+		panic("pipeline: " + err.Error())
+	}
+}

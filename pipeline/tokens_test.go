@@ -1,0 +1,202 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// byteTokenizer maps each byte to its value: ids 0..255, eot 256.
+type byteTokenizer struct {
+	id    string
+	calls int // Encode calls, to see the cache at work
+}
+
+func (b *byteTokenizer) Encode(text string) []int32 {
+	b.calls++
+	ids := make([]int32, len(text))
+	for i := range len(text) {
+		ids[i] = int32(text[i])
+	}
+	return ids
+}
+func (b *byteTokenizer) ID() string     { return b.id }
+func (b *byteTokenizer) EOT() int32     { return 256 }
+func (b *byteTokenizer) VocabSize() int { return 257 }
+
+func byteIDs(docs ...string) [][]int32 {
+	var out [][]int32
+	for _, d := range docs {
+		out = append(out, (&byteTokenizer{}).Encode(d))
+	}
+	return out
+}
+
+func tokenize(t *testing.T, c *Corpus, tok Tokenizer, opt TokenizeOptions) *Tokens {
+	t.Helper()
+	tk, err := Tokenize(context.Background(), c, tok, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func TestTokenizeCache(t *testing.T) {
+	cache := t.TempDir()
+	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader("ab\n\ncd\n\nef"), Separator: "\n\n"})
+	want := byteIDs("ab", "cd", "ef")
+	opt := TokenizeOptions{CacheDir: cache, CacheError: func(err error) { t.Errorf("cache error: %v", err) }}
+
+	tok := &byteTokenizer{id: "bytes/v1"}
+	tk := tokenize(t, c, tok, opt)
+	if !slices.EqualFunc(tk.Docs, want, slices.Equal) || !tk.Separated || tok.calls != 3 {
+		t.Fatalf("docs %v separated %v after %d calls", tk.Docs, tk.Separated, tok.calls)
+	}
+	path := filepath.Join(cache, "tokens", c.SHA256+"-bytes_v1.msgpack")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("cache file: %v", err)
+	}
+
+	// Read back without encoding.
+	tok2 := &byteTokenizer{id: "bytes/v1"}
+	if tk := tokenize(t, c, tok2, opt); !slices.EqualFunc(tk.Docs, want, slices.Equal) || tok2.calls != 0 || !tk.Separated {
+		t.Errorf("cached docs %v after %d calls", tk.Docs, tok2.calls)
+	}
+	// Another tokenizer has its own entry.
+	tok3 := &byteTokenizer{id: "other"}
+	tokenize(t, c, tok3, opt)
+	if tok3.calls != 3 {
+		t.Errorf("another tokenizer used the cache (%d calls)", tok3.calls)
+	}
+	// NoCache neither reads nor writes.
+	tok4 := &byteTokenizer{id: "bytes/v1"}
+	tokenize(t, c, tok4, TokenizeOptions{CacheDir: cache, NoCache: true})
+	if tok4.calls != 3 {
+		t.Errorf("NoCache read the cache (%d calls)", tok4.calls)
+	}
+	entries, _ := os.ReadDir(filepath.Join(cache, "tokens"))
+	if len(entries) != 2 {
+		t.Errorf("%d files in the cache, want 2 (no temporary files left)", len(entries))
+	}
+}
+
+func TestTokenizeCacheDamaged(t *testing.T) {
+	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader("hello world")})
+	want := byteIDs("hello world")
+	good := func() []byte {
+		data, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b",
+			IDsSHA256: idsHash(want), Docs: want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}()
+	tampered := slices.Clone(want[0])
+	tampered[0]++
+	bad := func(f cacheFile) []byte {
+		data, err := msgpack.Marshal(&f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for name, data := range map[string][]byte{
+		"truncated":  good[:len(good)/2],
+		"garbage":    []byte("\xff\x00not msgpack at all"),
+		"empty":      nil,
+		"version":    bad(cacheFile{Version: 99, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: idsHash(want), Docs: want}),
+		"corpus":     bad(cacheFile{Version: cacheVersion, Corpus: "x", Tokenizer: "b", IDsSHA256: idsHash(want), Docs: want}),
+		"tampered":   bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: idsHash(want), Docs: [][]int32{tampered}}),
+		"docs count": bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: idsHash(nil)}),
+		"vocab":      bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: idsHash([][]int32{{999}}), Docs: [][]int32{{999}}}),
+	} {
+		cache := t.TempDir()
+		path := cachePath(cache, c.SHA256, "b")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tok := &byteTokenizer{id: "b"}
+		tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache})
+		if tok.calls != 1 || !slices.EqualFunc(tk.Docs, want, slices.Equal) {
+			t.Errorf("%s: %d encode calls, docs %v; want the file ignored", name, tok.calls, tk.Docs)
+		}
+		// ... and rewritten.
+		if docs, ok := readCache(path, c.SHA256, "b", 1, 257); !ok || !slices.EqualFunc(docs, want, slices.Equal) {
+			t.Errorf("%s: cache not rewritten", name)
+		}
+	}
+	// The good file itself is used.
+	cache := t.TempDir()
+	path := cachePath(cache, c.SHA256, "b")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok := &byteTokenizer{id: "b"}
+	if tokenize(t, c, tok, TokenizeOptions{CacheDir: cache}); tok.calls != 0 {
+		t.Error("a good cache file was not used")
+	}
+}
+
+func TestTokenizeCacheUnwritable(t *testing.T) {
+	// A cache folder below a plain file cannot be created.
+	blocker := writeTemp(t, "file", []byte("x"))
+	var got []error
+	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader("abc")})
+	tk := tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{CacheDir: blocker, CacheError: func(err error) { got = append(got, err) }})
+	if !slices.EqualFunc(tk.Docs, byteIDs("abc"), slices.Equal) {
+		t.Errorf("docs %v", tk.Docs)
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "token cache") {
+		t.Errorf("cache errors %v, want one", got)
+	}
+}
+
+func TestTokenizeTokenFile(t *testing.T) {
+	c := load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 4, []uint32{256, 1, 2, 256})), CorpusOptions{})
+	tk := tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true})
+	if tk.Separated || !slices.EqualFunc(tk.Docs, [][]int32{{256, 1, 2, 256}}, slices.Equal) {
+		t.Errorf("tokens %+v", tk)
+	}
+	c = load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 3, []uint32{1, 257, 2})), CorpusOptions{})
+	_, err := Tokenize(context.Background(), c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true})
+	wantErr(t, err, "t.bin", "token 1", "id 257", "vocabulary size 257")
+}
+
+func TestTokenizeCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader("abc")})
+	_, err := Tokenize(ctx, c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestIDsHash(t *testing.T) {
+	// Split across documents or not, the same ids give the same digest; the
+	// digest of no ids is sha256 of nothing.
+	a := idsHash([][]int32{{1, 2}, {3}})
+	if b := idsHash([][]int32{{1, 2, 3}}); a != b {
+		t.Error("idsHash depends on document boundaries")
+	}
+	if got := idsHash(nil); got != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
+		t.Errorf("idsHash(nil) = %s", got)
+	}
+	big := make([]int32, 5000) // spans several internal buffers
+	for i := range big {
+		big[i] = int32(i)
+	}
+	if idsHash([][]int32{big}) == idsHash([][]int32{big[:4999]}) {
+		t.Error("idsHash ignores the tail")
+	}
+}
