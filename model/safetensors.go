@@ -83,7 +83,9 @@ func OpenSafetensors(path string) (*Safetensors, error) {
 }
 
 // ParseSafetensors reads and validates the header of a safetensors file of
-// size bytes read through r. It never panics, whatever the bytes.
+// size bytes read through r. Header entries must have dtype, shape and
+// data_offsets (other fields are ignored); only whitespace may follow the JSON. It
+// never panics, whatever the bytes.
 func ParseSafetensors(r io.ReaderAt, size int64) (*Safetensors, error) {
 	var lenBuf [8]byte
 	if size < 8 {

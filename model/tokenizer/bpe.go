@@ -133,7 +133,7 @@ func (e *bpe) mergeScan(p string) []int32 {
 		best := -1
 		bestRank := int32(noRank)
 		for k, m := range pair {
-			if m.rank <= bestRank && m.rank != noRank {
+			if m.rank < bestRank {
 				best, bestRank = k, m.rank
 			}
 		}

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -190,6 +191,39 @@ func TestMergeHeapMatchesScan(t *testing.T) {
 		a, b := e.mergeScan(p), e.mergeHeap(p)
 		if !slices.Equal(a, b) {
 			t.Errorf("piece %q: scan %v, heap %v", p, a, b)
+		}
+	}
+}
+
+// TestConcurrentEncode encodes from several goroutines at once (run it with
+// -race) and checks the results equal sequential ones.
+func TestConcurrentEncode(t *testing.T) {
+	dir := t.TempDir()
+	writeVocabMerges(t, dir, gpt2Files(t))
+	tok, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]int32, len(edgeCases))
+	for i, s := range edgeCases {
+		want[i] = tok.Encode(s)
+	}
+	tok.bpe.cache = map[string][]int32{} // make the goroutines fill it together
+	var wg sync.WaitGroup
+	got := make([][][]int32, 4)
+	for g := range got {
+		wg.Go(func() {
+			for i := range edgeCases {
+				got[g] = append(got[g], tok.Encode(edgeCases[(i+g)%len(edgeCases)]))
+			}
+		})
+	}
+	wg.Wait()
+	for g := range got {
+		for i, ids := range got[g] {
+			if s := (i + g) % len(edgeCases); !slices.Equal(ids, want[s]) {
+				t.Errorf("goroutine %d: Encode(%q) = %v, want %v", g, edgeCases[s], ids, want[s])
+			}
 		}
 	}
 }

@@ -30,7 +30,7 @@ func LoadFiles(vocabPath, mergesPath string) (*Tokenizer, error) {
 	}
 	var vocab map[string]int64
 	if err := json.Unmarshal(vocabData, &vocab); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", vocabPath, err)
+		return nil, fmt.Errorf("parse %s: %w", vocabPath, jsonError(err))
 	}
 	merges, err := parseMergesTxt(mergesData, mergesPath)
 	if err != nil {
@@ -96,7 +96,7 @@ func LoadJSON(path string) (*Tokenizer, error) {
 	}
 	var tj tokenizerJSON
 	if err := json.Unmarshal(data, &tj); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
+		return nil, fmt.Errorf("parse %s: %w", path, jsonError(err))
 	}
 	if tj.Model == nil {
 		return nil, fmt.Errorf("parse %s: no \"model\"", path)
@@ -127,6 +127,14 @@ func LoadJSON(path string) (*Tokenizer, error) {
 		merges[i] = m
 	}
 	return build(tj.Model.Vocab, path+" model.vocab", merges, tj.AddedTokens, fileID(data))
+}
+
+// jsonError adds the byte offset to a JSON syntax error, which lacks it.
+func jsonError(err error) error {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Errorf("at byte %d: %w", se.Offset, err)
+	}
+	return err
 }
 
 // isNull reports whether a JSON value is absent or null.
