@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 )
 
@@ -72,14 +73,6 @@ func fromRanks(raw []string) (*bpe, error) {
 	return e, nil
 }
 
-// encode appends the ids of text, cut into pre-tokenizer pieces, to dst.
-func (e *bpe) encode(dst []int32, text string) []int32 {
-	pieces(text, func(p string) {
-		dst = e.encodePiece(dst, p)
-	})
-	return dst
-}
-
 // encodePiece appends the ids of one pre-tokenizer piece to dst.
 func (e *bpe) encodePiece(dst []int32, p string) []int32 {
 	if len(p) == 1 {
@@ -103,7 +96,7 @@ func (e *bpe) encodePiece(dst []int32, p string) []int32 {
 	if cacheable {
 		e.mu.Lock()
 		if len(e.cache) < cacheMax {
-			e.cache[p] = ids
+			e.cache[strings.Clone(p)] = ids // a copy: p would keep the caller's text alive
 		}
 		e.mu.Unlock()
 	}

@@ -180,7 +180,8 @@ func writeTokenizerJSON(t testing.TB, dir string, d *derived, pairs bool) {
 		"post_processor": map[string]any{"type": "ByteLevel"},
 		"decoder":        map[string]any{"type": "ByteLevel"},
 		"model": map[string]any{
-			"type": "BPE", "dropout": nil, "unk_token": nil, "fuse_unk": false, "byte_fallback": false,
+			"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": "", "end_of_word_suffix": "",
+			"fuse_unk": false, "byte_fallback": false,
 			"vocab": d.vocab, "merges": merges,
 		},
 	}

@@ -149,6 +149,8 @@ func TestLoadErrors(t *testing.T) {
 		{"tokenizer.json wordpiece", map[string]string{TokenizerFile: tj(`{"type": "WordPiece", "vocab": {}}`, "")}, []string{TokenizerFile, "WordPiece"}},
 		{"tokenizer.json no vocab", map[string]string{TokenizerFile: tj(`{"type": "BPE", "merges": []}`, "")}, []string{TokenizerFile, "model.vocab"}},
 		{"tokenizer.json dropout", map[string]string{TokenizerFile: tj(`{"type": "BPE", "dropout": 0.1, "vocab": `+vocabJSON+`, "merges": []}`, "")}, []string{TokenizerFile, "dropout"}},
+		{"tokenizer.json ignore_merges", map[string]string{TokenizerFile: tj(`{"type": "BPE", "ignore_merges": true, "vocab": `+vocabJSON+`, "merges": []}`, "")}, []string{TokenizerFile, "ignore_merges"}},
+		{"tokenizer.json subword prefix", map[string]string{TokenizerFile: tj(`{"type": "BPE", "continuing_subword_prefix": "##", "vocab": `+vocabJSON+`, "merges": []}`, "")}, []string{TokenizerFile, "continuing_subword_prefix"}},
 		{"tokenizer.json normalizer", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": []}`, `"normalizer": {"type": "NFC"}, `)}, []string{TokenizerFile, "normalizer"}},
 		{"tokenizer.json metaspace", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": []}`, `"pre_tokenizer": {"type": "Metaspace"}, `)}, []string{TokenizerFile, "Metaspace"}},
 		{"tokenizer.json prefix space", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": []}`, `"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": true}, `)}, []string{TokenizerFile, "add_prefix_space"}},

@@ -1,12 +1,15 @@
 package tokenizer
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -121,5 +124,29 @@ func TestBuiltinBasics(t *testing.T) {
 	}
 	if again, _ := GPT2(); again != tok {
 		t.Errorf("GPT2() built a second tokenizer")
+	}
+}
+
+func TestEncodeContext(t *testing.T) {
+	tok, err := GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("Hello world. ", 250000) + "\xff end" // 3.25 MB
+	var done []int
+	ids, err := tok.EncodeContext(context.Background(), text, func(n int) { done = append(done, n) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, tok.Encode(text)) {
+		t.Errorf("EncodeContext and Encode differ")
+	}
+	if len(done) < 3 || done[len(done)-1] != len(text) || !slices.IsSorted(done) {
+		t.Errorf("progress %v: want at least 3 increasing calls ending at %d", done, len(text))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if ids, err := tok.EncodeContext(ctx, text, nil); !errors.Is(err, context.Canceled) || ids != nil {
+		t.Errorf("cancelled: %d ids, error %v; want none and context.Canceled", len(ids), err)
 	}
 }

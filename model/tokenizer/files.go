@@ -18,7 +18,7 @@ const maxID = 1 << 24
 
 // LoadFiles returns the tokenizer of a GPT-2 vocab.json (token text -> id) and
 // merges.txt (one "left right" merge per line, by rank, after an optional
-// "#version" line).
+// "#version" line). A pair listed twice keeps its last rank.
 func LoadFiles(vocabPath, mergesPath string) (*Tokenizer, error) {
 	vocabData, err := os.ReadFile(vocabPath)
 	if err != nil {
@@ -45,13 +45,13 @@ type mergeRule struct {
 	where       string // "merges.txt line 7", "tokenizer.json model.merges[5]"
 }
 
-// parseMergesTxt parses merges.txt: rank order, "#version" line skipped, blank
-// lines ignored.
+// parseMergesTxt parses merges.txt: rank order, "#version" lines skipped (as
+// Hugging Face does), blank lines ignored.
 func parseMergesTxt(data []byte, path string) ([]mergeRule, error) {
 	var merges []mergeRule
 	for n, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSuffix(line, "\r")
-		if line == "" || n == 0 && strings.HasPrefix(line, "#version") {
+		if line == "" || strings.HasPrefix(line, "#version") {
 			continue
 		}
 		where := fmt.Sprintf("%s line %d", path, n+1)
@@ -78,17 +78,21 @@ type addedToken struct {
 }
 
 type tokenizerModel struct {
-	Type    string            `json:"type"`
-	Dropout *float64          `json:"dropout"`
-	Vocab   map[string]int64  `json:"vocab"`
-	Merges  []json.RawMessage `json:"merges"`
+	Type          string            `json:"type"`
+	Dropout       *float64          `json:"dropout"`
+	SubwordPrefix string            `json:"continuing_subword_prefix"`
+	EndOfWord     string            `json:"end_of_word_suffix"`
+	IgnoreMerges  bool              `json:"ignore_merges"`
+	Vocab         map[string]int64  `json:"vocab"`
+	Merges        []json.RawMessage `json:"merges"`
 }
 
 // LoadJSON returns the tokenizer of a Hugging Face tokenizer.json holding a
 // byte-level BPE model (GPT-2's). Merges may be "left right" strings or
-// ["left", "right"] pairs. Files with a normalizer, a pre-tokenizer other than
-// GPT-2's ByteLevel, or BPE dropout are refused: this package would not
-// tokenize them as their authors intend.
+// ["left", "right"] pairs; added tokens are decoded but never matched in text.
+// Files with a normalizer, a pre-tokenizer other than GPT-2's ByteLevel, BPE
+// dropout, subword prefixes or suffixes, or ignore_merges are refused: this
+// package would not tokenize them as their authors intend.
 func LoadJSON(path string) (*Tokenizer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -106,6 +110,9 @@ func LoadJSON(path string) (*Tokenizer, error) {
 	}
 	if tj.Model.Dropout != nil && *tj.Model.Dropout != 0 {
 		return nil, fmt.Errorf("load %s: BPE dropout %g is not supported", path, *tj.Model.Dropout)
+	}
+	if tj.Model.SubwordPrefix != "" || tj.Model.EndOfWord != "" || tj.Model.IgnoreMerges {
+		return nil, fmt.Errorf("load %s: BPE with continuing_subword_prefix, end_of_word_suffix or ignore_merges is not supported (GPT-2 uses none)", path)
 	}
 	if tj.Model.Vocab == nil {
 		return nil, fmt.Errorf("parse %s: no \"model.vocab\"", path)
@@ -243,7 +250,6 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 		}
 		e.byteID[b] = int32(i)
 	}
-	t.byteID = e.byteID
 	for rank, m := range merges {
 		l, ok := vocab[m.left]
 		if !ok {
@@ -261,6 +267,6 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 		// OpenAI's GPT-2 tokenizers do.
 		e.merges[pairKey(int32(l), int32(r))] = merge{rank: int32(rank), id: int32(joined)}
 	}
-	t.encode, t.bpe = e.encode, e
+	t.bpe = e
 	return t, nil
 }

@@ -106,12 +106,3 @@ func nextPiece(s string, i int) int {
 	}
 	return last
 }
-
-// pieces calls yield with each pre-tokenizer piece of s, in order.
-func pieces(s string, yield func(piece string)) {
-	for i := 0; i < len(s); {
-		j := nextPiece(s, i)
-		yield(s[i:j])
-		i = j
-	}
-}

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,13 +24,12 @@ const gpt2EOT = 50256
 const eotText = "<|endoftext|>"
 
 // Tokenizer encodes text into GPT-2 token ids and decodes ids back to text.
+// Make one with GPT2 or Load; the zero value is not usable.
 type Tokenizer struct {
 	id     string
 	tokens []string // id -> the token's raw bytes; "" for an unused id
-	byteID [256]int32
 	eot    int32
-	encode func(dst []int32, text string) []int32 // text is valid UTF-8
-	bpe    *bpe                                   // our BPE, for tokenizers loaded from files
+	bpe    *bpe
 }
 
 // Encode returns the token ids of text. Special tokens are not recognised:
@@ -39,28 +39,70 @@ type Tokenizer struct {
 // is still encoded losslessly: each invalid byte becomes its own byte token and
 // the valid stretches between them are encoded as separate texts.
 func (t *Tokenizer) Encode(text string) []int32 {
-	dst := make([]int32, 0, len(text)/3+1)
-	if utf8.ValidString(text) {
-		return t.encode(dst, text)
-	}
+	ids, _ := t.EncodeContext(context.Background(), text, nil)
+	return ids
+}
+
+// progressEvery is how many bytes of text EncodeContext encodes between checks
+// of its context and calls of its progress callback.
+const progressEvery = 1 << 20
+
+// EncodeContext is Encode for long texts: it checks ctx and calls progress
+// (when not nil) with the number of bytes of text encoded so far about every
+// MiB and at the end. It returns ctx's error, and no ids, if ctx is done first.
+func (t *Tokenizer) EncodeContext(ctx context.Context, text string, progress func(done int)) ([]int32, error) {
+	e := encoding{bpe: t.bpe, ctx: ctx, progress: progress, dst: make([]int32, 0, len(text)/3+1), next: progressEvery}
 	start := 0
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		if r != utf8.RuneError || n != 1 {
-			i += n
-			continue
+	if !utf8.ValidString(text) {
+		for i := 0; i < len(text); {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if r != utf8.RuneError || n != 1 {
+				i += n
+				continue
+			}
+			if err := e.valid(text[start:i], start); err != nil {
+				return nil, err
+			}
+			e.dst = append(e.dst, t.bpe.byteID[text[i]])
+			i++
+			start = i
 		}
-		if start < i {
-			dst = t.encode(dst, text[start:i])
+	}
+	if err := e.valid(text[start:], start); err != nil {
+		return nil, err
+	}
+	if progress != nil {
+		progress(len(text))
+	}
+	return e.dst, nil
+}
+
+// encoding is the state of one EncodeContext call.
+type encoding struct {
+	bpe      *bpe
+	ctx      context.Context
+	progress func(done int)
+	dst      []int32
+	next     int // offset of the next context check
+}
+
+// valid encodes s, valid UTF-8 found at offset off of the text, piece by piece.
+func (e *encoding) valid(s string, off int) error {
+	for i := 0; i < len(s); {
+		j := nextPiece(s, i)
+		e.dst = e.bpe.encodePiece(e.dst, s[i:j])
+		i = j
+		if off+i >= e.next {
+			if err := e.ctx.Err(); err != nil {
+				return fmt.Errorf("encode: %w", err)
+			}
+			if e.progress != nil {
+				e.progress(off + i)
+			}
+			e.next = off + i + progressEvery
 		}
-		dst = append(dst, t.byteID[text[i]])
-		i++
-		start = i
 	}
-	if start < len(text) {
-		dst = t.encode(dst, text[start:])
-	}
-	return dst
+	return nil
 }
 
 // Decode returns the text of ids: the concatenation of their bytes, which is not
@@ -125,7 +167,7 @@ var builtin = sync.OnceValues(func() (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("built-in GPT-2 tokenizer: %w", err)
 	}
-	t := &Tokenizer{id: BuiltinID, tokens: append(raw, eotText), byteID: e.byteID, eot: gpt2EOT, encode: e.encode, bpe: e}
+	t := &Tokenizer{id: BuiltinID, tokens: append(raw, eotText), eot: gpt2EOT, bpe: e}
 	return t, nil
 })
 
