@@ -2,6 +2,7 @@
 // perplexity and bits per byte, on the CPU or (later) any Vulkan GPU.
 //
 //	wgpu-eval [eval] [flags]    evaluate a model on a corpus (the default)
+//	wgpu-eval devices [--json]  list the Vulkan adapters
 //	wgpu-eval version           print the version
 //
 // Run `wgpu-eval eval --help` for the flags.
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "eval":
 		return runEval(ctx, args, stdin, stdout, stderr)
+	case "devices":
+		return runDevices(args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "wgpu-eval", version())
 		return nil
@@ -68,7 +71,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q (commands: eval, version, help)", cmd)}
+	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, version, help)", cmd)}
 }
 
 const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
@@ -76,6 +79,7 @@ NLL, perplexity and bits per byte.
 
 Usage:
   wgpu-eval [eval] [flags]   evaluate a model on a corpus (default command)
+  wgpu-eval devices [--json] list the Vulkan GPUs with their limits and features
   wgpu-eval version          print the version
   wgpu-eval help             this text
 

@@ -1,0 +1,330 @@
+package wgpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+)
+
+// FeatureName names an optional capability a device can be required to have (WebGPU's names where they exist).
+type FeatureName string
+
+const (
+	// FeatureShaderF16: f16 arithmetic in shaders and f16 (16-bit) values in storage buffers.
+	FeatureShaderF16 FeatureName = "shader-f16"
+	// FeatureStorage16Bit: 16-bit values (f16 loaded as f32, i16, u16) in storage buffers, without f16 arithmetic.
+	FeatureStorage16Bit FeatureName = "storage-16bit"
+	// FeatureSubgroups: subgroup operations (basic and arithmetic at least) in compute shaders.
+	FeatureSubgroups FeatureName = "subgroups"
+	// FeatureSubgroupSizeControl: ComputePipelineDescriptor.RequiredSubgroupSize may be set.
+	FeatureSubgroupSizeControl FeatureName = "subgroup-size-control"
+	// FeatureTimestampQuery: QuerySets of timestamps and ComputePassDescriptor.TimestampWrites.
+	FeatureTimestampQuery FeatureName = "timestamp-query"
+)
+
+// AdapterInfo describes an adapter: what `wgpu-eval devices` prints.
+type AdapterInfo struct {
+	Name              string       `json:"name"`
+	Vendor            string       `json:"vendor"`
+	VendorID          uint32       `json:"vendorID"`
+	DeviceID          uint32       `json:"deviceID"`
+	DeviceType        string       `json:"deviceType"` // discrete-gpu, integrated-gpu, virtual-gpu, cpu, other
+	DriverName        string       `json:"driverName"`
+	DriverInfo        string       `json:"driverInfo"`
+	DriverVersion     string       `json:"driverVersion"` // decoded the vendor's way
+	DriverVersionRaw  uint32       `json:"driverVersionRaw"`
+	APIVersion        string       `json:"apiVersion"` // Vulkan version the driver supports
+	DeviceUUID        string       `json:"deviceUUID"`
+	PipelineCacheUUID string       `json:"pipelineCacheUUID"`
+	MemoryHeaps       []MemoryHeap `json:"memoryHeaps"`
+	Limits            Limits       `json:"limits"`
+	Features          Features     `json:"features"`
+}
+
+// MemoryHeap is one Vulkan memory heap.
+type MemoryHeap struct {
+	Size        uint64 `json:"size"`
+	DeviceLocal bool   `json:"deviceLocal"`
+}
+
+// Limits are the adapter's (or, for RequiredLimits, the wanted) compute limits. In DeviceDescriptor.RequiredLimits
+// a zero field means "no requirement".
+type Limits struct {
+	MaxStorageBufferBindingSize       uint64  `json:"maxStorageBufferBindingSize"`
+	MaxBufferSize                     uint64  `json:"maxBufferSize"`
+	MaxComputeWorkgroupStorageSize    uint32  `json:"maxComputeWorkgroupStorageSize"`
+	MaxComputeInvocationsPerWorkgroup uint32  `json:"maxComputeInvocationsPerWorkgroup"`
+	MaxComputeWorkgroupSizeX          uint32  `json:"maxComputeWorkgroupSizeX"`
+	MaxComputeWorkgroupSizeY          uint32  `json:"maxComputeWorkgroupSizeY"`
+	MaxComputeWorkgroupSizeZ          uint32  `json:"maxComputeWorkgroupSizeZ"`
+	MaxComputeWorkgroupsPerDimension  uint32  `json:"maxComputeWorkgroupsPerDimension"`
+	MaxStorageBuffersPerShaderStage   uint32  `json:"maxStorageBuffersPerShaderStage"`
+	MaxBindGroups                     uint32  `json:"maxBindGroups"`
+	MaxPushConstantSize               uint32  `json:"maxPushConstantSize"`
+	MinStorageBufferOffsetAlignment   uint32  `json:"minStorageBufferOffsetAlignment"`
+	MinUniformBufferOffsetAlignment   uint32  `json:"minUniformBufferOffsetAlignment"`
+	SubgroupSize                      uint32  `json:"subgroupSize"`
+	MinSubgroupSize                   uint32  `json:"minSubgroupSize"`
+	MaxSubgroupSize                   uint32  `json:"maxSubgroupSize"`
+	TimestampPeriod                   float32 `json:"timestampPeriodNs"` // ns per timestamp tick
+}
+
+// Features lists the adapter's optional capabilities.
+type Features struct {
+	ShaderF16           bool     `json:"shaderF16"`    // f16 arithmetic (shaderFloat16)
+	Storage16Bit        bool     `json:"storage16Bit"` // 16-bit values in storage buffers
+	Subgroups           bool     `json:"subgroups"`    // compute-stage subgroups with basic + arithmetic ops
+	SubgroupOperations  []string `json:"subgroupOperations"`
+	SubgroupSizeControl bool     `json:"subgroupSizeControl"`
+	TimestampQuery      bool     `json:"timestampQuery"`
+	CooperativeMatrix   bool     `json:"cooperativeMatrix"` // VK_KHR_ or VK_NV_cooperative_matrix present (not usable yet)
+}
+
+// Adapter is a physical device.
+type Adapter struct {
+	inst       *Instance
+	pd         vk.PhysicalDevice
+	info       AdapterInfo
+	apiVersion uint32
+	family     uint32
+	tsBits     uint32
+	memProps   vk.PhysicalDeviceMemoryProperties
+	exts       map[string]bool
+	memModel   bool // vulkanMemoryModel supported
+	extTypes   bool // shaderSubgroupExtendedTypes supported
+}
+
+// Info describes the adapter.
+func (a *Adapter) Info() AdapterInfo { return a.info }
+
+// HasFeature reports whether the adapter supports a feature.
+func (a *Adapter) HasFeature(f FeatureName) bool {
+	ft := a.info.Features
+	switch f {
+	case FeatureShaderF16:
+		return ft.ShaderF16 && ft.Storage16Bit
+	case FeatureStorage16Bit:
+		return ft.Storage16Bit
+	case FeatureSubgroups:
+		return ft.Subgroups
+	case FeatureSubgroupSizeControl:
+		return ft.SubgroupSizeControl
+	case FeatureTimestampQuery:
+		return ft.TimestampQuery
+	}
+	return false
+}
+
+// has reports whether a Vulkan feature set is available: core in apiVersion or through extension ext.
+func (a *Adapter) has(major, minor uint32, ext string) bool {
+	return a.apiVersion >= vk.MakeAPIVersion(major, minor, 0) || a.exts[ext]
+}
+
+func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
+	fn := inst.fn
+	a := &Adapter{inst: inst, pd: pd, family: ^uint32(0)}
+	var props vk.PhysicalDeviceProperties
+	fn.GetPhysicalDeviceProperties(pd, &props)
+	a.apiVersion = min(props.ApiVersion, inst.apiVersion)
+	if a.apiVersion < vk.MakeAPIVersion(1, 1, 0) {
+		return nil, nil // too old for this package
+	}
+	var err error
+	if a.exts, err = deviceExtensions(fn, pd); err != nil {
+		return nil, err
+	}
+	var n uint32
+	fn.GetPhysicalDeviceQueueFamilyProperties(pd, &n, nil)
+	qf := make([]vk.QueueFamilyProperties, n)
+	if n > 0 {
+		fn.GetPhysicalDeviceQueueFamilyProperties(pd, &n, &qf[0])
+	}
+	for i, q := range qf[:n] { // prefer a compute family; the graphics+compute one comes first on most drivers
+		if q.QueueFlags&vk.QueueComputeBit != 0 && q.QueueCount > 0 {
+			a.family, a.tsBits = uint32(i), q.TimestampValidBits
+			break
+		}
+	}
+	if a.family == ^uint32(0) {
+		return nil, nil
+	}
+	fn.GetPhysicalDeviceMemoryProperties(pd, &a.memProps)
+
+	var ar vk.Arena
+	defer ar.Release()
+	p2 := vk.New[vk.PhysicalDeviceProperties2](&ar)
+	sg := vk.New[vk.PhysicalDeviceSubgroupProperties](&ar)
+	id := vk.New[vk.PhysicalDeviceIDProperties](&ar)
+	m3 := vk.New[vk.PhysicalDeviceMaintenance3Properties](&ar)
+	p2.PNext, sg.PNext, id.PNext = unsafe.Pointer(sg), unsafe.Pointer(id), unsafe.Pointer(m3)
+	var drv *vk.PhysicalDeviceDriverProperties
+	var sgc *vk.PhysicalDeviceSubgroupSizeControlProperties
+	if a.has(1, 2, "VK_KHR_driver_properties") {
+		drv = vk.New[vk.PhysicalDeviceDriverProperties](&ar)
+		drv.PNext, p2.PNext = p2.PNext, unsafe.Pointer(drv)
+	}
+	if a.has(1, 3, "VK_EXT_subgroup_size_control") {
+		sgc = vk.New[vk.PhysicalDeviceSubgroupSizeControlProperties](&ar)
+		sgc.PNext, p2.PNext = p2.PNext, unsafe.Pointer(sgc)
+	}
+	fn.GetPhysicalDeviceProperties2(pd, p2)
+
+	f2 := vk.New[vk.PhysicalDeviceFeatures2](&ar)
+	s16 := vk.New[vk.PhysicalDevice16BitStorageFeatures](&ar)
+	f2.PNext = unsafe.Pointer(s16)
+	var f16 *vk.PhysicalDeviceShaderFloat16Int8Features
+	var sgcf *vk.PhysicalDeviceSubgroupSizeControlFeatures
+	var mm *vk.PhysicalDeviceVulkanMemoryModelFeatures
+	var et *vk.PhysicalDeviceShaderSubgroupExtendedTypesFeatures
+	if a.has(1, 2, "VK_KHR_shader_float16_int8") {
+		f16 = vk.New[vk.PhysicalDeviceShaderFloat16Int8Features](&ar)
+		f16.PNext, f2.PNext = f2.PNext, unsafe.Pointer(f16)
+	}
+	if sgc != nil {
+		sgcf = vk.New[vk.PhysicalDeviceSubgroupSizeControlFeatures](&ar)
+		sgcf.PNext, f2.PNext = f2.PNext, unsafe.Pointer(sgcf)
+	}
+	if a.has(1, 2, "VK_KHR_vulkan_memory_model") {
+		mm = vk.New[vk.PhysicalDeviceVulkanMemoryModelFeatures](&ar)
+		mm.PNext, f2.PNext = f2.PNext, unsafe.Pointer(mm)
+	}
+	if a.has(1, 2, "VK_KHR_shader_subgroup_extended_types") {
+		et = vk.New[vk.PhysicalDeviceShaderSubgroupExtendedTypesFeatures](&ar)
+		et.PNext, f2.PNext = f2.PNext, unsafe.Pointer(et)
+	}
+	fn.GetPhysicalDeviceFeatures2(pd, f2)
+
+	p := &p2.Properties
+	l := &p.Limits
+	info := AdapterInfo{
+		Name: vk.BytesString(p.DeviceName[:]), VendorID: p.VendorID, DeviceID: p.DeviceID,
+		Vendor: vendorName(p.VendorID), DeviceType: deviceTypeName(p.DeviceType),
+		DriverVersion: driverVersion(p.VendorID, p.DriverVersion), DriverVersionRaw: p.DriverVersion,
+		APIVersion: vk.VersionString(p.ApiVersion), DeviceUUID: uuidString(id.DeviceUUID),
+		PipelineCacheUUID: uuidString(p.PipelineCacheUUID),
+	}
+	if drv != nil {
+		info.DriverName, info.DriverInfo = vk.BytesString(drv.DriverName[:]), vk.BytesString(drv.DriverInfo[:])
+	}
+	for _, h := range a.memProps.MemoryHeaps[:a.memProps.MemoryHeapCount] {
+		info.MemoryHeaps = append(info.MemoryHeaps, MemoryHeap{Size: h.Size, DeviceLocal: h.Flags&vk.MemoryHeapDeviceLocalBit != 0})
+	}
+	info.Limits = Limits{
+		MaxStorageBufferBindingSize:       uint64(l.MaxStorageBufferRange),
+		MaxBufferSize:                     m3.MaxMemoryAllocationSize,
+		MaxComputeWorkgroupStorageSize:    l.MaxComputeSharedMemorySize,
+		MaxComputeInvocationsPerWorkgroup: l.MaxComputeWorkGroupInvocations,
+		MaxComputeWorkgroupSizeX:          l.MaxComputeWorkGroupSize[0],
+		MaxComputeWorkgroupSizeY:          l.MaxComputeWorkGroupSize[1],
+		MaxComputeWorkgroupSizeZ:          l.MaxComputeWorkGroupSize[2],
+		MaxComputeWorkgroupsPerDimension:  min(l.MaxComputeWorkGroupCount[0], l.MaxComputeWorkGroupCount[1], l.MaxComputeWorkGroupCount[2]),
+		MaxStorageBuffersPerShaderStage:   l.MaxPerStageDescriptorStorageBuffers,
+		MaxBindGroups:                     l.MaxBoundDescriptorSets,
+		MaxPushConstantSize:               l.MaxPushConstantsSize,
+		MinStorageBufferOffsetAlignment:   uint32(l.MinStorageBufferOffsetAlignment),
+		MinUniformBufferOffsetAlignment:   uint32(l.MinUniformBufferOffsetAlignment),
+		SubgroupSize:                      sg.SubgroupSize,
+		MinSubgroupSize:                   sg.SubgroupSize,
+		MaxSubgroupSize:                   sg.SubgroupSize,
+		TimestampPeriod:                   l.TimestampPeriod,
+	}
+	ft := &info.Features
+	ft.Storage16Bit = s16.StorageBuffer16BitAccess != 0
+	ft.ShaderF16 = f16 != nil && f16.ShaderFloat16 != 0
+	ops := []struct {
+		bit  vk.SubgroupFeatureFlags
+		name string
+	}{{vk.SubgroupFeatureBasicBit, "basic"}, {vk.SubgroupFeatureVoteBit, "vote"}, {vk.SubgroupFeatureArithmeticBit, "arithmetic"},
+		{vk.SubgroupFeatureBallotBit, "ballot"}, {vk.SubgroupFeatureShuffleBit, "shuffle"},
+		{vk.SubgroupFeatureShuffleRelativeBit, "shuffle-relative"}, {vk.SubgroupFeatureClusteredBit, "clustered"},
+		{vk.SubgroupFeatureQuadBit, "quad"}}
+	if sg.SupportedStages&vk.ShaderStageComputeBit != 0 {
+		for _, op := range ops {
+			if sg.SupportedOperations&op.bit != 0 {
+				ft.SubgroupOperations = append(ft.SubgroupOperations, op.name)
+			}
+		}
+		need := vk.SubgroupFeatureBasicBit | vk.SubgroupFeatureArithmeticBit
+		ft.Subgroups = sg.SupportedOperations&need == need
+	}
+	if sgcf != nil && sgcf.SubgroupSizeControl != 0 && sgc.RequiredSubgroupSizeStages&vk.ShaderStageComputeBit != 0 {
+		ft.SubgroupSizeControl = true
+		info.Limits.MinSubgroupSize, info.Limits.MaxSubgroupSize = sgc.MinSubgroupSize, sgc.MaxSubgroupSize
+	}
+	ft.TimestampQuery = a.tsBits > 0 && l.TimestampPeriod > 0
+	ft.CooperativeMatrix = a.exts["VK_KHR_cooperative_matrix"] || a.exts["VK_NV_cooperative_matrix"]
+	a.memModel = mm != nil && mm.VulkanMemoryModel != 0
+	a.extTypes = et != nil && et.ShaderSubgroupExtendedTypes != 0
+	a.info = info
+	return a, nil
+}
+
+func deviceExtensions(fn *vk.InstanceFuncs, pd vk.PhysicalDevice) (map[string]bool, error) {
+	var n uint32
+	if err := check("vkEnumerateDeviceExtensionProperties", fn.EnumerateDeviceExtensionProperties(pd, nil, &n, nil)); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	if n == 0 {
+		return out, nil
+	}
+	props := make([]vk.ExtensionProperties, n)
+	r := fn.EnumerateDeviceExtensionProperties(pd, nil, &n, &props[0])
+	if r != vk.Success && r != vk.Incomplete {
+		return nil, check("vkEnumerateDeviceExtensionProperties", r)
+	}
+	for _, p := range props[:n] {
+		out[vk.BytesString(p.ExtensionName[:])] = true
+	}
+	return out, nil
+}
+
+func vendorName(id uint32) string {
+	switch id {
+	case 0x10de:
+		return "NVIDIA"
+	case 0x1002, 0x1022:
+		return "AMD"
+	case 0x8086:
+		return "Intel"
+	case 0x106b:
+		return "Apple"
+	case 0x13b5:
+		return "ARM"
+	case 0x5143:
+		return "Qualcomm"
+	case 0x10005:
+		return "Mesa"
+	}
+	return fmt.Sprintf("0x%04x", id)
+}
+
+func deviceTypeName(t vk.PhysicalDeviceType) string {
+	switch t {
+	case vk.PhysicalDeviceTypeDiscreteGpu:
+		return "discrete-gpu"
+	case vk.PhysicalDeviceTypeIntegratedGpu:
+		return "integrated-gpu"
+	case vk.PhysicalDeviceTypeVirtualGpu:
+		return "virtual-gpu"
+	case vk.PhysicalDeviceTypeCpu:
+		return "cpu"
+	}
+	return "other"
+}
+
+// driverVersion decodes driverVersion as the vendor encodes it.
+func driverVersion(vendor, v uint32) string {
+	switch vendor {
+	case 0x10de: // NVIDIA: 10.8.8.6
+		return fmt.Sprintf("%d.%d.%d.%d", v>>22, v>>14&0xff, v>>6&0xff, v&0x3f)
+	case 0x8086: // Intel on Windows: 18.14; elsewhere Mesa's standard encoding
+		return vk.VersionString(v)
+	}
+	return vk.VersionString(v)
+}
+
+func uuidString(u [vk.UuidSize]uint8) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}

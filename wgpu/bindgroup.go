@@ -1,0 +1,149 @@
+package wgpu
+
+import (
+	"fmt"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+)
+
+// BindGroupEntry binds a buffer range to a binding.
+type BindGroupEntry struct {
+	Binding uint32
+	Buffer  *Buffer
+	Offset  uint64 // a multiple of the min storage/uniform offset alignment
+	Size    uint64 // 0: to the end of the buffer
+}
+
+// BindGroupDescriptor configures CreateBindGroup.
+type BindGroupDescriptor struct {
+	Label   string
+	Layout  *BindGroupLayout
+	Entries []BindGroupEntry // exactly one per layout entry
+}
+
+// BindGroup is a set of buffer ranges bound together (a descriptor set).
+type BindGroup struct {
+	d      *Device
+	set    vk.DescriptorSet
+	pool   vk.DescriptorPool
+	label  string
+	layout *BindGroupLayout
+	access []access // what a dispatch using the group reads and writes
+}
+
+// Descriptor pools hold this many sets, and descriptors of each type.
+const (
+	poolSets        = 256
+	poolDescriptors = 1024
+)
+
+// CreateBindGroup binds buffers to the bindings of a layout.
+func (d *Device) CreateBindGroup(desc *BindGroupDescriptor) (*BindGroup, error) {
+	l := desc.Layout
+	if l == nil || l.d != d {
+		return nil, errorf(ErrBadUsage, "bind group %q: layout is nil or from another device", desc.Label)
+	}
+	if len(desc.Entries) != len(l.entries) {
+		return nil, errorf(ErrBadUsage, "bind group %q: %d entries for a layout of %d", desc.Label, len(desc.Entries), len(l.entries))
+	}
+	g := &BindGroup{d: d, label: desc.Label, layout: l}
+	var ar vk.Arena
+	defer ar.Release()
+	infos := vk.NewSlice[vk.DescriptorBufferInfo](&ar, len(desc.Entries))
+	writes := vk.NewSlice[vk.WriteDescriptorSet](&ar, len(desc.Entries))
+	seen := map[uint32]bool{}
+	for i, e := range desc.Entries {
+		t, ok := l.entries[e.Binding]
+		if !ok || seen[e.Binding] {
+			return nil, errorf(ErrBadUsage, "bind group %q: binding %d not in the layout or given twice", desc.Label, e.Binding)
+		}
+		seen[e.Binding] = true
+		b := e.Buffer
+		if b == nil || b.d != d {
+			return nil, errorf(ErrBadUsage, "bind group %q binding %d: buffer is nil or from another device", desc.Label, e.Binding)
+		}
+		size := e.Size
+		if size == 0 && e.Offset <= b.size {
+			size = b.size - e.Offset
+		}
+		if err := checkRange("bind group "+desc.Label, b, e.Offset, size); err != nil {
+			return nil, err
+		}
+		align, maxRange, need := uint64(d.limits.MinStorageBufferOffsetAlignment), d.limits.MaxStorageBufferBindingSize, BufferUsageStorage
+		if t == BindingUniform {
+			align, maxRange, need = uint64(d.limits.MinUniformBufferOffsetAlignment), 64<<10, BufferUsageUniform
+		}
+		switch {
+		case b.usage&need == 0:
+			return nil, errorf(ErrBadUsage, "bind group %q binding %d: buffer %q lacks the usage the binding needs", desc.Label, e.Binding, b.label)
+		case align > 0 && e.Offset%align != 0:
+			return nil, errorf(ErrBadUsage, "bind group %q binding %d: offset %d not a multiple of %d", desc.Label, e.Binding, e.Offset, align)
+		case size > maxRange:
+			return nil, errorf(ErrLimit, "bind group %q binding %d: %d bytes exceed the binding limit %d", desc.Label, e.Binding, size, maxRange)
+		}
+		infos[i] = vk.DescriptorBufferInfo{Buffer: b.h, Offset: e.Offset, Range: size}
+		w := &writes[i]
+		w.DstBinding, w.DescriptorCount, w.DescriptorType, w.PBufferInfo = e.Binding, 1, descriptorType(t), &infos[i]
+		g.access = append(g.access, access{b, e.Offset, size, t == BindingStorage})
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := d.allocSet(&ar, g); err != nil {
+		return nil, fmt.Errorf("bind group %q: %w", desc.Label, err)
+	}
+	for i := range writes {
+		writes[i].DstSet = g.set
+	}
+	if len(writes) > 0 {
+		d.fn.UpdateDescriptorSets(d.h, uint32(len(writes)), &writes[0], 0, nil)
+	}
+	d.live[g] = struct{}{}
+	return g, nil
+}
+
+// allocSet allocates g's descriptor set from the first pool with room, creating a pool when all are full.
+func (d *Device) allocSet(ar *vk.Arena, g *BindGroup) error {
+	ai := vk.New[vk.DescriptorSetAllocateInfo](ar)
+	layouts := vk.NewSlice[vk.DescriptorSetLayout](ar, 1)
+	layouts[0] = g.layout.h
+	ai.DescriptorSetCount, ai.PSetLayouts = 1, &layouts[0]
+	for i := len(d.descPools) - 1; i >= 0; i-- {
+		ai.DescriptorPool = d.descPools[i]
+		r := d.fn.AllocateDescriptorSets(d.h, ai, &g.set)
+		if r == vk.Success {
+			g.pool = d.descPools[i]
+			return nil
+		}
+		if r != vk.ErrorOutOfPoolMemory && r != vk.ErrorFragmentedPool {
+			return d.noteLost(check("vkAllocateDescriptorSets", r))
+		}
+	}
+	sizes := vk.NewSlice[vk.DescriptorPoolSize](ar, 2)
+	sizes[0] = vk.DescriptorPoolSize{Type: vk.DescriptorTypeStorageBuffer, DescriptorCount: poolDescriptors}
+	sizes[1] = vk.DescriptorPoolSize{Type: vk.DescriptorTypeUniformBuffer, DescriptorCount: poolDescriptors / 4}
+	ci := vk.New[vk.DescriptorPoolCreateInfo](ar)
+	ci.Flags, ci.MaxSets, ci.PoolSizeCount, ci.PPoolSizes = vk.DescriptorPoolCreateFreeDescriptorSetBit, poolSets, 2, &sizes[0]
+	var pool vk.DescriptorPool
+	if err := check("vkCreateDescriptorPool", d.fn.CreateDescriptorPool(d.h, ci, nil, &pool)); err != nil {
+		return d.noteLost(err)
+	}
+	d.descPools = append(d.descPools, pool)
+	ai.DescriptorPool = pool
+	if err := check("vkAllocateDescriptorSets", d.fn.AllocateDescriptorSets(d.h, ai, &g.set)); err != nil {
+		return d.noteLost(err)
+	}
+	g.pool = pool
+	return nil
+}
+
+// Close releases the bind group. Command buffers already recorded with it must have finished executing.
+func (g *BindGroup) Close() error { return g.d.release(g) }
+
+func (g *BindGroup) destroy() {
+	if !g.d.closed { // Device.Close destroys the pools, which frees the sets
+		g.d.fn.FreeDescriptorSets(g.d.h, g.pool, 1, &g.set)
+	}
+}

@@ -1,0 +1,189 @@
+package wgpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+)
+
+// BufferUsage says how a buffer may be used (WebGPU's GPUBufferUsage bits).
+type BufferUsage uint32
+
+// Buffer usages. MapRead may be combined only with CopyDst, MapWrite only with CopySrc.
+const (
+	BufferUsageMapRead      BufferUsage = 0x0001
+	BufferUsageMapWrite     BufferUsage = 0x0002
+	BufferUsageCopySrc      BufferUsage = 0x0004
+	BufferUsageCopyDst      BufferUsage = 0x0008
+	BufferUsageUniform      BufferUsage = 0x0040
+	BufferUsageStorage      BufferUsage = 0x0080
+	BufferUsageQueryResolve BufferUsage = 0x0200
+)
+
+// BufferDescriptor configures CreateBuffer.
+type BufferDescriptor struct {
+	Label string
+	Size  uint64 // bytes, a multiple of 4
+	Usage BufferUsage
+}
+
+// Buffer is GPU memory with a usage. Its bytes are sub-allocated from a device memory block.
+type Buffer struct {
+	d         *Device
+	h         vk.Buffer
+	label     string
+	size      uint64
+	usage     BufferUsage
+	block     *memBlock
+	off       uint64 // in block
+	allocSize uint64
+	lastUse   uint64 // index+1 of the last submission that used the buffer
+	mapped    bool
+}
+
+// CreateBuffer creates a buffer; its contents start as zero.
+func (d *Device) CreateBuffer(desc *BufferDescriptor) (*Buffer, error) {
+	u := desc.Usage
+	switch {
+	case desc.Size == 0 || desc.Size%4 != 0:
+		return nil, errorf(ErrBadUsage, "buffer %q: size %d is not a positive multiple of 4", desc.Label, desc.Size)
+	case u == 0:
+		return nil, errorf(ErrBadUsage, "buffer %q: no usage", desc.Label)
+	case u&BufferUsageMapRead != 0 && u&^(BufferUsageMapRead|BufferUsageCopyDst) != 0:
+		return nil, errorf(ErrBadUsage, "buffer %q: MapRead combines only with CopyDst", desc.Label)
+	case u&BufferUsageMapWrite != 0 && u&^(BufferUsageMapWrite|BufferUsageCopySrc) != 0:
+		return nil, errorf(ErrBadUsage, "buffer %q: MapWrite combines only with CopySrc", desc.Label)
+	case d.limits.MaxBufferSize != 0 && desc.Size > d.limits.MaxBufferSize:
+		return nil, errorf(ErrLimit, "buffer %q: %d bytes exceed maxBufferSize %d", desc.Label, desc.Size, d.limits.MaxBufferSize)
+	}
+	var vu vk.BufferUsageFlags = vk.BufferUsageTransferDstBit // every buffer can be cleared (vkCmdFillBuffer)
+	if u&(BufferUsageCopySrc|BufferUsageMapWrite) != 0 {
+		vu |= vk.BufferUsageTransferSrcBit
+	}
+	if u&BufferUsageStorage != 0 {
+		vu |= vk.BufferUsageStorageBufferBit
+	}
+	if u&BufferUsageUniform != 0 {
+		vu |= vk.BufferUsageUniformBufferBit
+	}
+	class := memDevice
+	if u&BufferUsageMapWrite != 0 {
+		class = memUpload
+	} else if u&BufferUsageMapRead != 0 {
+		class = memReadback
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	b, err := d.createBufferLocked(desc.Label, desc.Size, u, vu, class)
+	if err != nil {
+		return nil, err
+	}
+	if b.block.mapped == nil { // zero it on the GPU, ordered before any later submission
+		if err := d.queue.pendingEncoder(); err != nil {
+			b.destroyLocked()
+			return nil, err
+		}
+		d.queue.pending.clearBuffer(b, 0, b.size)
+	}
+	return b, nil
+}
+
+// createBufferLocked creates and binds a buffer; d.mu must be held.
+func (d *Device) createBufferLocked(label string, size uint64, u BufferUsage, vu vk.BufferUsageFlags, class memoryClass) (*Buffer, error) {
+	b := &Buffer{d: d, label: label, size: size, usage: u}
+	var ar vk.Arena
+	defer ar.Release()
+	ci := vk.New[vk.BufferCreateInfo](&ar)
+	ci.Size, ci.Usage, ci.SharingMode = size, vu, vk.SharingModeExclusive
+	if err := check("vkCreateBuffer", d.fn.CreateBuffer(d.h, ci, nil, &b.h)); err != nil {
+		return nil, fmt.Errorf("buffer %q (%d bytes): %w", label, size, d.noteLost(err))
+	}
+	var req vk.MemoryRequirements
+	d.fn.GetBufferMemoryRequirements(d.h, b.h, &req)
+	block, off, err := d.mem.alloc(req, class)
+	if err != nil {
+		d.fn.DestroyBuffer(d.h, b.h, nil)
+		return nil, fmt.Errorf("buffer %q (%d bytes): %w", label, size, err)
+	}
+	b.block, b.off, b.allocSize = block, off, req.Size
+	if err := check("vkBindBufferMemory", d.fn.BindBufferMemory(d.h, b.h, block.mem, off)); err != nil {
+		d.mem.free(block, off, req.Size)
+		d.fn.DestroyBuffer(d.h, b.h, nil)
+		return nil, fmt.Errorf("buffer %q: %w", label, d.noteLost(err))
+	}
+	if block.mapped != nil { // blocks are recycled: zero the range
+		clear(b.bytes())
+	}
+	d.live[b] = struct{}{}
+	return b, nil
+}
+
+// destroyLocked destroys a buffer now; d.mu must be held and the GPU must be done with it.
+func (b *Buffer) destroyLocked() {
+	if _, ok := b.d.live[b]; ok {
+		delete(b.d.live, b)
+		b.destroy()
+	}
+}
+
+// bytes is the buffer's host-visible memory (nil when not host-visible).
+func (b *Buffer) bytes() []byte {
+	if b.block.mapped == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(b.block.mapped, b.off)), b.size)
+}
+
+// Size is the buffer's size in bytes.
+func (b *Buffer) Size() uint64 { return b.size }
+
+// Usage is the buffer's usage.
+func (b *Buffer) Usage() BufferUsage { return b.usage }
+
+// Label is the buffer's label.
+func (b *Buffer) Label() string { return b.label }
+
+// Map waits until the GPU has finished all submitted work that uses the buffer and returns its bytes, valid until
+// Unmap. The buffer must have MapRead (read the bytes) or MapWrite (write them) usage, and must not be used in a
+// submission while mapped.
+func (b *Buffer) Map() ([]byte, error) {
+	if b.usage&(BufferUsageMapRead|BufferUsageMapWrite) == 0 {
+		return nil, errorf(ErrBadUsage, "map buffer %q without MapRead or MapWrite usage", b.label)
+	}
+	b.d.mu.Lock()
+	defer b.d.mu.Unlock()
+	if _, ok := b.d.live[b]; !ok || b.d.closed {
+		return nil, ErrClosed
+	}
+	if b.d.queue.pending != nil && b.d.queue.pending.uses(b) {
+		if _, err := b.d.queue.submitLocked(nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.d.queue.waitForLocked(b.lastUse); err != nil {
+		return nil, err
+	}
+	b.mapped = true
+	return b.bytes(), nil
+}
+
+// Unmap ends a Map; the bytes it returned must no longer be used.
+func (b *Buffer) Unmap() {
+	b.d.mu.Lock()
+	b.mapped = false
+	b.d.mu.Unlock()
+}
+
+// Close releases the buffer; its memory returns to the device once work already submitted that uses it is done.
+func (b *Buffer) Close() error { return b.d.release(b) }
+
+func (b *Buffer) destroy() {
+	b.d.fn.DestroyBuffer(b.d.h, b.h, nil)
+	if !b.d.closed {
+		b.d.mem.free(b.block, b.off, b.allocSize)
+	}
+}

@@ -1,0 +1,371 @@
+package wgpu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+)
+
+// DeviceDescriptor configures RequestDevice. The zero value asks for no optional features.
+type DeviceDescriptor struct {
+	Label string
+	// RequiredFeatures must all be supported, or RequestDevice fails with ErrMissingFeature.
+	RequiredFeatures []FeatureName
+	// RequiredLimits: each nonzero field must be within the adapter's limit, or RequestDevice fails with ErrLimit.
+	RequiredLimits Limits
+	// PipelineCacheDir is where the pipeline cache is persisted, one file per device UUID and driver version.
+	// Empty means os.UserCacheDir()/wgpu-eval/pipelines; "-" disables persistence.
+	PipelineCacheDir string
+	// MemoryBlockSize is the size of the VkDeviceMemory blocks buffers are sub-allocated from (default 64 MiB).
+	MemoryBlockSize uint64
+}
+
+// Device is a logical device: it creates every other object and owns their memory.
+type Device struct {
+	adapter  *Adapter
+	h        vk.Device
+	fn       *vk.DeviceFuncs
+	features map[FeatureName]bool
+	limits   Limits
+	queue    *Queue
+
+	mu        sync.Mutex // guards the fields below and all Vulkan objects shared between children
+	mem       allocator
+	live      map[child]struct{}
+	descPools []vk.DescriptorPool
+	cmdSlots  []*cmdSlot // every command pool created
+	cmdFree   []*cmdSlot // those not in use
+	cache     vk.PipelineCache
+	cachePath string
+	lost      error
+	closed    bool
+	gone      atomic.Bool // closed, readable without d.mu (encoders check it before touching Vulkan)
+}
+
+// child is an object the device destroys on Close if its owner did not.
+type child interface{ destroy() }
+
+// RequestDevice creates a device with one compute queue and the required features enabled.
+func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
+	if desc == nil {
+		desc = &DeviceDescriptor{}
+	}
+	if a.inst.closed {
+		return nil, ErrClosed
+	}
+	feats := map[FeatureName]bool{}
+	for _, f := range desc.RequiredFeatures {
+		if !a.HasFeature(f) {
+			return nil, errorf(ErrMissingFeature, "%s not supported by %s", f, a.info.Name)
+		}
+		feats[f] = true
+	}
+	if err := checkLimits(desc.RequiredLimits, a.info.Limits); err != nil {
+		return nil, err
+	}
+	var ar vk.Arena
+	defer ar.Release()
+	var exts []string
+	f2 := vk.New[vk.PhysicalDeviceFeatures2](&ar)
+	chain := func(p unsafe.Pointer, next *unsafe.Pointer) { *next, f2.PNext = f2.PNext, p }
+	if feats[FeatureShaderF16] || feats[FeatureStorage16Bit] {
+		s16 := vk.New[vk.PhysicalDevice16BitStorageFeatures](&ar)
+		s16.StorageBuffer16BitAccess = vk.True
+		chain(unsafe.Pointer(s16), &s16.PNext)
+	}
+	if feats[FeatureShaderF16] {
+		feats[FeatureStorage16Bit] = true // implied
+		f16 := vk.New[vk.PhysicalDeviceShaderFloat16Int8Features](&ar)
+		f16.ShaderFloat16 = vk.True
+		chain(unsafe.Pointer(f16), &f16.PNext)
+		exts = a.needExt(exts, 1, 2, "VK_KHR_shader_float16_int8")
+		if feats[FeatureSubgroups] && a.extTypes {
+			et := vk.New[vk.PhysicalDeviceShaderSubgroupExtendedTypesFeatures](&ar)
+			et.ShaderSubgroupExtendedTypes = vk.True
+			chain(unsafe.Pointer(et), &et.PNext)
+			exts = a.needExt(exts, 1, 2, "VK_KHR_shader_subgroup_extended_types")
+		}
+	}
+	if feats[FeatureSubgroupSizeControl] {
+		sc := vk.New[vk.PhysicalDeviceSubgroupSizeControlFeatures](&ar)
+		sc.SubgroupSizeControl = vk.True
+		chain(unsafe.Pointer(sc), &sc.PNext)
+		exts = a.needExt(exts, 1, 3, "VK_EXT_subgroup_size_control")
+	}
+	if a.memModel { // compilers may emit the Vulkan memory model; it costs nothing to allow
+		mm := vk.New[vk.PhysicalDeviceVulkanMemoryModelFeatures](&ar)
+		mm.VulkanMemoryModel = vk.True
+		chain(unsafe.Pointer(mm), &mm.PNext)
+		exts = a.needExt(exts, 1, 2, "VK_KHR_vulkan_memory_model")
+	}
+	if a.exts["VK_KHR_portability_subset"] {
+		exts = append(exts, "VK_KHR_portability_subset")
+	}
+	prio := vk.New[float32](&ar)
+	*prio = 1
+	qci := vk.New[vk.DeviceQueueCreateInfo](&ar)
+	qci.QueueFamilyIndex, qci.QueueCount, qci.PQueuePriorities = a.family, 1, prio
+	ci := vk.New[vk.DeviceCreateInfo](&ar)
+	ci.PNext = unsafe.Pointer(f2)
+	ci.QueueCreateInfoCount, ci.PQueueCreateInfos = 1, qci
+	ci.EnabledExtensionCount, ci.PpEnabledExtensionNames = uint32(len(exts)), ar.CStrings(exts)
+
+	d := &Device{adapter: a, features: feats, limits: a.info.Limits, live: map[child]struct{}{}}
+	if err := check("vkCreateDevice", a.inst.fn.CreateDevice(a.pd, ci, nil, &d.h)); err != nil {
+		return nil, fmt.Errorf("create device on %s: %w", a.info.Name, err)
+	}
+	var err error
+	if d.fn, err = a.inst.fn.LoadDevice(d.h); err != nil {
+		if d.fn.HasDestroyDevice() {
+			d.fn.DestroyDevice(d.h, nil)
+		}
+		return nil, err
+	}
+	d.queue = &Queue{d: d}
+	d.fn.GetDeviceQueue(d.h, a.family, 0, &d.queue.h)
+	blockSize := desc.MemoryBlockSize
+	if blockSize == 0 {
+		blockSize = 64 << 20
+	}
+	if m := a.info.Limits.MaxBufferSize; m != 0 {
+		blockSize = min(blockSize, m)
+	}
+	d.mem = allocator{d: d, blockSize: blockSize}
+	if err := d.openPipelineCache(desc.PipelineCacheDir); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// needExt adds ext to exts when the adapter's Vulkan version lacks the feature as core.
+func (a *Adapter) needExt(exts []string, major, minor uint32, ext string) []string {
+	if a.apiVersion >= vk.MakeAPIVersion(major, minor, 0) {
+		return exts
+	}
+	return append(exts, ext)
+}
+
+func checkLimits(want, have Limits) error {
+	type lim struct {
+		name       string
+		want, have uint64
+		minimum    bool // an alignment: the wanted value must be >= the adapter's
+	}
+	for _, l := range []lim{
+		{"maxStorageBufferBindingSize", want.MaxStorageBufferBindingSize, have.MaxStorageBufferBindingSize, false},
+		{"maxBufferSize", want.MaxBufferSize, have.MaxBufferSize, false},
+		{"maxComputeWorkgroupStorageSize", uint64(want.MaxComputeWorkgroupStorageSize), uint64(have.MaxComputeWorkgroupStorageSize), false},
+		{"maxComputeInvocationsPerWorkgroup", uint64(want.MaxComputeInvocationsPerWorkgroup), uint64(have.MaxComputeInvocationsPerWorkgroup), false},
+		{"maxComputeWorkgroupSizeX", uint64(want.MaxComputeWorkgroupSizeX), uint64(have.MaxComputeWorkgroupSizeX), false},
+		{"maxComputeWorkgroupSizeY", uint64(want.MaxComputeWorkgroupSizeY), uint64(have.MaxComputeWorkgroupSizeY), false},
+		{"maxComputeWorkgroupSizeZ", uint64(want.MaxComputeWorkgroupSizeZ), uint64(have.MaxComputeWorkgroupSizeZ), false},
+		{"maxComputeWorkgroupsPerDimension", uint64(want.MaxComputeWorkgroupsPerDimension), uint64(have.MaxComputeWorkgroupsPerDimension), false},
+		{"maxStorageBuffersPerShaderStage", uint64(want.MaxStorageBuffersPerShaderStage), uint64(have.MaxStorageBuffersPerShaderStage), false},
+		{"maxBindGroups", uint64(want.MaxBindGroups), uint64(have.MaxBindGroups), false},
+		{"maxPushConstantSize", uint64(want.MaxPushConstantSize), uint64(have.MaxPushConstantSize), false},
+		{"minStorageBufferOffsetAlignment", uint64(want.MinStorageBufferOffsetAlignment), uint64(have.MinStorageBufferOffsetAlignment), true},
+		{"minUniformBufferOffsetAlignment", uint64(want.MinUniformBufferOffsetAlignment), uint64(have.MinUniformBufferOffsetAlignment), true},
+	} {
+		if l.want == 0 {
+			continue
+		}
+		if (!l.minimum && l.want > l.have) || (l.minimum && l.want < l.have) {
+			return errorf(ErrLimit, "required %s %d, adapter offers %d", l.name, l.want, l.have)
+		}
+	}
+	return nil
+}
+
+// Queue returns the device's queue.
+func (d *Device) Queue() *Queue { return d.queue }
+
+// Limits returns the device's limits (the adapter's).
+func (d *Device) Limits() Limits { return d.limits }
+
+// AdapterInfo describes the adapter the device runs on.
+func (d *Device) AdapterInfo() AdapterInfo { return d.adapter.info }
+
+// HasFeature reports whether a feature was enabled at RequestDevice.
+func (d *Device) HasFeature(f FeatureName) bool { return d.features[f] }
+
+// Features lists the enabled features, sorted.
+func (d *Device) Features() []FeatureName {
+	var out []FeatureName
+	for f := range d.features {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// usable returns the error that makes the device unusable, if any. d.mu must be held.
+func (d *Device) usable() error {
+	if d.closed {
+		return ErrClosed
+	}
+	return d.lost
+}
+
+// noteLost records a device-lost error so later calls fail fast. d.mu must be held.
+func (d *Device) noteLost(err error) error {
+	if errors.Is(err, ErrDeviceLost) && d.lost == nil {
+		d.lost = err
+	}
+	return err
+}
+
+// track registers a child for cleanup at Device.Close.
+func (d *Device) track(c child) {
+	d.mu.Lock()
+	d.live[c] = struct{}{}
+	d.mu.Unlock()
+}
+
+// release destroys a child unless the device already did: now if the GPU is idle, else once the submissions so
+// far have finished (WebGPU semantics: destroying an object in use by submitted work is allowed).
+func (d *Device) release(c child) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.live[c]; !ok {
+		return nil
+	}
+	delete(d.live, c)
+	return d.queue.deferDestroy(c)
+}
+
+// Close waits for the GPU, destroys every object still alive, saves the pipeline cache and destroys the device.
+// It is safe after errors, including a lost device.
+func (d *Device) Close() error {
+	if d == nil {
+		return nil
+	}
+	var errs []error
+	if d.queue != nil {
+		if err := d.queue.WaitIdle(); err != nil && !errors.Is(err, ErrDeviceLost) && !errors.Is(err, ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	d.gone.Store(true)
+	if d.fn == nil {
+		return nil
+	}
+	d.fn.DeviceWaitIdle(d.h)
+	if d.queue != nil {
+		d.queue.destroy()
+	}
+	for c := range d.live {
+		if _, ok := c.(*Buffer); !ok {
+			c.destroy()
+			delete(d.live, c)
+		}
+	}
+	for c := range d.live {
+		c.destroy()
+	}
+	d.live = nil
+	for _, s := range d.cmdSlots {
+		d.fn.DestroyCommandPool(d.h, s.pool, nil)
+	}
+	for _, p := range d.descPools {
+		d.fn.DestroyDescriptorPool(d.h, p, nil)
+	}
+	d.mem.destroy()
+	if err := d.savePipelineCache(); err != nil {
+		errs = append(errs, err)
+	}
+	if d.cache != 0 {
+		d.fn.DestroyPipelineCache(d.h, d.cache, nil)
+	}
+	d.fn.DestroyDevice(d.h, nil)
+	return errors.Join(errs...)
+}
+
+// openPipelineCache creates the device's VkPipelineCache from the persisted file, if any.
+func (d *Device) openPipelineCache(dir string) error {
+	info := d.adapter.info
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err == nil {
+			dir = filepath.Join(base, "wgpu-eval", "pipelines")
+		} else {
+			dir = "-"
+		}
+	}
+	var data []byte
+	if dir != "-" {
+		d.cachePath = filepath.Join(dir, fmt.Sprintf("%s-%08x-%s.bin", info.DeviceUUID, info.DriverVersionRaw, info.PipelineCacheUUID))
+		data, _ = os.ReadFile(d.cachePath) // a missing or unreadable cache is only slower
+	}
+	var ar vk.Arena
+	defer ar.Release()
+	ci := vk.New[vk.PipelineCacheCreateInfo](&ar)
+	if len(data) > 0 {
+		ci.InitialDataSize, ci.PInitialData = uintptr(len(data)), ar.Bytes(data)
+	}
+	r := d.fn.CreatePipelineCache(d.h, ci, nil, &d.cache)
+	if r != vk.Success && len(data) > 0 { // a corrupt file: start empty
+		ci.InitialDataSize, ci.PInitialData = 0, nil
+		r = d.fn.CreatePipelineCache(d.h, ci, nil, &d.cache)
+	}
+	return check("vkCreatePipelineCache", r)
+}
+
+// SavePipelineCache writes the pipeline cache to its file now (Close does too).
+func (d *Device) SavePipelineCache() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return err
+	}
+	return d.savePipelineCache()
+}
+
+// PipelineCachePath is the file the pipeline cache persists to ("" when persistence is off).
+func (d *Device) PipelineCachePath() string { return d.cachePath }
+
+func (d *Device) savePipelineCache() error {
+	if d.cachePath == "" || d.cache == 0 || d.lost != nil {
+		return nil
+	}
+	var n uintptr
+	if err := check("vkGetPipelineCacheData", d.fn.GetPipelineCacheData(d.h, d.cache, &n, nil)); err != nil || n == 0 {
+		return err
+	}
+	buf := make([]byte, n)
+	r := d.fn.GetPipelineCacheData(d.h, d.cache, &n, unsafe.Pointer(&buf[0]))
+	if r != vk.Success && r != vk.Incomplete {
+		return check("vkGetPipelineCacheData", r)
+	}
+	if err := os.MkdirAll(filepath.Dir(d.cachePath), 0o755); err != nil {
+		return fmt.Errorf("save pipeline cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(d.cachePath), ".pipelines-*")
+	if err != nil {
+		return fmt.Errorf("save pipeline cache: %w", err)
+	}
+	_, werr := tmp.Write(buf[:n])
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save pipeline cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), d.cachePath); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save pipeline cache: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package wgpu_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"log"
+	"math"
+	"os"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// Example runs testdata/spec.comp (y = x*MUL + ADD) on the best adapter, falling back when Vulkan is missing.
+func Example() {
+	inst, err := wgpu.CreateInstance(nil)
+	if wgpu.Unavailable(err) {
+		fmt.Println("no Vulkan: use the CPU path")
+		return
+	} else if err != nil {
+		log.Fatal(err)
+	}
+	defer inst.Close()
+	adapter, err := inst.RequestAdapter("")
+	if err != nil {
+		log.Fatal(err)
+	}
+	dev, err := adapter.RequestDevice(nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+
+	raw, err := os.ReadFile("testdata/spec.spv")
+	if err != nil {
+		log.Fatal(err)
+	}
+	code := make([]uint32, len(raw)/4)
+	for i := range code {
+		code[i] = binary.LittleEndian.Uint32(raw[4*i:])
+	}
+	module, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: "spec", SPIRV: code})
+	if err != nil {
+		log.Fatal(err)
+	}
+	bgl, err := dev.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Entries: []wgpu.BindGroupLayoutEntry{
+		{Binding: 0, Type: wgpu.BindingReadOnlyStorage}, {Binding: 1, Type: wgpu.BindingStorage}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	layout, err := dev.CreatePipelineLayout(&wgpu.PipelineLayoutDescriptor{BindGroupLayouts: []*wgpu.BindGroupLayout{bgl}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	pipe, err := dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Layout: layout, Module: module,
+		Constants: map[string]float64{"0": 64, "MUL": 10, "ADD": 0.5}}) // "0": the workgroup size's constant ID
+	if err != nil {
+		log.Fatal(err)
+	}
+	const n = 64
+	usage := wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
+	x, _ := dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "x", Size: 4 * n, Usage: usage})
+	y, _ := dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "y", Size: 4 * n, Usage: usage})
+	in := make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(in[4*i:], math.Float32bits(float32(i)))
+	}
+	if err := dev.Queue().WriteBuffer(x, 0, in); err != nil {
+		log.Fatal(err)
+	}
+	group, err := dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: bgl, Entries: []wgpu.BindGroupEntry{
+		{Binding: 0, Buffer: x}, {Binding: 1, Buffer: y}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	enc, _ := dev.CreateCommandEncoder(nil)
+	pass := enc.BeginComputePass(nil)
+	pass.SetPipeline(pipe)
+	pass.SetBindGroup(0, group)
+	pass.DispatchWorkgroups(n/64, 1, 1)
+	pass.End()
+	cb, err := enc.Finish()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := dev.Queue().Submit(cb); err != nil {
+		log.Fatal(err)
+	}
+	out := make([]byte, 4*n)
+	if err := dev.Queue().ReadBuffer(y, 0, out); err != nil { // waits for the GPU
+		log.Fatal(err)
+	}
+	fmt.Println(math.Float32frombits(binary.LittleEndian.Uint32(out[4*3:]))) // 30.5
+}

@@ -1,0 +1,238 @@
+package wgpu
+
+//go:generate sh testdata/build_spirv.sh
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"os"
+	"sync"
+	"testing"
+)
+
+// testEnv is a device on the first adapter, with the validation layer when installed. Any warning or error the
+// layer or driver reports fails the test.
+type testEnv struct {
+	inst *Instance
+	ad   *Adapter
+	dev  *Device
+
+	mu   sync.Mutex
+	msgs []Message
+}
+
+// newEnv makes a device with the features, skipping the test when Vulkan or a feature is missing.
+func newEnv(t testing.TB, features ...FeatureName) *testEnv {
+	t.Helper()
+	return newEnvWith(t, os.Getenv("WGPU_NO_VALIDATION") == "", features...)
+}
+
+func newEnvWith(t testing.TB, validation bool, features ...FeatureName) *testEnv {
+	t.Helper()
+	env := &testEnv{}
+	inst, err := CreateInstance(&InstanceDescriptor{Validation: validation, OnMessage: func(m Message) {
+		env.mu.Lock()
+		env.msgs = append(env.msgs, m)
+		env.mu.Unlock()
+	}})
+	if Unavailable(err) {
+		if os.Getenv("WGPU_REQUIRE_VULKAN") != "" { // CI sets it, so a broken install cannot pass as skips
+			t.Fatalf("Vulkan unavailable and WGPU_REQUIRE_VULKAN set: %v", err)
+		}
+		t.Skipf("Vulkan unavailable (no loader or driver; Debian: libvulkan1 mesa-vulkan-drivers): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.inst = inst
+	ad, err := inst.RequestAdapter(os.Getenv("WGPU_ADAPTER"))
+	if Unavailable(err) {
+		inst.Close()
+		if os.Getenv("WGPU_REQUIRE_VULKAN") != "" {
+			t.Fatalf("no Vulkan device and WGPU_REQUIRE_VULKAN set: %v", err)
+		}
+		t.Skipf("Vulkan unavailable: %v", err)
+	}
+	if err != nil {
+		inst.Close()
+		t.Fatal(err)
+	}
+	env.ad = ad
+	for _, f := range features {
+		if !ad.HasFeature(f) {
+			inst.Close()
+			t.Skipf("adapter %s lacks feature %s", ad.Info().Name, f)
+		}
+	}
+	dev, err := ad.RequestDevice(&DeviceDescriptor{RequiredFeatures: features, PipelineCacheDir: t.TempDir()})
+	if err != nil {
+		inst.Close()
+		t.Fatal(err)
+	}
+	env.dev = dev
+	t.Cleanup(func() {
+		if err := dev.Close(); err != nil {
+			t.Errorf("device close: %v", err)
+		}
+		inst.Close()
+		env.mu.Lock()
+		defer env.mu.Unlock()
+		for _, m := range env.msgs {
+			t.Errorf("Vulkan message: %v", m)
+		}
+	})
+	if validation && !inst.ValidationEnabled() {
+		t.Logf("validation layer %s not installed: running without it", ValidationLayer)
+	}
+	return env
+}
+
+func loadSPIRV(t testing.TB, name string) []uint32 {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name + ".spv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := make([]uint32, len(b)/4)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w
+}
+
+// kernel is a pipeline with one bind group layout of the given binding types.
+type kernel struct {
+	layout *BindGroupLayout
+	pl     *PipelineLayout
+	pipe   *ComputePipeline
+}
+
+func newKernel(t testing.TB, d *Device, shader string, push uint32, consts map[string]float64, types ...BindingType) *kernel {
+	t.Helper()
+	m, err := d.CreateShaderModule(&ShaderModuleDescriptor{Label: shader, SPIRV: loadSPIRV(t, shader)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var entries []BindGroupLayoutEntry
+	for i, ty := range types {
+		entries = append(entries, BindGroupLayoutEntry{Binding: uint32(i), Type: ty})
+	}
+	k := &kernel{}
+	if k.layout, err = d.CreateBindGroupLayout(&BindGroupLayoutDescriptor{Label: shader, Entries: entries}); err != nil {
+		t.Fatal(err)
+	}
+	if k.pl, err = d.CreatePipelineLayout(&PipelineLayoutDescriptor{Label: shader, BindGroupLayouts: []*BindGroupLayout{k.layout}, PushConstantSize: push}); err != nil {
+		t.Fatal(err)
+	}
+	if k.pipe, err = d.CreateComputePipeline(&ComputePipelineDescriptor{Label: shader, Layout: k.pl, Module: m, Constants: consts}); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func (k *kernel) group(t testing.TB, d *Device, bufs ...*Buffer) *BindGroup {
+	t.Helper()
+	var es []BindGroupEntry
+	for i, b := range bufs {
+		es = append(es, BindGroupEntry{Binding: uint32(i), Buffer: b})
+	}
+	g, err := d.CreateBindGroup(&BindGroupDescriptor{Layout: k.layout, Entries: es})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func newBuffer(t testing.TB, d *Device, size uint64, usage BufferUsage) *Buffer {
+	t.Helper()
+	b, err := d.CreateBuffer(&BufferDescriptor{Label: "test", Size: size, Usage: usage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const storageRW = BufferUsageStorage | BufferUsageCopySrc | BufferUsageCopyDst
+
+func f32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func bytesF32(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func u32Bytes(v ...uint32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
+func readF32(t testing.TB, d *Device, b *Buffer) []float32 {
+	t.Helper()
+	out := make([]byte, b.Size())
+	if err := d.Queue().ReadBuffer(b, 0, out); err != nil {
+		t.Fatal(err)
+	}
+	return bytesF32(out)
+}
+
+// run records one pass with fn, submits it and waits.
+func run(t testing.TB, d *Device, fn func(p *ComputePass)) *CommandEncoder {
+	t.Helper()
+	e, err := d.CreateCommandEncoder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.BeginComputePass(nil)
+	fn(p)
+	p.End()
+	cb, err := e.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := d.Queue().Submit(cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Queue().WaitFor(idx); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func isErr(t *testing.T, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Errorf("error %v, want %v", err, want)
+	}
+}
+
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	man := uint32(h & 0x3ff)
+	switch exp {
+	case 0:
+		v := float32(man) * float32(math.Ldexp(1, -24))
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	case 31:
+		return math.Float32frombits(sign | 0x7f800000 | man<<13)
+	}
+	return math.Float32frombits(sign | (exp-15+127)<<23 | man<<13)
+}

@@ -1,0 +1,407 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"sort"
+	"strings"
+)
+
+// subset is the closure of types reached from the selected commands and extra structs.
+type subset struct {
+	reg      *registry
+	order    []string          // canonical type names in first-reached order
+	seen     map[string]bool   // canonical type names included
+	flagsOf  map[string]string // FlagBits enum name -> Flags bitmask type name
+	sTypes   map[string]bool   // VK_STRUCTURE_TYPE_* values used by included structs
+	commands [3][]*command     // global, instance, device
+	idents   map[string]string // Go identifier -> C name, for collision checks
+}
+
+func newSubset(reg *registry) (*subset, error) {
+	s := &subset{reg: reg, seen: map[string]bool{}, flagsOf: map[string]string{}, sTypes: map[string]bool{},
+		idents: map[string]string{}}
+	for _, t := range reg.Types {
+		if t.Category == "bitmask" && t.Alias == "" && t.Bits != "" {
+			s.flagsOf[t.Bits] = t.Name
+		}
+	}
+	for lvl, names := range [3][]string{globalCommands, instanceCommands, deviceCommands} {
+		for _, n := range names {
+			c := reg.Commands[n]
+			for c != nil && c.Alias != "" {
+				c = reg.Commands[c.Alias]
+			}
+			if c == nil {
+				return nil, fmt.Errorf("command %s not in registry", n)
+			}
+			c = &command{Name: n, Return: c.Return, Params: c.Params}
+			s.commands[lvl] = append(s.commands[lvl], c)
+			if err := s.add(c.Return); err != nil {
+				return nil, fmt.Errorf("%s: %w", n, err)
+			}
+			for _, p := range c.Params {
+				if err := s.add(p.Type); err != nil {
+					return nil, fmt.Errorf("%s: %w", n, err)
+				}
+			}
+		}
+	}
+	for _, n := range extraStructs {
+		if err := s.add(n); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+var cScalars = map[string]string{
+	"void": "", "char": "byte", "float": "float32", "double": "float64", "int8_t": "int8", "uint8_t": "uint8",
+	"int16_t": "int16", "uint16_t": "uint16", "int32_t": "int32", "uint32_t": "uint32", "int64_t": "int64",
+	"uint64_t": "uint64", "size_t": "uintptr", "int": "int32",
+}
+
+// add includes a C type and everything it references.
+func (s *subset) add(name string) error {
+	if _, ok := cScalars[name]; ok {
+		return nil
+	}
+	t := s.reg.resolve(name)
+	if t == nil {
+		return fmt.Errorf("type %s not in registry", name)
+	}
+	if s.seen[t.Name] {
+		return nil
+	}
+	s.seen[t.Name] = true
+	switch {
+	case strings.HasPrefix(t.Category, "unsupported"):
+		return fmt.Errorf("%s: %s", t.Name, t.Category)
+	case t.Category == "union":
+		return fmt.Errorf("%s: unions are not supported", t.Name)
+	case t.Category == "struct":
+		for _, m := range t.Members {
+			if err := s.add(m.Type); err != nil {
+				return fmt.Errorf("%s.%s: %w", t.Name, m.Name, err)
+			}
+			if m.Name == "sType" && m.Values != "" {
+				s.sTypes[m.Values] = true
+			}
+		}
+	case t.Category == "bitmask":
+		if t.Bits != "" {
+			s.seen[t.Bits] = true
+		}
+	case t.Category == "enum":
+		if f, ok := s.flagsOf[t.Name]; ok {
+			s.seen[t.Name] = false
+			return s.add(f)
+		}
+	case t.Category == "basetype", t.Category == "handle", t.Category == "funcpointer":
+	default:
+		return fmt.Errorf("%s: category %q is not supported", t.Name, t.Category)
+	}
+	s.order = append(s.order, t.Name)
+	return nil
+}
+
+// goName turns VkFooBar into FooBar.
+func goName(c string) string { return strings.TrimPrefix(c, "Vk") }
+
+// constName turns VK_FOO_BAR_EXT into FooBarEXT.
+func (s *subset) constName(c string) string {
+	words := strings.Split(strings.TrimPrefix(c, "VK_"), "_")
+	var b strings.Builder
+	for _, w := range words {
+		tag := false
+		for _, t := range s.reg.Tags {
+			if w == t {
+				tag = true
+			}
+		}
+		if tag || w == "" {
+			b.WriteString(w)
+			continue
+		}
+		b.WriteString(w[:1] + strings.ToLower(w[1:]))
+	}
+	return b.String()
+}
+
+// goType is the Go spelling of a C declaration's type.
+func (s *subset) goType(d decl) (string, error) {
+	base, err := s.baseType(d.Type)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case d.Ptr == 0:
+	case base == "": // void*
+		base = "unsafe.Pointer"
+		if d.Ptr > 1 {
+			base = strings.Repeat("*", d.Ptr-1) + base
+		}
+	default:
+		base = strings.Repeat("*", d.Ptr) + base
+	}
+	if base == "" {
+		return "", fmt.Errorf("%s: void value", d.Name)
+	}
+	for i := len(d.Arrays) - 1; i >= 0; i-- {
+		n := d.Arrays[i]
+		if _, ok := s.reg.Consts[n]; ok {
+			n = s.constName(n)
+		}
+		base = "[" + n + "]" + base
+	}
+	return base, nil
+}
+
+func (s *subset) baseType(c string) (string, error) {
+	if g, ok := cScalars[c]; ok {
+		return g, nil
+	}
+	t := s.reg.resolve(c)
+	if t == nil {
+		return "", fmt.Errorf("unknown type %s", c)
+	}
+	if t.Category == "enum" {
+		if f, ok := s.flagsOf[t.Name]; ok {
+			return goName(f), nil
+		}
+	}
+	if t.Category == "funcpointer" {
+		return "uintptr", nil
+	}
+	return goName(t.Name), nil
+}
+
+// emitTypes writes ztypes.go: handles, base types, enums, bitmasks, constants and structs.
+func (s *subset) emitTypes() ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "// Code generated by gen from vk.xml (VK_HEADER_VERSION %s); DO NOT EDIT.\n\npackage vk\n\nimport \"unsafe\"\n\n", s.reg.Version)
+	fmt.Fprintf(&b, "var _ unsafe.Pointer\n\n// API constants.\nconst (\n")
+	for _, c := range apiConstants {
+		v, ok := s.reg.Consts[c]
+		if !ok {
+			return nil, fmt.Errorf("API constant %s not in registry", c)
+		}
+		switch v {
+		case "(~0U)":
+			v = "^uint32(0)"
+		case "(~0ULL)":
+			v = "^uint64(0)"
+		}
+		if err := s.ident(s.constName(c), c); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "\t%s = %s // %s\n", s.constName(c), v, c)
+	}
+	b.WriteString(")\n\n")
+	names := append([]string(nil), s.order...)
+	sort.Strings(names)
+	for _, n := range names {
+		t := s.reg.Types[n]
+		g := goName(n)
+		if err := s.ident(g, n); err != nil {
+			return nil, err
+		}
+		switch t.Category {
+		case "handle":
+			if t.Dispatch {
+				fmt.Fprintf(&b, "// %s is the dispatchable handle %s (a pointer).\ntype %s uintptr\n\n", g, n, g)
+			} else {
+				fmt.Fprintf(&b, "// %s is the non-dispatchable handle %s.\ntype %s uint64\n\n", g, n, g)
+			}
+		case "basetype":
+			under, ok := cScalars[t.Base]
+			if !ok {
+				return nil, fmt.Errorf("basetype %s of %s", t.Base, n)
+			}
+			fmt.Fprintf(&b, "// %s is %s.\ntype %s = %s\n\n", g, n, g, under)
+		case "funcpointer":
+			fmt.Fprintf(&b, "// %s is the C function pointer type %s.\ntype %s = uintptr\n\n", g, n, g)
+		case "bitmask":
+			under := "uint32"
+			if t.Base == "VkFlags64" {
+				under = "uint64"
+			}
+			fmt.Fprintf(&b, "// %s is %s.\ntype %s %s\n\n", g, n, g, under)
+			if t.Bits != "" {
+				if err := s.emitValues(&b, t.Bits, g, nil); err != nil {
+					return nil, err
+				}
+			}
+		case "enum":
+			fmt.Fprintf(&b, "// %s is %s.\ntype %s int32\n\n", g, n, g)
+			var keep func(string) bool
+			if n == "VkStructureType" {
+				keep = func(v string) bool { return s.sTypes[v] }
+			}
+			if err := s.emitValues(&b, n, g, keep); err != nil {
+				return nil, err
+			}
+		case "struct":
+			if err := s.emitStruct(&b, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return format.Source(b.Bytes())
+}
+
+func (s *subset) ident(g, c string) error {
+	if old, ok := s.idents[g]; ok && old != c {
+		return fmt.Errorf("Go name %s used for both %s and %s", g, old, c)
+	}
+	s.idents[g] = c
+	return nil
+}
+
+func (s *subset) emitValues(b *bytes.Buffer, enum, goType string, keep func(string) bool) error {
+	vals := s.reg.Enums[enum]
+	if len(vals) == 0 {
+		return nil
+	}
+	fmt.Fprintf(b, "// Values of %s.\nconst (\n", enum)
+	for _, v := range vals {
+		if v.Alias != "" || (keep != nil && !keep(v.Name)) {
+			continue
+		}
+		g := s.constName(v.Name)
+		if err := s.ident(g, v.Name); err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "\t%s %s = %d\n", g, goType, v.Value)
+	}
+	b.WriteString(")\n\n")
+	if enum == "VkResult" {
+		fmt.Fprintf(b, "var resultNames = map[Result]string{\n")
+		for _, v := range vals {
+			if v.Alias == "" {
+				fmt.Fprintf(b, "\t%s: %q,\n", s.constName(v.Name), v.Name)
+			}
+		}
+		b.WriteString("}\n\n")
+	}
+	return nil
+}
+
+func (s *subset) emitStruct(b *bytes.Buffer, t *typeDef) error {
+	g := goName(t.Name)
+	fmt.Fprintf(b, "// %s is %s.\ntype %s struct {\n", g, t.Name, g)
+	for _, m := range t.Members {
+		ty, err := s.goType(m)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t.Name, m.Name, err)
+		}
+		fmt.Fprintf(b, "\t%s %s\n", fieldName(m.Name), ty)
+	}
+	b.WriteString("}\n\n")
+	if len(t.Members) > 0 && t.Members[0].Name == "sType" && t.Members[0].Values != "" {
+		fmt.Fprintf(b, "func (*%s) structureType() StructureType { return %s }\n\n", g, s.constName(t.Members[0].Values))
+	}
+	return nil
+}
+
+func fieldName(c string) string { return strings.ToUpper(c[:1]) + c[1:] }
+
+var goKeywords = map[string]bool{"type": true, "range": true, "func": true, "map": true, "select": true}
+
+func paramName(c string) string {
+	if goKeywords[c] {
+		return c + "_"
+	}
+	return c
+}
+
+// emitCommands writes zcommands.go: the three function tables and one method per command.
+func (s *subset) emitCommands() ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "// Code generated by gen from vk.xml (VK_HEADER_VERSION %s); DO NOT EDIT.\n\npackage vk\n\n", s.reg.Version)
+	b.WriteString("import (\n\t\"unsafe\"\n\n\t\"github.com/ebitengine/purego\"\n)\n\nvar _ unsafe.Pointer\n\n")
+	tables := [3]string{"GlobalFuncs", "InstanceFuncs", "DeviceFuncs"}
+	docs := [3]string{"loaded with vkGetInstanceProcAddr(NULL, name)", "loaded with vkGetInstanceProcAddr(instance, name)",
+		"loaded with vkGetDeviceProcAddr(device, name)"}
+	for lvl, cmds := range s.commands {
+		tn := tables[lvl]
+		fmt.Fprintf(&b, "// %s holds the commands %s.\ntype %s struct {\n\tp [%d]uintptr\n}\n\n", tn, docs[lvl], tn, len(cmds))
+		fmt.Fprintf(&b, "var %sNames = [...]procName{\n", strings.ToLower(tn[:1])+tn[1:])
+		for _, c := range cmds {
+			fmt.Fprintf(&b, "\t{%q, %v},\n", c.Name, !s.reg.Core11[c.Name])
+		}
+		b.WriteString("}\n\n")
+		for i, c := range cmds {
+			if err := s.emitMethod(&b, tn, i, c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return format.Source(b.Bytes())
+}
+
+func (s *subset) emitMethod(b *bytes.Buffer, table string, idx int, c *command) error {
+	var params, args []string
+	for _, p := range c.Params {
+		if len(p.Arrays) > 0 {
+			return fmt.Errorf("%s: array parameter %s", c.Name, p.Name)
+		}
+		ty, err := s.goType(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+		if p.Ptr == 0 && (ty == "float32" || ty == "float64") {
+			return fmt.Errorf("%s: float parameter %s by value", c.Name, p.Name)
+		}
+		n := paramName(p.Name)
+		params = append(params, n+" "+ty)
+		if p.Ptr > 0 {
+			args = append(args, "uintptr(unsafe.Pointer("+n+"))")
+		} else {
+			args = append(args, "uintptr("+n+")")
+		}
+	}
+	ret := ""
+	conv := ""
+	switch c.Return {
+	case "void":
+	case "VkResult":
+		ret, conv = "Result", "Result(int32(r))"
+	case "PFN_vkVoidFunction":
+		ret, conv = "uintptr", "r"
+	default:
+		g, err := s.baseType(c.Return)
+		if err != nil {
+			return err
+		}
+		ret, conv = g, g+"(r)"
+	}
+	optional := !s.reg.Core11[c.Name]
+	fmt.Fprintf(b, "// %s calls %s.", goName(strings.TrimPrefix(c.Name, "vk")), c.Name)
+	if optional {
+		if ret == "Result" {
+			b.WriteString(" It returns ErrorExtensionNotPresent if the command was not loaded.")
+		} else if ret == "" {
+			b.WriteString(" It does nothing if the command was not loaded.")
+		}
+	}
+	fmt.Fprintf(b, "\nfunc (f *%s) %s(%s) %s {\n", table, strings.TrimPrefix(c.Name, "vk"), strings.Join(params, ", "), ret)
+	if optional {
+		switch ret {
+		case "Result":
+			fmt.Fprintf(b, "\tif f.p[%d] == 0 {\n\t\treturn ErrorExtensionNotPresent\n\t}\n", idx)
+		case "":
+			fmt.Fprintf(b, "\tif f.p[%d] == 0 {\n\t\treturn\n\t}\n", idx)
+		default:
+			return fmt.Errorf("%s: optional command returning %s", c.Name, ret)
+		}
+	}
+	call := fmt.Sprintf("purego.SyscallN(f.p[%d], %s)", idx, strings.Join(args, ", "))
+	if ret == "" {
+		fmt.Fprintf(b, "\t%s\n}\n\n", call)
+	} else {
+		fmt.Fprintf(b, "\tr, _, _ := %s\n\treturn %s\n}\n\n", call, conv)
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package wgpu
+
+import (
+	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+)
+
+// ComputePassDescriptor configures BeginComputePass.
+type ComputePassDescriptor struct {
+	Label string
+	// TimestampWrites, if set, records GPU timestamps at the beginning and end of the pass (feature
+	// timestamp-query).
+	TimestampWrites *PassTimestampWrites
+}
+
+// PassTimestampWrites names the queries a pass writes its beginning and end timestamps to.
+type PassTimestampWrites struct {
+	QuerySet                  *QuerySet
+	BeginningOfPassWriteIndex uint32
+	EndOfPassWriteIndex       uint32
+}
+
+// ComputePass records dispatches. Each dispatch sees the writes of earlier dispatches to the buffers it binds.
+type ComputePass struct {
+	e        *CommandEncoder
+	ts       *PassTimestampWrites
+	pipeline *ComputePipeline
+	bound    *ComputePipeline
+	groups   []*BindGroup
+	dirty    []bool
+}
+
+// BeginComputePass starts a compute pass; End it before other encoder commands.
+func (e *CommandEncoder) BeginComputePass(desc *ComputePassDescriptor) *ComputePass {
+	p := &ComputePass{e: e}
+	if !e.ok() || e.passOpen("BeginComputePass") {
+		return p
+	}
+	e.inPass = true
+	if desc != nil && desc.TimestampWrites != nil {
+		p.ts = desc.TimestampWrites
+		e.writeTimestamp(p.ts.QuerySet, p.ts.BeginningOfPassWriteIndex, vk.PipelineStageTopOfPipeBit)
+	}
+	return p
+}
+
+// SetPipeline selects the pipeline for the following dispatches.
+func (p *ComputePass) SetPipeline(pl *ComputePipeline) {
+	if pl == nil || pl.d != p.e.d {
+		p.e.fail(errorf(ErrBadUsage, "SetPipeline: pipeline is nil or from another device"))
+		return
+	}
+	p.pipeline = pl
+	p.e.objs[pl] = struct{}{}
+}
+
+// SetBindGroup binds g as @group(index) for the following dispatches.
+func (p *ComputePass) SetBindGroup(index uint32, g *BindGroup) {
+	if g == nil || g.d != p.e.d || index >= p.e.d.limits.MaxBindGroups {
+		p.e.fail(errorf(ErrBadUsage, "SetBindGroup(%d): group is nil, from another device, or index too large", index))
+		return
+	}
+	for uint32(len(p.groups)) <= index {
+		p.groups = append(p.groups, nil)
+		p.dirty = append(p.dirty, false)
+	}
+	p.groups[index], p.dirty[index] = g, true
+	p.e.objs[g] = struct{}{}
+}
+
+// SetPushConstants sets push constant bytes at offset (multiples of 4) for the following dispatches; the current
+// pipeline's layout must declare them.
+func (p *ComputePass) SetPushConstants(offset uint32, data []byte) {
+	e := p.e
+	if !e.ok() {
+		return
+	}
+	if p.pipeline == nil {
+		e.fail(errorf(ErrBadUsage, "SetPushConstants before SetPipeline"))
+		return
+	}
+	if offset%4 != 0 || len(data)%4 != 0 || offset+uint32(len(data)) > p.pipeline.layout.pushSize {
+		e.fail(errorf(ErrBadUsage, "SetPushConstants: range [%d, %d) outside the layout's %d bytes or unaligned", offset, int(offset)+len(data), p.pipeline.layout.pushSize))
+		return
+	}
+	if len(data) > 0 {
+		e.pushConstants(p.pipeline.layout.h, offset, data)
+	}
+}
+
+// DispatchWorkgroups runs the pipeline on an x*y*z grid of workgroups.
+func (p *ComputePass) DispatchWorkgroups(x, y, z uint32) {
+	e := p.e
+	if !e.ok() {
+		return
+	}
+	pl := p.pipeline
+	if pl == nil {
+		e.fail(errorf(ErrBadUsage, "DispatchWorkgroups before SetPipeline"))
+		return
+	}
+	if m := e.d.limits.MaxComputeWorkgroupsPerDimension; x > m || y > m || z > m {
+		e.fail(errorf(ErrLimit, "DispatchWorkgroups(%d, %d, %d): limit %d per dimension", x, y, z, m))
+		return
+	}
+	if len(p.groups) < len(pl.layout.groups) {
+		e.fail(errorf(ErrBadUsage, "pipeline %q needs %d bind groups, %d set", pl.label, len(pl.layout.groups), len(p.groups)))
+		return
+	}
+	var acc []access
+	for i, gl := range pl.layout.groups {
+		g := p.groups[i]
+		if g == nil || g.layout != gl {
+			e.fail(errorf(ErrBadUsage, "pipeline %q: bind group %d missing or of another layout", pl.label, i))
+			return
+		}
+		acc = append(acc, g.access...)
+	}
+	if x == 0 || y == 0 || z == 0 {
+		return
+	}
+	e.prepare(vk.PipelineStageComputeShaderBit, acc)
+	cb := e.slot.cb
+	if p.bound != pl {
+		e.d.fn.CmdBindPipeline(cb, vk.PipelineBindPointCompute, pl.h)
+		p.bound = pl
+		for i := range p.dirty {
+			p.dirty[i] = true
+		}
+	}
+	for i := range pl.layout.groups {
+		if p.dirty[i] {
+			set := p.groups[i].set
+			e.d.fn.CmdBindDescriptorSets(cb, vk.PipelineBindPointCompute, pl.layout.h, uint32(i), 1, &set, 0, nil)
+			p.dirty[i] = false
+		}
+	}
+	e.d.fn.CmdDispatch(cb, x, y, z)
+	e.Dispatches++
+}
+
+// End finishes the pass.
+func (p *ComputePass) End() {
+	e := p.e
+	if !e.inPass {
+		e.fail(errorf(ErrBadUsage, "compute pass ended twice"))
+		return
+	}
+	e.inPass = false
+	if p.ts != nil && e.ok() {
+		e.writeTimestamp(p.ts.QuerySet, p.ts.EndOfPassWriteIndex, vk.PipelineStageBottomOfPipeBit)
+	}
+}

@@ -1,0 +1,322 @@
+package wgpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"unsafe"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+)
+
+// BindingType is the kind of buffer a binding holds.
+type BindingType int
+
+const (
+	// BindingStorage is var<storage, read_write>.
+	BindingStorage BindingType = iota
+	// BindingReadOnlyStorage is var<storage, read>.
+	BindingReadOnlyStorage
+	// BindingUniform is var<uniform>.
+	BindingUniform
+)
+
+// BindGroupLayoutEntry declares one binding.
+type BindGroupLayoutEntry struct {
+	Binding uint32
+	Type    BindingType
+}
+
+// BindGroupLayoutDescriptor configures CreateBindGroupLayout.
+type BindGroupLayoutDescriptor struct {
+	Label   string
+	Entries []BindGroupLayoutEntry
+}
+
+// BindGroupLayout is the shape of a bind group (a descriptor set layout).
+type BindGroupLayout struct {
+	d       *Device
+	h       vk.DescriptorSetLayout
+	label   string
+	entries map[uint32]BindingType
+}
+
+// CreateBindGroupLayout creates a layout of buffer bindings visible to compute shaders.
+func (d *Device) CreateBindGroupLayout(desc *BindGroupLayoutDescriptor) (*BindGroupLayout, error) {
+	l := &BindGroupLayout{d: d, label: desc.Label, entries: map[uint32]BindingType{}}
+	var ar vk.Arena
+	defer ar.Release()
+	bs := vk.NewSlice[vk.DescriptorSetLayoutBinding](&ar, len(desc.Entries))
+	storage := 0
+	for i, e := range desc.Entries {
+		if _, dup := l.entries[e.Binding]; dup {
+			return nil, errorf(ErrBadUsage, "bind group layout %q: binding %d twice", desc.Label, e.Binding)
+		}
+		l.entries[e.Binding] = e.Type
+		bs[i].Binding, bs[i].DescriptorCount, bs[i].StageFlags = e.Binding, 1, vk.ShaderStageComputeBit
+		bs[i].DescriptorType = descriptorType(e.Type)
+		if e.Type != BindingUniform {
+			storage++
+		}
+	}
+	if uint32(storage) > d.limits.MaxStorageBuffersPerShaderStage {
+		return nil, errorf(ErrLimit, "bind group layout %q: %d storage buffers, limit %d", desc.Label, storage, d.limits.MaxStorageBuffersPerShaderStage)
+	}
+	ci := vk.New[vk.DescriptorSetLayoutCreateInfo](&ar)
+	ci.BindingCount = uint32(len(bs))
+	if len(bs) > 0 {
+		ci.PBindings = &bs[0]
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := check("vkCreateDescriptorSetLayout", d.fn.CreateDescriptorSetLayout(d.h, ci, nil, &l.h)); err != nil {
+		return nil, fmt.Errorf("bind group layout %q: %w", desc.Label, d.noteLost(err))
+	}
+	d.live[l] = struct{}{}
+	return l, nil
+}
+
+func descriptorType(t BindingType) vk.DescriptorType {
+	if t == BindingUniform {
+		return vk.DescriptorTypeUniformBuffer
+	}
+	return vk.DescriptorTypeStorageBuffer
+}
+
+// Close releases the layout.
+func (l *BindGroupLayout) Close() error { return l.d.release(l) }
+
+func (l *BindGroupLayout) destroy() { l.d.fn.DestroyDescriptorSetLayout(l.d.h, l.h, nil) }
+
+// PipelineLayoutDescriptor configures CreatePipelineLayout.
+type PipelineLayoutDescriptor struct {
+	Label            string
+	BindGroupLayouts []*BindGroupLayout // group i is @group(i)
+	PushConstantSize uint32             // bytes of var<push_constant>, a multiple of 4
+}
+
+// PipelineLayout is the bind group layouts and push constant size of a pipeline.
+type PipelineLayout struct {
+	d        *Device
+	h        vk.PipelineLayout
+	label    string
+	groups   []*BindGroupLayout
+	pushSize uint32
+}
+
+// CreatePipelineLayout creates a pipeline layout.
+func (d *Device) CreatePipelineLayout(desc *PipelineLayoutDescriptor) (*PipelineLayout, error) {
+	if uint32(len(desc.BindGroupLayouts)) > d.limits.MaxBindGroups {
+		return nil, errorf(ErrLimit, "pipeline layout %q: %d bind groups, limit %d", desc.Label, len(desc.BindGroupLayouts), d.limits.MaxBindGroups)
+	}
+	if desc.PushConstantSize%4 != 0 || desc.PushConstantSize > d.limits.MaxPushConstantSize {
+		return nil, errorf(ErrLimit, "pipeline layout %q: push constant size %d (multiple of 4, at most %d)", desc.Label, desc.PushConstantSize, d.limits.MaxPushConstantSize)
+	}
+	l := &PipelineLayout{d: d, label: desc.Label, groups: desc.BindGroupLayouts, pushSize: desc.PushConstantSize}
+	var ar vk.Arena
+	defer ar.Release()
+	sets := vk.NewSlice[vk.DescriptorSetLayout](&ar, len(desc.BindGroupLayouts))
+	for i, g := range desc.BindGroupLayouts {
+		if g == nil || g.d != d {
+			return nil, errorf(ErrBadUsage, "pipeline layout %q: bind group layout %d is nil or from another device", desc.Label, i)
+		}
+		sets[i] = g.h
+	}
+	ci := vk.New[vk.PipelineLayoutCreateInfo](&ar)
+	ci.SetLayoutCount = uint32(len(sets))
+	if len(sets) > 0 {
+		ci.PSetLayouts = &sets[0]
+	}
+	if desc.PushConstantSize > 0 {
+		r := vk.New[vk.PushConstantRange](&ar)
+		r.StageFlags, r.Size = vk.ShaderStageComputeBit, desc.PushConstantSize
+		ci.PushConstantRangeCount, ci.PPushConstantRanges = 1, r
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := check("vkCreatePipelineLayout", d.fn.CreatePipelineLayout(d.h, ci, nil, &l.h)); err != nil {
+		return nil, fmt.Errorf("pipeline layout %q: %w", desc.Label, d.noteLost(err))
+	}
+	d.live[l] = struct{}{}
+	return l, nil
+}
+
+// Close releases the layout.
+func (l *PipelineLayout) Close() error { return l.d.release(l) }
+
+func (l *PipelineLayout) destroy() { l.d.fn.DestroyPipelineLayout(l.d.h, l.h, nil) }
+
+// ComputePipelineDescriptor configures CreateComputePipeline.
+type ComputePipelineDescriptor struct {
+	Label      string
+	Layout     *PipelineLayout
+	Module     *ShaderModule
+	EntryPoint string // default "main"
+	// Constants sets override (specialization) constants by name or by numeric ID, as WebGPU does.
+	Constants map[string]float64
+	// RequiredSubgroupSize, if not 0, fixes the subgroup size (feature subgroup-size-control; a power of two
+	// within Limits.MinSubgroupSize..MaxSubgroupSize).
+	RequiredSubgroupSize uint32
+}
+
+// ComputePipeline is a compiled compute kernel.
+type ComputePipeline struct {
+	d      *Device
+	h      vk.Pipeline
+	label  string
+	layout *PipelineLayout
+}
+
+// CreateComputePipeline compiles a pipeline through the device's pipeline cache.
+func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*ComputePipeline, error) {
+	if desc.Layout == nil || desc.Module == nil || desc.Layout.d != d || desc.Module.d != d {
+		return nil, errorf(ErrBadUsage, "pipeline %q: layout and module are required, from this device", desc.Label)
+	}
+	entry := desc.EntryPoint
+	if entry == "" {
+		entry = "main"
+	}
+	if !desc.Module.entries[entry] {
+		return nil, errorf(ErrBadUsage, "pipeline %q: module %q has no compute entry point %q", desc.Label, desc.Module.label, entry)
+	}
+	var ar vk.Arena
+	defer ar.Release()
+	ci := vk.New[vk.ComputePipelineCreateInfo](&ar)
+	ci.Layout, ci.BasePipelineIndex = desc.Layout.h, -1
+	st := &ci.Stage
+	st.SType = vk.StructureTypePipelineShaderStageCreateInfo
+	st.Stage, st.Module, st.PName = vk.ShaderStageComputeBit, desc.Module.h, ar.CString(entry)
+	if len(desc.Constants) > 0 {
+		si, err := specialization(&ar, desc.Module, desc.Constants)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
+		}
+		st.PSpecializationInfo = si
+	}
+	if n := desc.RequiredSubgroupSize; n != 0 {
+		if !d.features[FeatureSubgroupSizeControl] {
+			return nil, errorf(ErrMissingFeature, "pipeline %q: RequiredSubgroupSize needs %s", desc.Label, FeatureSubgroupSizeControl)
+		}
+		if n&(n-1) != 0 || n < d.limits.MinSubgroupSize || n > d.limits.MaxSubgroupSize {
+			return nil, errorf(ErrLimit, "pipeline %q: subgroup size %d not a power of two in %d..%d", desc.Label, n, d.limits.MinSubgroupSize, d.limits.MaxSubgroupSize)
+		}
+		rs := vk.New[vk.PipelineShaderStageRequiredSubgroupSizeCreateInfo](&ar)
+		rs.RequiredSubgroupSize = n
+		st.PNext = unsafe.Pointer(rs)
+	}
+	p := &ComputePipeline{d: d, label: desc.Label, layout: desc.Layout}
+	d.mu.Lock()
+	err := d.usable()
+	d.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	// Compiling can take long on real drivers; the pipeline cache is internally synchronized, so other work goes on.
+	r := d.fn.CreateComputePipelines(d.h, d.cache, 1, ci, nil, &p.h)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := check("vkCreateComputePipelines", r); err != nil {
+		return nil, fmt.Errorf("pipeline %q: %w", desc.Label, d.noteLost(err))
+	}
+	d.live[p] = struct{}{}
+	return p, nil
+}
+
+// specialization encodes override constants as VkSpecializationInfo, converting each to its declared type.
+func specialization(ar *vk.Arena, m *ShaderModule, consts map[string]float64) (*vk.SpecializationInfo, error) {
+	keys := make([]string, 0, len(consts))
+	for k := range consts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	entries := vk.NewSlice[vk.SpecializationMapEntry](ar, len(keys))
+	var data []byte
+	seen := map[uint32]string{}
+	for i, k := range keys {
+		sc, ok := m.specs[k]
+		if !ok {
+			return nil, errorf(ErrBadUsage, "module %q has no override constant %q", m.label, k)
+		}
+		if other, dup := seen[sc.id]; dup {
+			return nil, errorf(ErrBadUsage, "override constant %q set twice (also as %q)", k, other)
+		}
+		seen[sc.id] = k
+		v := consts[k]
+		off := len(data)
+		switch {
+		case sc.kind == 'b':
+			var b uint32
+			if v != 0 {
+				b = 1
+			}
+			data = binary.LittleEndian.AppendUint32(data, b)
+		case sc.kind == 'f' && sc.width == 16:
+			data = binary.LittleEndian.AppendUint16(data, f32ToF16(float32(v)))
+		case sc.kind == 'f' && sc.width == 32:
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
+		case sc.kind == 'f' && sc.width == 64:
+			data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+		case sc.kind == 'i' && sc.width == 32:
+			if v != math.Trunc(v) || v < math.MinInt32 || v > math.MaxInt32 {
+				return nil, errorf(ErrBadUsage, "override constant %q: %v is not an i32", k, v)
+			}
+			data = binary.LittleEndian.AppendUint32(data, uint32(int32(v)))
+		case sc.kind == 'u' && sc.width == 32:
+			if v != math.Trunc(v) || v < 0 || v > math.MaxUint32 {
+				return nil, errorf(ErrBadUsage, "override constant %q: %v is not a u32", k, v)
+			}
+			data = binary.LittleEndian.AppendUint32(data, uint32(v))
+		default:
+			return nil, errorf(ErrBadUsage, "override constant %q: unsupported type %c%d", k, sc.kind, sc.width)
+		}
+		entries[i] = vk.SpecializationMapEntry{ConstantID: sc.id, Offset: uint32(off), Size: uintptr(len(data) - off)}
+	}
+	si := vk.New[vk.SpecializationInfo](ar)
+	si.MapEntryCount, si.PMapEntries = uint32(len(entries)), &entries[0]
+	si.DataSize, si.PData = uintptr(len(data)), ar.Bytes(data)
+	return si, nil
+}
+
+// Close releases the pipeline.
+func (p *ComputePipeline) Close() error { return p.d.release(p) }
+
+func (p *ComputePipeline) destroy() { p.d.fn.DestroyPipeline(p.d.h, p.h, nil) }
+
+// f32ToF16 rounds to the nearest half, ties to even (for f16 override constants).
+func f32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int(b>>23&0xff) - 127 + 15
+	man := b & 0x7fffff
+	switch {
+	case b&0x7fffffff > 0x7f800000:
+		return sign | 0x7e00 // NaN
+	case exp >= 31:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		man |= 0x800000
+		shift := uint32(14 - exp)
+		h := man >> shift
+		rem, half := man&(1<<shift-1), uint32(1)<<(shift-1)
+		if rem > half || (rem == half && h&1 == 1) {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(exp)<<10 | man>>13
+	rem := man & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++
+	}
+	return sign | uint16(h)
+}

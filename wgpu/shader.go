@@ -1,0 +1,189 @@
+package wgpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+)
+
+// ShaderModuleDescriptor configures CreateShaderModule: SPIR-V words, or WGSL source once a compiler is
+// registered (RegisterWGSLCompiler).
+type ShaderModuleDescriptor struct {
+	Label string
+	SPIRV []uint32
+	WGSL  string
+}
+
+// ShaderModule is compiled shader code with its specialization constants ("override" constants).
+type ShaderModule struct {
+	d       *Device
+	h       vk.ShaderModule
+	label   string
+	specs   map[string]specConst // by name and by decimal ID
+	entries map[string]bool
+}
+
+// specConst is an OpSpecConstant* of the module.
+type specConst struct {
+	id    uint32
+	kind  byte // 'b' bool, 'i' signed int, 'u' unsigned int, 'f' float
+	width uint32
+}
+
+// WGSLCompiler compiles WGSL source to SPIR-V and names its override constants (name -> SpecId), for modules
+// whose SPIR-V carries no OpName for them.
+type WGSLCompiler func(name, src string) (spirv []uint32, overrides map[string]uint32, err error)
+
+var wgslCompiler struct {
+	sync.Mutex
+	fn WGSLCompiler
+}
+
+// RegisterWGSLCompiler installs the compiler CreateShaderModule uses for WGSL sources (until wgpu calls wgpu/wgsl
+// directly, whoever links both registers wgsl.Compile here).
+func RegisterWGSLCompiler(compile WGSLCompiler) {
+	wgslCompiler.Lock()
+	wgslCompiler.fn = compile
+	wgslCompiler.Unlock()
+}
+
+// CreateShaderModule creates a shader module from SPIR-V or WGSL.
+func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule, error) {
+	code := desc.SPIRV
+	var overrides map[string]uint32
+	if code == nil && desc.WGSL != "" {
+		wgslCompiler.Lock()
+		compile := wgslCompiler.fn
+		wgslCompiler.Unlock()
+		if compile == nil {
+			return nil, errorf(ErrMissingFeature, "shader %q: no WGSL compiler registered", desc.Label)
+		}
+		var err error
+		if code, overrides, err = compile(desc.Label, desc.WGSL); err != nil {
+			return nil, err
+		}
+	}
+	specs, entries, err := reflectSPIRV(code)
+	if err != nil {
+		return nil, fmt.Errorf("shader %q: %w", desc.Label, err)
+	}
+	for name, id := range overrides {
+		if sc, ok := specs[fmt.Sprint(id)]; ok {
+			specs[name] = sc
+		}
+	}
+	m := &ShaderModule{d: d, label: desc.Label, specs: specs, entries: entries}
+	var ar vk.Arena
+	defer ar.Release()
+	ci := vk.New[vk.ShaderModuleCreateInfo](&ar)
+	ci.CodeSize, ci.PCode = uintptr(4*len(code)), vk.Copy(&ar, code)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := check("vkCreateShaderModule", d.fn.CreateShaderModule(d.h, ci, nil, &m.h)); err != nil {
+		return nil, fmt.Errorf("shader %q: %w", desc.Label, d.noteLost(err))
+	}
+	d.live[m] = struct{}{}
+	return m, nil
+}
+
+// Close releases the module; pipelines created from it stay valid.
+func (m *ShaderModule) Close() error { return m.d.release(m) }
+
+func (m *ShaderModule) destroy() { m.d.fn.DestroyShaderModule(m.d.h, m.h, nil) }
+
+// SPIR-V opcodes the reflection reads.
+const (
+	opName              = 5
+	opEntryPoint        = 15
+	opTypeBool          = 20
+	opTypeInt           = 21
+	opTypeFloat         = 22
+	opSpecConstantTrue  = 48
+	opSpecConstantFalse = 49
+	opSpecConstant      = 50
+	opDecorate          = 71
+	decorationSpecID    = 1
+)
+
+// operandCount is the minimum operand count of the opcodes reflectSPIRV reads.
+var operandCount = map[uint32]int{opName: 2, opEntryPoint: 3, opTypeBool: 1, opTypeInt: 3, opTypeFloat: 2,
+	opSpecConstantTrue: 2, opSpecConstantFalse: 2, opSpecConstant: 3, opDecorate: 2}
+
+// reflectSPIRV finds the specialization constants (name, SpecId, type) and the compute entry points.
+func reflectSPIRV(code []uint32) (map[string]specConst, map[string]bool, error) {
+	if len(code) < 5 || code[0] != 0x07230203 {
+		return nil, nil, errorf(ErrBadUsage, "not SPIR-V (bad magic or too short)")
+	}
+	names := map[uint32]string{}
+	specIDs := map[uint32]uint32{}
+	types := map[uint32]specConst{}
+	consts := map[uint32]uint32{} // result id -> type id
+	entries := map[string]bool{}
+	for i := 5; i < len(code); {
+		op, n := code[i]&0xffff, int(code[i]>>16)
+		if n == 0 || i+n > len(code) {
+			return nil, nil, errorf(ErrBadUsage, "malformed SPIR-V at word %d", i)
+		}
+		w := code[i+1 : i+n]
+		if need := operandCount[op]; len(w) < need {
+			return nil, nil, errorf(ErrBadUsage, "malformed SPIR-V: opcode %d at word %d has %d operands", op, i, len(w))
+		}
+		switch op {
+		case opName:
+			names[w[0]] = spirvString(w[1:])
+		case opEntryPoint:
+			if w[0] == 5 { // GLCompute
+				entries[spirvString(w[2:])] = true
+			}
+		case opDecorate:
+			if len(w) >= 3 && w[1] == decorationSpecID {
+				specIDs[w[0]] = w[2]
+			}
+		case opTypeBool:
+			types[w[0]] = specConst{kind: 'b', width: 32}
+		case opTypeInt:
+			k := byte('u')
+			if w[2] != 0 {
+				k = 'i'
+			}
+			types[w[0]] = specConst{kind: k, width: w[1]}
+		case opTypeFloat:
+			types[w[0]] = specConst{kind: 'f', width: w[1]}
+		case opSpecConstantTrue, opSpecConstantFalse, opSpecConstant:
+			consts[w[1]] = w[0]
+		}
+		i += n
+	}
+	specs := map[string]specConst{}
+	for id, ty := range consts {
+		sid, ok := specIDs[id]
+		if !ok {
+			continue
+		}
+		sc := types[ty]
+		sc.id = sid
+		specs[fmt.Sprint(sid)] = sc
+		if name := names[id]; name != "" {
+			specs[name] = sc
+		}
+	}
+	return specs, entries, nil
+}
+
+func spirvString(w []uint32) string {
+	b := make([]byte, 0, 4*len(w))
+	for _, x := range w {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,145 @@
+package wgpu
+
+import (
+	"errors"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+)
+
+func TestF32ToF16(t *testing.T) {
+	for _, c := range []struct {
+		in   float32
+		want uint16
+	}{{0, 0}, {1, 0x3c00}, {-2, 0xc000}, {0.5, 0x3800}, {65504, 0x7bff}, {1e6, 0x7c00}, {float32(math.Inf(-1)), 0xfc00},
+		{5.960464477539063e-08, 0x0001}, {6.103515625e-05, 0x0400}, {1.00048828125, 0x3c00}, {1.00146484375, 0x3c02}} {
+		if got := f32ToF16(c.in); got != c.want {
+			t.Errorf("f32ToF16(%g) = %#04x, want %#04x", c.in, got, c.want)
+		}
+	}
+	for h := range uint32(0x7c00) { // every finite positive half round-trips
+		if got := f32ToF16(f16ToF32(uint16(h))); got != uint16(h) {
+			t.Fatalf("round trip of %#04x gave %#04x", h, got)
+		}
+	}
+}
+
+func TestReflectSPIRV(t *testing.T) {
+	specs, entries, err := reflectSPIRV(loadSPIRV(t, "spec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !entries["main"] {
+		t.Error("entry point main not found")
+	}
+	want := map[string]specConst{"MUL": {1, 'u', 32}, "ADD": {2, 'f', 32}, "OFF": {3, 'i', 32}, "FLIP": {4, 'b', 32}, "0": {0, 'u', 32}}
+	for k, w := range want {
+		if specs[k] != w {
+			t.Errorf("spec constant %s = %+v, want %+v", k, specs[k], w)
+		}
+	}
+}
+
+func TestVulkanErrorIs(t *testing.T) {
+	for _, c := range []struct {
+		r    vk.Result
+		want error
+	}{{vk.ErrorOutOfDeviceMemory, ErrOutOfMemory}, {vk.ErrorOutOfHostMemory, ErrOutOfMemory},
+		{vk.ErrorDeviceLost, ErrDeviceLost}, {vk.ErrorFeatureNotPresent, ErrMissingFeature}} {
+		err := fmt.Errorf("buffer: %w", check("vkCall", c.r))
+		if !errors.Is(err, c.want) || errors.Is(err, ErrBadUsage) {
+			t.Errorf("%v: errors.Is(%v) false", err, c.want)
+		}
+		if !strings.Contains(err.Error(), "vkCall: VK_ERROR_") {
+			t.Errorf("message %q", err)
+		}
+	}
+	if check("vkCall", vk.Success) != nil {
+		t.Error("VK_SUCCESS is an error")
+	}
+}
+
+func TestAllocatorSpans(t *testing.T) {
+	b := &memBlock{size: 1024, free: []span{{0, 1024}}}
+	o1, _ := b.take(100, 64)
+	o2, _ := b.take(100, 256)
+	o3, _ := b.take(24, 4)
+	if o1 != 0 || o2 != 256 || o3 != 100 {
+		t.Fatalf("offsets %d %d %d", o1, o2, o3)
+	}
+	if _, ok := b.take(1024, 1); ok {
+		t.Fatal("overcommitted")
+	}
+	b.give(o2, 100)
+	b.give(o1, 100)
+	b.give(o3, 24)
+	if len(b.free) != 1 || b.free[0] != (span{0, 1024}) || b.used != 0 {
+		t.Fatalf("not coalesced: %+v used %d", b.free, b.used)
+	}
+}
+
+// TestImports enforces the package rules: wgpu imports only the standard library, wgpu/wgsl and wgpu/internal/vk;
+// vk only purego (and its generator only the standard library).
+func TestImports(t *testing.T) {
+	const mod = "github.com/wgpu-eval/wgpu-eval/"
+	rules := map[string][]string{
+		".":                    {mod + "wgpu/wgsl", mod + "wgpu/internal/vk"},
+		"internal/vk":          {"github.com/ebitengine/purego"},
+		"internal/vk/gen":      nil,
+		"internal/vk/vklayout": {mod + "wgpu/internal/vk", "C"},
+	}
+	for dir, allowed := range rules {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue // tests may import what they exercise
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			af, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, im := range af.Imports {
+				p := strings.Trim(im.Path.Value, `"`)
+				ok := !strings.Contains(strings.Split(p, "/")[0], ".") && p != "C" // standard library
+				for _, a := range allowed {
+					ok = ok || p == a
+				}
+				if !ok {
+					t.Errorf("%s imports %s", f, p)
+				}
+			}
+		}
+	}
+}
+
+// FuzzReflectSPIRV: arbitrary words never panic the reflection.
+func FuzzReflectSPIRV(f *testing.F) {
+	for _, name := range []string{"spec", "reduce"} {
+		b, err := os.ReadFile("testdata/" + name + ".spv")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w := make([]uint32, len(b)/4)
+		for i := range w {
+			w[i] = uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24
+		}
+		if len(w) > 0 {
+			w[0] = 0x07230203
+		}
+		reflectSPIRV(w)
+	})
+}
