@@ -1,0 +1,536 @@
+package wgsl
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Checked is the result of Check: the syntax tree with every name resolved,
+// every expression typed and every constant evaluated. It is the only input
+// the emitter accepts.
+type Checked struct {
+	File      *File
+	Enables   map[string]bool
+	Globals   []*symbol // module-scope variables, in declaration order
+	Overrides []*symbol // override declarations, in declaration order
+	Funcs     []*function
+	Entries   []*function
+
+	types     *types
+	info      map[Expr]*exprInfo
+	localSyms map[*VarDecl]*symbol
+}
+
+// symKind says what a name denotes.
+type symKind int
+
+const (
+	symConst symKind = iota
+	symOverride
+	symGlobalVar
+	symLocalVar
+	symLet
+	symParam
+	symFn
+	symType
+)
+
+// symbol is a declared name.
+type symbol struct {
+	kind   symKind
+	name   string
+	pos    int
+	typ    *Type // value type; store type for variables; the type for type names
+	val    *value
+	space  AddrSpace
+	access Access
+	decl   *VarDecl
+	fn     *function
+
+	// resources and overrides
+	group, binding int
+	overrideID     int
+	derived        Expr // an override computed from other overrides (no id)
+	hasDefault     bool
+	init           Expr // initializer of a global var, override or let/var
+
+	state int // module-scope resolution: 0 new, 1 in progress, 2 done
+	used  bool
+}
+
+// function is a checked function.
+type function struct {
+	sym      *symbol
+	decl     *FnDecl
+	params   []*symbol
+	builtins []string // entry points: the @builtin of each parameter
+	result   *Type    // nil for none
+	compute  bool
+	wgSize   [3]wgDim
+	calls    []*function
+	usesVars map[*symbol]bool // module-scope variables used directly
+}
+
+// wgDim is one workgroup_size dimension: a constant or an override-expression.
+type wgDim struct {
+	val      int64
+	override Expr // non-nil: the dimension is an override-expression
+	name     string
+}
+
+// exprInfo is what the checker knows about one expression.
+type exprInfo struct {
+	typ       *Type // the value type, or the store type of a reference
+	val       *value
+	override  bool // an override-expression (fixed at pipeline creation)
+	ref       bool // a reference (memory view) into space with access
+	space     AddrSpace
+	access    Access
+	sym       *symbol   // identifiers
+	call      callKind  // calls
+	fn        *function // calls of user functions
+	builtin   string    // calls of builtin functions
+	swizzle   []int     // member access on vectors
+	field     int       // member access on structs
+	autoDeref bool      // member/index through a pointer value
+}
+
+type callKind int
+
+const (
+	callFn callKind = iota + 1
+	callBuiltin
+	callConstruct // T(...) with matching component count
+	callConvert   // T(x) conversion between scalar kinds
+	callBitcast
+	callZero
+)
+
+// checker holds the state of one Check.
+type checker struct {
+	errs         *errorList
+	out          *Checked
+	ts           *types
+	module       map[string]*symbol
+	decls        map[*symbol]Decl
+	scopes       []map[string]*symbol
+	fn           *function
+	loops        int // enclosing loops
+	inCont       int // inside a continuing block
+	switches     int // enclosing switch statements (a break may target them)
+	nextID       map[int]bool
+	builtinTypes map[string]*Type
+}
+
+// Check resolves names, types every expression and evaluates constants. It
+// returns every error found, sorted by position.
+func Check(f *File) (_ *Checked, err error) {
+	if f == nil {
+		return nil, &InternalError{Msg: "Check needs the result of Parse"}
+	}
+	defer internalPanic(f.Name, &err)
+	errs := &errorList{file: f.Name, src: f.Source}
+	ts := &types{m: map[string]*Type{}}
+	c := &checker{
+		errs:   errs,
+		ts:     ts,
+		module: map[string]*symbol{},
+		decls:  map[*symbol]Decl{},
+		out:    &Checked{File: f, Enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
+	}
+	c.predeclare()
+	for _, e := range f.Enables {
+		for i, n := range e.Names {
+			switch n {
+			case "f16", "subgroups":
+				c.out.Enables[n] = true
+			default:
+				c.errorf(e.Poss[i], "extension '%s' is not supported (supported: f16, subgroups)", n)
+			}
+		}
+	}
+	// Collect module-scope names; declarations are order independent.
+	symOf := map[Decl]*symbol{}
+	for _, d := range f.Decls {
+		var s *symbol
+		switch d := d.(type) {
+		case *VarDecl:
+			k := map[string]symKind{"var": symGlobalVar, "const": symConst, "override": symOverride}[d.Kind]
+			s = &symbol{kind: k, name: d.Name, pos: d.NamePos, decl: d}
+		case *FnDecl:
+			s = &symbol{kind: symFn, name: d.Name, pos: d.NamePos}
+		case *StructDecl:
+			s = &symbol{kind: symType, name: d.Name, pos: d.Pos}
+		case *AliasDecl:
+			s = &symbol{kind: symType, name: d.Name, pos: d.Pos}
+		case *ConstAssert:
+			continue
+		}
+		if old := c.module[s.name]; old != nil {
+			c.errorf(s.pos, "redeclaration of '%s'", s.name)
+			continue
+		}
+		c.module[s.name] = s
+		c.decls[s] = d
+		symOf[d] = s
+	}
+	for _, d := range f.Decls {
+		if ca, ok := d.(*ConstAssert); ok {
+			c.constAssert(ca)
+		} else if s := symOf[d]; s != nil {
+			c.resolve(s)
+		}
+	}
+	// Function bodies, after every signature is known.
+	for _, d := range f.Decls {
+		if s := symOf[d]; s != nil && s.fn != nil {
+			c.fnBody(s.fn)
+		}
+	}
+	c.checkRecursion()
+	if len(errs.errs) == 0 {
+		c.checkUniformity()
+	}
+	if len(c.out.Entries) > 1 {
+		for _, f := range c.out.Entries {
+			for _, d := range f.wgSize {
+				if d.override != nil {
+					c.errorf(f.decl.NamePos, "an entry point with an override-sized @workgroup_size must be the only entry point of its module")
+					break
+				}
+			}
+		}
+	}
+	c.checkBindings()
+	c.assignOverrideIDs()
+	if len(c.out.Entries) == 0 && len(errs.errs) == 0 {
+		c.errorf(0, "no entry point: declare a function with @compute @workgroup_size(...)")
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	return c.out, nil
+}
+
+func (c *checker) errorf(pos int, format string, args ...any) {
+	c.errs.add(pos, format, args...)
+}
+
+func (c *checker) predeclare() {
+	c.builtinTypes = map[string]*Type{
+		"bool": c.ts.scalar(KBool), "i32": c.ts.scalar(KI32), "u32": c.ts.scalar(KU32),
+		"f32": c.ts.scalar(KF32), "f16": c.ts.scalar(KF16),
+	}
+	for n := 2; n <= 4; n++ {
+		for suf, k := range map[string]Kind{"f": KF32, "h": KF16, "i": KI32, "u": KU32} {
+			c.builtinTypes[fmt.Sprintf("vec%d%s", n, suf)] = c.ts.vec(n, c.ts.scalar(k))
+		}
+		for r := 2; r <= 4; r++ {
+			c.builtinTypes[fmt.Sprintf("mat%dx%df", n, r)] = c.ts.mat(n, r, c.ts.scalar(KF32))
+			c.builtinTypes[fmt.Sprintf("mat%dx%dh", n, r)] = c.ts.mat(n, r, c.ts.scalar(KF16))
+		}
+	}
+}
+
+// resolve checks a module-scope declaration on first use (cycles are errors).
+func (c *checker) resolve(s *symbol) {
+	switch s.state {
+	case 2:
+		return
+	case 1:
+		c.errorf(s.pos, "'%s' depends on itself", s.name)
+		return
+	}
+	s.state = 1
+	saveScopes, saveFn := c.scopes, c.fn
+	c.scopes, c.fn = nil, nil
+	defer func() { c.scopes, c.fn = saveScopes, saveFn; s.state = 2 }()
+	switch d := c.decls[s].(type) {
+	case *VarDecl:
+		switch d.Kind {
+		case "const":
+			c.constDecl(s, d)
+		case "override":
+			c.overrideDecl(s, d)
+		case "var":
+			c.globalVar(s, d)
+		}
+	case *FnDecl:
+		c.fnSignature(s, d)
+	case *StructDecl:
+		c.structDecl(s, d)
+	case *AliasDecl:
+		s.typ = c.typeOf(d.Type)
+	}
+}
+
+// lookup finds a name in the local scopes, then at module scope.
+func (c *checker) lookup(name string) *symbol {
+	for i := len(c.scopes) - 1; i >= 0; i-- {
+		if s := c.scopes[i][name]; s != nil {
+			return s
+		}
+	}
+	if s := c.module[name]; s != nil {
+		c.resolve(s)
+		return s
+	}
+	return nil
+}
+
+func (c *checker) declare(s *symbol) {
+	top := c.scopes[len(c.scopes)-1]
+	if top[s.name] != nil {
+		c.errorf(s.pos, "redeclaration of '%s' in the same scope", s.name)
+		return
+	}
+	top[s.name] = s
+}
+
+func (c *checker) push() { c.scopes = append(c.scopes, map[string]*symbol{}) }
+func (c *checker) pop()  { c.scopes = c.scopes[:len(c.scopes)-1] }
+
+func (c *checker) constAssert(d *ConstAssert) {
+	x := c.constExpr(d.Cond)
+	if x == nil {
+		return
+	}
+	if x.typ.Kind != KBool {
+		c.errorSpan(d.Cond, "const_assert needs a bool, got '%s'", x.typ)
+		return
+	}
+	if !x.val.b {
+		c.errorf(d.Pos, "const_assert failed")
+	}
+}
+
+func (c *checker) constDecl(s *symbol, d *VarDecl) {
+	x := c.constExpr(d.Init)
+	if x == nil {
+		return
+	}
+	if d.Type != nil {
+		t := c.typeOf(d.Type)
+		if t == nil || !c.convertTo(d.Init, t) {
+			return
+		}
+	}
+	if !x.typ.constructible() {
+		c.errorSpan(d.Init, "a const must have a constructible type, not '%s'", x.typ)
+		return
+	}
+	s.typ, s.val = x.typ, x.val
+}
+
+// constExpr checks an expression that must be a const-expression.
+func (c *checker) constExpr(e Expr) *exprInfo {
+	x := c.rvalue(e)
+	if x == nil {
+		return nil
+	}
+	if x.val == nil {
+		if x.override {
+			c.errorSpan(e, "expected a const-expression; override values are not known until pipeline creation")
+		} else {
+			c.errorSpan(e, "expected a const-expression")
+		}
+		return nil
+	}
+	return x
+}
+
+func (c *checker) overrideDecl(s *symbol, d *VarDecl) {
+	var t *Type
+	if d.Type != nil {
+		t = c.typeOf(d.Type)
+		if t == nil {
+			return
+		}
+	}
+	s.overrideID = -1
+	for _, a := range d.Attrs {
+		if a.Name != "id" {
+			c.errorf(a.Pos, "attribute '@%s' is not valid on an override", a.Name)
+			continue
+		}
+		if id, ok := c.attrInt(a, 0, 65535); ok {
+			s.overrideID = int(id)
+		}
+	}
+	if d.Init != nil {
+		x := c.rvalue(d.Init)
+		if x == nil {
+			return
+		}
+		if t == nil {
+			c.materialize(d.Init)
+			t = x.typ
+		} else if !c.convertTo(d.Init, t) {
+			return
+		}
+		if x.val == nil {
+			// A derived override: computed from other overrides at pipeline
+			// creation (OpSpecConstantOp), so it cannot be set itself.
+			if !c.specConstInt(d.Init) {
+				c.errorSpan(d.Init, "an override initializer that uses other overrides must be integer arithmetic on them (+ - * / %% << >> & | ^)")
+				return
+			}
+			if s.overrideID >= 0 {
+				c.errorf(d.Attrs[0].Pos, "an override computed from other overrides cannot have an @id: it cannot be set")
+				return
+			}
+			s.derived = d.Init
+			s.val = c.overrideDefault(d.Init)
+			s.hasDefault = s.val != nil
+		} else {
+			s.val, s.hasDefault = x.val, true
+		}
+	}
+	if t == nil {
+		c.errorf(d.NamePos, "override '%s' needs a type or an initializer", d.Name)
+		return
+	}
+	if !t.isScalar() || t.isAbstract() {
+		c.errorf(d.NamePos, "an override must have a concrete scalar type, not '%s'", t)
+		return
+	}
+	s.typ = t
+	c.out.Overrides = append(c.out.Overrides, s)
+}
+
+// assignOverrideIDs gives overrides without @id the lowest free ids, in declaration order.
+func (c *checker) assignOverrideIDs() {
+	used := map[int]*symbol{}
+	for _, s := range c.out.Overrides {
+		if s.overrideID >= 0 {
+			if o := used[s.overrideID]; o != nil {
+				c.errorf(s.pos, "override id %d is already used by '%s'", s.overrideID, o.name)
+			}
+			used[s.overrideID] = s
+		}
+	}
+	next := 0
+	for _, s := range c.out.Overrides {
+		if s.overrideID < 0 && s.derived == nil {
+			for used[next] != nil {
+				next++
+			}
+			s.overrideID = next
+			used[next] = s
+		}
+	}
+}
+
+// attrInt evaluates attribute argument i as a const integer in [lo, hi].
+func (c *checker) attrInt(a *Attr, lo, hi int64) (int64, bool) {
+	if len(a.Args) != 1 {
+		c.errorf(a.Pos, "@%s takes one argument", a.Name)
+		return 0, false
+	}
+	x := c.constExpr(a.Args[0])
+	if x == nil {
+		return 0, false
+	}
+	if !x.typ.isInt() || x.typ.Kind == KVec {
+		c.errorSpan(a.Args[0], "@%s needs an integer, got '%s'", a.Name, x.typ)
+		return 0, false
+	}
+	if x.val.i < lo || x.val.i > hi {
+		c.errorSpan(a.Args[0], "@%s value %d is out of range [%d, %d]", a.Name, x.val.i, lo, hi)
+		return 0, false
+	}
+	return x.val.i, true
+}
+
+func (c *checker) checkRecursion() {
+	state := map[*function]int{}
+	var visit func(f *function) bool
+	visit = func(f *function) bool {
+		switch state[f] {
+		case 1:
+			c.errorf(f.decl.NamePos, "recursion is not allowed: '%s' calls itself", f.decl.Name)
+			return false
+		case 2:
+			return true
+		}
+		state[f] = 1
+		for _, g := range f.calls {
+			if !visit(g) {
+				state[f] = 2
+				return false
+			}
+		}
+		state[f] = 2
+		return true
+	}
+	for _, f := range c.out.Funcs {
+		visit(f)
+	}
+}
+
+// sortedGlobals returns module variables ordered by group and binding (reflection order).
+func sortedGlobals(gs []*symbol) []*symbol {
+	out := append([]*symbol(nil), gs...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].group != out[j].group {
+			return out[i].group < out[j].group
+		}
+		return out[i].binding < out[j].binding
+	})
+	return out
+}
+
+// overrideDefault evaluates an integer override-expression with the default
+// values of the overrides it uses (nil if one has no default).
+func (c *checker) overrideDefault(e Expr) *value {
+	x := c.out.info[e]
+	if x == nil {
+		return nil
+	}
+	if x.val != nil {
+		return x.val
+	}
+	switch e := e.(type) {
+	case *Ident:
+		if x.sym != nil {
+			return x.sym.val
+		}
+	case *Paren:
+		return c.overrideDefault(e.X)
+	case *Binary:
+		a, b := c.overrideDefault(e.X), c.overrideDefault(e.Y)
+		if a == nil || b == nil {
+			return nil
+		}
+		v, err := evalBinary(e.Op, a, b, c.out.info[e.X].typ, c.out.info[e.Y].typ, x.typ)
+		if err != nil {
+			return nil
+		}
+		return v
+	}
+	return nil
+}
+
+// errorSpan reports an error at expression e, underlining all of it.
+func (c *checker) errorSpan(e Expr, format string, args ...any) {
+	c.errs.addSpan(c.out.File.Span(e), format, args...)
+}
+
+// checkBindings rejects two resource variables with the same @group and
+// @binding used by one entry point.
+func (c *checker) checkBindings() {
+	for _, f := range c.out.Entries {
+		seen := map[[2]int]*symbol{}
+		for _, s := range usedVars(f, "", c.out.Globals) {
+			if s.space != SpaceStorage && s.space != SpaceUniform {
+				continue
+			}
+			k := [2]int{s.group, s.binding}
+			if o := seen[k]; o != nil {
+				c.errorf(s.pos, "entry point '%s' uses both '%s' and '%s' at @group(%d) @binding(%d)", f.decl.Name, o.name, s.name, s.group, s.binding)
+				continue
+			}
+			seen[k] = s
+		}
+	}
+}

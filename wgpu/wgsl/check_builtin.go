@@ -1,0 +1,747 @@
+package wgsl
+
+import (
+	"math"
+	"math/bits"
+	"strings"
+)
+
+type bclass int
+
+const (
+	bFloat1 bclass = iota + 1
+	bFloat2
+	bFloat3
+	bNum1
+	bNum2
+	bNum3
+	bSign
+	bInt1
+	bDot
+	bLength
+	bDistance
+	bNormalize
+	bCross
+	bAllAny
+	bSelect
+	bArrayLength
+	bBarrier
+	bAtomicLoad
+	bAtomicStore
+	bAtomicRMW
+	bAtomicCmpXchg
+	bSubArith
+	bSubBits
+	bSubShuffle
+	bSubBroadcast
+	bSubBroadcastFirst
+	bSubElect
+	bSubVote
+	bSubBallot
+	bPack
+	bUnpack
+	bUniformLoad
+	bTranspose
+	bDeterminant
+)
+
+var builtinFns = map[string]bclass{
+	"exp": bFloat1, "exp2": bFloat1, "log": bFloat1, "log2": bFloat1, "sqrt": bFloat1, "inverseSqrt": bFloat1,
+	"sin": bFloat1, "cos": bFloat1, "tan": bFloat1, "asin": bFloat1, "acos": bFloat1, "atan": bFloat1,
+	"sinh": bFloat1, "cosh": bFloat1, "tanh": bFloat1, "asinh": bFloat1, "acosh": bFloat1, "atanh": bFloat1,
+	"floor": bFloat1, "ceil": bFloat1, "round": bFloat1, "trunc": bFloat1, "fract": bFloat1,
+	"degrees": bFloat1, "radians": bFloat1, "saturate": bFloat1,
+	"pow": bFloat2, "atan2": bFloat2, "step": bFloat2,
+	"fma": bFloat3, "smoothstep": bFloat3, "mix": bFloat3,
+	"abs": bNum1, "min": bNum2, "max": bNum2, "clamp": bNum3, "sign": bSign,
+	"countOneBits": bInt1, "reverseBits": bInt1,
+	"dot": bDot, "length": bLength, "distance": bDistance, "normalize": bNormalize, "cross": bCross,
+	"all": bAllAny, "any": bAllAny, "select": bSelect, "arrayLength": bArrayLength,
+	"workgroupBarrier": bBarrier, "storageBarrier": bBarrier,
+	"atomicLoad": bAtomicLoad, "atomicStore": bAtomicStore,
+	"atomicAdd": bAtomicRMW, "atomicSub": bAtomicRMW, "atomicMax": bAtomicRMW, "atomicMin": bAtomicRMW,
+	"atomicAnd": bAtomicRMW, "atomicOr": bAtomicRMW, "atomicXor": bAtomicRMW, "atomicExchange": bAtomicRMW,
+	"atomicCompareExchangeWeak": bAtomicCmpXchg,
+	"subgroupAdd":               bSubArith, "subgroupMul": bSubArith, "subgroupMin": bSubArith, "subgroupMax": bSubArith,
+	"subgroupExclusiveAdd": bSubArith, "subgroupInclusiveAdd": bSubArith,
+	"subgroupExclusiveMul": bSubArith, "subgroupInclusiveMul": bSubArith,
+	"subgroupAnd": bSubBits, "subgroupOr": bSubBits, "subgroupXor": bSubBits,
+	"subgroupShuffle": bSubShuffle, "subgroupShuffleXor": bSubShuffle, "subgroupShuffleUp": bSubShuffle,
+	"subgroupShuffleDown": bSubShuffle, "subgroupBroadcast": bSubBroadcast,
+	"subgroupBroadcastFirst": bSubBroadcastFirst, "subgroupElect": bSubElect,
+	"subgroupAll": bSubVote, "subgroupAny": bSubVote, "subgroupBallot": bSubBallot,
+	"pack2x16float": bPack, "unpack2x16float": bUnpack,
+	"workgroupUniformLoad": bUniformLoad,
+	"transpose": bTranspose, "determinant": bDeterminant,
+}
+
+func isBuiltinFn(name string) bool { return builtinFns[name] != 0 }
+
+var floatFns = map[string]func(x ...float64) float64{
+	"exp": func(x ...float64) float64 { return math.Exp(x[0]) }, "exp2": func(x ...float64) float64 { return math.Exp2(x[0]) },
+	"log": func(x ...float64) float64 { return math.Log(x[0]) }, "log2": func(x ...float64) float64 { return math.Log2(x[0]) },
+	"sqrt": func(x ...float64) float64 { return math.Sqrt(x[0]) }, "inverseSqrt": func(x ...float64) float64 { return 1 / math.Sqrt(x[0]) },
+	"sin": func(x ...float64) float64 { return math.Sin(x[0]) }, "cos": func(x ...float64) float64 { return math.Cos(x[0]) },
+	"tan": func(x ...float64) float64 { return math.Tan(x[0]) }, "asin": func(x ...float64) float64 { return math.Asin(x[0]) },
+	"acos": func(x ...float64) float64 { return math.Acos(x[0]) }, "atan": func(x ...float64) float64 { return math.Atan(x[0]) },
+	"sinh": func(x ...float64) float64 { return math.Sinh(x[0]) }, "cosh": func(x ...float64) float64 { return math.Cosh(x[0]) },
+	"tanh": func(x ...float64) float64 { return math.Tanh(x[0]) }, "asinh": func(x ...float64) float64 { return math.Asinh(x[0]) },
+	"acosh": func(x ...float64) float64 { return math.Acosh(x[0]) }, "atanh": func(x ...float64) float64 { return math.Atanh(x[0]) },
+	"floor": func(x ...float64) float64 { return math.Floor(x[0]) }, "ceil": func(x ...float64) float64 { return math.Ceil(x[0]) },
+	"round": func(x ...float64) float64 { return math.RoundToEven(x[0]) }, "trunc": func(x ...float64) float64 { return math.Trunc(x[0]) },
+	"fract":   func(x ...float64) float64 { return x[0] - math.Floor(x[0]) },
+	"degrees": func(x ...float64) float64 { return x[0] * 180 / math.Pi }, "radians": func(x ...float64) float64 { return x[0] * math.Pi / 180 },
+	"saturate": func(x ...float64) float64 { return math.Min(math.Max(x[0], 0), 1) },
+	"pow": func(x ...float64) float64 { // WGSL defines pow(x, y) as exp2(y * log2(x))
+		if x[0] < 0 || x[0] == 0 && x[1] <= 0 {
+			return math.NaN()
+		}
+		return math.Pow(x[0], x[1])
+	}, "atan2": func(x ...float64) float64 { return math.Atan2(x[0], x[1]) },
+	"step": func(x ...float64) float64 { return b2f(x[1] >= x[0]) },
+	"fma":  func(x ...float64) float64 { return x[0]*x[1] + x[2] },
+	"mix":  func(x ...float64) float64 { return x[0]*(1-x[2]) + x[1]*x[2] },
+	"smoothstep": func(x ...float64) float64 {
+		t := math.Min(math.Max((x[2]-x[0])/(x[1]-x[0]), 0), 1)
+		return t * t * (3 - 2*t)
+	},
+	"abs": func(x ...float64) float64 { return math.Abs(x[0]) }, "min": func(x ...float64) float64 { return math.Min(x[0], x[1]) },
+	"max":   func(x ...float64) float64 { return math.Max(x[0], x[1]) },
+	"clamp": func(x ...float64) float64 { return math.Min(math.Max(x[0], x[1]), x[2]) },
+	"sign": func(x ...float64) float64 {
+		if x[0] > 0 {
+			return 1
+		} else if x[0] < 0 {
+			return -1
+		}
+		return 0
+	},
+}
+
+var intFns = map[string]func(k Kind, x ...int64) int64{
+	"abs": func(k Kind, x ...int64) int64 {
+		if k == KI32 && x[0] == math.MinInt32 {
+			return x[0]
+		}
+		return abs64(x[0])
+	},
+	"min":   func(k Kind, x ...int64) int64 { return min(x[0], x[1]) },
+	"max":   func(k Kind, x ...int64) int64 { return max(x[0], x[1]) },
+	"clamp": func(k Kind, x ...int64) int64 { return min(max(x[0], x[1]), x[2]) },
+	"sign":  func(k Kind, x ...int64) int64 { return int64(cmp(x[0] < 0, x[0] > 0)) },
+	"countOneBits": func(k Kind, x ...int64) int64 {
+		return int64(bits.OnesCount32(uint32(x[0])))
+	},
+	"reverseBits": func(k Kind, x ...int64) int64 {
+		r := bits.Reverse32(uint32(x[0]))
+		if k == KI32 {
+			return int64(int32(r))
+		}
+		return int64(r)
+	},
+}
+
+func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
+	name := e.Fn.Name
+	cls := builtinFns[name]
+	if strings.HasPrefix(name, "subgroup") && !c.out.Enables["subgroups"] {
+		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
+		return nil
+	}
+	if c.fn == nil && cls >= bArrayLength {
+		c.errorf(e.Pos, "'%s' cannot be used in a const-expression", name)
+		return nil
+	}
+	switch cls {
+	case bBarrier, bAtomicStore:
+		if !stmt {
+			c.errorf(e.Pos, "'%s' does not return a value", name)
+			return nil
+		}
+	case bAtomicRMW, bAtomicCmpXchg:
+	default:
+		if !c.mustUse(e, stmt) {
+			return nil
+		}
+	}
+	nargs := map[bclass]int{bFloat1: 1, bFloat2: 2, bFloat3: 3, bNum1: 1, bNum2: 2, bNum3: 3, bSign: 1, bInt1: 1,
+		bDot: 2, bLength: 1, bDistance: 2, bNormalize: 1, bCross: 2, bAllAny: 1, bSelect: 3, bArrayLength: 1,
+		bBarrier: 0, bAtomicLoad: 1, bAtomicStore: 2, bAtomicRMW: 2, bAtomicCmpXchg: 3, bSubArith: 1, bSubBits: 1,
+		bSubShuffle: 2, bSubBroadcast: 2, bSubBroadcastFirst: 1, bSubElect: 0, bSubVote: 1, bSubBallot: 1,
+		bPack: 1, bUnpack: 1, bUniformLoad: 1, bTranspose: 1, bDeterminant: 1}[cls]
+	if len(e.Args) != nargs {
+		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, nargs, len(e.Args))
+		return nil
+	}
+	xs, ok := c.args(e)
+	if !ok {
+		return nil
+	}
+	out := &exprInfo{call: callBuiltin, builtin: name}
+	for i, x := range xs {
+		if x.typ.Kind == KMat && cls != bTranspose && cls != bDeterminant {
+			c.errorSpan(e.Args[i], "'%s' does not take matrices", name)
+			return nil
+		}
+	}
+	switch cls {
+	case bTranspose, bDeterminant:
+		m := xs[0].typ
+		if m.Kind != KMat {
+			c.errorSpan(e.Args[0], "'%s' needs a matrix, got '%s'", name, m)
+			return nil
+		}
+		if cls == bTranspose {
+			out.typ = c.ts.mat(m.Elem.N, m.N, m.Elem.Elem)
+		} else {
+			if m.N != m.Elem.N {
+				c.errorSpan(e.Args[0], "'determinant' needs a square matrix, got '%s'", m)
+				return nil
+			}
+			out.typ = m.Elem.Elem
+		}
+		if xs[0].val != nil {
+			out.val = matFn(name, xs[0].val, m)
+			if r, ok := roundFloat(out.val.f, m.scalarOf().Kind); cls == bDeterminant && (!ok || math.IsNaN(r)) {
+				c.errorf(e.Pos, "'determinant' of a constant is not finite")
+				return nil
+			} else if cls == bDeterminant {
+				out.val = &value{f: r}
+			}
+		}
+		return out
+	case bFloat1, bFloat2, bFloat3, bNum1, bNum2, bNum3, bSign, bInt1:
+		if name == "mix" && xs[2].typ.Kind != KVec && xs[0].typ.Kind == KVec {
+			// mix(vec, vec, scalar): splat the scalar factor.
+			s := c.unifyScalars(e.Pos, e.Args, xs)
+			if s == nil {
+				return nil
+			}
+			if !c.convertTo(e.Args[2], s) {
+				return nil
+			}
+		}
+		s := c.unifyScalars(e.Pos, e.Args, xs)
+		if s == nil {
+			return nil
+		}
+		shape := xs[0].typ
+		for i, x := range xs {
+			if x.typ.Kind == KVec && shape.Kind == KVec && x.typ.N != shape.N || (x.typ.Kind == KVec) != (shape.Kind == KVec) && !(name == "mix" && i == 2) {
+				c.errorf(e.Pos, "'%s' arguments must have the same shape: %s", name, typeListOf(xs))
+				return nil
+			}
+		}
+		switch cls {
+		case bFloat1, bFloat2, bFloat3:
+			if s.Kind == KAbstractInt {
+				s = c.ts.scalar(KAbstractFloat)
+				for i := range xs {
+					c.convertTo(e.Args[i], c.withScalar(xs[i].typ, s))
+				}
+			}
+			if !s.isFloat() {
+				c.errorf(e.Pos, "'%s' needs float arguments, got %s", name, typeListOf(xs))
+				return nil
+			}
+		case bNum1, bNum2, bNum3:
+			if !s.isNumeric() {
+				c.errorf(e.Pos, "'%s' needs numeric arguments, got %s", name, typeListOf(xs))
+				return nil
+			}
+		case bSign:
+			if !(s.isFloat() || s.isSigned()) {
+				c.errorf(e.Pos, "'%s' needs a float or signed integer, got '%s'", name, xs[0].typ)
+				return nil
+			}
+		case bInt1:
+			if !s.isInt() {
+				c.errorf(e.Pos, "'%s' needs an integer, got '%s'", name, xs[0].typ)
+				return nil
+			}
+			if s.isAbstract() { // no abstract overload: the argument becomes i32
+				s = c.ts.scalar(KI32)
+				c.convertTo(e.Args[0], c.withScalar(xs[0].typ, s))
+			}
+		}
+		out.typ = c.withScalar(shape, s)
+		if name == "clamp" && xs[1].val != nil && xs[2].val != nil && lowAboveHigh(xs[1].val, xs[2].val, s) {
+			c.errorf(e.Pos, "clamp needs low <= high")
+			return nil
+		}
+		if name == "smoothstep" && xs[0].val != nil && xs[1].val != nil && sameComponent(xs[0].val, xs[1].val) {
+			c.errorf(e.Pos, "smoothstep needs low != high")
+			return nil
+		}
+	case bDot, bLength, bDistance, bNormalize, bCross:
+		s := c.unifyScalars(e.Pos, e.Args, xs)
+		if s == nil {
+			return nil
+		}
+		if cls != bDot && s.Kind == KAbstractInt {
+			s = c.ts.scalar(KAbstractFloat)
+			for i := range xs {
+				c.convertTo(e.Args[i], c.withScalar(xs[i].typ, s))
+			}
+		}
+		t := c.out.info[e.Args[0]].typ
+		for _, a := range e.Args {
+			if c.out.info[a].typ != t {
+				c.errorf(e.Pos, "'%s' arguments must have the same type: %s", name, typeListOf(xs))
+				return nil
+			}
+		}
+		switch cls {
+		case bDot:
+			if t.Kind != KVec || !s.isNumeric() {
+				c.errorf(e.Pos, "'dot' needs numeric vectors, got %s", typeListOf(xs))
+				return nil
+			}
+			out.typ = s
+		case bLength, bDistance:
+			if !s.isFloat() {
+				c.errorf(e.Pos, "'%s' needs float arguments", name)
+				return nil
+			}
+			out.typ = s
+		case bNormalize:
+			if t.Kind != KVec || !s.isFloat() {
+				c.errorf(e.Pos, "'normalize' needs a float vector")
+				return nil
+			}
+			out.typ = t
+		case bCross:
+			if t.Kind != KVec || t.N != 3 || !s.isFloat() {
+				c.errorf(e.Pos, "'cross' needs vec3 float arguments")
+				return nil
+			}
+			out.typ = t
+		}
+	case bAllAny:
+		if xs[0].typ.scalarOf().Kind != KBool {
+			c.errorf(e.Pos, "'%s' needs bool or vector of bool, got '%s'", name, xs[0].typ)
+			return nil
+		}
+		out.typ = c.ts.scalar(KBool)
+	case bSelect:
+		if !c.convertPair(e, xs) {
+			return nil
+		}
+		t := c.out.info[e.Args[0]].typ
+		ct := xs[2].typ
+		if !t.constructible() || ct.scalarOf().Kind != KBool || ct.Kind == KVec && (t.Kind != KVec || t.N != ct.N) {
+			c.errorf(e.Pos, "'select' needs (T, T, bool) or (vecN<T>, vecN<T>, vecN<bool>), got %s", typeListOf(xs))
+			return nil
+		}
+		out.typ = t
+		if xs[0].val != nil && xs[1].val != nil && xs[2].val != nil {
+			out.val = selectValue(xs[0].val, xs[1].val, xs[2].val)
+		}
+		if out.val == nil {
+			c.runtimeOperands(e.Args, xs)
+			out.typ = c.out.info[e.Args[0]].typ
+		}
+		return out
+	case bArrayLength:
+		p := xs[0].typ
+		if p.Kind != KPtr || p.Space != SpaceStorage || p.Elem.Kind != KArray || !p.Elem.runtimeSized() {
+			c.errorf(e.Pos, "'arrayLength' needs a pointer to a runtime-sized storage array, got '%s'", p)
+			return nil
+		}
+		if !c.bufferArrayRef(e.Args[0]) {
+			c.errorSpan(e.Args[0], "'arrayLength' needs &buffer or &buffer.member for a storage buffer variable")
+			return nil
+		}
+		out.typ = c.ts.scalar(KU32)
+		return out
+	case bBarrier:
+		out.typ = c.ts.scalar(KBool)
+		return out
+	case bUniformLoad:
+		p := xs[0].typ
+		if p.Kind != KPtr || p.Space != SpaceWorkgroup || !p.Elem.constructible() {
+			c.errorf(e.Pos, "'workgroupUniformLoad' needs a pointer to a constructible workgroup variable, got '%s'", p)
+			return nil
+		}
+		out.typ = p.Elem
+		return out
+	case bAtomicLoad, bAtomicStore, bAtomicRMW, bAtomicCmpXchg:
+		p := xs[0].typ
+		if p.Kind != KPtr || p.Elem.Kind != KAtomic || p.Access != AccessReadWrite {
+			c.errorSpan(e.Args[0], "'%s' needs a pointer to a read_write atomic, got '%s'", name, p)
+			return nil
+		}
+		el := p.Elem.Elem
+		for i := 1; i < len(xs); i++ {
+			c.convertTo(e.Args[i], el)
+		}
+		switch cls {
+		case bAtomicStore:
+			out.typ = c.ts.scalar(KBool)
+		case bAtomicCmpXchg:
+			out.typ = c.cmpxchgResult(el)
+		default:
+			out.typ = el
+		}
+		return out
+	case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst:
+		c.materialize(e.Args[0])
+		t := c.out.info[e.Args[0]].typ
+		s := t.scalarOf()
+		if t.Kind != KVec && !t.isScalar() || s.Kind == KBool && cls != bSubShuffle && cls != bSubBroadcast && cls != bSubBroadcastFirst {
+			c.errorf(e.Pos, "'%s' needs a numeric scalar or vector, got '%s'", name, t)
+			return nil
+		}
+		if cls == bSubBits && !s.isInt() {
+			c.errorf(e.Pos, "'%s' needs integers, got '%s'", name, t)
+			return nil
+		}
+		if len(e.Args) == 2 {
+			c.materialize(e.Args[1])
+			it := c.out.info[e.Args[1]].typ
+			if it.Kind != KU32 && it.Kind != KI32 {
+				c.errorSpan(e.Args[1], "'%s' needs an i32 or u32 lane argument, got '%s'", name, it)
+				return nil
+			}
+			if cls == bSubBroadcast && xs[1].val == nil {
+				c.errorSpan(e.Args[1], "the lane of 'subgroupBroadcast' must be a const-expression")
+				return nil
+			}
+		}
+		out.typ = t
+		return out
+	case bSubElect:
+		out.typ = c.ts.scalar(KBool)
+		return out
+	case bSubVote, bSubBallot:
+		if xs[0].typ.Kind != KBool {
+			c.errorf(e.Pos, "'%s' needs a bool, got '%s'", name, xs[0].typ)
+			return nil
+		}
+		out.typ = c.ts.scalar(KBool)
+		if cls == bSubBallot {
+			out.typ = c.ts.vec(4, c.ts.scalar(KU32))
+		}
+		return out
+	case bPack:
+		c.materialize(e.Args[0])
+		if t := c.out.info[e.Args[0]].typ; t != c.ts.vec(2, c.ts.scalar(KF32)) {
+			c.errorf(e.Pos, "'pack2x16float' needs vec2<f32>, got '%s'", t)
+			return nil
+		}
+		out.typ = c.ts.scalar(KU32)
+		return out
+	case bUnpack:
+		if !c.convertTo(e.Args[0], c.ts.scalar(KU32)) {
+			return nil
+		}
+		out.typ = c.ts.vec(2, c.ts.scalar(KF32))
+		return out
+	}
+	isConst, isOverride := classOf(xs...)
+	out.override = isOverride
+	if isConst {
+		v, err := c.evalBuiltin(name, e, out.typ)
+		if err != nil {
+			c.errorf(e.Pos, "%v", err)
+			return nil
+		}
+		out.val = v
+	} else {
+		c.runtimeOperands(e.Args, xs)
+		out.typ = c.concreteOf(out.typ)
+	}
+	return out
+}
+
+// convertPair unifies the first two arguments (select's values).
+func (c *checker) convertPair(e *Call, xs []*exprInfo) bool {
+	a, b := xs[0], xs[1]
+	if a.typ == b.typ {
+		return true
+	}
+	if a.typ.isAbstract() && convertible(a.typ, b.typ) {
+		return c.convertTo(e.Args[0], b.typ)
+	}
+	if b.typ.isAbstract() && convertible(b.typ, a.typ) {
+		return c.convertTo(e.Args[1], a.typ)
+	}
+	if a.typ.isAbstract() && b.typ.isAbstract() {
+		return c.unifyScalars(e.Pos, e.Args[:2], xs[:2]) != nil
+	}
+	c.errorf(e.Pos, "'select' values must have the same type: %s", typeListOf(xs[:2]))
+	return false
+}
+
+func selectValue(f, t, cond *value) *value {
+	if cond.elems == nil {
+		if cond.b {
+			return t
+		}
+		return f
+	}
+	out := &value{}
+	for i, cb := range cond.elems {
+		if cb.b {
+			out.elems = append(out.elems, t.elems[i])
+		} else {
+			out.elems = append(out.elems, f.elems[i])
+		}
+	}
+	return out
+}
+
+func (c *checker) cmpxchgResult(el *Type) *Type {
+	name := "__atomic_compare_exchange_result_" + el.String()
+	st := &StructType{Name: name, Members: []Field{
+		{Name: "old_value", Type: el, Offset: 0, Align: 4, Size: 4},
+		{Name: "exchanged", Type: c.ts.scalar(KBool), Offset: 4, Align: 4, Size: 4},
+	}, Align: 4, Size: 8}
+	return c.ts.get(Type{Kind: KStruct, Struct: st})
+}
+
+// evalBuiltin evaluates a componentwise numeric builtin on constant arguments.
+func (c *checker) evalBuiltin(name string, e *Call, res *Type) (*value, error) {
+	xs := make([]*exprInfo, len(e.Args))
+	for i, a := range e.Args {
+		xs[i] = c.out.info[a]
+	}
+	s := xs[0].typ.scalarOf()
+	comp := func(v *value, i int) *value {
+		if v.elems != nil {
+			return v.elems[i]
+		}
+		return v
+	}
+	scalar := func(vs []*value) (*value, error) {
+		if s.isFloat() {
+			f := floatFns[name]
+			args := make([]float64, len(vs))
+			for i, v := range vs {
+				args[i] = v.f
+			}
+			r, ok := roundFloat(f(args...), s.Kind)
+			if !ok || math.IsNaN(r) {
+				return nil, errorf("'%s' of a constant is not finite", name)
+			}
+			return &value{f: r}, nil
+		}
+		f := intFns[name]
+		args := make([]int64, len(vs))
+		for i, v := range vs {
+			args[i] = v.i
+		}
+		return &value{i: f(s.Kind, args...)}, nil
+	}
+	switch name {
+	case "dot", "length", "distance", "normalize", "cross":
+		return c.evalGeometric(name, xs, s)
+	case "all", "any":
+		v := xs[0].val
+		if v.elems == nil {
+			return v, nil
+		}
+		r := name == "all"
+		for _, e := range v.elems {
+			if name == "all" {
+				r = r && e.b
+			} else {
+				r = r || e.b
+			}
+		}
+		return &value{b: r}, nil
+	}
+	if (s.isFloat() && floatFns[name] == nil) || (!s.isFloat() && intFns[name] == nil) {
+		return nil, errorf("'%s' cannot be evaluated on constant '%s' arguments", name, s)
+	}
+	if res.Kind != KVec {
+		vs := make([]*value, len(xs))
+		for i, x := range xs {
+			vs[i] = x.val
+		}
+		return scalar(vs)
+	}
+	out := &value{}
+	for k := range res.N {
+		vs := make([]*value, len(xs))
+		for i, x := range xs {
+			vs[i] = comp(x.val, k)
+		}
+		r, err := scalar(vs)
+		if err != nil {
+			return nil, err
+		}
+		out.elems = append(out.elems, r)
+	}
+	return out, nil
+}
+
+func (c *checker) evalGeometric(name string, xs []*exprInfo, s *Type) (*value, error) {
+	get := func(x *exprInfo) []float64 {
+		var out []float64
+		if x.val.elems == nil {
+			return []float64{x.val.f}
+		}
+		for _, e := range x.val.elems {
+			if s.isFloat() {
+				out = append(out, e.f)
+			} else {
+				out = append(out, float64(e.i))
+			}
+		}
+		return out
+	}
+	a := get(xs[0])
+	round := func(f float64) (*value, error) {
+		r, ok := roundFloat(f, s.Kind)
+		if !ok {
+			return nil, errorf("'%s' overflows in a const-expression", name)
+		}
+		return &value{f: r}, nil
+	}
+	switch name {
+	case "dot":
+		b := get(xs[1])
+		if !s.isFloat() {
+			var sum int64
+			for i := range a {
+				sum += int64(a[i]) * int64(b[i])
+			}
+			if !intFits(sum, s.Kind) {
+				return nil, errorf("'dot' overflows '%s' in a const-expression", s)
+			}
+			return &value{i: sum}, nil
+		}
+		sum := 0.0
+		for i := range a {
+			sum += a[i] * b[i]
+		}
+		return round(sum)
+	case "length", "normalize", "distance":
+		if name == "distance" {
+			b := get(xs[1])
+			for i := range a {
+				a[i] -= b[i]
+			}
+		}
+		sum := 0.0
+		for _, x := range a {
+			sum += x * x
+		}
+		l := math.Sqrt(sum)
+		if name != "normalize" {
+			return round(l)
+		}
+		if l == 0 {
+			return nil, errorf("'normalize' of a zero vector")
+		}
+		out := &value{}
+		for _, x := range a {
+			v, err := round(x / l)
+			if err != nil {
+				return nil, err
+			}
+			out.elems = append(out.elems, v)
+		}
+		return out, nil
+	case "cross":
+		b := get(xs[1])
+		out := &value{}
+		for _, f := range []float64{a[1]*b[2] - a[2]*b[1], a[2]*b[0] - a[0]*b[2], a[0]*b[1] - a[1]*b[0]} {
+			v, err := round(f)
+			if err != nil {
+				return nil, err
+			}
+			out.elems = append(out.elems, v)
+		}
+		return out, nil
+	}
+	return nil, errorf("cannot evaluate '%s'", name)
+}
+
+// bufferArrayRef reports &v or &v.m where v is a module-scope storage variable.
+func (c *checker) bufferArrayRef(x Expr) bool {
+	u, ok := unparen(x).(*Unary)
+	if !ok || u.Op != "&" {
+		return false
+	}
+	inner := unparen(u.X)
+	if m, ok := inner.(*Member); ok {
+		if info := c.out.info[m]; info == nil || info.autoDeref {
+			return false
+		}
+		inner = unparen(m.X)
+	}
+	id, ok := inner.(*Ident)
+	if !ok {
+		return false
+	}
+	info := c.out.info[id]
+	return info != nil && info.sym != nil && info.sym.kind == symGlobalVar
+}
+
+// sameComponent reports two constants equal in some component.
+func sameComponent(a, b *value) bool {
+	if a.elems == nil || b.elems == nil {
+		return a.elems == nil && b.elems == nil && a.f == b.f && a.i == b.i
+	}
+	for i := range a.elems {
+		if sameComponent(a.elems[i], b.elems[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowAboveHigh reports a component where clamp's constant low exceeds high.
+func lowAboveHigh(lo, hi *value, s *Type) bool {
+	if lo.elems == nil || hi.elems == nil {
+		if lo.elems != nil || hi.elems != nil {
+			return false
+		}
+		if s.isFloat() {
+			return lo.f > hi.f
+		}
+		return lo.i > hi.i
+	}
+	for i := range lo.elems {
+		if lowAboveHigh(lo.elems[i], hi.elems[i], s) {
+			return true
+		}
+	}
+	return false
+}
+
+// matFn evaluates transpose and determinant on a constant matrix.
+func matFn(name string, v *value, m *Type) *value {
+	at := func(c, r int) float64 { return v.elems[c].elems[r].f }
+	if name == "transpose" {
+		out := &value{}
+		for r := range m.Elem.N {
+			col := &value{}
+			for c := range m.N {
+				col.elems = append(col.elems, &value{f: at(c, r)})
+			}
+			out.elems = append(out.elems, col)
+		}
+		return out
+	}
+	var det func(idx []int, cols []int) float64
+	det = func(rows, cols []int) float64 {
+		if len(rows) == 1 {
+			return at(cols[0], rows[0])
+		}
+		sum, sign := 0.0, 1.0
+		for i, c := range cols {
+			rest := append(append([]int{}, cols[:i]...), cols[i+1:]...)
+			sum += sign * at(c, rows[0]) * det(rows[1:], rest)
+			sign = -sign
+		}
+		return sum
+	}
+	idx := make([]int, m.N)
+	for i := range idx {
+		idx[i] = i
+	}
+	return &value{f: det(idx, idx)}
+}

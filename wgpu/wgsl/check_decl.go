@@ -1,0 +1,572 @@
+package wgsl
+
+import "fmt"
+
+// typeOf resolves a type specifier.
+func (c *checker) typeOf(e Expr) *Type {
+	id, ok := e.(*Ident)
+	if !ok {
+		c.errorSpan(e, "expected a type")
+		return nil
+	}
+	nargs := func(lo, hi int) bool {
+		if len(id.Args) < lo || len(id.Args) > hi {
+			if lo == hi {
+				c.errorf(id.Pos, "'%s' takes %d template arguments, got %d", id.Name, lo, len(id.Args))
+			} else {
+				c.errorf(id.Pos, "'%s' takes %d to %d template arguments, got %d", id.Name, lo, hi, len(id.Args))
+			}
+			return false
+		}
+		return true
+	}
+	if s := c.lookup(id.Name); s != nil {
+		// User declarations shadow predeclared types and generators.
+		if s.kind != symType {
+			c.errorf(id.Pos, "'%s' is not a type", id.Name)
+			return nil
+		}
+		if len(id.Args) > 0 {
+			c.errorf(id.Pos, "'%s' takes no template arguments", id.Name)
+			return nil
+		}
+		return s.typ
+	}
+	if t := c.builtinTypes[id.Name]; t != nil {
+		if !nargs(0, 0) {
+			return nil
+		}
+		if t.hasF16() && !c.out.Enables["f16"] {
+			c.errorf(id.Pos, "f16 requires 'enable f16;'")
+			return nil
+		}
+		return t
+	}
+	switch id.Name {
+	case "vec2", "vec3", "vec4":
+		if len(id.Args) == 0 {
+			c.errorf(id.Pos, "'%s' needs a component type: %s<f32>", id.Name, id.Name)
+			return nil
+		}
+		if !nargs(1, 1) {
+			return nil
+		}
+		el := c.typeOf(id.Args[0])
+		if el == nil {
+			return nil
+		}
+		if !el.isScalar() || el.isAbstract() {
+			c.errorSpan(id.Args[0], "vector components must be scalars, not '%s'", el)
+			return nil
+		}
+		return c.ts.vec(int(id.Name[3]-'0'), el)
+	case "array":
+		if len(id.Args) == 0 {
+			c.errorf(id.Pos, "'array' needs an element type")
+			return nil
+		}
+		if !nargs(1, 2) {
+			return nil
+		}
+		el := c.typeOf(id.Args[0])
+		if el == nil {
+			return nil
+		}
+		if !el.constructible() && !(el.hasAtomic() && !el.runtimeSized()) {
+			c.errorSpan(id.Args[0], "array elements must have a fixed size, not '%s'", el)
+			return nil
+		}
+		if len(id.Args) == 1 {
+			return c.ts.array(el, 0)
+		}
+		n := c.rvalue(id.Args[1])
+		if n == nil {
+			return nil
+		}
+		if !n.typ.isInt() || n.typ.Kind == KVec {
+			c.errorSpan(id.Args[1], "array element count must be an integer, not '%s'", n.typ)
+			return nil
+		}
+		if n.val == nil {
+			if !n.override || !c.specConstInt(id.Args[1]) {
+				c.errorSpan(id.Args[1], "array element count must be a const-expression or an integer override-expression")
+				return nil
+			}
+			c.materialize(id.Args[1])
+			sp := c.out.File.Span(id.Args[1])
+			return c.ts.get(Type{Kind: KArray, Elem: el, CountOverride: &overrideCount{expr: id.Args[1], text: c.out.File.Source[sp.Start:sp.End]}})
+		}
+		if n.val.i <= 0 {
+			c.errorSpan(id.Args[1], "array element count must be positive, got %d", n.val.i)
+			return nil
+		}
+		if n.val.i*int64(roundUp(el.Align(), el.Size())) > 1<<30 {
+			c.errorSpan(id.Args[1], "array is too large")
+			return nil
+		}
+		return c.ts.array(el, int(n.val.i))
+	case "atomic":
+		if !nargs(1, 1) {
+			return nil
+		}
+		el := c.typeOf(id.Args[0])
+		if el == nil {
+			return nil
+		}
+		if el.Kind != KI32 && el.Kind != KU32 {
+			c.errorSpan(id.Args[0], "atomic needs i32 or u32, not '%s'", el)
+			return nil
+		}
+		return c.ts.get(Type{Kind: KAtomic, Elem: el})
+	case "ptr":
+		if !nargs(2, 3) {
+			return nil
+		}
+		sp, ok := id.Args[0].(*Ident)
+		space := AddrSpace("")
+		if ok {
+			space = AddrSpace(sp.Name)
+		}
+		switch space {
+		case SpaceFunction, SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform:
+		default:
+			c.errorSpan(id.Args[0], "expected an address space (function, private, workgroup, storage, uniform)")
+			return nil
+		}
+		el := c.typeOf(id.Args[1])
+		if el == nil {
+			return nil
+		}
+		acc := defaultAccess(space)
+		if len(id.Args) == 3 {
+			a, ok := id.Args[2].(*Ident)
+			if !ok || (a.Name != "read" && a.Name != "write" && a.Name != "read_write") {
+				c.errorSpan(id.Args[2], "expected an access mode (read, write, read_write)")
+				return nil
+			}
+			if space != SpaceStorage {
+				c.errorSpan(id.Args[2], "an access mode may only be given for the storage address space")
+				return nil
+			}
+			acc = Access(a.Name)
+		}
+		return c.ts.ptr(space, el, acc)
+	}
+	if cols, rows, ok := matName(id.Name); ok {
+		if len(id.Args) == 0 {
+			c.errorf(id.Pos, "'%s' needs a component type: %s<f32>", id.Name, id.Name)
+			return nil
+		}
+		if !nargs(1, 1) {
+			return nil
+		}
+		el := c.typeOf(id.Args[0])
+		if el == nil {
+			return nil
+		}
+		if el.Kind != KF32 && el.Kind != KF16 {
+			c.errorSpan(id.Args[0], "matrix components must be f32 or f16, not '%s'", el)
+			return nil
+		}
+		return c.ts.mat(cols, rows, el)
+	}
+	s := c.lookup(id.Name)
+	if s == nil {
+		c.errorf(id.Pos, "unknown type '%s'", id.Name)
+		return nil
+	}
+	if s.kind != symType {
+		c.errorf(id.Pos, "'%s' is not a type", id.Name)
+		return nil
+	}
+	if len(id.Args) > 0 {
+		c.errorf(id.Pos, "'%s' takes no template arguments", id.Name)
+		return nil
+	}
+	return s.typ
+}
+
+// matName parses "matCxR" (C, R in 2..4).
+func matName(n string) (cols, rows int, ok bool) {
+	if len(n) != 6 || n[:3] != "mat" || n[4] != 'x' || n[3] < '2' || n[3] > '4' || n[5] < '2' || n[5] > '4' {
+		return 0, 0, false
+	}
+	return int(n[3] - '0'), int(n[5] - '0'), true
+}
+
+func defaultAccess(s AddrSpace) Access {
+	switch s {
+	case SpaceStorage, SpaceUniform, SpacePushConstant:
+		return AccessRead
+	}
+	return AccessReadWrite
+}
+
+func (c *checker) structDecl(s *symbol, d *StructDecl) {
+	st := &StructType{Name: d.Name}
+	names := map[string]bool{}
+	failed := false
+	offset, align := 0, 1
+	for i, m := range d.Members {
+		if names[m.Name] {
+			c.errorf(m.Pos, "duplicate member '%s'", m.Name)
+		}
+		names[m.Name] = true
+		t := c.typeOf(m.Type)
+		if t == nil {
+			failed = true
+			continue
+		}
+		if t.runtimeSized() && (i != len(d.Members)-1 || t.Kind == KStruct) {
+			c.errorf(m.Pos, "a runtime-sized array may only be the last member of a struct")
+			continue
+		}
+		if t.Kind == KPtr || t.CountOverride != nil {
+			c.errorf(m.Pos, "member type '%s' is not allowed in a struct", t)
+			continue
+		}
+		fa, fs := t.Align(), t.Size()
+		for _, a := range m.Attrs {
+			switch a.Name {
+			case "align":
+				if v, ok := c.attrInt(a, 1, 1<<16); ok {
+					if v&(v-1) != 0 {
+						c.errorSpan(a.Args[0], "@align must be a power of two")
+					} else {
+						fa = int(v)
+					}
+				}
+			case "size":
+				if v, ok := c.attrInt(a, 1, 1<<30); ok {
+					if int(v) < t.Size() {
+						c.errorSpan(a.Args[0], "@size(%d) is smaller than the member's size %d", v, t.Size())
+					} else {
+						fs = int(v)
+					}
+				}
+			default:
+				c.errorf(a.Pos, "attribute '@%s' is not valid on a struct member", a.Name)
+			}
+		}
+		offset = roundUp(fa, offset)
+		st.Members = append(st.Members, Field{Name: m.Name, Type: t, Offset: offset, Align: fa, Size: fs})
+		offset += fs
+		align = max(align, fa)
+	}
+	st.Align = align
+	st.Size = roundUp(align, max(offset, 1))
+	if failed || len(st.Members) != len(d.Members) || len(st.Members) == 0 {
+		return // errors reported; uses of the struct stay silent
+	}
+	s.typ = c.ts.get(Type{Kind: KStruct, Struct: st})
+}
+
+func (c *checker) globalVar(s *symbol, d *VarDecl) {
+	// Address space and access mode names are predeclared enumerants that a
+	// module-scope declaration can shadow.
+	for _, n := range []string{d.Space, d.Access} {
+		if n != "" && c.module[n] != nil {
+			c.errorf(d.SpacePos+1, "'%s' is declared in this module, so it cannot name an address space or access mode here", n)
+			return
+		}
+	}
+	space := AddrSpace(d.Space)
+	switch space {
+	case SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform, SpacePushConstant:
+	case "":
+		c.errorf(d.Pos, "module-scope 'var' needs an address space: var<private>, var<workgroup>, var<storage> or var<uniform>")
+		return
+	case SpaceFunction:
+		c.errorf(d.SpacePos, "'function' variables must be declared inside a function")
+		return
+	default:
+		c.errorf(d.SpacePos+1, "unknown address space '%s'", d.Space)
+		return
+	}
+	access := defaultAccess(space)
+	if d.Access != "" {
+		if space != SpaceStorage {
+			c.errorf(d.SpacePos+1, "only storage variables take an access mode")
+			return
+		}
+		switch Access(d.Access) {
+		case AccessRead, AccessReadWrite:
+			access = Access(d.Access)
+		case AccessWrite:
+			c.errorf(d.SpacePos+1, "write-only storage buffers are not allowed; use read_write")
+			return
+		default:
+			c.errorf(d.SpacePos+1, "unknown access mode '%s'", d.Access)
+			return
+		}
+	}
+	s.space, s.access = space, access
+	if d.Type == nil {
+		c.errorf(d.NamePos, "module-scope variable '%s' needs a type", d.Name)
+		return
+	}
+	t := c.typeOf(d.Type)
+	if t == nil {
+		return
+	}
+	s.typ = t
+	s.group, s.binding = -1, -1
+	for _, a := range d.Attrs {
+		switch a.Name {
+		case "group":
+			if v, ok := c.attrInt(a, 0, 1<<20); ok {
+				s.group = int(v)
+			}
+		case "binding":
+			if v, ok := c.attrInt(a, 0, 1<<20); ok {
+				s.binding = int(v)
+			}
+		default:
+			c.errorf(a.Pos, "attribute '@%s' is not valid on a variable", a.Name)
+		}
+	}
+	resource := space == SpaceStorage || space == SpaceUniform
+	if resource && (s.group < 0 || s.binding < 0) {
+		c.errorf(d.NamePos, "%s variable '%s' needs @group and @binding", space, d.Name)
+		return
+	}
+	if !resource && len(d.Attrs) > 0 {
+		c.errorf(d.Attrs[0].Pos, "@group and @binding are only valid on uniform and storage variables")
+		return
+	}
+	if t.CountOverride != nil && space != SpaceWorkgroup {
+		c.errorf(d.Type.Pos, "arrays sized by an override are only allowed in the workgroup address space")
+		return
+	}
+	switch space {
+	case SpaceStorage, SpaceUniform, SpacePushConstant:
+		if !t.hostShareable() {
+			c.errorf(d.Type.Pos, "type '%s' cannot be used in the %s address space (not host-shareable)", t, space)
+			return
+		}
+		if t.hasF16() && !c.out.Enables["f16"] {
+			c.errorf(d.Type.Pos, "f16 requires 'enable f16;'")
+			return
+		}
+		if space != SpaceStorage && t.runtimeSized() {
+			c.errorf(d.Type.Pos, "runtime-sized arrays are only allowed in storage buffers")
+			return
+		}
+		if t.hasAtomic() && (space != SpaceStorage || access != AccessReadWrite) {
+			c.errorf(d.Type.Pos, "atomics need storage, read_write or workgroup variables")
+			return
+		}
+		if space == SpaceUniform {
+			if msg := uniformLayoutError(t); msg != "" {
+				c.errorf(d.Type.Pos, "%s", msg)
+				return
+			}
+		}
+		if d.Init != nil {
+			c.errorSpan(d.Init, "%s variables cannot have an initializer", space)
+			return
+		}
+	case SpaceWorkgroup:
+		if d.Init != nil {
+			c.errorSpan(d.Init, "workgroup variables cannot have an initializer")
+			return
+		}
+		if t.runtimeSized() || !t.constructible() && !t.hasAtomic() && t.CountOverride == nil {
+			c.errorf(d.Type.Pos, "type '%s' cannot be used in the workgroup address space", t)
+			return
+		}
+	case SpacePrivate:
+		if !t.constructible() {
+			c.errorf(d.Type.Pos, "type '%s' cannot be used in the private address space", t)
+			return
+		}
+		if d.Init != nil {
+			x := c.rvalue(d.Init)
+			if x == nil {
+				return
+			}
+			if x.val == nil {
+				c.errorSpan(d.Init, "a private variable's initializer must be a const-expression")
+				return
+			}
+			if !c.convertTo(d.Init, t) {
+				return
+			}
+			s.init = d.Init
+		}
+	}
+	c.out.Globals = append(c.out.Globals, s)
+}
+
+// uniformLayoutError checks the extra layout rules of the uniform address space.
+func uniformLayoutError(t *Type) string {
+	switch t.Kind {
+	case KMat:
+		if t.Stride()%16 != 0 {
+			return fmt.Sprintf("uniform buffers need matrix columns 16 bytes apart, but '%s' has a column stride of %d", t, t.Stride())
+		}
+	case KArray:
+		if t.Stride()%16 != 0 {
+			return fmt.Sprintf("uniform arrays need an element stride that is a multiple of 16, but '%s' has stride %d (use vec4 or @size(16) on a struct)", t, t.Stride())
+		}
+		return uniformLayoutError(t.Elem)
+	case KStruct:
+		ms := t.Struct.Members
+		for i, m := range ms {
+			if m.Type.Kind == KStruct && m.Offset%16 != 0 {
+				return fmt.Sprintf("uniform struct member '%s' of struct type must be at a multiple of 16 (offset %d)", m.Name, m.Offset)
+			}
+			if i > 0 && ms[i-1].Type.Kind == KStruct && m.Offset < ms[i-1].Offset+roundUp(16, ms[i-1].Size) {
+				return fmt.Sprintf("uniform struct member '%s' must start 16-byte aligned after struct member '%s'", m.Name, ms[i-1].Name)
+			}
+			if msg := uniformLayoutError(m.Type); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+var builtinParams = map[string]string{
+	"global_invocation_id":   "vec3<u32>",
+	"local_invocation_id":    "vec3<u32>",
+	"local_invocation_index": "u32",
+	"workgroup_id":           "vec3<u32>",
+	"num_workgroups":         "vec3<u32>",
+	"subgroup_invocation_id": "u32",
+	"subgroup_size":          "u32",
+}
+
+func (c *checker) fnSignature(s *symbol, d *FnDecl) {
+	f := &function{sym: s, decl: d, usesVars: map[*symbol]bool{}}
+	s.fn = f
+	c.out.Funcs = append(c.out.Funcs, f)
+	var wg *Attr
+	for _, a := range d.Attrs {
+		switch a.Name {
+		case "compute":
+			f.compute = true
+		case "workgroup_size":
+			wg = a
+		case "must_use":
+		case "vertex", "fragment":
+			c.errorf(a.Pos, "only compute shaders are supported")
+		default:
+			c.errorf(a.Pos, "attribute '@%s' is not valid on a function", a.Name)
+		}
+	}
+	names := map[string]bool{}
+	for _, p := range d.Params {
+		t := c.typeOf(p.Type)
+		ps := &symbol{kind: symParam, name: p.Name, pos: p.Pos, typ: t}
+		if names[p.Name] {
+			c.errorf(p.Pos, "duplicate parameter '%s'", p.Name)
+		}
+		names[p.Name] = true
+		f.params = append(f.params, ps)
+		bi := ""
+		for _, a := range p.Attrs {
+			if a.Name != "builtin" || len(a.Args) != 1 {
+				c.errorf(a.Pos, "attribute '@%s' is not valid on a parameter", a.Name)
+				continue
+			}
+			id, ok := a.Args[0].(*Ident)
+			if !ok || builtinParams[id.Name] == "" {
+				c.errorSpan(a.Args[0], "unknown or unsupported builtin value")
+				continue
+			}
+			bi = id.Name
+			if (bi == "subgroup_invocation_id" || bi == "subgroup_size") && !c.out.Enables["subgroups"] {
+				c.errorf(id.Pos, "'%s' requires 'enable subgroups;'", bi)
+			}
+			if t != nil && t.String() != builtinParams[bi] {
+				c.errorf(p.Type.Pos, "@builtin(%s) must have type %s, not '%s'", bi, builtinParams[bi], t)
+			}
+		}
+		f.builtins = append(f.builtins, bi)
+		if t == nil {
+			continue
+		}
+		if f.compute && bi == "" {
+			c.errorf(p.Pos, "entry point parameter '%s' needs a @builtin attribute", p.Name)
+		}
+		if !f.compute && bi != "" {
+			c.errorf(p.Pos, "@builtin is only valid on entry point parameters")
+		}
+		if t.Kind == KPtr {
+			if t.Space != SpaceFunction && t.Space != SpacePrivate {
+				c.errorf(p.Type.Pos, "pointer parameters must point into the function or private address space")
+			}
+		} else if !t.constructible() {
+			c.errorf(p.Type.Pos, "parameter type '%s' is not constructible", t)
+		}
+	}
+	if d.Result != nil {
+		f.result = c.typeOf(d.Result)
+		if len(d.ResultAttrs) > 0 {
+			c.errorf(d.ResultAttrs[0].Pos, "return value attributes are not supported")
+		}
+		if f.result != nil && !f.result.constructible() {
+			c.errorf(d.Result.Pos, "return type '%s' is not constructible", f.result)
+		}
+		if f.compute {
+			c.errorf(d.Result.Pos, "a compute entry point cannot return a value")
+		}
+	}
+	if wg != nil && !f.compute {
+		c.errorf(wg.Pos, "@workgroup_size is only valid on @compute functions")
+	}
+	if f.compute {
+		if wg == nil {
+			c.errorf(d.NamePos, "compute entry point '%s' needs @workgroup_size", d.Name)
+			return
+		}
+		c.workgroupSize(f, wg)
+		c.out.Entries = append(c.out.Entries, f)
+	}
+}
+
+func (c *checker) workgroupSize(f *function, a *Attr) {
+	if len(a.Args) < 1 || len(a.Args) > 3 {
+		c.errorf(a.Pos, "@workgroup_size takes 1 to 3 arguments")
+		return
+	}
+	f.wgSize = [3]wgDim{{val: 1}, {val: 1}, {val: 1}}
+	var kind *Type
+	for i, e := range a.Args {
+		x := c.rvalue(e)
+		if x == nil {
+			return
+		}
+		if !x.typ.isInt() || x.typ.Kind == KVec {
+			c.errorSpan(e, "@workgroup_size arguments must be integers, not '%s'", x.typ)
+			return
+		}
+		if !x.typ.isAbstract() {
+			if kind != nil && kind != x.typ {
+				c.errorSpan(e, "@workgroup_size arguments must all have the same type")
+				return
+			}
+			kind = x.typ
+		}
+		switch {
+		case x.val != nil:
+			if x.val.i < 1 || x.val.i > 1024 {
+				c.errorSpan(e, "@workgroup_size values must be between 1 and 1024, got %d", x.val.i)
+				return
+			}
+			f.wgSize[i] = wgDim{val: x.val.i}
+		case x.override && c.specConstInt(e):
+			c.materialize(e)
+			sp := c.out.File.Span(e)
+			dim := wgDim{override: e, name: c.out.File.Source[sp.Start:sp.End]}
+			if v := c.overrideDefault(e); v != nil {
+				dim.val = v.i
+			}
+			f.wgSize[i] = dim
+		default:
+			c.errorSpan(e, "@workgroup_size arguments must be const- or override-expressions")
+			return
+		}
+	}
+}

@@ -1,0 +1,60 @@
+// Package wgsl compiles WGSL compute shaders to SPIR-V for Vulkan, in pure Go.
+//
+// Three stages are kept apart, as in naga: Parse (source -> syntax tree with
+// byte offsets), Check (names, types, abstract numerics, const-evaluation,
+// address spaces and access modes, host-shareable layout, uniformity) and
+// Emit (checked module -> SPIR-V 1.3 words). Emit accepts only what Check
+// returns, so it never sees unchecked input; a failure there is a compiler
+// bug, reported as *InternalError. Compile runs all three and adds
+// Reflection: bindings with their host layout, workgroup sizes and override
+// constants, which wgpu uses to build bind group layouts and to set
+// overrides by name. Mistakes in the source come back as an ErrorList of
+// "file.wgsl:LINE:COL: error: msg", sorted by position; Pretty adds the
+// source line and a caret.
+//
+// # Supported WGSL
+//
+// Compute shaders only. Types: bool, i32, u32, f32, f16 (enable f16;),
+// vec2/3/4 and their aliases (vec3f, vec4h, ...), fixed, runtime-sized and
+// (in workgroup memory) override-sized arrays, structs with @align/@size,
+// atomic<i32|u32>, ptr<function|private|workgroup|storage|uniform, T>, alias.
+// Abstract int/float literals and their automatic conversions; const,
+// override (@id; an override may be computed from others with integer
+// arithmetic, becoming a derived specialization constant that cannot be set
+// itself), let, var in the function, private, workgroup, storage
+// (read, read_write), uniform and push_constant (wgpu's extension) address
+// spaces; const_assert. Statements: if/else, switch, for, while,
+// loop/continuing/break if, break, continue, return, assignment, compound
+// assignment, ++/--, phony assignment, function calls with value and pointer
+// parameters. Expressions: all operators, swizzles, indexing, value
+// constructors, conversions, bitcast. Builtin values: global/local
+// invocation id and index, workgroup id, num_workgroups, subgroup invocation
+// id and size (enable subgroups;). Builtin functions: the float math
+// functions (exp, log, tanh, sqrt, inverseSqrt, pow, fma, ...), abs, min, max,
+// clamp, sign, select, dot, length, distance, normalize, cross, mix, step,
+// smoothstep, all, any, countOneBits, reverseBits, arrayLength,
+// pack2x16float, unpack2x16float, workgroupBarrier, storageBarrier,
+// workgroupUniformLoad, the atomic functions and the subgroup functions
+// (subgroupAdd/Mul/Min/Max/And/Or/Xor, inclusive and exclusive scans,
+// Broadcast, BroadcastFirst, Shuffle, ShuffleXor/Up/Down, Elect, All, Any,
+// Ballot).
+//
+// Not supported, each with a clear error: matrices, textures and samplers,
+// vertex and fragment stages, float or bool overrides computed from other
+// overrides, pointer parameters into storage, diagnostic/requires
+// directives, several entry points in one module when one of them sizes its
+// workgroup with overrides.
+//
+// # Semantics the emitted code keeps
+//
+// Integer division and remainder by zero (and i32 MIN / -1) give the WGSL
+// results; shift amounts are taken modulo the bit width; float to integer
+// conversions saturate; dynamic indices into fixed, override-sized and
+// runtime-sized buffer arrays are clamped into bounds; function, private and
+// workgroup memory start zeroed; barriers and subgroup operations are only
+// accepted in uniform control flow (a conservative form of the WGSL
+// uniformity analysis).
+//
+// This package imports nothing of this module; internal/spirv holds the
+// SPIR-V tables generated from the Khronos grammar (go generate).
+package wgsl

@@ -1,0 +1,557 @@
+package wgsl
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+)
+
+// flavor selects how an aggregate type is laid out in SPIR-V: plain (function,
+// private, workgroup memory and values), explicit layout (Offset/ArrayStride,
+// for storage, uniform and push-constant memory) or the Block-decorated
+// top-level struct of one buffer variable.
+type flavor int
+
+const (
+	plain flavor = iota
+	laidOut
+)
+
+// bug is panicked by the emitter when it meets something the checker should
+// have rejected; Emit turns it into an *InternalError.
+type bug struct{ msg string }
+
+func bugf(format string, args ...any) { panic(bug{fmt.Sprintf(format, args...)}) }
+
+type emitter struct {
+	m    *Checked
+	next uint32
+
+	caps     map[uint32]bool
+	glsl     uint32
+	entries  spirv.Section
+	modes    spirv.Section
+	debug    spirv.Section
+	annots   spirv.Section
+	decls    spirv.Section // types, constants, global variables
+	funcs    spirv.Section
+	typeIDs  map[string]uint32
+	constIDs map[string]uint32
+	globals  map[*symbol]*globalVar
+	inputs   map[string]uint32 // builtin name -> Input variable
+	fnIDs    map[*function]uint32
+	specIDs  map[*symbol]uint32
+	wgSizeID uint32
+	// constIndex maps u32 constants made by constU32 back to their value.
+	constIndex map[uint32]uint32
+
+	f *fnState
+}
+
+type globalVar struct {
+	id      uint32
+	sc      uint32
+	wrapped bool   // the store type is member 0 of a Block wrapper struct
+	block   uint32 // Block struct type id when the store type is a struct
+}
+
+// Emit translates a checked module to SPIR-V 1.3 for Vulkan. Its errors are
+// compiler bugs (*InternalError), never the user's.
+func Emit(m *Checked) (words []uint32, err error) {
+	if m == nil {
+		return nil, &InternalError{Msg: "Emit needs the result of Check"}
+	}
+	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{},
+		globals: map[*symbol]*globalVar{}, inputs: map[string]uint32{}, fnIDs: map[*function]uint32{}, specIDs: map[*symbol]uint32{}, constIndex: map[uint32]uint32{}}
+	defer func() {
+		if r := recover(); r != nil {
+			b, ok := r.(bug)
+			if !ok {
+				b = bug{fmt.Sprint(r)}
+			}
+			words, err = nil, &InternalError{File: m.File.Name, Msg: b.msg, Stack: string(debug.Stack())}
+		}
+	}()
+	e.module()
+	return e.assemble(), nil
+}
+
+func (e *emitter) id() uint32 { e.next++; return e.next - 1 }
+
+func (e *emitter) capability(c uint32) { e.caps[c] = true }
+
+func (e *emitter) name(id uint32, name string) {
+	e.debug.Add(spirv.OpName, append([]uint32{id}, spirv.String(name)...)...)
+}
+
+func (e *emitter) decorate(id uint32, dec uint32, args ...uint32) {
+	e.annots.Add(spirv.OpDecorate, append([]uint32{id, dec}, args...)...)
+}
+
+func (e *emitter) module() {
+	e.capability(spirv.CapabilityShader)
+	e.glsl = e.id()
+	for _, s := range e.m.Overrides {
+		e.override(s)
+	}
+	for _, s := range e.m.Globals {
+		e.global(s)
+	}
+	for _, f := range e.m.Funcs {
+		e.fnIDs[f] = e.id()
+		e.name(e.fnIDs[f], f.decl.Name)
+	}
+	for _, f := range e.m.Funcs {
+		e.function(f)
+	}
+}
+
+func (e *emitter) assemble() []uint32 {
+	var caps []int
+	for c := range e.caps {
+		caps = append(caps, int(c))
+	}
+	sort.Ints(caps)
+	var head spirv.Section
+	for _, c := range caps {
+		head.Add(spirv.OpCapability, uint32(c))
+	}
+	head.Add(spirv.OpExtInstImport, append([]uint32{e.glsl}, spirv.String("GLSL.std.450")...)...)
+	head.Add(spirv.OpMemoryModel, spirv.AddressingModelLogical, spirv.MemoryModelGLSL450)
+	words := []uint32{spirv.Magic, spirv.Version13, 0, e.next, 0}
+	for _, s := range []spirv.Section{head, e.entries, e.modes, e.debug, e.annots, e.decls, e.funcs} {
+		words = append(words, s...)
+	}
+	return words
+}
+
+// ---- types ----
+
+func scFor(s AddrSpace) uint32 {
+	switch s {
+	case SpaceFunction:
+		return spirv.StorageClassFunction
+	case SpacePrivate:
+		return spirv.StorageClassPrivate
+	case SpaceWorkgroup:
+		return spirv.StorageClassWorkgroup
+	case SpaceUniform:
+		return spirv.StorageClassUniform
+	case SpaceStorage:
+		return spirv.StorageClassStorageBuffer
+	case SpacePushConstant:
+		return spirv.StorageClassPushConstant
+	}
+	bugf("no storage class for address space %q", s)
+	return 0
+}
+
+func flavorFor(s AddrSpace) flavor {
+	switch s {
+	case SpaceUniform, SpaceStorage, SpacePushConstant:
+		return laidOut
+	}
+	return plain
+}
+
+// isAggregate reports types whose SPIR-V id depends on the flavor.
+func isAggregate(t *Type) bool { return t.Kind == KArray || t.Kind == KStruct }
+
+func (e *emitter) typeID(t *Type, fl flavor) uint32 {
+	if !isAggregate(t) && t.Kind != KAtomic {
+		fl = plain
+	}
+	key := fmt.Sprintf("%s/%d", t, fl)
+	if t.CountOverride != nil {
+		key = fmt.Sprintf("%s#%p", key, t.CountOverride.expr)
+	}
+	if id, ok := e.typeIDs[key]; ok {
+		return id
+	}
+	var id uint32
+	switch t.Kind {
+	case KBool:
+		id = e.id()
+		e.decls.Add(spirv.OpTypeBool, id)
+	case KI32, KU32, KAbstractInt:
+		id = e.id()
+		sign := uint32(0)
+		if t.Kind != KU32 {
+			sign = 1
+		}
+		e.decls.Add(spirv.OpTypeInt, id, 32, sign)
+	case KF32, KAbstractFloat:
+		id = e.id()
+		e.decls.Add(spirv.OpTypeFloat, id, 32)
+	case KF16:
+		e.capability(spirv.CapabilityFloat16)
+		id = e.id()
+		e.decls.Add(spirv.OpTypeFloat, id, 16)
+	case KVec:
+		el := e.typeID(t.Elem, plain)
+		id = e.id()
+		e.decls.Add(spirv.OpTypeVector, id, el, uint32(t.N))
+	case KAtomic:
+		return e.typeID(t.Elem, plain)
+	case KMat:
+		col := e.typeID(t.Elem, plain)
+		id = e.id()
+		e.decls.Add(spirv.OpTypeMatrix, id, col, uint32(t.N))
+	case KArray:
+		el := e.typeID(t.Elem, fl)
+		switch {
+		case t.CountOverride != nil:
+			n := e.specConstExpr(t.CountOverride.expr)
+			id = e.id()
+			e.decls.Add(spirv.OpTypeArray, id, el, n)
+		case t.N == 0:
+			id = e.id()
+			e.decls.Add(spirv.OpTypeRuntimeArray, id, el)
+		default:
+			n := e.constU32(uint32(t.N))
+			id = e.id()
+			e.decls.Add(spirv.OpTypeArray, id, el, n)
+		}
+		if fl == laidOut {
+			e.decorate(id, spirv.DecorationArrayStride, uint32(t.Stride()))
+		}
+	case KStruct:
+		id = e.structType(t, fl)
+	default:
+		bugf("no SPIR-V type for %s", t)
+	}
+	e.typeIDs[key] = id
+	return id
+}
+
+func (e *emitter) structType(t *Type, fl flavor) uint32 {
+	var ms []uint32
+	for _, m := range t.Struct.Members {
+		ms = append(ms, e.typeID(m.Type, fl))
+	}
+	id := e.id()
+	e.decls.Add(spirv.OpTypeStruct, append([]uint32{id}, ms...)...)
+	e.name(id, t.Struct.Name)
+	for i, m := range t.Struct.Members {
+		e.debug.Add(spirv.OpMemberName, append([]uint32{id, uint32(i)}, spirv.String(m.Name)...)...)
+		if fl == laidOut {
+			e.annots.Add(spirv.OpMemberDecorate, id, uint32(i), spirv.DecorationOffset, uint32(m.Offset))
+			e.matrixLayout(id, uint32(i), m.Type)
+		}
+	}
+	return id
+}
+
+func (e *emitter) ptrType(sc uint32, elem uint32) uint32 {
+	key := fmt.Sprintf("ptr %d %d", sc, elem)
+	if id, ok := e.typeIDs[key]; ok {
+		return id
+	}
+	id := e.id()
+	e.decls.Add(spirv.OpTypePointer, id, sc, elem)
+	e.typeIDs[key] = id
+	return id
+}
+
+func (e *emitter) voidType() uint32 {
+	if id, ok := e.typeIDs["void"]; ok {
+		return id
+	}
+	id := e.id()
+	e.decls.Add(spirv.OpTypeVoid, id)
+	e.typeIDs["void"] = id
+	return id
+}
+
+func (e *emitter) fnType(ret uint32, params []uint32) uint32 {
+	key := fmt.Sprint("fn", ret, params)
+	if id, ok := e.typeIDs[key]; ok {
+		return id
+	}
+	id := e.id()
+	e.decls.Add(spirv.OpTypeFunction, append([]uint32{id, ret}, params...)...)
+	e.typeIDs[key] = id
+	return id
+}
+
+// ---- constants ----
+
+func (e *emitter) constU32(v uint32) uint32 {
+	id := e.constant(e.m.types.scalar(KU32), &value{i: int64(v)})
+	e.constIndex[id] = v
+	return id
+}
+
+func (e *emitter) constant(t *Type, v *value) uint32 {
+	if t.isAbstract() {
+		t = concreteDefault(e.m.types, t)
+	}
+	key := fmt.Sprintf("%s=%s", t, valueKey(v, t))
+	if id, ok := e.constIDs[key]; ok {
+		return id
+	}
+	ty := e.typeID(t, plain)
+	var id uint32
+	switch t.Kind {
+	case KBool:
+		id = e.id()
+		if v.b {
+			e.decls.Add(spirv.OpConstantTrue, ty, id)
+		} else {
+			e.decls.Add(spirv.OpConstantFalse, ty, id)
+		}
+	case KI32, KU32, KF32, KF16:
+		id = e.id()
+		e.decls.Add(spirv.OpConstant, ty, id, bitsOf(v, t))
+	case KVec, KMat, KArray, KStruct:
+		var parts []uint32
+		for i, el := range v.elems {
+			parts = append(parts, e.constant(elemType(t, i), el))
+		}
+		id = e.id()
+		e.decls.Add(spirv.OpConstantComposite, append([]uint32{ty, id}, parts...)...)
+	default:
+		bugf("no constant of type %s", t)
+	}
+	e.constIDs[key] = id
+	return id
+}
+
+func (e *emitter) null(t uint32) uint32 {
+	key := fmt.Sprint("null ", t)
+	if id, ok := e.constIDs[key]; ok {
+		return id
+	}
+	id := e.id()
+	e.decls.Add(spirv.OpConstantNull, t, id)
+	e.constIDs[key] = id
+	return id
+}
+
+func valueKey(v *value, t *Type) string {
+	if v.elems != nil {
+		var b strings.Builder
+		b.WriteByte('[')
+		for i, el := range v.elems {
+			b.WriteString(valueKey(el, elemType(t, i)))
+			b.WriteByte(',')
+		}
+		b.WriteByte(']')
+		return b.String()
+	}
+	return fmt.Sprint(bitsOf(v, t))
+}
+
+func concreteDefault(ts *types, t *Type) *Type {
+	switch t.Kind {
+	case KAbstractInt:
+		return ts.scalar(KI32)
+	case KAbstractFloat:
+		return ts.scalar(KF32)
+	case KVec:
+		return ts.vec(t.N, concreteDefault(ts, t.Elem))
+	case KMat:
+		return ts.get(Type{Kind: KMat, N: t.N, Elem: concreteDefault(ts, t.Elem)})
+	case KArray:
+		return ts.array(concreteDefault(ts, t.Elem), t.N)
+	}
+	return t
+}
+
+// ---- overrides and module-scope override-expressions ----
+
+func (e *emitter) override(s *symbol) {
+	if s.derived != nil {
+		id := e.specConstExpr(s.derived)
+		e.name(id, s.name)
+		e.specIDs[s] = id
+		return
+	}
+	ty := e.typeID(s.typ, plain)
+	id := e.id()
+	v := s.val
+	if v == nil {
+		v = &value{}
+	}
+	if s.typ.Kind == KBool {
+		if v.b {
+			e.decls.Add(spirv.OpSpecConstantTrue, ty, id)
+		} else {
+			e.decls.Add(spirv.OpSpecConstantFalse, ty, id)
+		}
+	} else {
+		e.decls.Add(spirv.OpSpecConstant, ty, id, bitsOf(v, s.typ))
+	}
+	e.decorate(id, spirv.DecorationSpecId, uint32(s.overrideID))
+	e.name(id, s.name)
+	e.specIDs[s] = id
+}
+
+// specConstExpr emits an integer override-expression at module scope.
+func (e *emitter) specConstExpr(x Expr) uint32 {
+	info := e.m.info[x]
+	if info == nil {
+		bugf("unchecked override-expression")
+	}
+	if info.val != nil {
+		return e.constant(info.typ, info.val)
+	}
+	switch x := x.(type) {
+	case *Ident:
+		if id, ok := e.specIDs[info.sym]; ok {
+			return id
+		}
+	case *Paren:
+		return e.specConstExpr(x.X)
+	case *Binary:
+		a, b := e.specConstExpr(x.X), e.specConstExpr(x.Y)
+		signed := info.typ.Kind == KI32
+		var op spirv.Op
+		switch x.Op {
+		case "+":
+			op = spirv.OpIAdd
+		case "-":
+			op = spirv.OpISub
+		case "*":
+			op = spirv.OpIMul
+		case "/":
+			op = pick(signed, spirv.OpSDiv, spirv.OpUDiv)
+		case "%":
+			op = pick(signed, spirv.OpSRem, spirv.OpUMod)
+		case "<<":
+			op = spirv.OpShiftLeftLogical
+		case ">>":
+			op = pick(signed, spirv.OpShiftRightArithmetic, spirv.OpShiftRightLogical)
+		case "&":
+			op = spirv.OpBitwiseAnd
+		case "|":
+			op = spirv.OpBitwiseOr
+		case "^":
+			op = spirv.OpBitwiseXor
+		}
+		if op != 0 {
+			id := e.id()
+			e.decls.Add(spirv.OpSpecConstantOp, e.typeID(info.typ, plain), id, uint32(op), a, b)
+			return id
+		}
+	}
+	bugf("unsupported override-expression at offset %d", x.exprPos())
+	return 0
+}
+
+func pick(c bool, a, b spirv.Op) spirv.Op {
+	if c {
+		return a
+	}
+	return b
+}
+
+// ---- global variables ----
+
+func (e *emitter) global(s *symbol) {
+	sc := scFor(s.space)
+	g := &globalVar{sc: sc}
+	var store uint32
+	switch s.space {
+	case SpaceStorage, SpaceUniform, SpacePushConstant:
+		if s.typ.hasF16() {
+			switch s.space {
+			case SpaceStorage:
+				e.capability(spirv.CapabilityStorageBuffer16BitAccess)
+			case SpaceUniform:
+				e.capability(spirv.CapabilityUniformAndStorageBuffer16BitAccess)
+			case SpacePushConstant:
+				e.capability(spirv.CapabilityStoragePushConstant16)
+			}
+		}
+		if s.typ.Kind == KStruct {
+			store = e.structType(s.typ, laidOut)
+			g.block = store
+		} else {
+			inner := e.typeID(s.typ, laidOut)
+			store = e.id()
+			e.decls.Add(spirv.OpTypeStruct, store, inner)
+			e.annots.Add(spirv.OpMemberDecorate, store, 0, spirv.DecorationOffset, 0)
+			e.matrixLayout(store, 0, s.typ)
+			e.name(store, s.name+"_block")
+			g.wrapped = true
+		}
+		e.decorate(store, spirv.DecorationBlock)
+	default:
+		store = e.typeID(s.typ, plain)
+	}
+	ptr := e.ptrType(sc, store)
+	g.id = e.id()
+	switch {
+	case s.space == SpacePrivate && s.init != nil:
+		info := e.m.info[s.init]
+		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.constant(info.typ, info.val))
+	case s.space == SpacePrivate:
+		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.null(store))
+	default:
+		e.decls.Add(spirv.OpVariable, ptr, g.id, sc)
+	}
+	e.name(g.id, s.name)
+	if s.space == SpaceStorage || s.space == SpaceUniform {
+		e.decorate(g.id, spirv.DecorationDescriptorSet, uint32(s.group))
+		e.decorate(g.id, spirv.DecorationBinding, uint32(s.binding))
+		if s.space == SpaceStorage && s.access == AccessRead {
+			e.decorate(g.id, spirv.DecorationNonWritable)
+		}
+	}
+	e.globals[s] = g
+}
+
+// input returns the Input variable of a builtin value.
+func (e *emitter) input(name string) uint32 {
+	if id, ok := e.inputs[name]; ok {
+		return id
+	}
+	var bi uint32
+	switch name {
+	case "global_invocation_id":
+		bi = spirv.BuiltInGlobalInvocationId
+	case "local_invocation_id":
+		bi = spirv.BuiltInLocalInvocationId
+	case "local_invocation_index":
+		bi = spirv.BuiltInLocalInvocationIndex
+	case "workgroup_id":
+		bi = spirv.BuiltInWorkgroupId
+	case "num_workgroups":
+		bi = spirv.BuiltInNumWorkgroups
+	case "subgroup_invocation_id":
+		bi = spirv.BuiltInSubgroupLocalInvocationId
+		e.capability(spirv.CapabilityGroupNonUniform)
+	case "subgroup_size":
+		bi = spirv.BuiltInSubgroupSize
+		e.capability(spirv.CapabilityGroupNonUniform)
+	default:
+		bugf("unknown builtin %q", name)
+	}
+	u32 := e.m.types.scalar(KU32)
+	t := u32
+	if builtinParams[name] == "vec3<u32>" {
+		t = e.m.types.vec(3, u32)
+	}
+	id := e.id()
+	e.decls.Add(spirv.OpVariable, e.ptrType(spirv.StorageClassInput, e.typeID(t, plain)), id, spirv.StorageClassInput)
+	e.decorate(id, spirv.DecorationBuiltIn, bi)
+	e.name(id, name)
+	e.inputs[name] = id
+	return id
+}
+
+// matrixLayout decorates a struct member holding a matrix, or an array of
+// them, with its column-major layout.
+func (e *emitter) matrixLayout(st, member uint32, t *Type) {
+	for t.Kind == KArray {
+		t = t.Elem
+	}
+	if t.Kind == KMat {
+		e.annots.Add(spirv.OpMemberDecorate, st, member, spirv.DecorationColMajor)
+		e.annots.Add(spirv.OpMemberDecorate, st, member, spirv.DecorationMatrixStride, uint32(t.Stride()))
+	}
+}

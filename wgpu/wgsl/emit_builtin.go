@@ -1,0 +1,258 @@
+package wgsl
+
+import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+
+var glslFloat = map[string]uint32{
+	"exp": spirv.GLSLExp, "exp2": spirv.GLSLExp2, "log": spirv.GLSLLog, "log2": spirv.GLSLLog2,
+	"sqrt": spirv.GLSLSqrt, "inverseSqrt": spirv.GLSLInverseSqrt, "sin": spirv.GLSLSin, "cos": spirv.GLSLCos,
+	"tan": spirv.GLSLTan, "asin": spirv.GLSLAsin, "acos": spirv.GLSLAcos, "atan": spirv.GLSLAtan,
+	"sinh": spirv.GLSLSinh, "cosh": spirv.GLSLCosh, "tanh": spirv.GLSLTanh, "asinh": spirv.GLSLAsinh,
+	"acosh": spirv.GLSLAcosh, "atanh": spirv.GLSLAtanh, "floor": spirv.GLSLFloor, "ceil": spirv.GLSLCeil,
+	"round": spirv.GLSLRoundEven, "trunc": spirv.GLSLTrunc, "fract": spirv.GLSLFract,
+	"degrees": spirv.GLSLDegrees, "radians": spirv.GLSLRadians, "pow": spirv.GLSLPow, "atan2": spirv.GLSLAtan2,
+	"step": spirv.GLSLStep, "fma": spirv.GLSLFma, "smoothstep": spirv.GLSLSmoothStep, "mix": spirv.GLSLFMix,
+	"abs": spirv.GLSLFAbs, "min": spirv.GLSLFMin, "max": spirv.GLSLFMax, "clamp": spirv.GLSLFClamp,
+	"sign": spirv.GLSLFSign, "length": spirv.GLSLLength, "distance": spirv.GLSLDistance,
+	"normalize": spirv.GLSLNormalize, "cross": spirv.GLSLCross,
+}
+
+var glslSigned = map[string]uint32{"abs": spirv.GLSLSAbs, "min": spirv.GLSLSMin, "max": spirv.GLSLSMax,
+	"clamp": spirv.GLSLSClamp, "sign": spirv.GLSLSSign}
+var glslUnsigned = map[string]uint32{"min": spirv.GLSLUMin, "max": spirv.GLSLUMax, "clamp": spirv.GLSLUClamp}
+
+func (e *emitter) ext(ty uint32, inst uint32, args ...uint32) uint32 {
+	return e.op(spirv.OpExtInst, ty, append([]uint32{e.glsl, inst}, args...)...)
+}
+
+func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
+	name := c.Fn.Name
+	ty := uint32(0)
+	if info.typ != nil {
+		ty = e.typeID(info.typ, plain)
+	}
+	args := func() []uint32 {
+		var out []uint32
+		for _, a := range c.Args {
+			out = append(out, e.expr(a))
+		}
+		return out
+	}
+	argT := func(i int) *Type { return e.info(c.Args[i]).typ }
+	switch cls := builtinFns[name]; cls {
+	case bFloat1, bFloat2, bFloat3, bNum1, bNum2, bNum3, bSign, bLength, bDistance, bNormalize, bCross:
+		as := args()
+		s := info.typ.scalarOf()
+		switch {
+		case name == "saturate":
+			zero := e.constant(info.typ, e.splatValue(info.typ, &value{}))
+			one := e.constant(info.typ, e.splatValue(info.typ, &value{f: 1}))
+			return e.ext(ty, spirv.GLSLFClamp, as[0], zero, one)
+		case name == "mix" && info.typ.Kind == KVec && argT(2).Kind != KVec:
+			as[2] = e.splat(as[2], argT(2), info.typ.N)
+		case s.Kind == KU32 && name == "abs":
+			return as[0]
+		}
+		if s.isFloat() || cls == bLength || cls == bDistance {
+			return e.ext(ty, glslFloat[name], as...)
+		}
+		if s.Kind == KI32 {
+			return e.ext(ty, glslSigned[name], as...)
+		}
+		return e.ext(ty, glslUnsigned[name], as...)
+	case bInt1:
+		op := spirv.OpBitCount
+		if name == "reverseBits" {
+			op = spirv.OpBitReverse
+		}
+		return e.op(op, ty, args()...)
+	case bDot:
+		as := args()
+		at := argT(0)
+		if at.Elem.isFloat() {
+			return e.op(spirv.OpDot, ty, as...)
+		}
+		prod := e.op(spirv.OpIMul, e.typeID(at, plain), as[0], as[1])
+		sum := e.op(spirv.OpCompositeExtract, ty, prod, 0)
+		for i := 1; i < at.N; i++ {
+			sum = e.op(spirv.OpIAdd, ty, sum, e.op(spirv.OpCompositeExtract, ty, prod, uint32(i)))
+		}
+		return sum
+	case bAllAny:
+		a := args()[0]
+		if argT(0).Kind != KVec {
+			return a
+		}
+		return e.op(pick(name == "all", spirv.OpAll, spirv.OpAny), ty, a)
+	case bSelect:
+		as := args()
+		cond := as[2]
+		if info.typ.Kind == KVec && argT(2).Kind != KVec {
+			cond = e.splat(cond, argT(2), info.typ.N)
+		}
+		return e.op(spirv.OpSelect, ty, cond, as[1], as[0])
+	case bArrayLength:
+		return e.arrayLength(c, ty)
+	case bBarrier:
+		if name == "workgroupBarrier" {
+			e.barrier(spirv.MemorySemanticsWorkgroupMemory)
+		} else {
+			e.barrier(spirv.MemorySemanticsUniformMemory)
+		}
+		return 0
+	case bAtomicLoad, bAtomicStore, bAtomicRMW, bAtomicCmpXchg:
+		return e.atomic(c, info)
+	case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst, bSubElect, bSubVote, bSubBallot:
+		return e.subgroup(c, info, ty)
+	case bTranspose:
+		return e.op(spirv.OpTranspose, ty, args()...)
+	case bDeterminant:
+		return e.ext(ty, spirv.GLSLDeterminant, args()...)
+	case bUniformLoad:
+		p := args()[0]
+		e.barrier(spirv.MemorySemanticsWorkgroupMemory)
+		v := e.op(spirv.OpLoad, ty, p)
+		e.barrier(spirv.MemorySemanticsWorkgroupMemory)
+		return v
+	case bPack:
+		return e.ext(ty, spirv.GLSLPackHalf2x16, args()...)
+	case bUnpack:
+		return e.ext(ty, spirv.GLSLUnpackHalf2x16, args()...)
+	}
+	bugf("unknown builtin %s", name)
+	return 0
+}
+
+// arrayLength handles &buf (a wrapped runtime array: member 0 of the Block)
+// and &buf.member (the last member of the buffer's struct).
+func (e *emitter) arrayLength(c *Call, ty uint32) uint32 {
+	u, ok := unparen(c.Args[0]).(*Unary)
+	if !ok || u.Op != "&" {
+		bugf("arrayLength argument is not &variable")
+	}
+	switch x := unparen(u.X).(type) {
+	case *Ident:
+		g := e.globals[e.info(x).sym]
+		if g == nil || !g.wrapped {
+			bugf("arrayLength of a non-buffer")
+		}
+		return e.op(spirv.OpArrayLength, ty, g.id, 0)
+	case *Member:
+		r := e.ref(x.X)
+		if len(r.idx) != 0 {
+			bugf("arrayLength of a nested member")
+		}
+		return e.op(spirv.OpArrayLength, ty, r.base, uint32(e.info(x).field))
+	}
+	bugf("arrayLength of an unsupported expression")
+	return 0
+}
+
+func (e *emitter) atomic(c *Call, info *exprInfo) uint32 {
+	name := c.Fn.Name
+	pt := e.info(c.Args[0]).typ
+	el := pt.Elem.Elem
+	ty := e.typeID(el, plain)
+	p := e.expr(c.Args[0])
+	scope := e.constU32(spirv.ScopeDevice)
+	if pt.Space == SpaceWorkgroup {
+		scope = e.constU32(spirv.ScopeWorkgroup)
+	}
+	relaxed := e.constU32(0)
+	var vals []uint32
+	for _, a := range c.Args[1:] {
+		vals = append(vals, e.expr(a))
+	}
+	signed := el.Kind == KI32
+	switch name {
+	case "atomicLoad":
+		return e.op(spirv.OpAtomicLoad, ty, p, scope, relaxed)
+	case "atomicStore":
+		e.add(spirv.OpAtomicStore, p, scope, relaxed, vals[0])
+		return 0
+	case "atomicCompareExchangeWeak":
+		old := e.op(spirv.OpAtomicCompareExchange, ty, p, scope, relaxed, relaxed, vals[1], vals[0])
+		ok := e.op(spirv.OpIEqual, e.typeID(e.m.types.scalar(KBool), plain), old, vals[0])
+		return e.op(spirv.OpCompositeConstruct, e.typeID(info.typ, plain), old, ok)
+	}
+	op := map[string]spirv.Op{
+		"atomicAdd": spirv.OpAtomicIAdd, "atomicSub": spirv.OpAtomicISub,
+		"atomicMax": pick(signed, spirv.OpAtomicSMax, spirv.OpAtomicUMax),
+		"atomicMin": pick(signed, spirv.OpAtomicSMin, spirv.OpAtomicUMin),
+		"atomicAnd": spirv.OpAtomicAnd, "atomicOr": spirv.OpAtomicOr, "atomicXor": spirv.OpAtomicXor,
+		"atomicExchange": spirv.OpAtomicExchange,
+	}[name]
+	return e.op(op, ty, p, scope, relaxed, vals[0])
+}
+
+func (e *emitter) subgroup(c *Call, info *exprInfo, ty uint32) uint32 {
+	name := c.Fn.Name
+	e.capability(spirv.CapabilityGroupNonUniform)
+	scope := e.constU32(spirv.ScopeSubgroup)
+	var as []uint32
+	for _, a := range c.Args {
+		as = append(as, e.expr(a))
+	}
+	s := info.typ.scalarOf()
+	lane := func() uint32 {
+		if e.info(c.Args[1]).typ.Kind == KI32 {
+			return e.op(spirv.OpBitcast, e.typeID(e.m.types.scalar(KU32), plain), as[1])
+		}
+		return as[1]
+	}
+	arith := func(f, si, u spirv.Op, group uint32) uint32 {
+		e.capability(spirv.CapabilityGroupNonUniformArithmetic)
+		op := u
+		if s.isFloat() {
+			op = f
+		} else if s.Kind == KI32 {
+			op = si
+		}
+		return e.op(op, ty, scope, group, as[0])
+	}
+	switch name {
+	case "subgroupAdd":
+		return arith(spirv.OpGroupNonUniformFAdd, spirv.OpGroupNonUniformIAdd, spirv.OpGroupNonUniformIAdd, spirv.GroupOperationReduce)
+	case "subgroupInclusiveAdd":
+		return arith(spirv.OpGroupNonUniformFAdd, spirv.OpGroupNonUniformIAdd, spirv.OpGroupNonUniformIAdd, spirv.GroupOperationInclusiveScan)
+	case "subgroupExclusiveAdd":
+		return arith(spirv.OpGroupNonUniformFAdd, spirv.OpGroupNonUniformIAdd, spirv.OpGroupNonUniformIAdd, spirv.GroupOperationExclusiveScan)
+	case "subgroupMul":
+		return arith(spirv.OpGroupNonUniformFMul, spirv.OpGroupNonUniformIMul, spirv.OpGroupNonUniformIMul, spirv.GroupOperationReduce)
+	case "subgroupInclusiveMul":
+		return arith(spirv.OpGroupNonUniformFMul, spirv.OpGroupNonUniformIMul, spirv.OpGroupNonUniformIMul, spirv.GroupOperationInclusiveScan)
+	case "subgroupExclusiveMul":
+		return arith(spirv.OpGroupNonUniformFMul, spirv.OpGroupNonUniformIMul, spirv.OpGroupNonUniformIMul, spirv.GroupOperationExclusiveScan)
+	case "subgroupMin":
+		return arith(spirv.OpGroupNonUniformFMin, spirv.OpGroupNonUniformSMin, spirv.OpGroupNonUniformUMin, spirv.GroupOperationReduce)
+	case "subgroupMax":
+		return arith(spirv.OpGroupNonUniformFMax, spirv.OpGroupNonUniformSMax, spirv.OpGroupNonUniformUMax, spirv.GroupOperationReduce)
+	case "subgroupAnd":
+		return arith(0, spirv.OpGroupNonUniformBitwiseAnd, spirv.OpGroupNonUniformBitwiseAnd, spirv.GroupOperationReduce)
+	case "subgroupOr":
+		return arith(0, spirv.OpGroupNonUniformBitwiseOr, spirv.OpGroupNonUniformBitwiseOr, spirv.GroupOperationReduce)
+	case "subgroupXor":
+		return arith(0, spirv.OpGroupNonUniformBitwiseXor, spirv.OpGroupNonUniformBitwiseXor, spirv.GroupOperationReduce)
+	case "subgroupBroadcast":
+		e.capability(spirv.CapabilityGroupNonUniformBallot)
+		return e.op(spirv.OpGroupNonUniformBroadcast, ty, scope, as[0], lane())
+	case "subgroupBroadcastFirst":
+		e.capability(spirv.CapabilityGroupNonUniformBallot)
+		return e.op(spirv.OpGroupNonUniformBroadcastFirst, ty, scope, as[0])
+	case "subgroupShuffle", "subgroupShuffleXor":
+		e.capability(spirv.CapabilityGroupNonUniformShuffle)
+		return e.op(pick(name == "subgroupShuffle", spirv.OpGroupNonUniformShuffle, spirv.OpGroupNonUniformShuffleXor), ty, scope, as[0], lane())
+	case "subgroupShuffleUp", "subgroupShuffleDown":
+		e.capability(spirv.CapabilityGroupNonUniformShuffleRelative)
+		return e.op(pick(name == "subgroupShuffleUp", spirv.OpGroupNonUniformShuffleUp, spirv.OpGroupNonUniformShuffleDown), ty, scope, as[0], lane())
+	case "subgroupElect":
+		return e.op(spirv.OpGroupNonUniformElect, ty, scope)
+	case "subgroupAll", "subgroupAny":
+		e.capability(spirv.CapabilityGroupNonUniformVote)
+		return e.op(pick(name == "subgroupAll", spirv.OpGroupNonUniformAll, spirv.OpGroupNonUniformAny), ty, scope, as[0])
+	case "subgroupBallot":
+		e.capability(spirv.CapabilityGroupNonUniformBallot)
+		return e.op(spirv.OpGroupNonUniformBallot, ty, scope, as[0])
+	}
+	bugf("unknown subgroup builtin %s", name)
+	return 0
+}

@@ -1,0 +1,563 @@
+package wgsl
+
+import (
+	"math"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+)
+
+// refv is a memory location under construction: a base pointer and the
+// access-chain indices that lead from it.
+type refv struct {
+	base  uint32
+	idx   []uint32
+	sc    uint32
+	space AddrSpace
+	block uint32 // with no indices: the Block struct type the base points to
+}
+
+func (e *emitter) info(x Expr) *exprInfo {
+	i := e.m.info[x]
+	if i == nil {
+		bugf("expression at offset %d was not checked", x.exprPos())
+	}
+	return i
+}
+
+func (e *emitter) ref(x Expr) refv {
+	info := e.info(x)
+	switch x := x.(type) {
+	case *Paren:
+		return e.ref(x.X)
+	case *Ident:
+		s := info.sym
+		if g := e.globals[s]; g != nil {
+			r := refv{base: g.id, sc: g.sc, space: s.space, block: g.block}
+			if g.wrapped {
+				r.idx = []uint32{e.constU32(0)}
+			}
+			return r
+		}
+		if id, ok := e.f.values[s]; ok && s.kind == symLocalVar {
+			return refv{base: id, sc: spirv.StorageClassFunction, space: SpaceFunction}
+		}
+	case *Unary:
+		if x.Op == "*" {
+			return e.derefPtr(x.X)
+		}
+	case *Index:
+		var r refv
+		if info.autoDeref {
+			r = e.derefPtr(x.X)
+		} else {
+			r = e.ref(x.X)
+		}
+		idx := e.expr(x.Index)
+		if e.info(x.Index).val == nil {
+			idx = e.clampIndex(idx, e.info(x.Index).typ, e.containerType(x.X, info.autoDeref), &r)
+		}
+		r.idx = append(append([]uint32(nil), r.idx...), idx)
+		r.block = 0
+		return r
+	case *Member:
+		var r refv
+		if info.autoDeref {
+			r = e.derefPtr(x.X)
+		} else {
+			r = e.ref(x.X)
+		}
+		k := info.field
+		if info.swizzle != nil {
+			k = info.swizzle[0]
+		}
+		r.idx = append(append([]uint32(nil), r.idx...), e.constU32(uint32(k)))
+		r.block = 0
+		return r
+	}
+	bugf("expression at offset %d is not a memory location", x.exprPos())
+	return refv{}
+}
+
+func (e *emitter) derefPtr(x Expr) refv {
+	pt := e.info(x).typ
+	if pt.Kind != KPtr {
+		bugf("dereference of non-pointer %s", pt)
+	}
+	return refv{base: e.expr(x), sc: scFor(pt.Space), space: pt.Space}
+}
+
+// ptr materializes a reference as a pointer to a value of type t.
+func (e *emitter) ptr(r refv, t *Type) uint32 {
+	if len(r.idx) == 0 {
+		return r.base
+	}
+	return e.op(spirv.OpAccessChain, e.ptrType(r.sc, e.typeID(t, flavorFor(r.space))), append([]uint32{r.base}, r.idx...)...)
+}
+
+func (e *emitter) load(r refv, t *Type) uint32 {
+	p := e.ptr(r, t)
+	fl := flavorFor(r.space)
+	ty := e.typeID(t, fl)
+	if r.block != 0 {
+		ty = r.block
+	}
+	v := e.op(spirv.OpLoad, ty, p)
+	if fl != plain && isAggregate(t) {
+		v = e.recast(v, t, fl, plain, 0)
+	}
+	return v
+}
+
+func (e *emitter) store(r refv, t *Type, v uint32) {
+	p := e.ptr(r, t)
+	fl := flavorFor(r.space)
+	if fl != plain && isAggregate(t) {
+		v = e.recast(v, t, plain, fl, r.block)
+	}
+	e.add(spirv.OpStore, p, v)
+}
+
+// recast rebuilds an aggregate value between layout flavors (SPIR-V 1.3 has
+// no OpCopyLogical). top, when non-zero, is the result type to build.
+func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 {
+	if !isAggregate(t) {
+		return v
+	}
+	n := t.N
+	if t.Kind == KStruct {
+		n = len(t.Struct.Members)
+	}
+	if n == 0 {
+		bugf("cannot copy runtime-sized %s", t)
+	}
+	parts := make([]uint32, n)
+	for i := range n {
+		mt := elemType(t, i)
+		ex := e.op(spirv.OpCompositeExtract, e.typeID(mt, from), v, uint32(i))
+		parts[i] = e.recast(ex, mt, from, to, 0)
+	}
+	if top == 0 {
+		top = e.typeID(t, to)
+	}
+	return e.op(spirv.OpCompositeConstruct, top, parts...)
+}
+
+// expr emits an expression and returns the id of its value.
+func (e *emitter) expr(x Expr) uint32 {
+	info := e.info(x)
+	if info.val != nil {
+		return e.constant(info.typ, info.val)
+	}
+	if info.ref {
+		return e.load(e.ref(x), info.typ)
+	}
+	switch x := x.(type) {
+	case *Paren:
+		return e.expr(x.X)
+	case *Ident:
+		s := info.sym
+		if s != nil {
+			if id, ok := e.specIDs[s]; ok {
+				return id
+			}
+			if id, ok := e.f.values[s]; ok {
+				return id
+			}
+		}
+	case *Unary:
+		switch x.Op {
+		case "&":
+			xi := e.info(x.X)
+			return e.ptr(e.ref(x.X), xi.typ)
+		case "-":
+			v := e.expr(x.X)
+			if info.typ.Kind == KMat {
+				return e.perColumn(info.typ, v, 0, func(a, _ uint32) uint32 { return e.op(spirv.OpFNegate, e.typeID(info.typ.Elem, plain), a) })
+			}
+			op := spirv.OpSNegate
+			if info.typ.scalarOf().isFloat() {
+				op = spirv.OpFNegate
+			}
+			return e.op(op, e.typeID(info.typ, plain), v)
+		case "!":
+			return e.op(spirv.OpLogicalNot, e.typeID(info.typ, plain), e.expr(x.X))
+		case "~":
+			return e.op(spirv.OpNot, e.typeID(info.typ, plain), e.expr(x.X))
+		}
+	case *Binary:
+		if x.Op == "&&" || x.Op == "||" {
+			return e.shortCircuit(x)
+		}
+		a, b := e.expr(x.X), e.expr(x.Y)
+		return e.binaryOp(x.Op, a, e.info(x.X).typ, b, e.info(x.Y).typ, info.typ)
+	case *Call:
+		return e.callExpr(x)
+	case *Index:
+		xi := e.info(x.X)
+		v := e.expr(x.X)
+		ii := e.info(x.Index)
+		ety := e.typeID(info.typ, plain)
+		if ii.val != nil {
+			return e.op(spirv.OpCompositeExtract, ety, v, uint32(ii.val.i))
+		}
+		idx := e.expr(x.Index)
+		if xi.typ.Kind == KVec {
+			return e.op(spirv.OpVectorExtractDynamic, ety, v, idx)
+		}
+		idx = e.clampIndex(idx, ii.typ, xi.typ, nil)
+		tmp := e.localVar(xi.typ)
+		e.add(spirv.OpStore, tmp, v)
+		p := e.op(spirv.OpAccessChain, e.ptrType(spirv.StorageClassFunction, ety), tmp, idx)
+		return e.op(spirv.OpLoad, ety, p)
+	case *Member:
+		v := e.expr(x.X)
+		ty := e.typeID(info.typ, plain)
+		switch {
+		case info.swizzle == nil:
+			return e.op(spirv.OpCompositeExtract, ty, v, uint32(info.field))
+		case len(info.swizzle) == 1:
+			return e.op(spirv.OpCompositeExtract, ty, v, uint32(info.swizzle[0]))
+		default:
+			ops := []uint32{v, v}
+			for _, k := range info.swizzle {
+				ops = append(ops, uint32(k))
+			}
+			return e.op(spirv.OpVectorShuffle, ty, ops...)
+		}
+	}
+	bugf("cannot emit expression %T at offset %d", x, x.exprPos())
+	return 0
+}
+
+func (e *emitter) shortCircuit(x *Binary) uint32 {
+	boolT := e.typeID(e.m.types.scalar(KBool), plain)
+	a := e.expr(x.X)
+	from := e.f.label
+	rhs, merge := e.id(), e.id()
+	e.add(spirv.OpSelectionMerge, merge, 0)
+	if x.Op == "&&" {
+		e.terminate(spirv.OpBranchConditional, a, rhs, merge)
+	} else {
+		e.terminate(spirv.OpBranchConditional, a, merge, rhs)
+	}
+	e.label(rhs)
+	b := e.expr(x.Y)
+	rhsEnd := e.f.label
+	e.branch(merge)
+	e.label(merge)
+	return e.op(spirv.OpPhi, boolT, a, from, b, rhsEnd)
+}
+
+// splat widens a scalar to an n-vector.
+func (e *emitter) splat(v uint32, s *Type, n int) uint32 {
+	parts := make([]uint32, n)
+	for i := range parts {
+		parts[i] = v
+	}
+	return e.op(spirv.OpCompositeConstruct, e.typeID(e.m.types.vec(n, s), plain), parts...)
+}
+
+func (e *emitter) binaryOp(op string, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
+	s := at.scalarOf()
+	ty := e.typeID(rt, plain)
+	if at.Kind == KMat || bt.Kind == KMat {
+		return e.matOp(op, a, at, b, bt, rt)
+	}
+	if op == "*" && s.isFloat() && at.Kind != bt.Kind {
+		if at.Kind == KVec {
+			return e.op(spirv.OpVectorTimesScalar, ty, a, b)
+		}
+		return e.op(spirv.OpVectorTimesScalar, ty, b, a)
+	}
+	if at.Kind == KVec && bt.Kind != KVec {
+		b = e.splat(b, bt, at.N)
+		bt = at
+	} else if bt.Kind == KVec && at.Kind != KVec {
+		a = e.splat(a, at, bt.N)
+		at = bt
+	}
+	f, sg := s.isFloat(), s.Kind == KI32
+	var o spirv.Op
+	switch op {
+	case "+":
+		o = pick(f, spirv.OpFAdd, spirv.OpIAdd)
+	case "-":
+		o = pick(f, spirv.OpFSub, spirv.OpISub)
+	case "*":
+		o = pick(f, spirv.OpFMul, spirv.OpIMul)
+	case "/", "%":
+		if f {
+			o = pick(op == "/", spirv.OpFDiv, spirv.OpFRem)
+			break
+		}
+		b = e.safeDivisor(a, b, at)
+		if op == "/" {
+			o = pick(sg, spirv.OpSDiv, spirv.OpUDiv)
+		} else {
+			o = pick(sg, spirv.OpSRem, spirv.OpUMod)
+		}
+	case "&":
+		o = pick(s.Kind == KBool, spirv.OpLogicalAnd, spirv.OpBitwiseAnd)
+	case "|":
+		o = pick(s.Kind == KBool, spirv.OpLogicalOr, spirv.OpBitwiseOr)
+	case "^":
+		o = spirv.OpBitwiseXor
+	case "<<", ">>":
+		mask := e.constant(bt, e.splatValue(bt, &value{i: 31}))
+		b = e.op(spirv.OpBitwiseAnd, e.typeID(bt, plain), b, mask)
+		if op == "<<" {
+			o = spirv.OpShiftLeftLogical
+		} else {
+			o = pick(sg, spirv.OpShiftRightArithmetic, spirv.OpShiftRightLogical)
+		}
+	case "==":
+		o = pick(f, spirv.OpFOrdEqual, pick(s.Kind == KBool, spirv.OpLogicalEqual, spirv.OpIEqual))
+	case "!=":
+		o = pick(f, spirv.OpFUnordNotEqual, pick(s.Kind == KBool, spirv.OpLogicalNotEqual, spirv.OpINotEqual))
+	case "<":
+		o = pick(f, spirv.OpFOrdLessThan, pick(sg, spirv.OpSLessThan, spirv.OpULessThan))
+	case "<=":
+		o = pick(f, spirv.OpFOrdLessThanEqual, pick(sg, spirv.OpSLessThanEqual, spirv.OpULessThanEqual))
+	case ">":
+		o = pick(f, spirv.OpFOrdGreaterThan, pick(sg, spirv.OpSGreaterThan, spirv.OpUGreaterThan))
+	case ">=":
+		o = pick(f, spirv.OpFOrdGreaterThanEqual, pick(sg, spirv.OpSGreaterThanEqual, spirv.OpUGreaterThanEqual))
+	default:
+		bugf("unknown operator %s", op)
+	}
+	return e.op(o, ty, a, b)
+}
+
+func (e *emitter) splatValue(t *Type, v *value) *value {
+	if t.Kind != KVec {
+		return v
+	}
+	out := &value{}
+	for range t.N {
+		out.elems = append(out.elems, v)
+	}
+	return out
+}
+
+// safeDivisor replaces divisors that WGSL defines specially (zero, and -1 with
+// the most negative dividend) by 1, so e1 / e2 gives e1 and e1 % e2 gives 0.
+func (e *emitter) safeDivisor(a, b uint32, t *Type) uint32 {
+	ts := e.m.types
+	bt := ts.scalar(KBool)
+	if t.Kind == KVec {
+		bt = ts.vec(t.N, bt)
+	}
+	bty := e.typeID(bt, plain)
+	zero := e.constant(t, e.splatValue(t, &value{}))
+	one := e.constant(t, e.splatValue(t, &value{i: 1}))
+	bad := e.op(spirv.OpIEqual, bty, b, zero)
+	if t.scalarOf().Kind == KI32 {
+		minI := e.constant(t, e.splatValue(t, &value{i: -1 << 31}))
+		minus1 := e.constant(t, e.splatValue(t, &value{i: -1}))
+		ovf := e.op(spirv.OpLogicalAnd, bty, e.op(spirv.OpIEqual, bty, a, minI), e.op(spirv.OpIEqual, bty, b, minus1))
+		bad = e.op(spirv.OpLogicalOr, bty, bad, ovf)
+	}
+	return e.op(spirv.OpSelect, e.typeID(t, plain), bad, one, b)
+}
+
+// convert emits a value conversion between scalar or vector types of equal shape.
+func (e *emitter) convert(v uint32, from, to *Type) uint32 {
+	if from == to {
+		return v
+	}
+	fs, tsc := from.scalarOf(), to.scalarOf()
+	ty := e.typeID(to, plain)
+	switch {
+	case tsc.Kind == KBool:
+		zero := e.constant(from, e.splatValue(from, &value{}))
+		return e.op(pick(fs.isFloat(), spirv.OpFUnordNotEqual, spirv.OpINotEqual), ty, v, zero)
+	case fs.Kind == KBool:
+		one := &value{i: 1, f: 1}
+		return e.op(spirv.OpSelect, ty, v, e.constant(to, e.splatValue(to, one)), e.constant(to, e.splatValue(to, &value{})))
+	case fs.isFloat() && tsc.isFloat():
+		return e.op(spirv.OpFConvert, ty, v)
+	case fs.isInt() && tsc.isInt():
+		return e.op(spirv.OpBitcast, ty, v)
+	case fs.isInt() && tsc.isFloat():
+		return e.op(pick(fs.Kind == KI32, spirv.OpConvertSToF, spirv.OpConvertUToF), ty, v)
+	case fs.isFloat() && tsc.isInt():
+		// WGSL gives the value of the integer type closest to e: clamp into the
+		// float range that converts exactly, then pick the maximum above it.
+		lo, hi, maxInt := -2147483648.0, 2147483520.0, int64(math.MaxInt32)
+		if tsc.Kind == KU32 {
+			lo, hi, maxInt = 0, 4294967040.0, math.MaxUint32
+		}
+		if fs.Kind == KF16 {
+			lo, hi = max(lo, -65504), min(hi, 65504)
+		}
+		lov := e.constant(from, e.splatValue(from, &value{f: lo}))
+		hiv := e.constant(from, e.splatValue(from, &value{f: hi}))
+		c := e.op(spirv.OpExtInst, e.typeID(from, plain), e.glsl, spirv.GLSLNClamp, v, lov, hiv)
+		r := e.op(pick(tsc.Kind == KI32, spirv.OpConvertFToS, spirv.OpConvertFToU), ty, c)
+		if fs.Kind == KF16 {
+			return r
+		}
+		bt := e.m.types.scalar(KBool)
+		if to.Kind == KVec {
+			bt = e.m.types.vec(to.N, bt)
+		}
+		above := e.op(spirv.OpFOrdGreaterThan, e.typeID(bt, plain), v, hiv)
+		return e.op(spirv.OpSelect, ty, above, e.constant(to, e.splatValue(to, &value{i: maxInt})), r)
+	}
+	bugf("cannot convert %s to %s", from, to)
+	return 0
+}
+
+func (e *emitter) callExpr(c *Call) uint32 {
+	info := e.info(c)
+	if info.val != nil {
+		return e.constant(info.typ, info.val)
+	}
+	switch info.call {
+	case callFn:
+		var args []uint32
+		for _, a := range c.Args {
+			args = append(args, e.expr(a))
+		}
+		ret := e.voidType()
+		if info.fn.result != nil {
+			ret = e.typeID(info.fn.result, plain)
+		}
+		return e.op(spirv.OpFunctionCall, ret, append([]uint32{e.fnIDs[info.fn]}, args...)...)
+	case callConstruct:
+		t := info.typ
+		if t.isScalar() || len(c.Args) == 1 && e.info(c.Args[0]).typ == t {
+			return e.expr(c.Args[0]) // T(x) of a T is x itself
+		}
+		var parts []uint32
+		for _, a := range c.Args {
+			parts = append(parts, e.expr(a))
+		}
+		if t.Kind == KVec && len(parts) == 1 && e.info(c.Args[0]).typ.Kind != KVec {
+			return e.splat(parts[0], t.Elem, t.N)
+		}
+		if t.Kind == KMat && len(parts) == t.N*t.Elem.N {
+			// From scalars: build the columns first.
+			rows := t.Elem.N
+			cols := make([]uint32, t.N)
+			for i := range cols {
+				cols[i] = e.op(spirv.OpCompositeConstruct, e.typeID(t.Elem, plain), parts[i*rows:(i+1)*rows]...)
+			}
+			parts = cols
+		}
+		return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
+	case callConvert:
+		from := e.info(c.Args[0]).typ
+		v := e.expr(c.Args[0])
+		if from.Kind == KMat { // column by column
+			cols := make([]uint32, from.N)
+			for i := range cols {
+				col := e.op(spirv.OpCompositeExtract, e.typeID(from.Elem, plain), v, uint32(i))
+				cols[i] = e.convert(col, from.Elem, info.typ.Elem)
+			}
+			return e.op(spirv.OpCompositeConstruct, e.typeID(info.typ, plain), cols...)
+		}
+		return e.convert(v, from, info.typ)
+	case callBitcast:
+		from := e.info(c.Args[0]).typ
+		v := e.expr(c.Args[0])
+		if from == info.typ {
+			return v
+		}
+		return e.op(spirv.OpBitcast, e.typeID(info.typ, plain), v)
+	case callZero:
+		return e.null(e.typeID(info.typ, plain))
+	case callBuiltin:
+		return e.builtin(c, info)
+	}
+	bugf("unknown call at offset %d", c.Pos)
+	return 0
+}
+
+// containerType is the type indexed by x[i] (through a pointer when autoDeref).
+func (e *emitter) containerType(x Expr, autoDeref bool) *Type {
+	t := e.info(x).typ
+	if autoDeref {
+		t = t.Elem
+	}
+	return t
+}
+
+// clampIndex keeps a dynamic index in bounds, as WGSL requires that no access
+// leaves its memory: min(u32(i), n-1), where n is the element count of a
+// fixed array, an override-sized array or, for a runtime-sized buffer array
+// reached directly from its variable, arrayLength. Vectors are not clamped in
+// memory either way: an out-of-range component access is clamped the same way.
+func (e *emitter) clampIndex(idx uint32, it, t *Type, r *refv) uint32 {
+	ts := e.m.types
+	u32 := ts.scalar(KU32)
+	uty := e.typeID(u32, plain)
+	if it.Kind == KI32 {
+		idx = e.op(spirv.OpBitcast, uty, idx)
+	}
+	var last uint32
+	switch {
+	case t.Kind == KVec || t.Kind == KMat:
+		last = e.constU32(uint32(t.N - 1))
+	case t.Kind == KArray && t.CountOverride != nil:
+		last = e.op(spirv.OpISub, uty, e.specConstExpr(t.CountOverride.expr), e.constU32(1))
+	case t.Kind == KArray && t.N > 0:
+		last = e.constU32(uint32(t.N - 1))
+	case t.Kind == KArray && r != nil && len(r.idx) <= 1 && r.space == SpaceStorage && e.isGlobalVar(r.base):
+		member := uint32(0)
+		if len(r.idx) == 1 {
+			member = e.constIndex[r.idx[0]]
+		}
+		n := e.op(spirv.OpArrayLength, uty, r.base, member)
+		last = e.op(spirv.OpISub, uty, n, e.constU32(1))
+	default:
+		return idx // a runtime-sized array reached through a pointer: left to robustBufferAccess
+	}
+	return e.ext(uty, spirv.GLSLUMin, idx, last)
+}
+
+func (e *emitter) isGlobalVar(id uint32) bool {
+	for _, g := range e.globals {
+		if g.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// matOp emits the matrix operators checked by matBinary.
+func (e *emitter) matOp(op string, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
+	ty := e.typeID(rt, plain)
+	switch {
+	case op == "+" || op == "-":
+		fop := pick(op == "+", spirv.OpFAdd, spirv.OpFSub)
+		return e.perColumn(at, a, b, func(x, y uint32) uint32 { return e.op(fop, e.typeID(at.Elem, plain), x, y) })
+	case at.Kind == KMat && bt.isScalar():
+		return e.op(spirv.OpMatrixTimesScalar, ty, a, b)
+	case at.isScalar() && bt.Kind == KMat:
+		return e.op(spirv.OpMatrixTimesScalar, ty, b, a)
+	case at.Kind == KMat && bt.Kind == KVec:
+		return e.op(spirv.OpMatrixTimesVector, ty, a, b)
+	case at.Kind == KVec && bt.Kind == KMat:
+		return e.op(spirv.OpVectorTimesMatrix, ty, a, b)
+	case at.Kind == KMat && bt.Kind == KMat:
+		return e.op(spirv.OpMatrixTimesMatrix, ty, a, b)
+	}
+	bugf("matrix operator %s on %s and %s", op, at, bt)
+	return 0
+}
+
+// perColumn applies f to the columns of a (and b, when non-zero) and rebuilds the matrix.
+func (e *emitter) perColumn(t *Type, a, b uint32, f func(x, y uint32) uint32) uint32 {
+	col := e.typeID(t.Elem, plain)
+	parts := make([]uint32, t.N)
+	for i := range parts {
+		x := e.op(spirv.OpCompositeExtract, col, a, uint32(i))
+		var y uint32
+		if b != 0 {
+			y = e.op(spirv.OpCompositeExtract, col, b, uint32(i))
+		}
+		parts[i] = f(x, y)
+	}
+	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
+}

@@ -1,0 +1,450 @@
+package wgsl
+
+import (
+	"slices"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+)
+
+type fnState struct {
+	fn         *function
+	vars       spirv.Section // OpVariables of the entry block
+	body       spirv.Section
+	label      uint32 // current block
+	terminated bool   // the current block has its terminator
+	values     map[*symbol]uint32
+	loops      []loopTargets
+	inputsUsed map[uint32]bool
+}
+
+// loopTargets are the branch targets of an enclosing loop or switch (cont is
+// 0 for a switch: continue goes to the innermost loop).
+type loopTargets struct{ merge, cont uint32 }
+
+func (e *emitter) add(op spirv.Op, operands ...uint32) {
+	if e.f.terminated {
+		bugf("instruction %v after a block terminator", op)
+	}
+	e.f.body.Add(op, operands...)
+}
+
+// op emits an instruction with a result type and returns its result id.
+func (e *emitter) op(op spirv.Op, ty uint32, operands ...uint32) uint32 {
+	id := e.id()
+	e.add(op, append([]uint32{ty, id}, operands...)...)
+	return id
+}
+
+func (e *emitter) label(id uint32) {
+	e.f.body.Add(spirv.OpLabel, id)
+	e.f.label = id
+	e.f.terminated = false
+}
+
+func (e *emitter) branch(target uint32) {
+	if !e.f.terminated {
+		e.add(spirv.OpBranch, target)
+		e.f.terminated = true
+	}
+}
+
+func (e *emitter) terminate(op spirv.Op, operands ...uint32) {
+	e.add(op, operands...)
+	e.f.terminated = true
+}
+
+// localVar allocates a Function variable in the entry block.
+func (e *emitter) localVar(t *Type) uint32 {
+	id := e.id()
+	e.f.vars.Add(spirv.OpVariable, e.ptrType(spirv.StorageClassFunction, e.typeID(t, plain)), id, spirv.StorageClassFunction)
+	return id
+}
+
+func (e *emitter) function(f *function) {
+	e.f = &fnState{fn: f, values: map[*symbol]uint32{}, inputsUsed: map[uint32]bool{}}
+	var head spirv.Section
+	ret := e.voidType()
+	if f.result != nil {
+		ret = e.typeID(f.result, plain)
+	}
+	var ptys []uint32
+	var pids []uint32
+	if !f.compute {
+		for _, p := range f.params {
+			ty := e.paramType(p.typ)
+			ptys = append(ptys, ty)
+			id := e.id()
+			pids = append(pids, id)
+			e.f.values[p] = id
+			e.name(id, p.name)
+		}
+	}
+	fid := e.fnIDs[f]
+	head.Add(spirv.OpFunction, ret, fid, 0, e.fnType(ret, ptys))
+	for i := range pids {
+		head.Add(spirv.OpFunctionParameter, ptys[i], pids[i])
+	}
+	entry := e.id()
+	e.f.label = entry
+	if f.compute {
+		for i, p := range f.params {
+			in := e.input(f.builtins[i])
+			e.f.inputsUsed[in] = true
+			e.f.values[p] = e.op(spirv.OpLoad, e.typeID(p.typ, plain), in)
+		}
+		e.zeroWorkgroup(f)
+	}
+	e.stmts(f.decl.Body.Stmts)
+	if !e.f.terminated {
+		if f.result == nil {
+			e.terminate(spirv.OpReturn)
+		} else {
+			e.terminate(spirv.OpUnreachable)
+		}
+	}
+	e.funcs = append(e.funcs, head...)
+	e.funcs.Add(spirv.OpLabel, entry)
+	e.funcs = append(e.funcs, e.f.vars...)
+	e.funcs = append(e.funcs, e.f.body...)
+	e.funcs.Add(spirv.OpFunctionEnd)
+	if f.compute {
+		e.entryPoint(f)
+	}
+	e.f = nil
+}
+
+func (e *emitter) paramType(t *Type) uint32 {
+	if t.Kind == KPtr {
+		return e.ptrType(scFor(t.Space), e.typeID(t.Elem, flavorFor(t.Space)))
+	}
+	return e.typeID(t, plain)
+}
+
+// reachable returns the functions f calls, transitively, f included.
+func reachable(f *function) []*function {
+	seen := map[*function]bool{}
+	var out []*function
+	var walk func(*function)
+	walk = func(g *function) {
+		if seen[g] {
+			return
+		}
+		seen[g] = true
+		out = append(out, g)
+		for _, h := range g.calls {
+			walk(h)
+		}
+	}
+	walk(f)
+	return out
+}
+
+// usedWorkgroupVars lists the workgroup variables an entry point can touch.
+func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
+	used := map[*symbol]bool{}
+	for _, g := range reachable(f) {
+		for s := range g.usesVars {
+			used[s] = true
+		}
+	}
+	var out []*symbol
+	for _, s := range all {
+		if used[s] && (space == "" || s.space == space) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// zeroWorkgroup gives workgroup memory its WGSL zero value: invocation 0
+// stores zeros, then the workgroup synchronizes.
+func (e *emitter) zeroWorkgroup(f *function) {
+	vars := usedVars(f, SpaceWorkgroup, e.m.Globals)
+	if len(vars) == 0 {
+		return
+	}
+	ts := e.m.types
+	u32, boolT := ts.scalar(KU32), ts.scalar(KBool)
+	in := e.input("local_invocation_index")
+	e.f.inputsUsed[in] = true
+	idx := e.op(spirv.OpLoad, e.typeID(u32, plain), in)
+	isZero := e.op(spirv.OpIEqual, e.typeID(boolT, plain), idx, e.constU32(0))
+	then, merge := e.id(), e.id()
+	e.add(spirv.OpSelectionMerge, merge, 0)
+	e.terminate(spirv.OpBranchConditional, isZero, then, merge)
+	e.label(then)
+	for _, s := range vars {
+		g := e.globals[s]
+		if s.typ.CountOverride == nil {
+			e.add(spirv.OpStore, g.id, e.null(e.typeID(s.typ, plain)))
+			continue
+		}
+		// Override-sized array: a loop over its elements.
+		n := e.specConstExpr(s.typ.CountOverride.expr)
+		i := e.localVar(u32)
+		e.add(spirv.OpStore, i, e.constU32(0))
+		header, condL, body, cont, lmerge := e.id(), e.id(), e.id(), e.id(), e.id()
+		e.branch(header)
+		e.label(header)
+		e.add(spirv.OpLoopMerge, lmerge, cont, 0)
+		e.terminate(spirv.OpBranch, condL)
+		e.label(condL)
+		iv := e.op(spirv.OpLoad, e.typeID(u32, plain), i)
+		lt := e.op(spirv.OpULessThan, e.typeID(boolT, plain), iv, n)
+		e.terminate(spirv.OpBranchConditional, lt, body, lmerge)
+		e.label(body)
+		el := e.typeID(s.typ.Elem, plain)
+		p := e.op(spirv.OpAccessChain, e.ptrType(g.sc, el), g.id, iv)
+		e.add(spirv.OpStore, p, e.null(el))
+		e.branch(cont)
+		e.label(cont)
+		iv2 := e.op(spirv.OpLoad, e.typeID(u32, plain), i)
+		e.add(spirv.OpStore, i, e.op(spirv.OpIAdd, e.typeID(u32, plain), iv2, e.constU32(1)))
+		e.branch(header)
+		e.label(lmerge)
+	}
+	e.branch(merge)
+	e.label(merge)
+	e.barrier(spirv.MemorySemanticsWorkgroupMemory)
+}
+
+func (e *emitter) barrier(mem uint32) {
+	scope := e.constU32(spirv.ScopeWorkgroup)
+	sem := e.constU32(mem | spirv.MemorySemanticsAcquireRelease)
+	e.add(spirv.OpControlBarrier, scope, scope, sem)
+}
+
+func (e *emitter) entryPoint(f *function) {
+	var iface []uint32
+	for id := range e.f.inputsUsed {
+		iface = append(iface, id)
+	}
+	slices.Sort(iface)
+	fid := e.fnIDs[f]
+	e.entries.Add(spirv.OpEntryPoint, append(append([]uint32{spirv.ExecutionModelGLCompute, fid}, spirv.String(f.decl.Name)...), iface...)...)
+	var size [3]uint32
+	hasOverride := false
+	for i, d := range f.wgSize {
+		size[i] = uint32(max(d.val, 1))
+		if d.override != nil {
+			hasOverride = true
+		}
+	}
+	e.modes.Add(spirv.OpExecutionMode, fid, spirv.ExecutionModeLocalSize, size[0], size[1], size[2])
+	if hasOverride {
+		u32 := e.m.types.scalar(KU32)
+		var parts []uint32
+		for _, d := range f.wgSize {
+			if d.override != nil {
+				parts = append(parts, e.specConstExpr(d.override))
+			} else {
+				parts = append(parts, e.constU32(uint32(d.val)))
+			}
+		}
+		id := e.id()
+		e.decls.Add(spirv.OpSpecConstantComposite, append([]uint32{e.typeID(e.m.types.vec(3, u32), plain), id}, parts...)...)
+		e.decorate(id, spirv.DecorationBuiltIn, spirv.BuiltInWorkgroupSize)
+		e.wgSizeID = id
+	}
+}
+
+func (e *emitter) stmts(ss []Stmt) {
+	for _, s := range ss {
+		if e.f.terminated {
+			return // dead code after return/break/continue
+		}
+		e.stmt(s)
+	}
+}
+
+func (e *emitter) stmt(s Stmt) {
+	switch s := s.(type) {
+	case *Block:
+		e.stmts(s.Stmts)
+	case *DeclStmt:
+		e.localDecl(s.Decl)
+	case *Assign:
+		e.assign(s)
+	case *IncDec:
+		r := e.ref(s.X)
+		t := e.m.info[s.X].typ
+		old := e.load(r, t)
+		op := spirv.OpIAdd
+		if s.Op == "--" {
+			op = spirv.OpISub
+		}
+		one := e.constant(t, &value{i: 1})
+		e.store(r, t, e.op(op, e.typeID(t, plain), old, one))
+	case *If:
+		e.ifStmt(s)
+	case *For:
+		if s.Init != nil {
+			e.stmt(s.Init)
+		}
+		var update []Stmt
+		if s.Update != nil {
+			update = []Stmt{s.Update}
+		}
+		e.loop(s.Cond, s.Body.Stmts, update, nil)
+	case *While:
+		e.loop(s.Cond, s.Body.Stmts, nil, nil)
+	case *Loop:
+		var cont []Stmt
+		if s.Continuing != nil {
+			cont = s.Continuing.Stmts
+		}
+		e.loop(nil, s.Body.Stmts, cont, s.BreakIf)
+	case *Break:
+		e.terminate(spirv.OpBranch, e.f.loops[len(e.f.loops)-1].merge)
+	case *Continue:
+		for i := len(e.f.loops) - 1; i >= 0; i-- {
+			if c := e.f.loops[i].cont; c != 0 {
+				e.terminate(spirv.OpBranch, c)
+				return
+			}
+		}
+		bugf("continue outside a loop")
+	case *Switch:
+		e.switchStmt(s)
+	case *Return:
+		if s.X == nil || e.f.fn.result == nil {
+			e.terminate(spirv.OpReturn)
+		} else {
+			e.terminate(spirv.OpReturnValue, e.expr(s.X))
+		}
+	case *CallStmt:
+		e.callExpr(s.Call)
+	case *ConstAssert:
+	default:
+		bugf("unknown statement %T", s)
+	}
+}
+
+func (e *emitter) localDecl(d *VarDecl) {
+	s := e.declSym(d)
+	switch d.Kind {
+	case "const":
+	case "let":
+		e.f.values[s] = e.expr(d.Init)
+	case "var":
+		v := e.localVar(s.typ)
+		e.name(v, d.Name)
+		e.f.values[s] = v
+		if d.Init != nil {
+			e.add(spirv.OpStore, v, e.expr(d.Init))
+		} else {
+			e.add(spirv.OpStore, v, e.null(e.typeID(s.typ, plain)))
+		}
+	}
+}
+
+// declSym finds the symbol the checker made for a local declaration.
+func (e *emitter) declSym(d *VarDecl) *symbol {
+	s := e.m.localSyms[d]
+	if s == nil {
+		bugf("local '%s' was not checked", d.Name)
+	}
+	return s
+}
+
+func (e *emitter) assign(s *Assign) {
+	if s.LHS == nil {
+		e.expr(s.RHS)
+		return
+	}
+	r := e.ref(s.LHS)
+	t := e.m.info[s.LHS].typ
+	if s.Op == "=" {
+		e.store(r, t, e.expr(s.RHS))
+		return
+	}
+	old := e.load(r, t)
+	rt := e.m.info[s.RHS].typ
+	v := e.binaryOp(s.Op[:len(s.Op)-1], old, t, e.expr(s.RHS), rt, t)
+	e.store(r, t, v)
+}
+
+func (e *emitter) ifStmt(s *If) {
+	c := e.expr(s.Cond)
+	then, merge := e.id(), e.id()
+	els := merge
+	if s.Else != nil {
+		els = e.id()
+	}
+	e.add(spirv.OpSelectionMerge, merge, 0)
+	e.terminate(spirv.OpBranchConditional, c, then, els)
+	e.label(then)
+	e.stmts(s.Then.Stmts)
+	e.branch(merge)
+	if s.Else != nil {
+		e.label(els)
+		e.stmt(s.Else)
+		e.branch(merge)
+	}
+	e.label(merge)
+}
+
+// loop emits the structured loop shared by for, while and loop:
+//
+//	header: OpLoopMerge merge cont; -> cond
+//	cond:   if !cond -> merge; -> body
+//	body ... -> cont
+//	cont:   continuing; break if -> merge; -> header
+func (e *emitter) loop(cond Expr, body []Stmt, cont []Stmt, breakIf Expr) {
+	header, bodyL, contL, merge := e.id(), e.id(), e.id(), e.id()
+	e.branch(header)
+	e.label(header)
+	e.add(spirv.OpLoopMerge, merge, contL, 0)
+	if cond != nil {
+		condL := e.id()
+		e.terminate(spirv.OpBranch, condL)
+		e.label(condL)
+		c := e.expr(cond)
+		e.terminate(spirv.OpBranchConditional, c, bodyL, merge)
+	} else {
+		e.terminate(spirv.OpBranch, bodyL)
+	}
+	e.label(bodyL)
+	e.f.loops = append(e.f.loops, loopTargets{merge: merge, cont: contL})
+	e.stmts(body)
+	e.f.loops = e.f.loops[:len(e.f.loops)-1]
+	e.branch(contL)
+	e.label(contL)
+	e.stmts(cont)
+	if breakIf != nil {
+		c := e.expr(breakIf)
+		e.terminate(spirv.OpBranchConditional, c, merge, header)
+	} else {
+		e.branch(header)
+	}
+	e.label(merge)
+}
+
+func (e *emitter) switchStmt(s *Switch) {
+	sel := e.expr(s.Sel)
+	st := e.info(s.Sel).typ
+	merge := e.id()
+	labels := make([]uint32, len(s.Clauses))
+	var def uint32
+	var targets []uint32
+	for i, cl := range s.Clauses {
+		labels[i] = e.id()
+		for _, x := range cl.Selectors {
+			if x == nil {
+				def = labels[i]
+				continue
+			}
+			targets = append(targets, bitsOf(e.info(x).val, st), labels[i])
+		}
+	}
+	e.add(spirv.OpSelectionMerge, merge, 0)
+	e.terminate(spirv.OpSwitch, append([]uint32{sel, def}, targets...)...)
+	e.f.loops = append(e.f.loops, loopTargets{merge: merge})
+	for i, cl := range s.Clauses {
+		e.label(labels[i])
+		e.stmts(cl.Body.Stmts)
+		e.branch(merge)
+	}
+	e.f.loops = e.f.loops[:len(e.f.loops)-1]
+	e.label(merge)
+}

@@ -1,0 +1,217 @@
+package exectest
+
+import (
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// Structs and arrays in every address space, bounds clamping, overrides of
+// every scalar type and the remaining atomics and subgroup operations.
+
+func TestStructsAndArraysEverywhere(t *testing.T) {
+	d := newDevice(t)
+	src := `
+struct Item { pos: vec3<f32>, id: u32, w: array<f32, 2> }
+struct Buf { count: atomic<u32>, items: array<Item> }
+@group(0) @binding(0) var<storage, read> src: array<Item>;
+@group(0) @binding(1) var<storage, read_write> dst: Buf;
+@group(0) @binding(2) var<storage, read_write> o: array<f32>;
+var<private> pitems: array<Item, 2>;
+var<workgroup> witems: array<Item, 4>;
+
+fn weight(it: Item) -> f32 { return it.pos.x + it.pos.y * 10.0 + it.pos.z * 100.0 + it.w[0] + it.w[1] * 1000.0; }
+
+@compute @workgroup_size(4)
+fn main(@builtin(local_invocation_index) li: u32) {
+	let it = src[li];
+	witems[li] = it;
+	workgroupBarrier();
+	var local = witems[(li + 1u) % 4u];
+	local.id += 100u;
+	pitems[li % 2u] = local;
+	dst.items[li] = pitems[li % 2u];
+	atomicAdd(&dst.count, local.id);
+	o[li] = weight(local) + f32(arrayLength(&dst.items));
+	var fixed = array<u32, 3>(7u, 8u, 9u);
+	o[4u + li] = f32(fixed[li]);   // li = 3 is clamped to the last element
+}`
+	type item struct {
+		pos [3]float32
+		id  uint32
+		w   [2]float32
+	}
+	items := []item{{[3]float32{1, 2, 3}, 1, [2]float32{0.5, 1}}, {[3]float32{4, 5, 6}, 2, [2]float32{1.5, 2}},
+		{[3]float32{7, 8, 9}, 3, [2]float32{2.5, 3}}, {[3]float32{1, 0, 1}, 4, [2]float32{3.5, 4}}}
+	// Item layout: pos@0 (12 bytes), id@12, w@16 (stride 4) -> size 24, align 16 -> stride 32.
+	buf := make([]byte, 32*len(items))
+	for i, it := range items {
+		copy(buf[32*i:], f32s(it.pos[0], it.pos[1], it.pos[2]))
+		copy(buf[32*i+12:], u32s(it.id))
+		copy(buf[32*i+16:], f32s(it.w[0], it.w[1]))
+	}
+	// Buf layout: count@0, items@16 (align 16), 4 items.
+	out := d.run(t, src, nil, nil, one, buf, make([]byte, 16+32*4), make([]byte, 4*8))
+	dst, o := out[1], getF32(out[2])
+	var count uint32
+	for li := range 4 {
+		it := items[(li+1)%4]
+		it.id += 100
+		count += it.id
+		w := it.pos[0] + it.pos[1]*10 + it.pos[2]*100 + it.w[0] + it.w[1]*1000 + 4
+		if o[li] != w {
+			t.Errorf("o[%d] = %g, want %g", li, o[li], w)
+		}
+		got := dst[16+32*li:]
+		if gp := getF32(got[:12]); gp[0] != it.pos[0] || gp[2] != it.pos[2] || getU32(got[12:16])[0] != it.id || getF32(got[20:24])[0] != it.w[1] {
+			t.Errorf("dst.items[%d] = % x", li, got[:24])
+		}
+		if want := float32([]uint32{7, 8, 9, 9}[li]); o[4+li] != want {
+			t.Errorf("clamped fixed[%d] = %g, want %g", li, o[4+li], want)
+		}
+	}
+	if c := getU32(dst[:4])[0]; c != count {
+		t.Errorf("count %d, want %d", c, count)
+	}
+}
+
+func TestOverrideTypes(t *testing.T) {
+	d := newDevice(t)
+	src := `
+override scale: f32 = 1.0;
+override offset: i32 = 0;
+override flag: bool = false;
+@id(9) override count: u32;
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(1)
+fn main() {
+	o[0] = scale * 2.0;
+	o[1] = f32(offset - 1);
+	o[2] = select(0.0, 1.0, flag);
+	o[3] = f32(count);
+}`
+	out := d.run(t, src, map[string]float64{"scale": 1.25, "offset": -4, "flag": 1, "9": 12}, nil, one, make([]byte, 16))
+	if got, want := getF32(out[0]), []float32{2.5, -5, 1, 12}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	out = d.run(t, src, map[string]float64{"count": 3}, nil, one, make([]byte, 16))
+	if got, want := getF32(out[0]), []float32{2, -1, 0, 3}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
+		t.Errorf("defaults: got %v, want %v", got, want)
+	}
+}
+
+func TestAtomicsAll(t *testing.T) {
+	d := newDevice(t)
+	src := `
+@group(0) @binding(0) var<storage, read_write> a: array<atomic<i32>, 8>;
+@group(0) @binding(1) var<storage, read_write> won: array<u32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li: u32) {
+	let v = i32(li);
+	atomicAdd(&a[0], v);
+	atomicSub(&a[1], v);
+	atomicMax(&a[2], v - 20);
+	atomicMin(&a[3], v - 20);
+	atomicOr(&a[4], 1 << (li % 31u));
+	atomicXor(&a[5], v);
+	atomicAnd(&a[6], ~(1 << (li % 31u)));
+	let r = atomicCompareExchangeWeak(&a[7], 0, v + 1);
+	won[li] = select(0u, 1u, r.exchanged);
+}`
+	init := i32s(0, 0, -100, 100, 0, 0, -1, 0)
+	out := d.run(t, src, nil, nil, one, init, make([]byte, 4*64))
+	a, won := getI32(out[0]), getU32(out[1])
+	var sum, xor, or int32
+	and := int32(-1)
+	for li := range int32(64) {
+		sum += li
+		xor ^= li
+		or |= 1 << (li % 31)
+		and &^= 1 << (li % 31)
+	}
+	want := []int32{sum, -sum, 43, -20, or, xor, and}
+	for i, w := range want {
+		if a[i] != w {
+			t.Errorf("a[%d] = %d, want %d", i, a[i], w)
+		}
+	}
+	winners := 0
+	for li, w := range won {
+		if w == 1 {
+			winners++
+			if a[7] != int32(li)+1 {
+				t.Errorf("winner %d but a[7] = %d", li, a[7])
+			}
+		}
+	}
+	if winners != 1 {
+		t.Errorf("%d compare-exchange winners, want 1", winners)
+	}
+}
+
+func TestSubgroupOps(t *testing.T) {
+	d := newDevice(t, wgpu.FeatureSubgroups)
+	src := `enable subgroups;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+@compute @workgroup_size(32)
+fn main(@builtin(subgroup_invocation_id) sid: u32, @builtin(subgroup_size) n: u32, @builtin(local_invocation_index) li: u32) {
+	let base = (li / n) * n;           // first invocation of this subgroup
+	let k = li * 8u;
+	o[k] = subgroupAdd(sid);                    // 0 + 1 + ... + n-1
+	o[k + 1u] = subgroupExclusiveAdd(1u);        // = sid
+	o[k + 2u] = subgroupMax(li) - base;          // n - 1
+	o[k + 3u] = subgroupBroadcastFirst(li) - base; // 0
+	o[k + 4u] = subgroupShuffleXor(sid, 1u);     // sid ^ 1
+	o[k + 5u] = subgroupBroadcast(sid, 1u);      // 1
+	o[k + 6u] = countOneBits(subgroupBallot(sid % 2u == 0u).x); // n / 2 for n <= 32
+	o[k + 7u] = select(0u, 1u, subgroupAll(sid < n) && !subgroupAny(sid > n));
+}`
+	out := d.run(t, src, nil, nil, one, make([]byte, 4*8*32))
+	o := getU32(out[0])
+	n := o[2] + 1 // subgroupMax(li) - base = n - 1
+	if n < 2 || n > 32 || n&(n-1) != 0 {
+		t.Fatalf("subgroup size %d", n)
+	}
+	for li := range uint32(32) {
+		sid := li % n
+		want := []uint32{n * (n - 1) / 2, sid, n - 1, 0, sid ^ 1, 1, n / 2, 1}
+		for k, w := range want {
+			if g := o[li*8+uint32(k)]; g != w {
+				t.Errorf("invocation %d (subgroup size %d) op %d: got %d, want %d", li, n, k, g, w)
+			}
+		}
+	}
+}
+
+func TestDerivedOverridesAndWorkgroupSize(t *testing.T) {
+	d := newDevice(t)
+	src := `
+override BM: u32 = 64;
+override WX: u32 = 16;
+override TM = BM / WX;          // derived: follows BM and WX
+override ROWS: i32 = 2;
+override COLS: i32 = 4;
+var<workgroup> tile: array<u32, BM * TM>;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+@compute @workgroup_size(COLS, ROWS)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(local_invocation_id) lid: vec3<u32>) {
+	tile[li] = li + 1u;
+	workgroupBarrier();
+	var s = 0u;
+	for (var i = 0u; i < BM * TM; i++) { s += tile[i]; }   // untouched cells are zero
+	o[li] = s * 1000u + TM * 10u + lid.y;
+}`
+	out := d.run(t, src, map[string]float64{"BM": 8, "WX": 4, "ROWS": 3, "COLS": 2}, nil, one, make([]byte, 4*8))
+	got := getU32(out[0])
+	const n = 6 // 2 x 3 invocations
+	sum := uint32(n * (n + 1) / 2)
+	for li := range uint32(n) {
+		want := sum*1000 + 2*10 + li/2
+		if got[li] != want {
+			t.Errorf("o[%d] = %d, want %d", li, got[li], want)
+		}
+	}
+	if got[n] != 0 || got[n+1] != 0 {
+		t.Errorf("invocations beyond the 2x3 workgroup ran: %v", got)
+	}
+}

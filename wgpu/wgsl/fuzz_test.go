@@ -1,0 +1,47 @@
+package wgsl
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzCompile feeds arbitrary text through parse, check and emit. It must
+// never panic, and every error must be a positioned ErrorList, never an
+// InternalError (a checker/emitter mismatch). Run: go test -fuzz FuzzCompile ./wgpu/wgsl
+func FuzzCompile(f *testing.F) {
+	for _, p := range validPrograms {
+		f.Add(p.src)
+	}
+	for _, p := range invalidPrograms {
+		f.Add(p.src)
+	}
+	files, _ := filepath.Glob("testdata/*/*.wgsl")
+	for _, file := range files {
+		if src, err := os.ReadFile(file); err == nil {
+			f.Add(string(src))
+		}
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		if len(src) > 1<<16 {
+			return
+		}
+		m, err := Compile("fuzz.wgsl", src, Options{})
+		if err != nil {
+			list, ok := err.(ErrorList)
+			if !ok {
+				t.Fatalf("non-user error %T: %v\n%s", err, err, src)
+			}
+			for _, e := range list {
+				if e.Line < 1 || e.Col < 1 || e.Offset > len(src) || e.End > len(src) {
+					t.Fatalf("bad position %+v", e)
+				}
+			}
+			_ = list.Pretty()
+			return
+		}
+		if len(m.SPIRV) < 5 || m.SPIRV[0] != 0x07230203 {
+			t.Fatalf("bad SPIR-V header")
+		}
+	})
+}

@@ -1,0 +1,50 @@
+package wgsl
+
+import (
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// spirvVal validates words with spirv-val for Vulkan 1.1, or skips the check
+// (with a message, once) when spirv-val is not installed.
+func spirvVal(t *testing.T, name string, words []uint32) {
+	t.Helper()
+	path, err := exec.LookPath("spirv-val")
+	if err != nil {
+		t.Logf("spirv-val not on PATH (Debian: apt-get install spirv-tools); SPIR-V of %s not validated", name)
+		return
+	}
+	buf := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(buf[4*i:], w)
+	}
+	file := filepath.Join(t.TempDir(), "m.spv")
+	if err := os.WriteFile(file, buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(path, "--target-env", "vulkan1.1", file).CombinedOutput()
+	if err != nil {
+		dis := ""
+		if d, err := exec.Command("spirv-dis", file).CombinedOutput(); err == nil {
+			dis = string(d)
+		}
+		t.Errorf("%s: spirv-val: %v\n%s\n%s", name, err, out, dis)
+	}
+}
+
+// compileOK compiles src and validates the SPIR-V.
+func compileOK(t *testing.T, name, src string) *Module {
+	t.Helper()
+	m, err := Compile(name, src, Options{})
+	if err != nil {
+		if l, ok := err.(ErrorList); ok {
+			t.Fatalf("%s: unexpected errors:\n%s", name, l.Pretty())
+		}
+		t.Fatalf("%s: %v", name, err)
+	}
+	spirvVal(t, name, m.SPIRV)
+	return m
+}

@@ -1,0 +1,210 @@
+package wgsl
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// stricterThanWGSL lists invalid-program cases that valid WGSL would accept:
+// features this compiler rejects on purpose (with a clear error) instead of
+// compiling them.
+var stricterThanWGSL = map[string]string{
+	"matrix_uniform_stride":     "Vulkan 1.1 uniform buffers need 16-byte matrix column strides",
+	"override_derived_float":    "derived overrides must be integer arithmetic (OpSpecConstantOp in Shader)",
+	"override_derived_id":       "a derived override is not settable, so it takes no @id",
+	"huge_buffer_copy":          "whole copies of large buffer aggregates are refused",
+	"runtime_array_via_pointer": "bounds clamping needs the buffer variable",
+	"two_entries_override_size": "one WorkgroupSize builtin per SPIR-V module",
+	"pointer_arg_not_root":      "pointer arguments must be whole variables (SPIR-V 1.3 logical addressing)",
+	"pointer_param_storage":     "pointer parameters into storage are not implemented",
+	"uniform_stride":            "Vulkan 1.1 uniform buffers keep the std140-like WGSL rules",
+	"no_entry_point":            "a SPIR-V module needs an entry point",
+}
+
+// beyondWGSL lists valid programs that use extensions of WGSL (wgpu's
+// var<push_constant>), which Tint does not know.
+var beyondWGSL = map[string]bool{"push_constants": true, "layernorm_f16.wgsl": true}
+
+// TestTintOracle checks the test corpus against Tint, the WGSL front end of
+// Dawn: every program we accept must be valid for Tint and every program we
+// reject must be invalid for it (except the stricterThanWGSL cases). It runs
+// when WGSL_TINT names a node_modules directory holding webgpu@0.6.2 and node
+// is installed; see testdata/tint/oracle.mjs.
+func TestTintOracle(t *testing.T) {
+	mods := os.Getenv("WGSL_TINT")
+	node, err := exec.LookPath("node")
+	if mods == "" || err != nil {
+		t.Skip("set WGSL_TINT=<dir>/node_modules (npm install webgpu@0.6.2) and install node to run the Tint oracle")
+	}
+	type item struct {
+		Name  string `json:"name"`
+		Src   string `json:"src"`
+		valid bool
+	}
+	var corpus []item
+	for _, p := range validPrograms {
+		corpus = append(corpus, item{p.name, p.src, true})
+	}
+	for _, p := range uniformOK {
+		corpus = append(corpus, item{p.name, p.src, true})
+	}
+	files, _ := filepath.Glob("testdata/kernels/*.wgsl")
+	for _, f := range files {
+		src, _ := os.ReadFile(f)
+		corpus = append(corpus, item{filepath.Base(f), string(src), true})
+	}
+	for _, p := range invalidPrograms {
+		corpus = append(corpus, item{p.name, p.src, false})
+	}
+	in, _ := json.Marshal(corpus)
+	abs, _ := filepath.Abs(mods)
+	cmd := exec.Command(node, "testdata/tint/oracle.mjs")
+	cmd.Env = append(os.Environ(), "NODE_PATH="+abs)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v\n%s", err, stderr.String())
+	}
+	var res []struct {
+		Name   string `json:"name"`
+		Errors []struct {
+			Line, Col int
+			Message   string
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(corpus) {
+		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), len(corpus))
+	}
+	for i, r := range res {
+		c := corpus[i]
+		tintOK := len(r.Errors) == 0
+		switch {
+		case c.valid && beyondWGSL[c.Name]:
+			if tintOK {
+				t.Errorf("%s: listed as beyond WGSL, but Tint accepts it", c.Name)
+			}
+		case c.valid && !tintOK:
+			t.Errorf("%s: we accept it, Tint rejects it: %+v", c.Name, r.Errors)
+		case !c.valid && tintOK && stricterThanWGSL[c.Name] == "":
+			t.Errorf("%s: we reject it, Tint accepts it", c.Name)
+		case !c.valid && !tintOK && stricterThanWGSL[c.Name] != "":
+			t.Errorf("%s: listed as stricter than WGSL, but Tint rejects it too: %+v", c.Name, r.Errors)
+		}
+	}
+}
+
+// TestTintMutants is the differential test proper: on near-miss programs we
+// must accept exactly what Tint accepts (it runs with WGSL_TINT, like
+// TestTintOracle). Our intentional restrictions are matched by message.
+func TestTintMutants(t *testing.T) {
+	mods := os.Getenv("WGSL_TINT")
+	node, err := exec.LookPath("node")
+	if mods == "" || err != nil {
+		t.Skip("set WGSL_TINT=<dir>/node_modules (npm install webgpu@0.6.2) and install node")
+	}
+	type item struct {
+		Name string `json:"name"`
+		Src  string `json:"src"`
+	}
+	var corpus []item
+	seed := int64(7)
+	if s, err := strconv.ParseInt(os.Getenv("WGSL_MUTANT_SEED"), 10, 64); err == nil {
+		seed = s // explore other mutants
+	}
+	for i, src := range mutants(seed, 2000) {
+		if !pushConstantSource(src) {
+			corpus = append(corpus, item{strconv.Itoa(i), src})
+		}
+	}
+	in, _ := json.Marshal(corpus)
+	abs, _ := filepath.Abs(mods)
+	cmd := exec.Command(node, "testdata/tint/oracle.mjs")
+	cmd.Env = append(os.Environ(), "NODE_PATH="+abs)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v", err)
+	}
+	var res []struct {
+		Errors []struct{ Message string } `json:"errors"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(corpus) {
+		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), len(corpus))
+	}
+	stricter := []string{"@workgroup_size values must be between", "index the buffer variable directly",
+		"pointer argument must be", "not supported", "computed from other overrides"}
+	for i, r := range res {
+		_, err := Compile("mutant.wgsl", corpus[i].Src, Options{})
+		switch {
+		case err == nil && len(r.Errors) > 0:
+			t.Errorf("mutant %s: we accept it, Tint says %q\n%s", corpus[i].Name, r.Errors[0].Message, corpus[i].Src)
+		case err != nil && len(r.Errors) == 0:
+			known := false
+			for _, s := range stricter {
+				known = known || strings.Contains(err.Error(), s)
+			}
+			if !known {
+				t.Errorf("mutant %s: we reject it (%v), Tint accepts it\n%s", corpus[i].Name, err, corpus[i].Src)
+			}
+		}
+	}
+}
+
+// TestTintRandomPrograms compares acceptance of generated programs (see
+// gen_test.go) with Tint; it runs with WGSL_TINT.
+func TestTintRandomPrograms(t *testing.T) {
+	mods := os.Getenv("WGSL_TINT")
+	node, err := exec.LookPath("node")
+	if mods == "" || err != nil {
+		t.Skip("set WGSL_TINT=<dir>/node_modules (npm install webgpu@0.6.2) and install node")
+	}
+	seed := int64(3)
+	if s, err := strconv.ParseInt(os.Getenv("WGSL_RANDOM_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	rng := rand.New(rand.NewSource(seed))
+	type item struct {
+		Name string `json:"name"`
+		Src  string `json:"src"`
+	}
+	var corpus []item
+	for i := range 300 {
+		corpus = append(corpus, item{strconv.Itoa(i), randomProgram(rng, 8)})
+	}
+	in, _ := json.Marshal(corpus)
+	abs, _ := filepath.Abs(mods)
+	cmd := exec.Command(node, "testdata/tint/oracle.mjs")
+	cmd.Env = append(os.Environ(), "NODE_PATH="+abs)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v", err)
+	}
+	var res []struct {
+		Errors []struct {
+			Line, Col int
+			Message   string
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(corpus) {
+		t.Fatalf("oracle output: %v", err)
+	}
+	for i, r := range res {
+		_, err := Compile("random.wgsl", corpus[i].Src, Options{})
+		switch {
+		case err == nil && len(r.Errors) > 0:
+			t.Errorf("program %d: we accept it, Tint says %d:%d %q\n%s", i, r.Errors[0].Line, r.Errors[0].Col, r.Errors[0].Message, corpus[i].Src)
+		case err != nil && len(r.Errors) == 0:
+			t.Errorf("program %d: we reject it (%v), Tint accepts it", i, err)
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package wgsl
+
+// expr parses an expression following the WGSL grammar, which forbids mixing
+// bitwise operators with other binary operators, and relational chaining,
+// without parentheses.
+func (p *parser) expr() Expr {
+	p.enter()
+	defer p.leave()
+	lhs := p.unary()
+	if t := p.tok(); t.kind == tPunct && (t.text == "&" || t.text == "|" || t.text == "^") {
+		op := t.text
+		for p.is(op) {
+			pos := p.next().pos
+			lhs = &Binary{Pos: pos, Op: op, X: lhs, Y: p.unary()}
+		}
+		if t := p.tok(); t.kind == tPunct && isBinaryOp(t.text) && !p.closesTemplate() {
+			p.fail(t.pos, "mixing '%s' with '%s' requires parentheses", op, t.text)
+		}
+		return lhs
+	}
+	lhs = p.relationalFrom(lhs)
+	if p.is("&&") || p.is("||") {
+		op := p.tok().text
+		for p.is(op) {
+			pos := p.next().pos
+			lhs = &Binary{Pos: pos, Op: op, X: lhs, Y: p.relationalFrom(p.unary())}
+		}
+		if p.is("&&") || p.is("||") {
+			p.fail(p.tok().pos, "mixing '&&' and '||' requires parentheses")
+		}
+	}
+	return lhs
+}
+
+func isBinaryOp(s string) bool {
+	switch s {
+	case "+", "-", "*", "/", "%", "<<", ">>", "<", ">", "<=", ">=", "==", "!=", "&&", "||", "&", "|", "^":
+		return true
+	}
+	return false
+}
+
+// closesTemplate reports whether the current '>' token would close a template list.
+func (p *parser) closesTemplate() bool {
+	if p.noGT == 0 {
+		return false
+	}
+	t := p.tok()
+	return t.kind == tPunct && (t.text == ">" || t.text == ">>" || t.text == ">=" || t.text == ">>=")
+}
+
+func (p *parser) relationalFrom(lhs Expr) Expr {
+	lhs = p.shiftFrom(lhs)
+	t := p.tok()
+	if t.kind == tPunct && !p.closesTemplate() {
+		switch t.text {
+		case "<", ">", "<=", ">=", "==", "!=":
+			p.next()
+			rhs := p.shiftFrom(p.unary())
+			lhs = &Binary{Pos: t.pos, Op: t.text, X: lhs, Y: rhs}
+			if t2 := p.tok(); t2.kind == tPunct && !p.closesTemplate() {
+				switch t2.text {
+				case "<", ">", "<=", ">=", "==", "!=":
+					p.fail(t2.pos, "comparisons cannot be chained; use parentheses")
+				}
+			}
+		}
+	}
+	return lhs
+}
+
+func (p *parser) shiftFrom(lhs Expr) Expr {
+	if t := p.tok(); t.kind == tPunct && (t.text == "<<" || t.text == ">>" && !p.closesTemplate()) {
+		p.next()
+		return &Binary{Pos: t.pos, Op: t.text, X: lhs, Y: p.unary()}
+	}
+	// additive over multiplicative
+	lhs = p.multiplicativeFrom(lhs)
+	for p.is("+") || p.is("-") || p.is("--") && startsOperand(p.peek(1)) {
+		t := p.next()
+		if t.text == "--" {
+			// 'a--b' is 'a - -b': the second minus starts the operand.
+			p.i--
+			p.toks[p.i] = token{tPunct, "-", t.pos + 1}
+			t.text = "-"
+		}
+		lhs = &Binary{Pos: t.pos, Op: t.text, X: lhs, Y: p.multiplicativeFrom(p.unary())}
+	}
+	return lhs
+}
+
+func (p *parser) multiplicativeFrom(lhs Expr) Expr {
+	for p.is("*") || p.is("/") || p.is("%") {
+		t := p.next()
+		lhs = &Binary{Pos: t.pos, Op: t.text, X: lhs, Y: p.unary()}
+	}
+	return lhs
+}
+
+func (p *parser) unary() Expr {
+	t := p.tok()
+	if t.kind == tPunct {
+		switch t.text {
+		case "-", "!", "~", "&", "*":
+			p.enter()
+			defer p.leave()
+			p.next()
+			return &Unary{Pos: t.pos, Op: t.text, X: p.unary()}
+		case "--":
+			// WGSL tokenizes by context: here '--' is two minus signs.
+			p.toks[p.i] = token{tPunct, "-", t.pos + 1}
+			p.enter()
+			defer p.leave()
+			return &Unary{Pos: t.pos, Op: "-", X: p.unary()}
+		case "&&":
+			// '&&x' is '&(&x)', which WGSL rejects anyway; say so plainly.
+			p.fail(t.pos, "cannot take the address of an address")
+		}
+	}
+	return p.postfix(p.primary())
+}
+
+func (p *parser) primary() Expr {
+	t := p.tok()
+	switch t.kind {
+	case tInt, tFloat:
+		p.next()
+		return &Lit{Pos: t.pos, Kind: t.kind, Text: t.text}
+	case tKeyword:
+		if t.text == "true" || t.text == "false" {
+			p.next()
+			return &Lit{Pos: t.pos, Kind: tKeyword, Text: t.text}
+		}
+	case tIdent:
+		name, pos := p.ident()
+		id := &Ident{Pos: pos, Name: name}
+		if p.is("<") && templated[name] {
+			id.Args = p.templateArgs()
+		}
+		if p.is("(") {
+			return &Call{Pos: pos, Fn: id, Args: p.callArgs()}
+		}
+		return id
+	case tPunct:
+		if t.text == "(" {
+			p.next()
+			save := p.noGT
+			p.noGT = 0
+			x := p.expr()
+			p.noGT = save
+			p.expect(")")
+			return &Paren{Pos: t.pos, X: x}
+		}
+	}
+	p.fail(t.pos, "expected expression, found %s", describe(t))
+	return nil
+}
+
+func (p *parser) callArgs() []Expr {
+	p.expect("(")
+	save := p.noGT
+	p.noGT = 0
+	defer func() { p.noGT = save }()
+	var args []Expr
+	for !p.is(")") {
+		args = append(args, p.expr())
+		if !p.got(",") {
+			break
+		}
+	}
+	p.expect(")")
+	return args
+}
+
+func (p *parser) postfix(x Expr) Expr {
+	for {
+		switch {
+		case p.is("["):
+			pos := p.next().pos
+			save := p.noGT
+			p.noGT = 0
+			i := p.expr()
+			p.noGT = save
+			p.expect("]")
+			x = &Index{Pos: pos, X: x, Index: i}
+		case p.is("."):
+			p.next()
+			t := p.tok()
+			if t.kind != tIdent {
+				p.fail(t.pos, "expected member name after '.', found %s", describe(t))
+			}
+			p.next()
+			x = &Member{Pos: t.pos, X: x, Name: t.text}
+		default:
+			return x
+		}
+	}
+}
+
+// startsOperand reports a token that can begin a unary expression.
+func startsOperand(t token) bool {
+	switch t.kind {
+	case tIdent, tInt, tFloat:
+		return true
+	case tKeyword:
+		return t.text == "true" || t.text == "false"
+	case tPunct:
+		switch t.text {
+		case "(", "-", "--", "!", "~", "&", "*":
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,31 @@
+package wgsl
+
+import "testing"
+
+func TestSpans(t *testing.T) {
+	src := "const a = vec3<f32>(1.0, 2.0 /* c */, 3.0,);\nconst b = -(a.x + max(a[1], 2.0)) * 4.0;\nconst c = array<u32, 2>();\n" + ep
+	f, err := Parse("s.wgsl", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"vec3<f32>(1.0, 2.0 /* c */, 3.0,)",
+		"-(a.x + max(a[1], 2.0)) * 4.0",
+		"array<u32, 2>()",
+	}
+	for i, w := range want {
+		e := f.Decls[i].(*VarDecl).Init
+		sp := f.Span(e)
+		if got := src[sp.Start:sp.End]; got != w {
+			t.Errorf("span %d = %q, want %q", i, got, w)
+		}
+	}
+	b := f.Decls[1].(*VarDecl).Init.(*Binary)
+	inner := b.X.(*Unary).X.(*Paren).X.(*Binary).Y.(*Call)
+	if sp := f.Span(inner); src[sp.Start:sp.End] != "max(a[1], 2.0)" {
+		t.Errorf("call span %q", src[sp.Start:sp.End])
+	}
+	if sp := f.Span(inner.Args[0]); src[sp.Start:sp.End] != "a[1]" {
+		t.Errorf("index span %q", src[sp.Start:sp.End])
+	}
+}

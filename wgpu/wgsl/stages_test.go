@@ -1,0 +1,81 @@
+package wgsl
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestStagesOneByOne drives Parse, Check, Emit and Reflect separately, as a
+// caller inspecting intermediate results would.
+func TestStagesOneByOne(t *testing.T) {
+	src := "@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n" +
+		"@compute @workgroup_size(2) fn main(@builtin(local_invocation_index) i: u32) { o[i] = i * 2u; }\n"
+	f, err := Parse("s.wgsl", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Decls) != 2 {
+		t.Fatalf("%d declarations", len(f.Decls))
+	}
+	fn := f.Decls[1].(*FnDecl)
+	if fn.Name != "main" || src[fn.NamePos:fn.NamePos+4] != "main" {
+		t.Errorf("function %q at offset %d", fn.Name, fn.NamePos)
+	}
+	m, err := Check(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Entries) != 1 || len(m.Globals) != 1 {
+		t.Fatalf("entries %d, globals %d", len(m.Entries), len(m.Globals))
+	}
+	words, err := Emit(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spirvVal(t, "stages", words)
+	if r := Reflect(m); r.EntryPoints[0].WorkgroupSize != [3]uint32{2, 1, 1} || r.Bindings[0].ElementStride != 4 {
+		t.Errorf("reflection %+v", r)
+	}
+	words2, err := CompileSPIRV("s.wgsl", src)
+	if err != nil || len(words2) != len(words) {
+		t.Errorf("CompileSPIRV: %d words, %v", len(words2), err)
+	}
+}
+
+func TestStageMisuse(t *testing.T) {
+	var ie *InternalError
+	if _, err := Emit(nil); !errors.As(err, &ie) {
+		t.Errorf("Emit(nil): %v", err)
+	}
+	if _, err := Check(nil); !errors.As(err, &ie) {
+		t.Errorf("Check(nil): %v", err)
+	}
+	// A syntax error: Parse still returns the declarations it could read.
+	f, err := Parse("p.wgsl", "fn a( {}\nconst b = 1;\n")
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || list[0].Line != 1 {
+		t.Errorf("Parse error: %v", err)
+	}
+	if len(f.Decls) != 1 {
+		t.Errorf("recovered %d declarations, want 1", len(f.Decls))
+	}
+}
+
+func BenchmarkCompileKernels(b *testing.B) {
+	files, _ := filepath.Glob("testdata/kernels/*.wgsl")
+	var srcs []string
+	for _, f := range files {
+		s, _ := os.ReadFile(f)
+		srcs = append(srcs, string(s))
+	}
+	b.ResetTimer()
+	for range b.N {
+		for i, s := range srcs {
+			if _, err := Compile(files[i], s, Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

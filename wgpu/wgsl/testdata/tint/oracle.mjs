@@ -1,0 +1,37 @@
+// oracle.mjs: Tint (Dawn's WGSL front end, from the npm package webgpu@0.6.2)
+// as a validity oracle for the wgpu/wgsl checker. It reads a JSON array of
+// {name, src} on stdin and prints a JSON array of {name, errors: [{line, col,
+// message}]}. It needs no GPU: the device comes from Dawn's null backend.
+//
+//   npm install webgpu@0.6.2   (in some directory D)
+//   NODE_PATH=D/node_modules node oracle.mjs < corpus.json
+//
+// Used by TestTintOracle in ../../oracle_test.go (WGSL_TINT=D/node_modules).
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+
+const require = createRequire(import.meta.url);
+const modDir = process.env.NODE_PATH.split(':')[0];
+const { create, globals } = await import(modDir + '/webgpu/index.js');
+
+Object.assign(globalThis, globals);
+const gpu = create(['backend=null']);
+const adapter = await gpu.requestAdapter();
+const want = ['shader-f16', 'subgroups'].filter((f) => adapter.features.has(f));
+const device = await adapter.requestDevice({ requiredFeatures: want });
+
+const corpus = JSON.parse(readFileSync(0, 'utf8'));
+const out = [];
+for (const { name, src } of corpus) {
+  device.pushErrorScope('validation');
+  const m = device.createShaderModule({ code: src });
+  const info = await m.getCompilationInfo();
+  await device.popErrorScope();
+  const errors = info.messages
+    .filter((x) => x.type === 'error')
+    .map((x) => ({ line: x.lineNum, col: x.linePos, message: x.message }));
+  out.push({ name, errors });
+}
+device.destroy();
+// Exit only once stdout is flushed: pipes are asynchronous in node.
+process.stdout.write(JSON.stringify(out), () => process.exit(0));

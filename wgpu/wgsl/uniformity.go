@@ -1,0 +1,339 @@
+package wgsl
+
+// Uniformity analysis, a conservative version of the WGSL specification's:
+// barriers (workgroupBarrier, storageBarrier, workgroupUniformLoad) must be
+// reached by all invocations of a workgroup together, so they may not sit
+// under control flow that depends on a value that can differ between
+// invocations. Non-uniform sources are the invocation-specific builtins,
+// reads of read_write storage, workgroup and private variables, atomics,
+// subgroup operations and reads through pointers. Local variables are
+// tracked flow-insensitively (a variable is non-uniform if any assignment to
+// it is), iterated to a fixed point. Function summaries record which
+// parameters must be uniform and whether a call needs uniform control flow.
+
+// taint is a set of reasons a value or control flow may be non-uniform:
+// bit 63 is "non-uniform", bits 0..62 "depends on parameter i".
+type taint uint64
+
+const nonUniform taint = 1 << 63
+
+type fnSummary struct {
+	needsUniformCF bool  // the function (transitively) calls a barrier
+	uniformParams  taint // parameters that must be uniform at call sites
+	result         taint
+}
+
+type uniformity struct {
+	c      *checker
+	sums   map[*function]*fnSummary
+	fn     *function
+	sum    *fnSummary
+	vars   map[*symbol]taint
+	loops  map[Stmt]taint // taint added to a loop body by non-uniform break/continue
+	grew   bool
+	report bool
+}
+
+func (c *checker) checkUniformity() {
+	u := &uniformity{c: c, sums: map[*function]*fnSummary{}}
+	done := map[*function]bool{}
+	var visit func(f *function)
+	visit = func(f *function) {
+		if done[f] {
+			return
+		}
+		done[f] = true
+		for _, g := range f.calls {
+			visit(g)
+		}
+		u.function(f)
+	}
+	for _, f := range c.out.Funcs {
+		visit(f)
+	}
+}
+
+func (u *uniformity) function(f *function) {
+	u.fn, u.sum = f, &fnSummary{}
+	u.sums[f] = u.sum
+	u.vars = map[*symbol]taint{}
+	u.loops = map[Stmt]taint{}
+	for i, p := range f.params {
+		switch {
+		case f.compute:
+			switch f.builtins[i] {
+			case "workgroup_id", "num_workgroups", "subgroup_size":
+			default:
+				u.vars[p] = nonUniform
+			}
+		case i < 63:
+			u.vars[p] = taint(1) << i
+		default:
+			u.vars[p] = nonUniform
+		}
+	}
+	for range 32 {
+		u.grew = false
+		u.stmts(f.decl.Body.Stmts, 0)
+		if !u.grew {
+			break
+		}
+	}
+	u.report = true
+	*u.sum = fnSummary{}
+	u.stmts(f.decl.Body.Stmts, 0)
+	u.report = false
+}
+
+func (u *uniformity) set(s *symbol, t taint) {
+	if s == nil {
+		return
+	}
+	if old := u.vars[s]; old|t != old {
+		u.vars[s] = old | t
+		u.grew = true
+	}
+}
+
+// stmts visits a statement list under control-flow taint cf and returns the
+// taints that flow out of it: after a return (ret) and to the end of the
+// enclosing loop after a break or continue (loop).
+func (u *uniformity) stmts(ss []Stmt, cf taint) (ret, loop taint) {
+	for _, s := range ss {
+		r, l := u.stmt(s, cf)
+		ret, loop = ret|r, loop|l
+		cf |= r | l
+	}
+	return ret, loop
+}
+
+func (u *uniformity) stmt(s Stmt, cf taint) (ret, loop taint) {
+	switch s := s.(type) {
+	case *Block:
+		return u.stmts(s.Stmts, cf)
+	case *DeclStmt:
+		if s.Decl.Init != nil && s.Decl.Kind != "const" {
+			u.set(u.c.out.localSyms[s.Decl], u.expr(s.Decl.Init, cf)|cf)
+		}
+	case *Assign:
+		t := u.expr(s.RHS, cf) | cf
+		if s.LHS != nil {
+			u.store(s.LHS, t, cf)
+		}
+	case *IncDec:
+		u.store(s.X, cf, cf)
+	case *If:
+		inner := cf | u.expr(s.Cond, cf)
+		r, l := u.stmts(s.Then.Stmts, inner)
+		if s.Else != nil {
+			r2, l2 := u.stmt(s.Else, inner)
+			r, l = r|r2, l|l2
+		}
+		return r, l
+	case *For:
+		if s.Init != nil {
+			r, l := u.stmt(s.Init, cf)
+			ret, loop = r, l
+		}
+		body := cf | u.loops[s]
+		if s.Cond != nil {
+			body |= u.expr(s.Cond, body)
+		}
+		r, l := u.stmts(s.Body.Stmts, body)
+		u.growLoop(s, l|r)
+		if s.Update != nil {
+			u.stmt(s.Update, body|l)
+		}
+		return ret | r, loop
+	case *While:
+		body := cf | u.loops[s]
+		body |= u.expr(s.Cond, body)
+		r, l := u.stmts(s.Body.Stmts, body)
+		u.growLoop(s, l|r)
+		return r, 0
+	case *Loop:
+		body := cf | u.loops[s]
+		r, l := u.stmts(s.Body.Stmts, body)
+		u.growLoop(s, l|r)
+		if s.Continuing != nil {
+			r2, _ := u.stmts(s.Continuing.Stmts, body|l)
+			r |= r2
+		}
+		if s.BreakIf != nil {
+			u.growLoop(s, u.expr(s.BreakIf, body|l))
+		}
+		return r, 0
+	case *Switch:
+		inner := cf | u.expr(s.Sel, cf)
+		for _, cl := range s.Clauses {
+			r, l := u.stmts(cl.Body.Stmts, inner)
+			ret, loop = ret|r, loop|l // conservative: a break that leaves the switch counts as leaving the loop
+		}
+		return ret, loop
+	case *Break, *Continue:
+		return 0, cf
+	case *Return:
+		t := cf
+		if s.X != nil {
+			u.sum.result |= u.expr(s.X, cf) | cf
+		}
+		return t, 0
+	case *CallStmt:
+		u.expr(s.Call, cf)
+	}
+	return 0, 0
+}
+
+func (u *uniformity) growLoop(s Stmt, t taint) {
+	if old := u.loops[s]; old|t != old {
+		u.loops[s] = old | t
+		u.grew = true
+	}
+}
+
+// store records a write of a value with taint t into the memory named by lhs.
+func (u *uniformity) store(lhs Expr, t, cf taint) {
+	for {
+		switch x := lhs.(type) {
+		case *Paren:
+			lhs = x.X
+			continue
+		case *Index:
+			t |= u.expr(x.Index, cf)
+			lhs = x.X
+			continue
+		case *Member:
+			lhs = x.X
+			continue
+		case *Ident:
+			if info := u.c.out.info[x]; info != nil && info.sym != nil && info.sym.kind == symLocalVar {
+				u.set(info.sym, t)
+			}
+		}
+		return
+	}
+}
+
+func (u *uniformity) expr(e Expr, cf taint) taint {
+	info := u.c.out.info[e]
+	if info == nil || info.val != nil {
+		return 0
+	}
+	switch x := e.(type) {
+	case *Paren:
+		return u.expr(x.X, cf)
+	case *Ident:
+		s := info.sym
+		if s == nil {
+			return 0
+		}
+		switch s.kind {
+		case symConst, symOverride:
+			return 0
+		case symGlobalVar:
+			switch {
+			case s.space == SpaceUniform || s.space == SpacePushConstant:
+				return 0
+			case s.space == SpaceStorage && s.access == AccessRead:
+				return 0
+			}
+			return nonUniform
+		}
+		return u.vars[s]
+	case *Unary:
+		t := u.expr(x.X, cf)
+		if x.Op == "*" {
+			return nonUniform // memory behind a pointer is not tracked
+		}
+		return t
+	case *Binary:
+		return u.expr(x.X, cf) | u.expr(x.Y, cf)
+	case *Index:
+		return u.expr(x.X, cf) | u.expr(x.Index, cf)
+	case *Member:
+		if info.autoDeref {
+			return nonUniform
+		}
+		return u.expr(x.X, cf)
+	case *Call:
+		return u.call(x, info, cf)
+	}
+	return nonUniform
+}
+
+func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
+	args := make([]taint, len(c.Args))
+	var all taint
+	for i, a := range c.Args {
+		args[i] = u.expr(a, cf)
+		all |= args[i]
+	}
+	switch info.call {
+	case callFn:
+		sum := u.sums[info.fn]
+		if sum == nil {
+			return nonUniform
+		}
+		if sum.needsUniformCF {
+			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"' calls a barrier, so it")
+		}
+		for i, t := range args {
+			if i < 63 && sum.uniformParams&(1<<i) != 0 {
+				u.requireUniform(c.Args[i], t)
+			}
+			// A pointer argument lets the callee write the variable: stop trusting it.
+			if info.fn.params[i].typ != nil && info.fn.params[i].typ.Kind == KPtr {
+				if un, ok := unparen(c.Args[i]).(*Unary); ok {
+					u.store(un.X, nonUniform, cf)
+				}
+			}
+		}
+		r := sum.result & nonUniform
+		for i := range args {
+			if i < 63 && sum.result&(1<<i) != 0 {
+				r |= args[i]
+			}
+		}
+		return r
+	case callBuiltin:
+		switch builtinFns[c.Fn.Name] {
+		case bBarrier:
+			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			return 0
+		case bUniformLoad:
+			u.requireUniformCF(c, cf, "'workgroupUniformLoad'")
+			return 0
+		case bArrayLength:
+			return 0
+		case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst, bSubElect, bSubVote, bSubBallot:
+			// Subgroup operations need all invocations of the subgroup; like Tint,
+			// we check that with the workgroup analysis.
+			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			return nonUniform
+		case bAtomicLoad, bAtomicStore, bAtomicRMW, bAtomicCmpXchg:
+			return nonUniform
+		}
+	}
+	return all
+}
+
+func (u *uniformity) requireUniformCF(c *Call, cf taint, what string) {
+	u.sum.needsUniformCF = true
+	if cf&nonUniform != 0 {
+		if u.report {
+			u.c.errorf(c.Pos, "%s must only be called from uniform control flow: an enclosing condition, or an earlier return, break or continue, depends on a non-uniform value (such as local_invocation_index or a read_write storage read)", what)
+		}
+		return
+	}
+	u.sum.uniformParams |= cf
+}
+
+func (u *uniformity) requireUniform(arg Expr, t taint) {
+	if t&nonUniform != 0 {
+		if u.report {
+			u.c.errorf(arg.exprPos(), "this argument must be uniform, since the function uses it to decide whether to reach a barrier")
+		}
+		return
+	}
+	u.sum.uniformParams |= t
+}

@@ -1,0 +1,241 @@
+package wgsl
+
+import (
+	"fmt"
+	"math"
+)
+
+// value is a constant computed by the checker: a scalar (b, i or f by the
+// type it belongs to) or a composite (elems). u32 values live in i.
+type value struct {
+	b     bool
+	i     int64
+	f     float64
+	elems []*value
+}
+
+func (v *value) String() string {
+	if v.elems != nil {
+		return fmt.Sprint(v.elems)
+	}
+	return fmt.Sprintf("{%v %d %g}", v.b, v.i, v.f)
+}
+
+// zeroValue is the zero value of a constructible type.
+func zeroValue(t *Type) *value {
+	switch t.Kind {
+	case KVec:
+		v := &value{elems: make([]*value, t.N)}
+		for i := range v.elems {
+			v.elems[i] = &value{}
+		}
+		return v
+	case KArray, KMat:
+		v := &value{elems: make([]*value, t.N)}
+		for i := range v.elems {
+			v.elems[i] = zeroValue(t.Elem)
+		}
+		return v
+	case KStruct:
+		v := &value{elems: make([]*value, len(t.Struct.Members))}
+		for i, m := range t.Struct.Members {
+			v.elems[i] = zeroValue(m.Type)
+		}
+		return v
+	}
+	return &value{}
+}
+
+// f16Round rounds x to the nearest f16 value (ties to even); it returns
+// ±Inf when x is out of range.
+func f16Round(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 {
+		return x
+	}
+	a := math.Abs(x)
+	if a >= 65520 { // halfway between 65504 and 65536 rounds up to infinity
+		return math.Copysign(math.Inf(1), x)
+	}
+	e := math.Floor(math.Log2(a))
+	if e < -14 {
+		e = -14 // subnormals: fixed spacing 2^-24
+	}
+	q := math.Pow(2, e-10)
+	r := math.RoundToEven(a/q) * q
+	return math.Copysign(r, x)
+}
+
+// F16Bits encodes x (already an f16 value) as IEEE binary16 bits.
+func f16Bits(x float64) uint16 {
+	var sign uint16
+	if math.Signbit(x) {
+		sign = 0x8000
+		x = -x
+	}
+	switch {
+	case math.IsNaN(x):
+		return 0x7e00
+	case math.IsInf(x, 0):
+		return sign | 0x7c00
+	case x == 0:
+		return sign
+	}
+	e := int(math.Floor(math.Log2(x)))
+	if e < -14 {
+		return sign | uint16(math.RoundToEven(x/math.Pow(2, -24)))
+	}
+	m := math.RoundToEven((x/math.Pow(2, float64(e)) - 1) * 1024)
+	if m == 1024 {
+		m = 0
+		e++
+	}
+	return sign | uint16(e+15)<<10 | uint16(m)
+}
+
+// roundFloat rounds x to the precision of the float kind k and reports
+// whether it stayed finite.
+func roundFloat(x float64, k Kind) (float64, bool) {
+	switch k {
+	case KF32:
+		r := float64(float32(x))
+		return r, !math.IsInf(r, 0) || math.IsInf(x, 0)
+	case KF16:
+		r := f16Round(x)
+		return r, !math.IsInf(r, 0) || math.IsInf(x, 0)
+	}
+	return x, !math.IsInf(x, 0) && !math.IsNaN(x)
+}
+
+// intFits reports whether i is representable in integer kind k.
+func intFits(i int64, k Kind) bool {
+	switch k {
+	case KI32:
+		return i >= math.MinInt32 && i <= math.MaxInt32
+	case KU32:
+		return i >= 0 && i <= math.MaxUint32
+	}
+	return true
+}
+
+// convertValue converts a constant between types of the same shape. explicit
+// selects value-constructor semantics (f32(x)), which truncate and saturate;
+// implicit conversions of abstract values must be exact.
+func convertValue(v *value, from, to *Type, explicit bool) (*value, error) {
+	if v.elems != nil {
+		out := &value{elems: make([]*value, len(v.elems))}
+		for i, e := range v.elems {
+			fe, te := elemType(from, i), elemType(to, i)
+			c, err := convertValue(e, fe, te, explicit)
+			if err != nil {
+				return nil, err
+			}
+			out.elems[i] = c
+		}
+		return out, nil
+	}
+	fk, tk := from.Kind, to.Kind
+	switch {
+	case fk == tk:
+		return v, nil
+	case tk == KBool:
+		if from.isFloat() {
+			return &value{b: v.f != 0}, nil
+		}
+		return &value{b: v.i != 0}, nil
+	case fk == KBool:
+		if to.isFloat() {
+			return &value{f: b2f(v.b)}, nil
+		}
+		return &value{i: int64(b2f(v.b))}, nil
+	case from.isInt() && to.isInt():
+		if !explicit || fk == KAbstractInt {
+			if !intFits(v.i, tk) {
+				return nil, fmt.Errorf("value %d cannot be represented as '%s'", v.i, to)
+			}
+			return &value{i: v.i}, nil
+		}
+		switch tk {
+		case KI32:
+			return &value{i: int64(int32(uint32(v.i)))}, nil
+		case KU32:
+			return &value{i: int64(uint32(v.i))}, nil
+		}
+		return &value{i: v.i}, nil
+	case from.isInt() && to.isFloat():
+		r, ok := roundFloat(float64(v.i), tk)
+		if !ok {
+			return nil, fmt.Errorf("value %d cannot be represented as '%s'", v.i, to)
+		}
+		return &value{f: r}, nil
+	case from.isFloat() && to.isFloat():
+		r, ok := roundFloat(v.f, tk)
+		if !ok {
+			return nil, fmt.Errorf("value %g cannot be represented as '%s'", v.f, to)
+		}
+		return &value{f: r}, nil
+	case from.isFloat() && to.isInt():
+		if !explicit {
+			return nil, fmt.Errorf("cannot convert a float to '%s' implicitly", to)
+		}
+		t := math.Trunc(v.f)
+		switch tk {
+		case KI32:
+			t = math.Max(math.Min(t, math.MaxInt32), math.MinInt32)
+		case KU32:
+			t = math.Max(math.Min(t, math.MaxUint32), 0)
+		default:
+			if t >= 9.223372036854775e18 || t < -9.223372036854775e18 {
+				return nil, fmt.Errorf("value %g cannot be represented as an integer", v.f)
+			}
+		}
+		if math.IsNaN(t) {
+			t = 0
+		}
+		return &value{i: int64(t)}, nil
+	}
+	return nil, fmt.Errorf("cannot convert '%s' to '%s'", from, to)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// elemType is the type of component i of a composite type.
+func elemType(t *Type, i int) *Type {
+	if t.Kind == KStruct {
+		return t.Struct.Members[i].Type
+	}
+	return t.Elem
+}
+
+// bitsOf returns the raw bits of a concrete scalar constant, as SPIR-V wants them.
+func bitsOf(v *value, t *Type) uint32 {
+	switch t.Kind {
+	case KBool:
+		if v.b {
+			return 1
+		}
+		return 0
+	case KF32:
+		return math.Float32bits(float32(v.f))
+	case KF16:
+		return uint32(f16Bits(v.f))
+	}
+	return uint32(v.i)
+}
+
+// valueFromBits is the inverse of bitsOf, for bitcast.
+func valueFromBits(bits uint32, t *Type) *value {
+	switch t.Kind {
+	case KF32:
+		return &value{f: float64(math.Float32frombits(bits))}
+	case KI32:
+		return &value{i: int64(int32(bits))}
+	}
+	return &value{i: int64(bits)}
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

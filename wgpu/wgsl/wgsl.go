@@ -1,0 +1,40 @@
+package wgsl
+
+// Options tunes Compile. The zero value is ready to use.
+type Options struct {
+	// Reserved for per-device choices; none are needed yet.
+}
+
+// Module is a compiled WGSL module.
+type Module struct {
+	SPIRV      []uint32
+	Reflection Reflection
+}
+
+// Compile parses, checks and emits one WGSL source file.
+func Compile(filename, source string, opt Options) (*Module, error) {
+	f, err := Parse(filename, source)
+	if err != nil {
+		return nil, err
+	}
+	m, err := Check(f)
+	if err != nil {
+		return nil, err
+	}
+	words, err := Emit(m)
+	if err != nil {
+		return nil, err
+	}
+	return &Module{SPIRV: words, Reflection: Reflect(m)}, nil
+}
+
+// CompileSPIRV compiles with the zero Options and returns only the SPIR-V
+// words: the shape wgpu.RegisterWGSLCompiler takes, so a program wires the
+// compiler into wgpu with wgpu.RegisterWGSLCompiler(wgsl.CompileSPIRV).
+func CompileSPIRV(filename, source string) ([]uint32, error) {
+	m, err := Compile(filename, source, Options{})
+	if err != nil {
+		return nil, err
+	}
+	return m.SPIRV, nil
+}
