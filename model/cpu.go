@@ -12,7 +12,14 @@ import (
 // CPU is the pure-Go GPT-2 forward pass and loss: exact Hugging Face
 // GPT2LMHeadModel semantics in float32, on all cores. It is the fallback where no
 // GPU exists and the reference the GPU path is tested against. A CPU is safe for
-// concurrent use; its results are bit-identical for any thread count.
+// concurrent use. Its results are bit-identical for any thread count, and each
+// target's NLL does not depend on which other sequences share its batch.
+//
+// The matrix products run portable scalar Go by default. Built with
+// GOEXPERIMENT=simd on amd64 (Go 1.26's experimental simd/archsimd), they run
+// AVX-512 or AVX2 vector kernels instead (the whole loss about 5x faster with
+// AVX-512); the results then differ from the portable build's in the last bits
+// (another summation order, fused multiply-adds). See ops_dot*.go.
 type CPU struct {
 	cfg     Config
 	w       *Weights
@@ -50,6 +57,9 @@ func NewCPU(m *Model, threads int) *CPU {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
+	if m == nil {
+		return &CPU{threads: threads, err: errors.New("cpu: nil model")}
+	}
 	c := &CPU{cfg: m.Config, w: &m.Weights, threads: threads, maxRows: 2048}
 	if err := checkShapes(m); err != nil {
 		c.err = fmt.Errorf("cpu: model %s: %w", m.Source, err)
@@ -62,7 +72,7 @@ func NewCPU(m *Model, threads int) *CPU {
 	}
 	C := m.Config.NEmbd
 	c.layers = make([]cpuLayer, len(m.Weights.Layers))
-	for i := range m.Weights.Layers {
+	c.parallelFor(len(c.layers), func(_, i int) {
 		l := &m.Weights.Layers[i]
 		c.layers[i] = cpuLayer{
 			ln1w: l.LN1W, ln1b: l.LN1B,
@@ -72,7 +82,7 @@ func NewCPU(m *Model, threads int) *CPU {
 			fcW: transpose(l.FCW, C, 4*C), fcB: l.FCB,
 			fcProjW: transpose(l.FCProjW, 4*C, C), fcProjB: l.FCProjB,
 		}
-	}
+	})
 	return c
 }
 
@@ -198,22 +208,25 @@ func (c *CPU) Loss(ctx context.Context, seqs []Sequence) (LossSums, error) {
 }
 
 // lossChunk runs the forward over seqs back to back and adds their NLLs to sums.
+// Every sequence has at least one target, so at least two tokens.
 func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums) error {
 	cfg := c.cfg
 	C, NH := cfg.NEmbd, cfg.NHead
 	spans := make([]span, len(seqs))
 	d := chunkDims{workers: c.threads}
 	for i, s := range seqs {
-		spans[i] = span{d.N, len(s.Tokens)}
-		d.N += len(s.Tokens)
+		// The last token predicts nothing that is scored: its row is not run.
+		n := len(s.Tokens) - 1
+		spans[i] = span{d.N, n}
+		d.N += n
 		d.P += s.Scored()
-		d.maxT = max(d.maxT, len(s.Tokens))
+		d.maxT = max(d.maxT, n)
 	}
 	tokens := make([]int32, 0, d.N)
 	targets := make([]int32, 0, d.P)
 	rows := make([]int, 0, d.P) // the residual row predicting each target
 	for i, s := range seqs {
-		tokens = append(tokens, s.Tokens...)
+		tokens = append(tokens, s.Tokens[:spans[i].n]...)
 		for t := s.First; t < len(s.Tokens); t++ {
 			targets = append(targets, s.Tokens[t])
 			rows = append(rows, spans[i].off+t-1)

@@ -29,9 +29,9 @@ type actSpec struct {
 
 // chunkDims are the sizes one chunk's arena depends on.
 type chunkDims struct {
-	N       int // rows: tokens of every sequence of the chunk
+	N       int // rows: the tokens of the chunk's sequences, less the last of each
 	P       int // predicting positions (scored targets)
-	maxT    int // longest sequence
+	maxT    int // most rows of one sequence
 	workers int
 }
 

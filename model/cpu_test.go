@@ -62,7 +62,8 @@ func refSums(m *Model, seqs []Sequence) LossSums {
 }
 
 // checkClose fails unless got matches want: same count, sums within a relative
-// 2e-5 (float32 forward against a float64 reference; the errors seen are ~1e-6).
+// 2e-5 (float32 forward against a float64 reference; the errors seen are
+// 1e-7 or less, and a wrong op shifts the sums by far more than 2e-5).
 func checkClose(t *testing.T, what string, got, want LossSums) {
 	t.Helper()
 	if got.Count != want.Count {
@@ -105,6 +106,32 @@ func TestCPULossMatchesReference(t *testing.T) {
 				checkClose(t, "batch", got, refSums(m, seqs))
 			})
 		}
+	}
+}
+
+// Every kernel set this build and CPU can run (ops_dot*.go) gives the reference's
+// loss, the same for 1 and 3 threads.
+func TestCPULossKernelSets(t *testing.T) {
+	cfg := testConfigs[1].cfg
+	m := randomModel(cfg, 9, false)
+	seqs := randomSeqs(cfg, 4, 10)
+	want := refSums(m, seqs)
+	for _, set := range kernelSets() {
+		t.Run(set.String(), func(t *testing.T) {
+			defer useKernels(set)()
+			one, err := NewCPU(m, 1).Loss(context.Background(), seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			three, err := NewCPU(m, 3).Loss(context.Background(), seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if one != three {
+				t.Errorf("1 thread: %+v, 3 threads: %+v", one, three)
+			}
+			checkClose(t, "batch", one, want)
+		})
 	}
 }
 
@@ -256,5 +283,11 @@ func TestCPULossCancel(t *testing.T) {
 func TestCPUName(t *testing.T) {
 	if got := NewCPU(randomModel(testConfigs[0].cfg, 1, false), 1).Name(); got != "cpu" {
 		t.Errorf("Name() = %q", got)
+	}
+}
+
+func TestCPUNilModel(t *testing.T) {
+	if _, err := NewCPU(nil, 1).Loss(context.Background(), []Sequence{{Tokens: []int32{1, 2}, First: 1}}); err == nil {
+		t.Error("nil model accepted")
 	}
 }

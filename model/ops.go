@@ -52,6 +52,7 @@ func (c *CPU) layernormForward(out, inp, w, b []float32, N, C int, eps float64) 
 			}
 			rstd := float32(1 / math.Sqrt(ss/float64(C)+eps))
 			m := float32(mean)
+			w, b := w[:len(x)], b[:len(x)]
 			for i, v := range x {
 				o[i] = (v-m)*rstd*w[i] + b[i]
 			}
@@ -64,10 +65,15 @@ func (c *CPU) layernormForward(out, inp, w, b []float32, N, C int, eps float64) 
 func (c *CPU) geluForward(x []float32, N, D int) {
 	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
 		r0, r1 := task*rowBlock, min(N, (task+1)*rowBlock)
-		for i, v := range x[r0*D : r1*D] {
-			x[r0*D+i] = gelu(v)
-		}
+		geluRow(x[r0*D : r1*D])
 	})
+}
+
+// geluRowGeneric applies gelu to every element of x.
+func geluRowGeneric(x []float32) {
+	for i, v := range x {
+		x[i] = gelu(v)
+	}
 }
 
 // gelu is GPT-2's gelu_new (the tanh approximation) in float32.
@@ -124,13 +130,7 @@ func (c *CPU) attentionForward(out, qkv, vt []float32, spans []span, N, C, NH in
 				valid[s] = v
 				mx = max(mx, v)
 			}
-			var sum float32
-			for s, v := range valid {
-				e := float32(math.Exp(float64(v - mx)))
-				valid[s] = e
-				sum += e
-			}
-			inv := 1 / sum
+			inv := 1 / expSubRow(valid, mx)
 			for s := range valid {
 				valid[s] *= inv
 			}
@@ -139,4 +139,52 @@ func (c *CPU) attentionForward(out, qkv, vt []float32, spans []span, N, C, NH in
 		// out[t0:t1, h] (rows, hd) = p (rows, t1) · v[0:t1]; vt rows are v's channels.
 		gemmNT(out[(off+t0)*C+h*hd:], C, sc, t1, vt[h*hd*N+off:], N, rows, hd, t1)
 	})
+}
+
+// expf is e^x rounded to float32, at most 1 ulp from the correctly rounded value
+// and about twice as fast as float32(math.Exp(float64(x))): x = n·ln2 + r with
+// |r| <= ln2/2, e^r by its degree-8 Taylor polynomial in float64, scaled by 2^n.
+func expf(x float32) float32 {
+	const (
+		log2e = 1.4426950408889634
+		ln2   = 0.6931471805599453
+	)
+	switch {
+	case x != x:
+		return x
+	case x < -104: // e^x is below half the smallest float32 denormal
+		return 0
+	case x > 89: // above the largest float32
+		return float32(math.Inf(1))
+	}
+	xd := float64(x)
+	t := xd * log2e
+	n := int64(t + 0.5)
+	if t < 0 {
+		n = int64(t - 0.5)
+	}
+	r := xd - float64(n)*ln2
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040+r*(1.0/40320))))))))
+	return float32(p * math.Float64frombits(uint64(n+1023)<<52))
+}
+
+// expSubRowGeneric sets row[i] = expf(row[i] - m) and returns their sum, added
+// in increasing i.
+func expSubRowGeneric(row []float32, m float32) float32 {
+	var sum float32
+	for i, v := range row {
+		e := expf(v - m)
+		row[i] = e
+		sum += e
+	}
+	return sum
+}
+
+// sumExpSubGeneric returns Σ expf(row[i] - m), added in increasing i.
+func sumExpSubGeneric(row []float32, m float32) float32 {
+	var sum float32
+	for _, v := range row {
+		sum += expf(v - m)
+	}
+	return sum
 }

@@ -15,8 +15,8 @@ const (
 // position, the tile's max and Σ exp(logit - max) in tileMax and tileSum
 // (tiles, P), and the target's logit in tgt (P) when the target is in the tile.
 // The tiles are then merged in vocabulary order (an online logsumexp), so the
-// result does not depend on the thread count. All float32, exp and log rounded
-// from float64.
+// result does not depend on the thread count. All float32 (exp by sumExpSub and
+// expf, log rounded from float64).
 func (c *CPU) lmHeadLossForward(nll, h, lmHead []float32, targets []int32, P, C, V int, tileMax, tileSum, tgt, scratch []float32) {
 	tiles := (V + vocabTile - 1) / vocabTile
 	c.parallelFor(tiles, func(worker, tile int) {
@@ -34,12 +34,8 @@ func (c *CPU) lmHeadLossForward(nll, h, lmHead []float32, targets []int32, P, C,
 				for _, v := range row {
 					mx = max(mx, v)
 				}
-				var sum float32
-				for _, v := range row {
-					sum += float32(math.Exp(float64(v - mx)))
-				}
 				tileMax[tile*P+p] = mx
-				tileSum[tile*P+p] = sum
+				tileSum[tile*P+p] = sumExpSub(row, mx)
 				if t := int(targets[p]) - v0; t >= 0 && t < vn {
 					tgt[p] = row[t]
 				}
@@ -52,10 +48,10 @@ func (c *CPU) lmHeadLossForward(nll, h, lmHead []float32, targets []int32, P, C,
 			for tile := range tiles {
 				tm, ts := tileMax[tile*P+p], tileSum[tile*P+p]
 				if tm > m {
-					s = s*float32(math.Exp(float64(m-tm))) + ts
+					s = s*expf(m-tm) + ts
 					m = tm
 				} else {
-					s += ts * float32(math.Exp(float64(tm-m)))
+					s += ts * expf(tm-m)
 				}
 			}
 			nll[p] = m + float32(math.Log(float64(s))) - tgt[p]

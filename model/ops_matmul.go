@@ -5,10 +5,14 @@ package model
 // inner loops walk two or more rows side by side. The CPU keeps its weights
 // transposed to (out, in) for that reason (see NewCPU).
 //
-// Every output element is a single float32 accumulator summed over k in
-// increasing order, whatever kernel (2x4, 1x4, 1x1) computes it. The result of an
-// element therefore never depends on how the work was tiled or split between
-// goroutines: the forward is bit-identical for any thread count and batch shape.
+// Every output element is computed by the same sequence of float32 operations,
+// whichever kernel (dot2x4, dot1x4, dot1x1) computes it: one accumulator summed
+// in increasing k in the portable kernels (ops_dot.go), or 16 (8) lanes summed
+// in increasing k, reduced in a fixed order, then the tail, in the AVX-512
+// (AVX2) ones of GOEXPERIMENT=simd builds (ops_dot_simd_amd64.go). The result
+// of an element therefore never depends on how the work was tiled or split
+// between goroutines: the forward is bit-identical for any thread count, and a
+// row's result does not depend on the other rows of the batch.
 
 const (
 	mmRows = 64 // rows of inp per matmul task
@@ -48,88 +52,6 @@ func gemmNT(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, 
 			out[i*ldo+j] = dot1x1(a[i*lda:][:K], bj)
 		}
 	}
-}
-
-// dot2x4 returns the eight dot products of rows a0, a1 with rows b0..b3 (all of
-// the same length), unrolled by 4 along k.
-func dot2x4(a0, a1, b0, b1, b2, b3 []float32) (c00, c01, c02, c03, c10, c11, c12, c13 float32) {
-	K := len(a0)
-	a1, b0, b1, b2, b3 = a1[:K], b0[:K], b1[:K], b2[:K], b3[:K]
-	k := 0
-	for ; k+4 <= K; k += 4 {
-		x0 := a0[k : k+4 : k+4]
-		x1 := a1[k : k+4 : k+4]
-		w0 := b0[k : k+4 : k+4]
-		w1 := b1[k : k+4 : k+4]
-		w2 := b2[k : k+4 : k+4]
-		w3 := b3[k : k+4 : k+4]
-		c00 += x0[0] * w0[0]
-		c01 += x0[0] * w1[0]
-		c02 += x0[0] * w2[0]
-		c03 += x0[0] * w3[0]
-		c10 += x1[0] * w0[0]
-		c11 += x1[0] * w1[0]
-		c12 += x1[0] * w2[0]
-		c13 += x1[0] * w3[0]
-		c00 += x0[1] * w0[1]
-		c01 += x0[1] * w1[1]
-		c02 += x0[1] * w2[1]
-		c03 += x0[1] * w3[1]
-		c10 += x1[1] * w0[1]
-		c11 += x1[1] * w1[1]
-		c12 += x1[1] * w2[1]
-		c13 += x1[1] * w3[1]
-		c00 += x0[2] * w0[2]
-		c01 += x0[2] * w1[2]
-		c02 += x0[2] * w2[2]
-		c03 += x0[2] * w3[2]
-		c10 += x1[2] * w0[2]
-		c11 += x1[2] * w1[2]
-		c12 += x1[2] * w2[2]
-		c13 += x1[2] * w3[2]
-		c00 += x0[3] * w0[3]
-		c01 += x0[3] * w1[3]
-		c02 += x0[3] * w2[3]
-		c03 += x0[3] * w3[3]
-		c10 += x1[3] * w0[3]
-		c11 += x1[3] * w1[3]
-		c12 += x1[3] * w2[3]
-		c13 += x1[3] * w3[3]
-	}
-	for ; k < K; k++ {
-		x0, x1 := a0[k], a1[k]
-		c00 += x0 * b0[k]
-		c01 += x0 * b1[k]
-		c02 += x0 * b2[k]
-		c03 += x0 * b3[k]
-		c10 += x1 * b0[k]
-		c11 += x1 * b1[k]
-		c12 += x1 * b2[k]
-		c13 += x1 * b3[k]
-	}
-	return
-}
-
-// dot1x4 returns the dot products of row a with rows b0..b3.
-func dot1x4(a, b0, b1, b2, b3 []float32) (c0, c1, c2, c3 float32) {
-	K := len(a)
-	b0, b1, b2, b3 = b0[:K], b1[:K], b2[:K], b3[:K]
-	for k, x := range a {
-		c0 += x * b0[k]
-		c1 += x * b1[k]
-		c2 += x * b2[k]
-		c3 += x * b3[k]
-	}
-	return
-}
-
-// dot1x1 returns the dot product of a and b.
-func dot1x1(a, b []float32) (c float32) {
-	b = b[:len(a)]
-	for k, x := range a {
-		c += x * b[k]
-	}
-	return
 }
 
 // matmulForward computes out = inp · wᵀ + bias, or out += inp · wᵀ + bias when

@@ -19,9 +19,25 @@ func randVec(r *rand.Rand, n int) []float32 {
 // element must also equal dot1x1 of its two rows bit for bit: that is what makes
 // the forward independent of tiling and thread count.
 func TestGemmNT(t *testing.T) {
+	for _, set := range kernelSets() {
+		t.Run(set.String(), func(t *testing.T) {
+			defer useKernels(set)()
+			testGemmNT(t)
+		})
+	}
+}
+
+// useKernels switches gemmNT to set and returns the function that switches back.
+func useKernels(set kernelSet) func() {
+	old := kernels
+	kernels = set
+	return func() { kernels = old }
+}
+
+func testGemmNT(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []struct{ M, N, K int }{
-		{1, 1, 1}, {2, 4, 4}, {3, 5, 7}, {7, 9, 16}, {64, 64, 33}, {5, 130, 3}, {2, 3, 64},
+		{1, 1, 1}, {2, 4, 4}, {3, 5, 7}, {7, 9, 16}, {64, 64, 33}, {5, 130, 3}, {2, 3, 64}, {3, 6, 47}, {4, 5, 8},
 	} {
 		lda, ldb, ldo := s.K+3, s.K+1, s.N+2
 		a := randVec(r, s.M*lda)
@@ -161,5 +177,112 @@ func TestAttentionForwardSpans(t *testing.T) {
 				t.Errorf("row %d channel %d (head %d) = %v, want its own value %v", off, ch, ch/hd, got, want)
 			}
 		}
+	}
+}
+
+// expf is within 1 ulp of float32(math.Exp) everywhere, exact almost everywhere,
+// and right at the edges (overflow, denormals, underflow, NaN, infinities).
+func TestExpf(t *testing.T) {
+	n, off := 0, 0
+	for x := float32(-110); x < 90; x += 0.000731 {
+		n++
+		got, want := expf(x), float32(math.Exp(float64(x)))
+		if got == want {
+			continue
+		}
+		off++
+		if got != math.Nextafter32(want, float32(math.Inf(1))) && got != math.Nextafter32(want, 0) {
+			t.Fatalf("expf(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if off > n/100 {
+		t.Errorf("%d of %d values off by 1 ulp", off, n)
+	}
+	inf := float32(math.Inf(1))
+	for _, c := range []struct{ x, want float32 }{{0, 1}, {-inf, 0}, {inf, inf}, {-200, 0}, {100, inf}} {
+		if got := expf(c.x); got != c.want {
+			t.Errorf("expf(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	if nan := float32(math.NaN()); expf(nan) == expf(nan) {
+		t.Error("expf(NaN) is not NaN")
+	}
+}
+
+// The exponential rows of softmax and of the loss, for every kernel set: each
+// element within 2 ulp of e^(x-m) (or below the smallest normal float32 where
+// e^(x-m) is), exactly 1 at the maximum, and the returned sum that of the
+// elements within float32 rounding; the summing variant gives the same sum.
+func TestExpRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, set := range kernelSets() {
+		t.Run(set.String(), func(t *testing.T) {
+			defer useKernels(set)()
+			for n := range 70 {
+				row := make([]float32, n)
+				for i := range row {
+					row[i] = float32(r.NormFloat64() * 30)
+				}
+				if n > 3 {
+					row[n/2], row[n-1] = -200, -87.5
+				}
+				m := float32(math.Inf(-1))
+				for _, v := range row {
+					m = max(m, v)
+				}
+				in := append([]float32(nil), row...)
+				sum := expSubRow(row, m)
+				var want float64
+				for i, x := range in {
+					e := math.Exp(float64(x - m)) // x - m rounds to float32 first, as in the ops
+					want += e
+					got := float64(row[i])
+					switch {
+					case x == m && got != 1:
+						t.Fatalf("n=%d: e^0 = %v", n, got)
+					case e < 1.2e-38:
+						if got > 1.2e-38 {
+							t.Fatalf("n=%d: e^%v = %v, want < 1.2e-38", n, x-m, got)
+						}
+					case math.Abs(got-e) > 2.4e-7*e:
+						t.Fatalf("n=%d: e^%v = %v, want %v", n, x-m, got, e)
+					}
+				}
+				if math.Abs(float64(sum)-want) > 1e-6*want {
+					t.Fatalf("n=%d: sum %v, want %v", n, sum, want)
+				}
+				if s2 := sumExpSub(in, m); s2 != sum {
+					t.Fatalf("n=%d: sumExpSub %v, expSubRow %v", n, s2, sum)
+				}
+			}
+		})
+	}
+}
+
+// geluRow for every kernel set against gelu_new in float64: within a few float32
+// ulp, plus the absolute 1.2e-7·|x| that float32's 1 + tanh(u) loses (as
+// PyTorch's float32 gelu_new does) where tanh(u) is near -1.
+func TestGeluRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	x := make([]float32, 1000)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 4)
+	}
+	x[0], x[1], x[2], x[3] = 0, -30, 30, -5.5
+	for _, set := range kernelSets() {
+		t.Run(set.String(), func(t *testing.T) {
+			defer useKernels(set)()
+			for _, n := range []int{0, 1, 7, 8, 17, 1000} {
+				got := append([]float32(nil), x[:n]...)
+				geluRow(got)
+				for i, v := range x[:n] {
+					f := float64(v)
+					want := 0.5 * f * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(f+0.044715*f*f*f)))
+					if d := math.Abs(float64(got[i]) - want); d > 5e-7*math.Abs(want)+1.2e-7*math.Abs(f) {
+						t.Fatalf("n=%d: gelu(%v) = %v, want %v", n, v, got[i], want)
+					}
+				}
+			}
+		})
 	}
 }
