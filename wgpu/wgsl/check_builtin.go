@@ -72,7 +72,7 @@ var builtinFns = map[string]bclass{
 	"subgroupAll": bSubVote, "subgroupAny": bSubVote, "subgroupBallot": bSubBallot,
 	"pack2x16float": bPack, "unpack2x16float": bUnpack,
 	"workgroupUniformLoad": bUniformLoad,
-	"transpose": bTranspose, "determinant": bDeterminant,
+	"transpose":            bTranspose, "determinant": bDeterminant,
 }
 
 func isBuiltinFn(name string) bool { return builtinFns[name] != 0 }

@@ -380,7 +380,7 @@ func (c *checker) unary(e *Unary) *exprInfo {
 	ok := false
 	switch e.Op {
 	case "-":
-		ok = s.Kind == KI32 || s.isFloat() || s.Kind == KAbstractInt
+		ok = (s.Kind == KI32 || s.isFloat() || s.Kind == KAbstractInt) && x.typ.Kind != KMat
 	case "!":
 		ok = s.Kind == KBool
 	case "~":

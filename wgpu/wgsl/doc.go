@@ -14,36 +14,44 @@
 //
 // # Supported WGSL
 //
-// Compute shaders only. Types: bool, i32, u32, f32, f16 (enable f16;),
-// vec2/3/4 and their aliases (vec3f, vec4h, ...), fixed, runtime-sized and
-// (in workgroup memory) override-sized arrays, structs with @align/@size,
-// atomic<i32|u32>, ptr<function|private|workgroup|storage|uniform, T>, alias.
-// Abstract int/float literals and their automatic conversions; const,
-// override (@id; an override may be computed from others with integer
-// arithmetic, becoming a derived specialization constant that cannot be set
-// itself), let, var in the function, private, workgroup, storage
-// (read, read_write), uniform and push_constant (wgpu's extension) address
-// spaces; const_assert. Statements: if/else, switch, for, while,
-// loop/continuing/break if, break, continue, return, assignment, compound
-// assignment, ++/--, phony assignment, function calls with value and pointer
-// parameters. Expressions: all operators, swizzles, indexing, value
-// constructors, conversions, bitcast. Builtin values: global/local
-// invocation id and index, workgroup id, num_workgroups, subgroup invocation
-// id and size (enable subgroups;). Builtin functions: the float math
-// functions (exp, log, tanh, sqrt, inverseSqrt, pow, fma, ...), abs, min, max,
-// clamp, sign, select, dot, length, distance, normalize, cross, mix, step,
-// smoothstep, all, any, countOneBits, reverseBits, arrayLength,
-// pack2x16float, unpack2x16float, workgroupBarrier, storageBarrier,
-// workgroupUniformLoad, the atomic functions and the subgroup functions
-// (subgroupAdd/Mul/Min/Max/And/Or/Xor, inclusive and exclusive scans,
-// Broadcast, BroadcastFirst, Shuffle, ShuffleXor/Up/Down, Elect, All, Any,
-// Ballot).
+// Compute shaders only.
 //
-// Not supported, each with a clear error: matrices, textures and samplers,
-// vertex and fragment stages, float or bool overrides computed from other
-// overrides, pointer parameters into storage, diagnostic/requires
-// directives, several entry points in one module when one of them sizes its
-// workgroup with overrides.
+// Types: bool, i32, u32, f32, f16 (enable f16;), vec2/3/4 and their aliases
+// (vec3f, vec4h, ...), matCxR<f32|f16> (mat4x4f, ...), fixed-size and
+// runtime-sized arrays, override-sized arrays in workgroup memory, structs
+// with @align/@size, atomic<i32|u32>, ptr<space, T>, alias. Abstract
+// int/float literals with the automatic conversions.
+//
+// Declarations: const, override (@id; an override computed from others with
+// integer arithmetic becomes a derived specialization constant that cannot be
+// set itself), let, var in the function, private, workgroup, storage (read,
+// read_write), uniform and push_constant (wgpu's extension) address spaces,
+// const_assert, functions with value and pointer parameters.
+//
+// Statements: if/else, switch, for, while, loop/continuing/break if, break,
+// continue, return, assignment, compound assignment, ++/--, phony assignment.
+//
+// Expressions: all operators (with the matrix products M*v, v*M, M*M, M*s),
+// swizzles, indexing, value constructors, conversions, bitcast.
+//
+// Builtin values: global and local invocation id and index, workgroup id,
+// num_workgroups, subgroup invocation id and size (enable subgroups;).
+//
+// Builtin functions: the float math functions (exp, log, tanh, sqrt,
+// inverseSqrt, pow, fma, floor, ...), abs, min, max, clamp, sign, select, dot,
+// length, distance, normalize, cross, mix, step, smoothstep, all, any,
+// countOneBits, reverseBits, transpose, determinant, arrayLength,
+// pack2x16float, unpack2x16float, workgroupBarrier, storageBarrier,
+// workgroupUniformLoad, the atomics and the subgroup functions (Add, Mul,
+// Min, Max, And, Or, Xor, inclusive and exclusive scans, Broadcast,
+// BroadcastFirst, Shuffle, ShuffleXor/Up/Down, Elect, All, Any, Ballot).
+//
+// Not supported, each with a clear error: textures and samplers, vertex and
+// fragment stages, float or bool overrides computed from other overrides,
+// pointer parameters into storage, diagnostic and requires directives,
+// several entry points in one module when one of them sizes its workgroup
+// with overrides, 2-row matrices in uniform buffers (Vulkan 1.1 needs 16-byte
+// column strides there).
 //
 // # Semantics the emitted code keeps
 //
@@ -53,7 +61,17 @@
 // runtime-sized buffer arrays are clamped into bounds; function, private and
 // workgroup memory start zeroed; barriers and subgroup operations are only
 // accepted in uniform control flow (a conservative form of the WGSL
-// uniformity analysis).
+// uniformity analysis, checked against Tint on generated programs).
+//
+// # Tests
+//
+// Table tests of valid programs (each emitted module must pass spirv-val
+// --target-env vulkan1.1 when it is installed) and of invalid ones (message
+// and line:col), golden reflection and golden diagnostics, realistic kernels
+// in testdata/kernels, generated and mutated programs, a fuzz target
+// (FuzzCompile), and, with WGSL_TINT set, differential tests against Tint
+// (testdata/tint/oracle.mjs). The execution tests, which run kernels through
+// wgpu on a Vulkan device, are in the exectest subpackage.
 //
 // This package imports nothing of this module; internal/spirv holds the
 // SPIR-V tables generated from the Khronos grammar (go generate).

@@ -171,9 +171,6 @@ func (e *emitter) expr(x Expr) uint32 {
 			return e.ptr(e.ref(x.X), xi.typ)
 		case "-":
 			v := e.expr(x.X)
-			if info.typ.Kind == KMat {
-				return e.perColumn(info.typ, v, 0, func(a, _ uint32) uint32 { return e.op(spirv.OpFNegate, e.typeID(info.typ.Elem, plain), a) })
-			}
 			op := spirv.OpSNegate
 			if info.typ.scalarOf().isFloat() {
 				op = spirv.OpFNegate
@@ -547,16 +544,13 @@ func (e *emitter) matOp(op string, a uint32, at *Type, b uint32, bt *Type, rt *T
 	return 0
 }
 
-// perColumn applies f to the columns of a (and b, when non-zero) and rebuilds the matrix.
+// perColumn applies f to the columns of a and b and rebuilds the matrix.
 func (e *emitter) perColumn(t *Type, a, b uint32, f func(x, y uint32) uint32) uint32 {
 	col := e.typeID(t.Elem, plain)
 	parts := make([]uint32, t.N)
 	for i := range parts {
 		x := e.op(spirv.OpCompositeExtract, col, a, uint32(i))
-		var y uint32
-		if b != 0 {
-			y = e.op(spirv.OpCompositeExtract, col, b, uint32(i))
-		}
+		y := e.op(spirv.OpCompositeExtract, col, b, uint32(i))
 		parts[i] = f(x, y)
 	}
 	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)

@@ -13,8 +13,9 @@ import (
 // variables, to exercise the checker and emitter on combinations the
 // hand-written tables miss.
 type exprGen struct {
-	rng   *rand.Rand
-	depth int
+	rng     *rand.Rand
+	depth   int
+	cfKinds int // 11, or 13 to add barriers and writes of qv (uniformity tests)
 }
 
 // genTypes are the types the generator produces.
@@ -24,6 +25,7 @@ var genTypes = []string{"f32", "i32", "u32", "bool", "vec2<f32>", "vec3<f32>", "
 const genPrelude = `enable f16;
 @group(0) @binding(0) var<storage, read_write> sf: array<f32>;
 @group(0) @binding(1) var<storage, read_write> su: array<u32>;
+@group(0) @binding(2) var<uniform> un: vec4<u32>;
 var<private> pv: vec4<f32>;
 var<workgroup> wa: array<f32, 16>;
 struct S { a: f32, v: vec3<f32>, n: array<u32, 3> }
@@ -36,14 +38,16 @@ fn main(@builtin(local_invocation_index) li: u32) {
 	let h = f16(f); let hv4 = vec4<f16>(h, 1.0h, 2.0h, 3.0h);
 	var s = S(f, v3, array<u32, 3>(u, 1u, 2u));
 	var arr = array<i32, 4>(i, 1, 2, 3);
+	let q = un.x; var qv = un.y;
+	var m3 = mat3x3<f32>(v3, v3.zxy, vec3(1.0)); let m24 = mat2x4<f32>(v4, pv);
 `
 
 func (g *exprGen) leaf(t string) string {
 	vars := map[string][]string{
-		"f32": {"f", "s.a", "v3.y", "wa[li % 16u]", "sf[u % 4u]", "1.5", "-0.25", "2.0", "f32(arr[u % 4u])"},
-		"i32": {"i", "arr[li % 4u]", "iv3.z", "3", "-7i", "i32(u)"}, "u32": {"u", "li", "s.n[li % 3u]", "uv2.y", "5u", "su[0]"},
-		"bool": {"b", "bv3.x", "true"}, "vec2<f32>": {"v2", "v3.xz", "vec2(1.0, 2.0)"}, "vec3<f32>": {"v3", "s.v", "v4.wzy", "vec3(0.5)"},
-		"vec4<f32>": {"v4", "pv", "vec4<f32>(v2, v3.xy)"}, "vec3<i32>": {"iv3", "vec3(1, 2, 3)"}, "vec2<u32>": {"uv2", "vec2(4u)"}, "vec3<u32>": {"vec3<u32>(iv3)", "vec3(u, 1u, li)"},
+		"f32": {"f", "s.a", "v3.y", "wa[li % 16u]", "sf[u % 4u]", "1.5", "-0.25", "2.0", "f32(arr[u % 4u])", "determinant(m3)", "m3[li % 3u].z", "(m24 * v2).w"},
+		"i32": {"i", "arr[li % 4u]", "iv3.z", "3", "-7i", "i32(u)"}, "u32": {"u", "li", "s.n[li % 3u]", "uv2.y", "5u", "su[0]", "q", "qv", "un.z", "q", "qv"},
+		"bool": {"b", "bv3.x", "true"}, "vec2<f32>": {"v2", "v3.xz", "vec2(1.0, 2.0)"}, "vec3<f32>": {"v3", "s.v", "v4.wzy", "vec3(0.5)", "(m3 * v3)", "(s.v * transpose(m3 * 2.0))", "(m3 + m3)[u % 3u]"},
+		"vec4<f32>": {"v4", "pv", "vec4<f32>(v2, v3.xy)", "(m24 * (transpose(m24) * v4).xy)"}, "vec3<i32>": {"iv3", "vec3(1, 2, 3)"}, "vec2<u32>": {"uv2", "vec2(4u)"}, "vec3<u32>": {"vec3<u32>(iv3)", "vec3(u, 1u, li)"},
 		"vec3<bool>": {"bv3", "v3 > vec3(0.0)"}, "f16": {"h", "hv4.w", "0.5h"}, "vec4<f16>": {"hv4", "vec4<f16>(v4)"},
 	}
 	l := vars[t]
@@ -173,7 +177,11 @@ func (g *exprGen) expr(t string) string {
 
 // randomProgram is a valid module storing random expressions of every type.
 func randomProgram(rng *rand.Rand, n int) string {
-	g := &exprGen{rng: rng}
+	return randomProgramKinds(rng, n, 11)
+}
+
+func randomProgramKinds(rng *rand.Rand, n, kinds int) string {
+	g := &exprGen{rng: rng, cfKinds: kinds}
 	var b strings.Builder
 	b.WriteString(genPrelude)
 	b.WriteString("\tvar acc = 0u;\n")
@@ -259,7 +267,7 @@ var cfVars = 0
 func (g *exprGen) stmts(b *strings.Builder, ctx cfCtx, n int) {
 	ind := strings.Repeat("\t", ctx.depth+1)
 	for range n {
-		switch k := g.rng.Intn(11); {
+		switch k := g.rng.Intn(g.cfKinds); {
 		case k < 3 || ctx.depth > 3:
 			fmt.Fprintf(b, "%sacc += %s;\n", ind, g.expr("u32"))
 		case k == 3:
@@ -303,6 +311,10 @@ func (g *exprGen) stmts(b *strings.Builder, ctx cfCtx, n int) {
 			fmt.Fprintf(b, "%sif %s { continue; }\n", ind, g.expr("bool"))
 		case k == 10 && !ctx.inContinuing:
 			fmt.Fprintf(b, "%sif %s { return; }\n", ind, g.expr("bool"))
+		case k == 11:
+			fmt.Fprintf(b, "%sworkgroupBarrier();\n", ind)
+		case k == 12:
+			fmt.Fprintf(b, "%sqv = %s;\n", ind, g.expr("u32"))
 		default:
 			fmt.Fprintf(b, "%sv4.x = %s;\n", ind, g.expr("f32"))
 		}

@@ -57,6 +57,7 @@ var invalidPrograms = []struct {
 	{"f16_literal_without_enable", body("let a = 1.0h;"), "2:9: f16 literals require 'enable f16;'"},
 	{"subgroups_without_enable", body("let a = subgroupAdd(1.0);"), "2:9: 'subgroupAdd' requires 'enable subgroups;'"},
 	{"subgroup_builtin_without_enable", "@compute @workgroup_size(1) fn main(@builtin(subgroup_size) s: u32) {}", "1:46: 'subgroup_size' requires 'enable subgroups;'"},
+	{"matrix_negate", body("let m = mat2x2f(); let n = -m;"), "2:28: operator '-' cannot be applied to 'mat2x2<f32>'"},
 	{"matrix_int", body("var m: mat4x4<i32>;"), "2:15: matrix components must be f32 or f16"},
 	{"matrix_uniform_stride", "@group(0) @binding(0) var<uniform> m: mat2x2<f32>;" + ep, "1:39: matrix columns 16 bytes apart"},
 	{"matrix_ctor_count", body("let m = mat2x2<f32>(1.0, 2.0, 3.0);"), "2:9: 'mat2x2<f32>' needs 2 column vectors or 4 scalars, got 3"},
@@ -196,6 +197,7 @@ var uniformityPrograms = []struct{ name, src, want string }{
 	{"barrier_in_nonuniform_if", ent("", "if li < 4u { workgroupBarrier(); }"), "4:14: 'workgroupBarrier' must only be called from uniform control flow"},
 	{"barrier_after_nonuniform_return", ent("", "if li >= 8u { return; }\nstorageBarrier();"), "5:1: 'storageBarrier' must only be called from uniform control flow"},
 	{"barrier_after_nonuniform_break", ent("", "loop { if li > 3u { break; } workgroupBarrier(); }"), "4:30: 'workgroupBarrier' must only be called"},
+	{"barrier_after_switch_continue", ent("", "for (var k = 0u; k < 4u; k++) { switch li { case 0u: { continue; } default: {} } workgroupBarrier(); }"), "4:82: 'workgroupBarrier' must only be called"},
 	{"barrier_nonuniform_var", ent("", "var n = 4u; n = li; if n > 2u { workgroupBarrier(); }"), "4:33: 'workgroupBarrier' must only be called"},
 	{"barrier_nonuniform_loop", ent("", "for (var i = 0u; i < li; i++) { workgroupBarrier(); }"), "4:33: 'workgroupBarrier' must only be called"},
 	{"barrier_storage_value", ent("@group(0) @binding(0) var<storage, read_write> n: u32;", "if n > 0u { workgroupBarrier(); }"), "4:13: 'workgroupBarrier' must only be called"},
@@ -210,6 +212,7 @@ var uniformOK = []struct{ name, src string }{
 	{"uniform_load", ent("var<workgroup> n: u32;", "if li == 0u { n = 5u; } let m = workgroupUniformLoad(&n); for (var i = 0u; i < m; i++) { workgroupBarrier(); }")},
 	{"uniform_sources", ent("@group(0) @binding(0) var<uniform> u: u32; @group(0) @binding(1) var<storage, read> r: array<u32>;",
 		"var k = u + r[wid.x]; k += 1u; if k > 2u && r[0] > 0u { workgroupBarrier(); } while k > 0u { k -= 1u; storageBarrier(); }")},
+	{"switch_break_reconverges", ent("", "switch li % 2u { case 0u: { if li > 3u { break; } } default: {} }\nworkgroupBarrier();")},
 	{"nonuniform_without_barrier", ent("@group(0) @binding(0) var<storage, read_write> o: array<u32>;", "if li < 3u { o[li] = 1u; return; }")},
 }
 

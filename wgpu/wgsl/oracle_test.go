@@ -178,7 +178,8 @@ func TestTintRandomPrograms(t *testing.T) {
 	}
 	var corpus []item
 	for i := range 300 {
-		corpus = append(corpus, item{strconv.Itoa(i), randomProgram(rng, 8)})
+		// Half with barriers: a differential test of the uniformity analysis.
+		corpus = append(corpus, item{strconv.Itoa(i), randomProgramKinds(rng, 8, 11+2*(i%2))})
 	}
 	in, _ := json.Marshal(corpus)
 	abs, _ := filepath.Abs(mods)

@@ -96,18 +96,19 @@ func (u *uniformity) set(s *symbol, t taint) {
 }
 
 // stmts visits a statement list under control-flow taint cf and returns the
-// taints that flow out of it: after a return (ret) and to the end of the
-// enclosing loop after a break or continue (loop).
-func (u *uniformity) stmts(ss []Stmt, cf taint) (ret, loop taint) {
+// taints that flow out of it: after a return (ret) to the end of the
+// function, after a break (brk) to the end of the enclosing loop or switch,
+// after a continue (cont) to the end of the enclosing loop body.
+func (u *uniformity) stmts(ss []Stmt, cf taint) (ret, brk, cont taint) {
 	for _, s := range ss {
-		r, l := u.stmt(s, cf)
-		ret, loop = ret|r, loop|l
-		cf |= r | l
+		r, b, c := u.stmt(s, cf)
+		ret, brk, cont = ret|r, brk|b, cont|c
+		cf |= r | b | c
 	}
-	return ret, loop
+	return ret, brk, cont
 }
 
-func (u *uniformity) stmt(s Stmt, cf taint) (ret, loop taint) {
+func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 	switch s := s.(type) {
 	case *Block:
 		return u.stmts(s.Stmts, cf)
@@ -124,64 +125,64 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, loop taint) {
 		u.store(s.X, cf, cf)
 	case *If:
 		inner := cf | u.expr(s.Cond, cf)
-		r, l := u.stmts(s.Then.Stmts, inner)
+		r, b, c := u.stmts(s.Then.Stmts, inner)
 		if s.Else != nil {
-			r2, l2 := u.stmt(s.Else, inner)
-			r, l = r|r2, l|l2
+			r2, b2, c2 := u.stmt(s.Else, inner)
+			r, b, c = r|r2, b|b2, c|c2
 		}
-		return r, l
+		return r, b, c
 	case *For:
 		if s.Init != nil {
-			r, l := u.stmt(s.Init, cf)
-			ret, loop = r, l
+			ret, _, _ = u.stmt(s.Init, cf)
 		}
 		body := cf | u.loops[s]
 		if s.Cond != nil {
 			body |= u.expr(s.Cond, body)
 		}
-		r, l := u.stmts(s.Body.Stmts, body)
-		u.growLoop(s, l|r)
+		r, b, c := u.stmts(s.Body.Stmts, body)
+		u.growLoop(s, r|b|c)
 		if s.Update != nil {
-			u.stmt(s.Update, body|l)
+			u.stmt(s.Update, body|b|c)
 		}
-		return ret | r, loop
+		return ret | r, 0, 0
 	case *While:
 		body := cf | u.loops[s]
 		body |= u.expr(s.Cond, body)
-		r, l := u.stmts(s.Body.Stmts, body)
-		u.growLoop(s, l|r)
-		return r, 0
+		r, b, c := u.stmts(s.Body.Stmts, body)
+		u.growLoop(s, r|b|c)
+		return r, 0, 0
 	case *Loop:
 		body := cf | u.loops[s]
-		r, l := u.stmts(s.Body.Stmts, body)
-		u.growLoop(s, l|r)
+		r, b, c := u.stmts(s.Body.Stmts, body)
+		u.growLoop(s, r|b|c)
 		if s.Continuing != nil {
-			r2, _ := u.stmts(s.Continuing.Stmts, body|l)
+			r2, _, _ := u.stmts(s.Continuing.Stmts, body|b|c)
 			r |= r2
 		}
 		if s.BreakIf != nil {
-			u.growLoop(s, u.expr(s.BreakIf, body|l))
+			u.growLoop(s, u.expr(s.BreakIf, body|b|c))
 		}
-		return r, 0
+		return r, 0, 0
 	case *Switch:
 		inner := cf | u.expr(s.Sel, cf)
 		for _, cl := range s.Clauses {
-			r, l := u.stmts(cl.Body.Stmts, inner)
-			ret, loop = ret|r, loop|l // conservative: a break that leaves the switch counts as leaving the loop
+			r, _, c := u.stmts(cl.Body.Stmts, inner) // a break ends the switch: control reconverges after it
+			ret, cont = ret|r, cont|c
 		}
-		return ret, loop
-	case *Break, *Continue:
-		return 0, cf
+		return ret, 0, cont
+	case *Break:
+		return 0, cf, 0
+	case *Continue:
+		return 0, 0, cf
 	case *Return:
-		t := cf
 		if s.X != nil {
 			u.sum.result |= u.expr(s.X, cf) | cf
 		}
-		return t, 0
+		return cf, 0, 0
 	case *CallStmt:
 		u.expr(s.Call, cf)
 	}
-	return 0, 0
+	return 0, 0, 0
 }
 
 func (u *uniformity) growLoop(s Stmt, t taint) {

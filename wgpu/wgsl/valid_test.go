@@ -194,6 +194,26 @@ var validPrograms = []struct{ name, src string }{
 		let a = array<f32, 1>(f32(fo[2])); fo[3] = w.x + u.y + s.a + a[0] + f32(i32(oi[0])) + f32(u32(ou[0]));`)},
 	{"const_all_any", kernel("", `const t = all(vec3(true, false, true)) || any(vec2(false, true)); ou[0] = select(0u, 1u, t && all(true));`)},
 	{"abstract_runtime_index", kernel("", `fo[0] = vec3(0.5, 1.0, 2.0)[ou[0] % 3u]; oi[0] = array(1, 2, 3)[ou[1]]; let k = vec2(1.5)[oi[1]];`)},
+	{"matrices", "enable f16;\n" + `struct T { m: mat3x3<f32>, arr: array<mat2x4<f32>, 2>, h: mat2x2<f16> }
+		@group(0) @binding(0) var<storage, read_write> t: T;
+		@group(0) @binding(1) var<uniform> u: mat4x4<f32>;
+		@group(0) @binding(2) var<storage, read_write> o: array<f32>;
+		var<private> pm: mat2x2f;
+		var<workgroup> wm: array<mat3x3<f32>, 2>;
+		const I = mat2x2(1.0, 0.0, 0.0, 1.0);
+		const K = mat2x2<f32>(vec2(1.0, 2.0), vec2(3.0, 4.0)) * vec2(1.0, 1.0);
+		@compute @workgroup_size(2) fn main(@builtin(local_invocation_index) li: u32) {
+			var m = t.m; m[1][2] = 5.0; m[li] = vec3(1.0);
+			let v = m * vec3(1.0, 2.0, 3.0) + vec3(1.0, 2.0, 3.0) * m;
+			let p = mat2x3<f32>(v, v) * mat2x2<f32>(1.0, 2.0, 3.0, 4.0);
+			pm = I * 2.0 + transpose(pm) - (pm * -1.0) * pm;
+			wm[li] = m + transpose(m) * 0.5;
+			workgroupBarrier();
+			t.arr[li] = mat2x4<f32>(u[0], u[1]) * 2.0;
+			t.h = mat2x2<f16>(pm) * t.h;
+			o[li] = determinant(m) + p[1].z + pm[0][1] + wm[1u - li][2].x + u[3].w + K.y + f32(t.h[1][0]) + determinant(I);
+			t.m = m;
+		}`},
 	{"minus_minus", kernel("", `let a = oi[0]; oi[1] = --a; oi[2] = a--a; oi[3] = a - -1; var b = a; b--;`)},
 	{"zero_vec_inferred", kernel("", `let z = vec3(); fo[0] = f32(z.x) + vec2<f32>(vec2()).y; let w: vec4<u32> = vec4(); ou[0] = w.w;`)},
 	{"value_struct_array_index", kernel(`struct S { v: array<u32, 4> }`, `let s = S(array<u32, 4>(1u, 2u, 3u, 4u)); ou[0] = s.v[ou[1] % 4u];`)},
