@@ -31,5 +31,5 @@ func BenchmarkCPULoss124M(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(toks)*b.N)/b.Elapsed().Seconds(), "tokens/s")
-	b.Logf("dot kernels %s", model.Kernels())
+	b.Logf("kernels: %s", model.Kernels())
 }

@@ -1,5 +1,5 @@
 package model
 
-// Kernels names the dot-product kernel set in use, for the external tests'
+// Kernels names the kernel set in use (see kernelSet), for the external tests'
 // benchmark reports.
 func Kernels() string { return kernels.String() }

@@ -109,7 +109,7 @@ func TestCPULossMatchesReference(t *testing.T) {
 	}
 }
 
-// Every kernel set this build and CPU can run (ops_dot*.go) gives the reference's
+// Every kernel set this build and CPU can run (see kernelSet) gives the reference's
 // loss, the same for 1 and 3 threads.
 func TestCPULossKernelSets(t *testing.T) {
 	cfg := testConfigs[1].cfg
