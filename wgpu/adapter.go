@@ -92,6 +92,8 @@ type Adapter struct {
 	memProps   vk.PhysicalDeviceMemoryProperties
 	exts       map[string]bool
 	memModel   bool // vulkanMemoryModel supported
+	memScope   bool // vulkanMemoryModelDeviceScope supported (Device-scope atomics and barriers)
+	uniform16  bool // uniformAndStorageBuffer16BitAccess supported (f16 in uniform buffers)
 	extTypes   bool // shaderSubgroupExtendedTypes supported
 }
 
@@ -255,6 +257,8 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	ft.TimestampQuery = a.tsBits > 0 && l.TimestampPeriod > 0
 	ft.CooperativeMatrix = a.exts["VK_KHR_cooperative_matrix"] || a.exts["VK_NV_cooperative_matrix"]
 	a.memModel = mm != nil && mm.VulkanMemoryModel != 0
+	a.memScope = a.memModel && mm.VulkanMemoryModelDeviceScope != 0
+	a.uniform16 = s16.UniformAndStorageBuffer16BitAccess != 0
 	a.extTypes = et != nil && et.ShaderSubgroupExtendedTypes != 0
 	a.info = info
 	return a, nil

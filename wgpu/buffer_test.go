@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -99,9 +100,9 @@ func TestErrors(t *testing.T) {
 	isErr(t, err, ErrMissingFeature)
 	_, err = d.CreateShaderModule(&ShaderModuleDescriptor{SPIRV: []uint32{1, 2, 3}})
 	isErr(t, err, ErrBadUsage)
-	_, err = d.CreateShaderModule(&ShaderModuleDescriptor{WGSL: "@compute @workgroup_size(1) fn main() {}"})
-	if err == nil {
-		t.Error("WGSL without a registered compiler succeeded")
+	_, err = d.CreateShaderModule(&ShaderModuleDescriptor{Label: "bad.wgsl", WGSL: "@compute @workgroup_size(1) fn main() { let x: u32 = -1; }"})
+	if err == nil || !strings.Contains(err.Error(), "bad.wgsl:1:") {
+		t.Errorf("invalid WGSL: err = %v, want a bad.wgsl:LINE:COL diagnostic", err)
 	}
 	k := newKernel(t, d, "chain", 8, nil, BindingReadOnlyStorage, BindingReadOnlyStorage, BindingStorage)
 	_, err = d.CreateBindGroup(&BindGroupDescriptor{Layout: k.layout, Entries: []BindGroupEntry{{Binding: 0, Buffer: c}}})

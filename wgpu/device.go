@@ -78,6 +78,9 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	if feats[FeatureShaderF16] || feats[FeatureStorage16Bit] {
 		s16 := vk.New[vk.PhysicalDevice16BitStorageFeatures](&ar)
 		s16.StorageBuffer16BitAccess = vk.True
+		if a.uniform16 { // f16 in uniform buffers, which WGSL allows with `enable f16;`
+			s16.UniformAndStorageBuffer16BitAccess = vk.True
+		}
 		chain(unsafe.Pointer(s16), &s16.PNext)
 	}
 	if feats[FeatureShaderF16] {
@@ -102,6 +105,9 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	if a.memModel { // compilers may emit the Vulkan memory model; it costs nothing to allow
 		mm := vk.New[vk.PhysicalDeviceVulkanMemoryModelFeatures](&ar)
 		mm.VulkanMemoryModel = vk.True
+		if a.memScope { // the Device scope WGSL compilers use for storage atomics and barriers
+			mm.VulkanMemoryModelDeviceScope = vk.True
+		}
 		chain(unsafe.Pointer(mm), &mm.PNext)
 		exts = a.needExt(exts, 1, 2, "VK_KHR_vulkan_memory_model")
 	}

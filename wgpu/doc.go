@@ -6,9 +6,9 @@
 //
 // Semantics follow WebGPU where they fit compute: dispatches in a pass see the writes of earlier dependent
 // dispatches (the encoder inserts the barriers), Queue.WriteBuffer is ordered before later submissions, errors in
-// encoding surface at CommandEncoder.Finish. Differences: shaders are SPIR-V (WGSL through the hook
-// RegisterWGSLCompiler), push constants exist (as wgpu's var<push_constant>), mapping is synchronous
-// (Buffer.Map waits for the GPU), and timestamps resolved into buffers are raw ticks (QuerySet.Read gives ns).
+// encoding surface at CommandEncoder.Finish. Differences: shaders are SPIR-V or WGSL (compiled by
+// wgpu/wgsl), push constants exist (as wgpu's var<push_constant>), mapping is synchronous (Buffer.Map waits
+// for the GPU), and timestamps resolved into buffers are raw ticks (QuerySet.Read gives ns).
 //
 // Memory: buffers are sub-allocated from a few large VkDeviceMemory blocks; Device.MemoryStats reports bytes in
 // use and the peak. Errors are Go errors that wrap the failing Vulkan call; errors.Is works with ErrOutOfMemory,

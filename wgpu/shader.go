@@ -3,13 +3,13 @@ package wgpu
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
-// ShaderModuleDescriptor configures CreateShaderModule: SPIR-V words, or WGSL source once a compiler is
-// registered (RegisterWGSLCompiler).
+// ShaderModuleDescriptor configures CreateShaderModule: SPIR-V words, or WGSL source, which is compiled
+// by package wgpu/wgsl (Label names the source in its diagnostics: "label:LINE:COL: error: ...").
 type ShaderModuleDescriptor struct {
 	Label string
 	SPIRV []uint32
@@ -32,37 +32,25 @@ type specConst struct {
 	width uint32
 }
 
-// WGSLCompiler compiles WGSL source to SPIR-V and names its override constants (name -> SpecId), for modules
-// whose SPIR-V carries no OpName for them.
-type WGSLCompiler func(name, src string) (spirv []uint32, overrides map[string]uint32, err error)
-
-var wgslCompiler struct {
-	sync.Mutex
-	fn WGSLCompiler
-}
-
-// RegisterWGSLCompiler installs the compiler CreateShaderModule uses for WGSL sources (until wgpu calls wgpu/wgsl
-// directly, whoever links both registers wgsl.Compile here).
-func RegisterWGSLCompiler(compile WGSLCompiler) {
-	wgslCompiler.Lock()
-	wgslCompiler.fn = compile
-	wgslCompiler.Unlock()
-}
-
 // CreateShaderModule creates a shader module from SPIR-V or WGSL.
 func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule, error) {
 	code := desc.SPIRV
 	var overrides map[string]uint32
 	if code == nil && desc.WGSL != "" {
-		wgslCompiler.Lock()
-		compile := wgslCompiler.fn
-		wgslCompiler.Unlock()
-		if compile == nil {
-			return nil, errorf(ErrMissingFeature, "shader %q: no WGSL compiler registered", desc.Label)
+		name := desc.Label
+		if name == "" {
+			name = "shader.wgsl"
 		}
-		var err error
-		if code, overrides, err = compile(desc.Label, desc.WGSL); err != nil {
+		mod, err := wgsl.Compile(name, desc.WGSL, wgsl.Options{})
+		if err != nil {
 			return nil, err
+		}
+		code = mod.SPIRV
+		overrides = map[string]uint32{}
+		for _, o := range mod.Reflection.Overrides {
+			if o.ID >= 0 {
+				overrides[o.Name] = uint32(o.ID)
+			}
 		}
 	}
 	specs, entries, err := reflectSPIRV(code)

@@ -2,10 +2,8 @@ package exectest
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 
@@ -64,10 +62,6 @@ func newDevice(t *testing.T, features ...wgpu.FeatureName) *device {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, m := range msgs {
-			if id := knownDeviceSetupIssue(fmt.Sprint(m)); id != "" {
-				t.Logf("device setup (wgpu, not the compiler): %s", id)
-				continue
-			}
 			t.Errorf("Vulkan message: %v", m)
 		}
 	})
@@ -86,7 +80,9 @@ func (d *device) run(t *testing.T, src string, consts map[string]float64, push [
 		t.Fatal(err)
 	}
 	dev := d.dev
-	sm, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: t.Name(), SPIRV: m.SPIRV})
+	// The module goes in as WGSL, so wgpu's own compile path (and its mapping
+	// of override names to IDs) is what runs; m serves the reflection.
+	sm, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", WGSL: src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,27 +180,6 @@ func (d *device) run(t *testing.T, src string, consts map[string]float64, push [
 		out[i] = tmp[:len(bufs[i])]
 	}
 	return out
-}
-
-// knownDeviceSetupIssue recognizes validation messages caused by the device
-// features wgpu enables, not by the SPIR-V: wgpu turns on vulkanMemoryModel
-// without vulkanMemoryModelDeviceScope (so the Device-scope atomics every WGSL
-// compiler emits for storage buffers are flagged), and shader-f16 without
-// uniformAndStorageBuffer16BitAccess (needed for f16 in uniform buffers).
-// Remove an entry once wgpu enables the feature.
-func knownDeviceSetupIssue(msg string) string {
-	for _, id := range []string{
-		"VUID-RuntimeSpirv-vulkanMemoryModel-06265",
-		"VUID-RuntimeSpirv-uniformAndStorageBuffer16BitAccess-06332",
-	} {
-		if strings.Contains(msg, id) {
-			return id
-		}
-	}
-	if strings.Contains(msg, "VUID-VkShaderModuleCreateInfo-pCode-01091") && strings.Contains(msg, "UniformAndStorageBuffer16BitAccess") {
-		return "VUID-VkShaderModuleCreateInfo-pCode-01091 (UniformAndStorageBuffer16BitAccess)"
-	}
-	return ""
 }
 
 func u32s(v ...uint32) []byte {
