@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -25,21 +24,10 @@ Flags:
 var enumerateAdapters = wgpu.EnumerateAdapters
 
 func runDevices(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("devices", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print the adapters as a JSON array")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, devicesUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errUsageShown
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	var asJSON bool
+	register := func(fs *pflag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print the adapters as a JSON array") }
+	if err := parseFlags("devices", devicesUsage, register, args, stderr); err != nil {
+		return err
 	}
 	adapters, err := enumerateAdapters()
 	if err != nil {
@@ -48,7 +36,7 @@ func runDevices(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("list Vulkan devices: %w", err)
 	}
-	if *asJSON {
+	if asJSON {
 		if adapters == nil {
 			adapters = []wgpu.AdapterInfo{}
 		}

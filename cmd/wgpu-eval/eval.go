@@ -62,22 +62,8 @@ Flags:
 
 func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f evalFlags
-	fs := pflag.NewFlagSet("eval", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.SortFlags = false
-	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, evalUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errUsageShown
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))}
+	if err := parseFlags("eval", evalUsage, f.register, args, stderr); err != nil {
+		return err
 	}
 	mode, err := pipeline.ParseMode(f.mode)
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -85,6 +87,30 @@ Usage:
 
 Run 'wgpu-eval eval --help' for the evaluation flags.
 `
+
+// parseFlags parses a subcommand's args with the flags register declares. Help
+// prints usage and the flag list to stderr (errUsageShown); a bad flag or a
+// stray argument is a usageError.
+func parseFlags(name, usage string, register func(*pflag.FlagSet), args []string, stderr io.Writer) error {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errUsageShown
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))}
+	}
+	return nil
+}
 
 // version is the module version when installed with go install, else the VCS revision.
 func version() string {
