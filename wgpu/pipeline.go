@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
 // BindingType is the kind of buffer a binding holds.
@@ -148,6 +149,85 @@ func (d *Device) CreatePipelineLayout(desc *PipelineLayoutDescriptor) (*Pipeline
 	return l, nil
 }
 
+// autoLayout builds the layout of WebGPU's layout: "auto" for an entry point of a WGSL module, from its
+// reflection: one bind group layout per group up to the highest the entry point uses (a group it does not use is
+// empty), each binding typed by its address space and access, and the push-constant block's size. Layouts are
+// kept per module and entry point, so pipelines from one module with different constants share them and accept
+// each other's bind groups.
+func (d *Device) autoLayout(m *ShaderModule, entry string) (*PipelineLayout, error) {
+	if m.refl == nil {
+		return nil, errorf(ErrBadUsage, "module %q was made from SPIR-V: an explicit Layout is required", m.label)
+	}
+	d.mu.Lock()
+	l, ok := m.auto[entry]
+	d.mu.Unlock()
+	if ok {
+		return l, nil
+	}
+	var ep *wgsl.EntryPoint
+	for i := range m.refl.EntryPoints {
+		if m.refl.EntryPoints[i].Name == entry {
+			ep = &m.refl.EntryPoints[i]
+		}
+	}
+	if ep == nil {
+		return nil, errorf(ErrBadUsage, "module %q has no reflected entry point %q", m.label, entry)
+	}
+	var groups [][]BindGroupLayoutEntry
+	for _, bi := range ep.Bindings {
+		b := m.refl.Bindings[bi]
+		for len(groups) <= b.Group {
+			groups = append(groups, nil)
+		}
+		t := BindingStorage
+		switch b.Kind {
+		case "uniform":
+			t = BindingUniform
+		case "read-only-storage":
+			t = BindingReadOnlyStorage
+		}
+		groups[b.Group] = append(groups[b.Group], BindGroupLayoutEntry{Binding: uint32(b.Binding), Type: t})
+	}
+	bgls := make([]*BindGroupLayout, len(groups))
+	for g, entries := range groups {
+		bgl, err := d.CreateBindGroupLayout(&BindGroupLayoutDescriptor{Label: fmt.Sprintf("%s/%s group %d", m.label, entry, g), Entries: entries})
+		if err != nil {
+			return nil, err
+		}
+		bgls[g] = bgl
+	}
+	push := uint32(0)
+	if m.refl.PushConstant != nil {
+		push = uint32(m.refl.PushConstantSize+3) &^ 3
+	}
+	l, err := d.CreatePipelineLayout(&PipelineLayoutDescriptor{Label: m.label + "/" + entry, BindGroupLayouts: bgls, PushConstantSize: push})
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old, ok := m.auto[entry]; ok { // another goroutine was first
+		return old, nil
+	}
+	if m.auto == nil {
+		m.auto = map[string]*PipelineLayout{}
+	}
+	m.auto[entry] = l
+	return l, nil
+}
+
+// GetBindGroupLayout returns the layout of bind group index of the pipeline's layout (for an "auto" layout, the
+// one its module's reflection gave), for CreateBindGroup.
+func (p *ComputePipeline) GetBindGroupLayout(index int) (*BindGroupLayout, error) {
+	if index < 0 || index >= len(p.layout.groups) {
+		return nil, errorf(ErrBadUsage, "pipeline %q has %d bind groups, not %d", p.label, len(p.layout.groups), index+1)
+	}
+	return p.layout.groups[index], nil
+}
+
+// PushConstantSize is the bytes of push constants the pipeline's layout holds.
+func (p *ComputePipeline) PushConstantSize() uint32 { return p.layout.pushSize }
+
 // Close releases the layout.
 func (l *PipelineLayout) Close() error { return l.d.release(l) }
 
@@ -155,7 +235,10 @@ func (l *PipelineLayout) destroy() { l.d.fn.DestroyPipelineLayout(l.d.h, l.h, ni
 
 // ComputePipelineDescriptor configures CreateComputePipeline.
 type ComputePipelineDescriptor struct {
-	Label      string
+	Label string
+	// Layout is the pipeline's layout; nil asks for WebGPU's "auto" layout, built from the WGSL compiler's
+	// reflection of the module (the bindings the entry point uses, its push-constant block) and read back with
+	// ComputePipeline.GetBindGroupLayout. A module made from SPIR-V needs an explicit Layout.
 	Layout     *PipelineLayout
 	Module     *ShaderModule
 	EntryPoint string // default "main"
@@ -176,8 +259,8 @@ type ComputePipeline struct {
 
 // CreateComputePipeline compiles a pipeline through the device's pipeline cache.
 func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*ComputePipeline, error) {
-	if desc.Layout == nil || desc.Module == nil || desc.Layout.d != d || desc.Module.d != d {
-		return nil, errorf(ErrBadUsage, "pipeline %q: layout and module are required, from this device", desc.Label)
+	if desc.Module == nil || desc.Module.d != d || (desc.Layout != nil && desc.Layout.d != d) {
+		return nil, errorf(ErrBadUsage, "pipeline %q: a module is required, and module and layout must be from this device", desc.Label)
 	}
 	entry := desc.EntryPoint
 	if entry == "" {
@@ -186,10 +269,17 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 	if !desc.Module.entries[entry] {
 		return nil, errorf(ErrBadUsage, "pipeline %q: module %q has no compute entry point %q", desc.Label, desc.Module.label, entry)
 	}
+	layout := desc.Layout
+	if layout == nil {
+		var err error
+		if layout, err = d.autoLayout(desc.Module, entry); err != nil {
+			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
+		}
+	}
 	var ar vk.Arena
 	defer ar.Release()
 	ci := vk.New[vk.ComputePipelineCreateInfo](&ar)
-	ci.Layout, ci.BasePipelineIndex = desc.Layout.h, -1
+	ci.Layout, ci.BasePipelineIndex = layout.h, -1
 	st := &ci.Stage
 	st.SType = vk.StructureTypePipelineShaderStageCreateInfo
 	st.Stage, st.Module, st.PName = vk.ShaderStageComputeBit, desc.Module.h, ar.CString(entry)
@@ -211,7 +301,7 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 		rs.RequiredSubgroupSize = n
 		st.PNext = unsafe.Pointer(rs)
 	}
-	p := &ComputePipeline{d: d, label: desc.Label, layout: desc.Layout}
+	p := &ComputePipeline{d: d, label: desc.Label, layout: layout}
 	d.mu.Lock()
 	err := d.usable()
 	d.mu.Unlock()

@@ -23,6 +23,8 @@ type ShaderModule struct {
 	label   string
 	specs   map[string]specConst // by name and by decimal ID
 	entries map[string]bool
+	refl    *wgsl.Reflection           // the compiler's description of a WGSL module; nil for SPIR-V
+	auto    map[string]*PipelineLayout // "auto" layouts by entry point, guarded by d.mu
 }
 
 // specConst is an OpSpecConstant* of the module.
@@ -36,6 +38,7 @@ type specConst struct {
 func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule, error) {
 	code := desc.SPIRV
 	var overrides map[string]uint32
+	var refl *wgsl.Reflection
 	if code == nil && desc.WGSL != "" {
 		name := desc.Label
 		if name == "" {
@@ -46,6 +49,7 @@ func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule
 			return nil, err
 		}
 		code = mod.SPIRV
+		refl = &mod.Reflection
 		overrides = map[string]uint32{}
 		for _, o := range mod.Reflection.Overrides {
 			if o.ID >= 0 {
@@ -62,7 +66,7 @@ func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule
 			specs[name] = sc
 		}
 	}
-	m := &ShaderModule{d: d, label: desc.Label, specs: specs, entries: entries}
+	m := &ShaderModule{d: d, label: desc.Label, specs: specs, entries: entries, refl: refl}
 	var ar vk.Arena
 	defer ar.Release()
 	ci := vk.New[vk.ShaderModuleCreateInfo](&ar)
@@ -77,6 +81,15 @@ func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule
 	}
 	d.live[m] = struct{}{}
 	return m, nil
+}
+
+// Reflection is the WGSL compiler's description of the module's interface (bindings with their host layout,
+// push constants, workgroup sizes, overrides); ok is false for a module created from SPIR-V.
+func (m *ShaderModule) Reflection() (r wgsl.Reflection, ok bool) {
+	if m.refl == nil {
+		return wgsl.Reflection{}, false
+	}
+	return *m.refl, true
 }
 
 // Close releases the module; pipelines created from it stay valid.

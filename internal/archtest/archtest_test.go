@@ -19,13 +19,14 @@ const module = "github.com/wgpu-eval/wgpu-eval"
 var allowed = map[string][]string{
 	"cmd":                {"*"},
 	"pipeline":           {"model", "shaders", "wgpu", "internal/download"},
-	"shaders":            {"wgpu", "model"},
+	"shaders":            {"wgpu", "wgpu/wgsl", "model"},
 	"model":              {"internal/download"},
 	"wgpu":               {"wgpu/wgsl", "wgpu/internal/vk"},
 	"wgpu/wgsl":          {},
 	"wgpu/internal/vk":   {},
 	"internal/download":  {},
 	"internal/testmodel": {"model"},
+	"internal/refops":    {},
 	"internal/archtest":  {},
 }
 

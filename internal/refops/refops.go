@@ -1,0 +1,136 @@
+// Package refops holds the naive forms of GPT-2's operations, in float64, with
+// the shapes written out: the plain-Go reference that every GPU kernel and fast
+// CPU kernel is tested against. Nothing here is tuned; each function is the
+// formula, loop by loop, so that it can be read against the math.
+//
+// Matrices are row-major; (R, C) means R rows of C values. It imports nothing
+// of this module.
+package refops
+
+import "math"
+
+// Embed: out (N, C) = wte[tokens[n]] + wpe[pos[n]]; wte (V, C), wpe (T, C).
+func Embed(tokens, pos []int32, wte, wpe []float64, C int) []float64 {
+	out := make([]float64, len(tokens)*C)
+	for n, id := range tokens {
+		for c := range C {
+			out[n*C+c] = wte[int(id)*C+c] + wpe[int(pos[n])*C+c]
+		}
+	}
+	return out
+}
+
+// LayerNorm: out (N, C) = (x - mean) / sqrt(var + eps) * w + b per row of x
+// (N, C), with the biased variance; w, b (C).
+func LayerNorm(x, w, b []float64, N, C int, eps float64) []float64 {
+	out := make([]float64, N*C)
+	for n := range N {
+		row := x[n*C : (n+1)*C]
+		mean := 0.0
+		for _, v := range row {
+			mean += v
+		}
+		mean /= float64(C)
+		variance := 0.0
+		for _, v := range row {
+			variance += (v - mean) * (v - mean)
+		}
+		variance /= float64(C)
+		rstd := 1 / math.Sqrt(variance+eps)
+		for c, v := range row {
+			out[n*C+c] = (v-mean)*rstd*w[c] + b[c]
+		}
+	}
+	return out
+}
+
+// Matmul: out (M, N) = x (M, K) · w (K, N) + bias (N); bias may be nil.
+// w is in Hugging Face Conv1D layout (in, out).
+func Matmul(x, w, bias []float64, M, K, N int) []float64 {
+	out := make([]float64, M*N)
+	for m := range M {
+		for n := range N {
+			s := 0.0
+			if bias != nil {
+				s = bias[n]
+			}
+			for k := range K {
+				s += x[m*K+k] * w[k*N+n]
+			}
+			out[m*N+n] = s
+		}
+	}
+	return out
+}
+
+// GELU is GPT-2's gelu_new: 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))).
+func GELU(x float64) float64 {
+	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+}
+
+// Attention is causal multi-head self-attention of one sequence: q, k, v are
+// (T, C) with NH heads of C/NH channels; out (T, C) where, per head and query
+// t, out_t = Σ_{s<=t} softmax_s(q_t·k_s / sqrt(hd)) v_s.
+func Attention(q, k, v []float64, T, C, NH int) []float64 {
+	hd := C / NH
+	out := make([]float64, T*C)
+	scale := 1 / math.Sqrt(float64(hd))
+	for h := range NH {
+		for t := range T {
+			scores := make([]float64, t+1)
+			mx := math.Inf(-1)
+			for s := 0; s <= t; s++ {
+				d := 0.0
+				for i := range hd {
+					d += q[t*C+h*hd+i] * k[s*C+h*hd+i]
+				}
+				scores[s] = d * scale
+				mx = math.Max(mx, scores[s])
+			}
+			sum := 0.0
+			for s := range scores {
+				scores[s] = math.Exp(scores[s] - mx)
+				sum += scores[s]
+			}
+			for s, p := range scores {
+				for i := range hd {
+					out[t*C+h*hd+i] += p / sum * v[s*C+h*hd+i]
+				}
+			}
+		}
+	}
+	return out
+}
+
+// NLL: per row p of h (P, C), logsumexp over v of h_p · wte_v minus the logit
+// of targets[p]; wte (V, C) is the (tied) LM head.
+func NLL(h, wte []float64, targets []int32, P, C, V int) []float64 {
+	out := make([]float64, P)
+	logits := make([]float64, V)
+	for p := range P {
+		mx := math.Inf(-1)
+		for v := range V {
+			d := 0.0
+			for c := range C {
+				d += h[p*C+c] * wte[v*C+c]
+			}
+			logits[v] = d
+			mx = math.Max(mx, d)
+		}
+		sum := 0.0
+		for _, l := range logits {
+			sum += math.Exp(l - mx)
+		}
+		out[p] = mx + math.Log(sum) - logits[targets[p]]
+	}
+	return out
+}
+
+// Sums returns Σ x and Σ x² of the values.
+func Sums(x []float64) (sum, sumSq float64) {
+	for _, v := range x {
+		sum += v
+		sumSq += v * v
+	}
+	return sum, sumSq
+}

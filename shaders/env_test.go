@@ -1,0 +1,197 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/x448/float16"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// testDev is a device on the first adapter (WGPU_ADAPTER picks another) with
+// the validation layer when installed; any message from the layer or driver
+// fails the test. Without Vulkan the test skips, unless CI or
+// WGPU_REQUIRE_VULKAN is set: then it fails.
+type testDev struct {
+	dev  *wgpu.Device
+	info wgpu.AdapterInfo
+	f16  bool // shader-f16 enabled
+}
+
+func newTestDev(t testing.TB) *testDev {
+	t.Helper()
+	require := os.Getenv("CI") != "" || os.Getenv("WGPU_REQUIRE_VULKAN") != ""
+	var mu sync.Mutex
+	var msgs []wgpu.Message
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: os.Getenv("WGPU_NO_VALIDATION") == "", OnMessage: func(m wgpu.Message) {
+		mu.Lock()
+		msgs = append(msgs, m)
+		mu.Unlock()
+	}})
+	if err == nil {
+		var ad *wgpu.Adapter
+		if ad, err = inst.RequestAdapter(os.Getenv("WGPU_ADAPTER")); err == nil {
+			var feats []wgpu.FeatureName
+			if ad.HasFeature(wgpu.FeatureShaderF16) {
+				feats = append(feats, wgpu.FeatureShaderF16)
+			}
+			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-"})
+			if err != nil {
+				inst.Close()
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := dev.Close(); err != nil {
+					t.Errorf("device close: %v", err)
+				}
+				inst.Close()
+				mu.Lock()
+				defer mu.Unlock()
+				for _, m := range msgs {
+					t.Errorf("Vulkan message: %v", m)
+				}
+			})
+			return &testDev{dev: dev, info: ad.Info(), f16: len(feats) > 0}
+		}
+		inst.Close()
+	}
+	if wgpu.Unavailable(err) && !require {
+		t.Skipf("Vulkan unavailable (Debian: libvulkan1 mesa-vulkan-drivers): %v", err)
+	}
+	t.Fatalf("no Vulkan device (required under CI or WGPU_REQUIRE_VULKAN): %v", err)
+	return nil
+}
+
+// buffer makes a storage buffer holding data (at least 16 bytes).
+func (d *testDev) buffer(t testing.TB, label string, data []byte) *wgpu.Buffer {
+	t.Helper()
+	size := max(uint64(len(data)+3)&^3, 16)
+	b, err := d.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Size: size,
+		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	padded := make([]byte, size)
+	copy(padded, data)
+	if err := d.dev.Queue().WriteBuffer(b, 0, padded); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// run records one dispatch and submits it.
+func (d *testDev) run(t testing.TB, p *Pipeline, bufs map[string]Buf, params Params, groups [3]uint32) {
+	t.Helper()
+	g, err := p.Bind(bufs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := p.Push(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := d.dev.CreateCommandEncoder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := enc.BeginComputePass(nil)
+	p.Dispatch(pass, g, pc, groups)
+	pass.End()
+	cb, err := enc.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.dev.Queue().Submit(cb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readF32 reads n float32 values from b.
+func (d *testDev) readF32(t testing.TB, b *wgpu.Buffer, n int) []float32 {
+	t.Helper()
+	raw := make([]byte, (4*n+3)&^3)
+	if err := d.dev.Queue().ReadBuffer(b, 0, raw); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out
+}
+
+// f32Bytes encodes x as little-endian float32.
+func f32Bytes(x []float32) []byte {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// weightBytes encodes x as f16 or f32 weights; for f16, x is rounded in place
+// so that references see the stored values.
+func weightBytes(x []float32, f16 bool) []byte {
+	if !f16 {
+		return f32Bytes(x)
+	}
+	b := make([]byte, 2*len(x))
+	for i, v := range x {
+		h := float16.Fromfloat32(v)
+		x[i] = h.Float32()
+		binary.LittleEndian.PutUint16(b[2*i:], h.Bits())
+	}
+	return b
+}
+
+// randF32 is n normal values of the given std, deterministic per seed.
+func randF32(seed uint64, n int, mean, std float64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(mean + std*r.NormFloat64())
+	}
+	return x
+}
+
+func f64(x []float32) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	return y
+}
+
+// checkClose fails t where got and want differ by more than tol relative to
+// max(1, |want|) (a mixed absolute/relative tolerance).
+func checkClose(t testing.TB, what string, got []float32, want []float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	bad := 0
+	for i := range got {
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol*math.Max(1, math.Abs(want[i]))) {
+			if bad < 5 {
+				t.Errorf("%s[%d] = %v, want %v (diff %.3g, tol %.3g)", what, i, got[i], want[i], d, tol)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d values out of tolerance", what, bad, len(got))
+	}
+}
+
+// weightTypes are the weight variants a device can run.
+func (d *testDev) weightTypes() []bool {
+	if d.f16 {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}

@@ -1,0 +1,280 @@
+package shaders
+
+import (
+	"embed"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
+)
+
+//go:embed *.wgsl
+var sources embed.FS
+
+// Source returns the WGSL text of the kernel file name ("layernorm.wgsl") for
+// the weight type: f16 true makes the f16-weight variant (see Variant).
+func Source(name string, f16 bool) (string, error) {
+	b, err := sources.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("kernel %s: %w", name, err)
+	}
+	return Variant(string(b), f16), nil
+}
+
+// weightAlias is the line a kernel that reads weights declares; Variant rewrites
+// it for f16 weights.
+const weightAlias = "alias weight = f32;"
+
+// Variant returns src for f32 or f16 weights. A kernel that reads weights
+// declares "alias weight = f32;" and loads them as weight or vec4<weight>,
+// converting to f32 for arithmetic; for f16, the alias becomes f16 and
+// "enable f16;" is put first. WGSL has no conditional compilation and an
+// override cannot change a binding's type, so the two weight types are two
+// texts of one file (as ggml-vulkan builds its type variants from one source).
+func Variant(src string, f16 bool) string {
+	if !f16 || !strings.Contains(src, weightAlias) {
+		return src
+	}
+	return "enable f16;\n" + strings.Replace(src, weightAlias, "alias weight = f16;", 1)
+}
+
+// Kernel is one WGSL file compiled for a device, with its reflection and its
+// pipelines, one per set of override constants.
+type Kernel struct {
+	name string
+	dev  *wgpu.Device
+	mod  *wgpu.ShaderModule
+	refl wgsl.Reflection
+
+	mu    sync.Mutex
+	pipes map[string]*Pipeline
+}
+
+// NewKernel compiles the kernel file name ("matmul.wgsl") for dev, with f16 or
+// f32 weights.
+func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
+	src, err := Source(name, f16)
+	if err != nil {
+		return nil, err
+	}
+	label := name
+	if f16 && strings.Contains(src, "alias weight = f16;") {
+		label = strings.TrimSuffix(name, ".wgsl") + "[f16].wgsl"
+	}
+	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src})
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", label, err)
+	}
+	refl, ok := mod.Reflection()
+	if !ok {
+		return nil, fmt.Errorf("kernel %s: no reflection", label)
+	}
+	return &Kernel{name: label, dev: dev, mod: mod, refl: refl, pipes: map[string]*Pipeline{}}, nil
+}
+
+// Name is the kernel's file name, with "[f16]" for the f16-weight variant.
+func (k *Kernel) Name() string { return k.name }
+
+// Reflection is the compiler's description of the kernel's interface.
+func (k *Kernel) Reflection() wgsl.Reflection { return k.refl }
+
+// Pipeline returns the kernel's pipeline for the override constants consts
+// (by name; those not given keep their defaults), creating it on first use.
+func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
+	key := constKey(consts)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if p, ok := k.pipes[key]; ok {
+		return p, nil
+	}
+	for name := range consts {
+		if !slices.ContainsFunc(k.refl.Overrides, func(o wgsl.Override) bool { return o.Name == name && o.ID >= 0 }) {
+			return nil, fmt.Errorf("kernel %s: no settable override %q", k.name, name)
+		}
+	}
+	ep := k.refl.EntryPoints[0]
+	var wg [3]uint32
+	for i := range wg {
+		wg[i] = ep.WorkgroupSize[i]
+		if o := ep.WorkgroupSizeOverrides[i]; o != "" {
+			v, ok := consts[o]
+			if !ok {
+				v = overrideDefault(k.refl, o)
+			}
+			wg[i] = uint32(v)
+		}
+	}
+	label := k.name
+	if key != "" {
+		label += "{" + key + "}"
+	}
+	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts})
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", label, err)
+	}
+	bgl, err := cp.GetBindGroupLayout(0)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", label, err)
+	}
+	p := &Pipeline{k: k, label: label, cp: cp, bgl: bgl, WorkgroupSize: wg, bindings: map[string]wgsl.Binding{}}
+	for _, bi := range ep.Bindings {
+		b := k.refl.Bindings[bi]
+		if b.Group != 0 {
+			return nil, fmt.Errorf("kernel %s: binding %s is in group %d; kernels use group 0 only", k.name, b.Name, b.Group)
+		}
+		p.bindings[b.Name] = b
+	}
+	k.pipes[key] = p
+	return p, nil
+}
+
+func overrideDefault(r wgsl.Reflection, name string) float64 {
+	for _, o := range r.Overrides {
+		if o.Name == name {
+			return o.Default
+		}
+	}
+	return 0
+}
+
+// constKey is a canonical spelling of a set of constants.
+func constKey(consts map[string]float64) string {
+	keys := make([]string, 0, len(consts))
+	for k := range consts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + strconv.FormatFloat(consts[k], 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// Pipeline is a kernel specialized with override constants.
+type Pipeline struct {
+	k     *Kernel
+	label string
+	cp    *wgpu.ComputePipeline
+	bgl   *wgpu.BindGroupLayout
+	// WorkgroupSize is the entry point's workgroup size with the constants applied.
+	WorkgroupSize [3]uint32
+	bindings      map[string]wgsl.Binding // by WGSL variable name
+}
+
+// Label names the pipeline: the kernel and its constants.
+func (p *Pipeline) Label() string { return p.label }
+
+// Buf is a range of a buffer given to a binding; Size 0 means to the end.
+type Buf struct {
+	Buffer       *wgpu.Buffer
+	Offset, Size uint64
+}
+
+// Bind creates a bind group that gives every binding of the entry point, named
+// as in the WGSL source, its buffer range. A binding left out, a name the
+// kernel does not have, or a range smaller than the binding's minimum size is
+// an error.
+func (p *Pipeline) Bind(bufs map[string]Buf) (*wgpu.BindGroup, error) {
+	entries := make([]wgpu.BindGroupEntry, 0, len(bufs))
+	for name, b := range bufs {
+		rb, ok := p.bindings[name]
+		if !ok {
+			return nil, fmt.Errorf("kernel %s: no binding %q", p.label, name)
+		}
+		if b.Buffer == nil {
+			return nil, fmt.Errorf("kernel %s: binding %q: nil buffer", p.label, name)
+		}
+		size := b.Size
+		if size == 0 {
+			size = b.Buffer.Size() - b.Offset
+		}
+		if size < uint64(rb.Size) {
+			return nil, fmt.Errorf("kernel %s: binding %q: %d bytes, the kernel reads at least %d", p.label, name, size, rb.Size)
+		}
+		entries = append(entries, wgpu.BindGroupEntry{Binding: uint32(rb.Binding), Buffer: b.Buffer, Offset: b.Offset, Size: b.Size})
+	}
+	for name := range p.bindings {
+		if _, ok := bufs[name]; !ok {
+			return nil, fmt.Errorf("kernel %s: binding %q not given", p.label, name)
+		}
+	}
+	slices.SortFunc(entries, func(a, b wgpu.BindGroupEntry) int { return int(a.Binding) - int(b.Binding) })
+	g, err := p.k.dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Label: p.label, Layout: p.bgl, Entries: entries})
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", p.label, err)
+	}
+	return g, nil
+}
+
+// Params are push-constant values by member name of the kernel's
+// var<push_constant> struct; each is converted to the member's type (u32, i32
+// or f32).
+type Params map[string]float64
+
+// Push encodes params in the layout the compiler reflected for the kernel's
+// push-constant block. Every member must be given, and only members.
+func (p *Pipeline) Push(params Params) ([]byte, error) {
+	pc := p.k.refl.PushConstant
+	if pc == nil {
+		if len(params) > 0 {
+			return nil, fmt.Errorf("kernel %s has no push constants", p.label)
+		}
+		return nil, nil
+	}
+	out := make([]byte, (p.k.refl.PushConstantSize+3)&^3)
+	for _, m := range pc.Members {
+		v, ok := params[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("kernel %s: push constant %s not given", p.label, m.Name)
+		}
+		var bits uint32
+		switch m.Type {
+		case "u32":
+			if v < 0 || v > math.MaxUint32 || v != math.Trunc(v) {
+				return nil, fmt.Errorf("kernel %s: push constant %s = %v is not a u32", p.label, m.Name, v)
+			}
+			bits = uint32(v)
+		case "i32":
+			if v < math.MinInt32 || v > math.MaxInt32 || v != math.Trunc(v) {
+				return nil, fmt.Errorf("kernel %s: push constant %s = %v is not an i32", p.label, m.Name, v)
+			}
+			bits = uint32(int32(v))
+		case "f32":
+			bits = math.Float32bits(float32(v))
+		default:
+			return nil, fmt.Errorf("kernel %s: push constant %s has type %s; kernels use u32, i32 and f32", p.label, m.Name, m.Type)
+		}
+		binary.LittleEndian.PutUint32(out[m.Offset:], bits)
+	}
+	for name := range params {
+		if !slices.ContainsFunc(pc.Members, func(m wgsl.MemberLayout) bool { return m.Name == name }) {
+			return nil, fmt.Errorf("kernel %s: no push constant %q", p.label, name)
+		}
+	}
+	return out, nil
+}
+
+// Dispatch records one dispatch of groups workgroups with bind group g and the
+// encoded push constants pc.
+func (p *Pipeline) Dispatch(pass *wgpu.ComputePass, g *wgpu.BindGroup, pc []byte, groups [3]uint32) {
+	pass.SetPipeline(p.cp)
+	pass.SetBindGroup(0, g)
+	if len(pc) > 0 {
+		pass.SetPushConstants(0, pc)
+	}
+	pass.DispatchWorkgroups(groups[0], groups[1], groups[2])
+}
+
+// ceilDiv is ⌈a / b⌉ for positive b.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -1,0 +1,51 @@
+// layernorm: out[r,:] = (x[r,:] - mean) * rstd * w + b, rstd = 1/sqrt(var + eps),
+// biased variance, all in f32; w and b are weights.
+// One workgroup of WG invocations per row; WG = 1 needs no barrier.
+alias weight = f32;
+
+override WG: u32 = 64;
+
+struct Params { rows: u32, C: u32, eps: f32 }
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;          // (rows, C)
+@group(0) @binding(1) var<storage, read> w: array<weight>;       // (C)
+@group(0) @binding(2) var<storage, read> b: array<weight>;       // (C)
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;  // (rows, C)
+var<push_constant> p: Params;
+
+var<workgroup> partial: array<f32, WG>;
+
+// total adds v over the workgroup (a tree in a fixed order).
+fn total(li: u32, v: f32) -> f32 {
+	if WG == 1u { return v; }
+	partial[li] = v;
+	workgroupBarrier();
+	var s = WG / 2u;
+	while s > 0u {
+		if li < s { partial[li] += partial[li + s]; }
+		workgroupBarrier();
+		s >>= 1u;
+	}
+	let r = partial[0];
+	workgroupBarrier();
+	return r;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+	let row = wid.y * nwg.x + wid.x;
+	if row >= p.rows { return; }
+	let base = row * p.C;
+	var sum = 0.0;
+	for (var i = li; i < p.C; i += WG) { sum += x[base + i]; }
+	let mean = total(li, sum) / f32(p.C);
+	var sq = 0.0;
+	for (var i = li; i < p.C; i += WG) {
+		let d = x[base + i] - mean;
+		sq += d * d;
+	}
+	let rstd = inverseSqrt(total(li, sq) / f32(p.C) + p.eps);
+	for (var i = li; i < p.C; i += WG) {
+		out[base + i] = (x[base + i] - mean) * rstd * f32(w[i]) + f32(b[i]);
+	}
+}

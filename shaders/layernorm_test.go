@@ -1,0 +1,71 @@
+package shaders
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+)
+
+// TestLayerNorm compares layernorm.wgsl with refops.LayerNorm for both weight
+// types and several workgroup sizes (1: the barrier-free form), on a channel
+// count that no workgroup size divides. Tolerance 2e-5 relative: f32 sums of
+// 100 values and inverseSqrt.
+func TestLayerNorm(t *testing.T) {
+	d := newTestDev(t)
+	const rows, C, eps = 37, 100, 1e-5
+	x := randF32(1, rows*C, 0.3, 2)
+	for _, f16 := range d.weightTypes() {
+		k, err := NewKernel(d.dev, "layernorm.wgsl", f16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, b := randF32(2, C, 1, 0.2), randF32(3, C, 0, 0.1)
+		wb, bb := weightBytes(w, f16), weightBytes(b, f16)
+		want := refops.LayerNorm(f64(x), f64(w), f64(b), rows, C, eps)
+		for _, wg := range []float64{1, 32, 64} {
+			t.Run(fmt.Sprintf("f16=%v/WG=%v", f16, wg), func(t *testing.T) {
+				p, err := k.Pipeline(map[string]float64{"WG": wg})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := d.buffer(t, "out", make([]byte, 4*rows*C))
+				d.run(t, p, map[string]Buf{
+					"x": {Buffer: d.buffer(t, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(t, "w", wb)},
+					"b": {Buffer: d.buffer(t, "b", bb)}, "out": {Buffer: out},
+				}, Params{"rows": rows, "C": C, "eps": eps}, [3]uint32{rows, 1, 1})
+				checkClose(t, "layernorm", d.readF32(t, out, rows*C), want, 2e-5)
+			})
+		}
+	}
+}
+
+// TestPushAndBindErrors checks that a missing or unknown binding or push
+// constant is refused with the kernel named.
+func TestPushAndBindErrors(t *testing.T) {
+	d := newTestDev(t)
+	k, err := NewKernel(d.dev, "layernorm.wgsl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := k.Pipeline(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Push(Params{"rows": 1, "C": 2}); err == nil {
+		t.Error("missing push constant eps accepted")
+	}
+	if _, err := p.Push(Params{"rows": 1, "C": 2, "eps": 1, "extra": 3}); err == nil {
+		t.Error("unknown push constant accepted")
+	}
+	if _, err := p.Push(Params{"rows": -1, "C": 2, "eps": 1}); err == nil {
+		t.Error("negative u32 accepted")
+	}
+	buf := d.buffer(t, "x", make([]byte, 64))
+	if _, err := p.Bind(map[string]Buf{"x": {Buffer: buf}}); err == nil {
+		t.Error("bind group with bindings missing accepted")
+	}
+	if _, err := k.Pipeline(map[string]float64{"NOPE": 1}); err == nil {
+		t.Error("unknown override accepted")
+	}
+}
