@@ -149,28 +149,10 @@ func checkShapes(m *Model) error {
 	return nil
 }
 
-// errEmptyBatch is returned by Loss for a batch without sequences.
-var errEmptyBatch = errors.New("cpu loss: empty batch")
-
 // validate checks every sequence of a batch against the model.
 func (c *CPU) validate(seqs []Sequence) error {
-	if len(seqs) == 0 {
-		return errEmptyBatch
-	}
-	for i, s := range seqs {
-		switch {
-		case len(s.Tokens) == 0:
-			return fmt.Errorf("cpu loss: sequence %d is empty", i)
-		case len(s.Tokens) > c.cfg.NPositions:
-			return fmt.Errorf("cpu loss: sequence %d has %d tokens, the model takes at most %d", i, len(s.Tokens), c.cfg.NPositions)
-		case s.First < 1 || s.First > len(s.Tokens):
-			return fmt.Errorf("cpu loss: sequence %d: first target %d outside [1, %d]", i, s.First, len(s.Tokens))
-		}
-		for t, id := range s.Tokens {
-			if id < 0 || int(id) >= c.cfg.VocabSize {
-				return fmt.Errorf("cpu loss: sequence %d: token %d at position %d outside the vocabulary [0, %d)", i, id, t, c.cfg.VocabSize)
-			}
-		}
+	if err := CheckSequences(c.cfg, seqs); err != nil {
+		return fmt.Errorf("cpu loss: %w", err)
 	}
 	return nil
 }

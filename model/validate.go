@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -115,6 +116,33 @@ func checkFinite(x []float32) error {
 		// v-v is 0 for finite v and NaN for NaN and ±Inf.
 		if v-v != 0 {
 			return fmt.Errorf("value %v at index %d: weights must be finite", v, i)
+		}
+	}
+	return nil
+}
+
+// CheckSequences reports the first sequence of a batch that a model of shape
+// cfg cannot score: an empty batch, an empty sequence, one longer than the
+// model's positions, a first target outside [1, len], or a token id outside
+// the vocabulary. Every backend calls it before any work, so all of them refuse
+// the same input with the same message.
+func CheckSequences(cfg Config, seqs []Sequence) error {
+	if len(seqs) == 0 {
+		return errors.New("empty batch")
+	}
+	for i, s := range seqs {
+		switch {
+		case len(s.Tokens) == 0:
+			return fmt.Errorf("sequence %d is empty", i)
+		case len(s.Tokens) > cfg.NPositions:
+			return fmt.Errorf("sequence %d has %d tokens, the model takes at most %d", i, len(s.Tokens), cfg.NPositions)
+		case s.First < 1 || s.First > len(s.Tokens):
+			return fmt.Errorf("sequence %d: first target %d outside [1, %d]", i, s.First, len(s.Tokens))
+		}
+		for t, id := range s.Tokens {
+			if id < 0 || int(id) >= cfg.VocabSize {
+				return fmt.Errorf("sequence %d: token %d at position %d outside the vocabulary [0, %d)", i, id, t, cfg.VocabSize)
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,135 @@
+package shaders
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+)
+
+// attnCase is one attention test shape: B sequences of L rows, C channels in
+// H heads, a cache of S >= L positions.
+type attnCase struct{ B, L, C, H, S int }
+
+var attnCases = []attnCase{
+	{B: 2, L: 13, C: 16, H: 2, S: 16},  // hd = 8
+	{B: 2, L: 13, C: 128, H: 2, S: 16}, // hd = 64, the kernel's maximum
+}
+
+// attnKernels compiles kv_write.wgsl and attention.wgsl with their default
+// workgroup size.
+func attnKernels(t *testing.T, d *testDev) (kvw, att *Pipeline) {
+	t.Helper()
+	for _, x := range []struct {
+		name string
+		p    **Pipeline
+	}{{"kv_write.wgsl", &kvw}, {"attention.wgsl", &att}} {
+		k, err := NewKernel(d.dev, x.name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *x.p, err = k.Pipeline(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return kvw, att
+}
+
+// chunkRows is rows pos0 .. pos0+n-1 of every sequence of x (B sequences of L
+// rows of w values), as a (B*n, w) matrix.
+func chunkRows(x []float32, B, L, w, pos0, n int) []float32 {
+	out := make([]float32, 0, B*n*w)
+	for b := range B {
+		out = append(out, x[(b*L+pos0)*w:(b*L+pos0+n)*w]...)
+	}
+	return out
+}
+
+// attnRun processes qkv (B*L, 3C) in chunks of chunk rows per sequence: for
+// each, kv_write then attention with pos0 the chunk's first position. It
+// returns out (B*L, C) and the cache kc, vc (B, H, S, hd).
+func attnRun(t *testing.T, d *testDev, kvw, att *Pipeline, c attnCase, qkv []float32, chunk int) (out, kc, vc []float32) {
+	t.Helper()
+	hd := c.C / c.H
+	cacheN := c.B * c.H * c.S * hd
+	kcb := d.buffer(t, "kc", make([]byte, 4*cacheN))
+	vcb := d.buffer(t, "vc", make([]byte, 4*cacheN))
+	out = make([]float32, c.B*c.L*c.C)
+	for pos0 := 0; pos0 < c.L; pos0 += chunk {
+		n := min(chunk, c.L-pos0)
+		qb := d.buffer(t, "qkv", f32Bytes(chunkRows(qkv, c.B, c.L, 3*c.C, pos0, n)))
+		ob := d.buffer(t, "out", make([]byte, 4*c.B*n*c.C))
+		params := Params{"B": float64(c.B), "T": float64(n), "C": float64(c.C), "H": float64(c.H), "S": float64(c.S), "pos0": float64(pos0)}
+		d.run(t, kvw, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}}, params,
+			[3]uint32{uint32(ceilDiv(c.B*n*c.C/4, int(kvw.WorkgroupSize[0]))), 1, 1})
+		d.run(t, att, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}, "out": {Buffer: ob}}, params,
+			[3]uint32{uint32(ceilDiv(c.B*c.H*n, int(att.WorkgroupSize[0]))), 1, 1})
+		got := d.readF32(t, ob, c.B*n*c.C)
+		for b := range c.B {
+			copy(out[(b*c.L+pos0)*c.C:], got[b*n*c.C:(b+1)*n*c.C])
+		}
+	}
+	return out, d.readF32(t, kcb, cacheN), d.readF32(t, vcb, cacheN)
+}
+
+// attnRef is refops.Attention per sequence of qkv (B*L, 3C), as (B*L, C).
+func attnRef(c attnCase, qkv []float32) []float64 {
+	x := f64(qkv)
+	want := make([]float64, 0, c.B*c.L*c.C)
+	for b := range c.B {
+		q, k, v := make([]float64, 0, c.L*c.C), make([]float64, 0, c.L*c.C), make([]float64, 0, c.L*c.C)
+		for t := range c.L {
+			r := x[(b*c.L+t)*3*c.C:]
+			q, k, v = append(q, r[:c.C]...), append(k, r[c.C:2*c.C]...), append(v, r[2*c.C:3*c.C]...)
+		}
+		want = append(want, refops.Attention(q, k, v, c.L, c.C, c.H)...)
+	}
+	return want
+}
+
+// TestAttention compares kv_write.wgsl + attention.wgsl with refops.Attention,
+// per sequence, for the whole window at once (pos0 = 0, T = L) and for a
+// chunked prefill of 5 rows per chunk (pos0 = 0, 5, 10), whose results must
+// equal the whole window's within 1e-6. Tolerance against float64 2e-5
+// relative: f32 dot products of up to 64 terms, exp and an online softmax
+// over up to 13 keys.
+func TestAttention(t *testing.T) {
+	d := newTestDev(t)
+	kvw, att := attnKernels(t, d)
+	for i, c := range attnCases {
+		t.Run(fmt.Sprintf("hd=%d", c.C/c.H), func(t *testing.T) {
+			qkv := randF32(uint64(10+i), c.B*c.L*3*c.C, 0, 1)
+			want := attnRef(c, qkv)
+			whole, _, _ := attnRun(t, d, kvw, att, c, qkv, c.L)
+			checkClose(t, "attention whole", whole, want, 2e-5)
+			chunked, _, _ := attnRun(t, d, kvw, att, c, qkv, 5)
+			checkClose(t, "attention chunked vs reference", chunked, want, 2e-5)
+			checkClose(t, "attention chunked vs whole", chunked, f64(whole), 1e-6)
+		})
+	}
+}
+
+// TestKVWrite checks that chunked kv_write.wgsl puts k and v of every row at
+// its position in the cache, exactly, and leaves positions >= L untouched.
+func TestKVWrite(t *testing.T) {
+	d := newTestDev(t)
+	kvw, att := attnKernels(t, d)
+	c := attnCases[0]
+	hd := c.C / c.H
+	qkv := randF32(20, c.B*c.L*3*c.C, 0, 1)
+	_, kc, vc := attnRun(t, d, kvw, att, c, qkv, 5)
+	wantK, wantV := make([]float64, len(kc)), make([]float64, len(vc))
+	for b := range c.B {
+		for h := range c.H {
+			for s := range c.L {
+				for i := range hd {
+					dst := ((b*c.H+h)*c.S+s)*hd + i
+					src := (b*c.L+s)*3*c.C + h*hd + i
+					wantK[dst], wantV[dst] = float64(qkv[src+c.C]), float64(qkv[src+2*c.C])
+				}
+			}
+		}
+	}
+	checkClose(t, "kc", kc, wantK, 0)
+	checkClose(t, "vc", vc, wantV, 0)
+}
