@@ -128,3 +128,28 @@ func (r *rng) normal() float64 {
 	const mean, std = 2 * 65535, 65536 / 1.7320508075688772
 	return (s - mean) / std
 }
+
+// Peaked returns a model of shape cfg whose predictions are far from uniform
+// and better than uniform on natural text, for tests that must notice a wrong
+// kernel (a random N(0, 0.02) GPT-2 predicts almost uniformly: its NLL is ln V
+// to 1e-3, and a wrong GELU moves it by 1e-7). It is Random(cfg, seed) with two
+// changes: channel 0 of every token embedding holds -ln(1+id), and ln_f passes
+// a constant 1 on channel 0 (weight 0, bias 1), so every logit carries a
+// Zipf-like prior over ids (GPT-2's BPE ids grow roughly with rarity); and the
+// other embedding channels have std 0.3, so the context moves the logits by
+// about a nat. Deterministic: the same cfg and seed give the same bits.
+func Peaked(cfg model.Config, seed uint64) *model.Model {
+	m := Random(cfg, seed)
+	C := cfg.NEmbd
+	w := &m.Weights
+	for i := range w.WTE {
+		if i%C == 0 {
+			w.WTE[i] = float32(-math.Log1p(float64(i / C)))
+		} else {
+			w.WTE[i] *= 15
+		}
+	}
+	w.LNFW[0], w.LNFB[0] = 0, 1
+	m.Source = "peaked"
+	return m
+}
