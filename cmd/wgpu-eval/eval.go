@@ -21,6 +21,7 @@ import (
 // evalFlags are the flags of `wgpu-eval eval`.
 type evalFlags struct {
 	model, data, split, mode, device string
+	precision                        string
 	jsonOut, separator, tinyShake    string
 	ctx, stride, maxTokens           int
 	threads, batchTokens             int
@@ -35,7 +36,8 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
 	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents (0: ctx/2)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
-	fs.StringVar(&f.device, "device", "cpu", "where to run: cpu")
+	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included) or gpu:N (N as listed by `wgpu-eval devices`)")
+	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 (the default where the device has shader-f16) or f32; activations and sums are f32 either way")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("tokens per batch, sequences x longest (0: %d)", pipeline.DefaultBatchTokens))
 	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood)")
@@ -69,8 +71,13 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return usageError{err}
 	}
-	if f.device != "cpu" {
-		return usageError{fmt.Errorf("--device %q: only cpu is available in this build", f.device)}
+	dev, err := parseDevice(f.device)
+	if err != nil {
+		return usageError{err}
+	}
+	precision, err := parsePrecision(f.precision)
+	if err != nil {
+		return usageError{err}
 	}
 	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
 		return usageError{errors.New("--ctx, --stride, --max-tokens, --threads and --batch-tokens must not be negative")}
@@ -144,7 +151,12 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	say("data %s: %d tokens", dataName(f.data, f.split), toks.Len())
 
-	backend := model.NewCPU(m, f.threads)
+	backend, closeBackend, err := openBackend(dev, precision, m, f.threads)
+	if err != nil {
+		return err
+	}
+	defer closeBackend()
+	say("device: %s", backend.Name())
 	threads := f.threads
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)

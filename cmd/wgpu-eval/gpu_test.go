@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// requireVulkan skips without a Vulkan adapter, unless CI or
+// WGPU_REQUIRE_VULKAN is set: then it fails.
+func requireVulkan(t *testing.T) []wgpu.AdapterInfo {
+	t.Helper()
+	as, err := wgpu.EnumerateAdapters()
+	if err == nil && len(as) > 0 {
+		return as
+	}
+	if os.Getenv("CI") != "" || os.Getenv("WGPU_REQUIRE_VULKAN") != "" {
+		t.Fatalf("no Vulkan adapter (required under CI): %v", err)
+	}
+	t.Skipf("no Vulkan adapter: %v", err)
+	return nil
+}
+
+// TestEvalOnGPU runs the CLI on the first Vulkan adapter (lavapipe in CI) with
+// the peaked tiny model and checks the result against the CPU path's, in both
+// precisions, and that the JSON names the adapter.
+func TestEvalOnGPU(t *testing.T) {
+	isolate(t)
+	as := requireVulkan(t)
+	m := testmodel.Peaked(testmodel.TinyConfig(), 11)
+	dir := filepath.Join(t.TempDir(), "peaked")
+	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+		t.Fatal(err)
+	}
+	text := "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" +
+		"First Citizen:\nYou are all resolved rather to die than to famish?\n"
+	data := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	result := func(args ...string) map[string]any {
+		t.Helper()
+		out, stderr, err := cli(t, "", append([]string{"--model", dir, "--data", data, "--ctx", "16", "--quiet", "--json", "-"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr)
+		}
+		var r map[string]any
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %v in %q", args, err, out)
+		}
+		return r
+	}
+	cpu := result("--device", "cpu")
+	for _, c := range []struct {
+		precision string
+		tol       float64
+	}{{"f32", 1e-5}, {"f16", 3e-4}} {
+		if c.precision == "f16" && !as[0].Features.ShaderF16 {
+			continue
+		}
+		gpu := result("--device", "GPU:0", "--precision", c.precision)
+		if dev, _ := gpu["device"].(string); !strings.Contains(dev, as[0].Name) {
+			t.Errorf("%s: device %q does not name the adapter %q", c.precision, dev, as[0].Name)
+		}
+		if gpu["tokens"] != cpu["tokens"] {
+			t.Errorf("%s: %v tokens, cpu %v", c.precision, gpu["tokens"], cpu["tokens"])
+		}
+		g, w := gpu["mean_nll"].(float64), cpu["mean_nll"].(float64)
+		if math.Abs(g-w) > c.tol {
+			t.Errorf("%s: mean NLL %.7f on the GPU, %.7f on the CPU", c.precision, g, w)
+		}
+	}
+	// auto never picks a software driver: where lavapipe is all there is, it is the CPU.
+	hardware := false
+	for _, a := range as {
+		hardware = hardware || a.DeviceType != "cpu"
+	}
+	if auto := result("--device", "auto"); !hardware && auto["device"] != "cpu" {
+		t.Errorf("--device auto with only software adapters ran on %v", auto["device"])
+	}
+}
+
+func TestParseDevice(t *testing.T) {
+	for in, want := range map[string]deviceSpec{"auto": {"auto", -1}, "CPU": {"cpu", -1}, "gpu": {"gpu", -1}, "Gpu:2": {"gpu", 2}} {
+		if got, err := parseDevice(in); err != nil || got != want {
+			t.Errorf("parseDevice(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "gpu:", "gpu:-1", "tpu", "gpu:x", "all"} {
+		if _, err := parseDevice(bad); err == nil {
+			t.Errorf("parseDevice(%q) accepted", bad)
+		}
+	}
+}
