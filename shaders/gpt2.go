@@ -26,6 +26,8 @@ type GPT2 struct {
 	lnfW   *wgpu.Buffer
 	lnfB   *wgpu.Buffer
 
+	bindLimit int // tests: a smaller binding limit, to exercise wte in ranges
+
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllSums *Kernel
 }
 
@@ -271,8 +273,11 @@ func (g *GPT2) Loss(ctx context.Context, seqs []model.Sequence) (model.LossSums,
 		r.op(g.matmul, map[string]float64{"EPI": epi}, map[string]Buf{"x": {Buffer: x}, "w": {Buffer: w}, "bias": {Buffer: bias}, "out": {Buffer: out}},
 			Params{"M": float64(M), "N": float64(Nn), "K": float64(K)}, grid(ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(Nn, matmulTileN), matmulWG)))
 	}
-	r.op(g.embed, nil, map[string]Buf{"tokens": {Buffer: tok}, "wte": {Buffer: g.wte}, "wpe": {Buffer: g.wpe}, "out": {Buffer: res}},
-		Params{"N": float64(N), "T": float64(T), "C": float64(C), "pos0": 0, "v0": 0, "V": float64(V)}, grid(ceilDiv(N*C, 64)))
+	ranges := g.wteRanges()
+	for _, vr := range ranges {
+		r.op(g.embed, nil, map[string]Buf{"tokens": {Buffer: tok}, "wte": g.wteRange(vr), "wpe": {Buffer: g.wpe}, "out": {Buffer: res}},
+			Params{"N": float64(N), "T": float64(T), "C": float64(C), "pos0": 0, "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])}, grid(ceilDiv(N*C, 64)))
+	}
 	attParams := Params{"B": float64(B), "T": float64(T), "C": float64(C), "H": float64(H), "S": float64(T), "pos0": 0}
 	for i := range g.layers {
 		w := &g.layers[i]
@@ -300,8 +305,11 @@ func (g *GPT2) Loss(ctx context.Context, seqs []model.Sequence) (model.LossSums,
 		}
 	}
 	r.pass = enc.BeginComputePass(nil)
-	r.op(g.lmHead, map[string]float64{"VT": float64(vt)}, map[string]Buf{"h": {Buffer: hP}, "wte": {Buffer: g.wte}, "targets": {Buffer: tgtIDs}, "part": {Buffer: part}, "tgt": {Buffer: tgt}},
-		Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}, [3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(tiles), 1})
+	for _, vr := range ranges {
+		r.op(g.lmHead, map[string]float64{"VT": float64(vt)}, map[string]Buf{"h": {Buffer: hP}, "wte": g.wteRange(vr), "targets": {Buffer: tgtIDs}, "part": {Buffer: part}, "tgt": {Buffer: tgt}},
+			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
+			[3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(vr[1]-vr[0], vt)), 1})
+	}
 	r.op(g.nllSums, nil, map[string]Buf{"part": {Buffer: part}, "tgt": {Buffer: tgt}, "nll": {Buffer: nll}, "out": {Buffer: sums}},
 		Params{"P": float64(P), "tiles": float64(tiles)}, [3]uint32{1, 1, 1})
 	r.pass.End()
@@ -334,3 +342,44 @@ const (
 	vocabTile                = 256  // lmhead_loss.wgsl: VT, vocabulary ids per tile
 	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation
 )
+
+// wteRanges cuts the vocabulary into ranges [v0, v1) of ids whose rows of wte
+// fit one binding (the device's maxStorageBufferBindingSize: 128 MiB on
+// lavapipe, less than GPT-2's f32 wte or GPT-2 XL's f16 one); every range but
+// the last is a whole number of lm_head vocabulary tiles, so its byte offset
+// keeps the storage offset alignment.
+func (g *GPT2) wteRanges() [][2]int {
+	V, row := g.cfg.VocabSize, g.cfg.NEmbd*g.weightBytes()
+	limit := int(min(g.dev.Limits().MaxStorageBufferBindingSize, 1<<31))
+	if g.bindLimit > 0 {
+		limit = g.bindLimit
+	}
+	per := max(limit/row/vocabTile, 1) * vocabTile
+	align := int(max(g.dev.Limits().MinStorageBufferOffsetAlignment, 1))
+	for per > vocabTile && (per*row)%align != 0 {
+		per -= vocabTile
+	}
+	var rs [][2]int
+	for v0 := 0; v0 < V; v0 += per {
+		rs = append(rs, [2]int{v0, min(v0+per, V)})
+	}
+	return rs
+}
+
+// wteRange is the binding of wte's rows [vr[0], vr[1]).
+func (g *GPT2) wteRange(vr [2]int) Buf {
+	row := uint64(g.cfg.NEmbd * g.weightBytes())
+	size := uint64(vr[1]-vr[0]) * row
+	if end := uint64(vr[1]) * row; end == uint64(g.cfg.VocabSize)*row {
+		size = g.wte.Size() - uint64(vr[0])*row // the last range keeps the buffer's padding
+	}
+	return Buf{Buffer: g.wte, Offset: uint64(vr[0]) * row, Size: size}
+}
+
+// weightBytes is the bytes of one stored weight.
+func (g *GPT2) weightBytes() int {
+	if g.f16 {
+		return 2
+	}
+	return 4
+}

@@ -76,6 +76,19 @@ func TestGPT2MatchesCPU(t *testing.T) {
 		if again != got {
 			t.Errorf("f16=%v: rerun gave %+v, first run %+v", f16, again, got)
 		}
+		// wte bound in ranges (as when it exceeds the binding limit) gives the same sums.
+		g.bindLimit = 3 * vocabTile * m.Config.NEmbd * g.weightBytes()
+		if n := len(g.wteRanges()); n < 10 {
+			t.Fatalf("%d wte ranges", n)
+		}
+		split, err := g.Loss(ctx, seqs)
+		g.bindLimit = 0
+		if err != nil {
+			t.Fatal(err)
+		}
+		if split != got {
+			t.Errorf("f16=%v: wte in ranges gave %+v, whole %+v", f16, split, got)
+		}
 		// Batch independence: each sequence alone adds up to the batch within rounding.
 		var alone float64
 		for _, s := range seqs {
