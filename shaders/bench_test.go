@@ -14,11 +14,11 @@ import (
 // BenchmarkLoss scores batches of random windows with the GPU path (on the
 // first adapter, or WGPU_ADAPTER) and with the CPU path in the same run,
 // reporting input tokens per second. The shape is small for lavapipe
-// (4 layers, C 256, 4 heads, ctx 256, GPT-2's vocabulary); WGPU_BENCH_124M=1
+// (2 layers, C 128, 2 heads, ctx 128, GPT-2's vocabulary); WGPU_BENCH_124M=1
 // takes the GPT-2 124M shape at ctx 1024, and WGPU_BENCH_BATCH sets the
 // windows per batch (default 4).
 func BenchmarkLoss(b *testing.B) {
-	cfg := model.Config{NLayer: 4, NHead: 4, NEmbd: 256, NPositions: 256, VocabSize: 50257, LayerNormEps: 1e-5}
+	cfg := model.Config{NLayer: 2, NHead: 2, NEmbd: 128, NPositions: 128, VocabSize: 50257, LayerNormEps: 1e-5}
 	if os.Getenv("WGPU_BENCH_124M") != "" {
 		cfg = model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
 	}
