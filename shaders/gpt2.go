@@ -3,7 +3,6 @@ package shaders
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 
@@ -53,6 +52,9 @@ func NewGPT2(dev *wgpu.Device, m *model.Model, f16 bool) (*GPT2, error) {
 	if f16 && !dev.HasFeature(wgpu.FeatureShaderF16) {
 		return nil, fmt.Errorf("gpu model %s: f16 weights need the device feature %s", m.Source, wgpu.FeatureShaderF16)
 	}
+	if w := &m.Weights; w.LMHead != nil && &w.LMHead[0] != &w.WTE[0] {
+		return nil, fmt.Errorf("gpu model %s: an LM head not tied to wte is not supported", m.Source)
+	}
 	g := &GPT2{dev: dev, cfg: cfg, f16: f16}
 	var err error
 	up := func(name string, x []float32) *wgpu.Buffer {
@@ -77,9 +79,6 @@ func NewGPT2(dev *wgpu.Device, m *model.Model, f16 bool) (*GPT2, error) {
 			fcW: up(p+"mlp.c_fc.weight", l.FCW), fcB: up(p+"mlp.c_fc.bias", l.FCB),
 			fcProjW: up(p+"mlp.c_proj.weight", l.FCProjW), fcProjB: up(p+"mlp.c_proj.bias", l.FCProjB),
 		})
-	}
-	if w.LMHead != nil && &w.LMHead[0] != &w.WTE[0] {
-		err = errors.Join(err, fmt.Errorf("gpu model %s: an LM head not tied to wte is not supported", m.Source))
 	}
 	if err != nil {
 		return nil, err

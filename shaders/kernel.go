@@ -65,7 +65,7 @@ func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
 		return nil, err
 	}
 	label := name
-	if f16 && strings.Contains(src, "alias weight = f16;") {
+	if f16 && strings.HasPrefix(src, "enable f16;") { // Variant made an f16 text
 		label = strings.TrimSuffix(name, ".wgsl") + "[f16].wgsl"
 	}
 	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src})
