@@ -48,7 +48,7 @@ func (f *GlobalFuncs) EnumerateInstanceExtensionProperties(pLayerName *byte, pPr
 
 // InstanceFuncs holds the commands loaded with vkGetInstanceProcAddr(instance, name).
 type InstanceFuncs struct {
-	p [12]uintptr
+	p [13]uintptr
 }
 
 var instanceFuncsNames = [...]procName{
@@ -59,6 +59,7 @@ var instanceFuncsNames = [...]procName{
 	{"vkGetPhysicalDeviceFeatures2", false},
 	{"vkGetPhysicalDeviceQueueFamilyProperties", false},
 	{"vkGetPhysicalDeviceMemoryProperties", false},
+	{"vkGetPhysicalDeviceMemoryProperties2", false},
 	{"vkEnumerateDeviceExtensionProperties", false},
 	{"vkCreateDevice", false},
 	{"vkGetDeviceProcAddr", false},
@@ -102,39 +103,44 @@ func (f *InstanceFuncs) GetPhysicalDeviceMemoryProperties(physicalDevice Physica
 	purego.SyscallN(f.p[6], uintptr(physicalDevice), uintptr(unsafe.Pointer(pMemoryProperties)))
 }
 
+// GetPhysicalDeviceMemoryProperties2 calls vkGetPhysicalDeviceMemoryProperties2.
+func (f *InstanceFuncs) GetPhysicalDeviceMemoryProperties2(physicalDevice PhysicalDevice, pMemoryProperties *PhysicalDeviceMemoryProperties2) {
+	purego.SyscallN(f.p[7], uintptr(physicalDevice), uintptr(unsafe.Pointer(pMemoryProperties)))
+}
+
 // EnumerateDeviceExtensionProperties calls vkEnumerateDeviceExtensionProperties.
 func (f *InstanceFuncs) EnumerateDeviceExtensionProperties(physicalDevice PhysicalDevice, pLayerName *byte, pPropertyCount *uint32, pProperties *ExtensionProperties) Result {
-	r, _, _ := purego.SyscallN(f.p[7], uintptr(physicalDevice), uintptr(unsafe.Pointer(pLayerName)), uintptr(unsafe.Pointer(pPropertyCount)), uintptr(unsafe.Pointer(pProperties)))
+	r, _, _ := purego.SyscallN(f.p[8], uintptr(physicalDevice), uintptr(unsafe.Pointer(pLayerName)), uintptr(unsafe.Pointer(pPropertyCount)), uintptr(unsafe.Pointer(pProperties)))
 	return Result(int32(r))
 }
 
 // CreateDevice calls vkCreateDevice.
 func (f *InstanceFuncs) CreateDevice(physicalDevice PhysicalDevice, pCreateInfo *DeviceCreateInfo, pAllocator *AllocationCallbacks, pDevice *Device) Result {
-	r, _, _ := purego.SyscallN(f.p[8], uintptr(physicalDevice), uintptr(unsafe.Pointer(pCreateInfo)), uintptr(unsafe.Pointer(pAllocator)), uintptr(unsafe.Pointer(pDevice)))
+	r, _, _ := purego.SyscallN(f.p[9], uintptr(physicalDevice), uintptr(unsafe.Pointer(pCreateInfo)), uintptr(unsafe.Pointer(pAllocator)), uintptr(unsafe.Pointer(pDevice)))
 	return Result(int32(r))
 }
 
 // GetDeviceProcAddr calls vkGetDeviceProcAddr.
 func (f *InstanceFuncs) GetDeviceProcAddr(device Device, pName *byte) uintptr {
-	r, _, _ := purego.SyscallN(f.p[9], uintptr(device), uintptr(unsafe.Pointer(pName)))
+	r, _, _ := purego.SyscallN(f.p[10], uintptr(device), uintptr(unsafe.Pointer(pName)))
 	return r
 }
 
 // CreateDebugUtilsMessengerEXT calls vkCreateDebugUtilsMessengerEXT. It returns ErrorExtensionNotPresent if the command was not loaded.
 func (f *InstanceFuncs) CreateDebugUtilsMessengerEXT(instance Instance, pCreateInfo *DebugUtilsMessengerCreateInfoEXT, pAllocator *AllocationCallbacks, pMessenger *DebugUtilsMessengerEXT) Result {
-	if f.p[10] == 0 {
+	if f.p[11] == 0 {
 		return ErrorExtensionNotPresent
 	}
-	r, _, _ := purego.SyscallN(f.p[10], uintptr(instance), uintptr(unsafe.Pointer(pCreateInfo)), uintptr(unsafe.Pointer(pAllocator)), uintptr(unsafe.Pointer(pMessenger)))
+	r, _, _ := purego.SyscallN(f.p[11], uintptr(instance), uintptr(unsafe.Pointer(pCreateInfo)), uintptr(unsafe.Pointer(pAllocator)), uintptr(unsafe.Pointer(pMessenger)))
 	return Result(int32(r))
 }
 
 // DestroyDebugUtilsMessengerEXT calls vkDestroyDebugUtilsMessengerEXT. It does nothing if the command was not loaded.
 func (f *InstanceFuncs) DestroyDebugUtilsMessengerEXT(instance Instance, messenger DebugUtilsMessengerEXT, pAllocator *AllocationCallbacks) {
-	if f.p[11] == 0 {
+	if f.p[12] == 0 {
 		return
 	}
-	purego.SyscallN(f.p[11], uintptr(instance), uintptr(messenger), uintptr(unsafe.Pointer(pAllocator)))
+	purego.SyscallN(f.p[12], uintptr(instance), uintptr(messenger), uintptr(unsafe.Pointer(pAllocator)))
 }
 
 // DeviceFuncs holds the commands loaded with vkGetDeviceProcAddr(device, name).

@@ -1147,12 +1147,35 @@ func (*PhysicalDeviceMaintenance3Properties) structureType() StructureType {
 	return StructureTypePhysicalDeviceMaintenance3Properties
 }
 
+// PhysicalDeviceMemoryBudgetPropertiesEXT is VkPhysicalDeviceMemoryBudgetPropertiesEXT.
+type PhysicalDeviceMemoryBudgetPropertiesEXT struct {
+	SType      StructureType
+	PNext      unsafe.Pointer
+	HeapBudget [MaxMemoryHeaps]DeviceSize
+	HeapUsage  [MaxMemoryHeaps]DeviceSize
+}
+
+func (*PhysicalDeviceMemoryBudgetPropertiesEXT) structureType() StructureType {
+	return StructureTypePhysicalDeviceMemoryBudgetPropertiesEXT
+}
+
 // PhysicalDeviceMemoryProperties is VkPhysicalDeviceMemoryProperties.
 type PhysicalDeviceMemoryProperties struct {
 	MemoryTypeCount uint32
 	MemoryTypes     [MaxMemoryTypes]MemoryType
 	MemoryHeapCount uint32
 	MemoryHeaps     [MaxMemoryHeaps]MemoryHeap
+}
+
+// PhysicalDeviceMemoryProperties2 is VkPhysicalDeviceMemoryProperties2.
+type PhysicalDeviceMemoryProperties2 struct {
+	SType            StructureType
+	PNext            unsafe.Pointer
+	MemoryProperties PhysicalDeviceMemoryProperties
+}
+
+func (*PhysicalDeviceMemoryProperties2) structureType() StructureType {
+	return StructureTypePhysicalDeviceMemoryProperties2
 }
 
 // PhysicalDeviceProperties is VkPhysicalDeviceProperties.
@@ -1788,6 +1811,7 @@ const (
 	StructureTypePhysicalDevice16bitStorageFeatures                StructureType = 1000083000
 	StructureTypePhysicalDeviceFeatures2                           StructureType = 1000059000
 	StructureTypePhysicalDeviceProperties2                         StructureType = 1000059001
+	StructureTypePhysicalDeviceMemoryProperties2                   StructureType = 1000059006
 	StructureTypePhysicalDeviceIdProperties                        StructureType = 1000071004
 	StructureTypePhysicalDeviceMaintenance3Properties              StructureType = 1000168000
 	StructureTypePhysicalDeviceDriverProperties                    StructureType = 1000196000
@@ -1801,6 +1825,7 @@ const (
 	StructureTypeDebugUtilsLabelEXT                                StructureType = 1000128002
 	StructureTypeDebugUtilsMessengerCallbackDataEXT                StructureType = 1000128003
 	StructureTypeDebugUtilsMessengerCreateInfoEXT                  StructureType = 1000128004
+	StructureTypePhysicalDeviceMemoryBudgetPropertiesEXT           StructureType = 1000237000
 	StructureTypeValidationFeaturesEXT                             StructureType = 1000247000
 )
 

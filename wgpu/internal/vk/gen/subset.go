@@ -20,6 +20,7 @@ var instanceCommands = []string{
 	"vkGetPhysicalDeviceFeatures2",
 	"vkGetPhysicalDeviceQueueFamilyProperties",
 	"vkGetPhysicalDeviceMemoryProperties",
+	"vkGetPhysicalDeviceMemoryProperties2",
 	"vkEnumerateDeviceExtensionProperties",
 	"vkCreateDevice",
 	"vkGetDeviceProcAddr",
@@ -97,6 +98,7 @@ var extraStructs = []string{
 	"VkPhysicalDeviceShaderFloat16Int8Features",
 	"VkPhysicalDeviceVulkanMemoryModelFeatures",
 	"VkPhysicalDeviceShaderSubgroupExtendedTypesFeatures",
+	"VkPhysicalDeviceMemoryBudgetPropertiesEXT",
 	"VkDebugUtilsMessengerCallbackDataEXT",
 	"VkValidationFeaturesEXT",
 }

@@ -437,11 +437,20 @@ const size_t vkl_layout[] = {
 	offsetof(VkPhysicalDeviceMaintenance3Properties, pNext),
 	offsetof(VkPhysicalDeviceMaintenance3Properties, maxPerSetDescriptors),
 	offsetof(VkPhysicalDeviceMaintenance3Properties, maxMemoryAllocationSize),
+	sizeof(VkPhysicalDeviceMemoryBudgetPropertiesEXT), _Alignof(VkPhysicalDeviceMemoryBudgetPropertiesEXT),
+	offsetof(VkPhysicalDeviceMemoryBudgetPropertiesEXT, sType),
+	offsetof(VkPhysicalDeviceMemoryBudgetPropertiesEXT, pNext),
+	offsetof(VkPhysicalDeviceMemoryBudgetPropertiesEXT, heapBudget),
+	offsetof(VkPhysicalDeviceMemoryBudgetPropertiesEXT, heapUsage),
 	sizeof(VkPhysicalDeviceMemoryProperties), _Alignof(VkPhysicalDeviceMemoryProperties),
 	offsetof(VkPhysicalDeviceMemoryProperties, memoryTypeCount),
 	offsetof(VkPhysicalDeviceMemoryProperties, memoryTypes),
 	offsetof(VkPhysicalDeviceMemoryProperties, memoryHeapCount),
 	offsetof(VkPhysicalDeviceMemoryProperties, memoryHeaps),
+	sizeof(VkPhysicalDeviceMemoryProperties2), _Alignof(VkPhysicalDeviceMemoryProperties2),
+	offsetof(VkPhysicalDeviceMemoryProperties2, sType),
+	offsetof(VkPhysicalDeviceMemoryProperties2, pNext),
+	offsetof(VkPhysicalDeviceMemoryProperties2, memoryProperties),
 	sizeof(VkPhysicalDeviceProperties), _Alignof(VkPhysicalDeviceProperties),
 	offsetof(VkPhysicalDeviceProperties, apiVersion),
 	offsetof(VkPhysicalDeviceProperties, driverVersion),
@@ -582,7 +591,7 @@ const size_t vkl_layout[] = {
 	offsetof(VkWriteDescriptorSet, pBufferInfo),
 	offsetof(VkWriteDescriptorSet, pTexelBufferView),
 };
-const size_t vkl_count = 639;
+const size_t vkl_count = 650;
 */
 import "C"
 
