@@ -1,0 +1,146 @@
+package shaders
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+)
+
+// sharedGroups is the dispatch for matmul_shared.wgsl: one workgroup per
+// bm x bn tile of out, at most gx workgroups along x (the kernel flattens
+// wid.y * nwg.x + wid.x; those past the last tile return).
+func sharedGroups(M, N, bm, bn, gx int) [3]uint32 {
+	groups := ceilDiv(M, bm) * ceilDiv(N, bn)
+	gx = min(groups, gx)
+	return [3]uint32{uint32(gx), uint32(ceilDiv(groups, gx)), 1}
+}
+
+// guard is the number of values after each array in TestMatmulShared's
+// buffers: NaN after the inputs, so that a read out of bounds shows in the
+// output, and guardOut after out, which must stay as it is.
+const (
+	guard    = 16
+	guardOut = 12345.0
+)
+
+// withGuard appends guard copies of v to b, encoded as f16 or f32.
+func withGuard(b []byte, v float32, f16 bool) []byte {
+	g := make([]float32, guard)
+	for i := range g {
+		g[i] = v
+	}
+	return append(b, weightBytes(g, f16)...)
+}
+
+// TestMatmulShared compares matmul_shared.wgsl with refops.Matmul (then
+// refops.GELU, or plus the residual) and with matmul.wgsl on the same inputs,
+// for every epilogue, both weight types and three tile sets (the defaults
+// 64x64x16, 16x16x8 and the non-square 32x16x4), on sizes that are not
+// multiples of the tiles (M, N and K all ragged; K = 200 spans many BK steps
+// and ends in a partial one), with 2D dispatches whose last row of workgroups
+// is partly past the last tile. Every buffer is followed by guard values
+// (NaN after the inputs, a sentinel after out) to catch reads and writes out
+// of bounds. Tolerance 1e-5 relative to max(1, |want|):
+// f32 sums of at most 200 products of order 0.2, rounding errors growing
+// about as √K·2⁻²⁴·|sum| ≈ 3e-6; the f16 reference uses the rounded weights,
+// so the same bound holds; both kernels add in k order, so they agree at
+// least as closely.
+func TestMatmulShared(t *testing.T) {
+	d := newTestDev(t)
+	sizes := []struct{ M, K, N int }{{37, 48, 50}, {5, 20, 12}, {3, 7, 5}, {130, 200, 72}}
+	cases := []struct {
+		bm, bn, bk int
+		gx         int
+	}{
+		{64, 64, 16, 65535}, // defaults
+		{64, 64, 16, 4},
+		{16, 16, 8, 65535},
+		{32, 16, 4, 3},
+	}
+	for _, f16 := range d.weightTypes() {
+		k, err := NewKernel(d.dev, "matmul_shared.wgsl", f16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		regs, err := NewKernel(d.dev, "matmul.wgsl", f16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for si, sz := range sizes {
+			M, K, N := sz.M, sz.K, sz.N
+			seed := uint64(100 + 10*si)
+			x := randF32(seed+1, M*K, 0, 1)
+			w, bias := randF32(seed+2, K*N, 0, 0.2), randF32(seed+3, N, 0, 0.1)
+			res := randF32(seed+4, M*N, 0, 1)
+			wb, bb := weightBytes(w, f16), weightBytes(bias, f16)
+			y := refops.Matmul(f64(x), f64(w), f64(bias), M, K, N)
+			bufs := func(t *testing.T, init []byte) (map[string]Buf, Buf) {
+				nan := float32(math.NaN())
+				out := Buf{Buffer: d.buffer(t, "out", withGuard(init, guardOut, false))}
+				return map[string]Buf{
+					"x":    {Buffer: d.buffer(t, "x", withGuard(f32Bytes(x), nan, false))},
+					"w":    {Buffer: d.buffer(t, "w", withGuard(wb, nan, f16))},
+					"bias": {Buffer: d.buffer(t, "bias", withGuard(bb, nan, f16))}, "out": out,
+				}, out
+			}
+			params := Params{"M": float64(M), "N": float64(N), "K": float64(K)}
+			for epi := range 3 {
+				want := make([]float64, len(y))
+				init := make([]byte, 4*M*N)
+				for i, v := range y {
+					switch epi {
+					case 0:
+						want[i] = v
+					case 1:
+						want[i] = refops.GELU(v)
+					case 2:
+						want[i] = float64(res[i]) + v
+					}
+				}
+				if epi == 2 {
+					init = f32Bytes(res)
+				}
+				var regsOut []float64 // matmul.wgsl's output on the same inputs
+				t.Run(fmt.Sprintf("f16=%v/M=%d,K=%d,N=%d/EPI=%d/matmul.wgsl", f16, M, K, N, epi), func(t *testing.T) {
+					p, err := regs.Pipeline(map[string]float64{"EPI": float64(epi)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, out := bufs(t, init)
+					d.run(t, p, b, params, matmulGroups(M, N, 64, 65535))
+					got := d.readF32(t, out.Buffer, M*N)
+					checkClose(t, "matmul", got, want, 1e-5)
+					regsOut = f64(got)
+				})
+				for _, c := range cases {
+					name := fmt.Sprintf("f16=%v/M=%d,K=%d,N=%d/EPI=%d/BM=%d,BN=%d,BK=%d,gx=%d", f16, M, K, N, epi, c.bm, c.bn, c.bk, c.gx)
+					t.Run(name, func(t *testing.T) {
+						consts := map[string]float64{"EPI": float64(epi)}
+						if c.bm != 64 || c.bn != 64 || c.bk != 16 { // else the defaults
+							consts["BM"], consts["BN"], consts["BK"] = float64(c.bm), float64(c.bn), float64(c.bk)
+						}
+						p, err := k.Pipeline(consts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						b, out := bufs(t, init)
+						d.run(t, p, b, params, sharedGroups(M, N, c.bm, c.bn, c.gx))
+						got := d.readF32(t, out.Buffer, M*N+guard)
+						for i, v := range got[M*N:] {
+							if v != guardOut {
+								t.Fatalf("out[M*N+%d] = %v: stored out of bounds", i, v)
+							}
+						}
+						got = got[:M*N]
+						checkClose(t, "matmul_shared", got, want, 1e-5)
+						if regsOut != nil {
+							checkClose(t, "matmul_shared vs matmul.wgsl", got, regsOut, 1e-5)
+						}
+					})
+				}
+			}
+		}
+	}
+}
