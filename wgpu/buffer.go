@@ -148,7 +148,7 @@ func (b *Buffer) Usage() BufferUsage { return b.usage }
 func (b *Buffer) Label() string { return b.label }
 
 // Map waits until the GPU has finished all submitted work that uses the buffer and returns its bytes, valid until
-// Unmap. The buffer must have MapRead (read the bytes) or MapWrite (write them) usage, and must not be used in a
+// Unmap. Other goroutines may use the device while it waits. The buffer must have MapRead (read the bytes) or MapWrite (write them) usage, and must not be used in a
 // submission while mapped.
 func (b *Buffer) Map() ([]byte, error) {
 	if b.usage&(BufferUsageMapRead|BufferUsageMapWrite) == 0 {
@@ -156,15 +156,7 @@ func (b *Buffer) Map() ([]byte, error) {
 	}
 	b.d.mu.Lock()
 	defer b.d.mu.Unlock()
-	if _, ok := b.d.live[b]; !ok || b.d.closed {
-		return nil, ErrClosed
-	}
-	if b.d.queue.pending != nil && b.d.queue.pending.uses(b) {
-		if _, err := b.d.queue.submitLocked(nil); err != nil {
-			return nil, err
-		}
-	}
-	if err := b.d.queue.waitForLocked(b.lastUse); err != nil {
+	if err := b.d.queue.settle(b); err != nil { // releases d.mu while it waits
 		return nil, err
 	}
 	b.mapped = true

@@ -111,6 +111,9 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 		chain(unsafe.Pointer(mm), &mm.PNext)
 		exts = a.needExt(exts, 1, 2, "VK_KHR_vulkan_memory_model")
 	}
+	if a.exts["VK_EXT_memory_budget"] { // Device.MemoryBudget reports the driver's budget
+		exts = append(exts, "VK_EXT_memory_budget")
+	}
 	if a.exts["VK_KHR_portability_subset"] {
 		exts = append(exts, "VK_KHR_portability_subset")
 	}
@@ -134,7 +137,7 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 		}
 		return nil, err
 	}
-	d.queue = &Queue{d: d}
+	d.queue = &Queue{d: d, idle: sync.NewCond(&d.mu)}
 	d.fn.GetDeviceQueue(d.h, a.family, 0, &d.queue.h)
 	blockSize := desc.MemoryBlockSize
 	if blockSize == 0 {
@@ -248,7 +251,8 @@ func (d *Device) release(c child) error {
 }
 
 // Close waits for the GPU, destroys every object still alive, saves the pipeline cache and destroys the device.
-// It is safe after errors, including a lost device.
+// It is safe after errors, including a lost device, and while other goroutines wait for the GPU: it waits for
+// their fences, and their waits then fail with ErrClosed.
 func (d *Device) Close() error {
 	if d == nil {
 		return nil
@@ -268,6 +272,9 @@ func (d *Device) Close() error {
 	d.gone.Store(true)
 	if d.fn == nil {
 		return nil
+	}
+	for d.queue != nil && d.queue.waiters > 0 { // they return ErrClosed once their fence signals
+		d.queue.idle.Wait()
 	}
 	d.fn.DeviceWaitIdle(d.h)
 	if d.queue != nil {

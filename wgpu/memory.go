@@ -1,6 +1,7 @@
 package wgpu
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -20,6 +21,78 @@ func (d *Device) MemoryStats() MemoryStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return MemoryStats{InUse: d.mem.inUse, Peak: d.mem.peak, Allocated: d.mem.allocated, Blocks: len(d.mem.blocks)}
+}
+
+// MemoryBudget is how much device-local memory the device can still use: what to size batches by. Sizes are in
+// bytes, summed over the device-local heaps (Heaps has them one by one).
+type MemoryBudget struct {
+	// Size is the heaps' total size.
+	Size uint64 `json:"size"`
+	// Budget is how much this process may allocate from the heaps (its current Usage included) before allocations
+	// may fail or degrade performance, as the driver estimates it now. At most Size.
+	Budget uint64 `json:"budget"`
+	// Usage is how much of the heaps this process uses now (all its devices, as the driver counts it).
+	Usage uint64 `json:"usage"`
+	// Estimated is true when the driver lacks VK_EXT_memory_budget: Budget is then Size (other processes' use is
+	// unknown) and Usage is this device's own allocations.
+	Estimated bool `json:"estimated"`
+	// Heaps are the device-local heaps.
+	Heaps []HeapBudget `json:"heaps"`
+}
+
+// HeapBudget is one heap's share of a MemoryBudget.
+type HeapBudget struct {
+	Index  int    `json:"index"` // into AdapterInfo.MemoryHeaps
+	Size   uint64 `json:"size"`
+	Budget uint64 `json:"budget"`
+	Usage  uint64 `json:"usage"`
+}
+
+// Available is the budget not yet used: Budget - Usage, or 0.
+func (m MemoryBudget) Available() uint64 {
+	if m.Usage >= m.Budget {
+		return 0
+	}
+	return m.Budget - m.Usage
+}
+
+// MemoryBudget reports the device-local heaps' size, budget and usage, from VK_EXT_memory_budget where the driver
+// has it (RequestDevice enables it), else estimated from the heap sizes and this device's allocations. It is a
+// query of the driver at each call, cheap enough to make per batch.
+func (d *Device) MemoryBudget() (MemoryBudget, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return MemoryBudget{}, err
+	}
+	a := d.adapter
+	mp := &a.memProps
+	var ar vk.Arena
+	defer ar.Release()
+	var bp *vk.PhysicalDeviceMemoryBudgetPropertiesEXT
+	if a.exts["VK_EXT_memory_budget"] {
+		p2 := vk.New[vk.PhysicalDeviceMemoryProperties2](&ar)
+		bp = vk.New[vk.PhysicalDeviceMemoryBudgetPropertiesEXT](&ar)
+		p2.PNext = unsafe.Pointer(bp)
+		a.inst.fn.GetPhysicalDeviceMemoryProperties2(a.pd, p2)
+		mp = &p2.MemoryProperties
+	}
+	held := d.mem.heapAllocated()
+	out := MemoryBudget{Estimated: bp == nil}
+	for i, h := range mp.MemoryHeaps[:mp.MemoryHeapCount] {
+		if h.Flags&vk.MemoryHeapDeviceLocalBit == 0 {
+			continue
+		}
+		hb := HeapBudget{Index: i, Size: h.Size, Budget: h.Size, Usage: held[i]}
+		if bp != nil {
+			hb.Budget, hb.Usage = min(bp.HeapBudget[i], h.Size), bp.HeapUsage[i]
+		}
+		out.Heaps = append(out.Heaps, hb)
+		out.Size += hb.Size
+		out.Budget += hb.Budget
+		out.Usage += hb.Usage
+	}
+	return out, nil
 }
 
 // span is a free range of a block.
@@ -56,9 +129,17 @@ const (
 	memReadback                    // host-visible, cached preferred
 )
 
-// typeOrder lists the acceptable memory types for a class, best first.
+// typeOrder lists the acceptable memory types for a class, best first. Device buffers never go to host memory
+// when a device-local type is acceptable: a GPU reading weights over PCIe is silently 10-100x slower, and the
+// caller would rather get ErrOutOfMemory and shrink its batch.
 func (a *allocator) typeOrder(bits uint32, class memoryClass) []uint32 {
 	mp := &a.d.adapter.memProps
+	local := false
+	for i := uint32(0); i < mp.MemoryTypeCount; i++ {
+		if bits&(1<<i) != 0 && mp.MemoryTypes[i].PropertyFlags&vk.MemoryPropertyDeviceLocalBit != 0 {
+			local = true
+		}
+	}
 	score := func(f vk.MemoryPropertyFlags) int {
 		hostOK := vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit
 		switch class {
@@ -66,6 +147,8 @@ func (a *allocator) typeOrder(bits uint32, class memoryClass) []uint32 {
 			s := 0
 			if f&vk.MemoryPropertyDeviceLocalBit != 0 {
 				s += 4
+			} else if local {
+				return -1
 			}
 			if f&vk.MemoryPropertyHostVisibleBit == 0 {
 				s += 1
@@ -128,7 +211,29 @@ func (a *allocator) alloc(req vk.MemoryRequirements, class memoryClass) (*memBlo
 		a.note(req.Size)
 		return b, off, nil
 	}
+	if errors.Is(lastErr, ErrOutOfMemory) {
+		h := a.d.adapter.memProps.MemoryTypes[types[0]].HeapIndex
+		return nil, 0, fmt.Errorf("%w: %d bytes asked of heap %d (%s, %d bytes), %d bytes of it held by this device: %w",
+			ErrOutOfMemory, req.Size, h, heapKind(a.d.adapter.memProps.MemoryHeaps[h]), a.d.adapter.memProps.MemoryHeaps[h].Size,
+			a.heapAllocated()[h], lastErr)
+	}
 	return nil, 0, lastErr
+}
+
+// heapAllocated is the bytes of VkDeviceMemory this device holds, per heap index.
+func (a *allocator) heapAllocated() [vk.MaxMemoryHeaps]uint64 {
+	var n [vk.MaxMemoryHeaps]uint64
+	for _, b := range a.blocks {
+		n[a.d.adapter.memProps.MemoryTypes[b.typeIndex].HeapIndex] += b.size
+	}
+	return n
+}
+
+func heapKind(h vk.MemoryHeap) string {
+	if h.Flags&vk.MemoryHeapDeviceLocalBit != 0 {
+		return "device-local"
+	}
+	return "host"
 }
 
 func (a *allocator) note(size uint64) {
@@ -159,8 +264,15 @@ func (a *allocator) newBlock(typeIndex uint32, need uint64, class memoryClass) (
 	ai := vk.New[vk.MemoryAllocateInfo](&ar)
 	ai.AllocationSize, ai.MemoryTypeIndex = size, typeIndex
 	b := &memBlock{size: size, typeIndex: typeIndex, free: []span{{0, size}}, dedicated: dedicated}
-	if err := check("vkAllocateMemory", a.d.fn.AllocateMemory(a.d.h, ai, nil, &b.mem)); err != nil {
-		return nil, fmt.Errorf("allocate %d-byte memory block: %w", size, a.d.noteLost(err))
+	err := check("vkAllocateMemory", a.d.fn.AllocateMemory(a.d.h, ai, nil, &b.mem))
+	if errors.Is(err, ErrOutOfMemory) && !dedicated { // no room for a whole block: one of just the buffer's size
+		size, dedicated = need, true
+		ai.AllocationSize = size
+		*b = memBlock{size: size, typeIndex: typeIndex, free: []span{{0, size}}, dedicated: dedicated}
+		err = check("vkAllocateMemory", a.d.fn.AllocateMemory(a.d.h, ai, nil, &b.mem))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d-byte memory block of type %d: %w", size, typeIndex, a.d.noteLost(err))
 	}
 	// Map host-visible coherent memory for its whole life (non-coherent memory is used as device memory only).
 	coherent := vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit

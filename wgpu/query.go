@@ -58,10 +58,7 @@ func (q *QuerySet) Read(first, count uint32) ([]uint64, error) {
 	}
 	q.d.mu.Lock()
 	defer q.d.mu.Unlock()
-	if _, live := q.d.live[q]; !live || q.d.closed {
-		return nil, ErrClosed
-	}
-	if err := q.d.queue.waitForLocked(q.lastUse); err != nil {
+	if err := q.d.queue.settleObj(q, nil, &q.lastUse); err != nil { // releases d.mu while it waits
 		return nil, err
 	}
 	out := make([]uint64, count)

@@ -2,6 +2,8 @@ package wgpu
 
 import (
 	"fmt"
+	"sort"
+	"sync"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
 )
@@ -9,16 +11,20 @@ import (
 // SubmissionIndex identifies a Queue.Submit; Queue.WaitFor waits for it.
 type SubmissionIndex uint64
 
-// Queue is the device's queue. Its methods are safe for concurrent use; they serialize on the device.
+// Queue is the device's queue. Its methods are safe for concurrent use; they serialize on the device, except that
+// waits for the GPU (WaitFor, WaitIdle, ReadBuffer, Buffer.Map, QuerySet.Read) release the device meanwhile, so
+// other goroutines can record, submit and write while one waits.
 type Queue struct {
 	d            *Device
 	h            vk.Queue
 	next         uint64      // index of the next submission
 	completed    uint64      // submissions with index < completed are done
 	inflight     []*inflight // in submission order
-	fences       []vk.Fence  // free fences (unsignaled state not guaranteed)
+	fences       []vk.Fence  // free fences (unsignaled state not guaranteed); none has a waiter
 	pending      *CommandEncoder
 	pendingBytes uint64
+	waiters      int        // goroutines inside vkWaitForFences, d.mu released
+	idle         *sync.Cond // on d.mu; broadcast when waiters drops to 0 (Device.Close waits for that)
 }
 
 // inflight is a submitted batch and what to release when its fence signals.
@@ -27,7 +33,12 @@ type inflight struct {
 	fence    vk.Fence
 	cbs      []*CommandBuffer
 	deferred []child // closed while this submission ran: destroyed when it finishes
+	waiters  int     // goroutines waiting on fence with d.mu released: it must not be reset or destroyed
+	retired  bool    // released by retire while waited on: the last waiter recycles the fence
 }
+
+// waitHook, when set (tests only), runs with d.mu released just before a goroutine waits on a fence.
+var waitHook func()
 
 // forceStaging makes WriteBuffer always go through a staging buffer (for benchmarks of that path).
 var forceStaging = false
@@ -120,29 +131,27 @@ func (q *Queue) submitLocked(cbs []*CommandBuffer) (uint64, error) {
 		}
 	}
 	q.inflight = append(q.inflight, &inflight{idx: idx, fence: fence, cbs: cbs})
-	return idx, q.retire(false)
+	return idx, q.retire()
 }
 
-// retire releases finished submissions, in order; with wait it waits for all of them. d.mu must be held.
-func (q *Queue) retire(wait bool) error {
+// retire releases finished submissions, in order, without waiting. d.mu must be held.
+func (q *Queue) retire() error {
 	for len(q.inflight) > 0 {
 		f := q.inflight[0]
-		if wait {
-			if err := check("vkWaitForFences", q.d.fn.WaitForFences(q.d.h, 1, &f.fence, vk.True, ^uint64(0))); err != nil {
-				return q.d.noteLost(err)
-			}
-		} else {
-			r := q.d.fn.GetFenceStatus(q.d.h, f.fence)
-			if r == vk.NotReady {
-				return nil
-			}
-			if err := check("vkGetFenceStatus", r); err != nil {
-				return q.d.noteLost(err)
-			}
+		r := q.d.fn.GetFenceStatus(q.d.h, f.fence)
+		if r == vk.NotReady {
+			return nil
+		}
+		if err := check("vkGetFenceStatus", r); err != nil {
+			return q.d.noteLost(err)
 		}
 		q.inflight = q.inflight[1:]
 		q.completed = f.idx + 1
-		q.fences = append(q.fences, f.fence)
+		if f.waiters == 0 {
+			q.fences = append(q.fences, f.fence)
+		} else {
+			f.retired = true // still passed to vkWaitForFences by someone: recycled when the last one is back
+		}
 		for _, cb := range f.cbs {
 			cb.release()
 		}
@@ -167,34 +176,87 @@ func (q *Queue) deferDestroy(c child) error {
 	return err
 }
 
-// waitFor waits until submissions with index < upTo are done. lastUse values of buffers are such bounds.
-func (q *Queue) waitFor(upTo uint64) error {
-	q.d.mu.Lock()
-	defer q.d.mu.Unlock()
-	if q.d.closed {
-		return ErrClosed
-	}
-	return q.waitForLocked(upTo)
-}
-
-// waitForLocked is waitFor with d.mu held.
-func (q *Queue) waitForLocked(upTo uint64) error {
-	for len(q.inflight) > 0 && q.inflight[0].idx < upTo {
-		f := q.inflight[0]
-		if err := check("vkWaitForFences", q.d.fn.WaitForFences(q.d.h, 1, &f.fence, vk.True, ^uint64(0))); err != nil {
+// waitLocked waits until submissions with index < upTo are done and retired; lastUse values of buffers are such
+// bounds. d.mu must be held; it is released while waiting on a fence and held again on return, so anything read
+// under d.mu before the call must be checked again after it. It fails with ErrClosed if the device was closed
+// meanwhile, and with the device-lost error if the device is lost.
+func (q *Queue) waitLocked(upTo uint64) error {
+	for {
+		if err := q.d.usable(); err != nil {
+			return err
+		}
+		if err := q.retire(); err != nil {
+			return err
+		}
+		if len(q.inflight) == 0 || q.inflight[0].idx >= upTo {
+			return nil
+		}
+		// The last submission below upTo: its fence signals after every earlier submission's on this queue.
+		f := q.inflight[sort.Search(len(q.inflight), func(i int) bool { return q.inflight[i].idx >= upTo })-1]
+		f.waiters++
+		q.waiters++
+		fence := f.fence
+		q.d.mu.Unlock()
+		if waitHook != nil {
+			waitHook()
+		}
+		r := q.d.fn.WaitForFences(q.d.h, 1, &fence, vk.True, ^uint64(0))
+		q.d.mu.Lock()
+		f.waiters--
+		q.waiters--
+		if f.waiters == 0 && f.retired {
+			q.fences = append(q.fences, f.fence)
+		}
+		if q.waiters == 0 {
+			q.idle.Broadcast()
+		}
+		if err := check("vkWaitForFences", r); err != nil {
 			return q.d.noteLost(err)
 		}
-		if err := q.retire(false); err != nil {
+	}
+}
+
+// settle waits until no submitted or pending work uses b (whose lastUse may grow while d.mu is released by
+// other goroutines' submissions). d.mu must be held, as for waitLocked. On success b is live and idle, and stays
+// so while d.mu is held.
+func (q *Queue) settle(b *Buffer) error {
+	return q.settleObj(b, b, &b.lastUse)
+}
+
+// settleObj is settle for any child: c must be live, pending uploads must not use b (nil: none can use c), and the
+// submissions with index < *lastUse must be done.
+func (q *Queue) settleObj(c child, b *Buffer, lastUse *uint64) error {
+	for {
+		if err := q.d.usable(); err != nil {
+			return err
+		}
+		if _, ok := q.d.live[c]; !ok {
+			return ErrClosed
+		}
+		if b != nil && q.pending != nil && q.pending.uses(b) {
+			if _, err := q.submitLocked(nil); err != nil {
+				return err
+			}
+		}
+		if *lastUse <= q.completed {
+			return nil
+		}
+		if err := q.waitLocked(*lastUse); err != nil {
 			return err
 		}
 	}
-	return q.d.lost
 }
 
-// WaitFor waits until the submission idx (and all before it) finished on the GPU.
-func (q *Queue) WaitFor(idx SubmissionIndex) error { return q.waitFor(uint64(idx) + 1) }
+// WaitFor waits until the submission idx (and all before it) finished on the GPU. Other goroutines may use the
+// device meanwhile.
+func (q *Queue) WaitFor(idx SubmissionIndex) error {
+	q.d.mu.Lock()
+	defer q.d.mu.Unlock()
+	return q.waitLocked(uint64(idx) + 1)
+}
 
-// WaitIdle submits pending uploads and waits until the GPU finished all submitted work.
+// WaitIdle submits pending uploads and waits until the GPU finished all work submitted before the call. Other
+// goroutines may use the device meanwhile.
 func (q *Queue) WaitIdle() error {
 	q.d.mu.Lock()
 	defer q.d.mu.Unlock()
@@ -206,7 +268,7 @@ func (q *Queue) WaitIdle() error {
 			return err
 		}
 	}
-	return q.retire(true)
+	return q.waitLocked(q.next)
 }
 
 // pendingEncoder makes sure q.pending exists. d.mu must be held.
@@ -246,7 +308,7 @@ func (q *Queue) WriteBuffer(b *Buffer, offset uint64, data []byte) error {
 	if b.mapped {
 		return errorf(ErrBadUsage, "WriteBuffer to buffer %q while it is mapped", b.label)
 	}
-	if err := q.retire(false); err != nil {
+	if err := q.retire(); err != nil {
 		return err
 	}
 	if dst := b.bytes(); dst != nil && !forceStaging && b.lastUse <= q.completed && (q.pending == nil || !q.pending.uses(b)) {
@@ -298,31 +360,29 @@ func (q *Queue) ReadBuffer(b *Buffer, offset uint64, dst []byte) error {
 	if _, ok := q.d.live[b]; !ok {
 		return ErrClosed
 	}
-	src, srcOff := b, offset
-	if b.bytes() == nil {
+	if b.bytes() == nil { // copy into host-visible memory, ordered now; st is ours alone until it is destroyed
 		st, err := q.d.createBufferLocked("readback", uint64(len(dst)), BufferUsageMapRead|BufferUsageCopyDst,
 			vk.BufferUsageTransferDstBit, memReadback)
-		if err == nil {
-			err = q.pendingEncoder()
-		}
 		if err != nil {
 			return fmt.Errorf("ReadBuffer %q: %w", b.label, err)
 		}
+		defer st.destroyLocked() // after the copy out (or on error); its submission has finished or been abandoned
+		if err := q.pendingEncoder(); err != nil {
+			return fmt.Errorf("ReadBuffer %q: %w", b.label, err)
+		}
 		q.pending.CopyBufferToBuffer(b, offset, st, 0, uint64(len(dst)))
-		q.pending.staging = append(q.pending.staging, st)
-		src, srcOff = st, 0
-		defer st.destroyLocked() // after the copy out; st's submission has finished by then
-		q.pending.staging = q.pending.staging[:len(q.pending.staging)-1]
-	}
-	if q.pending != nil && q.pending.uses(b) {
-		if _, err := q.submitLocked(nil); err != nil {
+		if err := q.settle(st); err != nil {
 			return err
 		}
+		copy(dst, st.bytes())
+		return nil
 	}
-	if err := q.waitForLocked(src.lastUse); err != nil {
+	// Host-visible: read once no work uses b. Submissions other goroutines make while this one waits are waited
+	// for too (ReadBuffer then takes effect after them).
+	if err := q.settle(b); err != nil {
 		return err
 	}
-	copy(dst, src.bytes()[srcOff:])
+	copy(dst, b.bytes()[offset:])
 	return nil
 }
 
@@ -336,7 +396,7 @@ func checkRange(op string, b *Buffer, offset, size uint64) error {
 	return nil
 }
 
-// destroy releases the queue's fences; d.mu must be held and the device idle.
+// destroy releases the queue's fences; d.mu must be held, the device idle and no one waiting (q.waiters == 0).
 func (q *Queue) destroy() {
 	for _, f := range q.inflight {
 		q.fences = append(q.fences, f.fence)
