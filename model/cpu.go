@@ -117,33 +117,13 @@ func checkShapes(m *Model) error {
 	if len(w.Layers) != cfg.NLayer {
 		return fmt.Errorf("%d layers, config says %d", len(w.Layers), cfg.NLayer)
 	}
-	C, V := cfg.NEmbd, cfg.VocabSize
-	type want struct {
-		name string
-		got  []float32
-		n    int
-	}
-	ws := []want{
-		{"wte", w.WTE, V * C}, {"wpe", w.WPE, cfg.NPositions * C},
-		{"ln_f.weight", w.LNFW, C}, {"ln_f.bias", w.LNFB, C},
-	}
+	specs := cfg.Tensors()
 	if w.LMHead != nil {
-		ws = append(ws, want{"lm_head", w.LMHead, V * C})
+		specs = append(specs, cfg.LMHeadSpec())
 	}
-	for i, l := range w.Layers {
-		p := fmt.Sprintf("h.%d.", i)
-		ws = append(ws,
-			want{p + "ln_1.weight", l.LN1W, C}, want{p + "ln_1.bias", l.LN1B, C},
-			want{p + "attn.c_attn.weight", l.QKVW, C * 3 * C}, want{p + "attn.c_attn.bias", l.QKVB, 3 * C},
-			want{p + "attn.c_proj.weight", l.ProjW, C * C}, want{p + "attn.c_proj.bias", l.ProjB, C},
-			want{p + "ln_2.weight", l.LN2W, C}, want{p + "ln_2.bias", l.LN2B, C},
-			want{p + "mlp.c_fc.weight", l.FCW, C * 4 * C}, want{p + "mlp.c_fc.bias", l.FCB, 4 * C},
-			want{p + "mlp.c_proj.weight", l.FCProjW, 4 * C * C}, want{p + "mlp.c_proj.bias", l.FCProjB, C},
-		)
-	}
-	for _, x := range ws {
-		if len(x.got) != x.n {
-			return fmt.Errorf("%s has %d values, want %d", x.name, len(x.got), x.n)
+	for _, s := range specs {
+		if got := len(*w.slot(s)); got != s.NumElements() {
+			return fmt.Errorf("%s has %d values, want %d", s.Name, got, s.NumElements())
 		}
 	}
 	return nil

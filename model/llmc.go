@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -21,7 +20,8 @@ import (
 //
 // Matmul weights are (out, in), as torch.nn.Linear stores them; Layer wants
 // Hugging Face's Conv1D (in, out), so they are transposed on reading. The rows
-// of wte past V are padding and are dropped.
+// of wte past V are padding and are skipped. The per-layer kinds come in the
+// order of layerTable, which gives their names and shapes.
 const (
 	llmcMagic       = 20240326
 	llmcHeaderBytes = 256 * 4
@@ -31,31 +31,34 @@ const (
 
 // LoadLLMC reads an llm.c GPT-2 checkpoint (gpt2_124M.bin, gpt2_124M_bf16.bin).
 func LoadLLMC(path string) (*Model, error) {
-	m, err := loadLLMC(context.Background(), path, LoadOptions{})
+	m, err := loadLLMC(context.Background(), path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	return m, nil
 }
 
-// llmcSizes returns the element counts of the 16 parameter tensors in file order.
-func llmcSizes(c Config, vp int) [16]int64 {
-	C, L := int64(c.NEmbd), int64(c.NLayer)
-	return [16]int64{
-		int64(vp) * C, int64(c.NPositions) * C,
-		L * C, L * C, L * 3 * C * C, L * 3 * C,
-		L * C * C, L * C, L * C, L * C,
-		L * 4 * C * C, L * 4 * C, L * C * 4 * C, L * C,
-		C, C,
+func loadLLMC(ctx context.Context, path string) (*Model, error) {
+	c, err := openLLMC(path)
+	if err != nil {
+		return nil, err
 	}
+	defer c.Close()
+	return c.load(ctx, LoadOptions{})
 }
 
-func loadLLMC(ctx context.Context, path string, opt LoadOptions) (*Model, error) {
+// openLLMC reads and checks an llm.c header and the file's size, and lays
+// the table's tensors out over the file.
+func openLLMC(path string) (_ *Checkpoint, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -75,15 +78,16 @@ func loadLLMC(ctx context.Context, path string, opt LoadOptions) (*Model, error)
 		}
 		return nil, fmt.Errorf("bad magic %d in llm.c header, want %d%s", h[0], llmcMagic, hint)
 	}
-	var esize int64
+	var dtype DType
 	switch h[1] {
 	case llmcFP32:
-		esize = 4
+		dtype = F32
 	case llmcBF16:
-		esize = 2
+		dtype = BF16
 	default:
 		return nil, fmt.Errorf("llm.c checkpoint version %d is not supported: want %d (fp32) or %d (bf16)", h[1], llmcFP32, llmcBF16)
 	}
+	esize := int64(dtype.Size())
 	cfg := Config{
 		NPositions: int(h[2]), VocabSize: int(h[3]), NLayer: int(h[4]),
 		NHead: int(h[5]), NEmbd: int(h[6]), LayerNormEps: 1e-5,
@@ -104,12 +108,38 @@ func loadLLMC(ctx context.Context, path string, opt LoadOptions) (*Model, error)
 		return nil, fmt.Errorf("llm.c checkpoint is %d bytes, but its header (L=%d, C=%d, Vp=%d, maxT=%d, version %d) needs %.0f (truncated file?)",
 			size, cfg.NLayer, cfg.NEmbd, vp, cfg.NPositions, h[1], need)
 	}
-	sizes := llmcSizes(cfg, vp)
-	var total int64
-	for _, n := range sizes {
-		total += n * esize
+	// The table's tensors in file order: wte (with Vp-V padding rows after
+	// it), wpe, each per-layer kind for all layers, ln_f.
+	c := &Checkpoint{cfg: cfg, src: path, closers: []io.Closer{f}, srcs: make(map[string]*source)}
+	off := int64(llmcHeaderBytes)
+	add := func(s TensorSpec, llmcName string, stored int64) {
+		n := s.NumElements()
+		name := "tensor " + llmcName
+		if s.Layer >= 0 {
+			name = fmt.Sprintf("tensor %s (layer %d), %s", llmcName, s.Layer, s.Name)
+		} else if llmcName+".weight" != s.Name {
+			name += ", " + s.Name
+		}
+		src := &source{what: name, r: f, off: off, dtype: dtype, n: n}
+		if len(s.Shape) == 2 && s.Layer >= 0 { // (in, out) in HF, (out, in) here
+			src.rows, src.cols = s.Shape[1], s.Shape[0]
+		}
+		c.srcs[s.Name] = src
+		off += stored * esize
 	}
-	if want := llmcHeaderBytes + total; size != want {
+	emb, fin := cfg.embeddings(), cfg.final()
+	C := int64(cfg.NEmbd)
+	add(emb[0], "wte", int64(vp)*C)
+	add(emb[1], "wpe", int64(cfg.NPositions)*C)
+	for _, t := range layerTable {
+		for i := range cfg.NLayer {
+			s := cfg.layerSpec(i, t)
+			add(s, t.llmc, int64(s.NumElements()))
+		}
+	}
+	add(fin[0], "lnfw", C)
+	add(fin[1], "lnfb", C)
+	if want := off; size != want {
 		hint := "truncated file?"
 		if size > want {
 			hint = "trailing data or wrong header?"
@@ -117,154 +147,6 @@ func loadLLMC(ctx context.Context, path string, opt LoadOptions) (*Model, error)
 		return nil, fmt.Errorf("llm.c checkpoint is %d bytes, but its header (L=%d, C=%d, Vp=%d, maxT=%d, version %d) needs exactly %d (%s)",
 			size, cfg.NLayer, cfg.NEmbd, vp, cfg.NPositions, h[1], want, hint)
 	}
-
-	r := &llmcReader{
-		ctx: ctx, r: bufio.NewReaderSize(io.NewSectionReader(f, llmcHeaderBytes, total), 1<<20),
-		bf16: esize == 2, esize: esize, total: total, progress: opt.Progress,
-	}
-	m := &Model{Config: cfg, Source: path}
-	w := &m.Weights
-	w.Layers = make([]Layer, cfg.NLayer)
-	C, V, T := cfg.NEmbd, cfg.VocabSize, cfg.NPositions
-	w.WTE = r.read("wte", -1, V*C)
-	r.skip(int64(vp-V) * int64(C))
-	w.LMHead = w.WTE
-	w.WPE = r.read("wpe", -1, T*C)
-	// Per kind, all layers: a vector field or an (out, in) matrix to transpose.
-	kinds := []struct {
-		name    string
-		field   func(*Layer) *[]float32
-		out, in int // in == 0: a vector of out values
-	}{
-		{"ln1w", func(l *Layer) *[]float32 { return &l.LN1W }, C, 0},
-		{"ln1b", func(l *Layer) *[]float32 { return &l.LN1B }, C, 0},
-		{"qkvw", func(l *Layer) *[]float32 { return &l.QKVW }, 3 * C, C},
-		{"qkvb", func(l *Layer) *[]float32 { return &l.QKVB }, 3 * C, 0},
-		{"attprojw", func(l *Layer) *[]float32 { return &l.ProjW }, C, C},
-		{"attprojb", func(l *Layer) *[]float32 { return &l.ProjB }, C, 0},
-		{"ln2w", func(l *Layer) *[]float32 { return &l.LN2W }, C, 0},
-		{"ln2b", func(l *Layer) *[]float32 { return &l.LN2B }, C, 0},
-		{"fcw", func(l *Layer) *[]float32 { return &l.FCW }, 4 * C, C},
-		{"fcb", func(l *Layer) *[]float32 { return &l.FCB }, 4 * C, 0},
-		{"fcprojw", func(l *Layer) *[]float32 { return &l.FCProjW }, C, 4 * C},
-		{"fcprojb", func(l *Layer) *[]float32 { return &l.FCProjB }, C, 0},
-	}
-	for _, k := range kinds {
-		for i := range w.Layers {
-			dst := k.field(&w.Layers[i])
-			if k.in == 0 {
-				*dst = r.read(k.name, i, k.out)
-			} else {
-				*dst = r.readTransposed(k.name, i, k.out, k.in)
-			}
-		}
-	}
-	w.LNFW = r.read("lnfw", -1, C)
-	w.LNFB = r.read("lnfb", -1, C)
-	if r.err != nil {
-		return nil, r.err
-	}
-	return m, nil
-}
-
-// llmcReader reads consecutive tensors of an llm.c checkpoint. After the first
-// error every call is a no-op and err holds that error.
-type llmcReader struct {
-	ctx      context.Context
-	r        *bufio.Reader
-	bf16     bool
-	esize    int64
-	buf      []byte
-	err      error
-	done     int64
-	total    int64
-	progress func(done, total int64)
-}
-
-// fill reads len(dst) values into dst.
-func (r *llmcReader) fill(dst []float32) {
-	const chunk = 1 << 16 // values per read
-	for len(dst) > 0 && r.err == nil {
-		n := min(len(dst), chunk)
-		if cap(r.buf) < n*int(r.esize) {
-			r.buf = make([]byte, chunk*r.esize)
-		}
-		b := r.buf[:n*int(r.esize)]
-		if _, err := io.ReadFull(r.r, b); err != nil {
-			r.err = err
-			return
-		}
-		if r.bf16 {
-			convBF16(dst[:n], b)
-		} else {
-			convF32(dst[:n], b)
-		}
-		dst = dst[n:]
-		r.done += int64(len(b))
-	}
-}
-
-// finish checks the tensor just read, names it in errors and reports progress.
-func (r *llmcReader) finish(name string, layer int, x []float32) {
-	if r.err == nil {
-		r.err = checkFinite(x)
-	}
-	if r.err == nil {
-		r.err = r.ctx.Err()
-	}
-	if r.err != nil {
-		if layer >= 0 {
-			name = fmt.Sprintf("%s (layer %d)", name, layer)
-		}
-		r.err = fmt.Errorf("tensor %s: %w", name, r.err)
-		return
-	}
-	if r.progress != nil {
-		r.progress(r.done, r.total)
-	}
-}
-
-func (r *llmcReader) read(name string, layer, n int) []float32 {
-	if r.err != nil {
-		return nil
-	}
-	x := make([]float32, n)
-	r.fill(x)
-	r.finish(name, layer, x)
-	return x
-}
-
-// readTransposed reads an (out, in) matrix and returns it as (in, out). It
-// reads a band of rows at a time and writes each column of the band as one
-// contiguous run, which keeps the scatter cache-friendly.
-func (r *llmcReader) readTransposed(name string, layer, out, in int) []float32 {
-	if r.err != nil {
-		return nil
-	}
-	const band = 32 // rows per band
-	x := make([]float32, out*in)
-	rows := make([]float32, band*in)
-	for o0 := 0; o0 < out; o0 += band {
-		nb := min(band, out-o0)
-		r.fill(rows[:nb*in])
-		for i := range in {
-			dst := x[i*out+o0 : i*out+o0+nb]
-			for k := range dst {
-				dst[k] = rows[k*in+i]
-			}
-		}
-	}
-	r.finish(name, layer, x)
-	return x
-}
-
-// skip discards n values.
-func (r *llmcReader) skip(n int64) {
-	if r.err != nil {
-		return
-	}
-	if _, err := r.r.Discard(int(n * r.esize)); err != nil {
-		r.err = fmt.Errorf("tensor wte padding: %w", err)
-	}
-	r.done += n * r.esize
+	c.setStored()
+	return c, nil
 }

@@ -31,7 +31,8 @@ type LoadOptions struct {
 // attn.bias and attn.masked_bias buffers are ignored; lm_head.weight is used
 // when present and different from wte, else LMHead is WTE. Every tensor's
 // shape is checked against the config, NaN and infinite weights are refused,
-// and all weights are converted to float32.
+// and all weights are converted to float32. It is OpenCheckpoint followed by
+// a float32 read of every tensor.
 func Load(path string) (*Model, error) {
 	return LoadContext(context.Background(), path, LoadOptions{})
 }
@@ -46,30 +47,53 @@ func LoadContext(ctx context.Context, path string, opt LoadOptions) (*Model, err
 }
 
 func load(ctx context.Context, path string, opt LoadOptions) (*Model, error) {
-	fi, err := os.Stat(path)
+	c, err := openCheckpoint(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	if fi.IsDir() {
-		cfg := filepath.Join(path, "config.json")
-		if idx := filepath.Join(path, indexName); exists(idx) {
-			return loadSharded(ctx, path, idx, cfg, opt)
+	defer c.Close()
+	return c.load(ctx, opt)
+}
+
+// load reads every tensor of c as float32 into a Model.
+func (c *Checkpoint) load(ctx context.Context, opt LoadOptions) (*Model, error) {
+	cfg := c.cfg
+	var total int64
+	for _, s := range c.srcs {
+		total += s.bytes()
+	}
+	m := &Model{Config: cfg, Source: c.src}
+	w := &m.Weights
+	w.Layers = make([]Layer, cfg.NLayer)
+	var done int64
+	report := func(n int64) {
+		done += n
+		if opt.Progress != nil {
+			opt.Progress(done, total)
 		}
-		if st := filepath.Join(path, "model.safetensors"); exists(st) {
-			return loadSafetensors(ctx, path, st, []string{st}, cfg, opt, nil)
+	}
+	for _, s := range cfg.Tensors() {
+		x, err := c.readFloat32(ctx, s)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("folder has neither model.safetensors nor %s", indexName)
+		*w.slot(s) = x
+		report(c.srcs[s.Name].bytes())
 	}
-	// llm.c checkpoints by their magic number; a .bin that lacks it gets
-	// llm.c's error (bad magic) rather than a safetensors one.
-	if isLLMC(path) || strings.HasSuffix(path, ".bin") {
-		return loadLLMC(ctx, path, opt)
+	w.LMHead = w.WTE
+	if lm, ok := c.srcs[lmHead]; ok {
+		tied, err := c.lmHeadTied(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !tied {
+			if w.LMHead, err = c.readFloat32(ctx, cfg.LMHeadSpec()); err != nil {
+				return nil, err
+			}
+		}
+		report(lm.bytes())
 	}
-	cfg := filepath.Join(filepath.Dir(path), "config.json")
-	if strings.HasSuffix(path, ".index.json") {
-		return loadSharded(ctx, path, path, cfg, opt)
-	}
-	return loadSafetensors(ctx, path, path, []string{path}, cfg, opt, nil)
+	return m, nil
 }
 
 const indexName = "model.safetensors.index.json"
@@ -100,8 +124,8 @@ func loadConfigBeside(cfgPath string) (Config, error) {
 	return LoadConfig(cfgPath)
 }
 
-// loadSharded loads the shards listed in a model.safetensors.index.json.
-func loadSharded(ctx context.Context, src, idxPath, cfgPath string, opt LoadOptions) (*Model, error) {
+// openSharded opens the shards listed in a model.safetensors.index.json.
+func openSharded(ctx context.Context, src, idxPath, cfgPath string) (*Checkpoint, error) {
 	data, err := os.ReadFile(idxPath)
 	if err != nil {
 		return nil, err
@@ -131,7 +155,7 @@ func loadSharded(ctx context.Context, src, idxPath, cfgPath string, opt LoadOpti
 	for i, s := range shards {
 		files[i] = filepath.Join(dir, s)
 	}
-	return loadSafetensors(ctx, src, idxPath, files, cfgPath, opt, func(sts []*Safetensors) error {
+	return openSafetensors(ctx, src, idxPath, files, cfgPath, func(sts []*Safetensors) error {
 		for _, name := range names {
 			st := sts[slices.Index(shards, idx.WeightMap[name])]
 			if _, ok := st.Tensor(name); !ok {
@@ -155,7 +179,12 @@ type tensorRef struct {
 	info TensorInfo
 }
 
-func (r tensorRef) String() string { return fmt.Sprintf("%s: tensor %q", r.st.Path, r.info.Name) }
+func (r tensorRef) String() string {
+	if r.st.Path == "" {
+		return fmt.Sprintf("tensor %q", r.info.Name)
+	}
+	return fmt.Sprintf("%s: tensor %q", r.st.Path, r.info.Name)
+}
 
 // check reports a shape other than want or a dtype that is not a float.
 func (r tensorRef) check(want []int, c Config) error {
@@ -163,111 +192,94 @@ func (r tensorRef) check(want []int, c Config) error {
 		return fmt.Errorf("%v: shape %v, want %v for n_layer %d, n_embd %d, n_positions %d, vocab_size %d",
 			r, r.info.Shape, want, c.NLayer, c.NEmbd, c.NPositions, c.VocabSize)
 	}
-	switch r.info.DType {
-	case "F32", "F16", "BF16":
-		return nil
+	if _, ok := parseDType(r.info.DType); !ok {
+		return fmt.Errorf("%v: dtype %s, want F32, F16 or BF16", r, r.info.DType)
 	}
-	return fmt.Errorf("%v: dtype %s, want F32, F16 or BF16", r, r.info.DType)
+	return nil
 }
 
-const lmHead = "lm_head.weight"
+// source is where r's data lies.
+func (r tensorRef) source() *source {
+	d, _ := parseDType(r.info.DType)
+	return &source{what: r.String(), r: r.st.r, off: r.st.dataOff + r.info.Begin, dtype: d, n: int(r.info.NumElements())}
+}
 
-// loadSafetensors opens files, runs check on them (when not nil), then matches
-// their tensors against the config's parameters and reads them. where is the
-// file (or index) that missing-tensor errors name.
-func loadSafetensors(ctx context.Context, src, where string, files []string, cfgPath string, opt LoadOptions, check func([]*Safetensors) error) (*Model, error) {
+// openSafetensors opens files, runs check on them (when not nil), then matches
+// their tensors against the config's table, checking presence, shape and
+// dtype of every one. where is the file (or index) that missing-tensor errors
+// name.
+func openSafetensors(ctx context.Context, src, where string, files []string, cfgPath string, check func([]*Safetensors) error) (_ *Checkpoint, err error) {
 	cfg, err := loadConfigBeside(cfgPath)
 	if err != nil {
 		return nil, err
 	}
-	var sts []*Safetensors
+	c := &Checkpoint{cfg: cfg, src: src}
 	defer func() {
-		for _, st := range sts {
-			st.Close()
+		if err != nil {
+			c.Close()
 		}
 	}()
+	var sts []*Safetensors
 	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		st, err := OpenSafetensors(f)
 		if err != nil {
 			return nil, err
 		}
 		sts = append(sts, st)
+		c.closers = append(c.closers, st)
 	}
 	if check != nil {
 		if err := check(sts); err != nil {
 			return nil, err
 		}
 	}
-
-	m := &Model{Config: cfg, Source: src}
-	m.Weights.Layers = make([]Layer, cfg.NLayer)
-	slots := m.slots()
-	refs, err := indexTensors(sts, slots, cfg.NLayer)
+	refs, err := indexTensors(sts, cfg)
 	if err != nil {
 		return nil, err
 	}
-	// Check presence, shape and dtype of everything before reading anything.
-	var lm []float32
-	if _, ok := refs[lmHead]; ok {
-		slots = append(slots, tensorSlot{lmHead, []int{cfg.VocabSize, cfg.NEmbd}, &lm})
-	}
-	var total int64
-	for _, s := range slots {
-		r, ok := refs[s.name]
+	c.srcs = make(map[string]*source, len(refs))
+	want := func(s TensorSpec) error {
+		r, ok := refs[s.Name]
 		if !ok {
-			return nil, fmt.Errorf("%s: missing tensor %q (with or without the \"transformer.\" prefix)", where, s.name)
+			return fmt.Errorf("%s: missing tensor %q (with or without the \"transformer.\" prefix)", where, s.Name)
 		}
-		if err := r.check(s.shape, cfg); err != nil {
+		if err := r.check(s.Shape, cfg); err != nil {
+			return err
+		}
+		c.srcs[s.Name] = r.source()
+		return nil
+	}
+	for s := range cfg.tensors() {
+		if err := want(s); err != nil {
 			return nil, err
 		}
-		total += r.info.End - r.info.Begin
 	}
-
-	var done int64
-	for _, s := range slots {
-		if err := ctx.Err(); err != nil {
+	if _, ok := refs[lmHead]; ok {
+		if err := want(cfg.LMHeadSpec()); err != nil {
 			return nil, err
 		}
-		r := refs[s.name]
-		x, err := r.st.ReadFloat32(r.info.Name)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.st.Path, err)
-		}
-		if err := checkFinite(x); err != nil {
-			return nil, fmt.Errorf("%v: %w", r, err)
-		}
-		*s.dst = x
-		done += r.info.End - r.info.Begin
-		if opt.Progress != nil {
-			opt.Progress(done, total)
-		}
 	}
-	m.Weights.LMHead = m.Weights.WTE
-	if lm != nil && !slices.Equal(lm, m.Weights.WTE) {
-		m.Weights.LMHead = lm
-	}
-	return m, nil
+	c.setStored()
+	return c, nil
 }
 
-// indexTensors maps the parameter names of slots and lm_head to the files'
-// tensors, whose names may have the "transformer." prefix. Attention buffers
-// are skipped; any other tensor, or two for one parameter, is an error.
-func indexTensors(sts []*Safetensors, slots []tensorSlot, nLayer int) (map[string]tensorRef, error) {
-	want := make(map[string]bool, len(slots)+1)
-	for _, s := range slots {
-		want[s.name] = true
-	}
-	want[lmHead] = true
-	refs := make(map[string]tensorRef, len(want))
+// indexTensors maps the parameter names of cfg's table and lm_head to the
+// files' tensors, whose names may have the "transformer." prefix. Attention
+// buffers are skipped; any other tensor, or two for one parameter, is an error.
+func indexTensors(sts []*Safetensors, cfg Config) (map[string]tensorRef, error) {
+	refs := make(map[string]tensorRef)
 	for _, st := range sts {
 		for _, t := range st.Tensors {
 			name := strings.TrimPrefix(t.Name, "transformer.")
 			r := tensorRef{st, t}
-			if isBuffer(name, nLayer) {
+			if isBuffer(name, cfg.NLayer) {
 				continue
 			}
-			if !want[name] {
-				return nil, fmt.Errorf("%v: unexpected tensor for GPT-2 with %d layers", r, nLayer)
+			if _, ok := cfg.lookupSpec(name); !ok {
+				return nil, fmt.Errorf("%v: unexpected tensor for GPT-2 with %d layers", r, cfg.NLayer)
 			}
 			if old, dup := refs[name]; dup {
 				return nil, fmt.Errorf("%v: the same parameter as %v", r, old)

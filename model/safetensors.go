@@ -278,50 +278,28 @@ func (s *Safetensors) Tensor(name string) (TensorInfo, bool) {
 }
 
 // ReadFloat32 reads the tensor called name, converting F32, F16 or BF16 to
-// float32. Other dtypes are errors. It reads in chunks, so memory use is the
-// result plus a small buffer.
+// float32. Other dtypes are errors; NaN and infinite values are read as they
+// are. It reads in chunks, so memory use is the result plus a small buffer.
 func (s *Safetensors) ReadFloat32(name string) ([]float32, error) {
 	t, ok := s.Tensor(name)
 	if !ok {
 		return nil, fmt.Errorf("no tensor %q", name)
 	}
-	out := make([]float32, t.NumElements())
-	if err := s.readInto(t, out); err != nil {
-		return nil, fmt.Errorf("tensor %q: %w", name, err)
+	r := tensorRef{s, t}
+	if _, ok := parseDType(t.DType); !ok {
+		return nil, fmt.Errorf("tensor %q: dtype %s, want F32, F16 or BF16", name, t.DType)
+	}
+	src := r.source()
+	out := make([]float32, src.n)
+	var sc scratch
+	for e := 0; e < src.n; e += chunkValues {
+		vals, _, err := src.chunk(&sc, e, min(chunkValues, src.n-e))
+		if err != nil {
+			return nil, err
+		}
+		copy(out[e:], vals)
 	}
 	return out, nil
-}
-
-func (s *Safetensors) readInto(t TensorInfo, out []float32) error {
-	var conv func(dst []float32, src []byte)
-	var esize int
-	switch t.DType {
-	case "F32":
-		conv, esize = convF32, 4
-	case "F16":
-		conv, esize = convF16, 2
-	case "BF16":
-		conv, esize = convBF16, 2
-	default:
-		return fmt.Errorf("dtype %s, want F32, F16 or BF16", t.DType)
-	}
-	if int64(len(out))*int64(esize) != t.End-t.Begin {
-		return fmt.Errorf("%d values do not fill %d bytes", len(out), t.End-t.Begin)
-	}
-	const chunk = 1 << 20 // bytes per read
-	buf := make([]byte, min(chunk, t.End-t.Begin))
-	off := s.dataOff + t.Begin
-	for done := 0; done < len(out); {
-		n := min(len(out)-done, chunk/esize)
-		b := buf[:n*esize]
-		if err := readFull(s.r, b, off); err != nil {
-			return err
-		}
-		conv(out[done:done+n], b)
-		done += n
-		off += int64(len(b))
-	}
-	return nil
 }
 
 // readFull fills b from r at off. A ReaderAt may report io.EOF along with a

@@ -37,57 +37,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// tensorSlot is one parameter of a Model: its Hugging Face name (without the
-// "transformer." prefix), its shape there (Conv1D weights are (in, out)), and
-// where it lives in Weights.
-type tensorSlot struct {
-	name  string
-	shape []int
-	dst   *[]float32
-}
-
-func (s tensorSlot) numel() int {
-	n := 1
-	for _, d := range s.shape {
-		n *= d
-	}
-	return n
-}
-
-// slots lists every parameter of m in Hugging Face's order, except lm_head.
-// m.Weights.Layers must have NLayer entries.
-func (m *Model) slots() []tensorSlot {
-	c := m.Config
-	C, V, T := c.NEmbd, c.VocabSize, c.NPositions
-	w := &m.Weights
-	s := []tensorSlot{
-		{"wte.weight", []int{V, C}, &w.WTE},
-		{"wpe.weight", []int{T, C}, &w.WPE},
-	}
-	for i := range w.Layers {
-		l := &w.Layers[i]
-		p := fmt.Sprintf("h.%d.", i)
-		s = append(s,
-			tensorSlot{p + "ln_1.weight", []int{C}, &l.LN1W},
-			tensorSlot{p + "ln_1.bias", []int{C}, &l.LN1B},
-			tensorSlot{p + "attn.c_attn.weight", []int{C, 3 * C}, &l.QKVW},
-			tensorSlot{p + "attn.c_attn.bias", []int{3 * C}, &l.QKVB},
-			tensorSlot{p + "attn.c_proj.weight", []int{C, C}, &l.ProjW},
-			tensorSlot{p + "attn.c_proj.bias", []int{C}, &l.ProjB},
-			tensorSlot{p + "ln_2.weight", []int{C}, &l.LN2W},
-			tensorSlot{p + "ln_2.bias", []int{C}, &l.LN2B},
-			tensorSlot{p + "mlp.c_fc.weight", []int{C, 4 * C}, &l.FCW},
-			tensorSlot{p + "mlp.c_fc.bias", []int{4 * C}, &l.FCB},
-			tensorSlot{p + "mlp.c_proj.weight", []int{4 * C, C}, &l.FCProjW},
-			tensorSlot{p + "mlp.c_proj.bias", []int{C}, &l.FCProjB},
-		)
-	}
-	return append(s,
-		tensorSlot{"ln_f.weight", []int{C}, &w.LNFW},
-		tensorSlot{"ln_f.bias", []int{C}, &w.LNFB},
-	)
-}
-
 // Validate checks that m's configuration is valid and that every weight has
 // the length its shape implies and holds only finite values. The error names
 // the tensor as Hugging Face does ("h.3.mlp.c_fc.weight").
@@ -98,24 +47,13 @@ func (m *Model) Validate() error {
 	if len(m.Weights.Layers) != m.Config.NLayer {
 		return fmt.Errorf("model has %d layers, config says %d", len(m.Weights.Layers), m.Config.NLayer)
 	}
-	lm := tensorSlot{"lm_head.weight", []int{m.Config.VocabSize, m.Config.NEmbd}, &m.Weights.LMHead}
-	for _, s := range append(m.slots(), lm) {
-		if len(*s.dst) != s.numel() {
-			return fmt.Errorf("tensor %s has %d values, want %d for shape %v", s.name, len(*s.dst), s.numel(), s.shape)
+	for _, s := range append(m.Config.Tensors(), m.Config.LMHeadSpec()) {
+		x := *m.Weights.slot(s)
+		if len(x) != s.NumElements() {
+			return fmt.Errorf("tensor %s has %d values, want %d for shape %v", s.Name, len(x), s.NumElements(), s.Shape)
 		}
-		if err := checkFinite(*s.dst); err != nil {
-			return fmt.Errorf("tensor %s: %w", s.name, err)
-		}
-	}
-	return nil
-}
-
-// checkFinite reports the first NaN or infinity in x.
-func checkFinite(x []float32) error {
-	for i, v := range x {
-		// v-v is 0 for finite v and NaN for NaN and ±Inf.
-		if v-v != 0 {
-			return fmt.Errorf("value %v at index %d: weights must be finite", v, i)
+		if i := firstNonFinite(x); i >= 0 {
+			return fmt.Errorf("tensor %s: %w", s.Name, nonFinite(x[i], i))
 		}
 	}
 	return nil

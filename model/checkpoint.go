@@ -1,0 +1,299 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// TensorReader hands out a GPT-2's parameters one tensor at a time, in the
+// dtype a backend wants, so that weights can go to a GPU without a whole-model
+// float32 copy on the host. A *Checkpoint is one (reading the file lazily); a
+// loaded *Model is one through Model.Reader (Model cannot have a Config method,
+// since Config is its field).
+type TensorReader interface {
+	// Config is the model's shape; Config().Tensors() lists what ReadTensor reads.
+	Config() Config
+	// ReadTensor returns the tensor of spec (one of Config().Tensors(), or
+	// Config().LMHeadSpec()) in Hugging Face's layout as little-endian dtype.
+	ReadTensor(ctx context.Context, spec TensorSpec, dtype DType) ([]byte, error)
+	// LMHeadTied reports whether lm_head is wte.
+	LMHeadTied(ctx context.Context) (bool, error)
+}
+
+// Checkpoint is a GPT-2 checkpoint on disk whose config and headers have been
+// read and checked: every tensor of the config is present, with its shape and
+// a float dtype. Tensor data is read on demand by ReadTensor, one tensor at a
+// time, so uploading a model needs no more host memory than its largest tensor
+// plus a bounded buffer. A Checkpoint is safe for concurrent use; Close it when
+// done.
+type Checkpoint struct {
+	cfg     Config
+	src     string
+	srcs    map[string]*source // by Hugging Face name; lm_head.weight only when stored
+	closers []io.Closer
+	stored  string
+
+	mu    sync.Mutex
+	spare []*scratch
+}
+
+var _ TensorReader = (*Checkpoint)(nil)
+
+// OpenCheckpoint opens the GPT-2 checkpoint at path, which is anything Load
+// takes (a Hugging Face folder, a .safetensors file or sharded index with
+// config.json beside it, an llm.c checkpoint), and checks the presence, shape
+// and dtype of every tensor before any tensor data is read.
+func OpenCheckpoint(ctx context.Context, path string) (*Checkpoint, error) {
+	c, err := openCheckpoint(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func openCheckpoint(ctx context.Context, path string) (*Checkpoint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		cfg := filepath.Join(path, "config.json")
+		if idx := filepath.Join(path, indexName); exists(idx) {
+			return openSharded(ctx, path, idx, cfg)
+		}
+		if st := filepath.Join(path, "model.safetensors"); exists(st) {
+			return openSafetensors(ctx, path, st, []string{st}, cfg, nil)
+		}
+		return nil, fmt.Errorf("folder has neither model.safetensors nor %s", indexName)
+	}
+	// llm.c checkpoints by their magic number; a .bin that lacks it gets
+	// llm.c's error (bad magic) rather than a safetensors one.
+	if isLLMC(path) || strings.HasSuffix(path, ".bin") {
+		return openLLMC(path)
+	}
+	cfg := filepath.Join(filepath.Dir(path), "config.json")
+	if strings.HasSuffix(path, ".index.json") {
+		return openSharded(ctx, path, path, cfg)
+	}
+	return openSafetensors(ctx, path, path, []string{path}, cfg, nil)
+}
+
+// Config is the checkpoint's model shape.
+func (c *Checkpoint) Config() Config { return c.cfg }
+
+// Source is the path the checkpoint was opened from.
+func (c *Checkpoint) Source() string { return c.src }
+
+// StoredDType is the dtype of the stored tensors: "F32", "F16" or "BF16", or
+// "mixed" when they differ.
+func (c *Checkpoint) StoredDType() string { return c.stored }
+
+// Close closes the checkpoint's files.
+func (c *Checkpoint) Close() error {
+	var errs []error
+	for _, f := range c.closers {
+		errs = append(errs, f.Close())
+	}
+	c.closers = nil
+	return errors.Join(errs...)
+}
+
+// ReadTensor reads the tensor of spec, which must be one of Config().Tensors()
+// or Config().LMHeadSpec(), and returns its values in Hugging Face's layout
+// (Conv1D weights (in, out)) as little-endian bytes of dtype. Stored values in
+// dtype are copied as they are; others are converted (rounding to nearest
+// even), and a finite value outside dtype's range is an error, as is a NaN or
+// infinite weight. lm_head reads as wte when the file has no lm_head.weight.
+// Memory: the result plus a bounded buffer.
+func (c *Checkpoint) ReadTensor(ctx context.Context, spec TensorSpec, dtype DType) ([]byte, error) {
+	b, err := c.readTensor(ctx, spec, dtype)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.src, err)
+	}
+	return b, nil
+}
+
+// LMHeadTied reports whether lm_head is wte: the file has no lm_head.weight
+// or it holds the same values. The two are compared a chunk at a time.
+func (c *Checkpoint) LMHeadTied(ctx context.Context) (bool, error) {
+	tied, err := c.lmHeadTied(ctx)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", c.src, err)
+	}
+	return tied, nil
+}
+
+// sourceOf returns where spec's data is, after checking spec against the table.
+func (c *Checkpoint) sourceOf(spec TensorSpec) (*source, error) {
+	if err := c.cfg.checkSpec(spec); err != nil {
+		return nil, err
+	}
+	s, ok := c.srcs[spec.Name]
+	if !ok && spec.Role == RoleLMHead {
+		s, ok = c.srcs["wte.weight"]
+	}
+	if !ok {
+		return nil, fmt.Errorf("tensor %s: not in the checkpoint", spec.Name) // checked at open: a bug
+	}
+	return s, nil
+}
+
+func (c *Checkpoint) readTensor(ctx context.Context, spec TensorSpec, dtype DType) ([]byte, error) {
+	if dtype.Size() == 0 {
+		return nil, fmt.Errorf("tensor %s: dtype %v, want F32, F16 or BF16", spec.Name, dtype)
+	}
+	s, err := c.sourceOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	sc := c.getScratch()
+	defer c.putScratch(sc)
+	e := &encoder{out: make([]byte, s.n*dtype.Size()), dtype: dtype, stored: s.dtype}
+	if err := s.stream(ctx, sc, e.put); err != nil {
+		return nil, err
+	}
+	return e.out, nil
+}
+
+// readFloat32 reads the tensor of spec as float32, for Load.
+func (c *Checkpoint) readFloat32(ctx context.Context, spec TensorSpec) ([]float32, error) {
+	s, err := c.sourceOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	sc := c.getScratch()
+	defer c.putScratch(sc)
+	out := make([]float32, s.n)
+	err = s.stream(ctx, sc, func(dst int, vals []float32, _ []byte) error {
+		copy(out[dst:], vals)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *Checkpoint) lmHeadTied(ctx context.Context) (bool, error) {
+	lm, ok := c.srcs[lmHead]
+	if !ok {
+		return true, nil
+	}
+	wte := c.srcs["wte.weight"]
+	if wte.rows != 0 || lm.rows != 0 || wte.n != lm.n {
+		return false, nil
+	}
+	a, b := c.getScratch(), c.getScratch()
+	defer c.putScratch(a)
+	defer c.putScratch(b)
+	for e := 0; e < wte.n; e += chunkValues {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		k := min(chunkValues, wte.n-e)
+		x, _, err := wte.chunk(a, e, k)
+		if err != nil {
+			return false, err
+		}
+		y, _, err := lm.chunk(b, e, k)
+		if err != nil {
+			return false, err
+		}
+		for i := range x {
+			if x[i] != y[i] {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+func (c *Checkpoint) getScratch() *scratch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.spare); n > 0 {
+		sc := c.spare[n-1]
+		c.spare = c.spare[:n-1]
+		return sc
+	}
+	return new(scratch)
+}
+
+func (c *Checkpoint) putScratch(sc *scratch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.spare) < 4 {
+		c.spare = append(c.spare, sc)
+	}
+}
+
+// setStored records the stored dtype over all sources.
+func (c *Checkpoint) setStored() {
+	for _, s := range c.srcs {
+		switch d := s.dtype.String(); {
+		case c.stored == "":
+			c.stored = d
+		case c.stored != d:
+			c.stored = "mixed"
+		}
+	}
+}
+
+// Reader returns m as a TensorReader, for backends that upload weights from
+// either a loaded Model or a Checkpoint. It reads m's Weights (a nil LMHead is
+// tied to WTE) and converts them as Checkpoint.ReadTensor does.
+func (m *Model) Reader() TensorReader { return modelReader{m} }
+
+type modelReader struct{ m *Model }
+
+func (r modelReader) Config() Config { return r.m.Config }
+
+func (r modelReader) ReadTensor(_ context.Context, spec TensorSpec, dtype DType) ([]byte, error) {
+	if err := r.m.Config.checkSpec(spec); err != nil {
+		return nil, err
+	}
+	p := r.m.Weights.slot(spec)
+	if p == nil {
+		return nil, fmt.Errorf("tensor %s: model has %d layers", spec.Name, len(r.m.Weights.Layers))
+	}
+	x := *p
+	if spec.Role == RoleLMHead && x == nil {
+		x = r.m.Weights.WTE
+	}
+	if len(x) != spec.NumElements() {
+		return nil, fmt.Errorf("tensor %s has %d values, want %d for shape %v", spec.Name, len(x), spec.NumElements(), spec.Shape)
+	}
+	if i := firstNonFinite(x); i >= 0 {
+		return nil, fmt.Errorf("tensor %s: %w", spec.Name, nonFinite(x[i], i))
+	}
+	b, err := encode(x, dtype)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", spec.Name, err)
+	}
+	return b, nil
+}
+
+func (r modelReader) LMHeadTied(context.Context) (bool, error) {
+	w := &r.m.Weights
+	if w.LMHead == nil || len(w.LMHead) == 0 || (len(w.WTE) > 0 && &w.LMHead[0] == &w.WTE[0]) {
+		return true, nil
+	}
+	if len(w.LMHead) != len(w.WTE) {
+		return false, nil
+	}
+	for i := range w.WTE {
+		if w.WTE[i] != w.LMHead[i] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
