@@ -2,6 +2,10 @@ package model_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -52,6 +56,42 @@ func FuzzSafetensorsHeader(f *testing.F) {
 		}
 		if pos > int64(len(data)) {
 			t.Fatalf("tensors end at %d of a %d-byte file", pos, len(data))
+		}
+	})
+}
+
+// FuzzOpenLLMC feeds arbitrary bytes to OpenCheckpoint as an llm.c file: it
+// must never panic, and whatever it opens must read back tensor by tensor in
+// every dtype (or fail with an error).
+func FuzzOpenLLMC(f *testing.F) {
+	const L, C, NH, T, V, Vp = 1, 2, 1, 2, 3, 4
+	header := make([]int32, 256)
+	copy(header, []int32{20240326, 5, T, V, L, NH, C, Vp})
+	var b bytes.Buffer
+	binary.Write(&b, binary.LittleEndian, header)
+	n := Vp*C + T*C + L*(12*C*C+13*C) + 2*C
+	for i := range n {
+		binary.Write(&b, binary.LittleEndian, uint16(0x3f80+i%7))
+	}
+	f.Add(b.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "x.bin")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		ck, err := model.OpenCheckpoint(ctx, path)
+		if err != nil {
+			return
+		}
+		defer ck.Close()
+		for _, s := range append(ck.Config().Tensors(), ck.Config().LMHeadSpec()) {
+			for _, d := range []model.DType{model.F32, model.F16, model.BF16} {
+				x, err := ck.ReadTensor(ctx, s, d)
+				if err == nil && len(x) != s.NumElements()*d.Size() {
+					t.Fatalf("%s as %v: %d bytes", s.Name, d, len(x))
+				}
+			}
 		}
 	})
 }
