@@ -301,3 +301,20 @@ func isBuffer(name string, nLayer int) bool {
 	n, err := strconv.Atoi(p[1])
 	return err == nil && n >= 0 && n < nLayer && strconv.Itoa(n) == p[1]
 }
+
+// LoadReader returns the float32 Model that r holds: the Model itself when r
+// came from Model.Reader, or a Checkpoint's weights widened to float32 one
+// tensor at a time.
+func LoadReader(ctx context.Context, r TensorReader, opt LoadOptions) (*Model, error) {
+	switch r := r.(type) {
+	case modelReader:
+		return r.m, nil
+	case *Checkpoint:
+		m, err := r.load(ctx, opt)
+		if err != nil {
+			return nil, fmt.Errorf("load %s: %w", r.src, err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("load: a %T is neither a Checkpoint nor a Model's reader", r)
+}

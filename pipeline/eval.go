@@ -12,15 +12,6 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
-// Backend scores batches of sequences: a forward pass and the per-target NLL,
-// summed. *model.CPU satisfies it.
-type Backend interface {
-	// Name names the device for results ("cpu", a GPU's name).
-	Name() string
-	// Loss returns the sums of NLL over every scored target of seqs.
-	Loss(ctx context.Context, seqs []model.Sequence) (model.LossSums, error)
-}
-
 // DefaultBatchTokens is EvalConfig.BatchTokens when it is zero.
 const DefaultBatchTokens = 8192
 
@@ -42,9 +33,9 @@ type EvalConfig struct {
 	// Stride is how far windows advance in strided mode, and in documents mode for
 	// documents longer than Ctx; 0 means Ctx/2. Stream mode ignores it.
 	Stride int
-	// BatchTokens bounds the padded size of a batch, sequences x longest sequence,
-	// passed to one Backend.Loss call (a batch holds at least one sequence);
-	// 0 means DefaultBatchTokens.
+	// BatchTokens bounds the padded size of a batch, sequences x width, passed
+	// to one Backend.Submit (a batch holds at least one sequence); 0 means the
+	// backend's Feed().BatchTokens, or DefaultBatchTokens when that is 0 too.
 	BatchTokens int
 	// MaxTokens, when positive, keeps only the first MaxTokens ids: of the stream
 	// in stream and strided modes, of the documents' ids (the added eot tokens not
@@ -87,9 +78,12 @@ type Result struct {
 
 // Evaluate cuts cfg.Tokens into sequences as cfg.Mode says, groups them into
 // batches of similar length (longest first, ties in corpus order, so the same
-// input always gives the same batches and the same sums), scores each batch with
-// b, adds the sums in float64 and derives the metrics. It stops with ctx's error
-// when ctx is cancelled.
+// input always gives the same batches and the same sums) padded to the
+// backend's bucket widths, keeps up to Feed().InFlight batches submitted to b,
+// adds their sums in batch order in float64 and derives the metrics. A batch
+// that does not fit the backend's memory (ErrBatchTooLarge) is split and the
+// rest of the run uses batches half as large. It stops with ctx's error when
+// ctx is cancelled. Evaluate does not close b.
 func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	start := time.Now()
 	if b == nil {
@@ -103,7 +97,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	res.Device = b.Name()
 	batchTokens := cfg.BatchTokens
 	if batchTokens <= 0 {
-		batchTokens = DefaultBatchTokens
+		batchTokens = cmp.Or(b.Feed().BatchTokens, DefaultBatchTokens)
 	}
 
 	total, bytes := 0, 0
@@ -117,35 +111,10 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	}
 	progress(0, total)
 
-	var sums model.LossSums
-	for i := 0; i < len(samples); {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("evaluate %s: %w", name, err)
-		}
-		// samples are sorted longest first: the first of a batch sets its padded width.
-		width := len(samples[i].Tokens)
-		var batch []model.Sequence // fresh each time: a backend may keep it
-		want := 0
-		for ; i < len(samples) && (len(batch) == 0 || (len(batch)+1)*width <= batchTokens); i++ {
-			batch = append(batch, samples[i].Sequence)
-			want += samples[i].Scored()
-		}
-		got, err := b.Loss(ctx, batch)
-		if err != nil {
-			return nil, fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
-		}
-		if got.Count != want {
-			return nil, fmt.Errorf("evaluate %s on %s: the backend scored %d targets of a batch that has %d",
-				name, res.Device, got.Count, want)
-		}
-		if math.IsNaN(got.Sum) || math.IsInf(got.Sum, 0) || math.IsNaN(got.SumSq) || math.IsInf(got.SumSq, 0) {
-			return nil, fmt.Errorf("evaluate %s on %s: the NLL of a batch of %d sequences is not finite (sum %v); "+
-				"the model's weights or the backend's arithmetic are broken", name, res.Device, len(batch), got.Sum)
-		}
-		sums.Add(got)
-		progress(sums.Count, total)
+	sums, err := run(ctx, b, samples, batchTokens, func(n int) { progress(n, total) })
+	if err != nil {
+		return nil, fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
 	}
-
 	res.Tokens = sums.Count
 	res.NLLSum = sums.Sum
 	res.MeanNLL = sums.Sum / float64(sums.Count)
@@ -275,4 +244,109 @@ func checkIDs(ids []int32, vocab int) error {
 		}
 	}
 	return nil
+}
+
+// planned is a batch of samples[lo:hi] and the targets it must score.
+type planned struct {
+	lo, hi int
+	batch  Batch
+	want   int
+}
+
+// next cuts the batch that starts at samples[lo]: samples are sorted longest
+// first, so the first sets the padded width.
+func next(samples []Sample, lo int, feed Feed, batchTokens int) planned {
+	width := feed.width(len(samples[lo].Tokens))
+	p := planned{lo: lo, hi: lo, batch: Batch{Width: width}}
+	for p.hi < len(samples) && (p.hi == lo || (p.hi-lo+1)*width <= batchTokens) {
+		p.batch.Seqs = append(p.batch.Seqs, samples[p.hi].Sequence) // fresh slice: a backend may keep it
+		p.want += samples[p.hi].Scored()
+		p.hi++
+	}
+	return p
+}
+
+// run scores samples with b: batches of at most batchTokens padded tokens, up
+// to Feed().InFlight of them submitted at once, their sums added in order.
+// progress gets the targets scored so far after each batch.
+func run(ctx context.Context, b Backend, samples []Sample, batchTokens int, progress func(int)) (model.LossSums, error) {
+	feed := b.Feed()
+	inFlight := max(feed.InFlight, 1)
+	type flight struct {
+		planned
+		p Pending
+	}
+	var sums model.LossSums
+	wait := func(f flight) error {
+		got, err := f.p.Wait(ctx)
+		switch {
+		case err != nil:
+			return batchError(f.planned, err)
+		case got.Count != f.want:
+			return fmt.Errorf("the backend scored %d targets of a batch that has %d", got.Count, f.want)
+		case math.IsNaN(got.Sum) || math.IsInf(got.Sum, 0) || math.IsNaN(got.SumSq) || math.IsInf(got.SumSq, 0):
+			return fmt.Errorf("the NLL of a batch of %d sequences is not finite (sum %v); "+
+				"the model's weights or the backend's arithmetic are broken", len(f.batch.Seqs), got.Sum)
+		}
+		sums.Add(got)
+		progress(sums.Count)
+		return nil
+	}
+	var queue []flight // submitted, in sample order
+	nextLo := 0        // first sample not submitted
+	for nextLo < len(samples) || len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return sums, err
+		}
+		var failed planned // the batch that ran out of memory
+		var tooLarge error
+		if nextLo < len(samples) && len(queue) < inFlight {
+			pl := next(samples, nextLo, feed, batchTokens)
+			p, err := b.Submit(ctx, pl.batch)
+			if err == nil {
+				queue = append(queue, flight{pl, p})
+				nextLo = pl.hi
+				continue
+			}
+			failed, tooLarge = pl, batchError(pl, err)
+		} else {
+			f := queue[0]
+			queue = queue[1:]
+			err := wait(f)
+			if err == nil {
+				continue
+			}
+			failed, tooLarge = f.planned, err
+		}
+		if !errors.Is(tooLarge, ErrBatchTooLarge) {
+			return sums, tooLarge
+		}
+		// Out of memory: keep the batches before the one that failed, finish
+		// and drop those after it (so the device's memory is free), and go on
+		// from it with batches half its size.
+		lo := failed.lo
+		for _, f := range queue {
+			if f.lo > lo {
+				f.p.Wait(ctx)
+				continue
+			}
+			if err := wait(f); err != nil {
+				if !errors.Is(err, ErrBatchTooLarge) {
+					return sums, err
+				}
+				lo, failed = f.lo, f.planned
+			}
+		}
+		if len(failed.batch.Seqs) == 1 {
+			return sums, fmt.Errorf("one sequence of %d tokens does not fit the device: %w", len(samples[failed.lo].Tokens), tooLarge)
+		}
+		queue, nextLo = nil, lo
+		batchTokens = max(len(failed.batch.Seqs)*failed.batch.Width/2, 1)
+	}
+	return sums, nil
+}
+
+// batchError says which batch failed.
+func batchError(p planned, err error) error {
+	return fmt.Errorf("batch of %d sequences x %d positions: %w", len(p.batch.Seqs), p.batch.Width, err)
 }

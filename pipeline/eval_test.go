@@ -31,12 +31,32 @@ type fakeBackend struct {
 	onCall      func(call int) error // may fail or cancel
 	miscount    int                  // added to Count, to fake a broken backend
 	nan         bool                 // return a NaN sum, as a broken model would
+	feedTokens  int                  // Feed().BatchTokens
+	widths      []int                // Feed().Widths
+	inFlight    int                  // Feed().InFlight
+	widthsSeen  []int                // Batch.Width of each batch
 }
 
 func (f *fakeBackend) Name() string { return "fake" }
 
-func (f *fakeBackend) Loss(ctx context.Context, seqs []model.Sequence) (model.LossSums, error) {
+func (f *fakeBackend) Feed() Feed {
+	return Feed{BatchTokens: f.feedTokens, Widths: f.widths, InFlight: f.inFlight}
+}
+
+func (f *fakeBackend) Close() error { return nil }
+
+func (f *fakeBackend) Submit(ctx context.Context, b Batch) (Pending, error) {
+	s, err := f.loss(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return done{sums: s}, nil
+}
+
+func (f *fakeBackend) loss(ctx context.Context, b Batch) (model.LossSums, error) {
+	seqs := b.Seqs
 	f.batches = append(f.batches, seqs)
+	f.widthsSeen = append(f.widthsSeen, b.Width)
 	if f.onCall != nil {
 		if err := f.onCall(len(f.batches)); err != nil {
 			return model.LossSums{}, err
@@ -49,6 +69,10 @@ func (f *fakeBackend) Loss(ctx context.Context, seqs []model.Sequence) (model.Lo
 	for _, s := range seqs {
 		width = max(width, len(s.Tokens))
 	}
+	if b.Width < width {
+		f.t.Errorf("batch width %d, longest sequence %d", b.Width, width)
+	}
+	width = b.Width
 	if len(seqs) > 1 && len(seqs)*width > f.batchTokens {
 		f.t.Errorf("batch of %d sequences of up to %d tokens exceeds %d tokens", len(seqs), width, f.batchTokens)
 	}

@@ -2,14 +2,13 @@ package pipeline_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
@@ -25,53 +24,17 @@ const goldenDir = "../testdata/golden"
 // the float32 CPU forward and the float64 reference.
 const goldenTol = 1e-5
 
-type goldenWindow struct {
-	Doc    *int    `json:"doc"` // documents mode: the document the window belongs to
-	Begin  int     `json:"begin"`
-	End    int     `json:"end"`
-	Scored int     `json:"scored"`
-	NLLSum float64 `json:"nll_sum"`
-}
+type (
+	goldenWindow = backendtest.GoldenWindow
+	goldenCase   = backendtest.GoldenCase
+	goldenFile   = backendtest.Golden
+)
 
-type goldenCase struct {
-	Name    string         `json:"name"`
-	Mode    string         `json:"mode"`
-	Ctx     int            `json:"ctx"`
-	Stride  int            `json:"stride"`
-	NTokens int            `json:"n_tokens"` // stream/strided: the leading tokens evaluated
-	NLLSum  float64        `json:"nll_sum"`
-	Count   int            `json:"count"`
-	MeanNLL float64        `json:"mean_nll"`
-	Windows []goldenWindow `json:"windows"`
-}
-
-type goldenFile struct {
-	EOT       int32        `json:"eot"`
-	Tokens    []int32      `json:"tokens"`
-	Documents [][]int32    `json:"documents"`
-	Cases     []goldenCase `json:"cases"`
-}
-
-func loadGolden(t *testing.T) goldenFile {
-	t.Helper()
-	path := filepath.Join(goldenDir, "golden.json")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g goldenFile
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	if len(g.Cases) == 0 || len(g.Tokens) == 0 {
-		t.Fatalf("%s: no cases or no tokens", path)
-	}
-	return g
-}
+func loadGolden(t *testing.T) goldenFile { return backendtest.LoadGolden(t, goldenDir) }
 
 // sequences cuts the golden's tokens or documents the way case c says, with the
 // pipeline's own functions (the code under test).
-func (g goldenFile) sequences(t *testing.T, c goldenCase) []model.Sequence {
+func sequences(t *testing.T, g goldenFile, c goldenCase) []model.Sequence {
 	t.Helper()
 	switch pipeline.Mode(c.Mode) {
 	case pipeline.ModeStream:
@@ -86,7 +49,7 @@ func (g goldenFile) sequences(t *testing.T, c goldenCase) []model.Sequence {
 }
 
 // windowTokens is the token ids the reference fed the model for window w.
-func (g goldenFile) windowTokens(w goldenWindow) []int32 {
+func windowTokens(g goldenFile, w goldenWindow) []int32 {
 	if w.Doc == nil {
 		return g.Tokens[w.Begin:w.End]
 	}
@@ -94,8 +57,8 @@ func (g goldenFile) windowTokens(w goldenWindow) []int32 {
 	return seq[w.Begin:w.End]
 }
 
-// String names the window for messages: "[begin,end)", with its document.
-func (w goldenWindow) String() string {
+// windowName names the window for messages: "[begin,end)", with its document.
+func windowName(w goldenWindow) string {
 	if w.Doc == nil {
 		return fmt.Sprintf("[%d,%d)", w.Begin, w.End)
 	}
@@ -122,7 +85,7 @@ func TestGoldenWindows(t *testing.T) {
 	g := loadGolden(t)
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
-			seqs := g.sequences(t, c)
+			seqs := sequences(t, g, c)
 			want := scoringWindows(c)
 			if len(seqs) != len(want) {
 				t.Fatalf("%d sequences, want %d", len(seqs), len(want))
@@ -130,11 +93,11 @@ func TestGoldenWindows(t *testing.T) {
 			count := 0
 			for i, s := range seqs {
 				w := want[i]
-				if !slices.Equal(s.Tokens, g.windowTokens(w)) {
-					t.Errorf("sequence %d: tokens differ from the reference window %s", i, w)
+				if !slices.Equal(s.Tokens, windowTokens(g, w)) {
+					t.Errorf("sequence %d: tokens differ from the reference window %s", i, windowName(w))
 				}
 				if s.Scored() != w.Scored {
-					t.Errorf("sequence %d (window %s): scores %d targets, want %d", i, w, s.Scored(), w.Scored)
+					t.Errorf("sequence %d (window %s): scores %d targets, want %d", i, windowName(w), s.Scored(), w.Scored)
 				}
 				count += s.Scored()
 			}
@@ -158,7 +121,7 @@ func TestGoldenNLL(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
-			seqs := g.sequences(t, c)
+			seqs := sequences(t, g, c)
 			got, err := cpu.Loss(ctx, seqs)
 			if err != nil {
 				t.Fatal(err)
@@ -195,52 +158,21 @@ func reportWindows(t *testing.T, ctx context.Context, cpu *model.CPU, seqs []mod
 		w := want[i]
 		if d := math.Abs(got.Sum - w.NLLSum); d > goldenTol*float64(w.Scored) && shown < 5 {
 			t.Logf("window %d %s: NLL sum %.9f over %d, reference %.9f over %d",
-				i, w, got.Sum, got.Count, w.NLLSum, w.Scored)
+				i, windowName(w), got.Sum, got.Count, w.NLLSum, w.Scored)
 			shown++
 		}
 	}
 }
 
-// TestGoldenEvaluate runs two golden cases end to end through Evaluate, with
-// batches small enough that sequences of different lengths share a batch, so
-// bucketing, padding and the float64 sums across batches are checked against the
-// reference too.
-func TestGoldenEvaluate(t *testing.T) {
-	g := loadGolden(t)
-	m, err := model.Load(filepath.Join(goldenDir, "tiny"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpu := model.NewCPU(m, 0)
-	for _, name := range []string{"strided_ctx64_stride24", "documents_ctx64_stride32"} {
-		i := slices.IndexFunc(g.Cases, func(c goldenCase) bool { return c.Name == name })
-		if i < 0 {
-			t.Fatalf("golden case %s missing", name)
-		}
-		c := g.Cases[i]
-		t.Run(name, func(t *testing.T) {
-			toks := &pipeline.Tokens{Docs: [][]int32{g.Tokens[:c.NTokens]}}
-			if pipeline.Mode(c.Mode) == pipeline.ModeDocuments {
-				toks = &pipeline.Tokens{Docs: g.Documents, Separated: true}
-			}
-			res, err := pipeline.Evaluate(context.Background(), cpu, pipeline.EvalConfig{
-				Tokens:      toks,
-				EOT:         g.EOT,
-				Mode:        pipeline.Mode(c.Mode),
-				Ctx:         c.Ctx,
-				Stride:      c.Stride,
-				BatchTokens: 200,
-				VocabSize:   m.Config.VocabSize,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Tokens != c.Count {
-				t.Errorf("tokens %d, want %d", res.Tokens, c.Count)
-			}
-			if diff := math.Abs(res.MeanNLL - c.MeanNLL); !(diff <= goldenTol) {
-				t.Errorf("mean NLL %.9f, want %.9f (|diff| %.2e > %.0e)", res.MeanNLL, c.MeanNLL, diff, goldenTol)
-			}
-		})
-	}
+// TestCPUConformance runs the backend conformance suite on the CPU path:
+// every golden case through Evaluate within goldenTol of the float64
+// reference, bit-identical reruns, batch mates, bad input, cancellation.
+func TestCPUConformance(t *testing.T) {
+	backendtest.Suite{
+		Open:      func(t *testing.T, m *model.Model) pipeline.Backend { return pipeline.NewCPU(m, 0) },
+		GoldenDir: goldenDir,
+		GoldenTol: goldenTol,
+		CPUTol:    0, // the CPU path against itself: equal to the last bit
+		BatchTol:  1e-12,
+	}.Run(t)
 }

@@ -145,7 +145,7 @@ func TestEvaluateCPUByHand(t *testing.T) {
 		if sums.Count != n {
 			t.Fatalf("%d targets scored by hand, want %d", sums.Count, n)
 		}
-		r, err := pipeline.Evaluate(ctx, cpu, pipeline.EvalConfig{
+		r, err := pipeline.Evaluate(ctx, pipeline.NewCPU(m, 0), pipeline.EvalConfig{
 			Tokens: tokens, EOT: tok.EOT(), Mode: c.mode, Ctx: c.ctx, Stride: c.stride,
 			BatchTokens: 3 * c.ctx, VocabSize: m.Config.VocabSize, TokenLen: tok.TokenLen,
 		})

@@ -50,7 +50,7 @@ func BenchmarkLoss(b *testing.B) {
 	d := newTestDev(b)
 	for _, f16 := range d.weightTypes() {
 		b.Run(fmt.Sprintf("gpu/f16=%v", f16), func(b *testing.B) {
-			g, err := NewGPT2(d.dev, m, f16)
+			g, err := NewGPT2(context.Background(), d.dev, m.Reader(), f16, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -50,7 +50,7 @@ func TestGPT2MatchesCPU(t *testing.T) {
 		if f16 {
 			tol = 3e-4
 		}
-		g, err := NewGPT2(d.dev, m, f16)
+		g, err := NewGPT2(context.Background(), d.dev, m.Reader(), f16, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestGPT2MatchesCPU(t *testing.T) {
 func TestGPT2RefusesBadInput(t *testing.T) {
 	d := newTestDev(t)
 	m := testmodel.Random(testmodel.TinyConfig(), 1)
-	g, err := NewGPT2(d.dev, m, false)
+	g, err := NewGPT2(context.Background(), d.dev, m.Reader(), false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,10 +36,10 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
 	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents (0: ctx/2)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
-	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included) or gpu:N (N as listed by `wgpu-eval devices`)")
+	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included), gpu:N (N as listed by `wgpu-eval devices`) or all (every hardware GPU at once)")
 	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 (the default where the device has shader-f16) or f32; activations and sums are f32 either way")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
-	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("tokens per batch, sequences x longest (0: %d)", pipeline.DefaultBatchTokens))
+	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("padded tokens per batch, sequences x width (0: from the GPU's memory; %d on the CPU)", pipeline.DefaultBatchTokens))
 	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood)")
 	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+pipeline.TinyShakespeareEnv+")")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the result as JSON to FILE (- for stdout)")
@@ -71,13 +71,13 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return usageError{err}
 	}
-	dev, err := parseDevice(f.device)
+	dev, err := pipeline.ParseDevice(f.device)
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("--%w", err)}
 	}
-	precision, err := parsePrecision(f.precision)
+	precision, err := pipeline.ParsePrecision(f.precision)
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("--%w", err)}
 	}
 	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
 		return usageError{errors.New("--ctx, --stride, --max-tokens, --threads and --batch-tokens must not be negative")}
@@ -99,13 +99,13 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	m, err := model.LoadContext(ctx, path, model.LoadOptions{
-		Progress: func(done, total int64) { prog.bytes("load "+f.model, done, total) },
-	})
+	// Headers and shapes now; the weights are read when the backend takes them.
+	ck, err := model.OpenCheckpoint(ctx, path)
 	if err != nil {
 		return err
 	}
-	cfg := m.Config
+	defer ck.Close()
+	cfg := ck.Config()
 	say("model %s: %d layers, %d heads, %d channels, %d positions (%s)", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, path)
 	tok, err := tokenizer.Load(path)
 	if err != nil {
@@ -151,11 +151,16 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	say("data %s: %d tokens", dataName(f.data, f.split), toks.Len())
 
-	backend, closeBackend, err := openBackend(dev, precision, m, f.threads)
+	backend, err := pipeline.OpenBackend(ctx, dev, ck, pipeline.BackendOptions{
+		Precision: precision,
+		Threads:   f.threads,
+		Progress:  func(done, total int64) { prog.bytes("load "+f.model, done, total) },
+	})
 	if err != nil {
 		return err
 	}
-	defer closeBackend()
+	defer backend.Close()
+	ck.Close() // the weights are on the backend now
 	say("device: %s", backend.Name())
 	threads := f.threads
 	if threads == 0 {

@@ -85,16 +85,3 @@ func TestEvalOnGPU(t *testing.T) {
 		t.Errorf("--device auto with only software adapters ran on %v", auto["device"])
 	}
 }
-
-func TestParseDevice(t *testing.T) {
-	for in, want := range map[string]deviceSpec{"auto": {"auto", -1}, "CPU": {"cpu", -1}, "gpu": {"gpu", -1}, "Gpu:2": {"gpu", 2}} {
-		if got, err := parseDevice(in); err != nil || got != want {
-			t.Errorf("parseDevice(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "gpu:", "gpu:-1", "tpu", "gpu:x", "all"} {
-		if _, err := parseDevice(bad); err == nil {
-			t.Errorf("parseDevice(%q) accepted", bad)
-		}
-	}
-}

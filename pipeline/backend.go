@@ -1,0 +1,77 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// Backend scores batches of sequences for Evaluate: a forward pass and the
+// per-target NLL, summed. It says how it wants to be fed (Feed), takes a batch
+// and delivers its sums later (Submit, then Pending.Wait), so that a device can
+// run one batch while the host prepares the next. CPU and GPU are the two
+// backends of this package.
+type Backend interface {
+	// Name names the device for results ("cpu x2", a GPU's name and driver).
+	Name() string
+	// Feed says how batches should be shaped for this backend.
+	Feed() Feed
+	// Submit starts scoring b and may return before the work is done. Evaluate
+	// keeps at most Feed().InFlight batches submitted and not yet waited for.
+	// An error that wraps ErrBatchTooLarge means b does not fit the backend's
+	// memory and a smaller batch may.
+	Submit(ctx context.Context, b Batch) (Pending, error)
+	// Close releases the backend's resources. Batches not waited for are lost.
+	Close() error
+}
+
+// Batch is what a backend scores in one go: sequences padded to Width
+// positions. Width is one of Feed().Widths (the smallest that holds the
+// longest sequence), or the longest sequence's length when Widths is empty.
+type Batch struct {
+	Seqs  []model.Sequence
+	Width int
+}
+
+// Pending is a submitted batch.
+type Pending interface {
+	// Wait blocks until the batch is scored and returns the sums of NLL over
+	// every scored target. It may be called more than once.
+	Wait(ctx context.Context) (model.LossSums, error)
+}
+
+// Feed is how a backend wants to be fed.
+type Feed struct {
+	// Widths are the padded batch widths (ascending) the backend is built for;
+	// empty means any width (a batch is as wide as its longest sequence).
+	Widths []int
+	// BatchTokens bounds a batch's padded size, len(Seqs) x Width, from the
+	// backend's memory (a batch holds at least one sequence); 0 means
+	// DefaultBatchTokens.
+	BatchTokens int
+	// InFlight is how many batches may be submitted before the first is waited
+	// for; less than 1 means 1.
+	InFlight int
+}
+
+// width is the padded width of a batch whose longest sequence has n tokens.
+func (f Feed) width(n int) int {
+	if i, ok := slices.BinarySearch(f.Widths, n); ok || i < len(f.Widths) {
+		return f.Widths[i]
+	}
+	return n
+}
+
+// ErrBatchTooLarge marks a Submit or Wait error that says the batch did not fit
+// the backend's memory: Evaluate then halves its batches and goes on.
+var ErrBatchTooLarge = errors.New("batch too large for the device's memory")
+
+// done is a Pending whose result is known.
+type done struct {
+	sums model.LossSums
+	err  error
+}
+
+func (d done) Wait(context.Context) (model.LossSums, error) { return d.sums, d.err }

@@ -1,0 +1,35 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// CPU is the pure-Go backend: model.CPU behind the Backend seam. It scores a
+// batch inside Submit (its threads are already all busy) and takes sequences
+// of any length unpadded.
+type CPU struct {
+	c *model.CPU
+}
+
+// NewCPU prepares m for the CPU path on threads goroutines (<= 0: GOMAXPROCS).
+func NewCPU(m *model.Model, threads int) *CPU { return &CPU{model.NewCPU(m, threads)} }
+
+// Name is "cpu".
+func (c *CPU) Name() string { return c.c.Name() }
+
+// Feed asks for DefaultBatchTokens per batch, any width, one batch at a time.
+func (c *CPU) Feed() Feed { return Feed{BatchTokens: DefaultBatchTokens, InFlight: 1} }
+
+// Submit scores b and returns its result.
+func (c *CPU) Submit(ctx context.Context, b Batch) (Pending, error) {
+	sums, err := c.c.Loss(ctx, b.Seqs)
+	if err != nil {
+		return nil, err
+	}
+	return done{sums: sums}, nil
+}
+
+// Close does nothing: the CPU path holds only host memory.
+func (c *CPU) Close() error { return nil }

@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/shaders"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// DeviceSpec says where to evaluate, as --device spells it.
+type DeviceSpec struct {
+	// Kind is "auto", "cpu", "gpu" or "all".
+	Kind string
+	// Index is the adapter's position in Devices order for "gpu:N", else -1.
+	Index int
+}
+
+// ParseDevice parses a device name, case-insensitively: auto (the best
+// hardware GPU, else the CPU), cpu, gpu (the first adapter), gpu:N (the N-th
+// adapter of Devices, from 0) or all (every hardware GPU at once).
+func ParseDevice(s string) (DeviceSpec, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	switch v {
+	case "auto", "cpu", "gpu", "all":
+		return DeviceSpec{v, -1}, nil
+	}
+	if rest, ok := strings.CutPrefix(v, "gpu:"); ok {
+		n, err := strconv.Atoi(rest)
+		if err == nil && n >= 0 {
+			return DeviceSpec{"gpu", n}, nil
+		}
+	}
+	return DeviceSpec{}, fmt.Errorf("device %q: want auto, cpu, gpu, gpu:N (N as listed by `wgpu-eval devices`) or all", s)
+}
+
+// String spells the spec as ParseDevice reads it.
+func (d DeviceSpec) String() string {
+	if d.Kind == "gpu" && d.Index >= 0 {
+		return "gpu:" + strconv.Itoa(d.Index)
+	}
+	return d.Kind
+}
+
+// Precision is the weight type on a GPU.
+type Precision string
+
+// Precisions. PrecisionAuto is f16 where the device has shader-f16, else f32.
+const (
+	PrecisionAuto Precision = ""
+	PrecisionF16  Precision = "f16"
+	PrecisionF32  Precision = "f32"
+)
+
+// ParsePrecision parses a precision name: auto (or ""), f16 or f32.
+func ParsePrecision(s string) (Precision, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", "auto":
+		return PrecisionAuto, nil
+	case "f16", "f32":
+		return Precision(v), nil
+	}
+	return "", fmt.Errorf("precision %q: want f16 or f32", s)
+}
+
+// BackendOptions tune OpenBackend.
+type BackendOptions struct {
+	// Precision is the weight type on GPUs; the CPU is always f32.
+	Precision Precision
+	// Threads is the CPU path's goroutines; <= 0 means GOMAXPROCS.
+	Threads int
+	// Progress, when set, gets the bytes of weights loaded (CPU) or uploaded
+	// (GPU) so far and the total.
+	Progress func(done, total int64)
+}
+
+// Devices lists the Vulkan adapters in the order gpu:N counts them (best
+// first). It returns no error and no adapters where Vulkan is not installed;
+// inspect the error with wgpu.Unavailable to tell.
+func Devices() ([]wgpu.AdapterInfo, error) {
+	inst, err := wgpu.CreateInstance(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer inst.Close()
+	ads, err := inst.EnumerateAdapters()
+	infos := make([]wgpu.AdapterInfo, len(ads))
+	for i, a := range ads {
+		infos[i] = a.Info()
+	}
+	return infos, err
+}
+
+// software reports whether an adapter is a software rasterizer (lavapipe,
+// SwiftShader), which auto and all never pick: the CPU path is faster there.
+func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
+
+// OpenBackend opens the backend spec names for the model src holds: a
+// *model.Checkpoint (the CPU widens it to float32; a GPU gets its weights
+// tensor by tensor, 16-bit checkpoints as 16-bit), or a loaded Model's
+// Reader. src may be closed once OpenBackend returns. auto takes the best hardware
+// GPU (discrete before integrated) and never a software driver such as
+// lavapipe, on which the CPU path is faster; without a hardware GPU it is the
+// CPU. gpu and gpu:N take the adapter asked for, software ones included. all
+// spreads batches over every hardware GPU. Close the backend when done: it
+// releases the devices too.
+func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, opt BackendOptions) (Backend, error) {
+	cpu := func() (Backend, error) {
+		m, err := model.LoadReader(ctx, src, model.LoadOptions{Progress: opt.Progress})
+		if err != nil {
+			return nil, err
+		}
+		return NewCPU(m, opt.Threads), nil
+	}
+	if spec.Kind == "cpu" {
+		return cpu()
+	}
+	inst, err := wgpu.CreateInstance(nil)
+	if err != nil {
+		if spec.Kind == "auto" && wgpu.Unavailable(err) {
+			return cpu()
+		}
+		return nil, fmt.Errorf("device %s: %w (install the GPU's Vulkan driver, or use the cpu device)", spec, err)
+	}
+	adapters, err := inst.EnumerateAdapters()
+	if err != nil && !(spec.Kind == "auto" && wgpu.Unavailable(err)) {
+		inst.Close()
+		return nil, fmt.Errorf("device %s: %w", spec, err)
+	}
+	var picked []*wgpu.Adapter
+	switch {
+	case spec.Kind == "auto" || spec.Kind == "all":
+		for _, a := range adapters { // best first
+			if !software(a) {
+				picked = append(picked, a)
+				if spec.Kind == "auto" {
+					break
+				}
+			}
+		}
+		if len(picked) == 0 && spec.Kind == "auto" {
+			inst.Close()
+			return cpu()
+		}
+		if len(picked) == 0 {
+			inst.Close()
+			return nil, fmt.Errorf("device all: no hardware GPU among %d Vulkan adapters (software drivers are left out; use gpu:N for one)", len(adapters))
+		}
+	case spec.Index >= 0:
+		if spec.Index >= len(adapters) {
+			inst.Close()
+			return nil, fmt.Errorf("device %s: there are %d Vulkan adapters (see `wgpu-eval devices`)", spec, len(adapters))
+		}
+		picked = adapters[spec.Index : spec.Index+1]
+	default:
+		if len(adapters) == 0 {
+			inst.Close()
+			return nil, errors.New("device gpu: no Vulkan adapter")
+		}
+		picked = adapters[:1]
+	}
+	var gpus []Backend
+	fail := func(err error) (Backend, error) {
+		for _, g := range gpus {
+			g.Close()
+		}
+		inst.Close()
+		return nil, err
+	}
+	for _, ad := range picked {
+		g, err := openGPU(ctx, ad, src, opt)
+		if err != nil {
+			return fail(err)
+		}
+		gpus = append(gpus, g)
+	}
+	if len(gpus) == 1 {
+		g := gpus[0].(*GPU)
+		g.owned = append(g.owned, func() error { inst.Close(); return nil })
+		return g, nil
+	}
+	return &multi{parts: gpus, closeInst: inst.Close}, nil
+}
+
+// openGPU opens a device on ad and uploads src in the precision asked for.
+func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt BackendOptions) (*GPU, error) {
+	prec := opt.Precision
+	name := ad.Info().Name
+	f16 := ad.HasFeature(wgpu.FeatureShaderF16)
+	switch {
+	case prec == PrecisionF32:
+		f16 = false
+	case prec == PrecisionF16 && !f16:
+		return nil, fmt.Errorf("precision f16: %s lacks shader-f16; use f32", name)
+	}
+	var feats []wgpu.FeatureName
+	if f16 {
+		feats = append(feats, wgpu.FeatureShaderF16)
+	}
+	if ad.HasFeature(wgpu.FeatureTimestampQuery) {
+		feats = append(feats, wgpu.FeatureTimestampQuery)
+	}
+	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{Label: "wgpu-eval", RequiredFeatures: feats})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	g, err := NewGPU(ctx, dev, src, f16, opt.Progress)
+	if err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	g.owned = append(g.owned, dev.Close)
+	return g, nil
+}

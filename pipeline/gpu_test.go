@@ -1,0 +1,104 @@
+package pipeline_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// testAdapter is the first Vulkan adapter (WGPU_ADAPTER picks another), on an
+// instance with the validation layer when installed; any message from the
+// layer or the driver fails the test. Without Vulkan the test skips, unless CI
+// or WGPU_REQUIRE_VULKAN is set: then it fails.
+func testAdapter(t *testing.T) *wgpu.Adapter {
+	t.Helper()
+	var mu sync.Mutex
+	var msgs []wgpu.Message
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: os.Getenv("WGPU_NO_VALIDATION") == "", OnMessage: func(m wgpu.Message) {
+		mu.Lock()
+		msgs = append(msgs, m)
+		mu.Unlock()
+	}})
+	var ad *wgpu.Adapter
+	if err == nil {
+		if ad, err = inst.RequestAdapter(os.Getenv("WGPU_ADAPTER")); err != nil {
+			inst.Close()
+		}
+	}
+	if err != nil {
+		if wgpu.Unavailable(err) && os.Getenv("CI") == "" && os.Getenv("WGPU_REQUIRE_VULKAN") == "" {
+			t.Skipf("Vulkan unavailable (Debian: libvulkan1 mesa-vulkan-drivers): %v", err)
+		}
+		t.Fatalf("no Vulkan adapter (required under CI or WGPU_REQUIRE_VULKAN): %v", err)
+	}
+	t.Cleanup(func() {
+		inst.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range msgs {
+			t.Errorf("Vulkan message: %v", m)
+		}
+	})
+	return ad
+}
+
+// openTestGPU opens a device on ad and puts m on it with f16 or f32 weights.
+func openTestGPU(t *testing.T, ad *wgpu.Adapter, m *model.Model, f16 bool) *pipeline.GPU {
+	t.Helper()
+	var feats []wgpu.FeatureName
+	if f16 {
+		feats = append(feats, wgpu.FeatureShaderF16)
+	}
+	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := dev.Close(); err != nil {
+			t.Errorf("device close: %v", err)
+		}
+	})
+	g, err := pipeline.NewGPU(context.Background(), dev, m.Reader(), f16, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestGPUConformance runs the backend conformance suite on the GPU path (the
+// first Vulkan adapter: lavapipe in CI), with f32 and, where the adapter has
+// shader-f16, f16 weights. The goldens' tiny model is stored in F16, so both
+// weight types hold its exact values: the bound is the f32 arithmetic's.
+// Against the CPU path on the peaked model: 1e-5 with f32 weights, 3e-4 with
+// f16 (the CPU uses the f32 weights). Batch sums are f32 on the device:
+// 1e-5 relative. Lavapipe is slow: one golden case per method.
+func TestGPUConformance(t *testing.T) {
+	ad := testAdapter(t)
+	for _, f16 := range []bool{false, true} {
+		name, cpuTol := "f32", 1e-5
+		if f16 {
+			name, cpuTol = "f16", 3e-4
+			if !ad.HasFeature(wgpu.FeatureShaderF16) {
+				t.Logf("%s lacks shader-f16: f16 not tested", ad.Info().Name)
+				continue
+			}
+		}
+		t.Run(name, func(t *testing.T) {
+			backendtest.Suite{
+				Open:      func(t *testing.T, m *model.Model) pipeline.Backend { return openTestGPU(t, ad, m, f16) },
+				GoldenDir: goldenDir,
+				GoldenTol: goldenTol,
+				// One case per method: lavapipe spends seconds on each (the whole vocabulary).
+				GoldenCases: []string{"stream_ctx37", "strided_ctx64_stride24", "documents_ctx64_stride32"},
+				CPUTol:      cpuTol,
+				BatchTol:    1e-5,
+			}.Run(t)
+		})
+	}
+}

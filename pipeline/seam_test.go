@@ -1,0 +1,117 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// asyncBackend wraps fakeBackend: Submit defers the scoring to Wait, counts
+// batches in flight, and refuses batches above memTokens padded tokens with
+// ErrBatchTooLarge (at Submit or, with failAtWait, at Wait), as a GPU does.
+type asyncBackend struct {
+	fakeBackend
+	memTokens   int
+	failAtWait  bool
+	inFlightNow int
+	maxInFlight int
+	refused     int
+}
+
+type asyncPending struct {
+	b      *asyncBackend
+	batch  Batch
+	waited bool
+	sums   model.LossSums
+	err    error
+}
+
+func (a *asyncBackend) Submit(ctx context.Context, b Batch) (Pending, error) {
+	if len(b.Seqs)*b.Width > a.memTokens && !a.failAtWait {
+		a.refused++
+		return nil, fmt.Errorf("no room for %d tokens: %w", len(b.Seqs)*b.Width, ErrBatchTooLarge)
+	}
+	a.inFlightNow++
+	a.maxInFlight = max(a.maxInFlight, a.inFlightNow)
+	if a.inFlightNow > max(a.inFlight, 1) {
+		a.t.Errorf("%d batches in flight, Feed allows %d", a.inFlightNow, a.inFlight)
+	}
+	return &asyncPending{b: a, batch: b}, nil
+}
+
+func (p *asyncPending) Wait(ctx context.Context) (model.LossSums, error) {
+	if !p.waited {
+		p.waited = true
+		p.b.inFlightNow--
+		if p.b.failAtWait && len(p.batch.Seqs)*p.batch.Width > p.b.memTokens {
+			p.b.refused++
+			p.err = errors.Join(errors.New("device out of memory"), ErrBatchTooLarge)
+		} else {
+			p.sums, p.err = p.b.loss(ctx, p.batch)
+		}
+	}
+	return p.sums, p.err
+}
+
+// TestEvaluateSeam: bucket widths pad batches, batches stay in flight up to
+// Feed().InFlight, the sums are those of a synchronous run to the last bit,
+// and a batch out of memory (at Submit or at Wait) halves the batches and the
+// run goes on with the same targets.
+func TestEvaluateSeam(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var docs [][]int32
+	for range 40 {
+		docs = append(docs, randomIDs(rng, 1+rng.IntN(60)))
+	}
+	cfg := EvalConfig{Tokens: &Tokens{Docs: docs}, Mode: ModeDocuments, Ctx: 64, EOT: 7, BatchTokens: 512}
+	sync := &fakeBackend{t: t, ctx: 64, batchTokens: 512}
+	want, err := Evaluate(context.Background(), sync, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		memTokens  int
+		failAtWait bool
+	}{{"fits", 1 << 20, false}, {"oom at submit", 100, false}, {"oom at wait", 100, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			a := &asyncBackend{fakeBackend: fakeBackend{t: t, ctx: 64, batchTokens: 512, widths: []int{16, 32, 48, 64}, inFlight: 3},
+				memTokens: c.memTokens, failAtWait: c.failAtWait}
+			got, err := Evaluate(context.Background(), a, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range a.widthsSeen {
+				if w%16 != 0 {
+					t.Errorf("batch %d has width %d, not one of the backend's", i, w)
+				}
+			}
+			if got.Tokens != want.Tokens || got.InputTokens != want.InputTokens {
+				t.Errorf("tokens %d/%d, want %d/%d", got.Tokens, got.InputTokens, want.Tokens, want.InputTokens)
+			}
+			if c.memTokens > 512 {
+				if got.NLLSum != want.NLLSum || a.maxInFlight != 3 {
+					t.Errorf("sum %v (want %v, bit-identical), %d in flight at most (want 3)", got.NLLSum, want.NLLSum, a.maxInFlight)
+				}
+				return
+			}
+			if a.refused == 0 {
+				t.Error("no batch was refused: the test does not exercise halving")
+			}
+			if d := got.NLLSum - want.NLLSum; d > 1e-9*want.NLLSum || d < -1e-9*want.NLLSum {
+				t.Errorf("sum %v after halving, want %v", got.NLLSum, want.NLLSum)
+			}
+		})
+	}
+	// One sequence that does not fit: a clear error, not a loop.
+	a := &asyncBackend{fakeBackend: fakeBackend{t: t, ctx: 64, batchTokens: 512, inFlight: 2}, memTokens: 10}
+	_, err = Evaluate(context.Background(), a, cfg)
+	if err == nil || !errors.Is(err, ErrBatchTooLarge) || !strings.Contains(err.Error(), "one sequence of") {
+		t.Errorf("err = %v, want one sequence does not fit", err)
+	}
+}

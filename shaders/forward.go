@@ -1,0 +1,657 @@
+package shaders
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// arenaCount is how many batches can be in flight: one runs on the GPU while
+// the host writes the next one's tokens and records its command buffer.
+const arenaCount = 2
+
+// arenaSize is what an arena holds: activations for rows rows of a chunk,
+// a KV cache for cacheTok padded tokens in each of cacheLayers layers, and
+// targets targets.
+type arenaSize struct {
+	rows, cacheTok, cacheLayers, targets, tokens int
+}
+
+func (a arenaSize) holds(b arenaSize) bool {
+	return a.rows >= b.rows && a.cacheTok >= b.cacheTok && a.cacheLayers >= b.cacheLayers &&
+		a.targets >= b.targets && a.tokens >= b.tokens
+}
+
+func (a arenaSize) union(b arenaSize) arenaSize {
+	return arenaSize{max(a.rows, b.rows), max(a.cacheTok, b.cacheTok), max(a.cacheLayers, b.cacheLayers),
+		max(a.targets, b.targets), max(a.tokens, b.tokens)}
+}
+
+// arena is the device memory of one batch in flight: the activations, the KV
+// cache, the loss buffers, a host-visible readback of the sums, and the bind
+// groups made for them (made once, reused by every batch that fits).
+type arena struct {
+	size    arenaSize
+	bufs    []*wgpu.Buffer
+	groups  map[string]*wgpu.BindGroup
+	pending *Pending // the batch that last used the arena, until it is waited for
+
+	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll, sums, readback *wgpu.Buffer
+	layerStride                                                                        uint64 // bytes between layers' caches
+}
+
+func (a *arena) close() {
+	for _, g := range a.groups {
+		g.Close()
+	}
+	for _, b := range a.bufs {
+		b.Close()
+	}
+	a.groups, a.bufs = nil, nil
+}
+
+// arenaBytes is the device memory an arena of size s takes for this model.
+func (g *GPT2) arenaBytes(s arenaSize) int64 {
+	C := int64(g.cfg.NEmbd)
+	tiles := int64(ceilDiv(g.cfg.VocabSize, vocabTile))
+	rows, tg := int64(s.rows), int64(s.targets)
+	f := int64(4)
+	return f*rows*C*(1+1+3+1+4) + // res, ln, qkv, att, fc
+		2*g.layerStride(s.cacheTok)*int64(s.cacheLayers) + // k, v caches
+		f*tg*(C+2*tiles+2) + // hP, part, tgt, nll
+		f*int64(s.tokens) + 64 // the sums and their readback
+}
+
+// layerStride is the bytes of one layer's K (or V) cache for tok padded
+// tokens, rounded up to 256 so that every layer's range keeps any device's
+// storage offset alignment.
+func (g *GPT2) layerStride(tok int) int64 {
+	return (int64(tok)*int64(g.cfg.NEmbd)*4 + 255) &^ 255
+}
+
+// newArena allocates an arena of size s. An allocation the device cannot
+// satisfy gives an error that wraps wgpu.ErrOutOfMemory and names the sizes.
+func (g *GPT2) newArena(s arenaSize) (*arena, error) {
+	a := &arena{size: s, groups: map[string]*wgpu.BindGroup{}}
+	var err error
+	buf := func(label string, size int64, usage wgpu.BufferUsage) *wgpu.Buffer {
+		if err != nil {
+			return nil
+		}
+		b, e := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Size: uint64(max(size, 16)), Usage: usage})
+		if e != nil {
+			err = fmt.Errorf("gpu: activation buffer %s of %d bytes (an arena of %d bytes for %d rows, %d cached tokens x %d layers, %d targets): %w",
+				label, size, g.arenaBytes(s), s.rows, s.cacheTok, s.cacheLayers, s.targets, e)
+			return nil
+		}
+		a.bufs = append(a.bufs, b)
+		return b
+	}
+	st := wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
+	C := int64(g.cfg.NEmbd)
+	rows, tg := int64(s.rows), int64(s.targets)
+	tiles := int64(ceilDiv(g.cfg.VocabSize, vocabTile))
+	a.layerStride = uint64(g.layerStride(s.cacheTok))
+	a.tokens = buf("tokens", 4*int64(s.tokens), st)
+	a.targets = buf("targets", 4*tg, st)
+	a.res = buf("residual", 4*rows*C, st)
+	a.ln = buf("ln", 4*rows*C, st)
+	a.qkv = buf("qkv", 4*rows*3*C, st)
+	a.att = buf("att", 4*rows*C, st)
+	a.fc = buf("fc", 4*rows*4*C, st)
+	a.kc = buf("k cache", int64(a.layerStride)*int64(s.cacheLayers), st)
+	a.vc = buf("v cache", int64(a.layerStride)*int64(s.cacheLayers), st)
+	a.hP = buf("h", 4*tg*C, st)
+	a.part = buf("partials", 8*tiles*tg, st)
+	a.tgt = buf("target logits", 4*tg, st)
+	a.nll = buf("nll", 4*tg, st)
+	a.sums = buf("sums", 16, st)
+	a.readback = buf("readback", 16, wgpu.BufferUsageMapRead|wgpu.BufferUsageCopyDst)
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// SetChunk makes Submit score each batch in chunks of n positions per
+// sequence (chunked prefill): the layers run over positions [0, n), then
+// [n, 2n), ..., each chunk's attention reading the keys and values of the
+// earlier ones from a KV cache that holds every layer. The sums equal a
+// whole-window pass; activation memory shrinks to n rows per sequence while
+// the cache grows to every layer. n <= 0 (the default) scores a batch in one
+// pass with one layer's cache.
+func (g *GPT2) SetChunk(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.chunk = max(n, 0)
+}
+
+// SetProfiling makes later batches time every dispatch with timestamp
+// queries (the device needs wgpu.FeatureTimestampQuery): Pending.Profile then
+// gives GPU time per kernel. It costs a pass per dispatch.
+func (g *GPT2) SetProfiling(on bool) error {
+	if on && !g.dev.HasFeature(wgpu.FeatureTimestampQuery) {
+		return fmt.Errorf("gpu: profiling needs the device feature %s", wgpu.FeatureTimestampQuery)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.profile = on
+	return nil
+}
+
+// KernelTime is the GPU time of one kernel over a batch, from timestamps.
+type KernelTime struct {
+	Kernel     string  // "matmul", "attention", ...
+	Dispatches int     // dispatches of it in the batch
+	Nanos      uint64  // GPU time, summed over its dispatches
+	Flops      float64 // floating-point operations (multiply-add = 2), from the shapes
+	Bytes      float64 // bytes read and written, from the shapes (a lower bound: each operand once)
+}
+
+// Pending is a batch submitted by Submit; Wait gives its sums.
+type Pending struct {
+	g     *GPT2
+	a     *arena
+	count int
+	qs    *wgpu.QuerySet
+	ops   []opRecord
+
+	done    bool
+	sums    model.LossSums
+	err     error
+	profile []KernelTime
+}
+
+// opRecord is what profiling keeps of one dispatch.
+type opRecord struct {
+	kernel       string
+	flops, bytes float64
+}
+
+// Wait blocks until the batch is scored and returns its sums. It may be
+// called again and returns the same result. ctx is checked before waiting;
+// the wait itself is for work already submitted and ends with it.
+func (p *Pending) Wait(ctx context.Context) (model.LossSums, error) {
+	p.g.mu.Lock()
+	defer p.g.mu.Unlock()
+	if !p.done {
+		if err := ctx.Err(); err != nil {
+			return model.LossSums{}, err
+		}
+		p.finish()
+	}
+	return p.sums, p.err
+}
+
+// Profile is the GPU time per kernel of the batch (with SetProfiling), in
+// the order kernels first ran; nil without profiling or before Wait.
+func (p *Pending) Profile() []KernelTime { return p.profile }
+
+// finish reads the batch's sums back and frees its arena for the next batch.
+// g.mu must be held.
+func (p *Pending) finish() {
+	p.done = true
+	if p.a.pending == p {
+		p.a.pending = nil
+	}
+	out := make([]byte, 8)
+	if err := p.g.dev.Queue().ReadBuffer(p.a.readback, 0, out); err != nil {
+		p.err = fmt.Errorf("gpu loss: read back: %w", err)
+		return
+	}
+	p.sums = model.LossSums{
+		Sum:   float64(math.Float32frombits(binary.LittleEndian.Uint32(out))),
+		SumSq: float64(math.Float32frombits(binary.LittleEndian.Uint32(out[4:]))),
+		Count: p.count,
+	}
+	if p.qs != nil {
+		defer p.qs.Close()
+		ts, err := p.qs.Read(0, p.qs.Count())
+		if err != nil {
+			p.err = fmt.Errorf("gpu loss: timestamps: %w", err)
+			return
+		}
+		byName := map[string]int{}
+		for i, op := range p.ops {
+			j, ok := byName[op.kernel]
+			if !ok {
+				j = len(p.profile)
+				byName[op.kernel] = j
+				p.profile = append(p.profile, KernelTime{Kernel: op.kernel})
+			}
+			kt := &p.profile[j]
+			kt.Dispatches++
+			if ts[2*i+1] > ts[2*i] {
+				kt.Nanos += ts[2*i+1] - ts[2*i]
+			}
+			kt.Flops += op.flops
+			kt.Bytes += op.bytes
+		}
+	}
+}
+
+// Loss scores seqs as one batch padded to its longest sequence and waits for
+// the sums: Submit then Wait.
+func (g *GPT2) Loss(ctx context.Context, seqs []model.Sequence) (model.LossSums, error) {
+	p, err := g.Submit(ctx, seqs, 0)
+	if err != nil {
+		return model.LossSums{}, err
+	}
+	return p.Wait(ctx)
+}
+
+// Submit starts scoring seqs (see model.Sequence) as one batch of len(seqs)
+// rows padded to width positions (0: the longest sequence's length) and
+// returns without waiting for the GPU. The batch is one command buffer; the
+// per-target NLL is summed on the device and Wait reads back 8 bytes. Up to
+// two batches are in flight; submitting a third waits for the oldest one's
+// result (kept for its Wait). A batch larger than the activation memory
+// allocated so far grows it; when the device cannot, the error wraps
+// wgpu.ErrOutOfMemory, and a smaller batch may still fit.
+func (g *GPT2) Submit(ctx context.Context, seqs []model.Sequence, width int) (*Pending, error) {
+	if err := model.CheckSequences(g.cfg, seqs); err != nil {
+		return nil, err
+	}
+	T := 0
+	for _, s := range seqs {
+		T = max(T, len(s.Tokens))
+	}
+	switch {
+	case width == 0:
+		width = T
+	case width < T:
+		return nil, fmt.Errorf("gpu loss: batch width %d is shorter than its longest sequence (%d tokens)", width, T)
+	case width > g.cfg.NPositions:
+		return nil, fmt.Errorf("gpu loss: batch width %d exceeds the model's %d positions", width, g.cfg.NPositions)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, errors.New("gpu loss: model closed")
+	}
+	b := g.newBatch(seqs, width)
+	a, err := g.arenaFor(b.need)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pending{g: g, a: a, count: b.P}
+	if b.P == 0 {
+		p.done = true
+		return p, nil
+	}
+	if err := g.record(p, b); err != nil {
+		return nil, err
+	}
+	a.pending = p
+	return p, nil
+}
+
+// batch is one Submit's shapes and host data.
+type batch struct {
+	seqs      []model.Sequence
+	B, W, P   int
+	chunk     int // positions per chunk
+	chunks    int
+	chunkToks int // token slots per chunk in the tokens buffer (B*chunk, padded)
+	need      arenaSize
+	tokens    []byte // (chunks, chunkToks) u32
+	targets   []byte // (P) u32
+	firstTgt  []int  // per sequence: index of its first target
+}
+
+func (g *GPT2) newBatch(seqs []model.Sequence, W int) *batch {
+	b := &batch{seqs: seqs, B: len(seqs), W: W}
+	for _, s := range seqs {
+		b.P += s.Scored()
+	}
+	b.chunk = W
+	if g.chunk > 0 && g.chunk < W {
+		b.chunk = g.chunk
+	}
+	b.chunks = ceilDiv(W, b.chunk)
+	b.chunkToks = (b.B*b.chunk + 63) &^ 63 // 256-byte aligned chunk offsets
+	layers := 1
+	if b.chunks > 1 {
+		layers = g.cfg.NLayer
+	}
+	b.need = arenaSize{rows: b.B * b.chunk, cacheTok: b.B * W, cacheLayers: layers, targets: b.P, tokens: b.chunks * b.chunkToks}
+	b.tokens = make([]byte, 4*b.chunks*b.chunkToks)
+	b.targets = make([]byte, 4*b.P)
+	p := 0
+	for i, s := range seqs {
+		for t, id := range s.Tokens {
+			c, tc := t/b.chunk, t%b.chunk
+			rows := min(b.chunk, W-c*b.chunk) // the chunk's rows per sequence
+			binary.LittleEndian.PutUint32(b.tokens[4*(c*b.chunkToks+i*rows+tc):], uint32(id))
+		}
+		for _, id := range s.Tokens[s.First:] {
+			binary.LittleEndian.PutUint32(b.targets[4*p:], uint32(id))
+			p++
+		}
+	}
+	return b
+}
+
+// arenaFor returns an arena that holds need and is not in use, waiting for
+// the older batch in flight when both are. g.mu must be held.
+func (g *GPT2) arenaFor(need arenaSize) (*arena, error) {
+	// Round robin: the next arena, so that the previous batch keeps running.
+	i := g.nextArena
+	g.nextArena = (i + 1) % arenaCount
+	a := g.arenas[i]
+	if a != nil && a.pending != nil {
+		a.pending.finish() // its result stays for its Wait
+	}
+	if a != nil && a.size.holds(need) {
+		return a, nil
+	}
+	size := need
+	if a != nil {
+		size = a.size.union(need)
+		a.close()
+		g.arenas[i] = nil
+	}
+	// Keep both arenas of one size, so the next batch does not reallocate.
+	for _, o := range g.arenas {
+		if o != nil {
+			size = size.union(o.size)
+		}
+	}
+	a, err := g.newArena(size)
+	if err != nil && size != need {
+		a, err = g.newArena(need) // the union may not fit where need alone does
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.arenas[i] = a
+	return a, nil
+}
+
+// recorder records the dispatches of one batch, reusing the arena's bind groups.
+type recorder struct {
+	g    *GPT2
+	enc  *wgpu.CommandEncoder
+	pass *wgpu.ComputePass
+	a    *arena
+	p    *Pending
+	err  error
+}
+
+func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf, params Params, groups [3]uint32, flops, bytes float64) {
+	if r.err != nil {
+		return
+	}
+	pl, err := k.Pipeline(consts)
+	if err != nil {
+		r.err = err
+		return
+	}
+	key := groupKey(pl, bufs)
+	bg, ok := r.a.groups[key]
+	if !ok {
+		if bg, err = pl.Bind(bufs); err != nil {
+			r.err = err
+			return
+		}
+		r.a.groups[key] = bg
+	}
+	pc, err := pl.Push(params)
+	if err != nil {
+		r.err = err
+		return
+	}
+	if r.p.qs != nil { // profiling: a pass per dispatch, timestamps around it
+		i := uint32(len(r.p.ops))
+		r.pass.End()
+		r.enc.WriteTimestamp(r.p.qs, 2*i)
+		r.pass = r.enc.BeginComputePass(nil)
+		pl.Dispatch(r.pass, bg, pc, groups)
+		r.pass.End()
+		r.enc.WriteTimestamp(r.p.qs, 2*i+1)
+		r.pass = r.enc.BeginComputePass(nil)
+		r.p.ops = append(r.p.ops, opRecord{strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]"), flops, bytes})
+		return
+	}
+	pl.Dispatch(r.pass, bg, pc, groups)
+}
+
+// groupKey names a bind group by its pipeline and buffer ranges.
+func groupKey(p *Pipeline, bufs map[string]Buf) string {
+	names := make([]string, 0, len(bufs))
+	for n := range bufs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%p", p)
+	for _, n := range names {
+		u := bufs[n]
+		fmt.Fprintf(&b, ";%s=%p@%d+%d", n, u.Buffer, u.Offset, u.Size)
+	}
+	return b.String()
+}
+
+// opsPerBatch is the dispatches of a batch of one chunk, for the query set.
+func (g *GPT2) opsPerBatch(chunks, ranges int) int {
+	return chunks*(ranges+8*g.cfg.NLayer+1) + ranges + 1
+}
+
+// record writes the batch's tokens, records its command buffer and submits
+// it. g.mu must be held.
+func (g *GPT2) record(p *Pending, b *batch) error {
+	a := p.a
+	q := g.dev.Queue()
+	if err := q.WriteBuffer(a.tokens, 0, b.tokens); err != nil {
+		return fmt.Errorf("gpu loss: %w", err)
+	}
+	if err := q.WriteBuffer(a.targets, 0, b.targets); err != nil {
+		return fmt.Errorf("gpu loss: %w", err)
+	}
+	enc, err := g.dev.CreateCommandEncoder(&wgpu.CommandEncoderDescriptor{Label: "gpt2 loss"})
+	if err != nil {
+		return fmt.Errorf("gpu loss: %w", err)
+	}
+	ranges := g.wteRanges()
+	if g.profile {
+		n := g.opsPerBatch(b.chunks, len(ranges))
+		if p.qs, err = g.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "gpt2 profile", Count: uint32(2 * n)}); err != nil {
+			enc.Finish()
+			return fmt.Errorf("gpu loss: %w", err)
+		}
+	}
+	r := &recorder{g: g, enc: enc, pass: enc.BeginComputePass(nil), a: a, p: p}
+	g.encode(r, b, ranges)
+	if r.err == nil {
+		r.pass.End()
+		enc.CopyBufferToBuffer(a.sums, 0, a.readback, 0, 8)
+	}
+	cb, err := enc.Finish()
+	if r.err != nil {
+		err = r.err
+	}
+	if err == nil {
+		_, err = q.Submit(cb)
+	}
+	if err != nil {
+		if p.qs != nil {
+			p.qs.Close()
+		}
+		return fmt.Errorf("gpu loss: %w", err)
+	}
+	return nil
+}
+
+// encode records the forward pass of every chunk, the gather of the rows
+// that predict targets, the LM head with its loss and the sums.
+func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
+	a := r.a
+	cfg := g.cfg
+	B, C, H, V := b.B, cfg.NEmbd, cfg.NHead, cfg.VocabSize
+	const f = 4
+	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
+	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
+		r.op(g.layernorm, nil, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
+			Params{"rows": float64(rows), "C": float64(C), "eps": cfg.LayerNormEps}, grid(rows),
+			float64(8*rows*C), float64(f*2*rows*C))
+	}
+	wb := float64(g.weightBytes())
+	matmul := func(out, x, w, bias *wgpu.Buffer, M, K, N int, epi int) {
+		mm := g.matmulFor()
+		r.op(mm.k, map[string]float64{"EPI": float64(epi)}, map[string]Buf{"x": whole(x), "w": whole(w), "bias": whole(bias), "out": whole(out)},
+			Params{"M": float64(M), "N": float64(N), "K": float64(K)}, grid(mm.groups(M, N)),
+			float64(2*M*N*K), float64(f*M*K)+wb*float64(K*N)+float64(f*M*N))
+	}
+	for c := range b.chunks {
+		t0 := c * b.chunk
+		T := min(b.chunk, b.W-t0) // rows per sequence in this chunk
+		N := B * T
+		tok := Buf{Buffer: a.tokens, Offset: uint64(4 * c * b.chunkToks), Size: uint64(4 * b.chunkToks)}
+		for _, vr := range ranges {
+			r.op(g.embed, nil, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
+				Params{"N": float64(N), "T": float64(T), "C": float64(C), "pos0": float64(t0), "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])},
+				grid(ceilDiv(N*C, 64)), float64(N*C), float64(f*3*N*C))
+		}
+		att := Params{"B": float64(B), "T": float64(T), "C": float64(C), "H": float64(H), "S": float64(b.W), "pos0": float64(t0)}
+		for i := range g.layers {
+			w := &g.layers[i]
+			li := 0
+			if b.chunks > 1 {
+				li = i
+			}
+			kc := Buf{Buffer: a.kc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
+			vc := Buf{Buffer: a.vc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
+			layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
+			matmul(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, 0)
+			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, att, grid(ceilDiv(N*C/4, 64)),
+				0, float64(f*4*N*C))
+			keys := float64(t0) + float64(T+1)/2 // mean keys per query
+			r.op(g.attention, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, grid(ceilDiv(B*H*T, 64)),
+				4*float64(N)*keys*float64(C), float64(f)*(float64(N*2*C)+2*float64(B)*float64(t0+T)*float64(C)))
+			matmul(a.res, a.att, w.projW, w.projB, N, C, C, 2)
+			layernorm(a.ln, a.res, w.ln2w, w.ln2b, N)
+			matmul(a.fc, a.ln, w.fcW, w.fcB, N, C, 4*C, 1)
+			matmul(a.res, a.fc, w.fcProjW, w.fcProjB, N, 4*C, C, 2)
+		}
+		layernorm(a.ln, a.res, g.lnfW, g.lnfB, N)
+		if r.err != nil {
+			return
+		}
+		// Gather the rows of this chunk that predict a target: contiguous per sequence.
+		r.pass.End()
+		for i, s := range b.seqs {
+			lo, hi := max(s.First-1, t0), min(len(s.Tokens)-1, t0+T) // predicting positions in the chunk
+			if lo < hi {                                             // position t predicts target targetBase(i) + t - (First-1)
+				r.enc.CopyBufferToBuffer(a.ln, uint64(f*(i*T+lo-t0)*C), a.hP, uint64(f*(b.targetBase(i)+lo-(s.First-1))*C), uint64(f*(hi-lo)*C))
+			}
+		}
+		r.pass = r.enc.BeginComputePass(nil)
+	}
+	P := b.P
+	tiles := ceilDiv(V, vocabTile)
+	for _, vr := range ranges {
+		r.op(g.lmHead, map[string]float64{"VT": vocabTile}, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
+			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
+			[3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(vr[1]-vr[0], vocabTile)), 1},
+			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
+	}
+	r.op(g.nllSums, nil, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "out": whole(a.sums)},
+		Params{"P": float64(P), "tiles": float64(tiles)}, [3]uint32{1, 1, 1}, float64(P*tiles*4), float64(8*P*tiles))
+}
+
+// targetBase is the index of sequence i's first target among the batch's
+// targets (sequences in order).
+func (b *batch) targetBase(i int) int {
+	if b.firstTgt == nil {
+		b.firstTgt = make([]int, len(b.seqs))
+		n := 0
+		for j, s := range b.seqs {
+			b.firstTgt[j] = n
+			n += s.Scored()
+		}
+	}
+	return b.firstTgt[i]
+}
+
+// MaxBatchTokens is the most padded tokens (sequences x width) one batch can
+// hold on this device, from its memory budget less the weights, with two
+// batches in flight and room kept for the driver, and from its largest
+// binding. It is at least one window of the model's positions when that fits
+// at all; 0 when not even that fits.
+func (g *GPT2) MaxBatchTokens() (int, error) {
+	budget, err := g.dev.MemoryBudget()
+	if err != nil {
+		return 0, fmt.Errorf("gpu: memory budget: %w", err)
+	}
+	// Available excludes what is allocated already, the weights included;
+	// keep some for the driver, the display and the pipelines.
+	free := int64(float64(budget.Available()) * 0.85)
+	per := g.arenaBytes(arenaSize{rows: 1, cacheTok: 1, cacheLayers: 1, targets: 1, tokens: 1}) - 64
+	n := int(max(free/int64(arenaCount)/per, 0))
+	// No buffer may exceed the binding limit: fc holds 4C f32 per row, partials 8 bytes per tile per target.
+	limit := int64(g.dev.Limits().MaxStorageBufferBindingSize)
+	C := int64(g.cfg.NEmbd)
+	n = min(n, int(limit/(16*C)), int(limit/(8*int64(ceilDiv(g.cfg.VocabSize, vocabTile)))))
+	return n, nil
+}
+
+// Close releases the weights, the activation memory and the pipelines;
+// batches not waited for are waited for first (their results are lost).
+func (g *GPT2) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	var errs []error
+	for i, a := range g.arenas {
+		if a == nil {
+			continue
+		}
+		if a.pending != nil {
+			a.pending.finish()
+		}
+		a.close()
+		g.arenas[i] = nil
+	}
+	for _, b := range g.weights {
+		errs = append(errs, b.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// matmulVariant is a matmul kernel and its dispatch geometry.
+type matmulVariant struct {
+	k      *Kernel
+	groups func(M, N int) int // workgroups for an (M, N) output
+}
+
+// matmulFor is the matmul kernel for this adapter (see the package doc):
+// register tiles without barriers on software adapters, workgroup-memory
+// tiles on GPUs.
+func (g *GPT2) matmulFor() matmulVariant {
+	if g.sharedMatmul {
+		return matmulVariant{k: g.matmulShared, groups: func(M, N int) int {
+			return ceilDiv(M, sharedTileM) * ceilDiv(N, sharedTileN)
+		}}
+	}
+	return matmulVariant{k: g.matmul, groups: func(M, N int) int {
+		return ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(N, matmulTileN), matmulWG)
+	}}
+}
+
+// Software reports whether an adapter is a software rasterizer (lavapipe,
+// SwiftShader: Vulkan device type "cpu"), which gets the barrier-free kernels.
+func Software(info wgpu.AdapterInfo) bool { return info.DeviceType == "cpu" }
