@@ -40,6 +40,9 @@ func newTestDev(t testing.TB) *testDev {
 			if ad.HasFeature(wgpu.FeatureShaderF16) {
 				feats = append(feats, wgpu.FeatureShaderF16)
 			}
+			if ad.HasFeature(wgpu.FeatureTimestampQuery) {
+				feats = append(feats, wgpu.FeatureTimestampQuery)
+			}
 			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-"})
 			if err != nil {
 				inst.Close()
@@ -56,7 +59,7 @@ func newTestDev(t testing.TB) *testDev {
 					t.Errorf("Vulkan message: %v", m)
 				}
 			})
-			return &testDev{dev: dev, info: ad.Info(), f16: len(feats) > 0}
+			return &testDev{dev: dev, info: ad.Info(), f16: dev.HasFeature(wgpu.FeatureShaderF16)}
 		}
 		inst.Close()
 	}

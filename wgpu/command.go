@@ -168,7 +168,10 @@ func (e *CommandEncoder) prepare(stage vk.PipelineStageFlags, acc []access) {
 		}
 	}
 	if hazard && !e.skipBarriers {
-		e.memoryBarrier(e.stages, stage)
+		// Every stage used since the last barrier waits too, not only the next
+		// command's: the tracking is cleared below, so a compute read before a
+		// copy must also be ordered before a later compute write.
+		e.memoryBarrier(e.stages, e.stages|stage)
 		e.Barriers++
 		clear(e.writes)
 		clear(e.reads)

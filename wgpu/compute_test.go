@@ -395,3 +395,60 @@ func TestStorage16Bit(t *testing.T) {
 		}
 	}
 }
+
+// TestBarrierAcrossCopy: a dispatch reads A, a copy out of what it wrote makes
+// the encoder place a barrier for the transfer, and a later dispatch writes A.
+// That barrier must also order the read of A before the write (the validation
+// layer's synchronization checks report the write-after-read otherwise), and
+// the results must be those of the program order.
+func TestBarrierAcrossCopy(t *testing.T) {
+	env := newEnv(t)
+	d := env.dev
+	const n = 1 << 12
+	a, b := make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i], b[i] = float32(i), float32(2*i+1)
+	}
+	A, B, C := newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW)
+	D := newBuffer(t, d, 4*n, storageRW)
+	q := d.Queue()
+	if err := q.WriteBuffer(A, 0, f32Bytes(a)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.WriteBuffer(B, 0, f32Bytes(b)); err != nil {
+		t.Fatal(err)
+	}
+	k := newKernel(t, d, "chain", 8, nil, BindingReadOnlyStorage, BindingReadOnlyStorage, BindingStorage)
+	abc, bba := k.group(t, d, A, B, C), k.group(t, d, B, B, A)
+	e, err := d.CreateCommandEncoder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := uint32(n / 64)
+	p := e.BeginComputePass(nil)
+	p.SetPipeline(k.pipe)
+	p.SetBindGroup(0, abc) // C = A + B
+	p.SetPushConstants(0, u32Bytes(n, 0))
+	p.DispatchWorkgroups(groups, 1, 1)
+	p.End()
+	e.CopyBufferToBuffer(C, 0, D, 0, 4*n) // D = C: a barrier before the copy
+	p = e.BeginComputePass(nil)
+	p.SetPipeline(k.pipe)
+	p.SetBindGroup(0, bba) // A = B + B, after the first dispatch read A
+	p.SetPushConstants(0, u32Bytes(n, 0))
+	p.DispatchWorkgroups(groups, 1, 1)
+	p.End()
+	cb, err := e.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Submit(cb); err != nil {
+		t.Fatal(err)
+	}
+	aa, dd := readF32(t, d, A), readF32(t, d, D)
+	for i := range n {
+		if dd[i] != a[i]+b[i] || aa[i] != 2*b[i] {
+			t.Fatalf("i=%d: D %g want %g, A %g want %g", i, dd[i], a[i]+b[i], aa[i], 2*b[i])
+		}
+	}
+}

@@ -25,6 +25,24 @@ type Queue struct {
 	pendingBytes uint64
 	waiters      int        // goroutines inside vkWaitForFences, d.mu released
 	idle         *sync.Cond // on d.mu; broadcast when waiters drops to 0 (Device.Close waits for that)
+	stats        QueueStats
+}
+
+// QueueStats counts what a queue did, so that callers and tests can check how
+// often they synchronize with the GPU.
+type QueueStats struct {
+	Submits       uint64 // vkQueueSubmit calls (Submit, and uploads flushed on their own)
+	Writes        uint64 // WriteBuffer calls
+	WriteBytes    uint64 // bytes given to WriteBuffer
+	Readbacks     uint64 // ReadBuffer calls
+	ReadbackBytes uint64 // bytes read by ReadBuffer
+}
+
+// Stats returns the counts so far.
+func (q *Queue) Stats() QueueStats {
+	q.d.mu.Lock()
+	defer q.d.mu.Unlock()
+	return q.stats
 }
 
 // inflight is a submitted batch and what to release when its fence signals.
@@ -119,6 +137,7 @@ func (q *Queue) submitLocked(cbs []*CommandBuffer) (uint64, error) {
 	}
 	idx := q.next
 	q.next++
+	q.stats.Submits++
 	for _, cb := range cbs {
 		cb.submitted = true
 		for b := range cb.used {
@@ -302,6 +321,8 @@ func (q *Queue) WriteBuffer(b *Buffer, offset uint64, data []byte) error {
 	if err := q.d.usable(); err != nil {
 		return err
 	}
+	q.stats.Writes++
+	q.stats.WriteBytes += uint64(len(data))
 	if _, ok := q.d.live[b]; !ok {
 		return ErrClosed
 	}
@@ -357,6 +378,8 @@ func (q *Queue) ReadBuffer(b *Buffer, offset uint64, dst []byte) error {
 	if err := q.d.usable(); err != nil {
 		return err
 	}
+	q.stats.Readbacks++
+	q.stats.ReadbackBytes += uint64(len(dst))
 	if _, ok := q.d.live[b]; !ok {
 		return ErrClosed
 	}

@@ -1,0 +1,171 @@
+package shaders
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// newPeakedGPT2 puts the peaked tiny model on the test device with f32 weights
+// and returns it with the CPU path's sums of seqs.
+func newPeakedGPT2(t *testing.T, d *testDev, seqs func(model.Config) []model.Sequence) (*GPT2, []model.Sequence, model.LossSums) {
+	t.Helper()
+	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	g, err := NewGPT2(context.Background(), d.dev, m.Reader(), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	ss := seqs(m.Config)
+	if ss == nil {
+		return g, nil, model.LossSums{}
+	}
+	want, err := model.NewCPU(m, 0).Loss(context.Background(), ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, ss, want
+}
+
+func meanDiff(a, b model.LossSums) float64 {
+	return math.Abs(a.Sum/float64(a.Count) - b.Sum/float64(b.Count))
+}
+
+// TestGPT2ChunkedPrefill: scoring a batch in chunks of positions, each chunk's
+// attention reading the earlier ones from the KV cache of every layer, gives
+// the mean NLL of a whole-window pass within 1e-5 (and of the CPU path), for
+// chunks that divide the width and chunks that do not.
+func TestGPT2ChunkedPrefill(t *testing.T) {
+	d := newTestDev(t)
+	g, seqs, want := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(21, 5, c.NPositions, c.VocabSize) })
+	ctx := context.Background()
+	whole, err := g.Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{1, 7, 16, 63} {
+		g.SetChunk(chunk)
+		got, err := g.Loss(ctx, seqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("chunk %d: mean NLL differs from the whole window by %.2g, from the CPU by %.2g", chunk, meanDiff(got, whole), meanDiff(got, want))
+		if got.Count != whole.Count || meanDiff(got, whole) > 1e-5 || meanDiff(got, want) > 1e-5 {
+			t.Errorf("chunk %d: %+v; whole window %+v, cpu %+v", chunk, got, whole, want)
+		}
+	}
+	g.SetChunk(0)
+}
+
+// TestGPT2SharedMatmul runs the whole model with matmul_shared.wgsl, the
+// workgroup-memory matmul hardware GPUs get, against the CPU path (1e-5).
+func TestGPT2SharedMatmul(t *testing.T) {
+	d := newTestDev(t)
+	g, seqs, want := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(22, 4, c.NPositions, c.VocabSize) })
+	g.sharedMatmul = true
+	got, err := g.Loss(context.Background(), seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Count != want.Count || meanDiff(got, want) > 1e-5 {
+		t.Errorf("matmul_shared: %+v, cpu %+v", got, want)
+	}
+}
+
+// TestGPT2InFlight: batches submitted two at a time give the sums they give
+// alone, each batch costs one submission, two writes (tokens, targets) and
+// one 8-byte readback, and a third Submit while two are in flight finishes
+// the oldest without losing its result.
+func TestGPT2InFlight(t *testing.T) {
+	d := newTestDev(t)
+	g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
+	ctx := context.Background()
+	var batches [][]model.Sequence
+	var want []model.LossSums
+	for i := range 5 {
+		b := zipfSeqs(uint64(30+i), 1+i%3, g.cfg.NPositions, g.cfg.VocabSize)
+		s, err := g.Loss(ctx, b) // alone; also grows the arenas to hold every batch
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches, want = append(batches, b), append(want, s)
+	}
+	q := d.dev.Queue()
+	before := q.Stats()
+	var pend []*Pending
+	for _, b := range batches {
+		p, err := g.Submit(ctx, b, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pend = append(pend, p)
+	}
+	for i, p := range pend { // the first three were finished by later Submits; all keep their results
+		got, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want[i] {
+			t.Errorf("batch %d in flight: %+v, alone %+v", i, got, want[i])
+		}
+	}
+	after := q.Stats()
+	n := uint64(len(batches))
+	if s := after.Submits - before.Submits; s != n {
+		t.Errorf("%d submissions for %d batches, want one each", s, n)
+	}
+	if r, b := after.Readbacks-before.Readbacks, after.ReadbackBytes-before.ReadbackBytes; r != n || b != 8*n {
+		t.Errorf("%d readbacks of %d bytes for %d batches, want one of 8 bytes each", r, b, n)
+	}
+	if w := after.Writes - before.Writes; w != 2*n {
+		t.Errorf("%d writes for %d batches, want two each", w, n)
+	}
+}
+
+// TestGPT2Profile: with profiling, every kernel of the forward pass reports
+// dispatches, GPU time and work, and the sums stay bit-identical.
+func TestGPT2Profile(t *testing.T) {
+	d := newTestDev(t)
+	g, seqs, _ := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(23, 3, c.NPositions, c.VocabSize) })
+	ctx := context.Background()
+	plain, err := g.Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetProfiling(true); err != nil {
+		t.Skip(err) // the adapter has no timestamps
+	}
+	p, err := g.Submit(ctx, seqs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != plain {
+		t.Errorf("profiled %+v, plain %+v", got, plain)
+	}
+	var names []string
+	for _, k := range p.Profile() {
+		names = append(names, k.Kernel)
+		if k.Dispatches == 0 || k.Nanos == 0 || k.Bytes <= 0 {
+			t.Errorf("kernel %+v: no dispatches, time or bytes", k)
+		}
+	}
+	for _, want := range []string{"embed", "layernorm", "matmul", "kv_write", "attention", "lmhead_loss", "nll_sums"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("profile has %v, no %s", names, want)
+		}
+	}
+	L := g.cfg.NLayer
+	for _, k := range p.Profile() {
+		if k.Kernel == "matmul" && k.Dispatches != 4*L {
+			t.Errorf("matmul: %d dispatches, want %d", k.Dispatches, 4*L)
+		}
+	}
+}
