@@ -115,3 +115,45 @@ func TestEvaluateSeam(t *testing.T) {
 		t.Errorf("err = %v, want one sequence does not fit", err)
 	}
 }
+
+// TestEvaluateMulti: --device all's backend spreads batches round-robin over
+// its parts, keeps every part's batches in flight, and adds the sums in batch
+// order: the result equals one backend's to the last bit.
+func TestEvaluateMulti(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	cfg := EvalConfig{Tokens: &Tokens{Docs: [][]int32{randomIDs(rng, 3000)}}, Ctx: 64, BatchTokens: 256}
+	want, err := Evaluate(context.Background(), &fakeBackend{t: t, ctx: 64, batchTokens: 256}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*asyncBackend
+	var bs []Backend
+	for range 3 {
+		a := &asyncBackend{fakeBackend: fakeBackend{t: t, ctx: 64, batchTokens: 256, inFlight: 2, feedTokens: 256}, memTokens: 1 << 20}
+		parts, bs = append(parts, a), append(bs, a)
+	}
+	m := &multi{parts: bs}
+	if f := m.Feed(); f.InFlight != 6 || f.BatchTokens != 256 {
+		t.Errorf("feed %+v, want 6 in flight and 256 tokens", f)
+	}
+	got, err := Evaluate(context.Background(), m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NLLSum != want.NLLSum || got.Tokens != want.Tokens {
+		t.Errorf("all: %d tokens, sum %v; one backend %d, %v", got.Tokens, got.NLLSum, want.Tokens, want.NLLSum)
+	}
+	total := 0
+	for i, p := range parts {
+		if len(p.batches) == 0 || p.maxInFlight > 2 {
+			t.Errorf("part %d: %d batches, %d in flight at most", i, len(p.batches), p.maxInFlight)
+		}
+		total += len(p.batches)
+	}
+	if n := len(parts[0].batches); n < total/3 || n > total/3+1 {
+		t.Errorf("part 0 scored %d of %d batches: not round-robin", n, total)
+	}
+	if err := m.Close(); err != nil {
+		t.Error(err)
+	}
+}
