@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,9 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/wgpu-eval/wgpu-eval/model"
-	"github.com/wgpu-eval/wgpu-eval/model/hub"
-	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -71,12 +70,10 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return usageError{err}
 	}
-	dev, err := pipeline.ParseDevice(f.device)
-	if err != nil {
+	if _, err := pipeline.ParseDevice(f.device); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
-	precision, err := pipeline.ParsePrecision(f.precision)
-	if err != nil {
+	if _, err := pipeline.ParsePrecision(f.precision); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
 	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
@@ -85,105 +82,62 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 	prog := newProgress(stderr, f.quiet)
 	defer prog.close()
-	say := func(format string, a ...any) {
-		if !f.quiet {
-			fmt.Fprintf(stderr, format+"\n", a...)
+	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
+		Device:    f.device,
+		Precision: f.precision,
+		Threads:   f.threads,
+		Offline:   f.offline,
+		Progress: func(p wgpueval.Progress) {
+			switch p.Stage {
+			case "download":
+				prog.bytes(p.File, p.Done, p.Total)
+			case "load":
+				prog.bytes("load "+p.File, p.Done, p.Total)
+			case "corpus":
+				prog.bytes(p.File, p.Done, p.Total)
+			case "eval":
+				prog.count("eval", p.Done, p.Total)
+			}
+		},
+		Log: func(msg string) {
+			if !f.quiet {
+				fmt.Fprintln(stderr, msg)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	if cfg := ev.Config(); f.ctx > cfg.NPositions {
+		return usageError{fmt.Errorf("--ctx %d is longer than the model's %d positions", f.ctx, cfg.NPositions)}
+	}
+	if f.ctx > 0 || f.stride > 0 {
+		window := cmp.Or(f.ctx, ev.Config().NPositions)
+		if err := pipeline.CheckWindow(window, cmp.Or(f.stride, max(window/2, 1))); err != nil {
+			return usageError{err}
 		}
 	}
-
-	// The model: a local path as is, or a hub id from the cache or the hub.
-	hc := hub.FromEnv()
-	hc.Offline = hc.Offline || f.offline
-	hc.Progress = func(file string, done, total int64) { prog.bytes(file, done, total) }
-	path, err := hc.Locate(ctx, f.model)
-	if err != nil {
-		return err
-	}
-	// Headers and shapes now; the weights are read when the backend takes them.
-	ck, err := model.OpenCheckpoint(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer ck.Close()
-	cfg := ck.Config()
-	say("model %s: %d layers, %d heads, %d channels, %d positions (%s)", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, path)
-	tok, err := tokenizer.Load(path)
-	if err != nil {
-		return err
-	}
-	if tok.VocabSize() > cfg.VocabSize {
-		return fmt.Errorf("tokenizer of %s has %d tokens but the model only %d", f.model, tok.VocabSize(), cfg.VocabSize)
-	}
-
-	window := f.ctx
-	if window == 0 {
-		window = cfg.NPositions
-	}
-	if window > cfg.NPositions {
-		return usageError{fmt.Errorf("--ctx %d is longer than the model's %d positions", window, cfg.NPositions)}
-	}
-	stride := f.stride
-	if stride == 0 {
-		stride = max(window/2, 1)
-	}
-	if err := pipeline.CheckWindow(window, stride); err != nil {
-		return usageError{err}
-	}
-
-	// The corpus and its tokens.
-	corpus, err := pipeline.LoadCorpus(ctx, f.data, pipeline.CorpusOptions{
-		Split:           f.split,
-		Separator:       unescape(f.separator),
-		TinyShakespeare: f.tinyShake,
-		Offline:         hc.Offline,
-		Progress:        func(done, total int64) { prog.bytes(f.data, done, total) },
-		Stdin:           stdin,
-	})
-	if err != nil {
-		return err
-	}
-	toks, err := pipeline.Tokenize(ctx, corpus, tok, pipeline.TokenizeOptions{
-		NoCache:    f.noCache,
-		CacheError: func(err error) { say("warning: token cache not written: %v", err) },
-	})
-	if err != nil {
-		return err
-	}
-	say("data %s: %d tokens", dataName(f.data, f.split), toks.Len())
-
-	backend, err := pipeline.OpenBackend(ctx, dev, ck, pipeline.BackendOptions{
-		Precision: precision,
-		Threads:   f.threads,
-		Progress:  func(done, total int64) { prog.bytes("load "+f.model, done, total) },
-	})
-	if err != nil {
-		return err
-	}
-	defer backend.Close()
-	ck.Close() // the weights are on the backend now
-	say("device: %s", backend.Name())
-	threads := f.threads
-	if threads == 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	res, err := pipeline.Evaluate(ctx, backend, pipeline.EvalConfig{
-		Model:       f.model,
-		Data:        dataName(f.data, f.split),
-		Tokens:      toks,
-		EOT:         tok.EOT(),
-		Mode:        mode,
-		Ctx:         window,
-		Stride:      stride,
-		BatchTokens: f.batchTokens,
-		MaxTokens:   f.maxTokens,
-		VocabSize:   cfg.VocabSize,
-		TokenLen:    tok.TokenLen,
-		Progress:    func(done, total int) { prog.count("eval", int64(done), int64(total)) },
+	res, err := ev.Evaluate(ctx, f.data, wgpueval.EvalOptions{
+		Mode:                string(mode),
+		Ctx:                 f.ctx,
+		Stride:              f.stride,
+		MaxTokens:           f.maxTokens,
+		BatchTokens:         f.batchTokens,
+		Split:               f.split,
+		Separator:           unescape(f.separator),
+		TinyShakespeareFile: f.tinyShake,
+		NoTokenCache:        f.noCache,
+		Stdin:               stdin,
 	})
 	if err != nil {
 		return err
 	}
 	prog.close()
+	threads := f.threads
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
 
 	summary := stdout
 	if f.jsonOut == "-" {
@@ -198,14 +152,6 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 	}
 	return nil
-}
-
-// dataName is the corpus as results name it: the spec, with the split when not all.
-func dataName(spec, split string) string {
-	if split == "" || split == pipeline.SplitAll {
-		return spec
-	}
-	return spec + ":" + split
 }
 
 // formatSummary is the one human line printed after an evaluation.

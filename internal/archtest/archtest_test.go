@@ -17,6 +17,7 @@ const module = "github.com/wgpu-eval/wgpu-eval"
 // this module its non-test files may import. A rule for "a" also covers "a/..."
 // unless a longer rule matches. "*" allows everything.
 var allowed = map[string][]string{
+	".":                    {"pipeline", "model", "wgpu"}, // the library API (package wgpueval)
 	"cmd":                  {"*"},
 	"pipeline":             {"model", "shaders", "wgpu", "internal/download"},
 	"shaders":              {"wgpu", "wgpu/wgsl", "model"},

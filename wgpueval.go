@@ -1,0 +1,308 @@
+// Package wgpueval is the library behind the wgpu-eval command, for programs
+// that embed the engine: open a GPT-2 model (a Hugging Face hub id, a folder
+// or a file), pick a device (a Vulkan GPU or the pure-Go CPU path), evaluate a
+// corpus with cancellation and progress, and read the same Result the command
+// prints.
+//
+//	ev, err := wgpueval.Open(ctx, "gpt2", wgpueval.Options{Device: "auto"})
+//	if err != nil { ... }
+//	defer ev.Close()
+//	res, err := ev.Evaluate(ctx, "tinyshakespeare", wgpueval.EvalOptions{Ctx: 1024})
+//	fmt.Println(res.MeanNLL, res.PPL, res.Device)
+//
+// The packages below it (pipeline, model, shaders, wgpu) are usable on their
+// own; this one puts them together the way the command does.
+package wgpueval
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/hub"
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// Result is an evaluation's outcome, as the command prints it (and writes
+// with --json).
+type Result = pipeline.Result
+
+// Progress is a report of long work: Stage is "download" (a model file from
+// the hub; File names it), "load" (weights read or uploaded, in bytes),
+// "corpus" (a corpus downloaded, in bytes) or "eval" (targets scored).
+type Progress struct {
+	Stage       string
+	File        string
+	Done, Total int64
+}
+
+// Options say how Open finds the model and where it runs.
+type Options struct {
+	// Device is "auto" (the default: the best hardware GPU, else the CPU),
+	// "cpu", "gpu", "gpu:N" (N as Devices lists them) or "all" (every hardware
+	// GPU at once); case-insensitive.
+	Device string
+	// Precision is the GPU weight type: "" or "auto" (f16 where the device has
+	// shader-f16), "f16" or "f32".
+	Precision string
+	// Threads is the CPU path's goroutines; 0 means all cores.
+	Threads int
+	// Offline uses only local files and the hub cache, never the network.
+	Offline bool
+	// Hub overrides the hub client (endpoint, cache folder, token); nil means
+	// hub.FromEnv(), as the command uses.
+	Hub *hub.Client
+	// Progress, when set, receives reports of downloads, weight loading and
+	// evaluation. It is called from the goroutine doing the work.
+	Progress func(Progress)
+	// Log, when set, receives one-line messages the command prints unless
+	// --quiet (what was loaded, warnings).
+	Log func(msg string)
+}
+
+// Evaluator is a model ready to score corpora on a device. Open reads its
+// configuration and tokenizer; the weights go to the device on the first
+// Evaluate (or Prepare), so that a bad corpus or option is reported before
+// that expensive step. An Evaluator is safe for concurrent use; evaluations
+// run one at a time.
+type Evaluator struct {
+	name string
+	path string
+	opt  Options
+	spec pipeline.DeviceSpec
+	prec pipeline.Precision
+	ck   *model.Checkpoint
+	tok  *tokenizer.Tokenizer
+
+	mu      sync.Mutex
+	backend pipeline.Backend
+	closed  bool
+}
+
+// Open locates the model name (a hub id such as "gpt2" or "org/name@rev", a
+// folder with config.json and model.safetensors, a .safetensors file or an
+// llm.c .bin checkpoint), checks its configuration and tensors, and loads its
+// tokenizer. Close the Evaluator when done.
+func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
+	spec, err := pipeline.ParseDevice(cmp.Or(opt.Device, "auto"))
+	if err != nil {
+		return nil, err
+	}
+	prec, err := pipeline.ParsePrecision(opt.Precision)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Threads < 0 {
+		return nil, fmt.Errorf("threads %d: must not be negative", opt.Threads)
+	}
+	hc := opt.Hub
+	if hc == nil {
+		hc = hub.FromEnv()
+	}
+	c := *hc
+	c.Offline = c.Offline || opt.Offline
+	c.Progress = func(file string, done, total int64) {
+		if hc.Progress != nil {
+			hc.Progress(file, done, total)
+		}
+		opt.report(Progress{"download", file, done, total})
+	}
+	path, err := c.Locate(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	ck, err := model.OpenCheckpoint(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		ck.Close()
+		return nil, err
+	}
+	cfg := ck.Config()
+	if tok.VocabSize() > cfg.VocabSize {
+		ck.Close()
+		return nil, fmt.Errorf("tokenizer of %s has %d tokens but the model only %d", name, tok.VocabSize(), cfg.VocabSize)
+	}
+	opt.log("model %s: %d layers, %d heads, %d channels, %d positions, %s weights (%s)",
+		name, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), path)
+	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok}, nil
+}
+
+func (o Options) report(p Progress) {
+	if o.Progress != nil {
+		o.Progress(p)
+	}
+}
+
+func (o Options) log(format string, a ...any) {
+	if o.Log != nil {
+		o.Log(fmt.Sprintf(format, a...))
+	}
+}
+
+// Config is the model's shape.
+func (e *Evaluator) Config() model.Config { return e.ck.Config() }
+
+// Path is where the model's files are (the hub cache's snapshot for a hub id).
+func (e *Evaluator) Path() string { return e.path }
+
+// Prepare puts the weights on the device now (Evaluate does it otherwise) and
+// returns the device's name, as results name it.
+func (e *Evaluator) Prepare(ctx context.Context) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, err := e.prepare(ctx)
+	if err != nil {
+		return "", err
+	}
+	return b.Name(), nil
+}
+
+// prepare opens the backend once. e.mu must be held.
+func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
+	if e.closed {
+		return nil, errors.New("evaluator closed")
+	}
+	if e.backend != nil {
+		return e.backend, nil
+	}
+	b, err := pipeline.OpenBackend(ctx, e.spec, e.ck, pipeline.BackendOptions{
+		Precision: e.prec,
+		Threads:   e.opt.Threads,
+		Progress:  func(done, total int64) { e.opt.report(Progress{"load", e.name, done, total}) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.backend = b
+	e.ck.Close() // the backend holds the weights now
+	e.opt.log("device: %s", b.Name())
+	return b, nil
+}
+
+// EvalOptions say what Evaluate scores and how. The zero value scores the
+// whole corpus in stream mode with the model's full context.
+type EvalOptions struct {
+	// Mode is "stream" (the default), "strided" or "documents".
+	Mode string
+	// Ctx is the window in tokens; 0 means the model's positions.
+	Ctx int
+	// Stride is the window step of strided mode and of long documents; 0 means Ctx/2.
+	Stride int
+	// MaxTokens keeps only the first MaxTokens tokens; 0 keeps all.
+	MaxTokens int
+	// BatchTokens bounds a batch's padded tokens; 0 lets the device decide.
+	BatchTokens int
+	// Split is "all" (the default), "train" (the first 90%) or "val" (the last 10%) of a text corpus.
+	Split string
+	// Separator cuts a text corpus into documents.
+	Separator string
+	// TinyShakespeareFile is a local copy of TinyShakespeare to use instead of the download.
+	TinyShakespeareFile string
+	// NoTokenCache tokenizes again instead of using the token cache.
+	NoTokenCache bool
+	// Stdin is read for the corpus "-".
+	Stdin io.Reader
+}
+
+// Evaluate scores the corpus spec ("tinyshakespeare", a text file, a .jsonl
+// file with a "text" field, an llm.c token file, or "-" for opt.Stdin) and
+// returns the result. It checks the options before reading the corpus, and
+// the corpus before the weights go to the device. Cancelling ctx stops it
+// with ctx's error.
+func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) (*Result, error) {
+	mode, err := pipeline.ParseMode(cmp.Or(opt.Mode, string(pipeline.ModeStream)))
+	if err != nil {
+		return nil, err
+	}
+	if opt.Ctx < 0 || opt.Stride < 0 || opt.MaxTokens < 0 || opt.BatchTokens < 0 {
+		return nil, errors.New("ctx, stride, max tokens and batch tokens must not be negative")
+	}
+	cfg := e.Config()
+	window := cmp.Or(opt.Ctx, cfg.NPositions)
+	if window > cfg.NPositions {
+		return nil, fmt.Errorf("context %d is longer than the model's %d positions", window, cfg.NPositions)
+	}
+	stride := cmp.Or(opt.Stride, max(window/2, 1))
+	if err := pipeline.CheckWindow(window, stride); err != nil {
+		return nil, err
+	}
+	corpus, err := pipeline.LoadCorpus(ctx, spec, pipeline.CorpusOptions{
+		Split:           opt.Split,
+		Separator:       opt.Separator,
+		TinyShakespeare: opt.TinyShakespeareFile,
+		Offline:         e.opt.Offline,
+		Progress:        func(done, total int64) { e.opt.report(Progress{"corpus", spec, done, total}) },
+		Stdin:           opt.Stdin,
+	})
+	if err != nil {
+		return nil, err
+	}
+	toks, err := pipeline.Tokenize(ctx, corpus, e.tok, pipeline.TokenizeOptions{
+		NoCache:    opt.NoTokenCache,
+		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	data := DataName(spec, opt.Split)
+	e.opt.log("data %s: %d tokens", data, toks.Len())
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, err := e.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.Evaluate(ctx, b, pipeline.EvalConfig{
+		Model:       e.name,
+		Data:        data,
+		Tokens:      toks,
+		EOT:         e.tok.EOT(),
+		Mode:        mode,
+		Ctx:         window,
+		Stride:      stride,
+		BatchTokens: opt.BatchTokens,
+		MaxTokens:   opt.MaxTokens,
+		VocabSize:   cfg.VocabSize,
+		TokenLen:    e.tok.TokenLen,
+		Progress:    func(done, total int) { e.opt.report(Progress{"eval", "", int64(done), int64(total)}) },
+	})
+}
+
+// DataName is how results name a corpus: the spec, with the split when it is
+// not the whole corpus ("tinyshakespeare:val").
+func DataName(spec, split string) string {
+	if split == "" || split == pipeline.SplitAll {
+		return spec
+	}
+	return spec + ":" + split
+}
+
+// Close releases the device and the model's files.
+func (e *Evaluator) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	errs := []error{e.ck.Close()}
+	if e.backend != nil {
+		errs = append(errs, e.backend.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Devices lists the Vulkan adapters in the order "gpu:N" counts them. Where
+// Vulkan is not installed it returns an error for which wgpu.Unavailable is
+// true; the CPU is always available.
+func Devices() ([]wgpu.AdapterInfo, error) { return pipeline.Devices() }

@@ -1,0 +1,104 @@
+package wgpueval
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+)
+
+func tinyModel(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := testmodel.WriteSafetensors(dir, testmodel.Peaked(testmodel.TinyConfig(), 7), "F32"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestOpenErrors: bad options and models are refused by Open with the problem named.
+func TestOpenErrors(t *testing.T) {
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	dir := tinyModel(t)
+	for _, c := range []struct {
+		name, model string
+		opt         Options
+		want        string
+	}{
+		{"device", dir, Options{Device: "tpu"}, `device "tpu"`},
+		{"precision", dir, Options{Precision: "f8"}, `precision "f8"`},
+		{"threads", dir, Options{Threads: -1}, "threads"},
+		{"missing model", filepath.Join(dir, "nope"), Options{}, "nope"},
+	} {
+		ev, err := Open(context.Background(), c.model, c.opt)
+		if err == nil {
+			ev.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestEvaluateChecksFirst: bad options and a missing corpus are reported
+// before the weights go to the device; a good call then evaluates, the
+// progress callback sees the load and the evaluation, and the device is
+// opened once for several evaluations.
+func TestEvaluateChecksFirst(t *testing.T) {
+	dir := tinyModel(t)
+	var stages []string
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true, Progress: func(p Progress) {
+		if len(stages) == 0 || stages[len(stages)-1] != p.Stage {
+			stages = append(stages, p.Stage)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	text := filepath.Join(t.TempDir(), "t.txt")
+	if err := os.WriteFile(text, []byte("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, data string
+		opt        EvalOptions
+		want       string
+	}{
+		{"ctx", text, EvalOptions{Ctx: 1 << 20}, "positions"},
+		{"mode", text, EvalOptions{Mode: "sliding"}, "sliding"},
+		{"stride", text, EvalOptions{Mode: "strided", Ctx: 16, Stride: 17}, "stride"},
+		{"corpus", filepath.Join(t.TempDir(), "missing.txt"), EvalOptions{}, "missing.txt"},
+	} {
+		if _, err := ev.Evaluate(context.Background(), c.data, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one containing %q", c.name, err, c.want)
+		}
+		if ev.backend != nil {
+			t.Fatalf("%s: the weights were loaded before the error", c.name)
+		}
+	}
+	r1, err := ev.Evaluate(context.Background(), text, EvalOptions{Ctx: 16, NoTokenCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ev.backend
+	r2, err := ev.Evaluate(context.Background(), text, EvalOptions{Ctx: 16, NoTokenCache: true, Mode: "documents", Separator: "\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.backend != b || r1.Tokens == 0 || r2.Tokens == 0 || r1.Device != "cpu" {
+		t.Errorf("results %+v, %+v; backend reopened: %v", r1, r2, ev.backend != b)
+	}
+	if strings.Join(stages, ",") != "load,eval" {
+		t.Errorf("progress stages %v, want load then eval", stages)
+	}
+	if err := ev.Close(); err != nil {
+		t.Error(err)
+	}
+	if _, err := ev.Evaluate(context.Background(), text, EvalOptions{}); err == nil {
+		t.Error("Evaluate after Close: no error")
+	}
+}
