@@ -79,6 +79,10 @@ func (g *GPT2) layerStride(tok int) int64 {
 // newArena allocates an arena of size s. An allocation the device cannot
 // satisfy gives an error that wraps wgpu.ErrOutOfMemory and names the sizes.
 func (g *GPT2) newArena(s arenaSize) (*arena, error) {
+	if g.arenaLimit > 0 && g.arenaBytes(s) > g.arenaLimit {
+		return nil, fmt.Errorf("gpu: an arena of %d bytes for %d rows, %d cached tokens x %d layers, %d targets exceeds the test limit of %d: %w",
+			g.arenaBytes(s), s.rows, s.cacheTok, s.cacheLayers, s.targets, g.arenaLimit, wgpu.ErrOutOfMemory)
+	}
 	a := &arena{size: s, groups: map[string]*wgpu.BindGroup{}}
 	var err error
 	buf := func(label string, size int64, usage wgpu.BufferUsage) *wgpu.Buffer {

@@ -2,12 +2,15 @@ package shaders
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // newPeakedGPT2 puts the peaked tiny model on the test device with f32 weights
@@ -167,5 +170,29 @@ func TestGPT2Profile(t *testing.T) {
 		if k.Kernel == "matmul" && k.Dispatches != 4*L {
 			t.Errorf("matmul: %d dispatches, want %d", k.Dispatches, 4*L)
 		}
+	}
+}
+
+// TestGPT2OutOfMemory: a batch whose activations do not fit fails with an
+// error that wraps wgpu.ErrOutOfMemory and states the sizes, and the model
+// goes on scoring batches that fit, with the same sums as before.
+func TestGPT2OutOfMemory(t *testing.T) {
+	d := newTestDev(t)
+	g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
+	ctx := context.Background()
+	small := zipfSeqs(40, 1, g.cfg.NPositions, g.cfg.VocabSize)
+	want, err := g.Loss(ctx, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := zipfSeqs(41, 16, g.cfg.NPositions, g.cfg.VocabSize)
+	g.arenaLimit = g.arenaBytes(g.arenas[0].size) // room for what the small batch took
+	_, err = g.Loss(ctx, big)
+	if !errors.Is(err, wgpu.ErrOutOfMemory) || !strings.Contains(err.Error(), "bytes") {
+		t.Errorf("big batch: err = %v, want out of memory with the sizes", err)
+	}
+	got, err := g.Loss(ctx, small)
+	if err != nil || got != want {
+		t.Errorf("small batch after the failure: %+v, %v; before %+v", got, err, want)
 	}
 }

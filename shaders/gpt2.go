@@ -27,8 +27,9 @@ type GPT2 struct {
 	weights          []*wgpu.Buffer // every weight buffer, for Close
 	weightBytesTotal int64
 
-	bindLimit    int  // tests: a smaller binding limit, to exercise wte in ranges
-	sharedMatmul bool // matmul_shared.wgsl rather than matmul.wgsl: on hardware GPUs (tests set it)
+	bindLimit    int   // tests: a smaller binding limit, to exercise wte in ranges
+	sharedMatmul bool  // matmul_shared.wgsl rather than matmul.wgsl: on hardware GPUs (tests set it)
+	arenaLimit   int64 // tests: arenas larger than this fail as out of device memory
 
 	mu        sync.Mutex // guards the fields below and the recording of batches
 	arenas    [arenaCount]*arena
