@@ -60,7 +60,7 @@ func (a *arena) close() {
 // arenaBytes is the device memory an arena of size s takes for this model.
 func (g *GPT2) arenaBytes(s arenaSize) int64 {
 	C := int64(g.cfg.NEmbd)
-	tiles := int64(ceilDiv(g.cfg.VocabSize, vocabTile))
+	tiles := int64(ceilDiv(g.cfg.VocabSize, g.vt))
 	rows, tg := int64(s.rows), int64(s.targets)
 	f := int64(4)
 	return f*rows*C*(1+1+3+1+4) + // res, ln, qkv, att, fc
@@ -101,7 +101,7 @@ func (g *GPT2) newArena(s arenaSize) (*arena, error) {
 	st := wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
 	C := int64(g.cfg.NEmbd)
 	rows, tg := int64(s.rows), int64(s.targets)
-	tiles := int64(ceilDiv(g.cfg.VocabSize, vocabTile))
+	tiles := int64(ceilDiv(g.cfg.VocabSize, g.vt))
 	a.layerStride = uint64(g.layerStride(s.cacheTok))
 	a.tokens = buf("tokens", 4*int64(s.tokens), st)
 	a.targets = buf("targets", 4*tg, st)
@@ -285,6 +285,10 @@ func (g *GPT2) Submit(ctx context.Context, seqs []model.Sequence, width int) (*P
 		return nil, errors.New("gpu loss: model closed")
 	}
 	b := g.newBatch(seqs, width)
+	if g.loopLimit > 0 && b.P > g.maxTargets() {
+		return nil, fmt.Errorf("gpu loss: %d targets in one batch exceed the %d that %s can sum without breaking its shader loop limit; use smaller batches",
+			b.P, g.maxTargets(), g.dev.AdapterInfo().Name)
+	}
 	a, err := g.arenaFor(b.need)
 	if err != nil {
 		return nil, err
@@ -563,11 +567,11 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		r.pass = r.enc.BeginComputePass(nil)
 	}
 	P := b.P
-	tiles := ceilDiv(V, vocabTile)
+	tiles := ceilDiv(V, g.vt)
 	for _, vr := range ranges {
-		r.op(g.lmHead, map[string]float64{"VT": vocabTile}, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
+		r.op(g.lmHead, map[string]float64{"VT": float64(g.vt)}, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
 			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
-			[3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(vr[1]-vr[0], vocabTile)), 1},
+			[3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(vr[1]-vr[0], g.vt)), 1},
 			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
 	}
 	r.op(g.nllSums, nil, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "out": whole(a.sums)},
@@ -606,8 +610,22 @@ func (g *GPT2) MaxBatchTokens() (int, error) {
 	// No buffer may exceed the binding limit: fc holds 4C f32 per row, partials 8 bytes per tile per target.
 	limit := int64(g.dev.Limits().MaxStorageBufferBindingSize)
 	C := int64(g.cfg.NEmbd)
-	n = min(n, int(limit/(16*C)), int(limit/(8*int64(ceilDiv(g.cfg.VocabSize, vocabTile)))))
+	n = min(n, int(limit/(16*C)), int(limit/(8*int64(ceilDiv(g.cfg.VocabSize, g.vt)))))
+	if g.loopLimit > 0 {
+		n = min(n, g.maxTargets())
+	}
 	return n, nil
+}
+
+// loopBudget is the most loop iterations a kernel invocation may run on an
+// adapter with a loop limit, with room to spare below Mesa's 65535.
+const loopBudget = 60000
+
+// maxTargets is the most targets nll_sums.wgsl sums within the loop limit:
+// each of its WG invocations loops over ceil(P/WG) positions x (tiles + 1).
+func (g *GPT2) maxTargets() int {
+	tiles := ceilDiv(g.cfg.VocabSize, g.vt)
+	return loopBudget / (tiles + 1) * nllSumsWG
 }
 
 // Close releases the weights, the activation memory and the pipelines;

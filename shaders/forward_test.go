@@ -196,3 +196,32 @@ func TestGPT2OutOfMemory(t *testing.T) {
 		t.Errorf("small batch after the failure: %+v, %v; before %+v", got, err, want)
 	}
 }
+
+// TestGPT2WideChannels: GPT-2's real width (C = 768) on the test device
+// matches the CPU path (1e-5, f32 weights). On lavapipe this needs the
+// vocabulary tiles fitLoopLimit chooses: with 256 ids per tile lm_head's loops
+// pass Mesa's per-invocation limit and the NLL comes out wrong.
+func TestGPT2WideChannels(t *testing.T) {
+	d := newTestDev(t)
+	cfg := model.Config{NLayer: 1, NHead: 12, NEmbd: 768, NPositions: 24, VocabSize: 700, LayerNormEps: 1e-5}
+	m := testmodel.Peaked(cfg, 5)
+	seqs := zipfSeqs(50, 3, cfg.NPositions, cfg.VocabSize)
+	ctx := context.Background()
+	want, err := model.NewCPU(m, 0).Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGPT2(ctx, d.dev, m.Reader(), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	got, err := g.Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("VT %d: mean NLL gpu %.7f, cpu %.7f", g.vt, got.Sum/float64(got.Count), want.Sum/float64(want.Count))
+	if got.Count != want.Count || meanDiff(got, want) > 1e-5 {
+		t.Errorf("C=768: %+v, cpu %+v", got, want)
+	}
+}

@@ -30,6 +30,8 @@ type GPT2 struct {
 	bindLimit    int   // tests: a smaller binding limit, to exercise wte in ranges
 	sharedMatmul bool  // matmul_shared.wgsl rather than matmul.wgsl: on hardware GPUs (tests set it)
 	arenaLimit   int64 // tests: arenas larger than this fail as out of device memory
+	vt           int   // lmhead_loss.wgsl's VT for this adapter and model
+	loopLimit    int   // the adapter's shader loop limit (iterations per invocation), 0 for none
 
 	mu        sync.Mutex // guards the fields below and the recording of batches
 	arenas    [arenaCount]*arena
@@ -40,6 +42,31 @@ type GPT2 struct {
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllSums *Kernel
 	matmulShared                                                  *Kernel
+}
+
+// fitLoopLimit chooses tunables for an adapter whose shader loops are limited:
+// Mesa's llvmpipe (lavapipe) ends the loops of an invocation after 65535
+// iterations in all, nested ones counted, and carries on with wrong values
+// (measured: lm_head at C = 768 with 256 ids per tile). Software adapters get
+// vocabulary tiles small enough for lmhead_loss.wgsl (VT x (C + 1)
+// iterations), batches few enough for nll_sums.wgsl (see maxTargets), and a
+// refusal where attention.wgsl (up to positions x (hd/2 + 2)) cannot fit.
+func (g *GPT2) fitLoopLimit() error {
+	if !Software(g.dev.AdapterInfo()) {
+		return nil
+	}
+	g.loopLimit = 65535
+	C := g.cfg.NEmbd
+	for g.vt > 4 && g.vt*(C+1) > loopBudget {
+		g.vt /= 2
+	}
+	if g.vt*(C+1) > loopBudget {
+		return fmt.Errorf("gpu model: %d channels are too many for %s's shader loop limit", C, g.dev.AdapterInfo().Name)
+	}
+	if n := g.cfg.NPositions * (g.cfg.HeadDim()/2 + 2); n > loopBudget {
+		return fmt.Errorf("gpu model: %d positions are too many for %s's shader loop limit (attention loops %d times)", g.cfg.NPositions, g.dev.AdapterInfo().Name, n)
+	}
+	return nil
 }
 
 // slot is where the buffer of tensor s goes; nil for a role the GPU does not
@@ -118,7 +145,10 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if !tied {
 		return nil, errors.New("gpu model: an LM head not tied to wte is not supported")
 	}
-	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: !Software(dev.AdapterInfo())}
+	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: !Software(dev.AdapterInfo()), vt: maxVocabTile}
+	if err := g.fitLoopLimit(); err != nil {
+		return nil, err
+	}
 	dt := model.F32
 	if f16 {
 		dt = model.F16
@@ -208,7 +238,8 @@ func grid(n int) [3]uint32 {
 const (
 	matmulTileM, matmulTileN = 4, 4   // matmul.wgsl: outputs per invocation
 	matmulWG                 = 64     // matmul.wgsl: WG's default
-	vocabTile                = 256    // lmhead_loss.wgsl: VT, vocabulary ids per tile
+	maxVocabTile             = 256    // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
+	nllSumsWG                = 256    // nll_sums.wgsl: WG, invocations of its one workgroup
 	lmHeadRows               = 4      // lmhead_loss.wgsl: positions per invocation
 	sharedTileM, sharedTileN = 64, 64 // matmul_shared.wgsl: BM, BN defaults, outputs per workgroup
 )
@@ -224,10 +255,10 @@ func (g *GPT2) wteRanges() [][2]int {
 	if g.bindLimit > 0 {
 		limit = g.bindLimit
 	}
-	per := max(limit/row/vocabTile, 1) * vocabTile
+	per := max(limit/row/g.vt, 1) * g.vt
 	align := int(max(g.dev.Limits().MinStorageBufferOffsetAlignment, 1))
-	for per > vocabTile && (per*row)%align != 0 {
-		per -= vocabTile
+	for per > g.vt && (per*row)%align != 0 {
+		per -= g.vt
 	}
 	var rs [][2]int
 	for v0 := 0; v0 < V; v0 += per {

@@ -77,7 +77,7 @@ func TestGPT2MatchesCPU(t *testing.T) {
 			t.Errorf("f16=%v: rerun gave %+v, first run %+v", f16, again, got)
 		}
 		// wte bound in ranges (as when it exceeds the binding limit) gives the same sums.
-		g.bindLimit = 3 * vocabTile * m.Config.NEmbd * g.weightBytes()
+		g.bindLimit = 3 * g.vt * m.Config.NEmbd * g.weightBytes()
 		if n := len(g.wteRanges()); n < 10 {
 			t.Fatalf("%d wte ranges", n)
 		}
