@@ -1,7 +1,8 @@
 // Package shaders holds GPT-2's compute kernels, one WGSL file per operation
 // named after its math (layernorm.wgsl, matmul.wgsl, attention.wgsl, ...),
 // embedded with go:embed, and the Go code that compiles, binds and dispatches
-// them: Kernel and Pipeline here, the GPT-2 forward pass and loss in gpt2*.go.
+// them: Kernel and Pipeline in kernel.go, the GPT-2 weights in gpt2.go, its
+// forward pass and loss in forward.go.
 //
 // Tunables (workgroup sizes, tiles) are WGSL override constants, set by name
 // when a pipeline is created, so that one module gives a pipeline per device
@@ -15,11 +16,28 @@
 //
 // # Variants per adapter
 //
-// Software rasterizers (lavapipe, SwiftShader: adapter type "cpu") run one
-// invocation per SIMD lane of a CPU thread and pay dearly for barriers, so
-// they get register-tiled kernels without workgroup memory; GPUs get
-// workgroup-memory tiles. Choose picks them from AdapterInfo; every variant
-// is tested on every device the tests run on.
+// Software rasterizers (lavapipe, SwiftShader: Vulkan device type "cpu", see
+// Software) run one invocation per SIMD lane of a CPU thread and pay dearly
+// for barriers, so they get the register-tiled matmul.wgsl without workgroup
+// memory; hardware GPUs get matmul_shared.wgsl, which stages tiles of both
+// operands in workgroup memory. Both have one interface (bindings, push
+// constants, epilogues), so NewGPT2 picks one from the adapter's type and the
+// rest of the forward pass is the same. Mesa's lavapipe also ends an
+// invocation's loops after 65535 iterations in all and carries on with wrong
+// values; on software adapters NewGPT2 sizes lmhead_loss.wgsl's vocabulary
+// tile (VT) so its loops fit, caps a batch's targets for nll_sums.wgsl, and
+// refuses a model whose attention could not fit. Every variant is tested on
+// every device the tests run on.
+//
+// # Batches
+//
+// GPT2.Submit records a batch into one command buffer over activation memory
+// allocated once (two arenas, so that one batch runs while the next is
+// written and recorded; an arena grows when a larger batch comes) with bind
+// groups made once per arena, and the per-target NLL is summed on the device:
+// Pending.Wait reads back 8 bytes. SetChunk scores a window in chunks of
+// positions against a KV cache of every layer (chunked prefill), and
+// SetProfiling times every dispatch with timestamp queries.
 //
 // Every kernel has a test against the float64 reference in internal/refops on
 // random inputs, with sizes that are not multiples of its tiles, and a stated
