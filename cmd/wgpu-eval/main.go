@@ -3,6 +3,7 @@
 //
 //	wgpu-eval [eval] [flags]    evaluate a model on a corpus (the default)
 //	wgpu-eval devices [--json]  list the Vulkan adapters
+//	wgpu-eval bench [flags]     time the forward pass and loss per batch size and kernel
 //	wgpu-eval version           print the version
 //
 // Run `wgpu-eval eval --help` for the flags.
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runEval(ctx, args, stdin, stdout, stderr)
 	case "devices":
 		return runDevices(args, stdout, stderr)
+	case "bench":
+		return runBench(ctx, args, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "wgpu-eval", version())
 		return nil
@@ -73,7 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, version, help)", cmd)}
+	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, version, help)", cmd)}
 }
 
 const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
@@ -82,10 +85,11 @@ NLL, perplexity and bits per byte.
 Usage:
   wgpu-eval [eval] [flags]   evaluate a model on a corpus (default command)
   wgpu-eval devices [--json] list the Vulkan GPUs with their limits and features
+  wgpu-eval bench [flags]    time the forward pass and loss per batch size and per kernel
   wgpu-eval version          print the version
   wgpu-eval help             this text
 
-Run 'wgpu-eval eval --help' for the evaluation flags.
+Run 'wgpu-eval eval --help' for the evaluation flags, 'wgpu-eval bench --help' for the benchmark's.
 `
 
 // parseFlags parses a subcommand's args with the flags register declares. Help

@@ -1,0 +1,576 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/hub"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/shaders"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// benchFlags are the flags of `wgpu-eval bench`.
+type benchFlags struct {
+	model, device, precision, batches, jsonOut string
+	threads, ctx, warmup, runs, chunk          int
+	profile, quiet                             bool
+}
+
+func (f *benchFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.model, "model", "m", "124M", "a shape with random weights (tiny, gpt2 or 124M, gpt2-medium or 355M, gpt2-large or 774M, gpt2-xl or 1558M), or a model as eval takes it (a folder, a .safetensors or llm.c .bin file, a hub id such as org/name)")
+	fs.StringVar(&f.device, "device", "auto", "where to run: auto, cpu, gpu, gpu:N (N as listed by 'wgpu-eval devices')")
+	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 (the default where the device has shader-f16) or f32")
+	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
+	fs.IntVar(&f.ctx, "ctx", 0, "tokens per window (0: the model's n_positions)")
+	fs.StringVar(&f.batches, "batch", "1,4,8", "windows per batch, a comma-separated list: each size is timed on its own")
+	fs.IntVar(&f.warmup, "warmup", 1, "batches run before the timed ones (pipelines, allocations)")
+	fs.IntVar(&f.runs, "runs", 5, "timed batches per size; the median is reported")
+	fs.IntVar(&f.chunk, "chunk", 0, "GPU: score each window in chunks of N positions (chunked prefill with a KV cache; 0: one pass)")
+	fs.BoolVar(&f.profile, "profile", true, "GPU: time every kernel with timestamp queries, in one extra batch after the timed ones (where the device has timestamps)")
+	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
+}
+
+const benchUsage = `Usage: wgpu-eval bench [flags]
+
+Times the forward pass and loss on one device: for each batch size, random
+token windows of --ctx tokens are scored --warmup times, then --runs times with
+batches in flight as eval keeps them, and the median gives tokens/s (scored
+tokens: batch x (ctx-1)) and windows/s. On a GPU it also reports the peak
+device memory and, from one separate profiled batch, the GPU time, share,
+GFLOP/s and GB/s of every kernel (printed for the largest batch that fits;
+--json has every batch's). The weights do not change the speed: a shape name
+benchmarks random weights of that shape without any download.
+
+Examples:
+  wgpu-eval bench                                      # GPT-2 124M shape, ctx 1024, batches 1,4,8, best device
+  wgpu-eval bench --device gpu:0 --batch 1,2,4,8,16,32,64 --json bench.json
+  wgpu-eval bench --model gpt2-xl --precision f16 --ctx 512 --runs 3
+  wgpu-eval bench --device cpu --model tiny --batch 1,2 --runs 1 --warmup 0
+
+Flags:
+`
+
+// shapes are the model shapes bench takes by name (random weights).
+var shapes = map[string]model.Config{
+	"tiny":        testmodel.TinyConfig(),
+	"gpt2":        gpt2Shape(12, 12, 768),
+	"124m":        gpt2Shape(12, 12, 768),
+	"gpt2-medium": gpt2Shape(24, 16, 1024),
+	"355m":        gpt2Shape(24, 16, 1024),
+	"gpt2-large":  gpt2Shape(36, 20, 1280),
+	"774m":        gpt2Shape(36, 20, 1280),
+	"gpt2-xl":     gpt2Shape(48, 25, 1600),
+	"1558m":       gpt2Shape(48, 25, 1600),
+	"1.5b":        gpt2Shape(48, 25, 1600),
+}
+
+func gpt2Shape(layers, heads, embd int) model.Config {
+	return model.Config{NLayer: layers, NHead: heads, NEmbd: embd, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+}
+
+// benchResult is what `wgpu-eval bench` measured: the speed of the forward
+// pass and loss on one device, batch size by batch size, on random token
+// windows, and the GPU time of every kernel. Its JSON (--json FILE) is one
+// object:
+//
+//	tool, version, date       "wgpu-eval", version(), RFC 3339 UTC time of the run
+//	device                    the backend's Name() ("cpu", "NVIDIA H200 (f16), driver ...")
+//	adapter                   wgpu.AdapterInfo of the GPU (name, vendor, deviceType, driver, limits, heaps); absent on the CPU
+//	model                     {name: --model as given, random: true for a shape name, config: {n_layer, n_head, n_embd, n_positions, vocab_size, layer_norm_epsilon}}
+//	precision                 weight type: "f16" or "f32" (the CPU is always f32)
+//	ctx, width                tokens per window; the padded batch width the backend's Feed asks for (>= ctx)
+//	warmup, runs              batches run before timing; batches timed
+//	in_flight                 batches kept submitted and not yet waited for in the timed runs (Feed().InFlight)
+//	chunk                     --chunk (chunked prefill positions on the GPU; 0: one pass)
+//	threads                   CPU goroutines (the CPU backend only)
+//	device_bytes_after_load   device memory in use once the weights are uploaded (GPU only)
+//	batches[]                 one per --batch entry, in the order given:
+//	  batch                   windows per batch
+//	  tokens                  scored targets per batch: batch*(ctx-1)
+//	  input_tokens            batch*ctx
+//	  over_feed_budget        true when batch*width exceeds Feed().BatchTokens: Evaluate would not form this batch
+//	  fits                    false when the device ran out of memory (an error wrapping pipeline.ErrBatchTooLarge)
+//	  error                   that error's text, when fits is false
+//	  seconds[]               wall time of every timed run: from one batch's result to the next one's, with in_flight batches submitted
+//	  median_seconds          the median of seconds
+//	  tokens_per_second       tokens / median_seconds
+//	  windows_per_second      batch / median_seconds
+//	  mean_nll                mean NLL of the last run (about ln(vocab) for a random model: a sanity check, not a result)
+//	  peak_device_bytes       wgpu MemoryStats().Peak after the timed runs: the device's peak so far in this process (weights included)
+//	  profile_wall_seconds    wall time of the one profiled batch (timestamps add a pass per dispatch)
+//	  kernels[]               GPU time per kernel from one separate, profiled batch (absent without timestamps or --profile=false):
+//	    kernel, dispatches    the kernel (its .wgsl name) and its dispatches in the batch
+//	    gpu_seconds, share    summed GPU time of its dispatches; its fraction of the total
+//	    flops, bytes          floating-point operations (multiply-add = 2) and bytes moved (a lower bound), from the shapes
+//	    gflop_per_second      flops / gpu_seconds / 1e9
+//	    gb_per_second         bytes / gpu_seconds / 1e9
+//	  kernel_total            the same fields summed over kernels (kernel "total", share 1)
+type benchResult struct {
+	Tool          string            `json:"tool"`
+	Version       string            `json:"version"`
+	Date          string            `json:"date"`
+	Device        string            `json:"device"`
+	Adapter       *wgpu.AdapterInfo `json:"adapter,omitempty"`
+	Model         benchModel        `json:"model"`
+	Precision     string            `json:"precision"`
+	Ctx           int               `json:"ctx"`
+	Width         int               `json:"width"`
+	Warmup        int               `json:"warmup"`
+	Runs          int               `json:"runs"`
+	InFlight      int               `json:"in_flight"`
+	Chunk         int               `json:"chunk"`
+	Threads       int               `json:"threads,omitempty"`
+	DeviceLoaded  uint64            `json:"device_bytes_after_load,omitempty"`
+	Batches       []benchBatch      `json:"batches"`
+	profileReason string            // why there are no kernel tables, for the human output
+}
+
+type benchModel struct {
+	Name   string      `json:"name"`
+	Random bool        `json:"random"`
+	Config benchConfig `json:"config"`
+}
+
+// benchConfig is model.Config under Hugging Face's config.json names.
+type benchConfig struct {
+	NLayer       int     `json:"n_layer"`
+	NHead        int     `json:"n_head"`
+	NEmbd        int     `json:"n_embd"`
+	NPositions   int     `json:"n_positions"`
+	VocabSize    int     `json:"vocab_size"`
+	LayerNormEps float64 `json:"layer_norm_epsilon"`
+}
+
+type benchBatch struct {
+	Batch          int           `json:"batch"`
+	Tokens         int           `json:"tokens"`
+	InputTokens    int           `json:"input_tokens"`
+	OverBudget     bool          `json:"over_feed_budget"`
+	Fits           bool          `json:"fits"`
+	Error          string        `json:"error,omitempty"`
+	Seconds        []float64     `json:"seconds,omitempty"`
+	Median         float64       `json:"median_seconds,omitempty"`
+	TokensPerSec   float64       `json:"tokens_per_second,omitempty"`
+	WindowsPerSec  float64       `json:"windows_per_second,omitempty"`
+	MeanNLL        float64       `json:"mean_nll,omitempty"`
+	PeakDevice     uint64        `json:"peak_device_bytes,omitempty"`
+	ProfileSeconds float64       `json:"profile_wall_seconds,omitempty"`
+	Kernels        []benchKernel `json:"kernels,omitempty"`
+	KernelTotal    *benchKernel  `json:"kernel_total,omitempty"`
+}
+
+type benchKernel struct {
+	Kernel     string  `json:"kernel"`
+	Dispatches int     `json:"dispatches"`
+	GPUSeconds float64 `json:"gpu_seconds"`
+	Share      float64 `json:"share"`
+	Flops      float64 `json:"flops"`
+	Bytes      float64 `json:"bytes"`
+	GFlops     float64 `json:"gflop_per_second"`
+	GBps       float64 `json:"gb_per_second"`
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f benchFlags
+	var fs *pflag.FlagSet
+	register := func(s *pflag.FlagSet) { f.register(s); fs = s }
+	if err := parseFlags("bench", benchUsage, register, args, stderr); err != nil {
+		return err
+	}
+	dev, err := pipeline.ParseDevice(f.device)
+	if err != nil {
+		return usageError{fmt.Errorf("--%w", err)}
+	}
+	if dev.Kind == "all" {
+		return usageError{errors.New("--device all: bench times one device; use gpu:N for each")}
+	}
+	precision, err := pipeline.ParsePrecision(f.precision)
+	if err != nil {
+		return usageError{fmt.Errorf("--%w", err)}
+	}
+	sizes, err := parseBatches(f.batches)
+	if err != nil {
+		return usageError{err}
+	}
+	switch {
+	case f.runs < 1:
+		return usageError{fmt.Errorf("--runs %d: want at least 1", f.runs)}
+	case f.warmup < 0 || f.ctx < 0 || f.threads < 0 || f.chunk < 0:
+		return usageError{errors.New("--warmup, --ctx, --threads and --chunk must not be negative")}
+	}
+	say := func(format string, a ...any) {
+		if !f.quiet {
+			fmt.Fprintf(stderr, format+"\n", a...)
+		}
+	}
+	prog := newProgress(stderr, f.quiet)
+	defer prog.close()
+
+	// The model: a shape with random weights, or a checkpoint.
+	var src model.TensorReader
+	cfg, random := shapes[strings.ToLower(f.model)]
+	if random {
+		say("model %s: random weights, %d layers, %d heads, %d channels, %d positions", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions)
+		src = testmodel.Random(cfg, 1).Reader()
+	} else {
+		path, err := hub.FromEnv().Locate(ctx, f.model)
+		if err != nil {
+			return err
+		}
+		ck, err := model.OpenCheckpoint(ctx, path)
+		if err != nil {
+			return err
+		}
+		defer ck.Close()
+		cfg = ck.Config()
+		say("model %s: %d layers, %d heads, %d channels, %d positions (%s)", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, path)
+		src = ck
+	}
+	window := f.ctx
+	if window == 0 {
+		window = cfg.NPositions
+	}
+	if window < 2 || window > cfg.NPositions {
+		return usageError{fmt.Errorf("--ctx %d: want 2 to the model's %d positions", window, cfg.NPositions)}
+	}
+
+	backend, err := pipeline.OpenBackend(ctx, dev, src, pipeline.BackendOptions{
+		Precision: precision,
+		Threads:   f.threads,
+		Progress:  func(done, total int64) { prog.bytes("load "+f.model, done, total) },
+	})
+	if err != nil {
+		return err
+	}
+	defer backend.Close()
+	prog.close()
+
+	feed := backend.Feed()
+	res := &benchResult{
+		Tool: "wgpu-eval", Version: version(), Date: time.Now().UTC().Format(time.RFC3339),
+		Device: backend.Name(),
+		Model: benchModel{Name: f.model, Random: random, Config: benchConfig{
+			cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, cfg.VocabSize, cfg.LayerNormEps}},
+		Precision: "f32", Ctx: window, Width: feedWidth(feed, window),
+		Warmup: f.warmup, Runs: f.runs, InFlight: max(feed.InFlight, 1), Chunk: f.chunk,
+	}
+	gpu, _ := backend.(*pipeline.GPU)
+	var g *shaders.GPT2
+	profile := false
+	if gpu != nil {
+		g = gpu.Model()
+		d := gpu.Device()
+		info := d.AdapterInfo()
+		res.Adapter = &info
+		if d.HasFeature(wgpu.FeatureShaderF16) { // requested only for f16 weights
+			res.Precision = "f16"
+		}
+		res.DeviceLoaded = d.MemoryStats().InUse
+		g.SetChunk(f.chunk)
+		switch {
+		case !f.profile:
+			res.profileReason = "--profile=false"
+		case !d.HasFeature(wgpu.FeatureTimestampQuery):
+			res.profileReason = info.Name + " has no timestamp queries"
+			if fs.Changed("profile") {
+				say("warning: --profile: %s", res.profileReason)
+			}
+		default:
+			profile = true
+		}
+	} else {
+		res.Threads = f.threads
+		if res.Threads == 0 {
+			res.Threads = runtime.GOMAXPROCS(0)
+		}
+		res.profileReason = "the CPU has no kernel profile"
+		if f.chunk > 0 {
+			say("warning: --chunk applies to GPUs only; the CPU scores whole windows")
+		}
+	}
+	say("device: %s", res.Device)
+
+	// The human output goes out line by line, so that a run cut short still shows the sizes done.
+	human := stdout
+	if f.jsonOut == "-" {
+		human = stderr
+	}
+	if f.quiet && human == stderr {
+		human = io.Discard
+	}
+	printBenchHeader(human, res)
+	for _, n := range sizes {
+		b := benchBatch{Batch: n, Tokens: n * (window - 1), InputTokens: n * window, Fits: true}
+		batch := pipeline.Batch{Seqs: randomWindows(n, window, cfg.VocabSize), Width: res.Width}
+		b.OverBudget = feed.BatchTokens > 0 && n*res.Width > feed.BatchTokens
+		say("batch %d: %d warm-up, %d timed", n, f.warmup, f.runs)
+		secs, sums, err := timeBatches(ctx, backend, batch, f.warmup, f.runs, res.InFlight)
+		if errors.Is(err, pipeline.ErrBatchTooLarge) {
+			b.Fits, b.Error = false, err.Error()
+			res.Batches = append(res.Batches, b)
+			printBenchBatch(human, &b)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("batch %d: %w", n, err)
+		}
+		b.Seconds = secs
+		b.Median = median(secs)
+		if b.Median > 0 {
+			b.TokensPerSec = float64(b.Tokens) / b.Median
+			b.WindowsPerSec = float64(n) / b.Median
+		}
+		if sums.Count > 0 {
+			b.MeanNLL = sums.Sum / float64(sums.Count)
+		}
+		if gpu != nil {
+			b.PeakDevice = gpu.Device().MemoryStats().Peak
+		}
+		if profile {
+			if err := profileBatch(ctx, g, batch, &b); err != nil {
+				return fmt.Errorf("batch %d: profile: %w", n, err)
+			}
+		}
+		res.Batches = append(res.Batches, b)
+		printBenchBatch(human, &b)
+	}
+	printBenchKernels(human, res)
+	if f.jsonOut != "" {
+		return writeBenchJSON(f.jsonOut, stdout, res)
+	}
+	return nil
+}
+
+// parseBatches parses --batch: positive sizes separated by commas.
+func parseBatches(s string) ([]int, error) {
+	var sizes []int
+	for field := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--batch %q: want positive numbers of windows separated by commas, e.g. 1,4,8", s)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
+// feedWidth is the padded width Evaluate gives a batch of windows of n
+// tokens: the smallest of the feed's widths that holds them, else n.
+func feedWidth(f pipeline.Feed, n int) int {
+	if i, _ := slices.BinarySearch(f.Widths, n); i < len(f.Widths) {
+		return f.Widths[i]
+	}
+	return n
+}
+
+// randomWindows is n windows of ctx uniformly random tokens (the same for the
+// same arguments), each scoring its tokens 2..ctx as in stream evaluation.
+func randomWindows(n, ctx, vocab int) []model.Sequence {
+	r := rand.New(rand.NewPCG(uint64(n), uint64(ctx)))
+	seqs := make([]model.Sequence, n)
+	for i := range seqs {
+		toks := make([]int32, ctx)
+		for j := range toks {
+			toks[j] = int32(r.IntN(vocab))
+		}
+		seqs[i] = model.Sequence{Tokens: toks, First: 1}
+	}
+	return seqs
+}
+
+// timeBatches scores b warmup+runs times, keeping up to inFlight batches
+// submitted and not yet waited for (as Evaluate does), and returns the wall
+// time of each timed one, from the previous batch's result to its own, with
+// the sums of the last. Every batch submitted is waited for, also after an
+// error.
+func timeBatches(ctx context.Context, be pipeline.Backend, b pipeline.Batch, warmup, runs, inFlight int) ([]float64, model.LossSums, error) {
+	var queue []pipeline.Pending
+	drain := func() {
+		for _, p := range queue {
+			p.Wait(ctx) //nolint:errcheck // results of an abandoned run
+		}
+	}
+	var secs []float64
+	var sums model.LossSums
+	submitted, last := 0, time.Now()
+	for k := range warmup + runs {
+		for submitted < warmup+runs && len(queue) < inFlight {
+			p, err := be.Submit(ctx, b)
+			if err != nil {
+				drain()
+				return nil, sums, err
+			}
+			queue = append(queue, p)
+			submitted++
+		}
+		s, err := queue[0].Wait(ctx)
+		queue = queue[1:]
+		if err != nil {
+			drain()
+			return nil, sums, err
+		}
+		now := time.Now()
+		if k >= warmup {
+			secs = append(secs, now.Sub(last).Seconds())
+		}
+		last, sums = now, s
+	}
+	return secs, sums, nil
+}
+
+// profileBatch scores b once more with timestamps around every dispatch and
+// puts the GPU time per kernel into out.
+func profileBatch(ctx context.Context, g *shaders.GPT2, b pipeline.Batch, out *benchBatch) error {
+	if err := g.SetProfiling(true); err != nil {
+		return err
+	}
+	defer g.SetProfiling(false) //nolint:errcheck // turning it off cannot fail
+	start := time.Now()
+	p, err := g.Submit(ctx, b.Seqs, b.Width)
+	if err != nil {
+		return err
+	}
+	if _, err := p.Wait(ctx); err != nil {
+		return err
+	}
+	out.ProfileSeconds = time.Since(start).Seconds()
+	total := benchKernel{Kernel: "total", Share: 1}
+	for _, kt := range p.Profile() {
+		k := benchKernel{Kernel: kt.Kernel, Dispatches: kt.Dispatches, GPUSeconds: float64(kt.Nanos) / 1e9, Flops: kt.Flops, Bytes: kt.Bytes}
+		out.Kernels = append(out.Kernels, k)
+		total.Dispatches += k.Dispatches
+		total.GPUSeconds += k.GPUSeconds
+		total.Flops += k.Flops
+		total.Bytes += k.Bytes
+	}
+	if len(out.Kernels) == 0 {
+		return nil
+	}
+	out.Kernels = append(out.Kernels, total)
+	for i := range out.Kernels {
+		k := &out.Kernels[i]
+		if total.GPUSeconds > 0 {
+			k.Share = k.GPUSeconds / total.GPUSeconds
+		}
+		if k.GPUSeconds > 0 {
+			k.GFlops = k.Flops / k.GPUSeconds / 1e9
+			k.GBps = k.Bytes / k.GPUSeconds / 1e9
+		}
+	}
+	out.KernelTotal = &out.Kernels[len(out.Kernels)-1]
+	out.Kernels = out.Kernels[:len(out.Kernels)-1]
+	return nil
+}
+
+// median is the middle of xs (the mean of the two middle ones for an even count).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// printBenchHeader prints the device, the model, the settings and the
+// column names of printBenchBatch.
+func printBenchHeader(w io.Writer, r *benchResult) {
+	c := r.Model.Config
+	kind := "weights from " + r.Model.Name
+	if r.Model.Random {
+		kind = r.Model.Name + " shape, random weights"
+	}
+	device := r.Device
+	if r.Adapter == nil {
+		device = fmt.Sprintf("%s x%d", device, r.Threads)
+	}
+	fmt.Fprintf(w, "device %s\n", device)
+	fmt.Fprintf(w, "model  %s: %d layers, %d heads, C %d, vocab %d\n", kind, c.NLayer, c.NHead, c.NEmbd, c.VocabSize)
+	fmt.Fprintf(w, "run    %s weights, ctx %d (width %d), %d warm-up + median of %d runs, %d in flight", r.Precision, r.Ctx, r.Width, r.Warmup, r.Runs, r.InFlight)
+	if r.Chunk > 0 {
+		fmt.Fprintf(w, ", chunks of %d", r.Chunk)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\n%6s %10s %12s %10s %10s\n", "batch", "median s", "tokens/s", "windows/s", "peak MiB")
+}
+
+// printBenchBatch prints one batch size's line.
+func printBenchBatch(w io.Writer, b *benchBatch) {
+	if !b.Fits {
+		fmt.Fprintf(w, "%6d  does not fit: %s\n", b.Batch, b.Error)
+		return
+	}
+	peak := "-"
+	if b.PeakDevice > 0 {
+		peak = fmt.Sprintf("%.1f", float64(b.PeakDevice)/(1<<20))
+	}
+	note := ""
+	if b.OverBudget {
+		note = "  (over the backend's batch budget: eval would split it)"
+	}
+	fmt.Fprintf(w, "%6d %10.4f %12.1f %10.2f %10s%s\n", b.Batch, b.Median, b.TokensPerSec, b.WindowsPerSec, peak, note)
+}
+
+// printBenchKernels prints the kernel table of the largest batch that was
+// profiled, or why there is none on a GPU.
+func printBenchKernels(w io.Writer, r *benchResult) {
+	var prof *benchBatch
+	for i := range r.Batches {
+		if b := &r.Batches[i]; len(b.Kernels) > 0 && (prof == nil || b.Batch > prof.Batch) {
+			prof = b
+		}
+	}
+	if prof == nil {
+		if r.profileReason != "" && r.Adapter != nil {
+			fmt.Fprintf(w, "\nno kernel profile: %s\n", r.profileReason)
+		}
+		return
+	}
+	fmt.Fprintf(w, "\nGPU time per kernel, batch %d (one profiled batch, %.3f s wall: timestamps add a pass per dispatch)\n", prof.Batch, prof.ProfileSeconds)
+	fmt.Fprintf(w, "%-16s %10s %10s %7s %10s %9s\n", "kernel", "dispatches", "GPU ms", "share", "GFLOP/s", "GB/s")
+	for _, k := range append(slices.Clone(prof.Kernels), *prof.KernelTotal) {
+		fmt.Fprintf(w, "%-16s %10d %10.3f %6.1f%% %10.1f %9.1f\n", k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share, k.GFlops, k.GBps)
+	}
+}
+
+// writeBenchJSON writes r as indented JSON to path ("-" is stdout), through a
+// temporary file so that an earlier result is never left half-written.
+func writeBenchJSON(path string, stdout io.Writer, r *benchResult) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "-" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write bench result: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write bench result: %w", err)
+	}
+	return nil
+}

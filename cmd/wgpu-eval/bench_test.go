@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+)
+
+// benchJSON is the part of bench's JSON the tests read.
+type benchJSON struct {
+	Device    string `json:"device"`
+	Precision string `json:"precision"`
+	Ctx       int    `json:"ctx"`
+	Version   string `json:"version"`
+	Date      string `json:"date"`
+	Adapter   *struct {
+		Name string `json:"name"`
+	} `json:"adapter"`
+	Model struct {
+		Config struct {
+			NLayer int `json:"n_layer"`
+		} `json:"config"`
+	} `json:"model"`
+	Batches []struct {
+		Batch        int       `json:"batch"`
+		Tokens       int       `json:"tokens"`
+		Fits         bool      `json:"fits"`
+		Seconds      []float64 `json:"seconds"`
+		TokensPerSec float64   `json:"tokens_per_second"`
+		PeakDevice   uint64    `json:"peak_device_bytes"`
+		Kernels      []struct {
+			Kernel     string  `json:"kernel"`
+			Dispatches int     `json:"dispatches"`
+			GPUSeconds float64 `json:"gpu_seconds"`
+		} `json:"kernels"`
+		KernelTotal *struct {
+			GPUSeconds float64 `json:"gpu_seconds"`
+		} `json:"kernel_total"`
+	} `json:"batches"`
+}
+
+// benchModelDir writes the tiny random model as safetensors and returns its folder.
+func benchModelDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := testmodel.WriteSafetensors(dir, testmodel.Random(testmodel.TinyConfig(), 3), "F32"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func runBenchJSON(t *testing.T, args ...string) benchJSON {
+	t.Helper()
+	out, stderr, err := cli(t, "", append([]string{"bench", "--quiet", "--runs", "1", "--warmup", "0", "--json", "-"}, args...)...)
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stderr)
+	}
+	var r benchJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %v in %q", args, err, out)
+	}
+	return r
+}
+
+// checkBatches checks one entry per size, each fitting, with batch*(ctx-1)
+// scored tokens and a positive speed (never more than that: timings vary).
+func checkBatches(t *testing.T, r benchJSON, sizes ...int) {
+	t.Helper()
+	if len(r.Batches) != len(sizes) {
+		t.Fatalf("%d batch entries, want %d", len(r.Batches), len(sizes))
+	}
+	for i, b := range r.Batches {
+		if b.Batch != sizes[i] || !b.Fits {
+			t.Errorf("entry %d: batch %d fits %v, want batch %d that fits", i, b.Batch, b.Fits, sizes[i])
+		}
+		if want := b.Batch * (r.Ctx - 1); b.Tokens != want {
+			t.Errorf("batch %d: %d tokens, want %d", b.Batch, b.Tokens, want)
+		}
+		if !(b.TokensPerSec > 0) || len(b.Seconds) != 1 {
+			t.Errorf("batch %d: %v tokens/s from runs %v", b.Batch, b.TokensPerSec, b.Seconds)
+		}
+	}
+}
+
+// TestBenchCPU benchmarks the tiny model on the CPU and checks the JSON.
+func TestBenchCPU(t *testing.T) {
+	isolate(t)
+	dir := benchModelDir(t)
+	r := runBenchJSON(t, "--model", dir, "--device", "cpu", "--batch", "1,2")
+	if r.Device != "cpu" || r.Adapter != nil || r.Precision != "f32" {
+		t.Errorf("device %q adapter %v precision %q, want cpu, none, f32", r.Device, r.Adapter, r.Precision)
+	}
+	if r.Ctx != testmodel.TinyConfig().NPositions || r.Model.Config.NLayer != testmodel.TinyConfig().NLayer {
+		t.Errorf("ctx %d, %d layers: want the tiny model's %d positions and %d layers", r.Ctx, r.Model.Config.NLayer, testmodel.TinyConfig().NPositions, testmodel.TinyConfig().NLayer)
+	}
+	if r.Version == "" || r.Date == "" {
+		t.Errorf("version %q date %q: want both", r.Version, r.Date)
+	}
+	checkBatches(t, r, 1, 2)
+
+	// A shape name needs no file; the human output names the device and every size.
+	out, stderr, err := cli(t, "", "bench", "--quiet", "--model", "tiny", "--device", "cpu", "--ctx", "8", "--batch", "3", "--runs", "2")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "device cpu") || !strings.Contains(out, "tiny shape, random weights") || !strings.Contains(out, "\n     3 ") {
+		t.Errorf("human output lacks the device, the shape or the batch line:\n%s", out)
+	}
+}
+
+// TestBenchUsage checks that bad flags are usage errors (exit status 2).
+func TestBenchUsage(t *testing.T) {
+	isolate(t)
+	for _, args := range [][]string{
+		{"--batch", "0"},
+		{"--batch", "x"},
+		{"--batch", "1,,2"},
+		{"--runs", "0"},
+		{"--warmup", "-1"},
+		{"--device", "tpu"},
+		{"--precision", "f8"},
+		{"--ctx", "1"},
+		{"--ctx", "65"},
+		{"stray"},
+	} {
+		_, _, err := cli(t, "", append([]string{"bench", "--quiet", "--model", "tiny", "--device", "cpu"}, args...)...)
+		if code := exitCode(err); code != 2 {
+			t.Errorf("%v: exit %d (%v), want 2", args, code, err)
+		}
+	}
+	if _, _, err := cli(t, "", "bench", "--help"); exitCode(err) != 0 {
+		t.Errorf("--help: %v", err)
+	}
+}
+
+// TestBenchGPU benchmarks the tiny model on the first Vulkan adapter (lavapipe
+// in CI) in f32 and checks the kernel profile where the adapter has
+// timestamps (lavapipe has).
+func TestBenchGPU(t *testing.T) {
+	isolate(t)
+	as := requireVulkan(t)
+	dir := benchModelDir(t)
+	r := runBenchJSON(t, "--model", dir, "--device", "gpu:0", "--precision", "f32", "--ctx", "16", "--batch", "1,2")
+	if r.Adapter == nil || r.Adapter.Name != as[0].Name || !strings.Contains(r.Device, as[0].Name) || r.Precision != "f32" {
+		t.Fatalf("device %q adapter %v precision %q: want %s in f32", r.Device, r.Adapter, r.Precision, as[0].Name)
+	}
+	checkBatches(t, r, 1, 2)
+	for _, b := range r.Batches {
+		if b.PeakDevice == 0 {
+			t.Errorf("batch %d: no peak device memory", b.Batch)
+		}
+		if !as[0].Features.TimestampQuery {
+			continue
+		}
+		got := map[string]bool{}
+		for _, k := range b.Kernels {
+			if k.Dispatches < 1 || !(k.GPUSeconds > 0) {
+				t.Errorf("batch %d: kernel %s: %d dispatches, %v s", b.Batch, k.Kernel, k.Dispatches, k.GPUSeconds)
+			}
+			got[strings.SplitN(k.Kernel, "_", 2)[0]] = true
+			got[k.Kernel] = true
+		}
+		for _, want := range []string{"embed", "layernorm", "matmul", "attention", "lmhead_loss", "nll_sums"} {
+			if !got[want] {
+				t.Errorf("batch %d: no kernel %s in the profile %+v", b.Batch, want, b.Kernels)
+			}
+		}
+		if b.KernelTotal == nil || !(b.KernelTotal.GPUSeconds > 0) {
+			t.Errorf("batch %d: kernel total %+v", b.Batch, b.KernelTotal)
+		}
+	}
+}
