@@ -56,8 +56,9 @@ type Feed struct {
 	InFlight int
 }
 
-// width is the padded width of a batch whose longest sequence has n tokens.
-func (f Feed) width(n int) int {
+// Width is the padded width of a batch whose longest sequence has n tokens:
+// the smallest of Widths that holds n, else n.
+func (f Feed) Width(n int) int {
 	if i, ok := slices.BinarySearch(f.Widths, n); ok || i < len(f.Widths) {
 		return f.Widths[i]
 	}

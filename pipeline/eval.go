@@ -256,7 +256,7 @@ type planned struct {
 // next cuts the batch that starts at samples[lo]: samples are sorted longest
 // first, so the first sets the padded width.
 func next(samples []Sample, lo int, feed Feed, batchTokens int) planned {
-	width := feed.width(len(samples[lo].Tokens))
+	width := feed.Width(len(samples[lo].Tokens))
 	p := planned{lo: lo, hi: lo, batch: Batch{Width: width}}
 	for p.hi < len(samples) && (p.hi == lo || (p.hi-lo+1)*width <= batchTokens) {
 		p.batch.Seqs = append(p.batch.Seqs, samples[p.hi].Sequence) // fresh slice: a backend may keep it

@@ -214,6 +214,9 @@ func (g *GPT2) upload(name string, data []byte) (*wgpu.Buffer, error) {
 	return b, nil
 }
 
+// F16 reports whether the weights are f16 on the device (else f32).
+func (g *GPT2) F16() bool { return g.f16 }
+
 // Name names the device and weight type, for results.
 func (g *GPT2) Name() string {
 	t := "f32"

@@ -16,6 +16,13 @@ type MemoryStats struct {
 	Blocks    int    `json:"blocks"`    // number of VkDeviceMemory blocks held
 }
 
+// ResetMemoryPeak starts MemoryStats' Peak again from the bytes in use now.
+func (d *Device) ResetMemoryPeak() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.mem.peak = d.mem.inUse
+}
+
 // MemoryStats reports bytes in use, the peak and the blocks held.
 func (d *Device) MemoryStats() MemoryStats {
 	d.mu.Lock()

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -112,7 +110,7 @@ func gpt2Shape(layers, heads, embd int) model.Config {
 //	  tokens_per_second       tokens / median_seconds
 //	  windows_per_second      batch / median_seconds
 //	  mean_nll                mean NLL of the last run (about ln(vocab) for a random model: a sanity check, not a result)
-//	  peak_device_bytes       wgpu MemoryStats().Peak after the timed runs: the device's peak so far in this process (weights included)
+//	  peak_device_bytes       wgpu MemoryStats().Peak over this size's runs (weights included)
 //	  profile_wall_seconds    wall time of the one profiled batch (timestamps add a pass per dispatch)
 //	  kernels[]               GPU time per kernel from one separate, profiled batch (absent without timestamps or --profile=false):
 //	    kernel, dispatches    the kernel (its .wgsl name) and its dispatches in the batch
@@ -267,7 +265,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Device: backend.Name(),
 		Model: benchModel{Name: f.model, Random: random, Config: benchConfig{
 			cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, cfg.VocabSize, cfg.LayerNormEps}},
-		Precision: "f32", Ctx: window, Width: feedWidth(feed, window),
+		Precision: "f32", Ctx: window, Width: feed.Width(window),
 		Warmup: f.warmup, Runs: f.runs, InFlight: max(feed.InFlight, 1), Chunk: f.chunk,
 	}
 	gpu, _ := backend.(*pipeline.GPU)
@@ -278,7 +276,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		d := gpu.Device()
 		info := d.AdapterInfo()
 		res.Adapter = &info
-		if d.HasFeature(wgpu.FeatureShaderF16) { // requested only for f16 weights
+		if g.F16() {
 			res.Precision = "f16"
 		}
 		res.DeviceLoaded = d.MemoryStats().InUse
@@ -341,6 +339,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if gpu != nil {
 			b.PeakDevice = gpu.Device().MemoryStats().Peak
+			gpu.Device().ResetMemoryPeak() // the next size's peak is its own
 		}
 		if profile {
 			if err := profileBatch(ctx, g, batch, &b); err != nil {
@@ -352,7 +351,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	printBenchKernels(human, res)
 	if f.jsonOut != "" {
-		return writeBenchJSON(f.jsonOut, stdout, res)
+		return writeJSON(f.jsonOut, stdout, res)
 	}
 	return nil
 }
@@ -368,15 +367,6 @@ func parseBatches(s string) ([]int, error) {
 		sizes = append(sizes, n)
 	}
 	return sizes, nil
-}
-
-// feedWidth is the padded width Evaluate gives a batch of windows of n
-// tokens: the smallest of the feed's widths that holds them, else n.
-func feedWidth(f pipeline.Feed, n int) int {
-	if i, _ := slices.BinarySearch(f.Widths, n); i < len(f.Widths) {
-		return f.Widths[i]
-	}
-	return n
 }
 
 // randomWindows is n windows of ctx uniformly random tokens (the same for the
@@ -550,27 +540,4 @@ func printBenchKernels(w io.Writer, r *benchResult) {
 	for _, k := range append(slices.Clone(prof.Kernels), *prof.KernelTotal) {
 		fmt.Fprintf(w, "%-16s %10d %10.3f %6.1f%% %10.1f %9.1f\n", k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share, k.GFlops, k.GBps)
 	}
-}
-
-// writeBenchJSON writes r as indented JSON to path ("-" is stdout), through a
-// temporary file so that an earlier result is never left half-written.
-func writeBenchJSON(path string, stdout io.Writer, r *benchResult) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err := stdout.Write(b)
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write bench result: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write bench result: %w", err)
-	}
-	return nil
 }

@@ -3,8 +3,8 @@
 // safetensors with config.json, llm.c checkpoints), since no real weights can be
 // downloaded where the tests run.
 //
-// It imports model and nothing else of this module; only tests and benchmarks
-// import it.
+// It imports model and nothing else of this module; tests, benchmarks and
+// `wgpu-eval bench` (random weights of GPT-2's shapes) import it.
 package testmodel
 
 import (
