@@ -49,6 +49,30 @@ type EvalConfig struct {
 	// Progress, when set, is called with the targets scored so far and the total,
 	// once before the first batch and after each batch.
 	Progress func(done, total int)
+	// Shard, when its Count is above 1, scores only the samples (windows or
+	// documents' windows, in corpus order) i with i mod Count == Index; the
+	// shards' sums add up to an unsharded run's.
+	Shard Shard
+	// Resume, when not nil, is the state of an interrupted run of the same
+	// configuration: its samples are skipped and its sums are the start. The
+	// totals equal an uninterrupted run's to the last bit, since the batches
+	// after it are cut as they would have been.
+	Resume *State
+	// OnBatch, when set, is called after each batch, in order, with the state so
+	// far (to save a checkpoint); an error from it stops Evaluate.
+	OnBatch func(State) error
+}
+
+// State is how far an evaluation got: the first Samples samples in batching
+// order are scored, with these sums and UTF-8 bytes of targets.
+type State struct {
+	Samples int            `msgpack:"samples"`
+	Sums    model.LossSums `msgpack:"sums"`
+	Bytes   int            `msgpack:"bytes"`
+	// BatchTokens is the batch budget in force (it halves when a batch does
+	// not fit); a resumed run keeps it, so that its batches are cut as an
+	// uninterrupted run's would be.
+	BatchTokens int `msgpack:"batch_tokens"`
 }
 
 // Result is an evaluation's outcome. The JSON names are part of the CLI's output.
@@ -74,6 +98,22 @@ type Result struct {
 	Seconds         float64 `json:"seconds"`           // wall time of Evaluate
 	TokensPerSecond float64 `json:"tokens_per_second"` // Tokens / Seconds
 	Device          string  `json:"device"`            // Backend.Name()
+
+	// NLLSumSq is the sum of the squared per-target NLLs, and ScoredBytes the
+	// UTF-8 bytes of the scored targets: with NLLSum and Tokens, what merging
+	// shards needs.
+	NLLSumSq    float64 `json:"nll_sumsq"`
+	ScoredBytes int     `json:"scored_bytes"`
+	// Samples is the number of windows scored.
+	Samples int `json:"samples"`
+	// Shard is set for a run that scored one shard of the samples.
+	Shard *Shard `json:"shard,omitempty"`
+	// Interrupted is set on the partial result of a run that was cancelled.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Config and Provenance say exactly what the numbers came from; the
+	// library and the CLI fill them (Evaluate leaves them nil).
+	Config     *RunConfig  `json:"config,omitempty"`
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Evaluate cuts cfg.Tokens into sequences as cfg.Mode says, groups them into
@@ -82,8 +122,9 @@ type Result struct {
 // backend's bucket widths, keeps up to Feed().InFlight batches submitted to b,
 // adds their sums in batch order in float64 and derives the metrics. A batch
 // that does not fit the backend's memory (ErrBatchTooLarge) is split and the
-// rest of the run uses batches half as large. It stops with ctx's error when
-// ctx is cancelled. Evaluate does not close b.
+// rest of the run uses batches half as large. When ctx is cancelled it stops
+// with ctx's error and also returns the partial result of the batches scored
+// (Interrupted set); other errors return no result. Evaluate does not close b.
 func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	start := time.Now()
 	if b == nil {
@@ -100,34 +141,84 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		batchTokens = cmp.Or(b.Feed().BatchTokens, DefaultBatchTokens)
 	}
 
-	total, bytes := 0, 0
+	total := 0
 	for _, s := range samples {
 		total += s.Scored()
-		bytes += s.Bytes
+	}
+	var st State
+	if r := cfg.Resume; r != nil {
+		if err := checkResume(*r, samples); err != nil {
+			return nil, fmt.Errorf("evaluate %s: resume: %w", name, err)
+		}
+		st = *r
+		if r.BatchTokens > 0 {
+			batchTokens = r.BatchTokens
+		}
 	}
 	progress := cfg.Progress
 	if progress == nil {
 		progress = func(int, int) {}
 	}
-	progress(0, total)
+	progress(st.Sums.Count, total)
 
-	sums, err := run(ctx, b, samples, batchTokens, func(n int) { progress(n, total) })
+	st, err = run(ctx, b, samples, st, batchTokens, func(s State) error {
+		progress(s.Sums.Count, total)
+		if cfg.OnBatch != nil {
+			return cfg.OnBatch(s)
+		}
+		return nil
+	})
+	res.Seconds = time.Since(start).Seconds()
 	if err != nil {
-		return nil, fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
+		err = fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			res.Interrupted = true
+			res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
+			res.Samples = st.Samples
+			return res, err
+		}
+		return nil, err
 	}
+	res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
+	res.Samples = st.Samples
+	return res, nil
+}
+
+// Fill sets the metrics from sums of NLL over targets of bytes UTF-8 bytes
+// (bits per byte only when withBytes), and the speed from Seconds.
+func (res *Result) Fill(sums model.LossSums, bytes int, withBytes bool) {
 	res.Tokens = sums.Count
 	res.NLLSum = sums.Sum
-	res.MeanNLL = sums.Sum / float64(sums.Count)
-	res.PPL = math.Exp(res.MeanNLL)
-	if cfg.TokenLen != nil && bytes > 0 {
+	res.NLLSumSq = sums.SumSq
+	res.ScoredBytes = bytes
+	res.MeanNLL, res.PPL, res.BitsPerByte = 0, 0, 0
+	if sums.Count > 0 {
+		res.MeanNLL = sums.Sum / float64(sums.Count)
+		res.PPL = math.Exp(res.MeanNLL)
+	}
+	if withBytes && bytes > 0 {
 		res.BitsPerByte = sums.Sum / math.Ln2 / float64(bytes)
 	}
 	res.StdErr = stdErr(sums)
-	res.Seconds = time.Since(start).Seconds()
+	res.TokensPerSecond = 0
 	if res.Seconds > 0 {
 		res.TokensPerSecond = float64(res.Tokens) / res.Seconds
 	}
-	return res, nil
+}
+
+// checkResume reports a state that cannot belong to this plan of samples.
+func checkResume(r State, samples []Sample) error {
+	if r.Samples < 0 || r.Samples > len(samples) {
+		return fmt.Errorf("%d samples done, but this run has %d", r.Samples, len(samples))
+	}
+	want := 0
+	for _, s := range samples[:r.Samples] {
+		want += s.Scored()
+	}
+	if r.Sums.Count != want {
+		return fmt.Errorf("%d targets scored in %d samples, but those samples have %d", r.Sums.Count, r.Samples, want)
+	}
+	return nil
 }
 
 // stdErr is the sample standard deviation of the per-target NLL divided by
@@ -199,6 +290,23 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 			"(a window needs at least two tokens)", res.InputTokens, mode, cfg.Ctx)
 	}
 
+	if err := cfg.Shard.Check(); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Shard.Count > 1 {
+		var mine []model.Sequence
+		for i, q := range seqs {
+			if i%cfg.Shard.Count == cfg.Shard.Index {
+				mine = append(mine, q)
+			}
+		}
+		if len(mine) == 0 {
+			return nil, nil, fmt.Errorf("shard %v has no samples: the corpus has only %d", cfg.Shard, len(seqs))
+		}
+		seqs = mine
+		sh := cfg.Shard
+		res.Shard = &sh
+	}
 	samples := make([]Sample, len(seqs))
 	for i, s := range seqs {
 		samples[i].Sequence = s
@@ -251,6 +359,7 @@ type planned struct {
 	lo, hi int
 	batch  Batch
 	want   int
+	bytes  int
 }
 
 // next cuts the batch that starts at samples[lo]: samples are sorted longest
@@ -261,22 +370,23 @@ func next(samples []Sample, lo int, feed Feed, batchTokens int) planned {
 	for p.hi < len(samples) && (p.hi == lo || (p.hi-lo+1)*width <= batchTokens) {
 		p.batch.Seqs = append(p.batch.Seqs, samples[p.hi].Sequence) // fresh slice: a backend may keep it
 		p.want += samples[p.hi].Scored()
+		p.bytes += samples[p.hi].Bytes
 		p.hi++
 	}
 	return p
 }
 
-// run scores samples with b: batches of at most batchTokens padded tokens, up
-// to Feed().InFlight of them submitted at once, their sums added in order.
-// progress gets the targets scored so far after each batch.
-func run(ctx context.Context, b Backend, samples []Sample, batchTokens int, progress func(int)) (model.LossSums, error) {
+// run scores samples with b from state st on: batches of at most
+// batchTokens padded tokens, up to Feed().InFlight of them submitted at once,
+// their sums added in order. done gets the state after each batch; an error
+// from it stops the run. It returns the state reached, also on error.
+func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, done func(State) error) (State, error) {
 	feed := b.Feed()
 	inFlight := max(feed.InFlight, 1)
 	type flight struct {
 		planned
 		p Pending
 	}
-	var sums model.LossSums
 	wait := func(f flight) error {
 		got, err := f.p.Wait(ctx)
 		switch {
@@ -288,15 +398,17 @@ func run(ctx context.Context, b Backend, samples []Sample, batchTokens int, prog
 			return fmt.Errorf("the NLL of a batch of %d sequences is not finite (sum %v); "+
 				"the model's weights or the backend's arithmetic are broken", len(f.batch.Seqs), got.Sum)
 		}
-		sums.Add(got)
-		progress(sums.Count)
-		return nil
+		st.Sums.Add(got)
+		st.Samples = f.hi
+		st.Bytes += f.bytes
+		st.BatchTokens = batchTokens
+		return done(st)
 	}
 	var queue []flight // submitted, in sample order
-	nextLo := 0        // first sample not submitted
+	nextLo := st.Samples
 	for nextLo < len(samples) || len(queue) > 0 {
 		if err := ctx.Err(); err != nil {
-			return sums, err
+			return st, err
 		}
 		var failed planned // the batch that ran out of memory
 		var tooLarge error
@@ -319,7 +431,7 @@ func run(ctx context.Context, b Backend, samples []Sample, batchTokens int, prog
 			failed, tooLarge = f.planned, err
 		}
 		if !errors.Is(tooLarge, ErrBatchTooLarge) {
-			return sums, tooLarge
+			return st, tooLarge
 		}
 		// Out of memory: keep the batches before the one that failed, finish
 		// and drop those after it (so the device's memory is free), and go on
@@ -332,21 +444,26 @@ func run(ctx context.Context, b Backend, samples []Sample, batchTokens int, prog
 			}
 			if err := wait(f); err != nil {
 				if !errors.Is(err, ErrBatchTooLarge) {
-					return sums, err
+					return st, err
 				}
 				lo, failed = f.lo, f.planned
 			}
 		}
 		if len(failed.batch.Seqs) == 1 {
-			return sums, fmt.Errorf("one sequence of %d tokens does not fit the device: %w", len(samples[failed.lo].Tokens), tooLarge)
+			return st, fmt.Errorf("one sequence of %d tokens does not fit the device: %w", len(samples[failed.lo].Tokens), tooLarge)
 		}
 		queue, nextLo = nil, lo
 		batchTokens = max(len(failed.batch.Seqs)*failed.batch.Width/2, 1)
 	}
-	return sums, nil
+	return st, nil
 }
 
 // batchError says which batch failed.
 func batchError(p planned, err error) error {
 	return fmt.Errorf("batch of %d sequences x %d positions: %w", len(p.batch.Seqs), p.batch.Width, err)
+}
+
+// Sums is the result's sums of NLL.
+func (res *Result) Sums() model.LossSums {
+	return model.LossSums{Sum: res.NLLSum, SumSq: res.NLLSumSq, Count: res.Tokens}
 }

@@ -441,7 +441,7 @@ func TestResultJSON(t *testing.T) {
 	}
 	slices.Sort(keys)
 	want := []string{"bits_per_byte", "ctx", "data", "device", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
-		"ppl", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
+		"nll_sumsq", "ppl", "samples", "scored_bytes", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("JSON keys %v, want %v", keys, want)
 	}

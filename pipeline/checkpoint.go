@@ -1,0 +1,139 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// checkpointVersion changes whenever Checkpoint's layout or meaning does.
+const checkpointVersion = 1
+
+// maxCheckpointBytes bounds a checkpoint file read: a real one is a few
+// hundred bytes, and every field is of fixed shape (no slices, no maps), so
+// decoding never allocates by a number read from the file.
+const maxCheckpointBytes = 1 << 16
+
+// RunIdentity is what a checkpoint's run must share with the run that resumes
+// it for the totals to be those of an uninterrupted run.
+type RunIdentity struct {
+	ModelSHA256  string `msgpack:"model_sha256"`
+	CorpusSHA256 string `msgpack:"corpus_sha256"`
+	Tokenizer    string `msgpack:"tokenizer"`
+	Mode         string `msgpack:"mode"`
+	Ctx          int    `msgpack:"ctx"`
+	Stride       int    `msgpack:"stride"`
+	MaxTokens    int    `msgpack:"max_tokens"`
+	Split        string `msgpack:"split"`
+	Separator    string `msgpack:"separator"`
+	Precision    string `msgpack:"precision"`
+	Device       string `msgpack:"device"` // the backend's name: another device rounds differently
+	Shard        Shard  `msgpack:"shard"`
+}
+
+// Checkpoint is an interrupted run's state on disk (--checkpoint).
+type Checkpoint struct {
+	Version int         `msgpack:"version"`
+	Run     RunIdentity `msgpack:"run"`
+	State   State       `msgpack:"state"`
+}
+
+// Diff names the first field in which two identities differ, with both
+// values; "" when they are equal.
+func (a RunIdentity) Diff(b RunIdentity) string {
+	for _, f := range []struct {
+		name string
+		x, y any
+	}{
+		{"model weights (sha256)", a.ModelSHA256, b.ModelSHA256},
+		{"corpus (sha256)", a.CorpusSHA256, b.CorpusSHA256},
+		{"tokenizer", a.Tokenizer, b.Tokenizer},
+		{"mode", a.Mode, b.Mode},
+		{"ctx", a.Ctx, b.Ctx},
+		{"stride", a.Stride, b.Stride},
+		{"max tokens", a.MaxTokens, b.MaxTokens},
+		{"split", a.Split, b.Split},
+		{"separator", fmt.Sprintf("%q", a.Separator), fmt.Sprintf("%q", b.Separator)},
+		{"precision", a.Precision, b.Precision},
+		{"device", a.Device, b.Device},
+		{"shard", a.Shard, b.Shard},
+	} {
+		if f.x != f.y {
+			return fmt.Sprintf("%s: %v in the checkpoint, %v now", f.name, f.x, f.y)
+		}
+	}
+	return ""
+}
+
+// LoadCheckpoint reads the checkpoint at path; a missing file gives
+// fs.ErrNotExist (a fresh run), a damaged one a clear error.
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("checkpoint %s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxCheckpointBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+	}
+	if len(data) > maxCheckpointBytes {
+		return nil, fmt.Errorf("checkpoint %s is larger than %d bytes: not a wgpu-eval checkpoint", path, maxCheckpointBytes)
+	}
+	var c Checkpoint
+	if err := msgpack.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("checkpoint %s is damaged (%v): delete it to start over", path, err)
+	}
+	if c.Version != checkpointVersion {
+		return nil, fmt.Errorf("checkpoint %s has version %d, this build writes %d: delete it to start over", path, c.Version, checkpointVersion)
+	}
+	if c.State.Samples < 0 || c.State.Sums.Count < 0 || c.State.Bytes < 0 || c.State.BatchTokens < 0 {
+		return nil, fmt.Errorf("checkpoint %s is damaged (negative counts): delete it to start over", path)
+	}
+	return &c, nil
+}
+
+// Save writes c to path atomically: a temporary file in the same folder,
+// synced, then renamed over path, so a crash leaves the old or the new
+// checkpoint, never half of one.
+func (c *Checkpoint) Save(path string) error {
+	c.Version = checkpointVersion
+	data, err := msgpack.Marshal(c)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save checkpoint %s: %w", path, err)
+	}
+	return nil
+}
+
+// IsNoCheckpoint reports whether err from LoadCheckpoint means there is none yet.
+func IsNoCheckpoint(err error) bool { return errors.Is(err, fs.ErrNotExist) }

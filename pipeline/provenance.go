@@ -1,0 +1,59 @@
+package pipeline
+
+import "time"
+
+// RunConfig is every option of a run that changes its numbers, as the run
+// was given them (Result.Config).
+type RunConfig struct {
+	Mode        string `json:"mode"`
+	Ctx         int    `json:"ctx"`
+	Stride      int    `json:"stride"`
+	MaxTokens   int    `json:"max_tokens"`
+	Split       string `json:"split"`
+	Separator   string `json:"separator"`
+	Device      string `json:"device"`       // as asked: auto, cpu, gpu:N, all
+	Precision   string `json:"precision"`    // weights on the device: f16 or f32 (the CPU: f32)
+	Threads     int    `json:"threads"`      // CPU goroutines (0 on GPUs)
+	BatchTokens int    `json:"batch_tokens"` // padded tokens per batch asked for; 0: the device's budget
+}
+
+// Provenance says what a result came from (Result.Provenance).
+type Provenance struct {
+	Tool      string           `json:"tool"`    // "wgpu-eval"
+	Version   string           `json:"version"` // module version or "devel"
+	Commit    string           `json:"commit"`  // VCS revision of the build, when known
+	GoVersion string           `json:"go_version"`
+	Model     ModelProvenance  `json:"model"`
+	Corpus    CorpusProvenance `json:"corpus"`
+	Tokenizer string           `json:"tokenizer"` // the tokenizer's identity (its files' hash, or the built-in GPT-2)
+	Device    DeviceInfo       `json:"device"`
+	Start     time.Time        `json:"start"`
+}
+
+// ModelProvenance identifies the model.
+type ModelProvenance struct {
+	ID            string `json:"id"`       // as given: a hub id, a folder or a file
+	Revision      string `json:"revision"` // the hub commit of the snapshot, when from the hub cache
+	Path          string `json:"path"`
+	StoredDType   string `json:"stored_dtype"`   // F32, F16, BF16 or mixed
+	WeightsSHA256 string `json:"weights_sha256"` // of the weight files' bytes, in order
+}
+
+// CorpusProvenance identifies the corpus.
+type CorpusProvenance struct {
+	Name   string `json:"name"`   // as given
+	SHA256 string `json:"sha256"` // of its content after the split
+	Format string `json:"format"` // text, jsonl or tokens
+}
+
+// DeviceInfo names the device precisely.
+type DeviceInfo struct {
+	Kind       string `json:"kind"`                  // "cpu" or "gpu"
+	Name       string `json:"name"`                  // Backend.Name()
+	Adapter    string `json:"adapter,omitempty"`     // GPU: adapter name
+	Vendor     string `json:"vendor,omitempty"`      // GPU
+	Driver     string `json:"driver,omitempty"`      // GPU: driver name, info and version
+	APIVersion string `json:"api_version,omitempty"` // GPU: Vulkan version
+	CPUModel   string `json:"cpu_model,omitempty"`   // CPU
+	Kernels    string `json:"kernels,omitempty"`     // CPU: kernel set (generic, avx2, avx512)
+}

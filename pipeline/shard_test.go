@@ -1,0 +1,187 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func shardCorpus() EvalConfig {
+	rng := rand.New(rand.NewPCG(10, 11))
+	var docs [][]int32
+	for range 30 {
+		docs = append(docs, randomIDs(rng, 1+rng.IntN(90)))
+	}
+	return EvalConfig{Tokens: &Tokens{Docs: docs}, Mode: ModeDocuments, Ctx: 32, Stride: 16, EOT: 3, BatchTokens: 128, TokenLen: fakeLen}
+}
+
+// TestShardsMerge: three shards merged equal the unsharded run (mean to 1e-12
+// relative, counts and bytes exactly); Merge names a missing, a doubled and a
+// foreign shard.
+func TestShardsMerge(t *testing.T) {
+	cfg := shardCorpus()
+	whole, err := Evaluate(context.Background(), &fakeBackend{t: t, ctx: 64, batchTokens: 128}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shards []*Result
+	for i := range 3 {
+		c := cfg
+		c.Shard = Shard{i, 3}
+		r, err := Evaluate(context.Background(), &fakeBackend{t: t, ctx: 64, batchTokens: 128}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Shard == nil || *r.Shard != c.Shard || r.Tokens == 0 || r.Tokens >= whole.Tokens {
+			t.Fatalf("shard %d: %+v", i, r)
+		}
+		shards = append(shards, r)
+	}
+	m, err := Merge([]*Result{shards[2], shards[0], shards[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Tokens != whole.Tokens || m.ScoredBytes != whole.ScoredBytes || m.Samples != whole.Samples || m.InputTokens != whole.InputTokens {
+		t.Errorf("merged counts %d/%d/%d/%d, whole %d/%d/%d/%d", m.Tokens, m.ScoredBytes, m.Samples, m.InputTokens,
+			whole.Tokens, whole.ScoredBytes, whole.Samples, whole.InputTokens)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"mean", m.MeanNLL, whole.MeanNLL}, {"stderr", m.StdErr, whole.StdErr}, {"bpb", m.BitsPerByte, whole.BitsPerByte}} {
+		if math.Abs(c.got-c.want) > 1e-12*math.Abs(c.want) {
+			t.Errorf("merged %s %.15g, whole %.15g", c.name, c.got, c.want)
+		}
+	}
+	if m.Shard != nil {
+		t.Error("the merged result still names a shard")
+	}
+	for _, c := range []struct {
+		name string
+		rs   []*Result
+		want string
+	}{
+		{"missing", shards[:2], "missing shard 2/3"},
+		{"doubled", []*Result{shards[0], shards[1], shards[1], shards[2]}, "shard 1/3 given twice"},
+		{"unsharded", []*Result{whole}, "not a shard"},
+	} {
+		if _, err := Merge(c.rs); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+	other := *shards[1]
+	other.Ctx = 64
+	if _, err := Merge([]*Result{shards[0], &other, shards[2]}); err == nil || !strings.Contains(err.Error(), "ctx 32 vs 64") {
+		t.Errorf("another run's shard: err = %v", err)
+	}
+	c := cfg
+	c.Shard = Shard{3, 3}
+	if _, err := Evaluate(context.Background(), &fakeBackend{t: t, ctx: 64}, c); err == nil {
+		t.Error("shard 3/3 accepted")
+	}
+}
+
+// TestParseShard: I/N, N with the index from Kubernetes or Slurm, Slurm alone,
+// and bad values.
+func TestParseShard(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, c := range []struct {
+		flag string
+		env  func(string) string
+		want Shard
+	}{
+		{"2/5", env(), Shard{2, 5}},
+		{"", env(), Shard{}},
+		{"4", env("JOB_COMPLETION_INDEX", "3"), Shard{3, 4}},
+		{"4", env("SLURM_ARRAY_TASK_ID", "7", "SLURM_ARRAY_TASK_MIN", "5"), Shard{2, 4}},
+		{"", env("SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "3"), Shard{1, 3}},
+	} {
+		got, err := ParseShard(c.flag, c.env)
+		if err != nil || got != c.want {
+			t.Errorf("ParseShard(%q) = %v, %v; want %v", c.flag, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		flag string
+		env  func(string) string
+	}{{"5/5", env()}, {"-1/2", env()}, {"a/b", env()}, {"4", env()}, {"4", env("JOB_COMPLETION_INDEX", "4")}, {"0", env()}} {
+		if got, err := ParseShard(c.flag, c.env); err == nil {
+			t.Errorf("ParseShard(%q) = %v, accepted", c.flag, got)
+		}
+	}
+}
+
+// TestResume: a run stopped after some batches (its state saved through a
+// checkpoint file) and resumed gives totals bit-identical to an uninterrupted
+// run, also after a batch ran out of memory and the budget halved; a
+// cancelled run returns its partial result.
+func TestResume(t *testing.T) {
+	cfg := shardCorpus()
+	for _, mem := range []int{1 << 20, 100} {
+		newB := func() *asyncBackend {
+			return &asyncBackend{fakeBackend: fakeBackend{t: t, ctx: 64, batchTokens: 128, widths: []int{16, 32}, inFlight: 2}, memTokens: mem}
+		}
+		whole, err := Evaluate(context.Background(), newB(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "run.ckpt")
+		stop := errors.New("killed")
+		c := cfg
+		batches := 0
+		c.OnBatch = func(s State) error {
+			if err := (&Checkpoint{State: s}).Save(path); err != nil {
+				return err
+			}
+			if batches++; batches == 3 {
+				return stop
+			}
+			return nil
+		}
+		if _, err := Evaluate(context.Background(), newB(), c); !errors.Is(err, stop) {
+			t.Fatalf("mem %d: err = %v", mem, err)
+		}
+		ck, err := LoadCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.OnBatch, c.Resume = nil, &ck.State
+		got, err := Evaluate(context.Background(), newB(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.NLLSum != whole.NLLSum || got.NLLSumSq != whole.NLLSumSq || got.Tokens != whole.Tokens || got.ScoredBytes != whole.ScoredBytes {
+			t.Errorf("mem %d: resumed %v/%v/%d, uninterrupted %v/%v/%d: not identical", mem, got.NLLSum, got.NLLSumSq, got.Tokens, whole.NLLSum, whole.NLLSumSq, whole.Tokens)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := cfg
+	c.Progress = func(done, total int) {
+		if done > total/2 {
+			cancel()
+		}
+	}
+	r, err := Evaluate(ctx, &fakeBackend{t: t, ctx: 64, batchTokens: 128}, c)
+	if !errors.Is(err, context.Canceled) || r == nil || !r.Interrupted || r.Tokens == 0 {
+		t.Fatalf("cancelled: %+v, %v", r, err)
+	}
+	bad := State{Samples: 2, Sums: r.Sums()}
+	c = cfg
+	c.Resume = &bad
+	if _, err := Evaluate(context.Background(), &fakeBackend{t: t, ctx: 64}, c); err == nil || !strings.Contains(err.Error(), "resume") {
+		t.Errorf("a state of another run: err = %v", err)
+	}
+}
