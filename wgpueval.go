@@ -20,7 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
@@ -72,13 +74,15 @@ type Options struct {
 // that expensive step. An Evaluator is safe for concurrent use; evaluations
 // run one at a time.
 type Evaluator struct {
-	name string
-	path string
-	opt  Options
-	spec pipeline.DeviceSpec
-	prec pipeline.Precision
-	ck   *model.Checkpoint
-	tok  *tokenizer.Tokenizer
+	name   string
+	path   string
+	hash   string // weightsSHA256, computed once
+	opt    Options
+	spec   pipeline.DeviceSpec
+	prec   pipeline.Precision
+	ck     *model.Checkpoint
+	stored string // the checkpoint's dtype
+	tok    *tokenizer.Tokenizer
 
 	mu      sync.Mutex
 	backend pipeline.Backend
@@ -133,7 +137,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	}
 	opt.log("model %s: %d layers, %d heads, %d channels, %d positions, %s weights (%s)",
 		name, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), path)
-	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok}, nil
+	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok, stored: ck.StoredDType()}, nil
 }
 
 func (o Options) report(p Progress) {
@@ -211,13 +215,23 @@ type EvalOptions struct {
 	NoTokenCache bool
 	// Stdin is read for the corpus "-".
 	Stdin io.Reader
+	// Shard, when its Count is above 1, scores only the I-th of N interleaved
+	// parts of the samples; pipeline.Merge adds the shards' results.
+	Shard pipeline.Shard
+	// Checkpoint, when set, is a file that keeps the sums so far (written
+	// atomically about once a second): an interrupted run given the same file
+	// continues where it stopped and gives the totals of an uninterrupted run.
+	// A checkpoint of another run is refused, naming what differs. The file is
+	// removed when the run completes.
+	Checkpoint string
 }
 
 // Evaluate scores the corpus spec ("tinyshakespeare", a text file, a .jsonl
 // file with a "text" field, an llm.c token file, or "-" for opt.Stdin) and
-// returns the result. It checks the options before reading the corpus, and
-// the corpus before the weights go to the device. Cancelling ctx stops it
-// with ctx's error.
+// returns the result, with its Config and Provenance filled. It checks the
+// options before reading the corpus, and the corpus before the weights go to
+// the device. Cancelling ctx stops it with ctx's error and the partial result
+// of what was scored (Interrupted set).
 func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) (*Result, error) {
 	mode, err := pipeline.ParseMode(cmp.Or(opt.Mode, string(pipeline.ModeStream)))
 	if err != nil {
@@ -258,11 +272,38 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	start := time.Now()
 	b, err := e.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.Evaluate(ctx, b, pipeline.EvalConfig{
+	if e.hash == "" {
+		if e.hash, err = weightsSHA256(e.ck.Files()); err != nil {
+			return nil, err
+		}
+	}
+	version, commit := Version()
+	rc := &pipeline.RunConfig{
+		Mode: string(mode), Ctx: window, Stride: stride, MaxTokens: opt.MaxTokens,
+		Split: cmp.Or(opt.Split, pipeline.SplitAll), Separator: opt.Separator,
+		Device: e.spec.String(), Precision: precisionOf(b), BatchTokens: opt.BatchTokens,
+	}
+	if mode == pipeline.ModeStream {
+		rc.Stride = window
+	}
+	if c, ok := b.(*pipeline.CPU); ok {
+		rc.Threads = c.Threads()
+	}
+	prov := &pipeline.Provenance{
+		Tool: "wgpu-eval", Version: version, Commit: commit, GoVersion: runtime.Version(),
+		Model: pipeline.ModelProvenance{ID: e.name, Revision: snapshotRevision(e.path), Path: e.path,
+			StoredDType: e.stored, WeightsSHA256: e.hash},
+		Corpus:    pipeline.CorpusProvenance{Name: spec, SHA256: corpus.SHA256, Format: string(corpus.Format)},
+		Tokenizer: e.tok.ID(),
+		Device:    deviceInfo(b),
+		Start:     start.UTC(),
+	}
+	ec := pipeline.EvalConfig{
 		Model:       e.name,
 		Data:        data,
 		Tokens:      toks,
@@ -275,7 +316,32 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		VocabSize:   cfg.VocabSize,
 		TokenLen:    e.tok.TokenLen,
 		Progress:    func(done, total int) { e.opt.report(Progress{"eval", "", int64(done), int64(total)}) },
-	})
+		Shard:       opt.Shard,
+	}
+	var ck *checkpointer
+	if opt.Checkpoint != "" {
+		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corpus.SHA256, Tokenizer: e.tok.ID(),
+			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
+			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard}
+		if ck, err = openCheckpointer(opt.Checkpoint, id); err != nil {
+			return nil, err
+		}
+		if ck.resume != nil {
+			e.opt.log("resuming from %s: %d of the run's targets scored already", opt.Checkpoint, ck.resume.Sums.Count)
+			ec.Resume = ck.resume
+		}
+		ec.OnBatch = ck.save
+	}
+	res, err := pipeline.Evaluate(ctx, b, ec)
+	if ck != nil {
+		if cerr := ck.finish(err == nil); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	if res != nil {
+		res.Config, res.Provenance = rc, prov
+	}
+	return res, err
 }
 
 // DataName is how results name a corpus: the spec, with the split when it is

@@ -37,6 +37,7 @@ type Checkpoint struct {
 	src     string
 	srcs    map[string]*source // by Hugging Face name; lm_head.weight only when stored
 	closers []io.Closer
+	files   []string // the weight files, in order
 	stored  string
 
 	mu    sync.Mutex
@@ -89,6 +90,10 @@ func openCheckpoint(ctx context.Context, path string) (*Checkpoint, error) {
 
 // Config is the checkpoint's model shape.
 func (c *Checkpoint) Config() Config { return c.cfg }
+
+// Files are the checkpoint's weight files (safetensors shards or the llm.c
+// file), in order: what identifies its weights.
+func (c *Checkpoint) Files() []string { return c.files }
 
 // Source is the path the checkpoint was opened from.
 func (c *Checkpoint) Source() string { return c.src }

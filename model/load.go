@@ -230,6 +230,7 @@ func openSafetensors(ctx context.Context, src, where string, files []string, cfg
 		}
 		sts = append(sts, st)
 		c.closers = append(c.closers, st)
+		c.files = append(c.files, f)
 	}
 	if check != nil {
 		if err := check(sts); err != nil {

@@ -33,3 +33,9 @@ func (c *CPU) Submit(ctx context.Context, b Batch) (Pending, error) {
 
 // Close does nothing: the CPU path holds only host memory.
 func (c *CPU) Close() error { return nil }
+
+// Kernels names the CPU kernel set in use (generic, avx2, avx512).
+func (c *CPU) Kernels() string { return c.c.Kernels() }
+
+// Threads is the goroutines the CPU path uses.
+func (c *CPU) Threads() int { return c.c.Threads() }

@@ -108,8 +108,10 @@ type Result struct {
 	Samples int `json:"samples"`
 	// Shard is set for a run that scored one shard of the samples.
 	Shard *Shard `json:"shard,omitempty"`
-	// Interrupted is set on the partial result of a run that was cancelled.
+	// Interrupted is set on the partial result of a run that was cancelled;
+	// TotalTokens is then the targets the whole run would have scored.
 	Interrupted bool `json:"interrupted,omitempty"`
+	TotalTokens int  `json:"total_tokens,omitempty"`
 	// Config and Provenance say exactly what the numbers came from; the
 	// library and the CLI fill them (Evaluate leaves them nil).
 	Config     *RunConfig  `json:"config,omitempty"`
@@ -172,7 +174,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	if err != nil {
 		err = fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			res.Interrupted = true
+			res.Interrupted, res.TotalTokens = true, total
 			res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 			res.Samples = st.Samples
 			return res, err

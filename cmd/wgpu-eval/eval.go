@@ -25,6 +25,7 @@ type evalFlags struct {
 	ctx, stride, maxTokens           int
 	threads, batchTokens             int
 	quiet, offline, noCache          bool
+	shard, checkpoint                string
 }
 
 func (f *evalFlags) register(fs *pflag.FlagSet) {
@@ -45,6 +46,8 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the result")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: models and data must be cached or local (also HF_HUB_OFFLINE=1)")
 	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
+	fs.StringVar(&f.shard, "shard", "", "score the I-th of N interleaved parts of the samples: I/N (0 <= I < N), or N with I from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm; a Slurm array also shards without the flag); add the --json results with 'wgpu-eval merge'")
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "keep the sums so far in FILE; the same command run again after an interruption continues from it (removed when the run completes)")
 }
 
 const evalUsage = `Usage: wgpu-eval [eval] [flags]
@@ -74,6 +77,10 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return usageError{fmt.Errorf("--%w", err)}
 	}
 	if _, err := pipeline.ParsePrecision(f.precision); err != nil {
+		return usageError{fmt.Errorf("--%w", err)}
+	}
+	shard, err := pipeline.ParseShard(f.shard, nil)
+	if err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
 	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
@@ -128,9 +135,18 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Separator:           unescape(f.separator),
 		TinyShakespeareFile: f.tinyShake,
 		NoTokenCache:        f.noCache,
+		Shard:               shard,
+		Checkpoint:          f.checkpoint,
 		Stdin:               stdin,
 	})
 	if err != nil {
+		prog.close()
+		if res != nil && res.Interrupted {
+			fmt.Fprintf(stderr, "\ninterrupted after %d of %d tokens: mean NLL so far %.4f\n", res.Tokens, res.TotalTokens, res.MeanNLL)
+			if f.checkpoint != "" {
+				fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", f.checkpoint)
+			}
+		}
 		return err
 	}
 	prog.close()
@@ -157,11 +173,18 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 // formatSummary is the one human line printed after an evaluation.
 func formatSummary(r *pipeline.Result, threads int) string {
 	device := r.Device
-	if device == "cpu" {
+	if r.Config != nil && r.Config.Threads > 0 {
+		threads = r.Config.Threads
+	}
+	if device == "cpu" && threads > 0 {
 		device = fmt.Sprintf("cpu x%d", threads)
 	}
-	return fmt.Sprintf("%s on %s (%s, ctx %d): NLL %.4f ± %.4f  PPL %.3f  bpb %.4f  %d tokens  %.1f s  %.0f tok/s  %s",
-		r.Model, r.Data, r.Mode, r.Ctx, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, r.Tokens, r.Seconds, r.TokensPerSecond, device)
+	shard := ""
+	if r.Shard != nil {
+		shard = ", shard " + r.Shard.String()
+	}
+	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f  bpb %.4f  %d tokens  %.1f s  %.0f tok/s  %s",
+		r.Model, r.Data, r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, r.Tokens, r.Seconds, r.TokensPerSecond, device)
 }
 
 // writeJSON writes r as indented JSON to path ("-" is stdout), via a temporary

@@ -4,6 +4,7 @@
 //	wgpu-eval [eval] [flags]    evaluate a model on a corpus (the default)
 //	wgpu-eval devices [--json]  list the Vulkan adapters
 //	wgpu-eval bench [flags]     time the forward pass and loss per batch size and kernel
+//	wgpu-eval merge FILES...    add the --json results of the shards of one run
 //	wgpu-eval version           print the version
 //
 // Run `wgpu-eval eval --help` for the flags.
@@ -16,10 +17,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
 )
 
 func main() {
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "eval":
 		return runEval(ctx, args, stdin, stdout, stderr)
+	case "merge":
+		return runMerge(args, stdout, stderr)
 	case "devices":
 		return runDevices(args, stdout, stderr)
 	case "bench":
@@ -76,7 +80,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, version, help)", cmd)}
+	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, merge, version, help)", cmd)}
 }
 
 const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
@@ -86,6 +90,7 @@ Usage:
   wgpu-eval [eval] [flags]   evaluate a model on a corpus (default command)
   wgpu-eval devices [--json] list the Vulkan GPUs with their limits and features
   wgpu-eval bench [flags]    time the forward pass and loss per batch size and per kernel
+  wgpu-eval merge FILES...   add the --json results of a run's shards (--shard I/N) into the whole run's
   wgpu-eval version          print the version
   wgpu-eval help             this text
 
@@ -116,19 +121,12 @@ func parseFlags(name, usage string, register func(*pflag.FlagSet), args []string
 	return nil
 }
 
-// version is the module version when installed with go install, else the VCS revision.
+// version is the module version when installed with go install, else
+// "devel" and the VCS revision.
 func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
+	v, commit := wgpueval.Version()
+	if v == "devel" && len(commit) >= 12 {
+		return "devel " + commit[:12]
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "devel " + s.Value[:12]
-		}
-	}
-	return "(devel)"
+	return v
 }

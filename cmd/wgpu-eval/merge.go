@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+const mergeUsage = `Usage: wgpu-eval merge [--json OUT] SHARD.json...
+
+Adds the --json results of the shards of one run (wgpu-eval --shard I/N ...
+--json SHARD.json, one per shard) into the result of the whole run: the NLL
+sums in float64, the counts exactly. Refuses shards of different runs (model
+weights, corpus, tokenizer, method, ctx, stride, precision, shard count) and a
+missing or doubled shard, naming it.
+
+Example:
+  for i in 0 1 2; do wgpu-eval --shard $i/3 --json shard-$i.json & done; wait
+  wgpu-eval merge --json all.json shard-*.json
+
+Flags:
+`
+
+// maxResultBytes bounds a result file read by merge.
+const maxResultBytes = 1 << 20
+
+func runMerge(args []string, stdout, stderr io.Writer) error {
+	var jsonOut string
+	var files []string
+	register := func(fs *pflag.FlagSet) {
+		fs.StringVar(&jsonOut, "json", "", "also write the merged result as JSON to FILE (- for stdout)")
+	}
+	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, mergeUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errUsageShown
+		}
+		return usageError{err}
+	}
+	files = fs.Args()
+	if len(files) == 0 {
+		return usageError{errors.New("merge: give the shards' --json result files")}
+	}
+	var rs []*pipeline.Result
+	for _, f := range files {
+		r, err := readResult(f)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+	}
+	m, err := pipeline.Merge(rs)
+	if err != nil {
+		return err
+	}
+	summary := stdout
+	if jsonOut == "-" {
+		summary = stderr
+	}
+	fmt.Fprintln(summary, formatSummary(m, 0)+fmt.Sprintf("  (%d shards merged)", len(rs)))
+	if jsonOut != "" {
+		return writeJSON(jsonOut, stdout, m)
+	}
+	return nil
+}
+
+// readResult reads one --json result file.
+func readResult(path string) (*pipeline.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxResultBytes {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", path, maxResultBytes)
+	}
+	var r pipeline.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s is not a wgpu-eval --json result: %w", path, err)
+	}
+	return &r, nil
+}

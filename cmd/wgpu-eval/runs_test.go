@@ -1,0 +1,185 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// runText is a corpus of a few thousand tokens.
+func runText(t *testing.T, lines int) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range lines {
+		b.WriteString([]string{"Now is the winter of our discontent ", "Made glorious summer by this sun of York; ",
+			"And all the clouds that lour'd upon our house ", "In the deep bosom of the ocean buried.\n"}[i%4])
+	}
+	path := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func resultJSON(t *testing.T, args ...string) pipeline.Result {
+	t.Helper()
+	out, stderr, err := cli(t, "", append(args, "--quiet", "--json", "-")...)
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, stderr)
+	}
+	var r pipeline.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %v in %q", args, err, out)
+	}
+	return r
+}
+
+// TestShardsAndMerge: three --shard runs merged by `wgpu-eval merge` equal
+// the unsharded run (mean NLL to 1e-12 relative, counts exactly); merge
+// refuses a missing shard and shards of another run.
+func TestShardsAndMerge(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 40)
+	base := []string{"--model", dir, "--data", data, "--ctx", "24", "--device", "cpu", "--mode", "strided", "--stride", "8"}
+	whole := resultJSON(t, base...)
+	var files []string
+	for i, sh := range []string{"0/3", "1/3", "2/3"} {
+		f := filepath.Join(t.TempDir(), "shard.json")
+		if _, stderr, err := cli(t, "", append(base, "--shard", sh, "--quiet", "--json", f)...); err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, err, stderr)
+		}
+		files = append(files, f)
+	}
+	out, stderr, err := cli(t, "", append([]string{"merge", "--json", "-"}, files...)...)
+	if err != nil {
+		t.Fatalf("merge: %v\n%s", err, stderr)
+	}
+	var m pipeline.Result
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Tokens != whole.Tokens || m.ScoredBytes != whole.ScoredBytes || m.Samples != whole.Samples ||
+		math.Abs(m.MeanNLL-whole.MeanNLL) > 1e-12*whole.MeanNLL || math.Abs(m.BitsPerByte-whole.BitsPerByte) > 1e-12*whole.BitsPerByte {
+		t.Errorf("merged %d tokens, mean %.15g, bpb %.15g; whole %d, %.15g, %.15g", m.Tokens, m.MeanNLL, m.BitsPerByte, whole.Tokens, whole.MeanNLL, whole.BitsPerByte)
+	}
+	if _, _, err := cli(t, "", append([]string{"merge"}, files[:2]...)...); err == nil || !strings.Contains(err.Error(), "missing shard 2/3") {
+		t.Errorf("two of three shards: err = %v", err)
+	}
+	other := filepath.Join(t.TempDir(), "other.json")
+	if _, _, err := cli(t, "", "--model", dir, "--data", data, "--ctx", "16", "--device", "cpu", "--mode", "strided", "--stride", "8", "--shard", "2/3", "--quiet", "--json", other); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cli(t, "", "merge", files[0], files[1], other); err == nil || !strings.Contains(err.Error(), "ctx") {
+		t.Errorf("a shard of another run: err = %v", err)
+	}
+	if _, _, err := cli(t, "", append(base, "--shard", "3/3")...); exitCode(err) != 2 {
+		t.Errorf("--shard 3/3: err = %v, want a usage error", err)
+	}
+}
+
+// TestProvenance: the JSON's config and provenance blocks name what the
+// numbers came from, checked against independent facts (the files' sha256).
+func TestProvenance(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 8)
+	r := resultJSON(t, "--model", dir, "--data", data, "--ctx", "16", "--device", "cpu", "--threads", "1")
+	sum := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.Sum256(b)
+		return hex.EncodeToString(h[:])
+	}
+	c, p := r.Config, r.Provenance
+	if c == nil || p == nil {
+		t.Fatalf("no config or provenance: %+v", r)
+	}
+	if c.Ctx != 16 || c.Mode != "stream" || c.Stride != 16 || c.Precision != "f32" || c.Device != "cpu" || c.Threads != 1 || c.Split != "all" {
+		t.Errorf("config %+v", *c)
+	}
+	if p.Model.WeightsSHA256 != sum(filepath.Join(dir, "model.safetensors")) || p.Corpus.SHA256 != sum(data) {
+		t.Errorf("weights %s, corpus %s: not the files' sha256", p.Model.WeightsSHA256, p.Corpus.SHA256)
+	}
+	if p.Tool != "wgpu-eval" || p.Version == "" || p.Tokenizer == "" || p.Device.Kind != "cpu" || p.Device.Kernels == "" ||
+		p.Model.StoredDType != "F32" || p.Corpus.Format != "text" || time.Since(p.Start) > time.Hour {
+		t.Errorf("provenance %+v", *p)
+	}
+}
+
+// TestCheckpointSurvivesKill: a run killed with SIGKILL mid-way and run again
+// with the same --checkpoint gives totals bit-identical to an uninterrupted
+// run; a checkpoint of another run is refused, naming what differs.
+func TestCheckpointSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	// Build first: isolate moves HOME and XDG_CACHE_HOME, and with them Go's build cache.
+	bin := filepath.Join(t.TempDir(), "wgpu-eval")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 240)
+	args := []string{"--model", dir, "--data", data, "--ctx", "16", "--batch-tokens", "32", "--device", "cpu", "--threads", "1"}
+	whole := resultJSON(t, args...)
+	ck := filepath.Join(t.TempDir(), "run.ckpt")
+	cmd := exec.Command(bin, append(args, "--quiet", "--checkpoint", ck)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(2 * time.Minute)
+	for {
+		if _, err := os.Stat(ck); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the run ended (%v) before its checkpoint appeared", err)
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatal("no checkpoint after 2 minutes")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if err := <-exited; !errors.As(err, &ee) {
+		t.Fatalf("the run was not killed mid-way (it ended with %v): make the corpus larger", err)
+	}
+	saved, err := pipeline.LoadCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.State.Sums.Count == 0 || saved.State.Sums.Count >= whole.Tokens {
+		t.Fatalf("checkpoint holds %d of %d targets", saved.State.Sums.Count, whole.Tokens)
+	}
+	other := append(append([]string{}, args...), "--checkpoint", ck, "--stride", "8", "--mode", "strided")
+	if _, _, err := cli(t, "", other...); err == nil || !strings.Contains(err.Error(), "mode: stream in the checkpoint, strided now") {
+		t.Errorf("another run's checkpoint: err = %v", err)
+	}
+	resumed := resultJSON(t, append(args, "--checkpoint", ck)...)
+	if resumed.NLLSum != whole.NLLSum || resumed.NLLSumSq != whole.NLLSumSq || resumed.Tokens != whole.Tokens || resumed.ScoredBytes != whole.ScoredBytes {
+		t.Errorf("resumed: sum %v, sumsq %v, %d tokens; uninterrupted %v, %v, %d", resumed.NLLSum, resumed.NLLSumSq, resumed.Tokens, whole.NLLSum, whole.NLLSumSq, whole.Tokens)
+	}
+	if _, err := os.Stat(ck); !os.IsNotExist(err) {
+		t.Errorf("the checkpoint of the completed run is still there (%v)", err)
+	}
+}

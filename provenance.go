@@ -1,0 +1,128 @@
+package wgpueval
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// Version returns the module version of this build ("devel" when built from
+// a checkout) and the VCS commit it was built from ("" when unknown).
+func Version() (version, commit string) {
+	version = "devel"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version, ""
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		version = v
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			if s.Value == "true" && commit != "" {
+				commit += "+modified"
+			}
+		}
+	}
+	return version, commit
+}
+
+var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// weightsSHA256 identifies the weight files: one file's sha256, or for
+// several the sha256 of their "name sha256" lines. A file in the Hugging Face
+// cache is a link to blobs/<sha256>, whose name the download verified; others
+// are hashed (about a second per GB).
+func weightsSHA256(files []string) (string, error) {
+	var lines []string
+	for _, f := range files {
+		h, err := fileSHA256(f)
+		if err != nil {
+			return "", fmt.Errorf("hash %s: %w", f, err)
+		}
+		if len(files) == 1 {
+			return h, nil
+		}
+		lines = append(lines, filepath.Base(f)+" "+h+"\n")
+	}
+	sum := sha256.Sum256([]byte(strings.Join(lines, "")))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func fileSHA256(path string) (string, error) {
+	if target, err := filepath.EvalSymlinks(path); err == nil && filepath.Base(filepath.Dir(target)) == "blobs" && hex64.MatchString(filepath.Base(target)) {
+		return filepath.Base(target), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// snapshotRevision is the hub commit of a Hugging Face cache snapshot folder
+// (…/snapshots/<commit>), else "".
+func snapshotRevision(path string) string {
+	dir := path
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	if filepath.Base(filepath.Dir(dir)) == "snapshots" {
+		return filepath.Base(dir)
+	}
+	return ""
+}
+
+// deviceInfo describes the device b runs on.
+func deviceInfo(b pipeline.Backend) pipeline.DeviceInfo {
+	d := pipeline.DeviceInfo{Kind: "gpu", Name: b.Name()}
+	switch b := b.(type) {
+	case *pipeline.GPU:
+		info := b.Device().AdapterInfo()
+		d.Adapter, d.Vendor, d.APIVersion = info.Name, info.Vendor, info.APIVersion
+		d.Driver = strings.TrimSpace(info.DriverName + " " + info.DriverInfo + " " + info.DriverVersion)
+	case *pipeline.CPU:
+		d.Kind, d.CPUModel, d.Kernels = "cpu", cpuModel(), b.Kernels()
+	}
+	return d
+}
+
+// precisionOf is the weight type b computes with.
+func precisionOf(b pipeline.Backend) string {
+	if g, ok := b.(*pipeline.GPU); ok && g.Model().F16() {
+		return "f16"
+	}
+	return "f32"
+}
+
+// cpuModel is the processor's name from /proc/cpuinfo, else the architecture.
+func cpuModel() string {
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v) + " (" + runtime.GOARCH + ")"
+			}
+		}
+	}
+	return runtime.GOARCH
+}
