@@ -442,7 +442,7 @@ func (e *emitter) specConstExpr(x Expr) uint32 {
 	return 0
 }
 
-func pick(c bool, a, b spirv.Op) spirv.Op {
+func pick[T any](c bool, a, b T) T {
 	if c {
 		return a
 	}
