@@ -12,7 +12,7 @@ type packing struct {
 	n, bits      int
 	norm         float64 // 127, 255, 32767, 65535; 0 for binary16
 	signed       bool
-	pack, unpack uint32 // GLSL.std.450 instructions
+	pack, unpack uint32 // GLSL.std.450 instructions (pack only for binary16)
 }
 
 var packings = map[string]packing{
@@ -39,7 +39,9 @@ func (p packing) packComponent(x float64) (uint32, error) {
 	if p.signed {
 		lo = -1
 	}
-	return uint32(int32(math.Floor(0.5+p.norm*math.Min(1, math.Max(lo, x))))) & mask, nil
+	// In f32 arithmetic, as the emitted code computes it.
+	c := float32(math.Min(1, math.Max(lo, x)))
+	return uint32(int32(math.Floor(float64(0.5+float32(p.norm)*c)))) & mask, nil
 }
 
 func (p packing) unpackComponent(b uint32) float64 {
@@ -66,8 +68,11 @@ func (p packing) packBuiltin() *tableBuiltin {
 			}
 			return &value{i: int64(r)}, nil
 		},
-		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
-			return e.ext(e.typeID(res, plain), p.pack, as[0])
+		emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+			if p.norm == 0 {
+				return e.ext(e.typeID(res, plain), p.pack, as[0])
+			}
+			return e.packNorm(p, argT[0], as[0])
 		}}
 }
 
@@ -84,6 +89,35 @@ func (p packing) unpackBuiltin() *tableBuiltin {
 		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
 			return e.ext(e.typeID(res, plain), p.unpack, as[0])
 		}}
+}
+
+// packNorm emits the specification's formula, floor(0.5 + norm * clamp(x,
+// lo, 1)) per component, rather than GLSL's PackSnorm/Unorm, whose rounding of
+// ties differs.
+func (e *emitter) packNorm(p packing, ft *Type, x uint32) uint32 {
+	ts := e.m.types
+	fty := e.typeID(ft, plain)
+	lo := 0.0
+	if p.signed {
+		lo = -1
+	}
+	fconst := func(k float64) uint32 { return e.constant(ft, e.splatValue(ft, &value{f: k})) }
+	x = e.ext(fty, spirv.GLSLFClamp, x, fconst(lo), fconst(1))
+	x = e.op(spirv.OpFMul, fty, x, fconst(p.norm))
+	x = e.ext(fty, spirv.GLSLFloor, e.op(spirv.OpFAdd, fty, x, fconst(0.5)))
+	it, ut := ts.vec(p.n, ts.scalar(KI32)), ts.vec(p.n, ts.scalar(KU32))
+	x = e.op(spirv.OpBitcast, e.typeID(ut, plain), e.op(spirv.OpConvertFToS, e.typeID(it, plain), x))
+	x = e.op(spirv.OpBitwiseAnd, e.typeID(ut, plain), x, e.splatConst(ut, 1<<p.bits-1))
+	var sh [4]int64
+	for k := range sh {
+		sh[k] = int64(k * p.bits)
+	}
+	v := &value{}
+	for _, s := range sh[:p.n] {
+		v.elems = append(v.elems, &value{i: s})
+	}
+	x = e.op(spirv.OpShiftLeftLogical, e.typeID(ut, plain), x, e.constant(ut, v))
+	return e.sumLanes(spirv.OpBitwiseOr, ts.scalar(KU32), x, p.n)
 }
 
 // f16Value decodes IEEE binary16 bits.
@@ -138,7 +172,7 @@ func packBytes(signed, clamp bool) *tableBuiltin {
 			}
 			x = e.op(spirv.OpBitwiseAnd, e.typeID(u4, plain), x, e.splatConst(u4, 0xff))
 			x = e.op(spirv.OpShiftLeftLogical, e.typeID(u4, plain), x, e.laneShifts(u4, byteLanes))
-			return e.sumLanes(spirv.OpBitwiseOr, res, x)
+			return e.sumLanes(spirv.OpBitwiseOr, res, x, 4)
 		}}
 }
 
@@ -179,7 +213,7 @@ func dotBytes(signed bool) *tableBuiltin {
 		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
 			v4 := e.m.types.vec(4, res)
 			a, b := e.unpackBytes(signed, v4, as[0]), e.unpackBytes(signed, v4, as[1])
-			return e.sumLanes(spirv.OpIAdd, res, e.op(spirv.OpIMul, e.typeID(v4, plain), a, b))
+			return e.sumLanes(spirv.OpIAdd, res, e.op(spirv.OpIMul, e.typeID(v4, plain), a, b), 4)
 		}}
 }
 
@@ -203,11 +237,11 @@ func (e *emitter) laneShifts(t *Type, sh [4]int64) uint32 {
 	return e.constant(t, v)
 }
 
-// sumLanes folds the four lanes of v with op into a scalar of type res.
-func (e *emitter) sumLanes(op spirv.Op, res *Type, v uint32) uint32 {
+// sumLanes folds the n lanes of v with op into a scalar of type res.
+func (e *emitter) sumLanes(op spirv.Op, res *Type, v uint32, n int) uint32 {
 	ty := e.typeID(res, plain)
 	r := e.op(spirv.OpCompositeExtract, ty, v, 0)
-	for i := uint32(1); i < 4; i++ {
+	for i := uint32(1); i < uint32(n); i++ {
 		r = e.op(op, ty, r, e.op(spirv.OpCompositeExtract, ty, v, i))
 	}
 	return r

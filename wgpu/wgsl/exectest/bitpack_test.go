@@ -235,3 +235,130 @@ func TestIntegerBitBuiltins(t *testing.T) {
 	}
 	runCases(t, cases)
 }
+
+func goPackNorm(xs []float32, bitsPer int, norm float64, signed bool) uint32 {
+	var r uint32
+	lo := 0.0
+	if signed {
+		lo = -1
+	}
+	for k, x := range xs {
+		c := float32(math.Min(1, math.Max(lo, float64(x)))) // f32 arithmetic, as the spec's f32 overload
+		v := int32(math.Floor(float64(0.5 + float32(norm)*c)))
+		r |= uint32(v) & (1<<bitsPer - 1) << (k * bitsPer)
+	}
+	return r
+}
+
+func goUnpackNorm(x uint32, n, bitsPer int, norm float64, signed bool) []uint32 {
+	out := make([]uint32, n)
+	for k := range out {
+		b := x >> (k * bitsPer) & (1<<bitsPer - 1)
+		v := float64(b) / norm
+		if signed {
+			v = math.Max(float64(int32(b<<(32-bitsPer))>>(32-bitsPer))/norm, -1)
+		}
+		out[k] = math.Float32bits(float32(v))
+	}
+	return out
+}
+
+func goPackBytes(xs []int64, signed, clamp bool) uint32 {
+	var r uint32
+	for k, v := range xs {
+		if clamp && signed {
+			v = min(max(v, -128), 127)
+		} else if clamp {
+			v = min(v, 255)
+		}
+		r |= uint32(v) & 0xff << (8 * k)
+	}
+	return r
+}
+
+func goDotBytes(a, b uint32, signed bool) uint32 {
+	var s int32
+	for k := 0; k < 32; k += 8 {
+		x, y := a>>k&0xff, b>>k&0xff
+		if signed {
+			s += int32(int8(x)) * int32(int8(y))
+		} else {
+			s += int32(x * y)
+		}
+	}
+	return uint32(s)
+}
+
+func TestPackingBuiltins(t *testing.T) {
+	var cases []bcase
+	// 0.3 * 255 is a tie in f32 (76.5): the spec's floor(0.5 + x) gives 77.
+	fv := [][]float32{{0, 1, -1, 0.3}, {2, -2, 0.7, -0.2}, {0.01, -0.99, 0.49, 0.123}}
+	norms := []struct {
+		name   string
+		n, b   int
+		norm   float64
+		signed bool
+	}{{"4x8snorm", 4, 8, 127, true}, {"4x8unorm", 4, 8, 255, false}, {"2x16snorm", 2, 16, 32767, true}, {"2x16unorm", 2, 16, 65535, false}}
+	for _, p := range norms {
+		for _, v := range fv {
+			cases = append(cases, bcase{"pack" + p.name, []barg{f(v[:p.n]...)}, comps(1), []uint32{goPackNorm(v[:p.n], p.b, p.norm, p.signed)}})
+		}
+		for _, x := range []uint32{0, 0xffffffff, 0x80808080, 0x7f017f01, 0x12345678} {
+			cases = append(cases, bcase{"unpack" + p.name, []barg{u(x)}, comps(p.n), goUnpackNorm(x, p.n, p.b, p.norm, p.signed)})
+		}
+	}
+	cases = append(cases,
+		bcase{"pack2x16float", []barg{f(1.5, -0.25)}, comps(1), []uint32{0xb4003e00}},
+		bcase{"unpack2x16float", []barg{u(0xb4003e00)}, comps(2), []uint32{math.Float32bits(1.5), math.Float32bits(-0.25)}})
+	iv := [][]int64{{0, -1, 127, -128}, {300, -300, 5, -5}, {1, 2, 3, 4}}
+	uv := [][]int64{{0, 255, 256, 1000}, {1, 2, 3, 0xffffffff}}
+	for _, clamp := range []bool{false, true} {
+		sfx := map[bool]string{false: "", true: "Clamp"}[clamp]
+		for _, v := range iv {
+			cases = append(cases, bcase{"pack4xI8" + sfx, []barg{i(int32(v[0]), int32(v[1]), int32(v[2]), int32(v[3]))}, comps(1), []uint32{goPackBytes(v, true, clamp)}})
+		}
+		for _, v := range uv {
+			cases = append(cases, bcase{"pack4xU8" + sfx, []barg{u(uint32(v[0]), uint32(v[1]), uint32(v[2]), uint32(v[3]))}, comps(1), []uint32{goPackBytes(v, false, clamp)}})
+		}
+	}
+	packed := []uint32{0, 0xffffffff, 0x80808080, 0x7f017f01, 0x12345678, 0xff80017f}
+	for _, x := range packed {
+		var si, ui []uint32
+		for k := 0; k < 32; k += 8 {
+			si = append(si, uint32(int32(int8(x>>k))))
+			ui = append(ui, x>>k&0xff)
+		}
+		cases = append(cases, bcase{"unpack4xI8", []barg{u(x)}, comps(4), si}, bcase{"unpack4xU8", []barg{u(x)}, comps(4), ui})
+		for _, y := range packed {
+			cases = append(cases, bcase{"dot4I8Packed", []barg{u(x), u(y)}, comps(1), []uint32{goDotBytes(x, y, true)}},
+				bcase{"dot4U8Packed", []barg{u(x), u(y)}, comps(1), []uint32{goDotBytes(x, y, false)}})
+		}
+	}
+	runCases(t, cases)
+}
+
+func fb(x float64) uint32 { return math.Float32bits(float32(x)) }
+
+func TestFloatSplitBuiltins(t *testing.T) {
+	var cases []bcase
+	for _, c := range []struct {
+		x float32
+		e int32
+	}{{1.5, 3}, {-0.75, -2}, {0, 10}, {3, 100}, {1, -126}, {-1.25, 0}} {
+		cases = append(cases, bcase{"ldexp", []barg{f(c.x, -c.x), i(c.e, 1)}, comps(2), []uint32{fb(math.Ldexp(float64(c.x), int(c.e))), fb(math.Ldexp(-float64(c.x), 1))}})
+	}
+	for _, x := range []float32{1, -3.5, 0.1, 1024, 0, 7.75e-5, -1e30} {
+		fr, ex := math.Frexp(float64(x))
+		w, fp := math.Modf(float64(x))
+		cases = append(cases,
+			bcase{"frexp", []barg{f(x)}, []string{"r.fract", "r.exp"}, []uint32{fb(fr), uint32(int32(ex))}},
+			bcase{"frexp", []barg{f(x, 2)}, []string{"r.fract.x", "r.exp.x", "r.exp.y"}, []uint32{fb(fr), uint32(int32(ex)), 2}},
+			bcase{"modf", []barg{f(x)}, []string{"r.fract", "r.whole"}, []uint32{fb(fp), fb(w)}},
+			bcase{"modf", []barg{f(-2.25, x)}, []string{"r.fract.x", "r.whole.x", "r.whole.y"}, []uint32{fb(-0.25), fb(-2), fb(w)}})
+	}
+	for _, x := range []float32{1.0 / 3, 65504, 1e-3, -2.5, 0, 1.00048828125, 6.1035156e-05} {
+		q := fromF16(toF16(x))
+		cases = append(cases, bcase{"quantizeToF16", []barg{f(x, -x)}, comps(2), []uint32{math.Float32bits(q), math.Float32bits(-q)}})
+	}
+	runCases(t, cases)
+}
