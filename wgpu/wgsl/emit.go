@@ -528,6 +528,12 @@ func (e *emitter) input(name string) uint32 {
 	case "subgroup_size":
 		bi = spirv.BuiltInSubgroupSize
 		e.capability(spirv.CapabilityGroupNonUniform)
+	case "subgroup_id":
+		bi = spirv.BuiltInSubgroupId
+		e.capability(spirv.CapabilityGroupNonUniform)
+	case "num_subgroups":
+		bi = spirv.BuiltInNumSubgroups
+		e.capability(spirv.CapabilityGroupNonUniform)
 	default:
 		bugf("unknown builtin %q", name)
 	}

@@ -67,6 +67,22 @@ type StructType struct {
 	Members []Field
 	Align   int
 	Size    int
+	// Builtins holds each member's @builtin value ("" for none); a struct
+	// whose members all have one can be an entry point input.
+	Builtins []string
+}
+
+// ioBuiltins reports a struct whose members all carry a valid @builtin.
+func (s *StructType) ioBuiltins() bool {
+	if len(s.Builtins) != len(s.Members) {
+		return false
+	}
+	for _, b := range s.Builtins {
+		if b == "" || b == "?" {
+			return false
+		}
+	}
+	return true
 }
 
 // Field is one struct member with its offset in the host-shareable layout.

@@ -61,10 +61,16 @@ func (u *uniformity) function(f *function) {
 	for i, p := range f.params {
 		switch {
 		case f.compute:
-			switch f.builtins[i] {
-			case "workgroup_id", "num_workgroups", "subgroup_size":
-			default:
-				u.vars[p] = nonUniform
+			bis := []string{f.builtins[i]}
+			if p.typ != nil && p.typ.Kind == KStruct {
+				bis = p.typ.Struct.Builtins
+			}
+			for _, bi := range bis {
+				switch bi {
+				case "workgroup_id", "num_workgroups", "subgroup_size", "num_subgroups":
+				default:
+					u.vars[p] = nonUniform
+				}
 			}
 		case i < 63:
 			u.vars[p] = taint(1) << i
