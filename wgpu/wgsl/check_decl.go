@@ -493,13 +493,14 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 			f.compute = true
 		case "workgroup_size":
 			wg = a
-		case "must_use":
+		case "must_use", "diagnostic":
 		case "vertex", "fragment":
 			c.errorf(a.Pos, "only compute shaders are supported")
 		default:
 			c.errorf(a.Pos, "attribute '@%s' is not valid on a function", a.Name)
 		}
 	}
+	f.diag = c.attrFilters(d.Attrs)
 	names := map[string]bool{}
 	seen := map[string]bool{}
 	useBuiltin := func(bi string, pos int) {

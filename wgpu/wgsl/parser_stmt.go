@@ -21,7 +21,14 @@ func (p *parser) block() *Block {
 func (p *parser) stmt() Stmt {
 	t := p.tok()
 	if t.kind == tPunct && t.text == "@" {
-		p.fail(t.pos, "statement attributes are not supported")
+		attrs := p.attrs()
+		t = p.tok()
+		if !(p.is("{") || p.is("if") || p.is("switch") || p.is("loop") || p.is("for") || p.is("while")) {
+			p.fail(t.pos, "attributes may only precede a compound, if, switch, loop, for or while statement")
+		}
+		s := p.stmt()
+		p.stmtAttrs[s] = attrs
+		return s
 	}
 	switch {
 	case p.got(";"):

@@ -32,6 +32,7 @@ type uniformity struct {
 	loops  map[Stmt]taint // taint added to a loop body by non-uniform break/continue
 	grew   bool
 	report bool
+	diag   diagFilters // in force at the statement being analysed
 }
 
 func (c *checker) checkUniformity() {
@@ -55,6 +56,7 @@ func (c *checker) checkUniformity() {
 
 func (u *uniformity) function(f *function) {
 	u.fn, u.sum = f, &fnSummary{}
+	u.diag = u.c.diag.with(f.diag)
 	u.sums[f] = u.sum
 	u.vars = map[*symbol]taint{}
 	u.loops = map[Stmt]taint{}
@@ -115,6 +117,11 @@ func (u *uniformity) stmts(ss []Stmt, cf taint) (ret, brk, cont taint) {
 }
 
 func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
+	if d := u.c.stmtDiag[s]; d != nil {
+		saved := u.diag
+		u.diag = saved.with(d)
+		defer func() { u.diag = saved }()
+	}
 	switch s := s.(type) {
 	case *Block:
 		return u.stmts(s.Stmts, cf)
@@ -314,8 +321,11 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 			return 0
 		case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst, bSubElect, bSubVote, bSubBallot:
 			// Subgroup operations need all invocations of the subgroup; like Tint,
-			// we check that with the workgroup analysis.
-			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			// we check that with the workgroup analysis, unless a diagnostic
+			// filter turns subgroup_uniformity off.
+			if u.diag.on("subgroup_uniformity") {
+				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			}
 			return nonUniform
 		case bAtomicLoad, bAtomicStore, bAtomicRMW, bAtomicCmpXchg:
 			return nonUniform
