@@ -35,3 +35,4 @@ func init() {
 	validPrograms = append(validPrograms, diagValid...)
 	invalidPrograms = append(invalidPrograms, diagInvalid...)
 }
+

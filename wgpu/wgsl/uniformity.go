@@ -6,7 +6,8 @@ package wgsl
 // under control flow that depends on a value that can differ between
 // invocations. Non-uniform sources are the invocation-specific builtins,
 // reads of read_write storage, workgroup and private variables, atomics,
-// subgroup operations and reads through pointers. Local variables are
+// subgroup operations and reads through pointers other than pointer
+// parameters into function memory, which are tracked like parameters. Local variables are
 // tracked flow-insensitively (a variable is non-uniform if any assignment to
 // it is), iterated to a fixed point. Function summaries record which
 // parameters must be uniform and whether a call needs uniform control flow.
@@ -21,6 +22,9 @@ type fnSummary struct {
 	needsUniformCF bool  // the function (transitively) calls a barrier
 	uniformParams  taint // parameters that must be uniform at call sites
 	result         taint
+	// ptrStores holds, per pointer parameter into function memory, the taint
+	// of what the function stores through it.
+	ptrStores map[int]taint
 }
 
 type uniformity struct {
@@ -198,6 +202,29 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 	return 0, 0, 0
 }
 
+// ptrParam returns the pointer parameter into function memory that x names,
+// with its index, or nil: the uniformity of the memory behind it is tracked
+// as the parameter's own (its bit stands for the argument's variable).
+func (u *uniformity) ptrParam(x Expr) (*symbol, int) {
+	id, ok := unparen(x).(*Ident)
+	if !ok || u.fn.compute {
+		return nil, 0
+	}
+	info := u.c.out.info[id]
+	if info == nil || info.sym == nil || info.sym.kind != symParam {
+		return nil, 0
+	}
+	if t := info.sym.typ; t == nil || t.Kind != KPtr || t.Space != SpaceFunction {
+		return nil, 0
+	}
+	for i, p := range u.fn.params {
+		if p == info.sym && i < 63 {
+			return p, i
+		}
+	}
+	return nil, 0
+}
+
 func (u *uniformity) growLoop(s Stmt, t taint) {
 	if old := u.loops[s]; old|t != old {
 		u.loops[s] = old | t
@@ -219,9 +246,20 @@ func (u *uniformity) store(lhs Expr, t, cf taint) {
 		case *Member:
 			lhs = x.X
 			continue
+		case *Unary:
+			if x.Op == "*" {
+				lhs = x.X
+				continue
+			}
 		case *Ident:
 			if info := u.c.out.info[x]; info != nil && info.sym != nil && info.sym.kind == symLocalVar {
 				u.set(info.sym, t)
+			} else if p, i := u.ptrParam(x); p != nil {
+				u.set(p, t)
+				if u.sum.ptrStores == nil {
+					u.sum.ptrStores = map[int]taint{}
+				}
+				u.sum.ptrStores[i] |= t
 			}
 		}
 		return
@@ -257,7 +295,10 @@ func (u *uniformity) expr(e Expr, cf taint) taint {
 	case *Unary:
 		t := u.expr(x.X, cf)
 		if x.Op == "*" {
-			return nonUniform // memory behind a pointer is not tracked
+			if p, _ := u.ptrParam(x.X); p != nil {
+				return u.vars[p]
+			}
+			return nonUniform // memory behind other pointers is not tracked
 		}
 		return t
 	case *Binary:
@@ -266,6 +307,9 @@ func (u *uniformity) expr(e Expr, cf taint) taint {
 		return u.expr(x.X, cf) | u.expr(x.Index, cf)
 	case *Member:
 		if info.autoDeref {
+			if p, _ := u.ptrParam(x.X); p != nil {
+				return u.vars[p]
+			}
 			return nonUniform
 		}
 		return u.expr(x.X, cf)
@@ -295,10 +339,24 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 			if i < 63 && sum.uniformParams&(1<<i) != 0 {
 				u.requireUniform(c.Args[i], t)
 			}
-			// A pointer argument lets the callee write the variable: stop trusting it.
-			if info.fn.params[i].typ != nil && info.fn.params[i].typ.Kind == KPtr {
-				if un, ok := unparen(c.Args[i]).(*Unary); ok {
-					u.store(un.X, nonUniform, cf)
+			// What the callee stores through a pointer argument lands in the variable.
+			if pt := info.fn.params[i].typ; pt != nil && pt.Kind == KPtr {
+				st, stored := sum.ptrStores[i]
+				if pt.Space != SpaceFunction {
+					st, stored = nonUniform, true
+				}
+				if stored {
+					r := st & nonUniform
+					for j := range args {
+						if j < 63 && st&(1<<j) != 0 {
+							r |= args[j]
+						}
+					}
+					if un, ok := unparen(c.Args[i]).(*Unary); ok && un.Op == "&" {
+						u.store(un.X, r|cf, cf)
+					} else {
+						u.store(c.Args[i], r|cf, cf)
+					}
 				}
 			}
 		}
