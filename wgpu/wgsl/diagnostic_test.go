@@ -35,4 +35,3 @@ func init() {
 	validPrograms = append(validPrograms, diagValid...)
 	invalidPrograms = append(invalidPrograms, diagInvalid...)
 }
-
