@@ -54,3 +54,37 @@ fn main(in: In, @builtin(subgroup_size) size: u32, @builtin(global_invocation_id
 		}
 	}
 }
+
+// TestBreakIfSeesContinuing runs a loop whose break if reads a name of its
+// continuing block.
+func TestBreakIfSeesContinuing(t *testing.T) {
+	d := newDevice(t)
+	src := `@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+@compute @workgroup_size(1)
+fn main() {
+	var i = 0u;
+	var s = 0u;
+	loop {
+		s += i;
+		continuing {
+			let next = i + 1u;
+			i = next;
+			break if next * next > o[0];
+		}
+	}
+	o[1] = s;
+	o[2] = i;
+}`
+	out := getU32(d.run(t, src, nil, nil, one, u32s(50, 0, 0))[0])
+	s, i := uint32(0), uint32(0)
+	for {
+		s += i
+		i++
+		if i*i > 50 {
+			break
+		}
+	}
+	if out[1] != s || out[2] != i {
+		t.Errorf("sum %d, i %d; want %d, %d", out[1], out[2], s, i)
+	}
+}

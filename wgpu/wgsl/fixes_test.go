@@ -1,5 +1,8 @@
 package wgsl
 
+// Fixes of wrong rejections (issue 8): uniformity through pointer parameters
+// and names of a continuing block in its break if.
+
 // Uniformity through pointer parameters (issue 8, item 6).
 var ptrUniformOK = []struct{ name, src string }{
 	{"uniform_through_ptr_store", ent("fn f(p: ptr<function, i32>) { *p = 1; }", "var v = 0; f(&v); if v == 0 { workgroupBarrier(); }")},
@@ -21,4 +24,20 @@ var ptrUniformBad = []struct{ name, src, want string }{
 func init() {
 	uniformOK = append(uniformOK, ptrUniformOK...)
 	invalidPrograms = append(invalidPrograms, ptrUniformBad...)
+}
+
+// break if sees names declared in its continuing block (issue 8, item 7).
+var breakIfValid = []struct{ name, src string }{
+	{"break_if_continuing_name", kernel("", `var i = 0u; var s = 0u;
+		loop { s += i; continuing { let next = i + 1u; i = next; break if next >= ou[0]; } } ou[1] = s;
+		loop { let k = i; continuing { i++; break if k > 3u; } }`)},
+}
+
+var breakIfInvalid = []struct{ name, src, want string }{
+	{"break_if_after_loop_name", body("var i = 0;\nloop { continuing { i++; break if j > 3; } }\nlet j = 1;"), "3:35: unknown identifier 'j'"},
+}
+
+func init() {
+	validPrograms = append(validPrograms, breakIfValid...)
+	invalidPrograms = append(invalidPrograms, breakIfInvalid...)
 }
