@@ -142,6 +142,9 @@ func Check(f *File) (_ *Checked, err error) {
 		out:    &Checked{File: f, Enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
 	}
 	c.predeclare()
+	if c.stagesFirst(f) {
+		return nil, errs.err()
+	}
 	c.directives(f)
 	c.stmtFilters(f)
 	for _, e := range f.Enables {

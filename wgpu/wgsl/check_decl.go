@@ -1,6 +1,9 @@
 package wgsl
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // typeOf resolves a type specifier.
 func (c *checker) typeOf(e Expr) *Type {
@@ -171,6 +174,10 @@ func (c *checker) typeOf(e Expr) *Type {
 		return c.ts.mat(cols, rows, el)
 	}
 	s := c.lookup(id.Name)
+	if s == nil && isTextureName(id.Name) {
+		c.errorf(id.Pos, "textures are not supported ('%s'): this compiler handles buffers only", id.Name)
+		return nil
+	}
 	if s == nil {
 		c.errorf(id.Pos, "unknown type '%s'", id.Name)
 		return nil
@@ -281,6 +288,10 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 	switch space {
 	case SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform, SpacePushConstant:
 	case "":
+		if d.Type != nil && isTextureName(d.Type.Name) {
+			c.errorf(d.Type.Pos, "textures are not supported ('%s'): this compiler handles buffers only", d.Type.Name)
+			return
+		}
 		c.errorf(d.Pos, "module-scope 'var' needs an address space: var<private>, var<workgroup>, var<storage> or var<uniform>")
 		return
 	case SpaceFunction:
@@ -620,4 +631,29 @@ func (c *checker) workgroupSize(f *function, a *Attr) {
 			return
 		}
 	}
+}
+
+// isTextureName reports the predeclared texture and sampler type names.
+func isTextureName(n string) bool {
+	return strings.HasPrefix(n, "texture_") || n == "sampler" || n == "sampler_comparison"
+}
+
+// stagesFirst reports vertex and fragment entry points, if any, as the one
+// reason the module cannot compile: their attributes and IO would otherwise
+// give errors of their own, each beside the point.
+func (c *checker) stagesFirst(f *File) bool {
+	found := false
+	for _, d := range f.Decls {
+		fd, ok := d.(*FnDecl)
+		if !ok {
+			continue
+		}
+		for _, a := range fd.Attrs {
+			if a.Name == "vertex" || a.Name == "fragment" {
+				c.errorf(a.Pos, "only compute shaders are supported: '%s' is a @%s entry point", fd.Name, a.Name)
+				found = true
+			}
+		}
+	}
+	return found
 }
