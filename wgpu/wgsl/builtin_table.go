@@ -248,36 +248,42 @@ func sigLdexp(c *checker, e *Call, xs []*exprInfo) *Type {
 }
 
 // sigSplit: frexp and modf return a struct of two members of T's shape.
-// Abstract arguments are taken as f32 (the result structs are not abstract
-// here, unlike the specification's __frexp_result_abstract).
+// For an abstract T the struct is abstract too (members abstract-float and,
+// for frexp's exp, abstract-int) and materializes to the f32 struct.
 func sigSplit(name string) func(c *checker, e *Call, xs []*exprInfo) *Type {
 	return func(c *checker, e *Call, xs []*exprInfo) *Type {
 		t := c.floatShaped(e, 0, xs)
 		if t == nil {
 			return nil
 		}
-		if t.isAbstract() {
-			t = c.concreteOf(t)
-			if !c.convertTo(e.Args[0], t) {
-				return nil
-			}
-		}
-		second, sname := t, "whole"
-		if name == "frexp" {
-			second, sname = c.withScalar(t, c.ts.scalar(KI32)), "exp"
-		}
-		suffix := t.String()
-		if t.Kind == KVec {
-			suffix = "vec" + string(rune('0'+t.N)) + "_" + t.Elem.String()
-		}
-		al, sz := max(t.Align(), second.Align()), roundUp(second.Align(), t.Size())
-		st := &StructType{Name: "__" + name + "_result_" + suffix, Members: []Field{
-			{Name: "fract", Type: t, Offset: 0, Align: t.Align(), Size: t.Size()},
-			{Name: sname, Type: second, Offset: sz, Align: second.Align(), Size: second.Size()},
-		}, Align: al}
-		st.Size = roundUp(al, sz+second.Size())
-		return c.ts.get(Type{Kind: KStruct, Struct: st})
+		return c.splitResult(name, t)
 	}
+}
+
+// splitResult is the result struct of frexp or modf for argument type t.
+func (c *checker) splitResult(name string, t *Type) *Type {
+	second, sname := t, "whole"
+	if name == "frexp" {
+		second, sname = c.withScalar(t, c.ts.scalar(pick(t.isAbstract(), KAbstractInt, KI32))), "exp"
+	}
+	s := t.scalarOf().String()
+	if t.isAbstract() {
+		s = "abstract"
+	}
+	suffix := s
+	if t.Kind == KVec {
+		suffix = "vec" + string(rune('0'+t.N)) + "_" + s
+	}
+	al, sz := max(t.Align(), second.Align()), roundUp(second.Align(), t.Size())
+	st := &StructType{Name: "__" + name + "_result_" + suffix, Members: []Field{
+		{Name: "fract", Type: t, Offset: 0, Align: t.Align(), Size: t.Size()},
+		{Name: sname, Type: second, Offset: sz, Align: second.Align(), Size: second.Size()},
+	}, Align: al}
+	st.Size = roundUp(al, sz+second.Size())
+	if t.isAbstract() {
+		st.concrete = c.splitResult(name, c.concreteOf(t))
+	}
+	return c.ts.get(Type{Kind: KStruct, Struct: st})
 }
 
 func sigQuantize(c *checker, e *Call, xs []*exprInfo) *Type {

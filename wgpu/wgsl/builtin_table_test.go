@@ -17,6 +17,9 @@ var tableValid = []struct{ name, src string }{
 		fo[1] = f.fract + f32(f.exp) + m.fract.x + m.whole.y + r.whole + ldexp(x, oi[0]) + ldexp(vec2(x), vec2(2)).y;
 		fo[2] = F.fract + f32(F.exp) + M.whole + L + Q + quantizeToF16(x) + quantizeToF16(vec2(x)).y;
 		const_assert F.exp == 1 && M.fract == -0.5 && L == 16.0;`)},
+	{"float_split_abstract", kernel(`const F = frexp(1.5); const M = modf(vec2(2, -3.25));`,
+		`fo[0] = F.exp; ou[0] = F.exp; oi[0] = F.exp; let r = frexp(6.0); var m = M; fo[1] = r.fract + f32(r.exp) + m.fract.y + M.whole.x;
+		let big: f32 = frexp(1e300).fract; fo[2] = big; const_assert F.exp == 1 && F.fract == 0.75 && M.whole.y == -3 && M.fract.y == -0.25;`)},
 	{"packing", kernel(`const P = pack4x8unorm(vec4(1.0, 0.0, 0.5, 0.25)); const U = unpack4xI8(0xff80u);`,
 		`let v = vec4(fo[0], fo[1], fo[2], fo[3]);
 		ou[0] = pack4x8snorm(v) ^ pack4x8unorm(v) ^ pack2x16snorm(v.xy) ^ pack2x16unorm(v.zw) ^ pack2x16float(v.xy) ^ P;

@@ -357,6 +357,10 @@ func concreteDefault(ts *types, t *Type) *Type {
 		return ts.get(Type{Kind: KMat, N: t.N, Elem: concreteDefault(ts, t.Elem)})
 	case KArray:
 		return ts.array(concreteDefault(ts, t.Elem), t.N)
+	case KStruct:
+		if t.Struct.concrete != nil {
+			return t.Struct.concrete
+		}
 	}
 	return t
 }
