@@ -253,10 +253,12 @@ func (c *checker) structDecl(s *symbol, d *StructDecl) {
 					}
 				}
 			case "builtin":
-				bi = c.builtinAttr(a, t, m.Type.Pos)
+				bi = c.builtinAttr(a, t, m.Type.Pos, true)
 				if bi == "" {
 					bi = "?"
 				}
+			case "location": // vertex/fragment IO: harmless until the struct is a compute input
+				c.attrInt(a, 0, 1<<30)
 			default:
 				c.errorf(a.Pos, "attribute '@%s' is not valid on a struct member", a.Name)
 			}
@@ -465,8 +467,10 @@ var stageBuiltins = map[string]bool{"position": true, "vertex_index": true, "ins
 	"frag_depth": true, "sample_index": true, "sample_mask": true, "clip_distances": true, "primitive_index": true}
 
 // builtinAttr checks @builtin(name) on a value of type t (nil after an
-// error) declared at typePos, and returns name, or "" after an error.
-func (c *checker) builtinAttr(a *Attr, t *Type, typePos int) string {
+// error) declared at typePos, and returns name, or "" after an error. A
+// struct member may name a vertex or fragment builtin: the struct is only
+// wrong once it is a compute input.
+func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string {
 	if len(a.Args) != 1 {
 		c.errorf(a.Pos, "@builtin takes one argument")
 		return ""
@@ -478,6 +482,8 @@ func (c *checker) builtinAttr(a *Attr, t *Type, typePos int) string {
 	}
 	bi := id.Name
 	switch {
+	case stageBuiltins[bi] && member:
+		return bi
 	case stageBuiltins[bi]:
 		c.errorf(id.Pos, "builtin value '%s' is not available in compute shaders", bi)
 		return ""
@@ -534,7 +540,7 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 				c.errorf(a.Pos, "attribute '@%s' is not valid on a parameter", a.Name)
 				continue
 			}
-			bi = c.builtinAttr(a, t, p.Type.Pos)
+			bi = c.builtinAttr(a, t, p.Type.Pos, false)
 			if bi == "" {
 				bi = "?" // reported
 			}
@@ -545,7 +551,10 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 		}
 		switch {
 		case f.compute && bi == "" && t.Kind == KStruct && t.Struct.ioBuiltins():
-			for _, m := range t.Struct.Builtins {
+			for k, m := range t.Struct.Builtins {
+				if stageBuiltins[m] {
+					c.errorf(p.Pos, "builtin value '%s' (member '%s' of '%s') is not available in compute shaders", m, t.Struct.Members[k].Name, t)
+				}
 				useBuiltin(m, p.Pos)
 			}
 		case f.compute && bi == "":

@@ -35,3 +35,26 @@ func init() {
 	validPrograms = append(validPrograms, diagValid...)
 	invalidPrograms = append(invalidPrograms, diagInvalid...)
 }
+
+// Filters on compound statements, loop and switch bodies and function bodies,
+// and @location on members of structs that are not compute inputs.
+var diagValid2 = []struct{ name, src string }{
+	{"diagnostic_body_attrs", "enable subgroups;\n" + ent(`@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+fn f(k: u32) @diagnostic(off, subgroup_uniformity) { if k == 0u { o[3] = subgroupAdd(1.0); } }
+struct V { @location(0) c: vec4<f32>, @builtin(position) p: vec4<f32> }`,
+		"if li == 0u @diagnostic(off, subgroup_uniformity) { o[0] = subgroupAdd(1.0); }\n"+
+			"loop @diagnostic(off, subgroup_uniformity) { if li > 2u { o[1] = subgroupMax(1.0); } break; }\n"+
+			"switch li @diagnostic(off, subgroup_uniformity) { case 1u: { o[2] = subgroupMin(1.0); } default: {} }\nf(li);")},
+}
+
+var diagInvalid2 = []struct{ name, src, want string }{
+	{"diagnostic_if_body_only", "enable subgroups;\n" + ent("@group(0) @binding(0) var<storage, read_write> o: array<f32>;",
+		"if li == 0u @diagnostic(off, subgroup_uniformity) { o[0] = subgroupAdd(1.0); } else { o[1] = subgroupAdd(2.0); }"),
+		"5:94: 'subgroupAdd' must only be called from uniform control flow"},
+	{"location_member_as_input", "struct V { @location(0) c: vec4<f32> }\n@compute @workgroup_size(1) fn main(v: V) {}", "2:37: entry point parameter 'v' needs a @builtin"},
+}
+
+func init() {
+	validPrograms = append(validPrograms, diagValid2...)
+	invalidPrograms = append(invalidPrograms, diagInvalid2...)
+}

@@ -41,7 +41,7 @@ var entryIOInvalid = []struct{ name, src, want string }{
 		"2:78: builtin value 'local_invocation_index' appears twice"},
 	{"struct_input_nonuniform", "struct In { @builtin(workgroup_id) w: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32> }\n@compute @workgroup_size(4) fn main(in: In) {\nif in.w.x > 0u { workgroupBarrier(); } }",
 		"3:18: 'workgroupBarrier' must only be called from uniform control flow"},
-	{"struct_member_bad_builtin", "struct In { @builtin(vertex_index) v: u32 }\n@compute @workgroup_size(1) fn main(in: In) {}", "1:22: builtin value 'vertex_index' is not available in compute shaders"},
+	{"struct_member_bad_builtin", "struct In { @builtin(vertex_index) v: u32 }\n@compute @workgroup_size(1) fn main(in: In) {}", "2:37: builtin value 'vertex_index' (member 'v' of 'In') is not available in compute shaders"},
 }
 
 func init() {

@@ -86,14 +86,14 @@ func (u *uniformity) function(f *function) {
 	}
 	for range 32 {
 		u.grew = false
-		u.stmts(f.decl.Body.Stmts, 0)
+		u.body(f.decl.Body, 0)
 		if !u.grew {
 			break
 		}
 	}
 	u.report = true
 	*u.sum = fnSummary{}
-	u.stmts(f.decl.Body.Stmts, 0)
+	u.body(f.decl.Body, 0)
 	u.report = false
 }
 
@@ -120,6 +120,16 @@ func (u *uniformity) stmts(ss []Stmt, cf taint) (ret, brk, cont taint) {
 	return ret, brk, cont
 }
 
+// body visits a statement's body block, under the block's @diagnostic filters.
+func (u *uniformity) body(b *Block, cf taint) (ret, brk, cont taint) {
+	if d := u.c.stmtDiag[b]; d != nil {
+		saved := u.diag
+		u.diag = saved.with(d)
+		defer func() { u.diag = saved }()
+	}
+	return u.stmts(b.Stmts, cf)
+}
+
 func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 	if d := u.c.stmtDiag[s]; d != nil {
 		saved := u.diag
@@ -142,7 +152,7 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 		u.store(s.X, cf, cf)
 	case *If:
 		inner := cf | u.expr(s.Cond, cf)
-		r, b, c := u.stmts(s.Then.Stmts, inner)
+		r, b, c := u.body(s.Then, inner)
 		if s.Else != nil {
 			r2, b2, c2 := u.stmt(s.Else, inner)
 			r, b, c = r|r2, b|b2, c|c2
@@ -156,7 +166,7 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 		if s.Cond != nil {
 			body |= u.expr(s.Cond, body)
 		}
-		r, b, c := u.stmts(s.Body.Stmts, body)
+		r, b, c := u.body(s.Body, body)
 		u.growLoop(s, r|b|c)
 		if s.Update != nil {
 			u.stmt(s.Update, body|b|c)
@@ -165,15 +175,15 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 	case *While:
 		body := cf | u.loops[s]
 		body |= u.expr(s.Cond, body)
-		r, b, c := u.stmts(s.Body.Stmts, body)
+		r, b, c := u.body(s.Body, body)
 		u.growLoop(s, r|b|c)
 		return r, 0, 0
 	case *Loop:
 		body := cf | u.loops[s]
-		r, b, c := u.stmts(s.Body.Stmts, body)
+		r, b, c := u.body(s.Body, body)
 		u.growLoop(s, r|b|c)
 		if s.Continuing != nil {
-			r2, _, _ := u.stmts(s.Continuing.Stmts, body|b|c)
+			r2, _, _ := u.body(s.Continuing, body|b|c)
 			r |= r2
 		}
 		if s.BreakIf != nil {
@@ -183,7 +193,7 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 	case *Switch:
 		inner := cf | u.expr(s.Sel, cf)
 		for _, cl := range s.Clauses {
-			r, _, c := u.stmts(cl.Body.Stmts, inner) // a break ends the switch: control reconverges after it
+			r, _, c := u.body(cl.Body, inner) // a break ends the switch: control reconverges after it
 			ret, cont = ret|r, cont|c
 		}
 		return ret, 0, cont
