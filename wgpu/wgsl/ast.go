@@ -3,10 +3,25 @@ package wgsl
 // File is a parsed WGSL source: the syntax tree of Parse. Nodes carry byte
 // offsets; types and values are attached by Check, not here.
 type File struct {
-	Name    string
-	Source  string
-	Enables []*Enable
-	Decls   []Decl
+	Name     string
+	Source   string
+	Enables  []*Enable
+	Requires []*Enable // `requires a, b;`: language features
+	// Diagnostics are the module's `diagnostic(severity, rule);` directives.
+	Diagnostics []*Diagnostic
+	Decls       []Decl
+	// StmtAttrs holds the attributes (only @diagnostic is valid) written
+	// before a compound, if, switch, loop, for or while statement.
+	StmtAttrs map[Stmt][]*Attr
+}
+
+// Diagnostic is a diagnostic filter: a directive, or the arguments of a
+// @diagnostic attribute. Rule is "name" or "namespace.name".
+type Diagnostic struct {
+	Pos      int
+	Severity string
+	Rule     string
+	RulePos  int
 }
 
 // Enable is an `enable a, b;` directive.

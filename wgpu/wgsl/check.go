@@ -63,8 +63,9 @@ type function struct {
 	sym      *symbol
 	decl     *FnDecl
 	params   []*symbol
-	builtins []string // entry points: the @builtin of each parameter
-	result   *Type    // nil for none
+	builtins []string    // entry points: the @builtin of each parameter
+	diag     diagFilters // @diagnostic attributes
+	result   *Type       // nil for none
 	compute  bool
 	wgSize   [3]wgDim
 	calls    []*function
@@ -120,6 +121,8 @@ type checker struct {
 	switches     int // enclosing switch statements (a break may target them)
 	nextID       map[int]bool
 	builtinTypes map[string]*Type
+	diag         diagFilters          // the module's diagnostic directives
+	stmtDiag     map[Stmt]diagFilters // @diagnostic on statements
 }
 
 // Check resolves names, types every expression and evaluates constants. It
@@ -139,6 +142,11 @@ func Check(f *File) (_ *Checked, err error) {
 		out:    &Checked{File: f, Enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
 	}
 	c.predeclare()
+	if c.stagesFirst(f) {
+		return nil, errs.err()
+	}
+	c.directives(f)
+	c.stmtFilters(f)
 	for _, e := range f.Enables {
 		for i, n := range e.Names {
 			switch n {

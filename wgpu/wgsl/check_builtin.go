@@ -38,8 +38,6 @@ const (
 	bSubElect
 	bSubVote
 	bSubBallot
-	bPack
-	bUnpack
 	bUniformLoad
 	bTranspose
 	bDeterminant
@@ -70,12 +68,11 @@ var builtinFns = map[string]bclass{
 	"subgroupShuffleDown": bSubShuffle, "subgroupBroadcast": bSubBroadcast,
 	"subgroupBroadcastFirst": bSubBroadcastFirst, "subgroupElect": bSubElect,
 	"subgroupAll": bSubVote, "subgroupAny": bSubVote, "subgroupBallot": bSubBallot,
-	"pack2x16float": bPack, "unpack2x16float": bUnpack,
 	"workgroupUniformLoad": bUniformLoad,
 	"transpose":            bTranspose, "determinant": bDeterminant,
 }
 
-func isBuiltinFn(name string) bool { return builtinFns[name] != 0 }
+func isBuiltinFn(name string) bool { return builtinFns[name] != 0 || builtinTable[name] != nil }
 
 var floatFns = map[string]func(x ...float64) float64{
 	"exp": func(x ...float64) float64 { return math.Exp(x[0]) }, "exp2": func(x ...float64) float64 { return math.Exp2(x[0]) },
@@ -143,6 +140,9 @@ var intFns = map[string]func(k Kind, x ...int64) int64{
 
 func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 	name := e.Fn.Name
+	if b := builtinTable[name]; b != nil {
+		return c.tableCall(e, b, stmt)
+	}
 	cls := builtinFns[name]
 	if strings.HasPrefix(name, "subgroup") && !c.out.Enables["subgroups"] {
 		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
@@ -167,8 +167,7 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 	nargs := map[bclass]int{bFloat1: 1, bFloat2: 2, bFloat3: 3, bNum1: 1, bNum2: 2, bNum3: 3, bSign: 1, bInt1: 1,
 		bDot: 2, bLength: 1, bDistance: 2, bNormalize: 1, bCross: 2, bAllAny: 1, bSelect: 3, bArrayLength: 1,
 		bBarrier: 0, bAtomicLoad: 1, bAtomicStore: 2, bAtomicRMW: 2, bAtomicCmpXchg: 3, bSubArith: 1, bSubBits: 1,
-		bSubShuffle: 2, bSubBroadcast: 2, bSubBroadcastFirst: 1, bSubElect: 0, bSubVote: 1, bSubBallot: 1,
-		bPack: 1, bUnpack: 1, bUniformLoad: 1, bTranspose: 1, bDeterminant: 1}[cls]
+		bSubShuffle: 2, bSubBroadcast: 2, bSubBroadcastFirst: 1, bSubElect: 0, bSubVote: 1, bSubBallot: 1, bUniformLoad: 1, bTranspose: 1, bDeterminant: 1}[cls]
 	if len(e.Args) != nargs {
 		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, nargs, len(e.Args))
 		return nil
@@ -422,20 +421,6 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 		if cls == bSubBallot {
 			out.typ = c.ts.vec(4, c.ts.scalar(KU32))
 		}
-		return out
-	case bPack:
-		c.materialize(e.Args[0])
-		if t := c.out.info[e.Args[0]].typ; t != c.ts.vec(2, c.ts.scalar(KF32)) {
-			c.errorf(e.Pos, "'pack2x16float' needs vec2<f32>, got '%s'", t)
-			return nil
-		}
-		out.typ = c.ts.scalar(KU32)
-		return out
-	case bUnpack:
-		if !c.convertTo(e.Args[0], c.ts.scalar(KU32)) {
-			return nil
-		}
-		out.typ = c.ts.vec(2, c.ts.scalar(KF32))
 		return out
 	}
 	isConst, isOverride := classOf(xs...)

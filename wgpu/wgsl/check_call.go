@@ -1,5 +1,7 @@
 package wgsl
 
+import "strings"
+
 func (c *checker) call(e *Call, stmt bool) *exprInfo {
 	name := e.Fn.Name
 	if s := c.lookup(name); s != nil {
@@ -28,6 +30,10 @@ func (c *checker) call(e *Call, stmt bool) *exprInfo {
 			return nil
 		}
 		return c.builtinCall(e, stmt)
+	}
+	if strings.HasPrefix(name, "texture") {
+		c.errorf(e.Pos, "textures are not supported ('%s'): this compiler handles buffers only", name)
+		return nil
 	}
 	c.errorf(e.Pos, "unknown function '%s'", name)
 	return nil

@@ -1,6 +1,9 @@
 package wgsl
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // typeOf resolves a type specifier.
 func (c *checker) typeOf(e Expr) *Type {
@@ -171,6 +174,10 @@ func (c *checker) typeOf(e Expr) *Type {
 		return c.ts.mat(cols, rows, el)
 	}
 	s := c.lookup(id.Name)
+	if s == nil && isTextureName(id.Name) {
+		c.errorf(id.Pos, "textures are not supported ('%s'): this compiler handles buffers only", id.Name)
+		return nil
+	}
 	if s == nil {
 		c.errorf(id.Pos, "unknown type '%s'", id.Name)
 		return nil
@@ -226,6 +233,7 @@ func (c *checker) structDecl(s *symbol, d *StructDecl) {
 			continue
 		}
 		fa, fs := t.Align(), t.Size()
+		bi := ""
 		for _, a := range m.Attrs {
 			switch a.Name {
 			case "align":
@@ -244,10 +252,18 @@ func (c *checker) structDecl(s *symbol, d *StructDecl) {
 						fs = int(v)
 					}
 				}
+			case "builtin":
+				bi = c.builtinAttr(a, t, m.Type.Pos, true)
+				if bi == "" {
+					bi = "?"
+				}
+			case "location": // vertex/fragment IO: harmless until the struct is a compute input
+				c.attrInt(a, 0, 1<<30)
 			default:
 				c.errorf(a.Pos, "attribute '@%s' is not valid on a struct member", a.Name)
 			}
 		}
+		st.Builtins = append(st.Builtins, bi)
 		offset = roundUp(fa, offset)
 		st.Members = append(st.Members, Field{Name: m.Name, Type: t, Offset: offset, Align: fa, Size: fs})
 		offset += fs
@@ -274,6 +290,10 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 	switch space {
 	case SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform, SpacePushConstant:
 	case "":
+		if d.Type != nil && isTextureName(d.Type.Name) {
+			c.errorf(d.Type.Pos, "textures are not supported ('%s'): this compiler handles buffers only", d.Type.Name)
+			return
+		}
 		c.errorf(d.Pos, "module-scope 'var' needs an address space: var<private>, var<workgroup>, var<storage> or var<uniform>")
 		return
 	case SpaceFunction:
@@ -435,6 +455,48 @@ var builtinParams = map[string]string{
 	"num_workgroups":         "vec3<u32>",
 	"subgroup_invocation_id": "u32",
 	"subgroup_size":          "u32",
+	"subgroup_id":            "u32",
+	"num_subgroups":          "u32",
+}
+
+// subgroupBuiltins need 'enable subgroups;'.
+var subgroupBuiltins = map[string]bool{"subgroup_invocation_id": true, "subgroup_size": true, "subgroup_id": true, "num_subgroups": true}
+
+// stageBuiltins are the builtin values of the vertex and fragment stages.
+var stageBuiltins = map[string]bool{"position": true, "vertex_index": true, "instance_index": true, "front_facing": true,
+	"frag_depth": true, "sample_index": true, "sample_mask": true, "clip_distances": true, "primitive_index": true}
+
+// builtinAttr checks @builtin(name) on a value of type t (nil after an
+// error) declared at typePos, and returns name, or "" after an error. A
+// struct member may name a vertex or fragment builtin: the struct is only
+// wrong once it is a compute input.
+func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string {
+	if len(a.Args) != 1 {
+		c.errorf(a.Pos, "@builtin takes one argument")
+		return ""
+	}
+	id, ok := a.Args[0].(*Ident)
+	if !ok {
+		c.errorSpan(a.Args[0], "@builtin needs a builtin value name")
+		return ""
+	}
+	bi := id.Name
+	switch {
+	case stageBuiltins[bi] && member:
+		return bi
+	case stageBuiltins[bi]:
+		c.errorf(id.Pos, "builtin value '%s' is not available in compute shaders", bi)
+		return ""
+	case builtinParams[bi] == "":
+		c.errorf(id.Pos, "unknown builtin value '%s'", bi)
+		return ""
+	case subgroupBuiltins[bi] && !c.out.Enables["subgroups"]:
+		c.errorf(id.Pos, "'%s' requires 'enable subgroups;'", bi)
+	}
+	if t != nil && t.String() != builtinParams[bi] {
+		c.errorf(typePos, "@builtin(%s) must have type %s, not '%s'", bi, builtinParams[bi], t)
+	}
+	return bi
 }
 
 func (c *checker) fnSignature(s *symbol, d *FnDecl) {
@@ -448,14 +510,22 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 			f.compute = true
 		case "workgroup_size":
 			wg = a
-		case "must_use":
+		case "must_use", "diagnostic":
 		case "vertex", "fragment":
 			c.errorf(a.Pos, "only compute shaders are supported")
 		default:
 			c.errorf(a.Pos, "attribute '@%s' is not valid on a function", a.Name)
 		}
 	}
+	f.diag = c.attrFilters(d.Attrs)
 	names := map[string]bool{}
+	seen := map[string]bool{}
+	useBuiltin := func(bi string, pos int) {
+		if seen[bi] && bi != "?" {
+			c.errorf(pos, "builtin value '%s' appears twice in the inputs of '%s'", bi, d.Name)
+		}
+		seen[bi] = true
+	}
 	for _, p := range d.Params {
 		t := c.typeOf(p.Type)
 		ps := &symbol{kind: symParam, name: p.Name, pos: p.Pos, typ: t}
@@ -466,31 +536,32 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 		f.params = append(f.params, ps)
 		bi := ""
 		for _, a := range p.Attrs {
-			if a.Name != "builtin" || len(a.Args) != 1 {
+			if a.Name != "builtin" {
 				c.errorf(a.Pos, "attribute '@%s' is not valid on a parameter", a.Name)
 				continue
 			}
-			id, ok := a.Args[0].(*Ident)
-			if !ok || builtinParams[id.Name] == "" {
-				c.errorSpan(a.Args[0], "unknown or unsupported builtin value")
-				continue
-			}
-			bi = id.Name
-			if (bi == "subgroup_invocation_id" || bi == "subgroup_size") && !c.out.Enables["subgroups"] {
-				c.errorf(id.Pos, "'%s' requires 'enable subgroups;'", bi)
-			}
-			if t != nil && t.String() != builtinParams[bi] {
-				c.errorf(p.Type.Pos, "@builtin(%s) must have type %s, not '%s'", bi, builtinParams[bi], t)
+			bi = c.builtinAttr(a, t, p.Type.Pos, false)
+			if bi == "" {
+				bi = "?" // reported
 			}
 		}
 		f.builtins = append(f.builtins, bi)
 		if t == nil {
 			continue
 		}
-		if f.compute && bi == "" {
-			c.errorf(p.Pos, "entry point parameter '%s' needs a @builtin attribute", p.Name)
-		}
-		if !f.compute && bi != "" {
+		switch {
+		case f.compute && bi == "" && t.Kind == KStruct && t.Struct.ioBuiltins():
+			for k, m := range t.Struct.Builtins {
+				if stageBuiltins[m] {
+					c.errorf(p.Pos, "builtin value '%s' (member '%s' of '%s') is not available in compute shaders", m, t.Struct.Members[k].Name, t)
+				}
+				useBuiltin(m, p.Pos)
+			}
+		case f.compute && bi == "":
+			c.errorf(p.Pos, "entry point parameter '%s' needs a @builtin attribute, or a struct type whose members all have one", p.Name)
+		case f.compute:
+			useBuiltin(bi, p.Pos)
+		case bi != "":
 			c.errorf(p.Pos, "@builtin is only valid on entry point parameters")
 		}
 		if t.Kind == KPtr {
@@ -569,4 +640,29 @@ func (c *checker) workgroupSize(f *function, a *Attr) {
 			return
 		}
 	}
+}
+
+// isTextureName reports the predeclared texture and sampler type names.
+func isTextureName(n string) bool {
+	return strings.HasPrefix(n, "texture_") || n == "sampler" || n == "sampler_comparison"
+}
+
+// stagesFirst reports vertex and fragment entry points, if any, as the one
+// reason the module cannot compile: their attributes and IO would otherwise
+// give errors of their own, each beside the point.
+func (c *checker) stagesFirst(f *File) bool {
+	found := false
+	for _, d := range f.Decls {
+		fd, ok := d.(*FnDecl)
+		if !ok {
+			continue
+		}
+		for _, a := range fd.Attrs {
+			if a.Name == "vertex" || a.Name == "fragment" {
+				c.errorf(a.Pos, "only compute shaders are supported: '%s' is a @%s entry point", fd.Name, a.Name)
+				found = true
+			}
+		}
+	}
+	return found
 }

@@ -210,6 +210,10 @@ func (c *checker) concreteOf(t *Type) *Type {
 		return c.ts.get(Type{Kind: KMat, N: t.N, Elem: c.concreteOf(t.Elem)})
 	case KArray:
 		return c.ts.array(c.concreteOf(t.Elem), t.N)
+	case KStruct:
+		if t.Struct.concrete != nil {
+			return t.Struct.concrete
+		}
 	}
 	return t
 }
@@ -228,6 +232,8 @@ func convertible(a, t *Type) bool {
 		return t.Kind == a.Kind && t.N == a.N && convertible(a.Elem, t.Elem)
 	case KArray:
 		return t.Kind == KArray && t.N == a.N && a.N > 0 && convertible(a.Elem, t.Elem)
+	case KStruct:
+		return a.Struct.concrete == t
 	}
 	return false
 }

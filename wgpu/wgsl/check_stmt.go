@@ -142,10 +142,12 @@ func (c *checker) stmt(s Stmt) {
 		if s.Continuing != nil {
 			c.continuePastDecl(s)
 			c.inCont++
-			c.block(s.Continuing)
+			c.push() // break if sees the continuing block's names
+			c.stmts(s.Continuing.Stmts)
 			if s.BreakIf != nil {
 				c.cond(s.BreakIf, "break if")
 			}
+			c.pop()
 			c.inCont--
 		}
 		c.pop()

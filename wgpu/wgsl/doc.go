@@ -40,15 +40,25 @@
 // Builtin functions: the float math functions (exp, log, tanh, sqrt,
 // inverseSqrt, pow, fma, floor, ...), abs, min, max, clamp, sign, select, dot,
 // length, distance, normalize, cross, mix, step, smoothstep, all, any,
-// countOneBits, reverseBits, transpose, determinant, arrayLength,
-// pack2x16float, unpack2x16float, workgroupBarrier, storageBarrier,
+// countOneBits, reverseBits, countLeadingZeros, countTrailingZeros,
+// firstLeadingBit, firstTrailingBit, extractBits, insertBits, ldexp, frexp,
+// modf, quantizeToF16, transpose, determinant, arrayLength, the data packing
+// functions (pack/unpack 4x8snorm, 4x8unorm, 2x16snorm, 2x16unorm,
+// 2x16float, pack4xI8/U8 and their Clamp forms, unpack4xI8/U8,
+// dot4I8Packed, dot4U8Packed), workgroupBarrier, storageBarrier,
 // workgroupUniformLoad, the atomics and the subgroup functions (Add, Mul,
 // Min, Max, And, Or, Xor, inclusive and exclusive scans, Broadcast,
 // BroadcastFirst, Shuffle, ShuffleXor/Up/Down, Elect, All, Any, Ballot).
 //
+// Entry point inputs are @builtin parameters or structs whose members all
+// carry @builtin, subgroup_id and num_subgroups included. Diagnostic
+// directives and @diagnostic attributes (functions, statements) are honoured:
+// subgroup_uniformity set to off, info or warning silences that rule.
+//
 // Not supported, each with a clear error: textures and samplers, vertex and
 // fragment stages, float or bool overrides computed from other overrides,
-// pointer parameters into storage, diagnostic and requires directives,
+// pointer parameters into storage, the requires features other than
+// packed_4x8_integer_dot_product and pointer_composite_access,
 // several entry points in one module when one of them sizes its workgroup
 // with overrides, 2-row matrices in uniform buffers (Vulkan 1.1 needs 16-byte
 // column strides there).

@@ -357,6 +357,10 @@ func concreteDefault(ts *types, t *Type) *Type {
 		return ts.get(Type{Kind: KMat, N: t.N, Elem: concreteDefault(ts, t.Elem)})
 	case KArray:
 		return ts.array(concreteDefault(ts, t.Elem), t.N)
+	case KStruct:
+		if t.Struct.concrete != nil {
+			return t.Struct.concrete
+		}
 	}
 	return t
 }
@@ -442,7 +446,7 @@ func (e *emitter) specConstExpr(x Expr) uint32 {
 	return 0
 }
 
-func pick(c bool, a, b spirv.Op) spirv.Op {
+func pick[T any](c bool, a, b T) T {
 	if c {
 		return a
 	}
@@ -527,6 +531,12 @@ func (e *emitter) input(name string) uint32 {
 		e.capability(spirv.CapabilityGroupNonUniform)
 	case "subgroup_size":
 		bi = spirv.BuiltInSubgroupSize
+		e.capability(spirv.CapabilityGroupNonUniform)
+	case "subgroup_id":
+		bi = spirv.BuiltInSubgroupId
+		e.capability(spirv.CapabilityGroupNonUniform)
+	case "num_subgroups":
+		bi = spirv.BuiltInNumSubgroups
 		e.capability(spirv.CapabilityGroupNonUniform)
 	default:
 		bugf("unknown builtin %q", name)

@@ -38,6 +38,9 @@ func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
 		return out
 	}
 	argT := func(i int) *Type { return e.info(c.Args[i]).typ }
+	if b := builtinTable[name]; b != nil {
+		return e.emitTable(c, b, info)
+	}
 	switch cls := builtinFns[name]; cls {
 	case bFloat1, bFloat2, bFloat3, bNum1, bNum2, bNum3, bSign, bLength, bDistance, bNormalize, bCross:
 		as := args()
@@ -113,10 +116,6 @@ func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
 		v := e.op(spirv.OpLoad, ty, p)
 		e.barrier(spirv.MemorySemanticsWorkgroupMemory)
 		return v
-	case bPack:
-		return e.ext(ty, spirv.GLSLPackHalf2x16, args()...)
-	case bUnpack:
-		return e.ext(ty, spirv.GLSLUnpackHalf2x16, args()...)
 	}
 	bugf("unknown builtin %s", name)
 	return 0

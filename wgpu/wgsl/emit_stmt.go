@@ -88,9 +88,15 @@ func (e *emitter) function(f *function) {
 	e.f.label = entry
 	if f.compute {
 		for i, p := range f.params {
-			in := e.input(f.builtins[i])
-			e.f.inputsUsed[in] = true
-			e.f.values[p] = e.op(spirv.OpLoad, e.typeID(p.typ, plain), in)
+			if p.typ.Kind == KStruct { // members with @builtin
+				var parts []uint32
+				for k, bi := range p.typ.Struct.Builtins {
+					parts = append(parts, e.loadInput(bi, p.typ.Struct.Members[k].Type))
+				}
+				e.f.values[p] = e.op(spirv.OpCompositeConstruct, e.typeID(p.typ, plain), parts...)
+				continue
+			}
+			e.f.values[p] = e.loadInput(f.builtins[i], p.typ)
 		}
 		e.zeroWorkgroup(f)
 	}
@@ -111,6 +117,13 @@ func (e *emitter) function(f *function) {
 		e.entryPoint(f)
 	}
 	e.f = nil
+}
+
+// loadInput loads the Input variable of builtin value bi, of type t.
+func (e *emitter) loadInput(bi string, t *Type) uint32 {
+	in := e.input(bi)
+	e.f.inputsUsed[in] = true
+	return e.op(spirv.OpLoad, e.typeID(t, plain), in)
 }
 
 func (e *emitter) paramType(t *Type) uint32 {

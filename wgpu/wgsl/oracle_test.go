@@ -81,7 +81,7 @@ func TestTintOracle(t *testing.T) {
 			Message   string
 		} `json:"errors"`
 	}
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(corpus) {
+	if err := json.Unmarshal(oracleJSON(out), &res); err != nil || len(res) != len(corpus) {
 		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), len(corpus))
 	}
 	for i, r := range res {
@@ -137,7 +137,7 @@ func TestTintMutants(t *testing.T) {
 	var res []struct {
 		Errors []struct{ Message string } `json:"errors"`
 	}
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(corpus) {
+	if err := json.Unmarshal(oracleJSON(out), &res); err != nil || len(res) != len(corpus) {
 		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), len(corpus))
 	}
 	stricter := []string{"@workgroup_size values must be between", "index the buffer variable directly",
@@ -196,7 +196,7 @@ func TestTintRandomPrograms(t *testing.T) {
 			Message   string
 		} `json:"errors"`
 	}
-	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(corpus) {
+	if err := json.Unmarshal(oracleJSON(out), &res); err != nil || len(res) != len(corpus) {
 		t.Fatalf("oracle output: %v", err)
 	}
 	for i, r := range res {
@@ -208,4 +208,14 @@ func TestTintRandomPrograms(t *testing.T) {
 			t.Errorf("program %d: we reject it (%v), Tint accepts it", i, err)
 		}
 	}
+}
+
+// oracleJSON is the oracle's JSON result: what follows its marker line
+// (Dawn prints shader warnings on stdout before it).
+func oracleJSON(out []byte) []byte {
+	const marker = "=== oracle results ===\n"
+	if i := bytes.LastIndex(out, []byte(marker)); i >= 0 {
+		return out[i+len(marker):]
+	}
+	return out
 }

@@ -14,6 +14,8 @@ type parser struct {
 	errs  *errorList
 	noGT  int // > 0 while parsing template arguments: '>' closes the list
 	depth int // expression/statement nesting, bounded to keep the stack small
+	// stmtAttrs collects statement attributes into the File.
+	stmtAttrs map[Stmt][]*Attr
 }
 
 // bail unwinds the parser after the first error in a declaration.
@@ -27,7 +29,8 @@ func Parse(filename, src string) (f *File, err error) {
 	defer internalPanic(filename, &err)
 	errs := &errorList{file: filename, src: src}
 	p := &parser{toks: lex(src, errs), errs: errs}
-	f = &File{Name: filename, Source: src}
+	f = &File{Name: filename, Source: src, StmtAttrs: map[Stmt][]*Attr{}}
+	p.stmtAttrs = f.StmtAttrs
 	if len(errs.errs) == 0 {
 		p.file(f)
 	}
@@ -180,8 +183,11 @@ func (p *parser) directive(f *File) {
 		}
 	}()
 	t := p.next()
-	if t.text != "enable" {
-		p.fail(t.pos, "'%s' directives are not supported", t.text)
+	if t.text == "diagnostic" {
+		d := p.diagnosticArgs(t.pos)
+		p.expect(";")
+		f.Diagnostics = append(f.Diagnostics, d)
+		return
 	}
 	e := &Enable{Pos: t.pos}
 	for {
@@ -193,7 +199,27 @@ func (p *parser) directive(f *File) {
 		}
 	}
 	p.expect(";")
+	if t.text == "requires" {
+		f.Requires = append(f.Requires, e)
+		return
+	}
 	f.Enables = append(f.Enables, e)
+}
+
+// diagnosticArgs parses `(severity, rule)` with an optional trailing comma.
+func (p *parser) diagnosticArgs(pos int) *Diagnostic {
+	p.expect("(")
+	d := &Diagnostic{Pos: pos}
+	d.Severity, _ = p.ident()
+	p.expect(",")
+	d.Rule, d.RulePos = p.ident()
+	if p.got(".") {
+		name, _ := p.ident()
+		d.Rule += "." + name
+	}
+	p.got(",")
+	p.expect(")")
+	return d
 }
 
 func (p *parser) attrs() []*Attr {

@@ -5,7 +5,11 @@ func (p *parser) leave() { p.depth-- }
 func (p *parser) block() *Block {
 	p.enter()
 	defer p.leave()
+	attrs := p.attrs() // a compound statement may carry @diagnostic
 	b := &Block{Pos: p.expect("{")}
+	if attrs != nil {
+		p.stmtAttrs[b] = attrs
+	}
 	for !p.is("}") {
 		if p.tok().kind == tEOF {
 			p.fail(p.tok().pos, "expected '}', found end of file")
@@ -21,7 +25,14 @@ func (p *parser) block() *Block {
 func (p *parser) stmt() Stmt {
 	t := p.tok()
 	if t.kind == tPunct && t.text == "@" {
-		p.fail(t.pos, "statement attributes are not supported")
+		attrs := p.attrs()
+		t = p.tok()
+		if !(p.is("{") || p.is("if") || p.is("switch") || p.is("loop") || p.is("for") || p.is("while")) {
+			p.fail(t.pos, "attributes may only precede a compound, if, switch, loop, for or while statement")
+		}
+		s := p.stmt()
+		p.stmtAttrs[s] = attrs
+		return s
 	}
 	switch {
 	case p.got(";"):
@@ -160,7 +171,11 @@ func (p *parser) loopStmt() *Loop {
 	p.enter()
 	defer p.leave()
 	s := &Loop{Pos: p.expect("loop")}
+	attrs := p.attrs()
 	body := &Block{Pos: p.expect("{")}
+	if attrs != nil {
+		p.stmtAttrs[body] = attrs
+	}
 	for !p.is("}") {
 		if p.tok().kind == tEOF {
 			p.fail(p.tok().pos, "expected '}', found end of file")
@@ -214,6 +229,11 @@ func (p *parser) switchStmt() *Switch {
 	defer p.leave()
 	s := &Switch{Pos: p.expect("switch")}
 	s.Sel = p.expr()
+	if attrs := p.attrs(); attrs != nil {
+		// The switch body's filters cover its clauses; they are kept on the
+		// switch, so they cover the selector too.
+		p.stmtAttrs[s] = attrs
+	}
 	p.expect("{")
 	for !p.is("}") {
 		cl := &CaseClause{Pos: p.tok().pos}

@@ -67,6 +67,25 @@ type StructType struct {
 	Members []Field
 	Align   int
 	Size    int
+	// concrete is set on the abstract result structs of frexp and modf:
+	// the struct they materialize to (f32 members).
+	concrete *Type
+	// Builtins holds each member's @builtin value ("" for none); a struct
+	// whose members all have one can be an entry point input.
+	Builtins []string
+}
+
+// ioBuiltins reports a struct whose members all carry a valid @builtin.
+func (s *StructType) ioBuiltins() bool {
+	if len(s.Builtins) != len(s.Members) {
+		return false
+	}
+	for _, b := range s.Builtins {
+		if b == "" || b == "?" {
+			return false
+		}
+	}
+	return true
 }
 
 // Field is one struct member with its offset in the host-shareable layout.
@@ -155,7 +174,8 @@ func (ts *types) scalar(k Kind) *Type { return ts.get(Type{Kind: k}) }
 // Predicates.
 func (t *Type) isScalar() bool { return t.Kind <= KAbstractFloat }
 func (t *Type) isAbstract() bool {
-	return t.Kind == KAbstractInt || t.Kind == KAbstractFloat || t.Elem != nil && t.Kind != KPtr && t.Kind != KAtomic && t.Elem.isAbstract()
+	return t.Kind == KAbstractInt || t.Kind == KAbstractFloat || t.Elem != nil && t.Kind != KPtr && t.Kind != KAtomic && t.Elem.isAbstract() ||
+		t.Kind == KStruct && t.Struct.concrete != nil
 }
 func (t *Type) isFloat() bool   { return t.Kind == KF32 || t.Kind == KF16 || t.Kind == KAbstractFloat }
 func (t *Type) isInt() bool     { return t.Kind == KI32 || t.Kind == KU32 || t.Kind == KAbstractInt }

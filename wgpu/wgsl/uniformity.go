@@ -6,7 +6,8 @@ package wgsl
 // under control flow that depends on a value that can differ between
 // invocations. Non-uniform sources are the invocation-specific builtins,
 // reads of read_write storage, workgroup and private variables, atomics,
-// subgroup operations and reads through pointers. Local variables are
+// subgroup operations and reads through pointers other than pointer
+// parameters into function memory, which are tracked like parameters. Local variables are
 // tracked flow-insensitively (a variable is non-uniform if any assignment to
 // it is), iterated to a fixed point. Function summaries record which
 // parameters must be uniform and whether a call needs uniform control flow.
@@ -21,6 +22,9 @@ type fnSummary struct {
 	needsUniformCF bool  // the function (transitively) calls a barrier
 	uniformParams  taint // parameters that must be uniform at call sites
 	result         taint
+	// ptrStores holds, per pointer parameter into function memory, the taint
+	// of what the function stores through it.
+	ptrStores map[int]taint
 }
 
 type uniformity struct {
@@ -32,6 +36,7 @@ type uniformity struct {
 	loops  map[Stmt]taint // taint added to a loop body by non-uniform break/continue
 	grew   bool
 	report bool
+	diag   diagFilters // in force at the statement being analysed
 }
 
 func (c *checker) checkUniformity() {
@@ -55,16 +60,23 @@ func (c *checker) checkUniformity() {
 
 func (u *uniformity) function(f *function) {
 	u.fn, u.sum = f, &fnSummary{}
+	u.diag = u.c.diag.with(f.diag)
 	u.sums[f] = u.sum
 	u.vars = map[*symbol]taint{}
 	u.loops = map[Stmt]taint{}
 	for i, p := range f.params {
 		switch {
 		case f.compute:
-			switch f.builtins[i] {
-			case "workgroup_id", "num_workgroups", "subgroup_size":
-			default:
-				u.vars[p] = nonUniform
+			bis := []string{f.builtins[i]}
+			if p.typ != nil && p.typ.Kind == KStruct {
+				bis = p.typ.Struct.Builtins
+			}
+			for _, bi := range bis {
+				switch bi {
+				case "workgroup_id", "num_workgroups", "subgroup_size", "num_subgroups":
+				default:
+					u.vars[p] = nonUniform
+				}
 			}
 		case i < 63:
 			u.vars[p] = taint(1) << i
@@ -74,14 +86,14 @@ func (u *uniformity) function(f *function) {
 	}
 	for range 32 {
 		u.grew = false
-		u.stmts(f.decl.Body.Stmts, 0)
+		u.body(f.decl.Body, 0)
 		if !u.grew {
 			break
 		}
 	}
 	u.report = true
 	*u.sum = fnSummary{}
-	u.stmts(f.decl.Body.Stmts, 0)
+	u.body(f.decl.Body, 0)
 	u.report = false
 }
 
@@ -108,7 +120,22 @@ func (u *uniformity) stmts(ss []Stmt, cf taint) (ret, brk, cont taint) {
 	return ret, brk, cont
 }
 
+// body visits a statement's body block, under the block's @diagnostic filters.
+func (u *uniformity) body(b *Block, cf taint) (ret, brk, cont taint) {
+	if d := u.c.stmtDiag[b]; d != nil {
+		saved := u.diag
+		u.diag = saved.with(d)
+		defer func() { u.diag = saved }()
+	}
+	return u.stmts(b.Stmts, cf)
+}
+
 func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
+	if d := u.c.stmtDiag[s]; d != nil {
+		saved := u.diag
+		u.diag = saved.with(d)
+		defer func() { u.diag = saved }()
+	}
 	switch s := s.(type) {
 	case *Block:
 		return u.stmts(s.Stmts, cf)
@@ -125,7 +152,7 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 		u.store(s.X, cf, cf)
 	case *If:
 		inner := cf | u.expr(s.Cond, cf)
-		r, b, c := u.stmts(s.Then.Stmts, inner)
+		r, b, c := u.body(s.Then, inner)
 		if s.Else != nil {
 			r2, b2, c2 := u.stmt(s.Else, inner)
 			r, b, c = r|r2, b|b2, c|c2
@@ -139,7 +166,7 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 		if s.Cond != nil {
 			body |= u.expr(s.Cond, body)
 		}
-		r, b, c := u.stmts(s.Body.Stmts, body)
+		r, b, c := u.body(s.Body, body)
 		u.growLoop(s, r|b|c)
 		if s.Update != nil {
 			u.stmt(s.Update, body|b|c)
@@ -148,15 +175,15 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 	case *While:
 		body := cf | u.loops[s]
 		body |= u.expr(s.Cond, body)
-		r, b, c := u.stmts(s.Body.Stmts, body)
+		r, b, c := u.body(s.Body, body)
 		u.growLoop(s, r|b|c)
 		return r, 0, 0
 	case *Loop:
 		body := cf | u.loops[s]
-		r, b, c := u.stmts(s.Body.Stmts, body)
+		r, b, c := u.body(s.Body, body)
 		u.growLoop(s, r|b|c)
 		if s.Continuing != nil {
-			r2, _, _ := u.stmts(s.Continuing.Stmts, body|b|c)
+			r2, _, _ := u.body(s.Continuing, body|b|c)
 			r |= r2
 		}
 		if s.BreakIf != nil {
@@ -166,7 +193,7 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 	case *Switch:
 		inner := cf | u.expr(s.Sel, cf)
 		for _, cl := range s.Clauses {
-			r, _, c := u.stmts(cl.Body.Stmts, inner) // a break ends the switch: control reconverges after it
+			r, _, c := u.body(cl.Body, inner) // a break ends the switch: control reconverges after it
 			ret, cont = ret|r, cont|c
 		}
 		return ret, 0, cont
@@ -183,6 +210,29 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 		u.expr(s.Call, cf)
 	}
 	return 0, 0, 0
+}
+
+// ptrParam returns the pointer parameter into function memory that x names,
+// with its index, or nil: the uniformity of the memory behind it is tracked
+// as the parameter's own (its bit stands for the argument's variable).
+func (u *uniformity) ptrParam(x Expr) (*symbol, int) {
+	id, ok := unparen(x).(*Ident)
+	if !ok || u.fn.compute {
+		return nil, 0
+	}
+	info := u.c.out.info[id]
+	if info == nil || info.sym == nil || info.sym.kind != symParam {
+		return nil, 0
+	}
+	if t := info.sym.typ; t == nil || t.Kind != KPtr || t.Space != SpaceFunction {
+		return nil, 0
+	}
+	for i, p := range u.fn.params {
+		if p == info.sym && i < 63 {
+			return p, i
+		}
+	}
+	return nil, 0
 }
 
 func (u *uniformity) growLoop(s Stmt, t taint) {
@@ -206,9 +256,20 @@ func (u *uniformity) store(lhs Expr, t, cf taint) {
 		case *Member:
 			lhs = x.X
 			continue
+		case *Unary:
+			if x.Op == "*" {
+				lhs = x.X
+				continue
+			}
 		case *Ident:
 			if info := u.c.out.info[x]; info != nil && info.sym != nil && info.sym.kind == symLocalVar {
 				u.set(info.sym, t)
+			} else if p, i := u.ptrParam(x); p != nil {
+				u.set(p, t)
+				if u.sum.ptrStores == nil {
+					u.sum.ptrStores = map[int]taint{}
+				}
+				u.sum.ptrStores[i] |= t
 			}
 		}
 		return
@@ -244,7 +305,10 @@ func (u *uniformity) expr(e Expr, cf taint) taint {
 	case *Unary:
 		t := u.expr(x.X, cf)
 		if x.Op == "*" {
-			return nonUniform // memory behind a pointer is not tracked
+			if p, _ := u.ptrParam(x.X); p != nil {
+				return u.vars[p]
+			}
+			return nonUniform // memory behind other pointers is not tracked
 		}
 		return t
 	case *Binary:
@@ -253,6 +317,9 @@ func (u *uniformity) expr(e Expr, cf taint) taint {
 		return u.expr(x.X, cf) | u.expr(x.Index, cf)
 	case *Member:
 		if info.autoDeref {
+			if p, _ := u.ptrParam(x.X); p != nil {
+				return u.vars[p]
+			}
 			return nonUniform
 		}
 		return u.expr(x.X, cf)
@@ -282,10 +349,24 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 			if i < 63 && sum.uniformParams&(1<<i) != 0 {
 				u.requireUniform(c.Args[i], t)
 			}
-			// A pointer argument lets the callee write the variable: stop trusting it.
-			if info.fn.params[i].typ != nil && info.fn.params[i].typ.Kind == KPtr {
-				if un, ok := unparen(c.Args[i]).(*Unary); ok {
-					u.store(un.X, nonUniform, cf)
+			// What the callee stores through a pointer argument lands in the variable.
+			if pt := info.fn.params[i].typ; pt != nil && pt.Kind == KPtr {
+				st, stored := sum.ptrStores[i]
+				if pt.Space != SpaceFunction {
+					st, stored = nonUniform, true
+				}
+				if stored {
+					r := st & nonUniform
+					for j := range args {
+						if j < 63 && st&(1<<j) != 0 {
+							r |= args[j]
+						}
+					}
+					if un, ok := unparen(c.Args[i]).(*Unary); ok && un.Op == "&" {
+						u.store(un.X, r|cf, cf)
+					} else {
+						u.store(c.Args[i], r|cf, cf)
+					}
 				}
 			}
 		}
@@ -308,8 +389,11 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 			return 0
 		case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst, bSubElect, bSubVote, bSubBallot:
 			// Subgroup operations need all invocations of the subgroup; like Tint,
-			// we check that with the workgroup analysis.
-			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			// we check that with the workgroup analysis, unless a diagnostic
+			// filter turns subgroup_uniformity off.
+			if u.diag.on("subgroup_uniformity") {
+				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			}
 			return nonUniform
 		case bAtomicLoad, bAtomicStore, bAtomicRMW, bAtomicCmpXchg:
 			return nonUniform

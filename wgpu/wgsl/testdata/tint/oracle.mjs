@@ -1,7 +1,7 @@
 // oracle.mjs: Tint (Dawn's WGSL front end, from the npm package webgpu@0.6.2)
 // as a validity oracle for the wgpu/wgsl checker. It reads a JSON array of
-// {name, src} on stdin and prints a JSON array of {name, errors: [{line, col,
-// message}]}. It needs no GPU: the device comes from Dawn's null backend.
+// {name, src} on stdin and prints, after a marker line, a JSON array of {name, errors:
+// [{line, col, message}]}. It needs no GPU: the device comes from Dawn's null backend.
 //
 //   npm install webgpu@0.6.2   (in some directory D)
 //   NODE_PATH=D/node_modules node oracle.mjs < corpus.json
@@ -20,6 +20,7 @@ const adapter = await gpu.requestAdapter();
 const want = ['shader-f16', 'subgroups'].filter((f) => adapter.features.has(f));
 const device = await adapter.requestDevice({ requiredFeatures: want });
 
+const oracleMarker = '=== oracle results ===';
 const corpus = JSON.parse(readFileSync(0, 'utf8'));
 const out = [];
 for (const { name, src } of corpus) {
@@ -33,5 +34,6 @@ for (const { name, src } of corpus) {
   out.push({ name, errors });
 }
 device.destroy();
-// Exit only once stdout is flushed: pipes are asynchronous in node.
-process.stdout.write(JSON.stringify(out), () => process.exit(0));
+// Dawn prints compilation warnings on stdout itself: the JSON follows a
+// marker line. Exit only once stdout is flushed: pipes are asynchronous in node.
+process.stdout.write('\n' + oracleMarker + '\n' + JSON.stringify(out), () => process.exit(0));

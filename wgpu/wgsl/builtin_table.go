@@ -1,0 +1,506 @@
+package wgsl
+
+import (
+	"math"
+	"math/bits"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+)
+
+// tableBuiltin describes one builtin function once for the checker, constant
+// evaluation and the emitter. Builtins not in this table still go through the
+// older class switch in check_builtin.go and emit_builtin.go.
+type tableBuiltin struct {
+	nargs int
+	// sig checks the arguments, applies the automatic conversions the
+	// overloads call for, and returns the result type, or nil after reporting
+	// an error.
+	sig func(c *checker, e *Call, xs []*exprInfo) *Type
+	// eval computes the result from constant arguments of types ts.
+	eval func(ts *types, args []*value, argT []*Type, res *Type) (*value, error)
+	// emit emits the call on argument ids as of result type res.
+	emit func(e *emitter, res *Type, as []uint32, argT []*Type) uint32
+}
+
+var builtinTable map[string]*tableBuiltin
+
+func init() {
+	intUnary := func(f func(s *Type, x uint32) uint32, emit func(e *emitter, res *Type, x uint32) uint32) *tableBuiltin {
+		return &tableBuiltin{nargs: 1, sig: sigInt(0),
+			eval: perComponent(func(s *Type, x []uint32) (uint32, error) { return f(s, x[0]), nil }),
+			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 { return emit(e, res, as[0]) }}
+	}
+	b := map[string]*tableBuiltin{
+		"countLeadingZeros": intUnary(func(_ *Type, x uint32) uint32 { return uint32(bits.LeadingZeros32(x)) },
+			func(e *emitter, res *Type, x uint32) uint32 {
+				msb := e.ext(e.typeID(res, plain), spirv.GLSLFindUMsb, x)
+				return e.op(spirv.OpISub, e.typeID(res, plain), e.splatConst(res, 31), msb)
+			}),
+		"countTrailingZeros": intUnary(func(_ *Type, x uint32) uint32 { return uint32(bits.TrailingZeros32(x)) },
+			func(e *emitter, res *Type, x uint32) uint32 {
+				lsb := e.ext(e.typeID(res, plain), spirv.GLSLFindILsb, x)
+				zero := e.op(spirv.OpIEqual, e.typeID(e.boolLike(res), plain), x, e.splatConst(res, 0))
+				return e.op(spirv.OpSelect, e.typeID(res, plain), zero, e.splatConst(res, 32), lsb)
+			}),
+		"firstLeadingBit": intUnary(firstLeadingBit,
+			func(e *emitter, res *Type, x uint32) uint32 {
+				return e.ext(e.typeID(res, plain), pick(res.scalarOf().Kind == KI32, spirv.GLSLFindSMsb, spirv.GLSLFindUMsb), x)
+			}),
+		"firstTrailingBit": intUnary(func(_ *Type, x uint32) uint32 {
+			if x == 0 {
+				return math.MaxUint32
+			}
+			return uint32(bits.TrailingZeros32(x))
+		}, func(e *emitter, res *Type, x uint32) uint32 {
+			return e.ext(e.typeID(res, plain), spirv.GLSLFindILsb, x)
+		}),
+		"extractBits": {nargs: 3, sig: sigBits(1),
+			eval: perComponent(func(s *Type, x []uint32) (uint32, error) { return extractBits(s.Kind == KI32, x[0], x[1], x[2]), nil }),
+			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+				o, n := e.clampBitRange(as[1], as[2])
+				return e.op(pick(res.scalarOf().Kind == KI32, spirv.OpBitFieldSExtract, spirv.OpBitFieldUExtract), e.typeID(res, plain), as[0], o, n)
+			}},
+		"insertBits": {nargs: 4, sig: sigBits(2),
+			eval: perComponent(func(_ *Type, x []uint32) (uint32, error) { return insertBits(x[0], x[1], x[2], x[3]), nil }),
+			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+				o, n := e.clampBitRange(as[2], as[3])
+				return e.op(spirv.OpBitFieldInsert, e.typeID(res, plain), as[0], as[1], o, n)
+			}},
+		"ldexp": {nargs: 2, sig: sigLdexp, eval: evalLdexp,
+			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+				return e.ext(e.typeID(res, plain), spirv.GLSLLdexp, as...)
+			}},
+		"frexp": {nargs: 1, sig: sigSplit("frexp"), eval: evalSplit,
+			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+				return e.ext(e.typeID(res, plain), spirv.GLSLFrexpStruct, as...)
+			}},
+		"modf": {nargs: 1, sig: sigSplit("modf"), eval: evalSplit,
+			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+				return e.ext(e.typeID(res, plain), spirv.GLSLModfStruct, as...)
+			}},
+		"quantizeToF16": {nargs: 1, sig: sigQuantize,
+			eval: perFloat(func(x float64) (float64, error) {
+				r := f16Round(x)
+				if math.IsInf(r, 0) {
+					return 0, errorf("'quantizeToF16' of %g: outside the finite range of f16", x)
+				}
+				return r, nil
+			}),
+			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+				return e.op(spirv.OpQuantizeToF16, e.typeID(res, plain), as[0])
+			}},
+	}
+	for name, p := range packings {
+		b["pack"+name] = p.packBuiltin()
+		b["unpack"+name] = p.unpackBuiltin()
+	}
+	for _, signed := range []bool{true, false} {
+		for _, clamp := range []bool{false, true} {
+			name := pick(signed, "pack4xI8", "pack4xU8") + pick(clamp, "Clamp", "")
+			b[name] = packBytes(signed, clamp)
+		}
+		b[pick(signed, "unpack4xI8", "unpack4xU8")] = unpackBytes(signed)
+		b[pick(signed, "dot4I8Packed", "dot4U8Packed")] = dotBytes(signed)
+	}
+	builtinTable = b
+}
+
+// tableCall checks a call of a builtin in builtinTable.
+func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
+	name := e.Fn.Name
+	if !c.mustUse(e, stmt) {
+		return nil
+	}
+	if len(e.Args) != b.nargs {
+		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, b.nargs, len(e.Args))
+		return nil
+	}
+	xs, ok := c.args(e)
+	if !ok {
+		return nil
+	}
+	res := b.sig(c, e, xs)
+	if res == nil {
+		return nil
+	}
+	out := &exprInfo{typ: res, call: callBuiltin, builtin: name}
+	vals := make([]*value, len(e.Args))
+	ts := make([]*Type, len(e.Args))
+	for i, a := range e.Args {
+		xs[i] = c.out.info[a]
+		vals[i], ts[i] = xs[i].val, xs[i].typ
+	}
+	if isConst, _ := classOf(xs...); isConst {
+		v, err := b.eval(c.ts, vals, ts, res)
+		if err != nil {
+			c.errorf(e.Pos, "%v", err)
+			return nil
+		}
+		out.val = v
+		return out
+	}
+	c.runtimeOperands(e.Args, xs)
+	out.typ = c.concreteOf(res)
+	return out
+}
+
+// emitTable emits a call of a builtin in builtinTable.
+func (e *emitter) emitTable(c *Call, b *tableBuiltin, info *exprInfo) uint32 {
+	as := make([]uint32, len(c.Args))
+	ts := make([]*Type, len(c.Args))
+	for i, a := range c.Args {
+		as[i] = e.expr(a)
+		ts[i] = e.info(a).typ
+	}
+	return b.emit(e, info.typ, as, ts)
+}
+
+// ---- signatures ----
+
+// intShaped converts an abstract-int argument to i32 and reports whether the
+// argument is an i32 or u32 scalar or vector.
+func (c *checker) intShaped(e *Call, i int, xs []*exprInfo) *Type {
+	t := xs[i].typ
+	if t.scalarOf().Kind == KAbstractInt {
+		t = c.withScalar(t, c.ts.scalar(KI32))
+		if !c.convertTo(e.Args[i], t) {
+			return nil
+		}
+	}
+	if s := t.scalarOf(); (t.Kind != KVec && !t.isScalar()) || s.Kind != KI32 && s.Kind != KU32 {
+		c.errorSpan(e.Args[i], "'%s' needs an i32 or u32 scalar or vector, got '%s'", e.Fn.Name, t)
+		return nil
+	}
+	return t
+}
+
+// sigInt: (T) -> T for T an i32/u32 scalar or vector.
+func sigInt(int) func(c *checker, e *Call, xs []*exprInfo) *Type {
+	return func(c *checker, e *Call, xs []*exprInfo) *Type { return c.intShaped(e, 0, xs) }
+}
+
+// sigBits: (T, ... T, offset: u32, count: u32) -> T with nT leading T arguments.
+func sigBits(nT int) func(c *checker, e *Call, xs []*exprInfo) *Type {
+	return func(c *checker, e *Call, xs []*exprInfo) *Type {
+		var t *Type
+		if xs[0].typ.isAbstract() && nT == 2 && !xs[1].typ.isAbstract() {
+			t = c.intShaped(e, 1, xs) // insertBits(5, x, ...) takes x's type
+			if t == nil || !c.convertTo(e.Args[0], t) {
+				return nil
+			}
+		} else if t = c.intShaped(e, 0, xs); t == nil {
+			return nil
+		}
+		for i := 1; i < nT; i++ {
+			if !c.convertTo(e.Args[i], t) {
+				return nil
+			}
+		}
+		for i := nT; i < nT+2; i++ {
+			if !c.convertTo(e.Args[i], c.ts.scalar(KU32)) {
+				return nil
+			}
+		}
+		return t
+	}
+}
+
+// floatShaped reports whether t is a float scalar or vector, after turning
+// abstract-int into abstract-float.
+func (c *checker) floatShaped(e *Call, i int, xs []*exprInfo) *Type {
+	t := xs[i].typ
+	if t.scalarOf().Kind == KAbstractInt {
+		t = c.withScalar(t, c.ts.scalar(KAbstractFloat))
+		if !c.convertTo(e.Args[i], t) {
+			return nil
+		}
+	}
+	if (t.Kind != KVec && !t.isScalar()) || !t.scalarOf().isFloat() {
+		c.errorSpan(e.Args[i], "'%s' needs a float scalar or vector, got '%s'", e.Fn.Name, t)
+		return nil
+	}
+	return t
+}
+
+// sigLdexp: ldexp(T, I) -> T; I is an i32 vector exactly when T is a vector,
+// and concrete exactly when T is.
+func sigLdexp(c *checker, e *Call, xs []*exprInfo) *Type {
+	t := c.floatShaped(e, 0, xs)
+	if t == nil {
+		return nil
+	}
+	it := xs[1].typ
+	if (it.Kind == KVec) != (t.Kind == KVec) || it.Kind == KVec && it.N != t.N || !(it.scalarOf().Kind == KI32 || it.scalarOf().Kind == KAbstractInt) {
+		c.errorSpan(e.Args[1], "'ldexp' needs an i32 exponent of the shape of '%s', got '%s'", t, it)
+		return nil
+	}
+	if t.isAbstract() && !it.isAbstract() { // a concrete exponent makes the significand f32
+		t = c.withScalar(t, c.ts.scalar(KF32))
+		if !c.convertTo(e.Args[0], t) {
+			return nil
+		}
+	}
+	if !t.isAbstract() && !c.convertTo(e.Args[1], c.withScalar(t, c.ts.scalar(KI32))) {
+		return nil
+	}
+	return t
+}
+
+// sigSplit: frexp and modf return a struct of two members of T's shape.
+// For an abstract T the struct is abstract too (members abstract-float and,
+// for frexp's exp, abstract-int) and materializes to the f32 struct.
+func sigSplit(name string) func(c *checker, e *Call, xs []*exprInfo) *Type {
+	return func(c *checker, e *Call, xs []*exprInfo) *Type {
+		t := c.floatShaped(e, 0, xs)
+		if t == nil {
+			return nil
+		}
+		return c.splitResult(name, t)
+	}
+}
+
+// splitResult is the result struct of frexp or modf for argument type t.
+func (c *checker) splitResult(name string, t *Type) *Type {
+	second, sname := t, "whole"
+	if name == "frexp" {
+		second, sname = c.withScalar(t, c.ts.scalar(pick(t.isAbstract(), KAbstractInt, KI32))), "exp"
+	}
+	s := t.scalarOf().String()
+	if t.isAbstract() {
+		s = "abstract"
+	}
+	suffix := s
+	if t.Kind == KVec {
+		suffix = "vec" + string(rune('0'+t.N)) + "_" + s
+	}
+	al, sz := max(t.Align(), second.Align()), roundUp(second.Align(), t.Size())
+	st := &StructType{Name: "__" + name + "_result_" + suffix, Members: []Field{
+		{Name: "fract", Type: t, Offset: 0, Align: t.Align(), Size: t.Size()},
+		{Name: sname, Type: second, Offset: sz, Align: second.Align(), Size: second.Size()},
+	}, Align: al}
+	st.Size = roundUp(al, sz+second.Size())
+	if t.isAbstract() {
+		st.concrete = c.splitResult(name, c.concreteOf(t))
+	}
+	return c.ts.get(Type{Kind: KStruct, Struct: st})
+}
+
+func sigQuantize(c *checker, e *Call, xs []*exprInfo) *Type {
+	t := c.floatShaped(e, 0, xs)
+	if t == nil {
+		return nil
+	}
+	if t.isAbstract() {
+		t = c.withScalar(t, c.ts.scalar(KF32))
+		if !c.convertTo(e.Args[0], t) {
+			return nil
+		}
+	}
+	if t.scalarOf().Kind != KF32 {
+		c.errorSpan(e.Args[0], "'quantizeToF16' needs f32 or vecN<f32>, got '%s'", t)
+		return nil
+	}
+	return t
+}
+
+// sigFixed: one fixed argument type (given by its WGSL spelling) per
+// parameter and a fixed result type.
+func sigFixed(res string, params ...string) func(c *checker, e *Call, xs []*exprInfo) *Type {
+	return func(c *checker, e *Call, xs []*exprInfo) *Type {
+		for i, p := range params {
+			if !c.convertTo(e.Args[i], fixedType(c.ts, p)) {
+				return nil
+			}
+		}
+		return fixedType(c.ts, res)
+	}
+}
+
+func fixedType(ts *types, s string) *Type {
+	kinds := map[string]Kind{"i32": KI32, "u32": KU32, "f32": KF32}
+	if k, ok := kinds[s]; ok {
+		return ts.scalar(k)
+	}
+	// vecN<S>
+	return ts.vec(int(s[3]-'0'), ts.scalar(kinds[strings.TrimSuffix(s[5:], ">")]))
+}
+
+// ---- constant evaluation ----
+
+// perComponent lifts f over 32-bit integer arguments to scalars and vectors;
+// scalar arguments (offsets, counts) are shared by all components.
+func perComponent(f func(s *Type, x []uint32) (uint32, error)) func(*types, []*value, []*Type, *Type) (*value, error) {
+	return func(_ *types, args []*value, argT []*Type, res *Type) (*value, error) {
+		s := res.scalarOf()
+		one := func(k int) (*value, error) {
+			xs := make([]uint32, len(args))
+			for i, a := range args {
+				if a.elems != nil {
+					a = a.elems[k]
+				}
+				xs[i] = uint32(a.i)
+			}
+			r, err := f(s, xs)
+			return valueFromBits(r, s), err
+		}
+		if res.Kind != KVec {
+			return one(0)
+		}
+		out := &value{}
+		for k := range res.N {
+			v, err := one(k)
+			if err != nil {
+				return nil, err
+			}
+			out.elems = append(out.elems, v)
+		}
+		return out, nil
+	}
+}
+
+// perFloat lifts f over one float scalar or vector, rounding to the result type.
+func perFloat(f func(x float64) (float64, error)) func(*types, []*value, []*Type, *Type) (*value, error) {
+	return func(_ *types, args []*value, _ []*Type, res *Type) (*value, error) {
+		one := func(v *value) (*value, error) {
+			r, err := f(v.f)
+			if err != nil {
+				return nil, err
+			}
+			r, ok := roundFloat(r, res.scalarOf().Kind)
+			if !ok {
+				return nil, errorf("'%s' overflows in a const-expression", res.scalarOf())
+			}
+			return &value{f: r}, nil
+		}
+		if args[0].elems == nil {
+			return one(args[0])
+		}
+		out := &value{}
+		for _, el := range args[0].elems {
+			v, err := one(el)
+			if err != nil {
+				return nil, err
+			}
+			out.elems = append(out.elems, v)
+		}
+		return out, nil
+	}
+}
+
+func firstLeadingBit(s *Type, x uint32) uint32 {
+	if s.Kind == KI32 && int32(x) < 0 {
+		x = ^x
+	}
+	if x == 0 {
+		return math.MaxUint32
+	}
+	return uint32(31 - bits.LeadingZeros32(x))
+}
+
+// bitRange is the specification's clamping of extractBits/insertBits ranges.
+func bitRange(offset, count uint32) (o, c uint32) {
+	o = min(offset, 32)
+	return o, min(count, 32-o)
+}
+
+func extractBits(signed bool, e, offset, count uint32) uint32 {
+	o, c := bitRange(offset, count)
+	if c == 0 {
+		return 0
+	}
+	v := e >> o
+	if c < 32 {
+		v &= 1<<c - 1
+		if signed && v>>(c-1)&1 == 1 {
+			v |= ^uint32(0) << c
+		}
+	}
+	return v
+}
+
+func insertBits(e, newbits, offset, count uint32) uint32 {
+	o, c := bitRange(offset, count)
+	if c == 0 {
+		return e
+	}
+	mask := uint32(math.MaxUint32)
+	if c < 32 {
+		mask = (1<<c - 1) << o
+	}
+	return e&^mask | newbits<<o&mask
+}
+
+func evalLdexp(_ *types, args []*value, argT []*Type, res *Type) (*value, error) {
+	s := res.scalarOf()
+	bias := map[Kind]int64{KF16: 15, KF32: 127, KAbstractFloat: 1023}[s.Kind]
+	one := func(x, e *value) (*value, error) {
+		if e.i > bias+1 {
+			return nil, errorf("'ldexp' exponent %d is too large for '%s'", e.i, s)
+		}
+		r, ok := roundFloat(math.Ldexp(x.f, int(e.i)), s.Kind)
+		if !ok {
+			return nil, errorf("'ldexp' overflows '%s' in a const-expression", s)
+		}
+		return &value{f: r}, nil
+	}
+	if res.Kind != KVec {
+		return one(args[0], args[1])
+	}
+	out := &value{}
+	for k := range res.N {
+		v, err := one(args[0].elems[k], args[1].elems[k])
+		if err != nil {
+			return nil, err
+		}
+		out.elems = append(out.elems, v)
+	}
+	return out, nil
+}
+
+// evalSplit evaluates frexp and modf into their result structs.
+func evalSplit(_ *types, args []*value, _ []*Type, res *Type) (*value, error) {
+	frexp := res.Struct.Members[1].Name == "exp"
+	one := func(x float64) (a, b *value) {
+		if frexp {
+			f, e := math.Frexp(x)
+			return &value{f: f}, &value{i: int64(e)}
+		}
+		w, f := math.Modf(x)
+		return &value{f: f}, &value{f: w}
+	}
+	if args[0].elems == nil {
+		a, b := one(args[0].f)
+		return &value{elems: []*value{a, b}}, nil
+	}
+	fa, fb := &value{}, &value{}
+	for _, el := range args[0].elems {
+		a, b := one(el.f)
+		fa.elems, fb.elems = append(fa.elems, a), append(fb.elems, b)
+	}
+	return &value{elems: []*value{fa, fb}}, nil
+}
+
+// ---- emitter helpers ----
+
+// splatConst is the constant k of integer type t (scalar or vector).
+func (e *emitter) splatConst(t *Type, k int64) uint32 {
+	return e.constant(t, e.splatValue(t, &value{i: k}))
+}
+
+// boolLike is bool or vecN<bool> of t's shape.
+func (e *emitter) boolLike(t *Type) *Type {
+	b := e.m.types.scalar(KBool)
+	if t.Kind == KVec {
+		return e.m.types.vec(t.N, b)
+	}
+	return b
+}
+
+// clampBitRange emits bitRange: o = min(offset, 32), c = min(count, 32 - o).
+func (e *emitter) clampBitRange(offset, count uint32) (o, c uint32) {
+	u := e.typeID(e.m.types.scalar(KU32), plain)
+	w := e.constU32(32)
+	o = e.ext(u, spirv.GLSLUMin, offset, w)
+	return o, e.ext(u, spirv.GLSLUMin, count, e.op(spirv.OpISub, u, w, o))
+}

@@ -1,0 +1,77 @@
+package wgsl
+
+import "testing"
+
+// Programs for the builtins of builtinTable; init adds them to the shared
+// valid and invalid corpora, so the Tint oracle judges them too.
+var tableValid = []struct{ name, src string }{
+	{"bits_abstract_args", kernel(`const A = countLeadingZeros(1); const B = firstLeadingBit(-1); const C = extractBits(-8, 1u, 3u);
+		const D = insertBits(0u, 7, 4u, 4u); const E = countTrailingZeros(vec2(8, 0));`,
+		`oi[0] = A + B + C + E.x + E.y; ou[0] = D; const_assert A == 31 && B == -1 && C == -4 && D == 0x70u && E.y == 32;`)},
+	{"bits_runtime_vectors", kernel("", `let v = vec3<u32>(ou[0], ou[1], ou[2]); let w = vec2<i32>(oi[0], oi[1]);
+		let a = firstTrailingBit(v) + countLeadingZeros(v) + extractBits(v, ou[3], 4u) + insertBits(v, vec3(1u), 2u, ou[4]);
+		let b = firstLeadingBit(w) + countTrailingZeros(w) + extractBits(w, 1u, 2u) + insertBits(w, w, 0u, 32u);
+		ou[5] = a.z; oi[2] = b.y; ou[6] = insertBits(ou[7], 3, 1u, 2u);`)},
+	{"float_split", kernel(`const F = frexp(1.5); const M = modf(-2.5); const L = ldexp(1.0, 4); const Q = quantizeToF16(1.0);`,
+		`let x = fo[0]; let f = frexp(x); let m = modf(vec2(x, 1.0)); var r = modf(x);
+		fo[1] = f.fract + f32(f.exp) + m.fract.x + m.whole.y + r.whole + ldexp(x, oi[0]) + ldexp(vec2(x), vec2(2)).y;
+		fo[2] = F.fract + f32(F.exp) + M.whole + L + Q + quantizeToF16(x) + quantizeToF16(vec2(x)).y;
+		const_assert F.exp == 1 && M.fract == -0.5 && L == 16.0;`)},
+	{"float_split_abstract", kernel(`const F = frexp(1.5); const M = modf(vec2(2, -3.25));`,
+		`fo[0] = F.exp; ou[0] = F.exp; oi[0] = F.exp; let r = frexp(6.0); var m = M; fo[1] = r.fract + f32(r.exp) + m.fract.y + M.whole.x;
+		let big: f32 = frexp(1e300).fract; fo[2] = big; const_assert F.exp == 1 && F.fract == 0.75 && M.whole.y == -3 && M.fract.y == -0.25;`)},
+	{"packing", kernel(`const P = pack4x8unorm(vec4(1.0, 0.0, 0.5, 0.25)); const U = unpack4xI8(0xff80u);`,
+		`let v = vec4(fo[0], fo[1], fo[2], fo[3]);
+		ou[0] = pack4x8snorm(v) ^ pack4x8unorm(v) ^ pack2x16snorm(v.xy) ^ pack2x16unorm(v.zw) ^ pack2x16float(v.xy) ^ P;
+		fo[4] = unpack4x8snorm(ou[1]).x + unpack4x8unorm(ou[1]).y + unpack2x16snorm(ou[2]).x + unpack2x16unorm(ou[2]).y + unpack2x16float(ou[3]).x;
+		let iv = vec4(oi[0], oi[1], 2, 3);
+		ou[1] = pack4xI8(iv) ^ pack4xI8Clamp(iv) ^ pack4xU8(vec4u(ou[4])) ^ pack4xU8Clamp(vec4(ou[5], 1u, 2u, 3u));
+		oi[2] = unpack4xI8(ou[6]).w + dot4I8Packed(ou[6], ou[7]) + U.x; ou[2] = unpack4xU8(ou[6]).z + dot4U8Packed(ou[6], 0x01010101u);
+		const_assert P == 0x408000ffu && U.y == -1 && dot4I8Packed(0xffu, 0xffu) == 1 && dot4U8Packed(0xffu, 0xffu) == 65025u;`)},
+	{"templated_calls", kernel(`const A = array<u32, 3>(1u, 2u, 3u); alias V = vec2<f32>;`,
+		`let a = array<f32, 2>(fo[0], 1.0); let v = vec3<i32>(1, oi[0], 3); let w = V(a[0], a[1]);
+		let b = bitcast<vec2<u32>>(w); let m = mat2x2<f32>(w, w); let z = vec4<u32>();
+		ou[0] = A[1] + b.y + u32(v.y) + z.x + bitcast<u32>(m[1].x) + array<u32, 2>()[0];`)},
+}
+
+var tableInvalid = []struct{ name, src, want string }{
+	{"clz_float", body("let a = countLeadingZeros(1.5);"), "2:27: 'countLeadingZeros' needs an i32 or u32"},
+	{"extract_signed_offset", body("let a = extractBits(1u, -1i, 2u);"), "2:25: cannot use a value of type 'i32' as 'u32'"},
+	{"insert_mixed", body("let a = insertBits(1u, 2i, 0u, 1u);"), "2:24: cannot use a value of type 'i32' as 'u32'"},
+	{"ldexp_shape", body("let a = ldexp(vec2(1.0), 2);"), "2:26: 'ldexp' needs an i32 exponent"},
+	{"ldexp_const_overflow", body("const a = ldexp(1.0f, 200);"), "2:11: 'ldexp' exponent 200 is too large"},
+	{"quantize_overflow", body("const a = quantizeToF16(1e6);"), "2:11: outside the finite range of f16"},
+	{"quantize_int", body("let a = quantizeToF16(vec2(1i));"), "2:23: 'quantizeToF16' needs a float scalar or vector, got 'vec2<i32>'"},
+	{"pack_shape", body("let a = pack4x8snorm(vec2(1.0));"), "2:22: cannot use a value of type 'vec2<abstract-float>' as 'vec4<f32>'"},
+	{"pack_float_overflow", body("const a = pack2x16float(vec2(1e6, 0.0));"), "2:11: outside the finite range of f16"},
+	{"dot4_args", body("let a = dot4I8Packed(1u);"), "2:9: 'dot4I8Packed' takes 2 arguments, got 1"},
+	{"frexp_int_vec", body("let a = frexp(vec2(1u));"), "2:15: 'frexp' needs a float scalar or vector"},
+	{"unpack_result_unused", body("unpack4xU8(1u);"), "2:1: the result of 'unpack4xU8' must be used"},
+}
+
+func init() {
+	validPrograms = append(validPrograms, tableValid...)
+	invalidPrograms = append(invalidPrograms, tableInvalid...)
+}
+
+// The table's constant evaluation agrees with its own Go helpers on values
+// the specification spells out.
+func TestTableConstEval(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		got  uint32
+		want uint32
+	}{
+		{"extractBits signed 1 bit", extractBits(true, 1, 0, 1), 0xffffffff},
+		{"extractBits count past 32", extractBits(false, 0xf0000000, 28, 100), 0xf},
+		{"extractBits offset past 32", extractBits(true, 0xffffffff, 40, 4), 0},
+		{"insertBits whole word", insertBits(1, 0xabcd, 0, 32), 0xabcd},
+		{"insertBits clamped count", insertBits(0, 0xffffffff, 30, 8), 0xc0000000},
+		{"firstLeadingBit i32 -2", firstLeadingBit(&Type{Kind: KI32}, 0xfffffffe), 0},
+		{"firstLeadingBit u32 top", firstLeadingBit(&Type{Kind: KU32}, 0x80000000), 31},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %#x, want %#x", c.name, c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package wgsl
+
+// Programs for diagnostic filters and requires directives; init adds them
+// to the shared corpora, so the Tint oracle judges them too.
+var diagValid = []struct{ name, src string }{
+	{"diagnostic_directive_off", "diagnostic(off, subgroup_uniformity);\nenable subgroups;\n" +
+		ent("@group(0) @binding(0) var<storage, read_write> o: array<f32>;", "if li == 0u { o[0] = subgroupAdd(1.0); }")},
+	{"diagnostic_fn_attr", "enable subgroups;\n@group(0) @binding(0) var<storage, read_write> o: array<f32>;\n" +
+		"@diagnostic(off, subgroup_uniformity) fn f(k: u32) { if k == 0u { o[0] = subgroupAdd(1.0); } }\n" + ent("", "f(li);")},
+	{"diagnostic_stmt_attr", "enable subgroups;\n" + ent("@group(0) @binding(0) var<storage, read_write> o: array<f32>;",
+		"@diagnostic(off, subgroup_uniformity) if li == 0u { o[0] = subgroupAdd(1.0); }\n"+
+			"@diagnostic(warning, subgroup_uniformity) { for (var i = li; i < 4u; i++) { o[1] = subgroupMax(2.0); } }\n"+
+			"@diagnostic(info, subgroup_uniformity) while li > 7u { o[2] = subgroupMin(2.0); break; }")},
+	{"diagnostic_other_rules", "diagnostic(warning, derivative_uniformity);\ndiagnostic(info, chromium.unreachable_code);\ndiagnostic(off, subgroup_uniformity,);\n" + ep},
+	{"requires_features", "requires packed_4x8_integer_dot_product, pointer_composite_access;\nstruct S { a: f32, b: array<f32, 2> }\n" +
+		"fn g(p: ptr<function, S>) -> f32 { return p.a + p.b[1]; }\n" +
+		kernel("", "var s = S(fo[0], array(1.0, 2.0)); fo[1] = g(&s); ou[0] = dot4U8Packed(ou[1], ou[2]);")},
+}
+
+var diagInvalid = []struct{ name, src, want string }{
+	{"diagnostic_barrier_not_filtered", "diagnostic(off, subgroup_uniformity);\n" + ent("", "if li == 0u { workgroupBarrier(); }"),
+		"5:15: 'workgroupBarrier' must only be called from uniform control flow"},
+	{"diagnostic_stmt_error_again", "diagnostic(off, subgroup_uniformity);\nenable subgroups;\n" +
+		ent("@group(0) @binding(0) var<storage, read_write> o: array<f32>;", "@diagnostic(error, subgroup_uniformity) if li == 0u { o[0] = subgroupAdd(1.0); }"),
+		"6:62: 'subgroupAdd' must only be called from uniform control flow"},
+	{"diagnostic_bad_severity", "diagnostic(loud, subgroup_uniformity);" + ep, "1:1: unknown diagnostic severity 'loud'"},
+	{"diagnostic_conflict", "diagnostic(off, subgroup_uniformity);\ndiagnostic(error, subgroup_uniformity);" + ep,
+		"2:19: conflicting diagnostic directive for 'subgroup_uniformity'"},
+	{"requires_unknown", "requires no_such_feature;" + ep, "1:10: language feature 'no_such_feature' is not supported"},
+	{"stmt_attr_not_diagnostic", body("@align(4) if true {}"), "2:1: attribute '@align' is not valid on a statement"},
+	{"stmt_attr_on_let", body("@diagnostic(off, subgroup_uniformity) let a = 1;"), "2:39: attributes may only precede"},
+}
+
+func init() {
+	validPrograms = append(validPrograms, diagValid...)
+	invalidPrograms = append(invalidPrograms, diagInvalid...)
+}
+
+// Filters on compound statements, loop and switch bodies and function bodies,
+// and @location on members of structs that are not compute inputs.
+var diagValid2 = []struct{ name, src string }{
+	{"diagnostic_body_attrs", "enable subgroups;\n" + ent(`@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+fn f(k: u32) @diagnostic(off, subgroup_uniformity) { if k == 0u { o[3] = subgroupAdd(1.0); } }
+struct V { @location(0) c: vec4<f32>, @builtin(position) p: vec4<f32> }`,
+		"if li == 0u @diagnostic(off, subgroup_uniformity) { o[0] = subgroupAdd(1.0); }\n"+
+			"loop @diagnostic(off, subgroup_uniformity) { if li > 2u { o[1] = subgroupMax(1.0); } break; }\n"+
+			"switch li @diagnostic(off, subgroup_uniformity) { case 1u: { o[2] = subgroupMin(1.0); } default: {} }\nf(li);")},
+}
+
+var diagInvalid2 = []struct{ name, src, want string }{
+	{"diagnostic_if_body_only", "enable subgroups;\n" + ent("@group(0) @binding(0) var<storage, read_write> o: array<f32>;",
+		"if li == 0u @diagnostic(off, subgroup_uniformity) { o[0] = subgroupAdd(1.0); } else { o[1] = subgroupAdd(2.0); }"),
+		"5:94: 'subgroupAdd' must only be called from uniform control flow"},
+	{"location_member_as_input", "struct V { @location(0) c: vec4<f32> }\n@compute @workgroup_size(1) fn main(v: V) {}", "2:37: entry point parameter 'v' needs a @builtin"},
+}
+
+func init() {
+	validPrograms = append(validPrograms, diagValid2...)
+	invalidPrograms = append(invalidPrograms, diagInvalid2...)
+}
