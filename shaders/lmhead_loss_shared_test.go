@@ -1,0 +1,168 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+)
+
+// lossSharedGroups is lmhead_loss_shared.wgsl's dispatch: one workgroup per bm
+// positions and vt ids of a range of n ids.
+func lossSharedGroups(P, n, bm, vt int) [3]uint32 {
+	return [3]uint32{uint32(ceilDiv(P, bm)), uint32(ceilDiv(n, vt)), 1}
+}
+
+// lossCase is one set of inputs for TestLossShared.
+type lossCase struct {
+	P, C, V int
+	split   int // first id of wte's second range (a multiple of every VT tried); 0: bound whole
+}
+
+// lossOut runs an LM-head kernel over wte's ranges and then nll_sums.wgsl,
+// returning nll and the sums. part and tgt start as NaN, so that a partial or
+// target logit never written shows as a NaN nll, and are followed by guard
+// values that must stay as they were.
+func lossOut(t *testing.T, d *testDev, lp, sp *Pipeline, lc lossCase, vt int, h []float32, wb, tb []byte,
+	groups func(n int) [3]uint32) (nll, sums []float32) {
+	t.Helper()
+	ranges := [][2]int{{0, lc.V}}
+	if lc.split > 0 {
+		ranges = [][2]int{{0, lc.split}, {lc.split, lc.V - lc.split}}
+	}
+	last := ranges[len(ranges)-1]
+	tiles := last[0]/vt + ceilDiv(last[1], vt)
+	nan := func(n int) []byte {
+		b := make([]byte, 4*n)
+		for i := range n {
+			binary.LittleEndian.PutUint32(b[4*i:], 0x7fc00000)
+		}
+		return b
+	}
+	partInit := append(nan(2*tiles*lc.P), f32Bytes(make([]float32, guard))...)
+	tgtInit := append(nan(lc.P), f32Bytes(make([]float32, guard))...)
+	for i := range guard {
+		binary.LittleEndian.PutUint32(partInit[8*tiles*lc.P+4*i:], math.Float32bits(guardOut))
+		binary.LittleEndian.PutUint32(tgtInit[4*lc.P+4*i:], math.Float32bits(guardOut))
+	}
+	wsize := uint64(len(wb) / lc.V) // bytes per wte row
+	hBuf, wBuf, tBuf := d.buffer(t, "h", f32Bytes(h)), d.buffer(t, "wte", wb), d.buffer(t, "targets", tb)
+	part, tgt := d.buffer(t, "part", partInit), d.buffer(t, "tgt", tgtInit)
+	nllBuf, out := d.buffer(t, "nll", make([]byte, 4*lc.P)), d.buffer(t, "out", make([]byte, 8))
+	for _, rg := range ranges {
+		d.run(t, lp, map[string]Buf{
+			"h": {Buffer: hBuf, Size: uint64(4 * lc.P * lc.C)}, "wte": {Buffer: wBuf, Offset: uint64(rg[0]) * wsize, Size: uint64(rg[1]) * wsize},
+			"targets": {Buffer: tBuf}, "part": {Buffer: part, Size: uint64(8 * tiles * lc.P)}, "tgt": {Buffer: tgt, Size: uint64(4 * lc.P)},
+		}, Params{"P": float64(lc.P), "C": float64(lc.C), "V": float64(rg[1]), "v0": float64(rg[0])}, groups(rg[1]))
+	}
+	d.run(t, sp, map[string]Buf{"part": {Buffer: part, Size: uint64(8 * tiles * lc.P)}, "tgt": {Buffer: tgt, Size: uint64(4 * lc.P)},
+		"nll": {Buffer: nllBuf}, "out": {Buffer: out}}, Params{"P": float64(lc.P), "tiles": float64(tiles)}, [3]uint32{1, 1, 1})
+	for _, g := range []struct {
+		what string
+		got  []float32
+		n    int
+	}{{"part", d.readF32(t, part, 2*tiles*lc.P+guard), 2 * tiles * lc.P}, {"tgt", d.readF32(t, tgt, lc.P+guard), lc.P}} {
+		for i, v := range g.got[g.n:] {
+			if v != guardOut {
+				t.Errorf("%s: guard %d after the end = %v: written out of bounds", g.what, i, v)
+			}
+		}
+	}
+	return d.readF32(t, nllBuf, lc.P), d.readF32(t, out, 2)
+}
+
+// TestLossShared runs lmhead_loss_shared.wgsl then nll_sums.wgsl and compares
+// nll with refops.NLL, the sums with refops.Sums, and nll with lmhead_loss.wgsl's
+// (through the same nll_sums.wgsl) on the same inputs, for both weight types,
+// the default tiles (BM 64, VT 64, BK 16) and BM 16, VT 32, BK 8, on sizes
+// where P, C and V are multiples of none of the tiles (P 37, C 24, V 1000 and
+// P 70, C 40, V 333), with wte bound whole and in two ranges (second v0 512 or
+// 128, multiples of VT). Targets include 0, V-1 and the first and last id of
+// tiles and of the second range. Tolerance 1e-5 relative to max(1, |want|) for
+// nll (f32 dots of at most 40 terms, exp and log of sums over up to 1000
+// tokens), 1e-5 relative for the sums, and 1e-5 relative to max(1, |nll|)
+// between the two kernels (both add a dot in c order; they differ in where
+// they rescale the sums). A second run must give bit-identical sums.
+func TestLossShared(t *testing.T) {
+	d := newTestDev(t)
+	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 0}, {70, 40, 333, 128}}
+	tilings := []struct{ bm, vt, bk int }{{64, 64, 16}, {16, 32, 8}}
+	sk, err := NewKernel(d.dev, "nll_sums.wgsl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := sk.Pipeline(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ci, lc := range cases {
+		h := randF32(uint64(21+ci), lc.P*lc.C, 0, 1)
+		r := rand.New(rand.NewPCG(uint64(31+ci), 0x5eed))
+		targets := make([]int32, lc.P)
+		for i := range targets {
+			targets[i] = int32(r.IntN(lc.V))
+		}
+		edges := []int32{0, int32(lc.V - 1)}
+		for _, e := range []int32{31, 32, 63, 64, 127, 128, 255, 256, 511, 512, 959, 960} {
+			if int(e) < lc.V {
+				edges = append(edges, e)
+			}
+		}
+		copy(targets, edges)
+		targets[lc.P-1] = int32(lc.V - 1)
+		tb := make([]byte, 4*lc.P)
+		for i, v := range targets {
+			binary.LittleEndian.PutUint32(tb[4*i:], uint32(v))
+		}
+		for _, f16 := range d.weightTypes() {
+			wte := randF32(uint64(41+ci), lc.V*lc.C, 0, 0.5)
+			wb := weightBytes(wte, f16)
+			want := refops.NLL(f64(h), f64(wte), targets, lc.P, lc.C, lc.V)
+			wantSum, wantSq := refops.Sums(want)
+			sharedK, err := NewKernel(d.dev, "lmhead_loss_shared.wgsl", f16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plainK, err := NewKernel(d.dev, "lmhead_loss.wgsl", f16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tl := range tilings {
+				t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/f16=%v/BM=%d,VT=%d,BK=%d", lc.P, lc.C, lc.V, lc.split, f16, tl.bm, tl.vt, tl.bk), func(t *testing.T) {
+					lp, err := sharedK.Pipeline(map[string]float64{"BM": float64(tl.bm), "VT": float64(tl.vt), "BK": float64(tl.bk)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.bm, tl.vt) }
+					var sums [2][]float32
+					var nll []float32
+					for run := range sums {
+						nll, sums[run] = lossOut(t, d, lp, sp, lc, tl.vt, h, wb, tb, groups)
+						if run == 0 {
+							checkClose(t, "nll", nll, want, 1e-5)
+						}
+					}
+					for i, w := range []float64{wantSum, wantSq} {
+						if g := float64(sums[0][i]); !(math.Abs(g-w) <= 1e-5*math.Abs(w)) {
+							t.Errorf("sums[%d] = %v, want %v (rel diff %.3g)", i, g, w, math.Abs(g-w)/math.Abs(w))
+						}
+						if math.Float32bits(sums[0][i]) != math.Float32bits(sums[1][i]) {
+							t.Errorf("sums[%d]: second run %v, first %v: not bit-identical", i, sums[1][i], sums[0][i])
+						}
+					}
+					pp, err := plainK.Pipeline(map[string]float64{"VT": float64(tl.vt)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					plain, _ := lossOut(t, d, pp, sp, lc, tl.vt, h, wb, tb, func(n int) [3]uint32 {
+						return [3]uint32{uint32(ceilDiv(ceilDiv(lc.P, 4), int(pp.WorkgroupSize[0]))), uint32(ceilDiv(n, tl.vt)), 1}
+					})
+					checkClose(t, "nll vs lmhead_loss.wgsl", nll, f64(plain), 1e-5)
+				})
+			}
+		}
+	}
+}
