@@ -19,10 +19,11 @@
 // Software rasterizers (lavapipe, SwiftShader: Vulkan device type "cpu", see
 // Software) run one invocation per SIMD lane of a CPU thread and pay dearly
 // for barriers, so they get the register-tiled matmul.wgsl without workgroup
-// memory; hardware GPUs get matmul_shared.wgsl, which stages tiles of both
-// operands in workgroup memory. Both have one interface (bindings, push
-// constants, epilogues), so NewGPT2 picks one from the adapter's type and the
-// rest of the forward pass is the same. Mesa's lavapipe also ends an
+// memory, and lmhead_loss.wgsl; hardware GPUs get matmul_shared.wgsl and
+// lmhead_loss_shared.wgsl, which stage tiles of both operands in workgroup
+// memory. Each pair has one interface (bindings, push constants, epilogues),
+// so NewGPT2 picks from the adapter's type and the rest of the forward pass is
+// the same. Mesa's lavapipe also ends an
 // invocation's loops after 65535 iterations in all and carries on with wrong
 // values; on software adapters NewGPT2 sizes lmhead_loss.wgsl's vocabulary
 // tile (VT) so its loops fit, caps a batch's targets for nll_sums.wgsl, and

@@ -568,10 +568,18 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	P := b.P
 	tiles := ceilDiv(V, g.vt)
+	lm, lmGroups := g.lmHead, func(P, V int) [3]uint32 {
+		return [3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(V, g.vt)), 1}
+	}
+	if g.sharedMatmul {
+		lm, lmGroups = g.lmHeadShared, func(P, V int) [3]uint32 {
+			return [3]uint32{uint32(ceilDiv(P, sharedLMHeadRows)), uint32(ceilDiv(V, g.vt)), 1}
+		}
+	}
 	for _, vr := range ranges {
-		r.op(g.lmHead, map[string]float64{"VT": float64(g.vt)}, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
+		r.op(lm, map[string]float64{"VT": float64(g.vt)}, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
 			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
-			[3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(vr[1]-vr[0], g.vt)), 1},
+			lmGroups(P, vr[1]-vr[0]),
 			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
 	}
 	r.op(g.nllSums, nil, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "out": whole(a.sums)},

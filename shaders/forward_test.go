@@ -64,12 +64,13 @@ func TestGPT2ChunkedPrefill(t *testing.T) {
 	g.SetChunk(0)
 }
 
-// TestGPT2SharedMatmul runs the whole model with matmul_shared.wgsl, the
-// workgroup-memory matmul hardware GPUs get, against the CPU path (1e-5).
+// TestGPT2SharedMatmul runs the whole model with matmul_shared.wgsl and
+// lmhead_loss_shared.wgsl, the workgroup-memory kernels hardware GPUs get,
+// against the CPU path (1e-5).
 func TestGPT2SharedMatmul(t *testing.T) {
 	d := newTestDev(t)
 	g, seqs, want := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(22, 4, c.NPositions, c.VocabSize) })
-	g.sharedMatmul = true
+	g.sharedMatmul, g.vt = true, sharedVocabTile // the kernels of hardware GPUs
 	got, err := g.Loss(context.Background(), seqs)
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ type GPT2 struct {
 	weightBytesTotal int64
 
 	bindLimit    int   // tests: a smaller binding limit, to exercise wte in ranges
-	sharedMatmul bool  // matmul_shared.wgsl rather than matmul.wgsl: on hardware GPUs (tests set it)
+	sharedMatmul bool  // matmul_shared.wgsl and lmhead_loss_shared.wgsl rather than the register-tiled kernels: on hardware GPUs (tests set it with vt)
 	arenaLimit   int64 // tests: arenas larger than this fail as out of device memory
 	vt           int   // lmhead_loss.wgsl's VT for this adapter and model
 	loopLimit    int   // the adapter's shader loop limit (iterations per invocation), 0 for none
@@ -41,7 +41,7 @@ type GPT2 struct {
 	closed    bool
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllSums *Kernel
-	matmulShared                                                  *Kernel
+	matmulShared, lmHeadShared                                    *Kernel
 }
 
 // fitLoopLimit chooses tunables for an adapter whose shader loops are limited:
@@ -146,6 +146,9 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 		return nil, errors.New("gpu model: an LM head not tied to wte is not supported")
 	}
 	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: !Software(dev.AdapterInfo()), vt: maxVocabTile}
+	if g.sharedMatmul {
+		g.vt = sharedVocabTile
+	}
 	if err := g.fitLoopLimit(); err != nil {
 		return nil, err
 	}
@@ -184,7 +187,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	}{
 		{&g.embed, "embed.wgsl"}, {&g.layernorm, "layernorm.wgsl"}, {&g.matmul, "matmul.wgsl"},
 		{&g.kvWrite, "kv_write.wgsl"}, {&g.attention, "attention.wgsl"},
-		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"},
+		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"},
 	} {
 		if *k.dst, err = NewKernel(dev, k.name, f16); err != nil {
 			g.Close()
@@ -245,6 +248,8 @@ const (
 	nllSumsWG                = 256    // nll_sums.wgsl: WG, invocations of its one workgroup
 	lmHeadRows               = 4      // lmhead_loss.wgsl: positions per invocation
 	sharedTileM, sharedTileN = 64, 64 // matmul_shared.wgsl: BM, BN defaults, outputs per workgroup
+	sharedVocabTile          = 64     // lmhead_loss_shared.wgsl: VT's default
+	sharedLMHeadRows         = 64     // lmhead_loss_shared.wgsl: BM's default, positions per workgroup
 )
 
 // wteRanges cuts the vocabulary into ranges [v0, v1) of ids whose rows of wte
