@@ -45,6 +45,8 @@ type emitter struct {
 	fnIDs    map[*function]uint32
 	specIDs  map[*symbol]uint32
 	wgSizeID uint32
+	variants map[string]*fnVariant // functions with pointer parameters, by argument shape
+	pending  []*fnVariant
 	// constIndex maps u32 constants made by constU32 back to their value.
 	constIndex map[uint32]uint32
 
@@ -65,7 +67,7 @@ func Emit(m *Checked) (words []uint32, err error) {
 		return nil, &InternalError{Msg: "Emit needs the result of Check"}
 	}
 	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{},
-		globals: map[*symbol]*globalVar{}, inputs: map[string]uint32{}, fnIDs: map[*function]uint32{}, specIDs: map[*symbol]uint32{}, constIndex: map[uint32]uint32{}}
+		globals: map[*symbol]*globalVar{}, inputs: map[string]uint32{}, fnIDs: map[*function]uint32{}, specIDs: map[*symbol]uint32{}, variants: map[string]*fnVariant{}, constIndex: map[uint32]uint32{}}
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bug)
@@ -101,12 +103,17 @@ func (e *emitter) module() {
 		e.global(s)
 	}
 	for _, f := range e.m.Funcs {
-		e.fnIDs[f] = e.id()
-		e.name(e.fnIDs[f], f.decl.Name)
+		if !hasPtrParams(f) {
+			e.fnIDs[f] = e.id()
+			e.name(e.fnIDs[f], f.decl.Name)
+		}
 	}
 	for _, f := range e.m.Funcs {
-		e.function(f)
+		if !hasPtrParams(f) {
+			e.function(f, e.fnIDs[f], nil)
+		}
 	}
+	e.emitVariants()
 }
 
 func (e *emitter) assemble() []uint32 {

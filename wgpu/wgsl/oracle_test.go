@@ -22,8 +22,6 @@ var stricterThanWGSL = map[string]string{
 	"huge_buffer_copy":          "whole copies of large buffer aggregates are refused",
 	"runtime_array_via_pointer": "bounds clamping needs the buffer variable",
 	"two_entries_override_size": "one WorkgroupSize builtin per SPIR-V module",
-	"pointer_arg_not_root":      "pointer arguments must be whole variables (SPIR-V 1.3 logical addressing)",
-	"pointer_param_storage":     "pointer parameters into storage are not implemented",
 	"uniform_stride":            "Vulkan 1.1 uniform buffers keep the std140-like WGSL rules",
 	"no_entry_point":            "a SPIR-V module needs an entry point",
 }
