@@ -511,6 +511,9 @@ func (e *emitter) clampIndex(idx uint32, it, t *Type, r *refv) uint32 {
 	if it.Kind == KI32 {
 		idx = e.op(spirv.OpBitcast, uty, idx)
 	}
+	if e.opt.NoIndexClamp {
+		return idx // the host guarantees bounds (Options.NoIndexClamp)
+	}
 	var last uint32
 	switch {
 	case t.Kind == KVec || t.Kind == KMat:
