@@ -39,7 +39,14 @@ func TestTintOracle(t *testing.T) {
 	mods := os.Getenv("WGSL_TINT")
 	node, err := exec.LookPath("node")
 	if mods == "" || err != nil {
-		t.Skip("set WGSL_TINT=<dir>/node_modules (npm install webgpu@0.6.2) and install node to run the Tint oracle")
+		const why = "set WGSL_TINT=<dir>/node_modules (npm install --prefix <dir> webgpu@0.6.2) and install node to run the Tint oracle"
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI: " + why + " (.ci/run does)")
+		}
+		t.Skip(why)
+	}
+	if _, err := os.Stat(filepath.Join(mods, "webgpu", "index.js")); err != nil {
+		t.Fatalf("WGSL_TINT=%s holds no webgpu package: %v", mods, err)
 	}
 	type item struct {
 		Name  string `json:"name"`
