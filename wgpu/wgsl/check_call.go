@@ -74,10 +74,6 @@ func (c *checker) userCall(e *Call, f *function, stmt bool) *exprInfo {
 		if !c.convertTo(e.Args[i], p.typ) {
 			return nil
 		}
-		if p.typ.Kind == KPtr && !c.rootPointer(e.Args[i]) {
-			c.errorSpan(e.Args[i], "a pointer argument must be &variable or a pointer parameter")
-			return nil
-		}
 	}
 	c.fn.calls = append(c.fn.calls, f)
 	if f.result == nil && !stmt {
@@ -399,24 +395,6 @@ func (c *checker) bitcast(e *Call, stmt bool) *exprInfo {
 		}
 	}
 	return out
-}
-
-// rootPointer reports &v for a whole variable v, or a pointer parameter.
-func (c *checker) rootPointer(x Expr) bool {
-	x = unparen(x)
-	if u, ok := x.(*Unary); ok && u.Op == "&" {
-		id, ok := unparen(u.X).(*Ident)
-		if !ok {
-			return false
-		}
-		info := c.out.info[id]
-		return info != nil && info.sym != nil && (info.sym.kind == symLocalVar || info.sym.kind == symGlobalVar)
-	}
-	if id, ok := x.(*Ident); ok {
-		info := c.out.info[id]
-		return info != nil && info.sym != nil && info.sym.kind == symParam
-	}
-	return false
 }
 
 // maxConstScalars bounds the constants the checker materializes element by

@@ -565,8 +565,9 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 			c.errorf(p.Pos, "@builtin is only valid on entry point parameters")
 		}
 		if t.Kind == KPtr {
-			if t.Space != SpaceFunction && t.Space != SpacePrivate {
-				c.errorf(p.Type.Pos, "pointer parameters must point into the function or private address space")
+			// unrestricted_pointer_parameters: storage, uniform and workgroup too.
+			if t.Space == SpacePushConstant {
+				c.errorf(p.Type.Pos, "pointer parameters must point into the function, private, workgroup, storage or uniform address space")
 			}
 		} else if !t.constructible() {
 			c.errorf(p.Type.Pos, "parameter type '%s' is not constructible", t)

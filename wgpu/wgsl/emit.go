@@ -28,6 +28,7 @@ func bugf(format string, args ...any) { panic(bug{fmt.Sprintf(format, args...)})
 
 type emitter struct {
 	m    *Checked
+	opt  Options
 	next uint32
 
 	caps     map[uint32]bool
@@ -45,6 +46,8 @@ type emitter struct {
 	fnIDs    map[*function]uint32
 	specIDs  map[*symbol]uint32
 	wgSizeID uint32
+	variants map[string]*fnVariant // functions with pointer parameters, by argument shape
+	pending  []*fnVariant
 	// constIndex maps u32 constants made by constU32 back to their value.
 	constIndex map[uint32]uint32
 
@@ -60,12 +63,14 @@ type globalVar struct {
 
 // Emit translates a checked module to SPIR-V 1.3 for Vulkan. Its errors are
 // compiler bugs (*InternalError), never the user's.
-func Emit(m *Checked) (words []uint32, err error) {
+func Emit(m *Checked) (words []uint32, err error) { return emit(m, Options{}) }
+
+func emit(m *Checked, opt Options) (words []uint32, err error) {
 	if m == nil {
 		return nil, &InternalError{Msg: "Emit needs the result of Check"}
 	}
 	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{},
-		globals: map[*symbol]*globalVar{}, inputs: map[string]uint32{}, fnIDs: map[*function]uint32{}, specIDs: map[*symbol]uint32{}, constIndex: map[uint32]uint32{}}
+		globals: map[*symbol]*globalVar{}, inputs: map[string]uint32{}, fnIDs: map[*function]uint32{}, specIDs: map[*symbol]uint32{}, opt: opt, variants: map[string]*fnVariant{}, constIndex: map[uint32]uint32{}}
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bug)
@@ -101,12 +106,17 @@ func (e *emitter) module() {
 		e.global(s)
 	}
 	for _, f := range e.m.Funcs {
-		e.fnIDs[f] = e.id()
-		e.name(e.fnIDs[f], f.decl.Name)
+		if !hasPtrParams(f) {
+			e.fnIDs[f] = e.id()
+			e.name(e.fnIDs[f], f.decl.Name)
+		}
 	}
 	for _, f := range e.m.Funcs {
-		e.function(f)
+		if !hasPtrParams(f) {
+			e.function(f, e.fnIDs[f], nil)
+		}
 	}
+	e.emitVariants()
 }
 
 func (e *emitter) assemble() []uint32 {

@@ -14,6 +14,7 @@ type refv struct {
 	sc    uint32
 	space AddrSpace
 	block uint32 // with no indices: the Block struct type the base points to
+	ty    uint32 // pointer type of base, for a root in function memory
 }
 
 func (e *emitter) info(x Expr) *exprInfo {
@@ -39,7 +40,8 @@ func (e *emitter) ref(x Expr) refv {
 			return r
 		}
 		if id, ok := e.f.values[s]; ok && s.kind == symLocalVar {
-			return refv{base: id, sc: spirv.StorageClassFunction, space: SpaceFunction}
+			return refv{base: id, sc: spirv.StorageClassFunction, space: SpaceFunction,
+				ty: e.ptrType(spirv.StorageClassFunction, e.typeID(s.typ, plain))}
 		}
 	case *Unary:
 		if x.Op == "*" {
@@ -52,9 +54,11 @@ func (e *emitter) ref(x Expr) refv {
 		} else {
 			r = e.ref(x.X)
 		}
-		idx := e.expr(x.Index)
-		if e.info(x.Index).val == nil {
-			idx = e.clampIndex(idx, e.info(x.Index).typ, e.containerType(x.X, info.autoDeref), &r)
+		var idx uint32
+		if v := e.info(x.Index).val; v != nil {
+			idx = e.constU32(uint32(v.i)) // constant indices stay constants of one type
+		} else {
+			idx = e.clampIndex(e.expr(x.Index), e.info(x.Index).typ, e.containerType(x.X, info.autoDeref), &r)
 		}
 		r.idx = append(append([]uint32(nil), r.idx...), idx)
 		r.block = 0
@@ -83,7 +87,27 @@ func (e *emitter) derefPtr(x Expr) refv {
 	if pt.Kind != KPtr {
 		bugf("dereference of non-pointer %s", pt)
 	}
-	return refv{base: e.expr(x), sc: scFor(pt.Space), space: pt.Space}
+	return e.ptrRef(x)
+}
+
+// ptrRef is the memory location a pointer expression designates, from its
+// root variable: &X, or a pointer parameter or let, each of which carries
+// the root and access chain it was made from.
+func (e *emitter) ptrRef(x Expr) refv {
+	switch x := x.(type) {
+	case *Paren:
+		return e.ptrRef(x.X)
+	case *Unary:
+		if x.Op == "&" {
+			return e.ref(x.X)
+		}
+	case *Ident:
+		if r, ok := e.f.ptrRefs[e.info(x).sym]; ok {
+			return r
+		}
+	}
+	bugf("pointer expression at offset %d has no root", x.exprPos())
+	return refv{}
 }
 
 // ptr materializes a reference as a pointer to a value of type t.
@@ -162,6 +186,9 @@ func (e *emitter) expr(x Expr) uint32 {
 			}
 			if id, ok := e.f.values[s]; ok {
 				return id
+			}
+			if r, ok := e.f.ptrRefs[s]; ok {
+				return e.ptr(r, s.typ.Elem)
 			}
 		}
 	case *Unary:
@@ -412,15 +439,7 @@ func (e *emitter) callExpr(c *Call) uint32 {
 	}
 	switch info.call {
 	case callFn:
-		var args []uint32
-		for _, a := range c.Args {
-			args = append(args, e.expr(a))
-		}
-		ret := e.voidType()
-		if info.fn.result != nil {
-			ret = e.typeID(info.fn.result, plain)
-		}
-		return e.op(spirv.OpFunctionCall, ret, append([]uint32{e.fnIDs[info.fn]}, args...)...)
+		return e.callFn(c, info.fn)
 	case callConstruct:
 		t := info.typ
 		if t.isScalar() || len(c.Args) == 1 && e.info(c.Args[0]).typ == t {
@@ -491,6 +510,9 @@ func (e *emitter) clampIndex(idx uint32, it, t *Type, r *refv) uint32 {
 	uty := e.typeID(u32, plain)
 	if it.Kind == KI32 {
 		idx = e.op(spirv.OpBitcast, uty, idx)
+	}
+	if e.opt.NoIndexClamp {
+		return idx // the host guarantees bounds (Options.NoIndexClamp)
 	}
 	var last uint32
 	switch {

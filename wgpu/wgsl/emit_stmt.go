@@ -13,6 +13,7 @@ type fnState struct {
 	label      uint32 // current block
 	terminated bool   // the current block has its terminator
 	values     map[*symbol]uint32
+	ptrRefs    map[*symbol]refv // pointer parameters and lets
 	loops      []loopTargets
 	inputsUsed map[uint32]bool
 }
@@ -60,8 +61,10 @@ func (e *emitter) localVar(t *Type) uint32 {
 	return id
 }
 
-func (e *emitter) function(f *function) {
-	e.f = &fnState{fn: f, values: map[*symbol]uint32{}, inputsUsed: map[uint32]bool{}}
+// function emits f; a function with pointer parameters is emitted as the
+// variant fid for the pointer argument shapes (see emit_call.go).
+func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
+	e.f = &fnState{fn: f, values: map[*symbol]uint32{}, ptrRefs: map[*symbol]refv{}, inputsUsed: map[uint32]bool{}}
 	var head spirv.Section
 	ret := e.voidType()
 	if f.result != nil {
@@ -70,7 +73,11 @@ func (e *emitter) function(f *function) {
 	var ptys []uint32
 	var pids []uint32
 	if !f.compute {
-		for _, p := range f.params {
+		for i, p := range f.params {
+			if p.typ.Kind == KPtr {
+				e.ptrParams(p, shapes[i], &ptys, &pids)
+				continue
+			}
 			ty := e.paramType(p.typ)
 			ptys = append(ptys, ty)
 			id := e.id()
@@ -79,7 +86,6 @@ func (e *emitter) function(f *function) {
 			e.name(id, p.name)
 		}
 	}
-	fid := e.fnIDs[f]
 	head.Add(spirv.OpFunction, ret, fid, 0, e.fnType(ret, ptys))
 	for i := range pids {
 		head.Add(spirv.OpFunctionParameter, ptys[i], pids[i])
@@ -338,6 +344,10 @@ func (e *emitter) localDecl(d *VarDecl) {
 	switch d.Kind {
 	case "const":
 	case "let":
+		if s.typ.Kind == KPtr {
+			e.f.ptrRefs[s] = e.ptrRef(d.Init)
+			return
+		}
 		e.f.values[s] = e.expr(d.Init)
 	case "var":
 		v := e.localVar(s.typ)

@@ -235,6 +235,26 @@ func (u *uniformity) ptrParam(x Expr) (*symbol, int) {
 	return nil, 0
 }
 
+// deref is the taint of a value read through pointer x. Memory behind a
+// pointer parameter into function memory is tracked as the parameter's own;
+// uniform, push-constant and read-only storage memory is the same for all
+// invocations, so what a pointer into it reads is as uniform as the pointer
+// (its root and indices); other memory (workgroup, read_write storage,
+// private) may differ between invocations, as the specification says.
+func (u *uniformity) deref(x Expr, cf taint) taint {
+	if p, _ := u.ptrParam(x); p != nil {
+		return u.vars[p]
+	}
+	if info := u.c.out.info[x]; info != nil && info.typ != nil && info.typ.Kind == KPtr {
+		switch pt := info.typ; {
+		case pt.Space == SpaceUniform || pt.Space == SpacePushConstant,
+			pt.Space == SpaceStorage && pt.Access == AccessRead:
+			return u.expr(x, cf)
+		}
+	}
+	return nonUniform
+}
+
 func (u *uniformity) growLoop(s Stmt, t taint) {
 	if old := u.loops[s]; old|t != old {
 		u.loops[s] = old | t
@@ -305,22 +325,19 @@ func (u *uniformity) expr(e Expr, cf taint) taint {
 	case *Unary:
 		t := u.expr(x.X, cf)
 		if x.Op == "*" {
-			if p, _ := u.ptrParam(x.X); p != nil {
-				return u.vars[p]
-			}
-			return nonUniform // memory behind other pointers is not tracked
+			return u.deref(x.X, cf)
 		}
 		return t
 	case *Binary:
 		return u.expr(x.X, cf) | u.expr(x.Y, cf)
 	case *Index:
+		if info.autoDeref {
+			return u.deref(x.X, cf) | u.expr(x.Index, cf)
+		}
 		return u.expr(x.X, cf) | u.expr(x.Index, cf)
 	case *Member:
 		if info.autoDeref {
-			if p, _ := u.ptrParam(x.X); p != nil {
-				return u.vars[p]
-			}
-			return nonUniform
+			return u.deref(x.X, cf)
 		}
 		return u.expr(x.X, cf)
 	case *Call:

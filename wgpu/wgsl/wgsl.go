@@ -2,7 +2,12 @@ package wgsl
 
 // Options tunes Compile. The zero value is ready to use.
 type Options struct {
-	// Reserved for per-device choices; none are needed yet.
+	// NoIndexClamp drops the clamping of run-time indices into arrays,
+	// matrices and vectors, for a module whose host code guarantees every
+	// index is in bounds: an out-of-bounds access is then undefined
+	// behaviour. Clamping (the WGSL guarantee that no access leaves its
+	// memory) is the default.
+	NoIndexClamp bool
 }
 
 // Module is a compiled WGSL module.
@@ -21,7 +26,7 @@ func Compile(filename, source string, opt Options) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	words, err := Emit(m)
+	words, err := emit(m, opt)
 	if err != nil {
 		return nil, err
 	}

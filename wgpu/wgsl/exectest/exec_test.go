@@ -13,6 +13,9 @@ import (
 
 type device struct {
 	dev *wgpu.Device
+	// opt, when not the zero Options, compiles with it and hands wgpu the
+	// SPIR-V instead of the WGSL source.
+	opt wgsl.Options
 }
 
 // newDevice opens the first adapter with the Khronos validation layer when it
@@ -72,7 +75,7 @@ func newDevice(t *testing.T, features ...wgpu.FeatureName) *device {
 // reflection), dispatches groups workgroups and returns the buffers' contents.
 func (d *device) run(t *testing.T, src string, consts map[string]float64, push []byte, groups [3]uint32, bufs ...[]byte) [][]byte {
 	t.Helper()
-	m, err := wgsl.Compile(t.Name()+".wgsl", src, wgsl.Options{})
+	m, err := wgsl.Compile(t.Name()+".wgsl", src, d.opt)
 	if err != nil {
 		if l, ok := err.(wgsl.ErrorList); ok {
 			t.Fatal(l.Pretty())
@@ -82,7 +85,11 @@ func (d *device) run(t *testing.T, src string, consts map[string]float64, push [
 	dev := d.dev
 	// The module goes in as WGSL, so wgpu's own compile path (and its mapping
 	// of override names to IDs) is what runs; m serves the reflection.
-	sm, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", WGSL: src})
+	desc := &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", WGSL: src}
+	if d.opt != (wgsl.Options{}) {
+		desc = &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", SPIRV: m.SPIRV}
+	}
+	sm, err := dev.CreateShaderModule(desc)
 	if err != nil {
 		t.Fatal(err)
 	}
