@@ -66,6 +66,9 @@ type fakeHub struct {
 	// abortAfter > 0 makes the next CDN GET send that many bytes and drop the
 	// connection.
 	abortAfter int
+	// getRedirect, when set, makes the hub answer a GET (not a HEAD) of a
+	// non-LFS file with a redirect to getRedirect + the request's path.
+	getRedirect string
 }
 
 func newFakeHub(t *testing.T) *fakeHub {
@@ -159,6 +162,13 @@ func (f *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+ff.etag()+`"`)
+	f.mu.Lock()
+	target := f.getRedirect
+	f.mu.Unlock()
+	if target != "" && r.Method == http.MethodGet {
+		http.Redirect(w, r, target+r.URL.EscapedPath(), http.StatusFound)
+		return
+	}
 	http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(ff.data))
 }
 

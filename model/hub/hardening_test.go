@@ -1,0 +1,57 @@
+package hub
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The hub token goes only to the hub's own scheme, host and port: a GET that
+// the hub redirects to another port of the same host (which Go's client
+// treats as the same host) arrives there without it.
+func TestTokenNotSentToAnotherPort(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	repo.gated = true
+	f.addRepo("org/gated", repo)
+	var mu sync.Mutex
+	var seen []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, "not here", http.StatusForbidden)
+	}))
+	defer other.Close()
+	if !strings.HasPrefix(other.URL, "http://127.0.0.1:") || !strings.HasPrefix(f.hub.URL, "http://127.0.0.1:") {
+		t.Fatalf("want both on 127.0.0.1: %s %s", other.URL, f.hub.URL)
+	}
+	f.mu.Lock()
+	f.getRedirect = other.URL
+	f.mu.Unlock()
+	c := f.client(t)
+	c.Token = fakeToken
+	_, err := c.Locate(context.Background(), "org/gated")
+	if err == nil || !strings.Contains(err.Error(), "config.json") {
+		t.Errorf("err = %v, want the redirected GET of config.json refused", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the redirect target was never asked")
+	}
+	for _, a := range seen {
+		if a != "" {
+			t.Errorf("the redirect target on another port got Authorization %q", a)
+		}
+	}
+	// The hub itself did get the token.
+	for _, r := range f.requests() {
+		if r.server == "hub" && r.auth != "Bearer "+fakeToken {
+			t.Errorf("hub request %s %s without the token", r.method, r.path)
+		}
+	}
+}
