@@ -69,6 +69,8 @@ type fakeHub struct {
 	// getRedirect, when set, makes the hub answer a GET (not a HEAD) of a
 	// non-LFS file with a redirect to getRedirect + the request's path.
 	getRedirect string
+	// cdnDelay holds every CDN GET this long before it is answered.
+	cdnDelay time.Duration
 }
 
 func newFakeHub(t *testing.T) *fakeHub {
@@ -186,7 +188,7 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	corrupt, abort := f.corrupt, f.abortAfter
+	corrupt, abort, delay := f.corrupt, f.abortAfter, f.cdnDelay
 	if r.Method == http.MethodGet {
 		f.abortAfter = 0
 	}
@@ -194,6 +196,9 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	if data == nil {
 		http.NotFound(w, r)
 		return
+	}
+	if r.Method == http.MethodGet {
+		time.Sleep(delay)
 	}
 	if corrupt {
 		data = append([]byte(nil), data...)

@@ -233,6 +233,16 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 		return fmt.Errorf("%s: the hub sent no usable ETag (%q)", c.resolveURL(r.id, commit, file), m.etag)
 	}
 	blob := filepath.Join(r.dir, "blobs", m.etag)
+	// One download of a blob at a time, also across processes; whoever waited
+	// finds the blob there.
+	unlock, err := lockFile(ctx, filepath.Join(filepath.Dir(r.dir), ".locks", filepath.Base(r.dir), m.etag+".lock"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	defer unlock()
+	if r.has(commit, file) {
+		return nil
+	}
 	newBlob := false
 	if info, err := os.Stat(blob); err != nil || !info.Mode().IsRegular() {
 		opt := download.Options{Header: c.headers(m.location), Client: c.httpClient()}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The hub token goes only to the hub's own scheme, host and port: a GET that
@@ -53,5 +54,50 @@ func TestTokenNotSentToAnotherPort(t *testing.T) {
 		if r.server == "hub" && r.auth != "Bearer "+fakeToken {
 			t.Errorf("hub request %s %s without the token", r.method, r.path)
 		}
+	}
+}
+
+// Several downloads of one repo into one cache at once all succeed: a lock
+// per blob (as huggingface_hub takes) makes the others wait for the first and
+// then find the blob; before, they shared one .incomplete file and all but
+// one failed to rename it.
+func TestLocateConcurrentDownloadsIntoOneCache(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	f.addRepo("org/model", repo)
+	f.mu.Lock()
+	f.cdnDelay = 200 * time.Millisecond
+	f.mu.Unlock()
+	cache := t.TempDir()
+	const n = 4
+	snaps := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &Client{Endpoint: f.hub.URL, CacheDir: cache}
+			snaps[i], errs[i] = c.Locate(context.Background(), "org/model")
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Errorf("download %d: %v", i, errs[i])
+			continue
+		}
+		for name, ff := range repo.commits[commitA] {
+			checkSnapshotFile(t, snaps[i], name, ff)
+		}
+	}
+	gets := 0
+	for _, r := range f.requests() {
+		if r.server == "cdn" && r.method == http.MethodGet {
+			gets++
+		}
+	}
+	if gets != 1 {
+		t.Errorf("%d downloads of the weights, want 1", gets)
 	}
 }
