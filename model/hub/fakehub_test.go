@@ -69,6 +69,9 @@ type fakeHub struct {
 	// getRedirect, when set, makes the hub answer a GET (not a HEAD) of a
 	// non-LFS file with a redirect to getRedirect + the request's path.
 	getRedirect string
+	// corruptSmall makes the hub serve non-LFS files with a byte changed
+	// (their ETag stays that of the real content).
+	corruptSmall bool
 	// cdnDelay holds every CDN GET this long before it is answered.
 	cdnDelay time.Duration
 }
@@ -165,13 +168,18 @@ func (f *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", `"`+ff.etag()+`"`)
 	f.mu.Lock()
-	target := f.getRedirect
+	target, corruptSmall := f.getRedirect, f.corruptSmall
 	f.mu.Unlock()
+	data := ff.data
+	if corruptSmall && len(data) > 0 {
+		data = append([]byte(nil), data...)
+		data[0] ^= 0x20
+	}
 	if target != "" && r.Method == http.MethodGet {
 		http.Redirect(w, r, target+r.URL.EscapedPath(), http.StatusFound)
 		return
 	}
-	http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(ff.data))
+	http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(data))
 }
 
 func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -99,5 +100,31 @@ func TestLocateConcurrentDownloadsIntoOneCache(t *testing.T) {
 	}
 	if gets != 1 {
 		t.Errorf("%d downloads of the weights, want 1", gets)
+	}
+}
+
+// A non-LFS file (config.json) whose content does not match its git blob
+// sha1 ETag is refused and not cached.
+func TestLocateRejectsWrongGitBlob(t *testing.T) {
+	f := newFakeHub(t)
+	f.addRepo("org/model", tinyRepo())
+	f.mu.Lock()
+	f.corruptSmall = true
+	f.mu.Unlock()
+	c := f.client(t)
+	_, err := c.Locate(context.Background(), "org/model")
+	if err == nil || !strings.Contains(err.Error(), "config.json") || !strings.Contains(err.Error(), "sha1") {
+		t.Fatalf("err = %v, want a git sha1 mismatch naming config.json", err)
+	}
+	blobs, _ := filepath.Glob(filepath.Join(c.CacheDir, "*", "blobs", "*"))
+	if len(blobs) != 0 {
+		t.Errorf("blobs left in the cache: %v", blobs)
+	}
+	// Served correctly, it is cached.
+	f.mu.Lock()
+	f.corruptSmall = false
+	f.mu.Unlock()
+	if _, err := c.Locate(context.Background(), "org/model"); err != nil {
+		t.Fatal(err)
 	}
 }
