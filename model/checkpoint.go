@@ -64,17 +64,28 @@ func openCheckpoint(ctx context.Context, path string) (*Checkpoint, error) {
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, checkRegular(path) // names a broken link as such
 	}
 	if fi.IsDir() {
 		cfg := filepath.Join(path, "config.json")
-		if idx := filepath.Join(path, indexName); exists(idx) {
+		idx := filepath.Join(path, indexName)
+		if ok, err := present(idx); ok {
+			if err != nil {
+				return nil, err
+			}
 			return openSharded(ctx, path, idx, cfg)
 		}
-		if st := filepath.Join(path, "model.safetensors"); exists(st) {
+		st := filepath.Join(path, "model.safetensors")
+		if ok, err := present(st); ok {
+			if err != nil {
+				return nil, err
+			}
 			return openSafetensors(ctx, path, st, []string{st}, cfg, nil)
 		}
 		return nil, fmt.Errorf("folder has neither model.safetensors nor %s", indexName)
+	}
+	if err := checkRegular(path); err != nil {
+		return nil, err
 	}
 	// llm.c checkpoints by their magic number; a .bin that lacks it gets
 	// llm.c's error (bad magic) rather than a safetensors one.

@@ -92,6 +92,9 @@ func ParseConfig(data []byte) (Config, error) {
 
 // LoadConfig reads and parses the Hugging Face config.json at path.
 func LoadConfig(path string) (Config, error) {
+	if err := checkRegular(path); err != nil {
+		return Config{}, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, err // *PathError names the file

@@ -50,6 +50,9 @@ func loadLLMC(ctx context.Context, path string) (*Model, error) {
 // openLLMC reads and checks an llm.c header and the file's size, and lays
 // the table's tensors out over the file.
 func openLLMC(path string) (_ *Checkpoint, err error) {
+	if err := checkRegular(path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -98,13 +98,11 @@ func (c *Checkpoint) load(ctx context.Context, opt LoadOptions) (*Model, error) 
 
 const indexName = "model.safetensors.index.json"
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 // isLLMC reports whether the file at path starts with llm.c's magic number.
 func isLLMC(path string) bool {
+	if checkRegular(path) != nil {
+		return false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -118,7 +116,7 @@ func isLLMC(path string) bool {
 }
 
 func loadConfigBeside(cfgPath string) (Config, error) {
-	if !exists(cfgPath) {
+	if ok, _ := present(cfgPath); !ok {
 		return Config{}, fmt.Errorf("no config.json: want %s", cfgPath)
 	}
 	return LoadConfig(cfgPath)
@@ -126,6 +124,9 @@ func loadConfigBeside(cfgPath string) (Config, error) {
 
 // openSharded opens the shards listed in a model.safetensors.index.json.
 func openSharded(ctx context.Context, src, idxPath, cfgPath string) (*Checkpoint, error) {
+	if err := checkRegular(idxPath); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(idxPath)
 	if err != nil {
 		return nil, err

@@ -64,6 +64,9 @@ type Safetensors struct {
 // OpenSafetensors opens the safetensors file at path and validates its header.
 // Close it when done.
 func OpenSafetensors(path string) (*Safetensors, error) {
+	if err := checkRegular(path); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -3,16 +3,23 @@ package model
 import (
 	"errors"
 	"fmt"
-	"math"
 )
 
 // maxDim bounds every size of a Config, so that no product of two of them
 // overflows and a corrupt file cannot ask for an absurd allocation.
 const maxDim = 1 << 24
 
+// The LayerNorm epsilons Validate accepts. Above the largest, epsilon swamps
+// the variance of the normalized rows (1e300 gives a uniform model); below the
+// smallest it vanishes in float32 (and in float16 far sooner).
+const (
+	minLayerNormEps = 1e-30
+	maxLayerNormEps = 0.1
+)
+
 // Validate reports whether c describes a GPT-2 this package can run: every
-// size positive and at most 2^24, n_embd divisible by n_head, and a positive
-// finite LayerNorm epsilon.
+// size positive and at most 2^24, n_embd divisible by n_head, and a LayerNorm
+// epsilon in [1e-30, 0.1].
 func (c Config) Validate() error {
 	for _, f := range []struct {
 		name string
@@ -31,8 +38,8 @@ func (c Config) Validate() error {
 	if c.NEmbd%c.NHead != 0 {
 		return fmt.Errorf("config n_embd = %d is not divisible by n_head = %d", c.NEmbd, c.NHead)
 	}
-	if !(c.LayerNormEps > 0) || math.IsInf(c.LayerNormEps, 0) {
-		return fmt.Errorf("config layer_norm_epsilon = %v, want a positive number", c.LayerNormEps)
+	if !(c.LayerNormEps >= minLayerNormEps && c.LayerNormEps <= maxLayerNormEps) {
+		return fmt.Errorf("config layer_norm_epsilon = %v, want %g..%g (GPT-2 uses 1e-5)", c.LayerNormEps, minLayerNormEps, maxLayerNormEps)
 	}
 	return nil
 }

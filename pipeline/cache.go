@@ -41,7 +41,9 @@ func cachePath(root, corpus, tokID string) string {
 // readCache returns the documents cached at path when the file exists, decodes,
 // and matches the corpus, the tokenizer, the number of documents, the vocabulary
 // and its own checksum; otherwise ok is false and the caller tokenizes afresh
-// (and overwrites the file).
+// (and overwrites the file). Every length in the file is checked against the
+// bytes left before decoding, so a damaged file costs no more memory than its
+// size; one that does not decode is deleted.
 func readCache(path, corpus, tokID string, ndocs, vocab int) (docs [][]int32, ok bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -53,7 +55,12 @@ func readCache(path, corpus, tokID string, ndocs, vocab int) (docs [][]int32, ok
 		}
 	}()
 	var f cacheFile
+	if err := checkMsgpackLengths(data); err != nil {
+		os.Remove(path) // damaged: rebuilt by the caller
+		return nil, false
+	}
 	if err := msgpack.Unmarshal(data, &f); err != nil {
+		os.Remove(path)
 		return nil, false
 	}
 	if f.Version != cacheVersion || f.Corpus != corpus || f.Tokenizer != tokID || len(f.Docs) != ndocs ||

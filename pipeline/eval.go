@@ -272,7 +272,11 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 				return nil, nil, fmt.Errorf("document %d: %w", i, err)
 			}
 		}
-		if cfg.VocabSize > 0 && (cfg.EOT < 0 || int(cfg.EOT) >= cfg.VocabSize) {
+		if cfg.EOT < 0 {
+			return nil, nil, errors.New("documents mode puts <|endoftext|> before each document, and the model's " +
+				"tokenizer has no such token: use --mode stream or strided, or a tokenizer with <|endoftext|>")
+		}
+		if cfg.VocabSize > 0 && int(cfg.EOT) >= cfg.VocabSize {
 			return nil, nil, fmt.Errorf("end-of-text id %d is not below the vocabulary size %d", cfg.EOT, cfg.VocabSize)
 		}
 		seqs = Documents(docs, cfg.EOT, cfg.Ctx, stride)

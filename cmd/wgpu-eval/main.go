@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -25,14 +23,19 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background(), os.Stderr, os.Exit)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	sig, wasSignaled := signaled(ctx)
 	stop()
 	if err != nil {
 		if !errors.Is(err, errUsageShown) {
 			fmt.Fprintln(os.Stderr, "wgpu-eval:", err)
 		}
-		os.Exit(exitCode(err))
+		code := exitCode(err)
+		if wasSignaled {
+			code = signalStatus(sig) // 130 for Ctrl-C, 143 for SIGTERM
+		}
+		os.Exit(code)
 	}
 }
 

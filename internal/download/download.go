@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,8 +19,10 @@ import (
 
 // Options tunes File. The zero value is usable.
 type Options struct {
-	// Header is sent with the request (for example Authorization). Go's client
-	// drops Authorization and cookies when a redirect leaves the host.
+	// Header is sent with the request (for example Authorization).
+	// Authorization and Cookie follow a redirect only to the same scheme, host
+	// and port as the request (Go's client alone compares host names, so a
+	// token would reach another port, or go from https to plain http).
 	Header http.Header
 	// SHA256 is the expected hex digest of the whole file; checked when not empty.
 	SHA256 string
@@ -214,7 +217,7 @@ func (d *fetch) get(offset int64) (*http.Response, error) {
 	if client == nil {
 		client = DefaultClient
 	}
-	resp, err := client.Do(req)
+	resp, err := withCredentialPolicy(client).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("download %s: %w", d.url, err)
 	}
@@ -320,6 +323,51 @@ func (d *fetch) copy(resp *http.Response, done, total int64) error {
 		return fmt.Errorf("download %s: sync %s: %w", d.url, d.part, err)
 	}
 	return nil
+}
+
+// withCredentialPolicy returns a copy of c whose redirects drop the
+// Authorization and Cookie headers unless every hop so far, and the next one,
+// has the scheme, host and port of the first request. c's own CheckRedirect
+// (or the default limit of 10 redirects) still applies.
+func withCredentialPolicy(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		same := sameOrigin(req.URL, via[0].URL)
+		for _, v := range via[1:] {
+			same = same && sameOrigin(v.URL, via[0].URL)
+		}
+		if !same {
+			req.Header.Del("Authorization")
+			req.Header.Del("Cookie")
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &cc
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port (a
+// missing port is the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			return "443"
+		case "http":
+			return "80"
+		}
+		return ""
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // parseContentRange reads "bytes START-END/SIZE" or "bytes */SIZE"; START is

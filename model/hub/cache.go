@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // The cache layout of huggingface_hub, for one model repo:
@@ -172,20 +173,31 @@ func safeEtag(e string) bool {
 // link points snapshots/{commit}/{file} at blob with a relative symlink, as
 // huggingface_hub does. Where symlinks are not possible it moves a blob it has
 // just downloaded (newBlob) or copies an older one.
+// linkSeq numbers the temporary links of this process.
+var linkSeq atomic.Int64
+
 func (r repoCache) link(commit, file, blob string, newBlob bool) error {
 	dst := filepath.Join(r.snapshot(commit), filepath.FromSlash(file))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	rel, err := filepath.Rel(filepath.Dir(dst), blob)
 	if err != nil {
 		rel = blob
 	}
-	if err := os.Symlink(rel, dst); err == nil {
+	// A link made beside dst and renamed over it: another process linking
+	// the same file meanwhile cannot make this fail.
+	tmp := fmt.Sprintf("%s.%d-%d.link", dst, os.Getpid(), linkSeq.Add(1))
+	os.Remove(tmp)
+	if err := os.Symlink(rel, tmp); err == nil {
+		if err := os.Rename(tmp, dst); err != nil {
+			os.Remove(tmp)
+			return err
+		}
 		return nil
+	}
+	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	if newBlob {
 		return os.Rename(blob, dst)
@@ -200,11 +212,11 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	tmp := dst + ".tmp"
-	out, err := os.Create(tmp)
+	out, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".*.tmp")
 	if err != nil {
 		return err
 	}
+	tmp := out.Name()
 	if _, err := io.Copy(out, in); err != nil {
 		out.Close()
 		os.Remove(tmp)
@@ -217,10 +229,23 @@ func copyFile(src, dst string) error {
 	return os.Rename(tmp, dst)
 }
 
-// writeAtomic writes data to path through a temporary file and a rename.
+// writeAtomic writes data to path through a temporary file of its own (so
+// that two processes writing one path both succeed) and a rename.
 func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, path); err != nil {

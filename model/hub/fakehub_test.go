@@ -66,6 +66,14 @@ type fakeHub struct {
 	// abortAfter > 0 makes the next CDN GET send that many bytes and drop the
 	// connection.
 	abortAfter int
+	// getRedirect, when set, makes the hub answer a GET (not a HEAD) of a
+	// non-LFS file with a redirect to getRedirect + the request's path.
+	getRedirect string
+	// corruptSmall makes the hub serve non-LFS files with a byte changed
+	// (their ETag stays that of the real content).
+	corruptSmall bool
+	// cdnDelay holds every CDN GET this long before it is answered.
+	cdnDelay time.Duration
 }
 
 func newFakeHub(t *testing.T) *fakeHub {
@@ -159,7 +167,19 @@ func (f *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+ff.etag()+`"`)
-	http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(ff.data))
+	f.mu.Lock()
+	target, corruptSmall := f.getRedirect, f.corruptSmall
+	f.mu.Unlock()
+	data := ff.data
+	if corruptSmall && len(data) > 0 {
+		data = append([]byte(nil), data...)
+		data[0] ^= 0x20
+	}
+	if target != "" && r.Method == http.MethodGet {
+		http.Redirect(w, r, target+r.URL.EscapedPath(), http.StatusFound)
+		return
+	}
+	http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(data))
 }
 
 func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
@@ -176,7 +196,7 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	corrupt, abort := f.corrupt, f.abortAfter
+	corrupt, abort, delay := f.corrupt, f.abortAfter, f.cdnDelay
 	if r.Method == http.MethodGet {
 		f.abortAfter = 0
 	}
@@ -184,6 +204,9 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	if data == nil {
 		http.NotFound(w, r)
 		return
+	}
+	if r.Method == http.MethodGet {
+		time.Sleep(delay)
 	}
 	if corrupt {
 		data = append([]byte(nil), data...)

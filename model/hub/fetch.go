@@ -2,8 +2,11 @@ package hub
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,6 +23,29 @@ const userAgent = "wgpu-eval (Go; hub client)"
 
 // sha256Re is an LFS file's etag: the sha256 of its content.
 var sha256Re = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// gitSHA1Re is any other file's etag: its git blob id, the sha1 of
+// "blob <size>\x00" and the content.
+var gitSHA1Re = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// gitBlobSHA1 is the git blob id of the file at path.
+func gitBlobSHA1(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", info.Size())
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
 
 // fileMeta is what the hub says about one file at one revision, from a HEAD of
 // {endpoint}/{repo}/resolve/{revision}/{file}.
@@ -233,6 +259,16 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 		return fmt.Errorf("%s: the hub sent no usable ETag (%q)", c.resolveURL(r.id, commit, file), m.etag)
 	}
 	blob := filepath.Join(r.dir, "blobs", m.etag)
+	// One download of a blob at a time, also across processes; whoever waited
+	// finds the blob there.
+	unlock, err := lockFile(ctx, filepath.Join(filepath.Dir(r.dir), ".locks", filepath.Base(r.dir), m.etag+".lock"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	defer unlock()
+	if r.has(commit, file) {
+		return nil
+	}
 	newBlob := false
 	if info, err := os.Stat(blob); err != nil || !info.Mode().IsRegular() {
 		opt := download.Options{Header: c.headers(m.location), Client: c.httpClient()}
@@ -249,6 +285,15 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 			if info, err := os.Stat(blob); err != nil || info.Size() != m.size {
 				os.Remove(blob)
 				return fmt.Errorf("download %s: got a file of another size than the hub's %d bytes (deleted)", file, m.size)
+			}
+		}
+		if gitSHA1Re.MatchString(m.etag) {
+			if got, err := gitBlobSHA1(blob); err != nil || got != m.etag {
+				os.Remove(blob)
+				if err != nil {
+					return fmt.Errorf("download %s: %w", file, err)
+				}
+				return fmt.Errorf("download %s: git blob sha1 mismatch: got %s, want the hub's ETag %s (deleted)", file, got, m.etag)
 			}
 		}
 		newBlob = true

@@ -215,17 +215,39 @@ func Load(dir string) (*Tokenizer, error) {
 	return GPT2()
 }
 
-// exists reports whether path is a regular file.
+// exists reports whether anything is at path: false when nothing is, an
+// error unless it is a regular file (a broken symbolic link, a folder, or a
+// FIFO or device, whose read could block forever).
 func exists(path string) (bool, error) {
-	st, err := os.Stat(path)
+	lst, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
+	st, err := os.Stat(path)
 	if err != nil {
+		if lst != nil && lst.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, fmt.Errorf("load tokenizer: %s is a symbolic link to %s, which does not exist", path, target)
+			}
+			return false, fmt.Errorf("load tokenizer: %s is a symbolic link that cannot be followed (a loop?): %w", path, err)
+		}
 		return false, fmt.Errorf("load tokenizer: %w", err)
 	}
 	if st.IsDir() {
 		return false, fmt.Errorf("load tokenizer: %s is a folder", path)
+	}
+	if !st.Mode().IsRegular() {
+		kind := "not a plain file (" + st.Mode().Type().String() + ")"
+		switch m := st.Mode(); {
+		case m&fs.ModeNamedPipe != 0:
+			kind = "a named pipe (FIFO)"
+		case m&fs.ModeSocket != 0:
+			kind = "a socket"
+		case m&fs.ModeDevice != 0:
+			kind = "a device"
+		}
+		return false, fmt.Errorf("load tokenizer: %s is %s, not a regular file", path, kind)
 	}
 	return true, nil
 }

@@ -1,0 +1,112 @@
+package pipeline
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// allocDuring returns the bytes f allocated, with the heap held to a soft
+// limit so that a runaway allocation fails the test rather than the machine.
+func allocDuring(t *testing.T, f func()) uint64 {
+	t.Helper()
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A flipped bit in an array header of a token cache entry declared a length
+// of hundreds of millions of ids; msgpack allocated it before noticing the
+// file was too short, and every later run died out of memory.
+func TestTokenizeCacheHugeArrayHeader(t *testing.T) {
+	text := strings.Repeat("abcdefghij", 10_000) // 100,000 ids: an array32 header
+	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader(text)})
+	want := byteIDs(text)
+	good, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b",
+		IDsSHA256: idsHash(want), Docs: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := []byte{0xdd, 0x00, 0x01, 0x86, 0xa0} // array32 of 100,000
+	i := bytes.Index(good, header)
+	if i < 0 {
+		t.Fatal("no array32 header in the encoded file")
+	}
+	bad := slices.Clone(good)
+	bad[i+1] ^= 0x10 // 0x100186a0 = 268,535,456 ids (1 GiB as int32)
+
+	cache := t.TempDir()
+	path := cachePath(cache, c.SHA256, "b")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	alloc := allocDuring(t, func() { _, ok = readCache(path, c.SHA256, "b", 1, 257) })
+	if ok {
+		t.Fatal("damaged cache entry accepted")
+	}
+	if alloc > 32<<20 {
+		t.Errorf("reading a %d-byte damaged cache entry allocated %d bytes", len(bad), alloc)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("damaged entry not deleted: %v", err)
+	}
+
+	// Tokenize rebuilds it, and the next run uses the rebuilt entry.
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok := &byteTokenizer{id: "b"}
+	tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache})
+	if tok.calls != 1 || !slices.EqualFunc(tk.Docs, want, slices.Equal) {
+		t.Fatalf("%d encode calls; want the damaged entry ignored", tok.calls)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, good) {
+		t.Errorf("entry not rebuilt (%v)", err)
+	}
+	tok2 := &byteTokenizer{id: "b"}
+	if tokenize(t, c, tok2, TokenizeOptions{CacheDir: cache}); tok2.calls != 0 {
+		t.Error("the rebuilt entry was not used")
+	}
+}
+
+func TestCheckMsgpackLengths(t *testing.T) {
+	good, err := msgpack.Marshal(map[string]any{"a": []int32{1, 2, 300, -70000}, "s": strings.Repeat("x", 300),
+		"b": []byte{1, 2, 3}, "f": 1.5, "n": nil, "t": true, "m": map[string]int{"k": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkMsgpackLengths(good); err != nil {
+		t.Errorf("valid object: %v", err)
+	}
+	for name, data := range map[string][]byte{
+		"empty":       nil,
+		"truncated":   good[:len(good)-1],
+		"trailing":    append(slices.Clone(good), 0),
+		"array32":     {0xdd, 0xff, 0xff, 0xff, 0xff, 1, 2},
+		"map32":       {0xdf, 0x80, 0, 0, 0, 1, 2},
+		"str32":       {0xdb, 0, 0, 1, 0, 'a'},
+		"bin16":       {0xc5, 0x01, 0x00},
+		"ext32":       {0xc9, 0xff, 0xff, 0xff, 0xff, 1},
+		"nested":      {0x91, 0x91, 0xdc, 0xff, 0xff},
+		"never used":  {0xc1},
+		"short int64": {0xd3, 1, 2},
+	} {
+		if err := checkMsgpackLengths(data); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
