@@ -34,7 +34,7 @@ var argv = []string{"go", "run", "./internal/asmgen", "-out", "ops_amd64.s", "-s
 // Generate returns the assembly file and the Go stub file.
 func Generate() (asm, stubs []byte, err error) {
 	c := build.NewContext()
-	c.ConstraintExpr("!purego")
+	c.ConstraintExpr("amd64,!purego") // the stub file's name implies no GOARCH
 	k := defineConsts(c)
 	for _, s := range isas {
 		g := &gen{Context: c, isa: s, k: k}
