@@ -10,13 +10,10 @@ cd "$(dirname "$0")/.."
 rounds=${1:-2}
 tcmalloc=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 go test -c -o /tmp/model.bench.test ./model/ >/dev/null
-GOEXPERIMENT=simd go test -c -o /tmp/model.bench.simd.test ./model/ >/dev/null
 echo "commit $(git rev-parse --short HEAD), $(nproc) cores, $(date -u +%F)"
 for r in $(seq "$rounds"); do
-	echo "--- round $r: wgpu-eval CPU (Go, GOMAXPROCS=$(nproc))"
+	echo "--- round $r: wgpu-eval CPU (Go + generated amd64 assembly, GOMAXPROCS=$(nproc))"
 	/tmp/model.bench.test -test.run '^$' -test.bench 'CPULoss124M$' -test.benchtime 2x | grep -E 'Benchmark|tokens/s'
-	echo "--- round $r: wgpu-eval CPU, GOEXPERIMENT=simd build (AVX-512/AVX2 kernels)"
-	/tmp/model.bench.simd.test -test.run '^$' -test.bench 'CPULoss124M$' -test.benchtime 3x | grep -E 'Benchmark|tokens/s'
 	echo "--- round $r: PyTorch fp32 (2 threads, OpenBLAS, tcmalloc)"
 	LD_PRELOAD=$tcmalloc /usr/bin/python3 bench/torch_gpt2.py --dtype fp32 --threads 2 --warmup 1 --iters 2
 done

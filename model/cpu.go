@@ -15,11 +15,10 @@ import (
 // concurrent use. Its results are bit-identical for any thread count, and each
 // target's NLL does not depend on which other sequences share its batch.
 //
-// The matrix products run portable scalar Go by default. Built with
-// GOEXPERIMENT=simd on amd64 (Go 1.26's experimental simd/archsimd), they run
-// AVX-512 or AVX2 vector kernels instead (the whole loss about 5x faster with
-// AVX-512); the results then differ from the portable build's in the last bits
-// (another summation order, fused multiply-adds). See ops_dot*.go.
+// On amd64 the matrix products and exponentials run generated assembly kernels
+// (AVX-512 or AVX2+FMA, the widest the CPU has; ops_kernels_amd64.go), elsewhere
+// portable scalar Go; the results differ between kernel sets in the last bits
+// (another summation order, fused multiply-adds), never between thread counts.
 type CPU struct {
 	cfg     Config
 	w       *Weights

@@ -12,10 +12,9 @@ import (
 // BenchmarkCPULoss124M scores one 1024-token window (1023 targets) with a GPT-2
 // 124M-shaped model (12 layers, 12 heads, C=768, V=50257, random weights) on
 // GOMAXPROCS threads and reports input tokens per second. Setup (about 1 GB of
-// weights) is not timed. Run it alone, in either build:
+// weights) is not timed. Run it alone:
 //
 //	go test ./model/ -run '^$' -bench CPULoss124M -benchtime=1x
-//	GOEXPERIMENT=simd go test ./model/ -run '^$' -bench CPULoss124M -benchtime=1x
 func BenchmarkCPULoss124M(b *testing.B) {
 	cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
 	cpu := model.NewCPU(testmodel.Random(cfg, 1), 0)

@@ -9,7 +9,7 @@ package model
 // whichever kernel (dot2x4, dot1x4, dot1x1) computes it: one accumulator summed
 // in increasing k in the portable kernels (ops_dot.go), or 16 (8) lanes summed
 // in increasing k, reduced in a fixed order, then the tail, in the AVX-512
-// (AVX2) ones of GOEXPERIMENT=simd builds (ops_dot_simd_amd64.go). The result
+// (AVX2) assembly ones on amd64 (ops_kernels_amd64.go, ops_amd64.s). The result
 // of an element therefore never depends on how the work was tiled or split
 // between goroutines: the forward is bit-identical for any thread count, and a
 // row's result does not depend on the other rows of the batch.
@@ -26,6 +26,15 @@ func gemmNT(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, 
 	if M <= 0 || N <= 0 {
 		return
 	}
+	if kernels != kernelsGeneric {
+		gemmNTVec(out, ldo, a, lda, b, ldb, M, N, K)
+		return
+	}
+	gemmNTGeneric(out, ldo, a, lda, b, ldb, M, N, K)
+}
+
+// gemmNTGeneric is gemmNT with the portable kernels.
+func gemmNTGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
 	j := 0
 	for ; j+4 <= N; j += 4 {
 		b0 := b[j*ldb:][:K]
@@ -34,14 +43,14 @@ func gemmNT(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, 
 		b3 := b[(j+3)*ldb:][:K]
 		i := 0
 		for ; i+2 <= M; i += 2 {
-			c00, c01, c02, c03, c10, c11, c12, c13 := dot2x4(a[i*lda:][:K], a[(i+1)*lda:][:K], b0, b1, b2, b3)
+			c00, c01, c02, c03, c10, c11, c12, c13 := dot2x4Generic(a[i*lda:][:K], a[(i+1)*lda:][:K], b0, b1, b2, b3)
 			o := out[i*ldo+j:][:4]
 			o[0], o[1], o[2], o[3] = c00, c01, c02, c03
 			o = out[(i+1)*ldo+j:][:4]
 			o[0], o[1], o[2], o[3] = c10, c11, c12, c13
 		}
 		if i < M {
-			c0, c1, c2, c3 := dot1x4(a[i*lda:][:K], b0, b1, b2, b3)
+			c0, c1, c2, c3 := dot1x4Generic(a[i*lda:][:K], b0, b1, b2, b3)
 			o := out[i*ldo+j:][:4]
 			o[0], o[1], o[2], o[3] = c0, c1, c2, c3
 		}
@@ -49,7 +58,7 @@ func gemmNT(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, 
 	for ; j < N; j++ {
 		bj := b[j*ldb:][:K]
 		for i := range M {
-			out[i*ldo+j] = dot1x1(a[i*lda:][:K], bj)
+			out[i*ldo+j] = dot1x1Generic(a[i*lda:][:K], bj)
 		}
 	}
 }

@@ -1,0 +1,391 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/pass"
+	"github.com/mmcloughlin/avo/printer"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// isa is one vector width: the kernels' name suffix, lanes per register, and the
+// rows of the main dot-product block (rows x 4 accumulators, plus the rows of a
+// and one row of b, must fit the register file: 16 for AVX2, 32 for AVX-512).
+type isa struct {
+	name  string
+	lanes int
+	rows  int
+}
+
+var isas = []isa{
+	{"AVX2", 8, 3},
+	{"AVX512", 16, 4},
+}
+
+// argv is the command recorded in the generated files' headers.
+var argv = []string{"go", "run", "./internal/asmgen", "-out", "ops_amd64.s", "-stubs", "ops_amd64_stubs.go"}
+
+// Generate returns the assembly file and the Go stub file.
+func Generate() (asm, stubs []byte, err error) {
+	c := build.NewContext()
+	c.ConstraintExpr("amd64,!purego") // the stub file's name implies no GOARCH
+	k := defineConsts(c)
+	for _, s := range isas {
+		g := &gen{Context: c, isa: s, k: k}
+		for _, shape := range [][2]int{{s.rows, 4}, {1, 4}, {1, 1}} {
+			g.dot(shape[0], shape[1])
+		}
+		g.expRow("expSubRow", true)
+		g.expRow("sumExpSub", false)
+		g.gelu()
+	}
+	f, err := c.Result()
+	if err != nil {
+		return nil, nil, fmt.Errorf("asmgen: %w", err)
+	}
+	if err := pass.Compile.Execute(f); err != nil {
+		return nil, nil, fmt.Errorf("asmgen: %w", err)
+	}
+	cfg := printer.Config{Argv: argv, Pkg: "model"}
+	if asm, err = printer.NewGoAsm(cfg).Print(f); err != nil {
+		return nil, nil, fmt.Errorf("asmgen: %w", err)
+	}
+	if stubs, err = printer.NewStubs(cfg).Print(f); err != nil {
+		return nil, nil, fmt.Errorf("asmgen: %w", err)
+	}
+	if err := checkAVX2Registers(string(asm)); err != nil {
+		return nil, nil, err
+	}
+	return asm, stubs, nil
+}
+
+// highReg matches the vector registers only EVEX (AVX-512) encodings reach.
+var highReg = regexp.MustCompile(`\b[XYZ](1[6-9]|2[0-9]|3[01])\b|\bZ[0-9]+\b|\bK[0-7]\b`)
+
+// checkAVX2Registers fails when an AVX2 function uses a register that needs
+// AVX-512: the assembler would silently encode it with EVEX, and the kernel
+// would fault on AVX2-only CPUs.
+func checkAVX2Registers(asm string) error {
+	inAVX2 := false
+	for i, line := range strings.Split(asm, "\n") {
+		if strings.HasPrefix(line, "TEXT ") {
+			inAVX2 = strings.Contains(line, "AVX2(")
+		}
+		if inAVX2 && highReg.MatchString(line) {
+			return fmt.Errorf("asmgen: line %d: AVX2 kernel uses an AVX-512 register: %s", i+1, strings.TrimSpace(line))
+		}
+	}
+	return nil
+}
+
+// gen emits the kernels of one isa.
+type gen struct {
+	*build.Context
+	isa
+	k consts
+}
+
+// vec returns a new virtual vector register of the isa's width.
+func (g *gen) vec() reg.VecVirtual {
+	if g.lanes == 16 {
+		return g.ZMM()
+	}
+	return g.YMM()
+}
+
+// zero clears v (VPXORD: VXORPS on ZMM registers needs AVX512DQ).
+func (g *gen) zero(v reg.VecVirtual) {
+	if g.lanes == 16 {
+		g.VPXORD(v, v, v)
+	} else {
+		g.VXORPS(v, v, v)
+	}
+}
+
+// reduce returns the sum of v's lanes in lane 0 of a new XMM register, in a
+// fixed tree: (AVX-512: the two 256-bit halves added,) the two 128-bit halves
+// added, then (l0+l2)+(l1+l3).
+func (g *gen) reduce(v reg.VecVirtual) reg.VecVirtual {
+	y := v.AsY().(reg.VecVirtual)
+	if g.lanes == 16 {
+		t := g.YMM()
+		g.VEXTRACTF64X4(operand.U8(1), v, t)
+		g.VADDPS(t, v.AsY(), t)
+		y = t
+	}
+	x := g.XMM()
+	if g.lanes == 16 {
+		g.VEXTRACTF32X4(operand.U8(1), y, x)
+	} else {
+		g.VEXTRACTF128(operand.U8(1), y, x)
+	}
+	g.VADDPS(x, y.AsX(), x)
+	h := g.XMM()
+	g.VMOVHLPS(x, x, h) // h0, h1 = x2, x3
+	g.VADDPS(h, x, h)   // h0, h1 = x0+x2, x1+x3
+	s := g.XMM()
+	g.VMOVSHDUP(h, s) // s0 = h1
+	g.VADDSS(s, h, s) // s0 = h0+h1
+	return s
+}
+
+// rowPointers returns n pointers to rows of floats, the first from param p,
+// each the previous plus param ld floats.
+func (g *gen) rowPointers(p, ld string, n int) []reg.GPVirtual {
+	rows := []reg.GPVirtual{g.GP64()}
+	g.Load(g.Param(p), rows[0])
+	if n == 1 {
+		return rows
+	}
+	stride := g.GP64()
+	g.Load(g.Param(ld), stride)
+	g.SHLQ(operand.U8(2), stride)
+	for i := 1; i < n; i++ {
+		r := g.GP64()
+		g.LEAQ(operand.Mem{Base: rows[i-1], Index: stride, Scale: 1}, r)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func at(row, k reg.GPVirtual) operand.Mem { return operand.Mem{Base: row, Index: k, Scale: 4} }
+
+// dot emits dot{R}x{C}{isa}: out[i*ldo+j] = a_i · b_j for the R rows a_i of a
+// (stride lda floats) and the C rows b_j of b (stride ldb), all k long.
+func (g *gen) dot(R, C int) {
+	name := fmt.Sprintf("dot%dx%d%s", R, C, g.name)
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)")
+	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d (%d lanes).", name, R, C, g.lanes))
+	a := g.rowPointers("a", "lda", R)
+	b := g.rowPointers("b", "ldb", C)
+	K, n, kk := g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("k"), K)
+	g.MOVQ(K, n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(kk, kk)
+	acc := make([][]reg.VecVirtual, R)
+	for i := range acc {
+		acc[i] = make([]reg.VecVirtual, C)
+		for j := range acc[i] {
+			acc[i][j] = g.vec()
+			g.zero(acc[i][j])
+		}
+	}
+	g.Label("vec")
+	g.CMPQ(kk, n)
+	g.JAE(operand.LabelRef("reduce"))
+	av := make([]reg.VecVirtual, R)
+	for i := range av {
+		av[i] = g.vec()
+		g.VMOVUPS(at(a[i], kk), av[i])
+	}
+	for j := range C {
+		bv := g.vec()
+		g.VMOVUPS(at(b[j], kk), bv)
+		for i := range R {
+			g.VFMADD231PS(bv, av[i], acc[i][j])
+		}
+	}
+	g.ADDQ(operand.U32(g.lanes), kk)
+	g.JMP(operand.LabelRef("vec"))
+
+	g.Label("reduce")
+	c := make([][]reg.VecVirtual, R)
+	for i := range c {
+		c[i] = make([]reg.VecVirtual, C)
+		for j := range c[i] {
+			c[i][j] = g.reduce(acc[i][j])
+		}
+	}
+	g.Label("tail")
+	g.CMPQ(kk, K)
+	g.JAE(operand.LabelRef("store"))
+	xa := make([]reg.VecVirtual, R)
+	for i := range xa {
+		xa[i] = g.XMM()
+		g.VMOVSS(at(a[i], kk), xa[i])
+	}
+	for j := range C {
+		for i := range R {
+			t := g.XMM()
+			g.VMULSS(at(b[j], kk), xa[i], t)
+			g.VADDSS(t, c[i][j], c[i][j])
+		}
+	}
+	g.INCQ(kk)
+	g.JMP(operand.LabelRef("tail"))
+
+	g.Label("store")
+	out := g.GP64()
+	g.Load(g.Param("out"), out)
+	var ldo reg.GPVirtual
+	if R > 1 {
+		ldo = g.GP64()
+		g.Load(g.Param("ldo"), ldo)
+		g.SHLQ(operand.U8(2), ldo)
+	}
+	for i := range R {
+		if i > 0 {
+			g.ADDQ(ldo, out)
+		}
+		for j := range C {
+			g.VMOVSS(c[i][j], operand.Mem{Base: out, Disp: 4 * j})
+		}
+	}
+	g.VZEROUPPER()
+	g.RET()
+}
+
+// consts are the exponential's constants in memory, 16 lanes each (AVX2 reads
+// the first 8).
+type consts struct {
+	lo, hi, log2e, negC1, c2, p0, p1, p2, p3, p4, p5, one, bias, geluC, geluM2S operand.Mem
+}
+
+// defineConsts emits Cephes' expf constants (clamp range, log2 e, ln 2 in two
+// parts, the polynomial) and GELU's, each broadcast to 16 lanes.
+func defineConsts(c *build.Context) consts {
+	f := func(name string, v float32) operand.Mem {
+		m := c.StaticGlobal(name)
+		c.DataAttributes(attr.RODATA | attr.NOPTR)
+		for i := range 16 {
+			c.AddDatum(4*i, operand.U32(math.Float32bits(v)))
+		}
+		return m
+	}
+	bias := c.StaticGlobal("expbias")
+	c.DataAttributes(attr.RODATA | attr.NOPTR)
+	for i := range 16 {
+		c.AddDatum(4*i, operand.U32(127))
+	}
+	return consts{
+		lo: f("explo", -87.33654), hi: f("exphi", 88.72283), log2e: f("explog2e", 1.44269504088896341),
+		negC1: f("expnegc1", -0.693359375), c2: f("expc2", 2.12194440e-4),
+		p0: f("expp0", 1.9875691500e-4), p1: f("expp1", 1.3981999507e-3), p2: f("expp2", 8.3334519073e-3),
+		p3: f("expp3", 4.1665795894e-2), p4: f("expp4", 1.6666665459e-1), p5: f("expp5", 5.0000001201e-1),
+		one: f("expone", 1), bias: bias,
+		geluC: f("geluc", 0.044715), geluM2S: f("gelum2s", -2*0.7978845608028654),
+	}
+}
+
+// exp replaces x by e^x, lane-wise (Cephes' expf): x clamped to [lo, hi],
+// n = round-to-even(x·log2 e), r = x - n·c1 + n·c2, e^r by a degree-7
+// polynomial, times 2^n built in the exponent bits. Every lane does the same
+// operations at either width.
+func (g *gen) exp(x reg.VecVirtual) {
+	k := g.k
+	g.VMAXPS(k.lo, x, x)
+	g.VMINPS(k.hi, x, x)
+	n := g.vec()
+	g.VMULPS(k.log2e, x, n)
+	if g.lanes == 16 {
+		g.VRNDSCALEPS(operand.U8(0), n, n)
+	} else {
+		g.VROUNDPS(operand.U8(0), n, n)
+	}
+	g.VFMADD231PS(k.negC1, n, x) // r = x - n·c1
+	g.VFMADD231PS(k.c2, n, x)    // r += n·c2
+	p := g.vec()
+	g.VMOVUPS(k.p0, p)
+	for _, c := range []operand.Mem{k.p1, k.p2, k.p3, k.p4, k.p5} {
+		g.VFMADD213PS(c, x, p) // p = p·r + c
+	}
+	r2, q := g.vec(), g.vec()
+	g.VMULPS(x, x, r2)
+	g.VADDPS(k.one, x, q)
+	g.VFMADD213PS(q, r2, p) // p = p·r² + (r + 1)
+	g.VCVTPS2DQ(n, n)
+	g.VPADDD(k.bias, n, n)
+	g.VPSLLD(operand.U8(23), n, n)
+	g.VMULPS(n, p, x)
+}
+
+// expRow emits name{isa}(row *float32, n int, m float32) float32: over the
+// first n - n%lanes floats of row, the sum of e^(row[i]-m) (lane-wise sums in
+// increasing i, reduced by reduce); with store, row[i] is set to e^(row[i]-m).
+func (g *gen) expRow(name string, store bool) {
+	name += g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(row *float32, n int, m float32) float32")
+	if store {
+		g.Doc(fmt.Sprintf("%s sets row[i] = e^(row[i]-m) for i < n - n%%%d and returns their sum.", name, g.lanes))
+	} else {
+		g.Doc(fmt.Sprintf("%s returns Σ e^(row[i]-m) for i < n - n%%%d.", name, g.lanes))
+	}
+	row, n, i := g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("row"), row)
+	g.Load(g.Param("n"), n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(i, i)
+	mv, acc := g.vec(), g.vec()
+	m, err := g.Param("m").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	g.VBROADCASTSS(m.Addr, mv)
+	g.zero(acc)
+	g.Label("loop")
+	g.CMPQ(i, n)
+	g.JAE(operand.LabelRef("done"))
+	x := g.vec()
+	g.VMOVUPS(at(row, i), x)
+	g.VSUBPS(mv, x, x)
+	g.exp(x)
+	if store {
+		g.VMOVUPS(x, at(row, i))
+	}
+	g.VADDPS(x, acc, acc)
+	g.ADDQ(operand.U32(g.lanes), i)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("done")
+	s := g.reduce(acc)
+	g.VZEROUPPER() // before the SSE store of the result; keeps the low 128 bits
+	g.Store(s, g.ReturnIndex(0))
+	g.RET()
+}
+
+// gelu emits geluRow{isa}(x *float32, n int): gelu_new on the first
+// n - n%lanes floats of x, as x / (1 + e^(-2u)), u = sqrt(2/π)·(x + 0.044715·x³)
+// (the identity 0.5·x·(1 + tanh(u)) = x / (1 + e^(-2u))).
+func (g *gen) gelu() {
+	name := "geluRow" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(x *float32, n int)")
+	g.Doc(fmt.Sprintf("%s applies gelu_new to x[i] for i < n - n%%%d.", name, g.lanes))
+	p, n, i := g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("x"), p)
+	g.Load(g.Param("n"), n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(i, i)
+	g.Label("loop")
+	g.CMPQ(i, n)
+	g.JAE(operand.LabelRef("done"))
+	v, u := g.vec(), g.vec()
+	g.VMOVUPS(at(p, i), v)
+	g.VMULPS(v, v, u)
+	g.VMULPS(v, u, u)
+	g.VFMADD132PS(g.k.geluC, v, u) // u = x³·0.044715 + x
+	g.VMULPS(g.k.geluM2S, u, u)
+	g.exp(u)
+	g.VADDPS(g.k.one, u, u)
+	g.VDIVPS(u, v, v)
+	g.VMOVUPS(v, at(p, i))
+	g.ADDQ(operand.U32(g.lanes), i)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("done")
+	g.VZEROUPPER()
+	g.RET()
+}

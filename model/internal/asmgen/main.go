@@ -1,0 +1,50 @@
+// Command asmgen writes the amd64 assembly kernels of package model
+// (ops_amd64.s) and their Go declarations (ops_amd64_stubs.go) with avo, from
+// one description parameterized by vector width: every kernel exists as an
+// AVX2+FMA version (8 lanes, YMM registers 0-15) and an AVX-512 version (16
+// lanes, ZMM registers 0-31). Run by `go generate` in model:
+//
+//	go run ./internal/asmgen -out ops_amd64.s -stubs ops_amd64_stubs.go
+//
+// The kernels compute exactly what model's ops_kernels_amd64.go documents: a dot
+// product is one FMA accumulator per lane (lane l sums k ≡ l mod lanes in
+// increasing k), the lanes reduced by reduce's fixed tree, then the K mod lanes
+// tail added in increasing k with separate multiplies and adds. Every block shape
+// does exactly this per output element, so an element never depends on the
+// block that computed it. It imports nothing of ours.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+)
+
+func main() {
+	// Our own flag set: avo's build package registers its flags on the default one.
+	fs := flag.NewFlagSet("asmgen", flag.ExitOnError)
+	out := fs.String("out", "ops_amd64.s", "assembly output file")
+	stubs := fs.String("stubs", "ops_amd64_stubs.go", "Go declarations output file")
+	fs.Parse(os.Args[1:])
+	if err := write(*out, *stubs); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// write generates the kernels into the assembly file out and the stub file stubs.
+func write(out, stubs string) error {
+	asm, decl, err := Generate()
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{out, asm}, {stubs, decl}} {
+		if err := os.WriteFile(f.name, f.b, 0o644); err != nil {
+			return fmt.Errorf("asmgen: %w", err)
+		}
+	}
+	return nil
+}
