@@ -224,6 +224,12 @@ type EvalOptions struct {
 	// A checkpoint of another run is refused, naming what differs. The file is
 	// removed when the run completes.
 	Checkpoint string
+	// PerToken, when set, is a file to write every scored target's position,
+	// token id and NLL to, in corpus order, with the run's config, provenance
+	// and tokenizer in a header (pipeline.WritePerToken; written atomically
+	// when the run completes). Result.PerToken holds the same. It costs a
+	// second, small readback per batch on a GPU. Not with Checkpoint.
+	PerToken string
 }
 
 // Evaluate scores the corpus spec ("tinyshakespeare", a text file, a .jsonl
@@ -239,6 +245,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	if opt.Ctx < 0 || opt.Stride < 0 || opt.MaxTokens < 0 || opt.BatchTokens < 0 {
 		return nil, errors.New("ctx, stride, max tokens and batch tokens must not be negative")
+	}
+	if opt.PerToken != "" && opt.Checkpoint != "" {
+		return nil, errors.New("per-token output and a checkpoint cannot be combined: a resumed run has not kept the NLLs of what it scored before")
 	}
 	cfg := e.Config()
 	window := cmp.Or(opt.Ctx, cfg.NPositions)
@@ -317,6 +326,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		TokenLen:    e.tok.TokenLen,
 		Progress:    func(done, total int) { e.opt.report(Progress{"eval", "", int64(done), int64(total)}) },
 		Shard:       opt.Shard,
+		PerToken:    opt.PerToken != "",
 	}
 	var ck *checkpointer
 	if opt.Checkpoint != "" {
@@ -340,6 +350,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	if res != nil {
 		res.Config, res.Provenance = rc, prov
+	}
+	if err == nil && opt.PerToken != "" {
+		if err = pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err != nil {
+			return nil, err
+		}
+		e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), opt.PerToken)
 	}
 	return res, err
 }

@@ -141,6 +141,23 @@ func (c *CPU) validate(seqs []Sequence) error {
 // maxRows tokens, every op parallel over the CPU's threads; per-target NLLs are
 // added in float64 in sequence and position order. ctx is checked between layers.
 func (c *CPU) Loss(ctx context.Context, seqs []Sequence) (LossSums, error) {
+	return c.loss(ctx, seqs, nil)
+}
+
+// LossPerToken is Loss that also returns every target's NLL, float32, in
+// sequence and position order (the order Loss adds them in): nll[i] is the
+// i-th target of the batch. The sums are bit-identical to Loss's.
+func (c *CPU) LossPerToken(ctx context.Context, seqs []Sequence) (LossSums, []float32, error) {
+	nll := []float32{}
+	sums, err := c.loss(ctx, seqs, &nll)
+	if err != nil {
+		return LossSums{}, nil, err
+	}
+	return sums, nll, nil
+}
+
+// loss is Loss; when keep is not nil, every target's NLL is appended to it.
+func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *[]float32) (LossSums, error) {
 	if c.err != nil {
 		return LossSums{}, c.err
 	}
@@ -160,7 +177,7 @@ func (c *CPU) Loss(ctx context.Context, seqs []Sequence) (LossSums, error) {
 			rows += len(todo[n].Tokens)
 			n++
 		}
-		if err := c.lossChunk(ctx, todo[:n], &sums); err != nil {
+		if err := c.lossChunk(ctx, todo[:n], &sums, keep); err != nil {
 			return LossSums{}, err
 		}
 		todo = todo[n:]
@@ -168,9 +185,10 @@ func (c *CPU) Loss(ctx context.Context, seqs []Sequence) (LossSums, error) {
 	return sums, nil
 }
 
-// lossChunk runs the forward over seqs back to back and adds their NLLs to sums.
-// Every sequence has at least one target, so at least two tokens.
-func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums) error {
+// lossChunk runs the forward over seqs back to back and adds their NLLs to sums
+// (and appends them to keep, when not nil). Every sequence has at least one
+// target, so at least two tokens.
+func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, keep *[]float32) error {
 	cfg := c.cfg
 	C, NH := cfg.NEmbd, cfg.NHead
 	spans := make([]span, len(seqs))
@@ -231,6 +249,9 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums) er
 		sums.SumSq += x * x
 	}
 	sums.Count += d.P
+	if keep != nil {
+		*keep = append(*keep, a.nll[:d.P]...)
+	}
 	return nil
 }
 

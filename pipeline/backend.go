@@ -33,6 +33,9 @@ type Backend interface {
 type Batch struct {
 	Seqs  []model.Sequence
 	Width int
+	// PerToken asks for every target's NLL as well as the sums: the Pending
+	// then implements PerTokenPending. Off, it costs nothing.
+	PerToken bool
 }
 
 // Pending is a submitted batch.
@@ -40,6 +43,15 @@ type Pending interface {
 	// Wait blocks until the batch is scored and returns the sums of NLL over
 	// every scored target. It may be called more than once.
 	Wait(ctx context.Context) (model.LossSums, error)
+}
+
+// PerTokenPending is the Pending of a batch submitted with Batch.PerToken.
+type PerTokenPending interface {
+	Pending
+	// PerToken is, after Wait, every target's NLL (float32, as the backend
+	// computed it) in the batch's target order: sequences in order, each
+	// one's targets by position.
+	PerToken() []float32
 }
 
 // Feed is how a backend wants to be fed.
@@ -72,7 +84,10 @@ var ErrBatchTooLarge = errors.New("batch too large for the device's memory")
 // done is a Pending whose result is known.
 type done struct {
 	sums model.LossSums
+	nll  []float32 // with Batch.PerToken
 	err  error
 }
 
 func (d done) Wait(context.Context) (model.LossSums, error) { return d.sums, d.err }
+
+func (d done) PerToken() []float32 { return d.nll }

@@ -22,8 +22,16 @@ func (c *CPU) Name() string { return c.c.Name() }
 // Feed asks for DefaultBatchTokens per batch, any width, one batch at a time.
 func (c *CPU) Feed() Feed { return Feed{BatchTokens: DefaultBatchTokens, InFlight: 1} }
 
-// Submit scores b and returns its result.
+// Submit scores b and returns its result; with b.PerToken, also every
+// target's NLL (model.CPU.LossPerToken).
 func (c *CPU) Submit(ctx context.Context, b Batch) (Pending, error) {
+	if b.PerToken {
+		sums, nll, err := c.c.LossPerToken(ctx, b.Seqs)
+		if err != nil {
+			return nil, err
+		}
+		return done{sums: sums, nll: nll}, nil
+	}
 	sums, err := c.c.Loss(ctx, b.Seqs)
 	if err != nil {
 		return nil, err

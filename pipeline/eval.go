@@ -61,6 +61,18 @@ type EvalConfig struct {
 	// OnBatch, when set, is called after each batch, in order, with the state so
 	// far (to save a checkpoint); an error from it stops Evaluate.
 	OnBatch func(State) error
+	// PerToken keeps every scored target's NLL in Result.PerToken, in corpus
+	// order (the backend reads them back per batch: Batch.PerToken). It cannot
+	// be combined with a Resume that has samples done (their NLLs are gone).
+	PerToken bool
+}
+
+// TokenNLL is one scored target: where it is in the corpus (Sample.Doc and
+// Sample.Pos), its id and its NLL in nats as the backend computed it.
+type TokenNLL struct {
+	Doc, Pos int
+	Token    int32
+	NLL      float32
 }
 
 // State is how far an evaluation got: the first Samples samples in batching
@@ -116,6 +128,9 @@ type Result struct {
 	// library and the CLI fill them (Evaluate leaves them nil).
 	Config     *RunConfig  `json:"config,omitempty"`
 	Provenance *Provenance `json:"provenance,omitempty"`
+	// PerToken is every scored target in corpus order (by Doc, then Pos),
+	// with EvalConfig.PerToken; it is not part of the JSON (see WritePerToken).
+	PerToken []TokenNLL `json:"-"`
 }
 
 // Evaluate cuts cfg.Tokens into sequences as cfg.Mode says, groups them into
@@ -152,6 +167,9 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		if err := checkResume(*r, samples); err != nil {
 			return nil, fmt.Errorf("evaluate %s: resume: %w", name, err)
 		}
+		if cfg.PerToken && r.Samples > 0 {
+			return nil, fmt.Errorf("evaluate %s: per-token output cannot resume a run: the NLLs of its %d scored samples are not kept", name, r.Samples)
+		}
 		st = *r
 		if r.BatchTokens > 0 {
 			batchTokens = r.BatchTokens
@@ -163,7 +181,19 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	}
 	progress(st.Sums.Count, total)
 
-	st, err = run(ctx, b, samples, st, batchTokens, func(s State) error {
+	var keep func([]Sample, []float32)
+	if cfg.PerToken {
+		res.PerToken = make([]TokenNLL, 0, total)
+		keep = func(ss []Sample, nll []float32) {
+			for _, s := range ss {
+				for k, id := range s.Tokens[s.First:] {
+					res.PerToken = append(res.PerToken, TokenNLL{Doc: s.Doc, Pos: s.Pos + k, Token: id, NLL: nll[k]})
+				}
+				nll = nll[s.Scored():]
+			}
+		}
+	}
+	st, err = run(ctx, b, samples, st, batchTokens, keep, func(s State) error {
 		progress(s.Sums.Count, total)
 		if cfg.OnBatch != nil {
 			return cfg.OnBatch(s)
@@ -171,6 +201,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		return nil
 	})
 	res.Seconds = time.Since(start).Seconds()
+	slices.SortFunc(res.PerToken, func(a, b TokenNLL) int { return cmp.Or(cmp.Compare(a.Doc, b.Doc), cmp.Compare(a.Pos, b.Pos)) })
 	if err != nil {
 		err = fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -263,7 +294,8 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 	}
 	res := &Result{Model: cfg.Model, Data: cfg.Data, Mode: string(mode), Ctx: cfg.Ctx, Stride: stride}
 
-	var seqs []model.Sequence
+	var seqs []placed
+	skip := 0 // positions of Tokens[0] before its document's first id: the added eot
 	if mode == ModeDocuments {
 		docs := headDocs(cfg.Tokens.Documents(cfg.EOT), cfg.MaxTokens)
 		for i, d := range docs {
@@ -279,7 +311,8 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 		if cfg.VocabSize > 0 && int(cfg.EOT) >= cfg.VocabSize {
 			return nil, nil, fmt.Errorf("end-of-text id %d is not below the vocabulary size %d", cfg.EOT, cfg.VocabSize)
 		}
-		seqs = Documents(docs, cfg.EOT, cfg.Ctx, stride)
+		seqs = documents(docs, cfg.EOT, cfg.Ctx, stride)
+		skip = 1
 	} else {
 		stream := cfg.Tokens.Stream(cfg.EOT)
 		if cfg.MaxTokens > 0 && len(stream) > cfg.MaxTokens {
@@ -289,7 +322,7 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 		if err := checkIDs(stream, cfg.VocabSize); err != nil {
 			return nil, nil, err
 		}
-		seqs = Strided(stream, cfg.Ctx, stride) // == Stream when stride == Ctx
+		seqs = appendStrided(nil, stream, cfg.Ctx, stride, 0) // == Stream when stride == Ctx
 	}
 	if len(seqs) == 0 {
 		return nil, nil, fmt.Errorf("nothing to score: %d tokens in %s mode at context %d "+
@@ -300,7 +333,7 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 		return nil, nil, err
 	}
 	if cfg.Shard.Count > 1 {
-		var mine []model.Sequence
+		var mine []placed
 		for i, q := range seqs {
 			if i%cfg.Shard.Count == cfg.Shard.Index {
 				mine = append(mine, q)
@@ -315,7 +348,7 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 	}
 	samples := make([]Sample, len(seqs))
 	for i, s := range seqs {
-		samples[i].Sequence = s
+		samples[i] = Sample{Sequence: s.Sequence, Doc: s.doc, Pos: s.start + s.First - skip}
 		if cfg.TokenLen != nil {
 			for _, id := range s.Tokens[s.First:] {
 				samples[i].Bytes += cfg.TokenLen(id)
@@ -384,9 +417,11 @@ func next(samples []Sample, lo int, feed Feed, batchTokens int) planned {
 
 // run scores samples with b from state st on: batches of at most
 // batchTokens padded tokens, up to Feed().InFlight of them submitted at once,
-// their sums added in order. done gets the state after each batch; an error
-// from it stops the run. It returns the state reached, also on error.
-func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, done func(State) error) (State, error) {
+// their sums added in order. keep, when not nil, asks for per-target NLLs
+// (Batch.PerToken) and gets each batch's samples with them, in order. done
+// gets the state after each batch; an error from it stops the run. It returns
+// the state reached, also on error.
+func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, keep func([]Sample, []float32), done func(State) error) (State, error) {
 	feed := b.Feed()
 	inFlight := max(feed.InFlight, 1)
 	type flight struct {
@@ -404,6 +439,17 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 			return fmt.Errorf("the NLL of a batch of %d sequences is not finite (sum %v); "+
 				"the model's weights or the backend's arithmetic are broken", len(f.batch.Seqs), got.Sum)
 		}
+		if keep != nil {
+			pt, ok := f.p.(PerTokenPending)
+			if !ok {
+				return fmt.Errorf("the backend %s gives no per-token NLLs", b.Name())
+			}
+			nll := pt.PerToken()
+			if len(nll) != f.want {
+				return fmt.Errorf("the backend gave %d per-token NLLs for a batch of %d targets", len(nll), f.want)
+			}
+			keep(samples[f.lo:f.hi], nll)
+		}
 		st.Sums.Add(got)
 		st.Samples = f.hi
 		st.Bytes += f.bytes
@@ -420,6 +466,7 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 		var tooLarge error
 		if nextLo < len(samples) && len(queue) < inFlight {
 			pl := next(samples, nextLo, feed, batchTokens)
+			pl.batch.PerToken = keep != nil
 			p, err := b.Submit(ctx, pl.batch)
 			if err == nil {
 				queue = append(queue, flight{pl, p})

@@ -73,9 +73,10 @@ func (g *GPU) Feed() Feed { return g.feed }
 // Model is the model on the device, for settings such as chunked prefill.
 func (g *GPU) Model() *shaders.GPT2 { return g.g }
 
-// Submit starts b on the device.
+// Submit starts b on the device. With b.PerToken the batch's per-target
+// NLLs are read back too: a second readback, of 4 bytes per target.
 func (g *GPU) Submit(ctx context.Context, b Batch) (Pending, error) {
-	p, err := g.g.Submit(ctx, b.Seqs, b.Width)
+	p, err := g.g.SubmitWith(ctx, b.Seqs, b.Width, shaders.SubmitOptions{PerToken: b.PerToken})
 	if err != nil {
 		return nil, gpuError(err)
 	}
@@ -88,6 +89,8 @@ func (p gpuPending) Wait(ctx context.Context) (model.LossSums, error) {
 	s, err := p.p.Wait(ctx)
 	return s, gpuError(err)
 }
+
+func (p gpuPending) PerToken() []float32 { return p.p.PerToken() }
 
 // gpuError marks the device's out-of-memory errors as ErrBatchTooLarge.
 func gpuError(err error) error {

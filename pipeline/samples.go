@@ -34,6 +34,27 @@ func ParseMode(s string) (Mode, error) {
 type Sample struct {
 	model.Sequence
 	Bytes int // UTF-8 bytes of the scored targets Tokens[First:]
+	// Doc and Pos say where the targets are in the corpus: Doc is the
+	// document's index (documents mode: among the non-empty documents, in
+	// corpus order; 0 in the other modes) and Pos the position of the first
+	// target, Tokens[First], in the document's ids (the added eot not
+	// counted) or in the stream; target k is at Pos+k.
+	Doc, Pos int
+}
+
+// placed is a window with where its first token is: the index of its
+// document and the offset of Tokens[0] in the ids it was cut from.
+type placed struct {
+	model.Sequence
+	doc, start int
+}
+
+func sequences(ps []placed) []model.Sequence {
+	seqs := make([]model.Sequence, len(ps))
+	for i, p := range ps {
+		seqs[i] = p.Sequence
+	}
+	return seqs
 }
 
 // CheckWindow reports whether ctx and stride describe valid windows: a window
@@ -78,16 +99,16 @@ func Stream(tokens []int32, ctx int) []model.Sequence {
 // Strided panics if CheckWindow(ctx, stride) fails; callers validate user input first.
 func Strided(tokens []int32, ctx, stride int) []model.Sequence {
 	mustWindow(ctx, stride)
-	return appendStrided(nil, tokens, ctx, stride)
+	return sequences(appendStrided(nil, tokens, ctx, stride, 0))
 }
 
-func appendStrided(seqs []model.Sequence, tokens []int32, ctx, stride int) []model.Sequence {
+func appendStrided(seqs []placed, tokens []int32, ctx, stride, doc int) []placed {
 	prevEnd := 0
 	for begin := 0; begin < len(tokens); begin += stride {
 		end := min(begin+ctx, len(tokens))
 		first := max(prevEnd-begin, 1)
 		if end-begin > first {
-			seqs = append(seqs, model.Sequence{Tokens: tokens[begin:end:end], First: first})
+			seqs = append(seqs, placed{model.Sequence{Tokens: tokens[begin:end:end], First: first}, doc, begin})
 		}
 		prevEnd = end
 		if end == len(tokens) {
@@ -106,18 +127,24 @@ func appendStrided(seqs []model.Sequence, tokens []int32, ctx, stride int) []mod
 // Documents panics if CheckWindow(ctx, stride) fails; callers validate user input first.
 func Documents(docs [][]int32, eot int32, ctx, stride int) []model.Sequence {
 	mustWindow(ctx, stride)
-	var seqs []model.Sequence
-	for _, doc := range docs {
+	return sequences(documents(docs, eot, ctx, stride))
+}
+
+// documents is Documents with each window's place: start counts the added
+// eot as position 0 of its document.
+func documents(docs [][]int32, eot int32, ctx, stride int) []placed {
+	var seqs []placed
+	for i, doc := range docs {
 		if len(doc) == 0 {
 			continue
 		}
 		buf := make([]int32, 0, len(doc)+1)
 		buf = append(append(buf, eot), doc...)
 		if len(buf) <= ctx {
-			seqs = append(seqs, model.Sequence{Tokens: buf, First: 1})
+			seqs = append(seqs, placed{model.Sequence{Tokens: buf, First: 1}, i, 0})
 			continue
 		}
-		seqs = appendStrided(seqs, buf, ctx, stride)
+		seqs = appendStrided(seqs, buf, ctx, stride, i)
 	}
 	return seqs
 }

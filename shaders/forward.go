@@ -45,6 +45,26 @@ type arena struct {
 
 	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll, sums, readback *wgpu.Buffer
 	layerStride                                                                        uint64 // bytes between layers' caches
+
+	// nllRead is the host-visible copy of nll for batches that want their
+	// per-target NLLs (SubmitOptions.PerToken); made on first use.
+	nllRead *wgpu.Buffer
+}
+
+// nllReadback returns the arena's per-target readback buffer, making it on
+// first use (4 bytes per target the arena holds).
+func (g *GPT2) nllReadback(a *arena) (*wgpu.Buffer, error) {
+	if a.nllRead != nil {
+		return a.nllRead, nil
+	}
+	b, err := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "nll readback", Size: uint64(max(4*a.size.targets, 16)),
+		Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
+	if err != nil {
+		return nil, fmt.Errorf("gpu: per-target NLL readback of %d targets: %w", a.size.targets, err)
+	}
+	a.bufs = append(a.bufs, b)
+	a.nllRead = b
+	return b, nil
 }
 
 func (a *arena) close() {
@@ -54,7 +74,7 @@ func (a *arena) close() {
 	for _, b := range a.bufs {
 		b.Close()
 	}
-	a.groups, a.bufs = nil, nil
+	a.groups, a.bufs, a.nllRead = nil, nil, nil
 }
 
 // arenaBytes is the device memory an arena of size s takes for this model.
@@ -168,10 +188,29 @@ type Pending struct {
 	qs    *wgpu.QuerySet
 	ops   []opRecord
 
+	perToken bool
+
 	done    bool
 	sums    model.LossSums
+	nll     []float32
 	err     error
 	profile []KernelTime
+}
+
+// SubmitOptions are the choices of one SubmitWith.
+type SubmitOptions struct {
+	// PerToken keeps every target's NLL for Pending.PerToken: a second
+	// readback per batch, of 4 bytes per target, besides the 8 bytes of sums.
+	PerToken bool
+}
+
+// PerToken is every target's NLL (f32, as the device computed it) in batch
+// order: sequences in order, each one's targets by position. It is nil
+// before Wait and for a batch submitted without SubmitOptions.PerToken.
+func (p *Pending) PerToken() []float32 {
+	p.g.mu.Lock()
+	defer p.g.mu.Unlock()
+	return p.nll
 }
 
 // opRecord is what profiling keeps of one dispatch.
@@ -215,6 +254,17 @@ func (p *Pending) finish() {
 		Sum:   float64(math.Float32frombits(binary.LittleEndian.Uint32(out))),
 		SumSq: float64(math.Float32frombits(binary.LittleEndian.Uint32(out[4:]))),
 		Count: p.count,
+	}
+	if p.perToken {
+		out := make([]byte, 4*p.count)
+		if err := p.g.dev.Queue().ReadBuffer(p.a.nllRead, 0, out); err != nil {
+			p.err = fmt.Errorf("gpu loss: read back per-target NLLs: %w", err)
+			return
+		}
+		p.nll = make([]float32, p.count)
+		for i := range p.nll {
+			p.nll[i] = math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:]))
+		}
 	}
 	if p.qs != nil {
 		defer p.qs.Close()
@@ -261,6 +311,12 @@ func (g *GPT2) Loss(ctx context.Context, seqs []model.Sequence) (model.LossSums,
 // allocated so far grows it; when the device cannot, the error wraps
 // wgpu.ErrOutOfMemory, and a smaller batch may still fit.
 func (g *GPT2) Submit(ctx context.Context, seqs []model.Sequence, width int) (*Pending, error) {
+	return g.SubmitWith(ctx, seqs, width, SubmitOptions{})
+}
+
+// SubmitWith is Submit with options: with opt.PerToken the batch also copies
+// its per-target NLLs to the host (see Pending.PerToken).
+func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int, opt SubmitOptions) (*Pending, error) {
 	if err := model.CheckSequences(g.cfg, seqs); err != nil {
 		return nil, err
 	}
@@ -293,10 +349,18 @@ func (g *GPT2) Submit(ctx context.Context, seqs []model.Sequence, width int) (*P
 	if err != nil {
 		return nil, err
 	}
-	p := &Pending{g: g, a: a, count: b.P}
+	p := &Pending{g: g, a: a, count: b.P, perToken: opt.PerToken}
 	if b.P == 0 {
 		p.done = true
+		if opt.PerToken {
+			p.nll = []float32{}
+		}
 		return p, nil
+	}
+	if opt.PerToken {
+		if _, err := g.nllReadback(a); err != nil {
+			return nil, err
+		}
 	}
 	if err := g.record(p, b); err != nil {
 		return nil, err
@@ -484,6 +548,9 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 	if r.err == nil {
 		r.pass.End()
 		enc.CopyBufferToBuffer(a.sums, 0, a.readback, 0, 8)
+		if p.perToken {
+			enc.CopyBufferToBuffer(a.nll, 0, a.nllRead, 0, uint64(4*b.P))
+		}
 	}
 	cb, err := enc.Finish()
 	if r.err != nil {

@@ -25,7 +25,7 @@ type evalFlags struct {
 	ctx, stride, maxTokens           int
 	threads, batchTokens             int
 	quiet, offline, noCache          bool
-	shard, checkpoint                string
+	shard, checkpoint, perToken      string
 }
 
 func (f *evalFlags) register(fs *pflag.FlagSet) {
@@ -47,6 +47,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: models and data must be cached or local (also HF_HUB_OFFLINE=1)")
 	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
 	fs.StringVar(&f.shard, "shard", "", "score the I-th of N interleaved parts of the samples: I/N (0 <= I < N), or N with I from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm; a Slurm array also shards without the flag); add the --json results with 'wgpu-eval merge'")
+	fs.StringVar(&f.perToken, "per-token", "", "also write every scored target's position, token id and NLL, in corpus order, to FILE (msgpack, with the run's config and provenance; read by 'wgpu-eval compare')")
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "keep the sums so far in FILE; the same command run again after an interruption continues from it (removed when the run completes)")
 }
 
@@ -82,6 +83,9 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	shard, err := pipeline.ParseShard(f.shard, nil)
 	if err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
+	}
+	if f.perToken != "" && f.checkpoint != "" {
+		return usageError{errors.New("--per-token and --checkpoint cannot be combined: a resumed run has not kept the NLLs of what it scored before")}
 	}
 	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
 		return usageError{errors.New("--ctx, --stride, --max-tokens, --threads and --batch-tokens must not be negative")}
@@ -137,6 +141,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		NoTokenCache:        f.noCache,
 		Shard:               shard,
 		Checkpoint:          f.checkpoint,
+		PerToken:            f.perToken,
 		Stdin:               stdin,
 	})
 	if err != nil {

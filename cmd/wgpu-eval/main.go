@@ -5,6 +5,7 @@
 //	wgpu-eval devices [--json]  list the Vulkan adapters
 //	wgpu-eval bench [flags]     time the forward pass and loss per batch size and kernel
 //	wgpu-eval merge FILES...    add the --json results of the shards of one run
+//	wgpu-eval compare A B       compare two --per-token files token by token
 //	wgpu-eval version           print the version
 //
 // Run `wgpu-eval eval --help` for the flags.
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runEval(ctx, args, stdin, stdout, stderr)
 	case "merge":
 		return runMerge(args, stdout, stderr)
+	case "compare":
+		return runCompare(args, stdout, stderr)
 	case "devices":
 		return runDevices(args, stdout, stderr)
 	case "bench":
@@ -83,7 +86,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, merge, version, help)", cmd)}
+	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, merge, compare, version, help)", cmd)}
 }
 
 const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
@@ -94,6 +97,7 @@ Usage:
   wgpu-eval devices [--json] list the Vulkan GPUs with their limits and features
   wgpu-eval bench [flags]    time the forward pass and loss per batch size and per kernel
   wgpu-eval merge FILES...   add the --json results of a run's shards (--shard I/N) into the whole run's
+  wgpu-eval compare A B      compare two --per-token files of one corpus token by token
   wgpu-eval version          print the version
   wgpu-eval help             this text
 

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+const compareUsage = `Usage: wgpu-eval compare [--json OUT] [--top N] A B
+
+Compares two --per-token files of the same corpus and tokenizer (two devices,
+two precisions, two builds, two models) token by token: the mean NLL of each,
+the difference B - A with its paired standard error, the largest per-token
+differences with their positions and text, the share of bit-identical values,
+and a verdict. Refuses files of different corpora, tokenizers or targets,
+naming what differs.
+
+Example:
+  wgpu-eval --device cpu --per-token cpu.ptk
+  wgpu-eval --device gpu --precision f16 --per-token f16.ptk
+  wgpu-eval compare cpu.ptk f16.ptk
+
+Flags:
+`
+
+func runCompare(args []string, stdout, stderr io.Writer) error {
+	var jsonOut string
+	top := 10
+	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&jsonOut, "json", "", "also write the comparison as JSON to FILE (- for stdout)")
+	fs.IntVar(&top, "top", top, "how many of the largest per-token differences to list")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, compareUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errUsageShown
+		}
+		return usageError{err}
+	}
+	if fs.NArg() != 2 {
+		return usageError{errors.New("compare: give two --per-token files, A and B")}
+	}
+	if top < 0 {
+		return usageError{errors.New("--top must not be negative")}
+	}
+	var files [2]*pipeline.PerTokenFile
+	for i, path := range fs.Args() {
+		f, err := pipeline.ReadPerToken(path)
+		if err != nil {
+			return err
+		}
+		files[i] = f
+	}
+	var decode func(int32) string
+	if files[0].Header.Tokenizer == tokenizer.BuiltinID {
+		tok, err := tokenizer.GPT2()
+		if err != nil {
+			return err
+		}
+		decode = func(id int32) string {
+			if id < 0 || int(id) >= tok.VocabSize() {
+				return ""
+			}
+			return tok.Decode([]int32{id})
+		}
+	}
+	c, err := pipeline.Compare(files[0], files[1], top, decode)
+	if err != nil {
+		return err
+	}
+	c.A, c.B = fs.Arg(0), fs.Arg(1)
+	summary := stdout
+	if jsonOut == "-" {
+		summary = stderr
+	}
+	fmt.Fprint(summary, formatComparison(c))
+	if jsonOut != "" {
+		return writeJSON(jsonOut, stdout, c)
+	}
+	return nil
+}
+
+// formatComparison is the human report of compare.
+func formatComparison(c *pipeline.Comparison) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "A %s: mean NLL %.6f\nB %s: mean NLL %.6f\n", c.A, c.MeanNLLA, c.B, c.MeanNLLB)
+	fmt.Fprintf(&b, "B - A: %+.6g ± %.2g nats/token (paired SE) over %d targets; max |diff| %.3g; bit-identical %.2f%% (%d)\n",
+		c.MeanDiff, c.DiffStdErr, c.Targets, c.MaxAbsDiff, 100*c.IdenticalShare, c.Identical)
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if len(c.Top) > 0 {
+		fmt.Fprintf(&b, "largest per-token differences:\n")
+		for _, d := range c.Top {
+			what := fmt.Sprintf("id %d", d.Token)
+			if d.Text != "" {
+				what = fmt.Sprintf("%q (id %d)", d.Text, d.Token)
+			}
+			fmt.Fprintf(&b, "  doc %d pos %d %s: A %.6f B %.6f diff %+.3g\n", d.Doc, d.Pos, what, d.NLLA, d.NLLB, d.Diff)
+		}
+	}
+	fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
+	return b.String()
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// TestPerTokenAndCompare: --per-token writes every target of the run with its
+// config and provenance; compare of the file with itself reports no
+// difference; of another corpus it refuses, naming the corpus; --per-token
+// with --checkpoint is a usage error.
+func TestPerTokenAndCompare(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 12)
+	ptk := filepath.Join(t.TempDir(), "a.ptk")
+	res := resultJSON(t, "--model", dir, "--data", data, "--ctx", "24", "--device", "cpu", "--per-token", ptk)
+	f, err := pipeline.ReadPerToken(ptk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.Header
+	if len(f.Tokens) != res.Tokens || h.Targets != res.Tokens || h.NLLSum != res.NLLSum || h.Tokenizer != "gpt2-builtin" ||
+		h.Config == nil || h.Config.Ctx != 24 || h.Provenance == nil || h.Provenance.Corpus.SHA256 != res.Provenance.Corpus.SHA256 {
+		t.Fatalf("per-token file: header %+v with %d records; result %d tokens, nll_sum %v", h, len(f.Tokens), res.Tokens, res.NLLSum)
+	}
+	sum := 0.0
+	for _, r := range f.Tokens {
+		sum += float64(r.NLL)
+	}
+	if math.Abs(sum-res.NLLSum) > 1e-12*res.NLLSum {
+		t.Errorf("per-token NLLs sum to %.17g, nll_sum %.17g", sum, res.NLLSum)
+	}
+
+	out, stderr, err := cli(t, "", "compare", "--top", "3", "--json", "-", ptk, ptk)
+	if err != nil {
+		t.Fatalf("compare: %v\n%s", err, stderr)
+	}
+	var c pipeline.Comparison
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if c.Targets != res.Tokens || c.MeanDiff != 0 || c.IdenticalShare != 1 || c.MeanNLLA != c.MeanNLLB ||
+		!strings.Contains(stderr, "verdict: identical") {
+		t.Errorf("self comparison: %+v\n%s", c, stderr)
+	}
+
+	other := filepath.Join(t.TempDir(), "b.ptk")
+	if _, stderr, err := cli(t, "", "--model", dir, "--data", runText(t, 13), "--ctx", "24", "--device", "cpu", "--quiet", "--per-token", other); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if _, _, err := cli(t, "", "compare", ptk, other); err == nil || !strings.Contains(err.Error(), "corpus") {
+		t.Errorf("another corpus: err = %v", err)
+	}
+	if _, _, err := cli(t, "", "--model", dir, "--data", data, "--per-token", other, "--checkpoint", other+".ck"); exitCode(err) != 2 {
+		t.Errorf("--per-token with --checkpoint: err = %v, want a usage error", err)
+	}
+	if _, _, err := cli(t, "", "compare", ptk); exitCode(err) != 2 {
+		t.Errorf("compare with one file: err = %v, want a usage error", err)
+	}
+}
+
+// TestFormatComparisonText: the largest differences are shown with their
+// decoded text when there is one, else their id.
+func TestFormatComparisonText(t *testing.T) {
+	s := formatComparison(&pipeline.Comparison{A: "a", B: "b", Targets: 2, Verdict: "v",
+		Top: []pipeline.TokenDiff{{Pos: 4, Token: 13, Text: " the", Diff: 0.5}, {Pos: 9, Token: 70000, Diff: -0.25}}})
+	for _, want := range []string{`doc 0 pos 4 " the" (id 13)`, "doc 0 pos 9 id 70000", "verdict: v"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+}

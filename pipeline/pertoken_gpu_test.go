@@ -1,0 +1,84 @@
+package pipeline_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// TestPerTokenGPU: on the peaked model, the GPU's per-token NLLs with f32
+// weights are within 1e-5 of the CPU's, target by target, in the same corpus
+// order; they sum to the run's nll_sum; asking for them leaves the sums
+// bit-identical; and f16 against f32 weights compares as a small nonzero
+// difference (a run against itself as none).
+func TestPerTokenGPU(t *testing.T) {
+	ad := testAdapter(t)
+	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	toks := perTokenCorpus(6, 40, 3, 70)
+	ec := pipeline.EvalConfig{Tokens: toks, EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 32, Stride: 16,
+		VocabSize: m.Config.VocabSize, BatchTokens: 96}
+	ctx := context.Background()
+	plain, err := pipeline.Evaluate(ctx, openTestGPU(t, ad, m, false), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec.PerToken = true
+	want, err := pipeline.Evaluate(ctx, pipeline.NewCPU(m, 0), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g32 := openTestGPU(t, ad, m, false)
+	got, err := pipeline.Evaluate(ctx, g32, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NLLSum != plain.NLLSum || got.NLLSumSq != plain.NLLSumSq {
+		t.Errorf("GPU sums with per-token %v/%v, without %v/%v", got.NLLSum, got.NLLSumSq, plain.NLLSum, plain.NLLSumSq)
+	}
+	if len(got.PerToken) != len(want.PerToken) {
+		t.Fatalf("GPU %d per-token records, CPU %d", len(got.PerToken), len(want.PerToken))
+	}
+	sum, worst := 0.0, 0.0
+	for i, g := range got.PerToken {
+		w := want.PerToken[i]
+		if g.Doc != w.Doc || g.Pos != w.Pos || g.Token != w.Token {
+			t.Fatalf("record %d: GPU %+v, CPU %+v", i, g, w)
+		}
+		sum += float64(g.NLL)
+		worst = max(worst, math.Abs(float64(g.NLL)-float64(w.NLL)))
+	}
+	t.Logf("%s: %d targets, largest |GPU - CPU| per token %.2e", g32.Name(), len(got.PerToken), worst)
+	if worst > 1e-5 {
+		t.Errorf("per-token |GPU f32 - CPU| up to %.2e, want <= 1e-5", worst)
+	}
+	// The device sums in f32: 1e-5 relative, as the conformance suite's batches.
+	if math.Abs(sum-got.NLLSum) > 1e-5*math.Abs(got.NLLSum) {
+		t.Errorf("GPU per-token NLLs sum to %.9g, nll_sum %.9g", sum, got.NLLSum)
+	}
+	f32 := pipeline.NewPerTokenFile(got, "gpt2-builtin")
+	self, err := pipeline.Compare(f32, f32, 3, nil)
+	if err != nil || self.MeanDiff != 0 || self.IdenticalShare != 1 {
+		t.Errorf("f32 against itself: %+v, %v", self, err)
+	}
+	if !ad.HasFeature(wgpu.FeatureShaderF16) {
+		t.Skipf("%s lacks shader-f16: f16 not compared", ad.Info().Name)
+	}
+	h, err := pipeline.Evaluate(ctx, openTestGPU(t, ad, m, true), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pipeline.Compare(f32, pipeline.NewPerTokenFile(h, "gpt2-builtin"), 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("f16 - f32: %s", c.Verdict)
+	if c.MeanDiff == 0 || c.IdenticalShare == 1 || math.Abs(c.MeanDiff) > 3e-3 || c.MaxAbsDiff > 0.05 || len(c.Top) != 3 ||
+		strings.HasPrefix(c.Verdict, "identical") {
+		t.Errorf("f16 against f32: %+v", c)
+	}
+}

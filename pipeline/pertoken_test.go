@@ -1,0 +1,336 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// perTokenCorpus is separate documents of random ids, some empty, some
+// longer than the windows.
+func perTokenCorpus(seed uint64, lens ...int) *pipeline.Tokens {
+	r := rand.New(rand.NewPCG(seed, 9))
+	out := &pipeline.Tokens{Separated: true}
+	for _, n := range lens {
+		d := make([]int32, n)
+		for i := range d {
+			d[i] = int32(r.IntN(300))
+		}
+		out.Docs = append(out.Docs, d)
+	}
+	return out
+}
+
+const testEOT = 50256
+
+// target is where a scored target is expected and the one-target window that
+// scores it the way the run does.
+type target struct {
+	doc, pos int
+	token    int32
+	window   model.Sequence
+}
+
+// windowOf is the window a strided pass over ids (ctx, stride) scores target
+// p in, cut to end at p and to score only p: the first window whose end
+// passes p, computed from the definition (windows start every stride tokens).
+// p is not scored (ok false) when it is that window's first token.
+func windowOf(ids []int32, p, ctx, stride int) (w model.Sequence, ok bool) {
+	k := 0
+	if p >= ctx {
+		k = (p-ctx)/stride + 1
+	}
+	begin := k * stride
+	return model.Sequence{Tokens: ids[begin : p+1], First: p - begin}, begin < p
+}
+
+// expectTargets lists every target a run of mode over toks scores, in corpus
+// order, from the definitions of the modes (not from the package's cutting).
+func expectTargets(toks *pipeline.Tokens, mode pipeline.Mode, ctx, stride int) []target {
+	var out []target
+	if mode == pipeline.ModeDocuments {
+		for i, d := range toks.Documents(testEOT) {
+			buf := append([]int32{testEOT}, d...)
+			for q, id := range d {
+				w, _ := windowOf(buf, q+1, ctx, stride) // the eot begins every window of a document
+				out = append(out, target{i, q, id, w})
+			}
+		}
+		return out
+	}
+	stream := toks.Stream(testEOT)
+	for p := 1; p < len(stream); p++ {
+		if w, ok := windowOf(stream, p, ctx, stride); ok {
+			out = append(out, target{0, p, stream[p], w})
+		}
+	}
+	return out
+}
+
+// TestPerTokenCPU: per-token NLLs on the CPU are in corpus order with the
+// right positions and ids in every mode, sum to the run's nll_sum (float64
+// rounding), each equals the CPU loss of a one-target window of the same
+// prefix (to 4e-7 relative: a few ulps where the kernels tile the shorter
+// window differently; most are bit-identical), and asking for them leaves the
+// sums bit-identical.
+func TestPerTokenCPU(t *testing.T) {
+	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	toks := perTokenCorpus(1, 30, 0, 5, 90, 1, 47)
+	cpu := pipeline.NewCPU(m, 2)
+	ref := model.NewCPU(m, 1)
+	ctx := context.Background()
+	for _, c := range []struct {
+		mode        pipeline.Mode
+		ctx, stride int
+	}{
+		{pipeline.ModeStream, 32, 32},
+		{pipeline.ModeStrided, 32, 12},
+		{pipeline.ModeDocuments, 40, 16},
+	} {
+		t.Run(string(c.mode), func(t *testing.T) {
+			cfg := pipeline.EvalConfig{Tokens: toks, EOT: testEOT, Mode: c.mode, Ctx: c.ctx, Stride: c.stride, BatchTokens: 96}
+			plain, err := pipeline.Evaluate(ctx, cpu, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.PerToken = true
+			res, err := pipeline.Evaluate(ctx, cpu, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.NLLSum != plain.NLLSum || res.NLLSumSq != plain.NLLSumSq || plain.PerToken != nil {
+				t.Errorf("sums with per-token %v/%v, without %v/%v (per-token kept without asking: %d)",
+					res.NLLSum, res.NLLSumSq, plain.NLLSum, plain.NLLSumSq, len(plain.PerToken))
+			}
+			want := expectTargets(toks, c.mode, c.ctx, c.stride)
+			if len(res.PerToken) != len(want) || res.Tokens != len(want) {
+				t.Fatalf("%d per-token records, %d targets scored, want %d", len(res.PerToken), res.Tokens, len(want))
+			}
+			sum, inexact := 0.0, 0
+			for i, got := range res.PerToken {
+				w := want[i]
+				if got.Doc != w.doc || got.Pos != w.pos || got.Token != w.token {
+					t.Fatalf("record %d: doc %d pos %d token %d, want doc %d pos %d token %d", i, got.Doc, got.Pos, got.Token, w.doc, w.pos, w.token)
+				}
+				sum += float64(got.NLL)
+				one, err := ref.Loss(ctx, []model.Sequence{w.window})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The kernels tile a shorter window differently: a few ulps.
+				if d := math.Abs(one.Sum - float64(got.NLL)); one.Count != 1 || d > 4e-7*one.Sum {
+					t.Errorf("doc %d pos %d: per-token NLL %v, one-target window %v", w.doc, w.pos, got.NLL, one.Sum)
+				} else if d != 0 {
+					inexact++
+				}
+			}
+			t.Logf("%d of %d per-token NLLs differ from their one-target window's in the last bits", inexact, len(want))
+			if math.Abs(sum-res.NLLSum) > 1e-12*math.Abs(res.NLLSum) {
+				t.Errorf("per-token NLLs sum to %.17g, nll_sum %.17g", sum, res.NLLSum)
+			}
+		})
+	}
+}
+
+// TestPerTokenLossCPU: model.CPU.LossPerToken's sums are Loss's bit for bit
+// and its NLLs add up to them.
+func TestPerTokenLossCPU(t *testing.T) {
+	m := testmodel.Random(testmodel.TinyConfig(), 5)
+	c := model.NewCPU(m, 3)
+	seqs := pipeline.Strided(perTokenCorpus(2, 200).Docs[0], 64, 20)
+	seqs = append(seqs, model.Sequence{Tokens: []int32{1}, First: 1})
+	sums, err := c.Loss(context.Background(), seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, nll, err := c.LossPerToken(context.Background(), seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s, sq float64
+	for _, v := range nll {
+		s += float64(v)
+		sq += float64(v) * float64(v)
+	}
+	if got != sums || len(nll) != sums.Count || s != sums.Sum || sq != sums.SumSq {
+		t.Errorf("LossPerToken %+v with %d NLLs summing to %v, Loss %+v", got, len(nll), s, sums)
+	}
+}
+
+// TestPerTokenShardsAndResume: a shard's per-token records are its targets;
+// per-token output refuses to resume a run half done.
+func TestPerTokenShardsAndResume(t *testing.T) {
+	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	toks := perTokenCorpus(4, 70)
+	cpu := pipeline.NewCPU(m, 1)
+	cfg := pipeline.EvalConfig{Tokens: toks, EOT: testEOT, Ctx: 16, PerToken: true}
+	whole, err := pipeline.Evaluate(context.Background(), cpu, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[int]pipeline.TokenNLL{}
+	for _, r := range whole.PerToken {
+		at[r.Pos] = r
+	}
+	n := 0
+	for i := range 2 {
+		cfg.Shard = pipeline.Shard{Index: i, Count: 2}
+		res, err := pipeline.Evaluate(context.Background(), cpu, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.PerToken {
+			if w := at[r.Pos]; w != r {
+				t.Errorf("shard %d: %+v, unsharded %+v", i, r, w)
+			}
+		}
+		n += len(res.PerToken)
+	}
+	if n != len(whole.PerToken) {
+		t.Errorf("shards hold %d records, the whole run %d", n, len(whole.PerToken))
+	}
+	cfg.Shard = pipeline.Shard{}
+	cfg.Resume = &pipeline.State{Samples: 1, Sums: model.LossSums{Count: 15}}
+	if _, err := pipeline.Evaluate(context.Background(), cpu, cfg); err == nil || !strings.Contains(err.Error(), "cannot resume") {
+		t.Errorf("per-token resume: err = %v", err)
+	}
+}
+
+func testPerTokenFile(t *testing.T) *pipeline.PerTokenFile {
+	t.Helper()
+	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	res, err := pipeline.Evaluate(context.Background(), pipeline.NewCPU(m, 1), pipeline.EvalConfig{
+		Tokens: perTokenCorpus(5, 20, 9), EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 16, PerToken: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Config = &pipeline.RunConfig{Mode: res.Mode, Ctx: 16, Stride: 8, Split: "all", Device: "cpu", Precision: "f32"}
+	res.Provenance = &pipeline.Provenance{Tool: "wgpu-eval", Tokenizer: "gpt2-builtin",
+		Corpus: pipeline.CorpusProvenance{Name: "x", SHA256: strings.Repeat("ab", 32)}}
+	return pipeline.NewPerTokenFile(res, "gpt2-builtin")
+}
+
+// TestPerTokenFileRoundTrip: a written file reads back as it was; damaged
+// files are refused without large allocations.
+func TestPerTokenFileRoundTrip(t *testing.T) {
+	f := testPerTokenFile(t)
+	path := filepath.Join(t.TempDir(), "run.ptk")
+	if err := pipeline.WritePerToken(path, f); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pipeline.ReadPerToken(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Header.Targets != len(f.Tokens) || got.Header.Tokenizer != "gpt2-builtin" || got.Header.Config.Ctx != 16 ||
+		got.Header.Provenance.Corpus.SHA256 != f.Header.Provenance.Corpus.SHA256 || len(got.Tokens) != len(f.Tokens) {
+		t.Fatalf("header %+v, %d tokens; wrote %+v, %d", got.Header, len(got.Tokens), f.Header, len(f.Tokens))
+	}
+	for i := range f.Tokens {
+		if got.Tokens[i] != f.Tokens[i] {
+			t.Fatalf("record %d: %+v, wrote %+v", i, got.Tokens[i], f.Tokens[i])
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("%d files left in the folder, want only the result", len(entries))
+	}
+	data, _ := f.Marshal()
+	for _, bad := range [][]byte{nil, data[:len(data)/2], append(bytes.Clone(data), 0), []byte{0xdd, 0xff, 0xff, 0xff, 0xff}} {
+		if _, err := pipeline.ParsePerToken(bad); err == nil {
+			t.Errorf("a damaged file of %d bytes was accepted", len(bad))
+		}
+	}
+}
+
+// FuzzParsePerToken: no input panics or allocates by an unchecked length; what
+// parses marshals again to a file that parses to the same.
+func FuzzParsePerToken(f *testing.F) {
+	for _, seed := range seedPerTokenFiles(f) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := pipeline.ParsePerToken(data)
+		if err != nil {
+			return
+		}
+		again, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := pipeline.ParsePerToken(again)
+		if err != nil || len(q.Tokens) != len(p.Tokens) {
+			t.Fatalf("re-marshalled file: %v, %d records of %d", err, len(q.Tokens), len(p.Tokens))
+		}
+	})
+}
+
+// seedPerTokenFiles is a small valid file and some near misses.
+func seedPerTokenFiles(tb testing.TB) [][]byte {
+	f := &pipeline.PerTokenFile{Header: pipeline.PerTokenHeader{Model: "m", Data: "d", Mode: "stream", Ctx: 8, Stride: 8, Tokenizer: "gpt2-builtin"},
+		Tokens: []pipeline.TokenNLL{{Pos: 1, Token: 5, NLL: 2.5}, {Pos: 2, Token: 7, NLL: 0.125}}}
+	data, err := f.Marshal()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return [][]byte{data, data[:len(data)-3], {0x80}, {0xc0}}
+}
+
+// TestCompare: a run against itself differs by nothing; a changed NLL shows
+// as the top difference; files of another corpus or tokenizer are refused,
+// naming what differs.
+func TestCompare(t *testing.T) {
+	a := testPerTokenFile(t)
+	c, err := pipeline.Compare(a, a, 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MeanDiff != 0 || c.DiffStdErr != 0 || c.MaxAbsDiff != 0 || c.IdenticalShare != 1 || len(c.Top) != 0 ||
+		!strings.HasPrefix(c.Verdict, "identical") || c.MeanNLLA != c.MeanNLLB {
+		t.Errorf("self comparison: %+v", c)
+	}
+	b := *a
+	b.Tokens = append([]pipeline.TokenNLL(nil), a.Tokens...)
+	b.Tokens[3].NLL += 0.5
+	c, err = pipeline.Compare(a, &b, 2, func(id int32) string { return "tok" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(len(a.Tokens))
+	if math.Abs(c.MeanDiff-0.5/n) > 1e-6 || c.Identical != len(a.Tokens)-1 || len(c.Top) != 1 ||
+		c.Top[0].Pos != a.Tokens[3].Pos || c.Top[0].Text != "tok" || math.Abs(c.Top[0].Diff-0.5) > 1e-6 {
+		t.Errorf("one changed NLL: %+v", c)
+	}
+	// Paired standard error of differences that are 0.5 once and 0 else.
+	mean := 0.5 / n
+	se := math.Sqrt(((0.25 - 0.5*mean) / (n - 1)) / n)
+	if math.Abs(c.DiffStdErr-se) > 1e-9 {
+		t.Errorf("paired SE %v, want %v", c.DiffStdErr, se)
+	}
+	other := b
+	other.Header.Tokenizer = "sha256:1234"
+	if _, err := pipeline.Compare(a, &other, 1, nil); err == nil || !strings.Contains(err.Error(), "tokenizer") {
+		t.Errorf("another tokenizer: err = %v", err)
+	}
+	prov := *a.Header.Provenance
+	prov.Corpus.SHA256 = strings.Repeat("cd", 32)
+	other = b
+	other.Header.Provenance = &prov
+	if _, err := pipeline.Compare(a, &other, 1, nil); err == nil || !strings.Contains(err.Error(), "corpus") {
+		t.Errorf("another corpus: err = %v", err)
+	}
+	other = b
+	other.Tokens = b.Tokens[1:]
+	if _, err := pipeline.Compare(a, &other, 1, nil); err == nil || !strings.Contains(err.Error(), "targets") {
+		t.Errorf("fewer targets: err = %v", err)
+	}
+}
