@@ -1,0 +1,202 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// prefillChunk is the most rows one Append runs through the blocks at a time:
+// a longer prompt is prefilled chunk after chunk (each chunk attends to the
+// cache the earlier ones wrote), so the scratch stays small for any prompt.
+const prefillChunk = 256
+
+// Generator runs GPT-2 one sequence at a time with a KV cache, for text
+// generation: Append runs new tokens through the model at the positions after
+// those already appended, writing their keys and values into the cache in
+// place, and returns the next-token logits of the last one. The cache and all
+// scratch are allocated once by NewGenerator for the model's full n_positions;
+// nothing of the prefix is ever recomputed.
+//
+// A Generator is not safe for concurrent use (its CPU is, and may be shared by
+// several Generators).
+type Generator struct {
+	c     *CPU
+	pos   int // tokens appended so far
+	chunk int // rows per pass (prefillChunk; smaller in tests)
+
+	k  [][]float32 // per layer (T, C): the keys of positions [0, pos)
+	vt [][]float32 // per layer (C, T): the values, channel-major, so p·v reduces along rows
+
+	// scratch for one chunk of up to chunk rows
+	residual, ln, qkv, atty, fch []float32
+	tile, scores                 []float32
+	lnf, logits                  []float32 // (C), (V)
+}
+
+// NewGenerator allocates a KV cache of every layer for the model's
+// n_positions and the scratch of one pass: for GPT-2 124M (12 layers, 768
+// channels, 1024 positions) about 75 MB.
+func (c *CPU) NewGenerator() (*Generator, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	cfg := c.cfg
+	C, T, L := cfg.NEmbd, cfg.NPositions, cfg.NLayer
+	g := &Generator{c: c, chunk: min(prefillChunk, T)}
+	kv := make([]float32, 2*L*T*C)
+	for l := range L {
+		g.k = append(g.k, kv[(2*l)*T*C:][:T*C:T*C])
+		g.vt = append(g.vt, kv[(2*l+1)*T*C:][:T*C:T*C])
+	}
+	g.alloc()
+	return g, nil
+}
+
+// alloc (re)allocates the scratch of one pass of g.chunk rows.
+func (g *Generator) alloc() {
+	cfg := g.c.cfg
+	C, n, w := cfg.NEmbd, g.chunk, g.c.threads
+	g.residual = make([]float32, n*C)
+	g.ln = make([]float32, n*C)
+	g.qkv = make([]float32, n*3*C)
+	g.atty = make([]float32, n*C)
+	g.fch = make([]float32, n*4*C)
+	g.tile = make([]float32, w*mmRows*mmCols)
+	g.scores = make([]float32, w*attRows*cfg.NPositions)
+	g.lnf = make([]float32, C)
+	g.logits = make([]float32, cfg.VocabSize)
+}
+
+// Len is the number of tokens appended since the start (or the last Reset).
+func (g *Generator) Len() int { return g.pos }
+
+// Reset empties the cache (keeping its memory) for a new sequence.
+func (g *Generator) Reset() { g.pos = 0 }
+
+// Append runs tokens through the model at positions Len() to Len()+len(tokens)-1,
+// adds their keys and values to the cache, and returns the logits (V floats) of
+// the token after the last of them: the prompt for the prefill, one token per
+// step while decoding. The slice is the Generator's and is overwritten by the
+// next Append. The tokens must fit in the model's positions and vocabulary;
+// on an error (a bad token, ctx cancelled) nothing is appended.
+func (g *Generator) Append(ctx context.Context, tokens []int32) ([]float32, error) {
+	cfg := g.c.cfg
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("generate: no tokens to append")
+	}
+	if g.pos+len(tokens) > cfg.NPositions {
+		return nil, fmt.Errorf("generate: %d tokens after %d do not fit in the model's %d positions", len(tokens), g.pos, cfg.NPositions)
+	}
+	for i, id := range tokens {
+		if id < 0 || int(id) >= cfg.VocabSize {
+			return nil, fmt.Errorf("generate: token %d (at %d) is outside the vocabulary of %d", id, g.pos+i, cfg.VocabSize)
+		}
+	}
+	start := g.pos
+	for off := 0; off < len(tokens); off += g.chunk {
+		if err := ctx.Err(); err != nil {
+			g.pos = start
+			return nil, fmt.Errorf("generate: %w", err)
+		}
+		g.forward(tokens[off:min(len(tokens), off+g.chunk)])
+	}
+	g.lastLogits((len(tokens)-1)%g.chunk, g.logits)
+	return g.logits, nil
+}
+
+// forward runs n = len(tokens) <= g.chunk tokens at positions pos.. through
+// the blocks, leaving their residual stream in g.residual (n, C), and
+// advances pos.
+func (g *Generator) forward(tokens []int32) {
+	c, cfg := g.c, g.c.cfg
+	C, n, eps := cfg.NEmbd, len(tokens), cfg.LayerNormEps
+	res, ln, qkv, atty, fch := g.residual[:n*C], g.ln[:n*C], g.qkv[:n*3*C], g.atty[:n*C], g.fch[:n*4*C]
+	for t, id := range tokens { // (n, C) = wte[token] + wpe[position]
+		o, te, pe := res[t*C:][:C], c.w.WTE[int(id)*C:][:C], c.w.WPE[(g.pos+t)*C:][:C]
+		for i := range o {
+			o[i] = te[i] + pe[i]
+		}
+	}
+	for l := range c.layers {
+		w := &c.layers[l]
+		c.layernormForward(ln, res, w.ln1w, w.ln1b, n, C, eps)                   // (n, C)
+		c.matmulForward(qkv, ln, w.qkvW, w.qkvB, n, C, 3*C, false, g.tile)       // (n, 3C)
+		g.writeKV(l, qkv, n)                                                     // cache[pos:pos+n]
+		g.attention(l, atty, qkv, n)                                             // (n, C)
+		c.matmulForward(res, atty, w.projW, w.projB, n, C, C, true, g.tile)      // += (n, C)
+		c.layernormForward(ln, res, w.ln2w, w.ln2b, n, C, eps)                   // (n, C)
+		c.matmulForward(fch, ln, w.fcW, w.fcB, n, C, 4*C, false, g.tile)         // (n, 4C)
+		c.geluForward(fch, n, 4*C)                                               // (n, 4C)
+		c.matmulForward(res, fch, w.fcProjW, w.fcProjB, n, 4*C, C, true, g.tile) // += (n, C)
+	}
+	g.pos += n
+}
+
+// writeKV copies the keys and values of qkv (n, 3C) into layer l's cache at
+// positions pos..pos+n-1.
+func (g *Generator) writeKV(l int, qkv []float32, n int) {
+	C, T := g.c.cfg.NEmbd, g.c.cfg.NPositions
+	k, vt := g.k[l], g.vt[l]
+	for t := range n {
+		p := g.pos + t
+		copy(k[p*C:][:C], qkv[t*3*C+C:][:C])
+		v := qkv[t*3*C+2*C:][:C]
+		for ch, x := range v {
+			vt[ch*T+p] = x
+		}
+	}
+}
+
+// attention: out (n, C) = causal self-attention of the n queries of qkv
+// (n, 3C), at positions pos..pos+n-1, over layer l's cached keys and values
+// of positions 0..pos+n-1 (already holding this chunk's). The same float32
+// steps as CPU.attentionForward: scores by gemmNT, scaled, row max
+// subtracted, exp, normalized, weighted sum by gemmNT.
+func (g *Generator) attention(l int, out, qkv []float32, n int) {
+	c, cfg := g.c, g.c.cfg
+	C, NH, T := cfg.NEmbd, cfg.NHead, cfg.NPositions
+	hd := C / NH
+	scale := float32(math.Sqrt(float64(hd)))
+	blocks := (n + attRows - 1) / attRows
+	k, vt := g.k[l], g.vt[l]
+	c.parallelFor(blocks*NH, func(worker, task int) {
+		t0, h := task/NH*attRows, task%NH
+		t1 := min(n, t0+attRows)
+		rows, keys := t1-t0, g.pos+t1 // keys of the block's last query
+		sc := g.scores[worker*attRows*T:][:rows*keys]
+		// sc (rows, keys) = q[t0:t1] · k[0:keys]ᵀ
+		gemmNT(sc, keys, qkv[t0*3*C+h*hd:], 3*C, k[h*hd:], C, rows, keys, hd)
+		for i := range rows {
+			row := sc[i*keys:][:keys]
+			valid := row[:g.pos+t0+i+1]
+			mx := float32(math.Inf(-1))
+			for s, v := range valid {
+				v /= scale
+				valid[s] = v
+				mx = max(mx, v)
+			}
+			inv := 1 / expSubRow(valid, mx)
+			for s := range valid {
+				valid[s] *= inv
+			}
+			clear(row[len(valid):])
+		}
+		// out[t0:t1, h] (rows, hd) = p (rows, keys) · v[0:keys]; vt rows are v's channels.
+		gemmNT(out[t0*C+h*hd:], C, sc, keys, vt[h*hd*T:], T, rows, hd, keys)
+	})
+}
+
+// lastLogits sets logits (V) = ln_f(residual row r) · lmHeadᵀ, in vocabulary
+// tiles over the CPU's workers.
+func (g *Generator) lastLogits(r int, logits []float32) {
+	c, cfg := g.c, g.c.cfg
+	C, V := cfg.NEmbd, cfg.VocabSize
+	c.layernormForward(g.lnf, g.residual[r*C:][:C], c.w.LNFW, c.w.LNFB, 1, C, cfg.LayerNormEps)
+	tiles := (V + vocabTile - 1) / vocabTile
+	c.parallelFor(tiles, func(_, tile int) {
+		v0 := tile * vocabTile
+		vn := min(vocabTile, V-v0)
+		gemmNT(logits[v0:], vn, g.lnf, C, c.lmHead[v0*C:], C, 1, vn, C)
+	})
+}
