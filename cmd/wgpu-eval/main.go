@@ -4,6 +4,7 @@
 //	wgpu-eval [eval] [flags]    evaluate a model on a corpus (the default)
 //	wgpu-eval devices [--json]  list the Vulkan adapters
 //	wgpu-eval bench [flags]     time the forward pass and loss per batch size and kernel
+//	wgpu-eval generate [flags]  continue a prompt with the model (KV cache, sampling)
 //	wgpu-eval merge FILES...    add the --json results of the shards of one run
 //	wgpu-eval compare A B       compare two --per-token files token by token
 //	wgpu-eval version           print the version
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "eval":
 		return runEval(ctx, args, stdin, stdout, stderr)
+	case "generate":
+		return runGenerate(ctx, args, stdout, stderr)
 	case "merge":
 		return runMerge(args, stdout, stderr)
 	case "compare":
@@ -86,7 +89,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, merge, compare, version, help)", cmd)}
+	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, generate, merge, compare, version, help)", cmd)}
 }
 
 const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
@@ -96,6 +99,7 @@ Usage:
   wgpu-eval [eval] [flags]   evaluate a model on a corpus (default command)
   wgpu-eval devices [--json] list the Vulkan GPUs with their limits and features
   wgpu-eval bench [flags]    time the forward pass and loss per batch size and per kernel
+  wgpu-eval generate [flags] continue a --prompt with the model, streaming the text
   wgpu-eval merge FILES...   add the --json results of a run's shards (--shard I/N) into the whole run's
   wgpu-eval compare A B      compare two --per-token files of one corpus token by token
   wgpu-eval version          print the version

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// generateFlags are the flags of `wgpu-eval generate`.
+type generateFlags struct {
+	model, prompt, device, precision, jsonOut string
+	maxNew, topK, threads                     int
+	temperature, topP                         float64
+	seed                                      uint64
+	quiet, offline                            bool
+}
+
+func (f *generateFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.model, "model", "m", "gpt2", "model: a hub id (gpt2, gpt2-medium, org/name@rev), a folder with config.json + model.safetensors, a .safetensors file, or an llm.c .bin checkpoint")
+	fs.StringVarP(&f.prompt, "prompt", "p", "", "the text to continue (required)")
+	fs.IntVarP(&f.maxNew, "max-new-tokens", "n", 64, "generate at most N tokens (0: until <|endoftext|> or the model's positions)")
+	fs.Float64VarP(&f.temperature, "temperature", "t", 0, "sampling temperature; 0 is greedy (the most likely token every step)")
+	fs.IntVar(&f.topK, "top-k", 0, "sample only from the K most likely tokens (0: all)")
+	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all)")
+	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text")
+	fs.StringVar(&f.device, "device", "cpu", "where to run; generation runs on the CPU for now (auto and gpu note it and use the CPU)")
+	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 or f32 (unused while generation runs on the CPU, which computes in f32)")
+	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
+	fs.StringVar(&f.jsonOut, "json", "", "also write the prompt and new tokens, their logprobs, the text and the speed as JSON to FILE (- for stdout, then the text is not streamed)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no messages on stderr; only the text")
+	fs.BoolVar(&f.offline, "offline", false, "never use the network: the model must be cached or local (also HF_HUB_OFFLINE=1)")
+}
+
+const generateUsage = `Usage: wgpu-eval generate --prompt TEXT [flags]
+
+Continues TEXT with the model and streams the new text to stdout as it is
+generated: the prompt is prefilled into a KV cache allocated once for the
+model's positions, then each new token runs alone through the model (no
+recomputation of the prefix). Stops at <|endoftext|>, after --max-new-tokens,
+or when the model's positions are full, with a note on stderr. Runs on the
+CPU (there is no GPU decode path yet).
+
+Examples:
+  wgpu-eval generate --model gpt2 --prompt "To be, or not to be" --max-new-tokens 40
+  wgpu-eval generate -m ./my-gpt2 -p "Once upon a time" -t 0.8 --top-p 0.95 --seed 1 --json out.json
+
+Flags:
+`
+
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f generateFlags
+	if err := parseFlags("generate", generateUsage, f.register, args, stderr); err != nil {
+		return err
+	}
+	if f.prompt == "" {
+		return usageError{errors.New("generate: give the text to continue with --prompt")}
+	}
+	if f.maxNew < 0 || f.topK < 0 || f.threads < 0 {
+		return usageError{errors.New("--max-new-tokens, --top-k and --threads must not be negative")}
+	}
+	sampling := model.SampleOptions{Temperature: f.temperature, TopK: f.topK, TopP: f.topP, Seed: f.seed}
+	if err := sampling.Check(); err != nil {
+		return usageError{fmt.Errorf("--%w", err)}
+	}
+	if _, err := pipeline.ParseDevice(f.device); err != nil {
+		return usageError{fmt.Errorf("--%w", err)}
+	}
+	if _, err := pipeline.ParsePrecision(f.precision); err != nil {
+		return usageError{fmt.Errorf("--%w", err)}
+	}
+	note := func(format string, a ...any) {
+		if !f.quiet {
+			fmt.Fprintf(stderr, format+"\n", a...)
+		}
+	}
+	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
+		Device: f.device, Precision: f.precision, Threads: f.threads, Offline: f.offline,
+		Log: func(msg string) { note("%s", msg) },
+	})
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	if n := ev.Tokenizer().Encode(f.prompt); len(n) > ev.Config().NPositions {
+		return usageError{fmt.Errorf("generate: the prompt is %d tokens, longer than the model's %d positions", len(n), ev.Config().NPositions)}
+	}
+
+	stream := f.jsonOut != "-"
+	g, err := ev.Generate(ctx, f.prompt, wgpueval.GenerateOptions{
+		MaxNewTokens: f.maxNew,
+		Sampling:     sampling,
+		OnText: func(s string) {
+			if stream {
+				io.WriteString(stdout, s)
+			}
+		},
+	})
+	if stream && g != nil {
+		fmt.Fprintln(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	switch g.StopReason {
+	case wgpueval.StopEOT:
+		note("stopped: the model generated <|endoftext|>")
+	case wgpueval.StopPositions:
+		note("stopped: the model's %d positions are full (prompt %d tokens + %d new)", ev.Config().NPositions, len(g.PromptTokens), len(g.Tokens))
+	}
+	note("%d prompt tokens at %.0f tok/s, %d new at %.1f tok/s (%s)",
+		len(g.PromptTokens), g.PrefillTokensPerSecond, len(g.Tokens), g.DecodeTokensPerSecond, g.Device)
+	if f.jsonOut != "" {
+		return writeJSON(f.jsonOut, stdout, g)
+	}
+	return nil
+}

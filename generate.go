@@ -1,0 +1,213 @@
+package wgpueval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// GenerateOptions say how Generate continues a prompt. The zero value decodes
+// greedily until <|endoftext|> or the model's last position.
+type GenerateOptions struct {
+	// MaxNewTokens bounds the tokens generated; 0 means until <|endoftext|>
+	// or the model's positions.
+	MaxNewTokens int
+	// Sampling: temperature (0 is greedy), top-k, top-p and the seed.
+	Sampling model.SampleOptions
+	// OnText, when set, receives the text as it is generated, piece by piece
+	// (each a whole number of UTF-8 characters, held back until a character
+	// cut by a token is complete). It is called from Generate's goroutine.
+	OnText func(text string)
+}
+
+// Stop reasons of a Generation.
+const (
+	StopEOT       = "eot"            // the model generated <|endoftext|>
+	StopMaxTokens = "max_new_tokens" // MaxNewTokens were generated
+	StopPositions = "positions"      // the model's n_positions are full
+)
+
+// Generation is the outcome of Generate, as `wgpu-eval generate --json`
+// writes it.
+type Generation struct {
+	Model        string    `json:"model"`
+	Device       string    `json:"device"`
+	Prompt       string    `json:"prompt"`
+	PromptTokens []int32   `json:"prompt_tokens"`
+	Tokens       []int32   `json:"tokens"`   // the new token ids, <|endoftext|> included when generated
+	Logprobs     []float64 `json:"logprobs"` // ln p(token | everything before) under the model, at temperature 1
+	Text         string    `json:"text"`     // the new tokens' text, without <|endoftext|>
+	StopReason   string    `json:"stop_reason"`
+
+	Sampling model.SampleOptions `json:"sampling"`
+
+	PrefillSeconds         float64 `json:"prefill_seconds"`
+	DecodeSeconds          float64 `json:"decode_seconds"`
+	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
+	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"` // new tokens after the first, per second of decoding
+}
+
+// Generate continues prompt with the model: it prefills the prompt's tokens
+// into a KV cache allocated once for the model's positions, then decodes one
+// token at a time (each step runs only the new token, writing its keys and
+// values in place), sampling on the host. It stops at <|endoftext|>, after
+// opt.MaxNewTokens, or when the model's positions are full (StopReason says
+// which). Cancelling ctx returns ctx's error with what was generated so far.
+//
+// Generation runs on the CPU path: an Evaluator opened for a GPU device that
+// has not yet evaluated loads the weights for the CPU instead (and logs so);
+// one whose GPU backend is already open refuses.
+func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOptions) (*Generation, error) {
+	if err := opt.Sampling.Check(); err != nil {
+		return nil, err
+	}
+	if opt.MaxNewTokens < 0 {
+		return nil, errors.New("max new tokens must not be negative")
+	}
+	if prompt == "" {
+		return nil, errors.New("empty prompt: give some text to continue")
+	}
+	cfg := e.Config()
+	ptoks := e.tok.Encode(prompt)
+	if len(ptoks) > cfg.NPositions {
+		return nil, fmt.Errorf("the prompt is %d tokens, longer than the model's %d positions", len(ptoks), cfg.NPositions)
+	}
+	sampler, err := model.NewSampler(opt.Sampling)
+	if err != nil {
+		return nil, err
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cpu, err := e.cpuForGenerate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g, err := cpu.NewGenerator()
+	if err != nil {
+		return nil, err
+	}
+	out := &Generation{Model: e.name, Device: cpu.Name(), Prompt: prompt, PromptTokens: ptoks,
+		Tokens: []int32{}, Logprobs: []float64{}, Sampling: opt.Sampling}
+	stream := textStream{emit: opt.OnText}
+
+	start := time.Now()
+	logits, err := g.Append(ctx, ptoks)
+	if err != nil {
+		return nil, err
+	}
+	out.PrefillSeconds = time.Since(start).Seconds()
+	decodeStart := time.Now()
+	eot := e.tok.EOT()
+	for {
+		id, lp := sampler.Sample(logits)
+		out.Tokens = append(out.Tokens, id)
+		out.Logprobs = append(out.Logprobs, lp)
+		if id == eot {
+			out.StopReason = StopEOT
+			break
+		}
+		stream.add(e.tok.Decode([]int32{id}))
+		if opt.MaxNewTokens > 0 && len(out.Tokens) == opt.MaxNewTokens {
+			out.StopReason = StopMaxTokens
+			break
+		}
+		if g.Len() == cfg.NPositions {
+			out.StopReason = StopPositions
+			break
+		}
+		if logits, err = g.Append(ctx, []int32{id}); err != nil {
+			break
+		}
+	}
+	out.DecodeSeconds = time.Since(decodeStart).Seconds()
+	stream.flush()
+	out.Text = stream.text
+	if out.PrefillSeconds > 0 {
+		out.PrefillTokensPerSecond = float64(len(ptoks)) / out.PrefillSeconds
+	}
+	if n := len(out.Tokens) - 1; n > 0 && out.DecodeSeconds > 0 {
+		out.DecodeTokensPerSecond = float64(n) / out.DecodeSeconds
+	}
+	return out, err
+}
+
+// cpuForGenerate returns the CPU forward to generate with, opening a CPU
+// backend when none is open. e.mu must be held.
+func (e *Evaluator) cpuForGenerate(ctx context.Context) (*model.CPU, error) {
+	if e.closed {
+		return nil, errors.New("evaluator closed")
+	}
+	if e.backend == nil && e.spec.Kind != "cpu" {
+		e.opt.log("generation runs on the CPU (no GPU decode path yet): loading the weights for the CPU")
+		b, err := pipeline.OpenBackend(ctx, pipeline.DeviceSpec{Kind: "cpu", Index: -1}, e.ck, pipeline.BackendOptions{
+			Threads:  e.opt.Threads,
+			Progress: func(done, total int64) { e.opt.report(Progress{"load", e.name, done, total}) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		e.backend = b
+		e.ck.Close()
+	}
+	b, err := e.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := b.(*pipeline.CPU)
+	if !ok {
+		return nil, fmt.Errorf("generation runs on the CPU only, and this evaluator's weights are on %s: open another with device cpu", b.Name())
+	}
+	return c.Model(), nil
+}
+
+// textStream passes generated text on in whole UTF-8 characters: a token may
+// end inside a character that the next one completes.
+type textStream struct {
+	emit    func(string)
+	text    string // everything emitted
+	pending string // bytes of an incomplete character at the end
+}
+
+func (s *textStream) add(piece string) {
+	p := s.pending + piece
+	cut := len(p)
+	// Hold back an incomplete last character (at most utf8.UTFMax-1 bytes).
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRuneInString(p[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	s.pending = p[cut:]
+	s.out(p[:cut])
+}
+
+// flush emits what is held back (an incomplete character at the end stays
+// as the bytes it is).
+func (s *textStream) flush() {
+	p := s.pending
+	s.pending = ""
+	s.out(p)
+}
+
+func (s *textStream) out(p string) {
+	if p == "" {
+		return
+	}
+	s.text += p
+	if s.emit != nil {
+		s.emit(p)
+	}
+}
+
+// Tokenizer is the model's tokenizer.
+func (e *Evaluator) Tokenizer() *tokenizer.Tokenizer { return e.tok }
