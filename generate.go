@@ -60,9 +60,9 @@ type Generation struct {
 // opt.MaxNewTokens, or when the model's positions are full (StopReason says
 // which). Cancelling ctx returns ctx's error with what was generated so far.
 //
-// Generation runs on the CPU path: an Evaluator opened for a GPU device that
-// has not yet evaluated loads the weights for the CPU instead (and logs so);
-// one whose GPU backend is already open refuses.
+// Generation runs on the Evaluator's device: the CPU path's KV-cache
+// generator, or a decode session on a GPU (its KV cache of every layer on the
+// device, one readback of the logits per step); "all" is refused.
 func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOptions) (*Generation, error) {
 	if err := opt.Sampling.Check(); err != nil {
 		return nil, err
@@ -85,15 +85,12 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	cpu, err := e.cpuForGenerate(ctx)
+	g, device, done, err := e.decoderFor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	g, err := cpu.NewGenerator()
-	if err != nil {
-		return nil, err
-	}
-	out := &Generation{Model: e.name, Device: cpu.Name(), Prompt: prompt, PromptTokens: ptoks,
+	defer done()
+	out := &Generation{Model: e.name, Device: device, Prompt: prompt, PromptTokens: ptoks,
 		Tokens: []int32{}, Logprobs: []float64{}, Sampling: opt.Sampling}
 	stream := textStream{emit: opt.OnText}
 
@@ -138,33 +135,32 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	return out, err
 }
 
-// cpuForGenerate returns the CPU forward to generate with, opening a CPU
-// backend when none is open. e.mu must be held.
-func (e *Evaluator) cpuForGenerate(ctx context.Context) (*model.CPU, error) {
-	if e.closed {
-		return nil, errors.New("evaluator closed")
-	}
-	if e.backend == nil && e.spec.Kind != "cpu" {
-		e.opt.log("generation runs on the CPU (no GPU decode path yet): loading the weights for the CPU")
-		b, err := pipeline.OpenBackend(ctx, pipeline.DeviceSpec{Kind: "cpu", Index: -1}, e.ck, pipeline.BackendOptions{
-			Threads:  e.opt.Threads,
-			Progress: func(done, total int64) { e.opt.report(Progress{"load", e.name, done, total}) },
-		})
-		if err != nil {
-			return nil, err
-		}
-		e.backend = b
-		e.ck.Close()
-	}
+// decoder is a KV-cache decode on one device: model.Generator on the CPU,
+// shaders.Session on a GPU.
+type decoder interface {
+	Append(ctx context.Context, tokens []int32) ([]float32, error)
+	Len() int
+}
+
+// decoderFor opens the device (as Evaluate does) and a decoder on it; done
+// releases the decoder. e.mu must be held.
+func (e *Evaluator) decoderFor(ctx context.Context) (dec decoder, device string, done func(), err error) {
 	b, err := e.prepare(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", nil, err
 	}
-	c, ok := b.(*pipeline.CPU)
-	if !ok {
-		return nil, fmt.Errorf("generation runs on the CPU only, and this evaluator's weights are on %s: open another with device cpu", b.Name())
+	switch b := b.(type) {
+	case *pipeline.CPU:
+		g, err := b.Model().NewGenerator()
+		return g, b.Name(), func() {}, err
+	case *pipeline.GPU:
+		s, err := b.Model().NewSession()
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return s, b.Name(), func() { s.Close() }, nil
 	}
-	return c.Model(), nil
+	return nil, "", nil, fmt.Errorf("generation runs on one device, and %s is several: use gpu:N or cpu", b.Name())
 }
 
 // textStream passes generated text on in whole UTF-8 characters: a token may

@@ -573,53 +573,15 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	a := r.a
 	cfg := g.cfg
-	B, C, H, V := b.B, cfg.NEmbd, cfg.NHead, cfg.VocabSize
+	B, C, V := b.B, cfg.NEmbd, cfg.VocabSize
 	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
-		r.op(g.layernorm, nil, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
-			Params{"rows": float64(rows), "C": float64(C), "eps": cfg.LayerNormEps}, grid(rows),
-			float64(8*rows*C), float64(f*2*rows*C))
-	}
 	wb := float64(g.weightBytes())
-	matmul := func(out, x, w, bias *wgpu.Buffer, M, K, N int, epi int) {
-		mm := g.matmulFor()
-		r.op(mm.k, map[string]float64{"EPI": float64(epi)}, map[string]Buf{"x": whole(x), "w": whole(w), "bias": whole(bias), "out": whole(out)},
-			Params{"M": float64(M), "N": float64(N), "K": float64(K)}, grid(mm.groups(M, N)),
-			float64(2*M*N*K), float64(f*M*K)+wb*float64(K*N)+float64(f*M*N))
-	}
 	for c := range b.chunks {
 		t0 := c * b.chunk
 		T := min(b.chunk, b.W-t0) // rows per sequence in this chunk
-		N := B * T
 		tok := Buf{Buffer: a.tokens, Offset: uint64(4 * c * b.chunkToks), Size: uint64(4 * b.chunkToks)}
-		for _, vr := range ranges {
-			r.op(g.embed, nil, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
-				Params{"N": float64(N), "T": float64(T), "C": float64(C), "pos0": float64(t0), "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])},
-				grid(ceilDiv(N*C, 64)), float64(N*C), float64(f*3*N*C))
-		}
-		att := Params{"B": float64(B), "T": float64(T), "C": float64(C), "H": float64(H), "S": float64(b.W), "pos0": float64(t0)}
-		for i := range g.layers {
-			w := &g.layers[i]
-			li := 0
-			if b.chunks > 1 {
-				li = i
-			}
-			kc := Buf{Buffer: a.kc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
-			vc := Buf{Buffer: a.vc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
-			layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
-			matmul(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, 0)
-			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, att, grid(ceilDiv(N*C/4, 64)),
-				0, float64(f*4*N*C))
-			keys := float64(t0) + float64(T+1)/2 // mean keys per query
-			r.op(g.attention, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, grid(ceilDiv(B*H*T, 64)),
-				4*float64(N)*keys*float64(C), float64(f)*(float64(N*2*C)+2*float64(B)*float64(t0+T)*float64(C)))
-			matmul(a.res, a.att, w.projW, w.projB, N, C, C, 2)
-			layernorm(a.ln, a.res, w.ln2w, w.ln2b, N)
-			matmul(a.fc, a.ln, w.fcW, w.fcB, N, C, 4*C, 1)
-			matmul(a.res, a.fc, w.fcProjW, w.fcProjB, N, 4*C, C, 2)
-		}
-		layernorm(a.ln, a.res, g.lnfW, g.lnfB, N)
+		g.forwardChunk(r, tok, B, T, t0, b.W, b.chunks > 1, ranges)
 		if r.err != nil {
 			return
 		}
@@ -651,6 +613,58 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	r.op(g.nllSums, nil, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "out": whole(a.sums)},
 		Params{"P": float64(P), "tiles": float64(tiles)}, [3]uint32{1, 1, 1}, float64(P*tiles*4), float64(8*P*tiles))
+}
+
+// forwardChunk records the forward pass of one chunk of B sequences x T
+// positions starting at t0 (tokens in tok, (B, T) u32), over KV caches of S
+// positions per sequence (one per layer when layered, else one reused by
+// every layer), leaving ln_f's output in the arena's ln buffer (B*T, C).
+func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool, ranges [][2]int) {
+	a := r.a
+	cfg := g.cfg
+	C, H := cfg.NEmbd, cfg.NHead
+	N := B * T
+	const f = 4
+	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
+	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
+		r.op(g.layernorm, nil, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
+			Params{"rows": float64(rows), "C": float64(C), "eps": cfg.LayerNormEps}, grid(rows),
+			float64(8*rows*C), float64(f*2*rows*C))
+	}
+	wb := float64(g.weightBytes())
+	matmul := func(out, x, w, bias *wgpu.Buffer, M, K, N int, epi int) {
+		mm := g.matmulFor()
+		r.op(mm.k, map[string]float64{"EPI": float64(epi)}, map[string]Buf{"x": whole(x), "w": whole(w), "bias": whole(bias), "out": whole(out)},
+			Params{"M": float64(M), "N": float64(N), "K": float64(K)}, grid(mm.groups(M, N)),
+			float64(2*M*N*K), float64(f*M*K)+wb*float64(K*N)+float64(f*M*N))
+	}
+	for _, vr := range ranges {
+		r.op(g.embed, nil, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
+			Params{"N": float64(N), "T": float64(T), "C": float64(C), "pos0": float64(t0), "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])},
+			grid(ceilDiv(N*C, 64)), float64(N*C), float64(f*3*N*C))
+	}
+	att := Params{"B": float64(B), "T": float64(T), "C": float64(C), "H": float64(H), "S": float64(S), "pos0": float64(t0)}
+	for i := range g.layers {
+		w := &g.layers[i]
+		li := 0
+		if layered {
+			li = i
+		}
+		kc := Buf{Buffer: a.kc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
+		vc := Buf{Buffer: a.vc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
+		layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
+		matmul(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, 0)
+		r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, att, grid(ceilDiv(N*C/4, 64)),
+			0, float64(f*4*N*C))
+		keys := float64(t0) + float64(T+1)/2 // mean keys per query
+		r.op(g.attention, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, grid(ceilDiv(B*H*T, 64)),
+			4*float64(N)*keys*float64(C), float64(f)*(float64(N*2*C)+2*float64(B)*float64(t0+T)*float64(C)))
+		matmul(a.res, a.att, w.projW, w.projB, N, C, C, 2)
+		layernorm(a.ln, a.res, w.ln2w, w.ln2b, N)
+		matmul(a.fc, a.ln, w.fcW, w.fcB, N, C, 4*C, 1)
+		matmul(a.res, a.fc, w.fcProjW, w.fcProjB, N, 4*C, C, 2)
+	}
+	layernorm(a.ln, a.res, g.lnfW, g.lnfB, N)
 }
 
 // targetBase is the index of sequence i's first target among the batch's

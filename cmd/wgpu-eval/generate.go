@@ -30,8 +30,8 @@ func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.topK, "top-k", 0, "sample only from the K most likely tokens (0: all)")
 	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all)")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text")
-	fs.StringVar(&f.device, "device", "cpu", "where to run; generation runs on the CPU for now (auto and gpu note it and use the CPU)")
-	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 or f32 (unused while generation runs on the CPU, which computes in f32)")
+	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu or gpu:N")
+	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 (the default where the device has shader-f16) or f32")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the prompt and new tokens, their logprobs, the text and the speed as JSON to FILE (- for stdout, then the text is not streamed)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no messages on stderr; only the text")
@@ -45,7 +45,7 @@ generated: the prompt is prefilled into a KV cache allocated once for the
 model's positions, then each new token runs alone through the model (no
 recomputation of the prefix). Stops at <|endoftext|>, after --max-new-tokens,
 or when the model's positions are full, with a note on stderr. Runs on the
-CPU (there is no GPU decode path yet).
+device --device picks: the CPU path, or a GPU with the KV cache on the device.
 
 Examples:
   wgpu-eval generate --model gpt2 --prompt "To be, or not to be" --max-new-tokens 40

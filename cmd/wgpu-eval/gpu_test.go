@@ -85,3 +85,39 @@ func TestEvalOnGPU(t *testing.T) {
 		t.Errorf("--device auto with only software adapters ran on %v", auto["device"])
 	}
 }
+
+// TestGenerateOnGPU: `generate --device gpu:0` (lavapipe in CI, f32 weights)
+// samples the same tokens as the CPU path with the same seed, with
+// log-probabilities within 1e-5, and names the adapter.
+func TestGenerateOnGPU(t *testing.T) {
+	isolate(t)
+	as := requireVulkan(t)
+	dir, _ := peakedModel(t, nil)
+	gen := func(device string) map[string]any {
+		t.Helper()
+		out, stderr, err := cli(t, "", "generate", "--model", dir, "--prompt", "Good morrow, cousin", "-n", "20",
+			"-t", "1.3", "--seed", "9", "--device", device, "--precision", "f32", "--quiet", "--json", "-")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", device, err, stderr)
+		}
+		var r map[string]any
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%s: %v in %q", device, err, out)
+		}
+		return r
+	}
+	cpu, gpu := gen("cpu"), gen("gpu:0")
+	if dev, _ := gpu["device"].(string); !strings.Contains(dev, as[0].Name) {
+		t.Errorf("device %q does not name %q", dev, as[0].Name)
+	}
+	ct, gt := cpu["tokens"].([]any), gpu["tokens"].([]any)
+	cl, gl := cpu["logprobs"].([]any), gpu["logprobs"].([]any)
+	if len(ct) == 0 || len(ct) != len(gt) || len(cl) != len(gl) {
+		t.Fatalf("cpu %v, gpu %v", ct, gt)
+	}
+	for i := range ct {
+		if ct[i] != gt[i] || math.Abs(cl[i].(float64)-gl[i].(float64)) > 1e-5 {
+			t.Errorf("token %d: cpu %v (%v), gpu %v (%v)", i, ct[i], cl[i], gt[i], gl[i])
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package shaders
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// sessionChunk is the most positions a Session's Append runs in one pass; a
+// longer prompt is prefilled in chunks of it.
+const sessionChunk = 64
+
+// Session decodes one sequence on the device: a KV cache of every layer for
+// the model's positions, allocated once, into which Append writes the keys and
+// values of new tokens in place (the prefix is never recomputed), returning
+// the next token's logits. It is the GPU side of text generation. A Session
+// is not safe for concurrent use; Close it when done.
+type Session struct {
+	g        *GPT2
+	a        *arena
+	logits   *wgpu.Buffer // (V) f32
+	readback *wgpu.Buffer // (V) f32, host-visible
+	n        int          // positions in the cache
+	out      []float32
+	raw      []byte
+}
+
+// NewSession allocates a decode session's device memory: a cache of every
+// layer for NPositions positions, activations for sessionChunk rows and the
+// logits with their readback.
+func (g *GPT2) NewSession() (*Session, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, errors.New("gpu session: model closed")
+	}
+	cfg := g.cfg
+	a, err := g.newArena(arenaSize{rows: sessionChunk, cacheTok: cfg.NPositions, cacheLayers: cfg.NLayer, targets: 1, tokens: sessionChunk})
+	if err != nil {
+		return nil, fmt.Errorf("gpu session: %w", err)
+	}
+	s := &Session{g: g, a: a, out: make([]float32, cfg.VocabSize), raw: make([]byte, 4*cfg.VocabSize)}
+	size := uint64(4 * cfg.VocabSize)
+	if s.logits, err = g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "logits", Size: size,
+		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc}); err == nil {
+		s.readback, err = g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "logits readback", Size: size,
+			Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("gpu session: %w", err)
+	}
+	return s, nil
+}
+
+// Len is the positions in the cache so far.
+func (s *Session) Len() int { return s.n }
+
+// Append runs tokens after those already in the cache, writing their keys and
+// values into it, and returns the logits (V values, float32) of the token
+// that follows the last one. The slice is reused by the next call. Tokens past
+// the model's positions or outside the vocabulary are refused, and nothing is
+// appended then.
+func (s *Session) Append(ctx context.Context, tokens []int32) ([]float32, error) {
+	cfg := s.g.cfg
+	switch {
+	case s.a == nil:
+		return nil, errors.New("gpu session: closed")
+	case len(tokens) == 0:
+		return nil, errors.New("gpu session: no tokens to append")
+	case s.n+len(tokens) > cfg.NPositions:
+		return nil, fmt.Errorf("gpu session: %d tokens after %d exceed the model's %d positions", len(tokens), s.n, cfg.NPositions)
+	}
+	for i, id := range tokens {
+		if id < 0 || int(id) >= cfg.VocabSize {
+			return nil, fmt.Errorf("gpu session: token %d at %d outside the vocabulary [0, %d)", id, i, cfg.VocabSize)
+		}
+	}
+	for len(tokens) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		chunk := tokens[:min(len(tokens), sessionChunk)]
+		if err := s.run(chunk); err != nil {
+			return nil, err
+		}
+		s.n += len(chunk)
+		tokens = tokens[len(chunk):]
+	}
+	return s.out, nil
+}
+
+// run records and runs one chunk and reads its last position's logits back.
+func (s *Session) run(chunk []int32) error {
+	g, a := s.g, s.a
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	tok := make([]byte, 4*len(chunk))
+	for i, id := range chunk {
+		binary.LittleEndian.PutUint32(tok[4*i:], uint32(id))
+	}
+	q := g.dev.Queue()
+	if err := q.WriteBuffer(a.tokens, 0, tok); err != nil {
+		return fmt.Errorf("gpu session: %w", err)
+	}
+	enc, err := g.dev.CreateCommandEncoder(&wgpu.CommandEncoderDescriptor{Label: "gpt2 decode"})
+	if err != nil {
+		return fmt.Errorf("gpu session: %w", err)
+	}
+	r := &recorder{g: g, enc: enc, pass: enc.BeginComputePass(nil), a: a, p: &Pending{}}
+	ranges := g.wteRanges()
+	T := len(chunk)
+	g.forwardChunk(r, Buf{Buffer: a.tokens}, 1, T, s.n, g.cfg.NPositions, true, ranges)
+	C := g.cfg.NEmbd
+	for _, vr := range ranges {
+		n := vr[1] - vr[0]
+		r.op(g.logits, nil, map[string]Buf{"h": {Buffer: a.ln}, "wte": g.wteRange(vr), "out": {Buffer: s.logits}},
+			Params{"C": float64(C), "V": float64(n), "v0": float64(vr[0]), "row": float64(T - 1)},
+			grid(ceilDiv(n, 64)), 2*float64(n*C), float64(n*C*g.weightBytes()))
+	}
+	if r.err == nil {
+		r.pass.End()
+		enc.CopyBufferToBuffer(s.logits, 0, s.readback, 0, s.logits.Size())
+	}
+	cb, err := enc.Finish()
+	if r.err != nil {
+		err = r.err
+	}
+	if err == nil {
+		_, err = q.Submit(cb)
+	}
+	if err == nil {
+		err = q.ReadBuffer(s.readback, 0, s.raw)
+	}
+	if err != nil {
+		return fmt.Errorf("gpu session: %w", err)
+	}
+	for i := range s.out {
+		s.out[i] = math.Float32frombits(binary.LittleEndian.Uint32(s.raw[4*i:]))
+	}
+	return nil
+}
+
+// Close releases the session's device memory.
+func (s *Session) Close() error {
+	if s.a != nil {
+		s.a.close()
+		s.a = nil
+	}
+	var errs []error
+	for _, b := range []*wgpu.Buffer{s.logits, s.readback} {
+		if b != nil {
+			errs = append(errs, b.Close())
+		}
+	}
+	s.logits, s.readback = nil, nil
+	return errors.Join(errs...)
+}
