@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // shakespearePath is the shared copy of TinyShakespeare (../shared/data/README.md).
@@ -23,7 +25,7 @@ func shakespeare(t *testing.T) []byte {
 	t.Helper()
 	data, err := os.ReadFile(shakespearePath)
 	if err != nil {
-		t.Skipf("TinyShakespeare not available: %v", err)
+		prereq.Missing(t, "tinyshakespeare", err)
 	}
 	return data
 }

@@ -32,7 +32,7 @@ func runDevices(args []string, stdout, stderr io.Writer) error {
 	adapters, err := enumerateAdapters()
 	if err != nil {
 		if wgpu.Unavailable(err) {
-			return fmt.Errorf("no Vulkan device: %w (install the GPU's Vulkan driver, or mesa-vulkan-drivers for lavapipe on the CPU; evaluation still runs with --device cpu)", err)
+			return fmt.Errorf("no Vulkan device: %w (%s; evaluation still runs with --device cpu)", err, wgpu.InstallHint(err))
 		}
 		return fmt.Errorf("list Vulkan devices: %w", err)
 	}

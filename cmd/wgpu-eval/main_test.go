@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -88,7 +89,7 @@ func expected(t *testing.T, m *model.Model, text string, ctx, maxTokens int) (me
 
 func TestEvalEndToEnd(t *testing.T) {
 	if _, err := os.Stat(shakespeare); err != nil {
-		t.Skipf("TinyShakespeare not available: %v", err)
+		prereq.Missing(t, "tinyshakespeare", err)
 	}
 	isolate(t)
 	dir, bin, m := tinyModel(t)
