@@ -26,7 +26,7 @@ var enumerateAdapters = wgpu.EnumerateAdapters
 func runDevices(args []string, stdout, stderr io.Writer) error {
 	var asJSON bool
 	register := func(fs *pflag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print the adapters as a JSON array") }
-	if err := parseFlags("devices", devicesUsage, register, args, stderr); err != nil {
+	if err := parseFlags("devices", devicesUsage, register, args, stdout); err != nil {
 		return err
 	}
 	adapters, err := enumerateAdapters()

@@ -220,11 +220,11 @@ func TestEvalErrors(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
-	_, stderr, err := cli(t, "", "--help")
-	if exitCode(err) != 0 || !strings.Contains(stderr, "--mode") {
-		t.Errorf("--help: err %v, stderr %q", err, stderr)
+	stdout, stderr, err := cli(t, "", "--help")
+	if exitCode(err) != 0 || !strings.Contains(stdout, "--mode") || stderr != "" {
+		t.Errorf("--help: err %v, stdout %q, stderr %q", err, stdout, stderr)
 	}
-	stdout, _, err := cli(t, "", "version")
+	stdout, _, err = cli(t, "", "version")
 	if err != nil || !strings.HasPrefix(stdout, "wgpu-eval ") {
 		t.Errorf("version: %q %v", stdout, err)
 	}
