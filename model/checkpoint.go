@@ -82,6 +82,10 @@ func openCheckpoint(ctx context.Context, path string) (*Checkpoint, error) {
 			}
 			return openSafetensors(ctx, path, st, []string{st}, cfg, nil)
 		}
+		if ok, _ := present(filepath.Join(path, "pytorch_model.bin")); ok {
+			return nil, fmt.Errorf("folder has pytorch_model.bin (a PyTorch pickle, which wgpu-eval never unpickles) but no model.safetensors: "+
+				"convert it once, in Python: AutoModelForCausalLM.from_pretrained(%q).save_pretrained(%q, safe_serialization=True)", path, path)
+		}
 		return nil, fmt.Errorf("folder has neither model.safetensors nor %s", indexName)
 	}
 	if err := checkRegular(path); err != nil {

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // shakespearePath is the shared copy of TinyShakespeare (../shared/data/README.md).
@@ -23,7 +25,7 @@ func shakespeare(t *testing.T) []byte {
 	t.Helper()
 	data, err := os.ReadFile(shakespearePath)
 	if err != nil {
-		t.Skipf("TinyShakespeare not available: %v", err)
+		prereq.Missing(t, "tinyshakespeare", err)
 	}
 	return data
 }
@@ -288,4 +290,32 @@ func TestTokenFileErrors(t *testing.T) {
 	path := writeTemp(t, "ok.bin", tokenFile(tokenMagic, 1, 3, ids))
 	_, err := LoadCorpus(context.Background(), path, CorpusOptions{Split: "train"})
 	wantErr(t, err, "only text corpora")
+}
+
+// TestTinyShakespeareFailedDownloadHints: a failed download says how to use a
+// local copy and leaves no empty .incomplete file; a wrong local copy names no
+// Go field.
+func TestTinyShakespeareFailedDownloadHints(t *testing.T) {
+	t.Setenv(TinyShakespeareEnv, "")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "gone", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	cache := t.TempDir()
+	_, err := LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{CacheDir: cache, URL: srv.URL})
+	wantErr(t, err, "503", "--tinyshakespeare-file", TinyShakespeareEnv)
+	left, _ := filepath.Glob(filepath.Join(cache, "data", "*"))
+	if len(left) != 0 {
+		t.Errorf("left behind after a failed download: %q", left)
+	}
+
+	wrong := writeTemp(t, "notshakespeare.txt", []byte("hello"))
+	_, err = LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{TinyShakespeare: wrong})
+	wantErr(t, err, "notshakespeare.txt", "not TinyShakespeare")
+	if strings.Contains(err.Error(), "CorpusOptions") {
+		t.Errorf("the message names a Go field: %v", err)
+	}
+	t.Setenv(TinyShakespeareEnv, wrong)
+	_, err = LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{})
+	wantErr(t, err, "$"+TinyShakespeareEnv, "not TinyShakespeare")
 }

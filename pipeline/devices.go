@@ -124,7 +124,10 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 		if spec.Kind == "auto" && wgpu.Unavailable(err) {
 			return cpu()
 		}
-		return nil, fmt.Errorf("device %s: %w (install the GPU's Vulkan driver, or use the cpu device)", spec, err)
+		if hint := wgpu.InstallHint(err); hint != "" {
+			return nil, fmt.Errorf("device %s: %w (%s, or use the cpu device)", spec, err, hint)
+		}
+		return nil, fmt.Errorf("device %s: %w", spec, err)
 	}
 	adapters, err := inst.EnumerateAdapters()
 	if err != nil && !(spec.Kind == "auto" && wgpu.Unavailable(err)) {

@@ -387,42 +387,29 @@ func TestEvaluateBadConfig(t *testing.T) {
 	}
 }
 
-func TestEvaluateDeterministic(t *testing.T) {
+// TestEvaluateLongestFirst: documents are batched longest first, so batch
+// widths never grow (the fake backend's sums are checked by other tests).
+func TestEvaluateLongestFirst(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	var docs [][]int32
 	for range 30 {
 		docs = append(docs, randomIDs(rng, 1+rng.IntN(40)))
 	}
 	cfg := EvalConfig{Tokens: &Tokens{Docs: docs, Separated: true}, Mode: ModeDocuments, Ctx: 16, Stride: 4, BatchTokens: 64}
-	var first *Result
-	var firstBatches [][]model.Sequence
-	for range 2 {
-		f := &fakeBackend{t: t, ctx: 16, batchTokens: 64}
-		r, err := Evaluate(context.Background(), f, cfg)
-		if err != nil {
-			t.Fatal(err)
+	f := &fakeBackend{t: t, ctx: 16, batchTokens: 64}
+	if _, err := Evaluate(context.Background(), f, cfg); err != nil {
+		t.Fatal(err)
+	}
+	prev := math.MaxInt
+	for _, b := range f.batches {
+		if w := len(b[0].Tokens); w > prev {
+			t.Errorf("batch of width %d after one of %d", w, prev)
+		} else {
+			prev = w
 		}
-		// Longest first: batch widths never grow.
-		prev := math.MaxInt
-		for _, b := range f.batches {
-			if w := len(b[0].Tokens); w > prev {
-				t.Errorf("batch of width %d after one of %d", w, prev)
-			} else {
-				prev = w
-			}
-		}
-		if first == nil {
-			first, firstBatches = r, f.batches
-			continue
-		}
-		if r.NLLSum != first.NLLSum || r.Tokens != first.Tokens || !slices.EqualFunc(f.batches, firstBatches,
-			func(a, b []model.Sequence) bool {
-				return slices.EqualFunc(a, b, func(x, y model.Sequence) bool {
-					return x.First == y.First && slices.Equal(x.Tokens, y.Tokens)
-				})
-			}) {
-			t.Error("two runs differ")
-		}
+	}
+	if len(f.batches) < 2 {
+		t.Errorf("%d batches: the test no longer compares widths", len(f.batches))
 	}
 }
 

@@ -2,11 +2,13 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -32,10 +34,10 @@ func testAdapter(t *testing.T) *wgpu.Adapter {
 		}
 	}
 	if err != nil {
-		if wgpu.Unavailable(err) && os.Getenv("CI") == "" && os.Getenv("WGPU_REQUIRE_VULKAN") == "" {
-			t.Skipf("Vulkan unavailable (Debian: libvulkan1 mesa-vulkan-drivers): %v", err)
+		if wgpu.Unavailable(err) {
+			prereq.Missing(t, "vulkan", fmt.Errorf("%w (Debian: libvulkan1 mesa-vulkan-drivers)", err))
 		}
-		t.Fatalf("no Vulkan adapter (required under CI or WGPU_REQUIRE_VULKAN): %v", err)
+		t.Fatalf("no Vulkan adapter: %v", err)
 	}
 	t.Cleanup(func() {
 		inst.Close()

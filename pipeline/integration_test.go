@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -32,7 +33,7 @@ func idsSHA256(ids []int32) string {
 // checks the README's facts, first fresh and then from the cache.
 func TestShakespeareValTokens(t *testing.T) {
 	if _, err := os.Stat(shakespearePath); err != nil {
-		t.Skipf("TinyShakespeare not available: %v", err)
+		prereq.Missing(t, "tinyshakespeare", err)
 	}
 	ctx := context.Background()
 	c, err := pipeline.LoadCorpus(ctx, pipeline.TinyShakespeare, pipeline.CorpusOptions{

@@ -29,13 +29,13 @@ func cacheRoot(dir string) (string, error) {
 // copy opt or the environment names, else the cached file, else a fresh download
 // into the cache.
 func tinyShakespeare(ctx context.Context, opt CorpusOptions) (string, error) {
-	local, from := opt.TinyShakespeare, "CorpusOptions.TinyShakespeare"
+	local, from := opt.TinyShakespeare, ""
 	if local == "" {
-		local, from = os.Getenv(TinyShakespeareEnv), TinyShakespeareEnv
+		local, from = os.Getenv(TinyShakespeareEnv), " (from $"+TinyShakespeareEnv+")"
 	}
 	if local != "" {
 		if err := checkSHA256(local, TinyShakespeareSHA256); err != nil {
-			return "", fmt.Errorf("tinyshakespeare (local copy from %s): %w", from, err)
+			return "", fmt.Errorf("tinyshakespeare: the local copy%s is not TinyShakespeare (%s has it): %w", from, TinyShakespeareURL, err)
 		}
 		return local, nil
 	}
@@ -69,7 +69,7 @@ func tinyShakespeare(ctx context.Context, opt CorpusOptions) (string, error) {
 		Client:   opt.HTTP,
 	})
 	if err != nil {
-		return "", fmt.Errorf("tinyshakespeare: %w", err)
+		return "", fmt.Errorf("tinyshakespeare: %w\n(to use a copy you already have, name it with --tinyshakespeare-file FILE or $%s)", err, TinyShakespeareEnv)
 	}
 	return dest, nil
 }

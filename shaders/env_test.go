@@ -2,6 +2,7 @@ package shaders
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/x448/float16"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -25,7 +27,6 @@ type testDev struct {
 
 func newTestDev(t testing.TB) *testDev {
 	t.Helper()
-	require := os.Getenv("CI") != "" || os.Getenv("WGPU_REQUIRE_VULKAN") != ""
 	var mu sync.Mutex
 	var msgs []wgpu.Message
 	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: os.Getenv("WGPU_NO_VALIDATION") == "", OnMessage: func(m wgpu.Message) {
@@ -63,10 +64,10 @@ func newTestDev(t testing.TB) *testDev {
 		}
 		inst.Close()
 	}
-	if wgpu.Unavailable(err) && !require {
-		t.Skipf("Vulkan unavailable (Debian: libvulkan1 mesa-vulkan-drivers): %v", err)
+	if wgpu.Unavailable(err) {
+		prereq.Missing(t, "vulkan", fmt.Errorf("%w (Debian: libvulkan1 mesa-vulkan-drivers)", err))
 	}
-	t.Fatalf("no Vulkan device (required under CI or WGPU_REQUIRE_VULKAN): %v", err)
+	t.Fatalf("no Vulkan device: %v", err)
 	return nil
 }
 

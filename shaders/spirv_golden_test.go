@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
@@ -21,13 +22,7 @@ var updateSPIRV = flag.Bool("update-spirv", false, "rewrite testdata/spirv/*.spv
 // deliberate change: go test ./shaders -run TestSPIRVGoldens -update-spirv
 // and review the diff.
 func TestSPIRVGoldens(t *testing.T) {
-	dis, err := exec.LookPath("spirv-dis")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("spirv-dis not on PATH (Debian: spirv-tools)")
-		}
-		t.Skip("spirv-dis not on PATH (Debian: apt-get install spirv-tools)")
-	}
+	dis := prereq.Tool(t, "spirv-dis", "spirv-tools")
 	names, err := filepath.Glob("*.wgsl")
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no kernels: %v", err)

@@ -27,17 +27,17 @@ const (
 type AdapterInfo struct {
 	Name              string       `json:"name"`
 	Vendor            string       `json:"vendor"`
-	VendorID          uint32       `json:"vendorID"`
-	DeviceID          uint32       `json:"deviceID"`
-	DeviceType        string       `json:"deviceType"` // discrete-gpu, integrated-gpu, virtual-gpu, cpu, other
-	DriverName        string       `json:"driverName"`
-	DriverInfo        string       `json:"driverInfo"`
-	DriverVersion     string       `json:"driverVersion"` // decoded the vendor's way
-	DriverVersionRaw  uint32       `json:"driverVersionRaw"`
-	APIVersion        string       `json:"apiVersion"` // Vulkan version the driver supports
-	DeviceUUID        string       `json:"deviceUUID"`
-	PipelineCacheUUID string       `json:"pipelineCacheUUID"`
-	MemoryHeaps       []MemoryHeap `json:"memoryHeaps"`
+	VendorID          uint32       `json:"vendor_id"`
+	DeviceID          uint32       `json:"device_id"`
+	DeviceType        string       `json:"device_type"` // discrete-gpu, integrated-gpu, virtual-gpu, cpu, other
+	DriverName        string       `json:"driver_name"`
+	DriverInfo        string       `json:"driver_info"`
+	DriverVersion     string       `json:"driver_version"` // decoded the vendor's way
+	DriverVersionRaw  uint32       `json:"driver_version_raw"`
+	APIVersion        string       `json:"api_version"` // Vulkan version the driver supports
+	DeviceUUID        string       `json:"device_uuid"`
+	PipelineCacheUUID string       `json:"pipeline_cache_uuid"`
+	MemoryHeaps       []MemoryHeap `json:"memory_heaps"`
 	Limits            Limits       `json:"limits"`
 	Features          Features     `json:"features"`
 }
@@ -45,40 +45,40 @@ type AdapterInfo struct {
 // MemoryHeap is one Vulkan memory heap.
 type MemoryHeap struct {
 	Size        uint64 `json:"size"`
-	DeviceLocal bool   `json:"deviceLocal"`
+	DeviceLocal bool   `json:"device_local"`
 }
 
 // Limits are the adapter's (or, for RequiredLimits, the wanted) compute limits. In DeviceDescriptor.RequiredLimits
 // a zero field means "no requirement".
 type Limits struct {
-	MaxStorageBufferBindingSize       uint64  `json:"maxStorageBufferBindingSize"`
-	MaxBufferSize                     uint64  `json:"maxBufferSize"`
-	MaxComputeWorkgroupStorageSize    uint32  `json:"maxComputeWorkgroupStorageSize"`
-	MaxComputeInvocationsPerWorkgroup uint32  `json:"maxComputeInvocationsPerWorkgroup"`
-	MaxComputeWorkgroupSizeX          uint32  `json:"maxComputeWorkgroupSizeX"`
-	MaxComputeWorkgroupSizeY          uint32  `json:"maxComputeWorkgroupSizeY"`
-	MaxComputeWorkgroupSizeZ          uint32  `json:"maxComputeWorkgroupSizeZ"`
-	MaxComputeWorkgroupsPerDimension  uint32  `json:"maxComputeWorkgroupsPerDimension"`
-	MaxStorageBuffersPerShaderStage   uint32  `json:"maxStorageBuffersPerShaderStage"`
-	MaxBindGroups                     uint32  `json:"maxBindGroups"`
-	MaxPushConstantSize               uint32  `json:"maxPushConstantSize"`
-	MinStorageBufferOffsetAlignment   uint32  `json:"minStorageBufferOffsetAlignment"`
-	MinUniformBufferOffsetAlignment   uint32  `json:"minUniformBufferOffsetAlignment"`
-	SubgroupSize                      uint32  `json:"subgroupSize"`
-	MinSubgroupSize                   uint32  `json:"minSubgroupSize"`
-	MaxSubgroupSize                   uint32  `json:"maxSubgroupSize"`
-	TimestampPeriod                   float32 `json:"timestampPeriodNs"` // ns per timestamp tick
+	MaxStorageBufferBindingSize       uint64  `json:"max_storage_buffer_binding_size"`
+	MaxBufferSize                     uint64  `json:"max_buffer_size"`
+	MaxComputeWorkgroupStorageSize    uint32  `json:"max_compute_workgroup_storage_size"`
+	MaxComputeInvocationsPerWorkgroup uint32  `json:"max_compute_invocations_per_workgroup"`
+	MaxComputeWorkgroupSizeX          uint32  `json:"max_compute_workgroup_size_x"`
+	MaxComputeWorkgroupSizeY          uint32  `json:"max_compute_workgroup_size_y"`
+	MaxComputeWorkgroupSizeZ          uint32  `json:"max_compute_workgroup_size_z"`
+	MaxComputeWorkgroupsPerDimension  uint32  `json:"max_compute_workgroups_per_dimension"`
+	MaxStorageBuffersPerShaderStage   uint32  `json:"max_storage_buffers_per_shader_stage"`
+	MaxBindGroups                     uint32  `json:"max_bind_groups"`
+	MaxPushConstantSize               uint32  `json:"max_push_constant_size"`
+	MinStorageBufferOffsetAlignment   uint32  `json:"min_storage_buffer_offset_alignment"`
+	MinUniformBufferOffsetAlignment   uint32  `json:"min_uniform_buffer_offset_alignment"`
+	SubgroupSize                      uint32  `json:"subgroup_size"`
+	MinSubgroupSize                   uint32  `json:"min_subgroup_size"`
+	MaxSubgroupSize                   uint32  `json:"max_subgroup_size"`
+	TimestampPeriod                   float32 `json:"timestamp_period_ns"` // ns per timestamp tick
 }
 
 // Features lists the adapter's optional capabilities.
 type Features struct {
-	ShaderF16           bool     `json:"shaderF16"`    // f16 arithmetic (shaderFloat16)
-	Storage16Bit        bool     `json:"storage16Bit"` // 16-bit values in storage buffers
-	Subgroups           bool     `json:"subgroups"`    // compute-stage subgroups with basic + arithmetic ops
-	SubgroupOperations  []string `json:"subgroupOperations"`
-	SubgroupSizeControl bool     `json:"subgroupSizeControl"`
-	TimestampQuery      bool     `json:"timestampQuery"`
-	CooperativeMatrix   bool     `json:"cooperativeMatrix"` // VK_KHR_ or VK_NV_cooperative_matrix present (not usable yet)
+	ShaderF16           bool     `json:"shader_f16"`    // f16 arithmetic (shaderFloat16)
+	Storage16Bit        bool     `json:"storage_16bit"` // 16-bit values in storage buffers
+	Subgroups           bool     `json:"subgroups"`     // compute-stage subgroups with basic + arithmetic ops
+	SubgroupOperations  []string `json:"subgroup_operations"`
+	SubgroupSizeControl bool     `json:"subgroup_size_control"`
+	TimestampQuery      bool     `json:"timestamp_query"`
+	CooperativeMatrix   bool     `json:"cooperative_matrix"` // VK_KHR_ or VK_NV_cooperative_matrix present (not usable yet)
 }
 
 // Adapter is a physical device.

@@ -5,10 +5,13 @@ package wgpu
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // testEnv is a device on the first adapter, with the validation layer when installed. Any warning or error the
@@ -37,10 +40,7 @@ func newEnvWith(t testing.TB, validation bool, features ...FeatureName) *testEnv
 		env.mu.Unlock()
 	}})
 	if Unavailable(err) {
-		if os.Getenv("WGPU_REQUIRE_VULKAN") != "" { // CI sets it, so a broken install cannot pass as skips
-			t.Fatalf("Vulkan unavailable and WGPU_REQUIRE_VULKAN set: %v", err)
-		}
-		t.Skipf("Vulkan unavailable (no loader or driver; Debian: libvulkan1 mesa-vulkan-drivers): %v", err)
+		prereq.Missing(t, "vulkan", fmt.Errorf("%w (no loader or driver; Debian: libvulkan1 mesa-vulkan-drivers)", err))
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -49,10 +49,7 @@ func newEnvWith(t testing.TB, validation bool, features ...FeatureName) *testEnv
 	ad, err := inst.RequestAdapter(os.Getenv("WGPU_ADAPTER"))
 	if Unavailable(err) {
 		inst.Close()
-		if os.Getenv("WGPU_REQUIRE_VULKAN") != "" {
-			t.Fatalf("no Vulkan device and WGPU_REQUIRE_VULKAN set: %v", err)
-		}
-		t.Skipf("Vulkan unavailable: %v", err)
+		prereq.Missing(t, "vulkan", err)
 	}
 	if err != nil {
 		inst.Close()

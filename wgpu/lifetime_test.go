@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // TestCloseWhileInFlight closes a buffer, bind group and pipeline used by a submission that is still running;
@@ -133,7 +135,7 @@ func TestRequiredSubgroupSize(t *testing.T) {
 func TestSyncValidationCatchesHazards(t *testing.T) {
 	env := newEnv(t)
 	if !env.inst.ValidationEnabled() {
-		t.Skip("validation layer not installed")
+		prereq.Missing(t, "vulkan-validation", "the Khronos validation layer is not installed (Debian: vulkan-validationlayers)")
 	}
 	d := env.dev
 	O, B := newBuffer(t, d, 4096, storageRW), newBuffer(t, d, 4096, storageRW)

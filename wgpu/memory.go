@@ -10,7 +10,7 @@ import (
 
 // MemoryStats is the device's memory accounting.
 type MemoryStats struct {
-	InUse     uint64 `json:"inUse"`     // bytes of live buffers (as allocated, alignment included)
+	InUse     uint64 `json:"in_use"`    // bytes of live buffers (as allocated, alignment included)
 	Peak      uint64 `json:"peak"`      // highest InUse so far
 	Allocated uint64 `json:"allocated"` // bytes of VkDeviceMemory blocks held
 	Blocks    int    `json:"blocks"`    // number of VkDeviceMemory blocks held

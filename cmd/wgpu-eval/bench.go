@@ -188,7 +188,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var f benchFlags
 	var fs *pflag.FlagSet
 	register := func(s *pflag.FlagSet) { f.register(s); fs = s }
-	if err := parseFlags("bench", benchUsage, register, args, stderr); err != nil {
+	if err := parseFlags("bench", benchUsage, register, args, stdout); err != nil {
 		return err
 	}
 	dev, err := pipeline.ParseDevice(f.device)

@@ -26,13 +26,13 @@ var enumerateAdapters = wgpu.EnumerateAdapters
 func runDevices(args []string, stdout, stderr io.Writer) error {
 	var asJSON bool
 	register := func(fs *pflag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print the adapters as a JSON array") }
-	if err := parseFlags("devices", devicesUsage, register, args, stderr); err != nil {
+	if err := parseFlags("devices", devicesUsage, register, args, stdout); err != nil {
 		return err
 	}
 	adapters, err := enumerateAdapters()
 	if err != nil {
 		if wgpu.Unavailable(err) {
-			return fmt.Errorf("no Vulkan device: %w (install the GPU's Vulkan driver, or mesa-vulkan-drivers for lavapipe on the CPU; evaluation still runs with --device cpu)", err)
+			return fmt.Errorf("no Vulkan device: %w (%s; evaluation still runs with --device cpu)", err, wgpu.InstallHint(err))
 		}
 		return fmt.Errorf("list Vulkan devices: %w", err)
 	}

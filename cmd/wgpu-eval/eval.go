@@ -67,7 +67,7 @@ Flags:
 
 func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f evalFlags
-	if err := parseFlags("eval", evalUsage, f.register, args, stderr); err != nil {
+	if err := parseFlags("eval", evalUsage, f.register, args, stdout); err != nil {
 		return err
 	}
 	mode, err := pipeline.ParseMode(f.mode)
@@ -90,6 +90,10 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
 		return usageError{errors.New("--ctx, --stride, --max-tokens, --threads and --batch-tokens must not be negative")}
 	}
+	if err := checkOutputs(&f); err != nil {
+		return err
+	}
+	warnFlags(stderr, &f, mode)
 
 	prog := newProgress(stderr, f.quiet)
 	defer prog.close()
@@ -107,7 +111,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			case "corpus":
 				prog.bytes(p.File, p.Done, p.Total)
 			case "eval":
-				prog.count("eval", p.Done, p.Total)
+				prog.count(p.Done, p.Total)
 			}
 		},
 		Log: func(msg string) {
@@ -129,6 +133,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return usageError{err}
 		}
 	}
+	promptStdin(stderr, stdin, f.data)
 	res, err := ev.Evaluate(ctx, f.data, wgpueval.EvalOptions{
 		Mode:                string(mode),
 		Ctx:                 f.ctx,
@@ -151,6 +156,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			if f.checkpoint != "" {
 				fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", f.checkpoint)
 			}
+			return interrupted{err}
 		}
 		return err
 	}
@@ -185,11 +191,14 @@ func formatSummary(r *pipeline.Result, threads int) string {
 		device = fmt.Sprintf("cpu x%d", threads)
 	}
 	shard := ""
+	if r.Mode == string(pipeline.ModeStrided) && r.Config != nil {
+		shard = fmt.Sprintf(", stride %d", r.Config.Stride)
+	}
 	if r.Shard != nil {
 		shard = ", shard " + r.Shard.String()
 	}
-	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f  bpb %.4f  %d tokens  %.1f s  %.0f tok/s  %s",
-		r.Model, r.Data, r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, r.Tokens, r.Seconds, r.TokensPerSecond, device)
+	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
+		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, plural(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
 }
 
 // writeJSON writes r as indented JSON to path ("-" is stdout), via a temporary

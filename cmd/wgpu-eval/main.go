@@ -30,7 +30,7 @@ func main() {
 	sig, wasSignaled := signaled(ctx)
 	stop()
 	if err != nil {
-		if !errors.Is(err, errUsageShown) {
+		if !errors.Is(err, errUsageShown) && !errors.As(err, new(interrupted)) {
 			fmt.Fprintln(os.Stderr, "wgpu-eval:", err)
 		}
 		code := exitCode(err)
@@ -68,6 +68,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd := "eval"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	} else if asksHelp(args) {
+		fmt.Fprint(stdout, topUsage+"\n") // no subcommand named: list them before eval's flags
 	}
 	switch cmd {
 	case "eval":
@@ -83,9 +85,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "bench":
 		return runBench(ctx, args, stdout, stderr)
 	case "version":
+		if err := parseFlags("version", versionUsage, func(*pflag.FlagSet) {}, args, stdout); err != nil {
+			return err
+		}
 		fmt.Fprintln(stdout, "wgpu-eval", version())
 		return nil
 	case "help":
+		if len(args) > 0 && args[0] != "help" { // help CMD is CMD --help
+			return run(ctx, []string{args[0], "--help"}, stdin, stdout, stderr)
+		}
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
@@ -105,20 +113,27 @@ Usage:
   wgpu-eval version          print the version
   wgpu-eval help             this text
 
-Run 'wgpu-eval eval --help' for the evaluation flags, 'wgpu-eval bench --help' for the benchmark's.
+Run 'wgpu-eval help COMMAND' (or 'wgpu-eval COMMAND --help') for a command's flags.
+`
+
+const versionUsage = `Usage: wgpu-eval version
+
+Prints the version: the module version when installed with go install, else
+"devel" and the commit.
 `
 
 // parseFlags parses a subcommand's args with the flags register declares. Help
-// prints usage and the flag list to stderr (errUsageShown); a bad flag or a
-// stray argument is a usageError.
-func parseFlags(name, usage string, register func(*pflag.FlagSet), args []string, stderr io.Writer) error {
+// prints usage and the flag list to stdout, where help conventionally goes
+// (errUsageShown, exit 0); a bad flag or a stray argument is a usageError.
+// out is stdout: pflag's own messages are returned as errors, never printed.
+func parseFlags(name, usage string, register func(*pflag.FlagSet), args []string, out io.Writer) error {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
 	register(fs)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
+		fmt.Fprint(out, usage)
+		printFlags(out, fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

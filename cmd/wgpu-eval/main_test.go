@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -88,7 +89,7 @@ func expected(t *testing.T, m *model.Model, text string, ctx, maxTokens int) (me
 
 func TestEvalEndToEnd(t *testing.T) {
 	if _, err := os.Stat(shakespeare); err != nil {
-		t.Skipf("TinyShakespeare not available: %v", err)
+		prereq.Missing(t, "tinyshakespeare", err)
 	}
 	isolate(t)
 	dir, bin, m := tinyModel(t)
@@ -219,11 +220,11 @@ func TestEvalErrors(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
-	_, stderr, err := cli(t, "", "--help")
-	if exitCode(err) != 0 || !strings.Contains(stderr, "--mode") {
-		t.Errorf("--help: err %v, stderr %q", err, stderr)
+	stdout, stderr, err := cli(t, "", "--help")
+	if exitCode(err) != 0 || !strings.Contains(stdout, "--mode") || stderr != "" {
+		t.Errorf("--help: err %v, stdout %q, stderr %q", err, stdout, stderr)
 	}
-	stdout, _, err := cli(t, "", "version")
+	stdout, _, err = cli(t, "", "version")
 	if err != nil || !strings.HasPrefix(stdout, "wgpu-eval ") {
 		t.Errorf("version: %q %v", stdout, err)
 	}

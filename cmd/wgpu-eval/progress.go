@@ -20,6 +20,7 @@ type progress struct {
 
 	mu   sync.Mutex
 	bars map[string]*progressbar.ProgressBar
+	eval *evalBar // the evaluation's line, redrawn every second
 }
 
 func newProgress(stderr io.Writer, quiet bool) *progress {
@@ -32,15 +33,24 @@ func newProgress(stderr io.Writer, quiet bool) *progress {
 
 // bytes reports a download of total bytes (total <= 0: unknown) under label.
 func (p *progress) bytes(label string, done, total int64) {
-	p.update(label, done, total, true)
+	p.update(label, done, total)
 }
 
-// count reports done of total items (tokens, windows) under label.
-func (p *progress) count(label string, done, total int64) {
-	p.update(label, done, total, false)
+// count reports done of total tokens scored.
+func (p *progress) count(done, total int64) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	if p.eval == nil {
+		p.eval = newEvalBar(p.w)
+	}
+	e := p.eval
+	p.mu.Unlock()
+	e.report(time.Now(), done, total)
 }
 
-func (p *progress) update(label string, done, total int64, isBytes bool) {
+func (p *progress) update(label string, done, total int64) {
 	if !p.enabled {
 		return
 	}
@@ -51,7 +61,7 @@ func (p *progress) update(label string, done, total int64, isBytes bool) {
 		if total <= 0 {
 			total = -1 // spinner
 		}
-		opts := []progressbar.Option{
+		opts := []progressbar.Option{ // bytes only: counts go to count
 			progressbar.OptionSetWriter(p.w),
 			progressbar.OptionSetDescription(label),
 			progressbar.OptionSetWidth(30),
@@ -60,11 +70,7 @@ func (p *progress) update(label string, done, total int64, isBytes bool) {
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionClearOnFinish(),
 		}
-		if isBytes {
-			opts = append(opts, progressbar.OptionShowBytes(true))
-		} else {
-			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("tok"))
-		}
+		opts = append(opts, progressbar.OptionShowBytes(true))
 		bar = progressbar.NewOptions64(total, opts...)
 		p.bars[label] = bar
 	}
@@ -79,6 +85,10 @@ func (p *progress) update(label string, done, total int64, isBytes bool) {
 func (p *progress) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.eval != nil {
+		p.eval.close()
+		p.eval = nil
+	}
 	for label, bar := range p.bars {
 		_ = bar.Exit()
 		delete(p.bars, label)

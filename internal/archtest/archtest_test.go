@@ -30,6 +30,7 @@ var allowed = map[string][]string{
 	"internal/refops":      {},
 	"internal/backendtest": {"pipeline", "model", "internal/testmodel"},
 	"internal/archtest":    {},
+	"internal/prereq":      {},
 }
 
 // rule returns the most specific rule for dir.

@@ -114,7 +114,7 @@ func defaultTransport() http.RoundTripper {
 // that ignores Range is handled by starting over), checks the sha256 of the whole
 // file when opt.SHA256 is set, and renames the file into place only when it is
 // complete. Parent folders are created. When ctx is cancelled or the connection
-// breaks, the partial file stays for a later call to resume; on a checksum
+// breaks, the partial file stays for a later call to resume (unless it is empty); on a checksum
 // mismatch it is deleted. File always fetches: callers that cache check dest
 // themselves. Two processes must not download to the same dest at once.
 func File(ctx context.Context, url, dest string, opt Options) error {
@@ -135,6 +135,9 @@ func File(ctx context.Context, url, dest string, opt Options) error {
 		err = fmt.Errorf("download %s: close %s: %w", url, part, cerr)
 	}
 	if err != nil {
+		if info, serr := os.Stat(part); serr == nil && info.Size() == 0 {
+			os.Remove(part) // nothing to resume: leave no empty file behind
+		}
 		return err
 	}
 	if d.h != nil {

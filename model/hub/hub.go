@@ -201,6 +201,8 @@ func (c *Client) Locate(ctx context.Context, src string) (string, error) {
 	}
 	if _, err := os.Stat(src); err == nil {
 		return src, nil
+	} else if looksLikePath(src) {
+		return "", fmt.Errorf("model %s: no such file or folder (%w)", src, err)
 	}
 	repo, rev, err := ParseID(src)
 	if err != nil {

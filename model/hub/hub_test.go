@@ -451,7 +451,7 @@ func TestLocateLocalPaths(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "nope", "model")
 	_, err := c.Locate(context.Background(), missing)
-	if err == nil || !strings.Contains(err.Error(), "neither an existing file or folder nor a hub id") {
+	if err == nil || !strings.Contains(err.Error(), "no such file or folder") {
 		t.Errorf("missing path: err = %v", err)
 	}
 }

@@ -6,15 +6,18 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // shakespeare returns ../shared/data/tinyshakespeare.txt (or the file named by
-// WGPU_EVAL_TINYSHAKESPEARE), skipping the test when it is absent.
+// WGPU_EVAL_TINYSHAKESPEARE), skipping the test when it is absent (failing under CI).
 func shakespeare(t testing.TB) string {
 	t.Helper()
 	path := os.Getenv("WGPU_EVAL_TINYSHAKESPEARE")
@@ -23,7 +26,7 @@ func shakespeare(t testing.TB) string {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Skipf("TinyShakespeare not available (%v): put it at ../shared/data/tinyshakespeare.txt or set WGPU_EVAL_TINYSHAKESPEARE", err)
+		prereq.Missing(t, "tinyshakespeare", fmt.Errorf("%w: put it at ../shared/data/tinyshakespeare.txt or set WGPU_EVAL_TINYSHAKESPEARE", err))
 	}
 	if got := sha256Hex(data); got != "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed" {
 		t.Fatalf("%s: sha256 %s, not TinyShakespeare's", path, got)

@@ -6,17 +6,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // spirvVal validates words with spirv-val for Vulkan 1.1, or skips the check
 // (with a message, once) when spirv-val is not installed.
 func spirvVal(t *testing.T, name string, words []uint32) {
 	t.Helper()
-	path, err := exec.LookPath("spirv-val")
-	if err != nil {
-		t.Logf("spirv-val not on PATH (Debian: apt-get install spirv-tools); SPIR-V of %s not validated", name)
-		return
-	}
+	path := prereq.Tool(t, "spirv-val", "spirv-tools")
 	buf := make([]byte, 4*len(words))
 	for i, w := range words {
 		binary.LittleEndian.PutUint32(buf[4*i:], w)

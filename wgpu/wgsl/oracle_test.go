@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // stricterThanWGSL lists invalid-program cases that valid WGSL would accept:
@@ -36,18 +38,7 @@ var beyondWGSL = map[string]bool{"push_constants": true, "layernorm_f16.wgsl": t
 // when WGSL_TINT names a node_modules directory holding webgpu@0.6.2 and node
 // is installed; see testdata/tint/oracle.mjs.
 func TestTintOracle(t *testing.T) {
-	mods := os.Getenv("WGSL_TINT")
-	node, err := exec.LookPath("node")
-	if mods == "" || err != nil {
-		const why = "set WGSL_TINT=<dir>/node_modules (npm install --prefix <dir> webgpu@0.6.2) and install node to run the Tint oracle"
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI: " + why + " (.ci/run does)")
-		}
-		t.Skip(why)
-	}
-	if _, err := os.Stat(filepath.Join(mods, "webgpu", "index.js")); err != nil {
-		t.Fatalf("WGSL_TINT=%s holds no webgpu package: %v", mods, err)
-	}
+	node, mods := prereq.Tint(t)
 	type item struct {
 		Name  string `json:"name"`
 		Src   string `json:"src"`
@@ -111,11 +102,7 @@ func TestTintOracle(t *testing.T) {
 // must accept exactly what Tint accepts (it runs with WGSL_TINT, like
 // TestTintOracle). Our intentional restrictions are matched by message.
 func TestTintMutants(t *testing.T) {
-	mods := os.Getenv("WGSL_TINT")
-	node, err := exec.LookPath("node")
-	if mods == "" || err != nil {
-		t.Skip("set WGSL_TINT=<dir>/node_modules (npm install webgpu@0.6.2) and install node")
-	}
+	node, mods := prereq.Tint(t)
 	type item struct {
 		Name string `json:"name"`
 		Src  string `json:"src"`
@@ -167,11 +154,7 @@ func TestTintMutants(t *testing.T) {
 // TestTintRandomPrograms compares acceptance of generated programs (see
 // gen_test.go) with Tint; it runs with WGSL_TINT.
 func TestTintRandomPrograms(t *testing.T) {
-	mods := os.Getenv("WGSL_TINT")
-	node, err := exec.LookPath("node")
-	if mods == "" || err != nil {
-		t.Skip("set WGSL_TINT=<dir>/node_modules (npm install webgpu@0.6.2) and install node")
-	}
+	node, mods := prereq.Tint(t)
 	seed := int64(3)
 	if s, err := strconv.ParseInt(os.Getenv("WGSL_RANDOM_SEED"), 10, 64); err == nil {
 		seed = s

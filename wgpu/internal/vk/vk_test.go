@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"unsafe"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 func TestArena(t *testing.T) {
@@ -65,7 +67,7 @@ func TestMissingLoader(t *testing.T) {
 func TestLoad(t *testing.T) {
 	l, err := Load()
 	if errors.Is(err, ErrNoLoader) {
-		t.Skipf("no Vulkan loader: %v", err)
+		prereq.Missing(t, "vulkan", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
@@ -140,11 +141,7 @@ func validate(t *testing.T, src string) {
 		}
 		t.Fatal(err)
 	}
-	path, err := exec.LookPath("spirv-val")
-	if err != nil {
-		t.Log("spirv-val not on PATH; SPIR-V not validated")
-		return
-	}
+	path := prereq.Tool(t, "spirv-val", "spirv-tools")
 	buf := make([]byte, 4*len(m.SPIRV))
 	for k, w := range m.SPIRV {
 		binary.LittleEndian.PutUint32(buf[4*k:], w)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
@@ -34,7 +35,7 @@ func newDevice(t *testing.T, features ...wgpu.FeatureName) *device {
 		},
 	})
 	if wgpu.Unavailable(err) {
-		t.Skipf("Vulkan unavailable: %v", err)
+		prereq.Missing(t, "vulkan", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func newDevice(t *testing.T, features ...wgpu.FeatureName) *device {
 	ad, err := inst.RequestAdapter(os.Getenv("WGPU_ADAPTER"))
 	if wgpu.Unavailable(err) {
 		inst.Close()
-		t.Skipf("Vulkan unavailable: %v", err)
+		prereq.Missing(t, "vulkan", err)
 	}
 	if err != nil {
 		inst.Close()

@@ -2,16 +2,19 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // TestGeneratedUpToDate regenerates into a temporary directory and compares with the committed files.
 func TestGeneratedUpToDate(t *testing.T) {
 	const registry = "/usr/share/vulkan/registry/vk.xml"
 	if _, err := os.Stat(registry); err != nil {
-		t.Skipf("no %s (Debian: apt-get install libvulkan-dev)", registry)
+		prereq.Missing(t, "vk.xml", fmt.Errorf("%w (Debian: apt-get install libvulkan-dev)", err))
 	}
 	dir := t.TempDir()
 	if err := run(registry, dir); err != nil {

@@ -2,10 +2,13 @@ package spirv
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 func TestString(t *testing.T) {
@@ -38,7 +41,7 @@ func TestSection(t *testing.T) {
 // compares; it skips when spirv-headers is not installed.
 func TestTablesUpToDate(t *testing.T) {
 	if _, err := os.Stat("/usr/include/spirv/unified1/spirv.core.grammar.json"); err != nil {
-		t.Skip("spirv-headers not installed")
+		prereq.Missing(t, "spirv-headers", fmt.Errorf("%w (Debian: apt-get install spirv-headers)", err))
 	}
 	out := filepath.Join(t.TempDir(), "tables.go")
 	if b, err := exec.Command("go", "run", "gen.go", "-o", out).CombinedOutput(); err != nil {

@@ -1,0 +1,137 @@
+package main
+
+// What a first run needs beyond the flags themselves: help in the usual places,
+// checks that can fail before any weights load, warnings for flags that would
+// be ignored, and a prompt when the corpus is typed at a terminal.
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// asksHelp reports whether args ask for help before any "--".
+func asksHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help", "-help":
+			return true
+		}
+	}
+	return false
+}
+
+// printFlags lists fs's flags as pflag does, but a boolean reads --quiet, not
+// --quiet[=true|false].
+func printFlags(w io.Writer, fs *pflag.FlagSet) {
+	type row struct{ name, usage string }
+	var rows []row
+	width := 0
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		name := "      --" + f.Name
+		if f.Shorthand != "" {
+			name = "  -" + f.Shorthand + ", --" + f.Name
+		}
+		varname, usage := pflag.UnquoteUsage(f)
+		if f.Value.Type() != "bool" && varname != "" {
+			name += " " + varname
+		}
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && d != "[]" {
+			if f.Value.Type() == "string" {
+				d = fmt.Sprintf("%q", d)
+			}
+			usage += " (default " + d + ")"
+		}
+		rows = append(rows, row{name, usage})
+		width = max(width, len(name))
+	})
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-*s   %s\n", width, r.name, r.usage)
+	}
+}
+
+// interrupted is the error of an evaluation stopped by a signal, after the
+// "interrupted after N of M tokens" line was printed: main prints nothing more
+// (the exit status says it: 130, or 143 for SIGTERM).
+type interrupted struct{ err error }
+
+func (e interrupted) Error() string { return "interrupted: " + e.err.Error() }
+func (e interrupted) Unwrap() error { return e.err }
+
+// checkOutputs fails when a file the run will write (--json, --checkpoint)
+// cannot be created, before any weights load.
+func checkOutputs(f *evalFlags) error {
+	for _, o := range []struct{ flag, path string }{{"json", f.jsonOut}, {"checkpoint", f.checkpoint}} {
+		if o.path == "" || o.path == "-" {
+			continue
+		}
+		dir := filepath.Dir(o.path)
+		info, err := os.Stat(dir)
+		if err != nil {
+			return usageError{fmt.Errorf("--%s %s: the folder %s does not exist", o.flag, o.path, dir)}
+		}
+		if !info.IsDir() {
+			return usageError{fmt.Errorf("--%s %s: %s is not a folder", o.flag, o.path, dir)}
+		}
+		if info, err := os.Stat(o.path); err == nil && info.IsDir() {
+			return usageError{fmt.Errorf("--%s %s is a folder; name a file", o.flag, o.path)}
+		}
+	}
+	return nil
+}
+
+// warnFlags says which flags will not do what they seem to.
+func warnFlags(w io.Writer, f *evalFlags, mode pipeline.Mode) {
+	if f.quiet {
+		return
+	}
+	if f.stride > 0 && mode == pipeline.ModeStream {
+		fmt.Fprintf(w, "warning: --stride %d is ignored in --mode stream (windows do not overlap); use --mode strided for sliding windows\n", f.stride)
+	}
+	if n := runtime.NumCPU(); f.threads > n {
+		fmt.Fprintf(w, "warning: --threads %d is more than this machine's %d cores; it will not run faster than --threads %d\n", f.threads, n, n)
+	}
+}
+
+// promptStdin tells a user who typed --data - at a terminal what the program
+// waits for.
+func promptStdin(w io.Writer, stdin io.Reader, data string) {
+	if data != "-" {
+		return
+	}
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintln(w, "reading the corpus from the terminal: type or paste text, then press Ctrl-D (Ctrl-Z Enter on Windows)")
+	}
+}
+
+// dataLabel is how the summary names the corpus: "stdin" for -.
+func dataLabel(data string) string {
+	if data == "-" {
+		return "stdin"
+	}
+	if rest, ok := strings.CutPrefix(data, "-:"); ok {
+		return "stdin:" + rest
+	}
+	return data
+}
+
+// plural is "1 token", "2 tokens".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

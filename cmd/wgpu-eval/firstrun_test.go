@@ -1,0 +1,93 @@
+package main
+
+import (
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// TestHelpGoesToStdout: every command's --help prints to stdout and exits 0;
+// with no command named the subcommands are listed; booleans read --quiet.
+func TestHelpGoesToStdout(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"eval", "--help"}, {"devices", "--help"}, {"bench", "--help"},
+		{"version", "--help"}, {"help", "eval"}} {
+		stdout, stderr, err := cli(t, "", args...)
+		if exitCode(err) != 0 || stderr != "" || !strings.Contains(stdout, "Usage: wgpu-eval") {
+			t.Errorf("%q: exit %d (%v), stdout %q, stderr %q", args, exitCode(err), err, stdout, stderr)
+		}
+		if strings.Contains(stdout, "[=true|false]") {
+			t.Errorf("%q: a boolean flag reads [=true|false]:\n%s", args, stdout)
+		}
+	}
+	stdout, _, _ := cli(t, "", "--help")
+	for _, cmd := range []string{"devices", "bench", "merge", "version"} {
+		if !strings.Contains(stdout, "wgpu-eval "+cmd) {
+			t.Errorf("top-level --help does not list %s:\n%s", cmd, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "  -q, --quiet ") {
+		t.Errorf("--quiet not listed plainly:\n%s", stdout)
+	}
+	if stdout, _, _ := cli(t, "", "version", "--help"); strings.HasPrefix(stdout, "wgpu-eval devel") {
+		t.Errorf("version --help printed the version: %q", stdout)
+	}
+}
+
+// TestOutputFolderCheckedFirst: --json or --checkpoint into a folder that does
+// not exist fails before the evaluation (nothing on stdout), as a usage error.
+func TestOutputFolderCheckedFirst(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	missing := filepath.Join(t.TempDir(), "no-such-folder", "r.json")
+	for _, flag := range []string{"--json", "--checkpoint"} {
+		stdout, _, err := cli(t, "some text to score, twice over", "--model", dir, "--data", "-", flag, missing, "--quiet")
+		if err == nil || !strings.Contains(err.Error(), "no-such-folder") || exitCode(err) != 2 || stdout != "" {
+			t.Errorf("%s into a missing folder: err %v (exit %d), stdout %q", flag, err, exitCode(err), stdout)
+		}
+	}
+}
+
+// TestWarningsAndSummaryWording: --stride in stream mode and --threads above
+// the cores are warned about; the summary says "1 token", names stdin, and
+// gives the stride of strided runs.
+func TestWarningsAndSummaryWording(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	threads := strconv.Itoa(runtime.NumCPU() + 1)
+	stdout, stderr, err := cli(t, "a b", "--model", dir, "--data", "-", "--stride", "8", "--threads", threads, "--no-token-cache")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "--stride 8 is ignored in --mode stream") || !strings.Contains(stderr, "--threads "+threads+" is more than") {
+		t.Errorf("warnings missing:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, " on stdin ") || !strings.Contains(stdout, "  1 token  ") {
+		t.Errorf("summary %q: want stdin named and \"1 token\"", stdout)
+	}
+
+	text := strings.Repeat("To be, or not to be, that is the question. ", 8)
+	stdout, stderr, err = cli(t, text, "--model", dir, "--data", "-", "--mode", "strided", "--ctx", "32", "--stride", "16", "--quiet", "--no-token-cache")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "(strided, ctx 32, stride 16)") || !strings.Contains(stdout, " tokens ") {
+		t.Errorf("strided summary %q", stdout)
+	}
+	if stderr != "" {
+		t.Errorf("--quiet run wrote %q", stderr)
+	}
+}
+
+// TestFormatSummaryNamesStdin covers the data names the summary rewrites.
+func TestFormatSummaryNamesStdin(t *testing.T) {
+	for data, want := range map[string]string{"-": "stdin", "-:val": "stdin:val", "x.txt": "x.txt"} {
+		got := formatSummary(&pipeline.Result{Model: "m", Data: data, Mode: "stream", Tokens: 2, Device: "cpu"}, 1)
+		if !strings.Contains(got, " on "+want+" ") {
+			t.Errorf("%s: %q", data, got)
+		}
+	}
+}

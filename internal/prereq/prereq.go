@@ -1,0 +1,126 @@
+// Package prereq decides, for tests, what a missing prerequisite means: a skip on
+// a developer's machine, a failure where the prerequisite is required. It is
+// required under CI ($CI set, not "false") and wherever its own variable is set
+// ($WGPU_REQUIRE_VULKAN, $WGPU_REQUIRE_SPIRV_VAL, ...; $WGPU_REQUIRE_ALL for all),
+// so a broken install can never pass as skips.
+//
+// The prerequisites: Vulkan (a loader and a driver; lavapipe in CI), tools on
+// PATH (spirv-val, spirv-dis), the shared TinyShakespeare copy
+// (../shared/data/tinyshakespeare.txt beside the module, or
+// $WGPU_EVAL_TINYSHAKESPEARE) and Tint (node and $WGSL_TINT, npm webgpu@0.6.2).
+//
+// Allowed imports: the standard library only (every test may use it).
+package prereq
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Required reports whether the prerequisite name ("vulkan", "spirv-val",
+// "tinyshakespeare", "tint") must be present here.
+func Required(name string) bool {
+	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+		return true
+	}
+	return os.Getenv(EnvVar(name)) != "" || os.Getenv("WGPU_REQUIRE_ALL") != ""
+}
+
+// EnvVar is the variable that makes name required: WGPU_REQUIRE_ and the name in
+// upper case with '-' as '_'.
+func EnvVar(name string) string {
+	return "WGPU_REQUIRE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// Missing ends the test because name is unavailable (why: the error, with a hint
+// how to install it): a failure where name is required, else a skip.
+func Missing(t testing.TB, name string, why any) {
+	t.Helper()
+	if Required(name) {
+		t.Fatalf("%s required here (CI or $%s) but unavailable: %v", name, EnvVar(name), why)
+	}
+	t.Skipf("%s unavailable (set $%s to fail instead): %v", name, EnvVar(name), why)
+}
+
+// Tool returns the path of the program name on PATH; pkg is the Debian package
+// that has it.
+func Tool(t testing.TB, name, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, name, fmt.Sprintf("%v (Debian: apt-get install %s)", err, pkg))
+	}
+	return p
+}
+
+// TinyShakespeareEnv holds the path of a local TinyShakespeare copy (as in package pipeline).
+const TinyShakespeareEnv = "WGPU_EVAL_TINYSHAKESPEARE"
+
+// TinyShakespeareSize is the shared copy's length in bytes.
+const TinyShakespeareSize = 1115394
+
+// TinyShakespeare returns the path of the shared TinyShakespeare copy:
+// $WGPU_EVAL_TINYSHAKESPEARE, else ../shared/data/tinyshakespeare.txt beside the
+// module root (found from the working directory up).
+func TinyShakespeare(t testing.TB) string {
+	t.Helper()
+	p, err := findTinyShakespeare()
+	if err != nil {
+		Missing(t, "tinyshakespeare", err)
+	}
+	return p
+}
+
+func findTinyShakespeare() (string, error) {
+	if p := os.Getenv(TinyShakespeareEnv); p != "" {
+		return checkSize(p)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return checkSize(filepath.Join(dir, "..", "shared", "data", "tinyshakespeare.txt"))
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = up
+	}
+}
+
+func checkSize(p string) (string, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("%w (put it at ../shared/data/tinyshakespeare.txt beside the module or set $%s)", err, TinyShakespeareEnv)
+	}
+	if info.Size() != TinyShakespeareSize {
+		return "", fmt.Errorf("%s: %d bytes, TinyShakespeare has %d", p, info.Size(), TinyShakespeareSize)
+	}
+	return p, nil
+}
+
+// Tint returns node and the node_modules folder ($WGSL_TINT) holding npm
+// webgpu@0.6.2, Tint's WGSL front end.
+func Tint(t testing.TB) (node, modules string) {
+	t.Helper()
+	modules = os.Getenv("WGSL_TINT")
+	node, err := exec.LookPath("node")
+	switch {
+	case err != nil:
+		Missing(t, "tint", fmt.Sprintf("%v (Debian: apt-get install nodejs)", err))
+	case modules == "":
+		Missing(t, "tint", "set WGSL_TINT=<dir>/node_modules after npm install --prefix <dir> webgpu@0.6.2 (.ci/run does)")
+	}
+	if _, err := os.Stat(filepath.Join(modules, "webgpu", "index.js")); err != nil {
+		t.Fatalf("WGSL_TINT=%s holds no webgpu package: %v", modules, err)
+	}
+	return node, modules
+}

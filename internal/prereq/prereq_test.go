@@ -1,0 +1,119 @@
+package prereq
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestRequired(t *testing.T) {
+	for _, c := range []struct {
+		ci, own, all string
+		want         bool
+	}{
+		{"", "", "", false},
+		{"true", "", "", true},
+		{"false", "", "", false},
+		{"", "1", "", true},
+		{"", "", "1", true},
+	} {
+		t.Setenv("CI", c.ci)
+		t.Setenv("WGPU_REQUIRE_SPIRV_VAL", c.own)
+		t.Setenv("WGPU_REQUIRE_ALL", c.all)
+		if got := Required("spirv-val"); got != c.want {
+			t.Errorf("CI=%q own=%q all=%q: Required %v, want %v", c.ci, c.own, c.all, got, c.want)
+		}
+	}
+}
+
+// fakeT records how a helper ended the test.
+type fakeT struct {
+	testing.TB
+	failed, skipped bool
+}
+
+func (f *fakeT) Helper()               {}
+func (f *fakeT) Fatalf(string, ...any) { f.failed = true; panic(f) }
+func (f *fakeT) Skipf(string, ...any)  { f.skipped = true; panic(f) }
+
+func outcome(fn func(t testing.TB)) (failed, skipped bool) {
+	f := &fakeT{}
+	func() {
+		defer func() {
+			if r := recover(); r != nil && r != f {
+				panic(r)
+			}
+		}()
+		fn(f)
+	}()
+	return f.failed, f.skipped
+}
+
+// TestMissingFailsUnderCI: every helper skips on a plain machine and fails under CI.
+func TestMissingFailsUnderCI(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("WGSL_TINT", "")
+	t.Setenv(TinyShakespeareEnv, filepath.Join(t.TempDir(), "missing.txt"))
+	t.Setenv("WGPU_REQUIRE_ALL", "")
+	helpers := map[string]func(testing.TB){
+		"tool":            func(t testing.TB) { Tool(t, "spirv-val", "spirv-tools") },
+		"tinyshakespeare": func(t testing.TB) { TinyShakespeare(t) },
+		"tint":            func(t testing.TB) { Tint(t) },
+		"vulkan":          func(t testing.TB) { Missing(t, "vulkan", os.ErrNotExist) },
+	}
+	for name, h := range helpers {
+		t.Setenv("CI", "")
+		for _, v := range []string{"WGPU_REQUIRE_VULKAN", "WGPU_REQUIRE_SPIRV_VAL", "WGPU_REQUIRE_TINT", "WGPU_REQUIRE_TINYSHAKESPEARE"} {
+			t.Setenv(v, "")
+		}
+		if failed, skipped := outcome(h); failed || !skipped {
+			t.Errorf("%s without CI: failed %v skipped %v, want a skip", name, failed, skipped)
+		}
+		t.Setenv("CI", "true")
+		if failed, skipped := outcome(h); !failed || skipped {
+			t.Errorf("%s under CI: failed %v skipped %v, want a failure", name, failed, skipped)
+		}
+	}
+}
+
+func TestTinyShakespeareFound(t *testing.T) {
+	t.Setenv(TinyShakespeareEnv, "")
+	p := TinyShakespeare(t) // skips (or fails under CI) where the shared copy is missing
+	if info, err := os.Stat(p); err != nil || info.Size() != TinyShakespeareSize {
+		t.Errorf("%s: %v", p, err)
+	}
+}
+
+// TestNoBareSkips: tests end for a missing prerequisite only through this
+// package, so that CI fails instead of skipping.
+func TestNoBareSkips(t *testing.T) {
+	root := filepath.Join("..", "..")
+	bare := regexp.MustCompile(`t\.Skipf?\("[^"]*(?i:vulkan|spirv|tinyshakespeare|tint|wgsl_tint|not installed|not on path|not available|unavailable)`)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, "_test.go") || strings.HasPrefix(path, filepath.Join(root, "internal", "prereq")) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if bare.MatchString(line) {
+				t.Errorf("%s:%d: skips for a missing prerequisite without prereq.Missing: %s", path, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
