@@ -277,7 +277,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		return nil, err
 	}
 	data := DataName(spec, opt.Split)
-	e.opt.log("data %s: %d tokens", data, toks.Len())
+	e.opt.log("data %s: %s", data, pipeline.Count(toks.Len(), "token"))
 
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -325,8 +325,8 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 		seqs = appendStrided(nil, stream, cfg.Ctx, stride, 0) // == Stream when stride == Ctx
 	}
 	if len(seqs) == 0 {
-		return nil, nil, fmt.Errorf("nothing to score: %d tokens in %s mode at context %d "+
-			"(a window needs at least two tokens)", res.InputTokens, mode, cfg.Ctx)
+		return nil, nil, fmt.Errorf("nothing to score: %s in %s mode at context %d "+
+			"(a window needs at least two tokens)", Count(res.InputTokens, "token"), mode, cfg.Ctx)
 	}
 
 	if err := cfg.Shard.Check(); err != nil {
@@ -519,4 +519,12 @@ func batchError(p planned, err error) error {
 // Sums is the result's sums of NLL.
 func (res *Result) Sums() model.LossSums {
 	return model.LossSums{Sum: res.NLLSum, SumSq: res.NLLSumSq, Count: res.Tokens}
+}
+
+// Count spells n things of a kind: "1 token", "2 tokens".
+func Count(n int, kind string) string {
+	if n == 1 {
+		return "1 " + kind
+	}
+	return fmt.Sprintf("%d %ss", n, kind)
 }

@@ -447,3 +447,11 @@ func TestStdErr(t *testing.T) {
 		t.Errorf("stdErr of a negative rounding = %g, want 0", got)
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 tokens", 1: "1 token", 2: "2 tokens"} {
+		if got := Count(n, "token"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
