@@ -198,7 +198,7 @@ func formatSummary(r *pipeline.Result, threads int) string {
 		shard = ", shard " + r.Shard.String()
 	}
 	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
-		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, plural(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
+		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
 }
 
 // writeJSON writes r as indented JSON to path ("-" is stdout), via a temporary

@@ -128,10 +128,3 @@ func dataLabel(data string) string {
 	return data
 }
 
-// plural is "1 token", "2 tokens".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
