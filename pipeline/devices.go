@@ -114,7 +114,11 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 		if err != nil {
 			return nil, err
 		}
-		return NewCPU(m, opt.Threads), nil
+		if _, fresh := src.(*model.Checkpoint); fresh {
+			// The Model was loaded here and nobody else holds it: one copy.
+			return &CPU{model.NewCPUOwned(m, opt.Threads)}, nil
+		}
+		return NewCPU(m, opt.Threads), nil // the caller's Model, left usable
 	}
 	if spec.Kind == "cpu" {
 		return cpu()
