@@ -100,9 +100,10 @@ func Devices() ([]wgpu.AdapterInfo, error) {
 func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 
 // OpenBackend opens the backend spec names for the model src holds: a
-// *model.Checkpoint (the CPU widens it to float32; a GPU gets its weights
-// tensor by tensor, 16-bit checkpoints as 16-bit), or a loaded Model's
-// Reader. src may be closed once OpenBackend returns. auto takes the best hardware
+// *model.Checkpoint (the CPU widens it to float32 and holds one copy,
+// model.NewCPUOwned; a GPU gets its weights tensor by tensor, 16-bit
+// checkpoints as 16-bit), or a loaded Model's Reader (the CPU keeps a packed
+// copy beside the Model, which stays the caller's). src may be closed once OpenBackend returns. auto takes the best hardware
 // GPU (discrete before integrated) and never a software driver such as
 // lavapipe, on which the CPU path is faster; without a hardware GPU it is the
 // CPU. gpu and gpu:N take the adapter asked for, software ones included. all
