@@ -1,9 +1,9 @@
 // Command cpurss measures the CPU path's peak resident memory (BENCHMARKS.md):
 // it opens a checkpoint through pipeline.OpenBackend(cpu), scores one
 // full-context window of random ids and prints the process's VmHWM (Linux).
-// With -write it first writes a random GPT-2 124M-shaped model to -dir
-// (internal/testmodel, F32 safetensors) and exits, so the writer's memory is
-// not counted:
+// With -write it first writes a random GPT-2 model of -shape (124M or XL) to
+// -dir (internal/testmodel, F32 safetensors) and exits, so the writer's memory
+// is not counted:
 //
 //	go run ./bench/cpurss -write -dir /tmp/m124 && go run ./bench/cpurss -dir /tmp/m124
 package main
@@ -24,7 +24,8 @@ import (
 
 func main() {
 	dir := flag.String("dir", "", "model folder (config.json + model.safetensors)")
-	write := flag.Bool("write", false, "write a random 124M-shaped F32 model to -dir and exit")
+	write := flag.Bool("write", false, "write a random F32 model of -shape to -dir and exit")
+	shape := flag.String("shape", "124m", "with -write: 124m or xl (GPT-2 XL: 48 layers, 25 heads, C 1600)")
 	threads := flag.Int("threads", 0, "CPU threads (<= 0: GOMAXPROCS)")
 	flag.Parse()
 	if *dir == "" {
@@ -32,6 +33,13 @@ func main() {
 	}
 	if *write {
 		cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+		switch *shape {
+		case "124m":
+		case "xl":
+			cfg.NLayer, cfg.NHead, cfg.NEmbd = 48, 25, 1600
+		default:
+			log.Fatalf("cpurss: -shape %q: want 124m or xl", *shape)
+		}
 		if err := testmodel.WriteSafetensors(*dir, testmodel.Random(cfg, 1), "F32"); err != nil {
 			log.Fatal(err)
 		}
