@@ -49,10 +49,23 @@ type cpuLayer struct {
 
 // NewCPU prepares m for the CPU forward on threads goroutines (threads <= 0:
 // GOMAXPROCS). It keeps a transposed copy of every block's matrices (as much
-// memory again as the blocks' weights) and references the embeddings. A nil
-// Weights.LMHead means tied to WTE. A model whose weights do not match its
-// Config is not rejected here: Loss reports the problem.
-func NewCPU(m *Model, threads int) *CPU {
+// memory again as the blocks' weights) and references the embeddings, so m
+// stays usable. A nil Weights.LMHead means tied to WTE. A model whose weights
+// do not match its Config is not rejected here: Loss reports the problem.
+// NewCPUOwned holds one copy instead.
+func NewCPU(m *Model, threads int) *CPU { return newCPU(m, threads, false) }
+
+// NewCPUOwned is NewCPU for a Model nobody else uses: it consumes m. Each
+// block matrix is transposed in place (through one scratch matrix), the CPU
+// takes the slice over and the Layer field is set to nil; the vectors and
+// embeddings are shared. So the CPU holds one copy of the weights, and the
+// peak while packing is the model plus one block matrix. Results are
+// bit-identical to NewCPU's. After the call m's block matrices are nil: do not
+// use m (or its Reader) for anything else. A model whose weights do not match
+// its Config is left untouched, and Loss reports the problem.
+func NewCPUOwned(m *Model, threads int) *CPU { return newCPU(m, threads, true) }
+
+func newCPU(m *Model, threads int, own bool) *CPU {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
@@ -71,17 +84,36 @@ func NewCPU(m *Model, threads int) *CPU {
 	}
 	C := m.Config.NEmbd
 	c.layers = make([]cpuLayer, len(m.Weights.Layers))
-	c.parallelFor(len(c.layers), func(_, i int) {
-		l := &m.Weights.Layers[i]
-		c.layers[i] = cpuLayer{
+	layer := func(l *Layer, tr func(w *[]float32, rows, cols int) []float32) cpuLayer {
+		return cpuLayer{
 			ln1w: l.LN1W, ln1b: l.LN1B,
-			qkvW: transpose(l.QKVW, C, 3*C), qkvB: l.QKVB,
-			projW: transpose(l.ProjW, C, C), projB: l.ProjB,
+			qkvW: tr(&l.QKVW, C, 3*C), qkvB: l.QKVB,
+			projW: tr(&l.ProjW, C, C), projB: l.ProjB,
 			ln2w: l.LN2W, ln2b: l.LN2B,
-			fcW: transpose(l.FCW, C, 4*C), fcB: l.FCB,
-			fcProjW: transpose(l.FCProjW, 4*C, C), fcProjB: l.FCProjB,
+			fcW: tr(&l.FCW, C, 4*C), fcB: l.FCB,
+			fcProjW: tr(&l.FCProjW, 4*C, C), fcProjB: l.FCProjB,
 		}
-	})
+	}
+	if !own {
+		c.parallelFor(len(c.layers), func(_, i int) {
+			c.layers[i] = layer(&m.Weights.Layers[i], func(w *[]float32, rows, cols int) []float32 {
+				return transpose(*w, rows, cols)
+			})
+		})
+		return c
+	}
+	// One matrix after another, so one scratch matrix (the largest, 4C x C)
+	// is all the memory packing adds.
+	scratch := make([]float32, 4*C*C)
+	for i := range c.layers {
+		c.layers[i] = layer(&m.Weights.Layers[i], func(w *[]float32, rows, cols int) []float32 {
+			t := *w
+			c.transposeInto(scratch[:rows*cols], t, rows, cols)
+			copy(t, scratch)
+			*w = nil
+			return t
+		})
+	}
 	return c
 }
 
@@ -91,17 +123,32 @@ func (c *CPU) Name() string { return "cpu" }
 // transpose returns the (cols, rows) transpose of w (rows, cols).
 func transpose(w []float32, rows, cols int) []float32 {
 	t := make([]float32, rows*cols)
-	const b = 32 // block edge, so both sides stay in cache
-	for r0 := 0; r0 < rows; r0 += b {
+	transposeBlocks(t, w, rows, cols, 0, rows)
+	return t
+}
+
+// transposeInto writes the (cols, rows) transpose of w (rows, cols) to t,
+// bands of rows in parallel.
+func (c *CPU) transposeInto(t, w []float32, rows, cols int) {
+	const band = 256
+	c.parallelFor((rows+band-1)/band, func(_, b int) {
+		transposeBlocks(t, w, rows, cols, b*band, min(rows, (b+1)*band))
+	})
+}
+
+// transposeBlocks writes rows [r0, r1) of w (rows, cols) to their columns of
+// t (cols, rows), in 32x32 blocks so both sides stay in cache.
+func transposeBlocks(t, w []float32, rows, cols, r0, r1 int) {
+	const b = 32
+	for rb := r0; rb < r1; rb += b {
 		for c0 := 0; c0 < cols; c0 += b {
-			for r := r0; r < min(rows, r0+b); r++ {
+			for r := rb; r < min(r1, rb+b); r++ {
 				for col := c0; col < min(cols, c0+b); col++ {
 					t[col*rows+r] = w[r*cols+col]
 				}
 			}
 		}
 	}
-	return t
 }
 
 // checkShapes reports the first weight whose length does not match m.Config.

@@ -100,9 +100,10 @@ func Devices() ([]wgpu.AdapterInfo, error) {
 func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 
 // OpenBackend opens the backend spec names for the model src holds: a
-// *model.Checkpoint (the CPU widens it to float32; a GPU gets its weights
-// tensor by tensor, 16-bit checkpoints as 16-bit), or a loaded Model's
-// Reader. src may be closed once OpenBackend returns. auto takes the best hardware
+// *model.Checkpoint (the CPU widens it to float32 and holds one copy,
+// model.NewCPUOwned; a GPU gets its weights tensor by tensor, 16-bit
+// checkpoints as 16-bit), or a loaded Model's Reader (the CPU keeps a packed
+// copy beside the Model, which stays the caller's). src may be closed once OpenBackend returns. auto takes the best hardware
 // GPU (discrete before integrated) and never a software driver such as
 // lavapipe, on which the CPU path is faster; without a hardware GPU it is the
 // CPU. gpu and gpu:N take the adapter asked for, software ones included. all
@@ -114,7 +115,11 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 		if err != nil {
 			return nil, err
 		}
-		return NewCPU(m, opt.Threads), nil
+		if _, fresh := src.(*model.Checkpoint); fresh {
+			// The Model was loaded here and nobody else holds it: one copy.
+			return &CPU{model.NewCPUOwned(m, opt.Threads)}, nil
+		}
+		return NewCPU(m, opt.Threads), nil // the caller's Model, left usable
 	}
 	if spec.Kind == "cpu" {
 		return cpu()

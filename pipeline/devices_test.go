@@ -1,6 +1,12 @@
 package pipeline
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
 
 func TestParseDevice(t *testing.T) {
 	for in, want := range map[string]DeviceSpec{"auto": {"auto", -1}, "CPU": {"cpu", -1}, "gpu": {"gpu", -1}, "Gpu:2": {"gpu", 2}, " ALL ": {"all", -1}} {
@@ -20,5 +26,46 @@ func TestParseDevice(t *testing.T) {
 	}
 	if _, err := ParsePrecision("bf16"); err == nil {
 		t.Error("ParsePrecision(bf16) accepted")
+	}
+}
+
+// OpenBackend's CPU path packs a Checkpoint's weights with one copy
+// (model.NewCPUOwned) and a caller's Model with NewCPU, leaving the Model
+// usable; both score the same bits.
+func TestOpenBackendCPUOwnership(t *testing.T) {
+	ctx := context.Background()
+	m := testmodel.Random(testmodel.TinyConfig(), 5)
+	dir := t.TempDir()
+	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := model.OpenCheckpoint(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	seqs := []model.Sequence{{Tokens: []int32{50256, 464, 2068, 7586, 21831, 18045}, First: 1}}
+	var sums []model.LossSums
+	for _, src := range []model.TensorReader{m.Reader(), ck} {
+		b, err := OpenBackend(ctx, DeviceSpec{"cpu", -1}, src, BackendOptions{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := b.Submit(ctx, Batch{Seqs: seqs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, s)
+		b.Close()
+	}
+	if m.Weights.Layers[0].QKVW == nil {
+		t.Error("OpenBackend consumed the caller's Model")
+	}
+	if sums[0] != sums[1] {
+		t.Errorf("loss from the Model %+v, from the checkpoint %+v", sums[0], sums[1])
 	}
 }

@@ -1,0 +1,88 @@
+// Command cpurss measures the CPU path's peak resident memory (BENCHMARKS.md):
+// it opens a checkpoint through pipeline.OpenBackend(cpu), scores one
+// full-context window of random ids and prints the process's VmHWM (Linux).
+// With -write it first writes a random GPT-2 model of -shape (124M or XL) to
+// -dir (internal/testmodel, F32 safetensors) and exits, so the writer's memory
+// is not counted:
+//
+//	go run ./bench/cpurss -write -dir /tmp/m124 && go run ./bench/cpurss -dir /tmp/m124
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+func main() {
+	dir := flag.String("dir", "", "model folder (config.json + model.safetensors)")
+	write := flag.Bool("write", false, "write a random F32 model of -shape to -dir and exit")
+	shape := flag.String("shape", "124m", "with -write: 124m or xl (GPT-2 XL: 48 layers, 25 heads, C 1600)")
+	threads := flag.Int("threads", 0, "CPU threads (<= 0: GOMAXPROCS)")
+	flag.Parse()
+	if *dir == "" {
+		log.Fatal("cpurss: -dir is required")
+	}
+	if *write {
+		cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+		switch *shape {
+		case "124m":
+		case "xl":
+			cfg.NLayer, cfg.NHead, cfg.NEmbd = 48, 25, 1600
+		default:
+			log.Fatalf("cpurss: -shape %q: want 124m or xl", *shape)
+		}
+		if err := testmodel.WriteSafetensors(*dir, testmodel.Random(cfg, 1), "F32"); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	ctx := context.Background()
+	ck, err := model.OpenCheckpoint(ctx, *dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := pipeline.OpenBackend(ctx, pipeline.DeviceSpec{Kind: "cpu", Index: -1}, ck, pipeline.BackendOptions{Threads: *threads})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ck.Close()
+	fmt.Printf("after load: %s\n", hwm())
+	cfg := ck.Config()
+	r := rand.New(rand.NewPCG(2, 3))
+	toks := make([]int32, cfg.NPositions)
+	for i := range toks {
+		toks[i] = int32(r.IntN(cfg.VocabSize))
+	}
+	p, err := b.Submit(ctx, pipeline.Batch{Seqs: []model.Sequence{{Tokens: toks, First: 1}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := p.Wait(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("after one %d-token window: %s\n", len(toks), hwm())
+	b.Close()
+}
+
+// hwm is the VmHWM line of /proc/self/status: the peak resident set so far.
+func hwm() string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
