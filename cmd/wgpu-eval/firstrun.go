@@ -127,4 +127,3 @@ func dataLabel(data string) string {
 	}
 	return data
 }
-
