@@ -77,8 +77,7 @@ func readCache(path, corpus, tokID string, ndocs, vocab int) (docs [][]int32, ok
 	return f.Docs, true
 }
 
-// writeCache stores docs at path atomically: a temporary file in the same
-// folder, renamed over path once complete.
+// writeCache stores docs at path atomically (WriteFileAtomic).
 func writeCache(path, corpus, tokID string, docs [][]int32) error {
 	data, err := msgpack.Marshal(&cacheFile{
 		Version:   cacheVersion,
@@ -94,19 +93,7 @@ func writeCache(path, corpus, tokID string, docs [][]int32) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := WriteFileAtomic(path, data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

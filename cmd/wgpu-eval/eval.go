@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 
@@ -213,12 +212,7 @@ func writeJSON(path string, stdout io.Writer, r any) error {
 		_, err := stdout.Write(b)
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := pipeline.WriteFileAtomic(path, b); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil

@@ -1,0 +1,33 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic writes data to path (mode 0644) through a temporary file in
+// the same folder, synced and then renamed over path, so that a crash leaves
+// the old file or the new one, never half of one.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
