@@ -195,16 +195,17 @@ func (c *CPU) Loss(ctx context.Context, seqs []Sequence) (LossSums, error) {
 // sequence and position order (the order Loss adds them in): nll[i] is the
 // i-th target of the batch. The sums are bit-identical to Loss's.
 func (c *CPU) LossPerToken(ctx context.Context, seqs []Sequence) (LossSums, []float32, error) {
-	nll := []float32{}
-	sums, err := c.loss(ctx, seqs, &nll)
+	kp := &kept{nll: []float32{}}
+	sums, err := c.loss(ctx, seqs, kp)
 	if err != nil {
 		return LossSums{}, nil, err
 	}
-	return sums, nll, nil
+	return sums, kp.nll, nil
 }
 
-// loss is Loss; when keep is not nil, every target's NLL is appended to it.
-func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *[]float32) (LossSums, error) {
+// loss is Loss; when keep is not nil, every target's NLL (and top
+// log-probabilities) are appended to it.
+func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *kept) (LossSums, error) {
 	if c.err != nil {
 		return LossSums{}, c.err
 	}
@@ -235,7 +236,7 @@ func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *[]float32) (LossS
 // lossChunk runs the forward over seqs back to back and adds their NLLs to sums
 // (and appends them to keep, when not nil). Every sequence has at least one
 // target, so at least two tokens.
-func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, keep *[]float32) error {
+func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, keep *kept) error {
 	cfg := c.cfg
 	C, NH := cfg.NEmbd, cfg.NHead
 	spans := make([]span, len(seqs))
@@ -297,7 +298,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	}
 	sums.Count += d.P
 	if keep != nil {
-		*keep = append(*keep, a.nll[:d.P]...)
+		keep.add(c, a.nll, a.lnf, d.P)
 	}
 	return nil
 }

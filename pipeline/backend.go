@@ -36,6 +36,10 @@ type Batch struct {
 	// PerToken asks for every target's NLL as well as the sums: the Pending
 	// then implements PerTokenPending. Off, it costs nothing.
 	PerToken bool
+	// TopLogprobs, with PerToken, asks for every target position's
+	// TopLogprobs highest log-probabilities too: the Pending then implements
+	// TopLogprobsPending.
+	TopLogprobs int
 }
 
 // Pending is a submitted batch.
@@ -52,6 +56,16 @@ type PerTokenPending interface {
 	// computed it) in the batch's target order: sequences in order, each
 	// one's targets by position.
 	PerToken() []float32
+}
+
+// TopLogprobsPending is the Pending of a batch submitted with
+// Batch.TopLogprobs K.
+type TopLogprobsPending interface {
+	Pending
+	// TopLogprobs is, after Wait, K log-probabilities per target, in the order
+	// of PerToken: of each target's position, the K highest over the
+	// vocabulary, highest first (ties: lower id first).
+	TopLogprobs() []TokenLogprob
 }
 
 // Feed is how a backend wants to be fed.
@@ -84,10 +98,13 @@ var ErrBatchTooLarge = errors.New("batch too large for the device's memory")
 // done is a Pending whose result is known.
 type done struct {
 	sums model.LossSums
-	nll  []float32 // with Batch.PerToken
+	nll  []float32      // with Batch.PerToken
+	top  []TokenLogprob // with Batch.TopLogprobs
 	err  error
 }
 
 func (d done) Wait(context.Context) (model.LossSums, error) { return d.sums, d.err }
 
 func (d done) PerToken() []float32 { return d.nll }
+
+func (d done) TopLogprobs() []TokenLogprob { return d.top }

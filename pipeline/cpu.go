@@ -23,8 +23,16 @@ func (c *CPU) Name() string { return c.c.Name() }
 func (c *CPU) Feed() Feed { return Feed{BatchTokens: DefaultBatchTokens, InFlight: 1} }
 
 // Submit scores b and returns its result; with b.PerToken, also every
-// target's NLL (model.CPU.LossPerToken).
+// target's NLL (model.CPU.LossPerToken), and with b.TopLogprobs its
+// position's top log-probabilities (model.CPU.LossTopLogprobs).
 func (c *CPU) Submit(ctx context.Context, b Batch) (Pending, error) {
+	if b.PerToken && b.TopLogprobs > 0 {
+		sums, nll, top, err := c.c.LossTopLogprobs(ctx, b.Seqs, b.TopLogprobs)
+		if err != nil {
+			return nil, err
+		}
+		return done{sums: sums, nll: nll, top: top}, nil
+	}
 	if b.PerToken {
 		sums, nll, err := c.c.LossPerToken(ctx, b.Seqs)
 		if err != nil {

@@ -62,9 +62,22 @@ type EvalConfig struct {
 	// far (to save a checkpoint); an error from it stops Evaluate.
 	OnBatch func(State) error
 	// PerToken keeps every scored target's NLL in Result.PerToken, in corpus
-	// order (the backend reads them back per batch: Batch.PerToken). It cannot
-	// be combined with a Resume that has samples done (their NLLs are gone).
+	// order (the backend reads them back per batch: Batch.PerToken). With a
+	// Resume that has samples done it needs their records in ResumePerToken.
 	PerToken bool
+	// TopLogprobs, with PerToken, also keeps the TopLogprobs highest
+	// log-probabilities of every target's position (TokenNLL.Top; at most
+	// MaxTopLogprobs); 0 keeps none.
+	TopLogprobs int
+	// ResumePerToken is, with PerToken and a Resume, the records of the
+	// resumed samples in the order OnPerToken got them; they are checked
+	// against those samples' targets.
+	ResumePerToken []TokenNLL
+	// OnPerToken, when set with PerToken, is called after each batch, before
+	// OnBatch, with that batch's records (in batching order, not corpus
+	// order): what a checkpointed run appends to its sidecar. An error from it
+	// stops Evaluate. It must not keep the slice.
+	OnPerToken func([]TokenNLL) error
 }
 
 // TokenNLL is one scored target: where it is in the corpus (Sample.Doc and
@@ -73,7 +86,13 @@ type TokenNLL struct {
 	Doc, Pos int
 	Token    int32
 	NLL      float32
+	// Top is, with EvalConfig.TopLogprobs, the position's highest
+	// log-probabilities over the whole vocabulary, highest first.
+	Top []TokenLogprob
 }
+
+// TokenLogprob is a vocabulary id and its log-probability (nats).
+type TokenLogprob = model.TokenLogprob
 
 // State is how far an evaluation got: the first Samples samples in batching
 // order are scored, with these sums and UTF-8 bytes of targets.
@@ -131,6 +150,9 @@ type Result struct {
 	// PerToken is every scored target in corpus order (by Doc, then Pos),
 	// with EvalConfig.PerToken; it is not part of the JSON (see WritePerToken).
 	PerToken []TokenNLL `json:"-"`
+	// TopLogprobs is EvalConfig.TopLogprobs: how many top log-probabilities
+	// each of PerToken holds.
+	TopLogprobs int `json:"-"`
 }
 
 // Evaluate cuts cfg.Tokens into sequences as cfg.Mode says, groups them into
@@ -168,7 +190,9 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 			return nil, fmt.Errorf("evaluate %s: resume: %w", name, err)
 		}
 		if cfg.PerToken && r.Samples > 0 {
-			return nil, fmt.Errorf("evaluate %s: per-token output cannot resume a run: the NLLs of its %d scored samples are not kept", name, r.Samples)
+			if err := checkResumeRecords(cfg.ResumePerToken, samples[:r.Samples], cfg.TopLogprobs); err != nil {
+				return nil, fmt.Errorf("evaluate %s: per-token output cannot resume this run: %w", name, err)
+			}
 		}
 		st = *r
 		if r.BatchTokens > 0 {
@@ -181,17 +205,18 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	}
 	progress(st.Sums.Count, total)
 
-	var keep func([]Sample, []float32)
+	if err := CheckTopLogprobs(cfg.TopLogprobs, cfg.VocabSize); err != nil {
+		return nil, fmt.Errorf("evaluate %s: %w", name, err)
+	}
+	if cfg.TopLogprobs > 0 && !cfg.PerToken {
+		return nil, fmt.Errorf("evaluate %s: top log-probabilities are kept only with per-token output", name)
+	}
+	var keep *keeper
 	if cfg.PerToken {
 		res.PerToken = make([]TokenNLL, 0, total)
-		keep = func(ss []Sample, nll []float32) {
-			for _, s := range ss {
-				for k, id := range s.Tokens[s.First:] {
-					res.PerToken = append(res.PerToken, TokenNLL{Doc: s.Doc, Pos: s.Pos + k, Token: id, NLL: nll[k]})
-				}
-				nll = nll[s.Scored():]
-			}
-		}
+		res.PerToken = append(res.PerToken, cfg.ResumePerToken[:min(len(cfg.ResumePerToken), st.Sums.Count)]...)
+		res.TopLogprobs = cfg.TopLogprobs
+		keep = &keeper{k: cfg.TopLogprobs, out: &res.PerToken, on: cfg.OnPerToken}
 	}
 	st, err = run(ctx, b, samples, st, batchTokens, keep, func(s State) error {
 		progress(s.Sums.Count, total)
@@ -421,7 +446,7 @@ func next(samples []Sample, lo int, feed Feed, batchTokens int) planned {
 // (Batch.PerToken) and gets each batch's samples with them, in order. done
 // gets the state after each batch; an error from it stops the run. It returns
 // the state reached, also on error.
-func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, keep func([]Sample, []float32), done func(State) error) (State, error) {
+func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, keep *keeper, done func(State) error) (State, error) {
 	feed := b.Feed()
 	inFlight := max(feed.InFlight, 1)
 	type flight struct {
@@ -440,15 +465,9 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 				"the model's weights or the backend's arithmetic are broken", len(f.batch.Seqs), got.Sum)
 		}
 		if keep != nil {
-			pt, ok := f.p.(PerTokenPending)
-			if !ok {
-				return fmt.Errorf("the backend %s gives no per-token NLLs", b.Name())
+			if err := keep.batch(b.Name(), f.p, samples[f.lo:f.hi], f.want); err != nil {
+				return err
 			}
-			nll := pt.PerToken()
-			if len(nll) != f.want {
-				return fmt.Errorf("the backend gave %d per-token NLLs for a batch of %d targets", len(nll), f.want)
-			}
-			keep(samples[f.lo:f.hi], nll)
 		}
 		st.Sums.Add(got)
 		st.Samples = f.hi
@@ -466,7 +485,9 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 		var tooLarge error
 		if nextLo < len(samples) && len(queue) < inFlight {
 			pl := next(samples, nextLo, feed, batchTokens)
-			pl.batch.PerToken = keep != nil
+			if keep != nil {
+				pl.batch.PerToken, pl.batch.TopLogprobs = true, keep.k
+			}
 			p, err := b.Submit(ctx, pl.batch)
 			if err == nil {
 				queue = append(queue, flight{pl, p})

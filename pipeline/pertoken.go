@@ -12,10 +12,29 @@ import (
 )
 
 // PerTokenFormat and PerTokenVersion mark a per-token file (--per-token).
+// Version 1 holds each target's position, id and NLL; version 2 adds its top
+// log-probabilities (--top-logprobs). A file without them is written as
+// version 1, so that older builds still read it; this build reads both.
 const (
 	PerTokenFormat  = "wgpu-eval per-token"
-	PerTokenVersion = 1
+	PerTokenVersion = 2
 )
+
+// MaxTopLogprobs is the most top log-probabilities a target may keep
+// (--top-logprobs K).
+const MaxTopLogprobs = 100
+
+// CheckTopLogprobs reports a --top-logprobs K outside 0..MaxTopLogprobs (0:
+// none), or above the vocabulary size vocab when vocab > 0.
+func CheckTopLogprobs(k, vocab int) error {
+	if k < 0 || k > MaxTopLogprobs {
+		return fmt.Errorf("top logprobs %d: want 1 to %d", k, MaxTopLogprobs)
+	}
+	if vocab > 0 && k > vocab {
+		return fmt.Errorf("top logprobs %d: the vocabulary has only %d tokens", k, vocab)
+	}
+	return nil
+}
 
 // PerTokenHeader is what a per-token file says about its run. The field
 // names are those of the result's JSON.
@@ -27,8 +46,11 @@ type PerTokenHeader struct {
 	Stride    int    `json:"stride"`
 	Tokenizer string `json:"tokenizer"` // the tokenizer's identity (tokenizer.BuiltinID for the built-in GPT-2)
 	// Targets is the number of targets the file holds; NLLSum the run's sum.
-	Targets    int         `json:"targets"`
-	NLLSum     float64     `json:"nll_sum"`
+	Targets int     `json:"targets"`
+	NLLSum  float64 `json:"nll_sum"`
+	// TopLogprobs is K of --top-logprobs: every target then has its position's
+	// K highest log-probabilities (TokenNLL.Top); 0 for none.
+	TopLogprobs int         `json:"top_logprobs,omitempty"`
 	Shard      *Shard      `json:"shard,omitempty"`
 	Config     *RunConfig  `json:"config,omitempty"`
 	Provenance *Provenance `json:"provenance,omitempty"`
@@ -44,15 +66,18 @@ type PerTokenFile struct {
 // perTokenDisk is the file's msgpack object: a map whose columns are
 // little-endian binary blobs of 4 bytes per target (doc and pos u32, token
 // i32, nll f32), so that a file is compact and reads without a decoder
-// allocation per target.
+// allocation per target. With top log-probabilities (version 2), top_id (i32)
+// and top_logprob (f32) hold K values per target, target after target.
 type perTokenDisk struct {
-	Format  string         `json:"format"`
-	Version int            `json:"version"`
-	Header  PerTokenHeader `json:"header"`
-	Doc     []byte         `json:"doc"`
-	Pos     []byte         `json:"pos"`
-	Token   []byte         `json:"token"`
-	NLL     []byte         `json:"nll"`
+	Format     string         `json:"format"`
+	Version    int            `json:"version"`
+	Header     PerTokenHeader `json:"header"`
+	Doc        []byte         `json:"doc"`
+	Pos        []byte         `json:"pos"`
+	Token      []byte         `json:"token"`
+	NLL        []byte         `json:"nll"`
+	TopID      []byte         `json:"top_id,omitempty"`
+	TopLogprob []byte         `json:"top_logprob,omitempty"`
 }
 
 // NewPerTokenFile is the per-token file of res (evaluated with
@@ -60,27 +85,41 @@ type perTokenDisk struct {
 func NewPerTokenFile(res *Result, tokenizer string) *PerTokenFile {
 	return &PerTokenFile{
 		Header: PerTokenHeader{Model: res.Model, Data: res.Data, Mode: res.Mode, Ctx: res.Ctx, Stride: res.Stride,
-			Tokenizer: tokenizer, Targets: len(res.PerToken), NLLSum: res.NLLSum, Shard: res.Shard,
-			Config: res.Config, Provenance: res.Provenance},
+			Tokenizer: tokenizer, Targets: len(res.PerToken), NLLSum: res.NLLSum, TopLogprobs: res.TopLogprobs,
+			Shard: res.Shard, Config: res.Config, Provenance: res.Provenance},
 		Tokens: res.PerToken,
 	}
 }
 
 // Marshal encodes f as a per-token file.
 func (f *PerTokenFile) Marshal() ([]byte, error) {
-	n := len(f.Tokens)
-	d := perTokenDisk{Format: PerTokenFormat, Version: PerTokenVersion, Header: f.Header,
+	n, k := len(f.Tokens), f.Header.TopLogprobs
+	if err := CheckTopLogprobs(k, 0); err != nil {
+		return nil, fmt.Errorf("per-token: %w", err)
+	}
+	d := perTokenDisk{Format: PerTokenFormat, Version: 1, Header: f.Header,
 		Doc: make([]byte, 4*n), Pos: make([]byte, 4*n), Token: make([]byte, 4*n), NLL: make([]byte, 4*n)}
+	if k > 0 {
+		d.Version = 2
+		d.TopID, d.TopLogprob = make([]byte, 4*n*k), make([]byte, 4*n*k)
+	}
 	d.Header.Targets = n
 	le := binary.LittleEndian
 	for i, t := range f.Tokens {
 		if t.Doc < 0 || t.Doc > math.MaxUint32 || t.Pos < 0 || t.Pos > math.MaxUint32 {
 			return nil, fmt.Errorf("per-token: target %d at document %d position %d does not fit 32 bits", i, t.Doc, t.Pos)
 		}
+		if len(t.Top) != k {
+			return nil, fmt.Errorf("per-token: target %d has %d top log-probabilities, the header says %d", i, len(t.Top), k)
+		}
 		le.PutUint32(d.Doc[4*i:], uint32(t.Doc))
 		le.PutUint32(d.Pos[4*i:], uint32(t.Pos))
 		le.PutUint32(d.Token[4*i:], uint32(t.Token))
 		le.PutUint32(d.NLL[4*i:], math.Float32bits(t.NLL))
+		for j, x := range t.Top {
+			le.PutUint32(d.TopID[4*(i*k+j):], uint32(x.ID))
+			le.PutUint32(d.TopLogprob[4*(i*k+j):], math.Float32bits(x.Logprob))
+		}
 	}
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
@@ -144,26 +183,47 @@ func ParsePerToken(data []byte) (*PerTokenFile, error) {
 	if d.Format != PerTokenFormat {
 		return nil, fmt.Errorf("not a per-token file (format %q)", d.Format)
 	}
-	if d.Version != PerTokenVersion {
-		return nil, fmt.Errorf("per-token file version %d; this build reads %d", d.Version, PerTokenVersion)
+	if d.Version < 1 || d.Version > PerTokenVersion {
+		return nil, fmt.Errorf("per-token file version %d; this build reads 1 to %d", d.Version, PerTokenVersion)
 	}
-	n := d.Header.Targets
+	n, k := d.Header.Targets, d.Header.TopLogprobs
 	if n < 0 || n > len(data)/16 {
 		return nil, fmt.Errorf("per-token file damaged: %d targets in %d bytes", n, len(data))
+	}
+	if err := CheckTopLogprobs(k, 0); err != nil || d.Version == 1 && k != 0 {
+		return nil, fmt.Errorf("per-token file damaged: version %d with %d top log-probabilities per target", d.Version, k)
 	}
 	for _, c := range []struct {
 		name string
 		b    []byte
-	}{{"doc", d.Doc}, {"pos", d.Pos}, {"token", d.Token}, {"nll", d.NLL}} {
-		if len(c.b) != 4*n {
+		per  int
+	}{{"doc", d.Doc, 4}, {"pos", d.Pos, 4}, {"token", d.Token, 4}, {"nll", d.NLL, 4},
+		{"top_id", d.TopID, 4 * k}, {"top_logprob", d.TopLogprob, 4 * k}} {
+		// n*per <= 400*len(data): no overflow. The columns are in data, so
+		// what they ask to allocate is bounded by its size.
+		if len(c.b) != c.per*n {
 			return nil, fmt.Errorf("per-token file damaged: column %s has %d bytes for %d targets", c.name, len(c.b), n)
 		}
 	}
 	f := &PerTokenFile{Header: d.Header, Tokens: make([]TokenNLL, n)}
+	var top []TokenLogprob
+	if k > 0 {
+		top = make([]TokenLogprob, n*k)
+	}
 	le := binary.LittleEndian
 	for i := range f.Tokens {
 		f.Tokens[i] = TokenNLL{Doc: int(le.Uint32(d.Doc[4*i:])), Pos: int(le.Uint32(d.Pos[4*i:])),
 			Token: int32(le.Uint32(d.Token[4*i:])), NLL: math.Float32frombits(le.Uint32(d.NLL[4*i:]))}
+		if k > 0 {
+			row := top[i*k : (i+1)*k : (i+1)*k]
+			for j := range row {
+				row[j] = TokenLogprob{ID: int32(le.Uint32(d.TopID[4*(i*k+j):])), Logprob: math.Float32frombits(le.Uint32(d.TopLogprob[4*(i*k+j):]))}
+			}
+			if err := checkTop(row); err != nil {
+				return nil, fmt.Errorf("per-token file damaged: target %d: %w", i, err)
+			}
+			f.Tokens[i].Top = row
+		}
 		if i > 0 {
 			p, t := f.Tokens[i-1], f.Tokens[i]
 			if t.Doc < p.Doc || t.Doc == p.Doc && t.Pos <= p.Pos {
@@ -172,4 +232,21 @@ func ParsePerToken(data []byte) (*PerTokenFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// checkTop reports top log-probabilities that are not finite, not at most 0
+// (to rounding), out of order (highest first) or of a negative id.
+func checkTop(top []TokenLogprob) error {
+	for j, x := range top {
+		lp := float64(x.Logprob)
+		switch {
+		case x.ID < 0:
+			return fmt.Errorf("top log-probability %d has id %d", j, x.ID)
+		case math.IsNaN(lp) || math.IsInf(lp, 0) || lp > 1e-3:
+			return fmt.Errorf("top log-probability %d is %v", j, x.Logprob)
+		case j > 0 && x.Logprob > top[j-1].Logprob:
+			return fmt.Errorf("top log-probabilities not in decreasing order at %d", j)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,76 @@
+package pipeline
+
+import "fmt"
+
+// keeper collects the per-token records of a run's batches (EvalConfig.PerToken).
+type keeper struct {
+	k   int                    // top log-probabilities per target
+	out *[]TokenNLL            // every record so far, in batching order
+	on  func([]TokenNLL) error // EvalConfig.OnPerToken
+}
+
+// batch appends the records of a waited-for batch of samples ss, which
+// scores want targets, from its Pending p of the backend named name.
+func (kp *keeper) batch(name string, p Pending, ss []Sample, want int) error {
+	pt, ok := p.(PerTokenPending)
+	if !ok {
+		return fmt.Errorf("the backend %s gives no per-token NLLs", name)
+	}
+	nll := pt.PerToken()
+	if len(nll) != want {
+		return fmt.Errorf("the backend gave %d per-token NLLs for a batch of %d targets", len(nll), want)
+	}
+	var top []TokenLogprob
+	if kp.k > 0 {
+		tp, ok := p.(TopLogprobsPending)
+		if !ok {
+			return fmt.Errorf("the backend %s gives no top log-probabilities", name)
+		}
+		if top = tp.TopLogprobs(); len(top) != want*kp.k {
+			return fmt.Errorf("the backend gave %d top log-probabilities for a batch of %d targets x %d", len(top), want, kp.k)
+		}
+	}
+	start := len(*kp.out)
+	i := 0
+	for _, s := range ss {
+		for j, id := range s.Tokens[s.First:] {
+			r := TokenNLL{Doc: s.Doc, Pos: s.Pos + j, Token: id, NLL: nll[i]}
+			if kp.k > 0 {
+				r.Top = top[i*kp.k : (i+1)*kp.k : (i+1)*kp.k]
+				if err := checkTop(r.Top); err != nil {
+					return fmt.Errorf("the backend %s at document %d position %d: %w", name, r.Doc, r.Pos, err)
+				}
+			}
+			*kp.out = append(*kp.out, r)
+			i++
+		}
+	}
+	if kp.on != nil {
+		return kp.on((*kp.out)[start:])
+	}
+	return nil
+}
+
+// checkResumeRecords reports records that are not those of samples' targets,
+// in batching order, each with k top log-probabilities.
+func checkResumeRecords(records []TokenNLL, samples []Sample, k int) error {
+	want := 0
+	for _, s := range samples {
+		want += s.Scored()
+	}
+	if len(records) != want {
+		return fmt.Errorf("%d per-token records kept for the %d samples done, which have %d targets", len(records), len(samples), want)
+	}
+	i := 0
+	for _, s := range samples {
+		for j, id := range s.Tokens[s.First:] {
+			r := records[i]
+			if r.Doc != s.Doc || r.Pos != s.Pos+j || r.Token != id || len(r.Top) != k {
+				return fmt.Errorf("per-token record %d is token %d at document %d position %d with %d top log-probabilities; "+
+					"the run has token %d at document %d position %d with %d", i, r.Token, r.Doc, r.Pos, len(r.Top), id, s.Doc, s.Pos+j, k)
+			}
+			i++
+		}
+	}
+	return nil
+}
