@@ -51,9 +51,9 @@ type PerTokenHeader struct {
 	// TopLogprobs is K of --top-logprobs: every target then has its position's
 	// K highest log-probabilities (TokenNLL.Top); 0 for none.
 	TopLogprobs int         `json:"top_logprobs,omitempty"`
-	Shard      *Shard      `json:"shard,omitempty"`
-	Config     *RunConfig  `json:"config,omitempty"`
-	Provenance *Provenance `json:"provenance,omitempty"`
+	Shard       *Shard      `json:"shard,omitempty"`
+	Config      *RunConfig  `json:"config,omitempty"`
+	Provenance  *Provenance `json:"provenance,omitempty"`
 }
 
 // PerTokenFile is the content of a per-token file: the header and every
