@@ -1,6 +1,7 @@
 package wgpueval
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -12,31 +13,57 @@ import (
 const checkpointEvery = time.Second
 
 // checkpointer saves a run's state to a checkpoint file as batches finish.
+// With per-token output it also appends each batch's records to a sidecar
+// log (the checkpoint's path plus perTokenLogSuffix), synced before every
+// checkpoint write, so that a resumed run has every record of the samples
+// the checkpoint counts as done.
 type checkpointer struct {
-	path   string
-	id     pipeline.RunIdentity
-	resume *pipeline.State // the state to resume from; nil for a fresh run
-	last   *pipeline.State // the newest state, saved or not
-	saved  time.Time
-	dirty  bool
+	path    string
+	id      pipeline.RunIdentity
+	resume  *pipeline.State     // the state to resume from; nil for a fresh run
+	records []pipeline.TokenNLL // the per-token records of resume
+	log     *pipeline.PerTokenLog
+	last    *pipeline.State // the newest state, saved or not
+	saved   time.Time
+	dirty   bool
 }
 
+// perTokenLogSuffix names a checkpoint's per-token sidecar.
+const perTokenLogSuffix = ".pertoken"
+
 // openCheckpointer reads path's checkpoint when there is one: it must be of
-// the run id describes.
+// the run id describes. With id.PerToken it opens the sidecar log at the
+// records the checkpoint counts valid (none for a fresh run).
 func openCheckpointer(path string, id pipeline.RunIdentity) (*checkpointer, error) {
 	c := &checkpointer{path: path, id: id}
 	ck, err := pipeline.LoadCheckpoint(path)
 	switch {
 	case pipeline.IsNoCheckpoint(err):
-		return c, nil
+		ck = nil
 	case err != nil:
 		return nil, err
+	default:
+		if d := ck.Run.Diff(id); d != "" {
+			return nil, fmt.Errorf("checkpoint %s is of another run (%s): give another --checkpoint file, or delete it to start over", path, d)
+		}
+		c.resume = &ck.State
 	}
-	if d := ck.Run.Diff(id); d != "" {
-		return nil, fmt.Errorf("checkpoint %s is of another run (%s): give another --checkpoint file, or delete it to start over", path, d)
+	if id.PerToken {
+		valid := 0
+		if ck != nil {
+			valid = ck.PerTokenRecords
+		}
+		if c.log, c.records, err = pipeline.OpenPerTokenLog(path+perTokenLogSuffix, valid, id.TopLogprobs); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
 	}
-	c.resume = &ck.State
 	return c, nil
+}
+
+// appendRecords is pipeline.EvalConfig.OnPerToken: a batch's records go to
+// the sidecar log.
+func (c *checkpointer) appendRecords(records []pipeline.TokenNLL) error {
+	return c.log.Append(records)
 }
 
 // save is pipeline.EvalConfig.OnBatch: it keeps s and writes it when the
@@ -49,25 +76,46 @@ func (c *checkpointer) save(s pipeline.State) error {
 	return c.write()
 }
 
+// write syncs the sidecar log, then writes the checkpoint that counts its
+// records valid.
 func (c *checkpointer) write() error {
-	if err := (&pipeline.Checkpoint{Run: c.id, State: *c.last}).Save(c.path); err != nil {
+	ck := &pipeline.Checkpoint{Run: c.id, State: *c.last}
+	if c.log != nil {
+		n, err := c.log.Sync()
+		if err != nil {
+			return err
+		}
+		if n != c.last.Sums.Count {
+			return fmt.Errorf("checkpoint: %d per-token records logged for %d targets scored", n, c.last.Sums.Count) // our bug
+		}
+		ck.PerTokenRecords = n
+	}
+	if err := ck.Save(c.path); err != nil {
 		return err
 	}
 	c.saved, c.dirty = time.Now(), false
 	return nil
 }
 
-// finish removes the checkpoint of a completed run, or writes the newest
-// state of an interrupted one.
+// finish removes the checkpoint of a completed run (whose per-token file, if
+// any, is written), then its sidecar log; or writes the newest state of an
+// interrupted one and closes the log.
 func (c *checkpointer) finish(complete bool) error {
 	if complete {
 		if err := os.Remove(c.path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove checkpoint: %w", err)
 		}
+		if c.log != nil {
+			return c.log.Remove()
+		}
 		return nil
 	}
+	var err error
 	if c.dirty {
-		return c.write()
+		err = c.write()
 	}
-	return nil
+	if c.log != nil {
+		err = errors.Join(err, c.log.Close())
+	}
+	return err
 }

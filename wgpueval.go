@@ -228,8 +228,16 @@ type EvalOptions struct {
 	// token id and NLL to, in corpus order, with the run's config, provenance
 	// and tokenizer in a header (pipeline.WritePerToken; written atomically
 	// when the run completes). Result.PerToken holds the same. It costs a
-	// second, small readback per batch on a GPU. Not with Checkpoint.
+	// second, small readback per batch on a GPU. With Checkpoint, the records
+	// so far are kept in a sidecar file beside the checkpoint (its name plus
+	// ".pertoken"), and a resumed run writes the same file an uninterrupted
+	// one would.
 	PerToken string
+	// TopLogprobs, with PerToken, also keeps every target position's K
+	// highest log-probabilities over the vocabulary and their ids (1 to
+	// pipeline.MaxTopLogprobs), for compare's KL divergence. CPU path only
+	// for now; it adds a second pass over the LM head at the scored positions.
+	TopLogprobs int
 }
 
 // Evaluate scores the corpus spec ("tinyshakespeare", a text file, a .jsonl
@@ -246,8 +254,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if opt.Ctx < 0 || opt.Stride < 0 || opt.MaxTokens < 0 || opt.BatchTokens < 0 {
 		return nil, errors.New("ctx, stride, max tokens and batch tokens must not be negative")
 	}
-	if opt.PerToken != "" && opt.Checkpoint != "" {
-		return nil, errors.New("per-token output and a checkpoint cannot be combined: a resumed run has not kept the NLLs of what it scored before")
+	if opt.TopLogprobs != 0 {
+		if opt.PerToken == "" {
+			return nil, errors.New("top logprobs are saved in the per-token file: give a per-token file too")
+		}
+		if err := pipeline.CheckTopLogprobs(opt.TopLogprobs, e.Config().VocabSize); err != nil {
+			return nil, err
+		}
 	}
 	cfg := e.Config()
 	window := cmp.Or(opt.Ctx, cfg.NPositions)
@@ -285,6 +298,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	b, err := e.prepare(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := b.(*pipeline.CPU); opt.TopLogprobs > 0 && !ok {
+		return nil, fmt.Errorf("%s: %w", b.Name(), pipeline.ErrNoTopLogprobs)
 	}
 	if e.hash == "" {
 		if e.hash, err = weightsSHA256(e.ck.Files()); err != nil {
@@ -327,35 +343,44 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		Progress:    func(done, total int) { e.opt.report(Progress{"eval", "", int64(done), int64(total)}) },
 		Shard:       opt.Shard,
 		PerToken:    opt.PerToken != "",
+		TopLogprobs: opt.TopLogprobs,
 	}
 	var ck *checkpointer
 	if opt.Checkpoint != "" {
 		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corpus.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
-			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard}
+			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
+			PerToken: opt.PerToken != "", TopLogprobs: opt.TopLogprobs}
 		if ck, err = openCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
 		}
 		if ck.resume != nil {
 			e.opt.log("resuming from %s: %d of the run's targets scored already", opt.Checkpoint, ck.resume.Sums.Count)
 			ec.Resume = ck.resume
+			ec.ResumePerToken = ck.records
 		}
 		ec.OnBatch = ck.save
+		if ck.log != nil {
+			ec.OnPerToken = ck.appendRecords
+		}
 	}
 	res, err := pipeline.Evaluate(ctx, b, ec)
+	if res != nil {
+		res.Config, res.Provenance = rc, prov
+	}
+	if err == nil && opt.PerToken != "" {
+		// Before the checkpoint goes: a failed write leaves the run resumable.
+		if err = pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err == nil {
+			e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), opt.PerToken)
+		}
+	}
 	if ck != nil {
 		if cerr := ck.finish(err == nil); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
-	if res != nil {
-		res.Config, res.Provenance = rc, prov
-	}
-	if err == nil && opt.PerToken != "" {
-		if err = pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err != nil {
-			return nil, err
-		}
-		e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), opt.PerToken)
+	if err != nil && (res == nil || !res.Interrupted) {
+		return nil, err
 	}
 	return res, err
 }

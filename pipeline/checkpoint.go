@@ -33,6 +33,10 @@ type RunIdentity struct {
 	Precision    string `msgpack:"precision"`
 	Device       string `msgpack:"device"` // the backend's name: another device rounds differently
 	Shard        Shard  `msgpack:"shard"`
+	// PerToken is set for a run with per-token output: its records so far
+	// are in a sidecar PerTokenLog; TopLogprobs is their top-K.
+	PerToken    bool `msgpack:"per_token"`
+	TopLogprobs int  `msgpack:"top_logprobs"`
 }
 
 // Checkpoint is an interrupted run's state on disk (--checkpoint).
@@ -40,6 +44,10 @@ type Checkpoint struct {
 	Version int         `msgpack:"version"`
 	Run     RunIdentity `msgpack:"run"`
 	State   State       `msgpack:"state"`
+	// PerTokenRecords is, for a run with per-token output, how many records
+	// of its PerTokenLog are valid (synced before this checkpoint was
+	// written): State.Sums.Count.
+	PerTokenRecords int `msgpack:"per_token_records"`
 }
 
 // Diff names the first field in which two identities differ, with both
@@ -61,6 +69,8 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 		{"precision", a.Precision, b.Precision},
 		{"device", a.Device, b.Device},
 		{"shard", a.Shard, b.Shard},
+		{"per-token output", a.PerToken, b.PerToken},
+		{"top logprobs", a.TopLogprobs, b.TopLogprobs},
 	} {
 		if f.x != f.y {
 			return fmt.Sprintf("%s: %v in the checkpoint, %v now", f.name, f.x, f.y)
@@ -100,6 +110,10 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	}
 	if c.State.Samples < 0 || c.State.Sums.Count < 0 || c.State.Bytes < 0 || c.State.BatchTokens < 0 {
 		return nil, fmt.Errorf("checkpoint %s is damaged (negative counts): delete it to start over", path)
+	}
+	if c.Run.PerToken && c.PerTokenRecords != c.State.Sums.Count || !c.Run.PerToken && c.PerTokenRecords != 0 {
+		return nil, fmt.Errorf("checkpoint %s is damaged (%d per-token records for %d targets): delete it to start over",
+			path, c.PerTokenRecords, c.State.Sums.Count)
 	}
 	return &c, nil
 }

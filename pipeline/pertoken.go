@@ -28,10 +28,10 @@ const MaxTopLogprobs = 100
 // none), or above the vocabulary size vocab when vocab > 0.
 func CheckTopLogprobs(k, vocab int) error {
 	if k < 0 || k > MaxTopLogprobs {
-		return fmt.Errorf("top logprobs %d: want 1 to %d", k, MaxTopLogprobs)
+		return fmt.Errorf("top-logprobs %d: want 1 to %d", k, MaxTopLogprobs)
 	}
 	if vocab > 0 && k > vocab {
-		return fmt.Errorf("top logprobs %d: the vocabulary has only %d tokens", k, vocab)
+		return fmt.Errorf("top-logprobs %d: the vocabulary has only %d tokens", k, vocab)
 	}
 	return nil
 }

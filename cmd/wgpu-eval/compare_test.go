@@ -12,8 +12,8 @@ import (
 
 // TestPerTokenAndCompare: --per-token writes every target of the run with its
 // config and provenance; compare of the file with itself reports no
-// difference; of another corpus it refuses, naming the corpus; --per-token
-// with --checkpoint is a usage error.
+// difference; of another corpus it refuses, naming the corpus; a
+// --top-logprobs out of range or without --per-token is a usage error.
 func TestPerTokenAndCompare(t *testing.T) {
 	isolate(t)
 	dir, _, _ := tinyModel(t)
@@ -57,8 +57,11 @@ func TestPerTokenAndCompare(t *testing.T) {
 	if _, _, err := cli(t, "", "compare", ptk, other); err == nil || !strings.Contains(err.Error(), "corpus") {
 		t.Errorf("another corpus: err = %v", err)
 	}
-	if _, _, err := cli(t, "", "--model", dir, "--data", data, "--per-token", other, "--checkpoint", other+".ck"); exitCode(err) != 2 {
-		t.Errorf("--per-token with --checkpoint: err = %v, want a usage error", err)
+	if _, _, err := cli(t, "", "--model", dir, "--data", data, "--top-logprobs", "5"); exitCode(err) != 2 || !strings.Contains(err.Error(), "--per-token") {
+		t.Errorf("--top-logprobs without --per-token: err = %v, want a usage error", err)
+	}
+	if _, _, err := cli(t, "", "--model", dir, "--data", data, "--per-token", other, "--top-logprobs", "101"); exitCode(err) != 2 || !strings.Contains(err.Error(), "1 to 100") {
+		t.Errorf("--top-logprobs 101: err = %v, want a usage error", err)
 	}
 	if _, _, err := cli(t, "", "compare", ptk); exitCode(err) != 2 {
 		t.Errorf("compare with one file: err = %v, want a usage error", err)

@@ -18,13 +18,13 @@ import (
 
 // evalFlags are the flags of `wgpu-eval eval`.
 type evalFlags struct {
-	model, data, split, mode, device string
-	precision                        string
-	jsonOut, separator, tinyShake    string
-	ctx, stride, maxTokens           int
-	threads, batchTokens             int
-	quiet, offline, noCache          bool
-	shard, checkpoint, perToken      string
+	model, data, split, mode, device  string
+	precision                         string
+	jsonOut, separator, tinyShake     string
+	ctx, stride, maxTokens            int
+	threads, batchTokens, topLogprobs int
+	quiet, offline, noCache           bool
+	shard, checkpoint, perToken       string
 }
 
 func (f *evalFlags) register(fs *pflag.FlagSet) {
@@ -47,7 +47,8 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
 	fs.StringVar(&f.shard, "shard", "", "score the I-th of N interleaved parts of the samples: I/N (0 <= I < N), or N with I from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm; a Slurm array also shards without the flag); add the --json results with 'wgpu-eval merge'")
 	fs.StringVar(&f.perToken, "per-token", "", "also write every scored target's position, token id and NLL, in corpus order, to FILE (msgpack, with the run's config and provenance; read by 'wgpu-eval compare')")
-	fs.StringVar(&f.checkpoint, "checkpoint", "", "keep the sums so far in FILE; the same command run again after an interruption continues from it (removed when the run completes)")
+	fs.IntVar(&f.topLogprobs, "top-logprobs", 0, fmt.Sprintf("with --per-token, also save every target position's K highest log-probabilities and their ids (1 to %d; CPU path), for the KL divergence of 'wgpu-eval compare'", pipeline.MaxTopLogprobs))
+	fs.StringVar(&f.checkpoint, "checkpoint", "", "keep the sums so far in FILE (and, with --per-token, the records in FILE.pertoken); the same command run again after an interruption continues from it (removed when the run completes)")
 }
 
 const evalUsage = `Usage: wgpu-eval [eval] [flags]
@@ -83,8 +84,13 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
-	if f.perToken != "" && f.checkpoint != "" {
-		return usageError{errors.New("--per-token and --checkpoint cannot be combined: a resumed run has not kept the NLLs of what it scored before")}
+	if f.topLogprobs != 0 {
+		if f.perToken == "" {
+			return usageError{errors.New("--top-logprobs needs --per-token FILE: the log-probabilities are saved there")}
+		}
+		if err := pipeline.CheckTopLogprobs(f.topLogprobs, 0); err != nil {
+			return usageError{fmt.Errorf("--%w", err)}
+		}
 	}
 	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
 		return usageError{errors.New("--ctx, --stride, --max-tokens, --threads and --batch-tokens must not be negative")}
@@ -146,6 +152,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Shard:               shard,
 		Checkpoint:          f.checkpoint,
 		PerToken:            f.perToken,
+		TopLogprobs:         f.topLogprobs,
 		Stdin:               stdin,
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +122,9 @@ func TestProvenance(t *testing.T) {
 
 // TestCheckpointSurvivesKill: a run killed with SIGKILL mid-way and run again
 // with the same --checkpoint gives totals bit-identical to an uninterrupted
-// run; a checkpoint of another run is refused, naming what differs.
+// run, and (with --per-token and --top-logprobs) a per-token file whose
+// records are the uninterrupted run's, also when the sidecar log ends in a
+// torn record; a checkpoint of another run is refused, naming what differs.
 func TestCheckpointSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the command")
@@ -135,7 +138,10 @@ func TestCheckpointSurvivesKill(t *testing.T) {
 	dir, _, _ := tinyModel(t)
 	data := runText(t, 240)
 	args := []string{"--model", dir, "--data", data, "--ctx", "16", "--batch-tokens", "32", "--device", "cpu", "--threads", "1"}
-	whole := resultJSON(t, args...)
+	tmp := t.TempDir()
+	wholePT, resumedPT := filepath.Join(tmp, "whole.ptk"), filepath.Join(tmp, "resumed.ptk")
+	whole := resultJSON(t, append(args, "--per-token", wholePT, "--top-logprobs", "3")...)
+	args = append(args, "--per-token", resumedPT, "--top-logprobs", "3")
 	ck := filepath.Join(t.TempDir(), "run.ckpt")
 	cmd := exec.Command(bin, append(args, "--quiet", "--checkpoint", ck)...)
 	if err := cmd.Start(); err != nil {
@@ -168,9 +174,21 @@ func TestCheckpointSurvivesKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if saved.State.Sums.Count == 0 || saved.State.Sums.Count >= whole.Tokens {
-		t.Fatalf("checkpoint holds %d of %d targets", saved.State.Sums.Count, whole.Tokens)
+	if saved.State.Sums.Count == 0 || saved.State.Sums.Count >= whole.Tokens || saved.PerTokenRecords != saved.State.Sums.Count {
+		t.Fatalf("checkpoint holds %d of %d targets, %d per-token records", saved.State.Sums.Count, whole.Tokens, saved.PerTokenRecords)
 	}
+	if _, err := os.Stat(resumedPT); !os.IsNotExist(err) {
+		t.Errorf("the killed run left a per-token file (%v)", err)
+	}
+	// What a crash in the middle of a write leaves: a torn record.
+	sidecar, err := os.OpenFile(ck+".pertoken", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := sidecar.Stat()
+	t.Logf("killed after %d of %d targets; the sidecar holds %d bytes, %d records valid", saved.State.Sums.Count, whole.Tokens, fi.Size(), saved.PerTokenRecords)
+	sidecar.Write([]byte{1, 2, 3, 4, 5, 6, 7})
+	sidecar.Close()
 	other := append(append([]string{}, args...), "--checkpoint", ck, "--stride", "8", "--mode", "strided")
 	if _, _, err := cli(t, "", other...); err == nil || !strings.Contains(err.Error(), "mode: stream in the checkpoint, strided now") {
 		t.Errorf("another run's checkpoint: err = %v", err)
@@ -179,7 +197,26 @@ func TestCheckpointSurvivesKill(t *testing.T) {
 	if resumed.NLLSum != whole.NLLSum || resumed.NLLSumSq != whole.NLLSumSq || resumed.Tokens != whole.Tokens || resumed.ScoredBytes != whole.ScoredBytes {
 		t.Errorf("resumed: sum %v, sumsq %v, %d tokens; uninterrupted %v, %v, %d", resumed.NLLSum, resumed.NLLSumSq, resumed.Tokens, whole.NLLSum, whole.NLLSumSq, whole.Tokens)
 	}
-	if _, err := os.Stat(ck); !os.IsNotExist(err) {
-		t.Errorf("the checkpoint of the completed run is still there (%v)", err)
+	for _, left := range []string{ck, ck + ".pertoken"} {
+		if _, err := os.Stat(left); !os.IsNotExist(err) {
+			t.Errorf("%s of the completed run is still there (%v)", filepath.Base(left), err)
+		}
+	}
+	a, err := pipeline.ReadPerToken(wholePT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pipeline.ReadPerToken(resumedPT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Tokens) != whole.Tokens || len(b.Tokens) != len(a.Tokens) || b.Header.NLLSum != a.Header.NLLSum || b.Header.TopLogprobs != 3 {
+		t.Fatalf("resumed per-token file: %d records, nll_sum %v, top %d; uninterrupted %d, %v", len(b.Tokens), b.Header.NLLSum, b.Header.TopLogprobs, len(a.Tokens), a.Header.NLLSum)
+	}
+	for i, x := range a.Tokens {
+		y := b.Tokens[i]
+		if x.Doc != y.Doc || x.Pos != y.Pos || x.Token != y.Token || math.Float32bits(x.NLL) != math.Float32bits(y.NLL) || !slices.Equal(x.Top, y.Top) {
+			t.Fatalf("record %d: resumed %+v, uninterrupted %+v", i, y, x)
+		}
 	}
 }

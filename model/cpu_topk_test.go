@@ -1,0 +1,114 @@
+package model_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// refTop is the k highest log-probabilities of logits, in float64 from
+// scratch: a full sort of the vocabulary and a plain logsumexp.
+func refTop(logits []float32, k int) (ids []int32, lps []float64) {
+	mx := math.Inf(-1)
+	for _, x := range logits {
+		mx = max(mx, float64(x))
+	}
+	s := 0.0
+	for _, x := range logits {
+		s += math.Exp(float64(x) - mx)
+	}
+	lse := mx + math.Log(s)
+	order := make([]int, len(logits))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return logits[order[a]] > logits[order[b]] })
+	for _, i := range order[:k] {
+		ids = append(ids, int32(i))
+		lps = append(lps, float64(logits[i])-lse)
+	}
+	return ids, lps
+}
+
+// TestLossTopLogprobs: every target's top-k log-probabilities equal those of
+// the KV-cache generator's logits at that prefix (another forward, from
+// scratch: a full sort and a float64 logsumexp) to 2e-5 nats, the ids in the
+// same order wherever the reference's neighbours are apart by more than that;
+// the sums and NLLs are LossPerToken's bit for bit; and -NLL is the target's
+// log-probability where the target is in the top-k.
+func TestLossTopLogprobs(t *testing.T) {
+	cfg := testmodel.TinyConfig()
+	m := testmodel.Peaked(cfg, 13)
+	cpu := model.NewCPU(m, 2)
+	r := rand.New(rand.NewPCG(4, 4))
+	var seqs []model.Sequence
+	for _, n := range []int{19, 2, 33} {
+		s := model.Sequence{Tokens: make([]int32, n), First: 1 + r.IntN(min(n-1, 4))}
+		for i := range s.Tokens {
+			// Low ids half the time: the peaked model ranks them high, so
+			// some targets are in their top-k.
+			s.Tokens[i] = int32(r.IntN([]int{8, cfg.VocabSize}[r.IntN(2)]))
+		}
+		seqs = append(seqs, s)
+	}
+	const k = 7
+	ctx := context.Background()
+	sums, nll, top, err := cpu.LossTopLogprobs(ctx, seqs, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSums, wantNLL, err := cpu.LossPerToken(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sums != wantSums || len(nll) != len(wantNLL) || len(top) != k*len(nll) {
+		t.Fatalf("sums %+v, %d NLLs, %d top; LossPerToken %+v, %d", sums, len(nll), len(top), wantSums, len(wantNLL))
+	}
+	g, err := cpu.NewGenerator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, inTop := 0, 0
+	for _, s := range seqs {
+		for p := s.First; p < len(s.Tokens); p++ {
+			if math.Float32bits(nll[i]) != math.Float32bits(wantNLL[i]) {
+				t.Errorf("target %d: NLL %v, LossPerToken %v", i, nll[i], wantNLL[i])
+			}
+			g.Reset()
+			logits, err := g.Append(ctx, s.Tokens[:p])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, lps := refTop(logits, k)
+			got := top[i*k : (i+1)*k]
+			for j, x := range got {
+				if d := math.Abs(float64(x.Logprob) - lps[j]); d > 2e-5 {
+					t.Errorf("target %d top %d: log-probability %v, reference %v", i, j, x.Logprob, lps[j])
+				}
+				apart := (j == 0 || lps[j-1]-lps[j] > 2e-5) && (j == k-1 || lps[j]-lps[j+1] > 2e-5)
+				if apart && x.ID != ids[j] {
+					t.Errorf("target %d top %d: id %d, reference %d", i, j, x.ID, ids[j])
+				}
+				if x.ID == s.Tokens[p] {
+					inTop++
+					if d := math.Abs(float64(x.Logprob) + float64(nll[i])); d > 2e-5 {
+						t.Errorf("target %d: in the top-k with log-probability %v, NLL %v", i, x.Logprob, nll[i])
+					}
+				}
+			}
+			i++
+		}
+	}
+	t.Logf("%d of %d targets are in their top-%d", inTop, len(nll), k)
+	for _, bad := range []int{0, -1, cfg.VocabSize + 1} {
+		if _, _, _, err := cpu.LossTopLogprobs(ctx, seqs, bad); err == nil || !strings.Contains(err.Error(), "top log-probabilities") {
+			t.Errorf("k = %d: err = %v", bad, err)
+		}
+	}
+}
