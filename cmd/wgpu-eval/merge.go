@@ -13,16 +13,20 @@ import (
 )
 
 const mergeUsage = `Usage: wgpu-eval merge [--json OUT] SHARD.json...
+       wgpu-eval merge --per-token OUT SHARD.ptk...
 
 Adds the --json results of the shards of one run (wgpu-eval --shard I/N ...
 --json SHARD.json, one per shard) into the result of the whole run: the NLL
-sums in float64, the counts exactly. Refuses shards of different runs (model
-weights, corpus, tokenizer, method, ctx, stride, precision, shard count) and a
-missing or doubled shard, naming it.
+sums in float64, the counts exactly. With --per-token OUT, merges the shards'
+--per-token files instead into the per-token file of the whole run, every
+target in corpus order. Refuses shards of different runs (model weights,
+corpus, tokenizer, method, ctx, stride, precision, shard count) and a missing
+or doubled shard, naming it.
 
 Example:
-  for i in 0 1 2; do wgpu-eval --shard $i/3 --json shard-$i.json & done; wait
+  for i in 0 1 2; do wgpu-eval --shard $i/3 --json shard-$i.json --per-token shard-$i.ptk & done; wait
   wgpu-eval merge --json all.json shard-*.json
+  wgpu-eval merge --per-token all.ptk shard-*.ptk
 
 Flags:
 `
@@ -31,10 +35,11 @@ Flags:
 const maxResultBytes = 1 << 20
 
 func runMerge(args []string, stdout, stderr io.Writer) error {
-	var jsonOut string
+	var jsonOut, perTokenOut string
 	var files []string
 	register := func(fs *pflag.FlagSet) {
 		fs.StringVar(&jsonOut, "json", "", "also write the merged result as JSON to FILE (- for stdout)")
+		fs.StringVar(&perTokenOut, "per-token", "", "merge the shards' --per-token files (the arguments) into FILE instead")
 	}
 	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -50,6 +55,15 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	files = fs.Args()
+	if perTokenOut != "" {
+		if jsonOut != "" {
+			return usageError{errors.New("merge: --per-token merges per-token files and --json result files: run merge once for each")}
+		}
+		if len(files) == 0 {
+			return usageError{errors.New("merge --per-token: give the shards' --per-token files")}
+		}
+		return mergePerToken(perTokenOut, files, stdout)
+	}
 	if len(files) == 0 {
 		return usageError{errors.New("merge: give the shards' --json result files")}
 	}
@@ -95,4 +109,29 @@ func readResult(path string) (*pipeline.Result, error) {
 		return nil, fmt.Errorf("%s is not a wgpu-eval --json result: %w", path, err)
 	}
 	return &r, nil
+}
+
+// mergePerToken merges the shards' per-token files into out.
+func mergePerToken(out string, files []string, stdout io.Writer) error {
+	var fs []*pipeline.PerTokenFile
+	for _, path := range files {
+		f, err := pipeline.ReadPerToken(path)
+		if err != nil {
+			return err
+		}
+		fs = append(fs, f)
+	}
+	m, err := pipeline.MergePerToken(fs)
+	if err != nil {
+		return err
+	}
+	if err := pipeline.WritePerToken(out, m); err != nil {
+		return err
+	}
+	mean := 0.0
+	if m.Header.Targets > 0 {
+		mean = m.Header.NLLSum / float64(m.Header.Targets)
+	}
+	fmt.Fprintf(stdout, "%s: per-token records of %d shards merged, %s, mean NLL %.4f\n", out, len(fs), pipeline.Count(m.Header.Targets, "target"), mean)
+	return nil
 }

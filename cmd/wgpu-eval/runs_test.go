@@ -46,21 +46,47 @@ func resultJSON(t *testing.T, args ...string) pipeline.Result {
 }
 
 // TestShardsAndMerge: three --shard runs merged by `wgpu-eval merge` equal
-// the unsharded run (mean NLL to 1e-12 relative, counts exactly); merge
-// refuses a missing shard and shards of another run.
+// the unsharded run (mean NLL to 1e-12 relative, counts exactly), and their
+// --per-token files merged by `merge --per-token` hold the unsharded run's
+// records; merge refuses a missing shard and shards of another run.
 func TestShardsAndMerge(t *testing.T) {
 	isolate(t)
 	dir, _, _ := tinyModel(t)
 	data := runText(t, 40)
 	base := []string{"--model", dir, "--data", data, "--ctx", "24", "--device", "cpu", "--mode", "strided", "--stride", "8"}
-	whole := resultJSON(t, base...)
-	var files []string
+	wholePT := filepath.Join(t.TempDir(), "whole.ptk")
+	whole := resultJSON(t, append(base, "--per-token", wholePT)...)
+	var files, ptks []string
 	for i, sh := range []string{"0/3", "1/3", "2/3"} {
 		f := filepath.Join(t.TempDir(), "shard.json")
-		if _, stderr, err := cli(t, "", append(base, "--shard", sh, "--quiet", "--json", f)...); err != nil {
+		ptk := filepath.Join(t.TempDir(), "shard.ptk")
+		if _, stderr, err := cli(t, "", append(base, "--shard", sh, "--quiet", "--json", f, "--per-token", ptk)...); err != nil {
 			t.Fatalf("shard %d: %v\n%s", i, err, stderr)
 		}
-		files = append(files, f)
+		files, ptks = append(files, f), append(ptks, ptk)
+	}
+	mergedPT := filepath.Join(t.TempDir(), "merged.ptk")
+	if _, stderr, err := cli(t, "", append([]string{"merge", "--per-token", mergedPT}, ptks[2], ptks[0], ptks[1])...); err != nil {
+		t.Fatalf("merge --per-token: %v\n%s", err, stderr)
+	}
+	a, err := pipeline.ReadPerToken(wholePT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pipeline.ReadPerToken(mergedPT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Tokens) != len(a.Tokens) || b.Header.Shard != nil || math.Abs(b.Header.NLLSum-a.Header.NLLSum) > 1e-12*a.Header.NLLSum {
+		t.Fatalf("merged per-token file: %d records, shard %v, nll_sum %v; unsharded %d, %v", len(b.Tokens), b.Header.Shard, b.Header.NLLSum, len(a.Tokens), a.Header.NLLSum)
+	}
+	for i, x := range a.Tokens {
+		if y := b.Tokens[i]; x.Doc != y.Doc || x.Pos != y.Pos || x.Token != y.Token || math.Float32bits(x.NLL) != math.Float32bits(y.NLL) {
+			t.Fatalf("record %d: merged %+v, unsharded %+v", i, y, x)
+		}
+	}
+	if _, _, err := cli(t, "", "merge", "--per-token", mergedPT, ptks[0], ptks[2]); err == nil || !strings.Contains(err.Error(), "missing shard 1/3") {
+		t.Errorf("merge --per-token of two of three shards: err = %v", err)
 	}
 	out, stderr, err := cli(t, "", append([]string{"merge", "--json", "-"}, files...)...)
 	if err != nil {

@@ -1,0 +1,77 @@
+package pipeline_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// TestMergePerToken: the per-token files of three shards (with top
+// log-probabilities) merged are the unsharded run's records, in corpus
+// order, with its nll_sum to 1e-12 relative; a missing, a doubled and a
+// foreign shard are refused, named.
+func TestMergePerToken(t *testing.T) {
+	m := testmodel.Peaked(testmodel.TinyConfig(), 5)
+	cpu := pipeline.NewCPU(m, 1)
+	cfg := pipeline.EvalConfig{Tokens: perTokenCorpus(8, 50, 7, 33, 12), EOT: testEOT, Mode: pipeline.ModeStrided,
+		Ctx: 16, Stride: 6, BatchTokens: 48, PerToken: true, TopLogprobs: 2}
+	ctx := context.Background()
+	file := func(c pipeline.EvalConfig) *pipeline.PerTokenFile {
+		res, err := pipeline.Evaluate(ctx, cpu, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Config = &pipeline.RunConfig{Mode: res.Mode, Ctx: c.Ctx, Stride: c.Stride, Split: "all", Precision: "f32"}
+		return pipeline.NewPerTokenFile(res, "gpt2-builtin")
+	}
+	whole := file(cfg)
+	var shards []*pipeline.PerTokenFile
+	for _, i := range []int{2, 0, 1} { // any order
+		c := cfg
+		c.Shard = pipeline.Shard{Index: i, Count: 3}
+		shards = append(shards, file(c))
+	}
+	got, err := pipeline.MergePerToken(shards)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Header.Shard != nil || got.Header.Targets != len(whole.Tokens) || len(got.Tokens) != len(whole.Tokens) ||
+		math.Abs(got.Header.NLLSum-whole.Header.NLLSum) > 1e-12*whole.Header.NLLSum || got.Header.TopLogprobs != 2 {
+		t.Fatalf("merged header %+v with %d records; whole %+v with %d", got.Header, len(got.Tokens), whole.Header, len(whole.Tokens))
+	}
+	for i := range whole.Tokens {
+		if !sameRecord(got.Tokens[i], whole.Tokens[i]) {
+			t.Fatalf("record %d: merged %+v, whole %+v", i, got.Tokens[i], whole.Tokens[i])
+		}
+	}
+	if _, err := got.Marshal(); err != nil {
+		t.Errorf("merged file does not marshal: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		files []*pipeline.PerTokenFile
+		want  string
+	}{
+		{"missing", shards[:2], "missing shard 1/3"},
+		{"doubled", []*pipeline.PerTokenFile{shards[0], shards[1], shards[2], shards[1]}, "shard 0/3 given twice"},
+		{"unsharded", []*pipeline.PerTokenFile{whole}, "not a shard"},
+	} {
+		if _, err := pipeline.MergePerToken(c.files); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+	foreign := *shards[1]
+	foreign.Header.Config = &pipeline.RunConfig{Mode: "strided", Ctx: 16, Stride: 6, Split: "all", Precision: "f16"}
+	if _, err := pipeline.MergePerToken([]*pipeline.PerTokenFile{shards[0], &foreign, shards[2]}); err == nil || !strings.Contains(err.Error(), "precision") {
+		t.Errorf("another precision: err = %v", err)
+	}
+	foreign = *shards[1]
+	foreign.Header.TopLogprobs = 3
+	if _, err := pipeline.MergePerToken([]*pipeline.PerTokenFile{shards[0], &foreign, shards[2]}); err == nil || !strings.Contains(err.Error(), "top logprobs") {
+		t.Errorf("another top-k: err = %v", err)
+	}
+}
