@@ -31,6 +31,8 @@ type Comparison struct {
 	Verdict        string      `json:"verdict"` // one line
 	// Notes name run options that differ but leave the targets the same (ctx, stride, device, precision, model).
 	Notes []string `json:"notes,omitempty"`
+	// KL is set when both files carry top log-probabilities (--top-logprobs).
+	KL *KLStats `json:"kl,omitempty"`
 }
 
 // TokenDiff is one target of a Comparison.
@@ -82,6 +84,12 @@ func Compare(a, b *PerTokenFile, top int, decode func(int32) string) (*Compariso
 			d.Text = decode(d.Token)
 		}
 		c.Top = append(c.Top, d)
+	}
+	switch ka, kb := a.Header.TopLogprobs, b.Header.TopLogprobs; {
+	case ka > 0 && kb > 0:
+		c.KL = klStats(a, b)
+	case ka > 0 || kb > 0:
+		c.Notes = append(c.Notes, fmt.Sprintf("top logprobs: %d in A, %d in B: no KL divergence without both", ka, kb))
 	}
 	c.Verdict = verdict(c)
 	return c, nil

@@ -289,7 +289,11 @@ func seedPerTokenFiles(tb testing.TB) [][]byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return [][]byte{data, data[:len(data)-3], {0x80}, {0xc0}}
+	top, err := topFile(2).Marshal()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return [][]byte{data, data[:len(data)-3], {0x80}, {0xc0}, top, top[:len(top)-5]}
 }
 
 // TestCompare: a run against itself differs by nothing; a changed NLL shows

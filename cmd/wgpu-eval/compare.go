@@ -19,12 +19,18 @@ two precisions, two builds, two models) token by token: the mean NLL of each,
 the difference B - A with its paired standard error, the largest per-token
 differences with their positions and text, the share of bit-identical values,
 and a verdict. Refuses files of different corpora, tokenizers or targets,
-naming what differs.
+naming what differs. When both files carry --top-logprobs, it also reports
+what llama.cpp's KL-divergence mode does: KL(A||B) per position (mean with its
+standard error, median, p90, p95, p99, p99.9, max), the share of positions
+where both runs' most likely token is the same, and the change of the
+target's probability (mean and RMS of p_B - p_A). KL from top-K lists is
+taken over the tokens in both lists plus one bucket for all others: a lower
+bound of the full-vocabulary KL.
 
 Example:
-  wgpu-eval --device cpu --per-token cpu.ptk
-  wgpu-eval --device gpu --precision f16 --per-token f16.ptk
-  wgpu-eval compare cpu.ptk f16.ptk
+  wgpu-eval --device cpu --per-token cpu.ptk --top-logprobs 20
+  wgpu-eval --device cpu --model ./gpt2-int8 --per-token q.ptk --top-logprobs 20
+  wgpu-eval compare cpu.ptk q.ptk
 
 Flags:
 `
@@ -107,6 +113,13 @@ func formatComparison(c *pipeline.Comparison) string {
 			}
 			fmt.Fprintf(&b, "  doc %d pos %d %s: A %.6f B %.6f diff %+.3g\n", d.Doc, d.Pos, what, d.NLLA, d.NLLB, d.Diff)
 		}
+	}
+	if k := c.KL; k != nil {
+		fmt.Fprintf(&b, "KL divergence KL(A||B), nats, from top-%d of A and top-%d of B (the tokens in both lists plus one bucket for the rest: a lower bound of the full KL):\n", k.TopKA, k.TopKB)
+		fmt.Fprintf(&b, "  mean %.6g ± %.2g  median %.4g  p90 %.4g  p95 %.4g  p99 %.4g  p99.9 %.4g  max %.4g (doc %d pos %d)\n",
+			k.Mean, k.StdErr, k.Median, k.P90, k.P95, k.P99, k.P999, k.Max, k.MaxDoc, k.MaxPos)
+		fmt.Fprintf(&b, "  same top token (argmax equal): %.3f%% (%d of %d)\n", 100*k.SameTopShare, k.SameTop, c.Targets)
+		fmt.Fprintf(&b, "  target probability p_B - p_A: mean %+.4g ± %.2g, RMS %.4g\n", k.MeanDeltaP, k.DeltaPStdErr, k.RMSDeltaP)
 	}
 	fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
 	return b.String()

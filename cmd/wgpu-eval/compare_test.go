@@ -50,6 +50,25 @@ func TestPerTokenAndCompare(t *testing.T) {
 		t.Errorf("self comparison: %+v\n%s", c, stderr)
 	}
 
+	topk := filepath.Join(t.TempDir(), "top.ptk")
+	if _, stderr, err := cli(t, "", "--model", dir, "--data", data, "--ctx", "24", "--device", "cpu", "--quiet", "--per-token", topk, "--top-logprobs", "5"); err != nil {
+		t.Fatalf("--top-logprobs 5: %v\n%s", err, stderr)
+	}
+	out, stderr, err = cli(t, "", "compare", "--json", "-", topk, topk)
+	if err != nil {
+		t.Fatalf("compare: %v\n%s", err, stderr)
+	}
+	c = pipeline.Comparison{}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if c.KL == nil || c.KL.Mean != 0 || c.KL.Max != 0 || c.KL.SameTopShare != 1 || c.KL.TopKA != 5 || !strings.Contains(stderr, "KL divergence") {
+		t.Errorf("self comparison with top logprobs: %+v\n%s", c.KL, stderr)
+	}
+	if out, _, err = cli(t, "", "compare", ptk, topk); err != nil || !strings.Contains(out, "no KL divergence without both") {
+		t.Errorf("compare of a file without top logprobs and one with: err %v, report:\n%s", err, out)
+	}
+
 	other := filepath.Join(t.TempDir(), "b.ptk")
 	if _, stderr, err := cli(t, "", "--model", dir, "--data", runText(t, 13), "--ctx", "24", "--device", "cpu", "--quiet", "--per-token", other); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
@@ -76,6 +95,16 @@ func TestFormatComparisonText(t *testing.T) {
 	for _, want := range []string{`doc 0 pos 4 " the" (id 13)`, "doc 0 pos 9 id 70000", "verdict: v"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "KL") {
+		t.Errorf("a report without top logprobs speaks of KL:\n%s", s)
+	}
+	s = formatComparison(&pipeline.Comparison{A: "a", B: "b", Targets: 8, Verdict: "v",
+		KL: &pipeline.KLStats{TopKA: 5, TopKB: 7, Mean: 0.0125, Max: 0.5, MaxDoc: 2, MaxPos: 9, SameTop: 6, SameTopShare: 0.75}})
+	for _, want := range []string{"from top-5 of A and top-7 of B", "a lower bound", "mean 0.0125", "max 0.5 (doc 2 pos 9)", "same top token (argmax equal): 75.000% (6 of 8)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("KL report lacks %q:\n%s", want, s)
 		}
 	}
 }
