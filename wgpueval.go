@@ -235,8 +235,9 @@ type EvalOptions struct {
 	PerToken string
 	// TopLogprobs, with PerToken, also keeps every target position's K
 	// highest log-probabilities over the vocabulary and their ids (1 to
-	// pipeline.MaxTopLogprobs), for compare's KL divergence. CPU path only
-	// for now; it adds a second pass over the LM head at the scored positions.
+	// pipeline.MaxTopLogprobs), for compare's KL divergence. It adds a second
+	// pass over the LM head at the scored positions (on a GPU:
+	// topk_logits.wgsl, and 8K + 4 bytes read back per target).
 	TopLogprobs int
 }
 
@@ -298,9 +299,6 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	b, err := e.prepare(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if _, ok := b.(*pipeline.CPU); opt.TopLogprobs > 0 && !ok {
-		return nil, fmt.Errorf("%s: %w", b.Name(), pipeline.ErrNoTopLogprobs)
 	}
 	if e.hash == "" {
 		if e.hash, err = weightsSHA256(e.ck.Files()); err != nil {

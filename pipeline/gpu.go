@@ -74,12 +74,11 @@ func (g *GPU) Feed() Feed { return g.feed }
 func (g *GPU) Model() *shaders.GPT2 { return g.g }
 
 // Submit starts b on the device. With b.PerToken the batch's per-target
-// NLLs are read back too: a second readback, of 4 bytes per target.
+// NLLs are read back too: a second readback, of 4 bytes per target; with
+// b.TopLogprobs K also their positions' top-K (topk_logits.wgsl, 8K + 4
+// bytes per target).
 func (g *GPU) Submit(ctx context.Context, b Batch) (Pending, error) {
-	if b.TopLogprobs > 0 {
-		return nil, ErrNoTopLogprobs
-	}
-	p, err := g.g.SubmitWith(ctx, b.Seqs, b.Width, shaders.SubmitOptions{PerToken: b.PerToken})
+	p, err := g.g.SubmitWith(ctx, b.Seqs, b.Width, shaders.SubmitOptions{PerToken: b.PerToken, TopLogprobs: b.TopLogprobs})
 	if err != nil {
 		return nil, gpuError(err)
 	}
@@ -95,9 +94,7 @@ func (p gpuPending) Wait(ctx context.Context) (model.LossSums, error) {
 
 func (p gpuPending) PerToken() []float32 { return p.p.PerToken() }
 
-// ErrNoTopLogprobs is the GPU backend's answer to Batch.TopLogprobs: its
-// fused loss never forms a position's logits, and no top-k kernel exists yet.
-var ErrNoTopLogprobs = errors.New("top log-probabilities are computed only on the CPU path so far (--device cpu)")
+func (p gpuPending) TopLogprobs() []TokenLogprob { return p.p.TopLogprobs() }
 
 // gpuError marks the device's out-of-memory errors as ErrBatchTooLarge.
 func gpuError(err error) error {

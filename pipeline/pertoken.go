@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/wgpu-eval/wgpu-eval/shaders"
 )
 
 // PerTokenFormat and PerTokenVersion mark a per-token file (--per-token).
@@ -21,8 +23,8 @@ const (
 )
 
 // MaxTopLogprobs is the most top log-probabilities a target may keep
-// (--top-logprobs K).
-const MaxTopLogprobs = 100
+// (--top-logprobs K): what the GPU kernel keeps.
+const MaxTopLogprobs = shaders.MaxTopLogprobs
 
 // CheckTopLogprobs reports a --top-logprobs K outside 0..MaxTopLogprobs (0:
 // none), or above the vocabulary size vocab when vocab > 0.

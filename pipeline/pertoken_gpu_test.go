@@ -82,3 +82,51 @@ func TestPerTokenGPU(t *testing.T) {
 		t.Errorf("f16 against f32: %+v", c)
 	}
 }
+
+// TestTopLogprobsGPU: on the peaked model, the GPU's top log-probabilities
+// (topk_logits.wgsl, the vocabulary streamed in slices that fit lavapipe's
+// loop limit) with f32 weights equal the CPU's target by target to 1e-4
+// nats, the ids in the same order wherever the CPU's neighbours are apart by
+// more than that; the NLLs and sums are those of a run without them.
+func TestTopLogprobsGPU(t *testing.T) {
+	ad := testAdapter(t)
+	m := testmodel.Peaked(testmodel.TinyConfig(), 9)
+	ec := pipeline.EvalConfig{Tokens: perTokenCorpus(7, 30, 9), EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 24, Stride: 12,
+		VocabSize: m.Config.VocabSize, BatchTokens: 64, PerToken: true}
+	ctx := context.Background()
+	g := openTestGPU(t, ad, m, false)
+	plain, err := pipeline.Evaluate(ctx, g, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const k = 6
+	ec.TopLogprobs = k
+	got, err := pipeline.Evaluate(ctx, g, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := pipeline.Evaluate(ctx, pipeline.NewCPU(m, 0), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NLLSum != plain.NLLSum || len(got.PerToken) != len(want.PerToken) {
+		t.Fatalf("GPU with top-k: sum %v, %d records; without %v; CPU %d records", got.NLLSum, len(got.PerToken), plain.NLLSum, len(want.PerToken))
+	}
+	worst := 0.0
+	for i, r := range got.PerToken {
+		w := want.PerToken[i]
+		if r.NLL != plain.PerToken[i].NLL || len(r.Top) != k || len(w.Top) != k {
+			t.Fatalf("record %d: NLL %v (without top-k %v), %d and %d top entries", i, r.NLL, plain.PerToken[i].NLL, len(r.Top), len(w.Top))
+		}
+		for j, x := range r.Top {
+			y := w.Top[j]
+			d := math.Abs(float64(x.Logprob) - float64(y.Logprob))
+			worst = max(worst, d)
+			apart := (j == 0 || float64(w.Top[j-1].Logprob-y.Logprob) > 1e-4) && (j == k-1 || float64(y.Logprob-w.Top[j+1].Logprob) > 1e-4)
+			if d > 1e-4 || apart && x.ID != y.ID {
+				t.Errorf("record %d top %d: GPU id %d %v, CPU id %d %v", i, j, x.ID, x.Logprob, y.ID, y.Logprob)
+			}
+		}
+	}
+	t.Logf("%s: %d targets x top-%d, largest |GPU - CPU| %.2e", g.Name(), len(got.PerToken), k, worst)
+}

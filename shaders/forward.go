@@ -49,6 +49,8 @@ type arena struct {
 	// nllRead is the host-visible copy of nll for batches that want their
 	// per-target NLLs (SubmitOptions.PerToken); made on first use.
 	nllRead *wgpu.Buffer
+	// top holds the buffers of SubmitOptions.TopLogprobs (topk.go); made on first use.
+	top *topBuffers
 }
 
 // nllReadback returns the arena's per-target readback buffer, making it on
@@ -74,7 +76,7 @@ func (a *arena) close() {
 	for _, b := range a.bufs {
 		b.Close()
 	}
-	a.groups, a.bufs, a.nllRead = nil, nil, nil
+	a.groups, a.bufs, a.nllRead, a.top = nil, nil, nil, nil
 }
 
 // arenaBytes is the device memory an arena of size s takes for this model.
@@ -189,10 +191,12 @@ type Pending struct {
 	ops   []opRecord
 
 	perToken bool
+	topK     int // SubmitOptions.TopLogprobs
 
 	done    bool
 	sums    model.LossSums
 	nll     []float32
+	top     []model.TokenLogprob
 	err     error
 	profile []KernelTime
 }
@@ -202,6 +206,12 @@ type SubmitOptions struct {
 	// PerToken keeps every target's NLL for Pending.PerToken: a second
 	// readback per batch, of 4 bytes per target, besides the 8 bytes of sums.
 	PerToken bool
+	// TopLogprobs, with PerToken, also keeps the TopLogprobs (1 to
+	// MaxTopLogprobs) highest log-probabilities of every target's position
+	// for Pending.TopLogprobs: topk_logits.wgsl streams the vocabulary once
+	// more at the scored positions, and 8 bytes per target and K, plus 4 per
+	// target, are read back.
+	TopLogprobs int
 }
 
 // PerToken is every target's NLL (f32, as the device computed it) in batch
@@ -265,6 +275,12 @@ func (p *Pending) finish() {
 		for i := range p.nll {
 			p.nll[i] = math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:]))
 		}
+		if p.topK > 0 {
+			if err := p.readTopK(); err != nil {
+				p.err = err
+				return
+			}
+		}
 	}
 	if p.qs != nil {
 		defer p.qs.Close()
@@ -320,6 +336,10 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 	if err := model.CheckSequences(g.cfg, seqs); err != nil {
 		return nil, err
 	}
+	if k := opt.TopLogprobs; k != 0 && (!opt.PerToken || k < 0 || k > min(MaxTopLogprobs, g.cfg.VocabSize)) {
+		return nil, fmt.Errorf("gpu loss: %d top log-probabilities asked (with per-token NLLs %v): want 1 to %d with them",
+			k, opt.PerToken, min(MaxTopLogprobs, g.cfg.VocabSize))
+	}
 	T := 0
 	for _, s := range seqs {
 		T = max(T, len(s.Tokens))
@@ -349,16 +369,24 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 	if err != nil {
 		return nil, err
 	}
-	p := &Pending{g: g, a: a, count: b.P, perToken: opt.PerToken}
+	p := &Pending{g: g, a: a, count: b.P, perToken: opt.PerToken, topK: opt.TopLogprobs}
 	if b.P == 0 {
 		p.done = true
 		if opt.PerToken {
 			p.nll = []float32{}
 		}
+		if p.topK > 0 {
+			p.top = []model.TokenLogprob{}
+		}
 		return p, nil
 	}
 	if opt.PerToken {
 		if _, err := g.nllReadback(a); err != nil {
+			return nil, err
+		}
+	}
+	if p.topK > 0 {
+		if _, err := g.topBuffersFor(a, p.topK); err != nil {
 			return nil, err
 		}
 	}
@@ -538,6 +566,9 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 	ranges := g.wteRanges()
 	if g.profile {
 		n := g.opsPerBatch(b.chunks, len(ranges))
+		if p.topK > 0 {
+			n += g.topDispatches(ranges, p.topK)
+		}
 		if p.qs, err = g.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "gpt2 profile", Count: uint32(2 * n)}); err != nil {
 			enc.Finish()
 			return fmt.Errorf("gpu loss: %w", err)
@@ -550,6 +581,9 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 		enc.CopyBufferToBuffer(a.sums, 0, a.readback, 0, 8)
 		if p.perToken {
 			enc.CopyBufferToBuffer(a.nll, 0, a.nllRead, 0, uint64(4*b.P))
+		}
+		if p.topK > 0 {
+			g.copyTopK(enc, a, b.P, p.topK)
 		}
 	}
 	cb, err := enc.Finish()
@@ -605,6 +639,11 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 			return [3]uint32{uint32(ceilDiv(P, sharedLMHeadRows)), uint32(ceilDiv(V, g.vt)), 1}
 		}
 	}
+	if r.p.topK > 0 {
+		// Before the loss, so that the sums' copy to the host, which follows
+		// nll_sums, orders every earlier write before the copies.
+		g.encodeTopK(r, b, ranges)
+	}
 	for _, vr := range ranges {
 		r.op(lm, map[string]float64{"VT": float64(g.vt)}, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
 			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
@@ -613,6 +652,7 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	r.op(g.nllSums, nil, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "out": whole(a.sums)},
 		Params{"P": float64(P), "tiles": float64(tiles)}, [3]uint32{1, 1, 1}, float64(P*tiles*4), float64(8*P*tiles))
+
 }
 
 // forwardChunk records the forward pass of one chunk of B sequences x T

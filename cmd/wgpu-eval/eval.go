@@ -47,7 +47,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
 	fs.StringVar(&f.shard, "shard", "", "score the I-th of N interleaved parts of the samples: I/N (0 <= I < N), or N with I from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm; a Slurm array also shards without the flag); add the --json results with 'wgpu-eval merge'")
 	fs.StringVar(&f.perToken, "per-token", "", "also write every scored target's position, token id and NLL, in corpus order, to FILE (msgpack, with the run's config and provenance; read by 'wgpu-eval compare')")
-	fs.IntVar(&f.topLogprobs, "top-logprobs", 0, fmt.Sprintf("with --per-token, also save every target position's K highest log-probabilities and their ids (1 to %d; CPU path), for the KL divergence of 'wgpu-eval compare'", pipeline.MaxTopLogprobs))
+	fs.IntVar(&f.topLogprobs, "top-logprobs", 0, fmt.Sprintf("with --per-token, also save every target position's K highest log-probabilities and their ids (1 to %d), for the KL divergence of 'wgpu-eval compare'", pipeline.MaxTopLogprobs))
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "keep the sums so far in FILE (and, with --per-token, the records in FILE.pertoken); the same command run again after an interruption continues from it (removed when the run completes)")
 }
 

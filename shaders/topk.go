@@ -1,0 +1,156 @@
+package shaders
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// MaxTopLogprobs is the most top log-probabilities per target that
+// topk_logits.wgsl keeps (its KMAX).
+const MaxTopLogprobs = 100
+
+// topWG is topk_logits.wgsl's WG: positions per workgroup.
+const topWG = 64
+
+// topBuffers are an arena's buffers for top log-probabilities: the running
+// top-K of every target (topv logits, topi ids, (targets, K)), and the
+// host-visible copies of them and of the target logits (for the logsumexp).
+type topBuffers struct {
+	k                 int // K the buffers are sized for
+	topv, topi        *wgpu.Buffer
+	topRead, tgtRead  *wgpu.Buffer // topv then topi; tgt
+	topBytes, tgtSize uint64
+}
+
+// topBuffersFor returns a's top-K buffers for k per target, making them on
+// first use or when k grows.
+func (g *GPT2) topBuffersFor(a *arena, k int) (*topBuffers, error) {
+	if a.top != nil && a.top.k >= k {
+		return a.top, nil
+	}
+	tg := uint64(max(a.size.targets, 1))
+	t := &topBuffers{k: k, topBytes: 4 * tg * uint64(k), tgtSize: 4 * tg}
+	st := wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
+	rd := wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst
+	for _, b := range []struct {
+		dst   **wgpu.Buffer
+		label string
+		size  uint64
+		usage wgpu.BufferUsage
+	}{
+		{&t.topv, "top logits", t.topBytes, st}, {&t.topi, "top ids", t.topBytes, st},
+		{&t.topRead, "top readback", 2 * t.topBytes, rd}, {&t.tgtRead, "target logit readback", t.tgtSize, rd},
+	} {
+		buf, err := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: b.label, Size: max(b.size, 16), Usage: b.usage})
+		if err != nil {
+			return nil, fmt.Errorf("gpu: %s for %d targets x %d: %w", b.label, a.size.targets, k, err)
+		}
+		a.bufs = append(a.bufs, buf)
+		*b.dst = buf
+	}
+	a.top = t
+	return t, nil
+}
+
+// topSlice is how many vocabulary ids one topk_logits.wgsl dispatch streams:
+// all of a binding's, except where the adapter limits shader loops.
+func (g *GPT2) topSlice(k int) int {
+	if g.loopLimit == 0 {
+		return g.cfg.VocabSize
+	}
+	return max((loopBudget-3*k)/(g.cfg.NEmbd+1+k), 1)
+}
+
+// topDispatches is how many topk_logits.wgsl dispatches encodeTopK records.
+func (g *GPT2) topDispatches(ranges [][2]int, k int) int {
+	n := 0
+	for _, vr := range ranges {
+		n += ceilDiv(vr[1]-vr[0], g.topSlice(k))
+	}
+	return n
+}
+
+// encodeTopK records topk_logits.wgsl over the whole vocabulary for the
+// batch's P targets (their ln_f rows in the arena's h), slice after slice,
+// and the copies of the result and of the target logits to the host.
+func (g *GPT2) encodeTopK(r *recorder, b *batch, ranges [][2]int) {
+	a, k := r.a, r.p.topK
+	t := a.top
+	P, C := b.P, g.cfg.NEmbd
+	span := g.topSlice(k)
+	wb := float64(g.weightBytes())
+	init := 1
+	for _, vr := range ranges {
+		n := vr[1] - vr[0]
+		for lo := 0; lo < n; lo += span {
+			hi := min(lo+span, n)
+			r.op(g.topK, nil, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.wteRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
+				Params{"P": float64(P), "C": float64(C), "K": float64(k), "lo": float64(lo), "hi": float64(hi), "base": float64(vr[0]), "init": float64(init)},
+				grid(ceilDiv(P, topWG)), 2*float64(P)*float64(hi-lo)*float64(C), wb*float64(hi-lo)*float64(C)+float64(4*P*C))
+			init = 0
+		}
+	}
+}
+
+// copyTopK records the copies of the batch's top-K and target logits to
+// their readback buffers (after the compute pass).
+func (g *GPT2) copyTopK(enc *wgpu.CommandEncoder, a *arena, P, k int) {
+	t := a.top
+	n := uint64(4 * P * k)
+	enc.CopyBufferToBuffer(t.topv, 0, t.topRead, 0, n)
+	enc.CopyBufferToBuffer(t.topi, 0, t.topRead, t.topBytes, n)
+	enc.CopyBufferToBuffer(a.tgt, 0, t.tgtRead, 0, uint64(4*P))
+}
+
+// readTopK reads the batch's top-K back and turns it into log-probabilities,
+// highest first (ties: lower id first): logit − logsumexp, the logsumexp
+// being the batch's NLL plus the target's logit, as nll_sums.wgsl formed it.
+// p.nll must be read already. g.mu must be held.
+func (p *Pending) readTopK() error {
+	t, P, k := p.a.top, p.count, p.topK
+	raw := make([]byte, 2*t.topBytes)
+	if err := p.g.dev.Queue().ReadBuffer(t.topRead, 0, raw); err != nil {
+		return fmt.Errorf("gpu loss: read back top logits: %w", err)
+	}
+	tgt := make([]byte, 4*P)
+	if err := p.g.dev.Queue().ReadBuffer(t.tgtRead, 0, tgt); err != nil {
+		return fmt.Errorf("gpu loss: read back target logits: %w", err)
+	}
+	le := binary.LittleEndian
+	p.top = make([]model.TokenLogprob, P*k)
+	type entry struct {
+		logit float32
+		id    uint32
+	}
+	row := make([]entry, k)
+	for i := range P {
+		lse := float64(p.nll[i]) + float64(math.Float32frombits(le.Uint32(tgt[4*i:])))
+		for j := range row {
+			o := 4 * (i*k + j)
+			row[j] = entry{math.Float32frombits(le.Uint32(raw[o:])), le.Uint32(raw[int(t.topBytes)+o:])}
+		}
+		slices.SortFunc(row, func(a, b entry) int { return cmp.Or(cmp.Compare(b.logit, a.logit), cmp.Compare(a.id, b.id)) })
+		for j, e := range row {
+			if int(e.id) >= p.g.cfg.VocabSize {
+				return fmt.Errorf("gpu loss: top-%d of target %d holds id %d, outside the vocabulary: the kernel's bug", k, i, e.id)
+			}
+			p.top[i*k+j] = model.TokenLogprob{ID: int32(e.id), Logprob: float32(float64(e.logit) - lse)}
+		}
+	}
+	return nil
+}
+
+// TopLogprobs is, after Wait, the K highest log-probabilities of every
+// target's position (SubmitOptions.TopLogprobs), K per target in the order
+// of PerToken; nil before Wait and without the option.
+func (p *Pending) TopLogprobs() []model.TokenLogprob {
+	p.g.mu.Lock()
+	defer p.g.mu.Unlock()
+	return p.top
+}
