@@ -26,7 +26,8 @@
 // the same. Mesa's lavapipe also ends an
 // invocation's loops after 65535 iterations in all and carries on with wrong
 // values; on software adapters NewGPT2 sizes lmhead_loss.wgsl's vocabulary
-// tile (VT) so its loops fit, caps a batch's targets for nll_sums.wgsl, and
+// tile (VT) so its loops fit, caps a batch's targets for nll_sums.wgsl, cuts
+// the vocabulary topk_logits.wgsl streams (--top-logprobs) into slices, and
 // refuses a model whose attention could not fit. Every variant is tested on
 // every device the tests run on.
 //
