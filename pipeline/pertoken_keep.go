@@ -1,6 +1,9 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // keeper collects the per-token records of a run's batches (EvalConfig.PerToken).
 type keeper struct {
@@ -68,6 +71,12 @@ func checkResumeRecords(records []TokenNLL, samples []Sample, k int) error {
 			if r.Doc != s.Doc || r.Pos != s.Pos+j || r.Token != id || len(r.Top) != k {
 				return fmt.Errorf("per-token record %d is token %d at document %d position %d with %d top log-probabilities; "+
 					"the run has token %d at document %d position %d with %d", i, r.Token, r.Doc, r.Pos, len(r.Top), id, s.Doc, s.Pos+j, k)
+			}
+			if err := checkTop(r.Top); err != nil {
+				return fmt.Errorf("per-token record %d (document %d position %d): %w", i, r.Doc, r.Pos, err)
+			}
+			if f := float64(r.NLL); math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+				return fmt.Errorf("per-token record %d (document %d position %d): NLL %v", i, r.Doc, r.Pos, r.NLL)
 			}
 			i++
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -76,6 +77,33 @@ func TestEvalOnGPU(t *testing.T) {
 		g, w := gpu["mean_nll"].(float64), cpu["mean_nll"].(float64)
 		if math.Abs(g-w) > c.tol {
 			t.Errorf("%s: mean NLL %.7f on the GPU, %.7f on the CPU", c.precision, g, w)
+		}
+	}
+	// --top-logprobs on the GPU against the CPU: compare's KL divergence is
+	// tiny with f32 weights, small but not zero with f16.
+	cpuPT := filepath.Join(t.TempDir(), "cpu.ptk")
+	result("--device", "cpu", "--per-token", cpuPT, "--top-logprobs", "8")
+	for _, c := range []struct {
+		precision string
+		lo, hi    float64
+	}{{"f32", 0, 1e-10}, {"f16", 1e-11, 1e-3}} {
+		if c.precision == "f16" && !as[0].Features.ShaderF16 {
+			continue
+		}
+		gpuPT := filepath.Join(t.TempDir(), c.precision+".ptk")
+		result("--device", "GPU:0", "--precision", c.precision, "--per-token", gpuPT, "--top-logprobs", "8")
+		out, stderr, err := cli(t, "", "compare", "--json", "-", cpuPT, gpuPT)
+		if err != nil {
+			t.Fatalf("compare: %v\n%s", err, stderr)
+		}
+		var cmp pipeline.Comparison
+		if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+			t.Fatalf("%v in %q", err, out)
+		}
+		if cmp.KL == nil || cmp.KL.Mean < c.lo || cmp.KL.Mean > c.hi || cmp.KL.SameTopShare < 0.9 {
+			t.Errorf("%s: KL against the CPU %+v, want a mean in [%g, %g] and the same top token almost everywhere", c.precision, cmp.KL, c.lo, c.hi)
+		} else {
+			t.Logf("%s: KL(CPU||GPU) mean %.3g, max %.3g, same top %.1f%%", c.precision, cmp.KL.Mean, cmp.KL.Max, 100*cmp.KL.SameTopShare)
 		}
 	}
 	// auto never picks a software driver: where lavapipe is all there is, it is the CPU.
