@@ -112,3 +112,32 @@ func TestCheckpointPerTokenRecords(t *testing.T) {
 		t.Errorf("Diff = %q", d)
 	}
 }
+
+// FuzzPerTokenLog: any file content and any valid count either opens, with
+// exactly that many records read back and the file cut to them, or is
+// refused; nothing panics or allocates beyond the file's size.
+func FuzzPerTokenLog(f *testing.F) {
+	rec := make([]byte, 16+8*2)
+	rec[12], rec[15] = 0x00, 0x3f // nll 0.5
+	f.Add(append(rec, rec...), 2, 2)
+	f.Add(rec[:7], 1, 2)
+	f.Add([]byte{}, 0, 0)
+	f.Add(rec, 1, 0)
+	f.Fuzz(func(t *testing.T, data []byte, valid, k int) {
+		path := filepath.Join(t.TempDir(), "log")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		log, records, err := pipeline.OpenPerTokenLog(path, valid, k)
+		if err != nil {
+			return
+		}
+		defer log.Close()
+		if len(records) != valid {
+			t.Fatalf("%d records for %d valid", len(records), valid)
+		}
+		if fi, _ := os.Stat(path); fi.Size() != int64(valid*(16+8*k)) {
+			t.Fatalf("log of %d bytes after opening at %d records of top-%d", fi.Size(), valid, k)
+		}
+	})
+}
