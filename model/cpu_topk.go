@@ -53,15 +53,17 @@ func (c *CPU) LossTopLogprobs(ctx context.Context, seqs []Sequence, k int) (Loss
 
 // topLogprobs is, for each of the P rows of h (P, C), the k highest
 // log-probabilities of logits = h_p · lmHeadᵀ, k per row, rows in order.
-// Rows are split into tasks of rowBlock; each streams the vocabulary in tiles
-// of vocabTile through gemmNT (the loss's logits kernel), keeping per row an
-// online logsumexp in float64 and a min-heap of the k best (logit, id).
+// Rows are split into tasks of lossRows; each streams the vocabulary in tiles
+// of vocabTile through gemmNT (the loss's logits kernel, a tile of the LM head
+// staying in cache for all the task's rows), keeping per row an online
+// logsumexp (tile sums by sumExpSub, merged in float64) and a min-heap of the
+// k best (logit, id).
 func (c *CPU) topLogprobs(h []float32, P, k int) []TokenLogprob {
 	C, V := c.cfg.NEmbd, c.cfg.VocabSize
 	out := make([]TokenLogprob, P*k)
-	c.parallelFor((P+rowBlock-1)/rowBlock, func(_, task int) {
-		p0 := task * rowBlock
-		pn := min(rowBlock, P-p0)
+	c.parallelFor((P+lossRows-1)/lossRows, func(_, task int) {
+		p0 := task * lossRows
+		pn := min(lossRows, P-p0)
 		logits := make([]float32, pn*vocabTile)
 		heaps := make([][]logitID, pn)
 		maxes := make([]float64, pn)
@@ -75,15 +77,21 @@ func (c *CPU) topLogprobs(h []float32, P, k int) []TokenLogprob {
 			gemmNT(logits, vocabTile, h[p0*C:], C, c.lmHead[v0*C:], C, pn, vn, C)
 			for i := range pn {
 				row := logits[i*vocabTile:][:vn]
-				tm := math.Inf(-1)
+				mx := float32(math.Inf(-1))
 				for _, x := range row {
-					tm = max(tm, float64(x))
+					mx = max(mx, x)
 				}
-				ts := 0.0
+				tm, ts := float64(mx), float64(sumExpSub(row, mx))
+				h := heaps[i]
 				for j, x := range row {
-					ts += math.Exp(float64(x) - tm)
-					heaps[i] = pushTop(heaps[i], k, logitID{x, int32(v0 + j)})
+					// Most logits are below the worst kept one: skip them
+					// without a call.
+					if len(h) == k && x < h[0].logit {
+						continue
+					}
+					h = pushTop(h, k, logitID{x, int32(v0 + j)})
 				}
+				heaps[i] = h
 				if tm > maxes[i] {
 					sums[i] = sums[i]*math.Exp(maxes[i]-tm) + ts
 					maxes[i] = tm
