@@ -168,10 +168,12 @@ func (e *CommandEncoder) prepare(stage vk.PipelineStageFlags, acc []access) {
 		}
 	}
 	if hazard && !e.skipBarriers {
-		// Every stage used since the last barrier waits too, not only the next
-		// command's: the tracking is cleared below, so a compute read before a
-		// copy must also be ordered before a later compute write.
-		e.memoryBarrier(e.stages, e.stages|stage)
+		// The tracking is cleared below, so the barrier orders everything
+		// recorded so far before every later GPU command, whatever its stage:
+		// a compute read before a copy must be ordered before a later compute
+		// write, and a compute write before a compute-to-compute barrier before
+		// a later copy that reads it.
+		e.memoryBarrier(e.stages, stagesGPU)
 		e.Barriers++
 		clear(e.writes)
 		clear(e.reads)
