@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -258,7 +259,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if err := pipeline.CheckWindow(window, stride); err != nil {
 		return nil, err
 	}
-	corpus, err := pipeline.LoadCorpus(ctx, spec, pipeline.CorpusOptions{
+	corp, err := corpus.Load(ctx, spec, corpus.Options{
 		Split:           opt.Split,
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
@@ -269,7 +270,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if err != nil {
 		return nil, err
 	}
-	toks, err := pipeline.Tokenize(ctx, corpus, e.tok, pipeline.TokenizeOptions{
+	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
 		NoCache:    opt.NoTokenCache,
 		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
 	})
@@ -294,7 +295,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	version, commit := Version()
 	rc := &pipeline.RunConfig{
 		Mode: string(mode), Ctx: window, Stride: stride, MaxTokens: opt.MaxTokens,
-		Split: cmp.Or(opt.Split, pipeline.SplitAll), Separator: opt.Separator,
+		Split: cmp.Or(opt.Split, corpus.SplitAll), Separator: opt.Separator,
 		Device: e.spec.String(), Precision: precisionOf(b), BatchTokens: opt.BatchTokens,
 	}
 	if mode == pipeline.ModeStream {
@@ -307,7 +308,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		Tool: "wgpu-eval", Version: version, Commit: commit, GoVersion: runtime.Version(),
 		Model: pipeline.ModelProvenance{ID: e.name, Revision: snapshotRevision(e.path), Path: e.path,
 			StoredDType: e.stored, WeightsSHA256: e.hash},
-		Corpus:    pipeline.CorpusProvenance{Name: spec, SHA256: corpus.SHA256, Format: string(corpus.Format)},
+		Corpus:    pipeline.CorpusProvenance{Name: spec, SHA256: corp.SHA256, Format: string(corp.Format)},
 		Tokenizer: e.tok.ID(),
 		Device:    deviceInfo(b),
 		Start:     start.UTC(),
@@ -330,7 +331,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	var ck *checkpointer
 	if opt.Checkpoint != "" {
-		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corpus.SHA256, Tokenizer: e.tok.ID(),
+		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard}
 		if ck, err = openCheckpointer(opt.Checkpoint, id); err != nil {
@@ -363,7 +364,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 // DataName is how results name a corpus: the spec, with the split when it is
 // not the whole corpus ("tinyshakespeare:val").
 func DataName(spec, split string) string {
-	if split == "" || split == pipeline.SplitAll {
+	if split == "" || split == corpus.SplitAll {
 		return spec
 	}
 	return spec + ":" + split

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -28,7 +29,7 @@ func isolate(t *testing.T) {
 	t.Setenv("HOME", tmp)
 	t.Setenv("HF_HUB_CACHE", filepath.Join(tmp, "hub"))
 	t.Setenv("HF_HUB_OFFLINE", "1")
-	t.Setenv(pipeline.TinyShakespeareEnv, "")
+	t.Setenv(corpus.TinyShakespeareEnv, "")
 }
 
 // cli runs the command line in-process and returns stdout, stderr and the error.

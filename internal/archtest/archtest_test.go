@@ -17,20 +17,23 @@ const module = "github.com/wgpu-eval/wgpu-eval"
 // this module its non-test files may import. A rule for "a" also covers "a/..."
 // unless a longer rule matches. "*" allows everything.
 var allowed = map[string][]string{
-	".":                    {"pipeline", "model", "wgpu"}, // the library API (package wgpueval)
-	"cmd":                  {"*"},
-	"pipeline":             {"model", "shaders", "wgpu", "internal/download"},
-	"shaders":              {"wgpu", "wgpu/wgsl", "model"},
-	"model":                {"internal/download"},
-	"wgpu":                 {"wgpu/wgsl", "wgpu/internal/vk"},
-	"wgpu/wgsl":            {},
-	"wgpu/internal/vk":     {},
-	"internal/download":    {},
-	"internal/testmodel":   {"model"},
-	"internal/refops":      {},
-	"internal/backendtest": {"pipeline", "model", "internal/testmodel"},
-	"internal/archtest":    {},
-	"internal/prereq":      {},
+	".":                     {"pipeline", "corpus", "model", "wgpu"}, // the library API (package wgpueval)
+	"cmd":                   {"*"},
+	"pipeline":              {"corpus", "model", "shaders", "wgpu", "internal/atomicfile", "internal/msgpackbound"},
+	"corpus":                {"internal/download", "internal/atomicfile", "internal/msgpackbound"},
+	"shaders":               {"wgpu", "wgpu/wgsl", "model"},
+	"model":                 {"internal/download"},
+	"wgpu":                  {"wgpu/wgsl", "wgpu/internal/vk"},
+	"wgpu/wgsl":             {},
+	"wgpu/internal/vk":      {},
+	"internal/download":     {},
+	"internal/atomicfile":   {},
+	"internal/msgpackbound": {},
+	"internal/testmodel":    {"model"},
+	"internal/refops":       {},
+	"internal/backendtest":  {"pipeline", "corpus", "model", "internal/testmodel"},
+	"internal/archtest":     {},
+	"internal/prereq":       {},
 }
 
 // rule returns the most specific rule for dir.

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
@@ -76,9 +77,9 @@ func LoadGolden(t testing.TB, dir string) Golden {
 
 // Config returns the EvalConfig that runs case c of g.
 func (g Golden) Config(c GoldenCase) pipeline.EvalConfig {
-	toks := &pipeline.Tokens{Docs: [][]int32{g.Tokens[:c.NTokens]}}
+	toks := &corpus.Tokens{Docs: [][]int32{g.Tokens[:c.NTokens]}}
 	if pipeline.Mode(c.Mode) == pipeline.ModeDocuments {
-		toks = &pipeline.Tokens{Docs: g.Documents, Separated: true}
+		toks = &corpus.Tokens{Docs: g.Documents, Separated: true}
 	}
 	return pipeline.EvalConfig{Tokens: toks, EOT: g.EOT, Mode: pipeline.Mode(c.Mode), Ctx: c.Ctx, Stride: c.Stride}
 }
@@ -168,9 +169,9 @@ func (s Suite) goldens(t *testing.T) {
 
 // peakedCorpus is documents of Zipf-like ids (small ids common, as in text)
 // of random lengths, up to twice the model's positions.
-func peakedCorpus(seed uint64, cfg model.Config, docs int) *pipeline.Tokens {
+func peakedCorpus(seed uint64, cfg model.Config, docs int) *corpus.Tokens {
 	r := rand.New(rand.NewPCG(seed, 3))
-	out := &pipeline.Tokens{Separated: true}
+	out := &corpus.Tokens{Separated: true}
 	for range docs {
 		d := make([]int32, 1+r.IntN(2*cfg.NPositions))
 		for i := range d {

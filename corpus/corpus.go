@@ -1,4 +1,4 @@
-package pipeline
+package corpus
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // Format is how a corpus is stored.
 type Format string
 
-// The corpus formats LoadCorpus reads.
+// The corpus formats Load reads.
 const (
 	// FormatText is UTF-8 text: a file, stdin, or TinyShakespeare.
 	FormatText Format = "text"
@@ -55,8 +55,8 @@ const (
 	llmcModelMagic  = 20240326 // an llm.c model checkpoint, a common mix-up
 )
 
-// CorpusOptions tunes LoadCorpus. The zero value is usable.
-type CorpusOptions struct {
+// Options tunes Load. The zero value is usable.
+type Options struct {
 	// Split is "all" (or ""), "train" or "val": for text corpora, the first 90% or
 	// the last 10% of the characters, cut at int(0.9*characters) as nanoGPT does
 	// (for ASCII text such as TinyShakespeare, characters are bytes). JSONL and
@@ -116,7 +116,7 @@ func (c *Corpus) Bytes() int {
 	return n
 }
 
-// LoadCorpus reads the corpus spec names: "tinyshakespeare" (a local copy from
+// Load reads the corpus spec names: "tinyshakespeare" (a local copy from
 // opt or the environment, else the cached download, else downloaded from
 // TinyShakespeareURL into the cache, sha256-checked in every case), "-" (text on
 // stdin), a .jsonl file (documents: one JSON object per line with a string
@@ -125,7 +125,7 @@ func (c *Corpus) Bytes() int {
 // file, read as UTF-8 text. The named corpus wins over a file of the same name
 // (write ./tinyshakespeare to mean the file).
 // Empty corpora and text that is not UTF-8 are errors.
-func LoadCorpus(ctx context.Context, spec string, opt CorpusOptions) (*Corpus, error) {
+func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 	split := opt.Split
 	switch split {
 	case "":

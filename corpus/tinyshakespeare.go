@@ -1,4 +1,4 @@
-package pipeline
+package corpus
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func cacheRoot(dir string) (string, error) {
 // tinyShakespeare returns the path of a checked copy of TinyShakespeare: the local
 // copy opt or the environment names, else the cached file, else a fresh download
 // into the cache.
-func tinyShakespeare(ctx context.Context, opt CorpusOptions) (string, error) {
+func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 	local, from := opt.TinyShakespeare, ""
 	if local == "" {
 		local, from = os.Getenv(TinyShakespeareEnv), " (from $"+TinyShakespeareEnv+")"
