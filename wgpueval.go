@@ -65,7 +65,8 @@ type Options struct {
 	// evaluation. It is called from the goroutine doing the work.
 	Progress func(Progress)
 	// Log, when set, receives one-line messages the command prints unless
-	// --quiet (what was loaded, warnings).
+	// --quiet (what was loaded, warnings, a hub that has not answered for a
+	// while: those come from a goroutine of their own while Open downloads).
 	Log func(msg string)
 }
 
@@ -117,6 +118,12 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 			hc.Progress(file, done, total)
 		}
 		opt.report(Progress{"download", file, done, total})
+	}
+	c.Waiting = func(w hub.Wait) {
+		if hc.Waiting != nil {
+			hc.Waiting(w)
+		}
+		opt.log("%s", w)
 	}
 	path, err := c.Locate(ctx, name)
 	if err != nil {
