@@ -3,6 +3,7 @@ package wgpueval
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 )
@@ -143,5 +145,35 @@ func TestOpenSaysWhatItWaitsFor(t *testing.T) {
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestEvaluateMatchesPyTorchGolden: the library, from the model folder and a
+// token file to the Result, against the float64 PyTorch reference of
+// testdata/golden (a tiny F16 GPT-2 far from uniform), in every method.
+func TestEvaluateMatchesPyTorchGolden(t *testing.T) {
+	const dir = "testdata/golden"
+	g := backendtest.LoadGolden(t, dir)
+	ev, err := Open(context.Background(), filepath.Join(dir, "tiny"), Options{Device: "cpu", Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	for _, c := range g.Cases {
+		data := filepath.Join(t.TempDir(), c.Name+".bin")
+		if err := os.WriteFile(data, g.TokenFile(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opt := EvalOptions{Mode: c.Mode, Ctx: c.Ctx, NoTokenCache: true}
+		if c.Mode != "stream" {
+			opt.Stride = c.Stride
+		}
+		r, err := ev.Evaluate(context.Background(), data, opt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if r.Tokens != c.Count || math.Abs(r.MeanNLL-c.MeanNLL) > 1e-5 {
+			t.Errorf("%s: %d targets, mean NLL %.9f; reference %d, %.9f", c.Name, r.Tokens, r.MeanNLL, c.Count, c.MeanNLL)
+		}
 	}
 }

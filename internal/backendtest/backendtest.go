@@ -7,6 +7,7 @@ package backendtest
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -340,4 +341,27 @@ func (s Suite) cancel(t *testing.T) {
 	if _, err := pipeline.Evaluate(context.Background(), b, ec); err != nil {
 		t.Errorf("after cancellation: %v", err)
 	}
+}
+
+// TokenFile returns case c's input as an llm.c token file (version 1: a
+// 256-int32 header of magic 20240520, version and count, then uint16 ids): the
+// leading NTokens ids for stream and strided cases, and every document after an
+// <|endoftext|> for documents cases, which is how a token file separates them.
+// It lets an end-to-end test feed a golden case to the CLI or the library.
+func (g Golden) TokenFile(c GoldenCase) []byte {
+	ids := g.Tokens[:c.NTokens]
+	if pipeline.Mode(c.Mode) == pipeline.ModeDocuments {
+		ids = nil
+		for _, d := range g.Documents {
+			ids = append(append(ids, g.EOT), d...)
+		}
+	}
+	out := make([]byte, 256*4, 256*4+2*len(ids))
+	binary.LittleEndian.PutUint32(out[0:], 20240520)
+	binary.LittleEndian.PutUint32(out[4:], 1)
+	binary.LittleEndian.PutUint32(out[8:], uint32(len(ids)))
+	for _, id := range ids {
+		out = binary.LittleEndian.AppendUint16(out, uint16(id))
+	}
+	return out
 }
