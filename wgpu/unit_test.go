@@ -3,11 +3,8 @@ package wgpu
 import (
 	"errors"
 	"fmt"
-	"go/parser"
-	"go/token"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,44 +85,6 @@ func TestAllocatorSpans(t *testing.T) {
 	b.give(o3, 24)
 	if len(b.free) != 1 || b.free[0] != (span{0, 1024}) || b.used != 0 {
 		t.Fatalf("not coalesced: %+v used %d", b.free, b.used)
-	}
-}
-
-// TestImports enforces the package rules: wgpu imports only the standard library, wgpu/wgsl and wgpu/internal/vk;
-// vk only purego (and its generator only the standard library).
-func TestImports(t *testing.T) {
-	const mod = "github.com/wgpu-eval/wgpu-eval/"
-	rules := map[string][]string{
-		".":                    {mod + "wgpu/wgsl", mod + "wgpu/internal/vk", "github.com/x448/float16"},
-		"internal/vk":          {"github.com/ebitengine/purego"},
-		"internal/vk/gen":      nil,
-		"internal/vk/vklayout": {mod + "wgpu/internal/vk", "C"},
-	}
-	for dir, allowed := range rules {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue // tests may import what they exercise
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			af, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, im := range af.Imports {
-				p := strings.Trim(im.Path.Value, `"`)
-				ok := !strings.Contains(strings.Split(p, "/")[0], ".") && p != "C" // standard library
-				for _, a := range allowed {
-					ok = ok || p == a
-				}
-				if !ok {
-					t.Errorf("%s imports %s", f, p)
-				}
-			}
-		}
 	}
 }
 
