@@ -162,9 +162,6 @@ func moduleGraph(root string) (map[string][]imp, error) {
 		if err != nil {
 			return err
 		}
-		if f.Name.Name == "main" && filepath.Dir(path) == root {
-			return nil // a `go run` tool in the root folder (go:generate helpers), not the library
-		}
 		relFile, _ := filepath.Rel(root, path)
 		if _, seen := graph[rel]; !seen {
 			graph[rel] = nil // the folder holds a package, even one that imports nothing
