@@ -1,6 +1,7 @@
 package msgpackbound
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -34,4 +35,39 @@ func TestCheckLengths(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+}
+
+// FuzzCheckLengths: any bytes are judged without a panic; what msgpack itself
+// encodes is accepted; and what is accepted decodes while allocating no more
+// than a small multiple of its size.
+func FuzzCheckLengths(f *testing.F) {
+	for _, v := range []any{nil, true, 1.5, int64(-70000), "x", []byte{1, 2}, []int32{1, 2, 300},
+		map[string]any{"docs": [][]int32{{1, 2}, {3}}, "version": 1}} {
+		b, err := msgpack.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{0xdd, 0xff, 0xff, 0xff, 0xff, 1, 2})
+	f.Add([]byte{0x91, 0x91, 0xdc, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if CheckLengths(data) != nil {
+			return
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var v any
+		err := msgpack.Unmarshal(data, &v)
+		runtime.ReadMemStats(&after)
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20+64*uint64(len(data)) {
+			t.Errorf("%d accepted bytes allocated %d bytes when decoded (err %v)", len(data), grew, err)
+		}
+		if err == nil {
+			again, err := msgpack.Marshal(v)
+			if err == nil && CheckLengths(again) != nil {
+				t.Errorf("msgpack's own encoding of %v refused: %v", v, CheckLengths(again))
+			}
+		}
+	})
 }
