@@ -49,7 +49,10 @@ func (w Wait) String() string {
 	if w.Silence < time.Second {
 		silence = w.Silence.Round(time.Millisecond)
 	}
-	limit := "no time limit; Ctrl-C stops, a rerun resumes"
+	limit := "no time limit; Ctrl-C stops"
+	if w.Kind == WaitData {
+		limit += ", a rerun resumes"
+	}
 	if w.Timeout > 0 {
 		limit = fmt.Sprintf("gives up after %v", w.Timeout)
 	}
