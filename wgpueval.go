@@ -65,8 +65,9 @@ type Options struct {
 	// evaluation. It is called from the goroutine doing the work.
 	Progress func(Progress)
 	// Log, when set, receives one-line messages the command prints unless
-	// --quiet (what was loaded, warnings, a hub that has not answered for a
-	// while: those come from a goroutine of their own while Open downloads).
+	// --quiet (what was loaded, warnings, a hub or TinyShakespeare server that
+	// has been silent for a while: those come from a goroutine of their own
+	// while Open or Evaluate downloads).
 	Log func(msg string)
 }
 
@@ -272,6 +273,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		TinyShakespeare: opt.TinyShakespeareFile,
 		Offline:         e.opt.Offline,
 		Progress:        func(done, total int64) { e.opt.report(Progress{"corpus", spec, done, total}) },
+		Waiting:         func(msg string) { e.opt.log("%s", msg) },
 		Stdin:           opt.Stdin,
 	})
 	if err != nil {

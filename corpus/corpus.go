@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -55,6 +56,9 @@ const (
 	llmcModelMagic  = 20240326 // an llm.c model checkpoint, a common mix-up
 )
 
+// DefaultWaitInterval is Options.WaitInterval when it is zero.
+const DefaultWaitInterval = 5 * time.Second
+
 // Options tunes Load. The zero value is usable.
 type Options struct {
 	// Split is "all" (or ""), "train" or "val": for text corpora, the first 90% or
@@ -82,6 +86,13 @@ type Options struct {
 	// Progress, when set, is called as the TinyShakespeare download proceeds,
 	// with bytes so far and the total (-1 when unknown).
 	Progress func(done, total int64)
+	// Waiting, when set, is told in one line when the TinyShakespeare server
+	// has been silent for WaitInterval (no answer yet, or no more data), and
+	// again every WaitInterval while that lasts; from a goroutine of its own,
+	// never after Load returns.
+	Waiting func(msg string)
+	// WaitInterval is that silence; 0 means DefaultWaitInterval.
+	WaitInterval time.Duration
 	// Stdin is read for the spec "-"; nil means os.Stdin.
 	Stdin io.Reader
 }

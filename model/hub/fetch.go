@@ -104,7 +104,7 @@ func (c *Client) head(ctx context.Context, repo, rev, file string) (fileMeta, er
 		}
 		req.Header = c.headers(u)
 		req.Header.Set("Accept-Encoding", "identity") // the real size, never a compressed one
-		w := c.watch(Wait{Kind: WaitAnswer, File: file, Timeout: headerTimeout(&hc)}, u)
+		w := c.watch(Wait{Kind: WaitAnswer, File: file, Timeout: download.HeaderTimeout(&hc)}, u)
 		resp, err := hc.Do(req)
 		w.stop()
 		if err != nil {
@@ -281,7 +281,7 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 			opt.SHA256 = m.etag
 		}
 		hc := c.httpClient()
-		w := c.watch(Wait{Kind: WaitAnswer, File: file, Timeout: headerTimeout(hc)}, m.location)
+		w := c.watch(Wait{Kind: WaitAnswer, File: file, Timeout: download.HeaderTimeout(hc)}, m.location)
 		opt.Progress = func(done, total int64) {
 			w.active(WaitData, done, hc.Timeout)
 			if c.Progress != nil {

@@ -2,10 +2,11 @@ package hub
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/download"
 )
 
 // DefaultWaitInterval is Client.WaitInterval when it is zero.
@@ -65,19 +66,12 @@ func (w Wait) String() string {
 	return fmt.Sprintf("hub: waiting %v for %s to answer for %s (%s)", silence, w.Host, w.File, limit)
 }
 
-// waiter reports silence on one file to Client.Waiting. active is called when
-// something arrives; stop ends the reports and returns once no report can
-// follow. A nil *waiter (no Waiting callback) does nothing.
+// waiter reports silence on one file to Client.Waiting, saying what it is
+// waiting for. A nil *waiter (no Waiting callback) does nothing.
 type waiter struct {
-	report   func(Wait)
-	interval time.Duration
-
-	mu   sync.Mutex
-	w    Wait      // what the next report says, but for Silence
-	last time.Time // when something last arrived (or the wait began)
-
-	quit chan struct{}
-	done chan struct{}
+	mu    sync.Mutex
+	w     Wait // what the next report says, but for Silence
+	watch *download.Watch
 }
 
 // watch starts reporting silence from now on: the reports say what w says,
@@ -89,15 +83,15 @@ func (c *Client) watch(w Wait, rawURL string) *waiter {
 	if u, err := url.Parse(rawURL); err == nil && rawURL != "" {
 		w.Host = u.Host
 	}
-	wt := &waiter{
-		report:   c.Waiting,
-		interval: c.waitInterval(),
-		w:        w,
-		last:     time.Now(),
-		quit:     make(chan struct{}),
-		done:     make(chan struct{}),
-	}
-	go wt.loop()
+	wt := &waiter{w: w}
+	report := c.Waiting
+	wt.watch = download.NewWatch(c.waitInterval(), func(silence time.Duration) {
+		wt.mu.Lock()
+		rep := wt.w
+		wt.mu.Unlock()
+		rep.Silence = silence
+		report(rep)
+	})
 	return wt
 }
 
@@ -108,30 +102,6 @@ func (c *Client) waitInterval() time.Duration {
 	return DefaultWaitInterval
 }
 
-func (w *waiter) loop() {
-	defer close(w.done)
-	t := time.NewTimer(w.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.quit:
-			return
-		case now := <-t.C:
-			w.mu.Lock()
-			silence := now.Sub(w.last)
-			rep := w.w
-			w.mu.Unlock()
-			next := w.interval - silence // activity since the timer was set
-			if silence >= w.interval {
-				rep.Silence = silence
-				w.report(rep)
-				next = w.interval
-			}
-			t.Reset(next)
-		}
-	}
-}
-
 // active records that done bytes have arrived, switching to kind (the answer
 // came; now the data is awaited).
 func (w *waiter) active(kind WaitKind, done int64, timeout time.Duration) {
@@ -139,9 +109,9 @@ func (w *waiter) active(kind WaitKind, done int64, timeout time.Duration) {
 		return
 	}
 	w.mu.Lock()
-	w.last = time.Now()
 	w.w.Kind, w.w.Done, w.w.Timeout = kind, done, timeout
 	w.mu.Unlock()
+	w.watch.Touch()
 }
 
 // stop ends the reports; none is made after it returns.
@@ -149,17 +119,5 @@ func (w *waiter) stop() {
 	if w == nil {
 		return
 	}
-	close(w.quit)
-	<-w.done
-}
-
-// headerTimeout is how long hc waits for response headers (its transport's
-// ResponseHeaderTimeout or its overall Timeout, whichever is shorter; 0: no
-// limit but ctx).
-func headerTimeout(hc *http.Client) time.Duration {
-	d := hc.Timeout
-	if t, ok := hc.Transport.(*http.Transport); ok && t.ResponseHeaderTimeout > 0 && (d == 0 || t.ResponseHeaderTimeout < d) {
-		d = t.ResponseHeaderTimeout
-	}
-	return d
+	w.watch.Stop()
 }
