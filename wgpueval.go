@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -64,7 +65,9 @@ type Options struct {
 	// evaluation. It is called from the goroutine doing the work.
 	Progress func(Progress)
 	// Log, when set, receives one-line messages the command prints unless
-	// --quiet (what was loaded, warnings).
+	// --quiet (what was loaded, warnings, a hub or TinyShakespeare server that
+	// has been silent for a while: those come from a goroutine of their own
+	// while Open or Evaluate downloads).
 	Log func(msg string)
 }
 
@@ -116,6 +119,12 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 			hc.Progress(file, done, total)
 		}
 		opt.report(Progress{"download", file, done, total})
+	}
+	c.Waiting = func(w hub.Wait) {
+		if hc.Waiting != nil {
+			hc.Waiting(w)
+		}
+		opt.log("%s", w)
 	}
 	path, err := c.Locate(ctx, name)
 	if err != nil {
@@ -272,18 +281,19 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if err := pipeline.CheckWindow(window, stride); err != nil {
 		return nil, err
 	}
-	corpus, err := pipeline.LoadCorpus(ctx, spec, pipeline.CorpusOptions{
+	corp, err := corpus.Load(ctx, spec, corpus.Options{
 		Split:           opt.Split,
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
 		Offline:         e.opt.Offline,
 		Progress:        func(done, total int64) { e.opt.report(Progress{"corpus", spec, done, total}) },
+		Waiting:         func(msg string) { e.opt.log("%s", msg) },
 		Stdin:           opt.Stdin,
 	})
 	if err != nil {
 		return nil, err
 	}
-	toks, err := pipeline.Tokenize(ctx, corpus, e.tok, pipeline.TokenizeOptions{
+	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
 		NoCache:    opt.NoTokenCache,
 		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
 	})
@@ -308,7 +318,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	version, commit := Version()
 	rc := &pipeline.RunConfig{
 		Mode: string(mode), Ctx: window, Stride: stride, MaxTokens: opt.MaxTokens,
-		Split: cmp.Or(opt.Split, pipeline.SplitAll), Separator: opt.Separator,
+		Split: cmp.Or(opt.Split, corpus.SplitAll), Separator: opt.Separator,
 		Device: e.spec.String(), Precision: precisionOf(b), BatchTokens: opt.BatchTokens,
 	}
 	if mode == pipeline.ModeStream {
@@ -321,7 +331,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		Tool: "wgpu-eval", Version: version, Commit: commit, GoVersion: runtime.Version(),
 		Model: pipeline.ModelProvenance{ID: e.name, Revision: snapshotRevision(e.path), Path: e.path,
 			StoredDType: e.stored, WeightsSHA256: e.hash},
-		Corpus:    pipeline.CorpusProvenance{Name: spec, SHA256: corpus.SHA256, Format: string(corpus.Format)},
+		Corpus:    pipeline.CorpusProvenance{Name: spec, SHA256: corp.SHA256, Format: string(corp.Format)},
 		Tokenizer: e.tok.ID(),
 		Device:    deviceInfo(b),
 		Start:     start.UTC(),
@@ -345,7 +355,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	var ck *checkpointer
 	if opt.Checkpoint != "" {
-		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corpus.SHA256, Tokenizer: e.tok.ID(),
+		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
 			PerToken: opt.PerToken != "", TopLogprobs: opt.TopLogprobs}
@@ -386,7 +396,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 // DataName is how results name a corpus: the spec, with the split when it is
 // not the whole corpus ("tinyshakespeare:val").
 func DataName(spec, split string) string {
-	if split == "" || split == pipeline.SplitAll {
+	if split == "" || split == corpus.SplitAll {
 		return spec
 	}
 	return spec + ":" + split

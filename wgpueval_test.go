@@ -2,12 +2,19 @@ package wgpueval
 
 import (
 	"context"
+	"errors"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model/hub"
 )
 
 func tinyModel(t *testing.T) string {
@@ -100,5 +107,73 @@ func TestEvaluateChecksFirst(t *testing.T) {
 	}
 	if _, err := ev.Evaluate(context.Background(), text, EvalOptions{}); err == nil {
 		t.Error("Evaluate after Close: no error")
+	}
+}
+
+// TestOpenSaysWhatItWaitsFor: a hub that does not answer is reported through
+// Options.Log, naming the host and the file, while Open waits.
+func TestOpenSaysWhatItWaitsFor(t *testing.T) {
+	release := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer s.Close()
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := make(chan string, 100)
+	hc := &hub.Client{Endpoint: s.URL, CacheDir: t.TempDir(), WaitInterval: 10 * time.Millisecond}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := Open(ctx, "org/model", Options{Hub: hc, Log: func(msg string) { logs <- msg }})
+		errc <- err
+	}()
+	select {
+	case msg := <-logs:
+		host := strings.TrimPrefix(s.URL, "http://")
+		if !strings.Contains(msg, host) || !strings.Contains(msg, "config.json") || !strings.Contains(msg, "to answer") {
+			t.Errorf("log %q, want the host %s and config.json", msg, host)
+		}
+	case err := <-errc:
+		t.Fatalf("Open returned %v before saying what it waits for", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("nothing logged while the hub was silent")
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestEvaluateMatchesPyTorchGolden: the library, from the model folder and a
+// token file to the Result, against the float64 PyTorch reference of
+// testdata/golden (a tiny F16 GPT-2 far from uniform), in every method.
+func TestEvaluateMatchesPyTorchGolden(t *testing.T) {
+	const dir = "testdata/golden"
+	g := backendtest.LoadGolden(t, dir)
+	ev, err := Open(context.Background(), filepath.Join(dir, "tiny"), Options{Device: "cpu", Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	for _, c := range g.Cases {
+		data := filepath.Join(t.TempDir(), c.Name+".bin")
+		if err := os.WriteFile(data, g.TokenFile(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opt := EvalOptions{Mode: c.Mode, Ctx: c.Ctx, NoTokenCache: true}
+		if c.Mode != "stream" {
+			opt.Stride = c.Stride
+		}
+		r, err := ev.Evaluate(context.Background(), data, opt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if r.Tokens != c.Count || math.Abs(r.MeanNLL-c.MeanNLL) > 1e-5 {
+			t.Errorf("%s: %d targets, mean NLL %.9f; reference %d, %.9f", c.Name, r.Tokens, r.MeanNLL, c.Count, c.MeanNLL)
+		}
 	}
 }

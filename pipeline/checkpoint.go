@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 )
 
 // checkpointVersion changes whenever Checkpoint's layout or meaning does.
@@ -127,7 +128,7 @@ func (c *Checkpoint) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(path, data); err != nil {
+	if err := atomicfile.Write(path, data); err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", path, err)
 	}
 	return nil

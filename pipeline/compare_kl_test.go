@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
@@ -47,7 +48,7 @@ func TestCompareKL(t *testing.T) {
 	for i := range doc {
 		doc[i] = int32(r.IntN(cfg.VocabSize))
 	}
-	toks := &pipeline.Tokens{Docs: [][]int32{doc}}
+	toks := &corpus.Tokens{Docs: [][]int32{doc}}
 	ctx := context.Background()
 	file := func(m *model.Model, k int) *pipeline.PerTokenFile {
 		res, err := pipeline.Evaluate(ctx, pipeline.NewCPU(m, 1), pipeline.EvalConfig{Tokens: toks, EOT: 0, Ctx: 16,

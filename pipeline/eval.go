@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
@@ -21,7 +22,7 @@ type EvalConfig struct {
 	Data  string // the corpus's name, copied into Result
 
 	// Tokens is the tokenized corpus (required).
-	Tokens *Tokens
+	Tokens *corpus.Tokens
 	// EOT is the <|endoftext|> id: it precedes each document in documents mode,
 	// and each separate document of the stream in the other modes.
 	EOT int32

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
@@ -163,7 +164,7 @@ func TestEvaluateStream(t *testing.T) {
 	}
 	f := &fakeBackend{t: t, ctx: 64, batchTokens: 200}
 	r, err := Evaluate(context.Background(), f, EvalConfig{
-		Model: "m", Data: "d", Tokens: &Tokens{Docs: [][]int32{ids}}, Ctx: 64, Stride: 7,
+		Model: "m", Data: "d", Tokens: &corpus.Tokens{Docs: [][]int32{ids}}, Ctx: 64, Stride: 7,
 		BatchTokens: 200, TokenLen: fakeLen, VocabSize: 500,
 	})
 	if err != nil {
@@ -195,7 +196,7 @@ func TestEvaluateStrided(t *testing.T) {
 	}
 	f := &fakeBackend{t: t, ctx: 50, batchTokens: DefaultBatchTokens}
 	r, err := Evaluate(context.Background(), f, EvalConfig{
-		Tokens: &Tokens{Docs: [][]int32{ids}}, Mode: ModeStrided, Ctx: 50, TokenLen: fakeLen,
+		Tokens: &corpus.Tokens{Docs: [][]int32{ids}}, Mode: ModeStrided, Ctx: 50, TokenLen: fakeLen,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +236,7 @@ func TestEvaluateDocuments(t *testing.T) {
 		}
 		f := &fakeBackend{t: t, ctx: 32, batchTokens: 100}
 		r, err := Evaluate(context.Background(), f, EvalConfig{
-			Tokens: &Tokens{Docs: docs, Separated: true}, EOT: eot, Mode: ModeDocuments,
+			Tokens: &corpus.Tokens{Docs: docs, Separated: true}, EOT: eot, Mode: ModeDocuments,
 			Ctx: 32, Stride: 8, BatchTokens: 100, MaxTokens: max, TokenLen: fakeLen, VocabSize: 500,
 		})
 		if err != nil {
@@ -254,7 +255,7 @@ func TestEvaluateSeparatedStream(t *testing.T) {
 	const eot = 7
 	docs := [][]int32{{1, 2, 3}, {4, 5}, {6, 8, 9, 10}}
 	stream := []int32{eot, 1, 2, 3, eot, 4, 5, eot, 6, 8, 9, 10}
-	if got := (&Tokens{Docs: docs, Separated: true}).Stream(eot); !slices.Equal(got, stream) {
+	if got := (&corpus.Tokens{Docs: docs, Separated: true}).Stream(eot); !slices.Equal(got, stream) {
 		t.Fatalf("Stream = %v, want %v", got, stream)
 	}
 	var e expect
@@ -265,7 +266,7 @@ func TestEvaluateSeparatedStream(t *testing.T) {
 	}
 	f := &fakeBackend{t: t, ctx: 4, batchTokens: 8}
 	r, err := Evaluate(context.Background(), f, EvalConfig{
-		Tokens: &Tokens{Docs: docs, Separated: true}, EOT: eot, Ctx: 4, BatchTokens: 8, MaxTokens: 11, TokenLen: fakeLen,
+		Tokens: &corpus.Tokens{Docs: docs, Separated: true}, EOT: eot, Ctx: 4, BatchTokens: 8, MaxTokens: 11, TokenLen: fakeLen,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +280,7 @@ func TestEvaluateSeparatedStream(t *testing.T) {
 func TestTokensDocuments(t *testing.T) {
 	const eot = 0
 	// A continuous stream (an llm.c token file) is cut at its eot ids.
-	tk := &Tokens{Docs: [][]int32{{0, 1, 2, 0, 0, 3, 0, 4, 5}}}
+	tk := &corpus.Tokens{Docs: [][]int32{{0, 1, 2, 0, 0, 3, 0, 4, 5}}}
 	want := [][]int32{{1, 2}, {3}, {4, 5}}
 	if got := tk.Documents(eot); !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("Documents = %v, want %v", got, want)
@@ -287,7 +288,7 @@ func TestTokensDocuments(t *testing.T) {
 	if got := tk.Stream(eot); !slices.Equal(got, tk.Docs[0]) {
 		t.Errorf("Stream of a continuous text = %v, want it unchanged", got)
 	}
-	sep := &Tokens{Docs: [][]int32{{1}, {}, {2, 3}}, Separated: true}
+	sep := &corpus.Tokens{Docs: [][]int32{{1}, {}, {2, 3}}, Separated: true}
 	if got := sep.Documents(eot); !slices.EqualFunc(got, [][]int32{{1}, {2, 3}}, slices.Equal) {
 		t.Errorf("Documents of separated = %v", got)
 	}
@@ -298,7 +299,7 @@ func TestEvaluateProgress(t *testing.T) {
 	var calls [][2]int
 	f := &fakeBackend{t: t, ctx: 16, batchTokens: 40}
 	r, err := Evaluate(context.Background(), f, EvalConfig{
-		Tokens: &Tokens{Docs: [][]int32{ids}}, Ctx: 16, BatchTokens: 40,
+		Tokens: &corpus.Tokens{Docs: [][]int32{ids}}, Ctx: 16, BatchTokens: 40,
 		Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) },
 	})
 	if err != nil {
@@ -328,7 +329,7 @@ func TestEvaluateCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := &fakeBackend{t: t, ctx: 16, batchTokens: 32, onCall: func(int) error { cancel(); return nil }}
-	_, err := Evaluate(ctx, f, EvalConfig{Tokens: &Tokens{Docs: [][]int32{ids}}, Ctx: 16, BatchTokens: 32})
+	_, err := Evaluate(ctx, f, EvalConfig{Tokens: &corpus.Tokens{Docs: [][]int32{ids}}, Ctx: 16, BatchTokens: 32})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -339,7 +340,7 @@ func TestEvaluateCancel(t *testing.T) {
 
 func TestEvaluateBackendErrors(t *testing.T) {
 	ids := randomIDs(rand.New(rand.NewPCG(11, 12)), 100)
-	cfg := EvalConfig{Data: "corpus.txt", Tokens: &Tokens{Docs: [][]int32{ids}}, Ctx: 16}
+	cfg := EvalConfig{Data: "corpus.txt", Tokens: &corpus.Tokens{Docs: [][]int32{ids}}, Ctx: 16}
 	boom := errors.New("device lost")
 	f := &fakeBackend{t: t, ctx: 16, batchTokens: DefaultBatchTokens, onCall: func(int) error { return boom }}
 	if _, err := Evaluate(context.Background(), f, cfg); !errors.Is(err, boom) || !strings.Contains(err.Error(), "corpus.txt") {
@@ -357,7 +358,7 @@ func TestEvaluateBackendErrors(t *testing.T) {
 
 func TestEvaluateBadConfig(t *testing.T) {
 	ids := []int32{1, 2, 3, 4, 5}
-	tk := &Tokens{Docs: [][]int32{ids}}
+	tk := &corpus.Tokens{Docs: [][]int32{ids}}
 	for _, c := range []struct {
 		cfg  EvalConfig
 		want string
@@ -371,7 +372,7 @@ func TestEvaluateBadConfig(t *testing.T) {
 		{EvalConfig{Tokens: tk, Ctx: 4, VocabSize: 5}, "id 5 is not below the vocabulary size 5"},
 		{EvalConfig{Tokens: tk, Ctx: 4, Mode: ModeDocuments, VocabSize: 6, EOT: 6}, "end-of-text id 6"},
 		{EvalConfig{Tokens: tk, Ctx: 4, MaxTokens: 1}, "nothing to score"},
-		{EvalConfig{Tokens: &Tokens{Docs: [][]int32{{}}}, Ctx: 4, Mode: ModeDocuments}, "nothing to score"},
+		{EvalConfig{Tokens: &corpus.Tokens{Docs: [][]int32{{}}}, Ctx: 4, Mode: ModeDocuments}, "nothing to score"},
 	} {
 		f := &fakeBackend{t: t, ctx: 4}
 		_, err := Evaluate(context.Background(), f, c.cfg)
@@ -395,7 +396,7 @@ func TestEvaluateLongestFirst(t *testing.T) {
 	for range 30 {
 		docs = append(docs, randomIDs(rng, 1+rng.IntN(40)))
 	}
-	cfg := EvalConfig{Tokens: &Tokens{Docs: docs, Separated: true}, Mode: ModeDocuments, Ctx: 16, Stride: 4, BatchTokens: 64}
+	cfg := EvalConfig{Tokens: &corpus.Tokens{Docs: docs, Separated: true}, Mode: ModeDocuments, Ctx: 16, Stride: 4, BatchTokens: 64}
 	f := &fakeBackend{t: t, ctx: 16, batchTokens: 64}
 	if _, err := Evaluate(context.Background(), f, cfg); err != nil {
 		t.Fatal(err)

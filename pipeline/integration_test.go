@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -36,8 +37,8 @@ func TestShakespeareValTokens(t *testing.T) {
 		prereq.Missing(t, "tinyshakespeare", err)
 	}
 	ctx := context.Background()
-	c, err := pipeline.LoadCorpus(ctx, pipeline.TinyShakespeare, pipeline.CorpusOptions{
-		TinyShakespeare: shakespearePath, Split: pipeline.SplitVal})
+	c, err := corpus.Load(ctx, corpus.TinyShakespeare, corpus.Options{
+		TinyShakespeare: shakespearePath, Split: corpus.SplitVal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +46,9 @@ func TestShakespeareValTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := pipeline.TokenizeOptions{CacheDir: t.TempDir(), CacheError: func(err error) { t.Error(err) }}
+	opt := corpus.TokenizeOptions{CacheDir: t.TempDir(), CacheError: func(err error) { t.Error(err) }}
 	for _, pass := range []string{"fresh", "cached"} {
-		tk, err := pipeline.Tokenize(ctx, c, tok, opt)
+		tk, err := corpus.Tokenize(ctx, c, tok, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +59,7 @@ func TestShakespeareValTokens(t *testing.T) {
 	}
 }
 
-// TestEvaluateCPUByHand evaluates a tiny random GPT-2 on real GPT-2 token ids in
+// TestEvaluateCPUByHand evaluates a tiny GPT-2 far from uniform (testmodel.Peaked) on real GPT-2 token ids in
 // every mode, and compares with scoring each target by hand: one sequence per
 // target, holding exactly the context the Hugging Face definitions give it.
 func TestEvaluateCPUByHand(t *testing.T) {
@@ -78,7 +79,7 @@ func TestEvaluateCPUByHand(t *testing.T) {
 	for _, d := range strings.Split(text, "\n\n") {
 		docs = append(docs, tok.Encode(d))
 	}
-	m := testmodel.Random(testmodel.TinyConfig(), 7)
+	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
 	cpu := model.NewCPU(m, 0)
 	ctx := context.Background()
 
@@ -113,7 +114,7 @@ func TestEvaluateCPUByHand(t *testing.T) {
 			score(tokens, from, j)
 			wantBytes += float64(len(tok.Decode(tokens[j : j+1])))
 		}
-		tokens := &pipeline.Tokens{Docs: [][]int32{ids}}
+		tokens := &corpus.Tokens{Docs: [][]int32{ids}}
 		switch c.mode {
 		case pipeline.ModeStream:
 			for j := 1; j < len(ids); j++ {
@@ -126,7 +127,7 @@ func TestEvaluateCPUByHand(t *testing.T) {
 				add(ids, stridedStart(j, c.ctx, c.stride), j)
 			}
 		case pipeline.ModeDocuments:
-			tokens = &pipeline.Tokens{Docs: docs, Separated: true}
+			tokens = &corpus.Tokens{Docs: docs, Separated: true}
 			for _, d := range docs {
 				buf := append([]int32{tok.EOT()}, d...)
 				for j := 1; j < len(buf); j++ {

@@ -9,7 +9,8 @@ import (
 	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
-
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/msgpackbound"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
 )
 
@@ -139,7 +140,7 @@ func WritePerToken(path string, f *PerTokenFile) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(path, data); err != nil {
+	if err := atomicfile.Write(path, data); err != nil {
 		return fmt.Errorf("write per-token file %s: %w", path, err)
 	}
 	return nil
@@ -173,7 +174,7 @@ func ReadPerToken(path string) (*PerTokenFile, error) {
 // ParsePerToken decodes a per-token file. Every length in it is checked
 // against the bytes there are before anything is allocated by it.
 func ParsePerToken(data []byte) (*PerTokenFile, error) {
-	if err := checkMsgpackLengths(data); err != nil {
+	if err := msgpackbound.CheckLengths(data); err != nil {
 		return nil, fmt.Errorf("not a per-token file: %w", err)
 	}
 	var d perTokenDisk

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
@@ -18,9 +19,9 @@ import (
 
 // perTokenCorpus is separate documents of random ids, some empty, some
 // longer than the windows.
-func perTokenCorpus(seed uint64, lens ...int) *pipeline.Tokens {
+func perTokenCorpus(seed uint64, lens ...int) *corpus.Tokens {
 	r := rand.New(rand.NewPCG(seed, 9))
-	out := &pipeline.Tokens{Separated: true}
+	out := &corpus.Tokens{Separated: true}
 	for _, n := range lens {
 		d := make([]int32, n)
 		for i := range d {
@@ -56,7 +57,7 @@ func windowOf(ids []int32, p, ctx, stride int) (w model.Sequence, ok bool) {
 
 // expectTargets lists every target a run of mode over toks scores, in corpus
 // order, from the definitions of the modes (not from the package's cutting).
-func expectTargets(toks *pipeline.Tokens, mode pipeline.Mode, ctx, stride int) []target {
+func expectTargets(toks *corpus.Tokens, mode pipeline.Mode, ctx, stride int) []target {
 	var out []target
 	if mode == pipeline.ModeDocuments {
 		for i, d := range toks.Documents(testEOT) {

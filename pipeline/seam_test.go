@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
@@ -68,7 +69,7 @@ func TestEvaluateSeam(t *testing.T) {
 	for range 40 {
 		docs = append(docs, randomIDs(rng, 1+rng.IntN(60)))
 	}
-	cfg := EvalConfig{Tokens: &Tokens{Docs: docs}, Mode: ModeDocuments, Ctx: 64, EOT: 7, BatchTokens: 512}
+	cfg := EvalConfig{Tokens: &corpus.Tokens{Docs: docs}, Mode: ModeDocuments, Ctx: 64, EOT: 7, BatchTokens: 512}
 	sync := &fakeBackend{t: t, ctx: 64, batchTokens: 512}
 	want, err := Evaluate(context.Background(), sync, cfg)
 	if err != nil {
@@ -121,7 +122,7 @@ func TestEvaluateSeam(t *testing.T) {
 // order: the result equals one backend's to the last bit.
 func TestEvaluateMulti(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	cfg := EvalConfig{Tokens: &Tokens{Docs: [][]int32{randomIDs(rng, 3000)}}, Ctx: 64, BatchTokens: 256}
+	cfg := EvalConfig{Tokens: &corpus.Tokens{Docs: [][]int32{randomIDs(rng, 3000)}}, Ctx: 64, BatchTokens: 256}
 	want, err := Evaluate(context.Background(), &fakeBackend{t: t, ctx: 64, batchTokens: 256}, cfg)
 	if err != nil {
 		t.Fatal(err)

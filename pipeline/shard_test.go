@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 )
 
 func shardCorpus() EvalConfig {
@@ -16,7 +18,7 @@ func shardCorpus() EvalConfig {
 	for range 30 {
 		docs = append(docs, randomIDs(rng, 1+rng.IntN(90)))
 	}
-	return EvalConfig{Tokens: &Tokens{Docs: docs}, Mode: ModeDocuments, Ctx: 32, Stride: 16, EOT: 3, BatchTokens: 128, TokenLen: fakeLen}
+	return EvalConfig{Tokens: &corpus.Tokens{Docs: docs}, Mode: ModeDocuments, Ctx: 32, Stride: 16, EOT: 3, BatchTokens: 128, TokenLen: fakeLen}
 }
 
 // TestShardsMerge: three shards merged equal the unsharded run (mean to 1e-12

@@ -110,7 +110,7 @@ func TestF16(t *testing.T) {
 	a, b := make([]byte, 2*n), make([]byte, 2*n)
 	av, bv := make([]uint16, n), make([]uint16, n)
 	for i := range n {
-		av[i], bv[i] = f32ToF16(rng.Float32()*8-4), f32ToF16(rng.Float32()*8-4)
+		av[i], bv[i] = f16bits(rng.Float32()*8-4), f16bits(rng.Float32()*8-4)
 		a[2*i], a[2*i+1] = byte(av[i]), byte(av[i]>>8)
 		b[2*i], b[2*i+1] = byte(bv[i]), byte(bv[i]>>8)
 	}
@@ -131,11 +131,11 @@ func TestF16(t *testing.T) {
 	}
 	for i := range n {
 		got := uint16(out[2*i]) | uint16(out[2*i+1])<<8
-		x, y := f16ToF32(av[i]), f16ToF32(bv[i])
-		fused := f32ToF16(x*y + 0.5)
-		twice := f32ToF16(f16ToF32(f32ToF16(x*y)) + 0.5)
+		x, y := f16val(av[i]), f16val(bv[i])
+		fused := f16bits(x*y + 0.5)
+		twice := f16bits(f16val(f16bits(x*y)) + 0.5)
 		if got != fused && got != twice {
-			t.Fatalf("%g*%g+0.5 = %g (%#04x), want %g or %g", x, y, f16ToF32(got), got, f16ToF32(fused), f16ToF32(twice))
+			t.Fatalf("%g*%g+0.5 = %g (%#04x), want %g or %g", x, y, f16val(got), got, f16val(fused), f16val(twice))
 		}
 	}
 }
@@ -386,7 +386,7 @@ func TestStorage16Bit(t *testing.T) {
 	h := make([]uint16, n)
 	raw := make([]byte, 2*n)
 	for i := range h {
-		h[i] = f32ToF16(rng.Float32()*200 - 100)
+		h[i] = f16bits(rng.Float32()*200 - 100)
 		raw[2*i], raw[2*i+1] = byte(h[i]), byte(h[i]>>8)
 	}
 	X, Y := newBuffer(t, d, 2*n, storageRW), newBuffer(t, d, 4*n, storageRW)
@@ -399,7 +399,7 @@ func TestStorage16Bit(t *testing.T) {
 		p.DispatchWorkgroups(n/64, 1, 1)
 	})
 	for i, v := range readF32(t, d, Y) {
-		if want := f16ToF32(h[i])*2 + 1; v != want {
+		if want := f16val(h[i])*2 + 1; v != want {
 			t.Fatalf("y[%d] = %g, want %g", i, v, want)
 		}
 	}

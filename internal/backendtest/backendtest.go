@@ -7,6 +7,7 @@ package backendtest
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
@@ -76,9 +78,9 @@ func LoadGolden(t testing.TB, dir string) Golden {
 
 // Config returns the EvalConfig that runs case c of g.
 func (g Golden) Config(c GoldenCase) pipeline.EvalConfig {
-	toks := &pipeline.Tokens{Docs: [][]int32{g.Tokens[:c.NTokens]}}
+	toks := &corpus.Tokens{Docs: [][]int32{g.Tokens[:c.NTokens]}}
 	if pipeline.Mode(c.Mode) == pipeline.ModeDocuments {
-		toks = &pipeline.Tokens{Docs: g.Documents, Separated: true}
+		toks = &corpus.Tokens{Docs: g.Documents, Separated: true}
 	}
 	return pipeline.EvalConfig{Tokens: toks, EOT: g.EOT, Mode: pipeline.Mode(c.Mode), Ctx: c.Ctx, Stride: c.Stride}
 }
@@ -168,9 +170,9 @@ func (s Suite) goldens(t *testing.T) {
 
 // peakedCorpus is documents of Zipf-like ids (small ids common, as in text)
 // of random lengths, up to twice the model's positions.
-func peakedCorpus(seed uint64, cfg model.Config, docs int) *pipeline.Tokens {
+func peakedCorpus(seed uint64, cfg model.Config, docs int) *corpus.Tokens {
 	r := rand.New(rand.NewPCG(seed, 3))
-	out := &pipeline.Tokens{Separated: true}
+	out := &corpus.Tokens{Separated: true}
 	for range docs {
 		d := make([]int32, 1+r.IntN(2*cfg.NPositions))
 		for i := range d {
@@ -339,4 +341,27 @@ func (s Suite) cancel(t *testing.T) {
 	if _, err := pipeline.Evaluate(context.Background(), b, ec); err != nil {
 		t.Errorf("after cancellation: %v", err)
 	}
+}
+
+// TokenFile returns case c's input as an llm.c token file (version 1: a
+// 256-int32 header of magic 20240520, version and count, then uint16 ids): the
+// leading NTokens ids for stream and strided cases, and every document after an
+// <|endoftext|> for documents cases, which is how a token file separates them.
+// It lets an end-to-end test feed a golden case to the CLI or the library.
+func (g Golden) TokenFile(c GoldenCase) []byte {
+	ids := g.Tokens[:c.NTokens]
+	if pipeline.Mode(c.Mode) == pipeline.ModeDocuments {
+		ids = nil
+		for _, d := range g.Documents {
+			ids = append(append(ids, g.EOT), d...)
+		}
+	}
+	out := make([]byte, 256*4, 256*4+2*len(ids))
+	binary.LittleEndian.PutUint32(out[0:], 20240520)
+	binary.LittleEndian.PutUint32(out[4:], 1)
+	binary.LittleEndian.PutUint32(out[8:], uint32(len(ids)))
+	for _, id := range ids {
+		out = binary.LittleEndian.AppendUint16(out, uint16(id))
+	}
+	return out
 }

@@ -104,7 +104,9 @@ func (c *Client) head(ctx context.Context, repo, rev, file string) (fileMeta, er
 		}
 		req.Header = c.headers(u)
 		req.Header.Set("Accept-Encoding", "identity") // the real size, never a compressed one
+		w := c.watch(Wait{Kind: WaitAnswer, File: file, Timeout: download.HeaderTimeout(&hc)}, u)
 		resp, err := hc.Do(req)
+		w.stop()
 		if err != nil {
 			return fileMeta{}, err
 		}
@@ -261,7 +263,10 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 	blob := filepath.Join(r.dir, "blobs", m.etag)
 	// One download of a blob at a time, also across processes; whoever waited
 	// finds the blob there.
-	unlock, err := lockFile(ctx, filepath.Join(filepath.Dir(r.dir), ".locks", filepath.Base(r.dir), m.etag+".lock"))
+	lock := filepath.Join(filepath.Dir(r.dir), ".locks", filepath.Base(r.dir), m.etag+".lock")
+	lw := c.watch(Wait{Kind: WaitLock, File: file, Lock: lock}, "")
+	unlock, err := lockFile(ctx, lock)
+	lw.stop()
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -275,10 +280,17 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 		if sha256Re.MatchString(m.etag) {
 			opt.SHA256 = m.etag
 		}
-		if c.Progress != nil {
-			opt.Progress = func(done, total int64) { c.Progress(file, done, total) }
+		hc := c.httpClient()
+		w := c.watch(Wait{Kind: WaitAnswer, File: file, Timeout: download.HeaderTimeout(hc)}, m.location)
+		opt.Progress = func(done, total int64) {
+			w.active(WaitData, done, hc.Timeout)
+			if c.Progress != nil {
+				c.Progress(file, done, total)
+			}
 		}
-		if err := download.File(ctx, m.location, blob, opt); err != nil {
+		err := download.File(ctx, m.location, blob, opt)
+		w.stop()
+		if err != nil {
 			return c.explain(r.id, commit, file, err)
 		}
 		if m.size >= 0 {

@@ -7,7 +7,8 @@
 // huggingface_hub reads.
 //
 // It imports internal/download and nothing else of this module; it never
-// prints, reporting progress through Client.Progress.
+// prints, reporting progress through Client.Progress and silences through
+// Client.Waiting.
 package hub
 
 import (
@@ -19,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // DefaultEndpoint is the hub used when HF_ENDPOINT is not set.
@@ -38,6 +40,14 @@ type Client struct {
 	// Progress, when set, is called while a file downloads with its name in the
 	// repo, the bytes so far and the total (-1 when unknown).
 	Progress func(file string, done, total int64)
+	// Waiting, when set, is told when a file makes no progress for
+	// WaitInterval (the hub does not answer, the data stops, another download
+	// holds the file's lock), and again every WaitInterval while that lasts. It
+	// is called from a goroutine of its own, never after Locate returns.
+	Waiting func(Wait)
+	// WaitInterval is the silence before a Wait report and between two of
+	// them; 0 means DefaultWaitInterval.
+	WaitInterval time.Duration
 }
 
 // Files a snapshot must hold (weights: one of the forms in weightFiles) and

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
+	"github.com/x448/float16"
 )
 
 func kernelSource(t *testing.T, name string) string {
@@ -19,49 +20,8 @@ func kernelSource(t *testing.T, name string) string {
 }
 
 // f16 helpers (IEEE binary16, round to nearest even).
-func toF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23&0xff) - 127 + 15
-	man := b & 0x7fffff
-	switch {
-	case exp >= 31:
-		return sign | 0x7c00
-	case exp <= 0:
-		if exp < -10 {
-			return sign
-		}
-		man |= 0x800000
-		shift := uint(14 - exp)
-		h := man >> shift
-		if rem := man & (1<<shift - 1); rem > 1<<(shift-1) || rem == 1<<(shift-1) && h&1 == 1 {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(sign) | uint32(exp)<<10 | man>>13
-	if rem := man & 0x1fff; rem > 0x1000 || rem == 0x1000 && h&1 == 1 {
-		h++
-	}
-	return uint16(h)
-}
-
-func fromF16(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		v := float32(man) * float32(math.Ldexp(1, -24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	case 31:
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	}
-	return math.Float32frombits(sign | (exp-15+127)<<23 | man<<13)
-}
+func toF16(f float32) uint16   { return float16.Fromfloat32(f).Bits() }
+func fromF16(h uint16) float32 { return float16.Frombits(h).Float32() }
 
 func f16s(v ...float32) []byte {
 	b := make([]byte, 2*len(v))

@@ -1,4 +1,4 @@
-package pipeline
+package corpus
 
 import (
 	"bytes"
@@ -14,13 +14,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
 // Format is how a corpus is stored.
 type Format string
 
-// The corpus formats LoadCorpus reads.
+// The corpus formats Load reads.
 const (
 	// FormatText is UTF-8 text: a file, stdin, or TinyShakespeare.
 	FormatText Format = "text"
@@ -55,8 +56,11 @@ const (
 	llmcModelMagic  = 20240326 // an llm.c model checkpoint, a common mix-up
 )
 
-// CorpusOptions tunes LoadCorpus. The zero value is usable.
-type CorpusOptions struct {
+// DefaultWaitInterval is Options.WaitInterval when it is zero.
+const DefaultWaitInterval = 5 * time.Second
+
+// Options tunes Load. The zero value is usable.
+type Options struct {
 	// Split is "all" (or ""), "train" or "val": for text corpora, the first 90% or
 	// the last 10% of the characters, cut at int(0.9*characters) as nanoGPT does
 	// (for ASCII text such as TinyShakespeare, characters are bytes). JSONL and
@@ -82,6 +86,13 @@ type CorpusOptions struct {
 	// Progress, when set, is called as the TinyShakespeare download proceeds,
 	// with bytes so far and the total (-1 when unknown).
 	Progress func(done, total int64)
+	// Waiting, when set, is told in one line when the TinyShakespeare server
+	// has been silent for WaitInterval (no answer yet, or no more data), and
+	// again every WaitInterval while that lasts; from a goroutine of its own,
+	// never after Load returns.
+	Waiting func(msg string)
+	// WaitInterval is that silence; 0 means DefaultWaitInterval.
+	WaitInterval time.Duration
 	// Stdin is read for the spec "-"; nil means os.Stdin.
 	Stdin io.Reader
 }
@@ -116,7 +127,7 @@ func (c *Corpus) Bytes() int {
 	return n
 }
 
-// LoadCorpus reads the corpus spec names: "tinyshakespeare" (a local copy from
+// Load reads the corpus spec names: "tinyshakespeare" (a local copy from
 // opt or the environment, else the cached download, else downloaded from
 // TinyShakespeareURL into the cache, sha256-checked in every case), "-" (text on
 // stdin), a .jsonl file (documents: one JSON object per line with a string
@@ -125,7 +136,7 @@ func (c *Corpus) Bytes() int {
 // file, read as UTF-8 text. The named corpus wins over a file of the same name
 // (write ./tinyshakespeare to mean the file).
 // Empty corpora and text that is not UTF-8 are errors.
-func LoadCorpus(ctx context.Context, spec string, opt CorpusOptions) (*Corpus, error) {
+func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 	split := opt.Split
 	switch split {
 	case "":

@@ -1,4 +1,4 @@
-package pipeline
+package corpus
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ func allocDuring(t *testing.T, f func()) uint64 {
 // file was too short, and every later run died out of memory.
 func TestTokenizeCacheHugeArrayHeader(t *testing.T) {
 	text := strings.Repeat("abcdefghij", 10_000) // 100,000 ids: an array32 header
-	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader(text)})
+	c := load(t, "-", Options{Stdin: strings.NewReader(text)})
 	want := byteIDs(text)
 	good, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b",
 		IDsSHA256: idsHash(want), Docs: want})
@@ -80,33 +80,5 @@ func TestTokenizeCacheHugeArrayHeader(t *testing.T) {
 	tok2 := &byteTokenizer{id: "b"}
 	if tokenize(t, c, tok2, TokenizeOptions{CacheDir: cache}); tok2.calls != 0 {
 		t.Error("the rebuilt entry was not used")
-	}
-}
-
-func TestCheckMsgpackLengths(t *testing.T) {
-	good, err := msgpack.Marshal(map[string]any{"a": []int32{1, 2, 300, -70000}, "s": strings.Repeat("x", 300),
-		"b": []byte{1, 2, 3}, "f": 1.5, "n": nil, "t": true, "m": map[string]int{"k": 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := checkMsgpackLengths(good); err != nil {
-		t.Errorf("valid object: %v", err)
-	}
-	for name, data := range map[string][]byte{
-		"empty":       nil,
-		"truncated":   good[:len(good)-1],
-		"trailing":    append(slices.Clone(good), 0),
-		"array32":     {0xdd, 0xff, 0xff, 0xff, 0xff, 1, 2},
-		"map32":       {0xdf, 0x80, 0, 0, 0, 1, 2},
-		"str32":       {0xdb, 0, 0, 1, 0, 'a'},
-		"bin16":       {0xc5, 0x01, 0x00},
-		"ext32":       {0xc9, 0xff, 0xff, 0xff, 0xff, 1},
-		"nested":      {0x91, 0x91, 0xdc, 0xff, 0xff},
-		"never used":  {0xc1},
-		"short int64": {0xd3, 1, 2},
-	} {
-		if err := checkMsgpackLengths(data); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
 	}
 }

@@ -1,15 +1,18 @@
-package pipeline
+// Package msgpackbound checks the lengths a msgpack object declares against the
+// bytes it has, before a decoder allocates by them. It imports nothing of this
+// module.
+package msgpackbound
 
 import "fmt"
 
-// checkMsgpackLengths walks data as one msgpack object and fails unless every
+// CheckLengths walks data as one msgpack object and fails unless every
 // length it declares (string, binary, extension, array, map) fits in the bytes
 // that are left, and the object ends exactly at the end of data. Decoding data
 // afterwards therefore allocates at most a small multiple of len(data):
 // msgpack v5.4.1 never applies its own allocation limit to slices (upstream
 // issue #401), so one flipped bit in an array header would otherwise ask for
 // gigabytes.
-func checkMsgpackLengths(data []byte) error {
+func CheckLengths(data []byte) error {
 	pos := 0
 	pending := 1 // objects still to read; each takes at least one byte
 	need := func(n uint64) error {
@@ -62,7 +65,7 @@ func checkMsgpackLengths(data []byte) error {
 		case c >= 0xa0 && c <= 0xbf: // fixstr
 			err = skip(uint64(c & 0x1f))
 		default:
-			err = msgpackTagged(c, length, skip, elems)
+			err = tagged(c, length, skip, elems)
 		}
 		if err != nil {
 			return err
@@ -74,8 +77,8 @@ func checkMsgpackLengths(data []byte) error {
 	return nil
 }
 
-// msgpackTagged handles the type codes 0xc1..0xdf of checkMsgpackLengths.
-func msgpackTagged(c byte, length func(int) (uint64, error), skip, elems func(uint64) error) error {
+// tagged handles the type codes 0xc1..0xdf of CheckLengths.
+func tagged(c byte, length func(int) (uint64, error), skip, elems func(uint64) error) error {
 	sized := func(size int, then func(uint64) error, extra uint64) error {
 		n, err := length(size)
 		if err != nil {

@@ -1,4 +1,4 @@
-package pipeline
+package corpus
 
 import (
 	"context"
@@ -39,9 +39,9 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 	return path
 }
 
-func load(t *testing.T, spec string, opt CorpusOptions) *Corpus {
+func load(t *testing.T, spec string, opt Options) *Corpus {
 	t.Helper()
-	c, err := LoadCorpus(context.Background(), spec, opt)
+	c, err := Load(context.Background(), spec, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestTinyShakespeareLocalSplits(t *testing.T) {
 		bytes int
 		from  int
 	}{{"", 1115394, 0}, {"all", 1115394, 0}, {"train", 1003854, 0}, {"val", 111540, 1003854}} {
-		corp := load(t, TinyShakespeare, CorpusOptions{TinyShakespeare: shakespearePath, Split: c.split, CacheDir: t.TempDir()})
+		corp := load(t, TinyShakespeare, Options{TinyShakespeare: shakespearePath, Split: c.split, CacheDir: t.TempDir()})
 		if len(corp.Docs) != 1 || corp.Docs[0] != string(data[c.from:c.from+c.bytes]) || corp.Bytes() != c.bytes {
 			t.Errorf("split %q: %d docs, %d bytes; want 1 doc, bytes [%d,%d)", c.split, len(corp.Docs), corp.Bytes(), c.from, c.from+c.bytes)
 		}
@@ -82,14 +82,14 @@ func TestTinyShakespeareLocalSplits(t *testing.T) {
 	}
 	// The environment variable names a copy too.
 	t.Setenv(TinyShakespeareEnv, shakespearePath)
-	if c := load(t, TinyShakespeare, CorpusOptions{CacheDir: t.TempDir(), Offline: true}); c.Path != shakespearePath {
+	if c := load(t, TinyShakespeare, Options{CacheDir: t.TempDir(), Offline: true}); c.Path != shakespearePath {
 		t.Errorf("path %q, want the copy named by %s", c.Path, TinyShakespeareEnv)
 	}
 }
 
 func TestTinyShakespeareWrongLocalCopy(t *testing.T) {
 	path := writeTemp(t, "input.txt", []byte("First Citizen:\n"))
-	_, err := LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{TinyShakespeare: path})
+	_, err := Load(context.Background(), TinyShakespeare, Options{TinyShakespeare: path})
 	wantErr(t, err, path, "sha256", TinyShakespeareSHA256)
 }
 
@@ -110,7 +110,7 @@ func TestTinyShakespeareDownloadAndCache(t *testing.T) {
 	url, hits := shakespeareServer(t, data)
 	cache := t.TempDir()
 	var last [2]int64
-	opt := CorpusOptions{CacheDir: cache, URL: url, Split: "val", Progress: func(d, n int64) { last = [2]int64{d, n} }}
+	opt := Options{CacheDir: cache, URL: url, Split: "val", Progress: func(d, n int64) { last = [2]int64{d, n} }}
 	c := load(t, TinyShakespeare, opt)
 	dest := filepath.Join(cache, "data", "tinyshakespeare.txt")
 	if c.Path != dest || c.Bytes() != 111540 || hits.Load() != 1 {
@@ -137,12 +137,12 @@ func TestTinyShakespeareDownloadAndCache(t *testing.T) {
 
 func TestTinyShakespeareOfflineOrBadDownload(t *testing.T) {
 	t.Setenv(TinyShakespeareEnv, "")
-	_, err := LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{CacheDir: t.TempDir(), Offline: true})
+	_, err := Load(context.Background(), TinyShakespeare, Options{CacheDir: t.TempDir(), Offline: true})
 	wantErr(t, err, "downloads are off", TinyShakespeareEnv)
 
 	url, _ := shakespeareServer(t, []byte("not shakespeare"))
 	cache := t.TempDir()
-	_, err = LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{CacheDir: cache, URL: url})
+	_, err = Load(context.Background(), TinyShakespeare, Options{CacheDir: cache, URL: url})
 	wantErr(t, err, "sha256")
 	if _, serr := os.Stat(filepath.Join(cache, "data", "tinyshakespeare.txt")); serr == nil {
 		t.Error("a file with the wrong sha256 was cached")
@@ -153,28 +153,28 @@ func TestTextSplitOnCharacters(t *testing.T) {
 	// 10 characters, 2 bytes each: train is int(0.9*10) = 9 characters.
 	text := strings.Repeat("é", 10)
 	path := writeTemp(t, "e.txt", []byte(text))
-	if c := load(t, path, CorpusOptions{Split: "train"}); c.Docs[0] != strings.Repeat("é", 9) {
+	if c := load(t, path, Options{Split: "train"}); c.Docs[0] != strings.Repeat("é", 9) {
 		t.Errorf("train %q", c.Docs[0])
 	}
-	if c := load(t, path, CorpusOptions{Split: "val"}); c.Docs[0] != "é" {
+	if c := load(t, path, Options{Split: "val"}); c.Docs[0] != "é" {
 		t.Errorf("val %q", c.Docs[0])
 	}
 	// 3 characters: int(2.7) = 2.
-	if c := load(t, writeTemp(t, "a.txt", []byte("a€b")), CorpusOptions{Split: "val"}); c.Docs[0] != "b" {
+	if c := load(t, writeTemp(t, "a.txt", []byte("a€b")), Options{Split: "val"}); c.Docs[0] != "b" {
 		t.Errorf("val %q, want \"b\"", c.Docs[0])
 	}
 }
 
 func TestTextSeparatorAndStdin(t *testing.T) {
 	text := "one\n\ntwo\nlines\n\n\n\nthree\n\n"
-	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader(text), Separator: "\n\n"})
+	c := load(t, "-", Options{Stdin: strings.NewReader(text), Separator: "\n\n"})
 	if want := []string{"one", "two\nlines", "three"}; !slices.Equal(c.Docs, want) || !c.Separated {
 		t.Errorf("docs %q (separated %v), want %q", c.Docs, c.Separated, want)
 	}
 	if c.Name != "-" || c.Path != "" || c.Format != FormatText {
 		t.Errorf("%+v", c)
 	}
-	plain := load(t, "-", CorpusOptions{Stdin: strings.NewReader(text)})
+	plain := load(t, "-", Options{Stdin: strings.NewReader(text)})
 	if !slices.Equal(plain.Docs, []string{text}) || plain.Separated {
 		t.Errorf("without a separator: %q", plain.Docs)
 	}
@@ -186,23 +186,23 @@ func TestTextSeparatorAndStdin(t *testing.T) {
 
 func TestTextErrors(t *testing.T) {
 	ctx := context.Background()
-	_, err := LoadCorpus(ctx, writeTemp(t, "empty.txt", nil), CorpusOptions{})
+	_, err := Load(ctx, writeTemp(t, "empty.txt", nil), Options{})
 	wantErr(t, err, "empty.txt", "empty")
-	_, err = LoadCorpus(ctx, writeTemp(t, "latin1.txt", []byte("caf\xe9 ok")), CorpusOptions{})
+	_, err = Load(ctx, writeTemp(t, "latin1.txt", []byte("caf\xe9 ok")), Options{})
 	wantErr(t, err, "latin1.txt", "not UTF-8", "0xe9", "byte offset 3")
-	_, err = LoadCorpus(ctx, filepath.Join(t.TempDir(), "missing.txt"), CorpusOptions{})
+	_, err = Load(ctx, filepath.Join(t.TempDir(), "missing.txt"), Options{})
 	wantErr(t, err, "missing.txt", "no such file")
-	_, err = LoadCorpus(ctx, writeTemp(t, "a.txt", []byte("abc")), CorpusOptions{Split: "test"})
+	_, err = Load(ctx, writeTemp(t, "a.txt", []byte("abc")), Options{Split: "test"})
 	wantErr(t, err, "unknown split")
-	_, err = LoadCorpus(ctx, "-", CorpusOptions{Stdin: strings.NewReader("\n\n\n\n"), Separator: "\n\n"})
+	_, err = Load(ctx, "-", Options{Stdin: strings.NewReader("\n\n\n\n"), Separator: "\n\n"})
 	wantErr(t, err, "stdin", "no text")
-	_, err = LoadCorpus(ctx, "", CorpusOptions{})
+	_, err = Load(ctx, "", Options{})
 	wantErr(t, err, "no name")
 }
 
 func TestJSONL(t *testing.T) {
 	data := "{\"text\": \"first doc\", \"id\": 1}\n\n   \n{\"text\":\"second\\ndoc é\"}\r\n{\"meta\":{},\"text\":\"\"}\n{\"text\":\"last\"}"
-	c := load(t, writeTemp(t, "d.jsonl", []byte(data)), CorpusOptions{Separator: "ignored"})
+	c := load(t, writeTemp(t, "d.jsonl", []byte(data)), Options{Separator: "ignored"})
 	if want := []string{"first doc", "second\ndoc é", "", "last"}; !slices.Equal(c.Docs, want) {
 		t.Errorf("docs %q, want %q", c.Docs, want)
 	}
@@ -226,10 +226,10 @@ func TestJSONLErrors(t *testing.T) {
 		{"{\"text\":\"\"}\n", []string{"all 1 documents are empty"}},
 	} {
 		path := writeTemp(t, "bad.jsonl", []byte(c.data))
-		_, err := LoadCorpus(context.Background(), path, CorpusOptions{})
+		_, err := Load(context.Background(), path, Options{})
 		wantErr(t, err, append([]string{path}, c.want...)...)
 	}
-	_, err := LoadCorpus(context.Background(), writeTemp(t, "ok.jsonl", []byte(`{"text":"a"}`)), CorpusOptions{Split: "val"})
+	_, err := Load(context.Background(), writeTemp(t, "ok.jsonl", []byte(`{"text":"a"}`)), Options{Split: "val"})
 	wantErr(t, err, "only text corpora")
 }
 
@@ -254,7 +254,7 @@ func TestTokenFile(t *testing.T) {
 	for _, version := range []int32{1, 2} {
 		data := tokenFile(tokenMagic, version, int32(len(ids)), ids)
 		// Recognized by the magic, whatever the name.
-		c := load(t, writeTemp(t, "val.tokens", data), CorpusOptions{})
+		c := load(t, writeTemp(t, "val.tokens", data), Options{})
 		want := []int32{50256, 5962, 22307, 25, 0, 65535}
 		if c.Format != FormatTokens || !slices.Equal(c.Tokens, want) || c.Docs != nil {
 			t.Errorf("version %d: format %s tokens %v", version, c.Format, c.Tokens)
@@ -284,11 +284,11 @@ func TestTokenFileErrors(t *testing.T) {
 		{"big.bin", tokenFile(tokenMagic, 2, 1, []uint32{1 << 31}), []string{"out of range"}},
 	} {
 		path := writeTemp(t, c.name, c.data)
-		_, err := LoadCorpus(context.Background(), path, CorpusOptions{})
+		_, err := Load(context.Background(), path, Options{})
 		wantErr(t, err, append([]string{path}, c.want...)...)
 	}
 	path := writeTemp(t, "ok.bin", tokenFile(tokenMagic, 1, 3, ids))
-	_, err := LoadCorpus(context.Background(), path, CorpusOptions{Split: "train"})
+	_, err := Load(context.Background(), path, Options{Split: "train"})
 	wantErr(t, err, "only text corpora")
 }
 
@@ -302,7 +302,7 @@ func TestTinyShakespeareFailedDownloadHints(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	cache := t.TempDir()
-	_, err := LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{CacheDir: cache, URL: srv.URL})
+	_, err := Load(context.Background(), TinyShakespeare, Options{CacheDir: cache, URL: srv.URL})
 	wantErr(t, err, "503", "--tinyshakespeare-file", TinyShakespeareEnv)
 	left, _ := filepath.Glob(filepath.Join(cache, "data", "*"))
 	if len(left) != 0 {
@@ -310,12 +310,12 @@ func TestTinyShakespeareFailedDownloadHints(t *testing.T) {
 	}
 
 	wrong := writeTemp(t, "notshakespeare.txt", []byte("hello"))
-	_, err = LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{TinyShakespeare: wrong})
+	_, err = Load(context.Background(), TinyShakespeare, Options{TinyShakespeare: wrong})
 	wantErr(t, err, "notshakespeare.txt", "not TinyShakespeare")
-	if strings.Contains(err.Error(), "CorpusOptions") {
+	if strings.Contains(err.Error(), "Options") {
 		t.Errorf("the message names a Go field: %v", err)
 	}
 	t.Setenv(TinyShakespeareEnv, wrong)
-	_, err = LoadCorpus(context.Background(), TinyShakespeare, CorpusOptions{})
+	_, err = Load(context.Background(), TinyShakespeare, Options{})
 	wantErr(t, err, "$"+TinyShakespeareEnv, "not TinyShakespeare")
 }

@@ -1,14 +1,16 @@
-package pipeline
+// Package atomicfile writes files so that a crash leaves the old content or the
+// new, never half of one. It imports nothing of this module.
+package atomicfile
 
 import (
 	"os"
 	"path/filepath"
 )
 
-// WriteFileAtomic writes data to path (mode 0644) through a temporary file in
+// Write writes data to path (mode 0644) through a temporary file in
 // the same folder, synced and then renamed over path, so that a crash leaves
 // the old file or the new one, never half of one.
-func WriteFileAtomic(path string, data []byte) error {
+func Write(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err

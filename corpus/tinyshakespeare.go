@@ -1,4 +1,4 @@
-package pipeline
+package corpus
 
 import (
 	"context"
@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/download"
 )
@@ -28,7 +31,7 @@ func cacheRoot(dir string) (string, error) {
 // tinyShakespeare returns the path of a checked copy of TinyShakespeare: the local
 // copy opt or the environment names, else the cached file, else a fresh download
 // into the cache.
-func tinyShakespeare(ctx context.Context, opt CorpusOptions) (string, error) {
+func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 	local, from := opt.TinyShakespeare, ""
 	if local == "" {
 		local, from = os.Getenv(TinyShakespeareEnv), " (from $"+TinyShakespeareEnv+")"
@@ -63,11 +66,18 @@ func tinyShakespeare(ctx context.Context, opt CorpusOptions) (string, error) {
 		return "", fmt.Errorf("tinyshakespeare: not in the cache (%s) and downloads are off; "+
 			"fetch %s there, or name a local copy with %s", dest, url, TinyShakespeareEnv)
 	}
+	w := watchDownload(url, opt)
 	err = download.File(ctx, url, dest, download.Options{
-		SHA256:   TinyShakespeareSHA256,
-		Progress: opt.Progress,
-		Client:   opt.HTTP,
+		SHA256: TinyShakespeareSHA256,
+		Progress: func(done, total int64) {
+			w.progress(done)
+			if opt.Progress != nil {
+				opt.Progress(done, total)
+			}
+		},
+		Client: opt.HTTP,
 	})
+	w.stop()
 	if err != nil {
 		return "", fmt.Errorf("tinyshakespeare: %w\n(to use a copy you already have, name it with --tinyshakespeare-file FILE or $%s)", err, TinyShakespeareEnv)
 	}
@@ -90,4 +100,63 @@ func checkSHA256(path, want string) error {
 		return fmt.Errorf("%s: sha256 %s, want %s (a different or damaged file)", path, got, want)
 	}
 	return nil
+}
+
+// downloadWatch tells opt.Waiting what a silent TinyShakespeare download waits
+// for. A nil *downloadWatch does nothing.
+type downloadWatch struct {
+	host    string
+	timeout time.Duration // for the answer; the data has no limit but ctx
+
+	mu       sync.Mutex
+	answered bool
+	done     int64
+	watch    *download.Watch
+}
+
+func watchDownload(rawURL string, opt Options) *downloadWatch {
+	if opt.Waiting == nil {
+		return nil
+	}
+	w := &downloadWatch{host: rawURL, timeout: download.HeaderTimeout(opt.HTTP)}
+	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
+		w.host = u.Host
+	}
+	interval := opt.WaitInterval
+	if interval <= 0 {
+		interval = DefaultWaitInterval
+	}
+	w.watch = download.NewWatch(interval, func(silence time.Duration) {
+		w.mu.Lock()
+		answered, done := w.answered, w.done
+		w.mu.Unlock()
+		silence = silence.Round(time.Millisecond)
+		if answered {
+			opt.Waiting(fmt.Sprintf("tinyshakespeare: %s has sent nothing more for %v (at %d bytes; no time limit; "+
+				"Ctrl-C stops, a rerun resumes)", w.host, silence, done))
+			return
+		}
+		limit := "no time limit; Ctrl-C stops"
+		if w.timeout > 0 {
+			limit = fmt.Sprintf("gives up after %v", w.timeout)
+		}
+		opt.Waiting(fmt.Sprintf("tinyshakespeare: waiting %v for %s to answer (%s)", silence, w.host, limit))
+	})
+	return w
+}
+
+func (w *downloadWatch) progress(done int64) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.answered, w.done = true, done
+	w.mu.Unlock()
+	w.watch.Touch()
+}
+
+func (w *downloadWatch) stop() {
+	if w != nil {
+		w.watch.Stop()
+	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package corpus
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/msgpackbound"
 )
 
 // cacheVersion changes whenever cacheFile's layout or meaning does; files of
@@ -55,7 +58,7 @@ func readCache(path, corpus, tokID string, ndocs, vocab int) (docs [][]int32, ok
 		}
 	}()
 	var f cacheFile
-	if err := checkMsgpackLengths(data); err != nil {
+	if err := msgpackbound.CheckLengths(data); err != nil {
 		os.Remove(path) // damaged: rebuilt by the caller
 		return nil, false
 	}
@@ -77,7 +80,7 @@ func readCache(path, corpus, tokID string, ndocs, vocab int) (docs [][]int32, ok
 	return f.Docs, true
 }
 
-// writeCache stores docs at path atomically (WriteFileAtomic).
+// writeCache stores docs at path atomically (atomicfile.Write).
 func writeCache(path, corpus, tokID string, docs [][]int32) error {
 	data, err := msgpack.Marshal(&cacheFile{
 		Version:   cacheVersion,
@@ -93,7 +96,7 @@ func writeCache(path, corpus, tokID string, docs [][]int32) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := WriteFileAtomic(path, data); err != nil {
+	if err := atomicfile.Write(path, data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package pipeline
+package corpus
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func tokenize(t *testing.T, c *Corpus, tok Tokenizer, opt TokenizeOptions) *Toke
 
 func TestTokenizeCache(t *testing.T) {
 	cache := t.TempDir()
-	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader("ab\n\ncd\n\nef"), Separator: "\n\n"})
+	c := load(t, "-", Options{Stdin: strings.NewReader("ab\n\ncd\n\nef"), Separator: "\n\n"})
 	want := byteIDs("ab", "cd", "ef")
 	opt := TokenizeOptions{CacheDir: cache, CacheError: func(err error) { t.Errorf("cache error: %v", err) }}
 
@@ -87,7 +87,7 @@ func TestTokenizeCache(t *testing.T) {
 }
 
 func TestTokenizeCacheDamaged(t *testing.T) {
-	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader("hello world")})
+	c := load(t, "-", Options{Stdin: strings.NewReader("hello world")})
 	want := byteIDs("hello world")
 	good := func() []byte {
 		data, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b",
@@ -151,7 +151,7 @@ func TestTokenizeCacheUnwritable(t *testing.T) {
 	// A cache folder below a plain file cannot be created.
 	blocker := writeTemp(t, "file", []byte("x"))
 	var got []error
-	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader("abc")})
+	c := load(t, "-", Options{Stdin: strings.NewReader("abc")})
 	tk := tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{CacheDir: blocker, CacheError: func(err error) { got = append(got, err) }})
 	if !slices.EqualFunc(tk.Docs, byteIDs("abc"), slices.Equal) {
 		t.Errorf("docs %v", tk.Docs)
@@ -162,12 +162,12 @@ func TestTokenizeCacheUnwritable(t *testing.T) {
 }
 
 func TestTokenizeTokenFile(t *testing.T) {
-	c := load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 4, []uint32{256, 1, 2, 256})), CorpusOptions{})
+	c := load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 4, []uint32{256, 1, 2, 256})), Options{})
 	tk := tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true})
 	if tk.Separated || !slices.EqualFunc(tk.Docs, [][]int32{{256, 1, 2, 256}}, slices.Equal) {
 		t.Errorf("tokens %+v", tk)
 	}
-	c = load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 3, []uint32{1, 257, 2})), CorpusOptions{})
+	c = load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 3, []uint32{1, 257, 2})), Options{})
 	_, err := Tokenize(context.Background(), c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true})
 	wantErr(t, err, "t.bin", "token 1", "id 257", "vocabulary size 257")
 }
@@ -175,7 +175,7 @@ func TestTokenizeTokenFile(t *testing.T) {
 func TestTokenizeCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c := load(t, "-", CorpusOptions{Stdin: strings.NewReader("abc")})
+	c := load(t, "-", Options{Stdin: strings.NewReader("abc")})
 	_, err := Tokenize(ctx, c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)

@@ -1,0 +1,89 @@
+package corpus
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzLoad: no file, read as text, JSONL or an llm.c token file (each with or
+// without a split or a separator), panics Load or allocates by an unchecked
+// length; what loads is what the format says.
+func FuzzLoad(f *testing.F) {
+	tok := func(version, count uint32, ids ...uint32) []byte {
+		b := make([]byte, tokenHeaderSize)
+		binary.LittleEndian.PutUint32(b, tokenMagic)
+		binary.LittleEndian.PutUint32(b[4:], version)
+		binary.LittleEndian.PutUint32(b[8:], count)
+		for _, id := range ids {
+			if version == 1 {
+				b = binary.LittleEndian.AppendUint16(b, uint16(id))
+			} else {
+				b = binary.LittleEndian.AppendUint32(b, id)
+			}
+		}
+		return b
+	}
+	for _, s := range []struct {
+		data            []byte
+		ext, split, sep string
+	}{
+		{[]byte("First Citizen:\nBefore we proceed any further, hear me speak.\n"), ".txt", "val", ""},
+		{[]byte("a\n\nb\n\n\nc"), ".txt", "", "\n\n"},
+		{[]byte("caf\xe9"), ".txt", "", ""},
+		{[]byte(`{"text": "one"}` + "\n\n" + `{"text": "two", "id": 2}` + "\n"), ".jsonl", "", ""},
+		{[]byte(`{"text": null}`), ".jsonl", "", ""},
+		{[]byte(`[1, 2]`), ".jsonl", "", ""},
+		{tok(1, 3, 1, 2, 50256), ".bin", "", ""},
+		{tok(2, 2, 1, 1<<31), ".bin", "", ""},
+		{tok(1, 1<<30), ".bin", "", ""},
+		{tok(3, 1, 0), ".tokens", "", ""},
+	} {
+		f.Add(s.data, s.ext, s.split, s.sep)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, ext, split, sep string) {
+		switch ext {
+		case ".txt", ".jsonl", ".bin", ".tokens":
+		default:
+			ext = ".txt"
+		}
+		path := filepath.Join(t.TempDir(), "corpus"+ext)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(context.Background(), path, Options{Split: split, Separator: sep, Offline: true})
+		if err != nil {
+			if err.Error() == "" {
+				t.Error("empty error message")
+			}
+			return
+		}
+		if len(c.SHA256) != 64 {
+			t.Errorf("sha256 %q", c.SHA256)
+		}
+		switch c.Format {
+		case FormatTokens:
+			if 4*len(c.Tokens) > len(data) || len(c.Docs) != 0 {
+				t.Errorf("%d ids from %d bytes, %d docs", len(c.Tokens), len(data), len(c.Docs))
+			}
+		case FormatText, FormatJSONL:
+			if len(c.Docs) == 0 || c.Bytes() > len(data) && c.Format == FormatText {
+				t.Errorf("%d docs, %d bytes from %d", len(c.Docs), c.Bytes(), len(data))
+			}
+			for _, d := range c.Docs {
+				if !utf8.ValidString(d) {
+					t.Errorf("a document is not UTF-8: %q", d)
+				}
+				if c.Format == FormatText && !strings.Contains(string(data), d) {
+					t.Errorf("document %q is not in the file", d)
+				}
+			}
+		default:
+			t.Errorf("format %q", c.Format)
+		}
+	})
+}
