@@ -113,10 +113,7 @@ func (g *Generator) forward(tokens []int32) {
 	C, n, eps := cfg.NEmbd, len(tokens), cfg.LayerNormEps
 	res, ln, qkv, atty, fch := g.residual[:n*C], g.ln[:n*C], g.qkv[:n*3*C], g.atty[:n*C], g.fch[:n*4*C]
 	for t, id := range tokens { // (n, C) = wte[token] + wpe[position]
-		o, te, pe := res[t*C:][:C], c.w.WTE[int(id)*C:][:C], c.w.WPE[(g.pos+t)*C:][:C]
-		for i := range o {
-			o[i] = te[i] + pe[i]
-		}
+		embedRow(res[t*C:][:C], c.wte, int(id), c.wpe[(g.pos+t)*C:][:C])
 	}
 	for l := range c.layers {
 		w := &c.layers[l]
@@ -192,11 +189,11 @@ func (g *Generator) attention(l int, out, qkv []float32, n int) {
 func (g *Generator) lastLogits(r int, logits []float32) {
 	c, cfg := g.c, g.c.cfg
 	C, V := cfg.NEmbd, cfg.VocabSize
-	c.layernormForward(g.lnf, g.residual[r*C:][:C], c.w.LNFW, c.w.LNFB, 1, C, cfg.LayerNormEps)
+	c.layernormForward(g.lnf, g.residual[r*C:][:C], c.lnfw, c.lnfb, 1, C, cfg.LayerNormEps)
 	tiles := (V + vocabTile - 1) / vocabTile
 	c.parallelFor(tiles, func(_, tile int) {
 		v0 := tile * vocabTile
 		vn := min(vocabTile, V-v0)
-		gemmNT(logits[v0:], vn, g.lnf, C, c.lmHead[v0*C:], C, 1, vn, C)
+		gemmNTW(logits[v0:], vn, g.lnf, C, c.lmHead, v0*C, C, 1, vn, C)
 	})
 }

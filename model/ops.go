@@ -17,17 +17,21 @@ type span struct{ off, n int }
 // encoderForward: out (N, C) = wte[tokens[n]] + wpe[position of n in its sequence].
 // tokens is (N), wte is (V, C), wpe is (NPositions, C); spans say where each
 // sequence starts, so positions restart at 0 for every sequence.
-func encoderForward(out []float32, tokens []int32, wte, wpe []float32, spans []span, C int) {
+func encoderForward(out []float32, tokens []int32, wte matrix, wpe []float32, spans []span, C int) {
 	for _, sp := range spans {
 		for t := range sp.n {
 			n := sp.off + t
-			o := out[n*C:][:C]
-			te := wte[int(tokens[n])*C:][:C]
-			pe := wpe[t*C:][:C]
-			for i := range o {
-				o[i] = te[i] + pe[i]
-			}
+			embedRow(out[n*C:][:C], wte, int(tokens[n]), wpe[t*C:][:C])
 		}
+	}
+}
+
+// embedRow sets o (C) = wte[token] + pe, wte's row widened to float32.
+func embedRow(o []float32, wte matrix, token int, pe []float32) {
+	wte.widen(o, token*len(o))
+	pe = pe[:len(o)]
+	for i := range o {
+		o[i] += pe[i]
 	}
 }
 

@@ -19,6 +19,36 @@ func dot1x4AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, l
 //go:noescape
 func dot1x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 
+// dot3x4F16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4 (8 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot3x4F16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4F16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4 (8 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x4F16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1F16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1 (8 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x1F16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot3x4BF16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4 (8 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot3x4BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4BF16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4 (8 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x4BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1BF16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1 (8 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x1BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
 // expSubRowAVX2 sets row[i] = e^(row[i]-m) for i < n - n%8 and returns their sum.
 //
 //go:noescape
@@ -48,6 +78,36 @@ func dot1x4AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32,
 //
 //go:noescape
 func dot1x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// dot4x4F16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot4x4F16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4F16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4 (16 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x4F16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1F16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1 (16 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x1F16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot4x4BF16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot4x4BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4BF16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4 (16 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x4BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1BF16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1 (16 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x1BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
 
 // expSubRowAVX512 sets row[i] = e^(row[i]-m) for i < n - n%16 and returns their sum.
 //

@@ -66,10 +66,11 @@ func gemmNTGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ld
 // matmulForward computes out = inp · wᵀ + bias, or out += inp · wᵀ + bias when
 // residual is set (the residual add of a block, as Hugging Face's
 // `hidden = residual + attn_output`).
-// inp is (N, C), w is (OC, C) (rows are output channels), bias is (OC), out is (N, OC).
+// inp is (N, C), w is (OC, C) (rows are output channels; float32 or 16-bit),
+// bias is (OC), out is (N, OC).
 // Work is split into (mmRows x mmCols) tiles over the CPU's workers; tile holds
 // mmRows*mmCols floats of scratch per worker.
-func (c *CPU) matmulForward(out, inp, w, bias []float32, N, C, OC int, residual bool, tile []float32) {
+func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, OC int, residual bool, tile []float32) {
 	rowTiles := (N + mmRows - 1) / mmRows
 	colTiles := (OC + mmCols - 1) / mmCols
 	c.parallelFor(rowTiles*colTiles, func(worker, task int) {
@@ -78,7 +79,7 @@ func (c *CPU) matmulForward(out, inp, w, bias []float32, N, C, OC int, residual 
 		rn := min(mmRows, N-r0)
 		cn := min(mmCols, OC-c0)
 		scratch := tile[worker*mmRows*mmCols:][:mmRows*mmCols]
-		gemmNT(scratch, mmCols, inp[r0*C:], C, w[c0*C:], C, rn, cn, C)
+		gemmNTW(scratch, mmCols, inp[r0*C:], C, w, c0*C, C, rn, cn, C)
 		b := bias[c0:][:cn]
 		for i := range rn {
 			s := scratch[i*mmCols:][:cn]

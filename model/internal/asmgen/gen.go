@@ -28,6 +28,21 @@ var isas = []isa{
 	{"AVX512", 16, 4},
 }
 
+// elem is the element type of a dot product's b operand (the weights): f32,
+// or 16 bits widened exactly to f32 as they are loaded.
+type elem struct {
+	name  string // the kernels' name infix: "", "F16", "BF16"
+	size  int    // bytes per element
+	gotyp string // the Go pointer type of b
+}
+
+var (
+	elemF32  = elem{"", 4, "*float32"}
+	elemF16  = elem{"F16", 2, "*uint16"}  // IEEE binary16, widened by VCVTPH2PS (F16C)
+	elemBF16 = elem{"BF16", 2, "*uint16"} // bfloat16: zero-extended to 32 bits, shifted to the upper half
+	elems    = []elem{elemF32, elemF16, elemBF16}
+)
+
 // argv is the command recorded in the generated files' headers.
 var argv = []string{"go", "run", "./internal/asmgen", "-out", "ops_amd64.s", "-stubs", "ops_amd64_stubs.go"}
 
@@ -38,8 +53,10 @@ func Generate() (asm, stubs []byte, err error) {
 	k := defineConsts(c)
 	for _, s := range isas {
 		g := &gen{Context: c, isa: s, k: k}
-		for _, shape := range [][2]int{{s.rows, 4}, {1, 4}, {1, 1}} {
-			g.dot(shape[0], shape[1])
+		for _, e := range elems {
+			for _, shape := range [][2]int{{s.rows, 4}, {1, 4}, {1, 1}} {
+				g.dot(shape[0], shape[1], e)
+			}
 		}
 		g.expRow("expSubRow", true)
 		g.expRow("sumExpSub", false)
@@ -135,9 +152,9 @@ func (g *gen) reduce(v reg.VecVirtual) reg.VecVirtual {
 	return s
 }
 
-// rowPointers returns n pointers to rows of floats, the first from param p,
-// each the previous plus param ld floats.
-func (g *gen) rowPointers(p, ld string, n int) []reg.GPVirtual {
+// rowPointers returns n pointers to rows of size-byte elements, the first
+// from param p, each the previous plus param ld elements.
+func (g *gen) rowPointers(p, ld string, n, size int) []reg.GPVirtual {
 	rows := []reg.GPVirtual{g.GP64()}
 	g.Load(g.Param(p), rows[0])
 	if n == 1 {
@@ -145,7 +162,7 @@ func (g *gen) rowPointers(p, ld string, n int) []reg.GPVirtual {
 	}
 	stride := g.GP64()
 	g.Load(g.Param(ld), stride)
-	g.SHLQ(operand.U8(2), stride)
+	g.SHLQ(operand.U8(map[int]uint8{2: 1, 4: 2}[size]), stride)
 	for i := 1; i < n; i++ {
 		r := g.GP64()
 		g.LEAQ(operand.Mem{Base: rows[i-1], Index: stride, Scale: 1}, r)
@@ -156,17 +173,59 @@ func (g *gen) rowPointers(p, ld string, n int) []reg.GPVirtual {
 
 func at(row, k reg.GPVirtual) operand.Mem { return operand.Mem{Base: row, Index: k, Scale: 4} }
 
-// dot emits dot{R}x{C}{isa}: out[i*ldo+j] = a_i · b_j for the R rows a_i of a
-// (stride lda floats) and the C rows b_j of b (stride ldb), all k long.
-func (g *gen) dot(R, C int) {
-	name := fmt.Sprintf("dot%dx%d%s", R, C, g.name)
+// atElem is element k of a row of e.
+func atElem(row, k reg.GPVirtual, e elem) operand.Mem {
+	return operand.Mem{Base: row, Index: k, Scale: uint8(e.size)}
+}
+
+// loadB loads lanes elements of e at m into v as float32 (exact widening).
+func (g *gen) loadB(m operand.Mem, v reg.VecVirtual, e elem) {
+	switch e {
+	case elemF32:
+		g.VMOVUPS(m, v)
+	case elemF16:
+		g.VCVTPH2PS(m, v)
+	case elemBF16:
+		g.VPMOVZXWD(m, v)
+		g.VPSLLD(operand.U8(16), v, v)
+	}
+}
+
+// loadScalarB loads the one element of e at m into lane 0 of the XMM
+// register x as float32 (exact widening).
+func (g *gen) loadScalarB(m operand.Mem, x reg.VecVirtual, e elem) {
+	if e == elemF32 {
+		g.VMOVSS(m, x)
+		return
+	}
+	t := g.GP32()
+	g.MOVWLZX(m, t)
+	if e == elemBF16 {
+		g.SHLL(operand.U8(16), t)
+	}
+	g.VMOVD(t, x)
+	if e == elemF16 {
+		g.VCVTPH2PS(x, x)
+	}
+}
+
+// dot emits dot{R}x{C}{elem}{isa}: out[i*ldo+j] = a_i · b_j for the R rows a_i
+// of a (float32, stride lda) and the C rows b_j of b (elements of e, stride
+// ldb), all k long. A 16-bit b is widened exactly as it is loaded, so the
+// result is bit-identical to the float32 kernel's on the widened values.
+func (g *gen) dot(R, C int, e elem) {
+	name := fmt.Sprintf("dot%dx%d%s%s", R, C, e.name, g.name)
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
-	g.SignatureExpr("func(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)")
-	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d (%d lanes).", name, R, C, g.lanes))
-	a := g.rowPointers("a", "lda", R)
-	b := g.rowPointers("b", "ldb", C)
+	g.SignatureExpr(fmt.Sprintf("func(a *float32, lda int, b %s, ldb int, k int, out *float32, ldo int)", e.gotyp))
+	what := ""
+	if e != elemF32 {
+		what = ", b in " + e.name + " widened to float32"
+	}
+	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d (%d lanes%s).", name, R, C, g.lanes, what))
+	a := g.rowPointers("a", "lda", R, 4)
+	b := g.rowPointers("b", "ldb", C, e.size)
 	K, n, kk := g.GP64(), g.GP64(), g.GP64()
 	g.Load(g.Param("k"), K)
 	g.MOVQ(K, n)
@@ -190,7 +249,7 @@ func (g *gen) dot(R, C int) {
 	}
 	for j := range C {
 		bv := g.vec()
-		g.VMOVUPS(at(b[j], kk), bv)
+		g.loadB(atElem(b[j], kk, e), bv, e)
 		for i := range R {
 			g.VFMADD231PS(bv, av[i], acc[i][j])
 		}
@@ -216,8 +275,15 @@ func (g *gen) dot(R, C int) {
 	}
 	for j := range C {
 		for i := range R {
+			// b_j[k] is loaded once per product: the 3x4 AVX2 block has no
+			// register left to keep it.
 			t := g.XMM()
-			g.VMULSS(at(b[j], kk), xa[i], t)
+			if e == elemF32 {
+				g.VMULSS(at(b[j], kk), xa[i], t)
+			} else {
+				g.loadScalarB(atElem(b[j], kk, e), t, e)
+				g.VMULSS(t, xa[i], t)
+			}
 			g.VADDSS(t, c[i][j], c[i][j])
 		}
 	}
