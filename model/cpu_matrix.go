@@ -91,3 +91,14 @@ func gemmNT16Generic(out []float32, ldo int, a []float32, lda int, b []uint16, l
 		gemmNTGeneric(out[j:], ldo, a, lda, buf, K, M, n, K)
 	}
 }
+
+// same reports whether m and o hold the same elements in the same memory.
+func (m matrix) same(o matrix) bool {
+	switch {
+	case m.dtype != o.dtype || m.len() != o.len() || m.len() == 0:
+		return false
+	case m.dtype == F32:
+		return &m.f32[0] == &o.f32[0]
+	}
+	return &m.u16[0] == &o.u16[0]
+}
