@@ -27,8 +27,8 @@ type CPU struct {
 	layers     []cpuLayer
 	lmHead     matrix // (V, C); the same elements as wte when tied
 	threads    int
-	maxRows int   // rows (tokens) per chunk of a batch; at least one sequence
-	err     error // what is wrong with the model, reported by Loss
+	maxRows    int   // rows (tokens) per chunk of a batch; at least one sequence
+	err        error // what is wrong with the model, reported by Loss
 
 	mu    sync.Mutex
 	spare []float32 // an arena kept for the next call
