@@ -7,6 +7,7 @@ type acts struct {
 	residual []float32 // (N, C) the residual stream
 	ln       []float32 // (N, C) LayerNorm output; also gathers ln_f's input rows
 	qkv      []float32 // (N, 3C) c_attn output, q|k|v
+	kt       []float32 // (NH, hd, N) keys transposed per head
 	vt       []float32 // (NH, hd, N) values transposed per head
 	atty     []float32 // (N, C) attention output, before c_proj
 	fch      []float32 // (N, 4C) c_fc output, then gelu_new in place
@@ -43,6 +44,7 @@ func (a *acts) layout(cfg Config, d chunkDims) []actSpec {
 		{"residual", []int{d.N, C}, &a.residual},
 		{"ln", []int{d.N, C}, &a.ln},
 		{"qkv", []int{d.N, 3 * C}, &a.qkv},
+		{"kt", []int{C, d.N}, &a.kt},
 		{"vt", []int{C, d.N}, &a.vt},
 		{"atty", []int{d.N, C}, &a.atty},
 		{"fch", []int{d.N, 4 * C}, &a.fch},

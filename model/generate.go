@@ -25,7 +25,7 @@ type Generator struct {
 	pos   int // tokens appended so far
 	chunk int // rows per pass (prefillChunk; smaller in tests)
 
-	k  [][]float32 // per layer (T, C): the keys of positions [0, pos)
+	kt [][]float32 // per layer (C, T): the keys of positions [0, pos), channel-major, for gemmNN
 	vt [][]float32 // per layer (C, T): the values, channel-major, so p·v reduces along rows
 
 	// scratch for one chunk of up to chunk rows
@@ -46,7 +46,7 @@ func (c *CPU) NewGenerator() (*Generator, error) {
 	g := &Generator{c: c, chunk: min(prefillChunk, T)}
 	kv := make([]float32, 2*L*T*C)
 	for l := range L {
-		g.k = append(g.k, kv[(2*l)*T*C:][:T*C:T*C])
+		g.kt = append(g.kt, kv[(2*l)*T*C:][:T*C:T*C])
 		g.vt = append(g.vt, kv[(2*l+1)*T*C:][:T*C:T*C])
 	}
 	g.alloc()
@@ -134,10 +134,13 @@ func (g *Generator) forward(tokens []int32) {
 // positions pos..pos+n-1.
 func (g *Generator) writeKV(l int, qkv []float32, n int) {
 	C, T := g.c.cfg.NEmbd, g.c.cfg.NPositions
-	k, vt := g.k[l], g.vt[l]
+	kt, vt := g.kt[l], g.vt[l]
 	for t := range n {
 		p := g.pos + t
-		copy(k[p*C:][:C], qkv[t*3*C+C:][:C])
+		k := qkv[t*3*C+C:][:C]
+		for ch, x := range k {
+			kt[ch*T+p] = x
+		}
 		v := qkv[t*3*C+2*C:][:C]
 		for ch, x := range v {
 			vt[ch*T+p] = x
@@ -148,7 +151,7 @@ func (g *Generator) writeKV(l int, qkv []float32, n int) {
 // attention: out (n, C) = causal self-attention of the n queries of qkv
 // (n, 3C), at positions pos..pos+n-1, over layer l's cached keys and values
 // of positions 0..pos+n-1 (already holding this chunk's). The same float32
-// steps as CPU.attentionForward: scores by gemmNT, scaled, row max
+// steps as CPU.attentionForward: scores by gemmNN, scaled, row max
 // subtracted, exp, normalized, weighted sum by gemmNT.
 func (g *Generator) attention(l int, out, qkv []float32, n int) {
 	c, cfg := g.c, g.c.cfg
@@ -156,14 +159,14 @@ func (g *Generator) attention(l int, out, qkv []float32, n int) {
 	hd := C / NH
 	scale := float32(math.Sqrt(float64(hd)))
 	blocks := (n + attRows - 1) / attRows
-	k, vt := g.k[l], g.vt[l]
+	kt, vt := g.kt[l], g.vt[l]
 	c.parallelFor(blocks*NH, func(worker, task int) {
 		t0, h := task/NH*attRows, task%NH
 		t1 := min(n, t0+attRows)
 		rows, keys := t1-t0, g.pos+t1 // keys of the block's last query
 		sc := g.scores[worker*attRows*T:][:rows*keys]
-		// sc (rows, keys) = q[t0:t1] · k[0:keys]ᵀ
-		gemmNT(sc, keys, qkv[t0*3*C+h*hd:], 3*C, k[h*hd:], C, rows, keys, hd)
+		// sc (rows, keys) = q[t0:t1] · k[0:keys]ᵀ; kt rows are k's channels.
+		gemmNN(sc, keys, qkv[t0*3*C+h*hd:], 3*C, kt[h*hd*T:], T, rows, keys, hd)
 		for i := range rows {
 			row := sc[i*keys:][:keys]
 			valid := row[:g.pos+t0+i+1]

@@ -87,16 +87,22 @@ func gelu(v float32) float32 {
 	return 0.5 * v * (1 + float32(math.Tanh(float64(u))))
 }
 
-// transposeV: vt (NH, hd, N) holds the value vectors of qkv (N, 3C) per head,
-// transposed so that attention's weighted sum runs along contiguous rows.
-func (c *CPU) transposeV(vt, qkv []float32, N, C int) {
+// transposeKV: kt and vt (NH, hd, N) hold the key and value vectors of qkv
+// (N, 3C) per head, transposed so that attention's scores (gemmNN over a
+// head's channels) and its weighted sum (gemmNT over the keys) run along
+// contiguous rows.
+func (c *CPU) transposeKV(kt, vt, qkv []float32, N, C int) {
 	const chBlock = 16 // channels per task: one cache line of qkv per row
-	c.parallelFor((C+chBlock-1)/chBlock, func(_, task int) {
-		ch0, ch1 := task*chBlock, min(C, (task+1)*chBlock)
+	c.parallelFor((2*C+chBlock-1)/chBlock, func(_, task int) {
+		ch0, ch1 := task*chBlock, min(2*C, (task+1)*chBlock)
 		for n := range N {
-			v := qkv[n*3*C+2*C:][:C]
+			kv := qkv[n*3*C+C:][:2*C]
 			for ch := ch0; ch < ch1; ch++ {
-				vt[ch*N+n] = v[ch]
+				if ch < C {
+					kt[ch*N+n] = kv[ch]
+				} else {
+					vt[(ch-C)*N+n] = kv[ch]
+				}
 			}
 		}
 	})
@@ -104,11 +110,11 @@ func (c *CPU) transposeV(vt, qkv []float32, N, C int) {
 
 // attentionForward: out (N, C) = causal self-attention of every sequence in spans.
 // qkv is (N, 3C) with q|k|v along the channels and heads of hd = C/NH channels
-// inside each; vt is (NH, hd, N) from transposeV. Per head and query t:
+// inside each; kt and vt are (NH, hd, N) from transposeKV. Per head and query t:
 // p = softmax((q_t · k_s) / sqrt(hd) over s <= t), out_t = Σ_s p_s v_s, all in
 // float32 with the row maximum subtracted before exp. scores is per-worker
 // scratch of attRows*maxT floats, maxT the longest span.
-func (c *CPU) attentionForward(out, qkv, vt []float32, spans []span, N, C, NH int, scores []float32, maxT int) {
+func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N, C, NH int, scores []float32, maxT int) {
 	hd := C / NH
 	scale := float32(math.Sqrt(float64(hd)))
 	type block struct{ off, t0, t1 int }
@@ -123,8 +129,8 @@ func (c *CPU) attentionForward(out, qkv, vt []float32, spans []span, N, C, NH in
 		off, t0, t1 := bl.off, bl.t0, bl.t1
 		rows := t1 - t0
 		sc := scores[worker*attRows*maxT:][:rows*t1]
-		// sc (rows, t1) = q[t0:t1] · k[0:t1]ᵀ
-		gemmNT(sc, t1, qkv[(off+t0)*3*C+h*hd:], 3*C, qkv[off*3*C+C+h*hd:], 3*C, rows, t1, hd)
+		// sc (rows, t1) = q[t0:t1] · k[0:t1]ᵀ; kt rows are k's channels.
+		gemmNN(sc, t1, qkv[(off+t0)*3*C+h*hd:], 3*C, kt[h*hd*N+off:], N, rows, t1, hd)
 		for i := range rows {
 			row := sc[i*t1:][:t1]
 			valid := row[:t0+i+1]

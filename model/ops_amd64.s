@@ -1318,6 +1318,201 @@ store:
 	VZEROUPPER
 	RET
 
+// func nn4x2AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+// Requires: AVX, FMA3
+TEXT ·nn4x2AVX2(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), AX
+	MOVQ   lda+8(FP), CX
+	SHLQ   $0x02, CX
+	LEAQ   (AX)(CX*1), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (BX)(CX*1), CX
+	MOVQ   b+16(FP), SI
+	MOVQ   ldb+24(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   k+32(FP), R8
+	XORQ   R9, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+loop:
+	CMPQ         R9, R8
+	JAE          store
+	VMOVUPS      (SI), Y8
+	VMOVUPS      32(SI), Y9
+	VBROADCASTSS (AX)(R9*4), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (DX)(R9*4), Y10
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS (BX)(R9*4), Y10
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VBROADCASTSS (CX)(R9*4), Y10
+	VFMADD231PS  Y8, Y10, Y6
+	VFMADD231PS  Y9, Y10, Y7
+	ADDQ         DI, SI
+	INCQ         R9
+	JMP          loop
+
+store:
+	MOVQ    out+40(FP), AX
+	MOVQ    ldo+48(FP), CX
+	SHLQ    $0x02, CX
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, 32(AX)
+	VZEROUPPER
+	RET
+
+// func nn1x2AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+// Requires: AVX, FMA3
+TEXT ·nn1x2AVX2(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), AX
+	MOVQ   b+16(FP), CX
+	MOVQ   ldb+24(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   k+32(FP), BX
+	XORQ   SI, SI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	CMPQ         SI, BX
+	JAE          store
+	VMOVUPS      (CX), Y2
+	VMOVUPS      32(CX), Y3
+	VBROADCASTSS (AX)(SI*4), Y4
+	VFMADD231PS  Y2, Y4, Y0
+	VFMADD231PS  Y3, Y4, Y1
+	ADDQ         DX, CX
+	INCQ         SI
+	JMP          loop
+
+store:
+	MOVQ    out+40(FP), AX
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func nn4x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+// Requires: AVX, FMA3
+TEXT ·nn4x1AVX2(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), AX
+	MOVQ   lda+8(FP), CX
+	SHLQ   $0x02, CX
+	LEAQ   (AX)(CX*1), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (BX)(CX*1), CX
+	MOVQ   b+16(FP), SI
+	MOVQ   ldb+24(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   k+32(FP), R8
+	XORQ   R9, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop:
+	CMPQ         R9, R8
+	JAE          store
+	VMOVUPS      (SI), Y4
+	VBROADCASTSS (AX)(R9*4), Y5
+	VFMADD231PS  Y4, Y5, Y0
+	VBROADCASTSS (DX)(R9*4), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (BX)(R9*4), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (CX)(R9*4), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         DI, SI
+	INCQ         R9
+	JMP          loop
+
+store:
+	MOVQ    out+40(FP), AX
+	MOVQ    ldo+48(FP), CX
+	SHLQ    $0x02, CX
+	VMOVUPS Y0, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Y1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Y2, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Y3, (AX)
+	VZEROUPPER
+	RET
+
+// func nn1x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+// Requires: AVX, FMA3
+TEXT ·nn1x1AVX2(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), AX
+	MOVQ   b+16(FP), CX
+	MOVQ   ldb+24(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   k+32(FP), BX
+	XORQ   SI, SI
+	VXORPS Y0, Y0, Y0
+
+loop:
+	CMPQ         SI, BX
+	JAE          store
+	VMOVUPS      (CX), Y1
+	VBROADCASTSS (AX)(SI*4), Y2
+	VFMADD231PS  Y1, Y2, Y0
+	ADDQ         DX, CX
+	INCQ         SI
+	JMP          loop
+
+store:
+	MOVQ    out+40(FP), AX
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func nnColAVX2(a *float32, b *float32, ldb int, k int, out *float32)
+// Requires: AVX, FMA3
+TEXT ·nnColAVX2(SB), NOSPLIT, $0-40
+	MOVQ   a+0(FP), AX
+	MOVQ   b+8(FP), CX
+	MOVQ   ldb+16(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   k+24(FP), BX
+	XORQ   SI, SI
+	VXORPS X0, X0, X0
+
+loop:
+	CMPQ        SI, BX
+	JAE         store
+	VMOVSS      (CX), X1
+	VFMADD231SS (AX)(SI*4), X1, X0
+	ADDQ        DX, CX
+	INCQ        SI
+	JMP         loop
+
+store:
+	MOVQ   out+32(FP), AX
+	VMOVSS X0, (AX)
+	VZEROUPPER
+	RET
+
 // func expSubRowAVX2(row *float32, n int, m float32) float32
 // Requires: AVX, AVX2, FMA3, SSE
 TEXT ·expSubRowAVX2(SB), NOSPLIT, $0-28
@@ -2796,6 +2991,201 @@ tail:
 
 store:
 	MOVQ   out+40(FP), AX
+	VMOVSS X0, (AX)
+	VZEROUPPER
+	RET
+
+// func nn4x2AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+// Requires: AVX, AVX512F
+TEXT ·nn4x2AVX512(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), AX
+	MOVQ   lda+8(FP), CX
+	SHLQ   $0x02, CX
+	LEAQ   (AX)(CX*1), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (BX)(CX*1), CX
+	MOVQ   b+16(FP), SI
+	MOVQ   ldb+24(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   k+32(FP), R8
+	XORQ   R9, R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+loop:
+	CMPQ         R9, R8
+	JAE          store
+	VMOVUPS      (SI), Z8
+	VMOVUPS      64(SI), Z9
+	VBROADCASTSS (AX)(R9*4), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (DX)(R9*4), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (BX)(R9*4), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (CX)(R9*4), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	ADDQ         DI, SI
+	INCQ         R9
+	JMP          loop
+
+store:
+	MOVQ    out+40(FP), AX
+	MOVQ    ldo+48(FP), CX
+	SHLQ    $0x02, CX
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, 64(AX)
+	VZEROUPPER
+	RET
+
+// func nn1x2AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+// Requires: AVX, AVX512F
+TEXT ·nn1x2AVX512(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), AX
+	MOVQ   b+16(FP), CX
+	MOVQ   ldb+24(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   k+32(FP), BX
+	XORQ   SI, SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+
+loop:
+	CMPQ         SI, BX
+	JAE          store
+	VMOVUPS      (CX), Z2
+	VMOVUPS      64(CX), Z3
+	VBROADCASTSS (AX)(SI*4), Z4
+	VFMADD231PS  Z2, Z4, Z0
+	VFMADD231PS  Z3, Z4, Z1
+	ADDQ         DX, CX
+	INCQ         SI
+	JMP          loop
+
+store:
+	MOVQ    out+40(FP), AX
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func nn4x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+// Requires: AVX, AVX512F
+TEXT ·nn4x1AVX512(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), AX
+	MOVQ   lda+8(FP), CX
+	SHLQ   $0x02, CX
+	LEAQ   (AX)(CX*1), DX
+	LEAQ   (DX)(CX*1), BX
+	LEAQ   (BX)(CX*1), CX
+	MOVQ   b+16(FP), SI
+	MOVQ   ldb+24(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   k+32(FP), R8
+	XORQ   R9, R9
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop:
+	CMPQ         R9, R8
+	JAE          store
+	VMOVUPS      (SI), Z4
+	VBROADCASTSS (AX)(R9*4), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (DX)(R9*4), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (BX)(R9*4), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (CX)(R9*4), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         DI, SI
+	INCQ         R9
+	JMP          loop
+
+store:
+	MOVQ    out+40(FP), AX
+	MOVQ    ldo+48(FP), CX
+	SHLQ    $0x02, CX
+	VMOVUPS Z0, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z3, (AX)
+	VZEROUPPER
+	RET
+
+// func nn1x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+// Requires: AVX, AVX512F
+TEXT ·nn1x1AVX512(SB), NOSPLIT, $0-56
+	MOVQ   a+0(FP), AX
+	MOVQ   b+16(FP), CX
+	MOVQ   ldb+24(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   k+32(FP), BX
+	XORQ   SI, SI
+	VPXORD Z0, Z0, Z0
+
+loop:
+	CMPQ         SI, BX
+	JAE          store
+	VMOVUPS      (CX), Z1
+	VBROADCASTSS (AX)(SI*4), Z2
+	VFMADD231PS  Z1, Z2, Z0
+	ADDQ         DX, CX
+	INCQ         SI
+	JMP          loop
+
+store:
+	MOVQ    out+40(FP), AX
+	VMOVUPS Z0, (AX)
+	VZEROUPPER
+	RET
+
+// func nnColAVX512(a *float32, b *float32, ldb int, k int, out *float32)
+// Requires: AVX, FMA3
+TEXT ·nnColAVX512(SB), NOSPLIT, $0-40
+	MOVQ   a+0(FP), AX
+	MOVQ   b+8(FP), CX
+	MOVQ   ldb+16(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   k+24(FP), BX
+	XORQ   SI, SI
+	VXORPS X0, X0, X0
+
+loop:
+	CMPQ        SI, BX
+	JAE         store
+	VMOVSS      (CX), X1
+	VFMADD231SS (AX)(SI*4), X1, X0
+	ADDQ        DX, CX
+	INCQ        SI
+	JMP         loop
+
+store:
+	MOVQ   out+32(FP), AX
 	VMOVSS X0, (AX)
 	VZEROUPPER
 	RET

@@ -49,6 +49,31 @@ func dot1x4BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32
 //go:noescape
 func dot1x1BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
 
+// nn4x2AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 16, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x2AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x2AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 16, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x2AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn4x1AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 8, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x1AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 8, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nnColAVX2 sets *out = Σ_k a[k]·b[k*ldb], one FMA chain in increasing k.
+//
+//go:noescape
+func nnColAVX2(a *float32, b *float32, ldb int, k int, out *float32)
+
 // expSubRowAVX2 sets row[i] = e^(row[i]-m) for i < n - n%8 and returns their sum.
 //
 //go:noescape
@@ -108,6 +133,31 @@ func dot1x4BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float
 //
 //go:noescape
 func dot1x1BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// nn4x2AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x2AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x2AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x2AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn4x1AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 16, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x1AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 16, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nnColAVX512 sets *out = Σ_k a[k]·b[k*ldb], one FMA chain in increasing k.
+//
+//go:noescape
+func nnColAVX512(a *float32, b *float32, ldb int, k int, out *float32)
 
 // expSubRowAVX512 sets row[i] = e^(row[i]-m) for i < n - n%16 and returns their sum.
 //

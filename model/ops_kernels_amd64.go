@@ -146,6 +146,50 @@ func gemmBlocks[E float32 | uint16](ks dotKernels[E], out []float32, ldo int, a 
 	}
 }
 
+// gemmNNVec is gemmNN with the vector kernels of the current set: blocks of 4
+// rows (then single rows) by 2 (then 1) vectors of columns, then the columns
+// left over one by one with scalar FMAs, all computing each element alike.
+func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	if K <= 0 {
+		for i := range M {
+			clear(out[i*ldo:][:N])
+		}
+		return
+	}
+	w := vecLanes()
+	nn42, nn12, nn41, nn11, col := dotKernel[float32](nn4x2AVX512), dotKernel[float32](nn1x2AVX512),
+		dotKernel[float32](nn4x1AVX512), dotKernel[float32](nn1x1AVX512), nnColAVX512
+	if w == 8 {
+		nn42, nn12, nn41, nn11, col = nn4x2AVX2, nn1x2AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2
+	}
+	// The kernels do not check bounds: the last element each side can touch is
+	// checked here.
+	_ = a[(M-1)*lda+K-1]
+	_ = b[(K-1)*ldb+N-1]
+	_ = out[(M-1)*ldo+N-1]
+	blocks := func(j int, r4, r1 dotKernel[float32]) {
+		i := 0
+		for ; i+4 <= M; i += 4 {
+			r4(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
+		}
+		for ; i < M; i++ {
+			r1(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
+		}
+	}
+	j := 0
+	for ; j+2*w <= N; j += 2 * w {
+		blocks(j, nn42, nn12)
+	}
+	for ; j+w <= N; j += w {
+		blocks(j, nn41, nn11)
+	}
+	for ; j < N; j++ {
+		for i := range M {
+			col(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
+		}
+	}
+}
+
 // dot1x1 returns the dot product of a and b (as long as a) as gemmNT computes
 // each element.
 func dot1x1(a, b []float32) float32 {

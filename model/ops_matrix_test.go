@@ -88,3 +88,52 @@ func random16(r *rand.Rand, dtype DType) uint16 {
 		}
 	}
 }
+
+// gemmNN against a float64 product, for every kernel set, on shapes that are
+// and are not multiples of the 4-row block and of one and two vectors of
+// columns, with strides wider than the rows. Every element must also equal,
+// bit for bit, the same element computed alone (a 1x1 product of its row of a
+// and column of b): the attention scores then do not depend on how many keys
+// or queries a block holds (Loss and the Generator agree), nor on threads.
+func TestGemmNN(t *testing.T) {
+	for _, set := range kernelSets() {
+		t.Run(set.String(), func(t *testing.T) {
+			defer useKernels(set)()
+			r := rand.New(rand.NewPCG(21, 22))
+			for _, s := range []struct{ M, N, K int }{
+				{1, 1, 1}, {4, 16, 64}, {5, 17, 64}, {32, 40, 64}, {3, 33, 7}, {7, 8, 1}, {9, 70, 20}, {1, 7, 64},
+			} {
+				lda, ldb, ldo := s.K+3, s.N+5, s.N+2
+				a, b := randVec(r, s.M*lda), randVec(r, s.K*ldb)
+				out := make([]float32, s.M*ldo)
+				for i := range out {
+					out[i] = 42 // gaps between rows must stay untouched
+				}
+				gemmNN(out, ldo, a, lda, b, ldb, s.M, s.N, s.K)
+				for i := range s.M {
+					for j := range ldo {
+						got := out[i*ldo+j]
+						if j >= s.N {
+							if got != 42 {
+								t.Fatalf("%v: wrote out[%d][%d] past N", s, i, j)
+							}
+							continue
+						}
+						var want float64
+						for k := range s.K {
+							want += float64(a[i*lda+k]) * float64(b[k*ldb+j])
+						}
+						if d := math.Abs(float64(got) - want); d > 1e-5*float64(s.K) {
+							t.Errorf("%v: out[%d][%d] = %v, want %v", s, i, j, got, want)
+						}
+						var alone [1]float32
+						gemmNN(alone[:], 1, a[i*lda:], lda, b[j:], ldb, 1, 1, s.K)
+						if got != alone[0] {
+							t.Errorf("%v: out[%d][%d] = %v, but alone it is %v", s, i, j, got, alone[0])
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -154,10 +154,10 @@ func TestAttentionForwardSpans(t *testing.T) {
 	qkv := randVec(r, N*3*C)
 	c := &CPU{threads: 2}
 	run := func(qkv []float32, spans []span, n, maxT int) []float32 {
-		vt := make([]float32, C*n)
+		kt, vt := make([]float32, C*n), make([]float32, C*n)
 		out := make([]float32, n*C)
-		c.transposeV(vt, qkv, n, C)
-		c.attentionForward(out, qkv, vt, spans, n, C, NH, make([]float32, 2*attRows*maxT), maxT)
+		c.transposeKV(kt, vt, qkv, n, C)
+		c.attentionForward(out, qkv, kt, vt, spans, n, C, NH, make([]float32, 2*attRows*maxT), maxT)
 		return out
 	}
 	both := run(qkv, []span{{0, L1}, {L1, L2}}, N, L1)

@@ -58,6 +58,10 @@ func Generate() (asm, stubs []byte, err error) {
 				g.dot(shape[0], shape[1], e)
 			}
 		}
+		for _, shape := range [][2]int{{4, 2}, {1, 2}, {4, 1}, {1, 1}} {
+			g.nn(shape[0], shape[1])
+		}
+		g.nnCol()
 		g.expRow("expSubRow", true)
 		g.expRow("sumExpSub", false)
 		g.gelu()
@@ -307,6 +311,107 @@ func (g *gen) dot(R, C int, e elem) {
 			g.VMOVSS(c[i][j], operand.Mem{Base: out, Disp: 4 * j})
 		}
 	}
+	g.VZEROUPPER()
+	g.RET()
+}
+
+// nn emits nn{R}x{V}{isa}: out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for
+// i < R and j < V·lanes, b row-major (k, n) with stride ldb. Each output is
+// one FMA chain in increasing k (a[i][k] broadcast, times V vectors of b's row
+// k), so no lane is ever reduced: an element's value depends on nothing but
+// its row of a and column of b, whichever block (or nnCol) computes it.
+func (g *gen) nn(R, V int) {
+	name := fmt.Sprintf("nn%dx%d%s", R, V, g.name)
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)")
+	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < %d, j < %d, one FMA chain per element in increasing k.", name, R, V*g.lanes))
+	a := g.rowPointers("a", "lda", R, 4)
+	b, ldb, K, kk := g.GP64(), g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("b"), b)
+	g.Load(g.Param("ldb"), ldb)
+	g.SHLQ(operand.U8(2), ldb)
+	g.Load(g.Param("k"), K)
+	g.XORQ(kk, kk)
+	acc := make([][]reg.VecVirtual, R)
+	for i := range acc {
+		acc[i] = make([]reg.VecVirtual, V)
+		for v := range acc[i] {
+			acc[i][v] = g.vec()
+			g.zero(acc[i][v])
+		}
+	}
+	g.Label("loop")
+	g.CMPQ(kk, K)
+	g.JAE(operand.LabelRef("store"))
+	bv := make([]reg.VecVirtual, V)
+	for v := range bv {
+		bv[v] = g.vec()
+		g.VMOVUPS(operand.Mem{Base: b, Disp: 4 * g.lanes * v}, bv[v])
+	}
+	for i := range R {
+		x := g.vec()
+		g.VBROADCASTSS(at(a[i], kk), x)
+		for v := range V {
+			g.VFMADD231PS(bv[v], x, acc[i][v])
+		}
+	}
+	g.ADDQ(ldb, b)
+	g.INCQ(kk)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("store")
+	out := g.GP64()
+	g.Load(g.Param("out"), out)
+	var ldo reg.GPVirtual
+	if R > 1 {
+		ldo = g.GP64()
+		g.Load(g.Param("ldo"), ldo)
+		g.SHLQ(operand.U8(2), ldo)
+	}
+	for i := range R {
+		if i > 0 {
+			g.ADDQ(ldo, out)
+		}
+		for v := range V {
+			g.VMOVUPS(acc[i][v], operand.Mem{Base: out, Disp: 4 * g.lanes * v})
+		}
+	}
+	g.VZEROUPPER()
+	g.RET()
+}
+
+// nnCol emits nnCol{isa}: nn for one row and one column, with scalar FMAs,
+// for the columns left over by the vector blocks.
+func (g *gen) nnCol() {
+	name := "nnCol" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(a *float32, b *float32, ldb int, k int, out *float32)")
+	g.Doc(fmt.Sprintf("%s sets *out = Σ_k a[k]·b[k*ldb], one FMA chain in increasing k.", name))
+	a, b, ldb, K, kk := g.GP64(), g.GP64(), g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("a"), a)
+	g.Load(g.Param("b"), b)
+	g.Load(g.Param("ldb"), ldb)
+	g.SHLQ(operand.U8(2), ldb)
+	g.Load(g.Param("k"), K)
+	g.XORQ(kk, kk)
+	acc := g.XMM()
+	g.VXORPS(acc, acc, acc)
+	g.Label("loop")
+	g.CMPQ(kk, K)
+	g.JAE(operand.LabelRef("store"))
+	x := g.XMM()
+	g.VMOVSS(operand.Mem{Base: b}, x)
+	g.VFMADD231SS(at(a, kk), x, acc)
+	g.ADDQ(ldb, b)
+	g.INCQ(kk)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("store")
+	out := g.GP64()
+	g.Load(g.Param("out"), out)
+	g.VMOVSS(acc, operand.Mem{Base: out})
 	g.VZEROUPPER()
 	g.RET()
 }
