@@ -260,6 +260,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 		d.N += n
 		d.P += s.Scored()
 		d.maxT = max(d.maxT, n)
+		d.keyPanels += keyPanels(n)
 	}
 	tokens := make([]int32, 0, d.N)
 	targets := make([]int32, 0, d.P)
@@ -287,7 +288,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 		w := &c.layers[l]
 		c.layernormForward(a.ln, a.residual, w.ln1w, w.ln1b, N, C, eps)                   // (N, C)
 		c.matmulForward(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, false, a.tile)            // (N, 3C)
-		c.transposeKV(a.kt, a.vt, a.qkv, N, C)                                            // (NH, hd, N) x2
+		c.transposeKV(a.kt, a.vt, a.qkv, spans, N, C, NH)                                 // per head
 		c.attentionForward(a.atty, a.qkv, a.kt, a.vt, spans, N, C, NH, a.scores, d.maxT)  // (N, C)
 		c.matmulForward(a.residual, a.atty, w.projW, w.projB, N, C, C, true, a.tile)      // += (N, C)
 		c.layernormForward(a.ln, a.residual, w.ln2w, w.ln2b, N, C, eps)                   // (N, C)

@@ -9,6 +9,7 @@ import "math"
 const (
 	rowBlock = 16 // rows per task of the row-wise ops
 	attRows  = 32 // query rows per attention task
+	kvPanel  = 48 // keys per panel of the transposed keys (two AVX2 or one AVX-512 gemmNN block wide)
 )
 
 // span is one sequence inside a chunk: its rows are [off, off+n).
@@ -87,41 +88,76 @@ func gelu(v float32) float32 {
 	return 0.5 * v * (1 + float32(math.Tanh(float64(u))))
 }
 
-// transposeKV: kt and vt (NH, hd, N) hold the key and value vectors of qkv
-// (N, 3C) per head, transposed so that attention's scores (gemmNN over a
-// head's channels) and its weighted sum (gemmNT over the keys) run along
-// contiguous rows.
-func (c *CPU) transposeKV(kt, vt, qkv []float32, N, C int) {
+// keyPanels is the number of kvPanel-key panels that hold n keys.
+func keyPanels(n int) int { return (n + kvPanel - 1) / kvPanel }
+
+// spanPanels returns the first key panel of each span (each sequence's keys
+// start a panel) and the panels of all of them.
+func spanPanels(spans []span) (first []int, total int) {
+	first = make([]int, len(spans))
+	for i, sp := range spans {
+		first[i] = total
+		total += keyPanels(sp.n)
+	}
+	return first, total
+}
+
+// transposeKV: kt (NH, panels, hd, kvPanel) holds the key vectors of qkv
+// (N, 3C) per head in panels of kvPanel keys, channel-major inside each
+// (key s of a sequence is column s%kvPanel of its panel s/kvPanel), so that
+// attention's scores are gemmNN products of contiguous, L1-sized panels; vt
+// (NH, hd, N) holds the values per head, transposed so that attention's
+// weighted sum (gemmNT over the keys) runs along contiguous rows. The padding
+// columns of a sequence's last panel are never read.
+func (c *CPU) transposeKV(kt, vt, qkv []float32, spans []span, N, C, NH int) {
 	const chBlock = 16 // channels per task: one cache line of qkv per row
+	hd := C / NH
+	first, panels := spanPanels(spans)
+	headStride := panels * hd * kvPanel
 	c.parallelFor((2*C+chBlock-1)/chBlock, func(_, task int) {
 		ch0, ch1 := task*chBlock, min(2*C, (task+1)*chBlock)
-		for n := range N {
-			kv := qkv[n*3*C+C:][:2*C]
-			for ch := ch0; ch < ch1; ch++ {
-				if ch < C {
-					kt[ch*N+n] = kv[ch]
-				} else {
-					vt[(ch-C)*N+n] = kv[ch]
+		for i, sp := range spans {
+			for s := range sp.n {
+				n := sp.off + s
+				kv := qkv[n*3*C+C:][:2*C]
+				base := (first[i]+s/kvPanel)*hd*kvPanel + s%kvPanel
+				for ch := ch0; ch < ch1; ch++ {
+					if ch < C {
+						kt[ch/hd*headStride+base+ch%hd*kvPanel] = kv[ch]
+					} else {
+						vt[(ch-C)*N+n] = kv[ch]
+					}
 				}
 			}
 		}
 	})
 }
 
+// scoresNN: sc (rows, keys) = q (rows, hd; row stride ldq) · kᵀ for the
+// first keys keys of one head's panels kp (panels, hd, kvPanel), a gemmNN
+// per panel.
+func scoresNN(sc, q []float32, ldq int, kp []float32, rows, keys, hd int) {
+	for p := 0; p*kvPanel < keys; p++ {
+		gemmNN(sc[p*kvPanel:], keys, q, ldq, kp[p*hd*kvPanel:], kvPanel, rows, min(kvPanel, keys-p*kvPanel), hd)
+	}
+}
+
 // attentionForward: out (N, C) = causal self-attention of every sequence in spans.
 // qkv is (N, 3C) with q|k|v along the channels and heads of hd = C/NH channels
-// inside each; kt and vt are (NH, hd, N) from transposeKV. Per head and query t:
+// inside each; kt (NH, panels, hd, kvPanel) and vt (NH, hd, N) are from
+// transposeKV. Per head and query t:
 // p = softmax((q_t · k_s) / sqrt(hd) over s <= t), out_t = Σ_s p_s v_s, all in
 // float32 with the row maximum subtracted before exp. scores is per-worker
 // scratch of attRows*maxT floats, maxT the longest span.
 func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N, C, NH int, scores []float32, maxT int) {
 	hd := C / NH
 	scale := float32(math.Sqrt(float64(hd)))
-	type block struct{ off, t0, t1 int }
+	first, panels := spanPanels(spans)
+	type block struct{ off, panel, t0, t1 int }
 	var blocks []block
-	for _, sp := range spans {
+	for i, sp := range spans {
 		for t0 := 0; t0 < sp.n; t0 += attRows {
-			blocks = append(blocks, block{sp.off, t0, min(sp.n, t0+attRows)})
+			blocks = append(blocks, block{sp.off, first[i], t0, min(sp.n, t0+attRows)})
 		}
 	}
 	c.parallelFor(len(blocks)*NH, func(worker, task int) {
@@ -129,8 +165,8 @@ func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N, C, N
 		off, t0, t1 := bl.off, bl.t0, bl.t1
 		rows := t1 - t0
 		sc := scores[worker*attRows*maxT:][:rows*t1]
-		// sc (rows, t1) = q[t0:t1] · k[0:t1]ᵀ; kt rows are k's channels.
-		gemmNN(sc, t1, qkv[(off+t0)*3*C+h*hd:], 3*C, kt[h*hd*N+off:], N, rows, t1, hd)
+		// sc (rows, t1) = q[t0:t1] · k[0:t1]ᵀ, k from the sequence's panels.
+		scoresNN(sc, qkv[(off+t0)*3*C+h*hd:], 3*C, kt[(h*panels+bl.panel)*hd*kvPanel:], rows, t1, hd)
 		for i := range rows {
 			row := sc[i*t1:][:t1]
 			valid := row[:t0+i+1]

@@ -49,15 +49,15 @@ func dot1x4BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32
 //go:noescape
 func dot1x1BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
 
-// nn4x2AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 16, one FMA chain per element in increasing k.
+// nn4x3AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 24, one FMA chain per element in increasing k.
 //
 //go:noescape
-func nn4x2AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+func nn4x3AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 
-// nn1x2AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 16, one FMA chain per element in increasing k.
+// nn1x3AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 24, one FMA chain per element in increasing k.
 //
 //go:noescape
-func nn1x2AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+func nn1x3AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 
 // nn4x1AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 8, one FMA chain per element in increasing k.
 //
@@ -134,15 +134,15 @@ func dot1x4BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float
 //go:noescape
 func dot1x1BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
 
-// nn4x2AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 32, one FMA chain per element in increasing k.
+// nn4x3AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 48, one FMA chain per element in increasing k.
 //
 //go:noescape
-func nn4x2AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+func nn4x3AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 
-// nn1x2AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 32, one FMA chain per element in increasing k.
+// nn1x3AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 48, one FMA chain per element in increasing k.
 //
 //go:noescape
-func nn1x2AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+func nn1x3AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 
 // nn4x1AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 16, one FMA chain per element in increasing k.
 //

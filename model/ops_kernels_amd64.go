@@ -147,7 +147,7 @@ func gemmBlocks[E float32 | uint16](ks dotKernels[E], out []float32, ldo int, a 
 }
 
 // gemmNNVec is gemmNN with the vector kernels of the current set: blocks of 4
-// rows (then single rows) by 2 (then 1) vectors of columns, then the columns
+// rows (then single rows) by 3 (then 1) vectors of columns, then the columns
 // left over one by one with scalar FMAs, all computing each element alike.
 func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
 	if K <= 0 {
@@ -157,10 +157,10 @@ func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb in
 		return
 	}
 	w := vecLanes()
-	nn42, nn12, nn41, nn11, col := dotKernel[float32](nn4x2AVX512), dotKernel[float32](nn1x2AVX512),
+	nn43, nn13, nn41, nn11, col := dotKernel[float32](nn4x3AVX512), dotKernel[float32](nn1x3AVX512),
 		dotKernel[float32](nn4x1AVX512), dotKernel[float32](nn1x1AVX512), nnColAVX512
 	if w == 8 {
-		nn42, nn12, nn41, nn11, col = nn4x2AVX2, nn1x2AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2
+		nn43, nn13, nn41, nn11, col = nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2
 	}
 	// The kernels do not check bounds: the last element each side can touch is
 	// checked here.
@@ -177,8 +177,8 @@ func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb in
 		}
 	}
 	j := 0
-	for ; j+2*w <= N; j += 2 * w {
-		blocks(j, nn42, nn12)
+	for ; j+3*w <= N; j += 3 * w {
+		blocks(j, nn43, nn13)
 	}
 	for ; j+w <= N; j += w {
 		blocks(j, nn41, nn11)

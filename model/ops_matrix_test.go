@@ -101,7 +101,7 @@ func TestGemmNN(t *testing.T) {
 			defer useKernels(set)()
 			r := rand.New(rand.NewPCG(21, 22))
 			for _, s := range []struct{ M, N, K int }{
-				{1, 1, 1}, {4, 16, 64}, {5, 17, 64}, {32, 40, 64}, {3, 33, 7}, {7, 8, 1}, {9, 70, 20}, {1, 7, 64},
+				{1, 1, 1}, {4, 16, 64}, {5, 17, 64}, {32, 40, 64}, {3, 33, 7}, {7, 8, 1}, {9, 70, 20}, {1, 7, 64}, {32, 48, 64}, {6, 57, 64}, {4, 24, 3}, {2, 100, 64},
 			} {
 				lda, ldb, ldo := s.K+3, s.N+5, s.N+2
 				a, b := randVec(r, s.M*lda), randVec(r, s.K*ldb)

@@ -154,9 +154,10 @@ func TestAttentionForwardSpans(t *testing.T) {
 	qkv := randVec(r, N*3*C)
 	c := &CPU{threads: 2}
 	run := func(qkv []float32, spans []span, n, maxT int) []float32 {
-		kt, vt := make([]float32, C*n), make([]float32, C*n)
+		_, panels := spanPanels(spans)
+		kt, vt := make([]float32, C*panels*kvPanel), make([]float32, C*n)
 		out := make([]float32, n*C)
-		c.transposeKV(kt, vt, qkv, n, C)
+		c.transposeKV(kt, vt, qkv, spans, n, C, NH)
 		c.attentionForward(out, qkv, kt, vt, spans, n, C, NH, make([]float32, 2*attRows*maxT), maxT)
 		return out
 	}

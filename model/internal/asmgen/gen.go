@@ -58,7 +58,7 @@ func Generate() (asm, stubs []byte, err error) {
 				g.dot(shape[0], shape[1], e)
 			}
 		}
-		for _, shape := range [][2]int{{4, 2}, {1, 2}, {4, 1}, {1, 1}} {
+		for _, shape := range [][2]int{{4, 3}, {1, 3}, {4, 1}, {1, 1}} {
 			g.nn(shape[0], shape[1])
 		}
 		g.nnCol()
