@@ -114,19 +114,29 @@ func (c *CPU) transposeKV(kt, vt, qkv []float32, spans []span, N, C, NH int) {
 	hd := C / NH
 	first, panels := spanPanels(spans)
 	headStride := panels * hd * kvPanel
-	c.parallelFor((2*C+chBlock-1)/chBlock, func(_, task int) {
-		ch0, ch1 := task*chBlock, min(2*C, (task+1)*chBlock)
+	blocks := (C + chBlock - 1) / chBlock
+	c.parallelFor(2*blocks, func(_, task int) {
+		ch0, ch1 := task%blocks*chBlock, min(C, (task%blocks+1)*chBlock)
+		if task >= blocks { // values
+			for n := range N {
+				v := qkv[n*3*C+2*C+ch0 : n*3*C+2*C+ch1]
+				for j, x := range v {
+					vt[(ch0+j)*N+n] = x
+				}
+			}
+			return
+		}
+		var at [chBlock]int // where each key channel of the block starts in kt
+		for j := range ch1 - ch0 {
+			ch := ch0 + j
+			at[j] = ch/hd*headStride + ch%hd*kvPanel
+		}
 		for i, sp := range spans {
 			for s := range sp.n {
-				n := sp.off + s
-				kv := qkv[n*3*C+C:][:2*C]
+				k := qkv[(sp.off+s)*3*C+C+ch0:][:ch1-ch0]
 				base := (first[i]+s/kvPanel)*hd*kvPanel + s%kvPanel
-				for ch := ch0; ch < ch1; ch++ {
-					if ch < C {
-						kt[ch/hd*headStride+base+ch%hd*kvPanel] = kv[ch]
-					} else {
-						vt[(ch-C)*N+n] = kv[ch]
-					}
+				for j, x := range k {
+					kt[at[j]+base] = x
 				}
 			}
 		}
