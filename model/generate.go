@@ -175,16 +175,8 @@ func (g *Generator) attention(l int, out, qkv []float32, n int) {
 		for i := range rows {
 			row := sc[i*keys:][:keys]
 			valid := row[:g.pos+t0+i+1]
-			mx := float32(math.Inf(-1))
-			for s, v := range valid {
-				v /= scale
-				valid[s] = v
-				mx = max(mx, v)
-			}
-			inv := 1 / expSubRow(valid, mx)
-			for s := range valid {
-				valid[s] *= inv
-			}
+			mx := divMaxRow(valid, scale)
+			mulRow(valid, 1/expSubRow(valid, mx))
 			clear(row[len(valid):])
 		}
 		// out[t0:t1, h] (rows, hd) = p (rows, keys) · v[0:keys]; vt rows are v's channels.

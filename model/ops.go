@@ -180,21 +180,32 @@ func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N, C, N
 		for i := range rows {
 			row := sc[i*t1:][:t1]
 			valid := row[:t0+i+1]
-			mx := float32(math.Inf(-1))
-			for s, v := range valid {
-				v /= scale
-				valid[s] = v
-				mx = max(mx, v)
-			}
-			inv := 1 / expSubRow(valid, mx)
-			for s := range valid {
-				valid[s] *= inv
-			}
+			mx := divMaxRow(valid, scale)
+			mulRow(valid, 1/expSubRow(valid, mx))
 			clear(row[len(valid):])
 		}
 		// out[t0:t1, h] (rows, hd) = p (rows, t1) · v[0:t1]; vt rows are v's channels.
 		gemmNT(out[(off+t0)*C+h*hd:], C, sc, t1, vt[h*hd*N+off:], N, rows, hd, t1)
 	})
+}
+
+// divMaxRowGeneric sets row[i] /= d and returns the largest quotient (-Inf
+// for an empty row).
+func divMaxRowGeneric(row []float32, d float32) float32 {
+	mx := float32(math.Inf(-1))
+	for i, v := range row {
+		v /= d
+		row[i] = v
+		mx = max(mx, v)
+	}
+	return mx
+}
+
+// mulRowGeneric sets row[i] *= m.
+func mulRowGeneric(row []float32, m float32) {
+	for i := range row {
+		row[i] *= m
+	}
 }
 
 // expf is e^x rounded to float32, at most 1 ulp from the correctly rounded value

@@ -274,6 +274,24 @@ DATA gelum2s<>+56(SB)/4, $0xbfcc422a
 DATA gelum2s<>+60(SB)/4, $0xbfcc422a
 GLOBL gelum2s<>(SB), RODATA|NOPTR, $64
 
+DATA neginf<>+0(SB)/4, $0xff800000
+DATA neginf<>+4(SB)/4, $0xff800000
+DATA neginf<>+8(SB)/4, $0xff800000
+DATA neginf<>+12(SB)/4, $0xff800000
+DATA neginf<>+16(SB)/4, $0xff800000
+DATA neginf<>+20(SB)/4, $0xff800000
+DATA neginf<>+24(SB)/4, $0xff800000
+DATA neginf<>+28(SB)/4, $0xff800000
+DATA neginf<>+32(SB)/4, $0xff800000
+DATA neginf<>+36(SB)/4, $0xff800000
+DATA neginf<>+40(SB)/4, $0xff800000
+DATA neginf<>+44(SB)/4, $0xff800000
+DATA neginf<>+48(SB)/4, $0xff800000
+DATA neginf<>+52(SB)/4, $0xff800000
+DATA neginf<>+56(SB)/4, $0xff800000
+DATA neginf<>+60(SB)/4, $0xff800000
+GLOBL neginf<>(SB), RODATA|NOPTR, $64
+
 // func dot3x4AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 // Requires: AVX, FMA3
 TEXT ·dot3x4AVX2(SB), NOSPLIT, $0-56
@@ -1527,6 +1545,58 @@ loop:
 store:
 	MOVQ   out+32(FP), AX
 	VMOVSS X0, (AX)
+	VZEROUPPER
+	RET
+
+// func divMaxRowAVX2(row *float32, n int, d float32) float32
+// Requires: AVX, SSE
+TEXT ·divMaxRowAVX2(SB), NOSPLIT, $0-28
+	MOVQ         row+0(FP), AX
+	MOVQ         n+8(FP), CX
+	ANDQ         $-8, CX
+	XORQ         DX, DX
+	VBROADCASTSS d+16(FP), Y0
+	VBROADCASTSS neginf<>+0(SB), Y1
+
+loop:
+	CMPQ    DX, CX
+	JAE     done
+	VMOVUPS (AX)(DX*4), Y2
+	VDIVPS  Y0, Y2, Y2
+	VMOVUPS Y2, (AX)(DX*4)
+	VMAXPS  Y2, Y1, Y1
+	ADDQ    $0x00000008, DX
+	JMP     loop
+
+done:
+	VEXTRACTF128 $0x01, Y1, X0
+	VMAXPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X1
+	VMOVSHDUP    X1, X0
+	VMAXSS       X0, X1, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
+// func mulRowAVX2(row *float32, n int, m float32)
+// Requires: AVX
+TEXT ·mulRowAVX2(SB), NOSPLIT, $0-20
+	MOVQ         row+0(FP), AX
+	MOVQ         n+8(FP), CX
+	ANDQ         $-8, CX
+	XORQ         DX, DX
+	VBROADCASTSS m+16(FP), Y0
+
+loop:
+	CMPQ    DX, CX
+	JAE     done
+	VMULPS  (AX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	ADDQ    $0x00000008, DX
+	JMP     loop
+
+done:
 	VZEROUPPER
 	RET
 
@@ -3221,6 +3291,60 @@ loop:
 store:
 	MOVQ   out+32(FP), AX
 	VMOVSS X0, (AX)
+	VZEROUPPER
+	RET
+
+// func divMaxRowAVX512(row *float32, n int, d float32) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·divMaxRowAVX512(SB), NOSPLIT, $0-28
+	MOVQ         row+0(FP), AX
+	MOVQ         n+8(FP), CX
+	ANDQ         $-16, CX
+	XORQ         DX, DX
+	VBROADCASTSS d+16(FP), Z0
+	VBROADCASTSS neginf<>+0(SB), Z1
+
+loop:
+	CMPQ    DX, CX
+	JAE     done
+	VMOVUPS (AX)(DX*4), Z2
+	VDIVPS  Z0, Z2, Z2
+	VMOVUPS Z2, (AX)(DX*4)
+	VMAXPS  Z2, Z1, Z1
+	ADDQ    $0x00000010, DX
+	JMP     loop
+
+done:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VMAXPS        Y0, Y1, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VMAXPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VMAXPS        X0, X1, X0
+	VMOVSHDUP     X0, X1
+	VMAXSS        X1, X0, X1
+	VZEROUPPER
+	MOVSS         X1, ret+24(FP)
+	RET
+
+// func mulRowAVX512(row *float32, n int, m float32)
+// Requires: AVX, AVX512F
+TEXT ·mulRowAVX512(SB), NOSPLIT, $0-20
+	MOVQ         row+0(FP), AX
+	MOVQ         n+8(FP), CX
+	ANDQ         $-16, CX
+	XORQ         DX, DX
+	VBROADCASTSS m+16(FP), Z0
+
+loop:
+	CMPQ    DX, CX
+	JAE     done
+	VMULPS  (AX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(DX*4)
+	ADDQ    $0x00000010, DX
+	JMP     loop
+
+done:
 	VZEROUPPER
 	RET
 

@@ -74,6 +74,16 @@ func nn1x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ld
 //go:noescape
 func nnColAVX2(a *float32, b *float32, ldb int, k int, out *float32)
 
+// divMaxRowAVX2 sets row[i] /= d for i < n - n%8 and returns the largest quotient (-Inf if none).
+//
+//go:noescape
+func divMaxRowAVX2(row *float32, n int, d float32) float32
+
+// mulRowAVX2 sets row[i] *= m for i < n - n%8.
+//
+//go:noescape
+func mulRowAVX2(row *float32, n int, m float32)
+
 // expSubRowAVX2 sets row[i] = e^(row[i]-m) for i < n - n%8 and returns their sum.
 //
 //go:noescape
@@ -158,6 +168,16 @@ func nn1x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, 
 //
 //go:noescape
 func nnColAVX512(a *float32, b *float32, ldb int, k int, out *float32)
+
+// divMaxRowAVX512 sets row[i] /= d for i < n - n%16 and returns the largest quotient (-Inf if none).
+//
+//go:noescape
+func divMaxRowAVX512(row *float32, n int, d float32) float32
+
+// mulRowAVX512 sets row[i] *= m for i < n - n%16.
+//
+//go:noescape
+func mulRowAVX512(row *float32, n int, m float32)
 
 // expSubRowAVX512 sets row[i] = e^(row[i]-m) for i < n - n%16 and returns their sum.
 //

@@ -220,6 +220,37 @@ func vecLanes() int {
 	return 0
 }
 
+// divMaxRow sets row[i] /= d and returns the largest quotient (-Inf for an
+// empty row).
+func divMaxRow(row []float32, d float32) float32 {
+	w := vecLanes()
+	if w == 0 || len(row) < w {
+		return divMaxRowGeneric(row, d)
+	}
+	var mx float32
+	if w == 16 {
+		mx = divMaxRowAVX512(&row[0], len(row), d)
+	} else {
+		mx = divMaxRowAVX2(&row[0], len(row), d)
+	}
+	return max(mx, divMaxRowGeneric(row[len(row)&^(w-1):], d))
+}
+
+// mulRow sets row[i] *= m.
+func mulRow(row []float32, m float32) {
+	w := vecLanes()
+	if w == 0 || len(row) < w {
+		mulRowGeneric(row, m)
+		return
+	}
+	if w == 16 {
+		mulRowAVX512(&row[0], len(row), m)
+	} else {
+		mulRowAVX2(&row[0], len(row), m)
+	}
+	mulRowGeneric(row[len(row)&^(w-1):], m)
+}
+
 // expSubRow sets row[i] = e^(row[i] - m) and returns their sum.
 func expSubRow(row []float32, m float32) float32 {
 	w := vecLanes()

@@ -28,6 +28,10 @@ func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb in
 
 func dot1x1(a, b []float32) float32 { return dot1x1Generic(a, b) }
 
+func divMaxRow(row []float32, d float32) float32 { return divMaxRowGeneric(row, d) }
+
+func mulRow(row []float32, m float32) { mulRowGeneric(row, m) }
+
 func expSubRow(row []float32, m float32) float32 { return expSubRowGeneric(row, m) }
 
 func sumExpSub(row []float32, m float32) float32 { return sumExpSubGeneric(row, m) }

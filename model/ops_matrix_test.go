@@ -137,3 +137,40 @@ func TestGemmNN(t *testing.T) {
 		})
 	}
 }
+
+// divMaxRow and mulRow (attention's scaling, row maximum and normalization)
+// give, for every kernel set and every length around the vector widths,
+// exactly the quotients, products and maximum of plain float32 scalar code.
+func TestDivMaxMulRow(t *testing.T) {
+	for _, set := range kernelSets() {
+		t.Run(set.String(), func(t *testing.T) {
+			defer useKernels(set)()
+			r := rand.New(rand.NewPCG(31, 32))
+			for n := range 70 {
+				x := randVec(r, n)
+				want := make([]float32, n)
+				wantMax := float32(math.Inf(-1))
+				for i, v := range x {
+					want[i] = v / 7.3
+					wantMax = max(wantMax, want[i])
+				}
+				got := append([]float32(nil), x...)
+				if mx := divMaxRow(got, 7.3); mx != wantMax {
+					t.Errorf("n %d: max %v, want %v", n, mx, wantMax)
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("n %d: row[%d] = %v, want %v", n, i, got[i], want[i])
+					}
+					want[i] *= 0.37
+				}
+				mulRow(got, 0.37)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("n %d: row[%d]·m = %v, want %v", n, i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}

@@ -62,6 +62,8 @@ func Generate() (asm, stubs []byte, err error) {
 			g.nn(shape[0], shape[1])
 		}
 		g.nnCol()
+		g.divMaxRow()
+		g.mulRow()
 		g.expRow("expSubRow", true)
 		g.expRow("sumExpSub", false)
 		g.gelu()
@@ -419,7 +421,7 @@ func (g *gen) nnCol() {
 // consts are the exponential's constants in memory, 16 lanes each (AVX2 reads
 // the first 8).
 type consts struct {
-	lo, hi, log2e, negC1, c2, p0, p1, p2, p3, p4, p5, one, bias, geluC, geluM2S operand.Mem
+	lo, hi, log2e, negC1, c2, p0, p1, p2, p3, p4, p5, one, bias, geluC, geluM2S, negInf operand.Mem
 }
 
 // defineConsts emits Cephes' expf constants (clamp range, log2 e, ln 2 in two
@@ -445,6 +447,7 @@ func defineConsts(c *build.Context) consts {
 		p3: f("expp3", 4.1665795894e-2), p4: f("expp4", 1.6666665459e-1), p5: f("expp5", 5.0000001201e-1),
 		one: f("expone", 1), bias: bias,
 		geluC: f("geluc", 0.044715), geluM2S: f("gelum2s", -2*0.7978845608028654),
+		negInf: f("neginf", float32(math.Inf(-1))),
 	}
 }
 
@@ -523,6 +526,98 @@ func (g *gen) expRow(name string, store bool) {
 	s := g.reduce(acc)
 	g.VZEROUPPER() // before the SSE store of the result; keeps the low 128 bits
 	g.Store(s, g.ReturnIndex(0))
+	g.RET()
+}
+
+// divMaxRow emits divMaxRow{isa}(row *float32, n int, d float32) float32:
+// row[i] /= d for i < n - n%lanes (IEEE division, as scalar code does), and
+// the largest of the quotients (-Inf when there are none).
+func (g *gen) divMaxRow() {
+	name := "divMaxRow" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(row *float32, n int, d float32) float32")
+	g.Doc(fmt.Sprintf("%s sets row[i] /= d for i < n - n%%%d and returns the largest quotient (-Inf if none).", name, g.lanes))
+	row, n, i := g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("row"), row)
+	g.Load(g.Param("n"), n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(i, i)
+	dv, mx := g.vec(), g.vec()
+	d, err := g.Param("d").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	g.VBROADCASTSS(d.Addr, dv)
+	g.VBROADCASTSS(g.k.negInf, mx)
+	g.Label("loop")
+	g.CMPQ(i, n)
+	g.JAE(operand.LabelRef("done"))
+	x := g.vec()
+	g.VMOVUPS(at(row, i), x)
+	g.VDIVPS(dv, x, x)
+	g.VMOVUPS(x, at(row, i))
+	g.VMAXPS(x, mx, mx)
+	g.ADDQ(operand.U32(g.lanes), i)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("done")
+	// The lanes' maximum: halves folded until one lane is left.
+	y := mx.AsY().(reg.VecVirtual)
+	if g.lanes == 16 {
+		t := g.YMM()
+		g.VEXTRACTF64X4(operand.U8(1), mx, t)
+		g.VMAXPS(t, mx.AsY(), t)
+		y = t
+	}
+	x4 := g.XMM()
+	if g.lanes == 16 {
+		g.VEXTRACTF32X4(operand.U8(1), y, x4)
+	} else {
+		g.VEXTRACTF128(operand.U8(1), y, x4)
+	}
+	g.VMAXPS(x4, y.AsX(), x4)
+	h := g.XMM()
+	g.VMOVHLPS(x4, x4, h)
+	g.VMAXPS(h, x4, h)
+	s := g.XMM()
+	g.VMOVSHDUP(h, s)
+	g.VMAXSS(s, h, s)
+	g.VZEROUPPER()
+	g.Store(s, g.ReturnIndex(0))
+	g.RET()
+}
+
+// mulRow emits mulRow{isa}(row *float32, n int, m float32): row[i] *= m for
+// i < n - n%lanes.
+func (g *gen) mulRow() {
+	name := "mulRow" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(row *float32, n int, m float32)")
+	g.Doc(fmt.Sprintf("%s sets row[i] *= m for i < n - n%%%d.", name, g.lanes))
+	row, n, i := g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("row"), row)
+	g.Load(g.Param("n"), n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(i, i)
+	mv := g.vec()
+	m, err := g.Param("m").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	g.VBROADCASTSS(m.Addr, mv)
+	g.Label("loop")
+	g.CMPQ(i, n)
+	g.JAE(operand.LabelRef("done"))
+	x := g.vec()
+	g.VMULPS(at(row, i), mv, x)
+	g.VMOVUPS(x, at(row, i))
+	g.ADDQ(operand.U32(g.lanes), i)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("done")
+	g.VZEROUPPER()
 	g.RET()
 }
 
