@@ -23,7 +23,9 @@ import (
 // a fixed tree; then the K%lanes tail is added in increasing k (separate
 // multiply and add). Every block shape (4x4 or 3x4, 1x4, 1x1) does exactly this
 // per output element, so an element does not depend on how the work was tiled
-// or split between goroutines. Exponentials: Cephes' expf on whole vectors
+// or split between goroutines. Attention's scores (gemmNN, b row-major over
+// k) are one FMA chain per element in increasing k, no lanes reduced, the
+// columns left over by the vector blocks by scalar FMAs alike. Exponentials: Cephes' expf on whole vectors
 // (within 1.3 ulp of e^x for x in [-87.3, 88], exactly 1 at 0, +Inf from about
 // 88.4, below the smallest normal float32 rather than 0 for x < -87.34), lane
 // sums reduced in the same tree, the tail by expf; every lane computes the same
