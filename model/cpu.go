@@ -19,6 +19,8 @@ import (
 // (AVX-512 or AVX2+FMA, the widest the CPU has; ops_kernels_amd64.go), elsewhere
 // portable scalar Go; the results differ between kernel sets in the last bits
 // (another summation order, fused multiply-adds), never between thread counts.
+// Weights read by LoadCPU from an F16 or BF16 checkpoint stay 16-bit and are
+// widened exactly inside the kernels; all arithmetic is float32.
 type CPU struct {
 	cfg        Config
 	wte        matrix    // (V, C)
