@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -134,4 +135,21 @@ func loadCPU(t *testing.T, path string, threads int) *model.CPU {
 		t.Errorf("progress ended at %d of %d bytes", last, total)
 	}
 	return c
+}
+
+// A NaN in a 16-bit matrix is refused by LoadCPU, naming the tensor and the
+// index, as every loader does.
+func TestLoadCPURejectsNaN(t *testing.T) {
+	for _, dtype := range []string{"F16", "BF16"} {
+		m := testmodel.Random(smallConfig(), 4)
+		m.Weights.Layers[1].FCW[40] = float32(math.NaN())
+		dir := writeModel(t, m, dtype)
+		ck, err := model.OpenCheckpoint(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = model.LoadCPU(context.Background(), ck, 2, model.LoadOptions{})
+		ck.Close()
+		wantErr(t, err, dir, "h.1.mlp.c_fc.weight", "NaN", "index 40")
+	}
 }
