@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -21,6 +22,9 @@ import (
 // the same weights widened to float32 (Load, then NewCPU). ck may be closed
 // once LoadCPU returns. ctx is checked between tensors and chunks.
 func LoadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) (*CPU, error) {
+	if ck == nil {
+		return nil, errors.New("load for the cpu: nil checkpoint")
+	}
 	c, err := loadCPU(ctx, ck, threads, opt)
 	if err != nil {
 		return nil, fmt.Errorf("load %s for the cpu: %w", ck.src, err)

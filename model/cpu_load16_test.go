@@ -153,3 +153,9 @@ func TestLoadCPURejectsNaN(t *testing.T) {
 		wantErr(t, err, dir, "h.1.mlp.c_fc.weight", "NaN", "index 40")
 	}
 }
+
+// A nil checkpoint is an error, not a panic.
+func TestLoadCPUNil(t *testing.T) {
+	_, err := model.LoadCPU(context.Background(), nil, 1, model.LoadOptions{})
+	wantErr(t, err, "nil checkpoint")
+}
