@@ -19,31 +19,36 @@ import (
 // (AVX-512 or AVX2+FMA, the widest the CPU has; ops_kernels_amd64.go), elsewhere
 // portable scalar Go; the results differ between kernel sets in the last bits
 // (another summation order, fused multiply-adds), never between thread counts.
+// Weights read by LoadCPU from an F16 or BF16 checkpoint stay 16-bit and are
+// widened exactly inside the kernels; all arithmetic is float32.
 type CPU struct {
-	cfg     Config
-	w       *Weights
-	layers  []cpuLayer
-	lmHead  []float32 // (V, C)
-	threads int
-	maxRows int   // rows (tokens) per chunk of a batch; at least one sequence
-	err     error // what is wrong with the model, reported by Loss
+	cfg        Config
+	wte        matrix    // (V, C)
+	wpe        []float32 // (NPositions, C)
+	lnfw, lnfb []float32 // (C)
+	layers     []cpuLayer
+	lmHead     matrix // (V, C); the same elements as wte when tied
+	threads    int
+	maxRows    int   // rows (tokens) per chunk of a batch; at least one sequence
+	err        error // what is wrong with the model, reported by Loss
 
 	mu    sync.Mutex
 	spare []float32 // an arena kept for the next call
 }
 
 // cpuLayer is one block's weights as the CPU kernels want them: the Conv1D
-// matrices transposed to (out, in), so every matmul reduces along contiguous rows.
+// matrices transposed to (out, in), so every matmul reduces along contiguous
+// rows, in float32 or in a checkpoint's 16 bits (LoadCPU); the vectors in float32.
 type cpuLayer struct {
 	ln1w, ln1b []float32 // (C)
-	qkvW       []float32 // (3C, C)
+	qkvW       matrix    // (3C, C)
 	qkvB       []float32 // (3C)
-	projW      []float32 // (C, C)
+	projW      matrix    // (C, C)
 	projB      []float32 // (C)
 	ln2w, ln2b []float32 // (C)
-	fcW        []float32 // (4C, C)
+	fcW        matrix    // (4C, C)
 	fcB        []float32 // (4C)
-	fcProjW    []float32 // (C, 4C)
+	fcProjW    matrix    // (C, 4C)
 	fcProjB    []float32 // (C)
 }
 
@@ -72,26 +77,28 @@ func newCPU(m *Model, threads int, own bool) *CPU {
 	if m == nil {
 		return &CPU{threads: threads, err: errors.New("cpu: nil model")}
 	}
-	c := &CPU{cfg: m.Config, w: &m.Weights, threads: threads, maxRows: 2048}
+	c := &CPU{cfg: m.Config, threads: threads, maxRows: 2048}
 	if err := checkShapes(m); err != nil {
 		c.err = fmt.Errorf("cpu: model %s: %w", m.Source, err)
 		return c
 	}
 	c.maxRows = max(c.maxRows, m.Config.NPositions)
-	c.lmHead = m.Weights.LMHead
-	if c.lmHead == nil {
-		c.lmHead = m.Weights.WTE
+	w := &m.Weights
+	c.wte, c.wpe, c.lnfw, c.lnfb = f32Matrix(w.WTE), w.WPE, w.LNFW, w.LNFB
+	c.lmHead = c.wte
+	if w.LMHead != nil {
+		c.lmHead = f32Matrix(w.LMHead)
 	}
 	C := m.Config.NEmbd
 	c.layers = make([]cpuLayer, len(m.Weights.Layers))
 	layer := func(l *Layer, tr func(w *[]float32, rows, cols int) []float32) cpuLayer {
 		return cpuLayer{
 			ln1w: l.LN1W, ln1b: l.LN1B,
-			qkvW: tr(&l.QKVW, C, 3*C), qkvB: l.QKVB,
-			projW: tr(&l.ProjW, C, C), projB: l.ProjB,
+			qkvW: f32Matrix(tr(&l.QKVW, C, 3*C)), qkvB: l.QKVB,
+			projW: f32Matrix(tr(&l.ProjW, C, C)), projB: l.ProjB,
 			ln2w: l.LN2W, ln2b: l.LN2B,
-			fcW: tr(&l.FCW, C, 4*C), fcB: l.FCB,
-			fcProjW: tr(&l.FCProjW, 4*C, C), fcProjB: l.FCProjB,
+			fcW: f32Matrix(tr(&l.FCW, C, 4*C)), fcB: l.FCB,
+			fcProjW: f32Matrix(tr(&l.FCProjW, 4*C, C)), fcProjB: l.FCProjB,
 		}
 	}
 	if !own {
@@ -108,7 +115,7 @@ func newCPU(m *Model, threads int, own bool) *CPU {
 	for i := range c.layers {
 		c.layers[i] = layer(&m.Weights.Layers[i], func(w *[]float32, rows, cols int) []float32 {
 			t := *w
-			c.transposeInto(scratch[:rows*cols], t, rows, cols)
+			transposeInto(c, scratch[:rows*cols], t, rows, cols)
 			copy(t, scratch)
 			*w = nil
 			return t
@@ -128,8 +135,8 @@ func transpose(w []float32, rows, cols int) []float32 {
 }
 
 // transposeInto writes the (cols, rows) transpose of w (rows, cols) to t,
-// bands of rows in parallel.
-func (c *CPU) transposeInto(t, w []float32, rows, cols int) {
+// bands of rows in parallel on c's threads.
+func transposeInto[T float32 | uint16](c *CPU, t, w []T, rows, cols int) {
 	const band = 256
 	c.parallelFor((rows+band-1)/band, func(_, b int) {
 		transposeBlocks(t, w, rows, cols, b*band, min(rows, (b+1)*band))
@@ -138,7 +145,7 @@ func (c *CPU) transposeInto(t, w []float32, rows, cols int) {
 
 // transposeBlocks writes rows [r0, r1) of w (rows, cols) to their columns of
 // t (cols, rows), in 32x32 blocks so both sides stay in cache.
-func transposeBlocks(t, w []float32, rows, cols, r0, r1 int) {
+func transposeBlocks[T float32 | uint16](t, w []T, rows, cols, r0, r1 int) {
 	const b = 32
 	for rb := r0; rb < r1; rb += b {
 		for c0 := 0; c0 < cols; c0 += b {
@@ -154,11 +161,8 @@ func transposeBlocks(t, w []float32, rows, cols, r0, r1 int) {
 // checkShapes reports the first weight whose length does not match m.Config.
 func checkShapes(m *Model) error {
 	cfg, w := m.Config, &m.Weights
-	if cfg.NLayer <= 0 || cfg.NHead <= 0 || cfg.NEmbd <= 0 || cfg.NPositions <= 0 || cfg.VocabSize <= 0 {
-		return fmt.Errorf("invalid config %+v", cfg)
-	}
-	if cfg.NEmbd%cfg.NHead != 0 {
-		return fmt.Errorf("n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead)
+	if err := checkConfig(cfg); err != nil {
+		return err
 	}
 	if len(w.Layers) != cfg.NLayer {
 		return fmt.Errorf("%d layers, config says %d", len(w.Layers), cfg.NLayer)
@@ -171,6 +175,17 @@ func checkShapes(m *Model) error {
 		if got := len(*w.slot(s)); got != s.NumElements() {
 			return fmt.Errorf("%s has %d values, want %d", s.Name, got, s.NumElements())
 		}
+	}
+	return nil
+}
+
+// checkConfig reports a Config the CPU forward cannot run.
+func checkConfig(cfg Config) error {
+	if cfg.NLayer <= 0 || cfg.NHead <= 0 || cfg.NEmbd <= 0 || cfg.NPositions <= 0 || cfg.VocabSize <= 0 {
+		return fmt.Errorf("invalid config %+v", cfg)
+	}
+	if cfg.NEmbd%cfg.NHead != 0 {
+		return fmt.Errorf("n_embd %d is not a multiple of n_head %d", cfg.NEmbd, cfg.NHead)
 	}
 	return nil
 }
@@ -248,6 +263,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 		d.N += n
 		d.P += s.Scored()
 		d.maxT = max(d.maxT, n)
+		d.keyPanels += keyPanels(n)
 	}
 	tokens := make([]int32, 0, d.N)
 	targets := make([]int32, 0, d.P)
@@ -267,7 +283,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	carve(arena, table)
 
 	N, eps := d.N, cfg.LayerNormEps
-	encoderForward(a.residual, tokens, c.w.WTE, c.w.WPE, spans, C) // (N, C)
+	encoderForward(a.residual, tokens, c.wte, c.wpe, spans, C) // (N, C)
 	for l := range c.layers {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("cpu loss: %w", err)
@@ -275,8 +291,8 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 		w := &c.layers[l]
 		c.layernormForward(a.ln, a.residual, w.ln1w, w.ln1b, N, C, eps)                   // (N, C)
 		c.matmulForward(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, false, a.tile)            // (N, 3C)
-		c.transposeV(a.vt, a.qkv, N, C)                                                   // (NH, hd, N)
-		c.attentionForward(a.atty, a.qkv, a.vt, spans, N, C, NH, a.scores, d.maxT)        // (N, C)
+		c.transposeKV(a.kt, a.vt, a.qkv, spans, N, C, NH)                                 // per head
+		c.attentionForward(a.atty, a.qkv, a.kt, a.vt, spans, N, C, NH, a.scores, d.maxT)  // (N, C)
 		c.matmulForward(a.residual, a.atty, w.projW, w.projB, N, C, C, true, a.tile)      // += (N, C)
 		c.layernormForward(a.ln, a.residual, w.ln2w, w.ln2b, N, C, eps)                   // (N, C)
 		c.matmulForward(a.fch, a.ln, w.fcW, w.fcB, N, C, 4*C, false, a.tile)              // (N, 4C)
@@ -289,7 +305,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	for p, r := range rows { // ln_f only where a target is predicted
 		copy(a.ln[p*C:][:C], a.residual[r*C:][:C])
 	}
-	c.layernormForward(a.lnf, a.ln, c.w.LNFW, c.w.LNFB, d.P, C, eps) // (P, C)
+	c.layernormForward(a.lnf, a.ln, c.lnfw, c.lnfb, d.P, C, eps) // (P, C)
 	c.lmHeadLossForward(a.nll, a.lnf, c.lmHead, targets, d.P, C, cfg.VocabSize, a.tileMax, a.tileSum, a.tgt, a.logits)
 	for _, v := range a.nll {
 		x := float64(v)

@@ -7,6 +7,7 @@ type acts struct {
 	residual []float32 // (N, C) the residual stream
 	ln       []float32 // (N, C) LayerNorm output; also gathers ln_f's input rows
 	qkv      []float32 // (N, 3C) c_attn output, q|k|v
+	kt       []float32 // (NH, key panels, hd, kvPanel) keys in panels per head
 	vt       []float32 // (NH, hd, N) values transposed per head
 	atty     []float32 // (N, C) attention output, before c_proj
 	fch      []float32 // (N, 4C) c_fc output, then gelu_new in place
@@ -29,10 +30,11 @@ type actSpec struct {
 
 // chunkDims are the sizes one chunk's arena depends on.
 type chunkDims struct {
-	N       int // rows: the tokens of the chunk's sequences, less the last of each
-	P       int // predicting positions (scored targets)
-	maxT    int // most rows of one sequence
-	workers int
+	N         int // rows: the tokens of the chunk's sequences, less the last of each
+	P         int // predicting positions (scored targets)
+	maxT      int // most rows of one sequence
+	keyPanels int // kvPanel-key panels of all sequences, each starting a panel
+	workers   int
 }
 
 // layout is the arena table of a chunk for model configuration cfg.
@@ -43,6 +45,7 @@ func (a *acts) layout(cfg Config, d chunkDims) []actSpec {
 		{"residual", []int{d.N, C}, &a.residual},
 		{"ln", []int{d.N, C}, &a.ln},
 		{"qkv", []int{d.N, 3 * C}, &a.qkv},
+		{"kt", []int{C, d.keyPanels * kvPanel}, &a.kt},
 		{"vt", []int{C, d.N}, &a.vt},
 		{"atty", []int{d.N, C}, &a.atty},
 		{"fch", []int{d.N, 4 * C}, &a.fch},

@@ -6,3 +6,20 @@ func (c *CPU) Kernels() string { return kernels.String() }
 
 // Threads is the goroutines the CPU path uses.
 func (c *CPU) Threads() int { return c.threads }
+
+// WeightBytes is the host memory the CPU's weights take: 4 bytes a value for
+// float32 tensors, 2 for matrices kept in F16 or BF16 (LoadCPU). A tied
+// lm_head is counted once.
+func (c *CPU) WeightBytes() int64 {
+	f := func(x []float32) int64 { return 4 * int64(len(x)) }
+	n := c.wte.bytes() + f(c.wpe) + f(c.lnfw) + f(c.lnfb)
+	if !c.lmHead.same(c.wte) {
+		n += c.lmHead.bytes()
+	}
+	for i := range c.layers {
+		l := &c.layers[i]
+		n += f(l.ln1w) + f(l.ln1b) + l.qkvW.bytes() + f(l.qkvB) + l.projW.bytes() + f(l.projB) +
+			f(l.ln2w) + f(l.ln2b) + l.fcW.bytes() + f(l.fcB) + l.fcProjW.bytes() + f(l.fcProjB)
+	}
+	return n
+}

@@ -25,7 +25,7 @@ type Generator struct {
 	pos   int // tokens appended so far
 	chunk int // rows per pass (prefillChunk; smaller in tests)
 
-	k  [][]float32 // per layer (T, C): the keys of positions [0, pos)
+	kt [][]float32 // per layer (NH, keyPanels(T), hd, kvPanel): the keys of positions [0, pos) in panels (transposeKV)
 	vt [][]float32 // per layer (C, T): the values, channel-major, so p·v reduces along rows
 
 	// scratch for one chunk of up to chunk rows
@@ -36,7 +36,7 @@ type Generator struct {
 
 // NewGenerator allocates a KV cache of every layer for the model's
 // n_positions and the scratch of one pass: for GPT-2 124M (12 layers, 768
-// channels, 1024 positions) about 75 MB.
+// channels, 1024 positions) about 77 MB.
 func (c *CPU) NewGenerator() (*Generator, error) {
 	if c.err != nil {
 		return nil, c.err
@@ -44,10 +44,12 @@ func (c *CPU) NewGenerator() (*Generator, error) {
 	cfg := c.cfg
 	C, T, L := cfg.NEmbd, cfg.NPositions, cfg.NLayer
 	g := &Generator{c: c, chunk: min(prefillChunk, T)}
-	kv := make([]float32, 2*L*T*C)
+	nk := C * keyPanels(T) * kvPanel
+	kv := make([]float32, L*(nk+T*C))
 	for l := range L {
-		g.k = append(g.k, kv[(2*l)*T*C:][:T*C:T*C])
-		g.vt = append(g.vt, kv[(2*l+1)*T*C:][:T*C:T*C])
+		kt, vt := kv[l*(nk+T*C):][:nk:nk], kv[l*(nk+T*C)+nk:][:T*C:T*C]
+		g.kt = append(g.kt, kt)
+		g.vt = append(g.vt, vt)
 	}
 	g.alloc()
 	return g, nil
@@ -113,10 +115,7 @@ func (g *Generator) forward(tokens []int32) {
 	C, n, eps := cfg.NEmbd, len(tokens), cfg.LayerNormEps
 	res, ln, qkv, atty, fch := g.residual[:n*C], g.ln[:n*C], g.qkv[:n*3*C], g.atty[:n*C], g.fch[:n*4*C]
 	for t, id := range tokens { // (n, C) = wte[token] + wpe[position]
-		o, te, pe := res[t*C:][:C], c.w.WTE[int(id)*C:][:C], c.w.WPE[(g.pos+t)*C:][:C]
-		for i := range o {
-			o[i] = te[i] + pe[i]
-		}
+		embedRow(res[t*C:][:C], c.wte, int(id), c.wpe[(g.pos+t)*C:][:C])
 	}
 	for l := range c.layers {
 		w := &c.layers[l]
@@ -137,10 +136,16 @@ func (g *Generator) forward(tokens []int32) {
 // positions pos..pos+n-1.
 func (g *Generator) writeKV(l int, qkv []float32, n int) {
 	C, T := g.c.cfg.NEmbd, g.c.cfg.NPositions
-	k, vt := g.k[l], g.vt[l]
+	hd := C / g.c.cfg.NHead
+	headStride := keyPanels(T) * hd * kvPanel
+	kt, vt := g.kt[l], g.vt[l]
 	for t := range n {
 		p := g.pos + t
-		copy(k[p*C:][:C], qkv[t*3*C+C:][:C])
+		k := qkv[t*3*C+C:][:C]
+		base := p/kvPanel*hd*kvPanel + p%kvPanel
+		for ch, x := range k {
+			kt[ch/hd*headStride+base+ch%hd*kvPanel] = x
+		}
 		v := qkv[t*3*C+2*C:][:C]
 		for ch, x := range v {
 			vt[ch*T+p] = x
@@ -151,7 +156,7 @@ func (g *Generator) writeKV(l int, qkv []float32, n int) {
 // attention: out (n, C) = causal self-attention of the n queries of qkv
 // (n, 3C), at positions pos..pos+n-1, over layer l's cached keys and values
 // of positions 0..pos+n-1 (already holding this chunk's). The same float32
-// steps as CPU.attentionForward: scores by gemmNT, scaled, row max
+// steps as CPU.attentionForward: scores by scoresNN, scaled, row max
 // subtracted, exp, normalized, weighted sum by gemmNT.
 func (g *Generator) attention(l int, out, qkv []float32, n int) {
 	c, cfg := g.c, g.c.cfg
@@ -159,27 +164,19 @@ func (g *Generator) attention(l int, out, qkv []float32, n int) {
 	hd := C / NH
 	scale := float32(math.Sqrt(float64(hd)))
 	blocks := (n + attRows - 1) / attRows
-	k, vt := g.k[l], g.vt[l]
+	kt, vt := g.kt[l], g.vt[l]
 	c.parallelFor(blocks*NH, func(worker, task int) {
 		t0, h := task/NH*attRows, task%NH
 		t1 := min(n, t0+attRows)
 		rows, keys := t1-t0, g.pos+t1 // keys of the block's last query
 		sc := g.scores[worker*attRows*T:][:rows*keys]
-		// sc (rows, keys) = q[t0:t1] · k[0:keys]ᵀ
-		gemmNT(sc, keys, qkv[t0*3*C+h*hd:], 3*C, k[h*hd:], C, rows, keys, hd)
+		// sc (rows, keys) = q[t0:t1] · k[0:keys]ᵀ, k from the head's panels.
+		scoresNN(sc, qkv[t0*3*C+h*hd:], 3*C, kt[h*keyPanels(T)*hd*kvPanel:], rows, keys, hd)
 		for i := range rows {
 			row := sc[i*keys:][:keys]
 			valid := row[:g.pos+t0+i+1]
-			mx := float32(math.Inf(-1))
-			for s, v := range valid {
-				v /= scale
-				valid[s] = v
-				mx = max(mx, v)
-			}
-			inv := 1 / expSubRow(valid, mx)
-			for s := range valid {
-				valid[s] *= inv
-			}
+			mx := divMaxRow(valid, scale)
+			mulRow(valid, 1/expSubRow(valid, mx))
 			clear(row[len(valid):])
 		}
 		// out[t0:t1, h] (rows, hd) = p (rows, keys) · v[0:keys]; vt rows are v's channels.
@@ -192,11 +189,11 @@ func (g *Generator) attention(l int, out, qkv []float32, n int) {
 func (g *Generator) lastLogits(r int, logits []float32) {
 	c, cfg := g.c, g.c.cfg
 	C, V := cfg.NEmbd, cfg.VocabSize
-	c.layernormForward(g.lnf, g.residual[r*C:][:C], c.w.LNFW, c.w.LNFB, 1, C, cfg.LayerNormEps)
+	c.layernormForward(g.lnf, g.residual[r*C:][:C], c.lnfw, c.lnfb, 1, C, cfg.LayerNormEps)
 	tiles := (V + vocabTile - 1) / vocabTile
 	c.parallelFor(tiles, func(_, tile int) {
 		v0 := tile * vocabTile
 		vn := min(vocabTile, V-v0)
-		gemmNT(logits[v0:], vn, g.lnf, C, c.lmHead[v0*C:], C, 1, vn, C)
+		gemmNTW(logits[v0:], vn, g.lnf, C, c.lmHead, v0*C, C, 1, vn, C)
 	})
 }

@@ -9,6 +9,7 @@ import "math"
 const (
 	rowBlock = 16 // rows per task of the row-wise ops
 	attRows  = 32 // query rows per attention task
+	kvPanel  = 48 // keys per panel of the transposed keys (two AVX2 or one AVX-512 gemmNN block wide)
 )
 
 // span is one sequence inside a chunk: its rows are [off, off+n).
@@ -17,17 +18,21 @@ type span struct{ off, n int }
 // encoderForward: out (N, C) = wte[tokens[n]] + wpe[position of n in its sequence].
 // tokens is (N), wte is (V, C), wpe is (NPositions, C); spans say where each
 // sequence starts, so positions restart at 0 for every sequence.
-func encoderForward(out []float32, tokens []int32, wte, wpe []float32, spans []span, C int) {
+func encoderForward(out []float32, tokens []int32, wte matrix, wpe []float32, spans []span, C int) {
 	for _, sp := range spans {
 		for t := range sp.n {
 			n := sp.off + t
-			o := out[n*C:][:C]
-			te := wte[int(tokens[n])*C:][:C]
-			pe := wpe[t*C:][:C]
-			for i := range o {
-				o[i] = te[i] + pe[i]
-			}
+			embedRow(out[n*C:][:C], wte, int(tokens[n]), wpe[t*C:][:C])
 		}
+	}
+}
+
+// embedRow sets o (C) = wte[token] + pe, wte's row widened to float32.
+func embedRow(o []float32, wte matrix, token int, pe []float32) {
+	wte.widen(o, token*len(o))
+	pe = pe[:len(o)]
+	for i := range o {
+		o[i] += pe[i]
 	}
 }
 
@@ -83,35 +88,86 @@ func gelu(v float32) float32 {
 	return 0.5 * v * (1 + float32(math.Tanh(float64(u))))
 }
 
-// transposeV: vt (NH, hd, N) holds the value vectors of qkv (N, 3C) per head,
-// transposed so that attention's weighted sum runs along contiguous rows.
-func (c *CPU) transposeV(vt, qkv []float32, N, C int) {
+// keyPanels is the number of kvPanel-key panels that hold n keys.
+func keyPanels(n int) int { return (n + kvPanel - 1) / kvPanel }
+
+// spanPanels returns the first key panel of each span (each sequence's keys
+// start a panel) and the panels of all of them.
+func spanPanels(spans []span) (first []int, total int) {
+	first = make([]int, len(spans))
+	for i, sp := range spans {
+		first[i] = total
+		total += keyPanels(sp.n)
+	}
+	return first, total
+}
+
+// transposeKV: kt (NH, panels, hd, kvPanel) holds the key vectors of qkv
+// (N, 3C) per head in panels of kvPanel keys, channel-major inside each
+// (key s of a sequence is column s%kvPanel of its panel s/kvPanel), so that
+// attention's scores are gemmNN products of contiguous, L1-sized panels; vt
+// (NH, hd, N) holds the values per head, transposed so that attention's
+// weighted sum (gemmNT over the keys) runs along contiguous rows. The padding
+// columns of a sequence's last panel are never read.
+func (c *CPU) transposeKV(kt, vt, qkv []float32, spans []span, N, C, NH int) {
 	const chBlock = 16 // channels per task: one cache line of qkv per row
-	c.parallelFor((C+chBlock-1)/chBlock, func(_, task int) {
-		ch0, ch1 := task*chBlock, min(C, (task+1)*chBlock)
-		for n := range N {
-			v := qkv[n*3*C+2*C:][:C]
-			for ch := ch0; ch < ch1; ch++ {
-				vt[ch*N+n] = v[ch]
+	hd := C / NH
+	first, panels := spanPanels(spans)
+	headStride := panels * hd * kvPanel
+	blocks := (C + chBlock - 1) / chBlock
+	c.parallelFor(2*blocks, func(_, task int) {
+		ch0, ch1 := task%blocks*chBlock, min(C, (task%blocks+1)*chBlock)
+		if task >= blocks { // values
+			for n := range N {
+				v := qkv[n*3*C+2*C+ch0 : n*3*C+2*C+ch1]
+				for j, x := range v {
+					vt[(ch0+j)*N+n] = x
+				}
+			}
+			return
+		}
+		var at [chBlock]int // where each key channel of the block starts in kt
+		for j := range ch1 - ch0 {
+			ch := ch0 + j
+			at[j] = ch/hd*headStride + ch%hd*kvPanel
+		}
+		for i, sp := range spans {
+			for s := range sp.n {
+				k := qkv[(sp.off+s)*3*C+C+ch0:][:ch1-ch0]
+				base := (first[i]+s/kvPanel)*hd*kvPanel + s%kvPanel
+				for j, x := range k {
+					kt[at[j]+base] = x
+				}
 			}
 		}
 	})
 }
 
+// scoresNN: sc (rows, keys) = q (rows, hd; row stride ldq) · kᵀ for the
+// first keys keys of one head's panels kp (panels, hd, kvPanel), a gemmNN
+// per panel.
+func scoresNN(sc, q []float32, ldq int, kp []float32, rows, keys, hd int) {
+	for p := 0; p*kvPanel < keys; p++ {
+		gemmNN(sc[p*kvPanel:], keys, q, ldq, kp[p*hd*kvPanel:], kvPanel, rows, min(kvPanel, keys-p*kvPanel), hd)
+	}
+}
+
 // attentionForward: out (N, C) = causal self-attention of every sequence in spans.
 // qkv is (N, 3C) with q|k|v along the channels and heads of hd = C/NH channels
-// inside each; vt is (NH, hd, N) from transposeV. Per head and query t:
+// inside each; kt (NH, panels, hd, kvPanel) and vt (NH, hd, N) are from
+// transposeKV. Per head and query t:
 // p = softmax((q_t · k_s) / sqrt(hd) over s <= t), out_t = Σ_s p_s v_s, all in
 // float32 with the row maximum subtracted before exp. scores is per-worker
 // scratch of attRows*maxT floats, maxT the longest span.
-func (c *CPU) attentionForward(out, qkv, vt []float32, spans []span, N, C, NH int, scores []float32, maxT int) {
+func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N, C, NH int, scores []float32, maxT int) {
 	hd := C / NH
 	scale := float32(math.Sqrt(float64(hd)))
-	type block struct{ off, t0, t1 int }
+	first, panels := spanPanels(spans)
+	type block struct{ off, panel, t0, t1 int }
 	var blocks []block
-	for _, sp := range spans {
+	for i, sp := range spans {
 		for t0 := 0; t0 < sp.n; t0 += attRows {
-			blocks = append(blocks, block{sp.off, t0, min(sp.n, t0+attRows)})
+			blocks = append(blocks, block{sp.off, first[i], t0, min(sp.n, t0+attRows)})
 		}
 	}
 	c.parallelFor(len(blocks)*NH, func(worker, task int) {
@@ -119,26 +175,37 @@ func (c *CPU) attentionForward(out, qkv, vt []float32, spans []span, N, C, NH in
 		off, t0, t1 := bl.off, bl.t0, bl.t1
 		rows := t1 - t0
 		sc := scores[worker*attRows*maxT:][:rows*t1]
-		// sc (rows, t1) = q[t0:t1] · k[0:t1]ᵀ
-		gemmNT(sc, t1, qkv[(off+t0)*3*C+h*hd:], 3*C, qkv[off*3*C+C+h*hd:], 3*C, rows, t1, hd)
+		// sc (rows, t1) = q[t0:t1] · k[0:t1]ᵀ, k from the sequence's panels.
+		scoresNN(sc, qkv[(off+t0)*3*C+h*hd:], 3*C, kt[(h*panels+bl.panel)*hd*kvPanel:], rows, t1, hd)
 		for i := range rows {
 			row := sc[i*t1:][:t1]
 			valid := row[:t0+i+1]
-			mx := float32(math.Inf(-1))
-			for s, v := range valid {
-				v /= scale
-				valid[s] = v
-				mx = max(mx, v)
-			}
-			inv := 1 / expSubRow(valid, mx)
-			for s := range valid {
-				valid[s] *= inv
-			}
+			mx := divMaxRow(valid, scale)
+			mulRow(valid, 1/expSubRow(valid, mx))
 			clear(row[len(valid):])
 		}
 		// out[t0:t1, h] (rows, hd) = p (rows, t1) · v[0:t1]; vt rows are v's channels.
 		gemmNT(out[(off+t0)*C+h*hd:], C, sc, t1, vt[h*hd*N+off:], N, rows, hd, t1)
 	})
+}
+
+// divMaxRowGeneric sets row[i] /= d and returns the largest quotient (-Inf
+// for an empty row).
+func divMaxRowGeneric(row []float32, d float32) float32 {
+	mx := float32(math.Inf(-1))
+	for i, v := range row {
+		v /= d
+		row[i] = v
+		mx = max(mx, v)
+	}
+	return mx
+}
+
+// mulRowGeneric sets row[i] *= m.
+func mulRowGeneric(row []float32, m float32) {
+	for i := range row {
+		row[i] *= m
+	}
 }
 
 // expf is e^x rounded to float32, at most 1 ulp from the correctly rounded value

@@ -19,6 +19,71 @@ func dot1x4AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, l
 //go:noescape
 func dot1x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 
+// dot3x4F16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4 (8 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot3x4F16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4F16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4 (8 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x4F16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1F16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1 (8 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x1F16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot3x4BF16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4 (8 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot3x4BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4BF16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4 (8 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x4BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1BF16AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1 (8 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x1BF16AVX2(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// nn4x3AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 24, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x3AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x3AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 24, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x3AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn4x1AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 8, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x1AVX2 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 8, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x1AVX2(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nnColAVX2 sets *out = Σ_k a[k]·b[k*ldb], one FMA chain in increasing k.
+//
+//go:noescape
+func nnColAVX2(a *float32, b *float32, ldb int, k int, out *float32)
+
+// divMaxRowAVX2 sets row[i] /= d for i < n - n%8 and returns the largest quotient (-Inf if none).
+//
+//go:noescape
+func divMaxRowAVX2(row *float32, n int, d float32) float32
+
+// mulRowAVX2 sets row[i] *= m for i < n - n%8.
+//
+//go:noescape
+func mulRowAVX2(row *float32, n int, m float32)
+
 // expSubRowAVX2 sets row[i] = e^(row[i]-m) for i < n - n%8 and returns their sum.
 //
 //go:noescape
@@ -48,6 +113,71 @@ func dot1x4AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32,
 //
 //go:noescape
 func dot1x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// dot4x4F16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot4x4F16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4F16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4 (16 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x4F16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1F16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1 (16 lanes, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x1F16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot4x4BF16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot4x4BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4BF16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4 (16 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x4BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1BF16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1 (16 lanes, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x1BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// nn4x3AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 48, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x3AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x3AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 48, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x3AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn4x1AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 16, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x1AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 16, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nnColAVX512 sets *out = Σ_k a[k]·b[k*ldb], one FMA chain in increasing k.
+//
+//go:noescape
+func nnColAVX512(a *float32, b *float32, ldb int, k int, out *float32)
+
+// divMaxRowAVX512 sets row[i] /= d for i < n - n%16 and returns the largest quotient (-Inf if none).
+//
+//go:noescape
+func divMaxRowAVX512(row *float32, n int, d float32) float32
+
+// mulRowAVX512 sets row[i] *= m for i < n - n%16.
+//
+//go:noescape
+func mulRowAVX512(row *float32, n int, m float32)
 
 // expSubRowAVX512 sets row[i] = e^(row[i]-m) for i < n - n%16 and returns their sum.
 //

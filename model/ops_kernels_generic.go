@@ -16,7 +16,21 @@ func gemmNTVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb in
 	gemmNTGeneric(out, ldo, a, lda, b, ldb, M, N, K)
 }
 
+// gemmNT16Vec is never called here (kernels is always kernelsGeneric).
+func gemmNT16Vec(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType) {
+	gemmNT16Generic(out, ldo, a, lda, b, ldb, M, N, K, dtype)
+}
+
+// gemmNNVec is never called here (kernels is always kernelsGeneric).
+func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	gemmNNGeneric(out, ldo, a, lda, b, ldb, M, N, K)
+}
+
 func dot1x1(a, b []float32) float32 { return dot1x1Generic(a, b) }
+
+func divMaxRow(row []float32, d float32) float32 { return divMaxRowGeneric(row, d) }
+
+func mulRow(row []float32, m float32) { mulRowGeneric(row, m) }
 
 func expSubRow(row []float32, m float32) float32 { return expSubRowGeneric(row, m) }
 

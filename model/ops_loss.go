@@ -17,7 +17,7 @@ const (
 // The tiles are then merged in vocabulary order (an online logsumexp), so the
 // result does not depend on the thread count. All float32 (exp by sumExpSub and
 // expf, log rounded from float64).
-func (c *CPU) lmHeadLossForward(nll, h, lmHead []float32, targets []int32, P, C, V int, tileMax, tileSum, tgt, scratch []float32) {
+func (c *CPU) lmHeadLossForward(nll, h []float32, lmHead matrix, targets []int32, P, C, V int, tileMax, tileSum, tgt, scratch []float32) {
 	tiles := (V + vocabTile - 1) / vocabTile
 	c.parallelFor(tiles, func(worker, tile int) {
 		v0 := tile * vocabTile
@@ -26,7 +26,7 @@ func (c *CPU) lmHeadLossForward(nll, h, lmHead []float32, targets []int32, P, C,
 		for p0 := 0; p0 < P; p0 += lossRows {
 			pn := min(lossRows, P-p0)
 			// logits (pn, vn) = h[p0:p0+pn] · lmHead[v0:v0+vn]ᵀ
-			gemmNT(logits, vocabTile, h[p0*C:], C, lmHead[v0*C:], C, pn, vn, C)
+			gemmNTW(logits, vocabTile, h[p0*C:], C, lmHead, v0*C, C, pn, vn, C)
 			for i := range pn {
 				p := p0 + i
 				row := logits[i*vocabTile:][:vn]

@@ -66,10 +66,11 @@ func gemmNTGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ld
 // matmulForward computes out = inp · wᵀ + bias, or out += inp · wᵀ + bias when
 // residual is set (the residual add of a block, as Hugging Face's
 // `hidden = residual + attn_output`).
-// inp is (N, C), w is (OC, C) (rows are output channels), bias is (OC), out is (N, OC).
+// inp is (N, C), w is (OC, C) (rows are output channels; float32 or 16-bit),
+// bias is (OC), out is (N, OC).
 // Work is split into (mmRows x mmCols) tiles over the CPU's workers; tile holds
 // mmRows*mmCols floats of scratch per worker.
-func (c *CPU) matmulForward(out, inp, w, bias []float32, N, C, OC int, residual bool, tile []float32) {
+func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, OC int, residual bool, tile []float32) {
 	rowTiles := (N + mmRows - 1) / mmRows
 	colTiles := (OC + mmCols - 1) / mmCols
 	c.parallelFor(rowTiles*colTiles, func(worker, task int) {
@@ -78,7 +79,7 @@ func (c *CPU) matmulForward(out, inp, w, bias []float32, N, C, OC int, residual 
 		rn := min(mmRows, N-r0)
 		cn := min(mmCols, OC-c0)
 		scratch := tile[worker*mmRows*mmCols:][:mmRows*mmCols]
-		gemmNT(scratch, mmCols, inp[r0*C:], C, w[c0*C:], C, rn, cn, C)
+		gemmNTW(scratch, mmCols, inp[r0*C:], C, w, c0*C, C, rn, cn, C)
 		b := bias[c0:][:cn]
 		for i := range rn {
 			s := scratch[i*mmCols:][:cn]
@@ -94,4 +95,39 @@ func (c *CPU) matmulForward(out, inp, w, bias []float32, N, C, OC int, residual 
 			}
 		}
 	})
+}
+
+// gemmNN computes out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < M, j < N:
+// a is (M, K) with row stride lda, b is (K, N) with row stride ldb (the
+// reduction axis across b's rows), out is (M, N) with row stride ldo. Each
+// element is one chain of multiply-adds in increasing k (fused in the vector
+// kernels), so no vector lanes are reduced and an element depends only on its
+// row of a and column of b. Attention's scores use it with K = head_dim, where
+// gemmNT's per-element lane reductions would cost as much as the products.
+// Single-threaded; callers tile and parallelize.
+func gemmNN(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	if M <= 0 || N <= 0 {
+		return
+	}
+	if kernels != kernelsGeneric {
+		gemmNNVec(out, ldo, a, lda, b, ldb, M, N, K)
+		return
+	}
+	gemmNNGeneric(out, ldo, a, lda, b, ldb, M, N, K)
+}
+
+// gemmNNGeneric is gemmNN with portable code: row i of out accumulates
+// a[i][k] times row k of b, k increasing, with separate multiplies and adds.
+func gemmNNGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	for i := range M {
+		o := out[i*ldo:][:N]
+		clear(o)
+		ai := a[i*lda:][:K]
+		for k, x := range ai {
+			bk := b[k*ldb:][:N]
+			for j, y := range bk {
+				o[j] += float32(x * y)
+			}
+		}
+	}
 }

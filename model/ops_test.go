@@ -81,9 +81,9 @@ func TestMatmulForward(t *testing.T) {
 		c := &CPU{threads: threads}
 		tile := make([]float32, threads*mmRows*mmCols)
 		out := make([]float32, N*OC)
-		c.matmulForward(out, inp, w, bias, N, C, OC, false, tile)
+		c.matmulForward(out, inp, f32Matrix(w), bias, N, C, OC, false, tile)
 		acc := append([]float32(nil), res...)
-		c.matmulForward(acc, inp, w, bias, N, C, OC, true, tile)
+		c.matmulForward(acc, inp, f32Matrix(w), bias, N, C, OC, true, tile)
 		for n := range N {
 			for o := range OC {
 				want := float64(bias[o])
@@ -121,7 +121,7 @@ func TestLMHeadLossForward(t *testing.T) {
 	for _, threads := range []int{1, 2} {
 		c := &CPU{threads: threads}
 		nll := make([]float32, P)
-		c.lmHeadLossForward(nll, h, head, targets, P, C, V,
+		c.lmHeadLossForward(nll, h, f32Matrix(head), targets, P, C, V,
 			make([]float32, tiles*P), make([]float32, tiles*P), make([]float32, P),
 			make([]float32, threads*lossRows*vocabTile))
 		for p := range P {
@@ -154,10 +154,11 @@ func TestAttentionForwardSpans(t *testing.T) {
 	qkv := randVec(r, N*3*C)
 	c := &CPU{threads: 2}
 	run := func(qkv []float32, spans []span, n, maxT int) []float32 {
-		vt := make([]float32, C*n)
+		_, panels := spanPanels(spans)
+		kt, vt := make([]float32, C*panels*kvPanel), make([]float32, C*n)
 		out := make([]float32, n*C)
-		c.transposeV(vt, qkv, n, C)
-		c.attentionForward(out, qkv, vt, spans, n, C, NH, make([]float32, 2*attRows*maxT), maxT)
+		c.transposeKV(kt, vt, qkv, spans, n, C, NH)
+		c.attentionForward(out, qkv, kt, vt, spans, n, C, NH, make([]float32, 2*attRows*maxT), maxT)
 		return out
 	}
 	both := run(qkv, []span{{0, L1}, {L1, L2}}, N, L1)

@@ -100,8 +100,8 @@ func Devices() ([]wgpu.AdapterInfo, error) {
 func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 
 // OpenBackend opens the backend spec names for the model src holds: a
-// *model.Checkpoint (the CPU widens it to float32 and holds one copy,
-// model.NewCPUOwned; a GPU gets its weights tensor by tensor, 16-bit
+// *model.Checkpoint (the CPU reads it into its own layout and holds one copy,
+// F16 and BF16 matrices as 16 bits, model.LoadCPU; a GPU gets its weights tensor by tensor, 16-bit
 // checkpoints as 16-bit), or a loaded Model's Reader (the CPU keeps a packed
 // copy beside the Model, which stays the caller's). src may be closed once OpenBackend returns. auto takes the best hardware
 // GPU (discrete before integrated) and never a software driver such as
@@ -111,13 +111,19 @@ func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 // releases the devices too.
 func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, opt BackendOptions) (Backend, error) {
 	cpu := func() (Backend, error) {
-		m, err := model.LoadReader(ctx, src, model.LoadOptions{Progress: opt.Progress})
+		lo := model.LoadOptions{Progress: opt.Progress}
+		if ck, ok := src.(*model.Checkpoint); ok {
+			// Straight into the CPU's layout, one copy, 16-bit checkpoints
+			// kept 16-bit.
+			c, err := model.LoadCPU(ctx, ck, opt.Threads, lo)
+			if err != nil {
+				return nil, err
+			}
+			return &CPU{c}, nil
+		}
+		m, err := model.LoadReader(ctx, src, lo)
 		if err != nil {
 			return nil, err
-		}
-		if _, fresh := src.(*model.Checkpoint); fresh {
-			// The Model was loaded here and nobody else holds it: one copy.
-			return &CPU{model.NewCPUOwned(m, opt.Threads)}, nil
 		}
 		return NewCPU(m, opt.Threads), nil // the caller's Model, left usable
 	}

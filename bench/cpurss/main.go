@@ -2,10 +2,11 @@
 // it opens a checkpoint through pipeline.OpenBackend(cpu), scores one
 // full-context window of random ids and prints the process's VmHWM (Linux).
 // With -write it first writes a random GPT-2 model of -shape (124M or XL) to
-// -dir (internal/testmodel, F32 safetensors) and exits, so the writer's memory
-// is not counted:
+// -dir (internal/testmodel, safetensors in -dtype: F32, F16 or BF16) and
+// exits, so the writer's memory is not counted:
 //
 //	go run ./bench/cpurss -write -dir /tmp/m124 && go run ./bench/cpurss -dir /tmp/m124
+//	go run ./bench/cpurss -write -shape xl -dtype F16 -dir /tmp/xl16 && go run ./bench/cpurss -dir /tmp/xl16
 package main
 
 import (
@@ -24,8 +25,9 @@ import (
 
 func main() {
 	dir := flag.String("dir", "", "model folder (config.json + model.safetensors)")
-	write := flag.Bool("write", false, "write a random F32 model of -shape to -dir and exit")
+	write := flag.Bool("write", false, "write a random model of -shape and -dtype to -dir and exit")
 	shape := flag.String("shape", "124m", "with -write: 124m or xl (GPT-2 XL: 48 layers, 25 heads, C 1600)")
+	dtype := flag.String("dtype", "F32", "with -write: the stored dtype, F32, F16 or BF16")
 	threads := flag.Int("threads", 0, "CPU threads (<= 0: GOMAXPROCS)")
 	flag.Parse()
 	if *dir == "" {
@@ -40,7 +42,12 @@ func main() {
 		default:
 			log.Fatalf("cpurss: -shape %q: want 124m or xl", *shape)
 		}
-		if err := testmodel.WriteSafetensors(*dir, testmodel.Random(cfg, 1), "F32"); err != nil {
+		switch *dtype {
+		case "F32", "F16", "BF16":
+		default:
+			log.Fatalf("cpurss: -dtype %q: want F32, F16 or BF16", *dtype)
+		}
+		if err := testmodel.WriteSafetensors(*dir, testmodel.Random(cfg, 1), *dtype); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -55,7 +62,7 @@ func main() {
 		log.Fatal(err)
 	}
 	ck.Close()
-	fmt.Printf("after load: %s\n", hwm())
+	fmt.Printf("stored %s; after load: %s\n", ck.StoredDType(), hwm())
 	cfg := ck.Config()
 	r := rand.New(rand.NewPCG(2, 3))
 	toks := make([]int32, cfg.NPositions)

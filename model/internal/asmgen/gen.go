@@ -28,6 +28,21 @@ var isas = []isa{
 	{"AVX512", 16, 4},
 }
 
+// elem is the element type of a dot product's b operand (the weights): f32,
+// or 16 bits widened exactly to f32 as they are loaded.
+type elem struct {
+	name  string // the kernels' name infix: "", "F16", "BF16"
+	size  int    // bytes per element
+	gotyp string // the Go pointer type of b
+}
+
+var (
+	elemF32  = elem{"", 4, "*float32"}
+	elemF16  = elem{"F16", 2, "*uint16"}  // IEEE binary16, widened by VCVTPH2PS (F16C)
+	elemBF16 = elem{"BF16", 2, "*uint16"} // bfloat16: zero-extended to 32 bits, shifted to the upper half
+	elems    = []elem{elemF32, elemF16, elemBF16}
+)
+
 // argv is the command recorded in the generated files' headers.
 var argv = []string{"go", "run", "./internal/asmgen", "-out", "ops_amd64.s", "-stubs", "ops_amd64_stubs.go"}
 
@@ -38,9 +53,17 @@ func Generate() (asm, stubs []byte, err error) {
 	k := defineConsts(c)
 	for _, s := range isas {
 		g := &gen{Context: c, isa: s, k: k}
-		for _, shape := range [][2]int{{s.rows, 4}, {1, 4}, {1, 1}} {
-			g.dot(shape[0], shape[1])
+		for _, e := range elems {
+			for _, shape := range [][2]int{{s.rows, 4}, {1, 4}, {1, 1}} {
+				g.dot(shape[0], shape[1], e)
+			}
 		}
+		for _, shape := range [][2]int{{4, 3}, {1, 3}, {4, 1}, {1, 1}} {
+			g.nn(shape[0], shape[1])
+		}
+		g.nnCol()
+		g.divMaxRow()
+		g.mulRow()
 		g.expRow("expSubRow", true)
 		g.expRow("sumExpSub", false)
 		g.gelu()
@@ -135,9 +158,9 @@ func (g *gen) reduce(v reg.VecVirtual) reg.VecVirtual {
 	return s
 }
 
-// rowPointers returns n pointers to rows of floats, the first from param p,
-// each the previous plus param ld floats.
-func (g *gen) rowPointers(p, ld string, n int) []reg.GPVirtual {
+// rowPointers returns n pointers to rows of size-byte elements, the first
+// from param p, each the previous plus param ld elements.
+func (g *gen) rowPointers(p, ld string, n, size int) []reg.GPVirtual {
 	rows := []reg.GPVirtual{g.GP64()}
 	g.Load(g.Param(p), rows[0])
 	if n == 1 {
@@ -145,7 +168,7 @@ func (g *gen) rowPointers(p, ld string, n int) []reg.GPVirtual {
 	}
 	stride := g.GP64()
 	g.Load(g.Param(ld), stride)
-	g.SHLQ(operand.U8(2), stride)
+	g.SHLQ(operand.U8(map[int]uint8{2: 1, 4: 2}[size]), stride)
 	for i := 1; i < n; i++ {
 		r := g.GP64()
 		g.LEAQ(operand.Mem{Base: rows[i-1], Index: stride, Scale: 1}, r)
@@ -156,17 +179,59 @@ func (g *gen) rowPointers(p, ld string, n int) []reg.GPVirtual {
 
 func at(row, k reg.GPVirtual) operand.Mem { return operand.Mem{Base: row, Index: k, Scale: 4} }
 
-// dot emits dot{R}x{C}{isa}: out[i*ldo+j] = a_i · b_j for the R rows a_i of a
-// (stride lda floats) and the C rows b_j of b (stride ldb), all k long.
-func (g *gen) dot(R, C int) {
-	name := fmt.Sprintf("dot%dx%d%s", R, C, g.name)
+// atElem is element k of a row of e.
+func atElem(row, k reg.GPVirtual, e elem) operand.Mem {
+	return operand.Mem{Base: row, Index: k, Scale: uint8(e.size)}
+}
+
+// loadB loads lanes elements of e at m into v as float32 (exact widening).
+func (g *gen) loadB(m operand.Mem, v reg.VecVirtual, e elem) {
+	switch e {
+	case elemF32:
+		g.VMOVUPS(m, v)
+	case elemF16:
+		g.VCVTPH2PS(m, v)
+	case elemBF16:
+		g.VPMOVZXWD(m, v)
+		g.VPSLLD(operand.U8(16), v, v)
+	}
+}
+
+// loadScalarB loads the one element of e at m into lane 0 of the XMM
+// register x as float32 (exact widening).
+func (g *gen) loadScalarB(m operand.Mem, x reg.VecVirtual, e elem) {
+	if e == elemF32 {
+		g.VMOVSS(m, x)
+		return
+	}
+	t := g.GP32()
+	g.MOVWLZX(m, t)
+	if e == elemBF16 {
+		g.SHLL(operand.U8(16), t)
+	}
+	g.VMOVD(t, x)
+	if e == elemF16 {
+		g.VCVTPH2PS(x, x)
+	}
+}
+
+// dot emits dot{R}x{C}{elem}{isa}: out[i*ldo+j] = a_i · b_j for the R rows a_i
+// of a (float32, stride lda) and the C rows b_j of b (elements of e, stride
+// ldb), all k long. A 16-bit b is widened exactly as it is loaded, so the
+// result is bit-identical to the float32 kernel's on the widened values.
+func (g *gen) dot(R, C int, e elem) {
+	name := fmt.Sprintf("dot%dx%d%s%s", R, C, e.name, g.name)
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
-	g.SignatureExpr("func(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)")
-	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d (%d lanes).", name, R, C, g.lanes))
-	a := g.rowPointers("a", "lda", R)
-	b := g.rowPointers("b", "ldb", C)
+	g.SignatureExpr(fmt.Sprintf("func(a *float32, lda int, b %s, ldb int, k int, out *float32, ldo int)", e.gotyp))
+	what := ""
+	if e != elemF32 {
+		what = ", b in " + e.name + " widened to float32"
+	}
+	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d (%d lanes%s).", name, R, C, g.lanes, what))
+	a := g.rowPointers("a", "lda", R, 4)
+	b := g.rowPointers("b", "ldb", C, e.size)
 	K, n, kk := g.GP64(), g.GP64(), g.GP64()
 	g.Load(g.Param("k"), K)
 	g.MOVQ(K, n)
@@ -190,7 +255,7 @@ func (g *gen) dot(R, C int) {
 	}
 	for j := range C {
 		bv := g.vec()
-		g.VMOVUPS(at(b[j], kk), bv)
+		g.loadB(atElem(b[j], kk, e), bv, e)
 		for i := range R {
 			g.VFMADD231PS(bv, av[i], acc[i][j])
 		}
@@ -216,8 +281,15 @@ func (g *gen) dot(R, C int) {
 	}
 	for j := range C {
 		for i := range R {
+			// b_j[k] is loaded once per product: the 3x4 AVX2 block has no
+			// register left to keep it.
 			t := g.XMM()
-			g.VMULSS(at(b[j], kk), xa[i], t)
+			if e == elemF32 {
+				g.VMULSS(at(b[j], kk), xa[i], t)
+			} else {
+				g.loadScalarB(atElem(b[j], kk, e), t, e)
+				g.VMULSS(t, xa[i], t)
+			}
 			g.VADDSS(t, c[i][j], c[i][j])
 		}
 	}
@@ -245,10 +317,111 @@ func (g *gen) dot(R, C int) {
 	g.RET()
 }
 
+// nn emits nn{R}x{V}{isa}: out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for
+// i < R and j < V·lanes, b row-major (k, n) with stride ldb. Each output is
+// one FMA chain in increasing k (a[i][k] broadcast, times V vectors of b's row
+// k), so no lane is ever reduced: an element's value depends on nothing but
+// its row of a and column of b, whichever block (or nnCol) computes it.
+func (g *gen) nn(R, V int) {
+	name := fmt.Sprintf("nn%dx%d%s", R, V, g.name)
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)")
+	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < %d, j < %d, one FMA chain per element in increasing k.", name, R, V*g.lanes))
+	a := g.rowPointers("a", "lda", R, 4)
+	b, ldb, K, kk := g.GP64(), g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("b"), b)
+	g.Load(g.Param("ldb"), ldb)
+	g.SHLQ(operand.U8(2), ldb)
+	g.Load(g.Param("k"), K)
+	g.XORQ(kk, kk)
+	acc := make([][]reg.VecVirtual, R)
+	for i := range acc {
+		acc[i] = make([]reg.VecVirtual, V)
+		for v := range acc[i] {
+			acc[i][v] = g.vec()
+			g.zero(acc[i][v])
+		}
+	}
+	g.Label("loop")
+	g.CMPQ(kk, K)
+	g.JAE(operand.LabelRef("store"))
+	bv := make([]reg.VecVirtual, V)
+	for v := range bv {
+		bv[v] = g.vec()
+		g.VMOVUPS(operand.Mem{Base: b, Disp: 4 * g.lanes * v}, bv[v])
+	}
+	for i := range R {
+		x := g.vec()
+		g.VBROADCASTSS(at(a[i], kk), x)
+		for v := range V {
+			g.VFMADD231PS(bv[v], x, acc[i][v])
+		}
+	}
+	g.ADDQ(ldb, b)
+	g.INCQ(kk)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("store")
+	out := g.GP64()
+	g.Load(g.Param("out"), out)
+	var ldo reg.GPVirtual
+	if R > 1 {
+		ldo = g.GP64()
+		g.Load(g.Param("ldo"), ldo)
+		g.SHLQ(operand.U8(2), ldo)
+	}
+	for i := range R {
+		if i > 0 {
+			g.ADDQ(ldo, out)
+		}
+		for v := range V {
+			g.VMOVUPS(acc[i][v], operand.Mem{Base: out, Disp: 4 * g.lanes * v})
+		}
+	}
+	g.VZEROUPPER()
+	g.RET()
+}
+
+// nnCol emits nnCol{isa}: nn for one row and one column, with scalar FMAs,
+// for the columns left over by the vector blocks.
+func (g *gen) nnCol() {
+	name := "nnCol" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(a *float32, b *float32, ldb int, k int, out *float32)")
+	g.Doc(fmt.Sprintf("%s sets *out = Σ_k a[k]·b[k*ldb], one FMA chain in increasing k.", name))
+	a, b, ldb, K, kk := g.GP64(), g.GP64(), g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("a"), a)
+	g.Load(g.Param("b"), b)
+	g.Load(g.Param("ldb"), ldb)
+	g.SHLQ(operand.U8(2), ldb)
+	g.Load(g.Param("k"), K)
+	g.XORQ(kk, kk)
+	acc := g.XMM()
+	g.VXORPS(acc, acc, acc)
+	g.Label("loop")
+	g.CMPQ(kk, K)
+	g.JAE(operand.LabelRef("store"))
+	x := g.XMM()
+	g.VMOVSS(operand.Mem{Base: b}, x)
+	g.VFMADD231SS(at(a, kk), x, acc)
+	g.ADDQ(ldb, b)
+	g.INCQ(kk)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("store")
+	out := g.GP64()
+	g.Load(g.Param("out"), out)
+	g.VMOVSS(acc, operand.Mem{Base: out})
+	g.VZEROUPPER()
+	g.RET()
+}
+
 // consts are the exponential's constants in memory, 16 lanes each (AVX2 reads
 // the first 8).
 type consts struct {
-	lo, hi, log2e, negC1, c2, p0, p1, p2, p3, p4, p5, one, bias, geluC, geluM2S operand.Mem
+	lo, hi, log2e, negC1, c2, p0, p1, p2, p3, p4, p5, one, bias, geluC, geluM2S, negInf operand.Mem
 }
 
 // defineConsts emits Cephes' expf constants (clamp range, log2 e, ln 2 in two
@@ -274,6 +447,7 @@ func defineConsts(c *build.Context) consts {
 		p3: f("expp3", 4.1665795894e-2), p4: f("expp4", 1.6666665459e-1), p5: f("expp5", 5.0000001201e-1),
 		one: f("expone", 1), bias: bias,
 		geluC: f("geluc", 0.044715), geluM2S: f("gelum2s", -2*0.7978845608028654),
+		negInf: f("neginf", float32(math.Inf(-1))),
 	}
 }
 
@@ -352,6 +526,98 @@ func (g *gen) expRow(name string, store bool) {
 	s := g.reduce(acc)
 	g.VZEROUPPER() // before the SSE store of the result; keeps the low 128 bits
 	g.Store(s, g.ReturnIndex(0))
+	g.RET()
+}
+
+// divMaxRow emits divMaxRow{isa}(row *float32, n int, d float32) float32:
+// row[i] /= d for i < n - n%lanes (IEEE division, as scalar code does), and
+// the largest of the quotients (-Inf when there are none).
+func (g *gen) divMaxRow() {
+	name := "divMaxRow" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(row *float32, n int, d float32) float32")
+	g.Doc(fmt.Sprintf("%s sets row[i] /= d for i < n - n%%%d and returns the largest quotient (-Inf if none).", name, g.lanes))
+	row, n, i := g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("row"), row)
+	g.Load(g.Param("n"), n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(i, i)
+	dv, mx := g.vec(), g.vec()
+	d, err := g.Param("d").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	g.VBROADCASTSS(d.Addr, dv)
+	g.VBROADCASTSS(g.k.negInf, mx)
+	g.Label("loop")
+	g.CMPQ(i, n)
+	g.JAE(operand.LabelRef("done"))
+	x := g.vec()
+	g.VMOVUPS(at(row, i), x)
+	g.VDIVPS(dv, x, x)
+	g.VMOVUPS(x, at(row, i))
+	g.VMAXPS(x, mx, mx)
+	g.ADDQ(operand.U32(g.lanes), i)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("done")
+	// The lanes' maximum: halves folded until one lane is left.
+	y := mx.AsY().(reg.VecVirtual)
+	if g.lanes == 16 {
+		t := g.YMM()
+		g.VEXTRACTF64X4(operand.U8(1), mx, t)
+		g.VMAXPS(t, mx.AsY(), t)
+		y = t
+	}
+	x4 := g.XMM()
+	if g.lanes == 16 {
+		g.VEXTRACTF32X4(operand.U8(1), y, x4)
+	} else {
+		g.VEXTRACTF128(operand.U8(1), y, x4)
+	}
+	g.VMAXPS(x4, y.AsX(), x4)
+	h := g.XMM()
+	g.VMOVHLPS(x4, x4, h)
+	g.VMAXPS(h, x4, h)
+	s := g.XMM()
+	g.VMOVSHDUP(h, s)
+	g.VMAXSS(s, h, s)
+	g.VZEROUPPER()
+	g.Store(s, g.ReturnIndex(0))
+	g.RET()
+}
+
+// mulRow emits mulRow{isa}(row *float32, n int, m float32): row[i] *= m for
+// i < n - n%lanes.
+func (g *gen) mulRow() {
+	name := "mulRow" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(row *float32, n int, m float32)")
+	g.Doc(fmt.Sprintf("%s sets row[i] *= m for i < n - n%%%d.", name, g.lanes))
+	row, n, i := g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("row"), row)
+	g.Load(g.Param("n"), n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(i, i)
+	mv := g.vec()
+	m, err := g.Param("m").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	g.VBROADCASTSS(m.Addr, mv)
+	g.Label("loop")
+	g.CMPQ(i, n)
+	g.JAE(operand.LabelRef("done"))
+	x := g.vec()
+	g.VMULPS(at(row, i), mv, x)
+	g.VMOVUPS(x, at(row, i))
+	g.ADDQ(operand.U32(g.lanes), i)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("done")
+	g.VZEROUPPER()
 	g.RET()
 }
 

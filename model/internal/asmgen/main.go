@@ -11,7 +11,11 @@
 // increasing k), the lanes reduced by reduce's fixed tree, then the K mod lanes
 // tail added in increasing k with separate multiplies and adds. Every block shape
 // does exactly this per output element, so an element never depends on the
-// block that computed it. It imports nothing of ours.
+// block that computed it. The dot products exist with b (the weights) in
+// float32, F16 (widened by VCVTPH2PS) and BF16 (zero-extended into the upper
+// half), the 16-bit forms bit-identical to float32 on the widened values. The
+// nn kernels (attention's scores, b row-major over k) are one FMA chain per
+// element, no lanes reduced. It imports nothing of ours.
 package main
 
 import (

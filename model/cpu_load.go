@@ -1,0 +1,224 @@
+package model
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/x448/float16"
+)
+
+// LoadCPU reads the checkpoint ck straight into a CPU for threads goroutines
+// (threads <= 0: GOMAXPROCS), without a float32 Model in between: every
+// matrix (the blocks', wte and an untied lm_head) stays in its stored dtype,
+// F16 and BF16 as 16 bits that the kernels widen to float32 as they load
+// them, and the block matrices are transposed to the kernels' (out, in)
+// layout tensor by tensor through one reused scratch matrix. The vectors and
+// wpe are widened to float32. So an F16 checkpoint takes about half the
+// memory of its float32 form, and its results are bit-identical to those of
+// the same weights widened to float32 (Load, then NewCPU). ck may be closed
+// once LoadCPU returns. ctx is checked between tensors and chunks.
+func LoadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) (*CPU, error) {
+	if ck == nil {
+		return nil, errors.New("load for the cpu: nil checkpoint")
+	}
+	c, err := loadCPU(ctx, ck, threads, opt)
+	if err != nil {
+		return nil, fmt.Errorf("load %s for the cpu: %w", ck.src, err)
+	}
+	return c, nil
+}
+
+func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) (*CPU, error) {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	cfg := ck.cfg
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
+	}
+	c := &CPU{cfg: cfg, threads: threads, maxRows: max(2048, cfg.NPositions)}
+	l := &cpuLoader{ck: ck, c: c, opt: opt}
+	for _, s := range ck.srcs {
+		l.total += s.bytes()
+	}
+	c.layers = make([]cpuLayer, cfg.NLayer)
+	for _, spec := range cfg.Tensors() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := l.read(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
+	c.lmHead = c.wte
+	if _, ok := ck.srcs[lmHead]; ok {
+		tied, err := ck.lmHeadTied(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !tied {
+			spec := cfg.LMHeadSpec()
+			if c.lmHead, err = l.matrix(ctx, spec, false); err != nil {
+				return nil, err
+			}
+		}
+		l.report(ck.srcs[lmHead])
+	}
+	return c, nil
+}
+
+// cpuLoader reads a checkpoint's tensors into a CPU, reusing one scratch
+// matrix of each element type for the transposes.
+type cpuLoader struct {
+	ck          *Checkpoint
+	c           *CPU
+	opt         LoadOptions
+	done, total int64
+	f32         []float32
+	u16         []uint16
+}
+
+func (l *cpuLoader) report(s *source) {
+	l.done += s.bytes()
+	if l.opt.Progress != nil {
+		l.opt.Progress(l.done, l.total)
+	}
+}
+
+// read puts the tensor of spec where the CPU keeps it.
+func (l *cpuLoader) read(ctx context.Context, spec TensorSpec) error {
+	c := l.c
+	vec := func(dst *[]float32) (err error) {
+		*dst, err = l.ck.readFloat32(ctx, spec)
+		return err
+	}
+	mat := func(dst *matrix) (err error) {
+		*dst, err = l.matrix(ctx, spec, true)
+		return err
+	}
+	var err error
+	switch spec.Role {
+	case RoleWTE:
+		c.wte, err = l.matrix(ctx, spec, false)
+	case RoleWPE:
+		err = vec(&c.wpe)
+	case RoleLNFW:
+		err = vec(&c.lnfw)
+	case RoleLNFB:
+		err = vec(&c.lnfb)
+	default:
+		if spec.Layer < 0 || spec.Layer >= len(c.layers) {
+			return fmt.Errorf("tensor %s: no layer %d", spec.Name, spec.Layer) // the table's bug
+		}
+		w := &c.layers[spec.Layer]
+		switch spec.Role {
+		case RoleLN1W:
+			err = vec(&w.ln1w)
+		case RoleLN1B:
+			err = vec(&w.ln1b)
+		case RoleQKVW:
+			err = mat(&w.qkvW)
+		case RoleQKVB:
+			err = vec(&w.qkvB)
+		case RoleProjW:
+			err = mat(&w.projW)
+		case RoleProjB:
+			err = vec(&w.projB)
+		case RoleLN2W:
+			err = vec(&w.ln2w)
+		case RoleLN2B:
+			err = vec(&w.ln2b)
+		case RoleFCW:
+			err = mat(&w.fcW)
+		case RoleFCB:
+			err = vec(&w.fcB)
+		case RoleFCProjW:
+			err = mat(&w.fcProjW)
+		case RoleFCProjB:
+			err = vec(&w.fcProjB)
+		default:
+			return fmt.Errorf("tensor %s: role %v is not a block's", spec.Name, spec.Role)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	l.report(l.ck.srcs[spec.Name])
+	return nil
+}
+
+// matrix reads the 2-D tensor of spec in its stored dtype (F16 and BF16 as
+// 16 bits, anything else as float32), transposed from Hugging Face's (in,
+// out) to (out, in) when transpose is set.
+func (l *cpuLoader) matrix(ctx context.Context, spec TensorSpec, transpose bool) (matrix, error) {
+	s, err := l.ck.sourceOf(spec)
+	if err != nil {
+		return matrix{}, err
+	}
+	if len(spec.Shape) != 2 || spec.Shape[0]*spec.Shape[1] != s.n {
+		return matrix{}, fmt.Errorf("tensor %s: shape %v for %d values", spec.Name, spec.Shape, s.n) // checked at open
+	}
+	rows, cols := spec.Shape[0], spec.Shape[1]
+	sc := l.ck.getScratch()
+	defer l.ck.putScratch(sc)
+	switch s.dtype {
+	case F16, BF16:
+		dst := make([]uint16, s.n)
+		into := dst
+		if transpose {
+			l.u16 = grow(l.u16, s.n)
+			into = l.u16
+		}
+		err := s.stream(ctx, sc, func(e int, vals []float32, raw []byte) error {
+			put16(into[e:][:len(vals)], vals, raw, s.dtype)
+			return nil
+		})
+		if err != nil {
+			return matrix{}, err
+		}
+		if transpose {
+			transposeInto(l.c, dst, into, rows, cols)
+		}
+		return matrix{dtype: s.dtype, u16: dst}, nil
+	}
+	dst := make([]float32, s.n)
+	into := dst
+	if transpose {
+		l.f32 = grow(l.f32, s.n)
+		into = l.f32
+	}
+	err = s.stream(ctx, sc, func(e int, vals []float32, _ []byte) error {
+		copy(into[e:], vals)
+		return nil
+	})
+	if err != nil {
+		return matrix{}, err
+	}
+	if transpose {
+		transposeInto(l.c, dst, into, rows, cols)
+	}
+	return f32Matrix(dst), nil
+}
+
+// put16 writes values read from a dtype (F16 or BF16) tensor to dst as their
+// 16 bits: the stored bytes when the run has them, else the decoded values
+// narrowed back, which is exact since they were widened from dtype.
+func put16(dst []uint16, vals []float32, raw []byte, dtype DType) {
+	if raw != nil {
+		for i := range dst {
+			dst[i] = binary.LittleEndian.Uint16(raw[2*i:])
+		}
+		return
+	}
+	for i, v := range vals {
+		if dtype == F16 {
+			dst[i] = float16.Fromfloat32(v).Bits()
+		} else {
+			dst[i] = uint16(math.Float32bits(v) >> 16)
+		}
+	}
+}

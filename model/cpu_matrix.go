@@ -1,0 +1,104 @@
+package model
+
+import (
+	"math"
+
+	"github.com/x448/float16"
+)
+
+// matrix is a weight matrix as the CPU kernels read it: the b operand of
+// gemmNT, rows of contiguous elements, in float32 or in 16 bits (F16, BF16)
+// that the kernels widen to float32 as they load them. Widening is exact, so
+// a 16-bit matrix gives bit-identical results to its values widened to
+// float32 and held as a float32 matrix.
+type matrix struct {
+	dtype DType     // F32, F16 or BF16
+	f32   []float32 // the elements when dtype is F32
+	u16   []uint16  // the elements' bits when dtype is F16 or BF16
+}
+
+// f32Matrix wraps float32 elements.
+func f32Matrix(x []float32) matrix { return matrix{dtype: F32, f32: x} }
+
+// len is the number of elements.
+func (m matrix) len() int {
+	if m.dtype == F32 {
+		return len(m.f32)
+	}
+	return len(m.u16)
+}
+
+// bytes is the memory the elements take.
+func (m matrix) bytes() int64 { return int64(m.len()) * int64(m.dtype.Size()) }
+
+// widen writes elements [off, off+len(dst)) of m to dst as float32.
+func (m matrix) widen(dst []float32, off int) {
+	switch m.dtype {
+	case F32:
+		copy(dst, m.f32[off:][:len(dst)])
+	case F16:
+		for i, h := range m.u16[off:][:len(dst)] {
+			dst[i] = f16To32(h)
+		}
+	case BF16:
+		for i, h := range m.u16[off:][:len(dst)] {
+			dst[i] = bf16To32(h)
+		}
+	}
+}
+
+// f16To32 widens IEEE binary16 bits to float32 (exact).
+func f16To32(h uint16) float32 { return float16.Frombits(h).Float32() }
+
+// bf16To32 widens bfloat16 bits to float32 (exact): they are its upper half.
+func bf16To32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// gemmNTW is gemmNT with b a weight matrix whose rows start at element off.
+func gemmNTW(out []float32, ldo int, a []float32, lda int, b matrix, off, ldb int, M, N, K int) {
+	switch b.dtype {
+	case F16, BF16:
+		gemmNT16(out, ldo, a, lda, b.u16[off:], ldb, M, N, K, b.dtype)
+	default:
+		gemmNT(out, ldo, a, lda, b.f32[off:], ldb, M, N, K)
+	}
+}
+
+// gemmNT16 is gemmNT with b in 16 bits of dtype (F16 or BF16), widened
+// inside the kernels: bit-identical to gemmNT on b widened to float32.
+func gemmNT16(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType) {
+	if M <= 0 || N <= 0 {
+		return
+	}
+	if kernels != kernelsGeneric {
+		gemmNT16Vec(out, ldo, a, lda, b, ldb, M, N, K, dtype)
+		return
+	}
+	gemmNT16Generic(out, ldo, a, lda, b, ldb, M, N, K, dtype)
+}
+
+// gemmNT16Generic is gemmNT16 with the portable kernels: four rows of b at a
+// time are widened into scratch and multiplied by gemmNTGeneric, whose
+// elements do not depend on the blocking, so the result is gemmNTGeneric's
+// on all of b widened.
+func gemmNT16Generic(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType) {
+	m := matrix{dtype: dtype, u16: b}
+	buf := make([]float32, 4*K)
+	for j := 0; j < N; j += 4 {
+		n := min(4, N-j)
+		for r := range n {
+			m.widen(buf[r*K:][:K], (j+r)*ldb)
+		}
+		gemmNTGeneric(out[j:], ldo, a, lda, buf, K, M, n, K)
+	}
+}
+
+// same reports whether m and o hold the same elements in the same memory.
+func (m matrix) same(o matrix) bool {
+	switch {
+	case m.dtype != o.dtype || m.len() != o.len() || m.len() == 0:
+		return false
+	case m.dtype == F32:
+		return &m.f32[0] == &o.f32[0]
+	}
+	return &m.u16[0] == &o.u16[0]
+}
