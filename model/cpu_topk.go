@@ -74,7 +74,7 @@ func (c *CPU) topLogprobs(h []float32, P, k int) []TokenLogprob {
 		}
 		for v0 := 0; v0 < V; v0 += vocabTile {
 			vn := min(vocabTile, V-v0)
-			gemmNT(logits, vocabTile, h[p0*C:], C, c.lmHead[v0*C:], C, pn, vn, C)
+			gemmNTW(logits, vocabTile, h[p0*C:], C, c.lmHead, v0*C, C, pn, vn, C)
 			for i := range pn {
 				row := logits[i*vocabTile:][:vn]
 				mx := float32(math.Inf(-1))
