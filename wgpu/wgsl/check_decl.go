@@ -421,10 +421,6 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 // uniformLayoutError checks the extra layout rules of the uniform address space.
 func uniformLayoutError(t *Type) string {
 	switch t.Kind {
-	case KMat:
-		if t.Stride()%16 != 0 {
-			return fmt.Sprintf("uniform buffers need matrix columns 16 bytes apart, but '%s' has a column stride of %d", t, t.Stride())
-		}
 	case KArray:
 		if t.Stride()%16 != 0 {
 			return fmt.Sprintf("uniform arrays need an element stride that is a multiple of 16, but '%s' has stride %d (use vec4 or @size(16) on a struct)", t, t.Stride())

@@ -60,8 +60,11 @@
 // pointer parameters into storage, the requires features other than
 // packed_4x8_integer_dot_product and pointer_composite_access,
 // several entry points in one module when one of them sizes its workgroup
-// with overrides, 2-row matrices in uniform buffers (Vulkan 1.1 needs 16-byte
-// column strides there).
+// with overrides.
+//
+// Matrices keep the WGSL layout everywhere. In uniform buffers, where Vulkan
+// needs 16-byte matrix strides, a matrix with narrower columns (matCx2<f32>,
+// the f16 matrices) is split into its column vectors, as Tint does.
 //
 // # Semantics the emitted code keeps
 //

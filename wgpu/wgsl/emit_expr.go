@@ -15,6 +15,11 @@ type refv struct {
 	space AddrSpace
 	block uint32 // with no indices: the Block struct type the base points to
 	ty    uint32 // pointer type of base, for a root in function memory
+	// split marks a narrow matrix in uniform memory (see narrowMat): the
+	// chain leads to the composite whose members col0, col0+1, ... are its
+	// columns.
+	split bool
+	col0  uint32
 }
 
 func (e *emitter) info(x Expr) *exprInfo {
@@ -33,7 +38,7 @@ func (e *emitter) ref(x Expr) refv {
 	case *Ident:
 		s := info.sym
 		if g := e.globals[s]; g != nil {
-			r := refv{base: g.id, sc: g.sc, space: s.space, block: g.block}
+			r := refv{base: g.id, sc: g.sc, space: s.space, block: g.block, split: g.split}
 			if g.wrapped {
 				r.idx = []uint32{e.constU32(0)}
 			}
@@ -54,6 +59,9 @@ func (e *emitter) ref(x Expr) refv {
 		} else {
 			r = e.ref(x.X)
 		}
+		if r.split {
+			return e.columnRef(r, x, e.containerType(x.X, info.autoDeref))
+		}
 		var idx uint32
 		if v := e.info(x.Index).val; v != nil {
 			idx = e.constU32(uint32(v.i)) // constant indices stay constants of one type
@@ -62,6 +70,7 @@ func (e *emitter) ref(x Expr) refv {
 		}
 		r.idx = append(append([]uint32(nil), r.idx...), idx)
 		r.block = 0
+		r.split = r.space == SpaceUniform && narrowMat(info.typ)
 		return r
 	case *Member:
 		var r refv
@@ -73,6 +82,13 @@ func (e *emitter) ref(x Expr) refv {
 		k := info.field
 		if info.swizzle != nil {
 			k = info.swizzle[0]
+		} else if st := e.containerType(x.X, info.autoDeref); r.space == SpaceUniform && hasNarrowMat(st) {
+			k = uboMember(st, k)
+			if narrowMat(info.typ) {
+				r.block = 0
+				r.split, r.col0 = true, uint32(k)
+				return r
+			}
 		}
 		r.idx = append(append([]uint32(nil), r.idx...), e.constU32(uint32(k)))
 		r.block = 0
@@ -110,8 +126,40 @@ func (e *emitter) ptrRef(x Expr) refv {
 	return refv{}
 }
 
+// columnRef is column x.Index of the split matrix r of type mt. A constant
+// column is a member of the composite r leads to; a run-time column can be
+// reached only in a function-memory copy of the matrix (uniform memory is
+// read-only, so a copy reads the same).
+func (e *emitter) columnRef(r refv, x *Index, mt *Type) refv {
+	if v := e.info(x.Index).val; v != nil {
+		r.idx = append(append([]uint32(nil), r.idx...), e.constU32(r.col0+uint32(v.i)))
+		r.block, r.split, r.col0 = 0, false, 0
+		return r
+	}
+	idx := e.clampIndex(e.expr(x.Index), e.info(x.Index).typ, mt, nil)
+	tmp := e.localVar(mt)
+	e.add(spirv.OpStore, tmp, e.load(r, mt))
+	return refv{base: tmp, idx: []uint32{idx}, sc: spirv.StorageClassFunction, space: SpaceFunction,
+		ty: e.ptrType(spirv.StorageClassFunction, e.typeID(mt, plain))}
+}
+
+// loadColumns loads the split matrix r of type t column by column.
+func (e *emitter) loadColumns(r refv, t *Type) uint32 {
+	col := e.typeID(t.Elem, plain)
+	pty := e.ptrType(r.sc, col)
+	parts := make([]uint32, t.N)
+	for c := range parts {
+		ops := append(append([]uint32{r.base}, r.idx...), e.constU32(r.col0+uint32(c)))
+		parts[c] = e.op(spirv.OpLoad, col, e.op(spirv.OpAccessChain, pty, ops...))
+	}
+	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
+}
+
 // ptr materializes a reference as a pointer to a value of type t.
 func (e *emitter) ptr(r refv, t *Type) uint32 {
+	if r.split {
+		bugf("pointer to a split uniform matrix")
+	}
 	if len(r.idx) == 0 {
 		return r.base
 	}
@@ -119,6 +167,9 @@ func (e *emitter) ptr(r refv, t *Type) uint32 {
 }
 
 func (e *emitter) load(r refv, t *Type) uint32 {
+	if r.split {
+		return e.loadColumns(r, t)
+	}
 	p := e.ptr(r, t)
 	fl := flavorFor(r.space)
 	ty := e.typeID(t, fl)
@@ -126,7 +177,7 @@ func (e *emitter) load(r refv, t *Type) uint32 {
 		ty = r.block
 	}
 	v := e.op(spirv.OpLoad, ty, p)
-	if fl != plain && isAggregate(t) {
+	if needsRecast(t, fl) {
 		v = e.recast(v, t, fl, plain, 0)
 	}
 	return v
@@ -135,6 +186,9 @@ func (e *emitter) load(r refv, t *Type) uint32 {
 func (e *emitter) store(r refv, t *Type, v uint32) {
 	p := e.ptr(r, t)
 	fl := flavorFor(r.space)
+	if fl == ubo {
+		bugf("store into uniform memory")
+	}
 	if fl != plain && isAggregate(t) {
 		v = e.recast(v, t, plain, fl, r.block)
 	}
@@ -142,8 +196,15 @@ func (e *emitter) store(r refv, t *Type, v uint32) {
 }
 
 // recast rebuilds an aggregate value between layout flavors (SPIR-V 1.3 has
-// no OpCopyLogical). top, when non-zero, is the result type to build.
+// no OpCopyLogical). top, when non-zero, is the result type to build. Only
+// reads leave the ubo flavor (uniform memory is read-only).
 func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 {
+	if from == ubo && !hasNarrowMat(t) {
+		from = laidOut
+	}
+	if from == ubo && narrowMat(t) { // a column struct
+		return e.columns(v, t, 0)
+	}
 	if !isAggregate(t) {
 		return v
 	}
@@ -157,13 +218,31 @@ func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 
 	parts := make([]uint32, n)
 	for i := range n {
 		mt := elemType(t, i)
-		ex := e.op(spirv.OpCompositeExtract, e.typeID(mt, from), v, uint32(i))
+		k := uint32(i)
+		if from == ubo && t.Kind == KStruct {
+			k = uint32(uboMember(t, i))
+			if narrowMat(mt) {
+				parts[i] = e.columns(v, mt, k)
+				continue
+			}
+		}
+		ex := e.op(spirv.OpCompositeExtract, e.typeID(mt, from), v, k)
 		parts[i] = e.recast(ex, mt, from, to, 0)
 	}
 	if top == 0 {
 		top = e.typeID(t, to)
 	}
 	return e.op(spirv.OpCompositeConstruct, top, parts...)
+}
+
+// columns builds matrix t from members col0, col0+1, ... of composite v.
+func (e *emitter) columns(v uint32, t *Type, col0 uint32) uint32 {
+	col := e.typeID(t.Elem, plain)
+	parts := make([]uint32, t.N)
+	for c := range parts {
+		parts[c] = e.op(spirv.OpCompositeExtract, col, v, col0+uint32(c))
+	}
+	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
 }
 
 // expr emits an expression and returns the id of its value.

@@ -59,7 +59,6 @@ var invalidPrograms = []struct {
 	{"subgroup_builtin_without_enable", "@compute @workgroup_size(1) fn main(@builtin(subgroup_size) s: u32) {}", "1:46: 'subgroup_size' requires 'enable subgroups;'"},
 	{"matrix_negate", body("let m = mat2x2f(); let n = -m;"), "2:28: operator '-' cannot be applied to 'mat2x2<f32>'"},
 	{"matrix_int", body("var m: mat4x4<i32>;"), "2:15: matrix components must be f32 or f16"},
-	{"matrix_uniform_stride", "@group(0) @binding(0) var<uniform> m: mat2x2<f32>;" + ep, "1:39: matrix columns 16 bytes apart"},
 	{"matrix_ctor_count", body("let m = mat2x2<f32>(1.0, 2.0, 3.0);"), "2:9: 'mat2x2<f32>' needs 2 column vectors or 4 scalars, got 3"},
 	{"bad_swizzle", body("let v = vec3(1.0); let w = v.xq;"), "2:30: invalid vector swizzle 'xq'"},
 	{"swizzle_out_of_range", body("let v = vec2(1.0); let w = v.z;"), "2:30: invalid vector swizzle 'z'"},

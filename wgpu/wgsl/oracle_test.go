@@ -18,7 +18,6 @@ import (
 // features this compiler rejects on purpose (with a clear error) instead of
 // compiling them.
 var stricterThanWGSL = map[string]string{
-	"matrix_uniform_stride":     "Vulkan 1.1 uniform buffers need 16-byte matrix column strides",
 	"override_derived_float":    "derived overrides must be integer arithmetic (OpSpecConstantOp in Shader)",
 	"override_derived_id":       "a derived override is not settable, so it takes no @id",
 	"huge_buffer_copy":          "whole copies of large buffer aggregates are refused",
