@@ -51,6 +51,8 @@ type symbol struct {
 	group, binding int
 	overrideID     int
 	derived        Expr // an override computed from other overrides (no id)
+	computed       bool // derived, but not a specialization constant: computed in the shader
+	initRuntime    bool // a private variable whose initializer is computed in the shader
 	hasDefault     bool
 	init           Expr // initializer of a global var, override or let/var
 
@@ -377,12 +379,16 @@ func (c *checker) overrideDecl(s *symbol, d *VarDecl) {
 			return
 		}
 		if x.val == nil {
-			// A derived override: computed from other overrides at pipeline
-			// creation (OpSpecConstantOp), so it cannot be set itself.
-			if !c.specConstInt(d.Init) {
-				c.errorSpan(d.Init, "an override initializer that uses other overrides must be integer arithmetic on them (+ - * / %% << >> & | ^)")
+			// A derived override: computed from other overrides, so it
+			// cannot be set itself. Integer arithmetic becomes a
+			// specialization constant (OpSpecConstantOp); anything else
+			// (float arithmetic, builtin calls, conversions) is computed in
+			// the shader, so it cannot size arrays or workgroups.
+			if !x.override {
+				c.errorSpan(d.Init, "an override's initializer must be a const- or override-expression")
 				return
 			}
+			s.computed = !c.specConstInt(d.Init)
 			if s.overrideID >= 0 {
 				c.errorf(d.Attrs[0].Pos, "an override computed from other overrides cannot have an @id: it cannot be set")
 				return
@@ -517,6 +523,27 @@ func (c *checker) overrideDefault(e Expr) *value {
 		return v
 	}
 	return nil
+}
+
+// specConst reports an expression the emitter can give as a constant or a
+// specialization constant: a const-expression, an override that is not
+// computed in the shader, or integer arithmetic on them.
+func (c *checker) specConst(e Expr) bool {
+	x := c.out.info[e]
+	if x == nil {
+		return false
+	}
+	switch {
+	case x.val != nil || c.specConstInt(e):
+		return true
+	case x.sym != nil:
+		_, ok := e.(*Ident)
+		return ok && x.sym.kind == symOverride && !x.sym.computed
+	}
+	if p, ok := e.(*Paren); ok {
+		return c.specConst(p.X)
+	}
+	return false
 }
 
 // errorSpan reports an error at expression e, underlining all of it.

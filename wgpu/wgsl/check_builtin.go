@@ -339,6 +339,7 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 		if out.val == nil {
 			c.runtimeOperands(e.Args, xs)
 			out.typ = c.out.info[e.Args[0]].typ
+			_, out.override = classOf(xs...)
 		}
 		return out
 	case bArrayLength:

@@ -91,8 +91,12 @@ func (c *checker) typeOf(e Expr) *Type {
 			return nil
 		}
 		if n.val == nil {
-			if !n.override || !c.specConstInt(id.Args[1]) {
+			if !n.override {
 				c.errorSpan(id.Args[1], "array element count must be a const-expression or an integer override-expression")
+				return nil
+			}
+			if !c.specConstInt(id.Args[1]) {
+				c.errorSpan(id.Args[1], "%s", notSpecConst("an array element count"))
 				return nil
 			}
 			c.materialize(id.Args[1])
@@ -321,12 +325,21 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 		}
 	}
 	s.space, s.access = space, access
-	if d.Type == nil {
+	var t *Type
+	var init *exprInfo // the initializer of a private variable of inferred type
+	switch {
+	case d.Type != nil:
+		if t = c.typeOf(d.Type); t == nil {
+			return
+		}
+	case space == SpacePrivate && d.Init != nil:
+		if init = c.rvalue(d.Init); init == nil {
+			return
+		}
+		c.materialize(d.Init)
+		t = init.typ
+	default:
 		c.errorf(d.NamePos, "module-scope variable '%s' needs a type", d.Name)
-		return
-	}
-	t := c.typeOf(d.Type)
-	if t == nil {
 		return
 	}
 	s.typ = t
@@ -397,22 +410,30 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 		}
 	case SpacePrivate:
 		if !t.constructible() {
-			c.errorf(d.Type.Pos, "type '%s' cannot be used in the private address space", t)
+			pos := d.NamePos
+			if d.Type != nil {
+				pos = d.Type.Pos
+			}
+			c.errorf(pos, "type '%s' cannot be used in the private address space", t)
 			return
 		}
 		if d.Init != nil {
-			x := c.rvalue(d.Init)
+			x := init
+			if x == nil {
+				x = c.rvalue(d.Init)
+			}
 			if x == nil {
 				return
 			}
-			if x.val == nil {
-				c.errorSpan(d.Init, "a private variable's initializer must be a const-expression")
+			if x.val == nil && !x.override {
+				c.errorSpan(d.Init, "a private variable's initializer must be a const- or override-expression")
 				return
 			}
 			if !c.convertTo(d.Init, t) {
 				return
 			}
 			s.init = d.Init
+			s.initRuntime = !c.specConst(d.Init)
 		}
 	}
 	c.out.Globals = append(c.out.Globals, s)
@@ -632,11 +653,21 @@ func (c *checker) workgroupSize(f *function, a *Attr) {
 				dim.val = v.i
 			}
 			f.wgSize[i] = dim
+		case x.override && x.typ.isInt() && x.typ.Kind != KVec:
+			c.errorSpan(e, "%s", notSpecConst("a @workgroup_size argument"))
+			return
 		default:
 			c.errorSpan(e, "@workgroup_size arguments must be const- or override-expressions")
 			return
 		}
 	}
+}
+
+// notSpecConst explains the restriction on override-expressions that size
+// something: they must be specialization constants.
+func notSpecConst(what string) string {
+	return what + " that uses overrides must be integer arithmetic (+ - * / % << >> & | ^) on them and on constants; " +
+		"conversions, builtins and float arithmetic are computed in the shader, too late to size anything"
 }
 
 // isTextureName reports the predeclared texture and sampler type names.

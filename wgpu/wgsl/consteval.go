@@ -251,7 +251,7 @@ func (c *checker) specConstInt(e Expr) bool {
 	}
 	switch e := e.(type) {
 	case *Ident:
-		return x.sym != nil && x.sym.kind == symOverride
+		return x.sym != nil && x.sym.kind == symOverride && !x.sym.computed
 	case *Paren:
 		return c.specConstInt(e.X)
 	case *Binary:

@@ -24,7 +24,10 @@
 //
 // Declarations: const, override (@id; an override computed from others with
 // integer arithmetic becomes a derived specialization constant that cannot be
-// set itself), let, var in the function, private, workgroup, storage (read,
+// set itself; one computed with float arithmetic, builtins or conversions is
+// computed in the shader, and cannot size arrays or workgroups), let, var in
+// the function, private (initialized by const- or override-expressions),
+// workgroup, storage (read,
 // read_write), uniform and push_constant (wgpu's extension) address spaces,
 // const_assert, functions with value and pointer parameters.
 //
@@ -56,8 +59,7 @@
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, float or bool overrides computed from other overrides,
-// pointer parameters into storage, the requires features other than
+// fragment stages, the requires features other than
 // packed_4x8_integer_dot_product and pointer_composite_access,
 // several entry points in one module when one of them sizes its workgroup
 // with overrides.

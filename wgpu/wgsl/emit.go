@@ -498,6 +498,9 @@ func concreteDefault(ts *types, t *Type) *Type {
 // ---- overrides and module-scope override-expressions ----
 
 func (e *emitter) override(s *symbol) {
+	if s.computed {
+		return // computed where it is used (computedOverride)
+	}
 	if s.derived != nil {
 		id := e.specConstExpr(s.derived)
 		e.name(id, s.name)
@@ -524,7 +527,8 @@ func (e *emitter) override(s *symbol) {
 	e.specIDs[s] = id
 }
 
-// specConstExpr emits an integer override-expression at module scope.
+// specConstExpr emits a const-expression, an override or an integer
+// override-expression at module scope.
 func (e *emitter) specConstExpr(x Expr) uint32 {
 	info := e.m.info[x]
 	if info == nil {
@@ -625,9 +629,8 @@ func (e *emitter) global(s *symbol) {
 	ptr := e.ptrType(sc, store)
 	g.id = e.id()
 	switch {
-	case s.space == SpacePrivate && s.init != nil:
-		info := e.m.info[s.init]
-		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.constant(info.typ, info.val))
+	case s.space == SpacePrivate && s.init != nil && !s.initRuntime:
+		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.specConstExpr(s.init))
 	case s.space == SpacePrivate:
 		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.null(store))
 	default:

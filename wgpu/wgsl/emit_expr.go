@@ -37,12 +37,8 @@ func (e *emitter) ref(x Expr) refv {
 		return e.ref(x.X)
 	case *Ident:
 		s := info.sym
-		if g := e.globals[s]; g != nil {
-			r := refv{base: g.id, sc: g.sc, space: s.space, block: g.block, split: g.split}
-			if g.wrapped {
-				r.idx = []uint32{e.constU32(0)}
-			}
-			return r
+		if e.globals[s] != nil {
+			return e.globalRef(s)
 		}
 		if id, ok := e.f.values[s]; ok && s.kind == symLocalVar {
 			return refv{base: id, sc: spirv.StorageClassFunction, space: SpaceFunction,
@@ -96,6 +92,16 @@ func (e *emitter) ref(x Expr) refv {
 	}
 	bugf("expression at offset %d is not a memory location", x.exprPos())
 	return refv{}
+}
+
+// globalRef is the memory of module-scope variable s.
+func (e *emitter) globalRef(s *symbol) refv {
+	g := e.globals[s]
+	r := refv{base: g.id, sc: g.sc, space: s.space, block: g.block, split: g.split}
+	if g.wrapped {
+		r.idx = []uint32{e.constU32(0)}
+	}
+	return r
 }
 
 func (e *emitter) derefPtr(x Expr) refv {
@@ -260,6 +266,9 @@ func (e *emitter) expr(x Expr) uint32 {
 	case *Ident:
 		s := info.sym
 		if s != nil {
+			if s.computed {
+				return e.computedOverride(s)
+			}
 			if id, ok := e.specIDs[s]; ok {
 				return id
 			}
@@ -335,6 +344,9 @@ func (e *emitter) expr(x Expr) uint32 {
 func (e *emitter) shortCircuit(x *Binary) uint32 {
 	boolT := e.typeID(e.m.types.scalar(KBool), plain)
 	a := e.expr(x.X)
+	if e.f.inPrelude { // override-expressions have no side effects
+		return e.op(pick(x.Op == "&&", spirv.OpLogicalAnd, spirv.OpLogicalOr), boolT, a, e.expr(x.Y))
+	}
 	from := e.f.label
 	rhs, merge := e.id(), e.id()
 	e.add(spirv.OpSelectionMerge, merge, 0)

@@ -14,6 +14,11 @@ type fnState struct {
 	terminated bool   // the current block has its terminator
 	values     map[*symbol]uint32
 	ptrRefs    map[*symbol]refv // pointer parameters and lets
+	// prelude follows vars in the entry block: the overrides computed in
+	// the shader (see computedOverride), once per function.
+	prelude   spirv.Section
+	inPrelude bool
+	computed  map[*symbol]uint32
 	loops      []loopTargets
 	inputsUsed map[uint32]bool
 }
@@ -64,7 +69,7 @@ func (e *emitter) localVar(t *Type) uint32 {
 // function emits f; a function with pointer parameters is emitted as the
 // variant fid for the pointer argument shapes (see emit_call.go).
 func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
-	e.f = &fnState{fn: f, values: map[*symbol]uint32{}, ptrRefs: map[*symbol]refv{}, inputsUsed: map[uint32]bool{}}
+	e.f = &fnState{fn: f, values: map[*symbol]uint32{}, ptrRefs: map[*symbol]refv{}, inputsUsed: map[uint32]bool{}, computed: map[*symbol]uint32{}}
 	var head spirv.Section
 	ret := e.voidType()
 	if f.result != nil {
@@ -104,6 +109,7 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 			}
 			e.f.values[p] = e.loadInput(f.builtins[i], p.typ)
 		}
+		e.initPrivate(f)
 		e.zeroWorkgroup(f)
 	}
 	e.stmts(f.decl.Body.Stmts)
@@ -117,6 +123,7 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 	e.funcs = append(e.funcs, head...)
 	e.funcs.Add(spirv.OpLabel, entry)
 	e.funcs = append(e.funcs, e.f.vars...)
+	e.funcs = append(e.funcs, e.f.prelude...)
 	e.funcs = append(e.funcs, e.f.body...)
 	e.funcs.Add(spirv.OpFunctionEnd)
 	if f.compute {
@@ -173,6 +180,36 @@ func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
 		}
 	}
 	return out
+}
+
+// initPrivate stores the initial values of the private variables f can
+// touch whose initializers are computed in the shader (override-expressions
+// that are not specialization constants).
+func (e *emitter) initPrivate(f *function) {
+	for _, s := range usedVars(f, SpacePrivate, e.m.Globals) {
+		if s.initRuntime {
+			e.store(e.globalRef(s), s.typ, e.expr(s.init))
+		}
+	}
+}
+
+// computedOverride is the value of an override computed in the shader from
+// other overrides, emitted once per function in its entry block.
+func (e *emitter) computedOverride(s *symbol) uint32 {
+	if id, ok := e.f.computed[s]; ok {
+		return id
+	}
+	if e.f.inPrelude {
+		id := e.expr(s.derived)
+		e.f.computed[s] = id
+		return id
+	}
+	body, label, term := e.f.body, e.f.label, e.f.terminated
+	e.f.body, e.f.terminated, e.f.inPrelude = e.f.prelude, false, true
+	id := e.expr(s.derived)
+	e.f.prelude, e.f.body, e.f.label, e.f.terminated, e.f.inPrelude = e.f.body, body, label, term, false
+	e.f.computed[s] = id
+	return id
 }
 
 // zeroWorkgroup gives workgroup memory its WGSL zero value: invocation 0

@@ -148,7 +148,6 @@ var invalidPrograms = []struct {
 	{"override_dup_id", "@id(1) override a: u32; @id(1) override b: u32;" + ep, "1:41: override id 1 is already used by 'a'"},
 	{"override_in_const", "override a: u32 = 1u; const b = a;" + ep, "1:33: expected a const-expression; override values are not known"},
 	{"override_array_private", "override n: u32 = 4u; var<private> a: array<f32, n>;" + ep, "1:39: arrays sized by an override are only allowed in the workgroup"},
-	{"override_derived_float", "override a: f32 = 1.0; override b: f32 = a * 2.0;" + ep, "1:42: must be integer arithmetic"},
 	{"override_derived_id", "override a: u32 = 1u; @id(3) override b: u32 = a * 2u;" + ep, "1:23: cannot have an @id"},
 	{"align_not_pow2", "struct S { @align(3) a: f32 }" + ep, "1:19: @align must be a power of two"},
 	{"size_too_small", "struct S { @size(2) a: f32 }" + ep, "1:18: @size(2) is smaller than the member's size 4"},
