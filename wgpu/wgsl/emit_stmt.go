@@ -16,9 +16,9 @@ type fnState struct {
 	ptrRefs    map[*symbol]refv // pointer parameters and lets
 	// prelude follows vars in the entry block: the overrides computed in
 	// the shader (see computedOverride), once per function.
-	prelude   spirv.Section
-	inPrelude bool
-	computed  map[*symbol]uint32
+	prelude    spirv.Section
+	inPrelude  bool
+	computed   map[*symbol]uint32
 	loops      []loopTargets
 	inputsUsed map[uint32]bool
 }
