@@ -200,6 +200,7 @@ func Check(f *File) (_ *Checked, err error) {
 	c.checkRecursion()
 	if len(errs.errs) == 0 {
 		c.checkUniformity()
+		c.checkAliasing()
 	}
 	if len(c.out.Entries) > 1 {
 		for _, f := range c.out.Entries {
@@ -544,6 +545,18 @@ func (c *checker) specConst(e Expr) bool {
 		return c.specConst(p.X)
 	}
 	return false
+}
+
+// errorSpanNote is errorSpan with a secondary label at expression at.
+func (c *checker) errorSpanNote(e, at Expr, note, format string, args ...any) {
+	c.errorSpan(e, format, args...)
+	c.errs.note(c.out.File.Span(e).Start, at.exprPos(), note)
+}
+
+// errorNote is errorf with a secondary label at offset at.
+func (c *checker) errorNote(pos, at int, note, format string, args ...any) {
+	c.errorf(pos, format, args...)
+	c.errs.note(pos, at, note)
 }
 
 // errorSpan reports an error at expression e, underlining all of it.

@@ -570,11 +570,6 @@ func (c *checker) index(e *Index) *exprInfo {
 		c.errorf(e.Pos, "cannot index a value of type '%s'", t)
 		return nil
 	}
-	if t.runtimeSized() && (out.autoDeref || throughDeref(e.X)) {
-		// Bounds clamping needs arrayLength of the buffer variable itself.
-		c.errorf(e.Pos, "index the buffer variable directly: runtime-sized arrays cannot be indexed through a pointer here")
-		return nil
-	}
 	if !i.typ.isInt() || i.typ.Kind == KVec {
 		c.errorSpan(e.Index, "index must be i32 or u32, not '%s'", i.typ)
 		return nil
@@ -693,23 +688,6 @@ func (c *checker) copyable(e Expr, x *exprInfo) bool {
 	return true
 }
 
-// throughDeref reports a memory access rooted at *p.
-func throughDeref(x Expr) bool {
-	for {
-		switch e := x.(type) {
-		case *Paren:
-			x = e.X
-		case *Member:
-			x = e.X
-		case *Index:
-			x = e.X
-		case *Unary:
-			return e.Op == "*"
-		default:
-			return false
-		}
-	}
-}
 
 // hasZero reports a zero scalar or a vector with a zero component.
 func hasZero(v *value) bool {

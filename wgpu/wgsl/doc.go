@@ -29,7 +29,9 @@
 // the function, private (initialized by const- or override-expressions),
 // workgroup, storage (read,
 // read_write), uniform and push_constant (wgpu's extension) address spaces,
-// const_assert, functions with value and pointer parameters.
+// const_assert, functions with value and pointer parameters (pointers into
+// any address space, to elements and members, runtime-sized buffer arrays
+// included; arguments are checked by the WGSL alias analysis).
 //
 // Statements: if/else, switch, for, while, loop/continuing/break if, break,
 // continue, return, assignment, compound assignment, ++/--, phony assignment.
