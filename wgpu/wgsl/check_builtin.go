@@ -641,7 +641,6 @@ func (c *checker) evalGeometric(name string, xs []*exprInfo, s *Type) (*value, e
 	return nil, errorf("cannot evaluate '%s'", name)
 }
 
-
 // sameComponent reports two constants equal in some component.
 func sameComponent(a, b *value) bool {
 	if a.elems == nil || b.elems == nil {

@@ -688,7 +688,6 @@ func (c *checker) copyable(e Expr, x *exprInfo) bool {
 	return true
 }
 
-
 // hasZero reports a zero scalar or a vector with a zero component.
 func hasZero(v *value) bool {
 	if v.elems == nil {
