@@ -177,7 +177,7 @@ func Check(f *File) (_ *Checked, err error) {
 			continue
 		}
 		if old := c.module[s.name]; old != nil {
-			c.errorf(s.pos, "redeclaration of '%s'", s.name)
+			c.errorNote(s.pos, old.pos, "previous declaration here", "redeclaration of '%s'", s.name)
 			continue
 		}
 		c.module[s.name] = s
@@ -291,8 +291,8 @@ func (c *checker) lookup(name string) *symbol {
 
 func (c *checker) declare(s *symbol) {
 	top := c.scopes[len(c.scopes)-1]
-	if top[s.name] != nil {
-		c.errorf(s.pos, "redeclaration of '%s' in the same scope", s.name)
+	if old := top[s.name]; old != nil {
+		c.errorNote(s.pos, old.pos, "previous declaration here", "redeclaration of '%s' in the same scope", s.name)
 		return
 	}
 	top[s.name] = s
