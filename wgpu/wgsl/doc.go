@@ -44,7 +44,8 @@
 //
 // Builtin functions: the float math functions (exp, log, tanh, sqrt,
 // inverseSqrt, pow, fma, floor, ...), abs, min, max, clamp, sign, select, dot,
-// length, distance, normalize, cross, mix, step, smoothstep, all, any,
+// length, distance, normalize, cross, faceForward, reflect, refract, mix,
+// step, smoothstep, all, any,
 // countOneBits, reverseBits, countLeadingZeros, countTrailingZeros,
 // firstLeadingBit, firstTrailingBit, extractBits, insertBits, ldexp, frexp,
 // modf, quantizeToF16, transpose, determinant, arrayLength, the data packing
@@ -53,7 +54,8 @@
 // dot4I8Packed, dot4U8Packed), workgroupBarrier, storageBarrier,
 // workgroupUniformLoad, the atomics and the subgroup functions (Add, Mul,
 // Min, Max, And, Or, Xor, inclusive and exclusive scans, Broadcast,
-// BroadcastFirst, Shuffle, ShuffleXor/Up/Down, Elect, All, Any, Ballot).
+// BroadcastFirst, Shuffle, ShuffleXor/Up/Down, Elect, All, Any, Ballot) and
+// the quad operations (quadBroadcast, quadSwapX, quadSwapY, quadSwapDiagonal).
 //
 // Entry point inputs are @builtin parameters or structs whose members all
 // carry @builtin, subgroup_id and num_subgroups included. Diagnostic

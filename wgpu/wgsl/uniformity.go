@@ -395,6 +395,12 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 		}
 		return r
 	case callBuiltin:
+		if b := builtinTable[c.Fn.Name]; b != nil && b.subgroup {
+			if u.diag.on("subgroup_uniformity") {
+				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			}
+			return nonUniform
+		}
 		switch builtinFns[c.Fn.Name] {
 		case bBarrier:
 			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
