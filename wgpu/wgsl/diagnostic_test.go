@@ -12,6 +12,9 @@ var diagValid = []struct{ name, src string }{
 			"@diagnostic(warning, subgroup_uniformity) { for (var i = li; i < 4u; i++) { o[1] = subgroupMax(2.0); } }\n"+
 			"@diagnostic(info, subgroup_uniformity) while li > 7u { o[2] = subgroupMin(2.0); break; }")},
 	{"diagnostic_other_rules", "diagnostic(warning, derivative_uniformity);\ndiagnostic(info, chromium.unreachable_code);\ndiagnostic(off, subgroup_uniformity,);\n" + ep},
+	{"requires_more_features", "requires unrestricted_pointer_parameters, subgroup_id, subgroup_uniformity;\nrequires readonly_and_readwrite_storage_textures, texture_and_sampler_let, texture_formats_tier1;\nenable subgroups;\n" +
+		"@group(0) @binding(0) var<storage, read_write> o: array<u32>;\nfn put(p: ptr<storage, u32, read_write>, v: u32) { *p = v; }\n" +
+		"@compute @workgroup_size(64) fn main(@builtin(subgroup_id) s: u32, @builtin(local_invocation_index) li: u32) { put(&o[li], s); }"},
 	{"requires_features", "requires packed_4x8_integer_dot_product, pointer_composite_access;\nstruct S { a: f32, b: array<f32, 2> }\n" +
 		"fn g(p: ptr<function, S>) -> f32 { return p.a + p.b[1]; }\n" +
 		kernel("", "var s = S(fo[0], array(1.0, 2.0)); fo[1] = g(&s); ou[0] = dot4U8Packed(ou[1], ou[2]);")},

@@ -63,8 +63,8 @@
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, the requires features other than
-// packed_4x8_integer_dot_product and pointer_composite_access,
+// fragment stages, the requires features uniform_buffer_standard_layout,
+// immediate_address_space, linear_indexing and swizzle_assignment,
 // several entry points in one module when one of them sizes its workgroup
 // with overrides.
 //
