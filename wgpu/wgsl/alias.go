@@ -37,7 +37,7 @@ func (c *checker) checkAliasing() {
 		a.fn, a.cur = f, a.sets[f]
 		a.stmts(f.decl.Body.Stmts)
 	}
-	for _, f := range c.out.Funcs {
+	for _, f := range c.out.funcs {
 		visit(f)
 	}
 }

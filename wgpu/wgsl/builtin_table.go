@@ -121,7 +121,7 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, b.nargs, len(e.Args))
 		return nil
 	}
-	if b.subgroup && !c.out.Enables["subgroups"] {
+	if b.subgroup && !c.out.enables["subgroups"] {
 		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
 		return nil
 	}

@@ -6,19 +6,32 @@ import (
 )
 
 // Checked is the result of Check: the syntax tree with every name resolved,
-// every expression typed and every constant evaluated. It is the only input
-// the emitter accepts.
+// every expression typed and every constant evaluated. It is opaque: only
+// Check makes one, so the emitter (Emit) and Reflect only ever see checked
+// modules.
 type Checked struct {
-	File      *File
-	Enables   map[string]bool
-	Globals   []*symbol // module-scope variables, in declaration order
-	Overrides []*symbol // override declarations, in declaration order
-	Funcs     []*function
-	Entries   []*function
+	file      *File
+	enables   map[string]bool
+	globals   []*symbol // module-scope variables, in declaration order
+	overrides []*symbol // override declarations, in declaration order
+	funcs     []*function
+	entries   []*function
 
 	types     *types
 	info      map[Expr]*exprInfo
 	localSyms map[*VarDecl]*symbol
+}
+
+// File is the syntax tree the module was checked from.
+func (m *Checked) File() *File { return m.file }
+
+// EntryPoints names the module's entry points, in declaration order.
+func (m *Checked) EntryPoints() []string {
+	var out []string
+	for _, f := range m.entries {
+		out = append(out, f.decl.Name)
+	}
+	return out
 }
 
 // symKind says what a name denotes.
@@ -141,7 +154,7 @@ func Check(f *File) (_ *Checked, err error) {
 		ts:     ts,
 		module: map[string]*symbol{},
 		decls:  map[*symbol]Decl{},
-		out:    &Checked{File: f, Enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
+		out:    &Checked{file: f, enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
 	}
 	c.predeclare()
 	if c.stagesFirst(f) {
@@ -153,7 +166,7 @@ func Check(f *File) (_ *Checked, err error) {
 		for i, n := range e.Names {
 			switch n {
 			case "f16", "subgroups":
-				c.out.Enables[n] = true
+				c.out.enables[n] = true
 			default:
 				c.errorf(e.Poss[i], "extension '%s' is not supported (supported: f16, subgroups)", n)
 			}
@@ -202,8 +215,8 @@ func Check(f *File) (_ *Checked, err error) {
 		c.checkUniformity()
 		c.checkAliasing()
 	}
-	if len(c.out.Entries) > 1 {
-		for _, f := range c.out.Entries {
+	if len(c.out.entries) > 1 {
+		for _, f := range c.out.entries {
 			for _, d := range f.wgSize {
 				if d.override != nil {
 					c.errorf(f.decl.NamePos, "an entry point with an override-sized @workgroup_size must be the only entry point of its module")
@@ -214,7 +227,7 @@ func Check(f *File) (_ *Checked, err error) {
 	}
 	c.checkBindings()
 	c.assignOverrideIDs()
-	if len(c.out.Entries) == 0 && len(errs.errs) == 0 {
+	if len(c.out.entries) == 0 && len(errs.errs) == 0 {
 		c.errorf(0, "no entry point: declare a function with @compute @workgroup_size(...)")
 	}
 	if err := errs.err(); err != nil {
@@ -410,13 +423,13 @@ func (c *checker) overrideDecl(s *symbol, d *VarDecl) {
 		return
 	}
 	s.typ = t
-	c.out.Overrides = append(c.out.Overrides, s)
+	c.out.overrides = append(c.out.overrides, s)
 }
 
 // assignOverrideIDs gives overrides without @id the lowest free ids, in declaration order.
 func (c *checker) assignOverrideIDs() {
 	used := map[int]*symbol{}
-	for _, s := range c.out.Overrides {
+	for _, s := range c.out.overrides {
 		if s.overrideID >= 0 {
 			if o := used[s.overrideID]; o != nil {
 				c.errorf(s.pos, "override id %d is already used by '%s'", s.overrideID, o.name)
@@ -425,7 +438,7 @@ func (c *checker) assignOverrideIDs() {
 		}
 	}
 	next := 0
-	for _, s := range c.out.Overrides {
+	for _, s := range c.out.overrides {
 		if s.overrideID < 0 && s.derived == nil {
 			for used[next] != nil {
 				next++
@@ -478,7 +491,7 @@ func (c *checker) checkRecursion() {
 		state[f] = 2
 		return true
 	}
-	for _, f := range c.out.Funcs {
+	for _, f := range c.out.funcs {
 		visit(f)
 	}
 }
@@ -550,7 +563,7 @@ func (c *checker) specConst(e Expr) bool {
 // errorSpanNote is errorSpan with a secondary label at expression at.
 func (c *checker) errorSpanNote(e, at Expr, note, format string, args ...any) {
 	c.errorSpan(e, format, args...)
-	c.errs.note(c.out.File.Span(e).Start, at.exprPos(), note)
+	c.errs.note(c.out.file.Span(e).Start, at.exprPos(), note)
 }
 
 // errorNote is errorf with a secondary label at offset at.
@@ -561,15 +574,15 @@ func (c *checker) errorNote(pos, at int, note, format string, args ...any) {
 
 // errorSpan reports an error at expression e, underlining all of it.
 func (c *checker) errorSpan(e Expr, format string, args ...any) {
-	c.errs.addSpan(c.out.File.Span(e), format, args...)
+	c.errs.addSpan(c.out.file.Span(e), format, args...)
 }
 
 // checkBindings rejects two resource variables with the same @group and
 // @binding used by one entry point.
 func (c *checker) checkBindings() {
-	for _, f := range c.out.Entries {
+	for _, f := range c.out.entries {
 		seen := map[[2]int]*symbol{}
-		for _, s := range usedVars(f, "", c.out.Globals) {
+		for _, s := range usedVars(f, "", c.out.globals) {
 			if s.space != SpaceStorage && s.space != SpaceUniform {
 				continue
 			}

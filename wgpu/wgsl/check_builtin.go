@@ -144,7 +144,7 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 		return c.tableCall(e, b, stmt)
 	}
 	cls := builtinFns[name]
-	if strings.HasPrefix(name, "subgroup") && !c.out.Enables["subgroups"] {
+	if strings.HasPrefix(name, "subgroup") && !c.out.enables["subgroups"] {
 		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
 		return nil
 	}

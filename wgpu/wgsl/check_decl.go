@@ -39,7 +39,7 @@ func (c *checker) typeOf(e Expr) *Type {
 		if !nargs(0, 0) {
 			return nil
 		}
-		if t.hasF16() && !c.out.Enables["f16"] {
+		if t.hasF16() && !c.out.enables["f16"] {
 			c.errorf(id.Pos, "f16 requires 'enable f16;'")
 			return nil
 		}
@@ -100,8 +100,8 @@ func (c *checker) typeOf(e Expr) *Type {
 				return nil
 			}
 			c.materialize(id.Args[1])
-			sp := c.out.File.Span(id.Args[1])
-			return c.ts.get(Type{Kind: KArray, Elem: el, CountOverride: &overrideCount{expr: id.Args[1], text: c.out.File.Source[sp.Start:sp.End]}})
+			sp := c.out.file.Span(id.Args[1])
+			return c.ts.get(Type{Kind: KArray, Elem: el, CountOverride: &overrideCount{expr: id.Args[1], text: c.out.file.Source[sp.Start:sp.End]}})
 		}
 		if n.val.i <= 0 {
 			c.errorSpan(id.Args[1], "array element count must be positive, got %d", n.val.i)
@@ -377,7 +377,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			c.errorf(d.Type.Pos, "type '%s' cannot be used in the %s address space (not host-shareable)", t, space)
 			return
 		}
-		if t.hasF16() && !c.out.Enables["f16"] {
+		if t.hasF16() && !c.out.enables["f16"] {
 			c.errorf(d.Type.Pos, "f16 requires 'enable f16;'")
 			return
 		}
@@ -436,7 +436,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			s.initRuntime = !c.specConst(d.Init)
 		}
 	}
-	c.out.Globals = append(c.out.Globals, s)
+	c.out.globals = append(c.out.globals, s)
 }
 
 // uniformLayoutError checks the extra layout rules of the uniform address space.
@@ -507,7 +507,7 @@ func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string
 	case builtinParams[bi] == "":
 		c.errorf(id.Pos, "unknown builtin value '%s'", bi)
 		return ""
-	case subgroupBuiltins[bi] && !c.out.Enables["subgroups"]:
+	case subgroupBuiltins[bi] && !c.out.enables["subgroups"]:
 		c.errorf(id.Pos, "'%s' requires 'enable subgroups;'", bi)
 	}
 	if t != nil && t.String() != builtinParams[bi] {
@@ -519,7 +519,7 @@ func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string
 func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 	f := &function{sym: s, decl: d, usesVars: map[*symbol]bool{}}
 	s.fn = f
-	c.out.Funcs = append(c.out.Funcs, f)
+	c.out.funcs = append(c.out.funcs, f)
 	var wg *Attr
 	for _, a := range d.Attrs {
 		switch a.Name {
@@ -611,7 +611,7 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 			return
 		}
 		c.workgroupSize(f, wg)
-		c.out.Entries = append(c.out.Entries, f)
+		c.out.entries = append(c.out.entries, f)
 	}
 }
 
@@ -647,8 +647,8 @@ func (c *checker) workgroupSize(f *function, a *Attr) {
 			f.wgSize[i] = wgDim{val: x.val.i}
 		case x.override && c.specConstInt(e):
 			c.materialize(e)
-			sp := c.out.File.Span(e)
-			dim := wgDim{override: e, name: c.out.File.Source[sp.Start:sp.End]}
+			sp := c.out.file.Span(e)
+			dim := wgDim{override: e, name: c.out.file.Source[sp.Start:sp.End]}
 			if v := c.overrideDefault(e); v != nil {
 				dim.val = v.i
 			}

@@ -110,7 +110,7 @@ func (c *checker) lit(e *Lit) *exprInfo {
 			}
 		case 'h':
 			text, k = text[:len(text)-1], KF16
-			if !c.out.Enables["f16"] {
+			if !c.out.enables["f16"] {
 				c.errorf(e.Pos, "f16 literals require 'enable f16;'")
 				return nil
 			}
@@ -256,7 +256,7 @@ func (c *checker) convertTo(e Expr, t *Type) bool {
 		x.typ, x.val = t, v
 		return true
 	}
-	c.errs.addSpan(c.out.File.Span(e), "cannot use a value of type '%s' as '%s'", x.typ, t)
+	c.errs.addSpan(c.out.file.Span(e), "cannot use a value of type '%s' as '%s'", x.typ, t)
 	return false
 }
 

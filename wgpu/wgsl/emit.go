@@ -70,7 +70,7 @@ type globalVar struct {
 func Emit(m *Checked) (words []uint32, err error) { return emit(m, Options{}) }
 
 func emit(m *Checked, opt Options) (words []uint32, err error) {
-	if m == nil {
+	if m == nil || m.file == nil {
 		return nil, &InternalError{Msg: "Emit needs the result of Check"}
 	}
 	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{},
@@ -81,7 +81,7 @@ func emit(m *Checked, opt Options) (words []uint32, err error) {
 			if !ok {
 				b = bug{fmt.Sprint(r)}
 			}
-			words, err = nil, &InternalError{File: m.File.Name, Msg: b.msg, Stack: string(debug.Stack())}
+			words, err = nil, &InternalError{File: m.file.Name, Msg: b.msg, Stack: string(debug.Stack())}
 		}
 	}()
 	e.module()
@@ -103,19 +103,19 @@ func (e *emitter) decorate(id uint32, dec uint32, args ...uint32) {
 func (e *emitter) module() {
 	e.capability(spirv.CapabilityShader)
 	e.glsl = e.id()
-	for _, s := range e.m.Overrides {
+	for _, s := range e.m.overrides {
 		e.override(s)
 	}
-	for _, s := range e.m.Globals {
+	for _, s := range e.m.globals {
 		e.global(s)
 	}
-	for _, f := range e.m.Funcs {
+	for _, f := range e.m.funcs {
 		if !hasPtrParams(f) {
 			e.fnIDs[f] = e.id()
 			e.name(e.fnIDs[f], f.decl.Name)
 		}
 	}
-	for _, f := range e.m.Funcs {
+	for _, f := range e.m.funcs {
 		if !hasPtrParams(f) {
 			e.function(f, e.fnIDs[f], nil)
 		}

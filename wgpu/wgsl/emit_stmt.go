@@ -186,7 +186,7 @@ func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
 // touch whose initializers are computed in the shader (override-expressions
 // that are not specialization constants).
 func (e *emitter) initPrivate(f *function) {
-	for _, s := range usedVars(f, SpacePrivate, e.m.Globals) {
+	for _, s := range usedVars(f, SpacePrivate, e.m.globals) {
 		if s.initRuntime {
 			e.store(e.globalRef(s), s.typ, e.expr(s.init))
 		}
@@ -215,7 +215,7 @@ func (e *emitter) computedOverride(s *symbol) uint32 {
 // zeroWorkgroup gives workgroup memory its WGSL zero value: invocation 0
 // stores zeros, then the workgroup synchronizes.
 func (e *emitter) zeroWorkgroup(f *function) {
-	vars := usedVars(f, SpaceWorkgroup, e.m.Globals)
+	vars := usedVars(f, SpaceWorkgroup, e.m.globals)
 	if len(vars) == 0 {
 		return
 	}

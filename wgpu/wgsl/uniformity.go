@@ -53,7 +53,7 @@ func (c *checker) checkUniformity() {
 		}
 		u.function(f)
 	}
-	for _, f := range c.out.Funcs {
+	for _, f := range c.out.funcs {
 		visit(f)
 	}
 }
