@@ -54,7 +54,7 @@ func (a *aliasCheck) root(e Expr) *symbol {
 		case *Member:
 			e = x.X
 		case *Unary:
-			if x.Op != "*" && x.Op != "&" {
+			if x.Op != OpDeref && x.Op != OpAddrOf {
 				return nil
 			}
 			e = x.X
@@ -125,7 +125,7 @@ func (a *aliasCheck) stmt(s Stmt) {
 			return
 		}
 		a.expr(s.RHS)
-		a.access(a.root(s.LHS), s.Op != "=", true)
+		a.access(a.root(s.LHS), s.Op != OpAssign, true)
 		a.indices(s.LHS)
 	case *IncDec:
 		a.access(a.root(s.X), true, true)
@@ -185,7 +185,7 @@ func (a *aliasCheck) indices(e Expr) {
 		case *Member:
 			e = x.X
 		case *Unary:
-			if x.Op != "*" && x.Op != "&" {
+			if x.Op != OpDeref && x.Op != OpAddrOf {
 				a.expr(x)
 				return
 			}
@@ -211,7 +211,7 @@ func (a *aliasCheck) expr(e Expr) {
 	case *Paren:
 		a.expr(e.X)
 	case *Unary:
-		if e.Op == "&" {
+		if e.Op == OpAddrOf {
 			a.indices(e.X)
 			return
 		}

@@ -126,16 +126,17 @@ type (
 		Stmts []Stmt
 	}
 	DeclStmt struct{ Decl *VarDecl }
-	// Assign is `lhs op rhs` with op "=", "+=", ...; LHS is nil for the phony `_ = rhs`.
+	// Assign is `lhs op rhs`: Op is OpAssign for "=", or the binary operator
+	// of a compound assignment (OpAdd for "+="); LHS is nil for the phony `_ = rhs`.
 	Assign struct {
 		Pos int
-		Op  string
+		Op  Operator
 		LHS Expr
 		RHS Expr
 	}
 	IncDec struct {
 		Pos int
-		Op  string // "++" or "--"
+		Op  Operator // OpInc or OpDec
 		X   Expr
 	}
 	If struct {
@@ -218,14 +219,14 @@ type (
 	}
 	Unary struct {
 		Pos int
-		End int    // just past the last token
-		Op  string // "-", "!", "~", "&", "*"
+		End int      // just past the last token
+		Op  Operator // OpNeg, OpNot, OpCompl, OpAddrOf, OpDeref
 		X   Expr
 	}
 	Binary struct {
 		Pos  int // position of the operator
 		End  int // where Y ends
-		Op   string
+		Op   Operator
 		X, Y Expr
 	}
 	// Call is a function call, a type constructor or a conversion.

@@ -313,20 +313,20 @@ func (c *checker) assign(s *Assign) {
 	if l == nil || r == nil || !c.writable(s.LHS, l) {
 		return
 	}
-	if s.Op == "=" {
+	if s.Op == OpAssign {
 		if c.convertTo(s.RHS, l.typ) {
 			c.copyable(s.LHS, l)
 		}
 		return
 	}
-	op := s.Op[:len(s.Op)-1]
+	op := s.Op
 	lv := &exprInfo{typ: l.typ}
 	t := c.binaryType(s.Pos, op, lv, r, s.RHS, nil)
 	if t != nil && !c.constRHS(op, t, r, s.RHS) {
 		return
 	}
 	if t != nil && t != l.typ {
-		c.errorf(s.Pos, "'%s' of '%s' and '%s' gives '%s', which cannot be stored in '%s'", s.Op, l.typ, r.typ, t, l.typ)
+		c.errorf(s.Pos, "'%s=' of '%s' and '%s' gives '%s', which cannot be stored in '%s'", s.Op, l.typ, r.typ, t, l.typ)
 	}
 }
 

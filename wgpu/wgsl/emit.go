@@ -549,25 +549,25 @@ func (e *emitter) specConstExpr(x Expr) uint32 {
 		signed := info.typ.Kind == KI32
 		var op spirv.Op
 		switch x.Op {
-		case "+":
+		case OpAdd:
 			op = spirv.OpIAdd
-		case "-":
+		case OpSub:
 			op = spirv.OpISub
-		case "*":
+		case OpMul:
 			op = spirv.OpIMul
-		case "/":
+		case OpDiv:
 			op = pick(signed, spirv.OpSDiv, spirv.OpUDiv)
-		case "%":
+		case OpRem:
 			op = pick(signed, spirv.OpSRem, spirv.OpUMod)
-		case "<<":
+		case OpShl:
 			op = spirv.OpShiftLeftLogical
-		case ">>":
+		case OpShr:
 			op = pick(signed, spirv.OpShiftRightArithmetic, spirv.OpShiftRightLogical)
-		case "&":
+		case OpAnd:
 			op = spirv.OpBitwiseAnd
-		case "|":
+		case OpOr:
 			op = spirv.OpBitwiseOr
-		case "^":
+		case OpXor:
 			op = spirv.OpBitwiseXor
 		}
 		if op != 0 {

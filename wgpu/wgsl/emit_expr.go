@@ -45,7 +45,7 @@ func (e *emitter) ref(x Expr) refv {
 				ty: e.ptrType(spirv.StorageClassFunction, e.typeID(s.typ, plain))}
 		}
 	case *Unary:
-		if x.Op == "*" {
+		if x.Op == OpDeref {
 			return e.derefPtr(x.X)
 		}
 	case *Index:
@@ -120,7 +120,7 @@ func (e *emitter) ptrRef(x Expr) refv {
 	case *Paren:
 		return e.ptrRef(x.X)
 	case *Unary:
-		if x.Op == "&" {
+		if x.Op == OpAddrOf {
 			return e.ref(x.X)
 		}
 	case *Ident:
@@ -281,23 +281,23 @@ func (e *emitter) expr(x Expr) uint32 {
 		}
 	case *Unary:
 		switch x.Op {
-		case "&":
+		case OpAddrOf:
 			xi := e.info(x.X)
 			return e.ptr(e.ref(x.X), xi.typ)
-		case "-":
+		case OpNeg:
 			v := e.expr(x.X)
 			op := spirv.OpSNegate
 			if info.typ.scalarOf().isFloat() {
 				op = spirv.OpFNegate
 			}
 			return e.op(op, e.typeID(info.typ, plain), v)
-		case "!":
+		case OpNot:
 			return e.op(spirv.OpLogicalNot, e.typeID(info.typ, plain), e.expr(x.X))
-		case "~":
+		case OpCompl:
 			return e.op(spirv.OpNot, e.typeID(info.typ, plain), e.expr(x.X))
 		}
 	case *Binary:
-		if x.Op == "&&" || x.Op == "||" {
+		if x.Op == OpLogAnd || x.Op == OpLogOr {
 			return e.shortCircuit(x)
 		}
 		a, b := e.expr(x.X), e.expr(x.Y)
@@ -345,12 +345,12 @@ func (e *emitter) shortCircuit(x *Binary) uint32 {
 	boolT := e.typeID(e.m.types.scalar(KBool), plain)
 	a := e.expr(x.X)
 	if e.f.inPrelude { // override-expressions have no side effects
-		return e.op(pick(x.Op == "&&", spirv.OpLogicalAnd, spirv.OpLogicalOr), boolT, a, e.expr(x.Y))
+		return e.op(pick(x.Op == OpLogAnd, spirv.OpLogicalAnd, spirv.OpLogicalOr), boolT, a, e.expr(x.Y))
 	}
 	from := e.f.label
 	rhs, merge := e.id(), e.id()
 	e.add(spirv.OpSelectionMerge, merge, 0)
-	if x.Op == "&&" {
+	if x.Op == OpLogAnd {
 		e.terminate(spirv.OpBranchConditional, a, rhs, merge)
 	} else {
 		e.terminate(spirv.OpBranchConditional, a, merge, rhs)
@@ -372,13 +372,13 @@ func (e *emitter) splat(v uint32, s *Type, n int) uint32 {
 	return e.op(spirv.OpCompositeConstruct, e.typeID(e.m.types.vec(n, s), plain), parts...)
 }
 
-func (e *emitter) binaryOp(op string, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
+func (e *emitter) binaryOp(op Operator, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
 	s := at.scalarOf()
 	ty := e.typeID(rt, plain)
 	if at.Kind == KMat || bt.Kind == KMat {
 		return e.matOp(op, a, at, b, bt, rt)
 	}
-	if op == "*" && s.isFloat() && at.Kind != bt.Kind {
+	if op == OpMul && s.isFloat() && at.Kind != bt.Kind {
 		if at.Kind == KVec {
 			return e.op(spirv.OpVectorTimesScalar, ty, a, b)
 		}
@@ -394,48 +394,48 @@ func (e *emitter) binaryOp(op string, a uint32, at *Type, b uint32, bt *Type, rt
 	f, sg := s.isFloat(), s.Kind == KI32
 	var o spirv.Op
 	switch op {
-	case "+":
+	case OpAdd:
 		o = pick(f, spirv.OpFAdd, spirv.OpIAdd)
-	case "-":
+	case OpSub:
 		o = pick(f, spirv.OpFSub, spirv.OpISub)
-	case "*":
+	case OpMul:
 		o = pick(f, spirv.OpFMul, spirv.OpIMul)
-	case "/", "%":
+	case OpDiv, OpRem:
 		if f {
-			o = pick(op == "/", spirv.OpFDiv, spirv.OpFRem)
+			o = pick(op == OpDiv, spirv.OpFDiv, spirv.OpFRem)
 			break
 		}
 		b = e.safeDivisor(a, b, at)
-		if op == "/" {
+		if op == OpDiv {
 			o = pick(sg, spirv.OpSDiv, spirv.OpUDiv)
 		} else {
 			o = pick(sg, spirv.OpSRem, spirv.OpUMod)
 		}
-	case "&":
+	case OpAnd:
 		o = pick(s.Kind == KBool, spirv.OpLogicalAnd, spirv.OpBitwiseAnd)
-	case "|":
+	case OpOr:
 		o = pick(s.Kind == KBool, spirv.OpLogicalOr, spirv.OpBitwiseOr)
-	case "^":
+	case OpXor:
 		o = spirv.OpBitwiseXor
-	case "<<", ">>":
+	case OpShl, OpShr:
 		mask := e.constant(bt, e.splatValue(bt, &value{i: 31}))
 		b = e.op(spirv.OpBitwiseAnd, e.typeID(bt, plain), b, mask)
-		if op == "<<" {
+		if op == OpShl {
 			o = spirv.OpShiftLeftLogical
 		} else {
 			o = pick(sg, spirv.OpShiftRightArithmetic, spirv.OpShiftRightLogical)
 		}
-	case "==":
+	case OpEq:
 		o = pick(f, spirv.OpFOrdEqual, pick(s.Kind == KBool, spirv.OpLogicalEqual, spirv.OpIEqual))
-	case "!=":
+	case OpNe:
 		o = pick(f, spirv.OpFUnordNotEqual, pick(s.Kind == KBool, spirv.OpLogicalNotEqual, spirv.OpINotEqual))
-	case "<":
+	case OpLt:
 		o = pick(f, spirv.OpFOrdLessThan, pick(sg, spirv.OpSLessThan, spirv.OpULessThan))
-	case "<=":
+	case OpLe:
 		o = pick(f, spirv.OpFOrdLessThanEqual, pick(sg, spirv.OpSLessThanEqual, spirv.OpULessThanEqual))
-	case ">":
+	case OpGt:
 		o = pick(f, spirv.OpFOrdGreaterThan, pick(sg, spirv.OpSGreaterThan, spirv.OpUGreaterThan))
-	case ">=":
+	case OpGe:
 		o = pick(f, spirv.OpFOrdGreaterThanEqual, pick(sg, spirv.OpSGreaterThanEqual, spirv.OpUGreaterThanEqual))
 	default:
 		bugf("unknown operator %s", op)
@@ -636,11 +636,11 @@ func (e *emitter) isGlobalVar(id uint32) bool {
 }
 
 // matOp emits the matrix operators checked by matBinary.
-func (e *emitter) matOp(op string, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
+func (e *emitter) matOp(op Operator, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
 	ty := e.typeID(rt, plain)
 	switch {
-	case op == "+" || op == "-":
-		fop := pick(op == "+", spirv.OpFAdd, spirv.OpFSub)
+	case op == OpAdd || op == OpSub:
+		fop := pick(op == OpAdd, spirv.OpFAdd, spirv.OpFSub)
 		return e.perColumn(at, a, b, func(x, y uint32) uint32 { return e.op(fop, e.typeID(at.Elem, plain), x, y) })
 	case at.Kind == KMat && bt.isScalar():
 		return e.op(spirv.OpMatrixTimesScalar, ty, a, b)

@@ -326,7 +326,7 @@ func (e *emitter) stmt(s Stmt) {
 		t := e.m.info[s.X].typ
 		old := e.load(r, t)
 		op := spirv.OpIAdd
-		if s.Op == "--" {
+		if s.Op == OpDec {
 			op = spirv.OpISub
 		}
 		one := e.constant(t, &value{i: 1})
@@ -414,13 +414,13 @@ func (e *emitter) assign(s *Assign) {
 	}
 	r := e.ref(s.LHS)
 	t := e.m.info[s.LHS].typ
-	if s.Op == "=" {
+	if s.Op == OpAssign {
 		e.store(r, t, e.expr(s.RHS))
 		return
 	}
 	old := e.load(r, t)
 	rt := e.m.info[s.RHS].typ
-	v := e.binaryOp(s.Op[:len(s.Op)-1], old, t, e.expr(s.RHS), rt, t)
+	v := e.binaryOp(s.Op, old, t, e.expr(s.RHS), rt, t)
 	e.store(r, t, v)
 }
 

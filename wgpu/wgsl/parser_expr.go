@@ -32,9 +32,9 @@ func (p *parser) expr() Expr {
 	return lhs
 }
 
-// binary builds x op y; it ends where y does.
+// binary builds x op y from the operator's token text; it ends where y does.
 func (p *parser) binary(pos int, op string, x, y Expr) *Binary {
-	return &Binary{Pos: pos, End: y.exprEnd(), Op: op, X: x, Y: y}
+	return &Binary{Pos: pos, End: y.exprEnd(), Op: binaryOps[op], X: x, Y: y}
 }
 
 func isBinaryOp(s string) bool {
@@ -111,14 +111,14 @@ func (p *parser) unary() Expr {
 			defer p.leave()
 			p.next()
 			x := p.unary()
-			return &Unary{Pos: t.pos, End: p.end, Op: t.text, X: x}
+			return &Unary{Pos: t.pos, End: p.end, Op: unaryOps[t.text], X: x}
 		case "--":
 			// WGSL tokenizes by context: here '--' is two minus signs.
 			p.toks[p.i] = token{tPunct, "-", t.pos + 1}
 			p.enter()
 			defer p.leave()
 			x := p.unary()
-			return &Unary{Pos: t.pos, End: p.end, Op: "-", X: x}
+			return &Unary{Pos: t.pos, End: p.end, Op: OpNeg, X: x}
 		case "&&":
 			// '&&x' is '&(&x)', which WGSL rejects anyway; say so plainly.
 			p.fail(t.pos, "cannot take the address of an address")

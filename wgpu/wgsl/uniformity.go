@@ -277,7 +277,7 @@ func (u *uniformity) store(lhs Expr, t, cf taint) {
 			lhs = x.X
 			continue
 		case *Unary:
-			if x.Op == "*" {
+			if x.Op == OpDeref {
 				lhs = x.X
 				continue
 			}
@@ -324,7 +324,7 @@ func (u *uniformity) expr(e Expr, cf taint) taint {
 		return u.vars[s]
 	case *Unary:
 		t := u.expr(x.X, cf)
-		if x.Op == "*" {
+		if x.Op == OpDeref {
 			return u.deref(x.X, cf)
 		}
 		return t
@@ -379,7 +379,7 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 							r |= args[j]
 						}
 					}
-					if un, ok := unparen(c.Args[i]).(*Unary); ok && un.Op == "&" {
+					if un, ok := unparen(c.Args[i]).(*Unary); ok && un.Op == OpAddrOf {
 						u.store(un.X, r|cf, cf)
 					} else {
 						u.store(c.Args[i], r|cf, cf)
