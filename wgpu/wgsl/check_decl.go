@@ -464,21 +464,6 @@ func uniformLayoutError(t *Type) string {
 	return ""
 }
 
-var builtinParams = map[string]string{
-	"global_invocation_id":   "vec3<u32>",
-	"local_invocation_id":    "vec3<u32>",
-	"local_invocation_index": "u32",
-	"workgroup_id":           "vec3<u32>",
-	"num_workgroups":         "vec3<u32>",
-	"subgroup_invocation_id": "u32",
-	"subgroup_size":          "u32",
-	"subgroup_id":            "u32",
-	"num_subgroups":          "u32",
-}
-
-// subgroupBuiltins need 'enable subgroups;'.
-var subgroupBuiltins = map[string]bool{"subgroup_invocation_id": true, "subgroup_size": true, "subgroup_id": true, "num_subgroups": true}
-
 // stageBuiltins are the builtin values of the vertex and fragment stages.
 var stageBuiltins = map[string]bool{"position": true, "vertex_index": true, "instance_index": true, "front_facing": true,
 	"frag_depth": true, "sample_index": true, "sample_mask": true, "clip_distances": true, "primitive_index": true}
@@ -504,14 +489,17 @@ func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string
 	case stageBuiltins[bi]:
 		c.errorf(id.Pos, "builtin value '%s' is not available in compute shaders", bi)
 		return ""
-	case builtinParams[bi] == "":
+	}
+	v, ok := builtinValues[bi]
+	switch {
+	case !ok:
 		c.errorf(id.Pos, "unknown builtin value '%s'", bi)
 		return ""
-	case subgroupBuiltins[bi] && !c.out.enables["subgroups"]:
+	case v.subgroup && !c.out.enables["subgroups"]:
 		c.errorf(id.Pos, "'%s' requires 'enable subgroups;'", bi)
 	}
-	if t != nil && t.String() != builtinParams[bi] {
-		c.errorf(typePos, "@builtin(%s) must have type %s, not '%s'", bi, builtinParams[bi], t)
+	if want := v.typ(c.ts); t != nil && t != want {
+		c.errorf(typePos, "@builtin(%s) must have type %s, not '%s'", bi, want, t)
 	}
 	return bi
 }

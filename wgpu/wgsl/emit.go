@@ -652,41 +652,17 @@ func (e *emitter) input(name string) uint32 {
 	if id, ok := e.inputs[name]; ok {
 		return id
 	}
-	var bi uint32
-	switch name {
-	case "global_invocation_id":
-		bi = spirv.BuiltInGlobalInvocationId
-	case "local_invocation_id":
-		bi = spirv.BuiltInLocalInvocationId
-	case "local_invocation_index":
-		bi = spirv.BuiltInLocalInvocationIndex
-	case "workgroup_id":
-		bi = spirv.BuiltInWorkgroupId
-	case "num_workgroups":
-		bi = spirv.BuiltInNumWorkgroups
-	case "subgroup_invocation_id":
-		bi = spirv.BuiltInSubgroupLocalInvocationId
-		e.capability(spirv.CapabilityGroupNonUniform)
-	case "subgroup_size":
-		bi = spirv.BuiltInSubgroupSize
-		e.capability(spirv.CapabilityGroupNonUniform)
-	case "subgroup_id":
-		bi = spirv.BuiltInSubgroupId
-		e.capability(spirv.CapabilityGroupNonUniform)
-	case "num_subgroups":
-		bi = spirv.BuiltInNumSubgroups
-		e.capability(spirv.CapabilityGroupNonUniform)
-	default:
+	v, ok := builtinValues[name]
+	if !ok {
 		bugf("unknown builtin %q", name)
 	}
-	u32 := e.m.types.scalar(KU32)
-	t := u32
-	if builtinParams[name] == "vec3<u32>" {
-		t = e.m.types.vec(3, u32)
+	if v.subgroup {
+		e.capability(spirv.CapabilityGroupNonUniform)
 	}
+	t := v.typ(e.m.types)
 	id := e.id()
 	e.decls.Add(spirv.OpVariable, e.ptrType(spirv.StorageClassInput, e.typeID(t, plain)), id, spirv.StorageClassInput)
-	e.decorate(id, spirv.DecorationBuiltIn, bi)
+	e.decorate(id, spirv.DecorationBuiltIn, v.spirv)
 	e.name(id, name)
 	e.inputs[name] = id
 	return id

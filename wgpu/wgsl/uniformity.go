@@ -72,9 +72,7 @@ func (u *uniformity) function(f *function) {
 				bis = p.typ.Struct.Builtins
 			}
 			for _, bi := range bis {
-				switch bi {
-				case "workgroup_id", "num_workgroups", "subgroup_size", "num_subgroups":
-				default:
+				if !builtinValues[bi].uniform {
 					u.vars[p] = nonUniform
 				}
 			}
