@@ -132,7 +132,7 @@ func (c *checker) typeOf(e Expr) *Type {
 		sp, ok := id.Args[0].(*Ident)
 		space := AddrSpace("")
 		if ok {
-			space = AddrSpace(sp.Name)
+			space = spaceNamed(sp.Name)
 		}
 		switch space {
 		case SpaceFunction, SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform:
@@ -203,6 +203,15 @@ func matName(n string) (cols, rows int, ok bool) {
 		return 0, 0, false
 	}
 	return int(n[3] - '0'), int(n[5] - '0'), true
+}
+
+// spaceNamed is the address space of a name: WGSL's immediate (push
+// constants) is wgpu's push_constant.
+func spaceNamed(n string) AddrSpace {
+	if n == "immediate" {
+		return SpacePushConstant
+	}
+	return AddrSpace(n)
 }
 
 func defaultAccess(s AddrSpace) Access {
@@ -290,7 +299,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			return
 		}
 	}
-	space := AddrSpace(d.Space)
+	space := spaceNamed(d.Space)
 	switch space {
 	case SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform, SpacePushConstant:
 	case "":

@@ -61,3 +61,14 @@ func init() {
 	validPrograms = append(validPrograms, diagValid2...)
 	invalidPrograms = append(invalidPrograms, diagInvalid2...)
 }
+
+// var<immediate> is WGSL's spelling of push constants (wgpu's push_constant).
+var immediateValid = []struct{ name, src string }{
+	{"immediate_address_space", `struct PC { n: u32, alpha: f32 }
+var<immediate> pc: PC;
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(16) fn main(@builtin(global_invocation_id) gid: vec3<u32>) { if gid.x < pc.n { o[gid.x] *= pc.alpha; } }`},
+	{"immediate_requires", "requires immediate_address_space;\nvar<immediate> k: vec2<u32>;\n@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n@compute @workgroup_size(1) fn main() { o[k.x] = k.y; }"},
+}
+
+func init() { validPrograms = append(validPrograms, immediateValid...) }

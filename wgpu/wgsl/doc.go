@@ -28,7 +28,8 @@
 // computed in the shader, and cannot size arrays or workgroups), let, var in
 // the function, private (initialized by const- or override-expressions),
 // workgroup, storage (read,
-// read_write), uniform and push_constant (wgpu's extension) address spaces,
+// read_write), uniform and immediate (push constants; also spelled
+// push_constant, as wgpu's extension has it) address spaces,
 // const_assert, functions with value and pointer parameters (pointers into
 // any address space, to elements and members, runtime-sized buffer arrays
 // included; arguments are checked by the WGSL alias analysis).
@@ -64,7 +65,7 @@
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
 // fragment stages, the requires features uniform_buffer_standard_layout,
-// immediate_address_space, linear_indexing and swizzle_assignment,
+// linear_indexing and swizzle_assignment,
 // several entry points in one module when one of them sizes its workgroup
 // with overrides.
 //
