@@ -71,4 +71,20 @@ var<immediate> pc: PC;
 	{"immediate_requires", "requires immediate_address_space;\nvar<immediate> k: vec2<u32>;\n@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n@compute @workgroup_size(1) fn main() { o[k.x] = k.y; }"},
 }
 
-func init() { validPrograms = append(validPrograms, immediateValid...) }
+// linear_indexing's builtin values.
+var linearValid = []struct{ name, src string }{
+	{"linear_indexing", "requires linear_indexing;\noverride W: u32 = 8;\n@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n" +
+		"@compute @workgroup_size(W, 2, 2) fn main(@builtin(global_invocation_index) g: u32, @builtin(workgroup_index) w: u32) { o[g] = w; }"},
+}
+
+var linearInvalid = []struct{ name, src, want string }{
+	{"linear_index_nonuniform", "@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n" +
+		"@compute @workgroup_size(4) fn main(@builtin(global_invocation_index) g: u32) { if g == 0u { workgroupBarrier(); } }", "2:94: 'workgroupBarrier' must only be called from uniform control flow"},
+	{"linear_index_type", "@compute @workgroup_size(4) fn main(@builtin(workgroup_index) g: i32) {}", "1:66: @builtin(workgroup_index) must have type u32"},
+}
+
+func init() {
+	validPrograms = append(validPrograms, immediateValid...)
+	validPrograms = append(validPrograms, linearValid...)
+	invalidPrograms = append(invalidPrograms, linearInvalid...)
+}

@@ -41,7 +41,8 @@
 // swizzles, indexing, value constructors, conversions, bitcast.
 //
 // Builtin values: global and local invocation id and index, workgroup id,
-// num_workgroups, subgroup invocation id and size (enable subgroups;).
+// num_workgroups, subgroup invocation id and size (enable subgroups;), and
+// linear_indexing's global_invocation_index and workgroup_index.
 //
 // Builtin functions: the float math functions (exp, log, tanh, sqrt,
 // inverseSqrt, pow, fma, floor, ...), abs, min, max, clamp, sign, select, dot,
@@ -64,8 +65,8 @@
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, the requires features uniform_buffer_standard_layout,
-// linear_indexing and swizzle_assignment,
+// fragment stages, the requires features uniform_buffer_standard_layout
+// and swizzle_assignment,
 // several entry points in one module when one of them sizes its workgroup
 // with overrides.
 //

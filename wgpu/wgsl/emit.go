@@ -653,8 +653,8 @@ func (e *emitter) input(name string) uint32 {
 		return id
 	}
 	v, ok := builtinValues[name]
-	if !ok {
-		bugf("unknown builtin %q", name)
+	if !ok || v.linear {
+		bugf("no Input variable for builtin %q", name)
 	}
 	if v.subgroup {
 		e.capability(spirv.CapabilityGroupNonUniform)

@@ -134,6 +134,9 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 
 // loadInput loads the Input variable of builtin value bi, of type t.
 func (e *emitter) loadInput(bi string, t *Type) uint32 {
+	if builtinValues[bi].linear {
+		return e.linearIndex(bi)
+	}
 	in := e.input(bi)
 	e.f.inputsUsed[in] = true
 	return e.op(spirv.OpLoad, e.typeID(t, plain), in)
