@@ -107,6 +107,7 @@ type exprInfo struct {
 	fn        *function // calls of user functions
 	builtin   string    // calls of builtin functions
 	swizzle   []int     // member access on vectors
+	swizzleOf bool      // a multi-component swizzle of a reference: assignable (swizzle_assignment)
 	field     int       // member access on structs
 	autoDeref bool      // member/index through a pointer value
 }

@@ -635,7 +635,8 @@ func (c *checker) member(e *Member) *exprInfo {
 			out.typ = t.Elem
 		} else {
 			out.typ = c.ts.vec(len(sw), t.Elem)
-			out.ref = false // a multi-component swizzle is a value
+			out.swizzleOf = out.ref // assignable, but not a memory view
+			out.ref = false         // a multi-component swizzle is a value
 		}
 		if x.val != nil {
 			if len(sw) == 1 {

@@ -1,5 +1,7 @@
 package wgsl
 
+import "slices"
+
 func (c *checker) fnBody(f *function) {
 	c.fn = f
 	c.scopes = nil
@@ -285,7 +287,14 @@ func (c *checker) localDecl(d *VarDecl) {
 
 // writable checks that x is a reference that may be written.
 func (c *checker) writable(e Expr, x *exprInfo) bool {
-	if !x.ref {
+	if x.swizzleOf {
+		for i, k := range x.swizzle {
+			if slices.Contains(x.swizzle[:i], k) {
+				c.errorSpan(e, "cannot assign to a swizzle that names a component twice")
+				return false
+			}
+		}
+	} else if !x.ref {
 		c.errorSpan(e, "cannot assign to this expression (not a variable or memory location)")
 		return false
 	}

@@ -43,8 +43,8 @@ func (f diagFilters) on(rule string) bool { s := f[rule]; return s == "" || s ==
 // rejected where they are used, with their own error.
 var languageFeatures = map[string]bool{
 	"packed_4x8_integer_dot_product": true, "pointer_composite_access": true,
-	"unrestricted_pointer_parameters": true, "subgroup_id": true, "subgroup_uniformity": true, "immediate_address_space": true,
-	"linear_indexing":                         true,
+	"unrestricted_pointer_parameters": true, "subgroup_id": true, "subgroup_uniformity": true,
+	"immediate_address_space": true, "linear_indexing": true, "swizzle_assignment": true,
 	"readonly_and_readwrite_storage_textures": true, "texture_and_sampler_let": true, "texture_formats_tier1": true,
 }
 

@@ -88,3 +88,23 @@ func init() {
 	validPrograms = append(validPrograms, linearValid...)
 	invalidPrograms = append(invalidPrograms, linearInvalid...)
 }
+
+// swizzle_assignment: assignment and compound assignment to swizzles.
+var swizzleValid = []struct{ name, src string }{
+	{"swizzle_assignment", "requires swizzle_assignment;\n" + kernel("struct S { v: vec4<f32> }\nfn put(p: ptr<function, vec3<f32>>) { p.zx = vec2(5.0, 6.0); }",
+		`var v = vec4(1.0, 2.0, 3.0, 4.0); v.xy = vec2(fo[0], fo[1]); v.wz += vec2(1.0); var s: S; s.v.gr = v.ba;
+		var w = vec3<f32>(); put(&w); var a = array<vec2<u32>, 2>(); a[ou[0] % 2u].yx = vec2(7u, 8u); ou[1] = a[1].x;
+		fo[2] = v.x + s.v.y + w.z;`)},
+	{"swizzle_assignment_storage", "@group(0) @binding(0) var<storage, read_write> o: array<vec4<i32>>;\n@compute @workgroup_size(1) fn main() { o[1].zy = vec2(3, 4); o[0].xw *= vec2(2); }"},
+}
+
+var swizzleInvalid = []struct{ name, src, want string }{
+	{"swizzle_assign_repeated", body("var v = vec2(1.0); v.xx = vec2(2.0);"), "2:20: cannot assign to a swizzle that names a component twice"},
+	{"swizzle_assign_value", body("let v = vec2(1.0); v.xy = vec2(2.0);"), "2:20: cannot assign to this expression"},
+	{"swizzle_assign_read_only", "@group(0) @binding(0) var<storage> r: vec4<f32>;\n" + body("r.xy = vec2(2.0);"), "3:1: cannot write to a read-only storage variable"},
+}
+
+func init() {
+	validPrograms = append(validPrograms, swizzleValid...)
+	invalidPrograms = append(invalidPrograms, swizzleInvalid...)
+}

@@ -35,7 +35,8 @@
 // included; arguments are checked by the WGSL alias analysis).
 //
 // Statements: if/else, switch, for, while, loop/continuing/break if, break,
-// continue, return, assignment, compound assignment, ++/--, phony assignment.
+// continue, return, assignment, compound assignment (to swizzles too), ++/--,
+// phony assignment.
 //
 // Expressions: all operators (with the matrix products M*v, v*M, M*M, M*s),
 // swizzles, indexing, value constructors, conversions, bitcast.
@@ -65,8 +66,7 @@
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, the requires features uniform_buffer_standard_layout
-// and swizzle_assignment,
+// fragment stages, the requires feature uniform_buffer_standard_layout,
 // several entry points in one module when one of them sizes its workgroup
 // with overrides.
 //

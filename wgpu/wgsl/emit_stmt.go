@@ -415,6 +415,10 @@ func (e *emitter) assign(s *Assign) {
 		e.expr(s.RHS)
 		return
 	}
+	if m, ok := unparen(s.LHS).(*Member); ok && e.info(m).swizzleOf {
+		e.swizzleAssign(s, m)
+		return
+	}
 	r := e.ref(s.LHS)
 	t := e.m.info[s.LHS].typ
 	if s.Op == OpAssign {
@@ -425,6 +429,40 @@ func (e *emitter) assign(s *Assign) {
 	rt := e.m.info[s.RHS].typ
 	v := e.binaryOp(s.Op, old, t, e.expr(s.RHS), rt, t)
 	e.store(r, t, v)
+}
+
+// swizzleAssign emits v.xy = e (or v.xy += e, ...) as one store per named
+// component, so the components not named are not written.
+func (e *emitter) swizzleAssign(s *Assign, m *Member) {
+	info := e.info(m)
+	var r refv
+	if info.autoDeref {
+		r = e.derefPtr(m.X)
+	} else {
+		r = e.ref(m.X)
+	}
+	vt := info.typ // the swizzle's vector type
+	st := vt.Elem
+	comp := func(k int) refv {
+		c := r
+		c.idx = append(append([]uint32(nil), r.idx...), e.constU32(uint32(info.swizzle[k])))
+		c.block = 0
+		return c
+	}
+	var v uint32
+	if s.Op == OpAssign {
+		v = e.expr(s.RHS)
+	} else { // as *r = *r op e2: the old value is read first
+		parts := make([]uint32, len(info.swizzle))
+		for k := range parts {
+			parts[k] = e.load(comp(k), st)
+		}
+		old := e.op(spirv.OpCompositeConstruct, e.typeID(vt, plain), parts...)
+		v = e.binaryOp(s.Op, old, vt, e.expr(s.RHS), e.info(s.RHS).typ, vt)
+	}
+	for k := range info.swizzle {
+		e.store(comp(k), st, e.op(spirv.OpCompositeExtract, e.typeID(st, plain), v, uint32(k)))
+	}
 }
 
 func (e *emitter) ifStmt(s *If) {

@@ -26,3 +26,33 @@ var<immediate> pc: PC;
 		}
 	}
 }
+
+// TestSwizzleAssignment assigns to swizzles in function and storage memory,
+// through a pointer and with compound assignment; components not named keep
+// their values.
+func TestSwizzleAssignment(t *testing.T) {
+	d := newDevice(t)
+	src := `
+@group(0) @binding(0) var<storage, read_write> o: array<vec4<i32>>;
+fn put(p: ptr<function, vec3<i32>>) { p.zx = vec2(5, 6); }
+@compute @workgroup_size(1) fn main() {
+	var v = vec4(1, 2, 3, 4);
+	v.wy = vec2(10, 20);
+	v.xz -= vec2(100, 200);
+	o[0] = v;
+	var w = vec3(7, 8, 9);
+	put(&w);
+	o[1] = vec4(w, 0);
+	o[2].zy = vec2(30, 40);
+	o[3].xw *= vec2(2, -3);
+}`
+	in := []int32{0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}
+	out := d.run(t, src, nil, nil, one, i32s(in...))
+	got := getI32(out[0])
+	want := []int32{1 - 100, 20, 3 - 200, 10, 6, 8, 5, 0, 1, 40, 30, 4, 10, 6, 7, -24}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("o[%d][%d] = %d, want %d", i/4, i%4, got[i], w)
+		}
+	}
+}
