@@ -462,6 +462,9 @@ func uniformLayoutError(t *Type) string {
 			if m.Type.Kind == KStruct && m.Offset%16 != 0 {
 				return fmt.Sprintf("uniform struct member '%s' of struct type must be at a multiple of 16 (offset %d)", m.Name, m.Offset)
 			}
+			if m.Type.Kind == KArray && m.Offset%16 != 0 {
+				return fmt.Sprintf("uniform struct member '%s' of array type must be at a multiple of 16 (offset %d; use @align(16))", m.Name, m.Offset)
+			}
 			if i > 0 && ms[i-1].Type.Kind == KStruct && m.Offset < ms[i-1].Offset+roundUp(16, ms[i-1].Size) {
 				return fmt.Sprintf("uniform struct member '%s' must start 16-byte aligned after struct member '%s'", m.Name, ms[i-1].Name)
 			}

@@ -35,8 +35,22 @@ fn whole(p: ptr<uniform, mat2x2<f32>>) -> mat2x2<f32> { return *p; }
 	let p = &u.s.m;
 	o[4] = (*p)[1][k] + p[2].x;
 }`},
+	{"narrow_matrix_shared_struct", `struct M { a: f32, m: mat2x2<f32>, @align(16) k: array<mat4x2<f32>, 2> }
+struct U { s: M, @align(16) t: array<M, 2> }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read_write> s: array<M>;
+var<private> pm: M;
+var<workgroup> wm: mat2x2<f32>;
+@compute @workgroup_size(1) fn main() { s[0] = u.s; s[1] = u.t[1]; pm = u.t[0]; wm = u.s.k[1][0].x * u.s.m; s[2].m = wm + pm.m; }`},
+	{"narrow_matrix_push_constant", "var<immediate> pc: mat3x2<f32>;\n@group(0) @binding(0) var<storage, read_write> o: array<vec2<f32>>;\n@compute @workgroup_size(1) fn main() { o[0] = pc[2] + pc * vec3(1.0); }"},
+}
+
+var narrowMatrixInvalid = []struct{ name, src, want string }{
+	{"uniform_array_offset", "struct M { a: f32, m: mat2x2<f32>, k: array<mat4x2<f32>, 2> }\n@group(0) @binding(0) var<uniform> u: M;" + ep,
+		"2:39: uniform struct member 'k' of array type must be at a multiple of 16 (offset 24; use @align(16))"},
 }
 
 func init() {
 	validPrograms = append(validPrograms, narrowMatrixValid...)
+	invalidPrograms = append(invalidPrograms, narrowMatrixInvalid...)
 }

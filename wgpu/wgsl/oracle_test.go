@@ -24,6 +24,7 @@ var stricterThanWGSL = map[string]string{
 	"huge_buffer_copy":                 "whole copies of large buffer aggregates are refused",
 	"two_entries_override_size":        "one WorkgroupSize builtin per SPIR-V module",
 	"uniform_stride":                   "Vulkan 1.1 uniform buffers keep the std140-like WGSL rules",
+	"uniform_array_offset":             "Vulkan 1.1 uniform buffers (extended alignment) need arrays at 16-byte offsets",
 	"no_entry_point":                   "a SPIR-V module needs an entry point",
 }
 
@@ -132,7 +133,8 @@ func TestTintMutants(t *testing.T) {
 		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), len(corpus))
 	}
 	stricter := []string{"@workgroup_size values must be between",
-		"pointer argument must be", "not supported", "computed from other overrides", "too late to size anything"}
+		"pointer argument must be", "not supported", "computed from other overrides", "too late to size anything",
+		"must be at a multiple of 16"}
 	for i, r := range res {
 		_, err := Compile("mutant.wgsl", corpus[i].Src, Options{})
 		switch {
