@@ -27,10 +27,9 @@
 // set itself; one computed with float arithmetic, builtins or conversions is
 // computed in the shader, and cannot size arrays or workgroups), let, var in
 // the function, private (initialized by const- or override-expressions),
-// workgroup, storage (read,
-// read_write), uniform and immediate (push constants; also spelled
-// push_constant, as wgpu's extension has it) address spaces,
-// const_assert, functions with value and pointer parameters (pointers into
+// workgroup, storage (read, read_write), uniform and immediate (push
+// constants; also spelled push_constant, as wgpu's extension has it) address
+// spaces, const_assert, functions with value and pointer parameters (pointers into
 // any address space, to elements and members, runtime-sized buffer arrays
 // included; arguments are checked by the WGSL alias analysis).
 //
@@ -48,8 +47,8 @@
 // Builtin functions: the float math functions (exp, log, tanh, sqrt,
 // inverseSqrt, pow, fma, floor, ...), abs, min, max, clamp, sign, select, dot,
 // length, distance, normalize, cross, faceForward, reflect, refract, mix,
-// step, smoothstep, all, any,
-// countOneBits, reverseBits, countLeadingZeros, countTrailingZeros,
+// step, smoothstep, all, any, countOneBits, reverseBits, countLeadingZeros,
+// countTrailingZeros,
 // firstLeadingBit, firstTrailingBit, extractBits, insertBits, ldexp, frexp,
 // modf, quantizeToF16, transpose, determinant, arrayLength, the data packing
 // functions (pack/unpack 4x8snorm, 4x8unorm, 2x16snorm, 2x16unorm,
@@ -66,9 +65,10 @@
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, the requires feature uniform_buffer_standard_layout,
-// several entry points in one module when one of them sizes its workgroup
-// with overrides.
+// fragment stages, the requires feature uniform_buffer_standard_layout (the
+// uniform address space keeps WGSL's 16-byte array rules, which Vulkan 1.1
+// needs), several entry points in one module when one of them sizes its
+// workgroup with overrides.
 //
 // Matrices keep the WGSL layout everywhere. In uniform buffers, where Vulkan
 // needs 16-byte matrix strides, a matrix with narrower columns (matCx2<f32>,
@@ -88,7 +88,9 @@
 //
 // Table tests of valid programs (each emitted module must pass spirv-val
 // --target-env vulkan1.1 when it is installed) and of invalid ones (message
-// and line:col), golden reflection and golden diagnostics, realistic kernels
+// and line:col), golden reflection and golden diagnostics (notes included:
+// diagnostics carry secondary labels such as "previous declaration here"),
+// realistic kernels
 // in testdata/kernels, generated and mutated programs, a fuzz target
 // (FuzzCompile), and, with WGSL_TINT set, differential tests against Tint
 // (testdata/tint/oracle.mjs). The execution tests, which run kernels through
