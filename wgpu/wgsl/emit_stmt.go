@@ -412,6 +412,10 @@ func (e *emitter) declSym(d *VarDecl) *symbol {
 
 func (e *emitter) assign(s *Assign) {
 	if s.LHS == nil {
+		if e.info(s.RHS).typ.Kind == KPtr {
+			e.ptrRef(s.RHS) // the indices' side effects; no pointer needs to exist
+			return
+		}
 		e.expr(s.RHS)
 		return
 	}

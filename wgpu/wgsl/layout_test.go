@@ -42,6 +42,11 @@ struct U { s: M, @align(16) t: array<M, 2> }
 var<private> pm: M;
 var<workgroup> wm: mat2x2<f32>;
 @compute @workgroup_size(1) fn main() { s[0] = u.s; s[1] = u.t[1]; pm = u.t[0]; wm = u.s.k[1][0].x * u.s.m; s[2].m = wm + pm.m; }`},
+	{"narrow_matrix_phony_pointers", `@group(0) @binding(0) var<uniform> u: mat2x2<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+fn f(p: ptr<uniform, mat2x2<f32>>) { _ = p; }
+fn next() -> u32 { o[0] += 1.0; return 0u; }
+@compute @workgroup_size(1) fn main() { var a: array<f32, 2>; f(&u); let q = &u; _ = q; _ = &u; _ = &a[next()]; }`},
 	{"narrow_matrix_push_constant", "var<immediate> pc: mat3x2<f32>;\n@group(0) @binding(0) var<storage, read_write> o: array<vec2<f32>>;\n@compute @workgroup_size(1) fn main() { o[0] = pc[2] + pc * vec3(1.0); }"},
 }
 

@@ -56,3 +56,18 @@ fn put(p: ptr<function, vec3<i32>>) { p.zx = vec2(5, 6); }
 		}
 	}
 }
+
+// TestPhonyPointer: `_ = &a[f()]` still calls f, and `_ = p` of a pointer to
+// a uniform matrix split into columns compiles.
+func TestPhonyPointer(t *testing.T) {
+	d := newDevice(t)
+	src := `@group(0) @binding(0) var<uniform> u: mat2x2<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+fn f(p: ptr<uniform, mat2x2<f32>>) -> f32 { _ = p; return (*p)[1].x; }
+fn next() -> u32 { o[0] += 1.0; return 1u; }
+@compute @workgroup_size(1) fn main() { var a: array<f32, 2>; _ = &a[next()]; _ = &a[next()]; o[1] = f(&u); }`
+	out := d.run(t, src, nil, nil, one, f32s(1, 2, 3, 4), make([]byte, 8))
+	if got := getF32(out[1]); got[0] != 2 || got[1] != 3 {
+		t.Errorf("o = %v, want [2 3]", got)
+	}
+}
