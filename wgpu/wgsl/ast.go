@@ -46,7 +46,10 @@ type Stmt interface{ stmtPos() int }
 
 // Expr is an expression. Type expressions are expressions too: an *Ident with
 // template arguments, as the WGSL grammar has it (template_elaborated_ident).
-type Expr interface{ exprPos() int }
+type Expr interface {
+	exprPos() int
+	exprEnd() int
+}
 
 // VarDecl is var, let, const or override, at module or function scope.
 type VarDecl struct {
@@ -123,16 +126,17 @@ type (
 		Stmts []Stmt
 	}
 	DeclStmt struct{ Decl *VarDecl }
-	// Assign is `lhs op rhs` with op "=", "+=", ...; LHS is nil for the phony `_ = rhs`.
+	// Assign is `lhs op rhs`: Op is OpAssign for "=", or the binary operator
+	// of a compound assignment (OpAdd for "+="); LHS is nil for the phony `_ = rhs`.
 	Assign struct {
 		Pos int
-		Op  string
+		Op  Operator
 		LHS Expr
 		RHS Expr
 	}
 	IncDec struct {
 		Pos int
-		Op  string // "++" or "--"
+		Op  Operator // OpInc or OpDec
 		X   Expr
 	}
 	If struct {
@@ -203,42 +207,50 @@ type (
 	// arguments (vec3<f32>, array<f32, 4>, ptr<function, i32>).
 	Ident struct {
 		Pos  int
+		End  int // just past the name or the closing '>'
 		Name string
 		Args []Expr // template arguments; nil without <...>
 	}
 	Lit struct {
 		Pos  int
+		End  int // just past the last token
 		Kind tok // tInt, tFloat, or tKeyword for true/false
 		Text string
 	}
 	Unary struct {
 		Pos int
-		Op  string // "-", "!", "~", "&", "*"
+		End int      // just past the last token
+		Op  Operator // OpNeg, OpNot, OpCompl, OpAddrOf, OpDeref
 		X   Expr
 	}
 	Binary struct {
 		Pos  int // position of the operator
-		Op   string
+		End  int // where Y ends
+		Op   Operator
 		X, Y Expr
 	}
 	// Call is a function call, a type constructor or a conversion.
 	Call struct {
 		Pos  int
+		End  int // just past the last token
 		Fn   *Ident
 		Args []Expr
 	}
 	Index struct {
 		Pos   int // position of '['
+		End   int // just past the last token
 		X     Expr
 		Index Expr
 	}
 	Member struct {
 		Pos  int // position of the member name
+		End  int // just past the last token
 		X    Expr
 		Name string
 	}
 	Paren struct {
 		Pos int
+		End int // just past the last token
 		X   Expr
 	}
 )
@@ -251,6 +263,15 @@ func (e *Call) exprPos() int   { return e.Pos }
 func (e *Index) exprPos() int  { return exprStart(e.X) }
 func (e *Member) exprPos() int { return exprStart(e.X) }
 func (e *Paren) exprPos() int  { return e.Pos }
+
+func (e *Ident) exprEnd() int  { return e.End }
+func (e *Lit) exprEnd() int    { return e.End }
+func (e *Unary) exprEnd() int  { return e.End }
+func (e *Binary) exprEnd() int { return e.End }
+func (e *Call) exprEnd() int   { return e.End }
+func (e *Index) exprEnd() int  { return e.End }
+func (e *Member) exprEnd() int { return e.End }
+func (e *Paren) exprEnd() int  { return e.End }
 
 // exprStart is the offset where an expression's text begins.
 func exprStart(e Expr) int { return e.exprPos() }

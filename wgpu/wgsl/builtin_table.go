@@ -21,6 +21,10 @@ type tableBuiltin struct {
 	eval func(ts *types, args []*value, argT []*Type, res *Type) (*value, error)
 	// emit emits the call on argument ids as of result type res.
 	emit func(e *emitter, res *Type, as []uint32, argT []*Type) uint32
+	// subgroup marks an operation of the subgroups extension: it needs
+	// 'enable subgroups;', is never a const-expression, is checked by the
+	// subgroup uniformity rule and gives a non-uniform value.
+	subgroup bool
 }
 
 var builtinTable map[string]*tableBuiltin
@@ -103,6 +107,7 @@ func init() {
 		b[pick(signed, "unpack4xI8", "unpack4xU8")] = unpackBytes(signed)
 		b[pick(signed, "dot4I8Packed", "dot4U8Packed")] = dotBytes(signed)
 	}
+	addGeometryAndQuads(b)
 	builtinTable = b
 }
 
@@ -116,6 +121,14 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, b.nargs, len(e.Args))
 		return nil
 	}
+	if b.subgroup && !c.out.enables["subgroups"] {
+		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
+		return nil
+	}
+	if b.subgroup && c.fn == nil {
+		c.errorf(e.Pos, "'%s' cannot be used in a const-expression", name)
+		return nil
+	}
 	xs, ok := c.args(e)
 	if !ok {
 		return nil
@@ -125,6 +138,9 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 		return nil
 	}
 	out := &exprInfo{typ: res, call: callBuiltin, builtin: name}
+	if b.subgroup {
+		return out
+	}
 	vals := make([]*value, len(e.Args))
 	ts := make([]*Type, len(e.Args))
 	for i, a := range e.Args {
@@ -142,6 +158,7 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 	}
 	c.runtimeOperands(e.Args, xs)
 	out.typ = c.concreteOf(res)
+	_, out.override = classOf(xs...)
 	return out
 }
 

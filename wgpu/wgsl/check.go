@@ -6,19 +6,32 @@ import (
 )
 
 // Checked is the result of Check: the syntax tree with every name resolved,
-// every expression typed and every constant evaluated. It is the only input
-// the emitter accepts.
+// every expression typed and every constant evaluated. It is opaque: only
+// Check makes one, so the emitter (Emit) and Reflect only ever see checked
+// modules.
 type Checked struct {
-	File      *File
-	Enables   map[string]bool
-	Globals   []*symbol // module-scope variables, in declaration order
-	Overrides []*symbol // override declarations, in declaration order
-	Funcs     []*function
-	Entries   []*function
+	file      *File
+	enables   map[string]bool
+	globals   []*symbol // module-scope variables, in declaration order
+	overrides []*symbol // override declarations, in declaration order
+	funcs     []*function
+	entries   []*function
 
 	types     *types
 	info      map[Expr]*exprInfo
 	localSyms map[*VarDecl]*symbol
+}
+
+// File is the syntax tree the module was checked from.
+func (m *Checked) File() *File { return m.file }
+
+// EntryPoints names the module's entry points, in declaration order.
+func (m *Checked) EntryPoints() []string {
+	var out []string
+	for _, f := range m.entries {
+		out = append(out, f.decl.Name)
+	}
+	return out
 }
 
 // symKind says what a name denotes.
@@ -51,6 +64,8 @@ type symbol struct {
 	group, binding int
 	overrideID     int
 	derived        Expr // an override computed from other overrides (no id)
+	computed       bool // derived, but not a specialization constant: computed in the shader
+	initRuntime    bool // a private variable whose initializer is computed in the shader
 	hasDefault     bool
 	init           Expr // initializer of a global var, override or let/var
 
@@ -92,6 +107,7 @@ type exprInfo struct {
 	fn        *function // calls of user functions
 	builtin   string    // calls of builtin functions
 	swizzle   []int     // member access on vectors
+	swizzleOf bool      // a multi-component swizzle of a reference: assignable (swizzle_assignment)
 	field     int       // member access on structs
 	autoDeref bool      // member/index through a pointer value
 }
@@ -139,7 +155,7 @@ func Check(f *File) (_ *Checked, err error) {
 		ts:     ts,
 		module: map[string]*symbol{},
 		decls:  map[*symbol]Decl{},
-		out:    &Checked{File: f, Enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
+		out:    &Checked{file: f, enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
 	}
 	c.predeclare()
 	if c.stagesFirst(f) {
@@ -151,7 +167,7 @@ func Check(f *File) (_ *Checked, err error) {
 		for i, n := range e.Names {
 			switch n {
 			case "f16", "subgroups":
-				c.out.Enables[n] = true
+				c.out.enables[n] = true
 			default:
 				c.errorf(e.Poss[i], "extension '%s' is not supported (supported: f16, subgroups)", n)
 			}
@@ -175,7 +191,7 @@ func Check(f *File) (_ *Checked, err error) {
 			continue
 		}
 		if old := c.module[s.name]; old != nil {
-			c.errorf(s.pos, "redeclaration of '%s'", s.name)
+			c.errorNote(s.pos, old.pos, "previous declaration here", "redeclaration of '%s'", s.name)
 			continue
 		}
 		c.module[s.name] = s
@@ -198,9 +214,10 @@ func Check(f *File) (_ *Checked, err error) {
 	c.checkRecursion()
 	if len(errs.errs) == 0 {
 		c.checkUniformity()
+		c.checkAliasing()
 	}
-	if len(c.out.Entries) > 1 {
-		for _, f := range c.out.Entries {
+	if len(c.out.entries) > 1 {
+		for _, f := range c.out.entries {
 			for _, d := range f.wgSize {
 				if d.override != nil {
 					c.errorf(f.decl.NamePos, "an entry point with an override-sized @workgroup_size must be the only entry point of its module")
@@ -211,7 +228,7 @@ func Check(f *File) (_ *Checked, err error) {
 	}
 	c.checkBindings()
 	c.assignOverrideIDs()
-	if len(c.out.Entries) == 0 && len(errs.errs) == 0 {
+	if len(c.out.entries) == 0 && len(errs.errs) == 0 {
 		c.errorf(0, "no entry point: declare a function with @compute @workgroup_size(...)")
 	}
 	if err := errs.err(); err != nil {
@@ -288,8 +305,8 @@ func (c *checker) lookup(name string) *symbol {
 
 func (c *checker) declare(s *symbol) {
 	top := c.scopes[len(c.scopes)-1]
-	if top[s.name] != nil {
-		c.errorf(s.pos, "redeclaration of '%s' in the same scope", s.name)
+	if old := top[s.name]; old != nil {
+		c.errorNote(s.pos, old.pos, "previous declaration here", "redeclaration of '%s' in the same scope", s.name)
 		return
 	}
 	top[s.name] = s
@@ -377,12 +394,16 @@ func (c *checker) overrideDecl(s *symbol, d *VarDecl) {
 			return
 		}
 		if x.val == nil {
-			// A derived override: computed from other overrides at pipeline
-			// creation (OpSpecConstantOp), so it cannot be set itself.
-			if !c.specConstInt(d.Init) {
-				c.errorSpan(d.Init, "an override initializer that uses other overrides must be integer arithmetic on them (+ - * / %% << >> & | ^)")
+			// A derived override: computed from other overrides, so it
+			// cannot be set itself. Integer arithmetic becomes a
+			// specialization constant (OpSpecConstantOp); anything else
+			// (float arithmetic, builtin calls, conversions) is computed in
+			// the shader, so it cannot size arrays or workgroups.
+			if !x.override {
+				c.errorSpan(d.Init, "an override's initializer must be a const- or override-expression")
 				return
 			}
+			s.computed = !c.specConstInt(d.Init)
 			if s.overrideID >= 0 {
 				c.errorf(d.Attrs[0].Pos, "an override computed from other overrides cannot have an @id: it cannot be set")
 				return
@@ -403,13 +424,13 @@ func (c *checker) overrideDecl(s *symbol, d *VarDecl) {
 		return
 	}
 	s.typ = t
-	c.out.Overrides = append(c.out.Overrides, s)
+	c.out.overrides = append(c.out.overrides, s)
 }
 
 // assignOverrideIDs gives overrides without @id the lowest free ids, in declaration order.
 func (c *checker) assignOverrideIDs() {
 	used := map[int]*symbol{}
-	for _, s := range c.out.Overrides {
+	for _, s := range c.out.overrides {
 		if s.overrideID >= 0 {
 			if o := used[s.overrideID]; o != nil {
 				c.errorf(s.pos, "override id %d is already used by '%s'", s.overrideID, o.name)
@@ -418,7 +439,7 @@ func (c *checker) assignOverrideIDs() {
 		}
 	}
 	next := 0
-	for _, s := range c.out.Overrides {
+	for _, s := range c.out.overrides {
 		if s.overrideID < 0 && s.derived == nil {
 			for used[next] != nil {
 				next++
@@ -471,7 +492,7 @@ func (c *checker) checkRecursion() {
 		state[f] = 2
 		return true
 	}
-	for _, f := range c.out.Funcs {
+	for _, f := range c.out.funcs {
 		visit(f)
 	}
 }
@@ -519,17 +540,50 @@ func (c *checker) overrideDefault(e Expr) *value {
 	return nil
 }
 
+// specConst reports an expression the emitter can give as a constant or a
+// specialization constant: a const-expression, an override that is not
+// computed in the shader, or integer arithmetic on them.
+func (c *checker) specConst(e Expr) bool {
+	x := c.out.info[e]
+	if x == nil {
+		return false
+	}
+	switch {
+	case x.val != nil || c.specConstInt(e):
+		return true
+	case x.sym != nil:
+		_, ok := e.(*Ident)
+		return ok && x.sym.kind == symOverride && !x.sym.computed
+	}
+	if p, ok := e.(*Paren); ok {
+		return c.specConst(p.X)
+	}
+	return false
+}
+
+// errorSpanNote is errorSpan with a secondary label at expression at.
+func (c *checker) errorSpanNote(e, at Expr, note, format string, args ...any) {
+	c.errorSpan(e, format, args...)
+	c.errs.note(c.out.file.Span(e).Start, at.exprPos(), note)
+}
+
+// errorNote is errorf with a secondary label at offset at.
+func (c *checker) errorNote(pos, at int, note, format string, args ...any) {
+	c.errorf(pos, format, args...)
+	c.errs.note(pos, at, note)
+}
+
 // errorSpan reports an error at expression e, underlining all of it.
 func (c *checker) errorSpan(e Expr, format string, args ...any) {
-	c.errs.addSpan(c.out.File.Span(e), format, args...)
+	c.errs.addSpan(c.out.file.Span(e), format, args...)
 }
 
 // checkBindings rejects two resource variables with the same @group and
 // @binding used by one entry point.
 func (c *checker) checkBindings() {
-	for _, f := range c.out.Entries {
+	for _, f := range c.out.entries {
 		seen := map[[2]int]*symbol{}
-		for _, s := range usedVars(f, "", c.out.Globals) {
+		for _, s := range usedVars(f, "", c.out.globals) {
 			if s.space != SpaceStorage && s.space != SpaceUniform {
 				continue
 			}

@@ -144,7 +144,7 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 		return c.tableCall(e, b, stmt)
 	}
 	cls := builtinFns[name]
-	if strings.HasPrefix(name, "subgroup") && !c.out.Enables["subgroups"] {
+	if strings.HasPrefix(name, "subgroup") && !c.out.enables["subgroups"] {
 		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
 		return nil
 	}
@@ -339,16 +339,13 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 		if out.val == nil {
 			c.runtimeOperands(e.Args, xs)
 			out.typ = c.out.info[e.Args[0]].typ
+			_, out.override = classOf(xs...)
 		}
 		return out
 	case bArrayLength:
 		p := xs[0].typ
 		if p.Kind != KPtr || p.Space != SpaceStorage || p.Elem.Kind != KArray || !p.Elem.runtimeSized() {
 			c.errorf(e.Pos, "'arrayLength' needs a pointer to a runtime-sized storage array, got '%s'", p)
-			return nil
-		}
-		if !c.bufferArrayRef(e.Args[0]) {
-			c.errorSpan(e.Args[0], "'arrayLength' needs &buffer or &buffer.member for a storage buffer variable")
 			return nil
 		}
 		out.typ = c.ts.scalar(KU32)
@@ -642,27 +639,6 @@ func (c *checker) evalGeometric(name string, xs []*exprInfo, s *Type) (*value, e
 		return out, nil
 	}
 	return nil, errorf("cannot evaluate '%s'", name)
-}
-
-// bufferArrayRef reports &v or &v.m where v is a module-scope storage variable.
-func (c *checker) bufferArrayRef(x Expr) bool {
-	u, ok := unparen(x).(*Unary)
-	if !ok || u.Op != "&" {
-		return false
-	}
-	inner := unparen(u.X)
-	if m, ok := inner.(*Member); ok {
-		if info := c.out.info[m]; info == nil || info.autoDeref {
-			return false
-		}
-		inner = unparen(m.X)
-	}
-	id, ok := inner.(*Ident)
-	if !ok {
-		return false
-	}
-	info := c.out.info[id]
-	return info != nil && info.sym != nil && info.sym.kind == symGlobalVar
 }
 
 // sameComponent reports two constants equal in some component.

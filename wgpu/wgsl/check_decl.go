@@ -39,7 +39,7 @@ func (c *checker) typeOf(e Expr) *Type {
 		if !nargs(0, 0) {
 			return nil
 		}
-		if t.hasF16() && !c.out.Enables["f16"] {
+		if t.hasF16() && !c.out.enables["f16"] {
 			c.errorf(id.Pos, "f16 requires 'enable f16;'")
 			return nil
 		}
@@ -91,13 +91,17 @@ func (c *checker) typeOf(e Expr) *Type {
 			return nil
 		}
 		if n.val == nil {
-			if !n.override || !c.specConstInt(id.Args[1]) {
+			if !n.override {
 				c.errorSpan(id.Args[1], "array element count must be a const-expression or an integer override-expression")
 				return nil
 			}
+			if !c.specConstInt(id.Args[1]) {
+				c.errorSpan(id.Args[1], "%s", notSpecConst("an array element count"))
+				return nil
+			}
 			c.materialize(id.Args[1])
-			sp := c.out.File.Span(id.Args[1])
-			return c.ts.get(Type{Kind: KArray, Elem: el, CountOverride: &overrideCount{expr: id.Args[1], text: c.out.File.Source[sp.Start:sp.End]}})
+			sp := c.out.file.Span(id.Args[1])
+			return c.ts.get(Type{Kind: KArray, Elem: el, CountOverride: &overrideCount{expr: id.Args[1], text: c.out.file.Source[sp.Start:sp.End]}})
 		}
 		if n.val.i <= 0 {
 			c.errorSpan(id.Args[1], "array element count must be positive, got %d", n.val.i)
@@ -128,7 +132,7 @@ func (c *checker) typeOf(e Expr) *Type {
 		sp, ok := id.Args[0].(*Ident)
 		space := AddrSpace("")
 		if ok {
-			space = AddrSpace(sp.Name)
+			space = spaceNamed(sp.Name)
 		}
 		switch space {
 		case SpaceFunction, SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform:
@@ -199,6 +203,15 @@ func matName(n string) (cols, rows int, ok bool) {
 		return 0, 0, false
 	}
 	return int(n[3] - '0'), int(n[5] - '0'), true
+}
+
+// spaceNamed is the address space of a name: WGSL's immediate (push
+// constants) is wgpu's push_constant.
+func spaceNamed(n string) AddrSpace {
+	if n == "immediate" {
+		return SpacePushConstant
+	}
+	return AddrSpace(n)
 }
 
 func defaultAccess(s AddrSpace) Access {
@@ -286,7 +299,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			return
 		}
 	}
-	space := AddrSpace(d.Space)
+	space := spaceNamed(d.Space)
 	switch space {
 	case SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform, SpacePushConstant:
 	case "":
@@ -321,12 +334,21 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 		}
 	}
 	s.space, s.access = space, access
-	if d.Type == nil {
+	var t *Type
+	var init *exprInfo // the initializer of a private variable of inferred type
+	switch {
+	case d.Type != nil:
+		if t = c.typeOf(d.Type); t == nil {
+			return
+		}
+	case space == SpacePrivate && d.Init != nil:
+		if init = c.rvalue(d.Init); init == nil {
+			return
+		}
+		c.materialize(d.Init)
+		t = init.typ
+	default:
 		c.errorf(d.NamePos, "module-scope variable '%s' needs a type", d.Name)
-		return
-	}
-	t := c.typeOf(d.Type)
-	if t == nil {
 		return
 	}
 	s.typ = t
@@ -364,7 +386,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			c.errorf(d.Type.Pos, "type '%s' cannot be used in the %s address space (not host-shareable)", t, space)
 			return
 		}
-		if t.hasF16() && !c.out.Enables["f16"] {
+		if t.hasF16() && !c.out.enables["f16"] {
 			c.errorf(d.Type.Pos, "f16 requires 'enable f16;'")
 			return
 		}
@@ -397,34 +419,38 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 		}
 	case SpacePrivate:
 		if !t.constructible() {
-			c.errorf(d.Type.Pos, "type '%s' cannot be used in the private address space", t)
+			pos := d.NamePos
+			if d.Type != nil {
+				pos = d.Type.Pos
+			}
+			c.errorf(pos, "type '%s' cannot be used in the private address space", t)
 			return
 		}
 		if d.Init != nil {
-			x := c.rvalue(d.Init)
+			x := init
+			if x == nil {
+				x = c.rvalue(d.Init)
+			}
 			if x == nil {
 				return
 			}
-			if x.val == nil {
-				c.errorSpan(d.Init, "a private variable's initializer must be a const-expression")
+			if x.val == nil && !x.override {
+				c.errorSpan(d.Init, "a private variable's initializer must be a const- or override-expression")
 				return
 			}
 			if !c.convertTo(d.Init, t) {
 				return
 			}
 			s.init = d.Init
+			s.initRuntime = !c.specConst(d.Init)
 		}
 	}
-	c.out.Globals = append(c.out.Globals, s)
+	c.out.globals = append(c.out.globals, s)
 }
 
 // uniformLayoutError checks the extra layout rules of the uniform address space.
 func uniformLayoutError(t *Type) string {
 	switch t.Kind {
-	case KMat:
-		if t.Stride()%16 != 0 {
-			return fmt.Sprintf("uniform buffers need matrix columns 16 bytes apart, but '%s' has a column stride of %d", t, t.Stride())
-		}
 	case KArray:
 		if t.Stride()%16 != 0 {
 			return fmt.Sprintf("uniform arrays need an element stride that is a multiple of 16, but '%s' has stride %d (use vec4 or @size(16) on a struct)", t, t.Stride())
@@ -436,6 +462,9 @@ func uniformLayoutError(t *Type) string {
 			if m.Type.Kind == KStruct && m.Offset%16 != 0 {
 				return fmt.Sprintf("uniform struct member '%s' of struct type must be at a multiple of 16 (offset %d)", m.Name, m.Offset)
 			}
+			if m.Type.Kind == KArray && m.Offset%16 != 0 {
+				return fmt.Sprintf("uniform struct member '%s' of array type must be at a multiple of 16 (offset %d; use @align(16))", m.Name, m.Offset)
+			}
 			if i > 0 && ms[i-1].Type.Kind == KStruct && m.Offset < ms[i-1].Offset+roundUp(16, ms[i-1].Size) {
 				return fmt.Sprintf("uniform struct member '%s' must start 16-byte aligned after struct member '%s'", m.Name, ms[i-1].Name)
 			}
@@ -446,21 +475,6 @@ func uniformLayoutError(t *Type) string {
 	}
 	return ""
 }
-
-var builtinParams = map[string]string{
-	"global_invocation_id":   "vec3<u32>",
-	"local_invocation_id":    "vec3<u32>",
-	"local_invocation_index": "u32",
-	"workgroup_id":           "vec3<u32>",
-	"num_workgroups":         "vec3<u32>",
-	"subgroup_invocation_id": "u32",
-	"subgroup_size":          "u32",
-	"subgroup_id":            "u32",
-	"num_subgroups":          "u32",
-}
-
-// subgroupBuiltins need 'enable subgroups;'.
-var subgroupBuiltins = map[string]bool{"subgroup_invocation_id": true, "subgroup_size": true, "subgroup_id": true, "num_subgroups": true}
 
 // stageBuiltins are the builtin values of the vertex and fragment stages.
 var stageBuiltins = map[string]bool{"position": true, "vertex_index": true, "instance_index": true, "front_facing": true,
@@ -487,14 +501,17 @@ func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string
 	case stageBuiltins[bi]:
 		c.errorf(id.Pos, "builtin value '%s' is not available in compute shaders", bi)
 		return ""
-	case builtinParams[bi] == "":
+	}
+	v, ok := builtinValues[bi]
+	switch {
+	case !ok:
 		c.errorf(id.Pos, "unknown builtin value '%s'", bi)
 		return ""
-	case subgroupBuiltins[bi] && !c.out.Enables["subgroups"]:
+	case v.subgroup && !c.out.enables["subgroups"]:
 		c.errorf(id.Pos, "'%s' requires 'enable subgroups;'", bi)
 	}
-	if t != nil && t.String() != builtinParams[bi] {
-		c.errorf(typePos, "@builtin(%s) must have type %s, not '%s'", bi, builtinParams[bi], t)
+	if want := v.typ(c.ts); t != nil && t != want {
+		c.errorf(typePos, "@builtin(%s) must have type %s, not '%s'", bi, want, t)
 	}
 	return bi
 }
@@ -502,7 +519,7 @@ func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string
 func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 	f := &function{sym: s, decl: d, usesVars: map[*symbol]bool{}}
 	s.fn = f
-	c.out.Funcs = append(c.out.Funcs, f)
+	c.out.funcs = append(c.out.funcs, f)
 	var wg *Attr
 	for _, a := range d.Attrs {
 		switch a.Name {
@@ -594,7 +611,7 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 			return
 		}
 		c.workgroupSize(f, wg)
-		c.out.Entries = append(c.out.Entries, f)
+		c.out.entries = append(c.out.entries, f)
 	}
 }
 
@@ -630,17 +647,27 @@ func (c *checker) workgroupSize(f *function, a *Attr) {
 			f.wgSize[i] = wgDim{val: x.val.i}
 		case x.override && c.specConstInt(e):
 			c.materialize(e)
-			sp := c.out.File.Span(e)
-			dim := wgDim{override: e, name: c.out.File.Source[sp.Start:sp.End]}
+			sp := c.out.file.Span(e)
+			dim := wgDim{override: e, name: c.out.file.Source[sp.Start:sp.End]}
 			if v := c.overrideDefault(e); v != nil {
 				dim.val = v.i
 			}
 			f.wgSize[i] = dim
+		case x.override && x.typ.isInt() && x.typ.Kind != KVec:
+			c.errorSpan(e, "%s", notSpecConst("a @workgroup_size argument"))
+			return
 		default:
 			c.errorSpan(e, "@workgroup_size arguments must be const- or override-expressions")
 			return
 		}
 	}
+}
+
+// notSpecConst explains the restriction on override-expressions that size
+// something: they must be specialization constants.
+func notSpecConst(what string) string {
+	return what + " that uses overrides must be integer arithmetic (+ - * / % << >> & | ^) on them and on constants; " +
+		"conversions, builtins and float arithmetic are computed in the shader, too late to size anything"
 }
 
 // isTextureName reports the predeclared texture and sampler type names.

@@ -110,7 +110,7 @@ func (c *checker) lit(e *Lit) *exprInfo {
 			}
 		case 'h':
 			text, k = text[:len(text)-1], KF16
-			if !c.out.Enables["f16"] {
+			if !c.out.enables["f16"] {
 				c.errorf(e.Pos, "f16 literals require 'enable f16;'")
 				return nil
 			}
@@ -256,7 +256,7 @@ func (c *checker) convertTo(e Expr, t *Type) bool {
 		x.typ, x.val = t, v
 		return true
 	}
-	c.errs.addSpan(c.out.File.Span(e), "cannot use a value of type '%s' as '%s'", x.typ, t)
+	c.errs.addSpan(c.out.file.Span(e), "cannot use a value of type '%s' as '%s'", x.typ, t)
 	return false
 }
 
@@ -349,7 +349,7 @@ func (c *checker) runtimeOperands(es []Expr, xs []*exprInfo) {
 
 func (c *checker) unary(e *Unary) *exprInfo {
 	switch e.Op {
-	case "&":
+	case OpAddrOf:
 		x := c.expr(e.X)
 		if x == nil {
 			return nil
@@ -367,7 +367,7 @@ func (c *checker) unary(e *Unary) *exprInfo {
 			return nil
 		}
 		return &exprInfo{typ: c.ts.ptr(x.space, x.typ, x.access)}
-	case "*":
+	case OpDeref:
 		x := c.expr(e.X)
 		if x == nil {
 			return nil
@@ -385,11 +385,11 @@ func (c *checker) unary(e *Unary) *exprInfo {
 	s := x.typ.scalarOf()
 	ok := false
 	switch e.Op {
-	case "-":
+	case OpNeg:
 		ok = (s.Kind == KI32 || s.isFloat() || s.Kind == KAbstractInt) && x.typ.Kind != KMat
-	case "!":
+	case OpNot:
 		ok = s.Kind == KBool
-	case "~":
+	case OpCompl:
 		ok = s.isInt()
 	}
 	if !ok {
@@ -458,7 +458,7 @@ func (c *checker) binary(e *Binary) *exprInfo {
 
 // binaryType checks a binary operator and returns the result type, after converting
 // abstract operands (ex may be nil when the left side is an assignment target).
-func (c *checker) binaryType(pos int, op string, l, r *exprInfo, ey, ex Expr) *Type {
+func (c *checker) binaryType(pos int, op Operator, l, r *exprInfo, ey, ex Expr) *Type {
 	if l.typ.Kind == KMat || r.typ.Kind == KMat {
 		return c.matBinary(pos, op, l, r, ey, ex)
 	}
@@ -472,7 +472,7 @@ func (c *checker) binaryType(pos int, op string, l, r *exprInfo, ey, ex Expr) *T
 		return nil
 	}
 	switch op {
-	case "<<", ">>":
+	case OpShl, OpShr:
 		if !ls.isInt() || !rs.isInt() {
 			c.errorf(pos, "shift needs integer operands, got '%s' and '%s'", l.typ, r.typ)
 			return nil
@@ -504,7 +504,7 @@ func (c *checker) binaryType(pos int, op string, l, r *exprInfo, ey, ex Expr) *T
 	}
 	lt, rt := c.withScalar(l.typ, s), c.withScalar(r.typ, s)
 	switch op {
-	case "+", "-", "*", "/", "%":
+	case OpAdd, OpSub, OpMul, OpDiv, OpRem:
 		if !s.isNumeric() {
 			c.errorf(pos, "operator '%s' cannot be applied to '%s' and '%s'", op, lt, rt)
 			return nil
@@ -513,24 +513,24 @@ func (c *checker) binaryType(pos int, op string, l, r *exprInfo, ey, ex Expr) *T
 			return lt
 		}
 		return rt
-	case "==", "!=", "<", ">", "<=", ">=":
+	case OpEq, OpNe, OpLt, OpGt, OpLe, OpGe:
 		if lt != rt {
 			c.errorf(pos, "cannot compare '%s' and '%s'", lt, rt)
 			return nil
 		}
-		if s.Kind == KBool && op != "==" && op != "!=" {
+		if s.Kind == KBool && op != OpEq && op != OpNe {
 			c.errorf(pos, "operator '%s' cannot be applied to bool", op)
 			return nil
 		}
 		return c.withScalar(lt, c.ts.scalar(KBool))
-	case "&&", "||":
+	case OpLogAnd, OpLogOr:
 		if lt != rt || lt.Kind != KBool {
 			c.errorf(pos, "operator '%s' needs bool operands, got '%s' and '%s'", op, lt, rt)
 			return nil
 		}
 		return lt
-	case "&", "|", "^":
-		if lt != rt || !(s.isInt() || s.Kind == KBool && op != "^") {
+	case OpAnd, OpOr, OpXor:
+		if lt != rt || !(s.isInt() || s.Kind == KBool && op != OpXor) {
 			c.errorf(pos, "operator '%s' cannot be applied to '%s' and '%s'", op, lt, rt)
 			return nil
 		}
@@ -541,11 +541,11 @@ func (c *checker) binaryType(pos int, op string, l, r *exprInfo, ey, ex Expr) *T
 }
 
 // binaryResult recomputes the result type from concrete operand types.
-func (c *checker) binaryResult(op string, lt, rt *Type) *Type {
+func (c *checker) binaryResult(op Operator, lt, rt *Type) *Type {
 	switch op {
-	case "==", "!=", "<", ">", "<=", ">=":
+	case OpEq, OpNe, OpLt, OpGt, OpLe, OpGe:
 		return c.withScalar(lt, c.ts.scalar(KBool))
-	case "<<", ">>":
+	case OpShl, OpShr:
 		return lt
 	}
 	if lt.Kind == KVec {
@@ -568,11 +568,6 @@ func (c *checker) index(e *Index) *exprInfo {
 	}
 	if t.Kind != KVec && t.Kind != KArray && t.Kind != KMat {
 		c.errorf(e.Pos, "cannot index a value of type '%s'", t)
-		return nil
-	}
-	if t.runtimeSized() && (out.autoDeref || throughDeref(e.X)) {
-		// Bounds clamping needs arrayLength of the buffer variable itself.
-		c.errorf(e.Pos, "index the buffer variable directly: runtime-sized arrays cannot be indexed through a pointer here")
 		return nil
 	}
 	if !i.typ.isInt() || i.typ.Kind == KVec {
@@ -640,7 +635,8 @@ func (c *checker) member(e *Member) *exprInfo {
 			out.typ = t.Elem
 		} else {
 			out.typ = c.ts.vec(len(sw), t.Elem)
-			out.ref = false // a multi-component swizzle is a value
+			out.swizzleOf = out.ref // assignable, but not a memory view
+			out.ref = false         // a multi-component swizzle is a value
 		}
 		if x.val != nil {
 			if len(sw) == 1 {
@@ -693,24 +689,6 @@ func (c *checker) copyable(e Expr, x *exprInfo) bool {
 	return true
 }
 
-// throughDeref reports a memory access rooted at *p.
-func throughDeref(x Expr) bool {
-	for {
-		switch e := x.(type) {
-		case *Paren:
-			x = e.X
-		case *Member:
-			x = e.X
-		case *Index:
-			x = e.X
-		case *Unary:
-			return e.Op == "*"
-		default:
-			return false
-		}
-	}
-}
-
 // hasZero reports a zero scalar or a vector with a zero component.
 func hasZero(v *value) bool {
 	if v.elems == nil {
@@ -738,15 +716,15 @@ func maxComponent(v *value) int64 {
 
 // constRHS rejects constant right operands that are errors even with a
 // run-time left side: shifts by the bit width or more, integer division by zero.
-func (c *checker) constRHS(op string, t *Type, r *exprInfo, y Expr) bool {
+func (c *checker) constRHS(op Operator, t *Type, r *exprInfo, y Expr) bool {
 	if r.val == nil {
 		return true
 	}
-	if (op == "<<" || op == ">>") && !t.scalarOf().isAbstract() && maxComponent(r.val) >= 32 {
+	if (op == OpShl || op == OpShr) && !t.scalarOf().isAbstract() && maxComponent(r.val) >= 32 {
 		c.errorSpan(y, "the shift amount %d is not less than the bit width 32", maxComponent(r.val))
 		return false
 	}
-	if (op == "/" || op == "%") && t.scalarOf().isInt() && hasZero(r.val) {
+	if (op == OpDiv || op == OpRem) && t.scalarOf().isInt() && hasZero(r.val) {
 		c.errorSpan(y, "integer division by zero")
 		return false
 	}
@@ -754,7 +732,7 @@ func (c *checker) constRHS(op string, t *Type, r *exprInfo, y Expr) bool {
 }
 
 // matBinary types the matrix operators: M+M, M-M, M*s, s*M, M*v, v*M, M*M.
-func (c *checker) matBinary(pos int, op string, l, r *exprInfo, ey, ex Expr) *Type {
+func (c *checker) matBinary(pos int, op Operator, l, r *exprInfo, ey, ex Expr) *Type {
 	bad := func() *Type {
 		c.errorf(pos, "operator '%s' cannot be applied to '%s' and '%s'", op, l.typ, r.typ)
 		return nil
@@ -767,11 +745,11 @@ func (c *checker) matBinary(pos int, op string, l, r *exprInfo, ey, ex Expr) *Ty
 		return bad()
 	}
 	switch op {
-	case "+", "-":
+	case OpAdd, OpSub:
 		if lt == rt {
 			return lt
 		}
-	case "*":
+	case OpMul:
 		switch {
 		case lt.Kind == KMat && rt.isScalar():
 			return lt
@@ -789,6 +767,6 @@ func (c *checker) matBinary(pos int, op string, l, r *exprInfo, ey, ex Expr) *Ty
 }
 
 // isMatMul reports the products that are not componentwise.
-func isMatMul(op string, lt, rt *Type) bool {
-	return op == "*" && (lt.Kind == KMat && !rt.isScalar() || rt.Kind == KMat && !lt.isScalar())
+func isMatMul(op Operator, lt, rt *Type) bool {
+	return op == OpMul && (lt.Kind == KMat && !rt.isScalar() || rt.Kind == KMat && !lt.isScalar())
 }

@@ -1,5 +1,7 @@
 package wgsl
 
+import "slices"
+
 func (c *checker) fnBody(f *function) {
 	c.fn = f
 	c.scopes = nil
@@ -285,7 +287,14 @@ func (c *checker) localDecl(d *VarDecl) {
 
 // writable checks that x is a reference that may be written.
 func (c *checker) writable(e Expr, x *exprInfo) bool {
-	if !x.ref {
+	if x.swizzleOf {
+		for i, k := range x.swizzle {
+			if slices.Contains(x.swizzle[:i], k) {
+				c.errorSpan(e, "cannot assign to a swizzle that names a component twice")
+				return false
+			}
+		}
+	} else if !x.ref {
 		c.errorSpan(e, "cannot assign to this expression (not a variable or memory location)")
 		return false
 	}
@@ -313,20 +322,20 @@ func (c *checker) assign(s *Assign) {
 	if l == nil || r == nil || !c.writable(s.LHS, l) {
 		return
 	}
-	if s.Op == "=" {
+	if s.Op == OpAssign {
 		if c.convertTo(s.RHS, l.typ) {
 			c.copyable(s.LHS, l)
 		}
 		return
 	}
-	op := s.Op[:len(s.Op)-1]
+	op := s.Op
 	lv := &exprInfo{typ: l.typ}
 	t := c.binaryType(s.Pos, op, lv, r, s.RHS, nil)
 	if t != nil && !c.constRHS(op, t, r, s.RHS) {
 		return
 	}
 	if t != nil && t != l.typ {
-		c.errorf(s.Pos, "'%s' of '%s' and '%s' gives '%s', which cannot be stored in '%s'", s.Op, l.typ, r.typ, t, l.typ)
+		c.errorf(s.Pos, "'%s=' of '%s' and '%s' gives '%s', which cannot be stored in '%s'", s.Op, l.typ, r.typ, t, l.typ)
 	}
 }
 

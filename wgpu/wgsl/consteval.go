@@ -7,7 +7,7 @@ import (
 )
 
 // evalUnary evaluates a unary operator on a constant of type t.
-func evalUnary(op string, v *value, t *Type) (*value, error) {
+func evalUnary(op Operator, v *value, t *Type) (*value, error) {
 	if v.elems != nil {
 		out := &value{elems: make([]*value, len(v.elems))}
 		for i, e := range v.elems {
@@ -20,15 +20,15 @@ func evalUnary(op string, v *value, t *Type) (*value, error) {
 		return out, nil
 	}
 	switch op {
-	case "!":
+	case OpNot:
 		return &value{b: !v.b}, nil
-	case "~":
+	case OpCompl:
 		switch t.Kind {
 		case KU32:
 			return &value{i: int64(^uint32(v.i))}, nil
 		}
 		return &value{i: ^v.i}, nil
-	case "-":
+	case OpNeg:
 		if t.isFloat() {
 			return &value{f: -v.f}, nil
 		}
@@ -45,7 +45,7 @@ func evalUnary(op string, v *value, t *Type) (*value, error) {
 
 // evalBinary evaluates a binary operator on constants; a scalar operand is
 // broadcast against a vector one. rt is the result type.
-func evalBinary(op string, l, r *value, lt, rt, res *Type) (*value, error) {
+func evalBinary(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
 	if l.elems != nil || r.elems != nil {
 		n := len(l.elems)
 		if n == 0 {
@@ -70,11 +70,11 @@ func evalBinary(op string, l, r *value, lt, rt, res *Type) (*value, error) {
 	}
 	k := lt.Kind
 	switch op {
-	case "&&":
+	case OpLogAnd:
 		return &value{b: l.b && r.b}, nil
-	case "||":
+	case OpLogOr:
 		return &value{b: l.b || r.b}, nil
-	case "==", "!=", "<", ">", "<=", ">=":
+	case OpEq, OpNe, OpLt, OpGt, OpLe, OpGe:
 		var c int
 		switch {
 		case k == KBool:
@@ -83,7 +83,7 @@ func evalBinary(op string, l, r *value, lt, rt, res *Type) (*value, error) {
 			}
 		case lt.isFloat():
 			if math.IsNaN(l.f) || math.IsNaN(r.f) {
-				return &value{b: op == "!="}, nil
+				return &value{b: op == OpNe}, nil
 			}
 			c = cmp(l.f < r.f, l.f > r.f)
 		default:
@@ -91,44 +91,44 @@ func evalBinary(op string, l, r *value, lt, rt, res *Type) (*value, error) {
 		}
 		var b bool
 		switch op {
-		case "==":
+		case OpEq:
 			b = c == 0
-		case "!=":
+		case OpNe:
 			b = c != 0
-		case "<":
+		case OpLt:
 			b = c < 0
-		case ">":
+		case OpGt:
 			b = c > 0
-		case "<=":
+		case OpLe:
 			b = c <= 0
-		case ">=":
+		case OpGe:
 			b = c >= 0
 		}
 		return &value{b: b}, nil
 	}
 	if k == KBool {
 		switch op {
-		case "&":
+		case OpAnd:
 			return &value{b: l.b && r.b}, nil
-		case "|":
+		case OpOr:
 			return &value{b: l.b || r.b}, nil
 		}
 	}
 	if lt.isFloat() {
 		var f float64
 		switch op {
-		case "+":
+		case OpAdd:
 			f = l.f + r.f
-		case "-":
+		case OpSub:
 			f = l.f - r.f
-		case "*":
+		case OpMul:
 			f = l.f * r.f
-		case "/":
+		case OpDiv:
 			if r.f == 0 {
 				return nil, fmt.Errorf("division by zero in a const-expression")
 			}
 			f = l.f / r.f
-		case "%":
+		case OpRem:
 			if r.f == 0 {
 				return nil, fmt.Errorf("remainder by zero in a const-expression")
 			}
@@ -146,35 +146,35 @@ func evalBinary(op string, l, r *value, lt, rt, res *Type) (*value, error) {
 	var x int64
 	overflow := false
 	switch op {
-	case "+":
+	case OpAdd:
 		x = a + b
 		overflow = (a > 0 && b > 0 && x < 0) || (a < 0 && b < 0 && x >= 0)
-	case "-":
+	case OpSub:
 		x = a - b
 		overflow = (a >= 0 && b < 0 && x < 0) || (a < 0 && b > 0 && x >= 0)
-	case "*":
+	case OpMul:
 		hi, lo := bits.Mul64(uint64(abs64(a)), uint64(abs64(b)))
 		overflow = hi != 0 || lo > math.MaxInt64 || a == math.MinInt64 || b == math.MinInt64
 		x = a * b
-	case "/", "%":
+	case OpDiv, OpRem:
 		if b == 0 {
 			return nil, fmt.Errorf("integer division by zero in a const-expression")
 		}
 		if a == math.MinInt64 && b == -1 || k == KI32 && a == math.MinInt32 && b == -1 {
 			return nil, fmt.Errorf("integer division overflows in a const-expression")
 		}
-		if op == "/" {
+		if op == OpDiv {
 			x = a / b
 		} else {
 			x = a % b
 		}
-	case "&":
+	case OpAnd:
 		x = a & b
-	case "|":
+	case OpOr:
 		x = a | b
-	case "^":
+	case OpXor:
 		x = a ^ b
-	case "<<", ">>":
+	case OpShl, OpShr:
 		width := int64(32)
 		if k == KAbstractInt {
 			width = 64
@@ -182,7 +182,7 @@ func evalBinary(op string, l, r *value, lt, rt, res *Type) (*value, error) {
 		if b < 0 || b >= width {
 			return nil, fmt.Errorf("shift by %d is not less than the bit width %d", b, width)
 		}
-		if op == ">>" {
+		if op == OpShr {
 			if k == KU32 {
 				x = int64(uint32(a) >> b)
 			} else {
@@ -211,9 +211,9 @@ func evalBinary(op string, l, r *value, lt, rt, res *Type) (*value, error) {
 		return nil, fmt.Errorf("operator '%s' cannot be applied to integers", op)
 	}
 	switch {
-	case (op == "+" || op == "-" || op == "*") && k == KI32:
+	case (op == OpAdd || op == OpSub || op == OpMul) && k == KI32:
 		return &value{i: int64(int32(x))}, nil // concrete integers wrap, as at run time
-	case (op == "+" || op == "-" || op == "*") && k == KU32:
+	case (op == OpAdd || op == OpSub || op == OpMul) && k == KU32:
 		return &value{i: int64(uint32(x))}, nil
 	case overflow || !intFits(x, k):
 		return nil, fmt.Errorf("'%s' overflows '%s' in a const-expression", op, lt)
@@ -251,12 +251,12 @@ func (c *checker) specConstInt(e Expr) bool {
 	}
 	switch e := e.(type) {
 	case *Ident:
-		return x.sym != nil && x.sym.kind == symOverride
+		return x.sym != nil && x.sym.kind == symOverride && !x.sym.computed
 	case *Paren:
 		return c.specConstInt(e.X)
 	case *Binary:
 		switch e.Op {
-		case "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^":
+		case OpAdd, OpSub, OpMul, OpDiv, OpRem, OpShl, OpShr, OpAnd, OpOr, OpXor:
 			return c.specConstInt(e.X) && c.specConstInt(e.Y)
 		}
 	}
@@ -264,7 +264,7 @@ func (c *checker) specConstInt(e Expr) bool {
 }
 
 // evalMatMul evaluates M*v, v*M and M*M on constants (columns of rows).
-func evalMatMul(op string, l, r *value, lt, rt, res *Type) (*value, error) {
+func evalMatMul(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
 	s := res.scalarOf()
 	dot := func(a, b []float64) (*value, error) {
 		sum := 0.0

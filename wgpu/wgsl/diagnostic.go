@@ -38,8 +38,15 @@ func (f diagFilters) with(g diagFilters) diagFilters {
 // on reports whether rule is an error under f.
 func (f diagFilters) on(rule string) bool { s := f[rule]; return s == "" || s == "error" }
 
-// languageFeatures are the `requires` names this compiler implements.
-var languageFeatures = map[string]bool{"packed_4x8_integer_dot_product": true, "pointer_composite_access": true}
+// languageFeatures are the `requires` names this compiler implements. The
+// texture features only widen what textures may do; textures themselves are
+// rejected where they are used, with their own error.
+var languageFeatures = map[string]bool{
+	"packed_4x8_integer_dot_product": true, "pointer_composite_access": true,
+	"unrestricted_pointer_parameters": true, "subgroup_id": true, "subgroup_uniformity": true,
+	"immediate_address_space": true, "linear_indexing": true, "swizzle_assignment": true,
+	"readonly_and_readwrite_storage_textures": true, "texture_and_sampler_let": true, "texture_formats_tier1": true,
+}
 
 // directives checks the requires and diagnostic directives.
 func (c *checker) directives(f *File) {

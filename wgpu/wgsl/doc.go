@@ -24,23 +24,31 @@
 //
 // Declarations: const, override (@id; an override computed from others with
 // integer arithmetic becomes a derived specialization constant that cannot be
-// set itself), let, var in the function, private, workgroup, storage (read,
-// read_write), uniform and push_constant (wgpu's extension) address spaces,
-// const_assert, functions with value and pointer parameters.
+// set itself; one computed with float arithmetic, builtins or conversions is
+// computed in the shader, and cannot size arrays or workgroups), let, var in
+// the function, private (initialized by const- or override-expressions),
+// workgroup, storage (read, read_write), uniform and immediate (push
+// constants; also spelled push_constant, as wgpu's extension has it) address
+// spaces, const_assert, functions with value and pointer parameters (pointers into
+// any address space, to elements and members, runtime-sized buffer arrays
+// included; arguments are checked by the WGSL alias analysis).
 //
 // Statements: if/else, switch, for, while, loop/continuing/break if, break,
-// continue, return, assignment, compound assignment, ++/--, phony assignment.
+// continue, return, assignment, compound assignment (to swizzles too), ++/--,
+// phony assignment.
 //
 // Expressions: all operators (with the matrix products M*v, v*M, M*M, M*s),
 // swizzles, indexing, value constructors, conversions, bitcast.
 //
 // Builtin values: global and local invocation id and index, workgroup id,
-// num_workgroups, subgroup invocation id and size (enable subgroups;).
+// num_workgroups, subgroup invocation id and size (enable subgroups;), and
+// linear_indexing's global_invocation_index and workgroup_index.
 //
 // Builtin functions: the float math functions (exp, log, tanh, sqrt,
 // inverseSqrt, pow, fma, floor, ...), abs, min, max, clamp, sign, select, dot,
-// length, distance, normalize, cross, mix, step, smoothstep, all, any,
-// countOneBits, reverseBits, countLeadingZeros, countTrailingZeros,
+// length, distance, normalize, cross, faceForward, reflect, refract, mix,
+// step, smoothstep, all, any, countOneBits, reverseBits, countLeadingZeros,
+// countTrailingZeros,
 // firstLeadingBit, firstTrailingBit, extractBits, insertBits, ldexp, frexp,
 // modf, quantizeToF16, transpose, determinant, arrayLength, the data packing
 // functions (pack/unpack 4x8snorm, 4x8unorm, 2x16snorm, 2x16unorm,
@@ -48,7 +56,8 @@
 // dot4I8Packed, dot4U8Packed), workgroupBarrier, storageBarrier,
 // workgroupUniformLoad, the atomics and the subgroup functions (Add, Mul,
 // Min, Max, And, Or, Xor, inclusive and exclusive scans, Broadcast,
-// BroadcastFirst, Shuffle, ShuffleXor/Up/Down, Elect, All, Any, Ballot).
+// BroadcastFirst, Shuffle, ShuffleXor/Up/Down, Elect, All, Any, Ballot) and
+// the quad operations (quadBroadcast, quadSwapX, quadSwapY, quadSwapDiagonal).
 //
 // Entry point inputs are @builtin parameters or structs whose members all
 // carry @builtin, subgroup_id and num_subgroups included. Diagnostic
@@ -56,12 +65,14 @@
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, float or bool overrides computed from other overrides,
-// pointer parameters into storage, the requires features other than
-// packed_4x8_integer_dot_product and pointer_composite_access,
-// several entry points in one module when one of them sizes its workgroup
-// with overrides, 2-row matrices in uniform buffers (Vulkan 1.1 needs 16-byte
-// column strides there).
+// fragment stages, the requires feature uniform_buffer_standard_layout (the
+// uniform address space keeps WGSL's 16-byte array rules, which Vulkan 1.1
+// needs), several entry points in one module when one of them sizes its
+// workgroup with overrides.
+//
+// Matrices keep the WGSL layout everywhere. In uniform buffers, where Vulkan
+// needs 16-byte matrix strides, a matrix with narrower columns (matCx2<f32>,
+// the f16 matrices) is split into its column vectors, as Tint does.
 //
 // # Semantics the emitted code keeps
 //
@@ -77,7 +88,9 @@
 //
 // Table tests of valid programs (each emitted module must pass spirv-val
 // --target-env vulkan1.1 when it is installed) and of invalid ones (message
-// and line:col), golden reflection and golden diagnostics, realistic kernels
+// and line:col), golden reflection and golden diagnostics (notes included:
+// diagnostics carry secondary labels such as "previous declaration here"),
+// realistic kernels
 // in testdata/kernels, generated and mutated programs, a fuzz target
 // (FuzzCompile), and, with WGSL_TINT set, differential tests against Tint
 // (testdata/tint/oracle.mjs). The execution tests, which run kernels through

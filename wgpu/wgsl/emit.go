@@ -18,6 +18,9 @@ type flavor int
 const (
 	plain flavor = iota
 	laidOut
+	// ubo is the explicit layout of the uniform address space where a type
+	// holds a narrow matrix (see narrowMat); other types use laidOut there.
+	ubo
 )
 
 // bug is panicked by the emitter when it meets something the checker should
@@ -59,6 +62,7 @@ type globalVar struct {
 	sc      uint32
 	wrapped bool   // the store type is member 0 of a Block wrapper struct
 	block   uint32 // Block struct type id when the store type is a struct
+	split   bool   // a narrow uniform matrix: its columns are the Block's members
 }
 
 // Emit translates a checked module to SPIR-V 1.3 for Vulkan. Its errors are
@@ -66,7 +70,7 @@ type globalVar struct {
 func Emit(m *Checked) (words []uint32, err error) { return emit(m, Options{}) }
 
 func emit(m *Checked, opt Options) (words []uint32, err error) {
-	if m == nil {
+	if m == nil || m.file == nil {
 		return nil, &InternalError{Msg: "Emit needs the result of Check"}
 	}
 	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{},
@@ -77,7 +81,7 @@ func emit(m *Checked, opt Options) (words []uint32, err error) {
 			if !ok {
 				b = bug{fmt.Sprint(r)}
 			}
-			words, err = nil, &InternalError{File: m.File.Name, Msg: b.msg, Stack: string(debug.Stack())}
+			words, err = nil, &InternalError{File: m.file.Name, Msg: b.msg, Stack: string(debug.Stack())}
 		}
 	}()
 	e.module()
@@ -99,19 +103,19 @@ func (e *emitter) decorate(id uint32, dec uint32, args ...uint32) {
 func (e *emitter) module() {
 	e.capability(spirv.CapabilityShader)
 	e.glsl = e.id()
-	for _, s := range e.m.Overrides {
+	for _, s := range e.m.overrides {
 		e.override(s)
 	}
-	for _, s := range e.m.Globals {
+	for _, s := range e.m.globals {
 		e.global(s)
 	}
-	for _, f := range e.m.Funcs {
+	for _, f := range e.m.funcs {
 		if !hasPtrParams(f) {
 			e.fnIDs[f] = e.id()
 			e.name(e.fnIDs[f], f.decl.Name)
 		}
 	}
-	for _, f := range e.m.Funcs {
+	for _, f := range e.m.funcs {
 		if !hasPtrParams(f) {
 			e.function(f, e.fnIDs[f], nil)
 		}
@@ -161,7 +165,9 @@ func scFor(s AddrSpace) uint32 {
 
 func flavorFor(s AddrSpace) flavor {
 	switch s {
-	case SpaceUniform, SpaceStorage, SpacePushConstant:
+	case SpaceUniform:
+		return ubo
+	case SpaceStorage, SpacePushConstant:
 		return laidOut
 	}
 	return plain
@@ -170,8 +176,57 @@ func flavorFor(s AddrSpace) flavor {
 // isAggregate reports types whose SPIR-V id depends on the flavor.
 func isAggregate(t *Type) bool { return t.Kind == KArray || t.Kind == KStruct }
 
+// narrowMat reports a matrix whose column stride is not a multiple of 16
+// (matCx2<f32>, the f16 matrices). WGSL lays these out with the column
+// vector's alignment, but Vulkan's uniform buffers (extended alignment) need
+// 16-byte matrix strides. So in the uniform address space, as Tint does, a
+// narrow matrix is split into its column vectors: consecutive members of the
+// enclosing struct, or of a struct standing for the matrix where it is an
+// array element or a whole buffer.
+func narrowMat(t *Type) bool { return t.Kind == KMat && t.Stride()%16 != 0 }
+
+// hasNarrowMat reports a narrow matrix anywhere in t.
+func hasNarrowMat(t *Type) bool {
+	switch t.Kind {
+	case KMat:
+		return narrowMat(t)
+	case KArray:
+		return hasNarrowMat(t.Elem)
+	case KStruct:
+		for _, m := range t.Struct.Members {
+			if hasNarrowMat(m.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// needsRecast reports whether a value of type t loaded from memory of
+// flavor fl must be rebuilt to be used as a plain value.
+func needsRecast(t *Type, fl flavor) bool {
+	return fl != plain && isAggregate(t) || fl == ubo && narrowMat(t)
+}
+
+// uboMember is the index in the ubo flavor of member k of struct t: each
+// narrow matrix before it takes one member per column.
+func uboMember(t *Type, k int) int {
+	n := 0
+	for _, m := range t.Struct.Members[:k] {
+		if narrowMat(m.Type) {
+			n += m.Type.N
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
 func (e *emitter) typeID(t *Type, fl flavor) uint32 {
-	if !isAggregate(t) && t.Kind != KAtomic {
+	if fl == ubo && !hasNarrowMat(t) {
+		fl = laidOut
+	}
+	if !isAggregate(t) && t.Kind != KAtomic && fl != ubo {
 		fl = plain
 	}
 	key := fmt.Sprintf("%s/%d", t, fl)
@@ -207,6 +262,10 @@ func (e *emitter) typeID(t *Type, fl flavor) uint32 {
 	case KAtomic:
 		return e.typeID(t.Elem, plain)
 	case KMat:
+		if fl == ubo {
+			id = e.columnStruct(t)
+			break
+		}
 		col := e.typeID(t.Elem, plain)
 		id = e.id()
 		e.decls.Add(spirv.OpTypeMatrix, id, col, uint32(t.N))
@@ -225,7 +284,7 @@ func (e *emitter) typeID(t *Type, fl flavor) uint32 {
 			id = e.id()
 			e.decls.Add(spirv.OpTypeArray, id, el, n)
 		}
-		if fl == laidOut {
+		if fl != plain {
 			e.decorate(id, spirv.DecorationArrayStride, uint32(t.Stride()))
 		}
 	case KStruct:
@@ -238,6 +297,12 @@ func (e *emitter) typeID(t *Type, fl flavor) uint32 {
 }
 
 func (e *emitter) structType(t *Type, fl flavor) uint32 {
+	if fl == ubo {
+		if hasNarrowMat(t) {
+			return e.uboStruct(t)
+		}
+		fl = laidOut
+	}
 	var ms []uint32
 	for _, m := range t.Struct.Members {
 		ms = append(ms, e.typeID(m.Type, fl))
@@ -249,8 +314,63 @@ func (e *emitter) structType(t *Type, fl flavor) uint32 {
 		e.debug.Add(spirv.OpMemberName, append([]uint32{id, uint32(i)}, spirv.String(m.Name)...)...)
 		if fl == laidOut {
 			e.annots.Add(spirv.OpMemberDecorate, id, uint32(i), spirv.DecorationOffset, uint32(m.Offset))
-			e.matrixLayout(id, uint32(i), m.Type)
+			e.matrixLayout(id, uint32(i), m.Type, fl)
 		}
+	}
+	return id
+}
+
+// uboStruct is struct t in the uniform layout, its narrow matrices split
+// into one member per column (named m_0, m_1, ...).
+func (e *emitter) uboStruct(t *Type) uint32 {
+	type member struct {
+		ty     uint32
+		name   string
+		offset int
+		mat    *Type // a matrix member that keeps its matrix type
+	}
+	var ms []member
+	for _, m := range t.Struct.Members {
+		if narrowMat(m.Type) {
+			col := e.typeID(m.Type.Elem, plain)
+			for c := range m.Type.N {
+				ms = append(ms, member{col, fmt.Sprintf("%s_%d", m.Name, c), m.Offset + c*m.Type.Stride(), nil})
+			}
+			continue
+		}
+		ms = append(ms, member{e.typeID(m.Type, ubo), m.Name, m.Offset, m.Type})
+	}
+	ops := []uint32{0}
+	for _, m := range ms {
+		ops = append(ops, m.ty)
+	}
+	id := e.id()
+	ops[0] = id
+	e.decls.Add(spirv.OpTypeStruct, ops...)
+	e.name(id, t.Struct.Name)
+	for i, m := range ms {
+		e.debug.Add(spirv.OpMemberName, append([]uint32{id, uint32(i)}, spirv.String(m.name)...)...)
+		e.annots.Add(spirv.OpMemberDecorate, id, uint32(i), spirv.DecorationOffset, uint32(m.offset))
+		if m.mat != nil {
+			e.matrixLayout(id, uint32(i), m.mat, ubo)
+		}
+	}
+	return id
+}
+
+// columnStruct is a narrow matrix in the uniform layout: a struct of its
+// column vectors, for an array element or a whole buffer.
+func (e *emitter) columnStruct(t *Type) uint32 {
+	col := e.typeID(t.Elem, plain)
+	ops := []uint32{0}
+	for range t.N {
+		ops = append(ops, col)
+	}
+	id := e.id()
+	ops[0] = id
+	e.decls.Add(spirv.OpTypeStruct, ops...)
+	for c := range t.N {
+		e.annots.Add(spirv.OpMemberDecorate, id, uint32(c), spirv.DecorationOffset, uint32(c*t.Stride()))
 	}
 	return id
 }
@@ -378,6 +498,9 @@ func concreteDefault(ts *types, t *Type) *Type {
 // ---- overrides and module-scope override-expressions ----
 
 func (e *emitter) override(s *symbol) {
+	if s.computed {
+		return // computed where it is used (computedOverride)
+	}
 	if s.derived != nil {
 		id := e.specConstExpr(s.derived)
 		e.name(id, s.name)
@@ -404,7 +527,8 @@ func (e *emitter) override(s *symbol) {
 	e.specIDs[s] = id
 }
 
-// specConstExpr emits an integer override-expression at module scope.
+// specConstExpr emits a const-expression, an override or an integer
+// override-expression at module scope.
 func (e *emitter) specConstExpr(x Expr) uint32 {
 	info := e.m.info[x]
 	if info == nil {
@@ -425,25 +549,25 @@ func (e *emitter) specConstExpr(x Expr) uint32 {
 		signed := info.typ.Kind == KI32
 		var op spirv.Op
 		switch x.Op {
-		case "+":
+		case OpAdd:
 			op = spirv.OpIAdd
-		case "-":
+		case OpSub:
 			op = spirv.OpISub
-		case "*":
+		case OpMul:
 			op = spirv.OpIMul
-		case "/":
+		case OpDiv:
 			op = pick(signed, spirv.OpSDiv, spirv.OpUDiv)
-		case "%":
+		case OpRem:
 			op = pick(signed, spirv.OpSRem, spirv.OpUMod)
-		case "<<":
+		case OpShl:
 			op = spirv.OpShiftLeftLogical
-		case ">>":
+		case OpShr:
 			op = pick(signed, spirv.OpShiftRightArithmetic, spirv.OpShiftRightLogical)
-		case "&":
+		case OpAnd:
 			op = spirv.OpBitwiseAnd
-		case "|":
+		case OpOr:
 			op = spirv.OpBitwiseOr
-		case "^":
+		case OpXor:
 			op = spirv.OpBitwiseXor
 		}
 		if op != 0 {
@@ -481,15 +605,20 @@ func (e *emitter) global(s *symbol) {
 				e.capability(spirv.CapabilityStoragePushConstant16)
 			}
 		}
-		if s.typ.Kind == KStruct {
-			store = e.structType(s.typ, laidOut)
+		switch {
+		case s.typ.Kind == KStruct:
+			store = e.structType(s.typ, flavorFor(s.space))
 			g.block = store
-		} else {
-			inner := e.typeID(s.typ, laidOut)
+		case s.space == SpaceUniform && narrowMat(s.typ):
+			store = e.columnStruct(s.typ)
+			e.name(store, s.name+"_block")
+			g.block, g.split = store, true
+		default:
+			inner := e.typeID(s.typ, flavorFor(s.space))
 			store = e.id()
 			e.decls.Add(spirv.OpTypeStruct, store, inner)
 			e.annots.Add(spirv.OpMemberDecorate, store, 0, spirv.DecorationOffset, 0)
-			e.matrixLayout(store, 0, s.typ)
+			e.matrixLayout(store, 0, s.typ, flavorFor(s.space))
 			e.name(store, s.name+"_block")
 			g.wrapped = true
 		}
@@ -500,9 +629,8 @@ func (e *emitter) global(s *symbol) {
 	ptr := e.ptrType(sc, store)
 	g.id = e.id()
 	switch {
-	case s.space == SpacePrivate && s.init != nil:
-		info := e.m.info[s.init]
-		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.constant(info.typ, info.val))
+	case s.space == SpacePrivate && s.init != nil && !s.initRuntime:
+		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.specConstExpr(s.init))
 	case s.space == SpacePrivate:
 		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.null(store))
 	default:
@@ -524,53 +652,30 @@ func (e *emitter) input(name string) uint32 {
 	if id, ok := e.inputs[name]; ok {
 		return id
 	}
-	var bi uint32
-	switch name {
-	case "global_invocation_id":
-		bi = spirv.BuiltInGlobalInvocationId
-	case "local_invocation_id":
-		bi = spirv.BuiltInLocalInvocationId
-	case "local_invocation_index":
-		bi = spirv.BuiltInLocalInvocationIndex
-	case "workgroup_id":
-		bi = spirv.BuiltInWorkgroupId
-	case "num_workgroups":
-		bi = spirv.BuiltInNumWorkgroups
-	case "subgroup_invocation_id":
-		bi = spirv.BuiltInSubgroupLocalInvocationId
-		e.capability(spirv.CapabilityGroupNonUniform)
-	case "subgroup_size":
-		bi = spirv.BuiltInSubgroupSize
-		e.capability(spirv.CapabilityGroupNonUniform)
-	case "subgroup_id":
-		bi = spirv.BuiltInSubgroupId
-		e.capability(spirv.CapabilityGroupNonUniform)
-	case "num_subgroups":
-		bi = spirv.BuiltInNumSubgroups
-		e.capability(spirv.CapabilityGroupNonUniform)
-	default:
-		bugf("unknown builtin %q", name)
+	v, ok := builtinValues[name]
+	if !ok || v.linear {
+		bugf("no Input variable for builtin %q", name)
 	}
-	u32 := e.m.types.scalar(KU32)
-	t := u32
-	if builtinParams[name] == "vec3<u32>" {
-		t = e.m.types.vec(3, u32)
+	if v.subgroup {
+		e.capability(spirv.CapabilityGroupNonUniform)
 	}
+	t := v.typ(e.m.types)
 	id := e.id()
 	e.decls.Add(spirv.OpVariable, e.ptrType(spirv.StorageClassInput, e.typeID(t, plain)), id, spirv.StorageClassInput)
-	e.decorate(id, spirv.DecorationBuiltIn, bi)
+	e.decorate(id, spirv.DecorationBuiltIn, v.spirv)
 	e.name(id, name)
 	e.inputs[name] = id
 	return id
 }
 
 // matrixLayout decorates a struct member holding a matrix, or an array of
-// them, with its column-major layout.
-func (e *emitter) matrixLayout(st, member uint32, t *Type) {
+// them, with its column-major layout; in the ubo flavor a narrow matrix is a
+// struct of columns and takes none.
+func (e *emitter) matrixLayout(st, member uint32, t *Type, fl flavor) {
 	for t.Kind == KArray {
 		t = t.Elem
 	}
-	if t.Kind == KMat {
+	if t.Kind == KMat && (fl != ubo || !narrowMat(t)) {
 		e.annots.Add(spirv.OpMemberDecorate, st, member, spirv.DecorationColMajor)
 		e.annots.Add(spirv.OpMemberDecorate, st, member, spirv.DecorationMatrixStride, uint32(t.Stride()))
 	}

@@ -121,29 +121,21 @@ func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
 	return 0
 }
 
-// arrayLength handles &buf (a wrapped runtime array: member 0 of the Block)
-// and &buf.member (the last member of the buffer's struct).
+// arrayLength is OpArrayLength of the buffer a pointer leads to: &buf (a
+// wrapped runtime array, member 0 of the Block), &buf.member (the last
+// member of the buffer's struct), or a pointer parameter or let made from
+// one of them (a runtime-sized array lives only in a storage buffer, so its
+// pointer's root is always the buffer variable).
 func (e *emitter) arrayLength(c *Call, ty uint32) uint32 {
-	u, ok := unparen(c.Args[0]).(*Unary)
-	if !ok || u.Op != "&" {
-		bugf("arrayLength argument is not &variable")
+	r := e.ptrRef(c.Args[0])
+	member, ok := uint32(0), len(r.idx) == 1
+	if ok {
+		member, ok = e.constIndex[r.idx[0]]
 	}
-	switch x := unparen(u.X).(type) {
-	case *Ident:
-		g := e.globals[e.info(x).sym]
-		if g == nil || !g.wrapped {
-			bugf("arrayLength of a non-buffer")
-		}
-		return e.op(spirv.OpArrayLength, ty, g.id, 0)
-	case *Member:
-		r := e.ref(x.X)
-		if len(r.idx) != 0 {
-			bugf("arrayLength of a nested member")
-		}
-		return e.op(spirv.OpArrayLength, ty, r.base, uint32(e.info(x).field))
+	if !ok || !e.isGlobalVar(r.base) {
+		bugf("arrayLength of a pointer not into a buffer's runtime-sized array")
 	}
-	bugf("arrayLength of an unsupported expression")
-	return 0
+	return e.op(spirv.OpArrayLength, ty, r.base, member)
 }
 
 func (e *emitter) atomic(c *Call, info *exprInfo) uint32 {

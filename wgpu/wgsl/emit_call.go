@@ -72,6 +72,9 @@ func (e *emitter) callFn(c *Call, f *function) uint32 {
 			fmt.Fprintf(&key, ".%d", sh.idx[k])
 		}
 		fmt.Fprintf(&key, "b%d;", r.block)
+		if r.split {
+			fmt.Fprintf(&key, "c%d;", r.col0)
+		}
 		if shapes == nil {
 			shapes = map[int]ptrShape{}
 		}

@@ -15,6 +15,11 @@ type refv struct {
 	space AddrSpace
 	block uint32 // with no indices: the Block struct type the base points to
 	ty    uint32 // pointer type of base, for a root in function memory
+	// split marks a narrow matrix in uniform memory (see narrowMat): the
+	// chain leads to the composite whose members col0, col0+1, ... are its
+	// columns.
+	split bool
+	col0  uint32
 }
 
 func (e *emitter) info(x Expr) *exprInfo {
@@ -32,19 +37,15 @@ func (e *emitter) ref(x Expr) refv {
 		return e.ref(x.X)
 	case *Ident:
 		s := info.sym
-		if g := e.globals[s]; g != nil {
-			r := refv{base: g.id, sc: g.sc, space: s.space, block: g.block}
-			if g.wrapped {
-				r.idx = []uint32{e.constU32(0)}
-			}
-			return r
+		if e.globals[s] != nil {
+			return e.globalRef(s)
 		}
 		if id, ok := e.f.values[s]; ok && s.kind == symLocalVar {
 			return refv{base: id, sc: spirv.StorageClassFunction, space: SpaceFunction,
 				ty: e.ptrType(spirv.StorageClassFunction, e.typeID(s.typ, plain))}
 		}
 	case *Unary:
-		if x.Op == "*" {
+		if x.Op == OpDeref {
 			return e.derefPtr(x.X)
 		}
 	case *Index:
@@ -54,6 +55,9 @@ func (e *emitter) ref(x Expr) refv {
 		} else {
 			r = e.ref(x.X)
 		}
+		if r.split {
+			return e.columnRef(r, x, e.containerType(x.X, info.autoDeref))
+		}
 		var idx uint32
 		if v := e.info(x.Index).val; v != nil {
 			idx = e.constU32(uint32(v.i)) // constant indices stay constants of one type
@@ -62,6 +66,7 @@ func (e *emitter) ref(x Expr) refv {
 		}
 		r.idx = append(append([]uint32(nil), r.idx...), idx)
 		r.block = 0
+		r.split = r.space == SpaceUniform && narrowMat(info.typ)
 		return r
 	case *Member:
 		var r refv
@@ -73,6 +78,13 @@ func (e *emitter) ref(x Expr) refv {
 		k := info.field
 		if info.swizzle != nil {
 			k = info.swizzle[0]
+		} else if st := e.containerType(x.X, info.autoDeref); r.space == SpaceUniform && hasNarrowMat(st) {
+			k = uboMember(st, k)
+			if narrowMat(info.typ) {
+				r.block = 0
+				r.split, r.col0 = true, uint32(k)
+				return r
+			}
 		}
 		r.idx = append(append([]uint32(nil), r.idx...), e.constU32(uint32(k)))
 		r.block = 0
@@ -80,6 +92,16 @@ func (e *emitter) ref(x Expr) refv {
 	}
 	bugf("expression at offset %d is not a memory location", x.exprPos())
 	return refv{}
+}
+
+// globalRef is the memory of module-scope variable s.
+func (e *emitter) globalRef(s *symbol) refv {
+	g := e.globals[s]
+	r := refv{base: g.id, sc: g.sc, space: s.space, block: g.block, split: g.split}
+	if g.wrapped {
+		r.idx = []uint32{e.constU32(0)}
+	}
+	return r
 }
 
 func (e *emitter) derefPtr(x Expr) refv {
@@ -98,7 +120,7 @@ func (e *emitter) ptrRef(x Expr) refv {
 	case *Paren:
 		return e.ptrRef(x.X)
 	case *Unary:
-		if x.Op == "&" {
+		if x.Op == OpAddrOf {
 			return e.ref(x.X)
 		}
 	case *Ident:
@@ -110,8 +132,40 @@ func (e *emitter) ptrRef(x Expr) refv {
 	return refv{}
 }
 
+// columnRef is column x.Index of the split matrix r of type mt. A constant
+// column is a member of the composite r leads to; a run-time column can be
+// reached only in a function-memory copy of the matrix (uniform memory is
+// read-only, so a copy reads the same).
+func (e *emitter) columnRef(r refv, x *Index, mt *Type) refv {
+	if v := e.info(x.Index).val; v != nil {
+		r.idx = append(append([]uint32(nil), r.idx...), e.constU32(r.col0+uint32(v.i)))
+		r.block, r.split, r.col0 = 0, false, 0
+		return r
+	}
+	idx := e.clampIndex(e.expr(x.Index), e.info(x.Index).typ, mt, nil)
+	tmp := e.localVar(mt)
+	e.add(spirv.OpStore, tmp, e.load(r, mt))
+	return refv{base: tmp, idx: []uint32{idx}, sc: spirv.StorageClassFunction, space: SpaceFunction,
+		ty: e.ptrType(spirv.StorageClassFunction, e.typeID(mt, plain))}
+}
+
+// loadColumns loads the split matrix r of type t column by column.
+func (e *emitter) loadColumns(r refv, t *Type) uint32 {
+	col := e.typeID(t.Elem, plain)
+	pty := e.ptrType(r.sc, col)
+	parts := make([]uint32, t.N)
+	for c := range parts {
+		ops := append(append([]uint32{r.base}, r.idx...), e.constU32(r.col0+uint32(c)))
+		parts[c] = e.op(spirv.OpLoad, col, e.op(spirv.OpAccessChain, pty, ops...))
+	}
+	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
+}
+
 // ptr materializes a reference as a pointer to a value of type t.
 func (e *emitter) ptr(r refv, t *Type) uint32 {
+	if r.split {
+		bugf("pointer to a split uniform matrix")
+	}
 	if len(r.idx) == 0 {
 		return r.base
 	}
@@ -119,6 +173,9 @@ func (e *emitter) ptr(r refv, t *Type) uint32 {
 }
 
 func (e *emitter) load(r refv, t *Type) uint32 {
+	if r.split {
+		return e.loadColumns(r, t)
+	}
 	p := e.ptr(r, t)
 	fl := flavorFor(r.space)
 	ty := e.typeID(t, fl)
@@ -126,7 +183,7 @@ func (e *emitter) load(r refv, t *Type) uint32 {
 		ty = r.block
 	}
 	v := e.op(spirv.OpLoad, ty, p)
-	if fl != plain && isAggregate(t) {
+	if needsRecast(t, fl) {
 		v = e.recast(v, t, fl, plain, 0)
 	}
 	return v
@@ -135,6 +192,9 @@ func (e *emitter) load(r refv, t *Type) uint32 {
 func (e *emitter) store(r refv, t *Type, v uint32) {
 	p := e.ptr(r, t)
 	fl := flavorFor(r.space)
+	if fl == ubo {
+		bugf("store into uniform memory")
+	}
 	if fl != plain && isAggregate(t) {
 		v = e.recast(v, t, plain, fl, r.block)
 	}
@@ -142,8 +202,15 @@ func (e *emitter) store(r refv, t *Type, v uint32) {
 }
 
 // recast rebuilds an aggregate value between layout flavors (SPIR-V 1.3 has
-// no OpCopyLogical). top, when non-zero, is the result type to build.
+// no OpCopyLogical). top, when non-zero, is the result type to build. Only
+// reads leave the ubo flavor (uniform memory is read-only).
 func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 {
+	if from == ubo && !hasNarrowMat(t) {
+		from = laidOut
+	}
+	if from == ubo && narrowMat(t) { // a column struct
+		return e.columns(v, t, 0)
+	}
 	if !isAggregate(t) {
 		return v
 	}
@@ -157,13 +224,31 @@ func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 
 	parts := make([]uint32, n)
 	for i := range n {
 		mt := elemType(t, i)
-		ex := e.op(spirv.OpCompositeExtract, e.typeID(mt, from), v, uint32(i))
+		k := uint32(i)
+		if from == ubo && t.Kind == KStruct {
+			k = uint32(uboMember(t, i))
+			if narrowMat(mt) {
+				parts[i] = e.columns(v, mt, k)
+				continue
+			}
+		}
+		ex := e.op(spirv.OpCompositeExtract, e.typeID(mt, from), v, k)
 		parts[i] = e.recast(ex, mt, from, to, 0)
 	}
 	if top == 0 {
 		top = e.typeID(t, to)
 	}
 	return e.op(spirv.OpCompositeConstruct, top, parts...)
+}
+
+// columns builds matrix t from members col0, col0+1, ... of composite v.
+func (e *emitter) columns(v uint32, t *Type, col0 uint32) uint32 {
+	col := e.typeID(t.Elem, plain)
+	parts := make([]uint32, t.N)
+	for c := range parts {
+		parts[c] = e.op(spirv.OpCompositeExtract, col, v, col0+uint32(c))
+	}
+	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
 }
 
 // expr emits an expression and returns the id of its value.
@@ -181,6 +266,9 @@ func (e *emitter) expr(x Expr) uint32 {
 	case *Ident:
 		s := info.sym
 		if s != nil {
+			if s.computed {
+				return e.computedOverride(s)
+			}
 			if id, ok := e.specIDs[s]; ok {
 				return id
 			}
@@ -193,23 +281,23 @@ func (e *emitter) expr(x Expr) uint32 {
 		}
 	case *Unary:
 		switch x.Op {
-		case "&":
+		case OpAddrOf:
 			xi := e.info(x.X)
 			return e.ptr(e.ref(x.X), xi.typ)
-		case "-":
+		case OpNeg:
 			v := e.expr(x.X)
 			op := spirv.OpSNegate
 			if info.typ.scalarOf().isFloat() {
 				op = spirv.OpFNegate
 			}
 			return e.op(op, e.typeID(info.typ, plain), v)
-		case "!":
+		case OpNot:
 			return e.op(spirv.OpLogicalNot, e.typeID(info.typ, plain), e.expr(x.X))
-		case "~":
+		case OpCompl:
 			return e.op(spirv.OpNot, e.typeID(info.typ, plain), e.expr(x.X))
 		}
 	case *Binary:
-		if x.Op == "&&" || x.Op == "||" {
+		if x.Op == OpLogAnd || x.Op == OpLogOr {
 			return e.shortCircuit(x)
 		}
 		a, b := e.expr(x.X), e.expr(x.Y)
@@ -256,10 +344,13 @@ func (e *emitter) expr(x Expr) uint32 {
 func (e *emitter) shortCircuit(x *Binary) uint32 {
 	boolT := e.typeID(e.m.types.scalar(KBool), plain)
 	a := e.expr(x.X)
+	if e.f.inPrelude { // override-expressions have no side effects
+		return e.op(pick(x.Op == OpLogAnd, spirv.OpLogicalAnd, spirv.OpLogicalOr), boolT, a, e.expr(x.Y))
+	}
 	from := e.f.label
 	rhs, merge := e.id(), e.id()
 	e.add(spirv.OpSelectionMerge, merge, 0)
-	if x.Op == "&&" {
+	if x.Op == OpLogAnd {
 		e.terminate(spirv.OpBranchConditional, a, rhs, merge)
 	} else {
 		e.terminate(spirv.OpBranchConditional, a, merge, rhs)
@@ -281,13 +372,13 @@ func (e *emitter) splat(v uint32, s *Type, n int) uint32 {
 	return e.op(spirv.OpCompositeConstruct, e.typeID(e.m.types.vec(n, s), plain), parts...)
 }
 
-func (e *emitter) binaryOp(op string, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
+func (e *emitter) binaryOp(op Operator, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
 	s := at.scalarOf()
 	ty := e.typeID(rt, plain)
 	if at.Kind == KMat || bt.Kind == KMat {
 		return e.matOp(op, a, at, b, bt, rt)
 	}
-	if op == "*" && s.isFloat() && at.Kind != bt.Kind {
+	if op == OpMul && s.isFloat() && at.Kind != bt.Kind {
 		if at.Kind == KVec {
 			return e.op(spirv.OpVectorTimesScalar, ty, a, b)
 		}
@@ -303,48 +394,48 @@ func (e *emitter) binaryOp(op string, a uint32, at *Type, b uint32, bt *Type, rt
 	f, sg := s.isFloat(), s.Kind == KI32
 	var o spirv.Op
 	switch op {
-	case "+":
+	case OpAdd:
 		o = pick(f, spirv.OpFAdd, spirv.OpIAdd)
-	case "-":
+	case OpSub:
 		o = pick(f, spirv.OpFSub, spirv.OpISub)
-	case "*":
+	case OpMul:
 		o = pick(f, spirv.OpFMul, spirv.OpIMul)
-	case "/", "%":
+	case OpDiv, OpRem:
 		if f {
-			o = pick(op == "/", spirv.OpFDiv, spirv.OpFRem)
+			o = pick(op == OpDiv, spirv.OpFDiv, spirv.OpFRem)
 			break
 		}
 		b = e.safeDivisor(a, b, at)
-		if op == "/" {
+		if op == OpDiv {
 			o = pick(sg, spirv.OpSDiv, spirv.OpUDiv)
 		} else {
 			o = pick(sg, spirv.OpSRem, spirv.OpUMod)
 		}
-	case "&":
+	case OpAnd:
 		o = pick(s.Kind == KBool, spirv.OpLogicalAnd, spirv.OpBitwiseAnd)
-	case "|":
+	case OpOr:
 		o = pick(s.Kind == KBool, spirv.OpLogicalOr, spirv.OpBitwiseOr)
-	case "^":
+	case OpXor:
 		o = spirv.OpBitwiseXor
-	case "<<", ">>":
+	case OpShl, OpShr:
 		mask := e.constant(bt, e.splatValue(bt, &value{i: 31}))
 		b = e.op(spirv.OpBitwiseAnd, e.typeID(bt, plain), b, mask)
-		if op == "<<" {
+		if op == OpShl {
 			o = spirv.OpShiftLeftLogical
 		} else {
 			o = pick(sg, spirv.OpShiftRightArithmetic, spirv.OpShiftRightLogical)
 		}
-	case "==":
+	case OpEq:
 		o = pick(f, spirv.OpFOrdEqual, pick(s.Kind == KBool, spirv.OpLogicalEqual, spirv.OpIEqual))
-	case "!=":
+	case OpNe:
 		o = pick(f, spirv.OpFUnordNotEqual, pick(s.Kind == KBool, spirv.OpLogicalNotEqual, spirv.OpINotEqual))
-	case "<":
+	case OpLt:
 		o = pick(f, spirv.OpFOrdLessThan, pick(sg, spirv.OpSLessThan, spirv.OpULessThan))
-	case "<=":
+	case OpLe:
 		o = pick(f, spirv.OpFOrdLessThanEqual, pick(sg, spirv.OpSLessThanEqual, spirv.OpULessThanEqual))
-	case ">":
+	case OpGt:
 		o = pick(f, spirv.OpFOrdGreaterThan, pick(sg, spirv.OpSGreaterThan, spirv.OpUGreaterThan))
-	case ">=":
+	case OpGe:
 		o = pick(f, spirv.OpFOrdGreaterThanEqual, pick(sg, spirv.OpSGreaterThanEqual, spirv.OpUGreaterThanEqual))
 	default:
 		bugf("unknown operator %s", op)
@@ -545,11 +636,11 @@ func (e *emitter) isGlobalVar(id uint32) bool {
 }
 
 // matOp emits the matrix operators checked by matBinary.
-func (e *emitter) matOp(op string, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
+func (e *emitter) matOp(op Operator, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
 	ty := e.typeID(rt, plain)
 	switch {
-	case op == "+" || op == "-":
-		fop := pick(op == "+", spirv.OpFAdd, spirv.OpFSub)
+	case op == OpAdd || op == OpSub:
+		fop := pick(op == OpAdd, spirv.OpFAdd, spirv.OpFSub)
 		return e.perColumn(at, a, b, func(x, y uint32) uint32 { return e.op(fop, e.typeID(at.Elem, plain), x, y) })
 	case at.Kind == KMat && bt.isScalar():
 		return e.op(spirv.OpMatrixTimesScalar, ty, a, b)

@@ -14,6 +14,11 @@ type fnState struct {
 	terminated bool   // the current block has its terminator
 	values     map[*symbol]uint32
 	ptrRefs    map[*symbol]refv // pointer parameters and lets
+	// prelude follows vars in the entry block: the overrides computed in
+	// the shader (see computedOverride), once per function.
+	prelude    spirv.Section
+	inPrelude  bool
+	computed   map[*symbol]uint32
 	loops      []loopTargets
 	inputsUsed map[uint32]bool
 }
@@ -64,7 +69,7 @@ func (e *emitter) localVar(t *Type) uint32 {
 // function emits f; a function with pointer parameters is emitted as the
 // variant fid for the pointer argument shapes (see emit_call.go).
 func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
-	e.f = &fnState{fn: f, values: map[*symbol]uint32{}, ptrRefs: map[*symbol]refv{}, inputsUsed: map[uint32]bool{}}
+	e.f = &fnState{fn: f, values: map[*symbol]uint32{}, ptrRefs: map[*symbol]refv{}, inputsUsed: map[uint32]bool{}, computed: map[*symbol]uint32{}}
 	var head spirv.Section
 	ret := e.voidType()
 	if f.result != nil {
@@ -104,6 +109,7 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 			}
 			e.f.values[p] = e.loadInput(f.builtins[i], p.typ)
 		}
+		e.initPrivate(f)
 		e.zeroWorkgroup(f)
 	}
 	e.stmts(f.decl.Body.Stmts)
@@ -117,6 +123,7 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 	e.funcs = append(e.funcs, head...)
 	e.funcs.Add(spirv.OpLabel, entry)
 	e.funcs = append(e.funcs, e.f.vars...)
+	e.funcs = append(e.funcs, e.f.prelude...)
 	e.funcs = append(e.funcs, e.f.body...)
 	e.funcs.Add(spirv.OpFunctionEnd)
 	if f.compute {
@@ -127,6 +134,9 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 
 // loadInput loads the Input variable of builtin value bi, of type t.
 func (e *emitter) loadInput(bi string, t *Type) uint32 {
+	if builtinValues[bi].linear {
+		return e.linearIndex(bi)
+	}
 	in := e.input(bi)
 	e.f.inputsUsed[in] = true
 	return e.op(spirv.OpLoad, e.typeID(t, plain), in)
@@ -175,10 +185,40 @@ func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
 	return out
 }
 
+// initPrivate stores the initial values of the private variables f can
+// touch whose initializers are computed in the shader (override-expressions
+// that are not specialization constants).
+func (e *emitter) initPrivate(f *function) {
+	for _, s := range usedVars(f, SpacePrivate, e.m.globals) {
+		if s.initRuntime {
+			e.store(e.globalRef(s), s.typ, e.expr(s.init))
+		}
+	}
+}
+
+// computedOverride is the value of an override computed in the shader from
+// other overrides, emitted once per function in its entry block.
+func (e *emitter) computedOverride(s *symbol) uint32 {
+	if id, ok := e.f.computed[s]; ok {
+		return id
+	}
+	if e.f.inPrelude {
+		id := e.expr(s.derived)
+		e.f.computed[s] = id
+		return id
+	}
+	body, label, term := e.f.body, e.f.label, e.f.terminated
+	e.f.body, e.f.terminated, e.f.inPrelude = e.f.prelude, false, true
+	id := e.expr(s.derived)
+	e.f.prelude, e.f.body, e.f.label, e.f.terminated, e.f.inPrelude = e.f.body, body, label, term, false
+	e.f.computed[s] = id
+	return id
+}
+
 // zeroWorkgroup gives workgroup memory its WGSL zero value: invocation 0
 // stores zeros, then the workgroup synchronizes.
 func (e *emitter) zeroWorkgroup(f *function) {
-	vars := usedVars(f, SpaceWorkgroup, e.m.Globals)
+	vars := usedVars(f, SpaceWorkgroup, e.m.globals)
 	if len(vars) == 0 {
 		return
 	}
@@ -289,7 +329,7 @@ func (e *emitter) stmt(s Stmt) {
 		t := e.m.info[s.X].typ
 		old := e.load(r, t)
 		op := spirv.OpIAdd
-		if s.Op == "--" {
+		if s.Op == OpDec {
 			op = spirv.OpISub
 		}
 		one := e.constant(t, &value{i: 1})
@@ -372,19 +412,61 @@ func (e *emitter) declSym(d *VarDecl) *symbol {
 
 func (e *emitter) assign(s *Assign) {
 	if s.LHS == nil {
+		if e.info(s.RHS).typ.Kind == KPtr {
+			e.ptrRef(s.RHS) // the indices' side effects; no pointer needs to exist
+			return
+		}
 		e.expr(s.RHS)
+		return
+	}
+	if m, ok := unparen(s.LHS).(*Member); ok && e.info(m).swizzleOf {
+		e.swizzleAssign(s, m)
 		return
 	}
 	r := e.ref(s.LHS)
 	t := e.m.info[s.LHS].typ
-	if s.Op == "=" {
+	if s.Op == OpAssign {
 		e.store(r, t, e.expr(s.RHS))
 		return
 	}
 	old := e.load(r, t)
 	rt := e.m.info[s.RHS].typ
-	v := e.binaryOp(s.Op[:len(s.Op)-1], old, t, e.expr(s.RHS), rt, t)
+	v := e.binaryOp(s.Op, old, t, e.expr(s.RHS), rt, t)
 	e.store(r, t, v)
+}
+
+// swizzleAssign emits v.xy = e (or v.xy += e, ...) as one store per named
+// component, so the components not named are not written.
+func (e *emitter) swizzleAssign(s *Assign, m *Member) {
+	info := e.info(m)
+	var r refv
+	if info.autoDeref {
+		r = e.derefPtr(m.X)
+	} else {
+		r = e.ref(m.X)
+	}
+	vt := info.typ // the swizzle's vector type
+	st := vt.Elem
+	comp := func(k int) refv {
+		c := r
+		c.idx = append(append([]uint32(nil), r.idx...), e.constU32(uint32(info.swizzle[k])))
+		c.block = 0
+		return c
+	}
+	var v uint32
+	if s.Op == OpAssign {
+		v = e.expr(s.RHS)
+	} else { // as *r = *r op e2: the old value is read first
+		parts := make([]uint32, len(info.swizzle))
+		for k := range parts {
+			parts[k] = e.load(comp(k), st)
+		}
+		old := e.op(spirv.OpCompositeConstruct, e.typeID(vt, plain), parts...)
+		v = e.binaryOp(s.Op, old, vt, e.expr(s.RHS), e.info(s.RHS).typ, vt)
+	}
+	for k := range info.swizzle {
+		e.store(comp(k), st, e.op(spirv.OpCompositeExtract, e.typeID(st, plain), v, uint32(k)))
+	}
 }
 
 func (e *emitter) ifStmt(s *If) {

@@ -18,7 +18,20 @@ type Error struct {
 	Msg    string // without position
 	Source string // the source line, for the caret display
 
+	// Notes are secondary labels: other places that explain the error,
+	// such as the previous declaration of a name declared twice.
+	Notes []Note
+
 	width int // code points to underline on the source line (from Col)
+}
+
+// Note is a secondary label of an Error, at another place in the source.
+type Note struct {
+	Offset int    // byte offset
+	Line   int    // 1-based
+	Col    int    // 1-based, in Unicode code points
+	Msg    string // without position
+	Source string // the source line, for the caret display
 }
 
 // Error formats the diagnostic as "file:line:col: error: msg".
@@ -26,16 +39,28 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d:%d: error: %s", e.File, e.Line, e.Col, e.Msg)
 }
 
-// Pretty formats the diagnostic followed by its source line and a caret under the column.
+// Pretty formats the diagnostic followed by its source line and a caret
+// under the column, then each note the same way.
 func (e *Error) Pretty() string {
 	var b strings.Builder
 	b.WriteString(e.Error())
 	b.WriteByte('\n')
-	b.WriteString(e.Source)
+	caret(&b, e.Source, e.Col, e.width)
+	for _, n := range e.Notes {
+		fmt.Fprintf(&b, "%s:%d:%d: note: %s\n", e.File, n.Line, n.Col, n.Msg)
+		caret(&b, n.Source, n.Col, 1)
+	}
+	return b.String()
+}
+
+// caret writes a source line and, under it, a caret at col underlining width
+// code points.
+func caret(b *strings.Builder, src string, col, width int) {
+	b.WriteString(src)
 	b.WriteByte('\n')
 	// Pad with the line's own tabs so the caret lines up in any tab width.
-	for i, r := range []rune(e.Source) {
-		if i >= e.Col-1 {
+	for i, r := range []rune(src) {
+		if i >= col-1 {
 			break
 		}
 		if r == '\t' {
@@ -45,11 +70,10 @@ func (e *Error) Pretty() string {
 		}
 	}
 	b.WriteByte('^')
-	if e.width > 1 {
-		b.WriteString(strings.Repeat("~", e.width-1)) // underline the rest of the expression
+	if width > 1 {
+		b.WriteString(strings.Repeat("~", width-1)) // underline the rest of the expression
 	}
 	b.WriteByte('\n')
-	return b.String()
 }
 
 // ErrorList is a sorted list of diagnostics; it is the error type of Parse,
@@ -108,6 +132,19 @@ type errorList struct {
 type rawError struct {
 	off, end int
 	msg      string
+	notes    []rawNote
+}
+
+type rawNote struct {
+	off int
+	msg string
+}
+
+// note adds a secondary label to the diagnostic just added at off, if it was.
+func (l *errorList) note(off, at int, msg string) {
+	if n := len(l.errs); n > 0 && l.errs[n-1].off == off {
+		l.errs[n-1].notes = append(l.errs[n-1].notes, rawNote{at, msg})
+	}
 }
 
 func (l *errorList) add(off int, format string, args ...any) {
@@ -143,6 +180,10 @@ func (l *errorList) err() error {
 			e.End = r.end
 			lineEnd := e.Offset + len(e.Source) - len(string([]rune(e.Source)[:e.Col-1]))
 			e.width = utf8.RuneCountInString(l.src[e.Offset:min(r.end, lineEnd)])
+		}
+		for _, n := range r.notes {
+			ne := newError(l.file, l.src, n.off, n.msg)
+			e.Notes = append(e.Notes, Note{Offset: ne.Offset, Line: ne.Line, Col: ne.Col, Msg: n.msg, Source: ne.Source})
 		}
 		out = append(out, e)
 	}

@@ -13,6 +13,7 @@ type parser struct {
 	i     int
 	errs  *errorList
 	noGT  int // > 0 while parsing template arguments: '>' closes the list
+	end   int // byte offset just past the last token consumed
 	depth int // expression/statement nesting, bounded to keep the stack small
 	// stmtAttrs collects statement attributes into the File.
 	stmtAttrs map[Stmt][]*Attr
@@ -49,6 +50,7 @@ func (p *parser) next() token {
 	if p.i < len(p.toks)-1 {
 		p.i++
 	}
+	p.end = t.pos + len(t.text)
 	return t
 }
 func (p *parser) is(text string) bool {
@@ -115,6 +117,7 @@ func (p *parser) closeTemplate() {
 			return
 		case ">>", ">=", ">>=":
 			p.toks[p.i] = token{tPunct, t.text[1:], t.pos + 1}
+			p.end = t.pos + 1
 			return
 		}
 	}
@@ -394,6 +397,7 @@ func (p *parser) typeExpr() *Ident {
 	if p.is("<") {
 		id.Args = p.templateArgs()
 	}
+	id.End = p.end
 	return id
 }
 

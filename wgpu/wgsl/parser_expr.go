@@ -11,7 +11,7 @@ func (p *parser) expr() Expr {
 		op := t.text
 		for p.is(op) {
 			pos := p.next().pos
-			lhs = &Binary{Pos: pos, Op: op, X: lhs, Y: p.unary()}
+			lhs = p.binary(pos, op, lhs, p.unary())
 		}
 		if t := p.tok(); t.kind == tPunct && isBinaryOp(t.text) && !p.closesTemplate() {
 			p.fail(t.pos, "mixing '%s' with '%s' requires parentheses", op, t.text)
@@ -23,13 +23,18 @@ func (p *parser) expr() Expr {
 		op := p.tok().text
 		for p.is(op) {
 			pos := p.next().pos
-			lhs = &Binary{Pos: pos, Op: op, X: lhs, Y: p.relationalFrom(p.unary())}
+			lhs = p.binary(pos, op, lhs, p.relationalFrom(p.unary()))
 		}
 		if p.is("&&") || p.is("||") {
 			p.fail(p.tok().pos, "mixing '&&' and '||' requires parentheses")
 		}
 	}
 	return lhs
+}
+
+// binary builds x op y from the operator's token text; it ends where y does.
+func (p *parser) binary(pos int, op string, x, y Expr) *Binary {
+	return &Binary{Pos: pos, End: y.exprEnd(), Op: binaryOps[op], X: x, Y: y}
 }
 
 func isBinaryOp(s string) bool {
@@ -57,7 +62,7 @@ func (p *parser) relationalFrom(lhs Expr) Expr {
 		case "<", ">", "<=", ">=", "==", "!=":
 			p.next()
 			rhs := p.shiftFrom(p.unary())
-			lhs = &Binary{Pos: t.pos, Op: t.text, X: lhs, Y: rhs}
+			lhs = p.binary(t.pos, t.text, lhs, rhs)
 			if t2 := p.tok(); t2.kind == tPunct && !p.closesTemplate() {
 				switch t2.text {
 				case "<", ">", "<=", ">=", "==", "!=":
@@ -72,7 +77,7 @@ func (p *parser) relationalFrom(lhs Expr) Expr {
 func (p *parser) shiftFrom(lhs Expr) Expr {
 	if t := p.tok(); t.kind == tPunct && (t.text == "<<" || t.text == ">>" && !p.closesTemplate()) {
 		p.next()
-		return &Binary{Pos: t.pos, Op: t.text, X: lhs, Y: p.unary()}
+		return p.binary(t.pos, t.text, lhs, p.unary())
 	}
 	// additive over multiplicative
 	lhs = p.multiplicativeFrom(lhs)
@@ -84,7 +89,7 @@ func (p *parser) shiftFrom(lhs Expr) Expr {
 			p.toks[p.i] = token{tPunct, "-", t.pos + 1}
 			t.text = "-"
 		}
-		lhs = &Binary{Pos: t.pos, Op: t.text, X: lhs, Y: p.multiplicativeFrom(p.unary())}
+		lhs = p.binary(t.pos, t.text, lhs, p.multiplicativeFrom(p.unary()))
 	}
 	return lhs
 }
@@ -92,7 +97,7 @@ func (p *parser) shiftFrom(lhs Expr) Expr {
 func (p *parser) multiplicativeFrom(lhs Expr) Expr {
 	for p.is("*") || p.is("/") || p.is("%") {
 		t := p.next()
-		lhs = &Binary{Pos: t.pos, Op: t.text, X: lhs, Y: p.unary()}
+		lhs = p.binary(t.pos, t.text, lhs, p.unary())
 	}
 	return lhs
 }
@@ -105,13 +110,15 @@ func (p *parser) unary() Expr {
 			p.enter()
 			defer p.leave()
 			p.next()
-			return &Unary{Pos: t.pos, Op: t.text, X: p.unary()}
+			x := p.unary()
+			return &Unary{Pos: t.pos, End: p.end, Op: unaryOps[t.text], X: x}
 		case "--":
 			// WGSL tokenizes by context: here '--' is two minus signs.
 			p.toks[p.i] = token{tPunct, "-", t.pos + 1}
 			p.enter()
 			defer p.leave()
-			return &Unary{Pos: t.pos, Op: "-", X: p.unary()}
+			x := p.unary()
+			return &Unary{Pos: t.pos, End: p.end, Op: OpNeg, X: x}
 		case "&&":
 			// '&&x' is '&(&x)', which WGSL rejects anyway; say so plainly.
 			p.fail(t.pos, "cannot take the address of an address")
@@ -125,11 +132,11 @@ func (p *parser) primary() Expr {
 	switch t.kind {
 	case tInt, tFloat:
 		p.next()
-		return &Lit{Pos: t.pos, Kind: t.kind, Text: t.text}
+		return &Lit{Pos: t.pos, End: p.end, Kind: t.kind, Text: t.text}
 	case tKeyword:
 		if t.text == "true" || t.text == "false" {
 			p.next()
-			return &Lit{Pos: t.pos, Kind: tKeyword, Text: t.text}
+			return &Lit{Pos: t.pos, End: p.end, Kind: tKeyword, Text: t.text}
 		}
 	case tIdent:
 		name, pos := p.ident()
@@ -137,8 +144,10 @@ func (p *parser) primary() Expr {
 		if p.is("<") && templated[name] {
 			id.Args = p.templateArgs()
 		}
+		id.End = p.end
 		if p.is("(") {
-			return &Call{Pos: pos, Fn: id, Args: p.callArgs()}
+			args := p.callArgs()
+			return &Call{Pos: pos, End: p.end, Fn: id, Args: args}
 		}
 		return id
 	case tPunct:
@@ -149,7 +158,7 @@ func (p *parser) primary() Expr {
 			x := p.expr()
 			p.noGT = save
 			p.expect(")")
-			return &Paren{Pos: t.pos, X: x}
+			return &Paren{Pos: t.pos, End: p.end, X: x}
 		}
 	}
 	p.fail(t.pos, "expected expression, found %s", describe(t))
@@ -182,7 +191,7 @@ func (p *parser) postfix(x Expr) Expr {
 			i := p.expr()
 			p.noGT = save
 			p.expect("]")
-			x = &Index{Pos: pos, X: x, Index: i}
+			x = &Index{Pos: pos, End: p.end, X: x, Index: i}
 		case p.is("."):
 			p.next()
 			t := p.tok()
@@ -190,7 +199,7 @@ func (p *parser) postfix(x Expr) Expr {
 				p.fail(t.pos, "expected member name after '.', found %s", describe(t))
 			}
 			p.next()
-			x = &Member{Pos: t.pos, X: x, Name: t.text}
+			x = &Member{Pos: t.pos, End: p.end, X: x, Name: t.text}
 		default:
 			return x
 		}

@@ -102,7 +102,7 @@ func (p *parser) simpleStmt() Stmt {
 	if p.is("_") {
 		p.next()
 		p.expect("=")
-		return &Assign{Pos: t.pos, Op: "=", RHS: p.expr()}
+		return &Assign{Pos: t.pos, Op: OpAssign, RHS: p.expr()}
 	}
 	if t.kind == tKeyword && (t.text == "var" || t.text == "let" || t.text == "const") {
 		if t.text == "var" {
@@ -116,10 +116,10 @@ func (p *parser) simpleStmt() Stmt {
 		switch op.text {
 		case "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=":
 			p.next()
-			return &Assign{Pos: op.pos, Op: op.text, LHS: lhs, RHS: p.expr()}
+			return &Assign{Pos: op.pos, Op: assignOp(op.text), LHS: lhs, RHS: p.expr()}
 		case "++", "--":
 			p.next()
-			return &IncDec{Pos: op.pos, Op: op.text, X: lhs}
+			return &IncDec{Pos: op.pos, Op: pick(op.text == "++", OpInc, OpDec), X: lhs}
 		}
 	}
 	if c, ok := lhs.(*Call); ok {

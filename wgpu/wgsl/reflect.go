@@ -60,8 +60,11 @@ type Override struct {
 // Reflect describes a checked module.
 func Reflect(m *Checked) Reflection {
 	r := Reflection{Bindings: []Binding{}, EntryPoints: []EntryPoint{}, Overrides: []Override{}}
+	if m == nil || m.file == nil {
+		return r // not from Check: nothing to describe
+	}
 	index := map[*symbol]int{}
-	for _, s := range sortedGlobals(m.Globals) {
+	for _, s := range sortedGlobals(m.globals) {
 		if s.space != SpaceStorage && s.space != SpaceUniform && s.space != SpacePushConstant {
 			continue
 		}
@@ -96,7 +99,7 @@ func Reflect(m *Checked) Reflection {
 		index[s] = len(r.Bindings)
 		r.Bindings = append(r.Bindings, b)
 	}
-	for _, f := range m.Entries {
+	for _, f := range m.entries {
 		ep := EntryPoint{Name: f.decl.Name, Bindings: []int{}}
 		for i, d := range f.wgSize {
 			ep.WorkgroupSize[i] = uint32(max(d.val, 1))
@@ -104,18 +107,18 @@ func Reflect(m *Checked) Reflection {
 				ep.WorkgroupSizeOverrides[i] = d.name
 			}
 		}
-		for _, s := range usedVars(f, "", sortedGlobals(m.Globals)) {
+		for _, s := range usedVars(f, "", sortedGlobals(m.globals)) {
 			if i, ok := index[s]; ok {
 				ep.Bindings = append(ep.Bindings, i)
 			}
 		}
 		r.EntryPoints = append(r.EntryPoints, ep)
 	}
-	for _, s := range m.Overrides {
+	for _, s := range m.overrides {
 		o := Override{Name: s.name, ID: s.overrideID, Type: s.typ.String(), HasDefault: s.hasDefault}
 		if s.derived != nil {
-			sp := m.File.Span(s.derived)
-			o.ID, o.Derived = -1, m.File.Source[sp.Start:sp.End]
+			sp := m.file.Span(s.derived)
+			o.ID, o.Derived = -1, m.file.Source[sp.Start:sp.End]
 		}
 		if s.val != nil {
 			switch {

@@ -28,4 +28,21 @@ func TestSpans(t *testing.T) {
 	if sp := f.Span(inner.Args[0]); src[sp.Start:sp.End] != "a[1]" {
 		t.Errorf("index span %q", src[sp.Start:sp.End])
 	}
+	// Ends are stored at parse time, also where '>>' closes two template lists.
+	src2 := "@group(0) @binding(0) var<storage, read_write> v: array<vec2<u32>>;\nconst k = 1-2--3;\n" + ep
+	f2, err := Parse("s2.wgsl", src2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ty := f2.Decls[0].(*VarDecl).Type
+	if sp := f2.Span(ty); src2[sp.Start:sp.End] != "array<vec2<u32>>" {
+		t.Errorf("type span %q", src2[sp.Start:sp.End])
+	}
+	if sp := f2.Span(ty.Args[0]); src2[sp.Start:sp.End] != "vec2<u32>" {
+		t.Errorf("inner type span %q", src2[sp.Start:sp.End])
+	}
+	k := f2.Decls[1].(*VarDecl).Init.(*Binary)
+	if sp := f2.Span(k.Y); src2[sp.Start:sp.End] != "-3" {
+		t.Errorf("operand span %q", src2[sp.Start:sp.End])
+	}
 }

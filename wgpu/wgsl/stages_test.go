@@ -27,8 +27,8 @@ func TestStagesOneByOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Entries) != 1 || len(m.Globals) != 1 {
-		t.Fatalf("entries %d, globals %d", len(m.Entries), len(m.Globals))
+	if ep := m.EntryPoints(); len(ep) != 1 || ep[0] != "main" || m.File() != f {
+		t.Fatalf("entry points %q, file %p (want %p)", ep, m.File(), f)
 	}
 	words, err := Emit(m)
 	if err != nil {
@@ -48,6 +48,12 @@ func TestStageMisuse(t *testing.T) {
 	var ie *InternalError
 	if _, err := Emit(nil); !errors.As(err, &ie) {
 		t.Errorf("Emit(nil): %v", err)
+	}
+	if _, err := Emit(&Checked{}); !errors.As(err, &ie) {
+		t.Errorf("Emit of a Checked not made by Check: %v", err)
+	}
+	if r := Reflect(&Checked{}); len(r.Bindings)+len(r.EntryPoints)+len(r.Overrides) != 0 {
+		t.Errorf("Reflect of a Checked not made by Check: %+v", r)
 	}
 	if _, err := Check(nil); !errors.As(err, &ie) {
 		t.Errorf("Check(nil): %v", err)

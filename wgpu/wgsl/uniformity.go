@@ -53,7 +53,7 @@ func (c *checker) checkUniformity() {
 		}
 		u.function(f)
 	}
-	for _, f := range c.out.Funcs {
+	for _, f := range c.out.funcs {
 		visit(f)
 	}
 }
@@ -72,9 +72,7 @@ func (u *uniformity) function(f *function) {
 				bis = p.typ.Struct.Builtins
 			}
 			for _, bi := range bis {
-				switch bi {
-				case "workgroup_id", "num_workgroups", "subgroup_size", "num_subgroups":
-				default:
+				if !builtinValues[bi].uniform {
 					u.vars[p] = nonUniform
 				}
 			}
@@ -277,7 +275,7 @@ func (u *uniformity) store(lhs Expr, t, cf taint) {
 			lhs = x.X
 			continue
 		case *Unary:
-			if x.Op == "*" {
+			if x.Op == OpDeref {
 				lhs = x.X
 				continue
 			}
@@ -324,7 +322,7 @@ func (u *uniformity) expr(e Expr, cf taint) taint {
 		return u.vars[s]
 	case *Unary:
 		t := u.expr(x.X, cf)
-		if x.Op == "*" {
+		if x.Op == OpDeref {
 			return u.deref(x.X, cf)
 		}
 		return t
@@ -379,7 +377,7 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 							r |= args[j]
 						}
 					}
-					if un, ok := unparen(c.Args[i]).(*Unary); ok && un.Op == "&" {
+					if un, ok := unparen(c.Args[i]).(*Unary); ok && un.Op == OpAddrOf {
 						u.store(un.X, r|cf, cf)
 					} else {
 						u.store(c.Args[i], r|cf, cf)
@@ -395,6 +393,12 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 		}
 		return r
 	case callBuiltin:
+		if b := builtinTable[c.Fn.Name]; b != nil && b.subgroup {
+			if u.diag.on("subgroup_uniformity") {
+				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			}
+			return nonUniform
+		}
 		switch builtinFns[c.Fn.Name] {
 		case bBarrier:
 			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")

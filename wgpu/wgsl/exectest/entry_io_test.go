@@ -88,3 +88,37 @@ fn main() {
 		t.Errorf("sum %d, i %d; want %d, %d", out[1], out[2], s, i)
 	}
 }
+
+// TestLinearIndexing checks global_invocation_index and workgroup_index
+// (WGSL's linear_indexing) on a 2D grid, with a constant and with an
+// override workgroup size, against the linearization computed here.
+func TestLinearIndexing(t *testing.T) {
+	d := newDevice(t)
+	const src = `
+override WX: u32 = 2;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+struct In { @builtin(workgroup_index) w: u32, @builtin(local_invocation_index) li: u32 }
+@compute @workgroup_size(WX, 2)
+fn main(@builtin(global_invocation_index) g: u32, in: In) { o[g] = in.w * 100u + in.li + 1u; }`
+	for _, wx := range []uint32{2, 3} {
+		groups := [3]uint32{3, 2, 1}
+		wgs := [3]uint32{wx, 2, 1}
+		total := groups[0] * groups[1] * wgs[0] * wgs[1]
+		out := d.run(t, src, map[string]float64{"WX": float64(wx)}, nil, groups, make([]byte, 4*total))
+		got := getU32(out[0])
+		for wy := range groups[1] {
+			for wxi := range groups[0] {
+				for ly := range wgs[1] {
+					for lx := range wgs[0] {
+						gx, gy := wxi*wgs[0]+lx, wy*wgs[1]+ly
+						g := gx + groups[0]*wgs[0]*gy
+						want := (wxi+groups[0]*wy)*100 + lx + wgs[0]*ly + 1
+						if got[g] != want {
+							t.Errorf("WX=%d: o[%d] = %d, want %d", wx, g, got[g], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

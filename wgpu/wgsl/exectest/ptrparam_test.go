@@ -21,11 +21,12 @@ struct Params { scale: vec4<f32>, k: u32 }
 var<workgroup> wg: array<f32, 64>;
 var<private> pv: array<f32, 3>;
 
-// combine: *a += *b, both in workgroup memory.
-fn combine(a: ptr<workgroup, f32>, b: ptr<workgroup, f32>) { *a = *a + *b; }
+// combine: *a += b in workgroup memory. (Two pointers into wg, one written,
+// would be invalid aliasing.)
+fn combine(a: ptr<workgroup, f32>, b: f32) { *a = *a + b; }
 fn reduce(li: u32) {
 	for (var s = 32u; s > 0u; s >>= 1u) {
-		if li < s { combine(&wg[li], &wg[li + s]); }
+		if li < s { combine(&wg[li], wg[li + s]); }
 		workgroupBarrier();
 	}
 }
@@ -100,5 +101,46 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	}
 	if got := getU32(res[3]); got[0] != 64 || got[1] != 64 {
 		t.Errorf("atomic counters through pointers = %v, want [64 64]", got)
+	}
+}
+
+// TestRuntimeArraysThroughPointers passes runtime-sized buffer arrays to
+// functions by pointer: indexed (clamped to the buffer's arrayLength, as
+// when indexed directly) and measured with arrayLength through the pointer.
+func TestRuntimeArraysThroughPointers(t *testing.T) {
+	d := newDevice(t)
+	src := `
+struct Buf { n: u32, data: array<vec2<f32>> }
+@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@group(0) @binding(1) var<storage, read> s: Buf;
+fn total(p: ptr<storage, array<f32>, read_write>, start: u32) -> f32 {
+	var t = 0.0;
+	for (var i = start; i < arrayLength(p); i++) { t += p[i]; }
+	return t;
+}
+fn last(p: ptr<storage, array<vec2<f32>>>) -> vec2<f32> { return (*p)[arrayLength(p) - 1u]; }
+fn put(p: ptr<storage, array<f32>, read_write>, i: u32, v: f32) { (*p)[i] = v; }
+@compute @workgroup_size(1) fn main() {
+	let sum = total(&a, 3u);
+	put(&a, 0u, sum);
+	put(&a, 1u, last(&s.data).y + f32(arrayLength(&s.data)));
+	let q = &s.data;
+	put(&a, 2u, q[s.n].x);
+	put(&a, 1000u, -1.0); // clamped to the last element
+}`
+	as := []float32{0, 0, 0, 1.5, 2.25, -3, 4, 8}
+	data := []float32{10, 11, 12, 13, 14, 15}
+	sb := append(u32s(1, 0), f32s(data...)...)
+	out := d.run(t, src, nil, nil, one, f32s(as...), sb)
+	got := getF32(out[0])
+	want := append([]float32(nil), as...)
+	want[0] = 1.5 + 2.25 - 3 + 4 + 8
+	want[1] = data[5] + 3
+	want[2] = data[2]
+	want[7] = -1
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("a[%d] = %g, want %g", i, got[i], want[i])
+		}
 	}
 }
