@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
@@ -15,15 +16,7 @@ import (
 // refTop is the k highest log-probabilities of logits, in float64 from
 // scratch: a full sort of the vocabulary and a plain logsumexp.
 func refTop(logits []float32, k int) (ids []int32, lps []float64) {
-	mx := math.Inf(-1)
-	for _, x := range logits {
-		mx = max(mx, float64(x))
-	}
-	s := 0.0
-	for _, x := range logits {
-		s += math.Exp(float64(x) - mx)
-	}
-	lse := mx + math.Log(s)
+	ls := refops.LogSoftmax(logits)
 	order := make([]int, len(logits))
 	for i := range order {
 		order[i] = i
@@ -31,7 +24,7 @@ func refTop(logits []float32, k int) (ids []int32, lps []float64) {
 	sort.SliceStable(order, func(a, b int) bool { return logits[order[a]] > logits[order[b]] })
 	for _, i := range order[:k] {
 		ids = append(ids, int32(i))
-		lps = append(lps, float64(logits[i])-lse)
+		lps = append(lps, ls[i])
 	}
 	return ids, lps
 }

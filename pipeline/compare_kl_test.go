@@ -8,27 +8,11 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
-
-// logSoftmax is the float64 log-softmax of logits.
-func logSoftmax(logits []float32) []float64 {
-	mx := math.Inf(-1)
-	for _, x := range logits {
-		mx = max(mx, float64(x))
-	}
-	s := 0.0
-	for _, x := range logits {
-		s += math.Exp(float64(x) - mx)
-	}
-	out := make([]float64, len(logits))
-	for i, x := range logits {
-		out[i] = float64(x) - mx - math.Log(s)
-	}
-	return out
-}
 
 // TestCompareKL: on a model of 64 tokens with --top-logprobs 64 (the whole
 // vocabulary) compare's KL statistics and same-top share equal the exact
@@ -72,12 +56,12 @@ func TestCompareKL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pa := logSoftmax(la)
+		pa := refops.LogSoftmax(la)
 		lb, err := gb.Append(ctx, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pb := logSoftmax(lb)
+		pb := refops.LogSoftmax(lb)
 		kl := 0.0
 		for v := range pa {
 			kl += math.Exp(pa[v]) * (pa[v] - pb[v])

@@ -10,20 +10,9 @@ func TestCopyAfterComputeBarrier(t *testing.T) {
 	env := newEnv(t)
 	d := env.dev
 	const n = 1 << 12
-	a, b := make([]float32, n), make([]float32, n)
-	for i := range a {
-		a[i], b[i] = float32(i), float32(3*i+2)
-	}
-	A, B, C := newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW)
-	D, E := newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW)
+	a, b, A, B, k := chainInputs(t, d, n)
+	C, D, E := newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW)
 	q := d.Queue()
-	if err := q.WriteBuffer(A, 0, f32Bytes(a)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.WriteBuffer(B, 0, f32Bytes(b)); err != nil {
-		t.Fatal(err)
-	}
-	k := newKernel(t, d, "chain", 8, nil, BindingReadOnlyStorage, BindingReadOnlyStorage, BindingStorage)
 	abc, cce := k.group(t, d, A, B, C), k.group(t, d, C, C, E)
 	e, err := d.CreateCommandEncoder(nil)
 	if err != nil {
@@ -52,4 +41,24 @@ func TestCopyAfterComputeBarrier(t *testing.T) {
 			t.Fatalf("i=%d: D %g want %g, E %g want %g", i, dd[i], a[i]+b[i], ee[i], 2*(a[i]+b[i]))
 		}
 	}
+}
+
+// chainInputs uploads a = i and b = 2i+1 (n floats each) into storage
+// buffers A and B and makes the "chain" kernel (its third binding = first +
+// second).
+func chainInputs(t *testing.T, d *Device, n int) (a, b []float32, A, B *Buffer, k *kernel) {
+	t.Helper()
+	a, b = make([]float32, n), make([]float32, n)
+	for i := range a {
+		a[i], b[i] = float32(i), float32(2*i+1)
+	}
+	A, B = newBuffer(t, d, uint64(4*n), storageRW), newBuffer(t, d, uint64(4*n), storageRW)
+	q := d.Queue()
+	if err := q.WriteBuffer(A, 0, f32Bytes(a)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.WriteBuffer(B, 0, f32Bytes(b)); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, A, B, newKernel(t, d, "chain", 8, nil, BindingReadOnlyStorage, BindingReadOnlyStorage, BindingStorage)
 }

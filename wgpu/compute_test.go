@@ -414,20 +414,9 @@ func TestBarrierAcrossCopy(t *testing.T) {
 	env := newEnv(t)
 	d := env.dev
 	const n = 1 << 12
-	a, b := make([]float32, n), make([]float32, n)
-	for i := range a {
-		a[i], b[i] = float32(i), float32(2*i+1)
-	}
-	A, B, C := newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW)
-	D := newBuffer(t, d, 4*n, storageRW)
+	a, b, A, B, k := chainInputs(t, d, n)
+	C, D := newBuffer(t, d, 4*n, storageRW), newBuffer(t, d, 4*n, storageRW)
 	q := d.Queue()
-	if err := q.WriteBuffer(A, 0, f32Bytes(a)); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.WriteBuffer(B, 0, f32Bytes(b)); err != nil {
-		t.Fatal(err)
-	}
-	k := newKernel(t, d, "chain", 8, nil, BindingReadOnlyStorage, BindingReadOnlyStorage, BindingStorage)
 	abc, bba := k.group(t, d, A, B, C), k.group(t, d, B, B, A)
 	e, err := d.CreateCommandEncoder(nil)
 	if err != nil {

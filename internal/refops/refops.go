@@ -134,3 +134,21 @@ func Sums(x []float64) (sum, sumSq float64) {
 	}
 	return sum, sumSq
 }
+
+// LogSoftmax is the log-softmax of logits in float64: x - max - log Σ exp(x - max).
+func LogSoftmax(logits []float32) []float64 {
+	mx := math.Inf(-1)
+	for _, x := range logits {
+		mx = max(mx, float64(x))
+	}
+	s := 0.0
+	for _, x := range logits {
+		s += math.Exp(float64(x) - mx)
+	}
+	lse := mx + math.Log(s)
+	out := make([]float64, len(logits))
+	for i, x := range logits {
+		out[i] = float64(x) - lse
+	}
+	return out
+}
