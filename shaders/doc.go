@@ -19,15 +19,17 @@
 // Software rasterizers (lavapipe, SwiftShader: Vulkan device type "cpu", see
 // Software) run one invocation per SIMD lane of a CPU thread and pay dearly
 // for barriers, so they get the register-tiled matmul.wgsl without workgroup
-// memory, and lmhead_loss.wgsl; hardware GPUs get matmul_shared.wgsl and
+// memory, lmhead_loss.wgsl, and topk_logits.wgsl (--top-logprobs, one
+// invocation per target); hardware GPUs get matmul_shared.wgsl and
 // lmhead_loss_shared.wgsl, which stage tiles of both operands in workgroup
-// memory. Each pair has one interface (bindings, push constants, epilogues),
+// memory, and topk_logits_shared.wgsl, whose workgroup of invocations splits
+// one target's vocabulary and merges their top-K in workgroup memory. Each pair has one interface (bindings, push constants, epilogues),
 // so NewGPT2 picks from the adapter's type and the rest of the forward pass is
 // the same. Mesa's lavapipe also ends an
 // invocation's loops after 65535 iterations in all and carries on with wrong
 // values; on software adapters NewGPT2 sizes lmhead_loss.wgsl's vocabulary
 // tile (VT) so its loops fit, caps a batch's targets for nll_sums.wgsl, cuts
-// the vocabulary topk_logits.wgsl streams (--top-logprobs) into slices, and
+// the vocabulary the top-K kernels stream (--top-logprobs) into slices, and
 // refuses a model whose attention could not fit. Every variant is tested on
 // every device the tests run on.
 //

@@ -208,7 +208,8 @@ type SubmitOptions struct {
 	PerToken bool
 	// TopLogprobs, with PerToken, also keeps the TopLogprobs (1 to
 	// MaxTopLogprobs) highest log-probabilities of every target's position
-	// for Pending.TopLogprobs: topk_logits.wgsl streams the vocabulary once
+	// for Pending.TopLogprobs: topk_logits.wgsl (topk_logits_shared.wgsl on
+	// hardware GPUs) streams the vocabulary once
 	// more at the scored positions, and 8 bytes per target and K, plus 4 per
 	// target, are read back.
 	TopLogprobs int

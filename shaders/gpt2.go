@@ -28,7 +28,7 @@ type GPT2 struct {
 	weightBytesTotal int64
 
 	bindLimit    int   // tests: a smaller binding limit, to exercise wte in ranges
-	sharedMatmul bool  // matmul_shared.wgsl and lmhead_loss_shared.wgsl rather than the register-tiled kernels: on hardware GPUs (tests set it with vt)
+	sharedMatmul bool  // matmul_shared.wgsl, lmhead_loss_shared.wgsl and topk_logits_shared.wgsl rather than the register-tiled kernels: on hardware GPUs (tests set it with vt)
 	arenaLimit   int64 // tests: arenas larger than this fail as out of device memory
 	vt           int   // lmhead_loss.wgsl's VT for this adapter and model
 	loopLimit    int   // the adapter's shader loop limit (iterations per invocation), 0 for none
@@ -44,6 +44,7 @@ type GPT2 struct {
 	matmulShared, lmHeadShared                                    *Kernel
 	logits                                                        *Kernel // decoding: one position's logits (Session)
 	topK                                                          *Kernel // topk_logits.wgsl: --top-logprobs
+	topKShared                                                    *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
 }
 
 // fitLoopLimit chooses tunables for an adapter whose shader loops are limited:
@@ -189,7 +190,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	}{
 		{&g.embed, "embed.wgsl"}, {&g.layernorm, "layernorm.wgsl"}, {&g.matmul, "matmul.wgsl"},
 		{&g.kvWrite, "kv_write.wgsl"}, {&g.attention, "attention.wgsl"},
-		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"}, {&g.logits, "logits.wgsl"}, {&g.topK, "topk_logits.wgsl"},
+		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"}, {&g.logits, "logits.wgsl"}, {&g.topK, "topk_logits.wgsl"}, {&g.topKShared, "topk_logits_shared.wgsl"},
 	} {
 		if *k.dst, err = NewKernel(dev, k.name, f16); err != nil {
 			g.Close()

@@ -18,6 +18,13 @@ const MaxTopLogprobs = 100
 // topWG is topk_logits.wgsl's WG: positions per workgroup.
 const topWG = 64
 
+// sharedTopWG is topk_logits_shared.wgsl's WG: invocations sharing one
+// position's vocabulary (a power of two).
+const sharedTopWG = 64
+
+// sharedTopLog2WG is log2(sharedTopWG): the merge's reduction steps.
+const sharedTopLog2WG = 6
+
 // topBuffers are an arena's buffers for top log-probabilities: the running
 // top-K of every target (topv logits, topi ids, (targets, K)), and the
 // host-visible copies of them and of the target logits (for the logsumexp).
@@ -58,16 +65,24 @@ func (g *GPT2) topBuffersFor(a *arena, k int) (*topBuffers, error) {
 	return t, nil
 }
 
-// topSlice is how many vocabulary ids one topk_logits.wgsl dispatch streams:
-// all of a binding's, except where the adapter limits shader loops.
+// topSlice is how many vocabulary ids one top-K dispatch streams: all of a
+// binding's, except where the adapter limits shader loops. With
+// topk_logits_shared.wgsl (sharedMatmul) an invocation loops over
+// ceil((K + ids) / WG) candidates of C + 1 + K iterations each, plus K for
+// its list and K x (log2 WG + 2) for the merge.
 func (g *GPT2) topSlice(k int) int {
 	if g.loopLimit == 0 {
 		return g.cfg.VocabSize
 	}
-	return max((loopBudget-3*k)/(g.cfg.NEmbd+1+k), 1)
+	per := g.cfg.NEmbd + 1 + k
+	if g.sharedMatmul {
+		rounds := (loopBudget - k - k*(sharedTopLog2WG+2)) / per
+		return max(rounds*sharedTopWG-k, 1)
+	}
+	return max((loopBudget-3*k)/per, 1)
 }
 
-// topDispatches is how many topk_logits.wgsl dispatches encodeTopK records.
+// topDispatches is how many top-K dispatches encodeTopK records.
 func (g *GPT2) topDispatches(ranges [][2]int, k int) int {
 	n := 0
 	for _, vr := range ranges {
@@ -76,23 +91,29 @@ func (g *GPT2) topDispatches(ranges [][2]int, k int) int {
 	return n
 }
 
-// encodeTopK records topk_logits.wgsl over the whole vocabulary for the
-// batch's P targets (their ln_f rows in the arena's h), slice after slice,
-// and the copies of the result and of the target logits to the host.
+// encodeTopK records the top-K kernel over the whole vocabulary for the
+// batch's P targets (their ln_f rows in the arena's h), slice after slice:
+// topk_logits_shared.wgsl, one workgroup per target, where the adapter gets
+// the workgroup-memory kernels (sharedMatmul), else topk_logits.wgsl, one
+// invocation per target.
 func (g *GPT2) encodeTopK(r *recorder, b *batch, ranges [][2]int) {
 	a, k := r.a, r.p.topK
 	t := a.top
 	P, C := b.P, g.cfg.NEmbd
 	span := g.topSlice(k)
 	wb := float64(g.weightBytes())
+	kern, groups := g.topK, grid(ceilDiv(P, topWG))
+	if g.sharedMatmul {
+		kern, groups = g.topKShared, grid(P)
+	}
 	init := 1
 	for _, vr := range ranges {
 		n := vr[1] - vr[0]
 		for lo := 0; lo < n; lo += span {
 			hi := min(lo+span, n)
-			r.op(g.topK, nil, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.wteRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
+			r.op(kern, nil, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.wteRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
 				Params{"P": float64(P), "C": float64(C), "K": float64(k), "lo": float64(lo), "hi": float64(hi), "base": float64(vr[0]), "init": float64(init)},
-				grid(ceilDiv(P, topWG)), 2*float64(P)*float64(hi-lo)*float64(C), wb*float64(hi-lo)*float64(C)+float64(4*P*C))
+				groups, 2*float64(P)*float64(hi-lo)*float64(C), wb*float64(hi-lo)*float64(C)+float64(4*P*C))
 			init = 0
 		}
 	}

@@ -184,6 +184,10 @@ type benchKernel struct {
 	GBps       float64 `json:"gb_per_second"`
 }
 
+// benchWaitInterval is the hub client's WaitInterval for bench's model; 0 for
+// hub.DefaultWaitInterval (tests shorten it).
+var benchWaitInterval time.Duration
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f benchFlags
 	var fs *pflag.FlagSet
@@ -227,7 +231,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		say("model %s: random weights, %d layers, %d heads, %d channels, %d positions", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions)
 		src = testmodel.Random(cfg, 1).Reader()
 	} else {
-		path, err := hub.FromEnv().Locate(ctx, f.model)
+		hc := hub.FromEnv()
+		hc.Progress, hc.WaitInterval = prog.bytes, benchWaitInterval
+		hc.Waiting = func(w hub.Wait) { // as eval reports them (wgpueval.Options.Log)
+			if !f.quiet {
+				prog.note(w.String())
+			}
+		}
+		path, err := hc.Locate(ctx, f.model)
 		if err != nil {
 			return err
 		}

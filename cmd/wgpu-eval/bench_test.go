@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 )
@@ -170,6 +178,74 @@ func TestBenchGPU(t *testing.T) {
 		}
 		if b.KernelTotal == nil || !(b.KernelTotal.GPUSeconds > 0) {
 			t.Errorf("batch %d: kernel total %+v", b.Batch, b.KernelTotal)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestBenchSaysWhatItWaitsFor: bench's model from a hub that does not answer
+// is reported on stderr as eval reports it (waiting for the host to answer
+// for config.json), while bench waits; --quiet says nothing.
+func TestBenchSaysWhatItWaitsFor(t *testing.T) {
+	release := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer s.Close()
+	defer close(release)
+	t.Setenv("HF_ENDPOINT", s.URL)
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	t.Setenv("HF_HUB_OFFLINE", "")
+	t.Setenv("TRANSFORMERS_OFFLINE", "")
+	benchWaitInterval = 10 * time.Millisecond
+	defer func() { benchWaitInterval = 0 }()
+	host := strings.TrimPrefix(s.URL, "http://")
+	for _, quiet := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var stderr lockedBuffer
+		args := []string{"--model", "org/model", "--device", "cpu", "--batch", "1"}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- runBench(ctx, args, io.Discard, &stderr) }()
+		deadline := time.Now().Add(20 * time.Second)
+		for !quiet && !strings.Contains(stderr.String(), "to answer") && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if quiet {
+			time.Sleep(200 * time.Millisecond) // twenty wait intervals
+		}
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Errorf("quiet %v: err = %v, want context.Canceled", quiet, err)
+		}
+		out := stderr.String()
+		if quiet && strings.Contains(out, "waiting") {
+			t.Errorf("--quiet: stderr %q", out)
+		}
+		if !quiet && (!strings.Contains(out, "waiting") || !strings.Contains(out, host+" to answer for config.json")) {
+			t.Errorf("stderr %q, want a report of waiting for %s and config.json", out, host)
 		}
 	}
 }

@@ -123,7 +123,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		},
 		Log: func(msg string) {
 			if !f.quiet {
-				fmt.Fprintln(stderr, msg)
+				prog.note(msg) // on its own line, not on a progress bar's
 			}
 		},
 	})

@@ -78,6 +78,17 @@ func (b *evalBar) close() {
 	fmt.Fprint(b.w, "\r\033[K")
 }
 
+// note prints msg on a line of its own, clearing the progress line first,
+// and draws the line again below it.
+func (b *evalBar) note(msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fmt.Fprint(b.w, "\r\033[K"+msg+"\n")
+	if !b.start.IsZero() {
+		b.draw(time.Now())
+	}
+}
+
 func (b *evalBar) draw(now time.Time) { fmt.Fprint(b.w, "\r\033[K"+b.line(now)) }
 
 // line is the progress line at now: percentage, bar, tokens, rate and ETA.

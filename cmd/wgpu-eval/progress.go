@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -79,6 +80,25 @@ func (p *progress) update(label string, done, total int64) {
 		_ = bar.Finish()
 		delete(p.bars, label)
 	}
+}
+
+// note prints msg on a line of its own (a "still waiting for ..." report of
+// the hub client, say): bars being drawn are cleared first, so that msg does
+// not land on a bar's line; a download bar is drawn again at its next report,
+// the evaluation's line at once.
+func (p *progress) note(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.enabled {
+		for _, bar := range p.bars {
+			_ = bar.Clear()
+		}
+		if p.eval != nil {
+			p.eval.note(msg)
+			return
+		}
+	}
+	fmt.Fprintln(p.w, msg)
 }
 
 // close finishes any bar still drawn (after an error or cancellation).
