@@ -79,6 +79,9 @@ type Features struct {
 	SubgroupSizeControl bool     `json:"subgroup_size_control"`
 	TimestampQuery      bool     `json:"timestamp_query"`
 	CooperativeMatrix   bool     `json:"cooperative_matrix"` // VK_KHR_ or VK_NV_cooperative_matrix present (not usable yet)
+	// UniformStandardLayout: uniformBufferStandardLayout, enabled on every device of the adapter, so WGSL
+	// uniform buffers may take the storage layout (arrays of f32 or vec2, arrays and structs at any offset).
+	UniformStandardLayout bool `json:"uniform_standard_layout"`
 }
 
 // Adapter is a physical device.
@@ -265,6 +268,7 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	a.memModel = mm != nil && mm.VulkanMemoryModel != 0
 	a.memScope = a.memModel && mm.VulkanMemoryModelDeviceScope != 0
 	a.stdUniform = ul != nil && ul.UniformBufferStandardLayout != 0
+	ft.UniformStandardLayout = a.stdUniform
 	a.uniform16 = s16.UniformAndStorageBuffer16BitAccess != 0
 	a.extTypes = et != nil && et.ShaderSubgroupExtendedTypes != 0
 	a.info = info
