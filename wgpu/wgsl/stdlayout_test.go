@@ -26,6 +26,9 @@ var stdUniformPrograms = []struct{ name, src, want string }{
 		"fn at(p: ptr<uniform, array<vec2<f32>, 5>>, i: u32) -> vec2<f32> { return (*p)[i]; }\n" +
 		"@compute @workgroup_size(5) fn main(@builtin(local_invocation_index) i: u32) { let a = u; o[i] = at(&u, i) + a[4u - i]; }",
 		"1:39: element stride that is a multiple of 16"},
+	{"requires_uniform_standard_layout", "requires uniform_buffer_standard_layout;\n@group(0) @binding(0) var<uniform> u: array<u32, 3>;\n" +
+		"@group(0) @binding(1) var<storage, read_write> o: array<u32>;\n@compute @workgroup_size(1) fn main() { o[0] = u[2]; }",
+		"1:10: language feature 'uniform_buffer_standard_layout' needs Options.UniformStandardLayout"},
 }
 
 // TestStdUniformLayout checks that each program is refused under the zero
