@@ -79,6 +79,9 @@ type Features struct {
 	SubgroupSizeControl bool     `json:"subgroup_size_control"`
 	TimestampQuery      bool     `json:"timestamp_query"`
 	CooperativeMatrix   bool     `json:"cooperative_matrix"` // VK_KHR_ or VK_NV_cooperative_matrix present (not usable yet)
+	// UniformStandardLayout: uniformBufferStandardLayout, enabled on every device of the adapter, so WGSL
+	// uniform buffers may take the storage layout (arrays of f32 or vec2, arrays and structs at any offset).
+	UniformStandardLayout bool `json:"uniform_standard_layout"`
 }
 
 // Adapter is a physical device.
@@ -95,6 +98,7 @@ type Adapter struct {
 	memScope   bool // vulkanMemoryModelDeviceScope supported (Device-scope atomics and barriers)
 	uniform16  bool // uniformAndStorageBuffer16BitAccess supported (f16 in uniform buffers)
 	extTypes   bool // shaderSubgroupExtendedTypes supported
+	stdUniform bool // uniformBufferStandardLayout supported (WGSL's storage layout in uniform buffers)
 }
 
 // Info describes the adapter.
@@ -179,6 +183,7 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	var sgcf *vk.PhysicalDeviceSubgroupSizeControlFeatures
 	var mm *vk.PhysicalDeviceVulkanMemoryModelFeatures
 	var et *vk.PhysicalDeviceShaderSubgroupExtendedTypesFeatures
+	var ul *vk.PhysicalDeviceUniformBufferStandardLayoutFeatures
 	if a.has(1, 2, "VK_KHR_shader_float16_int8") {
 		f16 = vk.New[vk.PhysicalDeviceShaderFloat16Int8Features](&ar)
 		f16.PNext, f2.PNext = f2.PNext, unsafe.Pointer(f16)
@@ -194,6 +199,10 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	if a.has(1, 2, "VK_KHR_shader_subgroup_extended_types") {
 		et = vk.New[vk.PhysicalDeviceShaderSubgroupExtendedTypesFeatures](&ar)
 		et.PNext, f2.PNext = f2.PNext, unsafe.Pointer(et)
+	}
+	if a.has(1, 2, "VK_KHR_uniform_buffer_standard_layout") {
+		ul = vk.New[vk.PhysicalDeviceUniformBufferStandardLayoutFeatures](&ar)
+		ul.PNext, f2.PNext = f2.PNext, unsafe.Pointer(ul)
 	}
 	fn.GetPhysicalDeviceFeatures2(pd, f2)
 
@@ -258,6 +267,8 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	ft.CooperativeMatrix = a.exts["VK_KHR_cooperative_matrix"] || a.exts["VK_NV_cooperative_matrix"]
 	a.memModel = mm != nil && mm.VulkanMemoryModel != 0
 	a.memScope = a.memModel && mm.VulkanMemoryModelDeviceScope != 0
+	a.stdUniform = ul != nil && ul.UniformBufferStandardLayout != 0
+	ft.UniformStandardLayout = a.stdUniform
 	a.uniform16 = s16.UniformAndStorageBuffer16BitAccess != 0
 	a.extTypes = et != nil && et.ShaderSubgroupExtendedTypes != 0
 	a.info = info

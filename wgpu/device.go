@@ -111,6 +111,12 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 		chain(unsafe.Pointer(mm), &mm.PNext)
 		exts = a.needExt(exts, 1, 2, "VK_KHR_vulkan_memory_model")
 	}
+	if a.stdUniform { // WGSL uniform buffers with the storage layout (arrays of f32, vec2 members); free to allow
+		ul := vk.New[vk.PhysicalDeviceUniformBufferStandardLayoutFeatures](&ar)
+		ul.UniformBufferStandardLayout = vk.True
+		chain(unsafe.Pointer(ul), &ul.PNext)
+		exts = a.needExt(exts, 1, 2, "VK_KHR_uniform_buffer_standard_layout")
+	}
 	if a.exts["VK_EXT_memory_budget"] { // Device.MemoryBudget reports the driver's budget
 		exts = append(exts, "VK_EXT_memory_budget")
 	}

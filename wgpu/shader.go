@@ -44,7 +44,8 @@ func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule
 		if name == "" {
 			name = "shader.wgsl"
 		}
-		mod, err := wgsl.Compile(name, desc.WGSL, wgsl.Options{})
+		// Uniform buffers may take the storage layout where the device enabled uniformBufferStandardLayout.
+		mod, err := wgsl.Compile(name, desc.WGSL, wgsl.Options{UniformStandardLayout: d.adapter.stdUniform})
 		if err != nil {
 			return nil, err
 		}

@@ -125,6 +125,7 @@ const (
 
 // checker holds the state of one Check.
 type checker struct {
+	stdUniform   bool // uniform buffers take the storage layout (Options.UniformStandardLayout)
 	errs         *errorList
 	out          *Checked
 	ts           *types
@@ -142,8 +143,12 @@ type checker struct {
 }
 
 // Check resolves names, types every expression and evaluates constants. It
-// returns every error found, sorted by position.
-func Check(f *File) (_ *Checked, err error) {
+// returns every error found, sorted by position. It applies the rules of the
+// zero Options (the uniform address space keeps its 16-byte layout rules).
+func Check(f *File) (*Checked, error) { return check(f, Options{}) }
+
+// check is Check under the layout rules opt selects.
+func check(f *File, opt Options) (_ *Checked, err error) {
 	if f == nil {
 		return nil, &InternalError{Msg: "Check needs the result of Parse"}
 	}
@@ -151,11 +156,12 @@ func Check(f *File) (_ *Checked, err error) {
 	errs := &errorList{file: f.Name, src: f.Source}
 	ts := &types{m: map[string]*Type{}}
 	c := &checker{
-		errs:   errs,
-		ts:     ts,
-		module: map[string]*symbol{},
-		decls:  map[*symbol]Decl{},
-		out:    &Checked{file: f, enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
+		errs:       errs,
+		ts:         ts,
+		stdUniform: opt.UniformStandardLayout,
+		module:     map[string]*symbol{},
+		decls:      map[*symbol]Decl{},
+		out:        &Checked{file: f, enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
 	}
 	c.predeclare()
 	if c.stagesFirst(f) {

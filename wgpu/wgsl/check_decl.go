@@ -398,7 +398,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			c.errorf(d.Type.Pos, "atomics need storage, read_write or workgroup variables")
 			return
 		}
-		if space == SpaceUniform {
+		if space == SpaceUniform && !c.stdUniform {
 			if msg := uniformLayoutError(t); msg != "" {
 				c.errorf(d.Type.Pos, "%s", msg)
 				return

@@ -52,6 +52,12 @@ var languageFeatures = map[string]bool{
 func (c *checker) directives(f *File) {
 	for _, r := range f.Requires {
 		for i, n := range r.Names {
+			if n == "uniform_buffer_standard_layout" {
+				if !c.stdUniform {
+					c.errorf(r.Poss[i], "language feature '%s' needs Options.UniformStandardLayout (a device with Vulkan's uniformBufferStandardLayout)", n)
+				}
+				continue
+			}
 			if !languageFeatures[n] {
 				var have []string
 				for k := range languageFeatures {

@@ -65,10 +65,15 @@
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, the requires feature uniform_buffer_standard_layout (the
-// uniform address space keeps WGSL's 16-byte array rules, which Vulkan 1.1
-// needs), several entry points in one module when one of them sizes its
-// workgroup with overrides.
+// fragment stages, several entry points in one module when one of them sizes
+// its workgroup with overrides.
+//
+// Uniform buffers keep WGSL's 16-byte rules for array strides and for the
+// offsets of arrays and structs, which Vulkan's extended layout needs, unless
+// Options.UniformStandardLayout says the device enabled
+// uniformBufferStandardLayout: then they take the storage layout, as WGSL's
+// language feature uniform_buffer_standard_layout (which `requires` then
+// accepts) allows. Package wgpu sets it wherever the device has the feature.
 //
 // Matrices keep the WGSL layout everywhere. In uniform buffers, where Vulkan
 // needs 16-byte matrix strides, a matrix with narrower columns (matCx2<f32>,

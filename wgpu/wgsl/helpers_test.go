@@ -10,9 +10,10 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
-// spirvVal validates words with spirv-val for Vulkan 1.1, or skips the check
+// spirvVal validates words with spirv-val for Vulkan 1.1 (and the extra
+// flags), or skips the check
 // (with a message, once) when spirv-val is not installed.
-func spirvVal(t *testing.T, name string, words []uint32) {
+func spirvVal(t *testing.T, name string, words []uint32, flags ...string) {
 	t.Helper()
 	path := prereq.Tool(t, "spirv-val", "spirv-tools")
 	buf := make([]byte, 4*len(words))
@@ -23,7 +24,7 @@ func spirvVal(t *testing.T, name string, words []uint32) {
 	if err := os.WriteFile(file, buf, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(path, "--target-env", "vulkan1.1", file).CombinedOutput()
+	out, err := exec.Command(path, append(append([]string{"--target-env", "vulkan1.1"}, flags...), file)...).CombinedOutput()
 	if err != nil {
 		dis := ""
 		if d, err := exec.Command("spirv-dis", file).CombinedOutput(); err == nil {

@@ -105,7 +105,6 @@ var invalidPrograms = []struct {
 	{"write_only_storage", "@group(0) @binding(0) var<storage, write> b: array<f32>;" + ep, "1:27: write-only storage buffers are not allowed"},
 	{"bool_in_storage", "@group(0) @binding(0) var<storage, read_write> b: array<bool>;" + ep, "1:51: not host-shareable"},
 	{"runtime_array_in_uniform", "@group(0) @binding(0) var<uniform> b: array<f32>;" + ep, "1:39: runtime-sized arrays are only allowed in storage"},
-	{"uniform_stride", "@group(0) @binding(0) var<uniform> b: array<f32, 4>;" + ep, "1:39: element stride that is a multiple of 16"},
 	{"runtime_array_not_last", "struct S { a: array<f32>, b: u32 }" + ep, "1:12: a runtime-sized array may only be the last member"},
 	{"workgroup_init", "var<workgroup> w: f32 = 1.0;" + ep, "1:25: workgroup variables cannot have an initializer"},
 	{"private_runtime_init", "var<private> w: f32 = f();\nfn f() -> f32 { return 1.0; }" + ep, "1:23: functions cannot be called here"},

@@ -23,8 +23,6 @@ var stricterThanWGSL = map[string]string{
 	"computed_override_workgroup_size": "sizes must be specialization constants: integer arithmetic on overrides",
 	"huge_buffer_copy":                 "whole copies of large buffer aggregates are refused",
 	"two_entries_override_size":        "one WorkgroupSize builtin per SPIR-V module",
-	"uniform_stride":                   "Vulkan 1.1 uniform buffers keep the std140-like WGSL rules",
-	"uniform_array_offset":             "Vulkan 1.1 uniform buffers (extended alignment) need arrays at 16-byte offsets",
 	"no_entry_point":                   "a SPIR-V module needs an entry point",
 }
 
@@ -49,6 +47,9 @@ func TestTintOracle(t *testing.T) {
 		corpus = append(corpus, item{p.name, p.src, true})
 	}
 	for _, p := range uniformOK {
+		corpus = append(corpus, item{p.name, p.src, true})
+	}
+	for _, p := range stdUniformPrograms { // valid under Options.UniformStandardLayout
 		corpus = append(corpus, item{p.name, p.src, true})
 	}
 	files, _ := filepath.Glob("testdata/kernels/*.wgsl")

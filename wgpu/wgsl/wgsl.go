@@ -8,6 +8,13 @@ type Options struct {
 	// behaviour. Clamping (the WGSL guarantee that no access leaves its
 	// memory) is the default.
 	NoIndexClamp bool
+	// UniformStandardLayout lifts the extra layout rules of the uniform
+	// address space (array strides and the offsets of arrays and structs
+	// in multiples of 16), so uniform buffers take the storage layout, as
+	// WGSL's uniform_buffer_standard_layout language feature allows. Only a
+	// device with Vulkan's uniformBufferStandardLayout feature enabled may
+	// run such a module; package wgpu sets this when it enabled the feature.
+	UniformStandardLayout bool
 }
 
 // Module is a compiled WGSL module.
@@ -22,7 +29,7 @@ func Compile(filename, source string, opt Options) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := Check(f)
+	m, err := check(f, opt)
 	if err != nil {
 		return nil, err
 	}

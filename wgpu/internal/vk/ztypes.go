@@ -1286,6 +1286,17 @@ const (
 	PhysicalDeviceTypeCpu           PhysicalDeviceType = 4
 )
 
+// PhysicalDeviceUniformBufferStandardLayoutFeatures is VkPhysicalDeviceUniformBufferStandardLayoutFeatures.
+type PhysicalDeviceUniformBufferStandardLayoutFeatures struct {
+	SType                       StructureType
+	PNext                       unsafe.Pointer
+	UniformBufferStandardLayout Bool32
+}
+
+func (*PhysicalDeviceUniformBufferStandardLayoutFeatures) structureType() StructureType {
+	return StructureTypePhysicalDeviceUniformBufferStandardLayoutFeatures
+}
+
 // PhysicalDeviceVulkanMemoryModelFeatures is VkPhysicalDeviceVulkanMemoryModelFeatures.
 type PhysicalDeviceVulkanMemoryModelFeatures struct {
 	SType                                         StructureType
@@ -1817,6 +1828,7 @@ const (
 	StructureTypePhysicalDeviceDriverProperties                    StructureType = 1000196000
 	StructureTypePhysicalDeviceShaderFloat16Int8Features           StructureType = 1000082000
 	StructureTypePhysicalDeviceVulkanMemoryModelFeatures           StructureType = 1000211000
+	StructureTypePhysicalDeviceUniformBufferStandardLayoutFeatures StructureType = 1000253000
 	StructureTypePhysicalDeviceShaderSubgroupExtendedTypesFeatures StructureType = 1000175000
 	StructureTypePhysicalDeviceSubgroupSizeControlProperties       StructureType = 1000225000
 	StructureTypePipelineShaderStageRequiredSubgroupSizeCreateInfo StructureType = 1000225001

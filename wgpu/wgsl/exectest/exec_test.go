@@ -14,8 +14,9 @@ import (
 
 type device struct {
 	dev *wgpu.Device
-	// opt, when not the zero Options, compiles with it and hands wgpu the
-	// SPIR-V instead of the WGSL source.
+	// opt, when it sets NoIndexClamp, compiles with it and hands wgpu the
+	// SPIR-V instead of the WGSL source; UniformStandardLayout only serves
+	// the reflection (wgpu compiles with it where the device allows).
 	opt wgsl.Options
 }
 
@@ -87,7 +88,7 @@ func (d *device) run(t *testing.T, src string, consts map[string]float64, push [
 	// The module goes in as WGSL, so wgpu's own compile path (and its mapping
 	// of override names to IDs) is what runs; m serves the reflection.
 	desc := &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", WGSL: src}
-	if d.opt != (wgsl.Options{}) {
+	if d.opt.NoIndexClamp {
 		desc = &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", SPIRV: m.SPIRV}
 	}
 	sm, err := dev.CreateShaderModule(desc)

@@ -98,6 +98,7 @@ var extraStructs = []string{
 	"VkPhysicalDeviceShaderFloat16Int8Features",
 	"VkPhysicalDeviceVulkanMemoryModelFeatures",
 	"VkPhysicalDeviceShaderSubgroupExtendedTypesFeatures",
+	"VkPhysicalDeviceUniformBufferStandardLayoutFeatures",
 	"VkPhysicalDeviceMemoryBudgetPropertiesEXT",
 	"VkDebugUtilsMessengerCallbackDataEXT",
 	"VkValidationFeaturesEXT",

@@ -499,6 +499,10 @@ const size_t vkl_layout[] = {
 	offsetof(VkPhysicalDeviceSubgroupSizeControlProperties, maxSubgroupSize),
 	offsetof(VkPhysicalDeviceSubgroupSizeControlProperties, maxComputeWorkgroupSubgroups),
 	offsetof(VkPhysicalDeviceSubgroupSizeControlProperties, requiredSubgroupSizeStages),
+	sizeof(VkPhysicalDeviceUniformBufferStandardLayoutFeatures), _Alignof(VkPhysicalDeviceUniformBufferStandardLayoutFeatures),
+	offsetof(VkPhysicalDeviceUniformBufferStandardLayoutFeatures, sType),
+	offsetof(VkPhysicalDeviceUniformBufferStandardLayoutFeatures, pNext),
+	offsetof(VkPhysicalDeviceUniformBufferStandardLayoutFeatures, uniformBufferStandardLayout),
 	sizeof(VkPhysicalDeviceVulkanMemoryModelFeatures), _Alignof(VkPhysicalDeviceVulkanMemoryModelFeatures),
 	offsetof(VkPhysicalDeviceVulkanMemoryModelFeatures, sType),
 	offsetof(VkPhysicalDeviceVulkanMemoryModelFeatures, pNext),
@@ -591,7 +595,7 @@ const size_t vkl_layout[] = {
 	offsetof(VkWriteDescriptorSet, pBufferInfo),
 	offsetof(VkWriteDescriptorSet, pTexelBufferView),
 };
-const size_t vkl_count = 650;
+const size_t vkl_count = 655;
 */
 import "C"
 
