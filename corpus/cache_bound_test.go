@@ -4,26 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/wgpu-eval/wgpu-eval/internal/alloctest"
 )
-
-// allocDuring returns the bytes f allocated, with the heap held to a soft
-// limit so that a runaway allocation fails the test rather than the machine.
-func allocDuring(t *testing.T, f func()) uint64 {
-	t.Helper()
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // A flipped bit in an array header of a token cache entry declared a length
 // of hundreds of millions of ids; msgpack allocated it before noticing the
@@ -54,7 +41,7 @@ func TestTokenizeCacheHugeArrayHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ok bool
-	alloc := allocDuring(t, func() { _, ok = readCache(path, c.SHA256, "b", 1, 257) })
+	alloc := alloctest.During(t, func() { _, ok = readCache(path, c.SHA256, "b", 1, 257) })
 	if ok {
 		t.Fatal("damaged cache entry accepted")
 	}

@@ -17,14 +17,8 @@ import (
 //
 //	go test ./model/ -run '^$' -bench CPULoss124M -benchtime=1x
 func BenchmarkCPULoss124M(b *testing.B) {
-	cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
-	cpu := model.NewCPU(testmodel.Random(cfg, 1), 0)
-	r := rand.New(rand.NewPCG(2, 3))
-	toks := make([]int32, cfg.NPositions)
-	for i := range toks {
-		toks[i] = int32(r.IntN(cfg.VocabSize))
-	}
-	seqs := []model.Sequence{{Tokens: toks, First: 1}}
+	cpu := model.NewCPU(testmodel.Random(shape124M, 1), 0)
+	toks, seqs := window124M()
 	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := cpu.Loss(context.Background(), seqs); err != nil {
@@ -33,6 +27,20 @@ func BenchmarkCPULoss124M(b *testing.B) {
 	}
 	reportCPU(b, cpu0, len(toks))
 	b.Logf("kernels: %s", model.Kernels())
+}
+
+// shape124M is GPT-2 124M's shape, the CPU benchmarks' model (random weights).
+var shape124M = model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+
+// window124M is the CPU benchmarks' window: 1024 random ids of shape124M's
+// vocabulary, 1023 targets.
+func window124M() ([]int32, []model.Sequence) {
+	r := rand.New(rand.NewPCG(2, 3))
+	toks := make([]int32, shape124M.NPositions)
+	for i := range toks {
+		toks[i] = int32(r.IntN(shape124M.VocabSize))
+	}
+	return toks, []model.Sequence{{Tokens: toks, First: 1}}
 }
 
 // reportCPU reports tokens/s and the process's CPU seconds per window since
@@ -51,9 +59,8 @@ func reportCPU(b *testing.B, cpu0 time.Duration, tokens int) {
 //
 //	go test ./model/ -run '^$' -bench CPULoss124MF16 -benchtime=1x
 func BenchmarkCPULoss124MF16(b *testing.B) {
-	cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
 	dir := b.TempDir()
-	if err := testmodel.WriteSafetensors(dir, testmodel.Random(cfg, 1), "F16"); err != nil {
+	if err := testmodel.WriteSafetensors(dir, testmodel.Random(shape124M, 1), "F16"); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
@@ -66,12 +73,7 @@ func BenchmarkCPULoss124MF16(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := rand.New(rand.NewPCG(2, 3))
-	toks := make([]int32, cfg.NPositions)
-	for i := range toks {
-		toks[i] = int32(r.IntN(cfg.VocabSize))
-	}
-	seqs := []model.Sequence{{Tokens: toks, First: 1}}
+	toks, seqs := window124M()
 	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := cpu.Loss(ctx, seqs); err != nil {

@@ -2,7 +2,6 @@ package model_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
@@ -16,14 +15,8 @@ import (
 //
 //	go test ./model/ -run '^$' -bench CPUTopLogprobs124M -benchtime=2x
 func BenchmarkCPUTopLogprobs124M(b *testing.B) {
-	cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
-	cpu := model.NewCPU(testmodel.Random(cfg, 1), 0)
-	r := rand.New(rand.NewPCG(2, 3))
-	toks := make([]int32, cfg.NPositions)
-	for i := range toks {
-		toks[i] = int32(r.IntN(cfg.VocabSize))
-	}
-	seqs := []model.Sequence{{Tokens: toks, First: 1}}
+	cpu := model.NewCPU(testmodel.Random(shape124M, 1), 0)
+	toks, seqs := window124M()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string

@@ -5,25 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/alloctest"
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
-
-// allocDuring returns the bytes f allocated, with the heap held to a soft
-// limit so that a runaway allocation fails the test rather than the machine.
-func allocDuring(t *testing.T, f func()) uint64 {
-	t.Helper()
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // setConfig rewrites one field of dir's config.json.
 func setConfig(t *testing.T, dir, key string, v any) {
@@ -67,7 +54,7 @@ func TestLoadHugeConfigSizes(t *testing.T) {
 			setConfig(t, dir, "n_head", 1)
 		}
 		var errOpen, errLoad error
-		alloc := allocDuring(t, func() {
+		alloc := alloctest.During(t, func() {
 			var ck *model.Checkpoint
 			if ck, errOpen = model.OpenCheckpoint(context.Background(), dir); ck != nil {
 				ck.Close()

@@ -65,6 +65,7 @@ var rules = map[string]rule{
 	"internal/atomicfile":   {},
 	"internal/msgpackbound": {},
 	"internal/prereq":       {},
+	"internal/alloctest":    {},
 	"internal/refops":       {},
 	"internal/archtest":     {},
 	"internal/testmodel":    {ours: []string{"model"}, others: []string{"github.com/x448/float16"}},
