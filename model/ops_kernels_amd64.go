@@ -59,16 +59,39 @@ func pickKernels(want string) kernelSet {
 }
 
 // kernelSets lists the kernel sets the tests compare: the portable one and
-// every vector set up to the one in use.
+// every vector set up to the one in use, and AVX-512 where the tests run it
+// in an emulator (avx512Emulated).
 func kernelSets() []kernelSet {
 	var sets []kernelSet
 	for _, s := range []kernelSet{kernelsGeneric, kernelsAVX2, kernelsAVX512} {
-		if s <= kernels {
+		if s <= kernels || s == kernelsAVX512 && avx512Emulated {
 			sets = append(sets, s)
 		}
 	}
 	return sets
 }
+
+// avx512 holds the AVX-512 kernels that the functions below call (gemmNT's
+// are in dotsAVX512, dotsF16AVX512 and dotsBF16AVX512), as values so that the
+// tests can swap in kernels run by an x86 emulator on CPUs without AVX-512
+// (emu_amd64_test.go, which also sets avx512Emulated). The AVX2 kernels are
+// called directly.
+var avx512 = struct {
+	nn4x3, nn1x3, nn4x1, nn1x1 dotKernel[float32]
+	nnCol                      func(a *float32, b *float32, ldb int, k int, out *float32)
+	dot1x1                     dotKernel[float32]
+	divMaxRow                  func(row *float32, n int, d float32) float32
+	mulRow                     func(row *float32, n int, m float32)
+	expSubRow, sumExpSub       func(row *float32, n int, m float32) float32
+	geluRow                    func(x *float32, n int)
+}{
+	nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512, dot1x1AVX512,
+	divMaxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512,
+}
+
+// avx512Emulated is set by the tests when avx512 and the dots*AVX512 kernels
+// run in an emulator.
+var avx512Emulated bool
 
 // dotKernel is the signature of the generated dot-product blocks:
 // out[i*ldo+j] = a_i · b_j for the block's rows a_i (stride lda floats) and b_j
@@ -159,8 +182,7 @@ func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb in
 		return
 	}
 	w := vecLanes()
-	nn43, nn13, nn41, nn11, col := dotKernel[float32](nn4x3AVX512), dotKernel[float32](nn1x3AVX512),
-		dotKernel[float32](nn4x1AVX512), dotKernel[float32](nn1x1AVX512), nnColAVX512
+	nn43, nn13, nn41, nn11, col := avx512.nn4x3, avx512.nn1x3, avx512.nn4x1, avx512.nn1x1, avx512.nnCol
 	if w == 8 {
 		nn43, nn13, nn41, nn11, col = nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2
 	}
@@ -199,16 +221,17 @@ func dot1x1(a, b []float32) float32 {
 		return 0
 	}
 	_ = b[len(a)-1]
-	var c float32
 	switch kernels {
 	case kernelsAVX512:
-		dot1x1AVX512(&a[0], 0, &b[0], 0, len(a), &c, 0)
+		c := new(float32) // escapes through avx512's func value; c of AVX2 does not
+		avx512.dot1x1(&a[0], 0, &b[0], 0, len(a), c, 0)
+		return *c
 	case kernelsAVX2:
+		var c float32
 		dot1x1AVX2(&a[0], 0, &b[0], 0, len(a), &c, 0)
-	default:
-		return dot1x1Generic(a, b)
+		return c
 	}
-	return c
+	return dot1x1Generic(a, b)
 }
 
 // vecLanes is the lane count of the current kernel set (0: portable).
@@ -231,7 +254,7 @@ func divMaxRow(row []float32, d float32) float32 {
 	}
 	var mx float32
 	if w == 16 {
-		mx = divMaxRowAVX512(&row[0], len(row), d)
+		mx = avx512.divMaxRow(&row[0], len(row), d)
 	} else {
 		mx = divMaxRowAVX2(&row[0], len(row), d)
 	}
@@ -246,7 +269,7 @@ func mulRow(row []float32, m float32) {
 		return
 	}
 	if w == 16 {
-		mulRowAVX512(&row[0], len(row), m)
+		avx512.mulRow(&row[0], len(row), m)
 	} else {
 		mulRowAVX2(&row[0], len(row), m)
 	}
@@ -263,7 +286,7 @@ func expSubRow(row []float32, m float32) float32 {
 	i := 0
 	if len(row) >= w {
 		if w == 16 {
-			sum = expSubRowAVX512(&row[0], len(row), m)
+			sum = avx512.expSubRow(&row[0], len(row), m)
 		} else {
 			sum = expSubRowAVX2(&row[0], len(row), m)
 		}
@@ -287,7 +310,7 @@ func sumExpSub(row []float32, m float32) float32 {
 	i := 0
 	if len(row) >= w {
 		if w == 16 {
-			sum = sumExpSubAVX512(&row[0], len(row), m)
+			sum = avx512.sumExpSub(&row[0], len(row), m)
 		} else {
 			sum = sumExpSubAVX2(&row[0], len(row), m)
 		}
@@ -310,7 +333,7 @@ func geluRow(x []float32) {
 	i := 0
 	if len(x) >= w {
 		if w == 16 {
-			geluRowAVX512(&x[0], len(x))
+			avx512.geluRow(&x[0], len(x))
 		} else {
 			geluRowAVX2(&x[0], len(x))
 		}

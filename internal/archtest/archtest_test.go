@@ -68,6 +68,7 @@ var rules = map[string]rule{
 	"internal/alloctest":    {},
 	"internal/refops":       {},
 	"internal/archtest":     {},
+	"internal/x86emu":       {}, // test support: runs the amd64 kernels the CPU lacks
 	"internal/testmodel":    {ours: []string{"model"}, others: []string{"github.com/x448/float16"}},
 	"internal/backendtest":  {ours: []string{"corpus", "internal/testmodel", "model", "pipeline"}},
 }

@@ -1,0 +1,23 @@
+// Package x86emu is a small x86-64 interpreter for tests: it decodes and
+// executes, instruction by instruction, the machine code of this project's
+// generated amd64 kernels (model/ops_amd64.s), so that kernels a CPU lacks
+// (AVX-512, AVX512_BF16) are executed and checked on any amd64 machine.
+//
+// It knows exactly the instruction subset the kernels use: legacy prefixes,
+// REX, VEX (C4/C5) and EVEX (62) encodings with the opcode maps 0F, 0F38 and
+// 0F3A; ModRM, SIB and displacements (EVEX disp8*N too), RIP-relative and
+// absolute addressing; 16 general registers with the flags that CMP, TEST,
+// ADD, SUB, AND, XOR, INC, DEC and SHL set for Jcc; 32 vector registers of 512
+// bits with the VEX/EVEX zeroing of upper bits; opmask registers K0-K7 with
+// merging and zeroing masking and 32-bit broadcasts. Anything else is an
+// error naming the bytes and their offset in the function, never a guess.
+//
+// Floating point follows MXCSR's default (round to nearest even, no DAZ or
+// FTZ, exceptions masked) exactly; see fp.go for each rule and its source.
+//
+// Entry points: Decode (bytes -> Inst), Lookup (a function of the running
+// test binary by symbol) and Machine.Call (run it on a Go ABI0 frame). Memory
+// is the process's own, read and written through unsafe pointers.
+//
+// Allowed imports: the standard library only.
+package x86emu

@@ -1,0 +1,384 @@
+//go:build amd64 && !purego
+
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/x86emu"
+)
+
+// On CPUs without AVX-512 the tests run the AVX-512 kernels in an x86
+// emulator (internal/x86emu): init swaps avx512 and dots*AVX512 for
+// emulated kernels with the same signatures and sets avx512Emulated, so every
+// test looping over kernelSets() covers them. TestEmulatorMatchesAVX2 makes
+// the emulator trustworthy: every AVX2 kernel gives, emulated, the bits it
+// gives natively.
+
+// emuSetupErr is why the AVX-512 kernels could not be emulated (nil if they
+// are, or if the CPU runs them natively).
+var emuSetupErr error
+
+func init() {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW {
+		return // the real thing runs (WGPU_EVAL_CPU_KERNELS=avx512)
+	}
+	emuSetupErr = emulateAVX512()
+	avx512Emulated = emuSetupErr == nil
+}
+
+func emulateAVX512() error {
+	var firstErr error
+	look := func(fn any) x86emu.Func {
+		f, err := x86emu.FuncOf(fn)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return f
+	}
+	d := dotKernels[float32]{4, emuDot[float32](look(dot4x4AVX512)), emuDot[float32](look(dot1x4AVX512)), emuDot[float32](look(dot1x1AVX512))}
+	d16 := dotKernels[uint16]{4, emuDot[uint16](look(dot4x4F16AVX512)), emuDot[uint16](look(dot1x4F16AVX512)), emuDot[uint16](look(dot1x1F16AVX512))}
+	db16 := dotKernels[uint16]{4, emuDot[uint16](look(dot4x4BF16AVX512)), emuDot[uint16](look(dot1x4BF16AVX512)), emuDot[uint16](look(dot1x1BF16AVX512))}
+	e := avx512
+	e.nn4x3, e.nn1x3 = emuDot[float32](look(nn4x3AVX512)), emuDot[float32](look(nn1x3AVX512))
+	e.nn4x1, e.nn1x1 = emuDot[float32](look(nn4x1AVX512)), emuDot[float32](look(nn1x1AVX512))
+	e.nnCol = emuNNCol(look(nnColAVX512))
+	e.dot1x1 = d.one
+	e.divMaxRow = emuRowRet(look(divMaxRowAVX512))
+	e.expSubRow = emuRowRet(look(expSubRowAVX512))
+	e.sumExpSub = emuRowRet(look(sumExpSubAVX512))
+	e.mulRow = emuRowArg(look(mulRowAVX512))
+	e.geluRow = emuRow(look(geluRowAVX512))
+	if firstErr != nil {
+		return firstErr
+	}
+	avx512, dotsAVX512, dotsF16AVX512, dotsBF16AVX512 = e, d, d16, db16
+	return nil
+}
+
+func addr[T any](p *T) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
+
+// emuCall runs f on frame; a kernel the emulator cannot run is a test bug
+// with no error path in the kernels' signatures, so it panics (failing the
+// test that called it) with the emulator's message.
+func emuCall(m *x86emu.Machine, f x86emu.Func, fr *x86emu.Frame) {
+	if err := m.Call(f, fr.Bytes()); err != nil {
+		panic(err)
+	}
+}
+
+// The emulated kernels. Frame.PutPointer keeps their pointer arguments on
+// the heap and alive for the call.
+
+func putDotArgs[E float32 | uint16](fr *x86emu.Frame, a *float32, lda int, b *E, ldb int, k int, out *float32, ldo int) {
+	fr.PutPointer(unsafe.Pointer(a))
+	fr.PutUint64(uint64(lda))
+	fr.PutPointer(unsafe.Pointer(b))
+	fr.PutUint64(uint64(ldb))
+	fr.PutUint64(uint64(k))
+	fr.PutPointer(unsafe.Pointer(out))
+	fr.PutUint64(uint64(ldo))
+}
+
+func putNNColArgs(fr *x86emu.Frame, a *float32, b *float32, ldb int, k int, out *float32) {
+	fr.PutPointer(unsafe.Pointer(a))
+	fr.PutPointer(unsafe.Pointer(b))
+	fr.PutUint64(uint64(ldb))
+	fr.PutUint64(uint64(k))
+	fr.PutPointer(unsafe.Pointer(out))
+}
+
+func emuDot[E float32 | uint16](f x86emu.Func) dotKernel[E] {
+	return func(a *float32, lda int, b *E, ldb int, k int, out *float32, ldo int) {
+		var fr x86emu.Frame
+		putDotArgs(&fr, a, lda, b, ldb, k, out, ldo)
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
+}
+
+func emuNNCol(f x86emu.Func) func(a *float32, b *float32, ldb int, k int, out *float32) {
+	return func(a *float32, b *float32, ldb int, k int, out *float32) {
+		var fr x86emu.Frame
+		putNNColArgs(&fr, a, b, ldb, k, out)
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
+}
+
+func emuRowRet(f x86emu.Func) func(row *float32, n int, x float32) float32 {
+	return func(row *float32, n int, x float32) float32 {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(row))
+		fr.PutUint64(uint64(n))
+		fr.PutFloat32(math.Float32bits(x))
+		ret := fr.Result(4)
+		emuCall(new(x86emu.Machine), f, &fr)
+		return math.Float32frombits(fr.Uint32At(ret))
+	}
+}
+
+func emuRowArg(f x86emu.Func) func(row *float32, n int, x float32) {
+	return func(row *float32, n int, x float32) {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(row))
+		fr.PutUint64(uint64(n))
+		fr.PutFloat32(math.Float32bits(x))
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
+}
+
+func emuRow(f x86emu.Func) func(x *float32, n int) {
+	return func(x *float32, n int) {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(x))
+		fr.PutUint64(uint64(n))
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
+}
+
+// The AVX-512 kernels run here, natively or emulated, so the kernel-set
+// tests cover them.
+func TestAVX512KernelsRun(t *testing.T) {
+	if emuSetupErr != nil {
+		t.Fatalf("cannot emulate the AVX-512 kernels: %v", emuSetupErr)
+	}
+	if !slicesContains(kernelSets(), kernelsAVX512) {
+		t.Skip("the AVX-512 kernels run natively only under " + kernelsEnv + "=avx512")
+	}
+}
+
+func slicesContains(s []kernelSet, k kernelSet) bool {
+	for _, x := range s {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// avx2Kernels are the AVX2 kernels of ops_amd64.s by name, for
+// TestEmulatorMatchesAVX2 (which fails on a kernel missing here).
+var avx2Kernels = map[string]any{
+	"dot3x4AVX2": dot3x4AVX2, "dot1x4AVX2": dot1x4AVX2, "dot1x1AVX2": dot1x1AVX2,
+	"dot3x4F16AVX2": dot3x4F16AVX2, "dot1x4F16AVX2": dot1x4F16AVX2, "dot1x1F16AVX2": dot1x1F16AVX2,
+	"dot3x4BF16AVX2": dot3x4BF16AVX2, "dot1x4BF16AVX2": dot1x4BF16AVX2, "dot1x1BF16AVX2": dot1x1BF16AVX2,
+	"nn4x3AVX2": nn4x3AVX2, "nn1x3AVX2": nn1x3AVX2, "nn4x1AVX2": nn4x1AVX2, "nn1x1AVX2": nn1x1AVX2,
+	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "mulRowAVX2": mulRowAVX2,
+	"expSubRowAVX2": expSubRowAVX2, "sumExpSubAVX2": sumExpSubAVX2, "geluRowAVX2": geluRowAVX2,
+}
+
+// asmKernels lists the TEXT symbols of ops_amd64.s.
+func asmKernels(t *testing.T) []string {
+	src, err := os.ReadFile("ops_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^TEXT ·(\w+)\(SB\)`).FindAllSubmatch(src, -1) {
+		names = append(names, string(m[1]))
+	}
+	if len(names) == 0 {
+		t.Fatal("no TEXT symbols in ops_amd64.s")
+	}
+	return names
+}
+
+// mixed is a random float32 of mixed magnitude (2^-8 to 2^8 times a normal
+// deviate), never NaN or infinite.
+func mixed(r *rand.Rand) float32 {
+	return float32(r.NormFloat64() * math.Ldexp(1, r.IntN(17)-8))
+}
+
+func mixedVec(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = mixed(r)
+	}
+	return v
+}
+
+// region is the memory of s for x86emu.Machine.Memory.
+func region[E any](s []E, write bool) x86emu.Region {
+	if len(s) == 0 {
+		return x86emu.Region{}
+	}
+	return x86emu.Region{Addr: addr(&s[0]), Size: uint64(len(s)) * uint64(unsafe.Sizeof(s[0])), Write: write}
+}
+
+func sameBits(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Every AVX2 kernel of ops_amd64.s, run in the emulator and natively on the
+// same random inputs (vector bodies and tails; NaN-free values of mixed
+// magnitude; F16/BF16 weights of every finite class), gives bit-identical
+// outputs and results. The emulator may touch only the arguments' slices
+// (sized exactly as each kernel needs), its stack and read-only data, so a
+// kernel reading past its operands fails here too.
+func TestEmulatorMatchesAVX2(t *testing.T) {
+	if !(cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C) {
+		t.Skip("this CPU cannot run the AVX2 kernels natively")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	shape := regexp.MustCompile(`^(dot|nn)(\d)x(\d)`)
+	n := 0
+	for _, name := range asmKernels(t) {
+		if !strings.HasSuffix(name, "AVX2") {
+			continue
+		}
+		native, ok := avx2Kernels[name]
+		if !ok {
+			t.Errorf("ops_amd64.s has %s, which avx2Kernels (and so this test) lacks", name)
+			continue
+		}
+		f, err := x86emu.FuncOf(native)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		t.Run(name, func(t *testing.T) {
+			rows, cols := 1, 1
+			if m := shape.FindStringSubmatch(name); m != nil {
+				rows, _ = strconv.Atoi(m[2])
+				cols, _ = strconv.Atoi(m[3])
+			}
+			nn := strings.HasPrefix(name, "nn")
+			if nn {
+				cols *= 8 // vectors of 8 columns
+			}
+			switch k := native.(type) {
+			case func(*float32, int, *float32, int, int, *float32, int):
+				for _, K := range []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100} {
+					lda, ldb, ldo := K+3, K+1, cols+2
+					bLen := (cols-1)*ldb + K
+					if nn {
+						ldb = cols + 5
+						bLen = (K-1)*ldb + cols
+					}
+					a, b := mixedVec(r, (rows-1)*lda+K), mixedVec(r, bLen)
+					checkEmuDot(t, f, K, a, lda, b, ldb, rows, cols, ldo, k)
+				}
+			case func(*float32, int, *uint16, int, int, *float32, int):
+				dtype := F16
+				if strings.Contains(name, "BF16") {
+					dtype = BF16
+				}
+				for _, K := range []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100} {
+					lda, ldb, ldo := K+3, K+1, cols+2
+					a, b := mixedVec(r, (rows-1)*lda+K), make([]uint16, (cols-1)*ldb+K)
+					for i := range b {
+						b[i] = random16(r, dtype)
+					}
+					checkEmuDot(t, f, K, a, lda, b, ldb, rows, cols, ldo, k)
+				}
+			case func(*float32, *float32, int, int, *float32):
+				for _, K := range []int{1, 2, 9, 33} {
+					ldb := 3
+					a, b := mixedVec(r, K), mixedVec(r, (K-1)*ldb+1)
+					want, got := []float32{42}, []float32{42}
+					k(&a[0], &b[0], ldb, K, &want[0])
+					var fr x86emu.Frame
+					putNNColArgs(&fr, &a[0], &b[0], ldb, K, &got[0])
+					m := &x86emu.Machine{Memory: []x86emu.Region{region(a, false), region(b, false), region(got, true)}}
+					if err := m.Call(f, fr.Bytes()); err != nil {
+						t.Fatal(err)
+					}
+					if sameBits(got, want) >= 0 {
+						t.Errorf("K=%d: emulated %v, native %v", K, got[0], want[0])
+					}
+				}
+			case func(*float32, int, float32) float32, func(*float32, int, float32), func(*float32, int):
+				checkEmuRow(t, r, f, name, native)
+			default:
+				t.Fatalf("no harness for %s's signature %T", name, native)
+			}
+		})
+	}
+	if n < len(avx2Kernels) {
+		t.Errorf("ops_amd64.s has %d AVX2 kernels, avx2Kernels %d", n, len(avx2Kernels))
+	}
+}
+
+// checkEmuDot runs a dot-product or gemmNN block natively and emulated on
+// the same operands and compares the whole output (gaps included).
+func checkEmuDot[E float32 | uint16](t *testing.T, f x86emu.Func, K int, a []float32, lda int, b []E, ldb, rows, cols, ldo int,
+	native func(*float32, int, *E, int, int, *float32, int)) {
+	t.Helper()
+	want := make([]float32, (rows-1)*ldo+cols)
+	for i := range want {
+		want[i] = 42
+	}
+	got := append([]float32(nil), want...)
+	native(&a[0], lda, &b[0], ldb, K, &want[0], ldo)
+	var fr x86emu.Frame
+	putDotArgs(&fr, &a[0], lda, &b[0], ldb, K, &got[0], ldo)
+	m := &x86emu.Machine{Memory: []x86emu.Region{region(a, false), region(b, false), region(got, true)}}
+	if err := m.Call(f, fr.Bytes()); err != nil {
+		t.Fatalf("K=%d: %v", K, err)
+	}
+	if i := sameBits(got, want); i >= 0 {
+		t.Errorf("K=%d: out[%d] emulated %v (%#x), native %v (%#x)", K, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+	}
+}
+
+// checkEmuRow runs a row kernel natively and emulated on rows of every
+// length up to past five vectors (the kernels do n - n%8 elements).
+func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, native any) {
+	t.Helper()
+	for n := range 42 {
+		in := mixedVec(r, max(n, 1))
+		arg := float32(7.3)
+		if strings.Contains(name, "Exp") || strings.Contains(name, "gelu") {
+			for i := range in {
+				in[i] = float32(r.NormFloat64() * 30)
+			}
+			arg = 0
+			for _, v := range in[:n] {
+				arg = max(arg, v)
+			}
+		}
+		want, got := append([]float32(nil), in...), append([]float32(nil), in...)
+		var wantRet float32
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(&got[0]))
+		fr.PutUint64(uint64(n))
+		ret := -1
+		switch k := native.(type) {
+		case func(*float32, int, float32) float32:
+			wantRet = k(&want[0], n, arg)
+			fr.PutFloat32(math.Float32bits(arg))
+			ret = fr.Result(4)
+		case func(*float32, int, float32):
+			k(&want[0], n, arg)
+			fr.PutFloat32(math.Float32bits(arg))
+		case func(*float32, int):
+			k(&want[0], n)
+		}
+		m := &x86emu.Machine{Memory: []x86emu.Region{region(got[:n], true)}}
+		if err := m.Call(f, fr.Bytes()); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if i := sameBits(got, want); i >= 0 {
+			t.Errorf("n=%d: row[%d] emulated %v, native %v", n, i, got[i], want[i])
+		}
+		if ret >= 0 {
+			if g := fr.Uint32At(ret); g != math.Float32bits(wantRet) {
+				t.Errorf("n=%d: returned %v emulated, %v native", n, math.Float32frombits(g), wantRet)
+			}
+		}
+	}
+}
+
