@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -74,7 +75,11 @@ func emuCall(m *x86emu.Machine, f x86emu.Func, fr *x86emu.Frame) {
 	if err := m.Call(f, fr.Bytes()); err != nil {
 		panic(err)
 	}
+	emuSteps.Add(int64(m.Steps))
 }
+
+// emuSteps counts the instructions the emulated kernels have executed.
+var emuSteps atomic.Int64
 
 // The emulated kernels. Frame.PutPointer keeps their pointer arguments on
 // the heap and alive for the call.
@@ -153,6 +158,32 @@ func TestAVX512KernelsRun(t *testing.T) {
 	if !slicesContains(kernelSets(), kernelsAVX512) {
 		t.Skip("the AVX-512 kernels run natively only under " + kernelsEnv + "=avx512")
 	}
+	if !avx512Emulated {
+		return
+	}
+	// Each entry point reaches the emulator.
+	defer useKernels(kernelsAVX512)()
+	r := rand.New(rand.NewPCG(1, 1))
+	a, b := randVec(r, 5*40), randVec(r, 40*40)
+	out := make([]float32, 5*40)
+	b16 := make([]uint16, 40*40)
+	for name, run := range map[string]func(){
+		"gemmNT":    func() { gemmNT(out, 40, a, 40, b, 40, 5, 5, 40) },
+		"gemmNT16":  func() { gemmNT16(out, 40, a, 40, b16, 40, 5, 5, 40, BF16) },
+		"gemmNN":    func() { gemmNN(out, 40, a, 40, b, 40, 5, 40, 40) },
+		"dot1x1":    func() { dot1x1(a[:40], b[:40]) },
+		"divMaxRow": func() { divMaxRow(a[:40], 3) },
+		"mulRow":    func() { mulRow(a[:40], 0.5) },
+		"expSubRow": func() { expSubRow(a[:40], 3) },
+		"sumExpSub": func() { sumExpSub(a[:40], 3) },
+		"geluRow":   func() { geluRow(a[:40]) },
+	} {
+		before := emuSteps.Load()
+		run()
+		if emuSteps.Load() == before {
+			t.Errorf("%s with the AVX-512 set ran no emulated instruction", name)
+		}
+	}
 }
 
 func slicesContains(s []kernelSet, k kernelSet) bool {
@@ -226,29 +257,59 @@ func sameBits(a, b []float32) int {
 // same random inputs (vector bodies and tails; NaN-free values of mixed
 // magnitude; F16/BF16 weights of every finite class), gives bit-identical
 // outputs and results. The emulator may touch only the arguments' slices
-// (sized exactly as each kernel needs), its stack and read-only data, so a
-// kernel reading past its operands fails here too.
+// (sized exactly as each kernel needs), its stack and the code's constants,
+// so a kernel reading past its operands fails here too.
 func TestEmulatorMatchesAVX2(t *testing.T) {
 	if !(cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C) {
 		t.Skip("this CPU cannot run the AVX2 kernels natively")
 	}
+	checkKernels(t, "AVX2", avx2Kernels, 8, true)
+}
+
+// avx512Kernels are the AVX-512 kernels of ops_amd64.s by name, for
+// TestAVX512KernelsInBounds.
+var avx512Kernels = map[string]any{
+	"dot4x4AVX512": dot4x4AVX512, "dot1x4AVX512": dot1x4AVX512, "dot1x1AVX512": dot1x1AVX512,
+	"dot4x4F16AVX512": dot4x4F16AVX512, "dot1x4F16AVX512": dot1x4F16AVX512, "dot1x1F16AVX512": dot1x1F16AVX512,
+	"dot4x4BF16AVX512": dot4x4BF16AVX512, "dot1x4BF16AVX512": dot1x4BF16AVX512, "dot1x1BF16AVX512": dot1x1BF16AVX512,
+	"nn4x3AVX512": nn4x3AVX512, "nn1x3AVX512": nn1x3AVX512, "nn4x1AVX512": nn4x1AVX512, "nn1x1AVX512": nn1x1AVX512,
+	"nnColAVX512": nnColAVX512, "divMaxRowAVX512": divMaxRowAVX512, "mulRowAVX512": mulRowAVX512,
+	"expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512, "geluRowAVX512": geluRowAVX512,
+}
+
+// Every AVX-512 kernel, emulated with its operands sized exactly as it
+// needs, touches no memory outside them and writes nothing but its outputs
+// (the gaps between output rows, and a row's tail past its last whole
+// vector, keep their values). Their values are checked by the kernel-set
+// tests (kernelSets() includes the emulated set).
+func TestAVX512KernelsInBounds(t *testing.T) {
+	checkKernels(t, "AVX512", avx512Kernels, 16, false)
+}
+
+// checkKernels runs every kernel of ops_amd64.s whose name ends in suffix
+// (each must be in table) in the emulator on random operands with exact
+// bounds, and, if native, natively too, requiring the same bits.
+func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, native bool) {
 	r := rand.New(rand.NewPCG(41, 42))
 	shape := regexp.MustCompile(`^(dot|nn)(\d)x(\d)`)
 	n := 0
 	for _, name := range asmKernels(t) {
-		if !strings.HasSuffix(name, "AVX2") {
+		if !strings.HasSuffix(name, suffix) {
 			continue
 		}
-		native, ok := avx2Kernels[name]
+		kernel, ok := table[name]
 		if !ok {
-			t.Errorf("ops_amd64.s has %s, which avx2Kernels (and so this test) lacks", name)
+			t.Errorf("ops_amd64.s has %s, which this test's table lacks", name)
 			continue
 		}
-		f, err := x86emu.FuncOf(native)
+		f, err := x86emu.FuncOf(kernel)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n++
+		if !native {
+			kernel = nil
+		}
 		t.Run(name, func(t *testing.T) {
 			rows, cols := 1, 1
 			if m := shape.FindStringSubmatch(name); m != nil {
@@ -257,10 +318,11 @@ func TestEmulatorMatchesAVX2(t *testing.T) {
 			}
 			nn := strings.HasPrefix(name, "nn")
 			if nn {
-				cols *= 8 // vectors of 8 columns
+				cols *= lanes // vectors of columns
 			}
-			switch k := native.(type) {
+			switch sig := table[name].(type) {
 			case func(*float32, int, *float32, int, int, *float32, int):
+				k, _ := kernel.(func(*float32, int, *float32, int, int, *float32, int))
 				for _, K := range []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100} {
 					lda, ldb, ldo := K+3, K+1, cols+2
 					bLen := (cols-1)*ldb + K
@@ -272,6 +334,7 @@ func TestEmulatorMatchesAVX2(t *testing.T) {
 					checkEmuDot(t, f, K, a, lda, b, ldb, rows, cols, ldo, k)
 				}
 			case func(*float32, int, *uint16, int, int, *float32, int):
+				k, _ := kernel.(func(*float32, int, *uint16, int, int, *float32, int))
 				dtype := F16
 				if strings.Contains(name, "BF16") {
 					dtype = BF16
@@ -289,31 +352,35 @@ func TestEmulatorMatchesAVX2(t *testing.T) {
 					ldb := 3
 					a, b := mixedVec(r, K), mixedVec(r, (K-1)*ldb+1)
 					want, got := []float32{42}, []float32{42}
-					k(&a[0], &b[0], ldb, K, &want[0])
 					var fr x86emu.Frame
 					putNNColArgs(&fr, &a[0], &b[0], ldb, K, &got[0])
 					m := &x86emu.Machine{Memory: []x86emu.Region{region(a, false), region(b, false), region(got, true)}}
 					if err := m.Call(f, fr.Bytes()); err != nil {
 						t.Fatal(err)
 					}
+					if kernel == nil {
+						continue
+					}
+					sig(&a[0], &b[0], ldb, K, &want[0])
 					if sameBits(got, want) >= 0 {
 						t.Errorf("K=%d: emulated %v, native %v", K, got[0], want[0])
 					}
 				}
 			case func(*float32, int, float32) float32, func(*float32, int, float32), func(*float32, int):
-				checkEmuRow(t, r, f, name, native)
+				checkEmuRow(t, r, f, name, table[name], lanes, kernel != nil)
 			default:
-				t.Fatalf("no harness for %s's signature %T", name, native)
+				t.Fatalf("no harness for %s's signature %T", name, sig)
 			}
 		})
 	}
-	if n < len(avx2Kernels) {
-		t.Errorf("ops_amd64.s has %d AVX2 kernels, avx2Kernels %d", n, len(avx2Kernels))
+	if n < len(table) {
+		t.Errorf("ops_amd64.s has %d %s kernels, the table %d", n, suffix, len(table))
 	}
 }
 
-// checkEmuDot runs a dot-product or gemmNN block natively and emulated on
-// the same operands and compares the whole output (gaps included).
+// checkEmuDot runs a dot-product or gemmNN block emulated and, unless native
+// is nil, natively on the same operands and compares the whole output; the
+// gaps between output rows must keep their values either way.
 func checkEmuDot[E float32 | uint16](t *testing.T, f x86emu.Func, K int, a []float32, lda int, b []E, ldb, rows, cols, ldo int,
 	native func(*float32, int, *E, int, int, *float32, int)) {
 	t.Helper()
@@ -322,21 +389,32 @@ func checkEmuDot[E float32 | uint16](t *testing.T, f x86emu.Func, K int, a []flo
 		want[i] = 42
 	}
 	got := append([]float32(nil), want...)
-	native(&a[0], lda, &b[0], ldb, K, &want[0], ldo)
+	if native != nil {
+		native(&a[0], lda, &b[0], ldb, K, &want[0], ldo)
+	}
 	var fr x86emu.Frame
 	putDotArgs(&fr, &a[0], lda, &b[0], ldb, K, &got[0], ldo)
 	m := &x86emu.Machine{Memory: []x86emu.Region{region(a, false), region(b, false), region(got, true)}}
 	if err := m.Call(f, fr.Bytes()); err != nil {
 		t.Fatalf("K=%d: %v", K, err)
 	}
+	if native == nil {
+		for i, v := range got {
+			if i%ldo >= cols && v != 42 {
+				t.Fatalf("K=%d: wrote out[%d][%d], a gap", K, i/ldo, i%ldo)
+			}
+		}
+		return
+	}
 	if i := sameBits(got, want); i >= 0 {
 		t.Errorf("K=%d: out[%d] emulated %v (%#x), native %v (%#x)", K, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 	}
 }
 
-// checkEmuRow runs a row kernel natively and emulated on rows of every
-// length up to past five vectors (the kernels do n - n%8 elements).
-func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, native any) {
+// checkEmuRow runs a row kernel emulated and, if native, natively on rows of
+// every length up to past two vectors of 16 (the kernels do n - n%lanes
+// elements; the rest must keep their values).
+func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, kernel any, lanes int, native bool) {
 	t.Helper()
 	for n := range 42 {
 		in := mixedVec(r, max(n, 1))
@@ -356,20 +434,33 @@ func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, native 
 		fr.PutPointer(unsafe.Pointer(&got[0]))
 		fr.PutUint64(uint64(n))
 		ret := -1
-		switch k := native.(type) {
+		switch k := kernel.(type) {
 		case func(*float32, int, float32) float32:
-			wantRet = k(&want[0], n, arg)
+			if native {
+				wantRet = k(&want[0], n, arg)
+			}
 			fr.PutFloat32(math.Float32bits(arg))
 			ret = fr.Result(4)
 		case func(*float32, int, float32):
-			k(&want[0], n, arg)
+			if native {
+				k(&want[0], n, arg)
+			}
 			fr.PutFloat32(math.Float32bits(arg))
 		case func(*float32, int):
-			k(&want[0], n)
+			if native {
+				k(&want[0], n)
+			}
 		}
 		m := &x86emu.Machine{Memory: []x86emu.Region{region(got[:n], true)}}
 		if err := m.Call(f, fr.Bytes()); err != nil {
 			t.Fatalf("n=%d: %v", n, err)
+		}
+		if !native {
+			tail := n - n%lanes
+			if i := sameBits(got[tail:], in[tail:]); i >= 0 {
+				t.Errorf("n=%d: wrote row[%d], past the last whole vector", n, tail+i)
+			}
+			continue
 		}
 		if i := sameBits(got, want); i >= 0 {
 			t.Errorf("n=%d: row[%d] emulated %v, native %v", n, i, got[i], want[i])
@@ -381,4 +472,3 @@ func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, native 
 		}
 	}
 }
-

@@ -31,8 +31,10 @@ type Machine struct {
 
 	cf, zf, sf, of, pf bool
 
-	// MaxSteps bounds the instructions one Run executes (0: DefaultMaxSteps).
+	// MaxSteps bounds the instructions one Call executes (0: DefaultMaxSteps).
 	MaxSteps int
+	// Steps counts the instructions executed, over all calls.
+	Steps int
 	// Memory, when not nil, lists the only memory that accesses through
 	// registers may touch; RIP-relative operands (the code's own constants)
 	// are not restricted.
@@ -152,6 +154,7 @@ func (m *Machine) run() error {
 		if err := m.step(); err != nil {
 			return err
 		}
+		m.Steps++
 	}
 	return nil
 }

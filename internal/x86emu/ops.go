@@ -110,7 +110,9 @@ func needL(mask int) func(*Inst) error {
 	}
 }
 
-func unsupported(*Machine, *Inst) error { return errors.New("decoded but not executed by this emulator") }
+func unsupported(*Machine, *Inst) error {
+	return errors.New("decoded but not executed by this emulator")
+}
 
 func init() {
 	// General-purpose instructions.
