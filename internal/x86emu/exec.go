@@ -35,9 +35,9 @@ type Machine struct {
 	MaxSteps int
 	// Steps counts the instructions executed, over all calls.
 	Steps int
-	// Memory, when not nil, lists the only memory that accesses through
-	// registers may touch; RIP-relative operands (the code's own constants)
-	// are not restricted.
+	// Memory, when not nil, lists the only memory the code may touch, but
+	// for RIP-relative reads by functions of the executable (FuncOf): their
+	// constants.
 	Memory []Region
 
 	code    Region // where instructions may be fetched
@@ -68,7 +68,7 @@ func ptr(a uint64) unsafe.Pointer {
 }
 
 func (m *Machine) checkMem(addr, n uint64, write bool) error {
-	if m.Memory == nil || m.ripRel && !write {
+	if m.Memory == nil || m.ripRel && !write && m.cache {
 		return nil
 	}
 	for _, r := range m.Memory {
