@@ -223,3 +223,41 @@ func TestVCVTNEPS2BF16(t *testing.T) {
 		}
 	}
 }
+
+// FuncOf finds a Go function's code; a non-function is an error.
+func TestFuncOf(t *testing.T) {
+	f, err := FuncOf(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(f.Name, "x86emu.anchor") || f.Size == 0 || f.Size > 64 {
+		t.Errorf("FuncOf(anchor) = %+v", f)
+	}
+	if _, err := FuncOf(42); err == nil {
+		t.Error("FuncOf(42) succeeded")
+	}
+}
+
+// Random code, confined to a scratch buffer (every register points into
+// it), ends in an error or a return, never a panic, a hang or a stray
+// access.
+func FuzzExec(f *testing.F) {
+	for _, c := range decodeCases {
+		b, _ := hex.DecodeString(c.hex)
+		f.Add(append(b, 0xC3))
+	}
+	f.Add([]byte{0xEB, 0xFE})
+	scratch := make([]byte, 1<<12)
+	base := uint64(uintptr(unsafe.Pointer(&scratch[0])))
+	f.Fuzz(func(t *testing.T, code []byte) {
+		m := Machine{MaxSteps: 10000, Memory: []Region{{Addr: base, Size: uint64(len(scratch)), Write: true}}}
+		for r := range m.GPR {
+			m.GPR[r] = base + 2048
+		}
+		buf := append([]byte(nil), code...)
+		_ = m.Call(Code("fuzz", buf), nil)
+	})
+}
+
+//go:noinline
+func anchor() {}
