@@ -3,6 +3,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -470,5 +471,54 @@ func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, kernel 
 				t.Errorf("n=%d: returned %v emulated, %v native", n, math.Float32frombits(g), wantRet)
 			}
 		}
+	}
+}
+
+// Where the kernels promise each element the same value at either width
+// (gemmNN's one FMA chain per element, division, scaling; GELU and e^(x-m)
+// in vector lanes), the AVX-512 set gives the AVX2 set's bits, on lengths
+// with and without tails. (GELU's and e^x's tails are the scalar gelu and
+// expf, which may differ from the vector lanes by an ulp, so elements 16k..
+// 16k+7 of a row can differ between the sets; they are compared only where
+// both sets run vectors.)
+func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
+	sets := kernelSets()
+	if !slicesContains(sets, kernelsAVX512) || !slicesContains(sets, kernelsAVX2) {
+		t.Skip("needs the AVX2 and AVX-512 sets")
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	with := func(set kernelSet, in []float32, f func(x []float32)) []float32 {
+		defer useKernels(set)()
+		x := append([]float32(nil), in...)
+		f(x)
+		return x
+	}
+	check := func(name string, in []float32, f func(x []float32)) {
+		t.Helper()
+		a2, a512 := with(kernelsAVX2, in, f), with(kernelsAVX512, in, f)
+		if strings.HasPrefix(name, "gelu") || strings.HasPrefix(name, "exp") {
+			a2, a512 = a2[:len(in)&^15], a512[:len(in)&^15]
+		}
+		if i := sameBits(a2, a512); i >= 0 {
+			t.Errorf("%s (n=%d): element %d is %v with AVX2, %v with AVX-512", name, len(in), i, a2[i], a512[i])
+		}
+	}
+	for _, n := range []int{16, 17, 40, 63, 100} {
+		x := mixedVec(r, n)
+		check("geluRow", x, geluRow)
+		check("mulRow", x, func(x []float32) { mulRow(x, 0.37) })
+		check("divMaxRow", x, func(x []float32) { x[0] = divMaxRow(x[1:], 3.1) })
+		e := randVec(r, n)
+		for i := range e {
+			e[i] *= 30
+		}
+		check("expSubRow", e, func(x []float32) { expSubRow(x, 20) })
+	}
+	for _, s := range []struct{ M, N, K int }{{5, 70, 33}, {4, 48, 16}, {1, 17, 64}, {9, 100, 7}} {
+		lda, ldb, ldo := s.K+3, s.N+5, s.N+2
+		a, b := mixedVec(r, s.M*lda), mixedVec(r, s.K*ldb)
+		check(fmt.Sprintf("gemmNN %v", s), make([]float32, s.M*ldo), func(out []float32) {
+			gemmNN(out, ldo, a, lda, b, ldb, s.M, s.N, s.K)
+		})
 	}
 }

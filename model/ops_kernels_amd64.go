@@ -37,9 +37,9 @@ import (
 const kernelsEnv = "WGPU_EVAL_CPU_KERNELS"
 
 // kernels is the kernel set in use: AVX2 where the CPU has it, else portable
-// Go. The AVX-512 kernels are generated and assembled but have not yet run
-// on an AVX-512 machine, so they are used only when kernelsEnv asks for them
-// (and the tests then check them against the portable kernels).
+// Go. The AVX-512 kernels have not yet run on an AVX-512 machine (the tests
+// run them in an x86 emulator, internal/x86emu), so they are used only when
+// kernelsEnv asks for them (and the tests then check them natively too).
 var kernels = pickKernels(os.Getenv(kernelsEnv))
 
 func pickKernels(want string) kernelSet {

@@ -15,9 +15,11 @@
 // Floating point follows MXCSR's default (round to nearest even, no DAZ or
 // FTZ, exceptions masked) exactly; see fp.go for each rule and its source.
 //
-// Entry points: Decode (bytes -> Inst), Lookup (a function of the running
-// test binary by symbol) and Machine.Call (run it on a Go ABI0 frame). Memory
-// is the process's own, read and written through unsafe pointers.
+// Entry points: Decode (bytes -> Inst), FuncOf (the code of a Go or assembly
+// function of this process, through Go's ABI wrapper to the ABI0 body) and
+// Machine.Call (run it on a Go ABI0 argument frame built with Frame). Memory
+// is the process's own, read and written through unsafe pointers; a
+// Machine's Memory list confines what the code may touch.
 //
 // Allowed imports: the standard library only.
 package x86emu

@@ -23,10 +23,11 @@ import "math"
 //     53-bit round-to-odd result rounds to 24 bits exactly as the exact value
 //     would (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums:
 //     proved algorithms using rounding to odd", IEEE TC 2008), so the result
-//     is the correctly rounded a·b + c, subnormal results included. NaNs of
-//     FMA: the first NaN of a, b, c in that order, quieted; 0·∞ gives the
-//     default NaN even when c is a quiet NaN is NOT modelled (c's NaN wins);
-//     the kernels carry no NaN, so this order is documented, not validated.
+//     is the correctly rounded a·b + c, subnormal results included.
+//   - NaNs in FMA: the first NaN of a, b, c (the multiplicands, then the
+//     addend), quieted; 0·∞ + c with c not a NaN gives the default NaN. The
+//     SDM words the priority by operand position; the kernels carry no NaN,
+//     so this order is documented here, not validated against hardware.
 
 const (
 	defaultNaN = 0xFFC00000
@@ -89,7 +90,7 @@ func minF32(a, b uint32) uint32 {
 func xor32(a, b uint32) uint32  { return a ^ b }
 func addI32(a, b uint32) uint32 { return a + b }
 
-// fmaExact returns a·b + c rounded to odd in float64 (see the comment above),
+// fmaOdd returns a·b + c rounded to odd in float64 (see the comment above),
 // for finite, non-NaN inputs whose a·b + c does not overflow float64.
 func fmaOdd(a, b, c float32) float64 {
 	p := float64(a) * float64(b) // exact
