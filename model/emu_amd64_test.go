@@ -522,3 +522,44 @@ func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkEmulator runs dot4x4AVX512 (K=768) in the emulator and reports
+// emulated instructions per second and nanoseconds per multiply-add, beside
+// BenchmarkNativeDot3x4AVX2's figure for the hardware.
+//
+//	go test ./model -run '^$' -bench 'Emulator|NativeDot'
+func BenchmarkEmulator(b *testing.B) {
+	f, err := x86emu.FuncOf(dot4x4AVX512)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const K = 768
+	a, w, out := randVec(r, 4*K), randVec(r, 4*K), make([]float32, 16)
+	steps := 0
+	for b.Loop() {
+		var fr x86emu.Frame
+		putDotArgs(&fr, &a[0], K, &w[0], K, K, &out[0], 4)
+		var m x86emu.Machine
+		if err := m.Call(f, fr.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+		steps += m.Steps
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "insts/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(16*K), "ns/madd")
+}
+
+// BenchmarkNativeDot3x4AVX2 is the native AVX2 block for BenchmarkEmulator.
+func BenchmarkNativeDot3x4AVX2(b *testing.B) {
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		b.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const K = 768
+	a, w, out := randVec(r, 3*K), randVec(r, 4*K), make([]float32, 12)
+	for b.Loop() {
+		dot3x4AVX2(&a[0], K, &w[0], K, K, &out[0], 4)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(12*K), "ns/madd")
+}
