@@ -324,7 +324,7 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 			switch sig := table[name].(type) {
 			case func(*float32, int, *float32, int, int, *float32, int):
 				k, _ := kernel.(func(*float32, int, *float32, int, int, *float32, int))
-				for _, K := range []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100} {
+				for _, K := range []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100, 255, 768} {
 					lda, ldb, ldo := K+3, K+1, cols+2
 					bLen := (cols-1)*ldb + K
 					if nn {
@@ -340,7 +340,7 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 				if strings.Contains(name, "BF16") {
 					dtype = BF16
 				}
-				for _, K := range []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100} {
+				for _, K := range []int{1, 3, 7, 8, 9, 16, 17, 31, 33, 64, 100, 255, 768} {
 					lda, ldb, ldo := K+3, K+1, cols+2
 					a, b := mixedVec(r, (rows-1)*lda+K), make([]uint16, (cols-1)*ldb+K)
 					for i := range b {
