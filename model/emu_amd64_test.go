@@ -285,6 +285,18 @@ var avx512Kernels = map[string]any{
 // tests (kernelSets() includes the emulated set).
 func TestAVX512KernelsInBounds(t *testing.T) {
 	checkKernels(t, "AVX512", avx512Kernels, 16, false)
+	// The check has teeth: one float too few of a is caught.
+	f, err := x86emu.FuncOf(dot1x1AVX512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, out := make([]float32, 17), make([]float32, 17), make([]float32, 1)
+	var fr x86emu.Frame
+	putDotArgs(&fr, &a[0], 17, &b[0], 17, 17, &out[0], 1)
+	m := &x86emu.Machine{Memory: []x86emu.Region{region(a[:16], false), region(b, false), region(out, true)}}
+	if err := m.Call(f, fr.Bytes()); err == nil || !strings.Contains(err.Error(), "outside the allowed memory") {
+		t.Errorf("dot1x1AVX512 on a short a: %v, want an access outside the allowed memory", err)
+	}
 }
 
 // checkKernels runs every kernel of ops_amd64.s whose name ends in suffix
