@@ -14,16 +14,17 @@ type Func struct {
 	Addr uint64 // entry address
 	Size uint64 // bytes of code
 
-	static bool // in the executable's text: decoded instructions may be cached
+	static bool   // in the executable's text: decoded instructions may be cached
+	code   []byte // Code's bytes: pinned (so on the heap, and still) while they run
 }
 
-// Code returns a Func for code held in b (which the caller keeps alive), for
-// tests of hand-made instruction sequences.
+// Code returns a Func for the machine code in b, for tests of hand-made
+// instruction sequences (b must not change while it runs).
 func Code(name string, b []byte) Func {
 	if len(b) == 0 {
 		return Func{Name: name}
 	}
-	return Func{Name: name, Addr: uint64(uintptr(unsafe.Pointer(&b[0]))), Size: uint64(len(b))}
+	return Func{Name: name, Addr: uint64(uintptr(unsafe.Pointer(&b[0]))), Size: uint64(len(b)), code: b}
 }
 
 // maxFuncSize bounds the code FuncOf attributes to one function.
@@ -111,6 +112,9 @@ func (m *Machine) Call(f Func, args []byte) error {
 	stack := make([]uint64, stackWords)
 	var pin runtime.Pinner
 	pin.Pin(&stack[0])
+	if f.code != nil {
+		pin.Pin(&f.code[0])
+	}
 	defer pin.Unpin()
 	base := uint64(uintptr(unsafe.Pointer(&stack[0])))
 	// 0(SP): the return address (a value no code lives at); args from 8(SP).

@@ -139,7 +139,7 @@ func (m *Machine) ea(in *Inst) uint64 {
 // ErrSteps is returned (wrapped) when a Run exceeds its step limit.
 var ErrSteps = errors.New("step limit reached")
 
-// Run executes from m.RIP until a RET pops RSP to m's stop point (set by
+// run executes from m.RIP until a RET pops RSP to m's stop point (set by
 // Call), within the code region.
 func (m *Machine) run() error {
 	limit := m.MaxSteps

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -64,6 +65,9 @@ func TestUpperBits(t *testing.T) {
 	}
 	x := new(float32)
 	*x = 5
+	var pin runtime.Pinner // on the heap, where it does not move
+	pin.Pin(x)
+	defer pin.Unpin()
 	m.GPR[rAX] = uint64(uintptr(unsafe.Pointer(x)))
 	fill(&m.Z[0], func(i int) float32 { return 9 })
 	if err := run(t, &m, "f30f1000 c3"); err != nil { // movss xmm0,[rax] (objdump)
@@ -106,6 +110,9 @@ func TestMasksAndBroadcast(t *testing.T) {
 		}
 	}
 	buf := []float32{0, 0, 100, 0}
+	var pin runtime.Pinner
+	pin.Pin(&buf[0])
+	defer pin.Unpin()
 	m.GPR[rAX] = uint64(uintptr(unsafe.Pointer(&buf[0])))
 	m.Memory = []Region{{Addr: m.GPR[rAX], Size: 16}}
 	if err := run(t, &m, "62f16cd9584802 c3"); err != nil { // vaddps zmm1{k1}{z},zmm2,DWORD BCST [rax+0x8]
@@ -142,6 +149,9 @@ func TestExecErrors(t *testing.T) {
 		t.Errorf("endless loop: %v", err)
 	}
 	x := new(uint64)
+	var pin runtime.Pinner
+	pin.Pin(x)
+	defer pin.Unpin()
 	m = Machine{Memory: []Region{{Addr: uint64(uintptr(unsafe.Pointer(x))), Size: 8}}}
 	m.GPR[7] = uint64(uintptr(unsafe.Pointer(x))) + 8
 	if err := run(t, &m, "488b07 c3"); err == nil || !strings.Contains(err.Error(), "outside the allowed memory") || !strings.Contains(err.Error(), "at offset 0x0 (48 8b 07") { // mov rax,[rdi]
@@ -248,6 +258,9 @@ func FuzzExec(f *testing.F) {
 	}
 	f.Add([]byte{0xEB, 0xFE})
 	scratch := make([]byte, 1<<12)
+	var pin runtime.Pinner
+	pin.Pin(&scratch[0])
+	defer pin.Unpin()
 	base := uint64(uintptr(unsafe.Pointer(&scratch[0])))
 	f.Fuzz(func(t *testing.T, code []byte) {
 		m := Machine{MaxSteps: 10000, Memory: []Region{{Addr: base, Size: uint64(len(scratch)), Write: true}}}
