@@ -79,20 +79,26 @@ func bf16In(h uint16) float32 {
 // itself is never subnormal here: it starts at zero and every step flushes.
 // NaN payloads are not modelled (a NaN in gives a NaN out).
 func dpbf16Lane(acc, x, y float32) float32 {
-	p := float32(x * y) // exact unless it leaves the normal range
-	if e := math.Float32bits(p) >> 23 & 0xff; e == 0 || e == 0xff {
+	p := float32(x * y)
+	r := acc + p
+	if laneSlow(p, r) {
 		return dpbf16LaneExact(acc, x, y)
-	}
-	r := acc + p // p exact: this add is the FMA's one rounding
-	if b := math.Float32bits(r); b&0x7f800000 == 0 {
-		return math.Float32frombits(b & 0x80000000) // FTZ
 	}
 	return r
 }
 
-// dpbf16LaneExact is dpbf16Lane where x·y is zero, subnormal or beyond the
-// float32 range (or an operand is not finite): the sum is formed in float64
-// with its rounding error (TwoSum), and rounded once to 24 bits.
+// laneSlow reports whether a step whose product rounded to p and sum to r
+// must take dpbf16LaneExact. In the common case x·y is a normal float32, so
+// exact, and the float32 add is the FMA's one rounding; a product that is
+// not normal, or a result that is zero or subnormal, takes the exact path.
+func laneSlow(p, r float32) bool {
+	return (math.Float32bits(p)>>23+1)&0xfe == 0 || math.Float32bits(r)&0x7f800000 == 0
+}
+
+// dpbf16LaneExact is dpbf16Lane for any operands (it takes the cases where
+// x·y is zero, subnormal or beyond the float32 range, or the result is zero
+// or subnormal): the sum is formed in float64 with its rounding error
+// (TwoSum), and rounded once to 24 bits with the flush to zero.
 func dpbf16LaneExact(acc, x, y float32) float32 {
 	if !finite32(acc) || !finite32(x) || !finite32(y) {
 		return acc + float32(x*y)

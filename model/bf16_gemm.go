@@ -126,14 +126,31 @@ func dpbf1x4Generic(a, b0, b1, b2, b3 []float32) [4]float32 {
 	var acc [4][16]float32
 	for k := 0; k+32 <= len(a); k += 32 {
 		x := (*[32]float32)(a[k:])
-		w := [4]*[32]float32{(*[32]float32)(b0[k:]), (*[32]float32)(b1[k:]), (*[32]float32)(b2[k:]), (*[32]float32)(b3[k:])}
-		for r := range w {
-			ac, y := &acc[r], w[r]
-			for l := range 16 {
-				s := dpbf16Lane(ac[l], x[2*l+1], y[2*l+1])
-				ac[l] = dpbf16Lane(s, x[2*l], y[2*l])
-			}
+		for r, b := range [4][]float32{b0, b1, b2, b3} {
+			dpbf16Widened(&acc[r], x, (*[32]float32)(b[k:]))
 		}
 	}
 	return [4]float32{reduce16(&acc[0]), reduce16(&acc[1]), reduce16(&acc[2]), reduce16(&acc[3])}
+}
+
+// dpbf16Widened is dpbf16 on operands already widened by bf16In, with
+// dpbf16Lane's fast path inlined.
+func dpbf16Widened(acc *[16]float32, x, y *[32]float32) {
+	for l := 0; l < 31; l += 2 {
+		x1, y1, x0, y0 := x[l+1], y[l+1], x[l], y[l]
+		s := acc[l/2]
+		p := float32(x1 * y1)
+		if r := s + p; laneSlow(p, r) {
+			s = dpbf16LaneExact(s, x1, y1)
+		} else {
+			s = r
+		}
+		p = float32(x0 * y0)
+		if r := s + p; laneSlow(p, r) {
+			s = dpbf16LaneExact(s, x0, y0)
+		} else {
+			s = r
+		}
+		acc[l/2] = s
+	}
 }

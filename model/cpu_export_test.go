@@ -10,3 +10,6 @@ func RefNLLBF16(m *Model, tokens []int32) []float64 { return refNLLRounded(m, to
 
 // RefNLL is the float64 reference forward (refNLL), for the external tests.
 func RefNLL(m *Model, tokens []int32) []float64 { return refNLL(m, tokens) }
+
+// BF16Hardware reports whether this CPU runs the VDPBF16PS kernels.
+func BF16Hardware() bool { return hasBF16Kernels() }
