@@ -19,6 +19,15 @@ func (s bf16Set) String() string {
 // AVX512_BF16, unless the portable kernels are asked for.
 var errNoBF16 = fmt.Errorf("bf16 needs a CPU with AVX512_BF16; this CPU has none (%s=generic runs the portable bf16 kernels, slowly)", kernelsEnv)
 
+// CheckBF16 reports whether the bf16 mode can run here: nil where the CPU
+// has AVX512_BF16 (or WGPU_EVAL_CPU_KERNELS=generic asks for the portable
+// kernels), else the error LoadCPU would return, so that a command can refuse
+// before it reads any weights.
+func CheckBF16() error {
+	_, err := pickBF16(false)
+	return err
+}
+
 // pickBF16 returns the bf16 kernels to use: the portable ones when portable
 // is set or kernelsEnv asks for generic (read now, so a test can set it), the
 // assembly where the CPU has AVX512_BF16, else an error.
