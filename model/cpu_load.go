@@ -164,8 +164,9 @@ func (l *cpuLoader) read(ctx context.Context, spec TensorSpec) error {
 
 // matrix reads the 2-D tensor of spec in its stored dtype (F16 and BF16 as
 // 16 bits, anything else as float32), transposed from Hugging Face's (in,
-// out) to (out, in) when transpose is set; in the bf16 mode it is then
-// rounded to bf16 (toBF16).
+// out) to (out, in) when transpose is set. In the bf16 mode it is rounded
+// to bf16 (toBF16): a float32 tensor as it is read (so no float32 copy of
+// it is ever made), an F16 one in place.
 func (l *cpuLoader) matrix(ctx context.Context, spec TensorSpec, transpose bool) (matrix, error) {
 	m, err := l.stored(ctx, spec, transpose)
 	if err != nil || l.c.bf16 == bf16Off {
@@ -174,7 +175,8 @@ func (l *cpuLoader) matrix(ctx context.Context, spec TensorSpec, transpose bool)
 	return l.c.toBF16(m, l.c.bf16), nil
 }
 
-// stored is matrix before any rounding to bf16.
+// stored is matrix before any rounding to bf16, but for a float32 tensor in
+// the bf16 mode, which it rounds to bf16 as it reads it.
 func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool) (matrix, error) {
 	s, err := l.ck.sourceOf(spec)
 	if err != nil {
@@ -186,6 +188,25 @@ func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool)
 	rows, cols := spec.Shape[0], spec.Shape[1]
 	sc := l.ck.getScratch()
 	defer l.ck.putScratch(sc)
+	if s.dtype != F16 && s.dtype != BF16 && l.c.bf16 != bf16Off {
+		dst := make([]uint16, s.n)
+		into := dst
+		if transpose {
+			l.u16 = grow(l.u16, s.n)
+			into = l.u16
+		}
+		err := s.stream(ctx, sc, func(e int, vals []float32, _ []byte) error {
+			bf16RoundRows(into[e:][:len(vals)], vals)
+			return nil
+		})
+		if err != nil {
+			return matrix{}, err
+		}
+		if transpose {
+			transposeInto(l.c, dst, into, rows, cols)
+		}
+		return matrix{dtype: BF16, u16: dst}, nil // rounded: toBF16 keeps it
+	}
 	switch s.dtype {
 	case F16, BF16:
 		dst := make([]uint16, s.n)
