@@ -186,3 +186,48 @@ func TestCPUBF16NeedsHardware(t *testing.T) {
 		t.Errorf("kernels %q, want the portable bf16 ones", c.Kernels())
 	}
 }
+
+// The bf16 mode's Generator (KV cache, one row at a time) gives the
+// log-probabilities of the bf16 mode's full forward (LossPerToken), and
+// not the f32 mode's.
+func TestGeneratorBF16(t *testing.T) {
+	ctx := context.Background()
+	m := testmodel.Peaked(testmodel.TinyConfig(), 15)
+	bf, err := model.NewCPUBF16(m, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := []int32{464, 2068, 7586, 21831, 18045, 625, 262}
+	lpOf := func(c *model.CPU) []float32 {
+		g, err := c.NewGenerator()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.SetChunk(3)
+		logits, err := g.Append(ctx, prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return logits
+	}
+	logits, logitsF32 := lpOf(bf), lpOf(model.NewCPU(m, 2))
+	var seqs []model.Sequence
+	for id := range int32(20) {
+		seqs = append(seqs, model.Sequence{Tokens: append(append([]int32{}, prompt...), id), First: len(prompt)})
+	}
+	_, nll, err := bf.LossPerToken(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dF32 float64
+	for id := range int32(20) {
+		lp := model.LogSoftmax(logits, id)
+		if d := math.Abs(lp + float64(nll[id])); d > 1e-5 {
+			t.Errorf("token %d: logprob %.7f from the generator, %.7f from the forward", id, lp, -nll[id])
+		}
+		dF32 = max(dF32, math.Abs(lp-model.LogSoftmax(logitsF32, id)))
+	}
+	if dF32 < 1e-4 {
+		t.Errorf("bf16 generator within %.2g of the f32 one: are its products bf16?", dF32)
+	}
+}
