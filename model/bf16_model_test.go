@@ -231,3 +231,30 @@ func TestGeneratorBF16(t *testing.T) {
 		t.Errorf("bf16 generator within %.2g of the f32 one: are its products bf16?", dF32)
 	}
 }
+
+// On a CPU with AVX512_BF16 the VDPBF16PS kernels score a model exactly as
+// the portable ones do. A hardware capability, not an install: this skips
+// elsewhere, in CI too.
+func TestCPUBF16HardwareMatchesPortable(t *testing.T) {
+	if !model.BF16Hardware() {
+		t.Skip("this CPU has no AVX512_BF16: the VDPBF16PS kernels cannot run here (a hardware capability, so this skips in CI too)")
+	}
+	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
+	m := testmodel.Peaked(bf16Config, 16)
+	seqs := []model.Sequence{{Tokens: bf16Tokens(bf16Config, 48, 6), First: 1}, {Tokens: bf16Tokens(bf16Config, 21, 7), First: 3}}
+	var got [2][]float32
+	for i, portable := range []bool{false, true} {
+		c, err := model.NewCPUBF16(m, 2, portable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got[i], err = c.LossPerToken(context.Background(), seqs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range got[0] {
+		if math.Float32bits(got[0][i]) != math.Float32bits(got[1][i]) {
+			t.Fatalf("target %d: NLL %g with VDPBF16PS, %g with the portable kernels", i, got[0][i], got[1][i])
+		}
+	}
+}
