@@ -103,30 +103,72 @@ func gemmBF16Blocks(ks dpbfKernels, out []float32, ldo int, a []uint16, lda int,
 // time are widened (bf16In) into float32 scratch padded with zeros to a
 // multiple of 32, then every row of a, widened alike, is multiplied with them
 // in the 16 lanes of dpbf16, block after block, and reduced by reduce16.
+// Where the exponents of the rows guarantee that every product is zero or a
+// normal float32 far from both ends of the range (expRange.safe), each step
+// is a plain float32 multiply and add, which is then exactly the FMA with
+// FTZ (see safe); elsewhere every step is checked (dpbf16Lane).
 func gemmBF16Generic(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
 	K32 := (K + 31) &^ 31
 	bw := make([]float32, 4*K32)
 	aw := make([]float32, K32)
+	var br [4]expRange
 	for j := 0; j < N; j += 4 {
 		n := min(4, N-j)
 		clear(bw)
-		for r := range n {
-			widenBF16In(bw[r*K32:][:K], b[(j+r)*ldb:][:K])
+		for r := range 4 {
+			br[r] = expRange{}
+			if r < n {
+				br[r] = widenBF16In(bw[r*K32:][:K], b[(j+r)*ldb:][:K])
+			}
 		}
 		for i := range M {
-			widenBF16In(aw[:K], a[i*lda:][:K])
-			c := dpbf1x4Generic(aw, bw[:K32], bw[K32:2*K32], bw[2*K32:3*K32], bw[3*K32:])
+			ar := widenBF16In(aw[:K], a[i*lda:][:K])
+			ws := [4][]float32{bw[:K32], bw[K32 : 2*K32], bw[2*K32 : 3*K32], bw[3*K32:]}
+			var c [4]float32
+			if ar.safe(br[0]) && ar.safe(br[1]) && ar.safe(br[2]) && ar.safe(br[3]) {
+				c = dpbf1x4Fast(aw, ws[0], ws[1], ws[2], ws[3])
+			} else {
+				c = dpbf1x4Generic(aw, ws[0], ws[1], ws[2], ws[3])
+			}
 			copy(out[i*ldo+j:][:n], c[:n])
 		}
 	}
 }
 
-// widenBF16In sets dst[i] = bf16In(src[i]).
-func widenBF16In(dst []float32, src []uint16) {
+// expRange is the smallest and largest biased float32 exponent of a row's
+// nonzero values (lo > hi: none).
+type expRange struct{ lo, hi uint32 }
+
+// safe reports whether every product of a value of a row of range r with
+// one of a row of range o is zero or has a magnitude in [2^-102, 2^127).
+// Then a step acc + x·y needs no check: x·y is exact in float32, the float32
+// add is the FMA's one rounding, overflow is infinite alike, and a sum that
+// is not zero is at least 2^-126 (it is a multiple of the smaller ulp of acc
+// and x·y, at least 2^-126 once |acc| > |x·y|/2, else above |x·y|/2), so the
+// flush to zero never applies.
+func (r expRange) safe(o expRange) bool {
+	switch {
+	case r.hi == 0xff || o.hi == 0xff:
+		return false // an infinity or a NaN
+	case r.lo > r.hi || o.lo > o.hi:
+		return true // a row of zeros: every product is zero
+	}
+	// |x| in [2^(e-127), 2^(e-126)) for biased exponent e.
+	return r.lo+o.lo >= 254-102 && r.hi+o.hi <= 252+126
+}
+
+// widenBF16In sets dst[i] = bf16In(src[i]) and returns the exponent range
+// of the nonzero values.
+func widenBF16In(dst []float32, src []uint16) expRange {
 	dst = dst[:len(src)]
+	r := expRange{lo: 255}
 	for i, h := range src {
 		dst[i] = bf16In(h)
+		if e := uint32(h>>7) & 0xff; e != 0 {
+			r.lo, r.hi = min(r.lo, e), max(r.hi, e)
+		}
 	}
+	return r
 }
 
 // dpbf1x4Generic returns the bf16 dot products of a with b0..b3, all widened
@@ -137,6 +179,23 @@ func dpbf1x4Generic(a, b0, b1, b2, b3 []float32) [4]float32 {
 		x := (*[32]float32)(a[k:])
 		for r, b := range [4][]float32{b0, b1, b2, b3} {
 			dpbf16Widened(&acc[r], x, (*[32]float32)(b[k:]))
+		}
+	}
+	return [4]float32{reduce16(&acc[0]), reduce16(&acc[1]), reduce16(&acc[2]), reduce16(&acc[3])}
+}
+
+// dpbf1x4Fast is dpbf1x4Generic where every product is safe (expRange.safe):
+// plain float32 multiplies and adds, in the same lanes and order.
+func dpbf1x4Fast(a, b0, b1, b2, b3 []float32) [4]float32 {
+	var acc [4][16]float32
+	for k := 0; k+32 <= len(a); k += 32 {
+		x := (*[32]float32)(a[k:])
+		for r, b := range [4][]float32{b0, b1, b2, b3} {
+			ac, y := &acc[r], (*[32]float32)(b[k:])
+			for l := 0; l < 31; l += 2 {
+				s := ac[l/2] + float32(x[l+1]*y[l+1])
+				ac[l/2] = s + float32(x[l]*y[l])
+			}
 		}
 	}
 	return [4]float32{reduce16(&acc[0]), reduce16(&acc[1]), reduce16(&acc[2]), reduce16(&acc[3])}

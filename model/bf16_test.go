@@ -227,3 +227,63 @@ func TestDotBF16RefIsADot(t *testing.T) {
 		}
 	}
 }
+
+// The unchecked path of the portable kernels (dpbf1x4Fast) computes what the
+// checked one does wherever expRange.safe lets it run: rows whose products
+// reach both ends of the safe range, and sums that cancel through zero.
+func TestDPBF16FastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	row := func(n int, elo, ehi uint32) []uint16 {
+		v := make([]uint16, n)
+		for i := range v {
+			if r.IntN(10) == 0 {
+				continue // zeros are safe
+			}
+			e := elo + uint32(r.IntN(int(ehi-elo+1)))
+			v[i] = uint16(r.IntN(2))<<15 | uint16(e)<<7 | uint16(r.IntN(128))
+		}
+		return v
+	}
+	for range 2000 {
+		K := 32 * (1 + r.IntN(4))
+		var elo, ehi uint32
+		if r.IntN(2) == 0 {
+			elo, ehi = 76, 80 // products near 2^-102
+		} else {
+			elo, ehi = 184, 189 // products near 2^126
+		}
+		a := row(K, elo, ehi)
+		var bs [4][]uint16
+		for j := range bs {
+			bs[j] = row(K, elo, ehi)
+			if j == 1 { // b1 = -a: every partial sum cancels pairwise
+				for k := range bs[j] {
+					bs[j][k] = a[k] ^ 0x8000
+				}
+			}
+		}
+		aw := make([]float32, K)
+		ar := widenBF16In(aw, a)
+		var ws [4][]float32
+		safe := true
+		for j := range ws {
+			ws[j] = make([]float32, K)
+			safe = safe && ar.safe(widenBF16In(ws[j], bs[j]))
+		}
+		if !safe {
+			continue
+		}
+		fast := dpbf1x4Fast(aw, ws[0], ws[1], ws[2], ws[3])
+		checked := dpbf1x4Generic(aw, ws[0], ws[1], ws[2], ws[3])
+		for j := range fast {
+			if math.Float32bits(fast[j]) != math.Float32bits(checked[j]) {
+				t.Fatalf("K=%d exponents %d..%d: column %d: fast %g, checked %g", K, elo, ehi, j, fast[j], checked[j])
+			}
+		}
+	}
+	// The bounds: 2^-51·2^-51 = 2^-102 is safe, 2^-52·2^-51 not; so is a row
+	// holding an infinity.
+	if !(expRange{76, 76}).safe(expRange{76, 76}) || (expRange{75, 75}).safe(expRange{76, 76}) || (expRange{100, 255}).safe(expRange{100, 100}) {
+		t.Error("expRange.safe's bounds are off")
+	}
+}
