@@ -105,10 +105,16 @@ func deviceInfo(b pipeline.Backend) pipeline.DeviceInfo {
 	return d
 }
 
-// precisionOf is the weight type b computes with.
+// precisionOf is the weight type b computes with: f16 or f32 on a GPU, f32
+// or bf16 (its bf16 mode) on the CPU.
 func precisionOf(b pipeline.Backend) string {
-	if g, ok := b.(*pipeline.GPU); ok && g.Model().F16() {
-		return "f16"
+	switch b := b.(type) {
+	case *pipeline.GPU:
+		if b.Model().F16() {
+			return "f16"
+		}
+	case *pipeline.CPU:
+		return b.Precision()
 	}
 	return "f32"
 }

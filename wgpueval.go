@@ -52,7 +52,10 @@ type Options struct {
 	// GPU at once); case-insensitive.
 	Device string
 	// Precision is the GPU weight type: "" or "auto" (f16 where the device has
-	// shader-f16), "f16" or "f32".
+	// shader-f16), "f16" or "f32"; or "bf16", the CPU's bf16 mode (matmuls
+	// with bf16 operands as AVX512_BF16 computes them; auto then means the
+	// CPU, a GPU device is an error, and so is a CPU without AVX512_BF16
+	// unless WGPU_EVAL_CPU_KERNELS=generic).
 	Precision string
 	// Threads is the CPU path's goroutines; 0 means all cores.
 	Threads int

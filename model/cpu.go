@@ -20,7 +20,9 @@ import (
 // portable scalar Go; the results differ between kernel sets in the last bits
 // (another summation order, fused multiply-adds), never between thread counts.
 // Weights read by LoadCPU from an F16 or BF16 checkpoint stay 16-bit and are
-// widened exactly inside the kernels; all arithmetic is float32.
+// widened exactly inside the kernels; all arithmetic is float32. In the bf16
+// mode (LoadOptions.BF16, NewCPUBF16; bf16.go) the weight products take
+// bf16 operands instead, as AVX512_BF16 computes them.
 type CPU struct {
 	cfg        Config
 	wte        matrix    // (V, C)
@@ -32,8 +34,11 @@ type CPU struct {
 	maxRows    int   // rows (tokens) per chunk of a batch; at least one sequence
 	err        error // what is wrong with the model, reported by Loss
 
-	mu    sync.Mutex
-	spare []float32 // an arena kept for the next call
+	bf16 bf16Set // the bf16 mode's kernels; bf16Off: the f32 mode
+
+	mu      sync.Mutex
+	spare   []float32 // an arena kept for the next call
+	spare16 []uint16  // a bf16 panel kept for the next call (bf16 mode)
 }
 
 // cpuLayer is one block's weights as the CPU kernels want them: the Conv1D
@@ -122,6 +127,36 @@ func newCPU(m *Model, threads int, own bool) *CPU {
 		})
 	}
 	return c
+}
+
+// NewCPUBF16 is NewCPU for the bf16 mode (bf16.go): the CPU holds every
+// matrix of m rounded to bf16 (m stays usable), and its weight products take
+// bf16 operands as VDPBF16PS does. portable runs them on the portable
+// kernels (same bits, any CPU, slow); without it a CPU lacking AVX512_BF16
+// is an error (unless WGPU_EVAL_CPU_KERNELS=generic).
+func NewCPUBF16(m *Model, threads int, portable bool) (*CPU, error) {
+	set, err := pickBF16(portable)
+	if err != nil {
+		return nil, err
+	}
+	c := newCPU(m, threads, false)
+	if c.err != nil {
+		return c, nil // Loss reports it
+	}
+	tied := c.lmHead.same(c.wte)
+	c.bf16 = set
+	c.wte = c.toBF16(c.wte, set)
+	c.lmHead = c.wte
+	if !tied {
+		c.lmHead = c.toBF16(c.lmHead, set)
+	}
+	for i := range c.layers {
+		l := &c.layers[i]
+		for _, w := range []*matrix{&l.qkvW, &l.projW, &l.fcW, &l.fcProjW} {
+			*w = c.toBF16(*w, set)
+		}
+	}
+	return c, nil
 }
 
 // Name is the backend's name, "cpu".

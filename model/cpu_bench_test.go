@@ -83,3 +83,25 @@ func BenchmarkCPULoss124MF16(b *testing.B) {
 	reportCPU(b, cpu0, len(toks))
 	b.Logf("kernels: %s", model.Kernels())
 }
+
+// BenchmarkCPULoss124MBF16 is BenchmarkCPULoss124M in the bf16 mode
+// (NewCPUBF16): the VDPBF16PS kernels where the CPU has AVX512_BF16, the
+// portable ones with WGPU_EVAL_CPU_KERNELS=generic (very slow: use a short
+// window there), skipped otherwise.
+//
+//	go test ./model/ -run '^$' -bench CPULoss124MBF16 -benchtime=1x
+func BenchmarkCPULoss124MBF16(b *testing.B) {
+	cpu, err := model.NewCPUBF16(testmodel.Random(shape124M, 1), 0, false)
+	if err != nil {
+		b.Skip(err)
+	}
+	toks, seqs := window124M()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := cpu.Loss(context.Background(), seqs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu0, len(toks))
+	b.Logf("kernels: %s", cpu.Kernels())
+}

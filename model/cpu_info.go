@@ -1,8 +1,23 @@
 package model
 
 // Kernels names the kernel set the CPU path runs in this build on this
-// machine ("generic", "avx2", "avx512"), for provenance.
-func (c *CPU) Kernels() string { return kernels.String() }
+// machine ("generic", "avx2", "avx512"), for provenance; in the bf16 mode
+// followed by the bf16 products' ("avx2+bf16-generic", "avx512+bf16-avx512").
+func (c *CPU) Kernels() string {
+	if c.bf16 != bf16Off {
+		return kernels.String() + "+" + c.bf16.String()
+	}
+	return kernels.String()
+}
+
+// Precision is "bf16" in the bf16 mode (products of bf16 weights and
+// activations), else "f32".
+func (c *CPU) Precision() string {
+	if c.bf16 != bf16Off {
+		return "bf16"
+	}
+	return "f32"
+}
 
 // Threads is the goroutines the CPU path uses.
 func (c *CPU) Threads() int { return c.threads }

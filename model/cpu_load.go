@@ -21,6 +21,10 @@ import (
 // memory of its float32 form, and its results are bit-identical to those of
 // the same weights widened to float32 (Load, then NewCPU). ck may be closed
 // once LoadCPU returns. ctx is checked between tensors and chunks.
+//
+// With opt.BF16 it loads for the bf16 mode instead (bf16.go): every matrix
+// rounded to bf16 as it is read and held in 16 bits, whatever the
+// checkpoint's dtype.
 func LoadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) (*CPU, error) {
 	if ck == nil {
 		return nil, errors.New("load for the cpu: nil checkpoint")
@@ -41,6 +45,13 @@ func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 		return nil, err
 	}
 	c := &CPU{cfg: cfg, threads: threads, maxRows: max(2048, cfg.NPositions)}
+	if opt.BF16 {
+		set, err := pickBF16(opt.PortableBF16)
+		if err != nil {
+			return nil, err
+		}
+		c.bf16 = set
+	}
 	l := &cpuLoader{ck: ck, c: c, opt: opt}
 	for _, s := range ck.srcs {
 		l.total += s.bytes()
@@ -153,8 +164,20 @@ func (l *cpuLoader) read(ctx context.Context, spec TensorSpec) error {
 
 // matrix reads the 2-D tensor of spec in its stored dtype (F16 and BF16 as
 // 16 bits, anything else as float32), transposed from Hugging Face's (in,
-// out) to (out, in) when transpose is set.
+// out) to (out, in) when transpose is set. In the bf16 mode it is rounded
+// to bf16 (toBF16): a float32 tensor as it is read (so no float32 copy of
+// it is ever made), an F16 one in place.
 func (l *cpuLoader) matrix(ctx context.Context, spec TensorSpec, transpose bool) (matrix, error) {
+	m, err := l.stored(ctx, spec, transpose)
+	if err != nil || l.c.bf16 == bf16Off {
+		return m, err
+	}
+	return l.c.toBF16(m, l.c.bf16), nil
+}
+
+// stored is matrix before any rounding to bf16, but for a float32 tensor in
+// the bf16 mode, which it rounds to bf16 as it reads it.
+func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool) (matrix, error) {
 	s, err := l.ck.sourceOf(spec)
 	if err != nil {
 		return matrix{}, err
@@ -165,6 +188,25 @@ func (l *cpuLoader) matrix(ctx context.Context, spec TensorSpec, transpose bool)
 	rows, cols := spec.Shape[0], spec.Shape[1]
 	sc := l.ck.getScratch()
 	defer l.ck.putScratch(sc)
+	if s.dtype != F16 && s.dtype != BF16 && l.c.bf16 != bf16Off {
+		dst := make([]uint16, s.n)
+		into := dst
+		if transpose {
+			l.u16 = grow(l.u16, s.n)
+			into = l.u16
+		}
+		err := s.stream(ctx, sc, func(e int, vals []float32, _ []byte) error {
+			bf16RoundRows(into[e:][:len(vals)], vals)
+			return nil
+		})
+		if err != nil {
+			return matrix{}, err
+		}
+		if transpose {
+			transposeInto(l.c, dst, into, rows, cols)
+		}
+		return matrix{dtype: BF16, u16: dst}, nil // rounded: toBF16 keeps it
+	}
 	switch s.dtype {
 	case F16, BF16:
 		dst := make([]uint16, s.n)

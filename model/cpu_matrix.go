@@ -11,10 +11,15 @@ import (
 // that the kernels widen to float32 as they load them. Widening is exact, so
 // a 16-bit matrix gives bit-identical results to its values widened to
 // float32 and held as a float32 matrix.
+//
+// In the bf16 mode (bf16.go) every weight matrix is BF16 with bf set: its
+// products take the a operand rounded to bf16 too (gemmNTW's a16) and run
+// the bf16 kernels of that set instead of widening.
 type matrix struct {
 	dtype DType     // F32, F16 or BF16
 	f32   []float32 // the elements when dtype is F32
 	u16   []uint16  // the elements' bits when dtype is F16 or BF16
+	bf    bf16Set   // bf16Off, or the bf16 mode's kernels (dtype BF16)
 }
 
 // f32Matrix wraps float32 elements.
@@ -54,7 +59,13 @@ func f16To32(h uint16) float32 { return float16.Frombits(h).Float32() }
 func bf16To32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
 // gemmNTW is gemmNT with b a weight matrix whose rows start at element off.
-func gemmNTW(out []float32, ldo int, a []float32, lda int, b matrix, off, ldb int, M, N, K int) {
+// When b is a bf16-mode matrix, the product reads a16 instead of a: a
+// rounded to bf16 (bf16Operand), laid out alike.
+func gemmNTW(out []float32, ldo int, a []float32, a16 []uint16, lda int, b matrix, off, ldb int, M, N, K int) {
+	if b.bf != bf16Off {
+		gemmBF16(b.bf, out, ldo, a16, lda, b.u16[off:], ldb, M, N, K)
+		return
+	}
 	switch b.dtype {
 	case F16, BF16:
 		gemmNT16(out, ldo, a, lda, b.u16[off:], ldb, M, N, K, b.dtype)
@@ -101,4 +112,75 @@ func (m matrix) same(o matrix) bool {
 		return &m.f32[0] == &o.f32[0]
 	}
 	return &m.u16[0] == &o.u16[0]
+}
+
+// bf16Operand returns a rounded to bf16 (bf16RoundRows, in parallel) when m
+// is a bf16-mode matrix, else nil; release gives the buffer back.
+func (c *CPU) bf16Operand(m matrix, a []float32) (a16 []uint16, release func()) {
+	if m.bf == bf16Off {
+		return nil, func() {}
+	}
+	a16 = c.getPanel(len(a))
+	const block = 1 << 14
+	c.parallelFor((len(a)+block-1)/block, func(_, t int) {
+		lo, hi := t*block, min(len(a), (t+1)*block)
+		bf16RoundRows(a16[lo:hi], a[lo:hi])
+	})
+	return a16, func() { c.putPanel(a16) }
+}
+
+// from returns a16[off:], or nil for a nil a16 (an f32-mode product).
+func from(a16 []uint16, off int) []uint16 {
+	if a16 == nil {
+		return nil
+	}
+	return a16[off:]
+}
+
+// getPanel returns n bf16 values of scratch, reusing the spare panel when it
+// is big enough.
+func (c *CPU) getPanel(n int) []uint16 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cap(c.spare16) >= n {
+		p := c.spare16[:n]
+		c.spare16 = nil
+		return p
+	}
+	return make([]uint16, n)
+}
+
+// putPanel keeps p for the next call when it is the biggest seen.
+func (c *CPU) putPanel(p []uint16) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cap(p) > cap(c.spare16) {
+		c.spare16 = p
+	}
+}
+
+// toBF16 returns m as a bf16-mode matrix for the kernels of set: float32
+// and F16 elements rounded to bf16 (to nearest, ties to even; F16 is widened
+// exactly first, in place), BF16 ones kept as stored. Rows are converted in
+// parallel on c's threads.
+func (c *CPU) toBF16(m matrix, set bf16Set) matrix {
+	n := m.len()
+	const block = 1 << 16
+	tasks := (n + block - 1) / block
+	switch m.dtype {
+	case F32:
+		u := make([]uint16, n)
+		c.parallelFor(tasks, func(_, t int) {
+			lo, hi := t*block, min(n, (t+1)*block)
+			bf16RoundRows(u[lo:hi], m.f32[lo:hi])
+		})
+		return matrix{dtype: BF16, u16: u, bf: set}
+	case F16:
+		c.parallelFor(tasks, func(_, t int) {
+			for i := t * block; i < min(n, (t+1)*block); i++ {
+				m.u16[i] = bf16Round(f16To32(m.u16[i]))
+			}
+		})
+	}
+	return matrix{dtype: BF16, u16: m.u16, bf: set}
 }

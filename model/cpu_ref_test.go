@@ -48,7 +48,17 @@ func randomModel(cfg Config, seed uint64, untied bool) *Model {
 
 // refNLL returns, for t = 1..len(tokens)-1, -ln p(tokens[t] | tokens[:t]) under m,
 // computed in float64 (index t-1 of the result).
-func refNLL(m *Model, tokens []int32) []float64 {
+func refNLL(m *Model, tokens []int32) []float64 { return refNLLRounded(m, tokens, nil) }
+
+// refNLLRounded is refNLL where round (when not nil) is applied to both
+// operands of every product with a weight matrix (the four linears of a
+// block and the LM head) and to the embedding read from WTE: the bf16 mode's
+// roundings, with the products still summed in float64.
+func refNLLRounded(m *Model, tokens []int32, round func(float64) float64) []float64 {
+	if round == nil {
+		round = func(x float64) float64 { return x }
+	}
+	refLinear := func(x [][]float64, W, b []float32) [][]float64 { return refLinearRounded(x, W, b, round) }
 	cfg, w := m.Config, &m.Weights
 	T, C, NH := len(tokens), cfg.NEmbd, cfg.NHead
 	hd := C / NH
@@ -56,7 +66,7 @@ func refNLL(m *Model, tokens []int32) []float64 {
 	for t, id := range tokens {
 		x[t] = make([]float64, C)
 		for i := range C {
-			x[t][i] = float64(w.WTE[int(id)*C+i]) + float64(w.WPE[t*C+i])
+			x[t][i] = round(float64(w.WTE[int(id)*C+i])) + float64(w.WPE[t*C+i])
 		}
 	}
 	for _, l := range w.Layers {
@@ -120,7 +130,7 @@ func refNLL(m *Model, tokens []int32) []float64 {
 		for v := range logits {
 			logits[v] = 0
 			for i := range C {
-				logits[v] += h[t][i] * float64(w.LMHead[v*C+i])
+				logits[v] += round(h[t][i]) * round(float64(w.LMHead[v*C+i]))
 			}
 			mx = math.Max(mx, logits[v])
 		}
@@ -156,6 +166,11 @@ func refLayerNorm(x [][]float64, g, b []float32, eps float64) [][]float64 {
 
 // refLinear is Hugging Face's Conv1D: x (T, in) · W (in, out) + b (out).
 func refLinear(x [][]float64, W, b []float32) [][]float64 {
+	return refLinearRounded(x, W, b, func(x float64) float64 { return x })
+}
+
+// refLinearRounded is refLinear with round applied to x and W.
+func refLinearRounded(x [][]float64, W, b []float32, round func(float64) float64) [][]float64 {
 	nout := len(b)
 	out := make([][]float64, len(x))
 	for t, row := range x {
@@ -163,7 +178,7 @@ func refLinear(x [][]float64, W, b []float32) [][]float64 {
 		for o := range nout {
 			s := float64(b[o])
 			for i, a := range row {
-				s += a * float64(W[i*nout+o])
+				s += round(a) * round(float64(W[i*nout+o]))
 			}
 			out[t][o] = s
 		}

@@ -190,10 +190,12 @@ func (g *Generator) lastLogits(r int, logits []float32) {
 	c, cfg := g.c, g.c.cfg
 	C, V := cfg.NEmbd, cfg.VocabSize
 	c.layernormForward(g.lnf, g.residual[r*C:][:C], c.lnfw, c.lnfb, 1, C, cfg.LayerNormEps)
+	h16, release := c.bf16Operand(c.lmHead, g.lnf) // the bf16 mode's rounded ln_f
+	defer release()
 	tiles := (V + vocabTile - 1) / vocabTile
 	c.parallelFor(tiles, func(_, tile int) {
 		v0 := tile * vocabTile
 		vn := min(vocabTile, V-v0)
-		gemmNTW(logits[v0:], vn, g.lnf, C, c.lmHead, v0*C, C, 1, vn, C)
+		gemmNTW(logits[v0:], vn, g.lnf, h16, C, c.lmHead, v0*C, C, 1, vn, C)
 	})
 }

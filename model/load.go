@@ -19,6 +19,16 @@ type LoadOptions struct {
 	// Progress, when set, is called after each tensor with the bytes of tensor
 	// data read so far and the total to read.
 	Progress func(done, total int64)
+	// BF16 (LoadCPU only) loads for the bf16 mode (bf16.go): every matrix is
+	// rounded to bf16 as it is read and held so (half the memory of float32),
+	// and the products take bf16 operands as AVX512_BF16's VDPBF16PS does.
+	// It needs a CPU with AVX512_BF16 (errNoBF16 otherwise) unless
+	// PortableBF16 is set or WGPU_EVAL_CPU_KERNELS=generic.
+	BF16 bool
+	// PortableBF16 runs the bf16 mode's products on the portable Go kernels,
+	// which compute the same bits as VDPBF16PS on any CPU, slowly: for tests
+	// and as a reference.
+	PortableBF16 bool
 }
 
 // Load reads a GPT-2 model from path, which is one of:

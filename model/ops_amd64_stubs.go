@@ -193,3 +193,18 @@ func sumExpSubAVX512(row *float32, n int, m float32) float32
 //
 //go:noescape
 func geluRowAVX512(x *float32, n int)
+
+// dpbf4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).
+//
+//go:noescape
+func dpbf4x4AVX512(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dpbf1x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).
+//
+//go:noescape
+func dpbf1x4AVX512(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dpbf1x1AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).
+//
+//go:noescape
+func dpbf1x1AVX512(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)

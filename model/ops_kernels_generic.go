@@ -2,6 +2,8 @@
 
 package model
 
+import "os"
+
 // Other architectures (and purego builds) run the portable kernels for the hot
 // loops: gemmNT's dot products, the exponentials of softmax and of the loss, GELU.
 
@@ -37,3 +39,13 @@ func expSubRow(row []float32, m float32) float32 { return expSubRowGeneric(row, 
 func sumExpSub(row []float32, m float32) float32 { return sumExpSubGeneric(row, m) }
 
 func geluRow(x []float32) { geluRowGeneric(x) }
+
+// kernelsEnv names the kernel set to use; only "generic" means anything here.
+const kernelsEnv = "WGPU_EVAL_CPU_KERNELS"
+
+// dpbfAVX512 is never used here (hasBF16Kernels is false).
+var dpbfAVX512 dpbfKernels
+
+func hasBF16Kernels() bool { return false }
+
+func portableKernelsAsked() bool { return os.Getenv(kernelsEnv) == "generic" }

@@ -68,9 +68,12 @@ func gemmNTGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ld
 // `hidden = residual + attn_output`).
 // inp is (N, C), w is (OC, C) (rows are output channels; float32 or 16-bit),
 // bias is (OC), out is (N, OC).
+// In the bf16 mode inp is rounded to bf16 once, before the tiles.
 // Work is split into (mmRows x mmCols) tiles over the CPU's workers; tile holds
 // mmRows*mmCols floats of scratch per worker.
 func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, OC int, residual bool, tile []float32) {
+	a16, release := c.bf16Operand(w, inp[:N*C])
+	defer release()
 	rowTiles := (N + mmRows - 1) / mmRows
 	colTiles := (OC + mmCols - 1) / mmCols
 	c.parallelFor(rowTiles*colTiles, func(worker, task int) {
@@ -79,7 +82,7 @@ func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, 
 		rn := min(mmRows, N-r0)
 		cn := min(mmCols, OC-c0)
 		scratch := tile[worker*mmRows*mmCols:][:mmRows*mmCols]
-		gemmNTW(scratch, mmCols, inp[r0*C:], C, w, c0*C, C, rn, cn, C)
+		gemmNTW(scratch, mmCols, inp[r0*C:], from(a16, r0*C), C, w, c0*C, C, rn, cn, C)
 		b := bias[c0:][:cn]
 		for i := range rn {
 			s := scratch[i*mmCols:][:cn]

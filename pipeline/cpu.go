@@ -53,5 +53,8 @@ func (c *CPU) Close() error { return nil }
 // Kernels names the CPU kernel set in use (generic, avx2, avx512).
 func (c *CPU) Kernels() string { return c.c.Kernels() }
 
+// Precision is "bf16" in the CPU's bf16 mode, else "f32".
+func (c *CPU) Precision() string { return c.c.Precision() }
+
 // Threads is the goroutines the CPU path uses.
 func (c *CPU) Threads() int { return c.c.Threads() }

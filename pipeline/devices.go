@@ -46,31 +46,41 @@ func (d DeviceSpec) String() string {
 	return d.Kind
 }
 
-// Precision is the weight type on a GPU.
+// Precision is the weight type on a GPU, or the CPU's bf16 mode.
 type Precision string
 
-// Precisions. PrecisionAuto is f16 where the device has shader-f16, else f32.
+// Precisions. PrecisionAuto is f16 where the device has shader-f16, else f32
+// (on a GPU), and f32 on the CPU. PrecisionBF16 is the CPU's bf16 mode
+// (model.LoadOptions.BF16): matmuls with weights take bf16 operands as
+// AVX512_BF16's VDPBF16PS computes them, everything else f32; GPUs refuse it.
 const (
 	PrecisionAuto Precision = ""
 	PrecisionF16  Precision = "f16"
 	PrecisionF32  Precision = "f32"
+	PrecisionBF16 Precision = "bf16"
 )
 
-// ParsePrecision parses a precision name: auto (or ""), f16 or f32.
+// ParsePrecision parses a precision name: auto (or ""), f16, f32 or bf16.
 func ParsePrecision(s string) (Precision, error) {
 	switch v := strings.ToLower(strings.TrimSpace(s)); v {
 	case "", "auto":
 		return PrecisionAuto, nil
-	case "f16", "f32":
+	case "f16", "f32", "bf16":
 		return Precision(v), nil
 	}
-	return "", fmt.Errorf("precision %q: want f16 or f32", s)
+	return "", fmt.Errorf("precision %q: want f16, f32 or bf16", s)
 }
 
 // BackendOptions tune OpenBackend.
 type BackendOptions struct {
-	// Precision is the weight type on GPUs; the CPU is always f32.
+	// Precision is the weight type on GPUs; the CPU computes in f32, or in
+	// its bf16 mode with PrecisionBF16 (which GPUs refuse; so does a CPU
+	// without AVX512_BF16 unless PortableBF16 is set or
+	// WGPU_EVAL_CPU_KERNELS=generic).
 	Precision Precision
+	// PortableBF16 runs the CPU's bf16 mode on the portable kernels (the same
+	// bits as VDPBF16PS, on any CPU, slowly): for tests.
+	PortableBF16 bool
 	// Threads is the CPU path's goroutines; <= 0 means GOMAXPROCS.
 	Threads int
 	// Progress, when set, gets the bytes of weights loaded (CPU) or uploaded
@@ -99,7 +109,8 @@ func Devices() ([]wgpu.AdapterInfo, error) {
 // SwiftShader), which auto and all never pick: the CPU path is faster there.
 func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 
-// OpenBackend opens the backend spec names for the model src holds: a
+// OpenBackend opens the backend spec names for the model src holds (with
+// PrecisionBF16, auto is the CPU and a GPU is an error): a
 // *model.Checkpoint (the CPU reads it into its own layout and holds one copy,
 // F16 and BF16 matrices as 16 bits, model.LoadCPU; a GPU gets its weights tensor by tensor, 16-bit
 // checkpoints as 16-bit), or a loaded Model's Reader (the CPU keeps a packed
@@ -111,7 +122,8 @@ func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 // releases the devices too.
 func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, opt BackendOptions) (Backend, error) {
 	cpu := func() (Backend, error) {
-		lo := model.LoadOptions{Progress: opt.Progress}
+		bf16 := opt.Precision == PrecisionBF16
+		lo := model.LoadOptions{Progress: opt.Progress, BF16: bf16, PortableBF16: opt.PortableBF16}
 		if ck, ok := src.(*model.Checkpoint); ok {
 			// Straight into the CPU's layout, one copy, 16-bit checkpoints
 			// kept 16-bit.
@@ -125,10 +137,17 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 		if err != nil {
 			return nil, err
 		}
+		if bf16 {
+			c, err := model.NewCPUBF16(m, opt.Threads, opt.PortableBF16)
+			if err != nil {
+				return nil, fmt.Errorf("precision bf16: %w", err)
+			}
+			return &CPU{c}, nil
+		}
 		return NewCPU(m, opt.Threads), nil // the caller's Model, left usable
 	}
-	if spec.Kind == "cpu" {
-		return cpu()
+	if spec.Kind == "cpu" || spec.Kind == "auto" && opt.Precision == PrecisionBF16 {
+		return cpu() // bf16 is the CPU's: auto means the cpu then
 	}
 	inst, err := wgpu.CreateInstance(nil)
 	if err != nil {
@@ -206,6 +225,8 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 	name := ad.Info().Name
 	f16 := ad.HasFeature(wgpu.FeatureShaderF16)
 	switch {
+	case prec == PrecisionBF16:
+		return nil, fmt.Errorf("precision bf16 runs on the cpu device only (the CPU's AVX512_BF16 products); %s computes in f16 or f32: use --device cpu or --precision f16/f32", name)
 	case prec == PrecisionF32:
 		f16 = false
 	case prec == PrecisionF16 && !f16:

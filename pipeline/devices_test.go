@@ -19,13 +19,13 @@ func TestParseDevice(t *testing.T) {
 			t.Errorf("ParseDevice(%q) accepted", bad)
 		}
 	}
-	for in, want := range map[string]Precision{"": PrecisionAuto, "auto": PrecisionAuto, "F16": PrecisionF16, "f32": PrecisionF32} {
+	for in, want := range map[string]Precision{"": PrecisionAuto, "auto": PrecisionAuto, "F16": PrecisionF16, "f32": PrecisionF32, "BF16": PrecisionBF16} {
 		if got, err := ParsePrecision(in); err != nil || got != want {
 			t.Errorf("ParsePrecision(%q) = %v, %v", in, got, err)
 		}
 	}
-	if _, err := ParsePrecision("bf16"); err == nil {
-		t.Error("ParsePrecision(bf16) accepted")
+	if _, err := ParsePrecision("fp8"); err == nil {
+		t.Error("ParsePrecision(fp8) accepted")
 	}
 }
 
@@ -67,5 +67,61 @@ func TestOpenBackendCPUOwnership(t *testing.T) {
 	}
 	if sums[0] != sums[1] {
 		t.Errorf("loss from the Model %+v, from the checkpoint %+v", sums[0], sums[1])
+	}
+}
+
+// PrecisionBF16 opens the CPU's bf16 mode (PortableBF16: the portable
+// kernels) from a Checkpoint and from a Model alike, auto meaning the CPU;
+// a GPU device refuses it.
+func TestOpenBackendBF16(t *testing.T) {
+	ctx := context.Background()
+	m := testmodel.Peaked(testmodel.TinyConfig(), 6)
+	dir := t.TempDir()
+	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := model.OpenCheckpoint(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	seqs := []model.Sequence{{Tokens: []int32{50256, 464, 2068, 7586, 21831, 18045}, First: 1}}
+	ref, err := model.NewCPUBF16(m, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := BackendOptions{Threads: 2, Precision: PrecisionBF16, PortableBF16: true}
+	for _, c := range []struct {
+		kind string
+		src  model.TensorReader
+	}{{"cpu", m.Reader()}, {"cpu", ck}, {"auto", m.Reader()}} {
+		b, err := OpenBackend(ctx, DeviceSpec{c.kind, -1}, c.src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu, ok := b.(*CPU)
+		if !ok || cpu.Precision() != "bf16" {
+			t.Fatalf("%s: backend %T, want the CPU in bf16", c.kind, b)
+		}
+		p, err := b.Submit(ctx, Batch{Seqs: seqs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s %T: sums %+v, want model.NewCPUBF16 %+v", c.kind, c.src, got, want)
+		}
+		b.Close()
+	}
+	if b, err := OpenBackend(ctx, DeviceSpec{"gpu", -1}, m.Reader(), opt); err == nil {
+		b.Close()
+		t.Error("a GPU device accepted precision bf16")
 	}
 }

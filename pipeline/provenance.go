@@ -12,7 +12,7 @@ type RunConfig struct {
 	Split       string `json:"split"`
 	Separator   string `json:"separator"`
 	Device      string `json:"device"`       // as asked: auto, cpu, gpu:N, all
-	Precision   string `json:"precision"`    // weights on the device: f16 or f32 (the CPU: f32)
+	Precision   string `json:"precision"`    // weights on the device: f16 or f32 (the CPU: f32, or bf16 in its bf16 mode)
 	Threads     int    `json:"threads"`      // CPU goroutines (0 on GPUs)
 	BatchTokens int    `json:"batch_tokens"` // padded tokens per batch asked for; 0: the device's budget
 }

@@ -7,6 +7,9 @@
 //
 //	go run ./bench/cpurss -write -dir /tmp/m124 && go run ./bench/cpurss -dir /tmp/m124
 //	go run ./bench/cpurss -write -shape xl -dtype F16 -dir /tmp/xl16 && go run ./bench/cpurss -dir /tmp/xl16
+//
+// -precision bf16 loads for the CPU's bf16 mode (on a CPU without
+// AVX512_BF16 run it with WGPU_EVAL_CPU_KERNELS=generic, and a short -ctx).
 package main
 
 import (
@@ -29,6 +32,8 @@ func main() {
 	shape := flag.String("shape", "124m", "with -write: 124m or xl (GPT-2 XL: 48 layers, 25 heads, C 1600)")
 	dtype := flag.String("dtype", "F32", "with -write: the stored dtype, F32, F16 or BF16")
 	threads := flag.Int("threads", 0, "CPU threads (<= 0: GOMAXPROCS)")
+	precision := flag.String("precision", "f32", "the CPU's precision: f32 or bf16")
+	window := flag.Int("ctx", 0, "tokens in the scored window (<= 0: the model's n_positions)")
 	flag.Parse()
 	if *dir == "" {
 		log.Fatal("cpurss: -dir is required")
@@ -52,20 +57,28 @@ func main() {
 		}
 		return
 	}
+	prec, err := pipeline.ParsePrecision(*precision)
+	if err != nil {
+		log.Fatal(err)
+	}
 	ctx := context.Background()
 	ck, err := model.OpenCheckpoint(ctx, *dir)
 	if err != nil {
 		log.Fatal(err)
 	}
-	b, err := pipeline.OpenBackend(ctx, pipeline.DeviceSpec{Kind: "cpu", Index: -1}, ck, pipeline.BackendOptions{Threads: *threads})
+	b, err := pipeline.OpenBackend(ctx, pipeline.DeviceSpec{Kind: "cpu", Index: -1}, ck, pipeline.BackendOptions{Threads: *threads, Precision: prec})
 	if err != nil {
 		log.Fatal(err)
 	}
 	ck.Close()
-	fmt.Printf("stored %s; after load: %s\n", ck.StoredDType(), hwm())
+	fmt.Printf("stored %s, precision %s; after load: %s\n", ck.StoredDType(), prec, hwm())
 	cfg := ck.Config()
 	r := rand.New(rand.NewPCG(2, 3))
-	toks := make([]int32, cfg.NPositions)
+	n := cfg.NPositions
+	if *window > 0 {
+		n = min(n, *window)
+	}
+	toks := make([]int32, n)
 	for i := range toks {
 		toks[i] = int32(r.IntN(cfg.VocabSize))
 	}

@@ -32,7 +32,7 @@ type benchFlags struct {
 func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.model, "model", "m", "124M", "a shape with random weights (tiny, gpt2 or 124M, gpt2-medium or 355M, gpt2-large or 774M, gpt2-xl or 1558M), or a model as eval takes it (a folder, a .safetensors or llm.c .bin file, a hub id such as org/name)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto, cpu, gpu, gpu:N (N as listed by 'wgpu-eval devices')")
-	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 (the default where the device has shader-f16) or f32")
+	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.ctx, "ctx", 0, "tokens per window (0: the model's n_positions)")
 	fs.StringVar(&f.batches, "batch", "1,4,8", "windows per batch, a comma-separated list: each size is timed on its own")
@@ -91,7 +91,7 @@ func gpt2Shape(layers, heads, embd int) model.Config {
 //	device                    the backend's Name() ("cpu", "NVIDIA H200 (f16), driver ...")
 //	adapter                   wgpu.AdapterInfo of the GPU (name, vendor, deviceType, driver, limits, heaps); absent on the CPU
 //	model                     {name: --model as given, random: true for a shape name, config: {n_layer, n_head, n_embd, n_positions, vocab_size, layer_norm_epsilon}}
-//	precision                 weight type: "f16" or "f32" (the CPU is always f32)
+//	precision                 weight type: "f16" or "f32" on a GPU; "f32" or "bf16" (--precision bf16) on the CPU
 //	ctx, width                tokens per window; the padded batch width the backend's Feed asks for (>= ctx)
 //	warmup, runs              batches run before timing; batches timed
 //	in_flight                 batches kept submitted and not yet waited for in the timed runs (Feed().InFlight)
@@ -202,10 +202,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if dev.Kind == "all" {
 		return usageError{errors.New("--device all: bench times one device; use gpu:N for each")}
 	}
-	precision, err := pipeline.ParsePrecision(f.precision)
-	if err != nil {
-		return usageError{fmt.Errorf("--%w", err)}
+	if err := checkPrecision(f.precision, f.device); err != nil {
+		return err
 	}
+	precision, _ := pipeline.ParsePrecision(f.precision) // checked
 	sizes, err := parseBatches(f.batches)
 	if err != nil {
 		return usageError{err}
@@ -278,6 +278,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, cfg.VocabSize, cfg.LayerNormEps}},
 		Precision: "f32", Ctx: window, Width: feed.Width(window),
 		Warmup: f.warmup, Runs: f.runs, InFlight: max(feed.InFlight, 1), Chunk: f.chunk,
+	}
+	if c, ok := backend.(*pipeline.CPU); ok {
+		res.Precision = c.Precision()
 	}
 	gpu, _ := backend.(*pipeline.GPU)
 	var g *shaders.GPT2

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -101,4 +103,25 @@ func gib(n uint64) string {
 		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// checkPrecision parses --precision and refuses bf16 where it cannot run,
+// before any weights are read: on a GPU device, and on a CPU without
+// AVX512_BF16 (unless WGPU_EVAL_CPU_KERNELS=generic asks for the portable
+// kernels). An unknown device is left to the caller's check.
+func checkPrecision(precision, device string) error {
+	prec, err := pipeline.ParsePrecision(precision)
+	if err != nil {
+		return usageError{fmt.Errorf("--%w", err)}
+	}
+	if prec != pipeline.PrecisionBF16 {
+		return nil
+	}
+	if dev, err := pipeline.ParseDevice(device); err == nil && (dev.Kind == "gpu" || dev.Kind == "all") {
+		return usageError{fmt.Errorf("--precision bf16 runs on the cpu device only (--device %s): GPUs compute in f16 or f32", dev)}
+	}
+	if err := model.CheckBF16(); err != nil {
+		return fmt.Errorf("--precision %w", err)
+	}
+	return nil
 }

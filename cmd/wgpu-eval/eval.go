@@ -38,7 +38,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents (0: ctx/2)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included), gpu:N (N as listed by 'wgpu-eval devices') or all (every hardware GPU at once)")
-	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 (the default where the device has shader-f16) or f32; activations and sums are f32 either way")
+	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32 on a GPU, activations and sums f32 either way; bf16 on the CPU (matmuls with bf16 weights and activations, f32 sums, as AVX512_BF16 computes them; needs a CPU with AVX512_BF16; auto then means the cpu)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("padded tokens per batch, sequences x width (0: from the GPU's memory; %d on the CPU)", pipeline.DefaultBatchTokens))
 	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood)")
@@ -79,8 +79,8 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if _, err := pipeline.ParseDevice(f.device); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
-	if _, err := pipeline.ParsePrecision(f.precision); err != nil {
-		return usageError{fmt.Errorf("--%w", err)}
+	if err := checkPrecision(f.precision, f.device); err != nil {
+		return err
 	}
 	shard, err := pipeline.ParseShard(f.shard, nil)
 	if err != nil {

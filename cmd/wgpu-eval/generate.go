@@ -31,7 +31,7 @@ func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all)")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu or gpu:N")
-	fs.StringVar(&f.precision, "precision", "", "GPU weights: f16 (the default where the device has shader-f16) or f32")
+	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the prompt and new tokens, their logprobs, the text and the speed as JSON to FILE (- for stdout, then the text is not streamed)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no messages on stderr; only the text")
@@ -72,8 +72,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if _, err := pipeline.ParseDevice(f.device); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
-	if _, err := pipeline.ParsePrecision(f.precision); err != nil {
-		return usageError{fmt.Errorf("--%w", err)}
+	if err := checkPrecision(f.precision, f.device); err != nil {
+		return err
 	}
 	note := func(format string, a ...any) {
 		if !f.quiet {

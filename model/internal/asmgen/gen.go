@@ -67,6 +67,11 @@ func Generate() (asm, stubs []byte, err error) {
 		g.expRow("expSubRow", true)
 		g.expRow("sumExpSub", false)
 		g.gelu()
+		if s.lanes == 16 {
+			for _, shape := range [][2]int{{4, 4}, {1, 4}, {1, 1}} {
+				g.dpbf(shape[0], shape[1])
+			}
+		}
 	}
 	f, err := c.Result()
 	if err != nil {

@@ -1,0 +1,289 @@
+package model
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// roundBF16Ref rounds x to bfloat16's 8 significant bits, to nearest, ties to
+// even, by the arithmetic of the definition (frexp, scale, round, scale
+// back): the tests' independent form of bf16Round for normal values.
+func roundBF16Ref(x float64) float64 {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	m, e := math.Frexp(x) // x = m·2^e, 0.5 <= |m| < 1
+	return math.Ldexp(math.RoundToEven(math.Ldexp(m, 8)), e-8)
+}
+
+// bf16Value draws bf16 bits: mostly ordinary values around 1, and a share
+// of extreme exponents (subnormals, near the float32 overflow and underflow
+// thresholds of a product), zeros and signs.
+func bf16Value(r *rand.Rand) uint16 {
+	sign := uint16(r.IntN(2)) << 15
+	frac := uint16(r.IntN(128))
+	var exp int
+	switch r.IntN(8) {
+	case 0:
+		exp = r.IntN(256) // anything, Inf/NaN included at 255
+		if exp == 255 {
+			exp = 254
+		}
+	case 1:
+		exp = r.IntN(4) // zero, subnormal or tiny
+	case 2:
+		exp = 190 + r.IntN(64) // large: products overflow
+	case 3:
+		exp = 20 + r.IntN(50) // small: products underflow
+	default:
+		exp = 120 + r.IntN(14)
+	}
+	return sign | uint16(exp)<<7 | frac
+}
+
+// refLane is one VDPBF16PS step from its definition, in exact arithmetic:
+// acc + x·y formed exactly (big.Float), rounded once to 24 bits (nearest,
+// even; exponent unbounded), below 2^-126 flushed to a zero of the result's
+// sign, from 2^128 on infinite. x and y are already DAZ'd; all finite.
+func refLane(acc, x, y float32) float32 {
+	exact := new(big.Float).SetPrec(2000)
+	p := new(big.Float).SetPrec(2000).Mul(big.NewFloat(float64(x)), big.NewFloat(float64(y)))
+	exact.Add(big.NewFloat(float64(acc)), p)
+	if exact.Sign() == 0 {
+		return acc + float32(x*y) // IEEE's sign of an exact zero sum
+	}
+	r := new(big.Float).SetPrec(24).SetMode(big.ToNearestEven).Set(exact)
+	neg := r.Signbit()
+	e := r.MantExp(nil) // r = m·2^e, 0.5 <= |m| < 1
+	switch {
+	case e <= -126:
+		return float32(math.Copysign(0, map[bool]float64{true: -1, false: 1}[neg]))
+	case e > 128:
+		return float32(math.Copysign(math.Inf(1), map[bool]float64{true: -1, false: 1}[neg]))
+	}
+	f, acc2 := r.Float32()
+	if acc2 != big.Exact {
+		panic("refLane: inexact")
+	}
+	return f
+}
+
+// One step of the scalar model is the exact definition, on values that reach
+// every path: ordinary, subnormal inputs (DAZ), products that underflow or
+// overflow float32, results flushed to zero, exact cancellations.
+func TestDPBF16Lane(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	paths := map[string]int{}
+	for i := range 400000 {
+		x, y := bf16In(bf16Value(r)), bf16In(bf16Value(r))
+		var acc float32
+		switch i % 4 {
+		case 0:
+			acc = bf16In(bf16Value(r)) * (1 + float32(r.IntN(1<<16))/(1<<16))
+		case 1:
+			acc = -x * y // cancellation
+			if r.IntN(2) == 0 {
+				acc = math.Nextafter32(acc, 0)
+			}
+		case 2:
+			acc = float32(r.NormFloat64())
+		}
+		if !finite32(acc) || !finite32(x*y) && math.IsInf(float64(x)*float64(y), 0) {
+			continue
+		}
+		if acc != 0 && math.Abs(float64(acc)) < 0x1p-126 {
+			continue // acc is never subnormal: every step flushes
+		}
+		got, want := dpbf16Lane(acc, x, y), refLane(acc, x, y)
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("dpbf16Lane(%g, %g, %g) = %g (%#x), want %g (%#x)", acc, x, y, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+		p := float64(x) * float64(y)
+		if p != 0 && math.Abs(p) < 0x1p-126 {
+			paths["product underflows"]++
+		}
+		if math.Abs(p) >= 0x1p128 {
+			paths["product overflows"]++
+		}
+		if want == 0 && acc+float32(x*y) != 0 {
+			paths["result is flushed"]++
+		}
+		if math.IsInf(float64(want), 0) {
+			paths["result overflows"]++
+		}
+	}
+	for _, p := range []string{"product underflows", "product overflows", "result is flushed", "result overflows"} {
+		if paths[p] < 100 {
+			t.Errorf("only %d cases where the %s", paths[p], p)
+		}
+	}
+}
+
+// bf16Round against its definition: normal values round to 8 significant
+// bits (nearest, even), beyond the largest bf16 to infinity; subnormals to
+// zero; NaNs stay NaNs.
+func TestBF16Round(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200000 {
+		x := math.Float32frombits(r.Uint32())
+		if r.IntN(4) == 0 { // exact ties
+			x = math.Float32frombits(r.Uint32()&^0xffff | 0x8000)
+		}
+		got := bf16Round(x)
+		var want uint16
+		switch b := math.Float32bits(x); {
+		case x != x:
+			if g := bf16To32(got); g == g || got>>15 != uint16(b>>31) {
+				t.Fatalf("bf16Round(NaN %#x) = %#x, want a NaN of the same sign", b, got)
+			}
+			continue
+		case b&0x7f800000 == 0:
+			want = uint16(b>>16) & 0x8000
+		default:
+			v := roundBF16Ref(float64(x))
+			want = uint16(math.Float32bits(float32(v)) >> 16) // exact, or ±Inf
+		}
+		if got != want {
+			t.Fatalf("bf16Round(%g) = %#x, want %#x", x, got, want)
+		}
+	}
+}
+
+// bf16Rows returns n bf16 values: N(0, 1) rounded, with a few extremes
+// (zeros, subnormals, huge and tiny values) when wild.
+func bf16Rows(r *rand.Rand, n int, wild bool) []uint16 {
+	v := make([]uint16, n)
+	for i := range v {
+		v[i] = bf16Round(float32(r.NormFloat64()))
+		if wild && r.IntN(16) == 0 {
+			v[i] = bf16Value(r)
+		}
+	}
+	return v
+}
+
+// checkBF16Kernels checks gemm (a bf16 gemm: the portable driver, or a
+// kernel table through gemmBF16Blocks) against the scalar model dotBF16Ref,
+// bit for bit, over shapes that use every block and tail, strides wider than
+// K, and operands with extreme values.
+func checkBF16Kernels(t *testing.T, gemm func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int)) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, sh := range [][3]int{{1, 1, 1}, {1, 4, 31}, {4, 4, 32}, {5, 7, 33}, {9, 13, 64}, {3, 5, 100}, {8, 9, 768}, {2, 3, 3072}} {
+		for _, wild := range []bool{false, true} {
+			M, N, K := sh[0], sh[1], sh[2]
+			lda, ldb, ldo := K+r.IntN(3), K+r.IntN(3), N+r.IntN(3)
+			a, b := bf16Rows(r, M*lda, wild), bf16Rows(r, N*ldb, wild)
+			out := make([]float32, M*ldo)
+			gemm(out, ldo, a, lda, b, ldb, M, N, K)
+			for i := range M {
+				for j := range N {
+					want := dotBF16Ref(a[i*lda:][:K], b[j*ldb:][:K])
+					got := out[i*ldo+j]
+					if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+						t.Fatalf("%dx%dx%d (wild %v): out[%d][%d] = %g, want %g", M, N, K, wild, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The portable bf16 kernels are the scalar model, bit for bit.
+func TestGemmBF16Generic(t *testing.T) { checkBF16Kernels(t, gemmBF16Generic) }
+
+// The VDPBF16PS kernels are the scalar model, bit for bit. They need the
+// hardware: a CPU with AVX512_BF16 (a capability of the machine, not an
+// install, so this skips in CI too on CPUs without it).
+func TestGemmBF16AVX512(t *testing.T) {
+	if !hasBF16Kernels() {
+		t.Skip("this CPU has no AVX512_BF16 (with AVX512F and BW): the VDPBF16PS kernels cannot run here; a hardware capability, so this skips in CI too")
+	}
+	checkBF16Kernels(t, func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
+		gemmBF16Blocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
+	})
+}
+
+// dotBF16Ref is a dot product: on ordinary values it is within float32
+// accumulation error of the exact (float64) sum of the bf16 products.
+func TestDotBF16RefIsADot(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, K := range []int{1, 17, 32, 100, 768, 3072} {
+		a, b := bf16Rows(r, K, false), bf16Rows(r, K, false)
+		var exact, mag float64
+		for k := range K {
+			p := float64(bf16To32(a[k])) * float64(bf16To32(b[k]))
+			exact += p
+			mag += math.Abs(p)
+		}
+		got := float64(dotBF16Ref(a, b))
+		// Each lane sums K/16 terms, then 4 levels of the tree: each add
+		// errs by at most 2^-24 of the magnitude so far.
+		tol := float64(K/16+6) * 0x1p-24 * mag
+		if math.Abs(got-exact) > tol {
+			t.Errorf("K=%d: %g, exact %g (tolerance %g)", K, got, exact, tol)
+		}
+	}
+}
+
+// The unchecked path of the portable kernels (dpbf1x4Fast) computes what the
+// checked one does wherever expRange.safe lets it run: rows whose products
+// reach both ends of the safe range, and sums that cancel through zero.
+func TestDPBF16FastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	row := func(n int, elo, ehi uint32) []uint16 {
+		v := make([]uint16, n)
+		for i := range v {
+			if r.IntN(10) == 0 {
+				continue // zeros are safe
+			}
+			e := elo + uint32(r.IntN(int(ehi-elo+1)))
+			v[i] = uint16(r.IntN(2))<<15 | uint16(e)<<7 | uint16(r.IntN(128))
+		}
+		return v
+	}
+	for range 2000 {
+		K := 32 * (1 + r.IntN(4))
+		var elo, ehi uint32
+		if r.IntN(2) == 0 {
+			elo, ehi = 76, 80 // products near 2^-102
+		} else {
+			elo, ehi = 184, 189 // products near 2^126
+		}
+		a := row(K, elo, ehi)
+		var bs [4][]uint16
+		for j := range bs {
+			bs[j] = row(K, elo, ehi)
+			if j == 1 { // b1 = -a: every partial sum cancels pairwise
+				for k := range bs[j] {
+					bs[j][k] = a[k] ^ 0x8000
+				}
+			}
+		}
+		aw := make([]float32, K)
+		ar := widenBF16In(aw, a)
+		var ws [4][]float32
+		safe := true
+		for j := range ws {
+			ws[j] = make([]float32, K)
+			safe = safe && ar.safe(widenBF16In(ws[j], bs[j]))
+		}
+		if !safe {
+			continue
+		}
+		fast := dpbf1x4Fast(aw, ws[0], ws[1], ws[2], ws[3])
+		checked := dpbf1x4Generic(aw, ws[0], ws[1], ws[2], ws[3])
+		for j := range fast {
+			if math.Float32bits(fast[j]) != math.Float32bits(checked[j]) {
+				t.Fatalf("K=%d exponents %d..%d: column %d: fast %g, checked %g", K, elo, ehi, j, fast[j], checked[j])
+			}
+		}
+	}
+	// The bounds: 2^-51·2^-51 = 2^-102 is safe, 2^-52·2^-51 not; so is a row
+	// holding an infinity.
+	if !(expRange{76, 76}).safe(expRange{76, 76}) || (expRange{75, 75}).safe(expRange{76, 76}) || (expRange{100, 255}).safe(expRange{100, 100}) {
+		t.Error("expRange.safe's bounds are off")
+	}
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/mmcloughlin/avo/attr"
+	"github.com/mmcloughlin/avo/ir"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The bf16 dot products (model's bf16 mode): dpbf{R}x{C}AVX512, a and b both
+// bf16, one VDPBF16PS per 32 elements of k per output, which lane j of the
+// accumulator takes pairs (2j, 2j+1) of; the K%32 tail is loaded with a
+// zeroing mask (so both operands are zero-padded and nothing past k is
+// touched) and taken as one more VDPBF16PS; the lanes are reduced in the
+// same fixed tree as the float32 kernels. model/bf16.go documents the
+// arithmetic and holds its scalar model.
+//
+// Go's assembler has no mnemonic for VDPBF16PS, so it is written as its
+// encoded bytes (vdpbf16ps), which name fixed registers: these functions use
+// physical registers only, laid out by hand (accumulator of row i, column j
+// in Z(4i+j), row i of a in Z(16+i), the current row of b in Z20), and avo's
+// register allocator has nothing to do in them.
+
+// zmm is vector register n at 512 bits.
+func zmm(n int) reg.VecPhysical { return reg.Vector.Lookup(reg.Index(n), reg.S512).(reg.VecPhysical) }
+
+// vdpbf16ps returns the encoding of VDPBF16PS zmm(dst), zmm(src1), zmm(src2)
+// (Intel syntax: dst += pairs of src1·src2): EVEX.512.F3.0F38.W0 52 /r, no
+// mask, registers 0-31.
+func vdpbf16ps(dst, src1, src2 int) []byte {
+	p0 := byte(0x02) // R̄ X̄ B̄ R̄' 0 0 m m; mm = 10: map 0F38
+	if dst&8 == 0 {
+		p0 |= 0x80
+	}
+	if src2&16 == 0 { // X̄ extends ModRM.rm to 32 registers
+		p0 |= 0x40
+	}
+	if src2&8 == 0 {
+		p0 |= 0x20
+	}
+	if dst&16 == 0 {
+		p0 |= 0x10
+	}
+	// W=0, v̄vvv (src1's low 4 bits, inverted), 1, pp = 10: F3.
+	p1 := byte(^src1&15)<<3 | 0x04 | 0x02
+	p2 := byte(0x40) // z=0, L'L = 10: 512 bits, b=0, V̄', aaa = 000
+	if src1&16 == 0 {
+		p2 |= 0x08
+	}
+	modrm := 0xc0 | byte(dst&7)<<3 | byte(src2&7)
+	return []byte{0x62, p0, p1, p2, 0x52, modrm}
+}
+
+// emitVDPBF16PS writes VDPBF16PS zmm(dst), zmm(src1), zmm(src2) as BYTE
+// directives, with its meaning in a comment.
+func (g *gen) emitVDPBF16PS(dst, src1, src2 int) {
+	g.Commentf("VDPBF16PS Z%d, Z%d, Z%d (Z%d += pairs of Z%d·Z%d)", src2, src1, dst, dst, src1, src2)
+	for i, b := range vdpbf16ps(dst, src1, src2) {
+		in := &ir.Instruction{Opcode: "BYTE", Operands: []operand.Op{operand.U8(b)}}
+		if i == 0 {
+			in.ISA = []string{"AVX512_BF16"}
+		}
+		g.Instruction(in)
+	}
+}
+
+// dpbf emits dpbf{R}x{C}AVX512 (R x C accumulators: R <= 4, C <= 4).
+func (g *gen) dpbf(R, C int) {
+	name := fmt.Sprintf("dpbf%dx%dAVX512", R, C)
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)")
+	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).", name, R, C))
+	aRows := []reg.Register{reg.R8, reg.R9, reg.R10, reg.R11}[:R]
+	bRows := []reg.Register{reg.RSI, reg.RDI, reg.RBX, reg.R12}[:C]
+	K, n, kk, cx := reg.RAX, reg.RDX, reg.R13, reg.RCX
+	rows := func(p, ld string, regs []reg.Register) {
+		g.Load(g.Param(p), regs[0])
+		if len(regs) == 1 {
+			return
+		}
+		g.Load(g.Param(ld), cx)
+		g.SHLQ(operand.U8(1), cx)
+		for i := 1; i < len(regs); i++ {
+			g.LEAQ(operand.Mem{Base: regs[i-1], Index: cx, Scale: 1}, regs[i])
+		}
+	}
+	rows("a", "lda", aRows)
+	rows("b", "ldb", bRows)
+	g.Load(g.Param("k"), K)
+	g.MOVQ(K, n)
+	g.ANDQ(operand.I32(-32), n)
+	g.XORQ(kk, kk)
+	acc := func(i, j int) int { return 4*i + j }
+	for i := range R {
+		for j := range C {
+			z := zmm(acc(i, j))
+			g.VPXORD(z, z, z)
+		}
+	}
+	elems := func(row reg.Register) operand.Mem { return operand.Mem{Base: row, Index: kk, Scale: 2} }
+	block := func(masked bool) {
+		load := func(m operand.Mem, z reg.VecPhysical) {
+			if masked {
+				g.VMOVDQU16_Z(m, reg.K1, z)
+			} else {
+				g.VMOVDQU16(m, z)
+			}
+		}
+		for i := range R {
+			load(elems(aRows[i]), zmm(16+i))
+		}
+		for j := range C {
+			load(elems(bRows[j]), zmm(20))
+			for i := range R {
+				g.emitVDPBF16PS(acc(i, j), 16+i, 20)
+			}
+		}
+	}
+	g.Label("vec")
+	g.CMPQ(kk, n)
+	g.JAE(operand.LabelRef("tail"))
+	block(false)
+	g.ADDQ(operand.U32(32), kk)
+	g.JMP(operand.LabelRef("vec"))
+
+	g.Label("tail")
+	g.CMPQ(kk, K)
+	g.JAE(operand.LabelRef("reduce"))
+	// K1 = the low K-kk (1..31) word lanes.
+	g.MOVQ(K, cx)
+	g.SUBQ(kk, cx)
+	g.MOVL(operand.U32(1), reg.EDX)
+	g.SHLL(reg.CL, reg.EDX)
+	g.DECL(reg.EDX)
+	g.KMOVD(reg.EDX, reg.K1)
+	block(true)
+
+	g.Label("reduce")
+	out, ldo := reg.RSI, reg.RDI // b's rows are no longer needed
+	g.Load(g.Param("out"), out)
+	if R > 1 {
+		g.Load(g.Param("ldo"), ldo)
+		g.SHLQ(operand.U8(2), ldo)
+	}
+	for i := range R {
+		if i > 0 {
+			g.ADDQ(ldo, out)
+		}
+		for j := range C {
+			s := g.reduce16(zmm(acc(i, j)))
+			g.VMOVSS(s, operand.Mem{Base: out, Disp: 4 * j})
+		}
+	}
+	g.VZEROUPPER()
+	g.RET()
+}
+
+// reduce16 is reduce on physical registers (v's lanes summed into lane 0 of
+// X23, through Y20, X21, X22), for the functions written without virtual
+// registers: the same instructions in the same order.
+func (g *gen) reduce16(v reg.VecPhysical) reg.VecPhysical {
+	y, x, h, s := zmm(20).AsY(), zmm(21).AsX(), zmm(22).AsX(), zmm(23).AsX()
+	yx := zmm(20).AsX()
+	g.VEXTRACTF64X4(operand.U8(1), v, y)
+	g.VADDPS(y, v.AsY(), y)
+	g.VEXTRACTF32X4(operand.U8(1), y, x)
+	g.VADDPS(x, yx, x)
+	g.VMOVHLPS(x, x, h)
+	g.VADDPS(h, x, h)
+	g.VMOVSHDUP(h, s)
+	g.VADDSS(s, h, s)
+	return s.(reg.VecPhysical)
+}
