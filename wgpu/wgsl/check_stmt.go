@@ -323,9 +323,7 @@ func (c *checker) assign(s *Assign) {
 		return
 	}
 	if s.Op == OpAssign {
-		if c.convertTo(s.RHS, l.typ) {
-			c.copyable(s.LHS, l)
-		}
+		c.convertTo(s.RHS, l.typ)
 		return
 	}
 	op := s.Op
