@@ -160,7 +160,7 @@ func (c *checker) ident(e *Ident) *exprInfo {
 		}
 		return &exprInfo{typ: s.typ, override: true, sym: s}
 	case symGlobalVar, symLocalVar:
-		if s.typ == nil || s.space == "" {
+		if s.typ == nil || s.space == SpaceNone {
 			return nil
 		}
 		if s.kind == symGlobalVar {

@@ -251,7 +251,7 @@ func (c *checker) localDecl(d *VarDecl) {
 		s.typ = x.typ
 	case "var":
 		s.kind = symLocalVar
-		if d.Space != "" && d.Space != string(SpaceFunction) {
+		if d.Space != "" && d.Space != SpaceFunction.String() {
 			c.errorf(d.SpacePos+1, "variables inside functions must be in the function address space")
 			return
 		}

@@ -196,7 +196,7 @@ func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
 	}
 	var out []*symbol
 	for _, s := range all {
-		if used[s] && (space == "" || s.space == space) {
+		if used[s] && (space == SpaceNone || s.space == space) {
 			out = append(out, s)
 		}
 	}
