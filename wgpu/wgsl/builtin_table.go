@@ -108,6 +108,7 @@ func init() {
 		b[pick(signed, "dot4I8Packed", "dot4U8Packed")] = dotBytes(signed)
 	}
 	addGeometryAndQuads(b)
+	addNumeric(b)
 	builtinTable = b
 }
 

@@ -46,6 +46,7 @@ var tableInvalid = []struct{ name, src, want string }{
 	{"pack_float_overflow", body("const a = pack2x16float(vec2(1e6, 0.0));"), "2:11: outside the finite range of f16"},
 	{"dot4_args", body("let a = dot4I8Packed(1u);"), "2:9: 'dot4I8Packed' takes 2 arguments, got 1"},
 	{"frexp_int_vec", body("let a = frexp(vec2(1u));"), "2:15: 'frexp' needs a float scalar or vector"},
+	{"mix_vector_factor_scalars", body("let a = mix(1.0, 2.0, vec2(0.5));"), "2:9: 'mix' arguments must have the same shape"},
 	{"unpack_result_unused", body("unpack4xU8(1u);"), "2:1: the result of 'unpack4xU8' must be used"},
 }
 

@@ -2,22 +2,13 @@ package wgsl
 
 import (
 	"math"
-	"math/bits"
 	"strings"
 )
 
 type bclass int
 
 const (
-	bFloat1 bclass = iota + 1
-	bFloat2
-	bFloat3
-	bNum1
-	bNum2
-	bNum3
-	bSign
-	bInt1
-	bDot
+	bDot bclass = iota + 1
 	bLength
 	bDistance
 	bNormalize
@@ -44,15 +35,6 @@ const (
 )
 
 var builtinFns = map[string]bclass{
-	"exp": bFloat1, "exp2": bFloat1, "log": bFloat1, "log2": bFloat1, "sqrt": bFloat1, "inverseSqrt": bFloat1,
-	"sin": bFloat1, "cos": bFloat1, "tan": bFloat1, "asin": bFloat1, "acos": bFloat1, "atan": bFloat1,
-	"sinh": bFloat1, "cosh": bFloat1, "tanh": bFloat1, "asinh": bFloat1, "acosh": bFloat1, "atanh": bFloat1,
-	"floor": bFloat1, "ceil": bFloat1, "round": bFloat1, "trunc": bFloat1, "fract": bFloat1,
-	"degrees": bFloat1, "radians": bFloat1, "saturate": bFloat1,
-	"pow": bFloat2, "atan2": bFloat2, "step": bFloat2,
-	"fma": bFloat3, "smoothstep": bFloat3, "mix": bFloat3,
-	"abs": bNum1, "min": bNum2, "max": bNum2, "clamp": bNum3, "sign": bSign,
-	"countOneBits": bInt1, "reverseBits": bInt1,
 	"dot": bDot, "length": bLength, "distance": bDistance, "normalize": bNormalize, "cross": bCross,
 	"all": bAllAny, "any": bAllAny, "select": bSelect, "arrayLength": bArrayLength,
 	"workgroupBarrier": bBarrier, "storageBarrier": bBarrier,
@@ -73,70 +55,6 @@ var builtinFns = map[string]bclass{
 }
 
 func isBuiltinFn(name string) bool { return builtinFns[name] != 0 || builtinTable[name] != nil }
-
-var floatFns = map[string]func(x ...float64) float64{
-	"exp": func(x ...float64) float64 { return math.Exp(x[0]) }, "exp2": func(x ...float64) float64 { return math.Exp2(x[0]) },
-	"log": func(x ...float64) float64 { return math.Log(x[0]) }, "log2": func(x ...float64) float64 { return math.Log2(x[0]) },
-	"sqrt": func(x ...float64) float64 { return math.Sqrt(x[0]) }, "inverseSqrt": func(x ...float64) float64 { return 1 / math.Sqrt(x[0]) },
-	"sin": func(x ...float64) float64 { return math.Sin(x[0]) }, "cos": func(x ...float64) float64 { return math.Cos(x[0]) },
-	"tan": func(x ...float64) float64 { return math.Tan(x[0]) }, "asin": func(x ...float64) float64 { return math.Asin(x[0]) },
-	"acos": func(x ...float64) float64 { return math.Acos(x[0]) }, "atan": func(x ...float64) float64 { return math.Atan(x[0]) },
-	"sinh": func(x ...float64) float64 { return math.Sinh(x[0]) }, "cosh": func(x ...float64) float64 { return math.Cosh(x[0]) },
-	"tanh": func(x ...float64) float64 { return math.Tanh(x[0]) }, "asinh": func(x ...float64) float64 { return math.Asinh(x[0]) },
-	"acosh": func(x ...float64) float64 { return math.Acosh(x[0]) }, "atanh": func(x ...float64) float64 { return math.Atanh(x[0]) },
-	"floor": func(x ...float64) float64 { return math.Floor(x[0]) }, "ceil": func(x ...float64) float64 { return math.Ceil(x[0]) },
-	"round": func(x ...float64) float64 { return math.RoundToEven(x[0]) }, "trunc": func(x ...float64) float64 { return math.Trunc(x[0]) },
-	"fract":   func(x ...float64) float64 { return x[0] - math.Floor(x[0]) },
-	"degrees": func(x ...float64) float64 { return x[0] * 180 / math.Pi }, "radians": func(x ...float64) float64 { return x[0] * math.Pi / 180 },
-	"saturate": func(x ...float64) float64 { return math.Min(math.Max(x[0], 0), 1) },
-	"pow": func(x ...float64) float64 { // WGSL defines pow(x, y) as exp2(y * log2(x))
-		if x[0] < 0 || x[0] == 0 && x[1] <= 0 {
-			return math.NaN()
-		}
-		return math.Pow(x[0], x[1])
-	}, "atan2": func(x ...float64) float64 { return math.Atan2(x[0], x[1]) },
-	"step": func(x ...float64) float64 { return b2f(x[1] >= x[0]) },
-	"fma":  func(x ...float64) float64 { return x[0]*x[1] + x[2] },
-	"mix":  func(x ...float64) float64 { return x[0]*(1-x[2]) + x[1]*x[2] },
-	"smoothstep": func(x ...float64) float64 {
-		t := math.Min(math.Max((x[2]-x[0])/(x[1]-x[0]), 0), 1)
-		return t * t * (3 - 2*t)
-	},
-	"abs": func(x ...float64) float64 { return math.Abs(x[0]) }, "min": func(x ...float64) float64 { return math.Min(x[0], x[1]) },
-	"max":   func(x ...float64) float64 { return math.Max(x[0], x[1]) },
-	"clamp": func(x ...float64) float64 { return math.Min(math.Max(x[0], x[1]), x[2]) },
-	"sign": func(x ...float64) float64 {
-		if x[0] > 0 {
-			return 1
-		} else if x[0] < 0 {
-			return -1
-		}
-		return 0
-	},
-}
-
-var intFns = map[string]func(k Kind, x ...int64) int64{
-	"abs": func(k Kind, x ...int64) int64 {
-		if k == KI32 && x[0] == math.MinInt32 {
-			return x[0]
-		}
-		return abs64(x[0])
-	},
-	"min":   func(k Kind, x ...int64) int64 { return min(x[0], x[1]) },
-	"max":   func(k Kind, x ...int64) int64 { return max(x[0], x[1]) },
-	"clamp": func(k Kind, x ...int64) int64 { return min(max(x[0], x[1]), x[2]) },
-	"sign":  func(k Kind, x ...int64) int64 { return int64(cmp(x[0] < 0, x[0] > 0)) },
-	"countOneBits": func(k Kind, x ...int64) int64 {
-		return int64(bits.OnesCount32(uint32(x[0])))
-	},
-	"reverseBits": func(k Kind, x ...int64) int64 {
-		r := bits.Reverse32(uint32(x[0]))
-		if k == KI32 {
-			return int64(int32(r))
-		}
-		return int64(r)
-	},
-}
 
 func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 	name := e.Fn.Name
@@ -164,8 +82,7 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 			return nil
 		}
 	}
-	nargs := map[bclass]int{bFloat1: 1, bFloat2: 2, bFloat3: 3, bNum1: 1, bNum2: 2, bNum3: 3, bSign: 1, bInt1: 1,
-		bDot: 2, bLength: 1, bDistance: 2, bNormalize: 1, bCross: 2, bAllAny: 1, bSelect: 3, bArrayLength: 1,
+	nargs := map[bclass]int{bDot: 2, bLength: 1, bDistance: 2, bNormalize: 1, bCross: 2, bAllAny: 1, bSelect: 3, bArrayLength: 1,
 		bBarrier: 0, bAtomicLoad: 1, bAtomicStore: 2, bAtomicRMW: 2, bAtomicCmpXchg: 3, bSubArith: 1, bSubBits: 1,
 		bSubShuffle: 2, bSubBroadcast: 2, bSubBroadcastFirst: 1, bSubElect: 0, bSubVote: 1, bSubBallot: 1, bUniformLoad: 1, bTranspose: 1, bDeterminant: 1}[cls]
 	if len(e.Args) != nargs {
@@ -209,69 +126,6 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 			}
 		}
 		return out
-	case bFloat1, bFloat2, bFloat3, bNum1, bNum2, bNum3, bSign, bInt1:
-		if name == "mix" && xs[2].typ.Kind != KVec && xs[0].typ.Kind == KVec {
-			// mix(vec, vec, scalar): splat the scalar factor.
-			s := c.unifyScalars(e.Pos, e.Args, xs)
-			if s == nil {
-				return nil
-			}
-			if !c.convertTo(e.Args[2], s) {
-				return nil
-			}
-		}
-		s := c.unifyScalars(e.Pos, e.Args, xs)
-		if s == nil {
-			return nil
-		}
-		shape := xs[0].typ
-		for i, x := range xs {
-			if x.typ.Kind == KVec && shape.Kind == KVec && x.typ.N != shape.N || (x.typ.Kind == KVec) != (shape.Kind == KVec) && !(name == "mix" && i == 2) {
-				c.errorf(e.Pos, "'%s' arguments must have the same shape: %s", name, typeListOf(xs))
-				return nil
-			}
-		}
-		switch cls {
-		case bFloat1, bFloat2, bFloat3:
-			if s.Kind == KAbstractInt {
-				s = c.ts.scalar(KAbstractFloat)
-				for i := range xs {
-					c.convertTo(e.Args[i], c.withScalar(xs[i].typ, s))
-				}
-			}
-			if !s.isFloat() {
-				c.errorf(e.Pos, "'%s' needs float arguments, got %s", name, typeListOf(xs))
-				return nil
-			}
-		case bNum1, bNum2, bNum3:
-			if !s.isNumeric() {
-				c.errorf(e.Pos, "'%s' needs numeric arguments, got %s", name, typeListOf(xs))
-				return nil
-			}
-		case bSign:
-			if !(s.isFloat() || s.isSigned()) {
-				c.errorf(e.Pos, "'%s' needs a float or signed integer, got '%s'", name, xs[0].typ)
-				return nil
-			}
-		case bInt1:
-			if !s.isInt() {
-				c.errorf(e.Pos, "'%s' needs an integer, got '%s'", name, xs[0].typ)
-				return nil
-			}
-			if s.isAbstract() { // no abstract overload: the argument becomes i32
-				s = c.ts.scalar(KI32)
-				c.convertTo(e.Args[0], c.withScalar(xs[0].typ, s))
-			}
-		}
-		out.typ = c.withScalar(shape, s)
-		if name == "clamp" && xs[1].val != nil && xs[2].val != nil && lowAboveHigh(xs[1].val, xs[2].val, s) {
-			c.errorf(e.Pos, "clamp needs low <= high")
-			return nil
-		}
-		if name == "smoothstep" && xs[0].val != nil && xs[1].val != nil && sameComponent(xs[0].val, xs[1].val) {
-			c.errorf(e.Pos, "smoothstep needs low != high")
-			return nil
-		}
 	case bDot, bLength, bDistance, bNormalize, bCross:
 		s := c.unifyScalars(e.Pos, e.Args, xs)
 		if s == nil {
@@ -489,32 +343,6 @@ func (c *checker) evalBuiltin(name string, e *Call, res *Type) (*value, error) {
 		xs[i] = c.out.info[a]
 	}
 	s := xs[0].typ.scalarOf()
-	comp := func(v *value, i int) *value {
-		if v.elems != nil {
-			return v.elems[i]
-		}
-		return v
-	}
-	scalar := func(vs []*value) (*value, error) {
-		if s.isFloat() {
-			f := floatFns[name]
-			args := make([]float64, len(vs))
-			for i, v := range vs {
-				args[i] = v.f
-			}
-			r, ok := roundFloat(f(args...), s.Kind)
-			if !ok || math.IsNaN(r) {
-				return nil, errorf("'%s' of a constant is not finite", name)
-			}
-			return &value{f: r}, nil
-		}
-		f := intFns[name]
-		args := make([]int64, len(vs))
-		for i, v := range vs {
-			args[i] = v.i
-		}
-		return &value{i: f(s.Kind, args...)}, nil
-	}
 	switch name {
 	case "dot", "length", "distance", "normalize", "cross":
 		return c.evalGeometric(name, xs, s)
@@ -533,29 +361,7 @@ func (c *checker) evalBuiltin(name string, e *Call, res *Type) (*value, error) {
 		}
 		return &value{b: r}, nil
 	}
-	if (s.isFloat() && floatFns[name] == nil) || (!s.isFloat() && intFns[name] == nil) {
-		return nil, errorf("'%s' cannot be evaluated on constant '%s' arguments", name, s)
-	}
-	if res.Kind != KVec {
-		vs := make([]*value, len(xs))
-		for i, x := range xs {
-			vs[i] = x.val
-		}
-		return scalar(vs)
-	}
-	out := &value{}
-	for k := range res.N {
-		vs := make([]*value, len(xs))
-		for i, x := range xs {
-			vs[i] = comp(x.val, k)
-		}
-		r, err := scalar(vs)
-		if err != nil {
-			return nil, err
-		}
-		out.elems = append(out.elems, r)
-	}
-	return out, nil
+	return nil, errorf("cannot evaluate '%s'", name)
 }
 
 func (c *checker) evalGeometric(name string, xs []*exprInfo, s *Type) (*value, error) {

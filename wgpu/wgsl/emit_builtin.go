@@ -2,23 +2,8 @@ package wgsl
 
 import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 
-var glslFloat = map[string]uint32{
-	"exp": spirv.GLSLExp, "exp2": spirv.GLSLExp2, "log": spirv.GLSLLog, "log2": spirv.GLSLLog2,
-	"sqrt": spirv.GLSLSqrt, "inverseSqrt": spirv.GLSLInverseSqrt, "sin": spirv.GLSLSin, "cos": spirv.GLSLCos,
-	"tan": spirv.GLSLTan, "asin": spirv.GLSLAsin, "acos": spirv.GLSLAcos, "atan": spirv.GLSLAtan,
-	"sinh": spirv.GLSLSinh, "cosh": spirv.GLSLCosh, "tanh": spirv.GLSLTanh, "asinh": spirv.GLSLAsinh,
-	"acosh": spirv.GLSLAcosh, "atanh": spirv.GLSLAtanh, "floor": spirv.GLSLFloor, "ceil": spirv.GLSLCeil,
-	"round": spirv.GLSLRoundEven, "trunc": spirv.GLSLTrunc, "fract": spirv.GLSLFract,
-	"degrees": spirv.GLSLDegrees, "radians": spirv.GLSLRadians, "pow": spirv.GLSLPow, "atan2": spirv.GLSLAtan2,
-	"step": spirv.GLSLStep, "fma": spirv.GLSLFma, "smoothstep": spirv.GLSLSmoothStep, "mix": spirv.GLSLFMix,
-	"abs": spirv.GLSLFAbs, "min": spirv.GLSLFMin, "max": spirv.GLSLFMax, "clamp": spirv.GLSLFClamp,
-	"sign": spirv.GLSLFSign, "length": spirv.GLSLLength, "distance": spirv.GLSLDistance,
-	"normalize": spirv.GLSLNormalize, "cross": spirv.GLSLCross,
-}
-
-var glslSigned = map[string]uint32{"abs": spirv.GLSLSAbs, "min": spirv.GLSLSMin, "max": spirv.GLSLSMax,
-	"clamp": spirv.GLSLSClamp, "sign": spirv.GLSLSSign}
-var glslUnsigned = map[string]uint32{"min": spirv.GLSLUMin, "max": spirv.GLSLUMax, "clamp": spirv.GLSLUClamp}
+var glslFloat = map[string]uint32{"length": spirv.GLSLLength, "distance": spirv.GLSLDistance,
+	"normalize": spirv.GLSLNormalize, "cross": spirv.GLSLCross}
 
 func (e *emitter) ext(ty uint32, inst uint32, args ...uint32) uint32 {
 	return e.op(spirv.OpExtInst, ty, append([]uint32{e.glsl, inst}, args...)...)
@@ -42,32 +27,8 @@ func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
 		return e.emitTable(c, b, info)
 	}
 	switch cls := builtinFns[name]; cls {
-	case bFloat1, bFloat2, bFloat3, bNum1, bNum2, bNum3, bSign, bLength, bDistance, bNormalize, bCross:
-		as := args()
-		s := info.typ.scalarOf()
-		switch {
-		case name == "saturate":
-			zero := e.constant(info.typ, e.splatValue(info.typ, &value{}))
-			one := e.constant(info.typ, e.splatValue(info.typ, &value{f: 1}))
-			return e.ext(ty, spirv.GLSLFClamp, as[0], zero, one)
-		case name == "mix" && info.typ.Kind == KVec && argT(2).Kind != KVec:
-			as[2] = e.splat(as[2], argT(2), info.typ.N)
-		case s.Kind == KU32 && name == "abs":
-			return as[0]
-		}
-		if s.isFloat() || cls == bLength || cls == bDistance {
-			return e.ext(ty, glslFloat[name], as...)
-		}
-		if s.Kind == KI32 {
-			return e.ext(ty, glslSigned[name], as...)
-		}
-		return e.ext(ty, glslUnsigned[name], as...)
-	case bInt1:
-		op := spirv.OpBitCount
-		if name == "reverseBits" {
-			op = spirv.OpBitReverse
-		}
-		return e.op(op, ty, args()...)
+	case bLength, bDistance, bNormalize, bCross:
+		return e.ext(ty, glslFloat[name], args()...)
 	case bDot:
 		as := args()
 		at := argT(0)
