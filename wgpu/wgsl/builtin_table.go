@@ -9,8 +9,10 @@ import (
 )
 
 // tableBuiltin describes one builtin function once for the checker, constant
-// evaluation and the emitter. Builtins not in this table still go through the
-// older class switch in check_builtin.go and emit_builtin.go.
+// evaluation and the emitter. The builtins with rules of their own (atomics,
+// barriers, arrayLength, workgroupUniformLoad and the older subgroup
+// operations) go through the class switch in check_builtin.go and
+// emit_builtin.go.
 type tableBuiltin struct {
 	nargs int
 	// sig checks the arguments, applies the automatic conversions the
@@ -109,6 +111,7 @@ func init() {
 	}
 	addGeometryAndQuads(b)
 	addNumeric(b)
+	addVectorMatrix(b)
 	builtinTable = b
 }
 

@@ -2,9 +2,6 @@ package wgsl
 
 import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 
-var glslFloat = map[string]uint32{"length": spirv.GLSLLength, "distance": spirv.GLSLDistance,
-	"normalize": spirv.GLSLNormalize, "cross": spirv.GLSLCross}
-
 func (e *emitter) ext(ty uint32, inst uint32, args ...uint32) uint32 {
 	return e.op(spirv.OpExtInst, ty, append([]uint32{e.glsl, inst}, args...)...)
 }
@@ -22,38 +19,10 @@ func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
 		}
 		return out
 	}
-	argT := func(i int) *Type { return e.info(c.Args[i]).typ }
 	if b := builtinTable[name]; b != nil {
 		return e.emitTable(c, b, info)
 	}
 	switch cls := builtinFns[name]; cls {
-	case bLength, bDistance, bNormalize, bCross:
-		return e.ext(ty, glslFloat[name], args()...)
-	case bDot:
-		as := args()
-		at := argT(0)
-		if at.Elem.isFloat() {
-			return e.op(spirv.OpDot, ty, as...)
-		}
-		prod := e.op(spirv.OpIMul, e.typeID(at, plain), as[0], as[1])
-		sum := e.op(spirv.OpCompositeExtract, ty, prod, 0)
-		for i := 1; i < at.N; i++ {
-			sum = e.op(spirv.OpIAdd, ty, sum, e.op(spirv.OpCompositeExtract, ty, prod, uint32(i)))
-		}
-		return sum
-	case bAllAny:
-		a := args()[0]
-		if argT(0).Kind != KVec {
-			return a
-		}
-		return e.op(pick(name == "all", spirv.OpAll, spirv.OpAny), ty, a)
-	case bSelect:
-		as := args()
-		cond := as[2]
-		if info.typ.Kind == KVec && argT(2).Kind != KVec {
-			cond = e.splat(cond, argT(2), info.typ.N)
-		}
-		return e.op(spirv.OpSelect, ty, cond, as[1], as[0])
 	case bArrayLength:
 		return e.arrayLength(c, ty)
 	case bBarrier:
@@ -67,10 +36,6 @@ func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
 		return e.atomic(c, info)
 	case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst, bSubElect, bSubVote, bSubBallot:
 		return e.subgroup(c, info, ty)
-	case bTranspose:
-		return e.op(spirv.OpTranspose, ty, args()...)
-	case bDeterminant:
-		return e.ext(ty, spirv.GLSLDeterminant, args()...)
 	case bUniformLoad:
 		p := args()[0]
 		e.barrier(spirv.MemorySemanticsWorkgroupMemory)
