@@ -112,25 +112,26 @@ func init() {
 	addGeometryAndQuads(b)
 	addNumeric(b)
 	addVectorMatrix(b)
+	addSubgroup(b)
 	builtinTable = b
 }
 
 // tableCall checks a call of a builtin in builtinTable.
 func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 	name := e.Fn.Name
-	if !c.mustUse(e, stmt) {
-		return nil
-	}
-	if len(e.Args) != b.nargs {
-		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, b.nargs, len(e.Args))
-		return nil
-	}
 	if b.subgroup && !c.out.enables["subgroups"] {
 		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
 		return nil
 	}
 	if b.subgroup && c.fn == nil {
 		c.errorf(e.Pos, "'%s' cannot be used in a const-expression", name)
+		return nil
+	}
+	if !c.mustUse(e, stmt) {
+		return nil
+	}
+	if len(e.Args) != b.nargs {
+		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, b.nargs, len(e.Args))
 		return nil
 	}
 	xs, ok := c.args(e)

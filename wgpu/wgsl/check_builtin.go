@@ -1,7 +1,5 @@
 package wgsl
 
-import "strings"
-
 type bclass int
 
 const (
@@ -11,14 +9,6 @@ const (
 	bAtomicStore
 	bAtomicRMW
 	bAtomicCmpXchg
-	bSubArith
-	bSubBits
-	bSubShuffle
-	bSubBroadcast
-	bSubBroadcastFirst
-	bSubElect
-	bSubVote
-	bSubBallot
 	bUniformLoad
 )
 
@@ -29,15 +19,7 @@ var builtinFns = map[string]bclass{
 	"atomicAdd": bAtomicRMW, "atomicSub": bAtomicRMW, "atomicMax": bAtomicRMW, "atomicMin": bAtomicRMW,
 	"atomicAnd": bAtomicRMW, "atomicOr": bAtomicRMW, "atomicXor": bAtomicRMW, "atomicExchange": bAtomicRMW,
 	"atomicCompareExchangeWeak": bAtomicCmpXchg,
-	"subgroupAdd":               bSubArith, "subgroupMul": bSubArith, "subgroupMin": bSubArith, "subgroupMax": bSubArith,
-	"subgroupExclusiveAdd": bSubArith, "subgroupInclusiveAdd": bSubArith,
-	"subgroupExclusiveMul": bSubArith, "subgroupInclusiveMul": bSubArith,
-	"subgroupAnd": bSubBits, "subgroupOr": bSubBits, "subgroupXor": bSubBits,
-	"subgroupShuffle": bSubShuffle, "subgroupShuffleXor": bSubShuffle, "subgroupShuffleUp": bSubShuffle,
-	"subgroupShuffleDown": bSubShuffle, "subgroupBroadcast": bSubBroadcast,
-	"subgroupBroadcastFirst": bSubBroadcastFirst, "subgroupElect": bSubElect,
-	"subgroupAll": bSubVote, "subgroupAny": bSubVote, "subgroupBallot": bSubBallot,
-	"workgroupUniformLoad": bUniformLoad,
+	"workgroupUniformLoad":      bUniformLoad,
 }
 
 func isBuiltinFn(name string) bool { return builtinFns[name] != 0 || builtinTable[name] != nil }
@@ -48,10 +30,6 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 		return c.tableCall(e, b, stmt)
 	}
 	cls := builtinFns[name]
-	if strings.HasPrefix(name, "subgroup") && !c.out.enables["subgroups"] {
-		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
-		return nil
-	}
 	if c.fn == nil && cls >= bArrayLength {
 		c.errorf(e.Pos, "'%s' cannot be used in a const-expression", name)
 		return nil
@@ -69,8 +47,7 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 		}
 	}
 	nargs := map[bclass]int{bArrayLength: 1,
-		bBarrier: 0, bAtomicLoad: 1, bAtomicStore: 2, bAtomicRMW: 2, bAtomicCmpXchg: 3, bSubArith: 1, bSubBits: 1,
-		bSubShuffle: 2, bSubBroadcast: 2, bSubBroadcastFirst: 1, bSubElect: 0, bSubVote: 1, bSubBallot: 1, bUniformLoad: 1}[cls]
+		bBarrier: 0, bAtomicLoad: 1, bAtomicStore: 2, bAtomicRMW: 2, bAtomicCmpXchg: 3, bUniformLoad: 1}[cls]
 	if len(e.Args) != nargs {
 		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, nargs, len(e.Args))
 		return nil
@@ -123,45 +100,6 @@ func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
 			out.typ = c.cmpxchgResult(el)
 		default:
 			out.typ = el
-		}
-		return out
-	case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst:
-		c.materialize(e.Args[0])
-		t := c.out.info[e.Args[0]].typ
-		s := t.scalarOf()
-		if t.Kind != KVec && !t.isScalar() || s.Kind == KBool && cls != bSubShuffle && cls != bSubBroadcast && cls != bSubBroadcastFirst {
-			c.errorf(e.Pos, "'%s' needs a numeric scalar or vector, got '%s'", name, t)
-			return nil
-		}
-		if cls == bSubBits && !s.isInt() {
-			c.errorf(e.Pos, "'%s' needs integers, got '%s'", name, t)
-			return nil
-		}
-		if len(e.Args) == 2 {
-			c.materialize(e.Args[1])
-			it := c.out.info[e.Args[1]].typ
-			if it.Kind != KU32 && it.Kind != KI32 {
-				c.errorSpan(e.Args[1], "'%s' needs an i32 or u32 lane argument, got '%s'", name, it)
-				return nil
-			}
-			if cls == bSubBroadcast && xs[1].val == nil {
-				c.errorSpan(e.Args[1], "the lane of 'subgroupBroadcast' must be a const-expression")
-				return nil
-			}
-		}
-		out.typ = t
-		return out
-	case bSubElect:
-		out.typ = c.ts.scalar(KBool)
-		return out
-	case bSubVote, bSubBallot:
-		if xs[0].typ.Kind != KBool {
-			c.errorf(e.Pos, "'%s' needs a bool, got '%s'", name, xs[0].typ)
-			return nil
-		}
-		out.typ = c.ts.scalar(KBool)
-		if cls == bSubBallot {
-			out.typ = c.ts.vec(4, c.ts.scalar(KU32))
 		}
 		return out
 	}

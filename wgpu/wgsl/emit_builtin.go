@@ -34,8 +34,6 @@ func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
 		return 0
 	case bAtomicLoad, bAtomicStore, bAtomicRMW, bAtomicCmpXchg:
 		return e.atomic(c, info)
-	case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst, bSubElect, bSubVote, bSubBallot:
-		return e.subgroup(c, info, ty)
 	case bUniformLoad:
 		p := args()[0]
 		e.barrier(spirv.MemorySemanticsWorkgroupMemory)
@@ -99,77 +97,4 @@ func (e *emitter) atomic(c *Call, info *exprInfo) uint32 {
 		"atomicExchange": spirv.OpAtomicExchange,
 	}[name]
 	return e.op(op, ty, p, scope, relaxed, vals[0])
-}
-
-func (e *emitter) subgroup(c *Call, info *exprInfo, ty uint32) uint32 {
-	name := c.Fn.Name
-	e.capability(spirv.CapabilityGroupNonUniform)
-	scope := e.constU32(spirv.ScopeSubgroup)
-	var as []uint32
-	for _, a := range c.Args {
-		as = append(as, e.expr(a))
-	}
-	s := info.typ.scalarOf()
-	lane := func() uint32 {
-		if e.info(c.Args[1]).typ.Kind == KI32 {
-			return e.op(spirv.OpBitcast, e.typeID(e.m.types.scalar(KU32), plain), as[1])
-		}
-		return as[1]
-	}
-	arith := func(f, si, u spirv.Op, group uint32) uint32 {
-		e.capability(spirv.CapabilityGroupNonUniformArithmetic)
-		op := u
-		if s.isFloat() {
-			op = f
-		} else if s.Kind == KI32 {
-			op = si
-		}
-		return e.op(op, ty, scope, group, as[0])
-	}
-	switch name {
-	case "subgroupAdd":
-		return arith(spirv.OpGroupNonUniformFAdd, spirv.OpGroupNonUniformIAdd, spirv.OpGroupNonUniformIAdd, spirv.GroupOperationReduce)
-	case "subgroupInclusiveAdd":
-		return arith(spirv.OpGroupNonUniformFAdd, spirv.OpGroupNonUniformIAdd, spirv.OpGroupNonUniformIAdd, spirv.GroupOperationInclusiveScan)
-	case "subgroupExclusiveAdd":
-		return arith(spirv.OpGroupNonUniformFAdd, spirv.OpGroupNonUniformIAdd, spirv.OpGroupNonUniformIAdd, spirv.GroupOperationExclusiveScan)
-	case "subgroupMul":
-		return arith(spirv.OpGroupNonUniformFMul, spirv.OpGroupNonUniformIMul, spirv.OpGroupNonUniformIMul, spirv.GroupOperationReduce)
-	case "subgroupInclusiveMul":
-		return arith(spirv.OpGroupNonUniformFMul, spirv.OpGroupNonUniformIMul, spirv.OpGroupNonUniformIMul, spirv.GroupOperationInclusiveScan)
-	case "subgroupExclusiveMul":
-		return arith(spirv.OpGroupNonUniformFMul, spirv.OpGroupNonUniformIMul, spirv.OpGroupNonUniformIMul, spirv.GroupOperationExclusiveScan)
-	case "subgroupMin":
-		return arith(spirv.OpGroupNonUniformFMin, spirv.OpGroupNonUniformSMin, spirv.OpGroupNonUniformUMin, spirv.GroupOperationReduce)
-	case "subgroupMax":
-		return arith(spirv.OpGroupNonUniformFMax, spirv.OpGroupNonUniformSMax, spirv.OpGroupNonUniformUMax, spirv.GroupOperationReduce)
-	case "subgroupAnd":
-		return arith(0, spirv.OpGroupNonUniformBitwiseAnd, spirv.OpGroupNonUniformBitwiseAnd, spirv.GroupOperationReduce)
-	case "subgroupOr":
-		return arith(0, spirv.OpGroupNonUniformBitwiseOr, spirv.OpGroupNonUniformBitwiseOr, spirv.GroupOperationReduce)
-	case "subgroupXor":
-		return arith(0, spirv.OpGroupNonUniformBitwiseXor, spirv.OpGroupNonUniformBitwiseXor, spirv.GroupOperationReduce)
-	case "subgroupBroadcast":
-		e.capability(spirv.CapabilityGroupNonUniformBallot)
-		return e.op(spirv.OpGroupNonUniformBroadcast, ty, scope, as[0], lane())
-	case "subgroupBroadcastFirst":
-		e.capability(spirv.CapabilityGroupNonUniformBallot)
-		return e.op(spirv.OpGroupNonUniformBroadcastFirst, ty, scope, as[0])
-	case "subgroupShuffle", "subgroupShuffleXor":
-		e.capability(spirv.CapabilityGroupNonUniformShuffle)
-		return e.op(pick(name == "subgroupShuffle", spirv.OpGroupNonUniformShuffle, spirv.OpGroupNonUniformShuffleXor), ty, scope, as[0], lane())
-	case "subgroupShuffleUp", "subgroupShuffleDown":
-		e.capability(spirv.CapabilityGroupNonUniformShuffleRelative)
-		return e.op(pick(name == "subgroupShuffleUp", spirv.OpGroupNonUniformShuffleUp, spirv.OpGroupNonUniformShuffleDown), ty, scope, as[0], lane())
-	case "subgroupElect":
-		return e.op(spirv.OpGroupNonUniformElect, ty, scope)
-	case "subgroupAll", "subgroupAny":
-		e.capability(spirv.CapabilityGroupNonUniformVote)
-		return e.op(pick(name == "subgroupAll", spirv.OpGroupNonUniformAll, spirv.OpGroupNonUniformAny), ty, scope, as[0])
-	case "subgroupBallot":
-		e.capability(spirv.CapabilityGroupNonUniformBallot)
-		return e.op(spirv.OpGroupNonUniformBallot, ty, scope, as[0])
-	}
-	bugf("unknown subgroup builtin %s", name)
-	return 0
 }

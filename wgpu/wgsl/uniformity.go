@@ -408,14 +408,6 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 			return 0
 		case bArrayLength:
 			return 0
-		case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst, bSubElect, bSubVote, bSubBallot:
-			// Subgroup operations need all invocations of the subgroup; like Tint,
-			// we check that with the workgroup analysis, unless a diagnostic
-			// filter turns subgroup_uniformity off.
-			if u.diag.on("subgroup_uniformity") {
-				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
-			}
-			return nonUniform
 		case bAtomicLoad, bAtomicStore, bAtomicRMW, bAtomicCmpXchg:
 			return nonUniform
 		}
