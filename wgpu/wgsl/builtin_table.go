@@ -9,10 +9,7 @@ import (
 )
 
 // tableBuiltin describes one builtin function once for the checker, constant
-// evaluation and the emitter. The builtins with rules of their own (atomics,
-// barriers, arrayLength, workgroupUniformLoad and the older subgroup
-// operations) go through the class switch in check_builtin.go and
-// emit_builtin.go.
+// evaluation, the uniformity analysis and the emitter.
 type tableBuiltin struct {
 	nargs int
 	// sig checks the arguments, applies the automatic conversions the
@@ -23,11 +20,30 @@ type tableBuiltin struct {
 	eval func(ts *types, args []*value, argT []*Type, res *Type) (*value, error)
 	// emit emits the call on argument ids as of result type res.
 	emit func(e *emitter, res *Type, as []uint32, argT []*Type) uint32
+	// emitCall, where set instead of emit, emits the call from its
+	// argument expressions (arrayLength needs its pointer's access chain).
+	emitCall func(e *emitter, c *Call, res *Type) uint32
 	// subgroup marks an operation of the subgroups extension: it needs
 	// 'enable subgroups;', is never a const-expression, is checked by the
 	// subgroup uniformity rule and gives a non-uniform value.
 	subgroup bool
+	// runtime marks a builtin that is never a const-expression (eval is
+	// nil); noValue one that returns nothing and so stands only as a
+	// statement; discardable one whose result may go unused.
+	runtime, noValue, discardable bool
+	// flow is the builtin's rule in the uniformity analysis.
+	flow flowRule
 }
+
+// flowRule is how the uniformity analysis treats a call of a builtin.
+type flowRule int
+
+const (
+	flowArgs       flowRule = iota // the result is as uniform as the arguments
+	flowUniform                    // the result is uniform
+	flowNonUniform                 // the result is never uniform (atomics)
+	flowBarrier                    // needs uniform control flow; the result is uniform
+)
 
 var builtinTable map[string]*tableBuiltin
 
@@ -113,6 +129,7 @@ func init() {
 	addNumeric(b)
 	addVectorMatrix(b)
 	addSubgroup(b)
+	addMemory(b)
 	builtinTable = b
 }
 
@@ -123,12 +140,21 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
 		return nil
 	}
-	if b.subgroup && c.fn == nil {
+	if (b.subgroup || b.runtime) && c.fn == nil {
 		c.errorf(e.Pos, "'%s' cannot be used in a const-expression", name)
 		return nil
 	}
-	if !c.mustUse(e, stmt) {
-		return nil
+	switch {
+	case b.noValue:
+		if !stmt {
+			c.errorf(e.Pos, "'%s' does not return a value", name)
+			return nil
+		}
+	case b.discardable:
+	default:
+		if !c.mustUse(e, stmt) {
+			return nil
+		}
 	}
 	if len(e.Args) != b.nargs {
 		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, b.nargs, len(e.Args))
@@ -143,7 +169,7 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 		return nil
 	}
 	out := &exprInfo{typ: res, call: callBuiltin, builtin: name}
-	if b.subgroup {
+	if b.subgroup || b.runtime {
 		return out
 	}
 	vals := make([]*value, len(e.Args))
@@ -169,6 +195,9 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 
 // emitTable emits a call of a builtin in builtinTable.
 func (e *emitter) emitTable(c *Call, b *tableBuiltin, info *exprInfo) uint32 {
+	if b.emitCall != nil {
+		return b.emitCall(e, c, info.typ)
+	}
 	as := make([]uint32, len(c.Args))
 	ts := make([]*Type, len(c.Args))
 	for i, a := range c.Args {
