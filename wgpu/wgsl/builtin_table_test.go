@@ -79,3 +79,31 @@ func TestTableConstEval(t *testing.T) {
 		}
 	}
 }
+
+// TestTableComplete checks that every builtin of builtinTable is described
+// for each stage: a signature, a constant evaluation unless it is never a
+// const-expression, and an emission.
+func TestTableComplete(t *testing.T) {
+	if len(builtinTable) < 100 {
+		t.Errorf("builtinTable has %d builtins, want all of them", len(builtinTable))
+	}
+	for name, b := range builtinTable {
+		if b.sig == nil {
+			t.Errorf("%s: no signature", name)
+		}
+		if (b.eval == nil) != (b.runtime || b.subgroup) {
+			t.Errorf("%s: eval set %v, runtime %v, subgroup %v", name, b.eval != nil, b.runtime, b.subgroup)
+		}
+		if (b.emit == nil) == (b.emitCall == nil) {
+			t.Errorf("%s: want exactly one of emit and emitCall", name)
+		}
+		if b.noValue && b.discardable {
+			t.Errorf("%s: both noValue and discardable", name)
+		}
+	}
+	for _, name := range []string{"exp", "clamp", "dot", "select", "determinant", "subgroupAdd", "atomicAdd", "arrayLength", "workgroupBarrier", "quadSwapX", "pack4x8snorm"} {
+		if builtinTable[name] == nil {
+			t.Errorf("%s is not in builtinTable", name)
+		}
+	}
+}
