@@ -56,7 +56,11 @@ func (e *emitter) callFn(c *Call, f *function) uint32 {
 	var key strings.Builder
 	var shapes map[int]ptrShape
 	for i, a := range c.Args {
-		if pt := f.params[i].typ; bigValue(pt) { // by pointer to a copy (see emit_copy.go)
+		if pt := f.params[i].typ; bigValue(pt) { // by pointer (see emit_copy.go)
+			if v, ok := e.immutableMem(a); ok {
+				args = append(args, v) // a let or parameter: never written, so no copy is needed
+				continue
+			}
 			tmp := e.localRef(pt)
 			e.storeValue(tmp, pt, a)
 			args = append(args, tmp.base)

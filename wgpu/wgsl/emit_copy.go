@@ -17,7 +17,8 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 //   - lets and value parameters of such types live in a Function variable
 //     (fnState.inMem) and are read through access chains;
 //   - value parameters and results are passed as pointers to Function
-//     variables the caller makes.
+//     variables the caller makes (a let or parameter held in memory is
+//     passed as it is: it is never written).
 //
 // The emitted code then does not grow with the array length.
 
@@ -96,6 +97,25 @@ func (e *emitter) memRoot(x Expr) bool {
 			return false
 		}
 	}
+}
+
+// immutableMem returns the Function variable or pointer parameter holding x
+// when x names a whole let or value parameter kept in memory: memory that
+// is never written after its initialization.
+func (e *emitter) immutableMem(x Expr) (uint32, bool) {
+	for {
+		p, ok := x.(*Paren)
+		if !ok {
+			break
+		}
+		x = p.X
+	}
+	id, ok := x.(*Ident)
+	if !ok {
+		return 0, false
+	}
+	v, ok := e.f.inMem[e.info(id).sym]
+	return v, ok
 }
 
 // storeValue stores the value of expression x, of type t, into r. A large
