@@ -7,7 +7,7 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // workgroupUniformLoad. None is a const-expression.
 
 func addMemory(b map[string]*tableBuiltin) {
-	b["arrayLength"] = &tableBuiltin{nargs: 1, runtime: true, flow: flowUniform, sig: sigArrayLength,
+	b["arrayLength"] = &tableBuiltin{nargs: 1, runtime: true, flow: flowUniform, ptrUse: ptrNone, sig: sigArrayLength,
 		emitCall: func(e *emitter, c *Call, res *Type) uint32 { return e.arrayLength(c, e.typeID(res, plain)) }}
 	barrier := func(mem uint32) *tableBuiltin {
 		return &tableBuiltin{nargs: 0, runtime: true, noValue: true, flow: flowBarrier,
@@ -19,7 +19,7 @@ func addMemory(b map[string]*tableBuiltin) {
 	}
 	b["workgroupBarrier"] = barrier(spirv.MemorySemanticsWorkgroupMemory)
 	b["storageBarrier"] = barrier(spirv.MemorySemanticsUniformMemory)
-	b["workgroupUniformLoad"] = &tableBuiltin{nargs: 1, runtime: true, flow: flowBarrier, sig: sigUniformLoad,
+	b["workgroupUniformLoad"] = &tableBuiltin{nargs: 1, runtime: true, flow: flowBarrier, ptrUse: ptrRead, sig: sigUniformLoad,
 		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
 			e.barrier(spirv.MemorySemanticsWorkgroupMemory)
 			v := e.op(spirv.OpLoad, e.typeID(res, plain), as[0])
@@ -45,7 +45,8 @@ func addMemory(b map[string]*tableBuiltin) {
 		e.add(spirv.OpAtomicStore, p, scope, relaxed(e), vals[0])
 		return 0
 	})
-	b["atomicStore"].noValue = true
+	b["atomicStore"].noValue, b["atomicStore"].ptrUse = true, ptrWrite
+	b["atomicLoad"].ptrUse = ptrRead
 	b["atomicCompareExchangeWeak"] = atomic(3, func(e *emitter, res, el *Type, p, scope uint32, vals []uint32) uint32 {
 		ty := e.typeID(el, plain)
 		r := relaxed(e)

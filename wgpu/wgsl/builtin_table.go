@@ -33,7 +33,21 @@ type tableBuiltin struct {
 	runtime, noValue, discardable bool
 	// flow is the builtin's rule in the uniformity analysis.
 	flow flowRule
+	// ptrUse is how the builtin uses the memory its pointer arguments
+	// designate, for the alias analysis.
+	ptrUse ptrUse
 }
+
+// ptrUse is what a builtin does with the memory behind its pointer
+// arguments.
+type ptrUse int
+
+const (
+	ptrReadWrite ptrUse = iota // reads and writes it (the atomic read-modify-writes)
+	ptrNone                    // neither (arrayLength)
+	ptrRead                    // reads it
+	ptrWrite                   // writes it
+)
 
 // flowRule is how the uniformity analysis treats a call of a builtin.
 type flowRule int
