@@ -383,6 +383,14 @@ func (e *emitter) localDecl(d *VarDecl) {
 			return
 		}
 		if bigValue(s.typ) {
+			if v, ok := e.immutableMem(d.Init); ok { // the memory of another let or parameter
+				e.bindMem(s, v)
+				return
+			}
+			if c, ok := unparen(d.Init).(*Call); ok && e.memRoot(c) { // a result no one else sees
+				e.bindMem(s, e.ref(c).base)
+				return
+			}
 			v := e.localVar(s.typ)
 			e.name(v, d.Name)
 			e.storeValue(e.localRefOf(v, s.typ), s.typ, d.Init)

@@ -11,7 +11,7 @@ import (
 // compiler copies them element by element in a loop, see wgsl's
 // emit_copy.go) whole between buffers and values, both ways: loads into a
 // let and a var, stores of a whole value, a value parameter and return,
-// nested arrays, a uniform struct with narrow matrices, run-time indices
+// lets bound to results and to other lets, nested arrays, a uniform struct with narrow matrices, run-time indices
 // into the copies; all checked against the WGSL layout computed here
 // (issue 8, huge_buffer_copy).
 func TestBigCopies(t *testing.T) {
@@ -48,6 +48,9 @@ fn whole() -> Big { return src; }
 	o[4] = arr[1][i] + arr[1][3];
 	o[5] = whole().tail + whole().v[i].z;
 	o[6] = wb.v[i + 80u].x;
+	let z = whole();
+	let z2 = z;
+	o[7] = z2.v[i + 1u].x + z.tail;
 }`
 	// Big: head@0; v@16, stride 16; m@1616, inner stride 4 (280 bytes),
 	// outer stride 280; tail@2456; size 2460 rounded to align 16: 2464.
@@ -88,7 +91,7 @@ fn whole() -> Big { return src; }
 			}
 		}
 	}
-	out := d.run(t, src, nil, nil, one, big, make([]byte, 2*bigSize), ubuf, make([]byte, 4*7))
+	out := d.run(t, src, nil, nil, one, big, make([]byte, 2*bigSize), ubuf, make([]byte, 4*8))
 
 	want0 := bytes.Clone(big)
 	binary.LittleEndian.PutUint32(want0, head+1)
@@ -113,6 +116,7 @@ fn whole() -> Big { return src; }
 		mAt(1, i) + 42,
 		tail + vAt(i, 2),
 		vAt(i+80, 0),
+		vAt(i+1, 0) + tail,
 	}
 	for k, g := range getF32(out[3]) {
 		if g != wantO[k] {
