@@ -15,7 +15,8 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 //   - copies between memories (assignment, var and let initializers from a
 //     memory location) run element by element in a loop (copyMem);
 //   - lets and value parameters of such types live in a Function variable
-//     (fnState.inMem) and are read through access chains;
+//     (fnState.inMem) and are read through access chains; a let made from
+//     another let, a parameter or a call result shares its memory;
 //   - value parameters and results are passed as pointers to Function
 //     variables the caller makes (a let or parameter held in memory is
 //     passed as it is: it is never written).
