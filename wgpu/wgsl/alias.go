@@ -241,13 +241,9 @@ func (a *aliasCheck) call(e *Call, x *exprInfo) {
 				continue
 			}
 			read, write := true, true
-			switch x.builtin {
-			case "arrayLength":
-				read, write = false, false
-			case "atomicLoad", "workgroupUniformLoad":
-				write = false
-			case "atomicStore":
-				read = false
+			if b := builtinTable[x.builtin]; b != nil {
+				use := b.ptrUse
+				read, write = use == ptrReadWrite || use == ptrRead, use == ptrReadWrite || use == ptrWrite
 			}
 			a.access(a.root(arg), read, write)
 			a.indices(arg)

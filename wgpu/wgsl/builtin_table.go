@@ -9,8 +9,7 @@ import (
 )
 
 // tableBuiltin describes one builtin function once for the checker, constant
-// evaluation and the emitter. Builtins not in this table still go through the
-// older class switch in check_builtin.go and emit_builtin.go.
+// evaluation, the uniformity analysis and the emitter.
 type tableBuiltin struct {
 	nargs int
 	// sig checks the arguments, applies the automatic conversions the
@@ -21,11 +20,44 @@ type tableBuiltin struct {
 	eval func(ts *types, args []*value, argT []*Type, res *Type) (*value, error)
 	// emit emits the call on argument ids as of result type res.
 	emit func(e *emitter, res *Type, as []uint32, argT []*Type) uint32
+	// emitCall, where set instead of emit, emits the call from its
+	// argument expressions (arrayLength needs its pointer's access chain).
+	emitCall func(e *emitter, c *Call, res *Type) uint32
 	// subgroup marks an operation of the subgroups extension: it needs
 	// 'enable subgroups;', is never a const-expression, is checked by the
 	// subgroup uniformity rule and gives a non-uniform value.
 	subgroup bool
+	// runtime marks a builtin that is never a const-expression (eval is
+	// nil); noValue one that returns nothing and so stands only as a
+	// statement; discardable one whose result may go unused.
+	runtime, noValue, discardable bool
+	// flow is the builtin's rule in the uniformity analysis.
+	flow flowRule
+	// ptrUse is how the builtin uses the memory its pointer arguments
+	// designate, for the alias analysis.
+	ptrUse ptrUse
 }
+
+// ptrUse is what a builtin does with the memory behind its pointer
+// arguments.
+type ptrUse int
+
+const (
+	ptrReadWrite ptrUse = iota // reads and writes it (the atomic read-modify-writes)
+	ptrNone                    // neither (arrayLength)
+	ptrRead                    // reads it
+	ptrWrite                   // writes it
+)
+
+// flowRule is how the uniformity analysis treats a call of a builtin.
+type flowRule int
+
+const (
+	flowArgs       flowRule = iota // the result is as uniform as the arguments
+	flowUniform                    // the result is uniform
+	flowNonUniform                 // the result is never uniform (atomics)
+	flowBarrier                    // needs uniform control flow; the result is uniform
+)
 
 var builtinTable map[string]*tableBuiltin
 
@@ -108,25 +140,38 @@ func init() {
 		b[pick(signed, "dot4I8Packed", "dot4U8Packed")] = dotBytes(signed)
 	}
 	addGeometryAndQuads(b)
+	addNumeric(b)
+	addVectorMatrix(b)
+	addSubgroup(b)
+	addMemory(b)
 	builtinTable = b
 }
 
 // tableCall checks a call of a builtin in builtinTable.
 func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 	name := e.Fn.Name
-	if !c.mustUse(e, stmt) {
-		return nil
-	}
-	if len(e.Args) != b.nargs {
-		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, b.nargs, len(e.Args))
-		return nil
-	}
 	if b.subgroup && !c.out.enables["subgroups"] {
 		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
 		return nil
 	}
-	if b.subgroup && c.fn == nil {
+	if (b.subgroup || b.runtime) && c.fn == nil {
 		c.errorf(e.Pos, "'%s' cannot be used in a const-expression", name)
+		return nil
+	}
+	switch {
+	case b.noValue:
+		if !stmt {
+			c.errorf(e.Pos, "'%s' does not return a value", name)
+			return nil
+		}
+	case b.discardable:
+	default:
+		if !c.mustUse(e, stmt) {
+			return nil
+		}
+	}
+	if len(e.Args) != b.nargs {
+		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, b.nargs, len(e.Args))
 		return nil
 	}
 	xs, ok := c.args(e)
@@ -138,7 +183,7 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 		return nil
 	}
 	out := &exprInfo{typ: res, call: callBuiltin, builtin: name}
-	if b.subgroup {
+	if b.subgroup || b.runtime {
 		return out
 	}
 	vals := make([]*value, len(e.Args))
@@ -164,6 +209,9 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 
 // emitTable emits a call of a builtin in builtinTable.
 func (e *emitter) emitTable(c *Call, b *tableBuiltin, info *exprInfo) uint32 {
+	if b.emitCall != nil {
+		return b.emitCall(e, c, info.typ)
+	}
 	as := make([]uint32, len(c.Args))
 	ts := make([]*Type, len(c.Args))
 	for i, a := range c.Args {

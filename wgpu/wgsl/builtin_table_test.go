@@ -28,6 +28,9 @@ var tableValid = []struct{ name, src string }{
 		ou[1] = pack4xI8(iv) ^ pack4xI8Clamp(iv) ^ pack4xU8(vec4u(ou[4])) ^ pack4xU8Clamp(vec4(ou[5], 1u, 2u, 3u));
 		oi[2] = unpack4xI8(ou[6]).w + dot4I8Packed(ou[6], ou[7]) + U.x; ou[2] = unpack4xU8(ou[6]).z + dot4U8Packed(ou[6], 0x01010101u);
 		const_assert P == 0x408000ffu && U.y == -1 && dot4I8Packed(0xffu, 0xffu) == 1 && dot4U8Packed(0xffu, 0xffu) == 65025u;`)},
+	{"matrix_const_override", kernel(`const T = transpose(mat2x3(1.0, 2, 3, 4, 5, 6)); const D = determinant(mat2x2(1.0, 2, 3, 4));
+		override o: f32 = 2.0; override od = determinant(mat2x2(o, 0.0, 0.0, o)); const S = select(1.0, 2, true);`,
+		`fo[0] = T[2][1] + D + od + S; const_assert D == -2.0 && T[2][1] == 6.0 && S == 2.0 && all(vec2(dot(vec2(1, 2), vec2(3, 4)) == 11, any(vec2(false, true))));`)},
 	{"templated_calls", kernel(`const A = array<u32, 3>(1u, 2u, 3u); alias V = vec2<f32>;`,
 		`let a = array<f32, 2>(fo[0], 1.0); let v = vec3<i32>(1, oi[0], 3); let w = V(a[0], a[1]);
 		let b = bitcast<vec2<u32>>(w); let m = mat2x2<f32>(w, w); let z = vec4<u32>();
@@ -46,6 +49,7 @@ var tableInvalid = []struct{ name, src, want string }{
 	{"pack_float_overflow", body("const a = pack2x16float(vec2(1e6, 0.0));"), "2:11: outside the finite range of f16"},
 	{"dot4_args", body("let a = dot4I8Packed(1u);"), "2:9: 'dot4I8Packed' takes 2 arguments, got 1"},
 	{"frexp_int_vec", body("let a = frexp(vec2(1u));"), "2:15: 'frexp' needs a float scalar or vector"},
+	{"mix_vector_factor_scalars", body("let a = mix(1.0, 2.0, vec2(0.5));"), "2:9: 'mix' arguments must have the same shape"},
 	{"unpack_result_unused", body("unpack4xU8(1u);"), "2:1: the result of 'unpack4xU8' must be used"},
 }
 
@@ -72,6 +76,34 @@ func TestTableConstEval(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %#x, want %#x", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestTableComplete checks that every builtin of builtinTable is described
+// for each stage: a signature, a constant evaluation unless it is never a
+// const-expression, and an emission.
+func TestTableComplete(t *testing.T) {
+	if len(builtinTable) < 100 {
+		t.Errorf("builtinTable has %d builtins, want all of them", len(builtinTable))
+	}
+	for name, b := range builtinTable {
+		if b.sig == nil {
+			t.Errorf("%s: no signature", name)
+		}
+		if (b.eval == nil) != (b.runtime || b.subgroup) {
+			t.Errorf("%s: eval set %v, runtime %v, subgroup %v", name, b.eval != nil, b.runtime, b.subgroup)
+		}
+		if (b.emit == nil) == (b.emitCall == nil) {
+			t.Errorf("%s: want exactly one of emit and emitCall", name)
+		}
+		if b.noValue && b.discardable {
+			t.Errorf("%s: both noValue and discardable", name)
+		}
+	}
+	for _, name := range []string{"exp", "clamp", "dot", "select", "determinant", "subgroupAdd", "atomicAdd", "arrayLength", "workgroupBarrier", "quadSwapX", "pack4x8snorm"} {
+		if builtinTable[name] == nil {
+			t.Errorf("%s is not in builtinTable", name)
 		}
 	}
 }

@@ -589,7 +589,7 @@ func (c *checker) errorSpan(e Expr, format string, args ...any) {
 func (c *checker) checkBindings() {
 	for _, f := range c.out.entries {
 		seen := map[[2]int]*symbol{}
-		for _, s := range usedVars(f, "", c.out.globals) {
+		for _, s := range usedVars(f, SpaceNone, c.out.globals) {
 			if s.space != SpaceStorage && s.space != SpaceUniform {
 				continue
 			}

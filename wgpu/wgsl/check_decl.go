@@ -130,9 +130,9 @@ func (c *checker) typeOf(e Expr) *Type {
 			return nil
 		}
 		sp, ok := id.Args[0].(*Ident)
-		space := AddrSpace("")
+		space := SpaceNone
 		if ok {
-			space = spaceNamed(sp.Name)
+			space, _ = spaceNamed(sp.Name)
 		}
 		switch space {
 		case SpaceFunction, SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform:
@@ -147,7 +147,11 @@ func (c *checker) typeOf(e Expr) *Type {
 		acc := defaultAccess(space)
 		if len(id.Args) == 3 {
 			a, ok := id.Args[2].(*Ident)
-			if !ok || (a.Name != "read" && a.Name != "write" && a.Name != "read_write") {
+			var named Access
+			if ok {
+				named, ok = accessNamed(a.Name)
+			}
+			if !ok {
 				c.errorSpan(id.Args[2], "expected an access mode (read, write, read_write)")
 				return nil
 			}
@@ -155,7 +159,7 @@ func (c *checker) typeOf(e Expr) *Type {
 				c.errorSpan(id.Args[2], "an access mode may only be given for the storage address space")
 				return nil
 			}
-			acc = Access(a.Name)
+			acc = named
 		}
 		return c.ts.ptr(space, el, acc)
 	}
@@ -203,15 +207,6 @@ func matName(n string) (cols, rows int, ok bool) {
 		return 0, 0, false
 	}
 	return int(n[3] - '0'), int(n[5] - '0'), true
-}
-
-// spaceNamed is the address space of a name: WGSL's immediate (push
-// constants) is wgpu's push_constant.
-func spaceNamed(n string) AddrSpace {
-	if n == "immediate" {
-		return SpacePushConstant
-	}
-	return AddrSpace(n)
 }
 
 func defaultAccess(s AddrSpace) Access {
@@ -299,21 +294,20 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			return
 		}
 	}
-	space := spaceNamed(d.Space)
-	switch space {
-	case SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform, SpacePushConstant:
-	case "":
+	space, known := spaceNamed(d.Space)
+	switch {
+	case !known:
+		c.errorf(d.SpacePos+1, "unknown address space '%s'", d.Space)
+		return
+	case space == SpaceNone:
 		if d.Type != nil && isTextureName(d.Type.Name) {
 			c.errorf(d.Type.Pos, "textures are not supported ('%s'): this compiler handles buffers only", d.Type.Name)
 			return
 		}
 		c.errorf(d.Pos, "module-scope 'var' needs an address space: var<private>, var<workgroup>, var<storage> or var<uniform>")
 		return
-	case SpaceFunction:
+	case space == SpaceFunction:
 		c.errorf(d.SpacePos, "'function' variables must be declared inside a function")
-		return
-	default:
-		c.errorf(d.SpacePos+1, "unknown address space '%s'", d.Space)
 		return
 	}
 	access := defaultAccess(space)
@@ -322,9 +316,9 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			c.errorf(d.SpacePos+1, "only storage variables take an access mode")
 			return
 		}
-		switch Access(d.Access) {
+		switch a, _ := accessNamed(d.Access); a {
 		case AccessRead, AccessReadWrite:
-			access = Access(d.Access)
+			access = a
 		case AccessWrite:
 			c.errorf(d.SpacePos+1, "write-only storage buffers are not allowed; use read_write")
 			return

@@ -27,9 +27,6 @@ func (c *checker) rvalue(e Expr) *exprInfo {
 		}
 		return nil
 	}
-	if x.ref && !c.copyable(e, x) {
-		return nil
-	}
 	if _, isType := e.(*Ident); isType && x.sym != nil && x.sym.kind == symType {
 		c.errorSpan(e, "type '%s' used as a value", x.sym.name)
 		return nil
@@ -163,7 +160,7 @@ func (c *checker) ident(e *Ident) *exprInfo {
 		}
 		return &exprInfo{typ: s.typ, override: true, sym: s}
 	case symGlobalVar, symLocalVar:
-		if s.typ == nil || s.space == "" {
+		if s.typ == nil || s.space == SpaceNone {
 			return nil
 		}
 		if s.kind == symGlobalVar {
@@ -674,19 +671,6 @@ func swizzle(name string, n int) []int {
 		out = append(out, k)
 	}
 	return out
-}
-
-// copyable limits whole-value copies of large arrays and structs out of and
-// into buffers: SPIR-V 1.3 needs them rebuilt element by element.
-func (c *checker) copyable(e Expr, x *exprInfo) bool {
-	if flavorFor(x.space) == plain || (x.typ.Kind != KArray && x.typ.Kind != KStruct) {
-		return true
-	}
-	if scalarCount(x.typ) > maxConstScalars {
-		c.errorSpan(e, "copying a whole '%s' (more than %d scalars) to or from a buffer is not supported; copy it element by element", x.typ, maxConstScalars)
-		return false
-	}
-	return true
 }
 
 // hasZero reports a zero scalar or a vector with a zero component.

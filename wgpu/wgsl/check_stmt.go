@@ -251,7 +251,7 @@ func (c *checker) localDecl(d *VarDecl) {
 		s.typ = x.typ
 	case "var":
 		s.kind = symLocalVar
-		if d.Space != "" && d.Space != string(SpaceFunction) {
+		if d.Space != "" && d.Space != SpaceFunction.String() {
 			c.errorf(d.SpacePos+1, "variables inside functions must be in the function address space")
 			return
 		}
@@ -323,9 +323,7 @@ func (c *checker) assign(s *Assign) {
 		return
 	}
 	if s.Op == OpAssign {
-		if c.convertTo(s.RHS, l.typ) {
-			c.copyable(s.LHS, l)
-		}
+		c.convertTo(s.RHS, l.typ)
 		return
 	}
 	op := s.Op

@@ -79,6 +79,15 @@
 // needs 16-byte matrix strides, a matrix with narrower columns (matCx2<f32>,
 // the f16 matrices) is split into its column vectors, as Tint does.
 //
+// Whole arrays and structs of any size may be loaded from and stored to
+// buffers. A large one is copied element by element in a loop, and lets,
+// value parameters and results of such types live in function memory, so
+// the module does not grow with the array length (SPIR-V 1.3 has no
+// OpCopyLogical, and drivers split whole-aggregate values per element).
+//
+// Every builtin function is described once, in one table (builtinTable):
+// its signature rules, its constant evaluation and its emission.
+//
 // # Semantics the emitted code keeps
 //
 // Integer division and remainder by zero (and i32 MIN / -1) give the WGSL

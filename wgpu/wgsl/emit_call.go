@@ -43,12 +43,29 @@ func hasPtrParams(f *function) bool {
 	return false
 }
 
-// callFn emits a call of the user function f.
+// callFn emits a call of the user function f and returns its result, or,
+// for a large aggregate result (see bigValue), the Function variable holding
+// it.
 func (e *emitter) callFn(c *Call, f *function) uint32 {
 	var args []uint32
+	var result uint32
+	if f.result != nil && bigValue(f.result) {
+		result = e.localVar(f.result)
+		args = append(args, result)
+	}
 	var key strings.Builder
 	var shapes map[int]ptrShape
 	for i, a := range c.Args {
+		if pt := f.params[i].typ; bigValue(pt) { // by pointer (see emit_copy.go)
+			if v, ok := e.immutableMem(a); ok {
+				args = append(args, v) // a let or parameter: never written, so no copy is needed
+				continue
+			}
+			tmp := e.localRef(pt)
+			e.storeValue(tmp, pt, a)
+			args = append(args, tmp.base)
+			continue
+		}
 		if f.params[i].typ.Kind != KPtr {
 			args = append(args, e.expr(a))
 			continue
@@ -81,7 +98,7 @@ func (e *emitter) callFn(c *Call, f *function) uint32 {
 		shapes[i] = sh
 	}
 	ret := e.voidType()
-	if f.result != nil {
+	if f.result != nil && result == 0 {
 		ret = e.typeID(f.result, plain)
 	}
 	fid := e.fnIDs[f]
@@ -96,7 +113,11 @@ func (e *emitter) callFn(c *Call, f *function) uint32 {
 		}
 		fid = v.id
 	}
-	return e.op(spirv.OpFunctionCall, ret, append([]uint32{fid}, args...)...)
+	id := e.op(spirv.OpFunctionCall, ret, append([]uint32{fid}, args...)...)
+	if result != 0 {
+		return result
+	}
+	return id
 }
 
 // emitVariants emits the variants the calls asked for, and those their

@@ -44,9 +44,16 @@ func (e *emitter) ref(x Expr) refv {
 			return refv{base: id, sc: spirv.StorageClassFunction, space: SpaceFunction,
 				ty: e.ptrType(spirv.StorageClassFunction, e.typeID(s.typ, plain))}
 		}
+		if id, ok := e.f.inMem[s]; ok {
+			return e.localRefOf(id, s.typ)
+		}
 	case *Unary:
 		if x.Op == OpDeref {
 			return e.derefPtr(x.X)
+		}
+	case *Call:
+		if e.memRoot(x) {
+			return e.localRefOf(e.callFn(x, info.fn), info.typ)
 		}
 	case *Index:
 		var r refv
@@ -176,8 +183,11 @@ func (e *emitter) load(r refv, t *Type) uint32 {
 	if r.split {
 		return e.loadColumns(r, t)
 	}
-	p := e.ptr(r, t)
 	fl := flavorFor(r.space)
+	if bigCopy(t, fl) {
+		return e.loadVia(r, t)
+	}
+	p := e.ptr(r, t)
 	ty := e.typeID(t, fl)
 	if r.block != 0 {
 		ty = r.block
@@ -190,11 +200,15 @@ func (e *emitter) load(r refv, t *Type) uint32 {
 }
 
 func (e *emitter) store(r refv, t *Type, v uint32) {
-	p := e.ptr(r, t)
 	fl := flavorFor(r.space)
 	if fl == ubo {
 		bugf("store into uniform memory")
 	}
+	if bigCopy(t, fl) {
+		e.storeVia(r, t, v)
+		return
+	}
+	p := e.ptr(r, t)
 	if fl != plain && isAggregate(t) {
 		v = e.recast(v, t, plain, fl, r.block)
 	}
@@ -257,7 +271,7 @@ func (e *emitter) expr(x Expr) uint32 {
 	if info.val != nil {
 		return e.constant(info.typ, info.val)
 	}
-	if info.ref {
+	if info.ref || e.memRoot(x) {
 		return e.load(e.ref(x), info.typ)
 	}
 	switch x := x.(type) {
@@ -530,6 +544,9 @@ func (e *emitter) callExpr(c *Call) uint32 {
 	}
 	switch info.call {
 	case callFn:
+		if bigValue(info.typ) {
+			return e.op(spirv.OpLoad, e.typeID(info.typ, plain), e.callFn(c, info.fn))
+		}
 		return e.callFn(c, info.fn)
 	case callConstruct:
 		t := info.typ

@@ -14,6 +14,13 @@ type fnState struct {
 	terminated bool   // the current block has its terminator
 	values     map[*symbol]uint32
 	ptrRefs    map[*symbol]refv // pointer parameters and lets
+	// inMem holds the Function variables of lets and value parameters of
+	// large aggregate types (see bigValue): read through access chains,
+	// not as whole values.
+	inMem map[*symbol]uint32
+	// result is the pointer parameter a function returning a large
+	// aggregate stores its result through, or 0.
+	result uint32
 	// prelude follows vars in the entry block: the overrides computed in
 	// the shader (see computedOverride), once per function.
 	prelude    spirv.Section
@@ -77,6 +84,12 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 	}
 	var ptys []uint32
 	var pids []uint32
+	if f.result != nil && bigValue(f.result) { // returned through a pointer (see emit_copy.go)
+		ptys = append(ptys, e.ptrType(spirv.StorageClassFunction, ret))
+		e.f.result = e.id()
+		pids = append(pids, e.f.result)
+		ret = e.voidType()
+	}
 	if !f.compute {
 		for i, p := range f.params {
 			if p.typ.Kind == KPtr {
@@ -84,11 +97,16 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 				continue
 			}
 			ty := e.paramType(p.typ)
-			ptys = append(ptys, ty)
 			id := e.id()
-			pids = append(pids, id)
-			e.f.values[p] = id
 			e.name(id, p.name)
+			if bigValue(p.typ) { // passed as a pointer to the caller's copy
+				ty = e.ptrType(spirv.StorageClassFunction, ty)
+				e.bindMem(p, id)
+			} else {
+				e.f.values[p] = id
+			}
+			ptys = append(ptys, ty)
+			pids = append(pids, id)
 		}
 	}
 	head.Add(spirv.OpFunction, ret, fid, 0, e.fnType(ret, ptys))
@@ -178,7 +196,7 @@ func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
 	}
 	var out []*symbol
 	for _, s := range all {
-		if used[s] && (space == "" || s.space == space) {
+		if used[s] && (space == SpaceNone || s.space == space) {
 			out = append(out, s)
 		}
 	}
@@ -233,34 +251,7 @@ func (e *emitter) zeroWorkgroup(f *function) {
 	e.terminate(spirv.OpBranchConditional, isZero, then, merge)
 	e.label(then)
 	for _, s := range vars {
-		g := e.globals[s]
-		if s.typ.CountOverride == nil {
-			e.add(spirv.OpStore, g.id, e.null(e.typeID(s.typ, plain)))
-			continue
-		}
-		// Override-sized array: a loop over its elements.
-		n := e.specConstExpr(s.typ.CountOverride.expr)
-		i := e.localVar(u32)
-		e.add(spirv.OpStore, i, e.constU32(0))
-		header, condL, body, cont, lmerge := e.id(), e.id(), e.id(), e.id(), e.id()
-		e.branch(header)
-		e.label(header)
-		e.add(spirv.OpLoopMerge, lmerge, cont, 0)
-		e.terminate(spirv.OpBranch, condL)
-		e.label(condL)
-		iv := e.op(spirv.OpLoad, e.typeID(u32, plain), i)
-		lt := e.op(spirv.OpULessThan, e.typeID(boolT, plain), iv, n)
-		e.terminate(spirv.OpBranchConditional, lt, body, lmerge)
-		e.label(body)
-		el := e.typeID(s.typ.Elem, plain)
-		p := e.op(spirv.OpAccessChain, e.ptrType(g.sc, el), g.id, iv)
-		e.add(spirv.OpStore, p, e.null(el))
-		e.branch(cont)
-		e.label(cont)
-		iv2 := e.op(spirv.OpLoad, e.typeID(u32, plain), i)
-		e.add(spirv.OpStore, i, e.op(spirv.OpIAdd, e.typeID(u32, plain), iv2, e.constU32(1)))
-		e.branch(header)
-		e.label(lmerge)
+		e.zeroMem(e.globalRef(s), s.typ)
 	}
 	e.branch(merge)
 	e.label(merge)
@@ -368,6 +359,9 @@ func (e *emitter) stmt(s Stmt) {
 	case *Return:
 		if s.X == nil || e.f.fn.result == nil {
 			e.terminate(spirv.OpReturn)
+		} else if e.f.result != 0 {
+			e.storeValue(e.localRefOf(e.f.result, e.f.fn.result), e.f.fn.result, s.X)
+			e.terminate(spirv.OpReturn)
 		} else {
 			e.terminate(spirv.OpReturnValue, e.expr(s.X))
 		}
@@ -388,13 +382,28 @@ func (e *emitter) localDecl(d *VarDecl) {
 			e.f.ptrRefs[s] = e.ptrRef(d.Init)
 			return
 		}
+		if bigValue(s.typ) {
+			if v, ok := e.immutableMem(d.Init); ok { // the memory of another let or parameter
+				e.bindMem(s, v)
+				return
+			}
+			if c, ok := unparen(d.Init).(*Call); ok && e.memRoot(c) { // a result no one else sees
+				e.bindMem(s, e.ref(c).base)
+				return
+			}
+			v := e.localVar(s.typ)
+			e.name(v, d.Name)
+			e.storeValue(e.localRefOf(v, s.typ), s.typ, d.Init)
+			e.bindMem(s, v)
+			return
+		}
 		e.f.values[s] = e.expr(d.Init)
 	case "var":
 		v := e.localVar(s.typ)
 		e.name(v, d.Name)
 		e.f.values[s] = v
 		if d.Init != nil {
-			e.add(spirv.OpStore, v, e.expr(d.Init))
+			e.storeValue(e.localRefOf(v, s.typ), s.typ, d.Init)
 		} else {
 			e.add(spirv.OpStore, v, e.null(e.typeID(s.typ, plain)))
 		}
@@ -426,7 +435,7 @@ func (e *emitter) assign(s *Assign) {
 	r := e.ref(s.LHS)
 	t := e.m.info[s.LHS].typ
 	if s.Op == OpAssign {
-		e.store(r, t, e.expr(s.RHS))
+		e.storeValue(r, t, s.RHS)
 		return
 	}
 	old := e.load(r, t)

@@ -68,7 +68,7 @@ func Reflect(m *Checked) Reflection {
 		if s.space != SpaceStorage && s.space != SpaceUniform && s.space != SpacePushConstant {
 			continue
 		}
-		b := Binding{Name: s.name, Group: s.group, Binding: s.binding, Type: s.typ.String(), Access: string(s.access), Size: s.typ.Size()}
+		b := Binding{Name: s.name, Group: s.group, Binding: s.binding, Type: s.typ.String(), Access: s.access.String(), Size: s.typ.Size()}
 		switch {
 		case s.space == SpaceUniform:
 			b.Kind = "uniform"
@@ -107,7 +107,7 @@ func Reflect(m *Checked) Reflection {
 				ep.WorkgroupSizeOverrides[i] = d.name
 			}
 		}
-		for _, s := range usedVars(f, "", sortedGlobals(m.globals)) {
+		for _, s := range usedVars(f, SpaceNone, sortedGlobals(m.globals)) {
 			if i, ok := index[s]; ok {
 				ep.Bindings = append(ep.Bindings, i)
 			}

@@ -21,26 +21,87 @@ const (
 	KPtr
 )
 
-// AddrSpace is a WGSL address space.
-type AddrSpace string
+// AddrSpace is a WGSL address space. The zero value, SpaceNone, stands for
+// none (a value, or a declaration that names no address space).
+type AddrSpace uint8
 
+// The address spaces; SpacePushConstant is wgpu's var<push_constant>, which
+// WGSL spells immediate.
 const (
-	SpaceFunction     AddrSpace = "function"
-	SpacePrivate      AddrSpace = "private"
-	SpaceWorkgroup    AddrSpace = "workgroup"
-	SpaceUniform      AddrSpace = "uniform"
-	SpaceStorage      AddrSpace = "storage"
-	SpacePushConstant AddrSpace = "push_constant"
+	SpaceNone AddrSpace = iota
+	SpaceFunction
+	SpacePrivate
+	SpaceWorkgroup
+	SpaceUniform
+	SpaceStorage
+	SpacePushConstant
 )
 
-// Access is a WGSL access mode.
-type Access string
+var spaceNames = [...]string{
+	SpaceNone:         "",
+	SpaceFunction:     "function",
+	SpacePrivate:      "private",
+	SpaceWorkgroup:    "workgroup",
+	SpaceUniform:      "uniform",
+	SpaceStorage:      "storage",
+	SpacePushConstant: "push_constant",
+}
 
+// String returns the WGSL spelling of s ("" for SpaceNone).
+func (s AddrSpace) String() string {
+	if int(s) < len(spaceNames) {
+		return spaceNames[s]
+	}
+	return fmt.Sprintf("AddrSpace(%d)", uint8(s))
+}
+
+// spaceNamed is the address space spelled n, SpaceNone for "", and false
+// for a name that is no address space. WGSL's immediate (push constants) is
+// wgpu's push_constant.
+func spaceNamed(n string) (AddrSpace, bool) {
+	if n == "immediate" {
+		return SpacePushConstant, true
+	}
+	for s, name := range spaceNames {
+		if name == n {
+			return AddrSpace(s), true
+		}
+	}
+	return SpaceNone, false
+}
+
+// Access is a WGSL access mode. The zero value, AccessNone, is that of types
+// other than pointers.
+type Access uint8
+
+// The access modes.
 const (
-	AccessRead      Access = "read"
-	AccessWrite     Access = "write"
-	AccessReadWrite Access = "read_write"
+	AccessNone Access = iota
+	AccessRead
+	AccessWrite
+	AccessReadWrite
 )
+
+var accessNames = [...]string{AccessNone: "", AccessRead: "read", AccessWrite: "write", AccessReadWrite: "read_write"}
+
+// String returns the WGSL spelling of a ("" for AccessNone).
+func (a Access) String() string {
+	if int(a) < len(accessNames) {
+		return accessNames[a]
+	}
+	return fmt.Sprintf("Access(%d)", uint8(a))
+}
+
+// accessNamed is the access mode spelled n, or false for a name that is
+// none ("" included).
+func accessNamed(n string) (Access, bool) {
+	for a, name := range accessNames {
+		if name == n && a != int(AccessNone) {
+			return Access(a), true
+		}
+	}
+	return AccessNone, false
+}
 
 // Type is a checked WGSL type. Types are interned per module, so two types
 // are identical exactly when their pointers are equal.

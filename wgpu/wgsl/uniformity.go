@@ -393,30 +393,20 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 		}
 		return r
 	case callBuiltin:
-		if b := builtinTable[c.Fn.Name]; b != nil && b.subgroup {
+		b := builtinTable[c.Fn.Name]
+		switch {
+		case b == nil:
+		case b.subgroup:
 			if u.diag.on("subgroup_uniformity") {
 				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
 			}
 			return nonUniform
-		}
-		switch builtinFns[c.Fn.Name] {
-		case bBarrier:
+		case b.flow == flowBarrier:
 			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
 			return 0
-		case bUniformLoad:
-			u.requireUniformCF(c, cf, "'workgroupUniformLoad'")
+		case b.flow == flowUniform:
 			return 0
-		case bArrayLength:
-			return 0
-		case bSubArith, bSubBits, bSubShuffle, bSubBroadcast, bSubBroadcastFirst, bSubElect, bSubVote, bSubBallot:
-			// Subgroup operations need all invocations of the subgroup; like Tint,
-			// we check that with the workgroup analysis, unless a diagnostic
-			// filter turns subgroup_uniformity off.
-			if u.diag.on("subgroup_uniformity") {
-				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
-			}
-			return nonUniform
-		case bAtomicLoad, bAtomicStore, bAtomicRMW, bAtomicCmpXchg:
+		case b.flow == flowNonUniform:
 			return nonUniform
 		}
 	}

@@ -216,6 +216,28 @@ var validPrograms = []struct{ name, src string }{
 		}`},
 	{"minus_minus", kernel("", `let a = oi[0]; oi[1] = --a; oi[2] = a--a; oi[3] = a - -1; var b = a; b--;`)},
 	{"zero_vec_inferred", kernel("", `let z = vec3(); fo[0] = f32(z.x) + vec2<f32>(vec2()).y; let w: vec4<u32> = vec4(); ou[0] = w.w;`)},
+	{"huge_buffer_copy", "@group(0) @binding(0) var<storage, read_write> b: array<array<f32, 8192>, 2>;\n" +
+		"@compute @workgroup_size(1) fn main() {\n    let x = b[0];\n}"},
+	{"huge_copies", bigCopySrc("8192")},
+	{"huge_copies_forwarded", `struct S { a: array<f32, 1000>, m: mat2x2<f32> }
+		@group(0) @binding(0) var<storage, read_write> b: array<S, 4>;
+		var<private> p: array<array<f32, 300>, 300>;
+		var<workgroup> w: array<S, 2>;
+		fn h(s: S, k: u32) -> f32 { return s.a[k] + s.m[1][k % 2u]; }
+		fn f(s: S, k: u32) -> f32 { return h(s, k); }
+		fn g(i: u32) -> S { let x = b[i]; return x; }
+		fn pick(c: bool) -> S { if c { return g(1u); } return S(g(2u).a, mat2x2<f32>()); }
+		@compute @workgroup_size(2) fn main(@builtin(local_invocation_index) li: u32) {
+			let x = b[li];
+			var y = x;
+			y.a[li] = f(x, li) + f(g(li), li + 1u);
+			b[3] = pick(li == 0u);
+			w[li] = y;
+			workgroupBarrier();
+			let q = p;
+			p[li] = q[299u - li];
+			b[2].a[li] = h(w[1u - li], li) + q[li][li] + select(0.0, 1.0, pick(false).a[li] > 0.0);
+		}`},
 	{"value_struct_array_index", kernel(`struct S { v: array<u32, 4> }`, `let s = S(array<u32, 4>(1u, 2u, 3u, 4u)); ou[0] = s.v[ou[1] % 4u];`)},
 }
 
