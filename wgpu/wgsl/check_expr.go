@@ -156,6 +156,14 @@ func (c *checker) ident(e *Ident) *exprInfo {
 		if s.typ == nil {
 			return nil
 		}
+		if s.missing { // specializing: an override without a value
+			if c.inOverrideInit {
+				c.missingSeen = true
+			} else {
+				c.errorf(e.Pos, "override '%s' has no initializer and the pipeline constants do not set it", s.name)
+				return nil
+			}
+		}
 		return &exprInfo{typ: s.typ, val: s.val, sym: s}
 	case symOverride:
 		if s.typ == nil {

@@ -18,12 +18,7 @@ import (
 // features this compiler rejects on purpose (with a clear error) instead of
 // compiling them.
 var stricterThanWGSL = map[string]string{
-	"override_derived_id":              "a derived override is not settable, so it takes no @id",
-	"computed_override_array_count":    "sizes must be specialization constants: integer arithmetic on overrides",
-	"computed_override_workgroup_size": "sizes must be specialization constants: integer arithmetic on overrides",
-	"huge_buffer_copy":                 "whole copies of large buffer aggregates are refused",
-	"two_entries_override_size":        "one WorkgroupSize builtin per SPIR-V module",
-	"no_entry_point":                   "a SPIR-V module needs an entry point",
+	"huge_buffer_copy": "whole copies of large buffer aggregates are refused",
 }
 
 // beyondWGSL lists valid programs that use extensions of WGSL (wgpu's
