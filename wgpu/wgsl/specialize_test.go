@@ -1,6 +1,7 @@
 package wgsl
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -154,4 +155,19 @@ func entryPointNames(words []uint32) []string {
 		i += n
 	}
 	return out
+}
+
+func TestEmitWithoutWholeModule(t *testing.T) {
+	f, err := Parse("two.wgsl", pipelinePrograms[3].src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Check(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ie *InternalError
+	if _, err := Emit(c); err == nil || errors.As(err, &ie) || !strings.Contains(err.Error(), "is not the only entry point") {
+		t.Errorf("Emit: %v; want an error saying why", err)
+	}
 }
