@@ -76,7 +76,7 @@ type symbol struct {
 
 	state   int // module-scope resolution: 0 new, 1 in progress, 2 done
 	used    bool
-	missing bool // specializing: an override with neither a pipeline constant nor an initializer
+	missing string // specializing: the override without a value (no pipeline constant, no initializer) this one needs
 }
 
 // function is a checked function.
@@ -150,8 +150,8 @@ type checker struct {
 	// spec, when not nil, specializes the module for one pipeline: every
 	// override becomes a constant with its pipeline value (see specialize.go).
 	spec           map[string]pipelineValue
-	inOverrideInit bool // checking an override's initializer while specializing
-	missingSeen    bool // ... and it used an override that has no value
+	inOverrideInit bool   // checking an override's initializer while specializing
+	missingSeen    string // ... and it used an override that has no value: its name
 }
 
 // Check resolves names, types every expression and evaluates constants. It

@@ -197,7 +197,7 @@ func (c *checker) specializeOverride(s *symbol, d *VarDecl, t *Type) {
 		s.val = pipelineConst(t, pv.v)
 	case d.Init != nil:
 		saveIn, saveMissing := c.inOverrideInit, c.missingSeen
-		c.inOverrideInit, c.missingSeen = true, false
+		c.inOverrideInit, c.missingSeen = true, ""
 		x := c.rvalue(d.Init)
 		missing := c.missingSeen
 		c.inOverrideInit, c.missingSeen = saveIn, saveMissing
@@ -205,8 +205,8 @@ func (c *checker) specializeOverride(s *symbol, d *VarDecl, t *Type) {
 			s.typ = nil // reported; uses of s are not checked further
 			return
 		}
-		if missing {
-			s.missing, s.val = true, zeroValue(t)
+		if missing != "" {
+			s.missing, s.val = missing, zeroValue(t)
 			return
 		}
 		if x.val == nil {
@@ -216,7 +216,7 @@ func (c *checker) specializeOverride(s *symbol, d *VarDecl, t *Type) {
 		}
 		s.val = x.val
 	default:
-		s.missing, s.val = true, zeroValue(t)
+		s.missing, s.val = s.name, zeroValue(t)
 	}
 }
 

@@ -52,7 +52,9 @@ var<workgroup> buf: array<f32, u32(scale * 2.0)>;
 	buf[li % 3u] = f32(k);
 	o[li] = buf[0] + f32(half);
 }
+override notflag = !flag;
 @compute @workgroup_size(3) fn other() { if flag { o[0] = 1.0; } }
+@compute @workgroup_size(3) fn third() { if notflag { o[0] = 1.0; } }
 `
 
 func TestSpecializeValues(t *testing.T) {
@@ -89,6 +91,12 @@ func TestSpecializeValues(t *testing.T) {
 	}
 	if _, err := m.Specialize("other", nil); err == nil || !strings.Contains(err.Error(), "override 'flag' has no initializer") {
 		t.Errorf("other without flag: %v; want an error naming 'flag'", err)
+	}
+	if _, err := m.Specialize("third", nil); err == nil || !strings.Contains(err.Error(), "override 'notflag' needs override 'flag', which has no initializer") {
+		t.Errorf("third without flag: %v; want an error naming 'notflag' and 'flag'", err)
+	}
+	if _, err := m.Specialize("third", map[string]float64{"flag": 0}); err != nil {
+		t.Errorf("third with flag: %v", err)
 	}
 }
 
