@@ -100,17 +100,6 @@ func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
 		}
 	}
 	ep := k.refl.EntryPoints[0]
-	var wg [3]uint32
-	for i := range wg {
-		wg[i] = ep.WorkgroupSize[i]
-		if o := ep.WorkgroupSizeOverrides[i]; o != "" {
-			v, ok := consts[o]
-			if !ok {
-				v = overrideDefault(k.refl, o)
-			}
-			wg[i] = uint32(v)
-		}
-	}
 	label := k.name
 	if key != "" {
 		label += "{" + key + "}"
@@ -118,6 +107,12 @@ func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
 	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts})
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", label, err)
+	}
+	// The compiler computed the workgroup size with these constants (override-expressions included).
+	wg, ok := cp.WorkgroupSize()
+	if !ok {
+		cp.Close()
+		return nil, fmt.Errorf("kernel %s: the pipeline does not know its workgroup size", label)
 	}
 	bgl, err := cp.GetBindGroupLayout(0)
 	if err != nil {
@@ -133,15 +128,6 @@ func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
 	}
 	k.pipes[key] = p
 	return p, nil
-}
-
-func overrideDefault(r wgsl.Reflection, name string) float64 {
-	for _, o := range r.Overrides {
-		if o.Name == name {
-			return o.Default
-		}
-	}
-	return 0
 }
 
 // constKey is a canonical spelling of a set of constants.

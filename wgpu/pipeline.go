@@ -243,7 +243,9 @@ type ComputePipelineDescriptor struct {
 	Layout     *PipelineLayout
 	Module     *ShaderModule
 	EntryPoint string // default "main"
-	// Constants sets override (specialization) constants by name or by numeric ID, as WebGPU does.
+	// Constants sets override constants by name or by numeric ID, as WebGPU does. For a WGSL module the entry point
+	// is compiled with them (an override not set takes its initializer, evaluated from the others); for SPIR-V they
+	// are specialization constants.
 	Constants map[string]float64
 	// RequiredSubgroupSize, if not 0, fixes the subgroup size (feature subgroup-size-control; a power of two
 	// within Limits.MinSubgroupSize..MaxSubgroupSize).
@@ -256,6 +258,13 @@ type ComputePipeline struct {
 	h      vk.Pipeline
 	label  string
 	layout *PipelineLayout
+	wgSize [3]uint32 // WGSL modules: the workgroup size with the constants applied
+}
+
+// WorkgroupSize is the entry point's workgroup size with the pipeline's constants applied, as the WGSL compiler
+// computed it; ok is false for a pipeline made from a SPIR-V module.
+func (p *ComputePipeline) WorkgroupSize() (size [3]uint32, ok bool) {
+	return p.wgSize, p.wgSize[0] != 0
 }
 
 // CreateComputePipeline compiles a pipeline through the device's pipeline cache.
@@ -277,14 +286,30 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
 		}
 	}
+	p := &ComputePipeline{d: d, label: desc.Label, layout: layout}
+	module := desc.Module.h
+	if wm := desc.Module.wgsl; wm != nil {
+		// WGSL: this entry point alone, its overrides replaced by their values (errors here are
+		// pipeline-creation errors: a bad constant, an override-expression that fails once evaluated).
+		sp, err := wm.Specialize(entry, desc.Constants)
+		if err != nil {
+			return nil, fmt.Errorf("%w: pipeline %q: %w", ErrBadUsage, desc.Label, err)
+		}
+		if module, err = d.createVkShaderModule(desc.Label, sp.SPIRV); err != nil {
+			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
+		}
+		// Pipelines outlive their shader modules: this one is needed only while the pipeline is created.
+		defer d.fn.DestroyShaderModule(d.h, module, nil)
+		p.wgSize = sp.WorkgroupSize
+	}
 	var ar vk.Arena
 	defer ar.Release()
 	ci := vk.New[vk.ComputePipelineCreateInfo](&ar)
 	ci.Layout, ci.BasePipelineIndex = layout.h, -1
 	st := &ci.Stage
 	st.SType = vk.StructureTypePipelineShaderStageCreateInfo
-	st.Stage, st.Module, st.PName = vk.ShaderStageComputeBit, desc.Module.h, ar.CString(entry)
-	if len(desc.Constants) > 0 {
+	st.Stage, st.Module, st.PName = vk.ShaderStageComputeBit, module, ar.CString(entry)
+	if len(desc.Constants) > 0 && desc.Module.wgsl == nil {
 		si, err := specialization(&ar, desc.Module, desc.Constants)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
@@ -302,7 +327,6 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 		rs.RequiredSubgroupSize = n
 		st.PNext = unsafe.Pointer(rs)
 	}
-	p := &ComputePipeline{d: d, label: desc.Label, layout: layout}
 	d.mu.Lock()
 	err := d.usable()
 	d.mu.Unlock()

@@ -16,13 +16,16 @@ type ShaderModuleDescriptor struct {
 	WGSL  string
 }
 
-// ShaderModule is compiled shader code with its specialization constants ("override" constants).
+// ShaderModule is shader code with its "override" constants. A module made from SPIR-V is a VkShaderModule whose
+// overrides are specialization constants; a module made from WGSL is checked when created and compiled per pipeline
+// for one entry point with the pipeline's constants (as Dawn does), so every valid WGSL module is accepted.
 type ShaderModule struct {
 	d       *Device
-	h       vk.ShaderModule
+	h       vk.ShaderModule // SPIR-V modules only
 	label   string
-	specs   map[string]specConst // by name and by decimal ID
+	specs   map[string]specConst // SPIR-V modules: by name and by decimal ID
 	entries map[string]bool
+	wgsl    *wgsl.Module               // the compiled WGSL module; nil for SPIR-V
 	refl    *wgsl.Reflection           // the compiler's description of a WGSL module; nil for SPIR-V
 	auto    map[string]*PipelineLayout // "auto" layouts by entry point, guarded by d.mu
 }
@@ -34,40 +37,57 @@ type specConst struct {
 	width uint32
 }
 
-// CreateShaderModule creates a shader module from SPIR-V or WGSL.
+// CreateShaderModule creates a shader module from SPIR-V or WGSL. WGSL is parsed and checked now (errors are
+// "label:LINE:COL: error: ..." diagnostics); its SPIR-V is made per pipeline by CreateComputePipeline.
 func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule, error) {
-	code := desc.SPIRV
-	var overrides map[string]uint32
-	var refl *wgsl.Reflection
-	if code == nil && desc.WGSL != "" {
-		name := desc.Label
-		if name == "" {
-			name = "shader.wgsl"
-		}
-		// Uniform buffers may take the storage layout where the device enabled uniformBufferStandardLayout.
-		mod, err := wgsl.Compile(name, desc.WGSL, wgsl.Options{UniformStandardLayout: d.adapter.stdUniform})
-		if err != nil {
-			return nil, err
-		}
-		code = mod.SPIRV
-		refl = &mod.Reflection
-		overrides = map[string]uint32{}
-		for _, o := range mod.Reflection.Overrides {
-			if o.ID >= 0 {
-				overrides[o.Name] = uint32(o.ID)
-			}
-		}
+	if desc.SPIRV == nil && desc.WGSL != "" {
+		return d.createWGSLModule(desc)
 	}
+	code := desc.SPIRV
 	specs, entries, err := reflectSPIRV(code)
 	if err != nil {
 		return nil, fmt.Errorf("shader %q: %w", desc.Label, err)
 	}
-	for name, id := range overrides {
-		if sc, ok := specs[fmt.Sprint(id)]; ok {
-			specs[name] = sc
-		}
+	m := &ShaderModule{d: d, label: desc.Label, specs: specs, entries: entries}
+	if m.h, err = d.createVkShaderModule(desc.Label, code); err != nil {
+		return nil, err
 	}
-	m := &ShaderModule{d: d, label: desc.Label, specs: specs, entries: entries, refl: refl}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		d.fn.DestroyShaderModule(d.h, m.h, nil)
+		return nil, err
+	}
+	d.live[m] = struct{}{}
+	return m, nil
+}
+
+// createWGSLModule compiles WGSL source: a module of no Vulkan object of its own until its pipelines are made.
+func (d *Device) createWGSLModule(desc *ShaderModuleDescriptor) (*ShaderModule, error) {
+	name := desc.Label
+	if name == "" {
+		name = "shader.wgsl"
+	}
+	// Uniform buffers may take the storage layout where the device enabled uniformBufferStandardLayout.
+	mod, err := wgsl.Compile(name, desc.WGSL, wgsl.Options{UniformStandardLayout: d.adapter.stdUniform})
+	if err != nil {
+		return nil, err
+	}
+	m := &ShaderModule{d: d, label: desc.Label, entries: map[string]bool{}, wgsl: mod, refl: &mod.Reflection}
+	for _, ep := range mod.Reflection.EntryPoints {
+		m.entries[ep.Name] = true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	d.live[m] = struct{}{}
+	return m, nil
+}
+
+// createVkShaderModule makes a VkShaderModule of SPIR-V words.
+func (d *Device) createVkShaderModule(label string, code []uint32) (vk.ShaderModule, error) {
 	var ar vk.Arena
 	defer ar.Release()
 	ci := vk.New[vk.ShaderModuleCreateInfo](&ar)
@@ -75,13 +95,13 @@ func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
-		return nil, err
+		return 0, err
 	}
-	if err := check("vkCreateShaderModule", d.fn.CreateShaderModule(d.h, ci, nil, &m.h)); err != nil {
-		return nil, fmt.Errorf("shader %q: %w", desc.Label, d.noteLost(err))
+	var h vk.ShaderModule
+	if err := check("vkCreateShaderModule", d.fn.CreateShaderModule(d.h, ci, nil, &h)); err != nil {
+		return 0, fmt.Errorf("shader %q: %w", label, d.noteLost(err))
 	}
-	d.live[m] = struct{}{}
-	return m, nil
+	return h, nil
 }
 
 // Reflection is the WGSL compiler's description of the module's interface (bindings with their host layout,
@@ -96,7 +116,11 @@ func (m *ShaderModule) Reflection() (r wgsl.Reflection, ok bool) {
 // Close releases the module; pipelines created from it stay valid.
 func (m *ShaderModule) Close() error { return m.d.release(m) }
 
-func (m *ShaderModule) destroy() { m.d.fn.DestroyShaderModule(m.d.h, m.h, nil) }
+func (m *ShaderModule) destroy() {
+	if m.h != 0 {
+		m.d.fn.DestroyShaderModule(m.d.h, m.h, nil)
+	}
+}
 
 // SPIR-V opcodes the reflection reads.
 const (

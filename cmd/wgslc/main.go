@@ -2,9 +2,12 @@
 // compiler in wgpu/wgsl, for kernel authors and for checking the output with
 // spirv-dis and spirv-val.
 //
-//	wgslc [-o out.spv] [--reflect] file.wgsl
+//	wgslc [-o out.spv] [--reflect] [--entry name] file.wgsl
 //
-// The default output is the input name with .spv. --reflect prints the
+// The default output is the input name with .spv: the whole module, overrides
+// as specialization constants. --entry emits that entry point alone with the
+// overrides' default values, as a pipeline without constants gets it (the
+// only output for modules specialization constants cannot express). --reflect prints the
 // reflection (bindings, workgroup sizes, overrides) as JSON on stdout.
 // Errors go to stderr, with the source line and a caret, and exit status 1.
 package main
@@ -31,8 +34,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.StringP("output", "o", "", "output SPIR-V file (default: input name with .spv)")
 	reflect := fs.Bool("reflect", false, "print the reflection as JSON on stdout")
+	entry := fs.String("entry", "", "emit only this entry point, overrides at their defaults")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: wgslc [-o out.spv] [--reflect] file.wgsl")
+		fmt.Fprintln(stderr, "usage: wgslc [-o out.spv] [--reflect] [--entry name] file.wgsl")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -61,11 +65,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	words := m.SPIRV
+	switch {
+	case *entry != "":
+		sp, err := m.Specialize(*entry, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "wgslc: %v\n", err)
+			return 1
+		}
+		words = sp.SPIRV
+	case words == nil:
+		fmt.Fprintf(stderr, "wgslc: %s: no whole-module SPIR-V: %s; emit one entry point with --entry\n", in, m.NoSPIRV)
+		return 1
+	}
 	if *out == "" {
 		*out = strings.TrimSuffix(in, ".wgsl") + ".spv"
 	}
-	buf := make([]byte, 4*len(m.SPIRV))
-	for i, w := range m.SPIRV {
+	buf := make([]byte, 4*len(words))
+	for i, w := range words {
 		binary.LittleEndian.PutUint32(buf[4*i:], w)
 	}
 	if err := os.WriteFile(*out, buf, 0o644); err != nil {

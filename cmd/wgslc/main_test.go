@@ -92,3 +92,37 @@ func TestUsage(t *testing.T) {
 		t.Errorf("missing file: exit %d", code)
 	}
 }
+
+// TestEntry emits one entry point of a module that has no whole-module SPIR-V
+// (two entry points, one sized by an override), and refuses to write the
+// whole module.
+func TestEntry(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "two.wgsl")
+	src := kernel + "@compute @workgroup_size(2) fn other() {}\n"
+	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{in}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "no whole-module SPIR-V") {
+		t.Errorf("whole module: exit %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
+	out := filepath.Join(dir, "main.spv")
+	if code := run([]string{"--entry", "main", "-o", out, in}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--entry main: exit %d: %s", code, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 20 || binary.LittleEndian.Uint32(data) != 0x07230203 {
+		t.Fatalf("not SPIR-V: % x", data[:min(len(data), 8)])
+	}
+	if !bytes.Contains(data, []byte("main\x00")) || bytes.Contains(data, []byte("other\x00")) {
+		t.Errorf("--entry main: want main and not other in the module")
+	}
+	if code := run([]string{"--entry", "nope", in}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), `no entry point "nope"`) {
+		t.Errorf("--entry nope: exit %d, stderr %q", code, stderr.String())
+	}
+}

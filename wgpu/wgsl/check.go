@@ -20,6 +20,11 @@ type Checked struct {
 	types     *types
 	info      map[Expr]*exprInfo
 	localSyms map[*VarDecl]*symbol
+
+	// noSPIRV says why the module has no whole-module SPIR-V with
+	// specialization constants ("" when it has one); its pipelines are
+	// compiled one entry point at a time (Module.Specialize).
+	noSPIRV string
 }
 
 // File is the syntax tree the module was checked from.
@@ -69,8 +74,9 @@ type symbol struct {
 	hasDefault     bool
 	init           Expr // initializer of a global var, override or let/var
 
-	state int // module-scope resolution: 0 new, 1 in progress, 2 done
-	used  bool
+	state   int // module-scope resolution: 0 new, 1 in progress, 2 done
+	used    bool
+	missing string // specializing: the override without a value (no pipeline constant, no initializer) this one needs
 }
 
 // function is a checked function.
@@ -140,6 +146,12 @@ type checker struct {
 	builtinTypes map[string]*Type
 	diag         diagFilters          // the module's diagnostic directives
 	stmtDiag     map[Stmt]diagFilters // @diagnostic on statements
+
+	// spec, when not nil, specializes the module for one pipeline: every
+	// override becomes a constant with its pipeline value (see specialize.go).
+	spec           map[string]pipelineValue
+	inOverrideInit bool   // checking an override's initializer while specializing
+	missingSeen    string // ... and it used an override that has no value: its name
 }
 
 // Check resolves names, types every expression and evaluates constants. It
@@ -148,7 +160,11 @@ type checker struct {
 func Check(f *File) (*Checked, error) { return check(f, Options{}) }
 
 // check is Check under the layout rules opt selects.
-func check(f *File, opt Options) (_ *Checked, err error) {
+func check(f *File, opt Options) (*Checked, error) { return checkSpec(f, opt, nil) }
+
+// checkSpec is check; with spec not nil, every override is a constant with
+// its pipeline value (see Module.Specialize).
+func checkSpec(f *File, opt Options, spec map[string]pipelineValue) (_ *Checked, err error) {
 	if f == nil {
 		return nil, &InternalError{Msg: "Check needs the result of Parse"}
 	}
@@ -159,6 +175,7 @@ func check(f *File, opt Options) (_ *Checked, err error) {
 		errs:       errs,
 		ts:         ts,
 		stdUniform: opt.UniformStandardLayout,
+		spec:       spec,
 		module:     map[string]*symbol{},
 		decls:      map[*symbol]Decl{},
 		out:        &Checked{file: f, enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
@@ -226,7 +243,7 @@ func check(f *File, opt Options) (_ *Checked, err error) {
 		for _, f := range c.out.entries {
 			for _, d := range f.wgSize {
 				if d.override != nil {
-					c.errorf(f.decl.NamePos, "an entry point with an override-sized @workgroup_size must be the only entry point of its module")
+					c.noSPIRVBecause("entry point '%s' has an override-sized @workgroup_size and is not the only entry point (one WorkgroupSize per SPIR-V module)", f.decl.Name)
 					break
 				}
 			}
@@ -234,13 +251,21 @@ func check(f *File, opt Options) (_ *Checked, err error) {
 	}
 	c.checkBindings()
 	c.assignOverrideIDs()
-	if len(c.out.entries) == 0 && len(errs.errs) == 0 {
-		c.errorf(0, "no entry point: declare a function with @compute @workgroup_size(...)")
+	if len(c.out.entries) == 0 {
+		c.noSPIRVBecause("the module has no entry point (a SPIR-V module needs one)")
 	}
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
 	return c.out, nil
+}
+
+// noSPIRVBecause records the first reason the module has no whole-module
+// SPIR-V: valid WGSL that specialization constants cannot express.
+func (c *checker) noSPIRVBecause(format string, args ...any) {
+	if c.out.noSPIRV == "" {
+		c.out.noSPIRV = fmt.Sprintf(format, args...)
+	}
 }
 
 func (c *checker) errorf(pos int, format string, args ...any) {
@@ -388,6 +413,10 @@ func (c *checker) overrideDecl(s *symbol, d *VarDecl) {
 			s.overrideID = int(id)
 		}
 	}
+	if c.spec != nil {
+		c.specializeOverride(s, d, t)
+		return
+	}
 	if d.Init != nil {
 		x := c.rvalue(d.Init)
 		if x == nil {
@@ -411,8 +440,7 @@ func (c *checker) overrideDecl(s *symbol, d *VarDecl) {
 			}
 			s.computed = !c.specConstInt(d.Init)
 			if s.overrideID >= 0 {
-				c.errorf(d.Attrs[0].Pos, "an override computed from other overrides cannot have an @id: it cannot be set")
-				return
+				c.noSPIRVBecause("override '%s' has an @id and an initializer computed from other overrides (a specialization constant cannot be both)", s.name)
 			}
 			s.derived = d.Init
 			s.val = c.overrideDefault(d.Init)

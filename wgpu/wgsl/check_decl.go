@@ -96,8 +96,7 @@ func (c *checker) typeOf(e Expr) *Type {
 				return nil
 			}
 			if !c.specConstInt(id.Args[1]) {
-				c.errorSpan(id.Args[1], "%s", notSpecConst("an array element count"))
-				return nil
+				c.noSPIRVBecause("%s", notSpecConst("an array element count"))
 			}
 			c.materialize(id.Args[1])
 			sp := c.out.file.Span(id.Args[1])
@@ -639,7 +638,10 @@ func (c *checker) workgroupSize(f *function, a *Attr) {
 				return
 			}
 			f.wgSize[i] = wgDim{val: x.val.i}
-		case x.override && c.specConstInt(e):
+		case x.override:
+			if !c.specConstInt(e) {
+				c.noSPIRVBecause("%s", notSpecConst("a @workgroup_size argument"))
+			}
 			c.materialize(e)
 			sp := c.out.file.Span(e)
 			dim := wgDim{override: e, name: c.out.file.Source[sp.Start:sp.End]}
@@ -647,9 +649,6 @@ func (c *checker) workgroupSize(f *function, a *Attr) {
 				dim.val = v.i
 			}
 			f.wgSize[i] = dim
-		case x.override && x.typ.isInt() && x.typ.Kind != KVec:
-			c.errorSpan(e, "%s", notSpecConst("a @workgroup_size argument"))
-			return
 		default:
 			c.errorSpan(e, "@workgroup_size arguments must be const- or override-expressions")
 			return
@@ -657,11 +656,11 @@ func (c *checker) workgroupSize(f *function, a *Attr) {
 	}
 }
 
-// notSpecConst explains the restriction on override-expressions that size
-// something: they must be specialization constants.
+// notSpecConst explains why an override-expression that sizes something
+// cannot be a specialization constant.
 func notSpecConst(what string) string {
-	return what + " that uses overrides must be integer arithmetic (+ - * / % << >> & | ^) on them and on constants; " +
-		"conversions, builtins and float arithmetic are computed in the shader, too late to size anything"
+	return what + " uses overrides with more than integer arithmetic (+ - * / % << >> & | ^), " +
+		"which a specialization constant cannot compute"
 }
 
 // isTextureName reports the predeclared texture and sampler type names.

@@ -153,6 +153,18 @@ func (c *checker) ident(e *Ident) *exprInfo {
 		if s.typ == nil {
 			return nil
 		}
+		if s.missing != "" { // specializing: an override without a value
+			switch {
+			case c.inOverrideInit:
+				c.missingSeen = s.missing
+			case s.missing == s.name:
+				c.errorf(e.Pos, "override '%s' has no initializer and the pipeline constants do not set it", s.name)
+				return nil
+			default:
+				c.errorf(e.Pos, "override '%s' needs override '%s', which has no initializer and which the pipeline constants do not set", s.name, s.missing)
+				return nil
+			}
+		}
 		return &exprInfo{typ: s.typ, val: s.val, sym: s}
 	case symOverride:
 		if s.typ == nil {

@@ -12,6 +12,15 @@
 // "file.wgsl:LINE:COL: error: msg", sorted by position; Pretty adds the
 // source line and a caret.
 //
+// Pipelines are compiled as Dawn does: Compile checks the whole module, and
+// Module.Specialize emits one entry point with every override's value known
+// (the pipeline's constants, else its initializer evaluated from the other
+// overrides), so overrides are plain constants there and array counts and
+// workgroup sizes are concrete; errors found then (a bad constant, a division
+// by zero, a size out of range) are pipeline-creation errors. Module.SPIRV is
+// the whole module with overrides as specialization constants, where they can
+// express it (Module.NoSPIRV says why not).
+//
 // # Supported WGSL
 //
 // Compute shaders only.
@@ -22,10 +31,10 @@
 // with @align/@size, atomic<i32|u32>, ptr<space, T>, alias. Abstract
 // int/float literals with the automatic conversions.
 //
-// Declarations: const, override (@id; an override computed from others with
-// integer arithmetic becomes a derived specialization constant that cannot be
-// set itself; one computed with float arithmetic, builtins or conversions is
-// computed in the shader, and cannot size arrays or workgroups), let, var in
+// Declarations: const, override (@id; in Module.SPIRV an override computed
+// from others with integer arithmetic becomes a derived specialization
+// constant, and one computed with float arithmetic, builtins or conversions
+// is computed in the shader; Specialize evaluates them all), let, var in
 // the function, private (initialized by const- or override-expressions),
 // workgroup, storage (read, read_write), uniform and immediate (push
 // constants; also spelled push_constant, as wgpu's extension has it) address
@@ -65,8 +74,7 @@
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, several entry points in one module when one of them sizes
-// its workgroup with overrides.
+// fragment stages.
 //
 // Uniform buffers keep WGSL's 16-byte rules for array strides and for the
 // offsets of arrays and structs, which Vulkan's extended layout needs, unless
@@ -100,8 +108,9 @@
 //
 // # Tests
 //
-// Table tests of valid programs (each emitted module must pass spirv-val
-// --target-env vulkan1.1 when it is installed) and of invalid ones (message
+// Table tests of valid programs (each emitted module, whole or specialized
+// per entry point, must pass spirv-val --target-env vulkan1.1 when it is
+// installed) and of invalid ones (message
 // and line:col), golden reflection and golden diagnostics (notes included:
 // diagnostics carry secondary labels such as "previous declaration here"),
 // realistic kernels

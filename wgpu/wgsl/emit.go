@@ -66,8 +66,15 @@ type globalVar struct {
 }
 
 // Emit translates a checked module to SPIR-V 1.3 for Vulkan. Its errors are
-// compiler bugs (*InternalError), never the user's.
-func Emit(m *Checked) (words []uint32, err error) { return emit(m, Options{}) }
+// compiler bugs (*InternalError), never the user's, except for valid WGSL
+// that specialization constants cannot express (see Module.NoSPIRV), which
+// only Module.Specialize compiles.
+func Emit(m *Checked) (words []uint32, err error) {
+	if m != nil && m.noSPIRV != "" {
+		return nil, fmt.Errorf("%s: no whole-module SPIR-V: %s", m.file.Name, m.noSPIRV)
+	}
+	return emit(m, Options{})
+}
 
 func emit(m *Checked, opt Options) (words []uint32, err error) {
 	if m == nil || m.file == nil {

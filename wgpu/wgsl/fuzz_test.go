@@ -1,12 +1,14 @@
 package wgsl
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// FuzzCompile feeds arbitrary text through parse, check and emit. It must
+// FuzzCompile feeds arbitrary text through parse, check and emit, and
+// specializes the first entry point. It must
 // never panic, and every error must be a positioned ErrorList, never an
 // InternalError (a checker/emitter mismatch). Run: go test -fuzz FuzzCompile ./wgpu/wgsl
 func FuzzCompile(f *testing.F) {
@@ -40,8 +42,25 @@ func FuzzCompile(f *testing.F) {
 			_ = list.Pretty()
 			return
 		}
-		if len(m.SPIRV) < 5 || m.SPIRV[0] != 0x07230203 {
-			t.Fatalf("bad SPIR-V header")
+		if m.SPIRV == nil && m.NoSPIRV == "" || m.SPIRV != nil && (len(m.SPIRV) < 5 || m.SPIRV[0] != 0x07230203) {
+			t.Fatalf("bad SPIR-V header (%d words, NoSPIRV %q)", len(m.SPIRV), m.NoSPIRV)
+		}
+		// The first entry point, specialized with the defaults: errors are
+		// pipeline-creation errors (an override without a value, a size out
+		// of range), never an internal error.
+		if len(m.Reflection.EntryPoints) == 0 {
+			return
+		}
+		sp, err := m.Specialize(m.Reflection.EntryPoints[0].Name, nil)
+		if err != nil {
+			var ie *InternalError
+			if errors.As(err, &ie) {
+				t.Fatalf("Specialize: %v\n%s", err, src)
+			}
+			return
+		}
+		if len(sp.SPIRV) < 5 || sp.SPIRV[0] != 0x07230203 {
+			t.Fatalf("Specialize: bad SPIR-V header")
 		}
 	})
 }

@@ -44,6 +44,33 @@ func compileOK(t *testing.T, name, src string) *Module {
 		}
 		t.Fatalf("%s: %v", name, err)
 	}
-	spirvVal(t, name, m.SPIRV)
+	if m.SPIRV == nil {
+		if m.NoSPIRV == "" {
+			t.Fatalf("%s: no SPIR-V and no reason", name)
+		}
+	} else {
+		spirvVal(t, name, m.SPIRV)
+	}
+	specializeAll(t, name, m)
 	return m
+}
+
+// specializeAll specializes every entry point of m with the overrides'
+// defaults (1 for an override without one) and validates the SPIR-V.
+func specializeAll(t *testing.T, name string, m *Module) {
+	t.Helper()
+	consts := map[string]float64{}
+	for _, o := range m.Reflection.Overrides {
+		if !o.HasDefault && o.Derived == "" {
+			consts[o.Name] = 1
+		}
+	}
+	for _, ep := range m.Reflection.EntryPoints {
+		sp, err := m.Specialize(ep.Name, consts)
+		if err != nil {
+			t.Errorf("%s: Specialize(%q): %v", name, ep.Name, err)
+			continue
+		}
+		spirvVal(t, name+"/"+ep.Name, sp.SPIRV)
+	}
 }

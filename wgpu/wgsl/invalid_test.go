@@ -128,7 +128,6 @@ var invalidPrograms = []struct {
 	{"array_length_bad", body("var a: array<f32, 4>; let n = arrayLength(&a);"), "2:31: 'arrayLength' needs a pointer to a runtime-sized storage array"},
 
 	// attributes, entry points, overrides
-	{"no_entry_point", "fn f() {}", "1:1: no entry point"},
 	{"no_workgroup_size", "@compute fn main() {}", "1:13: needs @workgroup_size"},
 	{"workgroup_size_zero", "@compute @workgroup_size(0) fn main() {}", "1:26: @workgroup_size values must be between 1 and 1024"},
 	{"workgroup_size_runtime", "var<private> n: u32 = 1u;\n@compute @workgroup_size(n) fn main() {}", "2:26: module-scope variable 'n' cannot be used here"},
@@ -145,7 +144,6 @@ var invalidPrograms = []struct {
 	{"override_dup_id", "@id(1) override a: u32; @id(1) override b: u32;" + ep, "1:41: override id 1 is already used by 'a'"},
 	{"override_in_const", "override a: u32 = 1u; const b = a;" + ep, "1:33: expected a const-expression; override values are not known"},
 	{"override_array_private", "override n: u32 = 4u; var<private> a: array<f32, n>;" + ep, "1:39: arrays sized by an override are only allowed in the workgroup"},
-	{"override_derived_id", "override a: u32 = 1u; @id(3) override b: u32 = a * 2u;" + ep, "1:23: cannot have an @id"},
 	{"align_not_pow2", "struct S { @align(3) a: f32 }" + ep, "1:19: @align must be a power of two"},
 	{"size_too_small", "struct S { @size(2) a: f32 }" + ep, "1:18: @size(2) is smaller than the member's size 4"},
 	{"const_assert_fails", "const_assert 1 > 2;" + ep, "1:1: const_assert failed"},
@@ -177,10 +175,6 @@ func TestInvalidPrograms(t *testing.T) {
 			t.Errorf("want %q, got:\n%s", p.want, strings.Join(got, "\n"))
 		})
 	}
-}
-
-var invalidPrograms2 = []struct{ name, src, want string }{
-	{"two_entries_override_size", "override n: u32 = 4u;\n@compute @workgroup_size(n) fn a() {}\n@compute @workgroup_size(1) fn b() {}", "2:32: must be the only entry point"},
 }
 
 // ent is an entry point with a non-uniform (li) and a uniform (wid) builtin.
@@ -218,6 +212,5 @@ func TestUniformityAccepts(t *testing.T) {
 }
 
 func init() {
-	invalidPrograms = append(invalidPrograms, invalidPrograms2...)
 	invalidPrograms = append(invalidPrograms, uniformityPrograms...)
 }

@@ -41,8 +41,6 @@ fn bump() { d += 1.0; }
 }
 
 var overrideInitInvalid = []struct{ name, src, want string }{
-	{"computed_override_array_count", "override s: f32 = 2.0; override n = u32(s);\nvar<workgroup> w: array<f32, n>;" + ep, "2:30: an array element count that uses overrides must be integer arithmetic"},
-	{"computed_override_workgroup_size", "override s: f32 = 2.0; override n = u32(s);\n@compute @workgroup_size(n) fn main() {}", "2:26: a @workgroup_size argument that uses overrides must be integer arithmetic"},
 	{"private_init_from_var", "var<private> a: u32;\nvar<private> b = a;" + ep, "2:18: module-scope variable 'a' cannot be used here"},
 	{"override_init_from_private", "var<private> a: u32;\noverride b = a;" + ep, "2:14: module-scope variable 'a' cannot be used here"},
 }

@@ -53,7 +53,8 @@ type Override struct {
 	HasDefault bool    `json:"has_default"`
 	Default    float64 `json:"default"` // bool as 0/1
 	// Derived is the initializer of an override computed from other
-	// overrides; such an override has no ID (-1) and cannot be set.
+	// overrides; such an override has no ID (-1) unless it declares an @id.
+	// Module.SPIRV computes it; Specialize also lets a pipeline set it.
 	Derived string `json:"derived,omitempty"`
 }
 
@@ -118,7 +119,7 @@ func Reflect(m *Checked) Reflection {
 		o := Override{Name: s.name, ID: s.overrideID, Type: s.typ.String(), HasDefault: s.hasDefault}
 		if s.derived != nil {
 			sp := m.file.Span(s.derived)
-			o.ID, o.Derived = -1, m.file.Source[sp.Start:sp.End]
+			o.Derived = m.file.Source[sp.Start:sp.End]
 		}
 		if s.val != nil {
 			switch {

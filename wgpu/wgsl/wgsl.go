@@ -1,5 +1,7 @@
 package wgsl
 
+import "fmt"
+
 // Options tunes Compile. The zero value is ready to use.
 type Options struct {
 	// NoIndexClamp drops the clamping of run-time indices into arrays,
@@ -17,10 +19,24 @@ type Options struct {
 	UniformStandardLayout bool
 }
 
-// Module is a compiled WGSL module.
+// Module is a compiled WGSL module: checked, described, and ready to be
+// specialized per pipeline.
 type Module struct {
-	SPIRV      []uint32
+	// SPIRV is the whole module as SPIR-V, every override a specialization
+	// constant. It is nil for valid WGSL that specialization constants cannot
+	// express (NoSPIRV says why): a module without an entry point, an
+	// override-sized workgroup in a module of several entry points, an array
+	// count or workgroup size computed from overrides with more than integer
+	// arithmetic, or an @id on an override computed from others. Specialize
+	// compiles every module, one entry point at a time.
+	SPIRV []uint32
+	// NoSPIRV is the reason SPIRV is nil ("" when it is not).
+	NoSPIRV    string
 	Reflection Reflection
+
+	file    *File    // the parsed source, re-checked by Specialize
+	checked *Checked // the result of Check
+	opt     Options
 }
 
 // Compile parses, checks and emits one WGSL source file.
@@ -33,11 +49,14 @@ func Compile(filename, source string, opt Options) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	words, err := emit(m, opt)
-	if err != nil {
-		return nil, err
+	mod := &Module{NoSPIRV: m.noSPIRV, Reflection: Reflect(m), file: f, checked: m, opt: opt}
+	if m.noSPIRV == "" {
+		if mod.SPIRV, err = emit(m, opt); err != nil {
+			return nil, err
+		}
 	}
-	return &Module{SPIRV: words, Reflection: Reflect(m)}, nil
+	mod.defaultWorkgroupSizes()
+	return mod, nil
 }
 
 // CompileSPIRV compiles with the zero Options and returns only the SPIR-V
@@ -47,6 +66,9 @@ func CompileSPIRV(filename, source string) ([]uint32, error) {
 	m, err := Compile(filename, source, Options{})
 	if err != nil {
 		return nil, err
+	}
+	if m.SPIRV == nil {
+		return nil, fmt.Errorf("%s: no whole-module SPIR-V: %s", filename, m.NoSPIRV)
 	}
 	return m.SPIRV, nil
 }
