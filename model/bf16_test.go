@@ -119,6 +119,26 @@ func TestDPBF16Lane(t *testing.T) {
 			t.Errorf("only %d cases where the %s", paths[p], p)
 		}
 	}
+	// Infinities, by IEEE 754's fusedMultiplyAdd: an infinite acc plus a
+	// finite product is acc, even one beyond the float32 range of the other
+	// sign (2^97·2^97 = 2^194 is not rounded to infinity first); Inf - Inf
+	// and 0·Inf are NaN.
+	inf, big := float32(math.Inf(1)), bf16In(0x7000) // 2^97
+	for _, c := range []struct{ acc, x, y, want float32 }{
+		{-inf, big, big, -inf},
+		{inf, -big, big, inf},
+		{inf, big, big, inf},
+		{-inf, 1, 2, -inf},
+		{1, inf, 2, inf},
+		{-inf, inf, 2, float32(math.NaN())},
+		{1, inf, 0, float32(math.NaN())},
+		{1, big, big, inf},
+	} {
+		got := dpbf16Lane(c.acc, c.x, c.y)
+		if math.Float32bits(got) != math.Float32bits(c.want) && !(got != got && c.want != c.want) {
+			t.Errorf("dpbf16Lane(%g, %g, %g) = %g, want %g", c.acc, c.x, c.y, got, c.want)
+		}
+	}
 }
 
 // bf16Round against its definition: normal values round to 8 significant
