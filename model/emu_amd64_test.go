@@ -693,3 +693,40 @@ func BenchmarkNativeDot3x4AVX2(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(12*K), "ns/madd")
 }
+
+// On a CPU without AVX512_BF16 the VDPBF16PS kernels run in the emulator:
+// gemmBF16's assembly path reaches it, and the bf16 mode picks it only while
+// a test asks (BF16Asm), never by itself.
+func TestBF16KernelsEmulated(t *testing.T) {
+	if hasBF16Kernels() {
+		t.Skip("this CPU runs the VDPBF16PS kernels natively")
+	}
+	if emuBF16Err != nil {
+		t.Fatalf("cannot emulate the VDPBF16PS kernels: %v", emuBF16Err)
+	}
+	t.Setenv(kernelsEnv, "")
+	if set, err := pickBF16(false); err == nil {
+		t.Fatalf("the bf16 mode picked %v on a CPU without AVX512_BF16", set)
+	}
+	if !BF16Asm(t) {
+		t.Fatal("BF16Asm: the emulated kernels are not offered")
+	}
+	if set, err := pickBF16(false); set != bf16AVX512 || err != nil {
+		t.Fatalf("with BF16Asm the bf16 mode picked %v (%v), want %v", set, err, bf16AVX512)
+	}
+	r := rand.New(rand.NewPCG(61, 62))
+	const M, N, K = 5, 6, 40
+	a, b := bf16Rows(r, M*K, true), bf16Rows(r, N*K, true)
+	got, want := make([]float32, M*N), make([]float32, M*N)
+	before := emuSteps.Load()
+	gemmBF16(bf16AVX512, got, N, a, K, b, K, M, N, K)
+	if emuSteps.Load() == before {
+		t.Fatal("gemmBF16 with the assembly ran no emulated instruction")
+	}
+	gemmBF16(bf16Generic, want, N, a, K, b, K, M, N, K)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+			t.Fatalf("out[%d]: emulated assembly %g, portable %g", i, got[i], want[i])
+		}
+	}
+}
