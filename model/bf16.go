@@ -98,10 +98,17 @@ func laneSlow(p, r float32) bool {
 // dpbf16LaneExact is dpbf16Lane for any operands (it takes the cases where
 // x·y is zero, subnormal or beyond the float32 range, or the result is zero
 // or subnormal): the sum is formed in float64 with its rounding error
-// (TwoSum), and rounded once to 24 bits with the flush to zero.
+// (TwoSum), and rounded once to 24 bits with the flush to zero. An infinite
+// acc plus the product of finite x and y is acc, whatever the product's
+// size: the FMA does not round the product, so one beyond the float32 range
+// is still finite there (an infinity of the other sign, and a NaN, would
+// come only from float32(x·y)).
 func dpbf16LaneExact(acc, x, y float32) float32 {
-	if !finite32(acc) || !finite32(x) || !finite32(y) {
-		return acc + float32(x*y)
+	switch {
+	case !finite32(x) || !finite32(y):
+		return acc + float32(x*y) // an infinite or NaN product: exact as float32
+	case !finite32(acc):
+		return acc
 	}
 	a, p := float64(acc), float64(x)*float64(y) // p exact: 16 significant bits
 	s := a + p

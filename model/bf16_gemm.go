@@ -35,11 +35,16 @@ func pickBF16(portable bool) (bf16Set, error) {
 	switch {
 	case portable || portableKernelsAsked():
 		return bf16Generic, nil
-	case hasBF16Kernels():
+	case hasBF16Kernels() || bf16Emulated:
 		return bf16AVX512, nil
 	}
 	return bf16Off, errNoBF16
 }
+
+// bf16Emulated is set by tests only, while dpbfAVX512 holds the VDPBF16PS
+// assembly run in an x86 emulator (emu_amd64_test.go): pickBF16 then picks
+// it on a CPU without AVX512_BF16.
+var bf16Emulated bool
 
 // gemmBF16 computes out[i*ldo+j] = a_i · b_j for i < M, j < N, a (M, K) and
 // b (N, K) in bf16 bits with row strides lda and ldb, out float32 with row

@@ -119,6 +119,26 @@ func TestDPBF16Lane(t *testing.T) {
 			t.Errorf("only %d cases where the %s", paths[p], p)
 		}
 	}
+	// Infinities, by IEEE 754's fusedMultiplyAdd: an infinite acc plus a
+	// finite product is acc, even one beyond the float32 range of the other
+	// sign (2^97·2^97 = 2^194 is not rounded to infinity first); Inf - Inf
+	// and 0·Inf are NaN.
+	inf, big := float32(math.Inf(1)), bf16In(0x7000) // 2^97
+	for _, c := range []struct{ acc, x, y, want float32 }{
+		{-inf, big, big, -inf},
+		{inf, -big, big, inf},
+		{inf, big, big, inf},
+		{-inf, 1, 2, -inf},
+		{1, inf, 2, inf},
+		{-inf, inf, 2, float32(math.NaN())},
+		{1, inf, 0, float32(math.NaN())},
+		{1, big, big, inf},
+	} {
+		got := dpbf16Lane(c.acc, c.x, c.y)
+		if math.Float32bits(got) != math.Float32bits(c.want) && !(got != got && c.want != c.want) {
+			t.Errorf("dpbf16Lane(%g, %g, %g) = %g, want %g", c.acc, c.x, c.y, got, c.want)
+		}
+	}
 }
 
 // bf16Round against its definition: normal values round to 8 significant
@@ -164,13 +184,40 @@ func bf16Rows(r *rand.Rand, n int, wild bool) []uint16 {
 	return v
 }
 
+// bf16Huge returns n bf16 values of magnitude 2^64 to 2^127, either sign:
+// every product overflows float32, so lanes become infinite and then meet
+// products of the other sign (which the FMA leaves finite).
+func bf16Huge(r *rand.Rand, n int) []uint16 {
+	v := make([]uint16, n)
+	for i := range v {
+		v[i] = uint16(r.IntN(2))<<15 | uint16(191+r.IntN(63))<<7 | uint16(r.IntN(128))
+	}
+	return v
+}
+
 // checkBF16Kernels checks gemm (a bf16 gemm: the portable driver, or a
 // kernel table through gemmBF16Blocks) against the scalar model dotBF16Ref,
 // bit for bit, over shapes that use every block and tail, strides wider than
-// K, and operands with extreme values.
+// K, and operands with extreme values; on short rows, also operands whose
+// every product overflows (where only a few lanes are used, an infinite
+// result survives the reduction rather than meeting one of the other sign).
 func checkBF16Kernels(t *testing.T, gemm func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int)) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(5, 6))
+	for _, K := range []int{2, 3, 4, 6, 34, 36} {
+		const M, N = 5, 5
+		a, b := bf16Huge(r, M*K), bf16Huge(r, N*K)
+		out := make([]float32, M*N)
+		gemm(out, N, a, K, b, K, M, N, K)
+		for i := range M {
+			for j := range N {
+				want, got := dotBF16Ref(a[i*K:][:K], b[j*K:][:K]), out[i*N+j]
+				if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+					t.Fatalf("%dx%dx%d (huge): out[%d][%d] = %g, want %g", M, N, K, i, j, got, want)
+				}
+			}
+		}
+	}
 	for _, sh := range [][3]int{{1, 1, 1}, {1, 4, 31}, {4, 4, 32}, {5, 7, 33}, {9, 13, 64}, {3, 5, 100}, {8, 9, 768}, {2, 3, 3072}} {
 		for _, wild := range []bool{false, true} {
 			M, N, K := sh[0], sh[1], sh[2]
@@ -194,12 +241,13 @@ func checkBF16Kernels(t *testing.T, gemm func(out []float32, ldo int, a []uint16
 // The portable bf16 kernels are the scalar model, bit for bit.
 func TestGemmBF16Generic(t *testing.T) { checkBF16Kernels(t, gemmBF16Generic) }
 
-// The VDPBF16PS kernels are the scalar model, bit for bit. They need the
-// hardware: a CPU with AVX512_BF16 (a capability of the machine, not an
-// install, so this skips in CI too on CPUs without it).
+// The VDPBF16PS kernels are the scalar model, bit for bit: on a CPU with
+// AVX512_BF16 natively, elsewhere on amd64 the same assembly in the x86
+// emulator (emu_amd64_test.go swaps dpbfAVX512); other architectures have
+// no such kernels.
 func TestGemmBF16AVX512(t *testing.T) {
-	if !hasBF16Kernels() {
-		t.Skip("this CPU has no AVX512_BF16 (with AVX512F and BW): the VDPBF16PS kernels cannot run here; a hardware capability, so this skips in CI too")
+	if !hasBF16Kernels() && !bf16AsmEmulated {
+		t.Skip("no VDPBF16PS kernels here: not amd64, or the emulator could not take them (see TestAVX512KernelsRun)")
 	}
 	checkBF16Kernels(t, func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
 		gemmBF16Blocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)

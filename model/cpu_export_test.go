@@ -1,5 +1,7 @@
 package model
 
+import "testing"
+
 // Kernels names the kernel set in use (see kernelSet), for the external tests'
 // benchmark reports.
 func Kernels() string { return kernels.String() }
@@ -13,3 +15,25 @@ func RefNLL(m *Model, tokens []int32) []float64 { return refNLL(m, tokens) }
 
 // BF16Hardware reports whether this CPU runs the VDPBF16PS kernels.
 func BF16Hardware() bool { return hasBF16Kernels() }
+
+// bf16AsmEmulated is set (emu_amd64_test.go) where dpbfAVX512 holds the
+// VDPBF16PS kernels run in the x86 emulator, on CPUs without AVX512_BF16.
+var bf16AsmEmulated bool
+
+// BF16Asm reports whether the bf16 mode's VDPBF16PS kernels can run here,
+// natively or in the emulator; where emulated, it makes the bf16 mode
+// (NewCPUBF16, LoadCPU) pick them until t ends. Not for parallel tests.
+func BF16Asm(t testing.TB) bool {
+	if hasBF16Kernels() {
+		return true
+	}
+	if !bf16AsmEmulated {
+		return false
+	}
+	bf16Emulated = true
+	t.Cleanup(func() { bf16Emulated = false })
+	return true
+}
+
+// BF16AsmEmulated reports whether the VDPBF16PS kernels run in the emulator.
+func BF16AsmEmulated() bool { return bf16AsmEmulated && !hasBF16Kernels() }

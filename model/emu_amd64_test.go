@@ -25,12 +25,21 @@ import (
 // test looping over kernelSets() covers them. TestEmulatorMatchesAVX2 makes
 // the emulator trustworthy: every AVX2 kernel gives, emulated, the bits it
 // gives natively.
+//
+// Likewise, on CPUs without AVX512_BF16, init swaps dpbfAVX512 (the bf16
+// mode's VDPBF16PS kernels) for the same assembly run in the emulator and
+// sets bf16AsmEmulated; tests that want the bf16 mode to pick them call
+// BF16Asm (cpu_export_test.go), which sets bf16Emulated for the test.
 
 // emuSetupErr is why the AVX-512 kernels could not be emulated (nil if they
-// are, or if the CPU runs them natively).
-var emuSetupErr error
+// are, or if the CPU runs them natively); emuBF16Err the same for dpbfAVX512.
+var emuSetupErr, emuBF16Err error
 
 func init() {
+	if !hasBF16Kernels() {
+		emuBF16Err = emulateBF16()
+		bf16AsmEmulated = emuBF16Err == nil
+	}
 	if kernels == kernelsAVX512 {
 		return // the real thing runs (WGPU_EVAL_CPU_KERNELS=avx512 on an AVX-512 CPU)
 	}
@@ -70,6 +79,20 @@ func emulateAVX512() error {
 	return nil
 }
 
+// emulateBF16 sets dpbfAVX512 to the VDPBF16PS kernels run in the emulator.
+func emulateBF16() error {
+	var fs [3]x86emu.Func
+	for i, fn := range []any{dpbf4x4AVX512, dpbf1x4AVX512, dpbf1x1AVX512} {
+		f, err := x86emu.FuncOf(fn)
+		if err != nil {
+			return err
+		}
+		fs[i] = f
+	}
+	dpbfAVX512 = dpbfKernels{4, emuDpbf(fs[0]), emuDpbf(fs[1]), emuDpbf(fs[2])}
+	return nil
+}
+
 func addr[T any](p *T) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
 
 // emuCall runs f on frame; a kernel the emulator cannot run is a test bug
@@ -88,7 +111,7 @@ var emuSteps atomic.Int64
 // The emulated kernels. Frame.PutPointer keeps their pointer arguments on
 // the heap and alive for the call.
 
-func putDotArgs[E float32 | uint16](fr *x86emu.Frame, a *float32, lda int, b *E, ldb int, k int, out *float32, ldo int) {
+func putDotArgs[A, E float32 | uint16](fr *x86emu.Frame, a *A, lda int, b *E, ldb int, k int, out *float32, ldo int) {
 	fr.PutPointer(unsafe.Pointer(a))
 	fr.PutUint64(uint64(lda))
 	fr.PutPointer(unsafe.Pointer(b))
@@ -96,6 +119,14 @@ func putDotArgs[E float32 | uint16](fr *x86emu.Frame, a *float32, lda int, b *E,
 	fr.PutUint64(uint64(k))
 	fr.PutPointer(unsafe.Pointer(out))
 	fr.PutUint64(uint64(ldo))
+}
+
+func emuDpbf(f x86emu.Func) dpbfKernel {
+	return func(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int) {
+		var fr x86emu.Frame
+		putDotArgs(&fr, a, lda, b, ldb, k, out, ldo)
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
 }
 
 func putNNColArgs(fr *x86emu.Frame, a *float32, b *float32, ldb int, k int, out *float32) {
@@ -279,6 +310,7 @@ var avx512Kernels = map[string]any{
 	"nn4x3AVX512": nn4x3AVX512, "nn1x3AVX512": nn1x3AVX512, "nn4x1AVX512": nn4x1AVX512, "nn1x1AVX512": nn1x1AVX512,
 	"nnColAVX512": nnColAVX512, "divMaxRowAVX512": divMaxRowAVX512, "mulRowAVX512": mulRowAVX512,
 	"expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512, "geluRowAVX512": geluRowAVX512,
+	"dpbf4x4AVX512": dpbf4x4AVX512, "dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
 }
 
 // Every AVX-512 kernel, emulated with its operands sized exactly as it
@@ -286,7 +318,17 @@ var avx512Kernels = map[string]any{
 // (the gaps between output rows, and a row's tail past its last whole
 // vector, keep their values). Their values are checked by the kernel-set
 // tests (kernelSets() includes the emulated set), and, on a CPU with
-// AVX-512, here against the hardware bit for bit.
+// AVX-512, here against the hardware bit for bit; the VDPBF16PS kernels'
+// (dpbf*) here against dotBF16Ref, and the hardware where it has
+// AVX512_BF16.
+//
+// Masked-off lanes: the dpbf kernels load the K%32 tail with a zeroing mask,
+// whose vector reaches past the end of the exact operands. Intel's rule
+// (SDM vol. 1, 15.6.1, and VMOVDQU16's exceptions) is that masked-off
+// elements are not accessed and do not fault, so the emulator reads only the
+// active words of a masked load (internal/x86emu/vec16.go) and the bounds
+// are checked on those: every word a kernel's mask lets it read must lie in
+// its operand, and none past it need exist.
 func TestAVX512KernelsInBounds(t *testing.T) {
 	checkKernels(t, "AVX512", avx512Kernels, 16, hasAVX512())
 	// The check has teeth: one float too few of a is caught.
@@ -301,6 +343,19 @@ func TestAVX512KernelsInBounds(t *testing.T) {
 	if err := m.Call(f, fr.Bytes()); err == nil || !strings.Contains(err.Error(), "outside the allowed memory") {
 		t.Errorf("dot1x1AVX512 on a short a: %v, want an access outside the allowed memory", err)
 	}
+	// And on the masked tail: a b one word short of K=33 (its last word is
+	// an active lane of the tail's mask) is caught.
+	f, err = x86emu.FuncOf(dpbf1x1AVX512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a16, b16 := make([]uint16, 33), make([]uint16, 33)
+	fr = x86emu.Frame{}
+	putDotArgs(&fr, &a16[0], 33, &b16[0], 33, 33, &out[0], 1)
+	m = &x86emu.Machine{Memory: []x86emu.Region{region(a16, false), region(b16[:32], false), region(out, true)}}
+	if err := m.Call(f, fr.Bytes()); err == nil || !strings.Contains(err.Error(), "outside the allowed memory") {
+		t.Errorf("dpbf1x1AVX512 on a short b: %v, want an access outside the allowed memory", err)
+	}
 }
 
 // checkKernels runs every kernel of ops_amd64.s whose name ends in suffix
@@ -308,7 +363,7 @@ func TestAVX512KernelsInBounds(t *testing.T) {
 // bounds, and, if native, natively too, requiring the same bits.
 func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, native bool) {
 	r := rand.New(rand.NewPCG(41, 42))
-	shape := regexp.MustCompile(`^(dot|nn)(\d)x(\d)`)
+	shape := regexp.MustCompile(`^(dot|nn|dpbf)(\d)x(\d)`)
 	n := 0
 	for _, name := range asmKernels(t) {
 		if !strings.HasSuffix(name, suffix) {
@@ -363,6 +418,22 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 						b[i] = random16(r, dtype)
 					}
 					checkEmuDot(t, f, K, a, lda, b, ldb, rows, cols, ldo, k)
+				}
+			case func(*uint16, int, *uint16, int, int, *float32, int):
+				var k func(*uint16, int, *uint16, int, int, *float32, int)
+				if hasBF16Kernels() {
+					k = sig
+				}
+				for _, K := range []int{1, 2, 15, 16, 31, 32, 33, 63, 64, 100, 255, 768} {
+					lda, ldb, ldo := K+3, K+1, cols+2
+					a, b := make([]uint16, (rows-1)*lda+K), make([]uint16, (cols-1)*ldb+K)
+					for i := range a {
+						a[i] = bf16Value(r)
+					}
+					for i := range b {
+						b[i] = bf16Value(r)
+					}
+					checkEmuDpbf(t, f, K, a, lda, b, ldb, rows, cols, ldo, k)
 				}
 			case func(*float32, *float32, int, int, *float32):
 				for _, K := range []int{1, 2, 9, 33} {
@@ -423,6 +494,49 @@ func checkEmuDot[E float32 | uint16](t *testing.T, f x86emu.Func, K int, a []flo
 		}
 		return
 	}
+	if i := sameBits(got, want); i >= 0 {
+		t.Errorf("K=%d: out[%d] emulated %v (%#x), native %v (%#x)", K, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+	}
+}
+
+// checkEmuDpbf runs a VDPBF16PS block emulated on operands of exact size and
+// requires every output to be dotBF16Ref's bits (NaN for NaN), the gaps
+// between output rows untouched and, unless native is nil, the hardware's
+// bits.
+func checkEmuDpbf(t *testing.T, f x86emu.Func, K int, a []uint16, lda int, b []uint16, ldb, rows, cols, ldo int,
+	native func(*uint16, int, *uint16, int, int, *float32, int)) {
+	t.Helper()
+	got := make([]float32, (rows-1)*ldo+cols)
+	for i := range got {
+		got[i] = 42
+	}
+	var fr x86emu.Frame
+	putDotArgs(&fr, &a[0], lda, &b[0], ldb, K, &got[0], ldo)
+	m := &x86emu.Machine{Memory: []x86emu.Region{region(a, false), region(b, false), region(got, true)}}
+	if err := m.Call(f, fr.Bytes()); err != nil {
+		t.Fatalf("K=%d: %v", K, err)
+	}
+	for o, v := range got {
+		i, j := o/ldo, o%ldo
+		if j >= cols {
+			if v != 42 {
+				t.Fatalf("K=%d: wrote out[%d][%d], a gap", K, i, j)
+			}
+			continue
+		}
+		want := dotBF16Ref(a[i*lda:][:K], b[j*ldb:][:K])
+		if math.Float32bits(v) != math.Float32bits(want) && !(v != v && want != want) {
+			t.Fatalf("K=%d: out[%d][%d] emulated %g (%#x), dotBF16Ref %g (%#x)", K, i, j, v, math.Float32bits(v), want, math.Float32bits(want))
+		}
+	}
+	if native == nil {
+		return
+	}
+	want := make([]float32, len(got))
+	for i := range want {
+		want[i] = 42
+	}
+	native(&a[0], lda, &b[0], ldb, K, &want[0], ldo)
 	if i := sameBits(got, want); i >= 0 {
 		t.Errorf("K=%d: out[%d] emulated %v (%#x), native %v (%#x)", K, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 	}
@@ -578,4 +692,41 @@ func BenchmarkNativeDot3x4AVX2(b *testing.B) {
 		dot3x4AVX2(&a[0], K, &w[0], K, K, &out[0], 4)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(12*K), "ns/madd")
+}
+
+// On a CPU without AVX512_BF16 the VDPBF16PS kernels run in the emulator:
+// gemmBF16's assembly path reaches it, and the bf16 mode picks it only while
+// a test asks (BF16Asm), never by itself.
+func TestBF16KernelsEmulated(t *testing.T) {
+	if hasBF16Kernels() {
+		t.Skip("this CPU runs the VDPBF16PS kernels natively")
+	}
+	if emuBF16Err != nil {
+		t.Fatalf("cannot emulate the VDPBF16PS kernels: %v", emuBF16Err)
+	}
+	t.Setenv(kernelsEnv, "")
+	if set, err := pickBF16(false); err == nil {
+		t.Fatalf("the bf16 mode picked %v on a CPU without AVX512_BF16", set)
+	}
+	if !BF16Asm(t) {
+		t.Fatal("BF16Asm: the emulated kernels are not offered")
+	}
+	if set, err := pickBF16(false); set != bf16AVX512 || err != nil {
+		t.Fatalf("with BF16Asm the bf16 mode picked %v (%v), want %v", set, err, bf16AVX512)
+	}
+	r := rand.New(rand.NewPCG(61, 62))
+	const M, N, K = 5, 6, 40
+	a, b := bf16Rows(r, M*K, true), bf16Rows(r, N*K, true)
+	got, want := make([]float32, M*N), make([]float32, M*N)
+	before := emuSteps.Load()
+	gemmBF16(bf16AVX512, got, N, a, K, b, K, M, N, K)
+	if emuSteps.Load() == before {
+		t.Fatal("gemmBF16 with the assembly ran no emulated instruction")
+	}
+	gemmBF16(bf16Generic, want, N, a, K, b, K, M, N, K)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+			t.Fatalf("out[%d]: emulated assembly %g, portable %g", i, got[i], want[i])
+		}
+	}
 }

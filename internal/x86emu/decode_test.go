@@ -36,6 +36,16 @@ var decodeCases = []struct {
 	{"c5f96ec0", "vmovd xmm0,eax", "vex.VMOVD/VMOVQ xmm, r/m.128 reg=0 vvvv=0 rm=0"},
 	{"c5f877", "vzeroupper", "vex.VZEROUPPER.128"},
 	{"c5f4590510000000", "vmulps ymm0,ymm1,YMMWORD PTR [rip+0x10]", "vex.VMULPS.256 reg=0 vvvv=1 mem=[base=16 index=-1*1 disp=0x10]"},
+	{"6281ff486f0468", "vmovdqu16 zmm16,ZMMWORD PTR [r8+r13*2]", "evex.VMOVDQU16.512 reg=16 vvvv=0 mem=[base=8 index=13*2 disp=0x0]"},
+	{"6281ffc96f0468", "vmovdqu16 zmm16{k1}{z},ZMMWORD PTR [r8+r13*2]", "evex.VMOVDQU16.512 reg=16 vvvv=0 mem=[base=8 index=13*2 disp=0x0] {k1}{z}"},
+	{"62f1ff2a6f4101", "vmovdqu16 ymm0{k2},YMMWORD PTR [rcx+0x20]", "evex.VMOVDQU16.256 reg=0 vvvv=0 mem=[base=1 index=-1*1 disp=0x20] {k2}"},
+	{"62f1ff8b6fc1", "vmovdqu16 xmm0{k3}{z},xmm1", "evex.VMOVDQU16.128 reg=0 vvvv=0 rm=1 {k3}{z}"},
+	{"62b1ff486fc4", "vmovdqu16 zmm0,zmm20", "evex.VMOVDQU16.512 reg=0 vvvv=0 rm=20"},
+	{"62f1ff497f08", "vmovdqu16 ZMMWORD PTR [rax]{k1},zmm1", "evex.VMOVDQU16.512 reg=1 vvvv=0 mem=[base=0 index=-1*1 disp=0x0] {k1}"},
+	{"62e1ff2d7f4c2403", "vmovdqu16 YMMWORD PTR [rsp+0x60]{k5},ymm17", "evex.VMOVDQU16.256 reg=17 vvvv=0 mem=[base=4 index=-1*1 disp=0x60] {k5}"},
+	{"c5fb92ca", "kmovd k1,edx", "vex.KMOVD/KMOVQ k, r.128 reg=1 vvvv=0 rm=2"},
+	{"c4e1fb92d0", "kmovq k2,rax", "vex.KMOVD/KMOVQ k, r.128 reg=2 vvvv=0 rm=0"},
+	{"c4c17892d9", "kmovw k3,r9d", "vex.KMOVW k, r32.128 reg=3 vvvv=0 rm=9"},
 	{"f30f11442420", "movss DWORD PTR [rsp+0x20],xmm0", "MOVSS reg=0 mem=[base=4 index=-1*1 disp=0x20]"},
 	{"488b042500100000", "mov rax,QWORD PTR ds:0x1000", "MOV r, r/m reg=0 mem=[base=-1 index=-1*1 disp=0x1000]"},
 	{"4883c110", "add rcx,0x10", "ALU r/m, imm8 reg=0 rm=1 imm=0x10"},
@@ -74,16 +84,21 @@ func TestDecodeErrors(t *testing.T) {
 		{"62f17c", "truncated"},
 		{"c5", "truncated"},
 		{"4883", "truncated"},
-		{"0f0b", "not in the supported subset"},                // ud2
-		{"62f17c6858c1", "L'L = 11b"},                          // reserved vector length
-		{"62f17cc858c1", "z without a mask"},                   // zeroing, k0
-		{"66c5fc58c1", "after a 66/F2/F3/REX prefix"},          // prefix before VEX
-		{"62f17c1858c1", "embedded rounding"},                  // EVEX.b on registers
-		{"62f1fc4858c1", "W1 not supported"},                   // vaddpd
-		{"62f37d4808c1", "truncated"},                          // missing imm8
-		{"f0480101", "prefix 0xf0"},                            // lock
-		{"62f17c485cc1" + strings.Repeat("", 0), ""},           // vsubps zmm: valid (control)
-		{"666666666666666666666666666666c3", "longer than 15"}, // 15 prefixes then ret
+		{"0f0b", "not in the supported subset"},                       // ud2
+		{"62f17c6858c1", "L'L = 11b"},                                 // reserved vector length
+		{"62f17cc858c1", "z without a mask"},                          // zeroing, k0
+		{"66c5fc58c1", "after a 66/F2/F3/REX prefix"},                 // prefix before VEX
+		{"62f17c1858c1", "embedded rounding"},                         // EVEX.b on registers
+		{"62f1fc4858c1", "W1 not supported"},                          // vaddpd
+		{"62f37d4808c1", "truncated"},                                 // missing imm8
+		{"f0480101", "prefix 0xf0"},                                   // lock
+		{"c5ff92ca", "vector length not supported"},                   // kmovd with VEX.L1: (bad) to objdump
+		{"62f17f486fc1", "VMOVDQU16 with W0 not supported"},           // vmovdqu8 zmm0,zmm1
+		{"62f1ffc97f08", "zeroing-masking with a memory destination"}, // vmovdqu16 [rax]{k1}{z},zmm1
+		{"c5f89200", "with a memory operand not supported"},           // 92 with memory: (bad) to objdump
+		{"c5fb92c9", ""},                                              // kmovd k1,ecx: valid (control)
+		{"62f17c485cc1" + strings.Repeat("", 0), ""},                  // vsubps zmm: valid (control)
+		{"666666666666666666666666666666c3", "longer than 15"},        // 15 prefixes then ret
 	} {
 		b, _ := hex.DecodeString(c.hex)
 		_, err := Decode(b)

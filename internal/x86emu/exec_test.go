@@ -187,12 +187,16 @@ func TestVDPBF16PS(t *testing.T) {
 	// Lane 3: plain: 2 + 3·4 + 5·6 = 44.
 	m.Z[0][3] = math.Float32bits(2)
 	m.Z[1][3], m.Z[2][3] = pair(5, 3), pair(6, 4)
+	// Lane 4: acc -Inf plus 2^97·2^97, finite in the FMA (not rounded to
+	// +Inf first, which would give NaN): -Inf.
+	m.Z[0][4] = math.Float32bits(float32(math.Inf(-1)))
+	m.Z[1][4], m.Z[2][4] = pair(0, 0x1p97), pair(0, 0x1p97)
 	if err := run(t, &m, "62f2764852c2 c3"); err != nil { // vdpbf16ps zmm0,zmm1,zmm2
 		t.Fatal(err)
 	}
-	want := []float32{1 + 0x1p-23, 0, 0, 44}
+	want := []float32{1 + 0x1p-23, 0, 0, 44, float32(math.Inf(-1))}
 	for i, w := range want {
-		if got := math.Float32frombits(m.Z[0][i]); got != w || math.Signbit(float64(got)) {
+		if got := math.Float32frombits(m.Z[0][i]); math.Float32bits(got) != math.Float32bits(w) {
 			t.Errorf("lane %d: %g, want %g", i, got, w)
 		}
 	}

@@ -202,6 +202,10 @@ func init() {
 	vector(1, ppNone, 0x12, opInfo{name: "VMOVHLPS", modrm: true, w: 0, vecRM: true, regOnly: true, check: needL(1), exec: (*Machine).movhlps})
 	vector(1, ppF3, 0x16, opInfo{name: "VMOVSHDUP", modrm: true, w: 0, tuple: tFVM, vecRM: true, vvvvUnused: true, exec: (*Machine).movshdup})
 	vector(1, pp66, 0x6E, opInfo{name: "VMOVD/VMOVQ xmm, r/m", modrm: true, w: -1, tuple: tT1S4, vvvvUnused: true, check: needL(1), exec: (*Machine).movdToVec})
+	vector(1, ppF2, 0x6F, opInfo{name: "VMOVDQU16", encs: encEVEX, modrm: true, w: 1, tuple: tFVM, vecRM: true, vvvvUnused: true, exec: (*Machine).movdqu16Load})
+	vector(1, ppF2, 0x7F, opInfo{name: "VMOVDQU16", encs: encEVEX, modrm: true, w: 1, tuple: tFVM, vecRM: true, vvvvUnused: true, check: noZeroingToMemory, exec: (*Machine).movdqu16Store})
+	vector(1, ppNone, 0x92, opInfo{name: "KMOVW k, r32", encs: encVEX, modrm: true, w: 0, regOnly: true, vvvvUnused: true, check: kmovCheck, exec: (*Machine).kmovFromGPR})
+	vector(1, ppF2, 0x92, opInfo{name: "KMOVD/KMOVQ k, r", encs: encVEX, modrm: true, w: -1, regOnly: true, vvvvUnused: true, check: kmovCheck, exec: (*Machine).kmovFromGPR})
 	vector(1, ppNone, 0x77, opInfo{name: "VZEROUPPER", encs: encVEX, w: -1, check: needL(1), exec: (*Machine).vzeroupper})
 
 	// Map 2 (0F38).

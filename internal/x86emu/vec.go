@@ -202,10 +202,15 @@ func fmaScalar(form int) func(*Machine, *Inst) error {
 	}
 }
 
+// movupsLoad is VMOVUPS reg, r/m: a masked load from memory reads the active
+// elements only (fault suppression, see vec16.go).
 func (m *Machine) movupsLoad(in *Inst) error {
-	v, err := m.src(in)
-	if err != nil {
-		return err
+	v := m.Z[in.RM]
+	if in.IsMem {
+		var err error
+		if v, err = m.loadElems(in, m.ea(in), 4, lanes(in)); err != nil {
+			return err
+		}
 	}
 	m.setVec(in, in.Reg, &v, lanes(in))
 	return nil
