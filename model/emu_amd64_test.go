@@ -41,7 +41,7 @@ func init() {
 		bf16AsmEmulated = emuBF16Err == nil
 	}
 	if kernels == kernelsAVX512 {
-		return // the real thing runs (WGPU_EVAL_CPU_KERNELS=avx512 on an AVX-512 CPU)
+		return // the real thing runs (an AVX-512 CPU)
 	}
 	emuSetupErr = emulateAVX512()
 	avx512Emulated = emuSetupErr == nil
@@ -191,7 +191,7 @@ func TestAVX512KernelsRun(t *testing.T) {
 		t.Fatalf("cannot emulate the AVX-512 kernels: %v", emuSetupErr)
 	}
 	if !slicesContains(kernelSets(), kernelsAVX512) {
-		t.Skip("the AVX-512 kernels run natively only under " + kernelsEnv + "=avx512")
+		t.Skip("the AVX-512 kernels are neither in use nor emulated here")
 	}
 	if !avx512Emulated {
 		return
@@ -727,6 +727,24 @@ func TestBF16KernelsEmulated(t *testing.T) {
 	for i := range got {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 			t.Fatalf("out[%d]: emulated assembly %g, portable %g", i, got[i], want[i])
+		}
+	}
+}
+
+// The default kernel set is the widest the CPU has; kernelsEnv only lowers it.
+func TestPickKernels(t *testing.T) {
+	avx512 := cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
+	avx2 := cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+	best := kernelsGeneric
+	switch {
+	case avx512 && avx2:
+		best = kernelsAVX512
+	case avx2:
+		best = kernelsAVX2
+	}
+	for want, set := range map[string]kernelSet{"": best, "avx512": best, "avx2": min(best, kernelsAVX2), "generic": kernelsGeneric} {
+		if got := pickKernels(want); got != set {
+			t.Errorf("pickKernels(%q) = %v, want %v", want, got, set)
 		}
 	}
 }
