@@ -61,48 +61,19 @@ func gemmBF16(set bf16Set, out []float32, ldo int, a []uint16, lda int, b []uint
 		return
 	}
 	if set == bf16AVX512 {
-		gemmBF16Blocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
+		gemmBlocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
 		return
 	}
 	gemmBF16Generic(out, ldo, a, lda, b, ldb, M, N, K)
 }
 
-// dpbfKernel is the signature of the bf16 dot-product blocks (assembly):
-// out[i*ldo+j] = a_i · b_j for the block's rows a_i (stride lda) and b_j
-// (stride ldb), bf16 bits, all k long.
-type dpbfKernel func(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+// dpbfKernel is the signature of the bf16 dot-product blocks (assembly): a
+// and b in bf16 bits.
+type dpbfKernel = blockKernel[uint16, uint16]
 
-// dpbfKernels are one kernel set's bf16 blocks: R x 4 (the main block), 1 x
-// 4 and 1 x 1. Tests may swap the table (an emulator running the assembly).
-type dpbfKernels struct {
-	R                int
-	block, row4, one dpbfKernel
-}
-
-// gemmBF16Blocks is gemmBF16 (M, N, K > 0) with the blocks of ks.
-func gemmBF16Blocks(ks dpbfKernels, out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
-	// The kernels do not check bounds: the last element each side can touch
-	// is checked here (the kernels' loads past K are masked).
-	_ = a[(M-1)*lda+K-1]
-	_ = b[(N-1)*ldb+K-1]
-	_ = out[(M-1)*ldo+N-1]
-	R := ks.R
-	j := 0
-	for ; j+4 <= N; j += 4 {
-		i := 0
-		for ; i+R <= M; i += R {
-			ks.block(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
-		}
-		for ; i < M; i++ {
-			ks.row4(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
-		}
-	}
-	for ; j < N; j++ {
-		for i := range M {
-			ks.one(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
-		}
-	}
-}
+// dpbfKernels are one kernel set's bf16 blocks. Tests may swap the table (an
+// emulator running the assembly).
+type dpbfKernels = blockKernels[uint16, uint16]
 
 // gemmBF16Generic is gemmBF16 with the portable kernels: four rows of b at a
 // time are widened (bf16In) into float32 scratch padded with zeros to a

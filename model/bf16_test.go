@@ -196,7 +196,7 @@ func bf16Huge(r *rand.Rand, n int) []uint16 {
 }
 
 // checkBF16Kernels checks gemm (a bf16 gemm: the portable driver, or a
-// kernel table through gemmBF16Blocks) against the scalar model dotBF16Ref,
+// kernel table through gemmBlocks) against the scalar model dotBF16Ref,
 // bit for bit, over shapes that use every block and tail, strides wider than
 // K, and operands with extreme values; on short rows, also operands whose
 // every product overflows (where only a few lanes are used, an infinite
@@ -250,7 +250,7 @@ func TestGemmBF16AVX512(t *testing.T) {
 		t.Skip("no VDPBF16PS kernels here: not amd64, or the emulator could not take them (see TestAVX512KernelsRun)")
 	}
 	checkBF16Kernels(t, func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
-		gemmBF16Blocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
+		gemmBlocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
 	})
 }
 

@@ -94,18 +94,12 @@ var avx512 = struct {
 // run in an emulator.
 var avx512Emulated bool
 
-// dotKernel is the signature of the generated dot-product blocks:
-// out[i*ldo+j] = a_i · b_j for the block's rows a_i (stride lda floats) and b_j
-// (stride ldb elements of E: float32, or uint16 holding F16 or BF16 bits that
-// the kernel widens), all k long.
-type dotKernel[E float32 | uint16] func(a *float32, lda int, b *E, ldb int, k int, out *float32, ldo int)
+// dotKernel is the signature of the generated f32 dot-product blocks: a in
+// float32, b in float32 or in 16 bits (F16, BF16) that the kernel widens.
+type dotKernel[E float32 | uint16] = blockKernel[float32, E]
 
-// dotKernels are one kernel set's blocks for one element type of b: R x 4
-// (the main block), 1 x 4 and 1 x 1.
-type dotKernels[E float32 | uint16] struct {
-	R                int
-	block, row4, one dotKernel[E]
-}
+// dotKernels are one kernel set's f32 blocks for one element type of b.
+type dotKernels[E float32 | uint16] = blockKernels[float32, E]
 
 var (
 	dotsAVX2       = dotKernels[float32]{3, dot3x4AVX2, dot1x4AVX2, dot1x1AVX2}
@@ -139,37 +133,6 @@ func gemmNT16Vec(out []float32, ldo int, a []float32, lda int, b []uint16, ldb i
 		ks = dotsBF16AVX512
 	}
 	gemmBlocks(ks, out, ldo, a, lda, b, ldb, M, N, K)
-}
-
-// gemmBlocks is gemmNT (M, N > 0) with the blocks of ks.
-func gemmBlocks[E float32 | uint16](ks dotKernels[E], out []float32, ldo int, a []float32, lda int, b []E, ldb int, M, N, K int) {
-	if K <= 0 {
-		for i := range M {
-			clear(out[i*ldo:][:N])
-		}
-		return
-	}
-	// The kernels do not check bounds: the last element each side can touch is
-	// checked here.
-	_ = a[(M-1)*lda+K-1]
-	_ = b[(N-1)*ldb+K-1]
-	_ = out[(M-1)*ldo+N-1]
-	R := ks.R
-	j := 0
-	for ; j+4 <= N; j += 4 {
-		i := 0
-		for ; i+R <= M; i += R {
-			ks.block(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
-		}
-		for ; i < M; i++ {
-			ks.row4(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
-		}
-	}
-	for ; j < N; j++ {
-		for i := range M {
-			ks.one(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
-		}
-	}
 }
 
 // gemmNNVec is gemmNN with the vector kernels of the current set: blocks of 4

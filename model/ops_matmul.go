@@ -14,6 +14,54 @@ package model
 // between goroutines: the forward is bit-identical for any thread count, and a
 // row's result does not depend on the other rows of the batch.
 
+// blockKernel is the signature of the generated dot-product blocks:
+// out[i*ldo+j] = a_i · b_j for the block's rows a_i (stride lda elements of
+// A) and b_j (stride ldb elements of B), all k long. An element type is
+// float32, or uint16 holding F16 or BF16 bits that the kernel widens (or, in
+// the bf16 mode, multiplies as bf16).
+type blockKernel[A, B float32 | uint16] func(a *A, lda int, b *B, ldb int, k int, out *float32, ldo int)
+
+// blockKernels are one kernel set's blocks for one pair of element types: R
+// x 4 (the main block), 1 x 4 and 1 x 1.
+type blockKernels[A, B float32 | uint16] struct {
+	R                int
+	block, row4, one blockKernel[A, B]
+}
+
+// gemmBlocks is out = a · bᵀ (M, N > 0) with the blocks of ks: R x 4 blocks,
+// then the rows left over 1 x 4, then the columns left over one element at a
+// time. Each element is computed alike by every block shape, so the tiling
+// does not change the result.
+func gemmBlocks[A, B float32 | uint16](ks blockKernels[A, B], out []float32, ldo int, a []A, lda int, b []B, ldb int, M, N, K int) {
+	if K <= 0 {
+		for i := range M {
+			clear(out[i*ldo:][:N])
+		}
+		return
+	}
+	// The kernels do not check bounds: the last element each side can touch
+	// is checked here (loads past K, if any, are masked).
+	_ = a[(M-1)*lda+K-1]
+	_ = b[(N-1)*ldb+K-1]
+	_ = out[(M-1)*ldo+N-1]
+	R := ks.R
+	j := 0
+	for ; j+4 <= N; j += 4 {
+		i := 0
+		for ; i+R <= M; i += R {
+			ks.block(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
+		}
+		for ; i < M; i++ {
+			ks.row4(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
+		}
+	}
+	for ; j < N; j++ {
+		for i := range M {
+			ks.one(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
+		}
+	}
+}
+
 const (
 	mmRows = 64 // rows of inp per matmul task
 	mmCols = 64 // output channels per matmul task
