@@ -37,6 +37,7 @@ var rules = map[string]rule{
 	"cmd/wgpu-eval": {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	"cmd/wgslc":     {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
 	"bench/cpurss":  {ours: []string{"internal/testmodel", "model", "pipeline"}},
+	"bench/bf16acc": {ours: []string{"internal/testmodel", "model", "model/tokenizer"}},
 
 	// corpus -> tokens -> batches -> a backend -> NLL.
 	"pipeline": {ours: []string{"corpus", "model", "shaders", "wgpu", "internal/atomicfile", "internal/msgpackbound"},

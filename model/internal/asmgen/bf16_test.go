@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // The VDPBF16PS encodings, as GNU objdump 2.40 (binutils, Debian 12)
@@ -33,14 +35,11 @@ func TestVDPBF16PSEncoding(t *testing.T) {
 }
 
 // Every register combination decodes, in objdump, as the instruction meant.
-// objdump is a developer's tool (binutils), not a prerequisite of the
-// project: the test skips without it; TestVDPBF16PSEncoding holds its
-// answers for a sample.
+// objdump (binutils) is a prerequisite like spirv-val: the test skips
+// without it, but fails under CI, which installs it; TestVDPBF16PSEncoding
+// holds its answers for a sample either way.
 func TestVDPBF16PSDecodes(t *testing.T) {
-	objdump, err := exec.LookPath("objdump")
-	if err != nil {
-		t.Skip("objdump (binutils) not on PATH: the fixed encodings of TestVDPBF16PSEncoding still checked")
-	}
+	objdump := prereq.Tool(t, "objdump", "binutils")
 	var code bytes.Buffer
 	var want []string
 	for d := range 32 {
