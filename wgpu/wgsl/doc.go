@@ -6,8 +6,8 @@
 // access modes, host-shareable layout, uniformity) and the emitter (checked
 // module -> SPIR-V 1.3 words). The emitter takes only the checker's result,
 // so it never sees unchecked input; a failure there is a compiler bug,
-// reported as *InternalError. The syntax tree and the checked module are
-// unexported: Compile runs all three stages and returns a Module with its
+// reported as *InternalError. The stages, the syntax tree and the checked
+// module are unexported; Compile runs all three and returns a Module with its
 // Reflection: bindings with their host layout, workgroup sizes and override
 // constants, which wgpu uses to build bind group layouts and to set
 // overrides by name. Mistakes in the source come back as an ErrorList of
