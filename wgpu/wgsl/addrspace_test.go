@@ -8,8 +8,8 @@ import (
 // TestAddrSpaceNames checks the WGSL spellings of the address spaces and
 // access modes both ways.
 func TestAddrSpaceNames(t *testing.T) {
-	spaces := map[AddrSpace]string{SpaceFunction: "function", SpacePrivate: "private", SpaceWorkgroup: "workgroup",
-		SpaceUniform: "uniform", SpaceStorage: "storage", SpacePushConstant: "push_constant", SpaceNone: ""}
+	spaces := map[addrSpace]string{spaceFunction: "function", spacePrivate: "private", spaceWorkgroup: "workgroup",
+		spaceUniform: "uniform", spaceStorage: "storage", spacePushConstant: "push_constant", spaceNone: ""}
 	for s, name := range spaces {
 		if s.String() != name {
 			t.Errorf("%d.String() = %q, want %q", s, s.String(), name)
@@ -18,7 +18,7 @@ func TestAddrSpaceNames(t *testing.T) {
 			t.Errorf("spaceNamed(%q) = %v, %v; want %v", name, got, ok, s)
 		}
 	}
-	if got, ok := spaceNamed("immediate"); !ok || got != SpacePushConstant {
+	if got, ok := spaceNamed("immediate"); !ok || got != spacePushConstant {
 		t.Errorf("spaceNamed(immediate) = %v, %v", got, ok)
 	}
 	for _, bad := range []string{"Storage", "handle", "read", "storage "} {
@@ -26,10 +26,10 @@ func TestAddrSpaceNames(t *testing.T) {
 			t.Errorf("spaceNamed(%q) = %v, want none", bad, got)
 		}
 	}
-	if got := fmt.Sprintf("%q", SpaceStorage); got != `"storage"` {
+	if got := fmt.Sprintf("%q", spaceStorage); got != `"storage"` {
 		t.Errorf("%%q of SpaceStorage = %s", got)
 	}
-	modes := map[Access]string{AccessRead: "read", AccessWrite: "write", AccessReadWrite: "read_write"}
+	modes := map[access]string{accessRead: "read", accessWrite: "write", accessReadWrite: "read_write"}
 	for a, name := range modes {
 		if a.String() != name {
 			t.Errorf("%d.String() = %q, want %q", a, a.String(), name)

@@ -44,23 +44,23 @@ func (c *checker) checkAliasing() {
 
 // root is the variable or pointer parameter a memory view or pointer
 // expression starts from (through pointer lets), or nil.
-func (a *aliasCheck) root(e Expr) *symbol {
+func (a *aliasCheck) root(e expr) *symbol {
 	for {
 		switch x := e.(type) {
-		case *Paren:
+		case *parenExpr:
 			e = x.X
-		case *Index:
+		case *indexExpr:
 			e = x.X
-		case *Member:
+		case *memberExpr:
 			e = x.X
-		case *Unary:
-			if x.Op != OpDeref && x.Op != OpAddrOf {
+		case *unaryExpr:
+			if x.Op != opDeref && x.Op != opAddrOf {
 				return nil
 			}
 			e = x.X
-		case *Ident:
+		case *ident:
 			s := a.info(x).sym
-			if s != nil && s.kind == symLet && s.typ != nil && s.typ.Kind == KPtr && s.init != nil {
+			if s != nil && s.kind == symLet && s.typ != nil && s.typ.Kind == kPtr && s.init != nil {
 				e = s.init
 				continue
 			}
@@ -71,7 +71,7 @@ func (a *aliasCheck) root(e Expr) *symbol {
 	}
 }
 
-func (a *aliasCheck) info(e Expr) *exprInfo {
+func (a *aliasCheck) info(e expr) *exprInfo {
 	if x := a.c.out.info[e]; x != nil {
 		return x
 	}
@@ -105,38 +105,38 @@ func (a *aliasCheck) access(s *symbol, read, write bool) {
 	}
 }
 
-func (a *aliasCheck) stmts(ss []Stmt) {
+func (a *aliasCheck) stmts(ss []stmt) {
 	for _, s := range ss {
 		a.stmt(s)
 	}
 }
 
-func (a *aliasCheck) stmt(s Stmt) {
+func (a *aliasCheck) stmt(s stmt) {
 	switch s := s.(type) {
-	case *Block:
+	case *blockStmt:
 		a.stmts(s.Stmts)
-	case *DeclStmt:
+	case *declStmt:
 		if s.Decl.Init != nil {
 			a.expr(s.Decl.Init)
 		}
-	case *Assign:
+	case *assignStmt:
 		if s.LHS == nil {
 			a.expr(s.RHS)
 			return
 		}
 		a.expr(s.RHS)
-		a.access(a.root(s.LHS), s.Op != OpAssign, true)
+		a.access(a.root(s.LHS), s.Op != opAssign, true)
 		a.indices(s.LHS)
-	case *IncDec:
+	case *incDecStmt:
 		a.access(a.root(s.X), true, true)
 		a.indices(s.X)
-	case *If:
+	case *ifStmt:
 		a.expr(s.Cond)
 		a.stmts(s.Then.Stmts)
 		if s.Else != nil {
 			a.stmt(s.Else)
 		}
-	case *For:
+	case *forStmt:
 		if s.Init != nil {
 			a.stmt(s.Init)
 		}
@@ -147,10 +147,10 @@ func (a *aliasCheck) stmt(s Stmt) {
 			a.stmt(s.Update)
 		}
 		a.stmts(s.Body.Stmts)
-	case *While:
+	case *whileStmt:
 		a.expr(s.Cond)
 		a.stmts(s.Body.Stmts)
-	case *Loop:
+	case *loopStmt:
 		a.stmts(s.Body.Stmts)
 		if s.Continuing != nil {
 			a.stmts(s.Continuing.Stmts)
@@ -158,34 +158,34 @@ func (a *aliasCheck) stmt(s Stmt) {
 		if s.BreakIf != nil {
 			a.expr(s.BreakIf)
 		}
-	case *Switch:
+	case *switchStmt:
 		a.expr(s.Sel)
 		for _, cl := range s.Clauses {
 			a.stmts(cl.Body.Stmts)
 		}
-	case *Return:
+	case *returnStmt:
 		if s.X != nil {
 			a.expr(s.X)
 		}
-	case *CallStmt:
+	case *callStmt:
 		a.expr(s.Call)
 	}
 }
 
 // indices walks the run-time indices of a memory view or pointer
 // expression, which are read, without counting an access of the view.
-func (a *aliasCheck) indices(e Expr) {
+func (a *aliasCheck) indices(e expr) {
 	for {
 		switch x := e.(type) {
-		case *Paren:
+		case *parenExpr:
 			e = x.X
-		case *Index:
+		case *indexExpr:
 			a.expr(x.Index)
 			e = x.X
-		case *Member:
+		case *memberExpr:
 			e = x.X
-		case *Unary:
-			if x.Op != OpDeref && x.Op != OpAddrOf {
+		case *unaryExpr:
+			if x.Op != opDeref && x.Op != opAddrOf {
 				a.expr(x)
 				return
 			}
@@ -197,7 +197,7 @@ func (a *aliasCheck) indices(e Expr) {
 }
 
 // expr walks an expression whose value is used: a memory view in it is read.
-func (a *aliasCheck) expr(e Expr) {
+func (a *aliasCheck) expr(e expr) {
 	x := a.info(e)
 	if x.val != nil {
 		return
@@ -208,35 +208,35 @@ func (a *aliasCheck) expr(e Expr) {
 		return
 	}
 	switch e := e.(type) {
-	case *Paren:
+	case *parenExpr:
 		a.expr(e.X)
-	case *Unary:
-		if e.Op == OpAddrOf {
+	case *unaryExpr:
+		if e.Op == opAddrOf {
 			a.indices(e.X)
 			return
 		}
 		a.expr(e.X)
-	case *Binary:
+	case *binaryExpr:
 		a.expr(e.X)
 		a.expr(e.Y)
-	case *Index:
+	case *indexExpr:
 		a.expr(e.X)
 		a.expr(e.Index)
-	case *Member:
+	case *memberExpr:
 		a.expr(e.X)
-	case *Call:
+	case *callExpr:
 		a.call(e, x)
 	}
 }
 
-func (a *aliasCheck) call(e *Call, x *exprInfo) {
+func (a *aliasCheck) call(e *callExpr, x *exprInfo) {
 	switch {
 	case x.call == callFn && x.fn != nil:
 		a.userCall(e, x.fn)
 		return
 	case x.call == callBuiltin:
 		for _, arg := range e.Args {
-			if t := a.info(arg).typ; t == nil || t.Kind != KPtr {
+			if t := a.info(arg).typ; t == nil || t.Kind != kPtr {
 				a.expr(arg)
 				continue
 			}
@@ -255,11 +255,11 @@ func (a *aliasCheck) call(e *Call, x *exprInfo) {
 	}
 }
 
-func (a *aliasCheck) userCall(e *Call, f *function) {
+func (a *aliasCheck) userCall(e *callExpr, f *function) {
 	cs := a.sets[f]
 	roots := make([]*symbol, len(e.Args))
 	for i, arg := range e.Args {
-		if i >= len(f.params) || f.params[i].typ == nil || f.params[i].typ.Kind != KPtr {
+		if i >= len(f.params) || f.params[i].typ == nil || f.params[i].typ.Kind != kPtr {
 			a.expr(arg)
 			continue
 		}

@@ -1,58 +1,58 @@
 package wgsl
 
-// File is a parsed WGSL source: the syntax tree of Parse. Nodes carry byte
-// offsets; types and values are attached by Check, not here.
-type File struct {
+// file is a parsed WGSL source: the syntax tree of parse. Nodes carry byte
+// offsets; types and values are attached by check, not here.
+type file struct {
 	Name     string
 	Source   string
-	Enables  []*Enable
-	Requires []*Enable // `requires a, b;`: language features
+	Enables  []*enable
+	Requires []*enable // `requires a, b;`: language features
 	// Diagnostics are the module's `diagnostic(severity, rule);` directives.
-	Diagnostics []*Diagnostic
-	Decls       []Decl
+	Diagnostics []*diagnostic
+	Decls       []decl
 	// StmtAttrs holds the attributes (only @diagnostic is valid) written
 	// before a compound, if, switch, loop, for or while statement.
-	StmtAttrs map[Stmt][]*Attr
+	StmtAttrs map[stmt][]*attr
 }
 
-// Diagnostic is a diagnostic filter: a directive, or the arguments of a
+// diagnostic is a diagnostic filter: a directive, or the arguments of a
 // @diagnostic attribute. Rule is "name" or "namespace.name".
-type Diagnostic struct {
+type diagnostic struct {
 	Pos      int
 	Severity string
 	Rule     string
 	RulePos  int
 }
 
-// Enable is an `enable a, b;` directive.
-type Enable struct {
+// enable is an `enable a, b;` directive.
+type enable struct {
 	Pos   int
 	Names []string
 	Poss  []int
 }
 
-// Attr is an attribute such as @group(0) or @compute.
-type Attr struct {
+// attr is an attribute such as @group(0) or @compute.
+type attr struct {
 	Pos  int
 	Name string
-	Args []Expr
+	Args []expr
 }
 
-// Decl is a module-scope declaration.
-type Decl interface{ declPos() int }
+// decl is a module-scope declaration.
+type decl interface{ declPos() int }
 
-// Stmt is a statement.
-type Stmt interface{ stmtPos() int }
+// stmt is a statement.
+type stmt interface{ stmtPos() int }
 
-// Expr is an expression. Type expressions are expressions too: an *Ident with
+// expr is an expression. Type expressions are expressions too: an *ident with
 // template arguments, as the WGSL grammar has it (template_elaborated_ident).
-type Expr interface {
+type expr interface {
 	exprPos() int
 	exprEnd() int
 }
 
-// VarDecl is var, let, const or override, at module or function scope.
-type VarDecl struct {
+// varDecl is var, let, const or override, at module or function scope.
+type varDecl struct {
 	Pos      int
 	Kind     string // "var", "let", "const", "override"
 	Name     string
@@ -60,218 +60,218 @@ type VarDecl struct {
 	Space    string // var only: address space from var<...>, "" if absent
 	Access   string // var only: access mode from var<space, access>
 	SpacePos int
-	Type     *Ident // nil if inferred
-	Init     Expr   // nil if absent
-	Attrs    []*Attr
+	Type     *ident // nil if inferred
+	Init     expr   // nil if absent
+	Attrs    []*attr
 }
 
-// FnDecl is a function declaration.
-type FnDecl struct {
+// fnDecl is a function declaration.
+type fnDecl struct {
 	Pos         int
 	Name        string
 	NamePos     int
-	Attrs       []*Attr
-	Params      []*Param
-	Result      *Ident // nil for no return value
-	ResultAttrs []*Attr
-	Body        *Block
+	Attrs       []*attr
+	Params      []*param
+	Result      *ident // nil for no return value
+	ResultAttrs []*attr
+	Body        *blockStmt
 }
 
-// Param is a function parameter.
-type Param struct {
+// param is a function parameter.
+type param struct {
 	Pos   int
 	Name  string
-	Type  *Ident
-	Attrs []*Attr
+	Type  *ident
+	Attrs []*attr
 }
 
-// StructDecl is a struct type declaration.
-type StructDecl struct {
+// structDecl is a struct type declaration.
+type structDecl struct {
 	Pos     int
 	Name    string
-	Members []*StructMember
+	Members []*structMember
 }
 
-// StructMember is one struct member.
-type StructMember struct {
+// structMember is one struct member.
+type structMember struct {
 	Pos   int
 	Name  string
-	Type  *Ident
-	Attrs []*Attr
+	Type  *ident
+	Attrs []*attr
 }
 
-// AliasDecl is `alias name = type;`.
-type AliasDecl struct {
+// aliasDecl is `alias name = type;`.
+type aliasDecl struct {
 	Pos  int
 	Name string
-	Type *Ident
+	Type *ident
 }
 
-// ConstAssert is `const_assert expr;` at module or function scope.
-type ConstAssert struct {
+// constAssert is `const_assert expr;` at module or function scope.
+type constAssert struct {
 	Pos  int
-	Cond Expr
+	Cond expr
 }
 
-func (d *VarDecl) declPos() int     { return d.Pos }
-func (d *FnDecl) declPos() int      { return d.Pos }
-func (d *StructDecl) declPos() int  { return d.Pos }
-func (d *AliasDecl) declPos() int   { return d.Pos }
-func (d *ConstAssert) declPos() int { return d.Pos }
+func (d *varDecl) declPos() int     { return d.Pos }
+func (d *fnDecl) declPos() int      { return d.Pos }
+func (d *structDecl) declPos() int  { return d.Pos }
+func (d *aliasDecl) declPos() int   { return d.Pos }
+func (d *constAssert) declPos() int { return d.Pos }
 
 // Statements.
 type (
-	Block struct {
+	blockStmt struct {
 		Pos   int
-		Stmts []Stmt
+		Stmts []stmt
 	}
-	DeclStmt struct{ Decl *VarDecl }
-	// Assign is `lhs op rhs`: Op is OpAssign for "=", or the binary operator
-	// of a compound assignment (OpAdd for "+="); LHS is nil for the phony `_ = rhs`.
-	Assign struct {
+	declStmt struct{ Decl *varDecl }
+	// assignStmt is `lhs op rhs`: Op is opAssign for "=", or the binary operator
+	// of a compound assignment (opAdd for "+="); LHS is nil for the phony `_ = rhs`.
+	assignStmt struct {
 		Pos int
-		Op  Operator
-		LHS Expr
-		RHS Expr
+		Op  operator
+		LHS expr
+		RHS expr
 	}
-	IncDec struct {
+	incDecStmt struct {
 		Pos int
-		Op  Operator // OpInc or OpDec
-		X   Expr
+		Op  operator // opInc or opDec
+		X   expr
 	}
-	If struct {
+	ifStmt struct {
 		Pos  int
-		Cond Expr
-		Then *Block
-		Else Stmt // *If, *Block or nil
+		Cond expr
+		Then *blockStmt
+		Else stmt // *ifStmt, *blockStmt or nil
 	}
-	For struct {
+	forStmt struct {
 		Pos    int
-		Init   Stmt // may be nil
-		Cond   Expr // may be nil
-		Update Stmt // may be nil
-		Body   *Block
+		Init   stmt // may be nil
+		Cond   expr // may be nil
+		Update stmt // may be nil
+		Body   *blockStmt
 	}
-	While struct {
+	whileStmt struct {
 		Pos  int
-		Cond Expr
-		Body *Block
+		Cond expr
+		Body *blockStmt
 	}
-	Loop struct {
+	loopStmt struct {
 		Pos        int
-		Body       *Block
-		Continuing *Block // may be nil
-		BreakIf    Expr   // `break if e;` at the end of continuing, may be nil
+		Body       *blockStmt
+		Continuing *blockStmt // may be nil
+		BreakIf    expr       // `break if e;` at the end of continuing, may be nil
 		BreakIfPos int
 	}
-	// Switch is `switch sel { case a, b: {...} default: {...} }`.
-	Switch struct {
+	// switchStmt is `switch sel { case a, b: {...} default: {...} }`.
+	switchStmt struct {
 		Pos     int
-		Sel     Expr
-		Clauses []*CaseClause
+		Sel     expr
+		Clauses []*caseClause
 	}
-	Break    struct{ Pos int }
-	Continue struct{ Pos int }
-	Return   struct {
+	breakStmt    struct{ Pos int }
+	continueStmt struct{ Pos int }
+	returnStmt   struct {
 		Pos int
-		X   Expr // may be nil
+		X   expr // may be nil
 	}
-	CallStmt struct{ Call *Call }
+	callStmt struct{ Call *callExpr }
 )
 
-func (s *Block) stmtPos() int       { return s.Pos }
-func (s *DeclStmt) stmtPos() int    { return s.Decl.Pos }
-func (s *Assign) stmtPos() int      { return s.Pos }
-func (s *IncDec) stmtPos() int      { return s.Pos }
-func (s *If) stmtPos() int          { return s.Pos }
-func (s *For) stmtPos() int         { return s.Pos }
-func (s *While) stmtPos() int       { return s.Pos }
-func (s *Loop) stmtPos() int        { return s.Pos }
-func (s *Switch) stmtPos() int      { return s.Pos }
-func (s *Break) stmtPos() int       { return s.Pos }
-func (s *Continue) stmtPos() int    { return s.Pos }
-func (s *Return) stmtPos() int      { return s.Pos }
-func (s *CallStmt) stmtPos() int    { return s.Call.Pos }
-func (s *ConstAssert) stmtPos() int { return s.Pos }
+func (s *blockStmt) stmtPos() int    { return s.Pos }
+func (s *declStmt) stmtPos() int     { return s.Decl.Pos }
+func (s *assignStmt) stmtPos() int   { return s.Pos }
+func (s *incDecStmt) stmtPos() int   { return s.Pos }
+func (s *ifStmt) stmtPos() int       { return s.Pos }
+func (s *forStmt) stmtPos() int      { return s.Pos }
+func (s *whileStmt) stmtPos() int    { return s.Pos }
+func (s *loopStmt) stmtPos() int     { return s.Pos }
+func (s *switchStmt) stmtPos() int   { return s.Pos }
+func (s *breakStmt) stmtPos() int    { return s.Pos }
+func (s *continueStmt) stmtPos() int { return s.Pos }
+func (s *returnStmt) stmtPos() int   { return s.Pos }
+func (s *callStmt) stmtPos() int     { return s.Call.Pos }
+func (s *constAssert) stmtPos() int  { return s.Pos }
 
-// CaseClause is one clause of a switch; a nil selector stands for `default`.
-type CaseClause struct {
+// caseClause is one clause of a switch; a nil selector stands for `default`.
+type caseClause struct {
 	Pos       int
-	Selectors []Expr
-	Body      *Block
+	Selectors []expr
+	Body      *blockStmt
 }
 
 // Expressions.
 type (
-	// Ident names a value, a type or a function, with optional template
+	// ident names a value, a type or a function, with optional template
 	// arguments (vec3<f32>, array<f32, 4>, ptr<function, i32>).
-	Ident struct {
+	ident struct {
 		Pos  int
 		End  int // just past the name or the closing '>'
 		Name string
-		Args []Expr // template arguments; nil without <...>
+		Args []expr // template arguments; nil without <...>
 	}
-	Lit struct {
+	lit struct {
 		Pos  int
 		End  int // just past the last token
 		Kind tok // tInt, tFloat, or tKeyword for true/false
 		Text string
 	}
-	Unary struct {
+	unaryExpr struct {
 		Pos int
 		End int      // just past the last token
-		Op  Operator // OpNeg, OpNot, OpCompl, OpAddrOf, OpDeref
-		X   Expr
+		Op  operator // opNeg, opNot, opCompl, opAddrOf, opDeref
+		X   expr
 	}
-	Binary struct {
+	binaryExpr struct {
 		Pos  int // position of the operator
 		End  int // where Y ends
-		Op   Operator
-		X, Y Expr
+		Op   operator
+		X, Y expr
 	}
-	// Call is a function call, a type constructor or a conversion.
-	Call struct {
+	// callExpr is a function call, a type constructor or a conversion.
+	callExpr struct {
 		Pos  int
 		End  int // just past the last token
-		Fn   *Ident
-		Args []Expr
+		Fn   *ident
+		Args []expr
 	}
-	Index struct {
+	indexExpr struct {
 		Pos   int // position of '['
 		End   int // just past the last token
-		X     Expr
-		Index Expr
+		X     expr
+		Index expr
 	}
-	Member struct {
+	memberExpr struct {
 		Pos  int // position of the member name
 		End  int // just past the last token
-		X    Expr
+		X    expr
 		Name string
 	}
-	Paren struct {
+	parenExpr struct {
 		Pos int
 		End int // just past the last token
-		X   Expr
+		X   expr
 	}
 )
 
-func (e *Ident) exprPos() int  { return e.Pos }
-func (e *Lit) exprPos() int    { return e.Pos }
-func (e *Unary) exprPos() int  { return e.Pos }
-func (e *Binary) exprPos() int { return exprStart(e.X) }
-func (e *Call) exprPos() int   { return e.Pos }
-func (e *Index) exprPos() int  { return exprStart(e.X) }
-func (e *Member) exprPos() int { return exprStart(e.X) }
-func (e *Paren) exprPos() int  { return e.Pos }
+func (e *ident) exprPos() int      { return e.Pos }
+func (e *lit) exprPos() int        { return e.Pos }
+func (e *unaryExpr) exprPos() int  { return e.Pos }
+func (e *binaryExpr) exprPos() int { return exprStart(e.X) }
+func (e *callExpr) exprPos() int   { return e.Pos }
+func (e *indexExpr) exprPos() int  { return exprStart(e.X) }
+func (e *memberExpr) exprPos() int { return exprStart(e.X) }
+func (e *parenExpr) exprPos() int  { return e.Pos }
 
-func (e *Ident) exprEnd() int  { return e.End }
-func (e *Lit) exprEnd() int    { return e.End }
-func (e *Unary) exprEnd() int  { return e.End }
-func (e *Binary) exprEnd() int { return e.End }
-func (e *Call) exprEnd() int   { return e.End }
-func (e *Index) exprEnd() int  { return e.End }
-func (e *Member) exprEnd() int { return e.End }
-func (e *Paren) exprEnd() int  { return e.End }
+func (e *ident) exprEnd() int      { return e.End }
+func (e *lit) exprEnd() int        { return e.End }
+func (e *unaryExpr) exprEnd() int  { return e.End }
+func (e *binaryExpr) exprEnd() int { return e.End }
+func (e *callExpr) exprEnd() int   { return e.End }
+func (e *indexExpr) exprEnd() int  { return e.End }
+func (e *memberExpr) exprEnd() int { return e.End }
+func (e *parenExpr) exprEnd() int  { return e.End }
 
 // exprStart is the offset where an expression's text begins.
-func exprStart(e Expr) int { return e.exprPos() }
+func exprStart(e expr) int { return e.exprPos() }

@@ -10,8 +10,8 @@ import (
 // quad operations of the subgroups extension, as builtinTable entries.
 
 func addGeometryAndQuads(b map[string]*tableBuiltin) {
-	glsl := func(inst uint32) func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
-		return func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+	glsl := func(inst uint32) func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
+		return func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 			return e.ext(e.typeID(res, plain), inst, as...)
 		}
 	}
@@ -20,18 +20,18 @@ func addGeometryAndQuads(b map[string]*tableBuiltin) {
 	b["refract"] = &tableBuiltin{nargs: 3, sig: sigFloatVecs(2, true), eval: evalVec(refract), emit: glsl(spirv.GLSLRefract)}
 	quad := func(dir uint32) *tableBuiltin {
 		return &tableBuiltin{nargs: 1, sig: sigQuad, subgroup: true,
-			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				e.capability(spirv.CapabilityGroupNonUniformQuad)
 				return e.op(spirv.OpGroupNonUniformQuadSwap, e.typeID(res, plain), e.constU32(spirv.ScopeSubgroup), as[0], e.constU32(dir))
 			}}
 	}
 	b["quadSwapX"], b["quadSwapY"], b["quadSwapDiagonal"] = quad(0), quad(1), quad(2)
 	b["quadBroadcast"] = &tableBuiltin{nargs: 2, sig: sigQuad, subgroup: true,
-		emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+		emit: func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 			e.capability(spirv.CapabilityGroupNonUniformQuad)
 			id := as[1]
-			if argT[1].Kind == KI32 {
-				id = e.op(spirv.OpBitcast, e.typeID(e.m.types.scalar(KU32), plain), id)
+			if argT[1].Kind == kI32 {
+				id = e.op(spirv.OpBitcast, e.typeID(e.m.types.scalar(kU32), plain), id)
 			}
 			return e.op(spirv.OpGroupNonUniformQuadBroadcast, e.typeID(res, plain), e.constU32(spirv.ScopeSubgroup), as[0], id)
 		}}
@@ -39,20 +39,20 @@ func addGeometryAndQuads(b map[string]*tableBuiltin) {
 
 // sigFloatVecs: nT arguments of one float vector type T, then, with
 // scalarLast, one of T's element type; the result is T.
-func sigFloatVecs(nT int, scalarLast bool) func(c *checker, e *Call, xs []*exprInfo) *Type {
-	return func(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigFloatVecs(nT int, scalarLast bool) func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
+	return func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 		s := c.unifyScalars(e.Pos, e.Args, xs)
 		if s == nil {
 			return nil
 		}
-		if s.Kind == KAbstractInt {
-			s = c.ts.scalar(KAbstractFloat)
+		if s.Kind == kAbstractInt {
+			s = c.ts.scalar(kAbstractFloat)
 		}
-		var t *Type
+		var t *wgslType
 		for i, a := range e.Args {
 			at := c.out.info[a].typ
 			want := i < nT
-			if want && (at.Kind != KVec || t != nil && at.N != t.N) || !want && at.Kind == KVec {
+			if want && (at.Kind != kVec || t != nil && at.N != t.N) || !want && at.Kind == kVec {
 				c.errorf(e.Pos, "'%s' needs %s, got %s", e.Fn.Name, pick(scalarLast, "(vecN<T>, vecN<T>, T)", "vectors of one float type"), typeListOf(xs))
 				return nil
 			}
@@ -72,8 +72,8 @@ func sigFloatVecs(nT int, scalarLast bool) func(c *checker, e *Call, xs []*exprI
 }
 
 // evalVec lifts f over constant float vectors, rounding to the result type.
-func evalVec(f func(args [][]float64) []float64) func(*types, []*value, []*Type, *Type) (*value, error) {
-	return func(_ *types, args []*value, _ []*Type, res *Type) (*value, error) {
+func evalVec(f func(args [][]float64) []float64) func(*types, []*value, []*wgslType, *wgslType) (*value, error) {
+	return func(_ *types, args []*value, _ []*wgslType, res *wgslType) (*value, error) {
 		in := make([][]float64, len(args))
 		for i, a := range args {
 			if a.elems == nil {
@@ -142,17 +142,17 @@ func refract(a [][]float64) []float64 {
 
 // sigQuad: quadSwapX/Y/Diagonal(e) and quadBroadcast(e, id) for e a
 // concrete numeric scalar or vector and id a const-expression in [0, 4).
-func sigQuad(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigQuad(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	c.materialize(e.Args[0])
 	t := c.out.info[e.Args[0]].typ
-	if t.Kind != KVec && !t.isScalar() || !t.scalarOf().isNumeric() {
+	if t.Kind != kVec && !t.isScalar() || !t.scalarOf().isNumeric() {
 		c.errorSpan(e.Args[0], "'%s' needs a numeric scalar or vector, got '%s'", e.Fn.Name, t)
 		return nil
 	}
 	if len(e.Args) == 2 {
 		c.materialize(e.Args[1])
 		it := c.out.info[e.Args[1]].typ
-		if it.Kind != KU32 && it.Kind != KI32 {
+		if it.Kind != kU32 && it.Kind != kI32 {
 			c.errorSpan(e.Args[1], "'quadBroadcast' needs an i32 or u32 id, got '%s'", it)
 			return nil
 		}

@@ -8,11 +8,11 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 
 func addMemory(b map[string]*tableBuiltin) {
 	b["arrayLength"] = &tableBuiltin{nargs: 1, runtime: true, flow: flowUniform, ptrUse: ptrNone, sig: sigArrayLength,
-		emitCall: func(e *emitter, c *Call, res *Type) uint32 { return e.arrayLength(c, e.typeID(res, plain)) }}
+		emitCall: func(e *emitter, c *callExpr, res *wgslType) uint32 { return e.arrayLength(c, e.typeID(res, plain)) }}
 	barrier := func(mem uint32) *tableBuiltin {
 		return &tableBuiltin{nargs: 0, runtime: true, noValue: true, flow: flowBarrier,
-			sig: func(c *checker, _ *Call, _ []*exprInfo) *Type { return c.ts.scalar(KBool) },
-			emit: func(e *emitter, _ *Type, _ []uint32, _ []*Type) uint32 {
+			sig: func(c *checker, _ *callExpr, _ []*exprInfo) *wgslType { return c.ts.scalar(kBool) },
+			emit: func(e *emitter, _ *wgslType, _ []uint32, _ []*wgslType) uint32 {
 				e.barrier(mem)
 				return 0
 			}}
@@ -20,7 +20,7 @@ func addMemory(b map[string]*tableBuiltin) {
 	b["workgroupBarrier"] = barrier(spirv.MemorySemanticsWorkgroupMemory)
 	b["storageBarrier"] = barrier(spirv.MemorySemanticsUniformMemory)
 	b["workgroupUniformLoad"] = &tableBuiltin{nargs: 1, runtime: true, flow: flowBarrier, ptrUse: ptrRead, sig: sigUniformLoad,
-		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+		emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 			e.barrier(spirv.MemorySemanticsWorkgroupMemory)
 			v := e.op(spirv.OpLoad, e.typeID(res, plain), as[0])
 			e.barrier(spirv.MemorySemanticsWorkgroupMemory)
@@ -29,34 +29,34 @@ func addMemory(b map[string]*tableBuiltin) {
 
 	// atomic: an atomic builtin of nargs arguments whose emission, given
 	// the pointer, scope and the other arguments, is emit.
-	atomic := func(nargs int, emit func(e *emitter, res, el *Type, p, scope uint32, vals []uint32) uint32) *tableBuiltin {
+	atomic := func(nargs int, emit func(e *emitter, res, el *wgslType, p, scope uint32, vals []uint32) uint32) *tableBuiltin {
 		return &tableBuiltin{nargs: nargs, runtime: true, flow: flowNonUniform, sig: sigAtomic,
-			emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+			emit: func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 				pt := argT[0]
-				scope := e.constU32(pick(pt.Space == SpaceWorkgroup, uint32(spirv.ScopeWorkgroup), spirv.ScopeDevice))
+				scope := e.constU32(pick(pt.Space == spaceWorkgroup, uint32(spirv.ScopeWorkgroup), spirv.ScopeDevice))
 				return emit(e, res, pt.Elem.Elem, as[0], scope, as[1:])
 			}}
 	}
 	relaxed := func(e *emitter) uint32 { return e.constU32(0) }
-	b["atomicLoad"] = atomic(1, func(e *emitter, _, el *Type, p, scope uint32, _ []uint32) uint32 {
+	b["atomicLoad"] = atomic(1, func(e *emitter, _, el *wgslType, p, scope uint32, _ []uint32) uint32 {
 		return e.op(spirv.OpAtomicLoad, e.typeID(el, plain), p, scope, relaxed(e))
 	})
-	b["atomicStore"] = atomic(2, func(e *emitter, _, _ *Type, p, scope uint32, vals []uint32) uint32 {
+	b["atomicStore"] = atomic(2, func(e *emitter, _, _ *wgslType, p, scope uint32, vals []uint32) uint32 {
 		e.add(spirv.OpAtomicStore, p, scope, relaxed(e), vals[0])
 		return 0
 	})
 	b["atomicStore"].noValue, b["atomicStore"].ptrUse = true, ptrWrite
 	b["atomicLoad"].ptrUse = ptrRead
-	b["atomicCompareExchangeWeak"] = atomic(3, func(e *emitter, res, el *Type, p, scope uint32, vals []uint32) uint32 {
+	b["atomicCompareExchangeWeak"] = atomic(3, func(e *emitter, res, el *wgslType, p, scope uint32, vals []uint32) uint32 {
 		ty := e.typeID(el, plain)
 		r := relaxed(e)
 		old := e.op(spirv.OpAtomicCompareExchange, ty, p, scope, r, r, vals[1], vals[0])
-		ok := e.op(spirv.OpIEqual, e.typeID(e.m.types.scalar(KBool), plain), old, vals[0])
+		ok := e.op(spirv.OpIEqual, e.typeID(e.m.types.scalar(kBool), plain), old, vals[0])
 		return e.op(spirv.OpCompositeConstruct, e.typeID(res, plain), old, ok)
 	})
 	rmw := func(signed, unsigned spirv.Op) *tableBuiltin {
-		return atomic(2, func(e *emitter, _, el *Type, p, scope uint32, vals []uint32) uint32 {
-			return e.op(pick(el.Kind == KI32, signed, unsigned), e.typeID(el, plain), p, scope, relaxed(e), vals[0])
+		return atomic(2, func(e *emitter, _, el *wgslType, p, scope uint32, vals []uint32) uint32 {
+			return e.op(pick(el.Kind == kI32, signed, unsigned), e.typeID(el, plain), p, scope, relaxed(e), vals[0])
 		})
 	}
 	b["atomicAdd"] = rmw(spirv.OpAtomicIAdd, spirv.OpAtomicIAdd)
@@ -73,25 +73,25 @@ func addMemory(b map[string]*tableBuiltin) {
 }
 
 // sigArrayLength: arrayLength(ptr<storage, array<T>>) -> u32.
-func sigArrayLength(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigArrayLength(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	if !c.noMatrices(e, xs) {
 		return nil
 	}
 	p := xs[0].typ
-	if p.Kind != KPtr || p.Space != SpaceStorage || p.Elem.Kind != KArray || !p.Elem.runtimeSized() {
+	if p.Kind != kPtr || p.Space != spaceStorage || p.Elem.Kind != kArray || !p.Elem.runtimeSized() {
 		c.errorf(e.Pos, "'arrayLength' needs a pointer to a runtime-sized storage array, got '%s'", p)
 		return nil
 	}
-	return c.ts.scalar(KU32)
+	return c.ts.scalar(kU32)
 }
 
 // sigUniformLoad: workgroupUniformLoad(ptr<workgroup, T>) -> T.
-func sigUniformLoad(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigUniformLoad(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	if !c.noMatrices(e, xs) {
 		return nil
 	}
 	p := xs[0].typ
-	if p.Kind != KPtr || p.Space != SpaceWorkgroup || !p.Elem.constructible() {
+	if p.Kind != kPtr || p.Space != spaceWorkgroup || !p.Elem.constructible() {
 		c.errorf(e.Pos, "'workgroupUniformLoad' needs a pointer to a constructible workgroup variable, got '%s'", p)
 		return nil
 	}
@@ -101,13 +101,13 @@ func sigUniformLoad(c *checker, e *Call, xs []*exprInfo) *Type {
 // sigAtomic: the atomics take a pointer to a read_write atomic<T> and
 // values of T; atomicLoad and the read-modify-write operations return T,
 // atomicCompareExchangeWeak its result struct.
-func sigAtomic(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigAtomic(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	name := e.Fn.Name
 	if !c.noMatrices(e, xs) {
 		return nil
 	}
 	p := xs[0].typ
-	if p.Kind != KPtr || p.Elem.Kind != KAtomic || p.Access != AccessReadWrite {
+	if p.Kind != kPtr || p.Elem.Kind != kAtomic || p.Access != accessReadWrite {
 		c.errorSpan(e.Args[0], "'%s' needs a pointer to a read_write atomic, got '%s'", name, p)
 		return nil
 	}
@@ -117,7 +117,7 @@ func sigAtomic(c *checker, e *Call, xs []*exprInfo) *Type {
 	}
 	switch name {
 	case "atomicStore":
-		return c.ts.scalar(KBool)
+		return c.ts.scalar(kBool)
 	case "atomicCompareExchangeWeak":
 		return c.cmpxchgResult(el)
 	}

@@ -30,7 +30,7 @@ type numeric struct {
 	// f and i evaluate one component of constant float and integer
 	// arguments (nil where the rule allows no such arguments).
 	f func(x ...float64) float64
-	i func(k Kind, x ...int64) int64
+	i func(k kind, x ...int64) int64
 	// glsl, glslS and glslU are the GLSL.std.450 instructions for float,
 	// i32 and u32 arguments; op, when set, is the core instruction instead.
 	glsl, glslS, glslU uint32
@@ -48,9 +48,9 @@ func addNumeric(b map[string]*tableBuiltin) {
 		return numeric{nargs: 3, rule: numFloat, f: func(x ...float64) float64 { return f(x[0], x[1], x[2]) }, glsl: glsl}
 	}
 	bits1 := func(f func(x uint32) uint32, op spirv.Op) numeric {
-		return numeric{nargs: 1, rule: numInt, op: op, i: func(k Kind, x ...int64) int64 {
+		return numeric{nargs: 1, rule: numInt, op: op, i: func(k kind, x ...int64) int64 {
 			r := f(uint32(x[0]))
-			if k == KI32 {
+			if k == kI32 {
 				return int64(int32(r))
 			}
 			return int64(r)
@@ -86,47 +86,49 @@ func addNumeric(b map[string]*tableBuiltin) {
 		}, spirv.GLSLSmoothStep),
 		"abs": {nargs: 1, rule: numAny, glsl: spirv.GLSLFAbs, glslS: spirv.GLSLSAbs,
 			f: func(x ...float64) float64 { return math.Abs(x[0]) },
-			i: func(k Kind, x ...int64) int64 {
-				if k == KI32 && x[0] == math.MinInt32 {
+			i: func(k kind, x ...int64) int64 {
+				if k == kI32 && x[0] == math.MinInt32 {
 					return x[0]
 				}
 				return abs64(x[0])
 			}},
 		"min": {nargs: 2, rule: numAny, glsl: spirv.GLSLFMin, glslS: spirv.GLSLSMin, glslU: spirv.GLSLUMin,
 			f: func(x ...float64) float64 { return math.Min(x[0], x[1]) },
-			i: func(_ Kind, x ...int64) int64 { return min(x[0], x[1]) }},
+			i: func(_ kind, x ...int64) int64 { return min(x[0], x[1]) }},
 		"max": {nargs: 2, rule: numAny, glsl: spirv.GLSLFMax, glslS: spirv.GLSLSMax, glslU: spirv.GLSLUMax,
 			f: func(x ...float64) float64 { return math.Max(x[0], x[1]) },
-			i: func(_ Kind, x ...int64) int64 { return max(x[0], x[1]) }},
+			i: func(_ kind, x ...int64) int64 { return max(x[0], x[1]) }},
 		"clamp": {nargs: 3, rule: numAny, glsl: spirv.GLSLFClamp, glslS: spirv.GLSLSClamp, glslU: spirv.GLSLUClamp,
 			f: func(x ...float64) float64 { return math.Min(math.Max(x[0], x[1]), x[2]) },
-			i: func(_ Kind, x ...int64) int64 { return min(max(x[0], x[1]), x[2]) }},
+			i: func(_ kind, x ...int64) int64 { return min(max(x[0], x[1]), x[2]) }},
 		"sign": {nargs: 1, rule: numSign, glsl: spirv.GLSLFSign, glslS: spirv.GLSLSSign,
 			f: func(x ...float64) float64 { return float64(cmp(x[0] < 0, x[0] > 0)) },
-			i: func(_ Kind, x ...int64) int64 { return int64(cmp(x[0] < 0, x[0] > 0)) }},
+			i: func(_ kind, x ...int64) int64 { return int64(cmp(x[0] < 0, x[0] > 0)) }},
 		"countOneBits": bits1(func(x uint32) uint32 { return uint32(bits.OnesCount32(x)) }, spirv.OpBitCount),
 		"reverseBits":  bits1(bits.Reverse32, spirv.OpBitReverse),
 	}
 	for name, n := range all {
 		b[name] = &tableBuiltin{nargs: n.nargs,
-			sig:  func(c *checker, e *Call, xs []*exprInfo) *Type { return c.sigNumeric(e, xs, n.rule) },
+			sig:  func(c *checker, e *callExpr, xs []*exprInfo) *wgslType { return c.sigNumeric(e, xs, n.rule) },
 			eval: n.eval(name),
-			emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 { return n.emit(e, name, res, as, argT) },
+			emit: func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
+				return n.emit(e, name, res, as, argT)
+			},
 		}
 	}
 }
 
 // sigNumeric checks the arguments of a numeric builtin and returns the
 // result type: the arguments' shape with their unified scalar type.
-func (c *checker) sigNumeric(e *Call, xs []*exprInfo, rule numRule) *Type {
+func (c *checker) sigNumeric(e *callExpr, xs []*exprInfo, rule numRule) *wgslType {
 	name := e.Fn.Name
 	for i, x := range xs {
-		if x.typ.Kind == KMat {
+		if x.typ.Kind == kMat {
 			c.errorSpan(e.Args[i], "'%s' does not take matrices", name)
 			return nil
 		}
 	}
-	if name == "mix" && xs[2].typ.Kind != KVec && xs[0].typ.Kind == KVec {
+	if name == "mix" && xs[2].typ.Kind != kVec && xs[0].typ.Kind == kVec {
 		// mix(vec, vec, scalar): splat the scalar factor.
 		s := c.unifyScalars(e.Pos, e.Args, xs)
 		if s == nil {
@@ -142,15 +144,15 @@ func (c *checker) sigNumeric(e *Call, xs []*exprInfo, rule numRule) *Type {
 	}
 	shape := xs[0].typ
 	for i, x := range xs {
-		if x.typ.Kind == KVec && shape.Kind == KVec && x.typ.N != shape.N || (x.typ.Kind == KVec) != (shape.Kind == KVec) && !(name == "mix" && i == 2 && x.typ.Kind != KVec) {
+		if x.typ.Kind == kVec && shape.Kind == kVec && x.typ.N != shape.N || (x.typ.Kind == kVec) != (shape.Kind == kVec) && !(name == "mix" && i == 2 && x.typ.Kind != kVec) {
 			c.errorf(e.Pos, "'%s' arguments must have the same shape: %s", name, typeListOf(xs))
 			return nil
 		}
 	}
 	switch rule {
 	case numFloat:
-		if s.Kind == KAbstractInt {
-			s = c.ts.scalar(KAbstractFloat)
+		if s.Kind == kAbstractInt {
+			s = c.ts.scalar(kAbstractFloat)
 			for i := range xs {
 				c.convertTo(e.Args[i], c.withScalar(xs[i].typ, s))
 			}
@@ -175,7 +177,7 @@ func (c *checker) sigNumeric(e *Call, xs []*exprInfo, rule numRule) *Type {
 			return nil
 		}
 		if s.isAbstract() { // no abstract overload: the argument becomes i32
-			s = c.ts.scalar(KI32)
+			s = c.ts.scalar(kI32)
 			c.convertTo(e.Args[0], c.withScalar(xs[0].typ, s))
 		}
 	}
@@ -192,8 +194,8 @@ func (c *checker) sigNumeric(e *Call, xs []*exprInfo, rule numRule) *Type {
 
 // eval returns the constant evaluation of numeric builtin name: f or i
 // per component, the scalar type that of the first argument.
-func (n numeric) eval(name string) func(*types, []*value, []*Type, *Type) (*value, error) {
-	return func(_ *types, args []*value, argT []*Type, res *Type) (*value, error) {
+func (n numeric) eval(name string) func(*types, []*value, []*wgslType, *wgslType) (*value, error) {
+	return func(_ *types, args []*value, argT []*wgslType, res *wgslType) (*value, error) {
 		s := argT[0].scalarOf()
 		if s.isFloat() && n.f == nil || !s.isFloat() && n.i == nil {
 			return nil, errorf("'%s' cannot be evaluated on constant '%s' arguments", name, s)
@@ -216,7 +218,7 @@ func (n numeric) eval(name string) func(*types, []*value, []*Type, *Type) (*valu
 			}
 			return &value{i: n.i(s.Kind, xs...)}, nil
 		}
-		if res.Kind != KVec {
+		if res.Kind != kVec {
 			return one(0)
 		}
 		out := &value{}
@@ -240,7 +242,7 @@ func component(v *value, k int) *value {
 }
 
 // emit emits numeric builtin name on argument ids as, of result type res.
-func (n numeric) emit(e *emitter, name string, res *Type, as []uint32, argT []*Type) uint32 {
+func (n numeric) emit(e *emitter, name string, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 	ty := e.typeID(res, plain)
 	s := res.scalarOf()
 	switch {
@@ -250,15 +252,15 @@ func (n numeric) emit(e *emitter, name string, res *Type, as []uint32, argT []*T
 		zero := e.constant(res, e.splatValue(res, &value{}))
 		one := e.constant(res, e.splatValue(res, &value{f: 1}))
 		return e.ext(ty, spirv.GLSLFClamp, as[0], zero, one)
-	case name == "mix" && res.Kind == KVec && argT[2].Kind != KVec:
+	case name == "mix" && res.Kind == kVec && argT[2].Kind != kVec:
 		as[2] = e.splat(as[2], argT[2], res.N)
-	case s.Kind == KU32 && name == "abs":
+	case s.Kind == kU32 && name == "abs":
 		return as[0]
 	}
 	switch {
 	case s.isFloat():
 		return e.ext(ty, n.glsl, as...)
-	case s.Kind == KI32:
+	case s.Kind == kI32:
 		return e.ext(ty, n.glslS, as...)
 	}
 	return e.ext(ty, n.glslU, as...)

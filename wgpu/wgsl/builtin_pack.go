@@ -57,7 +57,7 @@ func (p packing) unpackComponent(b uint32) float64 {
 
 func (p packing) packBuiltin() *tableBuiltin {
 	return &tableBuiltin{nargs: 1, sig: sigFixed("u32", p.vecType()),
-		eval: func(_ *types, args []*value, _ []*Type, _ *Type) (*value, error) {
+		eval: func(_ *types, args []*value, _ []*wgslType, _ *wgslType) (*value, error) {
 			var r uint32
 			for i, el := range args[0].elems {
 				b, err := p.packComponent(el.f)
@@ -68,7 +68,7 @@ func (p packing) packBuiltin() *tableBuiltin {
 			}
 			return &value{i: int64(r)}, nil
 		},
-		emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+		emit: func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 			if p.norm == 0 {
 				return e.ext(e.typeID(res, plain), p.pack, as[0])
 			}
@@ -78,7 +78,7 @@ func (p packing) packBuiltin() *tableBuiltin {
 
 func (p packing) unpackBuiltin() *tableBuiltin {
 	return &tableBuiltin{nargs: 1, sig: sigFixed(p.vecType(), "u32"),
-		eval: func(_ *types, args []*value, _ []*Type, _ *Type) (*value, error) {
+		eval: func(_ *types, args []*value, _ []*wgslType, _ *wgslType) (*value, error) {
 			out := &value{}
 			for i := range p.n {
 				b := uint32(args[0].i) >> (i * p.bits) & (1<<p.bits - 1)
@@ -86,7 +86,7 @@ func (p packing) unpackBuiltin() *tableBuiltin {
 			}
 			return out, nil
 		},
-		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+		emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 			return e.ext(e.typeID(res, plain), p.unpack, as[0])
 		}}
 }
@@ -94,7 +94,7 @@ func (p packing) unpackBuiltin() *tableBuiltin {
 // packNorm emits the specification's formula, floor(0.5 + norm * clamp(x,
 // lo, 1)) per component, rather than GLSL's PackSnorm/Unorm, whose rounding of
 // ties differs.
-func (e *emitter) packNorm(p packing, ft *Type, x uint32) uint32 {
+func (e *emitter) packNorm(p packing, ft *wgslType, x uint32) uint32 {
 	ts := e.m.types
 	fty := e.typeID(ft, plain)
 	lo := 0.0
@@ -105,7 +105,7 @@ func (e *emitter) packNorm(p packing, ft *Type, x uint32) uint32 {
 	x = e.ext(fty, spirv.GLSLFClamp, x, fconst(lo), fconst(1))
 	x = e.op(spirv.OpFMul, fty, x, fconst(p.norm))
 	x = e.ext(fty, spirv.GLSLFloor, e.op(spirv.OpFAdd, fty, x, fconst(0.5)))
-	it, ut := ts.vec(p.n, ts.scalar(KI32)), ts.vec(p.n, ts.scalar(KU32))
+	it, ut := ts.vec(p.n, ts.scalar(kI32)), ts.vec(p.n, ts.scalar(kU32))
 	x = e.op(spirv.OpBitcast, e.typeID(ut, plain), e.op(spirv.OpConvertFToS, e.typeID(it, plain), x))
 	x = e.op(spirv.OpBitwiseAnd, e.typeID(ut, plain), x, e.splatConst(ut, 1<<p.bits-1))
 	var sh [4]int64
@@ -117,7 +117,7 @@ func (e *emitter) packNorm(p packing, ft *Type, x uint32) uint32 {
 		v.elems = append(v.elems, &value{i: s})
 	}
 	x = e.op(spirv.OpShiftLeftLogical, e.typeID(ut, plain), x, e.constant(ut, v))
-	return e.sumLanes(spirv.OpBitwiseOr, ts.scalar(KU32), x, p.n)
+	return e.sumLanes(spirv.OpBitwiseOr, ts.scalar(kU32), x, p.n)
 }
 
 // f16Value decodes IEEE binary16 bits.
@@ -146,7 +146,7 @@ var byteLanes = [4]int64{0, 8, 16, 24}
 func packBytes(signed, clamp bool) *tableBuiltin {
 	in := pick(signed, "vec4<i32>", "vec4<u32>")
 	return &tableBuiltin{nargs: 1, sig: sigFixed("u32", in),
-		eval: func(_ *types, args []*value, _ []*Type, _ *Type) (*value, error) {
+		eval: func(_ *types, args []*value, _ []*wgslType, _ *wgslType) (*value, error) {
 			var r uint32
 			for i, el := range args[0].elems {
 				v := el.i
@@ -157,9 +157,9 @@ func packBytes(signed, clamp bool) *tableBuiltin {
 			}
 			return &value{i: int64(r)}, nil
 		},
-		emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+		emit: func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 			ts := e.m.types
-			u4 := ts.vec(4, ts.scalar(KU32))
+			u4 := ts.vec(4, ts.scalar(kU32))
 			x := as[0]
 			switch {
 			case clamp && signed:
@@ -180,7 +180,7 @@ func packBytes(signed, clamp bool) *tableBuiltin {
 func unpackBytes(signed bool) *tableBuiltin {
 	out := pick(signed, "vec4<i32>", "vec4<u32>")
 	return &tableBuiltin{nargs: 1, sig: sigFixed(out, "u32"),
-		eval: func(_ *types, args []*value, _ []*Type, res *Type) (*value, error) {
+		eval: func(_ *types, args []*value, _ []*wgslType, res *wgslType) (*value, error) {
 			v := &value{}
 			for _, sh := range byteLanes {
 				b := uint32(args[0].i) >> sh & 0xff
@@ -192,13 +192,15 @@ func unpackBytes(signed bool) *tableBuiltin {
 			}
 			return v, nil
 		},
-		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 { return e.unpackBytes(signed, res, as[0]) }}
+		emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
+			return e.unpackBytes(signed, res, as[0])
+		}}
 }
 
 // dotBytes is dot4I8Packed and dot4U8Packed.
 func dotBytes(signed bool) *tableBuiltin {
 	return &tableBuiltin{nargs: 2, sig: sigFixed(pick(signed, "i32", "u32"), "u32", "u32"),
-		eval: func(_ *types, args []*value, _ []*Type, _ *Type) (*value, error) {
+		eval: func(_ *types, args []*value, _ []*wgslType, _ *wgslType) (*value, error) {
 			var sum int64
 			for _, sh := range byteLanes {
 				a, b := uint32(args[0].i)>>sh&0xff, uint32(args[1].i)>>sh&0xff
@@ -210,14 +212,14 @@ func dotBytes(signed bool) *tableBuiltin {
 			}
 			return &value{i: sum}, nil
 		},
-		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+		emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 			v4 := e.m.types.vec(4, res)
 			a, b := e.unpackBytes(signed, v4, as[0]), e.unpackBytes(signed, v4, as[1])
 			return e.sumLanes(spirv.OpIAdd, res, e.op(spirv.OpIMul, e.typeID(v4, plain), a, b), 4)
 		}}
 }
 
-func (e *emitter) unpackBytes(signed bool, v4 *Type, x uint32) uint32 {
+func (e *emitter) unpackBytes(signed bool, v4 *wgslType, x uint32) uint32 {
 	ty := e.typeID(v4, plain)
 	if signed {
 		x = e.op(spirv.OpBitcast, e.typeID(v4.Elem, plain), x)
@@ -229,7 +231,7 @@ func (e *emitter) unpackBytes(signed bool, v4 *Type, x uint32) uint32 {
 	return e.op(spirv.OpBitwiseAnd, ty, v, e.splatConst(v4, 0xff))
 }
 
-func (e *emitter) laneShifts(t *Type, sh [4]int64) uint32 {
+func (e *emitter) laneShifts(t *wgslType, sh [4]int64) uint32 {
 	v := &value{}
 	for _, s := range sh {
 		v.elems = append(v.elems, &value{i: s})
@@ -238,7 +240,7 @@ func (e *emitter) laneShifts(t *Type, sh [4]int64) uint32 {
 }
 
 // sumLanes folds the n lanes of v with op into a scalar of type res.
-func (e *emitter) sumLanes(op spirv.Op, res *Type, v uint32, n int) uint32 {
+func (e *emitter) sumLanes(op spirv.Op, res *wgslType, v uint32, n int) uint32 {
 	ty := e.typeID(res, plain)
 	r := e.op(spirv.OpCompositeExtract, ty, v, 0)
 	for i := uint32(1); i < uint32(n); i++ {

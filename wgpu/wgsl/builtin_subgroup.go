@@ -21,10 +21,10 @@ const (
 )
 
 func addSubgroup(b map[string]*tableBuiltin) {
-	add := func(name string, nargs int, kind subgroupKind, emit func(e *emitter, res *Type, as []uint32, argT []*Type) uint32) {
+	add := func(name string, nargs int, kind subgroupKind, emit func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32) {
 		b[name] = &tableBuiltin{nargs: nargs, subgroup: true,
-			sig: func(c *checker, e *Call, xs []*exprInfo) *Type { return c.sigSubgroup(e, xs, kind) },
-			emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+			sig: func(c *checker, e *callExpr, xs []*exprInfo) *wgslType { return c.sigSubgroup(e, xs, kind) },
+			emit: func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 				e.capability(spirv.CapabilityGroupNonUniform)
 				return emit(e, res, as, argT)
 			}}
@@ -32,13 +32,13 @@ func addSubgroup(b map[string]*tableBuiltin) {
 	// arith: an operation of the float, i32 and u32 forms (f == 0: integers
 	// only) and its group operation.
 	arith := func(name string, kind subgroupKind, f, si, u spirv.Op, group uint32) {
-		add(name, 1, kind, func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+		add(name, 1, kind, func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 			e.capability(spirv.CapabilityGroupNonUniformArithmetic)
 			s := res.scalarOf()
 			op := u
 			if s.isFloat() {
 				op = f
-			} else if s.Kind == KI32 {
+			} else if s.Kind == kI32 {
 				op = si
 			}
 			return e.op(op, e.typeID(res, plain), e.constU32(spirv.ScopeSubgroup), group, as[0])
@@ -60,11 +60,11 @@ func addSubgroup(b map[string]*tableBuiltin) {
 	// laneOp: an operation on a value and a u32 lane (an i32 lane is
 	// reinterpreted), needing capability cap.
 	laneOp := func(name string, kind subgroupKind, op spirv.Op, cap uint32) {
-		add(name, 2, kind, func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+		add(name, 2, kind, func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 			e.capability(cap)
 			lane := as[1]
-			if argT[1].Kind == KI32 {
-				lane = e.op(spirv.OpBitcast, e.typeID(e.m.types.scalar(KU32), plain), lane)
+			if argT[1].Kind == kI32 {
+				lane = e.op(spirv.OpBitcast, e.typeID(e.m.types.scalar(kU32), plain), lane)
 			}
 			return e.op(op, e.typeID(res, plain), e.constU32(spirv.ScopeSubgroup), as[0], lane)
 		})
@@ -77,7 +77,7 @@ func addSubgroup(b map[string]*tableBuiltin) {
 
 	// oneArg: an operation on one value, needing capability cap.
 	oneArg := func(name string, kind subgroupKind, op spirv.Op, cap uint32) {
-		add(name, 1, kind, func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+		add(name, 1, kind, func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 			e.capability(cap)
 			return e.op(op, e.typeID(res, plain), e.constU32(spirv.ScopeSubgroup), as[0])
 		})
@@ -86,36 +86,36 @@ func addSubgroup(b map[string]*tableBuiltin) {
 	oneArg("subgroupAll", subVote, spirv.OpGroupNonUniformAll, spirv.CapabilityGroupNonUniformVote)
 	oneArg("subgroupAny", subVote, spirv.OpGroupNonUniformAny, spirv.CapabilityGroupNonUniformVote)
 	oneArg("subgroupBallot", subBallot, spirv.OpGroupNonUniformBallot, spirv.CapabilityGroupNonUniformBallot)
-	add("subgroupElect", 0, subElect, func(e *emitter, res *Type, _ []uint32, _ []*Type) uint32 {
+	add("subgroupElect", 0, subElect, func(e *emitter, res *wgslType, _ []uint32, _ []*wgslType) uint32 {
 		return e.op(spirv.OpGroupNonUniformElect, e.typeID(res, plain), e.constU32(spirv.ScopeSubgroup))
 	})
 }
 
 // sigSubgroup checks the arguments of a subgroup operation of the given
 // kind and returns its result type.
-func (c *checker) sigSubgroup(e *Call, xs []*exprInfo, kind subgroupKind) *Type {
+func (c *checker) sigSubgroup(e *callExpr, xs []*exprInfo, kind subgroupKind) *wgslType {
 	name := e.Fn.Name
 	if !c.noMatrices(e, xs) {
 		return nil
 	}
 	switch kind {
 	case subElect:
-		return c.ts.scalar(KBool)
+		return c.ts.scalar(kBool)
 	case subVote, subBallot:
-		if xs[0].typ.Kind != KBool {
+		if xs[0].typ.Kind != kBool {
 			c.errorf(e.Pos, "'%s' needs a bool, got '%s'", name, xs[0].typ)
 			return nil
 		}
 		if kind == subBallot {
-			return c.ts.vec(4, c.ts.scalar(KU32))
+			return c.ts.vec(4, c.ts.scalar(kU32))
 		}
-		return c.ts.scalar(KBool)
+		return c.ts.scalar(kBool)
 	}
 	c.materialize(e.Args[0])
 	t := c.out.info[e.Args[0]].typ
 	s := t.scalarOf()
 	anyScalar := kind == subShuffle || kind == subBroadcast || kind == subFirst
-	if t.Kind != KVec && !t.isScalar() || s.Kind == KBool && !anyScalar {
+	if t.Kind != kVec && !t.isScalar() || s.Kind == kBool && !anyScalar {
 		c.errorf(e.Pos, "'%s' needs a numeric scalar or vector, got '%s'", name, t)
 		return nil
 	}
@@ -126,7 +126,7 @@ func (c *checker) sigSubgroup(e *Call, xs []*exprInfo, kind subgroupKind) *Type 
 	if len(e.Args) == 2 {
 		c.materialize(e.Args[1])
 		it := c.out.info[e.Args[1]].typ
-		if it.Kind != KU32 && it.Kind != KI32 {
+		if it.Kind != kU32 && it.Kind != kI32 {
 			c.errorSpan(e.Args[1], "'%s' needs an i32 or u32 lane argument, got '%s'", name, it)
 			return nil
 		}

@@ -15,14 +15,14 @@ type tableBuiltin struct {
 	// sig checks the arguments, applies the automatic conversions the
 	// overloads call for, and returns the result type, or nil after reporting
 	// an error.
-	sig func(c *checker, e *Call, xs []*exprInfo) *Type
+	sig func(c *checker, e *callExpr, xs []*exprInfo) *wgslType
 	// eval computes the result from constant arguments of types ts.
-	eval func(ts *types, args []*value, argT []*Type, res *Type) (*value, error)
+	eval func(ts *types, args []*value, argT []*wgslType, res *wgslType) (*value, error)
 	// emit emits the call on argument ids as of result type res.
-	emit func(e *emitter, res *Type, as []uint32, argT []*Type) uint32
+	emit func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32
 	// emitCall, where set instead of emit, emits the call from its
 	// argument expressions (arrayLength needs its pointer's access chain).
-	emitCall func(e *emitter, c *Call, res *Type) uint32
+	emitCall func(e *emitter, c *callExpr, res *wgslType) uint32
 	// subgroup marks an operation of the subgroups extension: it needs
 	// 'enable subgroups;', is never a const-expression, is checked by the
 	// subgroup uniformity rule and gives a non-uniform value.
@@ -62,57 +62,59 @@ const (
 var builtinTable map[string]*tableBuiltin
 
 func init() {
-	intUnary := func(f func(s *Type, x uint32) uint32, emit func(e *emitter, res *Type, x uint32) uint32) *tableBuiltin {
+	intUnary := func(f func(s *wgslType, x uint32) uint32, emit func(e *emitter, res *wgslType, x uint32) uint32) *tableBuiltin {
 		return &tableBuiltin{nargs: 1, sig: sigInt(0),
-			eval: perComponent(func(s *Type, x []uint32) (uint32, error) { return f(s, x[0]), nil }),
-			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 { return emit(e, res, as[0]) }}
+			eval: perComponent(func(s *wgslType, x []uint32) (uint32, error) { return f(s, x[0]), nil }),
+			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 { return emit(e, res, as[0]) }}
 	}
 	b := map[string]*tableBuiltin{
-		"countLeadingZeros": intUnary(func(_ *Type, x uint32) uint32 { return uint32(bits.LeadingZeros32(x)) },
-			func(e *emitter, res *Type, x uint32) uint32 {
+		"countLeadingZeros": intUnary(func(_ *wgslType, x uint32) uint32 { return uint32(bits.LeadingZeros32(x)) },
+			func(e *emitter, res *wgslType, x uint32) uint32 {
 				msb := e.ext(e.typeID(res, plain), spirv.GLSLFindUMsb, x)
 				return e.op(spirv.OpISub, e.typeID(res, plain), e.splatConst(res, 31), msb)
 			}),
-		"countTrailingZeros": intUnary(func(_ *Type, x uint32) uint32 { return uint32(bits.TrailingZeros32(x)) },
-			func(e *emitter, res *Type, x uint32) uint32 {
+		"countTrailingZeros": intUnary(func(_ *wgslType, x uint32) uint32 { return uint32(bits.TrailingZeros32(x)) },
+			func(e *emitter, res *wgslType, x uint32) uint32 {
 				lsb := e.ext(e.typeID(res, plain), spirv.GLSLFindILsb, x)
 				zero := e.op(spirv.OpIEqual, e.typeID(e.boolLike(res), plain), x, e.splatConst(res, 0))
 				return e.op(spirv.OpSelect, e.typeID(res, plain), zero, e.splatConst(res, 32), lsb)
 			}),
 		"firstLeadingBit": intUnary(firstLeadingBit,
-			func(e *emitter, res *Type, x uint32) uint32 {
-				return e.ext(e.typeID(res, plain), pick(res.scalarOf().Kind == KI32, spirv.GLSLFindSMsb, spirv.GLSLFindUMsb), x)
+			func(e *emitter, res *wgslType, x uint32) uint32 {
+				return e.ext(e.typeID(res, plain), pick(res.scalarOf().Kind == kI32, spirv.GLSLFindSMsb, spirv.GLSLFindUMsb), x)
 			}),
-		"firstTrailingBit": intUnary(func(_ *Type, x uint32) uint32 {
+		"firstTrailingBit": intUnary(func(_ *wgslType, x uint32) uint32 {
 			if x == 0 {
 				return math.MaxUint32
 			}
 			return uint32(bits.TrailingZeros32(x))
-		}, func(e *emitter, res *Type, x uint32) uint32 {
+		}, func(e *emitter, res *wgslType, x uint32) uint32 {
 			return e.ext(e.typeID(res, plain), spirv.GLSLFindILsb, x)
 		}),
 		"extractBits": {nargs: 3, sig: sigBits(1),
-			eval: perComponent(func(s *Type, x []uint32) (uint32, error) { return extractBits(s.Kind == KI32, x[0], x[1], x[2]), nil }),
-			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+			eval: perComponent(func(s *wgslType, x []uint32) (uint32, error) {
+				return extractBits(s.Kind == kI32, x[0], x[1], x[2]), nil
+			}),
+			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				o, n := e.clampBitRange(as[1], as[2])
-				return e.op(pick(res.scalarOf().Kind == KI32, spirv.OpBitFieldSExtract, spirv.OpBitFieldUExtract), e.typeID(res, plain), as[0], o, n)
+				return e.op(pick(res.scalarOf().Kind == kI32, spirv.OpBitFieldSExtract, spirv.OpBitFieldUExtract), e.typeID(res, plain), as[0], o, n)
 			}},
 		"insertBits": {nargs: 4, sig: sigBits(2),
-			eval: perComponent(func(_ *Type, x []uint32) (uint32, error) { return insertBits(x[0], x[1], x[2], x[3]), nil }),
-			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+			eval: perComponent(func(_ *wgslType, x []uint32) (uint32, error) { return insertBits(x[0], x[1], x[2], x[3]), nil }),
+			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				o, n := e.clampBitRange(as[2], as[3])
 				return e.op(spirv.OpBitFieldInsert, e.typeID(res, plain), as[0], as[1], o, n)
 			}},
 		"ldexp": {nargs: 2, sig: sigLdexp, eval: evalLdexp,
-			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				return e.ext(e.typeID(res, plain), spirv.GLSLLdexp, as...)
 			}},
 		"frexp": {nargs: 1, sig: sigSplit("frexp"), eval: evalSplit,
-			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				return e.ext(e.typeID(res, plain), spirv.GLSLFrexpStruct, as...)
 			}},
 		"modf": {nargs: 1, sig: sigSplit("modf"), eval: evalSplit,
-			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				return e.ext(e.typeID(res, plain), spirv.GLSLModfStruct, as...)
 			}},
 		"quantizeToF16": {nargs: 1, sig: sigQuantize,
@@ -123,7 +125,7 @@ func init() {
 				}
 				return r, nil
 			}),
-			emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				return e.op(spirv.OpQuantizeToF16, e.typeID(res, plain), as[0])
 			}},
 	}
@@ -148,7 +150,7 @@ func init() {
 }
 
 // tableCall checks a call of a builtin in builtinTable.
-func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
+func (c *checker) tableCall(e *callExpr, b *tableBuiltin, stmt bool) *exprInfo {
 	name := e.Fn.Name
 	if b.subgroup && !c.out.enables["subgroups"] {
 		c.errorf(e.Pos, "'%s' requires 'enable subgroups;'", name)
@@ -187,7 +189,7 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 		return out
 	}
 	vals := make([]*value, len(e.Args))
-	ts := make([]*Type, len(e.Args))
+	ts := make([]*wgslType, len(e.Args))
 	for i, a := range e.Args {
 		xs[i] = c.out.info[a]
 		vals[i], ts[i] = xs[i].val, xs[i].typ
@@ -208,12 +210,12 @@ func (c *checker) tableCall(e *Call, b *tableBuiltin, stmt bool) *exprInfo {
 }
 
 // emitTable emits a call of a builtin in builtinTable.
-func (e *emitter) emitTable(c *Call, b *tableBuiltin, info *exprInfo) uint32 {
+func (e *emitter) emitTable(c *callExpr, b *tableBuiltin, info *exprInfo) uint32 {
 	if b.emitCall != nil {
 		return b.emitCall(e, c, info.typ)
 	}
 	as := make([]uint32, len(c.Args))
-	ts := make([]*Type, len(c.Args))
+	ts := make([]*wgslType, len(c.Args))
 	for i, a := range c.Args {
 		as[i] = e.expr(a)
 		ts[i] = e.info(a).typ
@@ -225,15 +227,15 @@ func (e *emitter) emitTable(c *Call, b *tableBuiltin, info *exprInfo) uint32 {
 
 // intShaped converts an abstract-int argument to i32 and reports whether the
 // argument is an i32 or u32 scalar or vector.
-func (c *checker) intShaped(e *Call, i int, xs []*exprInfo) *Type {
+func (c *checker) intShaped(e *callExpr, i int, xs []*exprInfo) *wgslType {
 	t := xs[i].typ
-	if t.scalarOf().Kind == KAbstractInt {
-		t = c.withScalar(t, c.ts.scalar(KI32))
+	if t.scalarOf().Kind == kAbstractInt {
+		t = c.withScalar(t, c.ts.scalar(kI32))
 		if !c.convertTo(e.Args[i], t) {
 			return nil
 		}
 	}
-	if s := t.scalarOf(); (t.Kind != KVec && !t.isScalar()) || s.Kind != KI32 && s.Kind != KU32 {
+	if s := t.scalarOf(); (t.Kind != kVec && !t.isScalar()) || s.Kind != kI32 && s.Kind != kU32 {
 		c.errorSpan(e.Args[i], "'%s' needs an i32 or u32 scalar or vector, got '%s'", e.Fn.Name, t)
 		return nil
 	}
@@ -241,14 +243,14 @@ func (c *checker) intShaped(e *Call, i int, xs []*exprInfo) *Type {
 }
 
 // sigInt: (T) -> T for T an i32/u32 scalar or vector.
-func sigInt(int) func(c *checker, e *Call, xs []*exprInfo) *Type {
-	return func(c *checker, e *Call, xs []*exprInfo) *Type { return c.intShaped(e, 0, xs) }
+func sigInt(int) func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
+	return func(c *checker, e *callExpr, xs []*exprInfo) *wgslType { return c.intShaped(e, 0, xs) }
 }
 
 // sigBits: (T, ... T, offset: u32, count: u32) -> T with nT leading T arguments.
-func sigBits(nT int) func(c *checker, e *Call, xs []*exprInfo) *Type {
-	return func(c *checker, e *Call, xs []*exprInfo) *Type {
-		var t *Type
+func sigBits(nT int) func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
+	return func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
+		var t *wgslType
 		if xs[0].typ.isAbstract() && nT == 2 && !xs[1].typ.isAbstract() {
 			t = c.intShaped(e, 1, xs) // insertBits(5, x, ...) takes x's type
 			if t == nil || !c.convertTo(e.Args[0], t) {
@@ -263,7 +265,7 @@ func sigBits(nT int) func(c *checker, e *Call, xs []*exprInfo) *Type {
 			}
 		}
 		for i := nT; i < nT+2; i++ {
-			if !c.convertTo(e.Args[i], c.ts.scalar(KU32)) {
+			if !c.convertTo(e.Args[i], c.ts.scalar(kU32)) {
 				return nil
 			}
 		}
@@ -273,15 +275,15 @@ func sigBits(nT int) func(c *checker, e *Call, xs []*exprInfo) *Type {
 
 // floatShaped reports whether t is a float scalar or vector, after turning
 // abstract-int into abstract-float.
-func (c *checker) floatShaped(e *Call, i int, xs []*exprInfo) *Type {
+func (c *checker) floatShaped(e *callExpr, i int, xs []*exprInfo) *wgslType {
 	t := xs[i].typ
-	if t.scalarOf().Kind == KAbstractInt {
-		t = c.withScalar(t, c.ts.scalar(KAbstractFloat))
+	if t.scalarOf().Kind == kAbstractInt {
+		t = c.withScalar(t, c.ts.scalar(kAbstractFloat))
 		if !c.convertTo(e.Args[i], t) {
 			return nil
 		}
 	}
-	if (t.Kind != KVec && !t.isScalar()) || !t.scalarOf().isFloat() {
+	if (t.Kind != kVec && !t.isScalar()) || !t.scalarOf().isFloat() {
 		c.errorSpan(e.Args[i], "'%s' needs a float scalar or vector, got '%s'", e.Fn.Name, t)
 		return nil
 	}
@@ -290,23 +292,23 @@ func (c *checker) floatShaped(e *Call, i int, xs []*exprInfo) *Type {
 
 // sigLdexp: ldexp(T, I) -> T; I is an i32 vector exactly when T is a vector,
 // and concrete exactly when T is.
-func sigLdexp(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigLdexp(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	t := c.floatShaped(e, 0, xs)
 	if t == nil {
 		return nil
 	}
 	it := xs[1].typ
-	if (it.Kind == KVec) != (t.Kind == KVec) || it.Kind == KVec && it.N != t.N || !(it.scalarOf().Kind == KI32 || it.scalarOf().Kind == KAbstractInt) {
+	if (it.Kind == kVec) != (t.Kind == kVec) || it.Kind == kVec && it.N != t.N || !(it.scalarOf().Kind == kI32 || it.scalarOf().Kind == kAbstractInt) {
 		c.errorSpan(e.Args[1], "'ldexp' needs an i32 exponent of the shape of '%s', got '%s'", t, it)
 		return nil
 	}
 	if t.isAbstract() && !it.isAbstract() { // a concrete exponent makes the significand f32
-		t = c.withScalar(t, c.ts.scalar(KF32))
+		t = c.withScalar(t, c.ts.scalar(kF32))
 		if !c.convertTo(e.Args[0], t) {
 			return nil
 		}
 	}
-	if !t.isAbstract() && !c.convertTo(e.Args[1], c.withScalar(t, c.ts.scalar(KI32))) {
+	if !t.isAbstract() && !c.convertTo(e.Args[1], c.withScalar(t, c.ts.scalar(kI32))) {
 		return nil
 	}
 	return t
@@ -315,8 +317,8 @@ func sigLdexp(c *checker, e *Call, xs []*exprInfo) *Type {
 // sigSplit: frexp and modf return a struct of two members of T's shape.
 // For an abstract T the struct is abstract too (members abstract-float and,
 // for frexp's exp, abstract-int) and materializes to the f32 struct.
-func sigSplit(name string) func(c *checker, e *Call, xs []*exprInfo) *Type {
-	return func(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigSplit(name string) func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
+	return func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 		t := c.floatShaped(e, 0, xs)
 		if t == nil {
 			return nil
@@ -326,21 +328,21 @@ func sigSplit(name string) func(c *checker, e *Call, xs []*exprInfo) *Type {
 }
 
 // splitResult is the result struct of frexp or modf for argument type t.
-func (c *checker) splitResult(name string, t *Type) *Type {
+func (c *checker) splitResult(name string, t *wgslType) *wgslType {
 	second, sname := t, "whole"
 	if name == "frexp" {
-		second, sname = c.withScalar(t, c.ts.scalar(pick(t.isAbstract(), KAbstractInt, KI32))), "exp"
+		second, sname = c.withScalar(t, c.ts.scalar(pick(t.isAbstract(), kAbstractInt, kI32))), "exp"
 	}
 	s := t.scalarOf().String()
 	if t.isAbstract() {
 		s = "abstract"
 	}
 	suffix := s
-	if t.Kind == KVec {
+	if t.Kind == kVec {
 		suffix = "vec" + string(rune('0'+t.N)) + "_" + s
 	}
 	al, sz := max(t.Align(), second.Align()), roundUp(second.Align(), t.Size())
-	st := &StructType{Name: "__" + name + "_result_" + suffix, Members: []Field{
+	st := &structType{Name: "__" + name + "_result_" + suffix, Members: []field{
 		{Name: "fract", Type: t, Offset: 0, Align: t.Align(), Size: t.Size()},
 		{Name: sname, Type: second, Offset: sz, Align: second.Align(), Size: second.Size()},
 	}, Align: al}
@@ -348,21 +350,21 @@ func (c *checker) splitResult(name string, t *Type) *Type {
 	if t.isAbstract() {
 		st.concrete = c.splitResult(name, c.concreteOf(t))
 	}
-	return c.ts.get(Type{Kind: KStruct, Struct: st})
+	return c.ts.get(wgslType{Kind: kStruct, Struct: st})
 }
 
-func sigQuantize(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigQuantize(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	t := c.floatShaped(e, 0, xs)
 	if t == nil {
 		return nil
 	}
 	if t.isAbstract() {
-		t = c.withScalar(t, c.ts.scalar(KF32))
+		t = c.withScalar(t, c.ts.scalar(kF32))
 		if !c.convertTo(e.Args[0], t) {
 			return nil
 		}
 	}
-	if t.scalarOf().Kind != KF32 {
+	if t.scalarOf().Kind != kF32 {
 		c.errorSpan(e.Args[0], "'quantizeToF16' needs f32 or vecN<f32>, got '%s'", t)
 		return nil
 	}
@@ -371,8 +373,8 @@ func sigQuantize(c *checker, e *Call, xs []*exprInfo) *Type {
 
 // sigFixed: one fixed argument type (given by its WGSL spelling) per
 // parameter and a fixed result type.
-func sigFixed(res string, params ...string) func(c *checker, e *Call, xs []*exprInfo) *Type {
-	return func(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigFixed(res string, params ...string) func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
+	return func(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 		for i, p := range params {
 			if !c.convertTo(e.Args[i], fixedType(c.ts, p)) {
 				return nil
@@ -382,8 +384,8 @@ func sigFixed(res string, params ...string) func(c *checker, e *Call, xs []*expr
 	}
 }
 
-func fixedType(ts *types, s string) *Type {
-	kinds := map[string]Kind{"i32": KI32, "u32": KU32, "f32": KF32}
+func fixedType(ts *types, s string) *wgslType {
+	kinds := map[string]kind{"i32": kI32, "u32": kU32, "f32": kF32}
 	if k, ok := kinds[s]; ok {
 		return ts.scalar(k)
 	}
@@ -395,8 +397,8 @@ func fixedType(ts *types, s string) *Type {
 
 // perComponent lifts f over 32-bit integer arguments to scalars and vectors;
 // scalar arguments (offsets, counts) are shared by all components.
-func perComponent(f func(s *Type, x []uint32) (uint32, error)) func(*types, []*value, []*Type, *Type) (*value, error) {
-	return func(_ *types, args []*value, argT []*Type, res *Type) (*value, error) {
+func perComponent(f func(s *wgslType, x []uint32) (uint32, error)) func(*types, []*value, []*wgslType, *wgslType) (*value, error) {
+	return func(_ *types, args []*value, argT []*wgslType, res *wgslType) (*value, error) {
 		s := res.scalarOf()
 		one := func(k int) (*value, error) {
 			xs := make([]uint32, len(args))
@@ -409,7 +411,7 @@ func perComponent(f func(s *Type, x []uint32) (uint32, error)) func(*types, []*v
 			r, err := f(s, xs)
 			return valueFromBits(r, s), err
 		}
-		if res.Kind != KVec {
+		if res.Kind != kVec {
 			return one(0)
 		}
 		out := &value{}
@@ -425,8 +427,8 @@ func perComponent(f func(s *Type, x []uint32) (uint32, error)) func(*types, []*v
 }
 
 // perFloat lifts f over one float scalar or vector, rounding to the result type.
-func perFloat(f func(x float64) (float64, error)) func(*types, []*value, []*Type, *Type) (*value, error) {
-	return func(_ *types, args []*value, _ []*Type, res *Type) (*value, error) {
+func perFloat(f func(x float64) (float64, error)) func(*types, []*value, []*wgslType, *wgslType) (*value, error) {
+	return func(_ *types, args []*value, _ []*wgslType, res *wgslType) (*value, error) {
 		one := func(v *value) (*value, error) {
 			r, err := f(v.f)
 			if err != nil {
@@ -453,8 +455,8 @@ func perFloat(f func(x float64) (float64, error)) func(*types, []*value, []*Type
 	}
 }
 
-func firstLeadingBit(s *Type, x uint32) uint32 {
-	if s.Kind == KI32 && int32(x) < 0 {
+func firstLeadingBit(s *wgslType, x uint32) uint32 {
+	if s.Kind == kI32 && int32(x) < 0 {
 		x = ^x
 	}
 	if x == 0 {
@@ -496,9 +498,9 @@ func insertBits(e, newbits, offset, count uint32) uint32 {
 	return e&^mask | newbits<<o&mask
 }
 
-func evalLdexp(_ *types, args []*value, argT []*Type, res *Type) (*value, error) {
+func evalLdexp(_ *types, args []*value, argT []*wgslType, res *wgslType) (*value, error) {
 	s := res.scalarOf()
-	bias := map[Kind]int64{KF16: 15, KF32: 127, KAbstractFloat: 1023}[s.Kind]
+	bias := map[kind]int64{kF16: 15, kF32: 127, kAbstractFloat: 1023}[s.Kind]
 	one := func(x, e *value) (*value, error) {
 		if e.i > bias+1 {
 			return nil, errorf("'ldexp' exponent %d is too large for '%s'", e.i, s)
@@ -509,7 +511,7 @@ func evalLdexp(_ *types, args []*value, argT []*Type, res *Type) (*value, error)
 		}
 		return &value{f: r}, nil
 	}
-	if res.Kind != KVec {
+	if res.Kind != kVec {
 		return one(args[0], args[1])
 	}
 	out := &value{}
@@ -524,7 +526,7 @@ func evalLdexp(_ *types, args []*value, argT []*Type, res *Type) (*value, error)
 }
 
 // evalSplit evaluates frexp and modf into their result structs.
-func evalSplit(_ *types, args []*value, _ []*Type, res *Type) (*value, error) {
+func evalSplit(_ *types, args []*value, _ []*wgslType, res *wgslType) (*value, error) {
 	frexp := res.Struct.Members[1].Name == "exp"
 	one := func(x float64) (a, b *value) {
 		if frexp {
@@ -549,14 +551,14 @@ func evalSplit(_ *types, args []*value, _ []*Type, res *Type) (*value, error) {
 // ---- emitter helpers ----
 
 // splatConst is the constant k of integer type t (scalar or vector).
-func (e *emitter) splatConst(t *Type, k int64) uint32 {
+func (e *emitter) splatConst(t *wgslType, k int64) uint32 {
 	return e.constant(t, e.splatValue(t, &value{i: k}))
 }
 
 // boolLike is bool or vecN<bool> of t's shape.
-func (e *emitter) boolLike(t *Type) *Type {
-	b := e.m.types.scalar(KBool)
-	if t.Kind == KVec {
+func (e *emitter) boolLike(t *wgslType) *wgslType {
+	b := e.m.types.scalar(kBool)
+	if t.Kind == kVec {
 		return e.m.types.vec(t.N, b)
 	}
 	return b
@@ -564,7 +566,7 @@ func (e *emitter) boolLike(t *Type) *Type {
 
 // clampBitRange emits bitRange: o = min(offset, 32), c = min(count, 32 - o).
 func (e *emitter) clampBitRange(offset, count uint32) (o, c uint32) {
-	u := e.typeID(e.m.types.scalar(KU32), plain)
+	u := e.typeID(e.m.types.scalar(kU32), plain)
 	w := e.constU32(32)
 	o = e.ext(u, spirv.GLSLUMin, offset, w)
 	return o, e.ext(u, spirv.GLSLUMin, count, e.op(spirv.OpISub, u, w, o))

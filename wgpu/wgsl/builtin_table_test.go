@@ -71,8 +71,8 @@ func TestTableConstEval(t *testing.T) {
 		{"extractBits offset past 32", extractBits(true, 0xffffffff, 40, 4), 0},
 		{"insertBits whole word", insertBits(1, 0xabcd, 0, 32), 0xabcd},
 		{"insertBits clamped count", insertBits(0, 0xffffffff, 30, 8), 0xc0000000},
-		{"firstLeadingBit i32 -2", firstLeadingBit(&Type{Kind: KI32}, 0xfffffffe), 0},
-		{"firstLeadingBit u32 top", firstLeadingBit(&Type{Kind: KU32}, 0x80000000), 31},
+		{"firstLeadingBit i32 -2", firstLeadingBit(&wgslType{Kind: kI32}, 0xfffffffe), 0},
+		{"firstLeadingBit u32 top", firstLeadingBit(&wgslType{Kind: kU32}, 0x80000000), 31},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %#x, want %#x", c.name, c.got, c.want)

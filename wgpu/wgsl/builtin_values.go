@@ -27,8 +27,8 @@ var builtinValues = map[string]builtinValue{
 }
 
 // typ is the WGSL type of the builtin value.
-func (b builtinValue) typ(ts *types) *Type {
-	u32 := ts.scalar(KU32)
+func (b builtinValue) typ(ts *types) *wgslType {
+	u32 := ts.scalar(kU32)
 	if b.vec3 {
 		return ts.vec(3, u32)
 	}
@@ -42,7 +42,7 @@ func (b builtinValue) typ(ts *types) *Type {
 // workgroup id and n the number of workgroups.
 func (e *emitter) linearIndex(name string) uint32 {
 	ts := e.m.types
-	u32, v3 := ts.scalar(KU32), ts.vec(3, ts.scalar(KU32))
+	u32, v3 := ts.scalar(kU32), ts.vec(3, ts.scalar(kU32))
 	uty := e.typeID(u32, plain)
 	nwg := e.loadInput("num_workgroups", v3)
 	var id uint32

@@ -10,8 +10,8 @@ import (
 // normalize, cross, all, any, select, transpose and determinant.
 
 func addVectorMatrix(b map[string]*tableBuiltin) {
-	glsl := func(inst uint32) func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
-		return func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+	glsl := func(inst uint32) func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
+		return func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 			return e.ext(e.typeID(res, plain), inst, as...)
 		}
 	}
@@ -22,33 +22,33 @@ func addVectorMatrix(b map[string]*tableBuiltin) {
 	b["cross"] = &tableBuiltin{nargs: 2, sig: sigGeometric, eval: evalGeometric("cross"), emit: glsl(spirv.GLSLCross)}
 	for _, all := range []bool{true, false} {
 		b[pick(all, "all", "any")] = &tableBuiltin{nargs: 1, sig: sigAllAny, eval: evalAllAny(all),
-			emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
-				if argT[0].Kind != KVec {
+			emit: func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
+				if argT[0].Kind != kVec {
 					return as[0]
 				}
 				return e.op(pick(all, spirv.OpAll, spirv.OpAny), e.typeID(res, plain), as[0])
 			}}
 	}
 	b["select"] = &tableBuiltin{nargs: 3, sig: sigSelect,
-		eval: func(_ *types, args []*value, _ []*Type, _ *Type) (*value, error) {
+		eval: func(_ *types, args []*value, _ []*wgslType, _ *wgslType) (*value, error) {
 			return selectValue(args[0], args[1], args[2]), nil
 		},
-		emit: func(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+		emit: func(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 			cond := as[2]
-			if res.Kind == KVec && argT[2].Kind != KVec {
+			if res.Kind == kVec && argT[2].Kind != kVec {
 				cond = e.splat(cond, argT[2], res.N)
 			}
 			return e.op(spirv.OpSelect, e.typeID(res, plain), cond, as[1], as[0])
 		}}
 	b["transpose"] = &tableBuiltin{nargs: 1, sig: sigMatrix,
-		eval: func(_ *types, args []*value, argT []*Type, _ *Type) (*value, error) {
+		eval: func(_ *types, args []*value, argT []*wgslType, _ *wgslType) (*value, error) {
 			return matFn("transpose", args[0], argT[0]), nil
 		},
-		emit: func(e *emitter, res *Type, as []uint32, _ []*Type) uint32 {
+		emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 			return e.op(spirv.OpTranspose, e.typeID(res, plain), as...)
 		}}
 	b["determinant"] = &tableBuiltin{nargs: 1, sig: sigMatrix,
-		eval: func(_ *types, args []*value, argT []*Type, _ *Type) (*value, error) {
+		eval: func(_ *types, args []*value, argT []*wgslType, _ *wgslType) (*value, error) {
 			v := matFn("determinant", args[0], argT[0])
 			r, ok := roundFloat(v.f, argT[0].scalarOf().Kind)
 			if !ok || math.IsNaN(r) {
@@ -60,9 +60,9 @@ func addVectorMatrix(b map[string]*tableBuiltin) {
 }
 
 // noMatrices reports an error for a matrix argument.
-func (c *checker) noMatrices(e *Call, xs []*exprInfo) bool {
+func (c *checker) noMatrices(e *callExpr, xs []*exprInfo) bool {
 	for i, x := range xs {
-		if x.typ.Kind == KMat {
+		if x.typ.Kind == kMat {
 			c.errorSpan(e.Args[i], "'%s' does not take matrices", e.Fn.Name)
 			return false
 		}
@@ -73,7 +73,7 @@ func (c *checker) noMatrices(e *Call, xs []*exprInfo) bool {
 // sigGeometric: dot(vecN<T>, vecN<T>) -> T for numeric T; length and
 // distance of float scalars or vectors -> the scalar; normalize(vecN<F>)
 // and cross(vec3<F>, vec3<F>) -> their argument type.
-func sigGeometric(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigGeometric(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	name := e.Fn.Name
 	if !c.noMatrices(e, xs) {
 		return nil
@@ -82,8 +82,8 @@ func sigGeometric(c *checker, e *Call, xs []*exprInfo) *Type {
 	if s == nil {
 		return nil
 	}
-	if name != "dot" && s.Kind == KAbstractInt {
-		s = c.ts.scalar(KAbstractFloat)
+	if name != "dot" && s.Kind == kAbstractInt {
+		s = c.ts.scalar(kAbstractFloat)
 		for i := range xs {
 			c.convertTo(e.Args[i], c.withScalar(xs[i].typ, s))
 		}
@@ -97,7 +97,7 @@ func sigGeometric(c *checker, e *Call, xs []*exprInfo) *Type {
 	}
 	switch name {
 	case "dot":
-		if t.Kind != KVec || !s.isNumeric() {
+		if t.Kind != kVec || !s.isNumeric() {
 			c.errorf(e.Pos, "'dot' needs numeric vectors, got %s", typeListOf(xs))
 			return nil
 		}
@@ -109,12 +109,12 @@ func sigGeometric(c *checker, e *Call, xs []*exprInfo) *Type {
 		}
 		return s
 	case "normalize":
-		if t.Kind != KVec || !s.isFloat() {
+		if t.Kind != kVec || !s.isFloat() {
 			c.errorf(e.Pos, "'normalize' needs a float vector")
 			return nil
 		}
 	default: // cross
-		if t.Kind != KVec || t.N != 3 || !s.isFloat() {
+		if t.Kind != kVec || t.N != 3 || !s.isFloat() {
 			c.errorf(e.Pos, "'cross' needs vec3 float arguments")
 			return nil
 		}
@@ -123,26 +123,26 @@ func sigGeometric(c *checker, e *Call, xs []*exprInfo) *Type {
 }
 
 // sigAllAny: all and any of bool or vecN<bool> -> bool.
-func sigAllAny(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigAllAny(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	if !c.noMatrices(e, xs) {
 		return nil
 	}
-	if xs[0].typ.scalarOf().Kind != KBool {
+	if xs[0].typ.scalarOf().Kind != kBool {
 		c.errorf(e.Pos, "'%s' needs bool or vector of bool, got '%s'", e.Fn.Name, xs[0].typ)
 		return nil
 	}
-	return c.ts.scalar(KBool)
+	return c.ts.scalar(kBool)
 }
 
 // sigSelect: select(f: T, t: T, cond: bool) -> T and select(vecN<T>,
 // vecN<T>, vecN<bool>) -> vecN<T>.
-func sigSelect(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigSelect(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	if !c.noMatrices(e, xs) || !c.convertPair(e, xs) {
 		return nil
 	}
 	t := c.out.info[e.Args[0]].typ
 	ct := xs[2].typ
-	if !t.constructible() || ct.scalarOf().Kind != KBool || ct.Kind == KVec && (t.Kind != KVec || t.N != ct.N) {
+	if !t.constructible() || ct.scalarOf().Kind != kBool || ct.Kind == kVec && (t.Kind != kVec || t.N != ct.N) {
 		c.errorf(e.Pos, "'select' needs (T, T, bool) or (vecN<T>, vecN<T>, vecN<bool>), got %s", typeListOf(xs))
 		return nil
 	}
@@ -150,10 +150,10 @@ func sigSelect(c *checker, e *Call, xs []*exprInfo) *Type {
 }
 
 // sigMatrix: transpose(matCxR<T>) -> matRxC<T>; determinant(matNxN<T>) -> T.
-func sigMatrix(c *checker, e *Call, xs []*exprInfo) *Type {
+func sigMatrix(c *checker, e *callExpr, xs []*exprInfo) *wgslType {
 	name := e.Fn.Name
 	m := xs[0].typ
-	if m.Kind != KMat {
+	if m.Kind != kMat {
 		c.errorSpan(e.Args[0], "'%s' needs a matrix, got '%s'", name, m)
 		return nil
 	}
@@ -167,8 +167,8 @@ func sigMatrix(c *checker, e *Call, xs []*exprInfo) *Type {
 	return m.Elem.Elem
 }
 
-func evalAllAny(all bool) func(*types, []*value, []*Type, *Type) (*value, error) {
-	return func(_ *types, args []*value, _ []*Type, _ *Type) (*value, error) {
+func evalAllAny(all bool) func(*types, []*value, []*wgslType, *wgslType) (*value, error) {
+	return func(_ *types, args []*value, _ []*wgslType, _ *wgslType) (*value, error) {
 		v := args[0]
 		if v.elems == nil {
 			return v, nil
@@ -187,7 +187,7 @@ func evalAllAny(all bool) func(*types, []*value, []*Type, *Type) (*value, error)
 
 // emitDot is OpDot for floats; integer vectors multiply and add their
 // components.
-func emitDot(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
+func emitDot(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 	ty := e.typeID(res, plain)
 	at := argT[0]
 	if at.Elem.isFloat() {
@@ -203,8 +203,8 @@ func emitDot(e *emitter, res *Type, as []uint32, argT []*Type) uint32 {
 
 // evalGeometric evaluates dot, length, distance, normalize and cross on
 // constants, in float64 and rounded to the arguments' scalar type.
-func evalGeometric(name string) func(*types, []*value, []*Type, *Type) (*value, error) {
-	return func(_ *types, args []*value, argT []*Type, _ *Type) (*value, error) {
+func evalGeometric(name string) func(*types, []*value, []*wgslType, *wgslType) (*value, error) {
+	return func(_ *types, args []*value, argT []*wgslType, _ *wgslType) (*value, error) {
 		s := argT[0].scalarOf()
 		get := func(v *value) []float64 {
 			if v.elems == nil {

@@ -5,12 +5,11 @@ import (
 	"sort"
 )
 
-// Checked is the result of Check: the syntax tree with every name resolved,
-// every expression typed and every constant evaluated. It is opaque: only
-// Check makes one, so the emitter (Emit) and Reflect only ever see checked
-// modules.
-type Checked struct {
-	file      *File
+// checked is the result of check: the syntax tree with every name resolved,
+// every expression typed and every constant evaluated. Only check makes one,
+// so the emitter (emit) and reflectModule only ever see checked modules.
+type checked struct {
+	file      *file
 	enables   map[string]bool
 	globals   []*symbol // module-scope variables, in declaration order
 	overrides []*symbol // override declarations, in declaration order
@@ -18,8 +17,8 @@ type Checked struct {
 	entries   []*function
 
 	types     *types
-	info      map[Expr]*exprInfo
-	localSyms map[*VarDecl]*symbol
+	info      map[expr]*exprInfo
+	localSyms map[*varDecl]*symbol
 
 	// noSPIRV says why the module has no whole-module SPIR-V with
 	// specialization constants ("" when it has one); its pipelines are
@@ -28,10 +27,10 @@ type Checked struct {
 }
 
 // File is the syntax tree the module was checked from.
-func (m *Checked) File() *File { return m.file }
+func (m *checked) File() *file { return m.file }
 
 // EntryPoints names the module's entry points, in declaration order.
-func (m *Checked) EntryPoints() []string {
+func (m *checked) EntryPoints() []string {
 	var out []string
 	for _, f := range m.entries {
 		out = append(out, f.decl.Name)
@@ -58,21 +57,21 @@ type symbol struct {
 	kind   symKind
 	name   string
 	pos    int
-	typ    *Type // value type; store type for variables; the type for type names
+	typ    *wgslType // value type; store type for variables; the type for type names
 	val    *value
-	space  AddrSpace
-	access Access
-	decl   *VarDecl
+	space  addrSpace
+	access access
+	decl   *varDecl
 	fn     *function
 
 	// resources and overrides
 	group, binding int
 	overrideID     int
-	derived        Expr // an override computed from other overrides (no id)
+	derived        expr // an override computed from other overrides (no id)
 	computed       bool // derived, but not a specialization constant: computed in the shader
 	initRuntime    bool // a private variable whose initializer is computed in the shader
 	hasDefault     bool
-	init           Expr // initializer of a global var, override or let/var
+	init           expr // initializer of a global var, override or let/var
 
 	state   int // module-scope resolution: 0 new, 1 in progress, 2 done
 	used    bool
@@ -82,11 +81,11 @@ type symbol struct {
 // function is a checked function.
 type function struct {
 	sym      *symbol
-	decl     *FnDecl
+	decl     *fnDecl
 	params   []*symbol
 	builtins []string    // entry points: the @builtin of each parameter
 	diag     diagFilters // @diagnostic attributes
-	result   *Type       // nil for none
+	result   *wgslType   // nil for none
 	compute  bool
 	wgSize   [3]wgDim
 	calls    []*function
@@ -96,18 +95,18 @@ type function struct {
 // wgDim is one workgroup_size dimension: a constant or an override-expression.
 type wgDim struct {
 	val      int64
-	override Expr // non-nil: the dimension is an override-expression
+	override expr // non-nil: the dimension is an override-expression
 	name     string
 }
 
 // exprInfo is what the checker knows about one expression.
 type exprInfo struct {
-	typ       *Type // the value type, or the store type of a reference
+	typ       *wgslType // the value type, or the store type of a reference
 	val       *value
 	override  bool // an override-expression (fixed at pipeline creation)
 	ref       bool // a reference (memory view) into space with access
-	space     AddrSpace
-	access    Access
+	space     addrSpace
+	access    access
 	sym       *symbol   // identifiers
 	call      callKind  // calls
 	fn        *function // calls of user functions
@@ -129,23 +128,23 @@ const (
 	callZero
 )
 
-// checker holds the state of one Check.
+// checker holds the state of one check.
 type checker struct {
 	stdUniform   bool // uniform buffers take the storage layout (Options.UniformStandardLayout)
 	errs         *errorList
-	out          *Checked
+	out          *checked
 	ts           *types
 	module       map[string]*symbol
-	decls        map[*symbol]Decl
+	decls        map[*symbol]decl
 	scopes       []map[string]*symbol
 	fn           *function
 	loops        int // enclosing loops
 	inCont       int // inside a continuing block
 	switches     int // enclosing switch statements (a break may target them)
 	nextID       map[int]bool
-	builtinTypes map[string]*Type
+	builtinTypes map[string]*wgslType
 	diag         diagFilters          // the module's diagnostic directives
-	stmtDiag     map[Stmt]diagFilters // @diagnostic on statements
+	stmtDiag     map[stmt]diagFilters // @diagnostic on statements
 
 	// spec, when not nil, specializes the module for one pipeline: every
 	// override becomes a constant with its pipeline value (see specialize.go).
@@ -154,31 +153,32 @@ type checker struct {
 	missingSeen    string // ... and it used an override that has no value: its name
 }
 
-// Check resolves names, types every expression and evaluates constants. It
-// returns every error found, sorted by position. It applies the rules of the
-// zero Options (the uniform address space keeps its 16-byte layout rules).
-func Check(f *File) (*Checked, error) { return check(f, Options{}) }
+// checkDefault resolves names, types every expression and evaluates
+// constants. It returns every error found, sorted by position. It applies the
+// rules of the zero Options (the uniform address space keeps its 16-byte
+// layout rules).
+func checkDefault(f *file) (*checked, error) { return check(f, Options{}) }
 
-// check is Check under the layout rules opt selects.
-func check(f *File, opt Options) (*Checked, error) { return checkSpec(f, opt, nil) }
+// check is checkDefault under the layout rules opt selects.
+func check(f *file, opt Options) (*checked, error) { return checkSpec(f, opt, nil) }
 
 // checkSpec is check; with spec not nil, every override is a constant with
 // its pipeline value (see Module.Specialize).
-func checkSpec(f *File, opt Options, spec map[string]pipelineValue) (_ *Checked, err error) {
+func checkSpec(f *file, opt Options, spec map[string]pipelineValue) (_ *checked, err error) {
 	if f == nil {
-		return nil, &InternalError{Msg: "Check needs the result of Parse"}
+		return nil, &InternalError{Msg: "check needs the result of parse"}
 	}
 	defer internalPanic(f.Name, &err)
 	errs := &errorList{file: f.Name, src: f.Source}
-	ts := &types{m: map[string]*Type{}}
+	ts := &types{m: map[string]*wgslType{}}
 	c := &checker{
 		errs:       errs,
 		ts:         ts,
 		stdUniform: opt.UniformStandardLayout,
 		spec:       spec,
 		module:     map[string]*symbol{},
-		decls:      map[*symbol]Decl{},
-		out:        &Checked{file: f, enables: map[string]bool{}, types: ts, info: map[Expr]*exprInfo{}, localSyms: map[*VarDecl]*symbol{}},
+		decls:      map[*symbol]decl{},
+		out:        &checked{file: f, enables: map[string]bool{}, types: ts, info: map[expr]*exprInfo{}, localSyms: map[*varDecl]*symbol{}},
 	}
 	c.predeclare()
 	if c.stagesFirst(f) {
@@ -197,20 +197,20 @@ func checkSpec(f *File, opt Options, spec map[string]pipelineValue) (_ *Checked,
 		}
 	}
 	// Collect module-scope names; declarations are order independent.
-	symOf := map[Decl]*symbol{}
+	symOf := map[decl]*symbol{}
 	for _, d := range f.Decls {
 		var s *symbol
 		switch d := d.(type) {
-		case *VarDecl:
+		case *varDecl:
 			k := map[string]symKind{"var": symGlobalVar, "const": symConst, "override": symOverride}[d.Kind]
 			s = &symbol{kind: k, name: d.Name, pos: d.NamePos, decl: d}
-		case *FnDecl:
+		case *fnDecl:
 			s = &symbol{kind: symFn, name: d.Name, pos: d.NamePos}
-		case *StructDecl:
+		case *structDecl:
 			s = &symbol{kind: symType, name: d.Name, pos: d.Pos}
-		case *AliasDecl:
+		case *aliasDecl:
 			s = &symbol{kind: symType, name: d.Name, pos: d.Pos}
-		case *ConstAssert:
+		case *constAssert:
 			continue
 		}
 		if old := c.module[s.name]; old != nil {
@@ -222,7 +222,7 @@ func checkSpec(f *File, opt Options, spec map[string]pipelineValue) (_ *Checked,
 		symOf[d] = s
 	}
 	for _, d := range f.Decls {
-		if ca, ok := d.(*ConstAssert); ok {
+		if ca, ok := d.(*constAssert); ok {
 			c.constAssert(ca)
 		} else if s := symOf[d]; s != nil {
 			c.resolve(s)
@@ -273,17 +273,17 @@ func (c *checker) errorf(pos int, format string, args ...any) {
 }
 
 func (c *checker) predeclare() {
-	c.builtinTypes = map[string]*Type{
-		"bool": c.ts.scalar(KBool), "i32": c.ts.scalar(KI32), "u32": c.ts.scalar(KU32),
-		"f32": c.ts.scalar(KF32), "f16": c.ts.scalar(KF16),
+	c.builtinTypes = map[string]*wgslType{
+		"bool": c.ts.scalar(kBool), "i32": c.ts.scalar(kI32), "u32": c.ts.scalar(kU32),
+		"f32": c.ts.scalar(kF32), "f16": c.ts.scalar(kF16),
 	}
 	for n := 2; n <= 4; n++ {
-		for suf, k := range map[string]Kind{"f": KF32, "h": KF16, "i": KI32, "u": KU32} {
+		for suf, k := range map[string]kind{"f": kF32, "h": kF16, "i": kI32, "u": kU32} {
 			c.builtinTypes[fmt.Sprintf("vec%d%s", n, suf)] = c.ts.vec(n, c.ts.scalar(k))
 		}
 		for r := 2; r <= 4; r++ {
-			c.builtinTypes[fmt.Sprintf("mat%dx%df", n, r)] = c.ts.mat(n, r, c.ts.scalar(KF32))
-			c.builtinTypes[fmt.Sprintf("mat%dx%dh", n, r)] = c.ts.mat(n, r, c.ts.scalar(KF16))
+			c.builtinTypes[fmt.Sprintf("mat%dx%df", n, r)] = c.ts.mat(n, r, c.ts.scalar(kF32))
+			c.builtinTypes[fmt.Sprintf("mat%dx%dh", n, r)] = c.ts.mat(n, r, c.ts.scalar(kF16))
 		}
 	}
 }
@@ -302,7 +302,7 @@ func (c *checker) resolve(s *symbol) {
 	c.scopes, c.fn = nil, nil
 	defer func() { c.scopes, c.fn = saveScopes, saveFn; s.state = 2 }()
 	switch d := c.decls[s].(type) {
-	case *VarDecl:
+	case *varDecl:
 		switch d.Kind {
 		case "const":
 			c.constDecl(s, d)
@@ -311,11 +311,11 @@ func (c *checker) resolve(s *symbol) {
 		case "var":
 			c.globalVar(s, d)
 		}
-	case *FnDecl:
+	case *fnDecl:
 		c.fnSignature(s, d)
-	case *StructDecl:
+	case *structDecl:
 		c.structDecl(s, d)
-	case *AliasDecl:
+	case *aliasDecl:
 		s.typ = c.typeOf(d.Type)
 	}
 }
@@ -346,12 +346,12 @@ func (c *checker) declare(s *symbol) {
 func (c *checker) push() { c.scopes = append(c.scopes, map[string]*symbol{}) }
 func (c *checker) pop()  { c.scopes = c.scopes[:len(c.scopes)-1] }
 
-func (c *checker) constAssert(d *ConstAssert) {
+func (c *checker) constAssert(d *constAssert) {
 	x := c.constExpr(d.Cond)
 	if x == nil {
 		return
 	}
-	if x.typ.Kind != KBool {
+	if x.typ.Kind != kBool {
 		c.errorSpan(d.Cond, "const_assert needs a bool, got '%s'", x.typ)
 		return
 	}
@@ -360,7 +360,7 @@ func (c *checker) constAssert(d *ConstAssert) {
 	}
 }
 
-func (c *checker) constDecl(s *symbol, d *VarDecl) {
+func (c *checker) constDecl(s *symbol, d *varDecl) {
 	x := c.constExpr(d.Init)
 	if x == nil {
 		return
@@ -379,7 +379,7 @@ func (c *checker) constDecl(s *symbol, d *VarDecl) {
 }
 
 // constExpr checks an expression that must be a const-expression.
-func (c *checker) constExpr(e Expr) *exprInfo {
+func (c *checker) constExpr(e expr) *exprInfo {
 	x := c.rvalue(e)
 	if x == nil {
 		return nil
@@ -395,8 +395,8 @@ func (c *checker) constExpr(e Expr) *exprInfo {
 	return x
 }
 
-func (c *checker) overrideDecl(s *symbol, d *VarDecl) {
-	var t *Type
+func (c *checker) overrideDecl(s *symbol, d *varDecl) {
+	var t *wgslType
 	if d.Type != nil {
 		t = c.typeOf(d.Type)
 		if t == nil {
@@ -485,7 +485,7 @@ func (c *checker) assignOverrideIDs() {
 }
 
 // attrInt evaluates attribute argument i as a const integer in [lo, hi].
-func (c *checker) attrInt(a *Attr, lo, hi int64) (int64, bool) {
+func (c *checker) attrInt(a *attr, lo, hi int64) (int64, bool) {
 	if len(a.Args) != 1 {
 		c.errorf(a.Pos, "@%s takes one argument", a.Name)
 		return 0, false
@@ -494,7 +494,7 @@ func (c *checker) attrInt(a *Attr, lo, hi int64) (int64, bool) {
 	if x == nil {
 		return 0, false
 	}
-	if !x.typ.isInt() || x.typ.Kind == KVec {
+	if !x.typ.isInt() || x.typ.Kind == kVec {
 		c.errorSpan(a.Args[0], "@%s needs an integer, got '%s'", a.Name, x.typ)
 		return 0, false
 	}
@@ -545,7 +545,7 @@ func sortedGlobals(gs []*symbol) []*symbol {
 
 // overrideDefault evaluates an integer override-expression with the default
 // values of the overrides it uses (nil if one has no default).
-func (c *checker) overrideDefault(e Expr) *value {
+func (c *checker) overrideDefault(e expr) *value {
 	x := c.out.info[e]
 	if x == nil {
 		return nil
@@ -554,13 +554,13 @@ func (c *checker) overrideDefault(e Expr) *value {
 		return x.val
 	}
 	switch e := e.(type) {
-	case *Ident:
+	case *ident:
 		if x.sym != nil {
 			return x.sym.val
 		}
-	case *Paren:
+	case *parenExpr:
 		return c.overrideDefault(e.X)
-	case *Binary:
+	case *binaryExpr:
 		a, b := c.overrideDefault(e.X), c.overrideDefault(e.Y)
 		if a == nil || b == nil {
 			return nil
@@ -577,7 +577,7 @@ func (c *checker) overrideDefault(e Expr) *value {
 // specConst reports an expression the emitter can give as a constant or a
 // specialization constant: a const-expression, an override that is not
 // computed in the shader, or integer arithmetic on them.
-func (c *checker) specConst(e Expr) bool {
+func (c *checker) specConst(e expr) bool {
 	x := c.out.info[e]
 	if x == nil {
 		return false
@@ -586,17 +586,17 @@ func (c *checker) specConst(e Expr) bool {
 	case x.val != nil || c.specConstInt(e):
 		return true
 	case x.sym != nil:
-		_, ok := e.(*Ident)
+		_, ok := e.(*ident)
 		return ok && x.sym.kind == symOverride && !x.sym.computed
 	}
-	if p, ok := e.(*Paren); ok {
+	if p, ok := e.(*parenExpr); ok {
 		return c.specConst(p.X)
 	}
 	return false
 }
 
 // errorSpanNote is errorSpan with a secondary label at expression at.
-func (c *checker) errorSpanNote(e, at Expr, note, format string, args ...any) {
+func (c *checker) errorSpanNote(e, at expr, note, format string, args ...any) {
 	c.errorSpan(e, format, args...)
 	c.errs.note(c.out.file.Span(e).Start, at.exprPos(), note)
 }
@@ -608,7 +608,7 @@ func (c *checker) errorNote(pos, at int, note, format string, args ...any) {
 }
 
 // errorSpan reports an error at expression e, underlining all of it.
-func (c *checker) errorSpan(e Expr, format string, args ...any) {
+func (c *checker) errorSpan(e expr, format string, args ...any) {
 	c.errs.addSpan(c.out.file.Span(e), format, args...)
 }
 
@@ -617,8 +617,8 @@ func (c *checker) errorSpan(e Expr, format string, args ...any) {
 func (c *checker) checkBindings() {
 	for _, f := range c.out.entries {
 		seen := map[[2]int]*symbol{}
-		for _, s := range usedVars(f, SpaceNone, c.out.globals) {
-			if s.space != SpaceStorage && s.space != SpaceUniform {
+		for _, s := range usedVars(f, spaceNone, c.out.globals) {
+			if s.space != spaceStorage && s.space != spaceUniform {
 				continue
 			}
 			k := [2]int{s.group, s.binding}

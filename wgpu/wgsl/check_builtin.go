@@ -3,12 +3,12 @@ package wgsl
 func isBuiltinFn(name string) bool { return builtinTable[name] != nil }
 
 // builtinCall checks a call of a builtin function (see builtinTable).
-func (c *checker) builtinCall(e *Call, stmt bool) *exprInfo {
+func (c *checker) builtinCall(e *callExpr, stmt bool) *exprInfo {
 	return c.tableCall(e, builtinTable[e.Fn.Name], stmt)
 }
 
 // convertPair unifies the first two arguments (select's values).
-func (c *checker) convertPair(e *Call, xs []*exprInfo) bool {
+func (c *checker) convertPair(e *callExpr, xs []*exprInfo) bool {
 	a, b := xs[0], xs[1]
 	if a.typ == b.typ {
 		return true
@@ -44,13 +44,13 @@ func selectValue(f, t, cond *value) *value {
 	return out
 }
 
-func (c *checker) cmpxchgResult(el *Type) *Type {
+func (c *checker) cmpxchgResult(el *wgslType) *wgslType {
 	name := "__atomic_compare_exchange_result_" + el.String()
-	st := &StructType{Name: name, Members: []Field{
+	st := &structType{Name: name, Members: []field{
 		{Name: "old_value", Type: el, Offset: 0, Align: 4, Size: 4},
-		{Name: "exchanged", Type: c.ts.scalar(KBool), Offset: 4, Align: 4, Size: 4},
+		{Name: "exchanged", Type: c.ts.scalar(kBool), Offset: 4, Align: 4, Size: 4},
 	}, Align: 4, Size: 8}
-	return c.ts.get(Type{Kind: KStruct, Struct: st})
+	return c.ts.get(wgslType{Kind: kStruct, Struct: st})
 }
 
 // sameComponent reports two constants equal in some component.
@@ -67,7 +67,7 @@ func sameComponent(a, b *value) bool {
 }
 
 // lowAboveHigh reports a component where clamp's constant low exceeds high.
-func lowAboveHigh(lo, hi *value, s *Type) bool {
+func lowAboveHigh(lo, hi *value, s *wgslType) bool {
 	if lo.elems == nil || hi.elems == nil {
 		if lo.elems != nil || hi.elems != nil {
 			return false
@@ -86,7 +86,7 @@ func lowAboveHigh(lo, hi *value, s *Type) bool {
 }
 
 // matFn evaluates transpose and determinant on a constant matrix.
-func matFn(name string, v *value, m *Type) *value {
+func matFn(name string, v *value, m *wgslType) *value {
 	at := func(c, r int) float64 { return v.elems[c].elems[r].f }
 	if name == "transpose" {
 		out := &value{}

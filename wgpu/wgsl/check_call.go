@@ -2,7 +2,7 @@ package wgsl
 
 import "strings"
 
-func (c *checker) call(e *Call, stmt bool) *exprInfo {
+func (c *checker) call(e *callExpr, stmt bool) *exprInfo {
 	name := e.Fn.Name
 	if s := c.lookup(name); s != nil {
 		switch s.kind {
@@ -39,7 +39,7 @@ func (c *checker) call(e *Call, stmt bool) *exprInfo {
 	return nil
 }
 
-func (c *checker) args(e *Call) ([]*exprInfo, bool) {
+func (c *checker) args(e *callExpr) ([]*exprInfo, bool) {
 	xs := make([]*exprInfo, len(e.Args))
 	ok := true
 	for i, a := range e.Args {
@@ -51,7 +51,7 @@ func (c *checker) args(e *Call) ([]*exprInfo, bool) {
 	return xs, ok
 }
 
-func (c *checker) userCall(e *Call, f *function, stmt bool) *exprInfo {
+func (c *checker) userCall(e *callExpr, f *function, stmt bool) *exprInfo {
 	if c.fn == nil {
 		c.errorf(e.Pos, "functions cannot be called here (not a const-expression)")
 		return nil
@@ -82,12 +82,12 @@ func (c *checker) userCall(e *Call, f *function, stmt bool) *exprInfo {
 	}
 	t := f.result
 	if t == nil {
-		t = c.ts.scalar(KBool) // placeholder for statement calls; never read
+		t = c.ts.scalar(kBool) // placeholder for statement calls; never read
 	}
 	return &exprInfo{typ: t, call: callFn, fn: f}
 }
 
-func (c *checker) mustUse(e *Call, stmt bool) bool {
+func (c *checker) mustUse(e *callExpr, stmt bool) bool {
 	if stmt {
 		c.errorf(e.Pos, "the result of '%s' must be used", e.Fn.Name)
 		return false
@@ -97,7 +97,7 @@ func (c *checker) mustUse(e *Call, stmt bool) bool {
 
 // construct checks a value constructor or conversion; t is nil for predeclared
 // type names whose template arguments may be inferred.
-func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
+func (c *checker) construct(e *callExpr, t *wgslType, stmt bool) *exprInfo {
 	if !c.mustUse(e, stmt) {
 		return nil
 	}
@@ -111,10 +111,10 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 		case (name == "vec2" || name == "vec3" || name == "vec4") && len(e.Fn.Args) == 0:
 			if len(xs) == 0 {
 				// vecN() is the zero vector of abstract-int.
-				t := c.ts.vec(int(name[3]-'0'), c.ts.scalar(KAbstractInt))
+				t := c.ts.vec(int(name[3]-'0'), c.ts.scalar(kAbstractInt))
 				return &exprInfo{typ: t, call: callZero, val: zeroValue(t)}
 			}
-			var es []Expr
+			var es []expr
 			var ss []*exprInfo
 			for i, x := range xs {
 				if !x.typ.scalarOf().isScalar() {
@@ -139,8 +139,8 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 			if sc == nil {
 				return nil
 			}
-			if sc.Kind == KAbstractInt {
-				sc = c.ts.scalar(KAbstractFloat)
+			if sc.Kind == kAbstractInt {
+				sc = c.ts.scalar(kAbstractFloat)
 			}
 			if !sc.isFloat() {
 				c.errorf(e.Pos, "matrix components must be floats, not '%s'", sc)
@@ -165,7 +165,7 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 			if el.isAbstract() {
 				// AbstractFloat wins over AbstractInt.
 				for _, x := range xs {
-					if x.typ.scalarOf().Kind == KAbstractFloat {
+					if x.typ.scalarOf().Kind == kAbstractFloat {
 						el = c.withScalar(x.typ, x.typ.scalarOf())
 					}
 				}
@@ -196,7 +196,7 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 		return out
 	}
 	switch t.Kind {
-	case KBool, KI32, KU32, KF32, KF16:
+	case kBool, kI32, kU32, kF32, kF16:
 		if len(xs) != 1 || !xs[0].typ.isScalar() {
 			c.errorf(e.Pos, "'%s' takes one scalar argument", t)
 			return nil
@@ -204,8 +204,8 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 		if xs[0].typ != t {
 			out.call = callConvert
 		}
-	case KVec:
-		if len(xs) == 1 && xs[0].typ.Kind == KVec {
+	case kVec:
+		if len(xs) == 1 && xs[0].typ.Kind == kVec {
 			if xs[0].typ.N != t.N {
 				c.errorf(e.Pos, "cannot convert '%s' to '%s'", xs[0].typ, t)
 				return nil
@@ -224,7 +224,7 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 			if !c.convertTo(e.Args[i], c.withScalar(x.typ, t.Elem)) {
 				return nil
 			}
-			if x.typ.Kind == KVec {
+			if x.typ.Kind == kVec {
 				n += x.typ.N
 			} else {
 				n++
@@ -234,8 +234,8 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 			c.errorf(e.Pos, "'%s' needs %d components, got %d", t, t.N, n)
 			return nil
 		}
-	case KMat:
-		if len(xs) == 1 && xs[0].typ.Kind == KMat {
+	case kMat:
+		if len(xs) == 1 && xs[0].typ.Kind == kMat {
 			if xs[0].typ.N != t.N || xs[0].typ.Elem.N != t.Elem.N {
 				c.errorf(e.Pos, "cannot convert '%s' to '%s'", xs[0].typ, t)
 				return nil
@@ -261,7 +261,7 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 				return nil
 			}
 		}
-	case KArray:
+	case kArray:
 		if len(xs) != t.N {
 			c.errorf(e.Pos, "'%s' needs %d elements, got %d", t, t.N, len(xs))
 			return nil
@@ -271,7 +271,7 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 				return nil
 			}
 		}
-	case KStruct:
+	case kStruct:
 		ms := t.Struct.Members
 		if len(xs) != len(ms) {
 			c.errorf(e.Pos, "'%s' has %d members, got %d arguments", t, len(ms), len(xs))
@@ -300,17 +300,17 @@ func (c *checker) construct(e *Call, t *Type, stmt bool) *exprInfo {
 }
 
 // constructValue evaluates a constructor whose arguments are all constant.
-func (c *checker) constructValue(e *Call, t *Type, kind callKind) (*value, error) {
+func (c *checker) constructValue(e *callExpr, t *wgslType, kind callKind) (*value, error) {
 	arg := func(i int) *exprInfo { return c.out.info[e.Args[i]] }
 	if kind == callConvert {
 		return convertValue(arg(0).val, arg(0).typ, t, true)
 	}
 	switch t.Kind {
-	case KVec:
+	case kVec:
 		v := &value{}
 		for i := range e.Args {
 			a := arg(i)
-			if a.typ.Kind == KVec {
+			if a.typ.Kind == kVec {
 				v.elems = append(v.elems, a.val.elems...)
 			} else {
 				v.elems = append(v.elems, a.val)
@@ -320,7 +320,7 @@ func (c *checker) constructValue(e *Call, t *Type, kind callKind) (*value, error
 			v.elems = append(v.elems, v.elems[0])
 		}
 		return v, nil
-	case KMat:
+	case kMat:
 		if len(e.Args) == 1 {
 			return arg(0).val, nil
 		}
@@ -340,7 +340,7 @@ func (c *checker) constructValue(e *Call, t *Type, kind callKind) (*value, error
 			v.elems = append(v.elems, cv)
 		}
 		return v, nil
-	case KArray, KStruct:
+	case kArray, kStruct:
 		v := &value{}
 		for i := range e.Args {
 			v.elems = append(v.elems, arg(i).val)
@@ -352,7 +352,7 @@ func (c *checker) constructValue(e *Call, t *Type, kind callKind) (*value, error
 
 func isMatName(n string) bool { _, _, ok := matName(n); return ok }
 
-func (c *checker) bitcast(e *Call, stmt bool) *exprInfo {
+func (c *checker) bitcast(e *callExpr, stmt bool) *exprInfo {
 	if !c.mustUse(e, stmt) {
 		return nil
 	}
@@ -375,11 +375,11 @@ func (c *checker) bitcast(e *Call, stmt bool) *exprInfo {
 	if x.typ.isAbstract() {
 		c.materialize(e.Args[0])
 	}
-	okType := func(t *Type) bool {
+	okType := func(t *wgslType) bool {
 		s := t.scalarOf()
-		return s.isNumeric() && !s.isAbstract() && (t.Kind == KVec || t.isScalar())
+		return s.isNumeric() && !s.isAbstract() && (t.Kind == kVec || t.isScalar())
 	}
-	if !okType(t) || !okType(x.typ) || t.Size() != x.typ.Size() || (t.Kind == KVec && t.N == 3) != (x.typ.Kind == KVec && x.typ.N == 3) {
+	if !okType(t) || !okType(x.typ) || t.Size() != x.typ.Size() || (t.Kind == kVec && t.N == 3) != (x.typ.Kind == kVec && x.typ.N == 3) {
 		c.errorf(e.Pos, "cannot bitcast '%s' to '%s'", x.typ, t)
 		return nil
 	}
@@ -401,13 +401,13 @@ func (c *checker) bitcast(e *Call, stmt bool) *exprInfo {
 // element; larger zero values are emitted as OpConstantNull.
 const maxConstScalars = 4096
 
-func scalarCount(t *Type) int {
+func scalarCount(t *wgslType) int {
 	switch t.Kind {
-	case KVec:
+	case kVec:
 		return t.N
-	case KArray:
+	case kArray:
 		return max(t.N, 1) * scalarCount(t.Elem)
-	case KStruct:
+	case kStruct:
 		n := 0
 		for _, m := range t.Struct.Members {
 			n += scalarCount(m.Type)

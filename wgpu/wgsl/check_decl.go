@@ -6,8 +6,8 @@ import (
 )
 
 // typeOf resolves a type specifier.
-func (c *checker) typeOf(e Expr) *Type {
-	id, ok := e.(*Ident)
+func (c *checker) typeOf(e expr) *wgslType {
+	id, ok := e.(*ident)
 	if !ok {
 		c.errorSpan(e, "expected a type")
 		return nil
@@ -86,7 +86,7 @@ func (c *checker) typeOf(e Expr) *Type {
 		if n == nil {
 			return nil
 		}
-		if !n.typ.isInt() || n.typ.Kind == KVec {
+		if !n.typ.isInt() || n.typ.Kind == kVec {
 			c.errorSpan(id.Args[1], "array element count must be an integer, not '%s'", n.typ)
 			return nil
 		}
@@ -100,7 +100,7 @@ func (c *checker) typeOf(e Expr) *Type {
 			}
 			c.materialize(id.Args[1])
 			sp := c.out.file.Span(id.Args[1])
-			return c.ts.get(Type{Kind: KArray, Elem: el, CountOverride: &overrideCount{expr: id.Args[1], text: c.out.file.Source[sp.Start:sp.End]}})
+			return c.ts.get(wgslType{Kind: kArray, Elem: el, CountOverride: &overrideCount{expr: id.Args[1], text: c.out.file.Source[sp.Start:sp.End]}})
 		}
 		if n.val.i <= 0 {
 			c.errorSpan(id.Args[1], "array element count must be positive, got %d", n.val.i)
@@ -119,22 +119,22 @@ func (c *checker) typeOf(e Expr) *Type {
 		if el == nil {
 			return nil
 		}
-		if el.Kind != KI32 && el.Kind != KU32 {
+		if el.Kind != kI32 && el.Kind != kU32 {
 			c.errorSpan(id.Args[0], "atomic needs i32 or u32, not '%s'", el)
 			return nil
 		}
-		return c.ts.get(Type{Kind: KAtomic, Elem: el})
+		return c.ts.get(wgslType{Kind: kAtomic, Elem: el})
 	case "ptr":
 		if !nargs(2, 3) {
 			return nil
 		}
-		sp, ok := id.Args[0].(*Ident)
-		space := SpaceNone
+		sp, ok := id.Args[0].(*ident)
+		space := spaceNone
 		if ok {
 			space, _ = spaceNamed(sp.Name)
 		}
 		switch space {
-		case SpaceFunction, SpacePrivate, SpaceWorkgroup, SpaceStorage, SpaceUniform:
+		case spaceFunction, spacePrivate, spaceWorkgroup, spaceStorage, spaceUniform:
 		default:
 			c.errorSpan(id.Args[0], "expected an address space (function, private, workgroup, storage, uniform)")
 			return nil
@@ -145,8 +145,8 @@ func (c *checker) typeOf(e Expr) *Type {
 		}
 		acc := defaultAccess(space)
 		if len(id.Args) == 3 {
-			a, ok := id.Args[2].(*Ident)
-			var named Access
+			a, ok := id.Args[2].(*ident)
+			var named access
 			if ok {
 				named, ok = accessNamed(a.Name)
 			}
@@ -154,7 +154,7 @@ func (c *checker) typeOf(e Expr) *Type {
 				c.errorSpan(id.Args[2], "expected an access mode (read, write, read_write)")
 				return nil
 			}
-			if space != SpaceStorage {
+			if space != spaceStorage {
 				c.errorSpan(id.Args[2], "an access mode may only be given for the storage address space")
 				return nil
 			}
@@ -174,7 +174,7 @@ func (c *checker) typeOf(e Expr) *Type {
 		if el == nil {
 			return nil
 		}
-		if el.Kind != KF32 && el.Kind != KF16 {
+		if el.Kind != kF32 && el.Kind != kF16 {
 			c.errorSpan(id.Args[0], "matrix components must be f32 or f16, not '%s'", el)
 			return nil
 		}
@@ -208,16 +208,16 @@ func matName(n string) (cols, rows int, ok bool) {
 	return int(n[3] - '0'), int(n[5] - '0'), true
 }
 
-func defaultAccess(s AddrSpace) Access {
+func defaultAccess(s addrSpace) access {
 	switch s {
-	case SpaceStorage, SpaceUniform, SpacePushConstant:
-		return AccessRead
+	case spaceStorage, spaceUniform, spacePushConstant:
+		return accessRead
 	}
-	return AccessReadWrite
+	return accessReadWrite
 }
 
-func (c *checker) structDecl(s *symbol, d *StructDecl) {
-	st := &StructType{Name: d.Name}
+func (c *checker) structDecl(s *symbol, d *structDecl) {
+	st := &structType{Name: d.Name}
 	names := map[string]bool{}
 	failed := false
 	offset, align := 0, 1
@@ -231,11 +231,11 @@ func (c *checker) structDecl(s *symbol, d *StructDecl) {
 			failed = true
 			continue
 		}
-		if t.runtimeSized() && (i != len(d.Members)-1 || t.Kind == KStruct) {
+		if t.runtimeSized() && (i != len(d.Members)-1 || t.Kind == kStruct) {
 			c.errorf(m.Pos, "a runtime-sized array may only be the last member of a struct")
 			continue
 		}
-		if t.Kind == KPtr || t.CountOverride != nil {
+		if t.Kind == kPtr || t.CountOverride != nil {
 			c.errorf(m.Pos, "member type '%s' is not allowed in a struct", t)
 			continue
 		}
@@ -272,7 +272,7 @@ func (c *checker) structDecl(s *symbol, d *StructDecl) {
 		}
 		st.Builtins = append(st.Builtins, bi)
 		offset = roundUp(fa, offset)
-		st.Members = append(st.Members, Field{Name: m.Name, Type: t, Offset: offset, Align: fa, Size: fs})
+		st.Members = append(st.Members, field{Name: m.Name, Type: t, Offset: offset, Align: fa, Size: fs})
 		offset += fs
 		align = max(align, fa)
 	}
@@ -281,10 +281,10 @@ func (c *checker) structDecl(s *symbol, d *StructDecl) {
 	if failed || len(st.Members) != len(d.Members) || len(st.Members) == 0 {
 		return // errors reported; uses of the struct stay silent
 	}
-	s.typ = c.ts.get(Type{Kind: KStruct, Struct: st})
+	s.typ = c.ts.get(wgslType{Kind: kStruct, Struct: st})
 }
 
-func (c *checker) globalVar(s *symbol, d *VarDecl) {
+func (c *checker) globalVar(s *symbol, d *varDecl) {
 	// Address space and access mode names are predeclared enumerants that a
 	// module-scope declaration can shadow.
 	for _, n := range []string{d.Space, d.Access} {
@@ -298,27 +298,27 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 	case !known:
 		c.errorf(d.SpacePos+1, "unknown address space '%s'", d.Space)
 		return
-	case space == SpaceNone:
+	case space == spaceNone:
 		if d.Type != nil && isTextureName(d.Type.Name) {
 			c.errorf(d.Type.Pos, "textures are not supported ('%s'): this compiler handles buffers only", d.Type.Name)
 			return
 		}
 		c.errorf(d.Pos, "module-scope 'var' needs an address space: var<private>, var<workgroup>, var<storage> or var<uniform>")
 		return
-	case space == SpaceFunction:
+	case space == spaceFunction:
 		c.errorf(d.SpacePos, "'function' variables must be declared inside a function")
 		return
 	}
 	access := defaultAccess(space)
 	if d.Access != "" {
-		if space != SpaceStorage {
+		if space != spaceStorage {
 			c.errorf(d.SpacePos+1, "only storage variables take an access mode")
 			return
 		}
 		switch a, _ := accessNamed(d.Access); a {
-		case AccessRead, AccessReadWrite:
+		case accessRead, accessReadWrite:
 			access = a
-		case AccessWrite:
+		case accessWrite:
 			c.errorf(d.SpacePos+1, "write-only storage buffers are not allowed; use read_write")
 			return
 		default:
@@ -327,14 +327,14 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 		}
 	}
 	s.space, s.access = space, access
-	var t *Type
+	var t *wgslType
 	var init *exprInfo // the initializer of a private variable of inferred type
 	switch {
 	case d.Type != nil:
 		if t = c.typeOf(d.Type); t == nil {
 			return
 		}
-	case space == SpacePrivate && d.Init != nil:
+	case space == spacePrivate && d.Init != nil:
 		if init = c.rvalue(d.Init); init == nil {
 			return
 		}
@@ -360,7 +360,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			c.errorf(a.Pos, "attribute '@%s' is not valid on a variable", a.Name)
 		}
 	}
-	resource := space == SpaceStorage || space == SpaceUniform
+	resource := space == spaceStorage || space == spaceUniform
 	if resource && (s.group < 0 || s.binding < 0) {
 		c.errorf(d.NamePos, "%s variable '%s' needs @group and @binding", space, d.Name)
 		return
@@ -369,12 +369,12 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 		c.errorf(d.Attrs[0].Pos, "@group and @binding are only valid on uniform and storage variables")
 		return
 	}
-	if t.CountOverride != nil && space != SpaceWorkgroup {
+	if t.CountOverride != nil && space != spaceWorkgroup {
 		c.errorf(d.Type.Pos, "arrays sized by an override are only allowed in the workgroup address space")
 		return
 	}
 	switch space {
-	case SpaceStorage, SpaceUniform, SpacePushConstant:
+	case spaceStorage, spaceUniform, spacePushConstant:
 		if !t.hostShareable() {
 			c.errorf(d.Type.Pos, "type '%s' cannot be used in the %s address space (not host-shareable)", t, space)
 			return
@@ -383,15 +383,15 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			c.errorf(d.Type.Pos, "f16 requires 'enable f16;'")
 			return
 		}
-		if space != SpaceStorage && t.runtimeSized() {
+		if space != spaceStorage && t.runtimeSized() {
 			c.errorf(d.Type.Pos, "runtime-sized arrays are only allowed in storage buffers")
 			return
 		}
-		if t.hasAtomic() && (space != SpaceStorage || access != AccessReadWrite) {
+		if t.hasAtomic() && (space != spaceStorage || access != accessReadWrite) {
 			c.errorf(d.Type.Pos, "atomics need storage, read_write or workgroup variables")
 			return
 		}
-		if space == SpaceUniform && !c.stdUniform {
+		if space == spaceUniform && !c.stdUniform {
 			if msg := uniformLayoutError(t); msg != "" {
 				c.errorf(d.Type.Pos, "%s", msg)
 				return
@@ -401,7 +401,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			c.errorSpan(d.Init, "%s variables cannot have an initializer", space)
 			return
 		}
-	case SpaceWorkgroup:
+	case spaceWorkgroup:
 		if d.Init != nil {
 			c.errorSpan(d.Init, "workgroup variables cannot have an initializer")
 			return
@@ -410,7 +410,7 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 			c.errorf(d.Type.Pos, "type '%s' cannot be used in the workgroup address space", t)
 			return
 		}
-	case SpacePrivate:
+	case spacePrivate:
 		if !t.constructible() {
 			pos := d.NamePos
 			if d.Type != nil {
@@ -442,23 +442,23 @@ func (c *checker) globalVar(s *symbol, d *VarDecl) {
 }
 
 // uniformLayoutError checks the extra layout rules of the uniform address space.
-func uniformLayoutError(t *Type) string {
+func uniformLayoutError(t *wgslType) string {
 	switch t.Kind {
-	case KArray:
+	case kArray:
 		if t.Stride()%16 != 0 {
 			return fmt.Sprintf("uniform arrays need an element stride that is a multiple of 16, but '%s' has stride %d (use vec4 or @size(16) on a struct)", t, t.Stride())
 		}
 		return uniformLayoutError(t.Elem)
-	case KStruct:
+	case kStruct:
 		ms := t.Struct.Members
 		for i, m := range ms {
-			if m.Type.Kind == KStruct && m.Offset%16 != 0 {
+			if m.Type.Kind == kStruct && m.Offset%16 != 0 {
 				return fmt.Sprintf("uniform struct member '%s' of struct type must be at a multiple of 16 (offset %d)", m.Name, m.Offset)
 			}
-			if m.Type.Kind == KArray && m.Offset%16 != 0 {
+			if m.Type.Kind == kArray && m.Offset%16 != 0 {
 				return fmt.Sprintf("uniform struct member '%s' of array type must be at a multiple of 16 (offset %d; use @align(16))", m.Name, m.Offset)
 			}
-			if i > 0 && ms[i-1].Type.Kind == KStruct && m.Offset < ms[i-1].Offset+roundUp(16, ms[i-1].Size) {
+			if i > 0 && ms[i-1].Type.Kind == kStruct && m.Offset < ms[i-1].Offset+roundUp(16, ms[i-1].Size) {
 				return fmt.Sprintf("uniform struct member '%s' must start 16-byte aligned after struct member '%s'", m.Name, ms[i-1].Name)
 			}
 			if msg := uniformLayoutError(m.Type); msg != "" {
@@ -477,12 +477,12 @@ var stageBuiltins = map[string]bool{"position": true, "vertex_index": true, "ins
 // error) declared at typePos, and returns name, or "" after an error. A
 // struct member may name a vertex or fragment builtin: the struct is only
 // wrong once it is a compute input.
-func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string {
+func (c *checker) builtinAttr(a *attr, t *wgslType, typePos int, member bool) string {
 	if len(a.Args) != 1 {
 		c.errorf(a.Pos, "@builtin takes one argument")
 		return ""
 	}
-	id, ok := a.Args[0].(*Ident)
+	id, ok := a.Args[0].(*ident)
 	if !ok {
 		c.errorSpan(a.Args[0], "@builtin needs a builtin value name")
 		return ""
@@ -509,11 +509,11 @@ func (c *checker) builtinAttr(a *Attr, t *Type, typePos int, member bool) string
 	return bi
 }
 
-func (c *checker) fnSignature(s *symbol, d *FnDecl) {
+func (c *checker) fnSignature(s *symbol, d *fnDecl) {
 	f := &function{sym: s, decl: d, usesVars: map[*symbol]bool{}}
 	s.fn = f
 	c.out.funcs = append(c.out.funcs, f)
-	var wg *Attr
+	var wg *attr
 	for _, a := range d.Attrs {
 		switch a.Name {
 		case "compute":
@@ -560,7 +560,7 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 			continue
 		}
 		switch {
-		case f.compute && bi == "" && t.Kind == KStruct && t.Struct.ioBuiltins():
+		case f.compute && bi == "" && t.Kind == kStruct && t.Struct.ioBuiltins():
 			for k, m := range t.Struct.Builtins {
 				if stageBuiltins[m] {
 					c.errorf(p.Pos, "builtin value '%s' (member '%s' of '%s') is not available in compute shaders", m, t.Struct.Members[k].Name, t)
@@ -574,9 +574,9 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 		case bi != "":
 			c.errorf(p.Pos, "@builtin is only valid on entry point parameters")
 		}
-		if t.Kind == KPtr {
+		if t.Kind == kPtr {
 			// unrestricted_pointer_parameters: storage, uniform and workgroup too.
-			if t.Space == SpacePushConstant {
+			if t.Space == spacePushConstant {
 				c.errorf(p.Type.Pos, "pointer parameters must point into the function, private, workgroup, storage or uniform address space")
 			}
 		} else if !t.constructible() {
@@ -608,19 +608,19 @@ func (c *checker) fnSignature(s *symbol, d *FnDecl) {
 	}
 }
 
-func (c *checker) workgroupSize(f *function, a *Attr) {
+func (c *checker) workgroupSize(f *function, a *attr) {
 	if len(a.Args) < 1 || len(a.Args) > 3 {
 		c.errorf(a.Pos, "@workgroup_size takes 1 to 3 arguments")
 		return
 	}
 	f.wgSize = [3]wgDim{{val: 1}, {val: 1}, {val: 1}}
-	var kind *Type
+	var kind *wgslType
 	for i, e := range a.Args {
 		x := c.rvalue(e)
 		if x == nil {
 			return
 		}
-		if !x.typ.isInt() || x.typ.Kind == KVec {
+		if !x.typ.isInt() || x.typ.Kind == kVec {
 			c.errorSpan(e, "@workgroup_size arguments must be integers, not '%s'", x.typ)
 			return
 		}
@@ -671,10 +671,10 @@ func isTextureName(n string) bool {
 // stagesFirst reports vertex and fragment entry points, if any, as the one
 // reason the module cannot compile: their attributes and IO would otherwise
 // give errors of their own, each beside the point.
-func (c *checker) stagesFirst(f *File) bool {
+func (c *checker) stagesFirst(f *file) bool {
 	found := false
 	for _, d := range f.Decls {
-		fd, ok := d.(*FnDecl)
+		fd, ok := d.(*fnDecl)
 		if !ok {
 			continue
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-func (c *checker) record(e Expr, x *exprInfo) *exprInfo {
+func (c *checker) record(e expr, x *exprInfo) *exprInfo {
 	if x != nil {
 		c.out.info[e] = x
 	}
@@ -14,27 +14,27 @@ func (c *checker) record(e Expr, x *exprInfo) *exprInfo {
 }
 
 // rvalue checks e where a value is needed; references are loaded by the emitter.
-func (c *checker) rvalue(e Expr) *exprInfo {
+func (c *checker) rvalue(e expr) *exprInfo {
 	x := c.expr(e)
 	if x == nil {
 		return nil
 	}
 	if x.ref && !x.typ.constructible() {
-		if x.typ.Kind == KAtomic || x.typ.hasAtomic() {
+		if x.typ.Kind == kAtomic || x.typ.hasAtomic() {
 			c.errorSpan(e, "atomics can only be accessed with atomic builtins such as atomicLoad(&x)")
 		} else {
 			c.errorSpan(e, "a value of type '%s' cannot be loaded", x.typ)
 		}
 		return nil
 	}
-	if _, isType := e.(*Ident); isType && x.sym != nil && x.sym.kind == symType {
+	if _, isType := e.(*ident); isType && x.sym != nil && x.sym.kind == symType {
 		c.errorSpan(e, "type '%s' used as a value", x.sym.name)
 		return nil
 	}
 	return x
 }
 
-func (c *checker) expr(e Expr) *exprInfo {
+func (c *checker) expr(e expr) *exprInfo {
 	n := len(c.errs.errs)
 	x := c.expr1(e)
 	if x == nil && len(c.errs.errs) == n {
@@ -44,40 +44,40 @@ func (c *checker) expr(e Expr) *exprInfo {
 	return x
 }
 
-func (c *checker) expr1(e Expr) *exprInfo {
+func (c *checker) expr1(e expr) *exprInfo {
 	switch e := e.(type) {
-	case *Lit:
+	case *lit:
 		return c.record(e, c.lit(e))
-	case *Ident:
+	case *ident:
 		return c.record(e, c.ident(e))
-	case *Paren:
+	case *parenExpr:
 		x := c.expr(e.X)
 		return c.record(e, x)
-	case *Unary:
+	case *unaryExpr:
 		return c.record(e, c.unary(e))
-	case *Binary:
+	case *binaryExpr:
 		return c.record(e, c.binary(e))
-	case *Call:
+	case *callExpr:
 		return c.record(e, c.call(e, false))
-	case *Index:
+	case *indexExpr:
 		return c.record(e, c.index(e))
-	case *Member:
+	case *memberExpr:
 		return c.record(e, c.member(e))
 	}
 	return nil
 }
 
-func (c *checker) lit(e *Lit) *exprInfo {
+func (c *checker) lit(e *lit) *exprInfo {
 	switch e.Kind {
 	case tKeyword:
-		return &exprInfo{typ: c.ts.scalar(KBool), val: &value{b: e.Text == "true"}}
+		return &exprInfo{typ: c.ts.scalar(kBool), val: &value{b: e.Text == "true"}}
 	case tInt:
-		text, k := e.Text, KAbstractInt
+		text, k := e.Text, kAbstractInt
 		switch text[len(text)-1] {
 		case 'i':
-			text, k = text[:len(text)-1], KI32
+			text, k = text[:len(text)-1], kI32
 		case 'u':
-			text, k = text[:len(text)-1], KU32
+			text, k = text[:len(text)-1], kU32
 		}
 		if len(text) > 1 && text[0] == '0' && text[1] != 'x' && text[1] != 'X' {
 			c.errorf(e.Pos, "integer literals may not have leading zeros")
@@ -98,15 +98,15 @@ func (c *checker) lit(e *Lit) *exprInfo {
 		}
 		return &exprInfo{typ: c.ts.scalar(k), val: &value{i: v}}
 	case tFloat:
-		text, k := e.Text, KAbstractFloat
+		text, k := e.Text, kAbstractFloat
 		hex := len(text) > 1 && (text[1] == 'x' || text[1] == 'X')
 		switch text[len(text)-1] {
 		case 'f':
 			if !hex || strings.ContainsAny(text, "pP") {
-				text, k = text[:len(text)-1], KF32
+				text, k = text[:len(text)-1], kF32
 			}
 		case 'h':
-			text, k = text[:len(text)-1], KF16
+			text, k = text[:len(text)-1], kF16
 			if !c.out.enables["f16"] {
 				c.errorf(e.Pos, "f16 literals require 'enable f16;'")
 				return nil
@@ -133,7 +133,7 @@ func (c *checker) lit(e *Lit) *exprInfo {
 	return nil
 }
 
-func (c *checker) ident(e *Ident) *exprInfo {
+func (c *checker) ident(e *ident) *exprInfo {
 	s := c.lookup(e.Name)
 	if s == nil {
 		if c.builtinTypes[e.Name] != nil || templated[e.Name] {
@@ -172,7 +172,7 @@ func (c *checker) ident(e *Ident) *exprInfo {
 		}
 		return &exprInfo{typ: s.typ, override: true, sym: s}
 	case symGlobalVar, symLocalVar:
-		if s.typ == nil || s.space == SpaceNone {
+		if s.typ == nil || s.space == spaceNone {
 			return nil
 		}
 		if s.kind == symGlobalVar {
@@ -199,7 +199,7 @@ func (c *checker) ident(e *Ident) *exprInfo {
 }
 
 // materialize converts an abstract expression to its default concrete type.
-func (c *checker) materialize(e Expr) {
+func (c *checker) materialize(e expr) {
 	x := c.out.info[e]
 	if x == nil || !x.typ.isAbstract() {
 		return
@@ -207,19 +207,19 @@ func (c *checker) materialize(e Expr) {
 	c.convertTo(e, c.concreteOf(x.typ))
 }
 
-func (c *checker) concreteOf(t *Type) *Type {
+func (c *checker) concreteOf(t *wgslType) *wgslType {
 	switch t.Kind {
-	case KAbstractInt:
-		return c.ts.scalar(KI32)
-	case KAbstractFloat:
-		return c.ts.scalar(KF32)
-	case KVec:
+	case kAbstractInt:
+		return c.ts.scalar(kI32)
+	case kAbstractFloat:
+		return c.ts.scalar(kF32)
+	case kVec:
 		return c.ts.vec(t.N, c.concreteOf(t.Elem))
-	case KMat:
-		return c.ts.get(Type{Kind: KMat, N: t.N, Elem: c.concreteOf(t.Elem)})
-	case KArray:
+	case kMat:
+		return c.ts.get(wgslType{Kind: kMat, N: t.N, Elem: c.concreteOf(t.Elem)})
+	case kArray:
 		return c.ts.array(c.concreteOf(t.Elem), t.N)
-	case KStruct:
+	case kStruct:
 		if t.Struct.concrete != nil {
 			return t.Struct.concrete
 		}
@@ -228,27 +228,27 @@ func (c *checker) concreteOf(t *Type) *Type {
 }
 
 // convertible reports whether an automatic conversion from abstract type a to t exists.
-func convertible(a, t *Type) bool {
+func convertible(a, t *wgslType) bool {
 	if a == t {
 		return true
 	}
 	switch a.Kind {
-	case KAbstractInt:
-		return t.isNumeric() && t.Kind != KVec
-	case KAbstractFloat:
+	case kAbstractInt:
+		return t.isNumeric() && t.Kind != kVec
+	case kAbstractFloat:
 		return t.isFloat()
-	case KVec, KMat:
+	case kVec, kMat:
 		return t.Kind == a.Kind && t.N == a.N && convertible(a.Elem, t.Elem)
-	case KArray:
-		return t.Kind == KArray && t.N == a.N && a.N > 0 && convertible(a.Elem, t.Elem)
-	case KStruct:
+	case kArray:
+		return t.Kind == kArray && t.N == a.N && a.N > 0 && convertible(a.Elem, t.Elem)
+	case kStruct:
 		return a.Struct.concrete == t
 	}
 	return false
 }
 
 // convertTo applies the automatic conversion of e to t, or reports a type mismatch.
-func (c *checker) convertTo(e Expr, t *Type) bool {
+func (c *checker) convertTo(e expr, t *wgslType) bool {
 	x := c.out.info[e]
 	if x == nil || t == nil {
 		return false
@@ -270,11 +270,11 @@ func (c *checker) convertTo(e Expr, t *Type) bool {
 }
 
 // withScalar returns t's shape (scalar or vector) with scalar s.
-func (c *checker) withScalar(t, s *Type) *Type {
+func (c *checker) withScalar(t, s *wgslType) *wgslType {
 	switch t.Kind {
-	case KVec:
+	case kVec:
 		return c.ts.vec(t.N, s)
-	case KMat:
+	case kMat:
 		return c.ts.mat(t.N, t.Elem.N, s)
 	}
 	return s
@@ -282,8 +282,8 @@ func (c *checker) withScalar(t, s *Type) *Type {
 
 // unifyScalars converts abstract operands so both have the same scalar type; it
 // returns that type or nil (after an error) when impossible.
-func (c *checker) unifyScalars(pos int, es []Expr, xs []*exprInfo) *Type {
-	var concrete *Type
+func (c *checker) unifyScalars(pos int, es []expr, xs []*exprInfo) *wgslType {
+	var concrete *wgslType
 	anyFloat := false
 	for _, x := range xs {
 		s := x.typ.scalarOf()
@@ -292,7 +292,7 @@ func (c *checker) unifyScalars(pos int, es []Expr, xs []*exprInfo) *Type {
 			return nil
 		}
 		if s.isAbstract() {
-			anyFloat = anyFloat || s.Kind == KAbstractFloat
+			anyFloat = anyFloat || s.Kind == kAbstractFloat
 			continue
 		}
 		if concrete != nil && concrete != s {
@@ -303,9 +303,9 @@ func (c *checker) unifyScalars(pos int, es []Expr, xs []*exprInfo) *Type {
 	}
 	target := concrete
 	if target == nil {
-		target = c.ts.scalar(KAbstractInt)
+		target = c.ts.scalar(kAbstractInt)
 		if anyFloat {
-			target = c.ts.scalar(KAbstractFloat)
+			target = c.ts.scalar(kAbstractFloat)
 		}
 	}
 	for i, x := range xs {
@@ -345,7 +345,7 @@ func classOf(xs ...*exprInfo) (isConst, isOverride bool) {
 }
 
 // runtimeOperands materializes abstract operands of a runtime expression.
-func (c *checker) runtimeOperands(es []Expr, xs []*exprInfo) {
+func (c *checker) runtimeOperands(es []expr, xs []*exprInfo) {
 	if isConst, _ := classOf(xs...); isConst {
 		return
 	}
@@ -356,9 +356,9 @@ func (c *checker) runtimeOperands(es []Expr, xs []*exprInfo) {
 	}
 }
 
-func (c *checker) unary(e *Unary) *exprInfo {
+func (c *checker) unary(e *unaryExpr) *exprInfo {
 	switch e.Op {
-	case OpAddrOf:
+	case opAddrOf:
 		x := c.expr(e.X)
 		if x == nil {
 			return nil
@@ -367,21 +367,21 @@ func (c *checker) unary(e *Unary) *exprInfo {
 			c.errorf(e.Pos, "cannot take the address of a value that is not in memory")
 			return nil
 		}
-		if m, ok := unparen(e.X).(*Member); ok && c.out.info[m].swizzle != nil {
+		if m, ok := unparen(e.X).(*memberExpr); ok && c.out.info[m].swizzle != nil {
 			c.errorf(e.Pos, "cannot take the address of a vector component")
 			return nil
 		}
-		if ix, ok := unparen(e.X).(*Index); ok && c.out.info[ix.X] != nil && c.out.info[ix.X].typ.Kind == KVec {
+		if ix, ok := unparen(e.X).(*indexExpr); ok && c.out.info[ix.X] != nil && c.out.info[ix.X].typ.Kind == kVec {
 			c.errorf(e.Pos, "cannot take the address of a vector component")
 			return nil
 		}
 		return &exprInfo{typ: c.ts.ptr(x.space, x.typ, x.access)}
-	case OpDeref:
+	case opDeref:
 		x := c.expr(e.X)
 		if x == nil {
 			return nil
 		}
-		if x.ref || x.typ.Kind != KPtr {
+		if x.ref || x.typ.Kind != kPtr {
 			c.errorf(e.Pos, "cannot dereference a value of type '%s'", x.typ)
 			return nil
 		}
@@ -394,11 +394,11 @@ func (c *checker) unary(e *Unary) *exprInfo {
 	s := x.typ.scalarOf()
 	ok := false
 	switch e.Op {
-	case OpNeg:
-		ok = (s.Kind == KI32 || s.isFloat() || s.Kind == KAbstractInt) && x.typ.Kind != KMat
-	case OpNot:
-		ok = s.Kind == KBool
-	case OpCompl:
+	case opNeg:
+		ok = (s.Kind == kI32 || s.isFloat() || s.Kind == kAbstractInt) && x.typ.Kind != kMat
+	case opNot:
+		ok = s.Kind == kBool
+	case opCompl:
 		ok = s.isInt()
 	}
 	if !ok {
@@ -417,9 +417,9 @@ func (c *checker) unary(e *Unary) *exprInfo {
 	return out
 }
 
-func unparen(e Expr) Expr {
+func unparen(e expr) expr {
 	for {
-		p, ok := e.(*Paren)
+		p, ok := e.(*parenExpr)
 		if !ok {
 			return e
 		}
@@ -427,7 +427,7 @@ func unparen(e Expr) Expr {
 	}
 }
 
-func (c *checker) binary(e *Binary) *exprInfo {
+func (c *checker) binary(e *binaryExpr) *exprInfo {
 	l := c.rvalue(e.X)
 	r := c.rvalue(e.Y)
 	if l == nil || r == nil {
@@ -455,7 +455,7 @@ func (c *checker) binary(e *Binary) *exprInfo {
 		}
 		out.val = v
 	} else {
-		c.runtimeOperands([]Expr{e.X, e.Y}, []*exprInfo{l, r})
+		c.runtimeOperands([]expr{e.X, e.Y}, []*exprInfo{l, r})
 		out.typ = c.concreteOf(t)
 		if out.typ != t {
 			// Re-derive after materializing operands (e.g. 1 + 2.0 in a runtime context cannot happen, but keep types exact).
@@ -467,8 +467,8 @@ func (c *checker) binary(e *Binary) *exprInfo {
 
 // binaryType checks a binary operator and returns the result type, after converting
 // abstract operands (ex may be nil when the left side is an assignment target).
-func (c *checker) binaryType(pos int, op Operator, l, r *exprInfo, ey, ex Expr) *Type {
-	if l.typ.Kind == KMat || r.typ.Kind == KMat {
+func (c *checker) binaryType(pos int, op operator, l, r *exprInfo, ey, ex expr) *wgslType {
+	if l.typ.Kind == kMat || r.typ.Kind == kMat {
 		return c.matBinary(pos, op, l, r, ey, ex)
 	}
 	ls, rs := l.typ.scalarOf(), r.typ.scalarOf()
@@ -476,28 +476,28 @@ func (c *checker) binaryType(pos int, op Operator, l, r *exprInfo, ey, ex Expr) 
 		c.errorf(pos, "operator '%s' cannot be applied to '%s' and '%s'", op, l.typ, r.typ)
 		return nil
 	}
-	if l.typ.Kind == KVec && r.typ.Kind == KVec && l.typ.N != r.typ.N {
+	if l.typ.Kind == kVec && r.typ.Kind == kVec && l.typ.N != r.typ.N {
 		c.errorf(pos, "operator '%s' needs vectors of the same size, got '%s' and '%s'", op, l.typ, r.typ)
 		return nil
 	}
 	switch op {
-	case OpShl, OpShr:
+	case opShl, opShr:
 		if !ls.isInt() || !rs.isInt() {
 			c.errorf(pos, "shift needs integer operands, got '%s' and '%s'", l.typ, r.typ)
 			return nil
 		}
-		if (l.typ.Kind == KVec) != (r.typ.Kind == KVec) {
+		if (l.typ.Kind == kVec) != (r.typ.Kind == kVec) {
 			c.errorf(pos, "shift operands must both be scalars or both vectors")
 			return nil
 		}
-		if rs.Kind == KAbstractInt {
+		if rs.Kind == kAbstractInt {
 			if ls.isAbstract() && r.val != nil && l.val != nil {
 				return l.typ
 			}
-			if !c.convertTo(ey, c.withScalar(r.typ, c.ts.scalar(KU32))) {
+			if !c.convertTo(ey, c.withScalar(r.typ, c.ts.scalar(kU32))) {
 				return nil
 			}
-		} else if rs.Kind != KU32 {
+		} else if rs.Kind != kU32 {
 			c.errorf(pos, "the shift amount must be u32, not '%s'", r.typ)
 			return nil
 		}
@@ -507,39 +507,39 @@ func (c *checker) binaryType(pos int, op Operator, l, r *exprInfo, ey, ex Expr) 
 		}
 		return l.typ
 	}
-	s := c.unifyScalars(pos, []Expr{ex, ey}, []*exprInfo{l, r})
+	s := c.unifyScalars(pos, []expr{ex, ey}, []*exprInfo{l, r})
 	if s == nil {
 		return nil
 	}
 	lt, rt := c.withScalar(l.typ, s), c.withScalar(r.typ, s)
 	switch op {
-	case OpAdd, OpSub, OpMul, OpDiv, OpRem:
+	case opAdd, opSub, opMul, opDiv, opRem:
 		if !s.isNumeric() {
 			c.errorf(pos, "operator '%s' cannot be applied to '%s' and '%s'", op, lt, rt)
 			return nil
 		}
-		if lt.Kind == KVec {
+		if lt.Kind == kVec {
 			return lt
 		}
 		return rt
-	case OpEq, OpNe, OpLt, OpGt, OpLe, OpGe:
+	case opEq, opNe, opLt, opGt, opLe, opGe:
 		if lt != rt {
 			c.errorf(pos, "cannot compare '%s' and '%s'", lt, rt)
 			return nil
 		}
-		if s.Kind == KBool && op != OpEq && op != OpNe {
+		if s.Kind == kBool && op != opEq && op != opNe {
 			c.errorf(pos, "operator '%s' cannot be applied to bool", op)
 			return nil
 		}
-		return c.withScalar(lt, c.ts.scalar(KBool))
-	case OpLogAnd, OpLogOr:
-		if lt != rt || lt.Kind != KBool {
+		return c.withScalar(lt, c.ts.scalar(kBool))
+	case opLogAnd, opLogOr:
+		if lt != rt || lt.Kind != kBool {
 			c.errorf(pos, "operator '%s' needs bool operands, got '%s' and '%s'", op, lt, rt)
 			return nil
 		}
 		return lt
-	case OpAnd, OpOr, OpXor:
-		if lt != rt || !(s.isInt() || s.Kind == KBool && op != OpXor) {
+	case opAnd, opOr, opXor:
+		if lt != rt || !(s.isInt() || s.Kind == kBool && op != opXor) {
 			c.errorf(pos, "operator '%s' cannot be applied to '%s' and '%s'", op, lt, rt)
 			return nil
 		}
@@ -550,20 +550,20 @@ func (c *checker) binaryType(pos int, op Operator, l, r *exprInfo, ey, ex Expr) 
 }
 
 // binaryResult recomputes the result type from concrete operand types.
-func (c *checker) binaryResult(op Operator, lt, rt *Type) *Type {
+func (c *checker) binaryResult(op operator, lt, rt *wgslType) *wgslType {
 	switch op {
-	case OpEq, OpNe, OpLt, OpGt, OpLe, OpGe:
-		return c.withScalar(lt, c.ts.scalar(KBool))
-	case OpShl, OpShr:
+	case opEq, opNe, opLt, opGt, opLe, opGe:
+		return c.withScalar(lt, c.ts.scalar(kBool))
+	case opShl, opShr:
 		return lt
 	}
-	if lt.Kind == KVec {
+	if lt.Kind == kVec {
 		return lt
 	}
 	return rt
 }
 
-func (c *checker) index(e *Index) *exprInfo {
+func (c *checker) index(e *indexExpr) *exprInfo {
 	x := c.expr(e.X)
 	i := c.rvalue(e.Index)
 	if x == nil || i == nil {
@@ -571,19 +571,19 @@ func (c *checker) index(e *Index) *exprInfo {
 	}
 	out := &exprInfo{ref: x.ref, space: x.space, access: x.access}
 	t := x.typ
-	if !x.ref && t.Kind == KPtr {
+	if !x.ref && t.Kind == kPtr {
 		t = t.Elem
 		out.ref, out.space, out.access, out.autoDeref = true, x.typ.Space, x.typ.Access, true
 	}
-	if t.Kind != KVec && t.Kind != KArray && t.Kind != KMat {
+	if t.Kind != kVec && t.Kind != kArray && t.Kind != kMat {
 		c.errorf(e.Pos, "cannot index a value of type '%s'", t)
 		return nil
 	}
-	if !i.typ.isInt() || i.typ.Kind == KVec {
+	if !i.typ.isInt() || i.typ.Kind == kVec {
 		c.errorSpan(e.Index, "index must be i32 or u32, not '%s'", i.typ)
 		return nil
 	}
-	if i.typ.isAbstract() && !c.convertTo(e.Index, c.ts.scalar(KI32)) {
+	if i.typ.isAbstract() && !c.convertTo(e.Index, c.ts.scalar(kI32)) {
 		return nil
 	}
 	if i.val == nil && x.typ.isAbstract() {
@@ -593,7 +593,7 @@ func (c *checker) index(e *Index) *exprInfo {
 	}
 	if i.val != nil {
 		idx := i.val.i
-		if i.typ.Kind == KI32 && idx < 0 || t.N > 0 && t.CountOverride == nil && idx >= int64(t.N) {
+		if i.typ.Kind == kI32 && idx < 0 || t.N > 0 && t.CountOverride == nil && idx >= int64(t.N) {
 			c.errorSpan(e.Index, "index %d is out of bounds for '%s'", int32(idx), t)
 			return nil
 		}
@@ -602,26 +602,26 @@ func (c *checker) index(e *Index) *exprInfo {
 	if x.val != nil && i.val != nil {
 		out.val = x.val.elems[i.val.i]
 	}
-	if !x.ref && x.val == nil && t.Kind == KArray && i.val == nil && x.override {
+	if !x.ref && x.val == nil && t.Kind == kArray && i.val == nil && x.override {
 		c.errorf(e.Pos, "cannot index an override-expression")
 		return nil
 	}
 	return out
 }
 
-func (c *checker) member(e *Member) *exprInfo {
+func (c *checker) member(e *memberExpr) *exprInfo {
 	x := c.expr(e.X)
 	if x == nil {
 		return nil
 	}
 	out := &exprInfo{ref: x.ref, space: x.space, access: x.access, override: x.override}
 	t := x.typ
-	if !x.ref && t.Kind == KPtr {
+	if !x.ref && t.Kind == kPtr {
 		t = t.Elem
 		out.ref, out.space, out.access, out.autoDeref = true, x.typ.Space, x.typ.Access, true
 	}
 	switch t.Kind {
-	case KStruct:
+	case kStruct:
 		for i, m := range t.Struct.Members {
 			if m.Name == e.Name {
 				out.typ, out.field = m.Type, i
@@ -633,7 +633,7 @@ func (c *checker) member(e *Member) *exprInfo {
 		}
 		c.errorf(e.Pos, "struct '%s' has no member '%s'", t, e.Name)
 		return nil
-	case KVec:
+	case kVec:
 		sw := swizzle(e.Name, t.N)
 		if sw == nil {
 			c.errorf(e.Pos, "invalid vector swizzle '%s' on '%s'", e.Name, t)
@@ -712,15 +712,15 @@ func maxComponent(v *value) int64 {
 
 // constRHS rejects constant right operands that are errors even with a
 // run-time left side: shifts by the bit width or more, integer division by zero.
-func (c *checker) constRHS(op Operator, t *Type, r *exprInfo, y Expr) bool {
+func (c *checker) constRHS(op operator, t *wgslType, r *exprInfo, y expr) bool {
 	if r.val == nil {
 		return true
 	}
-	if (op == OpShl || op == OpShr) && !t.scalarOf().isAbstract() && maxComponent(r.val) >= 32 {
+	if (op == opShl || op == opShr) && !t.scalarOf().isAbstract() && maxComponent(r.val) >= 32 {
 		c.errorSpan(y, "the shift amount %d is not less than the bit width 32", maxComponent(r.val))
 		return false
 	}
-	if (op == OpDiv || op == OpRem) && t.scalarOf().isInt() && hasZero(r.val) {
+	if (op == opDiv || op == opRem) && t.scalarOf().isInt() && hasZero(r.val) {
 		c.errorSpan(y, "integer division by zero")
 		return false
 	}
@@ -728,12 +728,12 @@ func (c *checker) constRHS(op Operator, t *Type, r *exprInfo, y Expr) bool {
 }
 
 // matBinary types the matrix operators: M+M, M-M, M*s, s*M, M*v, v*M, M*M.
-func (c *checker) matBinary(pos int, op Operator, l, r *exprInfo, ey, ex Expr) *Type {
-	bad := func() *Type {
+func (c *checker) matBinary(pos int, op operator, l, r *exprInfo, ey, ex expr) *wgslType {
+	bad := func() *wgslType {
 		c.errorf(pos, "operator '%s' cannot be applied to '%s' and '%s'", op, l.typ, r.typ)
 		return nil
 	}
-	if c.unifyScalars(pos, []Expr{ex, ey}, []*exprInfo{l, r}) == nil {
+	if c.unifyScalars(pos, []expr{ex, ey}, []*exprInfo{l, r}) == nil {
 		return nil
 	}
 	lt, rt := l.typ, r.typ
@@ -741,21 +741,21 @@ func (c *checker) matBinary(pos int, op Operator, l, r *exprInfo, ey, ex Expr) *
 		return bad()
 	}
 	switch op {
-	case OpAdd, OpSub:
+	case opAdd, opSub:
 		if lt == rt {
 			return lt
 		}
-	case OpMul:
+	case opMul:
 		switch {
-		case lt.Kind == KMat && rt.isScalar():
+		case lt.Kind == kMat && rt.isScalar():
 			return lt
-		case lt.isScalar() && rt.Kind == KMat:
+		case lt.isScalar() && rt.Kind == kMat:
 			return rt
-		case lt.Kind == KMat && rt.Kind == KVec && rt.N == lt.N:
+		case lt.Kind == kMat && rt.Kind == kVec && rt.N == lt.N:
 			return lt.Elem
-		case lt.Kind == KVec && rt.Kind == KMat && lt.N == rt.Elem.N:
+		case lt.Kind == kVec && rt.Kind == kMat && lt.N == rt.Elem.N:
 			return c.ts.vec(rt.N, lt.Elem)
-		case lt.Kind == KMat && rt.Kind == KMat && lt.N == rt.Elem.N:
+		case lt.Kind == kMat && rt.Kind == kMat && lt.N == rt.Elem.N:
 			return c.ts.mat(rt.N, lt.Elem.N, lt.Elem.Elem)
 		}
 	}
@@ -763,6 +763,6 @@ func (c *checker) matBinary(pos int, op Operator, l, r *exprInfo, ey, ex Expr) *
 }
 
 // isMatMul reports the products that are not componentwise.
-func isMatMul(op Operator, lt, rt *Type) bool {
-	return op == OpMul && (lt.Kind == KMat && !rt.isScalar() || rt.Kind == KMat && !lt.isScalar())
+func isMatMul(op operator, lt, rt *wgslType) bool {
+	return op == opMul && (lt.Kind == kMat && !rt.isScalar() || rt.Kind == kMat && !lt.isScalar())
 }

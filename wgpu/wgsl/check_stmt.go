@@ -22,7 +22,7 @@ func (c *checker) fnBody(f *function) {
 
 // returns reports whether a statement list always ends in a return (or never
 // ends: a loop without break).
-func returns(stmts []Stmt) bool {
+func returns(stmts []stmt) bool {
 	if len(stmts) == 0 {
 		return false
 	}
@@ -34,17 +34,17 @@ func returns(stmts []Stmt) bool {
 	return false
 }
 
-func stmtReturns(s Stmt) bool {
+func stmtReturns(s stmt) bool {
 	switch s := s.(type) {
-	case *Return:
+	case *returnStmt:
 		return true
-	case *Block:
+	case *blockStmt:
 		return returns(s.Stmts)
-	case *If:
+	case *ifStmt:
 		return s.Else != nil && returns(s.Then.Stmts) && stmtReturns(s.Else)
-	case *Loop:
+	case *loopStmt:
 		return s.BreakIf == nil && !hasBreak(s.Body.Stmts)
-	case *Switch:
+	case *switchStmt:
 		for _, cl := range s.Clauses {
 			if !returns(cl.Body.Stmts) {
 				return false
@@ -56,17 +56,17 @@ func stmtReturns(s Stmt) bool {
 }
 
 // hasBreak reports a break that targets the enclosing loop.
-func hasBreak(stmts []Stmt) bool {
+func hasBreak(stmts []stmt) bool {
 	for _, s := range stmts {
 		switch s := s.(type) {
-		case *Break:
+		case *breakStmt:
 			return true
-		case *Block:
+		case *blockStmt:
 			if hasBreak(s.Stmts) {
 				return true
 			}
-		case *If:
-			if hasBreak(s.Then.Stmts) || s.Else != nil && hasBreak([]Stmt{s.Else}) {
+		case *ifStmt:
+			if hasBreak(s.Then.Stmts) || s.Else != nil && hasBreak([]stmt{s.Else}) {
 				return true
 			}
 		}
@@ -74,27 +74,27 @@ func hasBreak(stmts []Stmt) bool {
 	return false
 }
 
-func (c *checker) stmts(ss []Stmt) {
+func (c *checker) stmts(ss []stmt) {
 	for _, s := range ss {
 		c.stmt(s)
 	}
 }
 
-func (c *checker) block(b *Block) {
+func (c *checker) block(b *blockStmt) {
 	c.push()
 	c.stmts(b.Stmts)
 	c.pop()
 }
 
-func (c *checker) stmt(s Stmt) {
+func (c *checker) stmt(s stmt) {
 	switch s := s.(type) {
-	case *Block:
+	case *blockStmt:
 		c.block(s)
-	case *DeclStmt:
+	case *declStmt:
 		c.localDecl(s.Decl)
-	case *Assign:
+	case *assignStmt:
 		c.assign(s)
-	case *IncDec:
+	case *incDecStmt:
 		x := c.expr(s.X)
 		if x == nil {
 			return
@@ -102,16 +102,16 @@ func (c *checker) stmt(s Stmt) {
 		if !c.writable(s.X, x) {
 			return
 		}
-		if x.typ.Kind != KI32 && x.typ.Kind != KU32 {
+		if x.typ.Kind != kI32 && x.typ.Kind != kU32 {
 			c.errorf(s.Pos, "'%s' needs an i32 or u32 variable, not '%s'", s.Op, x.typ)
 		}
-	case *If:
+	case *ifStmt:
 		c.cond(s.Cond, "if")
 		c.block(s.Then)
 		if s.Else != nil {
 			c.stmt(s.Else)
 		}
-	case *For:
+	case *forStmt:
 		c.push()
 		if s.Init != nil {
 			c.stmt(s.Init)
@@ -128,12 +128,12 @@ func (c *checker) stmt(s Stmt) {
 		c.block(s.Body)
 		c.loops--
 		c.pop()
-	case *While:
+	case *whileStmt:
 		c.cond(s.Cond, "while")
 		c.loops++
 		c.block(s.Body)
 		c.loops--
-	case *Loop:
+	case *loopStmt:
 		if s.BreakIf == nil && !hasBreak(s.Body.Stmts) && !hasReturn(s.Body.Stmts) {
 			c.errorf(s.Pos, "loop does not exit: it needs a break, a break if or a return")
 		}
@@ -153,17 +153,17 @@ func (c *checker) stmt(s Stmt) {
 			c.inCont--
 		}
 		c.pop()
-	case *Switch:
+	case *switchStmt:
 		c.switchStmt(s)
-	case *Break:
+	case *breakStmt:
 		if (c.loops == 0 || c.inCont > 0) && c.switches == 0 {
 			c.errorf(s.Pos, "'break' must be inside a loop body or a switch")
 		}
-	case *Continue:
+	case *continueStmt:
 		if c.loops == 0 || c.inCont > 0 {
 			c.errorf(s.Pos, "'continue' must be inside a loop body")
 		}
-	case *Return:
+	case *returnStmt:
 		f := c.fn
 		if s.X == nil {
 			if f.result != nil {
@@ -180,24 +180,24 @@ func (c *checker) stmt(s Stmt) {
 			return
 		}
 		c.convertTo(s.X, f.result)
-	case *CallStmt:
+	case *callStmt:
 		c.record(s.Call, c.call(s.Call, true))
-	case *ConstAssert:
+	case *constAssert:
 		c.constAssert(s)
 	}
 }
 
-func (c *checker) cond(e Expr, what string) {
+func (c *checker) cond(e expr, what string) {
 	x := c.rvalue(e)
 	if x == nil {
 		return
 	}
-	if x.typ.Kind != KBool {
+	if x.typ.Kind != kBool {
 		c.errorSpan(e, "%s condition must be bool, not '%s'", what, x.typ)
 	}
 }
 
-func (c *checker) localDecl(d *VarDecl) {
+func (c *checker) localDecl(d *varDecl) {
 	s := &symbol{name: d.Name, pos: d.NamePos, decl: d, init: d.Init}
 	switch d.Kind {
 	case "const":
@@ -210,7 +210,7 @@ func (c *checker) localDecl(d *VarDecl) {
 	// Declare even on error (with a nil type) so later uses do not cascade.
 	defer c.declare(s)
 	c.out.localSyms[d] = s
-	var t *Type
+	var t *wgslType
 	if d.Type != nil {
 		if t = c.typeOf(d.Type); t == nil {
 			return
@@ -244,14 +244,14 @@ func (c *checker) localDecl(d *VarDecl) {
 		} else {
 			c.materialize(d.Init)
 		}
-		if !x.typ.constructible() && x.typ.Kind != KPtr {
+		if !x.typ.constructible() && x.typ.Kind != kPtr {
 			c.errorSpan(d.Init, "a let must have a constructible or pointer type, not '%s'", x.typ)
 			return
 		}
 		s.typ = x.typ
 	case "var":
 		s.kind = symLocalVar
-		if d.Space != "" && d.Space != SpaceFunction.String() {
+		if d.Space != "" && d.Space != spaceFunction.String() {
 			c.errorf(d.SpacePos+1, "variables inside functions must be in the function address space")
 			return
 		}
@@ -281,12 +281,12 @@ func (c *checker) localDecl(d *VarDecl) {
 			c.errorf(d.NamePos, "function variables need a constructible type, not '%s'", t)
 			return
 		}
-		s.typ, s.space, s.access = t, SpaceFunction, AccessReadWrite
+		s.typ, s.space, s.access = t, spaceFunction, accessReadWrite
 	}
 }
 
 // writable checks that x is a reference that may be written.
-func (c *checker) writable(e Expr, x *exprInfo) bool {
+func (c *checker) writable(e expr, x *exprInfo) bool {
 	if x.swizzleOf {
 		for i, k := range x.swizzle {
 			if slices.Contains(x.swizzle[:i], k) {
@@ -298,7 +298,7 @@ func (c *checker) writable(e Expr, x *exprInfo) bool {
 		c.errorSpan(e, "cannot assign to this expression (not a variable or memory location)")
 		return false
 	}
-	if x.access == AccessRead {
+	if x.access == accessRead {
 		c.errorSpan(e, "cannot write to a read-only %s variable", x.space)
 		return false
 	}
@@ -309,7 +309,7 @@ func (c *checker) writable(e Expr, x *exprInfo) bool {
 	return true
 }
 
-func (c *checker) assign(s *Assign) {
+func (c *checker) assign(s *assignStmt) {
 	if s.LHS == nil {
 		x := c.rvalue(s.RHS)
 		if x != nil {
@@ -322,7 +322,7 @@ func (c *checker) assign(s *Assign) {
 	if l == nil || r == nil || !c.writable(s.LHS, l) {
 		return
 	}
-	if s.Op == OpAssign {
+	if s.Op == opAssign {
 		c.convertTo(s.RHS, l.typ)
 		return
 	}
@@ -340,56 +340,56 @@ func (c *checker) assign(s *Assign) {
 // continuePastDecl enforces WGSL's rule that a continue may not skip a
 // declaration of the loop body that the continuing block uses (its value would
 // not exist on that path).
-func (c *checker) continuePastDecl(l *Loop) {
+func (c *checker) continuePastDecl(l *loopStmt) {
 	used := map[string]bool{}
 	var names func(x any)
 	names = func(x any) {
 		switch x := x.(type) {
-		case *Ident:
+		case *ident:
 			used[x.Name] = true
 			for _, a := range x.Args {
 				names(a)
 			}
-		case *Unary:
+		case *unaryExpr:
 			names(x.X)
-		case *Binary:
+		case *binaryExpr:
 			names(x.X)
 			names(x.Y)
-		case *Call:
+		case *callExpr:
 			for _, a := range x.Args {
 				names(a)
 			}
-		case *Index:
+		case *indexExpr:
 			names(x.X)
 			names(x.Index)
-		case *Member:
+		case *memberExpr:
 			names(x.X)
-		case *Paren:
+		case *parenExpr:
 			names(x.X)
-		case []Stmt:
+		case []stmt:
 			for _, s := range x {
 				names(s)
 			}
-		case *Block:
+		case *blockStmt:
 			names(x.Stmts)
-		case *DeclStmt:
+		case *declStmt:
 			if x.Decl.Init != nil {
 				names(x.Decl.Init)
 			}
-		case *Assign:
+		case *assignStmt:
 			if x.LHS != nil {
 				names(x.LHS)
 			}
 			names(x.RHS)
-		case *IncDec:
+		case *incDecStmt:
 			names(x.X)
-		case *If:
+		case *ifStmt:
 			names(x.Cond)
 			names(x.Then)
 			if x.Else != nil {
 				names(x.Else)
 			}
-		case *For:
+		case *forStmt:
 			if x.Init != nil {
 				names(x.Init)
 			}
@@ -400,10 +400,10 @@ func (c *checker) continuePastDecl(l *Loop) {
 				names(x.Update)
 			}
 			names(x.Body)
-		case *While:
+		case *whileStmt:
 			names(x.Cond)
 			names(x.Body)
-		case *Loop:
+		case *loopStmt:
 			names(x.Body)
 			if x.Continuing != nil {
 				names(x.Continuing)
@@ -411,16 +411,16 @@ func (c *checker) continuePastDecl(l *Loop) {
 			if x.BreakIf != nil {
 				names(x.BreakIf)
 			}
-		case *Switch:
+		case *switchStmt:
 			names(x.Sel)
 			for _, cl := range x.Clauses {
 				names(cl.Body)
 			}
-		case *Return:
+		case *returnStmt:
 			if x.X != nil {
 				names(x.X)
 			}
-		case *CallStmt:
+		case *callStmt:
 			names(x.Call)
 		}
 	}
@@ -430,22 +430,22 @@ func (c *checker) continuePastDecl(l *Loop) {
 	}
 	// The earliest continue targeting this loop.
 	first := -1
-	var find func(ss []Stmt)
-	find = func(ss []Stmt) {
+	var find func(ss []stmt)
+	find = func(ss []stmt) {
 		for _, s := range ss {
 			switch s := s.(type) {
-			case *Continue:
+			case *continueStmt:
 				if first < 0 || s.Pos < first {
 					first = s.Pos
 				}
-			case *Block:
+			case *blockStmt:
 				find(s.Stmts)
-			case *If:
+			case *ifStmt:
 				find(s.Then.Stmts)
 				if s.Else != nil {
-					find([]Stmt{s.Else})
+					find([]stmt{s.Else})
 				}
-			case *Switch:
+			case *switchStmt:
 				for _, cl := range s.Clauses {
 					find(cl.Body.Stmts)
 				}
@@ -457,19 +457,19 @@ func (c *checker) continuePastDecl(l *Loop) {
 		return
 	}
 	for _, s := range l.Body.Stmts {
-		if d, ok := s.(*DeclStmt); ok && d.Decl.Pos > first && used[d.Decl.Name] {
+		if d, ok := s.(*declStmt); ok && d.Decl.Pos > first && used[d.Decl.Name] {
 			c.errorf(first, "this continue skips the declaration of '%s', which the continuing block uses", d.Decl.Name)
 			return
 		}
 	}
 }
 
-func (c *checker) switchStmt(s *Switch) {
+func (c *checker) switchStmt(s *switchStmt) {
 	x := c.rvalue(s.Sel)
 	if x == nil {
 		return
 	}
-	if !x.typ.isInt() || x.typ.Kind == KVec {
+	if !x.typ.isInt() || x.typ.Kind == kVec {
 		c.errorSpan(s.Sel, "switch selector must be i32 or u32, not '%s'", x.typ)
 		return
 	}
@@ -487,7 +487,7 @@ func (c *checker) switchStmt(s *Switch) {
 			}
 		}
 		if t.isAbstract() {
-			t = c.ts.scalar(KI32)
+			t = c.ts.scalar(kI32)
 		}
 		if !c.convertTo(s.Sel, t) {
 			return
@@ -532,32 +532,32 @@ func (c *checker) switchStmt(s *Switch) {
 }
 
 // hasReturn reports a return anywhere in the statements.
-func hasReturn(stmts []Stmt) bool {
+func hasReturn(stmts []stmt) bool {
 	for _, s := range stmts {
 		switch s := s.(type) {
-		case *Return:
+		case *returnStmt:
 			return true
-		case *Block:
+		case *blockStmt:
 			if hasReturn(s.Stmts) {
 				return true
 			}
-		case *If:
-			if hasReturn(s.Then.Stmts) || s.Else != nil && hasReturn([]Stmt{s.Else}) {
+		case *ifStmt:
+			if hasReturn(s.Then.Stmts) || s.Else != nil && hasReturn([]stmt{s.Else}) {
 				return true
 			}
-		case *For:
+		case *forStmt:
 			if hasReturn(s.Body.Stmts) {
 				return true
 			}
-		case *While:
+		case *whileStmt:
 			if hasReturn(s.Body.Stmts) {
 				return true
 			}
-		case *Loop:
+		case *loopStmt:
 			if hasReturn(s.Body.Stmts) {
 				return true
 			}
-		case *Switch:
+		case *switchStmt:
 			for _, cl := range s.Clauses {
 				if hasReturn(cl.Body.Stmts) {
 					return true

@@ -7,7 +7,7 @@ import (
 )
 
 // evalUnary evaluates a unary operator on a constant of type t.
-func evalUnary(op Operator, v *value, t *Type) (*value, error) {
+func evalUnary(op operator, v *value, t *wgslType) (*value, error) {
 	if v.elems != nil {
 		out := &value{elems: make([]*value, len(v.elems))}
 		for i, e := range v.elems {
@@ -20,19 +20,19 @@ func evalUnary(op Operator, v *value, t *Type) (*value, error) {
 		return out, nil
 	}
 	switch op {
-	case OpNot:
+	case opNot:
 		return &value{b: !v.b}, nil
-	case OpCompl:
+	case opCompl:
 		switch t.Kind {
-		case KU32:
+		case kU32:
 			return &value{i: int64(^uint32(v.i))}, nil
 		}
 		return &value{i: ^v.i}, nil
-	case OpNeg:
+	case opNeg:
 		if t.isFloat() {
 			return &value{f: -v.f}, nil
 		}
-		if t.Kind == KI32 && v.i == math.MinInt32 {
+		if t.Kind == kI32 && v.i == math.MinInt32 {
 			return v, nil // wraps, as at run time
 		}
 		if v.i == math.MinInt64 {
@@ -45,7 +45,7 @@ func evalUnary(op Operator, v *value, t *Type) (*value, error) {
 
 // evalBinary evaluates a binary operator on constants; a scalar operand is
 // broadcast against a vector one. rt is the result type.
-func evalBinary(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
+func evalBinary(op operator, l, r *value, lt, rt, res *wgslType) (*value, error) {
 	if l.elems != nil || r.elems != nil {
 		n := len(l.elems)
 		if n == 0 {
@@ -70,20 +70,20 @@ func evalBinary(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
 	}
 	k := lt.Kind
 	switch op {
-	case OpLogAnd:
+	case opLogAnd:
 		return &value{b: l.b && r.b}, nil
-	case OpLogOr:
+	case opLogOr:
 		return &value{b: l.b || r.b}, nil
-	case OpEq, OpNe, OpLt, OpGt, OpLe, OpGe:
+	case opEq, opNe, opLt, opGt, opLe, opGe:
 		var c int
 		switch {
-		case k == KBool:
+		case k == kBool:
 			if l.b != r.b {
 				c = 1
 			}
 		case lt.isFloat():
 			if math.IsNaN(l.f) || math.IsNaN(r.f) {
-				return &value{b: op == OpNe}, nil
+				return &value{b: op == opNe}, nil
 			}
 			c = cmp(l.f < r.f, l.f > r.f)
 		default:
@@ -91,44 +91,44 @@ func evalBinary(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
 		}
 		var b bool
 		switch op {
-		case OpEq:
+		case opEq:
 			b = c == 0
-		case OpNe:
+		case opNe:
 			b = c != 0
-		case OpLt:
+		case opLt:
 			b = c < 0
-		case OpGt:
+		case opGt:
 			b = c > 0
-		case OpLe:
+		case opLe:
 			b = c <= 0
-		case OpGe:
+		case opGe:
 			b = c >= 0
 		}
 		return &value{b: b}, nil
 	}
-	if k == KBool {
+	if k == kBool {
 		switch op {
-		case OpAnd:
+		case opAnd:
 			return &value{b: l.b && r.b}, nil
-		case OpOr:
+		case opOr:
 			return &value{b: l.b || r.b}, nil
 		}
 	}
 	if lt.isFloat() {
 		var f float64
 		switch op {
-		case OpAdd:
+		case opAdd:
 			f = l.f + r.f
-		case OpSub:
+		case opSub:
 			f = l.f - r.f
-		case OpMul:
+		case opMul:
 			f = l.f * r.f
-		case OpDiv:
+		case opDiv:
 			if r.f == 0 {
 				return nil, fmt.Errorf("division by zero in a const-expression")
 			}
 			f = l.f / r.f
-		case OpRem:
+		case opRem:
 			if r.f == 0 {
 				return nil, fmt.Errorf("remainder by zero in a const-expression")
 			}
@@ -146,44 +146,44 @@ func evalBinary(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
 	var x int64
 	overflow := false
 	switch op {
-	case OpAdd:
+	case opAdd:
 		x = a + b
 		overflow = (a > 0 && b > 0 && x < 0) || (a < 0 && b < 0 && x >= 0)
-	case OpSub:
+	case opSub:
 		x = a - b
 		overflow = (a >= 0 && b < 0 && x < 0) || (a < 0 && b > 0 && x >= 0)
-	case OpMul:
+	case opMul:
 		hi, lo := bits.Mul64(uint64(abs64(a)), uint64(abs64(b)))
 		overflow = hi != 0 || lo > math.MaxInt64 || a == math.MinInt64 || b == math.MinInt64
 		x = a * b
-	case OpDiv, OpRem:
+	case opDiv, opRem:
 		if b == 0 {
 			return nil, fmt.Errorf("integer division by zero in a const-expression")
 		}
-		if a == math.MinInt64 && b == -1 || k == KI32 && a == math.MinInt32 && b == -1 {
+		if a == math.MinInt64 && b == -1 || k == kI32 && a == math.MinInt32 && b == -1 {
 			return nil, fmt.Errorf("integer division overflows in a const-expression")
 		}
-		if op == OpDiv {
+		if op == opDiv {
 			x = a / b
 		} else {
 			x = a % b
 		}
-	case OpAnd:
+	case opAnd:
 		x = a & b
-	case OpOr:
+	case opOr:
 		x = a | b
-	case OpXor:
+	case opXor:
 		x = a ^ b
-	case OpShl, OpShr:
+	case opShl, opShr:
 		width := int64(32)
-		if k == KAbstractInt {
+		if k == kAbstractInt {
 			width = 64
 		}
 		if b < 0 || b >= width {
 			return nil, fmt.Errorf("shift by %d is not less than the bit width %d", b, width)
 		}
-		if op == OpShr {
-			if k == KU32 {
+		if op == opShr {
+			if k == kU32 {
 				x = int64(uint32(a) >> b)
 			} else {
 				x = a >> b
@@ -191,12 +191,12 @@ func evalBinary(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
 			return &value{i: x}, nil
 		}
 		switch k {
-		case KU32:
+		case kU32:
 			x = int64(uint32(a) << b)
 			if uint64(a)<<b>>32 != 0 {
 				overflow = true
 			}
-		case KI32:
+		case kI32:
 			x = int64(int32(a) << b)
 			if int64(int32(a)<<b)>>b != a {
 				overflow = true
@@ -211,9 +211,9 @@ func evalBinary(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
 		return nil, fmt.Errorf("operator '%s' cannot be applied to integers", op)
 	}
 	switch {
-	case (op == OpAdd || op == OpSub || op == OpMul) && k == KI32:
+	case (op == opAdd || op == opSub || op == opMul) && k == kI32:
 		return &value{i: int64(int32(x))}, nil // concrete integers wrap, as at run time
-	case (op == OpAdd || op == OpSub || op == OpMul) && k == KU32:
+	case (op == opAdd || op == opSub || op == opMul) && k == kU32:
 		return &value{i: int64(uint32(x))}, nil
 	case overflow || !intFits(x, k):
 		return nil, fmt.Errorf("'%s' overflows '%s' in a const-expression", op, lt)
@@ -241,22 +241,22 @@ func abs64(a int64) int64 {
 // specConstInt reports whether e is an integer override-expression the
 // emitter can express with OpSpecConstantOp (identifiers, literals and
 // integer arithmetic), as array counts and workgroup sizes need.
-func (c *checker) specConstInt(e Expr) bool {
+func (c *checker) specConstInt(e expr) bool {
 	x := c.out.info[e]
-	if x == nil || !x.typ.isInt() || x.typ.Kind == KVec {
+	if x == nil || !x.typ.isInt() || x.typ.Kind == kVec {
 		return false
 	}
 	if x.val != nil {
 		return true
 	}
 	switch e := e.(type) {
-	case *Ident:
+	case *ident:
 		return x.sym != nil && x.sym.kind == symOverride && !x.sym.computed
-	case *Paren:
+	case *parenExpr:
 		return c.specConstInt(e.X)
-	case *Binary:
+	case *binaryExpr:
 		switch e.Op {
-		case OpAdd, OpSub, OpMul, OpDiv, OpRem, OpShl, OpShr, OpAnd, OpOr, OpXor:
+		case opAdd, opSub, opMul, opDiv, opRem, opShl, opShr, opAnd, opOr, opXor:
 			return c.specConstInt(e.X) && c.specConstInt(e.Y)
 		}
 	}
@@ -264,7 +264,7 @@ func (c *checker) specConstInt(e Expr) bool {
 }
 
 // evalMatMul evaluates M*v, v*M and M*M on constants (columns of rows).
-func evalMatMul(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
+func evalMatMul(op operator, l, r *value, lt, rt, res *wgslType) (*value, error) {
 	s := res.scalarOf()
 	dot := func(a, b []float64) (*value, error) {
 		sum := 0.0
@@ -303,9 +303,9 @@ func evalMatMul(op Operator, l, r *value, lt, rt, res *Type) (*value, error) {
 		return out, nil
 	}
 	switch {
-	case lt.Kind == KMat && rt.Kind == KVec:
+	case lt.Kind == kMat && rt.Kind == kVec:
 		return mulMV(l, r, lt.Elem.N)
-	case lt.Kind == KVec && rt.Kind == KMat:
+	case lt.Kind == kVec && rt.Kind == kMat:
 		out := &value{}
 		for _, c := range r.elems {
 			d, err := dot(col(l), col(c))

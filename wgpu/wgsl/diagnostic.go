@@ -49,7 +49,7 @@ var languageFeatures = map[string]bool{
 }
 
 // directives checks the requires and diagnostic directives.
-func (c *checker) directives(f *File) {
+func (c *checker) directives(f *file) {
 	for _, r := range f.Requires {
 		for i, n := range r.Names {
 			if n == "uniform_buffer_standard_layout" {
@@ -73,7 +73,7 @@ func (c *checker) directives(f *File) {
 
 // filters checks a set of filters on one item and collects them; two
 // filters of one rule must agree.
-func (c *checker) filters(ds []*Diagnostic, what string) diagFilters {
+func (c *checker) filters(ds []*diagnostic, what string) diagFilters {
 	out := diagFilters{}
 	for _, d := range ds {
 		if !severities[d.Severity] {
@@ -91,8 +91,8 @@ func (c *checker) filters(ds []*Diagnostic, what string) diagFilters {
 
 // attrFilters checks the @diagnostic attributes among as; others are left
 // to the caller.
-func (c *checker) attrFilters(as []*Attr) diagFilters {
-	var ds []*Diagnostic
+func (c *checker) attrFilters(as []*attr) diagFilters {
+	var ds []*diagnostic
 	for _, a := range as {
 		if a.Name != "diagnostic" {
 			continue
@@ -104,22 +104,22 @@ func (c *checker) attrFilters(as []*Attr) diagFilters {
 	return c.filters(ds, "diagnostic attribute")
 }
 
-func (c *checker) diagAttr(a *Attr) *Diagnostic {
+func (c *checker) diagAttr(a *attr) *diagnostic {
 	if len(a.Args) != 2 {
 		c.errorf(a.Pos, "@diagnostic takes a severity and a rule name")
 		return nil
 	}
-	sev, ok := a.Args[0].(*Ident)
+	sev, ok := a.Args[0].(*ident)
 	if !ok {
 		c.errorSpan(a.Args[0], "@diagnostic needs a severity: error, warning, info or off")
 		return nil
 	}
-	d := &Diagnostic{Pos: a.Pos, Severity: sev.Name, RulePos: a.Args[1].exprPos()}
+	d := &diagnostic{Pos: a.Pos, Severity: sev.Name, RulePos: a.Args[1].exprPos()}
 	switch r := a.Args[1].(type) {
-	case *Ident:
+	case *ident:
 		d.Rule = r.Name
-	case *Member:
-		ns, ok := r.X.(*Ident)
+	case *memberExpr:
+		ns, ok := r.X.(*ident)
 		if !ok {
 			c.errorSpan(a.Args[1], "@diagnostic needs a rule name")
 			return nil
@@ -133,8 +133,8 @@ func (c *checker) diagAttr(a *Attr) *Diagnostic {
 }
 
 // stmtFilters checks the statement attributes of the file.
-func (c *checker) stmtFilters(f *File) {
-	c.stmtDiag = map[Stmt]diagFilters{}
+func (c *checker) stmtFilters(f *file) {
+	c.stmtDiag = map[stmt]diagFilters{}
 	for s, as := range f.StmtAttrs {
 		for _, a := range as {
 			if a.Name != "diagnostic" {

@@ -1,11 +1,13 @@
 // Package wgsl compiles WGSL compute shaders to SPIR-V for Vulkan, in pure Go.
 //
-// Three stages are kept apart, as in naga: Parse (source -> syntax tree with
-// byte offsets), Check (names, types, abstract numerics, const-evaluation,
-// address spaces and access modes, host-shareable layout, uniformity) and
-// Emit (checked module -> SPIR-V 1.3 words). Emit accepts only what Check
-// returns, so it never sees unchecked input; a failure there is a compiler
-// bug, reported as *InternalError. Compile runs all three and adds
+// Compile is the entry point. Inside, three stages are kept apart, as in
+// naga: the parser (source -> syntax tree with byte offsets), the checker
+// (names, types, abstract numerics, const-evaluation, address spaces and
+// access modes, host-shareable layout, uniformity) and the emitter (checked
+// module -> SPIR-V 1.3 words). The emitter takes only the checker's result,
+// so it never sees unchecked input; a failure there is a compiler bug,
+// reported as *InternalError. The stages, the syntax tree and the checked
+// module are unexported; Compile runs all three and returns a Module with its
 // Reflection: bindings with their host layout, workgroup sizes and override
 // constants, which wgpu uses to build bind group layouts and to set
 // overrides by name. Mistakes in the source come back as an ErrorList of

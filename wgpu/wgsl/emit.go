@@ -24,13 +24,13 @@ const (
 )
 
 // bug is panicked by the emitter when it meets something the checker should
-// have rejected; Emit turns it into an *InternalError.
+// have rejected; emit turns it into an *InternalError.
 type bug struct{ msg string }
 
 func bugf(format string, args ...any) { panic(bug{fmt.Sprintf(format, args...)}) }
 
 type emitter struct {
-	m    *Checked
+	m    *checked
 	opt  Options
 	next uint32
 
@@ -65,20 +65,20 @@ type globalVar struct {
 	split   bool   // a narrow uniform matrix: its columns are the Block's members
 }
 
-// Emit translates a checked module to SPIR-V 1.3 for Vulkan. Its errors are
-// compiler bugs (*InternalError), never the user's, except for valid WGSL
+// emitDefault translates a checked module to SPIR-V 1.3 for Vulkan, under the
+// zero Options, as Module.SPIRV holds it. Its errors are compiler bugs (*InternalError), never the user's, except for valid WGSL
 // that specialization constants cannot express (see Module.NoSPIRV), which
 // only Module.Specialize compiles.
-func Emit(m *Checked) (words []uint32, err error) {
+func emitDefault(m *checked) (words []uint32, err error) {
 	if m != nil && m.noSPIRV != "" {
 		return nil, fmt.Errorf("%s: no whole-module SPIR-V: %s", m.file.Name, m.noSPIRV)
 	}
 	return emit(m, Options{})
 }
 
-func emit(m *Checked, opt Options) (words []uint32, err error) {
+func emit(m *checked, opt Options) (words []uint32, err error) {
 	if m == nil || m.file == nil {
-		return nil, &InternalError{Msg: "Emit needs the result of Check"}
+		return nil, &InternalError{Msg: "emit needs the result of check"}
 	}
 	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{},
 		globals: map[*symbol]*globalVar{}, inputs: map[string]uint32{}, fnIDs: map[*function]uint32{}, specIDs: map[*symbol]uint32{}, opt: opt, variants: map[string]*fnVariant{}, constIndex: map[uint32]uint32{}}
@@ -151,37 +151,37 @@ func (e *emitter) assemble() []uint32 {
 
 // ---- types ----
 
-func scFor(s AddrSpace) uint32 {
+func scFor(s addrSpace) uint32 {
 	switch s {
-	case SpaceFunction:
+	case spaceFunction:
 		return spirv.StorageClassFunction
-	case SpacePrivate:
+	case spacePrivate:
 		return spirv.StorageClassPrivate
-	case SpaceWorkgroup:
+	case spaceWorkgroup:
 		return spirv.StorageClassWorkgroup
-	case SpaceUniform:
+	case spaceUniform:
 		return spirv.StorageClassUniform
-	case SpaceStorage:
+	case spaceStorage:
 		return spirv.StorageClassStorageBuffer
-	case SpacePushConstant:
+	case spacePushConstant:
 		return spirv.StorageClassPushConstant
 	}
 	bugf("no storage class for address space %q", s)
 	return 0
 }
 
-func flavorFor(s AddrSpace) flavor {
+func flavorFor(s addrSpace) flavor {
 	switch s {
-	case SpaceUniform:
+	case spaceUniform:
 		return ubo
-	case SpaceStorage, SpacePushConstant:
+	case spaceStorage, spacePushConstant:
 		return laidOut
 	}
 	return plain
 }
 
 // isAggregate reports types whose SPIR-V id depends on the flavor.
-func isAggregate(t *Type) bool { return t.Kind == KArray || t.Kind == KStruct }
+func isAggregate(t *wgslType) bool { return t.Kind == kArray || t.Kind == kStruct }
 
 // narrowMat reports a matrix whose column stride is not a multiple of 16
 // (matCx2<f32>, the f16 matrices). WGSL lays these out with the column
@@ -190,16 +190,16 @@ func isAggregate(t *Type) bool { return t.Kind == KArray || t.Kind == KStruct }
 // narrow matrix is split into its column vectors: consecutive members of the
 // enclosing struct, or of a struct standing for the matrix where it is an
 // array element or a whole buffer.
-func narrowMat(t *Type) bool { return t.Kind == KMat && t.Stride()%16 != 0 }
+func narrowMat(t *wgslType) bool { return t.Kind == kMat && t.Stride()%16 != 0 }
 
 // hasNarrowMat reports a narrow matrix anywhere in t.
-func hasNarrowMat(t *Type) bool {
+func hasNarrowMat(t *wgslType) bool {
 	switch t.Kind {
-	case KMat:
+	case kMat:
 		return narrowMat(t)
-	case KArray:
+	case kArray:
 		return hasNarrowMat(t.Elem)
-	case KStruct:
+	case kStruct:
 		for _, m := range t.Struct.Members {
 			if hasNarrowMat(m.Type) {
 				return true
@@ -211,13 +211,13 @@ func hasNarrowMat(t *Type) bool {
 
 // needsRecast reports whether a value of type t loaded from memory of
 // flavor fl must be rebuilt to be used as a plain value.
-func needsRecast(t *Type, fl flavor) bool {
+func needsRecast(t *wgslType, fl flavor) bool {
 	return fl != plain && isAggregate(t) || fl == ubo && narrowMat(t)
 }
 
 // uboMember is the index in the ubo flavor of member k of struct t: each
 // narrow matrix before it takes one member per column.
-func uboMember(t *Type, k int) int {
+func uboMember(t *wgslType, k int) int {
 	n := 0
 	for _, m := range t.Struct.Members[:k] {
 		if narrowMat(m.Type) {
@@ -229,11 +229,11 @@ func uboMember(t *Type, k int) int {
 	return n
 }
 
-func (e *emitter) typeID(t *Type, fl flavor) uint32 {
+func (e *emitter) typeID(t *wgslType, fl flavor) uint32 {
 	if fl == ubo && !hasNarrowMat(t) {
 		fl = laidOut
 	}
-	if !isAggregate(t) && t.Kind != KAtomic && fl != ubo {
+	if !isAggregate(t) && t.Kind != kAtomic && fl != ubo {
 		fl = plain
 	}
 	key := fmt.Sprintf("%s/%d", t, fl)
@@ -245,30 +245,30 @@ func (e *emitter) typeID(t *Type, fl flavor) uint32 {
 	}
 	var id uint32
 	switch t.Kind {
-	case KBool:
+	case kBool:
 		id = e.id()
 		e.decls.Add(spirv.OpTypeBool, id)
-	case KI32, KU32, KAbstractInt:
+	case kI32, kU32, kAbstractInt:
 		id = e.id()
 		sign := uint32(0)
-		if t.Kind != KU32 {
+		if t.Kind != kU32 {
 			sign = 1
 		}
 		e.decls.Add(spirv.OpTypeInt, id, 32, sign)
-	case KF32, KAbstractFloat:
+	case kF32, kAbstractFloat:
 		id = e.id()
 		e.decls.Add(spirv.OpTypeFloat, id, 32)
-	case KF16:
+	case kF16:
 		e.capability(spirv.CapabilityFloat16)
 		id = e.id()
 		e.decls.Add(spirv.OpTypeFloat, id, 16)
-	case KVec:
+	case kVec:
 		el := e.typeID(t.Elem, plain)
 		id = e.id()
 		e.decls.Add(spirv.OpTypeVector, id, el, uint32(t.N))
-	case KAtomic:
+	case kAtomic:
 		return e.typeID(t.Elem, plain)
-	case KMat:
+	case kMat:
 		if fl == ubo {
 			id = e.columnStruct(t)
 			break
@@ -276,7 +276,7 @@ func (e *emitter) typeID(t *Type, fl flavor) uint32 {
 		col := e.typeID(t.Elem, plain)
 		id = e.id()
 		e.decls.Add(spirv.OpTypeMatrix, id, col, uint32(t.N))
-	case KArray:
+	case kArray:
 		el := e.typeID(t.Elem, fl)
 		switch {
 		case t.CountOverride != nil:
@@ -294,7 +294,7 @@ func (e *emitter) typeID(t *Type, fl flavor) uint32 {
 		if fl != plain {
 			e.decorate(id, spirv.DecorationArrayStride, uint32(t.Stride()))
 		}
-	case KStruct:
+	case kStruct:
 		id = e.structType(t, fl)
 	default:
 		bugf("no SPIR-V type for %s", t)
@@ -303,7 +303,7 @@ func (e *emitter) typeID(t *Type, fl flavor) uint32 {
 	return id
 }
 
-func (e *emitter) structType(t *Type, fl flavor) uint32 {
+func (e *emitter) structType(t *wgslType, fl flavor) uint32 {
 	if fl == ubo {
 		if hasNarrowMat(t) {
 			return e.uboStruct(t)
@@ -329,12 +329,12 @@ func (e *emitter) structType(t *Type, fl flavor) uint32 {
 
 // uboStruct is struct t in the uniform layout, its narrow matrices split
 // into one member per column (named m_0, m_1, ...).
-func (e *emitter) uboStruct(t *Type) uint32 {
+func (e *emitter) uboStruct(t *wgslType) uint32 {
 	type member struct {
 		ty     uint32
 		name   string
 		offset int
-		mat    *Type // a matrix member that keeps its matrix type
+		mat    *wgslType // a matrix member that keeps its matrix type
 	}
 	var ms []member
 	for _, m := range t.Struct.Members {
@@ -367,7 +367,7 @@ func (e *emitter) uboStruct(t *Type) uint32 {
 
 // columnStruct is a narrow matrix in the uniform layout: a struct of its
 // column vectors, for an array element or a whole buffer.
-func (e *emitter) columnStruct(t *Type) uint32 {
+func (e *emitter) columnStruct(t *wgslType) uint32 {
 	col := e.typeID(t.Elem, plain)
 	ops := []uint32{0}
 	for range t.N {
@@ -417,12 +417,12 @@ func (e *emitter) fnType(ret uint32, params []uint32) uint32 {
 // ---- constants ----
 
 func (e *emitter) constU32(v uint32) uint32 {
-	id := e.constant(e.m.types.scalar(KU32), &value{i: int64(v)})
+	id := e.constant(e.m.types.scalar(kU32), &value{i: int64(v)})
 	e.constIndex[id] = v
 	return id
 }
 
-func (e *emitter) constant(t *Type, v *value) uint32 {
+func (e *emitter) constant(t *wgslType, v *value) uint32 {
 	if t.isAbstract() {
 		t = concreteDefault(e.m.types, t)
 	}
@@ -433,17 +433,17 @@ func (e *emitter) constant(t *Type, v *value) uint32 {
 	ty := e.typeID(t, plain)
 	var id uint32
 	switch t.Kind {
-	case KBool:
+	case kBool:
 		id = e.id()
 		if v.b {
 			e.decls.Add(spirv.OpConstantTrue, ty, id)
 		} else {
 			e.decls.Add(spirv.OpConstantFalse, ty, id)
 		}
-	case KI32, KU32, KF32, KF16:
+	case kI32, kU32, kF32, kF16:
 		id = e.id()
 		e.decls.Add(spirv.OpConstant, ty, id, bitsOf(v, t))
-	case KVec, KMat, KArray, KStruct:
+	case kVec, kMat, kArray, kStruct:
 		var parts []uint32
 		for i, el := range v.elems {
 			parts = append(parts, e.constant(elemType(t, i), el))
@@ -468,7 +468,7 @@ func (e *emitter) null(t uint32) uint32 {
 	return id
 }
 
-func valueKey(v *value, t *Type) string {
+func valueKey(v *value, t *wgslType) string {
 	if v.elems != nil {
 		var b strings.Builder
 		b.WriteByte('[')
@@ -482,19 +482,19 @@ func valueKey(v *value, t *Type) string {
 	return fmt.Sprint(bitsOf(v, t))
 }
 
-func concreteDefault(ts *types, t *Type) *Type {
+func concreteDefault(ts *types, t *wgslType) *wgslType {
 	switch t.Kind {
-	case KAbstractInt:
-		return ts.scalar(KI32)
-	case KAbstractFloat:
-		return ts.scalar(KF32)
-	case KVec:
+	case kAbstractInt:
+		return ts.scalar(kI32)
+	case kAbstractFloat:
+		return ts.scalar(kF32)
+	case kVec:
 		return ts.vec(t.N, concreteDefault(ts, t.Elem))
-	case KMat:
-		return ts.get(Type{Kind: KMat, N: t.N, Elem: concreteDefault(ts, t.Elem)})
-	case KArray:
+	case kMat:
+		return ts.get(wgslType{Kind: kMat, N: t.N, Elem: concreteDefault(ts, t.Elem)})
+	case kArray:
 		return ts.array(concreteDefault(ts, t.Elem), t.N)
-	case KStruct:
+	case kStruct:
 		if t.Struct.concrete != nil {
 			return t.Struct.concrete
 		}
@@ -520,7 +520,7 @@ func (e *emitter) override(s *symbol) {
 	if v == nil {
 		v = &value{}
 	}
-	if s.typ.Kind == KBool {
+	if s.typ.Kind == kBool {
 		if v.b {
 			e.decls.Add(spirv.OpSpecConstantTrue, ty, id)
 		} else {
@@ -536,7 +536,7 @@ func (e *emitter) override(s *symbol) {
 
 // specConstExpr emits a const-expression, an override or an integer
 // override-expression at module scope.
-func (e *emitter) specConstExpr(x Expr) uint32 {
+func (e *emitter) specConstExpr(x expr) uint32 {
 	info := e.m.info[x]
 	if info == nil {
 		bugf("unchecked override-expression")
@@ -545,36 +545,36 @@ func (e *emitter) specConstExpr(x Expr) uint32 {
 		return e.constant(info.typ, info.val)
 	}
 	switch x := x.(type) {
-	case *Ident:
+	case *ident:
 		if id, ok := e.specIDs[info.sym]; ok {
 			return id
 		}
-	case *Paren:
+	case *parenExpr:
 		return e.specConstExpr(x.X)
-	case *Binary:
+	case *binaryExpr:
 		a, b := e.specConstExpr(x.X), e.specConstExpr(x.Y)
-		signed := info.typ.Kind == KI32
+		signed := info.typ.Kind == kI32
 		var op spirv.Op
 		switch x.Op {
-		case OpAdd:
+		case opAdd:
 			op = spirv.OpIAdd
-		case OpSub:
+		case opSub:
 			op = spirv.OpISub
-		case OpMul:
+		case opMul:
 			op = spirv.OpIMul
-		case OpDiv:
+		case opDiv:
 			op = pick(signed, spirv.OpSDiv, spirv.OpUDiv)
-		case OpRem:
+		case opRem:
 			op = pick(signed, spirv.OpSRem, spirv.OpUMod)
-		case OpShl:
+		case opShl:
 			op = spirv.OpShiftLeftLogical
-		case OpShr:
+		case opShr:
 			op = pick(signed, spirv.OpShiftRightArithmetic, spirv.OpShiftRightLogical)
-		case OpAnd:
+		case opAnd:
 			op = spirv.OpBitwiseAnd
-		case OpOr:
+		case opOr:
 			op = spirv.OpBitwiseOr
-		case OpXor:
+		case opXor:
 			op = spirv.OpBitwiseXor
 		}
 		if op != 0 {
@@ -601,22 +601,22 @@ func (e *emitter) global(s *symbol) {
 	g := &globalVar{sc: sc}
 	var store uint32
 	switch s.space {
-	case SpaceStorage, SpaceUniform, SpacePushConstant:
+	case spaceStorage, spaceUniform, spacePushConstant:
 		if s.typ.hasF16() {
 			switch s.space {
-			case SpaceStorage:
+			case spaceStorage:
 				e.capability(spirv.CapabilityStorageBuffer16BitAccess)
-			case SpaceUniform:
+			case spaceUniform:
 				e.capability(spirv.CapabilityUniformAndStorageBuffer16BitAccess)
-			case SpacePushConstant:
+			case spacePushConstant:
 				e.capability(spirv.CapabilityStoragePushConstant16)
 			}
 		}
 		switch {
-		case s.typ.Kind == KStruct:
+		case s.typ.Kind == kStruct:
 			store = e.structType(s.typ, flavorFor(s.space))
 			g.block = store
-		case s.space == SpaceUniform && narrowMat(s.typ):
+		case s.space == spaceUniform && narrowMat(s.typ):
 			store = e.columnStruct(s.typ)
 			e.name(store, s.name+"_block")
 			g.block, g.split = store, true
@@ -636,18 +636,18 @@ func (e *emitter) global(s *symbol) {
 	ptr := e.ptrType(sc, store)
 	g.id = e.id()
 	switch {
-	case s.space == SpacePrivate && s.init != nil && !s.initRuntime:
+	case s.space == spacePrivate && s.init != nil && !s.initRuntime:
 		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.specConstExpr(s.init))
-	case s.space == SpacePrivate:
+	case s.space == spacePrivate:
 		e.decls.Add(spirv.OpVariable, ptr, g.id, sc, e.null(store))
 	default:
 		e.decls.Add(spirv.OpVariable, ptr, g.id, sc)
 	}
 	e.name(g.id, s.name)
-	if s.space == SpaceStorage || s.space == SpaceUniform {
+	if s.space == spaceStorage || s.space == spaceUniform {
 		e.decorate(g.id, spirv.DecorationDescriptorSet, uint32(s.group))
 		e.decorate(g.id, spirv.DecorationBinding, uint32(s.binding))
-		if s.space == SpaceStorage && s.access == AccessRead {
+		if s.space == spaceStorage && s.access == accessRead {
 			e.decorate(g.id, spirv.DecorationNonWritable)
 		}
 	}
@@ -678,11 +678,11 @@ func (e *emitter) input(name string) uint32 {
 // matrixLayout decorates a struct member holding a matrix, or an array of
 // them, with its column-major layout; in the ubo flavor a narrow matrix is a
 // struct of columns and takes none.
-func (e *emitter) matrixLayout(st, member uint32, t *Type, fl flavor) {
-	for t.Kind == KArray {
+func (e *emitter) matrixLayout(st, member uint32, t *wgslType, fl flavor) {
+	for t.Kind == kArray {
 		t = t.Elem
 	}
-	if t.Kind == KMat && (fl != ubo || !narrowMat(t)) {
+	if t.Kind == kMat && (fl != ubo || !narrowMat(t)) {
 		e.annots.Add(spirv.OpMemberDecorate, st, member, spirv.DecorationColMajor)
 		e.annots.Add(spirv.OpMemberDecorate, st, member, spirv.DecorationMatrixStride, uint32(t.Stride()))
 	}

@@ -7,7 +7,7 @@ func (e *emitter) ext(ty uint32, inst uint32, args ...uint32) uint32 {
 }
 
 // builtin emits a call of a builtin function (see builtinTable).
-func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
+func (e *emitter) builtin(c *callExpr, info *exprInfo) uint32 {
 	b := builtinTable[c.Fn.Name]
 	if b == nil {
 		bugf("unknown builtin %s", c.Fn.Name)
@@ -20,7 +20,7 @@ func (e *emitter) builtin(c *Call, info *exprInfo) uint32 {
 // member of the buffer's struct), or a pointer parameter or let made from
 // one of them (a runtime-sized array lives only in a storage buffer, so its
 // pointer's root is always the buffer variable).
-func (e *emitter) arrayLength(c *Call, ty uint32) uint32 {
+func (e *emitter) arrayLength(c *callExpr, ty uint32) uint32 {
 	r := e.ptrRef(c.Args[0])
 	member, ok := uint32(0), len(r.idx) == 1
 	if ok {

@@ -36,7 +36,7 @@ func hasPtrParams(f *function) bool {
 		return false
 	}
 	for _, p := range f.params {
-		if p.typ != nil && p.typ.Kind == KPtr {
+		if p.typ != nil && p.typ.Kind == kPtr {
 			return true
 		}
 	}
@@ -46,7 +46,7 @@ func hasPtrParams(f *function) bool {
 // callFn emits a call of the user function f and returns its result, or,
 // for a large aggregate result (see bigValue), the Function variable holding
 // it.
-func (e *emitter) callFn(c *Call, f *function) uint32 {
+func (e *emitter) callFn(c *callExpr, f *function) uint32 {
 	var args []uint32
 	var result uint32
 	if f.result != nil && bigValue(f.result) {
@@ -66,7 +66,7 @@ func (e *emitter) callFn(c *Call, f *function) uint32 {
 			args = append(args, tmp.base)
 			continue
 		}
-		if f.params[i].typ.Kind != KPtr {
+		if f.params[i].typ.Kind != kPtr {
 			args = append(args, e.expr(a))
 			continue
 		}
@@ -141,7 +141,7 @@ func (e *emitter) ptrParams(p *symbol, sh ptrShape, ptys, pids *[]uint32) {
 		*pids = append(*pids, r.base)
 		e.name(r.base, p.name)
 	}
-	u32 := e.typeID(e.m.types.scalar(KU32), plain)
+	u32 := e.typeID(e.m.types.scalar(kU32), plain)
 	for k, id := range r.idx {
 		if id == 0 {
 			r.idx[k] = e.id()

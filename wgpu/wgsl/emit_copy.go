@@ -29,10 +29,10 @@ const maxInlineCopy = 64
 
 // copyCost counts the composite extractions recast needs to rebuild a value
 // of type t, saturating just above maxInlineCopy.
-func copyCost(t *Type) int {
+func copyCost(t *wgslType) int {
 	n := 0
 	switch t.Kind {
-	case KArray:
+	case kArray:
 		if t.N == 0 || t.CountOverride != nil {
 			return 0 // never copied between flavors
 		}
@@ -41,14 +41,14 @@ func copyCost(t *Type) int {
 			return maxInlineCopy + 1
 		}
 		n = t.N * per
-	case KStruct:
+	case kStruct:
 		for _, m := range t.Struct.Members {
 			n += 1 + copyCost(m.Type)
 			if n > maxInlineCopy {
 				return maxInlineCopy + 1
 			}
 		}
-	case KMat:
+	case kMat:
 		n = t.N // a narrow matrix in uniform memory is rebuilt from columns
 	}
 	return n
@@ -56,11 +56,11 @@ func copyCost(t *Type) int {
 
 // bigValue reports an array or struct whose copies copyMem makes, element
 // by element, and whose lets and value parameters live in Function memory.
-func bigValue(t *Type) bool { return isAggregate(t) && copyCost(t) > maxInlineCopy }
+func bigValue(t *wgslType) bool { return isAggregate(t) && copyCost(t) > maxInlineCopy }
 
 // bigCopy reports a copy of type t between memory of flavor fl and a value
 // that copyMem should make, instead of one recast.
-func bigCopy(t *Type, fl flavor) bool {
+func bigCopy(t *wgslType, fl flavor) bool {
 	return fl != plain && bigValue(t)
 }
 
@@ -76,22 +76,22 @@ func (e *emitter) bindMem(s *symbol, v uint32) {
 // memRoot reports whether x names a let or value parameter held in memory
 // (see bindMem) or calls a function returning a large aggregate, or is an
 // element or member of one, so that e.ref(x) reaches it.
-func (e *emitter) memRoot(x Expr) bool {
+func (e *emitter) memRoot(x expr) bool {
 	for {
 		switch y := x.(type) {
-		case *Paren:
+		case *parenExpr:
 			x = y.X
-		case *Index:
+		case *indexExpr:
 			x = y.X
-		case *Member:
+		case *memberExpr:
 			if e.info(y).swizzle != nil {
 				return false
 			}
 			x = y.X
-		case *Ident:
+		case *ident:
 			_, ok := e.f.inMem[e.info(y).sym]
 			return ok
-		case *Call:
+		case *callExpr:
 			info := e.info(y)
 			return info.call == callFn && info.val == nil && bigValue(info.typ)
 		default:
@@ -103,15 +103,15 @@ func (e *emitter) memRoot(x Expr) bool {
 // immutableMem returns the Function variable or pointer parameter holding x
 // when x names a whole let or value parameter kept in memory: memory that
 // is never written after its initialization.
-func (e *emitter) immutableMem(x Expr) (uint32, bool) {
+func (e *emitter) immutableMem(x expr) (uint32, bool) {
 	for {
-		p, ok := x.(*Paren)
+		p, ok := x.(*parenExpr)
 		if !ok {
 			break
 		}
 		x = p.X
 	}
-	id, ok := x.(*Ident)
+	id, ok := x.(*ident)
 	if !ok {
 		return 0, false
 	}
@@ -123,7 +123,7 @@ func (e *emitter) immutableMem(x Expr) (uint32, bool) {
 // aggregate read from memory is copied element by element, never becoming
 // one SPIR-V value: drivers split such values into one instruction per
 // element.
-func (e *emitter) storeValue(r refv, t *Type, x Expr) {
+func (e *emitter) storeValue(r refv, t *wgslType, x expr) {
 	if bigValue(t) {
 		if info := e.info(x); info.val == nil && (info.ref || e.memRoot(x)) {
 			e.copyMem(r, e.ref(x), t)
@@ -135,7 +135,7 @@ func (e *emitter) storeValue(r refv, t *Type, x Expr) {
 
 // loadVia loads the large aggregate r of type t by copying it into a
 // Function variable element by element and loading that.
-func (e *emitter) loadVia(r refv, t *Type) uint32 {
+func (e *emitter) loadVia(r refv, t *wgslType) uint32 {
 	tmp := e.localRef(t)
 	e.copyMem(tmp, r, t)
 	return e.op(spirv.OpLoad, e.typeID(t, plain), tmp.base)
@@ -143,18 +143,18 @@ func (e *emitter) loadVia(r refv, t *Type) uint32 {
 
 // storeVia stores value v of the large aggregate type t into r through a
 // Function variable, element by element.
-func (e *emitter) storeVia(r refv, t *Type, v uint32) {
+func (e *emitter) storeVia(r refv, t *wgslType, v uint32) {
 	tmp := e.localRef(t)
 	e.add(spirv.OpStore, tmp.base, v)
 	e.copyMem(r, tmp, t)
 }
 
 // localRef is a new Function variable of type t.
-func (e *emitter) localRef(t *Type) refv { return e.localRefOf(e.localVar(t), t) }
+func (e *emitter) localRef(t *wgslType) refv { return e.localRefOf(e.localVar(t), t) }
 
 // localRefOf is Function variable v of type t.
-func (e *emitter) localRefOf(v uint32, t *Type) refv {
-	return refv{base: v, sc: spirv.StorageClassFunction, space: SpaceFunction,
+func (e *emitter) localRefOf(v uint32, t *wgslType) refv {
+	return refv{base: v, sc: spirv.StorageClassFunction, space: spaceFunction,
 		ty: e.ptrType(spirv.StorageClassFunction, e.typeID(t, plain))}
 }
 
@@ -162,17 +162,17 @@ func (e *emitter) localRefOf(v uint32, t *Type) refv {
 // different flavors: small parts with one load and store (recast between
 // them), large arrays in a loop over their elements, large structs member
 // by member.
-func (e *emitter) copyMem(dst, src refv, t *Type) {
+func (e *emitter) copyMem(dst, src refv, t *wgslType) {
 	if copyCost(t) <= maxInlineCopy {
 		e.store(dst, t, e.load(src, t))
 		return
 	}
 	switch t.Kind {
-	case KArray:
+	case kArray:
 		e.countLoop(e.constU32(uint32(t.N)), func(i uint32) {
 			e.copyMem(elemRef(dst, i, t.Elem), elemRef(src, i, t.Elem), t.Elem)
 		})
-	case KStruct:
+	case kStruct:
 		for k, m := range t.Struct.Members {
 			e.copyMem(e.memberRef(dst, t, k), e.memberRef(src, t, k), m.Type)
 		}
@@ -182,18 +182,18 @@ func (e *emitter) copyMem(dst, src refv, t *Type) {
 }
 
 // elemRef is element i (an id) of the array r, of element type et.
-func elemRef(r refv, i uint32, et *Type) refv {
+func elemRef(r refv, i uint32, et *wgslType) refv {
 	r.idx = append(append([]uint32(nil), r.idx...), i)
 	r.block = 0
-	r.split = r.space == SpaceUniform && narrowMat(et)
+	r.split = r.space == spaceUniform && narrowMat(et)
 	return r
 }
 
 // memberRef is member k of the struct r of type st (see ref's *Member case
 // for the uniform layout of narrow matrices).
-func (e *emitter) memberRef(r refv, st *Type, k int) refv {
+func (e *emitter) memberRef(r refv, st *wgslType, k int) refv {
 	r.block = 0
-	if r.space == SpaceUniform && hasNarrowMat(st) {
+	if r.space == spaceUniform && hasNarrowMat(st) {
 		narrow := narrowMat(st.Struct.Members[k].Type)
 		k = uboMember(st, k)
 		if narrow {
@@ -207,15 +207,15 @@ func (e *emitter) memberRef(r refv, st *Type, k int) refv {
 
 // zeroMem stores zero into r of type t in plain memory: large and
 // override-sized arrays in a loop over their elements.
-func (e *emitter) zeroMem(r refv, t *Type) {
+func (e *emitter) zeroMem(r refv, t *wgslType) {
 	switch {
-	case t.Kind == KArray && t.CountOverride != nil:
+	case t.Kind == kArray && t.CountOverride != nil:
 		e.countLoop(e.specConstExpr(t.CountOverride.expr), func(i uint32) {
 			e.zeroMem(elemRef(r, i, t.Elem), t.Elem)
 		})
 	case !bigValue(t):
 		e.add(spirv.OpStore, e.ptr(r, t), e.null(e.typeID(t, plain)))
-	case t.Kind == KArray:
+	case t.Kind == kArray:
 		e.countLoop(e.constU32(uint32(t.N)), func(i uint32) {
 			e.zeroMem(elemRef(r, i, t.Elem), t.Elem)
 		})
@@ -230,9 +230,9 @@ func (e *emitter) zeroMem(r refv, t *Type) {
 // n is the id of a u32 and i the id of the counter's value in the body.
 func (e *emitter) countLoop(n uint32, body func(i uint32)) {
 	ts := e.m.types
-	u32 := e.typeID(ts.scalar(KU32), plain)
-	boolT := e.typeID(ts.scalar(KBool), plain)
-	ctr := e.localVar(ts.scalar(KU32))
+	u32 := e.typeID(ts.scalar(kU32), plain)
+	boolT := e.typeID(ts.scalar(kBool), plain)
+	ctr := e.localVar(ts.scalar(kU32))
 	e.add(spirv.OpStore, ctr, e.constU32(0))
 	header, cond, bodyL, cont, merge := e.id(), e.id(), e.id(), e.id(), e.id()
 	e.branch(header)

@@ -12,7 +12,7 @@ type refv struct {
 	base  uint32
 	idx   []uint32
 	sc    uint32
-	space AddrSpace
+	space addrSpace
 	block uint32 // with no indices: the Block struct type the base points to
 	ty    uint32 // pointer type of base, for a root in function memory
 	// split marks a narrow matrix in uniform memory (see narrowMat): the
@@ -22,7 +22,7 @@ type refv struct {
 	col0  uint32
 }
 
-func (e *emitter) info(x Expr) *exprInfo {
+func (e *emitter) info(x expr) *exprInfo {
 	i := e.m.info[x]
 	if i == nil {
 		bugf("expression at offset %d was not checked", x.exprPos())
@@ -30,32 +30,32 @@ func (e *emitter) info(x Expr) *exprInfo {
 	return i
 }
 
-func (e *emitter) ref(x Expr) refv {
+func (e *emitter) ref(x expr) refv {
 	info := e.info(x)
 	switch x := x.(type) {
-	case *Paren:
+	case *parenExpr:
 		return e.ref(x.X)
-	case *Ident:
+	case *ident:
 		s := info.sym
 		if e.globals[s] != nil {
 			return e.globalRef(s)
 		}
 		if id, ok := e.f.values[s]; ok && s.kind == symLocalVar {
-			return refv{base: id, sc: spirv.StorageClassFunction, space: SpaceFunction,
+			return refv{base: id, sc: spirv.StorageClassFunction, space: spaceFunction,
 				ty: e.ptrType(spirv.StorageClassFunction, e.typeID(s.typ, plain))}
 		}
 		if id, ok := e.f.inMem[s]; ok {
 			return e.localRefOf(id, s.typ)
 		}
-	case *Unary:
-		if x.Op == OpDeref {
+	case *unaryExpr:
+		if x.Op == opDeref {
 			return e.derefPtr(x.X)
 		}
-	case *Call:
+	case *callExpr:
 		if e.memRoot(x) {
 			return e.localRefOf(e.callFn(x, info.fn), info.typ)
 		}
-	case *Index:
+	case *indexExpr:
 		var r refv
 		if info.autoDeref {
 			r = e.derefPtr(x.X)
@@ -73,9 +73,9 @@ func (e *emitter) ref(x Expr) refv {
 		}
 		r.idx = append(append([]uint32(nil), r.idx...), idx)
 		r.block = 0
-		r.split = r.space == SpaceUniform && narrowMat(info.typ)
+		r.split = r.space == spaceUniform && narrowMat(info.typ)
 		return r
-	case *Member:
+	case *memberExpr:
 		var r refv
 		if info.autoDeref {
 			r = e.derefPtr(x.X)
@@ -85,7 +85,7 @@ func (e *emitter) ref(x Expr) refv {
 		k := info.field
 		if info.swizzle != nil {
 			k = info.swizzle[0]
-		} else if st := e.containerType(x.X, info.autoDeref); r.space == SpaceUniform && hasNarrowMat(st) {
+		} else if st := e.containerType(x.X, info.autoDeref); r.space == spaceUniform && hasNarrowMat(st) {
 			k = uboMember(st, k)
 			if narrowMat(info.typ) {
 				r.block = 0
@@ -111,9 +111,9 @@ func (e *emitter) globalRef(s *symbol) refv {
 	return r
 }
 
-func (e *emitter) derefPtr(x Expr) refv {
+func (e *emitter) derefPtr(x expr) refv {
 	pt := e.info(x).typ
-	if pt.Kind != KPtr {
+	if pt.Kind != kPtr {
 		bugf("dereference of non-pointer %s", pt)
 	}
 	return e.ptrRef(x)
@@ -122,15 +122,15 @@ func (e *emitter) derefPtr(x Expr) refv {
 // ptrRef is the memory location a pointer expression designates, from its
 // root variable: &X, or a pointer parameter or let, each of which carries
 // the root and access chain it was made from.
-func (e *emitter) ptrRef(x Expr) refv {
+func (e *emitter) ptrRef(x expr) refv {
 	switch x := x.(type) {
-	case *Paren:
+	case *parenExpr:
 		return e.ptrRef(x.X)
-	case *Unary:
-		if x.Op == OpAddrOf {
+	case *unaryExpr:
+		if x.Op == opAddrOf {
 			return e.ref(x.X)
 		}
-	case *Ident:
+	case *ident:
 		if r, ok := e.f.ptrRefs[e.info(x).sym]; ok {
 			return r
 		}
@@ -143,7 +143,7 @@ func (e *emitter) ptrRef(x Expr) refv {
 // column is a member of the composite r leads to; a run-time column can be
 // reached only in a function-memory copy of the matrix (uniform memory is
 // read-only, so a copy reads the same).
-func (e *emitter) columnRef(r refv, x *Index, mt *Type) refv {
+func (e *emitter) columnRef(r refv, x *indexExpr, mt *wgslType) refv {
 	if v := e.info(x.Index).val; v != nil {
 		r.idx = append(append([]uint32(nil), r.idx...), e.constU32(r.col0+uint32(v.i)))
 		r.block, r.split, r.col0 = 0, false, 0
@@ -152,12 +152,12 @@ func (e *emitter) columnRef(r refv, x *Index, mt *Type) refv {
 	idx := e.clampIndex(e.expr(x.Index), e.info(x.Index).typ, mt, nil)
 	tmp := e.localVar(mt)
 	e.add(spirv.OpStore, tmp, e.load(r, mt))
-	return refv{base: tmp, idx: []uint32{idx}, sc: spirv.StorageClassFunction, space: SpaceFunction,
+	return refv{base: tmp, idx: []uint32{idx}, sc: spirv.StorageClassFunction, space: spaceFunction,
 		ty: e.ptrType(spirv.StorageClassFunction, e.typeID(mt, plain))}
 }
 
 // loadColumns loads the split matrix r of type t column by column.
-func (e *emitter) loadColumns(r refv, t *Type) uint32 {
+func (e *emitter) loadColumns(r refv, t *wgslType) uint32 {
 	col := e.typeID(t.Elem, plain)
 	pty := e.ptrType(r.sc, col)
 	parts := make([]uint32, t.N)
@@ -169,7 +169,7 @@ func (e *emitter) loadColumns(r refv, t *Type) uint32 {
 }
 
 // ptr materializes a reference as a pointer to a value of type t.
-func (e *emitter) ptr(r refv, t *Type) uint32 {
+func (e *emitter) ptr(r refv, t *wgslType) uint32 {
 	if r.split {
 		bugf("pointer to a split uniform matrix")
 	}
@@ -179,7 +179,7 @@ func (e *emitter) ptr(r refv, t *Type) uint32 {
 	return e.op(spirv.OpAccessChain, e.ptrType(r.sc, e.typeID(t, flavorFor(r.space))), append([]uint32{r.base}, r.idx...)...)
 }
 
-func (e *emitter) load(r refv, t *Type) uint32 {
+func (e *emitter) load(r refv, t *wgslType) uint32 {
 	if r.split {
 		return e.loadColumns(r, t)
 	}
@@ -199,7 +199,7 @@ func (e *emitter) load(r refv, t *Type) uint32 {
 	return v
 }
 
-func (e *emitter) store(r refv, t *Type, v uint32) {
+func (e *emitter) store(r refv, t *wgslType, v uint32) {
 	fl := flavorFor(r.space)
 	if fl == ubo {
 		bugf("store into uniform memory")
@@ -218,7 +218,7 @@ func (e *emitter) store(r refv, t *Type, v uint32) {
 // recast rebuilds an aggregate value between layout flavors (SPIR-V 1.3 has
 // no OpCopyLogical). top, when non-zero, is the result type to build. Only
 // reads leave the ubo flavor (uniform memory is read-only).
-func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 {
+func (e *emitter) recast(v uint32, t *wgslType, from, to flavor, top uint32) uint32 {
 	if from == ubo && !hasNarrowMat(t) {
 		from = laidOut
 	}
@@ -229,7 +229,7 @@ func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 
 		return v
 	}
 	n := t.N
-	if t.Kind == KStruct {
+	if t.Kind == kStruct {
 		n = len(t.Struct.Members)
 	}
 	if n == 0 {
@@ -239,7 +239,7 @@ func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 
 	for i := range n {
 		mt := elemType(t, i)
 		k := uint32(i)
-		if from == ubo && t.Kind == KStruct {
+		if from == ubo && t.Kind == kStruct {
 			k = uint32(uboMember(t, i))
 			if narrowMat(mt) {
 				parts[i] = e.columns(v, mt, k)
@@ -256,7 +256,7 @@ func (e *emitter) recast(v uint32, t *Type, from, to flavor, top uint32) uint32 
 }
 
 // columns builds matrix t from members col0, col0+1, ... of composite v.
-func (e *emitter) columns(v uint32, t *Type, col0 uint32) uint32 {
+func (e *emitter) columns(v uint32, t *wgslType, col0 uint32) uint32 {
 	col := e.typeID(t.Elem, plain)
 	parts := make([]uint32, t.N)
 	for c := range parts {
@@ -266,7 +266,7 @@ func (e *emitter) columns(v uint32, t *Type, col0 uint32) uint32 {
 }
 
 // expr emits an expression and returns the id of its value.
-func (e *emitter) expr(x Expr) uint32 {
+func (e *emitter) expr(x expr) uint32 {
 	info := e.info(x)
 	if info.val != nil {
 		return e.constant(info.typ, info.val)
@@ -275,9 +275,9 @@ func (e *emitter) expr(x Expr) uint32 {
 		return e.load(e.ref(x), info.typ)
 	}
 	switch x := x.(type) {
-	case *Paren:
+	case *parenExpr:
 		return e.expr(x.X)
-	case *Ident:
+	case *ident:
 		s := info.sym
 		if s != nil {
 			if s.computed {
@@ -293,32 +293,32 @@ func (e *emitter) expr(x Expr) uint32 {
 				return e.ptr(r, s.typ.Elem)
 			}
 		}
-	case *Unary:
+	case *unaryExpr:
 		switch x.Op {
-		case OpAddrOf:
+		case opAddrOf:
 			xi := e.info(x.X)
 			return e.ptr(e.ref(x.X), xi.typ)
-		case OpNeg:
+		case opNeg:
 			v := e.expr(x.X)
 			op := spirv.OpSNegate
 			if info.typ.scalarOf().isFloat() {
 				op = spirv.OpFNegate
 			}
 			return e.op(op, e.typeID(info.typ, plain), v)
-		case OpNot:
+		case opNot:
 			return e.op(spirv.OpLogicalNot, e.typeID(info.typ, plain), e.expr(x.X))
-		case OpCompl:
+		case opCompl:
 			return e.op(spirv.OpNot, e.typeID(info.typ, plain), e.expr(x.X))
 		}
-	case *Binary:
-		if x.Op == OpLogAnd || x.Op == OpLogOr {
+	case *binaryExpr:
+		if x.Op == opLogAnd || x.Op == opLogOr {
 			return e.shortCircuit(x)
 		}
 		a, b := e.expr(x.X), e.expr(x.Y)
 		return e.binaryOp(x.Op, a, e.info(x.X).typ, b, e.info(x.Y).typ, info.typ)
-	case *Call:
+	case *callExpr:
 		return e.callExpr(x)
-	case *Index:
+	case *indexExpr:
 		xi := e.info(x.X)
 		v := e.expr(x.X)
 		ii := e.info(x.Index)
@@ -327,7 +327,7 @@ func (e *emitter) expr(x Expr) uint32 {
 			return e.op(spirv.OpCompositeExtract, ety, v, uint32(ii.val.i))
 		}
 		idx := e.expr(x.Index)
-		if xi.typ.Kind == KVec {
+		if xi.typ.Kind == kVec {
 			return e.op(spirv.OpVectorExtractDynamic, ety, v, idx)
 		}
 		idx = e.clampIndex(idx, ii.typ, xi.typ, nil)
@@ -335,7 +335,7 @@ func (e *emitter) expr(x Expr) uint32 {
 		e.add(spirv.OpStore, tmp, v)
 		p := e.op(spirv.OpAccessChain, e.ptrType(spirv.StorageClassFunction, ety), tmp, idx)
 		return e.op(spirv.OpLoad, ety, p)
-	case *Member:
+	case *memberExpr:
 		v := e.expr(x.X)
 		ty := e.typeID(info.typ, plain)
 		switch {
@@ -355,16 +355,16 @@ func (e *emitter) expr(x Expr) uint32 {
 	return 0
 }
 
-func (e *emitter) shortCircuit(x *Binary) uint32 {
-	boolT := e.typeID(e.m.types.scalar(KBool), plain)
+func (e *emitter) shortCircuit(x *binaryExpr) uint32 {
+	boolT := e.typeID(e.m.types.scalar(kBool), plain)
 	a := e.expr(x.X)
 	if e.f.inPrelude { // override-expressions have no side effects
-		return e.op(pick(x.Op == OpLogAnd, spirv.OpLogicalAnd, spirv.OpLogicalOr), boolT, a, e.expr(x.Y))
+		return e.op(pick(x.Op == opLogAnd, spirv.OpLogicalAnd, spirv.OpLogicalOr), boolT, a, e.expr(x.Y))
 	}
 	from := e.f.label
 	rhs, merge := e.id(), e.id()
 	e.add(spirv.OpSelectionMerge, merge, 0)
-	if x.Op == OpLogAnd {
+	if x.Op == opLogAnd {
 		e.terminate(spirv.OpBranchConditional, a, rhs, merge)
 	} else {
 		e.terminate(spirv.OpBranchConditional, a, merge, rhs)
@@ -378,7 +378,7 @@ func (e *emitter) shortCircuit(x *Binary) uint32 {
 }
 
 // splat widens a scalar to an n-vector.
-func (e *emitter) splat(v uint32, s *Type, n int) uint32 {
+func (e *emitter) splat(v uint32, s *wgslType, n int) uint32 {
 	parts := make([]uint32, n)
 	for i := range parts {
 		parts[i] = v
@@ -386,70 +386,70 @@ func (e *emitter) splat(v uint32, s *Type, n int) uint32 {
 	return e.op(spirv.OpCompositeConstruct, e.typeID(e.m.types.vec(n, s), plain), parts...)
 }
 
-func (e *emitter) binaryOp(op Operator, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
+func (e *emitter) binaryOp(op operator, a uint32, at *wgslType, b uint32, bt *wgslType, rt *wgslType) uint32 {
 	s := at.scalarOf()
 	ty := e.typeID(rt, plain)
-	if at.Kind == KMat || bt.Kind == KMat {
+	if at.Kind == kMat || bt.Kind == kMat {
 		return e.matOp(op, a, at, b, bt, rt)
 	}
-	if op == OpMul && s.isFloat() && at.Kind != bt.Kind {
-		if at.Kind == KVec {
+	if op == opMul && s.isFloat() && at.Kind != bt.Kind {
+		if at.Kind == kVec {
 			return e.op(spirv.OpVectorTimesScalar, ty, a, b)
 		}
 		return e.op(spirv.OpVectorTimesScalar, ty, b, a)
 	}
-	if at.Kind == KVec && bt.Kind != KVec {
+	if at.Kind == kVec && bt.Kind != kVec {
 		b = e.splat(b, bt, at.N)
 		bt = at
-	} else if bt.Kind == KVec && at.Kind != KVec {
+	} else if bt.Kind == kVec && at.Kind != kVec {
 		a = e.splat(a, at, bt.N)
 		at = bt
 	}
-	f, sg := s.isFloat(), s.Kind == KI32
+	f, sg := s.isFloat(), s.Kind == kI32
 	var o spirv.Op
 	switch op {
-	case OpAdd:
+	case opAdd:
 		o = pick(f, spirv.OpFAdd, spirv.OpIAdd)
-	case OpSub:
+	case opSub:
 		o = pick(f, spirv.OpFSub, spirv.OpISub)
-	case OpMul:
+	case opMul:
 		o = pick(f, spirv.OpFMul, spirv.OpIMul)
-	case OpDiv, OpRem:
+	case opDiv, opRem:
 		if f {
-			o = pick(op == OpDiv, spirv.OpFDiv, spirv.OpFRem)
+			o = pick(op == opDiv, spirv.OpFDiv, spirv.OpFRem)
 			break
 		}
 		b = e.safeDivisor(a, b, at)
-		if op == OpDiv {
+		if op == opDiv {
 			o = pick(sg, spirv.OpSDiv, spirv.OpUDiv)
 		} else {
 			o = pick(sg, spirv.OpSRem, spirv.OpUMod)
 		}
-	case OpAnd:
-		o = pick(s.Kind == KBool, spirv.OpLogicalAnd, spirv.OpBitwiseAnd)
-	case OpOr:
-		o = pick(s.Kind == KBool, spirv.OpLogicalOr, spirv.OpBitwiseOr)
-	case OpXor:
+	case opAnd:
+		o = pick(s.Kind == kBool, spirv.OpLogicalAnd, spirv.OpBitwiseAnd)
+	case opOr:
+		o = pick(s.Kind == kBool, spirv.OpLogicalOr, spirv.OpBitwiseOr)
+	case opXor:
 		o = spirv.OpBitwiseXor
-	case OpShl, OpShr:
+	case opShl, opShr:
 		mask := e.constant(bt, e.splatValue(bt, &value{i: 31}))
 		b = e.op(spirv.OpBitwiseAnd, e.typeID(bt, plain), b, mask)
-		if op == OpShl {
+		if op == opShl {
 			o = spirv.OpShiftLeftLogical
 		} else {
 			o = pick(sg, spirv.OpShiftRightArithmetic, spirv.OpShiftRightLogical)
 		}
-	case OpEq:
-		o = pick(f, spirv.OpFOrdEqual, pick(s.Kind == KBool, spirv.OpLogicalEqual, spirv.OpIEqual))
-	case OpNe:
-		o = pick(f, spirv.OpFUnordNotEqual, pick(s.Kind == KBool, spirv.OpLogicalNotEqual, spirv.OpINotEqual))
-	case OpLt:
+	case opEq:
+		o = pick(f, spirv.OpFOrdEqual, pick(s.Kind == kBool, spirv.OpLogicalEqual, spirv.OpIEqual))
+	case opNe:
+		o = pick(f, spirv.OpFUnordNotEqual, pick(s.Kind == kBool, spirv.OpLogicalNotEqual, spirv.OpINotEqual))
+	case opLt:
 		o = pick(f, spirv.OpFOrdLessThan, pick(sg, spirv.OpSLessThan, spirv.OpULessThan))
-	case OpLe:
+	case opLe:
 		o = pick(f, spirv.OpFOrdLessThanEqual, pick(sg, spirv.OpSLessThanEqual, spirv.OpULessThanEqual))
-	case OpGt:
+	case opGt:
 		o = pick(f, spirv.OpFOrdGreaterThan, pick(sg, spirv.OpSGreaterThan, spirv.OpUGreaterThan))
-	case OpGe:
+	case opGe:
 		o = pick(f, spirv.OpFOrdGreaterThanEqual, pick(sg, spirv.OpSGreaterThanEqual, spirv.OpUGreaterThanEqual))
 	default:
 		bugf("unknown operator %s", op)
@@ -457,8 +457,8 @@ func (e *emitter) binaryOp(op Operator, a uint32, at *Type, b uint32, bt *Type, 
 	return e.op(o, ty, a, b)
 }
 
-func (e *emitter) splatValue(t *Type, v *value) *value {
-	if t.Kind != KVec {
+func (e *emitter) splatValue(t *wgslType, v *value) *value {
+	if t.Kind != kVec {
 		return v
 	}
 	out := &value{}
@@ -470,17 +470,17 @@ func (e *emitter) splatValue(t *Type, v *value) *value {
 
 // safeDivisor replaces divisors that WGSL defines specially (zero, and -1 with
 // the most negative dividend) by 1, so e1 / e2 gives e1 and e1 % e2 gives 0.
-func (e *emitter) safeDivisor(a, b uint32, t *Type) uint32 {
+func (e *emitter) safeDivisor(a, b uint32, t *wgslType) uint32 {
 	ts := e.m.types
-	bt := ts.scalar(KBool)
-	if t.Kind == KVec {
+	bt := ts.scalar(kBool)
+	if t.Kind == kVec {
 		bt = ts.vec(t.N, bt)
 	}
 	bty := e.typeID(bt, plain)
 	zero := e.constant(t, e.splatValue(t, &value{}))
 	one := e.constant(t, e.splatValue(t, &value{i: 1}))
 	bad := e.op(spirv.OpIEqual, bty, b, zero)
-	if t.scalarOf().Kind == KI32 {
+	if t.scalarOf().Kind == kI32 {
 		minI := e.constant(t, e.splatValue(t, &value{i: -1 << 31}))
 		minus1 := e.constant(t, e.splatValue(t, &value{i: -1}))
 		ovf := e.op(spirv.OpLogicalAnd, bty, e.op(spirv.OpIEqual, bty, a, minI), e.op(spirv.OpIEqual, bty, b, minus1))
@@ -490,17 +490,17 @@ func (e *emitter) safeDivisor(a, b uint32, t *Type) uint32 {
 }
 
 // convert emits a value conversion between scalar or vector types of equal shape.
-func (e *emitter) convert(v uint32, from, to *Type) uint32 {
+func (e *emitter) convert(v uint32, from, to *wgslType) uint32 {
 	if from == to {
 		return v
 	}
 	fs, tsc := from.scalarOf(), to.scalarOf()
 	ty := e.typeID(to, plain)
 	switch {
-	case tsc.Kind == KBool:
+	case tsc.Kind == kBool:
 		zero := e.constant(from, e.splatValue(from, &value{}))
 		return e.op(pick(fs.isFloat(), spirv.OpFUnordNotEqual, spirv.OpINotEqual), ty, v, zero)
-	case fs.Kind == KBool:
+	case fs.Kind == kBool:
 		one := &value{i: 1, f: 1}
 		return e.op(spirv.OpSelect, ty, v, e.constant(to, e.splatValue(to, one)), e.constant(to, e.splatValue(to, &value{})))
 	case fs.isFloat() && tsc.isFloat():
@@ -508,26 +508,26 @@ func (e *emitter) convert(v uint32, from, to *Type) uint32 {
 	case fs.isInt() && tsc.isInt():
 		return e.op(spirv.OpBitcast, ty, v)
 	case fs.isInt() && tsc.isFloat():
-		return e.op(pick(fs.Kind == KI32, spirv.OpConvertSToF, spirv.OpConvertUToF), ty, v)
+		return e.op(pick(fs.Kind == kI32, spirv.OpConvertSToF, spirv.OpConvertUToF), ty, v)
 	case fs.isFloat() && tsc.isInt():
 		// WGSL gives the value of the integer type closest to e: clamp into the
 		// float range that converts exactly, then pick the maximum above it.
 		lo, hi, maxInt := -2147483648.0, 2147483520.0, int64(math.MaxInt32)
-		if tsc.Kind == KU32 {
+		if tsc.Kind == kU32 {
 			lo, hi, maxInt = 0, 4294967040.0, math.MaxUint32
 		}
-		if fs.Kind == KF16 {
+		if fs.Kind == kF16 {
 			lo, hi = max(lo, -65504), min(hi, 65504)
 		}
 		lov := e.constant(from, e.splatValue(from, &value{f: lo}))
 		hiv := e.constant(from, e.splatValue(from, &value{f: hi}))
 		c := e.op(spirv.OpExtInst, e.typeID(from, plain), e.glsl, spirv.GLSLNClamp, v, lov, hiv)
-		r := e.op(pick(tsc.Kind == KI32, spirv.OpConvertFToS, spirv.OpConvertFToU), ty, c)
-		if fs.Kind == KF16 {
+		r := e.op(pick(tsc.Kind == kI32, spirv.OpConvertFToS, spirv.OpConvertFToU), ty, c)
+		if fs.Kind == kF16 {
 			return r
 		}
-		bt := e.m.types.scalar(KBool)
-		if to.Kind == KVec {
+		bt := e.m.types.scalar(kBool)
+		if to.Kind == kVec {
 			bt = e.m.types.vec(to.N, bt)
 		}
 		above := e.op(spirv.OpFOrdGreaterThan, e.typeID(bt, plain), v, hiv)
@@ -537,7 +537,7 @@ func (e *emitter) convert(v uint32, from, to *Type) uint32 {
 	return 0
 }
 
-func (e *emitter) callExpr(c *Call) uint32 {
+func (e *emitter) callExpr(c *callExpr) uint32 {
 	info := e.info(c)
 	if info.val != nil {
 		return e.constant(info.typ, info.val)
@@ -557,10 +557,10 @@ func (e *emitter) callExpr(c *Call) uint32 {
 		for _, a := range c.Args {
 			parts = append(parts, e.expr(a))
 		}
-		if t.Kind == KVec && len(parts) == 1 && e.info(c.Args[0]).typ.Kind != KVec {
+		if t.Kind == kVec && len(parts) == 1 && e.info(c.Args[0]).typ.Kind != kVec {
 			return e.splat(parts[0], t.Elem, t.N)
 		}
-		if t.Kind == KMat && len(parts) == t.N*t.Elem.N {
+		if t.Kind == kMat && len(parts) == t.N*t.Elem.N {
 			// From scalars: build the columns first.
 			rows := t.Elem.N
 			cols := make([]uint32, t.N)
@@ -573,7 +573,7 @@ func (e *emitter) callExpr(c *Call) uint32 {
 	case callConvert:
 		from := e.info(c.Args[0]).typ
 		v := e.expr(c.Args[0])
-		if from.Kind == KMat { // column by column
+		if from.Kind == kMat { // column by column
 			cols := make([]uint32, from.N)
 			for i := range cols {
 				col := e.op(spirv.OpCompositeExtract, e.typeID(from.Elem, plain), v, uint32(i))
@@ -599,7 +599,7 @@ func (e *emitter) callExpr(c *Call) uint32 {
 }
 
 // containerType is the type indexed by x[i] (through a pointer when autoDeref).
-func (e *emitter) containerType(x Expr, autoDeref bool) *Type {
+func (e *emitter) containerType(x expr, autoDeref bool) *wgslType {
 	t := e.info(x).typ
 	if autoDeref {
 		t = t.Elem
@@ -612,11 +612,11 @@ func (e *emitter) containerType(x Expr, autoDeref bool) *Type {
 // fixed array, an override-sized array or, for a runtime-sized buffer array
 // reached directly from its variable, arrayLength. Vectors are not clamped in
 // memory either way: an out-of-range component access is clamped the same way.
-func (e *emitter) clampIndex(idx uint32, it, t *Type, r *refv) uint32 {
+func (e *emitter) clampIndex(idx uint32, it, t *wgslType, r *refv) uint32 {
 	ts := e.m.types
-	u32 := ts.scalar(KU32)
+	u32 := ts.scalar(kU32)
 	uty := e.typeID(u32, plain)
-	if it.Kind == KI32 {
+	if it.Kind == kI32 {
 		idx = e.op(spirv.OpBitcast, uty, idx)
 	}
 	if e.opt.NoIndexClamp {
@@ -624,13 +624,13 @@ func (e *emitter) clampIndex(idx uint32, it, t *Type, r *refv) uint32 {
 	}
 	var last uint32
 	switch {
-	case t.Kind == KVec || t.Kind == KMat:
+	case t.Kind == kVec || t.Kind == kMat:
 		last = e.constU32(uint32(t.N - 1))
-	case t.Kind == KArray && t.CountOverride != nil:
+	case t.Kind == kArray && t.CountOverride != nil:
 		last = e.op(spirv.OpISub, uty, e.specConstExpr(t.CountOverride.expr), e.constU32(1))
-	case t.Kind == KArray && t.N > 0:
+	case t.Kind == kArray && t.N > 0:
 		last = e.constU32(uint32(t.N - 1))
-	case t.Kind == KArray && r != nil && len(r.idx) <= 1 && r.space == SpaceStorage && e.isGlobalVar(r.base):
+	case t.Kind == kArray && r != nil && len(r.idx) <= 1 && r.space == spaceStorage && e.isGlobalVar(r.base):
 		member := uint32(0)
 		if len(r.idx) == 1 {
 			member = e.constIndex[r.idx[0]]
@@ -653,21 +653,21 @@ func (e *emitter) isGlobalVar(id uint32) bool {
 }
 
 // matOp emits the matrix operators checked by matBinary.
-func (e *emitter) matOp(op Operator, a uint32, at *Type, b uint32, bt *Type, rt *Type) uint32 {
+func (e *emitter) matOp(op operator, a uint32, at *wgslType, b uint32, bt *wgslType, rt *wgslType) uint32 {
 	ty := e.typeID(rt, plain)
 	switch {
-	case op == OpAdd || op == OpSub:
-		fop := pick(op == OpAdd, spirv.OpFAdd, spirv.OpFSub)
+	case op == opAdd || op == opSub:
+		fop := pick(op == opAdd, spirv.OpFAdd, spirv.OpFSub)
 		return e.perColumn(at, a, b, func(x, y uint32) uint32 { return e.op(fop, e.typeID(at.Elem, plain), x, y) })
-	case at.Kind == KMat && bt.isScalar():
+	case at.Kind == kMat && bt.isScalar():
 		return e.op(spirv.OpMatrixTimesScalar, ty, a, b)
-	case at.isScalar() && bt.Kind == KMat:
+	case at.isScalar() && bt.Kind == kMat:
 		return e.op(spirv.OpMatrixTimesScalar, ty, b, a)
-	case at.Kind == KMat && bt.Kind == KVec:
+	case at.Kind == kMat && bt.Kind == kVec:
 		return e.op(spirv.OpMatrixTimesVector, ty, a, b)
-	case at.Kind == KVec && bt.Kind == KMat:
+	case at.Kind == kVec && bt.Kind == kMat:
 		return e.op(spirv.OpVectorTimesMatrix, ty, a, b)
-	case at.Kind == KMat && bt.Kind == KMat:
+	case at.Kind == kMat && bt.Kind == kMat:
 		return e.op(spirv.OpMatrixTimesMatrix, ty, a, b)
 	}
 	bugf("matrix operator %s on %s and %s", op, at, bt)
@@ -675,7 +675,7 @@ func (e *emitter) matOp(op Operator, a uint32, at *Type, b uint32, bt *Type, rt 
 }
 
 // perColumn applies f to the columns of a and b and rebuilds the matrix.
-func (e *emitter) perColumn(t *Type, a, b uint32, f func(x, y uint32) uint32) uint32 {
+func (e *emitter) perColumn(t *wgslType, a, b uint32, f func(x, y uint32) uint32) uint32 {
 	col := e.typeID(t.Elem, plain)
 	parts := make([]uint32, t.N)
 	for i := range parts {

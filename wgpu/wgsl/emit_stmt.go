@@ -67,7 +67,7 @@ func (e *emitter) terminate(op spirv.Op, operands ...uint32) {
 }
 
 // localVar allocates a Function variable in the entry block.
-func (e *emitter) localVar(t *Type) uint32 {
+func (e *emitter) localVar(t *wgslType) uint32 {
 	id := e.id()
 	e.f.vars.Add(spirv.OpVariable, e.ptrType(spirv.StorageClassFunction, e.typeID(t, plain)), id, spirv.StorageClassFunction)
 	return id
@@ -92,7 +92,7 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 	}
 	if !f.compute {
 		for i, p := range f.params {
-			if p.typ.Kind == KPtr {
+			if p.typ.Kind == kPtr {
 				e.ptrParams(p, shapes[i], &ptys, &pids)
 				continue
 			}
@@ -117,7 +117,7 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 	e.f.label = entry
 	if f.compute {
 		for i, p := range f.params {
-			if p.typ.Kind == KStruct { // members with @builtin
+			if p.typ.Kind == kStruct { // members with @builtin
 				var parts []uint32
 				for k, bi := range p.typ.Struct.Builtins {
 					parts = append(parts, e.loadInput(bi, p.typ.Struct.Members[k].Type))
@@ -151,7 +151,7 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 }
 
 // loadInput loads the Input variable of builtin value bi, of type t.
-func (e *emitter) loadInput(bi string, t *Type) uint32 {
+func (e *emitter) loadInput(bi string, t *wgslType) uint32 {
 	if builtinValues[bi].linear {
 		return e.linearIndex(bi)
 	}
@@ -160,8 +160,8 @@ func (e *emitter) loadInput(bi string, t *Type) uint32 {
 	return e.op(spirv.OpLoad, e.typeID(t, plain), in)
 }
 
-func (e *emitter) paramType(t *Type) uint32 {
-	if t.Kind == KPtr {
+func (e *emitter) paramType(t *wgslType) uint32 {
+	if t.Kind == kPtr {
 		return e.ptrType(scFor(t.Space), e.typeID(t.Elem, flavorFor(t.Space)))
 	}
 	return e.typeID(t, plain)
@@ -187,7 +187,7 @@ func reachable(f *function) []*function {
 }
 
 // usedWorkgroupVars lists the workgroup variables an entry point can touch.
-func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
+func usedVars(f *function, space addrSpace, all []*symbol) []*symbol {
 	used := map[*symbol]bool{}
 	for _, g := range reachable(f) {
 		for s := range g.usesVars {
@@ -196,7 +196,7 @@ func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
 	}
 	var out []*symbol
 	for _, s := range all {
-		if used[s] && (space == SpaceNone || s.space == space) {
+		if used[s] && (space == spaceNone || s.space == space) {
 			out = append(out, s)
 		}
 	}
@@ -207,7 +207,7 @@ func usedVars(f *function, space AddrSpace, all []*symbol) []*symbol {
 // touch whose initializers are computed in the shader (override-expressions
 // that are not specialization constants).
 func (e *emitter) initPrivate(f *function) {
-	for _, s := range usedVars(f, SpacePrivate, e.m.globals) {
+	for _, s := range usedVars(f, spacePrivate, e.m.globals) {
 		if s.initRuntime {
 			e.store(e.globalRef(s), s.typ, e.expr(s.init))
 		}
@@ -236,12 +236,12 @@ func (e *emitter) computedOverride(s *symbol) uint32 {
 // zeroWorkgroup gives workgroup memory its WGSL zero value: invocation 0
 // stores zeros, then the workgroup synchronizes.
 func (e *emitter) zeroWorkgroup(f *function) {
-	vars := usedVars(f, SpaceWorkgroup, e.m.globals)
+	vars := usedVars(f, spaceWorkgroup, e.m.globals)
 	if len(vars) == 0 {
 		return
 	}
 	ts := e.m.types
-	u32, boolT := ts.scalar(KU32), ts.scalar(KBool)
+	u32, boolT := ts.scalar(kU32), ts.scalar(kBool)
 	in := e.input("local_invocation_index")
 	e.f.inputsUsed[in] = true
 	idx := e.op(spirv.OpLoad, e.typeID(u32, plain), in)
@@ -282,7 +282,7 @@ func (e *emitter) entryPoint(f *function) {
 	}
 	e.modes.Add(spirv.OpExecutionMode, fid, spirv.ExecutionModeLocalSize, size[0], size[1], size[2])
 	if hasOverride {
-		u32 := e.m.types.scalar(KU32)
+		u32 := e.m.types.scalar(kU32)
 		var parts []uint32
 		for _, d := range f.wgSize {
 			if d.override != nil {
@@ -298,7 +298,7 @@ func (e *emitter) entryPoint(f *function) {
 	}
 }
 
-func (e *emitter) stmts(ss []Stmt) {
+func (e *emitter) stmts(ss []stmt) {
 	for _, s := range ss {
 		if e.f.terminated {
 			return // dead code after return/break/continue
@@ -307,46 +307,46 @@ func (e *emitter) stmts(ss []Stmt) {
 	}
 }
 
-func (e *emitter) stmt(s Stmt) {
+func (e *emitter) stmt(s stmt) {
 	switch s := s.(type) {
-	case *Block:
+	case *blockStmt:
 		e.stmts(s.Stmts)
-	case *DeclStmt:
+	case *declStmt:
 		e.localDecl(s.Decl)
-	case *Assign:
+	case *assignStmt:
 		e.assign(s)
-	case *IncDec:
+	case *incDecStmt:
 		r := e.ref(s.X)
 		t := e.m.info[s.X].typ
 		old := e.load(r, t)
 		op := spirv.OpIAdd
-		if s.Op == OpDec {
+		if s.Op == opDec {
 			op = spirv.OpISub
 		}
 		one := e.constant(t, &value{i: 1})
 		e.store(r, t, e.op(op, e.typeID(t, plain), old, one))
-	case *If:
+	case *ifStmt:
 		e.ifStmt(s)
-	case *For:
+	case *forStmt:
 		if s.Init != nil {
 			e.stmt(s.Init)
 		}
-		var update []Stmt
+		var update []stmt
 		if s.Update != nil {
-			update = []Stmt{s.Update}
+			update = []stmt{s.Update}
 		}
 		e.loop(s.Cond, s.Body.Stmts, update, nil)
-	case *While:
+	case *whileStmt:
 		e.loop(s.Cond, s.Body.Stmts, nil, nil)
-	case *Loop:
-		var cont []Stmt
+	case *loopStmt:
+		var cont []stmt
 		if s.Continuing != nil {
 			cont = s.Continuing.Stmts
 		}
 		e.loop(nil, s.Body.Stmts, cont, s.BreakIf)
-	case *Break:
+	case *breakStmt:
 		e.terminate(spirv.OpBranch, e.f.loops[len(e.f.loops)-1].merge)
-	case *Continue:
+	case *continueStmt:
 		for i := len(e.f.loops) - 1; i >= 0; i-- {
 			if c := e.f.loops[i].cont; c != 0 {
 				e.terminate(spirv.OpBranch, c)
@@ -354,9 +354,9 @@ func (e *emitter) stmt(s Stmt) {
 			}
 		}
 		bugf("continue outside a loop")
-	case *Switch:
+	case *switchStmt:
 		e.switchStmt(s)
-	case *Return:
+	case *returnStmt:
 		if s.X == nil || e.f.fn.result == nil {
 			e.terminate(spirv.OpReturn)
 		} else if e.f.result != 0 {
@@ -365,20 +365,20 @@ func (e *emitter) stmt(s Stmt) {
 		} else {
 			e.terminate(spirv.OpReturnValue, e.expr(s.X))
 		}
-	case *CallStmt:
+	case *callStmt:
 		e.callExpr(s.Call)
-	case *ConstAssert:
+	case *constAssert:
 	default:
 		bugf("unknown statement %T", s)
 	}
 }
 
-func (e *emitter) localDecl(d *VarDecl) {
+func (e *emitter) localDecl(d *varDecl) {
 	s := e.declSym(d)
 	switch d.Kind {
 	case "const":
 	case "let":
-		if s.typ.Kind == KPtr {
+		if s.typ.Kind == kPtr {
 			e.f.ptrRefs[s] = e.ptrRef(d.Init)
 			return
 		}
@@ -387,7 +387,7 @@ func (e *emitter) localDecl(d *VarDecl) {
 				e.bindMem(s, v)
 				return
 			}
-			if c, ok := unparen(d.Init).(*Call); ok && e.memRoot(c) { // a result no one else sees
+			if c, ok := unparen(d.Init).(*callExpr); ok && e.memRoot(c) { // a result no one else sees
 				e.bindMem(s, e.ref(c).base)
 				return
 			}
@@ -411,7 +411,7 @@ func (e *emitter) localDecl(d *VarDecl) {
 }
 
 // declSym finds the symbol the checker made for a local declaration.
-func (e *emitter) declSym(d *VarDecl) *symbol {
+func (e *emitter) declSym(d *varDecl) *symbol {
 	s := e.m.localSyms[d]
 	if s == nil {
 		bugf("local '%s' was not checked", d.Name)
@@ -419,22 +419,22 @@ func (e *emitter) declSym(d *VarDecl) *symbol {
 	return s
 }
 
-func (e *emitter) assign(s *Assign) {
+func (e *emitter) assign(s *assignStmt) {
 	if s.LHS == nil {
-		if e.info(s.RHS).typ.Kind == KPtr {
+		if e.info(s.RHS).typ.Kind == kPtr {
 			e.ptrRef(s.RHS) // the indices' side effects; no pointer needs to exist
 			return
 		}
 		e.expr(s.RHS)
 		return
 	}
-	if m, ok := unparen(s.LHS).(*Member); ok && e.info(m).swizzleOf {
+	if m, ok := unparen(s.LHS).(*memberExpr); ok && e.info(m).swizzleOf {
 		e.swizzleAssign(s, m)
 		return
 	}
 	r := e.ref(s.LHS)
 	t := e.m.info[s.LHS].typ
-	if s.Op == OpAssign {
+	if s.Op == opAssign {
 		e.storeValue(r, t, s.RHS)
 		return
 	}
@@ -446,7 +446,7 @@ func (e *emitter) assign(s *Assign) {
 
 // swizzleAssign emits v.xy = e (or v.xy += e, ...) as one store per named
 // component, so the components not named are not written.
-func (e *emitter) swizzleAssign(s *Assign, m *Member) {
+func (e *emitter) swizzleAssign(s *assignStmt, m *memberExpr) {
 	info := e.info(m)
 	var r refv
 	if info.autoDeref {
@@ -463,7 +463,7 @@ func (e *emitter) swizzleAssign(s *Assign, m *Member) {
 		return c
 	}
 	var v uint32
-	if s.Op == OpAssign {
+	if s.Op == opAssign {
 		v = e.expr(s.RHS)
 	} else { // as *r = *r op e2: the old value is read first
 		parts := make([]uint32, len(info.swizzle))
@@ -478,7 +478,7 @@ func (e *emitter) swizzleAssign(s *Assign, m *Member) {
 	}
 }
 
-func (e *emitter) ifStmt(s *If) {
+func (e *emitter) ifStmt(s *ifStmt) {
 	c := e.expr(s.Cond)
 	then, merge := e.id(), e.id()
 	els := merge
@@ -504,7 +504,7 @@ func (e *emitter) ifStmt(s *If) {
 //	cond:   if !cond -> merge; -> body
 //	body ... -> cont
 //	cont:   continuing; break if -> merge; -> header
-func (e *emitter) loop(cond Expr, body []Stmt, cont []Stmt, breakIf Expr) {
+func (e *emitter) loop(cond expr, body []stmt, cont []stmt, breakIf expr) {
 	header, bodyL, contL, merge := e.id(), e.id(), e.id(), e.id()
 	e.branch(header)
 	e.label(header)
@@ -534,7 +534,7 @@ func (e *emitter) loop(cond Expr, body []Stmt, cont []Stmt, breakIf Expr) {
 	e.label(merge)
 }
 
-func (e *emitter) switchStmt(s *Switch) {
+func (e *emitter) switchStmt(s *switchStmt) {
 	sel := e.expr(s.Sel)
 	st := e.info(s.Sel).typ
 	merge := e.id()

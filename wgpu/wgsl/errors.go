@@ -76,10 +76,11 @@ func caret(b *strings.Builder, src string, col, width int) {
 	b.WriteByte('\n')
 }
 
-// ErrorList is a sorted list of diagnostics; it is the error type of Parse,
-// Check and Compile for mistakes in the source.
+// ErrorList is a sorted list of diagnostics; it is the error type of Compile
+// and Module.Specialize for mistakes in the source.
 type ErrorList []*Error
 
+// Error formats the first diagnostic and says how many more there are.
 func (l ErrorList) Error() string {
 	switch len(l) {
 	case 0:
@@ -107,6 +108,7 @@ type InternalError struct {
 	Stack string // where it happened, for the bug report
 }
 
+// Error formats the bug as "file: internal compiler error (please report): msg".
 func (e *InternalError) Error() string {
 	return fmt.Sprintf("%s: internal compiler error (please report): %s", e.File, e.Msg)
 }
@@ -160,7 +162,7 @@ func (l *errorList) add(off int, format string, args ...any) {
 }
 
 // addSpan is add with the end of the offending expression, for underlining.
-func (l *errorList) addSpan(sp Span, format string, args ...any) {
+func (l *errorList) addSpan(sp span, format string, args ...any) {
 	n := len(l.errs)
 	l.add(sp.Start, format, args...)
 	if len(l.errs) > n {

@@ -40,11 +40,11 @@ fn main(@builtin(local_invocation_index) li: u32) {
 }`
 
 func TestNoIndexClamp(t *testing.T) {
-	f, err := Parse("noclamp.wgsl", noIndexClampKernel)
+	f, err := parse("noclamp.wgsl", noIndexClampKernel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Check(f)
+	c, err := checkDefault(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,50 +1,50 @@
 package wgsl
 
-// Operator is an operator of the syntax tree: binary, unary, assignment or
+// operator is an operator of the syntax tree: binary, unary, assignment or
 // increment. Its String is the WGSL spelling.
-type Operator uint8
+type operator uint8
 
 // The operators. A compound assignment (+=, ...) carries its binary operator;
-// plain assignment is OpAssign.
+// plain assignment is opAssign.
 const (
-	OpNone Operator = iota
-	OpAdd
-	OpSub
-	OpMul
-	OpDiv
-	OpRem
-	OpShl
-	OpShr
-	OpAnd // &
-	OpOr  // |
-	OpXor
-	OpLogAnd // &&
-	OpLogOr  // ||
-	OpEq
-	OpNe
-	OpLt
-	OpLe
-	OpGt
-	OpGe
-	OpNeg    // unary -
-	OpNot    // !
-	OpCompl  // ~
-	OpAddrOf // unary &
-	OpDeref  // unary *
-	OpAssign // =
-	OpInc    // ++
-	OpDec    // --
+	opNone operator = iota
+	opAdd
+	opSub
+	opMul
+	opDiv
+	opRem
+	opShl
+	opShr
+	opAnd // &
+	opOr  // |
+	opXor
+	opLogAnd // &&
+	opLogOr  // ||
+	opEq
+	opNe
+	opLt
+	opLe
+	opGt
+	opGe
+	opNeg    // unary -
+	opNot    // !
+	opCompl  // ~
+	opAddrOf // unary &
+	opDeref  // unary *
+	opAssign // =
+	opInc    // ++
+	opDec    // --
 )
 
 var opSpelling = [...]string{
-	OpNone: "", OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/", OpRem: "%", OpShl: "<<", OpShr: ">>",
-	OpAnd: "&", OpOr: "|", OpXor: "^", OpLogAnd: "&&", OpLogOr: "||",
-	OpEq: "==", OpNe: "!=", OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">=",
-	OpNeg: "-", OpNot: "!", OpCompl: "~", OpAddrOf: "&", OpDeref: "*",
-	OpAssign: "=", OpInc: "++", OpDec: "--",
+	opNone: "", opAdd: "+", opSub: "-", opMul: "*", opDiv: "/", opRem: "%", opShl: "<<", opShr: ">>",
+	opAnd: "&", opOr: "|", opXor: "^", opLogAnd: "&&", opLogOr: "||",
+	opEq: "==", opNe: "!=", opLt: "<", opLe: "<=", opGt: ">", opGe: ">=",
+	opNeg: "-", opNot: "!", opCompl: "~", opAddrOf: "&", opDeref: "*",
+	opAssign: "=", opInc: "++", opDec: "--",
 }
 
-func (o Operator) String() string {
+func (o operator) String() string {
 	if int(o) < len(opSpelling) {
 		return opSpelling[o]
 	}
@@ -52,22 +52,22 @@ func (o Operator) String() string {
 }
 
 // binaryOps and unaryOps map token text to operators.
-var binaryOps = map[string]Operator{
-	"+": OpAdd, "-": OpSub, "*": OpMul, "/": OpDiv, "%": OpRem, "<<": OpShl, ">>": OpShr,
-	"&": OpAnd, "|": OpOr, "^": OpXor, "&&": OpLogAnd, "||": OpLogOr,
-	"==": OpEq, "!=": OpNe, "<": OpLt, "<=": OpLe, ">": OpGt, ">=": OpGe,
+var binaryOps = map[string]operator{
+	"+": opAdd, "-": opSub, "*": opMul, "/": opDiv, "%": opRem, "<<": opShl, ">>": opShr,
+	"&": opAnd, "|": opOr, "^": opXor, "&&": opLogAnd, "||": opLogOr,
+	"==": opEq, "!=": opNe, "<": opLt, "<=": opLe, ">": opGt, ">=": opGe,
 }
 
-var unaryOps = map[string]Operator{"-": OpNeg, "!": OpNot, "~": OpCompl, "&": OpAddrOf, "*": OpDeref}
+var unaryOps = map[string]operator{"-": opNeg, "!": opNot, "~": opCompl, "&": opAddrOf, "*": opDeref}
 
-// assignOp is the operator of an assignment token: OpAssign for "=", the
-// binary operator of a compound assignment ("+=" -> OpAdd).
-func assignOp(text string) Operator {
+// assignOp is the operator of an assignment token: opAssign for "=", the
+// binary operator of a compound assignment ("+=" -> opAdd).
+func assignOp(text string) operator {
 	if text == "=" {
-		return OpAssign
+		return opAssign
 	}
 	return binaryOps[text[:len(text)-1]]
 }
 
 // comparison reports the relational operators.
-func (o Operator) comparison() bool { return o >= OpEq && o <= OpGe }
+func (o operator) comparison() bool { return o >= opEq && o <= opGe }

@@ -15,24 +15,24 @@ func TestOperatorSpelling(t *testing.T) {
 			t.Errorf("unary %q -> %d prints %q", text, op, op.String())
 		}
 	}
-	for text, want := range map[string]Operator{"=": OpAssign, "+=": OpAdd, ">>=": OpShr, "&=": OpAnd} {
+	for text, want := range map[string]operator{"=": opAssign, "+=": opAdd, ">>=": opShr, "&=": opAnd} {
 		if got := assignOp(text); got != want {
 			t.Errorf("assignOp(%q) = %v, want %v", text, got, want)
 		}
 	}
-	f, err := Parse("o.wgsl", "const a = -1 - ~2;\nfn f() { var x = 1; x <<= 2u; x--; }\n"+ep)
+	f, err := parse("o.wgsl", "const a = -1 - ~2;\nfn f() { var x = 1; x <<= 2u; x--; }\n"+ep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := f.Decls[0].(*VarDecl).Init.(*Binary)
-	if b.Op != OpSub || b.X.(*Unary).Op != OpNeg || b.Y.(*Unary).Op != OpCompl {
-		t.Errorf("parsed %v %v %v", b.X.(*Unary).Op, b.Op, b.Y.(*Unary).Op)
+	b := f.Decls[0].(*varDecl).Init.(*binaryExpr)
+	if b.Op != opSub || b.X.(*unaryExpr).Op != opNeg || b.Y.(*unaryExpr).Op != opCompl {
+		t.Errorf("parsed %v %v %v", b.X.(*unaryExpr).Op, b.Op, b.Y.(*unaryExpr).Op)
 	}
-	body := f.Decls[1].(*FnDecl).Body.Stmts
-	if a := body[1].(*Assign); a.Op != OpShl {
+	body := f.Decls[1].(*fnDecl).Body.Stmts
+	if a := body[1].(*assignStmt); a.Op != opShl {
 		t.Errorf("<<= parsed as %v", a.Op)
 	}
-	if d := body[2].(*IncDec); d.Op != OpDec {
+	if d := body[2].(*incDecStmt); d.Op != opDec {
 		t.Errorf("-- parsed as %v", d.Op)
 	}
 }

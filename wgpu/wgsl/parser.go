@@ -15,8 +15,8 @@ type parser struct {
 	noGT  int // > 0 while parsing template arguments: '>' closes the list
 	end   int // byte offset just past the last token consumed
 	depth int // expression/statement nesting, bounded to keep the stack small
-	// stmtAttrs collects statement attributes into the File.
-	stmtAttrs map[Stmt][]*Attr
+	// stmtAttrs collects statement attributes into the file.
+	stmtAttrs map[stmt][]*attr
 }
 
 // bail unwinds the parser after the first error in a declaration.
@@ -24,13 +24,13 @@ type bail struct{}
 
 const maxDepth = 200
 
-// Parse parses one WGSL source file. Syntax errors are returned as an
-// ErrorList; the File holds every declaration that parsed.
-func Parse(filename, src string) (f *File, err error) {
+// parse parses one WGSL source file. Syntax errors are returned as an
+// ErrorList; the file holds every declaration that parsed.
+func parse(filename, src string) (f *file, err error) {
 	defer internalPanic(filename, &err)
 	errs := &errorList{file: filename, src: src}
 	p := &parser{toks: lex(src, errs), errs: errs}
-	f = &File{Name: filename, Source: src, StmtAttrs: map[Stmt][]*Attr{}}
+	f = &file{Name: filename, Source: src, StmtAttrs: map[stmt][]*attr{}}
 	p.stmtAttrs = f.StmtAttrs
 	if len(errs.errs) == 0 {
 		p.file(f)
@@ -124,7 +124,7 @@ func (p *parser) closeTemplate() {
 	p.fail(t.pos, "expected '>' to close the template list, found %s", describe(t))
 }
 
-func (p *parser) file(f *File) {
+func (p *parser) file(f *file) {
 	// Directives come first.
 	for p.is("enable") || p.is("requires") || p.is("diagnostic") {
 		p.directive(f)
@@ -174,7 +174,7 @@ func (p *parser) skipDecl(start int) {
 	}
 }
 
-func (p *parser) directive(f *File) {
+func (p *parser) directive(f *file) {
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(bail); !ok {
@@ -192,7 +192,7 @@ func (p *parser) directive(f *File) {
 		f.Diagnostics = append(f.Diagnostics, d)
 		return
 	}
-	e := &Enable{Pos: t.pos}
+	e := &enable{Pos: t.pos}
 	for {
 		name, pos := p.ident()
 		e.Names = append(e.Names, name)
@@ -210,9 +210,9 @@ func (p *parser) directive(f *File) {
 }
 
 // diagnosticArgs parses `(severity, rule)` with an optional trailing comma.
-func (p *parser) diagnosticArgs(pos int) *Diagnostic {
+func (p *parser) diagnosticArgs(pos int) *diagnostic {
 	p.expect("(")
-	d := &Diagnostic{Pos: pos}
+	d := &diagnostic{Pos: pos}
 	d.Severity, _ = p.ident()
 	p.expect(",")
 	d.Rule, d.RulePos = p.ident()
@@ -225,8 +225,8 @@ func (p *parser) diagnosticArgs(pos int) *Diagnostic {
 	return d
 }
 
-func (p *parser) attrs() []*Attr {
-	var as []*Attr
+func (p *parser) attrs() []*attr {
+	var as []*attr
 	for p.is("@") {
 		at := p.next().pos
 		t := p.tok()
@@ -234,7 +234,7 @@ func (p *parser) attrs() []*Attr {
 			p.fail(t.pos, "expected attribute name, found %s", describe(t))
 		}
 		p.next()
-		a := &Attr{Pos: at, Name: t.text}
+		a := &attr{Pos: at, Name: t.text}
 		if p.got("(") {
 			for !p.is(")") {
 				a.Args = append(a.Args, p.expr())
@@ -249,7 +249,7 @@ func (p *parser) attrs() []*Attr {
 	return as
 }
 
-func (p *parser) globalDecl() Decl {
+func (p *parser) globalDecl() decl {
 	if p.got(";") {
 		return nil
 	}
@@ -278,11 +278,11 @@ func (p *parser) globalDecl() Decl {
 		p.expect("=")
 		ty := p.typeExpr()
 		p.expect(";")
-		return &AliasDecl{Pos: t.pos, Name: name, Type: ty}
+		return &aliasDecl{Pos: t.pos, Name: name, Type: ty}
 	case p.is("const_assert"):
 		p.noAttrs(attrs)
 		p.next()
-		c := &ConstAssert{Pos: t.pos, Cond: p.expr()}
+		c := &constAssert{Pos: t.pos, Cond: p.expr()}
 		p.expect(";")
 		return c
 	case p.is("let"):
@@ -292,15 +292,15 @@ func (p *parser) globalDecl() Decl {
 	return nil
 }
 
-func (p *parser) noAttrs(attrs []*Attr) {
+func (p *parser) noAttrs(attrs []*attr) {
 	if len(attrs) > 0 {
 		p.fail(attrs[0].Pos, "attribute '%s' is not valid here", attrs[0].Name)
 	}
 }
 
 // varDecl parses `var<space, access> name: type = init` (no semicolon).
-func (p *parser) varDecl(attrs []*Attr) *VarDecl {
-	d := &VarDecl{Pos: p.expect("var"), Kind: "var", Attrs: attrs}
+func (p *parser) varDecl(attrs []*attr) *varDecl {
+	d := &varDecl{Pos: p.expect("var"), Kind: "var", Attrs: attrs}
 	if p.is("<") {
 		d.SpacePos = p.next().pos
 		d.Space, _ = p.ident()
@@ -321,9 +321,9 @@ func (p *parser) varDecl(attrs []*Attr) *VarDecl {
 }
 
 // valueDecl parses const, let and override declarations (no semicolon).
-func (p *parser) valueDecl(attrs []*Attr) *VarDecl {
+func (p *parser) valueDecl(attrs []*attr) *varDecl {
 	t := p.next()
-	d := &VarDecl{Pos: t.pos, Kind: t.text, Attrs: attrs}
+	d := &varDecl{Pos: t.pos, Kind: t.text, Attrs: attrs}
 	if t.text != "override" {
 		p.noAttrs(attrs)
 	}
@@ -342,12 +342,12 @@ func (p *parser) valueDecl(attrs []*Attr) *VarDecl {
 	return d
 }
 
-func (p *parser) fnDecl(attrs []*Attr) *FnDecl {
-	d := &FnDecl{Pos: p.expect("fn"), Attrs: attrs}
+func (p *parser) fnDecl(attrs []*attr) *fnDecl {
+	d := &fnDecl{Pos: p.expect("fn"), Attrs: attrs}
 	d.Name, d.NamePos = p.ident()
 	p.expect("(")
 	for !p.is(")") {
-		pa := &Param{Attrs: p.attrs()}
+		pa := &param{Attrs: p.attrs()}
 		pa.Name, pa.Pos = p.ident()
 		p.expect(":")
 		pa.Type = p.typeExpr()
@@ -365,12 +365,12 @@ func (p *parser) fnDecl(attrs []*Attr) *FnDecl {
 	return d
 }
 
-func (p *parser) structDecl() *StructDecl {
-	d := &StructDecl{Pos: p.expect("struct")}
+func (p *parser) structDecl() *structDecl {
+	d := &structDecl{Pos: p.expect("struct")}
 	d.Name, _ = p.ident()
 	p.expect("{")
 	for !p.is("}") {
-		m := &StructMember{Attrs: p.attrs()}
+		m := &structMember{Attrs: p.attrs()}
 		m.Name, m.Pos = p.ident()
 		p.expect(":")
 		m.Type = p.typeExpr()
@@ -391,9 +391,9 @@ func (p *parser) structDecl() *StructDecl {
 }
 
 // typeExpr parses a type specifier: an identifier with optional template arguments.
-func (p *parser) typeExpr() *Ident {
+func (p *parser) typeExpr() *ident {
 	name, pos := p.ident()
-	id := &Ident{Pos: pos, Name: name}
+	id := &ident{Pos: pos, Name: name}
 	if p.is("<") {
 		id.Args = p.templateArgs()
 	}
@@ -401,11 +401,11 @@ func (p *parser) typeExpr() *Ident {
 	return id
 }
 
-func (p *parser) templateArgs() []Expr {
+func (p *parser) templateArgs() []expr {
 	open := p.expect("<")
 	p.noGT++
 	defer func() { p.noGT-- }()
-	var args []Expr
+	var args []expr
 	for {
 		args = append(args, p.expr())
 		if !p.got(",") {

@@ -3,7 +3,7 @@ package wgsl
 // expr parses an expression following the WGSL grammar, which forbids mixing
 // bitwise operators with other binary operators, and relational chaining,
 // without parentheses.
-func (p *parser) expr() Expr {
+func (p *parser) expr() expr {
 	p.enter()
 	defer p.leave()
 	lhs := p.unary()
@@ -33,8 +33,8 @@ func (p *parser) expr() Expr {
 }
 
 // binary builds x op y from the operator's token text; it ends where y does.
-func (p *parser) binary(pos int, op string, x, y Expr) *Binary {
-	return &Binary{Pos: pos, End: y.exprEnd(), Op: binaryOps[op], X: x, Y: y}
+func (p *parser) binary(pos int, op string, x, y expr) *binaryExpr {
+	return &binaryExpr{Pos: pos, End: y.exprEnd(), Op: binaryOps[op], X: x, Y: y}
 }
 
 func isBinaryOp(s string) bool {
@@ -54,7 +54,7 @@ func (p *parser) closesTemplate() bool {
 	return t.kind == tPunct && (t.text == ">" || t.text == ">>" || t.text == ">=" || t.text == ">>=")
 }
 
-func (p *parser) relationalFrom(lhs Expr) Expr {
+func (p *parser) relationalFrom(lhs expr) expr {
 	lhs = p.shiftFrom(lhs)
 	t := p.tok()
 	if t.kind == tPunct && !p.closesTemplate() {
@@ -74,7 +74,7 @@ func (p *parser) relationalFrom(lhs Expr) Expr {
 	return lhs
 }
 
-func (p *parser) shiftFrom(lhs Expr) Expr {
+func (p *parser) shiftFrom(lhs expr) expr {
 	if t := p.tok(); t.kind == tPunct && (t.text == "<<" || t.text == ">>" && !p.closesTemplate()) {
 		p.next()
 		return p.binary(t.pos, t.text, lhs, p.unary())
@@ -94,7 +94,7 @@ func (p *parser) shiftFrom(lhs Expr) Expr {
 	return lhs
 }
 
-func (p *parser) multiplicativeFrom(lhs Expr) Expr {
+func (p *parser) multiplicativeFrom(lhs expr) expr {
 	for p.is("*") || p.is("/") || p.is("%") {
 		t := p.next()
 		lhs = p.binary(t.pos, t.text, lhs, p.unary())
@@ -102,7 +102,7 @@ func (p *parser) multiplicativeFrom(lhs Expr) Expr {
 	return lhs
 }
 
-func (p *parser) unary() Expr {
+func (p *parser) unary() expr {
 	t := p.tok()
 	if t.kind == tPunct {
 		switch t.text {
@@ -111,14 +111,14 @@ func (p *parser) unary() Expr {
 			defer p.leave()
 			p.next()
 			x := p.unary()
-			return &Unary{Pos: t.pos, End: p.end, Op: unaryOps[t.text], X: x}
+			return &unaryExpr{Pos: t.pos, End: p.end, Op: unaryOps[t.text], X: x}
 		case "--":
 			// WGSL tokenizes by context: here '--' is two minus signs.
 			p.toks[p.i] = token{tPunct, "-", t.pos + 1}
 			p.enter()
 			defer p.leave()
 			x := p.unary()
-			return &Unary{Pos: t.pos, End: p.end, Op: OpNeg, X: x}
+			return &unaryExpr{Pos: t.pos, End: p.end, Op: opNeg, X: x}
 		case "&&":
 			// '&&x' is '&(&x)', which WGSL rejects anyway; say so plainly.
 			p.fail(t.pos, "cannot take the address of an address")
@@ -127,27 +127,27 @@ func (p *parser) unary() Expr {
 	return p.postfix(p.primary())
 }
 
-func (p *parser) primary() Expr {
+func (p *parser) primary() expr {
 	t := p.tok()
 	switch t.kind {
 	case tInt, tFloat:
 		p.next()
-		return &Lit{Pos: t.pos, End: p.end, Kind: t.kind, Text: t.text}
+		return &lit{Pos: t.pos, End: p.end, Kind: t.kind, Text: t.text}
 	case tKeyword:
 		if t.text == "true" || t.text == "false" {
 			p.next()
-			return &Lit{Pos: t.pos, End: p.end, Kind: tKeyword, Text: t.text}
+			return &lit{Pos: t.pos, End: p.end, Kind: tKeyword, Text: t.text}
 		}
 	case tIdent:
 		name, pos := p.ident()
-		id := &Ident{Pos: pos, Name: name}
+		id := &ident{Pos: pos, Name: name}
 		if p.is("<") && templated[name] {
 			id.Args = p.templateArgs()
 		}
 		id.End = p.end
 		if p.is("(") {
 			args := p.callArgs()
-			return &Call{Pos: pos, End: p.end, Fn: id, Args: args}
+			return &callExpr{Pos: pos, End: p.end, Fn: id, Args: args}
 		}
 		return id
 	case tPunct:
@@ -158,19 +158,19 @@ func (p *parser) primary() Expr {
 			x := p.expr()
 			p.noGT = save
 			p.expect(")")
-			return &Paren{Pos: t.pos, End: p.end, X: x}
+			return &parenExpr{Pos: t.pos, End: p.end, X: x}
 		}
 	}
 	p.fail(t.pos, "expected expression, found %s", describe(t))
 	return nil
 }
 
-func (p *parser) callArgs() []Expr {
+func (p *parser) callArgs() []expr {
 	p.expect("(")
 	save := p.noGT
 	p.noGT = 0
 	defer func() { p.noGT = save }()
-	var args []Expr
+	var args []expr
 	for !p.is(")") {
 		args = append(args, p.expr())
 		if !p.got(",") {
@@ -181,7 +181,7 @@ func (p *parser) callArgs() []Expr {
 	return args
 }
 
-func (p *parser) postfix(x Expr) Expr {
+func (p *parser) postfix(x expr) expr {
 	for {
 		switch {
 		case p.is("["):
@@ -191,7 +191,7 @@ func (p *parser) postfix(x Expr) Expr {
 			i := p.expr()
 			p.noGT = save
 			p.expect("]")
-			x = &Index{Pos: pos, End: p.end, X: x, Index: i}
+			x = &indexExpr{Pos: pos, End: p.end, X: x, Index: i}
 		case p.is("."):
 			p.next()
 			t := p.tok()
@@ -199,7 +199,7 @@ func (p *parser) postfix(x Expr) Expr {
 				p.fail(t.pos, "expected member name after '.', found %s", describe(t))
 			}
 			p.next()
-			x = &Member{Pos: t.pos, End: p.end, X: x, Name: t.text}
+			x = &memberExpr{Pos: t.pos, End: p.end, X: x, Name: t.text}
 		default:
 			return x
 		}

@@ -2,11 +2,11 @@ package wgsl
 
 func (p *parser) leave() { p.depth-- }
 
-func (p *parser) block() *Block {
+func (p *parser) block() *blockStmt {
 	p.enter()
 	defer p.leave()
 	attrs := p.attrs() // a compound statement may carry @diagnostic
-	b := &Block{Pos: p.expect("{")}
+	b := &blockStmt{Pos: p.expect("{")}
 	if attrs != nil {
 		p.stmtAttrs[b] = attrs
 	}
@@ -22,7 +22,7 @@ func (p *parser) block() *Block {
 	return b
 }
 
-func (p *parser) stmt() Stmt {
+func (p *parser) stmt() stmt {
 	t := p.tok()
 	if t.kind == tPunct && t.text == "@" {
 		attrs := p.attrs()
@@ -42,11 +42,11 @@ func (p *parser) stmt() Stmt {
 	case p.is("var"):
 		d := p.varDecl(nil)
 		p.expect(";")
-		return &DeclStmt{d}
+		return &declStmt{d}
 	case p.is("let") || p.is("const"):
 		d := p.valueDecl(nil)
 		p.expect(";")
-		return &DeclStmt{d}
+		return &declStmt{d}
 	case p.is("override"):
 		p.fail(t.pos, "'override' declarations are only allowed at module scope")
 	case p.is("if"):
@@ -55,7 +55,7 @@ func (p *parser) stmt() Stmt {
 		return p.forStmt()
 	case p.is("while"):
 		p.next()
-		w := &While{Pos: t.pos, Cond: p.expr()}
+		w := &whileStmt{Pos: t.pos, Cond: p.expr()}
 		w.Body = p.block()
 		return w
 	case p.is("loop"):
@@ -66,14 +66,14 @@ func (p *parser) stmt() Stmt {
 			p.fail(t.pos, "'break if' is only allowed as the last statement of a continuing block")
 		}
 		p.expect(";")
-		return &Break{t.pos}
+		return &breakStmt{t.pos}
 	case p.is("continue"):
 		p.next()
 		p.expect(";")
-		return &Continue{t.pos}
+		return &continueStmt{t.pos}
 	case p.is("return"):
 		p.next()
-		r := &Return{Pos: t.pos}
+		r := &returnStmt{Pos: t.pos}
 		if !p.is(";") {
 			r.X = p.expr()
 		}
@@ -81,7 +81,7 @@ func (p *parser) stmt() Stmt {
 		return r
 	case p.is("const_assert"):
 		p.next()
-		c := &ConstAssert{Pos: t.pos, Cond: p.expr()}
+		c := &constAssert{Pos: t.pos, Cond: p.expr()}
 		p.expect(";")
 		return c
 	case p.is("switch"):
@@ -97,18 +97,18 @@ func (p *parser) stmt() Stmt {
 }
 
 // simpleStmt parses an assignment, increment, decrement or call (no semicolon).
-func (p *parser) simpleStmt() Stmt {
+func (p *parser) simpleStmt() stmt {
 	t := p.tok()
 	if p.is("_") {
 		p.next()
 		p.expect("=")
-		return &Assign{Pos: t.pos, Op: OpAssign, RHS: p.expr()}
+		return &assignStmt{Pos: t.pos, Op: opAssign, RHS: p.expr()}
 	}
 	if t.kind == tKeyword && (t.text == "var" || t.text == "let" || t.text == "const") {
 		if t.text == "var" {
-			return &DeclStmt{p.varDecl(nil)}
+			return &declStmt{p.varDecl(nil)}
 		}
-		return &DeclStmt{p.valueDecl(nil)}
+		return &declStmt{p.valueDecl(nil)}
 	}
 	lhs := p.unary()
 	op := p.tok()
@@ -116,23 +116,23 @@ func (p *parser) simpleStmt() Stmt {
 		switch op.text {
 		case "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=":
 			p.next()
-			return &Assign{Pos: op.pos, Op: assignOp(op.text), LHS: lhs, RHS: p.expr()}
+			return &assignStmt{Pos: op.pos, Op: assignOp(op.text), LHS: lhs, RHS: p.expr()}
 		case "++", "--":
 			p.next()
-			return &IncDec{Pos: op.pos, Op: pick(op.text == "++", OpInc, OpDec), X: lhs}
+			return &incDecStmt{Pos: op.pos, Op: pick(op.text == "++", opInc, opDec), X: lhs}
 		}
 	}
-	if c, ok := lhs.(*Call); ok {
-		return &CallStmt{c}
+	if c, ok := lhs.(*callExpr); ok {
+		return &callStmt{c}
 	}
 	p.fail(op.pos, "expected assignment, increment or function call, found %s", describe(op))
 	return nil
 }
 
-func (p *parser) ifStmt() *If {
+func (p *parser) ifStmt() *ifStmt {
 	p.enter()
 	defer p.leave()
-	s := &If{Pos: p.expect("if")}
+	s := &ifStmt{Pos: p.expect("if")}
 	s.Cond = p.expr()
 	s.Then = p.block()
 	if p.got("else") {
@@ -145,8 +145,8 @@ func (p *parser) ifStmt() *If {
 	return s
 }
 
-func (p *parser) forStmt() *For {
-	s := &For{Pos: p.expect("for")}
+func (p *parser) forStmt() *forStmt {
+	s := &forStmt{Pos: p.expect("for")}
 	p.expect("(")
 	if !p.is(";") {
 		s.Init = p.simpleStmt()
@@ -158,7 +158,7 @@ func (p *parser) forStmt() *For {
 	p.expect(";")
 	if !p.is(")") {
 		s.Update = p.simpleStmt()
-		if _, ok := s.Update.(*DeclStmt); ok {
+		if _, ok := s.Update.(*declStmt); ok {
 			p.fail(s.Update.stmtPos(), "a for loop's update may not declare a variable")
 		}
 	}
@@ -167,12 +167,12 @@ func (p *parser) forStmt() *For {
 	return s
 }
 
-func (p *parser) loopStmt() *Loop {
+func (p *parser) loopStmt() *loopStmt {
 	p.enter()
 	defer p.leave()
-	s := &Loop{Pos: p.expect("loop")}
+	s := &loopStmt{Pos: p.expect("loop")}
 	attrs := p.attrs()
-	body := &Block{Pos: p.expect("{")}
+	body := &blockStmt{Pos: p.expect("{")}
 	if attrs != nil {
 		p.stmtAttrs[body] = attrs
 	}
@@ -196,8 +196,8 @@ func (p *parser) loopStmt() *Loop {
 	return s
 }
 
-func (p *parser) continuing(l *Loop) *Block {
-	b := &Block{Pos: p.expect("continuing")}
+func (p *parser) continuing(l *loopStmt) *blockStmt {
+	b := &blockStmt{Pos: p.expect("continuing")}
 	p.expect("{")
 	for !p.is("}") {
 		if p.tok().kind == tEOF {
@@ -224,10 +224,10 @@ func (p *parser) continuing(l *Loop) *Block {
 	return b
 }
 
-func (p *parser) switchStmt() *Switch {
+func (p *parser) switchStmt() *switchStmt {
 	p.enter()
 	defer p.leave()
-	s := &Switch{Pos: p.expect("switch")}
+	s := &switchStmt{Pos: p.expect("switch")}
 	s.Sel = p.expr()
 	if attrs := p.attrs(); attrs != nil {
 		// The switch body's filters cover its clauses; they are kept on the
@@ -236,10 +236,10 @@ func (p *parser) switchStmt() *Switch {
 	}
 	p.expect("{")
 	for !p.is("}") {
-		cl := &CaseClause{Pos: p.tok().pos}
+		cl := &caseClause{Pos: p.tok().pos}
 		switch {
 		case p.got("default"):
-			cl.Selectors = []Expr{nil}
+			cl.Selectors = []expr{nil}
 		case p.got("case"):
 			for {
 				if p.got("default") {

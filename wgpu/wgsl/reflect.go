@@ -58,40 +58,40 @@ type Override struct {
 	Derived string `json:"derived,omitempty"`
 }
 
-// Reflect describes a checked module.
-func Reflect(m *Checked) Reflection {
+// reflectModule describes a checked module.
+func reflectModule(m *checked) Reflection {
 	r := Reflection{Bindings: []Binding{}, EntryPoints: []EntryPoint{}, Overrides: []Override{}}
 	if m == nil || m.file == nil {
-		return r // not from Check: nothing to describe
+		return r // not from check: nothing to describe
 	}
 	index := map[*symbol]int{}
 	for _, s := range sortedGlobals(m.globals) {
-		if s.space != SpaceStorage && s.space != SpaceUniform && s.space != SpacePushConstant {
+		if s.space != spaceStorage && s.space != spaceUniform && s.space != spacePushConstant {
 			continue
 		}
 		b := Binding{Name: s.name, Group: s.group, Binding: s.binding, Type: s.typ.String(), Access: s.access.String(), Size: s.typ.Size()}
 		switch {
-		case s.space == SpaceUniform:
+		case s.space == spaceUniform:
 			b.Kind = "uniform"
-		case s.space == SpacePushConstant:
+		case s.space == spacePushConstant:
 			b.Kind = "push-constant"
 			b.Group, b.Binding = -1, -1
-		case s.access == AccessRead:
+		case s.access == accessRead:
 			b.Kind = "read-only-storage"
 		default:
 			b.Kind = "storage"
 		}
 		t := s.typ
-		if t.Kind == KStruct {
+		if t.Kind == kStruct {
 			for _, f := range t.Struct.Members {
 				b.Members = append(b.Members, MemberLayout{Name: f.Name, Type: f.Type.String(), Offset: f.Offset, Size: f.Size, Align: f.Align})
 			}
 			t = t.Struct.Members[len(t.Struct.Members)-1].Type
 		}
-		if t.Kind == KArray && t.N == 0 {
+		if t.Kind == kArray && t.N == 0 {
 			b.ElementStride = t.Stride()
 		}
-		if s.space == SpacePushConstant {
+		if s.space == spacePushConstant {
 			bb := b
 			r.PushConstant = &bb
 			r.PushConstantSize = b.Size
@@ -108,7 +108,7 @@ func Reflect(m *Checked) Reflection {
 				ep.WorkgroupSizeOverrides[i] = d.name
 			}
 		}
-		for _, s := range usedVars(f, SpaceNone, sortedGlobals(m.globals)) {
+		for _, s := range usedVars(f, spaceNone, sortedGlobals(m.globals)) {
 			if i, ok := index[s]; ok {
 				ep.Bindings = append(ep.Bindings, i)
 			}
@@ -123,7 +123,7 @@ func Reflect(m *Checked) Reflection {
 		}
 		if s.val != nil {
 			switch {
-			case s.typ.Kind == KBool:
+			case s.typ.Kind == kBool:
 				o.Default = b2f(s.val.b)
 			case s.typ.isFloat():
 				o.Default = s.val.f

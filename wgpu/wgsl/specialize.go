@@ -153,24 +153,24 @@ func fits(typ string, v float64) error {
 // pruned is the module's syntax tree with only what entry point fn can
 // reach: its functions and the module-scope variables they use. Other entry
 // points, and the overrides only they need, are no concern of its pipelines.
-func (m *Module) pruned(fn *function) *File {
-	keepFn := map[*FnDecl]bool{}
+func (m *Module) pruned(fn *function) *file {
+	keepFn := map[*fnDecl]bool{}
 	for _, g := range reachable(fn) {
 		keepFn[g.decl] = true
 	}
-	keepVar := map[*VarDecl]bool{}
-	for _, s := range usedVars(fn, SpaceNone, m.checked.globals) {
+	keepVar := map[*varDecl]bool{}
+	for _, s := range usedVars(fn, spaceNone, m.checked.globals) {
 		keepVar[s.decl] = true
 	}
 	f := *m.file
 	f.Decls = nil
 	for _, d := range m.file.Decls {
 		switch d := d.(type) {
-		case *FnDecl:
+		case *fnDecl:
 			if !keepFn[d] {
 				continue
 			}
-		case *VarDecl:
+		case *varDecl:
 			if d.Kind == "var" && !keepVar[d] {
 				continue
 			}
@@ -183,7 +183,7 @@ func (m *Module) pruned(fn *function) *File {
 // specializeOverride makes override s a constant while specializing: its
 // pipeline value, else its initializer evaluated with the other overrides'
 // values. t is its declared type, if any.
-func (c *checker) specializeOverride(s *symbol, d *VarDecl, t *Type) {
+func (c *checker) specializeOverride(s *symbol, d *varDecl, t *wgslType) {
 	pv := c.spec[s.name]
 	if t == nil {
 		t = c.builtinTypes[pv.typ]
@@ -222,15 +222,15 @@ func (c *checker) specializeOverride(s *symbol, d *VarDecl, t *Type) {
 
 // pipelineConst is pipeline value v as a constant of scalar type t (checked
 // by fits).
-func pipelineConst(t *Type, v float64) *value {
+func pipelineConst(t *wgslType, v float64) *value {
 	switch t.Kind {
-	case KBool:
+	case kBool:
 		return &value{b: v != 0}
-	case KF32:
+	case kF32:
 		return &value{f: float64(float32(v))}
-	case KF16:
+	case kF16:
 		return &value{f: f16Round(v)}
-	case KI32, KU32:
+	case kI32, kU32:
 		return &value{i: int64(v)}
 	}
 	bugf("override of type '%s'", t)

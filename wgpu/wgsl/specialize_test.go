@@ -166,16 +166,16 @@ func entryPointNames(words []uint32) []string {
 }
 
 func TestEmitWithoutWholeModule(t *testing.T) {
-	f, err := Parse("two.wgsl", pipelinePrograms[3].src)
+	f, err := parse("two.wgsl", pipelinePrograms[3].src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Check(f)
+	c, err := checkDefault(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ie *InternalError
-	if _, err := Emit(c); err == nil || errors.As(err, &ie) || !strings.Contains(err.Error(), "is not the only entry point") {
-		t.Errorf("Emit: %v; want an error saying why", err)
+	if _, err := emitDefault(c); err == nil || errors.As(err, &ie) || !strings.Contains(err.Error(), "is not the only entry point") {
+		t.Errorf("emitDefault: %v; want an error saying why", err)
 	}
 }

@@ -7,35 +7,35 @@ import (
 	"testing"
 )
 
-// TestStagesOneByOne drives Parse, Check, Emit and Reflect separately, as a
-// caller inspecting intermediate results would.
+// TestStagesOneByOne drives parse, checkDefault, emitDefault and reflectModule
+// separately, as a test inspecting intermediate results would.
 func TestStagesOneByOne(t *testing.T) {
 	src := "@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n" +
 		"@compute @workgroup_size(2) fn main(@builtin(local_invocation_index) i: u32) { o[i] = i * 2u; }\n"
-	f, err := Parse("s.wgsl", src)
+	f, err := parse("s.wgsl", src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(f.Decls) != 2 {
 		t.Fatalf("%d declarations", len(f.Decls))
 	}
-	fn := f.Decls[1].(*FnDecl)
+	fn := f.Decls[1].(*fnDecl)
 	if fn.Name != "main" || src[fn.NamePos:fn.NamePos+4] != "main" {
 		t.Errorf("function %q at offset %d", fn.Name, fn.NamePos)
 	}
-	m, err := Check(f)
+	m, err := checkDefault(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ep := m.EntryPoints(); len(ep) != 1 || ep[0] != "main" || m.File() != f {
 		t.Fatalf("entry points %q, file %p (want %p)", ep, m.File(), f)
 	}
-	words, err := Emit(m)
+	words, err := emitDefault(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spirvVal(t, "stages", words)
-	if r := Reflect(m); r.EntryPoints[0].WorkgroupSize != [3]uint32{2, 1, 1} || r.Bindings[0].ElementStride != 4 {
+	if r := reflectModule(m); r.EntryPoints[0].WorkgroupSize != [3]uint32{2, 1, 1} || r.Bindings[0].ElementStride != 4 {
 		t.Errorf("reflection %+v", r)
 	}
 	words2, err := CompileSPIRV("s.wgsl", src)
@@ -46,23 +46,23 @@ func TestStagesOneByOne(t *testing.T) {
 
 func TestStageMisuse(t *testing.T) {
 	var ie *InternalError
-	if _, err := Emit(nil); !errors.As(err, &ie) {
-		t.Errorf("Emit(nil): %v", err)
+	if _, err := emitDefault(nil); !errors.As(err, &ie) {
+		t.Errorf("emitDefault(nil): %v", err)
 	}
-	if _, err := Emit(&Checked{}); !errors.As(err, &ie) {
-		t.Errorf("Emit of a Checked not made by Check: %v", err)
+	if _, err := emitDefault(&checked{}); !errors.As(err, &ie) {
+		t.Errorf("emitDefault of a module not made by check: %v", err)
 	}
-	if r := Reflect(&Checked{}); len(r.Bindings)+len(r.EntryPoints)+len(r.Overrides) != 0 {
-		t.Errorf("Reflect of a Checked not made by Check: %+v", r)
+	if r := reflectModule(&checked{}); len(r.Bindings)+len(r.EntryPoints)+len(r.Overrides) != 0 {
+		t.Errorf("reflectModule of a module not made by check: %+v", r)
 	}
-	if _, err := Check(nil); !errors.As(err, &ie) {
-		t.Errorf("Check(nil): %v", err)
+	if _, err := checkDefault(nil); !errors.As(err, &ie) {
+		t.Errorf("checkDefault(nil): %v", err)
 	}
-	// A syntax error: Parse still returns the declarations it could read.
-	f, err := Parse("p.wgsl", "fn a( {}\nconst b = 1;\n")
+	// A syntax error: parse still returns the declarations it could read.
+	f, err := parse("p.wgsl", "fn a( {}\nconst b = 1;\n")
 	var list ErrorList
 	if !errors.As(err, &list) || len(list) != 1 || list[0].Line != 1 {
-		t.Errorf("Parse error: %v", err)
+		t.Errorf("parse error: %v", err)
 	}
 	if len(f.Decls) != 1 {
 		t.Errorf("recovered %d declarations, want 1", len(f.Decls))

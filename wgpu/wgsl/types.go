@@ -2,142 +2,142 @@ package wgsl
 
 import "fmt"
 
-// Kind classifies a Type.
-type Kind int
+// kind classifies a wgslType.
+type kind int
 
 const (
-	KBool Kind = iota
-	KI32
-	KU32
-	KF32
-	KF16
-	KAbstractInt
-	KAbstractFloat
-	KVec
-	KMat // N columns, each an Elem (a vector of the row count)
-	KArray
-	KStruct
-	KAtomic
-	KPtr
+	kBool kind = iota
+	kI32
+	kU32
+	kF32
+	kF16
+	kAbstractInt
+	kAbstractFloat
+	kVec
+	kMat // N columns, each an Elem (a vector of the row count)
+	kArray
+	kStruct
+	kAtomic
+	kPtr
 )
 
-// AddrSpace is a WGSL address space. The zero value, SpaceNone, stands for
+// addrSpace is a WGSL address space. The zero value, spaceNone, stands for
 // none (a value, or a declaration that names no address space).
-type AddrSpace uint8
+type addrSpace uint8
 
-// The address spaces; SpacePushConstant is wgpu's var<push_constant>, which
+// The address spaces; spacePushConstant is wgpu's var<push_constant>, which
 // WGSL spells immediate.
 const (
-	SpaceNone AddrSpace = iota
-	SpaceFunction
-	SpacePrivate
-	SpaceWorkgroup
-	SpaceUniform
-	SpaceStorage
-	SpacePushConstant
+	spaceNone addrSpace = iota
+	spaceFunction
+	spacePrivate
+	spaceWorkgroup
+	spaceUniform
+	spaceStorage
+	spacePushConstant
 )
 
 var spaceNames = [...]string{
-	SpaceNone:         "",
-	SpaceFunction:     "function",
-	SpacePrivate:      "private",
-	SpaceWorkgroup:    "workgroup",
-	SpaceUniform:      "uniform",
-	SpaceStorage:      "storage",
-	SpacePushConstant: "push_constant",
+	spaceNone:         "",
+	spaceFunction:     "function",
+	spacePrivate:      "private",
+	spaceWorkgroup:    "workgroup",
+	spaceUniform:      "uniform",
+	spaceStorage:      "storage",
+	spacePushConstant: "push_constant",
 }
 
-// String returns the WGSL spelling of s ("" for SpaceNone).
-func (s AddrSpace) String() string {
+// String returns the WGSL spelling of s ("" for spaceNone).
+func (s addrSpace) String() string {
 	if int(s) < len(spaceNames) {
 		return spaceNames[s]
 	}
-	return fmt.Sprintf("AddrSpace(%d)", uint8(s))
+	return fmt.Sprintf("addrSpace(%d)", uint8(s))
 }
 
-// spaceNamed is the address space spelled n, SpaceNone for "", and false
+// spaceNamed is the address space spelled n, spaceNone for "", and false
 // for a name that is no address space. WGSL's immediate (push constants) is
 // wgpu's push_constant.
-func spaceNamed(n string) (AddrSpace, bool) {
+func spaceNamed(n string) (addrSpace, bool) {
 	if n == "immediate" {
-		return SpacePushConstant, true
+		return spacePushConstant, true
 	}
 	for s, name := range spaceNames {
 		if name == n {
-			return AddrSpace(s), true
+			return addrSpace(s), true
 		}
 	}
-	return SpaceNone, false
+	return spaceNone, false
 }
 
-// Access is a WGSL access mode. The zero value, AccessNone, is that of types
+// access is a WGSL access mode. The zero value, accessNone, is that of types
 // other than pointers.
-type Access uint8
+type access uint8
 
 // The access modes.
 const (
-	AccessNone Access = iota
-	AccessRead
-	AccessWrite
-	AccessReadWrite
+	accessNone access = iota
+	accessRead
+	accessWrite
+	accessReadWrite
 )
 
-var accessNames = [...]string{AccessNone: "", AccessRead: "read", AccessWrite: "write", AccessReadWrite: "read_write"}
+var accessNames = [...]string{accessNone: "", accessRead: "read", accessWrite: "write", accessReadWrite: "read_write"}
 
-// String returns the WGSL spelling of a ("" for AccessNone).
-func (a Access) String() string {
+// String returns the WGSL spelling of a ("" for accessNone).
+func (a access) String() string {
 	if int(a) < len(accessNames) {
 		return accessNames[a]
 	}
-	return fmt.Sprintf("Access(%d)", uint8(a))
+	return fmt.Sprintf("access(%d)", uint8(a))
 }
 
 // accessNamed is the access mode spelled n, or false for a name that is
 // none ("" included).
-func accessNamed(n string) (Access, bool) {
+func accessNamed(n string) (access, bool) {
 	for a, name := range accessNames {
-		if name == n && a != int(AccessNone) {
-			return Access(a), true
+		if name == n && a != int(accessNone) {
+			return access(a), true
 		}
 	}
-	return AccessNone, false
+	return accessNone, false
 }
 
-// Type is a checked WGSL type. Types are interned per module, so two types
+// wgslType is a checked WGSL type. Types are interned per module, so two types
 // are identical exactly when their pointers are equal.
-type Type struct {
-	Kind   Kind
-	N      int   // vector size; array element count (0: runtime-sized or override-sized)
-	Elem   *Type // vector, array, atomic and pointer element
-	Struct *StructType
-	Space  AddrSpace // pointer
-	Access Access    // pointer
+type wgslType struct {
+	Kind   kind
+	N      int       // vector size; array element count (0: runtime-sized or override-sized)
+	Elem   *wgslType // vector, array, atomic and pointer element
+	Struct *structType
+	Space  addrSpace // pointer
+	Access access    // pointer
 	// CountOverride is set for a workgroup array whose element count is an override-expression.
 	CountOverride *overrideCount
 }
 
 // overrideCount is an array element count given by an override-expression.
 type overrideCount struct {
-	expr Expr
+	expr expr
 	text string
 }
 
-// StructType is a declared struct with its host-shareable layout.
-type StructType struct {
+// structType is a declared struct with its host-shareable layout.
+type structType struct {
 	Name    string
-	Members []Field
+	Members []field
 	Align   int
 	Size    int
 	// concrete is set on the abstract result structs of frexp and modf:
 	// the struct they materialize to (f32 members).
-	concrete *Type
+	concrete *wgslType
 	// Builtins holds each member's @builtin value ("" for none); a struct
 	// whose members all have one can be an entry point input.
 	Builtins []string
 }
 
 // ioBuiltins reports a struct whose members all carry a valid @builtin.
-func (s *StructType) ioBuiltins() bool {
+func (s *structType) ioBuiltins() bool {
 	if len(s.Builtins) != len(s.Members) {
 		return false
 	}
@@ -149,36 +149,36 @@ func (s *StructType) ioBuiltins() bool {
 	return true
 }
 
-// Field is one struct member with its offset in the host-shareable layout.
-type Field struct {
-	Name   string `json:"name"`
-	Type   *Type  `json:"-"`
-	Offset int    `json:"offset"`
-	Align  int    `json:"align"`
-	Size   int    `json:"size"`
+// field is one struct member with its offset in the host-shareable layout.
+type field struct {
+	Name   string    `json:"name"`
+	Type   *wgslType `json:"-"`
+	Offset int       `json:"offset"`
+	Align  int       `json:"align"`
+	Size   int       `json:"size"`
 }
 
-func (t *Type) String() string {
+func (t *wgslType) String() string {
 	switch t.Kind {
-	case KBool:
+	case kBool:
 		return "bool"
-	case KI32:
+	case kI32:
 		return "i32"
-	case KU32:
+	case kU32:
 		return "u32"
-	case KF32:
+	case kF32:
 		return "f32"
-	case KF16:
+	case kF16:
 		return "f16"
-	case KAbstractInt:
+	case kAbstractInt:
 		return "abstract-int"
-	case KAbstractFloat:
+	case kAbstractFloat:
 		return "abstract-float"
-	case KVec:
+	case kVec:
 		return fmt.Sprintf("vec%d<%s>", t.N, t.Elem)
-	case KMat:
+	case kMat:
 		return fmt.Sprintf("mat%dx%d<%s>", t.N, t.Elem.N, t.Elem.Elem)
-	case KArray:
+	case kArray:
 		if t.CountOverride != nil {
 			return fmt.Sprintf("array<%s, %s>", t.Elem, t.CountOverride.text)
 		}
@@ -186,11 +186,11 @@ func (t *Type) String() string {
 			return fmt.Sprintf("array<%s>", t.Elem)
 		}
 		return fmt.Sprintf("array<%s, %d>", t.Elem, t.N)
-	case KStruct:
+	case kStruct:
 		return t.Struct.Name
-	case KAtomic:
+	case kAtomic:
 		return fmt.Sprintf("atomic<%s>", t.Elem)
-	case KPtr:
+	case kPtr:
 		return fmt.Sprintf("ptr<%s, %s, %s>", t.Space, t.Elem, t.Access)
 	}
 	return "?"
@@ -198,15 +198,15 @@ func (t *Type) String() string {
 
 // types interns the types of one module.
 type types struct {
-	m map[string]*Type
+	m map[string]*wgslType
 }
 
-func (ts *types) get(t Type) *Type {
+func (ts *types) get(t wgslType) *wgslType {
 	key := t.String()
-	if t.Kind == KArray && t.CountOverride != nil {
+	if t.Kind == kArray && t.CountOverride != nil {
 		key = fmt.Sprintf("%s#%p", key, t.CountOverride.expr)
 	}
-	if t.Kind == KStruct {
+	if t.Kind == kStruct {
 		key = "struct " + key
 	}
 	if old, ok := ts.m[key]; ok {
@@ -217,51 +217,55 @@ func (ts *types) get(t Type) *Type {
 	return &nt
 }
 
-func (ts *types) vec(n int, elem *Type) *Type { return ts.get(Type{Kind: KVec, N: n, Elem: elem}) }
+func (ts *types) vec(n int, elem *wgslType) *wgslType {
+	return ts.get(wgslType{Kind: kVec, N: n, Elem: elem})
+}
 
 // mat is the matrix type with cols columns of rows elements of scalar s.
-func (ts *types) mat(cols, rows int, s *Type) *Type {
-	return ts.get(Type{Kind: KMat, N: cols, Elem: ts.vec(rows, s)})
+func (ts *types) mat(cols, rows int, s *wgslType) *wgslType {
+	return ts.get(wgslType{Kind: kMat, N: cols, Elem: ts.vec(rows, s)})
 }
-func (ts *types) array(elem *Type, n int) *Type {
-	return ts.get(Type{Kind: KArray, N: n, Elem: elem})
+func (ts *types) array(elem *wgslType, n int) *wgslType {
+	return ts.get(wgslType{Kind: kArray, N: n, Elem: elem})
 }
-func (ts *types) ptr(space AddrSpace, elem *Type, access Access) *Type {
-	return ts.get(Type{Kind: KPtr, Space: space, Elem: elem, Access: access})
+func (ts *types) ptr(space addrSpace, elem *wgslType, access access) *wgslType {
+	return ts.get(wgslType{Kind: kPtr, Space: space, Elem: elem, Access: access})
 }
 
-func (ts *types) scalar(k Kind) *Type { return ts.get(Type{Kind: k}) }
+func (ts *types) scalar(k kind) *wgslType { return ts.get(wgslType{Kind: k}) }
 
 // Predicates.
-func (t *Type) isScalar() bool { return t.Kind <= KAbstractFloat }
-func (t *Type) isAbstract() bool {
-	return t.Kind == KAbstractInt || t.Kind == KAbstractFloat || t.Elem != nil && t.Kind != KPtr && t.Kind != KAtomic && t.Elem.isAbstract() ||
-		t.Kind == KStruct && t.Struct.concrete != nil
+func (t *wgslType) isScalar() bool { return t.Kind <= kAbstractFloat }
+func (t *wgslType) isAbstract() bool {
+	return t.Kind == kAbstractInt || t.Kind == kAbstractFloat || t.Elem != nil && t.Kind != kPtr && t.Kind != kAtomic && t.Elem.isAbstract() ||
+		t.Kind == kStruct && t.Struct.concrete != nil
 }
-func (t *Type) isFloat() bool   { return t.Kind == KF32 || t.Kind == KF16 || t.Kind == KAbstractFloat }
-func (t *Type) isInt() bool     { return t.Kind == KI32 || t.Kind == KU32 || t.Kind == KAbstractInt }
-func (t *Type) isSigned() bool  { return t.Kind == KI32 || t.Kind == KAbstractInt }
-func (t *Type) isNumeric() bool { return t.isInt() || t.isFloat() }
+func (t *wgslType) isFloat() bool {
+	return t.Kind == kF32 || t.Kind == kF16 || t.Kind == kAbstractFloat
+}
+func (t *wgslType) isInt() bool     { return t.Kind == kI32 || t.Kind == kU32 || t.Kind == kAbstractInt }
+func (t *wgslType) isSigned() bool  { return t.Kind == kI32 || t.Kind == kAbstractInt }
+func (t *wgslType) isNumeric() bool { return t.isInt() || t.isFloat() }
 
 // scalarOf is the element scalar of a scalar or vector.
-func (t *Type) scalarOf() *Type {
+func (t *wgslType) scalarOf() *wgslType {
 	switch t.Kind {
-	case KVec:
+	case kVec:
 		return t.Elem
-	case KMat:
+	case kMat:
 		return t.Elem.Elem
 	}
 	return t
 }
 
 // constructible reports whether values of the type can be constructed, copied and loaded.
-func (t *Type) constructible() bool {
+func (t *wgslType) constructible() bool {
 	switch t.Kind {
-	case KAtomic, KPtr:
+	case kAtomic, kPtr:
 		return false
-	case KArray:
+	case kArray:
 		return t.N > 0 && t.CountOverride == nil && t.Elem.constructible()
-	case KStruct:
+	case kStruct:
 		for _, m := range t.Struct.Members {
 			if !m.Type.constructible() {
 				return false
@@ -272,13 +276,13 @@ func (t *Type) constructible() bool {
 }
 
 // hostShareable reports whether the type may live in uniform or storage buffers.
-func (t *Type) hostShareable() bool {
+func (t *wgslType) hostShareable() bool {
 	switch t.Kind {
-	case KBool, KAbstractInt, KAbstractFloat, KPtr:
+	case kBool, kAbstractInt, kAbstractFloat, kPtr:
 		return false
-	case KVec, KMat, KArray, KAtomic:
+	case kVec, kMat, kArray, kAtomic:
 		return t.Elem.hostShareable()
-	case KStruct:
+	case kStruct:
 		for _, m := range t.Struct.Members {
 			if !m.Type.hostShareable() {
 				return false
@@ -289,13 +293,13 @@ func (t *Type) hostShareable() bool {
 }
 
 // hasF16 reports whether f16 appears anywhere in the type.
-func (t *Type) hasF16() bool {
+func (t *wgslType) hasF16() bool {
 	switch t.Kind {
-	case KF16:
+	case kF16:
 		return true
-	case KVec, KMat, KArray, KAtomic, KPtr:
+	case kVec, kMat, kArray, kAtomic, kPtr:
 		return t.Elem.hasF16()
-	case KStruct:
+	case kStruct:
 		for _, m := range t.Struct.Members {
 			if m.Type.hasF16() {
 				return true
@@ -306,13 +310,13 @@ func (t *Type) hasF16() bool {
 }
 
 // hasAtomic reports whether an atomic appears in the type.
-func (t *Type) hasAtomic() bool {
+func (t *wgslType) hasAtomic() bool {
 	switch t.Kind {
-	case KAtomic:
+	case kAtomic:
 		return true
-	case KArray:
+	case kArray:
 		return t.Elem.hasAtomic()
-	case KStruct:
+	case kStruct:
 		for _, m := range t.Struct.Members {
 			if m.Type.hasAtomic() {
 				return true
@@ -323,11 +327,11 @@ func (t *Type) hasAtomic() bool {
 }
 
 // runtimeSized reports a runtime-sized array or a struct ending in one.
-func (t *Type) runtimeSized() bool {
+func (t *wgslType) runtimeSized() bool {
 	switch t.Kind {
-	case KArray:
+	case kArray:
 		return t.N == 0 && t.CountOverride == nil
-	case KStruct:
+	case kStruct:
 		ms := t.Struct.Members
 		return len(ms) > 0 && ms[len(ms)-1].Type.runtimeSized()
 	}
@@ -336,41 +340,41 @@ func (t *Type) runtimeSized() bool {
 
 // Align and Size give the WGSL host-shareable layout (the spec's AlignOf and
 // SizeOf); a runtime-sized array counts one element.
-func (t *Type) Align() int {
+func (t *wgslType) Align() int {
 	switch t.Kind {
-	case KF16:
+	case kF16:
 		return 2
-	case KVec:
+	case kVec:
 		n := t.N
 		if n == 3 {
 			n = 4
 		}
 		return n * t.Elem.Size()
-	case KArray, KAtomic, KMat:
+	case kArray, kAtomic, kMat:
 		return t.Elem.Align()
-	case KStruct:
+	case kStruct:
 		return t.Struct.Align
 	}
 	return 4
 }
 
-func (t *Type) Size() int {
+func (t *wgslType) Size() int {
 	switch t.Kind {
-	case KF16:
+	case kF16:
 		return 2
-	case KVec:
+	case kVec:
 		return t.N * t.Elem.Size()
-	case KArray, KMat:
+	case kArray, kMat:
 		return max(t.N, 1) * t.Stride()
-	case KAtomic:
+	case kAtomic:
 		return 4
-	case KStruct:
+	case kStruct:
 		return t.Struct.Size
 	}
 	return 4
 }
 
 // Stride is the array element stride, or a matrix's column stride.
-func (t *Type) Stride() int { return roundUp(t.Elem.Align(), t.Elem.Size()) }
+func (t *wgslType) Stride() int { return roundUp(t.Elem.Align(), t.Elem.Size()) }
 
 func roundUp(k, n int) int { return (n + k - 1) / k * k }

@@ -33,7 +33,7 @@ type uniformity struct {
 	fn     *function
 	sum    *fnSummary
 	vars   map[*symbol]taint
-	loops  map[Stmt]taint // taint added to a loop body by non-uniform break/continue
+	loops  map[stmt]taint // taint added to a loop body by non-uniform break/continue
 	grew   bool
 	report bool
 	diag   diagFilters // in force at the statement being analysed
@@ -63,12 +63,12 @@ func (u *uniformity) function(f *function) {
 	u.diag = u.c.diag.with(f.diag)
 	u.sums[f] = u.sum
 	u.vars = map[*symbol]taint{}
-	u.loops = map[Stmt]taint{}
+	u.loops = map[stmt]taint{}
 	for i, p := range f.params {
 		switch {
 		case f.compute:
 			bis := []string{f.builtins[i]}
-			if p.typ != nil && p.typ.Kind == KStruct {
+			if p.typ != nil && p.typ.Kind == kStruct {
 				bis = p.typ.Struct.Builtins
 			}
 			for _, bi := range bis {
@@ -109,7 +109,7 @@ func (u *uniformity) set(s *symbol, t taint) {
 // taints that flow out of it: after a return (ret) to the end of the
 // function, after a break (brk) to the end of the enclosing loop or switch,
 // after a continue (cont) to the end of the enclosing loop body.
-func (u *uniformity) stmts(ss []Stmt, cf taint) (ret, brk, cont taint) {
+func (u *uniformity) stmts(ss []stmt, cf taint) (ret, brk, cont taint) {
 	for _, s := range ss {
 		r, b, c := u.stmt(s, cf)
 		ret, brk, cont = ret|r, brk|b, cont|c
@@ -119,7 +119,7 @@ func (u *uniformity) stmts(ss []Stmt, cf taint) (ret, brk, cont taint) {
 }
 
 // body visits a statement's body block, under the block's @diagnostic filters.
-func (u *uniformity) body(b *Block, cf taint) (ret, brk, cont taint) {
+func (u *uniformity) body(b *blockStmt, cf taint) (ret, brk, cont taint) {
 	if d := u.c.stmtDiag[b]; d != nil {
 		saved := u.diag
 		u.diag = saved.with(d)
@@ -128,27 +128,27 @@ func (u *uniformity) body(b *Block, cf taint) (ret, brk, cont taint) {
 	return u.stmts(b.Stmts, cf)
 }
 
-func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
+func (u *uniformity) stmt(s stmt, cf taint) (ret, brk, cont taint) {
 	if d := u.c.stmtDiag[s]; d != nil {
 		saved := u.diag
 		u.diag = saved.with(d)
 		defer func() { u.diag = saved }()
 	}
 	switch s := s.(type) {
-	case *Block:
+	case *blockStmt:
 		return u.stmts(s.Stmts, cf)
-	case *DeclStmt:
+	case *declStmt:
 		if s.Decl.Init != nil && s.Decl.Kind != "const" {
 			u.set(u.c.out.localSyms[s.Decl], u.expr(s.Decl.Init, cf)|cf)
 		}
-	case *Assign:
+	case *assignStmt:
 		t := u.expr(s.RHS, cf) | cf
 		if s.LHS != nil {
 			u.store(s.LHS, t, cf)
 		}
-	case *IncDec:
+	case *incDecStmt:
 		u.store(s.X, cf, cf)
-	case *If:
+	case *ifStmt:
 		inner := cf | u.expr(s.Cond, cf)
 		r, b, c := u.body(s.Then, inner)
 		if s.Else != nil {
@@ -156,7 +156,7 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 			r, b, c = r|r2, b|b2, c|c2
 		}
 		return r, b, c
-	case *For:
+	case *forStmt:
 		if s.Init != nil {
 			ret, _, _ = u.stmt(s.Init, cf)
 		}
@@ -170,13 +170,13 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 			u.stmt(s.Update, body|b|c)
 		}
 		return ret | r, 0, 0
-	case *While:
+	case *whileStmt:
 		body := cf | u.loops[s]
 		body |= u.expr(s.Cond, body)
 		r, b, c := u.body(s.Body, body)
 		u.growLoop(s, r|b|c)
 		return r, 0, 0
-	case *Loop:
+	case *loopStmt:
 		body := cf | u.loops[s]
 		r, b, c := u.body(s.Body, body)
 		u.growLoop(s, r|b|c)
@@ -188,23 +188,23 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 			u.growLoop(s, u.expr(s.BreakIf, body|b|c))
 		}
 		return r, 0, 0
-	case *Switch:
+	case *switchStmt:
 		inner := cf | u.expr(s.Sel, cf)
 		for _, cl := range s.Clauses {
 			r, _, c := u.body(cl.Body, inner) // a break ends the switch: control reconverges after it
 			ret, cont = ret|r, cont|c
 		}
 		return ret, 0, cont
-	case *Break:
+	case *breakStmt:
 		return 0, cf, 0
-	case *Continue:
+	case *continueStmt:
 		return 0, 0, cf
-	case *Return:
+	case *returnStmt:
 		if s.X != nil {
 			u.sum.result |= u.expr(s.X, cf) | cf
 		}
 		return cf, 0, 0
-	case *CallStmt:
+	case *callStmt:
 		u.expr(s.Call, cf)
 	}
 	return 0, 0, 0
@@ -213,8 +213,8 @@ func (u *uniformity) stmt(s Stmt, cf taint) (ret, brk, cont taint) {
 // ptrParam returns the pointer parameter into function memory that x names,
 // with its index, or nil: the uniformity of the memory behind it is tracked
 // as the parameter's own (its bit stands for the argument's variable).
-func (u *uniformity) ptrParam(x Expr) (*symbol, int) {
-	id, ok := unparen(x).(*Ident)
+func (u *uniformity) ptrParam(x expr) (*symbol, int) {
+	id, ok := unparen(x).(*ident)
 	if !ok || u.fn.compute {
 		return nil, 0
 	}
@@ -222,7 +222,7 @@ func (u *uniformity) ptrParam(x Expr) (*symbol, int) {
 	if info == nil || info.sym == nil || info.sym.kind != symParam {
 		return nil, 0
 	}
-	if t := info.sym.typ; t == nil || t.Kind != KPtr || t.Space != SpaceFunction {
+	if t := info.sym.typ; t == nil || t.Kind != kPtr || t.Space != spaceFunction {
 		return nil, 0
 	}
 	for i, p := range u.fn.params {
@@ -239,21 +239,21 @@ func (u *uniformity) ptrParam(x Expr) (*symbol, int) {
 // invocations, so what a pointer into it reads is as uniform as the pointer
 // (its root and indices); other memory (workgroup, read_write storage,
 // private) may differ between invocations, as the specification says.
-func (u *uniformity) deref(x Expr, cf taint) taint {
+func (u *uniformity) deref(x expr, cf taint) taint {
 	if p, _ := u.ptrParam(x); p != nil {
 		return u.vars[p]
 	}
-	if info := u.c.out.info[x]; info != nil && info.typ != nil && info.typ.Kind == KPtr {
+	if info := u.c.out.info[x]; info != nil && info.typ != nil && info.typ.Kind == kPtr {
 		switch pt := info.typ; {
-		case pt.Space == SpaceUniform || pt.Space == SpacePushConstant,
-			pt.Space == SpaceStorage && pt.Access == AccessRead:
+		case pt.Space == spaceUniform || pt.Space == spacePushConstant,
+			pt.Space == spaceStorage && pt.Access == accessRead:
 			return u.expr(x, cf)
 		}
 	}
 	return nonUniform
 }
 
-func (u *uniformity) growLoop(s Stmt, t taint) {
+func (u *uniformity) growLoop(s stmt, t taint) {
 	if old := u.loops[s]; old|t != old {
 		u.loops[s] = old | t
 		u.grew = true
@@ -261,25 +261,25 @@ func (u *uniformity) growLoop(s Stmt, t taint) {
 }
 
 // store records a write of a value with taint t into the memory named by lhs.
-func (u *uniformity) store(lhs Expr, t, cf taint) {
+func (u *uniformity) store(lhs expr, t, cf taint) {
 	for {
 		switch x := lhs.(type) {
-		case *Paren:
+		case *parenExpr:
 			lhs = x.X
 			continue
-		case *Index:
+		case *indexExpr:
 			t |= u.expr(x.Index, cf)
 			lhs = x.X
 			continue
-		case *Member:
+		case *memberExpr:
 			lhs = x.X
 			continue
-		case *Unary:
-			if x.Op == OpDeref {
+		case *unaryExpr:
+			if x.Op == opDeref {
 				lhs = x.X
 				continue
 			}
-		case *Ident:
+		case *ident:
 			if info := u.c.out.info[x]; info != nil && info.sym != nil && info.sym.kind == symLocalVar {
 				u.set(info.sym, t)
 			} else if p, i := u.ptrParam(x); p != nil {
@@ -294,15 +294,15 @@ func (u *uniformity) store(lhs Expr, t, cf taint) {
 	}
 }
 
-func (u *uniformity) expr(e Expr, cf taint) taint {
+func (u *uniformity) expr(e expr, cf taint) taint {
 	info := u.c.out.info[e]
 	if info == nil || info.val != nil {
 		return 0
 	}
 	switch x := e.(type) {
-	case *Paren:
+	case *parenExpr:
 		return u.expr(x.X, cf)
-	case *Ident:
+	case *ident:
 		s := info.sym
 		if s == nil {
 			return 0
@@ -312,39 +312,39 @@ func (u *uniformity) expr(e Expr, cf taint) taint {
 			return 0
 		case symGlobalVar:
 			switch {
-			case s.space == SpaceUniform || s.space == SpacePushConstant:
+			case s.space == spaceUniform || s.space == spacePushConstant:
 				return 0
-			case s.space == SpaceStorage && s.access == AccessRead:
+			case s.space == spaceStorage && s.access == accessRead:
 				return 0
 			}
 			return nonUniform
 		}
 		return u.vars[s]
-	case *Unary:
+	case *unaryExpr:
 		t := u.expr(x.X, cf)
-		if x.Op == OpDeref {
+		if x.Op == opDeref {
 			return u.deref(x.X, cf)
 		}
 		return t
-	case *Binary:
+	case *binaryExpr:
 		return u.expr(x.X, cf) | u.expr(x.Y, cf)
-	case *Index:
+	case *indexExpr:
 		if info.autoDeref {
 			return u.deref(x.X, cf) | u.expr(x.Index, cf)
 		}
 		return u.expr(x.X, cf) | u.expr(x.Index, cf)
-	case *Member:
+	case *memberExpr:
 		if info.autoDeref {
 			return u.deref(x.X, cf)
 		}
 		return u.expr(x.X, cf)
-	case *Call:
+	case *callExpr:
 		return u.call(x, info, cf)
 	}
 	return nonUniform
 }
 
-func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
+func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 	args := make([]taint, len(c.Args))
 	var all taint
 	for i, a := range c.Args {
@@ -365,9 +365,9 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 				u.requireUniform(c.Args[i], t)
 			}
 			// What the callee stores through a pointer argument lands in the variable.
-			if pt := info.fn.params[i].typ; pt != nil && pt.Kind == KPtr {
+			if pt := info.fn.params[i].typ; pt != nil && pt.Kind == kPtr {
 				st, stored := sum.ptrStores[i]
-				if pt.Space != SpaceFunction {
+				if pt.Space != spaceFunction {
 					st, stored = nonUniform, true
 				}
 				if stored {
@@ -377,7 +377,7 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 							r |= args[j]
 						}
 					}
-					if un, ok := unparen(c.Args[i]).(*Unary); ok && un.Op == OpAddrOf {
+					if un, ok := unparen(c.Args[i]).(*unaryExpr); ok && un.Op == opAddrOf {
 						u.store(un.X, r|cf, cf)
 					} else {
 						u.store(c.Args[i], r|cf, cf)
@@ -413,7 +413,7 @@ func (u *uniformity) call(c *Call, info *exprInfo, cf taint) taint {
 	return all
 }
 
-func (u *uniformity) requireUniformCF(c *Call, cf taint, what string) {
+func (u *uniformity) requireUniformCF(c *callExpr, cf taint, what string) {
 	u.sum.needsUniformCF = true
 	if cf&nonUniform != 0 {
 		if u.report {
@@ -424,7 +424,7 @@ func (u *uniformity) requireUniformCF(c *Call, cf taint, what string) {
 	u.sum.uniformParams |= cf
 }
 
-func (u *uniformity) requireUniform(arg Expr, t taint) {
+func (u *uniformity) requireUniform(arg expr, t taint) {
 	if t&nonUniform != 0 {
 		if u.report {
 			u.c.errorf(arg.exprPos(), "this argument must be uniform, since the function uses it to decide whether to reach a barrier")

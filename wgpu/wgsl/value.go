@@ -22,21 +22,21 @@ func (v *value) String() string {
 }
 
 // zeroValue is the zero value of a constructible type.
-func zeroValue(t *Type) *value {
+func zeroValue(t *wgslType) *value {
 	switch t.Kind {
-	case KVec:
+	case kVec:
 		v := &value{elems: make([]*value, t.N)}
 		for i := range v.elems {
 			v.elems[i] = &value{}
 		}
 		return v
-	case KArray, KMat:
+	case kArray, kMat:
 		v := &value{elems: make([]*value, t.N)}
 		for i := range v.elems {
 			v.elems[i] = zeroValue(t.Elem)
 		}
 		return v
-	case KStruct:
+	case kStruct:
 		v := &value{elems: make([]*value, len(t.Struct.Members))}
 		for i, m := range t.Struct.Members {
 			v.elems[i] = zeroValue(m.Type)
@@ -94,12 +94,12 @@ func f16Bits(x float64) uint16 {
 
 // roundFloat rounds x to the precision of the float kind k and reports
 // whether it stayed finite.
-func roundFloat(x float64, k Kind) (float64, bool) {
+func roundFloat(x float64, k kind) (float64, bool) {
 	switch k {
-	case KF32:
+	case kF32:
 		r := float64(float32(x))
 		return r, !math.IsInf(r, 0) || math.IsInf(x, 0)
-	case KF16:
+	case kF16:
 		r := f16Round(x)
 		return r, !math.IsInf(r, 0) || math.IsInf(x, 0)
 	}
@@ -107,11 +107,11 @@ func roundFloat(x float64, k Kind) (float64, bool) {
 }
 
 // intFits reports whether i is representable in integer kind k.
-func intFits(i int64, k Kind) bool {
+func intFits(i int64, k kind) bool {
 	switch k {
-	case KI32:
+	case kI32:
 		return i >= math.MinInt32 && i <= math.MaxInt32
-	case KU32:
+	case kU32:
 		return i >= 0 && i <= math.MaxUint32
 	}
 	return true
@@ -120,7 +120,7 @@ func intFits(i int64, k Kind) bool {
 // convertValue converts a constant between types of the same shape. explicit
 // selects value-constructor semantics (f32(x)), which truncate and saturate;
 // implicit conversions of abstract values must be exact.
-func convertValue(v *value, from, to *Type, explicit bool) (*value, error) {
+func convertValue(v *value, from, to *wgslType, explicit bool) (*value, error) {
 	if v.elems != nil {
 		out := &value{elems: make([]*value, len(v.elems))}
 		for i, e := range v.elems {
@@ -137,27 +137,27 @@ func convertValue(v *value, from, to *Type, explicit bool) (*value, error) {
 	switch {
 	case fk == tk:
 		return v, nil
-	case tk == KBool:
+	case tk == kBool:
 		if from.isFloat() {
 			return &value{b: v.f != 0}, nil
 		}
 		return &value{b: v.i != 0}, nil
-	case fk == KBool:
+	case fk == kBool:
 		if to.isFloat() {
 			return &value{f: b2f(v.b)}, nil
 		}
 		return &value{i: int64(b2f(v.b))}, nil
 	case from.isInt() && to.isInt():
-		if !explicit || fk == KAbstractInt {
+		if !explicit || fk == kAbstractInt {
 			if !intFits(v.i, tk) {
 				return nil, fmt.Errorf("value %d cannot be represented as '%s'", v.i, to)
 			}
 			return &value{i: v.i}, nil
 		}
 		switch tk {
-		case KI32:
+		case kI32:
 			return &value{i: int64(int32(uint32(v.i)))}, nil
-		case KU32:
+		case kU32:
 			return &value{i: int64(uint32(v.i))}, nil
 		}
 		return &value{i: v.i}, nil
@@ -179,9 +179,9 @@ func convertValue(v *value, from, to *Type, explicit bool) (*value, error) {
 		}
 		t := math.Trunc(v.f)
 		switch tk {
-		case KI32:
+		case kI32:
 			t = math.Max(math.Min(t, math.MaxInt32), math.MinInt32)
-		case KU32:
+		case kU32:
 			t = math.Max(math.Min(t, math.MaxUint32), 0)
 		default:
 			if t >= 9.223372036854775e18 || t < -9.223372036854775e18 {
@@ -204,35 +204,35 @@ func b2f(b bool) float64 {
 }
 
 // elemType is the type of component i of a composite type.
-func elemType(t *Type, i int) *Type {
-	if t.Kind == KStruct {
+func elemType(t *wgslType, i int) *wgslType {
+	if t.Kind == kStruct {
 		return t.Struct.Members[i].Type
 	}
 	return t.Elem
 }
 
 // bitsOf returns the raw bits of a concrete scalar constant, as SPIR-V wants them.
-func bitsOf(v *value, t *Type) uint32 {
+func bitsOf(v *value, t *wgslType) uint32 {
 	switch t.Kind {
-	case KBool:
+	case kBool:
 		if v.b {
 			return 1
 		}
 		return 0
-	case KF32:
+	case kF32:
 		return math.Float32bits(float32(v.f))
-	case KF16:
+	case kF16:
 		return uint32(f16Bits(v.f))
 	}
 	return uint32(v.i)
 }
 
 // valueFromBits is the inverse of bitsOf, for bitcast.
-func valueFromBits(bits uint32, t *Type) *value {
+func valueFromBits(bits uint32, t *wgslType) *value {
 	switch t.Kind {
-	case KF32:
+	case kF32:
 		return &value{f: float64(math.Float32frombits(bits))}
-	case KI32:
+	case kI32:
 		return &value{i: int64(int32(bits))}
 	}
 	return &value{i: int64(bits)}

@@ -34,14 +34,14 @@ type Module struct {
 	NoSPIRV    string
 	Reflection Reflection
 
-	file    *File    // the parsed source, re-checked by Specialize
-	checked *Checked // the result of Check
+	file    *file    // the parsed source, re-checked by Specialize
+	checked *checked // the result of check
 	opt     Options
 }
 
 // Compile parses, checks and emits one WGSL source file.
 func Compile(filename, source string, opt Options) (*Module, error) {
-	f, err := Parse(filename, source)
+	f, err := parse(filename, source)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func Compile(filename, source string, opt Options) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	mod := &Module{NoSPIRV: m.noSPIRV, Reflection: Reflect(m), file: f, checked: m, opt: opt}
+	mod := &Module{NoSPIRV: m.noSPIRV, Reflection: reflectModule(m), file: f, checked: m, opt: opt}
 	if m.noSPIRV == "" {
 		if mod.SPIRV, err = emit(m, opt); err != nil {
 			return nil, err
