@@ -198,6 +198,9 @@ func formatSummary(r *pipeline.Result, threads int) string {
 	if device == "cpu" && threads > 0 {
 		device = fmt.Sprintf("cpu x%d", threads)
 	}
+	if r.Config != nil && r.Config.Precision == string(pipeline.PrecisionBF16) && strings.HasPrefix(device, "cpu") {
+		device += " (bf16)" // the GPU's device names carry their weight type already
+	}
 	shard := ""
 	if r.Mode == string(pipeline.ModeStrided) && r.Config != nil {
 		shard = fmt.Sprintf(", stride %d", r.Config.Stride)

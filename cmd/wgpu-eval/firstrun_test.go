@@ -82,6 +82,16 @@ func TestWarningsAndSummaryWording(t *testing.T) {
 	}
 }
 
+// The CPU's summary names the bf16 mode, and only it.
+func TestFormatSummaryNamesBF16(t *testing.T) {
+	for prec, want := range map[string]string{"bf16": "cpu x2 (bf16)", "f32": "cpu x2"} {
+		r := &pipeline.Result{Model: "m", Data: "x.txt", Mode: "stream", Tokens: 2, Device: "cpu", Config: &pipeline.RunConfig{Precision: prec, Threads: 2}}
+		if got := formatSummary(r, 1); !strings.HasSuffix(got, "  "+want) {
+			t.Errorf("%s: %q, want it to end in %q", prec, got, want)
+		}
+	}
+}
+
 // TestFormatSummaryNamesStdin covers the data names the summary rewrites.
 func TestFormatSummaryNamesStdin(t *testing.T) {
 	for data, want := range map[string]string{"-": "stdin", "-:val": "stdin:val", "x.txt": "x.txt"} {
