@@ -202,3 +202,33 @@ override q = 12u / z;
 		}
 	})
 }
+
+// A workgroup size beyond the device's limits, known once the constants are
+// applied, is refused at pipeline creation with ErrLimit: per dimension and
+// in invocations per workgroup.
+func TestWGSLPipelineWorkgroupLimits(t *testing.T) {
+	env := newEnv(t)
+	d := env.dev
+	lim := d.Limits()
+	m := wgslModule(t, d, "limits.wgsl", `override x: u32 = 1u;
+override y: u32 = 1u;
+@compute @workgroup_size(x, y) fn main() {}`)
+	ok := map[string]float64{"x": float64(lim.MaxComputeWorkgroupSizeX), "y": 1}
+	wgslPipeline(t, d, m, "main", ok, [3]uint32{lim.MaxComputeWorkgroupSizeX, 1, 1})
+	// The largest y whose x*y still exceeds the invocation limit with x at its maximum.
+	y := min(lim.MaxComputeWorkgroupSizeY, lim.MaxComputeInvocationsPerWorkgroup/lim.MaxComputeWorkgroupSizeX+1)
+	for _, c := range []struct {
+		consts map[string]float64
+		want   string
+	}{
+		{map[string]float64{"x": float64(lim.MaxComputeWorkgroupSizeX) + 1}, "x is"},
+		{map[string]float64{"y": float64(lim.MaxComputeWorkgroupSizeY) + 1}, "y is"},
+		{map[string]float64{"x": float64(lim.MaxComputeWorkgroupSizeX), "y": float64(y)}, "invocations"},
+	} {
+		_, err := d.CreateComputePipeline(&ComputePipelineDescriptor{Label: "limits", Module: m, Constants: c.consts})
+		isErr(t, err, ErrLimit)
+		if err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want it to say %q", c.consts, err, c.want)
+		}
+	}
+}

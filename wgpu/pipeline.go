@@ -295,12 +295,15 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 		if err != nil {
 			return nil, fmt.Errorf("%w: pipeline %q: %w", ErrBadUsage, desc.Label, err)
 		}
+		if err := d.checkWorkgroupSize(sp.WorkgroupSize); err != nil {
+			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
+		}
+		p.wgSize = sp.WorkgroupSize
 		if module, err = d.createVkShaderModule(desc.Label, sp.SPIRV); err != nil {
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
 		}
 		// Pipelines outlive their shader modules: this one is needed only while the pipeline is created.
 		defer d.fn.DestroyShaderModule(d.h, module, nil)
-		p.wgSize = sp.WorkgroupSize
 	}
 	var ar vk.Arena
 	defer ar.Release()
@@ -342,6 +345,21 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 	}
 	d.live[p] = struct{}{}
 	return p, nil
+}
+
+// checkWorkgroupSize refuses a workgroup size beyond the device's limits (each dimension, and the invocations of
+// one workgroup), which Vulkan leaves undefined.
+func (d *Device) checkWorkgroupSize(wg [3]uint32) error {
+	maxes := [3]uint32{d.limits.MaxComputeWorkgroupSizeX, d.limits.MaxComputeWorkgroupSizeY, d.limits.MaxComputeWorkgroupSizeZ}
+	for i, n := range wg {
+		if n > maxes[i] {
+			return errorf(ErrLimit, "workgroup size %v: %c is %d, above the device's limit %d", wg, "xyz"[i], n, maxes[i])
+		}
+	}
+	if n := uint64(wg[0]) * uint64(wg[1]) * uint64(wg[2]); n > uint64(d.limits.MaxComputeInvocationsPerWorkgroup) {
+		return errorf(ErrLimit, "workgroup size %v: %d invocations, above the device's limit %d", wg, n, d.limits.MaxComputeInvocationsPerWorkgroup)
+	}
+	return nil
 }
 
 // specialization encodes override constants as VkSpecializationInfo, converting each to its declared type.

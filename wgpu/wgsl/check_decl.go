@@ -633,8 +633,10 @@ func (c *checker) workgroupSize(f *function, a *attr) {
 		}
 		switch {
 		case x.val != nil:
-			if x.val.i < 1 || x.val.i > 1024 {
-				c.errorSpan(e, "@workgroup_size values must be between 1 and 1024, got %d", x.val.i)
+			// The upper bounds are the device's limits, checked when a
+			// pipeline is made (package wgpu), as WebGPU does.
+			if x.val.i < 1 {
+				c.errorSpan(e, "@workgroup_size values must be at least 1, got %d", x.val.i)
 				return
 			}
 			f.wgSize[i] = wgDim{val: x.val.i}

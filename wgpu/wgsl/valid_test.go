@@ -216,6 +216,7 @@ var validPrograms = []struct{ name, src string }{
 		}`},
 	{"minus_minus", kernel("", `let a = oi[0]; oi[1] = --a; oi[2] = a--a; oi[3] = a - -1; var b = a; b--;`)},
 	{"zero_vec_inferred", kernel("", `let z = vec3(); fo[0] = f32(z.x) + vec2<f32>(vec2()).y; let w: vec4<u32> = vec4(); ou[0] = w.w;`)},
+	{"workgroup_size_beyond_devices", "@compute @workgroup_size(2048, 64, 64) fn main() {}"}, // device limits apply at pipeline creation
 	{"huge_buffer_copy", "@group(0) @binding(0) var<storage, read_write> b: array<array<f32, 8192>, 2>;\n" +
 		"@compute @workgroup_size(1) fn main() {\n    let x = b[0];\n}"},
 	{"huge_copies", bigCopySrc("8192")},
