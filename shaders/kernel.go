@@ -95,8 +95,10 @@ func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
 		return p, nil
 	}
 	for name := range consts {
-		if !slices.ContainsFunc(k.refl.Overrides, func(o wgsl.Override) bool { return o.Name == name && o.ID >= 0 }) {
-			return nil, fmt.Errorf("kernel %s: no settable override %q", k.name, name)
+		// Every override is settable by name, those computed from others too (the pipeline's compile
+		// then takes the value given instead of the initializer).
+		if !slices.ContainsFunc(k.refl.Overrides, func(o wgsl.Override) bool { return o.Name == name }) {
+			return nil, fmt.Errorf("kernel %s: no override %q", k.name, name)
 		}
 	}
 	ep := k.refl.EntryPoints[0]

@@ -2,6 +2,7 @@ package shaders
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
@@ -51,6 +52,9 @@ func TestPushAndBindErrors(t *testing.T) {
 	p, err := k.Pipeline(nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := k.Pipeline(map[string]float64{"WGX": 4}); err == nil || !strings.Contains(err.Error(), `no override "WGX"`) {
+		t.Errorf("unknown override: %v", err)
 	}
 	if _, err := p.Push(Params{"rows": 1, "C": 2}); err == nil {
 		t.Error("missing push constant eps accepted")
