@@ -358,20 +358,31 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 func (c *CPU) getArena(n int) []float32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cap(c.spare) >= n {
-		a := c.spare[:n]
-		c.spare = nil
-		return a
-	}
-	return make([]float32, n)
+	return takeSpare(&c.spare, n)
 }
 
 // putArena keeps a for the next call when it is the biggest seen.
 func (c *CPU) putArena(a []float32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cap(a) > cap(c.spare) {
-		c.spare = a
+	keepSpare(&c.spare, a)
+}
+
+// takeSpare returns n elements of *spare, emptying it, when it holds that
+// many, else new ones.
+func takeSpare[T any](spare *[]T, n int) []T {
+	if cap(*spare) >= n {
+		p := (*spare)[:n]
+		*spare = nil
+		return p
+	}
+	return make([]T, n)
+}
+
+// keepSpare keeps p in *spare when it is bigger than what *spare holds.
+func keepSpare[T any](spare *[]T, p []T) {
+	if cap(p) > cap(*spare) {
+		*spare = p
 	}
 }
 

@@ -188,27 +188,13 @@ func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool)
 	rows, cols := spec.Shape[0], spec.Shape[1]
 	sc := l.ck.getScratch()
 	defer l.ck.putScratch(sc)
-	if s.dtype != F16 && s.dtype != BF16 && l.c.bf16 != bf16Off {
-		dst := make([]uint16, s.n)
-		into := dst
-		if transpose {
-			l.u16 = grow(l.u16, s.n)
-			into = l.u16
-		}
-		err := s.stream(ctx, sc, func(e int, vals []float32, _ []byte) error {
-			bf16RoundRows(into[e:][:len(vals)], vals)
-			return nil
-		})
-		if err != nil {
-			return matrix{}, err
-		}
-		if transpose {
-			transposeInto(l.c, dst, into, rows, cols)
-		}
-		return matrix{dtype: BF16, u16: dst}, nil // rounded: toBF16 keeps it
+	// 16 bits are kept as stored; in the bf16 mode wider values are rounded
+	// to bf16 as they are read (toBF16 then keeps them).
+	dtype, fill := s.dtype, func(dst []uint16, vals []float32, raw []byte) { put16(dst, vals, raw, s.dtype) }
+	if dtype != F16 && dtype != BF16 && l.c.bf16 != bf16Off {
+		dtype, fill = BF16, func(dst []uint16, vals []float32, _ []byte) { bf16RoundRows(dst, vals) }
 	}
-	switch s.dtype {
-	case F16, BF16:
+	if dtype == F16 || dtype == BF16 {
 		dst := make([]uint16, s.n)
 		into := dst
 		if transpose {
@@ -216,7 +202,7 @@ func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool)
 			into = l.u16
 		}
 		err := s.stream(ctx, sc, func(e int, vals []float32, raw []byte) error {
-			put16(into[e:][:len(vals)], vals, raw, s.dtype)
+			fill(into[e:][:len(vals)], vals, raw)
 			return nil
 		})
 		if err != nil {
@@ -225,7 +211,7 @@ func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool)
 		if transpose {
 			transposeInto(l.c, dst, into, rows, cols)
 		}
-		return matrix{dtype: s.dtype, u16: dst}, nil
+		return matrix{dtype: dtype, u16: dst}, nil
 	}
 	dst := make([]float32, s.n)
 	into := dst

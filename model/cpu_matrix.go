@@ -142,21 +142,14 @@ func from(a16 []uint16, off int) []uint16 {
 func (c *CPU) getPanel(n int) []uint16 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cap(c.spare16) >= n {
-		p := c.spare16[:n]
-		c.spare16 = nil
-		return p
-	}
-	return make([]uint16, n)
+	return takeSpare(&c.spare16, n)
 }
 
 // putPanel keeps p for the next call when it is the biggest seen.
 func (c *CPU) putPanel(p []uint16) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cap(p) > cap(c.spare16) {
-		c.spare16 = p
-	}
+	keepSpare(&c.spare16, p)
 }
 
 // toBF16 returns m as a bf16-mode matrix for the kernels of set: float32
