@@ -27,14 +27,14 @@ import (
 )
 
 func main() {
-	data := flag.String("data", "", "TinyShakespeare (its val split, from byte 1003854, is scored)")
+	data := flag.String("data", "../shared/data/tinyshakespeare.txt", "TinyShakespeare (its val split, from byte 1003854, is scored)")
 	window := flag.Int("ctx", 64, "tokens per window")
 	windows := flag.Int("windows", 8, "windows scored")
 	threads := flag.Int("threads", 0, "CPU threads (<= 0: GOMAXPROCS)")
 	flag.Parse()
 	text, err := os.ReadFile(*data)
 	if err != nil {
-		log.Fatal(err)
+		log.Fatalf("bf16acc: -data: %v", err)
 	}
 	if len(text) <= 1003854 || *window < 2 || *window > 1024 || *windows < 1 {
 		log.Fatal("bf16acc: -data must be TinyShakespeare, -ctx 2..1024, -windows >= 1")
