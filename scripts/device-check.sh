@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # device-check.sh checks wgpu-eval on a machine with a real GPU and its Vulkan driver (an NVIDIA card, say), in
-# under 5 minutes all told: it lists the Vulkan adapters, runs the tests that compare the GPU with the CPU
-# (pipeline's TestGPUConformance: every evaluation method; shaders: every kernel against its reference), then
-# `wgpu-eval bench` on the GPT-2 124M shape with f16 and f32 weights. Everything goes into one folder: $OUT, or
-# ./device-check-<date> when OUT is unset, with summary.txt first to read. It makes at most 8 files there (the
-# device tool brings back no more).
+# about 5 minutes all told. In order, each step capped in time and a failed step not stopping the rest:
+#   1. lists the Vulkan adapters and stops at once when none is a hardware GPU (ALLOW_SOFTWARE=1 goes on with a
+#      CPU implementation such as lavapipe, to rehearse the script);
+#   2. correctness before any timing: pipeline's TestGPUConformance (every evaluation method against the CPU and
+#      the float64 goldens, with the Khronos validation layer where installed: any message fails it), the shaders
+#      package's kernel tests, and TestGPUMatchesCPUShape: every method on two windows of a peaked model of the
+#      GPT-2 124M shape, GPU against CPU (f32 within 1e-5, f16 within 3e-4);
+#   3. speed: `wgpu-eval bench` on the 124M shape with f16 and f32 weights over batches of 1 to 256 windows, the
+#      JSON rewritten after every batch size so that a step cut short keeps what it measured;
+#   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench.
+# Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
+# read. It makes at most 8 files there.
 #
 # Usage:
 #   scripts/device-check.sh [ADAPTER]     run the checks
@@ -21,26 +28,28 @@
 #   BIN_DIR     prebuilt wgpu-eval, pipeline.test and shaders.test (from --build); default: build them with go
 #   MODEL       bench's --model (default 124M; "tiny" for lavapipe, which is far too slow for 124M)
 #   CTX         bench's --ctx (default 1024; 0 is the model's positions)
-#   BATCHES     bench's --batch (default 1,2,4,8,16,32,64)
+#   BATCHES     bench's --batch (default 1,4,16,64,256)
 #   RUNS        bench's --runs (default 3)
 #   PRECISIONS  weight types to bench (default "f16 f32"; f16 is skipped where the adapter lacks shader-f16)
 #   BUDGET_S    seconds the whole script may take (default 290); each step is also capped on its own
+#   SHAPE       the shape of the GPU-against-CPU check (default 124M; "" skips it)
+#   ALLOW_SOFTWARE=1  go on when every adapter is a CPU implementation (lavapipe, SwiftShader)
 #   GL_DEBS     a folder of .deb files (libvulkan1, ...) unpacked into / when no Vulkan loader is installed (default .gl)
 #
-# On the device tool's machine, which has no Go: build here, carry the binaries and the loader, run there:
-#   scripts/device-check.sh --build .gl/bin
-#   run(command="BIN_DIR=.gl/bin bash scripts/device-check.sh", carry=[".gl"], timeout_s=330)
-# On lavapipe, to prove the script end to end: MODEL=tiny CTX=64 BATCHES=1,2 RUNS=1 scripts/device-check.sh
+# On a machine without Go, build elsewhere (same architecture) and copy the folder with the binaries over:
+#   scripts/device-check.sh --build bin && BIN_DIR=bin bash scripts/device-check.sh
+# On lavapipe, to prove the script end to end:
+#   ALLOW_SOFTWARE=1 MODEL=tiny CTX=64 BATCHES=1,2 RUNS=1 SHAPE= scripts/device-check.sh
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 root=$PWD
 
-build() { # build DIR: the CLI and the two test binaries, static
+build() { # build DIR: the CLI and the two test binaries, static and stripped (small enough to copy around)
 	mkdir -p "$1"
-	CGO_ENABLED=0 go build -o "$1/wgpu-eval" ./cmd/wgpu-eval
-	CGO_ENABLED=0 go test -c -o "$1/pipeline.test" ./pipeline
-	CGO_ENABLED=0 go test -c -o "$1/shaders.test" ./shaders
+	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$1/wgpu-eval" ./cmd/wgpu-eval
+	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/pipeline.test" ./pipeline
+	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/shaders.test" ./shaders
 }
 
 if [[ ${1:-} == --build ]]; then
@@ -56,7 +65,8 @@ summary=$out_dir/summary.txt
 deadline=$((SECONDS + ${BUDGET_S:-290}))
 model=${MODEL:-124M}
 ctx=${CTX:-1024}
-batches=${BATCHES:-1,2,4,8,16,32,64}
+batches=${BATCHES:-1,4,16,64,256}
+shape=${SHAPE-124M}
 runs=${RUNS:-3}
 precisions=${PRECISIONS:-f16 f32}
 failed=0
@@ -136,8 +146,12 @@ elif [[ -n $want ]]; then
 else
 	index=$(sed -nE 's/^\[([0-9]+)\] .*, (discrete-gpu|integrated-gpu|virtual-gpu|other)\)$/\1/p' "$out_dir/devices.txt" | head -n1 || true)
 	if [[ -z $index ]]; then
+		if [[ ${ALLOW_SOFTWARE:-} != 1 ]]; then
+			note "FAIL  no hardware GPU among the Vulkan adapters (devices.txt): is the GPU's Vulkan driver installed (its ICD json under /usr/share/vulkan/icd.d, or VK_DRIVER_FILES)? ALLOW_SOFTWARE=1 checks a CPU implementation instead"
+			exit 1
+		fi
 		index=0
-		note "warning: every adapter is a CPU implementation: checking adapter 0, whose speed says nothing about a GPU"
+		note "warning: every adapter is a CPU implementation: checking adapter 0 (ALLOW_SOFTWARE=1), whose speed says nothing about a GPU"
 	fi
 fi
 if [[ -z $index ]]; then
@@ -148,15 +162,35 @@ adapter=$(sed -nE "s/^\[$index\] (.*)$/\1/p" "$out_dir/devices.txt")
 note "adapter [$index] ${adapter:-(not listed)}"
 export WGPU_ADAPTER=$index
 
-# The GPU against the CPU: every method (pipeline), every kernel (shaders). Test binaries run in their package's
-# folder, as go test runs them, for their testdata.
+# The GPU against the CPU before any timing: every method (pipeline), every kernel (shaders), the real model's
+# sizes. Test binaries run in their package's folder, as go test runs them, for their testdata. Vulkan is
+# required (a missing loader fails instead of skipping); tools this machine may lack (spirv-dis, the shared
+# TinyShakespeare copy) are not, so their tests skip.
 tests=$out_dir/tests.txt
-export CI=true WGPU_REQUIRE_VULKAN=1
+export WGPU_REQUIRE_VULKAN=1
+if compgen -G "/usr/share/vulkan/explicit_layer.d/*validation*.json" >/dev/null || [[ -n ${VK_LAYER_PATH:-}${VK_ADD_LAYER_PATH:-} ]]; then
+	note "validation layer: installed (the conformance suite fails on any message)"
+else
+	note "validation layer: not installed (vulkan-validationlayers): the conformance suite runs without it"
+fi
 step "pipeline GPUConformance" 100 "$tests" \
-	env -C pipeline "$bin/pipeline.test" -test.run GPUConformance -test.count=1 -test.v -test.timeout 95s
+	env -C pipeline "$bin/pipeline.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
 step "shaders tests" 90 "$tests" \
-	env -C shaders "$bin/shaders.test" -test.count=1 -test.timeout 85s
-grep -E '^(--- |FAIL|ok|PASS)' "$tests" >>"$summary" || true
+	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.count=1 -test.timeout 85s
+if [[ -n $shape ]]; then
+	step "GPU vs CPU on the $shape shape" 120 "$tests" \
+		env -C pipeline WGPU_NO_VALIDATION=1 WGPU_CHECK_SHAPE="$shape" "$bin/pipeline.test" -test.run 'TestGPUMatchesCPUShape$' -test.count=1 -test.v -test.timeout 115s
+fi
+grep -E '^(--- |FAIL|ok|PASS)|\|diff\|' "$tests" >>"$summary" || true
+
+# clocks LABEL: the GPU's clocks, power and temperature now, where nvidia-smi exists.
+clocks() {
+	command -v nvidia-smi >/dev/null || return 0
+	{
+		echo "# $1 $(date -u +%H:%M:%S)"
+		nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.draw,power.limit,temperature.gpu,utilization.gpu --format=csv 2>&1
+	} >>"$out_dir/clocks.txt"
+}
 
 # Speed: one bench per weight type. The human tables go to bench.txt (and the summary), the figures to JSON.
 f16=0
@@ -171,10 +205,13 @@ for p in $precisions; do
 	txt=$out_dir/bench.txt
 	mark=0
 	if [[ -f $txt ]]; then mark=$(wc -l <"$txt"); fi
-	step "bench $model $p" 100 "$txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch "$batches" \
+	clocks "before bench $p"
+	step "bench $model $p" 120 "$txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch "$batches" \
 		--device "gpu:$index" --precision "$p" --runs "$runs" --json "$json"
+	clocks "after bench $p"
 	tail -n +"$((mark + 1))" "$txt" >>"$summary"
 done
+[[ -f $out_dir/clocks.txt ]] && cat "$out_dir/clocks.txt" >>"$summary"
 
 # TinyShakespeare: bench scores random windows and cannot time a corpus, and no weights can be written here
 # without Go; a whole-corpus timing is left to `wgpu-eval eval --data tinyshakespeare` with a real model.

@@ -50,13 +50,7 @@ func main() {
 	}
 
 	cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
-	m := testmodel.Peaked(cfg, 1)
-	s := float32(math.Sqrt(16.0 / float64(cfg.NEmbd)))
-	for i := range m.Weights.WTE {
-		if i%cfg.NEmbd != 0 {
-			m.Weights.WTE[i] *= s
-		}
-	}
+	m := testmodel.PeakedScaled(cfg, 1)
 	ctx := context.Background()
 	_, f32, err := model.NewCPU(m, *threads).LossPerToken(ctx, seqs)
 	if err != nil {

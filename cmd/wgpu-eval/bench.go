@@ -40,7 +40,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.runs, "runs", 5, "timed batches per size; the median is reported")
 	fs.IntVar(&f.chunk, "chunk", 0, "GPU: score each window in chunks of N positions (chunked prefill with a KV cache; 0: one pass)")
 	fs.BoolVar(&f.profile, "profile", true, "GPU: time every kernel with timestamp queries, in one extra batch after the timed ones (where the device has timestamps)")
-	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout)")
+	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
 }
 
@@ -135,6 +135,7 @@ type benchResult struct {
 	Chunk         int               `json:"chunk"`
 	Threads       int               `json:"threads,omitempty"`
 	DeviceLoaded  uint64            `json:"device_bytes_after_load,omitempty"`
+	Peak          *devicePeak       `json:"peak,omitempty"` // the adapter's datasheet peak, where known
 	Batches       []benchBatch      `json:"batches"`
 	profileReason string            // why there are no kernel tables, for the human output
 }
@@ -290,6 +291,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		d := gpu.Device()
 		info := d.AdapterInfo()
 		res.Adapter = &info
+		if p, ok := peakOf(&info); ok {
+			res.Peak = &p
+		}
 		if g.F16() {
 			res.Precision = "f16"
 		}
@@ -362,6 +366,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		res.Batches = append(res.Batches, b)
 		printBenchBatch(human, &b)
+		if f.jsonOut != "" && f.jsonOut != "-" {
+			// Rewritten after every size, so that a run cut short (a timeout, Ctrl-C) keeps what it measured.
+			if err := writeJSON(f.jsonOut, stdout, res); err != nil {
+				return err
+			}
+		}
 	}
 	printBenchKernels(human, res)
 	if f.jsonOut != "" {
@@ -550,8 +560,21 @@ func printBenchKernels(w io.Writer, r *benchResult) {
 		return
 	}
 	fmt.Fprintf(w, "\nGPU time per kernel, batch %d (one profiled batch, %.3f s wall: timestamps add a pass per dispatch)\n", prof.Batch, prof.ProfileSeconds)
-	fmt.Fprintf(w, "%-16s %10s %10s %7s %10s %9s\n", "kernel", "dispatches", "GPU ms", "share", "GFLOP/s", "GB/s")
+	width := len("kernel")
+	for _, k := range prof.Kernels {
+		width = max(width, len(k.Kernel))
+	}
+	if p := r.Peak; p != nil {
+		fmt.Fprintf(w, "peak of the %s (%s): %.1f TFLOP/s f32 FMA, %.0f GB/s\n", p.Name, p.Source, p.TFlops, p.GBps)
+		fmt.Fprintf(w, "%-*s %10s %10s %7s %10s %6s %9s %6s\n", width, "kernel", "dispatches", "GPU ms", "share", "GFLOP/s", "peak", "GB/s", "peak")
+		for _, k := range append(slices.Clone(prof.Kernels), *prof.KernelTotal) {
+			fmt.Fprintf(w, "%-*s %10d %10.3f %6.1f%% %10.1f %5.1f%% %9.1f %5.1f%%\n", width, k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share,
+				k.GFlops, k.GFlops/(10*p.TFlops), k.GBps, 100*k.GBps/p.GBps)
+		}
+		return
+	}
+	fmt.Fprintf(w, "%-*s %10s %10s %7s %10s %9s\n", width, "kernel", "dispatches", "GPU ms", "share", "GFLOP/s", "GB/s")
 	for _, k := range append(slices.Clone(prof.Kernels), *prof.KernelTotal) {
-		fmt.Fprintf(w, "%-16s %10d %10.3f %6.1f%% %10.1f %9.1f\n", k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share, k.GFlops, k.GBps)
+		fmt.Fprintf(w, "%-*s %10d %10.3f %6.1f%% %10.1f %9.1f\n", width, k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share, k.GFlops, k.GBps)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // benchJSON is the part of bench's JSON the tests read.
@@ -246,6 +248,70 @@ func TestBenchSaysWhatItWaitsFor(t *testing.T) {
 		}
 		if !quiet && (!strings.Contains(out, "waiting") || !strings.Contains(out, host+" to answer for config.json")) {
 			t.Errorf("stderr %q, want a report of waiting for %s and config.json", out, host)
+		}
+	}
+}
+
+// cancelAt is a stderr that cancels a run when a line containing mark is written.
+type cancelAt struct {
+	mark   string
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+}
+
+func (c *cancelAt) Write(p []byte) (int, error) {
+	c.buf.Write(p)
+	if strings.Contains(c.buf.String(), c.mark) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// TestBenchJSONKeepsWhatItMeasured: --json FILE is rewritten after every batch
+// size, so a run stopped during the second size leaves the first in the file.
+func TestBenchJSONKeepsWhatItMeasured(t *testing.T) {
+	isolate(t)
+	path := filepath.Join(t.TempDir(), "bench.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelAt{mark: "batch 2:", cancel: cancel}
+	var out bytes.Buffer
+	err := run(ctx, []string{"bench", "--model", "tiny", "--device", "cpu", "--ctx", "8", "--batch", "1,2", "--runs", "1", "--warmup", "0", "--json", path}, strings.NewReader(""), &out, stderr)
+	if err == nil {
+		t.Fatalf("the run was cancelled during batch 2 but succeeded:\n%s", stderr.buf.String())
+	}
+	b, rerr := os.ReadFile(path)
+	if rerr != nil {
+		t.Fatalf("after %v: %v", err, rerr)
+	}
+	var r benchJSON
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%v in %s", err, b)
+	}
+	checkBatches(t, r, 1)
+}
+
+// TestPeakOf: known GPUs are found by their Vulkan names (the H200's as its
+// driver reported it on 2026-12-04), the most specific entry first; CPU
+// implementations and unknown GPUs have no peak.
+func TestPeakOf(t *testing.T) {
+	for _, c := range []struct {
+		name, typ, want string
+	}{
+		{"NVIDIA H200", "discrete-gpu", "NVIDIA H200 SXM"},
+		{"NVIDIA H100 PCIe", "discrete-gpu", "NVIDIA H100 PCIe"},
+		{"NVIDIA H100 80GB HBM3", "discrete-gpu", "NVIDIA H100 SXM"},
+		{"NVIDIA GeForce RTX 2080 Ti", "discrete-gpu", "NVIDIA GeForce RTX 2080 Ti"},
+		{"llvmpipe (LLVM 15.0.6, 256 bits)", "cpu", ""},
+		{"SwiftShader Device (Subzero)", "cpu", ""},
+		{"Intel(R) Arc(tm) A770 Graphics (DG2)", "discrete-gpu", ""},
+	} {
+		p, ok := peakOf(&wgpu.AdapterInfo{Name: c.name, DeviceType: c.typ})
+		if ok != (c.want != "") || p.Name != c.want {
+			t.Errorf("%q: %+v, %v; want %q", c.name, p, ok, c.want)
+		}
+		if ok && (p.TFlops <= 0 || p.GBps <= 0) {
+			t.Errorf("%q: peak %+v", c.name, p)
 		}
 	}
 }

@@ -153,3 +153,19 @@ func Peaked(cfg model.Config, seed uint64) *model.Model {
 	m.Source = "peaked"
 	return m
 }
+
+// PeakedScaled is Peaked with the embedding's context channels (all but
+// channel 0) scaled by sqrt(16/C), so that at any width the context moves the
+// logits by about a nat, as at Peaked's tiny width of 16; at real widths
+// (768 channels and more) Peaked's std of 0.3 makes every logit so large that
+// the mean NLL is far above ln V. At C = 16 it is Peaked.
+func PeakedScaled(cfg model.Config, seed uint64) *model.Model {
+	m := Peaked(cfg, seed)
+	s := float32(math.Sqrt(16.0 / float64(cfg.NEmbd)))
+	for i := range m.Weights.WTE {
+		if i%cfg.NEmbd != 0 {
+			m.Weights.WTE[i] *= s
+		}
+	}
+	return m
+}
