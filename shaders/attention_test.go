@@ -2,6 +2,7 @@ package shaders
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
@@ -49,6 +50,14 @@ func chunkRows(x []float32, B, L, w, pos0, n int) []float32 {
 // each, kv_write then attention with pos0 the chunk's first position. It
 // returns out (B*L, C) and the cache kc, vc (B, H, S, hd).
 func attnRun(t *testing.T, d *testDev, kvw, att *Pipeline, c attnCase, qkv []float32, chunk int) (out, kc, vc []float32) {
+	return attnRunWith(t, d, kvw, att, func(n int) [3]uint32 {
+		return [3]uint32{uint32(ceilDiv(c.B*c.H*n, int(att.WorkgroupSize[0]))), 1, 1}
+	}, c, qkv, chunk)
+}
+
+// attnRunWith is attnRun with the attention kernel's workgroups for a chunk of
+// n rows per sequence given by groups.
+func attnRunWith(t *testing.T, d *testDev, kvw, att *Pipeline, groups func(n int) [3]uint32, c attnCase, qkv []float32, chunk int) (out, kc, vc []float32) {
 	t.Helper()
 	hd := c.C / c.H
 	cacheN := c.B * c.H * c.S * hd
@@ -62,8 +71,7 @@ func attnRun(t *testing.T, d *testDev, kvw, att *Pipeline, c attnCase, qkv []flo
 		params := Params{"B": float64(c.B), "T": float64(n), "C": float64(c.C), "H": float64(c.H), "S": float64(c.S), "pos0": float64(pos0)}
 		d.run(t, kvw, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}}, params,
 			[3]uint32{uint32(ceilDiv(c.B*n*c.C/4, int(kvw.WorkgroupSize[0]))), 1, 1})
-		d.run(t, att, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}, "out": {Buffer: ob}}, params,
-			[3]uint32{uint32(ceilDiv(c.B*c.H*n, int(att.WorkgroupSize[0]))), 1, 1})
+		d.run(t, att, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}, "out": {Buffer: ob}}, params, groups(n))
 		got := d.readF32(t, ob, c.B*n*c.C)
 		for b := range c.B {
 			copy(out[(b*c.L+pos0)*c.C:], got[b*n*c.C:(b+1)*n*c.C])
@@ -132,4 +140,38 @@ func TestKVWrite(t *testing.T) {
 	}
 	checkClose(t, "kc", kc, wantK, 0)
 	checkClose(t, "vc", vc, wantV, 0)
+}
+
+// TestAttentionShared compares kv_write.wgsl + attention_shared.wgsl (the
+// flash-attention kernel of hardware GPUs) with refops.Attention, whole and
+// in chunks, for blocks of queries and tiles of keys that do not divide the
+// rows (several blocks, a partial last tile, masked tiles skipped), and checks
+// that a rerun is bit-identical. Tolerances as TestAttention's.
+func TestAttentionShared(t *testing.T) {
+	d := newTestDev(t)
+	kvw, _ := attnKernels(t, d)
+	k, err := NewKernel(d.dev, "attention_shared.wgsl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := append(slices.Clone(attnCases), attnCase{B: 3, L: 29, C: 48, H: 4, S: 31}) // hd = 12
+	for _, tiles := range []attnTiles{{BQ: 64, BKV: 32}, {BQ: 8, BKV: 4}, {BQ: 4, BKV: 12}} {
+		for i, c := range cases {
+			t.Run(fmt.Sprintf("BQ=%d,BKV=%d/hd=%d", tiles.BQ, tiles.BKV, c.C/c.H), func(t *testing.T) {
+				att, err := k.Pipeline(tiles.constants(c.C / c.H))
+				if err != nil {
+					t.Fatal(err)
+				}
+				groups := func(n int) [3]uint32 { return grid(tiles.groups(c.B, c.H, n)) }
+				qkv := randF32(uint64(30+i), c.B*c.L*3*c.C, 0, 1)
+				want := attnRef(c, qkv)
+				whole, _, _ := attnRunWith(t, d, kvw, att, groups, c, qkv, c.L)
+				checkClose(t, "whole", whole, want, 2e-5)
+				again, _, _ := attnRunWith(t, d, kvw, att, groups, c, qkv, c.L)
+				checkClose(t, "rerun", again, f64(whole), 0)
+				chunked, _, _ := attnRunWith(t, d, kvw, att, groups, c, qkv, 5)
+				checkClose(t, "chunked vs reference", chunked, want, 2e-5)
+			})
+		}
+	}
 }

@@ -698,7 +698,12 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, att, grid(ceilDiv(N*C/4, 64)),
 			0, float64(f*4*N*C))
 		keys := float64(t0) + float64(T+1)/2 // mean keys per query
-		r.op(g.attention, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, grid(ceilDiv(B*H*T, 64)),
+		attK, attConsts, attGroups := g.attention, map[string]float64(nil), grid(ceilDiv(B*H*T, 64))
+		if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
+			tiles := attnTilesFor(g.dev.Limits(), cfg.HeadDim())
+			attK, attConsts, attGroups = g.attentionShared, tiles.constants(cfg.HeadDim()), grid(tiles.groups(B, H, T))
+		}
+		r.op(attK, attConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, attGroups,
 			4*float64(N)*keys*float64(C), float64(f)*(float64(N*2*C)+2*float64(B)*float64(t0+T)*float64(C)))
 		matmul(a.res, a.att, w.projW, w.projB, N, C, C, 2)
 		layernorm(a.ln, a.res, w.ln2w, w.ln2b, N)

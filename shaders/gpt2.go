@@ -41,7 +41,7 @@ type GPT2 struct {
 	closed    bool
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllSums *Kernel
-	matmulShared, lmHeadShared                                    *Kernel
+	matmulShared, lmHeadShared, attentionShared                   *Kernel
 	logits                                                        *Kernel // decoding: one position's logits (Session)
 	topK                                                          *Kernel // topk_logits.wgsl: --top-logprobs
 	topKShared                                                    *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
@@ -190,7 +190,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	}{
 		{&g.embed, "embed.wgsl"}, {&g.layernorm, "layernorm.wgsl"}, {&g.matmul, "matmul.wgsl"},
 		{&g.kvWrite, "kv_write.wgsl"}, {&g.attention, "attention.wgsl"},
-		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"}, {&g.logits, "logits.wgsl"}, {&g.topK, "topk_logits.wgsl"}, {&g.topKShared, "topk_logits_shared.wgsl"},
+		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"}, {&g.attentionShared, "attention_shared.wgsl"}, {&g.logits, "logits.wgsl"}, {&g.topK, "topk_logits.wgsl"}, {&g.topKShared, "topk_logits_shared.wgsl"},
 	} {
 		if *k.dst, err = NewKernel(dev, k.name, f16); err != nil {
 			g.Close()
