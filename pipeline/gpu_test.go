@@ -11,6 +11,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/shaders"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -80,8 +81,21 @@ func openTestGPU(t *testing.T, ad *wgpu.Adapter, m *model.Model, f16 bool) *pipe
 // Against the CPU path on the peaked model: 1e-5 with f32 weights, 3e-4 with
 // f16 (the CPU uses the f32 weights). Batch sums are f32 on the device:
 // 1e-5 relative. Lavapipe is slow: one golden case per method.
+//
+// Both kernel sets run on whatever adapter this is (shaders.KernelSet): the
+// software kernels CPU implementations get and the hardware kernels GPUs get,
+// so that a CPU implementation in CI executes what real GPUs run.
 func TestGPUConformance(t *testing.T) {
 	ad := testAdapter(t)
+	for _, set := range []shaders.KernelSet{shaders.KernelsSoftware, shaders.KernelsHardware} {
+		t.Run(string(set), func(t *testing.T) {
+			t.Setenv(shaders.KernelsEnv, string(set))
+			gpuConformance(t, ad)
+		})
+	}
+}
+
+func gpuConformance(t *testing.T, ad *wgpu.Adapter) {
 	for _, f16 := range []bool{false, true} {
 		name, cpuTol := "f32", 1e-5
 		if f16 {

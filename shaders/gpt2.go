@@ -148,7 +148,11 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if !tied {
 		return nil, errors.New("gpu model: an LM head not tied to wte is not supported")
 	}
-	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: !Software(dev.AdapterInfo()), vt: maxVocabTile}
+	set, err := KernelSetFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("gpu model: %w", err)
+	}
+	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: set.hardware(dev.AdapterInfo()), vt: maxVocabTile}
 	if g.sharedMatmul {
 		g.vt = sharedVocabTile
 	}
