@@ -3,12 +3,14 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
+	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
@@ -86,12 +88,48 @@ func openTestGPU(t *testing.T, ad *wgpu.Adapter, m *model.Model, f16 bool) *pipe
 // software kernels CPU implementations get and the hardware kernels GPUs get,
 // so that a CPU implementation in CI executes what real GPUs run.
 func TestGPUConformance(t *testing.T) {
-	ad := testAdapter(t)
+	forEachKernelSet(t, func(t *testing.T) { gpuConformance(t, testAdapter(t)) })
+}
+
+// forEachKernelSet runs test once with each GPU kernel set forced
+// (shaders.KernelsEnv), as subtests named after the set.
+func forEachKernelSet(t *testing.T, test func(*testing.T)) {
 	for _, set := range []shaders.KernelSet{shaders.KernelsSoftware, shaders.KernelsHardware} {
 		t.Run(string(set), func(t *testing.T) {
 			t.Setenv(shaders.KernelsEnv, string(set))
-			gpuConformance(t, ad)
+			test(t)
 		})
+	}
+}
+
+// gpuChunked: every method on the peaked model with the GPU scoring each window
+// in chunks of 7 positions against its KV cache (chunked prefill) equals the
+// CPU within tol.
+func gpuChunked(t *testing.T, ad *wgpu.Adapter, f16 bool, tol float64) {
+	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	cfg := m.Config
+	toks := peakedTokens(cfg, 3*cfg.NPositions)
+	g := openTestGPU(t, ad, m, f16)
+	g.Model().SetChunk(7)
+	for _, ec := range []pipeline.EvalConfig{
+		{Mode: pipeline.ModeStream, Ctx: cfg.NPositions},
+		{Mode: pipeline.ModeStrided, Ctx: cfg.NPositions, Stride: cfg.NPositions / 4},
+		{Mode: pipeline.ModeDocuments, Ctx: cfg.NPositions, Stride: cfg.NPositions / 2},
+	} {
+		ec.Tokens, ec.EOT, ec.VocabSize, ec.BatchTokens = toks, testEOT, cfg.VocabSize, 3*cfg.NPositions
+		want, err := pipeline.Evaluate(context.Background(), pipeline.NewCPU(m, 0), ec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pipeline.Evaluate(context.Background(), g, ec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		diff := math.Abs(got.MeanNLL - want.MeanNLL)
+		t.Logf("%s %s, chunks of 7: mean NLL %.9f, cpu %.9f, |diff| %.2e", g.Name(), ec.Mode, got.MeanNLL, want.MeanNLL, diff)
+		if got.Tokens != want.Tokens || !(diff <= tol) {
+			t.Errorf("%s in chunks of 7: %d tokens, mean NLL %.9f; cpu %d, %.9f", ec.Mode, got.Tokens, got.MeanNLL, want.Tokens, want.MeanNLL)
+		}
 	}
 }
 
@@ -115,6 +153,7 @@ func gpuConformance(t *testing.T, ad *wgpu.Adapter) {
 				CPUTol:      cpuTol,
 				BatchTol:    1e-5,
 			}.Run(t)
+			t.Run("chunked", func(t *testing.T) { gpuChunked(t, ad, f16, cpuTol) })
 		})
 	}
 }

@@ -17,6 +17,10 @@ import (
 // bit-identical; and f16 against f32 weights compares as a small nonzero
 // difference (a run against itself as none).
 func TestPerTokenGPU(t *testing.T) {
+	forEachKernelSet(t, testPerTokenGPU)
+}
+
+func testPerTokenGPU(t *testing.T) {
 	ad := testAdapter(t)
 	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
 	toks := perTokenCorpus(6, 40, 3, 70)
@@ -89,6 +93,10 @@ func TestPerTokenGPU(t *testing.T) {
 // nats, the ids in the same order wherever the CPU's neighbours are apart by
 // more than that; the NLLs and sums are those of a run without them.
 func TestTopLogprobsGPU(t *testing.T) {
+	forEachKernelSet(t, testTopLogprobsGPU)
+}
+
+func testTopLogprobsGPU(t *testing.T) {
 	ad := testAdapter(t)
 	m := testmodel.Peaked(testmodel.TinyConfig(), 9)
 	ec := pipeline.EvalConfig{Tokens: perTokenCorpus(7, 30, 9), EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 24, Stride: 12,
