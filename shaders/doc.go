@@ -16,22 +16,37 @@
 //
 // # Variants per adapter
 //
-// Software rasterizers (lavapipe, SwiftShader: Vulkan device type "cpu", see
-// Software) run one invocation per SIMD lane of a CPU thread and pay dearly
-// for barriers, so they get the register-tiled matmul.wgsl without workgroup
-// memory, lmhead_loss.wgsl, and topk_logits.wgsl (--top-logprobs, one
-// invocation per target); hardware GPUs get matmul_shared.wgsl and
-// lmhead_loss_shared.wgsl, which stage tiles of both operands in workgroup
-// memory, and topk_logits_shared.wgsl, whose workgroup of invocations splits
-// one target's vocabulary and merges their top-K in workgroup memory. Each pair has one interface (bindings, push constants, epilogues),
-// so NewGPT2 picks from the adapter's type and the rest of the forward pass is
-// the same. Mesa's lavapipe also ends an
-// invocation's loops after 65535 iterations in all and carries on with wrong
-// values; on software adapters NewGPT2 sizes lmhead_loss.wgsl's vocabulary
-// tile (VT) so its loops fit, caps a batch's targets for nll_sums.wgsl, cuts
-// the vocabulary the top-K kernels stream (--top-logprobs) into slices, and
-// refuses a model whose attention could not fit. Every variant is tested on
-// every device the tests run on.
+// Two kernel sets (KernelSet) share one interface per operation (bindings,
+// push constants, epilogues), so the rest of the forward pass is the same:
+//
+//   - Software rasterizers (lavapipe, SwiftShader: Vulkan device type "cpu",
+//     see Software) run one invocation per SIMD lane of a CPU thread and pay
+//     dearly for barriers, so they get the software set: the register-tiled
+//     matmul.wgsl without workgroup memory, attention.wgsl (one invocation per
+//     query row, keys read from the cache), lmhead_loss.wgsl (a partial per
+//     vocabulary tile) and topk_logits.wgsl (--top-logprobs, one invocation
+//     per target).
+//   - Hardware GPUs (discrete, integrated, virtual) get the hardware set:
+//     matmul_shared.wgsl and lmhead_loss_shared.wgsl stage tiles of both
+//     operands in workgroup memory (the LM head takes a slice of 16 tiles per
+//     workgroup, so a position has tens of partials, not hundreds);
+//     attention_shared.wgsl is flash attention with key/value tiles in
+//     workgroup memory, one rescale per tile and masked tiles skipped;
+//     topk_logits_shared.wgsl splits one target's vocabulary over a workgroup.
+//
+// Both sets share embed.wgsl, layernorm.wgsl, kv_write.wgsl and the loss
+// reduction: nll_combine.wgsl (one invocation per target, spread over
+// ceil(P/256) workgroups, each adding its targets in a fixed tree) and
+// nll_sums.wgsl (one workgroup adding those block sums in a fixed tree), so
+// the sums are deterministic and do not depend on the device's scheduling.
+// $WGPU_EVAL_GPU_KERNELS forces either set on any adapter: the tests run the
+// hardware set on CPU implementations too, so that what GPUs execute is
+// executed in CI. Mesa's lavapipe also ends an invocation's loops after 65535
+// iterations in all and carries on with wrong values; on software adapters
+// NewGPT2 sizes lmhead_loss.wgsl's vocabulary tile (VT) so its loops fit,
+// cuts the vocabulary the top-K kernels stream (--top-logprobs) into slices,
+// and refuses a model whose attention could not fit. Every variant is tested
+// on every device the tests run on.
 //
 // # Batches
 //

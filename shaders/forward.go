@@ -43,8 +43,8 @@ type arena struct {
 	groups  map[string]*wgpu.BindGroup
 	pending *Pending // the batch that last used the arena, until it is waited for
 
-	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll, sums, readback *wgpu.Buffer
-	layerStride                                                                        uint64 // bytes between layers' caches
+	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll, blocks, sums, readback *wgpu.Buffer
+	layerStride                                                                                uint64 // bytes between layers' caches
 
 	// nllRead is the host-visible copy of nll for batches that want their
 	// per-target NLLs (SubmitOptions.PerToken); made on first use.
@@ -82,12 +82,12 @@ func (a *arena) close() {
 // arenaBytes is the device memory an arena of size s takes for this model.
 func (g *GPT2) arenaBytes(s arenaSize) int64 {
 	C := int64(g.cfg.NEmbd)
-	tiles := int64(ceilDiv(g.cfg.VocabSize, g.vt))
+	parts := int64(g.lmParts())
 	rows, tg := int64(s.rows), int64(s.targets)
 	f := int64(4)
 	return f*rows*C*(1+1+3+1+4) + // res, ln, qkv, att, fc
 		2*g.layerStride(s.cacheTok)*int64(s.cacheLayers) + // k, v caches
-		f*tg*(C+2*tiles+2) + // hP, part, tgt, nll
+		f*tg*(C+2*parts+2) + 8*int64(ceilDiv(s.targets, nllCombineWG)) + // hP, part, tgt, nll, blocks
 		f*int64(s.tokens) + 64 // the sums and their readback
 }
 
@@ -123,7 +123,7 @@ func (g *GPT2) newArena(s arenaSize) (*arena, error) {
 	st := wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
 	C := int64(g.cfg.NEmbd)
 	rows, tg := int64(s.rows), int64(s.targets)
-	tiles := int64(ceilDiv(g.cfg.VocabSize, g.vt))
+	parts := int64(g.lmParts())
 	a.layerStride = uint64(g.layerStride(s.cacheTok))
 	a.tokens = buf("tokens", 4*int64(s.tokens), st)
 	a.targets = buf("targets", 4*tg, st)
@@ -135,7 +135,8 @@ func (g *GPT2) newArena(s arenaSize) (*arena, error) {
 	a.kc = buf("k cache", int64(a.layerStride)*int64(s.cacheLayers), st)
 	a.vc = buf("v cache", int64(a.layerStride)*int64(s.cacheLayers), st)
 	a.hP = buf("h", 4*tg*C, st)
-	a.part = buf("partials", 8*tiles*tg, st)
+	a.part = buf("partials", 8*parts*tg, st)
+	a.blocks = buf("block sums", 8*int64(ceilDiv(s.targets, nllCombineWG)), st)
 	a.tgt = buf("target logits", 4*tg, st)
 	a.nll = buf("nll", 4*tg, st)
 	a.sums = buf("sums", 16, st)
@@ -177,6 +178,7 @@ func (g *GPT2) SetProfiling(on bool) error {
 type KernelTime struct {
 	Kernel     string  // "matmul", "attention", ...
 	Dispatches int     // dispatches of it in the batch
+	Workgroups uint64  // workgroups of those dispatches, all together
 	Nanos      uint64  // GPU time, summed over its dispatches
 	Flops      float64 // floating-point operations (multiply-add = 2), from the shapes
 	Bytes      float64 // bytes read and written, from the shapes (a lower bound: each operand once)
@@ -227,6 +229,7 @@ func (p *Pending) PerToken() []float32 {
 // opRecord is what profiling keeps of one dispatch.
 type opRecord struct {
 	kernel       string
+	groups       uint64
 	flops, bytes float64
 }
 
@@ -300,6 +303,7 @@ func (p *Pending) finish() {
 			}
 			kt := &p.profile[j]
 			kt.Dispatches++
+			kt.Workgroups += op.groups
 			if ts[2*i+1] > ts[2*i] {
 				kt.Nanos += ts[2*i+1] - ts[2*i]
 			}
@@ -522,7 +526,8 @@ func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf,
 		r.pass.End()
 		r.enc.WriteTimestamp(r.p.qs, 2*i+1)
 		r.pass = r.enc.BeginComputePass(nil)
-		r.p.ops = append(r.p.ops, opRecord{strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]"), flops, bytes})
+		r.p.ops = append(r.p.ops, opRecord{strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]"),
+			uint64(groups[0]) * uint64(groups[1]) * uint64(groups[2]), flops, bytes})
 		return
 	}
 	pl.Dispatch(r.pass, bg, pc, groups)
@@ -546,7 +551,7 @@ func groupKey(p *Pipeline, bufs map[string]Buf) string {
 
 // opsPerBatch is the dispatches of a batch of one chunk, for the query set.
 func (g *GPT2) opsPerBatch(chunks, ranges int) int {
-	return chunks*(ranges+8*g.cfg.NLayer+1) + ranges + 1
+	return chunks*(ranges+8*g.cfg.NLayer+1) + ranges + 2
 }
 
 // record writes the batch's tokens, records its command buffer and submits
@@ -608,7 +613,7 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	a := r.a
 	cfg := g.cfg
-	B, C, V := b.B, cfg.NEmbd, cfg.VocabSize
+	B, C := b.B, cfg.NEmbd
 	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
 	wb := float64(g.weightBytes())
@@ -631,13 +636,14 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		r.pass = r.enc.BeginComputePass(nil)
 	}
 	P := b.P
-	tiles := ceilDiv(V, g.vt)
-	lm, lmGroups := g.lmHead, func(P, V int) [3]uint32 {
+	parts := g.lmParts()
+	lm, lmConsts, lmGroups := g.lmHead, map[string]float64{"VT": float64(g.vt)}, func(P, V int) [3]uint32 {
 		return [3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(V, g.vt)), 1}
 	}
 	if g.sharedMatmul {
-		lm, lmGroups = g.lmHeadShared, func(P, V int) [3]uint32 {
-			return [3]uint32{uint32(ceilDiv(P, sharedLMHeadRows)), uint32(ceilDiv(V, g.vt)), 1}
+		nt := g.lmSlice()
+		lm, lmConsts, lmGroups = g.lmHeadShared, map[string]float64{"VT": float64(g.vt), "NT": float64(nt)}, func(P, V int) [3]uint32 {
+			return [3]uint32{uint32(ceilDiv(P, sharedLMHeadRows)), uint32(ceilDiv(V, g.vt*nt)), 1}
 		}
 	}
 	if r.p.topK > 0 {
@@ -646,13 +652,17 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		g.encodeTopK(r, b, ranges)
 	}
 	for _, vr := range ranges {
-		r.op(lm, map[string]float64{"VT": float64(g.vt)}, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
+		r.op(lm, lmConsts, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
 			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
 			lmGroups(P, vr[1]-vr[0]),
 			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
 	}
-	r.op(g.nllSums, nil, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "out": whole(a.sums)},
-		Params{"P": float64(P), "tiles": float64(tiles)}, [3]uint32{1, 1, 1}, float64(P*tiles*4), float64(8*P*tiles))
+	// The loss per target and per block of targets over many workgroups, then the blocks in one: both in fixed orders.
+	blocks := ceilDiv(P, nllCombineWG)
+	r.op(g.nllCombine, nil, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "blocks": whole(a.blocks)},
+		Params{"P": float64(P), "tiles": float64(parts)}, grid(blocks), float64(P*parts*4), float64(8*P*parts+8*P))
+	r.op(g.nllSums, nil, map[string]Buf{"blocks": whole(a.blocks), "out": whole(a.sums)},
+		Params{"n": float64(blocks)}, [3]uint32{1, 1, 1}, float64(2*blocks), float64(8*blocks))
 
 }
 
@@ -745,7 +755,7 @@ func (g *GPT2) MaxBatchTokens() (int, error) {
 	// No buffer may exceed the binding limit: fc holds 4C f32 per row, partials 8 bytes per tile per target.
 	limit := int64(g.dev.Limits().MaxStorageBufferBindingSize)
 	C := int64(g.cfg.NEmbd)
-	n = min(n, int(limit/(16*C)), int(limit/(8*int64(ceilDiv(g.cfg.VocabSize, g.vt)))))
+	n = min(n, int(limit/(16*C)), int(limit/(8*int64(g.lmParts()))))
 	if g.loopLimit > 0 {
 		n = min(n, g.maxTargets())
 	}
@@ -756,11 +766,12 @@ func (g *GPT2) MaxBatchTokens() (int, error) {
 // adapter with a loop limit, with room to spare below Mesa's 65535.
 const loopBudget = 60000
 
-// maxTargets is the most targets nll_sums.wgsl sums within the loop limit:
-// each of its WG invocations loops over ceil(P/WG) positions x (tiles + 1).
+// maxTargets is the most targets the loss kernels sum within the loop limit:
+// an invocation of nll_combine.wgsl loops over the parts of one target (at most
+// loopBudget, as fitLoopLimit's tiles ensure), one of nll_sums.wgsl over
+// ceil(blocks/WG) blocks of nllCombineWG targets.
 func (g *GPT2) maxTargets() int {
-	tiles := ceilDiv(g.cfg.VocabSize, g.vt)
-	return loopBudget / (tiles + 1) * nllSumsWG
+	return loopBudget * nllSumsWG * nllCombineWG
 }
 
 // Close releases the weights, the activation memory and the pipelines;

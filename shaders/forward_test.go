@@ -134,7 +134,7 @@ func TestGPT2InFlight(t *testing.T) {
 // dispatches, GPU time and work, and the sums stay bit-identical.
 func TestGPT2Profile(t *testing.T) {
 	d := newTestDev(t)
-	g, seqs, _ := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(23, 3, c.NPositions, c.VocabSize) })
+	g, seqs, _ := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(23, 12, c.NPositions, c.VocabSize) })
 	ctx := context.Background()
 	plain, err := g.Loss(ctx, seqs)
 	if err != nil {
@@ -172,6 +172,13 @@ func TestGPT2Profile(t *testing.T) {
 		if strings.HasPrefix(k.Kernel, "matmul") && k.Dispatches != 4*L {
 			t.Errorf("%s: %d dispatches, want %d", k.Kernel, k.Dispatches, 4*L)
 		}
+		// The loss per target is spread over workgroups of nllCombineWG targets, then summed by one.
+		if k.Kernel == "nll_combine" && k.Workgroups != uint64(ceilDiv(got.Count, nllCombineWG)) {
+			t.Errorf("nll_combine: %d workgroups for %d targets, want %d", k.Workgroups, got.Count, ceilDiv(got.Count, nllCombineWG))
+		}
+	}
+	if got.Count <= nllCombineWG {
+		t.Errorf("%d targets: too few to show the loss reduction spread over workgroups", got.Count)
 	}
 }
 

@@ -40,11 +40,11 @@ type GPT2 struct {
 	profile   bool // SetProfiling
 	closed    bool
 
-	embed, layernorm, matmul, kvWrite, attention, lmHead, nllSums *Kernel
-	matmulShared, lmHeadShared, attentionShared                   *Kernel
-	logits                                                        *Kernel // decoding: one position's logits (Session)
-	topK                                                          *Kernel // topk_logits.wgsl: --top-logprobs
-	topKShared                                                    *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
+	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine, nllSums *Kernel
+	matmulShared, lmHeadShared, attentionShared                               *Kernel
+	logits                                                                    *Kernel // decoding: one position's logits (Session)
+	topK                                                                      *Kernel // topk_logits.wgsl: --top-logprobs
+	topKShared                                                                *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
 }
 
 // fitLoopLimit chooses tunables for an adapter whose shader loops are limited:
@@ -194,7 +194,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	}{
 		{&g.embed, "embed.wgsl"}, {&g.layernorm, "layernorm.wgsl"}, {&g.matmul, "matmul.wgsl"},
 		{&g.kvWrite, "kv_write.wgsl"}, {&g.attention, "attention.wgsl"},
-		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"}, {&g.attentionShared, "attention_shared.wgsl"}, {&g.logits, "logits.wgsl"}, {&g.topK, "topk_logits.wgsl"}, {&g.topKShared, "topk_logits_shared.wgsl"},
+		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllCombine, "nll_combine.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"}, {&g.attentionShared, "attention_shared.wgsl"}, {&g.logits, "logits.wgsl"}, {&g.topK, "topk_logits.wgsl"}, {&g.topKShared, "topk_logits_shared.wgsl"},
 	} {
 		if *k.dst, err = NewKernel(dev, k.name, f16); err != nil {
 			g.Close()
@@ -253,6 +253,8 @@ const (
 	matmulWG                 = 64     // matmul.wgsl: WG's default
 	maxVocabTile             = 256    // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
 	nllSumsWG                = 256    // nll_sums.wgsl: WG, invocations of its one workgroup
+	nllCombineWG             = 256    // nll_combine.wgsl: WG, targets per workgroup (and per block sum)
+	sharedSliceTiles         = 16     // lmhead_loss_shared.wgsl: NT, vocabulary tiles per workgroup
 	lmHeadRows               = 4      // lmhead_loss.wgsl: positions per invocation
 	sharedTileM, sharedTileN = 64, 64 // matmul_shared.wgsl: BM, BN defaults, outputs per workgroup
 	sharedVocabTile          = 64     // lmhead_loss_shared.wgsl: VT's default
@@ -270,10 +272,11 @@ func (g *GPT2) wteRanges() [][2]int {
 	if g.bindLimit > 0 {
 		limit = g.bindLimit
 	}
-	per := max(limit/row/g.vt, 1) * g.vt
+	step := g.vt * g.lmSlice() // a range is a whole number of the LM head's slices
+	per := max(limit/row/step, 1) * step
 	align := int(max(g.dev.Limits().MinStorageBufferOffsetAlignment, 1))
-	for per > g.vt && (per*row)%align != 0 {
-		per -= g.vt
+	for per > step && (per*row)%align != 0 {
+		per -= step
 	}
 	var rs [][2]int
 	for v0 := 0; v0 < V; v0 += per {
@@ -298,4 +301,24 @@ func (g *GPT2) weightBytes() int {
 		return 2
 	}
 	return 4
+}
+
+// lmSlice is the vocabulary tiles one workgroup of the LM head takes: NT of
+// lmhead_loss_shared.wgsl (sharedSliceTiles, fewer when a slice would not fit
+// one binding of wte), 1 for lmhead_loss.wgsl.
+func (g *GPT2) lmSlice() int {
+	if !g.sharedMatmul {
+		return 1
+	}
+	limit := int(min(g.dev.Limits().MaxStorageBufferBindingSize, 1<<31))
+	if g.bindLimit > 0 {
+		limit = g.bindLimit
+	}
+	return max(min(sharedSliceTiles, limit/(g.cfg.NEmbd*g.weightBytes()*g.vt)), 1)
+}
+
+// lmParts is the LM head's partials per target: one per slice of lmSlice
+// tiles (wteRanges keeps every range but the last a whole number of slices).
+func (g *GPT2) lmParts() int {
+	return ceilDiv(g.cfg.VocabSize, g.vt*g.lmSlice())
 }

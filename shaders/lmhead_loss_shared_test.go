@@ -11,9 +11,9 @@ import (
 )
 
 // lossSharedGroups is lmhead_loss_shared.wgsl's dispatch: one workgroup per bm
-// positions and vt ids of a range of n ids.
-func lossSharedGroups(P, n, bm, vt int) [3]uint32 {
-	return [3]uint32{uint32(ceilDiv(P, bm)), uint32(ceilDiv(n, vt)), 1}
+// positions and slice of nt tiles of vt ids of a range of n ids.
+func lossSharedGroups(P, n, bm, vt, nt int) [3]uint32 {
+	return [3]uint32{uint32(ceilDiv(P, bm)), uint32(ceilDiv(n, vt*nt)), 1}
 }
 
 // lossCase is one set of inputs for TestLossShared.
@@ -22,11 +22,12 @@ type lossCase struct {
 	split   int // first id of wte's second range (a multiple of every VT tried); 0: bound whole
 }
 
-// lossOut runs an LM-head kernel over wte's ranges and then nll_sums.wgsl,
-// returning nll and the sums. part and tgt start as NaN, so that a partial or
+// lossOut runs an LM-head kernel whose partials cover vt ids each over wte's
+// ranges and then the reduction (nll_combine.wgsl, nll_sums.wgsl), returning
+// nll and the sums. part and tgt start as NaN, so that a partial or
 // target logit never written shows as a NaN nll, and are followed by guard
 // values that must stay as they were.
-func lossOut(t *testing.T, d *testDev, lp, sp *Pipeline, lc lossCase, vt int, h []float32, wb, tb []byte,
+func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCase, vt int, h []float32, wb, tb []byte,
 	groups func(n int) [3]uint32) (nll, sums []float32) {
 	t.Helper()
 	ranges := [][2]int{{0, lc.V}}
@@ -51,15 +52,13 @@ func lossOut(t *testing.T, d *testDev, lp, sp *Pipeline, lc lossCase, vt int, h 
 	wsize := uint64(len(wb) / lc.V) // bytes per wte row
 	hBuf, wBuf, tBuf := d.buffer(t, "h", f32Bytes(h)), d.buffer(t, "wte", wb), d.buffer(t, "targets", tb)
 	part, tgt := d.buffer(t, "part", partInit), d.buffer(t, "tgt", tgtInit)
-	nllBuf, out := d.buffer(t, "nll", make([]byte, 4*lc.P)), d.buffer(t, "out", make([]byte, 8))
 	for _, rg := range ranges {
 		d.run(t, lp, map[string]Buf{
 			"h": {Buffer: hBuf, Size: uint64(4 * lc.P * lc.C)}, "wte": {Buffer: wBuf, Offset: uint64(rg[0]) * wsize, Size: uint64(rg[1]) * wsize},
 			"targets": {Buffer: tBuf}, "part": {Buffer: part, Size: uint64(8 * tiles * lc.P)}, "tgt": {Buffer: tgt, Size: uint64(4 * lc.P)},
 		}, Params{"P": float64(lc.P), "C": float64(lc.C), "V": float64(rg[1]), "v0": float64(rg[0])}, groups(rg[1]))
 	}
-	d.run(t, sp, map[string]Buf{"part": {Buffer: part, Size: uint64(8 * tiles * lc.P)}, "tgt": {Buffer: tgt, Size: uint64(4 * lc.P)},
-		"nll": {Buffer: nllBuf}, "out": {Buffer: out}}, Params{"P": float64(lc.P), "tiles": float64(tiles)}, [3]uint32{1, 1, 1})
+	nll, sums = red.run(t, d, Buf{Buffer: part, Size: uint64(8 * tiles * lc.P)}, Buf{Buffer: tgt, Size: uint64(4 * lc.P)}, lc.P, tiles)
 	for _, g := range []struct {
 		what string
 		got  []float32
@@ -71,7 +70,7 @@ func lossOut(t *testing.T, d *testDev, lp, sp *Pipeline, lc lossCase, vt int, h 
 			}
 		}
 	}
-	return d.readF32(t, nllBuf, lc.P), d.readF32(t, out, 2)
+	return nll, sums
 }
 
 // TestLossShared runs lmhead_loss_shared.wgsl then nll_sums.wgsl and compares
@@ -89,15 +88,8 @@ func lossOut(t *testing.T, d *testDev, lp, sp *Pipeline, lc lossCase, vt int, h 
 func TestLossShared(t *testing.T) {
 	d := newTestDev(t)
 	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 0}, {70, 40, 333, 128}}
-	tilings := []struct{ bm, vt, bk int }{{64, 64, 16}, {16, 32, 8}}
-	sk, err := NewKernel(d.dev, "nll_sums.wgsl", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := sk.Pipeline(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tilings := []struct{ bm, vt, bk, nt int }{{64, 64, 16, 1}, {64, 64, 16, 2}, {16, 32, 8, 4}, {16, 32, 8, 3}}
+	red := newLossReducer(t, d)
 	for ci, lc := range cases {
 		h := randF32(uint64(21+ci), lc.P*lc.C, 0, 1)
 		r := rand.New(rand.NewPCG(uint64(31+ci), 0x5eed))
@@ -131,16 +123,19 @@ func TestLossShared(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, tl := range tilings {
-				t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/f16=%v/BM=%d,VT=%d,BK=%d", lc.P, lc.C, lc.V, lc.split, f16, tl.bm, tl.vt, tl.bk), func(t *testing.T) {
-					lp, err := sharedK.Pipeline(map[string]float64{"BM": float64(tl.bm), "VT": float64(tl.vt), "BK": float64(tl.bk)})
+				if lc.split%(tl.vt*tl.nt) != 0 {
+					continue // a range starts at a whole slice
+				}
+				t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/f16=%v/BM=%d,VT=%d,BK=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, f16, tl.bm, tl.vt, tl.bk, tl.nt), func(t *testing.T) {
+					lp, err := sharedK.Pipeline(map[string]float64{"BM": float64(tl.bm), "VT": float64(tl.vt), "BK": float64(tl.bk), "NT": float64(tl.nt)})
 					if err != nil {
 						t.Fatal(err)
 					}
-					groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.bm, tl.vt) }
+					groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.bm, tl.vt, tl.nt) }
 					var sums [2][]float32
 					var nll []float32
 					for run := range sums {
-						nll, sums[run] = lossOut(t, d, lp, sp, lc, tl.vt, h, wb, tb, groups)
+						nll, sums[run] = lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
 						if run == 0 {
 							checkClose(t, "nll", nll, want, 1e-5)
 						}
@@ -157,7 +152,7 @@ func TestLossShared(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					plain, _ := lossOut(t, d, pp, sp, lc, tl.vt, h, wb, tb, func(n int) [3]uint32 {
+					plain, _ := lossOut(t, d, pp, red, lc, tl.vt, h, wb, tb, func(n int) [3]uint32 {
 						return [3]uint32{uint32(ceilDiv(ceilDiv(lc.P, 4), int(pp.WorkgroupSize[0]))), uint32(ceilDiv(n, tl.vt)), 1}
 					})
 					checkClose(t, "nll vs lmhead_loss.wgsl", nll, f64(plain), 1e-5)

@@ -10,7 +10,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
 )
 
-// TestLoss runs lmhead_loss.wgsl then nll_sums.wgsl and compares nll with
+// TestLoss runs lmhead_loss.wgsl then nll_combine.wgsl and nll_sums.wgsl and compares nll with
 // refops.NLL and the sums with refops.Sums, for both weight types, VT 64 and
 // 256 (V = 1000 is a multiple of neither) and wte bound whole or in two ranges
 // (v0 = 0 and v0 = 512). Tolerance 1e-5 relative to max(1, |want|) for nll
@@ -35,14 +35,7 @@ func TestLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sk, err := NewKernel(d.dev, "nll_sums.wgsl", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sp, err := sk.Pipeline(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		red := newLossReducer(t, d)
 		wte := randF32(13, V*C, 0, 0.5)
 		wb := weightBytes(wte, f16)
 		want := refops.NLL(f64(h), f64(wte), targets, P, C, V)
@@ -65,8 +58,6 @@ func TestLoss(t *testing.T) {
 					hBuf, wBuf, tBuf := d.buffer(t, "h", f32Bytes(h)), d.buffer(t, "wte", wb), d.buffer(t, "targets", tb)
 					part := d.buffer(t, "part", make([]byte, 8*tiles*P))
 					tgt := d.buffer(t, "tgt", make([]byte, 4*P))
-					nll := d.buffer(t, "nll", make([]byte, 4*P))
-					out := d.buffer(t, "out", make([]byte, 8))
 					var sums [2][]float32
 					for run := range sums {
 						for _, rg := range ranges {
@@ -76,12 +67,11 @@ func TestLoss(t *testing.T) {
 							}, Params{"P": P, "C": C, "V": float64(rg[1]), "v0": float64(rg[0])},
 								[3]uint32{uint32(ceilDiv(ceilDiv(P, 4), int(lp.WorkgroupSize[0]))), uint32(ceilDiv(rg[1], vt)), 1})
 						}
-						d.run(t, sp, map[string]Buf{"part": {Buffer: part}, "tgt": {Buffer: tgt}, "nll": {Buffer: nll}, "out": {Buffer: out}},
-							Params{"P": P, "tiles": float64(tiles)}, [3]uint32{1, 1, 1})
+						var nll []float32
+						nll, sums[run] = red.run(t, d, Buf{Buffer: part}, Buf{Buffer: tgt}, P, tiles)
 						if run == 0 {
-							checkClose(t, "nll", d.readF32(t, nll, P), want, 1e-5)
+							checkClose(t, "nll", nll, want, 1e-5)
 						}
-						sums[run] = d.readF32(t, out, 2)
 					}
 					for i, w := range []float64{wantSum, wantSq} {
 						if g := float64(sums[0][i]); !(math.Abs(g-w) <= 1e-5*math.Abs(w)) {
@@ -94,5 +84,85 @@ func TestLoss(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// lossReducer is nll_combine.wgsl and nll_sums.wgsl with their default
+// workgroups: the reduction after either LM head.
+type lossReducer struct{ combine, sums *Pipeline }
+
+func newLossReducer(t *testing.T, d *testDev) lossReducer {
+	t.Helper()
+	var lr lossReducer
+	for _, x := range []struct {
+		file string
+		p    **Pipeline
+	}{{"nll_combine.wgsl", &lr.combine}, {"nll_sums.wgsl", &lr.sums}} {
+		k, err := NewKernel(d.dev, x.file, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *x.p, err = k.Pipeline(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lr
+}
+
+// run reduces part (tiles, P) and tgt (P) to the per-position NLLs and
+// their sums: nll_combine.wgsl over ceil(P/WG) workgroups, then nll_sums.wgsl.
+func (lr lossReducer) run(t *testing.T, d *testDev, part, tgt Buf, P, tiles int) (nll, sums []float32) {
+	t.Helper()
+	wg := int(lr.combine.WorkgroupSize[0])
+	blocks := ceilDiv(P, wg)
+	nllBuf, blockBuf, out := d.buffer(t, "nll", make([]byte, 4*P)), d.buffer(t, "blocks", make([]byte, 8*blocks)), d.buffer(t, "out", make([]byte, 8))
+	d.run(t, lr.combine, map[string]Buf{"part": part, "tgt": tgt, "nll": {Buffer: nllBuf}, "blocks": {Buffer: blockBuf}},
+		Params{"P": float64(P), "tiles": float64(tiles)}, grid(blocks))
+	d.run(t, lr.sums, map[string]Buf{"blocks": {Buffer: blockBuf}, "out": {Buffer: out}}, Params{"n": float64(blocks)}, [3]uint32{1, 1, 1})
+	return d.readF32(t, nllBuf, P), d.readF32(t, out, 2)
+}
+
+// TestLossReduction checks nll_combine.wgsl and nll_sums.wgsl alone against a
+// float64 computation on random partials, for P of 1, a block less one, a
+// block, and several blocks with a partial last (so the sums use more than
+// one workgroup and blocks of fewer positions), and that reruns are
+// bit-identical. Tolerance: 1e-6 relative to max(1, |nll|), 1e-5 for the sums.
+func TestLossReduction(t *testing.T) {
+	d := newTestDev(t)
+	red := newLossReducer(t, d)
+	wg := int(red.combine.WorkgroupSize[0])
+	const tiles = 7
+	for _, P := range []int{1, wg - 1, wg, 3*wg + 17} {
+		t.Run(fmt.Sprint("P=", P), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(P), 77))
+			part := make([]float32, 2*tiles*P)
+			tgt := make([]float32, P)
+			want := make([]float64, P)
+			for i := range P {
+				m, s := -3.0e38, 0.0
+				for k := range tiles {
+					pm, ps := float32(r.NormFloat64()*3), float32(1+r.Float64()*50)
+					part[2*(k*P+i)], part[2*(k*P+i)+1] = pm, ps
+					mn := math.Max(m, float64(pm))
+					s = s*math.Exp(m-mn) + float64(ps)*math.Exp(float64(pm)-mn)
+					m = mn
+				}
+				tgt[i] = float32(r.NormFloat64() * 2)
+				want[i] = m + math.Log(s) - float64(tgt[i])
+			}
+			wantSum, wantSq := refops.Sums(want)
+			pb, tb := d.buffer(t, "part", f32Bytes(part)), d.buffer(t, "tgt", f32Bytes(tgt))
+			nll, sums := red.run(t, d, Buf{Buffer: pb}, Buf{Buffer: tb}, P, tiles)
+			checkClose(t, "nll", nll, want, 1e-6)
+			for i, w := range []float64{wantSum, wantSq} {
+				if g := float64(sums[i]); !(math.Abs(g-w) <= 1e-5*math.Max(1, math.Abs(w))) {
+					t.Errorf("sums[%d] = %v, want %v", i, g, w)
+				}
+			}
+			_, again := red.run(t, d, Buf{Buffer: pb}, Buf{Buffer: tb}, P, tiles)
+			if math.Float32bits(again[0]) != math.Float32bits(sums[0]) || math.Float32bits(again[1]) != math.Float32bits(sums[1]) {
+				t.Errorf("rerun sums %v, first %v: not bit-identical", again, sums)
+			}
+		})
 	}
 }
