@@ -370,6 +370,9 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 		return nil, fmt.Errorf("gpu loss: %d targets in one batch exceed the %d that %s can sum without breaking its shader loop limit; use smaller batches",
 			b.P, g.maxTargets(), g.dev.AdapterInfo().Name)
 	}
+	if err := g.ensureTuned(b.B * b.chunk); err != nil {
+		return nil, err
+	}
 	a, err := g.arenaFor(b.need)
 	if err != nil {
 		return nil, err
@@ -684,8 +687,12 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	}
 	wb := float64(g.weightBytes())
 	matmul := func(out, x, w, bias *wgpu.Buffer, M, K, N int, epi int) {
-		mm := g.matmulFor()
-		r.op(mm.k, map[string]float64{"EPI": float64(epi)}, map[string]Buf{"x": whole(x), "w": whole(w), "bias": whole(bias), "out": whole(out)},
+		mm := g.matmulFor(M, K, N)
+		consts := map[string]float64{"EPI": float64(epi)}
+		for k, v := range mm.consts {
+			consts[k] = v
+		}
+		r.op(mm.k, consts, map[string]Buf{"x": whole(x), "w": whole(w), "bias": whole(bias), "out": whole(out)},
 			Params{"M": float64(M), "N": float64(N), "K": float64(K)}, grid(mm.groups(M, N)),
 			float64(2*M*N*K), float64(f*M*K)+wb*float64(K*N)+float64(f*M*N))
 	}
@@ -800,20 +807,21 @@ func (g *GPT2) Close() error {
 	return errors.Join(errs...)
 }
 
-// matmulVariant is a matmul kernel and its dispatch geometry.
+// matmulVariant is a matmul kernel, its tile constants and its dispatch geometry.
 type matmulVariant struct {
 	k      *Kernel
+	consts map[string]float64 // tile constants (EPI is added per dispatch)
 	groups func(M, N int) int // workgroups for an (M, N) output
 }
 
-// matmulFor is the matmul kernel for this adapter (see the package doc):
-// register tiles without barriers on software adapters, workgroup-memory
-// tiles on GPUs.
-func (g *GPT2) matmulFor() matmulVariant {
-	if g.sharedMatmul {
-		return matmulVariant{k: g.matmulShared, groups: func(M, N int) int {
-			return ceilDiv(M, sharedTileM) * ceilDiv(N, sharedTileN)
-		}}
+// matmulFor is the matmul kernel for an (M, K) x (K, N) product on this
+// adapter (see the package doc): register tiles without barriers on software
+// adapters, workgroup-memory tiles on GPUs, where K and N are multiples of 4
+// (its vec4 loads), with the tiles the autotuner chose for the shape.
+func (g *GPT2) matmulFor(M, K, N int) matmulVariant {
+	if g.sharedMatmul && K%4 == 0 && N%4 == 0 {
+		t := g.tilesFor(M, K, N)
+		return matmulVariant{k: g.matmulShared, consts: t.constants(), groups: t.groups}
 	}
 	return matmulVariant{k: g.matmul, groups: func(M, N int) int {
 		return ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(N, matmulTileN), matmulWG)

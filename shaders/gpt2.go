@@ -28,17 +28,23 @@ type GPT2 struct {
 	weightBytesTotal int64
 
 	bindLimit    int   // tests: a smaller binding limit, to exercise wte in ranges
+	sliceTiles   int   // tests: lmhead_loss_shared.wgsl's NT instead of the default, for ranges of fewer tiles
 	sharedMatmul bool  // matmul_shared.wgsl, lmhead_loss_shared.wgsl and topk_logits_shared.wgsl rather than the register-tiled kernels: on hardware GPUs (tests set it with vt)
 	arenaLimit   int64 // tests: arenas larger than this fail as out of device memory
 	vt           int   // lmhead_loss.wgsl's VT for this adapter and model
 	loopLimit    int   // the adapter's shader loop limit (iterations per invocation), 0 for none
 
-	mu        sync.Mutex // guards the fields below and the recording of batches
-	arenas    [arenaCount]*arena
-	nextArena int
-	chunk     int  // SetChunk
-	profile   bool // SetProfiling
-	closed    bool
+	tiles matmulTiles // matmul_shared.wgsl's default tiles on this device
+
+	mu         sync.Mutex // guards the fields below and the recording of batches
+	tuneMode   TuneMode
+	tuned      map[string]TuneChoice // matmul tiles by tuneKey, from the autotuner
+	tuneRedone map[string]bool       // TuneRedo: the shapes timed again since
+	arenas     [arenaCount]*arena
+	nextArena  int
+	chunk      int  // SetChunk
+	profile    bool // SetProfiling
+	closed     bool
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine, nllSums *Kernel
 	matmulShared, lmHeadShared, attentionShared                               *Kernel
@@ -159,6 +165,10 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if err := g.fitLoopLimit(); err != nil {
 		return nil, err
 	}
+	// The tiles are chosen on every adapter: tests force the hardware kernels on software ones.
+	if g.tiles, err = matmulTilesFor(dev); err != nil && g.sharedMatmul {
+		return nil, fmt.Errorf("gpu model: %w", err)
+	}
 	dt := model.F32
 	if f16 {
 		dt = model.F16
@@ -249,16 +259,15 @@ func grid(n int) [3]uint32 {
 
 // Dispatch geometry of the kernels, as their WGSL comments state it.
 const (
-	matmulTileM, matmulTileN = 4, 4   // matmul.wgsl: outputs per invocation
-	matmulWG                 = 64     // matmul.wgsl: WG's default
-	maxVocabTile             = 256    // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
-	nllSumsWG                = 256    // nll_sums.wgsl: WG, invocations of its one workgroup
-	nllCombineWG             = 256    // nll_combine.wgsl: WG, targets per workgroup (and per block sum)
-	sharedSliceTiles         = 16     // lmhead_loss_shared.wgsl: NT, vocabulary tiles per workgroup
-	lmHeadRows               = 4      // lmhead_loss.wgsl: positions per invocation
-	sharedTileM, sharedTileN = 64, 64 // matmul_shared.wgsl: BM, BN defaults, outputs per workgroup
-	sharedVocabTile          = 64     // lmhead_loss_shared.wgsl: VT's default
-	sharedLMHeadRows         = 64     // lmhead_loss_shared.wgsl: BM's default, positions per workgroup
+	matmulTileM, matmulTileN = 4, 4 // matmul.wgsl: outputs per invocation
+	matmulWG                 = 64   // matmul.wgsl: WG's default
+	maxVocabTile             = 256  // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
+	nllSumsWG                = 256  // nll_sums.wgsl: WG, invocations of its one workgroup
+	nllCombineWG             = 256  // nll_combine.wgsl: WG, targets per workgroup (and per block sum)
+	sharedSliceTiles         = 16   // lmhead_loss_shared.wgsl: NT, vocabulary tiles per workgroup
+	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation
+	sharedVocabTile          = 64   // lmhead_loss_shared.wgsl: VT's default
+	sharedLMHeadRows         = 64   // lmhead_loss_shared.wgsl: BM's default, positions per workgroup
 )
 
 // wteRanges cuts the vocabulary into ranges [v0, v1) of ids whose rows of wte
@@ -305,15 +314,19 @@ func (g *GPT2) weightBytes() int {
 
 // lmSlice is the vocabulary tiles one workgroup of the LM head takes: NT of
 // lmhead_loss_shared.wgsl (sharedSliceTiles, fewer when a slice would not fit
-// one binding of wte), 1 for lmhead_loss.wgsl.
+// one binding of wte on the device), 1 for lmhead_loss.wgsl. A range of wte
+// (wteRanges) is a whole number of slices, even when a test's bindLimit asks
+// for less.
 func (g *GPT2) lmSlice() int {
 	if !g.sharedMatmul {
 		return 1
 	}
-	limit := int(min(g.dev.Limits().MaxStorageBufferBindingSize, 1<<31))
-	if g.bindLimit > 0 {
-		limit = g.bindLimit
+	if g.sliceTiles > 0 {
+		return g.sliceTiles
 	}
+	// From the device's binding limit only, not a test's smaller one: the slices
+	// decide the order of the sums, which must not depend on how wte is bound.
+	limit := int(min(g.dev.Limits().MaxStorageBufferBindingSize, 1<<31))
 	return max(min(sharedSliceTiles, limit/(g.cfg.NEmbd*g.weightBytes()*g.vt)), 1)
 }
 

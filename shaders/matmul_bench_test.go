@@ -19,7 +19,7 @@ func BenchmarkMatmul(b *testing.B) {
 		groups [3]uint32
 	}{
 		{"matmul.wgsl", matmulGroups(M, N, 64, 65535)},
-		{"matmul_shared.wgsl", sharedGroups(M, N, 64, 64, 65535)},
+		{"matmul_shared.wgsl", sharedGroups(M, N, defaultMatmulTiles.BM, defaultMatmulTiles.BN, 65535)},
 	}
 	for _, f16 := range d.weightTypes() {
 		for _, kc := range kernels {

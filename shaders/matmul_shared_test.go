@@ -36,11 +36,13 @@ func withGuard(b []byte, v float32, f16 bool) []byte {
 
 // TestMatmulShared compares matmul_shared.wgsl with refops.Matmul (then
 // refops.GELU, or plus the residual) and with matmul.wgsl on the same inputs,
-// for every epilogue, both weight types and three tile sets (the defaults
-// 64x64x16, 16x16x8 and the non-square 32x16x4), on sizes that are not
-// multiples of the tiles (M, N and K all ragged; K = 200 spans many BK steps
-// and ends in a partial one), with 2D dispatches whose last row of workgroups
-// is partly past the last tile. Every buffer is followed by guard values
+// for every epilogue, both weight types and every tile configuration the
+// autotuner may choose plus two small ones (non-square, BK 4, 16
+// invocations), on sizes that are not multiples of the tiles (M, N and K all
+// ragged, K and N multiples of 4 as the kernel's vec4 loads require; K = 200
+// spans many BK steps and ends in a partial one), with 2D dispatches whose
+// last row of workgroups is partly past the last tile. Every configuration
+// adds each output's products in k order, so all of them give the same bits. Every buffer is followed by guard values
 // (NaN after the inputs, a sentinel after out) to catch reads and writes out
 // of bounds. Tolerance 1e-5 relative to max(1, |want|):
 // f32 sums of at most 200 products of order 0.2, rounding errors growing
@@ -49,16 +51,16 @@ func withGuard(b []byte, v float32, f16 bool) []byte {
 // least as closely.
 func TestMatmulShared(t *testing.T) {
 	d := newTestDev(t)
-	sizes := []struct{ M, K, N int }{{37, 48, 50}, {5, 20, 12}, {3, 7, 5}, {130, 200, 72}}
-	cases := []struct {
-		bm, bn, bk int
-		gx         int
-	}{
-		{64, 64, 16, 65535}, // defaults
-		{64, 64, 16, 4},
-		{16, 16, 8, 65535},
-		{32, 16, 4, 3},
+	sizes := []struct{ M, K, N int }{{37, 48, 52}, {5, 20, 12}, {3, 8, 4}, {130, 200, 72}}
+	type tileCase struct {
+		t  matmulTiles
+		gx int
 	}
+	var cases []tileCase
+	for _, c := range matmulCandidates {
+		cases = append(cases, tileCase{c, 65535})
+	}
+	cases = append(cases, tileCase{defaultMatmulTiles, 2}, tileCase{matmulTiles{16, 16, 4, 4, 4}, 3}, tileCase{matmulTiles{32, 16, 8, 8, 4}, 65535})
 	for _, f16 := range d.weightTypes() {
 		k, err := NewKernel(d.dev, "matmul_shared.wgsl", f16)
 		if err != nil {
@@ -114,19 +116,21 @@ func TestMatmulShared(t *testing.T) {
 					checkClose(t, "matmul", got, want, 1e-5)
 					regsOut = f64(got)
 				})
+				var first []float32 // the first configuration's output
 				for _, c := range cases {
-					name := fmt.Sprintf("f16=%v/M=%d,K=%d,N=%d/EPI=%d/BM=%d,BN=%d,BK=%d,gx=%d", f16, M, K, N, epi, c.bm, c.bn, c.bk, c.gx)
+					name := fmt.Sprintf("f16=%v/M=%d,K=%d,N=%d/EPI=%d/%v,gx=%d", f16, M, K, N, epi, c.t, c.gx)
 					t.Run(name, func(t *testing.T) {
-						consts := map[string]float64{"EPI": float64(epi)}
-						if c.bm != 64 || c.bn != 64 || c.bk != 16 { // else the defaults
-							consts["BM"], consts["BN"], consts["BK"] = float64(c.bm), float64(c.bn), float64(c.bk)
+						if err := c.t.fits(d.dev); err != nil {
+							t.Skip(err)
 						}
+						consts := c.t.constants()
+						consts["EPI"] = float64(epi)
 						p, err := k.Pipeline(consts)
 						if err != nil {
 							t.Fatal(err)
 						}
 						b, out := bufs(t, init)
-						d.run(t, p, b, params, sharedGroups(M, N, c.bm, c.bn, c.gx))
+						d.run(t, p, b, params, sharedGroups(M, N, c.t.BM, c.t.BN, c.gx))
 						got := d.readF32(t, out.Buffer, M*N+guard)
 						for i, v := range got[M*N:] {
 							if v != guardOut {
@@ -137,6 +141,11 @@ func TestMatmulShared(t *testing.T) {
 						checkClose(t, "matmul_shared", got, want, 1e-5)
 						if regsOut != nil {
 							checkClose(t, "matmul_shared vs matmul.wgsl", got, regsOut, 1e-5)
+						}
+						if first == nil {
+							first = got
+						} else {
+							checkClose(t, "matmul_shared vs its first configuration", got, f64(first), 0)
 						}
 					})
 				}

@@ -69,6 +69,7 @@ func TestGPT2TopLogprobsVariants(t *testing.T) {
 					g.sharedMatmul, g.vt = true, sharedVocabTile // the kernels of hardware GPUs
 				}
 				if c.split > 0 {
+					g.sliceTiles = 1 // ranges of single tiles for the LM head too
 					g.bindLimit = c.split * g.vt * cfg.NEmbd * g.weightBytes()
 					if n := len(g.wteRanges()); n < 2 && cfg.VocabSize > c.split*g.vt {
 						t.Fatalf("%d wte ranges", n)

@@ -1,0 +1,95 @@
+package shaders
+
+import (
+	"fmt"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// matmulTiles is a tile configuration of matmul_shared.wgsl: BM x BN outputs
+// per workgroup, BK along K per step, TM x TN outputs per invocation.
+type matmulTiles struct{ BM, BN, BK, TM, TN int }
+
+// defaultMatmulTiles suit GPUs: 128 x 128 outputs, 8 x 8 per invocation (256
+// invocations), steps of 8 (17 KiB of workgroup memory, double-buffered), the
+// shape of the best SIMT GEMMs; the autotuner may pick another on a device.
+var defaultMatmulTiles = matmulTiles{BM: 128, BN: 128, BK: 8, TM: 8, TN: 8}
+
+// matmulCandidates are the configurations the autotuner times, the default first.
+var matmulCandidates = []matmulTiles{
+	defaultMatmulTiles,
+	{BM: 128, BN: 128, BK: 16, TM: 8, TN: 8},
+	{BM: 128, BN: 64, BK: 8, TM: 8, TN: 4},
+	{BM: 64, BN: 128, BK: 8, TM: 4, TN: 8},
+	{BM: 64, BN: 64, BK: 16, TM: 4, TN: 4},
+	{BM: 64, BN: 64, BK: 8, TM: 8, TN: 8},
+	{BM: 32, BN: 64, BK: 8, TM: 4, TN: 4},
+}
+
+// tileKeys are the override names of matmulTiles.
+var tileKeys = []string{"BM", "BN", "BK", "TM", "TN"}
+
+// constants are the tiles as the kernel's override constants.
+func (t matmulTiles) constants() map[string]float64 {
+	return map[string]float64{"BM": float64(t.BM), "BN": float64(t.BN), "BK": float64(t.BK), "TM": float64(t.TM), "TN": float64(t.TN)}
+}
+
+// tilesOf reads tiles back from override constants (a tuning file's).
+func tilesOf(c map[string]float64) matmulTiles {
+	return matmulTiles{BM: int(c["BM"]), BN: int(c["BN"]), BK: int(c["BK"]), TM: int(c["TM"]), TN: int(c["TN"])}
+}
+
+// String is the configuration as bench prints it.
+func (t matmulTiles) String() string {
+	return fmt.Sprintf("%dx%dx%d/%dx%d", t.BM, t.BN, t.BK, t.TM, t.TN)
+}
+
+// invocations is the workgroup size.
+func (t matmulTiles) invocations() int { return (t.BM / t.TM) * (t.BN / t.TN) }
+
+// sharedBytes is the workgroup memory: two steps of both tiles, rows padded.
+func (t matmulTiles) sharedBytes() int { return 2 * t.BK * (t.BM/4 + 1 + t.BN/4 + 1) * 16 }
+
+// groups is the workgroups for an (M, N) output.
+func (t matmulTiles) groups(M, N int) int { return ceilDiv(M, t.BM) * ceilDiv(N, t.BN) }
+
+// valid checks the kernel's constraints (its header comment).
+func (t matmulTiles) valid() error {
+	switch {
+	case t.TM != 4 && t.TM != 8, t.TN != 4 && t.TN != 8:
+		return fmt.Errorf("matmul tiles %v: TM and TN must be 4 or 8", t)
+	case t.BK < 4 || t.BK%4 != 0:
+		return fmt.Errorf("matmul tiles %v: BK must be a positive multiple of 4", t)
+	case t.BM < t.TM || t.BM%t.TM != 0 || t.BN < t.TN || t.BN%t.TN != 0:
+		return fmt.Errorf("matmul tiles %v: BM and BN must be multiples of TM and TN", t)
+	case t.BM*t.BK/4 > 4*t.invocations() || t.BK*t.BN/4 > 4*t.invocations():
+		return fmt.Errorf("matmul tiles %v: more than 4 loads of a tile per invocation", t)
+	}
+	return nil
+}
+
+// fits checks the configuration against the kernel's constraints and the
+// device's limits.
+func (t matmulTiles) fits(dev *wgpu.Device) error {
+	if err := t.valid(); err != nil {
+		return err
+	}
+	l := dev.Limits()
+	if n := t.invocations(); n > int(l.MaxComputeInvocationsPerWorkgroup) {
+		return fmt.Errorf("matmul tiles %v: %d invocations, the device allows %d", t, n, l.MaxComputeInvocationsPerWorkgroup)
+	}
+	if b := t.sharedBytes(); b > int(l.MaxComputeWorkgroupStorageSize) {
+		return fmt.Errorf("matmul tiles %v: %d bytes of workgroup memory, the device allows %d", t, b, l.MaxComputeWorkgroupStorageSize)
+	}
+	return nil
+}
+
+// matmulTilesFor is the first candidate that fits the device.
+func matmulTilesFor(dev *wgpu.Device) (matmulTiles, error) {
+	for _, t := range matmulCandidates {
+		if t.fits(dev) == nil {
+			return t, nil
+		}
+	}
+	return matmulTiles{}, fmt.Errorf("no matmul tile configuration fits %s", dev.AdapterInfo().Name)
+}
