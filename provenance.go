@@ -99,6 +99,7 @@ func deviceInfo(b pipeline.Backend) pipeline.DeviceInfo {
 		info := b.Device().AdapterInfo()
 		d.Adapter, d.Vendor, d.APIVersion = info.Name, info.Vendor, info.APIVersion
 		d.Driver = strings.TrimSpace(info.DriverName + " " + info.DriverInfo + " " + info.DriverVersion)
+		d.Kernels, d.MatmulTiles = string(b.Model().Kernels()), b.Model().MatmulTiles()
 	case *pipeline.CPU:
 		d.Kind, d.CPUModel, d.Kernels = "cpu", cpuModel(), b.Kernels()
 	}

@@ -34,7 +34,9 @@ type GPT2 struct {
 	vt           int   // lmhead_loss.wgsl's VT for this adapter and model
 	loopLimit    int   // the adapter's shader loop limit (iterations per invocation), 0 for none
 
-	tiles matmulTiles // matmul_shared.wgsl's default tiles on this device
+	tiles    matmulTiles // matmul_shared.wgsl's default tiles on this device
+	tuneFile string      // the autotuner's file beside the pipeline cache ("" for none)
+	autoTune bool        // TuneAuto tunes here: a hardware GPU (tests set it on others)
 
 	mu         sync.Mutex // guards the fields below and the recording of batches
 	tuneMode   TuneMode
@@ -165,6 +167,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if err := g.fitLoopLimit(); err != nil {
 		return nil, err
 	}
+	g.tuneFile, g.autoTune = tunePath(dev), !Software(dev.AdapterInfo())
 	// The tiles are chosen on every adapter: tests force the hardware kernels on software ones.
 	if g.tiles, err = matmulTilesFor(dev); err != nil && g.sharedMatmul {
 		return nil, fmt.Errorf("gpu model: %w", err)

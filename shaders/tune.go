@@ -405,14 +405,14 @@ func (g *GPT2) matmulShapes() [][2]int {
 // rewritten). Timing errors leave the default tiles and are reported once
 // through the returned error only when no candidate ran at all. g.mu is held.
 func (g *GPT2) ensureTuned(rows int) error {
-	if !g.sharedMatmul || g.tuneMode == TuneOff || (g.tuneMode == TuneAuto && Software(g.dev.AdapterInfo())) {
+	if !g.sharedMatmul || g.tuneMode == TuneOff || (g.tuneMode == TuneAuto && !g.autoTune) {
 		return nil
 	}
 	if g.tuned == nil {
 		g.tuned = map[string]TuneChoice{}
 	}
 	var file map[string]TuneChoice
-	path := tunePath(g.dev)
+	path := g.tuneFile
 	changed := false
 	for _, kn := range g.matmulShapes() {
 		K, N := kn[0], kn[1]
@@ -461,3 +461,6 @@ func (g *GPT2) ensureTuned(rows int) error {
 	}
 	return nil
 }
+
+// TilesName spells matmul_shared.wgsl's tile constants as BMxBNxBK/TMxTN.
+func TilesName(c map[string]float64) string { return tilesOf(c).String() }

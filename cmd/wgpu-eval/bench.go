@@ -26,7 +26,7 @@ import (
 type benchFlags struct {
 	model, device, precision, batches, jsonOut string
 	threads, ctx, warmup, runs, chunk          int
-	profile, quiet                             bool
+	profile, quiet, tune                       bool
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet) {
@@ -42,6 +42,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.profile, "profile", true, "GPU: time every kernel with timestamp queries, in one extra batch after the timed ones (where the device has timestamps)")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
+	fs.BoolVar(&f.tune, "tune", false, "GPU: time the matmul tile configurations for this model's shapes again (the autotuner, which otherwise runs once per device, driver and shape and keeps its choice beside the pipeline cache) and print every candidate's time")
 }
 
 const benchUsage = `Usage: wgpu-eval bench [flags]
@@ -60,6 +61,7 @@ Examples:
   wgpu-eval bench --device gpu:0 --batch 1,2,4,8,16,32,64 --json bench.json
   wgpu-eval bench --model gpt2-xl --precision f16 --ctx 512 --runs 3
   wgpu-eval bench --device cpu --model tiny --batch 1,2 --runs 1 --warmup 0
+  wgpu-eval bench --device gpu --tune --batch 8      # redo the matmul autotuning, show each candidate
 
 Flags:
 `
@@ -120,24 +122,26 @@ func gpt2Shape(layers, heads, embd int) model.Config {
 //	    gb_per_second         bytes / gpu_seconds / 1e9
 //	  kernel_total            the same fields summed over kernels (kernel "total", share 1)
 type benchResult struct {
-	Tool          string            `json:"tool"`
-	Version       string            `json:"version"`
-	Date          string            `json:"date"`
-	Device        string            `json:"device"`
-	Adapter       *wgpu.AdapterInfo `json:"adapter,omitempty"`
-	Model         benchModel        `json:"model"`
-	Precision     string            `json:"precision"`
-	Ctx           int               `json:"ctx"`
-	Width         int               `json:"width"`
-	Warmup        int               `json:"warmup"`
-	Runs          int               `json:"runs"`
-	InFlight      int               `json:"in_flight"`
-	Chunk         int               `json:"chunk"`
-	Threads       int               `json:"threads,omitempty"`
-	DeviceLoaded  uint64            `json:"device_bytes_after_load,omitempty"`
-	Peak          *devicePeak       `json:"peak,omitempty"` // the adapter's datasheet peak, where known
-	Batches       []benchBatch      `json:"batches"`
-	profileReason string            // why there are no kernel tables, for the human output
+	Tool          string               `json:"tool"`
+	Version       string               `json:"version"`
+	Date          string               `json:"date"`
+	Device        string               `json:"device"`
+	Adapter       *wgpu.AdapterInfo    `json:"adapter,omitempty"`
+	Model         benchModel           `json:"model"`
+	Precision     string               `json:"precision"`
+	Ctx           int                  `json:"ctx"`
+	Width         int                  `json:"width"`
+	Warmup        int                  `json:"warmup"`
+	Runs          int                  `json:"runs"`
+	InFlight      int                  `json:"in_flight"`
+	Chunk         int                  `json:"chunk"`
+	Threads       int                  `json:"threads,omitempty"`
+	DeviceLoaded  uint64               `json:"device_bytes_after_load,omitempty"`
+	Peak          *devicePeak          `json:"peak,omitempty"`    // the adapter's datasheet peak, where known
+	Kernels       string               `json:"kernels,omitempty"` // GPU: the kernel set (software, hardware)
+	Tuning        []shaders.TuneChoice `json:"tuning,omitempty"`  // GPU: the autotuner's matmul tiles by shape
+	Batches       []benchBatch         `json:"batches"`
+	profileReason string               // why there are no kernel tables, for the human output
 }
 
 type benchModel struct {
@@ -298,7 +302,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			res.Precision = "f16"
 		}
 		res.DeviceLoaded = d.MemoryStats().InUse
+		res.Kernels = string(g.Kernels())
 		g.SetChunk(f.chunk)
+		if f.tune {
+			g.SetTuning(shaders.TuneRedo)
+		}
 		switch {
 		case !f.profile:
 			res.profileReason = "--profile=false"
@@ -372,6 +380,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		}
+	}
+	if g != nil {
+		res.Tuning = g.Tuning()
+		printBenchTuning(human, res.Tuning, f.tune)
 	}
 	printBenchKernels(human, res)
 	if f.jsonOut != "" {
@@ -576,5 +588,31 @@ func printBenchKernels(w io.Writer, r *benchResult) {
 	fmt.Fprintf(w, "%-*s %10s %10s %7s %10s %9s\n", width, "kernel", "dispatches", "GPU ms", "share", "GFLOP/s", "GB/s")
 	for _, k := range append(slices.Clone(prof.Kernels), *prof.KernelTotal) {
 		fmt.Fprintf(w, "%-*s %10d %10.3f %6.1f%% %10.1f %9.1f\n", width, k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share, k.GFlops, k.GBps)
+	}
+}
+
+// printBenchTuning prints the autotuner's choice per matmul shape and, when
+// it timed them in this run (--tune), every candidate's time.
+func printBenchTuning(w io.Writer, choices []shaders.TuneChoice, all bool) {
+	if len(choices) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nmatmul tiles (BMxBNxBK/TMxTN) by shape, from the autotuner:\n")
+	for _, c := range choices {
+		from := "timed now"
+		if c.Cached {
+			from = "from the tuning file"
+		}
+		fmt.Fprintf(w, "%-22s %-16s %9.1f us  (%s)\n", c.Shape, shaders.TilesName(c.Tiles), float64(c.Nanos)/1e3, from)
+		if !all {
+			continue
+		}
+		for _, x := range c.Candidates {
+			if x.Err != "" {
+				fmt.Fprintf(w, "    %-16s %s\n", shaders.TilesName(x.Tiles), x.Err)
+			} else {
+				fmt.Fprintf(w, "    %-16s %9.1f us  %.2fx the best\n", shaders.TilesName(x.Tiles), float64(x.Nanos)/1e3, float64(x.Nanos)/float64(max(c.Nanos, 1)))
+			}
+		}
 	}
 }

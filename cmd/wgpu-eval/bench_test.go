@@ -315,3 +315,45 @@ func TestPeakOf(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchTune: --tune with the hardware kernels times every matmul tile
+// candidate for the model's four weight-matmul shapes and reports the choice
+// of each in the JSON, the fastest of its candidates.
+func TestBenchTune(t *testing.T) {
+	isolate(t)
+	requireVulkan(t)
+	t.Setenv("WGPU_EVAL_GPU_KERNELS", "hardware")
+	var r struct {
+		Kernels string `json:"kernels"`
+		Tuning  []struct {
+			Shape      string             `json:"shape"`
+			Tiles      map[string]float64 `json:"tiles"`
+			Nanos      uint64             `json:"nanos"`
+			Candidates []struct {
+				Nanos uint64 `json:"nanos"`
+				Err   string `json:"error"`
+			} `json:"candidates"`
+		} `json:"tuning"`
+	}
+	out, stderr, err := cli(t, "", "bench", "--quiet", "--model", "tiny", "--device", "gpu", "--precision", "f32", "--ctx", "16",
+		"--batch", "2", "--runs", "1", "--tune", "--json", "-")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Kernels != "hardware" || len(r.Tuning) != 4 {
+		t.Fatalf("kernels %q, %d shapes tuned: %s", r.Kernels, len(r.Tuning), out)
+	}
+	for _, c := range r.Tuning {
+		if c.Tiles["BM"] == 0 || c.Nanos == 0 || len(c.Candidates) < 2 {
+			t.Errorf("%s: %+v", c.Shape, c)
+		}
+		for _, x := range c.Candidates {
+			if x.Err == "" && x.Nanos < c.Nanos {
+				t.Errorf("%s: chose %d ns, a candidate took %d", c.Shape, c.Nanos, x.Nanos)
+			}
+		}
+	}
+}

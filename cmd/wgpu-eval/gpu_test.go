@@ -151,3 +151,26 @@ func TestGenerateOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUProvenanceKernels: the JSON provenance of a GPU run names the kernel
+// set and, with the hardware kernels, the matmul tiles; the software kernels
+// have none.
+func TestGPUProvenanceKernels(t *testing.T) {
+	isolate(t)
+	requireVulkan(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 8)
+	for _, set := range []string{"software", "hardware"} {
+		t.Setenv("WGPU_EVAL_GPU_KERNELS", set)
+		r := resultJSON(t, "--model", dir, "--data", data, "--ctx", "16", "--device", "gpu", "--precision", "f32")
+		d := r.Provenance.Device
+		if d.Kind != "gpu" || d.Kernels != set || (set == "hardware") != (d.MatmulTiles["default"] != "") {
+			t.Errorf("%s: provenance device %+v", set, d)
+		}
+	}
+	t.Setenv("WGPU_EVAL_GPU_KERNELS", "fastest")
+	if _, stderr, err := cli(t, "", "--model", dir, "--data", data, "--ctx", "16", "--device", "gpu", "--quiet"); err == nil ||
+		!strings.Contains(err.Error()+stderr, "WGPU_EVAL_GPU_KERNELS") {
+		t.Errorf("an unknown kernel set: %v\n%s", err, stderr)
+	}
+}

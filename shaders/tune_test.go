@@ -1,0 +1,139 @@
+package shaders
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+)
+
+// TestTune: the autotuner times every candidate that fits the device for each
+// of the model's four weight matmuls (hardware kernels forced on this
+// adapter), keeps the fastest of those that ran, writes them to the tuning
+// file, and a model that reads the file uses the same tiles without timing
+// anything; the sums are bit-identical with the tuned tiles, the defaults and
+// after a rerun, since every tile configuration adds in k order.
+func TestTune(t *testing.T) {
+	d := newTestDev(t)
+	ctx := context.Background()
+	g, seqs, want := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(51, 3, c.NPositions, c.VocabSize) })
+	g.sharedMatmul, g.vt = true, sharedVocabTile // the kernels of hardware GPUs
+	g.tuneFile = filepath.Join(t.TempDir(), "tuning.json")
+	g.SetTuning(TuneOff)
+	plain, err := g.Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meanDiff(plain, want) > 1e-5 {
+		t.Fatalf("default tiles: %+v, cpu %+v", plain, want)
+	}
+	if n := len(g.Tuning()); n != 0 {
+		t.Fatalf("TuneOff tuned %d shapes", n)
+	}
+	g.SetTuning(TuneRedo)
+	tuned, err := g.Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tuned != plain {
+		t.Errorf("tuned %+v, default tiles %+v: not bit-identical", tuned, plain)
+	}
+	choices := g.Tuning()
+	if len(choices) != len(g.matmulShapes()) {
+		t.Fatalf("%d shapes tuned, want %d: %+v", len(choices), len(g.matmulShapes()), choices)
+	}
+	var fit int
+	for _, c := range matmulCandidates {
+		if c.fits(d.dev) == nil {
+			fit++
+		}
+	}
+	for _, c := range choices {
+		if len(c.Candidates) != fit || c.Nanos == 0 || c.Cached {
+			t.Errorf("%s: %d candidates (want %d), %d ns, cached %v", c.Shape, len(c.Candidates), fit, c.Nanos, c.Cached)
+		}
+		if !slices.Contains(matmulCandidates, tilesOf(c.Tiles)) {
+			t.Errorf("%s: chose %v, not a candidate", c.Shape, tilesOf(c.Tiles))
+		}
+		for _, x := range c.Candidates {
+			if x.Err == "" && x.Nanos < c.Nanos {
+				t.Errorf("%s: chose %d ns, but %v took %d ns", c.Shape, c.Nanos, tilesOf(x.Tiles), x.Nanos)
+			}
+		}
+	}
+	if _, err := os.Stat(g.tuneFile); err != nil {
+		t.Fatalf("no tuning file: %v", err)
+	}
+
+	// A fresh model on the same device reads the file: the same tiles, nothing timed.
+	h, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
+	h.sharedMatmul, h.vt = true, sharedVocabTile
+	h.tuneFile, h.autoTune = g.tuneFile, true // as TuneAuto does on a GPU
+	again, err := h.Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != plain {
+		t.Errorf("from the tuning file: %+v, first %+v", again, plain)
+	}
+	read := h.Tuning()
+	if len(read) != len(choices) {
+		t.Fatalf("read %d choices back, wrote %d", len(read), len(choices))
+	}
+	for i, c := range read {
+		if !c.Cached || tilesOf(c.Tiles) != tilesOf(choices[i].Tiles) || c.Shape != choices[i].Shape {
+			t.Errorf("read back %+v, wrote %+v", c, choices[i])
+		}
+	}
+}
+
+// TestTuningFile: the file round-trips; a file of another device or driver, a
+// corrupt one and one with unknown or absurd tile constants are ignored.
+func TestTuningFile(t *testing.T) {
+	d := newTestDev(t)
+	path := filepath.Join(t.TempDir(), "sub", "t.json")
+	c := TuneChoice{Shape: "f16 N2304 K768 M8192", Tiles: defaultMatmulTiles.constants(), Nanos: 1234}
+	if err := saveTuning(d.dev, path, map[string]TuneChoice{c.Shape: c}); err != nil {
+		t.Fatal(err)
+	}
+	got := loadTuning(d.dev, path)
+	if g, ok := got[c.Shape]; !ok || tilesOf(g.Tiles) != defaultMatmulTiles || g.Nanos != 1234 || !g.Cached {
+		t.Fatalf("read back %+v", got)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string][]byte{
+		"other device": []byte(strings.Replace(string(b), d.info.DeviceUUID, "00000000-0000-0000-0000-000000000000", 1)),
+		"corrupt":      b[:len(b)/2],
+		"unknown tile": []byte(strings.Replace(string(b), `"BM"`, `"XX"`, 1)),
+		"absurd tile":  []byte(strings.Replace(string(b), `"BK": 8`, `"BK": 1e9`, 1)),
+	} {
+		if err := os.WriteFile(path, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := loadTuning(d.dev, path); len(got) != 0 {
+			t.Errorf("%s: read %+v", name, got)
+		}
+	}
+	if got := loadTuning(d.dev, ""); len(got) != 0 {
+		t.Errorf("no path: %+v", got)
+	}
+}
+
+// TestParseTuneMode: the three modes and a clear error otherwise.
+func TestParseTuneMode(t *testing.T) {
+	for s, want := range map[string]TuneMode{"auto": TuneAuto, "": TuneAuto, "off": TuneOff, "redo": TuneRedo} {
+		if m, err := ParseTuneMode(s); err != nil || m != want {
+			t.Errorf("%q: %v, %v", s, m, err)
+		}
+	}
+	if _, err := ParseTuneMode("fast"); err == nil {
+		t.Error(`"fast" accepted`)
+	}
+}
