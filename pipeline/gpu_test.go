@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
@@ -156,4 +157,13 @@ func gpuConformance(t *testing.T, ad *wgpu.Adapter) {
 			t.Run("chunked", func(t *testing.T) { gpuChunked(t, ad, f16, cpuTol) })
 		})
 	}
+}
+
+// TestGPUOnVulkanImpls runs the GPU conformance suite, the per-token and
+// top-K checks (both kernel sets each) once more on every other Vulkan
+// implementation $WGPU_TEST_VULKAN_IMPLS lists (CI: SwiftShader with
+// Chromium's newer validation layer, and Mesa 25's lavapipe beside Debian's),
+// each in a child process that sees that implementation only.
+func TestGPUOnVulkanImpls(t *testing.T) {
+	prereq.RunOnVulkanImpls(t, "^(TestGPUConformance|TestPerTokenGPU|TestTopLogprobsGPU)$", "", 15*time.Minute)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/x448/float16"
 
@@ -198,4 +199,21 @@ func (d *testDev) weightTypes() []bool {
 		return []bool{false, true}
 	}
 	return []bool{false}
+}
+
+// TestAdapter names the adapter the kernel tests run on (and its driver), for
+// the logs and for TestKernelsOnVulkanImpls, which checks that each
+// implementation it runs is the one the tests saw.
+func TestAdapter(t *testing.T) {
+	d := newTestDev(t)
+	t.Logf("adapter %s, driver %s %s (%s), subgroup %d, %d invocations, %d bytes of workgroup memory", d.info.Name, d.info.DriverName,
+		d.info.DriverInfo, d.info.DriverVersion, d.dev.Limits().SubgroupSize, d.dev.Limits().MaxComputeInvocationsPerWorkgroup,
+		d.dev.Limits().MaxComputeWorkgroupStorageSize)
+}
+
+// TestKernelsOnVulkanImpls runs every kernel test once more on every other
+// Vulkan implementation $WGPU_TEST_VULKAN_IMPLS lists (CI: SwiftShader and
+// Mesa 25's lavapipe), each in a child process that sees that one only.
+func TestKernelsOnVulkanImpls(t *testing.T) {
+	prereq.RunOnVulkanImpls(t, "^Test", "^TestKernelsOnVulkanImpls$", 15*time.Minute)
 }

@@ -103,7 +103,11 @@
 // Integer division and remainder by zero (and i32 MIN / -1) give the WGSL
 // results; shift amounts are taken modulo the bit width; float to integer
 // conversions saturate; dynamic indices into fixed, override-sized and
-// runtime-sized buffer arrays are clamped into bounds; function, private and
+// runtime-sized buffer arrays are clamped into bounds, except where a small
+// sound range analysis (ranges.go: constants, specialized overrides, lets,
+// the local invocation index, counters of for loops whose bodies cannot change
+// them, u32 arithmetic that cannot wrap) proves an index below a constant
+// length, as in the inner loops of the tiled kernels; function, private and
 // workgroup memory start zeroed; barriers and subgroup operations are only
 // accepted in uniform control flow (a conservative form of the WGSL
 // uniformity analysis, checked against Tint on generated programs).

@@ -69,7 +69,7 @@ func (e *emitter) ref(x expr) refv {
 		if v := e.info(x.Index).val; v != nil {
 			idx = e.constU32(uint32(v.i)) // constant indices stay constants of one type
 		} else {
-			idx = e.clampIndex(e.expr(x.Index), e.info(x.Index).typ, e.containerType(x.X, info.autoDeref), &r)
+			idx = e.clampIndex(e.expr(x.Index), x.Index, e.info(x.Index).typ, e.containerType(x.X, info.autoDeref), &r)
 		}
 		r.idx = append(append([]uint32(nil), r.idx...), idx)
 		r.block = 0
@@ -149,7 +149,7 @@ func (e *emitter) columnRef(r refv, x *indexExpr, mt *wgslType) refv {
 		r.block, r.split, r.col0 = 0, false, 0
 		return r
 	}
-	idx := e.clampIndex(e.expr(x.Index), e.info(x.Index).typ, mt, nil)
+	idx := e.clampIndex(e.expr(x.Index), x.Index, e.info(x.Index).typ, mt, nil)
 	tmp := e.localVar(mt)
 	e.add(spirv.OpStore, tmp, e.load(r, mt))
 	return refv{base: tmp, idx: []uint32{idx}, sc: spirv.StorageClassFunction, space: spaceFunction,
@@ -330,7 +330,7 @@ func (e *emitter) expr(x expr) uint32 {
 		if xi.typ.Kind == kVec {
 			return e.op(spirv.OpVectorExtractDynamic, ety, v, idx)
 		}
-		idx = e.clampIndex(idx, ii.typ, xi.typ, nil)
+		idx = e.clampIndex(idx, x.Index, ii.typ, xi.typ, nil)
 		tmp := e.localVar(xi.typ)
 		e.add(spirv.OpStore, tmp, v)
 		p := e.op(spirv.OpAccessChain, e.ptrType(spirv.StorageClassFunction, ety), tmp, idx)
@@ -612,7 +612,10 @@ func (e *emitter) containerType(x expr, autoDeref bool) *wgslType {
 // fixed array, an override-sized array or, for a runtime-sized buffer array
 // reached directly from its variable, arrayLength. Vectors are not clamped in
 // memory either way: an out-of-range component access is clamped the same way.
-func (e *emitter) clampIndex(idx uint32, it, t *wgslType, r *refv) uint32 {
+//
+// An index the range analysis (ranges.go) proves below a constant length keeps
+// no clamp: index is its expression.
+func (e *emitter) clampIndex(idx uint32, index expr, it, t *wgslType, r *refv) uint32 {
 	ts := e.m.types
 	u32 := ts.scalar(kU32)
 	uty := e.typeID(u32, plain)
@@ -621,6 +624,11 @@ func (e *emitter) clampIndex(idx uint32, it, t *wgslType, r *refv) uint32 {
 	}
 	if e.opt.NoIndexClamp {
 		return idx // the host guarantees bounds (Options.NoIndexClamp)
+	}
+	if n, ok := e.constLength(t); ok && it.Kind == kU32 {
+		if rg, known := e.rangeOf(index); known && rg.hi < n {
+			return idx // proved in bounds
+		}
 	}
 	var last uint32
 	switch {

@@ -23,8 +23,8 @@ func countUMin(words []uint32) int {
 }
 
 // noIndexClampKernel indexes fixed, runtime-sized and workgroup arrays, a
-// matrix and a vector with run-time indices, none of them a min() the
-// program asks for.
+// matrix and a vector with run-time indices no analysis can bound (j comes
+// from memory), none of them a min() the program asks for.
 const noIndexClampKernel = `
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> o: array<f32>;
@@ -34,9 +34,10 @@ fn main(@builtin(local_invocation_index) li: u32) {
 	var a = array<f32, 4>(1.0, 2.0, 3.0, 4.0);
 	let m = mat2x2<f32>(5.0, 6.0, 7.0, 8.0);
 	let v = vec4<f32>(9.0, 10.0, 11.0, 12.0);
-	w[li] = x[li];
+	let j = li + u32(x[0]);
+	w[j] = x[li];
 	workgroupBarrier();
-	o[li] = w[63u - li] + a[li % 4u] + m[li % 2u][(li / 2u) % 2u] + v[li % 4u];
+	o[li] = w[63u - j] + a[j % 5u] + m[j % 3u][(j / 2u) % 3u] + v[j % 5u];
 }`
 
 func TestNoIndexClamp(t *testing.T) {

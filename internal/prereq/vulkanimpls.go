@@ -1,0 +1,124 @@
+package prereq
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// VulkanImplsEnv names a JSON file listing the Vulkan implementations the GPU
+// tests must also run on, beside the system's default (scripts/vulkan-impls.sh
+// writes it; CI sets it): an array of VulkanImpl.
+const VulkanImplsEnv = "WGPU_TEST_VULKAN_IMPLS"
+
+// VulkanImpl is one Vulkan implementation a test binary can be run against:
+// its ICD manifest, and where its validation layer and its libraries are when
+// they are not the system's.
+type VulkanImpl struct {
+	Name      string `json:"name"`                 // a short name, for subtests ("swiftshader")
+	ICD       string `json:"icd"`                  // the driver's ICD manifest (VK_ICD_FILENAMES, VK_DRIVER_FILES)
+	LayerPath string `json:"layer_path,omitempty"` // VK_LAYER_PATH: a folder of layer manifests, when not the system's
+	LibPath   string `json:"lib_path,omitempty"`   // LD_LIBRARY_PATH: libraries the driver needs from beside it
+	Expect    string `json:"expect"`               // a part of the adapter's name or driver the tests must print
+}
+
+// VulkanImpls returns the implementations $WGPU_TEST_VULKAN_IMPLS lists. Unset,
+// the test skips (fails where "vulkan-impls" is required, as in CI); a file
+// that cannot be read or names a missing manifest fails it.
+func VulkanImpls(t testing.TB) []VulkanImpl {
+	t.Helper()
+	path := os.Getenv(VulkanImplsEnv)
+	if path == "" {
+		Missing(t, "vulkan-impls", fmt.Errorf("$%s not set (scripts/vulkan-impls.sh DIR installs SwiftShader and Mesa 25 lavapipe and writes DIR/impls.json)", VulkanImplsEnv))
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("$%s: %v", VulkanImplsEnv, err)
+	}
+	var impls []VulkanImpl
+	if err := json.Unmarshal(b, &impls); err != nil {
+		t.Fatalf("$%s: %s: %v", VulkanImplsEnv, path, err)
+	}
+	if len(impls) == 0 {
+		t.Fatalf("$%s: %s lists no implementation", VulkanImplsEnv, path)
+	}
+	for _, im := range impls {
+		if im.Name == "" || im.Expect == "" {
+			t.Fatalf("$%s: %s: an entry without name or expect: %+v", VulkanImplsEnv, path, im)
+		}
+		if _, err := os.Stat(im.ICD); err != nil {
+			t.Fatalf("$%s: %s: %s: %v", VulkanImplsEnv, path, im.Name, err)
+		}
+	}
+	return impls
+}
+
+// Env is the environment of a process that must see this implementation
+// only: the current one with the loader's variables replaced, Vulkan
+// required, and $WGPU_TEST_VULKAN_IMPLS removed (no recursion).
+func (im VulkanImpl) Env() []string {
+	drop := map[string]bool{"VK_ICD_FILENAMES": true, "VK_DRIVER_FILES": true, "VK_ADD_DRIVER_FILES": true, "VK_LAYER_PATH": true,
+		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true}
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "VK_ICD_FILENAMES="+im.ICD, "VK_DRIVER_FILES="+im.ICD, EnvVar("vulkan")+"=1")
+	if im.LayerPath != "" {
+		env = append(env, "VK_LAYER_PATH="+im.LayerPath)
+	}
+	if im.LibPath != "" {
+		env = append(env, "LD_LIBRARY_PATH="+im.LibPath)
+	}
+	return env
+}
+
+// RunOnVulkanImpls runs this test binary's tests matching pattern (and not
+// skip, when given) once per
+// implementation of $WGPU_TEST_VULKAN_IMPLS, each in a child process that sees
+// that implementation only, as subtests named after it. A subtest fails when
+// the child fails or never names the implementation (im.Expect) in its
+// verbose output, so that a wrong manifest cannot pass on another driver.
+// With -short it skips.
+func RunOnVulkanImpls(t *testing.T, pattern, skip string, timeout time.Duration) {
+	if testing.Short() {
+		t.Skip("-short: the suites run once, on the default implementation")
+	}
+	for _, im := range VulkanImpls(t) {
+		t.Run(im.Name, func(t *testing.T) {
+			start := time.Now()
+			args := []string{"-test.run", pattern, "-test.count=1", "-test.v", "-test.timeout", timeout.String()}
+			if skip != "" {
+				args = append(args, "-test.skip", skip)
+			}
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = im.Env()
+			out, err := cmd.CombinedOutput()
+			t.Logf("%s: %s in %.0f s", im.Name, pattern, time.Since(start).Seconds())
+			text := string(out)
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", im.Name, err, tail(text, 6000))
+			}
+			if !strings.Contains(text, im.Expect) {
+				t.Fatalf("%s: the tests never named %q: another driver ran?\n%s", im.Name, im.Expect, tail(text, 3000))
+			}
+			if strings.Contains(text, "\n--- SKIP") && !strings.Contains(text, "\n--- PASS") {
+				t.Fatalf("%s: every test skipped\n%s", im.Name, tail(text, 3000))
+			}
+		})
+	}
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# vulkan-impls.sh DIR installs two more Vulkan implementations into DIR, beside the system's (Debian 12's lavapipe,
+# Mesa 22.3), without installing any package, and writes DIR/impls.json for the tests ($WGPU_TEST_VULKAN_IMPLS):
+#
+#   swiftshader  Google's SwiftShader from Debian's chromium-common package (a Vulkan 1.3 "cpu" device: subgroup
+#                size 4, 256 invocations, no shader-f16), with the much newer Khronos validation layer that package
+#                carries (its own layer manifest, used only for SwiftShader);
+#   lavapipe25   Mesa 25's lavapipe from bookworm-backports (Vulkan 1.4), with the newer libdrm it needs, loaded
+#                from DIR through LD_LIBRARY_PATH only in the processes that test it.
+#
+# Debian packages are fetched with apt-get download (a private apt state for backports) and unpacked with dpkg -x.
+# Run as any user with network access to a Debian mirror; rerunning replaces DIR's contents.
+#
+# Usage: scripts/vulkan-impls.sh DIR && export WGPU_TEST_VULKAN_IMPLS=DIR/impls.json
+set -euo pipefail
+
+dir=${1:?usage: $0 DIR}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+work=$dir/debs
+rm -rf "$work" "$dir/swiftshader" "$dir/lavapipe25"
+mkdir -p "$work/lists/partial" "$dir/swiftshader/layers" "$dir/lavapipe25"
+
+# SwiftShader: Debian's own chromium-common, from the machine's configured sources.
+(cd "$work" && apt-get download chromium-common >/dev/null 2>&1) || {
+	echo "vulkan-impls: apt-get download chromium-common failed (apt-get update first?)" >&2
+	exit 1
+}
+dpkg -x "$work"/chromium-common_*.deb "$work/chromium"
+ss=$dir/swiftshader
+cp "$work/chromium/usr/lib/chromium/libvk_swiftshader.so" "$work/chromium/usr/lib/chromium/libVkLayer_khronos_validation.so" "$ss/"
+cat >"$ss/icd.json" <<EOF
+{"file_format_version": "1.0.0", "ICD": {"library_path": "$ss/libvk_swiftshader.so", "api_version": "1.0.5"}}
+EOF
+cat >"$ss/layers/VkLayer_khronos_validation.json" <<EOF
+{"file_format_version": "1.2.0", "layer": {"name": "VK_LAYER_KHRONOS_validation", "type": "GLOBAL",
+ "library_path": "$ss/libVkLayer_khronos_validation.so", "api_version": "1.3.250", "implementation_version": "1",
+ "description": "Khronos validation layer, as Debian's chromium-common package builds it"}}
+EOF
+
+# Mesa 25 lavapipe from bookworm-backports, through a private apt state (the system's sources stay as they are).
+mirror=$(sed -nE 's/^URIs: *(http[^ ]*debian\/?)$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1 || true)
+echo "deb ${mirror:-http://deb.debian.org/debian} bookworm-backports main" >"$work/backports.list"
+apt_bp=(-o "Dir::Etc::SourceList=$work/backports.list" -o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$work/lists")
+apt-get "${apt_bp[@]}" update -qq >/dev/null
+(cd "$work" && apt-get "${apt_bp[@]}" download mesa-vulkan-drivers libdrm2 libdrm-amdgpu1 >/dev/null 2>&1) || {
+	echo "vulkan-impls: apt-get download from bookworm-backports failed" >&2
+	exit 1
+}
+for f in "$work"/mesa-vulkan-drivers_*.deb "$work"/libdrm2_*.deb "$work"/libdrm-amdgpu1_*.deb; do
+	dpkg -x "$f" "$work/mesa"
+done
+lv=$dir/lavapipe25
+cp -P "$work"/mesa/usr/lib/x86_64-linux-gnu/{libvulkan_lvp.so,libdrm.so.2*,libdrm_amdgpu.so.1*} "$lv/"
+cat >"$lv/icd.json" <<EOF
+{"file_format_version": "1.0.1", "ICD": {"library_path": "$lv/libvulkan_lvp.so", "api_version": "1.4.305"}}
+EOF
+mesa=$(dpkg-deb -f "$work"/mesa-vulkan-drivers_*.deb Version)
+
+cat >"$dir/impls.json" <<EOF
+[
+  {"name": "swiftshader", "icd": "$ss/icd.json", "layer_path": "$ss/layers", "expect": "SwiftShader"},
+  {"name": "lavapipe25", "icd": "$lv/icd.json", "lib_path": "$lv", "expect": "Mesa 25"}
+]
+EOF
+rm -rf "$work"
+echo "vulkan-impls: SwiftShader and Mesa $mesa lavapipe in $dir; export WGPU_TEST_VULKAN_IMPLS=$dir/impls.json"
