@@ -239,6 +239,9 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 	if ad.HasFeature(wgpu.FeatureTimestampQuery) {
 		feats = append(feats, wgpu.FeatureTimestampQuery)
 	}
+	if ad.HasFeature(wgpu.FeatureSubgroups) { // layernorm_subgroup.wgsl
+		feats = append(feats, wgpu.FeatureSubgroups)
+	}
 	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{Label: "wgpu-eval", RequiredFeatures: feats})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)

@@ -32,9 +32,18 @@
 //     workgroup, so a position has tens of partials, not hundreds);
 //     attention_shared.wgsl is flash attention with key/value tiles in
 //     workgroup memory, one rescale per tile and masked tiles skipped;
+//     c_attn's matmul writes k and v straight into the KV cache (its epilogue
+//     epiQKV), so kv_write.wgsl does not run; layernorm_subgroup.wgsl reduces
+//     with subgroup operations where the device has them; and
 //     topk_logits_shared.wgsl splits one target's vocabulary over a workgroup.
+//     Index clamps: the compiler proves the workgroup-memory indices of the
+//     tiled inner loops in bounds and leaves them out; global memory keeps
+//     them (robust access). The matmul tiles come from an autotuner
+//     (TuneMode), per device, driver and shape, cached beside the pipeline
+//     cache; every tile configuration gives the same bits.
 //
-// Both sets share embed.wgsl, layernorm.wgsl, kv_write.wgsl and the loss
+// Both sets share embed.wgsl, layernorm.wgsl (without subgroups), kv_write.wgsl
+// (the software set) and the loss
 // reduction: nll_combine.wgsl (one invocation per target, spread over
 // ceil(P/256) workgroups, each adding its targets in a fixed tree) and
 // nll_sums.wgsl (one workgroup adding those block sums in a fixed tree), so

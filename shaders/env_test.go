@@ -45,6 +45,9 @@ func newTestDev(t testing.TB) *testDev {
 			if ad.HasFeature(wgpu.FeatureTimestampQuery) {
 				feats = append(feats, wgpu.FeatureTimestampQuery)
 			}
+			if ad.HasFeature(wgpu.FeatureSubgroups) {
+				feats = append(feats, wgpu.FeatureSubgroups)
+			}
 			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-"})
 			if err != nil {
 				inst.Close()

@@ -288,7 +288,7 @@ func (p *Pending) finish() {
 	}
 	if p.qs != nil {
 		defer p.qs.Close()
-		ts, err := p.qs.Read(0, p.qs.Count())
+		ts, err := p.qs.Read(0, uint32(2*len(p.ops))) // the count is an upper bound: fused epilogues skip dispatches
 		if err != nil {
 			p.err = fmt.Errorf("gpu loss: timestamps: %w", err)
 			return
@@ -552,7 +552,7 @@ func groupKey(p *Pipeline, bufs map[string]Buf) string {
 	return b.String()
 }
 
-// opsPerBatch is the dispatches of a batch of one chunk, for the query set.
+// opsPerBatch is at most the dispatches of a batch, for the query set.
 func (g *GPT2) opsPerBatch(chunks, ranges int) int {
 	return chunks*(ranges+8*g.cfg.NLayer+1) + ranges + 2
 }
@@ -680,21 +680,39 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	N := B * T
 	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
+	lnK, lnConsts := g.layernorm, map[string]float64(nil)
+	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && g.layernormSubgroup != nil && C <= lnSubgroupValues*wg {
+		lnK, lnConsts = g.layernormSubgroup, map[string]float64{"WG": float64(wg)}
+	}
 	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
-		r.op(g.layernorm, nil, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
+		r.op(lnK, lnConsts, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
 			Params{"rows": float64(rows), "C": float64(C), "eps": cfg.LayerNormEps}, grid(rows),
 			float64(8*rows*C), float64(f*2*rows*C))
 	}
 	wb := float64(g.weightBytes())
-	matmul := func(out, x, w, bias *wgpu.Buffer, M, K, N int, epi int) {
+	// matmul records out = epilogue(x·w + bias); kc and vc are the layer's KV
+	// cache, which matmul_shared.wgsl binds for every epilogue and writes with
+	// epiQKV only. It reports whether the kernel took the epilogue (matmul.wgsl
+	// has no epiQKV: it is then epiStore, followed by kv_write.wgsl).
+	matmul := func(out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi int) bool {
 		mm := g.matmulFor(M, K, N)
+		fused := mm.k == g.matmulShared
+		if epi == epiQKV && !fused {
+			epi = epiStore
+		}
 		consts := map[string]float64{"EPI": float64(epi)}
 		for k, v := range mm.consts {
 			consts[k] = v
 		}
-		r.op(mm.k, consts, map[string]Buf{"x": whole(x), "w": whole(w), "bias": whole(bias), "out": whole(out)},
-			Params{"M": float64(M), "N": float64(N), "K": float64(K)}, grid(mm.groups(M, N)),
+		bufs := map[string]Buf{"x": whole(x), "w": whole(w), "bias": whole(bias), "out": whole(out)}
+		params := Params{"M": float64(M), "N": float64(N), "K": float64(K)}
+		if fused {
+			bufs["kc"], bufs["vc"] = kc, vc
+			params["T"], params["H"], params["S"], params["pos0"] = float64(T), float64(H), float64(S), float64(t0)
+		}
+		r.op(mm.k, consts, bufs, params, grid(mm.groups(M, N)),
 			float64(2*M*N*K), float64(f*M*K)+wb*float64(K*N)+float64(f*M*N))
+		return fused
 	}
 	for _, vr := range ranges {
 		r.op(g.embed, nil, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
@@ -711,9 +729,10 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		kc := Buf{Buffer: a.kc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
 		vc := Buf{Buffer: a.vc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
 		layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
-		matmul(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, 0)
-		r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, att, grid(ceilDiv(N*C/4, 64)),
-			0, float64(f*4*N*C))
+		if !matmul(a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
+			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, att, grid(ceilDiv(N*C/4, 64)),
+				0, float64(f*4*N*C))
+		}
 		keys := float64(t0) + float64(T+1)/2 // mean keys per query
 		attK, attConsts, attGroups := g.attention, map[string]float64(nil), grid(ceilDiv(B*H*T, 64))
 		if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
@@ -722,10 +741,10 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		}
 		r.op(attK, attConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, attGroups,
 			4*float64(N)*keys*float64(C), float64(f)*(float64(N*2*C)+2*float64(B)*float64(t0+T)*float64(C)))
-		matmul(a.res, a.att, w.projW, w.projB, N, C, C, 2)
+		matmul(a.res, a.att, w.projW, w.projB, kc, vc, N, C, C, epiAdd)
 		layernorm(a.ln, a.res, w.ln2w, w.ln2b, N)
-		matmul(a.fc, a.ln, w.fcW, w.fcB, N, C, 4*C, 1)
-		matmul(a.res, a.fc, w.fcProjW, w.fcProjB, N, 4*C, C, 2)
+		matmul(a.fc, a.ln, w.fcW, w.fcB, kc, vc, N, C, 4*C, epiGELU)
+		matmul(a.res, a.fc, w.fcProjW, w.fcProjB, kc, vc, N, 4*C, C, epiAdd)
 	}
 	layernorm(a.ln, a.res, g.lnfW, g.lnfB, N)
 }

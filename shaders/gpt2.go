@@ -50,6 +50,7 @@ type GPT2 struct {
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine, nllSums *Kernel
 	matmulShared, lmHeadShared, attentionShared                               *Kernel
+	layernormSubgroup                                                         *Kernel // nil without subgroup operations
 	logits                                                                    *Kernel // decoding: one position's logits (Session)
 	topK                                                                      *Kernel // topk_logits.wgsl: --top-logprobs
 	topKShared                                                                *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
@@ -214,6 +215,12 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 			return nil, err
 		}
 	}
+	if dev.HasFeature(wgpu.FeatureSubgroups) {
+		if g.layernormSubgroup, err = NewKernel(dev, "layernorm_subgroup.wgsl", f16); err != nil {
+			g.Close()
+			return nil, err
+		}
+	}
 	return g, nil
 }
 
@@ -267,6 +274,7 @@ const (
 	maxVocabTile             = 256  // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
 	nllSumsWG                = 256  // nll_sums.wgsl: WG, invocations of its one workgroup
 	nllCombineWG             = 256  // nll_combine.wgsl: WG, targets per workgroup (and per block sum)
+	lnSubgroupValues         = 8    // layernorm_subgroup.wgsl: MAXE, channels per invocation
 	sharedSliceTiles         = 16   // lmhead_loss_shared.wgsl: NT, vocabulary tiles per workgroup
 	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation
 	sharedVocabTile          = 64   // lmhead_loss_shared.wgsl: VT's default

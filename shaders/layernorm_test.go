@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // TestLayerNorm compares layernorm.wgsl with refops.LayerNorm for both weight
@@ -37,6 +38,54 @@ func TestLayerNorm(t *testing.T) {
 				}, Params{"rows": rows, "C": C, "eps": eps}, [3]uint32{rows, 1, 1})
 				checkClose(t, "layernorm", d.readF32(t, out, rows*C), want, 2e-5)
 			})
+		}
+	}
+}
+
+// TestLayerNormSubgroup compares layernorm_subgroup.wgsl with
+// refops.LayerNorm on devices with subgroup operations, for both weight
+// types, workgroups of 32 to 256 invocations (one to several subgroups of any
+// size) and channel counts that fill some invocations' registers only
+// partly, and checks that a rerun gives the same bits. Tolerance as
+// TestLayerNorm's.
+func TestLayerNormSubgroup(t *testing.T) {
+	d := newTestDev(t)
+	if !d.dev.HasFeature(wgpu.FeatureSubgroups) {
+		t.Skipf("%s has no subgroup operations", d.info.Name)
+	}
+	const rows, eps = 13, 1e-5
+	for _, C := range []int{100, 768} {
+		x := randF32(uint64(C), rows*C, 0.3, 2)
+		for _, f16 := range d.weightTypes() {
+			k, err := NewKernel(d.dev, "layernorm_subgroup.wgsl", f16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, b := randF32(2, C, 1, 0.2), randF32(3, C, 0, 0.1)
+			wb, bb := weightBytes(w, f16), weightBytes(b, f16)
+			want := refops.LayerNorm(f64(x), f64(w), f64(b), rows, C, eps)
+			for _, wg := range []int{32, 128, 256} {
+				if C > 8*wg || wg > int(d.dev.Limits().MaxComputeInvocationsPerWorkgroup) {
+					continue
+				}
+				t.Run(fmt.Sprintf("C=%d/f16=%v/WG=%v", C, f16, wg), func(t *testing.T) {
+					p, err := k.Pipeline(map[string]float64{"WG": float64(wg)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got [2][]float32
+					for i := range got {
+						out := d.buffer(t, "out", make([]byte, 4*rows*C))
+						d.run(t, p, map[string]Buf{
+							"x": {Buffer: d.buffer(t, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(t, "w", wb)},
+							"b": {Buffer: d.buffer(t, "b", bb)}, "out": {Buffer: out},
+						}, Params{"rows": rows, "C": float64(C), "eps": eps}, [3]uint32{rows, 1, 1})
+						got[i] = d.readF32(t, out, rows*C)
+					}
+					checkClose(t, "layernorm_subgroup", got[0], want, 2e-5)
+					checkClose(t, "rerun", got[1], f64(got[0]), 0)
+				})
+			}
 		}
 	}
 }

@@ -6,6 +6,15 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
+// The matmul kernels' epilogues (override EPI of matmul.wgsl and
+// matmul_shared.wgsl): what is done with y = x·w + bias.
+const (
+	epiStore = 0 // out = y
+	epiGELU  = 1 // out = gelu_new(y)
+	epiAdd   = 2 // out += y (the residual stream)
+	epiQKV   = 3 // c_attn: q to out, k and v into the KV cache (matmul_shared.wgsl only)
+)
+
 // matmulTiles is a tile configuration of matmul_shared.wgsl: BM x BN outputs
 // per workgroup, BK along K per step, TM x TN outputs per invocation.
 type matmulTiles struct{ BM, BN, BK, TM, TN int }

@@ -1,6 +1,11 @@
 // matmul_shared: out (M, N) = x (M, K) · w (K, N) + bias (N), then an epilogue
 // chosen by EPI: 0 stores y, 1 stores gelu_new(y), 2 adds y to out (the
-// residual stream: out is read and written). x and out are f32; w (Hugging
+// residual stream: out is read and written), 3 is c_attn's: of the N = 3C
+// columns (q | k | v, H heads of C/H channels), q goes to out and k and v
+// straight into the KV cache kc, vc (B, H, S, C/H) at the positions
+// pos0 .. pos0+T-1 of row m = b*T + t, as kv_write.wgsl would copy them (the
+// columns of k and v in out are not written). kc and vc are bound for every
+// epilogue and written by 3 only. x and out are f32; w (Hugging
 // Face Conv1D layout [in][out], row-major) and bias are weights; accumulation
 // is f32, each output's products added in k order. The same bindings, push
 // constants and EPI as matmul.wgsl, so the host picks either per adapter; x
@@ -45,12 +50,14 @@ override TN: u32 = 8;   // columns per invocation
 override EPI: u32 = 0;
 override WG: u32 = (BM / TM) * (BN / TN); // invocations per workgroup; derived
 
-struct Params { M: u32, N: u32, K: u32 }
+struct Params { M: u32, N: u32, K: u32, T: u32, H: u32, S: u32, pos0: u32 } // T .. pos0: EPI 3 only
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;          // (M, K/4)
 @group(0) @binding(1) var<storage, read> w: array<vec4<weight>>;       // (K, N/4)
 @group(0) @binding(2) var<storage, read> bias: array<weight>;          // (N)
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;        // (M, N)
+@group(0) @binding(4) var<storage, read_write> kc: array<f32>;         // EPI 3: (B, H, S, C/H)
+@group(0) @binding(5) var<storage, read_write> vc: array<f32>;         // EPI 3: (B, H, S, C/H)
 var<push_constant> p: Params;
 
 override XS: u32 = BM / 4u + 1u; // vec4s per k in x's tile, padded
@@ -78,6 +85,21 @@ fn store(m: u32, n0: u32, acc: vec4<f32>, b: vec4<f32>) {
 	if m >= p.M || n0 >= p.N { return; }
 	var y = acc + b;
 	if EPI == 1u { y = gelu(y); }
+	if EPI == 3u && n0 >= p.N / 3u {
+		// k or v: the 4 channels are consecutive channels of one head (C/H % 4 == 0).
+		let C = p.N / 3u;
+		let c = n0 % C;
+		let hd = C / p.H;
+		let dst = (((m / p.T) * p.H + c / hd) * p.S + p.pos0 + m % p.T) * hd + c % hd;
+		for (var j = 0u; j < 4u; j++) {
+			if n0 < 2u * C {
+				kc[dst + j] = y[j];
+			} else {
+				vc[dst + j] = y[j];
+			}
+		}
+		return;
+	}
 	let base = m * p.N + n0;
 	for (var j = 0u; j < 4u; j++) {
 		if EPI == 2u {

@@ -130,7 +130,9 @@ func TestMatmulShared(t *testing.T) {
 							t.Fatal(err)
 						}
 						b, out := bufs(t, init)
-						d.run(t, p, b, params, sharedGroups(M, N, c.t.BM, c.t.BN, c.gx))
+						b["kc"], b["vc"] = Buf{Buffer: d.buffer(t, "kc", make([]byte, 16))}, Buf{Buffer: d.buffer(t, "vc", make([]byte, 16))}
+						sp := Params{"M": params["M"], "N": params["N"], "K": params["K"], "T": 1, "H": 1, "S": 1, "pos0": 0}
+						d.run(t, p, b, sp, sharedGroups(M, N, c.t.BM, c.t.BN, c.gx))
 						got := d.readF32(t, out.Buffer, M*N+guard)
 						for i, v := range got[M*N:] {
 							if v != guardOut {
@@ -151,5 +153,69 @@ func TestMatmulShared(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMatmulSharedQKV: with the c_attn epilogue (epiQKV), matmul_shared.wgsl
+// stores q in out and k and v in the KV cache exactly where kv_write.wgsl
+// copies them from a plain matmul's output (B sequences of T rows at pos0 of
+// a cache of S positions, H heads; rows and heads not tile multiples), leaves
+// the rest of the cache and k, v's columns of out untouched, and gives the
+// same bits.
+func TestMatmulSharedQKV(t *testing.T) {
+	d := newTestDev(t)
+	const B, T, C, H, S, pos0, K = 3, 11, 24, 3, 20, 5, 16
+	M, N := B*T, 3*C
+	k, err := NewKernel(d.dev, "matmul_shared.wgsl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvw, _ := attnKernels(t, d)
+	x := randF32(71, M*K, 0, 1)
+	w, bias := randF32(72, K*N, 0, 0.2), randF32(73, N, 0, 0.1)
+	sentinel := make([]float32, B*H*S*(C/H))
+	for i := range sentinel {
+		sentinel[i] = -7
+	}
+	run := func(epi int) (out, kc, vc []float32) {
+		p, err := k.Pipeline(map[string]float64{"EPI": float64(epi), "BM": 16, "BN": 16, "BK": 4, "TM": 4, "TN": 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ob := d.buffer(t, "out", f32Bytes(make([]float32, M*N)))
+		kcb, vcb := d.buffer(t, "kc", f32Bytes(sentinel)), d.buffer(t, "vc", f32Bytes(sentinel))
+		params := Params{"M": float64(M), "N": float64(N), "K": K, "T": T, "H": H, "S": S, "pos0": pos0}
+		d.run(t, p, map[string]Buf{"x": {Buffer: d.buffer(t, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(t, "w", f32Bytes(w))},
+			"bias": {Buffer: d.buffer(t, "bias", f32Bytes(bias))}, "out": {Buffer: ob}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}},
+			params, sharedGroups(M, N, 16, 16, 65535))
+		if epi == epiStore { // the reference path: kv_write.wgsl copies k and v from out
+			d.run(t, kvw, map[string]Buf{"qkv": {Buffer: ob}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}},
+				Params{"B": B, "T": T, "C": C, "H": H, "S": S, "pos0": pos0}, [3]uint32{uint32(ceilDiv(B*T*C/4, int(kvw.WorkgroupSize[0]))), 1, 1})
+		}
+		return d.readF32(t, ob, M*N), d.readF32(t, kcb, len(sentinel)), d.readF32(t, vcb, len(sentinel))
+	}
+	out0, kc0, vc0 := run(epiStore)
+	out3, kc3, vc3 := run(epiQKV)
+	checkClose(t, "kc", kc3, f64(kc0), 0)
+	checkClose(t, "vc", vc3, f64(vc0), 0)
+	for m := range M {
+		for n := range N {
+			got, want := out3[m*N+n], out0[m*N+n]
+			if n >= C {
+				want = 0 // k and v are not stored in out
+			}
+			if got != want {
+				t.Fatalf("out[%d][%d] = %v, want %v", m, n, got, want)
+			}
+		}
+	}
+	untouched := 0
+	for _, v := range kc3 {
+		if v == -7 {
+			untouched++
+		}
+	}
+	if want := B * H * (S - T) * (C / H); untouched != want {
+		t.Errorf("%d cache entries untouched, want %d (positions outside pos0 .. pos0+T-1)", untouched, want)
 	}
 }

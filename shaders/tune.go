@@ -218,11 +218,15 @@ func (g *GPT2) timeMatmul(M, N, K int, cands []matmulTiles) (TuneChoice, error) 
 	if err != nil {
 		return ch, err
 	}
+	kv, err := mk("kv", make([]byte, 16)) // the KV cache bindings, unused by EPI 0
+	if err != nil {
+		return ch, err
+	}
 	best := -1
 	for _, t := range cands {
 		tt := TuneTiming{Tiles: t.constants()}
-		ns, err := g.timeOne(t, map[string]Buf{"x": {Buffer: x}, "w": {Buffer: w}, "bias": {Buffer: bias}, "out": {Buffer: out}},
-			Params{"M": float64(M), "N": float64(N), "K": float64(K)}, M, N)
+		ns, err := g.timeOne(t, map[string]Buf{"x": {Buffer: x}, "w": {Buffer: w}, "bias": {Buffer: bias}, "out": {Buffer: out}, "kc": {Buffer: kv}, "vc": {Buffer: kv}},
+			Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0}, M, N)
 		if err != nil {
 			tt.Err = err.Error()
 		} else {

@@ -1,0 +1,68 @@
+// layernorm_subgroup: out[r,:] = (x[r,:] - mean) * rstd * w + b, rstd =
+// 1/sqrt(var + eps), biased variance, all in f32; w and b are weights. The
+// function of layernorm.wgsl, for devices with subgroup operations: one
+// workgroup of WG invocations per row reads the row once into registers (at
+// most MAXE values per invocation, so C <= MAXE * WG, which the host checks),
+// and each of the two sums (of x, then of (x - mean)²: the two-pass variance,
+// not the cancelling E[x²] - mean²) takes one subgroupAdd per subgroup and a
+// pass over the subgroups' partials in subgroup order, with two barriers,
+// instead of log2(WG) rounds of a workgroup tree. Deterministic on a device.
+enable subgroups;
+alias weight = f32;
+
+override WG: u32 = 256;
+const MAXE: u32 = 8u;
+
+struct Params { rows: u32, C: u32, eps: f32 }
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;          // (rows, C)
+@group(0) @binding(1) var<storage, read> w: array<weight>;       // (C)
+@group(0) @binding(2) var<storage, read> b: array<weight>;       // (C)
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;  // (rows, C)
+var<push_constant> p: Params;
+
+var<workgroup> partial: array<f32, WG>; // one per subgroup (at most WG of them)
+
+// total adds v over the workgroup: each subgroup's sum, then those in
+// subgroup order (every invocation adds them alike).
+fn total(v: f32, sid: u32, lane: u32, nsg: u32) -> f32 {
+	let s = subgroupAdd(v);
+	if lane == 0u { partial[sid] = s; }
+	workgroupBarrier();
+	var t = 0.0;
+	for (var i = 0u; i < nsg; i++) { t += partial[i]; }
+	workgroupBarrier(); // every partial is read before the next total writes one
+	return t;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+	@builtin(subgroup_id) sid: u32, @builtin(subgroup_invocation_id) lane: u32, @builtin(num_subgroups) nsg: u32) {
+	let row = wid.y * nwg.x + wid.x;
+	if row >= p.rows { return; }
+	let base = row * p.C;
+	var v: array<f32, MAXE>;
+	var sum = 0.0;
+	for (var j = 0u; j < MAXE; j++) {
+		let i = li + j * WG;
+		var a = 0.0;
+		if i < p.C { a = x[base + i]; }
+		v[j] = a;
+		sum += a;
+	}
+	let mean = total(sum, sid, lane, nsg) / f32(p.C);
+	var sq = 0.0;
+	for (var j = 0u; j < MAXE; j++) {
+		if li + j * WG < p.C {
+			let d = v[j] - mean;
+			sq += d * d;
+		}
+	}
+	let rstd = inverseSqrt(total(sq, sid, lane, nsg) / f32(p.C) + p.eps);
+	for (var j = 0u; j < MAXE; j++) {
+		let i = li + j * WG;
+		if i < p.C {
+			out[base + i] = (v[j] - mean) * rstd * f32(w[i]) + f32(b[i]);
+		}
+	}
+}
