@@ -9,7 +9,8 @@
 #      GPT-2 124M shape, GPU against CPU (f32 within 1e-5, f16 within 3e-4);
 #   3. speed: `wgpu-eval bench` on the 124M shape with f16 and f32 weights over batches of 1 to 256 windows, the
 #      JSON rewritten after every batch size so that a step cut short keeps what it measured;
-#   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench.
+#   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench;
+#   5. the tile sweep: `bench --tune` times every matmul tile candidate of the autotuner for the model's shapes.
 # Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
 # read. It makes at most 8 files there.
 #
@@ -212,6 +213,12 @@ for p in $precisions; do
 	tail -n +"$((mark + 1))" "$txt" >>"$summary"
 done
 [[ -f $out_dir/clocks.txt ]] && cat "$out_dir/clocks.txt" >>"$summary"
+
+# The tile sweep: the autotuner timed again for the model's matmul shapes at 8 windows, every candidate listed.
+if [[ $f16 == 1 ]]; then tp=f16; else tp=f32; fi
+step "tile sweep $model $tp" 90 "$out_dir/bench.txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch 8 \
+	--device "gpu:$index" --precision "$tp" --runs 1 --tune --profile=false
+awk '/^matmul tiles/ { n++ } n' "$out_dir/bench.txt" | tail -n 60 >>"$summary" || true
 
 # TinyShakespeare: bench scores random windows and cannot time a corpus, and no weights can be written here
 # without Go; a whole-corpus timing is left to `wgpu-eval eval --data tinyshakespeare` with a real model.

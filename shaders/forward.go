@@ -176,7 +176,7 @@ func (g *GPT2) SetProfiling(on bool) error {
 
 // KernelTime is the GPU time of one kernel over a batch, from timestamps.
 type KernelTime struct {
-	Kernel     string  // "matmul", "attention", ...
+	Kernel     string  // "attention_shared", "layernorm", ...; matmuls with their weight's shape: "matmul_shared K768 N2304"
 	Dispatches int     // dispatches of it in the batch
 	Workgroups uint64  // workgroups of those dispatches, all together
 	Nanos      uint64  // GPU time, summed over its dispatches
@@ -489,6 +489,7 @@ func (g *GPT2) arenaFor(need arenaSize) (*arena, error) {
 
 // recorder records the dispatches of one batch, reusing the arena's bind groups.
 type recorder struct {
+	tag  string // profiling: appended to the next ops' kernel name (a matmul's shape)
 	g    *GPT2
 	enc  *wgpu.CommandEncoder
 	pass *wgpu.ComputePass
@@ -529,7 +530,11 @@ func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf,
 		r.pass.End()
 		r.enc.WriteTimestamp(r.p.qs, 2*i+1)
 		r.pass = r.enc.BeginComputePass(nil)
-		r.p.ops = append(r.p.ops, opRecord{strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]"),
+		name := strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]")
+		if r.tag != "" {
+			name += " " + r.tag
+		}
+		r.p.ops = append(r.p.ops, opRecord{name,
 			uint64(groups[0]) * uint64(groups[1]) * uint64(groups[2]), flops, bytes})
 		return
 	}
@@ -710,8 +715,10 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 			bufs["kc"], bufs["vc"] = kc, vc
 			params["T"], params["H"], params["S"], params["pos0"] = float64(T), float64(H), float64(S), float64(t0)
 		}
+		r.tag = fmt.Sprintf("K%d N%d", K, N) // the profile's row: the weight's shape
 		r.op(mm.k, consts, bufs, params, grid(mm.groups(M, N)),
 			float64(2*M*N*K), float64(f*M*K)+wb*float64(K*N)+float64(f*M*N))
+		r.tag = ""
 		return fused
 	}
 	for _, vr := range ranges {

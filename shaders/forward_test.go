@@ -3,6 +3,7 @@ package shaders
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -167,15 +168,25 @@ func TestGPT2Profile(t *testing.T) {
 			t.Errorf("profile has %v, no %s", names, want)
 		}
 	}
-	L := g.cfg.NLayer
+	L, C := g.cfg.NLayer, g.cfg.NEmbd
+	matmuls := 0
 	for _, k := range p.Profile() {
-		if strings.HasPrefix(k.Kernel, "matmul") && k.Dispatches != 4*L {
-			t.Errorf("%s: %d dispatches, want %d", k.Kernel, k.Dispatches, 4*L)
+		if strings.HasPrefix(k.Kernel, "matmul") {
+			// One row per weight shape: c_attn, attn c_proj, c_fc, mlp c_proj.
+			matmuls++
+			var K, N int
+			if _, err := fmt.Sscanf(k.Kernel[strings.Index(k.Kernel, " ")+1:], "K%d N%d", &K, &N); err != nil ||
+				!slices.Contains([][2]int{{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}}, [2]int{K, N}) || k.Dispatches != L {
+				t.Errorf("%s: %d dispatches, want a weight's shape and %d (%v)", k.Kernel, k.Dispatches, L, err)
+			}
 		}
 		// The loss per target is spread over workgroups of nllCombineWG targets, then summed by one.
 		if k.Kernel == "nll_combine" && k.Workgroups != uint64(ceilDiv(got.Count, nllCombineWG)) {
 			t.Errorf("nll_combine: %d workgroups for %d targets, want %d", k.Workgroups, got.Count, ceilDiv(got.Count, nllCombineWG))
 		}
+	}
+	if matmuls != 4 {
+		t.Errorf("%d matmul rows in the profile %v, want one per weight shape", matmuls, names)
 	}
 	if got.Count <= nllCombineWG {
 		t.Errorf("%d targets: too few to show the loss reduction spread over workgroups", got.Count)
@@ -232,5 +243,27 @@ func TestGPT2WideChannels(t *testing.T) {
 	t.Logf("VT %d: mean NLL gpu %.7f, cpu %.7f", g.vt, got.Sum/float64(got.Count), want.Sum/float64(want.Count))
 	if got.Count != want.Count || meanDiff(got, want) > 1e-5 {
 		t.Errorf("C=768: %+v, cpu %+v", got, want)
+	}
+}
+
+// TestDeviceMemory124M: with the hardware kernels and f16 weights, GPT-2 124M
+// at 8 windows of 1024 tokens plans under 1.5 GB of device memory: the
+// weights, and two arenas (two batches in flight) of activations, one layer's
+// KV cache, the LM head's partials and the loss buffers.
+func TestDeviceMemory124M(t *testing.T) {
+	d := newTestDev(t)
+	cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+	g := &GPT2{dev: d.dev, cfg: cfg, f16: true, sharedMatmul: true, vt: sharedVocabTile}
+	var weights int64
+	for _, s := range cfg.Tensors() {
+		weights += int64(2 * s.NumElements())
+	}
+	P := 8 * 1023
+	arena := g.arenaBytes(arenaSize{rows: 8 * 1024, cacheTok: 8 * 1024, cacheLayers: 1, targets: P, tokens: 8 * 1024})
+	total := weights + arenaCount*arena
+	t.Logf("124M, f16, 8 x 1024 tokens: weights %.0f MB, %d arenas of %.0f MB (%d LM-head partials per position): %.2f GB",
+		float64(weights)/1e6, arenaCount, float64(arena)/1e6, g.lmParts(), float64(total)/1e9)
+	if total >= 1.5e9 {
+		t.Errorf("%.2f GB planned, want under 1.5 GB", float64(total)/1e9)
 	}
 }
