@@ -275,9 +275,9 @@ const (
 	nllSumsWG                = 256  // nll_sums.wgsl: WG, invocations of its one workgroup
 	nllCombineWG             = 256  // nll_combine.wgsl: WG, targets per workgroup (and per block sum)
 	lnSubgroupValues         = 8    // layernorm_subgroup.wgsl: MAXE, channels per invocation
-	sharedSliceTiles         = 16   // lmhead_loss_shared.wgsl: NT, vocabulary tiles per workgroup
+	sharedSliceTiles         = 8    // lmhead_loss_shared.wgsl: NT, vocabulary tiles per workgroup
 	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation
-	sharedVocabTile          = 64   // lmhead_loss_shared.wgsl: VT's default
+	sharedVocabTile          = 128  // lmhead_loss_shared.wgsl: VT's default
 	sharedLMHeadRows         = 64   // lmhead_loss_shared.wgsl: BM's default, positions per workgroup
 )
 

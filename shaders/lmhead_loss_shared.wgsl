@@ -12,57 +12,72 @@
 // - 1 (fewer in the last). Workgroup (x, g) takes positions x*BM .. x*BM +
 // BM - 1 and slice g: WG = (BM/4) * (VT/4) invocations, each accumulating a
 // 4x4 register tile (4 consecutive positions, 4 consecutive ids) of a tile in
-// f32. For each step of BK along C, the workgroup loads the BM x BK tile of h
-// and the VT x BK tile of wte into workgroup memory as f32 (f16 weights
-// converted on load), waits at a barrier, accumulates from there, and waits
-// again. Then each position's VT logits of the tile, spread over the VT/4
-// invocations of its row, are reduced through workgroup memory in a fixed
-// order: each invocation's max over its valid ids, the row max m over those,
-// each invocation's Σ exp(logit - m) over its valid ids, and s = the sum of
-// those in id order; the invocation at the row's start folds (m, s) into the
-// slice's running pair (rescaling once per tile), tile by tile in order.
+// f32. The logits of a tile are computed as matmul_shared.wgsl computes its
+// tiles (the same layout, read the comments there): WG = (BM/TM) * (VT/TN)
+// invocations each accumulate TM positions x TN ids, spread across the tile in
+// blocks of 4; h and wte are read as vec4s along C (so C must be a multiple
+// of 4: the host checks, and runs lmhead_loss.wgsl otherwise), stored
+// transposed in workgroup memory (vec4s of 4 consecutive positions or ids per
+// channel, rows padded against bank conflicts), two steps of BK channels
+// double-buffered with one barrier per step; the inner loop reads whole vec4s
+// with indices the compiler proves in bounds. Then each position's VT logits
+// of the tile, spread over the VT/TN invocations of its row, are reduced
+// through workgroup memory in a fixed order: each invocation's max over its
+// valid ids, the row max m over those, each invocation's Σ exp(logit - m) over
+// its valid ids in id order, and s = the sum of those in order; the invocation
+// at the row's start folds (m, s) into the slice's running pair (rescaling
+// once per tile), tile by tile in order.
 // Deterministic, no atomics. It writes part[(v0/(NT*VT) + g)*P + p] = the
 // slice's (m, s) and, when the target of p is in the slice,
 // tgt[p] = logit[p][target] (from the one invocation holding that logit).
-// With GPT-2's 50257 ids and the defaults (VT 64, NT 16) that is 50 partials
+// With GPT-2's 50257 ids and the defaults (VT 128, NT 8) that is 50 partials
 // per position, not 786, and still ceil(P/64) x 50 workgroups to fill a GPU.
 //
 // Ranges: wte may be bound in ranges, each dispatched with its first id v0 (a
 // multiple of NT*VT) and its length V, and the same part and tgt buffers.
 //
-// Any P, C, V: elements of a tile outside h or wte are stored as zeros, ids
-// past V take no part in m or s, and positions past P are never stored. BM
-// and VT must be multiples of 4, and WG at most the device's invocation limit.
-// Workgroup memory: (BM + VT + 8) * BK * 4 + BM * VT bytes, 12.5 KiB with the
-// defaults (BM 64, VT 64, BK 16: 256 invocations).
+// Any P, V and C a multiple of 4: elements of a tile outside h or wte are
+// stored as zeros, ids past V take no part in m or s, and positions past P are
+// never stored. Constraints (the host checks): BK, TM, TN multiples of 4, TM
+// and TN at most 8, BM % TM == VT % TN == 0, at most 4 vec4 loads of each tile
+// per invocation, WG at most the device's invocations. Workgroup memory:
+// 2 * BK * (BM + VT + 8) * 4 + BM * (VT/TN) * 4 bytes, 15 KiB with the
+// defaults (BM 64, VT 128, BK 8, 8 x 8 per invocation: 128 invocations).
 //
 // Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1); x at most 65535 (P up to 4M
 // with BM 64). Workgroups with x*BM >= P return at once.
 alias weight = f32;
 
-override BM: u32 = 64; // positions per workgroup
-override VT: u32 = 64; // vocabulary ids per tile (and per workgroup)
-override BK: u32 = 16; // step along C
-override NT: u32 = 16; // vocabulary tiles per workgroup: its slice is NT * VT ids
-override WG: u32 = (BM / 4u) * (VT / 4u); // invocations per workgroup; derived
+override BM: u32 = 64;  // positions per workgroup
+override VT: u32 = 128; // vocabulary ids per tile
+override BK: u32 = 8;   // step along C
+override TM: u32 = 8;   // positions per invocation
+override TN: u32 = 8;   // ids per invocation
+override NT: u32 = 8;   // vocabulary tiles per workgroup: its slice is NT * VT ids
+override WG: u32 = (BM / TM) * (VT / TN); // invocations per workgroup; derived
 
 struct Params { P: u32, C: u32, V: u32, v0: u32 }
 
-@group(0) @binding(0) var<storage, read> h: array<f32>;                // (P, C)
-@group(0) @binding(1) var<storage, read> wte: array<weight>;           // (V, C), ids v0..v0+V-1
+@group(0) @binding(0) var<storage, read> h: array<vec4<f32>>;          // (P, C/4)
+@group(0) @binding(1) var<storage, read> wte: array<vec4<weight>>;     // (V, C/4), ids v0..v0+V-1
 @group(0) @binding(2) var<storage, read> targets: array<u32>;          // (P), global ids
-@group(0) @binding(3) var<storage, read_write> part: array<vec2<f32>>; // (tiles, P): (m, s)
+@group(0) @binding(3) var<storage, read_write> part: array<vec2<f32>>; // (slices, P): (m, s)
 @group(0) @binding(4) var<storage, read_write> tgt: array<f32>;        // (P)
 var<push_constant> p: Params;
 
-// The tiles are transposed into vec4s of 4 consecutive positions (ids), one
-// row of BM/4 (VT/4) vec4s per k plus one vec4 of padding, so that the
-// transposing stores of consecutive k fall in different banks and the loads
-// in the inner loop are whole vec4s.
-var<workgroup> hs: array<vec4<f32>, BK * (BM / 4u + 1u)>; // (BK, BM/4 + 1)
-var<workgroup> ws: array<vec4<f32>, BK * (VT / 4u + 1u)>; // (BK, VT/4 + 1)
-var<workgroup> red: array<f32, BM * (VT / 4u)>;          // (BM, VT/4): per-invocation max, then sum
+override HS: u32 = BM / 4u + 1u; // vec4s per channel in h's tile, padded
+override WS: u32 = VT / 4u + 1u; // vec4s per channel in wte's tile, padded
+override NQ: u32 = VT / TN;       // invocations per row of the tile
+override XL: u32 = (BM * BK / 4u + WG - 1u) / WG; // h's tile: vec4 loads per invocation
+override WL: u32 = (VT * BK / 4u + WG - 1u) / WG; // wte's tile: vec4 loads per invocation
+var<workgroup> hs: array<vec4<f32>, 2u * BK * HS>; // 2 x (BK, BM/4 + 1)
+var<workgroup> ws: array<vec4<f32>, 2u * BK * WS>; // 2 x (BK, VT/4 + 1)
+var<workgroup> red: array<f32, BM * NQ>;           // (BM, VT/TN): per-invocation max, then sum
 
+// Private arrays need constant sizes: the largest the host allows.
+const MAXT4: u32 = 2u;
+const MAXL: u32 = 4u;
+const MAXT: u32 = 8u;
 const NEG_BIG: f32 = -3.0e38;
 
 // vmax is the largest component of a whose id is valid (ok), NEG_BIG if none.
@@ -77,26 +92,26 @@ fn vsum(a: vec4<f32>, m: f32, ok: vec4<bool>) -> f32 {
 	return (e.x + e.y) + (e.z + e.w);
 }
 
-// rowMax is the max over row r's VT/4 entries of red.
+// rowMax is the max over row r's NQ entries of red.
 fn rowMax(r: u32) -> f32 {
 	var m = NEG_BIG;
-	for (var q = 0u; q < VT / 4u; q++) {
-		m = max(m, red[r * (VT / 4u) + q]);
+	for (var q = 0u; q < NQ; q++) {
+		m = max(m, red[r * NQ + q]);
 	}
 	return m;
 }
 
-// rowSum is the sum of row r's VT/4 entries of red, in order.
+// rowSum is the sum of row r's NQ entries of red, in order.
 fn rowSum(r: u32) -> f32 {
 	var s = 0.0;
-	for (var q = 0u; q < VT / 4u; q++) {
-		s += red[r * (VT / 4u) + q];
+	for (var q = 0u; q < NQ; q++) {
+		s += red[r * NQ + q];
 	}
 	return s;
 }
 
 // storeTarget writes tgt[row] = a[j] when row is a position and its target is the
-// valid id first + j (global ids; first is the invocation's first id).
+// valid id first + j (global ids; first is the first id of a's 4).
 fn storeTarget(row: u32, a: vec4<f32>, first: u32, ok: vec4<bool>) {
 	if row >= p.P { return; }
 	let tg = targets[row];
@@ -106,92 +121,184 @@ fn storeTarget(row: u32, a: vec4<f32>, first: u32, ok: vec4<bool>) {
 	}
 }
 
+// loadH is the vec4 of h's tile number i of the step at k0 (position
+// i / (BK/4), channels k0 + 4 * (i % (BK/4)) ..), zeros outside h.
+fn loadH(bm0: u32, k0: u32, i: u32) -> vec4<f32> {
+	let r = i / (BK / 4u);
+	let k = k0 + 4u * (i % (BK / 4u));
+	if i >= BM * BK / 4u || bm0 + r >= p.P || k >= p.C { return vec4<f32>(0.0); }
+	return h[((bm0 + r) * p.C + k) / 4u];
+}
+
+// loadW is the vec4 of wte's tile number i of the step at k0 (id bv0 +
+// i / (BK/4), channels k0 + 4 * (i % (BK/4)) ..), zeros outside wte.
+fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f32> {
+	let r = i / (BK / 4u);
+	let k = k0 + 4u * (i % (BK / 4u));
+	if i >= VT * BK / 4u || bv0 + r >= p.V || k >= p.C { return vec4<f32>(0.0); }
+	return vec4<f32>(wte[((bv0 + r) * p.C + k) / 4u]);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
 	let bm0 = wid.x * BM;        // first position of the block
 	let sv0 = wid.y * (NT * VT); // first id (within the binding) of the workgroup's slice
 	if bm0 >= p.P || sv0 >= p.V { return; } // uniform: the whole workgroup leaves
-	let nq = VT / 4u;
-	let q = li % nq;        // the invocation's 4 ids are bv0 + 4q ..
-	let tm = (li / nq) * 4u; // and its 4 positions bm0 + tm ..
-	let row = bm0 + tm;
-	// The slice's running (m, s) of the invocation's 4 rows, kept by the invocations with q == 0.
-	var ms = vec4<f32>(NEG_BIG);
-	var ss = vec4<f32>(0.0);
+	let ty = li / NQ;
+	let tx = li % NQ;
+	let steps = (p.C + BK - 1u) / BK;
+	// The slice's running (m, s) of the invocation's TM rows, kept by the invocations with tx == 0.
+	var ms: array<f32, MAXT>;
+	var ss: array<f32, MAXT>;
+	for (var r = 0u; r < TM; r++) {
+		ms[r] = NEG_BIG;
+		ss[r] = 0.0;
+	}
+	var acc: array<vec4<f32>, 16>; // (TM, TN/4)
+	var rx: array<vec4<f32>, MAXL>;
+	var rw: array<vec4<f32>, MAXL>;
 	for (var tile = 0u; tile < NT; tile++) {
 		let bv0 = sv0 + tile * VT;
 		if bv0 >= p.V { break; } // uniform: the slice's last tile was the binding's last
-		var a0 = vec4<f32>(0.0);
-		var a1 = vec4<f32>(0.0);
-		var a2 = vec4<f32>(0.0);
-		var a3 = vec4<f32>(0.0);
-		for (var k0 = 0u; k0 < p.C; k0 += BK) {
-			// h's tile: consecutive invocations read consecutive c of a row.
-			for (var i = li; i < BM * BK; i += WG) {
-				let r = i / BK;
-				let c = i % BK;
-				var v = 0.0;
-				if bm0 + r < p.P && k0 + c < p.C {
-					v = h[(bm0 + r) * p.C + k0 + c];
-				}
-				hs[c * (BM / 4u + 1u) + r / 4u][r % 4u] = v;
+		for (var i = 0u; i < TM * TN / 4u; i++) { acc[i] = vec4<f32>(0.0); }
+		// Step 0 into buffer 0.
+		for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, 0u, li + l * WG); }
+		for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, 0u, li + l * WG); }
+		for (var l = 0u; l < XL; l++) {
+			let i = li + l * WG;
+			if i < BM * BK / 4u {
+				let r = i / (BK / 4u);
+				let k = 4u * (i % (BK / 4u));
+				let v = rx[l];
+				hs[(k + 0u) * HS + r / 4u][r % 4u] = v.x;
+				hs[(k + 1u) * HS + r / 4u][r % 4u] = v.y;
+				hs[(k + 2u) * HS + r / 4u][r % 4u] = v.z;
+				hs[(k + 3u) * HS + r / 4u][r % 4u] = v.w;
 			}
-			// wte's tile: likewise along a row of wte.
-			for (var i = li; i < VT * BK; i += WG) {
-				let r = i / BK;
-				let c = i % BK;
-				var v = 0.0;
-				if bv0 + r < p.V && k0 + c < p.C {
-					v = f32(wte[(bv0 + r) * p.C + k0 + c]);
-				}
-				ws[c * (VT / 4u + 1u) + r / 4u][r % 4u] = v;
+		}
+		for (var l = 0u; l < WL; l++) {
+			let i = li + l * WG;
+			if i < VT * BK / 4u {
+				let r = i / (BK / 4u);
+				let k = 4u * (i % (BK / 4u));
+				let v = rw[l];
+				ws[(k + 0u) * WS + r / 4u][r % 4u] = v.x;
+				ws[(k + 1u) * WS + r / 4u][r % 4u] = v.y;
+				ws[(k + 2u) * WS + r / 4u][r % 4u] = v.z;
+				ws[(k + 3u) * WS + r / 4u][r % 4u] = v.w;
 			}
-			workgroupBarrier();
+		}
+		workgroupBarrier();
+		for (var s = 0u; s < steps; s++) {
+			let cur = (s % 2u) * BK;
+			let more = s + 1u < steps;
+			if more {
+				let k0 = (s + 1u) * BK;
+				for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, k0, li + l * WG); }
+				for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, k0, li + l * WG); }
+			}
 			for (var k = 0u; k < BK; k++) {
-				let x = hs[k * (BM / 4u + 1u) + tm / 4u];
-				let b = ws[k * (VT / 4u + 1u) + q];
-				a0 += x.x * b;
-				a1 += x.y * b;
-				a2 += x.z * b;
-				a3 += x.w * b;
+				var a: array<vec4<f32>, MAXT4>;
+				var b: array<vec4<f32>, MAXT4>;
+				for (var i = 0u; i < TM / 4u; i++) { a[i] = hs[(cur + k) * HS + ty + i * (BM / TM)]; }
+				for (var j = 0u; j < TN / 4u; j++) { b[j] = ws[(cur + k) * WS + tx + j * (VT / TN)]; }
+				for (var i = 0u; i < TM / 4u; i++) {
+					for (var j = 0u; j < TN / 4u; j++) {
+						acc[(4u * i + 0u) * (TN / 4u) + j] += a[i].x * b[j];
+						acc[(4u * i + 1u) * (TN / 4u) + j] += a[i].y * b[j];
+						acc[(4u * i + 2u) * (TN / 4u) + j] += a[i].z * b[j];
+						acc[(4u * i + 3u) * (TN / 4u) + j] += a[i].w * b[j];
+					}
+				}
+			}
+			if more {
+				let nxt = BK - cur;
+				for (var l = 0u; l < XL; l++) {
+					let i = li + l * WG;
+					if i < BM * BK / 4u {
+						let r = i / (BK / 4u);
+						let k = nxt + 4u * (i % (BK / 4u));
+						let v = rx[l];
+						hs[(k + 0u) * HS + r / 4u][r % 4u] = v.x;
+						hs[(k + 1u) * HS + r / 4u][r % 4u] = v.y;
+						hs[(k + 2u) * HS + r / 4u][r % 4u] = v.z;
+						hs[(k + 3u) * HS + r / 4u][r % 4u] = v.w;
+					}
+				}
+				for (var l = 0u; l < WL; l++) {
+					let i = li + l * WG;
+					if i < VT * BK / 4u {
+						let r = i / (BK / 4u);
+						let k = nxt + 4u * (i % (BK / 4u));
+						let v = rw[l];
+						ws[(k + 0u) * WS + r / 4u][r % 4u] = v.x;
+						ws[(k + 1u) * WS + r / 4u][r % 4u] = v.y;
+						ws[(k + 2u) * WS + r / 4u][r % 4u] = v.z;
+						ws[(k + 3u) * WS + r / 4u][r % 4u] = v.w;
+					}
+				}
 			}
 			workgroupBarrier();
 		}
-		let v = bv0 + 4u * q; // within the binding
-		let ok = (vec4<u32>(v) + vec4<u32>(0u, 1u, 2u, 3u)) < vec4<u32>(p.V);
-		// The rows' max: per invocation, then over the row's invocations.
-		red[(tm + 0u) * nq + q] = vmax(a0, ok);
-		red[(tm + 1u) * nq + q] = vmax(a1, ok);
-		red[(tm + 2u) * nq + q] = vmax(a2, ok);
-		red[(tm + 3u) * nq + q] = vmax(a3, ok);
-		workgroupBarrier();
-		let m = vec4<f32>(rowMax(tm), rowMax(tm + 1u), rowMax(tm + 2u), rowMax(tm + 3u));
-		workgroupBarrier(); // every max is read before red is overwritten
-		red[(tm + 0u) * nq + q] = vsum(a0, m.x, ok);
-		red[(tm + 1u) * nq + q] = vsum(a1, m.y, ok);
-		red[(tm + 2u) * nq + q] = vsum(a2, m.z, ok);
-		red[(tm + 3u) * nq + q] = vsum(a3, m.w, ok);
-		workgroupBarrier();
-		let first = p.v0 + v; // global id of the invocation's first id
-		storeTarget(row, a0, first, ok);
-		storeTarget(row + 1u, a1, first, ok);
-		storeTarget(row + 2u, a2, first, ok);
-		storeTarget(row + 3u, a3, first, ok);
-		if q == 0u {
-			// Fold the tile's (m, s) into the slice's, in tile order.
-			let s = vec4<f32>(rowSum(tm), rowSum(tm + 1u), rowSum(tm + 2u), rowSum(tm + 3u));
-			let mn = max(ms, m);
-			ss = ss * exp(ms - mn) + s * exp(m - mn);
-			ms = mn;
+		// The rows' max: per invocation over its valid ids, then over the row's invocations.
+		for (var i = 0u; i < TM / 4u; i++) {
+			for (var c = 0u; c < 4u; c++) {
+				let rl = ty * 4u + i * (4u * BM / TM) + c; // the row within the block
+				var m = NEG_BIG;
+				for (var j = 0u; j < TN / 4u; j++) {
+					let v = bv0 + tx * 4u + j * (4u * VT / TN);
+					let ok = (vec4<u32>(v) + vec4<u32>(0u, 1u, 2u, 3u)) < vec4<u32>(p.V);
+					m = max(m, vmax(acc[(4u * i + c) * (TN / 4u) + j], ok));
+				}
+				red[rl * NQ + tx] = m;
+			}
 		}
-		// The next tile's first write to red follows the barriers of its k0 loop,
-		// which every reader of this tile's sums has passed.
+		workgroupBarrier();
+		var mt: array<f32, MAXT>; // the tile's max of each of the invocation's rows
+		for (var i = 0u; i < TM / 4u; i++) {
+			for (var c = 0u; c < 4u; c++) {
+				mt[4u * i + c] = rowMax(ty * 4u + i * (4u * BM / TM) + c);
+			}
+		}
+		workgroupBarrier(); // every max is read before red is overwritten
+		for (var i = 0u; i < TM / 4u; i++) {
+			for (var c = 0u; c < 4u; c++) {
+				let rl = ty * 4u + i * (4u * BM / TM) + c;
+				var s = 0.0;
+				for (var j = 0u; j < TN / 4u; j++) {
+					let v = bv0 + tx * 4u + j * (4u * VT / TN);
+					let ok = (vec4<u32>(v) + vec4<u32>(0u, 1u, 2u, 3u)) < vec4<u32>(p.V);
+					let a = acc[(4u * i + c) * (TN / 4u) + j];
+					s += vsum(a, mt[4u * i + c], ok);
+					storeTarget(bm0 + rl, a, p.v0 + v, ok);
+				}
+				red[rl * NQ + tx] = s;
+			}
+		}
+		workgroupBarrier();
+		if tx == 0u {
+			// Fold the tile's (m, s) into the slice's, in tile order.
+			for (var i = 0u; i < TM / 4u; i++) {
+				for (var c = 0u; c < 4u; c++) {
+					let r = 4u * i + c;
+					let st = rowSum(ty * 4u + i * (4u * BM / TM) + c);
+					let mn = max(ms[r], mt[r]);
+					ss[r] = ss[r] * exp(ms[r] - mn) + st * exp(mt[r] - mn);
+					ms[r] = mn;
+				}
+			}
+		}
+		// The next tile's first writes to hs, ws and red follow a barrier every reader of this tile's has passed:
+		// hs, ws after this one; red after the next tile's step barriers.
 	}
-	if q != 0u { return; }
+	if tx != 0u { return; }
 	let gs = p.v0 / (NT * VT) + wid.y; // the slice's global index
-	for (var i = 0u; i < 4u; i++) {
-		if row + i < p.P {
-			part[gs * p.P + row + i] = vec2<f32>(ms[i], ss[i]);
+	for (var i = 0u; i < TM / 4u; i++) {
+		for (var c = 0u; c < 4u; c++) {
+			let row = bm0 + ty * 4u + i * (4u * BM / TM) + c;
+			if row < p.P {
+				part[gs * p.P + row] = vec2<f32>(ms[4u * i + c], ss[4u * i + c]);
+			}
 		}
 	}
 }

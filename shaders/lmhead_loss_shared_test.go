@@ -88,7 +88,7 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 func TestLossShared(t *testing.T) {
 	d := newTestDev(t)
 	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 0}, {70, 40, 333, 128}}
-	tilings := []struct{ bm, vt, bk, nt int }{{64, 64, 16, 1}, {64, 64, 16, 2}, {16, 32, 8, 4}, {16, 32, 8, 3}}
+	tilings := []struct{ bm, vt, bk, tm, tn, nt int }{{64, 128, 8, 8, 8, 1}, {64, 128, 8, 8, 8, 2}, {64, 64, 16, 4, 4, 2}, {16, 32, 8, 4, 4, 4}, {16, 32, 8, 8, 4, 3}}
 	red := newLossReducer(t, d)
 	for ci, lc := range cases {
 		h := randF32(uint64(21+ci), lc.P*lc.C, 0, 1)
@@ -126,8 +126,8 @@ func TestLossShared(t *testing.T) {
 				if lc.split%(tl.vt*tl.nt) != 0 {
 					continue // a range starts at a whole slice
 				}
-				t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/f16=%v/BM=%d,VT=%d,BK=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, f16, tl.bm, tl.vt, tl.bk, tl.nt), func(t *testing.T) {
-					lp, err := sharedK.Pipeline(map[string]float64{"BM": float64(tl.bm), "VT": float64(tl.vt), "BK": float64(tl.bk), "NT": float64(tl.nt)})
+				t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/f16=%v/BM=%d,VT=%d,BK=%d,TM=%d,TN=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, f16, tl.bm, tl.vt, tl.bk, tl.tm, tl.tn, tl.nt), func(t *testing.T) {
+					lp, err := sharedK.Pipeline(map[string]float64{"BM": float64(tl.bm), "VT": float64(tl.vt), "BK": float64(tl.bk), "TM": float64(tl.tm), "TN": float64(tl.tn), "NT": float64(tl.nt)})
 					if err != nil {
 						t.Fatal(err)
 					}
