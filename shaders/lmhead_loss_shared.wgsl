@@ -139,6 +139,30 @@ fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f32> {
 	return vec4<f32>(wte[((bv0 + r) * p.C + k) / 4u]);
 }
 
+// storeH puts vec4 number i of h's tile (loadH's: 4 channels of a position)
+// into the buffer whose first channel row is kb, transposed: one component
+// into each of 4 rows.
+fn storeH(kb: u32, i: u32, v: vec4<f32>) {
+	if i >= BM * BK / 4u { return; }
+	let r = i / (BK / 4u);
+	let k = kb + 4u * (i % (BK / 4u));
+	hs[(k + 0u) * HS + r / 4u][r % 4u] = v.x;
+	hs[(k + 1u) * HS + r / 4u][r % 4u] = v.y;
+	hs[(k + 2u) * HS + r / 4u][r % 4u] = v.z;
+	hs[(k + 3u) * HS + r / 4u][r % 4u] = v.w;
+}
+
+// storeW is storeH for wte's tile.
+fn storeW(kb: u32, i: u32, v: vec4<f32>) {
+	if i >= VT * BK / 4u { return; }
+	let r = i / (BK / 4u);
+	let k = kb + 4u * (i % (BK / 4u));
+	ws[(k + 0u) * WS + r / 4u][r % 4u] = v.x;
+	ws[(k + 1u) * WS + r / 4u][r % 4u] = v.y;
+	ws[(k + 2u) * WS + r / 4u][r % 4u] = v.z;
+	ws[(k + 3u) * WS + r / 4u][r % 4u] = v.w;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
 	let bm0 = wid.x * BM;        // first position of the block
@@ -164,30 +188,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 		// Step 0 into buffer 0.
 		for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, 0u, li + l * WG); }
 		for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, 0u, li + l * WG); }
-		for (var l = 0u; l < XL; l++) {
-			let i = li + l * WG;
-			if i < BM * BK / 4u {
-				let r = i / (BK / 4u);
-				let k = 4u * (i % (BK / 4u));
-				let v = rx[l];
-				hs[(k + 0u) * HS + r / 4u][r % 4u] = v.x;
-				hs[(k + 1u) * HS + r / 4u][r % 4u] = v.y;
-				hs[(k + 2u) * HS + r / 4u][r % 4u] = v.z;
-				hs[(k + 3u) * HS + r / 4u][r % 4u] = v.w;
-			}
-		}
-		for (var l = 0u; l < WL; l++) {
-			let i = li + l * WG;
-			if i < VT * BK / 4u {
-				let r = i / (BK / 4u);
-				let k = 4u * (i % (BK / 4u));
-				let v = rw[l];
-				ws[(k + 0u) * WS + r / 4u][r % 4u] = v.x;
-				ws[(k + 1u) * WS + r / 4u][r % 4u] = v.y;
-				ws[(k + 2u) * WS + r / 4u][r % 4u] = v.z;
-				ws[(k + 3u) * WS + r / 4u][r % 4u] = v.w;
-			}
-		}
+		for (var l = 0u; l < XL; l++) { storeH(0u, li + l * WG, rx[l]); }
+		for (var l = 0u; l < WL; l++) { storeW(0u, li + l * WG, rw[l]); }
 		workgroupBarrier();
 		for (var s = 0u; s < steps; s++) {
 			let cur = (s % 2u) * BK;
@@ -211,32 +213,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 					}
 				}
 			}
-			if more {
-				let nxt = BK - cur;
-				for (var l = 0u; l < XL; l++) {
-					let i = li + l * WG;
-					if i < BM * BK / 4u {
-						let r = i / (BK / 4u);
-						let k = nxt + 4u * (i % (BK / 4u));
-						let v = rx[l];
-						hs[(k + 0u) * HS + r / 4u][r % 4u] = v.x;
-						hs[(k + 1u) * HS + r / 4u][r % 4u] = v.y;
-						hs[(k + 2u) * HS + r / 4u][r % 4u] = v.z;
-						hs[(k + 3u) * HS + r / 4u][r % 4u] = v.w;
-					}
-				}
-				for (var l = 0u; l < WL; l++) {
-					let i = li + l * WG;
-					if i < VT * BK / 4u {
-						let r = i / (BK / 4u);
-						let k = nxt + 4u * (i % (BK / 4u));
-						let v = rw[l];
-						ws[(k + 0u) * WS + r / 4u][r % 4u] = v.x;
-						ws[(k + 1u) * WS + r / 4u][r % 4u] = v.y;
-						ws[(k + 2u) * WS + r / 4u][r % 4u] = v.z;
-						ws[(k + 3u) * WS + r / 4u][r % 4u] = v.w;
-					}
-				}
+			if more { // into the other buffer, which no invocation reads in this step
+				for (var l = 0u; l < XL; l++) { storeH(BK - cur, li + l * WG, rx[l]); }
+				for (var l = 0u; l < WL; l++) { storeW(BK - cur, li + l * WG, rw[l]); }
 			}
 			workgroupBarrier();
 		}

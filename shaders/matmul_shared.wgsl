@@ -128,6 +128,26 @@ fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f32> {
 	return vec4<f32>(w[(k * p.N + n) / 4u]);
 }
 
+// storeX puts vec4 number i of x's tile (loadX's) into the buffer whose
+// first k row is kb, transposed: 4 consecutive k of one row go to 4 rows of
+// xs, one component each.
+fn storeX(kb: u32, i: u32, v: vec4<f32>) {
+	if i >= BM * BK / 4u { return; }
+	let r = i / (BK / 4u);
+	let k = kb + 4u * (i % (BK / 4u));
+	xs[(k + 0u) * XS + r / 4u][r % 4u] = v.x;
+	xs[(k + 1u) * XS + r / 4u][r % 4u] = v.y;
+	xs[(k + 2u) * XS + r / 4u][r % 4u] = v.z;
+	xs[(k + 3u) * XS + r / 4u][r % 4u] = v.w;
+}
+
+// storeW puts vec4 number i of w's tile (loadW's) into the buffer whose first
+// k row is kb: 4 consecutive columns, as they are.
+fn storeW(kb: u32, i: u32, v: vec4<f32>) {
+	if i >= BK * BN / 4u { return; }
+	ws[(kb + i / (BN / 4u)) * WS + i % (BN / 4u)] = v;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
 	let tilesN = (p.N + BN - 1u) / BN;
@@ -147,24 +167,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	// Step 0 into buffer 0.
 	for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, 0u, li + l * WG); }
 	for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, 0u, li + l * WG); }
-	for (var l = 0u; l < XL; l++) {
-		let i = li + l * WG;
-		if i < BM * BK / 4u {
-			let r = i / (BK / 4u);
-			let k = 4u * (i % (BK / 4u));
-			let v = rx[l];
-			xs[(k + 0u) * XS + r / 4u][r % 4u] = v.x;
-			xs[(k + 1u) * XS + r / 4u][r % 4u] = v.y;
-			xs[(k + 2u) * XS + r / 4u][r % 4u] = v.z;
-			xs[(k + 3u) * XS + r / 4u][r % 4u] = v.w;
-		}
-	}
-	for (var l = 0u; l < WL; l++) {
-		let i = li + l * WG;
-		if i < BK * BN / 4u {
-			ws[(i / (BN / 4u)) * WS + i % (BN / 4u)] = rw[l];
-		}
-	}
+	for (var l = 0u; l < XL; l++) { storeX(0u, li + l * WG, rx[l]); }
+	for (var l = 0u; l < WL; l++) { storeW(0u, li + l * WG, rw[l]); }
 	workgroupBarrier();
 
 	for (var s = 0u; s < steps; s++) {
@@ -190,25 +194,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 			}
 		}
 		if more { // into the other buffer, which no invocation reads in this step
-			let nxt = BK - cur;
-			for (var l = 0u; l < XL; l++) {
-				let i = li + l * WG;
-				if i < BM * BK / 4u {
-					let r = i / (BK / 4u);
-					let k = nxt + 4u * (i % (BK / 4u));
-					let v = rx[l];
-					xs[(k + 0u) * XS + r / 4u][r % 4u] = v.x;
-					xs[(k + 1u) * XS + r / 4u][r % 4u] = v.y;
-					xs[(k + 2u) * XS + r / 4u][r % 4u] = v.z;
-					xs[(k + 3u) * XS + r / 4u][r % 4u] = v.w;
-				}
-			}
-			for (var l = 0u; l < WL; l++) {
-				let i = li + l * WG;
-				if i < BK * BN / 4u {
-					ws[(nxt + i / (BN / 4u)) * WS + i % (BN / 4u)] = rw[l];
-				}
-			}
+			for (var l = 0u; l < XL; l++) { storeX(BK - cur, li + l * WG, rx[l]); }
+			for (var l = 0u; l < WL; l++) { storeW(BK - cur, li + l * WG, rw[l]); }
 		}
 		workgroupBarrier();
 	}
