@@ -34,9 +34,10 @@ type GPT2 struct {
 	vt           int   // lmhead_loss.wgsl's VT for this adapter and model
 	loopLimit    int   // the adapter's shader loop limit (iterations per invocation), 0 for none
 
-	tiles    matmulTiles // matmul_shared.wgsl's default tiles on this device
-	tuneFile string      // the autotuner's file beside the pipeline cache ("" for none)
-	autoTune bool        // TuneAuto tunes here: a hardware GPU (tests set it on others)
+	tiles     matmulTiles   // matmul_shared.wgsl's default tiles on this device
+	tuneFile  string        // the autotuner's file beside the pipeline cache ("" for none)
+	autoTune  bool          // TuneAuto tunes here: a hardware GPU (tests set it on others)
+	tuneCands []matmulTiles // tests: the autotuner's candidates instead of matmulCandidates
 
 	mu         sync.Mutex // guards the fields below and the recording of batches
 	tuneMode   TuneMode

@@ -52,11 +52,12 @@ func ParseTuneMode(s string) (TuneMode, error) {
 
 // TuneChoice is the autotuner's result for one matmul shape.
 type TuneChoice struct {
-	Shape      string             `json:"shape"`      // "f16 N2304 K768 M8192" (see tuneKey)
-	Tiles      map[string]float64 `json:"tiles"`      // matmul_shared.wgsl's override constants
-	Nanos      uint64             `json:"nanos"`      // GPU time of one dispatch with them, median
-	Candidates []TuneTiming       `json:"candidates"` // every configuration timed, in the order tried
-	Cached     bool               `json:"-"`          // read from the tuning file, not timed in this process
+	Shape      string             `json:"shape"`           // "f16 N2304 K768 M8192" (see tuneKey)
+	Tiles      map[string]float64 `json:"tiles"`           // matmul_shared.wgsl's override constants
+	Nanos      uint64             `json:"nanos"`           // GPU time of one dispatch with them, median
+	Candidates []TuneTiming       `json:"candidates"`      // every configuration timed, in the order tried
+	Err        string             `json:"error,omitempty"` // why tuning failed: Tiles are then the defaults
+	Cached     bool               `json:"-"`               // read from the tuning file, not timed in this process
 }
 
 // TuneTiming is one candidate's time; Err says why it could not run.
@@ -184,6 +185,9 @@ const (
 // is skipped with its error; when none runs, the error says why.
 func (g *GPT2) timeMatmul(M, N, K int, cands []matmulTiles) (TuneChoice, error) {
 	ch := TuneChoice{Shape: tuneKey(g.f16, M, N, K)}
+	if len(cands) == 0 {
+		return ch, fmt.Errorf("tune %s: no tile configuration fits %s", ch.Shape, g.dev.AdapterInfo().Name)
+	}
 	d := g.dev
 	M = tuneM(M)
 	var bufs []*wgpu.Buffer
@@ -406,11 +410,13 @@ func (g *GPT2) matmulShapes() [][2]int {
 
 // ensureTuned makes sure every weight matmul of a batch of rows rows has its
 // tiles: from memory, from the tuning file, or timed now (and the file
-// rewritten). Timing errors leave the default tiles and are reported once
-// through the returned error only when no candidate ran at all. g.mu is held.
-func (g *GPT2) ensureTuned(rows int) error {
+// rewritten). Tuning never fails a batch: a shape whose timing fails (no
+// memory for its operands, say) keeps the default tiles, with the reason in
+// its TuneChoice.Err, and is not timed again; a tuning file that cannot be
+// written is only slower next time. g.mu is held.
+func (g *GPT2) ensureTuned(rows int) {
 	if !g.sharedMatmul || g.tuneMode == TuneOff || (g.tuneMode == TuneAuto && !g.autoTune) {
-		return nil
+		return
 	}
 	if g.tuned == nil {
 		g.tuned = map[string]TuneChoice{}
@@ -437,14 +443,18 @@ func (g *GPT2) ensureTuned(rows int) error {
 			}
 		}
 		var cands []matmulTiles
-		for _, t := range matmulCandidates {
+		all := matmulCandidates
+		if g.tuneCands != nil {
+			all = g.tuneCands
+		}
+		for _, t := range all {
 			if t.fits(g.dev) == nil {
 				cands = append(cands, t)
 			}
 		}
 		c, err := g.timeMatmul(rows, N, K, cands)
 		if err != nil {
-			return fmt.Errorf("gpu: autotune: %w", err)
+			c.Tiles, c.Err = g.tiles.constants(), err.Error()
 		}
 		g.tuned[key] = c
 		if g.tuneRedone != nil {
@@ -459,11 +469,13 @@ func (g *GPT2) ensureTuned(rows int) error {
 		for k, c := range g.tuned {
 			file[k] = c
 		}
-		if err := saveTuning(g.dev, path, file); err != nil {
-			return fmt.Errorf("gpu: autotune: %w", err)
+		for k, c := range file {
+			if c.Err != "" {
+				delete(file, k) // a failure is retried by the next process, not kept
+			}
 		}
+		_ = saveTuning(g.dev, path, file) // best effort: without the file the next run tunes again
 	}
-	return nil
 }
 
 // TilesName spells matmul_shared.wgsl's tile constants as BMxBNxBK/TMxTN.

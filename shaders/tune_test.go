@@ -137,3 +137,29 @@ func TestParseTuneMode(t *testing.T) {
 		t.Error(`"fast" accepted`)
 	}
 }
+
+// TestTuneFailureKeepsDefaults: when no candidate can be timed, the batch
+// still runs, with the default tiles, and the choice says why.
+func TestTuneFailureKeepsDefaults(t *testing.T) {
+	d := newTestDev(t)
+	g, seqs, want := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(52, 2, c.NPositions, c.VocabSize) })
+	g.sharedMatmul, g.vt = true, sharedVocabTile
+	g.tuneFile = ""
+	g.tuneCands = []matmulTiles{{BM: 4, BN: 4, BK: 3, TM: 4, TN: 4}} // BK not a multiple of 4: fits nothing
+	g.SetTuning(TuneRedo)
+	got, err := g.Loss(context.Background(), seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meanDiff(got, want) > 1e-5 {
+		t.Errorf("%+v, cpu %+v", got, want)
+	}
+	for _, c := range g.Tuning() {
+		if c.Err == "" || tilesOf(c.Tiles) != g.tiles {
+			t.Errorf("%s: tiles %v, error %q: want the defaults %v and a reason", c.Shape, tilesOf(c.Tiles), c.Err, g.tiles)
+		}
+	}
+	if len(g.Tuning()) != 4 {
+		t.Errorf("%d shapes", len(g.Tuning()))
+	}
+}

@@ -603,6 +603,10 @@ func printBenchTuning(w io.Writer, choices []shaders.TuneChoice, all bool) {
 		if c.Cached {
 			from = "from the tuning file"
 		}
+		if c.Err != "" {
+			fmt.Fprintf(w, "%-22s %-16s (the default: tuning failed: %s)\n", c.Shape, shaders.TilesName(c.Tiles), c.Err)
+			continue
+		}
 		fmt.Fprintf(w, "%-22s %-16s %9.1f us  (%s)\n", c.Shape, shaders.TilesName(c.Tiles), float64(c.Nanos)/1e3, from)
 		if !all {
 			continue
