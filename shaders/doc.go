@@ -71,5 +71,6 @@
 // random inputs, with sizes that are not multiples of its tiles, and a stated
 // tolerance.
 //
-// Imports: wgpu, wgpu/wgsl and model of this module.
+// Imports: wgpu, wgpu/wgsl, model and internal/atomicfile (the autotuner's
+// file) of this module, and x448/float16 (the autotuner's f16 operands).
 package shaders
