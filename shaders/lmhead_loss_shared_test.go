@@ -16,6 +16,19 @@ func lossSharedGroups(P, n, bm, vt, nt int) [3]uint32 {
 	return [3]uint32{uint32(ceilDiv(P, bm)), uint32(ceilDiv(n, vt*nt)), 1}
 }
 
+// bitsEqual reports whether a and b hold the same float32 bits.
+func bitsEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // lossCase is one set of inputs for TestLossShared.
 type lossCase struct {
 	P, C, V int
@@ -73,21 +86,25 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 	return nll, sums
 }
 
-// TestLossShared runs lmhead_loss_shared.wgsl then nll_sums.wgsl and compares
-// nll with refops.NLL, the sums with refops.Sums, and nll with lmhead_loss.wgsl's
-// (through the same nll_sums.wgsl) on the same inputs, for both weight types,
-// the default tiles (BM 64, VT 64, BK 16) and BM 16, VT 32, BK 8, on sizes
-// where P, C and V are multiples of none of the tiles (P 37, C 24, V 1000 and
-// P 70, C 40, V 333), with wte bound whole and in two ranges (second v0 512 or
-// 128, multiples of VT). Targets include 0, V-1 and the first and last id of
-// tiles and of the second range. Tolerance 1e-5 relative to max(1, |want|) for
-// nll (f32 dots of at most 40 terms, exp and log of sums over up to 1000
-// tokens), 1e-5 relative for the sums, and 1e-5 relative to max(1, |nll|)
-// between the two kernels (both add a dot in c order; they differ in where
-// they rescale the sums). A second run must give bit-identical sums.
+// TestLossShared runs lmhead_loss_shared.wgsl then the reduction
+// (nll_combine.wgsl, nll_sums.wgsl) and compares nll with refops.NLL, the sums
+// with refops.Sums, and nll with lmhead_loss.wgsl's (through the same
+// reduction) on the same inputs, for both weight types and five tilings (the
+// default BM 64, VT 128, BK 8, 8 x 8 per invocation; 4 x 4, 8 x 4 per
+// invocation, smaller blocks and tiles) with slices of 1 to 4 tiles, on sizes
+// where P, C and V are multiples of none of the tiles (P 1, 37 and 70, C 24,
+// 40 and 36, V 1000, 333 and 270), with wte bound whole and in two ranges
+// (second v0 512, 256 or 128: a whole number of slices). Targets include 0,
+// V-1 and the first and last id of tiles and of the second range; some slices
+// (V 270: the last holds 14 ids) leave invocations without a valid id.
+// Tolerance 1e-5 relative to max(1, |want|) for nll (f32 dots of at most 40
+// terms, exp and log of sums over up to 1000 tokens), 1e-5 relative for the
+// sums, and 1e-5 relative to max(1, |nll|) between the two kernels (both add a
+// dot in c order; they differ in where they rescale the sums). A second run
+// must give bit-identical nll and sums.
 func TestLossShared(t *testing.T) {
 	d := newTestDev(t)
-	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 0}, {70, 40, 333, 128}}
+	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 0}, {70, 40, 333, 128}, {1, 36, 270, 0}, {37, 36, 270, 256}}
 	tilings := []struct{ bm, vt, bk, tm, tn, nt int }{{64, 128, 8, 8, 8, 1}, {64, 128, 8, 8, 8, 2}, {64, 64, 16, 4, 4, 2}, {16, 32, 8, 4, 4, 4}, {16, 32, 8, 8, 4, 3}}
 	red := newLossReducer(t, d)
 	for ci, lc := range cases {
@@ -135,9 +152,13 @@ func TestLossShared(t *testing.T) {
 					var sums [2][]float32
 					var nll []float32
 					for run := range sums {
-						nll, sums[run] = lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
+						again, s := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
+						sums[run] = s
 						if run == 0 {
+							nll = again
 							checkClose(t, "nll", nll, want, 1e-5)
+						} else if !bitsEqual(nll, again) {
+							t.Errorf("nll: second run differs from the first: not bit-identical")
 						}
 					}
 					for i, w := range []float64{wantSum, wantSq} {
