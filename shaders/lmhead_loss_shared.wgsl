@@ -95,24 +95,6 @@ fn vsum(a: vec4<f32>, m: f32, ok: vec4<bool>) -> f32 {
 	return (e.x + e.y) + (e.z + e.w);
 }
 
-// rowMax is the max over row r's NQ entries of red.
-fn rowMax(r: u32) -> f32 {
-	var m = NEG_BIG;
-	for (var q = 0u; q < NQ; q++) {
-		m = max(m, red[r * NQ + q]);
-	}
-	return m;
-}
-
-// rowSum is the sum of row r's NQ entries of red, in order.
-fn rowSum(r: u32) -> f32 {
-	var s = 0.0;
-	for (var q = 0u; q < NQ; q++) {
-		s += red[r * NQ + q];
-	}
-	return s;
-}
-
 // idOK says which of the 4 ids of an invocation's vec4 j of a tile (the
 // binding's ids bv0 + tx*4 + j*(4*VT/TN) ..) are in the binding.
 fn idOK(bv0: u32, tx: u32, j: u32) -> vec4<bool> {
@@ -256,13 +238,16 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 		}
 	}
 	// The slice's (m, s) of each row from its NQ invocations', in a fixed order:
-	// the row's max M, then Σ s * exp(m - M) in invocation order.
+	// the row's max M, then Σ s * exp(m - M) in invocation order. Row 4*i + c
+	// of the invocation is row ty*4 + i*(4*BM/TM) + c of the block.
 	for (var r = 0u; r < TM; r++) {
 		red[(ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u) * NQ + tx] = ms[r];
 	}
 	workgroupBarrier();
 	for (var r = 0u; r < TM; r++) {
-		let m = rowMax(ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u);
+		let rl = ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u;
+		var m = NEG_BIG;
+		for (var q = 0u; q < NQ; q++) { m = max(m, red[rl * NQ + q]); }
 		ss[r] *= exp(ms[r] - m);
 		ms[r] = m;
 	}
@@ -275,8 +260,10 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	let gs = p.v0 / (NT * VT) + wid.y; // the slice's global index
 	for (var r = 0u; r < TM; r++) {
 		let rl = ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u;
+		var s = 0.0;
+		for (var q = 0u; q < NQ; q++) { s += red[rl * NQ + q]; }
 		if bm0 + rl < p.P {
-			part[gs * p.P + bm0 + rl] = vec2<f32>(ms[r], rowSum(rl));
+			part[gs * p.P + bm0 + rl] = vec2<f32>(ms[r], s);
 		}
 	}
 }
