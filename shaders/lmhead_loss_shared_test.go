@@ -1,6 +1,7 @@
 package shaders
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
 // lossSharedGroups is lmhead_loss_shared.wgsl's dispatch: one workgroup per bm
@@ -178,6 +180,82 @@ func TestLossShared(t *testing.T) {
 					})
 					checkClose(t, "nll vs lmhead_loss.wgsl", nll, f64(plain), 1e-5)
 				})
+			}
+		}
+	}
+}
+
+// TestGPT2SharedLMHead runs the whole peaked tiny model (C 16, GPT-2's 50257
+// ids) with the hardware kernels against the CPU path (mean NLL within 1e-5),
+// with lmhead_loss_shared.wgsl's slices of 8 tiles (the default: 50 slices of
+// 1024 ids, the last 81) and of 3, wte bound whole and in ranges of 2 and 3
+// slices (bindLimit): every binding gives the same sums, bit for bit, as do
+// reruns. From the profile, its geometry: one LM-head dispatch per range,
+// ceil(P/64) x (the range's slices) workgroups in all, and the reduction over
+// ceil(P/256) > 1 workgroups of nll_combine.wgsl, then one of nll_sums.wgsl.
+func TestGPT2SharedLMHead(t *testing.T) {
+	d := newTestDev(t)
+	ctx := context.Background()
+	for _, nt := range []int{sharedSliceTiles, 3} {
+		// A model per slice size: its arenas hold the partials of its slices.
+		g, seqs, want := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(24, 20, c.NPositions, c.VocabSize) })
+		g.sharedMatmul, g.vt, g.sliceTiles = true, sharedVocabTile, nt // the kernels of hardware GPUs
+		profiled := g.SetProfiling(true) == nil
+		V, C := g.cfg.VocabSize, g.cfg.NEmbd
+		var whole model.LossSums
+		for _, k := range []int{0, 2, 3} { // slices per range; 0: wte whole
+			g.bindLimit = k * nt * g.vt * C * g.weightBytes()
+			ranges := g.wteRanges()
+			name := fmt.Sprintf("NT=%d/ranges=%d", nt, len(ranges))
+			if k > 0 && len(ranges) != ceilDiv(ceilDiv(V, nt*g.vt), k) {
+				t.Fatalf("%s: %d ranges of %d slices for %d ids", name, len(ranges), k, V)
+			}
+			p, err := g.Submit(ctx, seqs, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Wait(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := g.Loss(ctx, seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: mean NLL gpu %.7f, cpu %.7f", name, got.Sum/float64(got.Count), want.Sum/float64(want.Count))
+			switch {
+			case got.Count != want.Count || meanDiff(got, want) > 1e-5:
+				t.Errorf("%s: %+v, cpu %+v", name, got, want)
+			case again != got:
+				t.Errorf("%s: rerun %+v, first %+v: not bit-identical", name, again, got)
+			case k == 0:
+				whole = got
+			case got != whole:
+				t.Errorf("%s: %+v, wte whole %+v: not bit-identical", name, got, whole)
+			}
+			if !profiled {
+				continue
+			}
+			P := got.Count
+			wantWG := map[string][2]uint64{"nll_combine": {1, uint64(ceilDiv(P, nllCombineWG))}, "nll_sums": {1, 1}}
+			var lm uint64
+			for _, r := range ranges {
+				lm += uint64(ceilDiv(P, sharedLMHeadRows) * ceilDiv(r[1]-r[0], nt*g.vt))
+			}
+			wantWG["lmhead_loss_shared"] = [2]uint64{uint64(len(ranges)), lm}
+			for _, kt := range p.Profile() {
+				if w, ok := wantWG[kt.Kernel]; ok {
+					if uint64(kt.Dispatches) != w[0] || kt.Workgroups != w[1] {
+						t.Errorf("%s: %s: %d dispatches, %d workgroups; want %d, %d", name, kt.Kernel, kt.Dispatches, kt.Workgroups, w[0], w[1])
+					}
+					delete(wantWG, kt.Kernel)
+				}
+			}
+			if len(wantWG) != 0 {
+				t.Errorf("%s: no profile of %v", name, wantWG)
+			}
+			if P <= nllCombineWG {
+				t.Errorf("%d targets: too few to spread the reduction over workgroups", P)
 			}
 		}
 	}
