@@ -28,8 +28,9 @@
 //     per target).
 //   - Hardware GPUs (discrete, integrated, virtual) get the hardware set:
 //     matmul_shared.wgsl and lmhead_loss_shared.wgsl stage tiles of both
-//     operands in workgroup memory (the LM head takes a slice of 16 tiles per
-//     workgroup, so a position has tens of partials, not hundreds);
+//     operands in workgroup memory (the LM head takes a slice of 8 tiles of
+//     128 ids per workgroup, each invocation folding its logits into a running
+//     (max, sum) in registers, so a position has 50 partials, not 786);
 //     attention_shared.wgsl is flash attention with key/value tiles in
 //     workgroup memory, one rescale per tile and masked tiles skipped;
 //     c_attn's matmul writes k and v straight into the KV cache (its epilogue

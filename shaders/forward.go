@@ -648,7 +648,8 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	if g.sharedMatmul {
 		nt := g.lmSlice()
-		lm, lmConsts, lmGroups = g.lmHeadShared, map[string]float64{"VT": float64(g.vt), "NT": float64(nt)}, func(P, V int) [3]uint32 {
+		// Slices of nt tiles: ceil(P/BM) x ceil(V/(nt*VT)) workgroups, 50 partials per GPT-2 position.
+		lm, lmConsts, lmGroups = g.lmHeadShared, map[string]float64{"BM": sharedLMHeadRows, "VT": float64(g.vt), "NT": float64(nt)}, func(P, V int) [3]uint32 {
 			return [3]uint32{uint32(ceilDiv(P, sharedLMHeadRows)), uint32(ceilDiv(V, g.vt*nt)), 1}
 		}
 	}
@@ -665,11 +666,10 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	// The loss per target and per block of targets over many workgroups, then the blocks in one: both in fixed orders.
 	blocks := ceilDiv(P, nllCombineWG)
-	r.op(g.nllCombine, nil, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "blocks": whole(a.blocks)},
+	r.op(g.nllCombine, map[string]float64{"WG": nllCombineWG}, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "blocks": whole(a.blocks)},
 		Params{"P": float64(P), "tiles": float64(parts)}, grid(blocks), float64(P*parts*4), float64(8*P*parts+8*P))
-	r.op(g.nllSums, nil, map[string]Buf{"blocks": whole(a.blocks), "out": whole(a.sums)},
+	r.op(g.nllSums, map[string]float64{"WG": nllSumsWG}, map[string]Buf{"blocks": whole(a.blocks), "out": whole(a.sums)},
 		Params{"n": float64(blocks)}, [3]uint32{1, 1, 1}, float64(2*blocks), float64(8*blocks))
-
 }
 
 // forwardChunk records the forward pass of one chunk of B sequences x T

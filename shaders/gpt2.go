@@ -328,7 +328,12 @@ func (g *GPT2) weightBytes() int {
 // lmhead_loss_shared.wgsl (sharedSliceTiles, fewer when a slice would not fit
 // one binding of wte on the device), 1 for lmhead_loss.wgsl. A range of wte
 // (wteRanges) is a whole number of slices, even when a test's bindLimit asks
-// for less.
+// for less. With GPT-2's 50257 ids, 8 tiles of 128 make 50 slices: 50
+// partials per position for nll_combine.wgsl to merge, and ceil(P/64) x 50
+// workgroups of 128 invocations, 800 for one window of 1024 positions and
+// thousands for a batch, enough for several per multiprocessor of a big GPU.
+// It does not depend on P, so the partials' order (and the sums' bits) of a
+// batch do not either.
 func (g *GPT2) lmSlice() int {
 	if !g.sharedMatmul {
 		return 1

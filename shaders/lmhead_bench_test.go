@@ -40,7 +40,9 @@ func BenchmarkLMHead(b *testing.B) {
 		{"lmhead_loss.wgsl", map[string]float64{"VT": float64(plainVT)}, func(p *Pipeline) [3]uint32 {
 			return [3]uint32{uint32(ceilDiv(ceilDiv(P, 4), int(p.WorkgroupSize[0]))), uint32(ceilDiv(V, plainVT)), 1}
 		}},
-		{"lmhead_loss_shared.wgsl", nil, func(*Pipeline) [3]uint32 { return lossSharedGroups(P, V, 64, 64, sharedSliceTiles) }},
+		{"lmhead_loss_shared.wgsl", nil, func(*Pipeline) [3]uint32 {
+			return lossSharedGroups(P, V, sharedLMHeadRows, sharedVocabTile, sharedSliceTiles)
+		}},
 	}
 	for _, f16 := range d.weightTypes() {
 		wb := weightBytes(append([]float32(nil), wte...), f16)

@@ -10,23 +10,23 @@
 // The binding's vocabulary is cut into tiles of VT ids and the tiles into
 // slices of NT tiles: slice g covers the binding's ids g*NT*VT .. (g+1)*NT*VT
 // - 1 (fewer in the last). Workgroup (x, g) takes positions x*BM .. x*BM +
-// BM - 1 and slice g: WG = (BM/4) * (VT/4) invocations, each accumulating a
-// 4x4 register tile (4 consecutive positions, 4 consecutive ids) of a tile in
-// f32. The logits of a tile are computed as matmul_shared.wgsl computes its
-// tiles (the same layout, read the comments there): WG = (BM/TM) * (VT/TN)
-// invocations each accumulate TM positions x TN ids, spread across the tile in
-// blocks of 4; h and wte are read as vec4s along C (so C must be a multiple
-// of 4: the host checks, and runs lmhead_loss.wgsl otherwise), stored
+// BM - 1 and slice g, tile by tile. The logits of a tile are computed as
+// matmul_shared.wgsl computes its tiles (the same layout, read the comments
+// there): WG = (BM/TM) * (VT/TN) invocations each accumulate TM positions x TN
+// ids in f32, spread across the tile in blocks of 4; h and wte are read as
+// vec4s along C (so C must be a multiple of 4: GPT2's always is, as NewGPT2
+// takes head sizes that are multiples of 4 only; lmhead_loss.wgsl reads
+// scalars and takes any C), stored
 // transposed in workgroup memory (vec4s of 4 consecutive positions or ids per
 // channel, rows padded against bank conflicts), two steps of BK channels
 // double-buffered with one barrier per step; the inner loop reads whole vec4s
-// with indices the compiler proves in bounds. Then each position's VT logits
-// of the tile, spread over the VT/TN invocations of its row, are reduced
-// through workgroup memory in a fixed order: each invocation's max over its
-// valid ids, the row max m over those, each invocation's Σ exp(logit - m) over
-// its valid ids in id order, and s = the sum of those in order; the invocation
-// at the row's start folds (m, s) into the slice's running pair (rescaling
-// once per tile), tile by tile in order.
+// with indices the compiler proves in bounds. After a tile's last step each
+// invocation folds the tile's logits into a running (m, s) per row, in
+// registers: the max over its valid ids of the tile, one rescale of s, then
+// Σ exp(logit - m) over them in id order; no workgroup memory, no barrier. At
+// the slice's end the NQ = VT/TN invocations of each row give the slice's
+// (m, s) in a fixed order through workgroup memory: the row max M of theirs,
+// then Σ s * exp(m - M) in invocation order, added by the row's first.
 // Deterministic, no atomics. It writes part[(v0/(NT*VT) + g)*P + p] = the
 // slice's (m, s) and, when the target of p is in the slice,
 // tgt[p] = logit[p][target] (from the one invocation holding that logit).
@@ -38,11 +38,13 @@
 //
 // Any P, V and C a multiple of 4: elements of a tile outside h or wte are
 // stored as zeros, ids past V take no part in m or s, and positions past P are
-// never stored. Constraints (the host checks): BK, TM, TN multiples of 4, TM
-// and TN at most 8, BM % TM == VT % TN == 0, at most 4 vec4 loads of each tile
-// per invocation, WG at most the device's invocations. Workgroup memory:
+// never stored. Constraints (of the tilings the tests run; the host runs the
+// defaults only): BK, TM, TN multiples of 4, TM and TN at most 8,
+// BM % TM == VT % TN == 0, at most 4 vec4 loads of each tile per invocation,
+// WG at most the device's invocations. Workgroup memory:
 // 2 * BK * (BM + VT + 8) * 4 + BM * (VT/TN) * 4 bytes, 15 KiB with the
-// defaults (BM 64, VT 128, BK 8, 8 x 8 per invocation: 128 invocations).
+// defaults (BM 64, VT 128, BK 8, 8 x 8 per invocation: 128 invocations), within
+// the 16 KiB every Vulkan device has.
 //
 // Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1); x at most 65535 (P up to 4M
 // with BM 64). Workgroups with x*BM >= P return at once.
@@ -79,6 +81,7 @@ const MAXT4: u32 = 2u;
 const MAXL: u32 = 4u;
 const MAXT: u32 = 8u;
 const NEG_BIG: f32 = -3.0e38;
+const NO_TARGET: u32 = 0xffffffffu; // the target of a position past P: no id
 
 // vmax is the largest component of a whose id is valid (ok), NEG_BIG if none.
 fn vmax(a: vec4<f32>, ok: vec4<bool>) -> f32 {
@@ -92,29 +95,16 @@ fn vsum(a: vec4<f32>, m: f32, ok: vec4<bool>) -> f32 {
 	return (e.x + e.y) + (e.z + e.w);
 }
 
-// rowMax is the max over row r's NQ entries of red.
-fn rowMax(r: u32) -> f32 {
-	var m = NEG_BIG;
-	for (var q = 0u; q < NQ; q++) {
-		m = max(m, red[r * NQ + q]);
-	}
-	return m;
+// idOK says which of the 4 ids of an invocation's vec4 j of a tile (the
+// binding's ids bv0 + tx*4 + j*(4*VT/TN) ..) are in the binding.
+fn idOK(bv0: u32, tx: u32, j: u32) -> vec4<bool> {
+	let v = bv0 + tx * 4u + j * (4u * VT / TN);
+	return (vec4<u32>(v) + vec4<u32>(0u, 1u, 2u, 3u)) < vec4<u32>(p.V);
 }
 
-// rowSum is the sum of row r's NQ entries of red, in order.
-fn rowSum(r: u32) -> f32 {
-	var s = 0.0;
-	for (var q = 0u; q < NQ; q++) {
-		s += red[r * NQ + q];
-	}
-	return s;
-}
-
-// storeTarget writes tgt[row] = a[j] when row is a position and its target is the
-// valid id first + j (global ids; first is the first id of a's 4).
-fn storeTarget(row: u32, a: vec4<f32>, first: u32, ok: vec4<bool>) {
-	if row >= p.P { return; }
-	let tg = targets[row];
+// storeTarget writes tgt[row] = a[k] when the target tg of position row is
+// the valid id first + k (global ids; first is the first id of a's 4).
+fn storeTarget(row: u32, tg: u32, a: vec4<f32>, first: u32, ok: vec4<bool>) {
 	let hit = (vec4<u32>(tg) == vec4<u32>(first) + vec4<u32>(0u, 1u, 2u, 3u)) & ok;
 	if any(hit) {
 		tgt[row] = dot(select(vec4<f32>(0.0), a, hit), vec4<f32>(1.0));
@@ -171,12 +161,20 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	let ty = li / NQ;
 	let tx = li % NQ;
 	let steps = (p.C + BK - 1u) / BK;
-	// The slice's running (m, s) of the invocation's TM rows, kept by the invocations with tx == 0.
+	// Per row of the invocation (4 * i + c: row ty*4 + i*(4*BM/TM) + c of the
+	// block): its target (NO_TARGET past P) and the running (m, s) over the
+	// invocation's ids of the slice's tiles so far.
+	var tg: array<u32, MAXT>;
 	var ms: array<f32, MAXT>;
 	var ss: array<f32, MAXT>;
-	for (var r = 0u; r < TM; r++) {
-		ms[r] = NEG_BIG;
-		ss[r] = 0.0;
+	for (var i = 0u; i < TM / 4u; i++) {
+		for (var c = 0u; c < 4u; c++) {
+			let row = bm0 + ty * 4u + i * (4u * BM / TM) + c;
+			tg[4u * i + c] = NO_TARGET;
+			if row < p.P { tg[4u * i + c] = targets[row]; }
+			ms[4u * i + c] = NEG_BIG;
+			ss[4u * i + c] = 0.0;
+		}
 	}
 	var acc: array<vec4<f32>, 16>; // (TM, TN/4)
 	var rx: array<vec4<f32>, MAXL>;
@@ -185,7 +183,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 		let bv0 = sv0 + tile * VT;
 		if bv0 >= p.V { break; } // uniform: the slice's last tile was the binding's last
 		for (var i = 0u; i < TM * TN / 4u; i++) { acc[i] = vec4<f32>(0.0); }
-		// Step 0 into buffer 0.
+		// Step 0 into buffer 0: every read of the last tile's buffers was before the barrier ending its last step.
 		for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, 0u, li + l * WG); }
 		for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, 0u, li + l * WG); }
 		for (var l = 0u; l < XL; l++) { storeH(0u, li + l * WG, rx[l]); }
@@ -219,65 +217,53 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 			}
 			workgroupBarrier();
 		}
-		// The rows' max: per invocation over its valid ids, then over the row's invocations.
-		for (var i = 0u; i < TM / 4u; i++) {
-			for (var c = 0u; c < 4u; c++) {
-				let rl = ty * 4u + i * (4u * BM / TM) + c; // the row within the block
-				var m = NEG_BIG;
-				for (var j = 0u; j < TN / 4u; j++) {
-					let v = bv0 + tx * 4u + j * (4u * VT / TN);
-					let ok = (vec4<u32>(v) + vec4<u32>(0u, 1u, 2u, 3u)) < vec4<u32>(p.V);
-					m = max(m, vmax(acc[(4u * i + c) * (TN / 4u) + j], ok));
-				}
-				red[rl * NQ + tx] = m;
+		// Fold the tile into each row's running (m, s), in registers: the max over
+		// the invocation's valid ids of the tile, one rescale, then the exps.
+		for (var r = 0u; r < TM; r++) {
+			var mt = NEG_BIG;
+			for (var j = 0u; j < TN / 4u; j++) {
+				mt = max(mt, vmax(acc[r * (TN / 4u) + j], idOK(bv0, tx, j)));
 			}
-		}
-		workgroupBarrier();
-		var mt: array<f32, MAXT>; // the tile's max of each of the invocation's rows
-		for (var i = 0u; i < TM / 4u; i++) {
-			for (var c = 0u; c < 4u; c++) {
-				mt[4u * i + c] = rowMax(ty * 4u + i * (4u * BM / TM) + c);
+			let mn = max(ms[r], mt);
+			var st = 0.0;
+			for (var j = 0u; j < TN / 4u; j++) {
+				let v = bv0 + tx * 4u + j * (4u * VT / TN);
+				let a = acc[r * (TN / 4u) + j];
+				let ok = idOK(bv0, tx, j);
+				st += vsum(a, mn, ok);
+				storeTarget(bm0 + ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u, tg[r], a, p.v0 + v, ok);
 			}
+			ss[r] = ss[r] * exp(ms[r] - mn) + st;
+			ms[r] = mn;
 		}
-		workgroupBarrier(); // every max is read before red is overwritten
-		for (var i = 0u; i < TM / 4u; i++) {
-			for (var c = 0u; c < 4u; c++) {
-				let rl = ty * 4u + i * (4u * BM / TM) + c;
-				var s = 0.0;
-				for (var j = 0u; j < TN / 4u; j++) {
-					let v = bv0 + tx * 4u + j * (4u * VT / TN);
-					let ok = (vec4<u32>(v) + vec4<u32>(0u, 1u, 2u, 3u)) < vec4<u32>(p.V);
-					let a = acc[(4u * i + c) * (TN / 4u) + j];
-					s += vsum(a, mt[4u * i + c], ok);
-					storeTarget(bm0 + rl, a, p.v0 + v, ok);
-				}
-				red[rl * NQ + tx] = s;
-			}
-		}
-		workgroupBarrier();
-		if tx == 0u {
-			// Fold the tile's (m, s) into the slice's, in tile order.
-			for (var i = 0u; i < TM / 4u; i++) {
-				for (var c = 0u; c < 4u; c++) {
-					let r = 4u * i + c;
-					let st = rowSum(ty * 4u + i * (4u * BM / TM) + c);
-					let mn = max(ms[r], mt[r]);
-					ss[r] = ss[r] * exp(ms[r] - mn) + st * exp(mt[r] - mn);
-					ms[r] = mn;
-				}
-			}
-		}
-		// The next tile's first writes to hs, ws and red follow a barrier every reader of this tile's has passed:
-		// hs, ws after this one; red after the next tile's step barriers.
 	}
+	// The slice's (m, s) of each row from its NQ invocations', in a fixed order:
+	// the row's max M, then Σ s * exp(m - M) in invocation order. Row 4*i + c
+	// of the invocation is row ty*4 + i*(4*BM/TM) + c of the block.
+	for (var r = 0u; r < TM; r++) {
+		red[(ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u) * NQ + tx] = ms[r];
+	}
+	workgroupBarrier();
+	for (var r = 0u; r < TM; r++) {
+		let rl = ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u;
+		var m = NEG_BIG;
+		for (var q = 0u; q < NQ; q++) { m = max(m, red[rl * NQ + q]); }
+		ss[r] *= exp(ms[r] - m);
+		ms[r] = m;
+	}
+	workgroupBarrier(); // every max is read before red is overwritten
+	for (var r = 0u; r < TM; r++) {
+		red[(ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u) * NQ + tx] = ss[r];
+	}
+	workgroupBarrier();
 	if tx != 0u { return; }
 	let gs = p.v0 / (NT * VT) + wid.y; // the slice's global index
-	for (var i = 0u; i < TM / 4u; i++) {
-		for (var c = 0u; c < 4u; c++) {
-			let row = bm0 + ty * 4u + i * (4u * BM / TM) + c;
-			if row < p.P {
-				part[gs * p.P + row] = vec2<f32>(ms[4u * i + c], ss[4u * i + c]);
-			}
+	for (var r = 0u; r < TM; r++) {
+		let rl = ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u;
+		var s = 0.0;
+		for (var q = 0u; q < NQ; q++) { s += red[rl * NQ + q]; }
+		if bm0 + rl < p.P {
+			part[gs * p.P + bm0 + rl] = vec2<f32>(ms[r], s);
 		}
 	}
 }

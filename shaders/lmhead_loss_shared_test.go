@@ -1,6 +1,7 @@
 package shaders
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -8,12 +9,26 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
 // lossSharedGroups is lmhead_loss_shared.wgsl's dispatch: one workgroup per bm
 // positions and slice of nt tiles of vt ids of a range of n ids.
 func lossSharedGroups(P, n, bm, vt, nt int) [3]uint32 {
 	return [3]uint32{uint32(ceilDiv(P, bm)), uint32(ceilDiv(n, vt*nt)), 1}
+}
+
+// bitsEqual reports whether a and b hold the same float32 bits.
+func bitsEqual(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // lossCase is one set of inputs for TestLossShared.
@@ -73,21 +88,25 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 	return nll, sums
 }
 
-// TestLossShared runs lmhead_loss_shared.wgsl then nll_sums.wgsl and compares
-// nll with refops.NLL, the sums with refops.Sums, and nll with lmhead_loss.wgsl's
-// (through the same nll_sums.wgsl) on the same inputs, for both weight types,
-// the default tiles (BM 64, VT 64, BK 16) and BM 16, VT 32, BK 8, on sizes
-// where P, C and V are multiples of none of the tiles (P 37, C 24, V 1000 and
-// P 70, C 40, V 333), with wte bound whole and in two ranges (second v0 512 or
-// 128, multiples of VT). Targets include 0, V-1 and the first and last id of
-// tiles and of the second range. Tolerance 1e-5 relative to max(1, |want|) for
-// nll (f32 dots of at most 40 terms, exp and log of sums over up to 1000
-// tokens), 1e-5 relative for the sums, and 1e-5 relative to max(1, |nll|)
-// between the two kernels (both add a dot in c order; they differ in where
-// they rescale the sums). A second run must give bit-identical sums.
+// TestLossShared runs lmhead_loss_shared.wgsl then the reduction
+// (nll_combine.wgsl, nll_sums.wgsl) and compares nll with refops.NLL, the sums
+// with refops.Sums, and nll with lmhead_loss.wgsl's (through the same
+// reduction) on the same inputs, for both weight types and five tilings (the
+// default BM 64, VT 128, BK 8, 8 x 8 per invocation; 4 x 4, 8 x 4 per
+// invocation, smaller blocks and tiles) with slices of 1 to 4 tiles, on sizes
+// where P, C and V are multiples of none of the tiles (P 1, 37 and 70, C 24,
+// 40 and 36, V 1000, 333 and 270), with wte bound whole and in two ranges
+// (second v0 512, 256 or 128: a whole number of slices). Targets include 0,
+// V-1 and the first and last id of tiles and of the second range; some slices
+// (V 270: the last holds 14 ids) leave invocations without a valid id.
+// Tolerance 1e-5 relative to max(1, |want|) for nll (f32 dots of at most 40
+// terms, exp and log of sums over up to 1000 tokens), 1e-5 relative for the
+// sums, and 1e-5 relative to max(1, |nll|) between the two kernels (both add a
+// dot in c order; they differ in where they rescale the sums). A second run
+// must give bit-identical nll and sums.
 func TestLossShared(t *testing.T) {
 	d := newTestDev(t)
-	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 0}, {70, 40, 333, 128}}
+	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 0}, {70, 40, 333, 128}, {1, 36, 270, 0}, {37, 36, 270, 256}}
 	tilings := []struct{ bm, vt, bk, tm, tn, nt int }{{64, 128, 8, 8, 8, 1}, {64, 128, 8, 8, 8, 2}, {64, 64, 16, 4, 4, 2}, {16, 32, 8, 4, 4, 4}, {16, 32, 8, 8, 4, 3}}
 	red := newLossReducer(t, d)
 	for ci, lc := range cases {
@@ -135,9 +154,13 @@ func TestLossShared(t *testing.T) {
 					var sums [2][]float32
 					var nll []float32
 					for run := range sums {
-						nll, sums[run] = lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
+						again, s := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
+						sums[run] = s
 						if run == 0 {
+							nll = again
 							checkClose(t, "nll", nll, want, 1e-5)
+						} else if !bitsEqual(nll, again) {
+							t.Errorf("nll: second run differs from the first: not bit-identical")
 						}
 					}
 					for i, w := range []float64{wantSum, wantSq} {
@@ -157,6 +180,82 @@ func TestLossShared(t *testing.T) {
 					})
 					checkClose(t, "nll vs lmhead_loss.wgsl", nll, f64(plain), 1e-5)
 				})
+			}
+		}
+	}
+}
+
+// TestGPT2SharedLMHead runs the whole peaked tiny model (C 16, GPT-2's 50257
+// ids) with the hardware kernels against the CPU path (mean NLL within 1e-5),
+// with lmhead_loss_shared.wgsl's slices of 8 tiles (the default: 50 slices of
+// 1024 ids, the last 81) and of 3, wte bound whole and in ranges of 2 and 3
+// slices (bindLimit): every binding gives the same sums, bit for bit, as do
+// reruns. From the profile, its geometry: one LM-head dispatch per range,
+// ceil(P/64) x (the range's slices) workgroups in all, and the reduction over
+// ceil(P/256) > 1 workgroups of nll_combine.wgsl, then one of nll_sums.wgsl.
+func TestGPT2SharedLMHead(t *testing.T) {
+	d := newTestDev(t)
+	ctx := context.Background()
+	for _, nt := range []int{sharedSliceTiles, 3} {
+		// A model per slice size: its arenas hold the partials of its slices.
+		g, seqs, want := newPeakedGPT2(t, d, func(c model.Config) []model.Sequence { return zipfSeqs(24, 20, c.NPositions, c.VocabSize) })
+		g.sharedMatmul, g.vt, g.sliceTiles = true, sharedVocabTile, nt // the kernels of hardware GPUs
+		profiled := g.SetProfiling(true) == nil
+		V, C := g.cfg.VocabSize, g.cfg.NEmbd
+		var whole model.LossSums
+		for _, k := range []int{0, 2, 3} { // slices per range; 0: wte whole
+			g.bindLimit = k * nt * g.vt * C * g.weightBytes()
+			ranges := g.wteRanges()
+			name := fmt.Sprintf("NT=%d/ranges=%d", nt, len(ranges))
+			if k > 0 && len(ranges) != ceilDiv(ceilDiv(V, nt*g.vt), k) {
+				t.Fatalf("%s: %d ranges of %d slices for %d ids", name, len(ranges), k, V)
+			}
+			p, err := g.Submit(ctx, seqs, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Wait(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := g.Loss(ctx, seqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: mean NLL gpu %.7f, cpu %.7f", name, got.Sum/float64(got.Count), want.Sum/float64(want.Count))
+			switch {
+			case got.Count != want.Count || meanDiff(got, want) > 1e-5:
+				t.Errorf("%s: %+v, cpu %+v", name, got, want)
+			case again != got:
+				t.Errorf("%s: rerun %+v, first %+v: not bit-identical", name, again, got)
+			case k == 0:
+				whole = got
+			case got != whole:
+				t.Errorf("%s: %+v, wte whole %+v: not bit-identical", name, got, whole)
+			}
+			if !profiled {
+				continue
+			}
+			P := got.Count
+			wantWG := map[string][2]uint64{"nll_combine": {1, uint64(ceilDiv(P, nllCombineWG))}, "nll_sums": {1, 1}}
+			var lm uint64
+			for _, r := range ranges {
+				lm += uint64(ceilDiv(P, sharedLMHeadRows) * ceilDiv(r[1]-r[0], nt*g.vt))
+			}
+			wantWG["lmhead_loss_shared"] = [2]uint64{uint64(len(ranges)), lm}
+			for _, kt := range p.Profile() {
+				if w, ok := wantWG[kt.Kernel]; ok {
+					if uint64(kt.Dispatches) != w[0] || kt.Workgroups != w[1] {
+						t.Errorf("%s: %s: %d dispatches, %d workgroups; want %d, %d", name, kt.Kernel, kt.Dispatches, kt.Workgroups, w[0], w[1])
+					}
+					delete(wantWG, kt.Kernel)
+				}
+			}
+			if len(wantWG) != 0 {
+				t.Errorf("%s: no profile of %v", name, wantWG)
+			}
+			if P <= nllCombineWG {
+				t.Errorf("%d targets: too few to spread the reduction over workgroups", P)
 			}
 		}
 	}
