@@ -626,7 +626,7 @@ func (e *emitter) clampIndex(idx uint32, index expr, it, t *wgslType, r *refv) u
 		return idx // the host guarantees bounds (Options.NoIndexClamp)
 	}
 	if n, ok := e.constLength(t); ok && it.Kind == kU32 {
-		if rg, known := e.rangeOf(index); known && rg.hi < n {
+		if rg, known := e.ranges[index]; known && rg.hi < n {
 			return idx // proved in bounds
 		}
 	}

@@ -8,57 +8,113 @@ import (
 // TestIndexRanges: the emitter leaves out the clamp of an index into a
 // fixed-size array only where the range analysis proves it in bounds, and
 // keeps it wherever the index can reach the length: each case is a kernel
-// whose workgroup array w (64 elements) is indexed with run-time indices.
+// whose workgroup array w (64 elements) is indexed with run-time indices
+// (pre: helper functions the case calls). The cases below the blank line try
+// to fool the analysis: an index that can leave w must keep its clamp.
 func TestIndexRanges(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		body    string
 		clamped bool
-		own     int // UMins the program asks for (min)
+		own     int    // UMins the program asks for (min)
+		pre     string // module-scope declarations the body uses
 	}{
-		{"invocation index", `o[0] = w[li];`, false, 0},
-		{"loop counter below a constant", `for (var i = 0u; i < 16u; i++) { o[0] += w[i * 4u + li % 4u]; }`, false, 0},
-		{"loop counter <=", `for (var i = 0u; i <= 15u; i += 2u) { o[0] += w[i * 4u + 3u]; }`, false, 0},
-		{"lets and constants", `let a = li / 8u; let b = (li % 8u) * 8u; const k = 0u; o[0] = w[a + b + k];`, false, 0},
-		{"nested loops", `for (var i = 0u; i < 4u; i++) { for (var j = 0u; j < 16u; j++) { o[0] += w[i * 16u + j]; } }`, false, 0},
-		{"min", `o[0] = w[min(u32(o[1]), 63u)];`, false, 1},
-		{"select", `o[0] = w[select(3u, li, o[1] > 0.0)];`, false, 0},
-		{"remainder of anything", `o[0] = w[u32(o[1]) % 64u];`, false, 0},
-		{"mask of anything", `o[0] = w[u32(o[1]) & 63u];`, false, 0},
-		{"mask too wide", `o[0] = w[u32(o[1]) & 64u];`, true, 0},
-		{"select of anything", `o[0] = w[select(3u, u32(o[2]), o[1] > 0.0)];`, true, 0},
-		{"subtraction that cannot wrap", `o[0] = w[63u - li];`, false, 0},
-		{"double-buffer offset", `for (var s = 0u; s < u32(o[0]); s++) { let cur = (s % 2u) * 32u; for (var k = 0u; k < 32u; k++) { o[0] += w[cur + k]; } }`, false, 0},
+		{"invocation index", `o[0] = w[li];`, false, 0, ""},
+		{"loop counter below a constant", `for (var i = 0u; i < 16u; i++) { o[0] += w[i * 4u + li % 4u]; }`, false, 0, ""},
+		{"loop counter <=", `for (var i = 0u; i <= 15u; i += 2u) { o[0] += w[i * 4u + 3u]; }`, false, 0, ""},
+		{"lets and constants", `let a = li / 8u; let b = (li % 8u) * 8u; const k = 0u; o[0] = w[a + b + k];`, false, 0, ""},
+		{"nested loops", `for (var i = 0u; i < 4u; i++) { for (var j = 0u; j < 16u; j++) { o[0] += w[i * 16u + j]; } }`, false, 0, ""},
+		{"min", `o[0] = w[min(u32(o[1]), 63u)];`, false, 1, ""},
+		{"select", `o[0] = w[select(3u, li, o[1] > 0.0)];`, false, 0, ""},
+		{"remainder of anything", `o[0] = w[u32(o[1]) % 64u];`, false, 0, ""},
+		{"mask of anything", `o[0] = w[u32(o[1]) & 63u];`, false, 0, ""},
+		{"mask too wide", `o[0] = w[u32(o[1]) & 64u];`, true, 0, ""},
+		{"select of anything", `o[0] = w[select(3u, u32(o[2]), o[1] > 0.0)];`, true, 0, ""},
+		{"subtraction that cannot wrap", `o[0] = w[63u - li];`, false, 0, ""},
+		{"double-buffer offset", `for (var s = 0u; s < u32(o[0]); s++) { let cur = (s % 2u) * 32u; for (var k = 0u; k < 32u; k++) { o[0] += w[cur + k]; } }`, false, 0, ""},
 
-		{"past the end", `o[0] = w[li + 1u];`, true, 0},
-		{"loop bound off by one", `for (var i = 0u; i <= 16u; i++) { o[0] += w[i * 4u]; }`, true, 0},
-		{"counter written in the body", `for (var i = 0u; i < 16u; i++) { i += 1u; o[0] += w[i * 4u]; }`, true, 0},
-		{"counter incremented in the body", `for (var i = 0u; i < 63u; i++) { i++; o[0] += w[i]; }`, true, 0},
-		{"counter's address taken", `for (var i = 0u; i < 16u; i++) { let p = &i; *p = 99u; o[0] += w[i]; }`, true, 0},
-		{"counter of a loop declared outside", `var i = 0u; for (; i < 16u; i++) { o[0] += w[i]; }`, true, 0},
-		{"bound from memory", `for (var i = 0u; i < u32(o[0]); i++) { o[0] += w[i]; }`, true, 0},
-		{"wrap-around below zero", `for (var i = 0u; i < 16u; i++) { o[0] += w[i - 1u]; }`, true, 0},
-		{"multiplication past the end", `o[0] = w[li * 2u];`, true, 0},
-		{"multiplication that wraps", `o[0] = w[(li * 4294967295u) / 33554432u];`, true, 0},
-		{"any u32 divided to fit", `o[0] = w[(li * 4294967295u) / 67108864u];`, false, 0},
-		{"addition that wraps", `o[0] = w[(li + 4294967295u) % 4294967295u];`, true, 0},
-		{"index from memory", `o[0] = w[u32(o[0])];`, true, 0},
-		{"var assigned", `var j = li; j = j + 1u; o[0] = w[j];`, true, 0},
-		{"while loop", `var i = 0u; while i < 16u { o[0] += w[i]; i++; }`, true, 0},
-		{"signed index", `o[0] = w[i32(li)];`, true, 0},
-		{"condition not on the counter", `for (var i = 0u; li < 16u; i++) { o[0] += w[i]; if i > 100u { break; } }`, true, 0},
-		{"counter shadowed by a let", `for (var i = 0u; i < 16u; i++) { let i = li + 1u; o[0] += w[i]; }`, true, 0},
+		{"past the end", `o[0] = w[li + 1u];`, true, 0, ""},
+		{"loop bound off by one", `for (var i = 0u; i <= 16u; i++) { o[0] += w[i * 4u]; }`, true, 0, ""},
+		{"counter written in the body", `for (var i = 0u; i < 16u; i++) { i += 1u; o[0] += w[i * 4u]; }`, true, 0, ""},
+		{"counter incremented in the body", `for (var i = 0u; i < 63u; i++) { i++; o[0] += w[i]; }`, true, 0, ""},
+		{"counter's address taken", `for (var i = 0u; i < 16u; i++) { let p = &i; *p = 99u; o[0] += w[i]; }`, true, 0, ""},
+		{"counter of a loop declared outside", `var i = 0u; for (; i < 16u; i++) { o[0] += w[i]; }`, true, 0, ""},
+		{"bound from memory", `for (var i = 0u; i < u32(o[0]); i++) { o[0] += w[i]; }`, true, 0, ""},
+		{"wrap-around below zero", `for (var i = 0u; i < 16u; i++) { o[0] += w[i - 1u]; }`, true, 0, ""},
+		{"multiplication past the end", `o[0] = w[li * 2u];`, true, 0, ""},
+		{"multiplication that wraps", `o[0] = w[(li * 4294967295u) / 33554432u];`, true, 0, ""},
+		{"any u32 divided to fit", `o[0] = w[(li * 4294967295u) / 67108864u];`, false, 0, ""},
+		{"addition that wraps", `o[0] = w[(li + 4294967295u) % 4294967295u];`, true, 0, ""},
+		{"index from memory", `o[0] = w[u32(o[0])];`, true, 0, ""},
+		{"var assigned", `var j = li; j = j + 1u; o[0] = w[j];`, true, 0, ""},
+		{"while loop", `var i = 0u; while i < 16u { o[0] += w[i]; i++; }`, true, 0, ""},
+		{"signed index", `o[0] = w[i32(li)];`, true, 0, ""},
+		{"condition not on the counter", `for (var i = 0u; li < 16u; i++) { o[0] += w[i]; if i > 100u { break; } }`, true, 0, ""},
+		{"counter shadowed by a let", `for (var i = 0u; i < 16u; i++) { let i = li + 1u; o[0] += w[i]; }`, true, 0, ""},
+
+		// Conditions narrow lets, parameters and counters.
+		{"guarded let", `let j = u32(o[1]); if j < 64u { o[0] = w[j]; }`, false, 0, ""},
+		{"early return", `let j = u32(o[1]); if j >= 64u { return; } o[0] = w[j];`, false, 0, ""},
+		{"early continue", `for (var k = 0u; k < 4u; k++) { let j = u32(o[k]); if j > 63u { continue; } o[0] += w[j]; }`, false, 1, ""},
+		{"else branch", `let j = u32(o[1]); if j >= 64u { o[0] = 1.0; } else { o[0] = w[j]; }`, false, 0, ""},
+		{"guard in the else", `let j = u32(o[1]); if j < 64u { o[0] = 1.0; } else { return; } o[0] = w[j];`, false, 0, ""},
+		{"right operand of &&", `if li < 32u && w[li + 32u] > 0.0 { o[0] = 1.0; }`, false, 0, ""},
+		{"right operand of ||", `if li >= 32u || w[li + 32u] > 0.0 { o[0] = 1.0; }`, false, 0, ""},
+		{"negated guard", `let j = u32(o[1]); if !(j >= 64u) { o[0] = w[j]; }`, false, 0, ""},
+		{"bound on the left", `let j = u32(o[1]); if 64u > j { o[0] = w[j]; }`, false, 0, ""},
+		{"tree reduction", `for (var s = 32u; s > 0u; s >>= 1u) { if li < s { w[li] += w[li + s]; } workgroupBarrier(); }`, false, 0, ""},
+		{"tree reduction by division", `for (var s = 32u; s > 0u; s /= 2u) { if li < s && w[li + s] > w[li] { w[li] = w[li + s]; } workgroupBarrier(); }`, false, 0, ""},
+		{"counting down", `for (var i = 64u; i > 0u; i--) { o[0] += w[i - 1u]; }`, false, 0, ""},
+		{"counter starting above zero", `for (var i = 1u; i < 64u; i++) { o[0] += w[i - 1u]; }`, false, 0, ""},
+		{"while condition", `let j = u32(o[1]); while j < 64u { o[0] = w[j]; break; }`, false, 0, ""},
+		{"parameter from every call", `o[0] = load(li) + load(3u);`, false, 0, "fn load(i: u32) -> f32 { return w[i]; }"},
+		{"parameter guarded in the callee", `put(u32(o[0]));`, false, 0, "fn put(i: u32) { if i >= 64u { return; } w[i] = 1.0; }"},
+		{"parameter through two calls", `o[0] = outer(li / 2u);`, false, 0, "fn inner(i: u32) -> f32 { return w[2u * i + 1u]; }\nfn outer(i: u32) -> f32 { return inner(i); }"},
+		{"argument under a guard", `let j = u32(o[1]); if j < 64u { o[0] = load(j); }`, false, 0, "fn load(i: u32) -> f32 { return w[i]; }"},
+		{"shift by anything", `o[0] = w[li >> u32(o[1])];`, false, 0, ""},
+		{"division by anything", `o[0] = w[li / u32(o[1])];`, false, 0, ""},
+		{"remainder by anything", `o[0] = w[li % u32(o[1])];`, false, 0, ""},
+
+		{"guard off by one", `let j = u32(o[1]); if j <= 64u { o[0] = w[j]; }`, true, 0, ""},
+		{"guard that does not leave", `let j = u32(o[1]); if j >= 64u { o[0] = 1.0; } o[0] = w[j];`, true, 0, ""},
+		{"guard that may not leave", `let j = u32(o[1]); if j >= 64u { if o[2] > 0.0 { return; } } o[0] = w[j];`, true, 0, ""},
+		{"guard leaving an inner loop only", `let j = u32(o[1]); if j >= 64u { for (var k = 0u; k < 2u; k++) { break; } } o[0] = w[j];`, true, 0, ""},
+		{"guard on a variable", `var j = u32(o[1]); if j < 64u { j += 1u; o[0] = w[j]; }`, true, 0, ""},
+		{"guarded variable", `var j = u32(o[1]); if j >= 64u { return; } o[0] = w[j];`, true, 0, ""},
+		{"left operand of &&", `if w[li + 32u] > 0.0 && li < 32u { o[0] = 1.0; }`, true, 0, ""},
+		{"true left operand of ||", `if li < 32u || w[li + 32u] > 0.0 { o[0] = 1.0; }`, true, 0, ""},
+		{"the other branch", `if li < 32u { o[0] = 1.0; } else { o[0] = w[li + 32u]; }`, true, 0, ""},
+		{"&& false says nothing", `let j = u32(o[1]); if j < 64u && o[2] > 0.0 { } else { o[0] = w[j]; }`, true, 0, ""},
+		{"continue reaches continuing", `loop { let j = u32(o[1]); if j >= 64u { continue; } o[0] = 1.0; continuing { o[0] += w[j]; break if o[0] > 0.0; } }`, true, 0, ""},
+		{"counting down past zero", `for (var i = 63u; i >= 0u; i--) { o[0] += w[i]; if o[1] > 0.0 { break; } }`, true, 0, ""},
+		{"step down that wraps", `for (var i = 61u; i > 0u; i -= 2u) { o[0] += w[i]; }`, true, 0, ""},
+		{"step up that wraps", `for (var i = 8u; i < 4294967295u; i += 4294967288u) { o[0] += w[i - 8u]; }`, true, 0, ""},
+		{"small step up that wraps", `for (var i = 8u; i < 72u; i += 4294967292u) { o[0] += w[i - 8u]; }`, true, 0, ""},
+		{"product that wraps", `for (var i = 2u; i < 64u; i *= 2147483648u) { o[0] += w[i - 2u]; }`, true, 0, ""},
+		{"the other branch, one past", `let j = min(u32(o[1]), 127u); if j < 63u { o[0] = 1.0; } else { o[0] = w[127u - j]; }`, true, 1, ""},
+		{"the early return's other side, one past", `let j = min(u32(o[1]), 127u); if j <= 62u { return; } o[0] = w[127u - j];`, true, 1, ""},
+		{"the other side of >, one past", `let j = u32(o[1]); if j > 64u { o[0] = 1.0; } else { o[0] = w[j]; }`, true, 0, ""},
+		{"greater than an index", `let j = u32(o[1]); if li < j { o[0] = w[j]; }`, true, 0, ""},
+		{"doubling that wraps", `for (var i = 1u; i != 0u; i *= 2u) { o[0] += w[i - 1u]; }`, true, 0, ""},
+		{"counter written by the condition", `for (var i = 0u; i < min(bump(&i), 16u); i++) { o[0] += w[i * 4u]; }`, true, 1, "fn bump(p: ptr<function, u32>) -> u32 { *p = 1000u; return 20u; }"},
+		{"parameter with one call out of range", `o[0] = load(li) + load(li + 1u);`, true, 0, "fn load(i: u32) -> f32 { return w[i]; }"},
+		{"parameter with one unknown call", `o[0] = load(li) + load(u32(o[1]));`, true, 0, "fn load(i: u32) -> f32 { return w[i]; }"},
+		{"argument beside a guard", `let j = u32(o[1]); if j < 64u { o[0] = load(j); } o[1] = load(j);`, true, 0, "fn load(i: u32) -> f32 { return w[i]; }"},
+		{"while loop variable", `var s = 32u; while s > 0u { o[0] += w[li + s]; s >>= 1u; }`, true, 0, ""},
+		{"shift left by anything", `o[0] = w[1u << u32(o[1])];`, true, 0, ""},
+		{"remainder of anything by anything", `o[0] = w[u32(o[2]) % u32(o[1])];`, true, 0, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := fmt.Sprintf(`
 @group(0) @binding(0) var<storage, read_write> o: array<f32>;
 var<workgroup> w: array<f32, 64>;
+%s
 @compute @workgroup_size(64)
 fn main(@builtin(local_invocation_index) li: u32) {
 	w[li %% 64u] = f32(li);
 	workgroupBarrier();
 	%s
-}`, c.body)
+}`, c.pre, c.body)
 			m, err := Compile("ranges.wgsl", src, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -73,6 +129,68 @@ fn main(@builtin(local_invocation_index) li: u32) {
 				t.Errorf("%d clamps: want clamped %v", n, c.clamped)
 			}
 			spirvVal(t, "ranges", sp.SPIRV)
+			// The whole module decides alike (no override here).
+			if n := countUMin(m.SPIRV) - c.own; c.clamped && n < 1 || !c.clamped && n != 0 {
+				t.Errorf("whole module: %d clamps: want clamped %v", n, c.clamped)
+			}
 		})
+	}
+}
+
+// TestIndexRangesPerEntryPoint: what the analysis knows depends on the
+// module emitted. A helper called from two entry points takes the union of
+// their arguments in the whole module and only its entry point's once
+// specialized; an override array length is known only once specialized; subgroup builtins are bounded by the workgroup size and
+// Vulkan's largest subgroup (128).
+func TestIndexRangesPerEntryPoint(t *testing.T) {
+	src := `
+enable subgroups;
+override WG: u32 = 64;
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+var<workgroup> w: array<f32, 64>;
+var<workgroup> v: array<f32, WG>;
+var<workgroup> lanes: array<f32, 128>;
+fn load(i: u32) -> f32 { return w[i]; }
+@compute @workgroup_size(64)
+fn small(@builtin(local_invocation_index) li: u32) { o[0] = load(li); }
+@compute @workgroup_size(128)
+fn big(@builtin(local_invocation_index) li: u32) { o[0] = load(li); }
+@compute @workgroup_size(64)
+fn sized(@builtin(local_invocation_index) li: u32) { o[0] = v[li % WG]; }
+@compute @workgroup_size(64)
+fn sub(@builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_id) sid: u32, @builtin(num_subgroups) nsg: u32) {
+	o[0] = lanes[lane] + w[sid];
+	for (var i = 0u; i < nsg; i++) { o[0] += w[i]; }
+}
+@compute @workgroup_size(64)
+fn sub3(@builtin(num_subgroups) nsg: u32) { o[0] = w[nsg]; }
+@compute @workgroup_size(64)
+fn sub2(@builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) n: u32) { o[0] = w[lane] + lanes[n - 1u]; }
+`
+	m, err := Compile("entries.wgsl", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.SPIRV == nil {
+		t.Fatalf("no SPIR-V: %s", m.NoSPIRV)
+	}
+	spirvVal(t, "entries", m.SPIRV)
+	// Whole module: load's w[i] (union 0..127) and sized's v[li % WG] (WG unknown);
+	// sub2's w[lane] (lane up to 127); sub3's w[nsg] (up to 64).
+	if n := countUMin(m.SPIRV); n != 4 {
+		t.Errorf("whole module: %d clamps, want 4", n)
+	}
+	for _, c := range []struct {
+		entry   string
+		clamped int
+	}{{"small", 0}, {"big", 1}, {"sized", 0}, {"sub", 0}, {"sub2", 1}, {"sub3", 1}} {
+		sp, err := m.Specialize(c.entry, map[string]float64{"WG": 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := countUMin(sp.SPIRV); n != c.clamped {
+			t.Errorf("%s: %d clamps, want %d", c.entry, n, c.clamped)
+		}
+		spirvVal(t, c.entry, sp.SPIRV)
 	}
 }
