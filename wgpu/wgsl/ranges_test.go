@@ -9,8 +9,8 @@ import (
 // fixed-size array only where the range analysis proves it in bounds, and
 // keeps it wherever the index can reach the length: each case is a kernel
 // whose workgroup array w (64 elements) is indexed with run-time indices
-// (pre: helper functions the case calls). The cases below the blank line try
-// to fool the analysis: an index that can leave w must keep its clamp.
+// (pre: helper functions the case calls). The clamped cases try to fool the
+// analysis: an index that can leave w must keep its clamp.
 func TestIndexRanges(t *testing.T) {
 	for _, c := range []struct {
 		name    string
