@@ -432,9 +432,12 @@ func (r *ranges) builtinRange(b string) (interval, bool) {
 	case "subgroup_size":
 		return interval{1, 128}, true
 	case "local_invocation_index", "subgroup_id", "num_subgroups":
+		// n is the invocation count, known only while it is a u32: each
+		// factor is checked before it multiplies, so n never wraps (three
+		// dimensions can multiply past 2^64).
 		n := uint64(1)
 		for _, d := range r.fn.wgSize {
-			if d.override != nil || d.val < 1 {
+			if d.override != nil || d.val < 1 || uint64(d.val) > math.MaxUint32/n {
 				return interval{}, false
 			}
 			n *= uint64(d.val)

@@ -194,3 +194,47 @@ fn sub2(@builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) n: u
 		spirvVal(t, c.entry, sp.SPIRV)
 	}
 }
+
+// TestIndexRangesHugeWorkgroup: local_invocation_index, subgroup_id and
+// num_subgroups are bounded by the product of the workgroup's dimensions
+// only while that product is a u32. 64 * 536903681 * 536838145 is 2^64 + 64:
+// a product taken in 64 bits wraps to 64 and would prove w[li] in bounds
+// (the checker may refuse such a workgroup size instead; it must never be
+// both accepted and proved).
+func TestIndexRangesHugeWorkgroup(t *testing.T) {
+	r := &ranges{fn: &function{compute: true, wgSize: [3]wgDim{{val: 64}, {val: 536903681}, {val: 536838145}}}}
+	for _, b := range []string{"local_invocation_index", "subgroup_id", "num_subgroups"} {
+		if rg, ok := r.builtinRange(b); ok {
+			t.Errorf("%s: proved in %v", b, rg)
+		}
+	}
+	r.fn.wgSize = [3]wgDim{{val: 65536}, {val: 65536}, {val: 1}} // 2^32 invocations: any u32
+	if rg, ok := r.builtinRange("local_invocation_index"); ok && rg.hi < 1<<32-1 {
+		t.Errorf("2^32 invocations: proved in %v", rg)
+	}
+	const src = `
+override A: u32 = 1;
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+var<workgroup> w: array<f32, 64>;
+@compute @workgroup_size(64, 536903681, 536838145)
+fn fixed(@builtin(local_invocation_index) li: u32) { o[0] = w[li]; }
+@compute @workgroup_size(64, A, 536838145)
+fn overridden(@builtin(local_invocation_index) li: u32) { o[0] = w[li] + f32(A); }
+`
+	m, err := Compile("huge.wgsl", src, Options{})
+	if err != nil {
+		return // refused by the checker: nothing is proved
+	}
+	if m.SPIRV != nil && countUMin(m.SPIRV) < 2 {
+		t.Errorf("whole module: %d clamps, want 2", countUMin(m.SPIRV))
+	}
+	for _, entry := range []string{"fixed", "overridden"} {
+		sp, err := m.Specialize(entry, map[string]float64{"A": 536903681})
+		if err != nil {
+			continue // refused when the pipeline is made
+		}
+		if n := countUMin(sp.SPIRV); n != 1 {
+			t.Errorf("%s: %d clamps, want 1", entry, n)
+		}
+	}
+}
