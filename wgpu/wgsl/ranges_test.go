@@ -2,6 +2,7 @@ package wgsl
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -103,6 +104,45 @@ func TestIndexRanges(t *testing.T) {
 		{"while loop variable", `var s = 32u; while s > 0u { o[0] += w[li + s]; s >>= 1u; }`, true, 0, ""},
 		{"shift left by anything", `o[0] = w[1u << u32(o[1])];`, true, 0, ""},
 		{"remainder of anything by anything", `o[0] = w[u32(o[2]) % u32(o[1])];`, true, 0, ""},
+
+		// Adversarial cases added in review: counters that wrap or count
+		// past the length, variables changed after their check, parameters
+		// whose calls differ, conditions that say less than they seem to.
+		{"counting down, one past", `for (var i = 64u; i > 0u; i--) { o[0] += w[i]; }`, true, 0, ""},
+		{"counting down from the length", `for (var i = 64u; i >= 1u; i--) { o[0] += w[i]; }`, true, 0, ""},
+		{"counting down by two past zero", `for (var i = 63u; i >= 1u; i -= 2u) { o[0] += w[i]; }`, true, 0, ""},
+		{"counting up until the wrap", `for (var i = 60u; i >= 60u; i++) { o[0] += w[i - 60u]; }`, true, 0, ""},
+		{"decrement under an upper bound", `for (var i = 3u; i < 64u; i--) { o[0] += w[i]; }`, false, 0, ""},
+		{"decrement under an upper bound, one past", `for (var i = 3u; i < 64u; i--) { o[0] += w[i + 1u]; }`, true, 0, ""},
+		{"counting down by two that cannot wrap", `for (var i = 62u; i >= 2u; i -= 2u) { o[0] += w[i + 1u]; }`, false, 0, ""},
+		{"counter changed by a callee", `for (var i = 0u; i < 16u; i++) { bump(&i); o[0] += w[i]; }`, true, 0, "fn bump(p: ptr<function, u32>) { *p += 100u; }"},
+		{"counter changed in a nested continuing", `for (var i = 0u; i < 64u; i++) { loop { continuing { i += 64u; break if true; } } o[0] += w[i]; }`, true, 0, ""},
+		{"counter changed in a nested loop's update", `for (var i = 0u; i < 64u; i++) { for (var k = 0u; k < 1u; i += 64u) { k = 1u; } o[0] += w[i]; }`, true, 0, ""},
+		{"variable changed through a pointer after its guard", `var j = u32(o[1]); let p = &j; if j < 64u { *p = 100u; o[0] = w[j]; }`, true, 0, ""},
+		{"variable guarded in a loop", `var j = 0u; for (var k = 0u; k < 4u; k++) { if j < 63u { j += 1u; } o[0] += w[j]; }`, true, 0, ""},
+		{"parameter through two helpers, one unguarded", `o[0] = a(li) + b(u32(o[1]));`, true, 0, "fn load(i: u32) -> f32 { return w[i]; }\nfn a(i: u32) -> f32 { return load(i); }\nfn b(i: u32) -> f32 { return load(i); }"},
+		{"parameter from a call in dead code", `if false { o[0] = load(100u); } o[1] = load(li);`, true, 0, "fn load(i: u32) -> f32 { return w[i]; }"},
+		{"parameter bounded by a parameter, one call one past", `o[0] = load(u32(o[1]), 64u) + load(u32(o[2]), 65u);`, true, 0, "fn load(i: u32, n: u32) -> f32 { if i < n { return w[i]; } return 0.0; }"},
+		{"parameter bounded by a parameter", `o[0] = load(u32(o[1]), 64u) + load(u32(o[2]), 32u);`, false, 0, "fn load(i: u32, n: u32) -> f32 { if i < n { return w[i]; } return 0.0; }"},
+		{"parameter narrowed, then passed on", `put(u32(o[0]));`, false, 0, "fn store(i: u32) { w[i] = 1.0; }\nfn put(i: u32) { if i < 64u { store(i); } }"},
+		{"parameter passed on beside its guard", `put(u32(o[0]));`, true, 0, "fn store(i: u32) { w[i] = 1.0; }\nfn put(i: u32) { if i < 64u { store(i); } store(i / 2u); }"},
+		{"|| true says nothing", `let j = u32(o[1]); if j < 64u || o[2] > 0.0 { o[0] = w[j]; }`, true, 0, ""},
+		{"negated ||", `let j = u32(o[1]); if !(j >= 64u || o[2] > 0.0) { o[0] = w[j]; }`, false, 0, ""},
+		{"negated && says nothing", `let j = u32(o[1]); let k = u32(o[2]); if !(j >= 64u && k >= 64u) { o[0] = w[j]; }`, true, 0, ""},
+		{"!= says nothing", `let j = u32(o[1]); if j != 64u { o[0] = w[j]; }`, true, 0, ""},
+		{"== a constant", `let j = u32(o[1]); if j == 63u { o[0] = w[j]; }`, false, 0, ""},
+		{"== the length", `let j = u32(o[1]); if j == 64u { o[0] = w[j]; }`, true, 0, ""},
+		{"switch cases bound nothing", `let j = u32(o[1]); switch j { case 0u, 1u: { o[0] = w[j + 62u]; } default: { o[0] = 1.0; } }`, true, 0, ""},
+		{"break out of a switch skips the clause", `let j = u32(o[1]); switch li { default: { if j >= 64u { break; } o[0] = w[j]; } }`, false, 0, ""},
+		{"break out of a switch inside a loop", `let j = u32(o[1]); for (var k = 0u; k < 2u; k++) { switch li { default: { if j >= 64u { break; } } } o[0] += w[j]; }`, true, 0, ""},
+		{"break if bounds nothing in the body", `let j = u32(o[1]); loop { o[0] = w[j]; continuing { break if j < 64u || o[0] > 0.0; } }`, true, 0, ""},
+		{"guard in one loop, use in the next", `let j = u32(o[1]); for (var k = 0u; k < 2u; k++) { if j >= 64u { continue; } } o[0] = w[j];`, true, 0, ""},
+		{"guard on a let of a narrowed let", `let j = u32(o[1]); let k = j + 1u; if j < 63u { o[0] = w[k]; }`, false, 0, ""},
+		{"guard on a let of a narrowed let, one past", `let j = u32(o[1]); let k = j + 1u; if j < 64u { o[0] = w[k]; }`, true, 0, ""},
+		{"division by zero gives the dividend", `o[0] = w[(li + 64u) / (u32(o[1]) % 2u)];`, true, 0, ""},
+		{"remainder by zero gives zero", `o[0] = w[(li + 64u) % (u32(o[1]) % 65u)];`, false, 0, ""},
+		{"shift by 32 or more is masked", `o[0] = w[(li + 64u) >> (32u + u32(o[1]) % 2u)];`, true, 0, ""},
+		{"shift left by a masked amount", `o[0] = w[1u << (u32(o[1]) & 37u)];`, true, 0, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := fmt.Sprintf(`
@@ -237,4 +277,66 @@ fn overridden(@builtin(local_invocation_index) li: u32) { o[0] = w[li] + f32(A);
 			t.Errorf("%s: %d clamps, want 1", entry, n)
 		}
 	}
+}
+
+// TestIndexRangesOverrides: a proof that rests on an override rests on the
+// value the pipeline gives it, never on its default: the whole module (whose
+// overrides a Vulkan pipeline may still specialize) proves nothing from one,
+// and each specialization proves only what its values allow.
+func TestIndexRangesOverrides(t *testing.T) {
+	src := `
+override N: u32 = 64;
+override WG: u32 = 64;
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+var<workgroup> w: array<f32, 64>;
+var<workgroup> v: array<f32, N>;
+@compute @workgroup_size(64)
+fn sized(@builtin(local_invocation_index) li: u32) { o[0] = v[li]; }
+@compute @workgroup_size(64)
+fn bound(@builtin(local_invocation_index) li: u32) { for (var i = 0u; i < N; i++) { o[0] += w[i]; } }
+@compute @workgroup_size(64)
+fn guard(@builtin(local_invocation_index) li: u32) { let j = u32(o[1]); if j < N { o[0] = w[j]; } }
+@compute @workgroup_size(64)
+fn last(@builtin(local_invocation_index) li: u32) { let k = N - 1u; o[0] = w[k]; }
+@compute @workgroup_size(WG)
+fn wide(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invocation_index) li: u32) { o[0] = w[lid.x] + w[li]; }
+`
+	m, err := Compile("overrides.wgsl", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		entry   string
+		n, wg   float64
+		clamped int
+	}{
+		{"sized", 64, 64, 0}, {"sized", 32, 64, 1}, {"sized", 65, 64, 0},
+		{"bound", 64, 64, 0}, {"bound", 65, 64, 1},
+		{"guard", 64, 64, 0}, {"guard", 65, 64, 1},
+		{"last", 64, 64, 0}, {"last", 65, 64, 1},
+		{"wide", 64, 64, 0}, {"wide", 64, 65, 2}, {"wide", 64, 32, 0},
+	} {
+		sp, err := m.Specialize(c.entry, map[string]float64{"N": c.n, "WG": c.wg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := countUMin(sp.SPIRV); n != c.clamped {
+			t.Errorf("%s with N=%v WG=%v: %d clamps, want %d", c.entry, c.n, c.wg, n, c.clamped)
+		}
+		spirvVal(t, c.entry, sp.SPIRV)
+	}
+	// The whole module: wide's workgroup size is an override, so it stands
+	// alone; the rest, without it, keep every clamp that rests on N.
+	src = strings.Replace(src, "@compute @workgroup_size(WG)", "@compute @workgroup_size(64)", 1)
+	if m, err = Compile("overrides.wgsl", src, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if m.SPIRV == nil {
+		t.Fatalf("no SPIR-V: %s", m.NoSPIRV)
+	}
+	// sized's v[li], bound's w[i], guard's w[j], last's w[k]; wide's are proved.
+	if n := countUMin(m.SPIRV); n != 4 {
+		t.Errorf("whole module: %d clamps, want 4", n)
+	}
+	spirvVal(t, "whole", m.SPIRV)
 }

@@ -113,3 +113,55 @@ func countUMin(words []uint32) int {
 	}
 	return n
 }
+
+// edgeKernel's workgroup indices are proved only through WGSL's rules for
+// the edge cases of u32 arithmetic, which the values from memory hit: a
+// remainder by zero is 0, a quotient by zero the dividend, a shift amount is
+// taken modulo 32, and a counter that decrements past zero wraps to a value
+// its loop condition stops.
+const edgeKernel = `
+@group(0) @binding(0) var<storage, read> x: array<u32>;        // 0, 33
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;  // 4 per invocation
+var<workgroup> w: array<f32, 64>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li: u32) {
+	w[li] = f32(li);
+	workgroupBarrier();
+	let zero = x[0];
+	let s = x[1];
+	o[li * 4u] = w[(li + 64u) % (zero % 65u)];     // % 0: 0
+	o[li * 4u + 1u] = w[li / zero];               // / 0: li
+	o[li * 4u + 2u] = w[li >> (s % 64u)];         // >> 33: >> 1
+	var acc = 0.0;
+	for (var i = 3u; i < 64u; i--) { acc += w[i]; } // 3, 2, 1, 0, then 0xffffffff ends it
+	o[li * 4u + 3u] = acc;
+}`
+
+// TestProvedEdgeIndices runs edgeKernel with its workgroup indices proved
+// (unclamped) and with every clamp dropped: both give Go's results, so the
+// emitter computes the edge cases as the analysis assumes.
+func TestProvedEdgeIndices(t *testing.T) {
+	m, err := wgsl.Compile("edge.wgsl", edgeKernel, wgsl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The four o[li * 4u + k] only: every w index is proved.
+	if n := countUMin(m.SPIRV); n != 4 {
+		t.Errorf("%d UMin clamps, want 4 (the storage indices only)", n)
+	}
+	want := make([]float32, 4*64)
+	for li := range 64 {
+		want[4*li], want[4*li+1], want[4*li+2], want[4*li+3] = 0, float32(li), float32(li>>1), 6
+	}
+	for _, opt := range []wgsl.Options{{}, {NoIndexClamp: true}} {
+		d := newDevice(t)
+		d.opt = opt
+		got := getF32(d.run(t, edgeKernel, nil, nil, [3]uint32{1, 1, 1}, u32s(0, 33), make([]byte, 4*len(want)))[1])
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%+v: o[%d] = %v, want %v", opt, i, got[i], want[i])
+			}
+		}
+	}
+}
