@@ -10,8 +10,9 @@ package wgsl
 //   - constants (overrides are constants once a pipeline specializes them);
 //   - lets, through their initializers (a let never changes);
 //   - an entry point's builtin parameters: local_invocation_index below the
-//     product of a constant workgroup size, local_invocation_id's components
-//     below theirs, subgroup_id below and num_subgroups up to that product,
+//     product of a constant workgroup size (while it is a u32),
+//     local_invocation_id's components below theirs, subgroup_id below and
+//     num_subgroups up to that product,
 //     subgroup_invocation_id below 128 and subgroup_size up to 128 (Vulkan's
 //     largest subgroup);
 //   - the value parameters of a function, as the union of the arguments of
@@ -204,6 +205,9 @@ func (r *ranges) stmt(s stmt) {
 	case *incDecStmt:
 		r.expr(s.X)
 	case *ifStmt:
+		// Only lets, parameters and counters are narrowed: none can change
+		// between the test and the branch (a counter's loop body never
+		// writes it).
 		r.expr(s.Cond)
 		saved := r.env
 		r.env = r.refine(saved, s.Cond, true)
@@ -286,6 +290,8 @@ func (r *ranges) expr(x expr) {
 		if r.params == nil {
 			return
 		}
+		// The argument is bounded in the caller's env at the call: the
+		// callee's parameter takes the union over every call.
 		for i, a := range x.Args {
 			p := info.fn.params[i]
 			rg, _ := r.rangeOrAll(a, 0)
@@ -403,6 +409,10 @@ func (r *ranges) identRange(s *symbol, depth int) (interval, bool) {
 	base, known := interval{}, false
 	switch s.kind {
 	case symLet:
+		// The initializer is bounded here, in the env of the use: sound, as
+		// every name env narrows (lets, parameters, counters in their loops'
+		// bodies) has the same value where the let was declared (the let is
+		// in scope, so is the same iteration of any loop around it).
 		base, known = r.rangeAt(s.init, depth+1)
 	case symParam:
 		base, known = r.builtinRange(r.builtinOf(s))
@@ -427,6 +437,9 @@ func (r *ranges) identRange(s *symbol, depth int) (interval, bool) {
 // builtinRange is the range of an entry point's builtin parameter.
 func (r *ranges) builtinRange(b string) (interval, bool) {
 	switch b {
+	// Vulkan: "The maximum number of invocations that an implementation can
+	// support per subgroup is 128" (the SubgroupSize builtin), also with
+	// subgroup size control; the invocation id is below the size.
 	case "subgroup_invocation_id":
 		return interval{0, 127}, true
 	case "subgroup_size":

@@ -46,6 +46,8 @@ func (r *ranges) refineInto(c expr, truth bool, depth int) {
 			if !truth {
 				op = negate(op)
 			}
+			// The second narrowing bounds y by x's narrowed range: sound,
+			// both facts hold where c is true.
 			r.narrowCmp(c.X, op, c.Y)
 			r.narrowCmp(c.Y, flip(op), c.X)
 		case opNe:
