@@ -741,7 +741,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		keys := float64(t0) + float64(T+1)/2 // mean keys per query
 		attK, attConsts, attGroups := g.attention, map[string]float64(nil), grid(ceilDiv(B*H*T, 64))
 		if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
-			tiles := attnTilesFor(g.dev.Limits(), cfg.HeadDim())
+			tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), cfg.HeadDim())
 			attK, attConsts, attGroups = g.attentionShared, tiles.constants(cfg.HeadDim()), grid(tiles.groups(B, H, T))
 		}
 		r.op(attK, attConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, attGroups,
