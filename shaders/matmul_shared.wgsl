@@ -47,8 +47,10 @@
 // The inner loop reads TM/4 + TN/4 vec4s per k and does TM * TN multiply-
 // adds; its workgroup and private indices are loop counters with constant
 // bounds and lets derived from local_invocation_index (/ and % by constants),
-// which the compiler proves in range, so it emits no clamp there. Global
-// memory keeps the compiler's robust (clamped) access.
+// which the compiler proves in range, so it emits no clamp there. The tile
+// stores, once per step, take their buffer as a parameter, which the range
+// analysis does not follow: they keep a clamp. Global memory keeps the
+// compiler's robust (clamped) access.
 //
 // Global loads: with VEC = 1 (the default) and K % 4 == 0, x's tile is read
 // as vec4s along k; with VEC = 1 and N % 4 == 0, w's as 4 weights at once
@@ -177,9 +179,8 @@ fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f32> {
 // transposed: its 4 k go to 4 k rows of xs, one component each.
 fn storeX(kb: u32, i: u32, v: vec4<f32>) {
 	if i >= NX { return; }
-	let ii = min(i, NX - 1u); // = i; says so to the compiler's range analysis
-	let r = (ii / Q2) % BM;
-	let k = kb + 4u * ((ii / (Q2 * BM)) * Q2 + ii % Q2);
+	let r = (i / Q2) % BM;
+	let k = kb + 4u * ((i / (Q2 * BM)) * Q2 + i % Q2);
 	xs[(k + 0u) * XS + r / 4u][r % 4u] = v.x;
 	xs[(k + 1u) * XS + r / 4u][r % 4u] = v.y;
 	xs[(k + 2u) * XS + r / 4u][r % 4u] = v.z;
@@ -190,7 +191,7 @@ fn storeX(kb: u32, i: u32, v: vec4<f32>) {
 // as it is.
 fn storeW(kb: u32, i: u32, v: vec4<f32>) {
 	if i >= NW { return; }
-	ws[kb * WS + min(i, NW - 1u)] = v;
+	ws[kb * WS + i] = v;
 }
 
 @compute @workgroup_size(WG)

@@ -333,7 +333,9 @@ func TestMatmulTilesValid(t *testing.T) {
 // TestMatmulSharedWorkgroupBytes: the host's sharedBytes, which it checks
 // against the device's limit, is the workgroup memory the kernel declares
 // once specialized (from the SPIR-V), for every configuration the tests and
-// the autotuner use.
+// the autotuner use; and each of them reads workgroup memory only as whole
+// vec4s, none behind an index clamp (as TestMatmulInnerLoopSPIRV checks for
+// the autotuner's).
 func TestMatmulSharedWorkgroupBytes(t *testing.T) {
 	src, err := Source("matmul_shared.wgsl", false)
 	if err != nil {
@@ -353,6 +355,9 @@ func TestMatmulSharedWorkgroupBytes(t *testing.T) {
 		}
 		if got, want := int(sp.WorkgroupSize[0]), c.t.invocations(); got != want {
 			t.Errorf("%v: workgroup size %d, invocations says %d", c.t, got, want)
+		}
+		if vec, scalar, _, clamped, _ := workgroupLoads(sp.SPIRV); vec == 0 || scalar != 0 || clamped != 0 {
+			t.Errorf("%v: %d vec4 and %d scalar workgroup loads, %d clamped: want vec4 only, none clamped", c.t, vec, scalar, clamped)
 		}
 	}
 }
