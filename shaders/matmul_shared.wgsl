@@ -23,11 +23,11 @@
 // memory (an address several invocations read is a broadcast).
 //
 // K is walked in steps of BK. Workgroup memory holds two steps' tiles, as
-// vec4<f32> (double buffering, one barrier per step): while the invocations
-// multiply step s out of one buffer, step s+1's global loads are in flight
-// into registers; after the multiply they go into the other buffer (which
-// nobody reads during step s: everyone passed the barrier that ended step
-// s-1, its last reader), then the step's one barrier.
+// vec4<f32> (double buffering, one barrier per step): step s stores its tiles
+// (loaded into registers during step s-1) into buffer s % 2, whose last
+// readers (step s-2) all passed step s-1's barrier, then the barrier; then it
+// issues step s+1's global loads into registers, which are in flight while it
+// multiplies out of buffer s % 2.
 //
 //   xs: per k, XS vec4s; vec4 q holds rows 4q .. 4q+3 of x's tile at that k
 //       (x transposed), so the inner loop reads TM/4 whole vec4s per k. The
@@ -47,10 +47,9 @@
 // The inner loop reads TM/4 + TN/4 vec4s per k and does TM * TN multiply-
 // adds; its workgroup and private indices are loop counters with constant
 // bounds and lets derived from local_invocation_index (/ and % by constants),
-// which the compiler proves in range, so it emits no clamp there. The tile
-// stores, once per step, take their buffer as a parameter, which the range
-// analysis does not follow: they keep a clamp. Global memory keeps the
-// compiler's robust (clamped) access.
+// which the compiler proves in range, so it emits no clamp there (nor in the
+// tile stores when WG divides the tiles' vec4 counts, as with the default).
+// Global memory keeps the compiler's robust (clamped) access.
 //
 // Global loads: with VEC = 1 (the default) and K % 4 == 0, x's tile is read
 // as vec4s along k; with VEC = 1 and N % 4 == 0, w's as 4 weights at once
@@ -175,25 +174,6 @@ fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f32> {
 	return v;
 }
 
-// storeX puts loadX's vec4 number i into the buffer whose first k row is kb,
-// transposed: its 4 k go to 4 k rows of xs, one component each.
-fn storeX(kb: u32, i: u32, v: vec4<f32>) {
-	if i >= NX { return; }
-	let r = (i / Q2) % BM;
-	let k = kb + 4u * ((i / (Q2 * BM)) * Q2 + i % Q2);
-	xs[(k + 0u) * XS + r / 4u][r % 4u] = v.x;
-	xs[(k + 1u) * XS + r / 4u][r % 4u] = v.y;
-	xs[(k + 2u) * XS + r / 4u][r % 4u] = v.z;
-	xs[(k + 3u) * XS + r / 4u][r % 4u] = v.w;
-}
-
-// storeW puts loadW's vec4 number i into the buffer whose first k row is kb,
-// as it is.
-fn storeW(kb: u32, i: u32, v: vec4<f32>) {
-	if i >= NW { return; }
-	ws[kb * WS + i] = v;
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
 	let tilesN = (p.N + BN - 1u) / BN;
@@ -210,17 +190,31 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	var rw: array<vec4<f32>, MAXL>;
 
 	let steps = (p.K + BK - 1u) / BK;
-	// Step 0 into buffer 0.
 	for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, 0u, li + l * WG); }
 	for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, 0u, li + l * WG); }
-	for (var l = 0u; l < XL; l++) { storeX(0u, li + l * WG, rx[l]); }
-	for (var l = 0u; l < WL; l++) { storeW(0u, li + l * WG, rw[l]); }
-	workgroupBarrier();
-
 	for (var s = 0u; s < steps; s++) {
 		let cur = (s % 2u) * BK; // the first k row of this step's buffer
-		let more = s + 1u < steps;
-		if more { // the next step's global loads, in flight while this one multiplies
+		// Step s's tiles into its buffer, which nobody reads now: its last
+		// readers, step s-2's, all passed step s-1's barrier since. x's
+		// transposed (loadX's vec4 i: its 4 k to 4 k rows of xs, one component
+		// each), w's as they are.
+		for (var l = 0u; l < XL; l++) {
+			let i = li + l * WG;
+			if i < NX {
+				let r = (i / Q2) % BM;
+				let k = cur + 4u * ((i / (Q2 * BM)) * Q2 + i % Q2);
+				xs[(k + 0u) * XS + r / 4u][r % 4u] = rx[l].x;
+				xs[(k + 1u) * XS + r / 4u][r % 4u] = rx[l].y;
+				xs[(k + 2u) * XS + r / 4u][r % 4u] = rx[l].z;
+				xs[(k + 3u) * XS + r / 4u][r % 4u] = rx[l].w;
+			}
+		}
+		for (var l = 0u; l < WL; l++) {
+			let i = li + l * WG;
+			if i < NW { ws[cur * WS + i] = rw[l]; }
+		}
+		workgroupBarrier();
+		if s + 1u < steps { // the next step's global loads, in flight while this one multiplies
 			let k0 = (s + 1u) * BK;
 			for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, k0, li + l * WG); }
 			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, k0, li + l * WG); }
@@ -241,11 +235,6 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 				}
 			}
 		}
-		if more { // into the other buffer
-			for (var l = 0u; l < XL; l++) { storeX(BK - cur, li + l * WG, rx[l]); }
-			for (var l = 0u; l < WL; l++) { storeW(BK - cur, li + l * WG, rw[l]); }
-		}
-		workgroupBarrier();
 	}
 
 	for (var j = 0u; j < TN / 4u; j++) {
