@@ -698,7 +698,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	// epiQKV only. It reports whether the kernel took the epilogue (matmul.wgsl
 	// has no epiQKV: it is then epiStore, followed by kv_write.wgsl).
 	matmul := func(out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi int) bool {
-		mm := g.matmulFor(M, K, N)
+		mm := g.matmulFor(M, K, N, x.Size(), w.Size())
 		fused := mm.k == g.matmulShared
 		if epi == epiQKV && !fused {
 			epi = epiStore
@@ -831,25 +831,50 @@ func (g *GPT2) Close() error {
 	return errors.Join(errs...)
 }
 
-// matmulVariant is a matmul kernel, its tile constants and its dispatch geometry.
+// matmulVariant is a matmul kernel, the constants its pipeline is created
+// with and its dispatch geometry, computed from those constants.
 type matmulVariant struct {
 	k      *Kernel
-	consts map[string]float64 // tile constants (EPI is added per dispatch)
+	consts map[string]float64 // tiles, VEC, WG (EPI is added per dispatch)
 	groups func(M, N int) int // workgroups for an (M, N) output
 }
 
 // matmulFor is the matmul kernel for an (M, K) x (K, N) product on this
-// adapter (see the package doc): register tiles without barriers on software
-// adapters, workgroup-memory tiles on GPUs, where K and N are multiples of 4
-// (its vec4 loads), with the tiles the autotuner chose for the shape.
-func (g *GPT2) matmulFor(M, K, N int) matmulVariant {
-	if g.sharedMatmul && K%4 == 0 && N%4 == 0 {
+// adapter (see the package doc), x and w bound whole from buffers of xBytes
+// and wBytes bytes: register tiles without barriers on software adapters;
+// workgroup-memory tiles on GPUs, with the tiles the autotuner chose for the
+// shape (or the device's default when those do not fit it), vector global
+// loads (VEC) where K and N are multiples of 4. matmul_shared.wgsl binds x and
+// w as vec4 arrays, so for other K, N it needs buffers that hold the last
+// partial vec4 whole (sharedCovers); where they do not, matmul.wgsl serves.
+func (g *GPT2) matmulFor(M, K, N int, xBytes, wBytes uint64) matmulVariant {
+	if g.sharedMatmul && sharedCovers(M, K, N, g.weightBytes(), xBytes, wBytes) {
 		t := g.tilesFor(M, K, N)
-		return matmulVariant{k: g.matmulShared, consts: t.constants(), groups: t.groups}
+		if t.fits(g.dev) != nil {
+			t = g.tiles
+		}
+		consts := t.constants()
+		consts["VEC"] = 0
+		if K%4 == 0 && N%4 == 0 {
+			consts["VEC"] = 1
+		}
+		bm, bn := int(consts["BM"]), int(consts["BN"])
+		return matmulVariant{k: g.matmulShared, consts: consts, groups: func(M, N int) int {
+			return ceilDiv(M, bm) * ceilDiv(N, bn)
+		}}
 	}
-	return matmulVariant{k: g.matmul, groups: func(M, N int) int {
-		return ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(N, matmulTileN), matmulWG)
+	consts := map[string]float64{"WG": matmulWG}
+	wg := int(consts["WG"])
+	return matmulVariant{k: g.matmul, consts: consts, groups: func(M, N int) int {
+		return ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(N, matmulTileN), wg)
 	}}
+}
+
+// sharedCovers reports whether buffers of xBytes and wBytes bytes hold x
+// (M, K) and w (K, N) (wb bytes per weight) as matmul_shared.wgsl's vec4
+// bindings read them: ⌈M*K/4⌉ and ⌈K*N/4⌉ whole vec4s.
+func sharedCovers(M, K, N, wb int, xBytes, wBytes uint64) bool {
+	return xBytes >= uint64(16*ceilDiv(M*K, 4)) && wBytes >= uint64(4*wb*ceilDiv(K*N, 4))
 }
 
 // Software reports whether an adapter is a software rasterizer (lavapipe,

@@ -271,7 +271,7 @@ func grid(n int) [3]uint32 {
 // Dispatch geometry of the kernels, as their WGSL comments state it.
 const (
 	matmulTileM, matmulTileN = 4, 4 // matmul.wgsl: outputs per invocation
-	matmulWG                 = 64   // matmul.wgsl: WG's default
+	matmulWG                 = 64   // matmul.wgsl: WG, set by the host
 	maxVocabTile             = 256  // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
 	nllSumsWG                = 256  // nll_sums.wgsl: WG, invocations of its one workgroup
 	nllCombineWG             = 256  // nll_combine.wgsl: WG, targets per workgroup (and per block sum)
