@@ -65,7 +65,8 @@ func VulkanImpls(t testing.TB) []VulkanImpl {
 // validation layer the tests enable is that folder's, never the system's.
 func (im VulkanImpl) Env() []string {
 	drop := map[string]bool{"VK_ICD_FILENAMES": true, "VK_DRIVER_FILES": true, "VK_ADD_DRIVER_FILES": true, "VK_LAYER_PATH": true,
-		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true}
+		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true,
+		EnvVar("vulkan"): true, EnvVar("validation"): true}
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !drop[k] {

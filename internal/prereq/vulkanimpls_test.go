@@ -40,6 +40,7 @@ func TestVulkanImplEnv(t *testing.T) {
 	t.Setenv("WGPU_ADAPTER", "1")
 	t.Setenv(VulkanImplsEnv, "/x/impls.json")
 	t.Setenv("WGPU_NO_VALIDATION", "")
+	t.Setenv("WGPU_REQUIRE_VULKAN", "1") // once in the child's environment, not twice
 	im := VulkanImpl{Name: "x", ICD: "/x/icd.json", LayerPath: "/x/layers", LibPath: "/x/lib", Expect: "X"}
 	env := im.Env()
 	vars := map[string][]string{}
