@@ -38,6 +38,7 @@ type fakeT struct {
 func (f *fakeT) Helper()               {}
 func (f *fakeT) Fatalf(string, ...any) { f.failed = true; panic(f) }
 func (f *fakeT) Skipf(string, ...any)  { f.skipped = true; panic(f) }
+func (f *fakeT) Logf(string, ...any)   {}
 
 func outcome(fn func(t testing.TB)) (failed, skipped bool) {
 	f := &fakeT{}
@@ -63,7 +64,10 @@ func TestMissingFailsUnderCI(t *testing.T) {
 		"tinyshakespeare": func(t testing.TB) { TinyShakespeare(t) },
 		"tint":            func(t testing.TB) { Tint(t) },
 		"vulkan":          func(t testing.TB) { Missing(t, "vulkan", os.ErrNotExist) },
+		"vulkan-impls":    func(t testing.TB) { VulkanImpls(t) },
 	}
+	t.Setenv(VulkanImplsEnv, "")
+	t.Setenv("WGPU_REQUIRE_VULKAN_IMPLS", "")
 	for name, h := range helpers {
 		t.Setenv("CI", "")
 		for _, v := range []string{"WGPU_REQUIRE_VULKAN", "WGPU_REQUIRE_SPIRV_VAL", "WGPU_REQUIRE_TINT", "WGPU_REQUIRE_TINYSHAKESPEARE"} {
