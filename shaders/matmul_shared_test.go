@@ -45,7 +45,8 @@ func sameBits(t testing.TB, what string, got, want []float32) {
 	}
 }
 
-// sharedCase is a tile configuration of TestMatmulShared, with VEC, the
+// sharedCase is a tile configuration of TestMatmulShared, with VEC (where K
+// and N allow it; else 0), the
 // most workgroups along x of its dispatch, and whether it runs every
 // epilogue (else EPI 0 only: the epilogues' code does not depend on the
 // tiles, and each pipeline costs lavapipe a second or two to compile).
@@ -55,8 +56,6 @@ type sharedCase struct {
 	gx     int
 	allEpi bool
 }
-
-func (c sharedCase) String() string { return fmt.Sprintf("%v,VEC=%d,gx=%d", c.t, c.vec, c.gx) }
 
 // sharedCases are the configurations TestMatmulShared runs: the default
 // (also with the element loads forced, VEC 0, and with a 2D dispatch whose
@@ -87,9 +86,9 @@ func sharedCases() []sharedCase {
 // refops.GELU, or plus the residual) and with matmul.wgsl on the same inputs,
 // for both weight types and the configurations of sharedCases (every
 // epilogue for some, EPI 0 for the rest), on sizes that are not multiples of the tiles: M, N and K all
-// ragged; K and N multiples of 4 (vec4 loads of x and w), neither (element
-// loads), and one of each; K = 200 spans many BK steps and ends in a partial
-// one. Every configuration adds each output's products in k order, and both
+// ragged; K and N multiples of 4 (vec4 loads of x and w, and element loads
+// where VEC = 0), neither, and one of each (element loads); K = 200 spans
+// many BK steps and ends in a partial one. Every configuration adds each output's products in k order, and both
 // load paths read the same values, so all give the same bits; the default
 // configuration's run is repeated and gives the same bits again. Every
 // buffer is followed by guard values (NaN after the inputs, a sentinel after
@@ -102,9 +101,9 @@ func TestMatmulShared(t *testing.T) {
 	d := newTestDev(t)
 	sizes := []struct{ M, K, N int }{
 		{37, 48, 52},   // vec4 loads of x and w
-		{37, 45, 70},   // element loads of both
-		{19, 36, 30},   // x vec4, w elements
-		{21, 27, 40},   // x elements, w vec4
+		{37, 45, 70},   // element loads: neither K nor N a multiple of 4
+		{19, 36, 30},   // element loads: N
+		{21, 27, 40},   // element loads: K
 		{5, 20, 12},    // one small tile
 		{3, 8, 4},      // one step
 		{130, 200, 72}, // 25 steps of 8, a partial last one of 4
@@ -170,12 +169,16 @@ func TestMatmulShared(t *testing.T) {
 					if epi != 0 && !c.allEpi {
 						continue
 					}
-					t.Run(fmt.Sprintf("f16=%v/M=%d,K=%d,N=%d/EPI=%d/%v", f16, M, K, N, epi, c), func(t *testing.T) {
+					vec := c.vec
+					if K%4 != 0 || N%4 != 0 {
+						vec = 0 // as the host sets it
+					}
+					t.Run(fmt.Sprintf("f16=%v/M=%d,K=%d,N=%d/EPI=%d/%v,VEC=%d,gx=%d", f16, M, K, N, epi, c.t, vec, c.gx), func(t *testing.T) {
 						if err := c.t.fits(d.dev); err != nil {
 							t.Skip(err)
 						}
 						consts := c.t.constants()
-						consts["EPI"], consts["VEC"] = float64(epi), float64(c.vec)
+						consts["EPI"], consts["VEC"] = float64(epi), float64(vec)
 						p, err := k.Pipeline(consts)
 						if err != nil {
 							t.Fatal(err)
@@ -248,7 +251,11 @@ func TestMatmulSharedQKV(t *testing.T) {
 				sentinel[i] = -7
 			}
 			run := func(epi int) (out, kc, vc []float32) {
-				p, err := k.Pipeline(map[string]float64{"EPI": float64(epi), "BM": 16, "BN": 16, "BK": 4, "TM": 4, "TN": 4})
+				vec := 0.0
+				if K%4 == 0 && N%4 == 0 {
+					vec = 1
+				}
+				p, err := k.Pipeline(map[string]float64{"EPI": float64(epi), "VEC": vec, "BM": 16, "BN": 16, "BK": 4, "TM": 4, "TN": 4})
 				if err != nil {
 					t.Fatal(err)
 				}
