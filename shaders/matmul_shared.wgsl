@@ -51,14 +51,15 @@
 // tile stores when WG divides the tiles' vec4 counts, as with the default).
 // Global memory keeps the compiler's robust (clamped) access.
 //
-// Global loads: with VEC = 1 (the default) and K % 4 == 0, x's tile is read
-// as vec4s along k; with VEC = 1 and N % 4 == 0, w's as 4 weights at once
-// along n (vec4<f16> for f16 weights); otherwise element by element (the same
-// values, so the same bits). Both are checked here at run time (uniform
-// branches), so any M, N, K is correct; the host sets VEC = 0 for shapes that
-// cannot use the vector path, which drops it from the pipeline. Elements of a
-// tile outside x or w are zeros; rows and columns of out outside (M, N) are
-// never stored. x and w are bound as vec4 arrays: their bindings must hold
+// Global loads: with VEC = 1 (the default), which the host sets only where K
+// and N are multiples of 4, x's tile is read as vec4s along k and w's as 4
+// weights at once along n (vec4<f16> for f16 weights); with VEC = 0, for any
+// M, N, K, element by element (the same values, so the same bits). VEC picks
+// the path when the pipeline is created, so each pipeline holds one (a
+// run-time check in every load cost lavapipe 15-20%); VEC = 1 with other K or
+// N reads wrong values, though never outside the bindings. Elements of a tile
+// outside x or w are zeros; rows and columns of out outside (M, N) are never
+// stored. x and w are bound as vec4 arrays: their bindings must hold
 // ⌈M*K/4⌉ and ⌈K*N/4⌉ whole vec4s (always so when K % 4 == 0, resp.
 // N % 4 == 0; the host checks the buffer sizes otherwise).
 //
@@ -76,7 +77,7 @@ override BK: u32 = 8;   // step along K
 override TM: u32 = 8;   // rows per invocation
 override TN: u32 = 8;   // columns per invocation
 override EPI: u32 = 0;
-override VEC: u32 = 1;  // 1: vector global loads where K, resp. N, is a multiple of 4
+override VEC: u32 = 1;  // 1: vector global loads; only where K % 4 == 0 and N % 4 == 0
 override WG: u32 = (BM / TM) * (BN / TN); // invocations per workgroup; derived
 
 struct Params { M: u32, N: u32, K: u32, T: u32, H: u32, S: u32, pos0: u32 } // T .. pos0: EPI 3 only
@@ -151,7 +152,7 @@ fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f32> {
 	let k = k0 + 4u * ((i / (Q2 * BM)) * Q2 + i % Q2);
 	if i >= NX || m >= p.M || k >= p.K { return vec4<f32>(0.0); }
 	let e = m * p.K + k;
-	if VEC == 1u && p.K % 4u == 0u { return x[e / 4u]; }
+	if VEC == 1u { return x[e / 4u]; }
 	var v = vec4<f32>(0.0);
 	for (var c = 0u; c < 4u; c++) {
 		if k + c < p.K { v[c] = x[(e + c) / 4u][(e + c) % 4u]; }
@@ -166,7 +167,7 @@ fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f32> {
 	let n = bn0 + 4u * (i % WS);
 	if i >= NW || k >= p.K || n >= p.N { return vec4<f32>(0.0); }
 	let e = k * p.N + n;
-	if VEC == 1u && p.N % 4u == 0u { return vec4<f32>(w[e / 4u]); }
+	if VEC == 1u { return vec4<f32>(w[e / 4u]); }
 	var v = vec4<f32>(0.0);
 	for (var c = 0u; c < 4u; c++) {
 		if n + c < p.N { v[c] = f32(w[(e + c) / 4u][(e + c) % 4u]); }

@@ -45,15 +45,17 @@ func sameBits(t testing.TB, what string, got, want []float32) {
 	}
 }
 
-// sharedCase is a tile configuration of TestMatmulShared, with VEC and the
-// most workgroups along x of its dispatch.
+// sharedCase is a tile configuration of TestMatmulShared, with VEC (where K
+// and N allow it; else 0), the
+// most workgroups along x of its dispatch, and whether it runs every
+// epilogue (else EPI 0 only: the epilogues' code does not depend on the
+// tiles, and each pipeline costs lavapipe a second or two to compile).
 type sharedCase struct {
-	t   matmulTiles
-	vec int
-	gx  int
+	t      matmulTiles
+	vec    int
+	gx     int
+	allEpi bool
 }
-
-func (c sharedCase) String() string { return fmt.Sprintf("%v,VEC=%d,gx=%d", c.t, c.vec, c.gx) }
 
 // sharedCases are the configurations TestMatmulShared runs: the default
 // (also with the element loads forced, VEC 0, and with a 2D dispatch whose
@@ -63,18 +65,18 @@ func (c sharedCase) String() string { return fmt.Sprintf("%v,VEC=%d,gx=%d", c.t,
 // autotuner.
 func sharedCases() []sharedCase {
 	cases := []sharedCase{
-		{defaultMatmulTiles, 1, 65535},
-		{defaultMatmulTiles, 0, 65535},
-		{defaultMatmulTiles, 1, 2},
-		{matmulTiles{BM: 64, BN: 64, BK: 8, TM: 4, TN: 4}, 1, 65535},
-		{matmulTiles{BM: 48, BN: 40, BK: 4, TM: 12, TN: 8}, 1, 65535},
-		{matmulTiles{BM: 32, BN: 64, BK: 16, TM: 16, TN: 4}, 1, 65535},
-		{matmulTiles{BM: 24, BN: 32, BK: 12, TM: 12, TN: 4}, 1, 65535},
-		{matmulTiles{BM: 20, BN: 16, BK: 4, TM: 4, TN: 4}, 0, 3},
+		{defaultMatmulTiles, 1, 65535, true},
+		{defaultMatmulTiles, 0, 65535, true},
+		{defaultMatmulTiles, 1, 2, true},
+		{matmulTiles{BM: 64, BN: 64, BK: 8, TM: 4, TN: 4}, 1, 65535, false},
+		{matmulTiles{BM: 48, BN: 40, BK: 4, TM: 12, TN: 8}, 1, 65535, true},
+		{matmulTiles{BM: 32, BN: 64, BK: 16, TM: 16, TN: 4}, 1, 65535, false},
+		{matmulTiles{BM: 24, BN: 32, BK: 12, TM: 12, TN: 4}, 1, 65535, false},
+		{matmulTiles{BM: 20, BN: 16, BK: 4, TM: 4, TN: 4}, 0, 3, false},
 	}
 	for _, t := range matmulCandidates {
 		if t != defaultMatmulTiles {
-			cases = append(cases, sharedCase{t, 1, 65535})
+			cases = append(cases, sharedCase{t, 1, 65535, false})
 		}
 	}
 	return cases
@@ -82,11 +84,11 @@ func sharedCases() []sharedCase {
 
 // TestMatmulShared compares matmul_shared.wgsl with refops.Matmul (then
 // refops.GELU, or plus the residual) and with matmul.wgsl on the same inputs,
-// for every epilogue, both weight types and the configurations of
-// sharedCases, on sizes that are not multiples of the tiles: M, N and K all
-// ragged; K and N multiples of 4 (vec4 loads of x and w), neither (element
-// loads), and one of each; K = 200 spans many BK steps and ends in a partial
-// one. Every configuration adds each output's products in k order, and both
+// for both weight types and the configurations of sharedCases (every
+// epilogue for some, EPI 0 for the rest), on sizes that are not multiples of the tiles: M, N and K all
+// ragged; K and N multiples of 4 (vec4 loads of x and w, and element loads
+// where VEC = 0), neither, and one of each (element loads); K = 200 spans
+// many BK steps and ends in a partial one. Every configuration adds each output's products in k order, and both
 // load paths read the same values, so all give the same bits; the default
 // configuration's run is repeated and gives the same bits again. Every
 // buffer is followed by guard values (NaN after the inputs, a sentinel after
@@ -99,9 +101,9 @@ func TestMatmulShared(t *testing.T) {
 	d := newTestDev(t)
 	sizes := []struct{ M, K, N int }{
 		{37, 48, 52},   // vec4 loads of x and w
-		{37, 45, 70},   // element loads of both
-		{19, 36, 30},   // x vec4, w elements
-		{21, 27, 40},   // x elements, w vec4
+		{37, 45, 70},   // element loads: neither K nor N a multiple of 4
+		{19, 36, 30},   // element loads: N
+		{21, 27, 40},   // element loads: K
 		{5, 20, 12},    // one small tile
 		{3, 8, 4},      // one step
 		{130, 200, 72}, // 25 steps of 8, a partial last one of 4
@@ -164,12 +166,19 @@ func TestMatmulShared(t *testing.T) {
 				})
 				var first []float32 // the first configuration's output
 				for ci, c := range cases {
-					t.Run(fmt.Sprintf("f16=%v/M=%d,K=%d,N=%d/EPI=%d/%v", f16, M, K, N, epi, c), func(t *testing.T) {
+					if epi != 0 && !c.allEpi {
+						continue
+					}
+					vec := c.vec
+					if K%4 != 0 || N%4 != 0 {
+						vec = 0 // as the host sets it
+					}
+					t.Run(fmt.Sprintf("f16=%v/M=%d,K=%d,N=%d/EPI=%d/%v,VEC=%d,gx=%d", f16, M, K, N, epi, c.t, vec, c.gx), func(t *testing.T) {
 						if err := c.t.fits(d.dev); err != nil {
 							t.Skip(err)
 						}
 						consts := c.t.constants()
-						consts["EPI"], consts["VEC"] = float64(epi), float64(c.vec)
+						consts["EPI"], consts["VEC"] = float64(epi), float64(vec)
 						p, err := k.Pipeline(consts)
 						if err != nil {
 							t.Fatal(err)
@@ -242,7 +251,11 @@ func TestMatmulSharedQKV(t *testing.T) {
 				sentinel[i] = -7
 			}
 			run := func(epi int) (out, kc, vc []float32) {
-				p, err := k.Pipeline(map[string]float64{"EPI": float64(epi), "BM": 16, "BN": 16, "BK": 4, "TM": 4, "TN": 4})
+				vec := 0.0
+				if K%4 == 0 && N%4 == 0 {
+					vec = 1
+				}
+				p, err := k.Pipeline(map[string]float64{"EPI": float64(epi), "VEC": vec, "BM": 16, "BN": 16, "BK": 4, "TM": 4, "TN": 4})
 				if err != nil {
 					t.Fatal(err)
 				}
