@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/download"
 )
 
 // waits collects Client.Waiting reports and fails the test on one made after
@@ -169,7 +171,8 @@ func TestWaitingUntilTimeout(t *testing.T) {
 	}
 }
 
-// A download whose data stops is reported as such, with the bytes so far.
+// A download whose data stops is reported as such, with the bytes so far and
+// the stall timeout that ends it.
 func TestWaitingForStalledData(t *testing.T) {
 	const commit = "0123456789abcdef0123456789abcdef01234567"
 	body := []byte(`{"n_layer": 1}`)
@@ -203,11 +206,12 @@ func TestWaitingForStalledData(t *testing.T) {
 	}
 	got := checkSeries(t, w.close(), WaitData, hostOf(t, s.URL), "config.json", 10*time.Millisecond)
 	for _, x := range got {
-		if x.Done != 5 || x.Timeout != 0 {
-			t.Errorf("report %+v: want 5 bytes done and no timeout", x)
+		if x.Done != 5 || x.Timeout != download.DefaultStallTimeout {
+			t.Errorf("report %+v: want 5 bytes done and the default stall timeout", x)
 		}
 	}
-	if msg := got[0].String(); !strings.Contains(msg, "sent nothing more of config.json") || !strings.Contains(msg, "at 5 bytes") {
+	if msg := got[0].String(); !strings.Contains(msg, "sent nothing more of config.json") || !strings.Contains(msg, "at 5 bytes") ||
+		!strings.Contains(msg, "gives up after 1m0s") || !strings.Contains(msg, "a rerun resumes") {
 		t.Errorf("message %q", msg)
 	}
 }
