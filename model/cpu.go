@@ -343,11 +343,8 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	c.layernormForward(a.lnf, a.ln, c.lnfw, c.lnfb, d.P, C, eps) // (P, C)
 	c.lmHeadLossForward(a.nll, a.lnf, c.lmHead, targets, d.P, C, cfg.VocabSize, a.tileMax, a.tileSum, a.tgt, a.logits)
 	for _, v := range a.nll {
-		x := float64(v)
-		sums.Sum += x
-		sums.SumSq += x * x
+		sums.AddNLL(float64(v))
 	}
-	sums.Count += d.P
 	if keep != nil {
 		keep.add(c, a.nll, a.lnf, d.P)
 	}

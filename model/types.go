@@ -1,5 +1,11 @@
 package model
 
+import (
+	"math"
+
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
+)
+
 // Config is the shape of a GPT-2 model, as in Hugging Face's config.json.
 type Config struct {
 	NLayer       int     // transformer blocks
@@ -57,16 +63,31 @@ func (s Sequence) Scored() int { return max(len(s.Tokens)-s.First, 0) }
 
 // LossSums is what a backend returns for a batch of sequences: over every scored
 // target, the sum of NLL = -ln p(target | prefix) in nats, the sum of its squares,
-// and their count. The host adds batches in float64.
+// and their count. The sums are exact (exactsum): batches, shards and resumed
+// sessions add up to the same bits in any grouping and order.
 type LossSums struct {
-	Sum   float64
-	SumSq float64
+	Sum   exactsum.Sum
+	SumSq exactsum.Sum
 	Count int
+}
+
+// AddNLL adds one target's NLL (its square is exact for an f32 NLL).
+func (s *LossSums) AddNLL(x float64) {
+	s.Sum.Add(x)
+	s.SumSq.Add(x * x)
+	s.Count++
+}
+
+// Finite reports whether both sums are finite float64 numbers: no NaN or
+// infinite NLL was added, and the sums are within float64's range.
+func (s LossSums) Finite() bool {
+	a, b := s.Sum.Float64(), s.SumSq.Float64()
+	return !math.IsNaN(a) && !math.IsInf(a, 0) && !math.IsNaN(b) && !math.IsInf(b, 0)
 }
 
 // Add accumulates o into s.
 func (s *LossSums) Add(o LossSums) {
-	s.Sum += o.Sum
-	s.SumSq += o.SumSq
+	s.Sum.AddSum(o.Sum)
+	s.SumSq.AddSum(o.SumSq)
 	s.Count += o.Count
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
 // Comparison is the per-token report of two runs of the same corpus and
@@ -74,7 +72,7 @@ func Compare(a, b *PerTokenFile, top int, decode func(int32) string) (*Compariso
 		c.MeanNLLA, c.MeanNLLB, c.MeanDiff = sa/n, sb/n, sd/n
 		c.IdenticalShare = float64(c.Identical) / n
 	}
-	c.DiffStdErr = stdErr(model.LossSums{Sum: sd, SumSq: sdd, Count: c.Targets})
+	c.DiffStdErr = stdErr(sd, sdd, c.Targets)
 	slices.SortStableFunc(diffs, func(p, q TokenDiff) int { return cmp.Compare(math.Abs(q.Diff), math.Abs(p.Diff)) })
 	for _, d := range diffs[:min(max(top, 0), len(diffs))] {
 		if d.Diff == 0 {

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"math"
 	"slices"
-
-	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
 // KLMethod says how KLStats are computed from the top-K lists, for the
@@ -72,10 +70,10 @@ func klStats(a, b *PerTokenFile) *KLStats {
 		return s
 	}
 	s.Mean = sum / float64(n)
-	s.StdErr = stdErr(model.LossSums{Sum: sum, SumSq: sumSq, Count: n})
+	s.StdErr = stdErr(sum, sumSq, n)
 	s.SameTopShare = float64(s.SameTop) / float64(n)
 	s.MeanDeltaP = dp / float64(n)
-	s.DeltaPStdErr = stdErr(model.LossSums{Sum: dp, SumSq: dpSq, Count: n})
+	s.DeltaPStdErr = stdErr(dp, dpSq, n)
 	s.RMSDeltaP = math.Sqrt(dpSq / float64(n))
 	slices.Sort(kls)
 	s.Median, s.P90, s.P95, s.P99, s.P999 = quantile(kls, 0.5), quantile(kls, 0.9), quantile(kls, 0.95), quantile(kls, 0.99), quantile(kls, 0.999)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 )
 
 // DefaultBatchTokens is EvalConfig.BatchTokens when it is zero.
@@ -136,6 +137,11 @@ type Result struct {
 	// shards needs.
 	NLLSumSq    float64 `json:"nll_sumsq"`
 	ScoredBytes int     `json:"scored_bytes"`
+	// NLLSumExact and NLLSumSqExact are NLLSum and NLLSumSq exactly (NLLSum
+	// is NLLSumExact rounded once), so that merged shards give the bits of an
+	// unsharded run; as JSON, "0xHEXp±EXP" strings (exactsum.Sum).
+	NLLSumExact   exactsum.Sum `json:"nll_sum_exact"`
+	NLLSumSqExact exactsum.Sum `json:"nll_sumsq_exact"`
 	// Samples is the number of windows scored.
 	Samples int `json:"samples"`
 	// Shard is set for a run that scored one shard of the samples.
@@ -154,13 +160,16 @@ type Result struct {
 	// TopLogprobs is EvalConfig.TopLogprobs: how many top log-probabilities
 	// each of PerToken holds.
 	TopLogprobs int `json:"-"`
+	// VocabSize is EvalConfig.VocabSize, for the per-token file's header.
+	VocabSize int `json:"-"`
 }
 
 // Evaluate cuts cfg.Tokens into sequences as cfg.Mode says, groups them into
 // batches of similar length (longest first, ties in corpus order, so the same
 // input always gives the same batches and the same sums) padded to the
 // backend's bucket widths, keeps up to Feed().InFlight batches submitted to b,
-// adds their sums in batch order in float64 and derives the metrics. A batch
+// adds their sums exactly (so batching, sharding and resuming do not change
+// the result's bits) and derives the metrics. A batch
 // that does not fit the backend's memory (ErrBatchTooLarge) is split and the
 // rest of the run uses batches half as large. When ctx is cancelled it stops
 // with ctx's error and also returns the partial result of the batches scored
@@ -176,6 +185,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		return nil, fmt.Errorf("evaluate %s: %w", name, err)
 	}
 	res.Device = b.Name()
+	res.VocabSize = cfg.VocabSize
 	batchTokens := cfg.BatchTokens
 	if batchTokens <= 0 {
 		batchTokens = cmp.Or(b.Feed().BatchTokens, DefaultBatchTokens)
@@ -191,7 +201,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 			return nil, fmt.Errorf("evaluate %s: resume: %w", name, err)
 		}
 		if cfg.PerToken && r.Samples > 0 {
-			if err := checkResumeRecords(cfg.ResumePerToken, samples[:r.Samples], cfg.TopLogprobs); err != nil {
+			if err := checkResumeRecords(cfg.ResumePerToken, samples[:r.Samples], cfg.TopLogprobs, r.Sums.Sum); err != nil {
 				return nil, fmt.Errorf("evaluate %s: per-token output cannot resume this run: %w", name, err)
 			}
 		}
@@ -247,18 +257,19 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 // (bits per byte only when withBytes), and the speed from Seconds.
 func (res *Result) Fill(sums model.LossSums, bytes int, withBytes bool) {
 	res.Tokens = sums.Count
-	res.NLLSum = sums.Sum
-	res.NLLSumSq = sums.SumSq
+	res.NLLSumExact, res.NLLSumSqExact = sums.Sum, sums.SumSq
+	res.NLLSum = sums.Sum.Float64()
+	res.NLLSumSq = sums.SumSq.Float64()
 	res.ScoredBytes = bytes
 	res.MeanNLL, res.PPL, res.BitsPerByte = 0, 0, 0
 	if sums.Count > 0 {
-		res.MeanNLL = sums.Sum / float64(sums.Count)
+		res.MeanNLL = res.NLLSum / float64(sums.Count)
 		res.PPL = math.Exp(res.MeanNLL)
 	}
 	if withBytes && bytes > 0 {
-		res.BitsPerByte = sums.Sum / math.Ln2 / float64(bytes)
+		res.BitsPerByte = res.NLLSum / math.Ln2 / float64(bytes)
 	}
-	res.StdErr = stdErr(sums)
+	res.StdErr = stdErr(res.NLLSum, res.NLLSumSq, sums.Count)
 	res.TokensPerSecond = 0
 	if res.Seconds > 0 {
 		res.TokensPerSecond = float64(res.Tokens) / res.Seconds
@@ -280,15 +291,15 @@ func checkResume(r State, samples []Sample) error {
 	return nil
 }
 
-// stdErr is the sample standard deviation of the per-target NLL divided by
-// sqrt(n), from the sums; 0 for fewer than two targets.
-func stdErr(s model.LossSums) float64 {
-	n := float64(s.Count)
-	if s.Count < 2 {
+// stdErr is the sample standard deviation of count values divided by
+// sqrt(count), from their sum and sum of squares; 0 for fewer than two.
+func stdErr(sum, sumSq float64, count int) float64 {
+	n := float64(count)
+	if count < 2 {
 		return 0
 	}
-	mean := s.Sum / n
-	variance := max((s.SumSq-s.Sum*mean)/(n-1), 0) // rounding can push a tiny variance below 0
+	mean := sum / n
+	variance := max((sumSq-sum*mean)/(n-1), 0) // rounding can push a tiny variance below 0
 	return math.Sqrt(variance / n)
 }
 
@@ -461,9 +472,9 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 			return batchError(f.planned, err)
 		case got.Count != f.want:
 			return fmt.Errorf("the backend scored %d targets of a batch that has %d", got.Count, f.want)
-		case math.IsNaN(got.Sum) || math.IsInf(got.Sum, 0) || math.IsNaN(got.SumSq) || math.IsInf(got.SumSq, 0):
+		case !got.Finite():
 			return fmt.Errorf("the NLL of a batch of %d sequences is not finite (sum %v); "+
-				"the model's weights or the backend's arithmetic are broken", len(f.batch.Seqs), got.Sum)
+				"the model's weights or the backend's arithmetic are broken", len(f.batch.Seqs), got.Sum.Float64())
 		}
 		if keep != nil {
 			if err := keep.batch(b.Name(), f.p, samples[f.lo:f.hi], f.want); err != nil {
@@ -540,7 +551,7 @@ func batchError(p planned, err error) error {
 
 // Sums is the result's sums of NLL.
 func (res *Result) Sums() model.LossSums {
-	return model.LossSums{Sum: res.NLLSum, SumSq: res.NLLSumSq, Count: res.Tokens}
+	return model.LossSums{Sum: res.NLLSumExact, SumSq: res.NLLSumSqExact, Count: res.Tokens}
 }
 
 // Count spells n things of a kind: "1 token", "2 tokens".

@@ -84,14 +84,12 @@ func (f *fakeBackend) loss(ctx context.Context, b Batch) (model.LossSums, error)
 		}
 		for j := q.First; j < len(q.Tokens); j++ {
 			v := bigramNLL(q.Tokens[j-1], q.Tokens[j])
-			s.Sum += v
-			s.SumSq += v * v
-			s.Count++
+			s.AddNLL(v)
 		}
 	}
 	s.Count += f.miscount
 	if f.nan {
-		s.Sum = math.NaN()
+		s.Sum.Add(math.NaN())
 	}
 	return s, nil
 }
@@ -429,7 +427,7 @@ func TestResultJSON(t *testing.T) {
 	}
 	slices.Sort(keys)
 	want := []string{"bits_per_byte", "ctx", "data", "device", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
-		"nll_sumsq", "ppl", "samples", "scored_bytes", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
+		"nll_sum_exact", "nll_sumsq", "nll_sumsq_exact", "ppl", "samples", "scored_bytes", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("JSON keys %v, want %v", keys, want)
 	}
@@ -437,14 +435,13 @@ func TestResultJSON(t *testing.T) {
 
 func TestStdErr(t *testing.T) {
 	// NLLs 1, 2, 3, 4: mean 2.5, sample variance 5/3, stderr sqrt(5/3)/2.
-	s := model.LossSums{Sum: 10, SumSq: 30, Count: 4}
-	if got, want := stdErr(s), math.Sqrt(5.0/3)/2; math.Abs(got-want) > 1e-15 {
+	if got, want := stdErr(10, 30, 4), math.Sqrt(5.0/3)/2; math.Abs(got-want) > 1e-15 {
 		t.Errorf("stdErr = %g, want %g", got, want)
 	}
-	if got := stdErr(model.LossSums{Sum: 3, SumSq: 9, Count: 1}); got != 0 {
+	if got := stdErr(3, 9, 1); got != 0 {
 		t.Errorf("stdErr of one target = %g, want 0", got)
 	}
-	if got := stdErr(model.LossSums{Sum: 3, SumSq: 3 - 1e-15, Count: 3}); got != 0 { // rounding below zero
+	if got := stdErr(3, 3-1e-15, 3); got != 0 { // rounding below zero
 		t.Errorf("stdErr of a negative rounding = %g, want 0", got)
 	}
 }

@@ -92,8 +92,8 @@ func openTestGPU(t *testing.T, ad *wgpu.Adapter, m *model.Model, f16 bool) *pipe
 // shader-f16, f16 weights. The goldens' tiny model is stored in F16, so both
 // weight types hold its exact values: the bound is the f32 arithmetic's.
 // Against the CPU path on the peaked model: 1e-5 with f32 weights, 3e-4 with
-// f16 (the CPU uses the f32 weights). Batch sums are f32 on the device:
-// 1e-5 relative. Lavapipe is slow: one golden case per method.
+// f16 (the CPU uses the f32 weights); a batch's sum against its sequences
+// scored alone: 1e-5 relative. Lavapipe is slow: one golden case per method.
 //
 // Both kernel sets run on whatever adapter this is (shaders.KernelSet): the
 // software kernels CPU implementations get and the hardware kernels GPUs get,

@@ -143,7 +143,7 @@ func TestEvaluateCPUByHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, n := sums.Sum, len(hand)
+		want, n := sums.Sum.Float64(), len(hand)
 		if sums.Count != n {
 			t.Fatalf("%d targets scored by hand, want %d", sums.Count, n)
 		}

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // TestPerTokenGPU: on the peaked model, the GPU's per-token NLLs with f32
 // weights are within 1e-5 of the CPU's, target by target, in the same corpus
-// order; they sum to the run's nll_sum; asking for them leaves the sums
+// order; they add up exactly to the run's nll_sum; asking for them leaves the sums
 // bit-identical; and f16 against f32 weights compares as a small nonzero
 // difference (a run against itself as none).
 func TestPerTokenGPU(t *testing.T) {
@@ -47,22 +48,24 @@ func testPerTokenGPU(t *testing.T) {
 	if len(got.PerToken) != len(want.PerToken) {
 		t.Fatalf("GPU %d per-token records, CPU %d", len(got.PerToken), len(want.PerToken))
 	}
-	sum, worst := 0.0, 0.0
+	var sum exactsum.Sum
+	worst := 0.0
 	for i, g := range got.PerToken {
 		w := want.PerToken[i]
 		if g.Doc != w.Doc || g.Pos != w.Pos || g.Token != w.Token {
 			t.Fatalf("record %d: GPU %+v, CPU %+v", i, g, w)
 		}
-		sum += float64(g.NLL)
+		sum.Add(float64(g.NLL))
 		worst = max(worst, math.Abs(float64(g.NLL)-float64(w.NLL)))
 	}
 	t.Logf("%s: %d targets, largest |GPU - CPU| per token %.2e", g32.Name(), len(got.PerToken), worst)
 	if worst > 1e-5 {
 		t.Errorf("per-token |GPU f32 - CPU| up to %.2e, want <= 1e-5", worst)
 	}
-	// The device sums in f32: 1e-5 relative, as the conformance suite's batches.
-	if math.Abs(sum-got.NLLSum) > 1e-5*math.Abs(got.NLLSum) {
-		t.Errorf("GPU per-token NLLs sum to %.9g, nll_sum %.9g", sum, got.NLLSum)
+	// The host adds the NLLs the device read back, exactly: the records are
+	// what nll_sum adds up.
+	if sum.Float64() != got.NLLSum {
+		t.Errorf("GPU per-token NLLs sum to %.17g, nll_sum %.17g", sum.Float64(), got.NLLSum)
 	}
 	f32 := pipeline.NewPerTokenFile(got, "gpt2-builtin")
 	self, err := pipeline.Compare(f32, f32, 3, nil)

@@ -35,7 +35,7 @@ func (a arenaSize) union(b arenaSize) arenaSize {
 }
 
 // arena is the device memory of one batch in flight: the activations, the KV
-// cache, the loss buffers, a host-visible readback of the sums, and the bind
+// cache, the loss buffers, a host-visible readback of the NLLs, and the bind
 // groups made for them (made once, reused by every batch that fits).
 type arena struct {
 	size    arenaSize
@@ -43,30 +43,14 @@ type arena struct {
 	groups  map[string]*wgpu.BindGroup
 	pending *Pending // the batch that last used the arena, until it is waited for
 
-	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll, blocks, sums, readback *wgpu.Buffer
-	layerStride                                                                                uint64 // bytes between layers' caches
+	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll *wgpu.Buffer
+	// nllRead is the host-visible copy of nll: every batch reads its
+	// per-target NLLs back, and the host adds them exactly.
+	nllRead     *wgpu.Buffer
+	layerStride uint64 // bytes between layers' caches
 
-	// nllRead is the host-visible copy of nll for batches that want their
-	// per-target NLLs (SubmitOptions.PerToken); made on first use.
-	nllRead *wgpu.Buffer
 	// top holds the buffers of SubmitOptions.TopLogprobs (topk.go); made on first use.
 	top *topBuffers
-}
-
-// nllReadback returns the arena's per-target readback buffer, making it on
-// first use (4 bytes per target the arena holds).
-func (g *GPT2) nllReadback(a *arena) (*wgpu.Buffer, error) {
-	if a.nllRead != nil {
-		return a.nllRead, nil
-	}
-	b, err := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "nll readback", Size: uint64(max(4*a.size.targets, 16)),
-		Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
-	if err != nil {
-		return nil, fmt.Errorf("gpu: per-target NLL readback of %d targets: %w", a.size.targets, err)
-	}
-	a.bufs = append(a.bufs, b)
-	a.nllRead = b
-	return b, nil
 }
 
 func (a *arena) close() {
@@ -76,7 +60,7 @@ func (a *arena) close() {
 	for _, b := range a.bufs {
 		b.Close()
 	}
-	a.groups, a.bufs, a.nllRead, a.top = nil, nil, nil, nil
+	a.groups, a.bufs, a.top = nil, nil, nil
 }
 
 // arenaBytes is the device memory an arena of size s takes for this model.
@@ -87,8 +71,8 @@ func (g *GPT2) arenaBytes(s arenaSize) int64 {
 	f := int64(4)
 	return f*rows*C*(1+1+3+1+4) + // res, ln, qkv, att, fc
 		2*g.layerStride(s.cacheTok)*int64(s.cacheLayers) + // k, v caches
-		f*tg*(C+2*parts+2) + 8*int64(ceilDiv(s.targets, nllCombineWG)) + // hP, part, tgt, nll, blocks
-		f*int64(s.tokens) + 64 // the sums and their readback
+		f*tg*(C+2*parts+3) + // hP, part, tgt, nll and its readback
+		f*int64(s.tokens)
 }
 
 // layerStride is the bytes of one layer's K (or V) cache for tok padded
@@ -136,11 +120,9 @@ func (g *GPT2) newArena(s arenaSize) (*arena, error) {
 	a.vc = buf("v cache", int64(a.layerStride)*int64(s.cacheLayers), st)
 	a.hP = buf("h", 4*tg*C, st)
 	a.part = buf("partials", 8*parts*tg, st)
-	a.blocks = buf("block sums", 8*int64(ceilDiv(s.targets, nllCombineWG)), st)
 	a.tgt = buf("target logits", 4*tg, st)
 	a.nll = buf("nll", 4*tg, st)
-	a.sums = buf("sums", 16, st)
-	a.readback = buf("readback", 16, wgpu.BufferUsageMapRead|wgpu.BufferUsageCopyDst)
+	a.nllRead = buf("nll readback", 4*tg, wgpu.BufferUsageMapRead|wgpu.BufferUsageCopyDst)
 	if err != nil {
 		a.close()
 		return nil, err
@@ -205,8 +187,8 @@ type Pending struct {
 
 // SubmitOptions are the choices of one SubmitWith.
 type SubmitOptions struct {
-	// PerToken keeps every target's NLL for Pending.PerToken: a second
-	// readback per batch, of 4 bytes per target, besides the 8 bytes of sums.
+	// PerToken keeps every target's NLL for Pending.PerToken (every batch
+	// reads them back, 4 bytes per target, for its sums; this keeps them).
 	PerToken bool
 	// TopLogprobs, with PerToken, also keeps the TopLogprobs (1 to
 	// MaxTopLogprobs) highest log-probabilities of every target's position
@@ -252,33 +234,31 @@ func (p *Pending) Wait(ctx context.Context) (model.LossSums, error) {
 // the order kernels first ran; nil without profiling or before Wait.
 func (p *Pending) Profile() []KernelTime { return p.profile }
 
-// finish reads the batch's sums back and frees its arena for the next batch.
-// g.mu must be held.
+// finish reads the batch's NLLs back, adds them exactly into its sums, and
+// frees its arena for the next batch. g.mu must be held.
 func (p *Pending) finish() {
 	p.done = true
 	if p.a.pending == p {
 		p.a.pending = nil
 	}
-	out := make([]byte, 8)
-	if err := p.g.dev.Queue().ReadBuffer(p.a.readback, 0, out); err != nil {
-		p.err = fmt.Errorf("gpu loss: read back: %w", err)
+	out := make([]byte, 4*p.count)
+	if err := p.g.dev.Queue().ReadBuffer(p.a.nllRead, 0, out); err != nil {
+		p.err = fmt.Errorf("gpu loss: read back per-target NLLs: %w", err)
 		return
 	}
-	p.sums = model.LossSums{
-		Sum:   float64(math.Float32frombits(binary.LittleEndian.Uint32(out))),
-		SumSq: float64(math.Float32frombits(binary.LittleEndian.Uint32(out[4:]))),
-		Count: p.count,
-	}
+	var nll []float32
 	if p.perToken {
-		out := make([]byte, 4*p.count)
-		if err := p.g.dev.Queue().ReadBuffer(p.a.nllRead, 0, out); err != nil {
-			p.err = fmt.Errorf("gpu loss: read back per-target NLLs: %w", err)
-			return
+		nll = make([]float32, p.count)
+	}
+	for i := range p.count {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:]))
+		p.sums.AddNLL(float64(x))
+		if nll != nil {
+			nll[i] = x
 		}
-		p.nll = make([]float32, p.count)
-		for i := range p.nll {
-			p.nll[i] = math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:]))
-		}
+	}
+	p.nll = nll
+	if p.perToken {
 		if p.topK > 0 {
 			if err := p.readTopK(); err != nil {
 				p.err = err
@@ -366,10 +346,6 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 		return nil, errors.New("gpu loss: model closed")
 	}
 	b := g.newBatch(seqs, width)
-	if g.loopLimit > 0 && b.P > g.maxTargets() {
-		return nil, fmt.Errorf("gpu loss: %d targets in one batch exceed the %d that %s can sum without breaking its shader loop limit; use smaller batches",
-			b.P, g.maxTargets(), g.dev.AdapterInfo().Name)
-	}
 	g.ensureTuned(b.B * b.chunk)
 	a, err := g.arenaFor(b.need)
 	if err != nil {
@@ -385,11 +361,6 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 			p.top = []model.TokenLogprob{}
 		}
 		return p, nil
-	}
-	if opt.PerToken {
-		if _, err := g.nllReadback(a); err != nil {
-			return nil, err
-		}
 	}
 	if p.topK > 0 {
 		if _, err := g.topBuffersFor(a, p.topK); err != nil {
@@ -590,10 +561,7 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 	g.encode(r, b, ranges)
 	if r.err == nil {
 		r.pass.End()
-		enc.CopyBufferToBuffer(a.sums, 0, a.readback, 0, 8)
-		if p.perToken {
-			enc.CopyBufferToBuffer(a.nll, 0, a.nllRead, 0, uint64(4*b.P))
-		}
+		enc.CopyBufferToBuffer(a.nll, 0, a.nllRead, 0, uint64(4*b.P))
 		if p.topK > 0 {
 			g.copyTopK(enc, a, b.P, p.topK)
 		}
@@ -654,8 +622,8 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		}
 	}
 	if r.p.topK > 0 {
-		// Before the loss, so that the sums' copy to the host, which follows
-		// nll_sums, orders every earlier write before the copies.
+		// Before the loss, so that the NLLs' copy to the host, which follows
+		// nll_combine, orders every earlier write before the copies.
 		g.encodeTopK(r, b, ranges)
 	}
 	for _, vr := range ranges {
@@ -664,12 +632,9 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 			lmGroups(P, vr[1]-vr[0]),
 			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
 	}
-	// The loss per target and per block of targets over many workgroups, then the blocks in one: both in fixed orders.
-	blocks := ceilDiv(P, nllCombineWG)
-	r.op(g.nllCombine, map[string]float64{"WG": nllCombineWG}, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "blocks": whole(a.blocks)},
-		Params{"P": float64(P), "tiles": float64(parts)}, grid(blocks), float64(P*parts*4), float64(8*P*parts+8*P))
-	r.op(g.nllSums, map[string]float64{"WG": nllSumsWG}, map[string]Buf{"blocks": whole(a.blocks), "out": whole(a.sums)},
-		Params{"n": float64(blocks)}, [3]uint32{1, 1, 1}, float64(2*blocks), float64(8*blocks))
+	// The loss per target; the host adds them.
+	r.op(g.nllCombine, map[string]float64{"WG": nllCombineWG}, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll)},
+		Params{"P": float64(P), "tiles": float64(parts)}, grid(ceilDiv(P, nllCombineWG)), float64(P*parts*4), float64(8*P*parts+8*P))
 }
 
 // forwardChunk records the forward pass of one chunk of B sequences x T
@@ -787,23 +752,12 @@ func (g *GPT2) MaxBatchTokens() (int, error) {
 	limit := int64(g.dev.Limits().MaxStorageBufferBindingSize)
 	C := int64(g.cfg.NEmbd)
 	n = min(n, int(limit/(16*C)), int(limit/(8*int64(g.lmParts()))))
-	if g.loopLimit > 0 {
-		n = min(n, g.maxTargets())
-	}
 	return n, nil
 }
 
 // loopBudget is the most loop iterations a kernel invocation may run on an
 // adapter with a loop limit, with room to spare below Mesa's 65535.
 const loopBudget = 60000
-
-// maxTargets is the most targets the loss kernels sum within the loop limit:
-// an invocation of nll_combine.wgsl loops over the parts of one target (at most
-// loopBudget, as fitLoopLimit's tiles ensure), one of nll_sums.wgsl over
-// ceil(blocks/WG) blocks of nllCombineWG targets.
-func (g *GPT2) maxTargets() int {
-	return loopBudget * nllSumsWG * nllCombineWG
-}
 
 // Close releases the weights, the activation memory and the pipelines;
 // batches not waited for are waited for first (their results are lost).

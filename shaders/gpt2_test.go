@@ -41,7 +41,7 @@ func TestGPT2MatchesCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mean := want.Sum / float64(want.Count)
+	mean := want.Sum.Float64() / float64(want.Count)
 	if lnV := math.Log(float64(m.Config.VocabSize)); mean > lnV-1 {
 		t.Fatalf("peaked model: CPU mean NLL %.4f is not well below ln V = %.4f", mean, lnV)
 	}
@@ -61,12 +61,12 @@ func TestGPT2MatchesCPU(t *testing.T) {
 		if got.Count != want.Count {
 			t.Fatalf("f16=%v: %d targets, CPU %d", f16, got.Count, want.Count)
 		}
-		gm := got.Sum / float64(got.Count)
+		gm := got.Sum.Float64() / float64(got.Count)
 		t.Logf("f16=%v: mean NLL gpu %.7f cpu %.7f (diff %.2g)", f16, gm, mean, gm-mean)
 		if math.Abs(gm-mean) > tol {
 			t.Errorf("f16=%v: mean NLL %.7f, CPU %.7f: differ by more than %g", f16, gm, mean, tol)
 		}
-		if ms, ws := got.SumSq/float64(got.Count), want.SumSq/float64(want.Count); math.Abs(ms-ws) > 10*tol*math.Max(1, ws) {
+		if ms, ws := got.SumSq.Float64()/float64(got.Count), want.SumSq.Float64()/float64(want.Count); math.Abs(ms-ws) > 10*tol*math.Max(1, ws) {
 			t.Errorf("f16=%v: mean NLL² %.6f, CPU %.6f", f16, ms, ws)
 		}
 		again, err := g.Loss(ctx, seqs)
@@ -96,10 +96,10 @@ func TestGPT2MatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			alone += one.Sum
+			alone += one.Sum.Float64()
 		}
-		if math.Abs(alone-got.Sum) > 1e-5*math.Abs(got.Sum) {
-			t.Errorf("f16=%v: sequences scored alone sum to %.6f, in one batch %.6f", f16, alone, got.Sum)
+		if math.Abs(alone-got.Sum.Float64()) > 1e-5*math.Abs(got.Sum.Float64()) {
+			t.Errorf("f16=%v: sequences scored alone sum to %.6f, in one batch %.6f", f16, alone, got.Sum.Float64())
 		}
 	}
 }

@@ -361,7 +361,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			b.WindowsPerSec = float64(n) / b.Median
 		}
 		if sums.Count > 0 {
-			b.MeanNLL = sums.Sum / float64(sums.Count)
+			b.MeanNLL = sums.Sum.Float64() / float64(sums.Count)
 		}
 		if gpu != nil {
 			b.PeakDevice = gpu.Device().MemoryStats().Peak

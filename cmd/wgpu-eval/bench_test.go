@@ -174,7 +174,7 @@ func TestBenchGPU(t *testing.T) {
 			got[strings.SplitN(name, "_", 2)[0]] = true
 			got[name] = true
 		}
-		for _, want := range []string{"embed", "layernorm", "matmul", "attention", "lmhead_loss", "nll_sums"} {
+		for _, want := range []string{"embed", "layernorm", "matmul", "attention", "lmhead_loss", "nll_combine"} {
 			if !got[want] {
 				t.Errorf("batch %d: no kernel %s in the profile %+v", b.Batch, want, b.Kernels)
 			}

@@ -81,7 +81,7 @@ func expected(t *testing.T, m *model.Model, text string, ctx, maxTokens int) (me
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum += s.Sum
+		sum += s.Sum.Float64()
 		count += s.Count
 		bytesScored += len(tok.Decode(w[1:]))
 	}

@@ -55,6 +55,11 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	files = fs.Args()
+	for _, out := range []string{jsonOut, perTokenOut} {
+		if err := notAnInput(out, files); err != nil {
+			return err
+		}
+	}
 	if perTokenOut != "" {
 		if jsonOut != "" {
 			return usageError{errors.New("merge: --per-token merges per-token files and --json result files: run merge once for each")}
@@ -86,6 +91,25 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(summary, formatSummary(m, 0)+fmt.Sprintf("  (%d shards merged)", len(rs)))
 	if jsonOut != "" {
 		return writeJSON(jsonOut, stdout, m)
+	}
+	return nil
+}
+
+// notAnInput refuses an output path that names one of the input files (the
+// same file, through any path or link): writing it would destroy a shard
+// before, or while, it is read.
+func notAnInput(out string, inputs []string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	ofi, err := os.Stat(out)
+	if err != nil {
+		return nil // nothing there yet: not an input that exists
+	}
+	for _, in := range inputs {
+		if ifi, err := os.Stat(in); err == nil && os.SameFile(ofi, ifi) {
+			return usageError{fmt.Errorf("merge: the output %s is the input %s: it would be overwritten; write the merged result elsewhere", out, in)}
+		}
 	}
 	return nil
 }
