@@ -64,6 +64,10 @@ type Options struct {
 	// Hub overrides the hub client (endpoint, cache folder, token); nil means
 	// hub.FromEnv(), as the command uses.
 	Hub *hub.Client
+	// InsecureSkipVerify accepts model files from the hub whose content
+	// cannot be checked (hub.Client.InsecureSkipVerify); by default they are
+	// refused.
+	InsecureSkipVerify bool
 	// Progress, when set, receives reports of downloads, weight loading and
 	// evaluation. It is called from the goroutine doing the work.
 	Progress func(Progress)
@@ -117,6 +121,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	}
 	c := *hc
 	c.Offline = c.Offline || opt.Offline
+	c.InsecureSkipVerify = c.InsecureSkipVerify || opt.InsecureSkipVerify
 	c.Progress = func(file string, done, total int64) {
 		if hc.Progress != nil {
 			hc.Progress(file, done, total)
@@ -245,6 +250,12 @@ type EvalOptions struct {
 	// ".pertoken"), and a resumed run writes the same file an uninterrupted
 	// one would.
 	PerToken string
+	// JSON, when set, is a file to write the result to as JSON
+	// (pipeline.WriteJSON): when the run completes, after the per-token file
+	// and before the checkpoint is removed, so that a failed write leaves the
+	// run resumable; when it is interrupted, the partial result (Interrupted
+	// set, TotalTokens the run's targets).
+	JSON string
 	// TopLogprobs, with PerToken, also keeps every target position's K
 	// highest log-probabilities over the vocabulary and their ids (1 to
 	// pipeline.MaxTopLogprobs), for compare's KL divergence. It adds a second
@@ -376,25 +387,68 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		}
 	}
 	res, err := pipeline.Evaluate(ctx, b, ec)
-	if res != nil {
-		res.Config, res.Provenance = rc, prov
+	if res == nil {
+		if ck != nil {
+			err = errors.Join(err, ck.finish(false))
+		}
+		return nil, err
 	}
-	if err == nil && opt.PerToken != "" {
-		// Before the checkpoint goes: a failed write leaves the run resumable.
-		if err = pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err == nil {
-			e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), opt.PerToken)
+	res.Config, res.Provenance = rc, prov
+	var werr error // writing the outputs of a complete run
+	switch {
+	case err == nil:
+		werr = e.writeOutputs(res, opt)
+	case opt.JSON != "": // interrupted: the partial result
+		if jerr := pipeline.WriteJSON(opt.JSON, res); jerr != nil {
+			err = errors.Join(err, jerr)
 		}
 	}
 	if ck != nil {
-		if cerr := ck.finish(err == nil); cerr != nil && err == nil {
-			err = cerr
+		// The checkpoint goes only once every output is written.
+		if cerr := ck.finish(err == nil && werr == nil); cerr != nil && err == nil {
+			werr = errors.Join(werr, cerr)
 		}
 	}
-	if err != nil && (res == nil || !res.Interrupted) {
-		return nil, err
+	if werr != nil {
+		return res, &OutputError{Err: werr, Checkpoint: opt.Checkpoint}
 	}
 	return res, err
 }
+
+// writeOutputs writes a complete run's per-token file and JSON.
+func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions) error {
+	if opt.PerToken != "" {
+		if err := pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err != nil {
+			return err
+		}
+		e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), opt.PerToken)
+	}
+	if opt.JSON != "" {
+		return pipeline.WriteJSON(opt.JSON, res)
+	}
+	return nil
+}
+
+// OutputError is Evaluate's error when the run completed but an output file
+// (per-token, JSON) could not be written, or the checkpoint not removed: the
+// result returned with it is complete. With a checkpoint, the run's state
+// stays in it, so the same call again writes the outputs without scoring
+// anything again.
+type OutputError struct {
+	Err        error
+	Checkpoint string // the checkpoint that keeps the run; "" without one
+}
+
+// Error says what was not written and what is kept.
+func (e *OutputError) Error() string {
+	if e.Checkpoint != "" {
+		return fmt.Sprintf("the run is complete, but %v (its state stays in %s: run the same command again to write the outputs)", e.Err, e.Checkpoint)
+	}
+	return fmt.Sprintf("the run is complete, but %v", e.Err)
+}
+
+// Unwrap is the write's error.
+func (e *OutputError) Unwrap() error { return e.Err }
 
 // DataName is how results name a corpus: the spec, with the split when it is
 // not the whole corpus ("tinyshakespeare:val").

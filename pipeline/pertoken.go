@@ -114,7 +114,8 @@ func (f *PerTokenFile) setSum() {
 	f.Header.NLLSum, f.Header.NLLSumExact = sum.Float64(), &sum
 }
 
-// Marshal encodes f as a per-token file.
+// Marshal encodes f as a per-token file; the header's target count and sums
+// are those of f.Tokens.
 func (f *PerTokenFile) Marshal() ([]byte, error) {
 	n, k := len(f.Tokens), f.Header.TopLogprobs
 	if err := CheckTopLogprobs(k, 0); err != nil {
@@ -127,6 +128,11 @@ func (f *PerTokenFile) Marshal() ([]byte, error) {
 		d.TopID, d.TopLogprob = make([]byte, 4*n*k), make([]byte, 4*n*k)
 	}
 	d.Header.Targets = n
+	var sum exactsum.Sum // the header's sum is its records', whatever f.Header says
+	for _, t := range f.Tokens {
+		sum.Add(float64(t.NLL))
+	}
+	d.Header.NLLSum, d.Header.NLLSumExact = sum.Float64(), &sum
 	le := binary.LittleEndian
 	for i, t := range f.Tokens {
 		if t.Doc < 0 || t.Doc > math.MaxUint32 || t.Pos < 0 || t.Pos > math.MaxUint32 {

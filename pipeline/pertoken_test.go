@@ -345,3 +345,54 @@ func TestCompare(t *testing.T) {
 		t.Errorf("fewer targets: err = %v", err)
 	}
 }
+
+// TestParsePerTokenRefusesDamage: records no run writes (NLL NaN, ±Inf or
+// negative beyond rounding, ids outside the header's vocabulary) and a
+// record changed after writing (its NLL no longer adds up to the header's
+// exact sum) are refused, naming the target; compare never sees them.
+func TestParsePerTokenRefusesDamage(t *testing.T) {
+	base := func() *pipeline.PerTokenFile {
+		return &pipeline.PerTokenFile{Header: pipeline.PerTokenHeader{Model: "m", Data: "d", Mode: "stream", Ctx: 8, Stride: 8,
+			Tokenizer: "gpt2-builtin", VocabSize: 100, TopLogprobs: 1},
+			Tokens: []pipeline.TokenNLL{{Pos: 1, Token: 5, NLL: 2.5, Top: []pipeline.TokenLogprob{{ID: 9, Logprob: -0.5}}},
+				{Pos: 2, Token: 7, NLL: 0.125, Top: []pipeline.TokenLogprob{{ID: 7, Logprob: -0.125}}}}}
+	}
+	good, err := base().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.ParsePerToken(good); err != nil {
+		t.Fatalf("a good file: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*pipeline.PerTokenFile)
+		want string
+	}{
+		{"NaN", func(f *pipeline.PerTokenFile) { f.Tokens[1].NLL = float32(math.NaN()) }, "target 1"},
+		{"+Inf", func(f *pipeline.PerTokenFile) { f.Tokens[0].NLL = float32(math.Inf(1)) }, "target 0"},
+		{"negative", func(f *pipeline.PerTokenFile) { f.Tokens[1].NLL = -0.5 }, "NLL -0.5"},
+		{"token outside the vocabulary", func(f *pipeline.PerTokenFile) { f.Tokens[0].Token = 100 }, "vocabulary of 100"},
+		{"top id outside the vocabulary", func(f *pipeline.PerTokenFile) { f.Tokens[1].Top[0].ID = 250 }, "id 250"},
+	} {
+		f := base()
+		c.edit(f)
+		data, err := f.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pipeline.ParsePerToken(data); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one naming %q", c.name, err, c.want)
+		}
+	}
+	// The NLL 0.125 (0x3e000000) changed in its last bit, as a disk might.
+	i := bytes.Index(good, []byte{0, 0, 0, 0x3e})
+	if i < 0 {
+		t.Fatal("NLL 0.125 not found in the file")
+	}
+	flipped := bytes.Clone(good)
+	flipped[i] ^= 1
+	if _, err := pipeline.ParsePerToken(flipped); err == nil || !strings.Contains(err.Error(), "add up to") {
+		t.Errorf("a record's NLL changed: err = %v", err)
+	}
+}

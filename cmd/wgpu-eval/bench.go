@@ -27,6 +27,7 @@ type benchFlags struct {
 	model, device, precision, batches, jsonOut string
 	threads, ctx, warmup, runs, chunk          int
 	profile, quiet, tune                       bool
+	insecureSkipVerify                         bool
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet) {
@@ -42,6 +43,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.profile, "profile", true, "GPU: time every kernel with timestamp queries, in one extra batch after the timed ones (where the device has timestamps)")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
+	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1); by default they are refused")
 	fs.BoolVar(&f.tune, "tune", false, "GPU: time the matmul tile configurations for this model's shapes again (the autotuner, which otherwise runs once per device, driver and shape and keeps its choice beside the pipeline cache) and print every candidate's time")
 }
 
@@ -238,6 +240,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		hc := hub.FromEnv()
 		hc.Progress, hc.WaitInterval = prog.bytes, benchWaitInterval
+		hc.InsecureSkipVerify = f.insecureSkipVerify
 		hc.Waiting = func(w hub.Wait) { // as eval reports them (wgpueval.Options.Log)
 			if !f.quiet {
 				prog.note(w.String())

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 
@@ -14,7 +15,6 @@ import (
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -26,6 +26,7 @@ type evalFlags struct {
 	ctx, stride, maxTokens            int
 	threads, batchTokens, topLogprobs int
 	quiet, offline, noCache           bool
+	insecureSkipVerify                bool
 	shard, checkpoint, perToken       string
 }
 
@@ -46,6 +47,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.jsonOut, "json", "", "also write the result as JSON to FILE (- for stdout)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the result")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: models and data must be cached or local (also HF_HUB_OFFLINE=1)")
+	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1: a proxy or mirror may be rewriting them); by default they are refused")
 	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
 	fs.StringVar(&f.shard, "shard", "", "score the I-th of N interleaved parts of the samples: I/N (0 <= I < N), or N with I from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm; a Slurm array also shards without the flag); add the --json results with 'wgpu-eval merge'")
 	fs.StringVar(&f.perToken, "per-token", "", "also write every scored target's position, token id and NLL, in corpus order, to FILE (msgpack, with the run's config and provenance; read by 'wgpu-eval compare')")
@@ -105,10 +107,11 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	prog := newProgress(stderr, f.quiet)
 	defer prog.close()
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
-		Device:    f.device,
-		Precision: f.precision,
-		Threads:   f.threads,
-		Offline:   f.offline,
+		Device:             f.device,
+		Precision:          f.precision,
+		Threads:            f.threads,
+		Offline:            f.offline,
+		InsecureSkipVerify: f.insecureSkipVerify,
 		Progress: func(p wgpueval.Progress) {
 			switch p.Stage {
 			case "download":
@@ -156,13 +159,28 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		PerToken:            f.perToken,
 		TopLogprobs:         f.topLogprobs,
 		Stdin:               stdin,
+		JSON:                jsonFile(f.jsonOut),
 	})
-	if err != nil {
+	var outErr *wgpueval.OutputError
+	if err != nil && !errors.As(err, &outErr) {
 		prog.close()
 		if res != nil && res.Interrupted {
 			fmt.Fprintf(stderr, "\ninterrupted after %d of %d tokens: mean NLL so far %.4f\n", res.Tokens, res.TotalTokens, res.MeanNLL)
+			switch f.jsonOut {
+			case "":
+			case "-":
+				writeJSON("-", stdout, res)
+			default:
+				fmt.Fprintf(stderr, "the partial result (\"interrupted\": true) is in %s\n", f.jsonOut)
+			}
 			if f.checkpoint != "" {
-				fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", f.checkpoint)
+				if _, serr := os.Stat(f.checkpoint); serr == nil {
+					fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", f.checkpoint)
+				} else {
+					fmt.Fprintf(stderr, "no batch had finished, so %s was not written\n", f.checkpoint)
+				}
+			} else {
+				fmt.Fprintln(stderr, "(with --checkpoint FILE, the same command run again continues where it stopped)")
 			}
 			return interrupted{err}
 		}
@@ -181,12 +199,24 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if !(f.quiet && summary == stderr) {
 		fmt.Fprintln(summary, formatSummary(res, threads))
 	}
-	if f.jsonOut != "" {
+	if f.jsonOut == "-" {
 		if err := writeJSON(f.jsonOut, stdout, res); err != nil {
 			return err
 		}
 	}
+	if outErr != nil {
+		return outErr // the summary is out; the files were not all written
+	}
 	return nil
+}
+
+// jsonFile is the --json path the library writes: every path but "-" (stdout,
+// which the command writes itself).
+func jsonFile(path string) string {
+	if path == "-" {
+		return ""
+	}
+	return path
 }
 
 // formatSummary is the one human line printed after an evaluation.
@@ -212,22 +242,19 @@ func formatSummary(r *pipeline.Result, threads int) string {
 		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
 }
 
-// writeJSON writes r as indented JSON to path ("-" is stdout), via a temporary
-// file so that an existing result is never left half-written.
+// writeJSON writes r as indented JSON to path ("-" is stdout), as
+// pipeline.WriteJSON does: an existing result is never left half-written, and
+// a link, a device or a FIFO is written through.
 func writeJSON(path string, stdout io.Writer, r any) error {
+	if path != "-" {
+		return pipeline.WriteJSON(path, r)
+	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err := stdout.Write(b)
-		return err
-	}
-	if err := atomicfile.Write(path, b); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	return nil
+	_, err = stdout.Write(append(b, '\n'))
+	return err
 }
 
 // unescape turns the escapes \n, \t, \r and \\ of a flag value into characters,

@@ -19,7 +19,7 @@ type generateFlags struct {
 	maxNew, topK, threads                     int
 	temperature, topP                         float64
 	seed                                      uint64
-	quiet, offline                            bool
+	quiet, offline, insecureSkipVerify        bool
 }
 
 func (f *generateFlags) register(fs *pflag.FlagSet) {
@@ -36,6 +36,7 @@ func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.jsonOut, "json", "", "also write the prompt and new tokens, their logprobs, the text and the speed as JSON to FILE (- for stdout, then the text is not streamed)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no messages on stderr; only the text")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: the model must be cached or local (also HF_HUB_OFFLINE=1)")
+	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1: a proxy or mirror may be rewriting them); by default they are refused")
 }
 
 const generateUsage = `Usage: wgpu-eval generate --prompt TEXT [flags]
@@ -81,7 +82,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
-		Device: f.device, Precision: f.precision, Threads: f.threads, Offline: f.offline,
+		Device: f.device, Precision: f.precision, Threads: f.threads, Offline: f.offline, InsecureSkipVerify: f.insecureSkipVerify,
 		Log: func(msg string) { note("%s", msg) },
 	})
 	if err != nil {

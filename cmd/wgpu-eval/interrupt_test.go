@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -16,12 +17,14 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
 // TestInterruptSaysHowFar: Ctrl-C during an evaluation ends the command with
 // status 130 and, on a line of its own, "interrupted after N of M tokens",
 // where M is the number of targets the whole run would have scored (here
-// counted from the text's ids: all but the first of each 64-token window).
+// counted from the text's ids: all but the first of each 64-token window);
+// --json gets the partial result, marked interrupted, with the same counts.
 func TestInterruptSaysHowFar(t *testing.T) {
 	bin := buildCLI(t)
 	text := strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 1500)
@@ -38,7 +41,7 @@ func TestInterruptSaysHowFar(t *testing.T) {
 
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "--model", filepath.Join(goldenDir, "tiny"), "--data", data, "--ctx", "64",
-		"--device", "cpu", "--threads", "1", "--no-token-cache")
+		"--device", "cpu", "--threads", "1", "--no-token-cache", "--json", filepath.Join(tmp, "partial.json"))
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), "HOME="+tmp, "HF_HUB_OFFLINE=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -89,6 +92,14 @@ func TestInterruptSaysHowFar(t *testing.T) {
 			t.Log(l)
 			if total != wantTotal || done < 0 || done >= total {
 				t.Errorf("%q: want N below M = %d", l, wantTotal)
+			}
+			b, err := os.ReadFile(filepath.Join(tmp, "partial.json"))
+			if err != nil {
+				t.Fatalf("no partial --json: %v", err)
+			}
+			var r pipeline.Result
+			if err := json.Unmarshal(b, &r); err != nil || !r.Interrupted || r.Tokens != done || r.TotalTokens != wantTotal {
+				t.Errorf("partial JSON: interrupted %v, %d of %d tokens (%v); want true, %d of %d", r.Interrupted, r.Tokens, r.TotalTokens, err, done, wantTotal)
 			}
 			return
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,9 +29,6 @@ Example:
 
 Flags:
 `
-
-// maxResultBytes bounds a result file read by merge.
-const maxResultBytes = 1 << 20
 
 func runMerge(args []string, stdout, stderr io.Writer) error {
 	var jsonOut, perTokenOut string
@@ -121,18 +117,15 @@ func readResult(path string) (*pipeline.Result, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, pipeline.MaxResultBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if len(data) > maxResultBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", path, maxResultBytes)
+	r, err := pipeline.ParseResult(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var r pipeline.Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s is not a wgpu-eval --json result: %w", path, err)
-	}
-	return &r, nil
+	return r, nil
 }
 
 // mergePerToken merges the shards' per-token files into out.

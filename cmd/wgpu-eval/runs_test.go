@@ -324,3 +324,75 @@ func TestCheckpointSurvivesKill(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputFailureKeepsCheckpoint: a complete run whose per-token file
+// cannot be written (/dev/full: the disk is full) still prints its summary, fails,
+// and keeps its checkpoint and --json untouched; the same command with a
+// writable path then writes every output without scoring again (the result
+// of an uninterrupted run, bit for bit) and removes the checkpoint. While a
+// run holds a checkpoint, another run given it is refused.
+func TestOutputFailureKeepsCheckpoint(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 40)
+	tmp := t.TempDir()
+	base := []string{"--model", dir, "--data", data, "--ctx", "24", "--device", "cpu", "--quiet"}
+	whole := resultJSON(t, base...)
+	ck, out, ptk := filepath.Join(tmp, "run.ckpt"), filepath.Join(tmp, "out.json"), "/dev/full"
+	if _, err := os.Stat(ptk); err != nil {
+		t.Skipf("no %s here: %v", ptk, err)
+	}
+	args := append(base, "--checkpoint", ck, "--json", out)
+	stdout, _, err := cli(t, "", append(args, "--per-token", ptk)...)
+	if err == nil || !strings.Contains(err.Error(), "no space left") || !strings.Contains(err.Error(), "run the same command again") {
+		t.Fatalf("per-token file on a full disk: err = %v", err)
+	}
+	if !strings.Contains(stdout, "NLL") {
+		t.Errorf("no summary line on stdout: %q", stdout)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--json was written before the per-token file (%v)", err)
+	}
+	if _, err := pipeline.LoadCheckpoint(ck); err != nil {
+		t.Fatalf("the checkpoint of the complete run is gone: %v", err)
+	}
+
+	// Another process holding the checkpoint's lock: refused.
+	holder := exec.Command("flock", "-o", ck+".lock", "sleep", "30") // -o: sleep does not inherit the lock
+	if err := holder.Start(); err == nil {
+		time.Sleep(300 * time.Millisecond)
+		_, _, err := cli(t, "", append(args, "--per-token", filepath.Join(tmp, "a.ptk"))...)
+		holder.Process.Kill()
+		holder.Wait()
+		if err == nil || !strings.Contains(err.Error(), "in use by another run") {
+			t.Errorf("a checkpoint locked by another process: err = %v", err)
+		}
+	} else {
+		t.Logf("no flock(1) here (%v): the lock is not tested across processes", err)
+	}
+
+	good := filepath.Join(tmp, "run.ptk")
+	_, stderr, err := cli(t, "", append(args, "--per-token", good)...)
+	if err != nil {
+		t.Fatalf("rerun: %v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r pipeline.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.NLLSum != whole.NLLSum || r.Tokens != whole.Tokens {
+		t.Errorf("rerun: %v over %d tokens; uninterrupted %v over %d", r.NLLSum, r.Tokens, whole.NLLSum, whole.Tokens)
+	}
+	if f, err := pipeline.ReadPerToken(good); err != nil || f.Header.NLLSum != whole.NLLSum {
+		t.Errorf("the per-token file of the rerun: %v", err)
+	}
+	for _, left := range []string{ck, ck + ".lock"} {
+		if _, err := os.Stat(left); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after the outputs were written (%v)", filepath.Base(left), err)
+		}
+	}
+}
