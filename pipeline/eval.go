@@ -171,9 +171,11 @@ type Result struct {
 // adds their sums exactly (so batching, sharding and resuming do not change
 // the result's bits) and derives the metrics. A batch
 // that does not fit the backend's memory (ErrBatchTooLarge) is split and the
-// rest of the run uses batches half as large. When ctx is cancelled it stops
-// with ctx's error and also returns the partial result of the batches scored
-// (Interrupted set); other errors return no result. Evaluate does not close b.
+// rest of the run uses batches half as large. When ctx is cancelled it submits
+// nothing more, waits for the batches already submitted (they run to their
+// end on a device anyway) and counts them, and stops with ctx's error and the
+// partial result of the batches scored (Interrupted set); other errors return
+// no result. Evaluate does not close b.
 func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	start := time.Now()
 	if b == nil {
@@ -463,10 +465,11 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 	inFlight := max(feed.InFlight, 1)
 	type flight struct {
 		planned
-		p Pending
+		p   Pending
+		ctx context.Context // for Wait: ctx, or one not canceled for the batches in flight at a cancel
 	}
 	wait := func(f flight) error {
-		got, err := f.p.Wait(ctx)
+		got, err := f.p.Wait(cmp.Or[context.Context](f.ctx, ctx))
 		switch {
 		case err != nil:
 			return batchError(f.planned, err)
@@ -491,6 +494,15 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 	nextLo := st.Samples
 	for nextLo < len(samples) || len(queue) > 0 {
 		if err := ctx.Err(); err != nil {
+			// Nothing new is submitted. The batches already on the device
+			// finish anyway (a submitted command buffer cannot be taken
+			// back), so they are waited for and counted.
+			for _, f := range queue {
+				f.ctx = context.WithoutCancel(ctx)
+				if wait(f) != nil {
+					break
+				}
+			}
 			return st, err
 		}
 		var failed planned // the batch that ran out of memory
@@ -502,7 +514,7 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 			}
 			p, err := b.Submit(ctx, pl.batch)
 			if err == nil {
-				queue = append(queue, flight{pl, p})
+				queue = append(queue, flight{planned: pl, p: p})
 				nextLo = pl.hi
 				continue
 			}

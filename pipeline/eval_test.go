@@ -453,3 +453,75 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// slowBackend is a backend whose batches finish only when released, as a
+// slow device's would: Submit returns at once.
+type slowBackend struct {
+	fakeBackend
+	release   chan struct{}
+	two       chan struct{} // closed at the second Submit
+	submitted int
+}
+
+type slowPending struct {
+	release chan struct{}
+	sums    model.LossSums
+}
+
+func (p slowPending) Wait(ctx context.Context) (model.LossSums, error) {
+	if err := ctx.Err(); err != nil {
+		return model.LossSums{}, err
+	}
+	<-p.release // a device does not stop for ctx
+	return p.sums, nil
+}
+
+func (f *slowBackend) Submit(ctx context.Context, b Batch) (Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s, err := f.loss(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	if f.submitted++; f.submitted == 2 {
+		close(f.two)
+	}
+	return slowPending{f.release, s}, nil
+}
+
+// TestCancelCountsBatchesInFlight: cancelled while two batches are on a slow
+// device, Evaluate submits nothing more, and its partial result counts both
+// in-flight batches once they end (their work is done anyway), marked
+// interrupted.
+func TestCancelCountsBatchesInFlight(t *testing.T) {
+	toks := &corpus.Tokens{Docs: [][]int32{make([]int32, 400)}}
+	for i := range toks.Docs[0] {
+		toks.Docs[0][i] = int32(i % 50)
+	}
+	b := &slowBackend{fakeBackend: fakeBackend{t: t, ctx: 16, batchTokens: 32, inFlight: 2}, release: make(chan struct{}), two: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	var got *Result
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		got, err = Evaluate(ctx, b, EvalConfig{Tokens: toks, Mode: ModeStream, Ctx: 16, Stride: 16, VocabSize: 50, BatchTokens: 32})
+	}()
+	<-b.two // both in flight: Evaluate now waits for the first
+	cancel()
+	close(b.release)
+	<-done
+	if !errors.Is(err, context.Canceled) || got == nil || !got.Interrupted {
+		t.Fatalf("err = %v, result %+v", err, got)
+	}
+	want := 0
+	for _, seqs := range b.batches[:2] {
+		for _, s := range seqs {
+			want += s.Scored()
+		}
+	}
+	if len(b.batches) != 2 || got.Tokens != want {
+		t.Errorf("%d batches submitted, %d tokens counted; want 2 batches, their %d tokens", len(b.batches), got.Tokens, want)
+	}
+}

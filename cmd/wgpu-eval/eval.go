@@ -66,6 +66,15 @@ Examples:
   wgpu-eval --model ./my-gpt2 --data corpus.jsonl --mode documents
   cat notes.txt | wgpu-eval --data - --mode strided --ctx 512 --stride 256
 
+Ctrl-C (or SIGTERM) stops the run: nothing new starts, the batches already on
+the device finish and are counted, and the partial result is printed (and
+written to --json, marked "interrupted"); with --checkpoint, the same command
+run again continues from there. A second Ctrl-C exits at once.
+
+Sums are exact (any batching, sharding or resume gives the same bits). Outputs
+(--json, --per-token) are written atomically, through a link to its target, and
+into a device or FIFO in place (--json /dev/stdout works).
+
 Flags:
 `
 

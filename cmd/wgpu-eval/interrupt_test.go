@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,7 +25,8 @@ import (
 // status 130 and, on a line of its own, "interrupted after N of M tokens",
 // where M is the number of targets the whole run would have scored (here
 // counted from the text's ids: all but the first of each 64-token window);
-// --json gets the partial result, marked interrupted, with the same counts.
+// --json gets the partial result, marked interrupted, with the same counts;
+// the signal is acknowledged on stderr when it arrives.
 func TestInterruptSaysHowFar(t *testing.T) {
 	bin := buildCLI(t)
 	text := strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 1500)
@@ -83,6 +85,9 @@ func TestInterruptSaysHowFar(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("ended with %v, want exit status 130", err)
+	}
+	if !slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, "SIGINT (Ctrl-C): stopping (nothing new starts") }) {
+		t.Errorf("the signal was not acknowledged; stderr:\n%s", strings.Join(seen, "\n"))
 	}
 	re := regexp.MustCompile(`^interrupted after (\d+) of (\d+) tokens`)
 	for _, l := range seen {
