@@ -198,6 +198,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		total += s.Scored()
 	}
 	var st State
+	resumed := 0 // targets scored by earlier sessions
 	if r := cfg.Resume; r != nil {
 		if err := checkResume(*r, samples); err != nil {
 			return nil, fmt.Errorf("evaluate %s: resume: %w", name, err)
@@ -207,7 +208,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 				return nil, fmt.Errorf("evaluate %s: per-token output cannot resume this run: %w", name, err)
 			}
 		}
-		st = *r
+		st, resumed = *r, r.Sums.Count
 		if r.BatchTokens > 0 {
 			batchTokens = r.BatchTokens
 		}
@@ -246,13 +247,23 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 			res.Interrupted, res.TotalTokens = true, total
 			res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 			res.Samples = st.Samples
+			res.sessionSpeed(resumed)
 			return res, err
 		}
 		return nil, err
 	}
 	res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 	res.Samples = st.Samples
+	res.sessionSpeed(resumed)
 	return res, nil
+}
+
+// sessionSpeed makes TokensPerSecond this session's: the targets scored since
+// the resume (resumed of them were scored before) over this session's Seconds.
+func (res *Result) sessionSpeed(resumed int) {
+	if res.Seconds > 0 {
+		res.TokensPerSecond = float64(res.Tokens-resumed) / res.Seconds
+	}
 }
 
 // Fill sets the metrics from sums of NLL over targets of bytes UTF-8 bytes
