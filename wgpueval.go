@@ -298,6 +298,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
 		NoCache:    opt.NoTokenCache,
+		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
 	})
 	if err != nil {

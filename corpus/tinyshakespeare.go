@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/download"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // cacheRoot returns dir, or os.UserCacheDir()/wgpu-eval when dir is empty.
@@ -86,10 +87,11 @@ func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 
 // checkSHA256 returns nil when the file at path has the hex digest want, an error
 // wrapping os.ErrNotExist when there is no such file, and another error otherwise.
+// What is not a regular file is refused before it is opened.
 func checkSHA256(path, want string) error {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
-		return err // *PathError names the file
+		return err // names the file
 	}
 	defer f.Close()
 	h := sha256.New()
