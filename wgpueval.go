@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -148,7 +149,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 		return nil, fmt.Errorf("tokenizer of %s has %d tokens but the model only %d", name, tok.VocabSize(), cfg.VocabSize)
 	}
 	opt.log("model %s: %d layers, %d heads, %d channels, %d positions, %s weights (%s)",
-		name, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), path)
+		infile.Quote(name), cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), infile.Quote(path))
 	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok, stored: ck.StoredDType()}, nil
 }
 
@@ -305,7 +306,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		return nil, err
 	}
 	data := DataName(spec, opt.Split)
-	e.opt.log("data %s: %s", data, pipeline.Count(toks.Len(), "token"))
+	e.opt.log("data %s: %s", infile.Quote(data), pipeline.Count(toks.Len(), "token"))
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -367,7 +368,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 			return nil, err
 		}
 		if ck.resume != nil {
-			e.opt.log("resuming from %s: %d of the run's targets scored already", opt.Checkpoint, ck.resume.Sums.Count)
+			e.opt.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), ck.resume.Sums.Count)
 			ec.Resume = ck.resume
 			ec.ResumePerToken = ck.records
 		}
@@ -383,7 +384,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if err == nil && opt.PerToken != "" {
 		// Before the checkpoint goes: a failed write leaves the run resumable.
 		if err = pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err == nil {
-			e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), opt.PerToken)
+			e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), infile.Quote(opt.PerToken))
 		}
 	}
 	if ck != nil {

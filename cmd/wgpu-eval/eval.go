@@ -15,6 +15,7 @@ import (
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -101,6 +102,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	warnFlags(stderr, &f, mode)
+	boundThreads(stderr, &f.threads, f.quiet)
 
 	prog := newProgress(stderr, f.quiet)
 	defer prog.close()
@@ -162,7 +164,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if res != nil && res.Interrupted {
 			fmt.Fprintf(stderr, "\ninterrupted after %d of %d tokens: mean NLL so far %.4f\n", res.Tokens, res.TotalTokens, res.MeanNLL)
 			if f.checkpoint != "" {
-				fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", f.checkpoint)
+				fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", infile.Quote(f.checkpoint))
 			}
 			return interrupted{err}
 		}
@@ -225,7 +227,7 @@ func writeJSON(path string, stdout io.Writer, r any) error {
 		return err
 	}
 	if err := atomicfile.Write(path, b); err != nil {
-		return fmt.Errorf("write result: %w", err)
+		return fmt.Errorf("write result %s: %w", infile.Quote(path), err)
 	}
 	return nil
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -90,23 +90,20 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readResult reads one --json result file.
+// readResult reads one --json result file; a FIFO or a device is refused
+// before it is opened.
 func readResult(path string) (*pipeline.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	data, err := infile.ReadFile(path, maxResultBytes)
+	var tl *infile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", infile.Quote(path), maxResultBytes)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(data) > maxResultBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", path, maxResultBytes)
+		return nil, fmt.Errorf("merge: %w", err)
 	}
 	var r pipeline.Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s is not a wgpu-eval --json result: %w", path, err)
+		return nil, fmt.Errorf("%s is not a wgpu-eval --json result: %w", infile.Quote(path), err)
 	}
 	return &r, nil
 }
@@ -132,6 +129,6 @@ func mergePerToken(out string, files []string, stdout io.Writer) error {
 	if m.Header.Targets > 0 {
 		mean = m.Header.NLLSum / float64(m.Header.Targets)
 	}
-	fmt.Fprintf(stdout, "%s: per-token records of %d shards merged, %s, mean NLL %.4f\n", out, len(fs), pipeline.Count(m.Header.Targets, "target"), mean)
+	fmt.Fprintf(stdout, "%s: per-token records of %d shards merged, %s, mean NLL %.4f\n", infile.Quote(out), len(fs), pipeline.Count(m.Header.Targets, "target"), mean)
 	return nil
 }
