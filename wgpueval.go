@@ -20,7 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +102,10 @@ type Evaluator struct {
 // Open locates the model name (a hub id such as "gpt2" or "org/name@rev", a
 // folder with config.json and model.safetensors, a .safetensors file or an
 // llm.c .bin checkpoint), checks its configuration and tensors, and loads its
-// tokenizer. Close the Evaluator when done.
+// tokenizer: the folder's vocab.json + merges.txt or tokenizer.json, else
+// GPT-2's; always GPT-2's for an llm.c checkpoint (tokenizer files beside
+// one are ignored, with a warning through Options.Log). Close the Evaluator
+// when done.
 func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	spec, err := pipeline.ParseDevice(cmp.Or(opt.Device, "auto"))
 	if err != nil {
@@ -138,7 +144,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := tokenizer.Load(path)
+	tok, err := loadTokenizer(path, ck, opt)
 	if err != nil {
 		ck.Close()
 		return nil, err
@@ -151,6 +157,28 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	opt.log("model %s: %d layers, %d heads, %d channels, %d positions, %s weights (%s)",
 		infile.Quote(name), cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), infile.Quote(path))
 	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok, stored: ck.StoredDType()}, nil
+}
+
+// loadTokenizer returns the tokenizer of the model at path: GPT-2's for an
+// llm.c checkpoint (which is GPT-2's and carries none), whatever tokenizer
+// files lie beside it, those being named in a warning through opt.Log; else
+// the files in the model's folder (tokenizer.Load).
+func loadTokenizer(path string, ck *model.Checkpoint, opt Options) (*tokenizer.Tokenizer, error) {
+	if !ck.LLMC() {
+		return tokenizer.Load(path)
+	}
+	var stray []string
+	for _, name := range []string{tokenizer.VocabFile, tokenizer.MergesFile, tokenizer.TokenizerFile} {
+		p := filepath.Join(filepath.Dir(path), name)
+		if _, err := os.Lstat(p); err == nil {
+			stray = append(stray, infile.Quote(p))
+		}
+	}
+	if len(stray) > 0 {
+		opt.log("warning: %s is an llm.c checkpoint, whose tokenizer is GPT-2's: %s beside it ignored",
+			infile.Quote(path), strings.Join(stray, ", "))
+	}
+	return tokenizer.GPT2()
 }
 
 func (o Options) report(p Progress) {
