@@ -54,7 +54,8 @@ type Generation struct {
 }
 
 // Generate continues prompt with the model: it prefills the prompt's tokens
-// into a KV cache allocated once for the model's positions, then decodes one
+// into a KV cache allocated once for the prompt and opt.MaxNewTokens (the
+// model's positions when 0, or on a GPU), then decodes one
 // token at a time (each step runs only the new token, writing its keys and
 // values in place), sampling on the host. It stops at <|endoftext|>, after
 // opt.MaxNewTokens, or when the model's positions are full (StopReason says
@@ -85,7 +86,11 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	g, device, done, err := e.decoderFor(ctx)
+	positions := 0 // the model's n_positions
+	if opt.MaxNewTokens > 0 {
+		positions = min(cfg.NPositions, len(ptoks)+opt.MaxNewTokens)
+	}
+	g, device, done, err := e.decoderFor(ctx, positions)
 	if err != nil {
 		return nil, err
 	}
@@ -142,16 +147,18 @@ type decoder interface {
 	Len() int
 }
 
-// decoderFor opens the device (as Evaluate does) and a decoder on it; done
-// releases the decoder. e.mu must be held.
-func (e *Evaluator) decoderFor(ctx context.Context) (dec decoder, device string, done func(), err error) {
+// decoderFor opens the device (as Evaluate does) and a decoder on it for
+// positions tokens (0: the model's n_positions; the CPU's KV cache is sized
+// by it, a GPU session's is not yet); done releases the decoder. e.mu must
+// be held.
+func (e *Evaluator) decoderFor(ctx context.Context, positions int) (dec decoder, device string, done func(), err error) {
 	b, err := e.prepare(ctx)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	switch b := b.(type) {
 	case *pipeline.CPU:
-		g, err := b.Model().NewGenerator()
+		g, err := b.Model().NewGeneratorFor(positions)
 		return g, b.Name(), func() {}, err
 	case *pipeline.GPU:
 		s, err := b.Model().NewSession()

@@ -20,11 +20,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -102,7 +106,10 @@ type Evaluator struct {
 // Open locates the model name (a hub id such as "gpt2" or "org/name@rev", a
 // folder with config.json and model.safetensors, a .safetensors file or an
 // llm.c .bin checkpoint), checks its configuration and tensors, and loads its
-// tokenizer. Close the Evaluator when done.
+// tokenizer: the folder's vocab.json + merges.txt or tokenizer.json, else
+// GPT-2's; always GPT-2's for an llm.c checkpoint (tokenizer files beside
+// one are ignored, with a warning through Options.Log). Close the Evaluator
+// when done.
 func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	spec, err := pipeline.ParseDevice(cmp.Or(opt.Device, "auto"))
 	if err != nil {
@@ -142,7 +149,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := tokenizer.Load(path)
+	tok, err := loadTokenizer(path, ck, opt)
 	if err != nil {
 		ck.Close()
 		return nil, err
@@ -153,8 +160,30 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 		return nil, fmt.Errorf("tokenizer of %s has %d tokens but the model only %d", name, tok.VocabSize(), cfg.VocabSize)
 	}
 	opt.log("model %s: %d layers, %d heads, %d channels, %d positions, %s weights (%s)",
-		name, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), path)
+		infile.Quote(name), cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), infile.Quote(path))
 	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok, stored: ck.StoredDType()}, nil
+}
+
+// loadTokenizer returns the tokenizer of the model at path: GPT-2's for an
+// llm.c checkpoint (which is GPT-2's and carries none), whatever tokenizer
+// files lie beside it, those being named in a warning through opt.Log; else
+// the files in the model's folder (tokenizer.Load).
+func loadTokenizer(path string, ck *model.Checkpoint, opt Options) (*tokenizer.Tokenizer, error) {
+	if !ck.LLMC() {
+		return tokenizer.Load(path)
+	}
+	var stray []string
+	for _, name := range []string{tokenizer.VocabFile, tokenizer.MergesFile, tokenizer.TokenizerFile} {
+		p := filepath.Join(filepath.Dir(path), name)
+		if _, err := os.Lstat(p); err == nil {
+			stray = append(stray, infile.Quote(p))
+		}
+	}
+	if len(stray) > 0 {
+		opt.log("warning: %s is an llm.c checkpoint, whose tokenizer is GPT-2's: %s beside it ignored",
+			infile.Quote(path), strings.Join(stray, ", "))
+	}
+	return tokenizer.GPT2()
 }
 
 func (o Options) report(p Progress) {
@@ -309,13 +338,14 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
 		NoCache:    opt.NoTokenCache,
+		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
 	})
 	if err != nil {
 		return nil, err
 	}
 	data := DataName(spec, opt.Split)
-	e.opt.log("data %s: %s", data, pipeline.Count(toks.Len(), "token"))
+	e.opt.log("data %s: %s", infile.Quote(data), pipeline.Count(toks.Len(), "token"))
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -377,7 +407,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 			return nil, err
 		}
 		if ck.resume != nil {
-			e.opt.log("resuming from %s: %d of the run's targets scored already", opt.Checkpoint, ck.resume.Sums.Count)
+			e.opt.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), ck.resume.Sums.Count)
 			ec.Resume = ck.resume
 			ec.ResumePerToken = ck.records
 		}
@@ -421,7 +451,7 @@ func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions) error {
 		if err := pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err != nil {
 			return err
 		}
-		e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), opt.PerToken)
+		e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), infile.Quote(opt.PerToken))
 	}
 	if opt.JSON != "" {
 		return pipeline.WriteJSON(opt.JSON, res)

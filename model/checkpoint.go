@@ -39,6 +39,7 @@ type Checkpoint struct {
 	closers []io.Closer
 	files   []string // the weight files, in order
 	stored  string
+	llmc    bool // an llm.c checkpoint: GPT-2's tokenizer, whatever lies beside it
 
 	mu    sync.Mutex
 	spare []*scratch
@@ -109,6 +110,11 @@ func (c *Checkpoint) Config() Config { return c.cfg }
 // Files are the checkpoint's weight files (safetensors shards or the llm.c
 // file), in order: what identifies its weights.
 func (c *Checkpoint) Files() []string { return c.files }
+
+// LLMC reports whether the checkpoint is an llm.c file. llm.c checkpoints
+// are GPT-2's and carry no tokenizer: they use GPT-2's (tokenizer.GPT2),
+// never tokenizer files that happen to lie beside them.
+func (c *Checkpoint) LLMC() bool { return c.llmc }
 
 // Source is the path the checkpoint was opened from.
 func (c *Checkpoint) Source() string { return c.src }

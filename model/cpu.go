@@ -58,7 +58,7 @@ type cpuLayer struct {
 }
 
 // NewCPU prepares m for the CPU forward on threads goroutines (threads <= 0:
-// GOMAXPROCS). It keeps a transposed copy of every block's matrices (as much
+// GOMAXPROCS; at most MaxThreads). It keeps a transposed copy of every block's matrices (as much
 // memory again as the blocks' weights) and references the embeddings, so m
 // stays usable. A nil Weights.LMHead means tied to WTE. A model whose weights
 // do not match its Config is not rejected here: Loss reports the problem.
@@ -75,10 +75,22 @@ func NewCPU(m *Model, threads int) *CPU { return newCPU(m, threads, false) }
 // its Config is left untouched, and Loss reports the problem.
 func NewCPUOwned(m *Model, threads int) *CPU { return newCPU(m, threads, true) }
 
-func newCPU(m *Model, threads int, own bool) *CPU {
+// MaxThreads is the most goroutines a CPU uses, whatever it is asked: four
+// per core, at least 64. Each has its own scratch, so a count far above the
+// cores costs memory (--threads 100000 asked for 7.2 GB) and buys no speed.
+func MaxThreads() int { return max(64, 4*runtime.NumCPU()) }
+
+// cpuThreads is the goroutines a CPU asked for threads uses: GOMAXPROCS for
+// threads <= 0, at most MaxThreads.
+func cpuThreads(threads int) int {
 	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+		return runtime.GOMAXPROCS(0)
 	}
+	return min(threads, MaxThreads())
+}
+
+func newCPU(m *Model, threads int, own bool) *CPU {
+	threads = cpuThreads(threads)
 	if m == nil {
 		return &CPU{threads: threads, err: errors.New("cpu: nil model")}
 	}

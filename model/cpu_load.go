@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/x448/float16"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
 // LoadCPU reads the checkpoint ck straight into a CPU for threads goroutines
@@ -37,11 +38,19 @@ func LoadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 }
 
 func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) (*CPU, error) {
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
+	threads = cpuThreads(threads)
 	cfg := ck.cfg
 	if err := checkConfig(cfg); err != nil {
+		return nil, err
+	}
+	params, width := 0, 4
+	if opt.BF16 {
+		width = 2
+	}
+	for _, spec := range cfg.Tensors() {
+		params += spec.NumElements()
+	}
+	if err := sysmem.Check(fmt.Sprintf("the weights (%d parameters of %d bytes)", params, width), uint64(params)*uint64(width)); err != nil {
 		return nil, err
 	}
 	c := &CPU{cfg: cfg, threads: threads, maxRows: max(2048, cfg.NPositions)}

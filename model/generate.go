@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
 // prefillChunk is the most rows one Append runs through the blocks at a time:
@@ -15,14 +17,15 @@ const prefillChunk = 256
 // generation: Append runs new tokens through the model at the positions after
 // those already appended, writing their keys and values into the cache in
 // place, and returns the next-token logits of the last one. The cache and all
-// scratch are allocated once by NewGenerator for the model's full n_positions;
-// nothing of the prefix is ever recomputed.
+// scratch are allocated once by NewGenerator, for the positions it is asked
+// for; nothing of the prefix is ever recomputed.
 //
 // A Generator is not safe for concurrent use (its CPU is, and may be shared by
 // several Generators).
 type Generator struct {
 	c     *CPU
 	pos   int // tokens appended so far
+	size  int // positions the cache holds (<= the model's n_positions)
 	chunk int // rows per pass (prefillChunk; smaller in tests)
 
 	kt [][]float32 // per layer (NH, keyPanels(T), hd, kvPanel): the keys of positions [0, pos) in panels (transposeKV)
@@ -36,15 +39,32 @@ type Generator struct {
 
 // NewGenerator allocates a KV cache of every layer for the model's
 // n_positions and the scratch of one pass: for GPT-2 124M (12 layers, 768
-// channels, 1024 positions) about 77 MB.
-func (c *CPU) NewGenerator() (*Generator, error) {
+// channels, 1024 positions) about 77 MB. NewGeneratorFor allocates what a
+// shorter sequence needs.
+func (c *CPU) NewGenerator() (*Generator, error) { return c.NewGeneratorFor(0) }
+
+// NewGeneratorFor is NewGenerator with a cache of positions positions (the
+// prompt and the tokens to generate; <= 0 or more than the model's
+// n_positions: n_positions), so that a short generation with a model of
+// millions of positions costs what it needs. The planned bytes are checked
+// against the memory available first.
+func (c *CPU) NewGeneratorFor(positions int) (*Generator, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
 	cfg := c.cfg
-	C, T, L := cfg.NEmbd, cfg.NPositions, cfg.NLayer
-	g := &Generator{c: c, chunk: min(prefillChunk, T)}
+	T := cfg.NPositions
+	if positions > 0 && positions < T {
+		T = positions
+	}
+	C, L := cfg.NEmbd, cfg.NLayer
+	g := &Generator{c: c, size: T, chunk: min(prefillChunk, T)}
 	nk := C * keyPanels(T) * kvPanel
+	n := g.chunk
+	floats := uint64(L)*uint64(nk+T*C) + uint64(n*10*C) + uint64(c.threads)*uint64(mmRows*mmCols+attRows*T) + uint64(C+cfg.VocabSize)
+	if err := sysmem.Check(fmt.Sprintf("generate: the KV cache of %d positions and the scratch", T), 4*floats); err != nil {
+		return nil, err
+	}
 	kv := make([]float32, L*(nk+T*C))
 	for l := range L {
 		kt, vt := kv[l*(nk+T*C):][:nk:nk], kv[l*(nk+T*C)+nk:][:T*C:T*C]
@@ -65,13 +85,16 @@ func (g *Generator) alloc() {
 	g.atty = make([]float32, n*C)
 	g.fch = make([]float32, n*4*C)
 	g.tile = make([]float32, w*mmRows*mmCols)
-	g.scores = make([]float32, w*attRows*cfg.NPositions)
+	g.scores = make([]float32, w*attRows*g.size)
 	g.lnf = make([]float32, C)
 	g.logits = make([]float32, cfg.VocabSize)
 }
 
 // Len is the number of tokens appended since the start (or the last Reset).
 func (g *Generator) Len() int { return g.pos }
+
+// Cap is the number of positions the cache holds.
+func (g *Generator) Cap() int { return g.size }
 
 // Reset empties the cache (keeping its memory) for a new sequence.
 func (g *Generator) Reset() { g.pos = 0 }
@@ -87,7 +110,10 @@ func (g *Generator) Append(ctx context.Context, tokens []int32) ([]float32, erro
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("generate: no tokens to append")
 	}
-	if g.pos+len(tokens) > cfg.NPositions {
+	if g.pos+len(tokens) > g.size {
+		if g.size < cfg.NPositions {
+			return nil, fmt.Errorf("generate: %d tokens after %d do not fit in the generator's %d positions (the model has %d)", len(tokens), g.pos, g.size, cfg.NPositions)
+		}
 		return nil, fmt.Errorf("generate: %d tokens after %d do not fit in the model's %d positions", len(tokens), g.pos, cfg.NPositions)
 	}
 	for i, id := range tokens {
@@ -135,7 +161,7 @@ func (g *Generator) forward(tokens []int32) {
 // writeKV copies the keys and values of qkv (n, 3C) into layer l's cache at
 // positions pos..pos+n-1.
 func (g *Generator) writeKV(l int, qkv []float32, n int) {
-	C, T := g.c.cfg.NEmbd, g.c.cfg.NPositions
+	C, T := g.c.cfg.NEmbd, g.size
 	hd := C / g.c.cfg.NHead
 	headStride := keyPanels(T) * hd * kvPanel
 	kt, vt := g.kt[l], g.vt[l]
@@ -160,7 +186,7 @@ func (g *Generator) writeKV(l int, qkv []float32, n int) {
 // subtracted, exp, normalized, weighted sum by gemmNT.
 func (g *Generator) attention(l int, out, qkv []float32, n int) {
 	c, cfg := g.c, g.c.cfg
-	C, NH, T := cfg.NEmbd, cfg.NHead, cfg.NPositions
+	C, NH, T := cfg.NEmbd, cfg.NHead, g.size
 	hd := C / NH
 	scale := float32(math.Sqrt(float64(hd)))
 	blocks := (n + attRows - 1) / attRows

@@ -7,10 +7,10 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
-	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // checkpointVersion changes whenever Checkpoint's layout or meaning does.
@@ -87,7 +87,7 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 // LoadCheckpoint reads the checkpoint at path; a missing file gives
 // fs.ErrNotExist (a fresh run), a damaged one a clear error.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path) // a FIFO is refused, not opened: its open would block
 	if err != nil {
 		return nil, err
 	}

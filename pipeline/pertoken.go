@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/internal/msgpackbound"
 	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
@@ -172,11 +172,12 @@ func WritePerToken(path string, f *PerTokenFile) error {
 	return nil
 }
 
-// ReadPerToken reads the per-token file at path.
+// ReadPerToken reads the per-token file at path; what is not a regular file
+// (a FIFO, a device) is refused before it is opened.
 func ReadPerToken(path string) (*PerTokenFile, error) {
-	fh, err := os.Open(path)
+	fh, err := infile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("per-token file: %w", err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // PerTokenLog is the sidecar of a checkpointed run with per-token output: an
@@ -40,6 +43,10 @@ func OpenPerTokenLog(path string, valid, k int) (*PerTokenLog, []TokenNLL, error
 	}
 	if valid < 0 {
 		return nil, nil, fmt.Errorf("per-token log %s: %d records asked", path, valid)
+	}
+	// Something other than a regular file at path is refused before open(2).
+	if _, err := infile.Check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("per-token log: %w", err)
 	}
 	flags := os.O_RDWR | os.O_CREATE
 	if valid == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // MaxResultBytes bounds a --json result file read back (by merge).
@@ -32,10 +33,10 @@ func ParseResult(data []byte) (*Result, error) {
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", infile.Quote(path), err)
 	}
 	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", infile.Quote(path), err)
 	}
 	return nil
 }

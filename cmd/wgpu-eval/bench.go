@@ -223,6 +223,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case f.warmup < 0 || f.ctx < 0 || f.threads < 0 || f.chunk < 0:
 		return usageError{errors.New("--warmup, --ctx, --threads and --chunk must not be negative")}
 	}
+	boundThreads(stderr, &f.threads, f.quiet)
 	say := func(format string, a ...any) {
 		if !f.quiet {
 			fmt.Fprintf(stderr, format+"\n", a...)

@@ -15,6 +15,7 @@ import (
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -112,6 +113,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	warnFlags(stderr, &f, mode)
+	boundThreads(stderr, &f.threads, f.quiet)
 
 	prog := newProgress(stderr, f.quiet)
 	defer prog.close()
@@ -180,13 +182,13 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			case "-":
 				writeJSON("-", stdout, res)
 			default:
-				fmt.Fprintf(stderr, "the partial result (\"interrupted\": true) is in %s\n", f.jsonOut)
+				fmt.Fprintf(stderr, "the partial result (\"interrupted\": true) is in %s\n", infile.Quote(f.jsonOut))
 			}
 			if f.checkpoint != "" {
 				if _, serr := os.Stat(f.checkpoint); serr == nil {
-					fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", f.checkpoint)
+					fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", infile.Quote(f.checkpoint))
 				} else {
-					fmt.Fprintf(stderr, "no batch had finished, so %s was not written\n", f.checkpoint)
+					fmt.Fprintf(stderr, "no batch had finished, so %s was not written\n", infile.Quote(f.checkpoint))
 				}
 			} else {
 				fmt.Fprintln(stderr, "(with --checkpoint FILE, the same command run again continues where it stopped)")

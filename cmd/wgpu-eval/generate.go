@@ -66,6 +66,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if f.maxNew < 0 || f.topK < 0 || f.threads < 0 {
 		return usageError{errors.New("--max-new-tokens, --top-k and --threads must not be negative")}
 	}
+	boundThreads(stderr, &f.threads, f.quiet)
 	sampling := model.SampleOptions{Temperature: f.temperature, TopK: f.topK, TopP: f.topP, Seed: f.seed}
 	if err := sampling.Check(); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}

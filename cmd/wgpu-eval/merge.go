@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -104,26 +105,26 @@ func notAnInput(out string, inputs []string) error {
 	}
 	for _, in := range inputs {
 		if ifi, err := os.Stat(in); err == nil && os.SameFile(ofi, ifi) {
-			return usageError{fmt.Errorf("merge: the output %s is the input %s: it would be overwritten; write the merged result elsewhere", out, in)}
+			return usageError{fmt.Errorf("merge: the output %s is the input %s: it would be overwritten; write the merged result elsewhere", infile.Quote(out), infile.Quote(in))}
 		}
 	}
 	return nil
 }
 
-// readResult reads one --json result file.
+// readResult reads one --json result file; a FIFO or a device is refused
+// before it is opened.
 func readResult(path string) (*pipeline.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	data, err := infile.ReadFile(path, pipeline.MaxResultBytes)
+	var tl *infile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", infile.Quote(path), pipeline.MaxResultBytes)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, pipeline.MaxResultBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("merge: %w", err)
 	}
 	r, err := pipeline.ParseResult(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", infile.Quote(path), err)
 	}
 	return r, nil
 }
@@ -149,6 +150,6 @@ func mergePerToken(out string, files []string, stdout io.Writer) error {
 	if m.Header.Targets > 0 {
 		mean = m.Header.NLLSum / float64(m.Header.Targets)
 	}
-	fmt.Fprintf(stdout, "%s: per-token records of %d shards merged, %s, mean NLL %.4f\n", out, len(fs), pipeline.Count(m.Header.Targets, "target"), mean)
+	fmt.Fprintf(stdout, "%s: per-token records of %d shards merged, %s, mean NLL %.4f\n", infile.Quote(out), len(fs), pipeline.Count(m.Header.Targets, "target"), mean)
 	return nil
 }

@@ -33,20 +33,20 @@ const anyOfOurs = "*"
 // dependencies, each chosen on purpose).
 var rules = map[string]rule{
 	// The library API (package wgpueval) and the commands.
-	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "wgpu"}},
+	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "wgpu", "internal/infile", "internal/sysmem"}},
 	"cmd/wgpu-eval": {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	"cmd/wgslc":     {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
 	"bench/cpurss":  {ours: []string{"internal/testmodel", "model", "pipeline"}},
 	"bench/bf16acc": {ours: []string{"internal/testmodel", "model", "model/tokenizer"}},
 
 	// corpus -> tokens -> batches -> a backend -> NLL.
-	"pipeline": {ours: []string{"corpus", "model", "model/exactsum", "shaders", "wgpu", "internal/atomicfile", "internal/msgpackbound"},
+	"pipeline": {ours: []string{"corpus", "model", "model/exactsum", "shaders", "wgpu", "internal/atomicfile", "internal/msgpackbound", "internal/infile"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
-	"corpus": {ours: []string{"internal/download", "internal/atomicfile", "internal/msgpackbound"},
+	"corpus": {ours: []string{"internal/download", "internal/atomicfile", "internal/msgpackbound", "internal/infile", "internal/sysmem"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
 
 	// GPT-2 on the host: no GPU code, no network but in model/hub.
-	"model":                 {ours: []string{"model/exactsum"}, others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
+	"model":                 {ours: []string{"model/exactsum", "internal/sysmem"}, others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
 	"model/exactsum":        {}, // exact, order-independent sums of the NLLs
 	"model/hub":             {ours: []string{"internal/download"}},
 	"model/tokenizer":       {others: []string{"github.com/tiktoken-go/tokenizer"}},
@@ -64,8 +64,10 @@ var rules = map[string]rule{
 
 	// Small utilities and test support.
 	"internal/download":     {},
-	"internal/atomicfile":   {others: []string{"golang.org/x/sys"}}, // O_TMPFILE
+	"internal/atomicfile":   {others: []string{"golang.org/x/sys"}}, // O_TMPFILE on Linux
 	"internal/msgpackbound": {},
+	"internal/infile":       {},
+	"internal/sysmem":       {},
 	"internal/prereq":       {},
 	"internal/alloctest":    {},
 	"internal/refops":       {},
