@@ -122,6 +122,17 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	if opt.Threads < 0 {
 		return nil, fmt.Errorf("threads %d: must not be negative", opt.Threads)
 	}
+	if prec == pipeline.PrecisionF16 && spec.Kind == "cpu" {
+		return nil, errors.New("precision f16 is for GPUs (f16 weights on the device): the CPU computes in f32 " +
+			"(F16 checkpoints stay 16-bit in its memory anyway) or in bf16; use precision f32 or bf16 there")
+	}
+	if err := pipeline.CheckKernelsEnv(); err != nil {
+		return nil, err
+	}
+	// Before anything is downloaded or loaded: a GPU asked for must be there.
+	if err := pipeline.CheckDevice(spec); err != nil {
+		return nil, err
+	}
 	hc := opt.Hub
 	if hc == nil {
 		hc = hub.FromEnv()
@@ -344,6 +355,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if toks.Separated && mode != pipeline.ModeDocuments && len(toks.Docs) > 1 {
+		e.opt.log("note: %d documents joined into one stream with %s before each, as in GPT-2's training data: "+
+			"those tokens are scored too; --mode documents scores each document alone", len(toks.Docs), eotName(e.tok))
+	}
 	data := DataName(spec, opt.Split)
 	e.opt.log("data %s: %s", infile.Quote(data), pipeline.Count(toks.Len(), "token"))
 
@@ -479,6 +494,14 @@ func (e *OutputError) Error() string {
 
 // Unwrap is the write's error.
 func (e *OutputError) Unwrap() error { return e.Err }
+
+// eotName is the tokenizer's end-of-text token as text ("<|endoftext|>").
+func eotName(tok *tokenizer.Tokenizer) string {
+	if s := tok.Decode([]int32{tok.EOT()}); s != "" {
+		return s
+	}
+	return fmt.Sprintf("token %d", tok.EOT())
+}
 
 // DataName is how results name a corpus: the spec, with the split when it is
 // not the whole corpus ("tinyshakespeare:val").

@@ -1,5 +1,10 @@
 package model
 
+import (
+	"fmt"
+	"os"
+)
+
 // Kernels names the kernel set the CPU path runs in this build on this
 // machine ("generic", "avx2", "avx512"), for provenance; in the bf16 mode
 // followed by the bf16 products' ("avx2+bf16-generic", "avx512+bf16-avx512").
@@ -37,4 +42,16 @@ func (c *CPU) WeightBytes() int64 {
 			f(l.ln2w) + f(l.ln2b) + l.fcW.bytes() + f(l.fcB) + l.fcProjW.bytes() + f(l.fcProjB)
 	}
 	return n
+}
+
+// CheckKernelsEnv reports a value of $WGPU_EVAL_CPU_KERNELS that names no
+// kernel set: unset, generic, avx2 and avx512 are valid (a set the CPU lacks
+// runs the best one it has below it; other architectures run generic).
+func CheckKernelsEnv() error {
+	switch v := os.Getenv(kernelsEnv); v {
+	case "", "generic", "avx2", "avx512":
+		return nil
+	default:
+		return fmt.Errorf("$%s=%q: want generic, avx2 or avx512 (or unset: the best the CPU has)", kernelsEnv, v)
+	}
 }

@@ -32,7 +32,8 @@ import (
 // before returning, so later SSE code runs at full speed.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
-// "generic" or "avx2" ("avx512", or anything else, keeps the default).
+// "generic" or "avx2" ("avx512" keeps the default; other values are
+// CheckKernelsEnv's error).
 const kernelsEnv = "WGPU_EVAL_CPU_KERNELS"
 
 // kernels is the kernel set in use: AVX-512 where the CPU has it, else AVX2

@@ -164,37 +164,14 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 		inst.Close()
 		return nil, fmt.Errorf("device %s: %w", spec, err)
 	}
-	var picked []*wgpu.Adapter
-	switch {
-	case spec.Kind == "auto" || spec.Kind == "all":
-		for _, a := range adapters { // best first
-			if !software(a) {
-				picked = append(picked, a)
-				if spec.Kind == "auto" {
-					break
-				}
-			}
-		}
-		if len(picked) == 0 && spec.Kind == "auto" {
-			inst.Close()
-			return cpu()
-		}
-		if len(picked) == 0 {
-			inst.Close()
-			return nil, fmt.Errorf("device all: no hardware GPU among %d Vulkan adapters (software drivers are left out; use gpu:N for one)", len(adapters))
-		}
-	case spec.Index >= 0:
-		if spec.Index >= len(adapters) {
-			inst.Close()
-			return nil, fmt.Errorf("device %s: there are %d Vulkan adapters (see `wgpu-eval devices`)", spec, len(adapters))
-		}
-		picked = adapters[spec.Index : spec.Index+1]
-	default:
-		if len(adapters) == 0 {
-			inst.Close()
-			return nil, errors.New("device gpu: no Vulkan adapter")
-		}
-		picked = adapters[:1]
+	picked, err := pickAdapters(spec, adapters)
+	if err != nil {
+		inst.Close()
+		return nil, err
+	}
+	if len(picked) == 0 { // auto without a hardware GPU
+		inst.Close()
+		return cpu()
 	}
 	var gpus []Backend
 	fail := func(err error) (Backend, error) {
@@ -217,6 +194,69 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 		return g, nil
 	}
 	return &multi{parts: gpus, closeInst: inst.Close}, nil
+}
+
+// pickAdapters chooses the adapters spec names among adapters (best first):
+// none for auto without a hardware GPU (the CPU then), an error where spec
+// names what is not there.
+func pickAdapters(spec DeviceSpec, adapters []*wgpu.Adapter) ([]*wgpu.Adapter, error) {
+	switch {
+	case spec.Kind == "auto" || spec.Kind == "all":
+		var picked []*wgpu.Adapter
+		for _, a := range adapters { // best first
+			if !software(a) {
+				picked = append(picked, a)
+				if spec.Kind == "auto" {
+					break
+				}
+			}
+		}
+		if len(picked) == 0 && spec.Kind == "all" {
+			return nil, fmt.Errorf("device all: no hardware GPU among %d Vulkan adapters (software drivers are left out; use gpu:N for one)", len(adapters))
+		}
+		return picked, nil
+	case spec.Index >= 0:
+		if spec.Index >= len(adapters) {
+			return nil, fmt.Errorf("device %s: there are %d Vulkan adapters (see `wgpu-eval devices`)", spec, len(adapters))
+		}
+		return adapters[spec.Index : spec.Index+1], nil
+	default:
+		if len(adapters) == 0 {
+			return nil, errors.New("device gpu: no Vulkan adapter")
+		}
+		return adapters[:1], nil
+	}
+}
+
+// CheckDevice reports, before anything is loaded, a device spec that
+// OpenBackend would refuse for want of it: gpu, gpu:N or all without Vulkan,
+// without an adapter at that index, or without a hardware GPU. auto and cpu
+// always pass (auto falls back to the CPU).
+func CheckDevice(spec DeviceSpec) error {
+	if spec.Kind == "cpu" || spec.Kind == "auto" {
+		return nil
+	}
+	inst, err := wgpu.CreateInstance(nil)
+	if err != nil {
+		if hint := wgpu.InstallHint(err); hint != "" {
+			return fmt.Errorf("device %s: %w (%s, or use the cpu device)", spec, err, hint)
+		}
+		return fmt.Errorf("device %s: %w", spec, err)
+	}
+	defer inst.Close()
+	adapters, err := inst.EnumerateAdapters()
+	if err != nil {
+		return fmt.Errorf("device %s: %w", spec, err)
+	}
+	_, err = pickAdapters(spec, adapters)
+	return err
+}
+
+// CheckKernelsEnv reports a value of $WGPU_EVAL_CPU_KERNELS or
+// $WGPU_EVAL_GPU_KERNELS that names no kernel set, whichever device runs.
+func CheckKernelsEnv() error {
+	_, gerr := shaders.KernelSetFromEnv()
+	return errors.Join(model.CheckKernelsEnv(), gerr)
 }
 
 // openGPU opens a device on ad and uploads src in the precision asked for.

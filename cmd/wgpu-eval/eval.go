@@ -37,13 +37,13 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.split, "split", corpus.SplitAll, "part of a text corpus: all, train (first 90%) or val (last 10%)")
 	fs.StringVar(&f.mode, "mode", string(pipeline.ModeStream), "evaluation method: stream (non-overlapping windows), strided (sliding windows), documents (each document alone)")
 	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
-	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents (0: ctx/2)")
+	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents in --mode documents (0: ctx/2); refused in --mode stream, whose windows do not overlap")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included), gpu:N (N as listed by 'wgpu-eval devices') or all (every hardware GPU at once)")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32 on a GPU, activations and sums f32 either way; bf16 on the CPU (matmuls with bf16 weights and activations, f32 sums, as AVX512_BF16 computes them; needs a CPU with AVX512_BF16; auto then means the cpu)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("padded tokens per batch, sequences x width (0: from the GPU's memory; %d on the CPU)", pipeline.DefaultBatchTokens))
-	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood)")
+	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood); in stream and strided modes the documents (as a .jsonl file's) are joined with <|endoftext|> before each, and those tokens are scored; --mode documents scores each alone")
 	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+corpus.TinyShakespeareEnv+")")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the result as JSON to FILE (- for stdout)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the result")
@@ -112,7 +112,9 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := checkOutputs(&f); err != nil {
 		return err
 	}
-	warnFlags(stderr, &f, mode)
+	if f.stride > 0 && mode == pipeline.ModeStream {
+		return usageError{fmt.Errorf("--stride %d: stream windows do not overlap, so there is no stride; use --mode strided for sliding windows", f.stride)}
+	}
 	boundThreads(stderr, &f.threads, f.quiet)
 
 	prog := newProgress(stderr, f.quiet)

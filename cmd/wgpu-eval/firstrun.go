@@ -18,7 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
 // asksHelp reports whether args ask for help before any "--".
@@ -98,16 +97,6 @@ func checkOutputs(f *evalFlags) error {
 		}
 	}
 	return nil
-}
-
-// warnFlags says which flags will not do what they seem to.
-func warnFlags(w io.Writer, f *evalFlags, mode pipeline.Mode) {
-	if f.quiet {
-		return
-	}
-	if f.stride > 0 && mode == pipeline.ModeStream {
-		fmt.Fprintf(w, "warning: --stride %d is ignored in --mode stream (windows do not overlap); use --mode strided for sliding windows\n", f.stride)
-	}
 }
 
 // boundThreads lowers *threads to the machine's cores, saying so unless

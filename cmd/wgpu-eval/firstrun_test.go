@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -51,18 +52,18 @@ func TestOutputFolderCheckedFirst(t *testing.T) {
 	}
 }
 
-// TestWarningsAndSummaryWording: --stride in stream mode and --threads above
-// the cores are warned about; the summary says "1 token", names stdin, and
-// gives the stride of strided runs.
+// TestWarningsAndSummaryWording: --threads above the cores is warned about;
+// the summary says "1 token", names stdin, and gives the stride of strided
+// runs.
 func TestWarningsAndSummaryWording(t *testing.T) {
 	isolate(t)
 	dir, _, _ := tinyModel(t)
 	threads := strconv.Itoa(runtime.NumCPU() + 1)
-	stdout, stderr, err := cli(t, "a b", "--model", dir, "--data", "-", "--stride", "8", "--threads", threads, "--no-token-cache")
+	stdout, stderr, err := cli(t, "a b", "--model", dir, "--data", "-", "--threads", threads, "--no-token-cache")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	if !strings.Contains(stderr, "--stride 8 is ignored in --mode stream") || !strings.Contains(stderr, "--threads "+threads+" is more than") {
+	if !strings.Contains(stderr, "--threads "+threads+" is more than") {
 		t.Errorf("warnings missing:\n%s", stderr)
 	}
 	if !strings.Contains(stdout, " on stdin ") || !strings.Contains(stdout, "  1 token  ") {
@@ -99,5 +100,45 @@ func TestFormatSummaryNamesStdin(t *testing.T) {
 		if !strings.Contains(got, " on "+want+" ") {
 			t.Errorf("%s: %q", data, got)
 		}
+	}
+}
+
+// TestOptionsNotIgnored: options that would not do what they say are refused
+// with a usage error (status 2) naming them, before anything is loaded:
+// --stride in stream mode, f16 on the CPU, an unknown kernel set in
+// $WGPU_EVAL_CPU_KERNELS or $WGPU_EVAL_GPU_KERNELS; a corpus of documents in
+// stream mode says that the documents are joined by scored <|endoftext|>.
+func TestOptionsNotIgnored(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	for _, c := range []struct {
+		args []string
+		env  [2]string
+		want string
+		code int
+	}{
+		{[]string{"--stride", "8"}, [2]string{}, "--stride 8: stream windows do not overlap", 2},
+		{[]string{"--device", "cpu", "--precision", "f16"}, [2]string{}, "--precision f16 is for GPUs", 2},
+		{[]string{"--device", "cpu"}, [2]string{"WGPU_EVAL_CPU_KERNELS", "bogus"}, `WGPU_EVAL_CPU_KERNELS="bogus"`, 1},
+		{[]string{"--device", "cpu"}, [2]string{"WGPU_EVAL_GPU_KERNELS", "fast"}, `WGPU_EVAL_GPU_KERNELS: GPU kernel set "fast"`, 1},
+	} {
+		if c.env[0] != "" {
+			t.Setenv(c.env[0], c.env[1])
+		}
+		_, _, err := cli(t, "some text", append([]string{"--model", dir, "--data", "-"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != c.code {
+			t.Errorf("%v %v: err = %v (status %d), want %q with status %d", c.args, c.env, err, exitCode(err), c.want, c.code)
+		}
+		if c.env[0] != "" {
+			t.Setenv(c.env[0], "")
+		}
+	}
+	jsonl := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := os.WriteFile(jsonl, []byte("{\"text\": \"one document\"}\n{\"text\": \"and another one\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := cli(t, "", "--model", dir, "--data", jsonl, "--device", "cpu")
+	if err != nil || !strings.Contains(stderr, "2 documents joined into one stream with <|endoftext|> before each") {
+		t.Errorf("documents in stream mode: %v, stderr:\n%s", err, stderr)
 	}
 }
