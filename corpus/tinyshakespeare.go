@@ -65,7 +65,7 @@ func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 	}
 	if opt.Offline {
 		return "", fmt.Errorf("tinyshakespeare: not in the cache (%s) and downloads are off; "+
-			"fetch %s there, or name a local copy with %s", dest, url, TinyShakespeareEnv)
+			"fetch %s there, or name a local copy with --tinyshakespeare-file FILE (or $%s)", dest, url, TinyShakespeareEnv)
 	}
 	w := watchDownload(url, opt)
 	err = download.File(ctx, url, dest, download.Options{

@@ -29,8 +29,8 @@ bound of the full-vocabulary KL.
 
 Example:
   wgpu-eval --device cpu --per-token cpu.ptk --top-logprobs 20
-  wgpu-eval --device cpu --model ./gpt2-int8 --per-token q.ptk --top-logprobs 20
-  wgpu-eval compare cpu.ptk q.ptk
+  wgpu-eval --device gpu --precision f16 --per-token f16.ptk --top-logprobs 20
+  wgpu-eval compare cpu.ptk f16.ptk
 
 Flags:
 `

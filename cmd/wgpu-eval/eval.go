@@ -34,7 +34,7 @@ type evalFlags struct {
 func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.model, "model", "m", "gpt2", "model: a hub id (gpt2, gpt2-medium, org/name@rev), a folder with config.json + model.safetensors, a .safetensors file, or an llm.c .bin checkpoint")
 	fs.StringVarP(&f.data, "data", "d", corpus.TinyShakespeare, "corpus: tinyshakespeare, a text file, a .jsonl file (field \"text\"), an llm.c token file, or - for stdin")
-	fs.StringVar(&f.split, "split", corpus.SplitAll, "part of a text corpus: all, train (first 90%) or val (last 10%)")
+	fs.StringVar(&f.split, "split", "", "part of a text corpus: all (the default), train (first 90%) or val (last 10%: what nanoGPT's recipe scores on tinyshakespeare)")
 	fs.StringVar(&f.mode, "mode", string(pipeline.ModeStream), "evaluation method: stream (non-overlapping windows), strided (sliding windows), documents (each document alone)")
 	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
 	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents in --mode documents (0: ctx/2); refused in --mode stream, whose windows do not overlap")
@@ -111,6 +111,9 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if err := checkOutputs(&f); err != nil {
 		return err
+	}
+	if f.split == "" && f.data == corpus.TinyShakespeare && !f.quiet {
+		fmt.Fprintln(stderr, "note: scoring all of tinyshakespeare, its train split included; --split val scores the validation split (as nanoGPT's recipe does)")
 	}
 	if f.stride > 0 && mode == pipeline.ModeStream {
 		return usageError{fmt.Errorf("--stride %d: stream windows do not overlap, so there is no stride; use --mode strided for sliding windows", f.stride)}

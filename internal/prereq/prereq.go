@@ -36,7 +36,17 @@ func Required(name string) bool {
 // EnvVar is the variable that makes name required: WGPU_REQUIRE_ and the name in
 // upper case with '-' as '_'.
 func EnvVar(name string) string {
-	return "WGPU_REQUIRE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	// Any character a shell variable cannot hold becomes _ ("vk.xml" ->
+	// WGPU_REQUIRE_VK_XML), so every name gives a variable one can set.
+	return "WGPU_REQUIRE_" + strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // Missing ends the test because name is unavailable (why: the error, with a hint

@@ -121,3 +121,13 @@ func TestNoBareSkips(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEnvVarIsSettable: every prerequisite's variable is one a shell can set
+// (letters, digits and _), whatever the name holds.
+func TestEnvVarIsSettable(t *testing.T) {
+	for name, want := range map[string]string{"vk.xml": "WGPU_REQUIRE_VK_XML", "spirv-val": "WGPU_REQUIRE_SPIRV_VAL", "vulkan": "WGPU_REQUIRE_VULKAN"} {
+		if got := EnvVar(name); got != want {
+			t.Errorf("EnvVar(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
