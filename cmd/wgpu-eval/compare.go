@@ -68,18 +68,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		}
 		files[i] = f
 	}
-	var decode func(int32) string
-	if files[0].Header.Tokenizer == tokenizer.BuiltinID {
-		tok, err := tokenizer.GPT2()
-		if err != nil {
-			return err
-		}
-		decode = func(id int32) string {
-			if id < 0 || int(id) >= tok.VocabSize() {
-				return ""
-			}
-			return tok.Decode([]int32{id})
-		}
+	decode, err := tokenDecoder(files[0].Header.Tokenizer)
+	if err != nil {
+		return err
 	}
 	c, err := pipeline.Compare(files[0], files[1], top, decode)
 	if err != nil {
@@ -95,6 +86,25 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(jsonOut, stdout, c)
 	}
 	return nil
+}
+
+// tokenDecoder gives a token's text for the tokenizer a per-token file names
+// when it is the built-in GPT-2 one (the empty text for an id outside its
+// vocabulary), and nil for any other tokenizer, whose vocabulary is not at hand.
+func tokenDecoder(id string) (func(int32) string, error) {
+	if id != tokenizer.BuiltinID {
+		return nil, nil
+	}
+	tok, err := tokenizer.GPT2()
+	if err != nil {
+		return nil, err
+	}
+	return func(id int32) string {
+		if id < 0 || int(id) >= tok.VocabSize() {
+			return ""
+		}
+		return tok.Decode([]int32{id})
+	}, nil
 }
 
 // formatComparison is the human report of compare.
