@@ -9,6 +9,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,18 +33,32 @@ const maxLinks = 40
 //     renaming over it would replace /dev/null or a pipe with a regular file.
 //   - a directory, a socket or anything else: an error naming what is there.
 func Write(path string, data []byte) error {
+	return WriteFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFunc is Write for content made while it is written (too large to
+// hold in memory): write writes the content to w, which is the temporary file
+// or the device, under the same rules as Write. When write fails, path is
+// left as it was (a device or FIFO may have received part of the content).
+// write may be called a second time, on a fresh temporary file, where the
+// system refuses to name its unnamed one, so it must write the same content
+// each time.
+func WriteFunc(path string, write func(w io.Writer) error) error {
 	target, fi, err := resolve(path)
 	if err != nil {
 		return err
 	}
 	if fi == nil {
-		return replace(target, data, 0o644)
+		return replace(target, write, 0o644)
 	}
 	switch m := fi.Mode(); {
 	case m.IsRegular():
-		return replace(target, data, m.Perm())
+		return replace(target, write, m.Perm())
 	case m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
-		return writeInPlace(target, data)
+		return writeInPlace(target, write)
 	case m.IsDir():
 		return fmt.Errorf("%s is a directory, not a file", describe(path, target))
 	default:
@@ -79,13 +94,13 @@ func resolve(path string) (string, fs.FileInfo, error) {
 	return "", nil, fmt.Errorf("%s: more than %d symbolic links (a loop?)", path, maxLinks)
 }
 
-// replace writes data to a temporary file beside path and renames it over
-// path: an unnamed one where the system can make and later name it, else a
-// named one.
-func replace(path string, data []byte, perm fs.FileMode) error {
+// replace writes the content to a temporary file beside path and renames it
+// over path: an unnamed one where the system can make and later name it, else
+// a named one.
+func replace(path string, write func(io.Writer) error, perm fs.FileMode) error {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	if f, err := openUnnamed(dir); err == nil {
-		err := fill(f, data, perm)
+		err := fill(f, write, perm)
 		name := ""
 		if err == nil {
 			name, err = link(f, dir, base)
@@ -102,7 +117,7 @@ func replace(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	err = fill(f, data, perm)
+	err = fill(f, write, perm)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -113,9 +128,10 @@ func replace(path string, data []byte, perm fs.FileMode) error {
 	return rename(f.Name(), path)
 }
 
-// fill writes data to the temporary file f, sets its permissions and syncs it.
-func fill(f *os.File, data []byte, perm fs.FileMode) error {
-	if _, err := f.Write(data); err != nil {
+// fill writes the content to the temporary file f, sets its permissions and
+// syncs it.
+func fill(f *os.File, write func(io.Writer) error, perm fs.FileMode) error {
+	if err := write(f); err != nil {
 		return err
 	}
 	if err := f.Chmod(perm); err != nil {
@@ -134,13 +150,13 @@ func rename(tmp, path string) error {
 	return nil
 }
 
-// writeInPlace writes data to the device or FIFO at path as it is.
-func writeInPlace(path string, data []byte) error {
+// writeInPlace writes the content to the device or FIFO at path as it is.
+func writeInPlace(path string, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	err = write(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

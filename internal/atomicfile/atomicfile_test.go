@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"net"
@@ -220,5 +221,42 @@ func TestUnnamedLeavesNothing(t *testing.T) {
 	f.Close()
 	if names := entries(t, dir); len(names) != 0 {
 		t.Fatalf("an unnamed file closed unlinked left %v", names)
+	}
+}
+
+// TestWriteFuncStreamsAndFails: WriteFunc writes what its function writes, in
+// many pieces; a function that fails part way leaves the old file as it was
+// and no temporary file, and its error is returned.
+func TestWriteFuncStreamsAndFails(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "out.jsonl")
+	line := strings.Repeat("x", 99) + "\n"
+	err := WriteFunc(p, func(w io.Writer) error {
+		for range 1000 {
+			if _, err := io.WriteString(w, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, p); got != strings.Repeat(line, 1000) {
+		t.Fatalf("streamed file has %d bytes, want %d", len(got), 100*1000)
+	}
+	boom := errors.New("disk on fire")
+	err = WriteFunc(p, func(w io.Writer) error {
+		io.WriteString(w, "half of a new file")
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("a failing write returned %v, want its error", err)
+	}
+	if got := readString(t, p); got != strings.Repeat(line, 1000) {
+		t.Fatalf("a failed write changed the file to %d bytes", len(got))
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Fatalf("the folder holds %v: a temporary file was left behind", names)
 	}
 }
