@@ -290,6 +290,11 @@ type EvalOptions struct {
 	// ".pertoken"), and a resumed run writes the same file an uninterrupted
 	// one would.
 	PerToken string
+	// PerDocument, when set, is a file to write every document's score to
+	// (documents mode only: JSON Lines of pipeline.DocumentScore), when the
+	// run completes. It keeps the per-token records in memory (and, with
+	// Checkpoint, in its sidecar) to add them up.
+	PerDocument string
 	// JSON, when set, is a file to write the result to as JSON
 	// (pipeline.WriteJSON): when the run completes, after the per-token file
 	// and before the checkpoint is removed, so that a failed write leaves the
@@ -317,6 +322,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	if opt.Ctx < 0 || opt.Stride < 0 || opt.MaxTokens < 0 || opt.BatchTokens < 0 {
 		return nil, errors.New("ctx, stride, max tokens and batch tokens must not be negative")
+	}
+	if opt.PerDocument != "" && mode != pipeline.ModeDocuments {
+		return nil, fmt.Errorf("per-document scores are for the documents mode (this run's mode is %s)", mode)
 	}
 	if opt.TopLogprobs != 0 {
 		if opt.PerToken == "" {
@@ -407,9 +415,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		MaxTokens:   opt.MaxTokens,
 		VocabSize:   cfg.VocabSize,
 		TokenLen:    e.tok.TokenLen,
+		Words:       corpusWords(corp, opt.MaxTokens),
 		Progress:    func(done, total int) { e.opt.report(Progress{"eval", "", int64(done), int64(total)}) },
 		Shard:       opt.Shard,
-		PerToken:    opt.PerToken != "",
+		PerToken:    opt.PerToken != "" || opt.PerDocument != "", // per-document scores add the records up
 		TopLogprobs: opt.TopLogprobs,
 	}
 	var ck *checkpointer
@@ -417,7 +426,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
-			PerToken: opt.PerToken != "", TopLogprobs: opt.TopLogprobs}
+			PerToken: opt.PerToken != "" || opt.PerDocument != "", TopLogprobs: opt.TopLogprobs}
 		if ck, err = openCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
 		}
@@ -462,6 +471,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 
 // writeOutputs writes a complete run's per-token file and JSON.
 func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions) error {
+	if opt.PerDocument != "" {
+		docs := pipeline.DocumentScores(res.PerToken, e.tok.TokenLen)
+		if err := pipeline.WriteDocumentScores(opt.PerDocument, docs); err != nil {
+			return err
+		}
+		e.opt.log("scores of %d documents written to %s", len(docs), infile.Quote(opt.PerDocument))
+	}
 	if opt.PerToken != "" {
 		if err := pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err != nil {
 			return err
@@ -494,6 +510,20 @@ func (e *OutputError) Error() string {
 
 // Unwrap is the write's error.
 func (e *OutputError) Unwrap() error { return e.Err }
+
+// corpusWords is corp's word count for word perplexity (corpus.CountWords
+// over its documents), 0 where it is unknown: a token file, or a corpus cut
+// at maxTokens.
+func corpusWords(corp *corpus.Corpus, maxTokens int) int {
+	if maxTokens > 0 || len(corp.Docs) == 0 {
+		return 0
+	}
+	n := 0
+	for _, d := range corp.Docs {
+		n += corpus.CountWords(d)
+	}
+	return n
+}
 
 // eotName is the tokenizer's end-of-text token as text ("<|endoftext|>").
 func eotName(tok *tokenizer.Tokenizer) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"unicode"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
@@ -227,4 +228,21 @@ func reportCacheError(opt TokenizeOptions, err error) {
 	if opt.CacheError != nil {
 		opt.CacheError(fmt.Errorf("token cache: %w", err))
 	}
+}
+
+// CountWords counts the words of text as lm-evaluation-harness does for its
+// word_perplexity: the number of parts Python's re.split(r"\s+", text) gives,
+// that is, the runs of whitespace plus one (so a leading or trailing run
+// counts an empty word, and "" is one word). Whitespace is what Python's \s
+// matches in a str pattern: Go's unicode.IsSpace and U+001C..U+001F.
+func CountWords(text string) int {
+	n, inSpace := 1, false
+	for _, r := range text {
+		space := unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
+		if space && !inSpace {
+			n++
+		}
+		inSpace = space
+	}
+	return n
 }

@@ -199,3 +199,27 @@ func TestDocsIDsHash(t *testing.T) {
 		t.Error("docsIDsHash ignores the tail")
 	}
 }
+
+// TestCountWords: the counts Python's len(re.split(r"\s+", text)) gives for
+// these texts (worked out by hand from Python's semantics: every run of
+// whitespace splits once, and an empty part at either end still counts).
+func TestCountWords(t *testing.T) {
+	for text, want := range map[string]int{
+		"":                       1,
+		"one":                    1,
+		"two words":              2,
+		"  leading":              2,
+		"trailing\n":             2,
+		"a\t\tb\r\nc":            3,
+		" both ":                 3,
+		"non\u00a0breaking":      2, // U+00A0 is \s in Python 3
+		"ideographic\u3000space": 2,
+		"file\x1cseparator":      2, // \x1c is \s in Python (str.isspace), not in Go's unicode.IsSpace
+		"no\u200bsplit":          1, // ZERO WIDTH SPACE is not whitespace in either
+		"First Citizen:\nBefore we proceed any further, hear me speak.\n": 11,
+	} {
+		if got := CountWords(text); got != want {
+			t.Errorf("CountWords(%q) = %d, want %d", text, got, want)
+		}
+	}
+}

@@ -45,6 +45,9 @@ type EvalConfig struct {
 	MaxTokens int
 	// VocabSize, when positive, is checked against every id before any work.
 	VocabSize int
+	// Words is the corpus's word count (corpus.CountWords), for
+	// Result.WordPerplexity; 0 where unknown.
+	Words int
 	// TokenLen gives the UTF-8 bytes of a token, for bits per byte; nil leaves
 	// BitsPerByte zero.
 	TokenLen func(id int32) int
@@ -123,8 +126,23 @@ type Result struct {
 	NLLSum      float64 `json:"nll_sum"`  // nats
 	MeanNLL     float64 `json:"mean_nll"` // nats per token
 	PPL         float64 `json:"ppl"`      // exp(MeanNLL)
-	// BitsPerByte is NLLSum / ln 2 / the UTF-8 bytes of the scored targets.
-	BitsPerByte float64 `json:"bits_per_byte"`
+	// PPLStdErr is PPL's standard error, PPL·StdErr (the delta method), as
+	// llama.cpp's perplexity prints it ("PPL = X +/- Y").
+	PPLStdErr float64 `json:"ppl_stderr"`
+	// BitsPerByte is NLLSum / ln 2 / the UTF-8 bytes of the scored targets,
+	// and BytePerplexity 2^BitsPerByte = exp(NLLSum / those bytes):
+	// lm-evaluation-harness's bits_per_byte and byte_perplexity, which divide
+	// by the documents' bytes; in documents mode every token is a target, so
+	// the two byte counts are the same.
+	BitsPerByte    float64 `json:"bits_per_byte"`
+	BytePerplexity float64 `json:"byte_perplexity"`
+	// Words is the corpus's word count as lm-evaluation-harness counts it
+	// (corpus.CountWords: the parts re.split(r"\s+", text) gives), 0 where
+	// unknown (token files, --max-tokens); WordPerplexity is
+	// exp(NLLSum / Words), its word_perplexity, for a whole run (0 for a
+	// shard alone or an interrupted run; merge computes it).
+	Words          int     `json:"words,omitempty"`
+	WordPerplexity float64 `json:"word_perplexity,omitempty"`
 	// StdErr is the standard error of MeanNLL: the sample standard deviation
 	// of the per-token NLL over sqrt(Tokens).
 	StdErr          float64 `json:"stderr"`
@@ -188,6 +206,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	}
 	res.Device = b.Name()
 	res.VocabSize = cfg.VocabSize
+	res.Words = cfg.Words
 	batchTokens := cfg.BatchTokens
 	if batchTokens <= 0 {
 		batchTokens = cmp.Or(b.Feed().BatchTokens, DefaultBatchTokens)
@@ -248,6 +267,7 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 			res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 			res.Samples = st.Samples
 			res.sessionSpeed(resumed)
+			res.WordPerplexity = 0 // of part of the words
 			return res, err
 		}
 		return nil, err
@@ -255,6 +275,9 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 	res.Samples = st.Samples
 	res.sessionSpeed(resumed)
+	if cfg.Shard.Count > 1 {
+		res.WordPerplexity = 0 // the words are the whole corpus's: merge computes it
+	}
 	return res, nil
 }
 
@@ -274,15 +297,20 @@ func (res *Result) Fill(sums model.LossSums, bytes int, withBytes bool) {
 	res.NLLSum = sums.Sum.Float64()
 	res.NLLSumSq = sums.SumSq.Float64()
 	res.ScoredBytes = bytes
-	res.MeanNLL, res.PPL, res.BitsPerByte = 0, 0, 0
+	res.MeanNLL, res.PPL, res.BitsPerByte, res.BytePerplexity, res.WordPerplexity = 0, 0, 0, 0, 0
 	if sums.Count > 0 {
 		res.MeanNLL = res.NLLSum / float64(sums.Count)
 		res.PPL = math.Exp(res.MeanNLL)
 	}
 	if withBytes && bytes > 0 {
 		res.BitsPerByte = res.NLLSum / math.Ln2 / float64(bytes)
+		res.BytePerplexity = math.Exp(res.NLLSum / float64(bytes))
+	}
+	if res.Words > 0 && sums.Count > 0 {
+		res.WordPerplexity = math.Exp(res.NLLSum / float64(res.Words))
 	}
 	res.StdErr = stdErr(res.NLLSum, res.NLLSumSq, sums.Count)
+	res.PPLStdErr = res.PPL * res.StdErr
 	res.TokensPerSecond = 0
 	if res.Seconds > 0 {
 		res.TokensPerSecond = float64(res.Tokens) / res.Seconds

@@ -426,8 +426,8 @@ func TestResultJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"bits_per_byte", "ctx", "data", "device", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
-		"nll_sum_exact", "nll_sumsq", "nll_sumsq_exact", "ppl", "samples", "scored_bytes", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
+	want := []string{"bits_per_byte", "byte_perplexity", "ctx", "data", "device", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
+		"nll_sum_exact", "nll_sumsq", "nll_sumsq_exact", "ppl", "ppl_stderr", "samples", "scored_bytes", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("JSON keys %v, want %v", keys, want)
 	}

@@ -110,7 +110,7 @@ func (res *Result) CheckNumbers() error {
 	for _, c := range []struct {
 		name string
 		v    int
-	}{{"tokens", res.Tokens}, {"input_tokens", res.InputTokens}, {"scored_bytes", res.ScoredBytes}, {"samples", res.Samples}, {"ctx", res.Ctx}, {"stride", res.Stride}, {"total_tokens", res.TotalTokens}} {
+	}{{"tokens", res.Tokens}, {"input_tokens", res.InputTokens}, {"words", res.Words}, {"scored_bytes", res.ScoredBytes}, {"samples", res.Samples}, {"ctx", res.Ctx}, {"stride", res.Stride}, {"total_tokens", res.TotalTokens}} {
 		if c.v < 0 || c.v > maxCount {
 			return fmt.Errorf("%s %d is out of range", c.name, c.v)
 		}
@@ -163,6 +163,7 @@ func sameRun(a, b *Result) error {
 		{"ctx", s(a.Ctx), s(b.Ctx)},
 		{"stride", s(a.Stride), s(b.Stride)},
 		{"input tokens", s(a.InputTokens), s(b.InputTokens)},
+		{"words", s(a.Words), s(b.Words)},
 		{"shard count", s(a.Shard.Count), s(b.Shard.Count)},
 	}
 	if a.Config != nil && b.Config != nil {

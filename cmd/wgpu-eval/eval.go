@@ -29,6 +29,7 @@ type evalFlags struct {
 	quiet, offline, noCache           bool
 	insecureSkipVerify                bool
 	shard, checkpoint, perToken       string
+	perDocument                       string
 }
 
 func (f *evalFlags) register(fs *pflag.FlagSet) {
@@ -52,6 +53,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
 	fs.StringVar(&f.shard, "shard", "", "score the I-th of N interleaved parts of the samples: I/N (0 <= I < N), or N with I from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm; a Slurm array also shards without the flag); add the --json results with 'wgpu-eval merge'")
 	fs.StringVar(&f.perToken, "per-token", "", "also write every scored target's position, token id and NLL, in corpus order, to FILE (msgpack, with the run's config and provenance; read by 'wgpu-eval compare')")
+	fs.StringVar(&f.perDocument, "per-document", "", "with --mode documents, also write every document's score (doc, targets, nll_sum, mean_nll, ppl, bytes, bits_per_byte) to FILE as JSON Lines")
 	fs.IntVar(&f.topLogprobs, "top-logprobs", 0, fmt.Sprintf("with --per-token, also save every target position's K highest log-probabilities and their ids (1 to %d), for the KL divergence of 'wgpu-eval compare'", pipeline.MaxTopLogprobs))
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "keep the sums so far in FILE (and, with --per-token, the records in FILE.pertoken); the same command run again after an interruption continues from it (removed when the run completes)")
 }
@@ -115,6 +117,9 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.split == "" && f.data == corpus.TinyShakespeare && !f.quiet {
 		fmt.Fprintln(stderr, "note: scoring all of tinyshakespeare, its train split included; --split val scores the validation split (as nanoGPT's recipe does)")
 	}
+	if f.perDocument != "" && mode != pipeline.ModeDocuments {
+		return usageError{fmt.Errorf("--per-document scores documents: it needs --mode documents (not %s)", mode)}
+	}
 	if f.stride > 0 && mode == pipeline.ModeStream {
 		return usageError{fmt.Errorf("--stride %d: stream windows do not overlap, so there is no stride; use --mode strided for sliding windows", f.stride)}
 	}
@@ -173,6 +178,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Shard:               shard,
 		Checkpoint:          f.checkpoint,
 		PerToken:            f.perToken,
+		PerDocument:         f.perDocument,
 		TopLogprobs:         f.topLogprobs,
 		Stdin:               stdin,
 		JSON:                jsonFile(f.jsonOut),
@@ -254,8 +260,8 @@ func formatSummary(r *pipeline.Result, threads int) string {
 	if r.Shard != nil {
 		shard = ", shard " + r.Shard.String()
 	}
-	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
-		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
+	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f ± %.3f  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
+		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.PPLStdErr, r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
 }
 
 // writeJSON writes r as indented JSON to path ("-" is stdout), as

@@ -76,7 +76,7 @@ func (e interrupted) Unwrap() error { return e.err }
 // checkOutputs fails when a file the run will write (--json, --checkpoint, --per-token)
 // cannot be created, before any weights load.
 func checkOutputs(f *evalFlags) error {
-	for _, o := range []struct{ flag, path string }{{"json", f.jsonOut}, {"checkpoint", f.checkpoint}, {"per-token", f.perToken}} {
+	for _, o := range []struct{ flag, path string }{{"json", f.jsonOut}, {"checkpoint", f.checkpoint}, {"per-token", f.perToken}, {"per-document", f.perDocument}} {
 		if o.path == "" || o.path == "-" {
 			continue
 		}
