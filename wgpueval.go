@@ -368,7 +368,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 			"those tokens are scored too; --mode documents scores each document alone", len(toks.Docs), eotName(e.tok))
 	}
 	data := DataName(spec, opt.Split)
-	e.opt.log("data %s: %s", infile.Quote(data), pipeline.Count(toks.Len(), "token"))
+	if n := toks.Len(); opt.MaxTokens > 0 && n > opt.MaxTokens {
+		e.opt.log("data %s: the first %s (of the %s tokenized)", infile.Quote(data), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"))
+	} else if opt.MaxTokens > 0 {
+		e.opt.log("data %s: %s (the whole corpus: fewer than the %d asked for)", infile.Quote(data), pipeline.Count(n, "token"), opt.MaxTokens)
+	} else {
+		e.opt.log("data %s: %s", infile.Quote(data), pipeline.Count(n, "token"))
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -65,6 +65,9 @@ func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 	for _, s := range ck.srcs {
 		l.total += s.bytes()
 	}
+	if opt.Progress != nil {
+		opt.Progress(0, l.total) // the start, so that a display's rate counts from here
+	}
 	c.layers = make([]cpuLayer, cfg.NLayer)
 	for _, spec := range cfg.Tensors() {
 		if err := ctx.Err(); err != nil {

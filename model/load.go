@@ -76,6 +76,9 @@ func (c *Checkpoint) load(ctx context.Context, opt LoadOptions) (*Model, error) 
 	w := &m.Weights
 	w.Layers = make([]Layer, cfg.NLayer)
 	var done int64
+	if opt.Progress != nil {
+		opt.Progress(0, total) // the start, so that a display's rate counts from here
+	}
 	report := func(n int64) {
 		done += n
 		if opt.Progress != nil {

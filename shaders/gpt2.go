@@ -183,6 +183,9 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	for _, s := range specs {
 		total += int64(s.NumElements() * dt.Size())
 	}
+	if progress != nil {
+		progress(0, total) // the start, so that a display's rate counts from here
+	}
 	g.layers = make([]gpuLayer, cfg.NLayer)
 	for _, s := range specs {
 		dst := g.slot(s)

@@ -187,7 +187,11 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil && !errors.As(err, &outErr) {
 		prog.close()
 		if res != nil && res.Interrupted {
-			fmt.Fprintf(stderr, "\ninterrupted after %d of %d tokens: mean NLL so far %.4f\n", res.Tokens, res.TotalTokens, res.MeanNLL)
+			if res.Tokens == 0 {
+				fmt.Fprintf(stderr, "\ninterrupted after 0 of %d tokens: nothing was scored\n", res.TotalTokens)
+			} else {
+				fmt.Fprintf(stderr, "\ninterrupted after %d of %d tokens: mean NLL so far %.4f\n", res.Tokens, res.TotalTokens, res.MeanNLL)
+			}
 			switch f.jsonOut {
 			case "":
 			case "-":
