@@ -177,3 +177,13 @@ func TestEvaluateMatchesPyTorchGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenChecksDeviceFirst: a GPU device that is not there (an adapter
+// index past the last, or no Vulkan at all) fails Open before the model is
+// looked for, so a run never downloads or loads a model it cannot run.
+func TestOpenChecksDeviceFirst(t *testing.T) {
+	_, err := Open(context.Background(), filepath.Join(t.TempDir(), "no-such-model"), Options{Device: "gpu:99", Offline: true})
+	if err == nil || !strings.Contains(err.Error(), "device gpu:99") {
+		t.Fatalf("gpu:99 with a missing model: err = %v, want the device's error first", err)
+	}
+}

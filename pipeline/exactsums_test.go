@@ -113,3 +113,33 @@ func TestSumsIndependentOfBatchingGPU(t *testing.T) {
 	g := openTestGPU(t, ad, m, false)
 	sumsUnderBatching(t, func() pipeline.Backend { return g }) // Evaluate does not close it
 }
+
+// TestResumedSpeedIsThisSession: a resumed run's tokens_per_second counts
+// only the targets this session scored, over this session's seconds (it
+// divided every target, earlier sessions' too, by this session's time).
+func TestResumedSpeedIsThisSession(t *testing.T) {
+	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	ec := pipeline.EvalConfig{Tokens: perTokenCorpus(11, 60, 45, 33, 70, 20), EOT: testEOT, Mode: pipeline.ModeStrided,
+		Ctx: 32, Stride: 16, VocabSize: m.Config.VocabSize, BatchTokens: 64}
+	var state *pipeline.State
+	stop := errors.New("stop")
+	ec.OnBatch = func(s pipeline.State) error {
+		if state == nil {
+			state = &s
+			return stop
+		}
+		return nil
+	}
+	if _, err := pipeline.Evaluate(context.Background(), pipeline.NewCPU(m, 0), ec); !errors.Is(err, stop) {
+		t.Fatal(err)
+	}
+	ec.OnBatch, ec.Resume = nil, state
+	r, err := pipeline.Evaluate(context.Background(), pipeline.NewCPU(m, 0), ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := float64(r.Tokens-state.Sums.Count) / r.Seconds
+	if state.Sums.Count == 0 || math.Abs(r.TokensPerSecond-want) > 1e-9*want {
+		t.Errorf("tokens_per_second %v; this session scored %d of %d targets in %v s: %v", r.TokensPerSecond, r.Tokens-state.Sums.Count, r.Tokens, r.Seconds, want)
+	}
+}
