@@ -47,6 +47,22 @@ type Progress struct {
 	Stage       string
 	File        string
 	Done, Total int64
+	// Scored and NLLSum are, for "eval", the targets of the batches finished
+	// and the sum of their NLL in nats (NLLSum / Scored is the running mean
+	// NLL: MeanNLL). Done is Scored at a batch's end; inside a batch on the
+	// CPU, which reports after each layer, it counts the part of the batch's
+	// targets that the work done stands for too.
+	Scored int64
+	NLLSum float64
+}
+
+// MeanNLL is the running mean NLL of an "eval" report, NLLSum / Scored; 0
+// before any batch has finished.
+func (p Progress) MeanNLL() float64 {
+	if p.Scored == 0 {
+		return 0
+	}
+	return p.NLLSum / float64(p.Scored)
 }
 
 // Options say how Open finds the model and where it runs.
@@ -144,7 +160,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 		if hc.Progress != nil {
 			hc.Progress(file, done, total)
 		}
-		opt.report(Progress{"download", file, done, total})
+		opt.report(Progress{Stage: "download", File: file, Done: done, Total: total})
 	}
 	c.Waiting = func(w hub.Wait) {
 		if hc.Waiting != nil {
@@ -238,7 +254,7 @@ func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 	b, err := pipeline.OpenBackend(ctx, e.spec, e.ck, pipeline.BackendOptions{
 		Precision: e.prec,
 		Threads:   e.opt.Threads,
-		Progress:  func(done, total int64) { e.opt.report(Progress{"load", e.name, done, total}) },
+		Progress:  func(done, total int64) { e.opt.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
 	})
 	if err != nil {
 		return nil, err
@@ -348,7 +364,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
 		Offline:         e.opt.Offline,
-		Progress:        func(done, total int64) { e.opt.report(Progress{"corpus", spec, done, total}) },
+		Progress:        func(done, total int64) { e.opt.report(Progress{Stage: "corpus", File: spec, Done: done, Total: total}) },
 		Waiting:         func(msg string) { e.opt.log("%s", msg) },
 		Stdin:           opt.Stdin,
 	})
@@ -422,7 +438,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		VocabSize:   cfg.VocabSize,
 		TokenLen:    e.tok.TokenLen,
 		Words:       corpusWords(corp, opt.MaxTokens),
-		Progress:    func(done, total int) { e.opt.report(Progress{"eval", "", int64(done), int64(total)}) },
+		Progress: func(p pipeline.Progress) {
+			e.opt.report(Progress{Stage: "eval", Done: int64(p.Done), Total: int64(p.Total), Scored: int64(p.Scored), NLLSum: p.NLLSum})
+		},
 		Shard:       opt.Shard,
 		PerToken:    opt.PerToken != "" || opt.PerDocument != "", // per-document scores add the records up
 		TopLogprobs: opt.TopLogprobs,

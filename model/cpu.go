@@ -248,7 +248,8 @@ func (c *CPU) validate(seqs []Sequence) error {
 // Loss returns the NLL sums of every target of seqs (Tokens[t] for t >= First,
 // predicted from Tokens[:t]). Sequences are run back to back in chunks of about
 // maxRows tokens, every op parallel over the CPU's threads; per-target NLLs are
-// added in float64 in sequence and position order. ctx is checked between layers.
+// added in float64 in sequence and position order. ctx is checked between
+// layers; a ctx from WithLossProgress gets the progress after each layer.
 func (c *CPU) Loss(ctx context.Context, seqs []Sequence) (LossSums, error) {
 	return c.loss(ctx, seqs, nil)
 }
@@ -275,11 +276,14 @@ func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *kept) (LossSums, 
 		return LossSums{}, err
 	}
 	var todo []Sequence // sequences with at least one target
+	targets := 0
 	for _, s := range seqs {
 		if s.Scored() > 0 {
 			todo = append(todo, s)
+			targets += s.Scored()
 		}
 	}
+	meter := newLossMeter(ctx, targets)
 	var sums LossSums
 	for len(todo) > 0 {
 		n, rows := 0, 0
@@ -287,7 +291,7 @@ func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *kept) (LossSums, 
 			rows += len(todo[n].Tokens)
 			n++
 		}
-		if err := c.lossChunk(ctx, todo[:n], &sums, keep); err != nil {
+		if err := c.lossChunk(ctx, todo[:n], &sums, keep, meter); err != nil {
 			return LossSums{}, err
 		}
 		todo = todo[n:]
@@ -296,9 +300,9 @@ func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *kept) (LossSums, 
 }
 
 // lossChunk runs the forward over seqs back to back and adds their NLLs to sums
-// (and appends them to keep, when not nil). Every sequence has at least one
-// target, so at least two tokens.
-func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, keep *kept) error {
+// (and appends them to keep, when not nil), reporting its progress to meter
+// (nil: none). Every sequence has at least one target, so at least two tokens.
+func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, keep *kept, meter *lossMeter) error {
 	cfg := c.cfg
 	C, NH := cfg.NEmbd, cfg.NHead
 	spans := make([]span, len(seqs))
@@ -330,6 +334,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	carve(arena, table)
 
 	N, eps := d.N, cfg.LayerNormEps
+	meter.chunk(cfg, spans, N, d.P)
 	encoderForward(a.residual, tokens, c.wte, c.wpe, spans, C) // (N, C)
 	for l := range c.layers {
 		if err := ctx.Err(); err != nil {
@@ -345,6 +350,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 		c.matmulForward(a.fch, a.ln, w.fcW, w.fcB, N, C, 4*C, false, a.tile)              // (N, 4C)
 		c.geluForward(a.fch, N, 4*C)                                                      // (N, 4C)
 		c.matmulForward(a.residual, a.fch, w.fcProjW, w.fcProjB, N, 4*C, C, true, a.tile) // += (N, C)
+		meter.layerDone(l + 1)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cpu loss: %w", err)
@@ -360,6 +366,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	if keep != nil {
 		keep.add(c, a.nll, a.lnf, d.P)
 	}
+	meter.chunkDone()
 	return nil
 }
 

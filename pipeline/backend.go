@@ -40,6 +40,12 @@ type Batch struct {
 	// TopLogprobs highest log-probabilities too: the Pending then implements
 	// TopLogprobsPending.
 	TopLogprobs int
+	// Progress, when set, may be called by a backend that can tell how far a
+	// batch has got, with the batch's targets done so far (in proportion to
+	// the work done; at most its targets, never decreasing), from the
+	// goroutine that calls Submit or Wait while they run. The CPU calls it
+	// after each layer; a GPU batch is one command buffer and reports nothing.
+	Progress func(done int)
 }
 
 // Pending is a submitted batch.

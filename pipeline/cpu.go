@@ -24,8 +24,12 @@ func (c *CPU) Feed() Feed { return Feed{BatchTokens: DefaultBatchTokens, InFligh
 
 // Submit scores b and returns its result; with b.PerToken, also every
 // target's NLL (model.CPU.LossPerToken), and with b.TopLogprobs its
-// position's top log-probabilities (model.CPU.LossTopLogprobs).
+// position's top log-probabilities (model.CPU.LossTopLogprobs). b.Progress
+// is called after each layer (model.WithLossProgress).
 func (c *CPU) Submit(ctx context.Context, b Batch) (Pending, error) {
+	if b.Progress != nil {
+		ctx = model.WithLossProgress(ctx, func(done, _ int) { b.Progress(done) })
+	}
 	if b.PerToken && b.TopLogprobs > 0 {
 		sums, nll, top, err := c.c.LossTopLogprobs(ctx, b.Seqs, b.TopLogprobs)
 		if err != nil {

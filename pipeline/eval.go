@@ -51,9 +51,10 @@ type EvalConfig struct {
 	// TokenLen gives the UTF-8 bytes of a token, for bits per byte; nil leaves
 	// BitsPerByte zero.
 	TokenLen func(id int32) int
-	// Progress, when set, is called with the targets scored so far and the total,
-	// once before the first batch and after each batch.
-	Progress func(done, total int)
+	// Progress, when set, is called with how far the run has got: once
+	// before the first batch, after each batch, and inside a batch whenever
+	// the backend reports on it (Batch.Progress: the CPU, after each layer).
+	Progress func(Progress)
 	// Shard, when its Count is above 1, scores only the samples (windows or
 	// documents' windows, in corpus order) i with i mod Count == Index; the
 	// shards' sums add up to an unsharded run's.
@@ -83,6 +84,28 @@ type EvalConfig struct {
 	// order): what a checkpointed run appends to its sidecar. An error from it
 	// stops Evaluate. It must not keep the slice.
 	OnPerToken func([]TokenNLL) error
+}
+
+// Progress is how far an evaluation has got, as EvalConfig.Progress gets it.
+type Progress struct {
+	// Done is the targets scored of the run's Total: those of the batches
+	// finished, plus, inside a batch whose backend reports on it, the part of
+	// the batch's targets its work done stands for.
+	Done, Total int
+	// Scored is the targets of the batches finished (a resumed run's
+	// included), NLLSum the sum of their NLL in nats (the exact sum rounded
+	// once): NLLSum / Scored is the running mean NLL. Scored is Done at a
+	// batch's end and at most Done inside one.
+	Scored int
+	NLLSum float64
+}
+
+// MeanNLL is the running mean NLL, NLLSum / Scored; 0 before any target.
+func (p Progress) MeanNLL() float64 {
+	if p.Scored == 0 {
+		return 0
+	}
+	return p.NLLSum / float64(p.Scored)
 }
 
 // TokenNLL is one scored target: where it is in the corpus (Sample.Doc and
@@ -234,9 +257,21 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	}
 	progress := cfg.Progress
 	if progress == nil {
-		progress = func(int, int) {}
+		progress = func(Progress) {}
 	}
-	progress(st.Sums.Count, total)
+	// at is the progress at the last batch's end; inBatch adds a batch's
+	// targets done so far to it, which is right for a backend that scores
+	// one batch at a time, as the CPU does (InFlight 1, inside Submit).
+	at := Progress{Done: st.Sums.Count, Total: total, Scored: st.Sums.Count, NLLSum: st.Sums.Sum.Float64()}
+	progress(at)
+	var inBatch func(int)
+	if cfg.Progress != nil {
+		inBatch = func(done int) {
+			p := at
+			p.Done += done
+			progress(p)
+		}
+	}
 
 	if err := CheckTopLogprobs(cfg.TopLogprobs, cfg.VocabSize); err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", name, err)
@@ -251,8 +286,9 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		res.TopLogprobs = cfg.TopLogprobs
 		keep = &keeper{k: cfg.TopLogprobs, out: &res.PerToken, on: cfg.OnPerToken}
 	}
-	st, err = run(ctx, b, samples, st, batchTokens, keep, func(s State) error {
-		progress(s.Sums.Count, total)
+	st, err = run(ctx, b, samples, st, batchTokens, keep, inBatch, func(s State) error {
+		at = Progress{Done: s.Sums.Count, Total: total, Scored: s.Sums.Count, NLLSum: s.Sums.Sum.Float64()}
+		progress(at)
 		if cfg.OnBatch != nil {
 			return cfg.OnBatch(s)
 		}
@@ -496,10 +532,11 @@ func next(samples []Sample, lo int, feed Feed, batchTokens int) planned {
 // run scores samples with b from state st on: batches of at most
 // batchTokens padded tokens, up to Feed().InFlight of them submitted at once,
 // their sums added in order. keep, when not nil, asks for per-target NLLs
-// (Batch.PerToken) and gets each batch's samples with them, in order. done
-// gets the state after each batch; an error from it stops the run. It returns
-// the state reached, also on error.
-func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, keep *keeper, done func(State) error) (State, error) {
+// (Batch.PerToken) and gets each batch's samples with them, in order.
+// inBatch, when not nil, is every batch's Batch.Progress. done gets the state
+// after each batch; an error from it stops the run. It returns the state
+// reached, also on error.
+func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, keep *keeper, inBatch func(int), done func(State) error) (State, error) {
 	feed := b.Feed()
 	inFlight := max(feed.InFlight, 1)
 	type flight struct {
@@ -548,6 +585,7 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 		var tooLarge error
 		if nextLo < len(samples) && len(queue) < inFlight {
 			pl := next(samples, nextLo, feed, batchTokens)
+			pl.batch.Progress = inBatch
 			if keep != nil {
 				pl.batch.PerToken, pl.batch.TopLogprobs = true, keep.k
 			}

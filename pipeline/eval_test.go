@@ -294,11 +294,11 @@ func TestTokensDocuments(t *testing.T) {
 
 func TestEvaluateProgress(t *testing.T) {
 	ids := randomIDs(rand.New(rand.NewPCG(7, 8)), 300)
-	var calls [][2]int
+	var calls []Progress
 	f := &fakeBackend{t: t, ctx: 16, batchTokens: 40}
 	r, err := Evaluate(context.Background(), f, EvalConfig{
 		Tokens: &corpus.Tokens{Docs: [][]int32{ids}}, Ctx: 16, BatchTokens: 40,
-		Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) },
+		Progress: func(p Progress) { calls = append(calls, p) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -313,9 +313,15 @@ func TestEvaluateProgress(t *testing.T) {
 				done += s.Scored()
 			}
 		}
-		if c != [2]int{done, r.Tokens} {
-			t.Errorf("progress call %d = %v, want [%d %d]", i, c, done, r.Tokens)
+		if c.Done != done || c.Total != r.Tokens || c.Scored != done {
+			t.Errorf("progress call %d = %+v, want %d of %d done and scored", i, c, done, r.Tokens)
 		}
+	}
+	if last := calls[len(calls)-1]; last.NLLSum != r.NLLSum || last.MeanNLL() != r.MeanNLL {
+		t.Errorf("last progress %+v (mean %v), want the result's sum %v and mean %v", last, last.MeanNLL(), r.NLLSum, r.MeanNLL)
+	}
+	if calls[0].MeanNLL() != 0 {
+		t.Errorf("mean NLL %v before any batch, want 0", calls[0].MeanNLL())
 	}
 	if r.BitsPerByte != 0 {
 		t.Errorf("bits per byte %g without TokenLen, want 0", r.BitsPerByte)

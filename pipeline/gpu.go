@@ -76,7 +76,8 @@ func (g *GPU) Model() *shaders.GPT2 { return g.g }
 // Submit starts b on the device. With b.PerToken the batch's per-target
 // NLLs are read back too: a second readback, of 4 bytes per target; with
 // b.TopLogprobs K also their positions' top-K (topk_logits.wgsl, 8K + 4
-// bytes per target).
+// bytes per target). b.Progress is never called: a batch is one command
+// buffer, so there is nothing to report between its submission and its end.
 func (g *GPU) Submit(ctx context.Context, b Batch) (Pending, error) {
 	p, err := g.g.SubmitWith(ctx, b.Seqs, b.Width, shaders.SubmitOptions{PerToken: b.PerToken, TopLogprobs: b.TopLogprobs})
 	if err != nil {

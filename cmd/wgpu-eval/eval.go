@@ -47,7 +47,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood); in stream and strided modes the documents (as a .jsonl file's) are joined with <|endoftext|> before each, and those tokens are scored; --mode documents scores each alone")
 	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+corpus.TinyShakespeareEnv+")")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the result as JSON to FILE (- for stdout)")
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the result")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress (bars, or the lines printed every 10 s where stderr is not a terminal) and no messages; only the result")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: models and data must be cached or local (also HF_HUB_OFFLINE=1)")
 	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1: a proxy or mirror may be rewriting them); by default they are refused")
 	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
@@ -142,7 +142,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			case "corpus":
 				prog.bytes(p.File, p.Done, p.Total)
 			case "eval":
-				prog.count(p.Done, p.Total)
+				prog.count(p)
 			}
 		},
 		Log: func(msg string) {

@@ -30,6 +30,7 @@ func isolate(t *testing.T) {
 	t.Setenv("HF_HUB_CACHE", filepath.Join(tmp, "hub"))
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	t.Setenv(corpus.TinyShakespeareEnv, "")
+	t.Setenv(progressEnv, "") // the default: no progress lines in a short run
 }
 
 // cli runs the command line in-process and returns stdout, stderr and the error.

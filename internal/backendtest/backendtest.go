@@ -329,8 +329,8 @@ func (s Suite) cancel(t *testing.T) {
 	}
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	ec.Progress = func(done, total int) {
-		if done > 0 {
+	ec.Progress = func(p pipeline.Progress) {
+		if p.Scored > 0 { // a batch has finished
 			cancel()
 		}
 	}
