@@ -158,7 +158,7 @@ func TestLMEvalMetrics(t *testing.T) {
 	dir, _, _ := tinyModel(t)
 	docs := []string{"First Citizen:\nBefore we proceed any further, hear me speak.", " All: Speak, speak. "}
 	const bytes = 60 + 20 // 14 + 1 + 45; 20
-	const words = 10 + 5 // 10; " All: Speak, speak. " splits into "", "All:", "Speak,", "speak.", ""
+	const words = 10 + 5  // 10; " All: Speak, speak. " splits into "", "All:", "Speak,", "speak.", ""
 	var b strings.Builder
 	for _, d := range docs {
 		j, _ := json.Marshal(map[string]string{"text": d})
