@@ -45,7 +45,8 @@ type Generation struct {
 	Text         string    `json:"text"`     // the new tokens' text, without <|endoftext|>
 	StopReason   string    `json:"stop_reason"`
 
-	Sampling model.SampleOptions `json:"sampling"`
+	MaxNewTokens int                 `json:"max_new_tokens"` // the limit asked for (0: none)
+	Sampling     model.SampleOptions `json:"sampling"`
 
 	PrefillSeconds         float64 `json:"prefill_seconds"`
 	DecodeSeconds          float64 `json:"decode_seconds"`
@@ -96,7 +97,7 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	}
 	defer done()
 	out := &Generation{Model: e.name, Device: device, Prompt: prompt, PromptTokens: ptoks,
-		Tokens: []int32{}, Logprobs: []float64{}, Sampling: opt.Sampling}
+		Tokens: []int32{}, Logprobs: []float64{}, MaxNewTokens: opt.MaxNewTokens, Sampling: opt.Sampling}
 	stream := textStream{emit: opt.OnText}
 
 	start := time.Now()

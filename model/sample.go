@@ -12,15 +12,15 @@ import (
 type SampleOptions struct {
 	// Temperature divides the logits; 0 is greedy (the most likely token,
 	// the lowest id on a tie).
-	Temperature float64
+	Temperature float64 `json:"temperature"`
 	// TopK keeps only the K most likely tokens; 0 keeps all.
-	TopK int
+	TopK int `json:"top_k"`
 	// TopP keeps the smallest set of most likely tokens whose probability
 	// (after temperature and top-k) reaches TopP; 0 or 1 keeps all.
-	TopP float64
+	TopP float64 `json:"top_p"`
 	// Seed seeds the PCG random stream: the same seed, options and logits
 	// give the same tokens.
-	Seed uint64
+	Seed uint64 `json:"seed"`
 }
 
 // Check reports an option out of range.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -52,6 +53,16 @@ func TestGenerateCLI(t *testing.T) {
 	}
 	if g.Text != tok.Decode(g.Tokens) {
 		t.Errorf("text %q, the tokens decode to %q", g.Text, tok.Decode(g.Tokens))
+	}
+	var raw struct { // the options as written (TestGenerationJSON lists every key)
+		MaxNewTokens *int           `json:"max_new_tokens"`
+		Sampling     map[string]any `json:"sampling"`
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil || raw.MaxNewTokens == nil || *raw.MaxNewTokens != 6 {
+		t.Errorf("max_new_tokens: %v (%v)", raw.MaxNewTokens, err)
+	}
+	if want := map[string]any{"temperature": 0.0, "top_k": 0.0, "top_p": 0.0, "seed": 0.0}; !maps.Equal(raw.Sampling, want) {
+		t.Errorf("sampling %v, want %v", raw.Sampling, want)
 	}
 	if g.PrefillTokensPerSecond <= 0 || g.DecodeTokensPerSecond <= 0 {
 		t.Errorf("speeds %g, %g", g.PrefillTokensPerSecond, g.DecodeTokensPerSecond)
