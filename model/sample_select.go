@@ -100,8 +100,8 @@ const (
 // histogram bucket of its (mx - logit) / temperature. The buckets hold
 // ranges of the ranking, best first, so the shortest run of buckets whose
 // weights reach TopP of the total bounds the nucleus: only the ids in it are
-// ranked and weighed by math.Exp, as drawRanked does, and the draw is the
-// reference's. The total, added in id order by expm, may differ from the
+// ranked (bucket by bucket) and weighed by math.Exp, as drawRanked does, and
+// the draw is the reference's. The total, added in id order by expm, may differ from the
 // reference's (in rank order by math.Exp) in the last bits only, so a cut can
 // differ only where the running sum meets TopP of the total to within
 // rounding. Should the exact running sum of the run fall short of the target
@@ -146,14 +146,23 @@ func (s *Sampler) nucleus(logits []float32, mx float64) (int32, float64) {
 	if last < 0 { // NaN logits, or rounding
 		return s.drawRanked(logits, s.rankAll(logits)), sum
 	}
+	// The run's ids, by bucket (each bucket a range of the ranking), each
+	// bucket then sorted on its own.
 	s.keys = grow(s.keys, n)
-	keys := s.keys[:0]
+	keys := s.keys
+	var next [nucleusBuckets + 1]int // next[b]: where bucket b's next key goes
+	for b := range last {
+		next[b+1] = next[b] + count[b]
+	}
 	for i, b := range bucket {
 		if int(b) <= last {
-			keys = append(keys, rankKey(logits[i], int32(i)))
+			keys[next[b]] = rankKey(logits[i], int32(i))
+			next[b]++
 		}
 	}
-	slices.Sort(keys)
+	for b := 0; b <= last; b++ {
+		slices.Sort(keys[next[b]-count[b] : next[b]])
+	}
 	s.prob = grow(s.prob, len(keys))
 	prob := s.prob
 	for i, k := range keys {
