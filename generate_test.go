@@ -85,9 +85,9 @@ func TestGenerateStopReasons(t *testing.T) {
 	}
 }
 
-// TestGenerationJSON: the keys of a Generation in JSON, nested ones as
+// TestGenerateJSONKeys: the keys of a Generation in JSON, nested ones as
 // parent.key, are exactly these, all snake_case.
-func TestGenerationJSON(t *testing.T) {
+func TestGenerateJSONKeys(t *testing.T) {
 	data, err := json.Marshal(Generation{})
 	if err != nil {
 		t.Fatal(err)

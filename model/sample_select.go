@@ -176,7 +176,7 @@ func (s *Sampler) nucleus(logits []float32, mx float64) (int32, float64) {
 }
 
 // expm returns e^x for x <= 0, within 1 ulp (as math.Exp is, and within 2
-// of math.Exp: TestExpm), and 0 for x < -700 (e^x < 1e-304: nothing next to
+// of math.Exp: TestSamplerExpm), and 0 for x < -700 (e^x < 1e-304: nothing next to
 // the weight 1 of the largest logit). It is small enough to inline, and about
 // 3 times faster than math.Exp in the sampler's loops. With x = k ln2/2048 + r,
 // k the nearest integer: e^x = 2^(k/2048) e^r, 2^(k/2048) the bits of

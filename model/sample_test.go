@@ -233,10 +233,10 @@ func TestSamplerPaths(t *testing.T) {
 	}
 }
 
-// TestRankKey: ascending rank keys order ids as the reference's comparison
+// TestSamplerRankKey: ascending rank keys order ids as the reference's comparison
 // does (descending logits, cmp.Compare's order: -0 = +0, NaN last; the lower
 // id first on a tie).
-func TestRankKey(t *testing.T) {
+func TestSamplerRankKey(t *testing.T) {
 	inf, nan := float32(math.Inf(1)), float32(math.NaN())
 	vals := []float32{0, float32(math.Copysign(0, -1)), 1, -1, inf, -inf, nan, 1e-45, -1e-45, 3.5, -3.5, math.MaxFloat32, -math.MaxFloat32}
 	for _, a := range vals {
@@ -255,10 +255,10 @@ func TestRankKey(t *testing.T) {
 	}
 }
 
-// TestExpm: expm is within 1 ulp of e^x rounded from 300 bits (as
+// TestSamplerExpm: expm is within 1 ulp of e^x rounded from 300 bits (as
 // math.Exp is) and within 2 of math.Exp over [-700, 0], exactly 1 at 0, and 0
 // below -700 and for -Inf.
-func TestExpm(t *testing.T) {
+func TestSamplerExpm(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	sample := func(i int) float64 {
 		return -r.Float64() * []float64{700, 40, 1, 1e-3}[i%4]

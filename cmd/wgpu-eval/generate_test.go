@@ -56,7 +56,7 @@ func TestGenerateCLI(t *testing.T) {
 	if g.Text != tok.Decode(g.Tokens) {
 		t.Errorf("text %q, the tokens decode to %q", g.Text, tok.Decode(g.Tokens))
 	}
-	var raw struct { // the options as written (TestGenerationJSON lists every key)
+	var raw struct { // the options as written (TestGenerateJSONKeys lists every key)
 		MaxNewTokens *int           `json:"max_new_tokens"`
 		Sampling     map[string]any `json:"sampling"`
 	}
