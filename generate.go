@@ -31,6 +31,7 @@ const (
 	StopEOT       = "eot"            // the model generated <|endoftext|>
 	StopMaxTokens = "max_new_tokens" // MaxNewTokens were generated
 	StopPositions = "positions"      // the model's n_positions are full
+	StopCancelled = "cancelled"      // ctx was cancelled (Generate returns its error too)
 )
 
 // Generation is the outcome of Generate, as `wgpu-eval generate --json`
@@ -40,12 +41,13 @@ type Generation struct {
 	Device       string    `json:"device"`
 	Prompt       string    `json:"prompt"`
 	PromptTokens []int32   `json:"prompt_tokens"`
-	Tokens       []int32   `json:"tokens"`   // the new token ids, <|endoftext|> included when generated
-	Logprobs     []float64 `json:"logprobs"` // ln p(token | everything before) under the model, at temperature 1
-	Text         string    `json:"text"`     // the new tokens' text, without <|endoftext|>
-	StopReason   string    `json:"stop_reason"`
+	Tokens       []int32   `json:"tokens"`      // the new token ids, <|endoftext|> included when generated
+	Logprobs     []float64 `json:"logprobs"`    // ln p(token | everything before) under the model, at temperature 1
+	Text         string    `json:"text"`        // the new tokens' text, without <|endoftext|>
+	StopReason   string    `json:"stop_reason"` // StopEOT, StopMaxTokens, StopPositions or StopCancelled
 
-	Sampling model.SampleOptions `json:"sampling"`
+	MaxNewTokens int                 `json:"max_new_tokens"` // the limit asked for (0: none)
+	Sampling     model.SampleOptions `json:"sampling"`
 
 	PrefillSeconds         float64 `json:"prefill_seconds"`
 	DecodeSeconds          float64 `json:"decode_seconds"`
@@ -59,7 +61,8 @@ type Generation struct {
 // token at a time (each step runs only the new token, writing its keys and
 // values in place), sampling on the host. It stops at <|endoftext|>, after
 // opt.MaxNewTokens, or when the model's positions are full (StopReason says
-// which). Cancelling ctx returns ctx's error with what was generated so far.
+// which). Cancelling ctx (during the prefill or the decoding) returns ctx's
+// error with what was generated so far, StopReason StopCancelled.
 //
 // Generation runs on the Evaluator's device: the CPU path's KV-cache
 // generator, or a decode session on a GPU (its KV cache of every layer on the
@@ -96,15 +99,19 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	}
 	defer done()
 	out := &Generation{Model: e.name, Device: device, Prompt: prompt, PromptTokens: ptoks,
-		Tokens: []int32{}, Logprobs: []float64{}, Sampling: opt.Sampling}
+		Tokens: []int32{}, Logprobs: []float64{}, MaxNewTokens: opt.MaxNewTokens, Sampling: opt.Sampling}
 	stream := textStream{emit: opt.OnText}
 
 	start := time.Now()
 	logits, err := g.Append(ctx, ptoks)
+	out.PrefillSeconds = time.Since(start).Seconds()
 	if err != nil {
+		if ctx.Err() != nil {
+			out.StopReason = StopCancelled
+			return out, err
+		}
 		return nil, err
 	}
-	out.PrefillSeconds = time.Since(start).Seconds()
 	decodeStart := time.Now()
 	eot := e.tok.EOT()
 	for {
@@ -125,6 +132,9 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 			break
 		}
 		if logits, err = g.Append(ctx, []int32{id}); err != nil {
+			if ctx.Err() != nil {
+				out.StopReason = StopCancelled
+			}
 			break
 		}
 	}

@@ -236,3 +236,54 @@ func TestSampler(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGeneratorStep times one decode step (Append of one token: the
+// forward pass and the 50257 logits) on all cores, the scale for
+// BenchmarkSample's sampler per token: the tiny model (positions 1-64), and
+// GPT-2 124M's shape (random weights, positions 64-128; setup, about 1 GB,
+// untimed).
+//
+//	go test ./model -run '^$' -bench 'Sample$|GeneratorStep' -benchtime 300x
+func BenchmarkGeneratorStep(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		cfg    model.Config
+		from   int // positions from..to-1
+		to     int
+		random bool
+	}{
+		{"tiny", testmodel.TinyConfig(), 0, 64, false},
+		{"124M", shape124M, 64, 128, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			m := testmodel.Peaked(c.cfg, 3)
+			if c.random {
+				m = testmodel.Random(c.cfg, 3)
+			}
+			g, err := model.NewCPU(m, 0).NewGeneratorFor(c.to)
+			if err != nil {
+				b.Fatal(err)
+			}
+			prefix := make([]int32, c.from)
+			for i := range prefix {
+				prefix[i] = int32(i * 7)
+			}
+			for b.Loop() {
+				if g.Len() == c.to || g.Len() == 0 {
+					b.StopTimer()
+					g.Reset()
+					if len(prefix) > 0 {
+						if _, err := g.Append(ctx, prefix); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+				}
+				if _, err := g.Append(ctx, []int32{262}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -65,9 +65,10 @@ func printFlags(w io.Writer, fs *pflag.FlagSet) {
 	}
 }
 
-// interrupted is the error of an evaluation stopped by a signal, after the
-// "interrupted after N of M tokens" line was printed: main prints nothing more
-// (the exit status says it: 130, or 143 for SIGTERM).
+// interrupted is the error of an evaluation or a generation stopped by a
+// signal, after the line saying so ("interrupted after N of M tokens",
+// "stopped: cancelled after N new tokens") was printed: main prints nothing
+// more (the exit status says it: 130, or 143 for SIGTERM).
 type interrupted struct{ err error }
 
 func (e interrupted) Error() string { return "interrupted: " + e.err.Error() }
