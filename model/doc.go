@@ -1,5 +1,6 @@
 // Package model is GPT-2 on the host: its configuration, its weights (Hugging Face
-// safetensors, llm.c checkpoints, the Hugging Face hub cache and download), and the
+// safetensors and llm.c checkpoints read from files; model/hub finds and
+// downloads them), and the
 // pure-Go CPU forward pass that is both the fallback where no GPU exists and the
 // reference the GPU path is tested against.
 //

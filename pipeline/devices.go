@@ -89,8 +89,8 @@ type BackendOptions struct {
 }
 
 // Devices lists the Vulkan adapters in the order gpu:N counts them (best
-// first). It returns no error and no adapters where Vulkan is not installed;
-// inspect the error with wgpu.Unavailable to tell.
+// first). Where Vulkan is not installed (no loader, no driver) it returns no
+// adapters and an error for which wgpu.Unavailable is true.
 func Devices() ([]wgpu.AdapterInfo, error) {
 	inst, err := wgpu.CreateInstance(nil)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Command wgpu-eval measures how well a GPT-2 model predicts text: NLL,
-// perplexity and bits per byte, on the CPU or (later) any Vulkan GPU.
+// perplexity and bits per byte, on any Vulkan GPU or on the CPU.
 //
 //	wgpu-eval [eval] [flags]    evaluate a model on a corpus (the default)
 //	wgpu-eval devices [--json]  list the Vulkan adapters
