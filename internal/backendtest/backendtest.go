@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -184,7 +185,10 @@ func peakedCorpus(seed uint64, cfg model.Config, docs int) *corpus.Tokens {
 }
 
 // peaked: every method on the peaked model (mean NLL far below ln V), against
-// the CPU path, within CPUTol.
+// the CPU path, within CPUTol, and the CPU path against a float64 forward
+// (refops, op by op) of the same windows, within PeakedTol: so the CPU
+// suite, whose CPUTol compares the CPU with itself, still checks the
+// numbers on a model that predicts well.
 func (s Suite) peaked(t *testing.T) {
 	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
 	cfg := m.Config
@@ -209,6 +213,20 @@ func (s Suite) peaked(t *testing.T) {
 			if lnV := math.Log(float64(cfg.VocabSize)); want.MeanNLL > lnV-1 {
 				t.Fatalf("the peaked model's CPU mean NLL %.4f is not well below ln V = %.4f", want.MeanNLL, lnV)
 			}
+			var seqs []model.Sequence
+			switch c.mode {
+			case pipeline.ModeStream:
+				seqs = pipeline.Stream(toks.Stream(0), c.ctx)
+			case pipeline.ModeStrided:
+				seqs = pipeline.Strided(toks.Stream(0), c.ctx, c.stride)
+			default:
+				seqs = pipeline.Documents(toks.Documents(0), 0, c.ctx, c.stride)
+			}
+			ref, n := referenceSum(fmt.Sprint(c), m, seqs)
+			if d := math.Abs(want.MeanNLL - ref/float64(n)); n != want.Tokens || !(d <= peakedTol) {
+				t.Errorf("cpu: %d tokens, mean NLL %.9f; the float64 reference %d, %.9f (|diff| %.2e > %.0e)",
+					want.Tokens, want.MeanNLL, n, ref/float64(n), d, peakedTol)
+			}
 			got, err := pipeline.Evaluate(context.Background(), b, ec)
 			if err != nil {
 				t.Fatal(err)
@@ -222,6 +240,10 @@ func (s Suite) peaked(t *testing.T) {
 		})
 	}
 }
+
+// peakedTol bounds |the CPU path's mean NLL - the float64 reference's| on the
+// peaked model: f32 arithmetic over a tiny model's windows (1e-7 is typical).
+const peakedTol = 2e-6
 
 // batchMates: a batch's sum equals the sum of its sequences scored alone
 // (BatchTol relative), for mates of other lengths and padding; so a target's
