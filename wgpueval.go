@@ -405,16 +405,14 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		}
 	}
 	version, commit := Version()
+	desc := b.Describe()
 	rc := &pipeline.RunConfig{
 		Mode: string(mode), Ctx: window, Stride: stride, MaxTokens: opt.MaxTokens,
 		Split: cmp.Or(opt.Split, corpus.SplitAll), Separator: opt.Separator,
-		Device: e.spec.String(), Precision: precisionOf(b), BatchTokens: opt.BatchTokens,
+		Device: e.spec.String(), Precision: desc.Precision, Threads: desc.Threads, BatchTokens: opt.BatchTokens,
 	}
 	if mode == pipeline.ModeStream {
 		rc.Stride = window
-	}
-	if c, ok := b.(*pipeline.CPU); ok {
-		rc.Threads = c.Threads()
 	}
 	prov := &pipeline.Provenance{
 		Tool: "wgpu-eval", Version: version, Commit: commit, GoVersion: runtime.Version(),
@@ -422,7 +420,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 			StoredDType: e.stored, WeightsSHA256: e.hash},
 		Corpus:    pipeline.CorpusProvenance{Name: spec, SHA256: corp.SHA256, Format: string(corp.Format)},
 		Tokenizer: e.tok.ID(),
-		Device:    deviceInfo(b),
+		Device:    desc.Device,
 		Start:     start.UTC(),
 	}
 	ec := pipeline.EvalConfig{

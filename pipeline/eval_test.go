@@ -46,6 +46,10 @@ func (f *fakeBackend) Feed() Feed {
 
 func (f *fakeBackend) Close() error { return nil }
 
+func (f *fakeBackend) Describe() BackendInfo {
+	return BackendInfo{Precision: "f32", Device: DeviceInfo{Kind: "cpu", Name: "fake"}}
+}
+
 func (f *fakeBackend) Submit(ctx context.Context, b Batch) (Pending, error) {
 	s, err := f.loss(ctx, b)
 	if err != nil {

@@ -118,3 +118,18 @@ func (g *GPU) Close() error {
 
 // Device is the device the model is on.
 func (g *GPU) Device() *wgpu.Device { return g.dev }
+
+// Describe is the adapter, its driver, the kernel set and the weight type.
+func (g *GPU) Describe() BackendInfo {
+	info := g.dev.AdapterInfo()
+	prec := "f32"
+	if g.g.F16() {
+		prec = "f16"
+	}
+	return BackendInfo{Precision: prec, Device: DeviceInfo{
+		Kind: "gpu", Name: g.name,
+		Adapter: info.Name, Vendor: info.Vendor, APIVersion: info.APIVersion,
+		Driver:  strings.TrimSpace(info.DriverName + " " + info.DriverInfo + " " + info.DriverVersion),
+		Kernels: string(g.g.Kernels()), MatmulTiles: g.g.MatmulTiles(),
+	}}
+}

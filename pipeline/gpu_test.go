@@ -170,6 +170,47 @@ func gpuConformance(t *testing.T, ad *wgpu.Adapter) {
 	}
 }
 
+// TestMultiGPUConformance runs the conformance suite on --device all's
+// backend over two devices of the test adapter (all itself picks hardware
+// GPUs only), with f16 weights where the adapter has shader-f16, and checks
+// that it describes itself by its parts: their precision and both adapters.
+// Lavapipe is slow: the adapter's own kernel set, one golden case per method.
+func TestMultiGPUConformance(t *testing.T) {
+	ad := testAdapter(t)
+	f16, prec, cpuTol := ad.HasFeature(wgpu.FeatureShaderF16), "f16", 3e-4
+	if !f16 {
+		prec, cpuTol = "f32", 1e-5
+	}
+	open := func(t *testing.T, m *model.Model) pipeline.Backend {
+		return pipeline.NewMultiForTest(openTestGPU(t, ad, m, f16), openTestGPU(t, ad, m, f16))
+	}
+	t.Run("describe", func(t *testing.T) {
+		b := open(t, testmodel.Peaked(testmodel.TinyConfig(), 7))
+		defer b.Close()
+		got := b.Describe()
+		name := ad.Info().Name
+		if got.Precision != prec || got.Threads != 0 || got.Device.Kind != "gpu" || got.Device.Adapter != name || got.Device.Kernels == "" {
+			t.Errorf("described as %q, %d threads, device %+v; want %s weights on %s", got.Precision, got.Threads, got.Device, prec, name)
+		}
+		if len(got.Device.Parts) != 2 {
+			t.Fatalf("%d parts described, want 2: %+v", len(got.Device.Parts), got.Device.Parts)
+		}
+		for i, p := range got.Device.Parts {
+			if p.Kind != "gpu" || p.Adapter != name || p.Driver == "" || p.Kernels != got.Device.Kernels {
+				t.Errorf("part %d: %+v, want the adapter %s and the kernels %s", i, p, name, got.Device.Kernels)
+			}
+		}
+	})
+	backendtest.Suite{
+		Open:        open,
+		GoldenDir:   goldenDir,
+		GoldenTol:   goldenTol,
+		GoldenCases: []string{"stream_ctx37", "strided_ctx64_stride24", "documents_ctx64_stride32"},
+		CPUTol:      cpuTol,
+		BatchTol:    1e-5,
+	}.Run(t)
+}
+
 // TestGPUKernelsEnv: an unknown $WGPU_EVAL_GPU_KERNELS is an error from
 // NewGPU naming the variable, never ignored; auto gives the adapter's own set.
 func TestGPUKernelsEnv(t *testing.T) {
@@ -203,8 +244,9 @@ func TestGPUKernelsEnv(t *testing.T) {
 }
 
 // TestGPUOnVulkanImpls runs the GPU conformance suite, the per-token and
-// top-K checks (both kernel sets each) once more on every other Vulkan
-// implementation $WGPU_TEST_VULKAN_IMPLS lists (CI: SwiftShader with
+// top-K checks (both kernel sets each) and the multi-GPU conformance once
+// more on every other Vulkan implementation $WGPU_TEST_VULKAN_IMPLS lists
+// (CI: SwiftShader with
 // Chromium's newer validation layer, and Mesa 25's lavapipe beside Debian's),
 // each in a child process that sees that implementation only, with the
 // validation layer required. Each kernel set's conformance run and the
@@ -217,5 +259,6 @@ func TestGPUOnVulkanImpls(t *testing.T) {
 			want = append(want, "--- PASS: "+fmt.Sprintf(test, set)+" (")
 		}
 	}
-	prereq.RunOnVulkanImpls(t, "^(TestGPUConformance|TestPerTokenGPU|TestTopLogprobsGPU)$", "", 15*time.Minute, want...)
+	want = append(want, "--- PASS: TestMultiGPUConformance (")
+	prereq.RunOnVulkanImpls(t, "^(TestGPUConformance|TestMultiGPUConformance|TestPerTokenGPU|TestTopLogprobsGPU)$", "", 15*time.Minute, want...)
 }

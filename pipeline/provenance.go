@@ -60,4 +60,8 @@ type DeviceInfo struct {
 	// tiles (BMxBNxBK/TMxTN) by matmul shape as the autotuner chose them, and
 	// under "default" those of shapes it did not tune.
 	MatmulTiles map[string]string `json:"matmul_tiles,omitempty"`
+	// Parts are, on several devices (--device all), each one's description;
+	// the fields above are then theirs where they agree, else each part's
+	// joined with " + " in order.
+	Parts []DeviceInfo `json:"parts,omitempty"`
 }

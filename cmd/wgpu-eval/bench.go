@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -279,18 +278,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer backend.Close()
 	prog.close()
 
-	feed := backend.Feed()
+	feed, desc := backend.Feed(), backend.Describe()
 	res := &benchResult{
 		Tool: "wgpu-eval", Version: version(), Date: time.Now().UTC().Format(time.RFC3339),
 		Device: backend.Name(),
 		Model: benchModel{Name: f.model, Random: random, Config: benchConfig{
 			cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, cfg.VocabSize, cfg.LayerNormEps}},
-		Precision: "f32", Ctx: window, Width: feed.Width(window),
+		Precision: desc.Precision, Ctx: window, Width: feed.Width(window),
 		Warmup: f.warmup, Runs: f.runs, InFlight: max(feed.InFlight, 1), Chunk: f.chunk,
 	}
-	if c, ok := backend.(*pipeline.CPU); ok {
-		res.Precision = c.Precision()
-	}
+	// The GPU's own settings (chunked prefill, tuning, profiling) need its
+	// model and device; the description serves everything else.
 	gpu, _ := backend.(*pipeline.GPU)
 	var g *shaders.GPT2
 	profile := false
@@ -302,11 +300,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if p, ok := peakOf(&info); ok {
 			res.Peak = &p
 		}
-		if g.F16() {
-			res.Precision = "f16"
-		}
 		res.DeviceLoaded = d.MemoryStats().InUse
-		res.Kernels = string(g.Kernels())
+		res.Kernels = desc.Device.Kernels
 		g.SetChunk(f.chunk)
 		if f.tune {
 			g.SetTuning(shaders.TuneRedo)
@@ -323,10 +318,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			profile = true
 		}
 	} else {
-		res.Threads = f.threads
-		if res.Threads == 0 {
-			res.Threads = runtime.GOMAXPROCS(0)
-		}
+		res.Threads = desc.Threads
 		res.profileReason = "the CPU has no kernel profile"
 		if f.chunk > 0 {
 			say("warning: --chunk applies to GPUs only; the CPU scores whole windows")
