@@ -9,20 +9,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
-// openGenerator opens testmodel.Peaked (edited first by edit, when set) on
+// openGenerator opens synth.Peaked (edited first by edit, when set) on
 // the CPU, prepared.
 func openGenerator(t *testing.T, edit func(*model.Model)) *Evaluator {
 	t.Helper()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 5)
+	m := synth.Peaked(synth.TinyConfig(), 5)
 	if edit != nil {
 		edit(m)
 	}
 	dir := filepath.Join(t.TempDir(), "peaked")
-	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)
 	}
 	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true})

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/alloctest"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 )
 
@@ -16,10 +16,10 @@ import (
 // the model's positions (an llm.c file with maxT 4M asked for 6.4 GB to
 // generate a few tokens).
 func TestGenerateCacheSizedByNeed(t *testing.T) {
-	cfg := testmodel.TinyConfig()
+	cfg := synth.TinyConfig()
 	cfg.NPositions = 1 << 18                      // a full cache: 2 layers x 2 x 262144 x 16 floats = 67 MB
 	dir := filepath.Join(t.TempDir(), "long.bin") // llm.c: no (T, T) attention mask in the file
-	if err := testmodel.WriteLLMC(dir, testmodel.Peaked(cfg, 7), 3); err != nil {
+	if err := synth.WriteLLMC(dir, synth.Peaked(cfg, 7), 3); err != nil {
 		t.Fatal(err)
 	}
 	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true})
@@ -50,7 +50,7 @@ func TestGenerateCacheSizedByNeed(t *testing.T) {
 func TestLLMCIgnoresStrayTokenizer(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "gpt2_tiny.bin")
-	if err := testmodel.WriteLLMC(bin, testmodel.Peaked(testmodel.TinyConfig(), 7), 3); err != nil {
+	if err := synth.WriteLLMC(bin, synth.Peaked(synth.TinyConfig(), 7), 3); err != nil {
 		t.Fatal(err)
 	}
 	for name, data := range map[string]string{"vocab.json": `{"!": 0, "\"": 1}`, "merges.txt": "#version: 0.2\n"} {

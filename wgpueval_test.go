@@ -13,14 +13,14 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 func tinyModel(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := testmodel.WriteSafetensors(dir, testmodel.Peaked(testmodel.TinyConfig(), 7), "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, synth.Peaked(synth.TinyConfig(), 7), "F32"); err != nil {
 		t.Fatal(err)
 	}
 	return dir

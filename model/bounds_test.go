@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // A thread count far above the cores is bounded: each thread has its own
 // scratch (--threads 100000 asked for 7.2 GB).
 func TestCPUThreadsBounded(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 3)
+	m := synth.Peaked(synth.TinyConfig(), 3)
 	if got := model.NewCPU(m, 100000).Threads(); got != model.MaxThreads() || got > max(64, 4*runtime.NumCPU()) {
 		t.Errorf("100000 threads asked: %d used, MaxThreads %d", got, model.MaxThreads())
 	}
@@ -24,7 +24,7 @@ func TestCPUThreadsBounded(t *testing.T) {
 		t.Errorf("3 threads asked: %d used", got)
 	}
 	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := model.OpenCheckpoint(context.Background(), dir)
@@ -51,7 +51,7 @@ func TestCPUThreadsBounded(t *testing.T) {
 // refuses tokens past its size, and checks its memory first.
 func TestGeneratorFor(t *testing.T) {
 	ctx := context.Background()
-	cpu := model.NewCPU(testmodel.Peaked(testmodel.TinyConfig(), 5), 2)
+	cpu := model.NewCPU(synth.Peaked(synth.TinyConfig(), 5), 2)
 	full, err := cpu.NewGenerator()
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestGeneratorFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if small.Cap() != len(genPrompt)+2 || full.Cap() != testmodel.TinyConfig().NPositions {
+	if small.Cap() != len(genPrompt)+2 || full.Cap() != synth.TinyConfig().NPositions {
 		t.Errorf("caps %d, %d", small.Cap(), full.Cap())
 	}
 	for _, toks := range [][]int32{genPrompt, {262}, {2068}} {

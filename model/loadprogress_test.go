@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // TestLoadProgressStartsAtZero: loading reports (0, total) before the first
@@ -14,7 +14,7 @@ import (
 // after the first tensors made a bar read "4.5 TB/s"), then grows to total.
 func TestLoadProgressStartsAtZero(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "m")
-	if err := testmodel.WriteSafetensors(dir, testmodel.Random(testmodel.TinyConfig(), 3), "F16"); err != nil {
+	if err := synth.WriteSafetensors(dir, synth.Random(synth.TinyConfig(), 3), "F16"); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := model.OpenCheckpoint(context.Background(), dir)

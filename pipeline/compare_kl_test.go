@@ -10,8 +10,8 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -21,10 +21,10 @@ import (
 // logits of both models, float64 log-softmax) to 2e-5 nats; with top-5 the
 // mean is a lower bound of it; a run against itself has KL 0 everywhere.
 func TestCompareKL(t *testing.T) {
-	cfg := testmodel.TinyConfig()
+	cfg := synth.TinyConfig()
 	cfg.VocabSize = 64
-	ma := testmodel.Peaked(cfg, 21)
-	mb := testmodel.Peaked(cfg, 21)
+	ma := synth.Peaked(cfg, 21)
+	mb := synth.Peaked(cfg, 21)
 	for i := range mb.Weights.LNFW {
 		mb.Weights.LNFW[i] *= 1.2 // a sharper B: small, nonzero KL
 	}

@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -18,7 +18,7 @@ import (
 // NLLs must be the header's sum.
 func sumsUnderBatching(t *testing.T, open func() pipeline.Backend) {
 	t.Helper()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	ec := pipeline.EvalConfig{Tokens: perTokenCorpus(11, 60, 45, 33, 70, 20), EOT: testEOT, Mode: pipeline.ModeStrided,
 		Ctx: 32, Stride: 16, VocabSize: m.Config.VocabSize, BatchTokens: 64, PerToken: true}
 	ctx := context.Background()
@@ -101,7 +101,7 @@ func sumsUnderBatching(t *testing.T, open func() pipeline.Backend) {
 // TestSumsIndependentOfBatchingCPU: on the CPU, batching, sharding and
 // resuming give the same bits.
 func TestSumsIndependentOfBatchingCPU(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	sumsUnderBatching(t, func() pipeline.Backend { return pipeline.NewCPU(m, 0) })
 }
 
@@ -109,7 +109,7 @@ func TestSumsIndependentOfBatchingCPU(t *testing.T) {
 // on the device, and differed in the 7th digit with the batch size).
 func TestSumsIndependentOfBatchingGPU(t *testing.T) {
 	ad := testAdapter(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	g := openTestGPU(t, ad, m, false)
 	sumsUnderBatching(t, func() pipeline.Backend { return g }) // Evaluate does not close it
 }
@@ -118,7 +118,7 @@ func TestSumsIndependentOfBatchingGPU(t *testing.T) {
 // only the targets this session scored, over this session's seconds (it
 // divided every target, earlier sessions' too, by this session's time).
 func TestResumedSpeedIsThisSession(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	ec := pipeline.EvalConfig{Tokens: perTokenCorpus(11, 60, 45, 33, 70, 20), EOT: testEOT, Mode: pipeline.ModeStrided,
 		Ctx: 32, Stride: 16, VocabSize: m.Config.VocabSize, BatchTokens: 64}
 	var state *pipeline.State

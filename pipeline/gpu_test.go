@@ -12,8 +12,8 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -118,7 +118,7 @@ func forEachKernelSet(t *testing.T, test func(*testing.T)) {
 // in chunks of 7 positions against its KV cache (chunked prefill) equals the
 // CPU within tol.
 func gpuChunked(t *testing.T, ad *wgpu.Adapter, f16 bool, tol float64) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	cfg := m.Config
 	toks := peakedTokens(cfg, 3*cfg.NPositions)
 	g := openTestGPU(t, ad, m, f16)
@@ -215,7 +215,7 @@ func TestMultiGPUConformance(t *testing.T) {
 // NewGPU naming the variable, never ignored; auto gives the adapter's own set.
 func TestGPUKernelsEnv(t *testing.T) {
 	ad := testAdapter(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{PipelineCacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)

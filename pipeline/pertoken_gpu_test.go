@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -23,7 +23,7 @@ func TestPerTokenGPU(t *testing.T) {
 
 func testPerTokenGPU(t *testing.T) {
 	ad := testAdapter(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	toks := perTokenCorpus(6, 40, 3, 70)
 	ec := pipeline.EvalConfig{Tokens: toks, EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 32, Stride: 16,
 		VocabSize: m.Config.VocabSize, BatchTokens: 96}
@@ -118,7 +118,7 @@ func TestTopLogprobsGPU(t *testing.T) {
 const topKTolF16 = 3e-3
 
 func testTopLogprobsGPU(t *testing.T, ad *wgpu.Adapter, f16 bool, tol float64) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 9)
+	m := synth.Peaked(synth.TinyConfig(), 9)
 	ec := pipeline.EvalConfig{Tokens: perTokenCorpus(7, 30, 9), EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 24, Stride: 12,
 		VocabSize: m.Config.VocabSize, BatchTokens: 64, PerToken: true}
 	ctx := context.Background()

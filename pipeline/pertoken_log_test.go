@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -25,7 +25,7 @@ import (
 // appended to it) gives the records of an uninterrupted run; a log shorter
 // than the state says, or records of other targets, are refused.
 func TestPerTokenResume(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 3)
+	m := synth.Peaked(synth.TinyConfig(), 3)
 	cpu := pipeline.NewCPU(m, 1)
 	cfg := pipeline.EvalConfig{Tokens: perTokenCorpus(6, 80, 3, 41), EOT: testEOT, Mode: pipeline.ModeDocuments,
 		Ctx: 16, Stride: 8, BatchTokens: 32, PerToken: true, TopLogprobs: 4}

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -85,7 +85,7 @@ func expectTargets(toks *corpus.Tokens, mode pipeline.Mode, ctx, stride int) []t
 // window differently; most are bit-identical), and asking for them leaves the
 // sums bit-identical.
 func TestPerTokenCPU(t *testing.T) {
-	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	m := synth.Random(synth.TinyConfig(), 3)
 	toks := perTokenCorpus(1, 30, 0, 5, 90, 1, 47)
 	cpu := pipeline.NewCPU(m, 2)
 	ref := model.NewCPU(m, 1)
@@ -146,7 +146,7 @@ func TestPerTokenCPU(t *testing.T) {
 // TestPerTokenLossCPU: model.CPU.LossPerToken's sums are Loss's bit for bit
 // and its NLLs add up to them.
 func TestPerTokenLossCPU(t *testing.T) {
-	m := testmodel.Random(testmodel.TinyConfig(), 5)
+	m := synth.Random(synth.TinyConfig(), 5)
 	c := model.NewCPU(m, 3)
 	seqs := pipeline.Strided(perTokenCorpus(2, 200).Docs[0], 64, 20)
 	seqs = append(seqs, model.Sequence{Tokens: []int32{1}, First: 1})
@@ -170,7 +170,7 @@ func TestPerTokenLossCPU(t *testing.T) {
 // TestPerTokenShardsAndResume: a shard's per-token records are its targets;
 // per-token output refuses to resume a run half done.
 func TestPerTokenShardsAndResume(t *testing.T) {
-	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	m := synth.Random(synth.TinyConfig(), 3)
 	toks := perTokenCorpus(4, 70)
 	cpu := pipeline.NewCPU(m, 1)
 	cfg := pipeline.EvalConfig{Tokens: toks, EOT: testEOT, Ctx: 16, PerToken: true}
@@ -214,7 +214,7 @@ func sameRecord(a, b pipeline.TokenNLL) bool {
 
 func testPerTokenFile(t *testing.T) *pipeline.PerTokenFile {
 	t.Helper()
-	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	m := synth.Random(synth.TinyConfig(), 3)
 	res, err := pipeline.Evaluate(context.Background(), pipeline.NewCPU(m, 1), pipeline.EvalConfig{
 		Tokens: perTokenCorpus(5, 20, 9), EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 16, PerToken: true})
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -18,7 +18,7 @@ import (
 // result's.
 func TestEvaluateProgressInsideCPUBatch(t *testing.T) {
 	cfg := model.Config{NLayer: 4, NHead: 2, NEmbd: 32, NPositions: 32, VocabSize: 64, LayerNormEps: 1e-5}
-	m := testmodel.Random(cfg, 5)
+	m := synth.Random(cfg, 5)
 	r := rand.New(rand.NewPCG(1, 2))
 	ids := make([]int32, 300)
 	for i := range ids {

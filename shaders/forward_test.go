@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -18,7 +18,7 @@ import (
 // and returns it with the CPU path's sums of seqs.
 func newPeakedGPT2(t *testing.T, d *testDev, seqs func(model.Config) []model.Sequence) (*GPT2, []model.Sequence, model.LossSums) {
 	t.Helper()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	g, err := NewGPT2(context.Background(), d.dev, m.Reader(), false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestGPT2OutOfMemory(t *testing.T) {
 func TestGPT2WideChannels(t *testing.T) {
 	d := newTestDev(t)
 	cfg := model.Config{NLayer: 1, NHead: 12, NEmbd: 768, NPositions: 24, VocabSize: 700, LayerNormEps: 1e-5}
-	m := testmodel.Peaked(cfg, 5)
+	m := synth.Peaked(cfg, 5)
 	seqs := zipfSeqs(50, 3, cfg.NPositions, cfg.VocabSize)
 	ctx := context.Background()
 	want, err := model.NewCPU(m, 0).Loss(ctx, seqs)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // zipfSeqs are n sequences of random lengths up to maxLen with ids drawn
@@ -35,7 +35,7 @@ func zipfSeqs(seed uint64, n, maxLen, vocab int) []model.Sequence {
 // bit-identical sums; a sequence's NLL does not depend on its batch mates.
 func TestGPT2MatchesCPU(t *testing.T) {
 	d := newTestDev(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	seqs := zipfSeqs(3, 6, m.Config.NPositions, m.Config.VocabSize)
 	ctx := context.Background()
 	want, wantNLL, err := model.NewCPU(m, 0).LossPerToken(ctx, seqs)
@@ -120,7 +120,7 @@ func TestGPT2MatchesCPU(t *testing.T) {
 // batches are refused before any work, with the problem named.
 func TestGPT2RefusesBadInput(t *testing.T) {
 	d := newTestDev(t)
-	m := testmodel.Random(testmodel.TinyConfig(), 1)
+	m := synth.Random(synth.TinyConfig(), 1)
 	g, err := NewGPT2(context.Background(), d.dev, m.Reader(), false, nil)
 	if err != nil {
 		t.Fatal(err)

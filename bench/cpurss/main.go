@@ -2,7 +2,7 @@
 // it opens a checkpoint through pipeline.OpenBackend(cpu), scores one
 // full-context window of random ids and prints the process's VmHWM (Linux).
 // With -write it first writes a random GPT-2 model of -shape (124M or XL) to
-// -dir (internal/testmodel, safetensors in -dtype: F32, F16 or BF16) and
+// -dir (model/synth, safetensors in -dtype: F32, F16 or BF16) and
 // exits, so the writer's memory is not counted:
 //
 //	go run ./bench/cpurss -write -dir /tmp/m124 && go run ./bench/cpurss -dir /tmp/m124
@@ -21,8 +21,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -39,11 +39,12 @@ func main() {
 		log.Fatal("cpurss: -dir is required")
 	}
 	if *write {
-		cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+		var cfg model.Config
 		switch *shape {
 		case "124m":
+			cfg = synth.GPT2Small()
 		case "xl":
-			cfg.NLayer, cfg.NHead, cfg.NEmbd = 48, 25, 1600
+			cfg = synth.GPT2XL()
 		default:
 			log.Fatalf("cpurss: -shape %q: want 124m or xl", *shape)
 		}
@@ -52,7 +53,7 @@ func main() {
 		default:
 			log.Fatalf("cpurss: -dtype %q: want F32, F16 or BF16", *dtype)
 		}
-		if err := testmodel.WriteSafetensors(*dir, testmodel.Random(cfg, 1), *dtype); err != nil {
+		if err := synth.WriteSafetensors(*dir, synth.Random(cfg, 1), *dtype); err != nil {
 			log.Fatal(err)
 		}
 		return

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -69,20 +69,16 @@ Flags:
 
 // shapes are the model shapes bench takes by name (random weights).
 var shapes = map[string]model.Config{
-	"tiny":        testmodel.TinyConfig(),
-	"gpt2":        gpt2Shape(12, 12, 768),
-	"124m":        gpt2Shape(12, 12, 768),
-	"gpt2-medium": gpt2Shape(24, 16, 1024),
-	"355m":        gpt2Shape(24, 16, 1024),
-	"gpt2-large":  gpt2Shape(36, 20, 1280),
-	"774m":        gpt2Shape(36, 20, 1280),
-	"gpt2-xl":     gpt2Shape(48, 25, 1600),
-	"1558m":       gpt2Shape(48, 25, 1600),
-	"1.5b":        gpt2Shape(48, 25, 1600),
-}
-
-func gpt2Shape(layers, heads, embd int) model.Config {
-	return model.Config{NLayer: layers, NHead: heads, NEmbd: embd, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+	"tiny":        synth.TinyConfig(),
+	"gpt2":        synth.GPT2Small(),
+	"124m":        synth.GPT2Small(),
+	"gpt2-medium": synth.GPT2Medium(),
+	"355m":        synth.GPT2Medium(),
+	"gpt2-large":  synth.GPT2Large(),
+	"774m":        synth.GPT2Large(),
+	"gpt2-xl":     synth.GPT2XL(),
+	"1558m":       synth.GPT2XL(),
+	"1.5b":        synth.GPT2XL(),
 }
 
 // benchResult is what `wgpu-eval bench` measured: the speed of the forward
@@ -236,7 +232,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cfg, random := shapes[strings.ToLower(f.model)]
 	if random {
 		say("model %s: random weights, %d layers, %d heads, %d channels, %d positions", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions)
-		src = testmodel.Random(cfg, 1).Reader()
+		src = synth.Random(cfg, 1).Reader()
 	} else {
 		hc := hub.FromEnv()
 		hc.Progress, hc.WaitInterval = prog.bytes, benchWaitInterval

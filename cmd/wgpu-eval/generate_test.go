@@ -14,21 +14,21 @@ import (
 	"testing"
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 )
 
-// peakedModel writes testmodel.Peaked (predictions far from uniform) as
+// peakedModel writes synth.Peaked (predictions far from uniform) as
 // safetensors; edit, when set, changes the weights first.
 func peakedModel(t *testing.T, edit func(*model.Model)) (string, *model.Model) {
 	t.Helper()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 5)
+	m := synth.Peaked(synth.TinyConfig(), 5)
 	if edit != nil {
 		edit(m)
 	}
 	dir := filepath.Join(t.TempDir(), "peaked-gpt2")
-	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)
 	}
 	return dir, m

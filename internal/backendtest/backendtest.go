@@ -20,8 +20,8 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -190,7 +190,7 @@ func peakedCorpus(seed uint64, cfg model.Config, docs int) *corpus.Tokens {
 // suite, whose CPUTol compares the CPU with itself, still checks the
 // numbers on a model that predicts well.
 func (s Suite) peaked(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	cfg := m.Config
 	toks := peakedCorpus(11, cfg, 12)
 	b := s.open(t, m)
@@ -249,7 +249,7 @@ const peakedTol = 2e-6
 // (BatchTol relative), for mates of other lengths and padding; so a target's
 // NLL does not depend on what shares its batch.
 func (s Suite) batchMates(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	b := s.open(t, m)
 	r := rand.New(rand.NewPCG(4, 4))
 	var seqs []model.Sequence
@@ -302,7 +302,7 @@ func (s Suite) batchMates(t *testing.T) {
 // an empty batch and a bad first target are refused by Submit with messages
 // that say what is wrong.
 func (s Suite) badInput(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	b := s.open(t, m)
 	P, V := m.Config.NPositions, m.Config.VocabSize
 	long := make([]int32, P+1)
@@ -340,7 +340,7 @@ func (s Suite) badInput(t *testing.T) {
 // cancel: Evaluate with a cancelled context stops with context.Canceled, and
 // one cancelled after the first batch stops too; the backend works afterwards.
 func (s Suite) cancel(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	b := s.open(t, m)
 	toks := peakedCorpus(12, m.Config, 8)
 	ec := pipeline.EvalConfig{Tokens: toks, Ctx: m.Config.NPositions, BatchTokens: m.Config.NPositions, VocabSize: m.Config.VocabSize}

@@ -1,4 +1,4 @@
-package testmodel
+package synth
 
 import (
 	"bufio"

@@ -1,11 +1,21 @@
-// Package testmodel makes GPT-2 models for tests and benchmarks: deterministic
-// random weights of any shape, written in the real file formats (Hugging Face
-// safetensors with config.json, llm.c checkpoints), since no real weights can be
-// downloaded where the tests run.
+// Package synth makes synthetic GPT-2 models: deterministic pseudo-random
+// weights of any shape, in memory (a *model.Model) or written in the file
+// formats wgpu-eval reads (a Hugging Face folder of config.json and
+// model.safetensors, or an llm.c checkpoint). The weights are not trained and
+// the text they score means nothing; they are for benchmarks (the speed of a
+// real shape without downloading it: `wgpu-eval bench`), examples, and tests of
+// programs built on this module, where no real weights are at hand.
 //
-// It imports model and nothing else of this module; tests, benchmarks and
-// `wgpu-eval bench` (random weights of GPT-2's shapes) import it.
-package testmodel
+// Two kinds of weights: Random, drawn as GPT-2's initialisation draws them,
+// predicts almost uniformly (a mean NLL of ln 50257 = 10.8249 nats, whatever
+// the text); Peaked predicts far from uniformly and better than uniform on
+// natural text, so a wrong kernel changes its scores visibly. TinyConfig and the
+// GPT2* functions give shapes; WriteSafetensors and WriteLLMC write files.
+// The same shape and seed always give the same bits, on any number of cores.
+//
+// It imports model and nothing else of this module: the command, benchmarks
+// and tests import it, and model itself does not.
+package synth
 
 import (
 	"math"
@@ -22,6 +32,26 @@ import (
 func TinyConfig() model.Config {
 	return model.Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 64, VocabSize: 50257, LayerNormEps: 1e-5}
 }
+
+// GPT2Shape is the shape of a GPT-2 with the given layers, heads and channels,
+// and GPT-2's 1024 positions, 50257-token vocabulary and LayerNorm epsilon.
+func GPT2Shape(layers, heads, channels int) model.Config {
+	return model.Config{NLayer: layers, NHead: heads, NEmbd: channels, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+}
+
+// GPT2Small is the shape of OpenAI's GPT-2 (124M parameters): 12 layers, 12
+// heads, 768 channels. GPT2Medium (355M), GPT2Large (774M) and GPT2XL (1558M)
+// are the larger released models.
+func GPT2Small() model.Config { return GPT2Shape(12, 12, 768) }
+
+// GPT2Medium is the shape of gpt2-medium (355M): 24 layers, 16 heads, 1024 channels.
+func GPT2Medium() model.Config { return GPT2Shape(24, 16, 1024) }
+
+// GPT2Large is the shape of gpt2-large (774M): 36 layers, 20 heads, 1280 channels.
+func GPT2Large() model.Config { return GPT2Shape(36, 20, 1280) }
+
+// GPT2XL is the shape of gpt2-xl (1558M): 48 layers, 25 heads, 1600 channels.
+func GPT2XL() model.Config { return GPT2Shape(48, 25, 1600) }
 
 // Random returns a model of shape cfg with deterministic random weights: the
 // same cfg and seed give the same bits. Weights are roughly normal as in
@@ -104,7 +134,7 @@ func (f *filler) run() {
 	wg.Wait()
 }
 
-// rng is splitmix64: tiny, fast, and good enough for test weights.
+// rng is splitmix64: tiny, fast, and good enough for synthetic weights.
 type rng struct{ state uint64 }
 
 func (r *rng) next() uint64 {
