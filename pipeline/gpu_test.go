@@ -185,7 +185,7 @@ func TestMultiGPUConformance(t *testing.T) {
 		return pipeline.NewMultiForTest(openTestGPU(t, ad, m, f16), openTestGPU(t, ad, m, f16))
 	}
 	t.Run("describe", func(t *testing.T) {
-		b := open(t, testmodel.Peaked(testmodel.TinyConfig(), 7))
+		b := open(t, synth.Peaked(synth.TinyConfig(), 7))
 		defer b.Close()
 		got := b.Describe()
 		name := ad.Info().Name
