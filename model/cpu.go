@@ -304,7 +304,7 @@ func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *kept) (LossSums, 
 // (nil: none). Every sequence has at least one target, so at least two tokens.
 func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, keep *kept, meter *lossMeter) error {
 	cfg := c.cfg
-	C, NH := cfg.NEmbd, cfg.NHead
+	C := cfg.NEmbd
 	spans := make([]span, len(seqs))
 	d := chunkDims{workers: c.threads}
 	for i, s := range seqs {
@@ -336,20 +336,13 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	N, eps := d.N, cfg.LayerNormEps
 	meter.chunk(cfg, spans, N, d.P)
 	encoderForward(a.residual, tokens, c.wte, c.wpe, spans, C) // (N, C)
+	buf := blockBufs{residual: a.residual, ln: a.ln, qkv: a.qkv, atty: a.atty, fch: a.fch, tile: a.tile}
+	att := &chunkAttention{c: c, spans: spans, kt: a.kt, vt: a.vt, scores: a.scores, maxT: d.maxT}
 	for l := range c.layers {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("cpu loss: %w", err)
 		}
-		w := &c.layers[l]
-		c.layernormForward(a.ln, a.residual, w.ln1w, w.ln1b, N, C, eps)                   // (N, C)
-		c.matmulForward(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, false, a.tile)            // (N, 3C)
-		c.transposeKV(a.kt, a.vt, a.qkv, spans, N, C, NH)                                 // per head
-		c.attentionForward(a.atty, a.qkv, a.kt, a.vt, spans, N, C, NH, a.scores, d.maxT)  // (N, C)
-		c.matmulForward(a.residual, a.atty, w.projW, w.projB, N, C, C, true, a.tile)      // += (N, C)
-		c.layernormForward(a.ln, a.residual, w.ln2w, w.ln2b, N, C, eps)                   // (N, C)
-		c.matmulForward(a.fch, a.ln, w.fcW, w.fcB, N, C, 4*C, false, a.tile)              // (N, 4C)
-		c.geluForward(a.fch, N, 4*C)                                                      // (N, 4C)
-		c.matmulForward(a.residual, a.fch, w.fcProjW, w.fcProjB, N, 4*C, C, true, a.tile) // += (N, C)
+		c.block(l, &buf, att, N)
 		meter.layerDone(l + 1)
 	}
 	if err := ctx.Err(); err != nil {

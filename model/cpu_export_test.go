@@ -4,7 +4,7 @@ import "testing"
 
 // Kernels names the kernel set in use (see kernelSet), for the external tests'
 // benchmark reports.
-func Kernels() string { return kernels.String() }
+func Kernels() string { return kern.set.String() }
 
 // RefNLLBF16 is the float64 reference forward with the bf16 mode's roundings
 // (refNLLRounded with roundBF16Ref), for the external tests.

@@ -10,9 +10,9 @@ import (
 // followed by the bf16 products' ("avx2+bf16-generic", "avx512+bf16-avx512").
 func (c *CPU) Kernels() string {
 	if c.bf16 != bf16Off {
-		return kernels.String() + "+" + c.bf16.String()
+		return kern.set.String() + "+" + c.bf16.String()
 	}
-	return kernels.String()
+	return kern.set.String()
 }
 
 // Precision is "bf16" in the bf16 mode (products of bf16 weights and

@@ -137,25 +137,23 @@ func (g *Generator) Append(ctx context.Context, tokens []int32) ([]float32, erro
 // the blocks, leaving their residual stream in g.residual (n, C), and
 // advances pos.
 func (g *Generator) forward(tokens []int32) {
-	c, cfg := g.c, g.c.cfg
-	C, n, eps := cfg.NEmbd, len(tokens), cfg.LayerNormEps
-	res, ln, qkv, atty, fch := g.residual[:n*C], g.ln[:n*C], g.qkv[:n*3*C], g.atty[:n*C], g.fch[:n*4*C]
+	c, C, n := g.c, g.c.cfg.NEmbd, len(tokens)
+	b := blockBufs{residual: g.residual[:n*C], ln: g.ln[:n*C], qkv: g.qkv[:n*3*C], atty: g.atty[:n*C], fch: g.fch[:n*4*C], tile: g.tile}
 	for t, id := range tokens { // (n, C) = wte[token] + wpe[position]
-		embedRow(res[t*C:][:C], c.wte, int(id), c.wpe[(g.pos+t)*C:][:C])
+		embedRow(b.residual[t*C:][:C], c.wte, int(id), c.wpe[(g.pos+t)*C:][:C])
 	}
 	for l := range c.layers {
-		w := &c.layers[l]
-		c.layernormForward(ln, res, w.ln1w, w.ln1b, n, C, eps)                   // (n, C)
-		c.matmulForward(qkv, ln, w.qkvW, w.qkvB, n, C, 3*C, false, g.tile)       // (n, 3C)
-		g.writeKV(l, qkv, n)                                                     // cache[pos:pos+n]
-		g.attention(l, atty, qkv, n)                                             // (n, C)
-		c.matmulForward(res, atty, w.projW, w.projB, n, C, C, true, g.tile)      // += (n, C)
-		c.layernormForward(ln, res, w.ln2w, w.ln2b, n, C, eps)                   // (n, C)
-		c.matmulForward(fch, ln, w.fcW, w.fcB, n, C, 4*C, false, g.tile)         // (n, 4C)
-		c.geluForward(fch, n, 4*C)                                               // (n, 4C)
-		c.matmulForward(res, fch, w.fcProjW, w.fcProjB, n, 4*C, C, true, g.tile) // += (n, C)
+		c.block(l, &b, g, n)
 	}
 	g.pos += n
+}
+
+// attend is the Generator's attention (attender): it writes the n rows' keys
+// and values into layer l's cache at positions pos.., then attends over the
+// cache.
+func (g *Generator) attend(l int, out, qkv []float32, n int) {
+	g.writeKV(l, qkv, n)        // cache[pos:pos+n]
+	g.attention(l, out, qkv, n) // (n, C)
 }
 
 // writeKV copies the keys and values of qkv (n, 3C) into layer l's cache at

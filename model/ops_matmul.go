@@ -74,11 +74,7 @@ func gemmNT(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, 
 	if M <= 0 || N <= 0 {
 		return
 	}
-	if kernels != kernelsGeneric {
-		gemmNTVec(out, ldo, a, lda, b, ldb, M, N, K)
-		return
-	}
-	gemmNTGeneric(out, ldo, a, lda, b, ldb, M, N, K)
+	kern.gemmNT(out, ldo, a, lda, b, ldb, M, N, K)
 }
 
 // gemmNTGeneric is gemmNT with the portable kernels.
@@ -160,11 +156,7 @@ func gemmNN(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, 
 	if M <= 0 || N <= 0 {
 		return
 	}
-	if kernels != kernelsGeneric {
-		gemmNNVec(out, ldo, a, lda, b, ldb, M, N, K)
-		return
-	}
-	gemmNNGeneric(out, ldo, a, lda, b, ldb, M, N, K)
+	kern.gemmNN(out, ldo, a, lda, b, ldb, M, N, K)
 }
 
 // gemmNNGeneric is gemmNN with portable code: row i of out accumulates

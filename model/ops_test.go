@@ -27,11 +27,11 @@ func TestGemmNT(t *testing.T) {
 	}
 }
 
-// useKernels switches gemmNT to set and returns the function that switches back.
+// useKernels switches the ops to set's table and returns the function that switches back.
 func useKernels(set kernelSet) func() {
-	old := kernels
-	kernels = set
-	return func() { kernels = old }
+	old := kern
+	kern = kernelTableFor(set)
+	return func() { kern = old }
 }
 
 func testGemmNT(t *testing.T) {
