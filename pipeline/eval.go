@@ -541,11 +541,15 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 	inFlight := max(feed.InFlight, 1)
 	type flight struct {
 		planned
-		p   Pending
-		ctx context.Context // for Wait: ctx, or one not canceled for the batches in flight at a cancel
+		p Pending
 	}
+	// A submitted batch runs to its end on the device whatever ctx says (a
+	// command buffer cannot be taken back), so it is waited for without
+	// cancellation and counted; a cancel stops the loop before the next
+	// Submit, and the batches in flight then are waited for too.
+	uncancelled := context.WithoutCancel(ctx)
 	wait := func(f flight) error {
-		got, err := f.p.Wait(cmp.Or[context.Context](f.ctx, ctx))
+		got, err := f.p.Wait(uncancelled)
 		switch {
 		case err != nil:
 			return batchError(f.planned, err)
@@ -570,11 +574,8 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 	nextLo := st.Samples
 	for nextLo < len(samples) || len(queue) > 0 {
 		if err := ctx.Err(); err != nil {
-			// Nothing new is submitted. The batches already on the device
-			// finish anyway (a submitted command buffer cannot be taken
-			// back), so they are waited for and counted.
+			// Nothing new is submitted; the batches in flight are counted.
 			for _, f := range queue {
-				f.ctx = context.WithoutCancel(ctx)
 				if wait(f) != nil {
 					break
 				}
