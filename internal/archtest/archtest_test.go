@@ -89,7 +89,7 @@ var rules = map[string]rule{
 	"internal/refops":       {},
 	"internal/archtest":     {},
 	"internal/x86emu":       {}, // test support: runs the amd64 kernels the CPU lacks
-	"internal/backendtest":  {ours: []string{"corpus", "model", "model/synth", "pipeline"}},
+	"internal/backendtest":  {ours: []string{"corpus", "model", "model/synth", "pipeline", "internal/refops"}},
 }
 
 // imp is one import of one file.
