@@ -317,6 +317,10 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	return res, nil
 }
 
+// expCapped is e^x, at most the largest float64: a perplexity beyond
+// float64's range reads as 1.8e308 instead of +Inf, which JSON cannot hold.
+func expCapped(x float64) float64 { return min(math.Exp(x), math.MaxFloat64) }
+
 // sessionSpeed makes TokensPerSecond this session's: the targets scored since
 // the resume (resumed of them were scored before) over this session's Seconds.
 func (res *Result) sessionSpeed(resumed int) {
@@ -336,17 +340,19 @@ func (res *Result) Fill(sums model.LossSums, bytes int, withBytes bool) {
 	res.MeanNLL, res.PPL, res.BitsPerByte, res.BytePerplexity, res.WordPerplexity = 0, 0, 0, 0, 0
 	if sums.Count > 0 {
 		res.MeanNLL = res.NLLSum / float64(sums.Count)
-		res.PPL = math.Exp(res.MeanNLL)
+		res.PPL = expCapped(res.MeanNLL)
 	}
 	if withBytes && bytes > 0 {
 		res.BitsPerByte = res.NLLSum / math.Ln2 / float64(bytes)
-		res.BytePerplexity = math.Exp(res.NLLSum / float64(bytes))
+		res.BytePerplexity = expCapped(res.NLLSum / float64(bytes))
 	}
 	if res.Words > 0 && sums.Count > 0 {
-		res.WordPerplexity = math.Exp(res.NLLSum / float64(res.Words))
+		// A text with few spaces (Chinese, code) has few words: the
+		// exponent can pass float64's range.
+		res.WordPerplexity = expCapped(res.NLLSum / float64(res.Words))
 	}
 	res.StdErr = stdErr(res.NLLSum, res.NLLSumSq, sums.Count)
-	res.PPLStdErr = res.PPL * res.StdErr
+	res.PPLStdErr = min(res.PPL*res.StdErr, math.MaxFloat64)
 	res.TokensPerSecond = 0
 	if res.Seconds > 0 {
 		res.TokensPerSecond = float64(res.Tokens) / res.Seconds

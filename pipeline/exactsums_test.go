@@ -2,10 +2,12 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
@@ -141,5 +143,23 @@ func TestResumedSpeedIsThisSession(t *testing.T) {
 	want := float64(r.Tokens-state.Sums.Count) / r.Seconds
 	if state.Sums.Count == 0 || math.Abs(r.TokensPerSecond-want) > 1e-9*want {
 		t.Errorf("tokens_per_second %v; this session scored %d of %d targets in %v s: %v", r.TokensPerSecond, r.Tokens-state.Sums.Count, r.Tokens, r.Seconds, want)
+	}
+}
+
+// TestPerplexitiesStayFinite: a text with few words (no spaces, as Chinese
+// or code) puts word perplexity's exponent past float64's range; the result
+// says the largest float64 instead of +Inf, and its JSON is written.
+func TestPerplexitiesStayFinite(t *testing.T) {
+	var sums model.LossSums
+	for range 1000 {
+		sums.AddNLL(9.5)
+	}
+	r := &pipeline.Result{Words: 2}
+	r.Fill(sums, 10, true)
+	if r.WordPerplexity != math.MaxFloat64 || r.BytePerplexity != math.MaxFloat64 || math.IsInf(r.PPLStdErr, 0) {
+		t.Errorf("word_perplexity %v, byte_perplexity %v, ppl_stderr %v: want the largest float64 for the first two", r.WordPerplexity, r.BytePerplexity, r.PPLStdErr)
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Errorf("JSON: %v", err)
 	}
 }
