@@ -154,10 +154,7 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 		if spec.Kind == "auto" && wgpu.Unavailable(err) {
 			return cpu()
 		}
-		if hint := wgpu.InstallHint(err); hint != "" {
-			return nil, fmt.Errorf("device %s: %w (%s, or use the cpu device)", spec, err, hint)
-		}
-		return nil, fmt.Errorf("device %s: %w", spec, err)
+		return nil, instanceError(spec, err)
 	}
 	adapters, err := inst.EnumerateAdapters()
 	if err != nil && !(spec.Kind == "auto" && wgpu.Unavailable(err)) {
@@ -238,10 +235,7 @@ func CheckDevice(spec DeviceSpec) error {
 	}
 	inst, err := wgpu.CreateInstance(nil)
 	if err != nil {
-		if hint := wgpu.InstallHint(err); hint != "" {
-			return fmt.Errorf("device %s: %w (%s, or use the cpu device)", spec, err, hint)
-		}
-		return fmt.Errorf("device %s: %w", spec, err)
+		return instanceError(spec, err)
 	}
 	defer inst.Close()
 	adapters, err := inst.EnumerateAdapters()
@@ -250,6 +244,15 @@ func CheckDevice(spec DeviceSpec) error {
 	}
 	_, err = pickAdapters(spec, adapters)
 	return err
+}
+
+// instanceError is the error of a device spec whose Vulkan instance could not
+// be made: what to install, where that is the reason.
+func instanceError(spec DeviceSpec, err error) error {
+	if hint := wgpu.InstallHint(err); hint != "" {
+		return fmt.Errorf("device %s: %w (%s, or use the cpu device)", spec, err, hint)
+	}
+	return fmt.Errorf("device %s: %w", spec, err)
 }
 
 // CheckKernelsEnv reports a value of $WGPU_EVAL_CPU_KERNELS or
