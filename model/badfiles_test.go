@@ -116,8 +116,8 @@ func TestLoadBadSafetensors(t *testing.T) {
 			os.Remove(filepath.Join(dir, "config.json"))
 		}, want: []string{"config.json"}},
 		{name: "bad config", edit: func(dir string, t *testing.T) {
-			os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "llama", "n_layer": 2}`), 0o644)
-		}, want: []string{"config.json", `model_type "llama"`}},
+			os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "bert", "n_layer": 2}`), 0o644)
+		}, want: []string{"config.json", `model_type "bert"`, `"qwen3"`}},
 		{name: "no weights", edit: func(dir string, t *testing.T) {
 			os.Remove(filepath.Join(dir, st))
 		}, want: []string{"neither model.safetensors nor model.safetensors.index.json"}},

@@ -165,7 +165,7 @@ func (c *Checkpoint) sourceOf(spec TensorSpec) (*source, error) {
 	}
 	s, ok := c.srcs[spec.Name]
 	if !ok && spec.Role == RoleLMHead {
-		s, ok = c.srcs["wte.weight"]
+		s, ok = c.srcs[c.cfg.embeddings()[0].Name]
 	}
 	if !ok {
 		return nil, fmt.Errorf("tensor %s: not in the checkpoint", spec.Name) // checked at open: a bug
@@ -214,7 +214,7 @@ func (c *Checkpoint) lmHeadTied(ctx context.Context) (bool, error) {
 	if !ok {
 		return true, nil
 	}
-	wte := c.srcs["wte.weight"]
+	wte := c.srcs[c.cfg.embeddings()[0].Name]
 	if wte.rows != 0 || lm.rows != 0 || wte.n != lm.n {
 		return false, nil
 	}

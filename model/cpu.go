@@ -35,26 +35,45 @@ type CPU struct {
 	err        error // what is wrong with the model, reported by Loss
 
 	bf16 bf16Set // the bf16 mode's kernels; bf16Off: the f32 mode
+	rope *rope   // the rotary embedding's table (the Llama family)
 
 	mu      sync.Mutex
 	spare   []float32 // an arena kept for the next call
 	spare16 []uint16  // a bf16 panel kept for the next call (bf16 mode)
 }
 
-// cpuLayer is one block's weights as the CPU kernels want them: the Conv1D
-// matrices transposed to (out, in), so every matmul reduces along contiguous
-// rows, in float32 or in a checkpoint's 16 bits (LoadCPU); the vectors in float32.
+// cpuLayer is one block's weights as the CPU kernels want them: every
+// matrix (out, in), so every matmul reduces along contiguous rows, in float32
+// or in a checkpoint's 16 bits (LoadCPU); the vectors in float32. GPT-2's
+// Conv1D matrices are transposed to that layout; the Llama family's
+// nn.Linear ones are already in it, with q, k and v stacked into qkvW, o_proj
+// as projW, gate_proj as fcW, up_proj as upW and down_proj as fcProjW. An
+// absent bias or norm is nil.
 type cpuLayer struct {
-	ln1w, ln1b []float32 // (C)
-	qkvW       matrix    // (3C, C)
-	qkvB       []float32 // (3C)
-	projW      matrix    // (C, C)
-	projB      []float32 // (C)
-	ln2w, ln2b []float32 // (C)
-	fcW        matrix    // (4C, C)
-	fcB        []float32 // (4C)
-	fcProjW    matrix    // (C, 4C)
-	fcProjB    []float32 // (C)
+	ln1w, ln1b   []float32 // (C) ln_1; input_layernorm (ln1b nil)
+	qkvW         matrix    // (3C, C); the Llama family's (QDim+2·KVDim, C)
+	qkvB         []float32 // (3C)
+	qNorm, kNorm []float32 // (HeadDim) Qwen3's q_norm and k_norm
+	projW        matrix    // (C, C); o_proj (C, QDim)
+	projB        []float32 // (C)
+	ln2w, ln2b   []float32 // (C) ln_2; post_attention_layernorm (ln2b nil)
+	fcW          matrix    // (4C, C); gate_proj (Inner, C)
+	fcB          []float32 // (4C)
+	upW          matrix    // up_proj (Inner, C); GPT-2 has none
+	upB          []float32 // (Inner)
+	fcProjW      matrix    // (C, 4C); down_proj (C, Inner)
+	fcProjB      []float32 // (C)
+}
+
+// matrices lists the layer's matrices that hold elements.
+func (l *cpuLayer) matrices() []*matrix {
+	var ms []*matrix
+	for _, m := range []*matrix{&l.qkvW, &l.projW, &l.fcW, &l.upW, &l.fcProjW} {
+		if m.len() > 0 {
+			ms = append(ms, m)
+		}
+	}
+	return ms
 }
 
 // NewCPU prepares m for the CPU forward on threads goroutines (threads <= 0:
@@ -100,6 +119,9 @@ func newCPU(m *Model, threads int, own bool) *CPU {
 		return c
 	}
 	c.maxRows = max(c.maxRows, m.Config.NPositions)
+	if m.Config.Arch == ArchLlama {
+		return newLlamaCPU(c, m, own)
+	}
 	w := &m.Weights
 	c.wte, c.wpe, c.lnfw, c.lnfb = f32Matrix(w.WTE), w.WPE, w.LNFW, w.LNFB
 	c.lmHead = c.wte
@@ -164,7 +186,7 @@ func NewCPUBF16(m *Model, threads int, portable bool) (*CPU, error) {
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
-		for _, w := range []*matrix{&l.qkvW, &l.projW, &l.fcW, &l.fcProjW} {
+		for _, w := range l.matrices() {
 			*w = c.toBF16(*w, set)
 		}
 	}
@@ -228,6 +250,9 @@ func checkShapes(m *Model) error {
 
 // checkConfig reports a Config the CPU forward cannot run.
 func checkConfig(cfg Config) error {
+	if cfg.Arch != ArchGPT2 {
+		return cfg.Validate()
+	}
 	if cfg.NLayer <= 0 || cfg.NHead <= 0 || cfg.NEmbd <= 0 || cfg.NPositions <= 0 || cfg.VocabSize <= 0 {
 		return fmt.Errorf("invalid config %+v", cfg)
 	}
@@ -333,7 +358,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	defer c.putArena(arena)
 	carve(arena, table)
 
-	N, eps := d.N, cfg.LayerNormEps
+	N := d.N
 	meter.chunk(cfg, spans, N, d.P)
 	encoderForward(a.residual, tokens, c.wte, c.wpe, spans, C) // (N, C)
 	buf := blockBufs{residual: a.residual, ln: a.ln, qkv: a.qkv, atty: a.atty, fch: a.fch, tile: a.tile}
@@ -351,7 +376,7 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	for p, r := range rows { // ln_f only where a target is predicted
 		copy(a.ln[p*C:][:C], a.residual[r*C:][:C])
 	}
-	c.layernormForward(a.lnf, a.ln, c.lnfw, c.lnfb, d.P, C, eps) // (P, C)
+	c.finalNorm(a.lnf, a.ln, d.P) // (P, C)
 	c.lmHeadLossForward(a.nll, a.lnf, c.lmHead, targets, d.P, C, cfg.VocabSize, a.tileMax, a.tileSum, a.tgt, a.logits)
 	for _, v := range a.nll {
 		sums.AddNLL(float64(v))
@@ -361,6 +386,16 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	}
 	meter.chunkDone()
 	return nil
+}
+
+// finalNorm: out (n, C) = ln_f(inp), or the Llama family's final RMSNorm.
+func (c *CPU) finalNorm(out, inp []float32, n int) {
+	C, eps := c.cfg.NEmbd, c.cfg.LayerNormEps
+	if c.cfg.Arch == ArchLlama {
+		c.rmsnormForward(out, inp, c.lnfw, n, C, eps)
+		return
+	}
+	c.layernormForward(out, inp, c.lnfw, c.lnfb, n, C, eps)
 }
 
 // getArena returns n floats of scratch, reusing the spare arena when it is big enough.

@@ -5,11 +5,20 @@ package model
 // carves them from its arena, a Generator owns them.
 type blockBufs struct {
 	residual []float32 // (n, C) the residual stream, in and out
-	ln       []float32 // (n, C) LayerNorm output
-	qkv      []float32 // (n, 3C) c_attn output, q|k|v
-	atty     []float32 // (n, C) attention output, before c_proj
-	fch      []float32 // (n, 4C) c_fc output, then gelu_new in place
+	ln       []float32 // (n, C) LayerNorm (RMSNorm) output
+	qkv      []float32 // (n, 3C) c_attn output, q|k|v; the Llama family's (n, QDim+2·KVDim)
+	atty     []float32 // (n, C) attention output, before c_proj; (n, QDim)
+	fch      []float32 // (n, 4C) c_fc output, then gelu_new in place; the Llama family's gate (n, Inner) then up (n, Inner)
 	tile     []float32 // (workers, mmRows*mmCols) matmul scratch
+}
+
+// fchWidth is the floats per row of blockBufs.fch: GPT-2's 4C, or the Llama
+// family's gate and up, 2·Inner.
+func fchWidth(cfg Config) int {
+	if cfg.Arch == ArchLlama {
+		return 2 * cfg.Inner()
+	}
+	return 4 * cfg.NEmbd
 }
 
 // attender is the causal self-attention of a block: out (n, C) from the
@@ -20,9 +29,13 @@ type attender interface {
 	attend(l int, out, qkv []float32, n int)
 }
 
-// block runs layer l of GPT-2 over the n rows of b.residual in place:
-// x += attn(ln_1(x)); x += mlp(ln_2(x)).
+// block runs layer l over the n rows of b.residual in place: for GPT-2
+// x += attn(ln_1(x)); x += mlp(ln_2(x)); for the Llama family llamaBlock.
 func (c *CPU) block(l int, b *blockBufs, att attender, n int) {
+	if c.cfg.Arch == ArchLlama {
+		c.llamaBlock(l, b, att, n)
+		return
+	}
 	C, eps := c.cfg.NEmbd, c.cfg.LayerNormEps
 	w := &c.layers[l]
 	c.layernormForward(b.ln, b.residual, w.ln1w, w.ln1b, n, C, eps)                   // (n, C)
@@ -45,8 +58,11 @@ type chunkAttention struct {
 	maxT   int
 }
 
-func (a *chunkAttention) attend(_ int, out, qkv []float32, n int) {
-	C, NH := a.c.cfg.NEmbd, a.c.cfg.NHead
-	a.c.transposeKV(a.kt, a.vt, qkv, a.spans, n, C, NH)                             // per head
-	a.c.attentionForward(out, qkv, a.kt, a.vt, a.spans, n, C, NH, a.scores, a.maxT) // (n, C)
+func (a *chunkAttention) attend(l int, out, qkv []float32, n int) {
+	hs := headsOf(a.c.cfg)
+	if a.c.rope != nil {
+		a.c.rotateQK(l, qkv, a.spans, 0) // positions restart in every sequence
+	}
+	a.c.transposeKV(a.kt, a.vt, qkv, a.spans, n, hs)                             // per key/value head
+	a.c.attentionForward(out, qkv, a.kt, a.vt, a.spans, n, hs, a.scores, a.maxT) // (n, QDim)
 }

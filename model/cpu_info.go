@@ -38,8 +38,12 @@ func (c *CPU) WeightBytes() int64 {
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
-		n += f(l.ln1w) + f(l.ln1b) + l.qkvW.bytes() + f(l.qkvB) + l.projW.bytes() + f(l.projB) +
-			f(l.ln2w) + f(l.ln2b) + l.fcW.bytes() + f(l.fcB) + l.fcProjW.bytes() + f(l.fcProjB)
+		for _, v := range [][]float32{l.ln1w, l.ln1b, l.qkvB, l.qNorm, l.kNorm, l.projB, l.ln2w, l.ln2b, l.fcB, l.upB, l.fcProjB} {
+			n += f(v)
+		}
+		for _, m := range l.matrices() {
+			n += m.bytes()
+		}
 	}
 	return n
 }

@@ -53,7 +53,7 @@ func (m *lossMeter) chunk(cfg Config, spans []span, N, P int) {
 		attention += float64(s.n) * float64(s.n+1)
 	}
 	m.p = P
-	m.layer = 12*float64(cfg.NEmbd)*float64(N) + attention
+	m.layer = float64(blockWidth(cfg))*float64(N) + attention
 	m.work = float64(cfg.NLayer)*m.layer + float64(cfg.VocabSize)*float64(P)
 }
 
@@ -72,4 +72,14 @@ func (m *lossMeter) chunkDone() {
 	}
 	m.done += m.p
 	m.fn(m.done, m.total)
+}
+
+// blockWidth is a block's multiply-adds per row divided by C: its matrices'
+// elements over C (12C for GPT-2).
+func blockWidth(cfg Config) int {
+	if cfg.Arch == ArchLlama {
+		hs := headsOf(cfg)
+		return hs.ld() + hs.qDim() + 3*cfg.Inner()
+	}
+	return 12 * cfg.NEmbd
 }
