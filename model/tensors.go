@@ -347,3 +347,17 @@ func (w *Weights) slot(s TensorSpec) *[]float32 {
 	}
 	return t.field(&w.Layers[s.Layer])
 }
+
+// Tensor returns the float32 values of m's tensor spec (one of
+// m.Config.Tensors() or LMHeadSpec; lm_head is WTE when tied), or nil when
+// m has no such tensor. The slice is m's, not a copy.
+func (m *Model) Tensor(spec TensorSpec) []float32 {
+	p := m.Weights.slot(spec)
+	if p == nil {
+		return nil
+	}
+	if spec.Role == RoleLMHead && (*p == nil || (m.Config.Arch == ArchLlama && m.Config.TiedEmbed)) {
+		return m.Weights.WTE
+	}
+	return *p
+}

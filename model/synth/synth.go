@@ -1,4 +1,4 @@
-// Package synth makes synthetic GPT-2 models: deterministic pseudo-random
+// Package synth makes synthetic GPT-2 and Llama-family models: deterministic pseudo-random
 // weights of any shape, in memory (a *model.Model) or written in the file
 // formats wgpu-eval reads (a Hugging Face folder of config.json and
 // model.safetensors, or an llm.c checkpoint). The weights are not trained and
@@ -9,8 +9,9 @@
 // Two kinds of weights: Random, drawn as GPT-2's initialisation draws them,
 // predicts almost uniformly (a mean NLL of ln 50257 = 10.8249 nats, whatever
 // the text); Peaked predicts far from uniformly and better than uniform on
-// natural text, so a wrong kernel changes its scores visibly. TinyConfig and the
-// GPT2* functions give shapes; WriteSafetensors and WriteLLMC write files.
+// natural text, so a wrong kernel changes its scores visibly. TinyConfig, the
+// GPT2* functions, TinyLlamaConfig and LlamaShape give shapes;
+// WriteSafetensors and WriteLLMC (GPT-2 only) write files.
 // The same shape and seed always give the same bits, on any number of cores.
 //
 // It imports model and nothing else of this module: the command, benchmarks
@@ -59,7 +60,14 @@ func GPT2XL() model.Config { return GPT2Shape(48, 25, 1600) }
 // projections scaled by 1/sqrt(2 NLayer)); LayerNorm weights are near 1, and
 // biases small but non-zero so that a dropped bias shows in a test. LMHead is
 // WTE (tied). Large shapes are filled on all cores.
+//
+// A Llama-family cfg (Arch model.ArchLlama) gets weights of unit scale
+// instead (randomLlama): N(0, 1/in) matrices, so activations stay of unit
+// scale through RMSNorm and SwiGLU.
 func Random(cfg model.Config, seed uint64) *model.Model {
+	if cfg.Arch == model.ArchLlama {
+		return randomLlama(cfg, seed)
+	}
 	f := &filler{seed: seed}
 	C, V, T := cfg.NEmbd, cfg.VocabSize, cfg.NPositions
 	proj := 0.02 / math.Sqrt(2*float64(max(cfg.NLayer, 1)))
@@ -168,7 +176,13 @@ func (r *rng) normal() float64 {
 // Zipf-like prior over ids (GPT-2's BPE ids grow roughly with rarity); and the
 // other embedding channels have std 0.3, so the context moves the logits by
 // about a nat. Deterministic: the same cfg and seed give the same bits.
+//
+// For the Llama family, whose final norm has no bias, the prior rides on a
+// constant residual channel instead (peakedLlama).
 func Peaked(cfg model.Config, seed uint64) *model.Model {
+	if cfg.Arch == model.ArchLlama {
+		return peakedLlama(cfg, seed)
+	}
 	m := Random(cfg, seed)
 	C := cfg.NEmbd
 	w := &m.Weights
@@ -189,8 +203,12 @@ func Peaked(cfg model.Config, seed uint64) *model.Model {
 // logits by about a nat, as at Peaked's tiny width of 16; at real widths
 // (768 channels and more) Peaked's std of 0.3 makes every logit so large that
 // the mean NLL is far above ln V. At C = 16 it is Peaked.
+// For the Llama family it is Peaked, whose scales do not grow with C.
 func PeakedScaled(cfg model.Config, seed uint64) *model.Model {
 	m := Peaked(cfg, seed)
+	if cfg.Arch == model.ArchLlama {
+		return m
+	}
 	s := float32(math.Sqrt(16.0 / float64(cfg.NEmbd)))
 	for i := range m.Weights.WTE {
 		if i%cfg.NEmbd != 0 {
