@@ -37,3 +37,7 @@ func BF16Asm(t testing.TB) bool {
 
 // BF16AsmEmulated reports whether the VDPBF16PS kernels run in the emulator.
 func BF16AsmEmulated() bool { return bf16AsmEmulated && !hasBF16Kernels() }
+
+// RefLlamaNLL is the float64 Llama-family reference forward (refLlamaNLL),
+// for the external tests.
+func RefLlamaNLL(m *Model, tokens []int32) []float64 { return refLlamaNLL(m, tokens) }

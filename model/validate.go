@@ -41,6 +41,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if !(c.LayerNormEps >= minLayerNormEps && c.LayerNormEps <= maxLayerNormEps) {
+		if c.Arch == ArchLlama {
+			return fmt.Errorf("config rms_norm_eps = %v, want %g..%g", c.LayerNormEps, minLayerNormEps, maxLayerNormEps)
+		}
 		return fmt.Errorf("config layer_norm_epsilon = %v, want %g..%g (GPT-2 uses 1e-5)", c.LayerNormEps, minLayerNormEps, maxLayerNormEps)
 	}
 	if c.Arch == ArchLlama {
