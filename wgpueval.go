@@ -186,8 +186,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 		ck.Close()
 		return nil, fmt.Errorf("tokenizer of %s has %d tokens but the model only %d", name, tok.VocabSize(), cfg.VocabSize)
 	}
-	opt.log("model %s: %d layers, %d heads, %d channels, %d positions, %s weights (%s)",
-		infile.Quote(name), cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), infile.Quote(path))
+	opt.log("model %s: %s, %s weights (%s)", infile.Quote(name), cfg.Describe(), ck.StoredDType(), infile.Quote(path))
 	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok, stored: ck.StoredDType()}, nil
 }
 
@@ -195,7 +194,22 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 // llm.c checkpoint (which is GPT-2's and carries none), whatever tokenizer
 // files lie beside it, those being named in a warning through opt.Log; else
 // the files in the model's folder (tokenizer.Load).
+//
+// A Llama-family model's tokenizer is its tokenizer.json, which must be there
+// (the folder's vocab.json and merges.txt, as Qwen repos also have, leave out
+// its pre-tokenizer and added tokens).
 func loadTokenizer(path string, ck *model.Checkpoint, opt Options) (*tokenizer.Tokenizer, error) {
+	if cfg := ck.Config(); cfg.Arch != model.ArchGPT2 {
+		dir := path
+		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+			dir = filepath.Dir(path)
+		}
+		tj := filepath.Join(dir, tokenizer.TokenizerFile)
+		if _, err := os.Stat(tj); err != nil {
+			return nil, fmt.Errorf("model %s is a %s model and needs its tokenizer file: %w", infile.Quote(path), cfg.ModelType, err)
+		}
+		return tokenizer.LoadJSON(tj)
+	}
 	if !ck.LLMC() {
 		return tokenizer.Load(path)
 	}

@@ -145,6 +145,9 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gpu model: %w", err)
 	}
+	if cfg.Arch != model.ArchGPT2 {
+		return nil, fmt.Errorf("gpu model: %s is not GPT-2: these kernels run GPT-2 only", cfg.Describe())
+	}
 	if hd := cfg.HeadDim(); hd > maxHeadDim || hd%4 != 0 {
 		return nil, fmt.Errorf("gpu model: head size %d not supported (a multiple of 4 up to %d)", hd, maxHeadDim)
 	}

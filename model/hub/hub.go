@@ -76,7 +76,7 @@ const MaxUnsizedFile = 64 << 20
 // files fetched when the repo has them.
 var (
 	requiredFiles = []string{"config.json"}
-	optionalFiles = []string{"vocab.json", "merges.txt", "tokenizer.json", "generation_config.json"}
+	optionalFiles = []string{"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json", "generation_config.json"}
 )
 
 const (
