@@ -30,7 +30,7 @@ type benchFlags struct {
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet) {
-	fs.StringVarP(&f.model, "model", "m", "124M", "a shape with random weights (tiny, gpt2 or 124M, gpt2-medium or 355M, gpt2-large or 774M, gpt2-xl or 1558M), or a model as eval takes it (a folder, a .safetensors or llm.c .bin file, a hub id such as org/name)")
+	fs.StringVarP(&f.model, "model", "m", "124M", "a shape with random weights (tiny, gpt2 or 124M, gpt2-medium or 355M, gpt2-large or 774M, gpt2-xl or 1558M; "+strings.Join(synth.LlamaShapeNames(), ", ")+"), or a model as eval takes it (a folder, a .safetensors or llm.c .bin file, a hub id such as org/name)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto, cpu, gpu, gpu:N (N as listed by 'wgpu-eval devices')")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
@@ -79,6 +79,12 @@ var shapes = map[string]model.Config{
 	"gpt2-xl":     synth.GPT2XL(),
 	"1558m":       synth.GPT2XL(),
 	"1.5b":        synth.GPT2XL(),
+}
+
+func init() {
+	for _, name := range synth.LlamaShapeNames() {
+		shapes[name], _ = synth.LlamaShape(name)
+	}
 }
 
 // benchResult is what `wgpu-eval bench` measured: the speed of the forward
@@ -147,14 +153,30 @@ type benchModel struct {
 	Config benchConfig `json:"config"`
 }
 
-// benchConfig is model.Config under Hugging Face's config.json names.
+// benchConfig is model.Config under GPT-2's config.json names, with the
+// Llama family's model_type, key/value heads, head size and MLP width
+// (absent for GPT-2).
 type benchConfig struct {
+	ModelType    string  `json:"model_type,omitempty"`
 	NLayer       int     `json:"n_layer"`
 	NHead        int     `json:"n_head"`
+	NKVHead      int     `json:"n_kv_head,omitempty"`
+	HeadDim      int     `json:"head_dim,omitempty"`
 	NEmbd        int     `json:"n_embd"`
+	NInner       int     `json:"n_inner,omitempty"`
 	NPositions   int     `json:"n_positions"`
 	VocabSize    int     `json:"vocab_size"`
 	LayerNormEps float64 `json:"layer_norm_epsilon"`
+}
+
+// benchConfigOf is cfg as benchConfig.
+func benchConfigOf(cfg model.Config) benchConfig {
+	b := benchConfig{NLayer: cfg.NLayer, NHead: cfg.NHead, NEmbd: cfg.NEmbd, NPositions: cfg.NPositions,
+		VocabSize: cfg.VocabSize, LayerNormEps: cfg.LayerNormEps}
+	if cfg.Arch == model.ArchLlama {
+		b.ModelType, b.NKVHead, b.HeadDim, b.NInner = cfg.ModelType, cfg.KVHeads(), cfg.HeadDim(), cfg.Inner()
+	}
+	return b
 }
 
 type benchBatch struct {
@@ -231,7 +253,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var src model.TensorReader
 	cfg, random := shapes[strings.ToLower(f.model)]
 	if random {
-		say("model %s: random weights, %d layers, %d heads, %d channels, %d positions", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions)
+		say("model %s: random weights, %s", f.model, cfg.Describe())
 		src = synth.Random(cfg, 1).Reader()
 	} else {
 		hc := hub.FromEnv()
@@ -252,7 +274,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer ck.Close()
 		cfg = ck.Config()
-		say("model %s: %d layers, %d heads, %d channels, %d positions (%s)", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, path)
+		say("model %s: %s (%s)", f.model, cfg.Describe(), path)
 		src = ck
 	}
 	window := f.ctx
@@ -278,8 +300,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	res := &benchResult{
 		Tool: "wgpu-eval", Version: version(), Date: time.Now().UTC().Format(time.RFC3339),
 		Device: backend.Name(),
-		Model: benchModel{Name: f.model, Random: random, Config: benchConfig{
-			cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, cfg.VocabSize, cfg.LayerNormEps}},
+		Model: benchModel{Name: f.model, Random: random, Config: benchConfigOf(cfg)},
 		Precision: desc.Precision, Ctx: window, Width: feed.Width(window),
 		Warmup: f.warmup, Runs: f.runs, InFlight: max(feed.InFlight, 1), Chunk: f.chunk,
 	}
@@ -522,7 +543,12 @@ func printBenchHeader(w io.Writer, r *benchResult) {
 		device = fmt.Sprintf("%s x%d", device, r.Threads)
 	}
 	fmt.Fprintf(w, "device %s\n", device)
-	fmt.Fprintf(w, "model  %s: %d layers, %d heads, C %d, vocab %d\n", kind, c.NLayer, c.NHead, c.NEmbd, c.VocabSize)
+	if c.ModelType != "" {
+		fmt.Fprintf(w, "model  %s: %s, %d layers, %d heads (%d key/value) of %d, C %d, MLP %d, vocab %d\n",
+			kind, c.ModelType, c.NLayer, c.NHead, c.NKVHead, c.HeadDim, c.NEmbd, c.NInner, c.VocabSize)
+	} else {
+		fmt.Fprintf(w, "model  %s: %d layers, %d heads, C %d, vocab %d\n", kind, c.NLayer, c.NHead, c.NEmbd, c.VocabSize)
+	}
 	fmt.Fprintf(w, "run    %s weights, ctx %d (width %d), %d warm-up + median of %d runs, %d in flight", r.Precision, r.Ctx, r.Width, r.Warmup, r.Runs, r.InFlight)
 	if r.Chunk > 0 {
 		fmt.Fprintf(w, ", chunks of %d", r.Chunk)
