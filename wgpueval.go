@@ -430,7 +430,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	prov := &pipeline.Provenance{
 		Tool: "wgpu-eval", Version: version, Commit: commit, GoVersion: runtime.Version(),
-		Model: pipeline.ModelProvenance{ID: e.name, Revision: snapshotRevision(e.path), Path: e.path,
+		Model: pipeline.ModelProvenance{ID: e.name, Type: cmp.Or(e.ck.Config().ModelType, "gpt2"), Revision: snapshotRevision(e.path), Path: e.path,
 			StoredDType: e.stored, WeightsSHA256: e.hash},
 		Corpus:    pipeline.CorpusProvenance{Name: spec, SHA256: corp.SHA256, Format: string(corp.Format)},
 		Tokenizer: e.tok.ID(),

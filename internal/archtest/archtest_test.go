@@ -60,7 +60,7 @@ var rules = map[string]rule{
 	"corpus": {ours: []string{"internal/download", "internal/atomicfile", "internal/msgpackbound", "internal/infile", "internal/sysmem"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
 
-	// GPT-2 on the host: no GPU code, no network but in model/hub.
+	// The models on the host: no GPU code, no network but in model/hub.
 	"model":                 {ours: []string{"model/exactsum", "internal/sysmem", "internal/infile"}, others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
 	"model/exactsum":        {}, // exact, order-independent sums of the NLLs
 	"model/hub":             {ours: []string{"internal/download"}},
