@@ -177,12 +177,12 @@ func NewCPUBF16(m *Model, threads int, portable bool) (*CPU, error) {
 	if c.err != nil {
 		return c, nil // Loss reports it
 	}
-	tied := c.lmHead.same(c.wte)
+	tied, head := c.lmHead.same(c.wte), c.lmHead
 	c.bf16 = set
 	c.wte = c.toBF16(c.wte, set)
 	c.lmHead = c.wte
 	if !tied {
-		c.lmHead = c.toBF16(c.lmHead, set)
+		c.lmHead = c.toBF16(head, set)
 	}
 	for i := range c.layers {
 		l := &c.layers[i]

@@ -335,3 +335,43 @@ func TestLlamaBadFiles(t *testing.T) {
 	}
 	wantErr(t, open(dir), "gate_proj.weight", "shape")
 }
+
+// TestLlamaOwnedAndBF16: NewCPUOwned gives NewCPU's bits; the bf16 mode
+// (portable kernels) runs the family and stays within bf16's rounding of
+// the f32 result.
+func TestLlamaOwnedAndBF16(t *testing.T) {
+	cfg := synth.TinyLlamaConfig("qwen3")
+	seq := []model.Sequence{{Tokens: randomTokens(2, 100, cfg.VocabSize), First: 1}}
+	ctx := context.Background()
+	_, want, err := model.NewCPU(synth.Peaked(cfg, 4), 2).LossPerToken(ctx, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, owned, err := model.NewCPUOwned(synth.Peaked(cfg, 4), 1).LossPerToken(ctx, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Float32bits(owned[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("NewCPUOwned NLL[%d] = %v, NewCPU %v", i, owned[i], want[i])
+		}
+	}
+	bf, err := model.NewCPUBF16(synth.Peaked(cfg, 4), 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := bf.LossPerToken(ctx, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum, ref float64
+	for i := range want {
+		sum += float64(got[i])
+		ref += float64(want[i])
+	}
+	d := math.Abs(sum-ref) / float64(len(want))
+	t.Logf("bf16 mean NLL %.5f, f32 %.5f", sum/float64(len(want)), ref/float64(len(want)))
+	if d > 0.05 || d == 0 {
+		t.Errorf("bf16 mean NLL differs from f32 by %v: want a bf16 rounding's difference (0, 0.05]", d)
+	}
+}
