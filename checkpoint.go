@@ -26,16 +26,38 @@ type checkpointer struct {
 	last    *pipeline.State // the newest state, saved or not
 	saved   time.Time
 	dirty   bool
+	unlock  func() // releases the lock on path + lockSuffix
 }
 
-// perTokenLogSuffix names a checkpoint's per-token sidecar.
-const perTokenLogSuffix = ".pertoken"
+// perTokenLogSuffix names a checkpoint's per-token sidecar, and lockSuffix
+// the file locked while a run uses the checkpoint.
+const (
+	perTokenLogSuffix = ".pertoken"
+	lockSuffix        = ".lock"
+)
+
+// errCheckpointBusy is lockCheckpoint's error when another process holds the
+// lock.
+var errCheckpointBusy = errors.New("in use")
 
 // openCheckpointer reads path's checkpoint when there is one: it must be of
 // the run id describes. With id.PerToken it opens the sidecar log at the
 // records the checkpoint counts valid (none for a fresh run).
-func openCheckpointer(path string, id pipeline.RunIdentity) (*checkpointer, error) {
-	c := &checkpointer{path: path, id: id}
+func openCheckpointer(path string, id pipeline.RunIdentity) (c *checkpointer, err error) {
+	unlock, err := lockCheckpoint(path + lockSuffix)
+	if errors.Is(err, errCheckpointBusy) {
+		return nil, fmt.Errorf("checkpoint %s is in use by another run (it holds %s%s): wait for it to finish, or give this run another --checkpoint file",
+			path, path, lockSuffix)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
+	c = &checkpointer{path: path, id: id, unlock: unlock}
 	ck, err := pipeline.LoadCheckpoint(path)
 	switch {
 	case pipeline.IsNoCheckpoint(err):
@@ -101,10 +123,12 @@ func (c *checkpointer) write() error {
 // any, is written), then its sidecar log; or writes the newest state of an
 // interrupted one and closes the log.
 func (c *checkpointer) finish(complete bool) error {
+	defer c.unlock()
 	if complete {
 		if err := os.Remove(c.path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove checkpoint: %w", err)
 		}
+		os.Remove(c.path + lockSuffix) // tidy; the lock is held until the deferred unlock
 		if c.log != nil {
 			return c.log.Remove()
 		}

@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
-// Evaluate a model folder on a text file. The example writes a tiny GPT-2
-// (random weights shaped to predict small token ids) and a few lines of text;
-// with a real model, pass "gpt2" (a hub id) and "tinyshakespeare".
+// Evaluate a model folder on a text file. The example writes a tiny synthetic
+// GPT-2 (package synth: untrained weights whose predictions are far from
+// uniform) and a few lines of text; with a real model, pass "gpt2" (a hub id)
+// and "tinyshakespeare" (a data set name) instead of the two paths.
 func Example() {
 	dir, err := os.MkdirTemp("", "wgpueval-example")
 	if err != nil {
@@ -21,7 +22,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	modelDir := filepath.Join(dir, "tiny-gpt2")
-	if err := testmodel.WriteSafetensors(modelDir, testmodel.Peaked(testmodel.TinyConfig(), 7), "F16"); err != nil {
+	if err := synth.WriteSafetensors(modelDir, synth.Peaked(synth.TinyConfig(), 7), "F16"); err != nil {
 		log.Fatal(err)
 	}
 	text := filepath.Join(dir, "text.txt")
@@ -39,8 +40,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s: %d tokens scored, mean NLL %.4f nats, perplexity %.1f, on %s\n",
-		filepath.Base(res.Data), res.Tokens, res.MeanNLL, res.PPL, res.Device)
+	fmt.Printf("%s: %d tokens scored on %s, mean NLL %.2f nats\n",
+		filepath.Base(res.Data), res.Tokens, res.Device, res.MeanNLL)
 	// Output:
-	// text.txt: 23 tokens scored, mean NLL 8.7225 nats, perplexity 6139.4, on cpu
+	// text.txt: 23 tokens scored on cpu, mean NLL 8.72 nats
 }

@@ -31,6 +31,7 @@ const (
 	StopEOT       = "eot"            // the model generated <|endoftext|>
 	StopMaxTokens = "max_new_tokens" // MaxNewTokens were generated
 	StopPositions = "positions"      // the model's n_positions are full
+	StopCancelled = "cancelled"      // ctx was cancelled (Generate returns its error too)
 )
 
 // Generation is the outcome of Generate, as `wgpu-eval generate --json`
@@ -40,12 +41,13 @@ type Generation struct {
 	Device       string    `json:"device"`
 	Prompt       string    `json:"prompt"`
 	PromptTokens []int32   `json:"prompt_tokens"`
-	Tokens       []int32   `json:"tokens"`   // the new token ids, <|endoftext|> included when generated
-	Logprobs     []float64 `json:"logprobs"` // ln p(token | everything before) under the model, at temperature 1
-	Text         string    `json:"text"`     // the new tokens' text, without <|endoftext|>
-	StopReason   string    `json:"stop_reason"`
+	Tokens       []int32   `json:"tokens"`      // the new token ids, <|endoftext|> included when generated
+	Logprobs     []float64 `json:"logprobs"`    // ln p(token | everything before) under the model, at temperature 1
+	Text         string    `json:"text"`        // the new tokens' text, without <|endoftext|>
+	StopReason   string    `json:"stop_reason"` // StopEOT, StopMaxTokens, StopPositions or StopCancelled
 
-	Sampling model.SampleOptions `json:"sampling"`
+	MaxNewTokens int                 `json:"max_new_tokens"` // the limit asked for (0: none)
+	Sampling     model.SampleOptions `json:"sampling"`
 
 	PrefillSeconds         float64 `json:"prefill_seconds"`
 	DecodeSeconds          float64 `json:"decode_seconds"`
@@ -54,11 +56,13 @@ type Generation struct {
 }
 
 // Generate continues prompt with the model: it prefills the prompt's tokens
-// into a KV cache allocated once for the model's positions, then decodes one
+// into a KV cache allocated once for the prompt and opt.MaxNewTokens (the
+// model's positions when 0, or on a GPU), then decodes one
 // token at a time (each step runs only the new token, writing its keys and
 // values in place), sampling on the host. It stops at <|endoftext|>, after
 // opt.MaxNewTokens, or when the model's positions are full (StopReason says
-// which). Cancelling ctx returns ctx's error with what was generated so far.
+// which). Cancelling ctx (during the prefill or the decoding) returns ctx's
+// error with what was generated so far, StopReason StopCancelled.
 //
 // Generation runs on the Evaluator's device: the CPU path's KV-cache
 // generator, or a decode session on a GPU (its KV cache of every layer on the
@@ -85,21 +89,29 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	g, device, done, err := e.decoderFor(ctx)
+	positions := 0 // the model's n_positions
+	if opt.MaxNewTokens > 0 {
+		positions = min(cfg.NPositions, len(ptoks)+opt.MaxNewTokens)
+	}
+	g, device, done, err := e.decoderFor(ctx, positions)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	out := &Generation{Model: e.name, Device: device, Prompt: prompt, PromptTokens: ptoks,
-		Tokens: []int32{}, Logprobs: []float64{}, Sampling: opt.Sampling}
+		Tokens: []int32{}, Logprobs: []float64{}, MaxNewTokens: opt.MaxNewTokens, Sampling: opt.Sampling}
 	stream := textStream{emit: opt.OnText}
 
 	start := time.Now()
 	logits, err := g.Append(ctx, ptoks)
+	out.PrefillSeconds = time.Since(start).Seconds()
 	if err != nil {
+		if ctx.Err() != nil {
+			out.StopReason = StopCancelled
+			return out, err
+		}
 		return nil, err
 	}
-	out.PrefillSeconds = time.Since(start).Seconds()
 	decodeStart := time.Now()
 	eot := e.tok.EOT()
 	for {
@@ -120,6 +132,9 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 			break
 		}
 		if logits, err = g.Append(ctx, []int32{id}); err != nil {
+			if ctx.Err() != nil {
+				out.StopReason = StopCancelled
+			}
 			break
 		}
 	}
@@ -142,16 +157,18 @@ type decoder interface {
 	Len() int
 }
 
-// decoderFor opens the device (as Evaluate does) and a decoder on it; done
-// releases the decoder. e.mu must be held.
-func (e *Evaluator) decoderFor(ctx context.Context) (dec decoder, device string, done func(), err error) {
+// decoderFor opens the device (as Evaluate does) and a decoder on it for
+// positions tokens (0: the model's n_positions; the CPU's KV cache is sized
+// by it, a GPU session's is not yet); done releases the decoder. e.mu must
+// be held.
+func (e *Evaluator) decoderFor(ctx context.Context, positions int) (dec decoder, device string, done func(), err error) {
 	b, err := e.prepare(ctx)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	switch b := b.(type) {
 	case *pipeline.CPU:
-		g, err := b.Model().NewGenerator()
+		g, err := b.Model().NewGeneratorFor(positions)
 		return g, b.Name(), func() {}, err
 	case *pipeline.GPU:
 		s, err := b.Model().NewSession()

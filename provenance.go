@@ -1,7 +1,6 @@
 package wgpueval
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -9,11 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/debug"
 	"strings"
-
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
 // Version returns the module version of this build ("devel" when built from
@@ -89,47 +85,4 @@ func snapshotRevision(path string) string {
 		return filepath.Base(dir)
 	}
 	return ""
-}
-
-// deviceInfo describes the device b runs on.
-func deviceInfo(b pipeline.Backend) pipeline.DeviceInfo {
-	d := pipeline.DeviceInfo{Kind: "gpu", Name: b.Name()}
-	switch b := b.(type) {
-	case *pipeline.GPU:
-		info := b.Device().AdapterInfo()
-		d.Adapter, d.Vendor, d.APIVersion = info.Name, info.Vendor, info.APIVersion
-		d.Driver = strings.TrimSpace(info.DriverName + " " + info.DriverInfo + " " + info.DriverVersion)
-		d.Kernels, d.MatmulTiles = string(b.Model().Kernels()), b.Model().MatmulTiles()
-	case *pipeline.CPU:
-		d.Kind, d.CPUModel, d.Kernels = "cpu", cpuModel(), b.Kernels()
-	}
-	return d
-}
-
-// precisionOf is the weight type b computes with: f16 or f32 on a GPU, f32
-// or bf16 (its bf16 mode) on the CPU.
-func precisionOf(b pipeline.Backend) string {
-	switch b := b.(type) {
-	case *pipeline.GPU:
-		if b.Model().F16() {
-			return "f16"
-		}
-	case *pipeline.CPU:
-		return b.Precision()
-	}
-	return "f32"
-}
-
-// cpuModel is the processor's name from /proc/cpuinfo, else the architecture.
-func cpuModel() string {
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				return strings.TrimSpace(v) + " (" + runtime.GOARCH + ")"
-			}
-		}
-	}
-	return runtime.GOARCH
 }

@@ -20,11 +20,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -43,6 +47,22 @@ type Progress struct {
 	Stage       string
 	File        string
 	Done, Total int64
+	// Scored and NLLSum are, for "eval", the targets of the batches finished
+	// and the sum of their NLL in nats (NLLSum / Scored is the running mean
+	// NLL: MeanNLL). Done is Scored at a batch's end; inside a batch on the
+	// CPU, which reports after each layer, it counts the part of the batch's
+	// targets that the work done stands for too.
+	Scored int64
+	NLLSum float64
+}
+
+// MeanNLL is the running mean NLL of an "eval" report, NLLSum / Scored; 0
+// before any batch has finished.
+func (p Progress) MeanNLL() float64 {
+	if p.Scored == 0 {
+		return 0
+	}
+	return p.NLLSum / float64(p.Scored)
 }
 
 // Options say how Open finds the model and where it runs.
@@ -64,6 +84,10 @@ type Options struct {
 	// Hub overrides the hub client (endpoint, cache folder, token); nil means
 	// hub.FromEnv(), as the command uses.
 	Hub *hub.Client
+	// InsecureSkipVerify accepts model files from the hub whose content
+	// cannot be checked (hub.Client.InsecureSkipVerify); by default they are
+	// refused.
+	InsecureSkipVerify bool
 	// Progress, when set, receives reports of downloads, weight loading and
 	// evaluation. It is called from the goroutine doing the work.
 	Progress func(Progress)
@@ -98,7 +122,10 @@ type Evaluator struct {
 // Open locates the model name (a hub id such as "gpt2" or "org/name@rev", a
 // folder with config.json and model.safetensors, a .safetensors file or an
 // llm.c .bin checkpoint), checks its configuration and tensors, and loads its
-// tokenizer. Close the Evaluator when done.
+// tokenizer: the folder's vocab.json + merges.txt or tokenizer.json, else
+// GPT-2's; always GPT-2's for an llm.c checkpoint (tokenizer files beside
+// one are ignored, with a warning through Options.Log). Close the Evaluator
+// when done.
 func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	spec, err := pipeline.ParseDevice(cmp.Or(opt.Device, "auto"))
 	if err != nil {
@@ -111,17 +138,29 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	if opt.Threads < 0 {
 		return nil, fmt.Errorf("threads %d: must not be negative", opt.Threads)
 	}
+	if prec == pipeline.PrecisionF16 && spec.Kind == "cpu" {
+		return nil, errors.New("precision f16 is for GPUs (f16 weights on the device): the CPU computes in f32 " +
+			"(F16 checkpoints stay 16-bit in its memory anyway) or in bf16; use precision f32 or bf16 there")
+	}
+	if err := pipeline.CheckKernelsEnv(); err != nil {
+		return nil, err
+	}
+	// Before anything is downloaded or loaded: a GPU asked for must be there.
+	if err := pipeline.CheckDevice(spec); err != nil {
+		return nil, err
+	}
 	hc := opt.Hub
 	if hc == nil {
 		hc = hub.FromEnv()
 	}
 	c := *hc
 	c.Offline = c.Offline || opt.Offline
+	c.InsecureSkipVerify = c.InsecureSkipVerify || opt.InsecureSkipVerify
 	c.Progress = func(file string, done, total int64) {
 		if hc.Progress != nil {
 			hc.Progress(file, done, total)
 		}
-		opt.report(Progress{"download", file, done, total})
+		opt.report(Progress{Stage: "download", File: file, Done: done, Total: total})
 	}
 	c.Waiting = func(w hub.Wait) {
 		if hc.Waiting != nil {
@@ -137,7 +176,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := tokenizer.Load(path)
+	tok, err := loadTokenizer(path, ck, opt)
 	if err != nil {
 		ck.Close()
 		return nil, err
@@ -147,9 +186,45 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 		ck.Close()
 		return nil, fmt.Errorf("tokenizer of %s has %d tokens but the model only %d", name, tok.VocabSize(), cfg.VocabSize)
 	}
-	opt.log("model %s: %d layers, %d heads, %d channels, %d positions, %s weights (%s)",
-		name, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, ck.StoredDType(), path)
+	opt.log("model %s: %s, %s weights (%s)", infile.Quote(name), cfg.Describe(), ck.StoredDType(), infile.Quote(path))
 	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok, stored: ck.StoredDType()}, nil
+}
+
+// loadTokenizer returns the tokenizer of the model at path: GPT-2's for an
+// llm.c checkpoint (which is GPT-2's and carries none), whatever tokenizer
+// files lie beside it, those being named in a warning through opt.Log; else
+// the files in the model's folder (tokenizer.Load).
+//
+// A Llama-family model's tokenizer is its tokenizer.json, which must be there
+// (the folder's vocab.json and merges.txt, as Qwen repos also have, leave out
+// its pre-tokenizer and added tokens).
+func loadTokenizer(path string, ck *model.Checkpoint, opt Options) (*tokenizer.Tokenizer, error) {
+	if cfg := ck.Config(); cfg.Arch != model.ArchGPT2 {
+		dir := path
+		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+			dir = filepath.Dir(path)
+		}
+		tj := filepath.Join(dir, tokenizer.TokenizerFile)
+		if _, err := os.Stat(tj); err != nil {
+			return nil, fmt.Errorf("model %s is a %s model and needs its tokenizer file: %w", infile.Quote(path), cfg.ModelType, err)
+		}
+		return tokenizer.LoadJSON(tj)
+	}
+	if !ck.LLMC() {
+		return tokenizer.Load(path)
+	}
+	var stray []string
+	for _, name := range []string{tokenizer.VocabFile, tokenizer.MergesFile, tokenizer.TokenizerFile} {
+		p := filepath.Join(filepath.Dir(path), name)
+		if _, err := os.Lstat(p); err == nil {
+			stray = append(stray, infile.Quote(p))
+		}
+	}
+	if len(stray) > 0 {
+		opt.log("warning: %s is an llm.c checkpoint, whose tokenizer is GPT-2's: %s beside it ignored",
+			infile.Quote(path), strings.Join(stray, ", "))
+	}
+	return tokenizer.GPT2()
 }
 
 func (o Options) report(p Progress) {
@@ -193,7 +268,7 @@ func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 	b, err := pipeline.OpenBackend(ctx, e.spec, e.ck, pipeline.BackendOptions{
 		Precision: e.prec,
 		Threads:   e.opt.Threads,
-		Progress:  func(done, total int64) { e.opt.report(Progress{"load", e.name, done, total}) },
+		Progress:  func(done, total int64) { e.opt.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
 	})
 	if err != nil {
 		return nil, err
@@ -245,6 +320,17 @@ type EvalOptions struct {
 	// ".pertoken"), and a resumed run writes the same file an uninterrupted
 	// one would.
 	PerToken string
+	// PerDocument, when set, is a file to write every document's score to
+	// (documents mode only: JSON Lines of pipeline.DocumentScore), when the
+	// run completes. It keeps the per-token records in memory (and, with
+	// Checkpoint, in its sidecar) to add them up.
+	PerDocument string
+	// JSON, when set, is a file to write the result to as JSON
+	// (pipeline.WriteJSON): when the run completes, after the per-token file
+	// and before the checkpoint is removed, so that a failed write leaves the
+	// run resumable; when it is interrupted, the partial result (Interrupted
+	// set, TotalTokens the run's targets).
+	JSON string
 	// TopLogprobs, with PerToken, also keeps every target position's K
 	// highest log-probabilities over the vocabulary and their ids (1 to
 	// pipeline.MaxTopLogprobs), for compare's KL divergence. It adds a second
@@ -266,6 +352,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	if opt.Ctx < 0 || opt.Stride < 0 || opt.MaxTokens < 0 || opt.BatchTokens < 0 {
 		return nil, errors.New("ctx, stride, max tokens and batch tokens must not be negative")
+	}
+	if opt.PerDocument != "" && mode != pipeline.ModeDocuments {
+		return nil, fmt.Errorf("per-document scores are for the documents mode (this run's mode is %s)", mode)
 	}
 	if opt.TopLogprobs != 0 {
 		if opt.PerToken == "" {
@@ -289,7 +378,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
 		Offline:         e.opt.Offline,
-		Progress:        func(done, total int64) { e.opt.report(Progress{"corpus", spec, done, total}) },
+		Progress:        func(done, total int64) { e.opt.report(Progress{Stage: "corpus", File: spec, Done: done, Total: total}) },
 		Waiting:         func(msg string) { e.opt.log("%s", msg) },
 		Stdin:           opt.Stdin,
 	})
@@ -298,13 +387,24 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
 		NoCache:    opt.NoTokenCache,
+		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
 	})
 	if err != nil {
 		return nil, err
 	}
+	if toks.Separated && mode != pipeline.ModeDocuments && len(toks.Docs) > 1 {
+		e.opt.log("note: %d documents joined into one stream with %s before each, as in GPT-2's training data: "+
+			"those tokens are scored too; --mode documents scores each document alone", len(toks.Docs), eotName(e.tok))
+	}
 	data := DataName(spec, opt.Split)
-	e.opt.log("data %s: %s", data, pipeline.Count(toks.Len(), "token"))
+	if n := toks.Len(); opt.MaxTokens > 0 && n > opt.MaxTokens {
+		e.opt.log("data %s: the first %s (of the %s tokenized)", infile.Quote(data), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"))
+	} else if opt.MaxTokens > 0 {
+		e.opt.log("data %s: %s (the whole corpus: fewer than the %d asked for)", infile.Quote(data), pipeline.Count(n, "token"), opt.MaxTokens)
+	} else {
+		e.opt.log("data %s: %s", infile.Quote(data), pipeline.Count(n, "token"))
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -319,24 +419,22 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		}
 	}
 	version, commit := Version()
+	desc := b.Describe()
 	rc := &pipeline.RunConfig{
 		Mode: string(mode), Ctx: window, Stride: stride, MaxTokens: opt.MaxTokens,
 		Split: cmp.Or(opt.Split, corpus.SplitAll), Separator: opt.Separator,
-		Device: e.spec.String(), Precision: precisionOf(b), BatchTokens: opt.BatchTokens,
+		Device: e.spec.String(), Precision: desc.Precision, Threads: desc.Threads, BatchTokens: opt.BatchTokens,
 	}
 	if mode == pipeline.ModeStream {
 		rc.Stride = window
 	}
-	if c, ok := b.(*pipeline.CPU); ok {
-		rc.Threads = c.Threads()
-	}
 	prov := &pipeline.Provenance{
 		Tool: "wgpu-eval", Version: version, Commit: commit, GoVersion: runtime.Version(),
-		Model: pipeline.ModelProvenance{ID: e.name, Revision: snapshotRevision(e.path), Path: e.path,
+		Model: pipeline.ModelProvenance{ID: e.name, Type: cmp.Or(e.ck.Config().ModelType, "gpt2"), Revision: snapshotRevision(e.path), Path: e.path,
 			StoredDType: e.stored, WeightsSHA256: e.hash},
 		Corpus:    pipeline.CorpusProvenance{Name: spec, SHA256: corp.SHA256, Format: string(corp.Format)},
 		Tokenizer: e.tok.ID(),
-		Device:    deviceInfo(b),
+		Device:    desc.Device,
 		Start:     start.UTC(),
 	}
 	ec := pipeline.EvalConfig{
@@ -351,9 +449,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		MaxTokens:   opt.MaxTokens,
 		VocabSize:   cfg.VocabSize,
 		TokenLen:    e.tok.TokenLen,
-		Progress:    func(done, total int) { e.opt.report(Progress{"eval", "", int64(done), int64(total)}) },
+		Words:       corpusWords(corp, opt.MaxTokens),
+		Progress: func(p pipeline.Progress) {
+			e.opt.report(Progress{Stage: "eval", Done: int64(p.Done), Total: int64(p.Total), Scored: int64(p.Scored), NLLSum: p.NLLSum})
+		},
 		Shard:       opt.Shard,
-		PerToken:    opt.PerToken != "",
+		PerToken:    opt.PerToken != "" || opt.PerDocument != "", // per-document scores add the records up
 		TopLogprobs: opt.TopLogprobs,
 	}
 	var ck *checkpointer
@@ -361,12 +462,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
-			PerToken: opt.PerToken != "", TopLogprobs: opt.TopLogprobs}
+			PerToken: opt.PerToken != "" || opt.PerDocument != "", TopLogprobs: opt.TopLogprobs}
 		if ck, err = openCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
 		}
 		if ck.resume != nil {
-			e.opt.log("resuming from %s: %d of the run's targets scored already", opt.Checkpoint, ck.resume.Sums.Count)
+			e.opt.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), ck.resume.Sums.Count)
 			ec.Resume = ck.resume
 			ec.ResumePerToken = ck.records
 		}
@@ -376,24 +477,96 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		}
 	}
 	res, err := pipeline.Evaluate(ctx, b, ec)
-	if res != nil {
-		res.Config, res.Provenance = rc, prov
+	if res == nil {
+		if ck != nil {
+			err = errors.Join(err, ck.finish(false))
+		}
+		return nil, err
 	}
-	if err == nil && opt.PerToken != "" {
-		// Before the checkpoint goes: a failed write leaves the run resumable.
-		if err = pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err == nil {
-			e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), opt.PerToken)
+	res.Config, res.Provenance = rc, prov
+	var werr error // writing the outputs of a complete run
+	switch {
+	case err == nil:
+		werr = e.writeOutputs(res, opt)
+	case opt.JSON != "": // interrupted: the partial result
+		if jerr := pipeline.WriteJSON(opt.JSON, res); jerr != nil {
+			err = errors.Join(err, jerr)
 		}
 	}
 	if ck != nil {
-		if cerr := ck.finish(err == nil); cerr != nil && err == nil {
-			err = cerr
+		// The checkpoint goes only once every output is written.
+		if cerr := ck.finish(err == nil && werr == nil); cerr != nil && err == nil {
+			werr = errors.Join(werr, cerr)
 		}
 	}
-	if err != nil && (res == nil || !res.Interrupted) {
-		return nil, err
+	if werr != nil {
+		return res, &OutputError{Err: werr, Checkpoint: opt.Checkpoint}
 	}
 	return res, err
+}
+
+// writeOutputs writes a complete run's per-token file and JSON.
+func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions) error {
+	if opt.PerDocument != "" {
+		docs := pipeline.DocumentScores(res.PerToken, e.tok.TokenLen)
+		if err := pipeline.WriteDocumentScores(opt.PerDocument, docs); err != nil {
+			return err
+		}
+		e.opt.log("scores of %d documents written to %s", len(docs), infile.Quote(opt.PerDocument))
+	}
+	if opt.PerToken != "" {
+		if err := pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err != nil {
+			return err
+		}
+		e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), infile.Quote(opt.PerToken))
+	}
+	if opt.JSON != "" {
+		return pipeline.WriteJSON(opt.JSON, res)
+	}
+	return nil
+}
+
+// OutputError is Evaluate's error when the run completed but an output file
+// (per-token, JSON) could not be written, or the checkpoint not removed: the
+// result returned with it is complete. With a checkpoint, the run's state
+// stays in it, so the same call again writes the outputs without scoring
+// anything again.
+type OutputError struct {
+	Err        error
+	Checkpoint string // the checkpoint that keeps the run; "" without one
+}
+
+// Error says what was not written and what is kept.
+func (e *OutputError) Error() string {
+	if e.Checkpoint != "" {
+		return fmt.Sprintf("the run is complete, but %v (its state stays in %s: run the same command again to write the outputs)", e.Err, e.Checkpoint)
+	}
+	return fmt.Sprintf("the run is complete, but %v", e.Err)
+}
+
+// Unwrap is the write's error.
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// corpusWords is corp's word count for word perplexity (corpus.CountWords
+// over its documents), 0 where it is unknown: a token file, or a corpus cut
+// at maxTokens.
+func corpusWords(corp *corpus.Corpus, maxTokens int) int {
+	if maxTokens > 0 || len(corp.Docs) == 0 {
+		return 0
+	}
+	n := 0
+	for _, d := range corp.Docs {
+		n += corpus.CountWords(d)
+	}
+	return n
+}
+
+// eotName is the tokenizer's end-of-text token as text ("<|endoftext|>").
+func eotName(tok *tokenizer.Tokenizer) string {
+	if s := tok.Decode([]int32{tok.EOT()}); s != "" {
+		return s
+	}
+	return fmt.Sprintf("token %d", tok.EOT())
 }
 
 // DataName is how results name a corpus: the spec, with the split when it is

@@ -13,14 +13,14 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 func tinyModel(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := testmodel.WriteSafetensors(dir, testmodel.Peaked(testmodel.TinyConfig(), 7), "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, synth.Peaked(synth.TinyConfig(), 7), "F32"); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -175,5 +175,15 @@ func TestEvaluateMatchesPyTorchGolden(t *testing.T) {
 		if r.Tokens != c.Count || math.Abs(r.MeanNLL-c.MeanNLL) > 1e-5 {
 			t.Errorf("%s: %d targets, mean NLL %.9f; reference %d, %.9f", c.Name, r.Tokens, r.MeanNLL, c.Count, c.MeanNLL)
 		}
+	}
+}
+
+// TestOpenChecksDeviceFirst: a GPU device that is not there (an adapter
+// index past the last, or no Vulkan at all) fails Open before the model is
+// looked for, so a run never downloads or loads a model it cannot run.
+func TestOpenChecksDeviceFirst(t *testing.T) {
+	_, err := Open(context.Background(), filepath.Join(t.TempDir(), "no-such-model"), Options{Device: "gpu:99", Offline: true})
+	if err == nil || !strings.Contains(err.Error(), "device gpu:99") {
+		t.Fatalf("gpu:99 with a missing model: err = %v, want the device's error first", err)
 	}
 }

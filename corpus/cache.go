@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,19 +13,22 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/internal/msgpackbound"
 )
 
 // cacheVersion changes whenever cacheFile's layout or meaning does; files of
-// another version are ignored and rewritten.
-const cacheVersion = 1
+// another version are ignored and rewritten. Version 2: the checksum covers
+// the documents' lengths too (version 1's covered only the ids, so a moved
+// document boundary went unnoticed).
+const cacheVersion = 2
 
 // cacheFile is a tokenized corpus on disk (msgpack).
 type cacheFile struct {
 	Version   int       `msgpack:"version"`
 	Corpus    string    `msgpack:"corpus"`     // Corpus.SHA256
 	Tokenizer string    `msgpack:"tokenizer"`  // Tokenizer.ID()
-	IDsSHA256 string    `msgpack:"ids_sha256"` // idsHash(Docs), to catch damage
+	IDsSHA256 string    `msgpack:"ids_sha256"` // docsIDsHash(Docs), to catch damage
 	Docs      [][]int32 `msgpack:"docs"`
 }
 
@@ -43,12 +47,13 @@ func cachePath(root, corpus, tokID string) string {
 
 // readCache returns the documents cached at path when the file exists, decodes,
 // and matches the corpus, the tokenizer, the number of documents, the vocabulary
-// and its own checksum; otherwise ok is false and the caller tokenizes afresh
-// (and overwrites the file). Every length in the file is checked against the
-// bytes left before decoding, so a damaged file costs no more memory than its
-// size; one that does not decode is deleted.
+// and its own checksum (of the ids and of where each document ends); otherwise
+// ok is false and the caller tokenizes afresh (and overwrites the file). What
+// is not a regular file is never opened. Every length in the file is checked
+// against the bytes left before decoding, so a damaged file costs no more
+// memory than its size; one that does not decode is deleted.
 func readCache(path, corpus, tokID string, ndocs, vocab int) (docs [][]int32, ok bool) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, 0)
 	if err != nil {
 		return nil, false
 	}
@@ -67,7 +72,7 @@ func readCache(path, corpus, tokID string, ndocs, vocab int) (docs [][]int32, ok
 		return nil, false
 	}
 	if f.Version != cacheVersion || f.Corpus != corpus || f.Tokenizer != tokID || len(f.Docs) != ndocs ||
-		f.IDsSHA256 != idsHash(f.Docs) {
+		f.IDsSHA256 != docsIDsHash(f.Docs) {
 		return nil, false
 	}
 	for _, d := range f.Docs {
@@ -86,7 +91,7 @@ func writeCache(path, corpus, tokID string, docs [][]int32) error {
 		Version:   cacheVersion,
 		Corpus:    corpus,
 		Tokenizer: tokID,
-		IDsSHA256: idsHash(docs),
+		IDsSHA256: docsIDsHash(docs),
 		Docs:      docs,
 	})
 	if err != nil {
@@ -102,18 +107,25 @@ func writeCache(path, corpus, tokID string, docs [][]int32) error {
 	return nil
 }
 
-// idsHash is sha256 over every id as little-endian uint32, document after
-// document, the same digest ../shared/data/README.md gives for token ids.
-func idsHash(docs [][]int32) string {
+// docsIDsHash is sha256 over a tag, then each document's length (uvarint)
+// and ids (little-endian uint32): the cache's checksum, which changes when a
+// document boundary moves even if the ids in order do not.
+func docsIDsHash(docs [][]int32) string {
 	h := sha256.New()
+	io.WriteString(h, "wgpu-eval token cache v2\n")
 	buf := make([]byte, 0, 4096)
+	room := func(n int) { // flushes buf unless n more bytes fit
+		if len(buf)+n > cap(buf) {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
 	for _, d := range docs {
+		room(binary.MaxVarintLen64)
+		buf = binary.AppendUvarint(buf, uint64(len(d)))
 		for _, id := range d {
+			room(4)
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(id))
-			if len(buf) == cap(buf) {
-				h.Write(buf)
-				buf = buf[:0]
-			}
 		}
 	}
 	h.Write(buf)

@@ -20,7 +20,7 @@ func TestTokenizeCacheHugeArrayHeader(t *testing.T) {
 	c := load(t, "-", Options{Stdin: strings.NewReader(text)})
 	want := byteIDs(text)
 	good, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b",
-		IDsSHA256: idsHash(want), Docs: want})
+		IDsSHA256: docsIDsHash(want), Docs: want})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package corpus
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -16,6 +15,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
 // Format is how a corpus is stored.
@@ -95,6 +97,10 @@ type Options struct {
 	WaitInterval time.Duration
 	// Stdin is read for the spec "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// MaxBytes bounds the text read from stdin, and refuses a larger file
+	// before reading it; 0 means DefaultMaxBytes. Stdin is bounded by the
+	// memory available too.
+	MaxBytes int64
 }
 
 // Corpus is text, documents or token ids, loaded and split, ready to tokenize.
@@ -127,6 +133,15 @@ func (c *Corpus) Bytes() int {
 	return n
 }
 
+// DefaultMaxBytes bounds what Load reads from stdin when Options.MaxBytes is
+// 0 (and refuses larger files before reading them); the memory available
+// bounds it further.
+const DefaultMaxBytes = 16 << 30
+
+// bom is the UTF-8 byte order mark some editors put at the start of a file;
+// Load drops it there (elsewhere it is text: U+FEFF, a zero-width no-break space).
+const bom = "\uFEFF"
+
 // Load reads the corpus spec names: "tinyshakespeare" (a local copy from
 // opt or the environment, else the cached download, else downloaded from
 // TinyShakespeareURL into the cache, sha256-checked in every case), "-" (text on
@@ -135,7 +150,15 @@ func (c *Corpus) Bytes() int {
 // magic number 20240520; a .bin file without it is an error), or any other
 // file, read as UTF-8 text. The named corpus wins over a file of the same name
 // (write ./tinyshakespeare to mean the file).
-// Empty corpora and text that is not UTF-8 are errors.
+// Empty corpora and text that is not UTF-8 are errors; a UTF-8 byte order
+// mark at the start of a text or JSONL file is dropped.
+//
+// A path must name a regular file (symbolic links followed): a FIFO, a device
+// or a folder is refused before it is opened, since reading one could block
+// or never end; a stream is read as stdin. Stdin is read until its end, at
+// most opt.MaxBytes, and Load returns when ctx is done even while that read
+// blocks. A file or stream larger than the memory available is refused with
+// an error saying so. The text is held once, as a string.
 func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 	split := opt.Split
 	switch split {
@@ -143,10 +166,14 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		split = SplitAll
 	case SplitAll, SplitTrain, SplitVal:
 	default:
-		return nil, fmt.Errorf("corpus %s: unknown split %q (want all, train or val)", spec, opt.Split)
+		return nil, fmt.Errorf("corpus %s: unknown split %q (want all, train or val)", infile.Quote(spec), opt.Split)
 	}
 	c := &Corpus{Name: spec, Split: split}
-	var data []byte
+	limit := opt.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	var text string
 	var err error
 	switch {
 	case spec == "":
@@ -156,63 +183,82 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err = os.ReadFile(c.Path)
+		text, err = readText(c.Path, limit)
 	case spec == "-":
 		in := opt.Stdin
 		if in == nil {
 			in = os.Stdin
 		}
-		data, err = io.ReadAll(in)
 		spec = "stdin"
+		if avail, ok := sysmem.Available(); ok && int64(avail) < limit {
+			limit = max(int64(avail), 1)
+		}
+		text, err = infile.ReadAll(ctx, in, limit, spec)
 	default:
 		c.Path = spec
-		data, err = os.ReadFile(spec)
+		text, err = readText(spec, limit)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("corpus %s: no such file (the named corpus is %q)", spec, TinyShakespeare)
+			return nil, fmt.Errorf("corpus %s: no such file (the named corpus is %q)", infile.Quote(spec), TinyShakespeare)
 		}
 	}
+	var nr *infile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, fmt.Errorf("corpus %s is %s, not a regular file (give a stream as stdin: --data - < source)", infile.Quote(spec), infile.Kind(nr.Mode))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("corpus %s: %w", spec, err)
+		return nil, fmt.Errorf("corpus %s: %w", infile.Quote(spec), err)
 	}
 
 	switch {
-	case c.Path != "" && isTokenFile(c.Path, data):
+	case c.Path != "" && isTokenFile(c.Path, text):
 		c.Format = FormatTokens
-		err = c.loadTokens(data)
+		err = c.loadTokens(text)
 	case c.Path != "" && strings.EqualFold(filepath.Ext(c.Path), ".jsonl"):
 		c.Format = FormatJSONL
-		err = c.loadJSONL(data)
+		err = c.loadJSONL(strings.TrimPrefix(text, bom))
 	default:
 		c.Format = FormatText
-		err = c.loadText(data, opt.Separator)
+		err = c.loadText(strings.TrimPrefix(text, bom), opt.Separator)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("corpus %s: %w", spec, err)
+		return nil, fmt.Errorf("corpus %s: %w", infile.Quote(spec), err)
 	}
 	return c, nil
 }
 
+// readText reads the regular file at path, after checking that its size fits
+// in limit and in the memory available.
+func readText(path string, limit int64) (string, error) {
+	fi, err := infile.Check(path)
+	if err != nil {
+		return "", err
+	}
+	if err := sysmem.Check(fmt.Sprintf("corpus %s (%d bytes of text)", infile.Quote(path), fi.Size()), uint64(fi.Size())); err != nil {
+		return "", err
+	}
+	return infile.ReadText(path, limit)
+}
+
 // isTokenFile reports whether data is (or, by its .bin name, claims to be) an
 // llm.c token file; loadTokens then checks it.
-func isTokenFile(path string, data []byte) bool {
-	if len(data) >= 4 && binary.LittleEndian.Uint32(data) == tokenMagic {
+func isTokenFile(path string, data string) bool {
+	if len(data) >= 4 && le32(data, 0) == tokenMagic {
 		return true
 	}
 	return strings.EqualFold(filepath.Ext(path), ".bin")
 }
 
-func (c *Corpus) loadText(data []byte, sep string) error {
-	if err := checkUTF8(data); err != nil {
+func (c *Corpus) loadText(text string, sep string) error {
+	if err := checkUTF8(text); err != nil {
 		return err
 	}
-	text := string(data)
 	if text == "" {
 		return errors.New("empty text")
 	}
 	text = splitText(text, c.Split)
 	if sep == "" {
 		c.Docs = []string{text}
-		c.SHA256 = sha256Hex([]byte(text))
+		c.SHA256 = sha256Hex(text)
 		return nil
 	}
 	for _, d := range strings.Split(text, sep) {
@@ -249,16 +295,22 @@ func splitText(text, split string) string {
 	return text[off:]
 }
 
-func (c *Corpus) loadJSONL(data []byte) error {
+func (c *Corpus) loadJSONL(data string) error {
 	if c.Split != SplitAll {
 		return fmt.Errorf("split %q: only text corpora have train/val splits; a JSONL file is evaluated whole", c.Split)
 	}
 	c.Separated = true
 	offset, total := 0, 0
-	for n, line := range bytes.SplitAfter(data, []byte("\n")) {
+	for n := 0; data != ""; n++ {
+		var line string
+		if i := strings.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i+1], data[i+1:]
+		} else {
+			line, data = data, ""
+		}
 		lineNo, start := n+1, offset
 		offset += len(line)
-		if len(bytes.TrimSpace(line)) == 0 {
+		if len(strings.TrimSpace(line)) == 0 {
 			continue
 		}
 		if err := checkUTF8(line); err != nil {
@@ -269,7 +321,7 @@ func (c *Corpus) loadJSONL(data []byte) error {
 			return fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(line, &obj); err != nil {
+		if err := json.Unmarshal([]byte(line), &obj); err != nil {
 			return fmt.Errorf("line %d: not a JSON object: %w", lineNo, err)
 		}
 		raw, ok := obj["text"]
@@ -277,7 +329,7 @@ func (c *Corpus) loadJSONL(data []byte) error {
 			return fmt.Errorf("line %d: the object has no \"text\" field", lineNo)
 		}
 		var text string
-		if err := json.Unmarshal(raw, &text); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		if err := json.Unmarshal(raw, &text); err != nil || strings.TrimSpace(string(raw)) == "null" {
 			return fmt.Errorf("line %d: \"text\" is not a string", lineNo)
 		}
 		c.Docs = append(c.Docs, text)
@@ -293,14 +345,14 @@ func (c *Corpus) loadJSONL(data []byte) error {
 	return nil
 }
 
-func (c *Corpus) loadTokens(data []byte) error {
+func (c *Corpus) loadTokens(data string) error {
 	if c.Split != SplitAll {
 		return fmt.Errorf("split %q: only text corpora have train/val splits; llm.c keeps train and val in separate token files", c.Split)
 	}
 	if len(data) < tokenHeaderSize {
 		return fmt.Errorf("not an llm.c token file: %d bytes, shorter than the %d-byte header", len(data), tokenHeaderSize)
 	}
-	header := func(i int) int32 { return int32(binary.LittleEndian.Uint32(data[4*i:])) }
+	header := func(i int) int32 { return int32(le32(data, 4*i)) }
 	switch magic := header(0); magic {
 	case tokenMagic:
 	case llmcModelMagic:
@@ -328,10 +380,10 @@ func (c *Corpus) loadTokens(data []byte) error {
 	c.Tokens = make([]int32, n)
 	for i := range c.Tokens {
 		if width == 2 {
-			c.Tokens[i] = int32(binary.LittleEndian.Uint16(body[2*i:]))
+			c.Tokens[i] = int32(body[2*i]) | int32(body[2*i+1])<<8
 			continue
 		}
-		v := binary.LittleEndian.Uint32(body[4*i:])
+		v := le32(body, 4*i)
 		if v > 1<<31-1 {
 			return fmt.Errorf("token %d: id %d out of range", i, v)
 		}
@@ -351,12 +403,12 @@ func (e *utf8Error) Error() string {
 	return fmt.Sprintf("not UTF-8 text: invalid byte 0x%02x at byte offset %d", e.Byte, e.Offset)
 }
 
-func checkUTF8(b []byte) error {
-	if utf8.Valid(b) {
+func checkUTF8(b string) error {
+	if utf8.ValidString(b) {
 		return nil
 	}
 	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
+		r, size := utf8.DecodeRuneInString(b[i:])
 		if r == utf8.RuneError && size == 1 {
 			return &utf8Error{Offset: i, Byte: b[i]}
 		}
@@ -365,9 +417,26 @@ func checkUTF8(b []byte) error {
 	return nil // unreachable: utf8.Valid said otherwise
 }
 
-func sha256Hex(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+// le32 is the little-endian uint32 at s[i:].
+func le32(s string, i int) uint32 {
+	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+}
+
+func sha256Hex(s string) string {
+	h := sha256.New()
+	writeString(h, s)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeString writes s to w through a small buffer: io.WriteString would copy
+// all of s at once when w has no WriteString (hashes have none).
+func writeString(w io.Writer, s string) {
+	var buf [32 << 10]byte
+	for s != "" {
+		n := copy(buf[:], s)
+		w.Write(buf[:n])
+		s = s[n:]
+	}
 }
 
 // docsHash digests documents unambiguously: a tag, then each document's length
@@ -378,7 +447,7 @@ func docsHash(docs []string) string {
 	var n [binary.MaxVarintLen64]byte
 	for _, d := range docs {
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(d)))])
-		io.WriteString(h, d)
+		writeString(h, d)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

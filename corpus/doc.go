@@ -10,8 +10,9 @@
 //
 // toks then goes to pipeline.Evaluate, which cuts it into windows and scores it.
 //
-// The package imports internal/download, internal/atomicfile and
-// internal/msgpackbound of this module and nothing of the model or the GPU; the
+// The package imports internal/download, internal/atomicfile,
+// internal/msgpackbound, internal/infile and internal/sysmem of this module and
+// nothing of the model or the GPU; the
 // tokenizer is reached through the Tokenizer interface. It never prints:
 // progress and cache failures go through callbacks.
 package corpus

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // FuzzLoad: no file, read as text, JSONL or an llm.c token file (each with or
@@ -84,6 +86,62 @@ func FuzzLoad(f *testing.F) {
 			}
 		default:
 			t.Errorf("format %q", c.Format)
+		}
+	})
+}
+
+// FuzzReadCache: no token cache file, of this version or another, damaged or
+// forged, panics readCache or allocates by an unchecked length; what it
+// accepts is of the corpus, the tokenizer and the number of documents asked,
+// within the vocabulary, and matches its checksum of ids and boundaries.
+func FuzzReadCache(f *testing.F) {
+	enc := func(c cacheFile) []byte {
+		b, err := msgpack.Marshal(&c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	docs := [][]int32{{104, 105}, {33}}
+	good := enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", IDsSHA256: docsIDsHash(docs), Docs: docs})
+	for _, seed := range [][]byte{
+		good,
+		good[:len(good)/2],
+		enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", IDsSHA256: docsIDsHash(docs), Docs: [][]int32{{104}, {105, 33}}}),
+		enc(cacheFile{Version: 1, Corpus: "c", Tokenizer: "b", IDsSHA256: "x", Docs: docs}),
+		enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", IDsSHA256: docsIDsHash([][]int32{{999}, {}}), Docs: [][]int32{{999}, {}}}),
+		{0xdd, 0xff, 0xff, 0xff, 0xff},
+		nil,
+	} {
+		f.Add(seed, 2)
+	}
+	path := filepath.Join(f.TempDir(), "cache.msgpack")
+	f.Fuzz(func(t *testing.T, data []byte, ndocs int) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := readCache(path, "c", "b", ndocs, 257)
+		if !ok {
+			return
+		}
+		if len(got) != ndocs {
+			t.Errorf("%d documents accepted, %d asked", len(got), ndocs)
+		}
+		n := 0
+		for _, d := range got {
+			n += len(d)
+			for _, id := range d {
+				if id < 0 || id >= 257 {
+					t.Errorf("id %d accepted", id)
+				}
+			}
+		}
+		if 4*n > len(data) {
+			t.Errorf("%d ids from %d bytes", n, len(data))
+		}
+		var cf cacheFile
+		if err := msgpack.Unmarshal(data, &cf); err != nil || cf.IDsSHA256 != docsIDsHash(got) || cf.Version != cacheVersion {
+			t.Errorf("accepted a file whose checksum or version does not match (%v)", err)
 		}
 	})
 }

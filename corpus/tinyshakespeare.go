@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/download"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // cacheRoot returns dir, or os.UserCacheDir()/wgpu-eval when dir is empty.
@@ -64,7 +65,7 @@ func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 	}
 	if opt.Offline {
 		return "", fmt.Errorf("tinyshakespeare: not in the cache (%s) and downloads are off; "+
-			"fetch %s there, or name a local copy with %s", dest, url, TinyShakespeareEnv)
+			"fetch %s there, or name a local copy with --tinyshakespeare-file FILE (or $%s)", dest, url, TinyShakespeareEnv)
 	}
 	w := watchDownload(url, opt)
 	err = download.File(ctx, url, dest, download.Options{
@@ -86,10 +87,11 @@ func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 
 // checkSHA256 returns nil when the file at path has the hex digest want, an error
 // wrapping os.ErrNotExist when there is no such file, and another error otherwise.
+// What is not a regular file is refused before it is opened.
 func checkSHA256(path, want string) error {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
-		return err // *PathError names the file
+		return err // names the file
 	}
 	defer f.Close()
 	h := sha256.New()
@@ -106,7 +108,7 @@ func checkSHA256(path, want string) error {
 // for. A nil *downloadWatch does nothing.
 type downloadWatch struct {
 	host    string
-	timeout time.Duration // for the answer; the data has no limit but ctx
+	timeout time.Duration // for the answer; the data's is download.DefaultStallTimeout
 
 	mu       sync.Mutex
 	answered bool
@@ -132,8 +134,8 @@ func watchDownload(rawURL string, opt Options) *downloadWatch {
 		w.mu.Unlock()
 		silence = silence.Round(time.Millisecond)
 		if answered {
-			opt.Waiting(fmt.Sprintf("tinyshakespeare: %s has sent nothing more for %v (at %d bytes; no time limit; "+
-				"Ctrl-C stops, a rerun resumes)", w.host, silence, done))
+			opt.Waiting(fmt.Sprintf("tinyshakespeare: %s has sent nothing more for %v (at %d bytes; gives up after %v without data, "+
+				"a rerun resumes)", w.host, silence, done, download.DefaultStallTimeout))
 			return
 		}
 		limit := "no time limit; Ctrl-C stops"

@@ -2,7 +2,13 @@ package corpus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"unicode"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
 // Tokenizer is what the pipeline needs of a tokenizer (*tokenizer.Tokenizer of
@@ -89,21 +95,40 @@ type TokenizeOptions struct {
 	CacheDir string
 	// NoCache skips reading and writing the cache.
 	NoCache bool
-	// CacheError, when set, is told of a cache that could not be written; the
-	// cache is only an accelerator, so Tokenize goes on regardless.
+	// CacheError, when set, is told of a cache that could not be written (or
+	// whose path names something other than a regular file, which is then
+	// neither read nor written); the cache is only an accelerator, so Tokenize
+	// goes on regardless.
 	CacheError func(error)
+	// MaxTokens, when positive, is the most ids the caller will use (of the
+	// stream, or of the documents, as pipeline.EvalConfig.MaxTokens keeps
+	// them): tokenizing stops once at least that many are made, so that the
+	// head of a huge corpus costs what the head costs. Such a partial result
+	// is not cached (a whole one from the cache is used).
+	MaxTokens int
 }
+
+// chunkBytes is about how much text one Encode call gets when Tokenize stops
+// at TokenizeOptions.MaxTokens (a variable for tests).
+var chunkBytes = 1 << 20
 
 // Tokenize encodes c with tok. Text is encoded document by document (a
 // continuous text as one piece, exactly as the tokenizer splits it); the result
 // is cached under CacheDir/tokens, keyed by c.SHA256 and tok.ID(). A token file's
 // ids are checked against tok.VocabSize() and used as they are.
+//
+// With opt.MaxTokens, a long text is encoded in pieces of about chunkBytes,
+// cut only before a space or a line break that has an ASCII letter or digit on
+// each side: GPT-2's pre-tokenizer never joins such a character to the one
+// before it, so the pieces' ids are exactly the head of the whole text's.
+// Estimated memory for the ids (4 bytes per 4 bytes of text, or per wanted
+// id) is checked against what the machine has before tokenizing.
 func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions) (*Tokens, error) {
 	if c.Format == FormatTokens {
 		vocab := tok.VocabSize()
 		for i, id := range c.Tokens {
 			if id < 0 || int(id) >= vocab {
-				return nil, fmt.Errorf("corpus %s: token %d: id %d is not below the vocabulary size %d", c.Name, i, id, vocab)
+				return nil, fmt.Errorf("corpus %s: token %d: id %d is not below the vocabulary size %d", infile.Quote(c.Name), i, id, vocab)
 			}
 		}
 		return &Tokens{Docs: [][]int32{c.Tokens}}, nil
@@ -116,20 +141,44 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 			reportCacheError(opt, err)
 		} else {
 			path = cachePath(root, c.SHA256, tok.ID())
-			if docs, ok := readCache(path, c.SHA256, tok.ID(), len(c.Docs), tok.VocabSize()); ok {
+			if _, err := infile.Check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				reportCacheError(opt, err) // a FIFO there would block both the read and the write
+				path = ""
+			} else if docs, ok := readCache(path, c.SHA256, tok.ID(), len(c.Docs), tok.VocabSize()); ok {
 				return &Tokens{Docs: docs, Separated: c.Separated}, nil
 			}
 		}
 	}
 
-	docs := make([][]int32, len(c.Docs))
-	for i, d := range c.Docs {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("tokenize %s: %w", c.Name, err)
-		}
-		docs[i] = tok.Encode(d)
+	need := uint64(c.Bytes()) // ids: about one per 4 bytes of text, 4 bytes each
+	if opt.MaxTokens > 0 {
+		need = min(need, 4*uint64(opt.MaxTokens)+uint64(4*chunkBytes))
 	}
-	if path != "" {
+	if err := sysmem.Check(fmt.Sprintf("tokenizing corpus %s (%d bytes of text)", infile.Quote(c.Name), c.Bytes()), need); err != nil {
+		return nil, err
+	}
+	docs := make([][]int32, 0, len(c.Docs))
+	complete, total := true, 0
+	for _, d := range c.Docs {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("tokenize %s: %w", infile.Quote(c.Name), err)
+		}
+		if opt.MaxTokens > 0 && total >= opt.MaxTokens {
+			complete = false
+			break
+		}
+		ids, whole, err := encodeHead(ctx, tok, d, opt.MaxTokens-total)
+		if err != nil {
+			return nil, fmt.Errorf("tokenize %s: %w", infile.Quote(c.Name), err)
+		}
+		docs = append(docs, ids)
+		total += len(ids)
+		if !whole {
+			complete = false
+			break
+		}
+	}
+	if path != "" && complete {
 		if err := writeCache(path, c.SHA256, tok.ID(), docs); err != nil {
 			reportCacheError(opt, err)
 		}
@@ -137,8 +186,63 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 	return &Tokens{Docs: docs, Separated: c.Separated}, nil
 }
 
+// encodeHead returns the ids of text: all of them in one Encode call when
+// limit <= 0 or text is short, else those of pieces of text (see Tokenize)
+// until at least limit ids are made; whole is false when text was not
+// encoded to its end.
+func encodeHead(ctx context.Context, tok Tokenizer, text string, limit int) (ids []int32, whole bool, err error) {
+	if limit <= 0 || len(text) <= chunkBytes {
+		return tok.Encode(text), true, nil
+	}
+	for len(ids) < limit {
+		if text == "" {
+			return ids, true, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		cut := safeCut(text, chunkBytes)
+		ids = append(ids, tok.Encode(text[:cut])...)
+		text = text[cut:]
+	}
+	return ids, text == "", nil
+}
+
+// safeCut returns the first place at or after n where text may be cut
+// without changing its tokens: before a ' ' or '\n' with an ASCII letter or
+// digit on each side; len(text) when there is none.
+func safeCut(text string, n int) int {
+	for i := max(n, 1); i+1 < len(text); i++ {
+		if (text[i] == ' ' || text[i] == '\n') && isAlnum(text[i-1]) && isAlnum(text[i+1]) {
+			return i
+		}
+	}
+	return len(text)
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
 func reportCacheError(opt TokenizeOptions, err error) {
 	if opt.CacheError != nil {
 		opt.CacheError(fmt.Errorf("token cache: %w", err))
 	}
+}
+
+// CountWords counts the words of text as lm-evaluation-harness does for its
+// word_perplexity: the number of parts Python's re.split(r"\s+", text) gives,
+// that is, the runs of whitespace plus one (so a leading or trailing run
+// counts an empty word, and "" is one word). Whitespace is what Python's \s
+// matches in a str pattern: Go's unicode.IsSpace and U+001C..U+001F.
+func CountWords(text string) int {
+	n, inSpace := 1, false
+	for _, r := range text {
+		space := unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
+		if space && !inSpace {
+			n++
+		}
+		inSpace = space
+	}
+	return n
 }

@@ -91,7 +91,7 @@ func TestTokenizeCacheDamaged(t *testing.T) {
 	want := byteIDs("hello world")
 	good := func() []byte {
 		data, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b",
-			IDsSHA256: idsHash(want), Docs: want})
+			IDsSHA256: docsIDsHash(want), Docs: want})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,11 +110,11 @@ func TestTokenizeCacheDamaged(t *testing.T) {
 		"truncated":  good[:len(good)/2],
 		"garbage":    []byte("\xff\x00not msgpack at all"),
 		"empty":      nil,
-		"version":    bad(cacheFile{Version: 99, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: idsHash(want), Docs: want}),
-		"corpus":     bad(cacheFile{Version: cacheVersion, Corpus: "x", Tokenizer: "b", IDsSHA256: idsHash(want), Docs: want}),
-		"tampered":   bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: idsHash(want), Docs: [][]int32{tampered}}),
-		"docs count": bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: idsHash(nil)}),
-		"vocab":      bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: idsHash([][]int32{{999}}), Docs: [][]int32{{999}}}),
+		"version":    bad(cacheFile{Version: 99, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: docsIDsHash(want), Docs: want}),
+		"corpus":     bad(cacheFile{Version: cacheVersion, Corpus: "x", Tokenizer: "b", IDsSHA256: docsIDsHash(want), Docs: want}),
+		"tampered":   bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: docsIDsHash(want), Docs: [][]int32{tampered}}),
+		"docs count": bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: docsIDsHash(nil)}),
+		"vocab":      bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: docsIDsHash([][]int32{{999}}), Docs: [][]int32{{999}}}),
 	} {
 		cache := t.TempDir()
 		path := cachePath(cache, c.SHA256, "b")
@@ -182,21 +182,44 @@ func TestTokenizeCancel(t *testing.T) {
 	}
 }
 
-func TestIDsHash(t *testing.T) {
-	// Split across documents or not, the same ids give the same digest; the
-	// digest of no ids is sha256 of nothing.
-	a := idsHash([][]int32{{1, 2}, {3}})
-	if b := idsHash([][]int32{{1, 2, 3}}); a != b {
-		t.Error("idsHash depends on document boundaries")
+// The cache's checksum sees where each document ends, not only the ids in
+// order; it covers every id.
+func TestDocsIDsHash(t *testing.T) {
+	if docsIDsHash([][]int32{{1, 2}, {3}}) == docsIDsHash([][]int32{{1}, {2, 3}}) {
+		t.Error("docsIDsHash does not depend on document boundaries")
 	}
-	if got := idsHash(nil); got != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
-		t.Errorf("idsHash(nil) = %s", got)
+	if docsIDsHash([][]int32{{1}, {}}) == docsIDsHash([][]int32{{1}}) {
+		t.Error("docsIDsHash ignores an empty document")
 	}
 	big := make([]int32, 5000) // spans several internal buffers
 	for i := range big {
 		big[i] = int32(i)
 	}
-	if idsHash([][]int32{big}) == idsHash([][]int32{big[:4999]}) {
-		t.Error("idsHash ignores the tail")
+	if docsIDsHash([][]int32{big}) == docsIDsHash([][]int32{big[:4999]}) {
+		t.Error("docsIDsHash ignores the tail")
+	}
+}
+
+// TestCountWords: the counts Python's len(re.split(r"\s+", text)) gives for
+// these texts (worked out by hand from Python's semantics: every run of
+// whitespace splits once, and an empty part at either end still counts).
+func TestCountWords(t *testing.T) {
+	for text, want := range map[string]int{
+		"":                       1,
+		"one":                    1,
+		"two words":              2,
+		"  leading":              2,
+		"trailing\n":             2,
+		"a\t\tb\r\nc":            3,
+		" both ":                 3,
+		"non\u00a0breaking":      2, // U+00A0 is \s in Python 3
+		"ideographic\u3000space": 2,
+		"file\x1cseparator":      2, // \x1c is \s in Python (str.isspace), not in Go's unicode.IsSpace
+		"no\u200bsplit":          1, // ZERO WIDTH SPACE is not whitespace in either
+		"First Citizen:\nBefore we proceed any further, hear me speak.\n": 11,
+	} {
+		if got := CountWords(text); got != want {
+			t.Errorf("CountWords(%q) = %d, want %d", text, got, want)
+		}
 	}
 }

@@ -8,15 +8,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // TestLoadBadSafetensors breaks a good model folder in one way per case and
 // checks that Load's error names the file and the tensor or the problem.
 func TestLoadBadSafetensors(t *testing.T) {
 	cfg := smallConfig()
-	good := testmodel.Random(cfg, 21)
+	good := synth.Random(cfg, 21)
 	const st = "model.safetensors"
 	// rewrite replaces the file's bytes.
 	rewrite := func(t *testing.T, path string, f func([]byte) []byte) {
@@ -34,21 +34,21 @@ func TestLoadBadSafetensors(t *testing.T) {
 			editHeader(t, filepath.Join(dir, st), func(h map[string]map[string]any) { h[name][key] = v })
 		}
 	}
-	without := func(name string) []testmodel.Tensor {
-		return slices.DeleteFunc(testmodel.HFTensors(good, "transformer."), func(x testmodel.Tensor) bool { return x.Name == name })
+	without := func(name string) []synth.Tensor {
+		return slices.DeleteFunc(synth.HFTensors(good, "transformer."), func(x synth.Tensor) bool { return x.Name == name })
 	}
-	with := func(extra ...testmodel.Tensor) []testmodel.Tensor {
-		return append(testmodel.HFTensors(good, "transformer."), extra...)
+	with := func(extra ...synth.Tensor) []synth.Tensor {
+		return append(synth.HFTensors(good, "transformer."), extra...)
 	}
-	withNaN := func(set func(m *model.Model)) []testmodel.Tensor {
-		m := testmodel.Random(cfg, 21)
+	withNaN := func(set func(m *model.Model)) []synth.Tensor {
+		m := synth.Random(cfg, 21)
 		set(m)
-		return testmodel.HFTensors(m, "transformer.")
+		return synth.HFTensors(m, "transformer.")
 	}
 	cases := []struct {
 		name    string
-		tensors []testmodel.Tensor // default: good's
-		dtype   string             // default: F32
+		tensors []synth.Tensor // default: good's
+		dtype   string         // default: F32
 		edit    func(dir string, t *testing.T)
 		want    []string // besides the file name
 	}{
@@ -95,11 +95,11 @@ func TestLoadBadSafetensors(t *testing.T) {
 			want: []string{`"transformer.h.1.ln_2.bias"`, "shape [4 4], want [16]"}},
 		{name: "missing tensor", tensors: without("transformer.h.1.mlp.c_proj.bias"),
 			want: []string{`missing tensor "h.1.mlp.c_proj.bias"`}},
-		{name: "unexpected tensor", tensors: with(testmodel.Tensor{Name: "transformer.h.2.ln_1.weight", Shape: []int{16}, Data: make([]float32, 16)}),
+		{name: "unexpected tensor", tensors: with(synth.Tensor{Name: "transformer.h.2.ln_1.weight", Shape: []int{16}, Data: make([]float32, 16)}),
 			want: []string{`"transformer.h.2.ln_1.weight"`, "unexpected"}},
-		{name: "buffer of a missing layer", tensors: with(testmodel.Tensor{Name: "h.7.attn.bias", Shape: []int{1}, Data: []float32{1}}),
+		{name: "buffer of a missing layer", tensors: with(synth.Tensor{Name: "h.7.attn.bias", Shape: []int{1}, Data: []float32{1}}),
 			want: []string{`"h.7.attn.bias"`, "unexpected"}},
-		{name: "duplicate", tensors: with(testmodel.Tensor{Name: "wpe.weight", Shape: []int{cfg.NPositions, cfg.NEmbd}, Data: good.Weights.WPE}),
+		{name: "duplicate", tensors: with(synth.Tensor{Name: "wpe.weight", Shape: []int{cfg.NPositions, cfg.NEmbd}, Data: good.Weights.WPE}),
 			want: []string{`"wpe.weight"`, `"transformer.wpe.weight"`}},
 		{name: "NaN", tensors: withNaN(func(m *model.Model) { m.Weights.Layers[1].FCB[3] = float32(math.NaN()) }),
 			dtype: "F16", want: []string{`"transformer.h.1.mlp.c_fc.bias"`, "NaN", "index 3"}},
@@ -108,7 +108,7 @@ func TestLoadBadSafetensors(t *testing.T) {
 		{name: "config disagrees", edit: func(dir string, t *testing.T) {
 			c := cfg
 			c.NPositions = 32
-			if err := testmodel.WriteConfig(dir, c); err != nil {
+			if err := synth.WriteConfig(dir, c); err != nil {
 				t.Fatal(err)
 			}
 		}, want: []string{`"transformer.wpe.weight"`, "shape [64 16], want [32 16]"}},
@@ -116,8 +116,8 @@ func TestLoadBadSafetensors(t *testing.T) {
 			os.Remove(filepath.Join(dir, "config.json"))
 		}, want: []string{"config.json"}},
 		{name: "bad config", edit: func(dir string, t *testing.T) {
-			os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "llama", "n_layer": 2}`), 0o644)
-		}, want: []string{"config.json", `model_type "llama"`}},
+			os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "bert", "n_layer": 2}`), 0o644)
+		}, want: []string{"config.json", `model_type "bert"`, `"qwen3"`}},
 		{name: "no weights", edit: func(dir string, t *testing.T) {
 			os.Remove(filepath.Join(dir, st))
 		}, want: []string{"neither model.safetensors nor model.safetensors.index.json"}},
@@ -126,7 +126,7 @@ func TestLoadBadSafetensors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ts := c.tensors
 			if ts == nil {
-				ts = testmodel.HFTensors(good, "transformer.")
+				ts = synth.HFTensors(good, "transformer.")
 			}
 			dtype := c.dtype
 			if dtype == "" {

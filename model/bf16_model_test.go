@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // bf16Config is a tiny shape whose matrices have K below, at and above the
@@ -32,7 +32,7 @@ func bf16Tokens(cfg model.Config, n int, seed uint64) []int32 {
 // mode and the unrounded float64 forward are farther away by the bf16
 // rounding itself, on a model far from uniform.
 func TestCPUBF16AgainstReference(t *testing.T) {
-	m := testmodel.Peaked(bf16Config, 11)
+	m := synth.Peaked(bf16Config, 11)
 	toks := bf16Tokens(bf16Config, bf16Config.NPositions, 1)
 	bf, err := model.NewCPUBF16(m, 2, true)
 	if err != nil {
@@ -79,7 +79,7 @@ func TestCPUBF16AgainstReference(t *testing.T) {
 // The bf16 mode's results are bit-identical for any thread count and batch
 // composition.
 func TestCPUBF16Threads(t *testing.T) {
-	m := testmodel.Peaked(bf16Config, 12)
+	m := synth.Peaked(bf16Config, 12)
 	seqs := []model.Sequence{
 		{Tokens: bf16Tokens(bf16Config, 48, 2), First: 1},
 		{Tokens: bf16Tokens(bf16Config, 17, 3), First: 5},
@@ -123,11 +123,11 @@ func TestCPUBF16Threads(t *testing.T) {
 // same weights, bit for bit, holding half the weight memory of the f32 mode;
 // an F16 checkpoint is widened and rounded once.
 func TestLoadCPUBF16(t *testing.T) {
-	m := testmodel.Peaked(bf16Config, 13)
+	m := synth.Peaked(bf16Config, 13)
 	seq := []model.Sequence{{Tokens: bf16Tokens(bf16Config, 40, 5), First: 1}}
 	for _, dtype := range []string{"F32", "F16", "BF16"} {
 		dir := filepath.Join(t.TempDir(), dtype)
-		if err := testmodel.WriteSafetensors(dir, m, dtype); err != nil {
+		if err := synth.WriteSafetensors(dir, m, dtype); err != nil {
 			t.Fatal(err)
 		}
 		ck, err := model.OpenCheckpoint(context.Background(), dir)
@@ -172,7 +172,7 @@ func TestCPUBF16NeedsHardware(t *testing.T) {
 		t.Skip("this CPU has AVX512_BF16: nothing is refused")
 	}
 	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
-	m := testmodel.Peaked(bf16Config, 14)
+	m := synth.Peaked(bf16Config, 14)
 	_, err := model.NewCPUBF16(m, 1, false)
 	if err == nil || !strings.Contains(err.Error(), "bf16 needs a CPU with AVX512_BF16; this CPU has none") {
 		t.Fatalf("err = %v, want the AVX512_BF16 refusal", err)
@@ -192,7 +192,7 @@ func TestCPUBF16NeedsHardware(t *testing.T) {
 // not the f32 mode's.
 func TestGeneratorBF16(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 15)
+	m := synth.Peaked(synth.TinyConfig(), 15)
 	bf, err := model.NewCPUBF16(m, 2, true)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestCPUBF16HardwareMatchesPortable(t *testing.T) {
 	if model.BF16AsmEmulated() {
 		cfg.VocabSize = 509 // 4k+1 columns: every block shape of the LM head
 	}
-	m := testmodel.Peaked(cfg, 16)
+	m := synth.Peaked(cfg, 16)
 	seqs := []model.Sequence{{Tokens: bf16Tokens(cfg, 48, 6), First: 1}, {Tokens: bf16Tokens(cfg, 21, 7), First: 3}}
 	var got [2][]float32
 	for i, portable := range []bool{false, true} {

@@ -39,6 +39,7 @@ type Checkpoint struct {
 	closers []io.Closer
 	files   []string // the weight files, in order
 	stored  string
+	llmc    bool // an llm.c checkpoint: GPT-2's tokenizer, whatever lies beside it
 
 	mu    sync.Mutex
 	spare []*scratch
@@ -110,6 +111,11 @@ func (c *Checkpoint) Config() Config { return c.cfg }
 // file), in order: what identifies its weights.
 func (c *Checkpoint) Files() []string { return c.files }
 
+// LLMC reports whether the checkpoint is an llm.c file. llm.c checkpoints
+// are GPT-2's and carry no tokenizer: they use GPT-2's (tokenizer.GPT2),
+// never tokenizer files that happen to lie beside them.
+func (c *Checkpoint) LLMC() bool { return c.llmc }
+
 // Source is the path the checkpoint was opened from.
 func (c *Checkpoint) Source() string { return c.src }
 
@@ -159,7 +165,7 @@ func (c *Checkpoint) sourceOf(spec TensorSpec) (*source, error) {
 	}
 	s, ok := c.srcs[spec.Name]
 	if !ok && spec.Role == RoleLMHead {
-		s, ok = c.srcs["wte.weight"]
+		s, ok = c.srcs[c.cfg.embeddings()[0].Name]
 	}
 	if !ok {
 		return nil, fmt.Errorf("tensor %s: not in the checkpoint", spec.Name) // checked at open: a bug
@@ -208,7 +214,7 @@ func (c *Checkpoint) lmHeadTied(ctx context.Context) (bool, error) {
 	if !ok {
 		return true, nil
 	}
-	wte := c.srcs["wte.weight"]
+	wte := c.srcs[c.cfg.embeddings()[0].Name]
 	if wte.rows != 0 || lm.rows != 0 || wte.n != lm.n {
 		return false, nil
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/x448/float16"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // f32Bytes is x as little-endian float32 bytes.
@@ -58,7 +58,7 @@ func storedBytes(t *testing.T, path, name string) []byte {
 // and stored dtype in each dtype and compares with Load's float32 values.
 func TestCheckpointReadTensor(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Random(smallConfig(), 31)
+	m := synth.Random(smallConfig(), 31)
 	dir := t.TempDir()
 	cases := []struct {
 		name, path, stored string
@@ -74,11 +74,11 @@ func TestCheckpointReadTensor(t *testing.T) {
 			var err error
 			switch c.name {
 			case "llm.c v3":
-				err = testmodel.WriteLLMC(c.path, m, 3)
+				err = synth.WriteLLMC(c.path, m, 3)
 			case "llm.c v5":
-				err = testmodel.WriteLLMC(c.path, m, 5)
+				err = synth.WriteLLMC(c.path, m, 5)
 			default:
-				err = testmodel.WriteSafetensors(c.path, m, c.stored)
+				err = synth.WriteSafetensors(c.path, m, c.stored)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -138,7 +138,7 @@ func TestCheckpointReadTensor(t *testing.T) {
 
 func TestCheckpointBadSpec(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Random(smallConfig(), 32)
+	m := synth.Random(smallConfig(), 32)
 	ck, err := model.OpenCheckpoint(ctx, writeModel(t, m, "F32"))
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestCheckpointBadSpec(t *testing.T) {
 // naming the tensor, never a silent infinity; 65519 still rounds to 65504.
 func TestReadTensorF16Range(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Random(smallConfig(), 33)
+	m := synth.Random(smallConfig(), 33)
 	m.Weights.Layers[1].FCB[7] = 70000
 	m.Weights.Layers[0].FCB[2] = 65519
 	for _, dtype := range []string{"F32", "BF16"} {
@@ -200,7 +200,7 @@ func TestReadTensorF16Range(t *testing.T) {
 
 func TestReadTensorNaN(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Random(smallConfig(), 34)
+	m := synth.Random(smallConfig(), 34)
 	m.Weights.Layers[1].QKVW[40] = float32(math.NaN())
 	spec := m.Config.Tensors()[2+12+2]
 	if spec.Name != "h.1.attn.c_attn.weight" {
@@ -217,7 +217,7 @@ func TestReadTensorNaN(t *testing.T) {
 	}
 	// llm.c stores the matrix transposed; the index is still Hugging Face's.
 	path := filepath.Join(t.TempDir(), "nan.bin")
-	if err := testmodel.WriteLLMC(path, m, 3); err != nil {
+	if err := synth.WriteLLMC(path, m, 3); err != nil {
 		t.Fatal(err)
 	}
 	ck2, err := model.OpenCheckpoint(ctx, path)
@@ -234,12 +234,12 @@ func TestReadTensorNaN(t *testing.T) {
 func TestCheckpointLMHeadTied(t *testing.T) {
 	ctx := context.Background()
 	cfg := smallConfig()
-	m := testmodel.Random(cfg, 35)
+	m := synth.Random(cfg, 35)
 	lmSpec := cfg.LMHeadSpec()
-	tiedPresent := append(testmodel.HFTensors(m, "transformer."),
-		testmodel.Tensor{Name: "lm_head.weight", Shape: lmSpec.Shape, Data: m.Weights.WTE})
-	untied := testmodel.Random(cfg, 35)
-	untied.Weights.LMHead = testmodel.Random(cfg, 36).Weights.WTE
+	tiedPresent := append(synth.HFTensors(m, "transformer."),
+		synth.Tensor{Name: "lm_head.weight", Shape: lmSpec.Shape, Data: m.Weights.WTE})
+	untied := synth.Random(cfg, 35)
+	untied.Weights.LMHead = synth.Random(cfg, 36).Weights.WTE
 	for _, c := range []struct {
 		name string
 		dir  string
@@ -284,9 +284,9 @@ func TestCheckpointLMHeadTied(t *testing.T) {
 // errors naming the tensor, not panics.
 func TestCheckpointChangedFile(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Random(smallConfig(), 37)
+	m := synth.Random(smallConfig(), 37)
 	bin := filepath.Join(t.TempDir(), "m.bin")
-	if err := testmodel.WriteLLMC(bin, m, 5); err != nil {
+	if err := synth.WriteLLMC(bin, m, 5); err != nil {
 		t.Fatal(err)
 	}
 	dir := writeModel(t, m, "F16")
@@ -309,7 +309,7 @@ func TestCheckpointOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	_, err := model.OpenCheckpoint(ctx, filepath.Join(t.TempDir(), "nope"))
 	wantErr(t, err, "nope")
-	dir := writeModel(t, testmodel.Random(smallConfig(), 38), "F32")
+	dir := writeModel(t, synth.Random(smallConfig(), 38), "F32")
 	editHeader(t, filepath.Join(dir, "model.safetensors"), func(h map[string]map[string]any) {
 		h["transformer.h.1.ln_2.bias"]["shape"] = []int{4, 4}
 	})
@@ -327,7 +327,7 @@ func TestCheckpointOpenErrors(t *testing.T) {
 func TestReadTensorF16Memory(t *testing.T) {
 	ctx := context.Background()
 	cfg := model.Config{NLayer: 2, NHead: 2, NEmbd: 64, NPositions: 256, VocabSize: 24000, LayerNormEps: 1e-5}
-	dir := writeModel(t, testmodel.Random(cfg, 39), "F16")
+	dir := writeModel(t, synth.Random(cfg, 39), "F16")
 	fi, err := os.Stat(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)

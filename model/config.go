@@ -27,19 +27,30 @@ type hfConfig struct {
 	AddCrossAttention          *bool `json:"add_cross_attention"`
 }
 
-// ParseConfig parses a Hugging Face GPT-2 config.json. It requires n_layer,
-// n_head, n_embd, vocab_size and n_positions (or the older n_ctx);
-// layer_norm_epsilon defaults to 1e-5. Anything that is not plain GPT-2 is
-// refused: a model_type other than "gpt2", an activation_function other than
+// ParseConfig parses a Hugging Face config.json. For GPT-2 (model_type
+// "gpt2" or none) it requires n_layer, n_head, n_embd, vocab_size and
+// n_positions (or the older n_ctx); layer_norm_epsilon defaults to 1e-5.
+// Anything that is not plain GPT-2 is refused: an activation_function other than
 // "gelu_new", an n_inner other than 4*n_embd, unscaled or layer-scaled
 // attention, cross-attention.
+//
+// A model_type of the Llama family ("llama", "mistral", "qwen2", "qwen3") is
+// parsed by its own rules (parseLlamaConfig); any other is refused, naming
+// the supported ones.
 func ParseConfig(data []byte) (Config, error) {
+	mt, err := modelTypeOf(data)
+	if err != nil {
+		return Config{}, err
+	}
+	if _, ok := llamaTypes[mt]; ok {
+		return parseLlamaConfig(data, mt)
+	}
+	if mt != "" && mt != "gpt2" {
+		return Config{}, fmt.Errorf("model_type %q is not supported: want one of %s", mt, SupportedModelTypes)
+	}
 	var h hfConfig
 	if err := json.Unmarshal(data, &h); err != nil {
 		return Config{}, fmt.Errorf("parse config: %w", err)
-	}
-	if h.ModelType != nil && *h.ModelType != "gpt2" {
-		return Config{}, fmt.Errorf("model_type %q is not supported: only GPT-2 (\"gpt2\")", *h.ModelType)
 	}
 	if h.ActivationFunction != nil && *h.ActivationFunction != "gelu_new" {
 		return Config{}, fmt.Errorf("activation_function %q is not supported: GPT-2 uses \"gelu_new\"", *h.ActivationFunction)

@@ -35,30 +35,49 @@ type CPU struct {
 	err        error // what is wrong with the model, reported by Loss
 
 	bf16 bf16Set // the bf16 mode's kernels; bf16Off: the f32 mode
+	rope *rope   // the rotary embedding's table (the Llama family)
 
 	mu      sync.Mutex
 	spare   []float32 // an arena kept for the next call
 	spare16 []uint16  // a bf16 panel kept for the next call (bf16 mode)
 }
 
-// cpuLayer is one block's weights as the CPU kernels want them: the Conv1D
-// matrices transposed to (out, in), so every matmul reduces along contiguous
-// rows, in float32 or in a checkpoint's 16 bits (LoadCPU); the vectors in float32.
+// cpuLayer is one block's weights as the CPU kernels want them: every
+// matrix (out, in), so every matmul reduces along contiguous rows, in float32
+// or in a checkpoint's 16 bits (LoadCPU); the vectors in float32. GPT-2's
+// Conv1D matrices are transposed to that layout; the Llama family's
+// nn.Linear ones are already in it, with q, k and v stacked into qkvW, o_proj
+// as projW, gate_proj as fcW, up_proj as upW and down_proj as fcProjW. An
+// absent bias or norm is nil.
 type cpuLayer struct {
-	ln1w, ln1b []float32 // (C)
-	qkvW       matrix    // (3C, C)
-	qkvB       []float32 // (3C)
-	projW      matrix    // (C, C)
-	projB      []float32 // (C)
-	ln2w, ln2b []float32 // (C)
-	fcW        matrix    // (4C, C)
-	fcB        []float32 // (4C)
-	fcProjW    matrix    // (C, 4C)
-	fcProjB    []float32 // (C)
+	ln1w, ln1b   []float32 // (C) ln_1; input_layernorm (ln1b nil)
+	qkvW         matrix    // (3C, C); the Llama family's (QDim+2·KVDim, C)
+	qkvB         []float32 // (3C)
+	qNorm, kNorm []float32 // (HeadDim) Qwen3's q_norm and k_norm
+	projW        matrix    // (C, C); o_proj (C, QDim)
+	projB        []float32 // (C)
+	ln2w, ln2b   []float32 // (C) ln_2; post_attention_layernorm (ln2b nil)
+	fcW          matrix    // (4C, C); gate_proj (Inner, C)
+	fcB          []float32 // (4C)
+	upW          matrix    // up_proj (Inner, C); GPT-2 has none
+	upB          []float32 // (Inner)
+	fcProjW      matrix    // (C, 4C); down_proj (C, Inner)
+	fcProjB      []float32 // (C)
+}
+
+// matrices lists the layer's matrices that hold elements.
+func (l *cpuLayer) matrices() []*matrix {
+	var ms []*matrix
+	for _, m := range []*matrix{&l.qkvW, &l.projW, &l.fcW, &l.upW, &l.fcProjW} {
+		if m.len() > 0 {
+			ms = append(ms, m)
+		}
+	}
+	return ms
 }
 
 // NewCPU prepares m for the CPU forward on threads goroutines (threads <= 0:
-// GOMAXPROCS). It keeps a transposed copy of every block's matrices (as much
+// GOMAXPROCS; at most MaxThreads). It keeps a transposed copy of every block's matrices (as much
 // memory again as the blocks' weights) and references the embeddings, so m
 // stays usable. A nil Weights.LMHead means tied to WTE. A model whose weights
 // do not match its Config is not rejected here: Loss reports the problem.
@@ -75,10 +94,22 @@ func NewCPU(m *Model, threads int) *CPU { return newCPU(m, threads, false) }
 // its Config is left untouched, and Loss reports the problem.
 func NewCPUOwned(m *Model, threads int) *CPU { return newCPU(m, threads, true) }
 
-func newCPU(m *Model, threads int, own bool) *CPU {
+// MaxThreads is the most goroutines a CPU uses, whatever it is asked: four
+// per core, at least 64. Each has its own scratch, so a count far above the
+// cores costs memory (--threads 100000 asked for 7.2 GB) and buys no speed.
+func MaxThreads() int { return max(64, 4*runtime.NumCPU()) }
+
+// cpuThreads is the goroutines a CPU asked for threads uses: GOMAXPROCS for
+// threads <= 0, at most MaxThreads.
+func cpuThreads(threads int) int {
 	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+		return runtime.GOMAXPROCS(0)
 	}
+	return min(threads, MaxThreads())
+}
+
+func newCPU(m *Model, threads int, own bool) *CPU {
+	threads = cpuThreads(threads)
 	if m == nil {
 		return &CPU{threads: threads, err: errors.New("cpu: nil model")}
 	}
@@ -88,6 +119,9 @@ func newCPU(m *Model, threads int, own bool) *CPU {
 		return c
 	}
 	c.maxRows = max(c.maxRows, m.Config.NPositions)
+	if m.Config.Arch == ArchLlama {
+		return newLlamaCPU(c, m, own)
+	}
 	w := &m.Weights
 	c.wte, c.wpe, c.lnfw, c.lnfb = f32Matrix(w.WTE), w.WPE, w.LNFW, w.LNFB
 	c.lmHead = c.wte
@@ -143,16 +177,16 @@ func NewCPUBF16(m *Model, threads int, portable bool) (*CPU, error) {
 	if c.err != nil {
 		return c, nil // Loss reports it
 	}
-	tied := c.lmHead.same(c.wte)
+	tied, head := c.lmHead.same(c.wte), c.lmHead
 	c.bf16 = set
 	c.wte = c.toBF16(c.wte, set)
 	c.lmHead = c.wte
 	if !tied {
-		c.lmHead = c.toBF16(c.lmHead, set)
+		c.lmHead = c.toBF16(head, set)
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
-		for _, w := range []*matrix{&l.qkvW, &l.projW, &l.fcW, &l.fcProjW} {
+		for _, w := range l.matrices() {
 			*w = c.toBF16(*w, set)
 		}
 	}
@@ -216,6 +250,9 @@ func checkShapes(m *Model) error {
 
 // checkConfig reports a Config the CPU forward cannot run.
 func checkConfig(cfg Config) error {
+	if cfg.Arch != ArchGPT2 {
+		return cfg.Validate()
+	}
 	if cfg.NLayer <= 0 || cfg.NHead <= 0 || cfg.NEmbd <= 0 || cfg.NPositions <= 0 || cfg.VocabSize <= 0 {
 		return fmt.Errorf("invalid config %+v", cfg)
 	}
@@ -236,7 +273,8 @@ func (c *CPU) validate(seqs []Sequence) error {
 // Loss returns the NLL sums of every target of seqs (Tokens[t] for t >= First,
 // predicted from Tokens[:t]). Sequences are run back to back in chunks of about
 // maxRows tokens, every op parallel over the CPU's threads; per-target NLLs are
-// added in float64 in sequence and position order. ctx is checked between layers.
+// added in float64 in sequence and position order. ctx is checked between
+// layers; a ctx from WithLossProgress gets the progress after each layer.
 func (c *CPU) Loss(ctx context.Context, seqs []Sequence) (LossSums, error) {
 	return c.loss(ctx, seqs, nil)
 }
@@ -263,11 +301,14 @@ func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *kept) (LossSums, 
 		return LossSums{}, err
 	}
 	var todo []Sequence // sequences with at least one target
+	targets := 0
 	for _, s := range seqs {
 		if s.Scored() > 0 {
 			todo = append(todo, s)
+			targets += s.Scored()
 		}
 	}
+	meter := newLossMeter(ctx, targets)
 	var sums LossSums
 	for len(todo) > 0 {
 		n, rows := 0, 0
@@ -275,7 +316,7 @@ func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *kept) (LossSums, 
 			rows += len(todo[n].Tokens)
 			n++
 		}
-		if err := c.lossChunk(ctx, todo[:n], &sums, keep); err != nil {
+		if err := c.lossChunk(ctx, todo[:n], &sums, keep, meter); err != nil {
 			return LossSums{}, err
 		}
 		todo = todo[n:]
@@ -284,11 +325,11 @@ func (c *CPU) loss(ctx context.Context, seqs []Sequence, keep *kept) (LossSums, 
 }
 
 // lossChunk runs the forward over seqs back to back and adds their NLLs to sums
-// (and appends them to keep, when not nil). Every sequence has at least one
-// target, so at least two tokens.
-func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, keep *kept) error {
+// (and appends them to keep, when not nil), reporting its progress to meter
+// (nil: none). Every sequence has at least one target, so at least two tokens.
+func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, keep *kept, meter *lossMeter) error {
 	cfg := c.cfg
-	C, NH := cfg.NEmbd, cfg.NHead
+	C := cfg.NEmbd
 	spans := make([]span, len(seqs))
 	d := chunkDims{workers: c.threads}
 	for i, s := range seqs {
@@ -317,22 +358,17 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	defer c.putArena(arena)
 	carve(arena, table)
 
-	N, eps := d.N, cfg.LayerNormEps
+	N := d.N
+	meter.chunk(cfg, spans, N, d.P)
 	encoderForward(a.residual, tokens, c.wte, c.wpe, spans, C) // (N, C)
+	buf := blockBufs{residual: a.residual, ln: a.ln, qkv: a.qkv, atty: a.atty, fch: a.fch, tile: a.tile}
+	att := &chunkAttention{c: c, spans: spans, kt: a.kt, vt: a.vt, scores: a.scores, maxT: d.maxT}
 	for l := range c.layers {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("cpu loss: %w", err)
 		}
-		w := &c.layers[l]
-		c.layernormForward(a.ln, a.residual, w.ln1w, w.ln1b, N, C, eps)                   // (N, C)
-		c.matmulForward(a.qkv, a.ln, w.qkvW, w.qkvB, N, C, 3*C, false, a.tile)            // (N, 3C)
-		c.transposeKV(a.kt, a.vt, a.qkv, spans, N, C, NH)                                 // per head
-		c.attentionForward(a.atty, a.qkv, a.kt, a.vt, spans, N, C, NH, a.scores, d.maxT)  // (N, C)
-		c.matmulForward(a.residual, a.atty, w.projW, w.projB, N, C, C, true, a.tile)      // += (N, C)
-		c.layernormForward(a.ln, a.residual, w.ln2w, w.ln2b, N, C, eps)                   // (N, C)
-		c.matmulForward(a.fch, a.ln, w.fcW, w.fcB, N, C, 4*C, false, a.tile)              // (N, 4C)
-		c.geluForward(a.fch, N, 4*C)                                                      // (N, 4C)
-		c.matmulForward(a.residual, a.fch, w.fcProjW, w.fcProjB, N, 4*C, C, true, a.tile) // += (N, C)
+		c.block(l, &buf, att, N)
+		meter.layerDone(l + 1)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cpu loss: %w", err)
@@ -340,18 +376,26 @@ func (c *CPU) lossChunk(ctx context.Context, seqs []Sequence, sums *LossSums, ke
 	for p, r := range rows { // ln_f only where a target is predicted
 		copy(a.ln[p*C:][:C], a.residual[r*C:][:C])
 	}
-	c.layernormForward(a.lnf, a.ln, c.lnfw, c.lnfb, d.P, C, eps) // (P, C)
+	c.finalNorm(a.lnf, a.ln, d.P) // (P, C)
 	c.lmHeadLossForward(a.nll, a.lnf, c.lmHead, targets, d.P, C, cfg.VocabSize, a.tileMax, a.tileSum, a.tgt, a.logits)
 	for _, v := range a.nll {
-		x := float64(v)
-		sums.Sum += x
-		sums.SumSq += x * x
+		sums.AddNLL(float64(v))
 	}
-	sums.Count += d.P
 	if keep != nil {
 		keep.add(c, a.nll, a.lnf, d.P)
 	}
+	meter.chunkDone()
 	return nil
+}
+
+// finalNorm: out (n, C) = ln_f(inp), or the Llama family's final RMSNorm.
+func (c *CPU) finalNorm(out, inp []float32, n int) {
+	C, eps := c.cfg.NEmbd, c.cfg.LayerNormEps
+	if c.cfg.Arch == ArchLlama {
+		c.rmsnormForward(out, inp, c.lnfw, n, C, eps)
+		return
+	}
+	c.layernormForward(out, inp, c.lnfw, c.lnfb, n, C, eps)
 }
 
 // getArena returns n floats of scratch, reusing the spare arena when it is big enough.

@@ -6,11 +6,11 @@ package model
 type acts struct {
 	residual []float32 // (N, C) the residual stream
 	ln       []float32 // (N, C) LayerNorm output; also gathers ln_f's input rows
-	qkv      []float32 // (N, 3C) c_attn output, q|k|v
-	kt       []float32 // (NH, key panels, hd, kvPanel) keys in panels per head
-	vt       []float32 // (NH, hd, N) values transposed per head
-	atty     []float32 // (N, C) attention output, before c_proj
-	fch      []float32 // (N, 4C) c_fc output, then gelu_new in place
+	qkv      []float32 // (N, ld) c_attn output, q|k|v (heads.ld)
+	kt       []float32 // (KV heads, key panels, hd, kvPanel) keys in panels per head
+	vt       []float32 // (KV heads, hd, N) values transposed per head
+	atty     []float32 // (N, QDim) attention output, before c_proj
+	fch      []float32 // (N, fchWidth) c_fc output, then gelu_new in place; gate and up
 	lnf      []float32 // (P, C) ln_f output at the predicting positions
 	nll      []float32 // (P) per-target NLL
 	tileMax  []float32 // (vocab tiles, P) per-tile max logit
@@ -39,16 +39,16 @@ type chunkDims struct {
 
 // layout is the arena table of a chunk for model configuration cfg.
 func (a *acts) layout(cfg Config, d chunkDims) []actSpec {
-	C := cfg.NEmbd
+	C, hs := cfg.NEmbd, headsOf(cfg)
 	tiles := (cfg.VocabSize + vocabTile - 1) / vocabTile
 	return []actSpec{
 		{"residual", []int{d.N, C}, &a.residual},
 		{"ln", []int{d.N, C}, &a.ln},
-		{"qkv", []int{d.N, 3 * C}, &a.qkv},
-		{"kt", []int{C, d.keyPanels * kvPanel}, &a.kt},
-		{"vt", []int{C, d.N}, &a.vt},
-		{"atty", []int{d.N, C}, &a.atty},
-		{"fch", []int{d.N, 4 * C}, &a.fch},
+		{"qkv", []int{d.N, hs.ld()}, &a.qkv},
+		{"kt", []int{hs.kvDim(), d.keyPanels * kvPanel}, &a.kt},
+		{"vt", []int{hs.kvDim(), d.N}, &a.vt},
+		{"atty", []int{d.N, hs.qDim()}, &a.atty},
+		{"fch", []int{d.N, fchWidth(cfg)}, &a.fch},
 		{"lnf", []int{d.P, C}, &a.lnf},
 		{"nll", []int{d.P}, &a.nll},
 		{"tileMax", []int{tiles, d.P}, &a.tileMax},

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // BenchmarkCPULoss124M scores one 1024-token window (1023 targets) with a GPT-2
@@ -17,7 +17,7 @@ import (
 //
 //	go test ./model/ -run '^$' -bench CPULoss124M -benchtime=1x
 func BenchmarkCPULoss124M(b *testing.B) {
-	cpu := model.NewCPU(testmodel.Random(shape124M, 1), 0)
+	cpu := model.NewCPU(synth.Random(shape124M, 1), 0)
 	toks, seqs := window124M()
 	cpu0 := cpuTime()
 	for b.Loop() {
@@ -60,7 +60,7 @@ func reportCPU(b *testing.B, cpu0 time.Duration, tokens int) {
 //	go test ./model/ -run '^$' -bench CPULoss124MF16 -benchtime=1x
 func BenchmarkCPULoss124MF16(b *testing.B) {
 	dir := b.TempDir()
-	if err := testmodel.WriteSafetensors(dir, testmodel.Random(shape124M, 1), "F16"); err != nil {
+	if err := synth.WriteSafetensors(dir, synth.Random(shape124M, 1), "F16"); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
@@ -91,7 +91,7 @@ func BenchmarkCPULoss124MF16(b *testing.B) {
 //
 //	go test ./model/ -run '^$' -bench CPULoss124MBF16 -benchtime=1x
 func BenchmarkCPULoss124MBF16(b *testing.B) {
-	cpu, err := model.NewCPUBF16(testmodel.Random(shape124M, 1), 0, false)
+	cpu, err := model.NewCPUBF16(synth.Random(shape124M, 1), 0, false)
 	if err != nil {
 		b.Skip(err)
 	}

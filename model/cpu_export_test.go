@@ -4,7 +4,7 @@ import "testing"
 
 // Kernels names the kernel set in use (see kernelSet), for the external tests'
 // benchmark reports.
-func Kernels() string { return kernels.String() }
+func Kernels() string { return kern.set.String() }
 
 // RefNLLBF16 is the float64 reference forward with the bf16 mode's roundings
 // (refNLLRounded with roundBF16Ref), for the external tests.
@@ -37,3 +37,7 @@ func BF16Asm(t testing.TB) bool {
 
 // BF16AsmEmulated reports whether the VDPBF16PS kernels run in the emulator.
 func BF16AsmEmulated() bool { return bf16AsmEmulated && !hasBF16Kernels() }
+
+// RefLlamaNLL is the float64 Llama-family reference forward (refLlamaNLL),
+// for the external tests.
+func RefLlamaNLL(m *Model, tokens []int32) []float64 { return refLlamaNLL(m, tokens) }

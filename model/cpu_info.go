@@ -1,13 +1,18 @@
 package model
 
+import (
+	"fmt"
+	"os"
+)
+
 // Kernels names the kernel set the CPU path runs in this build on this
 // machine ("generic", "avx2", "avx512"), for provenance; in the bf16 mode
 // followed by the bf16 products' ("avx2+bf16-generic", "avx512+bf16-avx512").
 func (c *CPU) Kernels() string {
 	if c.bf16 != bf16Off {
-		return kernels.String() + "+" + c.bf16.String()
+		return kern.set.String() + "+" + c.bf16.String()
 	}
-	return kernels.String()
+	return kern.set.String()
 }
 
 // Precision is "bf16" in the bf16 mode (products of bf16 weights and
@@ -33,8 +38,24 @@ func (c *CPU) WeightBytes() int64 {
 	}
 	for i := range c.layers {
 		l := &c.layers[i]
-		n += f(l.ln1w) + f(l.ln1b) + l.qkvW.bytes() + f(l.qkvB) + l.projW.bytes() + f(l.projB) +
-			f(l.ln2w) + f(l.ln2b) + l.fcW.bytes() + f(l.fcB) + l.fcProjW.bytes() + f(l.fcProjB)
+		for _, v := range [][]float32{l.ln1w, l.ln1b, l.qkvB, l.qNorm, l.kNorm, l.projB, l.ln2w, l.ln2b, l.fcB, l.upB, l.fcProjB} {
+			n += f(v)
+		}
+		for _, m := range l.matrices() {
+			n += m.bytes()
+		}
 	}
 	return n
+}
+
+// CheckKernelsEnv reports a value of $WGPU_EVAL_CPU_KERNELS that names no
+// kernel set: unset, generic, avx2 and avx512 are valid (a set the CPU lacks
+// runs the best one it has below it; other architectures run generic).
+func CheckKernelsEnv() error {
+	switch v := os.Getenv(kernelsEnv); v {
+	case "", "generic", "avx2", "avx512":
+		return nil
+	default:
+		return fmt.Errorf("$%s=%q: want generic, avx2 or avx512 (or unset: the best the CPU has)", kernelsEnv, v)
+	}
 }

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/x448/float16"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
 // LoadCPU reads the checkpoint ck straight into a CPU for threads goroutines
@@ -37,11 +38,19 @@ func LoadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 }
 
 func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) (*CPU, error) {
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
+	threads = cpuThreads(threads)
 	cfg := ck.cfg
 	if err := checkConfig(cfg); err != nil {
+		return nil, err
+	}
+	params, width := 0, 4
+	if opt.BF16 {
+		width = 2
+	}
+	for _, spec := range cfg.Tensors() {
+		params += spec.NumElements()
+	}
+	if err := sysmem.Check(fmt.Sprintf("the weights (%d parameters of %d bytes)", params, width), uint64(params)*uint64(width)); err != nil {
 		return nil, err
 	}
 	c := &CPU{cfg: cfg, threads: threads, maxRows: max(2048, cfg.NPositions)}
@@ -56,6 +65,9 @@ func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 	for _, s := range ck.srcs {
 		l.total += s.bytes()
 	}
+	if opt.Progress != nil {
+		opt.Progress(0, l.total) // the start, so that a display's rate counts from here
+	}
 	c.layers = make([]cpuLayer, cfg.NLayer)
 	for _, spec := range cfg.Tensors() {
 		if err := ctx.Err(); err != nil {
@@ -64,6 +76,9 @@ func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 		if err := l.read(ctx, spec); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Arch == ArchLlama {
+		c.rope = newRope(cfg)
 	}
 	c.lmHead = c.wte
 	if _, ok := ck.srcs[lmHead]; ok {
@@ -91,6 +106,8 @@ type cpuLoader struct {
 	done, total int64
 	f32         []float32
 	u16         []uint16
+	qkv         []matrix    // a Llama-family block's q and k, until v is read
+	qkvB        [][]float32 // their biases
 }
 
 func (l *cpuLoader) report(s *source) {
@@ -117,7 +134,7 @@ func (l *cpuLoader) read(ctx context.Context, spec TensorSpec) error {
 		c.wte, err = l.matrix(ctx, spec, false)
 	case RoleWPE:
 		err = vec(&c.wpe)
-	case RoleLNFW:
+	case RoleLNFW, RoleNorm:
 		err = vec(&c.lnfw)
 	case RoleLNFB:
 		err = vec(&c.lnfb)
@@ -152,13 +169,78 @@ func (l *cpuLoader) read(ctx context.Context, spec TensorSpec) error {
 		case RoleFCProjB:
 			err = vec(&w.fcProjB)
 		default:
-			return fmt.Errorf("tensor %s: role %v is not a block's", spec.Name, spec.Role)
+			err = l.readLlama(ctx, spec, w)
 		}
 	}
 	if err != nil {
 		return err
 	}
 	l.report(l.ck.srcs[spec.Name])
+	return nil
+}
+
+// readLlama puts a Llama-family block tensor where cpuLayer keeps it: the
+// nn.Linear matrices as stored (already (out, in)), q, k and v (and their
+// biases) stacked once the last of them is read (llamaTable lists q, k, v
+// in that order).
+func (l *cpuLoader) readLlama(ctx context.Context, spec TensorSpec, w *cpuLayer) (err error) {
+	vec := func(dst *[]float32) error {
+		*dst, err = l.ck.readFloat32(ctx, spec)
+		return err
+	}
+	mat := func(dst *matrix) error {
+		*dst, err = l.matrix(ctx, spec, false)
+		return err
+	}
+	switch spec.Role {
+	case RoleInputNorm:
+		return vec(&w.ln1w)
+	case RolePostNorm:
+		return vec(&w.ln2w)
+	case RoleQW, RoleKW, RoleVW:
+		m, err := l.matrix(ctx, spec, false)
+		if err != nil {
+			return err
+		}
+		l.qkv = append(l.qkv, m)
+		if spec.Role == RoleVW {
+			if len(l.qkv) != 3 {
+				return fmt.Errorf("tensor %s: q, k and v weights out of order", spec.Name) // the table's bug
+			}
+			w.qkvW, l.qkv = concatRows(l.qkv...), nil
+		}
+	case RoleQB, RoleKB, RoleVB:
+		b, err := l.ck.readFloat32(ctx, spec)
+		if err != nil {
+			return err
+		}
+		l.qkvB = append(l.qkvB, b)
+		if spec.Role == RoleVB {
+			w.qkvB, l.qkvB = concatVecs(l.qkvB...), nil
+		}
+	case RoleQNorm:
+		return vec(&w.qNorm)
+	case RoleKNorm:
+		return vec(&w.kNorm)
+	case RoleOW:
+		return mat(&w.projW)
+	case RoleOB:
+		return vec(&w.projB)
+	case RoleGateW:
+		return mat(&w.fcW)
+	case RoleGateB:
+		return vec(&w.fcB)
+	case RoleUpW:
+		return mat(&w.upW)
+	case RoleUpB:
+		return vec(&w.upB)
+	case RoleDownW:
+		return mat(&w.fcProjW)
+	case RoleDownB:
+		return vec(&w.fcProjB)
+	default:
+		return fmt.Errorf("tensor %s: role %v is not a block's", spec.Name, spec.Role)
+	}
 	return nil
 }
 

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // LoadCPU keeps F16 and BF16 matrices in 16 bits and widens them inside the
@@ -26,9 +26,9 @@ func TestLoadCPU16BitMatchesWidened(t *testing.T) {
 		{Tokens: []int32{1, 7, 42, 299, 0, 13, 8, 8, 150, 3, 77, 12}, First: 1},
 		{Tokens: []int32{5, 6, 7, 8, 9}, First: 2},
 	}
-	tied := testmodel.Peaked(cfg, 9)
-	untied := testmodel.Peaked(cfg, 9)
-	untied.Weights.LMHead = testmodel.Random(cfg, 10).Weights.WTE
+	tied := synth.Peaked(cfg, 9)
+	untied := synth.Peaked(cfg, 9)
+	untied.Weights.LMHead = synth.Random(cfg, 10).Weights.WTE
 	for _, tc := range []struct {
 		name  string
 		m     *model.Model
@@ -74,8 +74,8 @@ func TestLoadCPU16BitMatchesWidened(t *testing.T) {
 // An F32 checkpoint read by LoadCPU scores bit for bit as Load + NewCPU, from
 // a Hugging Face folder and from an llm.c file (stored (out, in), padded vocabulary).
 func TestLoadCPUF32MatchesLoad(t *testing.T) {
-	cfg := testmodel.TinyConfig()
-	m := testmodel.Peaked(cfg, 42)
+	cfg := synth.TinyConfig()
+	m := synth.Peaked(cfg, 42)
 	seqs := []model.Sequence{
 		{Tokens: []int32{50256, 464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13}, First: 1},
 		{Tokens: []int32{15496, 11, 995, 0, 50256, 40, 716}, First: 3},
@@ -86,7 +86,7 @@ func TestLoadCPUF32MatchesLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "model.bin")
-	if err := testmodel.WriteLLMC(bin, m, 3); err != nil {
+	if err := synth.WriteLLMC(bin, m, 3); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{writeModel(t, m, "F32"), bin} {
@@ -106,7 +106,7 @@ func TestLoadCPUF32MatchesLoad(t *testing.T) {
 
 // LoadCPU stops on a cancelled context and names the checkpoint.
 func TestLoadCPUCancelled(t *testing.T) {
-	dir := writeModel(t, testmodel.Random(smallConfig(), 3), "F16")
+	dir := writeModel(t, synth.Random(smallConfig(), 3), "F16")
 	ck, err := model.OpenCheckpoint(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func loadCPU(t *testing.T, path string, threads int) *model.CPU {
 // index, as every loader does.
 func TestLoadCPURejectsNaN(t *testing.T) {
 	for _, dtype := range []string{"F16", "BF16"} {
-		m := testmodel.Random(smallConfig(), 4)
+		m := synth.Random(smallConfig(), 4)
 		m.Weights.Layers[1].FCW[40] = float32(math.NaN())
 		dir := writeModel(t, m, dtype)
 		ck, err := model.OpenCheckpoint(context.Background(), dir)

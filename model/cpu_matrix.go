@@ -80,11 +80,7 @@ func gemmNT16(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int,
 	if M <= 0 || N <= 0 {
 		return
 	}
-	if kernels != kernelsGeneric {
-		gemmNT16Vec(out, ldo, a, lda, b, ldb, M, N, K, dtype)
-		return
-	}
-	gemmNT16Generic(out, ldo, a, lda, b, ldb, M, N, K, dtype)
+	kern.gemmNT16(out, ldo, a, lda, b, ldb, M, N, K, dtype)
 }
 
 // gemmNT16Generic is gemmNT16 with the portable kernels: four rows of b at a

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // NewCPUOwned packs m in place: every block matrix is released from m (its
@@ -21,7 +21,7 @@ func TestNewCPUOwnedReleasesAndMatches(t *testing.T) {
 		{Tokens: []int32{1, 7, 42, 299, 0, 13, 8, 8, 150, 3}, First: 1},
 		{Tokens: []int32{5, 6, 7, 8, 9}, First: 2},
 	}
-	ref := model.NewCPU(testmodel.Random(cfg, 9), 2)
+	ref := model.NewCPU(synth.Random(cfg, 9), 2)
 	wantSums, wantNLL, err := ref.LossPerToken(ctx, seqs)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestNewCPUOwnedReleasesAndMatches(t *testing.T) {
 	wantLogits := generate(t, ref, seqs[0].Tokens)
 
 	for _, threads := range []int{1, 3} {
-		m := testmodel.Random(cfg, 9)
+		m := synth.Random(cfg, 9)
 		l0 := m.Weights.Layers[0]
 		c := model.NewCPUOwned(m, threads)
 		for i, l := range m.Weights.Layers {
@@ -59,8 +59,8 @@ func TestNewCPUOwnedReleasesAndMatches(t *testing.T) {
 // A model whose weights do not match its Config is not consumed: Loss reports
 // it, and the Model keeps its matrices.
 func TestNewCPUOwnedBadModel(t *testing.T) {
-	cfg := testmodel.TinyConfig()
-	m := testmodel.Random(cfg, 1)
+	cfg := synth.TinyConfig()
+	m := synth.Random(cfg, 1)
 	m.Weights.Layers[1].FCB = m.Weights.Layers[1].FCB[:3]
 	c := model.NewCPUOwned(m, 2)
 	if _, err := c.Loss(context.Background(), []model.Sequence{{Tokens: []int32{1, 2}, First: 1}}); err == nil {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // BenchmarkCPUTopLogprobs124M is BenchmarkCPULoss124M's window scored with
@@ -15,7 +15,7 @@ import (
 //
 //	go test ./model/ -run '^$' -bench CPUTopLogprobs124M -benchtime=2x
 func BenchmarkCPUTopLogprobs124M(b *testing.B) {
-	cpu := model.NewCPU(testmodel.Random(shape124M, 1), 0)
+	cpu := model.NewCPU(synth.Random(shape124M, 1), 0)
 	toks, seqs := window124M()
 	ctx := context.Background()
 	for _, c := range []struct {

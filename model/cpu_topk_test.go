@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // refTop is the k highest log-probabilities of logits, in float64 from
@@ -36,8 +36,8 @@ func refTop(logits []float32, k int) (ids []int32, lps []float64) {
 // the sums and NLLs are LossPerToken's bit for bit; and -NLL is the target's
 // log-probability where the target is in the top-k.
 func TestLossTopLogprobs(t *testing.T) {
-	cfg := testmodel.TinyConfig()
-	m := testmodel.Peaked(cfg, 13)
+	cfg := synth.TinyConfig()
+	m := synth.Peaked(cfg, 13)
 	cpu := model.NewCPU(m, 2)
 	r := rand.New(rand.NewPCG(4, 4))
 	var seqs []model.Sequence

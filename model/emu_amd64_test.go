@@ -40,7 +40,7 @@ func init() {
 		emuBF16Err = emulateBF16()
 		bf16AsmEmulated = emuBF16Err == nil
 	}
-	if kernels == kernelsAVX512 {
+	if kern.set == kernelsAVX512 {
 		return // the real thing runs (an AVX-512 CPU)
 	}
 	emuSetupErr = emulateAVX512()
@@ -62,11 +62,11 @@ func emulateAVX512() error {
 	d := dotKernels[float32]{4, emuDot[float32](look(dot4x4AVX512)), emuDot[float32](look(dot1x4AVX512)), emuDot[float32](look(dot1x1AVX512))}
 	d16 := dotKernels[uint16]{4, emuDot[uint16](look(dot4x4F16AVX512)), emuDot[uint16](look(dot1x4F16AVX512)), emuDot[uint16](look(dot1x1F16AVX512))}
 	db16 := dotKernels[uint16]{4, emuDot[uint16](look(dot4x4BF16AVX512)), emuDot[uint16](look(dot1x4BF16AVX512)), emuDot[uint16](look(dot1x1BF16AVX512))}
-	e := avx512
+	e := *vecAVX512
 	e.nn4x3, e.nn1x3 = emuDot[float32](look(nn4x3AVX512)), emuDot[float32](look(nn1x3AVX512))
 	e.nn4x1, e.nn1x1 = emuDot[float32](look(nn4x1AVX512)), emuDot[float32](look(nn1x1AVX512))
 	e.nnCol = emuNNCol(look(nnColAVX512))
-	e.dot1x1 = d.one
+	e.dots, e.dotsF16, e.dotsBF16 = d, d16, db16
 	e.divMaxRow = emuRowRet(look(divMaxRowAVX512))
 	e.expSubRow = emuRowRet(look(expSubRowAVX512))
 	e.sumExpSub = emuRowRet(look(sumExpSubAVX512))
@@ -75,7 +75,7 @@ func emulateAVX512() error {
 	if firstErr != nil {
 		return firstErr
 	}
-	avx512, dotsAVX512, dotsF16AVX512, dotsBF16AVX512 = e, d, d16, db16
+	vecAVX512 = &e
 	return nil
 }
 

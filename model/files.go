@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // checkRegular reports why path cannot be read as a model file: it is missing,
@@ -24,7 +26,7 @@ func checkRegular(path string) error {
 		return err // *PathError names the file
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is %s, not a regular file", path, fileKind(fi.Mode()))
+		return fmt.Errorf("%s is %s, not a regular file", path, infile.Kind(fi.Mode()))
 	}
 	return nil
 }
@@ -36,19 +38,4 @@ func present(path string) (bool, error) {
 		return false, nil
 	}
 	return true, checkRegular(path)
-}
-
-// fileKind names the type of a file that is not regular, with an article.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a plain file (" + m.Type().String() + ")"
 }

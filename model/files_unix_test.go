@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 )
 
@@ -51,7 +51,7 @@ func replaceWithFIFO(t *testing.T, path string) {
 // A FIFO where a model file belongs is refused before it is opened: opening
 // one blocks until a writer comes, so the run hung forever.
 func TestLoadRefusesFIFO(t *testing.T) {
-	m := testmodel.Random(smallConfig(), 1)
+	m := synth.Random(smallConfig(), 1)
 	for _, name := range []string{"model.safetensors", "config.json", "model.safetensors.index.json", "vocab.json"} {
 		t.Run(name, func(t *testing.T) {
 			dir := writeModel(t, m, "F32")
@@ -94,7 +94,7 @@ func TestLoadRefusesFIFO(t *testing.T) {
 // A dangling symbolic link or a link loop where a model file belongs is
 // named as such, not reported as a folder without the file.
 func TestLoadBrokenSymlinks(t *testing.T) {
-	m := testmodel.Random(smallConfig(), 1)
+	m := synth.Random(smallConfig(), 1)
 	for _, name := range []string{"model.safetensors", "config.json", "merges.txt"} {
 		dir := writeModel(t, m, "F32")
 		path := filepath.Join(dir, name)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
 // prefillChunk is the most rows one Append runs through the blocks at a time:
@@ -11,22 +13,23 @@ import (
 // cache the earlier ones wrote), so the scratch stays small for any prompt.
 const prefillChunk = 256
 
-// Generator runs GPT-2 one sequence at a time with a KV cache, for text
+// Generator runs a model one sequence at a time with a KV cache, for text
 // generation: Append runs new tokens through the model at the positions after
 // those already appended, writing their keys and values into the cache in
 // place, and returns the next-token logits of the last one. The cache and all
-// scratch are allocated once by NewGenerator for the model's full n_positions;
-// nothing of the prefix is ever recomputed.
+// scratch are allocated once by NewGenerator, for the positions it is asked
+// for; nothing of the prefix is ever recomputed.
 //
 // A Generator is not safe for concurrent use (its CPU is, and may be shared by
 // several Generators).
 type Generator struct {
 	c     *CPU
 	pos   int // tokens appended so far
+	size  int // positions the cache holds (<= the model's n_positions)
 	chunk int // rows per pass (prefillChunk; smaller in tests)
 
-	kt [][]float32 // per layer (NH, keyPanels(T), hd, kvPanel): the keys of positions [0, pos) in panels (transposeKV)
-	vt [][]float32 // per layer (C, T): the values, channel-major, so p·v reduces along rows
+	kt [][]float32 // per layer (KV heads, keyPanels(T), hd, kvPanel): the keys of positions [0, pos) in panels (transposeKV)
+	vt [][]float32 // per layer (KVDim, T): the values, channel-major, so p·v reduces along rows
 
 	// scratch for one chunk of up to chunk rows
 	residual, ln, qkv, atty, fch []float32
@@ -36,18 +39,37 @@ type Generator struct {
 
 // NewGenerator allocates a KV cache of every layer for the model's
 // n_positions and the scratch of one pass: for GPT-2 124M (12 layers, 768
-// channels, 1024 positions) about 77 MB.
-func (c *CPU) NewGenerator() (*Generator, error) {
+// channels, 1024 positions) about 77 MB. NewGeneratorFor allocates what a
+// shorter sequence needs.
+func (c *CPU) NewGenerator() (*Generator, error) { return c.NewGeneratorFor(0) }
+
+// NewGeneratorFor is NewGenerator with a cache of positions positions (the
+// prompt and the tokens to generate; <= 0 or more than the model's
+// n_positions: n_positions), so that a short generation with a model of
+// millions of positions costs what it needs. The planned bytes are checked
+// against the memory available first.
+func (c *CPU) NewGeneratorFor(positions int) (*Generator, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
 	cfg := c.cfg
-	C, T, L := cfg.NEmbd, cfg.NPositions, cfg.NLayer
-	g := &Generator{c: c, chunk: min(prefillChunk, T)}
-	nk := C * keyPanels(T) * kvPanel
-	kv := make([]float32, L*(nk+T*C))
+	T := cfg.NPositions
+	if positions > 0 && positions < T {
+		T = positions
+	}
+	C, L, hs := cfg.NEmbd, cfg.NLayer, headsOf(cfg)
+	KV := hs.kvDim()
+	g := &Generator{c: c, size: T, chunk: min(prefillChunk, T)}
+	nk := KV * keyPanels(T) * kvPanel
+	n := g.chunk
+	rowFloats := 2*C + hs.ld() + hs.qDim() + fchWidth(cfg)
+	floats := uint64(L)*uint64(nk+T*KV) + uint64(n*rowFloats) + uint64(c.threads)*uint64(mmRows*mmCols+attRows*T) + uint64(C+cfg.VocabSize)
+	if err := sysmem.Check(fmt.Sprintf("generate: the KV cache of %d positions and the scratch", T), 4*floats); err != nil {
+		return nil, err
+	}
+	kv := make([]float32, L*(nk+T*KV))
 	for l := range L {
-		kt, vt := kv[l*(nk+T*C):][:nk:nk], kv[l*(nk+T*C)+nk:][:T*C:T*C]
+		kt, vt := kv[l*(nk+T*KV):][:nk:nk], kv[l*(nk+T*KV)+nk:][:T*KV:T*KV]
 		g.kt = append(g.kt, kt)
 		g.vt = append(g.vt, vt)
 	}
@@ -58,20 +80,23 @@ func (c *CPU) NewGenerator() (*Generator, error) {
 // alloc (re)allocates the scratch of one pass of g.chunk rows.
 func (g *Generator) alloc() {
 	cfg := g.c.cfg
-	C, n, w := cfg.NEmbd, g.chunk, g.c.threads
+	C, n, w, hs := cfg.NEmbd, g.chunk, g.c.threads, headsOf(cfg)
 	g.residual = make([]float32, n*C)
 	g.ln = make([]float32, n*C)
-	g.qkv = make([]float32, n*3*C)
-	g.atty = make([]float32, n*C)
-	g.fch = make([]float32, n*4*C)
+	g.qkv = make([]float32, n*hs.ld())
+	g.atty = make([]float32, n*hs.qDim())
+	g.fch = make([]float32, n*fchWidth(cfg))
 	g.tile = make([]float32, w*mmRows*mmCols)
-	g.scores = make([]float32, w*attRows*cfg.NPositions)
+	g.scores = make([]float32, w*attRows*g.size)
 	g.lnf = make([]float32, C)
 	g.logits = make([]float32, cfg.VocabSize)
 }
 
 // Len is the number of tokens appended since the start (or the last Reset).
 func (g *Generator) Len() int { return g.pos }
+
+// Cap is the number of positions the cache holds.
+func (g *Generator) Cap() int { return g.size }
 
 // Reset empties the cache (keeping its memory) for a new sequence.
 func (g *Generator) Reset() { g.pos = 0 }
@@ -87,7 +112,10 @@ func (g *Generator) Append(ctx context.Context, tokens []int32) ([]float32, erro
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("generate: no tokens to append")
 	}
-	if g.pos+len(tokens) > cfg.NPositions {
+	if g.pos+len(tokens) > g.size {
+		if g.size < cfg.NPositions {
+			return nil, fmt.Errorf("generate: %d tokens after %d do not fit in the generator's %d positions (the model has %d)", len(tokens), g.pos, g.size, cfg.NPositions)
+		}
 		return nil, fmt.Errorf("generate: %d tokens after %d do not fit in the model's %d positions", len(tokens), g.pos, cfg.NPositions)
 	}
 	for i, id := range tokens {
@@ -111,67 +139,74 @@ func (g *Generator) Append(ctx context.Context, tokens []int32) ([]float32, erro
 // the blocks, leaving their residual stream in g.residual (n, C), and
 // advances pos.
 func (g *Generator) forward(tokens []int32) {
-	c, cfg := g.c, g.c.cfg
-	C, n, eps := cfg.NEmbd, len(tokens), cfg.LayerNormEps
-	res, ln, qkv, atty, fch := g.residual[:n*C], g.ln[:n*C], g.qkv[:n*3*C], g.atty[:n*C], g.fch[:n*4*C]
+	c, C, n := g.c, g.c.cfg.NEmbd, len(tokens)
+	hs := headsOf(c.cfg)
+	b := blockBufs{residual: g.residual[:n*C], ln: g.ln[:n*C], qkv: g.qkv[:n*hs.ld()], atty: g.atty[:n*hs.qDim()],
+		fch: g.fch[:n*fchWidth(c.cfg)], tile: g.tile}
 	for t, id := range tokens { // (n, C) = wte[token] + wpe[position]
-		embedRow(res[t*C:][:C], c.wte, int(id), c.wpe[(g.pos+t)*C:][:C])
+		var pe []float32
+		if c.wpe != nil {
+			pe = c.wpe[(g.pos+t)*C:][:C]
+		}
+		embedRow(b.residual[t*C:][:C], c.wte, int(id), pe)
 	}
 	for l := range c.layers {
-		w := &c.layers[l]
-		c.layernormForward(ln, res, w.ln1w, w.ln1b, n, C, eps)                   // (n, C)
-		c.matmulForward(qkv, ln, w.qkvW, w.qkvB, n, C, 3*C, false, g.tile)       // (n, 3C)
-		g.writeKV(l, qkv, n)                                                     // cache[pos:pos+n]
-		g.attention(l, atty, qkv, n)                                             // (n, C)
-		c.matmulForward(res, atty, w.projW, w.projB, n, C, C, true, g.tile)      // += (n, C)
-		c.layernormForward(ln, res, w.ln2w, w.ln2b, n, C, eps)                   // (n, C)
-		c.matmulForward(fch, ln, w.fcW, w.fcB, n, C, 4*C, false, g.tile)         // (n, 4C)
-		c.geluForward(fch, n, 4*C)                                               // (n, 4C)
-		c.matmulForward(res, fch, w.fcProjW, w.fcProjB, n, 4*C, C, true, g.tile) // += (n, C)
+		c.block(l, &b, g, n)
 	}
 	g.pos += n
 }
 
-// writeKV copies the keys and values of qkv (n, 3C) into layer l's cache at
+// attend is the Generator's attention (attender): it writes the n rows' keys
+// and values into layer l's cache at positions pos.. (the Llama family's
+// rotated there first), then attends over the cache.
+func (g *Generator) attend(l int, out, qkv []float32, n int) {
+	if g.c.rope != nil {
+		g.c.rotateQK(l, qkv, []span{{0, n}}, g.pos)
+	}
+	g.writeKV(l, qkv, n)        // cache[pos:pos+n]
+	g.attention(l, out, qkv, n) // (n, C)
+}
+
+// writeKV copies the keys and values of qkv (n, ld) into layer l's cache at
 // positions pos..pos+n-1.
 func (g *Generator) writeKV(l int, qkv []float32, n int) {
-	C, T := g.c.cfg.NEmbd, g.c.cfg.NPositions
-	hd := C / g.c.cfg.NHead
+	hs, T := headsOf(g.c.cfg), g.size
+	hd, ld, QD, KV := hs.hd, hs.ld(), hs.qDim(), hs.kvDim()
 	headStride := keyPanels(T) * hd * kvPanel
 	kt, vt := g.kt[l], g.vt[l]
 	for t := range n {
 		p := g.pos + t
-		k := qkv[t*3*C+C:][:C]
+		k := qkv[t*ld+QD:][:KV]
 		base := p/kvPanel*hd*kvPanel + p%kvPanel
 		for ch, x := range k {
 			kt[ch/hd*headStride+base+ch%hd*kvPanel] = x
 		}
-		v := qkv[t*3*C+2*C:][:C]
+		v := qkv[t*ld+QD+KV:][:KV]
 		for ch, x := range v {
 			vt[ch*T+p] = x
 		}
 	}
 }
 
-// attention: out (n, C) = causal self-attention of the n queries of qkv
-// (n, 3C), at positions pos..pos+n-1, over layer l's cached keys and values
+// attention: out (n, QDim) = causal self-attention of the n queries of qkv
+// (n, ld), at positions pos..pos+n-1, over layer l's cached keys and values
 // of positions 0..pos+n-1 (already holding this chunk's). The same float32
 // steps as CPU.attentionForward: scores by scoresNN, scaled, row max
 // subtracted, exp, normalized, weighted sum by gemmNT.
 func (g *Generator) attention(l int, out, qkv []float32, n int) {
-	c, cfg := g.c, g.c.cfg
-	C, NH, T := cfg.NEmbd, cfg.NHead, cfg.NPositions
-	hd := C / NH
+	c, hs, T := g.c, headsOf(g.c.cfg), g.size
+	NH, hd, ld, QD := hs.n, hs.hd, hs.ld(), hs.qDim()
 	scale := float32(math.Sqrt(float64(hd)))
 	blocks := (n + attRows - 1) / attRows
 	kt, vt := g.kt[l], g.vt[l]
 	c.parallelFor(blocks*NH, func(worker, task int) {
 		t0, h := task/NH*attRows, task%NH
+		kh := hs.group(h)
 		t1 := min(n, t0+attRows)
 		rows, keys := t1-t0, g.pos+t1 // keys of the block's last query
 		sc := g.scores[worker*attRows*T:][:rows*keys]
 		// sc (rows, keys) = q[t0:t1] · k[0:keys]ᵀ, k from the head's panels.
-		scoresNN(sc, qkv[t0*3*C+h*hd:], 3*C, kt[h*keyPanels(T)*hd*kvPanel:], rows, keys, hd)
+		scoresNN(sc, qkv[t0*ld+h*hd:], ld, kt[kh*keyPanels(T)*hd*kvPanel:], rows, keys, hd)
 		for i := range rows {
 			row := sc[i*keys:][:keys]
 			valid := row[:g.pos+t0+i+1]
@@ -180,7 +215,7 @@ func (g *Generator) attention(l int, out, qkv []float32, n int) {
 			clear(row[len(valid):])
 		}
 		// out[t0:t1, h] (rows, hd) = p (rows, keys) · v[0:keys]; vt rows are v's channels.
-		gemmNT(out[t0*C+h*hd:], C, sc, keys, vt[h*hd*T:], T, rows, hd, keys)
+		gemmNT(out[t0*QD+h*hd:], QD, sc, keys, vt[kh*hd*T:], T, rows, hd, keys)
 	})
 }
 
@@ -189,7 +224,7 @@ func (g *Generator) attention(l int, out, qkv []float32, n int) {
 func (g *Generator) lastLogits(r int, logits []float32) {
 	c, cfg := g.c, g.c.cfg
 	C, V := cfg.NEmbd, cfg.VocabSize
-	c.layernormForward(g.lnf, g.residual[r*C:][:C], c.lnfw, c.lnfb, 1, C, cfg.LayerNormEps)
+	c.finalNorm(g.lnf, g.residual[r*C:][:C], 1)
 	h16, release := c.bf16Operand(c.lmHead, g.lnf) // the bf16 mode's rounded ln_f
 	defer release()
 	tiles := (V + vocabTile - 1) / vocabTile

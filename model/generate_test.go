@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // genPrompt is an arbitrary prompt of GPT-2 ids ("The quick brown fox jumps over the").
@@ -40,8 +40,8 @@ func topIDs(logits []float32, n int) []int32 {
 // full recompute likes best.
 func TestGeneratorGreedyMatchesRecompute(t *testing.T) {
 	ctx := context.Background()
-	cfg := testmodel.TinyConfig()
-	cpu := model.NewCPU(testmodel.Peaked(cfg, 11), 0)
+	cfg := synth.TinyConfig()
+	cpu := model.NewCPU(synth.Peaked(cfg, 11), 0)
 	for _, c := range []struct {
 		chunk int
 		temp  float64
@@ -124,7 +124,7 @@ func TestGeneratorGreedyMatchesRecompute(t *testing.T) {
 // attention sums over different block widths).
 func TestGeneratorPrefillEqualsSteps(t *testing.T) {
 	ctx := context.Background()
-	cpu := model.NewCPU(testmodel.Peaked(testmodel.TinyConfig(), 3), 0)
+	cpu := model.NewCPU(synth.Peaked(synth.TinyConfig(), 3), 0)
 	a, _ := cpu.NewGenerator()
 	b, _ := cpu.NewGenerator()
 	la, err := a.Append(ctx, genPrompt)
@@ -156,7 +156,7 @@ func TestGeneratorPrefillEqualsSteps(t *testing.T) {
 // are the Generator's from the start.
 func TestGeneratorStepAllocs(t *testing.T) {
 	ctx := context.Background()
-	cpu := model.NewCPU(testmodel.Peaked(testmodel.TinyConfig(), 3), 1)
+	cpu := model.NewCPU(synth.Peaked(synth.TinyConfig(), 3), 1)
 	g, _ := cpu.NewGenerator()
 	if _, err := g.Append(ctx, genPrompt); err != nil {
 		t.Fatal(err)
@@ -234,5 +234,56 @@ func TestSampler(t *testing.T) {
 		if _, err := model.NewSampler(bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// BenchmarkGeneratorStep times one decode step (Append of one token: the
+// forward pass and the 50257 logits) on all cores, the scale for
+// BenchmarkSample's sampler per token: the tiny model (positions 1-64), and
+// GPT-2 124M's shape (random weights, positions 64-128; setup, about 1 GB,
+// untimed).
+//
+//	go test ./model -run '^$' -bench 'Sample$|GeneratorStep' -benchtime 300x
+func BenchmarkGeneratorStep(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		cfg    model.Config
+		from   int // positions from..to-1
+		to     int
+		random bool
+	}{
+		{"tiny", synth.TinyConfig(), 0, 64, false},
+		{"124M", shape124M, 64, 128, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			m := synth.Peaked(c.cfg, 3)
+			if c.random {
+				m = synth.Random(c.cfg, 3)
+			}
+			g, err := model.NewCPU(m, 0).NewGeneratorFor(c.to)
+			if err != nil {
+				b.Fatal(err)
+			}
+			prefix := make([]int32, c.from)
+			for i := range prefix {
+				prefix[i] = int32(i * 7)
+			}
+			for b.Loop() {
+				if g.Len() == c.to || g.Len() == 0 {
+					b.StopTimer()
+					g.Reset()
+					if len(prefix) > 0 {
+						if _, err := g.Append(ctx, prefix); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+				}
+				if _, err := g.Append(ctx, []int32{262}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/alloctest"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // setConfig rewrites one field of dir's config.json.
@@ -48,7 +48,7 @@ func TestLoadHugeConfigSizes(t *testing.T) {
 		{"vocab_size", 1 << 24, "wte.weight"},
 		{"n_positions", 1 << 24, "wpe.weight"},
 	} {
-		dir := writeModel(t, testmodel.Random(smallConfig(), 1), "F32")
+		dir := writeModel(t, synth.Random(smallConfig(), 1), "F32")
 		setConfig(t, dir, c.key, c.v)
 		if c.key == "n_embd" {
 			setConfig(t, dir, "n_head", 1)

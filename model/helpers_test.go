@@ -11,14 +11,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // smallConfig is TinyConfig with a small vocabulary (not a multiple of 128,
 // so llm.c files are padded) to keep the many files of these tests small.
 func smallConfig() model.Config {
-	c := testmodel.TinyConfig()
+	c := synth.TinyConfig()
 	c.VocabSize = 300
 	return c
 }
@@ -130,20 +130,20 @@ func editHeader(t *testing.T, path string, edit func(h map[string]map[string]any
 func writeModel(t *testing.T, m *model.Model, dtype string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := testmodel.WriteSafetensors(dir, m, dtype); err != nil {
+	if err := synth.WriteSafetensors(dir, m, dtype); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
 // writeTensors writes config.json for cfg and tensors as model.safetensors.
-func writeTensors(t *testing.T, cfg model.Config, ts []testmodel.Tensor, dtype string) string {
+func writeTensors(t *testing.T, cfg model.Config, ts []synth.Tensor, dtype string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := testmodel.WriteConfig(dir, cfg); err != nil {
+	if err := synth.WriteConfig(dir, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := testmodel.WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), ts, dtype); err != nil {
+	if err := synth.WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), ts, dtype); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -113,7 +113,7 @@ func openLLMC(path string) (_ *Checkpoint, err error) {
 	}
 	// The table's tensors in file order: wte (with Vp-V padding rows after
 	// it), wpe, each per-layer kind for all layers, ln_f.
-	c := &Checkpoint{cfg: cfg, src: path, closers: []io.Closer{f}, files: []string{path}, srcs: make(map[string]*source)}
+	c := &Checkpoint{cfg: cfg, src: path, closers: []io.Closer{f}, files: []string{path}, srcs: make(map[string]*source), llmc: true}
 	off := int64(llmcHeaderBytes)
 	add := func(s TensorSpec, llmcName string, stored int64) {
 		n := s.NumElements()

@@ -8,19 +8,19 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 func TestLLMCRoundTrip(t *testing.T) {
-	want := testmodel.Random(smallConfig(), 11)
+	want := synth.Random(smallConfig(), 11)
 	for _, c := range []struct {
 		version int
 		dtype   string
 	}{{3, "F32"}, {5, "BF16"}} {
 		// Load tells the format by its magic number, not by the name.
 		path := filepath.Join(t.TempDir(), "checkpoint.weights")
-		if err := testmodel.WriteLLMC(path, want, c.version); err != nil {
+		if err := synth.WriteLLMC(path, want, c.version); err != nil {
 			t.Fatal(err)
 		}
 		for _, load := range []func(string) (*model.Model, error){model.Load, model.LoadLLMC} {
@@ -111,11 +111,11 @@ func TestLLMCLayout(t *testing.T) {
 }
 
 func TestLLMCBadFiles(t *testing.T) {
-	good := testmodel.Random(smallConfig(), 12)
+	good := synth.Random(smallConfig(), 12)
 	// write returns the path of good written as version 3, after edit.
 	write := func(t *testing.T, edit func(b []byte) []byte) string {
 		path := filepath.Join(t.TempDir(), "gpt2_tiny.bin")
-		if err := testmodel.WriteLLMC(path, good, 3); err != nil {
+		if err := synth.WriteLLMC(path, good, 3); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(path)
@@ -171,10 +171,10 @@ func TestLLMCBadFiles(t *testing.T) {
 	})
 
 	t.Run("NaN", func(t *testing.T) {
-		bad := testmodel.Random(smallConfig(), 12)
+		bad := synth.Random(smallConfig(), 12)
 		bad.Weights.Layers[1].FCB[5] = float32(math.NaN())
 		path := filepath.Join(t.TempDir(), "nan.bin")
-		if err := testmodel.WriteLLMC(path, bad, 5); err != nil {
+		if err := synth.WriteLLMC(path, bad, 5); err != nil {
 			t.Fatal(err)
 		}
 		_, err := model.Load(path)

@@ -76,6 +76,9 @@ func (c *Checkpoint) load(ctx context.Context, opt LoadOptions) (*Model, error) 
 	w := &m.Weights
 	w.Layers = make([]Layer, cfg.NLayer)
 	var done int64
+	if opt.Progress != nil {
+		opt.Progress(0, total) // the start, so that a display's rate counts from here
+	}
 	report := func(n int64) {
 		done += n
 		if opt.Progress != nil {
@@ -91,7 +94,7 @@ func (c *Checkpoint) load(ctx context.Context, opt LoadOptions) (*Model, error) 
 		report(c.srcs[s.Name].bytes())
 	}
 	w.LMHead = w.WTE
-	if lm, ok := c.srcs[lmHead]; ok {
+	if lm, ok := c.srcs[lmHead]; ok { // absent when tied (and for a tied Llama-family model)
 		tied, err := c.lmHeadTied(ctx)
 		if err != nil {
 			return nil, err
@@ -200,8 +203,7 @@ func (r tensorRef) String() string {
 // check reports a shape other than want or a dtype that is not a float.
 func (r tensorRef) check(want []int, c Config) error {
 	if !slices.Equal(r.info.Shape, want) {
-		return fmt.Errorf("%v: shape %v, want %v for n_layer %d, n_embd %d, n_positions %d, vocab_size %d",
-			r, r.info.Shape, want, c.NLayer, c.NEmbd, c.NPositions, c.VocabSize)
+		return fmt.Errorf("%v: shape %v, want %v for %s with vocab_size %d", r, r.info.Shape, want, c.Describe(), c.VocabSize)
 	}
 	if _, ok := parseDType(r.info.DType); !ok {
 		return fmt.Errorf("%v: dtype %s, want F32, F16 or BF16", r, r.info.DType)
@@ -269,10 +271,16 @@ func openSafetensors(ctx context.Context, src, where string, files []string, cfg
 			return nil, err
 		}
 	}
-	if _, ok := refs[lmHead]; ok {
+	switch _, ok := refs[lmHead]; {
+	case cfg.Arch == ArchLlama && cfg.TiedEmbed:
+		// transformers ties lm_head to embed_tokens after loading: a stored
+		// lm_head.weight is not used.
+	case ok:
 		if err := want(cfg.LMHeadSpec()); err != nil {
 			return nil, err
 		}
+	case cfg.Arch == ArchLlama:
+		return nil, fmt.Errorf("%s: missing tensor %q (config.json says tie_word_embeddings is false)", where, lmHead)
 	}
 	c.setStored()
 	return c, nil
@@ -285,13 +293,16 @@ func indexTensors(sts []*Safetensors, cfg Config) (map[string]tensorRef, error) 
 	refs := make(map[string]tensorRef)
 	for _, st := range sts {
 		for _, t := range st.Tensors {
-			name := strings.TrimPrefix(t.Name, "transformer.")
+			name := t.Name
+			if cfg.Arch == ArchGPT2 {
+				name = strings.TrimPrefix(name, "transformer.")
+			}
 			r := tensorRef{st, t}
-			if isBuffer(name, cfg.NLayer) {
+			if isBuffer(name, cfg) {
 				continue
 			}
 			if _, ok := cfg.lookupSpec(name); !ok {
-				return nil, fmt.Errorf("%v: unexpected tensor for GPT-2 with %d layers", r, cfg.NLayer)
+				return nil, fmt.Errorf("%v: unexpected tensor for %s", r, cfg.Describe())
 			}
 			if old, dup := refs[name]; dup {
 				return nil, fmt.Errorf("%v: the same parameter as %v", r, old)
@@ -302,16 +313,23 @@ func indexTensors(sts []*Safetensors, cfg Config) (map[string]tensorRef, error) 
 	return refs, nil
 }
 
-// isBuffer reports whether name (without prefix) is one of the attention
-// buffers older transformers versions saved: h.N.attn.bias (the causal mask)
-// or h.N.attn.masked_bias, for a layer N of the model.
-func isBuffer(name string, nLayer int) bool {
+// isBuffer reports whether name (without prefix) is one of the buffers
+// older transformers versions saved, for a layer N of the model: GPT-2's
+// h.N.attn.bias (the causal mask) or h.N.attn.masked_bias, the Llama
+// family's model.layers.N.self_attn.rotary_emb.inv_freq.
+func isBuffer(name string, cfg Config) bool {
 	p := strings.Split(name, ".")
-	if len(p) != 4 || p[0] != "h" || p[2] != "attn" || (p[3] != "bias" && p[3] != "masked_bias") {
+	var num string
+	switch {
+	case cfg.Arch == ArchGPT2 && len(p) == 4 && p[0] == "h" && p[2] == "attn" && (p[3] == "bias" || p[3] == "masked_bias"):
+		num = p[1]
+	case cfg.Arch == ArchLlama && len(p) == 6 && p[0] == "model" && p[1] == "layers" && p[3] == "self_attn" && p[4] == "rotary_emb" && p[5] == "inv_freq":
+		num = p[2]
+	default:
 		return false
 	}
-	n, err := strconv.Atoi(p[1])
-	return err == nil && n >= 0 && n < nLayer && strconv.Itoa(n) == p[1]
+	n, err := strconv.Atoi(num)
+	return err == nil && n >= 0 && n < cfg.NLayer && strconv.Itoa(n) == num
 }
 
 // LoadReader returns the float32 Model that r holds: the Model itself when r

@@ -11,12 +11,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 func TestLoadSafetensorsRoundTrip(t *testing.T) {
-	want := testmodel.Random(testmodel.TinyConfig(), 1)
+	want := synth.Random(synth.TinyConfig(), 1)
 	for _, dtype := range []string{"F32", "F16", "BF16"} {
 		t.Run(dtype, func(t *testing.T) {
 			dir := writeModel(t, want, dtype)
@@ -41,11 +41,11 @@ func TestLoadSafetensorsRoundTrip(t *testing.T) {
 }
 
 // TestLoadSafetensorsNames checks the name -> field mapping against files
-// written without testmodel.HFTensors: each tensor holds one value that
+// written without synth.HFTensors: each tensor holds one value that
 // identifies it.
 func TestLoadSafetensorsNames(t *testing.T) {
 	cfg := smallConfig()
-	ref := testmodel.Random(cfg, 2)
+	ref := synth.Random(cfg, 2)
 	names := slices.Sorted(func(yield func(string) bool) {
 		for n := range namedTensors(ref) {
 			if n != "lm_head.weight" && !yield(n) {
@@ -54,16 +54,16 @@ func TestLoadSafetensorsNames(t *testing.T) {
 		}
 	})
 	shapes := map[string][]int{}
-	for _, ts := range testmodel.HFTensors(ref, "") {
+	for _, ts := range synth.HFTensors(ref, "") {
 		shapes[ts.Name] = ts.Shape
 	}
-	var ts []testmodel.Tensor
+	var ts []synth.Tensor
 	for i, n := range names {
 		x := make([]float32, len(namedTensors(ref)[n]))
 		for j := range x {
 			x[j] = float32(i + 1)
 		}
-		ts = append(ts, testmodel.Tensor{Name: n, Shape: shapes[n], Data: x})
+		ts = append(ts, synth.Tensor{Name: n, Shape: shapes[n], Data: x})
 	}
 	m, err := model.Load(writeTensors(t, cfg, ts, "F32"))
 	if err != nil {
@@ -78,10 +78,10 @@ func TestLoadSafetensorsNames(t *testing.T) {
 }
 
 func TestLoadSafetensorsPrefixAndBuffers(t *testing.T) {
-	want := testmodel.Random(smallConfig(), 3)
+	want := synth.Random(smallConfig(), 3)
 	for _, prefix := range []string{"", "transformer."} {
-		ts := append(testmodel.HFTensors(want, prefix),
-			testmodel.Tensor{Name: prefix + "h.1.attn.masked_bias", Shape: []int{}, Data: []float32{-1e4}})
+		ts := append(synth.HFTensors(want, prefix),
+			synth.Tensor{Name: prefix + "h.1.attn.masked_bias", Shape: []int{}, Data: []float32{-1e4}})
 		got, err := model.Load(writeTensors(t, want.Config, ts, "F32"))
 		if err != nil {
 			t.Fatalf("prefix %q: %v", prefix, err)
@@ -93,8 +93,8 @@ func TestLoadSafetensorsPrefixAndBuffers(t *testing.T) {
 func TestLoadLMHead(t *testing.T) {
 	cfg := smallConfig()
 	t.Run("untied", func(t *testing.T) {
-		want := testmodel.Random(cfg, 4)
-		want.Weights.LMHead = testmodel.Random(cfg, 5).Weights.WTE
+		want := synth.Random(cfg, 4)
+		want.Weights.LMHead = synth.Random(cfg, 5).Weights.WTE
 		got, err := model.Load(writeModel(t, want, "BF16"))
 		if err != nil {
 			t.Fatal(err)
@@ -105,9 +105,9 @@ func TestLoadLMHead(t *testing.T) {
 		}
 	})
 	t.Run("tied-present", func(t *testing.T) {
-		want := testmodel.Random(cfg, 4)
-		ts := append(testmodel.HFTensors(want, "transformer."),
-			testmodel.Tensor{Name: "lm_head.weight", Shape: []int{cfg.VocabSize, cfg.NEmbd}, Data: want.Weights.WTE})
+		want := synth.Random(cfg, 4)
+		ts := append(synth.HFTensors(want, "transformer."),
+			synth.Tensor{Name: "lm_head.weight", Shape: []int{cfg.VocabSize, cfg.NEmbd}, Data: want.Weights.WTE})
 		got, err := model.Load(writeTensors(t, cfg, ts, "F16"))
 		if err != nil {
 			t.Fatal(err)
@@ -120,17 +120,17 @@ func TestLoadLMHead(t *testing.T) {
 }
 
 func TestLoadSharded(t *testing.T) {
-	want := testmodel.Random(smallConfig(), 6)
+	want := synth.Random(smallConfig(), 6)
 	dir := t.TempDir()
-	if err := testmodel.WriteConfig(dir, want.Config); err != nil {
+	if err := synth.WriteConfig(dir, want.Config); err != nil {
 		t.Fatal(err)
 	}
-	ts := testmodel.HFTensors(want, "transformer.")
-	shards := [][]testmodel.Tensor{ts[:len(ts)/2], ts[len(ts)/2:]}
+	ts := synth.HFTensors(want, "transformer.")
+	shards := [][]synth.Tensor{ts[:len(ts)/2], ts[len(ts)/2:]}
 	weightMap := map[string]string{}
 	for i, s := range shards {
 		name := []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}[i]
-		if err := testmodel.WriteSafetensorsFile(filepath.Join(dir, name), s, "F32"); err != nil {
+		if err := synth.WriteSafetensorsFile(filepath.Join(dir, name), s, "F32"); err != nil {
 			t.Fatal(err)
 		}
 		for _, x := range s {
@@ -169,7 +169,7 @@ func TestLoadSharded(t *testing.T) {
 }
 
 func TestLoadContext(t *testing.T) {
-	dir := writeModel(t, testmodel.Random(smallConfig(), 7), "F16")
+	dir := writeModel(t, synth.Random(smallConfig(), 7), "F16")
 	var last, total, calls int64
 	m, err := model.LoadContext(context.Background(), dir, model.LoadOptions{Progress: func(d, tot int64) {
 		if d < last || d > tot {
@@ -202,13 +202,13 @@ func TestLoadContext(t *testing.T) {
 }
 
 func TestModelValidate(t *testing.T) {
-	m := testmodel.Random(smallConfig(), 8)
+	m := synth.Random(smallConfig(), 8)
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	m.Weights.Layers[1].FCProjW = m.Weights.Layers[1].FCProjW[1:]
 	wantErr(t, m.Validate(), "h.1.mlp.c_proj.weight", "values")
-	m = testmodel.Random(smallConfig(), 8)
+	m = synth.Random(smallConfig(), 8)
 	m.Weights.LNFB[2] = float32(math.Inf(-1))
 	wantErr(t, m.Validate(), "ln_f.bias", "-Inf", "index 2")
 }

@@ -16,20 +16,30 @@ const (
 type span struct{ off, n int }
 
 // encoderForward: out (N, C) = wte[tokens[n]] + wpe[position of n in its sequence].
-// tokens is (N), wte is (V, C), wpe is (NPositions, C); spans say where each
-// sequence starts, so positions restart at 0 for every sequence.
+// tokens is (N), wte is (V, C), wpe is (NPositions, C), or nil for a model
+// without learned positions (the Llama family's rotate q and k instead);
+// spans say where each sequence starts, so positions restart at 0 for every
+// sequence.
 func encoderForward(out []float32, tokens []int32, wte matrix, wpe []float32, spans []span, C int) {
 	for _, sp := range spans {
 		for t := range sp.n {
 			n := sp.off + t
-			embedRow(out[n*C:][:C], wte, int(tokens[n]), wpe[t*C:][:C])
+			var pe []float32
+			if wpe != nil {
+				pe = wpe[t*C:][:C]
+			}
+			embedRow(out[n*C:][:C], wte, int(tokens[n]), pe)
 		}
 	}
 }
 
-// embedRow sets o (C) = wte[token] + pe, wte's row widened to float32.
+// embedRow sets o (C) = wte[token] + pe, wte's row widened to float32; a nil
+// pe adds nothing.
 func embedRow(o []float32, wte matrix, token int, pe []float32) {
 	wte.widen(o, token*len(o))
+	if pe == nil {
+		return
+	}
 	pe = pe[:len(o)]
 	for i := range o {
 		o[i] += pe[i]
@@ -102,24 +112,43 @@ func spanPanels(spans []span) (first []int, total int) {
 	return first, total
 }
 
-// transposeKV: kt (NH, panels, hd, kvPanel) holds the key vectors of qkv
-// (N, 3C) per head in panels of kvPanel keys, channel-major inside each
-// (key s of a sequence is column s%kvPanel of its panel s/kvPanel), so that
-// attention's scores are gemmNN products of contiguous, L1-sized panels; vt
-// (NH, hd, N) holds the values per head, transposed so that attention's
+// heads is the shape of a block's attention: the rows of qkv hold the
+// queries of n query heads, then the keys and the values of kv heads, each
+// head hd channels; query head h attends with key/value head h/(n/kv)
+// (grouped-query attention; GPT-2 has kv = n).
+type heads struct{ n, kv, hd int }
+
+// headsOf is cfg's attention shape.
+func headsOf(cfg Config) heads { return heads{cfg.NHead, cfg.KVHeads(), cfg.HeadDim()} }
+
+func (h heads) qDim() int  { return h.n * h.hd }
+func (h heads) kvDim() int { return h.kv * h.hd }
+
+// ld is the row stride of qkv: q|k|v.
+func (h heads) ld() int { return h.qDim() + 2*h.kvDim() }
+
+// group is the key/value head query head q attends with.
+func (h heads) group(q int) int { return q / (h.n / h.kv) }
+
+// transposeKV: kt (kv, panels, hd, kvPanel) holds the key vectors of qkv
+// (N, ld) per key/value head in panels of kvPanel keys, channel-major inside
+// each (key s of a sequence is column s%kvPanel of its panel s/kvPanel), so
+// that attention's scores are gemmNN products of contiguous, L1-sized panels;
+// vt (kv, hd, N) holds the values per head, transposed so that attention's
 // weighted sum (gemmNT over the keys) runs along contiguous rows. The padding
 // columns of a sequence's last panel are never read.
-func (c *CPU) transposeKV(kt, vt, qkv []float32, spans []span, N, C, NH int) {
+func (c *CPU) transposeKV(kt, vt, qkv []float32, spans []span, N int, hs heads) {
 	const chBlock = 16 // channels per task: one cache line of qkv per row
-	hd := C / NH
+	hd, ld, kOff, KV := hs.hd, hs.ld(), hs.qDim(), hs.kvDim()
+	vOff := kOff + KV
 	first, panels := spanPanels(spans)
 	headStride := panels * hd * kvPanel
-	blocks := (C + chBlock - 1) / chBlock
+	blocks := (KV + chBlock - 1) / chBlock
 	c.parallelFor(2*blocks, func(_, task int) {
-		ch0, ch1 := task%blocks*chBlock, min(C, (task%blocks+1)*chBlock)
+		ch0, ch1 := task%blocks*chBlock, min(KV, (task%blocks+1)*chBlock)
 		if task >= blocks { // values
 			for n := range N {
-				v := qkv[n*3*C+2*C+ch0 : n*3*C+2*C+ch1]
+				v := qkv[n*ld+vOff+ch0 : n*ld+vOff+ch1]
 				for j, x := range v {
 					vt[(ch0+j)*N+n] = x
 				}
@@ -133,7 +162,7 @@ func (c *CPU) transposeKV(kt, vt, qkv []float32, spans []span, N, C, NH int) {
 		}
 		for i, sp := range spans {
 			for s := range sp.n {
-				k := qkv[(sp.off+s)*3*C+C+ch0:][:ch1-ch0]
+				k := qkv[(sp.off+s)*ld+kOff+ch0:][:ch1-ch0]
 				base := (first[i]+s/kvPanel)*hd*kvPanel + s%kvPanel
 				for j, x := range k {
 					kt[at[j]+base] = x
@@ -152,15 +181,15 @@ func scoresNN(sc, q []float32, ldq int, kp []float32, rows, keys, hd int) {
 	}
 }
 
-// attentionForward: out (N, C) = causal self-attention of every sequence in spans.
-// qkv is (N, 3C) with q|k|v along the channels and heads of hd = C/NH channels
-// inside each; kt (NH, panels, hd, kvPanel) and vt (NH, hd, N) are from
-// transposeKV. Per head and query t:
+// attentionForward: out (N, qDim) = causal self-attention of every sequence
+// in spans. qkv is (N, ld) with q|k|v along the channels and heads of hd
+// channels inside each (hs); kt (kv, panels, hd, kvPanel) and vt (kv, hd, N)
+// are from transposeKV. Per query head h and query t, with g = hs.group(h):
 // p = softmax((q_t · k_s) / sqrt(hd) over s <= t), out_t = Σ_s p_s v_s, all in
 // float32 with the row maximum subtracted before exp. scores is per-worker
 // scratch of attRows*maxT floats, maxT the longest span.
-func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N, C, NH int, scores []float32, maxT int) {
-	hd := C / NH
+func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N int, hs heads, scores []float32, maxT int) {
+	hd, ld, QD, NH := hs.hd, hs.ld(), hs.qDim(), hs.n
 	scale := float32(math.Sqrt(float64(hd)))
 	first, panels := spanPanels(spans)
 	type block struct{ off, panel, t0, t1 int }
@@ -172,11 +201,12 @@ func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N, C, N
 	}
 	c.parallelFor(len(blocks)*NH, func(worker, task int) {
 		bl, h := blocks[task/NH], task%NH
+		g := hs.group(h)
 		off, t0, t1 := bl.off, bl.t0, bl.t1
 		rows := t1 - t0
 		sc := scores[worker*attRows*maxT:][:rows*t1]
 		// sc (rows, t1) = q[t0:t1] · k[0:t1]ᵀ, k from the sequence's panels.
-		scoresNN(sc, qkv[(off+t0)*3*C+h*hd:], 3*C, kt[(h*panels+bl.panel)*hd*kvPanel:], rows, t1, hd)
+		scoresNN(sc, qkv[(off+t0)*ld+h*hd:], ld, kt[(g*panels+bl.panel)*hd*kvPanel:], rows, t1, hd)
 		for i := range rows {
 			row := sc[i*t1:][:t1]
 			valid := row[:t0+i+1]
@@ -185,7 +215,7 @@ func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N, C, N
 			clear(row[len(valid):])
 		}
 		// out[t0:t1, h] (rows, hd) = p (rows, t1) · v[0:t1]; vt rows are v's channels.
-		gemmNT(out[(off+t0)*C+h*hd:], C, sc, t1, vt[h*hd*N+off:], N, rows, hd, t1)
+		gemmNT(out[(off+t0)*QD+h*hd:], QD, sc, t1, vt[g*hd*N+off:], N, rows, hd, t1)
 	})
 }
 

@@ -32,16 +32,17 @@ import (
 // before returning, so later SSE code runs at full speed.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
-// "generic" or "avx2" ("avx512", or anything else, keeps the default).
+// "generic" or "avx2" ("avx512" keeps the default; other values are
+// CheckKernelsEnv's error).
 const kernelsEnv = "WGPU_EVAL_CPU_KERNELS"
 
-// kernels is the kernel set in use: AVX-512 where the CPU has it, else AVX2
+// kern is the kernel table in use: AVX-512 where the CPU has it, else AVX2
 // where it has that, else portable Go; kernelsEnv picks a lower set. The
 // AVX-512 kernels are checked against the portable ones on every CPU: where
 // the CPU lacks AVX-512 the tests run them in an x86 emulator
 // (internal/x86emu), which is itself checked against every AVX2 kernel run
 // natively.
-var kernels = pickKernels(os.Getenv(kernelsEnv))
+var kern = kernelTableFor(pickKernels(os.Getenv(kernelsEnv)))
 
 func pickKernels(want string) kernelSet {
 	// F16C converts F16 weights (every AVX2 CPU has it); AVX512BW zero-extends
@@ -59,39 +60,68 @@ func pickKernels(want string) kernelSet {
 	return kernelsGeneric
 }
 
+// kernelTableFor is the table of set's kernels.
+func kernelTableFor(set kernelSet) *kernelTable {
+	switch set {
+	case kernelsAVX512:
+		return vecAVX512.table(set)
+	case kernelsAVX2:
+		return vecAVX2.table(set)
+	}
+	return &genericKernels
+}
+
 // kernelSets lists the kernel sets the tests compare: the portable one and
 // every vector set up to the one in use, and AVX-512 where the tests run it
 // in an emulator (avx512Emulated).
 func kernelSets() []kernelSet {
 	var sets []kernelSet
 	for _, s := range []kernelSet{kernelsGeneric, kernelsAVX2, kernelsAVX512} {
-		if s <= kernels || s == kernelsAVX512 && avx512Emulated {
+		if s <= kern.set || s == kernelsAVX512 && avx512Emulated {
 			sets = append(sets, s)
 		}
 	}
 	return sets
 }
 
-// avx512 holds the AVX-512 kernels that the functions below call (gemmNT's
-// are in dotsAVX512, dotsF16AVX512 and dotsBF16AVX512), as values so that the
-// tests can swap in kernels run by an x86 emulator on CPUs without AVX-512
-// (emu_amd64_test.go, which also sets avx512Emulated). The AVX2 kernels are
-// called directly.
-var avx512 = struct {
-	nn4x3, nn1x3, nn4x1, nn1x1 dotKernel[float32]
+// vecKernels are one vector set's assembly kernels (lanes wide), which its
+// table's functions (the methods below) call.
+type vecKernels struct {
+	lanes                      int
+	dots                       dotKernels[float32] // gemmNT's blocks; dots.one is dot1x1
+	dotsF16, dotsBF16          dotKernels[uint16]  // gemmNT16's
+	nn4x3, nn1x3, nn4x1, nn1x1 dotKernel[float32]  // gemmNN's blocks
 	nnCol                      func(a *float32, b *float32, ldb int, k int, out *float32)
-	dot1x1                     dotKernel[float32]
 	divMaxRow                  func(row *float32, n int, d float32) float32
 	mulRow                     func(row *float32, n int, m float32)
 	expSubRow, sumExpSub       func(row *float32, n int, m float32) float32
 	geluRow                    func(x *float32, n int)
-}{
-	nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512, dot1x1AVX512,
-	divMaxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512,
 }
 
-// avx512Emulated is set by the tests when avx512 and the dots*AVX512 kernels
-// run in an emulator.
+// vecAVX2 and vecAVX512 are the vector sets. The tests replace
+// vecAVX512 with the same kernels run by an x86 emulator on CPUs
+// without AVX-512 (emu_amd64_test.go, which also sets avx512Emulated)
+// before building its table.
+var (
+	vecAVX2 = &vecKernels{
+		8,
+		dotKernels[float32]{3, dot3x4AVX2, dot1x4AVX2, dot1x1AVX2},
+		dotKernels[uint16]{3, dot3x4F16AVX2, dot1x4F16AVX2, dot1x1F16AVX2},
+		dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2},
+		nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2,
+		divMaxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2,
+	}
+	vecAVX512 = &vecKernels{
+		16,
+		dotKernels[float32]{4, dot4x4AVX512, dot1x4AVX512, dot1x1AVX512},
+		dotKernels[uint16]{4, dot4x4F16AVX512, dot1x4F16AVX512, dot1x1F16AVX512},
+		dotKernels[uint16]{4, dot4x4BF16AVX512, dot1x4BF16AVX512, dot1x1BF16AVX512},
+		nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512,
+		divMaxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512,
+	}
+)
+
+// avx512Emulated is set by the tests when vecAVX512 run in an emulator.
 var avx512Emulated bool
 
 // dotKernel is the signature of the generated f32 dot-product blocks: a in
@@ -101,55 +131,39 @@ type dotKernel[E float32 | uint16] = blockKernel[float32, E]
 // dotKernels are one kernel set's f32 blocks for one element type of b.
 type dotKernels[E float32 | uint16] = blockKernels[float32, E]
 
-var (
-	dotsAVX2       = dotKernels[float32]{3, dot3x4AVX2, dot1x4AVX2, dot1x1AVX2}
-	dotsAVX512     = dotKernels[float32]{4, dot4x4AVX512, dot1x4AVX512, dot1x1AVX512}
-	dotsF16AVX2    = dotKernels[uint16]{3, dot3x4F16AVX2, dot1x4F16AVX2, dot1x1F16AVX2}
-	dotsF16AVX512  = dotKernels[uint16]{4, dot4x4F16AVX512, dot1x4F16AVX512, dot1x1F16AVX512}
-	dotsBF16AVX2   = dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2}
-	dotsBF16AVX512 = dotKernels[uint16]{4, dot4x4BF16AVX512, dot1x4BF16AVX512, dot1x1BF16AVX512}
-)
+// table is v's kernel table, for set.
+func (v *vecKernels) table(set kernelSet) *kernelTable {
+	return &kernelTable{
+		set, v.gemmNT, v.gemmNT16, v.gemmNN, v.dot1x1,
+		v.divMaxRowFn, v.mulRowFn, v.expSubRowFn, v.sumExpSubFn, v.geluRowFn,
+	}
+}
 
-// gemmNTVec is gemmNT with the vector kernels of the current set (AVX2 or AVX-512).
-func gemmNTVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
-	ks := dotsAVX512
-	if kernels == kernelsAVX2 {
-		ks = dotsAVX2
+// gemmNT is gemmNT with v's blocks.
+func (v *vecKernels) gemmNT(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	gemmBlocks(v.dots, out, ldo, a, lda, b, ldb, M, N, K)
+}
+
+// gemmNT16 is gemmNT16 with v's blocks for dtype.
+func (v *vecKernels) gemmNT16(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType) {
+	ks := v.dotsBF16
+	if dtype == F16 {
+		ks = v.dotsF16
 	}
 	gemmBlocks(ks, out, ldo, a, lda, b, ldb, M, N, K)
 }
 
-// gemmNT16Vec is gemmNT16 with the vector kernels of the current set.
-func gemmNT16Vec(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType) {
-	var ks dotKernels[uint16]
-	switch {
-	case dtype == F16 && kernels == kernelsAVX2:
-		ks = dotsF16AVX2
-	case dtype == F16:
-		ks = dotsF16AVX512
-	case kernels == kernelsAVX2:
-		ks = dotsBF16AVX2
-	default:
-		ks = dotsBF16AVX512
-	}
-	gemmBlocks(ks, out, ldo, a, lda, b, ldb, M, N, K)
-}
-
-// gemmNNVec is gemmNN with the vector kernels of the current set: blocks of 4
-// rows (then single rows) by 3 (then 1) vectors of columns, then the columns
-// left over one by one with scalar FMAs, all computing each element alike.
-func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+// gemmNN is gemmNN with v's kernels: blocks of 4 rows (then single rows) by
+// 3 (then 1) vectors of columns, then the columns left over one by one with
+// scalar FMAs, all computing each element alike.
+func (v *vecKernels) gemmNN(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
 	if K <= 0 {
 		for i := range M {
 			clear(out[i*ldo:][:N])
 		}
 		return
 	}
-	w := vecLanes()
-	nn43, nn13, nn41, nn11, col := avx512.nn4x3, avx512.nn1x3, avx512.nn4x1, avx512.nn1x1, avx512.nnCol
-	if w == 8 {
-		nn43, nn13, nn41, nn11, col = nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2
-	}
+	w := v.lanes
 	// The kernels do not check bounds: the last element each side can touch is
 	// checked here.
 	_ = a[(M-1)*lda+K-1]
@@ -166,94 +180,50 @@ func gemmNNVec(out []float32, ldo int, a []float32, lda int, b []float32, ldb in
 	}
 	j := 0
 	for ; j+3*w <= N; j += 3 * w {
-		blocks(j, nn43, nn13)
+		blocks(j, v.nn4x3, v.nn1x3)
 	}
 	for ; j+w <= N; j += w {
-		blocks(j, nn41, nn11)
+		blocks(j, v.nn4x1, v.nn1x1)
 	}
 	for ; j < N; j++ {
 		for i := range M {
-			col(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
+			v.nnCol(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
 		}
 	}
 }
 
-// dot1x1 returns the dot product of a and b (as long as a) as gemmNT computes
-// each element.
-func dot1x1(a, b []float32) float32 {
-	if len(a) == 0 {
-		return 0
-	}
-	_ = b[len(a)-1]
-	switch kernels {
-	case kernelsAVX512:
-		c := new(float32) // escapes through avx512's func value; c of AVX2 does not
-		avx512.dot1x1(&a[0], 0, &b[0], 0, len(a), c, 0)
-		return *c
-	case kernelsAVX2:
-		var c float32
-		dot1x1AVX2(&a[0], 0, &b[0], 0, len(a), &c, 0)
-		return c
-	}
-	return dot1x1Generic(a, b)
+// dot1x1 is dot1x1 (len(a) > 0, b checked) with v's kernel.
+func (v *vecKernels) dot1x1(a, b []float32) float32 {
+	var c float32
+	v.dots.one(&a[0], 0, &b[0], 0, len(a), &c, 0)
+	return c
 }
 
-// vecLanes is the lane count of the current kernel set (0: portable).
-func vecLanes() int {
-	switch kernels {
-	case kernelsAVX512:
-		return 16
-	case kernelsAVX2:
-		return 8
-	}
-	return 0
-}
-
-// divMaxRow sets row[i] /= d and returns the largest quotient (-Inf for an
-// empty row).
-func divMaxRow(row []float32, d float32) float32 {
-	w := vecLanes()
-	if w == 0 || len(row) < w {
+func (v *vecKernels) divMaxRowFn(row []float32, d float32) float32 {
+	w := v.lanes
+	if len(row) < w {
 		return divMaxRowGeneric(row, d)
 	}
-	var mx float32
-	if w == 16 {
-		mx = avx512.divMaxRow(&row[0], len(row), d)
-	} else {
-		mx = divMaxRowAVX2(&row[0], len(row), d)
-	}
+	mx := v.divMaxRow(&row[0], len(row), d)
 	return max(mx, divMaxRowGeneric(row[len(row)&^(w-1):], d))
 }
 
-// mulRow sets row[i] *= m.
-func mulRow(row []float32, m float32) {
-	w := vecLanes()
-	if w == 0 || len(row) < w {
+func (v *vecKernels) mulRowFn(row []float32, m float32) {
+	w := v.lanes
+	if len(row) < w {
 		mulRowGeneric(row, m)
 		return
 	}
-	if w == 16 {
-		avx512.mulRow(&row[0], len(row), m)
-	} else {
-		mulRowAVX2(&row[0], len(row), m)
-	}
+	v.mulRow(&row[0], len(row), m)
 	mulRowGeneric(row[len(row)&^(w-1):], m)
 }
 
-// expSubRow sets row[i] = e^(row[i] - m) and returns their sum.
-func expSubRow(row []float32, m float32) float32 {
-	w := vecLanes()
-	if w == 0 {
-		return expSubRowGeneric(row, m)
-	}
+func (v *vecKernels) expSubRowFn(row []float32, m float32) float32 {
+	w := v.lanes
 	var sum float32
 	i := 0
 	if len(row) >= w {
-		if w == 16 {
-			sum = avx512.expSubRow(&row[0], len(row), m)
-		} else {
-			sum = expSubRowAVX2(&row[0], len(row), m)
-		}
+		sum = v.expSubRow(&row[0], len(row), m)
 		i = len(row) &^ (w - 1)
 	}
 	for ; i < len(row); i++ {
@@ -264,20 +234,12 @@ func expSubRow(row []float32, m float32) float32 {
 	return sum
 }
 
-// sumExpSub returns Σ e^(row[i] - m), as expSubRow sums them.
-func sumExpSub(row []float32, m float32) float32 {
-	w := vecLanes()
-	if w == 0 {
-		return sumExpSubGeneric(row, m)
-	}
+func (v *vecKernels) sumExpSubFn(row []float32, m float32) float32 {
+	w := v.lanes
 	var sum float32
 	i := 0
 	if len(row) >= w {
-		if w == 16 {
-			sum = avx512.sumExpSub(&row[0], len(row), m)
-		} else {
-			sum = sumExpSubAVX2(&row[0], len(row), m)
-		}
+		sum = v.sumExpSub(&row[0], len(row), m)
 		i = len(row) &^ (w - 1)
 	}
 	for ; i < len(row); i++ {
@@ -286,21 +248,13 @@ func sumExpSub(row []float32, m float32) float32 {
 	return sum
 }
 
-// geluRow applies gelu_new to every element of x. The vector kernels use the
-// identity 0.5·x·(1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/π)·(x + 0.044715·x³).
-func geluRow(x []float32) {
-	w := vecLanes()
-	if w == 0 {
-		geluRowGeneric(x)
-		return
-	}
+// geluRowFn is geluRow with v's kernel, which uses the identity
+// 0.5·x·(1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/π)·(x + 0.044715·x³).
+func (v *vecKernels) geluRowFn(x []float32) {
+	w := v.lanes
 	i := 0
 	if len(x) >= w {
-		if w == 16 {
-			avx512.geluRow(&x[0], len(x))
-		} else {
-			geluRowAVX2(&x[0], len(x))
-		}
+		v.geluRow(&x[0], len(x))
 		i = len(x) &^ (w - 1)
 	}
 	for ; i < len(x); i++ {

@@ -74,11 +74,7 @@ func gemmNT(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, 
 	if M <= 0 || N <= 0 {
 		return
 	}
-	if kernels != kernelsGeneric {
-		gemmNTVec(out, ldo, a, lda, b, ldb, M, N, K)
-		return
-	}
-	gemmNTGeneric(out, ldo, a, lda, b, ldb, M, N, K)
+	kern.gemmNT(out, ldo, a, lda, b, ldb, M, N, K)
 }
 
 // gemmNTGeneric is gemmNT with the portable kernels.
@@ -115,7 +111,7 @@ func gemmNTGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ld
 // residual is set (the residual add of a block, as Hugging Face's
 // `hidden = residual + attn_output`).
 // inp is (N, C), w is (OC, C) (rows are output channels; float32 or 16-bit),
-// bias is (OC), out is (N, OC).
+// bias is (OC) or nil (none), out is (N, OC).
 // In the bf16 mode inp is rounded to bf16 once, before the tiles.
 // Work is split into (mmRows x mmCols) tiles over the CPU's workers; tile holds
 // mmRows*mmCols floats of scratch per worker.
@@ -131,7 +127,12 @@ func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, 
 		cn := min(mmCols, OC-c0)
 		scratch := tile[worker*mmRows*mmCols:][:mmRows*mmCols]
 		gemmNTW(scratch, mmCols, inp[r0*C:], from(a16, r0*C), C, w, c0*C, C, rn, cn, C)
-		b := bias[c0:][:cn]
+		var b []float32
+		if bias != nil {
+			b = bias[c0:][:cn]
+		} else {
+			b = zeros[:cn]
+		}
 		for i := range rn {
 			s := scratch[i*mmCols:][:cn]
 			o := out[(r0+i)*OC+c0:][:cn]
@@ -148,6 +149,9 @@ func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, 
 	})
 }
 
+// zeros is the bias of a matmul without one: mmCols zeros.
+var zeros [mmCols]float32
+
 // gemmNN computes out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < M, j < N:
 // a is (M, K) with row stride lda, b is (K, N) with row stride ldb (the
 // reduction axis across b's rows), out is (M, N) with row stride ldo. Each
@@ -160,11 +164,7 @@ func gemmNN(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, 
 	if M <= 0 || N <= 0 {
 		return
 	}
-	if kernels != kernelsGeneric {
-		gemmNNVec(out, ldo, a, lda, b, ldb, M, N, K)
-		return
-	}
-	gemmNNGeneric(out, ldo, a, lda, b, ldb, M, N, K)
+	kern.gemmNN(out, ldo, a, lda, b, ldb, M, N, K)
 }
 
 // gemmNNGeneric is gemmNN with portable code: row i of out accumulates

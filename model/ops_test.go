@@ -27,11 +27,11 @@ func TestGemmNT(t *testing.T) {
 	}
 }
 
-// useKernels switches gemmNT to set and returns the function that switches back.
+// useKernels switches the ops to set's table and returns the function that switches back.
 func useKernels(set kernelSet) func() {
-	old := kernels
-	kernels = set
-	return func() { kernels = old }
+	old := kern
+	kern = kernelTableFor(set)
+	return func() { kern = old }
 }
 
 func testGemmNT(t *testing.T) {
@@ -157,8 +157,9 @@ func TestAttentionForwardSpans(t *testing.T) {
 		_, panels := spanPanels(spans)
 		kt, vt := make([]float32, C*panels*kvPanel), make([]float32, C*n)
 		out := make([]float32, n*C)
-		c.transposeKV(kt, vt, qkv, spans, n, C, NH)
-		c.attentionForward(out, qkv, kt, vt, spans, n, C, NH, make([]float32, 2*attRows*maxT), maxT)
+		hs := heads{NH, NH, C / NH}
+		c.transposeKV(kt, vt, qkv, spans, n, hs)
+		c.attentionForward(out, qkv, kt, vt, spans, n, hs, make([]float32, 2*attRows*maxT), maxT)
 		return out
 	}
 	both := run(qkv, []span{{0, L1}, {L1, L2}}, N, L1)

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // TestSafetensorsDTypes round-trips values chosen to hit rounding ties,
@@ -22,8 +22,8 @@ func TestSafetensorsDTypes(t *testing.T) {
 	}
 	for _, dtype := range []string{"F32", "F16", "BF16"} {
 		path := filepath.Join(t.TempDir(), "x.safetensors")
-		ts := []testmodel.Tensor{{Name: "x", Shape: []int{len(x)}, Data: x}, {Name: "scalar", Shape: []int{}, Data: []float32{7}}}
-		if err := testmodel.WriteSafetensorsFile(path, ts, dtype); err != nil {
+		ts := []synth.Tensor{{Name: "x", Shape: []int{len(x)}, Data: x}, {Name: "scalar", Shape: []int{}, Data: []float32{7}}}
+		if err := synth.WriteSafetensorsFile(path, ts, dtype); err != nil {
 			t.Fatal(err)
 		}
 		s, err := model.OpenSafetensors(path)

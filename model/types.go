@@ -1,43 +1,154 @@
 package model
 
-// Config is the shape of a GPT-2 model, as in Hugging Face's config.json.
-type Config struct {
-	NLayer       int     // transformer blocks
-	NHead        int     // attention heads per block
-	NEmbd        int     // channels C
-	NPositions   int     // maximum sequence length (learned positions)
-	VocabSize    int     // tokens V (50257 for GPT-2)
-	LayerNormEps float64 // 1e-5 for GPT-2
+import (
+	"fmt"
+	"math"
+
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
+)
+
+// Arch is the decoder a Config describes.
+type Arch uint8
+
+// The decoders this package runs.
+const (
+	// ArchGPT2 is GPT-2 (the zero value): learned positions, LayerNorm, GELU,
+	// Conv1D weights, lm_head tied to wte.
+	ArchGPT2 Arch = iota
+	// ArchLlama is the Llama family (Llama 2/3.x, Mistral, Qwen2/2.5, Qwen3):
+	// rotary positions, RMSNorm, grouped-query attention, a SwiGLU MLP,
+	// nn.Linear weights; Config's Llama fields say which options a model has.
+	ArchLlama
+)
+
+// String names the decoder: "gpt2" or "llama".
+func (a Arch) String() string {
+	switch a {
+	case ArchGPT2:
+		return "gpt2"
+	case ArchLlama:
+		return "llama"
+	}
+	return fmt.Sprintf("Arch(%d)", uint8(a))
 }
 
-// HeadDim is the channels per attention head, C / NHead.
-func (c Config) HeadDim() int { return c.NEmbd / c.NHead }
+// Config is the shape of a model, as in Hugging Face's config.json. The zero
+// Arch is GPT-2, whose configs leave the Llama family's fields zero.
+type Config struct {
+	Arch         Arch    // the decoder
+	ModelType    string  // config.json's model_type ("llama", "mistral", "qwen2", "qwen3"); "" for GPT-2
+	NLayer       int     // transformer blocks
+	NHead        int     // attention (query) heads per block
+	NEmbd        int     // channels C (hidden_size)
+	NPositions   int     // maximum sequence length (GPT-2's learned positions; the Llama family's max_position_embeddings)
+	VocabSize    int     // tokens V (50257 for GPT-2)
+	LayerNormEps float64 // LayerNorm's epsilon (1e-5 for GPT-2), or RMSNorm's (rms_norm_eps)
 
-// Layer holds one transformer block's weights, float32, in Hugging Face's Conv1D
-// layout: a matrix W of shape (in, out) computes y = x W + b.
+	// The Llama family's options; zero for GPT-2.
+	NKVHead     int         // key/value heads (grouped-query attention); 0: NHead
+	HeadSize    int         // channels per head (head_dim); 0: NEmbd/NHead
+	NInner      int         // the MLP's width (intermediate_size); 0: 4*NEmbd
+	RopeTheta   float64     // the rotary embedding's base
+	RopeScaling RopeScaling // rope_scaling of type "llama3"; zero: none
+	QKVBias     bool        // q_proj, k_proj and v_proj have biases (Qwen2; attention_bias)
+	OBias       bool        // o_proj has a bias (attention_bias)
+	MLPBias     bool        // gate_proj, up_proj and down_proj have biases (mlp_bias)
+	QKNorm      bool        // an RMSNorm over head_dim on q and k before the rotation (Qwen3)
+	TiedEmbed   bool        // lm_head is embed_tokens (tie_word_embeddings)
+}
+
+// RopeScaling is rope_scaling of type "llama3" (Llama 3.1 and later): the
+// rotary frequencies below the original context's are divided by Factor,
+// smoothly between the two wavelength bounds. A zero Factor means no scaling.
+type RopeScaling struct {
+	Factor        float64 // factor
+	LowFreq       float64 // low_freq_factor
+	HighFreq      float64 // high_freq_factor
+	OrigPositions int     // original_max_position_embeddings
+}
+
+// HeadDim is the channels per attention head: head_dim where the config sets
+// it, else C / NHead.
+func (c Config) HeadDim() int {
+	if c.HeadSize > 0 {
+		return c.HeadSize
+	}
+	return c.NEmbd / c.NHead
+}
+
+// KVHeads is the number of key/value heads: NKVHead, or NHead without
+// grouped-query attention.
+func (c Config) KVHeads() int {
+	if c.NKVHead > 0 {
+		return c.NKVHead
+	}
+	return c.NHead
+}
+
+// Inner is the MLP's hidden width: NInner, else GPT-2's 4C.
+func (c Config) Inner() int {
+	if c.NInner > 0 {
+		return c.NInner
+	}
+	return 4 * c.NEmbd
+}
+
+// QDim is the width of the attention's queries and output, NHead * HeadDim
+// (C for GPT-2).
+func (c Config) QDim() int { return c.NHead * c.HeadDim() }
+
+// KVDim is the width of the keys and of the values, KVHeads * HeadDim.
+func (c Config) KVDim() int { return c.KVHeads() * c.HeadDim() }
+
+// Describe names the model's shape for messages: "GPT-2 (12 layers, 12
+// heads, 768 channels, 1024 positions)" or, for the Llama family, its
+// model_type with the key/value heads and MLP width.
+func (c Config) Describe() string {
+	if c.Arch == ArchGPT2 {
+		return fmt.Sprintf("GPT-2 (%d layers, %d heads, %d channels, %d positions)", c.NLayer, c.NHead, c.NEmbd, c.NPositions)
+	}
+	return fmt.Sprintf("%s (%d layers, %d heads, %d key/value heads of %d, %d channels, MLP %d, %d positions)",
+		c.ModelType, c.NLayer, c.NHead, c.KVHeads(), c.HeadDim(), c.NEmbd, c.Inner(), c.NPositions)
+}
+
+// Layer holds one transformer block's weights, float32. GPT-2's are in
+// Hugging Face's Conv1D layout: a matrix W of shape (in, out) computes
+// y = x W + b. The Llama family's are nn.Linear's (out, in): y = x Wᵀ + b;
+// absent biases and norms are nil.
 type Layer struct {
-	LN1W, LN1B []float32 // (C)
+	LN1W, LN1B []float32 // (C) GPT-2's ln_1; the Llama family's input_layernorm weight (LN1B nil)
 	QKVW       []float32 // (C, 3C): c_attn, q|k|v along the output axis
 	QKVB       []float32 // (3C)
 	ProjW      []float32 // (C, C): attn.c_proj
 	ProjB      []float32 // (C)
-	LN2W, LN2B []float32 // (C)
+	LN2W, LN2B []float32 // (C) GPT-2's ln_2; the Llama family's post_attention_layernorm weight (LN2B nil)
 	FCW        []float32 // (C, 4C): mlp.c_fc
 	FCB        []float32 // (4C)
 	FCProjW    []float32 // (4C, C): mlp.c_proj
 	FCProjB    []float32 // (C)
+
+	// The Llama family's attention and MLP, (out, in).
+	QW, KW, VW     []float32 // (QDim, C), (KVDim, C), (KVDim, C): q_proj, k_proj, v_proj
+	QB, KB, VB     []float32 // their biases (QKVBias)
+	OW             []float32 // (C, QDim): o_proj
+	OB             []float32 // (C) (OBias)
+	QNormW, KNormW []float32 // (HeadDim): q_norm, k_norm (QKNorm)
+	GateW, UpW     []float32 // (Inner, C): gate_proj, up_proj
+	GateB, UpB     []float32 // (Inner) (MLPBias)
+	DownW          []float32 // (C, Inner): down_proj
+	DownB          []float32 // (C) (MLPBias)
 }
 
-// Weights holds all of a GPT-2 model's parameters as float32 on the host.
+// Weights holds all of a model's parameters as float32 on the host.
 type Weights struct {
-	WTE        []float32 // (V, C) token embeddings
-	WPE        []float32 // (NPositions, C) position embeddings
+	WTE        []float32 // (V, C) token embeddings (the Llama family's embed_tokens)
+	WPE        []float32 // (NPositions, C) GPT-2's position embeddings; nil for the Llama family
 	Layers     []Layer   // NLayer blocks
-	LNFW, LNFB []float32 // (C) final LayerNorm
+	LNFW, LNFB []float32 // (C) final LayerNorm (the Llama family's norm: LNFB nil)
 	LMHead     []float32 // (V, C); the same slice as WTE when tied (GPT-2 always ties)
 }
 
-// Model is a GPT-2 configuration with its weights.
+// Model is a configuration with its weights.
 type Model struct {
 	Config  Config
 	Weights Weights
@@ -57,16 +168,31 @@ func (s Sequence) Scored() int { return max(len(s.Tokens)-s.First, 0) }
 
 // LossSums is what a backend returns for a batch of sequences: over every scored
 // target, the sum of NLL = -ln p(target | prefix) in nats, the sum of its squares,
-// and their count. The host adds batches in float64.
+// and their count. The sums are exact (exactsum): batches, shards and resumed
+// sessions add up to the same bits in any grouping and order.
 type LossSums struct {
-	Sum   float64
-	SumSq float64
+	Sum   exactsum.Sum
+	SumSq exactsum.Sum
 	Count int
+}
+
+// AddNLL adds one target's NLL (its square is exact for an f32 NLL).
+func (s *LossSums) AddNLL(x float64) {
+	s.Sum.Add(x)
+	s.SumSq.Add(x * x)
+	s.Count++
+}
+
+// Finite reports whether both sums are finite float64 numbers: no NaN or
+// infinite NLL was added, and the sums are within float64's range.
+func (s LossSums) Finite() bool {
+	a, b := s.Sum.Float64(), s.SumSq.Float64()
+	return !math.IsNaN(a) && !math.IsInf(a, 0) && !math.IsNaN(b) && !math.IsInf(b, 0)
 }
 
 // Add accumulates o into s.
 func (s *LossSums) Add(o LossSums) {
-	s.Sum += o.Sum
-	s.SumSq += o.SumSq
+	s.Sum.AddSum(o.Sum)
+	s.SumSq.AddSum(o.SumSq)
 	s.Count += o.Count
 }

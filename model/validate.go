@@ -17,10 +17,15 @@ const (
 	maxLayerNormEps = 0.1
 )
 
-// Validate reports whether c describes a GPT-2 this package can run: every
-// size positive and at most 2^24, n_embd divisible by n_head, and a LayerNorm
-// epsilon in [1e-30, 0.1].
+// Validate reports whether c describes a model this package can run: every
+// size positive and at most 2^24, a LayerNorm (or RMSNorm) epsilon in
+// [1e-30, 0.1]; for GPT-2 n_embd divisible by n_head; for the Llama family
+// the query heads a multiple of the key/value heads, an even head_dim (the
+// rotation pairs its halves), a finite positive rope_theta.
 func (c Config) Validate() error {
+	if c.Arch != ArchGPT2 && c.Arch != ArchLlama {
+		return fmt.Errorf("config: unknown decoder %v", c.Arch)
+	}
 	for _, f := range []struct {
 		name string
 		v    int
@@ -35,11 +40,49 @@ func (c Config) Validate() error {
 			return fmt.Errorf("config %s = %d, want 1..%d", f.name, f.v, maxDim)
 		}
 	}
+	if !(c.LayerNormEps >= minLayerNormEps && c.LayerNormEps <= maxLayerNormEps) {
+		if c.Arch == ArchLlama {
+			return fmt.Errorf("config rms_norm_eps = %v, want %g..%g", c.LayerNormEps, minLayerNormEps, maxLayerNormEps)
+		}
+		return fmt.Errorf("config layer_norm_epsilon = %v, want %g..%g (GPT-2 uses 1e-5)", c.LayerNormEps, minLayerNormEps, maxLayerNormEps)
+	}
+	if c.Arch == ArchLlama {
+		return c.validateLlama()
+	}
 	if c.NEmbd%c.NHead != 0 {
 		return fmt.Errorf("config n_embd = %d is not divisible by n_head = %d", c.NEmbd, c.NHead)
 	}
-	if !(c.LayerNormEps >= minLayerNormEps && c.LayerNormEps <= maxLayerNormEps) {
-		return fmt.Errorf("config layer_norm_epsilon = %v, want %g..%g (GPT-2 uses 1e-5)", c.LayerNormEps, minLayerNormEps, maxLayerNormEps)
+	return nil
+}
+
+// validateLlama checks the Llama family's fields (the common sizes are checked).
+func (c Config) validateLlama() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"num_key_value_heads", c.NKVHead},
+		{"head_dim", c.HeadSize},
+		{"intermediate_size", c.NInner},
+	} {
+		if f.v <= 0 || f.v > maxDim {
+			return fmt.Errorf("config %s = %d, want 1..%d", f.name, f.v, maxDim)
+		}
+	}
+	if c.NHead%c.NKVHead != 0 {
+		return fmt.Errorf("config num_attention_heads = %d is not a multiple of num_key_value_heads = %d", c.NHead, c.NKVHead)
+	}
+	if c.HeadSize%2 != 0 {
+		return fmt.Errorf("config head_dim = %d is odd: the rotary embedding rotates pairs of its halves", c.HeadSize)
+	}
+	if c.QDim() > maxDim {
+		return fmt.Errorf("config num_attention_heads * head_dim = %d * %d is above %d", c.NHead, c.HeadSize, maxDim)
+	}
+	if !(c.RopeTheta > 1 && c.RopeTheta <= 1e12) {
+		return fmt.Errorf("config rope_theta = %v, want a number in (1, 1e12]", c.RopeTheta)
+	}
+	if c.RopeScaling != (RopeScaling{}) && !(c.RopeScaling.Factor > 0) {
+		return fmt.Errorf("config rope_scaling %+v has no factor", c.RopeScaling)
 	}
 	return nil
 }

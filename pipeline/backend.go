@@ -25,6 +25,22 @@ type Backend interface {
 	Submit(ctx context.Context, b Batch) (Pending, error)
 	// Close releases the backend's resources. Batches not waited for are lost.
 	Close() error
+	// Describe says what the backend computes on and how, for a result's
+	// config and provenance and a checkpoint's run identity.
+	Describe() BackendInfo
+}
+
+// BackendInfo describes a backend (Backend.Describe).
+type BackendInfo struct {
+	// Precision is the weight type it computes with: "f16" or "f32" on a
+	// GPU, "f32" or "bf16" (its bf16 mode) on the CPU; on several devices
+	// theirs, or each one's joined with " + " where they differ.
+	Precision string
+	// Threads is the CPU path's goroutines; 0 on GPUs.
+	Threads int
+	// Device names the device precisely, its kernel set included; on several
+	// devices, every one in Device.Parts.
+	Device DeviceInfo
 }
 
 // Batch is what a backend scores in one go: sequences padded to Width
@@ -40,6 +56,12 @@ type Batch struct {
 	// TopLogprobs highest log-probabilities too: the Pending then implements
 	// TopLogprobsPending.
 	TopLogprobs int
+	// Progress, when set, may be called by a backend that can tell how far a
+	// batch has got, with the batch's targets done so far (in proportion to
+	// the work done; at most its targets, never decreasing), from the
+	// goroutine that calls Submit or Wait while they run. The CPU calls it
+	// after each layer; a GPU batch is one command buffer and reports nothing.
+	Progress func(done int)
 }
 
 // Pending is a submitted batch.

@@ -1,18 +1,22 @@
 package pipeline
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
-	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // checkpointVersion changes whenever Checkpoint's layout or meaning does.
-const checkpointVersion = 1
+// Version 2: exact sums (exactsum), a trailing checksum, checksummed sidecar
+// records.
+const checkpointVersion = 2
 
 // maxCheckpointBytes bounds a checkpoint file read: a real one is a few
 // hundred bytes, and every field is of fixed shape (no slices, no maps), so
@@ -83,7 +87,7 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 // LoadCheckpoint reads the checkpoint at path; a missing file gives
 // fs.ErrNotExist (a fresh run), a damaged one a clear error.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path) // a FIFO is refused, not opened: its open would block
 	if err != nil {
 		return nil, err
 	}
@@ -102,32 +106,65 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if len(data) > maxCheckpointBytes {
 		return nil, fmt.Errorf("checkpoint %s is larger than %d bytes: not a wgpu-eval checkpoint", path, maxCheckpointBytes)
 	}
+	c, err := ParseCheckpoint(data)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w: delete it to start over", path, err)
+	}
+	return c, nil
+}
+
+// ParseCheckpoint decodes a checkpoint file: msgpack followed by the
+// CRC-32C of those bytes (little-endian). It refuses a file whose checksum
+// does not match, of another version, or whose numbers no run writes
+// (negative or huge counts, sums that are not finite or below what the
+// targets allow).
+func ParseCheckpoint(data []byte) (*Checkpoint, error) {
+	if len(data) < 4 {
+		return nil, errors.New("damaged (too short)")
+	}
+	var v struct {
+		Version int `msgpack:"version"`
+	}
+	if msgpack.Unmarshal(data, &v) == nil && v.Version != checkpointVersion {
+		return nil, fmt.Errorf("version %d, and this build reads %d", v.Version, checkpointVersion)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	var c Checkpoint
-	if err := msgpack.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("checkpoint %s is damaged (%v): delete it to start over", path, err)
+	if err := msgpack.Unmarshal(body, &c); err != nil {
+		return nil, fmt.Errorf("damaged (%v)", err)
 	}
-	if c.Version != checkpointVersion {
-		return nil, fmt.Errorf("checkpoint %s has version %d, this build writes %d: delete it to start over", path, c.Version, checkpointVersion)
+	if got := crc32.Checksum(body, castagnoli); got != sum {
+		return nil, fmt.Errorf("damaged (checksum %08x, the file says %08x)", got, sum)
 	}
-	if c.State.Samples < 0 || c.State.Sums.Count < 0 || c.State.Bytes < 0 || c.State.BatchTokens < 0 {
-		return nil, fmt.Errorf("checkpoint %s is damaged (negative counts): delete it to start over", path)
+	st := c.State
+	for _, n := range []int{st.Samples, st.Sums.Count, st.Bytes, st.BatchTokens, c.PerTokenRecords, c.Run.Ctx, c.Run.Stride, c.Run.MaxTokens, c.Run.TopLogprobs} {
+		if n < 0 || n > maxCount {
+			return nil, fmt.Errorf("damaged (a count of %d)", n)
+		}
 	}
-	if c.Run.PerToken && c.PerTokenRecords != c.State.Sums.Count || !c.Run.PerToken && c.PerTokenRecords != 0 {
-		return nil, fmt.Errorf("checkpoint %s is damaged (%d per-token records for %d targets): delete it to start over",
-			path, c.PerTokenRecords, c.State.Sums.Count)
+	sum1, sumSq := st.Sums.Sum.Float64(), st.Sums.SumSq.Float64()
+	if !st.Sums.Finite() || sum1 < maxNegativeNLL*float64(st.Sums.Count) || sumSq < 0 {
+		return nil, fmt.Errorf("damaged (NLL sums %v and %v for %d targets)", sum1, sumSq, st.Sums.Count)
+	}
+	if c.Run.PerToken && c.PerTokenRecords != st.Sums.Count || !c.Run.PerToken && c.PerTokenRecords != 0 {
+		return nil, fmt.Errorf("damaged (%d per-token records for %d targets)", c.PerTokenRecords, st.Sums.Count)
 	}
 	return &c, nil
 }
 
+// castagnoli is the CRC-32C table of checkpoints and per-token logs.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // Save writes c to path atomically: a temporary file in the same folder,
 // synced, then renamed over path, so a crash leaves the old or the new
-// checkpoint, never half of one.
+// checkpoint, never half of one. A checksum follows the msgpack.
 func (c *Checkpoint) Save(path string) error {
 	c.Version = checkpointVersion
 	data, err := msgpack.Marshal(c)
 	if err != nil {
 		return err
 	}
+	data = binary.LittleEndian.AppendUint32(data, crc32.Checksum(data, castagnoli))
 	if err := atomicfile.Write(path, data); err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", path, err)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
 // Comparison is the per-token report of two runs of the same corpus and
@@ -22,7 +20,12 @@ type Comparison struct {
 	// sqrt(Targets).
 	MeanDiff   float64 `json:"mean_diff"`
 	DiffStdErr float64 `json:"diff_stderr"`
-	MaxAbsDiff float64 `json:"max_abs_diff"`
+	// PPLRatio is PPL(B)/PPL(A) = exp(mean NLL_B − mean NLL_A) = exp(MeanDiff),
+	// as llama.cpp's KL-divergence report gives it; PPLRatioStdErr its standard
+	// error, PPLRatio·DiffStdErr (the delta method).
+	PPLRatio       float64 `json:"ppl_ratio"`
+	PPLRatioStdErr float64 `json:"ppl_ratio_stderr"`
+	MaxAbsDiff     float64 `json:"max_abs_diff"`
 	// Identical is the number of targets whose two NLLs are bit-identical;
 	// IdenticalShare that over Targets.
 	Identical      int         `json:"identical"`
@@ -74,7 +77,12 @@ func Compare(a, b *PerTokenFile, top int, decode func(int32) string) (*Compariso
 		c.MeanNLLA, c.MeanNLLB, c.MeanDiff = sa/n, sb/n, sd/n
 		c.IdenticalShare = float64(c.Identical) / n
 	}
-	c.DiffStdErr = stdErr(model.LossSums{Sum: sd, SumSq: sdd, Count: c.Targets})
+	c.DiffStdErr = stdErr(sd, sdd, c.Targets)
+	// The ratio of perplexities is a function of the mean difference alone,
+	// r = exp(MeanDiff), so its standard error follows from the paired one by
+	// the delta method: SE(r) ≈ |dr/dMeanDiff|·SE(MeanDiff) = r·DiffStdErr.
+	c.PPLRatio = math.Exp(c.MeanDiff)
+	c.PPLRatioStdErr = c.PPLRatio * c.DiffStdErr
 	slices.SortStableFunc(diffs, func(p, q TokenDiff) int { return cmp.Compare(math.Abs(q.Diff), math.Abs(p.Diff)) })
 	for _, d := range diffs[:min(max(top, 0), len(diffs))] {
 		if d.Diff == 0 {

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"math"
 	"slices"
-
-	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
 // KLMethod says how KLStats are computed from the top-K lists, for the
@@ -39,10 +37,37 @@ type KLStats struct {
 	SameTop      int     `json:"same_top"`
 	SameTopShare float64 `json:"same_top_share"`
 	// MeanDeltaP is the mean of p_B(target) − p_A(target), with p = exp(−NLL);
-	// DeltaPStdErr its standard error and RMSDeltaP its root mean square.
-	MeanDeltaP   float64 `json:"mean_delta_p"`
-	DeltaPStdErr float64 `json:"delta_p_stderr"`
-	RMSDeltaP    float64 `json:"rms_delta_p"`
+	// DeltaPStdErr its standard error and RMSDeltaP its root mean square;
+	// DeltaP its percentiles over the targets, as llama.cpp lists them.
+	MeanDeltaP   float64     `json:"mean_delta_p"`
+	DeltaPStdErr float64     `json:"delta_p_stderr"`
+	RMSDeltaP    float64     `json:"rms_delta_p"`
+	DeltaP       Percentiles `json:"delta_p_percentiles"`
+}
+
+// Percentiles are the minimum, the 1st, 5th, 10th, 25th, 50th (median), 75th,
+// 90th, 95th and 99th percentiles and the maximum of a sample, each computed
+// by quantile (linear interpolation between order statistics, numpy's
+// default); all 0 for an empty sample.
+type Percentiles struct {
+	Min    float64 `json:"min"`
+	P1     float64 `json:"p1"`
+	P5     float64 `json:"p5"`
+	P10    float64 `json:"p10"`
+	P25    float64 `json:"p25"`
+	Median float64 `json:"median"`
+	P75    float64 `json:"p75"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	Max    float64 `json:"max"`
+}
+
+// percentiles is the Percentiles of sorted xs.
+func percentiles(xs []float64) Percentiles {
+	q := func(p float64) float64 { return quantile(xs, p) }
+	return Percentiles{Min: q(0), P1: q(0.01), P5: q(0.05), P10: q(0.1), P25: q(0.25), Median: q(0.5),
+		P75: q(0.75), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: q(1)}
 }
 
 // klStats computes KLStats for two files of the same targets (sameTargets
@@ -50,7 +75,7 @@ type KLStats struct {
 func klStats(a, b *PerTokenFile) *KLStats {
 	n := len(a.Tokens)
 	s := &KLStats{TopKA: a.Header.TopLogprobs, TopKB: b.Header.TopLogprobs, Method: KLMethod}
-	kls := make([]float64, n)
+	kls, dps := make([]float64, n), make([]float64, n)
 	var sum, sumSq, dp, dpSq float64
 	for i, x := range a.Tokens {
 		y := b.Tokens[i]
@@ -65,6 +90,7 @@ func klStats(a, b *PerTokenFile) *KLStats {
 			s.SameTop++
 		}
 		d := math.Exp(-float64(y.NLL)) - math.Exp(-float64(x.NLL))
+		dps[i] = d
 		dp += d
 		dpSq += d * d
 	}
@@ -72,13 +98,15 @@ func klStats(a, b *PerTokenFile) *KLStats {
 		return s
 	}
 	s.Mean = sum / float64(n)
-	s.StdErr = stdErr(model.LossSums{Sum: sum, SumSq: sumSq, Count: n})
+	s.StdErr = stdErr(sum, sumSq, n)
 	s.SameTopShare = float64(s.SameTop) / float64(n)
 	s.MeanDeltaP = dp / float64(n)
-	s.DeltaPStdErr = stdErr(model.LossSums{Sum: dp, SumSq: dpSq, Count: n})
+	s.DeltaPStdErr = stdErr(dp, dpSq, n)
 	s.RMSDeltaP = math.Sqrt(dpSq / float64(n))
 	slices.Sort(kls)
 	s.Median, s.P90, s.P95, s.P99, s.P999 = quantile(kls, 0.5), quantile(kls, 0.9), quantile(kls, 0.95), quantile(kls, 0.99), quantile(kls, 0.999)
+	slices.Sort(dps)
+	s.DeltaP = percentiles(dps)
 	return s
 }
 
@@ -110,7 +138,12 @@ func topKL(a, b []TokenLogprob) float64 {
 	return max(kl, 0) // the shared masses can exceed 1 by rounding
 }
 
-// quantile is the q-quantile of sorted xs, linear between order statistics.
+// quantile is the q-quantile (0 ≤ q ≤ 1) of xs, sorted in increasing order,
+// by linear interpolation between order statistics: numpy.quantile's default
+// method "linear" (R's type 7). With n values and h = q·(n−1), it is
+// xs[⌊h⌋] + (h − ⌊h⌋)·(xs[⌊h⌋+1] − xs[⌊h⌋]), so q = 0 gives the minimum,
+// q = 1 the maximum, and q = 0.5 the median (the mean of the two middle
+// values when n is even). It is 0 for an empty xs.
 func quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0

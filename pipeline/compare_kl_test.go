@@ -4,13 +4,14 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -20,10 +21,10 @@ import (
 // logits of both models, float64 log-softmax) to 2e-5 nats; with top-5 the
 // mean is a lower bound of it; a run against itself has KL 0 everywhere.
 func TestCompareKL(t *testing.T) {
-	cfg := testmodel.TinyConfig()
+	cfg := synth.TinyConfig()
 	cfg.VocabSize = 64
-	ma := testmodel.Peaked(cfg, 21)
-	mb := testmodel.Peaked(cfg, 21)
+	ma := synth.Peaked(cfg, 21)
+	mb := synth.Peaked(cfg, 21)
 	for i := range mb.Weights.LNFW {
 		mb.Weights.LNFW[i] *= 1.2 // a sharper B: small, nonzero KL
 	}
@@ -113,5 +114,86 @@ func TestCompareKL(t *testing.T) {
 	}
 	if s := self.KL; s.Mean != 0 || s.Max != 0 || s.SameTopShare != 1 || s.MeanDeltaP != 0 {
 		t.Errorf("self comparison: %+v", s)
+	}
+}
+
+// TestComparePPLRatio: PPL(B)/PPL(A) is the ratio of the two perplexities
+// computed from scratch, exp(mean B)/exp(mean A), and its standard error the
+// delta method's ratio · paired SE, with the paired SE worked out by hand for
+// differences 0.5, 0, 0.25, 0.5; a file against itself gives 1 ± 0.
+func TestComparePPLRatio(t *testing.T) {
+	pair := func(nllA, nllB []float32) (*pipeline.PerTokenFile, *pipeline.PerTokenFile) {
+		h := pipeline.PerTokenHeader{Model: "m", Data: "d", Mode: "stream", Ctx: 8, Stride: 8, Tokenizer: "test"}
+		a, b := &pipeline.PerTokenFile{Header: h}, &pipeline.PerTokenFile{Header: h}
+		for i := range nllA {
+			a.Tokens = append(a.Tokens, pipeline.TokenNLL{Pos: i + 1, Token: int32(i), NLL: nllA[i]})
+			b.Tokens = append(b.Tokens, pipeline.TokenNLL{Pos: i + 1, Token: int32(i), NLL: nllB[i]})
+		}
+		return a, b
+	}
+	a, b := pair([]float32{1, 2, 3, 4}, []float32{1.5, 2, 3.25, 4.5})
+	c, err := pipeline.Compare(a, b, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// mean A 2.5, mean B 2.8125; differences' mean 0.3125, squared
+	// deviations 0.03515625 + 0.09765625 + 0.00390625 + 0.03515625 = 0.171875,
+	// sample variance 0.171875/3, SE sqrt(0.171875/3/4).
+	ratio := math.Exp(2.8125) / math.Exp(2.5)
+	se := math.Sqrt(0.171875 / 12)
+	if math.Abs(c.PPLRatio-ratio) > 1e-12 || math.Abs(c.DiffStdErr-se) > 1e-12 || math.Abs(c.PPLRatioStdErr-ratio*se) > 1e-12 {
+		t.Errorf("PPL ratio %v ± %v (paired SE %v), want %v ± %v (%v)", c.PPLRatio, c.PPLRatioStdErr, c.DiffStdErr, ratio, ratio*se, se)
+	}
+	self, err := pipeline.Compare(a, a, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self.PPLRatio != 1 || self.PPLRatioStdErr != 0 {
+		t.Errorf("self comparison: PPL ratio %v ± %v, want 1 ± 0", self.PPLRatio, self.PPLRatioStdErr)
+	}
+}
+
+// TestCompareDeltaPPercentiles: the percentiles of p_B − p_A equal values
+// worked out by hand with linear interpolation between order statistics
+// (h = q·(n−1), numpy's default): A is sure of every target (NLL 0, p = 1) and
+// B gives the targets p = 0.6, 0.1, 0.9, 0.5, 0.8, so the sorted Δp are
+// −0.9, −0.5, −0.4, −0.2, −0.1.
+func TestCompareDeltaPPercentiles(t *testing.T) {
+	h := pipeline.PerTokenHeader{Model: "m", Data: "d", Mode: "stream", Ctx: 8, Stride: 8, Tokenizer: "test", TopLogprobs: 1}
+	a, b := &pipeline.PerTokenFile{Header: h}, &pipeline.PerTokenFile{Header: h}
+	for i, p := range []float64{0.6, 0.1, 0.9, 0.5, 0.8} {
+		nll := float32(-math.Log(p))
+		a.Tokens = append(a.Tokens, pipeline.TokenNLL{Pos: i + 1, Token: 3, NLL: 0, Top: []pipeline.TokenLogprob{{ID: 3, Logprob: 0}}})
+		b.Tokens = append(b.Tokens, pipeline.TokenNLL{Pos: i + 1, Token: 3, NLL: nll, Top: []pipeline.TokenLogprob{{ID: 3, Logprob: -nll}}})
+	}
+	c, err := pipeline.Compare(a, b, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.KL == nil {
+		t.Fatal("no KL block for files with top log-probabilities")
+	}
+	got := c.KL.DeltaP
+	// min: h = 0; 1%: h = 0.04, −0.9 + 0.04·0.4; 5%: h = 0.2, −0.9 + 0.2·0.4;
+	// 10%: h = 0.4, −0.9 + 0.4·0.4; 25%: h = 1; median: h = 2; 75%: h = 3;
+	// 90%: h = 3.6, −0.2 + 0.6·0.1; 95%: h = 3.8; 99%: h = 3.96; max: h = 4.
+	want := pipeline.Percentiles{Min: -0.9, P1: -0.884, P5: -0.82, P10: -0.74, P25: -0.5, Median: -0.4, P75: -0.2,
+		P90: -0.14, P95: -0.12, P99: -0.104, Max: -0.1}
+	gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range gv.NumField() {
+		// float32 NLLs move p by up to ~1e-7.
+		if g, w := gv.Field(i).Float(), wv.Field(i).Float(); math.Abs(g-w) > 1e-6 {
+			t.Errorf("Δp %s = %.9g, want %.9g", gv.Type().Field(i).Name, g, w)
+		}
+	}
+	if math.Abs(c.KL.MeanDeltaP-(-2.1/5)) > 1e-6 {
+		t.Errorf("mean Δp %v, want -0.42", c.KL.MeanDeltaP)
+	}
+	self, err := pipeline.Compare(b, b, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self.KL.DeltaP != (pipeline.Percentiles{}) {
+		t.Errorf("self comparison: Δp percentiles %+v, want all 0", self.KL.DeltaP)
 	}
 }

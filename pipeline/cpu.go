@@ -1,7 +1,11 @@
 package pipeline
 
 import (
+	"bufio"
 	"context"
+	"os"
+	"runtime"
+	"strings"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
@@ -24,8 +28,12 @@ func (c *CPU) Feed() Feed { return Feed{BatchTokens: DefaultBatchTokens, InFligh
 
 // Submit scores b and returns its result; with b.PerToken, also every
 // target's NLL (model.CPU.LossPerToken), and with b.TopLogprobs its
-// position's top log-probabilities (model.CPU.LossTopLogprobs).
+// position's top log-probabilities (model.CPU.LossTopLogprobs). b.Progress
+// is called after each layer (model.WithLossProgress).
 func (c *CPU) Submit(ctx context.Context, b Batch) (Pending, error) {
+	if b.Progress != nil {
+		ctx = model.WithLossProgress(ctx, func(done, _ int) { b.Progress(done) })
+	}
 	if b.PerToken && b.TopLogprobs > 0 {
 		sums, nll, top, err := c.c.LossTopLogprobs(ctx, b.Seqs, b.TopLogprobs)
 		if err != nil {
@@ -58,3 +66,26 @@ func (c *CPU) Precision() string { return c.c.Precision() }
 
 // Threads is the goroutines the CPU path uses.
 func (c *CPU) Threads() int { return c.c.Threads() }
+
+// Describe is the CPU's model, kernel set, precision and threads.
+func (c *CPU) Describe() BackendInfo {
+	return BackendInfo{
+		Precision: c.Precision(),
+		Threads:   c.Threads(),
+		Device:    DeviceInfo{Kind: "cpu", Name: c.Name(), CPUModel: cpuModel(), Kernels: c.Kernels()},
+	}
+}
+
+// cpuModel is the processor's name from /proc/cpuinfo, else the architecture.
+func cpuModel() string {
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v) + " (" + runtime.GOARCH + ")"
+			}
+		}
+	}
+	return runtime.GOARCH
+}

@@ -89,8 +89,8 @@ type BackendOptions struct {
 }
 
 // Devices lists the Vulkan adapters in the order gpu:N counts them (best
-// first). It returns no error and no adapters where Vulkan is not installed;
-// inspect the error with wgpu.Unavailable to tell.
+// first). Where Vulkan is not installed (no loader, no driver) it returns no
+// adapters and an error for which wgpu.Unavailable is true.
 func Devices() ([]wgpu.AdapterInfo, error) {
 	inst, err := wgpu.CreateInstance(nil)
 	if err != nil {
@@ -149,52 +149,32 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 	if spec.Kind == "cpu" || spec.Kind == "auto" && opt.Precision == PrecisionBF16 {
 		return cpu() // bf16 is the CPU's: auto means the cpu then
 	}
+	if cfg := src.Config(); cfg.Arch != model.ArchGPT2 {
+		if spec.Kind == "auto" {
+			return cpu() // the GPU kernels are GPT-2's so far
+		}
+		return nil, fmt.Errorf("device %s: %s is a %s model: the GPU path runs GPT-2 only so far; use --device cpu", spec, cfg.ModelType, cfg.Arch)
+	}
 	inst, err := wgpu.CreateInstance(nil)
 	if err != nil {
 		if spec.Kind == "auto" && wgpu.Unavailable(err) {
 			return cpu()
 		}
-		if hint := wgpu.InstallHint(err); hint != "" {
-			return nil, fmt.Errorf("device %s: %w (%s, or use the cpu device)", spec, err, hint)
-		}
-		return nil, fmt.Errorf("device %s: %w", spec, err)
+		return nil, instanceError(spec, err)
 	}
 	adapters, err := inst.EnumerateAdapters()
 	if err != nil && !(spec.Kind == "auto" && wgpu.Unavailable(err)) {
 		inst.Close()
 		return nil, fmt.Errorf("device %s: %w", spec, err)
 	}
-	var picked []*wgpu.Adapter
-	switch {
-	case spec.Kind == "auto" || spec.Kind == "all":
-		for _, a := range adapters { // best first
-			if !software(a) {
-				picked = append(picked, a)
-				if spec.Kind == "auto" {
-					break
-				}
-			}
-		}
-		if len(picked) == 0 && spec.Kind == "auto" {
-			inst.Close()
-			return cpu()
-		}
-		if len(picked) == 0 {
-			inst.Close()
-			return nil, fmt.Errorf("device all: no hardware GPU among %d Vulkan adapters (software drivers are left out; use gpu:N for one)", len(adapters))
-		}
-	case spec.Index >= 0:
-		if spec.Index >= len(adapters) {
-			inst.Close()
-			return nil, fmt.Errorf("device %s: there are %d Vulkan adapters (see `wgpu-eval devices`)", spec, len(adapters))
-		}
-		picked = adapters[spec.Index : spec.Index+1]
-	default:
-		if len(adapters) == 0 {
-			inst.Close()
-			return nil, errors.New("device gpu: no Vulkan adapter")
-		}
-		picked = adapters[:1]
+	picked, err := pickAdapters(spec, adapters)
+	if err != nil {
+		inst.Close()
+		return nil, err
+	}
+	if len(picked) == 0 { // auto without a hardware GPU
+		inst.Close()
+		return cpu()
 	}
 	var gpus []Backend
 	fail := func(err error) (Backend, error) {
@@ -217,6 +197,75 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 		return g, nil
 	}
 	return &multi{parts: gpus, closeInst: inst.Close}, nil
+}
+
+// pickAdapters chooses the adapters spec names among adapters (best first):
+// none for auto without a hardware GPU (the CPU then), an error where spec
+// names what is not there.
+func pickAdapters(spec DeviceSpec, adapters []*wgpu.Adapter) ([]*wgpu.Adapter, error) {
+	switch {
+	case spec.Kind == "auto" || spec.Kind == "all":
+		var picked []*wgpu.Adapter
+		for _, a := range adapters { // best first
+			if !software(a) {
+				picked = append(picked, a)
+				if spec.Kind == "auto" {
+					break
+				}
+			}
+		}
+		if len(picked) == 0 && spec.Kind == "all" {
+			return nil, fmt.Errorf("device all: no hardware GPU among %d Vulkan adapters (software drivers are left out; use gpu:N for one)", len(adapters))
+		}
+		return picked, nil
+	case spec.Index >= 0:
+		if spec.Index >= len(adapters) {
+			return nil, fmt.Errorf("device %s: there are %d Vulkan adapters (see `wgpu-eval devices`)", spec, len(adapters))
+		}
+		return adapters[spec.Index : spec.Index+1], nil
+	default:
+		if len(adapters) == 0 {
+			return nil, errors.New("device gpu: no Vulkan adapter")
+		}
+		return adapters[:1], nil
+	}
+}
+
+// CheckDevice reports, before anything is loaded, a device spec that
+// OpenBackend would refuse for want of it: gpu, gpu:N or all without Vulkan,
+// without an adapter at that index, or without a hardware GPU. auto and cpu
+// always pass (auto falls back to the CPU).
+func CheckDevice(spec DeviceSpec) error {
+	if spec.Kind == "cpu" || spec.Kind == "auto" {
+		return nil
+	}
+	inst, err := wgpu.CreateInstance(nil)
+	if err != nil {
+		return instanceError(spec, err)
+	}
+	defer inst.Close()
+	adapters, err := inst.EnumerateAdapters()
+	if err != nil {
+		return fmt.Errorf("device %s: %w", spec, err)
+	}
+	_, err = pickAdapters(spec, adapters)
+	return err
+}
+
+// instanceError is the error of a device spec whose Vulkan instance could not
+// be made: what to install, where that is the reason.
+func instanceError(spec DeviceSpec, err error) error {
+	if hint := wgpu.InstallHint(err); hint != "" {
+		return fmt.Errorf("device %s: %w (%s, or use the cpu device)", spec, err, hint)
+	}
+	return fmt.Errorf("device %s: %w", spec, err)
+}
+
+// CheckKernelsEnv reports a value of $WGPU_EVAL_CPU_KERNELS or
+// $WGPU_EVAL_GPU_KERNELS that names no kernel set, whichever device runs.
+func CheckKernelsEnv() error {
+	_, gerr := shaders.KernelSetFromEnv()
+	return errors.Join(model.CheckKernelsEnv(), gerr)
 }
 
 // openGPU opens a device on ad and uploads src in the precision asked for.

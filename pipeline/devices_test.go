@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 func TestParseDevice(t *testing.T) {
@@ -34,9 +34,9 @@ func TestParseDevice(t *testing.T) {
 // usable; both score the same bits.
 func TestOpenBackendCPUOwnership(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Random(testmodel.TinyConfig(), 5)
+	m := synth.Random(synth.TinyConfig(), 5)
 	dir := t.TempDir()
-	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := model.OpenCheckpoint(ctx, dir)
@@ -75,9 +75,9 @@ func TestOpenBackendCPUOwnership(t *testing.T) {
 // a GPU device refuses it.
 func TestOpenBackendBF16(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 6)
+	m := synth.Peaked(synth.TinyConfig(), 6)
 	dir := t.TempDir()
-	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)
 	}
 	ck, err := model.OpenCheckpoint(ctx, dir)

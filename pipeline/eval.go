@@ -11,6 +11,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 )
 
 // DefaultBatchTokens is EvalConfig.BatchTokens when it is zero.
@@ -44,12 +45,16 @@ type EvalConfig struct {
 	MaxTokens int
 	// VocabSize, when positive, is checked against every id before any work.
 	VocabSize int
+	// Words is the corpus's word count (corpus.CountWords), for
+	// Result.WordPerplexity; 0 where unknown.
+	Words int
 	// TokenLen gives the UTF-8 bytes of a token, for bits per byte; nil leaves
 	// BitsPerByte zero.
 	TokenLen func(id int32) int
-	// Progress, when set, is called with the targets scored so far and the total,
-	// once before the first batch and after each batch.
-	Progress func(done, total int)
+	// Progress, when set, is called with how far the run has got: once
+	// before the first batch, after each batch, and inside a batch whenever
+	// the backend reports on it (Batch.Progress: the CPU, after each layer).
+	Progress func(Progress)
 	// Shard, when its Count is above 1, scores only the samples (windows or
 	// documents' windows, in corpus order) i with i mod Count == Index; the
 	// shards' sums add up to an unsharded run's.
@@ -79,6 +84,28 @@ type EvalConfig struct {
 	// order): what a checkpointed run appends to its sidecar. An error from it
 	// stops Evaluate. It must not keep the slice.
 	OnPerToken func([]TokenNLL) error
+}
+
+// Progress is how far an evaluation has got, as EvalConfig.Progress gets it.
+type Progress struct {
+	// Done is the targets scored of the run's Total: those of the batches
+	// finished, plus, inside a batch whose backend reports on it, the part of
+	// the batch's targets its work done stands for.
+	Done, Total int
+	// Scored is the targets of the batches finished (a resumed run's
+	// included), NLLSum the sum of their NLL in nats (the exact sum rounded
+	// once): NLLSum / Scored is the running mean NLL. Scored is Done at a
+	// batch's end and at most Done inside one.
+	Scored int
+	NLLSum float64
+}
+
+// MeanNLL is the running mean NLL, NLLSum / Scored; 0 before any target.
+func (p Progress) MeanNLL() float64 {
+	if p.Scored == 0 {
+		return 0
+	}
+	return p.NLLSum / float64(p.Scored)
 }
 
 // TokenNLL is one scored target: where it is in the corpus (Sample.Doc and
@@ -122,8 +149,23 @@ type Result struct {
 	NLLSum      float64 `json:"nll_sum"`  // nats
 	MeanNLL     float64 `json:"mean_nll"` // nats per token
 	PPL         float64 `json:"ppl"`      // exp(MeanNLL)
-	// BitsPerByte is NLLSum / ln 2 / the UTF-8 bytes of the scored targets.
-	BitsPerByte float64 `json:"bits_per_byte"`
+	// PPLStdErr is PPL's standard error, PPL·StdErr (the delta method), as
+	// llama.cpp's perplexity prints it ("PPL = X +/- Y").
+	PPLStdErr float64 `json:"ppl_stderr"`
+	// BitsPerByte is NLLSum / ln 2 / the UTF-8 bytes of the scored targets,
+	// and BytePerplexity 2^BitsPerByte = exp(NLLSum / those bytes):
+	// lm-evaluation-harness's bits_per_byte and byte_perplexity, which divide
+	// by the documents' bytes; in documents mode every token is a target, so
+	// the two byte counts are the same.
+	BitsPerByte    float64 `json:"bits_per_byte"`
+	BytePerplexity float64 `json:"byte_perplexity"`
+	// Words is the corpus's word count as lm-evaluation-harness counts it
+	// (corpus.CountWords: the parts re.split(r"\s+", text) gives), 0 where
+	// unknown (token files, --max-tokens); WordPerplexity is
+	// exp(NLLSum / Words), its word_perplexity, for a whole run (0 for a
+	// shard alone or an interrupted run; merge computes it).
+	Words          int     `json:"words,omitempty"`
+	WordPerplexity float64 `json:"word_perplexity,omitempty"`
 	// StdErr is the standard error of MeanNLL: the sample standard deviation
 	// of the per-token NLL over sqrt(Tokens).
 	StdErr          float64 `json:"stderr"`
@@ -136,6 +178,11 @@ type Result struct {
 	// shards needs.
 	NLLSumSq    float64 `json:"nll_sumsq"`
 	ScoredBytes int     `json:"scored_bytes"`
+	// NLLSumExact and NLLSumSqExact are NLLSum and NLLSumSq exactly (NLLSum
+	// is NLLSumExact rounded once), so that merged shards give the bits of an
+	// unsharded run; as JSON, "0xHEXp±EXP" strings (exactsum.Sum).
+	NLLSumExact   exactsum.Sum `json:"nll_sum_exact"`
+	NLLSumSqExact exactsum.Sum `json:"nll_sumsq_exact"`
 	// Samples is the number of windows scored.
 	Samples int `json:"samples"`
 	// Shard is set for a run that scored one shard of the samples.
@@ -154,17 +201,22 @@ type Result struct {
 	// TopLogprobs is EvalConfig.TopLogprobs: how many top log-probabilities
 	// each of PerToken holds.
 	TopLogprobs int `json:"-"`
+	// VocabSize is EvalConfig.VocabSize, for the per-token file's header.
+	VocabSize int `json:"-"`
 }
 
 // Evaluate cuts cfg.Tokens into sequences as cfg.Mode says, groups them into
 // batches of similar length (longest first, ties in corpus order, so the same
 // input always gives the same batches and the same sums) padded to the
 // backend's bucket widths, keeps up to Feed().InFlight batches submitted to b,
-// adds their sums in batch order in float64 and derives the metrics. A batch
+// adds their sums exactly (so batching, sharding and resuming do not change
+// the result's bits) and derives the metrics. A batch
 // that does not fit the backend's memory (ErrBatchTooLarge) is split and the
-// rest of the run uses batches half as large. When ctx is cancelled it stops
-// with ctx's error and also returns the partial result of the batches scored
-// (Interrupted set); other errors return no result. Evaluate does not close b.
+// rest of the run uses batches half as large. When ctx is cancelled it submits
+// nothing more, waits for the batches already submitted (they run to their
+// end on a device anyway) and counts them, and stops with ctx's error and the
+// partial result of the batches scored (Interrupted set); other errors return
+// no result. Evaluate does not close b.
 func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	start := time.Now()
 	if b == nil {
@@ -176,6 +228,8 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		return nil, fmt.Errorf("evaluate %s: %w", name, err)
 	}
 	res.Device = b.Name()
+	res.VocabSize = cfg.VocabSize
+	res.Words = cfg.Words
 	batchTokens := cfg.BatchTokens
 	if batchTokens <= 0 {
 		batchTokens = cmp.Or(b.Feed().BatchTokens, DefaultBatchTokens)
@@ -186,25 +240,38 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		total += s.Scored()
 	}
 	var st State
+	resumed := 0 // targets scored by earlier sessions
 	if r := cfg.Resume; r != nil {
 		if err := checkResume(*r, samples); err != nil {
 			return nil, fmt.Errorf("evaluate %s: resume: %w", name, err)
 		}
 		if cfg.PerToken && r.Samples > 0 {
-			if err := checkResumeRecords(cfg.ResumePerToken, samples[:r.Samples], cfg.TopLogprobs); err != nil {
+			if err := checkResumeRecords(cfg.ResumePerToken, samples[:r.Samples], cfg.TopLogprobs, r.Sums.Sum); err != nil {
 				return nil, fmt.Errorf("evaluate %s: per-token output cannot resume this run: %w", name, err)
 			}
 		}
-		st = *r
+		st, resumed = *r, r.Sums.Count
 		if r.BatchTokens > 0 {
 			batchTokens = r.BatchTokens
 		}
 	}
 	progress := cfg.Progress
 	if progress == nil {
-		progress = func(int, int) {}
+		progress = func(Progress) {}
 	}
-	progress(st.Sums.Count, total)
+	// at is the progress at the last batch's end; inBatch adds a batch's
+	// targets done so far to it, which is right for a backend that scores
+	// one batch at a time, as the CPU does (InFlight 1, inside Submit).
+	at := Progress{Done: st.Sums.Count, Total: total, Scored: st.Sums.Count, NLLSum: st.Sums.Sum.Float64()}
+	progress(at)
+	var inBatch func(int)
+	if cfg.Progress != nil {
+		inBatch = func(done int) {
+			p := at
+			p.Done += done
+			progress(p)
+		}
+	}
 
 	if err := CheckTopLogprobs(cfg.TopLogprobs, cfg.VocabSize); err != nil {
 		return nil, fmt.Errorf("evaluate %s: %w", name, err)
@@ -219,8 +286,9 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 		res.TopLogprobs = cfg.TopLogprobs
 		keep = &keeper{k: cfg.TopLogprobs, out: &res.PerToken, on: cfg.OnPerToken}
 	}
-	st, err = run(ctx, b, samples, st, batchTokens, keep, func(s State) error {
-		progress(s.Sums.Count, total)
+	st, err = run(ctx, b, samples, st, batchTokens, keep, inBatch, func(s State) error {
+		at = Progress{Done: s.Sums.Count, Total: total, Scored: s.Sums.Count, NLLSum: s.Sums.Sum.Float64()}
+		progress(at)
 		if cfg.OnBatch != nil {
 			return cfg.OnBatch(s)
 		}
@@ -234,31 +302,57 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 			res.Interrupted, res.TotalTokens = true, total
 			res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 			res.Samples = st.Samples
+			res.sessionSpeed(resumed)
+			res.WordPerplexity = 0 // of part of the words
 			return res, err
 		}
 		return nil, err
 	}
 	res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 	res.Samples = st.Samples
+	res.sessionSpeed(resumed)
+	if cfg.Shard.Count > 1 {
+		res.WordPerplexity = 0 // the words are the whole corpus's: merge computes it
+	}
 	return res, nil
+}
+
+// expCapped is e^x, at most the largest float64: a perplexity beyond
+// float64's range reads as 1.8e308 instead of +Inf, which JSON cannot hold.
+func expCapped(x float64) float64 { return min(math.Exp(x), math.MaxFloat64) }
+
+// sessionSpeed makes TokensPerSecond this session's: the targets scored since
+// the resume (resumed of them were scored before) over this session's Seconds.
+func (res *Result) sessionSpeed(resumed int) {
+	if res.Seconds > 0 {
+		res.TokensPerSecond = float64(res.Tokens-resumed) / res.Seconds
+	}
 }
 
 // Fill sets the metrics from sums of NLL over targets of bytes UTF-8 bytes
 // (bits per byte only when withBytes), and the speed from Seconds.
 func (res *Result) Fill(sums model.LossSums, bytes int, withBytes bool) {
 	res.Tokens = sums.Count
-	res.NLLSum = sums.Sum
-	res.NLLSumSq = sums.SumSq
+	res.NLLSumExact, res.NLLSumSqExact = sums.Sum, sums.SumSq
+	res.NLLSum = sums.Sum.Float64()
+	res.NLLSumSq = sums.SumSq.Float64()
 	res.ScoredBytes = bytes
-	res.MeanNLL, res.PPL, res.BitsPerByte = 0, 0, 0
+	res.MeanNLL, res.PPL, res.BitsPerByte, res.BytePerplexity, res.WordPerplexity = 0, 0, 0, 0, 0
 	if sums.Count > 0 {
-		res.MeanNLL = sums.Sum / float64(sums.Count)
-		res.PPL = math.Exp(res.MeanNLL)
+		res.MeanNLL = res.NLLSum / float64(sums.Count)
+		res.PPL = expCapped(res.MeanNLL)
 	}
 	if withBytes && bytes > 0 {
-		res.BitsPerByte = sums.Sum / math.Ln2 / float64(bytes)
+		res.BitsPerByte = res.NLLSum / math.Ln2 / float64(bytes)
+		res.BytePerplexity = expCapped(res.NLLSum / float64(bytes))
 	}
-	res.StdErr = stdErr(sums)
+	if res.Words > 0 && sums.Count > 0 {
+		// A text with few spaces (Chinese, code) has few words: the
+		// exponent can pass float64's range.
+		res.WordPerplexity = expCapped(res.NLLSum / float64(res.Words))
+	}
+	res.StdErr = stdErr(res.NLLSum, res.NLLSumSq, sums.Count)
+	res.PPLStdErr = min(res.PPL*res.StdErr, math.MaxFloat64)
 	res.TokensPerSecond = 0
 	if res.Seconds > 0 {
 		res.TokensPerSecond = float64(res.Tokens) / res.Seconds
@@ -280,15 +374,15 @@ func checkResume(r State, samples []Sample) error {
 	return nil
 }
 
-// stdErr is the sample standard deviation of the per-target NLL divided by
-// sqrt(n), from the sums; 0 for fewer than two targets.
-func stdErr(s model.LossSums) float64 {
-	n := float64(s.Count)
-	if s.Count < 2 {
+// stdErr is the sample standard deviation of count values divided by
+// sqrt(count), from their sum and sum of squares; 0 for fewer than two.
+func stdErr(sum, sumSq float64, count int) float64 {
+	n := float64(count)
+	if count < 2 {
 		return 0
 	}
-	mean := s.Sum / n
-	variance := max((s.SumSq-s.Sum*mean)/(n-1), 0) // rounding can push a tiny variance below 0
+	mean := sum / n
+	variance := max((sumSq-sum*mean)/(n-1), 0) // rounding can push a tiny variance below 0
 	return math.Sqrt(variance / n)
 }
 
@@ -444,26 +538,32 @@ func next(samples []Sample, lo int, feed Feed, batchTokens int) planned {
 // run scores samples with b from state st on: batches of at most
 // batchTokens padded tokens, up to Feed().InFlight of them submitted at once,
 // their sums added in order. keep, when not nil, asks for per-target NLLs
-// (Batch.PerToken) and gets each batch's samples with them, in order. done
-// gets the state after each batch; an error from it stops the run. It returns
-// the state reached, also on error.
-func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, keep *keeper, done func(State) error) (State, error) {
+// (Batch.PerToken) and gets each batch's samples with them, in order.
+// inBatch, when not nil, is every batch's Batch.Progress. done gets the state
+// after each batch; an error from it stops the run. It returns the state
+// reached, also on error.
+func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, keep *keeper, inBatch func(int), done func(State) error) (State, error) {
 	feed := b.Feed()
 	inFlight := max(feed.InFlight, 1)
 	type flight struct {
 		planned
 		p Pending
 	}
+	// A submitted batch runs to its end on the device whatever ctx says (a
+	// command buffer cannot be taken back), so it is waited for without
+	// cancellation and counted; a cancel stops the loop before the next
+	// Submit, and the batches in flight then are waited for too.
+	uncancelled := context.WithoutCancel(ctx)
 	wait := func(f flight) error {
-		got, err := f.p.Wait(ctx)
+		got, err := f.p.Wait(uncancelled)
 		switch {
 		case err != nil:
 			return batchError(f.planned, err)
 		case got.Count != f.want:
 			return fmt.Errorf("the backend scored %d targets of a batch that has %d", got.Count, f.want)
-		case math.IsNaN(got.Sum) || math.IsInf(got.Sum, 0) || math.IsNaN(got.SumSq) || math.IsInf(got.SumSq, 0):
+		case !got.Finite():
 			return fmt.Errorf("the NLL of a batch of %d sequences is not finite (sum %v); "+
-				"the model's weights or the backend's arithmetic are broken", len(f.batch.Seqs), got.Sum)
+				"the model's weights or the backend's arithmetic are broken", len(f.batch.Seqs), got.Sum.Float64())
 		}
 		if keep != nil {
 			if err := keep.batch(b.Name(), f.p, samples[f.lo:f.hi], f.want); err != nil {
@@ -480,18 +580,25 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 	nextLo := st.Samples
 	for nextLo < len(samples) || len(queue) > 0 {
 		if err := ctx.Err(); err != nil {
+			// Nothing new is submitted; the batches in flight are counted.
+			for _, f := range queue {
+				if wait(f) != nil {
+					break
+				}
+			}
 			return st, err
 		}
 		var failed planned // the batch that ran out of memory
 		var tooLarge error
 		if nextLo < len(samples) && len(queue) < inFlight {
 			pl := next(samples, nextLo, feed, batchTokens)
+			pl.batch.Progress = inBatch
 			if keep != nil {
 				pl.batch.PerToken, pl.batch.TopLogprobs = true, keep.k
 			}
 			p, err := b.Submit(ctx, pl.batch)
 			if err == nil {
-				queue = append(queue, flight{pl, p})
+				queue = append(queue, flight{planned: pl, p: p})
 				nextLo = pl.hi
 				continue
 			}
@@ -540,7 +647,7 @@ func batchError(p planned, err error) error {
 
 // Sums is the result's sums of NLL.
 func (res *Result) Sums() model.LossSums {
-	return model.LossSums{Sum: res.NLLSum, SumSq: res.NLLSumSq, Count: res.Tokens}
+	return model.LossSums{Sum: res.NLLSumExact, SumSq: res.NLLSumSqExact, Count: res.Tokens}
 }
 
 // Count spells n things of a kind: "1 token", "2 tokens".

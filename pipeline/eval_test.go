@@ -46,6 +46,10 @@ func (f *fakeBackend) Feed() Feed {
 
 func (f *fakeBackend) Close() error { return nil }
 
+func (f *fakeBackend) Describe() BackendInfo {
+	return BackendInfo{Precision: "f32", Device: DeviceInfo{Kind: "cpu", Name: "fake"}}
+}
+
 func (f *fakeBackend) Submit(ctx context.Context, b Batch) (Pending, error) {
 	s, err := f.loss(ctx, b)
 	if err != nil {
@@ -84,14 +88,12 @@ func (f *fakeBackend) loss(ctx context.Context, b Batch) (model.LossSums, error)
 		}
 		for j := q.First; j < len(q.Tokens); j++ {
 			v := bigramNLL(q.Tokens[j-1], q.Tokens[j])
-			s.Sum += v
-			s.SumSq += v * v
-			s.Count++
+			s.AddNLL(v)
 		}
 	}
 	s.Count += f.miscount
 	if f.nan {
-		s.Sum = math.NaN()
+		s.Sum.Add(math.NaN())
 	}
 	return s, nil
 }
@@ -296,11 +298,11 @@ func TestTokensDocuments(t *testing.T) {
 
 func TestEvaluateProgress(t *testing.T) {
 	ids := randomIDs(rand.New(rand.NewPCG(7, 8)), 300)
-	var calls [][2]int
+	var calls []Progress
 	f := &fakeBackend{t: t, ctx: 16, batchTokens: 40}
 	r, err := Evaluate(context.Background(), f, EvalConfig{
 		Tokens: &corpus.Tokens{Docs: [][]int32{ids}}, Ctx: 16, BatchTokens: 40,
-		Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) },
+		Progress: func(p Progress) { calls = append(calls, p) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -315,9 +317,15 @@ func TestEvaluateProgress(t *testing.T) {
 				done += s.Scored()
 			}
 		}
-		if c != [2]int{done, r.Tokens} {
-			t.Errorf("progress call %d = %v, want [%d %d]", i, c, done, r.Tokens)
+		if c.Done != done || c.Total != r.Tokens || c.Scored != done {
+			t.Errorf("progress call %d = %+v, want %d of %d done and scored", i, c, done, r.Tokens)
 		}
+	}
+	if last := calls[len(calls)-1]; last.NLLSum != r.NLLSum || last.MeanNLL() != r.MeanNLL {
+		t.Errorf("last progress %+v (mean %v), want the result's sum %v and mean %v", last, last.MeanNLL(), r.NLLSum, r.MeanNLL)
+	}
+	if calls[0].MeanNLL() != 0 {
+		t.Errorf("mean NLL %v before any batch, want 0", calls[0].MeanNLL())
 	}
 	if r.BitsPerByte != 0 {
 		t.Errorf("bits per byte %g without TokenLen, want 0", r.BitsPerByte)
@@ -428,8 +436,8 @@ func TestResultJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"bits_per_byte", "ctx", "data", "device", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
-		"nll_sumsq", "ppl", "samples", "scored_bytes", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
+	want := []string{"bits_per_byte", "byte_perplexity", "ctx", "data", "device", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
+		"nll_sum_exact", "nll_sumsq", "nll_sumsq_exact", "ppl", "ppl_stderr", "samples", "scored_bytes", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("JSON keys %v, want %v", keys, want)
 	}
@@ -437,14 +445,13 @@ func TestResultJSON(t *testing.T) {
 
 func TestStdErr(t *testing.T) {
 	// NLLs 1, 2, 3, 4: mean 2.5, sample variance 5/3, stderr sqrt(5/3)/2.
-	s := model.LossSums{Sum: 10, SumSq: 30, Count: 4}
-	if got, want := stdErr(s), math.Sqrt(5.0/3)/2; math.Abs(got-want) > 1e-15 {
+	if got, want := stdErr(10, 30, 4), math.Sqrt(5.0/3)/2; math.Abs(got-want) > 1e-15 {
 		t.Errorf("stdErr = %g, want %g", got, want)
 	}
-	if got := stdErr(model.LossSums{Sum: 3, SumSq: 9, Count: 1}); got != 0 {
+	if got := stdErr(3, 9, 1); got != 0 {
 		t.Errorf("stdErr of one target = %g, want 0", got)
 	}
-	if got := stdErr(model.LossSums{Sum: 3, SumSq: 3 - 1e-15, Count: 3}); got != 0 { // rounding below zero
+	if got := stdErr(3, 3-1e-15, 3); got != 0 { // rounding below zero
 		t.Errorf("stdErr of a negative rounding = %g, want 0", got)
 	}
 }
@@ -454,5 +461,77 @@ func TestCount(t *testing.T) {
 		if got := Count(n, "token"); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// slowBackend is a backend whose batches finish only when released, as a
+// slow device's would: Submit returns at once.
+type slowBackend struct {
+	fakeBackend
+	release   chan struct{}
+	two       chan struct{} // closed at the second Submit
+	submitted int
+}
+
+type slowPending struct {
+	release chan struct{}
+	sums    model.LossSums
+}
+
+func (p slowPending) Wait(ctx context.Context) (model.LossSums, error) {
+	if err := ctx.Err(); err != nil {
+		return model.LossSums{}, err
+	}
+	<-p.release // a device does not stop for ctx
+	return p.sums, nil
+}
+
+func (f *slowBackend) Submit(ctx context.Context, b Batch) (Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s, err := f.loss(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	if f.submitted++; f.submitted == 2 {
+		close(f.two)
+	}
+	return slowPending{f.release, s}, nil
+}
+
+// TestCancelCountsBatchesInFlight: cancelled while two batches are on a slow
+// device, Evaluate submits nothing more, and its partial result counts both
+// in-flight batches once they end (their work is done anyway), marked
+// interrupted.
+func TestCancelCountsBatchesInFlight(t *testing.T) {
+	toks := &corpus.Tokens{Docs: [][]int32{make([]int32, 400)}}
+	for i := range toks.Docs[0] {
+		toks.Docs[0][i] = int32(i % 50)
+	}
+	b := &slowBackend{fakeBackend: fakeBackend{t: t, ctx: 16, batchTokens: 32, inFlight: 2}, release: make(chan struct{}), two: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	var got *Result
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		got, err = Evaluate(ctx, b, EvalConfig{Tokens: toks, Mode: ModeStream, Ctx: 16, Stride: 16, VocabSize: 50, BatchTokens: 32})
+	}()
+	<-b.two // both in flight: Evaluate now waits for the first
+	cancel()
+	close(b.release)
+	<-done
+	if !errors.Is(err, context.Canceled) || got == nil || !got.Interrupted {
+		t.Fatalf("err = %v, result %+v", err, got)
+	}
+	want := 0
+	for _, seqs := range b.batches[:2] {
+		for _, s := range seqs {
+			want += s.Scored()
+		}
+	}
+	if len(b.batches) != 2 || got.Tokens != want {
+		t.Errorf("%d batches submitted, %d tokens counted; want 2 batches, their %d tokens", len(b.batches), got.Tokens, want)
 	}
 }

@@ -129,7 +129,7 @@ func TestGoldenNLL(t *testing.T) {
 			if got.Count != c.Count {
 				t.Errorf("count %d, want %d", got.Count, c.Count)
 			}
-			mean := got.Sum / float64(got.Count)
+			mean := got.Sum.Float64() / float64(got.Count)
 			diff := math.Abs(mean - c.MeanNLL)
 			t.Logf("mean NLL %.9f, reference %.9f, |diff| %.2e", mean, c.MeanNLL, diff)
 			if !(diff <= goldenTol) { // NaN fails too
@@ -156,9 +156,9 @@ func reportWindows(t *testing.T, ctx context.Context, cpu *model.CPU, seqs []mod
 			continue
 		}
 		w := want[i]
-		if d := math.Abs(got.Sum - w.NLLSum); d > goldenTol*float64(w.Scored) && shown < 5 {
+		if d := math.Abs(got.Sum.Float64() - w.NLLSum); d > goldenTol*float64(w.Scored) && shown < 5 {
 			t.Logf("window %d %s: NLL sum %.9f over %d, reference %.9f over %d",
-				i, windowName(w), got.Sum, got.Count, w.NLLSum, w.Scored)
+				i, windowName(w), got.Sum.Float64(), got.Count, w.NLLSum, w.Scored)
 			shown++
 		}
 	}

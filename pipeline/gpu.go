@@ -76,7 +76,8 @@ func (g *GPU) Model() *shaders.GPT2 { return g.g }
 // Submit starts b on the device. With b.PerToken the batch's per-target
 // NLLs are read back too: a second readback, of 4 bytes per target; with
 // b.TopLogprobs K also their positions' top-K (topk_logits.wgsl, 8K + 4
-// bytes per target).
+// bytes per target). b.Progress is never called: a batch is one command
+// buffer, so there is nothing to report between its submission and its end.
 func (g *GPU) Submit(ctx context.Context, b Batch) (Pending, error) {
 	p, err := g.g.SubmitWith(ctx, b.Seqs, b.Width, shaders.SubmitOptions{PerToken: b.PerToken, TopLogprobs: b.TopLogprobs})
 	if err != nil {
@@ -117,3 +118,18 @@ func (g *GPU) Close() error {
 
 // Device is the device the model is on.
 func (g *GPU) Device() *wgpu.Device { return g.dev }
+
+// Describe is the adapter, its driver, the kernel set and the weight type.
+func (g *GPU) Describe() BackendInfo {
+	info := g.dev.AdapterInfo()
+	prec := "f32"
+	if g.g.F16() {
+		prec = "f16"
+	}
+	return BackendInfo{Precision: prec, Device: DeviceInfo{
+		Kind: "gpu", Name: g.name,
+		Adapter: info.Name, Vendor: info.Vendor, APIVersion: info.APIVersion,
+		Driver:  strings.TrimSpace(info.DriverName + " " + info.DriverInfo + " " + info.DriverVersion),
+		Kernels: string(g.g.Kernels()), MatmulTiles: g.g.MatmulTiles(),
+	}}
+}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -38,7 +38,7 @@ func TestGPUMatchesCPUShape(t *testing.T) {
 		t.Fatalf("$%s=%q: want 124M or 350M", shapeCheckEnv, shape)
 	}
 	ad := testAdapter(t)
-	m := testmodel.PeakedScaled(cfg, 7)
+	m := synth.PeakedScaled(cfg, 7)
 	// Two windows of Zipf-like ids (and documents of a few lengths for the documents method).
 	toks := peakedTokens(cfg, 2*cfg.NPositions)
 	cpu := pipeline.NewCPU(m, 0)

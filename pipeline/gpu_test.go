@@ -5,28 +5,31 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // testAdapter is the first Vulkan adapter (WGPU_ADAPTER picks another), on an
-// instance with the validation layer when installed; any message from the
-// layer or the driver fails the test. Without Vulkan the test skips, unless CI
-// or WGPU_REQUIRE_VULKAN is set: then it fails.
+// instance with the validation layer (unless $WGPU_NO_VALIDATION; required
+// under CI, prereq.Validation); any message from the layer or the driver
+// fails the test. Without Vulkan the test skips, unless CI or
+// WGPU_REQUIRE_VULKAN is set: then it fails.
 func testAdapter(t *testing.T) *wgpu.Adapter {
 	t.Helper()
 	var mu sync.Mutex
 	var msgs []wgpu.Message
-	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: os.Getenv("WGPU_NO_VALIDATION") == "", OnMessage: func(m wgpu.Message) {
+	validation := os.Getenv("WGPU_NO_VALIDATION") == ""
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: validation, OnMessage: func(m wgpu.Message) {
 		mu.Lock()
 		msgs = append(msgs, m)
 		mu.Unlock()
@@ -51,6 +54,9 @@ func testAdapter(t *testing.T) *wgpu.Adapter {
 			t.Errorf("Vulkan message: %v", m)
 		}
 	})
+	if validation {
+		prereq.Validation(t, inst.ValidationEnabled())
+	}
 	return ad
 }
 
@@ -74,6 +80,10 @@ func openTestGPU(t *testing.T, ad *wgpu.Adapter, m *model.Model, f16 bool) *pipe
 	if err != nil {
 		t.Fatal(err)
 	}
+	if set := shaders.KernelSet(os.Getenv(shaders.KernelsEnv)); set != "" && set != shaders.KernelsAuto && g.Model().Kernels() != set {
+		g.Close()
+		t.Fatalf("$%s=%s, but %s runs the %s kernels", shaders.KernelsEnv, set, g.Name(), g.Model().Kernels())
+	}
 	return g
 }
 
@@ -82,8 +92,8 @@ func openTestGPU(t *testing.T, ad *wgpu.Adapter, m *model.Model, f16 bool) *pipe
 // shader-f16, f16 weights. The goldens' tiny model is stored in F16, so both
 // weight types hold its exact values: the bound is the f32 arithmetic's.
 // Against the CPU path on the peaked model: 1e-5 with f32 weights, 3e-4 with
-// f16 (the CPU uses the f32 weights). Batch sums are f32 on the device:
-// 1e-5 relative. Lavapipe is slow: one golden case per method.
+// f16 (the CPU uses the f32 weights); a batch's sum against its sequences
+// scored alone: 1e-5 relative. Lavapipe is slow: one golden case per method.
 //
 // Both kernel sets run on whatever adapter this is (shaders.KernelSet): the
 // software kernels CPU implementations get and the hardware kernels GPUs get,
@@ -93,7 +103,8 @@ func TestGPUConformance(t *testing.T) {
 }
 
 // forEachKernelSet runs test once with each GPU kernel set forced
-// (shaders.KernelsEnv), as subtests named after the set.
+// (shaders.KernelsEnv), as subtests named after the set; openTestGPU checks
+// that the model runs the set forced.
 func forEachKernelSet(t *testing.T, test func(*testing.T)) {
 	for _, set := range []shaders.KernelSet{shaders.KernelsSoftware, shaders.KernelsHardware} {
 		t.Run(string(set), func(t *testing.T) {
@@ -107,7 +118,7 @@ func forEachKernelSet(t *testing.T, test func(*testing.T)) {
 // in chunks of 7 positions against its KV cache (chunked prefill) equals the
 // CPU within tol.
 func gpuChunked(t *testing.T, ad *wgpu.Adapter, f16 bool, tol float64) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	cfg := m.Config
 	toks := peakedTokens(cfg, 3*cfg.NPositions)
 	g := openTestGPU(t, ad, m, f16)
@@ -159,11 +170,95 @@ func gpuConformance(t *testing.T, ad *wgpu.Adapter) {
 	}
 }
 
+// TestMultiGPUConformance runs the conformance suite on --device all's
+// backend over two devices of the test adapter (all itself picks hardware
+// GPUs only), with f16 weights where the adapter has shader-f16, and checks
+// that it describes itself by its parts: their precision and both adapters.
+// Lavapipe is slow: the adapter's own kernel set, one golden case per method.
+func TestMultiGPUConformance(t *testing.T) {
+	ad := testAdapter(t)
+	f16, prec, cpuTol := ad.HasFeature(wgpu.FeatureShaderF16), "f16", 3e-4
+	if !f16 {
+		prec, cpuTol = "f32", 1e-5
+	}
+	open := func(t *testing.T, m *model.Model) pipeline.Backend {
+		return pipeline.NewMultiForTest(openTestGPU(t, ad, m, f16), openTestGPU(t, ad, m, f16))
+	}
+	t.Run("describe", func(t *testing.T) {
+		b := open(t, synth.Peaked(synth.TinyConfig(), 7))
+		defer b.Close()
+		got := b.Describe()
+		name := ad.Info().Name
+		if got.Precision != prec || got.Threads != 0 || got.Device.Kind != "gpu" || got.Device.Adapter != name || got.Device.Kernels == "" {
+			t.Errorf("described as %q, %d threads, device %+v; want %s weights on %s", got.Precision, got.Threads, got.Device, prec, name)
+		}
+		if len(got.Device.Parts) != 2 {
+			t.Fatalf("%d parts described, want 2: %+v", len(got.Device.Parts), got.Device.Parts)
+		}
+		for i, p := range got.Device.Parts {
+			if p.Kind != "gpu" || p.Adapter != name || p.Driver == "" || p.Kernels != got.Device.Kernels {
+				t.Errorf("part %d: %+v, want the adapter %s and the kernels %s", i, p, name, got.Device.Kernels)
+			}
+		}
+	})
+	backendtest.Suite{
+		Open:        open,
+		GoldenDir:   goldenDir,
+		GoldenTol:   goldenTol,
+		GoldenCases: []string{"stream_ctx37", "strided_ctx64_stride24", "documents_ctx64_stride32"},
+		CPUTol:      cpuTol,
+		BatchTol:    1e-5,
+	}.Run(t)
+}
+
+// TestGPUKernelsEnv: an unknown $WGPU_EVAL_GPU_KERNELS is an error from
+// NewGPU naming the variable, never ignored; auto gives the adapter's own set.
+func TestGPUKernelsEnv(t *testing.T) {
+	ad := testAdapter(t)
+	m := synth.Peaked(synth.TinyConfig(), 7)
+	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{PipelineCacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	t.Setenv(shaders.KernelsEnv, "hardwar")
+	if g, err := pipeline.NewGPU(context.Background(), dev, m.Reader(), false, nil); err == nil || !strings.Contains(err.Error(), shaders.KernelsEnv) {
+		if g != nil {
+			g.Close()
+		}
+		t.Fatalf("%s=hardwar: error %v, want one naming the variable", shaders.KernelsEnv, err)
+	}
+	t.Setenv(shaders.KernelsEnv, "auto")
+	g, err := pipeline.NewGPU(context.Background(), dev, m.Reader(), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	want := shaders.KernelsHardware
+	if shaders.Software(ad.Info()) {
+		want = shaders.KernelsSoftware
+	}
+	if got := g.Model().Kernels(); got != want {
+		t.Errorf("auto on %s (%s): the %s kernels, want %s", ad.Info().Name, ad.Info().DeviceType, got, want)
+	}
+}
+
 // TestGPUOnVulkanImpls runs the GPU conformance suite, the per-token and
-// top-K checks (both kernel sets each) once more on every other Vulkan
-// implementation $WGPU_TEST_VULKAN_IMPLS lists (CI: SwiftShader with
+// top-K checks (both kernel sets each) and the multi-GPU conformance once
+// more on every other Vulkan implementation $WGPU_TEST_VULKAN_IMPLS lists
+// (CI: SwiftShader with
 // Chromium's newer validation layer, and Mesa 25's lavapipe beside Debian's),
-// each in a child process that sees that implementation only.
+// each in a child process that sees that implementation only, with the
+// validation layer required. Each kernel set's conformance run and the
+// chunked prefill of f32 weights must pass there (f16 is left out, and
+// logged, where the device lacks shader-f16, as on SwiftShader).
 func TestGPUOnVulkanImpls(t *testing.T) {
-	prereq.RunOnVulkanImpls(t, "^(TestGPUConformance|TestPerTokenGPU|TestTopLogprobsGPU)$", "", 15*time.Minute)
+	var want []string
+	for _, set := range []shaders.KernelSet{shaders.KernelsSoftware, shaders.KernelsHardware} {
+		for _, test := range []string{"TestGPUConformance/%s/f32/chunked", "TestGPUConformance/%s", "TestPerTokenGPU/%s", "TestTopLogprobsGPU/%s"} {
+			want = append(want, "--- PASS: "+fmt.Sprintf(test, set)+" (")
+		}
+	}
+	want = append(want, "--- PASS: TestMultiGPUConformance (")
+	prereq.RunOnVulkanImpls(t, "^(TestGPUConformance|TestMultiGPUConformance|TestPerTokenGPU|TestTopLogprobsGPU)$", "", 15*time.Minute, want...)
 }

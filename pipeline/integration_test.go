@@ -12,8 +12,8 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
@@ -59,7 +59,7 @@ func TestShakespeareValTokens(t *testing.T) {
 	}
 }
 
-// TestEvaluateCPUByHand evaluates a tiny GPT-2 far from uniform (testmodel.Peaked) on real GPT-2 token ids in
+// TestEvaluateCPUByHand evaluates a tiny GPT-2 far from uniform (synth.Peaked) on real GPT-2 token ids in
 // every mode, and compares with scoring each target by hand: one sequence per
 // target, holding exactly the context the Hugging Face definitions give it.
 func TestEvaluateCPUByHand(t *testing.T) {
@@ -79,7 +79,7 @@ func TestEvaluateCPUByHand(t *testing.T) {
 	for _, d := range strings.Split(text, "\n\n") {
 		docs = append(docs, tok.Encode(d))
 	}
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	cpu := model.NewCPU(m, 0)
 	ctx := context.Background()
 
@@ -143,7 +143,7 @@ func TestEvaluateCPUByHand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, n := sums.Sum, len(hand)
+		want, n := sums.Sum.Float64(), len(hand)
 		if sums.Count != n {
 			t.Fatalf("%d targets scored by hand, want %d", sums.Count, n)
 		}

@@ -13,10 +13,11 @@ import (
 
 // Merge adds the results of the shards of one run (each a Result with Shard
 // set, as --shard I/N writes them) into the result of the whole run: the
-// float64 sums added in shard order, the counts exactly. It refuses results
-// of different runs, naming what differs (the model's weights, the corpus,
-// the tokenizer, the method, ctx, stride, max tokens, split, separator,
-// precision, the shard count), and a missing or doubled shard, naming it.
+// exact sums added (so the merged result has the bits of the run unsharded),
+// the counts exactly. It refuses results of different runs, naming what
+// differs (the model's weights, the corpus, the tokenizer, the method, ctx,
+// stride, max tokens, split, separator, precision, the shard count), a missing
+// or doubled shard, naming it, and numbers that no run writes (CheckNumbers).
 // The merged Seconds is the longest shard's (they ran in parallel).
 func Merge(rs []*Result) (*Result, error) {
 	if len(rs) == 0 {
@@ -29,30 +30,37 @@ func Merge(rs []*Result) (*Result, error) {
 		if r.Interrupted {
 			return nil, fmt.Errorf("merge: shard %v was interrupted; rerun it", *r.Shard)
 		}
+		if err := r.Shard.Check(); err != nil || *r.Shard == (Shard{}) {
+			return nil, fmt.Errorf("merge: result %d has an invalid shard %v", i+1, *r.Shard)
+		}
+		if err := r.CheckNumbers(); err != nil {
+			return nil, fmt.Errorf("merge: shard %v: %w", *r.Shard, err)
+		}
 	}
 	first := rs[0]
 	n := first.Shard.Count
-	byIndex := make([]*Result, n)
+	byIndex := map[int]*Result{}
 	for _, r := range rs {
 		if err := sameRun(first, r); err != nil {
 			return nil, fmt.Errorf("merge: shard %v and shard %v are of different runs: %w", *first.Shard, *r.Shard, err)
-		}
-		if err := r.Shard.Check(); err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
 		}
 		if byIndex[r.Shard.Index] != nil {
 			return nil, fmt.Errorf("merge: shard %v given twice", *r.Shard)
 		}
 		byIndex[r.Shard.Index] = r
 	}
-	var missing []string
-	for i, r := range byIndex {
-		if r == nil {
-			missing = append(missing, Shard{i, n}.String())
+	if len(byIndex) < n {
+		var missing []string
+		for i := 0; i < n && len(missing) < 10; i++ {
+			if byIndex[i] == nil {
+				missing = append(missing, Shard{i, n}.String())
+			}
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge: missing shard %s of %d", strings.Join(missing, ", "), n)
+		more := ""
+		if n-len(byIndex) > len(missing) {
+			more = fmt.Sprintf(" and %d more", n-len(byIndex)-len(missing))
+		}
+		return nil, fmt.Errorf("merge: missing shard %s%s of %d", strings.Join(missing, ", "), more, n)
 	}
 
 	out := *first
@@ -61,8 +69,12 @@ func Merge(rs []*Result) (*Result, error) {
 	bytes, samples := 0, 0
 	var devices []string
 	out.Seconds = 0
-	for _, r := range byIndex {
-		sums.Add(model.LossSums{Sum: r.NLLSum, SumSq: r.NLLSumSq, Count: r.Tokens})
+	for i := range n {
+		r := byIndex[i]
+		if sums.Count > maxCount-r.Tokens || bytes > maxCount-r.ScoredBytes || samples > maxCount-r.Samples {
+			return nil, errors.New("merge: the shards' counts add up beyond what any run scores")
+		}
+		sums.Add(r.Sums())
 		bytes += r.ScoredBytes
 		samples += r.Samples
 		out.Seconds = max(out.Seconds, r.Seconds)
@@ -78,10 +90,63 @@ func Merge(rs []*Result) (*Result, error) {
 	out.Device = strings.Join(devices, " + ")
 	out.Fill(sums, bytes, first.BitsPerByte != 0 || bytes > 0)
 	out.Samples = samples
-	if math.IsNaN(out.MeanNLL) {
+	if sums.Count == 0 {
 		return nil, errors.New("merge: the shards scored no tokens")
 	}
 	return &out, nil
+}
+
+// maxCount bounds the counts of a result read from a file (targets, bytes,
+// samples, tokens): far above any corpus (2^50 is a petabyte of text), far
+// below overflow when shards are added.
+const maxCount = 1 << 50
+
+// CheckNumbers reports numbers in res that no run writes: negative or huge
+// counts, non-finite or negative sums, a squared sum below what the sum
+// implies, exact sums missing or not matching their float64 roundings, metrics
+// that do not follow from the sums. It guards what merge and resume read
+// from files.
+func (res *Result) CheckNumbers() error {
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"tokens", res.Tokens}, {"input_tokens", res.InputTokens}, {"words", res.Words}, {"scored_bytes", res.ScoredBytes}, {"samples", res.Samples}, {"ctx", res.Ctx}, {"stride", res.Stride}, {"total_tokens", res.TotalTokens}} {
+		if c.v < 0 || c.v > maxCount {
+			return fmt.Errorf("%s %d is out of range", c.name, c.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"nll_sum", res.NLLSum}, {"nll_sumsq", res.NLLSumSq}, {"mean_nll", res.MeanNLL}, {"stderr", res.StdErr}, {"seconds", res.Seconds}, {"bits_per_byte", res.BitsPerByte}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s %v is not a finite number", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"nll_sumsq", res.NLLSumSq}, {"seconds", res.Seconds}, {"stderr", res.StdErr}, {"bits_per_byte", res.BitsPerByte}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s %v is below zero", f.name, f.v)
+		}
+	}
+	if got := res.NLLSumExact.Float64(); got != res.NLLSum || !res.NLLSumExact.IsFinite() {
+		return fmt.Errorf("nll_sum %v does not match nll_sum_exact %q (missing, or one was edited)", res.NLLSum, res.NLLSumExact.String())
+	}
+	if got := res.NLLSumSqExact.Float64(); got != res.NLLSumSq || !res.NLLSumSqExact.IsFinite() {
+		return fmt.Errorf("nll_sumsq %v does not match nll_sumsq_exact %q (missing, or one was edited)", res.NLLSumSq, res.NLLSumSqExact.String())
+	}
+	// Cauchy-Schwarz: sum² <= n·sumsq, with room for rounding.
+	if n := float64(res.Tokens); res.NLLSum*res.NLLSum > n*res.NLLSumSq*(1+1e-9)+1e-300 {
+		return fmt.Errorf("nll_sum %v and nll_sumsq %v cannot both come from %d tokens", res.NLLSum, res.NLLSumSq, res.Tokens)
+	}
+	if res.Tokens > 0 {
+		if mean := res.NLLSum / float64(res.Tokens); math.Abs(mean-res.MeanNLL) > 1e-12*max(1, math.Abs(mean)) {
+			return fmt.Errorf("mean_nll %v is not nll_sum / tokens = %v", res.MeanNLL, mean)
+		}
+	}
+	return nil
 }
 
 // sameRun reports the first thing that differs between two shard results.
@@ -98,6 +163,7 @@ func sameRun(a, b *Result) error {
 		{"ctx", s(a.Ctx), s(b.Ctx)},
 		{"stride", s(a.Stride), s(b.Stride)},
 		{"input tokens", s(a.InputTokens), s(b.InputTokens)},
+		{"words", s(a.Words), s(b.Words)},
 		{"shard count", s(a.Shard.Count), s(b.Shard.Count)},
 	}
 	if a.Config != nil && b.Config != nil {

@@ -10,8 +10,8 @@ import (
 
 // MergePerToken merges the per-token files of the shards of one run (each
 // written by --shard I/N --per-token) into the per-token file of the whole
-// run: every record in corpus order, the header's nll_sum the shards' sums
-// added in shard order. It refuses files of different runs (what Merge
+// run: every record in corpus order, the header's sums its records' (exact,
+// so those of an unsharded run). It refuses files of different runs (what Merge
 // compares, plus the tokenizer and the top log-probabilities kept), a file
 // that is not a shard's, and a missing or doubled shard, naming it.
 func MergePerToken(files []*PerTokenFile) (*PerTokenFile, error) {
@@ -52,10 +52,9 @@ func MergePerToken(files []*PerTokenFile) (*PerTokenFile, error) {
 	}
 
 	out := &PerTokenFile{Header: first, Tokens: make([]TokenNLL, 0, total)}
-	out.Header.Shard, out.Header.NLLSum = nil, 0
+	out.Header.Shard = nil
 	for _, f := range byIndex {
 		out.Tokens = append(out.Tokens, f.Tokens...)
-		out.Header.NLLSum += f.Header.NLLSum
 		if p := f.Header.Provenance; p != nil && out.Header.Provenance != nil && p.Start.Before(out.Header.Provenance.Start) {
 			q := *out.Header.Provenance
 			q.Start = p.Start
@@ -68,7 +67,7 @@ func MergePerToken(files []*PerTokenFile) (*PerTokenFile, error) {
 			return nil, fmt.Errorf("merge per-token: two shards score document %d position %d: not shards of one run", t.Doc, t.Pos)
 		}
 	}
-	out.Header.Targets = len(out.Tokens)
+	out.setSum()
 	return out, nil
 }
 
@@ -82,6 +81,9 @@ func samePerTokenRun(a, b PerTokenHeader) error {
 	}
 	if a.Tokenizer != b.Tokenizer {
 		return fmt.Errorf("tokenizer %s vs %s", a.Tokenizer, b.Tokenizer)
+	}
+	if a.VocabSize != b.VocabSize {
+		return fmt.Errorf("vocabulary %d vs %d", a.VocabSize, b.VocabSize)
 	}
 	if a.TopLogprobs != b.TopLogprobs {
 		return fmt.Errorf("top logprobs %d vs %d", a.TopLogprobs, b.TopLogprobs)

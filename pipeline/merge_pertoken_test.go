@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -15,7 +15,7 @@ import (
 // order, with its nll_sum to 1e-12 relative; a missing, a doubled and a
 // foreign shard are refused, named.
 func TestMergePerToken(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 5)
+	m := synth.Peaked(synth.TinyConfig(), 5)
 	cpu := pipeline.NewCPU(m, 1)
 	cfg := pipeline.EvalConfig{Tokens: perTokenCorpus(8, 50, 7, 33, 12), EOT: testEOT, Mode: pipeline.ModeStrided,
 		Ctx: 16, Stride: 6, BatchTokens: 48, PerToken: true, TopLogprobs: 2}

@@ -58,3 +58,41 @@ func (m *multi) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Describe is the parts' descriptions combined: each field theirs where
+// they agree, else each part's joined with " + " in order (as Name is), the
+// threads added, and every part's DeviceInfo in Device.Parts.
+func (m *multi) Describe() BackendInfo {
+	infos := make([]BackendInfo, len(m.parts))
+	for i, p := range m.parts {
+		infos[i] = p.Describe()
+	}
+	join := func(field func(BackendInfo) string) string {
+		vals := make([]string, len(infos))
+		for i, in := range infos {
+			vals[i] = field(in)
+		}
+		if len(slices.Compact(slices.Clone(vals))) == 1 {
+			return vals[0]
+		}
+		return strings.Join(vals, " + ")
+	}
+	b := BackendInfo{
+		Precision: join(func(b BackendInfo) string { return b.Precision }),
+		Device: DeviceInfo{
+			Kind:       join(func(b BackendInfo) string { return b.Device.Kind }),
+			Name:       m.Name(),
+			Adapter:    join(func(b BackendInfo) string { return b.Device.Adapter }),
+			Vendor:     join(func(b BackendInfo) string { return b.Device.Vendor }),
+			Driver:     join(func(b BackendInfo) string { return b.Device.Driver }),
+			APIVersion: join(func(b BackendInfo) string { return b.Device.APIVersion }),
+			CPUModel:   join(func(b BackendInfo) string { return b.Device.CPUModel }),
+			Kernels:    join(func(b BackendInfo) string { return b.Device.Kernels }),
+		},
+	}
+	for _, in := range infos {
+		b.Threads += in.Threads
+		b.Device.Parts = append(b.Device.Parts, in.Device)
+	}
+	return b
+}

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/internal/msgpackbound"
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
 )
 
@@ -48,9 +49,15 @@ type PerTokenHeader struct {
 	Ctx       int    `json:"ctx"`
 	Stride    int    `json:"stride"`
 	Tokenizer string `json:"tokenizer"` // the tokenizer's identity (tokenizer.BuiltinID for the built-in GPT-2)
-	// Targets is the number of targets the file holds; NLLSum the run's sum.
-	Targets int     `json:"targets"`
-	NLLSum  float64 `json:"nll_sum"`
+	// Targets is the number of targets the file holds; NLLSum the sum of
+	// their NLLs, and NLLSumExact that sum exactly (nil in files of builds
+	// before exact sums): a reader checks the records against it.
+	Targets     int           `json:"targets"`
+	NLLSum      float64       `json:"nll_sum"`
+	NLLSumExact *exactsum.Sum `json:"nll_sum_exact,omitempty"`
+	// VocabSize is the model's vocabulary (0 where unknown): every id in the
+	// file is below it.
+	VocabSize int `json:"vocab_size,omitempty"`
 	// TopLogprobs is K of --top-logprobs: every target then has its position's
 	// K highest log-probabilities (TokenNLL.Top); 0 for none.
 	TopLogprobs int         `json:"top_logprobs,omitempty"`
@@ -84,17 +91,31 @@ type perTokenDisk struct {
 }
 
 // NewPerTokenFile is the per-token file of res (evaluated with
-// EvalConfig.PerToken), for the tokenizer identified by tokenizer.
+// EvalConfig.PerToken), for the tokenizer identified by tokenizer; its header
+// sum is its records' exact sum (res's, for a whole run or shard).
 func NewPerTokenFile(res *Result, tokenizer string) *PerTokenFile {
-	return &PerTokenFile{
+	f := &PerTokenFile{
 		Header: PerTokenHeader{Model: res.Model, Data: res.Data, Mode: res.Mode, Ctx: res.Ctx, Stride: res.Stride,
-			Tokenizer: tokenizer, Targets: len(res.PerToken), NLLSum: res.NLLSum, TopLogprobs: res.TopLogprobs,
+			Tokenizer: tokenizer, TopLogprobs: res.TopLogprobs, VocabSize: res.VocabSize,
 			Shard: res.Shard, Config: res.Config, Provenance: res.Provenance},
 		Tokens: res.PerToken,
 	}
+	f.setSum()
+	return f
 }
 
-// Marshal encodes f as a per-token file.
+// setSum sets the header's target count and sums from the records.
+func (f *PerTokenFile) setSum() {
+	var sum exactsum.Sum
+	for _, t := range f.Tokens {
+		sum.Add(float64(t.NLL))
+	}
+	f.Header.Targets = len(f.Tokens)
+	f.Header.NLLSum, f.Header.NLLSumExact = sum.Float64(), &sum
+}
+
+// Marshal encodes f as a per-token file; the header's target count and sums
+// are those of f.Tokens.
 func (f *PerTokenFile) Marshal() ([]byte, error) {
 	n, k := len(f.Tokens), f.Header.TopLogprobs
 	if err := CheckTopLogprobs(k, 0); err != nil {
@@ -107,6 +128,11 @@ func (f *PerTokenFile) Marshal() ([]byte, error) {
 		d.TopID, d.TopLogprob = make([]byte, 4*n*k), make([]byte, 4*n*k)
 	}
 	d.Header.Targets = n
+	var sum exactsum.Sum // the header's sum is its records', whatever f.Header says
+	for _, t := range f.Tokens {
+		sum.Add(float64(t.NLL))
+	}
+	d.Header.NLLSum, d.Header.NLLSumExact = sum.Float64(), &sum
 	le := binary.LittleEndian
 	for i, t := range f.Tokens {
 		if t.Doc < 0 || t.Doc > math.MaxUint32 || t.Pos < 0 || t.Pos > math.MaxUint32 {
@@ -146,11 +172,12 @@ func WritePerToken(path string, f *PerTokenFile) error {
 	return nil
 }
 
-// ReadPerToken reads the per-token file at path.
+// ReadPerToken reads the per-token file at path; what is not a regular file
+// (a FIFO, a device) is refused before it is opened.
 func ReadPerToken(path string) (*PerTokenFile, error) {
-	fh, err := os.Open(path)
+	fh, err := infile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("per-token file: %w", err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
@@ -189,7 +216,10 @@ func ParsePerToken(data []byte) (*PerTokenFile, error) {
 	if d.Version < 1 || d.Version > PerTokenVersion {
 		return nil, fmt.Errorf("per-token file version %d; this build reads 1 to %d", d.Version, PerTokenVersion)
 	}
-	n, k := d.Header.Targets, d.Header.TopLogprobs
+	n, k, vocab := d.Header.Targets, d.Header.TopLogprobs, d.Header.VocabSize
+	if vocab < 0 || vocab > math.MaxInt32 {
+		return nil, fmt.Errorf("per-token file damaged: vocabulary of %d tokens", vocab)
+	}
 	if n < 0 || n > len(data)/16 {
 		return nil, fmt.Errorf("per-token file damaged: %d targets in %d bytes", n, len(data))
 	}
@@ -214,6 +244,7 @@ func ParsePerToken(data []byte) (*PerTokenFile, error) {
 		top = make([]TokenLogprob, n*k)
 	}
 	le := binary.LittleEndian
+	var sum exactsum.Sum
 	for i := range f.Tokens {
 		f.Tokens[i] = TokenNLL{Doc: int(le.Uint32(d.Doc[4*i:])), Pos: int(le.Uint32(d.Pos[4*i:])),
 			Token: int32(le.Uint32(d.Token[4*i:])), NLL: math.Float32frombits(le.Uint32(d.NLL[4*i:]))}
@@ -222,11 +253,12 @@ func ParsePerToken(data []byte) (*PerTokenFile, error) {
 			for j := range row {
 				row[j] = TokenLogprob{ID: int32(le.Uint32(d.TopID[4*(i*k+j):])), Logprob: math.Float32frombits(le.Uint32(d.TopLogprob[4*(i*k+j):]))}
 			}
-			if err := checkTop(row); err != nil {
-				return nil, fmt.Errorf("per-token file damaged: target %d: %w", i, err)
-			}
 			f.Tokens[i].Top = row
 		}
+		if err := checkRecord(f.Tokens[i], vocab); err != nil {
+			return nil, fmt.Errorf("per-token file damaged: target %d (document %d position %d): %w", i, f.Tokens[i].Doc, f.Tokens[i].Pos, err)
+		}
+		sum.Add(float64(f.Tokens[i].NLL))
 		if i > 0 {
 			p, t := f.Tokens[i-1], f.Tokens[i]
 			if t.Doc < p.Doc || t.Doc == p.Doc && t.Pos <= p.Pos {
@@ -234,18 +266,57 @@ func ParsePerToken(data []byte) (*PerTokenFile, error) {
 			}
 		}
 	}
+	if err := checkSum(d.Header, sum); err != nil {
+		return nil, fmt.Errorf("per-token file damaged: %w", err)
+	}
 	return f, nil
 }
 
+// checkSum compares the records' exact sum with the header's: equal to the
+// bit where the header has the exact sum, else (a file of an older build,
+// which added in float32 or float64) within 1e-5 relative.
+func checkSum(h PerTokenHeader, sum exactsum.Sum) error {
+	got := sum.Float64()
+	if e := h.NLLSumExact; e != nil {
+		if *e != sum || h.NLLSum != got {
+			return fmt.Errorf("the records' NLLs add up to %v (%v), the header says %v (%v)", got, sum.String(), h.NLLSum, e.String())
+		}
+		return nil
+	}
+	if math.IsNaN(h.NLLSum) || math.Abs(got-h.NLLSum) > 1e-5*max(1, math.Abs(h.NLLSum)) {
+		return fmt.Errorf("the records' NLLs add up to %v, the header says %v", got, h.NLLSum)
+	}
+	return nil
+}
+
+// maxNegativeNLL is how far below 0 an NLL may be: a float32 logsumexp
+// minus the target's logit can round slightly below 0 where the target has
+// nearly all the probability.
+const maxNegativeNLL = -1e-3
+
+// checkRecord reports a record no run writes: an NLL that is not finite or is
+// below 0 beyond rounding, an id that is negative or, with vocab > 0, not in
+// the vocabulary, or top log-probabilities checkTop refuses.
+func checkRecord(t TokenNLL, vocab int) error {
+	if nll := float64(t.NLL); math.IsNaN(nll) || math.IsInf(nll, 0) || nll < maxNegativeNLL {
+		return fmt.Errorf("NLL %v", t.NLL)
+	}
+	if t.Token < 0 || vocab > 0 && int(t.Token) >= vocab {
+		return fmt.Errorf("token id %d is outside the vocabulary of %d", t.Token, vocab)
+	}
+	return checkTop(t.Top, vocab)
+}
+
 // checkTop reports top log-probabilities that are not finite, not at most 0
-// (to rounding), out of order (highest first) or of a negative id.
-func checkTop(top []TokenLogprob) error {
+// (to rounding), out of order (highest first), or of an id that is negative
+// or, with vocab > 0, not in the vocabulary.
+func checkTop(top []TokenLogprob, vocab int) error {
 	for j, x := range top {
 		lp := float64(x.Logprob)
 		switch {
-		case x.ID < 0:
-			return fmt.Errorf("top log-probability %d has id %d", j, x.ID)
-		case math.IsNaN(lp) || math.IsInf(lp, 0) || lp > 1e-3:
+		case x.ID < 0 || vocab > 0 && int(x.ID) >= vocab:
+			return fmt.Errorf("top log-probability %d has id %d, outside the vocabulary of %d", j, x.ID, vocab)
+		case math.IsNaN(lp) || math.IsInf(lp, 0) || lp > -maxNegativeNLL:
 			return fmt.Errorf("top log-probability %d is %v", j, x.Logprob)
 		case j > 0 && x.Logprob > top[j-1].Logprob:
 			return fmt.Errorf("top log-probabilities not in decreasing order at %d", j)

@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // TestPerTokenGPU: on the peaked model, the GPU's per-token NLLs with f32
 // weights are within 1e-5 of the CPU's, target by target, in the same corpus
-// order; they sum to the run's nll_sum; asking for them leaves the sums
+// order; they add up exactly to the run's nll_sum; asking for them leaves the sums
 // bit-identical; and f16 against f32 weights compares as a small nonzero
 // difference (a run against itself as none).
 func TestPerTokenGPU(t *testing.T) {
@@ -22,7 +23,7 @@ func TestPerTokenGPU(t *testing.T) {
 
 func testPerTokenGPU(t *testing.T) {
 	ad := testAdapter(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	toks := perTokenCorpus(6, 40, 3, 70)
 	ec := pipeline.EvalConfig{Tokens: toks, EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 32, Stride: 16,
 		VocabSize: m.Config.VocabSize, BatchTokens: 96}
@@ -47,22 +48,24 @@ func testPerTokenGPU(t *testing.T) {
 	if len(got.PerToken) != len(want.PerToken) {
 		t.Fatalf("GPU %d per-token records, CPU %d", len(got.PerToken), len(want.PerToken))
 	}
-	sum, worst := 0.0, 0.0
+	var sum exactsum.Sum
+	worst := 0.0
 	for i, g := range got.PerToken {
 		w := want.PerToken[i]
 		if g.Doc != w.Doc || g.Pos != w.Pos || g.Token != w.Token {
 			t.Fatalf("record %d: GPU %+v, CPU %+v", i, g, w)
 		}
-		sum += float64(g.NLL)
+		sum.Add(float64(g.NLL))
 		worst = max(worst, math.Abs(float64(g.NLL)-float64(w.NLL)))
 	}
 	t.Logf("%s: %d targets, largest |GPU - CPU| per token %.2e", g32.Name(), len(got.PerToken), worst)
 	if worst > 1e-5 {
 		t.Errorf("per-token |GPU f32 - CPU| up to %.2e, want <= 1e-5", worst)
 	}
-	// The device sums in f32: 1e-5 relative, as the conformance suite's batches.
-	if math.Abs(sum-got.NLLSum) > 1e-5*math.Abs(got.NLLSum) {
-		t.Errorf("GPU per-token NLLs sum to %.9g, nll_sum %.9g", sum, got.NLLSum)
+	// The host adds the NLLs the device read back, exactly: the records are
+	// what nll_sum adds up.
+	if sum.Float64() != got.NLLSum {
+		t.Errorf("GPU per-token NLLs sum to %.17g, nll_sum %.17g", sum.Float64(), got.NLLSum)
 	}
 	f32 := pipeline.NewPerTokenFile(got, "gpt2-builtin")
 	self, err := pipeline.Compare(f32, f32, 3, nil)
@@ -70,7 +73,8 @@ func testPerTokenGPU(t *testing.T) {
 		t.Errorf("f32 against itself: %+v, %v", self, err)
 	}
 	if !ad.HasFeature(wgpu.FeatureShaderF16) {
-		t.Skipf("%s lacks shader-f16: f16 not compared", ad.Info().Name)
+		t.Logf("%s lacks shader-f16: f16 not compared", ad.Info().Name)
+		return
 	}
 	h, err := pipeline.Evaluate(ctx, openTestGPU(t, ad, m, true), ec)
 	if err != nil {
@@ -89,20 +93,36 @@ func testPerTokenGPU(t *testing.T) {
 
 // TestTopLogprobsGPU: on the peaked model, the GPU's top log-probabilities
 // (topk_logits.wgsl, the vocabulary streamed in slices that fit lavapipe's
-// loop limit) with f32 weights equal the CPU's target by target to 1e-4
-// nats, the ids in the same order wherever the CPU's neighbours are apart by
-// more than that; the NLLs and sums are those of a run without them.
+// loop limit) equal the CPU's target by target, to 1e-4 nats with f32 weights
+// and topKTolF16 with f16 (where the device has shader-f16; logged where not),
+// the GPU's i-th id being one the CPU ranks near there (in the CPU's top
+// K+4, with a log-probability within the same tolerance of the GPU's), so
+// ids may swap only where the CPU's values tie within it; the NLLs and sums
+// are those of a run without them.
 func TestTopLogprobsGPU(t *testing.T) {
-	forEachKernelSet(t, testTopLogprobsGPU)
+	forEachKernelSet(t, func(t *testing.T) {
+		ad := testAdapter(t)
+		t.Run("f32", func(t *testing.T) { testTopLogprobsGPU(t, ad, false, 1e-4) })
+		if !ad.HasFeature(wgpu.FeatureShaderF16) {
+			t.Logf("%s lacks shader-f16: f16 top-K not tested", ad.Info().Name)
+			return
+		}
+		t.Run("f16", func(t *testing.T) { testTopLogprobsGPU(t, ad, true, topKTolF16) })
+	})
 }
 
-func testTopLogprobsGPU(t *testing.T) {
-	ad := testAdapter(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 9)
+// topKTolF16 bounds |GPU - CPU| of a top log-probability with f16 weights
+// (the CPU keeps the f32 ones; the peaked model's logits are large, so f16's
+// 2^-11 relative rounding shows): up to 1.46e-3 seen on lavapipe 22.3, both
+// kernel sets.
+const topKTolF16 = 3e-3
+
+func testTopLogprobsGPU(t *testing.T, ad *wgpu.Adapter, f16 bool, tol float64) {
+	m := synth.Peaked(synth.TinyConfig(), 9)
 	ec := pipeline.EvalConfig{Tokens: perTokenCorpus(7, 30, 9), EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 24, Stride: 12,
 		VocabSize: m.Config.VocabSize, BatchTokens: 64, PerToken: true}
 	ctx := context.Background()
-	g := openTestGPU(t, ad, m, false)
+	g := openTestGPU(t, ad, m, f16)
 	plain, err := pipeline.Evaluate(ctx, g, ec)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +133,9 @@ func testTopLogprobsGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := pipeline.Evaluate(ctx, pipeline.NewCPU(m, 0), ec)
+	ecCPU := ec
+	ecCPU.TopLogprobs = k + 4 // the ids just below the GPU's top K, for near ties
+	want, err := pipeline.Evaluate(ctx, pipeline.NewCPU(m, 0), ecCPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,18 +145,21 @@ func testTopLogprobsGPU(t *testing.T) {
 	worst := 0.0
 	for i, r := range got.PerToken {
 		w := want.PerToken[i]
-		if r.NLL != plain.PerToken[i].NLL || len(r.Top) != k || len(w.Top) != k {
+		if r.NLL != plain.PerToken[i].NLL || len(r.Top) != k || len(w.Top) != k+4 {
 			t.Fatalf("record %d: NLL %v (without top-k %v), %d and %d top entries", i, r.NLL, plain.PerToken[i].NLL, len(r.Top), len(w.Top))
 		}
 		for j, x := range r.Top {
 			y := w.Top[j]
 			d := math.Abs(float64(x.Logprob) - float64(y.Logprob))
 			worst = max(worst, d)
-			apart := (j == 0 || float64(w.Top[j-1].Logprob-y.Logprob) > 1e-4) && (j == k-1 || float64(y.Logprob-w.Top[j+1].Logprob) > 1e-4)
-			if d > 1e-4 || apart && x.ID != y.ID {
+			near := false
+			for _, z := range w.Top {
+				near = near || z.ID == x.ID && math.Abs(float64(x.Logprob)-float64(z.Logprob)) <= tol
+			}
+			if d > tol || !near {
 				t.Errorf("record %d top %d: GPU id %d %v, CPU id %d %v", i, j, x.ID, x.Logprob, y.ID, y.Logprob)
 			}
 		}
 	}
-	t.Logf("%s: %d targets x top-%d, largest |GPU - CPU| %.2e", g.Name(), len(got.PerToken), k, worst)
+	t.Logf("%s: %d targets x top-%d, largest |GPU - CPU| %.2e (tolerance %.0e)", g.Name(), len(got.PerToken), k, worst, tol)
 }

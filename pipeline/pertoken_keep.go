@@ -2,7 +2,8 @@ package pipeline
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 )
 
 // keeper collects the per-token records of a run's batches (EvalConfig.PerToken).
@@ -40,7 +41,7 @@ func (kp *keeper) batch(name string, p Pending, ss []Sample, want int) error {
 			r := TokenNLL{Doc: s.Doc, Pos: s.Pos + j, Token: id, NLL: nll[i]}
 			if kp.k > 0 {
 				r.Top = top[i*kp.k : (i+1)*kp.k : (i+1)*kp.k]
-				if err := checkTop(r.Top); err != nil {
+				if err := checkTop(r.Top, 0); err != nil {
 					return fmt.Errorf("the backend %s at document %d position %d: %w", name, r.Doc, r.Pos, err)
 				}
 			}
@@ -55,8 +56,9 @@ func (kp *keeper) batch(name string, p Pending, ss []Sample, want int) error {
 }
 
 // checkResumeRecords reports records that are not those of samples' targets,
-// in batching order, each with k top log-probabilities.
-func checkResumeRecords(records []TokenNLL, samples []Sample, k int) error {
+// in batching order, each with k top log-probabilities, whose NLLs add up
+// exactly to sum (the checkpoint's).
+func checkResumeRecords(records []TokenNLL, samples []Sample, k int, sum exactsum.Sum) error {
 	want := 0
 	for _, s := range samples {
 		want += s.Scored()
@@ -72,14 +74,18 @@ func checkResumeRecords(records []TokenNLL, samples []Sample, k int) error {
 				return fmt.Errorf("per-token record %d is token %d at document %d position %d with %d top log-probabilities; "+
 					"the run has token %d at document %d position %d with %d", i, r.Token, r.Doc, r.Pos, len(r.Top), id, s.Doc, s.Pos+j, k)
 			}
-			if err := checkTop(r.Top); err != nil {
+			if err := checkRecord(r, 0); err != nil {
 				return fmt.Errorf("per-token record %d (document %d position %d): %w", i, r.Doc, r.Pos, err)
-			}
-			if f := float64(r.NLL); math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-				return fmt.Errorf("per-token record %d (document %d position %d): NLL %v", i, r.Doc, r.Pos, r.NLL)
 			}
 			i++
 		}
+	}
+	var got exactsum.Sum
+	for _, r := range records {
+		got.Add(float64(r.NLL))
+	}
+	if got != sum {
+		return fmt.Errorf("the per-token records' NLLs add up to %v, the checkpoint's sum is %v", got.Float64(), sum.Float64())
 	}
 	return nil
 }

@@ -5,14 +5,19 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // PerTokenLog is the sidecar of a checkpointed run with per-token output: an
 // append-only file of fixed-size records (document, position, token, NLL and
-// the top log-probabilities, little-endian) in the order the run scored them.
+// the top log-probabilities, then the CRC-32C of those bytes, little-endian)
+// in the order the run scored them.
 // The run appends each batch's records, syncs the log before each checkpoint
 // write, and the checkpoint says how many records are valid; a resumed run
 // reopens the log at that count, dropping whatever a crash left after it.
@@ -24,8 +29,9 @@ type PerTokenLog struct {
 	buf  []byte
 }
 
-// perTokenRecordBytes is the size of one record with k top log-probabilities.
-func perTokenRecordBytes(k int) int { return 16 + 8*k }
+// perTokenRecordBytes is the size of one record with k top log-probabilities
+// and its checksum.
+func perTokenRecordBytes(k int) int { return 20 + 8*k }
 
 // OpenPerTokenLog opens the log at path for a run whose records have k top
 // log-probabilities, keeping its first valid records (0: a fresh run, the
@@ -37,6 +43,10 @@ func OpenPerTokenLog(path string, valid, k int) (*PerTokenLog, []TokenNLL, error
 	}
 	if valid < 0 {
 		return nil, nil, fmt.Errorf("per-token log %s: %d records asked", path, valid)
+	}
+	// Something other than a regular file at path is refused before open(2).
+	if _, err := infile.Check(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("per-token log: %w", err)
 	}
 	flags := os.O_RDWR | os.O_CREATE
 	if valid == 0 {
@@ -82,6 +92,10 @@ func (l *PerTokenLog) load(n int) ([]TokenNLL, error) {
 		if _, err := io.ReadFull(r, rec); err != nil {
 			return nil, fmt.Errorf("per-token log %s: record %d: %w", l.path, i, err)
 		}
+		if got, want := crc32.Checksum(rec[:size-4], castagnoli), le.Uint32(rec[size-4:]); got != want {
+			return nil, fmt.Errorf("per-token log %s is damaged: record %d fails its checksum (%08x, stored %08x); delete the checkpoint to start over",
+				l.path, i, got, want)
+		}
 		out[i] = TokenNLL{Doc: int(le.Uint32(rec)), Pos: int(le.Uint32(rec[4:])), Token: int32(le.Uint32(rec[8:])),
 			NLL: math.Float32frombits(le.Uint32(rec[12:]))}
 		if l.k > 0 {
@@ -120,6 +134,8 @@ func (l *PerTokenLog) Append(records []TokenNLL) error {
 			l.buf = le.AppendUint32(l.buf, uint32(x.ID))
 			l.buf = le.AppendUint32(l.buf, math.Float32bits(x.Logprob))
 		}
+		rec := l.buf[len(l.buf)-(size-4):]
+		l.buf = le.AppendUint32(l.buf, crc32.Checksum(rec, castagnoli))
 	}
 	if len(l.buf) != size*len(records) {
 		return errors.New("per-token log: record size mismatch") // our bug

@@ -1,14 +1,21 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -18,7 +25,7 @@ import (
 // appended to it) gives the records of an uninterrupted run; a log shorter
 // than the state says, or records of other targets, are refused.
 func TestPerTokenResume(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 3)
+	m := synth.Peaked(synth.TinyConfig(), 3)
 	cpu := pipeline.NewCPU(m, 1)
 	cfg := pipeline.EvalConfig{Tokens: perTokenCorpus(6, 80, 3, 41), EOT: testEOT, Mode: pipeline.ModeDocuments,
 		Ctx: 16, Stride: 8, BatchTokens: 32, PerToken: true, TopLogprobs: 4}
@@ -62,7 +69,7 @@ func TestPerTokenResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	if fi, _ := os.Stat(path); fi.Size() != int64(saved.Sums.Count)*(16+8*4) {
+	if fi, _ := os.Stat(path); fi.Size() != int64(saved.Sums.Count)*(20+8*4) {
 		t.Errorf("log of %d bytes after reopening at %d records", fi.Size(), saved.Sums.Count)
 	}
 	c = cfg
@@ -93,6 +100,138 @@ func TestPerTokenResume(t *testing.T) {
 	if _, err := pipeline.Evaluate(ctx, cpu, c); err == nil || !strings.Contains(err.Error(), "cannot resume") {
 		t.Errorf("a record short: err = %v", err)
 	}
+	// A record whose NLL is not the one scored: the records no longer add
+	// up to the checkpoint's sum.
+	c.ResumePerToken = append([]pipeline.TokenNLL(nil), records...)
+	c.ResumePerToken[2].NLL = math.Nextafter32(c.ResumePerToken[2].NLL, 100)
+	if _, err := pipeline.Evaluate(ctx, cpu, c); err == nil || !strings.Contains(err.Error(), "add up to") {
+		t.Errorf("a record's NLL off by one ulp: err = %v", err)
+	}
+}
+
+// TestPerTokenLogChecksums: one flipped bit anywhere in a log's valid
+// records is refused at reopening, naming the record.
+func TestPerTokenLogChecksums(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.pertoken")
+	log, _, err := pipeline.OpenPerTokenLog(path, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []pipeline.TokenNLL
+	for i := range 5 {
+		recs = append(recs, pipeline.TokenNLL{Doc: 1, Pos: i + 1, Token: int32(10 + i), NLL: float32(i) + 0.5,
+			Top: []pipeline.TokenLogprob{{ID: 3, Logprob: -0.25}, {ID: 4, Logprob: -2}}})
+	}
+	if err := log.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	clean, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bit := range []int{0, 8*36 + 3, 8*(2*36+12) + 30, 8*len(clean) - 1} {
+		b := bytes.Clone(clean)
+		b[bit/8] ^= 1 << (bit % 8)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rec := bit / 8 / 36
+		if l, _, err := pipeline.OpenPerTokenLog(path, 5, 2); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("record %d fails its checksum", rec)) {
+			if l != nil {
+				l.Close()
+			}
+			t.Errorf("bit %d flipped: err = %v, want record %d refused", bit, err, rec)
+		}
+	}
+}
+
+// TestCheckpointRefusesDamage: a checkpoint with sums no run writes (NaN,
+// -1e300, a negative sum of squares), one flipped bit, a truncated file or
+// an older version is refused, naming why.
+func TestCheckpointRefusesDamage(t *testing.T) {
+	dir := t.TempDir()
+	save := func(ck *pipeline.Checkpoint) []byte {
+		t.Helper()
+		path := filepath.Join(dir, "ck")
+		if err := ck.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	good := &pipeline.Checkpoint{Run: pipeline.RunIdentity{Mode: "stream", Ctx: 8, Stride: 8}, State: pipeline.State{Samples: 2, Bytes: 40, BatchTokens: 64}}
+	for _, x := range []float64{2.5, 0.125, 3} {
+		good.State.Sums.AddNLL(x)
+	}
+	data := save(good)
+	if ck, err := pipeline.ParseCheckpoint(data); err != nil || ck.State.Sums != good.State.Sums {
+		t.Fatalf("a good checkpoint: %v", err)
+	}
+	bad := func(name string, edit func(*pipeline.Checkpoint)) {
+		ck := *good
+		edit(&ck)
+		if _, err := pipeline.ParseCheckpoint(save(&ck)); err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("%s: err = %v, want damaged", name, err)
+		}
+	}
+	bad("NaN sum", func(ck *pipeline.Checkpoint) { ck.State.Sums.Sum.Add(math.NaN()) })
+	bad("sum -1e300", func(ck *pipeline.Checkpoint) { ck.State.Sums.Sum = exactsum.Sum{}; ck.State.Sums.Sum.Add(-1e300) })
+	bad("negative sum of squares", func(ck *pipeline.Checkpoint) { ck.State.Sums.SumSq.Add(-100) })
+	bad("negative count", func(ck *pipeline.Checkpoint) { ck.State.Sums.Count = -1 })
+	bad("huge count", func(ck *pipeline.Checkpoint) { ck.State.Samples = math.MaxInt })
+	for bit := 0; bit < 8*len(data); bit += 7 {
+		b := bytes.Clone(data)
+		b[bit/8] ^= 1 << (bit % 8)
+		if ck, err := pipeline.ParseCheckpoint(b); err == nil {
+			t.Fatalf("bit %d flipped: accepted as %+v", bit, ck.State)
+		}
+	}
+	for _, n := range []int{0, 3, len(data) / 2, len(data) - 1} {
+		if _, err := pipeline.ParseCheckpoint(data[:n]); err == nil {
+			t.Errorf("cut to %d bytes: accepted", n)
+		}
+	}
+	old, _ := msgpack.Marshal(map[string]any{"version": 1, "state": map[string]any{"samples": 1}})
+	if _, err := pipeline.ParseCheckpoint(old); err == nil || !strings.Contains(err.Error(), "version 1") {
+		t.Errorf("a version 1 checkpoint: err = %v", err)
+	}
+}
+
+// FuzzParseCheckpoint: no input panics; what parses saves again to bytes
+// that parse to the same state.
+func FuzzParseCheckpoint(f *testing.F) {
+	ck := &pipeline.Checkpoint{Run: pipeline.RunIdentity{Mode: "stream", Ctx: 8, Stride: 8, PerToken: true}, PerTokenRecords: 2}
+	ck.State.Sums.AddNLL(1.5)
+	ck.State.Sums.AddNLL(0.25)
+	path := filepath.Join(f.TempDir(), "ck")
+	if err := ck.Save(path); err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:len(data)-4])
+	f.Add([]byte{0x80, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ck, err := pipeline.ParseCheckpoint(data)
+		if err != nil {
+			return
+		}
+		p := filepath.Join(t.TempDir(), "ck")
+		if err := ck.Save(p); err != nil {
+			t.Fatal(err)
+		}
+		again, err := pipeline.LoadCheckpoint(p)
+		if err != nil || again.State != ck.State || again.Run != ck.Run {
+			t.Fatalf("saved again: %v", err)
+		}
+	})
 }
 
 // TestCheckpointPerTokenRecords: a checkpoint whose per-token record count is
@@ -117,8 +256,9 @@ func TestCheckpointPerTokenRecords(t *testing.T) {
 // exactly that many records read back and the file cut to them, or is
 // refused; nothing panics or allocates beyond the file's size.
 func FuzzPerTokenLog(f *testing.F) {
-	rec := make([]byte, 16+8*2)
+	rec := make([]byte, 20+8*2)
 	rec[12], rec[15] = 0x00, 0x3f // nll 0.5
+	binary.LittleEndian.PutUint32(rec[16+8*2:], crc32.Checksum(rec[:16+8*2], crc32.MakeTable(crc32.Castagnoli)))
 	f.Add(append(rec, rec...), 2, 2)
 	f.Add(rec[:7], 1, 2)
 	f.Add([]byte{}, 0, 0)
@@ -136,7 +276,7 @@ func FuzzPerTokenLog(f *testing.F) {
 		if len(records) != valid {
 			t.Fatalf("%d records for %d valid", len(records), valid)
 		}
-		if fi, _ := os.Stat(path); fi.Size() != int64(valid*(16+8*k)) {
+		if fi, _ := os.Stat(path); fi.Size() != int64(valid*(20+8*k)) {
 			t.Fatalf("log of %d bytes after opening at %d records of top-%d", fi.Size(), valid, k)
 		}
 	})

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -85,7 +85,7 @@ func expectTargets(toks *corpus.Tokens, mode pipeline.Mode, ctx, stride int) []t
 // window differently; most are bit-identical), and asking for them leaves the
 // sums bit-identical.
 func TestPerTokenCPU(t *testing.T) {
-	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	m := synth.Random(synth.TinyConfig(), 3)
 	toks := perTokenCorpus(1, 30, 0, 5, 90, 1, 47)
 	cpu := pipeline.NewCPU(m, 2)
 	ref := model.NewCPU(m, 1)
@@ -129,8 +129,8 @@ func TestPerTokenCPU(t *testing.T) {
 					t.Fatal(err)
 				}
 				// The kernels tile a shorter window differently: a few ulps.
-				if d := math.Abs(one.Sum - float64(got.NLL)); one.Count != 1 || d > 4e-7*one.Sum {
-					t.Errorf("doc %d pos %d: per-token NLL %v, one-target window %v", w.doc, w.pos, got.NLL, one.Sum)
+				if d := math.Abs(one.Sum.Float64() - float64(got.NLL)); one.Count != 1 || d > 4e-7*one.Sum.Float64() {
+					t.Errorf("doc %d pos %d: per-token NLL %v, one-target window %v", w.doc, w.pos, got.NLL, one.Sum.Float64())
 				} else if d != 0 {
 					inexact++
 				}
@@ -146,7 +146,7 @@ func TestPerTokenCPU(t *testing.T) {
 // TestPerTokenLossCPU: model.CPU.LossPerToken's sums are Loss's bit for bit
 // and its NLLs add up to them.
 func TestPerTokenLossCPU(t *testing.T) {
-	m := testmodel.Random(testmodel.TinyConfig(), 5)
+	m := synth.Random(synth.TinyConfig(), 5)
 	c := model.NewCPU(m, 3)
 	seqs := pipeline.Strided(perTokenCorpus(2, 200).Docs[0], 64, 20)
 	seqs = append(seqs, model.Sequence{Tokens: []int32{1}, First: 1})
@@ -158,20 +158,19 @@ func TestPerTokenLossCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s, sq float64
+	var want model.LossSums // the NLLs added exactly, independently of the backend's order
 	for _, v := range nll {
-		s += float64(v)
-		sq += float64(v) * float64(v)
+		want.AddNLL(float64(v))
 	}
-	if got != sums || len(nll) != sums.Count || s != sums.Sum || sq != sums.SumSq {
-		t.Errorf("LossPerToken %+v with %d NLLs summing to %v, Loss %+v", got, len(nll), s, sums)
+	if got != sums || len(nll) != sums.Count || want != sums {
+		t.Errorf("LossPerToken %+v with %d NLLs summing to %+v, Loss %+v", got, len(nll), want, sums)
 	}
 }
 
 // TestPerTokenShardsAndResume: a shard's per-token records are its targets;
 // per-token output refuses to resume a run half done.
 func TestPerTokenShardsAndResume(t *testing.T) {
-	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	m := synth.Random(synth.TinyConfig(), 3)
 	toks := perTokenCorpus(4, 70)
 	cpu := pipeline.NewCPU(m, 1)
 	cfg := pipeline.EvalConfig{Tokens: toks, EOT: testEOT, Ctx: 16, PerToken: true}
@@ -215,7 +214,7 @@ func sameRecord(a, b pipeline.TokenNLL) bool {
 
 func testPerTokenFile(t *testing.T) *pipeline.PerTokenFile {
 	t.Helper()
-	m := testmodel.Random(testmodel.TinyConfig(), 3)
+	m := synth.Random(synth.TinyConfig(), 3)
 	res, err := pipeline.Evaluate(context.Background(), pipeline.NewCPU(m, 1), pipeline.EvalConfig{
 		Tokens: perTokenCorpus(5, 20, 9), EOT: testEOT, Mode: pipeline.ModeDocuments, Ctx: 16, PerToken: true})
 	if err != nil {
@@ -344,5 +343,56 @@ func TestCompare(t *testing.T) {
 	other.Tokens = b.Tokens[1:]
 	if _, err := pipeline.Compare(a, &other, 1, nil); err == nil || !strings.Contains(err.Error(), "targets") {
 		t.Errorf("fewer targets: err = %v", err)
+	}
+}
+
+// TestParsePerTokenRefusesDamage: records no run writes (NLL NaN, ±Inf or
+// negative beyond rounding, ids outside the header's vocabulary) and a
+// record changed after writing (its NLL no longer adds up to the header's
+// exact sum) are refused, naming the target; compare never sees them.
+func TestParsePerTokenRefusesDamage(t *testing.T) {
+	base := func() *pipeline.PerTokenFile {
+		return &pipeline.PerTokenFile{Header: pipeline.PerTokenHeader{Model: "m", Data: "d", Mode: "stream", Ctx: 8, Stride: 8,
+			Tokenizer: "gpt2-builtin", VocabSize: 100, TopLogprobs: 1},
+			Tokens: []pipeline.TokenNLL{{Pos: 1, Token: 5, NLL: 2.5, Top: []pipeline.TokenLogprob{{ID: 9, Logprob: -0.5}}},
+				{Pos: 2, Token: 7, NLL: 0.125, Top: []pipeline.TokenLogprob{{ID: 7, Logprob: -0.125}}}}}
+	}
+	good, err := base().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.ParsePerToken(good); err != nil {
+		t.Fatalf("a good file: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*pipeline.PerTokenFile)
+		want string
+	}{
+		{"NaN", func(f *pipeline.PerTokenFile) { f.Tokens[1].NLL = float32(math.NaN()) }, "target 1"},
+		{"+Inf", func(f *pipeline.PerTokenFile) { f.Tokens[0].NLL = float32(math.Inf(1)) }, "target 0"},
+		{"negative", func(f *pipeline.PerTokenFile) { f.Tokens[1].NLL = -0.5 }, "NLL -0.5"},
+		{"token outside the vocabulary", func(f *pipeline.PerTokenFile) { f.Tokens[0].Token = 100 }, "vocabulary of 100"},
+		{"top id outside the vocabulary", func(f *pipeline.PerTokenFile) { f.Tokens[1].Top[0].ID = 250 }, "id 250"},
+	} {
+		f := base()
+		c.edit(f)
+		data, err := f.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pipeline.ParsePerToken(data); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one naming %q", c.name, err, c.want)
+		}
+	}
+	// The NLL 0.125 (0x3e000000) changed in its last bit, as a disk might.
+	i := bytes.Index(good, []byte{0, 0, 0, 0x3e})
+	if i < 0 {
+		t.Fatal("NLL 0.125 not found in the file")
+	}
+	flipped := bytes.Clone(good)
+	flipped[i] ^= 1
+	if _, err := pipeline.ParsePerToken(flipped); err == nil || !strings.Contains(err.Error(), "add up to") {
+		t.Errorf("a record's NLL changed: err = %v", err)
 	}
 }

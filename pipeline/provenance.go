@@ -32,8 +32,9 @@ type Provenance struct {
 
 // ModelProvenance identifies the model.
 type ModelProvenance struct {
-	ID            string `json:"id"`       // as given: a hub id, a folder or a file
-	Revision      string `json:"revision"` // the hub commit of the snapshot, when from the hub cache
+	ID            string `json:"id"`                   // as given: a hub id, a folder or a file
+	Type          string `json:"model_type,omitempty"` // config.json's model_type: "gpt2", "llama", "mistral", "qwen2", "qwen3"
+	Revision      string `json:"revision"`             // the hub commit of the snapshot, when from the hub cache
 	Path          string `json:"path"`
 	StoredDType   string `json:"stored_dtype"`   // F32, F16, BF16 or mixed
 	WeightsSHA256 string `json:"weights_sha256"` // of the weight files' bytes, in order
@@ -60,4 +61,8 @@ type DeviceInfo struct {
 	// tiles (BMxBNxBK/TMxTN) by matmul shape as the autotuner chose them, and
 	// under "default" those of shapes it did not tune.
 	MatmulTiles map[string]string `json:"matmul_tiles,omitempty"`
+	// Parts are, on several devices (--device all), each one's description;
+	// the fields above are then theirs where they agree, else each part's
+	// joined with " + " in order.
+	Parts []DeviceInfo `json:"parts,omitempty"`
 }

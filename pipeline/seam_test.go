@@ -158,3 +158,40 @@ func TestEvaluateMulti(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// describedBackend is a fakeBackend named and described by info.
+type describedBackend struct {
+	fakeBackend
+	info BackendInfo
+}
+
+func (d *describedBackend) Name() string { return d.info.Device.Name }
+
+func (d *describedBackend) Describe() BackendInfo { return d.info }
+
+// TestMultiDescribe: --device all describes itself by its parts: their
+// precision, their adapters (joined where they differ, each in Parts) and
+// kernel set, not the f32 and no adapter that a switch on *CPU and *GPU gave.
+func TestMultiDescribe(t *testing.T) {
+	gpu := func(adapter, prec, kernels string) Backend {
+		return &describedBackend{info: BackendInfo{Precision: prec, Device: DeviceInfo{Kind: "gpu", Name: adapter + " " + prec,
+			Adapter: adapter, Vendor: "v", Driver: "d 1", APIVersion: "1.3", Kernels: kernels,
+			MatmulTiles: map[string]string{"default": "64x64x16/4x4"}}}}
+	}
+	got := (&multi{parts: []Backend{gpu("A", "f16", "hardware"), gpu("B", "f16", "hardware")}}).Describe()
+	if got.Precision != "f16" || got.Threads != 0 {
+		t.Errorf("precision %q, threads %d; want f16 and 0", got.Precision, got.Threads)
+	}
+	d := got.Device
+	if d.Kind != "gpu" || d.Name != "A f16 + B f16" || d.Adapter != "A + B" || d.Vendor != "v" || d.Driver != "d 1" ||
+		d.APIVersion != "1.3" || d.Kernels != "hardware" || d.MatmulTiles != nil {
+		t.Errorf("device %+v", d)
+	}
+	if len(d.Parts) != 2 || d.Parts[0].Adapter != "A" || d.Parts[1].Adapter != "B" || d.Parts[1].MatmulTiles["default"] == "" {
+		t.Errorf("parts %+v, want A's and B's descriptions", d.Parts)
+	}
+	mixed := (&multi{parts: []Backend{gpu("A", "f16", "hardware"), gpu("B", "f32", "software")}}).Describe()
+	if mixed.Precision != "f16 + f32" || mixed.Device.Kernels != "hardware + software" {
+		t.Errorf("parts that differ: precision %q, kernels %q; want each part's joined", mixed.Precision, mixed.Device.Kernels)
+	}
+}

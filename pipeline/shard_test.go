@@ -171,8 +171,8 @@ func TestResume(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := cfg
-	c.Progress = func(done, total int) {
-		if done > total/2 {
+	c.Progress = func(p Progress) {
+		if p.Done > p.Total/2 {
 			cancel()
 		}
 	}

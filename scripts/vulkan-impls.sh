@@ -27,6 +27,7 @@ mkdir -p "$work/lists/partial" "$dir/swiftshader/layers" "$dir/lavapipe25"
 	exit 1
 }
 dpkg -x "$work"/chromium-common_*.deb "$work/chromium"
+chromium=$(dpkg-deb -f "$work"/chromium-common_*.deb Version)
 ss=$dir/swiftshader
 cp "$work/chromium/usr/lib/chromium/libvk_swiftshader.so" "$work/chromium/usr/lib/chromium/libVkLayer_khronos_validation.so" "$ss/"
 cat >"$ss/icd.json" <<EOF
@@ -64,4 +65,4 @@ cat >"$dir/impls.json" <<EOF
 ]
 EOF
 rm -rf "$work"
-echo "vulkan-impls: SwiftShader and Mesa $mesa lavapipe in $dir; export WGPU_TEST_VULKAN_IMPLS=$dir/impls.json"
+echo "vulkan-impls: SwiftShader and its validation layer (chromium-common $chromium) and Mesa $mesa lavapipe in $dir; export WGPU_TEST_VULKAN_IMPLS=$dir/impls.json"

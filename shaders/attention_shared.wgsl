@@ -3,7 +3,8 @@
 // attention.wgsl (so the host picks either per adapter). qkv (B*T, 3C) is the
 // c_attn output of the current chunk of T rows per sequence (q | k | v, H heads
 // of HD channels); kc, vc (B, H, S, HD) are the cache, which must already hold
-// the keys and values of positions 0 .. pos0+T-1 (kv_write.wgsl). For query
+// the keys and values of positions 0 .. pos0+T-1 (written by c_attn's matmul
+// epilogue, matmul_shared.wgsl's epiQKV, or by kv_write.wgsl). For query
 // (b, h, t) at absolute position pos0+t:
 //   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(q·k_s / sqrt(HD)) v_s[i].
 //
@@ -20,6 +21,17 @@
 // by exp(m_old - m_new), then adds exp(score - m_new) * v. Tiles past the
 // block's last query position are never loaded (the causal mask skips them
 // whole); within the diagonal tile the mask is per row.
+//
+// Why one invocation per query row: per key it does 2·HD multiply-adds and
+// HD/2 vec4 reads of workgroup memory, all broadcasts, with no exchange
+// between invocations (so no subgroup feature is needed and one kernel serves
+// every GPU), and 2·HD/4 vec4 of q and accumulator in registers (HD 64: 128
+// registers, which NVIDIA keeps as registers because the bounds are constants
+// once the pipeline is made). Several invocations per row would hold fewer
+// registers but add a subgroup reduction per key (or a barrier per tile) and
+// read the same workgroup memory per multiply-add; two rows per invocation
+// would halve the reads but need 256 registers at HD 64. The host uses BQ 64,
+// BKV 32 on GPUs and BQ 16, BKV 16 on CPU drivers (attention.go).
 //
 // Workgroup memory: 2 * BKV * HD * 4 bytes (16 KiB with HD 64, BKV 32).
 // Dispatch: B * H * ceil(T / BQ) workgroups, spread over x and y as grid()

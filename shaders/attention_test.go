@@ -145,8 +145,10 @@ func TestKVWrite(t *testing.T) {
 // TestAttentionShared compares kv_write.wgsl + attention_shared.wgsl (the
 // flash-attention kernel of hardware GPUs) with refops.Attention, whole and
 // in chunks, for blocks of queries and tiles of keys that do not divide the
-// rows (several blocks, a partial last tile, masked tiles skipped), and checks
-// that a rerun is bit-identical. Tolerances as TestAttention's.
+// rows (several blocks, a partial last tile, masked tiles skipped), at the
+// blockings of GPUs and of CPU drivers (defaultAttnTiles, softwareAttnTiles)
+// and two odd ones, and checks that a rerun is bit-identical. Tolerances as
+// TestAttention's.
 func TestAttentionShared(t *testing.T) {
 	d := newTestDev(t)
 	kvw, _ := attnKernels(t, d)
@@ -154,10 +156,13 @@ func TestAttentionShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := append(slices.Clone(attnCases), attnCase{B: 3, L: 29, C: 48, H: 4, S: 31}) // hd = 12
-	for _, tiles := range []attnTiles{{BQ: 64, BKV: 32}, {BQ: 8, BKV: 4}, {BQ: 4, BKV: 12}} {
+	cases := append(slices.Clone(attnCases),
+		attnCase{B: 3, L: 29, C: 48, H: 4, S: 31}, // hd = 12
+		attnCase{B: 2, L: 70, C: 24, H: 2, S: 75}, // two blocks of 64 queries, a partial third tile of 32 keys
+	)
+	for _, tiles := range []attnTiles{defaultAttnTiles, softwareAttnTiles, {BQ: 8, BKV: 4}, {BQ: 4, BKV: 12}} {
 		for i, c := range cases {
-			t.Run(fmt.Sprintf("BQ=%d,BKV=%d/hd=%d", tiles.BQ, tiles.BKV, c.C/c.H), func(t *testing.T) {
+			t.Run(fmt.Sprintf("BQ=%d,BKV=%d/B=%d,L=%d,hd=%d", tiles.BQ, tiles.BKV, c.B, c.L, c.C/c.H), func(t *testing.T) {
 				att, err := k.Pipeline(tiles.constants(c.C / c.H))
 				if err != nil {
 					t.Fatal(err)

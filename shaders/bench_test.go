@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // BenchmarkLoss scores batches of random windows with the GPU path (on the
@@ -26,7 +26,7 @@ func BenchmarkLoss(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("WGPU_BENCH_BATCH")); err == nil && n > 0 {
 		batch = n
 	}
-	m := testmodel.Random(cfg, 1)
+	m := synth.Random(cfg, 1)
 	seqs := make([]model.Sequence, batch)
 	for i := range seqs {
 		seqs[i] = zipfSeqs(uint64(i), 1, cfg.NPositions, cfg.VocabSize)[0]

@@ -44,11 +44,11 @@
 //     cache; every tile configuration gives the same bits.
 //
 // Both sets share embed.wgsl, layernorm.wgsl (without subgroups), kv_write.wgsl
-// (the software set) and the loss
-// reduction: nll_combine.wgsl (one invocation per target, spread over
-// ceil(P/256) workgroups, each adding its targets in a fixed tree) and
-// nll_sums.wgsl (one workgroup adding those block sums in a fixed tree), so
-// the sums are deterministic and do not depend on the device's scheduling.
+// (the software set) and nll_combine.wgsl (one invocation per target, spread
+// over ceil(P/256) workgroups), whose per-target NLLs every batch reads back
+// (4 bytes a target) for the host to add exactly (model/exactsum): the sums do
+// not depend on the device's scheduling, nor on how targets are batched,
+// sharded or resumed.
 // $WGPU_EVAL_GPU_KERNELS forces either set on any adapter: the tests run the
 // hardware set on CPU implementations too, so that what GPUs execute is
 // executed in CI. Mesa's lavapipe also ends an invocation's loops after 65535

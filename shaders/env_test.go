@@ -17,7 +17,8 @@ import (
 )
 
 // testDev is a device on the first adapter (WGPU_ADAPTER picks another) with
-// the validation layer when installed; any message from the layer or driver
+// the validation layer (unless $WGPU_NO_VALIDATION; required under CI,
+// prereq.Validation); any message from the layer or driver
 // fails the test. Without Vulkan the test skips, unless CI or
 // WGPU_REQUIRE_VULKAN is set: then it fails.
 type testDev struct {
@@ -30,7 +31,8 @@ func newTestDev(t testing.TB) *testDev {
 	t.Helper()
 	var mu sync.Mutex
 	var msgs []wgpu.Message
-	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: os.Getenv("WGPU_NO_VALIDATION") == "", OnMessage: func(m wgpu.Message) {
+	validation := os.Getenv("WGPU_NO_VALIDATION") == ""
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: validation, OnMessage: func(m wgpu.Message) {
 		mu.Lock()
 		msgs = append(msgs, m)
 		mu.Unlock()
@@ -64,6 +66,9 @@ func newTestDev(t testing.TB) *testDev {
 					t.Errorf("Vulkan message: %v", m)
 				}
 			})
+			if validation {
+				prereq.Validation(t, inst.ValidationEnabled())
+			}
 			return &testDev{dev: dev, info: ad.Info(), f16: dev.HasFeature(wgpu.FeatureShaderF16)}
 		}
 		inst.Close()

@@ -35,7 +35,7 @@ func (a arenaSize) union(b arenaSize) arenaSize {
 }
 
 // arena is the device memory of one batch in flight: the activations, the KV
-// cache, the loss buffers, a host-visible readback of the sums, and the bind
+// cache, the loss buffers, a host-visible readback of the NLLs, and the bind
 // groups made for them (made once, reused by every batch that fits).
 type arena struct {
 	size    arenaSize
@@ -43,30 +43,14 @@ type arena struct {
 	groups  map[string]*wgpu.BindGroup
 	pending *Pending // the batch that last used the arena, until it is waited for
 
-	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll, blocks, sums, readback *wgpu.Buffer
-	layerStride                                                                                uint64 // bytes between layers' caches
+	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll *wgpu.Buffer
+	// nllRead is the host-visible copy of nll: every batch reads its
+	// per-target NLLs back, and the host adds them exactly.
+	nllRead     *wgpu.Buffer
+	layerStride uint64 // bytes between layers' caches
 
-	// nllRead is the host-visible copy of nll for batches that want their
-	// per-target NLLs (SubmitOptions.PerToken); made on first use.
-	nllRead *wgpu.Buffer
 	// top holds the buffers of SubmitOptions.TopLogprobs (topk.go); made on first use.
 	top *topBuffers
-}
-
-// nllReadback returns the arena's per-target readback buffer, making it on
-// first use (4 bytes per target the arena holds).
-func (g *GPT2) nllReadback(a *arena) (*wgpu.Buffer, error) {
-	if a.nllRead != nil {
-		return a.nllRead, nil
-	}
-	b, err := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "nll readback", Size: uint64(max(4*a.size.targets, 16)),
-		Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
-	if err != nil {
-		return nil, fmt.Errorf("gpu: per-target NLL readback of %d targets: %w", a.size.targets, err)
-	}
-	a.bufs = append(a.bufs, b)
-	a.nllRead = b
-	return b, nil
 }
 
 func (a *arena) close() {
@@ -76,7 +60,7 @@ func (a *arena) close() {
 	for _, b := range a.bufs {
 		b.Close()
 	}
-	a.groups, a.bufs, a.nllRead, a.top = nil, nil, nil, nil
+	a.groups, a.bufs, a.top = nil, nil, nil
 }
 
 // arenaBytes is the device memory an arena of size s takes for this model.
@@ -87,8 +71,8 @@ func (g *GPT2) arenaBytes(s arenaSize) int64 {
 	f := int64(4)
 	return f*rows*C*(1+1+3+1+4) + // res, ln, qkv, att, fc
 		2*g.layerStride(s.cacheTok)*int64(s.cacheLayers) + // k, v caches
-		f*tg*(C+2*parts+2) + 8*int64(ceilDiv(s.targets, nllCombineWG)) + // hP, part, tgt, nll, blocks
-		f*int64(s.tokens) + 64 // the sums and their readback
+		f*tg*(C+2*parts+3) + // hP, part, tgt, nll and its readback
+		f*int64(s.tokens)
 }
 
 // layerStride is the bytes of one layer's K (or V) cache for tok padded
@@ -136,11 +120,9 @@ func (g *GPT2) newArena(s arenaSize) (*arena, error) {
 	a.vc = buf("v cache", int64(a.layerStride)*int64(s.cacheLayers), st)
 	a.hP = buf("h", 4*tg*C, st)
 	a.part = buf("partials", 8*parts*tg, st)
-	a.blocks = buf("block sums", 8*int64(ceilDiv(s.targets, nllCombineWG)), st)
 	a.tgt = buf("target logits", 4*tg, st)
 	a.nll = buf("nll", 4*tg, st)
-	a.sums = buf("sums", 16, st)
-	a.readback = buf("readback", 16, wgpu.BufferUsageMapRead|wgpu.BufferUsageCopyDst)
+	a.nllRead = buf("nll readback", 4*tg, wgpu.BufferUsageMapRead|wgpu.BufferUsageCopyDst)
 	if err != nil {
 		a.close()
 		return nil, err
@@ -205,8 +187,8 @@ type Pending struct {
 
 // SubmitOptions are the choices of one SubmitWith.
 type SubmitOptions struct {
-	// PerToken keeps every target's NLL for Pending.PerToken: a second
-	// readback per batch, of 4 bytes per target, besides the 8 bytes of sums.
+	// PerToken keeps every target's NLL for Pending.PerToken (every batch
+	// reads them back, 4 bytes per target, for its sums; this keeps them).
 	PerToken bool
 	// TopLogprobs, with PerToken, also keeps the TopLogprobs (1 to
 	// MaxTopLogprobs) highest log-probabilities of every target's position
@@ -252,33 +234,31 @@ func (p *Pending) Wait(ctx context.Context) (model.LossSums, error) {
 // the order kernels first ran; nil without profiling or before Wait.
 func (p *Pending) Profile() []KernelTime { return p.profile }
 
-// finish reads the batch's sums back and frees its arena for the next batch.
-// g.mu must be held.
+// finish reads the batch's NLLs back, adds them exactly into its sums, and
+// frees its arena for the next batch. g.mu must be held.
 func (p *Pending) finish() {
 	p.done = true
 	if p.a.pending == p {
 		p.a.pending = nil
 	}
-	out := make([]byte, 8)
-	if err := p.g.dev.Queue().ReadBuffer(p.a.readback, 0, out); err != nil {
-		p.err = fmt.Errorf("gpu loss: read back: %w", err)
+	out := make([]byte, 4*p.count)
+	if err := p.g.dev.Queue().ReadBuffer(p.a.nllRead, 0, out); err != nil {
+		p.err = fmt.Errorf("gpu loss: read back per-target NLLs: %w", err)
 		return
 	}
-	p.sums = model.LossSums{
-		Sum:   float64(math.Float32frombits(binary.LittleEndian.Uint32(out))),
-		SumSq: float64(math.Float32frombits(binary.LittleEndian.Uint32(out[4:]))),
-		Count: p.count,
-	}
+	var nll []float32
 	if p.perToken {
-		out := make([]byte, 4*p.count)
-		if err := p.g.dev.Queue().ReadBuffer(p.a.nllRead, 0, out); err != nil {
-			p.err = fmt.Errorf("gpu loss: read back per-target NLLs: %w", err)
-			return
+		nll = make([]float32, p.count)
+	}
+	for i := range p.count {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:]))
+		p.sums.AddNLL(float64(x))
+		if nll != nil {
+			nll[i] = x
 		}
-		p.nll = make([]float32, p.count)
-		for i := range p.nll {
-			p.nll[i] = math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:]))
-		}
+	}
+	p.nll = nll
+	if p.perToken {
 		if p.topK > 0 {
 			if err := p.readTopK(); err != nil {
 				p.err = err
@@ -366,10 +346,6 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 		return nil, errors.New("gpu loss: model closed")
 	}
 	b := g.newBatch(seqs, width)
-	if g.loopLimit > 0 && b.P > g.maxTargets() {
-		return nil, fmt.Errorf("gpu loss: %d targets in one batch exceed the %d that %s can sum without breaking its shader loop limit; use smaller batches",
-			b.P, g.maxTargets(), g.dev.AdapterInfo().Name)
-	}
 	g.ensureTuned(b.B * b.chunk)
 	a, err := g.arenaFor(b.need)
 	if err != nil {
@@ -385,11 +361,6 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 			p.top = []model.TokenLogprob{}
 		}
 		return p, nil
-	}
-	if opt.PerToken {
-		if _, err := g.nllReadback(a); err != nil {
-			return nil, err
-		}
 	}
 	if p.topK > 0 {
 		if _, err := g.topBuffersFor(a, p.topK); err != nil {
@@ -590,10 +561,7 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 	g.encode(r, b, ranges)
 	if r.err == nil {
 		r.pass.End()
-		enc.CopyBufferToBuffer(a.sums, 0, a.readback, 0, 8)
-		if p.perToken {
-			enc.CopyBufferToBuffer(a.nll, 0, a.nllRead, 0, uint64(4*b.P))
-		}
+		enc.CopyBufferToBuffer(a.nll, 0, a.nllRead, 0, uint64(4*b.P))
 		if p.topK > 0 {
 			g.copyTopK(enc, a, b.P, p.topK)
 		}
@@ -654,8 +622,8 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		}
 	}
 	if r.p.topK > 0 {
-		// Before the loss, so that the sums' copy to the host, which follows
-		// nll_sums, orders every earlier write before the copies.
+		// Before the loss, so that the NLLs' copy to the host, which follows
+		// nll_combine, orders every earlier write before the copies.
 		g.encodeTopK(r, b, ranges)
 	}
 	for _, vr := range ranges {
@@ -664,12 +632,9 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 			lmGroups(P, vr[1]-vr[0]),
 			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
 	}
-	// The loss per target and per block of targets over many workgroups, then the blocks in one: both in fixed orders.
-	blocks := ceilDiv(P, nllCombineWG)
-	r.op(g.nllCombine, map[string]float64{"WG": nllCombineWG}, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll), "blocks": whole(a.blocks)},
-		Params{"P": float64(P), "tiles": float64(parts)}, grid(blocks), float64(P*parts*4), float64(8*P*parts+8*P))
-	r.op(g.nllSums, map[string]float64{"WG": nllSumsWG}, map[string]Buf{"blocks": whole(a.blocks), "out": whole(a.sums)},
-		Params{"n": float64(blocks)}, [3]uint32{1, 1, 1}, float64(2*blocks), float64(8*blocks))
+	// The loss per target; the host adds them.
+	r.op(g.nllCombine, map[string]float64{"WG": nllCombineWG}, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll)},
+		Params{"P": float64(P), "tiles": float64(parts)}, grid(ceilDiv(P, nllCombineWG)), float64(P*parts*4), float64(8*P*parts+8*P))
 }
 
 // forwardChunk records the forward pass of one chunk of B sequences x T
@@ -698,7 +663,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	// epiQKV only. It reports whether the kernel took the epilogue (matmul.wgsl
 	// has no epiQKV: it is then epiStore, followed by kv_write.wgsl).
 	matmul := func(out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi int) bool {
-		mm := g.matmulFor(M, K, N)
+		mm := g.matmulFor(M, K, N, x.Size(), w.Size())
 		fused := mm.k == g.matmulShared
 		if epi == epiQKV && !fused {
 			epi = epiStore
@@ -741,7 +706,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		keys := float64(t0) + float64(T+1)/2 // mean keys per query
 		attK, attConsts, attGroups := g.attention, map[string]float64(nil), grid(ceilDiv(B*H*T, 64))
 		if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
-			tiles := attnTilesFor(g.dev.Limits(), cfg.HeadDim())
+			tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), cfg.HeadDim())
 			attK, attConsts, attGroups = g.attentionShared, tiles.constants(cfg.HeadDim()), grid(tiles.groups(B, H, T))
 		}
 		r.op(attK, attConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, attGroups,
@@ -787,23 +752,12 @@ func (g *GPT2) MaxBatchTokens() (int, error) {
 	limit := int64(g.dev.Limits().MaxStorageBufferBindingSize)
 	C := int64(g.cfg.NEmbd)
 	n = min(n, int(limit/(16*C)), int(limit/(8*int64(g.lmParts()))))
-	if g.loopLimit > 0 {
-		n = min(n, g.maxTargets())
-	}
 	return n, nil
 }
 
 // loopBudget is the most loop iterations a kernel invocation may run on an
 // adapter with a loop limit, with room to spare below Mesa's 65535.
 const loopBudget = 60000
-
-// maxTargets is the most targets the loss kernels sum within the loop limit:
-// an invocation of nll_combine.wgsl loops over the parts of one target (at most
-// loopBudget, as fitLoopLimit's tiles ensure), one of nll_sums.wgsl over
-// ceil(blocks/WG) blocks of nllCombineWG targets.
-func (g *GPT2) maxTargets() int {
-	return loopBudget * nllSumsWG * nllCombineWG
-}
 
 // Close releases the weights, the activation memory and the pipelines;
 // batches not waited for are waited for first (their results are lost).
@@ -831,25 +785,50 @@ func (g *GPT2) Close() error {
 	return errors.Join(errs...)
 }
 
-// matmulVariant is a matmul kernel, its tile constants and its dispatch geometry.
+// matmulVariant is a matmul kernel, the constants its pipeline is created
+// with and its dispatch geometry, computed from those constants.
 type matmulVariant struct {
 	k      *Kernel
-	consts map[string]float64 // tile constants (EPI is added per dispatch)
+	consts map[string]float64 // tiles, VEC, WG (EPI is added per dispatch)
 	groups func(M, N int) int // workgroups for an (M, N) output
 }
 
 // matmulFor is the matmul kernel for an (M, K) x (K, N) product on this
-// adapter (see the package doc): register tiles without barriers on software
-// adapters, workgroup-memory tiles on GPUs, where K and N are multiples of 4
-// (its vec4 loads), with the tiles the autotuner chose for the shape.
-func (g *GPT2) matmulFor(M, K, N int) matmulVariant {
-	if g.sharedMatmul && K%4 == 0 && N%4 == 0 {
+// adapter (see the package doc), x and w bound whole from buffers of xBytes
+// and wBytes bytes: register tiles without barriers on software adapters;
+// workgroup-memory tiles on GPUs, with the tiles the autotuner chose for the
+// shape (or the device's default when those do not fit it), vector global
+// loads (VEC) where K and N are multiples of 4. matmul_shared.wgsl binds x and
+// w as vec4 arrays, so for other K, N it needs buffers that hold the last
+// partial vec4 whole (sharedCovers); where they do not, matmul.wgsl serves.
+func (g *GPT2) matmulFor(M, K, N int, xBytes, wBytes uint64) matmulVariant {
+	if g.sharedMatmul && sharedCovers(M, K, N, g.weightBytes(), xBytes, wBytes) {
 		t := g.tilesFor(M, K, N)
-		return matmulVariant{k: g.matmulShared, consts: t.constants(), groups: t.groups}
+		if t.fits(g.dev) != nil {
+			t = g.tiles
+		}
+		consts := t.constants()
+		consts["VEC"] = 0
+		if K%4 == 0 && N%4 == 0 {
+			consts["VEC"] = 1
+		}
+		bm, bn := int(consts["BM"]), int(consts["BN"])
+		return matmulVariant{k: g.matmulShared, consts: consts, groups: func(M, N int) int {
+			return ceilDiv(M, bm) * ceilDiv(N, bn)
+		}}
 	}
-	return matmulVariant{k: g.matmul, groups: func(M, N int) int {
-		return ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(N, matmulTileN), matmulWG)
+	consts := map[string]float64{"WG": matmulWG}
+	wg := int(consts["WG"])
+	return matmulVariant{k: g.matmul, consts: consts, groups: func(M, N int) int {
+		return ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(N, matmulTileN), wg)
 	}}
+}
+
+// sharedCovers reports whether buffers of xBytes and wBytes bytes hold x
+// (M, K) and w (K, N) (wb bytes per weight) as matmul_shared.wgsl's vec4
+// bindings read them: ⌈M*K/4⌉ and ⌈K*N/4⌉ whole vec4s.
+func sharedCovers(M, K, N, wb int, xBytes, wBytes uint64) bool {
+	return xBytes >= uint64(16*ceilDiv(M*K, 4)) && wBytes >= uint64(4*wb*ceilDiv(K*N, 4))
 }
 
 // Software reports whether an adapter is a software rasterizer (lavapipe,

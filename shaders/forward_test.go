@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -18,7 +18,7 @@ import (
 // and returns it with the CPU path's sums of seqs.
 func newPeakedGPT2(t *testing.T, d *testDev, seqs func(model.Config) []model.Sequence) (*GPT2, []model.Sequence, model.LossSums) {
 	t.Helper()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	g, err := NewGPT2(context.Background(), d.dev, m.Reader(), false, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func newPeakedGPT2(t *testing.T, d *testDev, seqs func(model.Config) []model.Seq
 }
 
 func meanDiff(a, b model.LossSums) float64 {
-	return math.Abs(a.Sum/float64(a.Count) - b.Sum/float64(b.Count))
+	return math.Abs(a.Sum.Float64()/float64(a.Count) - b.Sum.Float64()/float64(b.Count))
 }
 
 // TestGPT2ChunkedPrefill: scoring a batch in chunks of positions, each chunk's
@@ -83,7 +83,7 @@ func TestGPT2SharedMatmul(t *testing.T) {
 
 // TestGPT2InFlight: batches submitted two at a time give the sums they give
 // alone, each batch costs one submission, two writes (tokens, targets) and
-// one 8-byte readback, and a third Submit while two are in flight finishes
+// one readback of its NLLs, and a third Submit while two are in flight finishes
 // the oldest without losing its result.
 func TestGPT2InFlight(t *testing.T) {
 	d := newTestDev(t)
@@ -123,8 +123,12 @@ func TestGPT2InFlight(t *testing.T) {
 	if s := after.Submits - before.Submits; s != n {
 		t.Errorf("%d submissions for %d batches, want one each", s, n)
 	}
-	if r, b := after.Readbacks-before.Readbacks, after.ReadbackBytes-before.ReadbackBytes; r != n || b != 8*n {
-		t.Errorf("%d readbacks of %d bytes for %d batches, want one of 8 bytes each", r, b, n)
+	targets := 0
+	for _, w := range want {
+		targets += w.Count
+	}
+	if r, b := after.Readbacks-before.Readbacks, after.ReadbackBytes-before.ReadbackBytes; r != n || b != 4*uint64(targets) {
+		t.Errorf("%d readbacks of %d bytes for %d batches of %d targets, want one each of 4 bytes a target", r, b, n, targets)
 	}
 	if w := after.Writes - before.Writes; w != 2*n {
 		t.Errorf("%d writes for %d batches, want two each", w, n)
@@ -224,7 +228,7 @@ func TestGPT2OutOfMemory(t *testing.T) {
 func TestGPT2WideChannels(t *testing.T) {
 	d := newTestDev(t)
 	cfg := model.Config{NLayer: 1, NHead: 12, NEmbd: 768, NPositions: 24, VocabSize: 700, LayerNormEps: 1e-5}
-	m := testmodel.Peaked(cfg, 5)
+	m := synth.Peaked(cfg, 5)
 	seqs := zipfSeqs(50, 3, cfg.NPositions, cfg.VocabSize)
 	ctx := context.Background()
 	want, err := model.NewCPU(m, 0).Loss(ctx, seqs)
@@ -240,7 +244,7 @@ func TestGPT2WideChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("VT %d: mean NLL gpu %.7f, cpu %.7f", g.vt, got.Sum/float64(got.Count), want.Sum/float64(want.Count))
+	t.Logf("VT %d: mean NLL gpu %.7f, cpu %.7f", g.vt, got.Sum.Float64()/float64(got.Count), want.Sum.Float64()/float64(want.Count))
 	if got.Count != want.Count || meanDiff(got, want) > 1e-5 {
 		t.Errorf("C=768: %+v, cpu %+v", got, want)
 	}

@@ -12,7 +12,8 @@ import (
 
 // GPT2 is a GPT-2 model on a device: its weights uploaded once (f16 or f32)
 // and the kernels of its forward pass. Submit scores a batch with one command
-// buffer and one 8-byte readback, two batches in flight, into activation
+// buffer and one readback of 4 bytes per target (its NLLs, which the host adds
+// exactly), two batches in flight, into activation
 // memory allocated once and reused. A GPT2 is safe for concurrent use.
 type GPT2 struct {
 	dev    *wgpu.Device
@@ -49,12 +50,12 @@ type GPT2 struct {
 	profile    bool // SetProfiling
 	closed     bool
 
-	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine, nllSums *Kernel
-	matmulShared, lmHeadShared, attentionShared                               *Kernel
-	layernormSubgroup                                                         *Kernel // nil without subgroup operations
-	logits                                                                    *Kernel // decoding: one position's logits (Session)
-	topK                                                                      *Kernel // topk_logits.wgsl: --top-logprobs
-	topKShared                                                                *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
+	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine *Kernel
+	matmulShared, lmHeadShared, attentionShared                      *Kernel
+	layernormSubgroup                                                *Kernel // nil without subgroup operations
+	logits                                                           *Kernel // decoding: one position's logits (Session)
+	topK                                                             *Kernel // topk_logits.wgsl: --top-logprobs
+	topKShared                                                       *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
 }
 
 // fitLoopLimit chooses tunables for an adapter whose shader loops are limited:
@@ -62,8 +63,7 @@ type GPT2 struct {
 // iterations in all, nested ones counted, and carries on with wrong values
 // (measured: lm_head at C = 768 with 256 ids per tile). Software adapters get
 // vocabulary tiles small enough for lmhead_loss.wgsl (VT x (C + 1)
-// iterations), batches few enough for nll_sums.wgsl (see maxTargets), and a
-// refusal where attention.wgsl (up to positions x (hd/2 + 2)) cannot fit.
+// iterations) and a refusal where attention.wgsl (up to positions x (hd/2 + 2)) cannot fit.
 func (g *GPT2) fitLoopLimit() error {
 	if !Software(g.dev.AdapterInfo()) {
 		return nil
@@ -145,6 +145,9 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gpu model: %w", err)
 	}
+	if cfg.Arch != model.ArchGPT2 {
+		return nil, fmt.Errorf("gpu model: %s is not GPT-2: these kernels run GPT-2 only", cfg.Describe())
+	}
 	if hd := cfg.HeadDim(); hd > maxHeadDim || hd%4 != 0 {
 		return nil, fmt.Errorf("gpu model: head size %d not supported (a multiple of 4 up to %d)", hd, maxHeadDim)
 	}
@@ -183,6 +186,9 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	for _, s := range specs {
 		total += int64(s.NumElements() * dt.Size())
 	}
+	if progress != nil {
+		progress(0, total) // the start, so that a display's rate counts from here
+	}
 	g.layers = make([]gpuLayer, cfg.NLayer)
 	for _, s := range specs {
 		dst := g.slot(s)
@@ -209,7 +215,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	}{
 		{&g.embed, "embed.wgsl"}, {&g.layernorm, "layernorm.wgsl"}, {&g.matmul, "matmul.wgsl"},
 		{&g.kvWrite, "kv_write.wgsl"}, {&g.attention, "attention.wgsl"},
-		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllCombine, "nll_combine.wgsl"}, {&g.nllSums, "nll_sums.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"}, {&g.attentionShared, "attention_shared.wgsl"}, {&g.logits, "logits.wgsl"}, {&g.topK, "topk_logits.wgsl"}, {&g.topKShared, "topk_logits_shared.wgsl"},
+		{&g.lmHead, "lmhead_loss.wgsl"}, {&g.nllCombine, "nll_combine.wgsl"}, {&g.matmulShared, "matmul_shared.wgsl"}, {&g.lmHeadShared, "lmhead_loss_shared.wgsl"}, {&g.attentionShared, "attention_shared.wgsl"}, {&g.logits, "logits.wgsl"}, {&g.topK, "topk_logits.wgsl"}, {&g.topKShared, "topk_logits_shared.wgsl"},
 	} {
 		if *k.dst, err = NewKernel(dev, k.name, f16); err != nil {
 			g.Close()
@@ -271,10 +277,9 @@ func grid(n int) [3]uint32 {
 // Dispatch geometry of the kernels, as their WGSL comments state it.
 const (
 	matmulTileM, matmulTileN = 4, 4 // matmul.wgsl: outputs per invocation
-	matmulWG                 = 64   // matmul.wgsl: WG's default
+	matmulWG                 = 64   // matmul.wgsl: WG, set by the host
 	maxVocabTile             = 256  // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
-	nllSumsWG                = 256  // nll_sums.wgsl: WG, invocations of its one workgroup
-	nllCombineWG             = 256  // nll_combine.wgsl: WG, targets per workgroup (and per block sum)
+	nllCombineWG             = 256  // nll_combine.wgsl: WG, targets per workgroup
 	lnSubgroupValues         = 8    // layernorm_subgroup.wgsl: MAXE, channels per invocation
 	sharedSliceTiles         = 8    // lmhead_loss_shared.wgsl: NT, vocabulary tiles per workgroup
 	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation

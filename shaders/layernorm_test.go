@@ -10,34 +10,44 @@ import (
 )
 
 // TestLayerNorm compares layernorm.wgsl with refops.LayerNorm for both weight
-// types and several workgroup sizes (1: the barrier-free form), on a channel
-// count that no workgroup size divides. Tolerance 2e-5 relative: f32 sums of
-// 100 values and inverseSqrt.
+// types and several workgroup sizes (1: the barrier-free form), on channel
+// counts that no workgroup size divides: at C 100 the row fits the registers
+// of 32 and 64 invocations (MAXE 16 each) but not of one, at C 600 it fits
+// those of 64 only, so the channels read again past MAXE * WG are covered
+// too. A rerun gives the same bits. Tolerance 2e-5 relative: f32 sums of up
+// to 600 values and inverseSqrt.
 func TestLayerNorm(t *testing.T) {
 	d := newTestDev(t)
-	const rows, C, eps = 37, 100, 1e-5
-	x := randF32(1, rows*C, 0.3, 2)
-	for _, f16 := range d.weightTypes() {
-		k, err := NewKernel(d.dev, "layernorm.wgsl", f16)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, b := randF32(2, C, 1, 0.2), randF32(3, C, 0, 0.1)
-		wb, bb := weightBytes(w, f16), weightBytes(b, f16)
-		want := refops.LayerNorm(f64(x), f64(w), f64(b), rows, C, eps)
-		for _, wg := range []float64{1, 32, 64} {
-			t.Run(fmt.Sprintf("f16=%v/WG=%v", f16, wg), func(t *testing.T) {
-				p, err := k.Pipeline(map[string]float64{"WG": wg})
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := d.buffer(t, "out", make([]byte, 4*rows*C))
-				d.run(t, p, map[string]Buf{
-					"x": {Buffer: d.buffer(t, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(t, "w", wb)},
-					"b": {Buffer: d.buffer(t, "b", bb)}, "out": {Buffer: out},
-				}, Params{"rows": rows, "C": C, "eps": eps}, [3]uint32{rows, 1, 1})
-				checkClose(t, "layernorm", d.readF32(t, out, rows*C), want, 2e-5)
-			})
+	const rows, eps = 37, 1e-5
+	for _, C := range []int{100, 600} {
+		x := randF32(uint64(C), rows*C, 0.3, 2)
+		for _, f16 := range d.weightTypes() {
+			k, err := NewKernel(d.dev, "layernorm.wgsl", f16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, b := randF32(2, C, 1, 0.2), randF32(3, C, 0, 0.1)
+			wb, bb := weightBytes(w, f16), weightBytes(b, f16)
+			want := refops.LayerNorm(f64(x), f64(w), f64(b), rows, C, eps)
+			for _, wg := range []float64{1, 32, 64} {
+				t.Run(fmt.Sprintf("C=%d/f16=%v/WG=%v", C, f16, wg), func(t *testing.T) {
+					p, err := k.Pipeline(map[string]float64{"WG": wg})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got [2][]float32
+					for i := range got {
+						out := d.buffer(t, "out", make([]byte, 4*rows*C))
+						d.run(t, p, map[string]Buf{
+							"x": {Buffer: d.buffer(t, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(t, "w", wb)},
+							"b": {Buffer: d.buffer(t, "b", bb)}, "out": {Buffer: out},
+						}, Params{"rows": rows, "C": float64(C), "eps": eps}, [3]uint32{rows, 1, 1})
+						got[i] = d.readF32(t, out, rows*C)
+					}
+					checkClose(t, "layernorm", got[0], want, 2e-5)
+					checkClose(t, "rerun", got[1], f64(got[0]), 0)
+				})
+			}
 		}
 	}
 }

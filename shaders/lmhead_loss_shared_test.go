@@ -38,12 +38,11 @@ type lossCase struct {
 }
 
 // lossOut runs an LM-head kernel whose partials cover vt ids each over wte's
-// ranges and then the reduction (nll_combine.wgsl, nll_sums.wgsl), returning
-// nll and the sums. part and tgt start as NaN, so that a partial or
+// ranges and then the reduction (nll_combine.wgsl), returning nll. part and tgt start as NaN, so that a partial or
 // target logit never written shows as a NaN nll, and are followed by guard
 // values that must stay as they were.
 func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCase, vt int, h []float32, wb, tb []byte,
-	groups func(n int) [3]uint32) (nll, sums []float32) {
+	groups func(n int) [3]uint32) []float32 {
 	t.Helper()
 	ranges := [][2]int{{0, lc.V}}
 	if lc.split > 0 {
@@ -73,7 +72,7 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 			"targets": {Buffer: tBuf}, "part": {Buffer: part, Size: uint64(8 * tiles * lc.P)}, "tgt": {Buffer: tgt, Size: uint64(4 * lc.P)},
 		}, Params{"P": float64(lc.P), "C": float64(lc.C), "V": float64(rg[1]), "v0": float64(rg[0])}, groups(rg[1]))
 	}
-	nll, sums = red.run(t, d, Buf{Buffer: part, Size: uint64(8 * tiles * lc.P)}, Buf{Buffer: tgt, Size: uint64(4 * lc.P)}, lc.P, tiles)
+	nll := red.run(t, d, Buf{Buffer: part, Size: uint64(8 * tiles * lc.P)}, Buf{Buffer: tgt, Size: uint64(4 * lc.P)}, lc.P, tiles)
 	for _, g := range []struct {
 		what string
 		got  []float32
@@ -85,12 +84,11 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 			}
 		}
 	}
-	return nll, sums
+	return nll
 }
 
 // TestLossShared runs lmhead_loss_shared.wgsl then the reduction
-// (nll_combine.wgsl, nll_sums.wgsl) and compares nll with refops.NLL, the sums
-// with refops.Sums, and nll with lmhead_loss.wgsl's (through the same
+// (nll_combine.wgsl) and compares nll with refops.NLL, and with lmhead_loss.wgsl's (through the same
 // reduction) on the same inputs, for both weight types and five tilings (the
 // default BM 64, VT 128, BK 8, 8 x 8 per invocation; 4 x 4, 8 x 4 per
 // invocation, smaller blocks and tiles) with slices of 1 to 4 tiles, on sizes
@@ -132,7 +130,6 @@ func TestLossShared(t *testing.T) {
 			wte := randF32(uint64(41+ci), lc.V*lc.C, 0, 0.5)
 			wb := weightBytes(wte, f16)
 			want := refops.NLL(f64(h), f64(wte), targets, lc.P, lc.C, lc.V)
-			wantSum, wantSq := refops.Sums(want)
 			sharedK, err := NewKernel(d.dev, "lmhead_loss_shared.wgsl", f16)
 			if err != nil {
 				t.Fatal(err)
@@ -151,11 +148,9 @@ func TestLossShared(t *testing.T) {
 						t.Fatal(err)
 					}
 					groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.bm, tl.vt, tl.nt) }
-					var sums [2][]float32
 					var nll []float32
-					for run := range sums {
-						again, s := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
-						sums[run] = s
+					for run := range 2 {
+						again := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
 						if run == 0 {
 							nll = again
 							checkClose(t, "nll", nll, want, 1e-5)
@@ -163,19 +158,11 @@ func TestLossShared(t *testing.T) {
 							t.Errorf("nll: second run differs from the first: not bit-identical")
 						}
 					}
-					for i, w := range []float64{wantSum, wantSq} {
-						if g := float64(sums[0][i]); !(math.Abs(g-w) <= 1e-5*math.Abs(w)) {
-							t.Errorf("sums[%d] = %v, want %v (rel diff %.3g)", i, g, w, math.Abs(g-w)/math.Abs(w))
-						}
-						if math.Float32bits(sums[0][i]) != math.Float32bits(sums[1][i]) {
-							t.Errorf("sums[%d]: second run %v, first %v: not bit-identical", i, sums[1][i], sums[0][i])
-						}
-					}
 					pp, err := plainK.Pipeline(map[string]float64{"VT": float64(tl.vt)})
 					if err != nil {
 						t.Fatal(err)
 					}
-					plain, _ := lossOut(t, d, pp, red, lc, tl.vt, h, wb, tb, func(n int) [3]uint32 {
+					plain := lossOut(t, d, pp, red, lc, tl.vt, h, wb, tb, func(n int) [3]uint32 {
 						return [3]uint32{uint32(ceilDiv(ceilDiv(lc.P, 4), int(pp.WorkgroupSize[0]))), uint32(ceilDiv(n, tl.vt)), 1}
 					})
 					checkClose(t, "nll vs lmhead_loss.wgsl", nll, f64(plain), 1e-5)
@@ -192,7 +179,7 @@ func TestLossShared(t *testing.T) {
 // slices (bindLimit): every binding gives the same sums, bit for bit, as do
 // reruns. From the profile, its geometry: one LM-head dispatch per range,
 // ceil(P/64) x (the range's slices) workgroups in all, and the reduction over
-// ceil(P/256) > 1 workgroups of nll_combine.wgsl, then one of nll_sums.wgsl.
+// ceil(P/256) > 1 workgroups of nll_combine.wgsl.
 func TestGPT2SharedLMHead(t *testing.T) {
 	d := newTestDev(t)
 	ctx := context.Background()
@@ -222,7 +209,7 @@ func TestGPT2SharedLMHead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: mean NLL gpu %.7f, cpu %.7f", name, got.Sum/float64(got.Count), want.Sum/float64(want.Count))
+			t.Logf("%s: mean NLL gpu %.7f, cpu %.7f", name, got.Sum.Float64()/float64(got.Count), want.Sum.Float64()/float64(want.Count))
 			switch {
 			case got.Count != want.Count || meanDiff(got, want) > 1e-5:
 				t.Errorf("%s: %+v, cpu %+v", name, got, want)
@@ -237,7 +224,7 @@ func TestGPT2SharedLMHead(t *testing.T) {
 				continue
 			}
 			P := got.Count
-			wantWG := map[string][2]uint64{"nll_combine": {1, uint64(ceilDiv(P, nllCombineWG))}, "nll_sums": {1, 1}}
+			wantWG := map[string][2]uint64{"nll_combine": {1, uint64(ceilDiv(P, nllCombineWG))}}
 			var lm uint64
 			for _, r := range ranges {
 				lm += uint64(ceilDiv(P, sharedLMHeadRows) * ceilDiv(r[1]-r[0], nt*g.vt))

@@ -20,8 +20,14 @@ const (
 type matmulTiles struct{ BM, BN, BK, TM, TN int }
 
 // defaultMatmulTiles suit GPUs: 128 x 128 outputs, 8 x 8 per invocation (256
-// invocations), steps of 8 (17 KiB of workgroup memory, double-buffered), the
-// shape of the best SIMT GEMMs; the autotuner may pick another on a device.
+// invocations), the shape of the best SIMT GEMMs (llama.cpp's Vulkan mul_mm
+// among them). BK 8 rather than 16: the tiles are f32 (activations stay f32,
+// so every configuration gives the same bits), and two steps of 128 x 8 f32
+// tiles take 16.25 KiB, as llama.cpp's BK 16 f16 tiles do; at BK 16 they would
+// take 32.5 KiB, more than lavapipe's and SwiftShader's 32 KiB, and on GPUs
+// half as many workgroups would fit a multiprocessor's shared memory. Each
+// step is still 512 multiply-adds per invocation per barrier, and one vec4 of
+// each tile to load. The autotuner may pick BK 16 where it is faster.
 var defaultMatmulTiles = matmulTiles{BM: 128, BN: 128, BK: 8, TM: 8, TN: 8}
 
 // matmulCandidates are the configurations the autotuner times, the default first.
@@ -56,8 +62,19 @@ func (t matmulTiles) String() string {
 // invocations is the workgroup size.
 func (t matmulTiles) invocations() int { return (t.BM / t.TM) * (t.BN / t.TN) }
 
-// sharedBytes is the workgroup memory: two steps of both tiles, rows padded.
-func (t matmulTiles) sharedBytes() int { return 2 * t.BK * (t.BM/4 + 1 + t.BN/4 + 1) * 16 }
+// sharedBytes is the workgroup memory: two steps of both tiles, vec4s; x's
+// rows of BM/4 vec4s padded to an odd count (the kernel's XS), w's as they are.
+func (t matmulTiles) sharedBytes() int {
+	xs := t.BM/4 + 1 - (t.BM/4)%2
+	return 2 * t.BK * (xs + t.BN/4) * 16
+}
+
+// loads is the vec4 loads of x's and of w's tile per invocation and step
+// (the kernel's XL, WL).
+func (t matmulTiles) loads() (xl, wl int) {
+	wg := t.invocations()
+	return ceilDiv(t.BM*t.BK/4, wg), ceilDiv(t.BK*t.BN/4, wg)
+}
 
 // groups is the workgroups for an (M, N) output.
 func (t matmulTiles) groups(M, N int) int { return ceilDiv(M, t.BM) * ceilDiv(N, t.BN) }
@@ -65,14 +82,15 @@ func (t matmulTiles) groups(M, N int) int { return ceilDiv(M, t.BM) * ceilDiv(N,
 // valid checks the kernel's constraints (its header comment).
 func (t matmulTiles) valid() error {
 	switch {
-	case t.TM != 4 && t.TM != 8, t.TN != 4 && t.TN != 8:
-		return fmt.Errorf("matmul tiles %v: TM and TN must be 4 or 8", t)
+	case t.TM < 4 || t.TM > 16 || t.TM%4 != 0 || t.TN < 4 || t.TN > 16 || t.TN%4 != 0:
+		return fmt.Errorf("matmul tiles %v: TM and TN must be 4, 8, 12 or 16", t)
 	case t.BK < 4 || t.BK%4 != 0:
 		return fmt.Errorf("matmul tiles %v: BK must be a positive multiple of 4", t)
 	case t.BM < t.TM || t.BM%t.TM != 0 || t.BN < t.TN || t.BN%t.TN != 0:
 		return fmt.Errorf("matmul tiles %v: BM and BN must be multiples of TM and TN", t)
-	case t.BM*t.BK/4 > 4*t.invocations() || t.BK*t.BN/4 > 4*t.invocations():
-		return fmt.Errorf("matmul tiles %v: more than 4 loads of a tile per invocation", t)
+	}
+	if xl, wl := t.loads(); xl > 8 || wl > 8 {
+		return fmt.Errorf("matmul tiles %v: %d and %d vec4 loads of the tiles per invocation, at most 8 each", t, xl, wl)
 	}
 	return nil
 }

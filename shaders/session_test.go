@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // TestSessionMatchesCPUGenerator: a decode session on the device (prompt
@@ -16,7 +16,7 @@ import (
 // token and the likeliest ones; both stop at the model's positions.
 func TestSessionMatchesCPUGenerator(t *testing.T) {
 	d := newTestDev(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 11)
+	m := synth.Peaked(synth.TinyConfig(), 11)
 	ctx := context.Background()
 	g, err := NewGPT2(ctx, d.dev, m.Reader(), false, nil)
 	if err != nil {

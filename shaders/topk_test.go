@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // TestGPT2TopLogprobs: topk_logits.wgsl's log-probabilities with f32 weights
@@ -20,7 +20,7 @@ import (
 // range or without per-token NLLs is refused.
 func TestGPT2TopLogprobs(t *testing.T) {
 	d := newTestDev(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 17)
+	m := synth.Peaked(synth.TinyConfig(), 17)
 	g, err := NewGPT2(context.Background(), d.dev, m.Reader(), false, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
 
 // TestGPT2TopLogprobsVariants runs both top-K kernels, topk_logits.wgsl (one
@@ -41,11 +41,11 @@ func TestGPT2TopLogprobsVariants(t *testing.T) {
 		{"ties", 600, 6, 1, true, 3, 12},
 	}
 	for _, c := range cases {
-		cfg := testmodel.TinyConfig()
+		cfg := synth.TinyConfig()
 		if c.vocab > 0 {
 			cfg.VocabSize = c.vocab
 		}
-		m := testmodel.Peaked(cfg, 23)
+		m := synth.Peaked(cfg, 23)
 		if c.ties {
 			C := cfg.NEmbd
 			for id := range 4 {

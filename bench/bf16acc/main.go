@@ -4,7 +4,7 @@
 // mode (the portable bf16 kernels, which compute the bits VDPBF16PS does, so
 // it runs on any CPU) and prints both mean NLLs and their difference.
 //
-// The model is testmodel.Peaked at the 124M shape with the embedding's
+// The model is synth.Peaked at the 124M shape with the embedding's
 // context channels scaled by sqrt(16/768) (std 0.3 -> 0.043), so that, as at
 // Peaked's tiny shape, the context moves the logits by about a nat and the
 // mean NLL on English is a few nats, not hundreds. No GPT-2 weights can be
@@ -21,8 +21,8 @@ import (
 	"math"
 	"os"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 )
 
@@ -49,8 +49,7 @@ func main() {
 		seqs = append(seqs, model.Sequence{Tokens: ids[i**window : (i+1)**window], First: 1})
 	}
 
-	cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
-	m := testmodel.PeakedScaled(cfg, 1)
+	m := synth.PeakedScaled(synth.GPT2Small(), 1)
 	ctx := context.Background()
 	_, f32, err := model.NewCPU(m, *threads).LossPerToken(ctx, seqs)
 	if err != nil {

@@ -2,11 +2,12 @@
 // it opens a checkpoint through pipeline.OpenBackend(cpu), scores one
 // full-context window of random ids and prints the process's VmHWM (Linux).
 // With -write it first writes a random GPT-2 model of -shape (124M or XL) to
-// -dir (internal/testmodel, safetensors in -dtype: F32, F16 or BF16) and
+// -dir (model/synth, safetensors in -dtype: F32, F16 or BF16) and
 // exits, so the writer's memory is not counted:
 //
 //	go run ./bench/cpurss -write -dir /tmp/m124 && go run ./bench/cpurss -dir /tmp/m124
 //	go run ./bench/cpurss -write -shape xl -dtype F16 -dir /tmp/xl16 && go run ./bench/cpurss -dir /tmp/xl16
+//	go run ./bench/cpurss -write -shape llama-3.2-1b -dtype BF16 -dir /tmp/l1b && go run ./bench/cpurss -dir /tmp/l1b -ctx 2048
 //
 // -precision bf16 loads for the CPU's bf16 mode (on a CPU without
 // AVX512_BF16 run it with WGPU_EVAL_CPU_KERNELS=generic, and a short -ctx).
@@ -21,15 +22,15 @@ import (
 	"os"
 	"strings"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
 func main() {
 	dir := flag.String("dir", "", "model folder (config.json + model.safetensors)")
 	write := flag.Bool("write", false, "write a random model of -shape and -dtype to -dir and exit")
-	shape := flag.String("shape", "124m", "with -write: 124m or xl (GPT-2 XL: 48 layers, 25 heads, C 1600)")
+	shape := flag.String("shape", "124m", "with -write: 124m, xl (GPT-2 XL: 48 layers, 25 heads, C 1600), or a Llama-family shape ("+strings.Join(synth.LlamaShapeNames(), ", ")+")")
 	dtype := flag.String("dtype", "F32", "with -write: the stored dtype, F32, F16 or BF16")
 	threads := flag.Int("threads", 0, "CPU threads (<= 0: GOMAXPROCS)")
 	precision := flag.String("precision", "f32", "the CPU's precision: f32 or bf16")
@@ -39,20 +40,24 @@ func main() {
 		log.Fatal("cpurss: -dir is required")
 	}
 	if *write {
-		cfg := model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+		var cfg model.Config
 		switch *shape {
 		case "124m":
+			cfg = synth.GPT2Small()
 		case "xl":
-			cfg.NLayer, cfg.NHead, cfg.NEmbd = 48, 25, 1600
+			cfg = synth.GPT2XL()
 		default:
-			log.Fatalf("cpurss: -shape %q: want 124m or xl", *shape)
+			var ok bool
+			if cfg, ok = synth.LlamaShape(*shape); !ok {
+				log.Fatalf("cpurss: -shape %q: want 124m, xl or one of %s", *shape, strings.Join(synth.LlamaShapeNames(), ", "))
+			}
 		}
 		switch *dtype {
 		case "F32", "F16", "BF16":
 		default:
 			log.Fatalf("cpurss: -dtype %q: want F32, F16 or BF16", *dtype)
 		}
-		if err := testmodel.WriteSafetensors(*dir, testmodel.Random(cfg, 1), *dtype); err != nil {
+		if err := synth.WriteSafetensors(*dir, synth.Random(cfg, 1), *dtype); err != nil {
 			log.Fatal(err)
 		}
 		return

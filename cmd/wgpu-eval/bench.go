@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -27,10 +26,11 @@ type benchFlags struct {
 	model, device, precision, batches, jsonOut string
 	threads, ctx, warmup, runs, chunk          int
 	profile, quiet, tune                       bool
+	insecureSkipVerify                         bool
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet) {
-	fs.StringVarP(&f.model, "model", "m", "124M", "a shape with random weights (tiny, gpt2 or 124M, gpt2-medium or 355M, gpt2-large or 774M, gpt2-xl or 1558M), or a model as eval takes it (a folder, a .safetensors or llm.c .bin file, a hub id such as org/name)")
+	fs.StringVarP(&f.model, "model", "m", "124M", "a shape with random weights (tiny, gpt2 or 124M, gpt2-medium or 355M, gpt2-large or 774M, gpt2-xl or 1558M; "+strings.Join(synth.LlamaShapeNames(), ", ")+"), or a model as eval takes it (a folder, a .safetensors or llm.c .bin file, a hub id such as org/name)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto, cpu, gpu, gpu:N (N as listed by 'wgpu-eval devices')")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
@@ -42,6 +42,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.profile, "profile", true, "GPU: time every kernel with timestamp queries, in one extra batch after the timed ones (where the device has timestamps)")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
+	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1); by default they are refused")
 	fs.BoolVar(&f.tune, "tune", false, "GPU: time the matmul tile configurations for this model's shapes again (the autotuner, which otherwise runs once per device, driver and shape and keeps its choice beside the pipeline cache) and print every candidate's time")
 }
 
@@ -68,20 +69,22 @@ Flags:
 
 // shapes are the model shapes bench takes by name (random weights).
 var shapes = map[string]model.Config{
-	"tiny":        testmodel.TinyConfig(),
-	"gpt2":        gpt2Shape(12, 12, 768),
-	"124m":        gpt2Shape(12, 12, 768),
-	"gpt2-medium": gpt2Shape(24, 16, 1024),
-	"355m":        gpt2Shape(24, 16, 1024),
-	"gpt2-large":  gpt2Shape(36, 20, 1280),
-	"774m":        gpt2Shape(36, 20, 1280),
-	"gpt2-xl":     gpt2Shape(48, 25, 1600),
-	"1558m":       gpt2Shape(48, 25, 1600),
-	"1.5b":        gpt2Shape(48, 25, 1600),
+	"tiny":        synth.TinyConfig(),
+	"gpt2":        synth.GPT2Small(),
+	"124m":        synth.GPT2Small(),
+	"gpt2-medium": synth.GPT2Medium(),
+	"355m":        synth.GPT2Medium(),
+	"gpt2-large":  synth.GPT2Large(),
+	"774m":        synth.GPT2Large(),
+	"gpt2-xl":     synth.GPT2XL(),
+	"1558m":       synth.GPT2XL(),
+	"1.5b":        synth.GPT2XL(),
 }
 
-func gpt2Shape(layers, heads, embd int) model.Config {
-	return model.Config{NLayer: layers, NHead: heads, NEmbd: embd, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+func init() {
+	for _, name := range synth.LlamaShapeNames() {
+		shapes[name], _ = synth.LlamaShape(name)
+	}
 }
 
 // benchResult is what `wgpu-eval bench` measured: the speed of the forward
@@ -150,14 +153,30 @@ type benchModel struct {
 	Config benchConfig `json:"config"`
 }
 
-// benchConfig is model.Config under Hugging Face's config.json names.
+// benchConfig is model.Config under GPT-2's config.json names, with the
+// Llama family's model_type, key/value heads, head size and MLP width
+// (absent for GPT-2).
 type benchConfig struct {
+	ModelType    string  `json:"model_type,omitempty"`
 	NLayer       int     `json:"n_layer"`
 	NHead        int     `json:"n_head"`
+	NKVHead      int     `json:"n_kv_head,omitempty"`
+	HeadDim      int     `json:"head_dim,omitempty"`
 	NEmbd        int     `json:"n_embd"`
+	NInner       int     `json:"n_inner,omitempty"`
 	NPositions   int     `json:"n_positions"`
 	VocabSize    int     `json:"vocab_size"`
 	LayerNormEps float64 `json:"layer_norm_epsilon"`
+}
+
+// benchConfigOf is cfg as benchConfig.
+func benchConfigOf(cfg model.Config) benchConfig {
+	b := benchConfig{NLayer: cfg.NLayer, NHead: cfg.NHead, NEmbd: cfg.NEmbd, NPositions: cfg.NPositions,
+		VocabSize: cfg.VocabSize, LayerNormEps: cfg.LayerNormEps}
+	if cfg.Arch == model.ArchLlama {
+		b.ModelType, b.NKVHead, b.HeadDim, b.NInner = cfg.ModelType, cfg.KVHeads(), cfg.HeadDim(), cfg.Inner()
+	}
+	return b
 }
 
 type benchBatch struct {
@@ -221,6 +240,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case f.warmup < 0 || f.ctx < 0 || f.threads < 0 || f.chunk < 0:
 		return usageError{errors.New("--warmup, --ctx, --threads and --chunk must not be negative")}
 	}
+	boundThreads(stderr, &f.threads, f.quiet)
 	say := func(format string, a ...any) {
 		if !f.quiet {
 			fmt.Fprintf(stderr, format+"\n", a...)
@@ -233,11 +253,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var src model.TensorReader
 	cfg, random := shapes[strings.ToLower(f.model)]
 	if random {
-		say("model %s: random weights, %d layers, %d heads, %d channels, %d positions", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions)
-		src = testmodel.Random(cfg, 1).Reader()
+		say("model %s: random weights, %s", f.model, cfg.Describe())
+		src = synth.Random(cfg, 1).Reader()
 	} else {
 		hc := hub.FromEnv()
 		hc.Progress, hc.WaitInterval = prog.bytes, benchWaitInterval
+		hc.InsecureSkipVerify = f.insecureSkipVerify
 		hc.Waiting = func(w hub.Wait) { // as eval reports them (wgpueval.Options.Log)
 			if !f.quiet {
 				prog.note(w.String())
@@ -253,7 +274,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer ck.Close()
 		cfg = ck.Config()
-		say("model %s: %d layers, %d heads, %d channels, %d positions (%s)", f.model, cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, path)
+		say("model %s: %s (%s)", f.model, cfg.Describe(), path)
 		src = ck
 	}
 	window := f.ctx
@@ -275,18 +296,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer backend.Close()
 	prog.close()
 
-	feed := backend.Feed()
+	feed, desc := backend.Feed(), backend.Describe()
 	res := &benchResult{
 		Tool: "wgpu-eval", Version: version(), Date: time.Now().UTC().Format(time.RFC3339),
-		Device: backend.Name(),
-		Model: benchModel{Name: f.model, Random: random, Config: benchConfig{
-			cfg.NLayer, cfg.NHead, cfg.NEmbd, cfg.NPositions, cfg.VocabSize, cfg.LayerNormEps}},
-		Precision: "f32", Ctx: window, Width: feed.Width(window),
+		Device:    backend.Name(),
+		Model:     benchModel{Name: f.model, Random: random, Config: benchConfigOf(cfg)},
+		Precision: desc.Precision, Ctx: window, Width: feed.Width(window),
 		Warmup: f.warmup, Runs: f.runs, InFlight: max(feed.InFlight, 1), Chunk: f.chunk,
 	}
-	if c, ok := backend.(*pipeline.CPU); ok {
-		res.Precision = c.Precision()
-	}
+	// The GPU's own settings (chunked prefill, tuning, profiling) need its
+	// model and device; the description serves everything else.
 	gpu, _ := backend.(*pipeline.GPU)
 	var g *shaders.GPT2
 	profile := false
@@ -298,11 +317,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if p, ok := peakOf(&info); ok {
 			res.Peak = &p
 		}
-		if g.F16() {
-			res.Precision = "f16"
-		}
 		res.DeviceLoaded = d.MemoryStats().InUse
-		res.Kernels = string(g.Kernels())
+		res.Kernels = desc.Device.Kernels
 		g.SetChunk(f.chunk)
 		if f.tune {
 			g.SetTuning(shaders.TuneRedo)
@@ -319,10 +335,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			profile = true
 		}
 	} else {
-		res.Threads = f.threads
-		if res.Threads == 0 {
-			res.Threads = runtime.GOMAXPROCS(0)
-		}
+		res.Threads = desc.Threads
 		res.profileReason = "the CPU has no kernel profile"
 		if f.chunk > 0 {
 			say("warning: --chunk applies to GPUs only; the CPU scores whole windows")
@@ -361,7 +374,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			b.WindowsPerSec = float64(n) / b.Median
 		}
 		if sums.Count > 0 {
-			b.MeanNLL = sums.Sum / float64(sums.Count)
+			b.MeanNLL = sums.Sum.Float64() / float64(sums.Count)
 		}
 		if gpu != nil {
 			b.PeakDevice = gpu.Device().MemoryStats().Peak
@@ -530,7 +543,12 @@ func printBenchHeader(w io.Writer, r *benchResult) {
 		device = fmt.Sprintf("%s x%d", device, r.Threads)
 	}
 	fmt.Fprintf(w, "device %s\n", device)
-	fmt.Fprintf(w, "model  %s: %d layers, %d heads, C %d, vocab %d\n", kind, c.NLayer, c.NHead, c.NEmbd, c.VocabSize)
+	if c.ModelType != "" {
+		fmt.Fprintf(w, "model  %s: %s, %d layers, %d heads (%d key/value) of %d, C %d, MLP %d, vocab %d\n",
+			kind, c.ModelType, c.NLayer, c.NHead, c.NKVHead, c.HeadDim, c.NEmbd, c.NInner, c.VocabSize)
+	} else {
+		fmt.Fprintf(w, "model  %s: %d layers, %d heads, C %d, vocab %d\n", kind, c.NLayer, c.NHead, c.NEmbd, c.VocabSize)
+	}
 	fmt.Fprintf(w, "run    %s weights, ctx %d (width %d), %d warm-up + median of %d runs, %d in flight", r.Precision, r.Ctx, r.Width, r.Warmup, r.Runs, r.InFlight)
 	if r.Chunk > 0 {
 		fmt.Fprintf(w, ", chunks of %d", r.Chunk)

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -56,7 +56,7 @@ type benchJSON struct {
 func benchModelDir(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := testmodel.WriteSafetensors(dir, testmodel.Random(testmodel.TinyConfig(), 3), "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, synth.Random(synth.TinyConfig(), 3), "F32"); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -103,8 +103,8 @@ func TestBenchCPU(t *testing.T) {
 	if r.Device != "cpu" || r.Adapter != nil || r.Precision != "f32" {
 		t.Errorf("device %q adapter %v precision %q, want cpu, none, f32", r.Device, r.Adapter, r.Precision)
 	}
-	if r.Ctx != testmodel.TinyConfig().NPositions || r.Model.Config.NLayer != testmodel.TinyConfig().NLayer {
-		t.Errorf("ctx %d, %d layers: want the tiny model's %d positions and %d layers", r.Ctx, r.Model.Config.NLayer, testmodel.TinyConfig().NPositions, testmodel.TinyConfig().NLayer)
+	if r.Ctx != synth.TinyConfig().NPositions || r.Model.Config.NLayer != synth.TinyConfig().NLayer {
+		t.Errorf("ctx %d, %d layers: want the tiny model's %d positions and %d layers", r.Ctx, r.Model.Config.NLayer, synth.TinyConfig().NPositions, synth.TinyConfig().NLayer)
 	}
 	if r.Version == "" || r.Date == "" {
 		t.Errorf("version %q date %q: want both", r.Version, r.Date)
@@ -174,7 +174,7 @@ func TestBenchGPU(t *testing.T) {
 			got[strings.SplitN(name, "_", 2)[0]] = true
 			got[name] = true
 		}
-		for _, want := range []string{"embed", "layernorm", "matmul", "attention", "lmhead_loss", "nll_sums"} {
+		for _, want := range []string{"embed", "layernorm", "matmul", "attention", "lmhead_loss", "nll_combine"} {
 			if !got[want] {
 				t.Errorf("batch %d: no kernel %s in the profile %+v", b.Batch, want, b.Kernels)
 			}

@@ -109,7 +109,7 @@ func TestPrecisionBF16Portable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := s.Sum / float64(s.Count); got.Tokens != s.Count || math.Abs(got.MeanNLL-want) > 1e-9 {
+	if want := s.Sum.Float64() / float64(s.Count); got.Tokens != s.Count || math.Abs(got.MeanNLL-want) > 1e-9 {
 		t.Errorf("bf16 eval: %d tokens, mean NLL %.9f; want %d, %.9f", got.Tokens, got.MeanNLL, s.Count, want)
 	}
 	wantF32, _, _ := expected(t, m, bf16Text, 64, 0)

@@ -16,21 +16,23 @@ const compareUsage = `Usage: wgpu-eval compare [--json OUT] [--top N] A B
 
 Compares two --per-token files of the same corpus and tokenizer (two devices,
 two precisions, two builds, two models) token by token: the mean NLL of each,
-the difference B - A with its paired standard error, the largest per-token
-differences with their positions and text, the share of bit-identical values,
-and a verdict. Refuses files of different corpora, tokenizers or targets,
-naming what differs. When both files carry --top-logprobs, it also reports
-what llama.cpp's KL-divergence mode does: KL(A||B) per position (mean with its
-standard error, median, p90, p95, p99, p99.9, max), the share of positions
-where both runs' most likely token is the same, and the change of the
-target's probability (mean and RMS of p_B - p_A). KL from top-K lists is
-taken over the tokens in both lists plus one bucket for all others: a lower
-bound of the full-vocabulary KL.
+the difference B - A with its paired standard error, the perplexity ratio
+PPL(B)/PPL(A) = exp(B - A) with its standard error (delta method), the
+largest per-token differences with their positions and text, the share of
+bit-identical values, and a verdict. Refuses files of different corpora,
+tokenizers or targets, naming what differs. When both files carry
+--top-logprobs, it also reports what llama.cpp's KL-divergence mode does:
+KL(A||B) per position (mean with its standard error, median, p90, p95, p99,
+p99.9, max), the share of positions where both runs' most likely token is the
+same, and the change of the target's probability p_B - p_A (mean, RMS, and
+min, 1%, 5%, 10%, 25%, median, 75%, 90%, 95%, 99%, max). KL from top-K lists
+is taken over the tokens in both lists plus one bucket for all others: a
+lower bound of the full-vocabulary KL.
 
 Example:
   wgpu-eval --device cpu --per-token cpu.ptk --top-logprobs 20
-  wgpu-eval --device cpu --model ./gpt2-int8 --per-token q.ptk --top-logprobs 20
-  wgpu-eval compare cpu.ptk q.ptk
+  wgpu-eval --device gpu --precision f16 --per-token f16.ptk --top-logprobs 20
+  wgpu-eval compare cpu.ptk f16.ptk
 
 Flags:
 `
@@ -66,18 +68,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		}
 		files[i] = f
 	}
-	var decode func(int32) string
-	if files[0].Header.Tokenizer == tokenizer.BuiltinID {
-		tok, err := tokenizer.GPT2()
-		if err != nil {
-			return err
-		}
-		decode = func(id int32) string {
-			if id < 0 || int(id) >= tok.VocabSize() {
-				return ""
-			}
-			return tok.Decode([]int32{id})
-		}
+	decode, err := tokenDecoder(files[0].Header.Tokenizer)
+	if err != nil {
+		return err
 	}
 	c, err := pipeline.Compare(files[0], files[1], top, decode)
 	if err != nil {
@@ -95,12 +88,32 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// tokenDecoder gives a token's text for the tokenizer a per-token file names
+// when it is the built-in GPT-2 one (the empty text for an id outside its
+// vocabulary), and nil for any other tokenizer, whose vocabulary is not at hand.
+func tokenDecoder(id string) (func(int32) string, error) {
+	if id != tokenizer.BuiltinID {
+		return nil, nil
+	}
+	tok, err := tokenizer.GPT2()
+	if err != nil {
+		return nil, err
+	}
+	return func(id int32) string {
+		if id < 0 || int(id) >= tok.VocabSize() {
+			return ""
+		}
+		return tok.Decode([]int32{id})
+	}, nil
+}
+
 // formatComparison is the human report of compare.
 func formatComparison(c *pipeline.Comparison) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A %s: mean NLL %.6f\nB %s: mean NLL %.6f\n", c.A, c.MeanNLLA, c.B, c.MeanNLLB)
 	fmt.Fprintf(&b, "B - A: %+.6g ± %.2g nats/token (paired SE) over %d targets; max |diff| %.3g; bit-identical %.2f%% (%d)\n",
 		c.MeanDiff, c.DiffStdErr, c.Targets, c.MaxAbsDiff, 100*c.IdenticalShare, c.Identical)
+	fmt.Fprintf(&b, "PPL(B)/PPL(A): %.6f ± %.2g (exp(B - A); SE by the delta method)\n", c.PPLRatio, c.PPLRatioStdErr)
 	for _, n := range c.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
@@ -120,6 +133,9 @@ func formatComparison(c *pipeline.Comparison) string {
 			k.Mean, k.StdErr, k.Median, k.P90, k.P95, k.P99, k.P999, k.Max, k.MaxDoc, k.MaxPos)
 		fmt.Fprintf(&b, "  same top token (argmax equal): %.3f%% (%d of %d)\n", 100*k.SameTopShare, k.SameTop, c.Targets)
 		fmt.Fprintf(&b, "  target probability p_B - p_A: mean %+.4g ± %.2g, RMS %.4g\n", k.MeanDeltaP, k.DeltaPStdErr, k.RMSDeltaP)
+		p := k.DeltaP
+		fmt.Fprintf(&b, "    percentiles: min %+.4g  1%% %+.4g  5%% %+.4g  10%% %+.4g  25%% %+.4g  median %+.4g  75%% %+.4g  90%% %+.4g  95%% %+.4g  99%% %+.4g  max %+.4g\n",
+			p.Min, p.P1, p.P5, p.P10, p.P25, p.Median, p.P75, p.P90, p.P95, p.P99, p.Max)
 	}
 	fmt.Fprintf(&b, "verdict: %s\n", c.Verdict)
 	return b.String()

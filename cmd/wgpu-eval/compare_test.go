@@ -46,7 +46,8 @@ func TestPerTokenAndCompare(t *testing.T) {
 		t.Fatalf("%v in %q", err, out)
 	}
 	if c.Targets != res.Tokens || c.MeanDiff != 0 || c.IdenticalShare != 1 || c.MeanNLLA != c.MeanNLLB ||
-		!strings.Contains(stderr, "verdict: identical") {
+		c.PPLRatio != 1 || c.PPLRatioStdErr != 0 || !strings.Contains(out, `"ppl_ratio": 1,`) ||
+		!strings.Contains(stderr, "verdict: identical") || !strings.Contains(stderr, "PPL(B)/PPL(A): 1.000000 ± 0 ") {
 		t.Errorf("self comparison: %+v\n%s", c, stderr)
 	}
 
@@ -62,7 +63,8 @@ func TestPerTokenAndCompare(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatalf("%v in %q", err, out)
 	}
-	if c.KL == nil || c.KL.Mean != 0 || c.KL.Max != 0 || c.KL.SameTopShare != 1 || c.KL.TopKA != 5 || !strings.Contains(stderr, "KL divergence") {
+	if c.KL == nil || c.KL.Mean != 0 || c.KL.Max != 0 || c.KL.SameTopShare != 1 || c.KL.TopKA != 5 || !strings.Contains(stderr, "KL divergence") ||
+		c.KL.DeltaP != (pipeline.Percentiles{}) || !strings.Contains(out, `"delta_p_percentiles": {`) || !strings.Contains(out, `"p99": 0,`) {
 		t.Errorf("self comparison with top logprobs: %+v\n%s", c.KL, stderr)
 	}
 	if out, _, err = cli(t, "", "compare", ptk, topk); err != nil || !strings.Contains(out, "no KL divergence without both") {
@@ -101,8 +103,12 @@ func TestFormatComparisonText(t *testing.T) {
 		t.Errorf("a report without top logprobs speaks of KL:\n%s", s)
 	}
 	s = formatComparison(&pipeline.Comparison{A: "a", B: "b", Targets: 8, Verdict: "v",
-		KL: &pipeline.KLStats{TopKA: 5, TopKB: 7, Mean: 0.0125, Max: 0.5, MaxDoc: 2, MaxPos: 9, SameTop: 6, SameTopShare: 0.75}})
-	for _, want := range []string{"from top-5 of A and top-7 of B", "a lower bound", "mean 0.0125", "max 0.5 (doc 2 pos 9)", "same top token (argmax equal): 75.000% (6 of 8)"} {
+		PPLRatio: 1.0125, PPLRatioStdErr: 0.0031,
+		KL: &pipeline.KLStats{TopKA: 5, TopKB: 7, Mean: 0.0125, Max: 0.5, MaxDoc: 2, MaxPos: 9, SameTop: 6, SameTopShare: 0.75,
+			DeltaP: pipeline.Percentiles{Min: -0.5, P1: -0.25, P5: -0.125, P10: -0.0625, P25: -0.01, Median: 0, P75: 0.01, P90: 0.0625, P95: 0.125, P99: 0.25, Max: 0.75}}})
+	for _, want := range []string{"from top-5 of A and top-7 of B", "a lower bound", "mean 0.0125", "max 0.5 (doc 2 pos 9)", "same top token (argmax equal): 75.000% (6 of 8)",
+		"PPL(B)/PPL(A): 1.012500 ± 0.0031 (exp(B - A); SE by the delta method)",
+		"percentiles: min -0.5  1% -0.25  5% -0.125  10% -0.0625  25% -0.01  median +0  75% +0.01  90% +0.0625  95% +0.125  99% +0.25  max +0.75"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("KL report lacks %q:\n%s", want, s)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -113,6 +114,12 @@ func checkPrecision(precision, device string) error {
 	prec, err := pipeline.ParsePrecision(precision)
 	if err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
+	}
+	if prec == pipeline.PrecisionF16 {
+		if dev, err := pipeline.ParseDevice(device); err == nil && dev.Kind == "cpu" {
+			return usageError{errors.New("--precision f16 is for GPUs (f16 weights on the device): the cpu device computes in f32 " +
+				"(F16 checkpoints stay 16-bit in its memory anyway) or, with --precision bf16, in bf16")}
+		}
 	}
 	if prec != pipeline.PrecisionBF16 {
 		return nil

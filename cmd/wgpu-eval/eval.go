@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -26,29 +27,33 @@ type evalFlags struct {
 	ctx, stride, maxTokens            int
 	threads, batchTokens, topLogprobs int
 	quiet, offline, noCache           bool
+	insecureSkipVerify                bool
 	shard, checkpoint, perToken       string
+	perDocument                       string
 }
 
 func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.model, "model", "m", "gpt2", "model: a hub id (gpt2, gpt2-medium, org/name@rev), a folder with config.json + model.safetensors, a .safetensors file, or an llm.c .bin checkpoint")
 	fs.StringVarP(&f.data, "data", "d", corpus.TinyShakespeare, "corpus: tinyshakespeare, a text file, a .jsonl file (field \"text\"), an llm.c token file, or - for stdin")
-	fs.StringVar(&f.split, "split", corpus.SplitAll, "part of a text corpus: all, train (first 90%) or val (last 10%)")
+	fs.StringVar(&f.split, "split", "", "part of a text corpus: all (the default), train (first 90%) or val (last 10%: what nanoGPT's recipe scores on tinyshakespeare)")
 	fs.StringVar(&f.mode, "mode", string(pipeline.ModeStream), "evaluation method: stream (non-overlapping windows), strided (sliding windows), documents (each document alone)")
 	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
-	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents (0: ctx/2)")
+	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents in --mode documents (0: ctx/2); refused in --mode stream, whose windows do not overlap")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included), gpu:N (N as listed by 'wgpu-eval devices') or all (every hardware GPU at once)")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32 on a GPU, activations and sums f32 either way; bf16 on the CPU (matmuls with bf16 weights and activations, f32 sums, as AVX512_BF16 computes them; needs a CPU with AVX512_BF16; auto then means the cpu)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("padded tokens per batch, sequences x width (0: from the GPU's memory; %d on the CPU)", pipeline.DefaultBatchTokens))
-	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood)")
+	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood); in stream and strided modes the documents (as a .jsonl file's) are joined with <|endoftext|> before each, and those tokens are scored; --mode documents scores each alone")
 	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+corpus.TinyShakespeareEnv+")")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the result as JSON to FILE (- for stdout)")
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the result")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress (bars, or the lines printed every 10 s where stderr is not a terminal) and no messages; only the result")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: models and data must be cached or local (also HF_HUB_OFFLINE=1)")
+	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1: a proxy or mirror may be rewriting them); by default they are refused")
 	fs.BoolVar(&f.noCache, "no-token-cache", false, "tokenize again instead of reading or writing the token cache")
 	fs.StringVar(&f.shard, "shard", "", "score the I-th of N interleaved parts of the samples: I/N (0 <= I < N), or N with I from JOB_COMPLETION_INDEX (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm; a Slurm array also shards without the flag); add the --json results with 'wgpu-eval merge'")
 	fs.StringVar(&f.perToken, "per-token", "", "also write every scored target's position, token id and NLL, in corpus order, to FILE (msgpack, with the run's config and provenance; read by 'wgpu-eval compare')")
+	fs.StringVar(&f.perDocument, "per-document", "", "with --mode documents, also write every document's score (doc, targets, nll_sum, mean_nll, ppl, bytes, bits_per_byte) to FILE as JSON Lines")
 	fs.IntVar(&f.topLogprobs, "top-logprobs", 0, fmt.Sprintf("with --per-token, also save every target position's K highest log-probabilities and their ids (1 to %d), for the KL divergence of 'wgpu-eval compare'", pipeline.MaxTopLogprobs))
 	fs.StringVar(&f.checkpoint, "checkpoint", "", "keep the sums so far in FILE (and, with --per-token, the records in FILE.pertoken); the same command run again after an interruption continues from it (removed when the run completes)")
 }
@@ -63,6 +68,15 @@ Examples:
   wgpu-eval --model gpt2-medium --split val --json result.json
   wgpu-eval --model ./my-gpt2 --data corpus.jsonl --mode documents
   cat notes.txt | wgpu-eval --data - --mode strided --ctx 512 --stride 256
+
+Ctrl-C (or SIGTERM) stops the run: nothing new starts, the batches already on
+the device finish and are counted, and the partial result is printed (and
+written to --json, marked "interrupted"); with --checkpoint, the same command
+run again continues from there. A second Ctrl-C exits at once.
+
+Sums are exact (any batching, sharding or resume gives the same bits). Outputs
+(--json, --per-token) are written atomically, through a link to its target, and
+into a device or FIFO in place (--json /dev/stdout works).
 
 Flags:
 `
@@ -100,15 +114,25 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := checkOutputs(&f); err != nil {
 		return err
 	}
-	warnFlags(stderr, &f, mode)
+	if f.split == "" && f.data == corpus.TinyShakespeare && !f.quiet {
+		fmt.Fprintln(stderr, "note: scoring all of tinyshakespeare, its train split included; --split val scores the validation split (as nanoGPT's recipe does)")
+	}
+	if f.perDocument != "" && mode != pipeline.ModeDocuments {
+		return usageError{fmt.Errorf("--per-document scores documents: it needs --mode documents (not %s)", mode)}
+	}
+	if f.stride > 0 && mode == pipeline.ModeStream {
+		return usageError{fmt.Errorf("--stride %d: stream windows do not overlap, so there is no stride; use --mode strided for sliding windows", f.stride)}
+	}
+	boundThreads(stderr, &f.threads, f.quiet)
 
 	prog := newProgress(stderr, f.quiet)
 	defer prog.close()
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
-		Device:    f.device,
-		Precision: f.precision,
-		Threads:   f.threads,
-		Offline:   f.offline,
+		Device:             f.device,
+		Precision:          f.precision,
+		Threads:            f.threads,
+		Offline:            f.offline,
+		InsecureSkipVerify: f.insecureSkipVerify,
 		Progress: func(p wgpueval.Progress) {
 			switch p.Stage {
 			case "download":
@@ -118,7 +142,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			case "corpus":
 				prog.bytes(p.File, p.Done, p.Total)
 			case "eval":
-				prog.count(p.Done, p.Total)
+				prog.count(p)
 			}
 		},
 		Log: func(msg string) {
@@ -154,15 +178,35 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Shard:               shard,
 		Checkpoint:          f.checkpoint,
 		PerToken:            f.perToken,
+		PerDocument:         f.perDocument,
 		TopLogprobs:         f.topLogprobs,
 		Stdin:               stdin,
+		JSON:                jsonFile(f.jsonOut),
 	})
-	if err != nil {
+	var outErr *wgpueval.OutputError
+	if err != nil && !errors.As(err, &outErr) {
 		prog.close()
 		if res != nil && res.Interrupted {
-			fmt.Fprintf(stderr, "\ninterrupted after %d of %d tokens: mean NLL so far %.4f\n", res.Tokens, res.TotalTokens, res.MeanNLL)
+			if res.Tokens == 0 {
+				fmt.Fprintf(stderr, "\ninterrupted after 0 of %d tokens: nothing was scored\n", res.TotalTokens)
+			} else {
+				fmt.Fprintf(stderr, "\ninterrupted after %d of %d tokens: mean NLL so far %.4f\n", res.Tokens, res.TotalTokens, res.MeanNLL)
+			}
+			switch f.jsonOut {
+			case "":
+			case "-":
+				writeJSON("-", stdout, res)
+			default:
+				fmt.Fprintf(stderr, "the partial result (\"interrupted\": true) is in %s\n", infile.Quote(f.jsonOut))
+			}
 			if f.checkpoint != "" {
-				fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", f.checkpoint)
+				if _, serr := os.Stat(f.checkpoint); serr == nil {
+					fmt.Fprintf(stderr, "the sums so far are in %s: run the same command again to continue\n", infile.Quote(f.checkpoint))
+				} else {
+					fmt.Fprintf(stderr, "no batch had finished, so %s was not written\n", infile.Quote(f.checkpoint))
+				}
+			} else {
+				fmt.Fprintln(stderr, "(with --checkpoint FILE, the same command run again continues where it stopped)")
 			}
 			return interrupted{err}
 		}
@@ -181,12 +225,24 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if !(f.quiet && summary == stderr) {
 		fmt.Fprintln(summary, formatSummary(res, threads))
 	}
-	if f.jsonOut != "" {
+	if f.jsonOut == "-" {
 		if err := writeJSON(f.jsonOut, stdout, res); err != nil {
 			return err
 		}
 	}
+	if outErr != nil {
+		return outErr // the summary is out; the files were not all written
+	}
 	return nil
+}
+
+// jsonFile is the --json path the library writes: every path but "-" (stdout,
+// which the command writes itself).
+func jsonFile(path string) string {
+	if path == "-" {
+		return ""
+	}
+	return path
 }
 
 // formatSummary is the one human line printed after an evaluation.
@@ -208,26 +264,23 @@ func formatSummary(r *pipeline.Result, threads int) string {
 	if r.Shard != nil {
 		shard = ", shard " + r.Shard.String()
 	}
-	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
-		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
+	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f ± %.3f  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
+		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.PPLStdErr, r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
 }
 
-// writeJSON writes r as indented JSON to path ("-" is stdout), via a temporary
-// file so that an existing result is never left half-written.
+// writeJSON writes r as indented JSON to path ("-" is stdout), as
+// pipeline.WriteJSON does: an existing result is never left half-written, and
+// a link, a device or a FIFO is written through.
 func writeJSON(path string, stdout io.Writer, r any) error {
+	if path != "-" {
+		return pipeline.WriteJSON(path, r)
+	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err := stdout.Write(b)
-		return err
-	}
-	if err := atomicfile.Write(path, b); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	return nil
+	_, err = stdout.Write(append(b, '\n'))
+	return err
 }
 
 // unescape turns the escapes \n, \t, \r and \\ of a flag value into characters,

@@ -3,48 +3,128 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
 )
 
-// evalBar is the evaluation's progress line. The library reports once per
-// batch (thousands of tokens, seconds apart); between reports the line is
-// redrawn every second with the count extrapolated from the rate so far, never
-// past the next report's likely value, so it moves steadily and its ETA counts
-// down.
-type evalBar struct {
-	w     io.Writer
-	every time.Duration
-
-	mu          sync.Mutex
+// evalState is how far the evaluation has got, from the library's reports:
+// what the bar (evalBar) and the log lines (evalLog) show.
+type evalState struct {
 	start       time.Time // first report
 	first       int64     // tokens done at the first report (a resumed run starts above 0)
 	done, total int64
-	at          time.Time // last report
-	step        int64     // tokens between the last two reports
-	stop        chan struct{}
-	wg          sync.WaitGroup
+	at          time.Time // last report that moved done
+	step        int64     // tokens between the last two reports that moved done
+	scored      int64     // targets of the batches finished
+	nllSum      float64   // their NLL sum
+}
+
+// record notes the report p at now and says whether it was the first.
+// done never goes back (a report of less is ignored).
+func (s *evalState) record(now time.Time, p wgpueval.Progress) bool {
+	first := s.start.IsZero()
+	switch {
+	case first:
+		s.start, s.first, s.done, s.at = now, p.Done, p.Done, now
+	case p.Done > s.done:
+		s.step = p.Done - s.done
+		s.done, s.at = p.Done, now
+	}
+	s.total = p.Total
+	if p.Scored >= s.scored {
+		s.scored, s.nllSum = p.Scored, p.NLLSum
+	}
+	return first
+}
+
+// rate is the tokens per second so far: 0 until done has moved.
+func (s *evalState) rate() float64 {
+	elapsed := s.at.Sub(s.start).Seconds()
+	if s.done <= s.first || elapsed <= 0 {
+		return 0
+	}
+	return float64(s.done-s.first) / elapsed
+}
+
+// estimate returns the tokens probably done at now, extrapolated from the
+// last report at the rate so far but never as far as the next report's likely
+// value, and that rate (0 before done has moved).
+func (s *evalState) estimate(now time.Time) (int64, float64) {
+	rate := s.rate()
+	if rate == 0 {
+		return s.done, 0
+	}
+	done := s.done + int64(rate*now.Sub(s.at).Seconds())
+	step := s.step
+	if step <= 0 {
+		step = s.done - s.first
+	}
+	limit := s.done + step - 1 // not past the next report
+	if s.total > 0 {
+		limit = min(limit, s.total-1)
+	}
+	return max(min(done, limit), s.done), rate
+}
+
+// eta is the time left at now, from the estimate; false without a rate or a
+// total, or when all is done.
+func (s *evalState) eta(now time.Time) (time.Duration, bool) {
+	done, rate := s.estimate(now)
+	if rate <= 0 || s.total <= 0 || s.done >= s.total {
+		return 0, false
+	}
+	return time.Duration(float64(s.total-done) / rate * float64(time.Second)), true
+}
+
+// mean is the running mean NLL of the batches finished; false before any.
+func (s *evalState) mean() (float64, bool) {
+	if s.scored <= 0 {
+		return 0, false
+	}
+	return s.nllSum / float64(s.scored), true
+}
+
+// evalBar is the evaluation's progress line on a terminal. The library
+// reports after each batch (thousands of tokens, seconds apart) and, on the
+// CPU, after each layer of one; between reports the line is redrawn every
+// second with the count extrapolated from the rate so far, never past the
+// next report's likely value, so it moves steadily and its ETA counts down.
+// It fits the terminal's width: the bar narrows, the running PPL goes first.
+type evalBar struct {
+	w     io.Writer
+	every time.Duration
+	cols  func() int // the terminal's width; nil or <= 0: no limit
+
+	mu sync.Mutex
+	evalState
+	drawn time.Time // last draw from a report
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
 func newEvalBar(w io.Writer) *evalBar { return &evalBar{w: w, every: time.Second} }
 
-// report records done of total tokens at now; the first call starts the redraws.
-func (b *evalBar) report(now time.Time, done, total int64) {
+// reportDraws is how often reports redraw the line at most: the CPU reports
+// after every layer, which on a small model is thousands of times a second.
+const reportDraws = 100 * time.Millisecond
+
+// report records p at now; the first call starts the redraws.
+func (b *evalBar) report(now time.Time, p wgpueval.Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.start.IsZero() {
-		b.start, b.first, b.at = now, done, now
+	if b.record(now, p) {
 		b.stop = make(chan struct{})
 		b.wg.Add(1)
 		go b.loop(b.stop, b.every)
-	} else if done > b.done {
-		b.step = done - b.done
+	} else if now.Sub(b.drawn) < reportDraws && p.Done < p.Total {
+		return // the ticker draws it
 	}
-	if done > b.done || b.done == 0 {
-		b.done, b.at = done, now
-	}
-	b.total = total
+	b.drawn = now
 	b.draw(now)
 }
 
@@ -91,49 +171,81 @@ func (b *evalBar) note(msg string) {
 
 func (b *evalBar) draw(now time.Time) { fmt.Fprint(b.w, "\r\033[K"+b.line(now)) }
 
-// line is the progress line at now: percentage, bar, tokens, rate and ETA.
+// barWidth is the bar's width where the terminal has room; it narrows down
+// to minBar, and goes when narrower than that would be needed.
+const barWidth, minBar = 30, 10
+
+// line is the progress line at now: percentage, bar, tokens, elapsed time,
+// rate, ETA and the running PPL, fitted to the terminal's width.
 func (b *evalBar) line(now time.Time) string {
 	done, rate := b.estimate(now)
-	var s strings.Builder
-	s.WriteString("eval ")
-	if b.total > 0 {
-		frac := min(float64(done)/float64(b.total), 1)
-		const width = 30
-		n := int(frac * width)
-		fmt.Fprintf(&s, "%3.0f%% |%s%s| %d/%d tok", 100*frac, strings.Repeat("█", n), strings.Repeat(" ", width-n), done, b.total)
-	} else {
-		fmt.Fprintf(&s, "%d tok", done)
-	}
-	fmt.Fprintf(&s, "  %s", clock(now.Sub(b.start)))
+	tail := "  " + clock(now.Sub(b.start))
 	if rate > 0 {
-		fmt.Fprintf(&s, "  %.0f tok/s", rate)
-		if b.total > 0 {
-			fmt.Fprintf(&s, "  ETA %s", clock(time.Duration(float64(b.total-done)/rate*float64(time.Second))))
+		tail += fmt.Sprintf("  %.0f tok/s", rate)
+		if eta, ok := b.eta(now); ok {
+			tail += "  ETA " + clock(eta)
 		}
 	} else {
-		s.WriteString("  (rate after the first batch)")
+		tail += "  (rate after the first batch)"
 	}
-	return s.String()
+	ppl := ""
+	if mean, ok := b.mean(); ok {
+		ppl = "  PPL " + formatPPL(mean)
+	}
+	if b.total <= 0 {
+		return b.fit(fmt.Sprintf("eval %d tok", done)+tail, ppl)
+	}
+	frac := min(float64(done)/float64(b.total), 1)
+	head := fmt.Sprintf("eval %3.0f%% ", 100*frac)
+	counts := fmt.Sprintf("%d/%d tok", done, b.total)
+	width := barWidth
+	if cols := b.width(); cols > 0 {
+		room := cols - 1 - len(head) - len("|| ") - len(counts) - utf8.RuneCountInString(tail)
+		if room-len(ppl) < minBar {
+			ppl = ""
+		}
+		width = min(width, room-len(ppl))
+	}
+	if width < minBar {
+		return b.fit(head+counts+tail, ppl)
+	}
+	n := int(frac * float64(width))
+	return head + "|" + strings.Repeat("█", n) + strings.Repeat(" ", width-n) + "| " + counts + tail + ppl
 }
 
-// estimate returns the tokens probably done at now and the rate so far (0
-// before the first batch has finished).
-func (b *evalBar) estimate(now time.Time) (int64, float64) {
-	elapsed := b.at.Sub(b.start).Seconds()
-	if b.done <= b.first || elapsed <= 0 {
-		return b.done, 0
+// width is the terminal's width, 0 when unknown.
+func (b *evalBar) width() int {
+	if b.cols == nil {
+		return 0
 	}
-	rate := float64(b.done-b.first) / elapsed
-	done := b.done + int64(rate*now.Sub(b.at).Seconds())
-	step := b.step
-	if step <= 0 {
-		step = b.done - b.first
+	return b.cols()
+}
+
+// fit is s, with extra when it fits too, cut to the terminal's width (a
+// line longer than the terminal wraps, and the redraws would pile up).
+func (b *evalBar) fit(s, extra string) string {
+	cols := b.width()
+	if cols <= 0 {
+		return s + extra
 	}
-	limit := b.done + step - 1 // not past the next report
-	if b.total > 0 {
-		limit = min(limit, b.total-1)
+	if utf8.RuneCountInString(s+extra) < cols {
+		return s + extra
 	}
-	return max(min(done, limit), b.done), rate
+	r := []rune(s)
+	return string(r[:min(len(r), max(cols-1, 0))])
+}
+
+// formatPPL spells a perplexity with three or four significant digits, and
+// no exponent (30.31, 3.412, 50257.0).
+func formatPPL(mean float64) string {
+	ppl := math.Exp(mean)
+	if ppl < 10 {
+		return fmt.Sprintf("%.3f", ppl)
+	}
+	if ppl < 100 {
+		return fmt.Sprintf("%.2f", ppl)
+	}
+	return fmt.Sprintf("%.1f", ppl)
 }
 
 // clock formats d as m:ss or h:mm:ss.

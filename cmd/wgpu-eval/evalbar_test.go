@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
 )
 
 // TestEvalBarMovesBetweenBatches: between the library's per-batch reports the
@@ -15,11 +17,11 @@ func TestEvalBarMovesBetweenBatches(t *testing.T) {
 	b := newEvalBar(&w)
 	b.every = time.Hour // no redraws from the ticker in this test
 	t0 := time.Unix(1000, 0)
-	b.report(t0, 0, 81920)
+	b.report(t0, wgpueval.Progress{Stage: "eval", Done: 0, Total: 81920})
 	if l := b.line(t0.Add(time.Second)); !strings.Contains(l, "0/81920 tok") || !strings.Contains(l, "rate after the first batch") {
 		t.Errorf("before the first batch: %q", l)
 	}
-	b.report(t0.Add(4*time.Second), 8192, 81920) // 2048 tok/s
+	b.report(t0.Add(4*time.Second), wgpueval.Progress{Stage: "eval", Done: 8192, Total: 81920, Scored: 8192, NLLSum: 8192 * 3.412}) // 2048 tok/s
 	var last int64
 	for s := 5; s <= 7; s++ {
 		done, rate := b.estimate(t0.Add(time.Duration(s) * time.Second))
@@ -32,7 +34,7 @@ func TestEvalBarMovesBetweenBatches(t *testing.T) {
 		t.Errorf("a stalled batch: estimate %d, want it held below 16384", done)
 	}
 	l := b.line(t0.Add(5 * time.Second))
-	if !strings.Contains(l, "10240/81920 tok") || !strings.Contains(l, "2048 tok/s") || !strings.Contains(l, "ETA 0:35") {
+	if !strings.Contains(l, "10240/81920 tok") || !strings.Contains(l, "2048 tok/s") || !strings.Contains(l, "ETA 0:35") || !strings.Contains(l, "PPL 30.33") {
 		t.Errorf("line %q", l)
 	}
 	b.close()

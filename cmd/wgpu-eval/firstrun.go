@@ -5,8 +5,10 @@ package main
 // be ignored, and a prompt when the corpus is typed at a terminal.
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,7 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // asksHelp reports whether args ask for help before any "--".
@@ -63,9 +65,10 @@ func printFlags(w io.Writer, fs *pflag.FlagSet) {
 	}
 }
 
-// interrupted is the error of an evaluation stopped by a signal, after the
-// "interrupted after N of M tokens" line was printed: main prints nothing more
-// (the exit status says it: 130, or 143 for SIGTERM).
+// interrupted is the error of an evaluation or a generation stopped by a
+// signal, after the line saying so ("interrupted after N of M tokens",
+// "stopped: cancelled after N new tokens") was printed: main prints nothing
+// more (the exit status says it: 130, or 143 for SIGTERM).
 type interrupted struct{ err error }
 
 func (e interrupted) Error() string { return "interrupted: " + e.err.Error() }
@@ -74,35 +77,38 @@ func (e interrupted) Unwrap() error { return e.err }
 // checkOutputs fails when a file the run will write (--json, --checkpoint, --per-token)
 // cannot be created, before any weights load.
 func checkOutputs(f *evalFlags) error {
-	for _, o := range []struct{ flag, path string }{{"json", f.jsonOut}, {"checkpoint", f.checkpoint}, {"per-token", f.perToken}} {
+	for _, o := range []struct{ flag, path string }{{"json", f.jsonOut}, {"checkpoint", f.checkpoint}, {"per-token", f.perToken}, {"per-document", f.perDocument}} {
 		if o.path == "" || o.path == "-" {
 			continue
 		}
-		dir := filepath.Dir(o.path)
+		path, dir := infile.Quote(o.path), filepath.Dir(o.path)
 		info, err := os.Stat(dir)
 		if err != nil {
-			return usageError{fmt.Errorf("--%s %s: the folder %s does not exist", o.flag, o.path, dir)}
+			return usageError{fmt.Errorf("--%s %s: the folder %s does not exist", o.flag, path, infile.Quote(dir))}
 		}
 		if !info.IsDir() {
-			return usageError{fmt.Errorf("--%s %s: %s is not a folder", o.flag, o.path, dir)}
+			return usageError{fmt.Errorf("--%s %s: %s is not a folder", o.flag, path, infile.Quote(dir))}
 		}
 		if info, err := os.Stat(o.path); err == nil && info.IsDir() {
-			return usageError{fmt.Errorf("--%s %s is a folder; name a file", o.flag, o.path)}
+			return usageError{fmt.Errorf("--%s %s is a folder; name a file", o.flag, path)}
+		}
+		// A checkpoint is read back: a FIFO or a device there would block or never end.
+		if _, err := infile.Check(o.path); o.flag == "checkpoint" && err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return usageError{fmt.Errorf("--checkpoint: %w", err)}
 		}
 	}
 	return nil
 }
 
-// warnFlags says which flags will not do what they seem to.
-func warnFlags(w io.Writer, f *evalFlags, mode pipeline.Mode) {
-	if f.quiet {
-		return
-	}
-	if f.stride > 0 && mode == pipeline.ModeStream {
-		fmt.Fprintf(w, "warning: --stride %d is ignored in --mode stream (windows do not overlap); use --mode strided for sliding windows\n", f.stride)
-	}
-	if n := runtime.NumCPU(); f.threads > n {
-		fmt.Fprintf(w, "warning: --threads %d is more than this machine's %d cores; it will not run faster than --threads %d\n", f.threads, n, n)
+// boundThreads lowers *threads to the machine's cores, saying so unless
+// quiet: more would not run faster, and each thread has its own scratch
+// (--threads 100000 asked for 7.2 GB).
+func boundThreads(w io.Writer, threads *int, quiet bool) {
+	if n := runtime.NumCPU(); *threads > n {
+		if !quiet {
+			fmt.Fprintf(w, "warning: --threads %d is more than this machine's %d cores: using %d\n", *threads, n, n)
+		}
+		*threads = n
 	}
 }
 
@@ -125,5 +131,5 @@ func dataLabel(data string) string {
 	if rest, ok := strings.CutPrefix(data, "-:"); ok {
 		return "stdin:" + rest
 	}
-	return data
+	return infile.Quote(data)
 }

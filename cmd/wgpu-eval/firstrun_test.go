@@ -1,6 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -51,18 +55,18 @@ func TestOutputFolderCheckedFirst(t *testing.T) {
 	}
 }
 
-// TestWarningsAndSummaryWording: --stride in stream mode and --threads above
-// the cores are warned about; the summary says "1 token", names stdin, and
-// gives the stride of strided runs.
+// TestWarningsAndSummaryWording: --threads above the cores is warned about;
+// the summary says "1 token", names stdin, and gives the stride of strided
+// runs.
 func TestWarningsAndSummaryWording(t *testing.T) {
 	isolate(t)
 	dir, _, _ := tinyModel(t)
 	threads := strconv.Itoa(runtime.NumCPU() + 1)
-	stdout, stderr, err := cli(t, "a b", "--model", dir, "--data", "-", "--stride", "8", "--threads", threads, "--no-token-cache")
+	stdout, stderr, err := cli(t, "a b", "--model", dir, "--data", "-", "--threads", threads, "--no-token-cache")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	if !strings.Contains(stderr, "--stride 8 is ignored in --mode stream") || !strings.Contains(stderr, "--threads "+threads+" is more than") {
+	if !strings.Contains(stderr, "--threads "+threads+" is more than") {
 		t.Errorf("warnings missing:\n%s", stderr)
 	}
 	if !strings.Contains(stdout, " on stdin ") || !strings.Contains(stdout, "  1 token  ") {
@@ -99,5 +103,143 @@ func TestFormatSummaryNamesStdin(t *testing.T) {
 		if !strings.Contains(got, " on "+want+" ") {
 			t.Errorf("%s: %q", data, got)
 		}
+	}
+}
+
+// TestOptionsNotIgnored: options that would not do what they say are refused
+// with a usage error (status 2) naming them, before anything is loaded:
+// --stride in stream mode, f16 on the CPU, an unknown kernel set in
+// $WGPU_EVAL_CPU_KERNELS or $WGPU_EVAL_GPU_KERNELS; a corpus of documents in
+// stream mode says that the documents are joined by scored <|endoftext|>.
+func TestOptionsNotIgnored(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	for _, c := range []struct {
+		args []string
+		env  [2]string
+		want string
+		code int
+	}{
+		{[]string{"--stride", "8"}, [2]string{}, "--stride 8: stream windows do not overlap", 2},
+		{[]string{"--device", "cpu", "--precision", "f16"}, [2]string{}, "--precision f16 is for GPUs", 2},
+		{[]string{"--device", "cpu"}, [2]string{"WGPU_EVAL_CPU_KERNELS", "bogus"}, `WGPU_EVAL_CPU_KERNELS="bogus"`, 1},
+		{[]string{"--device", "cpu"}, [2]string{"WGPU_EVAL_GPU_KERNELS", "fast"}, `WGPU_EVAL_GPU_KERNELS: GPU kernel set "fast"`, 1},
+	} {
+		if c.env[0] != "" {
+			t.Setenv(c.env[0], c.env[1])
+		}
+		_, _, err := cli(t, "some text", append([]string{"--model", dir, "--data", "-"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || exitCode(err) != c.code {
+			t.Errorf("%v %v: err = %v (status %d), want %q with status %d", c.args, c.env, err, exitCode(err), c.want, c.code)
+		}
+		if c.env[0] != "" {
+			t.Setenv(c.env[0], "")
+		}
+	}
+	jsonl := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := os.WriteFile(jsonl, []byte("{\"text\": \"one document\"}\n{\"text\": \"and another one\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := cli(t, "", "--model", dir, "--data", jsonl, "--device", "cpu")
+	if err != nil || !strings.Contains(stderr, "2 documents joined into one stream with <|endoftext|> before each") {
+		t.Errorf("documents in stream mode: %v, stderr:\n%s", err, stderr)
+	}
+}
+
+// TestLMEvalMetrics: in documents mode (every token a target, as
+// lm-evaluation-harness's rolling loglikelihood scores a document), the
+// JSON's byte_perplexity, bits_per_byte and word_perplexity are lm-eval's:
+// exp(nll_sum / bytes), nll_sum / bytes / ln 2 and exp(nll_sum / words),
+// with the documents' bytes and re.split(r"\s+", doc) word counts worked
+// out by hand here; ppl_stderr is ppl * stderr, and the summary prints
+// "PPL X ± Y".
+func TestLMEvalMetrics(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	docs := []string{"First Citizen:\nBefore we proceed any further, hear me speak.", " All: Speak, speak. "}
+	const bytes = 60 + 20 // 14 + 1 + 45; 20
+	const words = 10 + 5  // 10; " All: Speak, speak. " splits into "", "All:", "Speak,", "speak.", ""
+	var b strings.Builder
+	for _, d := range docs {
+		j, _ := json.Marshal(map[string]string{"text": d})
+		b.Write(append(j, '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(docs[0]) + len(docs[1]); n != bytes {
+		t.Fatalf("the documents hold %d bytes, not %d", n, bytes)
+	}
+	r := resultJSON(t, "--model", dir, "--data", path, "--mode", "documents", "--device", "cpu")
+	close := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*math.Abs(want) }
+	if r.ScoredBytes != bytes || r.Words != words {
+		t.Fatalf("scored_bytes %d, words %d; want %d and %d", r.ScoredBytes, r.Words, bytes, words)
+	}
+	if !close(r.BytePerplexity, math.Exp(r.NLLSum/bytes)) || !close(r.BitsPerByte, r.NLLSum/bytes/math.Ln2) ||
+		!close(r.WordPerplexity, math.Exp(r.NLLSum/words)) || !close(r.PPLStdErr, r.PPL*r.StdErr) {
+		t.Errorf("byte_perplexity %v, bits_per_byte %v, word_perplexity %v, ppl_stderr %v; from nll_sum %v: %v, %v, %v, %v",
+			r.BytePerplexity, r.BitsPerByte, r.WordPerplexity, r.PPLStdErr, r.NLLSum,
+			math.Exp(r.NLLSum/bytes), r.NLLSum/bytes/math.Ln2, math.Exp(r.NLLSum/words), r.PPL*r.StdErr)
+	}
+	stdout, _, err := cli(t, "", "--model", dir, "--data", path, "--mode", "documents", "--device", "cpu", "--quiet")
+	if want := fmt.Sprintf("PPL %.3f ± %.3f", r.PPL, r.PPLStdErr); err != nil || !strings.Contains(stdout, want) {
+		t.Errorf("summary %q (%v): want %q", stdout, err, want)
+	}
+}
+
+// TestPerDocument: --per-document writes one JSON line per document whose
+// targets and NLL sums are those of the per-token records of that document
+// (added independently here), and whose sums add up to the run's; it is
+// refused outside documents mode.
+func TestPerDocument(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	var b strings.Builder
+	for _, d := range []string{"First Citizen:\nBefore we proceed any further, hear me speak.", "All: Speak, speak.", "You are all resolved rather to die than to famish?"} {
+		j, _ := json.Marshal(map[string]string{"text": d})
+		b.Write(append(j, '\n'))
+	}
+	tmp := t.TempDir()
+	data, docsOut, ptk := filepath.Join(tmp, "docs.jsonl"), filepath.Join(tmp, "docs.scores.jsonl"), filepath.Join(tmp, "run.ptk")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := resultJSON(t, "--model", dir, "--data", data, "--mode", "documents", "--device", "cpu", "--per-document", docsOut, "--per-token", ptk)
+	raw, err := os.ReadFile(docsOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := pipeline.ReadPerToken(ptk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int][2]float64{} // doc -> targets, float64 sum in record order
+	for _, rec := range f.Tokens {
+		w := want[rec.Doc]
+		want[rec.Doc] = [2]float64{w[0] + 1, w[1] + float64(rec.NLL)}
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines for 3 documents:\n%s", len(lines), raw)
+	}
+	total, targets := 0.0, 0
+	for i, l := range lines {
+		var d pipeline.DocumentScore
+		if err := json.Unmarshal([]byte(l), &d); err != nil {
+			t.Fatal(err)
+		}
+		w := want[i]
+		if d.Doc != i || float64(d.Targets) != w[0] || math.Abs(d.NLLSum-w[1]) > 1e-9*w[1] || math.Abs(d.MeanNLL-d.NLLSum/w[0]) > 1e-12 || d.Bytes == 0 {
+			t.Errorf("document %d: %+v; want %v targets, NLL sum %v", i, d, w[0], w[1])
+		}
+		total += d.NLLSum
+		targets += d.Targets
+	}
+	if targets != r.Tokens || math.Abs(total-r.NLLSum) > 1e-9*r.NLLSum {
+		t.Errorf("documents add up to %d targets, %v; the run has %d, %v", targets, total, r.Tokens, r.NLLSum)
+	}
+	if _, _, err := cli(t, "", "--model", dir, "--data", data, "--per-document", docsOut); err == nil || exitCode(err) != 2 {
+		t.Errorf("--per-document in stream mode: err = %v, want a usage error", err)
 	}
 }

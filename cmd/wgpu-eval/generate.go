@@ -19,7 +19,7 @@ type generateFlags struct {
 	maxNew, topK, threads                     int
 	temperature, topP                         float64
 	seed                                      uint64
-	quiet, offline                            bool
+	quiet, offline, insecureSkipVerify        bool
 }
 
 func (f *generateFlags) register(fs *pflag.FlagSet) {
@@ -29,23 +29,33 @@ func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.Float64VarP(&f.temperature, "temperature", "t", 0, "sampling temperature; 0 is greedy (the most likely token every step)")
 	fs.IntVar(&f.topK, "top-k", 0, "sample only from the K most likely tokens (0: all)")
 	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all)")
-	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text")
+	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text (on the same device: see above)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu or gpu:N")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
-	fs.StringVar(&f.jsonOut, "json", "", "also write the prompt and new tokens, their logprobs, the text and the speed as JSON to FILE (- for stdout, then the text is not streamed)")
+	fs.StringVar(&f.jsonOut, "json", "", "also write the prompt and new tokens, their logprobs, the text, the stop reason, the options and the speed as JSON to FILE (- for stdout, then the text is not streamed)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no messages on stderr; only the text")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: the model must be cached or local (also HF_HUB_OFFLINE=1)")
+	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1: a proxy or mirror may be rewriting them); by default they are refused")
 }
 
 const generateUsage = `Usage: wgpu-eval generate --prompt TEXT [flags]
 
 Continues TEXT with the model and streams the new text to stdout as it is
-generated: the prompt is prefilled into a KV cache allocated once for the
-model's positions, then each new token runs alone through the model (no
-recomputation of the prefix). Stops at <|endoftext|>, after --max-new-tokens,
-or when the model's positions are full, with a note on stderr. Runs on the
-device --device picks: the CPU path, or a GPU with the KV cache on the device.
+generated: the prompt is prefilled into a KV cache allocated once (for the
+prompt and --max-new-tokens), then each new token runs alone through the model
+(no recomputation of the prefix). Stops at <|endoftext|>, after --max-new-tokens,
+when the model's positions are full, or when cancelled (Ctrl-C: exit status
+130, and --json still gets what was generated), with a line on stderr saying
+which ("stopped: ..."; in --json, stop_reason: eot, max_new_tokens, positions
+or cancelled). Runs on the device --device picks: the CPU path, or a GPU with
+the KV cache on the device.
+
+The same --seed, options, model, device and precision give the same text.
+Sampling is on the host, but a GPU's logits differ from the CPU's in the last
+bits (more with f16 weights, the default where the device has shader-f16), so
+where two tokens are nearly tied the same seed can pick the other one there,
+greedy included, and the texts part from that token on.
 
 Examples:
   wgpu-eval generate --model gpt2 --prompt "To be, or not to be" --max-new-tokens 40
@@ -65,6 +75,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if f.maxNew < 0 || f.topK < 0 || f.threads < 0 {
 		return usageError{errors.New("--max-new-tokens, --top-k and --threads must not be negative")}
 	}
+	boundThreads(stderr, &f.threads, f.quiet)
 	sampling := model.SampleOptions{Temperature: f.temperature, TopK: f.topK, TopP: f.topP, Seed: f.seed}
 	if err := sampling.Check(); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
@@ -81,7 +92,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
-		Device: f.device, Precision: f.precision, Threads: f.threads, Offline: f.offline,
+		Device: f.device, Precision: f.precision, Threads: f.threads, Offline: f.offline, InsecureSkipVerify: f.insecureSkipVerify,
 		Log: func(msg string) { note("%s", msg) },
 	})
 	if err != nil {
@@ -105,19 +116,30 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if stream && g != nil {
 		fmt.Fprintln(stdout)
 	}
-	if err != nil {
+	if err != nil && (g == nil || g.StopReason != wgpueval.StopCancelled) {
 		return err
 	}
 	switch g.StopReason {
 	case wgpueval.StopEOT:
 		note("stopped: the model generated <|endoftext|>")
+	case wgpueval.StopMaxTokens:
+		note("stopped: %d new tokens, the --max-new-tokens limit", len(g.Tokens))
 	case wgpueval.StopPositions:
 		note("stopped: the model's %d positions are full (prompt %d tokens + %d new)", ev.Config().NPositions, len(g.PromptTokens), len(g.Tokens))
+	case wgpueval.StopCancelled: // printed even with --quiet, in place of the error
+		fmt.Fprintf(stderr, "stopped: cancelled after %d new tokens\n", len(g.Tokens))
 	}
-	note("%d prompt tokens at %.0f tok/s, %d new at %.1f tok/s (%s)",
-		len(g.PromptTokens), g.PrefillTokensPerSecond, len(g.Tokens), g.DecodeTokensPerSecond, g.Device)
+	if len(g.Tokens) > 0 {
+		note("%d prompt tokens at %.0f tok/s, %d new at %.1f tok/s (%s)",
+			len(g.PromptTokens), g.PrefillTokensPerSecond, len(g.Tokens), g.DecodeTokensPerSecond, g.Device)
+	}
 	if f.jsonOut != "" {
-		return writeJSON(f.jsonOut, stdout, g)
+		if werr := writeJSON(f.jsonOut, stdout, g); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
 	}
 	return nil
 }

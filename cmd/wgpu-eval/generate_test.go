@@ -4,28 +4,31 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 )
 
-// peakedModel writes testmodel.Peaked (predictions far from uniform) as
+// peakedModel writes synth.Peaked (predictions far from uniform) as
 // safetensors; edit, when set, changes the weights first.
 func peakedModel(t *testing.T, edit func(*model.Model)) (string, *model.Model) {
 	t.Helper()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 5)
+	m := synth.Peaked(synth.TinyConfig(), 5)
 	if edit != nil {
 		edit(m)
 	}
 	dir := filepath.Join(t.TempDir(), "peaked-gpt2")
-	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)
 	}
 	return dir, m
@@ -52,6 +55,16 @@ func TestGenerateCLI(t *testing.T) {
 	}
 	if g.Text != tok.Decode(g.Tokens) {
 		t.Errorf("text %q, the tokens decode to %q", g.Text, tok.Decode(g.Tokens))
+	}
+	var raw struct { // the options as written (TestGenerateJSONKeys lists every key)
+		MaxNewTokens *int           `json:"max_new_tokens"`
+		Sampling     map[string]any `json:"sampling"`
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil || raw.MaxNewTokens == nil || *raw.MaxNewTokens != 6 {
+		t.Errorf("max_new_tokens: %v (%v)", raw.MaxNewTokens, err)
+	}
+	if want := map[string]any{"temperature": 0.0, "top_k": 0.0, "top_p": 0.0, "seed": 0.0}; !maps.Equal(raw.Sampling, want) {
+		t.Errorf("sampling %v, want %v", raw.Sampling, want)
 	}
 	if g.PrefillTokensPerSecond <= 0 || g.DecodeTokensPerSecond <= 0 {
 		t.Errorf("speeds %g, %g", g.PrefillTokensPerSecond, g.DecodeTokensPerSecond)
@@ -90,40 +103,94 @@ func TestGenerateCLI(t *testing.T) {
 	}
 }
 
+// TestGenerateStops: every stop reason is in --json's stop_reason and on a
+// "stopped:" line of stderr: <|endoftext|>, --max-new-tokens, the model's
+// positions, and a cancelled run (exit status 130; the line is printed even
+// with --quiet, and --json gets what was generated).
 func TestGenerateStops(t *testing.T) {
 	isolate(t)
+	dir, _ := peakedModel(t, nil)
 	// <|endoftext|> made the most likely token: greedy stops at once.
 	eotDir, _ := peakedModel(t, func(m *model.Model) { m.Weights.WTE[50256*m.Config.NEmbd] = 20 })
-	out, errOut, err := cli(t, "", "generate", "-m", eotDir, "-p", "Hello", "--json", "-")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errOut)
+	for _, c := range []struct {
+		name, dir string
+		args      []string
+		stop      string
+		line      string // on stderr
+		tokens    int    // new tokens; -1: prompt + new = 65, the positions + 1
+	}{
+		{"eot", eotDir, []string{"-p", "Hello"}, wgpueval.StopEOT, "stopped: the model generated <|endoftext|>\n", 1},
+		{"max", dir, []string{"-p", "Hello", "-n", "6"}, wgpueval.StopMaxTokens, "stopped: 6 new tokens, the --max-new-tokens limit\n", 6},
+		{"positions", dir, []string{"-p", "a b c d e f g h i j", "-n", "0"}, wgpueval.StopPositions, "stopped: the model's 64 positions are full (prompt 10 tokens + 55 new)\n", -1},
+	} {
+		out, errOut, err := cli(t, "", append([]string{"generate", "-m", c.dir, "--json", "-"}, c.args...)...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, errOut)
+		}
+		var g wgpueval.Generation
+		if err := json.Unmarshal([]byte(out), &g); err != nil {
+			t.Fatal(err)
+		}
+		if c.tokens < 0 {
+			c.tokens = 65 - len(g.PromptTokens)
+		}
+		if g.StopReason != c.stop || len(g.Tokens) != c.tokens {
+			t.Errorf("%s: stop %q after %d tokens; want %s after %d", c.name, g.StopReason, len(g.Tokens), c.stop, c.tokens)
+		}
+		if !strings.Contains(errOut, c.line) {
+			t.Errorf("%s: no line %q on stderr:\n%s", c.name, c.line, errOut)
+		}
 	}
-	var g wgpueval.Generation
-	if err := json.Unmarshal([]byte(out), &g); err != nil {
-		t.Fatal(err)
-	}
-	if g.StopReason != wgpueval.StopEOT || !slices.Equal(g.Tokens, []int32{50256}) || g.Text != "" {
-		t.Errorf("stop %q, tokens %v, text %q; want eot, [50256], empty", g.StopReason, g.Tokens, g.Text)
-	}
-	if !strings.Contains(errOut, "<|endoftext|>") {
-		t.Errorf("no note of the stop on stderr: %q", errOut)
-	}
-	// Positions: 64 in the tiny model.
-	dir, _ := peakedModel(t, nil)
-	out, errOut, err = cli(t, "", "generate", "-m", dir, "-p", "a b c d e f g h i j", "-n", "0", "--json", "-")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, errOut)
-	}
-	if err := json.Unmarshal([]byte(out), &g); err != nil {
-		t.Fatal(err)
-	}
-	if g.StopReason != wgpueval.StopPositions || len(g.PromptTokens)+len(g.Tokens) != 65 {
-		t.Errorf("stop %q after %d+%d tokens; want positions after 64+1", g.StopReason, len(g.PromptTokens), len(g.Tokens))
-	}
-	if !strings.Contains(errOut, "positions are full") {
-		t.Errorf("no note of the stop on stderr: %q", errOut)
+	// Cancelled: the text streamed to stdout cancels the run at its third piece.
+	for _, quiet := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		stdout := &cancelAfter{n: 3, cancel: cancel}
+		var stderr strings.Builder
+		jsonPath := filepath.Join(t.TempDir(), "g.json")
+		args := []string{"generate", "-m", dir, "-p", "Hello", "-n", "0", "--json", jsonPath}
+		if quiet {
+			args = append(args, "-q")
+		}
+		err := run(ctx, args, strings.NewReader(""), stdout, &stderr)
+		if !errors.As(err, new(interrupted)) || exitCode(err) != 130 {
+			t.Fatalf("cancelled: error %v (exit status %d), want interrupted, 130\n%s", err, exitCode(err), stderr.String())
+		}
+		data, err := os.ReadFile(jsonPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g wgpueval.Generation
+		if err := json.Unmarshal(data, &g); err != nil {
+			t.Fatal(err)
+		}
+		if g.StopReason != wgpueval.StopCancelled || len(g.Tokens) < 3 || len(g.Tokens) > 60 {
+			t.Errorf("cancelled: stop %q after %d tokens", g.StopReason, len(g.Tokens))
+		}
+		line := fmt.Sprintf("stopped: cancelled after %d new tokens\n", len(g.Tokens))
+		if !strings.Contains(stderr.String(), line) || quiet && stderr.String() != line {
+			t.Errorf("cancelled (quiet %v): stderr %q, want the line %q", quiet, stderr.String(), line)
+		}
+		if got := strings.TrimSuffix(stdout.String(), "\n"); got != g.Text {
+			t.Errorf("cancelled: streamed %q, --json's text %q", got, g.Text)
+		}
 	}
 }
+
+// cancelAfter is a stdout that calls cancel at its n-th write.
+type cancelAfter struct {
+	b      strings.Builder
+	n      int
+	cancel func()
+}
+
+func (w *cancelAfter) Write(p []byte) (int, error) {
+	if w.n--; w.n == 0 {
+		w.cancel()
+	}
+	return w.b.Write(p)
+}
+
+func (w *cancelAfter) String() string { return w.b.String() }
 
 func TestGenerateBadInput(t *testing.T) {
 	isolate(t)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -36,9 +36,9 @@ func requireVulkan(t *testing.T) []wgpu.AdapterInfo {
 func TestEvalOnGPU(t *testing.T) {
 	isolate(t)
 	as := requireVulkan(t)
-	m := testmodel.Peaked(testmodel.TinyConfig(), 11)
+	m := synth.Peaked(synth.TinyConfig(), 11)
 	dir := filepath.Join(t.TempDir(), "peaked")
-	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)
 	}
 	text := "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" +

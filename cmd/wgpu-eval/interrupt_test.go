@@ -4,11 +4,13 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,12 +18,15 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
 // TestInterruptSaysHowFar: Ctrl-C during an evaluation ends the command with
 // status 130 and, on a line of its own, "interrupted after N of M tokens",
 // where M is the number of targets the whole run would have scored (here
-// counted from the text's ids: all but the first of each 64-token window).
+// counted from the text's ids: all but the first of each 64-token window);
+// --json gets the partial result, marked interrupted, with the same counts;
+// the signal is acknowledged on stderr when it arrives.
 func TestInterruptSaysHowFar(t *testing.T) {
 	bin := buildCLI(t)
 	text := strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 1500)
@@ -38,7 +43,7 @@ func TestInterruptSaysHowFar(t *testing.T) {
 
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "--model", filepath.Join(goldenDir, "tiny"), "--data", data, "--ctx", "64",
-		"--device", "cpu", "--threads", "1", "--no-token-cache")
+		"--device", "cpu", "--threads", "1", "--no-token-cache", "--json", filepath.Join(tmp, "partial.json"))
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), "HOME="+tmp, "HF_HUB_OFFLINE=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -81,6 +86,9 @@ func TestInterruptSaysHowFar(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("ended with %v, want exit status 130", err)
 	}
+	if !slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, "SIGINT (Ctrl-C): stopping (nothing new starts") }) {
+		t.Errorf("the signal was not acknowledged; stderr:\n%s", strings.Join(seen, "\n"))
+	}
 	re := regexp.MustCompile(`^interrupted after (\d+) of (\d+) tokens`)
 	for _, l := range seen {
 		if m := re.FindStringSubmatch(l); m != nil {
@@ -89,6 +97,14 @@ func TestInterruptSaysHowFar(t *testing.T) {
 			t.Log(l)
 			if total != wantTotal || done < 0 || done >= total {
 				t.Errorf("%q: want N below M = %d", l, wantTotal)
+			}
+			b, err := os.ReadFile(filepath.Join(tmp, "partial.json"))
+			if err != nil {
+				t.Fatalf("no partial --json: %v", err)
+			}
+			var r pipeline.Result
+			if err := json.Unmarshal(b, &r); err != nil || !r.Interrupted || r.Tokens != done || r.TotalTokens != wantTotal {
+				t.Errorf("partial JSON: interrupted %v, %d of %d tokens (%v); want true, %d of %d", r.Interrupted, r.Tokens, r.TotalTokens, err, done, wantTotal)
 			}
 			return
 		}

@@ -1,5 +1,5 @@
 // Command wgpu-eval measures how well a GPT-2 model predicts text: NLL,
-// perplexity and bits per byte, on the CPU or (later) any Vulkan GPU.
+// perplexity and bits per byte, on any Vulkan GPU or on the CPU.
 //
 //	wgpu-eval [eval] [flags]    evaluate a model on a corpus (the default)
 //	wgpu-eval devices [--json]  list the Vulkan adapters
@@ -7,6 +7,7 @@
 //	wgpu-eval generate [flags]  continue a prompt with the model (KV cache, sampling)
 //	wgpu-eval merge FILES...    add the --json results of the shards of one run
 //	wgpu-eval compare A B       compare two --per-token files token by token
+//	wgpu-eval export FILE       write a --per-token file as JSON Lines or CSV
 //	wgpu-eval version           print the version
 //
 // Run `wgpu-eval eval --help` for the flags.
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runMerge(args, stdout, stderr)
 	case "compare":
 		return runCompare(args, stdout, stderr)
+	case "export":
+		return runExport(args, stdout)
 	case "devices":
 		return runDevices(args, stdout, stderr)
 	case "bench":
@@ -97,7 +100,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, generate, merge, compare, version, help)", cmd)}
+	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, generate, merge, compare, export, version, help)", cmd)}
 }
 
 const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
@@ -110,6 +113,7 @@ Usage:
   wgpu-eval generate [flags] continue a --prompt with the model, streaming the text
   wgpu-eval merge FILES...   add the --json results of a run's shards (--shard I/N) into the whole run's
   wgpu-eval compare A B      compare two --per-token files of one corpus token by token
+  wgpu-eval export FILE      write a --per-token file's records as JSON Lines or CSV (--format)
   wgpu-eval version          print the version
   wgpu-eval help             this text
 

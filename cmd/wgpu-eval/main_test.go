@@ -12,8 +12,8 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
@@ -30,6 +30,7 @@ func isolate(t *testing.T) {
 	t.Setenv("HF_HUB_CACHE", filepath.Join(tmp, "hub"))
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	t.Setenv(corpus.TinyShakespeareEnv, "")
+	t.Setenv(progressEnv, "") // the default: no progress lines in a short run
 }
 
 // cli runs the command line in-process and returns stdout, stderr and the error.
@@ -40,17 +41,17 @@ func cli(t *testing.T, stdin string, args ...string) (string, string, error) {
 	return out.String(), errb.String(), err
 }
 
-// tinyModel writes a tiny GPT-2 far from uniform (testmodel.Peaked) as safetensors (F32) and as an llm.c v3
+// tinyModel writes a tiny GPT-2 far from uniform (synth.Peaked) as safetensors (F32) and as an llm.c v3
 // checkpoint, returning the folder and the .bin path and the model.
 func tinyModel(t *testing.T) (string, string, *model.Model) {
 	t.Helper()
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	dir := filepath.Join(t.TempDir(), "tiny-gpt2")
-	if err := testmodel.WriteSafetensors(dir, m, "F32"); err != nil {
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "tiny_gpt2.bin")
-	if err := testmodel.WriteLLMC(bin, m, 3); err != nil {
+	if err := synth.WriteLLMC(bin, m, 3); err != nil {
 		t.Fatal(err)
 	}
 	return dir, bin, m
@@ -81,7 +82,7 @@ func expected(t *testing.T, m *model.Model, text string, ctx, maxTokens int) (me
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum += s.Sum
+		sum += s.Sum.Float64()
 		count += s.Count
 		bytesScored += len(tok.Decode(w[1:]))
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -31,9 +31,6 @@ Example:
 Flags:
 `
 
-// maxResultBytes bounds a result file read by merge.
-const maxResultBytes = 1 << 20
-
 func runMerge(args []string, stdout, stderr io.Writer) error {
 	var jsonOut, perTokenOut string
 	var files []string
@@ -55,6 +52,11 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	files = fs.Args()
+	for _, out := range []string{jsonOut, perTokenOut} {
+		if err := notAnInput(out, files); err != nil {
+			return err
+		}
+	}
 	if perTokenOut != "" {
 		if jsonOut != "" {
 			return usageError{errors.New("merge: --per-token merges per-token files and --json result files: run merge once for each")}
@@ -90,25 +92,41 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readResult reads one --json result file.
+// notAnInput refuses an output path that names one of the input files (the
+// same file, through any path or link): writing it would destroy a shard
+// before, or while, it is read.
+func notAnInput(out string, inputs []string) error {
+	if out == "" || out == "-" {
+		return nil
+	}
+	ofi, err := os.Stat(out)
+	if err != nil {
+		return nil // nothing there yet: not an input that exists
+	}
+	for _, in := range inputs {
+		if ifi, err := os.Stat(in); err == nil && os.SameFile(ofi, ifi) {
+			return usageError{fmt.Errorf("merge: the output %s is the input %s: it would be overwritten; write the merged result elsewhere", infile.Quote(out), infile.Quote(in))}
+		}
+	}
+	return nil
+}
+
+// readResult reads one --json result file; a FIFO or a device is refused
+// before it is opened.
 func readResult(path string) (*pipeline.Result, error) {
-	f, err := os.Open(path)
+	data, err := infile.ReadFile(path, pipeline.MaxResultBytes)
+	var tl *infile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", infile.Quote(path), pipeline.MaxResultBytes)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("merge: %w", err)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxResultBytes+1))
+	r, err := pipeline.ParseResult(data)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", infile.Quote(path), err)
 	}
-	if len(data) > maxResultBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", path, maxResultBytes)
-	}
-	var r pipeline.Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s is not a wgpu-eval --json result: %w", path, err)
-	}
-	return &r, nil
+	return r, nil
 }
 
 // mergePerToken merges the shards' per-token files into out.
@@ -132,6 +150,6 @@ func mergePerToken(out string, files []string, stdout io.Writer) error {
 	if m.Header.Targets > 0 {
 		mean = m.Header.NLLSum / float64(m.Header.Targets)
 	}
-	fmt.Fprintf(stdout, "%s: per-token records of %d shards merged, %s, mean NLL %.4f\n", out, len(fs), pipeline.Count(m.Header.Targets, "target"), mean)
+	fmt.Fprintf(stdout, "%s: per-token records of %d shards merged, %s, mean NLL %.4f\n", infile.Quote(out), len(fs), pipeline.Count(m.Header.Targets, "target"), mean)
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
+
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
 )
 
 // screen is what a terminal shows after out: the lines, carriage returns
@@ -78,7 +80,7 @@ func TestProgressNoteOwnLine(t *testing.T) {
 	p = newProg(&w)
 	p.eval = newEvalBar(&w)
 	p.eval.every = time.Hour // no redraws from the ticker in this test
-	p.count(4096, 81920)
+	p.count(wgpueval.Progress{Stage: "eval", Done: 4096, Total: 81920})
 	p.note(msg)
 	lines = screen(w.String())
 	if len(lines) != 2 || lines[0] != msg || !strings.Contains(lines[1], "4096/81920 tok") {

@@ -46,9 +46,11 @@ func resultJSON(t *testing.T, args ...string) pipeline.Result {
 }
 
 // TestShardsAndMerge: three --shard runs merged by `wgpu-eval merge` equal
-// the unsharded run (mean NLL to 1e-12 relative, counts exactly), and their
-// --per-token files merged by `merge --per-token` hold the unsharded run's
-// records; merge refuses a missing shard and shards of another run.
+// the unsharded run bit for bit (the sums are exact), and their --per-token
+// files merged by `merge --per-token` hold the unsharded run's records and
+// sum; merge refuses a missing shard, shards of another run, an output that is
+// one of its inputs (leaving it intact), and shards whose numbers no run
+// writes.
 func TestShardsAndMerge(t *testing.T) {
 	isolate(t)
 	dir, _, _ := tinyModel(t)
@@ -77,7 +79,7 @@ func TestShardsAndMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Tokens) != len(a.Tokens) || b.Header.Shard != nil || math.Abs(b.Header.NLLSum-a.Header.NLLSum) > 1e-12*a.Header.NLLSum {
+	if len(b.Tokens) != len(a.Tokens) || b.Header.Shard != nil || b.Header.NLLSum != a.Header.NLLSum {
 		t.Fatalf("merged per-token file: %d records, shard %v, nll_sum %v; unsharded %d, %v", len(b.Tokens), b.Header.Shard, b.Header.NLLSum, len(a.Tokens), a.Header.NLLSum)
 	}
 	for i, x := range a.Tokens {
@@ -97,7 +99,7 @@ func TestShardsAndMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.Tokens != whole.Tokens || m.ScoredBytes != whole.ScoredBytes || m.Samples != whole.Samples ||
-		math.Abs(m.MeanNLL-whole.MeanNLL) > 1e-12*whole.MeanNLL || math.Abs(m.BitsPerByte-whole.BitsPerByte) > 1e-12*whole.BitsPerByte {
+		m.NLLSum != whole.NLLSum || m.NLLSumSq != whole.NLLSumSq || m.MeanNLL != whole.MeanNLL || m.BitsPerByte != whole.BitsPerByte {
 		t.Errorf("merged %d tokens, mean %.15g, bpb %.15g; whole %d, %.15g, %.15g", m.Tokens, m.MeanNLL, m.BitsPerByte, whole.Tokens, whole.MeanNLL, whole.BitsPerByte)
 	}
 	if _, _, err := cli(t, "", append([]string{"merge"}, files[:2]...)...); err == nil || !strings.Contains(err.Error(), "missing shard 2/3") {
@@ -112,6 +114,82 @@ func TestShardsAndMerge(t *testing.T) {
 	}
 	if _, _, err := cli(t, "", append(base, "--shard", "3/3")...); exitCode(err) != 2 {
 		t.Errorf("--shard 3/3: err = %v, want a usage error", err)
+	}
+	mergeRefusesInputs(t, files, ptks)
+	mergeRefusesNumbers(t, files)
+}
+
+// fileHash is the sha256 of the file at path.
+func fileHash(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// mergeRefusesInputs: an output that is one of the inputs, by its path or a
+// link to it, is refused, and the input is left as it was.
+func mergeRefusesInputs(t *testing.T, files, ptks []string) {
+	link := filepath.Join(t.TempDir(), "link.json")
+	if err := os.Symlink(files[0], link); err != nil {
+		t.Fatal(err)
+	}
+	before, beforePT := fileHash(t, files[0]), fileHash(t, ptks[0])
+	for _, args := range [][]string{
+		append([]string{"merge", "--json", files[0]}, files...),
+		append([]string{"merge", "--json", link}, files...),
+		append([]string{"merge", "--per-token", ptks[0]}, ptks...),
+	} {
+		if _, _, err := cli(t, "", args...); err == nil || !strings.Contains(err.Error(), "is the input") {
+			t.Errorf("%v: err = %v, want a refusal naming the input", args, err)
+		}
+	}
+	if fileHash(t, files[0]) != before || fileHash(t, ptks[0]) != beforePT {
+		t.Error("a refused merge changed its input")
+	}
+}
+
+// mergeRefusesNumbers: shards edited to hold numbers no run writes are
+// refused, naming the field.
+func mergeRefusesNumbers(t *testing.T, files []string) {
+	b, err := os.ReadFile(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, field string
+		value       any // nil deletes the field
+		want        string
+	}{
+		{"huge token count", "tokens", int64(math.MaxInt64), "tokens"},
+		{"negative token count", "tokens", -5, "tokens"},
+		{"negative bytes", "scored_bytes", -1, "scored_bytes"},
+		{"negative sum of squares", "nll_sumsq", -1.0, "nll_sumsq"},
+		{"sum edited", "nll_sum", 1e300, "nll_sum_exact"},
+		{"exact sum missing", "nll_sum_exact", nil, "nll_sum_exact"},
+		{"exact sum not a number", "nll_sum_exact", "0x1.8p3", "exact sum"},
+		{"mean edited", "mean_nll", 0.5, "mean_nll"},
+	} {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if c.value == nil {
+			delete(m, c.field)
+		} else {
+			m[c.field] = c.value
+		}
+		edited, _ := json.Marshal(m)
+		path := filepath.Join(t.TempDir(), "edited.json")
+		if err := os.WriteFile(path, edited, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := cli(t, "", "merge", files[0], path, files[2]); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want one naming %s", c.name, err, c.want)
+		}
 	}
 }
 
@@ -243,6 +321,78 @@ func TestCheckpointSurvivesKill(t *testing.T) {
 		y := b.Tokens[i]
 		if x.Doc != y.Doc || x.Pos != y.Pos || x.Token != y.Token || math.Float32bits(x.NLL) != math.Float32bits(y.NLL) || !slices.Equal(x.Top, y.Top) {
 			t.Fatalf("record %d: resumed %+v, uninterrupted %+v", i, y, x)
+		}
+	}
+}
+
+// TestOutputFailureKeepsCheckpoint: a complete run whose per-token file
+// cannot be written (/dev/full: the disk is full) still prints its summary, fails,
+// and keeps its checkpoint and --json untouched; the same command with a
+// writable path then writes every output without scoring again (the result
+// of an uninterrupted run, bit for bit) and removes the checkpoint. While a
+// run holds a checkpoint, another run given it is refused.
+func TestOutputFailureKeepsCheckpoint(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 40)
+	tmp := t.TempDir()
+	base := []string{"--model", dir, "--data", data, "--ctx", "24", "--device", "cpu", "--quiet"}
+	whole := resultJSON(t, base...)
+	ck, out, ptk := filepath.Join(tmp, "run.ckpt"), filepath.Join(tmp, "out.json"), "/dev/full"
+	if _, err := os.Stat(ptk); err != nil {
+		t.Skipf("no %s here: %v", ptk, err)
+	}
+	args := append(base, "--checkpoint", ck, "--json", out)
+	stdout, _, err := cli(t, "", append(args, "--per-token", ptk)...)
+	if err == nil || !strings.Contains(err.Error(), "no space left") || !strings.Contains(err.Error(), "run the same command again") {
+		t.Fatalf("per-token file on a full disk: err = %v", err)
+	}
+	if !strings.Contains(stdout, "NLL") {
+		t.Errorf("no summary line on stdout: %q", stdout)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--json was written before the per-token file (%v)", err)
+	}
+	if _, err := pipeline.LoadCheckpoint(ck); err != nil {
+		t.Fatalf("the checkpoint of the complete run is gone: %v", err)
+	}
+
+	// Another process holding the checkpoint's lock: refused.
+	holder := exec.Command("flock", "-o", ck+".lock", "sleep", "30") // -o: sleep does not inherit the lock
+	if err := holder.Start(); err == nil {
+		time.Sleep(300 * time.Millisecond)
+		_, _, err := cli(t, "", append(args, "--per-token", filepath.Join(tmp, "a.ptk"))...)
+		holder.Process.Kill()
+		holder.Wait()
+		if err == nil || !strings.Contains(err.Error(), "in use by another run") {
+			t.Errorf("a checkpoint locked by another process: err = %v", err)
+		}
+	} else {
+		t.Logf("no flock(1) here (%v): the lock is not tested across processes", err)
+	}
+
+	good := filepath.Join(tmp, "run.ptk")
+	_, stderr, err := cli(t, "", append(args, "--per-token", good)...)
+	if err != nil {
+		t.Fatalf("rerun: %v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r pipeline.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.NLLSum != whole.NLLSum || r.Tokens != whole.Tokens {
+		t.Errorf("rerun: %v over %d tokens; uninterrupted %v over %d", r.NLLSum, r.Tokens, whole.NLLSum, whole.Tokens)
+	}
+	if f, err := pipeline.ReadPerToken(good); err != nil || f.Header.NLLSum != whole.NLLSum {
+		t.Errorf("the per-token file of the rerun: %v", err)
+	}
+	for _, left := range []string{ck, ck + ".lock"} {
+		if _, err := os.Stat(left); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after the outputs were written (%v)", filepath.Base(left), err)
 		}
 	}
 }

@@ -13,18 +13,29 @@ import (
 // signalError is the cause of a context canceled by a signal.
 type signalError struct{ sig os.Signal }
 
-func (e signalError) Error() string {
-	switch e.sig {
+func (e signalError) Error() string { return "canceled by " + signalDesc(e.sig) }
+
+// signalDesc names a signal as a user knows it.
+func signalDesc(sig os.Signal) string {
+	switch sig {
 	case os.Interrupt:
-		return "canceled by SIGINT (Ctrl-C)"
+		return "SIGINT (Ctrl-C)"
 	case syscall.SIGTERM:
-		return "canceled by SIGTERM"
+		return "SIGTERM"
 	}
-	return "canceled by signal " + e.sig.String()
+	return "signal " + sig.String()
 }
 
 // Is makes a signalError a context.Canceled, as the context's Err says.
 func (e signalError) Is(target error) bool { return target == context.Canceled }
+
+// signalName is how a user sends sig again.
+func signalName(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "Ctrl-C"
+	}
+	return sig.String()
+}
 
 // signalStatus is the shell's exit status for a process ended by sig: 128 plus
 // its number (130 for SIGINT, 143 for SIGTERM).
@@ -37,7 +48,8 @@ func signalStatus(sig os.Signal) int {
 
 // notifyContext is signal.NotifyContext for SIGINT and SIGTERM, except that it
 // does not swallow later signals: the first cancels the context (its cause a
-// signalError) so the run can stop cleanly, and a second ends the process at
+// signalError) so the run can stop cleanly, and says so on stderr at once,
+// and a second ends the process at
 // once with exit, after a line on stderr, in case the run does not stop (a read
 // that ignores the context). stop releases the signals.
 func notifyContext(parent context.Context, stderr io.Writer, exit func(int)) (ctx context.Context, stop func()) {
@@ -48,6 +60,8 @@ func notifyContext(parent context.Context, stderr io.Writer, exit func(int)) (ct
 	go func() {
 		select {
 		case sig := <-sigs:
+			fmt.Fprintf(stderr, "\nwgpu-eval: %s: stopping (nothing new starts; work already on the device finishes and is counted; %s again exits at once)\n",
+				signalDesc(sig), signalName(sig))
 			cancel(signalError{sig})
 		case <-done:
 			return

@@ -23,8 +23,23 @@ type rule struct {
 }
 
 // anyOfOurs in rule.ours allows every package of this module except the
-// commands and this test (the CLI: "everything below").
+// commands, this test and the test-support packages (the CLI: "everything
+// below" that ships).
 const anyOfOurs = "*"
+
+// testSupport are the packages that exist for tests: fixtures, references and
+// harnesses that no shipped binary may contain. anyOfOurs leaves them out, so a
+// command names them explicitly to import them (none does); the synthetic
+// models a command may need (`wgpu-eval bench`) are the public model/synth.
+var testSupport = map[string]bool{
+	"internal/alloctest":   true,
+	"internal/archtest":    true,
+	"internal/backendtest": true,
+	"internal/prereq":      true,
+	"internal/refops":      true,
+	"internal/x86emu":      true,
+	"wgpu/wgsl/exectest":   true,
+}
 
 // rules is DESIGN.md's house table, package by package: every package needs
 // its own row (a folder's rule does not cover its subfolders, so model may not
@@ -33,23 +48,25 @@ const anyOfOurs = "*"
 // dependencies, each chosen on purpose).
 var rules = map[string]rule{
 	// The library API (package wgpueval) and the commands.
-	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "wgpu"}},
+	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "wgpu", "internal/infile", "internal/sysmem"}},
 	"cmd/wgpu-eval": {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	"cmd/wgslc":     {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
-	"bench/cpurss":  {ours: []string{"internal/testmodel", "model", "pipeline"}},
-	"bench/bf16acc": {ours: []string{"internal/testmodel", "model", "model/tokenizer"}},
+	"bench/cpurss":  {ours: []string{"model", "model/synth", "pipeline"}},
+	"bench/bf16acc": {ours: []string{"model", "model/synth", "model/tokenizer"}},
 
 	// corpus -> tokens -> batches -> a backend -> NLL.
-	"pipeline": {ours: []string{"corpus", "model", "shaders", "wgpu", "internal/atomicfile", "internal/msgpackbound"},
+	"pipeline": {ours: []string{"corpus", "model", "model/exactsum", "shaders", "wgpu", "internal/atomicfile", "internal/msgpackbound", "internal/infile"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
-	"corpus": {ours: []string{"internal/download", "internal/atomicfile", "internal/msgpackbound"},
+	"corpus": {ours: []string{"internal/download", "internal/atomicfile", "internal/msgpackbound", "internal/infile", "internal/sysmem"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
 
-	// GPT-2 on the host: no GPU code, no network but in model/hub.
-	"model":                 {others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
+	// The models on the host: no GPU code, no network but in model/hub.
+	"model":                 {ours: []string{"model/exactsum", "internal/sysmem", "internal/infile"}, others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
+	"model/exactsum":        {}, // exact, order-independent sums of the NLLs
 	"model/hub":             {ours: []string{"internal/download"}},
 	"model/tokenizer":       {others: []string{"github.com/tiktoken-go/tokenizer"}},
-	"model/internal/asmgen": {others: []string{"github.com/mmcloughlin/avo"}}, // go generate: the amd64 kernels
+	"model/synth":           {ours: []string{"model"}, others: []string{"github.com/x448/float16"}}, // synthetic weights and the writers of their files
+	"model/internal/asmgen": {others: []string{"github.com/mmcloughlin/avo"}},                       // go generate: the amd64 kernels
 
 	// The GPU: kernels, the WebGPU-shaped API, the compiler, Vulkan.
 	"shaders":                   {ours: []string{"model", "wgpu", "wgpu/wgsl", "internal/atomicfile"}, others: []string{"github.com/x448/float16"}}, // the autotuner's file; its f16 operands
@@ -63,15 +80,16 @@ var rules = map[string]rule{
 
 	// Small utilities and test support.
 	"internal/download":     {},
-	"internal/atomicfile":   {},
+	"internal/atomicfile":   {others: []string{"golang.org/x/sys"}}, // O_TMPFILE on Linux
 	"internal/msgpackbound": {},
+	"internal/infile":       {},
+	"internal/sysmem":       {},
 	"internal/prereq":       {},
 	"internal/alloctest":    {},
 	"internal/refops":       {},
 	"internal/archtest":     {},
 	"internal/x86emu":       {}, // test support: runs the amd64 kernels the CPU lacks
-	"internal/testmodel":    {ours: []string{"model"}, others: []string{"github.com/x448/float16"}},
-	"internal/backendtest":  {ours: []string{"corpus", "internal/testmodel", "model", "pipeline"}},
+	"internal/backendtest":  {ours: []string{"corpus", "model", "model/synth", "pipeline", "internal/refops"}},
 }
 
 // imp is one import of one file.
@@ -114,7 +132,7 @@ func (r rule) allows(dir, path string) bool {
 			ours = "."
 		}
 		for _, a := range r.ours {
-			if a == ours || (a == anyOfOurs && ours != dir && !strings.HasPrefix(ours, "cmd/") && ours != "internal/archtest") {
+			if a == ours || (a == anyOfOurs && ours != dir && !strings.HasPrefix(ours, "cmd/") && !testSupport[ours]) {
 				return true
 			}
 		}
@@ -210,7 +228,7 @@ func TestViolations(t *testing.T) {
 	ok := map[string][]imp{
 		"model":     {{"model/a.go", "fmt"}, {"model/a.go", "github.com/x448/float16"}},
 		"model/hub": {{"model/hub/h.go", module + "/internal/download"}, {"model/hub/h.go", "net/http"}},
-		"cmd/x":     {{"cmd/x/m.go", module}, {"cmd/x/m.go", module + "/model/hub"}},
+		"cmd/x":     {{"cmd/x/m.go", module}, {"cmd/x/m.go", module + "/model/hub"}, {"cmd/x/m.go", module + "/model/synth"}},
 		"wgpu/wgsl": nil,
 	}
 	table := map[string]rule{
@@ -235,6 +253,9 @@ func TestViolations(t *testing.T) {
 		{"cgo", "model", "C", "model/x.go imports C"},
 		{"cmd importing a cmd", "cmd/x", module + "/cmd/y", "imports " + module + "/cmd/y"},
 		{"cmd importing itself", "cmd/x", module + "/cmd/x", "imports " + module + "/cmd/x"},
+		{"cmd importing test support", "cmd/x", module + "/internal/backendtest", "cmd/x/x.go imports " + module + "/internal/backendtest"},
+		{"cmd importing the fixtures of a test", "cmd/x", module + "/internal/refops", "imports " + module + "/internal/refops"},
+		{"cmd importing this test", "cmd/x", module + "/internal/archtest", "imports " + module + "/internal/archtest"},
 		{"the root from below", "model/hub", module, "model/hub/x.go imports " + module + ":"},
 	} {
 		g := map[string][]imp{}
@@ -282,6 +303,11 @@ func TestTableStatesDesign(t *testing.T) {
 		{"cmd/wgpu-eval", "github.com/spf13/pflag", true},
 		{"cmd/wgpu-eval", "github.com/spf13/cobra", false},
 		{".", module + "/cmd/wgpu-eval", false},
+		{"cmd/wgpu-eval", module + "/model/synth", true},
+		{"model/synth", module + "/pipeline", false},
+		{"model/synth", module + "/model/hub", false},
+		{"model", module + "/model/synth", false},
+		{".", module + "/model/synth", false},
 	} {
 		r, ok := rules[c.dir]
 		if !ok {
@@ -289,6 +315,18 @@ func TestTableStatesDesign(t *testing.T) {
 		}
 		if got := r.allows(c.dir, c.imp); got != c.want {
 			t.Errorf("%s -> %s: allowed %v, want %v", c.dir, c.imp, got, c.want)
+		}
+	}
+	// No shipped code contains test support: the commands and the library
+	// reach none of it, and each test-support package has its row.
+	for dir := range testSupport {
+		if _, ok := rules[dir]; !ok {
+			t.Errorf("test-support package %s has no rule in the import table", dir)
+		}
+		for _, from := range []string{"cmd/wgpu-eval", "cmd/wgslc", "."} {
+			if rules[from].allows(from, module+"/"+dir) {
+				t.Errorf("%s -> %s: allowed, want refused (test support in a shipped binary)", from, dir)
+			}
 		}
 	}
 }

@@ -1,35 +1,193 @@
-// Package atomicfile writes files so that a crash leaves the old content or the
-// new, never half of one. It imports nothing of this module.
+// Package atomicfile writes output files so that a crash leaves the old content
+// or the new, never half of one, and so that writing a result never destroys
+// what the path names: a symbolic link keeps pointing where it did, and a
+// device or a FIFO (/dev/stdout, /dev/null, a pipe to another program) is
+// written to, not replaced by a regular file. It imports nothing of this
+// module.
 package atomicfile
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
-// Write writes data to path (mode 0644) through a temporary file in
-// the same folder, synced and then renamed over path, so that a crash leaves
-// the old file or the new one, never half of one.
+// maxLinks bounds the symbolic links followed from one path (Linux's own limit
+// is 40), so that a loop of links is an error, not a hang.
+const maxLinks = 40
+
+// Write writes data to path. What is at path decides how:
+//
+//   - nothing, or a regular file: a temporary file in the same folder, synced,
+//     then renamed over path, so that a crash leaves the old file or the new
+//     one. Where the system supports it (Linux's O_TMPFILE) the temporary
+//     file has no name until it is complete, so a process killed while writing
+//     leaves nothing behind. A new file gets mode 0644; an existing one keeps
+//     its permissions.
+//   - a symbolic link: the same, at the file the link finally names (the link
+//     stays a link).
+//   - a character device or a FIFO: written directly, in place, since
+//     renaming over it would replace /dev/null or a pipe with a regular file.
+//   - a directory, a socket or anything else: an error naming what is there.
 func Write(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	return WriteFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFunc is Write for content made while it is written (too large to
+// hold in memory): write writes the content to w, which is the temporary file
+// or the device, under the same rules as Write. When write fails, path is
+// left as it was (a device or FIFO may have received part of the content).
+// write may be called a second time, on a fresh temporary file, where the
+// system refuses to name its unnamed one, so it must write the same content
+// each time.
+func WriteFunc(path string, write func(w io.Writer) error) error {
+	target, fi, err := resolve(path)
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
+	if fi == nil {
+		return replace(target, write, 0o644)
 	}
-	if err == nil {
-		err = tmp.Sync()
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return replace(target, write, m.Perm())
+	case m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
+		return writeInPlace(target, write)
+	case m.IsDir():
+		return fmt.Errorf("%s is a directory, not a file", describe(path, target))
+	default:
+		return fmt.Errorf("%s is a %s, not a file that can be written", describe(path, target), kind(m))
 	}
-	if cerr := tmp.Close(); err == nil {
+}
+
+// resolve follows the symbolic links of path to the file they name and
+// returns that path and its Lstat (nil when nothing is there yet: a new file,
+// or a link to a file not created yet).
+func resolve(path string) (string, fs.FileInfo, error) {
+	p := path
+	for range maxLinks {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, fi, nil
+		}
+		dest, err := os.Readlink(p)
+		if err != nil {
+			return "", nil, err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(p), dest)
+		}
+		p = dest
+	}
+	return "", nil, fmt.Errorf("%s: more than %d symbolic links (a loop?)", path, maxLinks)
+}
+
+// replace writes the content to a temporary file beside path and renames it
+// over path: an unnamed one where the system can make and later name it, else
+// a named one.
+func replace(path string, write func(io.Writer) error, perm fs.FileMode) error {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if f, err := openUnnamed(dir); err == nil {
+		err := fill(f, write, perm)
+		name := ""
+		if err == nil {
+			name, err = link(f, dir, base)
+		}
+		f.Close()
+		if err == nil {
+			return rename(name, path)
+		}
+		if !errors.Is(err, errLink) {
+			return err
+		}
+	}
+	f, err := os.CreateTemp(dir, base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	err = fill(f, write, perm)
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		os.Remove(f.Name())
+		return err
+	}
+	return rename(f.Name(), path)
+}
+
+// fill writes the content to the temporary file f, sets its permissions and
+// syncs it.
+func fill(f *os.File, write func(io.Writer) error, perm fs.FileMode) error {
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// rename moves the complete temporary file tmp over path and syncs the folder.
+func rename(tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// writeInPlace writes the content to the device or FIFO at path as it is.
+func writeInPlace(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
+}
+
+// syncDir makes a rename in dir durable where the system allows; a failure
+// only weakens the guarantee after a power loss, so it is not reported.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// describe names path, and the file its links lead to when that differs.
+func describe(path, target string) string {
+	if path == target {
+		return path
+	}
+	return fmt.Sprintf("%s (a link to %s)", path, target)
+}
+
+// kind names the type of a file that Write refuses.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	default:
+		return "special file (" + m.Type().String() + ")"
+	}
 }

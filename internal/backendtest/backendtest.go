@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -19,8 +20,8 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/testmodel"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -184,9 +185,12 @@ func peakedCorpus(seed uint64, cfg model.Config, docs int) *corpus.Tokens {
 }
 
 // peaked: every method on the peaked model (mean NLL far below ln V), against
-// the CPU path, within CPUTol.
+// the CPU path, within CPUTol, and the CPU path against a float64 forward
+// (refops, op by op) of the same windows, within PeakedTol: so the CPU
+// suite, whose CPUTol compares the CPU with itself, still checks the
+// numbers on a model that predicts well.
 func (s Suite) peaked(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	cfg := m.Config
 	toks := peakedCorpus(11, cfg, 12)
 	b := s.open(t, m)
@@ -209,6 +213,20 @@ func (s Suite) peaked(t *testing.T) {
 			if lnV := math.Log(float64(cfg.VocabSize)); want.MeanNLL > lnV-1 {
 				t.Fatalf("the peaked model's CPU mean NLL %.4f is not well below ln V = %.4f", want.MeanNLL, lnV)
 			}
+			var seqs []model.Sequence
+			switch c.mode {
+			case pipeline.ModeStream:
+				seqs = pipeline.Stream(toks.Stream(0), c.ctx)
+			case pipeline.ModeStrided:
+				seqs = pipeline.Strided(toks.Stream(0), c.ctx, c.stride)
+			default:
+				seqs = pipeline.Documents(toks.Documents(0), 0, c.ctx, c.stride)
+			}
+			ref, n := referenceSum(fmt.Sprint(c), m, seqs)
+			if d := math.Abs(want.MeanNLL - ref/float64(n)); n != want.Tokens || !(d <= peakedTol) {
+				t.Errorf("cpu: %d tokens, mean NLL %.9f; the float64 reference %d, %.9f (|diff| %.2e > %.0e)",
+					want.Tokens, want.MeanNLL, n, ref/float64(n), d, peakedTol)
+			}
 			got, err := pipeline.Evaluate(context.Background(), b, ec)
 			if err != nil {
 				t.Fatal(err)
@@ -223,11 +241,15 @@ func (s Suite) peaked(t *testing.T) {
 	}
 }
 
+// peakedTol bounds |the CPU path's mean NLL - the float64 reference's| on the
+// peaked model: f32 arithmetic over a tiny model's windows (1e-7 is typical).
+const peakedTol = 2e-6
+
 // batchMates: a batch's sum equals the sum of its sequences scored alone
 // (BatchTol relative), for mates of other lengths and padding; so a target's
 // NLL does not depend on what shares its batch.
 func (s Suite) batchMates(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	b := s.open(t, m)
 	r := rand.New(rand.NewPCG(4, 4))
 	var seqs []model.Sequence
@@ -270,9 +292,9 @@ func (s Suite) batchMates(t *testing.T) {
 	if all.Count != alone.Count {
 		t.Fatalf("batch scored %d targets, alone %d", all.Count, alone.Count)
 	}
-	if d := math.Abs(all.Sum - alone.Sum); !(d <= s.BatchTol*alone.Sum) {
+	if a, b := all.Sum.Float64(), alone.Sum.Float64(); !(math.Abs(a-b) <= s.BatchTol*b) {
 		t.Errorf("batch NLL sum %.9g, sequences alone %.9g: differ by %.2g (relative %.2g > %.0e)",
-			all.Sum, alone.Sum, d, d/alone.Sum, s.BatchTol)
+			a, b, math.Abs(a-b), math.Abs(a-b)/b, s.BatchTol)
 	}
 }
 
@@ -280,7 +302,7 @@ func (s Suite) batchMates(t *testing.T) {
 // an empty batch and a bad first target are refused by Submit with messages
 // that say what is wrong.
 func (s Suite) badInput(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	b := s.open(t, m)
 	P, V := m.Config.NPositions, m.Config.VocabSize
 	long := make([]int32, P+1)
@@ -318,7 +340,7 @@ func (s Suite) badInput(t *testing.T) {
 // cancel: Evaluate with a cancelled context stops with context.Canceled, and
 // one cancelled after the first batch stops too; the backend works afterwards.
 func (s Suite) cancel(t *testing.T) {
-	m := testmodel.Peaked(testmodel.TinyConfig(), 7)
+	m := synth.Peaked(synth.TinyConfig(), 7)
 	b := s.open(t, m)
 	toks := peakedCorpus(12, m.Config, 8)
 	ec := pipeline.EvalConfig{Tokens: toks, Ctx: m.Config.NPositions, BatchTokens: m.Config.NPositions, VocabSize: m.Config.VocabSize}
@@ -329,8 +351,8 @@ func (s Suite) cancel(t *testing.T) {
 	}
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	ec.Progress = func(done, total int) {
-		if done > 0 {
+	ec.Progress = func(p pipeline.Progress) {
+		if p.Scored > 0 { // a batch has finished
 			cancel()
 		}
 	}

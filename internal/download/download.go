@@ -30,10 +30,41 @@ type Options struct {
 	// (a resumed prefix included) and the full size, or -1 when the server does
 	// not say.
 	Progress func(done, total int64)
-	// Client makes the requests; nil means a client with sane timeouts for
-	// connecting and for response headers, and none on the body.
+	// Client makes the requests; nil means DefaultClient, whose timeouts are for
+	// connecting and for response headers (File times out stalled bodies itself:
+	// see StallTimeout).
 	Client *http.Client
+	// Size, when positive, is the size of the whole file as announced
+	// beforehand (by a HEAD, say): a response that announces another size is
+	// refused, and no more than Size bytes are read.
+	Size int64
+	// MaxSize caps a download whose size nothing announces (no Size, and a
+	// response with neither Content-Length nor a Content-Range size): 0 means
+	// DefaultMaxSize, and a negative value refuses such a response. A response
+	// that announces its size is read up to that size and no further.
+	MaxSize int64
+	// StallTimeout ends a download whose body stalls: when less than
+	// StallMinBytes arrive in that long (nothing at all, or a trickle). The
+	// partial file is kept for a later call to resume. 0 means
+	// DefaultStallTimeout, a negative value no limit.
+	StallTimeout time.Duration
+	// Retry says how requests answered 429 or 503 are retried.
+	Retry Retry
 }
+
+// DefaultMaxSize is Options.MaxSize when it is zero: the most bytes read of a
+// file whose size is announced nowhere.
+const DefaultMaxSize = 1 << 30
+
+// DefaultStallTimeout is Options.StallTimeout when it is zero.
+const DefaultStallTimeout = time.Minute
+
+// StallMinBytes is the least a body must deliver every Options.StallTimeout.
+const StallMinBytes = 1 << 10
+
+// ErrStalled is wrapped by the error File returns when a body stops arriving
+// for Options.StallTimeout.
+var ErrStalled = errors.New("stalled")
 
 // IncompleteSuffix is appended to dest for the partial file a download writes
 // into; it is what a later call resumes from.
@@ -49,6 +80,8 @@ type HTTPError struct {
 	// headers, which the Hugging Face hub sets (e.g. "GatedRepo", "EntryNotFound").
 	ErrorCode    string
 	ErrorMessage string
+	// RetryAfter is the Retry-After header (sent with 429 and 503), as sent.
+	RetryAfter string
 }
 
 // Error names the URL and the status and says what the status usually means.
@@ -70,6 +103,16 @@ func (e *HTTPError) Error() string {
 			"model's terms on its page and set HF_TOKEN to a token with access)"
 	case http.StatusNotFound:
 		msg += ": not found"
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		msg += ": the server is rate-limiting or busy"
+		if e.RetryAfter != "" {
+			after := e.RetryAfter
+			if _, err := strconv.ParseUint(after, 10, 64); err == nil {
+				after += " s"
+			}
+			msg += " and asks to retry after " + after
+		}
+		msg += "; try again later"
 	}
 	return msg
 }
@@ -91,12 +134,14 @@ func NewHTTPError(url string, resp *http.Response) *HTTPError {
 		Status:       status,
 		ErrorCode:    resp.Header.Get("X-Error-Code"),
 		ErrorMessage: resp.Header.Get("X-Error-Message"),
+		RetryAfter:   resp.Header.Get("Retry-After"),
 	}
 }
 
 // DefaultClient is the client File uses when Options.Client is nil: it follows
 // redirects, gives up on connecting or on response headers after a minute, and
-// never times out a body that keeps arriving.
+// never times out a body that keeps arriving (File gives up on one that stops:
+// Options.StallTimeout).
 var DefaultClient = &http.Client{Transport: defaultTransport()}
 
 func defaultTransport() http.RoundTripper {
@@ -113,10 +158,15 @@ func defaultTransport() http.RoundTripper {
 // partial file left there by an earlier call with an HTTP Range request (a server
 // that ignores Range is handled by starting over), checks the sha256 of the whole
 // file when opt.SHA256 is set, and renames the file into place only when it is
-// complete. Parent folders are created. When ctx is cancelled or the connection
-// breaks, the partial file stays for a later call to resume (unless it is empty); on a checksum
-// mismatch it is deleted. File always fetches: callers that cache check dest
-// themselves. Two processes must not download to the same dest at once.
+// complete. Parent folders are created. It reads no more than the size
+// announced (opt.Size, Content-Length or Content-Range; opt.MaxSize when none
+// is), retries answers 429 and 503 as opt.Retry says, and gives up on a body
+// that stalls for opt.StallTimeout. When ctx is cancelled, the connection
+// breaks or the body stalls, the partial file stays for a later call to resume
+// (unless it is empty); on a checksum mismatch, or when the server sends more
+// than it announced, it is deleted. File always fetches: callers that cache
+// check dest themselves. Two processes must not download to the same dest at
+// once.
 func File(ctx context.Context, url, dest string, opt Options) error {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return fmt.Errorf("download %s: %w", url, err)
@@ -171,38 +221,53 @@ func (d *fetch) run() error {
 		return fmt.Errorf("download %s: %w", d.url, err)
 	}
 	offset := info.Size()
+	if d.opt.Size > 0 && offset > d.opt.Size {
+		// Longer than the whole file: not a prefix of it.
+		if err := d.f.Truncate(0); err != nil {
+			return fmt.Errorf("download %s: %w", d.url, err)
+		}
+		offset = 0
+	}
 	// At most one restart from zero, when a range answer does not fit the
 	// partial file (a 206 from another offset, or a 416 saying the remote file
 	// is shorter than it).
 	for attempt := 0; ; attempt++ {
-		resp, err := d.get(offset)
-		if err != nil {
+		restart, err := d.try(offset)
+		if err != nil || !restart {
 			return err
 		}
-		done, total, restart, err := d.accept(resp, offset)
-		if err != nil || restart {
-			resp.Body.Close()
-			if err != nil {
-				return err
-			}
-			if attempt > 0 {
-				return fmt.Errorf("download %s: server does not honour Range requests consistently", d.url)
-			}
-			offset = 0
-			if err := d.f.Truncate(0); err != nil {
-				return fmt.Errorf("download %s: %w", d.url, err)
-			}
-			continue
+		if attempt > 0 {
+			return fmt.Errorf("download %s: server does not honour Range requests consistently", d.url)
 		}
-		err = d.copy(resp, done, total)
-		resp.Body.Close()
-		return err
+		offset = 0
+		if err := d.f.Truncate(0); err != nil {
+			return fmt.Errorf("download %s: %w", d.url, err)
+		}
 	}
 }
 
+// try makes one request for the bytes from offset on and appends its body to
+// the partial file; restart says that the partial file must be dropped and
+// the download begun again from zero. The request's context is cancelled, with
+// ErrStalled as the cause, when the body stalls.
+func (d *fetch) try(offset int64) (restart bool, err error) {
+	ctx, cancel := context.WithCancelCause(d.ctx)
+	defer cancel(nil)
+	resp, err := d.get(ctx, offset)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	done, total, restart, err := d.accept(resp, offset)
+	if err != nil || restart {
+		return restart, err
+	}
+	return false, d.copy(ctx, cancel, resp, done, total)
+}
+
 // get sends the request, asking for the bytes from offset on.
-func (d *fetch) get(offset int64) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, d.url, nil)
+func (d *fetch) get(ctx context.Context, offset int64) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("download %s: %w", d.url, err)
 	}
@@ -220,7 +285,7 @@ func (d *fetch) get(offset int64) (*http.Response, error) {
 	if client == nil {
 		client = DefaultClient
 	}
-	resp, err := withCredentialPolicy(client).Do(req)
+	resp, err := Do(withCredentialPolicy(client), req, d.opt.Retry)
 	if err != nil {
 		return nil, fmt.Errorf("download %s: %w", d.url, err)
 	}
@@ -229,26 +294,37 @@ func (d *fetch) get(offset int64) (*http.Response, error) {
 
 // accept looks at the response to a request from offset. It returns the bytes
 // already on disk that the body continues (the hash then covers them), the total
-// size or -1, and restart when the partial file must be dropped and the
-// download begun again from zero.
+// size or -1 (opt.Size when the response does not say), and restart when the
+// partial file must be dropped and the download begun again from zero.
 func (d *fetch) accept(resp *http.Response, offset int64) (done, total int64, restart bool, err error) {
 	switch resp.StatusCode {
 	case http.StatusOK:
 		// The whole file, also when Range was ignored: copy starts over at 0.
-		return 0, resp.ContentLength, false, nil
+		total, err := d.announced(resp.ContentLength)
+		return 0, total, false, err
 	case http.StatusPartialContent:
 		start, size, ok := parseContentRange(resp.Header.Get("Content-Range"))
-		if !ok || start != offset {
+		if !ok || start != offset || (size >= 0 && size < offset) {
 			return 0, 0, true, nil
+		}
+		if size < 0 && resp.ContentLength >= 0 {
+			size = offset + resp.ContentLength
+		}
+		total, err := d.announced(size)
+		if err != nil {
+			return 0, 0, false, err
 		}
 		if err := d.hashPrefix(offset); err != nil {
 			return 0, 0, false, err
 		}
-		return offset, size, false, nil
+		return offset, total, false, nil
 	case http.StatusRequestedRangeNotSatisfiable:
 		// "bytes */SIZE": the partial file may be the whole file already.
 		_, size, ok := parseContentRange(resp.Header.Get("Content-Range"))
 		if offset > 0 && ok && size == offset {
+			if _, err := d.announced(size); err != nil {
+				return 0, 0, false, err
+			}
 			if err := d.hashPrefix(offset); err != nil {
 				return 0, 0, false, err
 			}
@@ -260,6 +336,36 @@ func (d *fetch) accept(resp *http.Response, offset int64) (done, total int64, re
 		}
 	}
 	return 0, 0, false, NewHTTPError(d.url, resp)
+}
+
+// announced checks the size of the whole file a response announces (-1 for
+// none) against opt.Size, and returns the size known, or -1.
+func (d *fetch) announced(size int64) (int64, error) {
+	switch {
+	case d.opt.Size <= 0:
+		return size, nil
+	case size < 0:
+		return d.opt.Size, nil
+	case size != d.opt.Size:
+		return 0, fmt.Errorf("download %s: the server announces %d bytes, not the %d expected", d.url, size, d.opt.Size)
+	}
+	return size, nil
+}
+
+// limit is the most bytes of the whole file copy accepts when the total is
+// total (-1: announced nowhere), and what to say when the server sends more.
+func (d *fetch) limit(total int64) (int64, string, error) {
+	if total >= 0 {
+		return total, fmt.Sprintf("the %d bytes it announced", total), nil
+	}
+	switch {
+	case d.opt.MaxSize < 0:
+		return 0, "", fmt.Errorf("download %s: the server announced no size (neither Content-Length nor Content-Range), "+
+			"and this file needs one", d.url)
+	case d.opt.MaxSize == 0:
+		return DefaultMaxSize, fmt.Sprintf("%d bytes without announcing a size (the most accepted then)", int64(DefaultMaxSize)), nil
+	}
+	return d.opt.MaxSize, fmt.Sprintf("%d bytes without announcing a size (the most accepted then)", d.opt.MaxSize), nil
 }
 
 // hashPrefix feeds the first n bytes of the partial file to the hash.
@@ -279,11 +385,30 @@ func (d *fetch) progress(done, total int64) {
 	}
 }
 
-// copy appends the body to the partial file from offset done. A 416 response
-// (already complete) has nothing to copy.
-func (d *fetch) copy(resp *http.Response, done, total int64) error {
+func (d *fetch) stallTimeout() time.Duration {
+	switch {
+	case d.opt.StallTimeout < 0:
+		return 0
+	case d.opt.StallTimeout == 0:
+		return DefaultStallTimeout
+	}
+	return d.opt.StallTimeout
+}
+
+// copy appends the body to the partial file from offset done, reading no more
+// than the size announced; when nothing arrives for the stall timeout, it
+// cancels ctx (the request's) with ErrStalled. A 416 response (already
+// complete) has nothing to copy.
+func (d *fetch) copy(ctx context.Context, cancel context.CancelCauseFunc, resp *http.Response, done, total int64) error {
 	if resp.StatusCode == http.StatusRequestedRangeNotSatisfiable {
 		return nil
+	}
+	limit, announced, err := d.limit(total)
+	if err != nil {
+		return err
+	}
+	if done > limit {
+		return fmt.Errorf("download %s: the partial file %s holds %d bytes, more than the %d of the whole file", d.url, d.part, done, limit)
 	}
 	if err := d.f.Truncate(done); err != nil {
 		return fmt.Errorf("download %s: %w", d.url, err)
@@ -292,10 +417,29 @@ func (d *fetch) copy(resp *http.Response, done, total int64) error {
 		return fmt.Errorf("download %s: %w", d.url, err)
 	}
 	d.progress(done, total)
+	stall := d.stallTimeout()
+	var w *Watch
+	if stall > 0 {
+		w = NewWatch(stall, func(time.Duration) { cancel(ErrStalled) })
+		defer w.Stop()
+	}
+	var fresh int64 // bytes since the stall watch was last touched
 	buf := make([]byte, 256<<10)
 	for {
-		n, rerr := resp.Body.Read(buf)
+		// At most one byte past the limit: enough to see that the server sends more.
+		n, rerr := resp.Body.Read(buf[:min(int64(len(buf)), limit-done+1)])
 		if n > 0 {
+			if fresh += int64(n); fresh >= StallMinBytes {
+				w.Touch()
+				fresh = 0
+			}
+			if done+int64(n) > limit {
+				// What came is not the file announced: nothing to resume from.
+				if err := d.f.Truncate(0); err != nil {
+					return fmt.Errorf("download %s: %w", d.url, err)
+				}
+				return fmt.Errorf("download %s: the server sent more than %s (the partial file was deleted)", d.url, announced)
+			}
 			if _, err := d.f.Write(buf[:n]); err != nil {
 				return fmt.Errorf("download %s: write %s: %w", d.url, d.part, err)
 			}
@@ -315,6 +459,13 @@ func (d *fetch) copy(resp *http.Response, done, total int64) error {
 		if rerr != nil {
 			if cerr := d.ctx.Err(); cerr != nil {
 				rerr = cerr
+			} else if errors.Is(context.Cause(ctx), ErrStalled) {
+				kept := "the partial file " + d.part + " is kept: run again to resume"
+				if done == 0 {
+					kept = "run again to retry"
+				}
+				return fmt.Errorf("download %s: %w: less than %d bytes arrived in %v (at %d bytes; %s)",
+					d.url, ErrStalled, StallMinBytes, stall, done, kept)
 			}
 			return fmt.Errorf("download %s: interrupted after %d bytes (run again to resume): %w", d.url, done, rerr)
 		}

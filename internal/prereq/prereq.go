@@ -4,8 +4,10 @@
 // ($WGPU_REQUIRE_VULKAN, $WGPU_REQUIRE_SPIRV_VAL, ...; $WGPU_REQUIRE_ALL for all),
 // so a broken install can never pass as skips.
 //
-// The prerequisites: Vulkan (a loader and a driver; lavapipe in CI), tools on
-// PATH (spirv-val, spirv-dis), the shared TinyShakespeare copy
+// The prerequisites: Vulkan (a loader and a driver; lavapipe in CI), the
+// Khronos validation layer ("validation", Debian vulkan-validationlayers), the
+// other Vulkan implementations of $WGPU_TEST_VULKAN_IMPLS ("vulkan-impls"),
+// tools on PATH (spirv-val, spirv-dis), the shared TinyShakespeare copy
 // (../shared/data/tinyshakespeare.txt beside the module, or
 // $WGPU_EVAL_TINYSHAKESPEARE) and Tint (node and $WGSL_TINT, npm webgpu@0.6.2).
 //
@@ -22,8 +24,8 @@ import (
 	"testing"
 )
 
-// Required reports whether the prerequisite name ("vulkan", "spirv-val",
-// "tinyshakespeare", "tint") must be present here.
+// Required reports whether the prerequisite name ("vulkan", "validation",
+// "vulkan-impls", "spirv-val", "tinyshakespeare", "tint") must be present here.
 func Required(name string) bool {
 	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
 		return true
@@ -34,7 +36,17 @@ func Required(name string) bool {
 // EnvVar is the variable that makes name required: WGPU_REQUIRE_ and the name in
 // upper case with '-' as '_'.
 func EnvVar(name string) string {
-	return "WGPU_REQUIRE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	// Any character a shell variable cannot hold becomes _ ("vk.xml" ->
+	// WGPU_REQUIRE_VK_XML), so every name gives a variable one can set.
+	return "WGPU_REQUIRE_" + strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // Missing ends the test because name is unavailable (why: the error, with a hint
@@ -45,6 +57,24 @@ func Missing(t testing.TB, name string, why any) {
 		t.Fatalf("%s required here (CI or $%s) but unavailable: %v", name, EnvVar(name), why)
 	}
 	t.Skipf("%s unavailable (set $%s to fail instead): %v", name, EnvVar(name), why)
+}
+
+// Validation checks an instance that asked for the Khronos validation layer:
+// enabled is whether it got it (wgpu.Instance.ValidationEnabled). Where
+// "validation" is required (CI, $WGPU_REQUIRE_VALIDATION, and every child
+// process of RunOnVulkanImpls) a missing layer fails the test, since a test
+// that passes unvalidated proves less than it claims; elsewhere the test goes
+// on without it and says so.
+func Validation(t testing.TB, enabled bool) {
+	t.Helper()
+	switch {
+	case enabled:
+	case Required("validation"):
+		t.Fatalf("validation required here (CI or $%s) but the loader lists no VK_LAYER_KHRONOS_validation (Debian: apt-get install vulkan-validationlayers; $VK_LAYER_PATH=%q)",
+			EnvVar("validation"), os.Getenv("VK_LAYER_PATH"))
+	default:
+		t.Logf("validation layer not installed: running without it (set $%s to fail instead)", EnvVar("validation"))
+	}
 }
 
 // Tool returns the path of the program name on PATH; pkg is the Debian package

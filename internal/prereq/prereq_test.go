@@ -38,6 +38,7 @@ type fakeT struct {
 func (f *fakeT) Helper()               {}
 func (f *fakeT) Fatalf(string, ...any) { f.failed = true; panic(f) }
 func (f *fakeT) Skipf(string, ...any)  { f.skipped = true; panic(f) }
+func (f *fakeT) Logf(string, ...any)   {}
 
 func outcome(fn func(t testing.TB)) (failed, skipped bool) {
 	f := &fakeT{}
@@ -63,7 +64,10 @@ func TestMissingFailsUnderCI(t *testing.T) {
 		"tinyshakespeare": func(t testing.TB) { TinyShakespeare(t) },
 		"tint":            func(t testing.TB) { Tint(t) },
 		"vulkan":          func(t testing.TB) { Missing(t, "vulkan", os.ErrNotExist) },
+		"vulkan-impls":    func(t testing.TB) { VulkanImpls(t) },
 	}
+	t.Setenv(VulkanImplsEnv, "")
+	t.Setenv("WGPU_REQUIRE_VULKAN_IMPLS", "")
 	for name, h := range helpers {
 		t.Setenv("CI", "")
 		for _, v := range []string{"WGPU_REQUIRE_VULKAN", "WGPU_REQUIRE_SPIRV_VAL", "WGPU_REQUIRE_TINT", "WGPU_REQUIRE_TINYSHAKESPEARE"} {
@@ -115,5 +119,15 @@ func TestNoBareSkips(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEnvVarIsSettable: every prerequisite's variable is one a shell can set
+// (letters, digits and _), whatever the name holds.
+func TestEnvVarIsSettable(t *testing.T) {
+	for name, want := range map[string]string{"vk.xml": "WGPU_REQUIRE_VK_XML", "spirv-val": "WGPU_REQUIRE_SPIRV_VAL", "vulkan": "WGPU_REQUIRE_VULKAN"} {
+		if got := EnvVar(name); got != want {
+			t.Errorf("EnvVar(%q) = %q, want %q", name, got, want)
+		}
 	}
 }

@@ -58,11 +58,15 @@ func VulkanImpls(t testing.TB) []VulkanImpl {
 }
 
 // Env is the environment of a process that must see this implementation
-// only: the current one with the loader's variables replaced, Vulkan
-// required, and $WGPU_TEST_VULKAN_IMPLS removed (no recursion).
+// only: the current one with the loader's variables replaced, Vulkan and
+// (unless $WGPU_NO_VALIDATION) the validation layer required, and
+// $WGPU_TEST_VULKAN_IMPLS removed (no recursion). With LayerPath set,
+// VK_LAYER_PATH replaces the loader's search for explicit layers, so the
+// validation layer the tests enable is that folder's, never the system's.
 func (im VulkanImpl) Env() []string {
 	drop := map[string]bool{"VK_ICD_FILENAMES": true, "VK_DRIVER_FILES": true, "VK_ADD_DRIVER_FILES": true, "VK_LAYER_PATH": true,
-		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true}
+		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true,
+		EnvVar("vulkan"): true, EnvVar("validation"): true}
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
@@ -70,6 +74,9 @@ func (im VulkanImpl) Env() []string {
 		}
 	}
 	env = append(env, "VK_ICD_FILENAMES="+im.ICD, "VK_DRIVER_FILES="+im.ICD, EnvVar("vulkan")+"=1")
+	if os.Getenv("WGPU_NO_VALIDATION") == "" {
+		env = append(env, EnvVar("validation")+"=1")
+	}
 	if im.LayerPath != "" {
 		env = append(env, "VK_LAYER_PATH="+im.LayerPath)
 	}
@@ -80,13 +87,15 @@ func (im VulkanImpl) Env() []string {
 }
 
 // RunOnVulkanImpls runs this test binary's tests matching pattern (and not
-// skip, when given) once per
-// implementation of $WGPU_TEST_VULKAN_IMPLS, each in a child process that sees
-// that implementation only, as subtests named after it. A subtest fails when
-// the child fails or never names the implementation (im.Expect) in its
-// verbose output, so that a wrong manifest cannot pass on another driver.
-// With -short it skips.
-func RunOnVulkanImpls(t *testing.T, pattern, skip string, timeout time.Duration) {
+// skip, when given) once per implementation of $WGPU_TEST_VULKAN_IMPLS, each
+// in a child process that sees that implementation only (VulkanImpl.Env), as
+// subtests named after it. A subtest fails when the child fails, never names
+// the implementation (im.Expect) in its verbose output (a wrong manifest must
+// not pass on another driver), skips every test, or lacks one of the lines of
+// want in its output (such as "--- PASS: TestX/hardware": a subtest that must
+// have run there). The child's top-level test times are logged. With -short
+// it skips.
+func RunOnVulkanImpls(t *testing.T, pattern, skip string, timeout time.Duration, want ...string) {
 	if testing.Short() {
 		t.Skip("-short: the suites run once, on the default implementation")
 	}
@@ -100,8 +109,8 @@ func RunOnVulkanImpls(t *testing.T, pattern, skip string, timeout time.Duration)
 			cmd := exec.Command(os.Args[0], args...)
 			cmd.Env = im.Env()
 			out, err := cmd.CombinedOutput()
-			t.Logf("%s: %s in %.0f s", im.Name, pattern, time.Since(start).Seconds())
 			text := string(out)
+			t.Logf("%s: %s in %.0f s%s", im.Name, pattern, time.Since(start).Seconds(), topLevelTimes(text))
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", im.Name, err, tail(text, 6000))
 			}
@@ -111,8 +120,25 @@ func RunOnVulkanImpls(t *testing.T, pattern, skip string, timeout time.Duration)
 			if strings.Contains(text, "\n--- SKIP") && !strings.Contains(text, "\n--- PASS") {
 				t.Fatalf("%s: every test skipped\n%s", im.Name, tail(text, 3000))
 			}
+			for _, w := range want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%s: no %q in the output: that test did not run or pass there", im.Name, w)
+				}
+			}
 		})
 	}
+}
+
+// topLevelTimes lists the "--- PASS: TestX (1.23s)" lines of top-level tests
+// in a verbose test output, one per line, indented.
+func topLevelTimes(out string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "--- PASS: ") || strings.HasPrefix(line, "--- FAIL: ") || strings.HasPrefix(line, "--- SKIP: ") {
+			b.WriteString("\n    " + line)
+		}
+	}
+	return b.String()
 }
 
 // tail is the last n bytes of s.

@@ -126,15 +126,6 @@ func NLL(h, wte []float64, targets []int32, P, C, V int) []float64 {
 	return out
 }
 
-// Sums returns Σ x and Σ x² of the values.
-func Sums(x []float64) (sum, sumSq float64) {
-	for _, v := range x {
-		sum += v
-		sumSq += v * v
-	}
-	return sum, sumSq
-}
-
 // LogSoftmax is the log-softmax of logits in float64: x - max - log Σ exp(x - max).
 func LogSoftmax(logits []float32) []float64 {
 	mx := math.Inf(-1)

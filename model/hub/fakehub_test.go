@@ -25,11 +25,15 @@ import (
 type fakeFile struct {
 	data []byte
 	lfs  bool
+	tag  string // when set, the ETag the hub sends (X-Linked-Etag for LFS) instead of the content's
 }
 
 // etag is what the hub names a file by: sha256 for LFS files, the git blob
-// sha1 otherwise.
+// sha1 otherwise (or tag when set).
 func (f fakeFile) etag() string {
+	if f.tag != "" {
+		return f.tag
+	}
 	if f.lfs {
 		s := sha256.Sum256(f.data)
 		return hex.EncodeToString(s[:])
@@ -74,6 +78,43 @@ type fakeHub struct {
 	corruptSmall bool
 	// cdnDelay holds every CDN GET this long before it is answered.
 	cdnDelay time.Duration
+	// noLinkedSize makes the hub leave out X-Linked-Size.
+	noLinkedSize bool
+	// cdnChunked makes the CDN answer a GET without Content-Length (chunked),
+	// and cdnJunk makes it go on sending junk after the content until the
+	// client goes away (or 64 MiB have gone).
+	cdnChunked, cdnJunk bool
+	// cdnStallAfter > 0 makes CDN GETs send that many bytes and then nothing
+	// until the client goes away.
+	cdnStallAfter int
+	// hubBusy and cdnBusy > 0 make the hub answer its next hubBusy requests
+	// with 429 and the CDN its next cdnBusy with 503, sending Retry-After
+	// retryAfter when it is not empty.
+	hubBusy, cdnBusy int
+	retryAfter       string
+	// busyAnswers counts the 429 and 503 answers sent.
+	busyAnswers int
+}
+
+// busy answers the request with 429 (hub) or 503 (CDN) while f.hubBusy or
+// f.cdnBusy say so, and reports whether it did.
+func (f *fakeHub) busy(server string, w http.ResponseWriter) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, status := &f.hubBusy, http.StatusTooManyRequests
+	if server == "cdn" {
+		n, status = &f.cdnBusy, http.StatusServiceUnavailable
+	}
+	if *n <= 0 {
+		return false
+	}
+	*n--
+	f.busyAnswers++
+	if f.retryAfter != "" {
+		w.Header().Set("Retry-After", f.retryAfter)
+	}
+	http.Error(w, "slow down", status)
+	return true
 }
 
 func newFakeHub(t *testing.T) *fakeHub {
@@ -113,6 +154,9 @@ func hubError(w http.ResponseWriter, code int, errCode string) {
 
 func (f *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 	f.record("hub", r)
+	if f.busy("hub", w) {
+		return
+	}
 	p := r.URL.EscapedPath()
 	i := strings.Index(p, "/resolve/")
 	if i < 1 {
@@ -161,7 +205,12 @@ func (f *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 	}
 	if ff.lfs {
 		w.Header().Set("X-Linked-Etag", `"`+ff.etag()+`"`)
-		w.Header().Set("X-Linked-Size", strconv.Itoa(len(ff.data)))
+		f.mu.Lock()
+		noSize := f.noLinkedSize
+		f.mu.Unlock()
+		if !noSize {
+			w.Header().Set("X-Linked-Size", strconv.Itoa(len(ff.data)))
+		}
 		w.Header().Set("ETag", `"pointer-file-etag"`)
 		http.Redirect(w, r, f.cdnBase+"/repos/"+ff.etag(), http.StatusFound)
 		return
@@ -184,6 +233,9 @@ func (f *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 
 func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	f.record("cdn", r)
+	if f.busy("cdn", w) {
+		return
+	}
 	want := strings.TrimPrefix(r.URL.Path, "/repos/")
 	f.mu.Lock()
 	var data []byte
@@ -197,6 +249,7 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	corrupt, abort, delay := f.corrupt, f.abortAfter, f.cdnDelay
+	chunked, junk, stallAfter := f.cdnChunked, f.cdnJunk, f.cdnStallAfter
 	if r.Method == http.MethodGet {
 		f.abortAfter = 0
 	}
@@ -217,6 +270,26 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 		w.Write(data[:abort])
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler)
+	}
+	if stallAfter > 0 && r.Method == http.MethodGet {
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data[:stallAfter])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
+	if chunked && r.Method == http.MethodGet {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush() // headers out: no Content-Length
+		w.Write(data)
+		w.(http.Flusher).Flush()
+		junkBuf := bytes.Repeat([]byte{0xee}, 32<<10)
+		for sent := 0; junk && sent < 64<<20 && r.Context().Err() == nil; sent += len(junkBuf) {
+			if _, err := w.Write(junkBuf); err != nil {
+				return
+			}
+		}
+		return
 	}
 	http.ServeContent(w, r, "blob", time.Time{}, bytes.NewReader(data))
 }

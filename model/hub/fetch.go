@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/download"
 )
@@ -22,11 +23,11 @@ import (
 const userAgent = "wgpu-eval (Go; hub client)"
 
 // sha256Re is an LFS file's etag: the sha256 of its content.
-var sha256Re = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var sha256Re = regexp.MustCompile(`(?i)^[0-9a-f]{64}$`)
 
 // gitSHA1Re is any other file's etag: its git blob id, the sha1 of
 // "blob <size>\x00" and the content.
-var gitSHA1Re = regexp.MustCompile(`^[0-9a-f]{40}$`)
+var gitSHA1Re = regexp.MustCompile(`(?i)^[0-9a-f]{40}$`)
 
 // gitBlobSHA1 is the git blob id of the file at path.
 func gitBlobSHA1(path string) (string, error) {
@@ -54,6 +55,7 @@ type fileMeta struct {
 	etag     string // X-Linked-Etag (LFS: sha256 of the content) or ETag, unquoted
 	size     int64  // X-Linked-Size or Content-Length; -1 when unknown
 	location string // where to GET the content: the resolve URL or the CDN it redirects to
+	lfs      bool   // an LFS file: the hub sent X-Linked-Etag or X-Linked-Size
 }
 
 // resolveURL is the hub URL of file at rev, escaped as huggingface_hub does
@@ -105,7 +107,7 @@ func (c *Client) head(ctx context.Context, repo, rev, file string) (fileMeta, er
 		req.Header = c.headers(u)
 		req.Header.Set("Accept-Encoding", "identity") // the real size, never a compressed one
 		w := c.watch(Wait{Kind: WaitAnswer, File: file, Timeout: download.HeaderTimeout(&hc)}, u)
-		resp, err := hc.Do(req)
+		resp, err := download.Do(&hc, req, c.retry())
 		w.stop()
 		if err != nil {
 			return fileMeta{}, err
@@ -134,6 +136,7 @@ func (c *Client) head(ctx context.Context, repo, rev, file string) (fileMeta, er
 // response (on a redirect it is the redirect's own body).
 func metaFrom(resp *http.Response, location string, final bool) fileMeta {
 	m := fileMeta{commit: resp.Header.Get("X-Repo-Commit"), size: -1, location: location}
+	m.lfs = resp.Header.Get("X-Linked-Etag") != "" || resp.Header.Get("X-Linked-Size") != ""
 	m.etag = resp.Header.Get("X-Linked-Etag")
 	if m.etag == "" {
 		m.etag = resp.Header.Get("ETag")
@@ -251,14 +254,22 @@ func (c *Client) fetchWeights(ctx context.Context, r repoCache, commit string) e
 }
 
 // fetch stores file's blob (downloading it unless the blob is cached already;
-// an LFS file's sha256 is checked against its etag, every file's size against
-// the hub's) and links it into the snapshot.
+// its content is checked against its etag, a sha256 or a git blob sha1, and
+// its size against the hub's) and links it into the snapshot. A file with
+// another etag, which nothing can check, is refused unless
+// c.InsecureSkipVerify.
 func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m fileMeta) error {
 	if r.has(commit, file) {
 		return nil
 	}
 	if !safeEtag(m.etag) {
 		return fmt.Errorf("%s: the hub sent no usable ETag (%q)", c.resolveURL(r.id, commit, file), m.etag)
+	}
+	checkSHA256, checkSHA1 := sha256Re.MatchString(m.etag), gitSHA1Re.MatchString(m.etag)
+	if !checkSHA256 && !checkSHA1 && !c.InsecureSkipVerify {
+		return fmt.Errorf("%s: refusing a file that cannot be verified: the hub's ETag %q (%s) is neither a sha256 "+
+			"(an LFS file's content) nor a git blob sha1; to use it unchecked, set InsecureSkipVerify "+
+			"(the command's --insecure-skip-verify)", file, m.etag, c.resolveURL(r.id, commit, file))
 	}
 	blob := filepath.Join(r.dir, "blobs", m.etag)
 	// One download of a blob at a time, also across processes; whoever waited
@@ -276,14 +287,27 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 	}
 	newBlob := false
 	if info, err := os.Stat(blob); err != nil || !info.Mode().IsRegular() {
-		opt := download.Options{Header: c.headers(m.location), Client: c.httpClient()}
-		if sha256Re.MatchString(m.etag) {
+		opt := download.Options{Header: c.headers(m.location), Client: c.httpClient(),
+			StallTimeout: c.StallTimeout, Retry: c.retry()}
+		if checkSHA256 {
 			opt.SHA256 = m.etag
 		}
+		switch {
+		case m.size > 0:
+			opt.Size = m.size
+		case m.lfs || checkSHA256:
+			opt.MaxSize = -1 // the GET must announce the size
+		default:
+			opt.MaxSize = MaxUnsizedFile
+		}
 		hc := c.httpClient()
+		dataTimeout := c.stallTimeout()
+		if dataTimeout == 0 {
+			dataTimeout = hc.Timeout
+		}
 		w := c.watch(Wait{Kind: WaitAnswer, File: file, Timeout: download.HeaderTimeout(hc)}, m.location)
 		opt.Progress = func(done, total int64) {
-			w.active(WaitData, done, hc.Timeout)
+			w.active(WaitData, done, dataTimeout)
 			if c.Progress != nil {
 				c.Progress(file, done, total)
 			}
@@ -299,8 +323,8 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 				return fmt.Errorf("download %s: got a file of another size than the hub's %d bytes (deleted)", file, m.size)
 			}
 		}
-		if gitSHA1Re.MatchString(m.etag) {
-			if got, err := gitBlobSHA1(blob); err != nil || got != m.etag {
+		if checkSHA1 {
+			if got, err := gitBlobSHA1(blob); err != nil || !strings.EqualFold(got, m.etag) {
 				os.Remove(blob)
 				if err != nil {
 					return fmt.Errorf("download %s: %w", file, err)
@@ -314,6 +338,22 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 		return fmt.Errorf("link %s into %s: %w", file, r.snapshot(commit), err)
 	}
 	return nil
+}
+
+// retry is how requests answered 429 or 503 are retried.
+func (c *Client) retry() download.Retry {
+	return download.Retry{MaxWait: c.MaxRetryWait}
+}
+
+// stallTimeout is the download.Options.StallTimeout in effect: 0 for none.
+func (c *Client) stallTimeout() time.Duration {
+	switch {
+	case c.StallTimeout < 0:
+		return 0
+	case c.StallTimeout == 0:
+		return download.DefaultStallTimeout
+	}
+	return c.StallTimeout
 }
 
 // explain turns the hub's HTTP errors into what the user should do.

@@ -2,13 +2,17 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/download"
 )
 
 // The hub token goes only to the hub's own scheme, host and port: a GET that
@@ -126,5 +130,209 @@ func TestLocateRejectsWrongGitBlob(t *testing.T) {
 	f.mu.Unlock()
 	if _, err := c.Locate(context.Background(), "org/model"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// cachedBlobs lists what the cache holds under blobs/, partial files included.
+func cachedBlobs(t *testing.T, c *Client) []string {
+	t.Helper()
+	blobs, err := filepath.Glob(filepath.Join(c.CacheDir, "*", "blobs", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blobs
+}
+
+// A file whose ETag is neither a sha256 nor a git blob sha1 cannot be
+// checked: it is refused, with an error naming the file, the ETag and the way
+// to accept it anyway, before it is downloaded; with InsecureSkipVerify it is
+// used. Before, such a file was used unchecked.
+func TestLocateRefusesUnverifiableETag(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		ff   fakeFile
+	}{
+		{"config.json", fakeFile{data: []byte(`{"n_layer":2}`), tag: "cfg-v1"}},
+		// An S3-style multipart etag as an LFS file's X-Linked-Etag.
+		{"model.safetensors", fakeFile{data: weights(3000, 9), lfs: true, tag: "0123abcd-4"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			f := newFakeHub(t)
+			repo := tinyRepo()
+			repo.commits[commitA][tc.file] = tc.ff
+			f.addRepo("org/model", repo)
+			c := f.client(t)
+			_, err := c.Locate(context.Background(), "org/model")
+			if err == nil {
+				t.Fatal("Locate used a file it cannot verify")
+			}
+			for _, want := range []string{tc.file, `"` + tc.ff.tag + `"`, "cannot be verified", "InsecureSkipVerify", "--insecure-skip-verify"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("err = %v, want it to say %q", err, want)
+				}
+			}
+			for _, b := range cachedBlobs(t, c) {
+				if strings.Contains(b, tc.ff.tag) {
+					t.Errorf("%s in the cache", b)
+				}
+			}
+			for _, r := range f.requests() {
+				if r.method == http.MethodGet && (strings.HasSuffix(r.path, "/"+tc.file) || strings.HasSuffix(r.path, "/"+tc.ff.tag)) {
+					t.Errorf("%s was downloaded: %s %s", tc.file, r.server, r.path)
+				}
+			}
+			c.InsecureSkipVerify = true
+			snap, err := c.Locate(context.Background(), "org/model")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSnapshotFile(t, snap, tc.file, tc.ff)
+		})
+	}
+}
+
+// A download reads no more than the size the hub's HEAD announced: a CDN that
+// sends the content and then junk, without Content-Length, is cut off.
+// Before, everything it sent was written to disk.
+func TestLocateCapsDownloadAtAnnouncedSize(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	f.addRepo("org/model", repo)
+	f.mu.Lock()
+	f.cdnChunked, f.cdnJunk = true, true
+	f.mu.Unlock()
+	c := f.client(t)
+	_, err := c.Locate(context.Background(), "org/model")
+	if err == nil || !strings.Contains(err.Error(), "model.safetensors") || !strings.Contains(err.Error(), "sent more than the 40000 bytes it announced") {
+		t.Fatalf("err = %v, want model.safetensors cut off at the 40000 bytes announced", err)
+	}
+	for _, b := range cachedBlobs(t, c) {
+		if strings.Contains(b, repo.commits[commitA]["model.safetensors"].etag()) {
+			t.Errorf("%s left in the cache", b)
+		}
+	}
+	// Chunked but no more than announced: fine.
+	f.mu.Lock()
+	f.cdnJunk = false
+	f.mu.Unlock()
+	snap, err := c.Locate(context.Background(), "org/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSnapshotFile(t, snap, "model.safetensors", repo.commits[commitA]["model.safetensors"])
+}
+
+// An LFS file whose size neither the HEAD (X-Linked-Size) nor the GET
+// (Content-Length) announces is refused; one the GET announces downloads.
+func TestLocateRefusesLFSFileOfUnknownSize(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	f.addRepo("org/model", repo)
+	f.mu.Lock()
+	f.noLinkedSize, f.cdnChunked = true, true
+	f.mu.Unlock()
+	c := f.client(t)
+	_, err := c.Locate(context.Background(), "org/model")
+	if err == nil || !strings.Contains(err.Error(), "model.safetensors") || !strings.Contains(err.Error(), "announced no size") {
+		t.Fatalf("err = %v, want model.safetensors refused for want of a size", err)
+	}
+	f.mu.Lock()
+	f.cdnChunked = false
+	f.mu.Unlock()
+	snap, err := c.Locate(context.Background(), "org/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSnapshotFile(t, snap, "model.safetensors", repo.commits[commitA]["model.safetensors"])
+}
+
+// A download whose data stops gives up after Client.StallTimeout, saying that
+// it stalled and resumes; the next Locate resumes it. Before, it waited
+// forever.
+func TestLocateStalledDownloadResumes(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	f.addRepo("org/model", repo)
+	f.mu.Lock()
+	f.cdnStallAfter = 10000
+	f.mu.Unlock()
+	c := f.client(t)
+	c.StallTimeout = 200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := c.Locate(ctx, "org/model")
+	if !errors.Is(err, download.ErrStalled) || !strings.Contains(err.Error(), "model.safetensors") || !strings.Contains(err.Error(), "resume") {
+		t.Fatalf("err = %v, want model.safetensors stalled, to resume", err)
+	}
+	want := repo.commits[commitA]["model.safetensors"]
+	part := filepath.Join(c.CacheDir, "models--org--model", "blobs", want.etag()+download.IncompleteSuffix)
+	if info, err := os.Stat(part); err != nil || info.Size() != 10000 {
+		t.Fatalf("partial blob %v, %v; want the 10000 bytes that came", info, err)
+	}
+	f.mu.Lock()
+	f.cdnStallAfter = 0
+	f.mu.Unlock()
+	n := len(f.requests())
+	snap, err := c.Locate(ctx, "org/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSnapshotFile(t, snap, "model.safetensors", want)
+	for _, r := range f.requests()[n:] {
+		if r.server == "cdn" && r.method == http.MethodGet && r.rng != "bytes=10000-" {
+			t.Errorf("resumed with Range %q, want bytes=10000-", r.rng)
+		}
+	}
+}
+
+// A hub answering 429 and a CDN answering 503 are asked again after the
+// Retry-After they send; one that asks for more than Client.MaxRetryWait is
+// reported at once, and cancelling ends the wait. Before, the first 429 was
+// an error.
+func TestLocateRetriesRateLimits(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	f.addRepo("org/model", repo)
+	f.mu.Lock()
+	f.hubBusy, f.cdnBusy, f.retryAfter = 2, 2, "0"
+	f.mu.Unlock()
+	c := f.client(t)
+	snap, err := c.Locate(context.Background(), "org/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSnapshotFile(t, snap, "model.safetensors", repo.commits[commitA]["model.safetensors"])
+	f.mu.Lock()
+	if f.busyAnswers != 4 {
+		t.Errorf("%d busy answers sent, want 4", f.busyAnswers)
+	}
+	f.hubBusy, f.retryAfter = 1000, "120"
+	f.mu.Unlock()
+
+	c = f.client(t)
+	c.MaxRetryWait = time.Second
+	n := len(f.requests())
+	_, err = c.Locate(context.Background(), "org/model")
+	var he *download.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusTooManyRequests || !strings.Contains(err.Error(), "config.json") ||
+		!strings.Contains(err.Error(), "retry after 120 s") {
+		t.Fatalf("err = %v, want a 429 on config.json saying retry after 120 s", err)
+	}
+	if got := len(f.requests()) - n; got != 1 {
+		t.Errorf("%d requests, want 1 (no retry before the time asked)", got)
+	}
+
+	f.mu.Lock()
+	f.retryAfter = "30"
+	f.mu.Unlock()
+	c = f.client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := c.Locate(ctx, "org/model"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("returned after %v", d)
 	}
 }

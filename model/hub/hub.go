@@ -48,13 +48,35 @@ type Client struct {
 	// WaitInterval is the silence before a Wait report and between two of
 	// them; 0 means DefaultWaitInterval.
 	WaitInterval time.Duration
+	// InsecureSkipVerify accepts files whose content cannot be checked. A
+	// download is checked against the ETag the hub names the file by: the
+	// sha256 of the content for an LFS file (X-Linked-Etag), the git blob
+	// sha1 for any other; a file whose ETag is neither is refused unless this
+	// is set, and then used unchecked (the command's --insecure-skip-verify).
+	InsecureSkipVerify bool
+	// StallTimeout gives up on a download that delivers less than
+	// download.StallMinBytes (1 KiB) in that long; its partial file stays for
+	// the next Locate to resume. 0 means download.DefaultStallTimeout (a
+	// minute), a negative value no limit.
+	StallTimeout time.Duration
+	// MaxRetryWait is the longest wait before asking again a server that
+	// answers 429 or 503 (at most download.DefaultRetries times, after the
+	// Retry-After it sends); one that asks for longer is an error. 0 means
+	// download.DefaultMaxRetryWait (a minute).
+	MaxRetryWait time.Duration
 }
+
+// MaxUnsizedFile is the most bytes read of a file that is not an LFS file
+// when neither the hub's HEAD nor the download announces its size (the hub
+// keeps files over 10 MB in LFS). An LFS file whose size nothing announces is
+// refused.
+const MaxUnsizedFile = 64 << 20
 
 // Files a snapshot must hold (weights: one of the forms in weightFiles) and
 // files fetched when the repo has them.
 var (
 	requiredFiles = []string{"config.json"}
-	optionalFiles = []string{"vocab.json", "merges.txt", "tokenizer.json", "generation_config.json"}
+	optionalFiles = []string{"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json", "generation_config.json"}
 )
 
 const (
@@ -203,8 +225,11 @@ func checkRevision(rev string) error {
 // is used without any network access when the revision resolves in the cache
 // (refs/REVISION, or a commit hash); so a cached branch is not checked for newer
 // commits (pass org/name@COMMIT, or delete refs/BRANCH, to move on). Offline,
-// only the cache is used. Interrupted downloads resume on the next call; two
-// processes must not download the same model into one cache at the same time.
+// only the cache is used. Every file downloaded is checked against the hub's
+// ETag for it (a sha256 or a git blob sha1) and its size; one that cannot be
+// checked is refused unless c.InsecureSkipVerify. Interrupted and stalled
+// downloads resume on the next call; two processes must not download the same
+// model into one cache at the same time.
 func (c *Client) Locate(ctx context.Context, src string) (string, error) {
 	if src == "" {
 		return "", errors.New("hub: empty model path or id")

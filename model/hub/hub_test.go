@@ -28,7 +28,7 @@ func weights(n int, seed byte) []byte {
 }
 
 // tinyRepo is a model repo at commitA: config, LFS weights, vocab and merges;
-// no tokenizer.json or generation_config.json.
+// no tokenizer.json, tokenizer_config.json or generation_config.json.
 func tinyRepo() *fakeRepo {
 	return &fakeRepo{
 		refs: map[string]string{"main": commitA},
@@ -96,7 +96,7 @@ func TestLocateDownloadsIntoPythonCacheLayout(t *testing.T) {
 	for name, ff := range files {
 		checkSnapshotFile(t, snap, name, ff)
 	}
-	for _, absent := range []string{"tokenizer.json", "generation_config.json"} {
+	for _, absent := range []string{"tokenizer.json", "tokenizer_config.json", "generation_config.json"} {
 		if exists(filepath.Join(snap, absent)) {
 			t.Errorf("%s in the snapshot, but the repo has none", absent)
 		}

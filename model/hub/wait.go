@@ -39,8 +39,11 @@ type Wait struct {
 	Silence time.Duration
 	// Done is the bytes of File on disk so far (WaitData only).
 	Done int64
-	// Timeout is when the request gives up (the HTTP client's response-header
-	// timeout or its overall timeout); 0 when nothing but ctx ends it.
+	// Timeout is when the request gives up: for WaitAnswer, the HTTP
+	// client's response-header timeout or its overall timeout; for WaitData,
+	// the stall timeout (Client.StallTimeout), after which a download that
+	// brings (almost) nothing gives up, to resume on the next run. 0 when
+	// nothing but ctx ends it.
 	Timeout time.Duration
 }
 
@@ -51,11 +54,14 @@ func (w Wait) String() string {
 		silence = w.Silence.Round(time.Millisecond)
 	}
 	limit := "no time limit; Ctrl-C stops"
-	if w.Kind == WaitData {
-		limit += ", a rerun resumes"
-	}
 	if w.Timeout > 0 {
 		limit = fmt.Sprintf("gives up after %v", w.Timeout)
+		if w.Kind == WaitData {
+			limit += " without data"
+		}
+	}
+	if w.Kind == WaitData {
+		limit += ", a rerun resumes"
 	}
 	switch w.Kind {
 	case WaitData:

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/download"
 )
 
 // waits collects Client.Waiting reports and fails the test on one made after
@@ -169,7 +171,8 @@ func TestWaitingUntilTimeout(t *testing.T) {
 	}
 }
 
-// A download whose data stops is reported as such, with the bytes so far.
+// A download whose data stops is reported as such, with the bytes so far and
+// the stall timeout that ends it.
 func TestWaitingForStalledData(t *testing.T) {
 	const commit = "0123456789abcdef0123456789abcdef01234567"
 	body := []byte(`{"n_layer": 1}`)
@@ -195,19 +198,40 @@ func TestWaitingForStalledData(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, err := c.Locate(ctx, "org/model"); errc <- err }()
-	w.wait(3, WaitData)
+	// On a busy machine a report can come between the response's headers and
+	// its first 5 bytes (at 0 bytes); the 5 bytes then start a new silence.
+	// The series checked is the one after them.
+	after5 := func(ws []Wait) []Wait {
+		var out []Wait
+		for _, x := range ofKind(ws, WaitData) {
+			if x.Done == 5 {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(after5(w.list())) < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d reports after the first 5 bytes: %v", len(after5(w.list())), w.list())
+		}
+		select {
+		case <-w.more:
+		case <-time.After(time.Second):
+		}
+	}
 	cancel()
 	err := <-errc
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
-	got := checkSeries(t, w.close(), WaitData, hostOf(t, s.URL), "config.json", 10*time.Millisecond)
+	got := checkSeries(t, after5(w.close()), WaitData, hostOf(t, s.URL), "config.json", 10*time.Millisecond)
 	for _, x := range got {
-		if x.Done != 5 || x.Timeout != 0 {
-			t.Errorf("report %+v: want 5 bytes done and no timeout", x)
+		if x.Done != 5 || x.Timeout != download.DefaultStallTimeout {
+			t.Errorf("report %+v: want 5 bytes done and the default stall timeout", x)
 		}
 	}
-	if msg := got[0].String(); !strings.Contains(msg, "sent nothing more of config.json") || !strings.Contains(msg, "at 5 bytes") {
+	if msg := got[0].String(); !strings.Contains(msg, "sent nothing more of config.json") || !strings.Contains(msg, "at 5 bytes") ||
+		!strings.Contains(msg, "gives up after 1m0s") || !strings.Contains(msg, "a rerun resumes") {
 		t.Errorf("message %q", msg)
 	}
 }

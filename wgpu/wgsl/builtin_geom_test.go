@@ -31,7 +31,7 @@ var geomInvalid = []struct{ name, src, want string }{
 	{"quad_broadcast_runtime_id", "enable subgroups;\n" + kernel("", "fo[0] = quadBroadcast(fo[1], ou[0]);"), "8:30: the id of 'quadBroadcast' must be a const-expression"},
 	{"quad_broadcast_id_range", "enable subgroups;\n" + kernel("", "fo[0] = quadBroadcast(fo[1], 4u);"), "8:30: the id of 'quadBroadcast' must be in [0, 4)"},
 	{"quad_bool", "enable subgroups;\n" + kernel("", "let b = quadSwapX(fo[0] > 1.0);"), "8:19: 'quadSwapX' needs a numeric scalar or vector"},
-	{"quad_nonuniform", "enable subgroups;\n" + kernel("", "if fo[gid.x] > 0.0 { fo[0] = quadSwapX(1.0); }"), "8:30: 'quadSwapX' must only be called from uniform control flow"},
+	{"quad_nonuniform", "enable subgroups;\n" + kernel("", "if fo[gid.x] > 0.0 { fo[0] = quadSwapX(1.0); }"), "8:30: 'quadSwapX' must only be called from subgroup uniform control flow"},
 }
 
 func init() {

@@ -5,11 +5,14 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // builtinValue is one compute-stage @builtin value, described once for the
 // checker (type, enable), the uniformity analysis and the emitter.
 type builtinValue struct {
-	vec3     bool   // vec3<u32>; otherwise u32
-	uniform  bool   // the same for every invocation of a workgroup
-	subgroup bool   // needs 'enable subgroups;' and the GroupNonUniform capability
-	spirv    uint32 // the SPIR-V BuiltIn
-	linear   bool   // linear_indexing: computed from other builtins (no SPIR-V BuiltIn)
+	vec3    bool // vec3<u32>; otherwise u32
+	uniform bool // the same for every invocation of a workgroup
+	// subgroupUniform: the same for every invocation of a subgroup (and
+	// not of a workgroup): uniform in the subgroup uniformity scope only.
+	subgroupUniform bool
+	subgroup        bool   // needs 'enable subgroups;' and the GroupNonUniform capability
+	spirv           uint32 // the SPIR-V BuiltIn
+	linear          bool   // linear_indexing: computed from other builtins (no SPIR-V BuiltIn)
 }
 
 var builtinValues = map[string]builtinValue{
@@ -20,7 +23,7 @@ var builtinValues = map[string]builtinValue{
 	"num_workgroups":          {vec3: true, uniform: true, spirv: spirv.BuiltInNumWorkgroups},
 	"subgroup_invocation_id":  {subgroup: true, spirv: spirv.BuiltInSubgroupLocalInvocationId},
 	"subgroup_size":           {subgroup: true, uniform: true, spirv: spirv.BuiltInSubgroupSize},
-	"subgroup_id":             {subgroup: true, spirv: spirv.BuiltInSubgroupId},
+	"subgroup_id":             {subgroup: true, subgroupUniform: true, spirv: spirv.BuiltInSubgroupId},
 	"num_subgroups":           {subgroup: true, uniform: true, spirv: spirv.BuiltInNumSubgroups},
 	"global_invocation_index": {linear: true},
 	"workgroup_index":         {linear: true}, // uniform in fact, but Tint treats it as non-uniform

@@ -202,7 +202,8 @@ func emitDot(e *emitter, res *wgslType, as []uint32, argT []*wgslType) uint32 {
 }
 
 // evalGeometric evaluates dot, length, distance, normalize and cross on
-// constants, in float64 and rounded to the arguments' scalar type.
+// constants, in float64 and rounded to the arguments' scalar type (integer
+// dot products by dotInt).
 func evalGeometric(name string) func(*types, []*value, []*wgslType, *wgslType) (*value, error) {
 	return func(_ *types, args []*value, argT []*wgslType, _ *wgslType) (*value, error) {
 		s := argT[0].scalarOf()
@@ -212,13 +213,12 @@ func evalGeometric(name string) func(*types, []*value, []*wgslType, *wgslType) (
 			}
 			var out []float64
 			for _, e := range v.elems {
-				if s.isFloat() {
-					out = append(out, e.f)
-				} else {
-					out = append(out, float64(e.i))
-				}
+				out = append(out, e.f)
 			}
 			return out
+		}
+		if name == "dot" && !s.isFloat() {
+			return dotInt(args[0], args[1], s)
 		}
 		a := get(args[0])
 		round := func(f float64) (*value, error) {
@@ -231,16 +231,6 @@ func evalGeometric(name string) func(*types, []*value, []*wgslType, *wgslType) (
 		switch name {
 		case "dot":
 			b := get(args[1])
-			if !s.isFloat() {
-				var sum int64
-				for i := range a {
-					sum += int64(a[i]) * int64(b[i])
-				}
-				if !intFits(sum, s.Kind) {
-					return nil, errorf("'dot' overflows '%s' in a const-expression", s)
-				}
-				return &value{i: sum}, nil
-			}
 			sum := 0.0
 			for i := range a {
 				sum += a[i] * b[i]
@@ -285,4 +275,31 @@ func evalGeometric(name string) func(*types, []*value, []*wgslType, *wgslType) (
 		}
 		return out, nil
 	}
+}
+
+// dotInt is the dot product of integer vectors u and v of scalar type s:
+// i32 and u32 products and sums wrap, as the operators do; an AbstractInt
+// one must not overflow.
+func dotInt(u, v *value, s *wgslType) (*value, error) {
+	var sum int64
+	for i := range u.elems {
+		a, b := u.elems[i].i, v.elems[i].i
+		switch s.Kind {
+		case kI32:
+			sum = int64(int32(sum) + int32(a)*int32(b))
+		case kU32:
+			sum = int64(uint32(sum) + uint32(a)*uint32(b))
+		default:
+			p, err := evalBinary(opMul, &value{i: a}, &value{i: b}, s, s, s)
+			if err != nil {
+				return nil, err
+			}
+			r, err := evalBinary(opAdd, &value{i: sum}, p, s, s, s)
+			if err != nil {
+				return nil, err
+			}
+			sum = r.i
+		}
+	}
+	return &value{i: sum}, nil
 }

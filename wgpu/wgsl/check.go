@@ -375,6 +375,9 @@ func (c *checker) constDecl(s *symbol, d *varDecl) {
 		c.errorSpan(d.Init, "a const must have a constructible type, not '%s'", x.typ)
 		return
 	}
+	if !c.valueArrays(x.typ, d.NamePos, "const '"+d.Name+"'") {
+		return
+	}
 	s.typ, s.val = x.typ, x.val
 }
 
@@ -497,6 +500,9 @@ func (c *checker) attrInt(a *attr, lo, hi int64) (int64, bool) {
 	if !x.typ.isInt() || x.typ.Kind == kVec {
 		c.errorSpan(a.Args[0], "@%s needs an integer, got '%s'", a.Name, x.typ)
 		return 0, false
+	}
+	if x.typ.isAbstract() && !c.convertTo(a.Args[0], c.ts.scalar(kI32)) {
+		return 0, false // attribute values are i32 or u32
 	}
 	if x.val.i < lo || x.val.i > hi {
 		c.errorSpan(a.Args[0], "@%s value %d is out of range [%d, %d]", a.Name, x.val.i, lo, hi)

@@ -190,9 +190,7 @@ func (c *checker) construct(e *callExpr, t *wgslType, stmt bool) *exprInfo {
 	out := &exprInfo{typ: t, call: callConstruct, override: isOverride}
 	if len(xs) == 0 {
 		out.call = callZero
-		if scalarCount(t) <= maxConstScalars {
-			out.val = zeroValue(t)
-		}
+		out.val = zeroValue(t)
 		return out
 	}
 	switch t.Kind {
@@ -395,24 +393,4 @@ func (c *checker) bitcast(e *callExpr, stmt bool) *exprInfo {
 		}
 	}
 	return out
-}
-
-// maxConstScalars bounds the constants the checker materializes element by
-// element; larger zero values are emitted as OpConstantNull.
-const maxConstScalars = 4096
-
-func scalarCount(t *wgslType) int {
-	switch t.Kind {
-	case kVec:
-		return t.N
-	case kArray:
-		return max(t.N, 1) * scalarCount(t.Elem)
-	case kStruct:
-		n := 0
-		for _, m := range t.Struct.Members {
-			n += scalarCount(m.Type)
-		}
-		return n
-	}
-	return 1
 }

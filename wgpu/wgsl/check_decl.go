@@ -102,12 +102,17 @@ func (c *checker) typeOf(e expr) *wgslType {
 			sp := c.out.file.Span(id.Args[1])
 			return c.ts.get(wgslType{Kind: kArray, Elem: el, CountOverride: &overrideCount{expr: id.Args[1], text: c.out.file.Source[sp.Start:sp.End]}})
 		}
+		if n.typ.isAbstract() && !c.convertTo(id.Args[1], c.ts.scalar(kI32)) {
+			return nil // an abstract count is an i32
+		}
 		if n.val.i <= 0 {
 			c.errorSpan(id.Args[1], "array element count must be positive, got %d", n.val.i)
 			return nil
 		}
-		if n.val.i*int64(roundUp(el.Align(), el.Size())) > 1<<30 {
-			c.errorSpan(id.Args[1], "array is too large")
+		// The count is at most 0xffffffff (u32) and so is the stride
+		// (every type is bounded so), so the product fits a uint64.
+		if size := uint64(n.val.i) * uint64(roundUp(el.Align(), el.Size())); size > maxByteSize {
+			c.errorSpan(id.Args[1], "array byte size (0x%x) must not exceed 0x%x bytes", size, maxByteSize)
 			return nil
 		}
 		return c.ts.array(el, int(n.val.i))
@@ -244,7 +249,7 @@ func (c *checker) structDecl(s *symbol, d *structDecl) {
 		for _, a := range m.Attrs {
 			switch a.Name {
 			case "align":
-				if v, ok := c.attrInt(a, 1, 1<<16); ok {
+				if v, ok := c.attrInt(a, 1, 1<<31); ok {
 					if v&(v-1) != 0 {
 						c.errorSpan(a.Args[0], "@align must be a power of two")
 					} else {
@@ -252,7 +257,7 @@ func (c *checker) structDecl(s *symbol, d *structDecl) {
 					}
 				}
 			case "size":
-				if v, ok := c.attrInt(a, 1, 1<<30); ok {
+				if v, ok := c.attrInt(a, 1, maxByteSize); ok {
 					if int(v) < t.Size() {
 						c.errorSpan(a.Args[0], "@size(%d) is smaller than the member's size %d", v, t.Size())
 					} else {
@@ -272,12 +277,20 @@ func (c *checker) structDecl(s *symbol, d *structDecl) {
 		}
 		st.Builtins = append(st.Builtins, bi)
 		offset = roundUp(fa, offset)
+		if offset > maxByteSize {
+			c.errorf(m.Pos, "struct member offset (0x%x) must not exceed 0x%x bytes", offset, maxByteSize)
+			failed = true
+		}
 		st.Members = append(st.Members, field{Name: m.Name, Type: t, Offset: offset, Align: fa, Size: fs})
 		offset += fs
 		align = max(align, fa)
 	}
 	st.Align = align
 	st.Size = roundUp(align, max(offset, 1))
+	if st.Size > maxByteSize && !failed {
+		c.errorf(d.Pos, "struct size (0x%x) must not exceed 0x%x bytes", st.Size, maxByteSize)
+		failed = true
+	}
 	if failed || len(st.Members) != len(d.Members) || len(st.Members) == 0 {
 		return // errors reported; uses of the struct stay silent
 	}
@@ -367,6 +380,9 @@ func (c *checker) globalVar(s *symbol, d *varDecl) {
 	}
 	if !resource && len(d.Attrs) > 0 {
 		c.errorf(d.Attrs[0].Pos, "@group and @binding are only valid on uniform and storage variables")
+		return
+	}
+	if space != spaceStorage && !c.valueArrays(t, d.NamePos, "variable '"+d.Name+"'") {
 		return
 	}
 	if t.CountOverride != nil && space != spaceWorkgroup {
@@ -582,6 +598,7 @@ func (c *checker) fnSignature(s *symbol, d *fnDecl) {
 		} else if !t.constructible() {
 			c.errorf(p.Type.Pos, "parameter type '%s' is not constructible", t)
 		}
+		c.valueArrays(t, p.Type.Pos, "parameter '"+p.Name+"'")
 	}
 	if d.Result != nil {
 		f.result = c.typeOf(d.Result)
@@ -591,6 +608,7 @@ func (c *checker) fnSignature(s *symbol, d *fnDecl) {
 		if f.result != nil && !f.result.constructible() {
 			c.errorf(d.Result.Pos, "return type '%s' is not constructible", f.result)
 		}
+		c.valueArrays(f.result, d.Result.Pos, "the result of '"+d.Name+"'")
 		if f.compute {
 			c.errorf(d.Result.Pos, "a compute entry point cannot return a value")
 		}
@@ -608,13 +626,20 @@ func (c *checker) fnSignature(s *symbol, d *fnDecl) {
 	}
 }
 
+// workgroupSize checks @workgroup_size: one to three i32 or u32 const- or
+// override-expressions (abstract integers take the others' type, or i32),
+// each at least 1. The constant dimensions must multiply to a u32
+// (maxWorkgroupInvocations); the device's limits are checked when package
+// wgpu makes the pipeline, and override dimensions when Specialize does.
 func (c *checker) workgroupSize(f *function, a *attr) {
 	if len(a.Args) < 1 || len(a.Args) > 3 {
 		c.errorf(a.Pos, "@workgroup_size takes 1 to 3 arguments")
 		return
 	}
 	f.wgSize = [3]wgDim{{val: 1}, {val: 1}, {val: 1}}
-	var kind *wgslType
+	kind := c.ts.scalar(kI32)
+	concrete := false
+	xs := make([]*exprInfo, len(a.Args))
 	for i, e := range a.Args {
 		x := c.rvalue(e)
 		if x == nil {
@@ -625,18 +650,30 @@ func (c *checker) workgroupSize(f *function, a *attr) {
 			return
 		}
 		if !x.typ.isAbstract() {
-			if kind != nil && kind != x.typ {
+			if concrete && kind != x.typ {
 				c.errorSpan(e, "@workgroup_size arguments must all have the same type")
 				return
 			}
-			kind = x.typ
+			kind, concrete = x.typ, true
+		}
+		xs[i] = x
+	}
+	invocations := uint64(1)
+	for i, e := range a.Args {
+		x := xs[i]
+		if x.typ.isAbstract() && !c.convertTo(e, kind) {
+			return
 		}
 		switch {
 		case x.val != nil:
-			// The upper bounds are the device's limits, checked when a
-			// pipeline is made (package wgpu), as WebGPU does.
 			if x.val.i < 1 {
 				c.errorSpan(e, "@workgroup_size values must be at least 1, got %d", x.val.i)
+				return
+			}
+			// Each factor is at most 0xffffffff and so is invocations
+			// before it, so the product fits a uint64.
+			if invocations *= uint64(x.val.i); invocations > maxWorkgroupInvocations {
+				c.errorSpan(e, "@workgroup_size gives more than %d invocations per workgroup", uint64(maxWorkgroupInvocations))
 				return
 			}
 			f.wgSize[i] = wgDim{val: x.val.i}
@@ -644,7 +681,6 @@ func (c *checker) workgroupSize(f *function, a *attr) {
 			if !c.specConstInt(e) {
 				c.noSPIRVBecause("%s", notSpecConst("a @workgroup_size argument"))
 			}
-			c.materialize(e)
 			sp := c.out.file.Span(e)
 			dim := wgDim{override: e, name: c.out.file.Source[sp.Start:sp.End]}
 			if v := c.overrideDefault(e); v != nil {

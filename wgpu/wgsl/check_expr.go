@@ -600,7 +600,7 @@ func (c *checker) index(e *indexExpr) *exprInfo {
 	}
 	out.typ = t.Elem
 	if x.val != nil && i.val != nil {
-		out.val = x.val.elems[i.val.i]
+		out.val = x.val.elem(t, int(i.val.i))
 	}
 	if !x.ref && x.val == nil && t.Kind == kArray && i.val == nil && x.override {
 		c.errorf(e.Pos, "cannot index an override-expression")
@@ -626,7 +626,7 @@ func (c *checker) member(e *memberExpr) *exprInfo {
 			if m.Name == e.Name {
 				out.typ, out.field = m.Type, i
 				if x.val != nil {
-					out.val = x.val.elems[i]
+					out.val = x.val.elem(t, i)
 				}
 				return out
 			}

@@ -230,6 +230,9 @@ func (c *checker) localDecl(d *varDecl) {
 			c.errorSpan(d.Init, "a const must have a constructible type, not '%s'", x.typ)
 			return
 		}
+		if !c.valueArrays(x.typ, d.NamePos, "const '"+d.Name+"'") {
+			return
+		}
 		s.typ, s.val = x.typ, x.val
 	case "let":
 		s.kind = symLet
@@ -246,6 +249,9 @@ func (c *checker) localDecl(d *varDecl) {
 		}
 		if !x.typ.constructible() && x.typ.Kind != kPtr {
 			c.errorSpan(d.Init, "a let must have a constructible or pointer type, not '%s'", x.typ)
+			return
+		}
+		if !c.valueArrays(x.typ, d.NamePos, "let '"+d.Name+"'") {
 			return
 		}
 		s.typ = x.typ
@@ -281,6 +287,9 @@ func (c *checker) localDecl(d *varDecl) {
 			c.errorf(d.NamePos, "function variables need a constructible type, not '%s'", t)
 			return
 		}
+		if !c.valueArrays(t, d.NamePos, "variable '"+d.Name+"'") {
+			return
+		}
 		s.typ, s.space, s.access = t, spaceFunction, accessReadWrite
 	}
 }
@@ -314,6 +323,7 @@ func (c *checker) assign(s *assignStmt) {
 		x := c.rvalue(s.RHS)
 		if x != nil {
 			c.materialize(s.RHS)
+			c.valueArrays(x.typ, s.RHS.exprPos(), "the value assigned to '_'")
 		}
 		return
 	}

@@ -32,11 +32,10 @@ func evalUnary(op operator, v *value, t *wgslType) (*value, error) {
 		if t.isFloat() {
 			return &value{f: -v.f}, nil
 		}
-		if t.Kind == kI32 && v.i == math.MinInt32 {
-			return v, nil // wraps, as at run time
-		}
-		if v.i == math.MinInt64 {
-			return nil, fmt.Errorf("negation overflows '%s'", t)
+		if t.Kind == kI32 && v.i == math.MinInt32 || v.i == math.MinInt64 {
+			// The most negative value is its own negation, for
+			// AbstractInt too (the specification's negation rule).
+			return v, nil
 		}
 		return &value{i: -v.i}, nil
 	}
@@ -175,12 +174,14 @@ func evalBinary(op operator, l, r *value, lt, rt, res *wgslType) (*value, error)
 	case opXor:
 		x = a ^ b
 	case opShl, opShr:
-		width := int64(32)
-		if k == kAbstractInt {
-			width = 64
+		if b < 0 || b > math.MaxUint32 {
+			return nil, fmt.Errorf("the shift amount %d cannot be represented as 'u32'", b)
 		}
-		if b < 0 || b >= width {
-			return nil, fmt.Errorf("shift by %d is not less than the bit width %d", b, width)
+		if k == kAbstractInt {
+			return shiftAbstract(op, a, b)
+		}
+		if b >= 32 {
+			return nil, fmt.Errorf("shift by %d is not less than the bit width 32", b)
 		}
 		if op == opShr {
 			if k == kU32 {
@@ -196,14 +197,9 @@ func evalBinary(op operator, l, r *value, lt, rt, res *wgslType) (*value, error)
 			if uint64(a)<<b>>32 != 0 {
 				overflow = true
 			}
-		case kI32:
+		default:
 			x = int64(int32(a) << b)
 			if int64(int32(a)<<b)>>b != a {
-				overflow = true
-			}
-		default:
-			x = a << b
-			if x>>b != a {
 				overflow = true
 			}
 		}
@@ -219,6 +215,23 @@ func evalBinary(op operator, l, r *value, lt, rt, res *wgslType) (*value, error)
 		return nil, fmt.Errorf("'%s' overflows '%s' in a const-expression", op, lt)
 	}
 	return &value{i: x}, nil
+}
+
+// shiftAbstract shifts an AbstractInt by b bits (0 <= b < 2^32). The
+// amount is not taken modulo a bit width, so a right shift by 64 or more
+// leaves only the sign; a left shift must not lose bits that differ from the
+// result's sign bit (the b+1 most significant bits of a are equal).
+func shiftAbstract(op operator, a, b int64) (*value, error) {
+	if op == opShr {
+		return &value{i: a >> min(b, 63)}, nil
+	}
+	if a == 0 {
+		return &value{}, nil
+	}
+	if b >= 64 || a<<b>>b != a {
+		return nil, fmt.Errorf("'%s' overflows 'abstract-int' in a const-expression", op)
+	}
+	return &value{i: a << b}, nil
 }
 
 func cmp(lt, gt bool) int {

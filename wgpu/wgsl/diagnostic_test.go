@@ -25,7 +25,7 @@ var diagInvalid = []struct{ name, src, want string }{
 		"5:15: 'workgroupBarrier' must only be called from uniform control flow"},
 	{"diagnostic_stmt_error_again", "diagnostic(off, subgroup_uniformity);\nenable subgroups;\n" +
 		ent("@group(0) @binding(0) var<storage, read_write> o: array<f32>;", "@diagnostic(error, subgroup_uniformity) if li == 0u { o[0] = subgroupAdd(1.0); }"),
-		"6:62: 'subgroupAdd' must only be called from uniform control flow"},
+		"6:62: 'subgroupAdd' must only be called from subgroup uniform control flow"},
 	{"diagnostic_bad_severity", "diagnostic(loud, subgroup_uniformity);" + ep, "1:1: unknown diagnostic severity 'loud'"},
 	{"diagnostic_conflict", "diagnostic(off, subgroup_uniformity);\ndiagnostic(error, subgroup_uniformity);" + ep,
 		"2:19: conflicting diagnostic directive for 'subgroup_uniformity'"},
@@ -53,7 +53,7 @@ struct V { @location(0) c: vec4<f32>, @builtin(position) p: vec4<f32> }`,
 var diagInvalid2 = []struct{ name, src, want string }{
 	{"diagnostic_if_body_only", "enable subgroups;\n" + ent("@group(0) @binding(0) var<storage, read_write> o: array<f32>;",
 		"if li == 0u @diagnostic(off, subgroup_uniformity) { o[0] = subgroupAdd(1.0); } else { o[1] = subgroupAdd(2.0); }"),
-		"5:94: 'subgroupAdd' must only be called from uniform control flow"},
+		"5:94: 'subgroupAdd' must only be called from subgroup uniform control flow"},
 	{"location_member_as_input", "struct V { @location(0) c: vec4<f32> }\n@compute @workgroup_size(1) fn main(v: V) {}", "2:37: entry point parameter 'v' needs a @builtin"},
 }
 

@@ -109,9 +109,19 @@
 // for loops whose bodies cannot change them, conditions and early returns on
 // those, u32 arithmetic that cannot wrap) proves an index below a constant
 // length, as in the inner loops of the tiled kernels; function, private and
-// workgroup memory start zeroed; barriers and subgroup operations are only
-// accepted in uniform control flow (a conservative form of the WGSL
-// uniformity analysis, checked against Tint on generated programs).
+// workgroup memory start zeroed; barriers are only accepted in control flow
+// uniform across the workgroup, subgroup operations in control flow uniform
+// within each subgroup (a conservative form of the WGSL uniformity analysis,
+// in its two scopes, checked against Tint on generated programs).
+//
+// Constant i32 and u32 arithmetic wraps, as the specification says;
+// AbstractInt arithmetic and shifts that lose bits are errors. The size
+// limits are Tint's (limits.go): array and struct types of at most
+// 0xffffffff bytes, arrays of fewer than 65536 elements outside storage
+// buffers (in variables, lets, consts, parameters and results), and constant
+// @workgroup_size dimensions whose product is a u32; the device's limits
+// are checked by package wgpu when it makes a pipeline. Large zero values
+// in const-expressions are never expanded element by element.
 //
 // # Tests
 //

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
-	"strings"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 )
@@ -44,6 +43,7 @@ type emitter struct {
 	funcs    spirv.Section
 	typeIDs  map[string]uint32
 	constIDs map[string]uint32
+	constOf  map[constRef]uint32 // the constants already emitted, by value and type
 	globals  map[*symbol]*globalVar
 	inputs   map[string]uint32 // builtin name -> Input variable
 	fnIDs    map[*function]uint32
@@ -82,7 +82,7 @@ func emit(m *checked, opt Options) (words []uint32, err error) {
 	if m == nil || m.file == nil {
 		return nil, &InternalError{Msg: "emit needs the result of check"}
 	}
-	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{},
+	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{}, constOf: map[constRef]uint32{},
 		globals: map[*symbol]*globalVar{}, inputs: map[string]uint32{}, fnIDs: map[*function]uint32{}, specIDs: map[*symbol]uint32{}, opt: opt, variants: map[string]*fnVariant{}, constIndex: map[uint32]uint32{}}
 	defer func() {
 		if r := recover(); r != nil {
@@ -427,38 +427,62 @@ func (e *emitter) constU32(v uint32) uint32 {
 	return id
 }
 
+// constRef is a constant value of a type, as the emitter meets it.
+type constRef struct {
+	t *wgslType
+	v *value
+}
+
+// constant emits constant v of type t once. Constants share components
+// (array(a, a) holds a twice), so a composite is keyed by the ids of its
+// components, each emitted once: the work and the SPIR-V stay in proportion
+// to the distinct components, not to the components of the expanded value.
+// A zero composite is an OpConstantNull.
 func (e *emitter) constant(t *wgslType, v *value) uint32 {
 	if t.isAbstract() {
 		t = concreteDefault(e.m.types, t)
 	}
-	key := fmt.Sprintf("%s=%s", t, valueKey(v, t))
-	if id, ok := e.constIDs[key]; ok {
+	composite := v.elems != nil || v.zeroComposite
+	ref := constRef{t, v}
+	if id, ok := e.constOf[ref]; ok && composite {
 		return id
 	}
 	ty := e.typeID(t, plain)
-	var id uint32
-	switch t.Kind {
-	case kBool:
-		id = e.id()
-		if v.b {
-			e.decls.Add(spirv.OpConstantTrue, ty, id)
-		} else {
-			e.decls.Add(spirv.OpConstantFalse, ty, id)
-		}
-	case kI32, kU32, kF32, kF16:
-		id = e.id()
-		e.decls.Add(spirv.OpConstant, ty, id, bitsOf(v, t))
-	case kVec, kMat, kArray, kStruct:
-		var parts []uint32
+	if v.zeroComposite {
+		id := e.null(ty)
+		e.constOf[ref] = id
+		return id
+	}
+	var parts []uint32
+	key := fmt.Sprint(ty, "=", bitsOf(v, t))
+	if composite {
 		for i, el := range v.elems {
 			parts = append(parts, e.constant(elemType(t, i), el))
 		}
-		id = e.id()
-		e.decls.Add(spirv.OpConstantComposite, append([]uint32{ty, id}, parts...)...)
-	default:
-		bugf("no constant of type %s", t)
+		key = fmt.Sprint(ty, parts)
 	}
-	e.constIDs[key] = id
+	id, ok := e.constIDs[key]
+	if !ok {
+		id = e.id()
+		switch t.Kind {
+		case kBool:
+			if v.b {
+				e.decls.Add(spirv.OpConstantTrue, ty, id)
+			} else {
+				e.decls.Add(spirv.OpConstantFalse, ty, id)
+			}
+		case kI32, kU32, kF32, kF16:
+			e.decls.Add(spirv.OpConstant, ty, id, bitsOf(v, t))
+		case kVec, kMat, kArray, kStruct:
+			e.decls.Add(spirv.OpConstantComposite, append([]uint32{ty, id}, parts...)...)
+		default:
+			bugf("no constant of type %s", t)
+		}
+		e.constIDs[key] = id
+	}
+	if composite {
+		e.constOf[ref] = id
+	}
 	return id
 }
 
@@ -471,20 +495,6 @@ func (e *emitter) null(t uint32) uint32 {
 	e.decls.Add(spirv.OpConstantNull, t, id)
 	e.constIDs[key] = id
 	return id
-}
-
-func valueKey(v *value, t *wgslType) string {
-	if v.elems != nil {
-		var b strings.Builder
-		b.WriteByte('[')
-		for i, el := range v.elems {
-			b.WriteString(valueKey(el, elemType(t, i)))
-			b.WriteByte(',')
-		}
-		b.WriteByte(']')
-		return b.String()
-	}
-	return fmt.Sprint(bitsOf(v, t))
 }
 
 func concreteDefault(ts *types, t *wgslType) *wgslType {

@@ -192,7 +192,7 @@ var uniformityPrograms = []struct{ name, src, want string }{
 	{"barrier_storage_value", ent("@group(0) @binding(0) var<storage, read_write> n: u32;", "if n > 0u { workgroupBarrier(); }"), "4:13: 'workgroupBarrier' must only be called"},
 	{"barrier_in_callee", ent("fn sync() { workgroupBarrier(); }", "if li == 0u { sync(); }"), "4:15: 'sync' calls a barrier"},
 	{"barrier_param_nonuniform", ent("fn f(k: u32) { if k > 0u { workgroupBarrier(); } }", "f(li);"), "4:3: this argument must be uniform"},
-	{"subgroup_nonuniform", "enable subgroups;\n" + ent("", "var x = 0.0; if li == 0u { x = subgroupAdd(1.0); }"), "5:32: 'subgroupAdd' must only be called from uniform control flow"},
+	{"subgroup_nonuniform", "enable subgroups;\n" + ent("", "var x = 0.0; if li == 0u { x = subgroupAdd(1.0); }"), "5:32: 'subgroupAdd' must only be called from subgroup uniform control flow"},
 	{"barrier_via_atomic", ent("var<workgroup> c: atomic<u32>;", "if atomicLoad(&c) > 0u { workgroupBarrier(); }"), "4:26: must only be called from uniform"},
 }
 

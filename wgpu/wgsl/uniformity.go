@@ -4,7 +4,13 @@ package wgsl
 // barriers (workgroupBarrier, storageBarrier, workgroupUniformLoad) must be
 // reached by all invocations of a workgroup together, so they may not sit
 // under control flow that depends on a value that can differ between
-// invocations. Non-uniform sources are the invocation-specific builtins,
+// invocations. With the subgroup_uniformity language feature the analysis
+// runs twice, once per uniformity scope: the workgroup for barriers, the
+// subgroup for subgroup and quad operations (which need subgroup-uniform
+// control flow, and subgroupShuffleUp, Down and Xor a subgroup-uniform
+// amount), where subgroup_id is uniform too and the subgroup reductions
+// (subgroupAdd, subgroupBallot, ...) are as uniform as their arguments.
+// Non-uniform sources are the invocation-specific builtins,
 // reads of read_write storage, workgroup and private variables, atomics,
 // subgroup operations and reads through pointers other than pointer
 // parameters into function memory, which are tracked like parameters. Local variables are
@@ -27,7 +33,31 @@ type fnSummary struct {
 	ptrStores map[int]taint
 }
 
+// uniformityScope is the set of invocations a pass of the analysis asks to
+// agree.
+type uniformityScope int
+
+const (
+	scopeWorkgroup uniformityScope = iota // barriers
+	scopeSubgroup                         // subgroup and quad operations
+)
+
+// subgroupReductions are the subgroup operations whose result is uniform in
+// the subgroup scope when their arguments are (the others' results differ
+// between the invocations of a subgroup: scans, shuffles, elect, quad).
+var subgroupReductions = map[string]bool{
+	"subgroupAdd": true, "subgroupMul": true, "subgroupMin": true, "subgroupMax": true,
+	"subgroupAnd": true, "subgroupOr": true, "subgroupXor": true,
+	"subgroupAll": true, "subgroupAny": true, "subgroupBallot": true,
+	"subgroupBroadcast": true, "subgroupBroadcastFirst": true,
+}
+
+// subgroupUniformArg gives, for the subgroup operations that need one, the
+// argument that must be subgroup-uniform.
+var subgroupUniformArg = map[string]int{"subgroupShuffleUp": 1, "subgroupShuffleDown": 1, "subgroupShuffleXor": 1}
+
 type uniformity struct {
+	scope  uniformityScope
 	c      *checker
 	sums   map[*function]*fnSummary
 	fn     *function
@@ -39,8 +69,17 @@ type uniformity struct {
 	diag   diagFilters // in force at the statement being analysed
 }
 
+// checkUniformity runs the analysis in the workgroup scope and, for a
+// module that enables subgroups, in the subgroup scope.
 func (c *checker) checkUniformity() {
-	u := &uniformity{c: c, sums: map[*function]*fnSummary{}}
+	c.uniformityPass(scopeWorkgroup)
+	if c.out.enables["subgroups"] {
+		c.uniformityPass(scopeSubgroup)
+	}
+}
+
+func (c *checker) uniformityPass(scope uniformityScope) {
+	u := &uniformity{scope: scope, c: c, sums: map[*function]*fnSummary{}}
 	done := map[*function]bool{}
 	var visit func(f *function)
 	visit = func(f *function) {
@@ -72,7 +111,8 @@ func (u *uniformity) function(f *function) {
 				bis = p.typ.Struct.Builtins
 			}
 			for _, bi := range bis {
-				if !builtinValues[bi].uniform {
+				v := builtinValues[bi]
+				if !v.uniform && !(v.subgroupUniform && u.scope == scopeSubgroup) {
 					u.vars[p] = nonUniform
 				}
 			}
@@ -358,11 +398,15 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 			return nonUniform
 		}
 		if sum.needsUniformCF {
-			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"' calls a barrier, so it")
+			what := "a barrier"
+			if u.scope == scopeSubgroup {
+				what = "a subgroup operation"
+			}
+			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"' calls "+what+", so it")
 		}
 		for i, t := range args {
 			if i < 63 && sum.uniformParams&(1<<i) != 0 {
-				u.requireUniform(c.Args[i], t)
+				u.requireUniform(c.Args[i], t, "")
 			}
 			// What the callee stores through a pointer argument lands in the variable.
 			if pt := info.fn.params[i].typ; pt != nil && pt.Kind == kPtr {
@@ -397,12 +441,23 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 		switch {
 		case b == nil:
 		case b.subgroup:
+			if u.scope != scopeSubgroup {
+				return nonUniform
+			}
 			if u.diag.on("subgroup_uniformity") {
 				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+				if i, ok := subgroupUniformArg[c.Fn.Name]; ok && i < len(args) {
+					u.requireUniform(c.Args[i], args[i], c.Fn.Name)
+				}
+			}
+			if subgroupReductions[c.Fn.Name] {
+				return all
 			}
 			return nonUniform
 		case b.flow == flowBarrier:
-			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			if u.scope == scopeWorkgroup {
+				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+			}
 			return 0
 		case b.flow == flowUniform:
 			return 0
@@ -416,7 +471,12 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 func (u *uniformity) requireUniformCF(c *callExpr, cf taint, what string) {
 	u.sum.needsUniformCF = true
 	if cf&nonUniform != 0 {
-		if u.report {
+		if !u.report {
+			return
+		}
+		if u.scope == scopeSubgroup {
+			u.c.errorf(c.Pos, "%s must only be called from subgroup uniform control flow: an enclosing condition, or an earlier return, break or continue, depends on a value that can differ within a subgroup (such as subgroup_invocation_id or a read_write storage read)", what)
+		} else {
 			u.c.errorf(c.Pos, "%s must only be called from uniform control flow: an enclosing condition, or an earlier return, break or continue, depends on a non-uniform value (such as local_invocation_index or a read_write storage read)", what)
 		}
 		return
@@ -424,9 +484,17 @@ func (u *uniformity) requireUniformCF(c *callExpr, cf taint, what string) {
 	u.sum.uniformParams |= cf
 }
 
-func (u *uniformity) requireUniform(arg expr, t taint) {
+// requireUniform records that argument arg, of taint t, must be uniform:
+// for the builtin named, or ("") for a function that needs it uniform.
+func (u *uniformity) requireUniform(arg expr, t taint, builtin string) {
 	if t&nonUniform != 0 {
-		if u.report {
+		switch {
+		case !u.report:
+		case builtin != "":
+			u.c.errorf(arg.exprPos(), "this argument of '%s' must be subgroup uniform (the same for every invocation of the subgroup)", builtin)
+		case u.scope == scopeSubgroup:
+			u.c.errorf(arg.exprPos(), "this argument must be subgroup uniform, since the function needs it so for a subgroup operation")
+		default:
 			u.c.errorf(arg.exprPos(), "this argument must be uniform, since the function uses it to decide whether to reach a barrier")
 		}
 		return

@@ -7,22 +7,69 @@ import (
 
 // value is a constant computed by the checker: a scalar (b, i or f by the
 // type it belongs to) or a composite (elems). u32 values live in i.
+//
+// A large array or struct zero value (more than maxConstScalars scalars) is
+// a zeroComposite with no elems: the type's count comes from the source, so
+// the value's components are made only when one is picked (elem), and the
+// emitter writes the whole as OpConstantNull. Arrays, structs and their
+// zero values are never operands of the constant operators, so only
+// component access, conversion and emission meet zero composites.
 type value struct {
-	b     bool
-	i     int64
-	f     float64
-	elems []*value
+	b             bool
+	i             int64
+	f             float64
+	elems         []*value
+	zeroComposite bool
 }
 
 func (v *value) String() string {
-	if v.elems != nil {
+	switch {
+	case v.zeroComposite:
+		return "{zero}"
+	case v.elems != nil:
 		return fmt.Sprint(v.elems)
 	}
 	return fmt.Sprintf("{%v %d %g}", v.b, v.i, v.f)
 }
 
+// elem is component i of v, a composite of type t.
+func (v *value) elem(t *wgslType, i int) *value {
+	if v.zeroComposite {
+		return zeroValue(elemType(t, i))
+	}
+	return v.elems[i]
+}
+
+// maxConstScalars bounds the composites zeroValue builds element by
+// element; larger zero values are zero composites.
+const maxConstScalars = 4096
+
+// scalarCount is the number of scalars in a value of type t (one element
+// for a runtime-sized array). The checker bounds every array and struct to
+// 0xffffffff bytes, so the count fits an int.
+func scalarCount(t *wgslType) int {
+	switch t.Kind {
+	case kVec:
+		return t.N
+	case kMat:
+		return t.N * t.Elem.N
+	case kArray:
+		return max(t.N, 1) * scalarCount(t.Elem)
+	case kStruct:
+		n := 0
+		for _, m := range t.Struct.Members {
+			n += scalarCount(m.Type)
+		}
+		return n
+	}
+	return 1
+}
+
 // zeroValue is the zero value of a constructible type.
 func zeroValue(t *wgslType) *value {
+	if (t.Kind == kArray || t.Kind == kStruct) && scalarCount(t) > maxConstScalars {
+		return &value{zeroComposite: true}
+	}
 	switch t.Kind {
 	case kVec:
 		v := &value{elems: make([]*value, t.N)}
@@ -121,18 +168,45 @@ func intFits(i int64, k kind) bool {
 // selects value-constructor semantics (f32(x)), which truncate and saturate;
 // implicit conversions of abstract values must be exact.
 func convertValue(v *value, from, to *wgslType, explicit bool) (*value, error) {
-	if v.elems != nil {
-		out := &value{elems: make([]*value, len(v.elems))}
-		for i, e := range v.elems {
-			fe, te := elemType(from, i), elemType(to, i)
-			c, err := convertValue(e, fe, te, explicit)
-			if err != nil {
-				return nil, err
-			}
-			out.elems[i] = c
-		}
+	if v.elems == nil && !v.zeroComposite {
+		return convertScalar(v, from, to, explicit)
+	}
+	return convertComposite(v, from, to, explicit, map[convertKey]*value{})
+}
+
+// convertKey is one component conversion: constants share their components
+// (array(a, a, a) holds a three times), so a conversion converts each
+// distinct component once, and nested sharing costs no more than its source.
+type convertKey struct {
+	v        *value
+	from, to *wgslType
+}
+
+func convertComposite(v *value, from, to *wgslType, explicit bool, done map[convertKey]*value) (*value, error) {
+	switch {
+	case v.zeroComposite:
+		return zeroValue(to), nil
+	case v.elems == nil:
+		return convertScalar(v, from, to, explicit)
+	}
+	k := convertKey{v, from, to}
+	if out, ok := done[k]; ok {
 		return out, nil
 	}
+	out := &value{elems: make([]*value, len(v.elems))}
+	for i, e := range v.elems {
+		c, err := convertComposite(e, elemType(from, i), elemType(to, i), explicit, done)
+		if err != nil {
+			return nil, err
+		}
+		out.elems[i] = c
+	}
+	done[k] = out
+	return out, nil
+}
+
+// convertScalar is convertValue for scalars.
+func convertScalar(v *value, from, to *wgslType, explicit bool) (*value, error) {
 	fk, tk := from.Kind, to.Kind
 	switch {
 	case fk == tk:

@@ -1,4 +1,4 @@
-package testmodel
+package synth
 
 import (
 	"bufio"
@@ -74,6 +74,8 @@ func HFTensors(m *model.Model, prefix string) []Tensor {
 // dtype "F32", "F16" or "BF16" (rounded to nearest even), with the keys of
 // Hugging Face's GPT2LMHeadModel ("transformer.h.0.attn.c_attn.weight", ...).
 // dir is created if needed.
+// A Llama-family model is written with the names transformers saves
+// (model.layers.0.self_attn.q_proj.weight, ...; lm_head.weight when untied).
 func WriteSafetensors(dir string, m *model.Model, dtype string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -81,11 +83,18 @@ func WriteSafetensors(dir string, m *model.Model, dtype string) error {
 	if err := WriteConfig(dir, m.Config); err != nil {
 		return err
 	}
+	if m.Config.Arch == model.ArchLlama {
+		return WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), llamaTensors(m), dtype)
+	}
 	return WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), HFTensors(m, "transformer."), dtype)
 }
 
-// WriteConfig writes dir/config.json for cfg as transformers' GPT2Config saves it.
+// WriteConfig writes dir/config.json for cfg as transformers' GPT2Config
+// saves it, or, for the Llama family, as the config class of cfg.ModelType does.
 func WriteConfig(dir string, cfg model.Config) error {
+	if cfg.Arch == model.ArchLlama {
+		return writeLlamaConfig(dir, cfg)
+	}
 	c := struct {
 		ActivationFunction string   `json:"activation_function"`
 		Architectures      []string `json:"architectures"`

@@ -1,4 +1,4 @@
-package testmodel
+package synth
 
 import (
 	"math"
@@ -127,5 +127,29 @@ func TestWriteErrors(t *testing.T) {
 	// Header, then bf16 parameters with the vocabulary padded to 128 rows.
 	if want := int64(1024 + 2*(128*4+4*4+(12*16+13*4)+2*4)); fi.Size() != want {
 		t.Errorf("llm.c file is %d bytes, want %d", fi.Size(), want)
+	}
+}
+
+// The GPT-2 shapes have the parameter counts of the released models (tied
+// head, no attention-mask buffers): 124M, 355M, 774M and 1558M.
+func TestGPT2Shapes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  model.Config
+		want int // millions, rounded
+	}{
+		{"small", GPT2Small(), 124},
+		{"medium", GPT2Medium(), 355},
+		{"large", GPT2Large(), 774},
+		{"xl", GPT2XL(), 1558},
+	} {
+		C, V, T, L := c.cfg.NEmbd, c.cfg.VocabSize, c.cfg.NPositions, c.cfg.NLayer
+		n := V*C + T*C + L*(12*C*C+13*C) + 2*C
+		if got := (n + 500_000) / 1_000_000; got != c.want {
+			t.Errorf("%s: %d parameters, want %dM", c.name, n, c.want)
+		}
+		if c.cfg.NEmbd%c.cfg.NHead != 0 {
+			t.Errorf("%s: %d channels do not split into %d heads", c.name, C, c.cfg.NHead)
+		}
 	}
 }

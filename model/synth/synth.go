@@ -1,11 +1,22 @@
-// Package testmodel makes GPT-2 models for tests and benchmarks: deterministic
-// random weights of any shape, written in the real file formats (Hugging Face
-// safetensors with config.json, llm.c checkpoints), since no real weights can be
-// downloaded where the tests run.
+// Package synth makes synthetic GPT-2 and Llama-family models: deterministic pseudo-random
+// weights of any shape, in memory (a *model.Model) or written in the file
+// formats wgpu-eval reads (a Hugging Face folder of config.json and
+// model.safetensors, or an llm.c checkpoint). The weights are not trained and
+// the text they score means nothing; they are for benchmarks (the speed of a
+// real shape without downloading it: `wgpu-eval bench`), examples, and tests of
+// programs built on this module, where no real weights are at hand.
 //
-// It imports model and nothing else of this module; tests, benchmarks and
-// `wgpu-eval bench` (random weights of GPT-2's shapes) import it.
-package testmodel
+// Two kinds of weights: Random, drawn as GPT-2's initialisation draws them,
+// predicts almost uniformly (a mean NLL of ln 50257 = 10.8249 nats, whatever
+// the text); Peaked predicts far from uniformly and better than uniform on
+// natural text, so a wrong kernel changes its scores visibly. TinyConfig, the
+// GPT2* functions, TinyLlamaConfig and LlamaShape give shapes;
+// WriteSafetensors and WriteLLMC (GPT-2 only) write files.
+// The same shape and seed always give the same bits, on any number of cores.
+//
+// It imports model and nothing else of this module: the command, benchmarks
+// and tests import it, and model itself does not.
+package synth
 
 import (
 	"math"
@@ -23,13 +34,40 @@ func TinyConfig() model.Config {
 	return model.Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 64, VocabSize: 50257, LayerNormEps: 1e-5}
 }
 
+// GPT2Shape is the shape of a GPT-2 with the given layers, heads and channels,
+// and GPT-2's 1024 positions, 50257-token vocabulary and LayerNorm epsilon.
+func GPT2Shape(layers, heads, channels int) model.Config {
+	return model.Config{NLayer: layers, NHead: heads, NEmbd: channels, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5}
+}
+
+// GPT2Small is the shape of OpenAI's GPT-2 (124M parameters): 12 layers, 12
+// heads, 768 channels. GPT2Medium (355M), GPT2Large (774M) and GPT2XL (1558M)
+// are the larger released models.
+func GPT2Small() model.Config { return GPT2Shape(12, 12, 768) }
+
+// GPT2Medium is the shape of gpt2-medium (355M): 24 layers, 16 heads, 1024 channels.
+func GPT2Medium() model.Config { return GPT2Shape(24, 16, 1024) }
+
+// GPT2Large is the shape of gpt2-large (774M): 36 layers, 20 heads, 1280 channels.
+func GPT2Large() model.Config { return GPT2Shape(36, 20, 1280) }
+
+// GPT2XL is the shape of gpt2-xl (1558M): 48 layers, 25 heads, 1600 channels.
+func GPT2XL() model.Config { return GPT2Shape(48, 25, 1600) }
+
 // Random returns a model of shape cfg with deterministic random weights: the
 // same cfg and seed give the same bits. Weights are roughly normal as in
 // GPT-2's initialisation (std 0.02 for embeddings and matrices, residual
 // projections scaled by 1/sqrt(2 NLayer)); LayerNorm weights are near 1, and
 // biases small but non-zero so that a dropped bias shows in a test. LMHead is
 // WTE (tied). Large shapes are filled on all cores.
+//
+// A Llama-family cfg (Arch model.ArchLlama) gets weights of unit scale
+// instead (randomLlama): N(0, 1/in) matrices, so activations stay of unit
+// scale through RMSNorm and SwiGLU.
 func Random(cfg model.Config, seed uint64) *model.Model {
+	if cfg.Arch == model.ArchLlama {
+		return randomLlama(cfg, seed)
+	}
 	f := &filler{seed: seed}
 	C, V, T := cfg.NEmbd, cfg.VocabSize, cfg.NPositions
 	proj := 0.02 / math.Sqrt(2*float64(max(cfg.NLayer, 1)))
@@ -104,7 +142,7 @@ func (f *filler) run() {
 	wg.Wait()
 }
 
-// rng is splitmix64: tiny, fast, and good enough for test weights.
+// rng is splitmix64: tiny, fast, and good enough for synthetic weights.
 type rng struct{ state uint64 }
 
 func (r *rng) next() uint64 {
@@ -138,7 +176,13 @@ func (r *rng) normal() float64 {
 // Zipf-like prior over ids (GPT-2's BPE ids grow roughly with rarity); and the
 // other embedding channels have std 0.3, so the context moves the logits by
 // about a nat. Deterministic: the same cfg and seed give the same bits.
+//
+// For the Llama family, whose final norm has no bias, the prior rides on a
+// constant residual channel instead (peakedLlama).
 func Peaked(cfg model.Config, seed uint64) *model.Model {
+	if cfg.Arch == model.ArchLlama {
+		return peakedLlama(cfg, seed)
+	}
 	m := Random(cfg, seed)
 	C := cfg.NEmbd
 	w := &m.Weights
@@ -159,8 +203,12 @@ func Peaked(cfg model.Config, seed uint64) *model.Model {
 // logits by about a nat, as at Peaked's tiny width of 16; at real widths
 // (768 channels and more) Peaked's std of 0.3 makes every logit so large that
 // the mean NLL is far above ln V. At C = 16 it is Peaked.
+// For the Llama family it is Peaked, whose scales do not grow with C.
 func PeakedScaled(cfg model.Config, seed uint64) *model.Model {
 	m := Peaked(cfg, seed)
+	if cfg.Arch == model.ArchLlama {
+		return m
+	}
 	s := float32(math.Sqrt(16.0 / float64(cfg.NEmbd)))
 	for i := range m.Weights.WTE {
 		if i%cfg.NEmbd != 0 {

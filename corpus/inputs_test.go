@@ -1,0 +1,273 @@
+package corpus
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/alloctest"
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+)
+
+// within fails the test when f has not returned after a generous timeout:
+// an open(2) of a FIFO without a writer blocks forever.
+func within(t *testing.T, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("still blocked after 30 s")
+	}
+}
+
+func mkfifo(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	return path
+}
+
+// A FIFO, a device or a folder as the corpus is refused, naming what it is,
+// before it is opened (an open of a FIFO blocked for 52 minutes; /dev/zero
+// grew memory until the Go runtime died).
+func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := mkfifo(t, filepath.Join(dir, "corpus.txt"))
+	for _, c := range []struct{ path, kind string }{
+		{fifo, "named pipe (FIFO)"},
+		{"/dev/zero", "device"},
+		{dir, "folder"},
+	} {
+		if _, err := os.Stat(c.path); err != nil {
+			continue
+		}
+		within(t, func() {
+			_, err := Load(context.Background(), c.path, Options{})
+			wantErr(t, err, c.path, c.kind, "not a regular file")
+		})
+	}
+	// The local copy of TinyShakespeare too.
+	within(t, func() {
+		_, err := Load(context.Background(), TinyShakespeare, Options{TinyShakespeare: fifo})
+		wantErr(t, err, fifo, "named pipe (FIFO)")
+	})
+}
+
+// Stdin that sends nothing more is left at the first cancel; stdin longer
+// than the limit is refused at the limit.
+func TestLoadStdinCancelAndLimit(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		pw.Write([]byte("First Citizen:\n"))
+		cancel()
+	}()
+	within(t, func() {
+		if _, err := Load(ctx, "-", Options{Stdin: pr}); !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	})
+	_, err := Load(context.Background(), "-", Options{Stdin: strings.NewReader(strings.Repeat("x", 1001)), MaxBytes: 1000})
+	wantErr(t, err, "stdin", "more than 1000 bytes")
+	if c := load(t, "-", Options{Stdin: strings.NewReader(strings.Repeat("x", 1000)), MaxBytes: 1000}); c.Bytes() != 1000 {
+		t.Errorf("%d bytes", c.Bytes())
+	}
+	// The memory available bounds stdin too.
+	t.Setenv(sysmem.Env, "500")
+	_, err = Load(context.Background(), "-", Options{Stdin: strings.NewReader(strings.Repeat("x", 1000))})
+	wantErr(t, err, "stdin", "more than 500 bytes")
+}
+
+// A corpus file larger than the memory available is refused before it is read.
+func TestLoadChecksMemory(t *testing.T) {
+	path := writeTemp(t, "big.txt", bytes.Repeat([]byte("word "), 1000))
+	t.Setenv(sysmem.Env, "4000")
+	_, err := Load(context.Background(), path, Options{})
+	wantErr(t, err, path, "needs 5.0 kB of memory", "only 4.0 kB")
+}
+
+// A FIFO at the token cache's path is neither read nor written (either would
+// block); the corpus is tokenized and the cache error says why.
+func TestTokenizeCacheFIFO(t *testing.T) {
+	c := load(t, "-", Options{Stdin: strings.NewReader("hello world")})
+	cache := t.TempDir()
+	mkfifo(t, cachePath(cache, c.SHA256, "b"))
+	var errs []error
+	within(t, func() {
+		tk := tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{CacheDir: cache, CacheError: func(err error) { errs = append(errs, err) }})
+		if !slices.EqualFunc(tk.Docs, byteIDs("hello world"), slices.Equal) {
+			t.Errorf("docs %v", tk.Docs)
+		}
+	})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "named pipe (FIFO)") {
+		t.Errorf("cache errors %v, want one naming the FIFO", errs)
+	}
+}
+
+// A one-line corpus many times larger than what --max-tokens needs costs its
+// text once, not the text as bytes and as a string and its whole
+// tokenization (a 1 GB line with --max-tokens 1000 peaked at 4 GB).
+func TestTokenizeMaxTokensStopsEarly(t *testing.T) {
+	const size = 32 << 20
+	path := writeTemp(t, "line.txt", bytes.Repeat([]byte("lorem ipsum "), size/12))
+	var tk *Tokens
+	alloc := alloctest.During(t, func() {
+		c := load(t, path, Options{})
+		tk = tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true, MaxTokens: 1000})
+	})
+	if n := tk.Len(); n < 1000 || n > 2*chunkBytes {
+		t.Errorf("%d ids, want at least 1000 and about one piece", n)
+	}
+	if want := "lorem ipsum lorem"; !slices.Equal(tk.Docs[0][:len(want)], byteIDs(want)[0]) {
+		t.Errorf("ids start %v", tk.Docs[0][:len(want)])
+	}
+	if alloc > size+size/2 {
+		t.Errorf("loading a %d-byte corpus and tokenizing 1000 ids allocated %d bytes", size, alloc)
+	}
+}
+
+// With MaxTokens, documents are encoded until enough ids are made, and the
+// partial result is not cached; a whole one is.
+func TestTokenizeMaxTokensDocuments(t *testing.T) {
+	c := load(t, "-", Options{Stdin: strings.NewReader("aaaa\n\nbbbb\n\ncccc"), Separator: "\n\n"})
+	cache := t.TempDir()
+	tok := &byteTokenizer{id: "b"}
+	tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache, MaxTokens: 6})
+	if !tk.Separated || !slices.EqualFunc(tk.Docs, byteIDs("aaaa", "bbbb"), slices.Equal) {
+		t.Errorf("docs %v", tk.Docs)
+	}
+	if _, err := os.Stat(cachePath(cache, c.SHA256, "b")); !os.IsNotExist(err) {
+		t.Errorf("a partial tokenization was cached (%v)", err)
+	}
+	if tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache, MaxTokens: 100}); len(tk.Docs) != 3 {
+		t.Errorf("docs %v", tk.Docs)
+	}
+	if _, err := os.Stat(cachePath(cache, c.SHA256, "b")); err != nil {
+		t.Errorf("a whole tokenization was not cached: %v", err)
+	}
+}
+
+// Text encoded in pieces cut where safeCut allows gives exactly the ids of
+// the whole text under GPT-2's tokenizer, whatever the spaces, line breaks,
+// contractions and non-ASCII characters around the cuts.
+func TestEncodeHeadMatchesWhole(t *testing.T) {
+	tok, err := tokenizer.GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	chunkBytes = 7
+	pieces := []string{"a", "b", "Z", "1", "42", " ", "  ", "\n", "\n\n", "\t", "'s", "'ll", "'", ".", "é", "日本", "\u00a0", "\r\n", "x y", "it's", "!"}
+	r := rand.New(rand.NewPCG(1, 2))
+	texts := []string{"First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"}
+	for range 2000 {
+		var b strings.Builder
+		for range 5 + r.IntN(60) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	if data, err := os.ReadFile(shakespearePath); err == nil {
+		chunkBytes = 4096
+		texts = append(texts, string(data[:200_000]))
+	}
+	for _, text := range texts {
+		want := tok.Encode(text)
+		got, whole, err := encodeHead(context.Background(), tok, text, len(want)+1)
+		if err != nil || !whole || !slices.Equal(got, want) {
+			t.Fatalf("%q: pieces give %v (whole %v, %v), the text %v", text, got, whole, err, want)
+		}
+	}
+}
+
+// A UTF-8 byte order mark at the start of a JSONL or text file is dropped;
+// elsewhere it is text.
+func TestLoadBOM(t *testing.T) {
+	c := load(t, writeTemp(t, "d.jsonl", []byte("\uFEFF"+`{"text": "one"}`+"\n"+`{"text": "two"}`+"\n")), Options{})
+	if !slices.Equal(c.Docs, []string{"one", "two"}) {
+		t.Errorf("docs %q", c.Docs)
+	}
+	c = load(t, writeTemp(t, "t.txt", []byte("\uFEFFhello\uFEFFworld")), Options{})
+	if !slices.Equal(c.Docs, []string{"hello\uFEFFworld"}) || c.SHA256 != sha256Hex("hello\uFEFFworld") {
+		t.Errorf("docs %q", c.Docs)
+	}
+	_, err := Load(context.Background(), writeTemp(t, "d.jsonl", []byte(`{"text": "one"}`+"\n\uFEFF"+`{"text": "two"}`)), Options{})
+	wantErr(t, err, "line 2", "not a JSON object")
+}
+
+// A cache entry whose documents are cut elsewhere than the corpus's (the
+// same ids in the same order) is not used: the checksum covers the cuts.
+func TestTokenizeCacheBoundaryMoved(t *testing.T) {
+	c := load(t, "-", Options{Stdin: strings.NewReader("ab\n\nc"), Separator: "\n\n"})
+	cache := t.TempDir()
+	want := byteIDs("ab", "c")
+	tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{CacheDir: cache})
+	path := cachePath(cache, c.SHA256, "b")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f cacheFile
+	if err := msgpack.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	f.Docs = byteIDs("a", "bc") // damage that moved a boundary, the checksum field left as it was
+	if data, err = msgpack.Marshal(&f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok := &byteTokenizer{id: "b"}
+	if tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache}); tok.calls == 0 || !slices.EqualFunc(tk.Docs, want, slices.Equal) {
+		t.Errorf("%d encode calls, docs %v: the moved boundary was read from the cache", tok.calls, tk.Docs)
+	}
+}
+
+// A cache entry of version 1 (whose checksum did not cover the document
+// boundaries) is recomputed, not read.
+func TestTokenizeCacheVersion1(t *testing.T) {
+	c := load(t, "-", Options{Stdin: strings.NewReader("hello world")})
+	want := byteIDs("hello world")
+	// Version 1's checksum: sha256 of the ids as little-endian uint32.
+	var ids []byte
+	for _, id := range want[0] {
+		ids = append(ids, byte(id), byte(id>>8), byte(id>>16), byte(id>>24))
+	}
+	old, err := msgpack.Marshal(&cacheFile{Version: 1, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: sha256Hex(string(ids)), Docs: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	path := cachePath(cache, c.SHA256, "b")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok := &byteTokenizer{id: "b"}
+	if tokenize(t, c, tok, TokenizeOptions{CacheDir: cache}); tok.calls != 1 {
+		t.Errorf("%d encode calls: a version 1 cache entry was read", tok.calls)
+	}
+	if _, ok := readCache(path, c.SHA256, "b", 1, 257); !ok {
+		t.Error("the entry was not rewritten in the current version")
+	}
+}

@@ -1,0 +1,120 @@
+package wgpueval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
+)
+
+// openGenerator opens synth.Peaked (edited first by edit, when set) on
+// the CPU, prepared.
+func openGenerator(t *testing.T, edit func(*model.Model)) *Evaluator {
+	t.Helper()
+	m := synth.Peaked(synth.TinyConfig(), 5)
+	if edit != nil {
+		edit(m)
+	}
+	dir := filepath.Join(t.TempDir(), "peaked")
+	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	if _, err := ev.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// TestGenerateStopReasons: each way a generation ends sets its StopReason:
+// <|endoftext|>, --max-new-tokens, the model's positions (64 in the tiny
+// model), and a cancelled context, during the decoding (what was generated so
+// far comes back with the error) and during the prefill (no tokens).
+func TestGenerateStopReasons(t *testing.T) {
+	const prompt = "To be, or not to be"
+	ev := openGenerator(t, nil)
+	bg := context.Background()
+	nPrompt := len(ev.Tokenizer().Encode(prompt))
+
+	g, err := ev.Generate(bg, prompt, GenerateOptions{MaxNewTokens: 5})
+	if err != nil || g.StopReason != StopMaxTokens || len(g.Tokens) != 5 || g.MaxNewTokens != 5 {
+		t.Fatalf("max new tokens: %v, stop %q, %d tokens, max_new_tokens %d", err, g.StopReason, len(g.Tokens), g.MaxNewTokens)
+	}
+
+	g, err = ev.Generate(bg, prompt, GenerateOptions{})
+	if err != nil || g.StopReason != StopPositions || nPrompt+len(g.Tokens) != 65 {
+		t.Fatalf("positions: %v, stop %q after %d+%d tokens, want positions after 64+1", err, g.StopReason, nPrompt, len(g.Tokens))
+	}
+
+	ctx, cancel := context.WithCancel(bg)
+	pieces := 0
+	g, err = ev.Generate(ctx, prompt, GenerateOptions{OnText: func(string) {
+		if pieces++; pieces == 3 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || g == nil {
+		t.Fatalf("cancelled while decoding: %v, %v", g, err)
+	}
+	if g.StopReason != StopCancelled || len(g.Tokens) < 3 || len(g.Tokens) >= 64-nPrompt || len(g.Logprobs) != len(g.Tokens) {
+		t.Errorf("cancelled while decoding: stop %q after %d tokens (%d logprobs)", g.StopReason, len(g.Tokens), len(g.Logprobs))
+	}
+	if want := ev.Tokenizer().Decode(g.Tokens); g.Text != want {
+		t.Errorf("cancelled while decoding: text %q, the tokens decode to %q", g.Text, want)
+	}
+
+	g, err = ev.Generate(ctx, prompt, GenerateOptions{}) // ctx is cancelled: the prefill stops
+	if !errors.Is(err, context.Canceled) || g == nil || g.StopReason != StopCancelled || len(g.Tokens) != 0 {
+		t.Fatalf("cancelled before the prefill: %+v, %v", g, err)
+	}
+
+	eot := openGenerator(t, func(m *model.Model) { m.Weights.WTE[50256*m.Config.NEmbd] = 20 }) // <|endoftext|> the likeliest
+	g, err = eot.Generate(bg, prompt, GenerateOptions{MaxNewTokens: 5})
+	if err != nil || g.StopReason != StopEOT || !slices.Equal(g.Tokens, []int32{50256}) || g.Text != "" {
+		t.Fatalf("eot: %v, stop %q, tokens %v, text %q", err, g.StopReason, g.Tokens, g.Text)
+	}
+}
+
+// TestGenerateJSONKeys: the keys of a Generation in JSON, nested ones as
+// parent.key, are exactly these, all snake_case.
+func TestGenerateJSONKeys(t *testing.T) {
+	data, err := json.Marshal(Generation{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k, v := range m {
+		keys = append(keys, k)
+		if sub, ok := v.(map[string]any); ok {
+			for s := range sub {
+				keys = append(keys, k+"."+s)
+			}
+		}
+	}
+	slices.Sort(keys)
+	want := []string{"decode_seconds", "decode_tokens_per_second", "device", "logprobs", "max_new_tokens", "model",
+		"prefill_seconds", "prefill_tokens_per_second", "prompt", "prompt_tokens", "sampling", "sampling.seed",
+		"sampling.temperature", "sampling.top_k", "sampling.top_p", "stop_reason", "text", "tokens"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("JSON keys %v, want %v", keys, want)
+	}
+	for _, k := range keys {
+		if strings.ToLower(k) != k || strings.ContainsAny(k, "- ") {
+			t.Errorf("key %q is not snake_case", k)
+		}
+	}
+}

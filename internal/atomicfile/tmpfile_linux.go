@@ -1,0 +1,44 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// openUnnamed opens an unnamed regular file in dir (O_TMPFILE): it has no
+// name, so a process killed before link leaves nothing behind. Filesystems
+// without O_TMPFILE make it fail, and the caller falls back to a named file.
+func openUnnamed(dir string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)")), nil
+}
+
+// errLink is link's failure to name the file (no /proc, say): the caller then
+// writes a named temporary file instead.
+var errLink = errors.New("cannot name an unnamed temporary file")
+
+// link gives the complete unnamed file f a temporary name base.PID.N.tmp in
+// dir, which the caller renames over the target at once (a link cannot
+// replace a file).
+func link(f *os.File, dir, base string) (string, error) {
+	proc := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+	for i := 0; i < 100; i++ {
+		name := filepath.Join(dir, fmt.Sprintf("%s.%d.%d.tmp", base, os.Getpid(), i))
+		err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+		if err == nil {
+			return name, nil
+		}
+		if err != unix.EEXIST {
+			return "", fmt.Errorf("%w: %w", errLink, err)
+		}
+	}
+	return "", fmt.Errorf("%w: every temporary name in %s is taken", errLink, dir)
+}

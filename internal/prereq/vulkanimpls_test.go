@@ -1,0 +1,77 @@
+package prereq
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestValidation: an instance without the validation layer fails the test
+// where validation is required (CI, $WGPU_REQUIRE_VALIDATION) and goes on
+// elsewhere; one with it passes everywhere.
+func TestValidation(t *testing.T) {
+	t.Setenv("WGPU_REQUIRE_ALL", "")
+	for _, c := range []struct {
+		ci, own string
+		enabled bool
+		fail    bool
+	}{
+		{"", "", false, false},
+		{"true", "", false, true},
+		{"", "1", false, true},
+		{"true", "", true, false},
+		{"", "1", true, false},
+	} {
+		t.Setenv("CI", c.ci)
+		t.Setenv("WGPU_REQUIRE_VALIDATION", c.own)
+		if failed, skipped := outcome(func(t testing.TB) { Validation(t, c.enabled) }); failed != c.fail || skipped {
+			t.Errorf("CI=%q WGPU_REQUIRE_VALIDATION=%q enabled %v: failed %v skipped %v, want failed %v", c.ci, c.own, c.enabled, failed, skipped, c.fail)
+		}
+	}
+}
+
+// TestVulkanImplEnv: a child sees the implementation's manifest, layers and
+// libraries only, has Vulkan and the validation layer required (unless
+// $WGPU_NO_VALIDATION), and cannot recurse into the other implementations.
+func TestVulkanImplEnv(t *testing.T) {
+	t.Setenv("VK_ICD_FILENAMES", "/other/icd.json")
+	t.Setenv("VK_ADD_LAYER_PATH", "/other/layers")
+	t.Setenv("LD_LIBRARY_PATH", "/other/lib")
+	t.Setenv("WGPU_ADAPTER", "1")
+	t.Setenv(VulkanImplsEnv, "/x/impls.json")
+	t.Setenv("WGPU_NO_VALIDATION", "")
+	t.Setenv("WGPU_REQUIRE_VULKAN", "1") // once in the child's environment, not twice
+	im := VulkanImpl{Name: "x", ICD: "/x/icd.json", LayerPath: "/x/layers", LibPath: "/x/lib", Expect: "X"}
+	env := im.Env()
+	vars := map[string][]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = append(vars[k], v)
+	}
+	for k, want := range map[string]string{"VK_ICD_FILENAMES": "/x/icd.json", "VK_DRIVER_FILES": "/x/icd.json", "VK_LAYER_PATH": "/x/layers",
+		"LD_LIBRARY_PATH": "/x/lib", "WGPU_REQUIRE_VULKAN": "1", "WGPU_REQUIRE_VALIDATION": "1"} {
+		if !slices.Equal(vars[k], []string{want}) {
+			t.Errorf("%s = %q, want %q", k, vars[k], want)
+		}
+	}
+	for _, k := range []string{"VK_ADD_LAYER_PATH", "WGPU_ADAPTER", VulkanImplsEnv} {
+		if vars[k] != nil {
+			t.Errorf("%s = %q, want it unset", k, vars[k])
+		}
+	}
+	t.Setenv("WGPU_NO_VALIDATION", "1")
+	for _, kv := range im.Env() {
+		if strings.HasPrefix(kv, "WGPU_REQUIRE_VALIDATION=") {
+			t.Errorf("with $WGPU_NO_VALIDATION: %s", kv)
+		}
+	}
+}
+
+// TestTopLevelTimes keeps the top-level result lines of a verbose test
+// output, not the subtests'.
+func TestTopLevelTimes(t *testing.T) {
+	out := "=== RUN   TestA\n    --- PASS: TestA/x (1.00s)\n--- PASS: TestA (2.00s)\n--- SKIP: TestB (0.00s)\nPASS\n"
+	if got, want := topLevelTimes(out), "\n    --- PASS: TestA (2.00s)\n    --- SKIP: TestB (0.00s)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,50 @@
+package model
+
+// kernelTable is one kernel set's hot loops as function values, chosen once:
+// kern is the table in use (kernelTableFor(pickKernels(...)) at start-up), so
+// the ops below call through it instead of branching on the set each call.
+// Tests run another set by building its table (useKernels).
+type kernelTable struct {
+	set       kernelSet
+	gemmNT    func(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int)
+	gemmNT16  func(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType)
+	gemmNN    func(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int)
+	dot1x1    func(a, b []float32) float32
+	divMaxRow func(row []float32, d float32) float32
+	mulRow    func(row []float32, m float32)
+	expSubRow func(row []float32, m float32) float32
+	sumExpSub func(row []float32, m float32) float32
+	geluRow   func(x []float32)
+}
+
+// genericKernels is the portable set's table.
+var genericKernels = kernelTable{
+	kernelsGeneric, gemmNTGeneric, gemmNT16Generic, gemmNNGeneric, dot1x1Generic,
+	divMaxRowGeneric, mulRowGeneric, expSubRowGeneric, sumExpSubGeneric, geluRowGeneric,
+}
+
+// dot1x1 returns the dot product of a and b (as long as a) as gemmNT computes
+// each element.
+func dot1x1(a, b []float32) float32 {
+	if len(a) == 0 {
+		return 0
+	}
+	_ = b[len(a)-1]
+	return kern.dot1x1(a, b)
+}
+
+// divMaxRow sets row[i] /= d and returns the largest quotient (-Inf for an
+// empty row).
+func divMaxRow(row []float32, d float32) float32 { return kern.divMaxRow(row, d) }
+
+// mulRow sets row[i] *= m.
+func mulRow(row []float32, m float32) { kern.mulRow(row, m) }
+
+// expSubRow sets row[i] = e^(row[i] - m) and returns their sum.
+func expSubRow(row []float32, m float32) float32 { return kern.expSubRow(row, m) }
+
+// sumExpSub returns Σ e^(row[i] - m), as expSubRow sums them.
+func sumExpSub(row []float32, m float32) float32 { return kern.sumExpSub(row, m) }
+
+// geluRow applies gelu_new to every element of x.
+func geluRow(x []float32) { kern.geluRow(x) }

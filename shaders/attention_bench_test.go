@@ -1,0 +1,119 @@
+package shaders
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// BenchmarkAttention runs attention.wgsl and attention_shared.wgsl (at the
+// blockings of GPUs and of CPU drivers) at GPT-2's head shape (12 heads of
+// 64 channels) on the test device, one dispatch and wait per iteration, for a
+// whole window of 64 rows and for a chunk of 32 rows after 96 cached
+// positions, reporting GFLOP/s (4·hd flops per visible key of each query row
+// and head).
+func BenchmarkAttention(b *testing.B) {
+	const B, H, hd = 1, 12, 64
+	const C = H * hd
+	d := newTestDev(b)
+	type variant struct {
+		file  string
+		tiles attnTiles // attention_shared.wgsl's
+	}
+	variants := []variant{{file: "attention.wgsl"}}
+	for _, t := range []attnTiles{defaultAttnTiles, softwareAttnTiles} {
+		if t.BQ <= int(d.dev.Limits().MaxComputeInvocationsPerWorkgroup) && t.sharedBytes(hd) <= int(d.dev.Limits().MaxComputeWorkgroupStorageSize) {
+			variants = append(variants, variant{"attention_shared.wgsl", t})
+		}
+	}
+	for _, sh := range []struct{ T, pos0 int }{{64, 0}, {32, 96}} {
+		S := sh.pos0 + sh.T
+		qkv := randF32(1, B*sh.T*3*C, 0, 1)
+		cache := randF32(2, B*H*S*hd, 0, 1)
+		flops := 0.0
+		for t := range sh.T {
+			flops += float64(B*H) * 4 * hd * float64(sh.pos0+t+1)
+		}
+		for _, v := range variants {
+			name := v.file
+			var consts map[string]float64
+			groups := grid(ceilDiv(B*H*sh.T, 64))
+			if v.tiles.BQ > 0 {
+				name += fmt.Sprintf(",BQ=%d,BKV=%d", v.tiles.BQ, v.tiles.BKV)
+				consts, groups = v.tiles.constants(hd), grid(v.tiles.groups(B, H, sh.T))
+			}
+			b.Run(fmt.Sprintf("%s/T=%d,pos0=%d", name, sh.T, sh.pos0), func(b *testing.B) {
+				k, err := NewKernel(d.dev, v.file, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := k.Pipeline(consts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bufs := map[string]Buf{
+					"qkv": {Buffer: d.buffer(b, "qkv", f32Bytes(qkv))}, "kc": {Buffer: d.buffer(b, "kc", f32Bytes(cache))},
+					"vc": {Buffer: d.buffer(b, "vc", f32Bytes(cache))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*B*sh.T*C))},
+				}
+				params := Params{"B": B, "T": float64(sh.T), "C": C, "H": H, "S": float64(S), "pos0": float64(sh.pos0)}
+				benchDispatch(b, d, p, bufs, params, groups)
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkLayerNorm runs layernorm.wgsl and, where the device has subgroup
+// operations, layernorm_subgroup.wgsl at GPT-2's width for 64 rows (C 768,
+// f32 weights) at several workgroup sizes, one dispatch and wait per
+// iteration, reporting GB/s (x read and out written once: 8 bytes a value).
+func BenchmarkLayerNorm(b *testing.B) {
+	const rows, C = 64, 768
+	d := newTestDev(b)
+	x, w, bias := randF32(1, rows*C, 0.3, 2), randF32(2, C, 1, 0.2), randF32(3, C, 0, 0.1)
+	files := []string{"layernorm.wgsl"}
+	if d.dev.HasFeature(wgpu.FeatureSubgroups) {
+		files = append(files, "layernorm_subgroup.wgsl")
+	}
+	for _, file := range files {
+		for _, wg := range []int{8, 32, 64, 128, 256} {
+			if file == "layernorm_subgroup.wgsl" && C > lnSubgroupValues*wg || wg > int(d.dev.Limits().MaxComputeInvocationsPerWorkgroup) {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/WG=%d", file, wg), func(b *testing.B) {
+				k, err := NewKernel(d.dev, file, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := k.Pipeline(map[string]float64{"WG": float64(wg)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				bufs := map[string]Buf{
+					"x": {Buffer: d.buffer(b, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(b, "w", f32Bytes(w))},
+					"b": {Buffer: d.buffer(b, "b", f32Bytes(bias))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*rows*C))},
+				}
+				benchDispatch(b, d, p, bufs, Params{"rows": rows, "C": C, "eps": 1e-5}, grid(rows))
+				b.ReportMetric(8*rows*C*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
+
+// benchDispatch times one dispatch of p and a wait for it per iteration,
+// after one untimed warm-up.
+func benchDispatch(b *testing.B, d *testDev, p *Pipeline, bufs map[string]Buf, params Params, groups [3]uint32) {
+	b.Helper()
+	d.run(b, p, bufs, params, groups)
+	if err := d.dev.Queue().WaitIdle(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		d.run(b, p, bufs, params, groups)
+		if err := d.dev.Queue().WaitIdle(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
