@@ -411,8 +411,9 @@ func (r *ranges) identRange(s *symbol, depth int) (interval, bool) {
 	case symLet:
 		// The initializer is bounded here, in the env of the use: sound, as
 		// every name env narrows (lets, parameters, counters in their loops'
-		// bodies) has the same value where the let was declared (the let is
-		// in scope, so is the same iteration of any loop around it).
+		// bodies) has the same value at the let's declaration and here (the
+		// let being in scope, both are in one iteration of every loop around
+		// the declaration).
 		base, known = r.rangeAt(s.init, depth+1)
 	case symParam:
 		base, known = r.builtinRange(r.builtinOf(s))
