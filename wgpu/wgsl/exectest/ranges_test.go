@@ -66,9 +66,10 @@ func TestProvedIndices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// x[li], x[j], o[li], o[WG + 2u + k]: the runtime-sized arrays' indices.
-	if n := countUMin(sp.SPIRV); n != 4 {
-		t.Errorf("%d UMin clamps, want 4 (the storage indices only)", n)
+	// x[li], x[j], o[li], o[WG + 2u + k], and o[WG] and o[WG + 1u] (constant
+	// once specialized, still clamped): the runtime-sized arrays' indices.
+	if n := countUMin(sp.SPIRV); n != 6 {
+		t.Errorf("%d UMin clamps, want 6 (the storage indices only)", n)
 	}
 	xs := make([]float32, wg)
 	for i := range xs {
@@ -146,9 +147,10 @@ func TestProvedEdgeIndices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The four o[li * 4u + k] only: every w index is proved.
-	if n := countUMin(m.SPIRV); n != 4 {
-		t.Errorf("%d UMin clamps, want 4 (the storage indices only)", n)
+	// The four o[li * 4u + k] and x[1] only (x[0] needs none): every w index
+	// is proved.
+	if n := countUMin(m.SPIRV); n != 5 {
+		t.Errorf("%d UMin clamps, want 5 (the storage indices only)", n)
 	}
 	want := make([]float32, 4*64)
 	for li := range 64 {
