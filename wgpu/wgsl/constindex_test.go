@@ -207,3 +207,58 @@ var constIndexInvalid = []struct{ name, src, want string }{
 }
 
 func init() { invalidPrograms = append(invalidPrograms, constIndexInvalid...) }
+
+// TestDynamicIndexVectorMatrix: a run-time index into a vector or a matrix is
+// clamped to its last component or column (N known statically), whether the
+// vector or matrix is a value (OpVectorExtractDynamic, or a matrix copied to
+// function memory) or in memory (OpAccessChain), with u32 and i32 indices;
+// out of range, OpVectorExtractDynamic is undefined behaviour in SPIR-V
+// where WGSL allows only an indeterminate value. An index the range
+// analysis proves in bounds keeps no clamp.
+func TestDynamicIndexVectorMatrix(t *testing.T) {
+	const pre = `
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@group(0) @binding(1) var<storage, read_write> s: array<vec4<f32>>;
+var<private> pv: vec2<f32>;
+fn two() -> vec2<f32> { return vec2(1.0, 2.0); }
+fn pick3(p: ptr<function, vec3<f32>>, j: u32) -> f32 { return (*p)[j]; }
+`
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"vector value, u32", `let v = vec4(1.0, 2.0, 3.0, 4.0); o[0] = v[j];`, []string{"? <= 3"}},
+		{"vector value, i32", `let v = vec4(1.0, 2.0, 3.0, 4.0); o[0] = v[i];`, []string{"? <= 3"}},
+		{"vector call result", `o[0] = two()[j];`, []string{"? <= 1"}},
+		{"vector expression", `o[0] = (vec3(1.0) * o[0])[j];`, []string{"? <= 2"}},
+		{"vector value of bools", `let b = vec2(true, false); if b[j] { o[0] = 1.0; }`, []string{"? <= 1"}},
+		{"matrix value column and component", `let m = mat3x2(1.0, 2.0, 3.0, 4.0, 5.0, 6.0); o[0] = m[j][i];`, []string{"? <= 1", "? <= 2"}},
+		{"vector in function memory", `var w = vec3(1.0); w[j] = 2.0; o[0] = w[i];`, []string{"? <= 2", "? <= 2"}},
+		{"vector through a pointer parameter", `var w = vec3(1.0); o[0] = pick3(&w, j);`, []string{"? <= 2"}},
+		{"vector in private memory", `pv[j] += 1.0;`, []string{"? <= 1"}},
+		{"vector in storage", `s[0][j] = s[0][i];`, []string{"? <= 3", "? <= 3"}},
+		{"matrix in function memory", `var m = mat2x4<f32>(); m[j][i] = 1.0; o[0] = m[i][j];`, []string{"? <= 1", "? <= 1", "? <= 3", "? <= 3"}},
+		{"proved in range", `let v = vec4(1.0); o[0] = v[j % 4u] + v[li];`, nil},
+		{"not proved", `let v = vec4(1.0); o[0] = v[j % 5u];`, []string{"? <= 3"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := pre + "@compute @workgroup_size(4)\nfn main(@builtin(local_invocation_index) li: u32) {\n" +
+				"\tlet j = u32(o[1]);\n\tlet i = i32(o[2]);\n\t" + c.body + "\n}\n"
+			m := compileOK(t, "dynindex.wgsl", src)
+			want := append([]string{"1 <= len(o.0)-1", "2 <= len(o.0)-1"}, c.want...) // j's and i's loads
+			slices.Sort(want)
+			if got := clampsOf(m.SPIRV); !slices.Equal(got, want) {
+				t.Errorf("clamps %q, want %q", got, want)
+			}
+			spirvVal(t, c.name, m.SPIRV)
+			sp, err := m.Specialize("main", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := clampsOf(sp.SPIRV); !slices.Equal(got, want) {
+				t.Errorf("specialized: clamps %q, want %q", got, want)
+			}
+			spirvVal(t, c.name, sp.SPIRV)
+		})
+	}
+}

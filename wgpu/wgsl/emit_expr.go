@@ -333,11 +333,12 @@ func (e *emitter) expr(x expr) uint32 {
 		if ii.val != nil {
 			return e.op(spirv.OpCompositeExtract, ety, v, uint32(ii.val.i))
 		}
-		idx := e.expr(x.Index)
+		// A run-time index into a vector or matrix value is clamped as one
+		// into memory is: OpVectorExtractDynamic out of range is undefined.
+		idx := e.clampIndex(e.expr(x.Index), x.Index, ii.typ, xi.typ, nil)
 		if xi.typ.Kind == kVec {
 			return e.op(spirv.OpVectorExtractDynamic, ety, v, idx)
 		}
-		idx = e.clampIndex(idx, x.Index, ii.typ, xi.typ, nil)
 		tmp := e.localVar(xi.typ)
 		e.add(spirv.OpStore, tmp, v)
 		p := e.op(spirv.OpAccessChain, e.ptrType(spirv.StorageClassFunction, ety), tmp, idx)
@@ -619,8 +620,8 @@ func (e *emitter) containerType(x expr, autoDeref bool) *wgslType {
 // fixed array, an override-sized array or, for a runtime-sized buffer array
 // (whose reference is always rooted at its buffer variable), arrayLength. A
 // constant index into an array whose length is not known now is clamped here
-// too (see constInBounds). Vectors are not clamped in memory either way: an
-// out-of-range component access is clamped the same way.
+// too (see constInBounds). Vectors and matrices are clamped against their
+// static size N, in memory and as values (OpVectorExtractDynamic).
 //
 // An index the range analysis (ranges.go) proves below a constant length keeps
 // no clamp: index is its expression.

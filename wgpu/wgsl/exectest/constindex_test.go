@@ -53,3 +53,36 @@ func TestConstIndexClamped(t *testing.T) {
 		}
 	}
 }
+
+// dynVectorKernel indexes vector and matrix values, and a vector in function
+// memory, with run-time indices past their ends (j = 7, and i = -1, which is
+// 0xFFFFFFFF as a u32): each is clamped to the last component or column.
+const dynVectorKernel = `
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@group(0) @binding(1) var<storage, read> idx: array<i32>;
+@compute @workgroup_size(1)
+fn main() {
+	let j = u32(idx[0]);
+	let i = idx[1];
+	let v = vec4(1.0, 2.0, 3.0, 4.0);
+	let m = mat3x2(10.0, 20.0, 30.0, 40.0, 50.0, 60.0);
+	var w = vec3(7.0, 8.0, 9.0);
+	o[0] = v[j];
+	o[1] = v[i];
+	o[2] = m[j][i];
+	o[3] = (v * 2.0)[j];
+	w[i] = 5.0;
+	o[4] = w[2];
+	o[5] = v[idx[2]];
+}`
+
+// TestDynamicVectorIndexClamped runs dynVectorKernel: every out-of-range
+// index reads (or writes) the last component or column, and an in-range one
+// (idx[2] = 1) reads its own.
+func TestDynamicVectorIndexClamped(t *testing.T) {
+	d := newDevice(t)
+	out := d.run(t, dynVectorKernel, nil, nil, [3]uint32{1, 1, 1}, f32s(0, 0, 0, 0, 0, 0), i32s(7, -1, 1))
+	if got, want := getF32(out[0]), []float32{4, 4, 60, 8, 5, 2}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
