@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -64,77 +65,88 @@ func parseMergesTxt(data []byte, path string) ([]mergeRule, error) {
 	return merges, nil
 }
 
-// tokenizerJSON is the part of a Hugging Face tokenizer.json this package reads.
-type tokenizerJSON struct {
-	Normalizer   json.RawMessage `json:"normalizer"`
-	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	AddedTokens  []addedToken    `json:"added_tokens"`
-	Model        *tokenizerModel `json:"model"`
-}
-
-type addedToken struct {
-	ID      int64  `json:"id"`
-	Content string `json:"content"`
-}
-
-type tokenizerModel struct {
-	Type          string            `json:"type"`
-	Dropout       *float64          `json:"dropout"`
-	SubwordPrefix string            `json:"continuing_subword_prefix"`
-	EndOfWord     string            `json:"end_of_word_suffix"`
-	IgnoreMerges  bool              `json:"ignore_merges"`
-	Vocab         map[string]int64  `json:"vocab"`
-	Merges        []json.RawMessage `json:"merges"`
-}
-
-// LoadJSON returns the tokenizer of a Hugging Face tokenizer.json holding a
-// byte-level BPE model (GPT-2's). Merges may be "left right" strings or
-// ["left", "right"] pairs; added tokens are decoded but never matched in text.
-// Files with a normalizer, a pre-tokenizer other than GPT-2's ByteLevel, BPE
-// dropout, subword prefixes or suffixes, or ignore_merges are refused: this
-// package would not tokenize them as their authors intend.
+// LoadJSON returns the tokenizer of a Hugging Face tokenizer.json with a BPE
+// model. Merges may be "left right" strings or ["left", "right"] pairs.
+//
+// A GPT-2 file (its pre-tokenizer a lone ByteLevel, or none with a
+// byte-level vocabulary) is run as vocab.json + merges.txt are: GPT-2's
+// split, added tokens decoded but never matched in text; such files with a
+// normalizer, add_prefix_space, ignore_merges, BPE dropout or subword
+// prefixes or suffixes are refused.
+//
+// Any other file is run as Hugging Face's tokenizers runs it, component by
+// component: added tokens (matched in the text first, their lstrip, rstrip,
+// single_word and normalized flags honoured); normalizers NFC, NFD, NFKC,
+// NFKD, Prepend, Replace and Sequence; pre-tokenizers Split (Oniguruma
+// patterns, see package internal/regex), ByteLevel and Sequence; BPE with
+// byte_fallback, unk_token, fuse_unk and ignore_merges; post-processors
+// TemplateProcessing, ByteLevel and Sequence; decoders ByteLevel, Replace,
+// ByteFallback, Fuse, Strip and Sequence. Any other component is refused,
+// naming it. The tokenizer_config.json beside the file, if any, gives the
+// BOS and EOS names, split_special_tokens, and, for the Llama classes,
+// add_bos_token and add_eos_token (as transformers' fast tokenizer does, they
+// replace the file's post-processor).
 func LoadJSON(path string) (*Tokenizer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
-	var tj tokenizerJSON
-	if err := json.Unmarshal(data, &tj); err != nil {
+	var f hfFile
+	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, jsonError(err))
 	}
-	if tj.Model == nil {
+	if f.Model == nil {
 		return nil, fmt.Errorf("parse %s: no \"model\"", path)
 	}
-	if tj.Model.Type != "BPE" {
-		return nil, fmt.Errorf("load %s: model type %q, want \"BPE\"", path, tj.Model.Type)
+	if f.Model.Type != "BPE" {
+		return nil, fmt.Errorf("load %s: model type %q, want \"BPE\"", path, f.Model.Type)
 	}
-	if tj.Model.Dropout != nil && *tj.Model.Dropout != 0 {
-		return nil, fmt.Errorf("load %s: BPE dropout %g is not supported", path, *tj.Model.Dropout)
+	if f.Model.Dropout != nil && *f.Model.Dropout != 0 {
+		return nil, fmt.Errorf("load %s: BPE dropout %g is not supported", path, *f.Model.Dropout)
 	}
-	if tj.Model.SubwordPrefix != "" || tj.Model.EndOfWord != "" || tj.Model.IgnoreMerges {
-		return nil, fmt.Errorf("load %s: BPE with continuing_subword_prefix, end_of_word_suffix or ignore_merges is not supported (GPT-2 uses none)", path)
-	}
-	if tj.Model.Vocab == nil {
+	if f.Model.Vocab == nil {
 		return nil, fmt.Errorf("parse %s: no \"model.vocab\"", path)
 	}
-	if !isNull(tj.Normalizer) {
+	merges, err := parseMerges(f.Model.Merges, path)
+	if err != nil {
+		return nil, err
+	}
+	if !f.gpt2Style() {
+		cfg, cfgData, err := readConfig(filepath.Join(filepath.Dir(path), ConfigFile))
+		if err != nil {
+			return nil, err
+		}
+		files := [][]byte{data}
+		if cfg.present {
+			files = append(files, cfgData)
+		}
+		return loadHF(&f, merges, path, cfg, fileID(files...))
+	}
+	if nonEmpty(f.Model.SubwordPrefix) || nonEmpty(f.Model.EndOfWord) || f.Model.IgnoreMerges {
+		return nil, fmt.Errorf("load %s: BPE with continuing_subword_prefix, end_of_word_suffix or ignore_merges is not supported (GPT-2 uses none)", path)
+	}
+	if !isNull(f.Normalizer) {
 		return nil, fmt.Errorf("load %s: a normalizer is not supported (GPT-2 has none)", path)
 	}
-	if err := checkPreTokenizer(tj.PreTokenizer); err != nil {
+	if err := checkPreTokenizer(f.PreTokenizer); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	merges := make([]mergeRule, len(tj.Model.Merges))
-	for i, raw := range tj.Model.Merges {
-		where := fmt.Sprintf("%s model.merges[%d]", path, i)
-		m, err := parseJSONMerge(raw)
-		if err != nil {
-			return nil, fmt.Errorf("parse %s: %w", where, err)
-		}
-		m.where = where
-		merges[i] = m
+	t, err := build(f.Model.Vocab, path+" model.vocab", merges, f.AddedTokens, fileID(data))
+	if err != nil {
+		return nil, err
 	}
-	return build(tj.Model.Vocab, path+" model.vocab", merges, tj.AddedTokens, fileID(data))
+	tmpl, err := parsePostProcessor(f.PostProcessor, "post_processor", t.VocabSize())
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	t.lead, t.trail = tmpl.lead, tmpl.trail
+	if len(t.lead) > 0 {
+		t.bos = t.lead[0]
+	}
+	return t, nil
 }
+
+func nonEmpty(s *string) bool { return s != nil && *s != "" }
 
 // jsonError adds the byte offset to a JSON syntax error, which lacks it.
 func jsonError(err error) error {
@@ -227,7 +239,7 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 		}
 		size = max(size, a.ID+1)
 	}
-	t := &Tokenizer{id: id, tokens: make([]string, size), eot: -1}
+	t := &Tokenizer{id: id, tokens: make([]string, size), eot: -1, bos: -1}
 	for i, text := range byID {
 		t.tokens[i] = textToBytes(text)
 	}
