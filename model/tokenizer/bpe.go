@@ -89,13 +89,32 @@ func (e *bpe) encodePiece(dst []int32, p string) []int32 {
 	}
 	ids := e.mergeSymbols(e.byteSymbols(p))
 	if cacheable {
-		e.mu.Lock()
-		if len(e.cache) < cacheMax {
-			e.cache[strings.Clone(p)] = ids // a copy: p would keep the caller's text alive
-		}
-		e.mu.Unlock()
+		e.remember(p, ids) // a copy of p: p would keep the caller's text alive
 	}
 	return append(dst, ids...)
+}
+
+// cached reports whether the word cache holds piece.
+func (e *bpe) cached(p string) bool {
+	if len(p) > cacheMaxLen {
+		return false
+	}
+	e.mu.RLock()
+	_, ok := e.cache[p]
+	e.mu.RUnlock()
+	return ok
+}
+
+// remember puts the ids of a piece in the word cache, if it has room.
+func (e *bpe) remember(p string, ids []int32) {
+	if len(p) > cacheMaxLen {
+		return
+	}
+	e.mu.Lock()
+	if len(e.cache) < cacheMax {
+		e.cache[strings.Clone(p)] = ids
+	}
+	e.mu.Unlock()
 }
 
 // rank returns the merge of the pair (a, b), or noRank.

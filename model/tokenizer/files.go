@@ -189,7 +189,7 @@ func checkPreTokenizer(raw json.RawMessage) error {
 // parseJSONMerge reads a merge written as "left right" or ["left", "right"].
 func parseJSONMerge(raw json.RawMessage) (mergeRule, error) {
 	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+	if raw = bytes.TrimSpace(raw); len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		l, r, ok := strings.Cut(s, " ")
 		if !ok || l == "" || r == "" || strings.Contains(r, " ") {
 			return mergeRule{}, fmt.Errorf("want two tokens separated by one space, got %q", s)

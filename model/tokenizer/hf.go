@@ -53,6 +53,9 @@ func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id
 	if p.model, err = newHFModel(f.Model, vocab, merges, byteLevel, size, path); err != nil {
 		return nil, err
 	}
+	if !byteLevel {
+		p.model.wordStart = wordStartOf(p.norm, vocab, p.model.chars)
+	}
 	if p.decoder, err = parseDecoder(f.Decoder, "decoder"); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
@@ -90,6 +93,24 @@ func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id
 		return nil, err
 	}
 	return t, nil
+}
+
+// wordStartOf is the word-start character of a SentencePiece-style model
+// (see findWordStart): what its normalizer puts for spaces or before the
+// text, when that is one character; -1 when there is none.
+func wordStartOf(steps []normStep, vocab map[string]int32, chars map[rune]int32) rune {
+	for _, st := range steps {
+		c := st.prepend
+		if st.kind == "Replace" {
+			c = st.replace.content
+		}
+		if r, n := utf8.DecodeRuneInString(c); n > 0 && n == len(c) && r != utf8.RuneError {
+			if w := findWordStart(r, vocab, chars); w >= 0 {
+				return w
+			}
+		}
+	}
+	return -1
 }
 
 // setSpecials finds the tokenizer's BOS and EOT and, for the Llama classes

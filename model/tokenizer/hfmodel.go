@@ -1,9 +1,9 @@
 package tokenizer
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -29,19 +29,28 @@ type hfModel struct {
 	fuseUnk      bool
 	mergeable    []bool // by id: the token is a side of some merge
 
+	wordStart rune // SentencePiece's "▁", where text may be cut before it (see findWordStart); -1: nowhere
+
 	mu    sync.RWMutex
-	cache map[string][]int32 // run of symbols (as bytes) -> merged ids
+	cache map[string][]int32 // word -> ids (SentencePiece style)
 }
 
 // encode appends the ids of piece to dst.
 func (m *hfModel) encode(dst []int32, piece string) []int32 {
+	if m.byteLevel {
+		// A piece that is a token is found in the word cache once used.
+		if m.ignoreMerges && len(piece) > 1 && !m.bpe.cached(piece) {
+			if id, ok := m.whole[piece]; ok {
+				m.bpe.remember(piece, []int32{id})
+				return append(dst, id)
+			}
+		}
+		return m.bpe.encodePiece(dst, piece)
+	}
 	if m.ignoreMerges {
 		if id, ok := m.whole[piece]; ok {
 			return append(dst, id)
 		}
-	}
-	if m.byteLevel {
-		return m.bpe.encodePiece(dst, piece)
 	}
 	return m.encodeChars(dst, piece)
 }
@@ -93,54 +102,83 @@ func (m *hfModel) hasBytes(r rune) bool {
 	return true
 }
 
-// encodeChars runs BPE on a SentencePiece-style piece. A symbol that is no
-// side of any merge is never joined to anything, so the symbols between two
-// such are merged on their own (the same result as merging the whole piece,
-// which for Llama 2 is a whole text between added tokens) and cached.
+// encodeChars runs BPE on a SentencePiece-style piece, which for Llama 2
+// is a whole text between added tokens. It is cut where no merge can join
+// the two sides, and the parts are merged on their own (the same result as
+// merging the whole): before a word-start character (see findWordStart) that
+// follows another character, and around a symbol that is no side of any
+// merge.
 func (m *hfModel) encodeChars(dst []int32, piece string) []int32 {
-	sym := m.symbols(make([]int32, 0, len(piece)), piece)
-	start := 0
-	for i := 0; i <= len(sym); i++ {
-		if i < len(sym) && m.mergeable[sym[i]] {
-			continue
-		}
-		dst = m.mergeRun(dst, sym[start:i])
-		if i < len(sym) {
-			dst = append(dst, sym[i])
-		}
-		start = i + 1
+	if m.wordStart < 0 {
+		return m.encodeWord(dst, piece)
 	}
-	return dst
+	start := 0
+	prev := rune(-1)
+	for i, r := range piece {
+		if r == m.wordStart && prev != m.wordStart && i > start {
+			dst = m.encodeWord(dst, piece[start:i])
+			start = i
+		}
+		prev = r
+	}
+	return m.encodeWord(dst, piece[start:])
 }
 
-// mergeRun appends the merged ids of a run of symbols.
-func (m *hfModel) mergeRun(dst []int32, run []int32) []int32 {
-	if len(run) < 2 {
-		return append(dst, run...)
-	}
-	cacheable := len(run) <= cacheMaxLen
-	var key []byte
+// encodeWord merges the symbols of word, cached when it is short.
+func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
+	cacheable := len(word) <= cacheMaxLen
 	if cacheable {
-		key = make([]byte, 0, 4*len(run))
-		for _, id := range run {
-			key = binary.LittleEndian.AppendUint32(key, uint32(id))
-		}
 		m.mu.RLock()
-		ids, ok := m.cache[string(key)]
+		ids, ok := m.cache[word]
 		m.mu.RUnlock()
 		if ok {
 			return append(dst, ids...)
 		}
 	}
-	ids := m.bpe.mergeSymbols(append([]int32(nil), run...))
+	sym := m.symbols(make([]int32, 0, len(word)), word)
+	out := make([]int32, 0, len(sym))
+	start := 0
+	for i := 0; i <= len(sym); i++ {
+		if i < len(sym) && m.mergeable[sym[i]] {
+			continue
+		}
+		out = append(out, m.bpe.mergeSymbols(sym[start:i])...)
+		if i < len(sym) {
+			out = append(out, sym[i])
+		}
+		start = i + 1
+	}
 	if cacheable {
 		m.mu.Lock()
 		if len(m.cache) < cacheMax {
-			m.cache[string(key)] = ids
+			m.cache[strings.Clone(word)] = out
 		}
 		m.mu.Unlock()
 	}
-	return append(dst, ids...)
+	return append(dst, out...)
+}
+
+// findWordStart returns SentencePiece's word-start character ("▁") when
+// the vocabulary shows it never follows another character inside a token:
+// every token holding it holds it only in a leading run. No merge then
+// joins a character to a following "▁" (every symbol BPE makes is a token),
+// so text can be cut before each "▁" that follows another character. c is
+// the candidate (the normalizer's replacement); -1 when it fails the test.
+func findWordStart(c rune, vocab map[string]int32, chars map[rune]int32) rune {
+	if _, ok := chars[c]; !ok {
+		return -1
+	}
+	for text := range vocab {
+		lead := true
+		for _, r := range text {
+			if r != c {
+				lead = false
+			} else if !lead {
+				return -1
+			}
+		}
+	}
+	return c
 }
 
 // modelJSON is a tokenizer.json "model".
@@ -162,7 +200,7 @@ type modelJSON struct {
 func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteLevel bool, size int, where string) (*hfModel, error) {
 	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges)), cache: map[string][]int32{}},
 		byteLevel: byteLevel, ignoreMerges: mj.IgnoreMerges, byteFallback: mj.ByteFallback,
-		unk: -1, fuseUnk: mj.FuseUnk, cache: map[string][]int32{}}
+		unk: -1, fuseUnk: mj.FuseUnk, wordStart: -1, cache: map[string][]int32{}}
 	if mj.UnkToken != nil {
 		id, ok := vocab[*mj.UnkToken]
 		if !ok {
