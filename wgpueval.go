@@ -379,6 +379,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if mode != pipeline.ModeDocuments {
+		if err := checkSeparator(toks, e.tok); err != nil {
+			return nil, err
+		}
+	}
 	if toks.Separated && mode != pipeline.ModeDocuments && len(toks.Docs) > 1 {
 		e.opt.log("note: %d documents joined into one stream with %s before each, as in %s training data: "+
 			"those tokens are scored too; --mode documents scores each document alone",

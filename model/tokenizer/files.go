@@ -104,8 +104,11 @@ func LoadJSON(path string) (*Tokenizer, error) {
 	if f.Model.Dropout != nil && *f.Model.Dropout != 0 {
 		return nil, fmt.Errorf("load %s: BPE dropout %g is not supported", path, *f.Model.Dropout)
 	}
-	if f.Model.Vocab == nil {
+	if isNull(f.Model.RawVocab) {
 		return nil, fmt.Errorf("parse %s: no \"model.vocab\"", path)
+	}
+	if err := json.Unmarshal(f.Model.RawVocab, &f.Model.Vocab); err != nil {
+		return nil, fmt.Errorf("parse %s model.vocab: %w", path, jsonError(err))
 	}
 	merges, err := parseMerges(f.Model.Merges, path)
 	if err != nil {

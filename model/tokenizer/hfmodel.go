@@ -191,7 +191,8 @@ type modelJSON struct {
 	FuseUnk       bool              `json:"fuse_unk"`
 	ByteFallback  bool              `json:"byte_fallback"`
 	IgnoreMerges  bool              `json:"ignore_merges"`
-	Vocab         map[string]int64  `json:"vocab"`
+	RawVocab      json.RawMessage   `json:"vocab"`
+	Vocab         map[string]int64  `json:"-"` // RawVocab, read once the type is known to be BPE
 	Merges        []json.RawMessage `json:"merges"`
 }
 
