@@ -59,11 +59,17 @@ func readConfig(path string) (*tokenizerConfig, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("load tokenizer: %w", err)
 	}
+	cfg, err := parseConfig(data, path)
+	return cfg, data, err
+}
+
+// parseConfig parses the bytes of the tokenizer_config.json at path.
+func parseConfig(data []byte, path string) (*tokenizerConfig, error) {
 	cfg := &tokenizerConfig{present: true, path: path}
 	if err := json.Unmarshal(data, cfg); err != nil {
-		return nil, nil, fmt.Errorf("parse %s: %w", path, jsonError(err))
+		return nil, fmt.Errorf("parse %s: %w", path, jsonError(err))
 	}
-	return cfg, data, nil
+	return cfg, nil
 }
 
 // llamaClasses are the transformers classes whose fast tokenizer replaces

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -168,6 +169,13 @@ func TestRealTokenizers(t *testing.T) {
 					if !slices.Equal(got[i], want) {
 						t.Errorf("%s, text %d (%.40q): %s", engine, i, texts[i], diffIDs(tok, got[i], want))
 					}
+				}
+			}
+			// The head of a text is the head of its ids.
+			for _, limit := range []int{1, 1000, 100_000} {
+				head, whole, err := tok.EncodeHead(context.Background(), texts[0], limit)
+				if err != nil || whole || len(head) < limit || !slices.Equal(head, got[0][len(rt.lead):len(rt.lead)+len(head)]) {
+					t.Errorf("EncodeHead(TinyShakespeare, %d): %d ids, whole %v, %v: not the head of Encode's", limit, len(head), whole, err)
 				}
 			}
 			// The round trip of TinyShakespeare (not of text with special

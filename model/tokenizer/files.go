@@ -91,6 +91,14 @@ func LoadJSON(path string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
+	return loadJSON(data, path, func() (*tokenizerConfig, []byte, error) {
+		return readConfig(filepath.Join(filepath.Dir(path), ConfigFile))
+	})
+}
+
+// loadJSON is LoadJSON of the file's bytes; config reads the
+// tokenizer_config.json beside it when it is needed.
+func loadJSON(data []byte, path string, config func() (*tokenizerConfig, []byte, error)) (*Tokenizer, error) {
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, jsonError(err))
@@ -115,7 +123,7 @@ func LoadJSON(path string) (*Tokenizer, error) {
 		return nil, err
 	}
 	if !f.gpt2Style() {
-		cfg, cfgData, err := readConfig(filepath.Join(filepath.Dir(path), ConfigFile))
+		cfg, cfgData, err := config()
 		if err != nil {
 			return nil, err
 		}
