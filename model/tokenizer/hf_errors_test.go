@@ -204,3 +204,28 @@ func TestHFConcurrentEncode(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// TestLoadChoiceQwen: a folder with vocab.json + merges.txt and a
+// tokenizer.json that is not GPT-2's (Qwen's hub folders) is read from
+// tokenizer.json, as transformers does; beside GPT-2's tokenizer.json, the
+// vocab files are used, as before.
+func TestLoadChoiceQwen(t *testing.T) {
+	dir := writeTiny(t, tinyVocab(), "")
+	qwen, err := os.ReadFile(filepath.Join("testdata", "hf", "bl-qwen", TokenizerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, TokenizerFile), qwen)
+	tok, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.hf == nil {
+		t.Errorf("Qwen-style tokenizer.json beside vocab.json + merges.txt: the vocab files were used")
+	}
+	vocab, _ := os.ReadFile(filepath.Join(dir, VocabFile))
+	writeFile(t, filepath.Join(dir, TokenizerFile), []byte(`{"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": `+string(vocab)+`, "merges": []}}`))
+	if tok, err := Load(dir); err != nil || tok.hf != nil {
+		t.Errorf("GPT-2 tokenizer.json beside vocab.json + merges.txt: %v, HF pipeline %v", err, tok != nil && tok.hf != nil)
+	}
+}

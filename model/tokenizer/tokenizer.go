@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -307,9 +308,11 @@ const (
 )
 
 // Load returns the tokenizer of the model folder dir: vocab.json + merges.txt
-// when both exist, else tokenizer.json (with tokenizer_config.json beside
-// it, if any: see LoadJSON), else the built-in GPT-2 tokenizer. When dir is a
-// file (a .safetensors or llm.c checkpoint), its folder is used.
+// when both exist (unless a tokenizer.json beside them is other than
+// GPT-2's, as in Qwen's folders), else tokenizer.json (with
+// tokenizer_config.json beside it, if any: see LoadJSON), else the built-in
+// GPT-2 tokenizer. When dir is a file (a .safetensors or llm.c checkpoint),
+// its folder is used.
 func Load(dir string) (*Tokenizer, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -332,6 +335,8 @@ func Load(dir string) (*Tokenizer, error) {
 		return nil, err
 	}
 	switch {
+	case hasVocab && hasMerges && hasTJ && !gpt2JSON(tj):
+		return LoadJSON(tj) // Qwen's folders have both: transformers reads tokenizer.json
 	case hasVocab && hasMerges:
 		return LoadFiles(vocab, merges)
 	case hasTJ:
@@ -342,6 +347,32 @@ func Load(dir string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("load tokenizer: %s has %s but no %s", dir, MergesFile, VocabFile)
 	}
 	return GPT2()
+}
+
+// gpt2JSON reports whether the tokenizer.json at path is GPT-2's (or cannot
+// be read: vocab.json + merges.txt are used then, as before tokenizer.json
+// files of other models were read), judged by its pre-tokenizer, normalizer
+// and model without building its vocabulary.
+func gpt2JSON(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return true
+	}
+	var f struct {
+		Normalizer   json.RawMessage `json:"normalizer"`
+		PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+		Model        struct {
+			ByteFallback bool `json:"byte_fallback"`
+		} `json:"model"`
+	}
+	if json.Unmarshal(data, &f) != nil {
+		return true
+	}
+	if isNull(f.PreTokenizer) {
+		return isNull(f.Normalizer) && !f.Model.ByteFallback
+	}
+	var c component
+	return json.Unmarshal(f.PreTokenizer, &c) != nil || c.Type == "ByteLevel"
 }
 
 // exists reports whether anything is at path: false when nothing is, an
