@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 )
 
 // hfGolden is one variant of testdata/hf/goldens.json: small tokenizer
@@ -64,4 +66,36 @@ func TestHFGoldens(t *testing.T) {
 		})
 	}
 	t.Logf("@huggingface/tokenizers differs from the Rust library on: %v", jsDiffers)
+}
+
+// TestHFLongRuns encodes 1 MB runs of spaces, digits, line breaks, letters
+// and mixed whitespace with the byte-level and SentencePiece-style golden
+// files: linear work (a quadratic pre-tokenizer or merge loop would take
+// minutes here), and the text back from the ids.
+func TestHFLongRuns(t *testing.T) {
+	const n = 1 << 20
+	runs := map[string]string{
+		"spaces":      strings.Repeat(" ", n) + "x",
+		"digits":      strings.Repeat("7", n),
+		"newlines":    strings.Repeat("\n", n),
+		"letters":     strings.Repeat("ab", n/2),
+		"whitespace":  strings.Repeat(" \t\n\r\u00a0", n/6),
+		"punctuation": strings.Repeat("!?", n/2) + " x",
+	}
+	for _, name := range []string{"bl-llama3", "bl-qwen", "sp"} {
+		tok, err := Load(filepath.Join("testdata", "hf", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, s := range runs {
+			start := time.Now()
+			ids := tok.Encode(s)
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("%s, %s: %v for %d bytes", name, what, d, len(s))
+			}
+			if back := tok.Decode(ids); back != s {
+				t.Errorf("%s, %s: Decode(Encode(run)) differs from the run", name, what)
+			}
+		}
+	}
 }

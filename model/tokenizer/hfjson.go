@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // hfFile is a Hugging Face tokenizer.json as this package reads it.
@@ -229,13 +228,4 @@ func idOf(text string, added []addedToken, vocab map[string]int32) (int32, bool)
 	}
 	id, ok := vocab[text]
 	return id, ok
-}
-
-// describeSpecials names special ids for errors and logs: "<s> (1)".
-func describeSpecials(ids []int32, text func(int32) string) string {
-	var parts []string
-	for _, id := range ids {
-		parts = append(parts, fmt.Sprintf("%s (%d)", text(id), id))
-	}
-	return strings.Join(parts, ", ")
 }
