@@ -68,8 +68,6 @@ func (m *addedMatcher) child(n int32, b byte) int32 {
 	return to
 }
 
-func (m *addedMatcher) empty() bool { return len(m.nodes) == 1 }
-
 // longestAt returns the longest token starting at s[i] and its end, or -1.
 func (m *addedMatcher) longestAt(s string, i int) (tok int32, end int) {
 	tok, n := -1, int32(0)
