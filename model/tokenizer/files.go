@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxID bounds token ids in vocabulary files, so a corrupt id cannot make the
@@ -43,7 +44,17 @@ func LoadFiles(vocabPath, mergesPath string) (*Tokenizer, error) {
 // mergeRule is one merge as written in a file, with where it was written.
 type mergeRule struct {
 	left, right string
-	where       string // "merges.txt line 7", "tokenizer.json model.merges[5]"
+	file        string
+	at          int // merges.txt: the line (from 1); tokenizer.json: -1 - the index in model.merges
+}
+
+// where names the merge's place: "merges.txt line 7",
+// "tokenizer.json model.merges[5]".
+func (m mergeRule) where() string {
+	if m.at > 0 {
+		return fmt.Sprintf("%s line %d", m.file, m.at)
+	}
+	return fmt.Sprintf("%s model.merges[%d]", m.file, -1-m.at)
 }
 
 // parseMergesTxt parses merges.txt: rank order, "#version" lines skipped (as
@@ -55,12 +66,13 @@ func parseMergesTxt(data []byte, path string) ([]mergeRule, error) {
 		if line == "" || strings.HasPrefix(line, "#version") {
 			continue
 		}
-		where := fmt.Sprintf("%s line %d", path, n+1)
+		m := mergeRule{file: path, at: n + 1}
 		l, r, ok := strings.Cut(line, " ")
 		if !ok || l == "" || r == "" || strings.Contains(r, " ") {
-			return nil, fmt.Errorf("parse %s: want two tokens separated by one space, got %q", where, line)
+			return nil, fmt.Errorf("parse %s: want two tokens separated by one space, got %q", m.where(), line)
 		}
-		merges = append(merges, mergeRule{l, r, where})
+		m.left, m.right = l, r
+		merges = append(merges, m)
 	}
 	return merges, nil
 }
@@ -199,8 +211,12 @@ func checkPreTokenizer(raw json.RawMessage) error {
 
 // parseJSONMerge reads a merge written as "left right" or ["left", "right"].
 func parseJSONMerge(raw json.RawMessage) (mergeRule, error) {
+	raw = bytes.TrimSpace(raw)
+	if m, ok := quickMerge(raw); ok {
+		return m, nil
+	}
 	var s string
-	if raw = bytes.TrimSpace(raw); len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		l, r, ok := strings.Cut(s, " ")
 		if !ok || l == "" || r == "" || strings.Contains(r, " ") {
 			return mergeRule{}, fmt.Errorf("want two tokens separated by one space, got %q", s)
@@ -212,6 +228,48 @@ func parseJSONMerge(raw json.RawMessage) (mergeRule, error) {
 		return mergeRule{}, fmt.Errorf("want \"left right\" or [\"left\", \"right\"], got %s", raw)
 	}
 	return mergeRule{left: pair[0], right: pair[1]}, nil
+}
+
+// quickMerge reads the common forms of a merge, "a b" and ["a", "b"]
+// without escapes or empty tokens, without the JSON decoder (a file has
+// hundreds of thousands); ok is false for anything else.
+func quickMerge(raw []byte) (m mergeRule, ok bool) {
+	if bytes.IndexByte(raw, '\\') >= 0 || len(raw) < 2 || !utf8.Valid(raw) {
+		return m, false
+	}
+	if raw[0] == '"' && raw[len(raw)-1] == '"' {
+		l, r, found := bytes.Cut(raw[1:len(raw)-1], []byte(" "))
+		if !found || len(l) == 0 || len(r) == 0 || bytes.ContainsAny(r, " \"") || bytes.IndexByte(l, '"') >= 0 {
+			return m, false
+		}
+		return mergeRule{left: string(l), right: string(r)}, true
+	}
+	if raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return m, false
+	}
+	rest := bytes.TrimSpace(raw[1 : len(raw)-1])
+	var parts [2]string
+	for i := range parts {
+		if len(rest) < 2 || rest[0] != '"' {
+			return m, false
+		}
+		end := bytes.IndexByte(rest[1:], '"')
+		if end <= 0 {
+			return m, false
+		}
+		parts[i] = string(rest[1 : 1+end])
+		rest = bytes.TrimSpace(rest[2+end:])
+		if i == 0 {
+			if len(rest) == 0 || rest[0] != ',' {
+				return m, false
+			}
+			rest = bytes.TrimSpace(rest[1:])
+		}
+	}
+	if len(rest) != 0 {
+		return m, false
+	}
+	return mergeRule{left: parts[0], right: parts[1]}, true
 }
 
 // fileID is the identity of a tokenizer loaded from files: sha256 over each
@@ -276,15 +334,15 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 	for rank, m := range merges {
 		l, ok := vocab[m.left]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", m.where, m.left+" "+m.right, m.left)
+			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", m.where(), m.left+" "+m.right, m.left)
 		}
 		r, ok := vocab[m.right]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", m.where, m.left+" "+m.right, m.right)
+			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", m.where(), m.left+" "+m.right, m.right)
 		}
 		joined, ok := vocab[m.left+m.right]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: its result %q is not in the vocabulary", m.where, m.left+" "+m.right, m.left+m.right)
+			return nil, fmt.Errorf("load %s: merge %q: its result %q is not in the vocabulary", m.where(), m.left+" "+m.right, m.left+m.right)
 		}
 		// A pair listed twice keeps its last rank, as Hugging Face's and
 		// OpenAI's GPT-2 tokenizers do.

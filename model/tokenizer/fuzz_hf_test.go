@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -116,6 +117,32 @@ func FuzzEncodeHF(f *testing.F) {
 			if back := tok.Decode(ids); back != rt(s) {
 				t.Fatalf("%s: Decode(Encode(%q)) = %q", fuzzTokenizers[i].name, s, back)
 			}
+		}
+	})
+}
+
+// FuzzQuickMerge: the fast reading of a merge agrees with the JSON
+// decoder's, on what the decoder hands it (valid JSON values).
+func FuzzQuickMerge(f *testing.F) {
+	for _, s := range []string{`"a b"`, `["a", "b"]`, `[ "Ġ" ,"Ġ" ]`, `"a  b"`, `"a\u0020b"`, `["a","b","c"]`, `["a",""]`, `[]`, `"ab"`, `["a" "b"]`, "\"\xff b\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m, ok := quickMerge(raw)
+		if !ok || !json.Valid(raw) {
+			return
+		}
+		var s string
+		var pair []string
+		switch {
+		case json.Unmarshal(raw, &s) == nil:
+			l, r, _ := strings.Cut(s, " ")
+			pair = []string{l, r}
+		case json.Unmarshal(raw, &pair) != nil:
+			t.Fatalf("quickMerge read %q, which is not JSON", raw)
+		}
+		if len(pair) != 2 || m.left != pair[0] || m.right != pair[1] {
+			t.Fatalf("quickMerge(%q) = %q %q, JSON %q", raw, m.left, m.right, pair)
 		}
 	})
 }

@@ -39,12 +39,11 @@ func (f *hfFile) gpt2Style() bool {
 func parseMerges(raw []json.RawMessage, path string) ([]mergeRule, error) {
 	merges := make([]mergeRule, len(raw))
 	for i, r := range raw {
-		where := fmt.Sprintf("%s model.merges[%d]", path, i)
 		m, err := parseJSONMerge(r)
+		m.file, m.at = path, -1-i
 		if err != nil {
-			return nil, fmt.Errorf("parse %s: %w", where, err)
+			return nil, fmt.Errorf("parse %s: %w", m.where(), err)
 		}
-		m.where = where
 		merges[i] = m
 	}
 	return merges, nil

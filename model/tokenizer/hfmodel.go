@@ -245,15 +245,15 @@ func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteL
 	for rank, mr := range merges {
 		l, ok := vocab[mr.left]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", mr.where, mr.left+" "+mr.right, mr.left)
+			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", mr.where(), mr.left+" "+mr.right, mr.left)
 		}
 		r, ok := vocab[mr.right]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", mr.where, mr.left+" "+mr.right, mr.right)
+			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", mr.where(), mr.left+" "+mr.right, mr.right)
 		}
 		joined, ok := vocab[mr.left+mr.right]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: its result %q is not in the vocabulary", mr.where, mr.left+" "+mr.right, mr.left+mr.right)
+			return nil, fmt.Errorf("load %s: merge %q: its result %q is not in the vocabulary", mr.where(), mr.left+" "+mr.right, mr.left+mr.right)
 		}
 		m.bpe.merges[pairKey(l, r)] = merge{rank: int32(rank), id: joined}
 		m.mergeable[l], m.mergeable[r] = true, true
