@@ -393,9 +393,15 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if mode != pipeline.ModeDocuments {
+		if err := checkSeparator(toks, e.tok); err != nil {
+			return nil, err
+		}
+	}
 	if toks.Separated && mode != pipeline.ModeDocuments && len(toks.Docs) > 1 {
-		e.opt.log("note: %d documents joined into one stream with %s before each, as in GPT-2's training data: "+
-			"those tokens are scored too; --mode documents scores each document alone", len(toks.Docs), eotName(e.tok))
+		e.opt.log("note: %d documents joined into one stream with %s before each, as in %s training data: "+
+			"those tokens are scored too; --mode documents scores each document alone",
+			len(toks.Docs), tokenName(e.tok, e.tok.DocSeparator()), trainingData(e.tok))
 	}
 	data := DataName(spec, opt.Split)
 	if n := toks.Len(); opt.MaxTokens > 0 && n > opt.MaxTokens {
@@ -441,7 +447,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		Model:       e.name,
 		Data:        data,
 		Tokens:      toks,
-		EOT:         e.tok.EOT(),
+		EOT:         e.tok.DocSeparator(),
 		Mode:        mode,
 		Ctx:         window,
 		Stride:      stride,
@@ -561,12 +567,22 @@ func corpusWords(corp *corpus.Corpus, maxTokens int) int {
 	return n
 }
 
-// eotName is the tokenizer's end-of-text token as text ("<|endoftext|>").
-func eotName(tok *tokenizer.Tokenizer) string {
-	if s := tok.Decode([]int32{tok.EOT()}); s != "" {
+// tokenName is a special token as text ("<|endoftext|>", "<s>").
+func tokenName(tok *tokenizer.Tokenizer, id int32) string {
+	if s := tok.TokenText(id); s != "" {
 		return s
 	}
-	return fmt.Sprintf("token %d", tok.EOT())
+	return fmt.Sprintf("token %d", id)
+}
+
+// trainingData names whose training data joins documents the way the
+// stream does: GPT-2's, with <|endoftext|> between them; else the model's,
+// with its BOS.
+func trainingData(tok *tokenizer.Tokenizer) string {
+	if _, ok := tok.BOS(); ok {
+		return "the model's"
+	}
+	return "GPT-2's"
 }
 
 // DataName is how results name a corpus: the spec, with the split when it is
