@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
@@ -41,6 +42,18 @@ func LoadTokenizer(ctx context.Context, name string, opt Options) (*tokenizer.To
 		return nil, "", fmt.Errorf("model %s: %w", infile.Quote(name), err)
 	}
 	if st.IsDir() {
+		// A folder's config.json, when it has one, says whether the model is
+		// of the Llama family, whose tokenizer is its tokenizer.json.
+		if cfgPath := filepath.Join(path, "config.json"); fileExists(cfgPath) {
+			cfg, err := model.LoadConfig(cfgPath)
+			if err != nil {
+				return nil, "", err
+			}
+			if cfg.Arch != model.ArchGPT2 {
+				tok, err := llamaTokenizer(path, cfg)
+				return tok, path, err
+			}
+		}
 		tok, err := tokenizer.Load(path)
 		return tok, path, err
 	}
@@ -123,4 +136,10 @@ func checkSeparator(toks *corpus.Tokens, tok *tokenizer.Tokenizer) error {
 		return errors.New("the corpus holds separate documents, and the tokenizer has neither a BOS nor an end-of-text token to put before each")
 	}
 	return nil
+}
+
+// fileExists reports whether anything is at path.
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -200,15 +200,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 // its pre-tokenizer and added tokens).
 func loadTokenizer(path string, ck *model.Checkpoint, opt Options) (*tokenizer.Tokenizer, error) {
 	if cfg := ck.Config(); cfg.Arch != model.ArchGPT2 {
-		dir := path
-		if st, err := os.Stat(path); err == nil && !st.IsDir() {
-			dir = filepath.Dir(path)
-		}
-		tj := filepath.Join(dir, tokenizer.TokenizerFile)
-		if _, err := os.Stat(tj); err != nil {
-			return nil, fmt.Errorf("model %s is a %s model and needs its tokenizer file: %w", infile.Quote(path), cfg.ModelType, err)
-		}
-		return tokenizer.LoadJSON(tj)
+		return llamaTokenizer(path, cfg)
 	}
 	if !ck.LLMC() {
 		return tokenizer.Load(path)
@@ -225,6 +217,20 @@ func loadTokenizer(path string, ck *model.Checkpoint, opt Options) (*tokenizer.T
 			infile.Quote(path), strings.Join(stray, ", "))
 	}
 	return tokenizer.GPT2()
+}
+
+// llamaTokenizer is the tokenizer.json beside the Llama-family model at path
+// (a folder or a file in it), which such a model must have.
+func llamaTokenizer(path string, cfg model.Config) (*tokenizer.Tokenizer, error) {
+	dir := path
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	tj := filepath.Join(dir, tokenizer.TokenizerFile)
+	if _, err := os.Stat(tj); err != nil {
+		return nil, fmt.Errorf("model %s is a %s model and needs its tokenizer file: %w", infile.Quote(path), cfg.ModelType, err)
+	}
+	return tokenizer.LoadJSON(tj)
 }
 
 func (o Options) report(p Progress) {
