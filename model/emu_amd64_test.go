@@ -72,6 +72,7 @@ func emulateAVX512() error {
 	e.sumExpSub = emuRowRet(look(sumExpSubAVX512))
 	e.mulRow = emuRowArg(look(mulRowAVX512))
 	e.geluRow = emuRow(look(geluRowAVX512))
+	e.swigluRow = emuRow2(look(swigluRowAVX512))
 	if firstErr != nil {
 		return firstErr
 	}
@@ -184,6 +185,16 @@ func emuRow(f x86emu.Func) func(x *float32, n int) {
 	}
 }
 
+func emuRow2(f x86emu.Func) func(x, y *float32, n int) {
+	return func(x, y *float32, n int) {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(x))
+		fr.PutPointer(unsafe.Pointer(y))
+		fr.PutUint64(uint64(n))
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
+}
+
 // The AVX-512 kernels run here, natively or emulated, so the kernel-set
 // tests cover them.
 func TestAVX512KernelsRun(t *testing.T) {
@@ -212,6 +223,7 @@ func TestAVX512KernelsRun(t *testing.T) {
 		"expSubRow": func() { expSubRow(a[:40], 3) },
 		"sumExpSub": func() { sumExpSub(a[:40], 3) },
 		"geluRow":   func() { geluRow(a[:40]) },
+		"swigluRow": func() { swigluRow(a[:40], b[:40]) },
 	} {
 		before := emuSteps.Load()
 		run()
@@ -239,6 +251,7 @@ var avx2Kernels = map[string]any{
 	"nn4x3AVX2": nn4x3AVX2, "nn1x3AVX2": nn1x3AVX2, "nn4x1AVX2": nn4x1AVX2, "nn1x1AVX2": nn1x1AVX2,
 	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "mulRowAVX2": mulRowAVX2,
 	"expSubRowAVX2": expSubRowAVX2, "sumExpSubAVX2": sumExpSubAVX2, "geluRowAVX2": geluRowAVX2,
+	"swigluRowAVX2": swigluRowAVX2,
 }
 
 // asmKernels lists the TEXT symbols of ops_amd64.s.
@@ -310,7 +323,8 @@ var avx512Kernels = map[string]any{
 	"nn4x3AVX512": nn4x3AVX512, "nn1x3AVX512": nn1x3AVX512, "nn4x1AVX512": nn4x1AVX512, "nn1x1AVX512": nn1x1AVX512,
 	"nnColAVX512": nnColAVX512, "divMaxRowAVX512": divMaxRowAVX512, "mulRowAVX512": mulRowAVX512,
 	"expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512, "geluRowAVX512": geluRowAVX512,
-	"dpbf4x4AVX512": dpbf4x4AVX512, "dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
+	"swigluRowAVX512": swigluRowAVX512, "dpbf4x4AVX512": dpbf4x4AVX512,
+	"dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
 }
 
 // Every AVX-512 kernel, emulated with its operands sized exactly as it
@@ -456,6 +470,9 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 				}
 			case func(*float32, int, float32) float32, func(*float32, int, float32), func(*float32, int):
 				checkEmuRow(t, r, f, name, table[name], lanes, kernel != nil)
+			case func(*float32, *float32, int):
+				k, _ := kernel.(func(*float32, *float32, int))
+				checkEmuRow2(t, r, f, lanes, k)
 			default:
 				t.Fatalf("no harness for %s's signature %T", name, sig)
 			}
@@ -604,13 +621,47 @@ func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, kernel 
 	}
 }
 
+// checkEmuRow2 runs a kernel of two rows (swigluRow: x updated from x and
+// y) emulated and, unless native is nil, natively, on rows of every length
+// up to past two vectors of 16: x past n - n%lanes keeps its values, y is
+// only read.
+func checkEmuRow2(t *testing.T, r *rand.Rand, f x86emu.Func, lanes int, native func(*float32, *float32, int)) {
+	t.Helper()
+	for n := range 42 {
+		x, y := make([]float32, max(n, 1)), mixedVec(r, max(n, 1))
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 30) // through the exponential's clamps
+		}
+		got, want := append([]float32(nil), x...), append([]float32(nil), x...)
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(&got[0]))
+		fr.PutPointer(unsafe.Pointer(&y[0]))
+		fr.PutUint64(uint64(n))
+		m := &x86emu.Machine{Memory: []x86emu.Region{region(got[:n], true), region(y[:n], false)}}
+		if err := m.Call(f, fr.Bytes()); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if native == nil {
+			tail := n - n%lanes
+			if i := sameBits(got[tail:], x[tail:]); i >= 0 {
+				t.Errorf("n=%d: wrote x[%d], past the last whole vector", n, tail+i)
+			}
+			continue
+		}
+		native(&want[0], &y[0], n)
+		if i := sameBits(got, want); i >= 0 {
+			t.Errorf("n=%d: x[%d] emulated %v, native %v", n, i, got[i], want[i])
+		}
+	}
+}
+
 // Where the kernels promise each element the same value at either width
-// (gemmNN's one FMA chain per element, division, scaling; GELU and e^(x-m)
-// in vector lanes), the AVX-512 set gives the AVX2 set's bits, on lengths
-// with and without tails. (GELU's and e^x's tails are the scalar gelu and
-// expf, which may differ from the vector lanes by an ulp, so elements 16k..
-// 16k+7 of a row can differ between the sets; they are compared only where
-// both sets run vectors.)
+// (gemmNN's one FMA chain per element, division, scaling; GELU, SwiGLU and
+// e^(x-m) in vector lanes), the AVX-512 set gives the AVX2 set's bits, on
+// lengths with and without tails. (GELU's, SwiGLU's and e^x's tails are the
+// scalar gelu, silu and expf, which may differ from the vector lanes by an
+// ulp, so elements 16k..16k+7 of a row can differ between the sets; they are
+// compared only where both sets run vectors.)
 func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 	sets := kernelSets()
 	if !slicesContains(sets, kernelsAVX512) || !slicesContains(sets, kernelsAVX2) {
@@ -626,7 +677,7 @@ func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 	check := func(name string, in []float32, f func(x []float32)) {
 		t.Helper()
 		a2, a512 := with(kernelsAVX2, in, f), with(kernelsAVX512, in, f)
-		if strings.HasPrefix(name, "gelu") || strings.HasPrefix(name, "exp") {
+		if strings.HasPrefix(name, "gelu") || strings.HasPrefix(name, "swiglu") || strings.HasPrefix(name, "exp") {
 			a2, a512 = a2[:len(in)&^15], a512[:len(in)&^15]
 		}
 		if i := sameBits(a2, a512); i >= 0 {
@@ -636,6 +687,8 @@ func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 	for _, n := range []int{16, 17, 40, 63, 100} {
 		x := mixedVec(r, n)
 		check("geluRow", x, geluRow)
+		u := mixedVec(r, n)
+		check("swigluRow", x, func(x []float32) { swigluRow(x, u) })
 		check("mulRow", x, func(x []float32) { mulRow(x, 0.37) })
 		check("divMaxRow", x, func(x []float32) { x[0] = divMaxRow(x[1:], 3.1) })
 		e := randVec(r, n)

@@ -99,6 +99,11 @@ func sumExpSubAVX2(row *float32, n int, m float32) float32
 //go:noescape
 func geluRowAVX2(x *float32, n int)
 
+// swigluRowAVX2 sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%8.
+//
+//go:noescape
+func swigluRowAVX2(gate *float32, up *float32, n int)
+
 // dot4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes).
 //
 //go:noescape
@@ -193,6 +198,11 @@ func sumExpSubAVX512(row *float32, n int, m float32) float32
 //
 //go:noescape
 func geluRowAVX512(x *float32, n int)
+
+// swigluRowAVX512 sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%16.
+//
+//go:noescape
+func swigluRowAVX512(gate *float32, up *float32, n int)
 
 // dpbf4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).
 //

@@ -15,12 +15,13 @@ type kernelTable struct {
 	expSubRow func(row []float32, m float32) float32
 	sumExpSub func(row []float32, m float32) float32
 	geluRow   func(x []float32)
+	swigluRow func(g, u []float32)
 }
 
 // genericKernels is the portable set's table.
 var genericKernels = kernelTable{
 	kernelsGeneric, gemmNTGeneric, gemmNT16Generic, gemmNNGeneric, dot1x1Generic,
-	divMaxRowGeneric, mulRowGeneric, expSubRowGeneric, sumExpSubGeneric, geluRowGeneric,
+	divMaxRowGeneric, mulRowGeneric, expSubRowGeneric, sumExpSubGeneric, geluRowGeneric, swigluRowGeneric,
 }
 
 // dot1x1 returns the dot product of a and b (as long as a) as gemmNT computes
@@ -48,3 +49,6 @@ func sumExpSub(row []float32, m float32) float32 { return kern.sumExpSub(row, m)
 
 // geluRow applies gelu_new to every element of x.
 func geluRow(x []float32) { kern.geluRow(x) }
+
+// swigluRow sets g[i] = silu(g[i])·u[i] (u at least as long as g).
+func swigluRow(g, u []float32) { kern.swigluRow(g, u[:len(g)]) }
