@@ -68,6 +68,7 @@ func emulateAVX512() error {
 	e.nnCol = emuNNCol(look(nnColAVX512))
 	e.dots, e.dotsF16, e.dotsBF16 = d, d16, db16
 	e.divMaxRow = emuRowRet(look(divMaxRowAVX512))
+	e.maxRow = emuRowMax(look(maxRowAVX512))
 	e.expSubRow = emuRowRet(look(expSubRowAVX512))
 	e.sumExpSub = emuRowRet(look(sumExpSubAVX512))
 	e.mulRow = emuRowArg(look(mulRowAVX512))
@@ -166,6 +167,17 @@ func emuRowRet(f x86emu.Func) func(row *float32, n int, x float32) float32 {
 	}
 }
 
+func emuRowMax(f x86emu.Func) func(row *float32, n int) float32 {
+	return func(row *float32, n int) float32 {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(row))
+		fr.PutUint64(uint64(n))
+		ret := fr.Result(4)
+		emuCall(new(x86emu.Machine), f, &fr)
+		return math.Float32frombits(fr.Uint32At(ret))
+	}
+}
+
 func emuRowArg(f x86emu.Func) func(row *float32, n int, x float32) {
 	return func(row *float32, n int, x float32) {
 		var fr x86emu.Frame
@@ -219,6 +231,7 @@ func TestAVX512KernelsRun(t *testing.T) {
 		"gemmNN":    func() { gemmNN(out, 40, a, 40, b, 40, 5, 40, 40) },
 		"dot1x1":    func() { dot1x1(a[:40], b[:40]) },
 		"divMaxRow": func() { divMaxRow(a[:40], 3) },
+		"maxRow":    func() { maxRow(a[:40]) },
 		"mulRow":    func() { mulRow(a[:40], 0.5) },
 		"expSubRow": func() { expSubRow(a[:40], 3) },
 		"sumExpSub": func() { sumExpSub(a[:40], 3) },
@@ -249,7 +262,7 @@ var avx2Kernels = map[string]any{
 	"dot3x4F16AVX2": dot3x4F16AVX2, "dot1x4F16AVX2": dot1x4F16AVX2, "dot1x1F16AVX2": dot1x1F16AVX2,
 	"dot3x4BF16AVX2": dot3x4BF16AVX2, "dot1x4BF16AVX2": dot1x4BF16AVX2, "dot1x1BF16AVX2": dot1x1BF16AVX2,
 	"nn4x3AVX2": nn4x3AVX2, "nn1x3AVX2": nn1x3AVX2, "nn4x1AVX2": nn4x1AVX2, "nn1x1AVX2": nn1x1AVX2,
-	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "mulRowAVX2": mulRowAVX2,
+	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "maxRowAVX2": maxRowAVX2, "mulRowAVX2": mulRowAVX2,
 	"expSubRowAVX2": expSubRowAVX2, "sumExpSubAVX2": sumExpSubAVX2, "geluRowAVX2": geluRowAVX2,
 	"swigluRowAVX2": swigluRowAVX2,
 }
@@ -321,10 +334,10 @@ var avx512Kernels = map[string]any{
 	"dot4x4F16AVX512": dot4x4F16AVX512, "dot1x4F16AVX512": dot1x4F16AVX512, "dot1x1F16AVX512": dot1x1F16AVX512,
 	"dot4x4BF16AVX512": dot4x4BF16AVX512, "dot1x4BF16AVX512": dot1x4BF16AVX512, "dot1x1BF16AVX512": dot1x1BF16AVX512,
 	"nn4x3AVX512": nn4x3AVX512, "nn1x3AVX512": nn1x3AVX512, "nn4x1AVX512": nn4x1AVX512, "nn1x1AVX512": nn1x1AVX512,
-	"nnColAVX512": nnColAVX512, "divMaxRowAVX512": divMaxRowAVX512, "mulRowAVX512": mulRowAVX512,
-	"expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512, "geluRowAVX512": geluRowAVX512,
-	"swigluRowAVX512": swigluRowAVX512, "dpbf4x4AVX512": dpbf4x4AVX512,
-	"dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
+	"nnColAVX512": nnColAVX512, "divMaxRowAVX512": divMaxRowAVX512, "maxRowAVX512": maxRowAVX512,
+	"mulRowAVX512": mulRowAVX512, "expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512,
+	"geluRowAVX512": geluRowAVX512, "swigluRowAVX512": swigluRowAVX512,
+	"dpbf4x4AVX512": dpbf4x4AVX512, "dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
 }
 
 // Every AVX-512 kernel, emulated with its operands sized exactly as it
@@ -468,7 +481,7 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 						t.Errorf("K=%d: emulated %v, native %v", K, got[0], want[0])
 					}
 				}
-			case func(*float32, int, float32) float32, func(*float32, int, float32), func(*float32, int):
+			case func(*float32, int, float32) float32, func(*float32, int, float32), func(*float32, int), func(*float32, int) float32:
 				checkEmuRow(t, r, f, name, table[name], lanes, kernel != nil)
 			case func(*float32, *float32, int):
 				k, _ := kernel.(func(*float32, *float32, int))
@@ -589,6 +602,11 @@ func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, kernel 
 			}
 			fr.PutFloat32(math.Float32bits(arg))
 			ret = fr.Result(4)
+		case func(*float32, int) float32:
+			if native {
+				wantRet = k(&want[0], n)
+			}
+			ret = fr.Result(4)
 		case func(*float32, int, float32):
 			if native {
 				k(&want[0], n, arg)
@@ -691,6 +709,7 @@ func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 		check("swigluRow", x, func(x []float32) { swigluRow(x, u) })
 		check("mulRow", x, func(x []float32) { mulRow(x, 0.37) })
 		check("divMaxRow", x, func(x []float32) { x[0] = divMaxRow(x[1:], 3.1) })
+		check("maxRow", x, func(x []float32) { x[0] = maxRow(x[1:]) })
 		e := randVec(r, n)
 		for i := range e {
 			e[i] *= 30

@@ -1579,6 +1579,33 @@ done:
 	MOVSS        X0, ret+24(FP)
 	RET
 
+// func maxRowAVX2(row *float32, n int) float32
+// Requires: AVX, SSE
+TEXT ·maxRowAVX2(SB), NOSPLIT, $0-20
+	MOVQ         row+0(FP), AX
+	MOVQ         n+8(FP), CX
+	ANDQ         $-8, CX
+	XORQ         DX, DX
+	VBROADCASTSS neginf<>+0(SB), Y0
+
+loop:
+	CMPQ   DX, CX
+	JAE    done
+	VMAXPS (AX)(DX*4), Y0, Y0
+	ADDQ   $0x00000008, DX
+	JMP    loop
+
+done:
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X1
+	VMOVHLPS     X1, X1, X0
+	VMAXPS       X0, X1, X0
+	VMOVSHDUP    X0, X1
+	VMAXSS       X1, X0, X1
+	VZEROUPPER
+	MOVSS        X1, ret+16(FP)
+	RET
+
 // func mulRowAVX2(row *float32, n int, m float32)
 // Requires: AVX
 TEXT ·mulRowAVX2(SB), NOSPLIT, $0-20
@@ -3370,6 +3397,35 @@ done:
 	VMAXSS        X1, X0, X1
 	VZEROUPPER
 	MOVSS         X1, ret+24(FP)
+	RET
+
+// func maxRowAVX512(row *float32, n int) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·maxRowAVX512(SB), NOSPLIT, $0-20
+	MOVQ         row+0(FP), AX
+	MOVQ         n+8(FP), CX
+	ANDQ         $-16, CX
+	XORQ         DX, DX
+	VBROADCASTSS neginf<>+0(SB), Z0
+
+loop:
+	CMPQ   DX, CX
+	JAE    done
+	VMAXPS (AX)(DX*4), Z0, Z0
+	ADDQ   $0x00000010, DX
+	JMP    loop
+
+done:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X1
+	VMOVSHDUP     X1, X0
+	VMAXSS        X0, X1, X0
+	VZEROUPPER
+	MOVSS         X0, ret+16(FP)
 	RET
 
 // func mulRowAVX512(row *float32, n int, m float32)

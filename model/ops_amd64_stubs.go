@@ -79,6 +79,11 @@ func nnColAVX2(a *float32, b *float32, ldb int, k int, out *float32)
 //go:noescape
 func divMaxRowAVX2(row *float32, n int, d float32) float32
 
+// maxRowAVX2 returns the largest row[i] for i < n - n%8 (-Inf if none).
+//
+//go:noescape
+func maxRowAVX2(row *float32, n int) float32
+
 // mulRowAVX2 sets row[i] *= m for i < n - n%8.
 //
 //go:noescape
@@ -178,6 +183,11 @@ func nnColAVX512(a *float32, b *float32, ldb int, k int, out *float32)
 //
 //go:noescape
 func divMaxRowAVX512(row *float32, n int, d float32) float32
+
+// maxRowAVX512 returns the largest row[i] for i < n - n%16 (-Inf if none).
+//
+//go:noescape
+func maxRowAVX512(row *float32, n int) float32
 
 // mulRowAVX512 sets row[i] *= m for i < n - n%16.
 //

@@ -62,7 +62,8 @@ func Generate() (asm, stubs []byte, err error) {
 			g.nn(shape[0], shape[1])
 		}
 		g.nnCol()
-		g.divMaxRow()
+		g.divMaxRow(true)
+		g.divMaxRow(false)
 		g.mulRow()
 		g.expRow("expSubRow", true)
 		g.expRow("sumExpSub", false)
@@ -537,34 +538,50 @@ func (g *gen) expRow(name string, store bool) {
 
 // divMaxRow emits divMaxRow{isa}(row *float32, n int, d float32) float32:
 // row[i] /= d for i < n - n%lanes (IEEE division, as scalar code does), and
-// the largest of the quotients (-Inf when there are none).
-func (g *gen) divMaxRow() {
-	name := "divMaxRow" + g.name
+// the largest of the quotients (-Inf when there are none). Without div it
+// emits maxRow{isa}(row *float32, n int) float32, the largest of those
+// elements, row unchanged (the loss's row maximum).
+func (g *gen) divMaxRow(div bool) {
+	name := "maxRow" + g.name
+	if div {
+		name = "divMaxRow" + g.name
+	}
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
-	g.SignatureExpr("func(row *float32, n int, d float32) float32")
-	g.Doc(fmt.Sprintf("%s sets row[i] /= d for i < n - n%%%d and returns the largest quotient (-Inf if none).", name, g.lanes))
+	if div {
+		g.SignatureExpr("func(row *float32, n int, d float32) float32")
+		g.Doc(fmt.Sprintf("%s sets row[i] /= d for i < n - n%%%d and returns the largest quotient (-Inf if none).", name, g.lanes))
+	} else {
+		g.SignatureExpr("func(row *float32, n int) float32")
+		g.Doc(fmt.Sprintf("%s returns the largest row[i] for i < n - n%%%d (-Inf if none).", name, g.lanes))
+	}
 	row, n, i := g.GP64(), g.GP64(), g.GP64()
 	g.Load(g.Param("row"), row)
 	g.Load(g.Param("n"), n)
 	g.ANDQ(operand.I32(-g.lanes), n)
 	g.XORQ(i, i)
 	dv, mx := g.vec(), g.vec()
-	d, err := g.Param("d").Resolve()
-	if err != nil {
-		panic(err)
+	if div {
+		d, err := g.Param("d").Resolve()
+		if err != nil {
+			panic(err)
+		}
+		g.VBROADCASTSS(d.Addr, dv)
 	}
-	g.VBROADCASTSS(d.Addr, dv)
 	g.VBROADCASTSS(g.k.negInf, mx)
 	g.Label("loop")
 	g.CMPQ(i, n)
 	g.JAE(operand.LabelRef("done"))
-	x := g.vec()
-	g.VMOVUPS(at(row, i), x)
-	g.VDIVPS(dv, x, x)
-	g.VMOVUPS(x, at(row, i))
-	g.VMAXPS(x, mx, mx)
+	if div {
+		x := g.vec()
+		g.VMOVUPS(at(row, i), x)
+		g.VDIVPS(dv, x, x)
+		g.VMOVUPS(x, at(row, i))
+		g.VMAXPS(x, mx, mx)
+	} else {
+		g.VMAXPS(at(row, i), mx, mx)
+	}
 	g.ADDQ(operand.U32(g.lanes), i)
 	g.JMP(operand.LabelRef("loop"))
 	g.Label("done")
