@@ -12,8 +12,9 @@ plus an additive causal mask, softmax in float32 cast back to the model's dtype,
 (down(silu(gate(x)) * up(x))), the final RMSNorm and a tied lm_head. In bf16 the whole model is
 bf16 and the logits are upcast to float32 for the loss, as transformers does. Weights are random
 (N(0, 1/in) matrices, unit-scale embeddings, as model/synth draws them; the figure does not depend
-on them). It prints one JSON line per dtype with tokens/s (scored predictions per second would be
-ctx-1 per window; tokens/s here counts the ctx input tokens, and the JSON gives both), and the process's
+on them). It prints one JSON line per dtype with tokens/s of the median timed window (scored
+predictions per second would be ctx-1 per window; tokens/s here counts the ctx input tokens, and the
+JSON gives both), every timed window's seconds, and the process's
 CPU seconds per window (all threads; OpenMP threads that spin while waiting count too), as the Go
 benchmarks report cpu-s/window: on a machine shared with other work the CPU time moves less than the wall
 time.
@@ -26,7 +27,8 @@ For a fair figure (DESIGN.md, "Measuring against peers"):
 
 Options: --dtype fp32,bf16 --threads 2 --ctx 1024 --warmup 1 --iters 3 --config (print torch's build
 configuration, which names the BLAS). The model takes about 2 GB in fp32 (then converted in place to
-bf16) and a window about 2 GB more (the logits); a window takes tens of seconds on a 2-core machine.
+bf16) and a window about 2 GB more (the logits); a window takes several seconds (bf16) to tens of
+seconds (fp32 on OpenBLAS) on a 2-core machine.
 Run it in the same session as `wgpu-eval`'s own benchmark, alternating the two
 (`bash bench/cpu_vs_torch.sh 2 fp32 qwen2.5-0.5b`), and state the BLAS, allocator, threads and dtype
 it reports next to the figure.
@@ -37,6 +39,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import sys
 import time
 
@@ -200,7 +203,7 @@ def main():
                 if i >= args.warmup:
                     times.append(dt)
                     cpu.append(dc)
-        sec = sorted(times)[len(times) // 2]  # median window
+        sec = statistics.median(times)  # of an even count, the mean of the middle two
         info, libs = blas()
         print(
             json.dumps(
