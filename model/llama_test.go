@@ -79,6 +79,39 @@ func TestLlamaMatchesReference(t *testing.T) {
 	}
 }
 
+// Every kernel set this build and CPU can run (the portable one, AVX2,
+// AVX-512 natively or emulated) gives the reference's NLLs for every
+// variant, bit-identical for 1 and 3 threads.
+func TestLlamaKernelSetsThreads(t *testing.T) {
+	for _, set := range model.KernelSets() {
+		t.Run(set, func(t *testing.T) {
+			model.UseKernels(t, set)
+			for _, v := range llamaVariants {
+				m := synth.Peaked(v.cfg(), 8)
+				toks := randomTokens(5, 50, v.cfg().VocabSize)
+				want := model.RefLlamaNLL(m, toks)
+				seqs := []model.Sequence{{Tokens: toks, First: 1}}
+				_, one, err := model.NewCPU(m, 1).LossPerToken(context.Background(), seqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, three, err := model.NewCPU(m, 3).LossPerToken(context.Background(), seqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Float32bits(one[i]) != math.Float32bits(three[i]) {
+						t.Fatalf("%s: target %d: 1 thread %v, 3 threads %v", v.name, i, one[i], three[i])
+					}
+					if d := math.Abs(float64(one[i]) - want[i]); d > 1e-4 {
+						t.Fatalf("%s: target %d: %v, reference %v", v.name, i, one[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestLlamaLoadDTypes writes a model in each dtype and loads it straight
 // into the CPU: the NLLs are bit-identical to those of the float32 model
 // rounded to that dtype, and a tied model reads its lm_head from the
