@@ -30,7 +30,8 @@ type Session struct {
 }
 
 // NewSession allocates a decode session's device memory: a cache of every
-// layer for NPositions positions, activations for sessionChunk rows and the
+// layer for the model's positions (NPositions, or fewer where the adapter
+// caps them: see Positions), activations for sessionChunk rows and the
 // logits with their readback.
 func (g *GPT2) NewSession() (*Session, error) {
 	g.mu.Lock()
@@ -39,7 +40,7 @@ func (g *GPT2) NewSession() (*Session, error) {
 		return nil, errors.New("gpu session: model closed")
 	}
 	cfg := g.cfg
-	a, err := g.newArena(arenaSize{rows: sessionChunk, cacheTok: cfg.NPositions, cacheLayers: cfg.NLayer, targets: 1, tokens: sessionChunk})
+	a, err := g.newArena(arenaSize{rows: sessionChunk, cacheTok: g.positions, cacheLayers: cfg.NLayer, targets: 1, tokens: sessionChunk})
 	if err != nil {
 		return nil, fmt.Errorf("gpu session: %w", err)
 	}
@@ -72,8 +73,8 @@ func (s *Session) Append(ctx context.Context, tokens []int32) ([]float32, error)
 		return nil, errors.New("gpu session: closed")
 	case len(tokens) == 0:
 		return nil, errors.New("gpu session: no tokens to append")
-	case s.n+len(tokens) > cfg.NPositions:
-		return nil, fmt.Errorf("gpu session: %d tokens after %d exceed the model's %d positions", len(tokens), s.n, cfg.NPositions)
+	case s.n+len(tokens) > s.g.positions:
+		return nil, fmt.Errorf("gpu session: %d tokens after %d exceed the model's %d positions%s", len(tokens), s.n, s.g.positions, s.g.capped())
 	}
 	for i, id := range tokens {
 		if id < 0 || int(id) >= cfg.VocabSize {
@@ -114,11 +115,11 @@ func (s *Session) run(chunk []int32) error {
 	r := &recorder{g: g, enc: enc, pass: enc.BeginComputePass(nil), a: a, p: &Pending{}}
 	ranges := g.wteRanges()
 	T := len(chunk)
-	g.forwardChunk(r, Buf{Buffer: a.tokens}, 1, T, s.n, g.cfg.NPositions, true, ranges)
+	g.forwardChunk(r, Buf{Buffer: a.tokens}, 1, T, s.n, g.positions, true, ranges)
 	C := g.cfg.NEmbd
 	for _, vr := range ranges {
 		n := vr[1] - vr[0]
-		r.op(g.logits, nil, map[string]Buf{"h": {Buffer: a.ln}, "wte": g.wteRange(vr), "out": {Buffer: s.logits}},
+		r.op(g.logits, nil, map[string]Buf{"h": {Buffer: a.ln}, "wte": g.headRange(vr), "out": {Buffer: s.logits}},
 			Params{"C": float64(C), "V": float64(n), "v0": float64(vr[0]), "row": float64(T - 1)},
 			grid(ceilDiv(n, 64)), 2*float64(n*C), float64(n*C*g.weightBytes()))
 	}
