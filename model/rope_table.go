@@ -9,5 +9,5 @@ package model
 func RopeTable(cfg Config, n int) (cos, sin []float32) {
 	half := cfg.HeadDim() / 2
 	c, s := newRope(cfg).table(n)
-	return c[:n*half:n*half], s[:n*half:n*half]
+	return c[: n*half : n*half], s[: n*half : n*half]
 }

@@ -299,8 +299,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	feed, desc := backend.Feed(), backend.Describe()
 	res := &benchResult{
 		Tool: "wgpu-eval", Version: version(), Date: time.Now().UTC().Format(time.RFC3339),
-		Device: backend.Name(),
-		Model: benchModel{Name: f.model, Random: random, Config: benchConfigOf(cfg)},
+		Device:    backend.Name(),
+		Model:     benchModel{Name: f.model, Random: random, Config: benchConfigOf(cfg)},
 		Precision: desc.Precision, Ctx: window, Width: feed.Width(window),
 		Warmup: f.warmup, Runs: f.runs, InFlight: max(feed.InFlight, 1), Chunk: f.chunk,
 	}
