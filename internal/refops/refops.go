@@ -1,6 +1,6 @@
-// Package refops holds the naive forms of GPT-2's operations, in float64, with
-// the shapes written out: the plain-Go reference that every GPU kernel and fast
-// CPU kernel is tested against. Nothing here is tuned; each function is the
+// Package refops holds the naive forms of GPT-2's and the Llama family's
+// operations, in float64, with the shapes written out: the plain-Go reference
+// that every GPU kernel and fast CPU kernel is tested against. Nothing here is tuned; each function is the
 // formula, loop by loop, so that it can be read against the math.
 //
 // Matrices are row-major; (R, C) means R rows of C values. It imports nothing
