@@ -168,6 +168,11 @@ func (g *GPT2) uploadLlama(ctx context.Context, src model.TensorReader, dt model
 					}
 				}
 			}
+			// Bound whole by the matmul kernels: only the vocabulary's
+			// matrices are bound in ranges.
+			if limit := g.dev.Limits().MaxStorageBufferBindingSize; uint64(len(wt)) > limit {
+				return nil, nil, fmt.Errorf("%s: %d bytes, more than %s binds (%d)%s", name(label), len(wt), g.dev.AdapterInfo().Name, limit, f16Hint(es))
+			}
 			if w, err = g.upload(name(label), wt); err != nil {
 				return nil, nil, err
 			}
@@ -215,6 +220,14 @@ func (g *GPT2) uploadLlama(ctx context.Context, src model.TensorReader, dt model
 	}
 	lp.rope, err = g.upload("rope", table)
 	return err
+}
+
+// f16Hint suggests f16 weights where a matrix of es-byte (f32) weights is too large.
+func f16Hint(es int) string {
+	if es == 4 {
+		return ": f16 weights (--precision f16) halve it"
+	}
+	return ""
 }
 
 // transposeInto writes src, an (out, in) matrix of es-byte elements (2 or

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/x448/float16"
@@ -369,5 +370,83 @@ func TestLlamaTopLogprobs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLlamaLargeVocab: Qwen2's vocabulary of 151936 ids (1 layer, 32
+// channels, an untied LM head) with both kernel sets and f32 weights: per
+// target against the CPU, the mean against the float64 reference (1e-5);
+// llamaCheck binds wte and the LM head in ranges too (dozens of them), as a
+// real model's f32 LM head (151936 x 896 x 4 bytes = 544 MB) is bound on a
+// device with lavapipe's 128 MiB binding limit.
+func TestLlamaLargeVocab(t *testing.T) {
+	d := newTestDev(t)
+	cfg := synth.TinyLlamaConfig("qwen2")
+	cfg.NLayer, cfg.VocabSize, cfg.NPositions = 1, 151936, 64
+	m := synth.Peaked(cfg, 150)
+	seqs := zipfSeqs(151, 3, cfg.NPositions, cfg.VocabSize)
+	want, wantNLL := cpuNLL(t, m, seqs)
+	ref := llamaRefMean(m, seqs)
+	for _, set := range kernelSets {
+		t.Run(string(set), func(t *testing.T) {
+			g := newLlama(t, d, m, set, false)
+			tok, cpu, rf := llamaCheck(t, g, seqs, wantNLL, want, ref, llamaTol(false))
+			t.Logf("V %d: max per-target diff %.2g, mean diff vs CPU %.2g, vs float64 %.2g", cfg.VocabSize, tok, cpu, rf)
+		})
+	}
+}
+
+// TestLlamaProfile: a profiled batch of the tiny llama model (where the
+// adapter has timestamps) gives the plain batch's sums, and its profile
+// names the family's kernels, each dispatched as forwardLlama says: embed,
+// rmsnorm (2 per block and the final one), rope_kv_write (one per block),
+// attention and one matmul row per weight shape (q|k|v, o_proj, gate|up,
+// down_proj), with time and bytes.
+func TestLlamaProfile(t *testing.T) {
+	d := newTestDev(t)
+	m := synth.Peaked(synth.TinyLlamaConfig("llama"), 160)
+	g := newLlama(t, d, m, KernelsSoftware, false)
+	seqs := zipfSeqs(161, 3, 40, m.Config.VocabSize)
+	ctx := context.Background()
+	plain, err := g.Loss(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetProfiling(true); err != nil {
+		t.Skip(err) // the adapter has no timestamps
+	}
+	p, err := g.Submit(ctx, seqs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != plain {
+		t.Errorf("profiled %+v, plain %+v", got, plain)
+	}
+	L := m.Config.NLayer
+	byName := map[string]int{}
+	matmuls := 0
+	for _, k := range p.Profile() {
+		if k.Dispatches == 0 || k.Nanos == 0 || k.Bytes <= 0 {
+			t.Errorf("kernel %+v: no dispatches, time or bytes", k)
+		}
+		byName[k.Kernel] = k.Dispatches
+		if strings.HasPrefix(k.Kernel, "matmul") {
+			matmuls++
+			if k.Dispatches != L {
+				t.Errorf("%s: %d dispatches, want one per block", k.Kernel, k.Dispatches)
+			}
+		}
+	}
+	for name, n := range map[string]int{"embed": 1, "rmsnorm": 2*L + 1, "rope_kv_write": L, "attention": L, "lmhead_loss": 1, "nll_combine": 1} {
+		if byName[name] != n {
+			t.Errorf("%s: %d dispatches, want %d (profile %v)", name, byName[name], n, byName)
+		}
+	}
+	if matmuls != 4 {
+		t.Errorf("%d matmul shapes, want 4: %v", matmuls, byName)
 	}
 }
