@@ -296,7 +296,9 @@ func TestLlamaChunkedPrefill(t *testing.T) {
 
 // TestLlamaSession: a decode session on the GPU (prompt, then one token at a
 // time, through the KV cache of every layer) gives the CPU generator's
-// logits within 1e-4, for the tiny qwen2 model with both kernel sets.
+// logits within 1e-4, for the tiny qwen2 model with both kernel sets, its
+// cache sized for the 40 positions used (NewSessionFor), past which it
+// refuses tokens.
 func TestLlamaSession(t *testing.T) {
 	d := newTestDev(t)
 	m := synth.Peaked(synth.TinyLlamaConfig("qwen2"), 110)
@@ -321,7 +323,7 @@ func TestLlamaSession(t *testing.T) {
 	for _, set := range kernelSets {
 		t.Run(string(set), func(t *testing.T) {
 			g := newLlama(t, d, m, set, false)
-			s, err := g.NewSession()
+			s, err := g.NewSessionFor(40)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,6 +334,9 @@ func TestLlamaSession(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkClose(t, fmt.Sprintf("step %d logits", i), got, f64(want[i]), 1e-4)
+			}
+			if _, err := s.Append(ctx, toks[:1]); err == nil || !strings.Contains(err.Error(), "session's 40 positions") || s.Len() != 40 {
+				t.Errorf("a 41st token: error %v, %d positions in the cache", err, s.Len())
 			}
 		})
 	}
