@@ -3,9 +3,9 @@
 // rmsnorm.wgsl, matmul.wgsl, attention.wgsl, ...), embedded with go:embed, and
 // the Go code that compiles, binds and dispatches them: Kernel and Pipeline in
 // kernel.go, the GPT-2 weights in gpt2.go, its forward pass and loss in
-// forward.go, the Llama family's weights in llama.go and its forward pass in
-// forward_llama.go (batches, sessions, the LM head with its loss and the
-// top-K are shared).
+// forward.go (activation memory in arena.go), the Llama family's weights in
+// llama.go and its forward pass in forward_llama.go (batches, sessions, the
+// LM head with its loss and the top-K are shared).
 //
 // # The Llama family
 //
