@@ -219,7 +219,8 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 		return nil, fmt.Errorf("gpu loss: batch width %d is shorter than its longest sequence (%d tokens)", width, T)
 	case width > g.cfg.NPositions:
 		return nil, fmt.Errorf("gpu loss: batch width %d exceeds the model's %d positions", width, g.cfg.NPositions)
-	case width > g.positions:
+	}
+	if width > g.positions {
 		return nil, fmt.Errorf("gpu loss: batch width %d exceeds the model's %d positions%s", width, g.positions, g.capped())
 	}
 	if err := ctx.Err(); err != nil {

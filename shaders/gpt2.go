@@ -175,6 +175,9 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if hd := cfg.HeadDim(); hd > maxHeadDim || hd%4 != 0 {
 		return nil, fmt.Errorf("gpu model: head size %d not supported (a multiple of 4 up to %d)", hd, maxHeadDim)
 	}
+	if cfg.NEmbd%4 != 0 { // GPT-2's is a multiple of its head size; the LM head reads vec4s of channels
+		return nil, fmt.Errorf("gpu model: %d channels not supported (a multiple of 4)", cfg.NEmbd)
+	}
 	if f16 && !dev.HasFeature(wgpu.FeatureShaderF16) {
 		return nil, fmt.Errorf("gpu model: f16 weights need the device feature %s", wgpu.FeatureShaderF16)
 	}

@@ -455,3 +455,42 @@ func TestLlamaProfile(t *testing.T) {
 		t.Errorf("%d matmul shapes, want 4: %v", matmuls, byName)
 	}
 }
+
+// TestLlamaRefusals: shapes the kernels do not take are refused by NewGPT2
+// with the problem named (head sizes not a multiple of 4 or above 128,
+// channels not a multiple of 4); a batch wider than the positions the model
+// attends over on the adapter (Positions, capped here by hand as a loop limit
+// or the rotary table would cap it) is refused before any work, naming them.
+func TestLlamaRefusals(t *testing.T) {
+	d := newTestDev(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		edit func(*model.Config)
+		want string
+	}{
+		{func(c *model.Config) { c.HeadSize = 6 }, "head size 6"},
+		{func(c *model.Config) { c.HeadSize = 132 }, "head size 132"},
+		{func(c *model.Config) { c.NEmbd = 30 }, "30 channels"},
+	} {
+		cfg := synth.TinyLlamaConfig("mistral")
+		c.edit(&cfg)
+		g, err := NewGPT2(ctx, d.dev, synth.Random(cfg, 1).Reader(), false, nil)
+		if err == nil {
+			g.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one naming %q", cfg, err, c.want)
+		}
+	}
+	m := synth.Random(synth.TinyLlamaConfig("mistral"), 2)
+	g := newLlama(t, d, m, KernelsSoftware, false)
+	g.positions = 10
+	seqs := zipfSeqs(3, 1, 20, m.Config.VocabSize)
+	seqs[0].Tokens = append(seqs[0].Tokens, make([]int32, 20)...)
+	if _, err := g.Loss(ctx, seqs); err == nil || !strings.Contains(err.Error(), "model's 10 positions on") {
+		t.Errorf("a batch past Positions: error %v", err)
+	}
+	if _, err := g.NewSessionFor(0); err != nil {
+		t.Fatal(err)
+	}
+}
