@@ -14,12 +14,13 @@ import (
 // TestGPULlama: Llama-family checkpoints on disk (safetensors with
 // config.json: the qwen3 variant with q/k norms and the llama variant with
 // every bias, both with grouped key/value heads and an untied LM head),
-// stored in F32 and in F16, put on the test adapter by NewGPU straight from
-// the checkpoint (f32 weights from F32, f16 weights from F16 where the
-// adapter has shader-f16), score every method like the CPU backend on the
-// same checkpoint: mean NLL within 1e-5 (f16 weights hold the F16 file's
-// values exactly, so the bound is the f32 arithmetic's there too), with
-// both kernel sets; and OpenBackend opens a gpu device for such a model.
+// stored in F32, F16 and BF16 (as most of the family is released), put on
+// the test adapter by NewGPU straight from the checkpoint (f32 weights from
+// F32, f16 weights from F16 and BF16 where the adapter has shader-f16), score
+// every method like the CPU backend on the same checkpoint: mean NLL within
+// 1e-5 (f16 weights hold the F16 and BF16 files' values exactly, so the
+// bound is the f32 arithmetic's there too), with both kernel sets; and
+// OpenBackend opens a gpu device for such a model.
 func TestGPULlama(t *testing.T) {
 	forEachKernelSet(t, func(t *testing.T) {
 		ad := testAdapter(t)
@@ -28,8 +29,8 @@ func TestGPULlama(t *testing.T) {
 			m := synth.Peaked(synth.TinyLlamaConfig(mt), uint64(130+i))
 			cfg := m.Config
 			toks := peakedTokens(cfg, 3*cfg.NPositions)
-			for _, stored := range []string{"F32", "F16"} {
-				f16 := stored == "F16"
+			for _, stored := range []string{"F32", "F16", "BF16"} {
+				f16 := stored != "F32"
 				if f16 && !ad.HasFeature(wgpu.FeatureShaderF16) {
 					t.Logf("%s lacks shader-f16: f16 weights not tested", ad.Info().Name)
 					continue
