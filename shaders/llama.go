@@ -230,23 +230,22 @@ func f16Hint(es int) string {
 	return ""
 }
 
-// transposeInto writes src, an (out, in) matrix of es-byte elements (2 or
-// 4), into dst, an (in, width) one, as columns col0, col0+step, ...: element
-// (o, k) of src to (k, col0 + o*step) of dst. It goes in tiles of 32 x 32,
-// so that both sides stay in cache for the large matrices.
+// transposeInto writes src, an (out, in) matrix of es-byte elements, into
+// dst, an (in, width) one, as columns col0, col0+step, ...: element (o, k)
+// of src to (k, col0 + o*step) of dst. It goes in tiles of 32 x 32, so that
+// both sides stay in cache for the large matrices.
 func transposeInto(dst []byte, width, col0, step int, src []byte, out, in, es int) {
 	const tile = 32
-	le := binary.LittleEndian
+	stride := width * es // bytes between rows of dst
 	for o0 := 0; o0 < out; o0 += tile {
 		for k0 := 0; k0 < in; k0 += tile {
+			k1 := min(k0+tile, in)
 			for o := o0; o < min(o0+tile, out); o++ {
-				c := col0 + o*step
-				for k := k0; k < min(k0+tile, in); k++ {
-					if es == 2 {
-						le.PutUint16(dst[2*(k*width+c):], le.Uint16(src[2*(o*in+k):]))
-					} else {
-						le.PutUint32(dst[4*(k*width+c):], le.Uint32(src[4*(o*in+k):]))
-					}
+				row := src[(o*in+k0)*es : (o*in+k1)*es]
+				d := k0*stride + (col0+o*step)*es
+				for i := 0; i < len(row); i += es {
+					copy(dst[d:d+es], row[i:i+es])
+					d += stride
 				}
 			}
 		}
