@@ -57,7 +57,7 @@ type Generation struct {
 
 // Generate continues prompt with the model: it prefills the prompt's tokens
 // into a KV cache allocated once for the prompt and opt.MaxNewTokens (the
-// model's positions when 0, or on a GPU), then decodes one
+// model's positions when 0), then decodes one
 // token at a time (each step runs only the new token, writing its keys and
 // values in place), sampling on the host. It stops at <|endoftext|>, after
 // opt.MaxNewTokens, or when the model's positions are full (StopReason says
@@ -158,9 +158,8 @@ type decoder interface {
 }
 
 // decoderFor opens the device (as Evaluate does) and a decoder on it for
-// positions tokens (0: the model's n_positions; the CPU's KV cache is sized
-// by it, a GPU session's is not yet); done releases the decoder. e.mu must
-// be held.
+// positions tokens (0: the model's n_positions), its KV cache sized by them;
+// done releases the decoder. e.mu must be held.
 func (e *Evaluator) decoderFor(ctx context.Context, positions int) (dec decoder, device string, done func(), err error) {
 	b, err := e.prepare(ctx)
 	if err != nil {
@@ -171,7 +170,7 @@ func (e *Evaluator) decoderFor(ctx context.Context, positions int) (dec decoder,
 		g, err := b.Model().NewGeneratorFor(positions)
 		return g, b.Name(), func() {}, err
 	case *pipeline.GPU:
-		s, err := b.Model().NewSession()
+		s, err := b.Model().NewSessionFor(positions)
 		if err != nil {
 			return nil, "", nil, err
 		}

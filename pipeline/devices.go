@@ -149,12 +149,6 @@ func OpenBackend(ctx context.Context, spec DeviceSpec, src model.TensorReader, o
 	if spec.Kind == "cpu" || spec.Kind == "auto" && opt.Precision == PrecisionBF16 {
 		return cpu() // bf16 is the CPU's: auto means the cpu then
 	}
-	if cfg := src.Config(); cfg.Arch != model.ArchGPT2 {
-		if spec.Kind == "auto" {
-			return cpu() // the GPU kernels are GPT-2's so far
-		}
-		return nil, fmt.Errorf("device %s: %s is a %s model: the GPU path runs GPT-2 only so far; use --device cpu", spec, cfg.ModelType, cfg.Arch)
-	}
 	inst, err := wgpu.CreateInstance(nil)
 	if err != nil {
 		if spec.Kind == "auto" && wgpu.Unavailable(err) {

@@ -12,8 +12,9 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
-// GPU is the WGSL backend: shaders.GPT2 on one Vulkan device, two batches in
-// flight, batches sized from the device's memory.
+// GPU is the WGSL backend: shaders.GPT2 (GPT-2 or a model of the Llama
+// family) on one Vulkan device, two batches in flight, batches sized from the
+// device's memory.
 type GPU struct {
 	g     *shaders.GPT2
 	dev   *wgpu.Device
@@ -41,7 +42,7 @@ func NewGPU(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 b
 		g.Close()
 		return nil, err
 	}
-	P := src.Config().NPositions
+	P := g.Positions() // the model's, unless the adapter caps them (shaders.GPT2.Positions)
 	if n < 1 {
 		g.Close()
 		return nil, fmt.Errorf("%s: %w: no memory left for activations after the weights", dev.AdapterInfo().Name, ErrBatchTooLarge)

@@ -63,6 +63,12 @@ func testAdapter(t *testing.T) *wgpu.Adapter {
 // openTestGPU opens a device on ad and puts m on it with f16 or f32 weights.
 func openTestGPU(t *testing.T, ad *wgpu.Adapter, m *model.Model, f16 bool) *pipeline.GPU {
 	t.Helper()
+	return openTestGPUFrom(t, ad, m.Reader(), f16)
+}
+
+// openTestGPUFrom is openTestGPU for the model src holds (a checkpoint, say).
+func openTestGPUFrom(t *testing.T, ad *wgpu.Adapter, src model.TensorReader, f16 bool) *pipeline.GPU {
+	t.Helper()
 	var feats []wgpu.FeatureName
 	if f16 {
 		feats = append(feats, wgpu.FeatureShaderF16)
@@ -76,7 +82,7 @@ func openTestGPU(t *testing.T, ad *wgpu.Adapter, m *model.Model, f16 bool) *pipe
 			t.Errorf("device close: %v", err)
 		}
 	})
-	g, err := pipeline.NewGPU(context.Background(), dev, m.Reader(), f16, nil)
+	g, err := pipeline.NewGPU(context.Background(), dev, src, f16, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +250,7 @@ func TestGPUKernelsEnv(t *testing.T) {
 }
 
 // TestGPUOnVulkanImpls runs the GPU conformance suite, the per-token and
-// top-K checks (both kernel sets each) and the multi-GPU conformance once
+// top-K checks, the Llama family's checks (both kernel sets each) and the multi-GPU conformance once
 // more on every other Vulkan implementation $WGPU_TEST_VULKAN_IMPLS lists
 // (CI: SwiftShader with
 // Chromium's newer validation layer, and Mesa 25's lavapipe beside Debian's),
@@ -255,10 +261,10 @@ func TestGPUKernelsEnv(t *testing.T) {
 func TestGPUOnVulkanImpls(t *testing.T) {
 	var want []string
 	for _, set := range []shaders.KernelSet{shaders.KernelsSoftware, shaders.KernelsHardware} {
-		for _, test := range []string{"TestGPUConformance/%s/f32/chunked", "TestGPUConformance/%s", "TestPerTokenGPU/%s", "TestTopLogprobsGPU/%s"} {
+		for _, test := range []string{"TestGPUConformance/%s/f32/chunked", "TestGPUConformance/%s", "TestPerTokenGPU/%s", "TestTopLogprobsGPU/%s", "TestGPULlama/%s"} {
 			want = append(want, "--- PASS: "+fmt.Sprintf(test, set)+" (")
 		}
 	}
 	want = append(want, "--- PASS: TestMultiGPUConformance (")
-	prereq.RunOnVulkanImpls(t, "^(TestGPUConformance|TestMultiGPUConformance|TestPerTokenGPU|TestTopLogprobsGPU)$", "", 15*time.Minute, want...)
+	prereq.RunOnVulkanImpls(t, "^(TestGPUConformance|TestMultiGPUConformance|TestPerTokenGPU|TestTopLogprobsGPU|TestGPULlama)$", "", 15*time.Minute, want...)
 }

@@ -37,7 +37,7 @@ func BenchmarkAttention(b *testing.B) {
 		}
 		for _, v := range variants {
 			name := v.file
-			var consts map[string]float64
+			consts := map[string]float64{"HD": hd}
 			groups := grid(ceilDiv(B*H*sh.T, 64))
 			if v.tiles.BQ > 0 {
 				name += fmt.Sprintf(",BQ=%d,BKV=%d", v.tiles.BQ, v.tiles.BKV)
@@ -56,7 +56,7 @@ func BenchmarkAttention(b *testing.B) {
 					"qkv": {Buffer: d.buffer(b, "qkv", f32Bytes(qkv))}, "kc": {Buffer: d.buffer(b, "kc", f32Bytes(cache))},
 					"vc": {Buffer: d.buffer(b, "vc", f32Bytes(cache))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*B*sh.T*C))},
 				}
-				params := Params{"B": B, "T": float64(sh.T), "C": C, "H": H, "S": float64(S), "pos0": float64(sh.pos0)}
+				params := Params{"B": B, "T": float64(sh.T), "C": C, "H": H, "KV": H, "S": float64(S), "pos0": float64(sh.pos0), "ld": 3 * C}
 				benchDispatch(b, d, p, bufs, params, groups)
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

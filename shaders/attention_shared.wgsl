@@ -1,11 +1,14 @@
 // attention_shared: causal multi-head self-attention over a KV cache, flash
 // style, for GPUs: the same function, bindings and push constants as
-// attention.wgsl (so the host picks either per adapter). qkv (B*T, 3C) is the
-// c_attn output of the current chunk of T rows per sequence (q | k | v, H heads
-// of HD channels); kc, vc (B, H, S, HD) are the cache, which must already hold
-// the keys and values of positions 0 .. pos0+T-1 (written by c_attn's matmul
-// epilogue, matmul_shared.wgsl's epiQKV, or by kv_write.wgsl). For query
-// (b, h, t) at absolute position pos0+t:
+// attention.wgsl (so the host picks either per adapter). qkv (B*T, ld) is the
+// current chunk of T rows per sequence, its first C = H*HD channels the
+// queries (GPT-2's c_attn output, ld = 3C; the Llama family's q|k|v,
+// ld = (H + 2*KV) * HD); kc, vc (B, KV, S, HD) are the cache of KV key/value
+// heads, which must already hold the keys and values of positions
+// 0 .. pos0+T-1 (written by c_attn's matmul epilogue, matmul_shared.wgsl's
+// epiQKV, or by kv_write.wgsl or rope_kv_write.wgsl). Query head h attends
+// with key/value head g = h / (H/KV). For query (b, h, t) at absolute
+// position pos0+t:
 //   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(q·k_s / sqrt(HD)) v_s[i].
 //
 // A workgroup takes BQ consecutive queries of one (b, h), one invocation per
@@ -30,31 +33,35 @@
 // once the pipeline is made). Several invocations per row would hold fewer
 // registers but add a subgroup reduction per key (or a barrier per tile) and
 // read the same workgroup memory per multiply-add; two rows per invocation
-// would halve the reads but need 256 registers at HD 64. The host uses BQ 64,
-// BKV 32 on GPUs and BQ 16, BKV 16 on CPU drivers (attention.go).
+// would halve the reads but need 256 registers at HD 64 (HD 128 needs 256
+// with one row per invocation already: a GPU spills some). The query heads
+// of a group each load their key/value head's tiles (from L2 after the
+// first). The host uses BQ 64, BKV 32 on GPUs and BQ 16, BKV 16 on CPU
+// drivers (attention.go).
 //
 // Workgroup memory: 2 * BKV * HD * 4 bytes (16 KiB with HD 64, BKV 32).
 // Dispatch: B * H * ceil(T / BQ) workgroups, spread over x and y as grid()
 // does (flattened as wid.y * nwg.x + wid.x), those past the last return.
-// Requires C = H * HD, HD % 4 == 0, HD <= 64, BKV <= 32 and pos0 + T <= S.
+// Requires C = H * HD, HD % 4 == 0, HD <= 128, ld % 4 == 0, BKV <= 32 and
+// pos0 + T <= S.
 
 override HD: u32 = 64;  // channels per head: a multiple of 4, at most 4 * MAXHD4
 override BQ: u32 = 64;  // queries (and invocations) per workgroup
 override BKV: u32 = 32; // keys per tile, at most MAXBKV
 override HD4: u32 = HD / 4u;
 
-struct Params { B: u32, T: u32, C: u32, H: u32, S: u32, pos0: u32 }
+struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32 }
 
-@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;  // (B*T, 3C)
-@group(0) @binding(1) var<storage, read> kc: array<vec4<f32>>;   // (B, H, S, HD)
-@group(0) @binding(2) var<storage, read> vc: array<vec4<f32>>;   // (B, H, S, HD)
+@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;  // (B*T, ld)
+@group(0) @binding(1) var<storage, read> kc: array<vec4<f32>>;   // (B, KV, S, HD)
+@group(0) @binding(2) var<storage, read> vc: array<vec4<f32>>;   // (B, KV, S, HD)
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;  // (B*T, C)
 var<push_constant> p: Params;
 
 // Private arrays cannot be sized by overrides in WGSL: they have the largest
 // sizes the host allows, and the loops run to HD4 and BKV, plain constants
 // once the pipeline is created.
-const MAXHD4: u32 = 16u;
+const MAXHD4: u32 = 32u;
 const MAXBKV: u32 = 32u;
 var<workgroup> ks: array<vec4<f32>, BKV * HD4>; // (BKV, HD/4): the tile's keys
 var<workgroup> vs: array<vec4<f32>, BKV * HD4>; // (BKV, HD/4): its values
@@ -62,22 +69,22 @@ var<workgroup> vs: array<vec4<f32>, BKV * HD4>; // (BKV, HD/4): its values
 @compute @workgroup_size(BQ)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
 	let blocks = (p.T + BQ - 1u) / BQ; // query blocks per (b, h)
-	let g = wid.y * nwg.x + wid.x;
-	if g >= p.B * p.H * blocks { return; } // uniform: the whole workgroup leaves
-	let bh = g / blocks; // b*H + h
-	let q0 = (g % blocks) * BQ; // the block's first query row
+	let wg = wid.y * nwg.x + wid.x;
+	if wg >= p.B * p.H * blocks { return; } // uniform: the whole workgroup leaves
+	let bh = wg / blocks; // b*H + h
+	let q0 = (wg % blocks) * BQ; // the block's first query row
 	let h = bh % p.H;
 	let b = bh / p.H;
 	let t = q0 + li;
 	let live = t < p.T; // rows past T only help load tiles
 	let tq = min(t, p.T - 1u);
-	let C4 = p.C / 4u;
+	let g = h / (p.H / p.KV); // the key/value head
 	let row = b * p.T + tq;
 	let scale = inverseSqrt(f32(HD));
 
 	var q: array<vec4<f32>, MAXHD4>;
 	var acc: array<vec4<f32>, MAXHD4>;
-	let qbase = row * 3u * C4 + h * HD4;
+	let qbase = row * (p.ld / 4u) + h * HD4;
 	for (var i = 0u; i < HD4; i++) {
 		q[i] = qkv[qbase + i] * scale;
 		acc[i] = vec4<f32>(0.0);
@@ -86,7 +93,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	var l = 0.0;     // running Σ exp(score - m)
 	let last = p.pos0 + tq;                             // the row's last visible key
 	let keys = p.pos0 + min(q0 + BQ, p.T);              // keys the block sees: 0 .. keys-1
-	let cbase = bh * p.S * HD4;
+	let cbase = (b * p.KV + g) * p.S * HD4;
 	var sc: array<f32, MAXBKV>;
 	for (var s0 = 0u; s0 < keys; s0 += BKV) {
 		// The tile: BKV keys and values, vec4 by vec4, zeros past the block's keys.
@@ -134,7 +141,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	}
 	if !live { return; }
 	let inv = 1.0 / l;
-	let obase = row * C4 + h * HD4;
+	let obase = row * (p.C / 4u) + h * HD4;
 	for (var i = 0u; i < HD4; i++) {
 		out[obase + i] = acc[i] * inv;
 	}

@@ -1,6 +1,7 @@
 package shaders
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"testing"
@@ -8,28 +9,45 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
 )
 
-// attnCase is one attention test shape: B sequences of L rows, C channels in
-// H heads, a cache of S >= L positions.
-type attnCase struct{ B, L, C, H, S int }
+// attnCase is one attention test shape: B sequences of L rows, C query
+// channels in H heads, KV key/value heads (0: H, GPT-2's layout), a cache of
+// S >= L positions.
+type attnCase struct{ B, L, C, H, KV, S int }
+
+// kv is the key/value heads.
+func (c attnCase) kv() int { return cmp.Or(c.KV, c.H) }
+
+// ld is the row length of qkv: q | k | v.
+func (c attnCase) ld() int { return c.C + 2*c.kv()*c.C/c.H }
 
 var attnCases = []attnCase{
 	{B: 2, L: 13, C: 16, H: 2, S: 16},  // hd = 8
-	{B: 2, L: 13, C: 128, H: 2, S: 16}, // hd = 64, the kernel's maximum
+	{B: 2, L: 13, C: 128, H: 2, S: 16}, // hd = 64, GPT-2's
 }
 
-// attnKernels compiles kv_write.wgsl and attention.wgsl with their default
-// workgroup size.
-func attnKernels(t *testing.T, d *testDev) (kvw, att *Pipeline) {
+// gqaCases are grouped-query shapes (the Llama family's): the cache is
+// filled on the host, as rope_kv_write.wgsl would write it.
+var gqaCases = []attnCase{
+	{B: 2, L: 11, C: 48, H: 4, KV: 2, S: 13}, // hd = 12, groups of 2
+	{B: 1, L: 9, C: 256, H: 2, KV: 1, S: 9},  // hd = 128, the kernels' maximum
+	{B: 2, L: 10, C: 96, H: 6, KV: 3, S: 12}, // hd = 16
+	{B: 1, L: 7, C: 64, H: 4, KV: 1, S: 7},   // hd = 16, one key/value head
+}
+
+// attnKernels compiles kv_write.wgsl and attention.wgsl for head size hd,
+// with their default workgroup size.
+func attnKernels(t *testing.T, d *testDev, hd int) (kvw, att *Pipeline) {
 	t.Helper()
 	for _, x := range []struct {
-		name string
-		p    **Pipeline
-	}{{"kv_write.wgsl", &kvw}, {"attention.wgsl", &att}} {
+		name   string
+		consts map[string]float64
+		p      **Pipeline
+	}{{"kv_write.wgsl", nil, &kvw}, {"attention.wgsl", map[string]float64{"HD": float64(hd)}, &att}} {
 		k, err := NewKernel(d.dev, x.name, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *x.p, err = k.Pipeline(nil); err != nil {
+		if *x.p, err = k.Pipeline(x.consts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,9 +64,10 @@ func chunkRows(x []float32, B, L, w, pos0, n int) []float32 {
 	return out
 }
 
-// attnRun processes qkv (B*L, 3C) in chunks of chunk rows per sequence: for
-// each, kv_write then attention with pos0 the chunk's first position. It
-// returns out (B*L, C) and the cache kc, vc (B, H, S, hd).
+// attnRun processes qkv (B*L, ld) in chunks of chunk rows per sequence: for
+// each, kv_write then attention with pos0 the chunk's first position (for
+// grouped heads, the cache is filled on the host first: kv_write.wgsl is
+// GPT-2's). It returns out (B*L, C) and the cache kc, vc (B, KV, S, hd).
 func attnRun(t *testing.T, d *testDev, kvw, att *Pipeline, c attnCase, qkv []float32, chunk int) (out, kc, vc []float32) {
 	return attnRunWith(t, d, kvw, att, func(n int) [3]uint32 {
 		return [3]uint32{uint32(ceilDiv(c.B*c.H*n, int(att.WorkgroupSize[0]))), 1, 1}
@@ -59,18 +78,26 @@ func attnRun(t *testing.T, d *testDev, kvw, att *Pipeline, c attnCase, qkv []flo
 // n rows per sequence given by groups.
 func attnRunWith(t *testing.T, d *testDev, kvw, att *Pipeline, groups func(n int) [3]uint32, c attnCase, qkv []float32, chunk int) (out, kc, vc []float32) {
 	t.Helper()
-	hd := c.C / c.H
-	cacheN := c.B * c.H * c.S * hd
+	hd, KV, ld := c.C/c.H, c.kv(), c.ld()
+	cacheN := c.B * KV * c.S * hd
 	kcb := d.buffer(t, "kc", make([]byte, 4*cacheN))
 	vcb := d.buffer(t, "vc", make([]byte, 4*cacheN))
+	if KV != c.H {
+		kh, vh := hostCache(c, qkv)
+		d.dev.Queue().WriteBuffer(kcb, 0, f32Bytes(kh))
+		d.dev.Queue().WriteBuffer(vcb, 0, f32Bytes(vh))
+	}
 	out = make([]float32, c.B*c.L*c.C)
 	for pos0 := 0; pos0 < c.L; pos0 += chunk {
 		n := min(chunk, c.L-pos0)
-		qb := d.buffer(t, "qkv", f32Bytes(chunkRows(qkv, c.B, c.L, 3*c.C, pos0, n)))
+		qb := d.buffer(t, "qkv", f32Bytes(chunkRows(qkv, c.B, c.L, ld, pos0, n)))
 		ob := d.buffer(t, "out", make([]byte, 4*c.B*n*c.C))
 		params := Params{"B": float64(c.B), "T": float64(n), "C": float64(c.C), "H": float64(c.H), "S": float64(c.S), "pos0": float64(pos0)}
-		d.run(t, kvw, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}}, params,
-			[3]uint32{uint32(ceilDiv(c.B*n*c.C/4, int(kvw.WorkgroupSize[0]))), 1, 1})
+		if KV == c.H {
+			d.run(t, kvw, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}}, params,
+				[3]uint32{uint32(ceilDiv(c.B*n*c.C/4, int(kvw.WorkgroupSize[0]))), 1, 1})
+		}
+		params["KV"], params["ld"] = float64(KV), float64(ld)
 		d.run(t, att, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}, "out": {Buffer: ob}}, params, groups(n))
 		got := d.readF32(t, ob, c.B*n*c.C)
 		for b := range c.B {
@@ -80,15 +107,41 @@ func attnRunWith(t *testing.T, d *testDev, kvw, att *Pipeline, groups func(n int
 	return out, d.readF32(t, kcb, cacheN), d.readF32(t, vcb, cacheN)
 }
 
-// attnRef is refops.Attention per sequence of qkv (B*L, 3C), as (B*L, C).
+// hostCache is the cache (B, KV, S, hd) of keys and values of qkv (B*L, ld)
+// at positions 0 .. L-1, zeros past them.
+func hostCache(c attnCase, qkv []float32) (kc, vc []float32) {
+	hd, KV, ld := c.C/c.H, c.kv(), c.ld()
+	kc, vc = make([]float32, c.B*KV*c.S*hd), make([]float32, c.B*KV*c.S*hd)
+	for b := range c.B {
+		for s := range c.L {
+			row := qkv[(b*c.L+s)*ld:]
+			for g := range KV {
+				dst := ((b*KV+g)*c.S + s) * hd
+				copy(kc[dst:dst+hd], row[c.C+g*hd:])
+				copy(vc[dst:dst+hd], row[c.C+(KV+g)*hd:])
+			}
+		}
+	}
+	return kc, vc
+}
+
+// attnRef is refops.Attention per sequence of qkv (B*L, ld), as (B*L, C):
+// with grouped heads, each query head's key/value head repeated (as
+// transformers' repeat_kv does).
 func attnRef(c attnCase, qkv []float32) []float64 {
 	x := f64(qkv)
+	hd, KV, ld := c.C/c.H, c.kv(), c.ld()
 	want := make([]float64, 0, c.B*c.L*c.C)
 	for b := range c.B {
 		q, k, v := make([]float64, 0, c.L*c.C), make([]float64, 0, c.L*c.C), make([]float64, 0, c.L*c.C)
 		for t := range c.L {
-			r := x[(b*c.L+t)*3*c.C:]
-			q, k, v = append(q, r[:c.C]...), append(k, r[c.C:2*c.C]...), append(v, r[2*c.C:3*c.C]...)
+			r := x[(b*c.L+t)*ld:]
+			q = append(q, r[:c.C]...)
+			for h := range c.H {
+				g := h / (c.H / KV)
+				k = append(k, r[c.C+g*hd:][:hd]...)
+				v = append(v, r[c.C+(KV+g)*hd:][:hd]...)
+			}
 		}
 		want = append(want, refops.Attention(q, k, v, c.L, c.C, c.H)...)
 	}
@@ -103,10 +156,10 @@ func attnRef(c attnCase, qkv []float32) []float64 {
 // over up to 13 keys.
 func TestAttention(t *testing.T) {
 	d := newTestDev(t)
-	kvw, att := attnKernels(t, d)
-	for i, c := range attnCases {
-		t.Run(fmt.Sprintf("hd=%d", c.C/c.H), func(t *testing.T) {
-			qkv := randF32(uint64(10+i), c.B*c.L*3*c.C, 0, 1)
+	for i, c := range append(slices.Clone(attnCases), gqaCases...) {
+		t.Run(fmt.Sprintf("hd=%d,H=%d,KV=%d", c.C/c.H, c.H, c.kv()), func(t *testing.T) {
+			kvw, att := attnKernels(t, d, c.C/c.H)
+			qkv := randF32(uint64(10+i), c.B*c.L*c.ld(), 0, 1)
 			want := attnRef(c, qkv)
 			whole, _, _ := attnRun(t, d, kvw, att, c, qkv, c.L)
 			checkClose(t, "attention whole", whole, want, 2e-5)
@@ -121,9 +174,9 @@ func TestAttention(t *testing.T) {
 // its position in the cache, exactly, and leaves positions >= L untouched.
 func TestKVWrite(t *testing.T) {
 	d := newTestDev(t)
-	kvw, att := attnKernels(t, d)
 	c := attnCases[0]
 	hd := c.C / c.H
+	kvw, att := attnKernels(t, d, hd)
 	qkv := randF32(20, c.B*c.L*3*c.C, 0, 1)
 	_, kc, vc := attnRun(t, d, kvw, att, c, qkv, 5)
 	wantK, wantV := make([]float64, len(kc)), make([]float64, len(vc))
@@ -151,7 +204,7 @@ func TestKVWrite(t *testing.T) {
 // TestAttention's.
 func TestAttentionShared(t *testing.T) {
 	d := newTestDev(t)
-	kvw, _ := attnKernels(t, d)
+	kvw, _ := attnKernels(t, d, 64)
 	k, err := NewKernel(d.dev, "attention_shared.wgsl", false)
 	if err != nil {
 		t.Fatal(err)
@@ -160,15 +213,19 @@ func TestAttentionShared(t *testing.T) {
 		attnCase{B: 3, L: 29, C: 48, H: 4, S: 31}, // hd = 12
 		attnCase{B: 2, L: 70, C: 24, H: 2, S: 75}, // two blocks of 64 queries, a partial third tile of 32 keys
 	)
+	cases = append(cases, gqaCases...)
 	for _, tiles := range []attnTiles{defaultAttnTiles, softwareAttnTiles, {BQ: 8, BKV: 4}, {BQ: 4, BKV: 12}} {
 		for i, c := range cases {
-			t.Run(fmt.Sprintf("BQ=%d,BKV=%d/B=%d,L=%d,hd=%d", tiles.BQ, tiles.BKV, c.B, c.L, c.C/c.H), func(t *testing.T) {
+			t.Run(fmt.Sprintf("BQ=%d,BKV=%d/B=%d,L=%d,hd=%d,KV=%d", tiles.BQ, tiles.BKV, c.B, c.L, c.C/c.H, c.kv()), func(t *testing.T) {
+				if tiles.sharedBytes(c.C/c.H) > int(d.dev.Limits().MaxComputeWorkgroupStorageSize) {
+					t.Skipf("%d bytes of workgroup memory", tiles.sharedBytes(c.C/c.H))
+				}
 				att, err := k.Pipeline(tiles.constants(c.C / c.H))
 				if err != nil {
 					t.Fatal(err)
 				}
 				groups := func(n int) [3]uint32 { return grid(tiles.groups(c.B, c.H, n)) }
-				qkv := randF32(uint64(30+i), c.B*c.L*3*c.C, 0, 1)
+				qkv := randF32(uint64(30+i), c.B*c.L*c.ld(), 0, 1)
 				want := attnRef(c, qkv)
 				whole, _, _ := attnRunWith(t, d, kvw, att, groups, c, qkv, c.L)
 				checkClose(t, "whole", whole, want, 2e-5)
@@ -178,5 +235,36 @@ func TestAttentionShared(t *testing.T) {
 				checkClose(t, "chunked vs reference", chunked, want, 2e-5)
 			})
 		}
+	}
+}
+
+// TestAttentionLoopLimit: attention.wgsl and attention_shared.wgsl (at the
+// software blocking) over more keys than Mesa's llvmpipe would let an
+// invocation loop if the loops over a head's channels were not unrolled
+// (1100 keys x (2*32 + 1) at head size 128, 2100 x (2*16 + 1) at 64: above
+// 65535 iterations), against refops.Attention (2e-5). On lavapipe this is
+// what lets attnPositions be about the loop budget.
+func TestAttentionLoopLimit(t *testing.T) {
+	d := newTestDev(t)
+	shared, err := NewKernel(d.dev, "attention_shared.wgsl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []attnCase{{B: 1, L: 1100, C: 128, H: 1, S: 1100}, {B: 1, L: 2100, C: 64, H: 1, S: 2100}} {
+		hd := c.C / c.H
+		t.Run(fmt.Sprintf("hd=%d,L=%d", hd, c.L), func(t *testing.T) {
+			kvw, att := attnKernels(t, d, hd)
+			qkv := randF32(uint64(90+i), c.B*c.L*c.ld(), 0, 1)
+			want := attnRef(c, qkv)
+			got, _, _ := attnRun(t, d, kvw, att, c, qkv, c.L)
+			checkClose(t, "attention.wgsl", got, want, 2e-5)
+			tiles := softwareAttnTiles
+			p, err := shared.Pipeline(tiles.constants(hd))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, _ = attnRunWith(t, d, kvw, p, func(n int) [3]uint32 { return grid(tiles.groups(c.B, c.H, n)) }, c, qkv, c.L)
+			checkClose(t, "attention_shared.wgsl", got, want, 2e-5)
+		})
 	}
 }

@@ -1,8 +1,29 @@
-// Package shaders holds GPT-2's compute kernels, one WGSL file per operation
-// named after its math (layernorm.wgsl, matmul.wgsl, attention.wgsl, ...),
-// embedded with go:embed, and the Go code that compiles, binds and dispatches
-// them: Kernel and Pipeline in kernel.go, the GPT-2 weights in gpt2.go, its
-// forward pass and loss in forward.go.
+// Package shaders holds the compute kernels of GPT-2 and of the Llama family,
+// one WGSL file per operation named after its math (layernorm.wgsl,
+// rmsnorm.wgsl, matmul.wgsl, attention.wgsl, ...), embedded with go:embed, and
+// the Go code that compiles, binds and dispatches them: Kernel and Pipeline in
+// kernel.go, the GPT-2 weights in gpt2.go, its forward pass and loss in
+// forward.go (activation memory in arena.go), the Llama family's weights in
+// llama.go and its forward pass in forward_llama.go (batches, sessions, the
+// LM head with its loss and the top-K are shared).
+//
+// # The Llama family
+//
+// Llama 2/3.x, Mistral, Qwen2/2.5 and Qwen3 reuse GPT-2's kernels where the
+// math is the same: nn.Linear's (out, in) matrices are transposed at upload,
+// one block at a time, into the matmul kernels' (in, out) layout, with
+// q_proj, k_proj and v_proj side by side (one matmul) and gate_proj and
+// up_proj interleaved column by column, so that one matmul with the SwiGLU
+// epilogue (epiSwiGLU) writes silu(gate) * up; absent biases bind a buffer
+// of zeros. rmsnorm.wgsl (rmsnorm_subgroup.wgsl with subgroups, on GPUs)
+// normalizes; rope_kv_write.wgsl applies Qwen3's q/k norms and the rotation
+// (cos and sin from model.RopeTable, float64 angles rounded once, the CPU's
+// values) and writes the keys and values into the KV cache, kv_write.wgsl's
+// job, so a block is GPT-2's 8 dispatches; attention.wgsl and
+// attention_shared.wgsl take grouped key/value heads and head sizes up to
+// 128; embed.wgsl skips the position embeddings (WPE = 0); the LM head may be
+// untied (bound in ranges as wte is). The rotary table holds the model's
+// positions (at most 128 MiB of it: GPT2.Positions).
 //
 // Tunables (workgroup sizes, tiles) are WGSL override constants, set by name
 // when a pipeline is created, so that one module gives a pipeline per device
@@ -55,8 +76,10 @@
 // iterations in all and carries on with wrong values; on software adapters
 // NewGPT2 sizes lmhead_loss.wgsl's vocabulary tile (VT) so its loops fit,
 // cuts the vocabulary the top-K kernels stream (--top-logprobs) into slices,
-// and refuses a model whose attention could not fit. Every variant is tested
-// on every device the tests run on.
+// and caps the positions attention.wgsl attends over (its loops over a head's
+// channels run to an override constant, which llvmpipe unrolls, so an
+// invocation loops about once per key: some 60000 positions). Every variant
+// is tested on every device the tests run on.
 //
 // # Batches
 //

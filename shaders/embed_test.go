@@ -10,6 +10,8 @@ import (
 // TestEmbed compares embed.wgsl with refops.Embed for both weight types, with
 // positions starting at pos0 = 3 and wte bound in two ranges of ids (as for a
 // vocabulary beyond the binding limit). Exact up to one f32 rounding: 1e-7.
+// Without position embeddings (WPE = 0, the Llama family's) the rows are
+// wte's, exactly, whatever wpe is bound to.
 func TestEmbed(t *testing.T) {
 	d := newTestDev(t)
 	const B, T, C, V, P, pos0 = 3, 5, 12, 40, 16, 3
@@ -44,5 +46,19 @@ func TestEmbed(t *testing.T) {
 				[3]uint32{uint32(ceilDiv(B*T*C, 32)), 1, 1})
 		}
 		checkClose(t, "embed", d.readF32(t, out, B*T*C), want, 1e-7)
+
+		p0, err := k.Pipeline(map[string]float64{"WG": 32, "WPE": 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out0 := d.buffer(t, "out", make([]byte, 4*B*T*C))
+		for _, r := range [][2]int{{0, split}, {split, V}} {
+			wr := d.buffer(t, "wte range", wteB[r[0]*C*elem:r[1]*C*elem])
+			d.run(t, p0, map[string]Buf{"tokens": {Buffer: toks}, "wte": {Buffer: wr}, "wpe": {Buffer: toks}, "out": {Buffer: out0}},
+				Params{"N": B * T, "T": T, "C": C, "pos0": pos0, "v0": float64(r[0]), "V": float64(r[1] - r[0])},
+				[3]uint32{uint32(ceilDiv(B*T*C, 32)), 1, 1})
+		}
+		want0 := refops.Embed(tokens, pos, f64(wte), make([]float64, P*C), C)
+		checkClose(t, "embed without wpe", d.readF32(t, out0, B*T*C), want0, 0)
 	}
 }

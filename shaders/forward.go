@@ -13,123 +13,6 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
-// arenaCount is how many batches can be in flight: one runs on the GPU while
-// the host writes the next one's tokens and records its command buffer.
-const arenaCount = 2
-
-// arenaSize is what an arena holds: activations for rows rows of a chunk,
-// a KV cache for cacheTok padded tokens in each of cacheLayers layers, and
-// targets targets.
-type arenaSize struct {
-	rows, cacheTok, cacheLayers, targets, tokens int
-}
-
-func (a arenaSize) holds(b arenaSize) bool {
-	return a.rows >= b.rows && a.cacheTok >= b.cacheTok && a.cacheLayers >= b.cacheLayers &&
-		a.targets >= b.targets && a.tokens >= b.tokens
-}
-
-func (a arenaSize) union(b arenaSize) arenaSize {
-	return arenaSize{max(a.rows, b.rows), max(a.cacheTok, b.cacheTok), max(a.cacheLayers, b.cacheLayers),
-		max(a.targets, b.targets), max(a.tokens, b.tokens)}
-}
-
-// arena is the device memory of one batch in flight: the activations, the KV
-// cache, the loss buffers, a host-visible readback of the NLLs, and the bind
-// groups made for them (made once, reused by every batch that fits).
-type arena struct {
-	size    arenaSize
-	bufs    []*wgpu.Buffer
-	groups  map[string]*wgpu.BindGroup
-	pending *Pending // the batch that last used the arena, until it is waited for
-
-	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll *wgpu.Buffer
-	// nllRead is the host-visible copy of nll: every batch reads its
-	// per-target NLLs back, and the host adds them exactly.
-	nllRead     *wgpu.Buffer
-	layerStride uint64 // bytes between layers' caches
-
-	// top holds the buffers of SubmitOptions.TopLogprobs (topk.go); made on first use.
-	top *topBuffers
-}
-
-func (a *arena) close() {
-	for _, g := range a.groups {
-		g.Close()
-	}
-	for _, b := range a.bufs {
-		b.Close()
-	}
-	a.groups, a.bufs, a.top = nil, nil, nil
-}
-
-// arenaBytes is the device memory an arena of size s takes for this model.
-func (g *GPT2) arenaBytes(s arenaSize) int64 {
-	C := int64(g.cfg.NEmbd)
-	parts := int64(g.lmParts())
-	rows, tg := int64(s.rows), int64(s.targets)
-	f := int64(4)
-	return f*rows*C*(1+1+3+1+4) + // res, ln, qkv, att, fc
-		2*g.layerStride(s.cacheTok)*int64(s.cacheLayers) + // k, v caches
-		f*tg*(C+2*parts+3) + // hP, part, tgt, nll and its readback
-		f*int64(s.tokens)
-}
-
-// layerStride is the bytes of one layer's K (or V) cache for tok padded
-// tokens, rounded up to 256 so that every layer's range keeps any device's
-// storage offset alignment.
-func (g *GPT2) layerStride(tok int) int64 {
-	return (int64(tok)*int64(g.cfg.NEmbd)*4 + 255) &^ 255
-}
-
-// newArena allocates an arena of size s. An allocation the device cannot
-// satisfy gives an error that wraps wgpu.ErrOutOfMemory and names the sizes.
-func (g *GPT2) newArena(s arenaSize) (*arena, error) {
-	if g.arenaLimit > 0 && g.arenaBytes(s) > g.arenaLimit {
-		return nil, fmt.Errorf("gpu: an arena of %d bytes for %d rows, %d cached tokens x %d layers, %d targets exceeds the test limit of %d: %w",
-			g.arenaBytes(s), s.rows, s.cacheTok, s.cacheLayers, s.targets, g.arenaLimit, wgpu.ErrOutOfMemory)
-	}
-	a := &arena{size: s, groups: map[string]*wgpu.BindGroup{}}
-	var err error
-	buf := func(label string, size int64, usage wgpu.BufferUsage) *wgpu.Buffer {
-		if err != nil {
-			return nil
-		}
-		b, e := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Size: uint64(max(size, 16)), Usage: usage})
-		if e != nil {
-			err = fmt.Errorf("gpu: activation buffer %s of %d bytes (an arena of %d bytes for %d rows, %d cached tokens x %d layers, %d targets): %w",
-				label, size, g.arenaBytes(s), s.rows, s.cacheTok, s.cacheLayers, s.targets, e)
-			return nil
-		}
-		a.bufs = append(a.bufs, b)
-		return b
-	}
-	st := wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
-	C := int64(g.cfg.NEmbd)
-	rows, tg := int64(s.rows), int64(s.targets)
-	parts := int64(g.lmParts())
-	a.layerStride = uint64(g.layerStride(s.cacheTok))
-	a.tokens = buf("tokens", 4*int64(s.tokens), st)
-	a.targets = buf("targets", 4*tg, st)
-	a.res = buf("residual", 4*rows*C, st)
-	a.ln = buf("ln", 4*rows*C, st)
-	a.qkv = buf("qkv", 4*rows*3*C, st)
-	a.att = buf("att", 4*rows*C, st)
-	a.fc = buf("fc", 4*rows*4*C, st)
-	a.kc = buf("k cache", int64(a.layerStride)*int64(s.cacheLayers), st)
-	a.vc = buf("v cache", int64(a.layerStride)*int64(s.cacheLayers), st)
-	a.hP = buf("h", 4*tg*C, st)
-	a.part = buf("partials", 8*parts*tg, st)
-	a.tgt = buf("target logits", 4*tg, st)
-	a.nll = buf("nll", 4*tg, st)
-	a.nllRead = buf("nll readback", 4*tg, wgpu.BufferUsageMapRead|wgpu.BufferUsageCopyDst)
-	if err != nil {
-		a.close()
-		return nil, err
-	}
-	return a, nil
-}
-
 // SetChunk makes Submit score each batch in chunks of n positions per
 // sequence (chunked prefill): the layers run over positions [0, n), then
 // [n, 2n), ..., each chunk's attention reading the keys and values of the
@@ -337,6 +220,9 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 	case width > g.cfg.NPositions:
 		return nil, fmt.Errorf("gpu loss: batch width %d exceeds the model's %d positions", width, g.cfg.NPositions)
 	}
+	if width > g.positions {
+		return nil, fmt.Errorf("gpu loss: batch width %d exceeds the model's %d positions%s", width, g.positions, g.capped())
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -418,42 +304,6 @@ func (g *GPT2) newBatch(seqs []model.Sequence, W int) *batch {
 		}
 	}
 	return b
-}
-
-// arenaFor returns an arena that holds need and is not in use, waiting for
-// the older batch in flight when both are. g.mu must be held.
-func (g *GPT2) arenaFor(need arenaSize) (*arena, error) {
-	// Round robin: the next arena, so that the previous batch keeps running.
-	i := g.nextArena
-	g.nextArena = (i + 1) % arenaCount
-	a := g.arenas[i]
-	if a != nil && a.pending != nil {
-		a.pending.finish() // its result stays for its Wait
-	}
-	if a != nil && a.size.holds(need) {
-		return a, nil
-	}
-	size := need
-	if a != nil {
-		size = a.size.union(need)
-		a.close()
-		g.arenas[i] = nil
-	}
-	// Keep both arenas of one size, so the next batch does not reallocate.
-	for _, o := range g.arenas {
-		if o != nil {
-			size = size.union(o.size)
-		}
-	}
-	a, err := g.newArena(size)
-	if err != nil && size != need {
-		a, err = g.newArena(need) // the union may not fit where need alone does
-	}
-	if err != nil {
-		return nil, err
-	}
-	g.arenas[i] = a
-	return a, nil
 }
 
 // recorder records the dispatches of one batch, reusing the arena's bind groups.
@@ -627,7 +477,7 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		g.encodeTopK(r, b, ranges)
 	}
 	for _, vr := range ranges {
-		r.op(lm, lmConsts, map[string]Buf{"h": whole(a.hP), "wte": g.wteRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
+		r.op(lm, lmConsts, map[string]Buf{"h": whole(a.hP), "wte": g.headRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
 			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
 			lmGroups(P, vr[1]-vr[0]),
 			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
@@ -637,11 +487,21 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		Params{"P": float64(P), "tiles": float64(parts)}, grid(ceilDiv(P, nllCombineWG)), float64(P*parts*4), float64(8*P*parts+8*P))
 }
 
+// chunkShape is where the chunk a forward pass records lies: B sequences x T
+// positions starting at t0, over KV caches of S positions per sequence.
+type chunkShape struct{ B, T, t0, S int }
+
 // forwardChunk records the forward pass of one chunk of B sequences x T
 // positions starting at t0 (tokens in tok, (B, T) u32), over KV caches of S
 // positions per sequence (one per layer when layered, else one reused by
-// every layer), leaving ln_f's output in the arena's ln buffer (B*T, C).
+// every layer), leaving the final norm's output in the arena's ln buffer
+// (B*T, C): GPT-2's here, the Llama family's in forwardLlama.
 func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool, ranges [][2]int) {
+	sh := chunkShape{B: B, T: T, t0: t0, S: S}
+	if g.llama != nil {
+		g.forwardLlama(r, tok, sh, layered, ranges)
+		return
+	}
 	a := r.a
 	cfg := g.cfg
 	C, H := cfg.NEmbd, cfg.NHead
@@ -657,66 +517,93 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 			Params{"rows": float64(rows), "C": float64(C), "eps": cfg.LayerNormEps}, grid(rows),
 			float64(8*rows*C), float64(f*2*rows*C))
 	}
-	wb := float64(g.weightBytes())
-	// matmul records out = epilogue(x·w + bias); kc and vc are the layer's KV
-	// cache, which matmul_shared.wgsl binds for every epilogue and writes with
-	// epiQKV only. It reports whether the kernel took the epilogue (matmul.wgsl
-	// has no epiQKV: it is then epiStore, followed by kv_write.wgsl).
-	matmul := func(out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi int) bool {
-		mm := g.matmulFor(M, K, N, x.Size(), w.Size())
-		fused := mm.k == g.matmulShared
-		if epi == epiQKV && !fused {
-			epi = epiStore
-		}
-		consts := map[string]float64{"EPI": float64(epi)}
-		for k, v := range mm.consts {
-			consts[k] = v
-		}
-		bufs := map[string]Buf{"x": whole(x), "w": whole(w), "bias": whole(bias), "out": whole(out)}
-		params := Params{"M": float64(M), "N": float64(N), "K": float64(K)}
-		if fused {
-			bufs["kc"], bufs["vc"] = kc, vc
-			params["T"], params["H"], params["S"], params["pos0"] = float64(T), float64(H), float64(S), float64(t0)
-		}
-		r.tag = fmt.Sprintf("K%d N%d", K, N) // the profile's row: the weight's shape
-		r.op(mm.k, consts, bufs, params, grid(mm.groups(M, N)),
-			float64(2*M*N*K), float64(f*M*K)+wb*float64(K*N)+float64(f*M*N))
-		r.tag = ""
-		return fused
-	}
 	for _, vr := range ranges {
 		r.op(g.embed, nil, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
 			Params{"N": float64(N), "T": float64(T), "C": float64(C), "pos0": float64(t0), "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])},
 			grid(ceilDiv(N*C, 64)), float64(N*C), float64(f*3*N*C))
 	}
-	att := Params{"B": float64(B), "T": float64(T), "C": float64(C), "H": float64(H), "S": float64(S), "pos0": float64(t0)}
+	kvw := Params{"B": float64(B), "T": float64(T), "C": float64(C), "H": float64(H), "S": float64(S), "pos0": float64(t0)}
 	for i := range g.layers {
 		w := &g.layers[i]
-		li := 0
-		if layered {
-			li = i
-		}
-		kc := Buf{Buffer: a.kc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
-		vc := Buf{Buffer: a.vc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
+		kc, vc := g.layerCache(a, i, layered)
 		layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
-		if !matmul(a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
-			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, att, grid(ceilDiv(N*C/4, 64)),
+		if !g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
+			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, grid(ceilDiv(N*C/4, 64)),
 				0, float64(f*4*N*C))
 		}
-		keys := float64(t0) + float64(T+1)/2 // mean keys per query
-		attK, attConsts, attGroups := g.attention, map[string]float64(nil), grid(ceilDiv(B*H*T, 64))
-		if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
-			tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), cfg.HeadDim())
-			attK, attConsts, attGroups = g.attentionShared, tiles.constants(cfg.HeadDim()), grid(tiles.groups(B, H, T))
-		}
-		r.op(attK, attConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "out": whole(a.att)}, att, attGroups,
-			4*float64(N)*keys*float64(C), float64(f)*(float64(N*2*C)+2*float64(B)*float64(t0+T)*float64(C)))
-		matmul(a.res, a.att, w.projW, w.projB, kc, vc, N, C, C, epiAdd)
+		g.attentionOp(r, sh, kc, vc, 3*C)
+		g.matmulOp(r, sh, a.res, a.att, w.projW, w.projB, kc, vc, N, C, C, epiAdd)
 		layernorm(a.ln, a.res, w.ln2w, w.ln2b, N)
-		matmul(a.fc, a.ln, w.fcW, w.fcB, kc, vc, N, C, 4*C, epiGELU)
-		matmul(a.res, a.fc, w.fcProjW, w.fcProjB, kc, vc, N, 4*C, C, epiAdd)
+		g.matmulOp(r, sh, a.fc, a.ln, w.fcW, w.fcB, kc, vc, N, C, 4*C, epiGELU)
+		g.matmulOp(r, sh, a.res, a.fc, w.fcProjW, w.fcProjB, kc, vc, N, 4*C, C, epiAdd)
 	}
 	layernorm(a.ln, a.res, g.lnfW, g.lnfB, N)
+}
+
+// layerCache is layer i's K and V cache in arena a: its own range when every
+// layer keeps its cache (layered), else the one range all layers reuse.
+func (g *GPT2) layerCache(a *arena, i int, layered bool) (kc, vc Buf) {
+	li := 0
+	if layered {
+		li = i
+	}
+	kc = Buf{Buffer: a.kc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
+	vc = Buf{Buffer: a.vc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
+	return kc, vc
+}
+
+// matmulOp records out = epilogue(x·w + bias), x (M, K), w (K, N); kc and vc
+// are the layer's KV cache, which matmul_shared.wgsl binds for every
+// epilogue and writes with epiQKV only. It reports whether the kernel took
+// the epilogue (matmul.wgsl has no epiQKV: it is then epiStore, to be
+// followed by kv_write.wgsl).
+func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi int) bool {
+	mm := g.matmulFor(M, K, N, x.Size(), w.Size())
+	fused := mm.k == g.matmulShared
+	if epi == epiQKV && !fused {
+		epi = epiStore
+	}
+	consts := map[string]float64{"EPI": float64(epi)}
+	for k, v := range mm.consts {
+		consts[k] = v
+	}
+	bufs := map[string]Buf{"x": {Buffer: x}, "w": {Buffer: w}, "bias": {Buffer: bias}, "out": {Buffer: out}}
+	params := Params{"M": float64(M), "N": float64(N), "K": float64(K)}
+	if fused {
+		bufs["kc"], bufs["vc"] = kc, vc
+		params["T"], params["H"], params["S"], params["pos0"] = float64(sh.T), float64(g.cfg.NHead), float64(sh.S), float64(sh.t0)
+	}
+	outCols := N
+	if epi == epiSwiGLU {
+		outCols = N / 2
+	}
+	r.tag = fmt.Sprintf("K%d N%d", K, N) // the profile's row: the weight's shape
+	r.op(mm.k, consts, bufs, params, grid(mm.groups(M, N)),
+		float64(2*M*N*K), 4*float64(M*K)+float64(g.weightBytes())*float64(K*N)+4*float64(M*outCols))
+	r.tag = ""
+	return fused
+}
+
+// attentionOp records the attention of the chunk sh over the layer's cache
+// kc, vc: queries from the arena's qkv (rows of ld values, the queries
+// first), output to its att. attention.wgsl on software adapters,
+// attention_shared.wgsl (flash attention, K/V tiles in workgroup memory) on
+// GPUs.
+func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
+	a, cfg := r.a, g.cfg
+	H, hd := cfg.NHead, cfg.HeadDim()
+	QD, KVD := H*hd, cfg.KVHeads()*hd
+	N := sh.B * sh.T
+	params := Params{"B": float64(sh.B), "T": float64(sh.T), "C": float64(QD), "H": float64(H), "KV": float64(cfg.KVHeads()),
+		"S": float64(sh.S), "pos0": float64(sh.t0), "ld": float64(ld)}
+	k, consts, groups := g.attention, map[string]float64{"HD": float64(hd)}, grid(ceilDiv(sh.B*H*sh.T, 64))
+	if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
+		tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
+		k, consts, groups = g.attentionShared, tiles.constants(hd), grid(tiles.groups(sh.B, H, sh.T))
+	}
+	keys := float64(sh.t0) + float64(sh.T+1)/2 // mean keys per query
+	r.op(k, consts, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, groups,
+		4*float64(N)*keys*float64(QD), 4*(float64(N*(2*QD))+2*float64(sh.B)*float64(sh.t0+sh.T)*float64(KVD)))
 }
 
 // targetBase is the index of sequence i's first target among the batch's
@@ -731,28 +618,6 @@ func (b *batch) targetBase(i int) int {
 		}
 	}
 	return b.firstTgt[i]
-}
-
-// MaxBatchTokens is the most padded tokens (sequences x width) one batch can
-// hold on this device, from its memory budget less the weights, with two
-// batches in flight and room kept for the driver, and from its largest
-// binding. It is at least one window of the model's positions when that fits
-// at all; 0 when not even that fits.
-func (g *GPT2) MaxBatchTokens() (int, error) {
-	budget, err := g.dev.MemoryBudget()
-	if err != nil {
-		return 0, fmt.Errorf("gpu: memory budget: %w", err)
-	}
-	// Available excludes what is allocated already, the weights included;
-	// keep some for the driver, the display and the pipelines.
-	free := int64(float64(budget.Available()) * 0.85)
-	per := g.arenaBytes(arenaSize{rows: 1, cacheTok: 1, cacheLayers: 1, targets: 1, tokens: 1}) - 64
-	n := int(max(free/int64(arenaCount)/per, 0))
-	// No buffer may exceed the binding limit: fc holds 4C f32 per row, partials 8 bytes per tile per target.
-	limit := int64(g.dev.Limits().MaxStorageBufferBindingSize)
-	C := int64(g.cfg.NEmbd)
-	n = min(n, int(limit/(16*C)), int(limit/(8*int64(g.lmParts()))))
-	return n, nil
 }
 
 // loopBudget is the most loop iterations a kernel invocation may run on an

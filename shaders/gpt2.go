@@ -10,20 +10,29 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
-// GPT2 is a GPT-2 model on a device: its weights uploaded once (f16 or f32)
-// and the kernels of its forward pass. Submit scores a batch with one command
-// buffer and one readback of 4 bytes per target (its NLLs, which the host adds
-// exactly), two batches in flight, into activation
-// memory allocated once and reused. A GPT2 is safe for concurrent use.
+// GPT2 is a decoder on a device, GPT-2 or one of the Llama family (the
+// type keeps GPT-2's name; model.Config.Arch says which): its weights
+// uploaded once (f16 or f32) and the kernels of its forward pass. Submit
+// scores a batch with one command buffer and one readback of 4 bytes per
+// target (its NLLs, which the host adds exactly), two batches in flight, into
+// activation memory allocated once and reused. A GPT2 is safe for concurrent
+// use.
 type GPT2 struct {
 	dev    *wgpu.Device
 	cfg    model.Config
 	f16    bool
-	layers []gpuLayer
-	wte    *wgpu.Buffer // (V, C), also the LM head (tied)
-	wpe    *wgpu.Buffer // (positions, C)
-	lnfW   *wgpu.Buffer
-	lnfB   *wgpu.Buffer
+	layers []gpuLayer   // GPT-2's blocks
+	llama  *llamaParts  // the Llama family's blocks and kernels (llama.go); nil for GPT-2
+	wte    *wgpu.Buffer // (V, C) token embeddings
+	head   *wgpu.Buffer // (V, C) the LM head: wte where tied (GPT-2 always)
+	wpe    *wgpu.Buffer // (positions, C) GPT-2's
+	lnfW   *wgpu.Buffer // ln_f's weight; the Llama family's final RMSNorm
+	lnfB   *wgpu.Buffer // ln_f's bias (GPT-2)
+
+	// positions is the most positions a sequence may have here: the
+	// model's, fewer where the adapter's loop limit or the rotary table's
+	// binding caps them (see fitLoopLimit).
+	positions int
 
 	weights          []*wgpu.Buffer // every weight buffer, for Close
 	weightBytesTotal int64
@@ -63,7 +72,8 @@ type GPT2 struct {
 // iterations in all, nested ones counted, and carries on with wrong values
 // (measured: lm_head at C = 768 with 256 ids per tile). Software adapters get
 // vocabulary tiles small enough for lmhead_loss.wgsl (VT x (C + 1)
-// iterations) and a refusal where attention.wgsl (up to positions x (hd/2 + 2)) cannot fit.
+// iterations) and at most attnPositions positions (attention.wgsl loops once
+// per key: its loops over a head's channels are unrolled).
 func (g *GPT2) fitLoopLimit() error {
 	if !Software(g.dev.AdapterInfo()) {
 		return nil
@@ -76,11 +86,26 @@ func (g *GPT2) fitLoopLimit() error {
 	if g.vt*(C+1) > loopBudget {
 		return fmt.Errorf("gpu model: %d channels are too many for %s's shader loop limit", C, g.dev.AdapterInfo().Name)
 	}
-	if n := g.cfg.NPositions * (g.cfg.HeadDim()/2 + 2); n > loopBudget {
-		return fmt.Errorf("gpu model: %d positions are too many for %s's shader loop limit (attention loops %d times)", g.cfg.NPositions, g.dev.AdapterInfo().Name, n)
-	}
+	g.positions = min(g.positions, attnPositions)
 	return nil
 }
+
+// Positions is the most positions a sequence may have on this device: the
+// model's, or fewer where the adapter's shader loop limit (attention) or the
+// rotary table's binding caps them.
+func (g *GPT2) Positions() int { return g.positions }
+
+// capped says, for messages, why Positions is below the model's positions.
+func (g *GPT2) capped() string {
+	if g.positions == g.cfg.NPositions {
+		return ""
+	}
+	return fmt.Sprintf(" on %s (of %d; the shader loop limit or the rotary table's size)", g.dev.AdapterInfo().Name, g.cfg.NPositions)
+}
+
+// attnPositions is the most positions attention.wgsl can attend over on an
+// adapter with a loop limit: one loop iteration per key, a few besides.
+const attnPositions = loopBudget - 8
 
 // slot is where the buffer of tensor s goes; nil for a role the GPU does not
 // hold (Config.Tensors lists none).
@@ -131,41 +156,49 @@ type gpuLayer struct {
 	ln1w, ln1b, qkvW, qkvB, projW, projB, ln2w, ln2b, fcW, fcB, fcProjW, fcProjB *wgpu.Buffer
 }
 
-// maxHeadDim is the largest head size attention.wgsl holds in registers (all
-// GPT-2 sizes have 64).
-const maxHeadDim = 64
+// maxHeadDim is the largest head size attention.wgsl and
+// attention_shared.wgsl hold in registers (GPT-2 has 64, Qwen3 128).
+const maxHeadDim = 128
 
 // NewGPT2 uploads the weights src holds to dev, tensor by tensor in the
 // weight type (f16 when f16 is set, which needs shader-f16, else f32): an F16
 // checkpoint goes to the device as its stored bytes, and no whole-model copy
-// is made on the host. It compiles the kernels. progress, when not nil, gets
-// the bytes uploaded so far and the total.
+// is made on the host. src may be GPT-2 or a model of the Llama family, whose
+// nn.Linear matrices are transposed into the matmul kernels' layout one block
+// at a time (uploadLlama). It compiles the kernels. progress, when not nil,
+// gets the bytes uploaded so far and the total.
 func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 bool, progress func(done, total int64)) (*GPT2, error) {
 	cfg := src.Config()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gpu model: %w", err)
 	}
-	if cfg.Arch != model.ArchGPT2 {
-		return nil, fmt.Errorf("gpu model: %s is not GPT-2: these kernels run GPT-2 only", cfg.Describe())
-	}
 	if hd := cfg.HeadDim(); hd > maxHeadDim || hd%4 != 0 {
 		return nil, fmt.Errorf("gpu model: head size %d not supported (a multiple of 4 up to %d)", hd, maxHeadDim)
+	}
+	if cfg.NEmbd%4 != 0 { // GPT-2's is a multiple of its head size; the LM head reads vec4s of channels
+		return nil, fmt.Errorf("gpu model: %d channels not supported (a multiple of 4)", cfg.NEmbd)
 	}
 	if f16 && !dev.HasFeature(wgpu.FeatureShaderF16) {
 		return nil, fmt.Errorf("gpu model: f16 weights need the device feature %s", wgpu.FeatureShaderF16)
 	}
-	tied, err := src.LMHeadTied(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("gpu model: %w", err)
-	}
-	if !tied {
-		return nil, errors.New("gpu model: an LM head not tied to wte is not supported")
+	llama := cfg.Arch == model.ArchLlama
+	if !llama {
+		tied, err := src.LMHeadTied(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("gpu model: %w", err)
+		}
+		if !tied {
+			return nil, errors.New("gpu model: an LM head not tied to wte is not supported")
+		}
 	}
 	set, err := KernelSetFromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("gpu model: %w", err)
 	}
-	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: set.hardware(dev.AdapterInfo()), vt: maxVocabTile}
+	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: set.hardware(dev.AdapterInfo()), vt: maxVocabTile, positions: cfg.NPositions}
+	if llama {
+		g.positions = llamaPositions(cfg)
+	}
 	if g.sharedMatmul {
 		g.vt = sharedVocabTile
 	}
@@ -181,33 +214,14 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if f16 {
 		dt = model.F16
 	}
-	specs := cfg.Tensors()
-	var total, done int64
-	for _, s := range specs {
-		total += int64(s.NumElements() * dt.Size())
+	if llama {
+		err = g.uploadLlama(ctx, src, dt, progress)
+	} else {
+		err = g.uploadGPT2(ctx, src, dt, progress)
 	}
-	if progress != nil {
-		progress(0, total) // the start, so that a display's rate counts from here
-	}
-	g.layers = make([]gpuLayer, cfg.NLayer)
-	for _, s := range specs {
-		dst := g.slot(s)
-		if dst == nil {
-			g.Close()
-			return nil, fmt.Errorf("gpu model: tensor %s (%v) has no place on the GPU", s.Name, s.Role)
-		}
-		data, err := src.ReadTensor(ctx, s, dt)
-		if err == nil {
-			*dst, err = g.upload(s.Name, data)
-		}
-		if err != nil {
-			g.Close()
-			return nil, fmt.Errorf("gpu model: %w", err)
-		}
-		done += int64(len(data))
-		if progress != nil {
-			progress(done, total)
-		}
+	if err != nil {
+		g.Close()
+		return nil, fmt.Errorf("gpu model: %w", err)
 	}
 	for _, k := range []struct {
 		dst  **Kernel
@@ -228,7 +242,46 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 			return nil, err
 		}
 	}
+	if llama {
+		if err := g.newLlamaKernels(); err != nil {
+			g.Close()
+			return nil, err
+		}
+	}
 	return g, nil
+}
+
+// uploadGPT2 puts GPT-2's weights on the device in the weight type dt, tensor
+// by tensor as they are stored (Conv1D's (in, out) is the kernels' layout).
+func (g *GPT2) uploadGPT2(ctx context.Context, src model.TensorReader, dt model.DType, progress func(done, total int64)) error {
+	specs := g.cfg.Tensors()
+	var total, done int64
+	for _, s := range specs {
+		total += int64(s.NumElements() * dt.Size())
+	}
+	if progress != nil {
+		progress(0, total) // the start, so that a display's rate counts from here
+	}
+	g.layers = make([]gpuLayer, g.cfg.NLayer)
+	for _, s := range specs {
+		dst := g.slot(s)
+		if dst == nil {
+			return fmt.Errorf("tensor %s (%v) has no place on the GPU", s.Name, s.Role)
+		}
+		data, err := src.ReadTensor(ctx, s, dt)
+		if err == nil {
+			*dst, err = g.upload(s.Name, data)
+		}
+		if err != nil {
+			return err
+		}
+		done += int64(len(data))
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	g.head = g.wte
+	return nil
 }
 
 // upload makes a storage buffer holding data, the bytes of a tensor in the
@@ -311,14 +364,21 @@ func (g *GPT2) wteRanges() [][2]int {
 	return rs
 }
 
-// wteRange is the binding of wte's rows [vr[0], vr[1]).
-func (g *GPT2) wteRange(vr [2]int) Buf {
+// wteRange is the binding of wte's rows [vr[0], vr[1]) (the embedding).
+func (g *GPT2) wteRange(vr [2]int) Buf { return g.vocabRange(g.wte, vr) }
+
+// headRange is the binding of the LM head's rows [vr[0], vr[1]): wte's where
+// tied. It has wte's shape, so wteRanges cuts both.
+func (g *GPT2) headRange(vr [2]int) Buf { return g.vocabRange(g.head, vr) }
+
+// vocabRange is the binding of rows [vr[0], vr[1]) of b, a (V, C) matrix of weights.
+func (g *GPT2) vocabRange(b *wgpu.Buffer, vr [2]int) Buf {
 	row := uint64(g.cfg.NEmbd * g.weightBytes())
 	size := uint64(vr[1]-vr[0]) * row
 	if end := uint64(vr[1]) * row; end == uint64(g.cfg.VocabSize)*row {
-		size = g.wte.Size() - uint64(vr[0])*row // the last range keeps the buffer's padding
+		size = b.Size() - uint64(vr[0])*row // the last range keeps the buffer's padding
 	}
-	return Buf{Buffer: g.wte, Offset: uint64(vr[0]) * row, Size: size}
+	return Buf{Buffer: b, Offset: uint64(vr[0]) * row, Size: size}
 }
 
 // weightBytes is the bytes of one stored weight.

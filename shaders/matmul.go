@@ -13,6 +13,9 @@ const (
 	epiGELU  = 1 // out = gelu_new(y)
 	epiAdd   = 2 // out += y (the residual stream)
 	epiQKV   = 3 // c_attn: q to out, k and v into the KV cache (matmul_shared.wgsl only)
+	// epiSwiGLU: out (M, N/2) = silu(gate) * up, w's columns gate and up
+	// interleaved (the Llama family's gate_proj and up_proj in one matmul)
+	epiSwiGLU = 4
 )
 
 // matmulTiles is a tile configuration of matmul_shared.wgsl: BM x BN outputs

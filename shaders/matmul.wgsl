@@ -1,7 +1,11 @@
 // matmul: out (M, N) = x (M, K) · w (K, N) + bias (N), then an epilogue chosen
 // by EPI: 0 stores y, 1 stores gelu_new(y), 2 adds y to out (the residual
-// stream: out is read and written). x and out are f32; w (Hugging Face Conv1D
-// layout [in][out], row-major) and bias are weights; accumulation is f32.
+// stream: out is read and written), 4 is the SwiGLU of the Llama family's MLP:
+// w's columns are gate and up interleaved (column 2i gate_proj's row i,
+// 2i+1 up_proj's), N even, and out (M, N/2) gets
+// out[m, i] = silu(y[m, 2i]) * y[m, 2i+1], silu(g) = g / (1 + e^-g).
+// x and out are f32; w (Hugging Face Conv1D layout [in][out], row-major; the
+// host transposes nn.Linear's) and bias are weights; accumulation is f32.
 //
 // Register-tiled for software rasterizers: no workgroup memory, no barriers.
 // Each invocation computes a 4x4 tile of out (4 rows, 4 consecutive columns),
@@ -30,10 +34,19 @@ fn gelu(y: vec4<f32>) -> vec4<f32> {
 	return 0.5 * y * (1.0 + tanh(a));
 }
 
+// silu is x / (1 + e^-x) (e^-x is +inf for x below -88: the quotient is then -0).
+fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
+
 // store applies the epilogue to the 4 columns n0.. of row m, writing those in bounds.
 fn store(m: u32, n0: u32, acc: vec4<f32>, b: vec4<f32>) {
 	if m >= p.M { return; }
 	var y = acc + b;
+	if EPI == 4u { // n0 is a multiple of 4: two (gate, up) pairs, both in bounds or not (N is even)
+		let base = m * (p.N / 2u) + n0 / 2u;
+		if n0 < p.N { out[base] = silu(y.x) * y.y; }
+		if n0 + 2u < p.N { out[base + 1u] = silu(y.z) * y.w; }
+		return;
+	}
 	if EPI == 1u { y = gelu(y); }
 	let base = m * p.N + n0;
 	for (var j = 0u; j < 4u; j++) {

@@ -4,7 +4,9 @@
 // columns (q | k | v, H heads of C/H channels), q goes to out and k and v
 // straight into the KV cache kc, vc (B, H, S, C/H) at the positions
 // pos0 .. pos0+T-1 of row m = b*T + t, as kv_write.wgsl would copy them (the
-// columns of k and v in out are not written). kc and vc are bound for every
+// columns of k and v in out are not written), 4 is the SwiGLU of the Llama
+// family's MLP as in matmul.wgsl (w's columns gate and up interleaved, out
+// (M, N/2) = silu(gate) * up). kc and vc are bound for every
 // epilogue and written by 3 only. x and out are f32; w (Hugging Face Conv1D
 // layout [in][out], row-major) and bias are weights; accumulation is f32,
 // each output's products added in k order, so every tile configuration and
@@ -116,11 +118,20 @@ fn gelu(y: vec4<f32>) -> vec4<f32> {
 	return 0.5 * y * (1.0 + tanh(a));
 }
 
+// silu is x / (1 + e^-x) (e^-x is +inf for x below -88: the quotient is then -0).
+fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
+
 // store applies the epilogue to the 4 columns n0.. of row m, writing those in
 // (M, N).
 fn store(m: u32, n0: u32, acc: vec4<f32>, b: vec4<f32>) {
 	if m >= p.M { return; }
 	var y = acc + b;
+	if EPI == 4u { // n0 is a multiple of 4: two (gate, up) pairs, both in bounds or not (N is even)
+		let base = m * (p.N / 2u) + n0 / 2u;
+		if n0 < p.N { out[base] = silu(y.x) * y.y; }
+		if n0 + 2u < p.N { out[base + 1u] = silu(y.z) * y.w; }
+		return;
+	}
 	if EPI == 1u { y = gelu(y); }
 	for (var j = 0u; j < 4u; j++) {
 		let n = n0 + j;

@@ -239,7 +239,7 @@ func TestMatmulSharedQKV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kvw, _ := attnKernels(t, d)
+	kvw, _ := attnKernels(t, d, 64)
 	for _, sh := range []struct{ B, T, C, H, S, pos0, K int }{{3, 11, 24, 3, 20, 5, 16}, {2, 7, 15, 5, 9, 2, 13}} {
 		t.Run(fmt.Sprintf("%+v", sh), func(t *testing.T) {
 			B, T, C, H, S, pos0, K := sh.B, sh.T, sh.C, sh.H, sh.S, sh.pos0, sh.K

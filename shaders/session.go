@@ -25,29 +25,42 @@ type Session struct {
 	logits   *wgpu.Buffer // (V) f32
 	readback *wgpu.Buffer // (V) f32, host-visible
 	n        int          // positions in the cache
+	size     int          // positions the cache holds
 	out      []float32
 	raw      []byte
 }
 
 // NewSession allocates a decode session's device memory: a cache of every
-// layer for NPositions positions, activations for sessionChunk rows and the
-// logits with their readback.
-func (g *GPT2) NewSession() (*Session, error) {
+// layer for the model's positions (NPositions, or fewer where the adapter
+// caps them: see Positions), activations for sessionChunk rows and the
+// logits with their readback. NewSessionFor allocates what a shorter
+// sequence needs.
+func (g *GPT2) NewSession() (*Session, error) { return g.NewSessionFor(0) }
+
+// NewSessionFor is NewSession with a cache of positions positions (the
+// prompt and the tokens to generate; <= 0 or more than Positions:
+// Positions), so that a short generation with a model of a hundred thousand
+// positions costs what it needs.
+func (g *GPT2) NewSessionFor(positions int) (*Session, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return nil, errors.New("gpu session: model closed")
 	}
 	cfg := g.cfg
-	a, err := g.newArena(arenaSize{rows: sessionChunk, cacheTok: cfg.NPositions, cacheLayers: cfg.NLayer, targets: 1, tokens: sessionChunk})
+	size := g.positions
+	if positions > 0 && positions < size {
+		size = positions
+	}
+	a, err := g.newArena(arenaSize{rows: sessionChunk, cacheTok: size, cacheLayers: cfg.NLayer, targets: 1, tokens: sessionChunk})
 	if err != nil {
 		return nil, fmt.Errorf("gpu session: %w", err)
 	}
-	s := &Session{g: g, a: a, out: make([]float32, cfg.VocabSize), raw: make([]byte, 4*cfg.VocabSize)}
-	size := uint64(4 * cfg.VocabSize)
-	if s.logits, err = g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "logits", Size: size,
+	s := &Session{g: g, a: a, size: size, out: make([]float32, cfg.VocabSize), raw: make([]byte, 4*cfg.VocabSize)}
+	bytes := uint64(4 * cfg.VocabSize)
+	if s.logits, err = g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "logits", Size: bytes,
 		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc}); err == nil {
-		s.readback, err = g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "logits readback", Size: size,
+		s.readback, err = g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "logits readback", Size: bytes,
 			Usage: wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst})
 	}
 	if err != nil {
@@ -72,8 +85,10 @@ func (s *Session) Append(ctx context.Context, tokens []int32) ([]float32, error)
 		return nil, errors.New("gpu session: closed")
 	case len(tokens) == 0:
 		return nil, errors.New("gpu session: no tokens to append")
-	case s.n+len(tokens) > cfg.NPositions:
-		return nil, fmt.Errorf("gpu session: %d tokens after %d exceed the model's %d positions", len(tokens), s.n, cfg.NPositions)
+	case s.n+len(tokens) > s.size && s.size < s.g.positions:
+		return nil, fmt.Errorf("gpu session: %d tokens after %d exceed the session's %d positions", len(tokens), s.n, s.size)
+	case s.n+len(tokens) > s.size:
+		return nil, fmt.Errorf("gpu session: %d tokens after %d exceed the model's %d positions%s", len(tokens), s.n, s.size, s.g.capped())
 	}
 	for i, id := range tokens {
 		if id < 0 || int(id) >= cfg.VocabSize {
@@ -114,11 +129,11 @@ func (s *Session) run(chunk []int32) error {
 	r := &recorder{g: g, enc: enc, pass: enc.BeginComputePass(nil), a: a, p: &Pending{}}
 	ranges := g.wteRanges()
 	T := len(chunk)
-	g.forwardChunk(r, Buf{Buffer: a.tokens}, 1, T, s.n, g.cfg.NPositions, true, ranges)
+	g.forwardChunk(r, Buf{Buffer: a.tokens}, 1, T, s.n, s.size, true, ranges)
 	C := g.cfg.NEmbd
 	for _, vr := range ranges {
 		n := vr[1] - vr[0]
-		r.op(g.logits, nil, map[string]Buf{"h": {Buffer: a.ln}, "wte": g.wteRange(vr), "out": {Buffer: s.logits}},
+		r.op(g.logits, nil, map[string]Buf{"h": {Buffer: a.ln}, "wte": g.headRange(vr), "out": {Buffer: s.logits}},
 			Params{"C": float64(C), "V": float64(n), "v0": float64(vr[0]), "row": float64(T - 1)},
 			grid(ceilDiv(n, 64)), 2*float64(n*C), float64(n*C*g.weightBytes()))
 	}

@@ -111,7 +111,7 @@ func (g *GPT2) encodeTopK(r *recorder, b *batch, ranges [][2]int) {
 		n := vr[1] - vr[0]
 		for lo := 0; lo < n; lo += span {
 			hi := min(lo+span, n)
-			r.op(kern, nil, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.wteRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
+			r.op(kern, nil, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.headRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
 				Params{"P": float64(P), "C": float64(C), "K": float64(k), "lo": float64(lo), "hi": float64(hi), "base": float64(vr[0]), "init": float64(init)},
 				groups, 2*float64(P)*float64(hi-lo)*float64(C), wb*float64(hi-lo)*float64(C)+float64(4*P*C))
 			init = 0

@@ -402,9 +402,15 @@ func (g *GPT2) tilesFor(M, K, N int) matmulTiles {
 	return g.tiles
 }
 
-// matmulShapes are the (K, N) of GPT-2's four weight matmuls.
+// matmulShapes are the (K, N) of the model's four weight matmuls per block:
+// GPT-2's c_attn, attn.c_proj, c_fc, mlp.c_proj; the Llama family's q|k|v,
+// o_proj, gate|up, down_proj.
 func (g *GPT2) matmulShapes() [][2]int {
 	C := g.cfg.NEmbd
+	if g.llama != nil {
+		w := g.widths()
+		return [][2]int{{C, w.qkv}, {w.att, C}, {C, 2 * w.fc}, {w.fc, C}}
+	}
 	return [][2]int{{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}}
 }
 

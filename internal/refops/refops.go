@@ -1,6 +1,6 @@
-// Package refops holds the naive forms of GPT-2's operations, in float64, with
-// the shapes written out: the plain-Go reference that every GPU kernel and fast
-// CPU kernel is tested against. Nothing here is tuned; each function is the
+// Package refops holds the naive forms of GPT-2's and the Llama family's
+// operations, in float64, with the shapes written out: the plain-Go reference
+// that every GPU kernel and fast CPU kernel is tested against. Nothing here is tuned; each function is the
 // formula, loop by loop, so that it can be read against the math.
 //
 // Matrices are row-major; (R, C) means R rows of C values. It imports nothing
@@ -143,3 +143,81 @@ func LogSoftmax(logits []float32) []float64 {
 	}
 	return out
 }
+
+// The Llama family's operations.
+
+// RMSNorm: out (N, C) = x / sqrt(mean(x²) + eps) * w per row of x (N, C); w (C).
+func RMSNorm(x, w []float64, N, C int, eps float64) []float64 {
+	out := make([]float64, N*C)
+	for n := range N {
+		row := x[n*C : (n+1)*C]
+		ss := 0.0
+		for _, v := range row {
+			ss += v * v
+		}
+		r := 1 / math.Sqrt(ss/float64(C)+eps)
+		for c, v := range row {
+			out[n*C+c] = v * r * w[c]
+		}
+	}
+	return out
+}
+
+// Linear: out (M, N) = x (M, K) · wᵀ + bias (N) with w (N, K) as nn.Linear
+// stores it; bias may be nil.
+func Linear(x, w, bias []float64, M, K, N int) []float64 {
+	out := make([]float64, M*N)
+	for m := range M {
+		for n := range N {
+			s := 0.0
+			if bias != nil {
+				s = bias[n]
+			}
+			for k := range K {
+				s += x[m*K+k] * w[n*K+k]
+			}
+			out[m*N+n] = s
+		}
+	}
+	return out
+}
+
+// RopeInvFreq is the rotary frequencies of head size hd: θ^(-2i/hd) for
+// i < hd/2, then, when factor > 0, transformers' llama3 rope_scaling (with
+// low_freq_factor low, high_freq_factor high and the original context
+// orig): wavelengths 2π/f above orig/low divided by factor, below
+// orig/high kept, between them interpolated by smooth = (orig/wavelength -
+// low) / (high - low) as (1-smooth)·f/factor + smooth·f.
+func RopeInvFreq(theta float64, hd int, factor, low, high float64, orig int) []float64 {
+	inv := make([]float64, hd/2)
+	for i := range inv {
+		f := math.Pow(theta, -float64(2*i)/float64(hd))
+		if factor > 0 {
+			o := float64(orig)
+			switch wl := 2 * math.Pi / f; {
+			case wl > o/low:
+				f /= factor
+			case wl >= o/high:
+				s := (o/wl - low) / (high - low)
+				f = (1-s)*f/factor + s*f
+			}
+		}
+		inv[i] = f
+	}
+	return inv
+}
+
+// Rotate turns x (one head, hd values) to position pos, rotate-half style:
+// x·cos(pos·f) + rotate_half(x)·sin(pos·f), rotate_half(x) = (-x2, x1) for
+// the halves x1, x2, angle of channel i with frequency invFreq[i mod hd/2].
+func Rotate(x []float64, pos int, invFreq []float64) {
+	half := len(x) / 2
+	for i := range half {
+		s, c := math.Sincos(float64(pos) * invFreq[i])
+		a, b := x[i], x[i+half]
+		x[i], x[i+half] = a*c-b*s, b*c+a*s
+	}
+}
+
+// SiLU is x·sigmoid(x) = x / (1 + e^-x).
+func SiLU(x float64) float64 { return x / (1 + math.Exp(-x)) }

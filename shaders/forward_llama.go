@@ -1,0 +1,61 @@
+package shaders
+
+import (
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// forwardLlama records the Llama family's forward pass of one chunk (see
+// forwardChunk): the embedding, then per block
+//
+//	rmsnorm -> q|k|v matmul -> rope_kv_write (q/k norms, rotation, KV cache)
+//	-> attention (grouped heads) -> o_proj matmul + residual -> rmsnorm
+//	-> gate|up matmul with the SwiGLU epilogue -> down_proj matmul + residual
+//
+// (8 dispatches, GPT-2's count), then the final RMSNorm into the arena's ln.
+func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, ranges [][2]int) {
+	a, cfg, lp := r.a, g.cfg, g.llama
+	C, I := cfg.NEmbd, cfg.Inner()
+	H, KV, hd := cfg.NHead, cfg.KVHeads(), cfg.HeadDim()
+	QD, ld := H*hd, (H+2*KV)*hd
+	N := sh.B * sh.T
+	const f = 4
+	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
+	normK, normConsts := lp.rmsnorm, map[string]float64(nil)
+	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && lp.rmsnormSubgroup != nil && C <= lnSubgroupValues*wg {
+		normK, normConsts = lp.rmsnormSubgroup, map[string]float64{"WG": float64(wg)}
+	}
+	rmsnorm := func(out, x, w *wgpu.Buffer) {
+		r.op(normK, normConsts, map[string]Buf{"x": whole(x), "w": whole(w), "out": whole(out)},
+			Params{"rows": float64(N), "C": float64(C), "eps": cfg.LayerNormEps}, grid(N),
+			float64(4*N*C), float64(f*2*N*C))
+	}
+	for _, vr := range ranges {
+		r.op(g.embed, map[string]float64{"WPE": 0}, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(lp.zeros), "out": whole(a.res)},
+			Params{"N": float64(N), "T": float64(sh.T), "C": float64(C), "pos0": float64(sh.t0), "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])},
+			grid(ceilDiv(N*C, 64)), 0, float64(f*2*N*C))
+	}
+	ropeConsts := map[string]float64{"QKNORM": 0}
+	if cfg.QKNorm {
+		ropeConsts["QKNORM"] = 1
+	}
+	ropeParams := Params{"B": float64(sh.B), "T": float64(sh.T), "H": float64(H), "KV": float64(KV), "hd": float64(hd),
+		"S": float64(sh.S), "pos0": float64(sh.t0), "eps": cfg.LayerNormEps}
+	for i := range lp.layers {
+		w := &lp.layers[i]
+		kc, vc := g.layerCache(a, i, layered)
+		rmsnorm(a.ln, a.res, w.ln1w)
+		g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, ld, epiStore)
+		qn, kn := w.qNorm, w.kNorm
+		if qn == nil { // not read (QKNORM 0): any buffer binds
+			qn, kn = lp.rope, lp.rope
+		}
+		r.op(lp.ropeKV, ropeConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "rope": whole(lp.rope), "qn": whole(qn), "kn": whole(kn)},
+			ropeParams, grid(ceilDiv(N*(H+2*KV), 64)), float64(N*(QD+KV*hd)*6), float64(f*N*(ld+QD+2*KV*hd)))
+		g.attentionOp(r, sh, kc, vc, ld)
+		g.matmulOp(r, sh, a.res, a.att, w.oW, w.oB, kc, vc, N, QD, C, epiAdd)
+		rmsnorm(a.ln, a.res, w.ln2w)
+		g.matmulOp(r, sh, a.fc, a.ln, w.gateUpW, w.gateUpB, kc, vc, N, C, 2*I, epiSwiGLU)
+		g.matmulOp(r, sh, a.res, a.fc, w.downW, w.downB, kc, vc, N, I, C, epiAdd)
+	}
+	rmsnorm(a.ln, a.res, g.lnfW)
+}

@@ -1,0 +1,85 @@
+// rope_kv_write: the Llama family's rotary embedding of q and k, and the KV
+// cache write, for the qkv matmul's output qkv (B*T, ld) of the current
+// chunk of T rows per sequence: per row, H query heads, then KV key heads,
+// then KV value heads, hd channels each (ld = (H + 2*KV) * hd). Row
+// m = b*T + t is at position pos = pos0 + t. For each query and key head x
+// (hd values), with QKNORM = 1 first x = x * rstd * wn (Qwen3's q_norm /
+// k_norm over head_dim, rstd = 1/sqrt(mean(x²) + eps), wn weights), then the
+// rotate-half rotation of transformers: for i < hd/2, with (c, s) = rope[pos,
+// i] (cos and sin of the angle, computed on the host in float64),
+//   x'[i] = x[i]*c - x[i+hd/2]*s,  x'[i+hd/2] = x[i+hd/2]*c + x[i]*s.
+// Rotated queries are written back in place (attention reads them from
+// qkv); rotated keys go to kc and values, as they are, to vc, both
+// (B, KV, S, hd) at position pos. kv_write.wgsl's job, for models with
+// rotary positions, so that no dispatch is added for the rotation.
+//
+// One invocation per (row, head) of the H + 2*KV heads, a loop over the
+// head's channels; no workgroup memory, no barrier. Any hd (even: pairs of
+// halves), pos0 + T <= S and pos0 + T <= the table's positions. The
+// workgroups are flattened as wid.y * nwg.x + wid.x (see grid).
+alias weight = f32;
+
+override WG: u32 = 64;
+override QKNORM: u32 = 0; // 1: RMSNorm each q and k head (qn, kn) before the rotation
+
+struct Params { B: u32, T: u32, H: u32, KV: u32, hd: u32, S: u32, pos0: u32, eps: f32 }
+
+@group(0) @binding(0) var<storage, read_write> qkv: array<f32>;  // (B*T, (H + 2*KV) * hd)
+@group(0) @binding(1) var<storage, read_write> kc: array<f32>;   // (B, KV, S, hd)
+@group(0) @binding(2) var<storage, read_write> vc: array<f32>;   // (B, KV, S, hd)
+@group(0) @binding(3) var<storage, read> rope: array<vec2<f32>>; // (positions, hd/2): (cos, sin)
+@group(0) @binding(4) var<storage, read> qn: array<weight>;      // (hd), QKNORM only
+@group(0) @binding(5) var<storage, read> kn: array<weight>;      // (hd), QKNORM only
+var<push_constant> p: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+	let heads = p.H + 2u * p.KV;
+	let idx = (wid.y * nwg.x + wid.x) * WG + li;
+	if idx >= p.B * p.T * heads { return; }
+	let row = idx / heads; // b*T + t
+	let j = idx % heads;   // the head within the row: q, then k, then v
+	let b = row / p.T;
+	let pos = p.pos0 + row % p.T;
+	let src = (row * heads + j) * p.hd;
+	if j >= p.H + p.KV { // a value head: to the cache as it is
+		let dst = ((b * p.KV + j - p.H - p.KV) * p.S + pos) * p.hd;
+		for (var i = 0u; i < p.hd; i++) { vc[dst + i] = qkv[src + i]; }
+		return;
+	}
+	let isQ = j < p.H;
+	var rstd = 1.0;
+	if QKNORM == 1u {
+		var ss = 0.0;
+		for (var i = 0u; i < p.hd; i++) {
+			let a = qkv[src + i];
+			ss += a * a;
+		}
+		rstd = inverseSqrt(ss / f32(p.hd) + p.eps);
+	}
+	let half = p.hd / 2u;
+	let dst = ((b * p.KV + j - select(p.H, 0u, isQ)) * p.S + pos) * p.hd; // keys only
+	for (var i = 0u; i < half; i++) {
+		var a = qkv[src + i];
+		var c = qkv[src + i + half];
+		if QKNORM == 1u {
+			if isQ {
+				a = a * rstd * f32(qn[i]);
+				c = c * rstd * f32(qn[i + half]);
+			} else {
+				a = a * rstd * f32(kn[i]);
+				c = c * rstd * f32(kn[i + half]);
+			}
+		}
+		let cs = rope[pos * half + i];
+		let a2 = a * cs.x - c * cs.y;
+		let c2 = c * cs.x + a * cs.y;
+		if isQ {
+			qkv[src + i] = a2;
+			qkv[src + i + half] = c2;
+		} else {
+			kc[dst + i] = a2;
+			kc[dst + i + half] = c2;
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
+)
+
+// TestRopeKVWrite compares rope_kv_write.wgsl with refops: for B = 2
+// sequences of a chunk of T = 5 rows at positions 3 .. 7 of a cache of 10,
+// 4 query heads over 2 key/value heads of head size 12 and 128, with and
+// without Qwen3's q/k norms (refops.RMSNorm over the head, weights f32 and
+// f16), the queries in qkv are rotated in place as refops.Rotate turns them
+// with float64 angles (refops.RopeInvFreq with llama3 scaling, not the
+// kernel's table), the keys rotated into kc and the values copied into vc at
+// their positions, exactly; qkv's key and value columns and the cache's other
+// positions are left as they were. The workgroups are spread over a 2D grid.
+// Tolerance 2e-6 relative to max(1, |want|): cos and sin rounded once to
+// f32, f32 products, inverseSqrt.
+func TestRopeKVWrite(t *testing.T) {
+	d := newTestDev(t)
+	const B, T, pos0, S, H, KV, eps = 2, 5, 3, 10, 4, 2, 1e-6
+	for _, hd := range []int{12, 128} {
+		cfg := synth.TinyLlamaConfig("qwen3")
+		cfg.HeadSize, cfg.NHead, cfg.NKVHead = hd, H, KV
+		cos, sin := model.RopeTable(cfg, S)
+		table := make([]byte, 8*len(cos))
+		for i := range cos {
+			binary.LittleEndian.PutUint32(table[8*i:], math.Float32bits(cos[i]))
+			binary.LittleEndian.PutUint32(table[8*i+4:], math.Float32bits(sin[i]))
+		}
+		rs := cfg.RopeScaling
+		inv := refops.RopeInvFreq(cfg.RopeTheta, hd, rs.Factor, rs.LowFreq, rs.HighFreq, rs.OrigPositions)
+		ld := (H + 2*KV) * hd
+		qkv := randF32(uint64(hd), B*T*ld, 0, 1)
+		sentinel := make([]float32, B*KV*S*hd)
+		for i := range sentinel {
+			sentinel[i] = -7
+		}
+		for _, norm := range []bool{false, true} {
+			for _, f16 := range d.weightTypes() {
+				if f16 && !norm {
+					continue // no weights read
+				}
+				t.Run(fmt.Sprintf("hd=%d/qknorm=%v/f16=%v", hd, norm, f16), func(t *testing.T) {
+					qn, kn := randF32(1, hd, 1, 0.2), randF32(2, hd, 1, 0.2)
+					qnb, knb := weightBytes(qn, f16), weightBytes(kn, f16)
+					// The reference: every head of every row, in float64.
+					wantQKV := f64(qkv)
+					wantK, wantV := f64(sentinel), f64(sentinel)
+					for row := range B * T {
+						b, pos := row/T, pos0+row%T
+						r := wantQKV[row*ld:][:ld]
+						for j := range H + KV {
+							head := r[j*hd:][:hd]
+							if norm {
+								w := qn
+								if j >= H {
+									w = kn
+								}
+								copy(head, refops.RMSNorm(head, f64(w), 1, hd, eps))
+							}
+							refops.Rotate(head, pos, inv)
+						}
+						for g := range KV {
+							dst := ((b*KV+g)*S + pos) * hd
+							copy(wantK[dst:dst+hd], r[(H+g)*hd:])
+							copy(wantV[dst:dst+hd], r[(H+KV+g)*hd:])
+						}
+						copy(r[H*hd:], f64(qkv[row*ld+H*hd:(row+1)*ld])) // k and v stay as they were in qkv
+					}
+					k, err := NewKernel(d.dev, "rope_kv_write.wgsl", f16)
+					if err != nil {
+						t.Fatal(err)
+					}
+					qk := 0.0
+					if norm {
+						qk = 1
+					}
+					p, err := k.Pipeline(map[string]float64{"QKNORM": qk, "WG": 8})
+					if err != nil {
+						t.Fatal(err)
+					}
+					qb := d.buffer(t, "qkv", f32Bytes(qkv))
+					kcb, vcb := d.buffer(t, "kc", f32Bytes(sentinel)), d.buffer(t, "vc", f32Bytes(sentinel))
+					groups := ceilDiv(B*T*(H+2*KV), 8)
+					d.run(t, p, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb},
+						"rope": {Buffer: d.buffer(t, "rope", table)}, "qn": {Buffer: d.buffer(t, "qn", qnb)}, "kn": {Buffer: d.buffer(t, "kn", knb)}},
+						Params{"B": B, "T": T, "H": H, "KV": KV, "hd": float64(hd), "S": S, "pos0": pos0, "eps": eps},
+						[3]uint32{uint32(ceilDiv(groups, 3)), 3, 1})
+					checkClose(t, "qkv", d.readF32(t, qb, B*T*ld), wantQKV, 2e-6)
+					checkClose(t, "kc", d.readF32(t, kcb, len(sentinel)), wantK, 2e-6)
+					checkClose(t, "vc", d.readF32(t, vcb, len(sentinel)), wantV, 0)
+				})
+			}
+		}
+	}
+}
