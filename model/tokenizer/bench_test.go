@@ -65,7 +65,7 @@ func BenchmarkEncodeRealShakespeare(b *testing.B) {
 	text := shakespeare(b)
 	for _, rt := range realTokenizers {
 		b.Run(rt.name, func(b *testing.B) {
-			tok, err := Load(realDir(b, modules, rt.name, rt.sha256))
+			tok, err := Load(realDir(b, modules, rt))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func BenchmarkLoadReal(b *testing.B) {
 	_, modules := prereq.HFTokenizers(b)
 	for _, rt := range realTokenizers {
 		b.Run(rt.name, func(b *testing.B) {
-			dir := realDir(b, modules, rt.name, rt.sha256)
+			dir := realDir(b, modules, rt)
 			for b.Loop() {
 				if _, err := Load(dir); err != nil {
 					b.Fatal(err)

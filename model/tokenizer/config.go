@@ -12,6 +12,16 @@ import (
 const ConfigFile = "tokenizer_config.json"
 
 // tokenizerConfig is the part of a tokenizer_config.json this package uses.
+//
+// Its legacy and add_prefix_space are not read. transformers' fast Llama
+// tokenizer (4.x) uses them only when it converts tokenizer.model
+// (SentencePiece) instead of reading tokenizer.json: with from_slow, which
+// a non-null add_prefix_space forces. legacy false then writes the "▁" as a
+// Metaspace pre-tokenizer with prepend_scheme "first" ("never" when
+// add_prefix_space is false) and no normalizer; legacy true as a Replace
+// normalizer after a Prepend (none when add_prefix_space is false). A
+// tokenizer.json saved from such a tokenizer holds those components; loaded
+// from tokenizer.json, the file's own components decide.
 type tokenizerConfig struct {
 	Class              string    `json:"tokenizer_class"`
 	BOS                tokenName `json:"bos_token"`

@@ -10,14 +10,15 @@ import (
 
 // decStep is one decoder of a tokenizer.json. A Sequence is flattened.
 type decStep struct {
-	kind        string // "ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip"
+	kind        string // "ByteLevel", "Replace", "ByteFallback", "Fuse", "Strip", "Metaspace"
 	replace     replacer
+	meta        *metaspace
 	strip       rune
 	start, stop int
 }
 
 // parseDecoder reads a decoder (null, ByteLevel, Replace, ByteFallback,
-// Fuse, Strip or a Sequence of those).
+// Fuse, Strip, Metaspace or a Sequence of those).
 func parseDecoder(raw json.RawMessage, where string) ([]decStep, error) {
 	if isNull(raw) {
 		return nil, nil
@@ -46,6 +47,12 @@ func parseDecoder(raw json.RawMessage, where string) ([]decStep, error) {
 		}
 		r, _ := utf8.DecodeRuneInString(s.Content)
 		return []decStep{{kind: "Strip", strip: r, start: s.Start, stop: s.Stop}}, nil
+	case "Metaspace":
+		m, err := parseMetaspace(raw, where)
+		if err != nil {
+			return nil, err
+		}
+		return []decStep{{kind: "Metaspace", meta: m}}, nil
 	case "Sequence":
 		var seq struct {
 			Decoders []json.RawMessage `json:"decoders"`
@@ -63,7 +70,7 @@ func parseDecoder(raw json.RawMessage, where string) ([]decStep, error) {
 		}
 		return steps, nil
 	}
-	return nil, fmt.Errorf("%s: decoder %q is not supported (supported: ByteLevel, Replace, ByteFallback, Fuse, Strip, Sequence)", where, c.Type)
+	return nil, fmt.Errorf("%s: decoder %q is not supported (supported: ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, Sequence)", where, c.Type)
 }
 
 // decode runs the decoder chain on tokens (their texts as the vocabulary
@@ -71,7 +78,8 @@ func parseDecoder(raw json.RawMessage, where string) ([]decStep, error) {
 // bytes: where Hugging Face writes U+FFFD for bytes that are not UTF-8 (a
 // byte token or byte-level token cut out of a character), they are kept.
 // Without a decoder, Hugging Face joins the tokens with spaces. noStrip
-// leaves out the Strip steps (a token's own text, in running text).
+// decodes tokens as they stand in running text: no Strip steps, and
+// Metaspace treats no token as the first (a token's own text).
 func decode(steps []decStep, tokens []string, noStrip bool) string {
 	if steps == nil {
 		return strings.Join(tokens, " ")
@@ -100,6 +108,10 @@ func decode(steps []decStep, tokens []string, noStrip bool) string {
 			}
 		case "Fuse":
 			tokens = []string{strings.Join(tokens, "")}
+		case "Metaspace":
+			for i, t := range tokens {
+				tokens[i] = st.meta.decode(t, i == 0 && !noStrip)
+			}
 		case "Strip":
 			if noStrip {
 				continue

@@ -1,7 +1,9 @@
 // Package tokenizer turns text into token ids and back, for the models the
 // evaluation scores: GPT-2's byte-level BPE, and the Hugging Face
 // tokenizer.json files of the Llama family (Llama 2's SentencePiece-style
-// BPE; Llama 3's and Qwen's byte-level BPE with a Split pattern). Load picks
+// BPE, its spaces written as "▁" by normalizers or, in newer conversions
+// such as Mistral 7B v0.3's, by a Metaspace pre-tokenizer; Llama 3's and
+// Qwen's byte-level BPE with a Split pattern). Load picks
 // a model folder's files: vocab.json + merges.txt, or tokenizer.json (with
 // tokenizer_config.json beside it), else the built-in GPT-2 tokenizer
 // (GPT2), recovered from the r50k_base token table of
@@ -21,9 +23,16 @@
 // text first, as Hugging Face does, so "<|endoftext|>" in a Qwen text is
 // token 151643. EncodeWithSpecials adds the post-processor's special tokens
 // (Llama 2's BOS): the ids of transformers' tokenizer(text). The ids are
-// those of Hugging Face's tokenizers, checked on real Llama 2-style, Llama 3
-// and Qwen3 files (TestRealTokenizers). Their Split patterns (Oniguruma's,
-// with lookahead) run on the matcher of internal/regex.
+// those of Hugging Face's tokenizers, checked on real Llama 2-style (also
+// rewritten to Metaspace's forms), Llama 3 and Qwen3 files
+// (TestRealTokenizers), and on small files of every supported component
+// (TestHFGoldens); Decode gives its decode's text. Their Split patterns
+// (Oniguruma's, with lookahead) run on the matcher of internal/regex.
+//
+// Metaspace's prepend_scheme "first" puts "▁" only before the stretch of
+// text at byte 0 of the text, as Hugging Face does: not after an added
+// token that starts the text ("<s>hi" is <s>, "hi"), nor after one within
+// it, nor before a text whose start a normalizer deleted.
 //
 // A Tokenizer is immutable after construction (but for internal word caches)
 // and safe for concurrent use.

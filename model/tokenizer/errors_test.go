@@ -152,7 +152,7 @@ func TestLoadErrors(t *testing.T) {
 		{"tokenizer.json ignore_merges", map[string]string{TokenizerFile: tj(`{"type": "BPE", "ignore_merges": true, "vocab": `+vocabJSON+`, "merges": []}`, "")}, []string{TokenizerFile, "ignore_merges"}},
 		{"tokenizer.json subword prefix", map[string]string{TokenizerFile: tj(`{"type": "BPE", "continuing_subword_prefix": "##", "vocab": `+vocabJSON+`, "merges": []}`, "")}, []string{TokenizerFile, "continuing_subword_prefix"}},
 		{"tokenizer.json normalizer", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": []}`, `"normalizer": {"type": "NFC"}, `)}, []string{TokenizerFile, "normalizer"}},
-		{"tokenizer.json metaspace", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": []}`, `"pre_tokenizer": {"type": "Metaspace"}, `)}, []string{TokenizerFile, "Metaspace"}},
+		{"tokenizer.json metaspace without replacement", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": []}`, `"pre_tokenizer": {"type": "Metaspace"}, `)}, []string{TokenizerFile, "Metaspace"}},
 		{"tokenizer.json prefix space", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": []}`, `"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": true}, `)}, []string{TokenizerFile, "add_prefix_space"}},
 		{"tokenizer.json merge number", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": ["a a", 7]}`, "")}, []string{TokenizerFile + " model.merges[1]"}},
 		{"tokenizer.json merge triple", map[string]string{TokenizerFile: tj(`{"type": "BPE", "vocab": `+vocabJSON+`, "merges": [["a", "a", "a"]]}`, "")}, []string{TokenizerFile + " model.merges[0]"}},

@@ -90,14 +90,18 @@ func parseMergesTxt(data []byte, path string) ([]mergeRule, error) {
 // component: added tokens (matched in the text first, their lstrip, rstrip,
 // single_word and normalized flags honoured); normalizers NFC, NFD, NFKC,
 // NFKD, Prepend, Replace and Sequence; pre-tokenizers Split (Oniguruma
-// patterns, see package internal/regex), ByteLevel and Sequence; BPE with
-// byte_fallback, unk_token, fuse_unk and ignore_merges; post-processors
-// TemplateProcessing, ByteLevel and Sequence; decoders ByteLevel, Replace,
-// ByteFallback, Fuse, Strip and Sequence. Any other component is refused,
-// naming it. The tokenizer_config.json beside the file, if any, gives the
-// BOS and EOS names, split_special_tokens, and, for the Llama classes,
-// add_bos_token and add_eos_token (as transformers' fast tokenizer does, they
-// replace the file's post-processor).
+// patterns, see package internal/regex), Metaspace (prepend_scheme always,
+// first or never, or the older add_prefix_space; split or not), ByteLevel
+// and Sequence; BPE with byte_fallback, unk_token, fuse_unk and
+// ignore_merges; post-processors TemplateProcessing, ByteLevel and Sequence;
+// decoders ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace and
+// Sequence. Any other component is refused, naming it. The
+// tokenizer_config.json beside the file, if any, gives the BOS and EOS
+// names, split_special_tokens, and, for the Llama classes, add_bos_token and
+// add_eos_token (as transformers' fast tokenizer does, they replace the
+// file's post-processor). Its legacy is not read: transformers applies it
+// only when it rebuilds the tokenizer from tokenizer.model (see
+// tokenizerConfig).
 func LoadJSON(path string) (*Tokenizer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -59,16 +59,20 @@ func FuzzLoadJSON(f *testing.F) {
 // fuzzTokenizers are golden tokenizer variants with what their decode gives
 // back (Hugging Face's round trip): a text without the added tokens'
 // contents, for the byte-level and SentencePiece-style files that keep
-// every character (NFC'd for Qwen's kind).
+// every character (NFC'd for Qwen's kind; SentencePiece's "▁" as a space).
 var fuzzTokenizers = []struct {
 	name      string
 	roundTrip func(string) string
 }{
 	{"bl-llama3", func(s string) string { return s }},
 	{"bl-qwen", norm.NFC.String},
-	{"sp", func(s string) string { return s }},
+	{"sp", func(s string) string { return strings.ReplaceAll(s, "▁", " ") }}, // "▁" in the text decodes to a space
 	{"sp-unk", nil},
 	{"bl-split-MergedWithNext-invert", func(s string) string { return s }},
+	// Mistral 7B v0.3's kind: Metaspace "first" and Llama 2's decoder, whose
+	// Strip takes the space that starts a text (its own or Metaspace's).
+	{"ms-first", func(s string) string { return strings.TrimPrefix(strings.ReplaceAll(s, "▁", " "), " ") }},
+	{"ms-always-split", nil},
 }
 
 // FuzzEncodeHF encodes any text with the golden variants: no panic, ids in
@@ -78,7 +82,7 @@ func FuzzEncodeHF(f *testing.F) {
 	for _, s := range edgeCases {
 		f.Add(s, uint8(3))
 	}
-	for _, s := range []string{"a\xffb", "<s>x", "<mask> y", "  <tool>\t", "[X]   ", "ADDED", "x'ſx 'S", "1234567", "\r\n\r\n  "} {
+	for _, s := range []string{"a\xffb", "<s>x", "<mask> y", " x", "▁x y", "a  b ", "  <tool>\t", "[X]   ", "ADDED", "x'ſx 'S", "1234567", "\r\n\r\n  "} {
 		f.Add(s, uint8(1))
 	}
 	toks := make([]*Tokenizer, len(fuzzTokenizers))

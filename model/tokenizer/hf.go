@@ -17,7 +17,7 @@ type pipeline struct {
 	pre       []preStep
 	model     *hfModel
 	decoder   []decStep
-	pieces    []string // id -> the token's text in the file (for the decoder)
+	pieces    []string // id -> the token's text in the file (for the decoder); a normalized added token's, normalized
 }
 
 // loadHF builds the tokenizer of a tokenizer.json that is not GPT-2-style.
@@ -54,7 +54,7 @@ func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id
 		return nil, err
 	}
 	if !byteLevel {
-		p.model.wordStart = wordStartOf(p.norm, vocab, p.model.chars)
+		p.model.wordStart = wordStartOf(p.norm, p.pre, vocab, p.model.chars)
 	}
 	if p.decoder, err = parseDecoder(f.Decoder, "decoder"); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
@@ -80,8 +80,11 @@ func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id
 	for text, i := range vocab {
 		p.pieces[i] = text
 	}
-	for _, a := range added {
+	for _, a := range raw {
 		p.pieces[a.ID] = a.Content
+	}
+	for _, a := range normalized {
+		p.pieces[a.ID] = a.Content // decoded normalized, as Hugging Face does
 	}
 	t := &Tokenizer{id: id, tokens: make([]string, size), eot: -1, bos: -1, hf: p, lead: tmpl.lead, trail: tmpl.trail}
 	for i, piece := range p.pieces {
@@ -96,14 +99,24 @@ func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id
 }
 
 // wordStartOf is the word-start character of a SentencePiece-style model
-// (see findWordStart): what its normalizer puts for spaces or before the
-// text, when that is one character; -1 when there is none.
-func wordStartOf(steps []normStep, vocab map[string]int32, chars map[rune]int32) rune {
-	for _, st := range steps {
+// (see findWordStart): what its normalizer or Metaspace pre-tokenizer puts
+// for spaces or before the text, when that is one character; -1 when there
+// is none.
+func wordStartOf(norm []normStep, pre []preStep, vocab map[string]int32, chars map[rune]int32) rune {
+	var candidates []string
+	for _, st := range norm {
 		c := st.prepend
 		if st.kind == "Replace" {
 			c = st.replace.content
 		}
+		candidates = append(candidates, c)
+	}
+	for _, st := range pre {
+		if st.meta != nil {
+			candidates = append(candidates, string(st.meta.repl))
+		}
+	}
+	for _, c := range candidates {
 		if r, n := utf8.DecodeRuneInString(c); n > 0 && n == len(c) && r != utf8.RuneError {
 			if w := findWordStart(r, vocab, chars); w >= 0 {
 				return w
@@ -171,10 +184,13 @@ func (p *pipeline) encode(e *encoding, text string) error {
 		text = replaceInvalid(text)
 	}
 	return p.added.split(text, func(start, end int) error {
-		n := normalize(p.norm, text[start:end])
+		n, lead := normalizeLead(p.norm, text[start:end])
 		done := 0 // bytes of n pre-tokenized, for progress
 		return p.addedNorm.split(n, func(s2, e2 int) error {
-			return preTokenize(p.pre, n[s2:e2], func(piece string) error {
+			// The stretch starts the text (Metaspace's "first") when it
+			// is at byte 0 of the text, before any added token.
+			first := start == 0 && s2 == 0 && lead
+			return preTokenize(p.pre, n[s2:e2], first, func(piece string) error {
 				e.dst = p.model.encode(e.dst, piece)
 				done += len(piece)
 				// Progress in the text: the segment's start, plus the part

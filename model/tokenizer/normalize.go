@@ -36,10 +36,25 @@ func (n *normStep) apply(s string) string {
 
 // normalize applies the steps in order.
 func normalize(steps []normStep, s string) string {
+	n, _ := normalizeLead(steps, s)
+	return n
+}
+
+// normalizeLead is normalize, and whether the result still starts where s
+// did: false once a Replace has deleted the characters at its start (matched
+// them and put nothing), after which Hugging Face's offsets put the
+// normalized text's start past byte 0 of s (Metaspace's prepend_scheme
+// "first" then puts no replacement before it).
+func normalizeLead(steps []normStep, s string) (string, bool) {
+	lead := true
 	for i := range steps {
-		s = steps[i].apply(s)
+		st := &steps[i]
+		if lead && st.kind == "Replace" && st.replace.content == "" && st.replace.matchesStart(s) {
+			lead = false
+		}
+		s = st.apply(s)
 	}
-	return s
+	return s, lead
 }
 
 // replacer replaces every match of a literal or a regular expression with
@@ -70,6 +85,20 @@ func (r *replacer) apply(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// matchesStart reports whether the first match in s is at its start and
+// not empty.
+func (r *replacer) matchesStart(s string) bool {
+	if r.re == nil {
+		return r.literal != "" && strings.HasPrefix(s, r.literal)
+	}
+	found := false
+	r.re.Matcher().FindAll(s, func(start, end int) bool {
+		found = start == 0 && end > 0
+		return false
+	})
+	return found
 }
 
 // pattern is a tokenizer.json pattern: {"String": "..."} or {"Regex": "..."}.

@@ -22,10 +22,12 @@ const (
 	contiguous         splitBehavior = "Contiguous"         // adjacent matches form one piece
 )
 
-// preStep is one pre-tokenizer of a tokenizer.json: a Split, or a ByteLevel
-// (which maps text to bytes, after perhaps a space and GPT-2's split). A
-// Sequence is flattened into its steps.
+// preStep is one pre-tokenizer of a tokenizer.json: a Split, a Metaspace,
+// or a ByteLevel (which maps text to bytes, after perhaps a space and
+// GPT-2's split). A Sequence is flattened into its steps.
 type preStep struct {
+	meta *metaspace // a Metaspace
+
 	byteLevel   bool
 	prefixSpace bool // ByteLevel: a space before each piece that lacks one
 	gpt2Split   bool // ByteLevel with use_regex
@@ -37,8 +39,8 @@ type preStep struct {
 	invert   bool
 }
 
-// parsePreTokenizer reads a pre-tokenizer (null, ByteLevel, Split or a
-// Sequence of those) into steps.
+// parsePreTokenizer reads a pre-tokenizer (null, ByteLevel, Split,
+// Metaspace or a Sequence of those) into steps.
 func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 	if isNull(raw) {
 		return nil, nil
@@ -80,6 +82,12 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 			st.matchers = &sync.Pool{New: func() any { return re.Matcher() }}
 		}
 		return []preStep{st}, nil
+	case "Metaspace":
+		m, err := parseMetaspace(raw, where)
+		if err != nil {
+			return nil, err
+		}
+		return []preStep{{meta: m}}, nil
 	case "Sequence":
 		var seq struct {
 			PreTokenizers []json.RawMessage `json:"pretokenizers"`
@@ -97,7 +105,7 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 		}
 		return steps, nil
 	}
-	return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (supported: ByteLevel, Split, Sequence)", where, c.Type)
+	return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (supported: ByteLevel, Split, Metaspace, Sequence)", where, c.Type)
 }
 
 // checkPreSteps refuses a step after a ByteLevel one: ByteLevel maps text to
@@ -117,38 +125,45 @@ var errStop = errors.New("stop")
 
 // preTokenize splits s with steps[0], each piece with steps[1], and so on,
 // calling emit with the final pieces in order. Empty pieces are dropped, as
-// Hugging Face drops them. It stops at emit's first error.
-func preTokenize(steps []preStep, s string, emit func(piece string) error) error {
+// Hugging Face drops them. first says that s starts the text (Hugging Face:
+// its offset in the original text is 0), and so does a piece at the start
+// of such an s, for Metaspace's prepend_scheme "first". It stops at emit's
+// first error.
+func preTokenize(steps []preStep, s string, first bool, emit func(piece string) error) error {
 	if s == "" {
 		return nil
 	}
 	if len(steps) == 0 {
 		return emit(s)
 	}
-	return steps[0].split(s, func(piece string) error {
-		return preTokenize(steps[1:], piece, emit)
+	return steps[0].split(s, first, func(piece string, first bool) error {
+		return preTokenize(steps[1:], piece, first, emit)
 	})
 }
 
-// split calls emit with the pieces the step makes of s.
-func (st *preStep) split(s string, emit func(string) error) error {
-	if st.byteLevel {
+// split calls emit with the pieces the step makes of s, each with whether
+// it starts the text (see preTokenize).
+func (st *preStep) split(s string, first bool, emit func(piece string, first bool) error) error {
+	switch {
+	case st.meta != nil:
+		return st.meta.preTokenize(s, first, emit)
+	case st.byteLevel:
 		if st.prefixSpace && !strings.HasPrefix(s, " ") {
 			s = " " + s
 		}
 		if !st.gpt2Split {
-			return emit(s)
+			return emit(s, first)
 		}
 		for i := 0; i < len(s); {
 			j := nextPiece(s, i)
-			if err := emit(s[i:j]); err != nil {
+			if err := emit(s[i:j], first && i == 0); err != nil {
 				return err
 			}
 			i = j
 		}
 		return nil
 	}
-	return st.splitMatches(s, emit)
+	return st.splitMatches(s, emit, first)
 }
 
 // span is a part of a text, and whether the pattern matched it.
@@ -160,13 +175,14 @@ type span struct {
 // splitMatches is a Split: the text is cut into the pattern's matches
 // (inverted: what lies between them) and the rest, which the behavior then
 // keeps, drops or joins. A piece goes out as soon as no later match can
-// change it, so a long text is never held as a list of spans.
-func (st *preStep) splitMatches(s string, emit func(string) error) error {
+// change it, so a long text is never held as a list of spans. The piece at
+// byte 0 of s starts the text when s does (first).
+func (st *preStep) splitMatches(s string, emit func(piece string, first bool) error, first bool) error {
 	var out []span // pieces decided but held back: the last may still grow
 	flush := func(keep int) error {
 		for _, p := range out[:len(out)-keep] {
 			if p.start < p.end {
-				if err := emit(s[p.start:p.end]); err != nil {
+				if err := emit(s[p.start:p.end], first && p.start == 0); err != nil {
 					return err
 				}
 			}

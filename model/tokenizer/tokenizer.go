@@ -186,7 +186,8 @@ func (e *encoding) valid(b *bpe, s string, off int) error {
 // Decode returns the text of ids: for GPT-2's tokenizers the concatenation
 // of their bytes; for other tokenizer.json files what Hugging Face's
 // decode(ids) gives (special tokens kept; Llama 2's leading space, which its
-// normalizer adds, stripped), except that bytes are kept as bytes: the text
+// normalizer or Metaspace pre-tokenizer adds, stripped; a normalized added
+// token as normalized), except that bytes are kept as bytes: the text
 // is not valid UTF-8 when ids cut a character. Ids outside the vocabulary
 // decode to nothing (callers that need to reject them check against
 // VocabSize).
@@ -227,8 +228,9 @@ func (t *Tokenizer) TokenText(id int32) string {
 
 // TokenLen returns the number of bytes token id decodes to (len of
 // TokenText: UTF-8 bytes of the text, for bits per byte), or 0 for an id
-// outside the vocabulary. Llama 2's normalizer puts a "▁" before the text,
-// which its first token counts as a byte of its own.
+// outside the vocabulary. Llama 2's normalizer (or Metaspace pre-tokenizer)
+// puts a "▁" before the text, which its first token counts as a byte of its
+// own.
 func (t *Tokenizer) TokenLen(id int32) int {
 	if id < 0 || int(id) >= len(t.tokens) {
 		return 0

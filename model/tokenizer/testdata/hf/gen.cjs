@@ -1,5 +1,6 @@
 // gen.cjs writes the small tokenizer files of this folder and goldens.json,
-// the ids Hugging Face's tokenizers give test strings with them, for
+// the ids Hugging Face's tokenizers give test strings with them (and the
+// text it decodes those ids to, where that is not the string), for
 // hf_golden_test.go (which needs no node). Run it after changing the
 // variants or the strings:
 //
@@ -161,6 +162,37 @@ function variants() {
     config: { tokenizer_class: "Qwen2Tokenizer", bos_token: null, eos_token: "<|end|>", split_special_tokens: false } };
   v["bl-gpt2-split-nfkd"] = { json: file({ normalizer: { type: "NFKD" }, pre: { type: "Sequence", pretokenizers: [{ type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }] },
     decoder: blDecoder, model: bpe(bl, {}) }) };
+  // Metaspace (newer conversions of Llama 2-style files, Mistral 7B v0.3):
+  // every prepend_scheme with and without split, the pre-tokenizer alone
+  // (no normalizer), with the full set of added tokens; decoded by a
+  // Metaspace decoder of the same scheme, or (Mistral's) by spDecoder.
+  const metaspace = (scheme, cut) => ({ type: "Metaspace", replacement: "▁", prepend_scheme: scheme, split: cut });
+  for (const scheme of ["first", "always", "never"]) {
+    for (const cut of [true, false]) {
+      const name = "ms-" + scheme + (cut ? "-split" : "");
+      const mistral = scheme === "first" && !cut;
+      v[name] = { json: file({ added: v["sp"].json.added_tokens, pre: metaspace(scheme, cut), post: template("<s>", 1),
+        decoder: mistral ? spDecoder : metaspace(scheme, cut), model: bpe(sp, { unk: "<unk>", fuse_unk: true, byte_fallback: true }) }),
+        config: mistral ? { tokenizer_class: "LlamaTokenizerFast", bos_token: "<s>", eos_token: "</s>", add_bos_token: true, add_eos_token: false, legacy: false } : undefined };
+    }
+  }
+  // The older forms: add_prefix_space alone (tokenizers before 0.14, as
+  // SentencePieceBPETokenizer wrote it), with prepend_scheme (0.14-0.15,
+  // with the old str_rep), and false with never.
+  const older = { "ms-add-prefix-space": { replacement: "▁", add_prefix_space: true },
+    "ms-add-prefix-space-first": { replacement: "▁", str_rep: "▁", add_prefix_space: true, prepend_scheme: "first" },
+    "ms-no-prefix-space": { replacement: "▁", add_prefix_space: false, prepend_scheme: "never" } };
+  for (const [name, o] of Object.entries(older)) {
+    const c = { type: "Metaspace", ...o };
+    v[name] = { json: file({ added: spAdded, pre: c, decoder: c, model: bpe(spSmall, { unk: "<unk>", fuse_unk: true }) }) };
+  }
+  // "first" after a normalizer that deletes the text's first characters
+  // (Hugging Face then no longer counts the text as starting at offset 0),
+  // and after a Split (only the piece at offset 0 is first).
+  v["ms-first-deleted-start"] = { json: file({ added: spAdded, normalizer: { type: "Replace", pattern: { String: "#" }, content: "" },
+    pre: metaspace("first", false), decoder: metaspace("first", false), model: bpe(sp, { unk: "<unk>", byte_fallback: true }) }) };
+  v["ms-first-after-split"] = { json: file({ added: spAdded, pre: { type: "Sequence", pretokenizers: [split({ String: "." }, "Isolated"),
+    metaspace("first", true)] }, decoder: metaspace("first", true), model: bpe(sp, { unk: "<unk>", byte_fallback: true }) }) };
   for (const behavior of ["Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"]) {
     for (const invert of [false, true]) {
       const name = "bl-split-" + behavior + (invert ? "-invert" : "");
@@ -181,6 +213,8 @@ function strings() {
     "ADDED", "added", " ADDED x", "xADDED", "[X]   y", "[X]\n\nz", "a <|x|>", "a   <|x|> b", "<|x|><|x|>",
     "<|begin|>hi<|end|>", "<|end|>x", "a<|end|>x", "<|end|>xy", "<tool> a", "a  <tool>  b", "x<tool>y",
     "an banana and ananas", "a.b,c!d?e", "x - y -- z", "...!!!", "  leading and trailing  ",
+    "▁", "▁▁a", "a ▁ b", "▁already spaced", "<s>hello world", "<s> hello", "hello<s>world", "x<s>y z", "<mask>x", "[X]x y",
+    "<|x|>x", "   <|x|>x", "#a b", "a#b", "##", "# x", ".a b", "a.b c", "...", ". x",
     "a".repeat(70), "ab".repeat(40) + " " + "😀".repeat(10), " ".repeat(40) + "x", "1".repeat(40)];
   const hostile = fs.readFileSync(path.join(here, "..", "hostile.txt"), "utf8");
   return s.concat(hostile.split("\n"));
@@ -208,6 +242,8 @@ async function main() {
     for (const t of texts) {
       const ids = (await r.encode(t, null, { addSpecialTokens: true })).getIds();
       const c = { text: t, ids };
+      const decoded = await r.decode(ids, false); // transformers' decode(ids): special tokens kept
+      if (decoded !== t) c.decoded = decoded;
       if (j) {
         try {
           const jids = j.encode(t, { add_special_tokens: true }).ids;
