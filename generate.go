@@ -122,7 +122,7 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 			out.StopReason = StopEOT
 			break
 		}
-		stream.add(e.tok.Decode([]int32{id}))
+		stream.add(e.tok.TokenText(id))
 		if opt.MaxNewTokens > 0 && len(out.Tokens) == opt.MaxNewTokens {
 			out.StopReason = StopMaxTokens
 			break

@@ -200,15 +200,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 // its pre-tokenizer and added tokens).
 func loadTokenizer(path string, ck *model.Checkpoint, opt Options) (*tokenizer.Tokenizer, error) {
 	if cfg := ck.Config(); cfg.Arch != model.ArchGPT2 {
-		dir := path
-		if st, err := os.Stat(path); err == nil && !st.IsDir() {
-			dir = filepath.Dir(path)
-		}
-		tj := filepath.Join(dir, tokenizer.TokenizerFile)
-		if _, err := os.Stat(tj); err != nil {
-			return nil, fmt.Errorf("model %s is a %s model and needs its tokenizer file: %w", infile.Quote(path), cfg.ModelType, err)
-		}
-		return tokenizer.LoadJSON(tj)
+		return llamaTokenizer(path, cfg)
 	}
 	if !ck.LLMC() {
 		return tokenizer.Load(path)
@@ -225,6 +217,20 @@ func loadTokenizer(path string, ck *model.Checkpoint, opt Options) (*tokenizer.T
 			infile.Quote(path), strings.Join(stray, ", "))
 	}
 	return tokenizer.GPT2()
+}
+
+// llamaTokenizer is the tokenizer.json beside the Llama-family model at path
+// (a folder or a file in it), which such a model must have.
+func llamaTokenizer(path string, cfg model.Config) (*tokenizer.Tokenizer, error) {
+	dir := path
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	tj := filepath.Join(dir, tokenizer.TokenizerFile)
+	if _, err := os.Stat(tj); err != nil {
+		return nil, fmt.Errorf("model %s is a %s model and needs its tokenizer file: %w", infile.Quote(path), cfg.ModelType, err)
+	}
+	return tokenizer.LoadJSON(tj)
 }
 
 func (o Options) report(p Progress) {
@@ -393,9 +399,15 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if mode != pipeline.ModeDocuments {
+		if err := checkSeparator(toks, e.tok); err != nil {
+			return nil, err
+		}
+	}
 	if toks.Separated && mode != pipeline.ModeDocuments && len(toks.Docs) > 1 {
-		e.opt.log("note: %d documents joined into one stream with %s before each, as in GPT-2's training data: "+
-			"those tokens are scored too; --mode documents scores each document alone", len(toks.Docs), eotName(e.tok))
+		e.opt.log("note: %d documents joined into one stream with %s before each, as in %s training data: "+
+			"those tokens are scored too; --mode documents scores each document alone",
+			len(toks.Docs), tokenName(e.tok, e.tok.DocSeparator()), trainingData(e.tok))
 	}
 	data := DataName(spec, opt.Split)
 	if n := toks.Len(); opt.MaxTokens > 0 && n > opt.MaxTokens {
@@ -441,7 +453,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		Model:       e.name,
 		Data:        data,
 		Tokens:      toks,
-		EOT:         e.tok.EOT(),
+		EOT:         e.tok.DocSeparator(),
 		Mode:        mode,
 		Ctx:         window,
 		Stride:      stride,
@@ -561,12 +573,22 @@ func corpusWords(corp *corpus.Corpus, maxTokens int) int {
 	return n
 }
 
-// eotName is the tokenizer's end-of-text token as text ("<|endoftext|>").
-func eotName(tok *tokenizer.Tokenizer) string {
-	if s := tok.Decode([]int32{tok.EOT()}); s != "" {
+// tokenName is a special token as text ("<|endoftext|>", "<s>").
+func tokenName(tok *tokenizer.Tokenizer, id int32) string {
+	if s := tok.TokenText(id); s != "" {
 		return s
 	}
-	return fmt.Sprintf("token %d", tok.EOT())
+	return fmt.Sprintf("token %d", id)
+}
+
+// trainingData names whose training data joins documents the way the
+// stream does: GPT-2's, with <|endoftext|> between them; else the model's,
+// with its BOS.
+func trainingData(tok *tokenizer.Tokenizer) string {
+	if _, ok := tok.BOS(); ok {
+		return "the model's"
+	}
+	return "GPT-2's"
 }
 
 // DataName is how results name a corpus: the spec, with the split when it is

@@ -16,12 +16,25 @@ import (
 type Tokenizer interface {
 	// Encode returns the ids of text, with no special tokens added.
 	Encode(text string) []int32
-	// ID identifies the vocabulary and merges, for cache keys.
+	// ID identifies the tokenizer's files, for cache keys.
 	ID() string
-	// EOT is the <|endoftext|> id.
+	// EOT is the end-of-text id.
 	EOT() int32
 	// VocabSize is the number of ids.
 	VocabSize() int
+	// Specials are the ids the tokenizer's post-processor puts before and
+	// after a text (transformers' tokenizer(text)): Llama 2's BOS before;
+	// none for GPT-2.
+	Specials() (lead, trail []int32)
+}
+
+// HeadEncoder is a Tokenizer that encodes the head of a text itself
+// (*tokenizer.Tokenizer is one): the first ids of Encode(text), at least
+// limit of them, whole false when it stopped before the end. Tokenize uses
+// it with MaxTokens; other tokenizers have their text cut into pieces where
+// GPT-2's pre-tokenizer allows (see Tokenize).
+type HeadEncoder interface {
+	EncodeHead(ctx context.Context, text string, limit int) (ids []int32, whole bool, err error)
 }
 
 // Tokens is a tokenized corpus.
@@ -31,6 +44,10 @@ type Tokens struct {
 	Docs [][]int32
 	// Separated is true when Docs are separate documents (see Corpus.Separated).
 	Separated bool
+	// Lead and Trail are the ids the tokenizer puts before and after each
+	// text (Tokenizer.Specials; none for a token file), which Stream and
+	// Documents add.
+	Lead, Trail []int32
 }
 
 // Len is the number of ids in all of Docs.
@@ -42,31 +59,43 @@ func (t *Tokens) Len() int {
 	return n
 }
 
-// Stream returns the ids as one sequence, for the stream and strided modes: a
-// continuous text (or token file) as it is; separate documents each preceded by
-// eot, as GPT-2's training data and llm.c's token files lay them out.
-func (t *Tokens) Stream(eot int32) []int32 {
-	if !t.Separated && len(t.Docs) == 1 {
+// Stream returns the ids as one sequence, for the stream and strided modes,
+// each text as the tokenizer encodes it with its special tokens (Lead, Trail):
+// a continuous text (or token file) as it is; separate documents one after
+// another, each preceded by sep where the tokenizer puts nothing before a
+// text (GPT-2: <|endoftext|>, as GPT-2's training data and llm.c's token
+// files lay them out).
+func (t *Tokens) Stream(sep int32) []int32 {
+	if !t.Separated && len(t.Docs) == 1 && len(t.Lead)+len(t.Trail) == 0 {
 		return t.Docs[0]
 	}
-	out := make([]int32, 0, t.Len()+len(t.Docs))
+	out := make([]int32, 0, t.Len()+len(t.Docs)*(1+len(t.Lead)+len(t.Trail)))
 	for _, d := range t.Docs {
-		if t.Separated {
-			out = append(out, eot)
+		if t.Separated && len(t.Lead) == 0 {
+			out = append(out, sep)
 		}
-		out = append(out, d...)
+		out = append(append(append(out, t.Lead...), d...), t.Trail...)
 	}
 	return out
 }
 
-// Documents returns the ids as documents, for the documents mode: separate
-// documents as they are; a continuous stream cut at its eot tokens (the document
-// boundaries of an llm.c token file; a text holds none and stays one document).
-// Empty documents are dropped.
-func (t *Tokens) Documents(eot int32) [][]int32 {
+// Documents returns the ids as documents, for the documents mode, which
+// puts sep before each as context: separate documents as the tokenizer
+// encodes them (Lead, Trail), less the first lead token (sep: the
+// tokenizer's BOS); a continuous stream cut at its sep tokens (the document
+// boundaries of an llm.c token file; a text holds none, unless it spells out
+// the tokenizer's separator, and stays one document). Empty documents are
+// dropped.
+func (t *Tokens) Documents(sep int32) [][]int32 {
 	var docs [][]int32
 	for _, d := range t.Docs {
+		if len(t.Lead)+len(t.Trail) > 0 {
+			d = append(append(append(make([]int32, 0, len(t.Lead)+len(d)+len(t.Trail)), t.Lead...), d...), t.Trail...)
+		}
 		if t.Separated {
+			if len(t.Lead) > 0 {
+				d = d[1:]
+			}
 			if len(d) > 0 {
 				docs = append(docs, d)
 			}
@@ -74,7 +103,7 @@ func (t *Tokens) Documents(eot int32) [][]int32 {
 		}
 		start := 0
 		for i, id := range d {
-			if id == eot {
+			if id == sep {
 				if i > start {
 					docs = append(docs, d[start:i:i])
 				}
@@ -117,10 +146,12 @@ var chunkBytes = 1 << 20
 // is cached under CacheDir/tokens, keyed by c.SHA256 and tok.ID(). A token file's
 // ids are checked against tok.VocabSize() and used as they are.
 //
-// With opt.MaxTokens, a long text is encoded in pieces of about chunkBytes,
-// cut only before a space or a line break that has an ASCII letter or digit on
-// each side: GPT-2's pre-tokenizer never joins such a character to the one
-// before it, so the pieces' ids are exactly the head of the whole text's.
+// With opt.MaxTokens, a long text is encoded only until enough ids are made:
+// by the tokenizer's EncodeHead where it has one (HeadEncoder), else in
+// pieces of about chunkBytes, cut only before a space or a line break that
+// has an ASCII letter or digit on each side: GPT-2's pre-tokenizer never
+// joins such a character to the one before it, so the pieces' ids are
+// exactly the head of the whole text's.
 // Estimated memory for the ids (4 bytes per 4 bytes of text, or per wanted
 // id) is checked against what the machine has before tokenizing.
 func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions) (*Tokens, error) {
@@ -145,7 +176,8 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 				reportCacheError(opt, err) // a FIFO there would block both the read and the write
 				path = ""
 			} else if docs, ok := readCache(path, c.SHA256, tok.ID(), len(c.Docs), tok.VocabSize()); ok {
-				return &Tokens{Docs: docs, Separated: c.Separated}, nil
+				lead, trail := tok.Specials()
+				return &Tokens{Docs: docs, Separated: c.Separated, Lead: lead, Trail: trail}, nil
 			}
 		}
 	}
@@ -183,16 +215,20 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 			reportCacheError(opt, err)
 		}
 	}
-	return &Tokens{Docs: docs, Separated: c.Separated}, nil
+	lead, trail := tok.Specials()
+	return &Tokens{Docs: docs, Separated: c.Separated, Lead: lead, Trail: trail}, nil
 }
 
 // encodeHead returns the ids of text: all of them in one Encode call when
-// limit <= 0 or text is short, else those of pieces of text (see Tokenize)
-// until at least limit ids are made; whole is false when text was not
-// encoded to its end.
+// limit <= 0 or text is short, else the tokenizer's EncodeHead where it has
+// one, else those of pieces of text (see Tokenize) until at least limit ids
+// are made; whole is false when text was not encoded to its end.
 func encodeHead(ctx context.Context, tok Tokenizer, text string, limit int) (ids []int32, whole bool, err error) {
 	if limit <= 0 || len(text) <= chunkBytes {
 		return tok.Encode(text), true, nil
+	}
+	if h, ok := tok.(HeadEncoder); ok {
+		return h.EncodeHead(ctx, text, limit)
 	}
 	for len(ids) < limit {
 		if text == "" {

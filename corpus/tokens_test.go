@@ -26,9 +26,10 @@ func (b *byteTokenizer) Encode(text string) []int32 {
 	}
 	return ids
 }
-func (b *byteTokenizer) ID() string     { return b.id }
-func (b *byteTokenizer) EOT() int32     { return 256 }
-func (b *byteTokenizer) VocabSize() int { return 257 }
+func (b *byteTokenizer) ID() string                      { return b.id }
+func (b *byteTokenizer) EOT() int32                      { return 256 }
+func (b *byteTokenizer) VocabSize() int                  { return 257 }
+func (b *byteTokenizer) Specials() (lead, trail []int32) { return nil, nil }
 
 func byteIDs(docs ...string) [][]int32 {
 	var out [][]int32
@@ -221,5 +222,84 @@ func TestCountWords(t *testing.T) {
 		if got := CountWords(text); got != want {
 			t.Errorf("CountWords(%q) = %d, want %d", text, got, want)
 		}
+	}
+}
+
+// Specials of the tokenizer (Llama 2's BOS before a text, an EOS after when
+// a configuration asks for one) wrap each text in Stream, and Documents
+// leaves the first lead token to the documents mode, which puts it back as
+// context.
+func TestTokensSpecials(t *testing.T) {
+	const bos, eos, eot = 300, 301, 256
+	for _, c := range []struct {
+		name      string
+		tk        Tokens
+		stream    []int32
+		documents [][]int32
+	}{
+		{"text, BOS", Tokens{Docs: [][]int32{{1, 2}}, Lead: []int32{bos}}, []int32{bos, 1, 2}, [][]int32{{1, 2}}},
+		{"text, BOS and EOS", Tokens{Docs: [][]int32{{1, 2}}, Lead: []int32{bos}, Trail: []int32{eos}},
+			[]int32{bos, 1, 2, eos}, [][]int32{{1, 2, eos}}},
+		{"text spelling out BOS", Tokens{Docs: [][]int32{{1, bos, 2}}, Lead: []int32{bos}}, []int32{bos, 1, bos, 2}, [][]int32{{1}, {2}}},
+		{"documents, BOS", Tokens{Docs: [][]int32{{1, 2}, {}, {3}}, Separated: true, Lead: []int32{bos}},
+			[]int32{bos, 1, 2, bos, bos, 3}, [][]int32{{1, 2}, {3}}},
+		{"documents, BOS and EOS", Tokens{Docs: [][]int32{{1, 2}, {3}}, Separated: true, Lead: []int32{bos}, Trail: []int32{eos}},
+			[]int32{bos, 1, 2, eos, bos, 3, eos}, [][]int32{{1, 2, eos}, {3, eos}}},
+		{"documents, EOS only", Tokens{Docs: [][]int32{{1, 2}, {3}}, Separated: true, Trail: []int32{eos}},
+			[]int32{eot, 1, 2, eos, eot, 3, eos}, [][]int32{{1, 2, eos}, {3, eos}}},
+	} {
+		sep := int32(eot)
+		if len(c.tk.Lead) > 0 {
+			sep = c.tk.Lead[0]
+		}
+		if got := c.tk.Stream(sep); !slices.Equal(got, c.stream) {
+			t.Errorf("%s: Stream = %v, want %v", c.name, got, c.stream)
+		}
+		if got := c.tk.Documents(sep); !slices.EqualFunc(got, c.documents, slices.Equal) {
+			t.Errorf("%s: Documents = %v, want %v", c.name, got, c.documents)
+		}
+	}
+}
+
+// specialTokenizer is byteTokenizer with a BOS and a head encoder of its own.
+type specialTokenizer struct {
+	byteTokenizer
+	heads int
+}
+
+func (s *specialTokenizer) Specials() (lead, trail []int32) { return []int32{300}, nil }
+
+func (s *specialTokenizer) EncodeHead(ctx context.Context, text string, limit int) ([]int32, bool, error) {
+	s.heads++
+	ids := s.Encode(text)
+	if len(ids) > limit {
+		return ids[:limit], false, nil
+	}
+	return ids, true, nil
+}
+
+// Tokenize keeps the tokenizer's specials (also from the cache) and, with
+// MaxTokens, lets a HeadEncoder encode the head of a long text.
+func TestTokenizeSpecialsAndHead(t *testing.T) {
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	chunkBytes = 4
+	c := load(t, "-", Options{Stdin: strings.NewReader("abcdefgh")})
+	tok := &specialTokenizer{byteTokenizer: byteTokenizer{id: "special"}}
+	cache := t.TempDir()
+	for _, max := range []int{3, 0, 0} { // a head, the whole (cached), the whole from the cache
+		tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache, MaxTokens: max})
+		if !slices.Equal(tk.Lead, []int32{300}) {
+			t.Errorf("MaxTokens %d: Lead %v", max, tk.Lead)
+		}
+		if want := byteIDs("abcdefgh")[0]; max > 0 {
+			if !slices.Equal(tk.Docs[0], want[:max]) {
+				t.Errorf("head %v", tk.Docs[0])
+			}
+		} else if !slices.Equal(tk.Docs[0], want) {
+			t.Errorf("whole %v", tk.Docs[0])
+		}
+	}
+	if tok.heads != 1 || tok.calls != 2 {
+		t.Errorf("EncodeHead called %d times, Encode %d; want 1 and 2 (the third from the cache)", tok.heads, tok.calls)
 	}
 }

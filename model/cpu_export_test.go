@@ -41,3 +41,25 @@ func BF16AsmEmulated() bool { return bf16AsmEmulated && !hasBF16Kernels() }
 // RefLlamaNLL is the float64 Llama-family reference forward (refLlamaNLL),
 // for the external tests.
 func RefLlamaNLL(m *Model, tokens []int32) []float64 { return refLlamaNLL(m, tokens) }
+
+// KernelSets names the kernel sets the tests compare (kernelSets), for the
+// external tests.
+func KernelSets() []string {
+	var names []string
+	for _, s := range kernelSets() {
+		names = append(names, s.String())
+	}
+	return names
+}
+
+// UseKernels runs the kernel set named as KernelSets names it until t ends.
+// Not for parallel tests.
+func UseKernels(t testing.TB, name string) {
+	for _, s := range kernelSets() {
+		if s.String() == name {
+			t.Cleanup(useKernels(s))
+			return
+		}
+	}
+	t.Fatalf("no kernel set %q here", name)
+}

@@ -59,15 +59,21 @@ func rmsnormRow(o, x, w []float32, eps float64) {
 }
 
 // swigluForward sets gate (N, I) = silu(gate) * up, up (N, I), with
-// silu(x) = x / (1 + e^-x).
+// silu(x) = x / (1 + e^-x) (swigluRow: the vector kernels on amd64).
 func (c *CPU) swigluForward(gate, up []float32, N, I int) {
 	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
 		r0, r1 := task*rowBlock, min(N, (task+1)*rowBlock)
-		g, u := gate[r0*I:r1*I], up[r0*I:r1*I]
-		for i, x := range g {
-			g[i] = x / (1 + expf(-x)) * u[i]
-		}
+		swigluRow(gate[r0*I:r1*I], up[r0*I:r1*I])
 	})
+}
+
+// swigluRowGeneric sets g[i] = g[i] / (1 + expf(-g[i])) * u[i], u as long as
+// g.
+func swigluRowGeneric(g, u []float32) {
+	u = u[:len(g)]
+	for i, x := range g {
+		g[i] = x / (1 + expf(-x)) * u[i]
+	}
 }
 
 // rope is the rotary embedding's table: for position p and frequency i <

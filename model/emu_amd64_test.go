@@ -68,10 +68,12 @@ func emulateAVX512() error {
 	e.nnCol = emuNNCol(look(nnColAVX512))
 	e.dots, e.dotsF16, e.dotsBF16 = d, d16, db16
 	e.divMaxRow = emuRowRet(look(divMaxRowAVX512))
+	e.maxRow = emuRowMax(look(maxRowAVX512))
 	e.expSubRow = emuRowRet(look(expSubRowAVX512))
 	e.sumExpSub = emuRowRet(look(sumExpSubAVX512))
 	e.mulRow = emuRowArg(look(mulRowAVX512))
 	e.geluRow = emuRow(look(geluRowAVX512))
+	e.swigluRow = emuRow2(look(swigluRowAVX512))
 	if firstErr != nil {
 		return firstErr
 	}
@@ -165,6 +167,17 @@ func emuRowRet(f x86emu.Func) func(row *float32, n int, x float32) float32 {
 	}
 }
 
+func emuRowMax(f x86emu.Func) func(row *float32, n int) float32 {
+	return func(row *float32, n int) float32 {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(row))
+		fr.PutUint64(uint64(n))
+		ret := fr.Result(4)
+		emuCall(new(x86emu.Machine), f, &fr)
+		return math.Float32frombits(fr.Uint32At(ret))
+	}
+}
+
 func emuRowArg(f x86emu.Func) func(row *float32, n int, x float32) {
 	return func(row *float32, n int, x float32) {
 		var fr x86emu.Frame
@@ -179,6 +192,16 @@ func emuRow(f x86emu.Func) func(x *float32, n int) {
 	return func(x *float32, n int) {
 		var fr x86emu.Frame
 		fr.PutPointer(unsafe.Pointer(x))
+		fr.PutUint64(uint64(n))
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
+}
+
+func emuRow2(f x86emu.Func) func(x, y *float32, n int) {
+	return func(x, y *float32, n int) {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(x))
+		fr.PutPointer(unsafe.Pointer(y))
 		fr.PutUint64(uint64(n))
 		emuCall(new(x86emu.Machine), f, &fr)
 	}
@@ -208,10 +231,12 @@ func TestAVX512KernelsRun(t *testing.T) {
 		"gemmNN":    func() { gemmNN(out, 40, a, 40, b, 40, 5, 40, 40) },
 		"dot1x1":    func() { dot1x1(a[:40], b[:40]) },
 		"divMaxRow": func() { divMaxRow(a[:40], 3) },
+		"maxRow":    func() { maxRow(a[:40]) },
 		"mulRow":    func() { mulRow(a[:40], 0.5) },
 		"expSubRow": func() { expSubRow(a[:40], 3) },
 		"sumExpSub": func() { sumExpSub(a[:40], 3) },
 		"geluRow":   func() { geluRow(a[:40]) },
+		"swigluRow": func() { swigluRow(a[:40], b[:40]) },
 	} {
 		before := emuSteps.Load()
 		run()
@@ -237,8 +262,9 @@ var avx2Kernels = map[string]any{
 	"dot3x4F16AVX2": dot3x4F16AVX2, "dot1x4F16AVX2": dot1x4F16AVX2, "dot1x1F16AVX2": dot1x1F16AVX2,
 	"dot3x4BF16AVX2": dot3x4BF16AVX2, "dot1x4BF16AVX2": dot1x4BF16AVX2, "dot1x1BF16AVX2": dot1x1BF16AVX2,
 	"nn4x3AVX2": nn4x3AVX2, "nn1x3AVX2": nn1x3AVX2, "nn4x1AVX2": nn4x1AVX2, "nn1x1AVX2": nn1x1AVX2,
-	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "mulRowAVX2": mulRowAVX2,
+	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "maxRowAVX2": maxRowAVX2, "mulRowAVX2": mulRowAVX2,
 	"expSubRowAVX2": expSubRowAVX2, "sumExpSubAVX2": sumExpSubAVX2, "geluRowAVX2": geluRowAVX2,
+	"swigluRowAVX2": swigluRowAVX2,
 }
 
 // asmKernels lists the TEXT symbols of ops_amd64.s.
@@ -308,8 +334,9 @@ var avx512Kernels = map[string]any{
 	"dot4x4F16AVX512": dot4x4F16AVX512, "dot1x4F16AVX512": dot1x4F16AVX512, "dot1x1F16AVX512": dot1x1F16AVX512,
 	"dot4x4BF16AVX512": dot4x4BF16AVX512, "dot1x4BF16AVX512": dot1x4BF16AVX512, "dot1x1BF16AVX512": dot1x1BF16AVX512,
 	"nn4x3AVX512": nn4x3AVX512, "nn1x3AVX512": nn1x3AVX512, "nn4x1AVX512": nn4x1AVX512, "nn1x1AVX512": nn1x1AVX512,
-	"nnColAVX512": nnColAVX512, "divMaxRowAVX512": divMaxRowAVX512, "mulRowAVX512": mulRowAVX512,
-	"expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512, "geluRowAVX512": geluRowAVX512,
+	"nnColAVX512": nnColAVX512, "divMaxRowAVX512": divMaxRowAVX512, "maxRowAVX512": maxRowAVX512,
+	"mulRowAVX512": mulRowAVX512, "expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512,
+	"geluRowAVX512": geluRowAVX512, "swigluRowAVX512": swigluRowAVX512,
 	"dpbf4x4AVX512": dpbf4x4AVX512, "dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
 }
 
@@ -454,8 +481,11 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 						t.Errorf("K=%d: emulated %v, native %v", K, got[0], want[0])
 					}
 				}
-			case func(*float32, int, float32) float32, func(*float32, int, float32), func(*float32, int):
+			case func(*float32, int, float32) float32, func(*float32, int, float32), func(*float32, int), func(*float32, int) float32:
 				checkEmuRow(t, r, f, name, table[name], lanes, kernel != nil)
+			case func(*float32, *float32, int):
+				k, _ := kernel.(func(*float32, *float32, int))
+				checkEmuRow2(t, r, f, lanes, k)
 			default:
 				t.Fatalf("no harness for %s's signature %T", name, sig)
 			}
@@ -572,6 +602,11 @@ func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, kernel 
 			}
 			fr.PutFloat32(math.Float32bits(arg))
 			ret = fr.Result(4)
+		case func(*float32, int) float32:
+			if native {
+				wantRet = k(&want[0], n)
+			}
+			ret = fr.Result(4)
 		case func(*float32, int, float32):
 			if native {
 				k(&want[0], n, arg)
@@ -604,13 +639,47 @@ func checkEmuRow(t *testing.T, r *rand.Rand, f x86emu.Func, name string, kernel 
 	}
 }
 
+// checkEmuRow2 runs a kernel of two rows (swigluRow: x updated from x and
+// y) emulated and, unless native is nil, natively, on rows of every length
+// up to past two vectors of 16: x past n - n%lanes keeps its values, y is
+// only read.
+func checkEmuRow2(t *testing.T, r *rand.Rand, f x86emu.Func, lanes int, native func(*float32, *float32, int)) {
+	t.Helper()
+	for n := range 42 {
+		x, y := make([]float32, max(n, 1)), mixedVec(r, max(n, 1))
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * 30) // through the exponential's clamps
+		}
+		got, want := append([]float32(nil), x...), append([]float32(nil), x...)
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(&got[0]))
+		fr.PutPointer(unsafe.Pointer(&y[0]))
+		fr.PutUint64(uint64(n))
+		m := &x86emu.Machine{Memory: []x86emu.Region{region(got[:n], true), region(y[:n], false)}}
+		if err := m.Call(f, fr.Bytes()); err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if native == nil {
+			tail := n - n%lanes
+			if i := sameBits(got[tail:], x[tail:]); i >= 0 {
+				t.Errorf("n=%d: wrote x[%d], past the last whole vector", n, tail+i)
+			}
+			continue
+		}
+		native(&want[0], &y[0], n)
+		if i := sameBits(got, want); i >= 0 {
+			t.Errorf("n=%d: x[%d] emulated %v, native %v", n, i, got[i], want[i])
+		}
+	}
+}
+
 // Where the kernels promise each element the same value at either width
-// (gemmNN's one FMA chain per element, division, scaling; GELU and e^(x-m)
-// in vector lanes), the AVX-512 set gives the AVX2 set's bits, on lengths
-// with and without tails. (GELU's and e^x's tails are the scalar gelu and
-// expf, which may differ from the vector lanes by an ulp, so elements 16k..
-// 16k+7 of a row can differ between the sets; they are compared only where
-// both sets run vectors.)
+// (gemmNN's one FMA chain per element, division, scaling; GELU, SwiGLU and
+// e^(x-m) in vector lanes), the AVX-512 set gives the AVX2 set's bits, on
+// lengths with and without tails. (GELU's, SwiGLU's and e^x's tails are the
+// scalar gelu, silu and expf, which may differ from the vector lanes by an
+// ulp, so elements 16k..16k+7 of a row can differ between the sets; they are
+// compared only where both sets run vectors.)
 func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 	sets := kernelSets()
 	if !slicesContains(sets, kernelsAVX512) || !slicesContains(sets, kernelsAVX2) {
@@ -626,7 +695,7 @@ func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 	check := func(name string, in []float32, f func(x []float32)) {
 		t.Helper()
 		a2, a512 := with(kernelsAVX2, in, f), with(kernelsAVX512, in, f)
-		if strings.HasPrefix(name, "gelu") || strings.HasPrefix(name, "exp") {
+		if strings.HasPrefix(name, "gelu") || strings.HasPrefix(name, "swiglu") || strings.HasPrefix(name, "exp") {
 			a2, a512 = a2[:len(in)&^15], a512[:len(in)&^15]
 		}
 		if i := sameBits(a2, a512); i >= 0 {
@@ -636,8 +705,11 @@ func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 	for _, n := range []int{16, 17, 40, 63, 100} {
 		x := mixedVec(r, n)
 		check("geluRow", x, geluRow)
+		u := mixedVec(r, n)
+		check("swigluRow", x, func(x []float32) { swigluRow(x, u) })
 		check("mulRow", x, func(x []float32) { mulRow(x, 0.37) })
 		check("divMaxRow", x, func(x []float32) { x[0] = divMaxRow(x[1:], 3.1) })
+		check("maxRow", x, func(x []float32) { x[0] = maxRow(x[1:]) })
 		e := randVec(r, n)
 		for i := range e {
 			e[i] *= 30

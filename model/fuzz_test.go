@@ -95,3 +95,38 @@ func FuzzOpenLLMC(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseConfig: any config.json either parses into a Config that
+// validates (and whose tensor table can be listed without a huge
+// allocation) or gives an error; never a panic.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(`{"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 16, "n_positions": 64, "vocab_size": 300}`))
+	f.Add([]byte(`{"model_type": "llama", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
+		"num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 2048, "vocab_size": 320,
+		"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 256}}`))
+	f.Add([]byte(`{"model_type": "qwen3", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2, "head_dim": 32,
+		"num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 2048, "vocab_size": 320, "tie_word_embeddings": true}`))
+	f.Add([]byte(`{"model_type": "mistral", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
+		"num_attention_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "sliding_window": 1024}`))
+	f.Add([]byte(`{"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
+		"num_attention_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "use_sliding_window": true, "sliding_window": 100}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := model.ParseConfig(data)
+		if err != nil {
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("ParseConfig accepted %+v, which Validate refuses: %v", c, err)
+		}
+		if c.Arch == model.ArchLlama && (c.QDim() <= 0 || c.KVDim() <= 0 || c.HeadDim()%2 != 0 || c.NHead%c.KVHeads() != 0) {
+			t.Fatalf("accepted an impossible attention shape %+v", c)
+		}
+		if c.NLayer <= 64 {
+			for _, s := range c.Tensors() {
+				if s.NumElements() <= 0 {
+					t.Fatalf("tensor %s of %+v has %d elements", s.Name, c, s.NumElements())
+				}
+			}
+		}
+	})
+}

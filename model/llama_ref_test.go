@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"testing"
 )
 
 // refLlamaNLL returns, for t = 1..len(tokens)-1, -ln p(tokens[t] |
@@ -198,4 +199,32 @@ func refLinearNT(x [][]float64, W, b []float32, out int) [][]float64 {
 		}
 	}
 	return y
+}
+
+// TestRopeInvFreqLlama3: the rotary frequencies of Llama 3.2's config
+// (θ 500000, head_dim 64, llama3 scaling by 32 over 8192 positions) match
+// the reference's, and the config has frequencies in all three bands (kept,
+// divided, interpolated), so each branch is checked.
+func TestRopeInvFreqLlama3(t *testing.T) {
+	cfg := Config{Arch: ArchLlama, NHead: 32, HeadSize: 64, RopeTheta: 500000,
+		RopeScaling: RopeScaling{Factor: 32, LowFreq: 1, HighFreq: 4, OrigPositions: 8192}}
+	got, want := ropeInvFreq(cfg), refInvFreq(cfg)
+	var kept, divided, between int
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-15*want[i] {
+			t.Errorf("inv_freq[%d] = %v, want %v", i, got[i], want[i])
+		}
+		base := math.Pow(500000, -float64(2*i)/64)
+		switch {
+		case want[i] == base:
+			kept++
+		case math.Abs(want[i]-base/32) < 1e-18:
+			divided++
+		default:
+			between++
+		}
+	}
+	if kept == 0 || divided == 0 || between == 0 {
+		t.Errorf("bands: %d kept, %d divided, %d interpolated: want some of each", kept, divided, between)
+	}
 }

@@ -231,6 +231,15 @@ func divMaxRowGeneric(row []float32, d float32) float32 {
 	return mx
 }
 
+// maxRowGeneric returns the largest row[i] (-Inf for an empty row).
+func maxRowGeneric(row []float32) float32 {
+	mx := float32(math.Inf(-1))
+	for _, v := range row {
+		mx = max(mx, v)
+	}
+	return mx
+}
+
 // mulRowGeneric sets row[i] *= m.
 func mulRowGeneric(row []float32, m float32) {
 	for i := range row {

@@ -1579,6 +1579,33 @@ done:
 	MOVSS        X0, ret+24(FP)
 	RET
 
+// func maxRowAVX2(row *float32, n int) float32
+// Requires: AVX, SSE
+TEXT ·maxRowAVX2(SB), NOSPLIT, $0-20
+	MOVQ         row+0(FP), AX
+	MOVQ         n+8(FP), CX
+	ANDQ         $-8, CX
+	XORQ         DX, DX
+	VBROADCASTSS neginf<>+0(SB), Y0
+
+loop:
+	CMPQ   DX, CX
+	JAE    done
+	VMAXPS (AX)(DX*4), Y0, Y0
+	ADDQ   $0x00000008, DX
+	JMP    loop
+
+done:
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPS       X1, X0, X1
+	VMOVHLPS     X1, X1, X0
+	VMAXPS       X0, X1, X0
+	VMOVSHDUP    X0, X1
+	VMAXSS       X1, X0, X1
+	VZEROUPPER
+	MOVSS        X1, ret+16(FP)
+	RET
+
 // func mulRowAVX2(row *float32, n int, m float32)
 // Requires: AVX
 TEXT ·mulRowAVX2(SB), NOSPLIT, $0-20
@@ -1738,6 +1765,51 @@ loop:
 	VDIVPS      Y1, Y0, Y0
 	VMOVUPS     Y0, (AX)(DX*4)
 	ADDQ        $0x00000008, DX
+	JMP         loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func swigluRowAVX2(gate *float32, up *float32, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·swigluRowAVX2(SB), NOSPLIT, $0-24
+	MOVQ   gate+0(FP), AX
+	MOVQ   up+8(FP), CX
+	MOVQ   n+16(FP), DX
+	ANDQ   $-8, DX
+	XORQ   BX, BX
+	VXORPS Y0, Y0, Y0
+
+loop:
+	CMPQ        BX, DX
+	JAE         done
+	VMOVUPS     (AX)(BX*4), Y1
+	VSUBPS      Y1, Y0, Y2
+	VMAXPS      explo<>+0(SB), Y2, Y2
+	VMINPS      exphi<>+0(SB), Y2, Y2
+	VMULPS      explog2e<>+0(SB), Y2, Y3
+	VROUNDPS    $0x00, Y3, Y3
+	VFMADD231PS expnegc1<>+0(SB), Y3, Y2
+	VFMADD231PS expc2<>+0(SB), Y3, Y2
+	VMOVUPS     expp0<>+0(SB), Y4
+	VFMADD213PS expp1<>+0(SB), Y2, Y4
+	VFMADD213PS expp2<>+0(SB), Y2, Y4
+	VFMADD213PS expp3<>+0(SB), Y2, Y4
+	VFMADD213PS expp4<>+0(SB), Y2, Y4
+	VFMADD213PS expp5<>+0(SB), Y2, Y4
+	VMULPS      Y2, Y2, Y5
+	VADDPS      expone<>+0(SB), Y2, Y2
+	VFMADD213PS Y2, Y5, Y4
+	VCVTPS2DQ   Y3, Y3
+	VPADDD      expbias<>+0(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y4, Y2
+	VADDPS      expone<>+0(SB), Y2, Y2
+	VDIVPS      Y2, Y1, Y1
+	VMULPS      (CX)(BX*4), Y1, Y1
+	VMOVUPS     Y1, (AX)(BX*4)
+	ADDQ        $0x00000008, BX
 	JMP         loop
 
 done:
@@ -3327,6 +3399,35 @@ done:
 	MOVSS         X1, ret+24(FP)
 	RET
 
+// func maxRowAVX512(row *float32, n int) float32
+// Requires: AVX, AVX512F, AVX512VL, SSE
+TEXT ·maxRowAVX512(SB), NOSPLIT, $0-20
+	MOVQ         row+0(FP), AX
+	MOVQ         n+8(FP), CX
+	ANDQ         $-16, CX
+	XORQ         DX, DX
+	VBROADCASTSS neginf<>+0(SB), Z0
+
+loop:
+	CMPQ   DX, CX
+	JAE    done
+	VMAXPS (AX)(DX*4), Z0, Z0
+	ADDQ   $0x00000010, DX
+	JMP    loop
+
+done:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VMAXPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X1
+	VMOVSHDUP     X1, X0
+	VMAXSS        X0, X1, X0
+	VZEROUPPER
+	MOVSS         X0, ret+16(FP)
+	RET
+
 // func mulRowAVX512(row *float32, n int, m float32)
 // Requires: AVX, AVX512F
 TEXT ·mulRowAVX512(SB), NOSPLIT, $0-20
@@ -3490,6 +3591,51 @@ loop:
 	VDIVPS      Z1, Z0, Z0
 	VMOVUPS     Z0, (AX)(DX*4)
 	ADDQ        $0x00000010, DX
+	JMP         loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func swigluRowAVX512(gate *float32, up *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·swigluRowAVX512(SB), NOSPLIT, $0-24
+	MOVQ   gate+0(FP), AX
+	MOVQ   up+8(FP), CX
+	MOVQ   n+16(FP), DX
+	ANDQ   $-16, DX
+	XORQ   BX, BX
+	VPXORD Z0, Z0, Z0
+
+loop:
+	CMPQ        BX, DX
+	JAE         done
+	VMOVUPS     (AX)(BX*4), Z1
+	VSUBPS      Z1, Z0, Z2
+	VMAXPS      explo<>+0(SB), Z2, Z2
+	VMINPS      exphi<>+0(SB), Z2, Z2
+	VMULPS      explog2e<>+0(SB), Z2, Z3
+	VRNDSCALEPS $0x00, Z3, Z3
+	VFMADD231PS expnegc1<>+0(SB), Z3, Z2
+	VFMADD231PS expc2<>+0(SB), Z3, Z2
+	VMOVUPS     expp0<>+0(SB), Z4
+	VFMADD213PS expp1<>+0(SB), Z2, Z4
+	VFMADD213PS expp2<>+0(SB), Z2, Z4
+	VFMADD213PS expp3<>+0(SB), Z2, Z4
+	VFMADD213PS expp4<>+0(SB), Z2, Z4
+	VFMADD213PS expp5<>+0(SB), Z2, Z4
+	VMULPS      Z2, Z2, Z5
+	VADDPS      expone<>+0(SB), Z2, Z2
+	VFMADD213PS Z2, Z5, Z4
+	VCVTPS2DQ   Z3, Z3
+	VPADDD      expbias<>+0(SB), Z3, Z3
+	VPSLLD      $0x17, Z3, Z3
+	VMULPS      Z3, Z4, Z2
+	VADDPS      expone<>+0(SB), Z2, Z2
+	VDIVPS      Z2, Z1, Z1
+	VMULPS      (CX)(BX*4), Z1, Z1
+	VMOVUPS     Z1, (AX)(BX*4)
+	ADDQ        $0x00000010, BX
 	JMP         loop
 
 done:

@@ -79,6 +79,11 @@ func nnColAVX2(a *float32, b *float32, ldb int, k int, out *float32)
 //go:noescape
 func divMaxRowAVX2(row *float32, n int, d float32) float32
 
+// maxRowAVX2 returns the largest row[i] for i < n - n%8 (-Inf if none).
+//
+//go:noescape
+func maxRowAVX2(row *float32, n int) float32
+
 // mulRowAVX2 sets row[i] *= m for i < n - n%8.
 //
 //go:noescape
@@ -98,6 +103,11 @@ func sumExpSubAVX2(row *float32, n int, m float32) float32
 //
 //go:noescape
 func geluRowAVX2(x *float32, n int)
+
+// swigluRowAVX2 sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%8.
+//
+//go:noescape
+func swigluRowAVX2(gate *float32, up *float32, n int)
 
 // dot4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes).
 //
@@ -174,6 +184,11 @@ func nnColAVX512(a *float32, b *float32, ldb int, k int, out *float32)
 //go:noescape
 func divMaxRowAVX512(row *float32, n int, d float32) float32
 
+// maxRowAVX512 returns the largest row[i] for i < n - n%16 (-Inf if none).
+//
+//go:noescape
+func maxRowAVX512(row *float32, n int) float32
+
 // mulRowAVX512 sets row[i] *= m for i < n - n%16.
 //
 //go:noescape
@@ -193,6 +208,11 @@ func sumExpSubAVX512(row *float32, n int, m float32) float32
 //
 //go:noescape
 func geluRowAVX512(x *float32, n int)
+
+// swigluRowAVX512 sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%16.
+//
+//go:noescape
+func swigluRowAVX512(gate *float32, up *float32, n int)
 
 // dpbf4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).
 //

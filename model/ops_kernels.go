@@ -11,16 +11,18 @@ type kernelTable struct {
 	gemmNN    func(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int)
 	dot1x1    func(a, b []float32) float32
 	divMaxRow func(row []float32, d float32) float32
+	maxRow    func(row []float32) float32
 	mulRow    func(row []float32, m float32)
 	expSubRow func(row []float32, m float32) float32
 	sumExpSub func(row []float32, m float32) float32
 	geluRow   func(x []float32)
+	swigluRow func(g, u []float32)
 }
 
 // genericKernels is the portable set's table.
 var genericKernels = kernelTable{
 	kernelsGeneric, gemmNTGeneric, gemmNT16Generic, gemmNNGeneric, dot1x1Generic,
-	divMaxRowGeneric, mulRowGeneric, expSubRowGeneric, sumExpSubGeneric, geluRowGeneric,
+	divMaxRowGeneric, maxRowGeneric, mulRowGeneric, expSubRowGeneric, sumExpSubGeneric, geluRowGeneric, swigluRowGeneric,
 }
 
 // dot1x1 returns the dot product of a and b (as long as a) as gemmNT computes
@@ -37,6 +39,13 @@ func dot1x1(a, b []float32) float32 {
 // empty row).
 func divMaxRow(row []float32, d float32) float32 { return kern.divMaxRow(row, d) }
 
+// maxRow returns the largest row[i] (-Inf for an empty row). A row with a
+// NaN gives a NaN or the largest other element, as the kernel set's maximum
+// does (vector maxima return their second operand on a NaN), and a zero
+// maximum may have either sign; the loss comes out the same (NaN, or
+// unchanged by the sign).
+func maxRow(row []float32) float32 { return kern.maxRow(row) }
+
 // mulRow sets row[i] *= m.
 func mulRow(row []float32, m float32) { kern.mulRow(row, m) }
 
@@ -48,3 +57,6 @@ func sumExpSub(row []float32, m float32) float32 { return kern.sumExpSub(row, m)
 
 // geluRow applies gelu_new to every element of x.
 func geluRow(x []float32) { kern.geluRow(x) }
+
+// swigluRow sets g[i] = silu(g[i])·u[i] (u at least as long as g).
+func swigluRow(g, u []float32) { kern.swigluRow(g, u[:len(g)]) }

@@ -28,7 +28,8 @@ import (
 // (within 1.3 ulp of e^x for x in [-87.3, 88], exactly 1 at 0, +Inf from about
 // 88.4, below the smallest normal float32 rather than 0 for x < -87.34), lane
 // sums reduced in the same tree, the tail by expf; every lane computes the same
-// value at either width. The kernels clear the upper vector state (VZEROUPPER)
+// value at either width (GELU and the Llama family's SwiGLU take theirs from
+// the same code). The kernels clear the upper vector state (VZEROUPPER)
 // before returning, so later SSE code runs at full speed.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
@@ -93,9 +94,11 @@ type vecKernels struct {
 	nn4x3, nn1x3, nn4x1, nn1x1 dotKernel[float32]  // gemmNN's blocks
 	nnCol                      func(a *float32, b *float32, ldb int, k int, out *float32)
 	divMaxRow                  func(row *float32, n int, d float32) float32
+	maxRow                     func(row *float32, n int) float32
 	mulRow                     func(row *float32, n int, m float32)
 	expSubRow, sumExpSub       func(row *float32, n int, m float32) float32
 	geluRow                    func(x *float32, n int)
+	swigluRow                  func(gate, up *float32, n int)
 }
 
 // vecAVX2 and vecAVX512 are the vector sets. The tests replace
@@ -109,7 +112,7 @@ var (
 		dotKernels[uint16]{3, dot3x4F16AVX2, dot1x4F16AVX2, dot1x1F16AVX2},
 		dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2},
 		nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2,
-		divMaxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2,
+		divMaxRowAVX2, maxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2, swigluRowAVX2,
 	}
 	vecAVX512 = &vecKernels{
 		16,
@@ -117,7 +120,7 @@ var (
 		dotKernels[uint16]{4, dot4x4F16AVX512, dot1x4F16AVX512, dot1x1F16AVX512},
 		dotKernels[uint16]{4, dot4x4BF16AVX512, dot1x4BF16AVX512, dot1x1BF16AVX512},
 		nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512,
-		divMaxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512,
+		divMaxRowAVX512, maxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512, swigluRowAVX512,
 	}
 )
 
@@ -135,7 +138,7 @@ type dotKernels[E float32 | uint16] = blockKernels[float32, E]
 func (v *vecKernels) table(set kernelSet) *kernelTable {
 	return &kernelTable{
 		set, v.gemmNT, v.gemmNT16, v.gemmNN, v.dot1x1,
-		v.divMaxRowFn, v.mulRowFn, v.expSubRowFn, v.sumExpSubFn, v.geluRowFn,
+		v.divMaxRowFn, v.maxRowFn, v.mulRowFn, v.expSubRowFn, v.sumExpSubFn, v.geluRowFn, v.swigluRowFn,
 	}
 }
 
@@ -208,6 +211,15 @@ func (v *vecKernels) divMaxRowFn(row []float32, d float32) float32 {
 	return max(mx, divMaxRowGeneric(row[len(row)&^(w-1):], d))
 }
 
+func (v *vecKernels) maxRowFn(row []float32) float32 {
+	w := v.lanes
+	if len(row) < w {
+		return maxRowGeneric(row)
+	}
+	mx := v.maxRow(&row[0], len(row))
+	return max(mx, maxRowGeneric(row[len(row)&^(w-1):]))
+}
+
 func (v *vecKernels) mulRowFn(row []float32, m float32) {
 	w := v.lanes
 	if len(row) < w {
@@ -260,4 +272,16 @@ func (v *vecKernels) geluRowFn(x []float32) {
 	for ; i < len(x); i++ {
 		x[i] = gelu(x[i])
 	}
+}
+
+// swigluRowFn is swigluRow with v's kernel (u as long as g), the tail by
+// the scalar silu.
+func (v *vecKernels) swigluRowFn(g, u []float32) {
+	w := v.lanes
+	i := 0
+	if len(g) >= w {
+		v.swigluRow(&g[0], &u[0], len(g))
+		i = len(g) &^ (w - 1)
+	}
+	swigluRowGeneric(g[i:], u[i:])
 }

@@ -32,10 +32,7 @@ func (c *CPU) lmHeadLossForward(nll, h []float32, lmHead matrix, targets []int32
 			for i := range pn {
 				p := p0 + i
 				row := logits[i*vocabTile:][:vn]
-				mx := float32(math.Inf(-1))
-				for _, v := range row {
-					mx = max(mx, v)
-				}
+				mx := maxRow(row)
 				tileMax[tile*P+p] = mx
 				tileSum[tile*P+p] = sumExpSub(row, mx)
 				if t := int(targets[p]) - v0; t >= 0 && t < vn {

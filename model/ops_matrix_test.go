@@ -138,9 +138,10 @@ func TestGemmNN(t *testing.T) {
 	}
 }
 
-// divMaxRow and mulRow (attention's scaling, row maximum and normalization)
-// give, for every kernel set and every length around the vector widths,
-// exactly the quotients, products and maximum of plain float32 scalar code.
+// divMaxRow, maxRow and mulRow (attention's scaling, row maximum and
+// normalization; the loss's row maximum) give, for every kernel set and every
+// length around the vector widths, exactly the quotients, products and
+// maxima of plain float32 scalar code.
 func TestDivMaxMulRow(t *testing.T) {
 	for _, set := range kernelSets() {
 		t.Run(set.String(), func(t *testing.T) {
@@ -153,6 +154,13 @@ func TestDivMaxMulRow(t *testing.T) {
 				for i, v := range x {
 					want[i] = v / 7.3
 					wantMax = max(wantMax, want[i])
+				}
+				xMax := float32(math.Inf(-1))
+				for _, v := range x {
+					xMax = max(xMax, v)
+				}
+				if mx := maxRow(x); mx != xMax {
+					t.Errorf("n %d: maxRow %v, want %v", n, mx, xMax)
 				}
 				got := append([]float32(nil), x...)
 				if mx := divMaxRow(got, 7.3); mx != wantMax {

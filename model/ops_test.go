@@ -289,6 +289,36 @@ func TestGeluRow(t *testing.T) {
 	}
 }
 
+// swigluRow for every kernel set against silu(x)·u in float64: within a few
+// float32 ulp (an exponential, an add, a division and a product, each
+// rounded), plus 1e-30·|u| where e^(-x) leaves the float32 range (x below
+// about -87, where the vector exponential clamps and silu(x) is below
+// 1e-36·|x|).
+func TestSwigluRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	x, u := make([]float32, 1000), make([]float32, 1000)
+	for i := range x {
+		x[i], u[i] = float32(r.NormFloat64()*4), float32(r.NormFloat64())
+	}
+	x[0], x[1], x[2], x[3], x[4] = 0, -30, 30, -100, 100
+	for _, set := range kernelSets() {
+		t.Run(set.String(), func(t *testing.T) {
+			defer useKernels(set)()
+			for _, n := range []int{0, 1, 7, 8, 17, 1000} {
+				got := append([]float32(nil), x[:n]...)
+				swigluRow(got, u)
+				for i, v := range x[:n] {
+					f, w := float64(v), float64(u[i])
+					want := f / (1 + math.Exp(-f)) * w
+					if d := math.Abs(float64(got[i]) - want); d > 5e-7*math.Abs(want)+1e-30*math.Abs(w) {
+						t.Fatalf("n=%d: silu(%v)·%v = %v, want %v", n, v, u[i], got[i], want)
+					}
+				}
+			}
+		})
+	}
+}
+
 // Every vector kernel set against the portable gemmNT on random inputs with
 // ragged sizes (M not a multiple of the 3- or 4-row blocks, N not a multiple of
 // 4, K below, at and past one and several vector widths): each element within

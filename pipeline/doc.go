@@ -9,7 +9,7 @@
 //	c, err := corpus.Load(ctx, "tinyshakespeare", corpus.Options{Split: "val"})
 //	toks, err := corpus.Tokenize(ctx, c, tok, corpus.TokenizeOptions{})
 //	res, err := pipeline.Evaluate(ctx, backend, pipeline.EvalConfig{
-//		Tokens: toks, EOT: tok.EOT(), Mode: pipeline.ModeStream, Ctx: 1024, TokenLen: tok.TokenLen})
+//		Tokens: toks, EOT: tok.DocSeparator(), Mode: pipeline.ModeStream, Ctx: 1024, TokenLen: tok.TokenLen})
 //
 // Stream, Strided and Documents cut token ids into model.Sequence windows with the
 // Hugging Face semantics of DESIGN.md ("Evaluation methods"); Evaluate uses them.

@@ -24,8 +24,11 @@ type EvalConfig struct {
 
 	// Tokens is the tokenized corpus (required).
 	Tokens *corpus.Tokens
-	// EOT is the <|endoftext|> id: it precedes each document in documents mode,
-	// and each separate document of the stream in the other modes.
+	// EOT is the document separator: it precedes each document in documents
+	// mode, and each separate document of the stream in the other modes
+	// where the tokenizer puts nothing before a text (corpus.Tokens.Stream).
+	// It is GPT-2's <|endoftext|>, or the tokenizer's BOS where it has one
+	// (tokenizer.Tokenizer.DocSeparator: Llama's <s>).
 	EOT int32
 	// Mode is the evaluation method; "" means ModeStream.
 	Mode Mode
@@ -425,8 +428,8 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 			}
 		}
 		if cfg.EOT < 0 {
-			return nil, nil, errors.New("documents mode puts <|endoftext|> before each document, and the model's " +
-				"tokenizer has no such token: use --mode stream or strided, or a tokenizer with <|endoftext|>")
+			return nil, nil, errors.New("documents mode puts <|endoftext|> (or the tokenizer's BOS) before each document, and the model's " +
+				"tokenizer has no such token: use --mode stream or strided, or a tokenizer with <|endoftext|> or a BOS")
 		}
 		if cfg.VocabSize > 0 && int(cfg.EOT) >= cfg.VocabSize {
 			return nil, nil, fmt.Errorf("end-of-text id %d is not below the vocabulary size %d", cfg.EOT, cfg.VocabSize)

@@ -84,27 +84,32 @@ func scoringWindows(c goldenCase) []goldenWindow {
 func TestGoldenWindows(t *testing.T) {
 	g := loadGolden(t)
 	for _, c := range g.Cases {
-		t.Run(c.Name, func(t *testing.T) {
-			seqs := sequences(t, g, c)
-			want := scoringWindows(c)
-			if len(seqs) != len(want) {
-				t.Fatalf("%d sequences, want %d", len(seqs), len(want))
-			}
-			count := 0
-			for i, s := range seqs {
-				w := want[i]
-				if !slices.Equal(s.Tokens, windowTokens(g, w)) {
-					t.Errorf("sequence %d: tokens differ from the reference window %s", i, windowName(w))
-				}
-				if s.Scored() != w.Scored {
-					t.Errorf("sequence %d (window %s): scores %d targets, want %d", i, windowName(w), s.Scored(), w.Scored)
-				}
-				count += s.Scored()
-			}
-			if count != c.Count {
-				t.Errorf("scored %d targets, want %d", count, c.Count)
-			}
-		})
+		t.Run(c.Name, func(t *testing.T) { checkWindows(t, g, c) })
+	}
+}
+
+// checkWindows checks that the pipeline cuts case c of g into exactly the
+// windows the reference scored.
+func checkWindows(t *testing.T, g goldenFile, c goldenCase) {
+	t.Helper()
+	seqs := sequences(t, g, c)
+	want := scoringWindows(c)
+	if len(seqs) != len(want) {
+		t.Fatalf("%d sequences, want %d", len(seqs), len(want))
+	}
+	count := 0
+	for i, s := range seqs {
+		w := want[i]
+		if !slices.Equal(s.Tokens, windowTokens(g, w)) {
+			t.Errorf("sequence %d: tokens differ from the reference window %s", i, windowName(w))
+		}
+		if s.Scored() != w.Scored {
+			t.Errorf("sequence %d (window %s): scores %d targets, want %d", i, windowName(w), s.Scored(), w.Scored)
+		}
+		count += s.Scored()
+	}
+	if count != c.Count {
+		t.Errorf("scored %d targets, want %d", count, c.Count)
 	}
 }
 

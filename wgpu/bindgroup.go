@@ -11,7 +11,12 @@ type BindGroupEntry struct {
 	Binding uint32
 	Buffer  *Buffer
 	Offset  uint64 // a multiple of the min storage/uniform offset alignment
-	Size    uint64 // 0: to the end of the buffer
+	// Size is the bytes bound, 0 for the rest of the buffer: a multiple of 4, and at least the layout's
+	// MinBindingSize and, when the layout leaves that 0, the minimum binding size of the shader variable of each
+	// pipeline dispatched with the group (WGSL modules: fixed-size types' size; a runtime-sized array counts one
+	// element). A shader clamps indices into a runtime-sized array against the bound length, which a smaller
+	// range would make 0.
+	Size uint64
 }
 
 // BindGroupDescriptor configures CreateBindGroup.
@@ -28,7 +33,8 @@ type BindGroup struct {
 	pool   vk.DescriptorPool
 	label  string
 	layout *BindGroupLayout
-	access []access // what a dispatch using the group reads and writes
+	access []access          // what a dispatch using the group reads and writes
+	size   map[uint32]uint64 // bytes bound, by binding
 }
 
 // Descriptor pools hold this many sets, and descriptors of each type.
@@ -46,7 +52,7 @@ func (d *Device) CreateBindGroup(desc *BindGroupDescriptor) (*BindGroup, error) 
 	if len(desc.Entries) != len(l.entries) {
 		return nil, errorf(ErrBadUsage, "bind group %q: %d entries for a layout of %d", desc.Label, len(desc.Entries), len(l.entries))
 	}
-	g := &BindGroup{d: d, label: desc.Label, layout: l}
+	g := &BindGroup{d: d, label: desc.Label, layout: l, size: make(map[uint32]uint64, len(desc.Entries))}
 	var ar vk.Arena
 	defer ar.Release()
 	infos := vk.NewSlice[vk.DescriptorBufferInfo](&ar, len(desc.Entries))
@@ -66,11 +72,15 @@ func (d *Device) CreateBindGroup(desc *BindGroupDescriptor) (*BindGroup, error) 
 		if size == 0 && e.Offset <= b.size {
 			size = b.size - e.Offset
 		}
-		if err := checkRange("bind group "+desc.Label, b, e.Offset, size); err != nil {
+		if size < max(t.minSize, 1) {
+			return nil, errorf(ErrBadUsage, "bind group %q binding %d%s: %d bytes bound (buffer %q at offset %d), below the minimum binding size %d",
+				desc.Label, e.Binding, whatSuffix(t.what), size, b.label, e.Offset, max(t.minSize, 1))
+		}
+		if err := checkRange(fmt.Sprintf("bind group %q binding %d: buffer", desc.Label, e.Binding), b, e.Offset, size); err != nil {
 			return nil, err
 		}
 		align, maxRange, need := uint64(d.limits.MinStorageBufferOffsetAlignment), d.limits.MaxStorageBufferBindingSize, BufferUsageStorage
-		if t == BindingUniform {
+		if t.typ == BindingUniform {
 			align, maxRange, need = uint64(d.limits.MinUniformBufferOffsetAlignment), 64<<10, BufferUsageUniform
 		}
 		switch {
@@ -83,8 +93,9 @@ func (d *Device) CreateBindGroup(desc *BindGroupDescriptor) (*BindGroup, error) 
 		}
 		infos[i] = vk.DescriptorBufferInfo{Buffer: b.h, Offset: e.Offset, Range: size}
 		w := &writes[i]
-		w.DstBinding, w.DescriptorCount, w.DescriptorType, w.PBufferInfo = e.Binding, 1, descriptorType(t), &infos[i]
-		g.access = append(g.access, access{b, e.Offset, size, t == BindingStorage})
+		w.DstBinding, w.DescriptorCount, w.DescriptorType, w.PBufferInfo = e.Binding, 1, descriptorType(t.typ), &infos[i]
+		g.access = append(g.access, access{b, e.Offset, size, t.typ == BindingStorage})
+		g.size[e.Binding] = size
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -102,6 +113,27 @@ func (d *Device) CreateBindGroup(desc *BindGroupDescriptor) (*BindGroup, error) 
 	}
 	d.live[g] = struct{}{}
 	return g, nil
+}
+
+// whatSuffix is " (what)", or "" for no what.
+func whatSuffix(what string) string {
+	if what == "" {
+		return ""
+	}
+	return " (" + what + ")"
+}
+
+// checkSizes checks that g binds at least what the pipeline's shader needs where the layout's MinBindingSize left
+// that to the dispatch.
+func (p *ComputePipeline) checkSizes(groups []*BindGroup) error {
+	for _, c := range p.late {
+		g := groups[c.group]
+		if n := g.size[c.binding]; n < c.min {
+			return errorf(ErrBadUsage, "pipeline %q: bind group %d (%q) binding %d (%s): %d bytes bound, below the minimum binding size %d",
+				p.label, c.group, g.label, c.binding, c.what, n, c.min)
+		}
+	}
+	return nil
 }
 
 // allocSet allocates g's descriptor set from the first pool with room, creating a pool when all are full.

@@ -115,6 +115,10 @@ func (p *ComputePass) DispatchWorkgroups(x, y, z uint32) {
 		}
 		acc = append(acc, g.access...)
 	}
+	if err := pl.checkSizes(p.groups); err != nil {
+		e.fail(err)
+		return
+	}
 	if x == 0 || y == 0 || z == 0 {
 		return
 	}

@@ -24,10 +24,28 @@ const (
 	BindingUniform
 )
 
+// String is WebGPU's name of the binding type: "storage", "read-only-storage" or "uniform".
+func (t BindingType) String() string {
+	switch t {
+	case BindingStorage:
+		return "storage"
+	case BindingReadOnlyStorage:
+		return "read-only-storage"
+	case BindingUniform:
+		return "uniform"
+	}
+	return fmt.Sprintf("BindingType(%d)", int(t))
+}
+
 // BindGroupLayoutEntry declares one binding.
 type BindGroupLayoutEntry struct {
 	Binding uint32
 	Type    BindingType
+	// MinBindingSize, if not 0, is the fewest bytes a bind group may bind here, checked by CreateBindGroup; a
+	// pipeline whose shader needs more for the binding is refused. With 0, each dispatch checks the bound range
+	// against the pipeline's shader instead (WGSL modules; a SPIR-V module's needs are not known). An "auto" layout
+	// sets it to the WGSL compiler's minimum binding size (wgsl.Binding.Size).
+	MinBindingSize uint64
 }
 
 // BindGroupLayoutDescriptor configures CreateBindGroupLayout.
@@ -41,12 +59,25 @@ type BindGroupLayout struct {
 	d       *Device
 	h       vk.DescriptorSetLayout
 	label   string
-	entries map[uint32]BindingType
+	entries map[uint32]layoutBinding
+}
+
+// layoutBinding is one binding of a layout.
+type layoutBinding struct {
+	typ     BindingType
+	minSize uint64
+	what    string // "name: type" of the WGSL variable an "auto" layout made it for, for messages; else ""
 }
 
 // CreateBindGroupLayout creates a layout of buffer bindings visible to compute shaders.
 func (d *Device) CreateBindGroupLayout(desc *BindGroupLayoutDescriptor) (*BindGroupLayout, error) {
-	l := &BindGroupLayout{d: d, label: desc.Label, entries: map[uint32]BindingType{}}
+	return d.createBindGroupLayout(desc, nil)
+}
+
+// createBindGroupLayout is CreateBindGroupLayout, with the WGSL variables of the bindings an "auto" layout
+// makes (by binding) to name in errors.
+func (d *Device) createBindGroupLayout(desc *BindGroupLayoutDescriptor, what map[uint32]string) (*BindGroupLayout, error) {
+	l := &BindGroupLayout{d: d, label: desc.Label, entries: map[uint32]layoutBinding{}}
 	var ar vk.Arena
 	defer ar.Release()
 	bs := vk.NewSlice[vk.DescriptorSetLayoutBinding](&ar, len(desc.Entries))
@@ -55,7 +86,7 @@ func (d *Device) CreateBindGroupLayout(desc *BindGroupLayoutDescriptor) (*BindGr
 		if _, dup := l.entries[e.Binding]; dup {
 			return nil, errorf(ErrBadUsage, "bind group layout %q: binding %d twice", desc.Label, e.Binding)
 		}
-		l.entries[e.Binding] = e.Type
+		l.entries[e.Binding] = layoutBinding{typ: e.Type, minSize: e.MinBindingSize, what: what[e.Binding]}
 		bs[i].Binding, bs[i].DescriptorCount, bs[i].StageFlags = e.Binding, 1, vk.ShaderStageComputeBit
 		bs[i].DescriptorType = descriptorType(e.Type)
 		if e.Type != BindingUniform {
@@ -165,33 +196,25 @@ func (d *Device) autoLayout(m *ShaderModule, entry string) (*PipelineLayout, err
 	if ok {
 		return l, nil
 	}
-	var ep *wgsl.EntryPoint
-	for i := range m.refl.EntryPoints {
-		if m.refl.EntryPoints[i].Name == entry {
-			ep = &m.refl.EntryPoints[i]
-		}
-	}
-	if ep == nil {
-		return nil, errorf(ErrBadUsage, "module %q has no reflected entry point %q", m.label, entry)
+	ep, err := m.entryPoint(entry)
+	if err != nil {
+		return nil, err
 	}
 	var groups [][]BindGroupLayoutEntry
+	var what []map[uint32]string
 	for _, bi := range ep.Bindings {
 		b := m.refl.Bindings[bi]
 		for len(groups) <= b.Group {
 			groups = append(groups, nil)
+			what = append(what, map[uint32]string{})
 		}
-		t := BindingStorage
-		switch b.Kind {
-		case "uniform":
-			t = BindingUniform
-		case "read-only-storage":
-			t = BindingReadOnlyStorage
-		}
-		groups[b.Group] = append(groups[b.Group], BindGroupLayoutEntry{Binding: uint32(b.Binding), Type: t})
+		groups[b.Group] = append(groups[b.Group], BindGroupLayoutEntry{Binding: uint32(b.Binding), Type: bindingType(b),
+			MinBindingSize: uint64(b.Size)})
+		what[b.Group][uint32(b.Binding)] = b.Name + ": " + b.Type
 	}
 	bgls := make([]*BindGroupLayout, len(groups))
 	for g, entries := range groups {
-		bgl, err := d.CreateBindGroupLayout(&BindGroupLayoutDescriptor{Label: fmt.Sprintf("%s/%s group %d", m.label, entry, g), Entries: entries})
+		bgl, err := d.createBindGroupLayout(&BindGroupLayoutDescriptor{Label: fmt.Sprintf("%s/%s group %d", m.label, entry, g), Entries: entries}, what[g])
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +224,7 @@ func (d *Device) autoLayout(m *ShaderModule, entry string) (*PipelineLayout, err
 	if m.refl.PushConstant != nil {
 		push = uint32(m.refl.PushConstantSize+3) &^ 3
 	}
-	l, err := d.CreatePipelineLayout(&PipelineLayoutDescriptor{Label: m.label + "/" + entry, BindGroupLayouts: bgls, PushConstantSize: push})
+	l, err = d.CreatePipelineLayout(&PipelineLayoutDescriptor{Label: m.label + "/" + entry, BindGroupLayouts: bgls, PushConstantSize: push})
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +238,65 @@ func (d *Device) autoLayout(m *ShaderModule, entry string) (*PipelineLayout, err
 	}
 	m.auto[entry] = l
 	return l, nil
+}
+
+// entryPoint is the reflection of a WGSL module's entry point.
+func (m *ShaderModule) entryPoint(name string) (*wgsl.EntryPoint, error) {
+	for i := range m.refl.EntryPoints {
+		if m.refl.EntryPoints[i].Name == name {
+			return &m.refl.EntryPoints[i], nil
+		}
+	}
+	return nil, errorf(ErrBadUsage, "module %q has no reflected entry point %q", m.label, name)
+}
+
+// sizeCheck is a binding whose bound range each dispatch checks: the pipeline's shader needs min bytes there and
+// the layout's MinBindingSize, 0, left it to the dispatch.
+type sizeCheck struct {
+	group   int
+	binding uint32
+	min     uint64
+	what    string // the WGSL variable, "name: type"
+}
+
+// checkLayout checks an explicit layout against the bindings a WGSL entry point uses, as WebGPU does at pipeline
+// creation: each must be in the layout with a type that fits its address space and access, and with a
+// MinBindingSize, where set, of at least the variable's minimum binding size. It returns the bindings whose
+// layout left the size to each dispatch.
+func checkLayout(l *PipelineLayout, m *ShaderModule, ep *wgsl.EntryPoint) ([]sizeCheck, error) {
+	var late []sizeCheck
+	for _, bi := range ep.Bindings {
+		b := m.refl.Bindings[bi]
+		at := fmt.Sprintf("@group(%d) @binding(%d) (%s: %s)", b.Group, b.Binding, b.Name, b.Type)
+		var lb layoutBinding
+		ok := b.Group < len(l.groups)
+		if ok {
+			lb, ok = l.groups[b.Group].entries[uint32(b.Binding)]
+		}
+		need := bindingType(b)
+		switch {
+		case !ok:
+			return nil, errorf(ErrBadUsage, "layout %q lacks %s", l.label, at)
+		case lb.typ != need && !(need == BindingReadOnlyStorage && lb.typ == BindingStorage):
+			return nil, errorf(ErrBadUsage, "layout %q: %s is a %s binding, the layout's a %s", l.label, at, need, lb.typ)
+		case lb.minSize != 0 && lb.minSize < uint64(b.Size):
+			return nil, errorf(ErrBadUsage, "layout %q: %s needs at least %d bytes, above the layout's MinBindingSize %d", l.label, at, b.Size, lb.minSize)
+		case lb.minSize < uint64(b.Size):
+			late = append(late, sizeCheck{group: b.Group, binding: uint32(b.Binding), min: uint64(b.Size), what: b.Name + ": " + b.Type})
+		}
+	}
+	return late, nil
+}
+
+// bindingType is the binding type a WGSL resource variable needs.
+func bindingType(b wgsl.Binding) BindingType {
+	switch b.Kind {
+	case "uniform":
+		return BindingUniform
+	case "read-only-storage":
+		return BindingReadOnlyStorage
+	}
+	return BindingStorage
 }
 
 // GetBindGroupLayout returns the layout of bind group index of the pipeline's layout (for an "auto" layout, the
@@ -259,6 +341,7 @@ type ComputePipeline struct {
 	label  string
 	layout *PipelineLayout
 	wgSize [3]uint32 // WGSL modules: the workgroup size with the constants applied
+	late   []sizeCheck
 }
 
 // WorkgroupSize is the entry point's workgroup size with the pipeline's constants applied, as the WGSL compiler
@@ -280,13 +363,22 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 		return nil, errorf(ErrBadUsage, "pipeline %q: module %q has no compute entry point %q", desc.Label, desc.Module.label, entry)
 	}
 	layout := desc.Layout
+	var late []sizeCheck
 	if layout == nil {
 		var err error
 		if layout, err = d.autoLayout(desc.Module, entry); err != nil {
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
 		}
+	} else if desc.Module.refl != nil {
+		ep, err := desc.Module.entryPoint(entry)
+		if err == nil {
+			late, err = checkLayout(layout, desc.Module, ep)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
+		}
 	}
-	p := &ComputePipeline{d: d, label: desc.Label, layout: layout}
+	p := &ComputePipeline{d: d, label: desc.Label, layout: layout, late: late}
 	module := desc.Module.h
 	if wm := desc.Module.wgsl; wm != nil {
 		// WGSL: this entry point alone, its overrides replaced by their values (errors here are

@@ -7,6 +7,7 @@
 //
 //	go run ./bench/cpurss -write -dir /tmp/m124 && go run ./bench/cpurss -dir /tmp/m124
 //	go run ./bench/cpurss -write -shape xl -dtype F16 -dir /tmp/xl16 && go run ./bench/cpurss -dir /tmp/xl16
+//	go run ./bench/cpurss -write -shape llama-3.2-1b -dtype BF16 -dir /tmp/l1b && go run ./bench/cpurss -dir /tmp/l1b -ctx 2048
 //
 // -precision bf16 loads for the CPU's bf16 mode (on a CPU without
 // AVX512_BF16 run it with WGPU_EVAL_CPU_KERNELS=generic, and a short -ctx).
@@ -29,7 +30,7 @@ import (
 func main() {
 	dir := flag.String("dir", "", "model folder (config.json + model.safetensors)")
 	write := flag.Bool("write", false, "write a random model of -shape and -dtype to -dir and exit")
-	shape := flag.String("shape", "124m", "with -write: 124m or xl (GPT-2 XL: 48 layers, 25 heads, C 1600)")
+	shape := flag.String("shape", "124m", "with -write: 124m, xl (GPT-2 XL: 48 layers, 25 heads, C 1600), or a Llama-family shape ("+strings.Join(synth.LlamaShapeNames(), ", ")+")")
 	dtype := flag.String("dtype", "F32", "with -write: the stored dtype, F32, F16 or BF16")
 	threads := flag.Int("threads", 0, "CPU threads (<= 0: GOMAXPROCS)")
 	precision := flag.String("precision", "f32", "the CPU's precision: f32 or bf16")
@@ -46,7 +47,10 @@ func main() {
 		case "xl":
 			cfg = synth.GPT2XL()
 		default:
-			log.Fatalf("cpurss: -shape %q: want 124m or xl", *shape)
+			var ok bool
+			if cfg, ok = synth.LlamaShape(*shape); !ok {
+				log.Fatalf("cpurss: -shape %q: want 124m, xl or one of %s", *shape, strings.Join(synth.LlamaShapeNames(), ", "))
+			}
 		}
 		switch *dtype {
 		case "F32", "F16", "BF16":

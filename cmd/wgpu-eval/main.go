@@ -8,6 +8,7 @@
 //	wgpu-eval merge FILES...    add the --json results of the shards of one run
 //	wgpu-eval compare A B       compare two --per-token files token by token
 //	wgpu-eval export FILE       write a --per-token file as JSON Lines or CSV
+//	wgpu-eval tokenize [flags]  write the token ids of a corpus as the evaluation sees them
 //	wgpu-eval version           print the version
 //
 // Run `wgpu-eval eval --help` for the flags.
@@ -83,6 +84,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runCompare(args, stdout, stderr)
 	case "export":
 		return runExport(args, stdout)
+	case "tokenize":
+		return runTokenize(ctx, args, stdin, stdout, stderr)
 	case "devices":
 		return runDevices(args, stdout, stderr)
 	case "bench":
@@ -100,7 +103,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, generate, merge, compare, export, version, help)", cmd)}
+	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, generate, merge, compare, export, tokenize, version, help)", cmd)}
 }
 
 const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
@@ -114,6 +117,7 @@ Usage:
   wgpu-eval merge FILES...   add the --json results of a run's shards (--shard I/N) into the whole run's
   wgpu-eval compare A B      compare two --per-token files of one corpus token by token
   wgpu-eval export FILE      write a --per-token file's records as JSON Lines or CSV (--format)
+  wgpu-eval tokenize [flags] write a corpus's token ids as the evaluation sees them (--output)
   wgpu-eval version          print the version
   wgpu-eval help             this text
 

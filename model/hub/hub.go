@@ -220,8 +220,8 @@ func checkRevision(rev string) error {
 // as is. Otherwise src is a hub id, and Locate returns the snapshot folder of its
 // revision in the cache, downloading config.json, the safetensors weights
 // (model.safetensors, or model.safetensors.index.json and its shards) and, when
-// the repo has them, vocab.json, merges.txt, tokenizer.json and
-// generation_config.json. A snapshot that already holds the config and weights
+// the repo has them, vocab.json, merges.txt, tokenizer.json,
+// tokenizer_config.json and generation_config.json. A snapshot that already holds the config and weights
 // is used without any network access when the revision resolves in the cache
 // (refs/REVISION, or a commit hash); so a cached branch is not checked for newer
 // commits (pass org/name@COMMIT, or delete refs/BRANCH, to move on). Offline,

@@ -115,8 +115,8 @@ func randomLlama(cfg model.Config, seed uint64) *model.Model {
 // no o_proj or down_proj row writes to it, nor their biases), so after the
 // final RMSNorm it carries nearly the same value at every position, and
 // lm_head's channel 0 turns it into a Zipf-like prior of about -ln(1+id)
-// nats; lm_head's other channels (std 2/sqrt(C)) let the context move the
-// logits by a few nats. A tied lm_head is untied for this: the prior needs
+// nats; lm_head's other channels (std 0.5/sqrt(C)) let the context move the
+// logits by about half a nat. A tied lm_head is untied for this: the prior needs
 // lm_head's channel 0 to differ from the embeddings'.
 func peakedLlama(cfg model.Config, seed uint64) *model.Model {
 	cfg.TiedEmbed = false
@@ -143,7 +143,7 @@ func peakedLlama(cfg model.Config, seed uint64) *model.Model {
 	for v := range V {
 		w.LMHead[v*C] = float32(-math.Log1p(float64(v)) / h0)
 		for j := 1; j < C; j++ {
-			w.LMHead[v*C+j] *= 2
+			w.LMHead[v*C+j] *= 0.5
 		}
 	}
 	m.Source = "peaked"

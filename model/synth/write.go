@@ -83,11 +83,10 @@ func WriteSafetensors(dir string, m *model.Model, dtype string) error {
 	if err := WriteConfig(dir, m.Config); err != nil {
 		return err
 	}
-	ts := HFTensors(m, "transformer.")
 	if m.Config.Arch == model.ArchLlama {
-		ts = llamaTensors(m)
+		return WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), llamaTensors(m), dtype)
 	}
-	return WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), ts, dtype)
+	return WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), HFTensors(m, "transformer."), dtype)
 }
 
 // WriteConfig writes dir/config.json for cfg as transformers' GPT2Config

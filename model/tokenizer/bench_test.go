@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	tiktoken "github.com/tiktoken-go/tokenizer"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
 // BenchmarkEncodeShakespeare encodes TinyShakespeare with a fresh word cache
@@ -52,5 +54,47 @@ func BenchmarkBuildGPT2(b *testing.B) {
 		if _, err := fromRanks(raw); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkEncodeRealShakespeare encodes TinyShakespeare with the real Llama
+// 2, Llama 3 and Qwen3 tokenizers ($WGPU_TEST_HF_TOKENIZERS), word caches
+// emptied each time.
+func BenchmarkEncodeRealShakespeare(b *testing.B) {
+	_, modules := prereq.HFTokenizers(b)
+	text := shakespeare(b)
+	for _, rt := range realTokenizers {
+		b.Run(rt.name, func(b *testing.B) {
+			tok, err := Load(realDir(b, modules, rt.name, rt.sha256))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				m := tok.hf.model
+				m.mu.Lock()
+				m.cache = map[string][]int32{}
+				m.mu.Unlock()
+				m.bpe.mu.Lock()
+				m.bpe.cache = map[string][]int32{}
+				m.bpe.mu.Unlock()
+				tok.Encode(text)
+			}
+		})
+	}
+}
+
+// BenchmarkLoadReal loads the real tokenizer files.
+func BenchmarkLoadReal(b *testing.B) {
+	_, modules := prereq.HFTokenizers(b)
+	for _, rt := range realTokenizers {
+		b.Run(rt.name, func(b *testing.B) {
+			dir := realDir(b, modules, rt.name, rt.sha256)
+			for b.Loop() {
+				if _, err := Load(dir); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -87,20 +87,34 @@ func (e *bpe) encodePiece(dst []int32, p string) []int32 {
 			return append(dst, ids...)
 		}
 	}
-	var ids []int32
-	if len(p) < heapFrom {
-		ids = e.mergeScan(p)
-	} else {
-		ids = e.mergeHeap(p)
-	}
+	ids := e.mergeSymbols(e.byteSymbols(p))
 	if cacheable {
-		e.mu.Lock()
-		if len(e.cache) < cacheMax {
-			e.cache[strings.Clone(p)] = ids // a copy: p would keep the caller's text alive
-		}
-		e.mu.Unlock()
+		e.remember(p, ids) // a copy of p: p would keep the caller's text alive
 	}
 	return append(dst, ids...)
+}
+
+// cached reports whether the word cache holds piece.
+func (e *bpe) cached(p string) bool {
+	if len(p) > cacheMaxLen {
+		return false
+	}
+	e.mu.RLock()
+	_, ok := e.cache[p]
+	e.mu.RUnlock()
+	return ok
+}
+
+// remember puts the ids of a piece in the word cache, if it has room.
+func (e *bpe) remember(p string, ids []int32) {
+	if len(p) > cacheMaxLen {
+		return
+	}
+	e.mu.Lock()
+	if len(e.cache) < cacheMax {
+		e.cache[strings.Clone(p)] = ids
+	}
+	e.mu.Unlock()
 }
 
 // rank returns the merge of the pair (a, b), or noRank.
@@ -111,14 +125,37 @@ func (e *bpe) rank(a, b int32) merge {
 	return merge{rank: noRank}
 }
 
-// mergeScan merges the symbols of p by scanning for the lowest-ranked pair
-// after every merge: O(n^2), fastest for short pieces.
-func (e *bpe) mergeScan(p string) []int32 {
+// byteSymbols returns the byte-level symbols of p: one per byte.
+func (e *bpe) byteSymbols(p string) []int32 {
 	sym := make([]int32, len(p))
 	for i := range len(p) {
 		sym[i] = e.byteID[p[i]]
 	}
-	pair := make([]merge, len(p)-1) // pair[k]: the merge of sym[k], sym[k+1]
+	return sym
+}
+
+// mergeScan merges the bytes of p (mergeSymbols of its byte symbols).
+func (e *bpe) mergeScan(p string) []int32 { return e.mergeScanSymbols(e.byteSymbols(p)) }
+
+// mergeHeap is mergeHeapSymbols of the bytes of p.
+func (e *bpe) mergeHeap(p string) []int32 { return e.mergeHeapSymbols(e.byteSymbols(p)) }
+
+// mergeSymbols merges sym (which it may overwrite) with whichever loop suits
+// its length.
+func (e *bpe) mergeSymbols(sym []int32) []int32 {
+	if len(sym) < heapFrom {
+		return e.mergeScanSymbols(sym)
+	}
+	return e.mergeHeapSymbols(sym)
+}
+
+// mergeScanSymbols merges sym in place by scanning for the lowest-ranked
+// pair after every merge: O(n^2), fastest for short pieces.
+func (e *bpe) mergeScanSymbols(sym []int32) []int32 {
+	if len(sym) < 2 {
+		return sym
+	}
+	pair := make([]merge, len(sym)-1) // pair[k]: the merge of sym[k], sym[k+1]
 	for k := range pair {
 		pair[k] = e.rank(sym[k], sym[k+1])
 	}
@@ -207,13 +244,17 @@ func (h *candidateHeap) pop() candidate {
 	return top
 }
 
-// mergeHeap gives the same result as mergeScan in O(n log n), for long pieces
-// (a long run of spaces or letters would make mergeScan quadratic).
-func (e *bpe) mergeHeap(p string) []int32 {
-	n := int32(len(p))
+// mergeHeapSymbols gives the same result as mergeScanSymbols in O(n log n),
+// for long pieces (a long run of spaces or letters would make mergeScan
+// quadratic).
+func (e *bpe) mergeHeapSymbols(sym []int32) []int32 {
+	n := int32(len(sym))
+	if n < 2 {
+		return sym
+	}
 	nodes := make([]node, n)
 	for i := range n {
-		nodes[i] = node{id: e.byteID[p[i]], prev: i - 1, next: i + 1, m: merge{rank: noRank}}
+		nodes[i] = node{id: sym[i], prev: i - 1, next: i + 1, m: merge{rank: noRank}}
 	}
 	nodes[n-1].next = -1
 	var h candidateHeap
@@ -249,7 +290,7 @@ func (e *bpe) mergeHeap(p string) []int32 {
 			}
 		}
 	}
-	var out []int32
+	out := sym[:0]
 	for i := int32(0); i >= 0; i = nodes[i].next {
 		out = append(out, nodes[i].id)
 	}

@@ -1,16 +1,33 @@
-// Package tokenizer turns text into GPT-2 token ids and back: GPT-2's
-// byte-level BPE, with the hand-written GPT-2 pre-tokenizer and a rank-ordered
-// merge loop of its own. The vocabulary and merges come from a model folder's
-// vocab.json + merges.txt or tokenizer.json (Load), or are built in (GPT2):
-// recovered from the r50k_base token table of github.com/tiktoken-go/tokenizer.
+// Package tokenizer turns text into token ids and back, for the models the
+// evaluation scores: GPT-2's byte-level BPE, and the Hugging Face
+// tokenizer.json files of the Llama family (Llama 2's SentencePiece-style
+// BPE; Llama 3's and Qwen's byte-level BPE with a Split pattern). Load picks
+// a model folder's files: vocab.json + merges.txt, or tokenizer.json (with
+// tokenizer_config.json beside it), else the built-in GPT-2 tokenizer
+// (GPT2), recovered from the r50k_base token table of
+// github.com/tiktoken-go/tokenizer.
 //
-// Special tokens such as <|endoftext|> are never recognised in text: they are
-// encoded as plain text, as OpenAI's encoder.py and tiktoken with
-// disallowed_special=() do (Hugging Face's tokenizers would map the string to
-// 50256). Callers that want an end-of-text token insert EOT themselves.
+// GPT-2's tokenizers (vocab.json + merges.txt, a GPT-2 tokenizer.json, the
+// built-in one) run a hand-written GPT-2 pre-tokenizer and a rank-ordered
+// merge loop of their own. Special tokens such as <|endoftext|> are never
+// recognised in their text: they are encoded as plain text, as OpenAI's
+// encoder.py and tiktoken with disallowed_special=() do (Hugging Face's
+// tokenizers would map the string to 50256). Callers that want an
+// end-of-text token insert EOT themselves.
 //
-// A Tokenizer is immutable after construction (but for an internal word cache)
+// Other tokenizer.json files run as Hugging Face's tokenizers runs them,
+// component by component (LoadJSON lists what is supported; anything else
+// is refused, naming it): their added and special tokens are matched in the
+// text first, as Hugging Face does, so "<|endoftext|>" in a Qwen text is
+// token 151643. EncodeWithSpecials adds the post-processor's special tokens
+// (Llama 2's BOS): the ids of transformers' tokenizer(text). The ids are
+// those of Hugging Face's tokenizers, checked on real Llama 2-style, Llama 3
+// and Qwen3 files (TestRealTokenizers). Their Split patterns (Oniguruma's,
+// with lookahead) run on the matcher of internal/regex.
+//
+// A Tokenizer is immutable after construction (but for internal word caches)
 // and safe for concurrent use.
 //
-// It imports nothing of this module; of outside code, only tiktoken-go.
+// It imports nothing of this module but its own internal/regex; of outside
+// code, tiktoken-go and golang.org/x/text (Unicode normalization).
 package tokenizer

@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxID bounds token ids in vocabulary files, so a corrupt id cannot make the
@@ -42,7 +44,17 @@ func LoadFiles(vocabPath, mergesPath string) (*Tokenizer, error) {
 // mergeRule is one merge as written in a file, with where it was written.
 type mergeRule struct {
 	left, right string
-	where       string // "merges.txt line 7", "tokenizer.json model.merges[5]"
+	file        string
+	at          int // merges.txt: the line (from 1); tokenizer.json: -1 - the index in model.merges
+}
+
+// where names the merge's place: "merges.txt line 7",
+// "tokenizer.json model.merges[5]".
+func (m mergeRule) where() string {
+	if m.at > 0 {
+		return fmt.Sprintf("%s line %d", m.file, m.at)
+	}
+	return fmt.Sprintf("%s model.merges[%d]", m.file, -1-m.at)
 }
 
 // parseMergesTxt parses merges.txt: rank order, "#version" lines skipped (as
@@ -54,87 +66,110 @@ func parseMergesTxt(data []byte, path string) ([]mergeRule, error) {
 		if line == "" || strings.HasPrefix(line, "#version") {
 			continue
 		}
-		where := fmt.Sprintf("%s line %d", path, n+1)
+		m := mergeRule{file: path, at: n + 1}
 		l, r, ok := strings.Cut(line, " ")
 		if !ok || l == "" || r == "" || strings.Contains(r, " ") {
-			return nil, fmt.Errorf("parse %s: want two tokens separated by one space, got %q", where, line)
+			return nil, fmt.Errorf("parse %s: want two tokens separated by one space, got %q", m.where(), line)
 		}
-		merges = append(merges, mergeRule{l, r, where})
+		m.left, m.right = l, r
+		merges = append(merges, m)
 	}
 	return merges, nil
 }
 
-// tokenizerJSON is the part of a Hugging Face tokenizer.json this package reads.
-type tokenizerJSON struct {
-	Normalizer   json.RawMessage `json:"normalizer"`
-	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	AddedTokens  []addedToken    `json:"added_tokens"`
-	Model        *tokenizerModel `json:"model"`
-}
-
-type addedToken struct {
-	ID      int64  `json:"id"`
-	Content string `json:"content"`
-}
-
-type tokenizerModel struct {
-	Type          string            `json:"type"`
-	Dropout       *float64          `json:"dropout"`
-	SubwordPrefix string            `json:"continuing_subword_prefix"`
-	EndOfWord     string            `json:"end_of_word_suffix"`
-	IgnoreMerges  bool              `json:"ignore_merges"`
-	Vocab         map[string]int64  `json:"vocab"`
-	Merges        []json.RawMessage `json:"merges"`
-}
-
-// LoadJSON returns the tokenizer of a Hugging Face tokenizer.json holding a
-// byte-level BPE model (GPT-2's). Merges may be "left right" strings or
-// ["left", "right"] pairs; added tokens are decoded but never matched in text.
-// Files with a normalizer, a pre-tokenizer other than GPT-2's ByteLevel, BPE
-// dropout, subword prefixes or suffixes, or ignore_merges are refused: this
-// package would not tokenize them as their authors intend.
+// LoadJSON returns the tokenizer of a Hugging Face tokenizer.json with a BPE
+// model. Merges may be "left right" strings or ["left", "right"] pairs.
+//
+// A GPT-2 file (its pre-tokenizer a lone ByteLevel, or none with a
+// byte-level vocabulary) is run as vocab.json + merges.txt are: GPT-2's
+// split, added tokens decoded but never matched in text; such files with a
+// normalizer, add_prefix_space, ignore_merges, BPE dropout or subword
+// prefixes or suffixes are refused.
+//
+// Any other file is run as Hugging Face's tokenizers runs it, component by
+// component: added tokens (matched in the text first, their lstrip, rstrip,
+// single_word and normalized flags honoured); normalizers NFC, NFD, NFKC,
+// NFKD, Prepend, Replace and Sequence; pre-tokenizers Split (Oniguruma
+// patterns, see package internal/regex), ByteLevel and Sequence; BPE with
+// byte_fallback, unk_token, fuse_unk and ignore_merges; post-processors
+// TemplateProcessing, ByteLevel and Sequence; decoders ByteLevel, Replace,
+// ByteFallback, Fuse, Strip and Sequence. Any other component is refused,
+// naming it. The tokenizer_config.json beside the file, if any, gives the
+// BOS and EOS names, split_special_tokens, and, for the Llama classes,
+// add_bos_token and add_eos_token (as transformers' fast tokenizer does, they
+// replace the file's post-processor).
 func LoadJSON(path string) (*Tokenizer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
-	var tj tokenizerJSON
-	if err := json.Unmarshal(data, &tj); err != nil {
+	return loadJSON(data, path, func() (*tokenizerConfig, []byte, error) {
+		return readConfig(filepath.Join(filepath.Dir(path), ConfigFile))
+	})
+}
+
+// loadJSON is LoadJSON of the file's bytes; config reads the
+// tokenizer_config.json beside it when it is needed.
+func loadJSON(data []byte, path string, config func() (*tokenizerConfig, []byte, error)) (*Tokenizer, error) {
+	var f hfFile
+	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, jsonError(err))
 	}
-	if tj.Model == nil {
+	if f.Model == nil {
 		return nil, fmt.Errorf("parse %s: no \"model\"", path)
 	}
-	if tj.Model.Type != "BPE" {
-		return nil, fmt.Errorf("load %s: model type %q, want \"BPE\"", path, tj.Model.Type)
+	if f.Model.Type != "BPE" {
+		return nil, fmt.Errorf("load %s: model type %q, want \"BPE\"", path, f.Model.Type)
 	}
-	if tj.Model.Dropout != nil && *tj.Model.Dropout != 0 {
-		return nil, fmt.Errorf("load %s: BPE dropout %g is not supported", path, *tj.Model.Dropout)
+	if f.Model.Dropout != nil && *f.Model.Dropout != 0 {
+		return nil, fmt.Errorf("load %s: BPE dropout %g is not supported", path, *f.Model.Dropout)
 	}
-	if tj.Model.SubwordPrefix != "" || tj.Model.EndOfWord != "" || tj.Model.IgnoreMerges {
-		return nil, fmt.Errorf("load %s: BPE with continuing_subword_prefix, end_of_word_suffix or ignore_merges is not supported (GPT-2 uses none)", path)
-	}
-	if tj.Model.Vocab == nil {
+	if isNull(f.Model.RawVocab) {
 		return nil, fmt.Errorf("parse %s: no \"model.vocab\"", path)
 	}
-	if !isNull(tj.Normalizer) {
+	if err := json.Unmarshal(f.Model.RawVocab, &f.Model.Vocab); err != nil {
+		return nil, fmt.Errorf("parse %s model.vocab: %w", path, jsonError(err))
+	}
+	merges, err := parseMerges(f.Model.Merges, path)
+	if err != nil {
+		return nil, err
+	}
+	if !f.gpt2Style() {
+		cfg, cfgData, err := config()
+		if err != nil {
+			return nil, err
+		}
+		files := [][]byte{data}
+		if cfg.present {
+			files = append(files, cfgData)
+		}
+		return loadHF(&f, merges, path, cfg, fileID(files...))
+	}
+	if nonEmpty(f.Model.SubwordPrefix) || nonEmpty(f.Model.EndOfWord) || f.Model.IgnoreMerges {
+		return nil, fmt.Errorf("load %s: BPE with continuing_subword_prefix, end_of_word_suffix or ignore_merges is not supported (GPT-2 uses none)", path)
+	}
+	if !isNull(f.Normalizer) {
 		return nil, fmt.Errorf("load %s: a normalizer is not supported (GPT-2 has none)", path)
 	}
-	if err := checkPreTokenizer(tj.PreTokenizer); err != nil {
+	if err := checkPreTokenizer(f.PreTokenizer); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	merges := make([]mergeRule, len(tj.Model.Merges))
-	for i, raw := range tj.Model.Merges {
-		where := fmt.Sprintf("%s model.merges[%d]", path, i)
-		m, err := parseJSONMerge(raw)
-		if err != nil {
-			return nil, fmt.Errorf("parse %s: %w", where, err)
-		}
-		m.where = where
-		merges[i] = m
+	t, err := build(f.Model.Vocab, path+" model.vocab", merges, f.AddedTokens, fileID(data))
+	if err != nil {
+		return nil, err
 	}
-	return build(tj.Model.Vocab, path+" model.vocab", merges, tj.AddedTokens, fileID(data))
+	tmpl, err := parsePostProcessor(f.PostProcessor, "post_processor", t.VocabSize())
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	t.lead, t.trail = tmpl.lead, tmpl.trail
+	if len(t.lead) > 0 {
+		t.bos = t.lead[0]
+	}
+	return t, nil
 }
+
+func nonEmpty(s *string) bool { return s != nil && *s != "" }
 
 // jsonError adds the byte offset to a JSON syntax error, which lacks it.
 func jsonError(err error) error {
@@ -176,8 +211,12 @@ func checkPreTokenizer(raw json.RawMessage) error {
 
 // parseJSONMerge reads a merge written as "left right" or ["left", "right"].
 func parseJSONMerge(raw json.RawMessage) (mergeRule, error) {
+	raw = bytes.TrimSpace(raw)
+	if m, ok := quickMerge(raw); ok {
+		return m, nil
+	}
 	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
 		l, r, ok := strings.Cut(s, " ")
 		if !ok || l == "" || r == "" || strings.Contains(r, " ") {
 			return mergeRule{}, fmt.Errorf("want two tokens separated by one space, got %q", s)
@@ -189,6 +228,48 @@ func parseJSONMerge(raw json.RawMessage) (mergeRule, error) {
 		return mergeRule{}, fmt.Errorf("want \"left right\" or [\"left\", \"right\"], got %s", raw)
 	}
 	return mergeRule{left: pair[0], right: pair[1]}, nil
+}
+
+// quickMerge reads the common forms of a merge, "a b" and ["a", "b"]
+// without escapes or empty tokens, without the JSON decoder (a file has
+// hundreds of thousands); ok is false for anything else.
+func quickMerge(raw []byte) (m mergeRule, ok bool) {
+	if bytes.IndexByte(raw, '\\') >= 0 || len(raw) < 2 || !utf8.Valid(raw) {
+		return m, false
+	}
+	if raw[0] == '"' && raw[len(raw)-1] == '"' {
+		l, r, found := bytes.Cut(raw[1:len(raw)-1], []byte(" "))
+		if !found || len(l) == 0 || len(r) == 0 || bytes.ContainsAny(r, " \"") || bytes.IndexByte(l, '"') >= 0 {
+			return m, false
+		}
+		return mergeRule{left: string(l), right: string(r)}, true
+	}
+	if raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return m, false
+	}
+	rest := bytes.TrimSpace(raw[1 : len(raw)-1])
+	var parts [2]string
+	for i := range parts {
+		if len(rest) < 2 || rest[0] != '"' {
+			return m, false
+		}
+		end := bytes.IndexByte(rest[1:], '"')
+		if end <= 0 {
+			return m, false
+		}
+		parts[i] = string(rest[1 : 1+end])
+		rest = bytes.TrimSpace(rest[2+end:])
+		if i == 0 {
+			if len(rest) == 0 || rest[0] != ',' {
+				return m, false
+			}
+			rest = bytes.TrimSpace(rest[1:])
+		}
+	}
+	if len(rest) != 0 {
+		return m, false
+	}
+	return mergeRule{left: parts[0], right: parts[1]}, true
 }
 
 // fileID is the identity of a tokenizer loaded from files: sha256 over each
@@ -227,7 +308,7 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 		}
 		size = max(size, a.ID+1)
 	}
-	t := &Tokenizer{id: id, tokens: make([]string, size), eot: -1}
+	t := &Tokenizer{id: id, tokens: make([]string, size), eot: -1, bos: -1}
 	for i, text := range byID {
 		t.tokens[i] = textToBytes(text)
 	}
@@ -253,15 +334,15 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 	for rank, m := range merges {
 		l, ok := vocab[m.left]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", m.where, m.left+" "+m.right, m.left)
+			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", m.where(), m.left+" "+m.right, m.left)
 		}
 		r, ok := vocab[m.right]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", m.where, m.left+" "+m.right, m.right)
+			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", m.where(), m.left+" "+m.right, m.right)
 		}
 		joined, ok := vocab[m.left+m.right]
 		if !ok {
-			return nil, fmt.Errorf("load %s: merge %q: its result %q is not in the vocabulary", m.where, m.left+" "+m.right, m.left+m.right)
+			return nil, fmt.Errorf("load %s: merge %q: its result %q is not in the vocabulary", m.where(), m.left+" "+m.right, m.left+m.right)
 		}
 		// A pair listed twice keeps its last rank, as Hugging Face's and
 		// OpenAI's GPT-2 tokenizers do.

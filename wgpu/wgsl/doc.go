@@ -105,8 +105,9 @@
 // conversions saturate; dynamic indices into fixed, override-sized and
 // runtime-sized buffer arrays are clamped into bounds, except where a small
 // sound range analysis (ranges.go: constants, specialized overrides, lets,
-// the local invocation index, counters of for loops whose bodies cannot change
-// them, u32 arithmetic that cannot wrap) proves an index below a constant
+// invocation and subgroup builtins, parameters from every call, counters of
+// for loops whose bodies cannot change them, conditions and early returns on
+// those, u32 arithmetic that cannot wrap) proves an index below a constant
 // length, as in the inner loops of the tiled kernels; function, private and
 // workgroup memory start zeroed; barriers are only accepted in control flow
 // uniform across the workgroup, subgroup operations in control flow uniform

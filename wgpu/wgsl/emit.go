@@ -53,6 +53,8 @@ type emitter struct {
 	pending  []*fnVariant
 	// constIndex maps u32 constants made by constU32 back to their value.
 	constIndex map[uint32]uint32
+	// ranges holds the proved ranges of index expressions (ranges.go).
+	ranges map[expr]interval
 
 	f *fnState
 }
@@ -91,6 +93,9 @@ func emit(m *checked, opt Options) (words []uint32, err error) {
 			words, err = nil, &InternalError{File: m.file.Name, Msg: b.msg, Stack: string(debug.Stack())}
 		}
 	}()
+	if !opt.NoIndexClamp {
+		e.ranges = analyzeRanges(m)
+	}
 	e.module()
 	return e.assemble(), nil
 }

@@ -66,10 +66,17 @@ func (e *emitter) ref(x expr) refv {
 			return e.columnRef(r, x, e.containerType(x.X, info.autoDeref))
 		}
 		var idx uint32
-		if v := e.info(x.Index).val; v != nil {
+		ct := e.containerType(x.X, info.autoDeref)
+		switch v := e.info(x.Index).val; {
+		case v == nil:
+			idx = e.clampIndex(e.expr(x.Index), x.Index, e.info(x.Index).typ, ct, &r)
+		case e.constInBounds(uint64(v.i), ct):
 			idx = e.constU32(uint32(v.i)) // constant indices stay constants of one type
-		} else {
-			idx = e.clampIndex(e.expr(x.Index), x.Index, e.info(x.Index).typ, e.containerType(x.X, info.autoDeref), &r)
+		default:
+			// A length known only at run time (a runtime-sized array, an
+			// override count in the whole module): clamped as a run-time
+			// index is.
+			idx = e.clampIndex(e.constU32(uint32(v.i)), x.Index, e.m.types.scalar(kU32), ct, &r)
 		}
 		r.idx = append(append([]uint32(nil), r.idx...), idx)
 		r.block = 0
@@ -326,11 +333,12 @@ func (e *emitter) expr(x expr) uint32 {
 		if ii.val != nil {
 			return e.op(spirv.OpCompositeExtract, ety, v, uint32(ii.val.i))
 		}
-		idx := e.expr(x.Index)
+		// A run-time index into a vector or matrix value is clamped as one
+		// into memory is: OpVectorExtractDynamic out of range is undefined.
+		idx := e.clampIndex(e.expr(x.Index), x.Index, ii.typ, xi.typ, nil)
 		if xi.typ.Kind == kVec {
 			return e.op(spirv.OpVectorExtractDynamic, ety, v, idx)
 		}
-		idx = e.clampIndex(idx, x.Index, ii.typ, xi.typ, nil)
 		tmp := e.localVar(xi.typ)
 		e.add(spirv.OpStore, tmp, v)
 		p := e.op(spirv.OpAccessChain, e.ptrType(spirv.StorageClassFunction, ety), tmp, idx)
@@ -610,8 +618,10 @@ func (e *emitter) containerType(x expr, autoDeref bool) *wgslType {
 // clampIndex keeps a dynamic index in bounds, as WGSL requires that no access
 // leaves its memory: min(u32(i), n-1), where n is the element count of a
 // fixed array, an override-sized array or, for a runtime-sized buffer array
-// reached directly from its variable, arrayLength. Vectors are not clamped in
-// memory either way: an out-of-range component access is clamped the same way.
+// (whose reference is always rooted at its buffer variable), arrayLength. A
+// constant index into an array whose length is not known now is clamped here
+// too (see constInBounds). Vectors and matrices are clamped against their
+// static size N, in memory and as values (OpVectorExtractDynamic).
 //
 // An index the range analysis (ranges.go) proves below a constant length keeps
 // no clamp: index is its expression.
@@ -626,7 +636,7 @@ func (e *emitter) clampIndex(idx uint32, index expr, it, t *wgslType, r *refv) u
 		return idx // the host guarantees bounds (Options.NoIndexClamp)
 	}
 	if n, ok := e.constLength(t); ok && it.Kind == kU32 {
-		if rg, known := e.rangeOf(index); known && rg.hi < n {
+		if rg, known := e.ranges[index]; known && rg.hi < n {
 			return idx // proved in bounds
 		}
 	}
@@ -646,9 +656,25 @@ func (e *emitter) clampIndex(idx uint32, index expr, it, t *wgslType, r *refv) u
 		n := e.op(spirv.OpArrayLength, uty, r.base, member)
 		last = e.op(spirv.OpISub, uty, n, e.constU32(1))
 	default:
-		return idx // a runtime-sized array reached through a pointer: left to robustBufferAccess
+		// A runtime-sized array lives only in a storage buffer, and every
+		// pointer to one keeps the buffer variable as its root (see
+		// arrayLength): nothing else can reach here.
+		bugf("index into a runtime-sized array not rooted at its buffer")
 	}
 	return e.ext(uty, spirv.GLSLUMin, idx, last)
+}
+
+// constInBounds reports whether constant index k is known to lie inside
+// container t without a clamp: 0 always does (min(0, last) is 0, and a
+// runtime-sized array or override count has at least one element); any
+// other k only below a length known now. The checker has rejected constant
+// indices past a known length.
+func (e *emitter) constInBounds(k uint64, t *wgslType) bool {
+	if k == 0 {
+		return true
+	}
+	n, ok := e.constLength(t)
+	return ok && k < n
 }
 
 func (e *emitter) isGlobalVar(id uint32) bool {

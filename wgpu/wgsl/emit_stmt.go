@@ -8,8 +8,7 @@ import (
 
 type fnState struct {
 	fn         *function
-	counters   map[*symbol]interval // loop counters in the bodies of their loops (ranges.go)
-	vars       spirv.Section        // OpVariables of the entry block
+	vars       spirv.Section // OpVariables of the entry block
 	body       spirv.Section
 	label      uint32 // current block
 	terminated bool   // the current block has its terminator
@@ -336,11 +335,7 @@ func (e *emitter) stmt(s stmt) {
 		if s.Update != nil {
 			update = []stmt{s.Update}
 		}
-		if v, r, ok := e.loopCounter(s); ok {
-			e.loopWith(s.Cond, s.Body.Stmts, update, nil, v, r)
-		} else {
-			e.loop(s.Cond, s.Body.Stmts, update, nil)
-		}
+		e.loop(s.Cond, s.Body.Stmts, update, nil)
 	case *whileStmt:
 		e.loop(s.Cond, s.Body.Stmts, nil, nil)
 	case *loopStmt:
@@ -510,12 +505,6 @@ func (e *emitter) ifStmt(s *ifStmt) {
 //	body ... -> cont
 //	cont:   continuing; break if -> merge; -> header
 func (e *emitter) loop(cond expr, body []stmt, cont []stmt, breakIf expr) {
-	e.loopWith(cond, body, cont, breakIf, nil, interval{})
-}
-
-// loopWith is loop, with counter (when not nil) known to lie in r while the
-// body runs (see loopCounter).
-func (e *emitter) loopWith(cond expr, body []stmt, cont []stmt, breakIf expr, counter *symbol, r interval) {
 	header, bodyL, contL, merge := e.id(), e.id(), e.id(), e.id()
 	e.branch(header)
 	e.label(header)
@@ -531,16 +520,7 @@ func (e *emitter) loopWith(cond expr, body []stmt, cont []stmt, breakIf expr, co
 	}
 	e.label(bodyL)
 	e.f.loops = append(e.f.loops, loopTargets{merge: merge, cont: contL})
-	if counter != nil {
-		if e.f.counters == nil {
-			e.f.counters = map[*symbol]interval{}
-		}
-		e.f.counters[counter] = r
-	}
 	e.stmts(body)
-	if counter != nil {
-		delete(e.f.counters, counter)
-	}
 	e.f.loops = e.f.loops[:len(e.f.loops)-1]
 	e.branch(contL)
 	e.label(contL)

@@ -5,7 +5,8 @@ import "fmt"
 // Options tunes Compile. The zero value is ready to use.
 type Options struct {
 	// NoIndexClamp drops the clamping of run-time indices into arrays,
-	// matrices and vectors, for a module whose host code guarantees every
+	// matrices and vectors (and of constant indices into runtime-sized
+	// arrays), for a module whose host code guarantees every
 	// index is in bounds: an out-of-bounds access is then undefined
 	// behaviour. Clamping (the WGSL guarantee that no access leaves its
 	// memory) is the default.

@@ -62,11 +62,13 @@ func Generate() (asm, stubs []byte, err error) {
 			g.nn(shape[0], shape[1])
 		}
 		g.nnCol()
-		g.divMaxRow()
+		g.divMaxRow(true)
+		g.divMaxRow(false)
 		g.mulRow()
 		g.expRow("expSubRow", true)
 		g.expRow("sumExpSub", false)
 		g.gelu()
+		g.swiglu()
 		if s.lanes == 16 {
 			for _, shape := range [][2]int{{4, 4}, {1, 4}, {1, 1}} {
 				g.dpbf(shape[0], shape[1])
@@ -536,34 +538,50 @@ func (g *gen) expRow(name string, store bool) {
 
 // divMaxRow emits divMaxRow{isa}(row *float32, n int, d float32) float32:
 // row[i] /= d for i < n - n%lanes (IEEE division, as scalar code does), and
-// the largest of the quotients (-Inf when there are none).
-func (g *gen) divMaxRow() {
-	name := "divMaxRow" + g.name
+// the largest of the quotients (-Inf when there are none). Without div it
+// emits maxRow{isa}(row *float32, n int) float32, the largest of those
+// elements, row unchanged (the loss's row maximum).
+func (g *gen) divMaxRow(div bool) {
+	name := "maxRow" + g.name
+	if div {
+		name = "divMaxRow" + g.name
+	}
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
-	g.SignatureExpr("func(row *float32, n int, d float32) float32")
-	g.Doc(fmt.Sprintf("%s sets row[i] /= d for i < n - n%%%d and returns the largest quotient (-Inf if none).", name, g.lanes))
+	if div {
+		g.SignatureExpr("func(row *float32, n int, d float32) float32")
+		g.Doc(fmt.Sprintf("%s sets row[i] /= d for i < n - n%%%d and returns the largest quotient (-Inf if none).", name, g.lanes))
+	} else {
+		g.SignatureExpr("func(row *float32, n int) float32")
+		g.Doc(fmt.Sprintf("%s returns the largest row[i] for i < n - n%%%d (-Inf if none).", name, g.lanes))
+	}
 	row, n, i := g.GP64(), g.GP64(), g.GP64()
 	g.Load(g.Param("row"), row)
 	g.Load(g.Param("n"), n)
 	g.ANDQ(operand.I32(-g.lanes), n)
 	g.XORQ(i, i)
 	dv, mx := g.vec(), g.vec()
-	d, err := g.Param("d").Resolve()
-	if err != nil {
-		panic(err)
+	if div {
+		d, err := g.Param("d").Resolve()
+		if err != nil {
+			panic(err)
+		}
+		g.VBROADCASTSS(d.Addr, dv)
 	}
-	g.VBROADCASTSS(d.Addr, dv)
 	g.VBROADCASTSS(g.k.negInf, mx)
 	g.Label("loop")
 	g.CMPQ(i, n)
 	g.JAE(operand.LabelRef("done"))
-	x := g.vec()
-	g.VMOVUPS(at(row, i), x)
-	g.VDIVPS(dv, x, x)
-	g.VMOVUPS(x, at(row, i))
-	g.VMAXPS(x, mx, mx)
+	if div {
+		x := g.vec()
+		g.VMOVUPS(at(row, i), x)
+		g.VDIVPS(dv, x, x)
+		g.VMOVUPS(x, at(row, i))
+		g.VMAXPS(x, mx, mx)
+	} else {
+		g.VMAXPS(at(row, i), mx, mx)
+	}
 	g.ADDQ(operand.U32(g.lanes), i)
 	g.JMP(operand.LabelRef("loop"))
 	g.Label("done")
@@ -654,6 +672,43 @@ func (g *gen) gelu() {
 	g.VADDPS(g.k.one, u, u)
 	g.VDIVPS(u, v, v)
 	g.VMOVUPS(v, at(p, i))
+	g.ADDQ(operand.U32(g.lanes), i)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("done")
+	g.VZEROUPPER()
+	g.RET()
+}
+
+// swiglu emits swigluRow{isa}(gate, up *float32, n int): the SwiGLU of the
+// Llama family's MLP on the first n - n%lanes floats, gate[i] = gate[i] / (1
+// + e^(-gate[i])) · up[i] (silu(gate) times up), rounded after each operation
+// as the scalar code rounds them.
+func (g *gen) swiglu() {
+	name := "swigluRow" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(gate *float32, up *float32, n int)") // not g: the assembler's name for R14
+	g.Doc(fmt.Sprintf("%s sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%%%d.", name, g.lanes))
+	gp, up, n, i := g.GP64(), g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("gate"), gp)
+	g.Load(g.Param("up"), up)
+	g.Load(g.Param("n"), n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(i, i)
+	zero := g.vec()
+	g.zero(zero)
+	g.Label("loop")
+	g.CMPQ(i, n)
+	g.JAE(operand.LabelRef("done"))
+	v, e := g.vec(), g.vec()
+	g.VMOVUPS(at(gp, i), v)
+	g.VSUBPS(v, zero, e) // e = -x
+	g.exp(e)
+	g.VADDPS(g.k.one, e, e) // 1 + e^(-x)
+	g.VDIVPS(e, v, v)       // x / (1 + e^(-x))
+	g.VMULPS(at(up, i), v, v)
+	g.VMOVUPS(v, at(gp, i))
 	g.ADDQ(operand.U32(g.lanes), i)
 	g.JMP(operand.LabelRef("loop"))
 	g.Label("done")

@@ -18,6 +18,9 @@ type device struct {
 	// SPIR-V instead of the WGSL source; UniformStandardLayout only serves
 	// the reflection (wgpu compiles with it where the device allows).
 	opt wgsl.Options
+	// bound, where set and non-zero, is how many bytes of bufs[i] run binds
+	// (the rest is in the buffer, past the binding's end); else all of it.
+	bound []uint64
 }
 
 // newDevice opens the first adapter with the Khronos validation layer when it
@@ -146,7 +149,11 @@ func (d *device) run(t *testing.T, src string, consts map[string]float64, push [
 			t.Fatal(err)
 		}
 		buffers = append(buffers, b)
-		ges = append(ges, wgpu.BindGroupEntry{Binding: entries[i].Binding, Buffer: b, Size: uint64(len(data)+3) &^ 3})
+		bind := uint64(len(data)+3) &^ 3
+		if i < len(d.bound) && d.bound[i] != 0 {
+			bind = d.bound[i]
+		}
+		ges = append(ges, wgpu.BindGroupEntry{Binding: entries[i].Binding, Buffer: b, Size: bind})
 	}
 	bg, err := dev.CreateBindGroup(&wgpu.BindGroupDescriptor{Layout: layout, Entries: ges})
 	if err != nil {

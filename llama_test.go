@@ -1,0 +1,116 @@
+package wgpueval
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// llamaFolder writes a peaked Llama-family model of modelType (BF16
+// safetensors) with the tokenizer files of model/tokenizer's testdata
+// folder tok, and returns the folder and the model.
+func llamaFolder(t *testing.T, modelType, tok string) (string, *model.Model) {
+	t.Helper()
+	cfg := synth.TinyLlamaConfig(modelType)
+	cfg.VocabSize = 600 // above the tokenizers' 433 and 555 ids
+	m := synth.Peaked(cfg, 21)
+	dir := t.TempDir()
+	if err := synth.WriteSafetensors(dir, m, "BF16"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{tokenizer.TokenizerFile, tokenizer.ConfigFile} {
+		data, err := os.ReadFile(filepath.Join("model", "tokenizer", "testdata", "hf", tok, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, m
+}
+
+// TestEvaluateLlamaFamily: a Llama-family folder opens with its
+// tokenizer.json, runs on the CPU under --device auto, and every method
+// scores exactly the windows of tokenizer(text) the pipeline cuts, each
+// target's NLL bit-identical to the CPU forward run directly on them (the
+// numbers themselves are checked against float64 references in model and
+// pipeline; this is the wiring).
+func TestEvaluateLlamaFamily(t *testing.T) {
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 6) + "\nAnd then: 12345 digits!\n"
+	for _, c := range []struct{ modelType, tok string }{{"llama", "sp"}, {"qwen2", "bl-qwen"}, {"qwen3", "bl-llama3"}} {
+		t.Run(c.modelType, func(t *testing.T) {
+			dir, _ := llamaFolder(t, c.modelType, c.tok)
+			ev, err := Open(context.Background(), dir, Options{Device: "auto", Offline: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ev.Close()
+			tok, err := tokenizer.LoadJSON(filepath.Join(dir, tokenizer.TokenizerFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stream := tok.EncodeWithSpecials(text)
+			ck, err := model.OpenCheckpoint(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpu, err := model.LoadCPU(context.Background(), ck, 1, model.LoadOptions{})
+			ck.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, opt := range []EvalOptions{{Ctx: 32}, {Mode: "strided", Ctx: 32, Stride: 8}} {
+				ptk := filepath.Join(t.TempDir(), "run.ptk")
+				opt.Stdin, opt.NoTokenCache, opt.PerToken = strings.NewReader(text), true, ptk
+				res, err := ev.Evaluate(context.Background(), "-", opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(res.Device, "cpu") {
+					t.Errorf("device %q: a Llama-family model runs on the CPU under auto", res.Device)
+				}
+				seqs := pipeline.Stream(stream, 32)
+				if opt.Mode == "strided" {
+					seqs = pipeline.Strided(stream, 32, 8)
+				}
+				_, want, err := cpu.LossPerToken(context.Background(), seqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.PerToken) != len(want) {
+					t.Fatalf("%s: %d targets, want %d", opt.Mode, len(res.PerToken), len(want))
+				}
+				for i, r := range res.PerToken {
+					if math.Float32bits(r.NLL) != math.Float32bits(want[i]) {
+						t.Fatalf("%s: target %d NLL %v, the CPU on the same windows %v", opt.Mode, i, r.NLL, want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestOpenLlamaWithoutTokenizer: a Llama-family folder without
+// tokenizer.json is refused, naming the file (never GPT-2's tokenizer).
+func TestOpenLlamaWithoutTokenizer(t *testing.T) {
+	dir, _ := llamaFolder(t, "mistral", "sp")
+	if err := os.Remove(filepath.Join(dir, tokenizer.TokenizerFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true})
+	if err == nil || !strings.Contains(err.Error(), "tokenizer.json") || !strings.Contains(err.Error(), "mistral") {
+		t.Fatalf("err = %v, want one naming tokenizer.json and the model type", err)
+	}
+	if _, _, err := LoadTokenizer(context.Background(), dir, Options{Offline: true}); err == nil || !strings.Contains(err.Error(), "tokenizer.json") {
+		t.Fatalf("LoadTokenizer: err = %v, want one naming tokenizer.json", err)
+	}
+}

@@ -1,0 +1,202 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// pipeline is how a tokenizer.json (other than GPT-2's) encodes, the steps
+// of Hugging Face's tokenizers in their order: added tokens found in the raw
+// text; the rest normalized; added tokens marked "normalized" found in that;
+// the rest pre-tokenized into pieces; each piece run through the model.
+type pipeline struct {
+	added     *addedMatcher // tokens matched in the raw text
+	addedNorm *addedMatcher // tokens matched in normalized text
+	norm      []normStep
+	pre       []preStep
+	model     *hfModel
+	decoder   []decStep
+	pieces    []string // id -> the token's text in the file (for the decoder)
+}
+
+// loadHF builds the tokenizer of a tokenizer.json that is not GPT-2-style.
+func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id string) (*Tokenizer, error) {
+	vocab, byID, size, err := checkVocab(f.Model.Vocab, path+" model.vocab")
+	if err != nil {
+		return nil, err
+	}
+	if p := f.Model.SubwordPrefix; p != nil && *p != "" {
+		return nil, fmt.Errorf("load %s: BPE with continuing_subword_prefix %q is not supported", path, *p)
+	}
+	if s := f.Model.EndOfWord; s != nil && *s != "" {
+		return nil, fmt.Errorf("load %s: BPE with end_of_word_suffix %q is not supported", path, *s)
+	}
+	added, err := checkAdded(f.AddedTokens, vocab, byID, path)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range added {
+		size = max(size, int(a.ID)+1)
+	}
+	p := &pipeline{}
+	if p.norm, err = parseNormalizer(f.Normalizer, "normalizer"); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if p.pre, err = parsePreTokenizer(f.PreTokenizer, "pre_tokenizer"); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if err := checkPreSteps(p.pre); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	byteLevel := len(p.pre) > 0 && p.pre[len(p.pre)-1].byteLevel
+	if p.model, err = newHFModel(f.Model, vocab, merges, byteLevel, size, path); err != nil {
+		return nil, err
+	}
+	if !byteLevel {
+		p.model.wordStart = wordStartOf(p.norm, vocab, p.model.chars)
+	}
+	if p.decoder, err = parseDecoder(f.Decoder, "decoder"); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	tmpl, err := parsePostProcessor(f.PostProcessor, "post_processor", size)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+
+	var raw, normalized []addedToken
+	for _, a := range added {
+		if a.Normalized {
+			a.Content = normalize(p.norm, a.Content)
+			normalized = append(normalized, a)
+		} else {
+			raw = append(raw, a)
+		}
+	}
+	p.added = newAddedMatcher(raw, cfg.SplitSpecialTokens)
+	p.addedNorm = newAddedMatcher(normalized, cfg.SplitSpecialTokens)
+
+	p.pieces = make([]string, size)
+	for text, i := range vocab {
+		p.pieces[i] = text
+	}
+	for _, a := range added {
+		p.pieces[a.ID] = a.Content
+	}
+	t := &Tokenizer{id: id, tokens: make([]string, size), eot: -1, bos: -1, hf: p, lead: tmpl.lead, trail: tmpl.trail}
+	for i, piece := range p.pieces {
+		if piece != "" {
+			t.tokens[i] = decode(p.decoder, []string{piece}, true)
+		}
+	}
+	if err := t.setSpecials(cfg, added, vocab); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// wordStartOf is the word-start character of a SentencePiece-style model
+// (see findWordStart): what its normalizer puts for spaces or before the
+// text, when that is one character; -1 when there is none.
+func wordStartOf(steps []normStep, vocab map[string]int32, chars map[rune]int32) rune {
+	for _, st := range steps {
+		c := st.prepend
+		if st.kind == "Replace" {
+			c = st.replace.content
+		}
+		if r, n := utf8.DecodeRuneInString(c); n > 0 && n == len(c) && r != utf8.RuneError {
+			if w := findWordStart(r, vocab, chars); w >= 0 {
+				return w
+			}
+		}
+	}
+	return -1
+}
+
+// setSpecials finds the tokenizer's BOS and EOT and, for the Llama classes
+// of tokenizer_config.json, the template transformers uses instead of the
+// file's post-processor.
+func (t *Tokenizer) setSpecials(cfg *tokenizerConfig, added []addedToken, vocab map[string]int32) error {
+	lookup := func(name string, what string) (int32, error) {
+		id, ok := idOf(name, added, vocab)
+		if !ok {
+			return -1, fmt.Errorf("load %s: %s %q is not in the vocabulary", cfg.path, what, name)
+		}
+		return id, nil
+	}
+	lead, trail, decides, err := cfg.template()
+	if err != nil {
+		return fmt.Errorf("load %w", err)
+	}
+	if decides {
+		t.lead, t.trail = nil, nil
+		for _, name := range lead {
+			id, err := lookup(name, "bos_token")
+			if err != nil {
+				return err
+			}
+			t.lead = append(t.lead, id)
+		}
+		for _, name := range trail {
+			id, err := lookup(name, "eos_token")
+			if err != nil {
+				return err
+			}
+			t.trail = append(t.trail, id)
+		}
+	}
+	switch {
+	case len(t.lead) > 0:
+		t.bos = t.lead[0]
+	case cfg.BOS != "":
+		if t.bos, err = lookup(string(cfg.BOS), "bos_token"); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{eotText, "<|end_of_text|>"} {
+		if id, ok := idOf(name, added, vocab); ok {
+			t.eot = id
+			return nil
+		}
+	}
+	if cfg.EOS != "" {
+		t.eot, err = lookup(string(cfg.EOS), "eos_token")
+	}
+	return err
+}
+
+// encode appends the ids of text (no special tokens added) to e.dst.
+func (p *pipeline) encode(e *encoding, text string) error {
+	if !utf8.ValidString(text) {
+		text = replaceInvalid(text)
+	}
+	return p.added.split(text, func(start, end int) error {
+		n := normalize(p.norm, text[start:end])
+		done := 0 // bytes of n pre-tokenized, for progress
+		return p.addedNorm.split(n, func(s2, e2 int) error {
+			return preTokenize(p.pre, n[s2:e2], func(piece string) error {
+				e.dst = p.model.encode(e.dst, piece)
+				done += len(piece)
+				// Progress in the text: the segment's start, plus the part
+				// of it that the pieces so far stand for.
+				return e.step(start + min(end-start, (end-start)*done/max(len(n), 1)))
+			})
+		}, e.special)
+	}, e.special)
+}
+
+// replaceInvalid replaces each byte of s that is not part of valid UTF-8
+// with U+FFFD.
+func replaceInvalid(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}

@@ -1,0 +1,276 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// hfModel is the BPE model of a tokenizer.json, run on the pieces of its
+// pre-tokenizer. Byte-level files (a ByteLevel pre-tokenizer: GPT-2, Llama 3,
+// Qwen) start a piece as one symbol per byte; the others (SentencePiece
+// style: Llama 2, Mistral) as one symbol per character, a character missing
+// from the vocabulary becoming its UTF-8 bytes as <0xXX> tokens
+// (byte_fallback) or the unknown token (merged with unknown neighbours when
+// fuse_unk), or nothing when there is no unknown token (as Hugging Face
+// drops it).
+type hfModel struct {
+	bpe          *bpe
+	byteLevel    bool
+	ignoreMerges bool
+	whole        map[string]int32 // ignore_merges: a piece that is a token is that token (byte-level: by its raw bytes)
+
+	chars        map[rune]int32 // SentencePiece style: single-character tokens
+	byteFallback bool
+	byteTok      [256]int32 // <0xXX> tokens, -1 where missing
+	unk          int32      // -1: none
+	fuseUnk      bool
+	mergeable    []bool // by id: the token is a side of some merge
+
+	wordStart rune // SentencePiece's "▁", where text may be cut before it (see findWordStart); -1: nowhere
+
+	mu    sync.RWMutex
+	cache map[string][]int32 // word -> ids (SentencePiece style)
+}
+
+// encode appends the ids of piece to dst.
+func (m *hfModel) encode(dst []int32, piece string) []int32 {
+	if m.byteLevel {
+		// A piece that is a token is found in the word cache once used.
+		if m.ignoreMerges && len(piece) > 1 && !m.bpe.cached(piece) {
+			if id, ok := m.whole[piece]; ok {
+				m.bpe.remember(piece, []int32{id})
+				return append(dst, id)
+			}
+		}
+		return m.bpe.encodePiece(dst, piece)
+	}
+	if m.ignoreMerges {
+		if id, ok := m.whole[piece]; ok {
+			return append(dst, id)
+		}
+	}
+	return m.encodeChars(dst, piece)
+}
+
+// symbols appends the initial symbols of a SentencePiece-style piece, as
+// Hugging Face's BPE::merge_word makes them (a pending unknown token is
+// written out only before the next known character or at the end, after
+// any byte tokens between: its order, kept).
+func (m *hfModel) symbols(sym []int32, piece string) []int32 {
+	pendingUnk := false
+	for _, r := range piece {
+		if id, ok := m.chars[r]; ok {
+			if pendingUnk {
+				sym = append(sym, m.unk)
+				pendingUnk = false
+			}
+			sym = append(sym, id)
+			continue
+		}
+		if m.byteFallback && m.hasBytes(r) {
+			var buf [utf8.UTFMax]byte
+			for _, b := range buf[:utf8.EncodeRune(buf[:], r)] {
+				sym = append(sym, m.byteTok[b])
+			}
+			continue
+		}
+		if m.unk < 0 {
+			continue
+		}
+		if pendingUnk && !m.fuseUnk {
+			sym = append(sym, m.unk)
+		}
+		pendingUnk = true
+	}
+	if pendingUnk {
+		sym = append(sym, m.unk)
+	}
+	return sym
+}
+
+// hasBytes reports whether every UTF-8 byte of r has a <0xXX> token.
+func (m *hfModel) hasBytes(r rune) bool {
+	var buf [utf8.UTFMax]byte
+	for _, b := range buf[:utf8.EncodeRune(buf[:], r)] {
+		if m.byteTok[b] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeChars runs BPE on a SentencePiece-style piece, which for Llama 2
+// is a whole text between added tokens. It is cut where no merge can join
+// the two sides, and the parts are merged on their own (the same result as
+// merging the whole): before a word-start character (see findWordStart) that
+// follows another character, and around a symbol that is no side of any
+// merge.
+func (m *hfModel) encodeChars(dst []int32, piece string) []int32 {
+	if m.wordStart < 0 {
+		return m.encodeWord(dst, piece)
+	}
+	start := 0
+	prev := rune(-1)
+	for i, r := range piece {
+		if r == m.wordStart && prev != m.wordStart && i > start {
+			dst = m.encodeWord(dst, piece[start:i])
+			start = i
+		}
+		prev = r
+	}
+	return m.encodeWord(dst, piece[start:])
+}
+
+// encodeWord merges the symbols of word, cached when it is short.
+func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
+	cacheable := len(word) <= cacheMaxLen
+	if cacheable {
+		m.mu.RLock()
+		ids, ok := m.cache[word]
+		m.mu.RUnlock()
+		if ok {
+			return append(dst, ids...)
+		}
+	}
+	sym := m.symbols(make([]int32, 0, len(word)), word)
+	out := make([]int32, 0, len(sym))
+	start := 0
+	for i := 0; i <= len(sym); i++ {
+		if i < len(sym) && m.mergeable[sym[i]] {
+			continue
+		}
+		out = append(out, m.bpe.mergeSymbols(sym[start:i])...)
+		if i < len(sym) {
+			out = append(out, sym[i])
+		}
+		start = i + 1
+	}
+	if cacheable {
+		m.mu.Lock()
+		if len(m.cache) < cacheMax {
+			m.cache[strings.Clone(word)] = out
+		}
+		m.mu.Unlock()
+	}
+	return append(dst, out...)
+}
+
+// findWordStart returns SentencePiece's word-start character ("▁") when
+// the vocabulary shows it never follows another character inside a token:
+// every token holding it holds it only in a leading run. No merge then
+// joins a character to a following "▁" (every symbol BPE makes is a token),
+// so text can be cut before each "▁" that follows another character. c is
+// the candidate (the normalizer's replacement); -1 when it fails the test.
+func findWordStart(c rune, vocab map[string]int32, chars map[rune]int32) rune {
+	if _, ok := chars[c]; !ok {
+		return -1
+	}
+	for text := range vocab {
+		lead := true
+		for _, r := range text {
+			if r != c {
+				lead = false
+			} else if !lead {
+				return -1
+			}
+		}
+	}
+	return c
+}
+
+// modelJSON is a tokenizer.json "model".
+type modelJSON struct {
+	Type          string            `json:"type"`
+	Dropout       *float64          `json:"dropout"`
+	UnkToken      *string           `json:"unk_token"`
+	SubwordPrefix *string           `json:"continuing_subword_prefix"`
+	EndOfWord     *string           `json:"end_of_word_suffix"`
+	FuseUnk       bool              `json:"fuse_unk"`
+	ByteFallback  bool              `json:"byte_fallback"`
+	IgnoreMerges  bool              `json:"ignore_merges"`
+	RawVocab      json.RawMessage   `json:"vocab"`
+	Vocab         map[string]int64  `json:"-"` // RawVocab, read once the type is known to be BPE
+	Merges        []json.RawMessage `json:"merges"`
+}
+
+// newHFModel builds the model. vocab maps token text to id (checked by the
+// caller); merges are in rank order.
+func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteLevel bool, size int, where string) (*hfModel, error) {
+	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges)), cache: map[string][]int32{}},
+		byteLevel: byteLevel, ignoreMerges: mj.IgnoreMerges, byteFallback: mj.ByteFallback,
+		unk: -1, fuseUnk: mj.FuseUnk, wordStart: -1, cache: map[string][]int32{}}
+	if mj.UnkToken != nil {
+		id, ok := vocab[*mj.UnkToken]
+		if !ok {
+			return nil, fmt.Errorf("load %s: unk_token %q is not in the vocabulary", where, *mj.UnkToken)
+		}
+		m.unk = id
+	}
+	for b := range 256 {
+		m.byteTok[b] = -1
+		if id, ok := vocab[fmt.Sprintf("<0x%02X>", b)]; ok {
+			m.byteTok[b] = id
+		}
+	}
+	if byteLevel {
+		for b := range 256 {
+			id, ok := vocab[string(byteToRune[b])]
+			if !ok {
+				return nil, fmt.Errorf("load %s: no token for byte 0x%02x (%q), which byte-level BPE needs", where, b, byteToRune[b])
+			}
+			m.bpe.byteID[b] = id
+		}
+	} else {
+		m.chars = map[rune]int32{}
+		for text, id := range vocab {
+			if r, n := utf8.DecodeRuneInString(text); n == len(text) && n > 1 || n == 1 && r < utf8.RuneSelf && len(text) == 1 {
+				m.chars[r] = id
+			}
+		}
+	}
+	if m.ignoreMerges {
+		m.whole = make(map[string]int32, len(vocab))
+		for text, id := range vocab {
+			if !byteLevel {
+				m.whole[text] = id
+			} else if raw, ok := byteLevelBytes(text); ok {
+				m.whole[raw] = id
+			}
+		}
+	}
+	m.mergeable = make([]bool, size)
+	for rank, mr := range merges {
+		l, ok := vocab[mr.left]
+		if !ok {
+			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", mr.where(), mr.left+" "+mr.right, mr.left)
+		}
+		r, ok := vocab[mr.right]
+		if !ok {
+			return nil, fmt.Errorf("load %s: merge %q: %q is not in the vocabulary", mr.where(), mr.left+" "+mr.right, mr.right)
+		}
+		joined, ok := vocab[mr.left+mr.right]
+		if !ok {
+			return nil, fmt.Errorf("load %s: merge %q: its result %q is not in the vocabulary", mr.where(), mr.left+" "+mr.right, mr.left+mr.right)
+		}
+		m.bpe.merges[pairKey(l, r)] = merge{rank: int32(rank), id: joined}
+		m.mergeable[l], m.mergeable[r] = true, true
+	}
+	return m, nil
+}
+
+// byteLevelBytes maps a byte-level token text to its raw bytes; ok is false
+// when a character is outside the byte-level alphabet.
+func byteLevelBytes(text string) (string, bool) {
+	out := make([]byte, 0, len(text))
+	for _, r := range text {
+		b, ok := runeToByte[r]
+		if !ok {
+			return "", false
+		}
+		out = append(out, b)
+	}
+	return string(out), true
+}

@@ -1,0 +1,229 @@
+// gen.cjs writes the small tokenizer files of this folder and goldens.json,
+// the ids Hugging Face's tokenizers give test strings with them, for
+// hf_golden_test.go (which needs no node). Run it after changing the
+// variants or the strings:
+//
+//	node gen.cjs NODE_MODULES
+//
+// NODE_MODULES holds npm tokenizers@0.23.2 (the Rust library's Node binding)
+// and @huggingface/tokenizers@0.2.0 (the JavaScript implementation), as
+// $WGPU_TEST_HF_TOKENIZERS does. The vocabularies are trained here, by a
+// plain BPE on train.txt, so that the files hold nothing of any real model.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const { createRequire } = require("module");
+
+const here = __dirname;
+const req = createRequire(path.join(path.resolve(process.argv[2] || "."), "x.js"));
+const rust = req("tokenizers");
+const js = req("@huggingface/tokenizers");
+
+// GPT-2's bytes_to_unicode.
+function byteChars() {
+  const bs = [];
+  for (let b = 0x21; b <= 0x7e; b++) bs.push(b);
+  for (let b = 0xa1; b <= 0xac; b++) bs.push(b);
+  for (let b = 0xae; b <= 0xff; b++) bs.push(b);
+  const cs = bs.slice();
+  let n = 0;
+  for (let b = 0; b < 256; b++) {
+    if (!bs.includes(b)) {
+      bs.push(b);
+      cs.push(256 + n++);
+    }
+  }
+  const m = new Map();
+  bs.forEach((b, i) => m.set(b, String.fromCodePoint(cs[i])));
+  return m;
+}
+const B2C = byteChars();
+
+// train learns merges from words (arrays of symbols), most frequent pair
+// first, ties by the pair's text.
+function train(words, merges) {
+  const out = [];
+  for (let k = 0; k < merges; k++) {
+    const counts = new Map();
+    for (const [w, n] of words) {
+      for (let i = 0; i + 1 < w.length; i++) {
+        const key = w[i] + "\u0000" + w[i + 1];
+        counts.set(key, (counts.get(key) || 0) + n);
+      }
+    }
+    let best = null;
+    for (const [key, c] of counts) {
+      if (best === null || c > best[1] || (c === best[1] && key < best[0])) best = [key, c];
+    }
+    if (best === null || best[1] < 2) break;
+    const [a, b] = best[0].split("\u0000");
+    out.push([a, b]);
+    for (const entry of words) {
+      const w = entry[0];
+      const nw = [];
+      for (let i = 0; i < w.length; i++) {
+        if (i + 1 < w.length && w[i] === a && w[i + 1] === b) {
+          nw.push(a + b);
+          i++;
+        } else nw.push(w[i]);
+      }
+      entry[0] = nw;
+    }
+  }
+  return out;
+}
+
+function countWords(pieces) {
+  const m = new Map();
+  for (const p of pieces) m.set(p, (m.get(p) || 0) + 1);
+  return m;
+}
+
+const text = fs.readFileSync(path.join(here, "train.txt"), "utf8");
+
+// Byte-level: words as GPT-2 splits them, in the byte-level alphabet.
+function byteLevelModel(nMerges) {
+  const re = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
+  const words = [...countWords(text.match(re))].map(([w, n]) => [[...Buffer.from(w, "utf8")].map((b) => B2C.get(b)), n]);
+  const merges = train(words, nMerges);
+  const vocab = {};
+  let id = 0;
+  for (let b = 0; b < 256; b++) vocab[B2C.get(b)] = id++;
+  for (const [a, b] of merges) if (!(a + b in vocab)) vocab[a + b] = id++;
+  return { vocab, merges };
+}
+
+// SentencePiece style: "▁" for spaces and before each word, characters of
+// the text (the commonest 150 of them) as the alphabet, byte tokens.
+function sentencePieceModel(nMerges, withBytes) {
+  const words = [...countWords(text.split(/(?= )/u).map((w) => "▁" + w.trimStart().replaceAll(" ", "▁")))].map(([w, n]) => [[...w], n]);
+  const charCount = new Map();
+  for (const [w, n] of words) for (const c of w) charCount.set(c, (charCount.get(c) || 0) + n);
+  const chars = [...charCount].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1)).slice(0, 150).map((x) => x[0]);
+  const known = new Set(chars);
+  for (const entry of words) if (entry[0].some((c) => !known.has(c))) entry[1] = 0;
+  const merges = train(words.filter((e) => e[1] > 0), nMerges);
+  const vocab = { "<unk>": 0, "<s>": 1, "</s>": 2 };
+  let id = 3;
+  if (withBytes) for (let b = 0; b < 256; b++) vocab["<0x" + b.toString(16).toUpperCase().padStart(2, "0") + ">"] = id++;
+  for (const c of chars) if (!(c in vocab)) vocab[c] = id++;
+  for (const [a, b] of merges) if (!(a + b in vocab)) vocab[a + b] = id++;
+  return { vocab, merges: merges.map(([a, b]) => a + " " + b) };
+}
+
+const tok = (id, content, o = {}) => ({ id, content, single_word: !!o.single_word, lstrip: !!o.lstrip, rstrip: !!o.rstrip,
+  normalized: !!o.normalized, special: o.special !== false });
+const template = (bos, id) => ({ type: "TemplateProcessing",
+  single: [{ SpecialToken: { id: bos, type_id: 0 } }, { Sequence: { id: "A", type_id: 0 } }],
+  pair: [{ Sequence: { id: "A", type_id: 0 } }, { Sequence: { id: "B", type_id: 1 } }],
+  special_tokens: { [bos]: { id: bos, ids: [id], tokens: [bos] } } });
+const bpe = (m, o = {}) => ({ type: "BPE", dropout: null, unk_token: o.unk === undefined ? null : o.unk,
+  continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: !!o.fuse_unk, byte_fallback: !!o.byte_fallback,
+  ignore_merges: !!o.ignore_merges, vocab: m.vocab, merges: m.merges });
+const file = (o) => ({ version: "1.0", truncation: null, padding: null, added_tokens: o.added || [],
+  normalizer: o.normalizer || null, pre_tokenizer: o.pre || null, post_processor: o.post || null, decoder: o.decoder || null, model: o.model });
+const spNormalizer = { type: "Sequence", normalizers: [{ type: "Prepend", prepend: "▁" }, { type: "Replace", pattern: { String: " " }, content: "▁" }] };
+const spDecoder = { type: "Sequence", decoders: [{ type: "Replace", pattern: { String: "▁" }, content: " " }, { type: "ByteFallback" }, { type: "Fuse" }, { type: "Strip", content: " ", start: 1, stop: 0 }] };
+const llama3Re = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const qwenRe = llama3Re.replace("\\p{N}{1,3}", "\\p{N}");
+const byteLevelPre = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false };
+const blDecoder = { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: false };
+const split = (pattern, behavior, invert = false) => ({ type: "Split", pattern, behavior, invert });
+
+function variants() {
+  const sp = sentencePieceModel(400, true);
+  const spN = Object.keys(sp.vocab).length;
+  const spSmall = sentencePieceModel(200, false);
+  const bl = byteLevelModel(600);
+  const blN = Object.keys(bl.vocab).length;
+  const spAdded = [tok(0, "<unk>"), tok(1, "<s>"), tok(2, "</s>")];
+  const v = {};
+  v["sp"] = { json: file({ added: [...spAdded, tok(spN, "<mask>", { lstrip: true, rstrip: true, single_word: true, special: false }),
+    tok(spN + 1, "ADDED", { normalized: true, special: false }), tok(spN + 2, "[X]", { rstrip: true }), tok(spN + 3, "<|x|>", { lstrip: true })],
+    normalizer: spNormalizer, post: template("<s>", 1), decoder: spDecoder, model: bpe(sp, { unk: "<unk>", fuse_unk: true, byte_fallback: true }) }),
+    config: { tokenizer_class: "LlamaTokenizer", bos_token: "<s>", eos_token: "</s>", add_bos_token: true, add_eos_token: false } };
+  v["sp-unk"] = { json: file({ added: spAdded, normalizer: spNormalizer, post: template("<s>", 1), decoder: spDecoder,
+    model: bpe(spSmall, { unk: "<unk>", fuse_unk: false }) }) };
+  v["sp-unk-fused"] = { json: file({ added: spAdded, normalizer: spNormalizer, decoder: spDecoder, model: bpe(spSmall, { unk: "<unk>", fuse_unk: true }) }) };
+  v["sp-no-unk"] = { json: file({ added: spAdded, normalizer: spNormalizer, decoder: spDecoder, model: bpe(spSmall, {}) }) };
+  v["sp-regex-replace"] = { json: file({ added: spAdded, decoder: spDecoder, model: bpe(sp, { unk: "<unk>", byte_fallback: true }),
+    normalizer: { type: "Sequence", normalizers: [{ type: "NFKC" }, { type: "Replace", pattern: { Regex: "\\s+" }, content: " " },
+      { type: "Prepend", prepend: "▁" }, { type: "Replace", pattern: { String: " " }, content: "▁" }] } }) };
+  const blAdded = [tok(blN, "<|begin|>"), tok(blN + 1, "<|end|>"), tok(blN + 2, "<tool>", { lstrip: true, rstrip: true, special: false }),
+    tok(blN + 3, "<|end|>x", { single_word: true })];
+  v["bl-llama3"] = { json: file({ added: blAdded, pre: { type: "Sequence", pretokenizers: [split({ Regex: llama3Re }, "Isolated"), byteLevelPre] },
+    post: { type: "Sequence", processors: [{ type: "ByteLevel", add_prefix_space: true, trim_offsets: false, use_regex: true }, template("<|begin|>", blN)] },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }, model: bpe(bl, { ignore_merges: true }) }),
+    config: { tokenizer_class: "PreTrainedTokenizerFast", bos_token: "<|begin|>", eos_token: "<|end|>" } };
+  v["bl-qwen"] = { json: file({ added: blAdded, normalizer: { type: "NFC" }, pre: { type: "Sequence", pretokenizers: [split({ Regex: qwenRe }, "Isolated"), byteLevelPre] },
+    post: { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: false },
+    decoder: { type: "ByteLevel", add_prefix_space: false, trim_offsets: false, use_regex: false }, model: bpe(bl, {}) }),
+    config: { tokenizer_class: "Qwen2Tokenizer", bos_token: null, eos_token: "<|end|>", split_special_tokens: false } };
+  v["bl-gpt2-split-nfkd"] = { json: file({ normalizer: { type: "NFKD" }, pre: { type: "Sequence", pretokenizers: [{ type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }] },
+    decoder: blDecoder, model: bpe(bl, {}) }) };
+  for (const behavior of ["Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"]) {
+    for (const invert of [false, true]) {
+      const name = "bl-split-" + behavior + (invert ? "-invert" : "");
+      v[name] = { json: file({ pre: { type: "Sequence", pretokenizers: [split({ Regex: "\\s+|[\\p{P}\\p{S}]" }, behavior, invert),
+        split({ String: "an" }, behavior, invert), byteLevelPre] }, decoder: blDecoder, model: bpe(bl, {}) }) };
+    }
+  }
+  return v;
+}
+
+// strings are the test texts: edge cases, the added tokens in every
+// surrounding, and the lines of ../hostile.txt.
+function strings() {
+  const s = ["", " ", "  ", "\n", "a", " a", "Hello world", "Hello, world!", "hello   world  ", "I'm you're we'LL IT'S x'ſx",
+    "123 4567 89012345 3.14 1,000", "tabs\tand\t\ttabs\t", "crlf\r\nline\r\n", "\r\n\r\n", "café naïve e\u0301 Å A\u030a ﬁ ① ｗｉｄｅ",
+    "日本語のテキスト 中文", "Здравствуй, мир", "emoji 😀🎉👍🏽", "\u00a0nbsp\u00a0 x", "\u3000\u2028\u0085", "zero\u200bwidth",
+    "<s>", "<s>x</s>", " <s> ", "a<s>b", "<unk>", "<mask>", " <mask> ", "a<mask>b", "x <mask>\ty", "a <mask>b", "<mask><mask>",
+    "ADDED", "added", " ADDED x", "xADDED", "[X]   y", "[X]\n\nz", "a <|x|>", "a   <|x|> b", "<|x|><|x|>",
+    "<|begin|>hi<|end|>", "<|end|>x", "a<|end|>x", "<|end|>xy", "<tool> a", "a  <tool>  b", "x<tool>y",
+    "an banana and ananas", "a.b,c!d?e", "x - y -- z", "...!!!", "  leading and trailing  ",
+    "a".repeat(70), "ab".repeat(40) + " " + "😀".repeat(10), " ".repeat(40) + "x", "1".repeat(40)];
+  const hostile = fs.readFileSync(path.join(here, "..", "hostile.txt"), "utf8");
+  return s.concat(hostile.split("\n"));
+}
+
+async function main() {
+  const out = {};
+  const texts = strings();
+  for (const [name, v] of Object.entries(variants())) {
+    const dir = path.join(here, name);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "tokenizer.json"), JSON.stringify(v.json) + "\n");
+    const cfgPath = path.join(dir, "tokenizer_config.json");
+    if (v.config) fs.writeFileSync(cfgPath, JSON.stringify(v.config, null, 1) + "\n");
+    else if (fs.existsSync(cfgPath)) fs.unlinkSync(cfgPath);
+    const r = rust.Tokenizer.fromFile(path.join(dir, "tokenizer.json"));
+    let j = null;
+    let jsError = null;
+    try {
+      j = new js.Tokenizer(v.json, v.config || {});
+    } catch (e) {
+      jsError = String(e);
+    }
+    const cases = [];
+    for (const t of texts) {
+      const ids = (await r.encode(t, null, { addSpecialTokens: true })).getIds();
+      const c = { text: t, ids };
+      if (j) {
+        try {
+          const jids = j.encode(t, { add_special_tokens: true }).ids;
+          if (JSON.stringify(jids) !== JSON.stringify(ids)) c.js = jids;
+        } catch (e) {
+          c.js_error = String(e);
+        }
+      }
+      cases.push(c);
+    }
+    out[name] = { js_error: jsError, cases };
+  }
+  fs.writeFileSync(path.join(here, "goldens.json"), JSON.stringify(out, null, 0).replaceAll('{"text"', '\n{"text"') + "\n");
+}
+
+main().catch((e) => {
+  console.error(e && e.stack ? e.stack : String(e));
+  process.exit(1);
+});
