@@ -73,7 +73,10 @@ type GPT2 struct {
 // (measured: lm_head at C = 768 with 256 ids per tile). Software adapters get
 // vocabulary tiles small enough for lmhead_loss.wgsl (VT x (C + 1)
 // iterations) and at most attnPositions positions (attention.wgsl loops once
-// per key: its loops over a head's channels are unrolled).
+// per key: its loops over a head's channels are unrolled); with the hardware
+// kernels forced on them, fewer: attention_shared.wgsl loops per tile of BKV
+// keys ⌈BKV·HD/4 / BQ⌉ times to load it and, counted as if not unrolled,
+// 2·BKV + 2 times over its keys (some 14000 positions at head size 128).
 func (g *GPT2) fitLoopLimit() error {
 	if !Software(g.dev.AdapterInfo()) {
 		return nil
@@ -87,6 +90,12 @@ func (g *GPT2) fitLoopLimit() error {
 		return fmt.Errorf("gpu model: %d channels are too many for %s's shader loop limit", C, g.dev.AdapterInfo().Name)
 	}
 	g.positions = min(g.positions, attnPositions)
+	if g.sharedMatmul {
+		hd := g.cfg.HeadDim()
+		t := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
+		perTile := ceilDiv(t.BKV*hd/4, t.BQ) + 2*t.BKV + 2
+		g.positions = min(g.positions, loopBudget/perTile*t.BKV)
+	}
 	return nil
 }
 
