@@ -54,21 +54,7 @@ func parseDecoder(raw json.RawMessage, where string) ([]decStep, error) {
 		}
 		return []decStep{{kind: "Metaspace", meta: m}}, nil
 	case "Sequence":
-		var seq struct {
-			Decoders []json.RawMessage `json:"decoders"`
-		}
-		if err := json.Unmarshal(raw, &seq); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		var steps []decStep
-		for i, sub := range seq.Decoders {
-			s, err := parseDecoder(sub, fmt.Sprintf("%s.decoders[%d]", where, i))
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, s...)
-		}
-		return steps, nil
+		return parseSequence(raw, "decoders", where, parseDecoder)
 	}
 	return nil, fmt.Errorf("%s: decoder %q is not supported (supported: ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace, Sequence)", where, c.Type)
 }

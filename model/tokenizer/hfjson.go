@@ -228,3 +228,28 @@ func idOf(text string, added []addedToken, vocab map[string]int32) (int32, bool)
 	id, ok := vocab[text]
 	return id, ok
 }
+
+// parseSequence parses a component of type Sequence: the list under key of
+// raw, each element parsed by parse (which names it where[key][i]), their
+// steps in order.
+func parseSequence[T any](raw json.RawMessage, key, where string, parse func(json.RawMessage, string) ([]T, error)) ([]T, error) {
+	var seq map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &seq); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	var subs []json.RawMessage
+	if list, ok := seq[key]; ok {
+		if err := json.Unmarshal(list, &subs); err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", where, key, err)
+		}
+	}
+	var steps []T
+	for i, sub := range subs {
+		s, err := parse(sub, fmt.Sprintf("%s.%s[%d]", where, key, i))
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, s...)
+	}
+	return steps, nil
+}

@@ -154,21 +154,7 @@ func parseNormalizer(raw json.RawMessage, where string) ([]normStep, error) {
 		}
 		return []normStep{{kind: "Replace", replace: r}}, nil
 	case "Sequence":
-		var seq struct {
-			Normalizers []json.RawMessage `json:"normalizers"`
-		}
-		if err := json.Unmarshal(raw, &seq); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		var steps []normStep
-		for i, sub := range seq.Normalizers {
-			s, err := parseNormalizer(sub, fmt.Sprintf("%s.normalizers[%d]", where, i))
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, s...)
-		}
-		return steps, nil
+		return parseSequence(raw, "normalizers", where, parseNormalizer)
 	}
 	return nil, fmt.Errorf("%s: normalizer %q is not supported (supported: NFC, NFD, NFKC, NFKD, Prepend, Replace, Sequence)", where, c.Type)
 }

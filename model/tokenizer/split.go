@@ -89,21 +89,7 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 		}
 		return []preStep{{meta: m}}, nil
 	case "Sequence":
-		var seq struct {
-			PreTokenizers []json.RawMessage `json:"pretokenizers"`
-		}
-		if err := json.Unmarshal(raw, &seq); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		var steps []preStep
-		for i, sub := range seq.PreTokenizers {
-			s, err := parsePreTokenizer(sub, fmt.Sprintf("%s.pretokenizers[%d]", where, i))
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, s...)
-		}
-		return steps, nil
+		return parseSequence(raw, "pretokenizers", where, parsePreTokenizer)
 	}
 	return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (supported: ByteLevel, Split, Metaspace, Sequence)", where, c.Type)
 }
