@@ -44,7 +44,8 @@ func LoadTokenizer(ctx context.Context, name string, opt Options) (*tokenizer.To
 	if st.IsDir() {
 		// A folder's config.json, when it has one, says whether the model is
 		// of the Llama family, whose tokenizer is its tokenizer.json.
-		if cfgPath := filepath.Join(path, "config.json"); fileExists(cfgPath) {
+		cfgPath := filepath.Join(path, "config.json")
+		if _, err := os.Lstat(cfgPath); err == nil {
 			cfg, err := model.LoadConfig(cfgPath)
 			if err != nil {
 				return nil, "", err
@@ -136,10 +137,4 @@ func checkSeparator(toks *corpus.Tokens, tok *tokenizer.Tokenizer) error {
 		return errors.New("the corpus holds separate documents, and the tokenizer has neither a BOS nor an end-of-text token to put before each")
 	}
 	return nil
-}
-
-// fileExists reports whether anything is at path.
-func fileExists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }

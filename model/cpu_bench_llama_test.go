@@ -1,8 +1,6 @@
 package model_test
 
 import (
-	"context"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -19,15 +17,7 @@ import (
 //	go test ./model/ -run '^$' -bench 'CPULossQwen05B$' -benchtime=1x
 func BenchmarkCPULossQwen05B(b *testing.B) {
 	cpu := model.NewCPUOwned(synth.Random(shapeQwen05B(b), 1), 0)
-	toks, seqs := windowQwen05B()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		if _, err := cpu.Loss(context.Background(), seqs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu0, len(toks))
-	b.Logf("kernels: %s", model.Kernels())
+	benchLoss(b, cpu, windowQwen05B)
 }
 
 // BenchmarkCPULossQwen05BBF16 is BenchmarkCPULossQwen05B in the bf16 mode
@@ -44,15 +34,7 @@ func BenchmarkCPULossQwen05BBF16(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	toks, seqs := windowQwen05B()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		if _, err := cpu.Loss(context.Background(), seqs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu0, len(toks))
-	b.Logf("kernels: %s", cpu.Kernels())
+	benchLoss(b, cpu, windowQwen05B)
 }
 
 // shapeQwen05B is Qwen2.5-0.5B's shape (synth.LlamaShape).
@@ -66,12 +48,4 @@ func shapeQwen05B(b *testing.B) model.Config {
 
 // windowQwen05B is the Qwen benchmarks' window: 1024 random ids of
 // Qwen2.5's vocabulary, 1023 targets (drawn as window124M draws its ids).
-func windowQwen05B() ([]int32, []model.Sequence) {
-	const ctx, vocab = 1024, 151936
-	r := rand.New(rand.NewPCG(2, 3))
-	toks := make([]int32, ctx)
-	for i := range toks {
-		toks[i] = int32(r.IntN(vocab))
-	}
-	return toks, []model.Sequence{{Tokens: toks, First: 1}}
-}
+func windowQwen05B() ([]int32, []model.Sequence) { return randomWindow(1024, 151936) }

@@ -17,8 +17,13 @@ import (
 //
 //	go test ./model/ -run '^$' -bench CPULoss124M -benchtime=1x
 func BenchmarkCPULoss124M(b *testing.B) {
-	cpu := model.NewCPU(synth.Random(shape124M, 1), 0)
-	toks, seqs := window124M()
+	benchLoss(b, model.NewCPU(synth.Random(shape124M, 1), 0), window124M)
+}
+
+// benchLoss times cpu's loss over the window window makes, reporting
+// tokens/s and CPU seconds per window (reportCPU) and the kernels that ran.
+func benchLoss(b *testing.B, cpu *model.CPU, window func() ([]int32, []model.Sequence)) {
+	toks, seqs := window()
 	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := cpu.Loss(context.Background(), seqs); err != nil {
@@ -26,7 +31,7 @@ func BenchmarkCPULoss124M(b *testing.B) {
 		}
 	}
 	reportCPU(b, cpu0, len(toks))
-	b.Logf("kernels: %s", model.Kernels())
+	b.Logf("kernels: %s", cpu.Kernels())
 }
 
 // shape124M is GPT-2 124M's shape, the CPU benchmarks' model (random weights).
@@ -35,10 +40,16 @@ var shape124M = model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024
 // window124M is the CPU benchmarks' window: 1024 random ids of shape124M's
 // vocabulary, 1023 targets.
 func window124M() ([]int32, []model.Sequence) {
+	return randomWindow(shape124M.NPositions, shape124M.VocabSize)
+}
+
+// randomWindow is n random ids below vocab (seeded alike for every
+// benchmark) as one sequence scoring all but the first.
+func randomWindow(n, vocab int) ([]int32, []model.Sequence) {
 	r := rand.New(rand.NewPCG(2, 3))
-	toks := make([]int32, shape124M.NPositions)
+	toks := make([]int32, n)
 	for i := range toks {
-		toks[i] = int32(r.IntN(shape124M.VocabSize))
+		toks[i] = int32(r.IntN(vocab))
 	}
 	return toks, []model.Sequence{{Tokens: toks, First: 1}}
 }
@@ -73,15 +84,7 @@ func BenchmarkCPULoss124MF16(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	toks, seqs := window124M()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		if _, err := cpu.Loss(ctx, seqs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu0, len(toks))
-	b.Logf("kernels: %s", model.Kernels())
+	benchLoss(b, cpu, window124M)
 }
 
 // BenchmarkCPULoss124MBF16 is BenchmarkCPULoss124M in the bf16 mode
@@ -95,13 +98,5 @@ func BenchmarkCPULoss124MBF16(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	toks, seqs := window124M()
-	cpu0 := cpuTime()
-	for b.Loop() {
-		if _, err := cpu.Loss(context.Background(), seqs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu0, len(toks))
-	b.Logf("kernels: %s", cpu.Kernels())
+	benchLoss(b, cpu, window124M)
 }
