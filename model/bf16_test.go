@@ -218,7 +218,7 @@ func checkBF16Kernels(t *testing.T, gemm func(out []float32, ldo int, a []uint16
 			}
 		}
 	}
-	for _, sh := range [][3]int{{1, 1, 1}, {1, 4, 31}, {4, 4, 32}, {5, 7, 33}, {9, 13, 64}, {3, 5, 100}, {8, 9, 768}, {2, 3, 3072}} {
+	for _, sh := range [][3]int{{1, 1, 1}, {1, 4, 31}, {4, 4, 32}, {5, 7, 33}, {9, 13, 64}, {3, 5, 100}, {8, 9, 768}, {2, 3, 3072}, {70, 6, 200}} {
 		for _, wild := range []bool{false, true} {
 			M, N, K := sh[0], sh[1], sh[2]
 			lda, ldb, ldo := K+r.IntN(3), K+r.IntN(3), N+r.IntN(3)
@@ -251,6 +251,21 @@ func TestGemmBF16AVX512(t *testing.T) {
 	}
 	checkBF16Kernels(t, func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
 		gemmBlocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
+	})
+}
+
+// Products split along k (gemmBF16Chunked, here in chunks of 64 so that
+// the shapes of checkBF16Kernels take one to 48 chunks, the last one
+// shorter or with a tail, and more rows than one pass takes) are the
+// whole kernels' products, bit for bit.
+func TestGemmBF16Chunked(t *testing.T) {
+	if !hasBF16Kernels() && !bf16AsmEmulated {
+		t.Skip("no VDPBF16PS kernels here: not amd64, or the emulator could not take them (see TestAVX512KernelsRun)")
+	}
+	defer func(kc int) { bf16KChunk = kc }(bf16KChunk)
+	bf16KChunk = 64
+	checkBF16Kernels(t, func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
+		gemmBF16Chunked(dpbfAVX512, dpbfChunkAVX512, out, ldo, a, lda, b, ldb, M, N, K)
 	})
 }
 

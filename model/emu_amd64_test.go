@@ -81,10 +81,11 @@ func emulateAVX512() error {
 	return nil
 }
 
-// emulateBF16 sets dpbfAVX512 to the VDPBF16PS kernels run in the emulator.
+// emulateBF16 sets dpbfAVX512 and dpbfChunkAVX512 to the VDPBF16PS
+// kernels run in the emulator.
 func emulateBF16() error {
-	var fs [3]x86emu.Func
-	for i, fn := range []any{dpbf4x4AVX512, dpbf1x4AVX512, dpbf1x1AVX512} {
+	var fs [6]x86emu.Func
+	for i, fn := range []any{dpbf4x4AVX512, dpbf1x4AVX512, dpbf1x1AVX512, dpbf4x4StartAVX512, dpbf4x4MidAVX512, dpbf4x4EndAVX512} {
 		f, err := x86emu.FuncOf(fn)
 		if err != nil {
 			return err
@@ -92,6 +93,7 @@ func emulateBF16() error {
 		fs[i] = f
 	}
 	dpbfAVX512 = dpbfKernels{4, emuDpbf(fs[0]), emuDpbf(fs[1]), emuDpbf(fs[2])}
+	dpbfChunkAVX512 = dpbfChunkKernels{emuDpbfChunk(fs[3]), emuDpbfChunk(fs[4]), emuDpbfChunk(fs[5])}
 	return nil
 }
 
@@ -127,6 +129,21 @@ func emuDpbf(f x86emu.Func) dpbfKernel {
 	return func(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int) {
 		var fr x86emu.Frame
 		putDotArgs(&fr, a, lda, b, ldb, k, out, ldo)
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
+}
+
+func emuDpbfChunk(f x86emu.Func) dpbfChunkKernel {
+	return func(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int) {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(a))
+		fr.PutUint64(uint64(lda))
+		fr.PutPointer(unsafe.Pointer(b))
+		fr.PutUint64(uint64(ldb))
+		fr.PutUint64(uint64(k))
+		fr.PutPointer(unsafe.Pointer(acc))
+		fr.PutPointer(unsafe.Pointer(out))
+		fr.PutUint64(uint64(ldo))
 		emuCall(new(x86emu.Machine), f, &fr)
 	}
 }
@@ -338,6 +355,7 @@ var avx512Kernels = map[string]any{
 	"mulRowAVX512": mulRowAVX512, "expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512,
 	"geluRowAVX512": geluRowAVX512, "swigluRowAVX512": swigluRowAVX512,
 	"dpbf4x4AVX512": dpbf4x4AVX512, "dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
+	"dpbf4x4StartAVX512": dpbf4x4StartAVX512, "dpbf4x4MidAVX512": dpbf4x4MidAVX512, "dpbf4x4EndAVX512": dpbf4x4EndAVX512,
 }
 
 // Every AVX-512 kernel, emulated with its operands sized exactly as it
@@ -462,6 +480,12 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 					}
 					checkEmuDpbf(t, f, K, a, lda, b, ldb, rows, cols, ldo, k)
 				}
+			case func(*uint16, int, *uint16, int, int, *float32, *float32, int):
+				var k func(*uint16, int, *uint16, int, int, *float32, *float32, int)
+				if hasBF16Kernels() {
+					k = sig
+				}
+				checkEmuDpbfChunk(t, r, f, name, k)
 			case func(*float32, *float32, int, int, *float32):
 				for _, K := range []int{1, 2, 9, 33} {
 					ldb := 3
@@ -569,6 +593,79 @@ func checkEmuDpbf(t *testing.T, f x86emu.Func, K int, a []uint16, lda int, b []u
 	native(&a[0], lda, &b[0], ldb, K, &want[0], ldo)
 	if i := sameBits(got, want); i >= 0 {
 		t.Errorf("K=%d: out[%d] emulated %v (%#x), native %v (%#x)", K, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+	}
+}
+
+// checkEmuDpbfChunk runs a 4x4 chunk kernel (dpbf4x4{Start,Mid,End}AVX512)
+// emulated on operands of exact size, lane sums in acc of the exact size,
+// and (unless native is nil) natively on the same, requiring the same bits
+// in acc and out; Start and Mid must not write out, End must not write acc.
+// Their values are dotBF16Ref's in
+// TestGemmBF16Chunked.
+func checkEmuDpbfChunk(t *testing.T, r *rand.Rand, f x86emu.Func, name string,
+	native func(*uint16, int, *uint16, int, int, *float32, *float32, int)) {
+	t.Helper()
+	end := strings.HasSuffix(name, "EndAVX512")
+	for _, K := range []int{32, 64, 96, 768} {
+		if end {
+			K -= r.IntN(32) // the last chunk may end in a tail
+		}
+		lda, ldb, ldo := K+3, K+1, 4+2
+		a, b := make([]uint16, 3*lda+K), make([]uint16, 3*ldb+K)
+		for i := range a {
+			a[i] = bf16Value(r)
+		}
+		for i := range b {
+			b[i] = bf16Value(r)
+		}
+		run := func(call func(acc, out []float32) error) (acc, out []float32) {
+			acc, out = make([]float32, 256), make([]float32, 3*ldo+4)
+			ra := rand.New(rand.NewPCG(uint64(K), 9))
+			for i := range acc {
+				acc[i] = float32(ra.NormFloat64())
+			}
+			for i := range out {
+				out[i] = 42
+			}
+			if err := call(acc, out); err != nil {
+				t.Fatalf("K=%d: %v", K, err)
+			}
+			return acc, out
+		}
+		gotAcc, gotOut := run(func(acc, out []float32) error {
+			var fr x86emu.Frame
+			fr.PutPointer(unsafe.Pointer(&a[0]))
+			fr.PutUint64(uint64(lda))
+			fr.PutPointer(unsafe.Pointer(&b[0]))
+			fr.PutUint64(uint64(ldb))
+			fr.PutUint64(uint64(K))
+			fr.PutPointer(unsafe.Pointer(&acc[0]))
+			fr.PutPointer(unsafe.Pointer(&out[0]))
+			fr.PutUint64(uint64(ldo))
+			mem := []x86emu.Region{region(a, false), region(b, false), region(acc, !end)}
+			if end {
+				mem = append(mem, region(out, true))
+			}
+			return (&x86emu.Machine{Memory: mem}).Call(f, fr.Bytes())
+		})
+		for o, v := range gotOut {
+			if (!end || o%ldo >= 4) && v != 42 {
+				t.Fatalf("K=%d: wrote out[%d][%d]", K, o/ldo, o%ldo)
+			}
+		}
+		if native == nil {
+			continue
+		}
+		wantAcc, wantOut := run(func(acc, out []float32) error {
+			native(&a[0], lda, &b[0], ldb, K, &acc[0], &out[0], ldo)
+			return nil
+		})
+		if i := sameBits(gotAcc, wantAcc); i >= 0 {
+			t.Errorf("K=%d: acc[%d] emulated %v, native %v", K, i, gotAcc[i], wantAcc[i])
+		}
+		if i := sameBits(gotOut, wantOut); i >= 0 {
+			t.Errorf("K=%d: out[%d] emulated %v, native %v", K, i, gotOut[i], wantOut[i])
+		}
 	}
 }
 

@@ -3660,7 +3660,6 @@ TEXT ·dpbf4x4AVX512(SB), NOSPLIT, $0-56
 	MOVQ   k+32(FP), AX
 	MOVQ   AX, DX
 	ANDQ   $-32, DX
-	XORQ   R13, R13
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -3677,6 +3676,7 @@ TEXT ·dpbf4x4AVX512(SB), NOSPLIT, $0-56
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
+	XORQ   R13, R13
 
 vec:
 	CMPQ      R13, DX
@@ -4133,11 +4133,11 @@ TEXT ·dpbf1x4AVX512(SB), NOSPLIT, $0-56
 	MOVQ   k+32(FP), AX
 	MOVQ   AX, DX
 	ANDQ   $-32, DX
-	XORQ   R13, R13
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	XORQ   R13, R13
 
 vec:
 	CMPQ      R13, DX
@@ -4278,8 +4278,8 @@ TEXT ·dpbf1x1AVX512(SB), NOSPLIT, $0-56
 	MOVQ   k+32(FP), AX
 	MOVQ   AX, DX
 	ANDQ   $-32, DX
-	XORQ   R13, R13
 	VPXORD Z0, Z0, Z0
+	XORQ   R13, R13
 
 vec:
 	CMPQ      R13, DX
@@ -4328,5 +4328,1175 @@ reduce:
 	VMOVSHDUP     X22, X23
 	VADDSS        X23, X22, X23
 	VMOVSS        X23, (SI)
+	VZEROUPPER
+	RET
+
+// func dpbf4x4StartAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512_BF16
+TEXT ·dpbf4x4StartAVX512(SB), NOSPLIT, $0-64
+	MOVQ   a+0(FP), R8
+	MOVQ   lda+8(FP), CX
+	SHLQ   $0x01, CX
+	LEAQ   (R8)(CX*1), R9
+	LEAQ   (R9)(CX*1), R10
+	LEAQ   (R10)(CX*1), R11
+	MOVQ   b+16(FP), SI
+	MOVQ   ldb+24(FP), CX
+	SHLQ   $0x01, CX
+	LEAQ   (SI)(CX*1), DI
+	LEAQ   (DI)(CX*1), BX
+	LEAQ   (BX)(CX*1), R12
+	MOVQ   k+32(FP), AX
+	MOVQ   AX, DX
+	ANDQ   $-32, DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	XORQ   R13, R13
+
+vec:
+	CMPQ      R13, DX
+	JAE       tail
+	VMOVDQU16 (R8)(R13*2), Z16
+	VMOVDQU16 (R9)(R13*2), Z17
+	VMOVDQU16 (R10)(R13*2), Z18
+	VMOVDQU16 (R11)(R13*2), Z19
+	VMOVDQU16 (SI)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z0 (Z0 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z17, Z4 (Z4 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z20, Z18, Z8 (Z8 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z19, Z12 (Z12 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xe4
+	VMOVDQU16 (DI)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z1 (Z1 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z17, Z5 (Z5 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xec
+
+	// VDPBF16PS Z20, Z18, Z9 (Z9 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z19, Z13 (Z13 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xec
+	VMOVDQU16 (BX)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z2 (Z2 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z17, Z6 (Z6 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z20, Z18, Z10 (Z10 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z19, Z14 (Z14 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xf4
+	VMOVDQU16 (R12)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z3 (Z3 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z17, Z7 (Z7 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+	// VDPBF16PS Z20, Z18, Z11 (Z11 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z19, Z15 (Z15 += pairs of Z19·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x66
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+	ADDQ $0x00000020, R13
+	JMP  vec
+
+tail:
+	CMPQ        R13, AX
+	JAE         reduce
+	MOVQ        AX, CX
+	SUBQ        R13, CX
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVD       DX, K1
+	VMOVDQU16.Z (R8)(R13*2), K1, Z16
+	VMOVDQU16.Z (R9)(R13*2), K1, Z17
+	VMOVDQU16.Z (R10)(R13*2), K1, Z18
+	VMOVDQU16.Z (R11)(R13*2), K1, Z19
+	VMOVDQU16.Z (SI)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z0 (Z0 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z17, Z4 (Z4 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z20, Z18, Z8 (Z8 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z19, Z12 (Z12 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xe4
+	VMOVDQU16.Z (DI)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z1 (Z1 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z17, Z5 (Z5 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xec
+
+	// VDPBF16PS Z20, Z18, Z9 (Z9 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z19, Z13 (Z13 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xec
+	VMOVDQU16.Z (BX)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z2 (Z2 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z17, Z6 (Z6 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z20, Z18, Z10 (Z10 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z19, Z14 (Z14 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xf4
+	VMOVDQU16.Z (R12)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z3 (Z3 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z17, Z7 (Z7 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+	// VDPBF16PS Z20, Z18, Z11 (Z11 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z19, Z15 (Z15 += pairs of Z19·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x66
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+reduce:
+	MOVQ    acc+40(FP), SI
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	VMOVUPS Z2, 128(SI)
+	VMOVUPS Z3, 192(SI)
+	VMOVUPS Z4, 256(SI)
+	VMOVUPS Z5, 320(SI)
+	VMOVUPS Z6, 384(SI)
+	VMOVUPS Z7, 448(SI)
+	VMOVUPS Z8, 512(SI)
+	VMOVUPS Z9, 576(SI)
+	VMOVUPS Z10, 640(SI)
+	VMOVUPS Z11, 704(SI)
+	VMOVUPS Z12, 768(SI)
+	VMOVUPS Z13, 832(SI)
+	VMOVUPS Z14, 896(SI)
+	VMOVUPS Z15, 960(SI)
+	VZEROUPPER
+	RET
+
+// func dpbf4x4MidAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512_BF16
+TEXT ·dpbf4x4MidAVX512(SB), NOSPLIT, $0-64
+	MOVQ    a+0(FP), R8
+	MOVQ    lda+8(FP), CX
+	SHLQ    $0x01, CX
+	LEAQ    (R8)(CX*1), R9
+	LEAQ    (R9)(CX*1), R10
+	LEAQ    (R10)(CX*1), R11
+	MOVQ    b+16(FP), SI
+	MOVQ    ldb+24(FP), CX
+	SHLQ    $0x01, CX
+	LEAQ    (SI)(CX*1), DI
+	LEAQ    (DI)(CX*1), BX
+	LEAQ    (BX)(CX*1), R12
+	MOVQ    k+32(FP), AX
+	MOVQ    AX, DX
+	ANDQ    $-32, DX
+	MOVQ    acc+40(FP), R13
+	VMOVUPS (R13), Z0
+	VMOVUPS 64(R13), Z1
+	VMOVUPS 128(R13), Z2
+	VMOVUPS 192(R13), Z3
+	VMOVUPS 256(R13), Z4
+	VMOVUPS 320(R13), Z5
+	VMOVUPS 384(R13), Z6
+	VMOVUPS 448(R13), Z7
+	VMOVUPS 512(R13), Z8
+	VMOVUPS 576(R13), Z9
+	VMOVUPS 640(R13), Z10
+	VMOVUPS 704(R13), Z11
+	VMOVUPS 768(R13), Z12
+	VMOVUPS 832(R13), Z13
+	VMOVUPS 896(R13), Z14
+	VMOVUPS 960(R13), Z15
+	XORQ    R13, R13
+
+vec:
+	CMPQ      R13, DX
+	JAE       tail
+	VMOVDQU16 (R8)(R13*2), Z16
+	VMOVDQU16 (R9)(R13*2), Z17
+	VMOVDQU16 (R10)(R13*2), Z18
+	VMOVDQU16 (R11)(R13*2), Z19
+	VMOVDQU16 (SI)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z0 (Z0 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z17, Z4 (Z4 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z20, Z18, Z8 (Z8 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z19, Z12 (Z12 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xe4
+	VMOVDQU16 (DI)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z1 (Z1 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z17, Z5 (Z5 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xec
+
+	// VDPBF16PS Z20, Z18, Z9 (Z9 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z19, Z13 (Z13 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xec
+	VMOVDQU16 (BX)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z2 (Z2 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z17, Z6 (Z6 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z20, Z18, Z10 (Z10 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z19, Z14 (Z14 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xf4
+	VMOVDQU16 (R12)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z3 (Z3 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z17, Z7 (Z7 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+	// VDPBF16PS Z20, Z18, Z11 (Z11 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z19, Z15 (Z15 += pairs of Z19·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x66
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+	ADDQ $0x00000020, R13
+	JMP  vec
+
+tail:
+	CMPQ        R13, AX
+	JAE         reduce
+	MOVQ        AX, CX
+	SUBQ        R13, CX
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVD       DX, K1
+	VMOVDQU16.Z (R8)(R13*2), K1, Z16
+	VMOVDQU16.Z (R9)(R13*2), K1, Z17
+	VMOVDQU16.Z (R10)(R13*2), K1, Z18
+	VMOVDQU16.Z (R11)(R13*2), K1, Z19
+	VMOVDQU16.Z (SI)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z0 (Z0 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z17, Z4 (Z4 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z20, Z18, Z8 (Z8 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z19, Z12 (Z12 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xe4
+	VMOVDQU16.Z (DI)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z1 (Z1 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z17, Z5 (Z5 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xec
+
+	// VDPBF16PS Z20, Z18, Z9 (Z9 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z19, Z13 (Z13 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xec
+	VMOVDQU16.Z (BX)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z2 (Z2 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z17, Z6 (Z6 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z20, Z18, Z10 (Z10 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z19, Z14 (Z14 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xf4
+	VMOVDQU16.Z (R12)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z3 (Z3 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z17, Z7 (Z7 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+	// VDPBF16PS Z20, Z18, Z11 (Z11 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z19, Z15 (Z15 += pairs of Z19·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x66
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+reduce:
+	MOVQ    acc+40(FP), SI
+	VMOVUPS Z0, (SI)
+	VMOVUPS Z1, 64(SI)
+	VMOVUPS Z2, 128(SI)
+	VMOVUPS Z3, 192(SI)
+	VMOVUPS Z4, 256(SI)
+	VMOVUPS Z5, 320(SI)
+	VMOVUPS Z6, 384(SI)
+	VMOVUPS Z7, 448(SI)
+	VMOVUPS Z8, 512(SI)
+	VMOVUPS Z9, 576(SI)
+	VMOVUPS Z10, 640(SI)
+	VMOVUPS Z11, 704(SI)
+	VMOVUPS Z12, 768(SI)
+	VMOVUPS Z13, 832(SI)
+	VMOVUPS Z14, 896(SI)
+	VMOVUPS Z15, 960(SI)
+	VZEROUPPER
+	RET
+
+// func dpbf4x4EndAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, AVX512_BF16
+TEXT ·dpbf4x4EndAVX512(SB), NOSPLIT, $0-64
+	MOVQ    a+0(FP), R8
+	MOVQ    lda+8(FP), CX
+	SHLQ    $0x01, CX
+	LEAQ    (R8)(CX*1), R9
+	LEAQ    (R9)(CX*1), R10
+	LEAQ    (R10)(CX*1), R11
+	MOVQ    b+16(FP), SI
+	MOVQ    ldb+24(FP), CX
+	SHLQ    $0x01, CX
+	LEAQ    (SI)(CX*1), DI
+	LEAQ    (DI)(CX*1), BX
+	LEAQ    (BX)(CX*1), R12
+	MOVQ    k+32(FP), AX
+	MOVQ    AX, DX
+	ANDQ    $-32, DX
+	MOVQ    acc+40(FP), R13
+	VMOVUPS (R13), Z0
+	VMOVUPS 64(R13), Z1
+	VMOVUPS 128(R13), Z2
+	VMOVUPS 192(R13), Z3
+	VMOVUPS 256(R13), Z4
+	VMOVUPS 320(R13), Z5
+	VMOVUPS 384(R13), Z6
+	VMOVUPS 448(R13), Z7
+	VMOVUPS 512(R13), Z8
+	VMOVUPS 576(R13), Z9
+	VMOVUPS 640(R13), Z10
+	VMOVUPS 704(R13), Z11
+	VMOVUPS 768(R13), Z12
+	VMOVUPS 832(R13), Z13
+	VMOVUPS 896(R13), Z14
+	VMOVUPS 960(R13), Z15
+	XORQ    R13, R13
+
+vec:
+	CMPQ      R13, DX
+	JAE       tail
+	VMOVDQU16 (R8)(R13*2), Z16
+	VMOVDQU16 (R9)(R13*2), Z17
+	VMOVDQU16 (R10)(R13*2), Z18
+	VMOVDQU16 (R11)(R13*2), Z19
+	VMOVDQU16 (SI)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z0 (Z0 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z17, Z4 (Z4 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z20, Z18, Z8 (Z8 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z19, Z12 (Z12 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xe4
+	VMOVDQU16 (DI)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z1 (Z1 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z17, Z5 (Z5 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xec
+
+	// VDPBF16PS Z20, Z18, Z9 (Z9 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z19, Z13 (Z13 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xec
+	VMOVDQU16 (BX)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z2 (Z2 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z17, Z6 (Z6 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z20, Z18, Z10 (Z10 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z19, Z14 (Z14 += pairs of Z19·Z20)
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x66
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xf4
+	VMOVDQU16 (R12)(R13*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z3 (Z3 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z17, Z7 (Z7 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+	// VDPBF16PS Z20, Z18, Z11 (Z11 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z19, Z15 (Z15 += pairs of Z19·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x66
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+	ADDQ $0x00000020, R13
+	JMP  vec
+
+tail:
+	CMPQ        R13, AX
+	JAE         reduce
+	MOVQ        AX, CX
+	SUBQ        R13, CX
+	MOVL        $0x00000001, DX
+	SHLL        CL, DX
+	DECL        DX
+	KMOVD       DX, K1
+	VMOVDQU16.Z (R8)(R13*2), K1, Z16
+	VMOVDQU16.Z (R9)(R13*2), K1, Z17
+	VMOVDQU16.Z (R10)(R13*2), K1, Z18
+	VMOVDQU16.Z (R11)(R13*2), K1, Z19
+	VMOVDQU16.Z (SI)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z0 (Z0 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z17, Z4 (Z4 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z20, Z18, Z8 (Z8 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z20, Z19, Z12 (Z12 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xe4
+	VMOVDQU16.Z (DI)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z1 (Z1 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z17, Z5 (Z5 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xec
+
+	// VDPBF16PS Z20, Z18, Z9 (Z9 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcc
+
+	// VDPBF16PS Z20, Z19, Z13 (Z13 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xec
+	VMOVDQU16.Z (BX)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z2 (Z2 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z17, Z6 (Z6 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z20, Z18, Z10 (Z10 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z19, Z14 (Z14 += pairs of Z19·Z20)
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x66
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xf4
+	VMOVDQU16.Z (R12)(R13*2), K1, Z20
+
+	// VDPBF16PS Z20, Z16, Z3 (Z3 += pairs of Z16·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z17, Z7 (Z7 += pairs of Z17·Z20)
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+	// VDPBF16PS Z20, Z18, Z11 (Z11 += pairs of Z18·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x6e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdc
+
+	// VDPBF16PS Z20, Z19, Z15 (Z15 += pairs of Z19·Z20)
+	BYTE $0x62
+	BYTE $0x32
+	BYTE $0x66
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfc
+
+reduce:
+	MOVQ          out+48(FP), SI
+	MOVQ          ldo+56(FP), DI
+	SHLQ          $0x02, DI
+	VEXTRACTF64X4 $0x01, Z0, Y20
+	VADDPS        Y20, Y0, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, (SI)
+	VEXTRACTF64X4 $0x01, Z1, Y20
+	VADDPS        Y20, Y1, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 4(SI)
+	VEXTRACTF64X4 $0x01, Z2, Y20
+	VADDPS        Y20, Y2, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 8(SI)
+	VEXTRACTF64X4 $0x01, Z3, Y20
+	VADDPS        Y20, Y3, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 12(SI)
+	ADDQ          DI, SI
+	VEXTRACTF64X4 $0x01, Z4, Y20
+	VADDPS        Y20, Y4, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, (SI)
+	VEXTRACTF64X4 $0x01, Z5, Y20
+	VADDPS        Y20, Y5, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 4(SI)
+	VEXTRACTF64X4 $0x01, Z6, Y20
+	VADDPS        Y20, Y6, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 8(SI)
+	VEXTRACTF64X4 $0x01, Z7, Y20
+	VADDPS        Y20, Y7, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 12(SI)
+	ADDQ          DI, SI
+	VEXTRACTF64X4 $0x01, Z8, Y20
+	VADDPS        Y20, Y8, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, (SI)
+	VEXTRACTF64X4 $0x01, Z9, Y20
+	VADDPS        Y20, Y9, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 4(SI)
+	VEXTRACTF64X4 $0x01, Z10, Y20
+	VADDPS        Y20, Y10, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 8(SI)
+	VEXTRACTF64X4 $0x01, Z11, Y20
+	VADDPS        Y20, Y11, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 12(SI)
+	ADDQ          DI, SI
+	VEXTRACTF64X4 $0x01, Z12, Y20
+	VADDPS        Y20, Y12, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, (SI)
+	VEXTRACTF64X4 $0x01, Z13, Y20
+	VADDPS        Y20, Y13, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 4(SI)
+	VEXTRACTF64X4 $0x01, Z14, Y20
+	VADDPS        Y20, Y14, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 8(SI)
+	VEXTRACTF64X4 $0x01, Z15, Y20
+	VADDPS        Y20, Y15, Y20
+	VEXTRACTF32X4 $0x01, Y20, X21
+	VADDPS        X21, X20, X21
+	VMOVHLPS      X21, X21, X22
+	VADDPS        X22, X21, X22
+	VMOVSHDUP     X22, X23
+	VADDSS        X23, X22, X23
+	VMOVSS        X23, 12(SI)
 	VZEROUPPER
 	RET

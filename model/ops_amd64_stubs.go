@@ -228,3 +228,18 @@ func dpbf1x4AVX512(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, 
 //
 //go:noescape
 func dpbf1x1AVX512(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dpbf4x4StartAVX512 is one chunk of dpbf4x4AVX512's product along k: it starts from zero, adds the k elements of a and b as dpbf4x4AVX512 does, and stores the lane sums in acc (256 floats: block i*4+j at 16*(i*4+j)).
+//
+//go:noescape
+func dpbf4x4StartAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// dpbf4x4MidAVX512 is one chunk of dpbf4x4AVX512's product along k: it starts from the lane sums in acc, adds the k elements of a and b as dpbf4x4AVX512 does, and stores the lane sums in acc (256 floats: block i*4+j at 16*(i*4+j)).
+//
+//go:noescape
+func dpbf4x4MidAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// dpbf4x4EndAVX512 is one chunk of dpbf4x4AVX512's product along k: it starts from the lane sums in acc, adds the k elements of a and b as dpbf4x4AVX512 does, and reduces them into out[i*ldo+j] as dpbf4x4AVX512 does.
+//
+//go:noescape
+func dpbf4x4EndAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)

@@ -102,8 +102,9 @@ func TestGeneratedVDPBF16PS(t *testing.T) {
 			t.Errorf("line %d: %s is %s, want %s", i+1, line, g, w)
 		}
 	}
-	// 4x4, 1x4 and 1x1, each in the loop and the tail.
-	if want := 2 * (16 + 4 + 1); n != want {
+	// 4x4, 1x4, 1x1 and the three 4x4 chunk kernels, each in the loop and
+	// the tail.
+	if want := 2 * (16 + 4 + 1 + 3*16); n != want {
 		t.Errorf("%d VDPBF16PS in the generated file, want %d", n, want)
 	}
 }

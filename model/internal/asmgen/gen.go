@@ -71,7 +71,10 @@ func Generate() (asm, stubs []byte, err error) {
 		g.swiglu()
 		if s.lanes == 16 {
 			for _, shape := range [][2]int{{4, 4}, {1, 4}, {1, 1}} {
-				g.dpbf(shape[0], shape[1])
+				g.dpbf(shape[0], shape[1], dpbfWhole)
+			}
+			for _, mode := range dpbfChunk {
+				g.dpbf(4, 4, mode)
 			}
 		}
 	}

@@ -66,14 +66,47 @@ func (g *gen) emitVDPBF16PS(dst, src1, src2 int) {
 	}
 }
 
-// dpbf emits dpbf{R}x{C}AVX512 (R x C accumulators: R <= 4, C <= 4).
-func (g *gen) dpbf(R, C int) {
-	name := fmt.Sprintf("dpbf%dx%dAVX512", R, C)
+// dpbfMode is what a dpbf kernel does with its R x C accumulators before
+// and after its k elements: the whole product (zeroed, then reduced into
+// out), or one chunk of a product split along k (dpbfChunk): the first
+// chunk starts from zero, later ones from the lane sums a chunk left in acc,
+// and every chunk but the last leaves its lane sums there. A product split
+// into chunks of multiples of 32 elements is therefore the same sequence of
+// VDPBF16PS steps as the whole one, bit for bit.
+type dpbfMode struct {
+	suffix string // the kernel's name: dpbf{R}x{C}{suffix}AVX512
+	load   bool   // start from the lane sums in acc, else from zero
+	store  bool   // leave the lane sums in acc, else reduce them into out
+}
+
+var (
+	dpbfWhole = dpbfMode{"", false, false}
+	// dpbfChunk are the modes of a product split along k, in order.
+	dpbfChunk = []dpbfMode{{"Start", false, true}, {"Mid", true, true}, {"End", true, false}}
+)
+
+// dpbf emits dpbf{R}x{C}{mode.suffix}AVX512 (R x C accumulators: R <= 4,
+// C <= 4).
+func (g *gen) dpbf(R, C int, mode dpbfMode) {
+	name := fmt.Sprintf("dpbf%dx%d%sAVX512", R, C, mode.suffix)
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
-	g.SignatureExpr("func(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)")
-	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).", name, R, C))
+	if mode == dpbfWhole {
+		g.SignatureExpr("func(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)")
+		g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).", name, R, C))
+	} else {
+		g.SignatureExpr("func(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)")
+		from, to := "zero", "reduces them into out[i*ldo+j] as dpbf%[2]dx%[3]dAVX512 does"
+		if mode.load {
+			from = "the lane sums in acc"
+		}
+		if mode.store {
+			to = "stores the lane sums in acc (%[1]d floats: block i*%[3]d+j at 16*(i*%[3]d+j))"
+		}
+		g.Doc(fmt.Sprintf("%s is one chunk of dpbf%dx%dAVX512's product along k: it starts from %s, adds the k elements of a and b as dpbf%dx%dAVX512 does, and %s.",
+			name, R, C, from, R, C, fmt.Sprintf(to, 16*R*C, R, C)))
+	}
 	aRows := []reg.Register{reg.R8, reg.R9, reg.R10, reg.R11}[:R]
 	bRows := []reg.Register{reg.RSI, reg.RDI, reg.RBX, reg.R12}[:C]
 	K, n, kk, cx := reg.RAX, reg.RDX, reg.R13, reg.RCX
@@ -93,14 +126,25 @@ func (g *gen) dpbf(R, C int) {
 	g.Load(g.Param("k"), K)
 	g.MOVQ(K, n)
 	g.ANDQ(operand.I32(-32), n)
-	g.XORQ(kk, kk)
 	acc := func(i, j int) int { return 4*i + j }
-	for i := range R {
-		for j := range C {
-			z := zmm(acc(i, j))
-			g.VPXORD(z, z, z)
+	// accMem is where acc holds the lane sums of accumulator (i, j).
+	accMem := func(p reg.Register, i, j int) operand.Mem { return operand.Mem{Base: p, Disp: 64 * (i*C + j)} }
+	if mode.load {
+		g.Load(g.Param("acc"), kk)
+		for i := range R {
+			for j := range C {
+				g.VMOVUPS(accMem(kk, i, j), zmm(acc(i, j)))
+			}
+		}
+	} else {
+		for i := range R {
+			for j := range C {
+				z := zmm(acc(i, j))
+				g.VPXORD(z, z, z)
+			}
 		}
 	}
+	g.XORQ(kk, kk)
 	elems := func(row reg.Register) operand.Mem { return operand.Mem{Base: row, Index: kk, Scale: 2} }
 	block := func(masked bool) {
 		load := func(m operand.Mem, z reg.VecPhysical) {
@@ -140,6 +184,18 @@ func (g *gen) dpbf(R, C int) {
 	block(true)
 
 	g.Label("reduce")
+	if mode.store {
+		p := reg.RSI // b's rows are no longer needed
+		g.Load(g.Param("acc"), p)
+		for i := range R {
+			for j := range C {
+				g.VMOVUPS(zmm(acc(i, j)), accMem(p, i, j))
+			}
+		}
+		g.VZEROUPPER()
+		g.RET()
+		return
+	}
 	out, ldo := reg.RSI, reg.RDI // b's rows are no longer needed
 	g.Load(g.Param("out"), out)
 	if R > 1 {
