@@ -238,6 +238,38 @@ func TestVCVTNEPS2BF16(t *testing.T) {
 	}
 }
 
+// VSHUFPS picks, in each 128-bit lane, two elements of the first source
+// and two of the second by the immediate's bit pairs; VSHUFF32X4 picks
+// whole 128-bit lanes alike. The expectations are written out by hand from
+// the SDM's tables.
+func TestShuffles(t *testing.T) {
+	for _, c := range []struct {
+		name, code string // objdump's reading of code (decode_test.go)
+		want       func(l, i int) float32
+	}{
+		// imm 0x44: elements 0, 1 of src1, then 0, 1 of src2, per lane.
+		{"vshufps zmm0,zmm1,zmm2,0x44", "62f17448c6c244", func(l, i int) float32 { return float32(100*(1+i/2) + 4*l + i%2) }},
+		// imm 0xdd: elements 1, 3 of src1, then 1, 3 of src2.
+		{"vshufps zmm0,zmm1,zmm2,0xdd", "62f17448c6c2dd", func(l, i int) float32 { return float32(100*(1+i/2) + 4*l + 1 + 2*(i%2)) }},
+		// imm 0x88: lanes 0, 2 of src1, then 0, 2 of src2.
+		{"vshuff32x4 zmm0,zmm1,zmm2,0x88", "62f3754823c288", func(l, i int) float32 { return float32(100*(1+l/2) + 4*(2*(l%2)) + i) }},
+		// imm 0xee: lanes 2, 3 of src1, then 2, 3 of src2.
+		{"vshuff32x4 zmm0,zmm1,zmm2,0xee", "62f3754823c2ee", func(l, i int) float32 { return float32(100*(1+l/2) + 4*(2+l%2) + i) }},
+	} {
+		var m Machine
+		fill(&m.Z[1], func(i int) float32 { return float32(100 + i) })
+		fill(&m.Z[2], func(i int) float32 { return float32(200 + i) })
+		if err := run(t, &m, c.code+"c3"); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for e, v := range f32s(&m.Z[0], 16) {
+			if want := c.want(e/4, e%4); v != want {
+				t.Errorf("%s: element %d = %v, want %v", c.name, e, v, want)
+			}
+		}
+	}
+}
+
 // FuncOf finds a Go function's code; a non-function is an error.
 func TestFuncOf(t *testing.T) {
 	f, err := FuncOf(anchor)

@@ -206,6 +206,7 @@ func init() {
 	vector(1, ppF2, 0x7F, opInfo{name: "VMOVDQU16", encs: encEVEX, modrm: true, w: 1, tuple: tFVM, vecRM: true, vvvvUnused: true, check: noZeroingToMemory, exec: (*Machine).movdqu16Store})
 	vector(1, ppNone, 0x92, opInfo{name: "KMOVW k, r32", encs: encVEX, modrm: true, w: 0, regOnly: true, vvvvUnused: true, check: kmovCheck, exec: (*Machine).kmovFromGPR})
 	vector(1, ppF2, 0x92, opInfo{name: "KMOVD/KMOVQ k, r", encs: encVEX, modrm: true, w: -1, regOnly: true, vvvvUnused: true, check: kmovCheck, exec: (*Machine).kmovFromGPR})
+	vector(1, ppNone, 0xC6, opInfo{name: "VSHUFPS", modrm: true, imm: 1, w: 0, tuple: tFV, vecRM: true, bcast: true, exec: (*Machine).shufps})
 	vector(1, ppNone, 0x77, opInfo{name: "VZEROUPPER", encs: encVEX, w: -1, check: needL(1), exec: (*Machine).vzeroupper})
 
 	// Map 2 (0F38).
@@ -236,6 +237,13 @@ func init() {
 			}
 			if in.Mask != 0 {
 				return errors.New("masking of 64-bit elements not supported")
+			}
+			return nil
+		}})
+	vector(3, pp66, 0x23, opInfo{name: "VSHUFF32X4", encs: encEVEX, modrm: true, imm: 1, w: 0, tuple: tFV, vecRM: true, bcast: true, exec: (*Machine).shuff32x4,
+		check: func(in *Inst) error {
+			if in.L != 64 {
+				return errors.New("only the 512-bit form is supported")
 			}
 			return nil
 		}})

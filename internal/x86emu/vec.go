@@ -359,6 +359,52 @@ func (m *Machine) extract128(in *Inst) error {
 	return nil
 }
 
+// shufps is VSHUFPS dest, vvvv, r/m, imm8 (SDM: SHUFPS): in each 128-bit
+// lane, elements 0 and 1 are taken from vvvv's lane and 2 and 3 from r/m's,
+// each picked by two bits of imm8 (bits 1:0 for element 0, up to 7:6).
+func (m *Machine) shufps(in *Inst) error {
+	s2, err := m.src(in)
+	if err != nil {
+		return err
+	}
+	s1 := m.Z[in.VVVV]
+	var r vec
+	n := lanes(in)
+	for l := 0; l < n; l += 4 {
+		for i := range 4 {
+			from := &s1
+			if i >= 2 {
+				from = &s2
+			}
+			r[l+i] = from[l+int(in.Imm>>(2*i))&3]
+		}
+	}
+	m.setVec(in, in.Reg, &r, n)
+	return nil
+}
+
+// shuff32x4 is VSHUFF32X4 zmm, vvvv, r/m, imm8 (512 bits; SDM: VSHUFF32x4):
+// 128-bit lanes 0 and 1 of the result are lanes of vvvv, 2 and 3 lanes of
+// r/m, each picked by two bits of imm8 (bits 1:0 for lane 0, up to 7:6).
+func (m *Machine) shuff32x4(in *Inst) error {
+	s2, err := m.src(in)
+	if err != nil {
+		return err
+	}
+	s1 := m.Z[in.VVVV]
+	var r vec
+	for l := range 4 {
+		from := &s1
+		if l >= 2 {
+			from = &s2
+		}
+		sel := int(in.Imm>>(2*l)) & 3
+		copy(r[4*l:4*l+4], from[4*sel:4*sel+4])
+	}
+	m.setVec(in, in.Reg, &r, 16)
+	return nil
+}
+
 // extract256 is VEXTRACTF64X4 (unmasked): 256 bits of a zmm by imm8 bit 0.
 func (m *Machine) extract256(in *Inst) error {
 	sel := int(in.Imm) & 1
