@@ -160,13 +160,9 @@ const bom = "\uFEFF"
 // blocks. A file or stream larger than the memory available is refused with
 // an error saying so. The text is held once, as a string.
 func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
-	split := opt.Split
-	switch split {
-	case "":
-		split = SplitAll
-	case SplitAll, SplitTrain, SplitVal:
-	default:
-		return nil, fmt.Errorf("corpus %s: unknown split %q (want all, train or val)", infile.Quote(spec), opt.Split)
+	split, err := checkSplit(spec, opt.Split)
+	if err != nil {
+		return nil, err
 	}
 	c := &Corpus{Name: spec, Split: split}
 	limit := opt.MaxBytes
@@ -174,7 +170,6 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		limit = DefaultMaxBytes
 	}
 	var text string
-	var err error
 	switch {
 	case spec == "":
 		return nil, errors.New("corpus: no name or path given")

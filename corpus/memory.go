@@ -1,0 +1,79 @@
+package corpus
+
+import (
+	"fmt"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+)
+
+// In-memory corpora: what a program embedding the engine scores without a
+// file. They are checked as Load checks the same content read from a file,
+// and their SHA256 is computed alike, so a text scored from memory and from
+// a file of the same bytes is the same corpus (same token cache key, same
+// provenance digest).
+
+// FromText is text held in memory, named name (how results and errors call
+// it), split and cut at opt.Separator as Load does a text file; the other
+// fields of opt are ignored. Empty text and text that is not UTF-8 are
+// errors.
+func FromText(name, text string, opt Options) (*Corpus, error) {
+	split, err := checkSplit(name, opt.Split)
+	if err != nil {
+		return nil, err
+	}
+	c := &Corpus{Name: name, Format: FormatText, Split: split}
+	if err := c.loadText(text, opt.Separator); err != nil {
+		return nil, fmt.Errorf("corpus %s: %w", infile.Quote(name), err)
+	}
+	return c, nil
+}
+
+// FromDocuments is a corpus of separate documents held in memory, as a
+// JSONL file's "text" fields are (FormatJSONL: each scored alone in documents
+// mode, joined with the separator token in the others). No documents, only
+// empty ones, or one that is not UTF-8 is an error. The slice is kept, not
+// copied.
+func FromDocuments(name string, docs []string) (*Corpus, error) {
+	total := 0
+	for i, d := range docs {
+		if err := checkUTF8(d); err != nil {
+			return nil, fmt.Errorf("corpus %s: document %d: %w", infile.Quote(name), i, err)
+		}
+		total += len(d)
+	}
+	switch {
+	case len(docs) == 0:
+		return nil, fmt.Errorf("corpus %s: no documents", infile.Quote(name))
+	case total == 0:
+		return nil, fmt.Errorf("corpus %s: all %d documents are empty", infile.Quote(name), len(docs))
+	}
+	return &Corpus{Name: name, Format: FormatJSONL, Split: SplitAll, Separated: true, Docs: docs, SHA256: docsHash(docs)}, nil
+}
+
+// FromTokens is a corpus of token ids held in memory, as an llm.c token
+// file's (FormatTokens: scored as one stream, never tokenized). Negative ids
+// are refused here; ids at or above the model's vocabulary when it is
+// scored. The slice is kept, not copied.
+func FromTokens(name string, ids []int32) (*Corpus, error) {
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("corpus %s: no token ids", infile.Quote(name))
+	}
+	for i, id := range ids {
+		if id < 0 {
+			return nil, fmt.Errorf("corpus %s: token %d: negative id %d", infile.Quote(name), i, id)
+		}
+	}
+	return &Corpus{Name: name, Format: FormatTokens, Split: SplitAll, Tokens: ids, SHA256: docsIDsHash([][]int32{ids})}, nil
+}
+
+// checkSplit returns split, "" meaning SplitAll, or an error naming the
+// corpus for a split that does not exist.
+func checkSplit(name, split string) (string, error) {
+	switch split {
+	case "":
+		return SplitAll, nil
+	case SplitAll, SplitTrain, SplitVal:
+		return split, nil
+	}
+	return "", fmt.Errorf("corpus %s: unknown split %q (want all, train or val)", infile.Quote(name), split)
+}

@@ -1,0 +1,101 @@
+package corpus
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Text in memory is the corpus a file of the same bytes is: the same
+// documents after the split and separator, and the same digest.
+func TestFromTextIsTheFile(t *testing.T) {
+	text := "First line.\n\nÉtude, 二 — and more\nsep\nlast part of it\n"
+	path := filepath.Join(t.TempDir(), "t.txt")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []Options{{}, {Split: SplitTrain}, {Split: SplitVal}, {Separator: "sep\n"}} {
+		file, err := Load(context.Background(), path, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, err := FromText("notes", text, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(mem.Docs, file.Docs) || mem.SHA256 != file.SHA256 || mem.Separated != file.Separated ||
+			mem.Format != FormatText || mem.Name != "notes" || mem.Split != file.Split {
+			t.Errorf("%+v: memory %+v, file %+v", opt, mem, file)
+		}
+	}
+}
+
+// Documents in memory are the corpus a JSONL file of them is.
+func TestFromDocumentsIsTheJSONL(t *testing.T) {
+	docs := []string{"one document", "", "a second\nwith two lines", "ü"}
+	var b strings.Builder
+	for _, d := range docs {
+		line, _ := json.Marshal(map[string]string{"text": d})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(t.TempDir(), "d.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, err := Load(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := FromDocuments("docs", docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(mem.Docs, file.Docs) || mem.SHA256 != file.SHA256 || !mem.Separated || mem.Format != FormatJSONL {
+		t.Errorf("memory %+v, file %+v", mem, file)
+	}
+}
+
+// Token ids in memory are kept as given, with a digest of the ids.
+func TestFromTokens(t *testing.T) {
+	ids := []int32{5, 0, 50256, 7}
+	c, err := FromTokens("ids", ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Tokens, ids) || c.Format != FormatTokens || c.SHA256 != docsIDsHash([][]int32{ids}) {
+		t.Errorf("%+v", c)
+	}
+	other, _ := FromTokens("ids", []int32{5, 0, 50256, 8})
+	if other.SHA256 == c.SHA256 {
+		t.Error("different ids, same digest")
+	}
+}
+
+// Bad in-memory corpora are refused with the reason and the name.
+func TestFromMemoryErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		load func() (*Corpus, error)
+		want string
+	}{
+		{"empty text", func() (*Corpus, error) { return FromText("x", "", Options{}) }, "empty text"},
+		{"not UTF-8", func() (*Corpus, error) { return FromText("x", "ab\xffc", Options{}) }, "invalid byte 0xff at byte offset 2"},
+		{"bad split", func() (*Corpus, error) { return FromText("x", "abc", Options{Split: "test"}) }, `unknown split "test"`},
+		{"only separators", func() (*Corpus, error) { return FromText("x", "--", Options{Separator: "-"}) }, "no text between the separators"},
+		{"no documents", func() (*Corpus, error) { return FromDocuments("x", nil) }, "no documents"},
+		{"empty documents", func() (*Corpus, error) { return FromDocuments("x", []string{"", ""}) }, "all 2 documents are empty"},
+		{"document not UTF-8", func() (*Corpus, error) { return FromDocuments("x", []string{"ok", "\xc3"}) }, "document 1: not UTF-8"},
+		{"no ids", func() (*Corpus, error) { return FromTokens("x", nil) }, "no token ids"},
+		{"negative id", func() (*Corpus, error) { return FromTokens("x", []int32{1, -2}) }, "token 1: negative id -2"},
+	} {
+		_, err := c.load()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "corpus x") {
+			t.Errorf("%s: %v, want an error with %q naming the corpus", c.name, err, c.want)
+		}
+	}
+}
