@@ -57,7 +57,7 @@ func TestEvaluateRecordsDescribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true}
-	r, err := ev.Evaluate(context.Background(), text, opt)
+	r, err := ev.Evaluate(context.Background(), Named(text), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestEvaluateRecordsDescribe(t *testing.T) {
 	// An interrupted run's checkpoint keeps the described precision.
 	opt.Checkpoint = filepath.Join(t.TempDir(), "run.ckpt")
 	fake.calls, fake.failAt = 0, 3
-	if _, err := ev.Evaluate(context.Background(), text, opt); err == nil || !strings.Contains(err.Error(), "device lost") {
+	if _, err := ev.Evaluate(context.Background(), Named(text), opt); err == nil || !strings.Contains(err.Error(), "device lost") {
 		t.Fatalf("err = %v, want the device's", err)
 	}
 	ck, err := pipeline.LoadCheckpoint(opt.Checkpoint)

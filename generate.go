@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
-	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -19,7 +18,7 @@ type GenerateOptions struct {
 	// or the model's positions.
 	MaxNewTokens int
 	// Sampling: temperature (0 is greedy), top-k, top-p and the seed.
-	Sampling model.SampleOptions
+	Sampling SampleOptions
 	// OnText, when set, receives the text as it is generated, piece by piece
 	// (each a whole number of UTF-8 characters, held back until a character
 	// cut by a token is complete). It is called from Generate's goroutine.
@@ -47,7 +46,7 @@ type Generation struct {
 	StopReason   string    `json:"stop_reason"` // StopEOT, StopMaxTokens, StopPositions or StopCancelled
 
 	MaxNewTokens int                 `json:"max_new_tokens"` // the limit asked for (0: none)
-	Sampling     model.SampleOptions `json:"sampling"`
+	Sampling     SampleOptions `json:"sampling"`
 
 	PrefillSeconds         float64 `json:"prefill_seconds"`
 	DecodeSeconds          float64 `json:"decode_seconds"`
@@ -87,6 +86,11 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 		return nil, err
 	}
 
+	ctx, end, err := e.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	positions := 0 // the model's n_positions
@@ -222,4 +226,4 @@ func (s *textStream) out(p string) {
 }
 
 // Tokenizer is the model's tokenizer.
-func (e *Evaluator) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+func (e *Evaluator) Tokenizer() *Tokenizer { return e.tok }

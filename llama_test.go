@@ -71,7 +71,7 @@ func TestEvaluateLlamaFamily(t *testing.T) {
 			for _, opt := range []EvalOptions{{Ctx: 32}, {Mode: "strided", Ctx: 32, Stride: 8}} {
 				ptk := filepath.Join(t.TempDir(), "run.ptk")
 				opt.Stdin, opt.NoTokenCache, opt.PerToken = strings.NewReader(text), true, ptk
-				res, err := ev.Evaluate(context.Background(), "-", opt)
+				res, err := ev.Evaluate(context.Background(), Named("-"), opt)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -21,7 +21,7 @@ import (
 // checkpoint (GPT-2's tokenizer for an llm.c one), and a hub id is located
 // as Open locates it (downloaded if need be). Of opt it uses Offline, Hub,
 // InsecureSkipVerify, Progress ("download") and Log.
-func LoadTokenizer(ctx context.Context, name string, opt Options) (*tokenizer.Tokenizer, string, error) {
+func LoadTokenizer(ctx context.Context, name string, opt Options) (*Tokenizer, string, error) {
 	hc := opt.Hub
 	if hc == nil {
 		hc = hub.FromEnv()
@@ -95,7 +95,7 @@ type TokenizeOptions struct {
 // one after another, each as the tokenizer encodes it (GPT-2: after
 // <|endoftext|>), an llm.c token file's ids as they are; the first
 // opt.MaxTokens of them.
-func Tokenize(ctx context.Context, tok *tokenizer.Tokenizer, spec string, opt TokenizeOptions) ([]int32, error) {
+func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOptions) ([]int32, error) {
 	if opt.MaxTokens < 0 {
 		return nil, errors.New("max tokens must not be negative")
 	}

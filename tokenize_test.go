@@ -52,7 +52,7 @@ func TestEvaluateWithBOS(t *testing.T) {
 		t.Fatalf("Tokenize = %v, %v; want %v", ids, err, stream)
 	}
 	ptk := filepath.Join(t.TempDir(), "run.ptk")
-	res, err := ev.Evaluate(context.Background(), "-", EvalOptions{Stdin: strings.NewReader(text), NoTokenCache: true, PerToken: ptk})
+	res, err := ev.Evaluate(context.Background(), Named("-"), EvalOptions{Stdin: strings.NewReader(text), NoTokenCache: true, PerToken: ptk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestEvaluateWithBOS(t *testing.T) {
 	if err := os.WriteFile(jsonl, []byte(`{"text": "Hi"}`+"\n"+`{"text": "iH Hi"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err = ev.Evaluate(context.Background(), jsonl, EvalOptions{Mode: "documents", NoTokenCache: true, PerToken: ptk})
+	res, err = ev.Evaluate(context.Background(), Named(jsonl), EvalOptions{Mode: "documents", NoTokenCache: true, PerToken: ptk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,20 @@
 // Package wgpueval is the library behind the wgpu-eval command, for programs
-// that embed the engine: open a GPT-2 model (a Hugging Face hub id, a folder
-// or a file), pick a device (a Vulkan GPU or the pure-Go CPU path), evaluate a
-// corpus with cancellation and progress, and read the same Result the command
-// prints.
+// that embed the engine: open a model (a Hugging Face hub id, a folder or a
+// file), pick a device (a Vulkan GPU or the pure-Go CPU path), evaluate a
+// named corpus or text, documents or token ids held in memory, with
+// cancellation, progress and per-target results, and read the same Result
+// the command prints.
 //
-//	ev, err := wgpueval.Open(ctx, "gpt2", wgpueval.Options{Device: "auto"})
+//	ev, err := wgpueval.Open(ctx, "gpt2", wgpueval.Options{Device: wgpueval.DeviceAuto})
 //	if err != nil { ... }
 //	defer ev.Close()
-//	res, err := ev.Evaluate(ctx, "tinyshakespeare", wgpueval.EvalOptions{Ctx: 1024})
+//	res, err := ev.Evaluate(ctx, wgpueval.Named("tinyshakespeare"), wgpueval.EvalOptions{Ctx: 1024})
 //	fmt.Println(res.MeanNLL, res.PPL, res.Device)
 //
-// The packages below it (pipeline, model, shaders, wgpu) are usable on their
-// own; this one puts them together the way the command does.
+// Bad options are *OptionError values naming the field. The types the API
+// takes and returns are declared (or aliased) here, so a program needs no
+// other import of this module; the packages below it (pipeline, model,
+// shaders, wgpu) are usable on their own.
 package wgpueval
 
 import (
@@ -33,7 +36,6 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
-	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // Result is an evaluation's outcome, as the command prints it (and writes
@@ -67,23 +69,22 @@ func (p Progress) MeanNLL() float64 {
 
 // Options say how Open finds the model and where it runs.
 type Options struct {
-	// Device is "auto" (the default: the best hardware GPU, else the CPU),
-	// "cpu", "gpu", "gpu:N" (N as Devices lists them) or "all" (every hardware
-	// GPU at once); case-insensitive.
-	Device string
-	// Precision is the GPU weight type: "" or "auto" (f16 where the device has
-	// shader-f16), "f16" or "f32"; or "bf16", the CPU's bf16 mode (matmuls
-	// with bf16 operands as AVX512_BF16 computes them; auto then means the
-	// CPU, a GPU device is an error, and so is a CPU without AVX512_BF16
-	// unless WGPU_EVAL_CPU_KERNELS=generic).
-	Precision string
+	// Device is where to run: DeviceAuto (the zero value: the best hardware
+	// GPU, else the CPU), DeviceCPU, DeviceGPU, GPU(n) or DeviceAll.
+	Device Device
+	// Precision is the GPU weight type: PrecisionAuto (the zero value: f16
+	// where the device has shader-f16), PrecisionF16 or PrecisionF32; or
+	// PrecisionBF16, the CPU's bf16 mode (DeviceAuto then means the CPU, a
+	// GPU device is an error, and so is a CPU without AVX512_BF16 unless
+	// WGPU_EVAL_CPU_KERNELS=generic).
+	Precision Precision
 	// Threads is the CPU path's goroutines; 0 means all cores.
 	Threads int
 	// Offline uses only local files and the hub cache, never the network.
 	Offline bool
 	// Hub overrides the hub client (endpoint, cache folder, token); nil means
 	// hub.FromEnv(), as the command uses.
-	Hub *hub.Client
+	Hub *HubClient
 	// InsecureSkipVerify accepts model files from the hub whose content
 	// cannot be checked (hub.Client.InsecureSkipVerify); by default they are
 	// refused.
@@ -102,7 +103,7 @@ type Options struct {
 // configuration and tokenizer; the weights go to the device on the first
 // Evaluate (or Prepare), so that a bad corpus or option is reported before
 // that expensive step. An Evaluator is safe for concurrent use; evaluations
-// run one at a time.
+// run one at a time. Close may be called while one runs: it cancels it.
 type Evaluator struct {
 	name   string
 	path   string
@@ -117,6 +118,12 @@ type Evaluator struct {
 	mu      sync.Mutex
 	backend pipeline.Backend
 	closed  bool
+
+	// running cancels the evaluations and generations under way (Close
+	// calls them); guarded by runMu, not mu, which they hold.
+	runMu   sync.Mutex
+	running map[*context.CancelFunc]struct{}
+	closing bool
 }
 
 // Open locates the model name (a hub id such as "gpt2" or "org/name@rev", a
@@ -127,21 +134,11 @@ type Evaluator struct {
 // one are ignored, with a warning through Options.Log). Close the Evaluator
 // when done.
 func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
-	spec, err := pipeline.ParseDevice(cmp.Or(opt.Device, "auto"))
-	if err != nil {
+	if err := opt.Check(); err != nil {
 		return nil, err
 	}
-	prec, err := pipeline.ParsePrecision(opt.Precision)
-	if err != nil {
-		return nil, err
-	}
-	if opt.Threads < 0 {
-		return nil, fmt.Errorf("threads %d: must not be negative", opt.Threads)
-	}
-	if prec == pipeline.PrecisionF16 && spec.Kind == "cpu" {
-		return nil, errors.New("precision f16 is for GPUs (f16 weights on the device): the CPU computes in f32 " +
-			"(F16 checkpoints stay 16-bit in its memory anyway) or in bf16; use precision f32 or bf16 there")
-	}
+	spec, _ := pipeline.ParseDevice(string(opt.device())) // checked
+	prec, _ := pipeline.ParsePrecision(string(opt.Precision))
 	if err := pipeline.CheckKernelsEnv(); err != nil {
 		return nil, err
 	}
@@ -246,7 +243,7 @@ func (o Options) log(format string, a ...any) {
 }
 
 // Config is the model's shape.
-func (e *Evaluator) Config() model.Config { return e.ck.Config() }
+func (e *Evaluator) Config() Config { return e.ck.Config() }
 
 // Path is where the model's files are (the hub cache's snapshot for a hub id).
 func (e *Evaluator) Path() string { return e.path }
@@ -288,8 +285,9 @@ func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 // EvalOptions say what Evaluate scores and how. The zero value scores the
 // whole corpus in stream mode with the model's full context.
 type EvalOptions struct {
-	// Mode is "stream" (the default), "strided" or "documents".
-	Mode string
+	// Mode is the evaluation method: ModeStream (the zero value),
+	// ModeStrided or ModeDocuments.
+	Mode Mode
 	// Ctx is the window in tokens; 0 means the model's positions.
 	Ctx int
 	// Stride is the window step of strided mode and of long documents; 0 means Ctx/2.
@@ -304,13 +302,14 @@ type EvalOptions struct {
 	Separator string
 	// TinyShakespeareFile is a local copy of TinyShakespeare to use instead of the download.
 	TinyShakespeareFile string
-	// NoTokenCache tokenizes again instead of using the token cache.
+	// NoTokenCache tokenizes again instead of using the token cache (data
+	// held in memory never uses it).
 	NoTokenCache bool
-	// Stdin is read for the corpus "-".
+	// Stdin is read for the corpus Named("-").
 	Stdin io.Reader
 	// Shard, when its Count is above 1, scores only the I-th of N interleaved
 	// parts of the samples; pipeline.Merge adds the shards' results.
-	Shard pipeline.Shard
+	Shard Shard
 	// Checkpoint, when set, is a file that keeps the sums so far (written
 	// atomically about once a second): an interrupted run given the same file
 	// continues where it stopped and gives the totals of an uninterrupted run.
@@ -337,49 +336,57 @@ type EvalOptions struct {
 	// run resumable; when it is interrupted, the partial result (Interrupted
 	// set, TotalTokens the run's targets).
 	JSON string
-	// TopLogprobs, with PerToken, also keeps every target position's K
-	// highest log-probabilities over the vocabulary and their ids (1 to
-	// pipeline.MaxTopLogprobs), for compare's KL divergence. It adds a second
-	// pass over the LM head at the scored positions (on a GPU:
+	// OnScored, when set, is called after each batch with the targets it
+	// scored (position, token id, NLL, and the top log-probabilities with
+	// TopLogprobs), in the batch's order, which is not the corpus's: batches
+	// go longest first. The slice is valid during the call only. Result.
+	// PerToken holds them all, in corpus order, at the end. An error from it
+	// stops the run, and Evaluate returns that error. With a Checkpoint, the
+	// targets of a resumed run's earlier batches are not reported again.
+	OnScored func(batch []TokenNLL) error
+	// TopLogprobs, with PerToken or OnScored, also keeps every target
+	// position's K highest log-probabilities over the vocabulary and their
+	// ids (1 to MaxTopLogprobs), for compare's KL divergence. It
+	// adds a second pass over the LM head at the scored positions (on a GPU:
 	// topk_logits.wgsl, and 8K + 4 bytes read back per target).
 	TopLogprobs int
 }
 
-// Evaluate scores the corpus spec ("tinyshakespeare", a text file, a .jsonl
-// file with a "text" field, an llm.c token file, or "-" for opt.Stdin) and
-// returns the result, with its Config and Provenance filled. It checks the
-// options before reading the corpus, and the corpus before the weights go to
-// the device. Cancelling ctx stops it with ctx's error and the partial result
-// of what was scored (Interrupted set).
-func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) (*Result, error) {
-	mode, err := pipeline.ParseMode(cmp.Or(opt.Mode, string(pipeline.ModeStream)))
+// Evaluate scores data (Named, Text, Documents or TokenIDs) and returns the
+// result, with its Config and Provenance filled. It checks the options
+// before reading the corpus (a bad one is an *OptionError), and the corpus
+// before the weights go to the device. Cancelling ctx, or Close, stops it
+// with ctx's error (context.Canceled for Close) and the partial result of
+// what was scored (Interrupted set).
+func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*Result, error) {
+	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	if data.load == nil {
+		return nil, errors.New("no data to evaluate (the zero Data)")
+	}
+	ctx, done, err := e.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if opt.Ctx < 0 || opt.Stride < 0 || opt.MaxTokens < 0 || opt.BatchTokens < 0 {
-		return nil, errors.New("ctx, stride, max tokens and batch tokens must not be negative")
-	}
-	if opt.PerDocument != "" && mode != pipeline.ModeDocuments {
-		return nil, fmt.Errorf("per-document scores are for the documents mode (this run's mode is %s)", mode)
-	}
+	defer done()
+	mode := opt.mode()
+	cfg := e.Config()
 	if opt.TopLogprobs != 0 {
-		if opt.PerToken == "" {
-			return nil, errors.New("top logprobs are saved in the per-token file: give a per-token file too")
-		}
-		if err := pipeline.CheckTopLogprobs(opt.TopLogprobs, e.Config().VocabSize); err != nil {
+		if err := checkTopLogprobs(opt.TopLogprobs, cfg.VocabSize); err != nil {
 			return nil, err
 		}
 	}
-	cfg := e.Config()
 	window := cmp.Or(opt.Ctx, cfg.NPositions)
 	if window > cfg.NPositions {
-		return nil, fmt.Errorf("context %d is longer than the model's %d positions", window, cfg.NPositions)
+		return nil, badInt("Ctx", window, "longer than the model's %d positions", cfg.NPositions)
 	}
-	stride := cmp.Or(opt.Stride, max(window/2, 1))
-	if err := pipeline.CheckWindow(window, stride); err != nil {
+	stride := opt.stride(window)
+	if err := checkWindow(window, stride); err != nil {
 		return nil, err
 	}
-	corp, err := corpus.Load(ctx, spec, corpus.Options{
+	spec := data.name
+	corp, err := data.load(ctx, corpus.Options{
 		Split:           opt.Split,
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
@@ -392,7 +399,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		return nil, err
 	}
 	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
-		NoCache:    opt.NoTokenCache,
+		NoCache:    opt.NoTokenCache || data.memory,
 		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
 	})
@@ -409,13 +416,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 			"those tokens are scored too; --mode documents scores each document alone",
 			len(toks.Docs), tokenName(e.tok, e.tok.DocSeparator()), trainingData(e.tok))
 	}
-	data := DataName(spec, opt.Split)
+	dataName := DataName(spec, opt.Split)
 	if n := toks.Len(); opt.MaxTokens > 0 && n > opt.MaxTokens {
-		e.opt.log("data %s: the first %s (of the %s tokenized)", infile.Quote(data), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"))
+		e.opt.log("data %s: the first %s (of the %s tokenized)", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"))
 	} else if opt.MaxTokens > 0 {
-		e.opt.log("data %s: %s (the whole corpus: fewer than the %d asked for)", infile.Quote(data), pipeline.Count(n, "token"), opt.MaxTokens)
+		e.opt.log("data %s: %s (the whole corpus: fewer than the %d asked for)", infile.Quote(dataName), pipeline.Count(n, "token"), opt.MaxTokens)
 	} else {
-		e.opt.log("data %s: %s", infile.Quote(data), pipeline.Count(n, "token"))
+		e.opt.log("data %s: %s", infile.Quote(dataName), pipeline.Count(n, "token"))
 	}
 
 	e.mu.Lock()
@@ -451,7 +458,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 	}
 	ec := pipeline.EvalConfig{
 		Model:       e.name,
-		Data:        data,
+		Data:        dataName,
 		Tokens:      toks,
 		EOT:         e.tok.DocSeparator(),
 		Mode:        mode,
@@ -466,15 +473,16 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 			e.opt.report(Progress{Stage: "eval", Done: int64(p.Done), Total: int64(p.Total), Scored: int64(p.Scored), NLLSum: p.NLLSum})
 		},
 		Shard:       opt.Shard,
-		PerToken:    opt.PerToken != "" || opt.PerDocument != "", // per-document scores add the records up
+		PerToken:    opt.PerToken != "" || opt.PerDocument != "" || opt.OnScored != nil, // per-document scores add the records up
 		TopLogprobs: opt.TopLogprobs,
+		OnPerToken:  opt.OnScored,
 	}
 	var ck *checkpointer
 	if opt.Checkpoint != "" {
 		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
-			PerToken: opt.PerToken != "" || opt.PerDocument != "", TopLogprobs: opt.TopLogprobs}
+			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs}
 		if ck, err = openCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
 		}
@@ -485,7 +493,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		}
 		ec.OnBatch = ck.save
 		if ck.log != nil {
-			ec.OnPerToken = ck.appendRecords
+			ec.OnPerToken = bothRecords(ck.appendRecords, opt.OnScored)
 		}
 	}
 	res, err := pipeline.Evaluate(ctx, b, ec)
@@ -515,6 +523,43 @@ func (e *Evaluator) Evaluate(ctx context.Context, spec string, opt EvalOptions) 
 		return res, &OutputError{Err: werr, Checkpoint: opt.Checkpoint}
 	}
 	return res, err
+}
+
+// bothRecords calls first, then second where it is set, with a batch's
+// records; the first error stops.
+func bothRecords(first, second func([]TokenNLL) error) func([]TokenNLL) error {
+	if second == nil {
+		return first
+	}
+	return func(recs []TokenNLL) error {
+		if err := first(recs); err != nil {
+			return err
+		}
+		return second(recs)
+	}
+}
+
+// begin registers a call that Close must cancel: it returns ctx with a
+// cancel of its own and the function the call defers, or an error once the
+// Evaluator is closing.
+func (e *Evaluator) begin(ctx context.Context) (context.Context, func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	if e.closing {
+		cancel()
+		return nil, nil, errors.New("evaluator closed")
+	}
+	if e.running == nil {
+		e.running = map[*context.CancelFunc]struct{}{}
+	}
+	e.running[&cancel] = struct{}{}
+	return ctx, func() {
+		e.runMu.Lock()
+		delete(e.running, &cancel)
+		e.runMu.Unlock()
+		cancel()
+	}, nil
 }
 
 // writeOutputs writes a complete run's per-token file and JSON.
@@ -600,8 +645,16 @@ func DataName(spec, split string) string {
 	return spec + ":" + split
 }
 
-// Close releases the device and the model's files.
+// Close releases the device and the model's files. Evaluations and
+// generations under way are cancelled first (they return their partial
+// results with context.Canceled), and Close waits for them to return.
 func (e *Evaluator) Close() error {
+	e.runMu.Lock()
+	e.closing = true
+	for cancel := range e.running {
+		(*cancel)()
+	}
+	e.runMu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -615,7 +668,7 @@ func (e *Evaluator) Close() error {
 	return errors.Join(errs...)
 }
 
-// Devices lists the Vulkan adapters in the order "gpu:N" counts them. Where
-// Vulkan is not installed it returns an error for which wgpu.Unavailable is
-// true; the CPU is always available.
-func Devices() ([]wgpu.AdapterInfo, error) { return pipeline.Devices() }
+// Devices lists the Vulkan adapters in the order GPU(n) counts them. Where
+// Vulkan is not installed it returns an error for which Unavailable is true;
+// the CPU is always available.
+func Devices() ([]AdapterInfo, error) { return pipeline.Devices() }

@@ -26,26 +26,64 @@ func tinyModel(t *testing.T) string {
 	return dir
 }
 
-// TestOpenErrors: bad options and models are refused by Open with the problem named.
+// TestOpenErrors: bad options are refused by Open as an *OptionError naming
+// the field and the value, and a missing model with its path.
 func TestOpenErrors(t *testing.T) {
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	dir := tinyModel(t)
 	for _, c := range []struct {
 		name, model string
 		opt         Options
+		option      string // the OptionError's field, "" for another error
 		want        string
 	}{
-		{"device", dir, Options{Device: "tpu"}, `device "tpu"`},
-		{"precision", dir, Options{Precision: "f8"}, `precision "f8"`},
-		{"threads", dir, Options{Threads: -1}, "threads"},
-		{"missing model", filepath.Join(dir, "nope"), Options{}, "nope"},
+		{"device", dir, Options{Device: "tpu"}, "Device", "Device tpu: want auto, cpu, gpu, gpu:N"},
+		{"precision", dir, Options{Precision: "f8"}, "Precision", "Precision f8: want auto, f16, f32 or bf16"},
+		{"threads", dir, Options{Threads: -1}, "Threads", "Threads -1: must not be negative"},
+		{"f16 on the cpu", dir, Options{Device: DeviceCPU, Precision: PrecisionF16}, "Precision", "Precision f16: is for GPUs"},
+		{"bf16 on a gpu", dir, Options{Device: GPU(1), Precision: PrecisionBF16}, "Precision", "runs on the cpu device only (device gpu:1)"},
+		{"missing model", filepath.Join(dir, "nope"), Options{}, "", "nope"},
 	} {
+		if err := c.opt.Check(); (err != nil) != (c.option != "") {
+			t.Errorf("%s: Check() = %v", c.name, err)
+		}
 		ev, err := Open(context.Background(), c.model, c.opt)
 		if err == nil {
 			ev.Close()
 		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: err = %v, want one containing %q", c.name, err, c.want)
+		var oe *OptionError
+		if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, &oe) != (c.option != "") || oe != nil && oe.Option != c.option {
+			t.Errorf("%s: err = %v (%#v), want one containing %q of option %q", c.name, err, oe, c.want, c.option)
+		}
+	}
+}
+
+// EvalOptions.Check refuses each bad setting as an *OptionError of its
+// field, and accepts the zero value and good ones.
+func TestEvalOptionsCheck(t *testing.T) {
+	for _, c := range []struct {
+		opt    EvalOptions
+		option string // "" for none
+	}{
+		{EvalOptions{}, ""},
+		{EvalOptions{Mode: ModeStrided, Ctx: 16, Stride: 8, TopLogprobs: 5, OnScored: func([]TokenNLL) error { return nil }}, ""},
+		{EvalOptions{Mode: ModeDocuments, PerDocument: "d.jsonl", Shard: Shard{Index: 1, Count: 2}}, ""},
+		{EvalOptions{Mode: "sideways"}, "Mode"},
+		{EvalOptions{Ctx: -1}, "Ctx"},
+		{EvalOptions{Ctx: 1}, "Ctx"},
+		{EvalOptions{MaxTokens: -5}, "MaxTokens"},
+		{EvalOptions{BatchTokens: -5}, "BatchTokens"},
+		{EvalOptions{Mode: ModeStrided, Ctx: 16, Stride: 17}, "Stride"},
+		{EvalOptions{Stride: 4}, "Stride"}, // stream windows have none
+		{EvalOptions{PerDocument: "d.jsonl"}, "PerDocument"},
+		{EvalOptions{Shard: Shard{Index: 2, Count: 2}}, "Shard"},
+		{EvalOptions{TopLogprobs: 5}, "TopLogprobs"}, // nowhere to put them
+		{EvalOptions{TopLogprobs: 1000, PerToken: "p"}, "TopLogprobs"},
+	} {
+		err := c.opt.Check()
+		var oe *OptionError
+		if errors.As(err, &oe) != (c.option != "") || oe != nil && oe.Option != c.option {
+			t.Errorf("%+v: Check() = %v, want an error of option %q", c.opt, err, c.option)
 		}
 	}
 }
@@ -75,24 +113,24 @@ func TestEvaluateChecksFirst(t *testing.T) {
 		opt        EvalOptions
 		want       string
 	}{
-		{"ctx", text, EvalOptions{Ctx: 1 << 20}, "positions"},
+		{"ctx", text, EvalOptions{Ctx: 1 << 20}, "Ctx 1048576: longer than the model's 64 positions"},
 		{"mode", text, EvalOptions{Mode: "sliding"}, "sliding"},
-		{"stride", text, EvalOptions{Mode: "strided", Ctx: 16, Stride: 17}, "stride"},
+		{"stride", text, EvalOptions{Mode: "strided", Ctx: 16, Stride: 17}, "Stride 17"},
 		{"corpus", filepath.Join(t.TempDir(), "missing.txt"), EvalOptions{}, "missing.txt"},
 	} {
-		if _, err := ev.Evaluate(context.Background(), c.data, c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ev.Evaluate(context.Background(), Named(c.data), c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want one containing %q", c.name, err, c.want)
 		}
 		if ev.backend != nil {
 			t.Fatalf("%s: the weights were loaded before the error", c.name)
 		}
 	}
-	r1, err := ev.Evaluate(context.Background(), text, EvalOptions{Ctx: 16, NoTokenCache: true})
+	r1, err := ev.Evaluate(context.Background(), Named(text), EvalOptions{Ctx: 16, NoTokenCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := ev.backend
-	r2, err := ev.Evaluate(context.Background(), text, EvalOptions{Ctx: 16, NoTokenCache: true, Mode: "documents", Separator: "\n"})
+	r2, err := ev.Evaluate(context.Background(), Named(text), EvalOptions{Ctx: 16, NoTokenCache: true, Mode: "documents", Separator: "\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +143,7 @@ func TestEvaluateChecksFirst(t *testing.T) {
 	if err := ev.Close(); err != nil {
 		t.Error(err)
 	}
-	if _, err := ev.Evaluate(context.Background(), text, EvalOptions{}); err == nil {
+	if _, err := ev.Evaluate(context.Background(), Named(text), EvalOptions{}); err == nil {
 		t.Error("Evaluate after Close: no error")
 	}
 }
@@ -164,11 +202,11 @@ func TestEvaluateMatchesPyTorchGolden(t *testing.T) {
 		if err := os.WriteFile(data, g.TokenFile(c), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		opt := EvalOptions{Mode: c.Mode, Ctx: c.Ctx, NoTokenCache: true}
+		opt := EvalOptions{Mode: Mode(c.Mode), Ctx: c.Ctx, NoTokenCache: true}
 		if c.Mode != "stream" {
 			opt.Stride = c.Stride
 		}
-		r, err := ev.Evaluate(context.Background(), data, opt)
+		r, err := ev.Evaluate(context.Background(), Named(data), opt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}

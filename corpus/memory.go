@@ -1,7 +1,11 @@
 package corpus
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"math"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
@@ -51,19 +55,47 @@ func FromDocuments(name string, docs []string) (*Corpus, error) {
 }
 
 // FromTokens is a corpus of token ids held in memory, as an llm.c token
-// file's (FormatTokens: scored as one stream, never tokenized). Negative ids
-// are refused here; ids at or above the model's vocabulary when it is
-// scored. The slice is kept, not copied.
+// file's (FormatTokens: scored as one stream, never tokenized). Its SHA256
+// is that of the token file holding the ids (version 1, uint16 ids, where
+// every id fits; else version 2), so the ids and such a file are the same
+// corpus. Negative ids are refused here; ids at or above the model's
+// vocabulary when it is scored. The slice is kept, not copied.
 func FromTokens(name string, ids []int32) (*Corpus, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("corpus %s: no token ids", infile.Quote(name))
 	}
+	if len(ids) > math.MaxInt32 {
+		return nil, fmt.Errorf("corpus %s: %d token ids, more than a token file holds", infile.Quote(name), len(ids))
+	}
+	version, width := uint32(1), 2
 	for i, id := range ids {
 		if id < 0 {
 			return nil, fmt.Errorf("corpus %s: token %d: negative id %d", infile.Quote(name), i, id)
 		}
+		if id > math.MaxUint16 {
+			version, width = 2, 4
+		}
 	}
-	return &Corpus{Name: name, Format: FormatTokens, Split: SplitAll, Tokens: ids, SHA256: docsIDsHash([][]int32{ids})}, nil
+	h := sha256.New()
+	var header [tokenHeaderSize]byte
+	binary.LittleEndian.PutUint32(header[0:], tokenMagic)
+	binary.LittleEndian.PutUint32(header[4:], version)
+	binary.LittleEndian.PutUint32(header[8:], uint32(len(ids)))
+	h.Write(header[:])
+	buf := make([]byte, 0, 32<<10)
+	for _, id := range ids {
+		if len(buf)+width > cap(buf) {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+		if width == 2 {
+			buf = binary.LittleEndian.AppendUint16(buf, uint16(id))
+		} else {
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(id))
+		}
+	}
+	h.Write(buf)
+	return &Corpus{Name: name, Format: FormatTokens, Split: SplitAll, Tokens: ids, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // checkSplit returns split, "" meaning SplitAll, or an error naming the

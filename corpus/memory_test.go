@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -60,19 +61,36 @@ func TestFromDocumentsIsTheJSONL(t *testing.T) {
 	}
 }
 
-// Token ids in memory are kept as given, with a digest of the ids.
-func TestFromTokens(t *testing.T) {
-	ids := []int32{5, 0, 50256, 7}
-	c, err := FromTokens("ids", ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(c.Tokens, ids) || c.Format != FormatTokens || c.SHA256 != docsIDsHash([][]int32{ids}) {
-		t.Errorf("%+v", c)
-	}
-	other, _ := FromTokens("ids", []int32{5, 0, 50256, 8})
-	if other.SHA256 == c.SHA256 {
-		t.Error("different ids, same digest")
+// Token ids in memory are the corpus an llm.c token file of them is
+// (version 1 while every id fits 16 bits, else version 2).
+func TestFromTokensIsTheFile(t *testing.T) {
+	for _, ids := range [][]int32{{5, 0, 50256, 7}, {5, 0, 128000, 7}} {
+		version, width := uint32(1), 2
+		if ids[2] > 65535 {
+			version, width = 2, 4
+		}
+		file := make([]byte, tokenHeaderSize)
+		binary.LittleEndian.PutUint32(file[0:], tokenMagic)
+		binary.LittleEndian.PutUint32(file[4:], version)
+		binary.LittleEndian.PutUint32(file[8:], uint32(len(ids)))
+		for _, id := range ids {
+			file = binary.LittleEndian.AppendUint32(file, uint32(id))[:len(file)+width]
+		}
+		path := filepath.Join(t.TempDir(), "ids.bin")
+		if err := os.WriteFile(path, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := Load(context.Background(), path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := FromTokens("ids", ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(c.Tokens, want.Tokens) || c.Format != FormatTokens || c.SHA256 != want.SHA256 {
+			t.Errorf("%v: memory %+v, file %+v", ids, c, want)
+		}
 	}
 }
 

@@ -27,11 +27,11 @@ func TestPrecisionBF16Refused(t *testing.T) {
 		usage    bool
 		contains string
 	}{
-		{[]string{"eval", "--device", "gpu", "--data", "-"}, true, "--precision bf16 runs on the cpu device only"},
-		{[]string{"eval", "--device", "all", "--data", "-"}, true, "--precision bf16 runs on the cpu device only"},
-		{[]string{"bench", "--device", "gpu:0"}, true, "--precision bf16 runs on the cpu device only"},
-		{[]string{"generate", "--device", "gpu", "--prompt", "To be"}, true, "--precision bf16 runs on the cpu device only"},
-		{[]string{"eval", "--precision", "bf17", "--data", "-"}, true, "want f16, f32 or bf16"},
+		{[]string{"eval", "--device", "gpu", "--data", "-"}, true, "--precision bf16: runs on the cpu device only"},
+		{[]string{"eval", "--device", "all", "--data", "-"}, true, "--precision bf16: runs on the cpu device only"},
+		{[]string{"bench", "--device", "gpu:0"}, true, "--precision bf16: runs on the cpu device only"},
+		{[]string{"generate", "--device", "gpu", "--prompt", "To be"}, true, "--precision bf16: runs on the cpu device only"},
+		{[]string{"eval", "--precision", "bf17", "--data", "-"}, true, "want auto, f16, f32 or bf16"},
 	} {
 		args := append(c.args, "--model", dir)
 		if !strings.Contains(strings.Join(args, " "), "--precision") {
@@ -56,7 +56,7 @@ func TestPrecisionBF16Refused(t *testing.T) {
 		{"generate", "--device", "cpu", "--prompt", "To be"},
 	} {
 		_, _, err := cli(t, bf16Text, append(args, "--model", dir, "--precision", "bf16", "--quiet")...)
-		const want = "--precision bf16 needs a CPU with AVX512_BF16; this CPU has none"
+		const want = "--precision bf16: needs a CPU with AVX512_BF16; this CPU has none"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: err = %v, want %q", args, err, want)
 		}

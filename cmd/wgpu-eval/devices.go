@@ -9,8 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/wgpu-eval/wgpu-eval/model"
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -106,29 +105,32 @@ func gib(n uint64) string {
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
-// checkPrecision parses --precision and refuses bf16 where it cannot run,
-// before any weights are read: on a GPU device, and on a CPU without
-// AVX512_BF16 (unless WGPU_EVAL_CPU_KERNELS=generic asks for the portable
-// kernels). An unknown device is left to the caller's check.
+// checkPrecision refuses --precision values that cannot run with --device
+// (wgpueval.Options.Check: bf16 on a GPU, or on a CPU without AVX512_BF16
+// unless WGPU_EVAL_CPU_KERNELS=generic asks for the portable kernels; f16 on
+// the cpu device), before any weights are read.
 func checkPrecision(precision, device string) error {
-	prec, err := pipeline.ParsePrecision(precision)
-	if err != nil {
-		return usageError{fmt.Errorf("--%w", err)}
+	return flagError(wgpueval.Options{Device: wgpueval.Device(device), Precision: wgpueval.Precision(precision)}.Check())
+}
+
+// optionFlags are the flags behind the library's options, for flagError.
+var optionFlags = map[string]string{
+	"Device": "device", "Precision": "precision", "Threads": "threads",
+	"Mode": "mode", "Ctx": "ctx", "Stride": "stride", "MaxTokens": "max-tokens", "BatchTokens": "batch-tokens",
+	"PerDocument": "per-document", "Shard": "shard", "TopLogprobs": "top-logprobs",
+}
+
+// flagError turns the library's *wgpueval.OptionError into a usage error
+// naming the flag ("--ctx 65: longer than the model's 64 positions"); other
+// errors pass unchanged.
+func flagError(err error) error {
+	var oe *wgpueval.OptionError
+	if !errors.As(err, &oe) {
+		return err
 	}
-	if prec == pipeline.PrecisionF16 {
-		if dev, err := pipeline.ParseDevice(device); err == nil && dev.Kind == "cpu" {
-			return usageError{errors.New("--precision f16 is for GPUs (f16 weights on the device): the cpu device computes in f32 " +
-				"(F16 checkpoints stay 16-bit in its memory anyway) or, with --precision bf16, in bf16")}
-		}
+	name, ok := optionFlags[oe.Option]
+	if !ok {
+		return usageError{err}
 	}
-	if prec != pipeline.PrecisionBF16 {
-		return nil
-	}
-	if dev, err := pipeline.ParseDevice(device); err == nil && (dev.Kind == "gpu" || dev.Kind == "all") {
-		return usageError{fmt.Errorf("--precision bf16 runs on the cpu device only (--device %s): GPUs compute in f16 or f32", dev)}
-	}
-	if err := model.CheckBF16(); err != nil {
-		return fmt.Errorf("--precision %w", err)
-	}
-	return nil
+	return usageError{fmt.Errorf("--%s %s: %s", name, oe.Value, oe.Reason)}
 }

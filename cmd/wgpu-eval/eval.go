@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,30 +85,44 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := parseFlags("eval", evalUsage, f.register, args, stdout); err != nil {
 		return err
 	}
-	mode, err := pipeline.ParseMode(f.mode)
-	if err != nil {
-		return usageError{err}
-	}
-	if _, err := pipeline.ParseDevice(f.device); err != nil {
-		return usageError{fmt.Errorf("--%w", err)}
-	}
-	if err := checkPrecision(f.precision, f.device); err != nil {
-		return err
-	}
 	shard, err := pipeline.ParseShard(f.shard, nil)
 	if err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
-	if f.topLogprobs != 0 {
-		if f.perToken == "" {
-			return usageError{errors.New("--top-logprobs needs --per-token FILE: the log-probabilities are saved there")}
-		}
-		if err := pipeline.CheckTopLogprobs(f.topLogprobs, 0); err != nil {
-			return usageError{fmt.Errorf("--%w", err)}
-		}
+	if f.topLogprobs != 0 && f.perToken == "" {
+		return usageError{errors.New("--top-logprobs needs --per-token FILE: the log-probabilities are saved there")}
 	}
-	if f.maxTokens < 0 || f.ctx < 0 || f.stride < 0 || f.threads < 0 || f.batchTokens < 0 {
-		return usageError{errors.New("--ctx, --stride, --max-tokens, --threads and --batch-tokens must not be negative")}
+	opt := wgpueval.EvalOptions{
+		Mode:                wgpueval.Mode(f.mode),
+		Ctx:                 f.ctx,
+		Stride:              f.stride,
+		MaxTokens:           f.maxTokens,
+		BatchTokens:         f.batchTokens,
+		Split:               f.split,
+		Separator:           unescape(f.separator),
+		TinyShakespeareFile: f.tinyShake,
+		NoTokenCache:        f.noCache,
+		Shard:               shard,
+		Checkpoint:          f.checkpoint,
+		PerToken:            f.perToken,
+		PerDocument:         f.perDocument,
+		TopLogprobs:         f.topLogprobs,
+		Stdin:               stdin,
+		JSON:                jsonFile(f.jsonOut),
+	}
+	open := wgpueval.Options{
+		Device:             wgpueval.Device(f.device),
+		Precision:          wgpueval.Precision(f.precision),
+		Threads:            f.threads,
+		Offline:            f.offline,
+		InsecureSkipVerify: f.insecureSkipVerify,
+	}
+	// The library's checks, before anything is read: errors name the flag.
+	if err := open.Check(); err != nil {
+		return flagError(err)
+	}
+	if err := opt.Check(); err != nil {
+		return flagError(err)
 	}
 	if err := checkOutputs(&f); err != nil {
 		return err
@@ -117,20 +130,15 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if f.split == "" && f.data == corpus.TinyShakespeare && !f.quiet {
 		fmt.Fprintln(stderr, "note: scoring all of tinyshakespeare, its train split included; --split val scores the validation split (as nanoGPT's recipe does)")
 	}
-	if f.perDocument != "" && mode != pipeline.ModeDocuments {
-		return usageError{fmt.Errorf("--per-document scores documents: it needs --mode documents (not %s)", mode)}
-	}
-	if f.stride > 0 && mode == pipeline.ModeStream {
-		return usageError{fmt.Errorf("--stride %d: stream windows do not overlap, so there is no stride; use --mode strided for sliding windows", f.stride)}
-	}
 	boundThreads(stderr, &f.threads, f.quiet)
+	open.Threads = f.threads
 
 	prog := newProgress(stderr, f.quiet)
 	defer prog.close()
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
-		Device:             f.device,
-		Precision:          f.precision,
-		Threads:            f.threads,
+		Device:             open.Device,
+		Precision:          open.Precision,
+		Threads:            open.Threads,
 		Offline:            f.offline,
 		InsecureSkipVerify: f.insecureSkipVerify,
 		Progress: func(p wgpueval.Progress) {
@@ -155,35 +163,13 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	defer ev.Close()
-	if cfg := ev.Config(); f.ctx > cfg.NPositions {
-		return usageError{fmt.Errorf("--ctx %d is longer than the model's %d positions", f.ctx, cfg.NPositions)}
-	}
-	if f.ctx > 0 || f.stride > 0 {
-		window := cmp.Or(f.ctx, ev.Config().NPositions)
-		if err := pipeline.CheckWindow(window, cmp.Or(f.stride, max(window/2, 1))); err != nil {
-			return usageError{err}
-		}
-	}
 	promptStdin(stderr, stdin, f.data)
-	res, err := ev.Evaluate(ctx, f.data, wgpueval.EvalOptions{
-		Mode:                string(mode),
-		Ctx:                 f.ctx,
-		Stride:              f.stride,
-		MaxTokens:           f.maxTokens,
-		BatchTokens:         f.batchTokens,
-		Split:               f.split,
-		Separator:           unescape(f.separator),
-		TinyShakespeareFile: f.tinyShake,
-		NoTokenCache:        f.noCache,
-		Shard:               shard,
-		Checkpoint:          f.checkpoint,
-		PerToken:            f.perToken,
-		PerDocument:         f.perDocument,
-		TopLogprobs:         f.topLogprobs,
-		Stdin:               stdin,
-		JSON:                jsonFile(f.jsonOut),
-	})
+	res, err := ev.Evaluate(ctx, wgpueval.Named(f.data), opt)
 	var outErr *wgpueval.OutputError
+	var optErr *wgpueval.OptionError
+	if errors.As(err, &optErr) {
+		return flagError(err) // one that needs the model: --ctx beyond its positions
+	}
 	if err != nil && !errors.As(err, &outErr) {
 		prog.close()
 		if res != nil && res.Interrupted {

@@ -121,7 +121,7 @@ func TestOptionsNotIgnored(t *testing.T) {
 		code int
 	}{
 		{[]string{"--stride", "8"}, [2]string{}, "--stride 8: stream windows do not overlap", 2},
-		{[]string{"--device", "cpu", "--precision", "f16"}, [2]string{}, "--precision f16 is for GPUs", 2},
+		{[]string{"--device", "cpu", "--precision", "f16"}, [2]string{}, "--precision f16: is for GPUs", 2},
 		{[]string{"--device", "cpu"}, [2]string{"WGPU_EVAL_CPU_KERNELS", "bogus"}, `WGPU_EVAL_CPU_KERNELS="bogus"`, 1},
 		{[]string{"--device", "cpu"}, [2]string{"WGPU_EVAL_GPU_KERNELS", "fast"}, `WGPU_EVAL_GPU_KERNELS: GPU kernel set "fast"`, 1},
 	} {

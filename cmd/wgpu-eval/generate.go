@@ -10,7 +10,6 @@ import (
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/model"
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
 // generateFlags are the flags of `wgpu-eval generate`.
@@ -80,9 +79,6 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := sampling.Check(); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
-	if _, err := pipeline.ParseDevice(f.device); err != nil {
-		return usageError{fmt.Errorf("--%w", err)}
-	}
 	if err := checkPrecision(f.precision, f.device); err != nil {
 		return err
 	}
@@ -92,7 +88,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
-		Device: f.device, Precision: f.precision, Threads: f.threads, Offline: f.offline, InsecureSkipVerify: f.insecureSkipVerify,
+		Device: wgpueval.Device(f.device), Precision: wgpueval.Precision(f.precision), Threads: f.threads, Offline: f.offline, InsecureSkipVerify: f.insecureSkipVerify,
 		Log: func(msg string) { note("%s", msg) },
 	})
 	if err != nil {
