@@ -45,7 +45,7 @@ type Generation struct {
 	Text         string    `json:"text"`        // the new tokens' text, without <|endoftext|>
 	StopReason   string    `json:"stop_reason"` // StopEOT, StopMaxTokens, StopPositions or StopCancelled
 
-	MaxNewTokens int                 `json:"max_new_tokens"` // the limit asked for (0: none)
+	MaxNewTokens int           `json:"max_new_tokens"` // the limit asked for (0: none)
 	Sampling     SampleOptions `json:"sampling"`
 
 	PrefillSeconds         float64 `json:"prefill_seconds"`
