@@ -192,7 +192,7 @@ func (o EvalOptions) Check() error {
 		return badInt("Stride", o.Stride, "stream windows do not overlap, so there is no stride; the strided mode slides windows")
 	}
 	if o.Ctx > 0 {
-		if err := checkWindow(o.Ctx, o.stride(o.Ctx)); err != nil {
+		if err := checkWindow(o.Ctx, o.stride(o.Ctx), o.BOSEachWindow && mode != ModeStream); err != nil {
 			return err
 		}
 	}
@@ -213,13 +213,18 @@ func (o EvalOptions) Check() error {
 	return nil
 }
 
-// checkWindow is pipeline.CheckWindow as an OptionError.
-func checkWindow(window, stride int) error {
+// checkWindow is pipeline.CheckWindow, or with bos (a BOS before every
+// strided window) pipeline.CheckBOSWindow, as an OptionError.
+func checkWindow(window, stride int, bos bool) error {
 	if window < 2 {
 		return badInt("Ctx", window, "must be at least 2")
 	}
 	if stride < 1 || stride > window {
 		return badInt("Stride", stride, "must be between 1 and the context length %d", window)
+	}
+	if bos && stride > window-1 {
+		return badInt("Stride", stride, "with a BOS at the start of every window, a window holds ctx-1 = %d corpus tokens, "+
+			"so the stride must be between 1 and %d", window-1, window-1)
 	}
 	return nil
 }

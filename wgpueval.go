@@ -292,6 +292,17 @@ type EvalOptions struct {
 	Ctx int
 	// Stride is the window step of strided mode and of long documents; 0 means Ctx/2.
 	Stride int
+	// BOSEachWindow starts every window with the tokenizer's BOS (else
+	// <|endoftext|>) as context, as llama.cpp's perplexity tool starts its
+	// chunks with BOS (pipeline.EvalConfig.BOSEachWindow): a window is the
+	// BOS and up to Ctx-1 corpus tokens, all of them scored (the stream's
+	// first token too), none overwritten; Stride must then be at most Ctx-1.
+	// A stream that starts with the BOS (Llama 2's tokenizer(text)) keeps its
+	// own as the first window's. This is not Hugging Face's evaluation of
+	// tokenizer(text), nor llama.cpp's exact one, which overwrites each
+	// chunk's first token with BOS and scores only the second half of each
+	// chunk. A tokenizer with neither a BOS nor <|endoftext|> is refused.
+	BOSEachWindow bool
 	// MaxTokens keeps only the first MaxTokens tokens; 0 keeps all.
 	MaxTokens int
 	// BatchTokens bounds a batch's padded tokens; 0 lets the device decide.
@@ -382,8 +393,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		return nil, badInt("Ctx", window, "longer than the model's %d positions", cfg.NPositions)
 	}
 	stride := opt.stride(window)
-	if err := checkWindow(window, stride); err != nil {
+	if err := checkWindow(window, stride, opt.BOSEachWindow && mode != ModeStream); err != nil {
 		return nil, err
+	}
+	if opt.BOSEachWindow && e.tok.DocSeparator() < 0 {
+		return nil, &OptionError{"BOSEachWindow", "true", "needs the tokenizer's BOS or <|endoftext|>, and this model's tokenizer has neither"}
 	}
 	spec := data.name
 	corp, err := data.load(ctx, corpus.Options{
@@ -416,6 +430,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 			"those tokens are scored too; --mode documents scores each document alone",
 			len(toks.Docs), tokenName(e.tok, e.tok.DocSeparator()), trainingData(e.tok))
 	}
+	if opt.BOSEachWindow {
+		e.opt.log("every window starts with %s as context (not a target): llama.cpp's convention, not Hugging Face's tokenizer(text)",
+			tokenName(e.tok, e.tok.DocSeparator()))
+	}
 	dataName := DataName(spec, opt.Split)
 	if n := toks.Len(); opt.MaxTokens > 0 && n > opt.MaxTokens {
 		e.opt.log("data %s: the first %s (of the %s tokenized)", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"))
@@ -440,11 +458,14 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	version, commit := Version()
 	desc := b.Describe()
 	rc := &pipeline.RunConfig{
-		Mode: string(mode), Ctx: window, Stride: stride, MaxTokens: opt.MaxTokens,
+		Mode: string(mode), Ctx: window, Stride: stride, BOSEachWindow: opt.BOSEachWindow, MaxTokens: opt.MaxTokens,
 		Split: cmp.Or(opt.Split, corpus.SplitAll), Separator: opt.Separator,
 		Device: e.spec.String(), Precision: desc.Precision, Threads: desc.Threads, BatchTokens: opt.BatchTokens,
 	}
-	if mode == pipeline.ModeStream {
+	switch {
+	case mode == pipeline.ModeStream && opt.BOSEachWindow:
+		rc.Stride = window - 1 // the BOS and window-1 stream tokens
+	case mode == pipeline.ModeStream:
 		rc.Stride = window
 	}
 	prov := &pipeline.Provenance{
@@ -457,18 +478,19 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		Start:     start.UTC(),
 	}
 	ec := pipeline.EvalConfig{
-		Model:       e.name,
-		Data:        dataName,
-		Tokens:      toks,
-		EOT:         e.tok.DocSeparator(),
-		Mode:        mode,
-		Ctx:         window,
-		Stride:      stride,
-		BatchTokens: opt.BatchTokens,
-		MaxTokens:   opt.MaxTokens,
-		VocabSize:   cfg.VocabSize,
-		TokenLen:    e.tok.TokenLen,
-		Words:       corpusWords(corp, opt.MaxTokens),
+		Model:         e.name,
+		Data:          dataName,
+		Tokens:        toks,
+		EOT:           e.tok.DocSeparator(),
+		Mode:          mode,
+		Ctx:           window,
+		Stride:        stride,
+		BOSEachWindow: opt.BOSEachWindow,
+		BatchTokens:   opt.BatchTokens,
+		MaxTokens:     opt.MaxTokens,
+		VocabSize:     cfg.VocabSize,
+		TokenLen:      e.tok.TokenLen,
+		Words:         corpusWords(corp, opt.MaxTokens),
 		Progress: func(p pipeline.Progress) {
 			e.opt.report(Progress{Stage: "eval", Done: int64(p.Done), Total: int64(p.Total), Scored: int64(p.Scored), NLLSum: p.NLLSum})
 		},
@@ -480,7 +502,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	var ck *checkpointer
 	if opt.Checkpoint != "" {
 		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
-			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
+			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, BOSEachWindow: rc.BOSEachWindow, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
 			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs}
 		if ck, err = openCheckpointer(opt.Checkpoint, id); err != nil {

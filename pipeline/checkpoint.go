@@ -32,12 +32,15 @@ type RunIdentity struct {
 	Mode         string `msgpack:"mode"`
 	Ctx          int    `msgpack:"ctx"`
 	Stride       int    `msgpack:"stride"`
-	MaxTokens    int    `msgpack:"max_tokens"`
-	Split        string `msgpack:"split"`
-	Separator    string `msgpack:"separator"`
-	Precision    string `msgpack:"precision"`
-	Device       string `msgpack:"device"` // the backend's name: another device rounds differently
-	Shard        Shard  `msgpack:"shard"`
+	// BOSEachWindow is EvalConfig.BOSEachWindow (false in checkpoints of
+	// builds before it, which had no such option).
+	BOSEachWindow bool   `msgpack:"bos_each_window"`
+	MaxTokens     int    `msgpack:"max_tokens"`
+	Split         string `msgpack:"split"`
+	Separator     string `msgpack:"separator"`
+	Precision     string `msgpack:"precision"`
+	Device        string `msgpack:"device"` // the backend's name: another device rounds differently
+	Shard         Shard  `msgpack:"shard"`
 	// PerToken is set for a run with per-token output: its records so far
 	// are in a sidecar PerTokenLog; TopLogprobs is their top-K.
 	PerToken    bool `msgpack:"per_token"`
@@ -66,6 +69,7 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 		{"corpus (sha256)", a.CorpusSHA256, b.CorpusSHA256},
 		{"tokenizer", a.Tokenizer, b.Tokenizer},
 		{"mode", a.Mode, b.Mode},
+		{"BOS each window", a.BOSEachWindow, b.BOSEachWindow},
 		{"ctx", a.Ctx, b.Ctx},
 		{"stride", a.Stride, b.Stride},
 		{"max tokens", a.MaxTokens, b.MaxTokens},

@@ -32,7 +32,8 @@ type Comparison struct {
 	IdenticalShare float64     `json:"identical_share"`
 	Top            []TokenDiff `json:"top"`     // the largest |B − A|, largest first
 	Verdict        string      `json:"verdict"` // one line
-	// Notes name run options that differ but leave the targets the same (ctx, stride, device, precision, model).
+	// Notes name run options that differ but leave the targets the same (ctx,
+	// stride, BOS each window, device, precision, model).
 	Notes []string `json:"notes,omitempty"`
 	// KL is set when both files carry top log-probabilities (--top-logprobs).
 	KL *KLStats `json:"kl,omitempty"`
@@ -128,6 +129,16 @@ func verdict(c *Comparison) string {
 
 // sameTargets reports why a and b cannot be compared token by token.
 func sameTargets(a, b *PerTokenFile) error {
+	err := sameTargetList(a, b)
+	if ha, hb := a.Header, b.Header; err != nil && ha.BOSEachWindow != hb.BOSEachWindow {
+		// The likeliest cause: the stream's first token is a target only with a BOS before each window.
+		err = fmt.Errorf("%w (BOS each window: %v in A, %v in B)", err, ha.BOSEachWindow, hb.BOSEachWindow)
+	}
+	return err
+}
+
+// sameTargetList is sameTargets without the hint.
+func sameTargetList(a, b *PerTokenFile) error {
 	ha, hb := a.Header, b.Header
 	type field struct {
 		name string
@@ -177,6 +188,7 @@ func notes(a, b PerTokenHeader) []string {
 	add("model", a.Model, b.Model)
 	add("ctx", a.Ctx, b.Ctx)
 	add("stride", a.Stride, b.Stride)
+	add("BOS each window", a.BOSEachWindow, b.BOSEachWindow)
 	if a.Provenance != nil && b.Provenance != nil {
 		add("model weights (sha256)", a.Provenance.Model.WeightsSHA256, b.Provenance.Model.WeightsSHA256)
 		add("device", a.Provenance.Device.Name, b.Provenance.Device.Name)

@@ -13,6 +13,9 @@
 //
 // Stream, Strided and Documents cut token ids into model.Sequence windows with the
 // Hugging Face semantics of DESIGN.md ("Evaluation methods"); Evaluate uses them.
+// EvalConfig.BOSEachWindow is the one departure from those semantics, on request:
+// every window then starts with a BOS, as llama.cpp's perplexity tool starts its
+// chunks.
 //
 // The package imports corpus, model, shaders and wgpu of this module, and
 // internal/atomicfile and internal/msgpackbound for the files it writes and

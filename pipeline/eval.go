@@ -38,6 +38,18 @@ type EvalConfig struct {
 	// Stride is how far windows advance in strided mode, and in documents mode for
 	// documents longer than Ctx; 0 means Ctx/2. Stream mode ignores it.
 	Stride int
+	// BOSEachWindow starts every window with EOT (the tokenizer's BOS where it
+	// has one, else <|endoftext|>), as context only, as llama.cpp's
+	// perplexity tool starts its chunks with BOS: in stream and strided modes
+	// a window is EOT followed by up to Ctx-1 stream tokens, every one of them
+	// scored once (the stream's first token too, predicted from EOT alone),
+	// none overwritten; stream windows then advance by Ctx-1 and a Stride
+	// must be at most Ctx-1 (CheckBOSWindow). A stream that begins with EOT
+	// already (Llama 2's <s>) has it start the first window, not doubled. In
+	// documents mode every window of a document longer than Ctx starts with
+	// EOT, not only its first. It is not Hugging Face's evaluation of
+	// tokenizer(text), which has no token before a window but the text's own.
+	BOSEachWindow bool
 	// BatchTokens bounds the padded size of a batch, sequences x width, passed
 	// to one Backend.Submit (a batch holds at least one sequence); 0 means the
 	// backend's Feed().BatchTokens, or DefaultBatchTokens when that is 0 too.
@@ -143,7 +155,10 @@ type Result struct {
 	Data   string `json:"data"`
 	Mode   string `json:"mode"`
 	Ctx    int    `json:"ctx"`
-	Stride int    `json:"stride"` // windows advance by this (Ctx in stream mode)
+	Stride int    `json:"stride"` // windows advance by this (Ctx in stream mode; Ctx-1 there with BOSEachWindow)
+	// BOSEachWindow is EvalConfig.BOSEachWindow: every window started with
+	// the BOS (or <|endoftext|>) as context.
+	BOSEachWindow bool `json:"bos_each_window,omitempty"`
 	// Tokens is the number of targets scored, the denominator of MeanNLL.
 	Tokens int `json:"tokens"`
 	// InputTokens is the number of corpus ids evaluated (after MaxTokens): the
@@ -402,23 +417,39 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, nil, err
 	}
+	bos := cfg.BOSEachWindow
 	stride := cfg.Stride
 	switch {
+	case mode == ModeStream && bos:
+		stride = cfg.Ctx - 1 // a window holds the BOS and Ctx-1 stream tokens
 	case mode == ModeStream:
 		stride = cfg.Ctx
 	case stride == 0:
 		stride = max(cfg.Ctx/2, 1)
 	}
-	if err := CheckWindow(cfg.Ctx, stride); err != nil {
+	checkWindow := CheckWindow
+	if bos {
+		checkWindow = CheckBOSWindow
+	}
+	if err := checkWindow(cfg.Ctx, stride); err != nil {
 		return nil, nil, err
 	}
 	if cfg.MaxTokens < 0 {
 		return nil, nil, fmt.Errorf("max tokens %d: must not be negative", cfg.MaxTokens)
 	}
-	res := &Result{Model: cfg.Model, Data: cfg.Data, Mode: string(mode), Ctx: cfg.Ctx, Stride: stride}
+	res := &Result{Model: cfg.Model, Data: cfg.Data, Mode: string(mode), Ctx: cfg.Ctx, Stride: stride, BOSEachWindow: bos}
 
+	switch {
+	case mode == ModeDocuments && cfg.EOT < 0:
+		return nil, nil, errors.New("documents mode puts <|endoftext|> (or the tokenizer's BOS) before each document, and the model's " +
+			"tokenizer has no such token: use --mode stream or strided, or a tokenizer with <|endoftext|> or a BOS")
+	case bos && cfg.EOT < 0:
+		return nil, nil, errors.New("a BOS at the start of every window (--bos-each-window) needs the tokenizer's BOS or <|endoftext|>, " +
+			"and the model's tokenizer has neither: evaluate without it")
+	case (mode == ModeDocuments || bos) && cfg.VocabSize > 0 && int(cfg.EOT) >= cfg.VocabSize:
+		return nil, nil, fmt.Errorf("end-of-text id %d is not below the vocabulary size %d", cfg.EOT, cfg.VocabSize)
+	}
 	var seqs []placed
-	skip := 0 // positions of Tokens[0] before its document's first id: the added eot
 	if mode == ModeDocuments {
 		docs := headDocs(cfg.Tokens.Documents(cfg.EOT), cfg.MaxTokens)
 		for i, d := range docs {
@@ -427,15 +458,11 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 				return nil, nil, fmt.Errorf("document %d: %w", i, err)
 			}
 		}
-		if cfg.EOT < 0 {
-			return nil, nil, errors.New("documents mode puts <|endoftext|> (or the tokenizer's BOS) before each document, and the model's " +
-				"tokenizer has no such token: use --mode stream or strided, or a tokenizer with <|endoftext|> or a BOS")
+		if bos {
+			seqs = documentsBOS(docs, cfg.EOT, cfg.Ctx, stride)
+		} else {
+			seqs = documents(docs, cfg.EOT, cfg.Ctx, stride)
 		}
-		if cfg.VocabSize > 0 && int(cfg.EOT) >= cfg.VocabSize {
-			return nil, nil, fmt.Errorf("end-of-text id %d is not below the vocabulary size %d", cfg.EOT, cfg.VocabSize)
-		}
-		seqs = documents(docs, cfg.EOT, cfg.Ctx, stride)
-		skip = 1
 	} else {
 		stream := cfg.Tokens.Stream(cfg.EOT)
 		if cfg.MaxTokens > 0 && len(stream) > cfg.MaxTokens {
@@ -445,11 +472,19 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 		if err := checkIDs(stream, cfg.VocabSize); err != nil {
 			return nil, nil, err
 		}
-		seqs = appendStrided(nil, stream, cfg.Ctx, stride, 0) // == Stream when stride == Ctx
+		if bos {
+			seqs = streamBOS(stream, cfg.EOT, cfg.Ctx, stride)
+		} else {
+			seqs = appendStrided(nil, stream, cfg.Ctx, stride, 0, 0) // == Stream when stride == Ctx
+		}
 	}
 	if len(seqs) == 0 {
+		need := "at least two tokens"
+		if bos {
+			need = "a token after its BOS"
+		}
 		return nil, nil, fmt.Errorf("nothing to score: %s in %s mode at context %d "+
-			"(a window needs at least two tokens)", Count(res.InputTokens, "token"), mode, cfg.Ctx)
+			"(a window needs %s)", Count(res.InputTokens, "token"), mode, cfg.Ctx, need)
 	}
 
 	if err := cfg.Shard.Check(); err != nil {
@@ -471,7 +506,7 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 	}
 	samples := make([]Sample, len(seqs))
 	for i, s := range seqs {
-		samples[i] = Sample{Sequence: s.Sequence, Doc: s.doc, Pos: s.start + s.First - skip}
+		samples[i] = Sample{Sequence: s.Sequence, Doc: s.doc, Pos: s.pos}
 		if cfg.TokenLen != nil {
 			for _, id := range s.Tokens[s.First:] {
 				samples[i].Bytes += cfg.TokenLen(id)

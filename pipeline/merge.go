@@ -16,7 +16,8 @@ import (
 // exact sums added (so the merged result has the bits of the run unsharded),
 // the counts exactly. It refuses results of different runs, naming what
 // differs (the model's weights, the corpus, the tokenizer, the method, ctx,
-// stride, max tokens, split, separator, precision, the shard count), a missing
+// stride, BOS each window, max tokens, split, separator, precision, the shard
+// count), a missing
 // or doubled shard, naming it, and numbers that no run writes (CheckNumbers).
 // The merged Seconds is the longest shard's (they ran in parallel).
 func Merge(rs []*Result) (*Result, error) {
@@ -160,6 +161,7 @@ func sameRun(a, b *Result) error {
 		{"model", a.Model, b.Model},
 		{"data", a.Data, b.Data},
 		{"mode", a.Mode, b.Mode},
+		{"BOS each window", s(a.BOSEachWindow), s(b.BOSEachWindow)},
 		{"ctx", s(a.Ctx), s(b.Ctx)},
 		{"stride", s(a.Stride), s(b.Stride)},
 		{"input tokens", s(a.InputTokens), s(b.InputTokens)},

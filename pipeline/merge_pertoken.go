@@ -74,8 +74,10 @@ func MergePerToken(files []*PerTokenFile) (*PerTokenFile, error) {
 // samePerTokenRun reports the first thing that differs between the runs of
 // two per-token headers.
 func samePerTokenRun(a, b PerTokenHeader) error {
-	ra := &Result{Model: a.Model, Data: a.Data, Mode: a.Mode, Ctx: a.Ctx, Stride: a.Stride, Shard: a.Shard, Config: a.Config, Provenance: a.Provenance}
-	rb := &Result{Model: b.Model, Data: b.Data, Mode: b.Mode, Ctx: b.Ctx, Stride: b.Stride, Shard: b.Shard, Config: b.Config, Provenance: b.Provenance}
+	ra := &Result{Model: a.Model, Data: a.Data, Mode: a.Mode, Ctx: a.Ctx, Stride: a.Stride, BOSEachWindow: a.BOSEachWindow,
+		Shard: a.Shard, Config: a.Config, Provenance: a.Provenance}
+	rb := &Result{Model: b.Model, Data: b.Data, Mode: b.Mode, Ctx: b.Ctx, Stride: b.Stride, BOSEachWindow: b.BOSEachWindow,
+		Shard: b.Shard, Config: b.Config, Provenance: b.Provenance}
 	if err := sameRun(ra, rb); err != nil {
 		return err
 	}

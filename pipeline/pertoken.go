@@ -43,12 +43,15 @@ func CheckTopLogprobs(k, vocab int) error {
 // PerTokenHeader is what a per-token file says about its run. The field
 // names are those of the result's JSON.
 type PerTokenHeader struct {
-	Model     string `json:"model"`
-	Data      string `json:"data"`
-	Mode      string `json:"mode"`
-	Ctx       int    `json:"ctx"`
-	Stride    int    `json:"stride"`
-	Tokenizer string `json:"tokenizer"` // the tokenizer's identity (tokenizer.BuiltinID for the built-in GPT-2)
+	Model  string `json:"model"`
+	Data   string `json:"data"`
+	Mode   string `json:"mode"`
+	Ctx    int    `json:"ctx"`
+	Stride int    `json:"stride"`
+	// BOSEachWindow is Result.BOSEachWindow: every window started with the
+	// BOS (or <|endoftext|>) as context.
+	BOSEachWindow bool   `json:"bos_each_window,omitempty"`
+	Tokenizer     string `json:"tokenizer"` // the tokenizer's identity (tokenizer.BuiltinID for the built-in GPT-2)
 	// Targets is the number of targets the file holds; NLLSum the sum of
 	// their NLLs, and NLLSumExact that sum exactly (nil in files of builds
 	// before exact sums): a reader checks the records against it.
@@ -95,7 +98,7 @@ type perTokenDisk struct {
 // sum is its records' exact sum (res's, for a whole run or shard).
 func NewPerTokenFile(res *Result, tokenizer string) *PerTokenFile {
 	f := &PerTokenFile{
-		Header: PerTokenHeader{Model: res.Model, Data: res.Data, Mode: res.Mode, Ctx: res.Ctx, Stride: res.Stride,
+		Header: PerTokenHeader{Model: res.Model, Data: res.Data, Mode: res.Mode, Ctx: res.Ctx, Stride: res.Stride, BOSEachWindow: res.BOSEachWindow,
 			Tokenizer: tokenizer, TopLogprobs: res.TopLogprobs, VocabSize: res.VocabSize,
 			Shard: res.Shard, Config: res.Config, Provenance: res.Provenance},
 		Tokens: res.PerToken,

@@ -5,16 +5,19 @@ import "time"
 // RunConfig is every option of a run that changes its numbers, as the run
 // was given them (Result.Config).
 type RunConfig struct {
-	Mode        string `json:"mode"`
-	Ctx         int    `json:"ctx"`
-	Stride      int    `json:"stride"`
-	MaxTokens   int    `json:"max_tokens"`
-	Split       string `json:"split"`
-	Separator   string `json:"separator"`
-	Device      string `json:"device"`       // as asked: auto, cpu, gpu:N, all
-	Precision   string `json:"precision"`    // weights on the device: f16 or f32 (the CPU: f32, or bf16 in its bf16 mode)
-	Threads     int    `json:"threads"`      // CPU goroutines (0 on GPUs)
-	BatchTokens int    `json:"batch_tokens"` // padded tokens per batch asked for; 0: the device's budget
+	Mode   string `json:"mode"`
+	Ctx    int    `json:"ctx"`
+	Stride int    `json:"stride"`
+	// BOSEachWindow: every window starts with the tokenizer's BOS (or
+	// <|endoftext|>) as context (--bos-each-window).
+	BOSEachWindow bool   `json:"bos_each_window"`
+	MaxTokens     int    `json:"max_tokens"`
+	Split         string `json:"split"`
+	Separator     string `json:"separator"`
+	Device        string `json:"device"`       // as asked: auto, cpu, gpu:N, all
+	Precision     string `json:"precision"`    // weights on the device: f16 or f32 (the CPU: f32, or bf16 in its bf16 mode)
+	Threads       int    `json:"threads"`      // CPU goroutines (0 on GPUs)
+	BatchTokens   int    `json:"batch_tokens"` // padded tokens per batch asked for; 0: the device's budget
 }
 
 // Provenance says what a result came from (Result.Provenance).

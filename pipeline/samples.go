@@ -38,15 +38,17 @@ type Sample struct {
 	// document's index (documents mode: among the non-empty documents, in
 	// corpus order; 0 in the other modes) and Pos the position of the first
 	// target, Tokens[First], in the document's ids (the added eot not
-	// counted) or in the stream; target k is at Pos+k.
+	// counted) or in the stream (a BOS added by EvalConfig.BOSEachWindow not
+	// counted); target k is at Pos+k.
 	Doc, Pos int
 }
 
-// placed is a window with where its first token is: the index of its
-// document and the offset of Tokens[0] in the ids it was cut from.
+// placed is a window with where its targets are: the index of its document
+// and the position of its first target, Tokens[First], in the ids it was cut
+// from (Sample.Doc and Sample.Pos).
 type placed struct {
 	model.Sequence
-	doc, start int
+	doc, pos int
 }
 
 func sequences(ps []placed) []model.Sequence {
@@ -66,6 +68,21 @@ func CheckWindow(ctx, stride int) error {
 	}
 	if stride < 1 || stride > ctx {
 		return fmt.Errorf("stride %d: must be between 1 and the context length %d", stride, ctx)
+	}
+	return nil
+}
+
+// CheckBOSWindow is CheckWindow for windows that start with a BOS
+// (EvalConfig.BOSEachWindow): such a window holds the BOS and at most ctx-1
+// corpus tokens, so a stride must be between 1 and ctx-1 for no token to be
+// skipped.
+func CheckBOSWindow(ctx, stride int) error {
+	if err := CheckWindow(ctx, stride); err != nil {
+		return err
+	}
+	if stride > ctx-1 {
+		return fmt.Errorf("stride %d: with a BOS at the start of every window, a window holds ctx-1 = %d corpus tokens, "+
+			"so the stride must be between 1 and %d", stride, ctx-1, ctx-1)
 	}
 	return nil
 }
@@ -99,16 +116,18 @@ func Stream(tokens []int32, ctx int) []model.Sequence {
 // Strided panics if CheckWindow(ctx, stride) fails; callers validate user input first.
 func Strided(tokens []int32, ctx, stride int) []model.Sequence {
 	mustWindow(ctx, stride)
-	return sequences(appendStrided(nil, tokens, ctx, stride, 0))
+	return sequences(appendStrided(nil, tokens, ctx, stride, 0, 0))
 }
 
-func appendStrided(seqs []placed, tokens []int32, ctx, stride, doc int) []placed {
+// appendStrided appends Strided's windows of tokens, of document doc, whose
+// tokens[0] is at position base of the document (-1 for an added eot).
+func appendStrided(seqs []placed, tokens []int32, ctx, stride, doc, base int) []placed {
 	prevEnd := 0
 	for begin := 0; begin < len(tokens); begin += stride {
 		end := min(begin+ctx, len(tokens))
 		first := max(prevEnd-begin, 1)
 		if end-begin > first {
-			seqs = append(seqs, placed{model.Sequence{Tokens: tokens[begin:end:end], First: first}, doc, begin})
+			seqs = append(seqs, placed{model.Sequence{Tokens: tokens[begin:end:end], First: first}, doc, base + begin + first})
 		}
 		prevEnd = end
 		if end == len(tokens) {
@@ -130,8 +149,8 @@ func Documents(docs [][]int32, eot int32, ctx, stride int) []model.Sequence {
 	return sequences(documents(docs, eot, ctx, stride))
 }
 
-// documents is Documents with each window's place: start counts the added
-// eot as position 0 of its document.
+// documents is Documents with each window's place (the added eot is not
+// counted in the positions).
 func documents(docs [][]int32, eot int32, ctx, stride int) []placed {
 	var seqs []placed
 	for i, doc := range docs {
@@ -144,7 +163,59 @@ func documents(docs [][]int32, eot int32, ctx, stride int) []placed {
 			seqs = append(seqs, placed{model.Sequence{Tokens: buf, First: 1}, i, 0})
 			continue
 		}
-		seqs = appendStrided(seqs, buf, ctx, stride, i)
+		seqs = appendStrided(seqs, buf, ctx, stride, i, -1)
+	}
+	return seqs
+}
+
+// appendBOSStrided appends the windows of ids, of document doc, whose ids[0]
+// is at position base, when every window starts with bos
+// (EvalConfig.BOSEachWindow): windows of bos followed by up to ctx-1 ids start
+// every stride ids (0, stride, 2*stride, ...), until one reaches the end of
+// ids. Each scores the ids no earlier window scored, its first id included
+// (predicted from bos alone), so with stride <= ctx-1 every id is scored
+// exactly once; bos is context, never a target. With stride == ctx-1 the
+// windows do not overlap (stream mode). The windows are copies: they do not
+// share ids' memory.
+func appendBOSStrided(seqs []placed, ids []int32, bos int32, ctx, stride, doc, base int) []placed {
+	n := ctx - 1 // ids per window
+	prevEnd := 0
+	for begin := 0; begin < len(ids); begin += stride {
+		end := min(begin+n, len(ids))
+		first := max(prevEnd-begin, 0) // ids[begin:begin+first] were scored by an earlier window
+		if end-begin > first {
+			w := make([]int32, 0, 1+end-begin)
+			w = append(append(w, bos), ids[begin:end]...)
+			seqs = append(seqs, placed{model.Sequence{Tokens: w, First: 1 + first}, doc, base + begin + first})
+		}
+		prevEnd = end
+		if end == len(ids) {
+			break
+		}
+	}
+	return seqs
+}
+
+// streamBOS is the stream's windows when every window starts with bos: a
+// stream that begins with bos already (a Llama 2-style tokenizer puts its
+// BOS before the text; a token file or documents joined with GPT-2's
+// <|endoftext|> before each) has that token start its first window, so it is
+// not doubled and, as without BOSEachWindow, it is no target.
+func streamBOS(stream []int32, bos int32, ctx, stride int) []placed {
+	if len(stream) > 0 && stream[0] == bos {
+		return appendBOSStrided(nil, stream[1:], bos, ctx, stride, 0, 1)
+	}
+	return appendBOSStrided(nil, stream, bos, ctx, stride, 0, 0)
+}
+
+// documentsBOS is documents when every window starts with bos: each
+// document's windows are appendBOSStrided's. A document that fits in one
+// window gives documents' window; a longer one has bos before each of its
+// windows, not only before its first.
+func documentsBOS(docs [][]int32, bos int32, ctx, stride int) []placed {
+	var seqs []placed
+	for i, doc := range docs {
+		seqs = appendBOSStrided(seqs, doc, bos, ctx, stride, i, 0)
 	}
 	return seqs
 }

@@ -117,7 +117,7 @@ func checkPrecision(precision, device string) error {
 var optionFlags = map[string]string{
 	"Device": "device", "Precision": "precision", "Threads": "threads",
 	"Mode": "mode", "Ctx": "ctx", "Stride": "stride", "MaxTokens": "max-tokens", "BatchTokens": "batch-tokens",
-	"PerDocument": "per-document", "Shard": "shard", "TopLogprobs": "top-logprobs",
+	"PerDocument": "per-document", "Shard": "shard", "TopLogprobs": "top-logprobs", "BOSEachWindow": "bos-each-window",
 }
 
 // flagError turns the library's *wgpueval.OptionError into a usage error

@@ -26,6 +26,7 @@ type evalFlags struct {
 	ctx, stride, maxTokens            int
 	threads, batchTokens, topLogprobs int
 	quiet, offline, noCache           bool
+	bosEachWindow                     bool
 	insecureSkipVerify                bool
 	shard, checkpoint, perToken       string
 	perDocument                       string
@@ -38,6 +39,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.mode, "mode", string(pipeline.ModeStream), "evaluation method: stream (non-overlapping windows), strided (sliding windows), documents (each document alone)")
 	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
 	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents in --mode documents (0: ctx/2); refused in --mode stream, whose windows do not overlap")
+	fs.BoolVar(&f.bosEachWindow, "bos-each-window", false, "start every window with the tokenizer's BOS (else <|endoftext|>) as context, as llama.cpp's perplexity does: a window is the BOS and up to ctx-1 corpus tokens, all of them scored (llama.cpp instead overwrites each chunk's first token and scores its second half); not what Hugging Face's tokenizer(text) evaluation does; --stride at most ctx-1")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included), gpu:N (N as listed by 'wgpu-eval devices') or all (every hardware GPU at once)")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32 on a GPU, activations and sums f32 either way; bf16 on the CPU (matmuls with bf16 weights and activations, f32 sums, as AVX512_BF16 computes them; needs a CPU with AVX512_BF16; auto then means the cpu)")
@@ -67,6 +69,7 @@ Examples:
   wgpu-eval --model gpt2-medium --split val --json result.json
   wgpu-eval --model ./my-gpt2 --data corpus.jsonl --mode documents
   cat notes.txt | wgpu-eval --data - --mode strided --ctx 512 --stride 256
+  wgpu-eval --model ./Llama-3.2-1B --ctx 512 --bos-each-window   # every window after a BOS, as llama.cpp
 
 Ctrl-C (or SIGTERM) stops the run: nothing new starts, the batches already on
 the device finish and are counted, and the partial result is printed (and
@@ -96,6 +99,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Mode:                wgpueval.Mode(f.mode),
 		Ctx:                 f.ctx,
 		Stride:              f.stride,
+		BOSEachWindow:       f.bosEachWindow,
 		MaxTokens:           f.maxTokens,
 		BatchTokens:         f.batchTokens,
 		Split:               f.split,
@@ -249,6 +253,9 @@ func formatSummary(r *pipeline.Result, threads int) string {
 	}
 	if r.Shard != nil {
 		shard = ", shard " + r.Shard.String()
+	}
+	if r.BOSEachWindow {
+		shard += ", BOS each window"
 	}
 	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f ± %.3f  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
 		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.PPLStdErr, r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
