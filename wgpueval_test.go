@@ -188,7 +188,7 @@ func TestOpenSaysWhatItWaitsFor(t *testing.T) {
 
 // TestEvaluateMatchesPyTorchGolden: the library, from the model folder and a
 // token file to the Result, against the float64 PyTorch reference of
-// testdata/golden (a tiny F16 GPT-2 far from uniform), in every method.
+// testdata/golden (a tiny F16 GPT-2 trained on TinyShakespeare), in every method.
 func TestEvaluateMatchesPyTorchGolden(t *testing.T) {
 	const dir = "testdata/golden"
 	g := backendtest.LoadGolden(t, dir)

@@ -70,6 +70,73 @@ func refLane(acc, x, y float32) float32 {
 	return f
 }
 
+// sdmLane is refLane made fast where it can be: when the float64 sum of acc
+// and the exact product x·y is itself exact (the significand bits of both,
+// 24 and 16 at most, fit in float64's 53) and normal as a float32, the one
+// rounding to float32 is Go's conversion; anything else (an infinite acc
+// aside, which a finite product leaves as it is) goes to refLane. It shares
+// nothing with dpbf16Lane but the definition.
+func sdmLane(acc, x, y float32) float32 {
+	if math.IsInf(float64(acc), 0) {
+		return acc
+	}
+	p := float64(x) * float64(y) // exact: two 8-bit significands
+	if acc != 0 && p != 0 {
+		_, ea := math.Frexp(float64(acc)) // acc in [2^(ea-1), 2^ea): its last bit is at least 2^(ea-24)
+		_, ep := math.Frexp(p)            // p's, 2^(ep-16)
+		if max(ea, ep)+1-min(ea-24, ep-16) > 53 {
+			return refLane(acc, x, y)
+		}
+	}
+	if s := float64(acc) + p; math.Abs(s) >= 0x1p-126 {
+		return float32(s) // to nearest, even; from 2^128 on infinite
+	}
+	return refLane(acc, x, y)
+}
+
+// makeFP32 is VDPBF16PS's make_fp32 (the bf16 bits in the upper half of a
+// float32) read as the instruction reads it, "DAZ in": a subnormal is a
+// zero of its sign.
+func makeFP32(h uint16) float32 {
+	f := math.Float32frombits(uint32(h) << 16)
+	if f != 0 && math.Abs(float64(f)) < 0x1p-126 {
+		return float32(math.Copysign(0, float64(f)))
+	}
+	return f
+}
+
+// sdmDot is the test's own model of a bf16 dot product as the kernels
+// define it (bf16.go's comment), written from the pseudocode of VDPBF16PS
+// in Intel's SDM: a and b (as long as a) padded with zeros to blocks of 32;
+// per block, each of 16 float32 lanes i does srcdest[i] +=
+// make_fp32(a[2i+1])·make_fp32(b[2i+1]), then the same for 2i, each one
+// FMA step (sdmLane); then the lanes are added in the kernels' fixed tree:
+// lane i plus lane i+8, then i plus i+4, then (x0+x2)+(x1+x3). It calls none
+// of the helpers the kernels use (bf16In, dpbf16Lane, reduce16).
+func sdmDot(a, b []uint16) float32 {
+	var lane [16]float32
+	n := (len(a) + 31) / 32 * 32
+	pa, pb := make([]uint16, n), make([]uint16, n)
+	copy(pa, a)
+	copy(pb, b[:len(a)])
+	for k0 := 0; k0 < len(pa); k0 += 32 {
+		for i := range lane {
+			for _, k := range []int{k0 + 2*i + 1, k0 + 2*i} {
+				lane[i] = sdmLane(lane[i], makeFP32(pa[k]), makeFP32(pb[k]))
+			}
+		}
+	}
+	var h [8]float32
+	for i := range h {
+		h[i] = lane[i] + lane[i+8]
+	}
+	var q [4]float32
+	for i := range q {
+		q[i] = h[i] + h[i+4]
+	}
+	return (q[0] + q[2]) + (q[1] + q[3])
+}
+
 // One step of the scalar model is the exact definition, on values that reach
 // every path: ordinary, subnormal inputs (DAZ), products that underflow or
 // overflow float32, results flushed to zero, exact cancellations.
@@ -99,6 +166,9 @@ func TestDPBF16Lane(t *testing.T) {
 		got, want := dpbf16Lane(acc, x, y), refLane(acc, x, y)
 		if math.Float32bits(got) != math.Float32bits(want) {
 			t.Fatalf("dpbf16Lane(%g, %g, %g) = %g (%#x), want %g (%#x)", acc, x, y, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+		if s := sdmLane(acc, x, y); math.Float32bits(s) != math.Float32bits(want) {
+			t.Fatalf("the test's sdmLane(%g, %g, %g) = %g (%#x), refLane %g (%#x)", acc, x, y, s, math.Float32bits(s), want, math.Float32bits(want))
 		}
 		p := float64(x) * float64(y)
 		if p != 0 && math.Abs(p) < 0x1p-126 {
@@ -195,9 +265,9 @@ func bf16Huge(r *rand.Rand, n int) []uint16 {
 	return v
 }
 
-// checkBF16Kernels checks gemm (a bf16 gemm: the portable driver, or a
-// kernel table through gemmBlocks) against the scalar model dotBF16Ref,
-// bit for bit, over shapes that use every block and tail, strides wider than
+// checkBF16Kernels checks gemm (a bf16 gemm: the portable driver, a kernel
+// table through gemmBlocks, or the scalar model dotBF16Ref) against the
+// test's own model sdmDot, bit for bit, over shapes that use every block and tail, strides wider than
 // K, and operands with extreme values; on short rows, also operands whose
 // every product overflows (where only a few lanes are used, an infinite
 // result survives the reduction rather than meeting one of the other sign).
@@ -211,7 +281,7 @@ func checkBF16Kernels(t *testing.T, gemm func(out []float32, ldo int, a []uint16
 		gemm(out, N, a, K, b, K, M, N, K)
 		for i := range M {
 			for j := range N {
-				want, got := dotBF16Ref(a[i*K:][:K], b[j*K:][:K]), out[i*N+j]
+				want, got := sdmDot(a[i*K:][:K], b[j*K:][:K]), out[i*N+j]
 				if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
 					t.Fatalf("%dx%dx%d (huge): out[%d][%d] = %g, want %g", M, N, K, i, j, got, want)
 				}
@@ -227,7 +297,7 @@ func checkBF16Kernels(t *testing.T, gemm func(out []float32, ldo int, a []uint16
 			gemm(out, ldo, a, lda, b, ldb, M, N, K)
 			for i := range M {
 				for j := range N {
-					want := dotBF16Ref(a[i*lda:][:K], b[j*ldb:][:K])
+					want := sdmDot(a[i*lda:][:K], b[j*ldb:][:K])
 					got := out[i*ldo+j]
 					if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
 						t.Fatalf("%dx%dx%d (wild %v): out[%d][%d] = %g, want %g", M, N, K, wild, i, j, got, want)
@@ -238,10 +308,23 @@ func checkBF16Kernels(t *testing.T, gemm func(out []float32, ldo int, a []uint16
 	}
 }
 
-// The portable bf16 kernels are the scalar model, bit for bit.
+// The portable bf16 kernels are the SDM's definition, bit for bit.
 func TestGemmBF16Generic(t *testing.T) { checkBF16Kernels(t, gemmBF16Generic) }
 
-// The VDPBF16PS kernels are the scalar model, bit for bit: on a CPU with
+// The scalar model dotBF16Ref, which the x86 emulator's tests
+// (emu_amd64_test.go) hold the assembly to, is the SDM's definition, bit for
+// bit.
+func TestDotBF16RefIsTheSDM(t *testing.T) {
+	checkBF16Kernels(t, func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
+		for i := range M {
+			for j := range N {
+				out[i*ldo+j] = dotBF16Ref(a[i*lda:][:K], b[j*ldb:][:K])
+			}
+		}
+	})
+}
+
+// The VDPBF16PS kernels are the SDM's definition, bit for bit: on a CPU with
 // AVX512_BF16 natively, elsewhere on amd64 the same assembly in the x86
 // emulator (emu_amd64_test.go swaps dpbfAVX512); other architectures have
 // no such kernels.

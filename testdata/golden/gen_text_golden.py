@@ -3,7 +3,7 @@
 
 Dev script: CI does not run it and does not need PyTorch. It reads
 
-    testdata/golden/tiny/                     the tiny F16 GPT-2 of gen_golden.py (far from uniform)
+    testdata/golden/tiny/                     the tiny F16 GPT-2 gen_golden.py trained on the train split
     testdata/golden/shakespeare_val.tokens    the GPT-2 ids of TinyShakespeare's val split, as an llm.c token file
 
 and writes testdata/golden/shakespeare_val.json: the float64 NLL of the whole val split in stream and strided
@@ -18,40 +18,27 @@ Run it from the repository root with Debian's PyTorch (apt-get install python3-t
     /usr/bin/python3 testdata/golden/gen_text_golden.py
 """
 
-import hashlib
 import json
 import os
-import struct
 import sys
 
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import gen_golden  # noqa: E402  (the reference lives there)
+import gen_golden  # noqa: E402  (the reference and the token file reader live there)
 
-IDS_SHA256 = "7a0f95164147aed251e312b0af08991176d34ee1767785208c2bdc124880d6d5"  # ../shared/data/README.md
-N_IDS = 36059
+IDS_SHA256, N_IDS = gen_golden.VAL_IDS  # ../shared/data/README.md
 
 CASES = [  # (name, mode, ctx, stride); the other methods have goldens in golden.json
     ("stream_ctx64", "stream", 64, 0),
 ]
 
 
-def read_tokens(path):
-    """The ids of an llm.c token file: 256 int32 header (magic 20240520, version 1, count), then uint16 ids."""
-    with open(path, "rb") as f:
-        data = f.read()
-    magic, version, n = struct.unpack("<3i", data[:12])
-    assert magic == 20240520 and version == 1, (magic, version)
-    assert len(data) == 1024 + 2 * n, (len(data), n)
-    return list(struct.unpack(f"<{n}H", data[1024:]))
-
-
 def main():
     torch.set_num_threads(2)
-    ids = read_tokens(os.path.join(HERE, "shakespeare_val.tokens"))
-    digest = hashlib.sha256(b"".join(struct.pack("<I", i) for i in ids)).hexdigest()
+    ids = gen_golden.read_tokens(gen_golden.VAL_TOKENS)
+    digest = gen_golden.ids_sha256(ids)
     assert len(ids) == N_IDS and digest == IDS_SHA256, (len(ids), digest)
 
     ref = gen_golden.Reference(gen_golden.read_safetensors(os.path.join(gen_golden.TINY, "model.safetensors")))
