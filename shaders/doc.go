@@ -31,6 +31,14 @@
 // and push constants by their struct member names; both layouts come from the
 // WGSL compiler's reflection (wgpu's "auto" layout), never typed again here.
 //
+// Kernel variants share WGSL through include/: a line
+// //#include "include/matmul_epilogue.wgsl" in a kernel is replaced by that
+// file's text (itself expanded; each file once) before compiling, and the
+// compiler's diagnostics name the file and line the text came from (see
+// includeDirective). The epilogues of both matmuls, the row sums of the
+// norms, and the interfaces of the LM head's and the top-K's variants live
+// there; those files are no kernels of their own.
+//
 // Weights are f32 or f16 in storage: a kernel that reads weights declares
 // "alias weight = f32;" and Variant makes its f16 text. Activations, the
 // residual stream, accumulation, softmax and logsumexp are f32.

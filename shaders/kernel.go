@@ -15,17 +15,31 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
-//go:embed *.wgsl
+// sources are the kernels and, in include/, the WGSL they share (see
+// includeDirective), which is no kernel of its own.
+//
+//go:embed *.wgsl include/*.wgsl
 var sources embed.FS
 
 // Source returns the WGSL text of the kernel file name ("layernorm.wgsl") for
-// the weight type: f16 true makes the f16-weight variant (see Variant).
+// the weight type, its includes spliced in: f16 true makes the f16-weight
+// variant (see Variant).
 func Source(name string, f16 bool) (string, error) {
-	b, err := sources.ReadFile(name)
+	x, err := load(name, f16)
 	if err != nil {
-		return "", fmt.Errorf("kernel %s: %w", name, err)
+		return "", err
 	}
-	return Variant(string(b), f16), nil
+	return x.text, nil
+}
+
+// load is Source with the origin of every line.
+func load(name string, f16 bool) (expanded, error) {
+	x, err := expand(sources, name)
+	if err != nil {
+		return expanded{}, err
+	}
+	x.text = Variant(x.text, f16) // the same lines: see Variant
+	return x, nil
 }
 
 // weightAlias is the line a kernel that reads weights declares; Variant rewrites
@@ -35,20 +49,22 @@ const weightAlias = "alias weight = f32;"
 // Variant returns src for f32 or f16 weights. A kernel that reads weights
 // declares "alias weight = f32;" and loads them as weight or vec4<weight>,
 // converting to f32 for arithmetic; for f16, the alias becomes f16 and
-// "enable f16;" is put first. WGSL has no conditional compilation and an
+// "enable f16; " is put first, on the first line, so that every line keeps
+// its number (diagnostics name the file's lines). WGSL has no conditional compilation and an
 // override cannot change a binding's type, so the two weight types are two
 // texts of one file (as ggml-vulkan builds its type variants from one source).
 func Variant(src string, f16 bool) string {
 	if !f16 || !strings.Contains(src, weightAlias) {
 		return src
 	}
-	return "enable f16;\n" + strings.Replace(src, weightAlias, "alias weight = f16;", 1)
+	return "enable f16; " + strings.Replace(src, weightAlias, "alias weight = f16;", 1)
 }
 
 // Kernel is one WGSL file compiled for a device, with its reflection and its
 // pipelines, one per set of override constants.
 type Kernel struct {
 	name string
+	src  expanded // the text compiled, for the origin of diagnostics
 	dev  *wgpu.Device
 	mod  *wgpu.ShaderModule
 	refl wgsl.Reflection
@@ -60,23 +76,23 @@ type Kernel struct {
 // NewKernel compiles the kernel file name ("matmul.wgsl") for dev, with f16 or
 // f32 weights.
 func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
-	src, err := Source(name, f16)
+	src, err := load(name, f16)
 	if err != nil {
 		return nil, err
 	}
 	label := name
-	if f16 && strings.HasPrefix(src, "enable f16;") { // Variant made an f16 text
+	if f16 && strings.HasPrefix(src.text, "enable f16;") { // Variant made an f16 text
 		label = strings.TrimSuffix(name, ".wgsl") + "[f16].wgsl"
 	}
-	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src})
+	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src.text})
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", label, err)
+		return nil, src.mapErrors(label, err)
 	}
 	refl, ok := mod.Reflection()
 	if !ok {
 		return nil, fmt.Errorf("kernel %s: no reflection", label)
 	}
-	return &Kernel{name: label, dev: dev, mod: mod, refl: refl, pipes: map[string]*Pipeline{}}, nil
+	return &Kernel{name: label, src: src, dev: dev, mod: mod, refl: refl, pipes: map[string]*Pipeline{}}, nil
 }
 
 // Name is the kernel's file name, with "[f16]" for the f16-weight variant.
@@ -108,7 +124,7 @@ func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
 	}
 	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts})
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", label, err)
+		return nil, k.src.mapErrors(label, err)
 	}
 	// The compiler computed the workgroup size with these constants (override-expressions included).
 	wg, ok := cp.WorkgroupSize()
