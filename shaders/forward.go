@@ -557,7 +557,7 @@ func (g *GPT2) layerCache(a *arena, i int, layered bool) (kc, vc Buf) {
 // epilogue and writes with epiQKV only. It reports whether the kernel took
 // the epilogue (matmul.wgsl has no epiQKV: it is then epiStore, to be
 // followed by kv_write.wgsl).
-func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi int) bool {
+func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi epilogue) bool {
 	mm := g.matmulFor(M, K, N, x.Size(), w.Size())
 	fused := mm.k == g.matmulShared
 	if epi == epiQKV && !fused {

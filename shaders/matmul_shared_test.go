@@ -250,7 +250,7 @@ func TestMatmulSharedQKV(t *testing.T) {
 			for i := range sentinel {
 				sentinel[i] = -7
 			}
-			run := func(epi int) (out, kc, vc []float32) {
+			run := func(epi epilogue) (out, kc, vc []float32) {
 				vec := 0.0
 				if K%4 == 0 && N%4 == 0 {
 					vec = 1
