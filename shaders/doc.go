@@ -28,8 +28,15 @@
 // Tunables (workgroup sizes, tiles) are WGSL override constants, set by name
 // when a pipeline is created, so that one module gives a pipeline per device
 // choice without recompiling. Bindings are given by their WGSL variable names
-// and push constants by their struct member names; both layouts come from the
-// WGSL compiler's reflection (wgpu's "auto" layout), never typed again here.
+// and push constants as a Go struct per kernel (embedParams, ...) whose fields
+// are the WGSL struct's members, checked against the compiler's reflection
+// once per pipeline (Pipeline.PushStruct; Params by name in tests); both
+// layouts come from the reflection (wgpu's "auto" layout), never typed again
+// here. Dispatches count their work in invocations or workgroups (extent) and
+// take the workgroup size from the pipeline (Pipeline.Groups), not from a
+// copy of the WGSL's; the few numbers the host keeps of a kernel are checked
+// against the WGSL by TestHostConstantsMatchWGSL, and the matmul epilogues
+// (epilogue, EPI_*) by TestEpiloguesMatchWGSL.
 //
 // Kernel variants share WGSL through include/: a line
 // //#include "include/matmul_epilogue.wgsl" in a kernel is replaced by that

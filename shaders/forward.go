@@ -317,7 +317,11 @@ type recorder struct {
 	err  error
 }
 
-func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf, params Params, groups [3]uint32, flops, bytes float64) {
+// op records a dispatch of kernel k with the override constants consts, the
+// push constants params (the kernel's struct: see embedParams) over work
+// (workgroups from the pipeline's size); flops and bytes are what profiling
+// counts for it.
+func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf, params any, work extent, flops, bytes float64) {
 	if r.err != nil {
 		return
 	}
@@ -326,6 +330,7 @@ func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf,
 		r.err = err
 		return
 	}
+	groups := pl.Groups(work)
 	key := groupKey(pl, bufs)
 	bg, ok := r.a.groups[key]
 	if !ok {
@@ -335,7 +340,7 @@ func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf,
 		}
 		r.a.groups[key] = bg
 	}
-	pc, err := pl.Push(params)
+	pc, err := pl.PushStruct(params)
 	if err != nil {
 		r.err = err
 		return
@@ -461,14 +466,15 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	P := b.P
 	parts := g.lmParts()
-	lm, lmConsts, lmGroups := g.lmHead, map[string]float64{"VT": float64(g.vt)}, func(P, V int) [3]uint32 {
-		return [3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(V, g.vt)), 1}
+	// lmhead_loss.wgsl: lmHeadRows positions per invocation, one vocabulary tile per workgroup row.
+	lm, lmConsts, lmGroups := g.lmHead, map[string]float64{"VT": float64(g.vt)}, func(P, V int) extent {
+		return perInvocation(ceilDiv(P, lmHeadRows)).withY(ceilDiv(V, g.vt))
 	}
 	if g.sharedMatmul {
 		nt := g.lmSlice()
 		// Slices of nt tiles: ceil(P/BM) x ceil(V/(nt*VT)) workgroups, 50 partials per GPT-2 position.
-		lm, lmConsts, lmGroups = g.lmHeadShared, map[string]float64{"BM": sharedLMHeadRows, "VT": float64(g.vt), "NT": float64(nt)}, func(P, V int) [3]uint32 {
-			return [3]uint32{uint32(ceilDiv(P, sharedLMHeadRows)), uint32(ceilDiv(V, g.vt*nt)), 1}
+		lm, lmConsts, lmGroups = g.lmHeadShared, map[string]float64{"BM": sharedLMHeadRows, "VT": float64(g.vt), "NT": float64(nt)}, func(P, V int) extent {
+			return perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))
 		}
 	}
 	if r.p.topK > 0 {
@@ -478,13 +484,13 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	for _, vr := range ranges {
 		r.op(lm, lmConsts, map[string]Buf{"h": whole(a.hP), "wte": g.headRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
-			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
+			lmHeadParams{P: uint32(P), C: uint32(C), V: uint32(vr[1] - vr[0]), V0: uint32(vr[0])},
 			lmGroups(P, vr[1]-vr[0]),
 			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
 	}
 	// The loss per target; the host adds them.
 	r.op(g.nllCombine, map[string]float64{"WG": nllCombineWG}, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll)},
-		Params{"P": float64(P), "tiles": float64(parts)}, grid(ceilDiv(P, nllCombineWG)), float64(P*parts*4), float64(8*P*parts+8*P))
+		nllCombineParams{P: uint32(P), Tiles: uint32(parts)}, perInvocation(P), float64(P*parts*4), float64(8*P*parts+8*P))
 }
 
 // chunkShape is where the chunk a forward pass records lies: B sequences x T
@@ -514,21 +520,21 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	}
 	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
 		r.op(lnK, lnConsts, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
-			Params{"rows": float64(rows), "C": float64(C), "eps": cfg.LayerNormEps}, grid(rows),
+			normParams{Rows: uint32(rows), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(rows),
 			float64(8*rows*C), float64(f*2*rows*C))
 	}
 	for _, vr := range ranges {
 		r.op(g.embed, nil, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
-			Params{"N": float64(N), "T": float64(T), "C": float64(C), "pos0": float64(t0), "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])},
-			grid(ceilDiv(N*C, 64)), float64(N*C), float64(f*3*N*C))
+			embedParams{N: uint32(N), T: uint32(T), C: uint32(C), Pos0: uint32(t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
+			perInvocation(N*C), float64(N*C), float64(f*3*N*C))
 	}
-	kvw := Params{"B": float64(B), "T": float64(T), "C": float64(C), "H": float64(H), "S": float64(S), "pos0": float64(t0)}
+	kvw := kvWriteParams{B: uint32(B), T: uint32(T), C: uint32(C), H: uint32(H), S: uint32(S), Pos0: uint32(t0)}
 	for i := range g.layers {
 		w := &g.layers[i]
 		kc, vc := g.layerCache(a, i, layered)
 		layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
 		if !g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
-			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, grid(ceilDiv(N*C/4, 64)),
+			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, perInvocation(N*C/4),
 				0, float64(f*4*N*C))
 		}
 		g.attentionOp(r, sh, kc, vc, 3*C)
@@ -568,17 +574,18 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 		consts[k] = v
 	}
 	bufs := map[string]Buf{"x": {Buffer: x}, "w": {Buffer: w}, "bias": {Buffer: bias}, "out": {Buffer: out}}
-	params := Params{"M": float64(M), "N": float64(N), "K": float64(K)}
+	var params any = matmulParams{M: uint32(M), N: uint32(N), K: uint32(K)}
 	if fused {
 		bufs["kc"], bufs["vc"] = kc, vc
-		params["T"], params["H"], params["S"], params["pos0"] = float64(sh.T), float64(g.cfg.NHead), float64(sh.S), float64(sh.t0)
+		params = matmulSharedParams{M: uint32(M), N: uint32(N), K: uint32(K),
+			T: uint32(sh.T), H: uint32(g.cfg.NHead), S: uint32(sh.S), Pos0: uint32(sh.t0)}
 	}
 	outCols := N
 	if epi == epiSwiGLU {
 		outCols = N / 2
 	}
 	r.tag = fmt.Sprintf("K%d N%d", K, N) // the profile's row: the weight's shape
-	r.op(mm.k, consts, bufs, params, grid(mm.groups(M, N)),
+	r.op(mm.k, consts, bufs, params, mm.work(M, N),
 		float64(2*M*N*K), 4*float64(M*K)+float64(g.weightBytes())*float64(K*N)+4*float64(M*outCols))
 	r.tag = ""
 	return fused
@@ -594,15 +601,15 @@ func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
 	H, hd := cfg.NHead, cfg.HeadDim()
 	QD, KVD := H*hd, cfg.KVHeads()*hd
 	N := sh.B * sh.T
-	params := Params{"B": float64(sh.B), "T": float64(sh.T), "C": float64(QD), "H": float64(H), "KV": float64(cfg.KVHeads()),
-		"S": float64(sh.S), "pos0": float64(sh.t0), "ld": float64(ld)}
-	k, consts, groups := g.attention, map[string]float64{"HD": float64(hd)}, grid(ceilDiv(sh.B*H*sh.T, 64))
+	params := attentionParams{B: uint32(sh.B), T: uint32(sh.T), C: uint32(QD), H: uint32(H), KV: uint32(cfg.KVHeads()),
+		S: uint32(sh.S), Pos0: uint32(sh.t0), LD: uint32(ld)}
+	k, consts, work := g.attention, map[string]float64{"HD": float64(hd)}, perInvocation(sh.B*H*sh.T)
 	if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
 		tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
-		k, consts, groups = g.attentionShared, tiles.constants(hd), grid(tiles.groups(sh.B, H, sh.T))
+		k, consts, work = g.attentionShared, tiles.constants(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
 	}
 	keys := float64(sh.t0) + float64(sh.T+1)/2 // mean keys per query
-	r.op(k, consts, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, groups,
+	r.op(k, consts, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, work,
 		4*float64(N)*keys*float64(QD), 4*(float64(N*(2*QD))+2*float64(sh.B)*float64(sh.t0+sh.T)*float64(KVD)))
 }
 
@@ -654,8 +661,8 @@ func (g *GPT2) Close() error {
 // with and its dispatch geometry, computed from those constants.
 type matmulVariant struct {
 	k      *Kernel
-	consts map[string]float64 // tiles, VEC, WG (EPI is added per dispatch)
-	groups func(M, N int) int // workgroups for an (M, N) output
+	consts map[string]float64    // tiles, VEC, WG (EPI is added per dispatch)
+	work   func(M, N int) extent // the dispatch of an (M, N) output
 }
 
 // matmulFor is the matmul kernel for an (M, K) x (K, N) product on this
@@ -677,15 +684,12 @@ func (g *GPT2) matmulFor(M, K, N int, xBytes, wBytes uint64) matmulVariant {
 		if K%4 == 0 && N%4 == 0 {
 			consts["VEC"] = 1
 		}
-		bm, bn := int(consts["BM"]), int(consts["BN"])
-		return matmulVariant{k: g.matmulShared, consts: consts, groups: func(M, N int) int {
-			return ceilDiv(M, bm) * ceilDiv(N, bn)
+		return matmulVariant{k: g.matmulShared, consts: consts, work: func(M, N int) extent {
+			return perWorkgroup(t.groups(M, N)) // a BM x BN tile per workgroup
 		}}
 	}
-	consts := map[string]float64{"WG": matmulWG}
-	wg := int(consts["WG"])
-	return matmulVariant{k: g.matmul, consts: consts, groups: func(M, N int) int {
-		return ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(N, matmulTileN), wg)
+	return matmulVariant{k: g.matmul, consts: map[string]float64{"WG": matmulWG}, work: func(M, N int) extent {
+		return perInvocation(ceilDiv(M, matmulTileM) * ceilDiv(N, matmulTileN)) // a 4 x 4 tile per invocation
 	}}
 }
 

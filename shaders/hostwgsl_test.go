@@ -3,17 +3,15 @@ package shaders
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
-// wgslValues evaluates WGSL constant expressions exprs (names of consts or
-// overrides) in the text of kernel (its includes spliced in, f32 weights) as
-// the compiler does, by declaring an override initialized with each and
-// reading its value from the reflection: what the host must agree with.
+// wgslValues evaluates WGSL expressions exprs (of consts and overrides, at
+// their defaults) in the text of kernel (its includes spliced in, f32
+// weights) as the compiler does: what the host must agree with.
 func wgslValues(t *testing.T, kernel string, exprs ...string) map[string]float64 {
 	t.Helper()
 	src, err := Source(kernel, false)
@@ -23,13 +21,15 @@ func wgslValues(t *testing.T, kernel string, exprs ...string) map[string]float64
 	return probeValues(t, kernel, src, exprs...)
 }
 
-// probeValues is wgslValues for a WGSL text.
+// probeValues is wgslValues for a WGSL text: each expression (plus one)
+// becomes the workgroup size of an entry point of its own, which a pipeline without
+// constants gets with the overrides' defaults applied (Module.Specialize).
 func probeValues(t *testing.T, name, src string, exprs ...string) map[string]float64 {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(src)
 	for i, e := range exprs {
-		fmt.Fprintf(&b, "\noverride probe_%d: u32 = u32(%s);", i, e)
+		fmt.Fprintf(&b, "\n@compute @workgroup_size(1u + u32(%s)) fn probe_%d() {}", e, i) // 1 + : a size is at least 1
 	}
 	b.WriteByte('\n')
 	m, err := wgsl.Compile(name, b.String(), wgsl.Options{})
@@ -38,11 +38,11 @@ func probeValues(t *testing.T, name, src string, exprs ...string) map[string]flo
 	}
 	out := map[string]float64{}
 	for i, e := range exprs {
-		j := slices.IndexFunc(m.Reflection.Overrides, func(o wgsl.Override) bool { return o.Name == fmt.Sprintf("probe_%d", i) })
-		if j < 0 || !m.Reflection.Overrides[j].HasDefault {
-			t.Fatalf("%s: %s has no value", name, e)
+		sp, err := m.Specialize(fmt.Sprintf("probe_%d", i), nil)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", name, e, err)
 		}
-		out[e] = m.Reflection.Overrides[j].Default
+		out[e] = float64(sp.WorkgroupSize[0]) - 1
 	}
 	return out
 }
@@ -87,5 +87,74 @@ fn storeKV(m: u32, n: u32, v: f32) {}
 	}
 	if s := epilogue(9).String(); s != "epilogue(9)" {
 		t.Errorf("epilogue(9).String() = %q", s)
+	}
+}
+
+// TestHostConstantsMatchWGSL checks every number the host keeps of a kernel
+// (array bounds it must respect, the defaults of overrides it relies on)
+// against the kernel's WGSL, as the compiler evaluates it.
+func TestHostConstantsMatchWGSL(t *testing.T) {
+	cases := []struct {
+		kernel, expr string
+		host         int
+		why          string
+	}{
+		{"topk_logits.wgsl", "KMAX", MaxTopLogprobs, "MaxTopLogprobs"},
+		{"topk_logits_shared.wgsl", "KMAX", MaxTopLogprobs, "MaxTopLogprobs"},
+		{"topk_logits_shared.wgsl", "WG", sharedTopWG, "sharedTopWG (topSlice's loop budget)"},
+		{"layernorm_subgroup.wgsl", "MAXE", lnSubgroupValues, "lnSubgroupValues"},
+		{"rmsnorm_subgroup.wgsl", "MAXE", lnSubgroupValues, "lnSubgroupValues"},
+		{"lmhead_loss.wgsl", "VT", maxVocabTile, "maxVocabTile"},
+		{"lmhead_loss_shared.wgsl", "VT", sharedVocabTile, "sharedVocabTile"},
+		{"lmhead_loss_shared.wgsl", "NT", sharedSliceTiles, "sharedSliceTiles"},
+		{"lmhead_loss_shared.wgsl", "BM", sharedLMHeadRows, "sharedLMHeadRows"},
+		{"attention.wgsl", "4u * MAXHD4", maxHeadDim, "maxHeadDim"},
+		{"attention_shared.wgsl", "4u * MAXHD4", maxHeadDim, "maxHeadDim"},
+		{"attention_shared.wgsl", "BQ", defaultAttnTiles.BQ, "defaultAttnTiles.BQ"},
+		{"attention_shared.wgsl", "BKV", defaultAttnTiles.BKV, "defaultAttnTiles.BKV"},
+		{"attention_shared.wgsl", "MAXBKV", max(defaultAttnTiles.BKV, softwareAttnTiles.BKV), "the largest BKV the host sets"},
+		{"matmul_shared.wgsl", "BM", defaultMatmulTiles.BM, "defaultMatmulTiles.BM"},
+		{"matmul_shared.wgsl", "BN", defaultMatmulTiles.BN, "defaultMatmulTiles.BN"},
+		{"matmul_shared.wgsl", "BK", defaultMatmulTiles.BK, "defaultMatmulTiles.BK"},
+		{"matmul_shared.wgsl", "TM", defaultMatmulTiles.TM, "defaultMatmulTiles.TM"},
+		{"matmul_shared.wgsl", "TN", defaultMatmulTiles.TN, "defaultMatmulTiles.TN"},
+		{"matmul_shared.wgsl", "WG", defaultMatmulTiles.invocations(), "matmulTiles.invocations"},
+		{"matmul_shared.wgsl", "XS", defaultMatmulTiles.BM/4 + 1 - (defaultMatmulTiles.BM/4)%2, "matmulTiles.sharedBytes's XS"},
+	}
+	for _, c := range cases {
+		got := wgslValues(t, c.kernel, c.expr)[c.expr]
+		if got != float64(c.host) {
+			t.Errorf("%s: %s = %v, the host's %s = %d", c.kernel, c.expr, got, c.why, c.host)
+		}
+	}
+	if 1<<sharedTopLog2WG != sharedTopWG {
+		t.Errorf("sharedTopLog2WG %d is not log2(sharedTopWG %d)", sharedTopLog2WG, sharedTopWG)
+	}
+}
+
+// TestExtentGroups checks the dispatch geometry made from a pipeline's
+// workgroup size: enough workgroups for every item, no workgroup without
+// one, spread over x and y past 65535 as kernels flatten them.
+func TestExtentGroups(t *testing.T) {
+	for _, c := range []struct {
+		wg   uint32
+		e    extent
+		want [3]uint32
+	}{
+		{64, perInvocation(1), [3]uint32{1, 1, 1}},
+		{64, perInvocation(64), [3]uint32{1, 1, 1}},
+		{64, perInvocation(65), [3]uint32{2, 1, 1}},
+		{256, perInvocation(1000), [3]uint32{4, 1, 1}},
+		{1, perInvocation(65536), [3]uint32{65535, 2, 1}},
+		{64, perInvocation(0), [3]uint32{1, 1, 1}},
+		{64, perWorkgroup(70000), [3]uint32{65535, 2, 1}},
+		{64, perWorkgroup(3), [3]uint32{3, 1, 1}},
+		{64, perInvocation(130).withY(7), [3]uint32{3, 7, 1}},
+		{128, perWorkgroup(5).withY(50), [3]uint32{5, 50, 1}},
+	} {
+		p := &Pipeline{WorkgroupSize: [3]uint32{c.wg, 1, 1}}
+		if got := p.Groups(c.e); got != c.want {
+			t.Errorf("WG %d, %+v: %v, want %v", c.wg, c.e, got, c.want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -71,6 +72,7 @@ type Kernel struct {
 
 	mu    sync.Mutex
 	pipes map[string]*Pipeline
+	plans map[reflect.Type]*pushPlan // PushStruct's, checked once per type
 }
 
 // NewKernel compiles the kernel file name ("matmul.wgsl") for dev, with f16 or
@@ -223,7 +225,8 @@ func (p *Pipeline) Bind(bufs map[string]Buf) (*wgpu.BindGroup, error) {
 
 // Params are push-constant values by member name of the kernel's
 // var<push_constant> struct; each is converted to the member's type (u32, i32
-// or f32).
+// or f32). The forward pass gives typed structs instead (PushStruct); Params
+// serve tests and one-off dispatches.
 type Params map[string]float64
 
 // Push encodes params in the layout the compiler reflected for the kernel's
@@ -278,6 +281,43 @@ func (p *Pipeline) Dispatch(pass *wgpu.ComputePass, g *wgpu.BindGroup, pc []byte
 		pass.SetPushConstants(0, pc)
 	}
 	pass.DispatchWorkgroups(groups[0], groups[1], groups[2])
+}
+
+// extent is the work of a dispatch as its kernel counts it, turned into
+// workgroups by Groups with the pipeline's workgroup size (the compiler's,
+// with the pipeline's override values applied), so that no host copy of a
+// kernel's WG can disagree with the WGSL. Workgroups along x are spread over
+// x and y as grid does, unless y is given.
+type extent struct {
+	n       int  // invocations (perInvocation) or workgroups (perWorkgroup) along x
+	byGroup bool // n counts workgroups
+	y       int  // workgroups along y; 0: n is flattened over x and y (grid)
+}
+
+// perInvocation is n invocations, one per item, in as many workgroups as
+// hold them (kernels index (wid.y * nwg.x + wid.x) * WG + local index).
+func perInvocation(n int) extent { return extent{n: n} }
+
+// perWorkgroup is n workgroups, one per item (a row, a tile).
+func perWorkgroup(n int) extent { return extent{n: n, byGroup: true} }
+
+// withY is e along x and y workgroups along y (the LM head's vocabulary
+// tiles): x is not spread over y.
+func (e extent) withY(y int) extent {
+	e.y = y
+	return e
+}
+
+// Groups is the workgroups that run e with pipeline p.
+func (p *Pipeline) Groups(e extent) [3]uint32 {
+	x := e.n
+	if !e.byGroup {
+		x = ceilDiv(e.n, int(p.WorkgroupSize[0]))
+	}
+	if e.y > 0 {
+		return [3]uint32{uint32(max(x, 1)), uint32(e.y), 1}
+	}
+	return grid(x)
 }
 
 // ceilDiv is ⌈a / b⌉ for positive b.
