@@ -36,7 +36,11 @@
 // take the workgroup size from the pipeline (Pipeline.Groups), not from a
 // copy of the WGSL's; the few numbers the host keeps of a kernel are checked
 // against the WGSL by TestHostConstantsMatchWGSL, and the matmul epilogues
-// (epilogue, EPI_*) by TestEpiloguesMatchWGSL.
+// (epilogue, EPI_*) by TestEpiloguesMatchWGSL. A kernel's pipelines are
+// keyed by their override constants as a comparable constSet and an arena's
+// bind groups by a comparable bindKey, so recording a dispatch formats no
+// string. Activation memory is laid out from one table, arenaLayout, which
+// both allocates an arena and sizes it (arenaBytes, MaxBatchTokens).
 //
 // Kernel variants share WGSL through include/: a line
 // //#include "include/matmul_epilogue.wgsl" in a kernel is replaced by that

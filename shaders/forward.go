@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -321,21 +320,26 @@ type recorder struct {
 // push constants params (the kernel's struct: see embedParams) over work
 // (workgroups from the pipeline's size); flops and bytes are what profiling
 // counts for it.
-func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf, params any, work extent, flops, bytes float64) {
+func (r *recorder) op(k *Kernel, consts constSet, bufs map[string]Buf, params any, work extent, flops, bytes float64) {
 	if r.err != nil {
 		return
 	}
-	pl, err := k.Pipeline(consts)
+	pl, err := k.pipeline(consts)
 	if err != nil {
 		r.err = err
 		return
 	}
 	groups := pl.Groups(work)
-	key := groupKey(pl, bufs)
+	key, keyed := pl.bindKey(bufs)
 	bg, ok := r.a.groups[key]
-	if !ok {
+	if !ok || !keyed {
 		if bg, err = pl.Bind(bufs); err != nil {
 			r.err = err
+			return
+		}
+		if !keyed { // Bind accepted every name: a binding number past maxBindings
+			bg.Close()
+			r.err = fmt.Errorf("kernel %s: a binding number of %d or more", pl.Label(), maxBindings)
 			return
 		}
 		r.a.groups[key] = bg
@@ -365,20 +369,30 @@ func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf,
 	pl.Dispatch(r.pass, bg, pc, groups)
 }
 
-// groupKey names a bind group by its pipeline and buffer ranges.
-func groupKey(p *Pipeline, bufs map[string]Buf) string {
-	names := make([]string, 0, len(bufs))
-	for n := range bufs {
-		names = append(names, n)
+// maxBindings bounds the binding numbers of a kernel whose bind groups an
+// arena keeps (the kernels have at most 6).
+const maxBindings = 8
+
+// bindKey names a bind group of an arena: its pipeline and each binding's
+// buffer range, by binding number (comparable: no string is made per
+// dispatch).
+type bindKey struct {
+	p    *Pipeline
+	bufs [maxBindings]Buf
+}
+
+// bindKey is the key of the bind group of p with bufs; ok is false when a
+// name is not a binding of p or its number is maxBindings or more.
+func (p *Pipeline) bindKey(bufs map[string]Buf) (k bindKey, ok bool) {
+	k.p = p
+	for name, b := range bufs {
+		rb, found := p.bindings[name]
+		if !found || rb.Binding >= maxBindings {
+			return bindKey{}, false
+		}
+		k.bufs[rb.Binding] = b
 	}
-	slices.Sort(names)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%p", p)
-	for _, n := range names {
-		u := bufs[n]
-		fmt.Fprintf(&b, ";%s=%p@%d+%d", n, u.Buffer, u.Offset, u.Size)
-	}
-	return b.String()
+	return k, true
 }
 
 // opsPerBatch is at most the dispatches of a batch, for the query set.
@@ -467,13 +481,13 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	P := b.P
 	parts := g.lmParts()
 	// lmhead_loss.wgsl: lmHeadRows positions per invocation, one vocabulary tile per workgroup row.
-	lm, lmConsts, lmGroups := g.lmHead, map[string]float64{"VT": float64(g.vt)}, func(P, V int) extent {
+	lm, lmConsts, lmGroups := g.lmHead, consts("VT", float64(g.vt)), func(P, V int) extent {
 		return perInvocation(ceilDiv(P, lmHeadRows)).withY(ceilDiv(V, g.vt))
 	}
 	if g.sharedMatmul {
 		nt := g.lmSlice()
 		// Slices of nt tiles: ceil(P/BM) x ceil(V/(nt*VT)) workgroups, 50 partials per GPT-2 position.
-		lm, lmConsts, lmGroups = g.lmHeadShared, map[string]float64{"BM": sharedLMHeadRows, "VT": float64(g.vt), "NT": float64(nt)}, func(P, V int) extent {
+		lm, lmConsts, lmGroups = g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)), func(P, V int) extent {
 			return perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))
 		}
 	}
@@ -489,7 +503,7 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
 	}
 	// The loss per target; the host adds them.
-	r.op(g.nllCombine, map[string]float64{"WG": nllCombineWG}, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll)},
+	r.op(g.nllCombine, consts("WG", nllCombineWG), map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll)},
 		nllCombineParams{P: uint32(P), Tiles: uint32(parts)}, perInvocation(P), float64(P*parts*4), float64(8*P*parts+8*P))
 }
 
@@ -514,9 +528,9 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	N := B * T
 	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	lnK, lnConsts := g.layernorm, map[string]float64(nil)
+	lnK, lnConsts := g.layernorm, constSet{}
 	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && g.layernormSubgroup != nil && C <= lnSubgroupValues*wg {
-		lnK, lnConsts = g.layernormSubgroup, map[string]float64{"WG": float64(wg)}
+		lnK, lnConsts = g.layernormSubgroup, consts("WG", float64(wg))
 	}
 	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
 		r.op(lnK, lnConsts, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
@@ -524,7 +538,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 			float64(8*rows*C), float64(f*2*rows*C))
 	}
 	for _, vr := range ranges {
-		r.op(g.embed, nil, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
+		r.op(g.embed, constSet{}, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
 			embedParams{N: uint32(N), T: uint32(T), C: uint32(C), Pos0: uint32(t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
 			perInvocation(N*C), float64(N*C), float64(f*3*N*C))
 	}
@@ -534,7 +548,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		kc, vc := g.layerCache(a, i, layered)
 		layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
 		if !g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
-			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, perInvocation(N*C/4),
+			r.op(g.kvWrite, constSet{}, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, perInvocation(N*C/4),
 				0, float64(f*4*N*C))
 		}
 		g.attentionOp(r, sh, kc, vc, 3*C)
@@ -569,10 +583,7 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 	if epi == epiQKV && !fused {
 		epi = epiStore
 	}
-	consts := map[string]float64{"EPI": float64(epi)}
-	for k, v := range mm.consts {
-		consts[k] = v
-	}
+	cs := mm.consts.with("EPI", float64(epi))
 	bufs := map[string]Buf{"x": {Buffer: x}, "w": {Buffer: w}, "bias": {Buffer: bias}, "out": {Buffer: out}}
 	var params any = matmulParams{M: uint32(M), N: uint32(N), K: uint32(K)}
 	if fused {
@@ -585,7 +596,7 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 		outCols = N / 2
 	}
 	r.tag = fmt.Sprintf("K%d N%d", K, N) // the profile's row: the weight's shape
-	r.op(mm.k, consts, bufs, params, mm.work(M, N),
+	r.op(mm.k, cs, bufs, params, mm.work(M, N),
 		float64(2*M*N*K), 4*float64(M*K)+float64(g.weightBytes())*float64(K*N)+4*float64(M*outCols))
 	r.tag = ""
 	return fused
@@ -603,13 +614,13 @@ func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
 	N := sh.B * sh.T
 	params := attentionParams{B: uint32(sh.B), T: uint32(sh.T), C: uint32(QD), H: uint32(H), KV: uint32(cfg.KVHeads()),
 		S: uint32(sh.S), Pos0: uint32(sh.t0), LD: uint32(ld)}
-	k, consts, work := g.attention, map[string]float64{"HD": float64(hd)}, perInvocation(sh.B*H*sh.T)
+	k, cs, work := g.attention, consts("HD", float64(hd)), perInvocation(sh.B*H*sh.T)
 	if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
 		tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
-		k, consts, work = g.attentionShared, tiles.constants(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
+		k, cs, work = g.attentionShared, tiles.constSet(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
 	}
 	keys := float64(sh.t0) + float64(sh.T+1)/2 // mean keys per query
-	r.op(k, consts, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, work,
+	r.op(k, cs, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, work,
 		4*float64(N)*keys*float64(QD), 4*(float64(N*(2*QD))+2*float64(sh.B)*float64(sh.t0+sh.T)*float64(KVD)))
 }
 
@@ -661,7 +672,7 @@ func (g *GPT2) Close() error {
 // with and its dispatch geometry, computed from those constants.
 type matmulVariant struct {
 	k      *Kernel
-	consts map[string]float64    // tiles, VEC, WG (EPI is added per dispatch)
+	consts constSet              // tiles, VEC, WG (EPI is added per dispatch)
 	work   func(M, N int) extent // the dispatch of an (M, N) output
 }
 
@@ -679,16 +690,15 @@ func (g *GPT2) matmulFor(M, K, N int, xBytes, wBytes uint64) matmulVariant {
 		if t.fits(g.dev) != nil {
 			t = g.tiles
 		}
-		consts := t.constants()
-		consts["VEC"] = 0
+		vec := 0.0
 		if K%4 == 0 && N%4 == 0 {
-			consts["VEC"] = 1
+			vec = 1
 		}
-		return matmulVariant{k: g.matmulShared, consts: consts, work: func(M, N int) extent {
+		return matmulVariant{k: g.matmulShared, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
 			return perWorkgroup(t.groups(M, N)) // a BM x BN tile per workgroup
 		}}
 	}
-	return matmulVariant{k: g.matmul, consts: map[string]float64{"WG": matmulWG}, work: func(M, N int) extent {
+	return matmulVariant{k: g.matmul, consts: consts("WG", matmulWG), work: func(M, N int) extent {
 		return perInvocation(ceilDiv(M, matmulTileM) * ceilDiv(N, matmulTileN)) // a 4 x 4 tile per invocation
 	}}
 }

@@ -20,9 +20,9 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 	N := sh.B * sh.T
 	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	normK, normConsts := lp.rmsnorm, map[string]float64(nil)
+	normK, normConsts := lp.rmsnorm, constSet{}
 	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && lp.rmsnormSubgroup != nil && C <= lnSubgroupValues*wg {
-		normK, normConsts = lp.rmsnormSubgroup, map[string]float64{"WG": float64(wg)}
+		normK, normConsts = lp.rmsnormSubgroup, consts("WG", float64(wg))
 	}
 	rmsnorm := func(out, x, w *wgpu.Buffer) {
 		r.op(normK, normConsts, map[string]Buf{"x": whole(x), "w": whole(w), "out": whole(out)},
@@ -30,13 +30,13 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 			float64(4*N*C), float64(f*2*N*C))
 	}
 	for _, vr := range ranges {
-		r.op(g.embed, map[string]float64{"WPE": 0}, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(lp.zeros), "out": whole(a.res)},
+		r.op(g.embed, consts("WPE", 0), map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(lp.zeros), "out": whole(a.res)},
 			embedParams{N: uint32(N), T: uint32(sh.T), C: uint32(C), Pos0: uint32(sh.t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
 			perInvocation(N*C), 0, float64(f*2*N*C))
 	}
-	ropeConsts := map[string]float64{"QKNORM": 0}
+	ropeConsts := consts("QKNORM", 0)
 	if cfg.QKNorm {
-		ropeConsts["QKNORM"] = 1
+		ropeConsts = consts("QKNORM", 1)
 	}
 	rp := ropeParams{B: uint32(sh.B), T: uint32(sh.T), H: uint32(H), KV: uint32(KV), HD: uint32(hd),
 		S: uint32(sh.S), Pos0: uint32(sh.t0), Eps: float32(cfg.LayerNormEps)}

@@ -158,3 +158,35 @@ func TestExtentGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestConstSet checks the comparable override sets: the same constants in
+// any order are one set (one pipeline), with replaces, and Map and String
+// give them back.
+func TestConstSet(t *testing.T) {
+	a := consts("TN", 8).with("BM", 128).with("VEC", 1).with("BK", 8)
+	b, err := constsOf(map[string]float64{"VEC": 1, "BK": 8, "TN": 8, "BM": 128})
+	if err != nil || a != b {
+		t.Errorf("%v != %v (%v)", a, b, err)
+	}
+	if s := a.String(); s != "BK=8,BM=128,TN=8,VEC=1" {
+		t.Errorf("String() = %q", s)
+	}
+	if c := a.with("VEC", 0); c == a || c.n != a.n {
+		t.Errorf("with(VEC, 0) = %v", c)
+	} else if v := c.Map()["VEC"]; v != 0 {
+		t.Errorf("VEC = %v after with(VEC, 0)", v)
+	}
+	if m := a.Map(); len(m) != 4 || m["BM"] != 128 || m["BK"] != 8 {
+		t.Errorf("Map() = %v", m)
+	}
+	if (constSet{}).Map() != nil {
+		t.Error("the empty set's map is not nil")
+	}
+	big := map[string]float64{}
+	for i := range maxConsts + 1 {
+		big[fmt.Sprint("C", i)] = 1
+	}
+	if _, err := constsOf(big); err == nil {
+		t.Errorf("%d constants: no error", len(big))
+	}
+}

@@ -7,8 +7,6 @@ import (
 	"math"
 	"reflect"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -71,7 +69,7 @@ type Kernel struct {
 	refl wgsl.Reflection
 
 	mu    sync.Mutex
-	pipes map[string]*Pipeline
+	pipes map[constSet]*Pipeline
 	plans map[reflect.Type]*pushPlan // PushStruct's, checked once per type
 }
 
@@ -94,7 +92,7 @@ func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
 	if !ok {
 		return nil, fmt.Errorf("kernel %s: no reflection", label)
 	}
-	return &Kernel{name: label, src: src, dev: dev, mod: mod, refl: refl, pipes: map[string]*Pipeline{}}, nil
+	return &Kernel{name: label, src: src, dev: dev, mod: mod, refl: refl, pipes: map[constSet]*Pipeline{}}, nil
 }
 
 // Name is the kernel's file name, with "[f16]" for the f16-weight variant.
@@ -106,25 +104,34 @@ func (k *Kernel) Reflection() wgsl.Reflection { return k.refl }
 // Pipeline returns the kernel's pipeline for the override constants consts
 // (by name; those not given keep their defaults), creating it on first use.
 func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
-	key := constKey(consts)
+	set, err := constsOf(consts)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.name, err)
+	}
+	return k.pipeline(set)
+}
+
+// pipeline is Pipeline for a constSet, which the forward pass builds without
+// a map: a lookup without strings made when the pipeline exists.
+func (k *Kernel) pipeline(consts constSet) (*Pipeline, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if p, ok := k.pipes[key]; ok {
+	if p, ok := k.pipes[consts]; ok {
 		return p, nil
 	}
-	for name := range consts {
+	for _, c := range consts.kv[:consts.n] {
 		// Every override is settable by name, those computed from others too (the pipeline's compile
 		// then takes the value given instead of the initializer).
-		if !slices.ContainsFunc(k.refl.Overrides, func(o wgsl.Override) bool { return o.Name == name }) {
-			return nil, fmt.Errorf("kernel %s: no override %q", k.name, name)
+		if !slices.ContainsFunc(k.refl.Overrides, func(o wgsl.Override) bool { return o.Name == c.name }) {
+			return nil, fmt.Errorf("kernel %s: no override %q", k.name, c.name)
 		}
 	}
 	ep := k.refl.EntryPoints[0]
 	label := k.name
-	if key != "" {
-		label += "{" + key + "}"
+	if consts.n > 0 {
+		label += "{" + consts.String() + "}"
 	}
-	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts})
+	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts.Map()})
 	if err != nil {
 		return nil, k.src.mapErrors(label, err)
 	}
@@ -146,25 +153,8 @@ func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
 		}
 		p.bindings[b.Name] = b
 	}
-	k.pipes[key] = p
+	k.pipes[consts] = p
 	return p, nil
-}
-
-// constKey is a canonical spelling of a set of constants.
-func constKey(consts map[string]float64) string {
-	keys := make([]string, 0, len(consts))
-	for k := range consts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(k + "=" + strconv.FormatFloat(consts[k], 'g', -1, 64))
-	}
-	return b.String()
 }
 
 // Pipeline is a kernel specialized with override constants.

@@ -69,6 +69,11 @@ func (t matmulTiles) constants() map[string]float64 {
 	return map[string]float64{"BM": float64(t.BM), "BN": float64(t.BN), "BK": float64(t.BK), "TM": float64(t.TM), "TN": float64(t.TN)}
 }
 
+// constSet is constants as the forward pass gives them.
+func (t matmulTiles) constSet() constSet {
+	return consts("BM", float64(t.BM)).with("BN", float64(t.BN)).with("BK", float64(t.BK)).with("TM", float64(t.TM)).with("TN", float64(t.TN))
+}
+
 // tilesOf reads tiles back from override constants (a tuning file's).
 func tilesOf(c map[string]float64) matmulTiles {
 	return matmulTiles{BM: int(c["BM"]), BN: int(c["BN"]), BK: int(c["BK"]), TM: int(c["TM"]), TN: int(c["TN"])}

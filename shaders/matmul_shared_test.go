@@ -445,7 +445,7 @@ func TestMatmulFor(t *testing.T) {
 	} {
 		mm := g.matmulFor(c.M, c.K, c.N, c.xBytes, c.wBytes)
 		if !c.shared {
-			if mm.k != g.matmul || mm.consts["WG"] != matmulWG || mm.work(c.M, c.N) != perInvocation(ceilDiv(c.M, 4)*ceilDiv(c.N, 4)) {
+			if mm.k != g.matmul || mm.consts != consts("WG", matmulWG) || mm.work(c.M, c.N) != perInvocation(ceilDiv(c.M, 4)*ceilDiv(c.N, 4)) {
 				t.Errorf("%+v: want matmul.wgsl with WG %d, got %+v", c, matmulWG, mm)
 			}
 			continue
@@ -455,7 +455,7 @@ func TestMatmulFor(t *testing.T) {
 		}
 		want := c.tiles.constants()
 		want["VEC"] = c.vec
-		if mm.k != g.matmulShared || fmt.Sprint(mm.consts) != fmt.Sprint(want) {
+		if ws, _ := constsOf(want); mm.k != g.matmulShared || mm.consts != ws {
 			t.Errorf("%+v: matmul_shared with %v, got %v", c, want, mm.consts)
 		}
 		if got, want := mm.work(c.M, c.N), perWorkgroup(ceilDiv(c.M, c.tiles.BM)*ceilDiv(c.N, c.tiles.BN)); got != want {

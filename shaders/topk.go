@@ -108,7 +108,7 @@ func (g *GPT2) encodeTopK(r *recorder, b *batch, ranges [][2]int) {
 		n := vr[1] - vr[0]
 		for lo := 0; lo < n; lo += span {
 			hi := min(lo+span, n)
-			r.op(kern, nil, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.headRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
+			r.op(kern, constSet{}, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.headRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
 				topKParams{P: uint32(P), C: uint32(C), K: uint32(k), Lo: uint32(lo), Hi: uint32(hi), Base: uint32(vr[0]), Init: uint32(init)},
 				work, 2*float64(P)*float64(hi-lo)*float64(C), wb*float64(hi-lo)*float64(C)+float64(4*P*C))
 			init = 0
