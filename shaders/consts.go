@@ -59,6 +59,16 @@ func constsOf(m map[string]float64) (constSet, error) {
 	return s, nil
 }
 
+// value is the value of name, if set.
+func (s constSet) value(name string) (float64, bool) {
+	for _, c := range s.kv[:s.n] {
+		if c.name == name {
+			return c.v, true
+		}
+	}
+	return 0, false
+}
+
 // Map is the set as the map a pipeline descriptor takes (nil when empty).
 func (s constSet) Map() map[string]float64 {
 	if s.n == 0 {

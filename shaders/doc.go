@@ -40,7 +40,9 @@
 // keyed by their override constants as a comparable constSet and an arena's
 // bind groups by a comparable bindKey, so recording a dispatch formats no
 // string. Activation memory is laid out from one table, arenaLayout, which
-// both allocates an arena and sizes it (arenaBytes, MaxBatchTokens).
+// both allocates an arena and sizes it (arenaBytes, MaxBatchTokens). The
+// work profiling reports per kernel (KernelTime.Flops, Bytes) is computed
+// from a dispatch's push constants in cost.go, only for profiled batches.
 //
 // Kernel variants share WGSL through include/: a line
 // //#include "include/matmul_epilogue.wgsl" in a kernel is replaced by that

@@ -307,7 +307,6 @@ func (g *GPT2) newBatch(seqs []model.Sequence, W int) *batch {
 
 // recorder records the dispatches of one batch, reusing the arena's bind groups.
 type recorder struct {
-	tag  string // profiling: appended to the next ops' kernel name (a matmul's shape)
 	g    *GPT2
 	enc  *wgpu.CommandEncoder
 	pass *wgpu.ComputePass
@@ -318,9 +317,9 @@ type recorder struct {
 
 // op records a dispatch of kernel k with the override constants consts, the
 // push constants params (the kernel's struct: see embedParams) over work
-// (workgroups from the pipeline's size); flops and bytes are what profiling
-// counts for it.
-func (r *recorder) op(k *Kernel, consts constSet, bufs map[string]Buf, params any, work extent, flops, bytes float64) {
+// (workgroups from the pipeline's size). Profiling asks params for the
+// dispatch's work (cost.go).
+func (r *recorder) op(k *Kernel, consts constSet, bufs map[string]Buf, params any, work extent) {
 	if r.err != nil {
 		return
 	}
@@ -358,15 +357,25 @@ func (r *recorder) op(k *Kernel, consts constSet, bufs map[string]Buf, params an
 		r.pass.End()
 		r.enc.WriteTimestamp(r.p.qs, 2*i+1)
 		r.pass = r.enc.BeginComputePass(nil)
-		name := strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]")
-		if r.tag != "" {
-			name += " " + r.tag
-		}
-		r.p.ops = append(r.p.ops, opRecord{name,
-			uint64(groups[0]) * uint64(groups[1]) * uint64(groups[2]), flops, bytes})
+		r.p.ops = append(r.p.ops, r.profiled(k, consts, params, groups))
 		return
 	}
 	pl.Dispatch(r.pass, bg, pc, groups)
+}
+
+// profiled is what profiling keeps of a dispatch of k with consts and
+// params over groups: the kernel's name (with the weight's shape for the
+// matmuls) and its work (cost.go).
+func (r *recorder) profiled(k *Kernel, consts constSet, params any, groups [3]uint32) opRecord {
+	name := strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]")
+	if pr, ok := params.(profileRow); ok {
+		name += " " + pr.row()
+	}
+	op := opRecord{kernel: name, groups: uint64(groups[0]) * uint64(groups[1]) * uint64(groups[2])}
+	if c, ok := params.(costed); ok {
+		op.flops, op.bytes = c.cost(costCtx{wb: float64(r.g.weightBytes()), consts: consts})
+	}
+	return op
 }
 
 // maxBindings bounds the binding numbers of a kernel whose bind groups an
@@ -459,7 +468,6 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	B, C := b.B, cfg.NEmbd
 	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	wb := float64(g.weightBytes())
 	for c := range b.chunks {
 		t0 := c * b.chunk
 		T := min(b.chunk, b.W-t0) // rows per sequence in this chunk
@@ -499,12 +507,11 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	for _, vr := range ranges {
 		r.op(lm, lmConsts, map[string]Buf{"h": whole(a.hP), "wte": g.headRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
 			lmHeadParams{P: uint32(P), C: uint32(C), V: uint32(vr[1] - vr[0]), V0: uint32(vr[0])},
-			lmGroups(P, vr[1]-vr[0]),
-			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
+			lmGroups(P, vr[1]-vr[0]))
 	}
 	// The loss per target; the host adds them.
 	r.op(g.nllCombine, consts("WG", nllCombineWG), map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll)},
-		nllCombineParams{P: uint32(P), Tiles: uint32(parts)}, perInvocation(P), float64(P*parts*4), float64(8*P*parts+8*P))
+		nllCombineParams{P: uint32(P), Tiles: uint32(parts)}, perInvocation(P))
 }
 
 // chunkShape is where the chunk a forward pass records lies: B sequences x T
@@ -526,7 +533,6 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	cfg := g.cfg
 	C, H := cfg.NEmbd, cfg.NHead
 	N := B * T
-	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
 	lnK, lnConsts := g.layernorm, constSet{}
 	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && g.layernormSubgroup != nil && C <= lnSubgroupValues*wg {
@@ -534,13 +540,12 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	}
 	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
 		r.op(lnK, lnConsts, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
-			normParams{Rows: uint32(rows), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(rows),
-			float64(8*rows*C), float64(f*2*rows*C))
+			layerNormParams{Rows: uint32(rows), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(rows))
 	}
 	for _, vr := range ranges {
 		r.op(g.embed, constSet{}, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
 			embedParams{N: uint32(N), T: uint32(T), C: uint32(C), Pos0: uint32(t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
-			perInvocation(N*C), float64(N*C), float64(f*3*N*C))
+			perInvocation(N*C))
 	}
 	kvw := kvWriteParams{B: uint32(B), T: uint32(T), C: uint32(C), H: uint32(H), S: uint32(S), Pos0: uint32(t0)}
 	for i := range g.layers {
@@ -548,8 +553,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		kc, vc := g.layerCache(a, i, layered)
 		layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
 		if !g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
-			r.op(g.kvWrite, constSet{}, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, perInvocation(N*C/4),
-				0, float64(f*4*N*C))
+			r.op(g.kvWrite, constSet{}, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, perInvocation(N*C/4))
 		}
 		g.attentionOp(r, sh, kc, vc, 3*C)
 		g.matmulOp(r, sh, a.res, a.att, w.projW, w.projB, kc, vc, N, C, C, epiAdd)
@@ -591,14 +595,7 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 		params = matmulSharedParams{M: uint32(M), N: uint32(N), K: uint32(K),
 			T: uint32(sh.T), H: uint32(g.cfg.NHead), S: uint32(sh.S), Pos0: uint32(sh.t0)}
 	}
-	outCols := N
-	if epi == epiSwiGLU {
-		outCols = N / 2
-	}
-	r.tag = fmt.Sprintf("K%d N%d", K, N) // the profile's row: the weight's shape
-	r.op(mm.k, cs, bufs, params, mm.work(M, N),
-		float64(2*M*N*K), 4*float64(M*K)+float64(g.weightBytes())*float64(K*N)+4*float64(M*outCols))
-	r.tag = ""
+	r.op(mm.k, cs, bufs, params, mm.work(M, N))
 	return fused
 }
 
@@ -610,8 +607,7 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
 	a, cfg := r.a, g.cfg
 	H, hd := cfg.NHead, cfg.HeadDim()
-	QD, KVD := H*hd, cfg.KVHeads()*hd
-	N := sh.B * sh.T
+	QD := H * hd
 	params := attentionParams{B: uint32(sh.B), T: uint32(sh.T), C: uint32(QD), H: uint32(H), KV: uint32(cfg.KVHeads()),
 		S: uint32(sh.S), Pos0: uint32(sh.t0), LD: uint32(ld)}
 	k, cs, work := g.attention, consts("HD", float64(hd)), perInvocation(sh.B*H*sh.T)
@@ -619,9 +615,7 @@ func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
 		tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
 		k, cs, work = g.attentionShared, tiles.constSet(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
 	}
-	keys := float64(sh.t0) + float64(sh.T+1)/2 // mean keys per query
-	r.op(k, cs, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, work,
-		4*float64(N)*keys*float64(QD), 4*(float64(N*(2*QD))+2*float64(sh.B)*float64(sh.t0+sh.T)*float64(KVD)))
+	r.op(k, cs, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, work)
 }
 
 // targetBase is the index of sequence i's first target among the batch's

@@ -18,7 +18,6 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 	H, KV, hd := cfg.NHead, cfg.KVHeads(), cfg.HeadDim()
 	QD, ld := H*hd, (H+2*KV)*hd
 	N := sh.B * sh.T
-	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
 	normK, normConsts := lp.rmsnorm, constSet{}
 	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && lp.rmsnormSubgroup != nil && C <= lnSubgroupValues*wg {
@@ -26,13 +25,12 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 	}
 	rmsnorm := func(out, x, w *wgpu.Buffer) {
 		r.op(normK, normConsts, map[string]Buf{"x": whole(x), "w": whole(w), "out": whole(out)},
-			normParams{Rows: uint32(N), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(N),
-			float64(4*N*C), float64(f*2*N*C))
+			rmsNormParams{Rows: uint32(N), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(N))
 	}
 	for _, vr := range ranges {
 		r.op(g.embed, consts("WPE", 0), map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(lp.zeros), "out": whole(a.res)},
 			embedParams{N: uint32(N), T: uint32(sh.T), C: uint32(C), Pos0: uint32(sh.t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
-			perInvocation(N*C), 0, float64(f*2*N*C))
+			perInvocation(N*C))
 	}
 	ropeConsts := consts("QKNORM", 0)
 	if cfg.QKNorm {
@@ -50,7 +48,7 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 			qn, kn = lp.rope, lp.rope
 		}
 		r.op(lp.ropeKV, ropeConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "rope": whole(lp.rope), "qn": whole(qn), "kn": whole(kn)},
-			rp, perInvocation(N*(H+2*KV)), float64(N*(QD+KV*hd)*6), float64(f*N*(ld+QD+2*KV*hd)))
+			rp, perInvocation(N*(H+2*KV)))
 		g.attentionOp(r, sh, kc, vc, ld)
 		g.matmulOp(r, sh, a.res, a.att, w.oW, w.oB, kc, vc, N, QD, C, epiAdd)
 		rmsnorm(a.ln, a.res, w.ln2w)

@@ -19,9 +19,14 @@ import (
 type (
 	// embedParams are embed.wgsl's.
 	embedParams struct{ N, T, C, Pos0, V0, V uint32 }
-	// normParams are layernorm.wgsl's, rmsnorm.wgsl's and their subgroup
-	// variants'.
-	normParams struct {
+	// layerNormParams are layernorm.wgsl's and layernorm_subgroup.wgsl's.
+	layerNormParams struct {
+		Rows, C uint32
+		Eps     float32
+	}
+	// rmsNormParams are rmsnorm.wgsl's and rmsnorm_subgroup.wgsl's (the
+	// same members as layerNormParams; a type of its own for its cost).
+	rmsNormParams struct {
 		Rows, C uint32
 		Eps     float32
 	}

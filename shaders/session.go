@@ -135,7 +135,7 @@ func (s *Session) run(chunk []int32) error {
 		n := vr[1] - vr[0]
 		r.op(g.logits, constSet{}, map[string]Buf{"h": {Buffer: a.ln}, "wte": g.headRange(vr), "out": {Buffer: s.logits}},
 			logitsParams{C: uint32(C), V: uint32(n), V0: uint32(vr[0]), Row: uint32(T - 1)},
-			perInvocation(n), 2*float64(n*C), float64(n*C*g.weightBytes()))
+			perInvocation(n))
 	}
 	if r.err == nil {
 		r.pass.End()

@@ -98,7 +98,6 @@ func (g *GPT2) encodeTopK(r *recorder, b *batch, ranges [][2]int) {
 	t := a.top
 	P, C := b.P, g.cfg.NEmbd
 	span := g.topSlice(k)
-	wb := float64(g.weightBytes())
 	kern, work := g.topK, perInvocation(P)
 	if g.sharedMatmul {
 		kern, work = g.topKShared, perWorkgroup(P)
@@ -110,7 +109,7 @@ func (g *GPT2) encodeTopK(r *recorder, b *batch, ranges [][2]int) {
 			hi := min(lo+span, n)
 			r.op(kern, constSet{}, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.headRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
 				topKParams{P: uint32(P), C: uint32(C), K: uint32(k), Lo: uint32(lo), Hi: uint32(hi), Base: uint32(vr[0]), Init: uint32(init)},
-				work, 2*float64(P)*float64(hi-lo)*float64(C), wb*float64(hi-lo)*float64(C)+float64(4*P*C))
+				work)
 			init = 0
 		}
 	}
