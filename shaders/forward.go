@@ -316,10 +316,11 @@ type recorder struct {
 }
 
 // op records a dispatch of kernel k with the override constants consts, the
-// push constants params (the kernel's struct: see embedParams) over work
+// bindings bufs and push constants params (the kernel's structs: see
+// embedBufs, embedParams) over work
 // (workgroups from the pipeline's size). Profiling asks params for the
 // dispatch's work (cost.go).
-func (r *recorder) op(k *Kernel, consts constSet, bufs map[string]Buf, params any, work extent) {
+func (r *recorder) op(k *Kernel, consts constSet, bufs, params any, work extent) {
 	if r.err != nil {
 		return
 	}
@@ -329,16 +330,19 @@ func (r *recorder) op(k *Kernel, consts constSet, bufs map[string]Buf, params an
 		return
 	}
 	groups := pl.Groups(work)
-	key, keyed := pl.bindKey(bufs)
+	key, err := pl.bindKey(bufs)
+	if err != nil {
+		r.err = err
+		return
+	}
 	bg, ok := r.a.groups[key]
-	if !ok || !keyed {
-		if bg, err = pl.Bind(bufs); err != nil {
-			r.err = err
-			return
+	if !ok {
+		byName, err := pl.bindMap(bufs)
+		if err == nil {
+			bg, err = pl.Bind(byName)
 		}
-		if !keyed { // Bind accepted every name: a binding number past maxBindings
-			bg.Close()
-			r.err = fmt.Errorf("kernel %s: a binding number of %d or more", pl.Label(), maxBindings)
+		if err != nil {
+			r.err = err
 			return
 		}
 		r.a.groups[key] = bg
@@ -388,20 +392,6 @@ const maxBindings = 8
 type bindKey struct {
 	p    *Pipeline
 	bufs [maxBindings]Buf
-}
-
-// bindKey is the key of the bind group of p with bufs; ok is false when a
-// name is not a binding of p or its number is maxBindings or more.
-func (p *Pipeline) bindKey(bufs map[string]Buf) (k bindKey, ok bool) {
-	k.p = p
-	for name, b := range bufs {
-		rb, found := p.bindings[name]
-		if !found || rb.Binding >= maxBindings {
-			return bindKey{}, false
-		}
-		k.bufs[rb.Binding] = b
-	}
-	return k, true
 }
 
 // opsPerBatch is at most the dispatches of a batch, for the query set.
@@ -505,12 +495,12 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		g.encodeTopK(r, b, ranges)
 	}
 	for _, vr := range ranges {
-		r.op(lm, lmConsts, map[string]Buf{"h": whole(a.hP), "wte": g.headRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
+		r.op(lm, lmConsts, lmHeadBufs{H: whole(a.hP), WTE: g.headRange(vr), Targets: whole(a.targets), Part: whole(a.part), Tgt: whole(a.tgt)},
 			lmHeadParams{P: uint32(P), C: uint32(C), V: uint32(vr[1] - vr[0]), V0: uint32(vr[0])},
 			lmGroups(P, vr[1]-vr[0]))
 	}
 	// The loss per target; the host adds them.
-	r.op(g.nllCombine, consts("WG", nllCombineWG), map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll)},
+	r.op(g.nllCombine, consts("WG", nllCombineWG), nllCombineBufs{Part: whole(a.part), Tgt: whole(a.tgt), NLL: whole(a.nll)},
 		nllCombineParams{P: uint32(P), Tiles: uint32(parts)}, perInvocation(P))
 }
 
@@ -539,11 +529,11 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		lnK, lnConsts = g.layernormSubgroup, consts("WG", float64(wg))
 	}
 	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
-		r.op(lnK, lnConsts, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
+		r.op(lnK, lnConsts, layerNormBufs{X: whole(x), W: whole(w), B: whole(bias), Out: whole(out)},
 			layerNormParams{Rows: uint32(rows), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(rows))
 	}
 	for _, vr := range ranges {
-		r.op(g.embed, constSet{}, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
+		r.op(g.embed, constSet{}, embedBufs{Tokens: tok, WTE: g.wteRange(vr), WPE: whole(g.wpe), Out: whole(a.res)},
 			embedParams{N: uint32(N), T: uint32(T), C: uint32(C), Pos0: uint32(t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
 			perInvocation(N*C))
 	}
@@ -553,7 +543,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		kc, vc := g.layerCache(a, i, layered)
 		layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
 		if !g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
-			r.op(g.kvWrite, constSet{}, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, perInvocation(N*C/4))
+			r.op(g.kvWrite, constSet{}, kvWriteBufs{QKV: whole(a.qkv), KC: kc, VC: vc}, kvw, perInvocation(N*C/4))
 		}
 		g.attentionOp(r, sh, kc, vc, 3*C)
 		g.matmulOp(r, sh, a.res, a.att, w.projW, w.projB, kc, vc, N, C, C, epiAdd)
@@ -588,10 +578,10 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 		epi = epiStore
 	}
 	cs := mm.consts.with("EPI", float64(epi))
-	bufs := map[string]Buf{"x": {Buffer: x}, "w": {Buffer: w}, "bias": {Buffer: bias}, "out": {Buffer: out}}
-	var params any = matmulParams{M: uint32(M), N: uint32(N), K: uint32(K)}
+	var bufs, params any = matmulBufs{X: Buf{Buffer: x}, W: Buf{Buffer: w}, Bias: Buf{Buffer: bias}, Out: Buf{Buffer: out}},
+		matmulParams{M: uint32(M), N: uint32(N), K: uint32(K)}
 	if fused {
-		bufs["kc"], bufs["vc"] = kc, vc
+		bufs = matmulSharedBufs{X: Buf{Buffer: x}, W: Buf{Buffer: w}, Bias: Buf{Buffer: bias}, Out: Buf{Buffer: out}, KC: kc, VC: vc}
 		params = matmulSharedParams{M: uint32(M), N: uint32(N), K: uint32(K),
 			T: uint32(sh.T), H: uint32(g.cfg.NHead), S: uint32(sh.S), Pos0: uint32(sh.t0)}
 	}
@@ -615,7 +605,7 @@ func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
 		tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
 		k, cs, work = g.attentionShared, tiles.constSet(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
 	}
-	r.op(k, cs, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, work)
+	r.op(k, cs, attentionBufs{QKV: Buf{Buffer: a.qkv}, KC: kc, VC: vc, Out: Buf{Buffer: a.att}}, params, work)
 }
 
 // targetBase is the index of sequence i's first target among the batch's

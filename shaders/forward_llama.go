@@ -24,11 +24,11 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 		normK, normConsts = lp.rmsnormSubgroup, consts("WG", float64(wg))
 	}
 	rmsnorm := func(out, x, w *wgpu.Buffer) {
-		r.op(normK, normConsts, map[string]Buf{"x": whole(x), "w": whole(w), "out": whole(out)},
+		r.op(normK, normConsts, rmsNormBufs{X: whole(x), W: whole(w), Out: whole(out)},
 			rmsNormParams{Rows: uint32(N), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(N))
 	}
 	for _, vr := range ranges {
-		r.op(g.embed, consts("WPE", 0), map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(lp.zeros), "out": whole(a.res)},
+		r.op(g.embed, consts("WPE", 0), embedBufs{Tokens: tok, WTE: g.wteRange(vr), WPE: whole(lp.zeros), Out: whole(a.res)},
 			embedParams{N: uint32(N), T: uint32(sh.T), C: uint32(C), Pos0: uint32(sh.t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
 			perInvocation(N*C))
 	}
@@ -47,7 +47,7 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 		if qn == nil { // not read (QKNORM 0): any buffer binds
 			qn, kn = lp.rope, lp.rope
 		}
-		r.op(lp.ropeKV, ropeConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "rope": whole(lp.rope), "qn": whole(qn), "kn": whole(kn)},
+		r.op(lp.ropeKV, ropeConsts, ropeBufs{QKV: whole(a.qkv), KC: kc, VC: vc, Rope: whole(lp.rope), QN: whole(qn), KN: whole(kn)},
 			rp, perInvocation(N*(H+2*KV)))
 		g.attentionOp(r, sh, kc, vc, ld)
 		g.matmulOp(r, sh, a.res, a.att, w.oW, w.oB, kc, vc, N, QD, C, epiAdd)

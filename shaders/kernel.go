@@ -71,6 +71,7 @@ type Kernel struct {
 	mu    sync.Mutex
 	pipes map[constSet]*Pipeline
 	plans map[reflect.Type]*pushPlan // PushStruct's, checked once per type
+	binds map[reflect.Type]*bindPlan // the forward pass's binding structs, checked once per type
 }
 
 // NewKernel compiles the kernel file name ("matmul.wgsl") for dev, with f16 or

@@ -107,7 +107,7 @@ func (g *GPT2) encodeTopK(r *recorder, b *batch, ranges [][2]int) {
 		n := vr[1] - vr[0]
 		for lo := 0; lo < n; lo += span {
 			hi := min(lo+span, n)
-			r.op(kern, constSet{}, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.headRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
+			r.op(kern, constSet{}, topKBufs{H: Buf{Buffer: a.hP}, WTE: g.headRange(vr), TopV: Buf{Buffer: t.topv}, TopI: Buf{Buffer: t.topi}},
 				topKParams{P: uint32(P), C: uint32(C), K: uint32(k), Lo: uint32(lo), Hi: uint32(hi), Base: uint32(vr[0]), Init: uint32(init)},
 				work)
 			init = 0
