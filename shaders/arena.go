@@ -37,9 +37,10 @@ func (a arenaSize) union(b arenaSize) arenaSize {
 type arena struct {
 	size    arenaSize
 	bufs    []*wgpu.Buffer
-	groups  map[string]*wgpu.BindGroup
-	pending *Pending // the batch that last used the arena, until it is waited for
+	groups  map[bindKey]*wgpu.BindGroup // by pipeline and buffer ranges
+	pending *Pending                    // the batch that last used the arena, until it is waited for
 
+	// The buffers of arenaLayout.
 	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll *wgpu.Buffer
 	// nllRead is the host-visible copy of nll: every batch reads its
 	// per-target NLLs back, and the host adds them exactly.
@@ -75,17 +76,57 @@ func (g *GPT2) widths() widths {
 	return widths{qkv: 3 * c.NEmbd, att: c.NEmbd, fc: 4 * c.NEmbd, kv: c.NEmbd}
 }
 
-// arenaBytes is the device memory an arena of size s takes for this model.
+// arenaBuffer is one buffer of an arena, a row of arenaLayout: where it
+// goes, its label, and its bytes for an arena size.
+type arenaBuffer struct {
+	label    string
+	field    func(a *arena) **wgpu.Buffer
+	bytes    func(d arenaDims, s arenaSize) int64
+	readback bool // host-visible (map read), not storage
+}
+
+// arenaDims are the model's numbers an arena's buffers are sized by.
+type arenaDims struct {
+	C           int64 // channels of the residual stream
+	w           widths
+	parts       int64 // the LM head's partials per target
+	layerStride int64 // bytes of one layer's K (or V) cache
+}
+
+// arenaLayout is the one table of an arena's buffers: newArena allocates
+// each, arenaBytes adds them up (so MaxBatchTokens sizes batches by what is
+// allocated). Activations are f32.
+var arenaLayout = []arenaBuffer{
+	{"tokens", func(a *arena) **wgpu.Buffer { return &a.tokens }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.tokens) }, false},
+	{"targets", func(a *arena) **wgpu.Buffer { return &a.targets }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, false},
+	{"residual", func(a *arena) **wgpu.Buffer { return &a.res }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.rows) * d.C }, false},
+	{"ln", func(a *arena) **wgpu.Buffer { return &a.ln }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.rows) * d.C }, false},
+	{"qkv", func(a *arena) **wgpu.Buffer { return &a.qkv }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.rows) * int64(d.w.qkv) }, false},
+	{"att", func(a *arena) **wgpu.Buffer { return &a.att }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.rows) * int64(d.w.att) }, false},
+	{"fc", func(a *arena) **wgpu.Buffer { return &a.fc }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.rows) * int64(d.w.fc) }, false},
+	{"k cache", func(a *arena) **wgpu.Buffer { return &a.kc }, func(d arenaDims, s arenaSize) int64 { return d.layerStride * int64(s.cacheLayers) }, false},
+	{"v cache", func(a *arena) **wgpu.Buffer { return &a.vc }, func(d arenaDims, s arenaSize) int64 { return d.layerStride * int64(s.cacheLayers) }, false},
+	{"h", func(a *arena) **wgpu.Buffer { return &a.hP }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) * d.C }, false},
+	{"partials", func(a *arena) **wgpu.Buffer { return &a.part }, func(d arenaDims, s arenaSize) int64 { return 8 * d.parts * int64(s.targets) }, false},
+	{"target logits", func(a *arena) **wgpu.Buffer { return &a.tgt }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, false},
+	{"nll", func(a *arena) **wgpu.Buffer { return &a.nll }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, false},
+	{"nll readback", func(a *arena) **wgpu.Buffer { return &a.nllRead }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, true},
+}
+
+// arenaDims are this model's, for an arena of size s.
+func (g *GPT2) arenaDims(s arenaSize) arenaDims {
+	return arenaDims{C: int64(g.cfg.NEmbd), w: g.widths(), parts: int64(g.lmParts()), layerStride: g.layerStride(s.cacheTok)}
+}
+
+// arenaBytes is the device memory an arena of size s takes for this model:
+// arenaLayout's buffers.
 func (g *GPT2) arenaBytes(s arenaSize) int64 {
-	C := int64(g.cfg.NEmbd)
-	w := g.widths()
-	parts := int64(g.lmParts())
-	rows, tg := int64(s.rows), int64(s.targets)
-	f := int64(4)
-	return f*rows*(2*C+int64(w.qkv+w.att+w.fc)) + // res, ln, qkv, att, fc
-		2*g.layerStride(s.cacheTok)*int64(s.cacheLayers) + // k, v caches
-		f*tg*(C+2*parts+3) + // hP, part, tgt, nll and its readback
-		f*int64(s.tokens)
+	d := g.arenaDims(s)
+	var n int64
+	for _, b := range arenaLayout {
+		n += b.bytes(d, s)
+	}
+	return n
 }
 
 // layerStride is the bytes of one layer's K (or V) cache for tok padded
@@ -95,51 +136,31 @@ func (g *GPT2) layerStride(tok int) int64 {
 	return (int64(tok)*int64(g.widths().kv)*4 + 255) &^ 255
 }
 
-// newArena allocates an arena of size s. An allocation the device cannot
-// satisfy gives an error that wraps wgpu.ErrOutOfMemory and names the sizes.
+// newArena allocates an arena of size s, arenaLayout's buffers. An
+// allocation the device cannot satisfy gives an error that wraps
+// wgpu.ErrOutOfMemory and names the sizes.
 func (g *GPT2) newArena(s arenaSize) (*arena, error) {
-	if g.arenaLimit > 0 && g.arenaBytes(s) > g.arenaLimit {
+	total := g.arenaBytes(s)
+	if g.arenaLimit > 0 && total > g.arenaLimit {
 		return nil, fmt.Errorf("gpu: an arena of %d bytes for %d rows, %d cached tokens x %d layers, %d targets exceeds the test limit of %d: %w",
-			g.arenaBytes(s), s.rows, s.cacheTok, s.cacheLayers, s.targets, g.arenaLimit, wgpu.ErrOutOfMemory)
+			total, s.rows, s.cacheTok, s.cacheLayers, s.targets, g.arenaLimit, wgpu.ErrOutOfMemory)
 	}
-	a := &arena{size: s, groups: map[string]*wgpu.BindGroup{}}
-	var err error
-	buf := func(label string, size int64, usage wgpu.BufferUsage) *wgpu.Buffer {
-		if err != nil {
-			return nil
+	d := g.arenaDims(s)
+	a := &arena{size: s, groups: map[bindKey]*wgpu.BindGroup{}, layerStride: uint64(d.layerStride)}
+	for _, ab := range arenaLayout {
+		usage := wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
+		if ab.readback {
+			usage = wgpu.BufferUsageMapRead | wgpu.BufferUsageCopyDst
 		}
-		b, e := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Size: uint64(max(size, 16)), Usage: usage})
-		if e != nil {
-			err = fmt.Errorf("gpu: activation buffer %s of %d bytes (an arena of %d bytes for %d rows, %d cached tokens x %d layers, %d targets): %w",
-				label, size, g.arenaBytes(s), s.rows, s.cacheTok, s.cacheLayers, s.targets, e)
-			return nil
+		size := ab.bytes(d, s)
+		b, err := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: ab.label, Size: uint64(max(size, 16)), Usage: usage})
+		if err != nil {
+			a.close()
+			return nil, fmt.Errorf("gpu: activation buffer %s of %d bytes (an arena of %d bytes for %d rows, %d cached tokens x %d layers, %d targets): %w",
+				ab.label, size, total, s.rows, s.cacheTok, s.cacheLayers, s.targets, err)
 		}
 		a.bufs = append(a.bufs, b)
-		return b
-	}
-	st := wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst
-	C := int64(g.cfg.NEmbd)
-	w := g.widths()
-	rows, tg := int64(s.rows), int64(s.targets)
-	parts := int64(g.lmParts())
-	a.layerStride = uint64(g.layerStride(s.cacheTok))
-	a.tokens = buf("tokens", 4*int64(s.tokens), st)
-	a.targets = buf("targets", 4*tg, st)
-	a.res = buf("residual", 4*rows*C, st)
-	a.ln = buf("ln", 4*rows*C, st)
-	a.qkv = buf("qkv", 4*rows*int64(w.qkv), st)
-	a.att = buf("att", 4*rows*int64(w.att), st)
-	a.fc = buf("fc", 4*rows*int64(w.fc), st)
-	a.kc = buf("k cache", int64(a.layerStride)*int64(s.cacheLayers), st)
-	a.vc = buf("v cache", int64(a.layerStride)*int64(s.cacheLayers), st)
-	a.hP = buf("h", 4*tg*C, st)
-	a.part = buf("partials", 8*parts*tg, st)
-	a.tgt = buf("target logits", 4*tg, st)
-	a.nll = buf("nll", 4*tg, st)
-	a.nllRead = buf("nll readback", 4*tg, wgpu.BufferUsageMapRead|wgpu.BufferUsageCopyDst)
-	if err != nil {
-		a.close()
-		return nil, err
+		*ab.field(a) = b
 	}
 	return a, nil
 }

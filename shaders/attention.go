@@ -23,6 +23,11 @@ func (a attnTiles) constants(hd int) map[string]float64 {
 	return map[string]float64{"HD": float64(hd), "BQ": float64(a.BQ), "BKV": float64(a.BKV)}
 }
 
+// constSet is constants as the forward pass gives them.
+func (a attnTiles) constSet(hd int) constSet {
+	return consts("HD", float64(hd)).with("BQ", float64(a.BQ)).with("BKV", float64(a.BKV))
+}
+
 // groups is the workgroups of B sequences x H heads x T query rows.
 func (a attnTiles) groups(B, H, T int) int { return B * H * ceilDiv(T, a.BQ) }
 

@@ -27,9 +27,33 @@
 //
 // Tunables (workgroup sizes, tiles) are WGSL override constants, set by name
 // when a pipeline is created, so that one module gives a pipeline per device
-// choice without recompiling. Bindings are given by their WGSL variable names
-// and push constants by their struct member names; both layouts come from the
-// WGSL compiler's reflection (wgpu's "auto" layout), never typed again here.
+// choice without recompiling. The forward pass gives a kernel's bindings and
+// push constants as Go structs per kernel (embedBufs, embedParams, ...) whose
+// fields are the WGSL variables and the members of its Params struct (names
+// up to case), checked against the compiler's reflection once per struct
+// type and kernel (newBindPlan, newPushPlan); tests give them by name
+// (Pipeline.Bind, Params). Both layouts come from the reflection (wgpu's
+// "auto" layout), never typed again here. Dispatches count their work in invocations or workgroups (extent) and
+// take the workgroup size from the pipeline (Pipeline.Groups), not from a
+// copy of the WGSL's; the few numbers the host keeps of a kernel are checked
+// against the WGSL by TestHostConstantsMatchWGSL, and the matmul epilogues
+// (epilogue, EPI_*) by TestEpiloguesMatchWGSL. A kernel's pipelines are
+// keyed by their override constants as a comparable constSet and an arena's
+// bind groups by a comparable bindKey, so recording a dispatch makes no
+// string and no map. Activation memory is laid out from one table, arenaLayout, which
+// both allocates an arena and sizes it (arenaBytes, MaxBatchTokens). The
+// work profiling reports per kernel (KernelTime.Flops, Bytes) is computed
+// from a dispatch's push constants in cost.go, only for profiled batches.
+//
+// Kernel variants share WGSL through include/: a line
+// //#include "include/matmul_epilogue.wgsl" in a kernel is replaced by that
+// file's text (itself expanded; each file once) before compiling, and the
+// compiler's diagnostics name the file and line the text came from (see
+// includeDirective). The epilogues of both matmuls, the row sums of the
+// norms, and the interfaces of the LM head's and the top-K's variants live
+// there; those files are no kernels of their own. Source gives a kernel's
+// text with its includes spliced in (cmd/wgslc compiles files as they are,
+// so a kernel with includes goes to it through Source).
 //
 // Weights are f32 or f16 in storage: a kernel that reads weights declares
 // "alias weight = f32;" and Variant makes its f16 text. Activations, the

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -308,7 +307,6 @@ func (g *GPT2) newBatch(seqs []model.Sequence, W int) *batch {
 
 // recorder records the dispatches of one batch, reusing the arena's bind groups.
 type recorder struct {
-	tag  string // profiling: appended to the next ops' kernel name (a matmul's shape)
 	g    *GPT2
 	enc  *wgpu.CommandEncoder
 	pass *wgpu.ComputePass
@@ -317,25 +315,39 @@ type recorder struct {
 	err  error
 }
 
-func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf, params Params, groups [3]uint32, flops, bytes float64) {
+// op records a dispatch of kernel k with the override constants consts, the
+// bindings bufs and push constants params (the kernel's structs: see
+// embedBufs, embedParams) over work
+// (workgroups from the pipeline's size). Profiling asks params for the
+// dispatch's work (cost.go).
+func (r *recorder) op(k *Kernel, consts constSet, bufs, params any, work extent) {
 	if r.err != nil {
 		return
 	}
-	pl, err := k.Pipeline(consts)
+	pl, err := k.pipeline(consts)
 	if err != nil {
 		r.err = err
 		return
 	}
-	key := groupKey(pl, bufs)
+	groups := pl.Groups(work)
+	key, err := pl.bindKey(bufs)
+	if err != nil {
+		r.err = err
+		return
+	}
 	bg, ok := r.a.groups[key]
 	if !ok {
-		if bg, err = pl.Bind(bufs); err != nil {
+		byName, err := pl.bindMap(bufs)
+		if err == nil {
+			bg, err = pl.Bind(byName)
+		}
+		if err != nil {
 			r.err = err
 			return
 		}
 		r.a.groups[key] = bg
 	}
-	pc, err := pl.Push(params)
+	pc, err := pl.PushStruct(params)
 	if err != nil {
 		r.err = err
 		return
@@ -349,31 +361,37 @@ func (r *recorder) op(k *Kernel, consts map[string]float64, bufs map[string]Buf,
 		r.pass.End()
 		r.enc.WriteTimestamp(r.p.qs, 2*i+1)
 		r.pass = r.enc.BeginComputePass(nil)
-		name := strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]")
-		if r.tag != "" {
-			name += " " + r.tag
-		}
-		r.p.ops = append(r.p.ops, opRecord{name,
-			uint64(groups[0]) * uint64(groups[1]) * uint64(groups[2]), flops, bytes})
+		r.p.ops = append(r.p.ops, r.profiled(k, consts, params, groups))
 		return
 	}
 	pl.Dispatch(r.pass, bg, pc, groups)
 }
 
-// groupKey names a bind group by its pipeline and buffer ranges.
-func groupKey(p *Pipeline, bufs map[string]Buf) string {
-	names := make([]string, 0, len(bufs))
-	for n := range bufs {
-		names = append(names, n)
+// profiled is what profiling keeps of a dispatch of k with consts and
+// params over groups: the kernel's name (with the weight's shape for the
+// matmuls) and its work (cost.go).
+func (r *recorder) profiled(k *Kernel, consts constSet, params any, groups [3]uint32) opRecord {
+	name := strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]")
+	if pr, ok := params.(profileRow); ok {
+		name += " " + pr.row()
 	}
-	slices.Sort(names)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%p", p)
-	for _, n := range names {
-		u := bufs[n]
-		fmt.Fprintf(&b, ";%s=%p@%d+%d", n, u.Buffer, u.Offset, u.Size)
+	op := opRecord{kernel: name, groups: uint64(groups[0]) * uint64(groups[1]) * uint64(groups[2])}
+	if c, ok := params.(costed); ok {
+		op.flops, op.bytes = c.cost(costCtx{wb: float64(r.g.weightBytes()), consts: consts})
 	}
-	return b.String()
+	return op
+}
+
+// maxBindings bounds the binding numbers of a kernel whose bind groups an
+// arena keeps (the kernels have at most 6).
+const maxBindings = 8
+
+// bindKey names a bind group of an arena: its pipeline and each binding's
+// buffer range, by binding number (comparable: no string is made per
+// dispatch).
+type bindKey struct {
+	p    *Pipeline
+	bufs [maxBindings]Buf
 }
 
 // opsPerBatch is at most the dispatches of a batch, for the query set.
@@ -440,7 +458,6 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	B, C := b.B, cfg.NEmbd
 	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	wb := float64(g.weightBytes())
 	for c := range b.chunks {
 		t0 := c * b.chunk
 		T := min(b.chunk, b.W-t0) // rows per sequence in this chunk
@@ -461,14 +478,15 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	P := b.P
 	parts := g.lmParts()
-	lm, lmConsts, lmGroups := g.lmHead, map[string]float64{"VT": float64(g.vt)}, func(P, V int) [3]uint32 {
-		return [3]uint32{uint32(ceilDiv(ceilDiv(P, lmHeadRows), 64)), uint32(ceilDiv(V, g.vt)), 1}
+	// lmhead_loss.wgsl: lmHeadRows positions per invocation, one vocabulary tile per workgroup row.
+	lm, lmConsts, lmGroups := g.lmHead, consts("VT", float64(g.vt)), func(P, V int) extent {
+		return perInvocation(ceilDiv(P, lmHeadRows)).withY(ceilDiv(V, g.vt))
 	}
 	if g.sharedMatmul {
 		nt := g.lmSlice()
 		// Slices of nt tiles: ceil(P/BM) x ceil(V/(nt*VT)) workgroups, 50 partials per GPT-2 position.
-		lm, lmConsts, lmGroups = g.lmHeadShared, map[string]float64{"BM": sharedLMHeadRows, "VT": float64(g.vt), "NT": float64(nt)}, func(P, V int) [3]uint32 {
-			return [3]uint32{uint32(ceilDiv(P, sharedLMHeadRows)), uint32(ceilDiv(V, g.vt*nt)), 1}
+		lm, lmConsts, lmGroups = g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)), func(P, V int) extent {
+			return perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))
 		}
 	}
 	if r.p.topK > 0 {
@@ -477,14 +495,13 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		g.encodeTopK(r, b, ranges)
 	}
 	for _, vr := range ranges {
-		r.op(lm, lmConsts, map[string]Buf{"h": whole(a.hP), "wte": g.headRange(vr), "targets": whole(a.targets), "part": whole(a.part), "tgt": whole(a.tgt)},
-			Params{"P": float64(P), "C": float64(C), "V": float64(vr[1] - vr[0]), "v0": float64(vr[0])},
-			lmGroups(P, vr[1]-vr[0]),
-			2*float64(P)*float64(vr[1]-vr[0])*float64(C), wb*float64(vr[1]-vr[0])*float64(C)+float64(f*P*C))
+		r.op(lm, lmConsts, lmHeadBufs{H: whole(a.hP), WTE: g.headRange(vr), Targets: whole(a.targets), Part: whole(a.part), Tgt: whole(a.tgt)},
+			lmHeadParams{P: uint32(P), C: uint32(C), V: uint32(vr[1] - vr[0]), V0: uint32(vr[0])},
+			lmGroups(P, vr[1]-vr[0]))
 	}
 	// The loss per target; the host adds them.
-	r.op(g.nllCombine, map[string]float64{"WG": nllCombineWG}, map[string]Buf{"part": whole(a.part), "tgt": whole(a.tgt), "nll": whole(a.nll)},
-		Params{"P": float64(P), "tiles": float64(parts)}, grid(ceilDiv(P, nllCombineWG)), float64(P*parts*4), float64(8*P*parts+8*P))
+	r.op(g.nllCombine, consts("WG", nllCombineWG), nllCombineBufs{Part: whole(a.part), Tgt: whole(a.tgt), NLL: whole(a.nll)},
+		nllCombineParams{P: uint32(P), Tiles: uint32(parts)}, perInvocation(P))
 }
 
 // chunkShape is where the chunk a forward pass records lies: B sequences x T
@@ -506,30 +523,27 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	cfg := g.cfg
 	C, H := cfg.NEmbd, cfg.NHead
 	N := B * T
-	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	lnK, lnConsts := g.layernorm, map[string]float64(nil)
+	lnK, lnConsts := g.layernorm, constSet{}
 	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && g.layernormSubgroup != nil && C <= lnSubgroupValues*wg {
-		lnK, lnConsts = g.layernormSubgroup, map[string]float64{"WG": float64(wg)}
+		lnK, lnConsts = g.layernormSubgroup, consts("WG", float64(wg))
 	}
 	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
-		r.op(lnK, lnConsts, map[string]Buf{"x": whole(x), "w": whole(w), "b": whole(bias), "out": whole(out)},
-			Params{"rows": float64(rows), "C": float64(C), "eps": cfg.LayerNormEps}, grid(rows),
-			float64(8*rows*C), float64(f*2*rows*C))
+		r.op(lnK, lnConsts, layerNormBufs{X: whole(x), W: whole(w), B: whole(bias), Out: whole(out)},
+			layerNormParams{Rows: uint32(rows), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(rows))
 	}
 	for _, vr := range ranges {
-		r.op(g.embed, nil, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(g.wpe), "out": whole(a.res)},
-			Params{"N": float64(N), "T": float64(T), "C": float64(C), "pos0": float64(t0), "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])},
-			grid(ceilDiv(N*C, 64)), float64(N*C), float64(f*3*N*C))
+		r.op(g.embed, constSet{}, embedBufs{Tokens: tok, WTE: g.wteRange(vr), WPE: whole(g.wpe), Out: whole(a.res)},
+			embedParams{N: uint32(N), T: uint32(T), C: uint32(C), Pos0: uint32(t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
+			perInvocation(N*C))
 	}
-	kvw := Params{"B": float64(B), "T": float64(T), "C": float64(C), "H": float64(H), "S": float64(S), "pos0": float64(t0)}
+	kvw := kvWriteParams{B: uint32(B), T: uint32(T), C: uint32(C), H: uint32(H), S: uint32(S), Pos0: uint32(t0)}
 	for i := range g.layers {
 		w := &g.layers[i]
 		kc, vc := g.layerCache(a, i, layered)
 		layernorm(a.ln, a.res, w.ln1w, w.ln1b, N)
 		if !g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
-			r.op(g.kvWrite, nil, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc}, kvw, grid(ceilDiv(N*C/4, 64)),
-				0, float64(f*4*N*C))
+			r.op(g.kvWrite, constSet{}, kvWriteBufs{QKV: whole(a.qkv), KC: kc, VC: vc}, kvw, perInvocation(N*C/4))
 		}
 		g.attentionOp(r, sh, kc, vc, 3*C)
 		g.matmulOp(r, sh, a.res, a.att, w.projW, w.projB, kc, vc, N, C, C, epiAdd)
@@ -557,30 +571,21 @@ func (g *GPT2) layerCache(a *arena, i int, layered bool) (kc, vc Buf) {
 // epilogue and writes with epiQKV only. It reports whether the kernel took
 // the epilogue (matmul.wgsl has no epiQKV: it is then epiStore, to be
 // followed by kv_write.wgsl).
-func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi int) bool {
+func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi epilogue) bool {
 	mm := g.matmulFor(M, K, N, x.Size(), w.Size())
 	fused := mm.k == g.matmulShared
 	if epi == epiQKV && !fused {
 		epi = epiStore
 	}
-	consts := map[string]float64{"EPI": float64(epi)}
-	for k, v := range mm.consts {
-		consts[k] = v
-	}
-	bufs := map[string]Buf{"x": {Buffer: x}, "w": {Buffer: w}, "bias": {Buffer: bias}, "out": {Buffer: out}}
-	params := Params{"M": float64(M), "N": float64(N), "K": float64(K)}
+	cs := mm.consts.with("EPI", float64(epi))
+	var bufs, params any = matmulBufs{X: Buf{Buffer: x}, W: Buf{Buffer: w}, Bias: Buf{Buffer: bias}, Out: Buf{Buffer: out}},
+		matmulParams{M: uint32(M), N: uint32(N), K: uint32(K)}
 	if fused {
-		bufs["kc"], bufs["vc"] = kc, vc
-		params["T"], params["H"], params["S"], params["pos0"] = float64(sh.T), float64(g.cfg.NHead), float64(sh.S), float64(sh.t0)
+		bufs = matmulSharedBufs{X: Buf{Buffer: x}, W: Buf{Buffer: w}, Bias: Buf{Buffer: bias}, Out: Buf{Buffer: out}, KC: kc, VC: vc}
+		params = matmulSharedParams{M: uint32(M), N: uint32(N), K: uint32(K),
+			T: uint32(sh.T), H: uint32(g.cfg.NHead), S: uint32(sh.S), Pos0: uint32(sh.t0)}
 	}
-	outCols := N
-	if epi == epiSwiGLU {
-		outCols = N / 2
-	}
-	r.tag = fmt.Sprintf("K%d N%d", K, N) // the profile's row: the weight's shape
-	r.op(mm.k, consts, bufs, params, grid(mm.groups(M, N)),
-		float64(2*M*N*K), 4*float64(M*K)+float64(g.weightBytes())*float64(K*N)+4*float64(M*outCols))
-	r.tag = ""
+	r.op(mm.k, cs, bufs, params, mm.work(M, N))
 	return fused
 }
 
@@ -592,18 +597,15 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
 	a, cfg := r.a, g.cfg
 	H, hd := cfg.NHead, cfg.HeadDim()
-	QD, KVD := H*hd, cfg.KVHeads()*hd
-	N := sh.B * sh.T
-	params := Params{"B": float64(sh.B), "T": float64(sh.T), "C": float64(QD), "H": float64(H), "KV": float64(cfg.KVHeads()),
-		"S": float64(sh.S), "pos0": float64(sh.t0), "ld": float64(ld)}
-	k, consts, groups := g.attention, map[string]float64{"HD": float64(hd)}, grid(ceilDiv(sh.B*H*sh.T, 64))
+	QD := H * hd
+	params := attentionParams{B: uint32(sh.B), T: uint32(sh.T), C: uint32(QD), H: uint32(H), KV: uint32(cfg.KVHeads()),
+		S: uint32(sh.S), Pos0: uint32(sh.t0), LD: uint32(ld)}
+	k, cs, work := g.attention, consts("HD", float64(hd)), perInvocation(sh.B*H*sh.T)
 	if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
 		tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
-		k, consts, groups = g.attentionShared, tiles.constants(hd), grid(tiles.groups(sh.B, H, sh.T))
+		k, cs, work = g.attentionShared, tiles.constSet(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
 	}
-	keys := float64(sh.t0) + float64(sh.T+1)/2 // mean keys per query
-	r.op(k, consts, map[string]Buf{"qkv": {Buffer: a.qkv}, "kc": kc, "vc": vc, "out": {Buffer: a.att}}, params, groups,
-		4*float64(N)*keys*float64(QD), 4*(float64(N*(2*QD))+2*float64(sh.B)*float64(sh.t0+sh.T)*float64(KVD)))
+	r.op(k, cs, attentionBufs{QKV: Buf{Buffer: a.qkv}, KC: kc, VC: vc, Out: Buf{Buffer: a.att}}, params, work)
 }
 
 // targetBase is the index of sequence i's first target among the batch's
@@ -654,8 +656,8 @@ func (g *GPT2) Close() error {
 // with and its dispatch geometry, computed from those constants.
 type matmulVariant struct {
 	k      *Kernel
-	consts map[string]float64 // tiles, VEC, WG (EPI is added per dispatch)
-	groups func(M, N int) int // workgroups for an (M, N) output
+	consts constSet              // tiles, VEC, WG (EPI is added per dispatch)
+	work   func(M, N int) extent // the dispatch of an (M, N) output
 }
 
 // matmulFor is the matmul kernel for an (M, K) x (K, N) product on this
@@ -672,20 +674,16 @@ func (g *GPT2) matmulFor(M, K, N int, xBytes, wBytes uint64) matmulVariant {
 		if t.fits(g.dev) != nil {
 			t = g.tiles
 		}
-		consts := t.constants()
-		consts["VEC"] = 0
+		vec := 0.0
 		if K%4 == 0 && N%4 == 0 {
-			consts["VEC"] = 1
+			vec = 1
 		}
-		bm, bn := int(consts["BM"]), int(consts["BN"])
-		return matmulVariant{k: g.matmulShared, consts: consts, groups: func(M, N int) int {
-			return ceilDiv(M, bm) * ceilDiv(N, bn)
+		return matmulVariant{k: g.matmulShared, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
+			return perWorkgroup(t.groups(M, N)) // a BM x BN tile per workgroup
 		}}
 	}
-	consts := map[string]float64{"WG": matmulWG}
-	wg := int(consts["WG"])
-	return matmulVariant{k: g.matmul, consts: consts, groups: func(M, N int) int {
-		return ceilDiv(ceilDiv(M, matmulTileM)*ceilDiv(N, matmulTileN), wg)
+	return matmulVariant{k: g.matmul, consts: consts("WG", matmulWG), work: func(M, N int) extent {
+		return perInvocation(ceilDiv(M, matmulTileM) * ceilDiv(N, matmulTileN)) // a 4 x 4 tile per invocation
 	}}
 }
 

@@ -18,28 +18,26 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 	H, KV, hd := cfg.NHead, cfg.KVHeads(), cfg.HeadDim()
 	QD, ld := H*hd, (H+2*KV)*hd
 	N := sh.B * sh.T
-	const f = 4
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	normK, normConsts := lp.rmsnorm, map[string]float64(nil)
+	normK, normConsts := lp.rmsnorm, constSet{}
 	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && lp.rmsnormSubgroup != nil && C <= lnSubgroupValues*wg {
-		normK, normConsts = lp.rmsnormSubgroup, map[string]float64{"WG": float64(wg)}
+		normK, normConsts = lp.rmsnormSubgroup, consts("WG", float64(wg))
 	}
 	rmsnorm := func(out, x, w *wgpu.Buffer) {
-		r.op(normK, normConsts, map[string]Buf{"x": whole(x), "w": whole(w), "out": whole(out)},
-			Params{"rows": float64(N), "C": float64(C), "eps": cfg.LayerNormEps}, grid(N),
-			float64(4*N*C), float64(f*2*N*C))
+		r.op(normK, normConsts, rmsNormBufs{X: whole(x), W: whole(w), Out: whole(out)},
+			rmsNormParams{Rows: uint32(N), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(N))
 	}
 	for _, vr := range ranges {
-		r.op(g.embed, map[string]float64{"WPE": 0}, map[string]Buf{"tokens": tok, "wte": g.wteRange(vr), "wpe": whole(lp.zeros), "out": whole(a.res)},
-			Params{"N": float64(N), "T": float64(sh.T), "C": float64(C), "pos0": float64(sh.t0), "v0": float64(vr[0]), "V": float64(vr[1] - vr[0])},
-			grid(ceilDiv(N*C, 64)), 0, float64(f*2*N*C))
+		r.op(g.embed, consts("WPE", 0), embedBufs{Tokens: tok, WTE: g.wteRange(vr), WPE: whole(lp.zeros), Out: whole(a.res)},
+			embedParams{N: uint32(N), T: uint32(sh.T), C: uint32(C), Pos0: uint32(sh.t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
+			perInvocation(N*C))
 	}
-	ropeConsts := map[string]float64{"QKNORM": 0}
+	ropeConsts := consts("QKNORM", 0)
 	if cfg.QKNorm {
-		ropeConsts["QKNORM"] = 1
+		ropeConsts = consts("QKNORM", 1)
 	}
-	ropeParams := Params{"B": float64(sh.B), "T": float64(sh.T), "H": float64(H), "KV": float64(KV), "hd": float64(hd),
-		"S": float64(sh.S), "pos0": float64(sh.t0), "eps": cfg.LayerNormEps}
+	rp := ropeParams{B: uint32(sh.B), T: uint32(sh.T), H: uint32(H), KV: uint32(KV), HD: uint32(hd),
+		S: uint32(sh.S), Pos0: uint32(sh.t0), Eps: float32(cfg.LayerNormEps)}
 	for i := range lp.layers {
 		w := &lp.layers[i]
 		kc, vc := g.layerCache(a, i, layered)
@@ -49,8 +47,8 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 		if qn == nil { // not read (QKNORM 0): any buffer binds
 			qn, kn = lp.rope, lp.rope
 		}
-		r.op(lp.ropeKV, ropeConsts, map[string]Buf{"qkv": whole(a.qkv), "kc": kc, "vc": vc, "rope": whole(lp.rope), "qn": whole(qn), "kn": whole(kn)},
-			ropeParams, grid(ceilDiv(N*(H+2*KV), 64)), float64(N*(QD+KV*hd)*6), float64(f*N*(ld+QD+2*KV*hd)))
+		r.op(lp.ropeKV, ropeConsts, ropeBufs{QKV: whole(a.qkv), KC: kc, VC: vc, Rope: whole(lp.rope), QN: whole(qn), KN: whole(kn)},
+			rp, perInvocation(N*(H+2*KV)))
 		g.attentionOp(r, sh, kc, vc, ld)
 		g.matmulOp(r, sh, a.res, a.att, w.oW, w.oB, kc, vc, N, QD, C, epiAdd)
 		rmsnorm(a.ln, a.res, w.ln2w)

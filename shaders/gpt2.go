@@ -336,15 +336,19 @@ func grid(n int) [3]uint32 {
 	return [3]uint32{uint32(x), uint32(ceilDiv(n, x)), 1}
 }
 
-// Dispatch geometry of the kernels, as their WGSL comments state it.
+// What the host knows of the kernels beyond their interfaces: the work of
+// an invocation where the WGSL's vec4 code fixes it, override values the
+// host sets, and bounds it must respect. Workgroup sizes are not among them:
+// dispatches take them from the pipeline (Pipeline.Groups).
+// TestHostConstantsMatchWGSL checks each against the WGSL's value.
 const (
-	matmulTileM, matmulTileN = 4, 4 // matmul.wgsl: outputs per invocation
+	matmulTileM, matmulTileN = 4, 4 // matmul.wgsl: outputs per invocation (vec4 code)
 	matmulWG                 = 64   // matmul.wgsl: WG, set by the host
 	maxVocabTile             = 256  // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
-	nllCombineWG             = 256  // nll_combine.wgsl: WG, targets per workgroup
-	lnSubgroupValues         = 8    // layernorm_subgroup.wgsl: MAXE, channels per invocation
-	sharedSliceTiles         = 8    // lmhead_loss_shared.wgsl: NT, vocabulary tiles per workgroup
-	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation
+	nllCombineWG             = 256  // nll_combine.wgsl: WG, set by the host: targets per workgroup
+	lnSubgroupValues         = 8    // layernorm_subgroup.wgsl, rmsnorm_subgroup.wgsl: MAXE, channels per invocation
+	sharedSliceTiles         = 8    // lmhead_loss_shared.wgsl: NT's default, vocabulary tiles per workgroup
+	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation (vec4 code)
 	sharedVocabTile          = 128  // lmhead_loss_shared.wgsl: VT's default
 	sharedLMHeadRows         = 64   // lmhead_loss_shared.wgsl: BM's default, positions per workgroup
 )

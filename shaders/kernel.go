@@ -5,9 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -15,17 +14,31 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
-//go:embed *.wgsl
+// sources are the kernels and, in include/, the WGSL they share (see
+// includeDirective), which is no kernel of its own.
+//
+//go:embed *.wgsl include/*.wgsl
 var sources embed.FS
 
 // Source returns the WGSL text of the kernel file name ("layernorm.wgsl") for
-// the weight type: f16 true makes the f16-weight variant (see Variant).
+// the weight type, its includes spliced in: f16 true makes the f16-weight
+// variant (see Variant).
 func Source(name string, f16 bool) (string, error) {
-	b, err := sources.ReadFile(name)
+	x, err := load(name, f16)
 	if err != nil {
-		return "", fmt.Errorf("kernel %s: %w", name, err)
+		return "", err
 	}
-	return Variant(string(b), f16), nil
+	return x.text, nil
+}
+
+// load is Source with the origin of every line.
+func load(name string, f16 bool) (expanded, error) {
+	x, err := expand(sources, name)
+	if err != nil {
+		return expanded{}, err
+	}
+	x.text = Variant(x.text, f16) // the same lines: see Variant
+	return x, nil
 }
 
 // weightAlias is the line a kernel that reads weights declares; Variant rewrites
@@ -35,48 +48,52 @@ const weightAlias = "alias weight = f32;"
 // Variant returns src for f32 or f16 weights. A kernel that reads weights
 // declares "alias weight = f32;" and loads them as weight or vec4<weight>,
 // converting to f32 for arithmetic; for f16, the alias becomes f16 and
-// "enable f16;" is put first. WGSL has no conditional compilation and an
+// "enable f16; " is put first, on the first line, so that every line keeps
+// its number (diagnostics name the file's lines). WGSL has no conditional compilation and an
 // override cannot change a binding's type, so the two weight types are two
 // texts of one file (as ggml-vulkan builds its type variants from one source).
 func Variant(src string, f16 bool) string {
 	if !f16 || !strings.Contains(src, weightAlias) {
 		return src
 	}
-	return "enable f16;\n" + strings.Replace(src, weightAlias, "alias weight = f16;", 1)
+	return "enable f16; " + strings.Replace(src, weightAlias, "alias weight = f16;", 1)
 }
 
 // Kernel is one WGSL file compiled for a device, with its reflection and its
 // pipelines, one per set of override constants.
 type Kernel struct {
 	name string
+	src  expanded // the text compiled, for the origin of diagnostics
 	dev  *wgpu.Device
 	mod  *wgpu.ShaderModule
 	refl wgsl.Reflection
 
 	mu    sync.Mutex
-	pipes map[string]*Pipeline
+	pipes map[constSet]*Pipeline
+	plans map[reflect.Type]*pushPlan // PushStruct's, checked once per type
+	binds map[reflect.Type]*bindPlan // the forward pass's binding structs, checked once per type
 }
 
 // NewKernel compiles the kernel file name ("matmul.wgsl") for dev, with f16 or
 // f32 weights.
 func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
-	src, err := Source(name, f16)
+	src, err := load(name, f16)
 	if err != nil {
 		return nil, err
 	}
 	label := name
-	if f16 && strings.HasPrefix(src, "enable f16;") { // Variant made an f16 text
+	if f16 && strings.HasPrefix(src.text, "enable f16;") { // Variant made an f16 text
 		label = strings.TrimSuffix(name, ".wgsl") + "[f16].wgsl"
 	}
-	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src})
+	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src.text})
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", label, err)
+		return nil, src.mapErrors(label, err)
 	}
 	refl, ok := mod.Reflection()
 	if !ok {
 		return nil, fmt.Errorf("kernel %s: no reflection", label)
 	}
-	return &Kernel{name: label, dev: dev, mod: mod, refl: refl, pipes: map[string]*Pipeline{}}, nil
+	return &Kernel{name: label, src: src, dev: dev, mod: mod, refl: refl, pipes: map[constSet]*Pipeline{}}, nil
 }
 
 // Name is the kernel's file name, with "[f16]" for the f16-weight variant.
@@ -88,27 +105,36 @@ func (k *Kernel) Reflection() wgsl.Reflection { return k.refl }
 // Pipeline returns the kernel's pipeline for the override constants consts
 // (by name; those not given keep their defaults), creating it on first use.
 func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
-	key := constKey(consts)
+	set, err := constsOf(consts)
+	if err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.name, err)
+	}
+	return k.pipeline(set)
+}
+
+// pipeline is Pipeline for a constSet, which the forward pass builds without
+// a map: a lookup without strings made when the pipeline exists.
+func (k *Kernel) pipeline(consts constSet) (*Pipeline, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if p, ok := k.pipes[key]; ok {
+	if p, ok := k.pipes[consts]; ok {
 		return p, nil
 	}
-	for name := range consts {
+	for _, c := range consts.kv[:consts.n] {
 		// Every override is settable by name, those computed from others too (the pipeline's compile
 		// then takes the value given instead of the initializer).
-		if !slices.ContainsFunc(k.refl.Overrides, func(o wgsl.Override) bool { return o.Name == name }) {
-			return nil, fmt.Errorf("kernel %s: no override %q", k.name, name)
+		if !slices.ContainsFunc(k.refl.Overrides, func(o wgsl.Override) bool { return o.Name == c.name }) {
+			return nil, fmt.Errorf("kernel %s: no override %q", k.name, c.name)
 		}
 	}
 	ep := k.refl.EntryPoints[0]
 	label := k.name
-	if key != "" {
-		label += "{" + key + "}"
+	if consts.n > 0 {
+		label += "{" + consts.String() + "}"
 	}
-	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts})
+	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts.Map()})
 	if err != nil {
-		return nil, fmt.Errorf("kernel %s: %w", label, err)
+		return nil, k.src.mapErrors(label, err)
 	}
 	// The compiler computed the workgroup size with these constants (override-expressions included).
 	wg, ok := cp.WorkgroupSize()
@@ -128,25 +154,8 @@ func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
 		}
 		p.bindings[b.Name] = b
 	}
-	k.pipes[key] = p
+	k.pipes[consts] = p
 	return p, nil
-}
-
-// constKey is a canonical spelling of a set of constants.
-func constKey(consts map[string]float64) string {
-	keys := make([]string, 0, len(consts))
-	for k := range consts {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(k + "=" + strconv.FormatFloat(consts[k], 'g', -1, 64))
-	}
-	return b.String()
 }
 
 // Pipeline is a kernel specialized with override constants.
@@ -207,7 +216,8 @@ func (p *Pipeline) Bind(bufs map[string]Buf) (*wgpu.BindGroup, error) {
 
 // Params are push-constant values by member name of the kernel's
 // var<push_constant> struct; each is converted to the member's type (u32, i32
-// or f32).
+// or f32). The forward pass gives typed structs instead (PushStruct); Params
+// serve tests and one-off dispatches.
 type Params map[string]float64
 
 // Push encodes params in the layout the compiler reflected for the kernel's
@@ -262,6 +272,43 @@ func (p *Pipeline) Dispatch(pass *wgpu.ComputePass, g *wgpu.BindGroup, pc []byte
 		pass.SetPushConstants(0, pc)
 	}
 	pass.DispatchWorkgroups(groups[0], groups[1], groups[2])
+}
+
+// extent is the work of a dispatch as its kernel counts it, turned into
+// workgroups by Groups with the pipeline's workgroup size (the compiler's,
+// with the pipeline's override values applied), so that no host copy of a
+// kernel's WG can disagree with the WGSL. Workgroups along x are spread over
+// x and y as grid does, unless y is given.
+type extent struct {
+	n       int  // invocations (perInvocation) or workgroups (perWorkgroup) along x
+	byGroup bool // n counts workgroups
+	y       int  // workgroups along y; 0: n is flattened over x and y (grid)
+}
+
+// perInvocation is n invocations, one per item, in as many workgroups as
+// hold them (kernels index (wid.y * nwg.x + wid.x) * WG + local index).
+func perInvocation(n int) extent { return extent{n: n} }
+
+// perWorkgroup is n workgroups, one per item (a row, a tile).
+func perWorkgroup(n int) extent { return extent{n: n, byGroup: true} }
+
+// withY is e along x and y workgroups along y (the LM head's vocabulary
+// tiles): x is not spread over y.
+func (e extent) withY(y int) extent {
+	e.y = y
+	return e
+}
+
+// Groups is the workgroups that run e with pipeline p.
+func (p *Pipeline) Groups(e extent) [3]uint32 {
+	x := e.n
+	if !e.byGroup {
+		x = ceilDiv(e.n, int(p.WorkgroupSize[0]))
+	}
+	if e.y > 0 {
+		return [3]uint32{uint32(max(x, 1)), uint32(e.y), 1}
+	}
+	return grid(x)
 }
 
 // ceilDiv is ⌈a / b⌉ for positive b.

@@ -7,7 +7,7 @@
 // read again in each pass. The variance is the two-pass one, Σ (x - mean)² / C
 // over the held values, not the cancelling E[x²] - mean². Each sum is each
 // invocation's in channel order, then the invocations' partials in a fixed tree
-// (deterministic).
+// (include/rowsum.wgsl; deterministic).
 alias weight = f32;
 
 override WG: u32 = 64;
@@ -21,23 +21,7 @@ struct Params { rows: u32, C: u32, eps: f32 }
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;  // (rows, C)
 var<push_constant> p: Params;
 
-var<workgroup> partial: array<f32, WG>;
-
-// total adds v over the workgroup (a tree in a fixed order).
-fn total(li: u32, v: f32) -> f32 {
-	if WG == 1u { return v; }
-	partial[li] = v;
-	workgroupBarrier();
-	var s = WG / 2u;
-	while s > 0u {
-		if li < s { partial[li] += partial[li + s]; }
-		workgroupBarrier();
-		s >>= 1u;
-	}
-	let r = partial[0];
-	workgroupBarrier();
-	return r;
-}
+//#include "include/rowsum.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

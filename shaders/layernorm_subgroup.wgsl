@@ -4,9 +4,8 @@
 // workgroup of WG invocations per row reads the row once into registers (at
 // most MAXE values per invocation, so C <= MAXE * WG, which the host checks),
 // and each of the two sums (of x, then of (x - mean)²: the two-pass variance,
-// not the cancelling E[x²] - mean²) takes one subgroupAdd per subgroup and a
-// pass over the subgroups' partials in subgroup order, with two barriers,
-// instead of log2(WG) rounds of a workgroup tree. Deterministic on a device.
+// not the cancelling E[x²] - mean²) is include/rowsum_subgroup.wgsl's total.
+// Deterministic on a device.
 enable subgroups;
 alias weight = f32;
 
@@ -21,19 +20,7 @@ struct Params { rows: u32, C: u32, eps: f32 }
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;  // (rows, C)
 var<push_constant> p: Params;
 
-var<workgroup> partial: array<f32, WG>; // one per subgroup (at most WG of them)
-
-// total adds v over the workgroup: each subgroup's sum, then those in
-// subgroup order (every invocation adds them alike).
-fn total(v: f32, sid: u32, lane: u32, nsg: u32) -> f32 {
-	let s = subgroupAdd(v);
-	if lane == 0u { partial[sid] = s; }
-	workgroupBarrier();
-	var t = 0.0;
-	for (var i = 0u; i < nsg; i++) { t += partial[i]; }
-	workgroupBarrier(); // every partial is read before the next total writes one
-	return t;
-}
+//#include "include/rowsum_subgroup.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -20,16 +20,9 @@ alias weight = f32;
 override WG: u32 = 64;
 override VT: u32 = 256;
 
-struct Params { P: u32, C: u32, V: u32, v0: u32 }
-
 @group(0) @binding(0) var<storage, read> h: array<f32>;                // (P, C)
 @group(0) @binding(1) var<storage, read> wte: array<weight>;           // (V, C), ids v0..v0+V-1
-@group(0) @binding(2) var<storage, read> targets: array<u32>;          // (P), global ids
-@group(0) @binding(3) var<storage, read_write> part: array<vec2<f32>>; // (tiles, P): (m, s)
-@group(0) @binding(4) var<storage, read_write> tgt: array<f32>;        // (P)
-var<push_constant> p: Params;
-
-const NEG_BIG: f32 = -3.0e38;
+//#include "include/lmhead.wgsl"
 
 // emit writes position row's partial and, when its target id tg is in
 // [lo, hi), its target logit.

@@ -58,14 +58,9 @@ override TN: u32 = 8;   // ids per invocation
 override NT: u32 = 8;   // vocabulary tiles per workgroup: its slice is NT * VT ids
 override WG: u32 = (BM / TM) * (VT / TN); // invocations per workgroup; derived
 
-struct Params { P: u32, C: u32, V: u32, v0: u32 }
-
 @group(0) @binding(0) var<storage, read> h: array<vec4<f32>>;          // (P, C/4)
 @group(0) @binding(1) var<storage, read> wte: array<vec4<weight>>;     // (V, C/4), ids v0..v0+V-1
-@group(0) @binding(2) var<storage, read> targets: array<u32>;          // (P), global ids
-@group(0) @binding(3) var<storage, read_write> part: array<vec2<f32>>; // (slices, P): (m, s)
-@group(0) @binding(4) var<storage, read_write> tgt: array<f32>;        // (P)
-var<push_constant> p: Params;
+//#include "include/lmhead.wgsl"
 
 override HS: u32 = BM / 4u + 1u; // vec4s per channel in h's tile, padded
 override WS: u32 = VT / 4u + 1u; // vec4s per channel in wte's tile, padded
@@ -80,7 +75,6 @@ var<workgroup> red: array<f32, BM * NQ>;           // (BM, VT/TN): per-invocatio
 const MAXT4: u32 = 2u;
 const MAXL: u32 = 4u;
 const MAXT: u32 = 8u;
-const NEG_BIG: f32 = -3.0e38;
 const NO_TARGET: u32 = 0xffffffffu; // the target of a position past P: no id
 
 // vmax is the largest component of a whose id is valid (ok), NEG_BIG if none.

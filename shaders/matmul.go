@@ -6,17 +6,34 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
-// The matmul kernels' epilogues (override EPI of matmul.wgsl and
-// matmul_shared.wgsl): what is done with y = x·w + bias.
+// epilogue is what a matmul kernel (matmul.wgsl, matmul_shared.wgsl) does
+// with y = x·w + bias: its override EPI. The WGSL names each value
+// EPI_<name> in include/matmul_epilogue.wgsl, with the name String gives;
+// TestEpiloguesMatchWGSL checks that both sides agree.
+type epilogue uint32
+
+// The epilogues.
 const (
-	epiStore = 0 // out = y
-	epiGELU  = 1 // out = gelu_new(y)
-	epiAdd   = 2 // out += y (the residual stream)
-	epiQKV   = 3 // c_attn: q to out, k and v into the KV cache (matmul_shared.wgsl only)
-	// epiSwiGLU: out (M, N/2) = silu(gate) * up, w's columns gate and up
-	// interleaved (the Llama family's gate_proj and up_proj in one matmul)
-	epiSwiGLU = 4
+	epiStore epilogue = 0 // STORE: out = y
+	epiGELU  epilogue = 1 // GELU: out = gelu_new(y)
+	epiAdd   epilogue = 2 // ADD: out += y (the residual stream)
+	epiQKV   epilogue = 3 // QKV: c_attn: q to out, k and v into the KV cache (matmul_shared.wgsl only)
+	// epiSwiGLU (SWIGLU): out (M, N/2) = silu(gate) * up, w's columns gate
+	// and up interleaved (the Llama family's gate_proj and up_proj in one
+	// matmul).
+	epiSwiGLU epilogue = 4
 )
+
+// epilogueNames are the epilogues' WGSL names, without EPI_.
+var epilogueNames = map[epilogue]string{epiStore: "STORE", epiGELU: "GELU", epiAdd: "ADD", epiQKV: "QKV", epiSwiGLU: "SWIGLU"}
+
+// String is the epilogue's WGSL name, without EPI_.
+func (e epilogue) String() string {
+	if n, ok := epilogueNames[e]; ok {
+		return n
+	}
+	return fmt.Sprintf("epilogue(%d)", uint32(e))
+}
 
 // matmulTiles is a tile configuration of matmul_shared.wgsl: BM x BN outputs
 // per workgroup, BK along K per step, TM x TN outputs per invocation.
@@ -50,6 +67,11 @@ var tileKeys = []string{"BM", "BN", "BK", "TM", "TN"}
 // constants are the tiles as the kernel's override constants.
 func (t matmulTiles) constants() map[string]float64 {
 	return map[string]float64{"BM": float64(t.BM), "BN": float64(t.BN), "BK": float64(t.BK), "TM": float64(t.TM), "TN": float64(t.TN)}
+}
+
+// constSet is constants as the forward pass gives them.
+func (t matmulTiles) constSet() constSet {
+	return consts("BM", float64(t.BM)).with("BN", float64(t.BN)).with("BK", float64(t.BK)).with("TM", float64(t.TM)).with("TN", float64(t.TN))
 }
 
 // tilesOf reads tiles back from override constants (a tuning file's).

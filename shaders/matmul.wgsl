@@ -1,9 +1,6 @@
-// matmul: out (M, N) = x (M, K) · w (K, N) + bias (N), then an epilogue chosen
-// by EPI: 0 stores y, 1 stores gelu_new(y), 2 adds y to out (the residual
-// stream: out is read and written), 4 is the SwiGLU of the Llama family's MLP:
-// w's columns are gate and up interleaved (column 2i gate_proj's row i,
-// 2i+1 up_proj's), N even, and out (M, N/2) gets
-// out[m, i] = silu(y[m, 2i]) * y[m, 2i+1], silu(g) = g / (1 + e^-g).
+// matmul: out (M, N) = x (M, K) · w (K, N) + bias (N), then the epilogue
+// EPI names (include/matmul_epilogue.wgsl: EPI_STORE, EPI_GELU, EPI_ADD,
+// EPI_SWIGLU; not EPI_QKV, matmul_shared.wgsl's only).
 // x and out are f32; w (Hugging Face Conv1D layout [in][out], row-major; the
 // host transposes nn.Linear's) and bias are weights; accumulation is f32.
 //
@@ -27,38 +24,11 @@ struct Params { M: u32, N: u32, K: u32 }
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;  // (M, N)
 var<push_constant> p: Params;
 
-// gelu is GPT-2's gelu_new; the tanh argument is clamped to ±15, where tanh
-// is ±1 in f32, so that no implementation overflows.
-fn gelu(y: vec4<f32>) -> vec4<f32> {
-	let a = clamp(0.7978845608028654 * (y + 0.044715 * y * y * y), vec4<f32>(-15.0), vec4<f32>(15.0));
-	return 0.5 * y * (1.0 + tanh(a));
-}
+//#include "include/matmul_epilogue.wgsl"
 
-// silu is x / (1 + e^-x) (e^-x is +inf for x below -88: the quotient is then -0).
-fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
-
-// store applies the epilogue to the 4 columns n0.. of row m, writing those in bounds.
-fn store(m: u32, n0: u32, acc: vec4<f32>, b: vec4<f32>) {
-	if m >= p.M { return; }
-	var y = acc + b;
-	if EPI == 4u { // n0 is a multiple of 4: two (gate, up) pairs, both in bounds or not (N is even)
-		let base = m * (p.N / 2u) + n0 / 2u;
-		if n0 < p.N { out[base] = silu(y.x) * y.y; }
-		if n0 + 2u < p.N { out[base + 1u] = silu(y.z) * y.w; }
-		return;
-	}
-	if EPI == 1u { y = gelu(y); }
-	let base = m * p.N + n0;
-	for (var j = 0u; j < 4u; j++) {
-		if n0 + j < p.N {
-			if EPI == 2u {
-				out[base + j] += y[j];
-			} else {
-				out[base + j] = y[j];
-			}
-		}
-	}
-}
+// storeKV is EPI_QKV's write of k and v, which this kernel has not (no KV
+// cache bindings): the host gives it EPI_STORE and runs kv_write.wgsl.
+fn storeKV(m: u32, n: u32, v: f32) {}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -1,17 +1,15 @@
-// matmul_shared: out (M, N) = x (M, K) · w (K, N) + bias (N), then an epilogue
-// chosen by EPI: 0 stores y, 1 stores gelu_new(y), 2 adds y to out (the
-// residual stream: out is read and written), 3 is c_attn's: of the N = 3C
-// columns (q | k | v, H heads of C/H channels), q goes to out and k and v
-// straight into the KV cache kc, vc (B, H, S, C/H) at the positions
-// pos0 .. pos0+T-1 of row m = b*T + t, as kv_write.wgsl would copy them (the
-// columns of k and v in out are not written), 4 is the SwiGLU of the Llama
-// family's MLP as in matmul.wgsl (w's columns gate and up interleaved, out
-// (M, N/2) = silu(gate) * up). kc and vc are bound for every
-// epilogue and written by 3 only. x and out are f32; w (Hugging Face Conv1D
-// layout [in][out], row-major) and bias are weights; accumulation is f32,
-// each output's products added in k order, so every tile configuration and
-// both load paths give the same bits. Any M, N, K. The same bindings (by
-// name), push constants and EPI as matmul.wgsl, so the host picks either.
+// matmul_shared: out (M, N) = x (M, K) · w (K, N) + bias (N), then the
+// epilogue EPI names (include/matmul_epilogue.wgsl): EPI_STORE, EPI_GELU,
+// EPI_ADD, EPI_SWIGLU, or EPI_QKV, c_attn's: of the N = 3C columns (q | k | v,
+// H heads of C/H channels), q goes to out and k and v straight into the KV
+// cache kc, vc (B, H, S, C/H) at the positions pos0 .. pos0+T-1 of row
+// m = b*T + t, as kv_write.wgsl would copy them (storeKV). kc and vc are
+// bound for every epilogue and written by EPI_QKV only. x and out are f32;
+// w (Hugging Face Conv1D layout [in][out], row-major) and bias are weights;
+// accumulation is f32, each output's products added in k order, so every
+// tile configuration and both load paths give the same bits. Any M, N, K.
+// The bindings x, w, bias, out, the push constants M, N, K and the
+// epilogues of matmul.wgsl, so the host picks either.
 //
 // Workgroup-memory tiled for GPUs, in the manner of the best SIMT GEMMs. A
 // workgroup computes a BM x BN tile of out (tiles numbered row-major over
@@ -82,14 +80,14 @@ override EPI: u32 = 0;
 override VEC: u32 = 1;  // 1: vector global loads; only where K % 4 == 0 and N % 4 == 0
 override WG: u32 = (BM / TM) * (BN / TN); // invocations per workgroup; derived
 
-struct Params { M: u32, N: u32, K: u32, T: u32, H: u32, S: u32, pos0: u32 } // T .. pos0: EPI 3 only
+struct Params { M: u32, N: u32, K: u32, T: u32, H: u32, S: u32, pos0: u32 } // T .. pos0: EPI_QKV only
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;          // (M, K) as ⌈M*K/4⌉ vec4s
 @group(0) @binding(1) var<storage, read> w: array<vec4<weight>>;       // (K, N) as ⌈K*N/4⌉ vec4s
 @group(0) @binding(2) var<storage, read> bias: array<weight>;          // (N)
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;        // (M, N)
-@group(0) @binding(4) var<storage, read_write> kc: array<f32>;         // EPI 3: (B, H, S, C/H)
-@group(0) @binding(5) var<storage, read_write> vc: array<f32>;         // EPI 3: (B, H, S, C/H)
+@group(0) @binding(4) var<storage, read_write> kc: array<f32>;         // EPI_QKV: (B, H, S, C/H)
+@group(0) @binding(5) var<storage, read_write> vc: array<f32>;         // EPI_QKV: (B, H, S, C/H)
 var<push_constant> p: Params;
 
 override QX: u32 = BK / 4u;                      // vec4s of a row of x's tile
@@ -111,47 +109,20 @@ const MAXT4: u32 = 4u;
 const MAXACC: u32 = 64u;
 const MAXL: u32 = 8u;
 
-// gelu is GPT-2's gelu_new; the tanh argument is clamped to ±15, where tanh
-// is ±1 in f32, so that no implementation overflows.
-fn gelu(y: vec4<f32>) -> vec4<f32> {
-	let a = clamp(0.7978845608028654 * (y + 0.044715 * y * y * y), vec4<f32>(-15.0), vec4<f32>(15.0));
-	return 0.5 * y * (1.0 + tanh(a));
-}
+//#include "include/matmul_epilogue.wgsl"
 
-// silu is x / (1 + e^-x) (e^-x is +inf for x below -88: the quotient is then -0).
-fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
-
-// store applies the epilogue to the 4 columns n0.. of row m, writing those in
-// (M, N).
-fn store(m: u32, n0: u32, acc: vec4<f32>, b: vec4<f32>) {
-	if m >= p.M { return; }
-	var y = acc + b;
-	if EPI == 4u { // n0 is a multiple of 4: two (gate, up) pairs, both in bounds or not (N is even)
-		let base = m * (p.N / 2u) + n0 / 2u;
-		if n0 < p.N { out[base] = silu(y.x) * y.y; }
-		if n0 + 2u < p.N { out[base + 1u] = silu(y.z) * y.w; }
-		return;
-	}
-	if EPI == 1u { y = gelu(y); }
-	for (var j = 0u; j < 4u; j++) {
-		let n = n0 + j;
-		if n >= p.N { return; }
-		if EPI == 3u && n >= p.N / 3u {
-			// k or v: channel c of head c / hd, position pos0 + t of sequence b.
-			let C = p.N / 3u;
-			let c = n % C;
-			let hd = C / p.H;
-			let dst = (((m / p.T) * p.H + c / hd) * p.S + p.pos0 + m % p.T) * hd + c % hd;
-			if n < 2u * C {
-				kc[dst] = y[j];
-			} else {
-				vc[dst] = y[j];
-			}
-		} else if EPI == 2u {
-			out[m * p.N + n] += y[j];
-		} else {
-			out[m * p.N + n] = y[j];
-		}
+// storeKV is EPI_QKV's write of column n >= N/3 of row m = b*T + t (k or v:
+// channel c of head c / hd) into the KV cache at position pos0 + t of
+// sequence b.
+fn storeKV(m: u32, n: u32, v: f32) {
+	let C = p.N / 3u;
+	let c = n % C;
+	let hd = C / p.H;
+	let dst = (((m / p.T) * p.H + c / hd) * p.S + p.pos0 + m % p.T) * hd + c % hd;
+	if n < 2u * C {
+		kc[dst] = v;
+	} else {
+		vc[dst] = v;
 	}
 }
 

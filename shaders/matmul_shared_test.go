@@ -250,7 +250,7 @@ func TestMatmulSharedQKV(t *testing.T) {
 			for i := range sentinel {
 				sentinel[i] = -7
 			}
-			run := func(epi int) (out, kc, vc []float32) {
+			run := func(epi epilogue) (out, kc, vc []float32) {
 				vec := 0.0
 				if K%4 == 0 && N%4 == 0 {
 					vec = 1
@@ -445,7 +445,7 @@ func TestMatmulFor(t *testing.T) {
 	} {
 		mm := g.matmulFor(c.M, c.K, c.N, c.xBytes, c.wBytes)
 		if !c.shared {
-			if mm.k != g.matmul || mm.consts["WG"] != matmulWG || mm.groups(c.M, c.N) != ceilDiv(ceilDiv(c.M, 4)*ceilDiv(c.N, 4), matmulWG) {
+			if mm.k != g.matmul || mm.consts != consts("WG", matmulWG) || mm.work(c.M, c.N) != perInvocation(ceilDiv(c.M, 4)*ceilDiv(c.N, 4)) {
 				t.Errorf("%+v: want matmul.wgsl with WG %d, got %+v", c, matmulWG, mm)
 			}
 			continue
@@ -455,11 +455,11 @@ func TestMatmulFor(t *testing.T) {
 		}
 		want := c.tiles.constants()
 		want["VEC"] = c.vec
-		if mm.k != g.matmulShared || fmt.Sprint(mm.consts) != fmt.Sprint(want) {
+		if ws, _ := constsOf(want); mm.k != g.matmulShared || mm.consts != ws {
 			t.Errorf("%+v: matmul_shared with %v, got %v", c, want, mm.consts)
 		}
-		if got, want := mm.groups(c.M, c.N), ceilDiv(c.M, c.tiles.BM)*ceilDiv(c.N, c.tiles.BN); got != want {
-			t.Errorf("%+v: %d workgroups, want %d", c, got, want)
+		if got, want := mm.work(c.M, c.N), perWorkgroup(ceilDiv(c.M, c.tiles.BM)*ceilDiv(c.N, c.tiles.BN)); got != want {
+			t.Errorf("%+v: %+v workgroups, want %+v", c, got, want)
 		}
 	}
 	g.sharedMatmul = false

@@ -2,11 +2,10 @@
 // + eps), in f32; w is weights. The function of rmsnorm.wgsl, for devices with
 // subgroup operations: one workgroup of WG invocations per row reads the row
 // once into registers (at most MAXE values per invocation, so C <= MAXE * WG,
-// which the host checks), and the sum of squares takes one subgroupAdd per
-// subgroup and a pass over the subgroups' partials in subgroup order, with
-// one barrier, instead of log2(WG) rounds of a workgroup tree.
-// Deterministic on a device. The workgroups are flattened as
-// wid.y * nwg.x + wid.x (see grid); those past the last row return.
+// which the host checks), and sums its squares with
+// include/rowsum_subgroup.wgsl. Deterministic on a device. The workgroups are
+// flattened as wid.y * nwg.x + wid.x (see grid); those past the last row
+// return.
 enable subgroups;
 alias weight = f32;
 
@@ -20,7 +19,7 @@ struct Params { rows: u32, C: u32, eps: f32 }
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;  // (rows, C)
 var<push_constant> p: Params;
 
-var<workgroup> partial: array<f32, WG>; // one per subgroup (at most WG of them)
+//#include "include/rowsum_subgroup.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -37,14 +36,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 		v[j] = a;
 		sq += a * a;
 	}
-	// The workgroup's sum: each subgroup's, then those in subgroup order
-	// (every invocation adds them alike).
-	let s = subgroupAdd(sq);
-	if lane == 0u { partial[sid] = s; }
-	workgroupBarrier();
-	var ss = 0.0;
-	for (var i = 0u; i < nsg; i++) { ss += partial[i]; }
-	let rstd = inverseSqrt(ss / f32(p.C) + p.eps);
+	let rstd = inverseSqrt(total(sq, sid, lane, nsg) / f32(p.C) + p.eps);
 	for (var j = 0u; j < MAXE; j++) {
 		let i = li + j * WG;
 		if i < p.C {

@@ -133,9 +133,9 @@ func (s *Session) run(chunk []int32) error {
 	C := g.cfg.NEmbd
 	for _, vr := range ranges {
 		n := vr[1] - vr[0]
-		r.op(g.logits, nil, map[string]Buf{"h": {Buffer: a.ln}, "wte": g.headRange(vr), "out": {Buffer: s.logits}},
-			Params{"C": float64(C), "V": float64(n), "v0": float64(vr[0]), "row": float64(T - 1)},
-			grid(ceilDiv(n, 64)), 2*float64(n*C), float64(n*C*g.weightBytes()))
+		r.op(g.logits, constSet{}, logitsBufs{H: Buf{Buffer: a.ln}, WTE: g.headRange(vr), Out: Buf{Buffer: s.logits}},
+			logitsParams{C: uint32(C), V: uint32(n), V0: uint32(vr[0]), Row: uint32(T - 1)},
+			perInvocation(n))
 	}
 	if r.err == nil {
 		r.pass.End()

@@ -44,7 +44,7 @@ func TestMatmulSwiGLU(t *testing.T) {
 			params := Params{"M": float64(M), "N": float64(N), "K": float64(K)}
 			run := func(t *testing.T, k *Kernel, consts map[string]float64, groups [3]uint32, shared bool) []float32 {
 				t.Helper()
-				consts["EPI"] = epiSwiGLU
+				consts["EPI"] = float64(epiSwiGLU)
 				p, err := k.Pipeline(consts)
 				if err != nil {
 					t.Fatal(err)

@@ -15,9 +15,6 @@ import (
 // topk_logits.wgsl keeps (its KMAX).
 const MaxTopLogprobs = 100
 
-// topWG is topk_logits.wgsl's WG: positions per workgroup.
-const topWG = 64
-
 // sharedTopWG is topk_logits_shared.wgsl's WG: invocations sharing one
 // position's vocabulary (a power of two).
 const sharedTopWG = 64
@@ -101,19 +98,18 @@ func (g *GPT2) encodeTopK(r *recorder, b *batch, ranges [][2]int) {
 	t := a.top
 	P, C := b.P, g.cfg.NEmbd
 	span := g.topSlice(k)
-	wb := float64(g.weightBytes())
-	kern, groups := g.topK, grid(ceilDiv(P, topWG))
+	kern, work := g.topK, perInvocation(P)
 	if g.sharedMatmul {
-		kern, groups = g.topKShared, grid(P)
+		kern, work = g.topKShared, perWorkgroup(P)
 	}
 	init := 1
 	for _, vr := range ranges {
 		n := vr[1] - vr[0]
 		for lo := 0; lo < n; lo += span {
 			hi := min(lo+span, n)
-			r.op(kern, nil, map[string]Buf{"h": {Buffer: a.hP}, "wte": g.headRange(vr), "topv": {Buffer: t.topv}, "topi": {Buffer: t.topi}},
-				Params{"P": float64(P), "C": float64(C), "K": float64(k), "lo": float64(lo), "hi": float64(hi), "base": float64(vr[0]), "init": float64(init)},
-				groups, 2*float64(P)*float64(hi-lo)*float64(C), wb*float64(hi-lo)*float64(C)+float64(4*P*C))
+			r.op(kern, constSet{}, topKBufs{H: Buf{Buffer: a.hP}, WTE: g.headRange(vr), TopV: Buf{Buffer: t.topv}, TopI: Buf{Buffer: t.topi}},
+				topKParams{P: uint32(P), C: uint32(C), K: uint32(k), Lo: uint32(lo), Hi: uint32(hi), Base: uint32(vr[0]), Init: uint32(init)},
+				work)
 			init = 0
 		}
 	}

@@ -15,22 +15,7 @@
 alias weight = f32;
 
 override WG: u32 = 64;
-const KMAX: u32 = 100u; // pipeline.MaxTopLogprobs
-
-struct Params { P: u32, C: u32, K: u32, lo: u32, hi: u32, base: u32, init: u32 }
-
-@group(0) @binding(0) var<storage, read> h: array<f32>;             // (P, C)
-@group(0) @binding(1) var<storage, read> wte: array<weight>;        // (ids of the binding, C)
-@group(0) @binding(2) var<storage, read_write> topv: array<f32>;    // (P, K) logits
-@group(0) @binding(3) var<storage, read_write> topi: array<u32>;    // (P, K) global ids
-var<push_constant> p: Params;
-
-const NEG_BIG: f32 = -3.0e38;
-
-// worse reports whether (a, ia) ranks below (b, ib).
-fn worse(a: f32, ia: u32, b: f32, ib: u32) -> bool {
-	return a < b || (a == b && ia > ib);
-}
+//#include "include/topk.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -43,7 +28,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 	for (var j = 0u; j < K; j++) {
 		if p.init == 1u {
 			lv[j] = NEG_BIG;
-			li[j] = 0xffffffffu;
+			li[j] = NO_ID;
 		} else {
 			lv[j] = topv[tb + j];
 			li[j] = topi[tb + j];

@@ -26,27 +26,11 @@
 alias weight = f32;
 
 override WG: u32 = 64;
-const KMAX: u32 = 100u; // pipeline.MaxTopLogprobs
-
-struct Params { P: u32, C: u32, K: u32, lo: u32, hi: u32, base: u32, init: u32 }
-
-@group(0) @binding(0) var<storage, read> h: array<f32>;             // (P, C)
-@group(0) @binding(1) var<storage, read> wte: array<weight>;        // (ids of the binding, C)
-@group(0) @binding(2) var<storage, read_write> topv: array<f32>;    // (P, K) logits
-@group(0) @binding(3) var<storage, read_write> topi: array<u32>;    // (P, K) global ids
-var<push_constant> p: Params;
+//#include "include/topk.wgsl"
 
 var<workgroup> sv: array<f32, WG>; // the offers: logits
 var<workgroup> si: array<u32, WG>; // their ids
 var<workgroup> so: array<u32, WG>; // their owners
-
-const NEG_BIG: f32 = -3.0e38;
-const NO_ID: u32 = 0xffffffffu;
-
-// worse reports whether (a, ia) ranks below (b, ib).
-fn worse(a: f32, ia: u32, b: f32, ib: u32) -> bool {
-	return a < b || (a == b && ia > ib);
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) l: u32) {
