@@ -48,12 +48,12 @@
 // Kernel variants share WGSL through include/: a line
 // //#include "include/matmul_epilogue.wgsl" in a kernel is replaced by that
 // file's text (itself expanded; each file once) before compiling, and the
-// compiler's diagnostics name the file and line the text came from (see
-// includeDirective). The epilogues of both matmuls, the row sums of the
-// norms, and the interfaces of the LM head's and the top-K's variants live
-// there; those files are no kernels of their own. Source gives a kernel's
-// text with its includes spliced in (cmd/wgslc compiles files as they are,
-// so a kernel with includes goes to it through Source).
+// compiler's diagnostics name the file and line the text came from
+// (wgsl.Expand, wgsl.IncludeDirective; cmd/wgslc resolves the same lines).
+// The epilogues of both matmuls, the row sums of the norms, and the
+// interfaces of the LM head's and the top-K's variants live there; those
+// files are no kernels of their own. Source gives a kernel's text with its
+// includes spliced in.
 //
 // Weights are f32 or f16 in storage: a kernel that reads weights declares
 // "alias weight = f32;" and Variant makes its f16 text. Activations, the

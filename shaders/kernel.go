@@ -28,16 +28,16 @@ func Source(name string, f16 bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return x.text, nil
+	return x.Text, nil
 }
 
 // load is Source with the origin of every line.
-func load(name string, f16 bool) (expanded, error) {
-	x, err := expand(sources, name)
+func load(name string, f16 bool) (wgsl.Expanded, error) {
+	x, err := wgsl.Expand(sources, name)
 	if err != nil {
-		return expanded{}, err
+		return wgsl.Expanded{}, fmt.Errorf("kernel %w", err)
 	}
-	x.text = Variant(x.text, f16) // the same lines: see Variant
+	x.Text = Variant(x.Text, f16) // the same lines: see Variant
 	return x, nil
 }
 
@@ -63,7 +63,7 @@ func Variant(src string, f16 bool) string {
 // pipelines, one per set of override constants.
 type Kernel struct {
 	name string
-	src  expanded // the text compiled, for the origin of diagnostics
+	src  wgsl.Expanded // the text compiled, for the origin of diagnostics
 	dev  *wgpu.Device
 	mod  *wgpu.ShaderModule
 	refl wgsl.Reflection
@@ -82,12 +82,12 @@ func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
 		return nil, err
 	}
 	label := name
-	if f16 && strings.HasPrefix(src.text, "enable f16;") { // Variant made an f16 text
+	if f16 && strings.HasPrefix(src.Text, "enable f16;") { // Variant made an f16 text
 		label = strings.TrimSuffix(name, ".wgsl") + "[f16].wgsl"
 	}
-	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src.text})
+	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src.Text})
 	if err != nil {
-		return nil, src.mapErrors(label, err)
+		return nil, fmt.Errorf("kernel %s: %w", label, src.MapErrors(err))
 	}
 	refl, ok := mod.Reflection()
 	if !ok {
@@ -134,7 +134,7 @@ func (k *Kernel) pipeline(consts constSet) (*Pipeline, error) {
 	}
 	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts.Map()})
 	if err != nil {
-		return nil, k.src.mapErrors(label, err)
+		return nil, fmt.Errorf("kernel %s: %w", label, k.src.MapErrors(err))
 	}
 	// The compiler computed the workgroup size with these constants (override-expressions included).
 	wg, ok := cp.WorkgroupSize()

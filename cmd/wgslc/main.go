@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -50,15 +51,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	in := fs.Arg(0)
-	src, err := os.ReadFile(in)
+	// Include lines (wgsl.IncludeDirective) name files relative to the
+	// input's folder, as this project's kernels include shaders/include/.
+	dir := filepath.Dir(in)
+	src, err := wgsl.Expand(os.DirFS(dir), filepath.Base(in))
 	if err != nil {
-		fmt.Fprintf(stderr, "wgslc: %v\n", err)
+		fmt.Fprintf(stderr, "wgslc: %s: %v\n", dir, err)
 		return 1
 	}
-	m, err := wgsl.Compile(in, string(src), wgsl.Options{})
+	m, err := wgsl.Compile(in, src.Text, wgsl.Options{})
 	if err != nil {
 		var list wgsl.ErrorList
-		if errors.As(err, &list) {
+		if errors.As(src.MapErrors(err), &list) {
+			for _, d := range list { // the files as the user names them
+				if d.File == filepath.Base(in) {
+					d.File = in
+				} else {
+					d.File = filepath.Join(dir, filepath.FromSlash(d.File))
+				}
+			}
 			fmt.Fprint(stderr, list.Pretty())
 		} else {
 			fmt.Fprintf(stderr, "wgslc: %v\n", err)

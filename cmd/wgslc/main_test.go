@@ -126,3 +126,39 @@ func TestEntry(t *testing.T) {
 		t.Errorf("--entry nope: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// Include lines are resolved from the input's folder (as the project's
+// kernels include shaders/include/*.wgsl), the project's own kernels
+// compile, and an error in an included file names that file and its line.
+func TestIncludes(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	out := filepath.Join(t.TempDir(), "m.spv")
+	if code := run([]string{"-o", out, "../../shaders/matmul_shared.wgsl"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("the project's matmul_shared.wgsl: exit %d: %s", code, stderr.String())
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "inc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k := filepath.Join(dir, "k.wgsl")
+	files := map[string]string{
+		k: "//#include \"inc/h.wgsl\"\n@compute @workgroup_size(1) fn main() { let x: u32 = g(); }\n",
+		filepath.Join(dir, "inc", "h.wgsl"): "fn g() -> u32 {\n  return nope;\n}\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stderr.Reset()
+	if code := run([]string{k}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), filepath.Join(dir, "inc", "h.wgsl")+":2:") {
+		t.Errorf("exit %d: %s, want the error at %s:2", code, stderr.String(), filepath.Join(dir, "inc", "h.wgsl"))
+	}
+	if err := os.Remove(filepath.Join(dir, "inc", "h.wgsl")); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run([]string{k}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), `k.wgsl:1: include "inc/h.wgsl"`) {
+		t.Errorf("a missing include: exit %d: %s", code, stderr.String())
+	}
+}
