@@ -142,7 +142,7 @@ func TestIncludes(t *testing.T) {
 	}
 	k := filepath.Join(dir, "k.wgsl")
 	files := map[string]string{
-		k: "//#include \"inc/h.wgsl\"\n@compute @workgroup_size(1) fn main() { let x: u32 = g(); }\n",
+		k:                                   "//#include \"inc/h.wgsl\"\n@compute @workgroup_size(1) fn main() { let x: u32 = g(); }\n",
 		filepath.Join(dir, "inc", "h.wgsl"): "fn g() -> u32 {\n  return nope;\n}\n",
 	}
 	for name, text := range files {
