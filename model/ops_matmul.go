@@ -137,13 +137,9 @@ func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, 
 			s := scratch[i*mmCols:][:cn]
 			o := out[(r0+i)*OC+c0:][:cn]
 			if residual {
-				for j, v := range s {
-					o[j] += v + b[j]
-				}
+				accBias(o, s, b) // o += s + b
 			} else {
-				for j, v := range s {
-					o[j] = v + b[j]
-				}
+				addBias(o, s, b) // o = s + b
 			}
 		}
 	})
