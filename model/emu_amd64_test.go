@@ -246,8 +246,8 @@ func TestAVX512KernelsRun(t *testing.T) {
 		"rmsnormRow":   func() { rmsnormRow(out[:40], a[:40], b[:40], 1e-5) },
 		"layernormRow": func() { layernormRow(out[:40], a[:40], b[:40], b[40:80], 1e-5) },
 		"rotateHalves": func() { rotateHalves(a[:40], a[40:80], b[:40], b[40:80]) },
-		"addBias":      func() { addBias(out[:40], a[:40], b[:40]) },
-		"accBias":      func() { accBias(out[:40], a[:40], b[:40]) },
+		"addBias":      func() { addBias(out, 40, a, 40, b, 5, 40) },
+		"accBias":      func() { accBias(out, 40, a, 40, b, 5, 40) },
 	} {
 		before := emuSteps.Load()
 		run()

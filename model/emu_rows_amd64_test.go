@@ -84,16 +84,35 @@ func emuRows(look func(any) x86emu.Func, r *vecRowKernels) *vecRowKernels {
 		emuFunc[func(o, x, w *float32, n int, s float32)](look(r.scaleMulRow)),
 		emuFunc[func(o, x, w, b *float32, n int, m, s float32)](look(r.normAffineRow)),
 		emuFunc[func(x1, x2, c, s *float32, n int)](look(r.rotateRow)),
-		emuFunc[func(o, v, b *float32, n int)](look(r.addBiasRow)),
-		emuFunc[func(o, v, b *float32, n int)](look(r.accBiasRow)),
+		emuFunc[func(o *float32, ldo int, v *float32, ldv int, b *float32, rows, n int)](look(r.addBiasRows)),
+		emuFunc[func(o *float32, ldo int, v *float32, ldv int, b *float32, rows, n int)](look(r.accBiasRows)),
 	}
 }
 
-// rowKernelNames are the row kernels' names (without the isa) and, for the
-// harness, how many of their first pointer arguments they write.
-var rowKernelNames = map[string]int{
-	"sumRow": 0, "sumSqDevRow": 0, "scaleMulRow": 1, "normAffineRow": 1, "rotateRow": 2,
-	"addBiasRow": 1, "accBiasRow": 1, "roundBF16Row": 1,
+// rowSpec says how the harness calls a row kernel at length n: its int
+// arguments in order (nil: n), the length of each pointer argument (nil: n
+// each), how many of its first pointer arguments it writes, and which of
+// their elements it may write (nil: the first n - n%lanes); the others must
+// keep their values.
+type rowSpec struct {
+	writes  int
+	ints    func(n int) []int
+	lens    func(n int) []int
+	covered func(i, n, lanes int) bool
+}
+
+// biasRowsSpec calls the bias kernels on 3 rows with gaps between them.
+var biasRowsSpec = rowSpec{
+	writes:  1,
+	ints:    func(n int) []int { return []int{n + 3, n + 1, 3, n} }, // ldo, ldv, rows, n
+	lens:    func(n int) []int { return []int{2*(n+3) + n, 2*(n+1) + n, n} },
+	covered: func(i, n, lanes int) bool { return i%(n+3) < n-n%lanes },
+}
+
+// rowKernelSpecs are the row kernels by name (without the isa).
+var rowKernelSpecs = map[string]rowSpec{
+	"sumRow": {}, "sumSqDevRow": {}, "scaleMulRow": {writes: 1}, "normAffineRow": {writes: 1}, "rotateRow": {writes: 2},
+	"addBiasRows": biasRowsSpec, "accBiasRows": biasRowsSpec, "roundBF16Row": {writes: 1},
 }
 
 // rowKernelsOf lists set's row kernels by name, for the emulator tables.
@@ -101,7 +120,7 @@ func rowKernelsOf(r *vecRowKernels, isa string) map[string]any {
 	return map[string]any{
 		"sumRow" + isa: r.sumRow, "sumSqDevRow" + isa: r.sumSqDevRow, "scaleMulRow" + isa: r.scaleMulRow,
 		"normAffineRow" + isa: r.normAffineRow, "rotateRow" + isa: r.rotateRow,
-		"addBiasRow" + isa: r.addBiasRow, "accBiasRow" + isa: r.accBiasRow,
+		"addBiasRows" + isa: r.addBiasRows, "accBiasRows" + isa: r.accBiasRows,
 	}
 }
 
@@ -134,10 +153,11 @@ var bf16Specials = []uint32{
 // It reports false for a kernel that is not a row kernel.
 func checkEmuRowKernel(t *testing.T, r *rand.Rand, f x86emu.Func, name string, kernel any, lanes int, native bool) bool {
 	base := strings.TrimSuffix(strings.TrimSuffix(name, "AVX512"), "AVX2")
-	writes, ok := rowKernelNames[base]
+	spec, ok := rowKernelSpecs[base]
 	if !ok {
 		return false
 	}
+	writes := spec.writes
 	if base == "roundBF16Row" {
 		native = native && hasBF16Kernels()
 	}
@@ -145,6 +165,17 @@ func checkEmuRowKernel(t *testing.T, r *rand.Rand, f x86emu.Func, name string, k
 	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 41, 64, 100, 768} {
 		// Every pointer argument is a row of n elements; the emulated and
 		// the native call get copies.
+		ints, lens := []int{n}, make([]int, ft.NumIn())
+		for i := range lens {
+			lens[i] = n
+		}
+		if spec.ints != nil {
+			ints, lens = spec.ints(n), spec.lens(n)
+		}
+		covered := func(i int) bool { return i < n-n%lanes }
+		if spec.covered != nil {
+			covered = func(i int) bool { return spec.covered(i, n, lanes) }
+		}
 		var in [][]float32
 		var out16 [2][]uint16
 		var args [2][]reflect.Value
@@ -161,7 +192,8 @@ func checkEmuRowKernel(t *testing.T, r *rand.Rand, f x86emu.Func, name string, k
 				}
 				regions = append(regions, region(out16[0][:n], true))
 			case pt == reflect.TypeFor[*float32]():
-				x := mixedVec(r, max(n, 1))
+				size := lens[len(in)]
+				x := mixedVec(r, max(size, 1))
 				if base == "roundBF16Row" {
 					for j := range x {
 						switch r.IntN(4) {
@@ -177,11 +209,12 @@ func checkEmuRowKernel(t *testing.T, r *rand.Rand, f x86emu.Func, name string, k
 					c := append([]float32(nil), x...)
 					args[k] = append(args[k], reflect.ValueOf(&c[0]))
 					if k == 0 {
-						regions = append(regions, region(c[:n], i < writes))
+						regions = append(regions, region(c[:size], i < writes))
 					}
 				}
 			case pt.Kind() == reflect.Int:
-				v := reflect.ValueOf(n)
+				v := reflect.ValueOf(ints[0])
+				ints = ints[1:]
 				args[0], args[1] = append(args[0], v), append(args[1], v)
 			case pt.Kind() == reflect.Float32:
 				v := reflect.ValueOf(mixed(r))
@@ -213,19 +246,20 @@ func checkEmuRowKernel(t *testing.T, r *rand.Rand, f x86emu.Func, name string, k
 			}
 		}
 		if !native {
-			tail := n - n%lanes
 			for i := range writes {
 				if base == "roundBF16Row" {
-					for j := tail; j < n; j++ {
-						if out16[0][j] != 0x4242 {
+					for j := range n {
+						if !covered(j) && out16[0][j] != 0x4242 {
 							t.Fatalf("n=%d: wrote dst[%d], past the last whole vector", n, j)
 						}
 					}
 					continue
 				}
-				p := (*float32)(args[0][i].UnsafePointer())
-				if j := sameBits(unsafe.Slice(p, n)[tail:], in[i][tail:n]); j >= 0 {
-					t.Fatalf("n=%d: wrote argument %d's element %d, past the last whole vector", n, i, tail+j)
+				got := unsafe.Slice((*float32)(args[0][i].UnsafePointer()), len(in[i]))
+				for j, v := range in[i] {
+					if !covered(j) && math.Float32bits(got[j]) != math.Float32bits(v) {
+						t.Fatalf("n=%d: wrote argument %d's element %d, outside the whole vectors", n, i, j)
+					}
 				}
 			}
 			continue
@@ -245,8 +279,8 @@ func checkEmuRowKernel(t *testing.T, r *rand.Rand, f x86emu.Func, name string, k
 				}
 				continue
 			}
-			g := unsafe.Slice((*float32)(args[0][i].UnsafePointer()), n)
-			w := unsafe.Slice((*float32)(args[1][i].UnsafePointer()), n)
+			g := unsafe.Slice((*float32)(args[0][i].UnsafePointer()), len(in[i]))
+			w := unsafe.Slice((*float32)(args[1][i].UnsafePointer()), len(in[i]))
 			if j := sameBits(g, w); j >= 0 {
 				t.Errorf("n=%d: argument %d's element %d emulated %v, native %v", n, i, j, g[j], w[j])
 			}
@@ -286,9 +320,9 @@ func TestEmulatedRowKernels(t *testing.T) {
 			x1, x2 := append([]float32(nil), x...), append([]float32(nil), w...)
 			k.rotateRow(x1, x2, c, s)
 			out = append(append(out, x1...), x2...)
-			k.addBiasRow(o, x, b)
+			k.addBiasRows(o, 0, x, 0, b, 1, n)
 			out = append(out, o...)
-			k.accBiasRow(o, w, b)
+			k.accBiasRows(o, 0, w, 0, b, 1, n)
 			return append(out, o...)
 		}
 		got, want := run(emu), run(gen)

@@ -1967,15 +1967,25 @@ done:
 	VZEROUPPER
 	RET
 
-// func addBiasRowAVX2(o *float32, v *float32, b *float32, n int)
+// func addBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 // Requires: AVX
-TEXT ·addBiasRowAVX2(SB), NOSPLIT, $0-32
-	MOVQ n+24(FP), CX
+TEXT ·addBiasRowsAVX2(SB), NOSPLIT, $0-56
+	MOVQ n+48(FP), CX
 	ANDQ $-8, CX
 	XORQ AX, AX
 	MOVQ o+0(FP), DX
-	MOVQ v+8(FP), BX
-	MOVQ b+16(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ b+32(FP), SI
+	MOVQ ldo+8(FP), DI
+	SHLQ $0x02, DI
+	MOVQ ldv+24(FP), R8
+	SHLQ $0x02, R8
+	MOVQ rows+40(FP), R9
+
+row:
+	CMPQ R9, $0x00000000
+	JLE  end
+	XORQ AX, AX
 
 loop:
 	CMPQ    AX, CX
@@ -1987,18 +1997,34 @@ loop:
 	JMP     loop
 
 done:
+	ADDQ DI, DX
+	ADDQ R8, BX
+	DECQ R9
+	JMP  row
+
+end:
 	VZEROUPPER
 	RET
 
-// func accBiasRowAVX2(o *float32, v *float32, b *float32, n int)
+// func accBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 // Requires: AVX
-TEXT ·accBiasRowAVX2(SB), NOSPLIT, $0-32
-	MOVQ n+24(FP), CX
+TEXT ·accBiasRowsAVX2(SB), NOSPLIT, $0-56
+	MOVQ n+48(FP), CX
 	ANDQ $-8, CX
 	XORQ AX, AX
 	MOVQ o+0(FP), DX
-	MOVQ v+8(FP), BX
-	MOVQ b+16(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ b+32(FP), SI
+	MOVQ ldo+8(FP), DI
+	SHLQ $0x02, DI
+	MOVQ ldv+24(FP), R8
+	SHLQ $0x02, R8
+	MOVQ rows+40(FP), R9
+
+row:
+	CMPQ R9, $0x00000000
+	JLE  end
+	XORQ AX, AX
 
 loop:
 	CMPQ    AX, CX
@@ -2011,6 +2037,12 @@ loop:
 	JMP     loop
 
 done:
+	ADDQ DI, DX
+	ADDQ R8, BX
+	DECQ R9
+	JMP  row
+
+end:
 	VZEROUPPER
 	RET
 
@@ -3985,15 +4017,25 @@ done:
 	VZEROUPPER
 	RET
 
-// func addBiasRowAVX512(o *float32, v *float32, b *float32, n int)
+// func addBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 // Requires: AVX, AVX512F
-TEXT ·addBiasRowAVX512(SB), NOSPLIT, $0-32
-	MOVQ n+24(FP), CX
+TEXT ·addBiasRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ n+48(FP), CX
 	ANDQ $-16, CX
 	XORQ AX, AX
 	MOVQ o+0(FP), DX
-	MOVQ v+8(FP), BX
-	MOVQ b+16(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ b+32(FP), SI
+	MOVQ ldo+8(FP), DI
+	SHLQ $0x02, DI
+	MOVQ ldv+24(FP), R8
+	SHLQ $0x02, R8
+	MOVQ rows+40(FP), R9
+
+row:
+	CMPQ R9, $0x00000000
+	JLE  end
+	XORQ AX, AX
 
 loop:
 	CMPQ    AX, CX
@@ -4005,18 +4047,34 @@ loop:
 	JMP     loop
 
 done:
+	ADDQ DI, DX
+	ADDQ R8, BX
+	DECQ R9
+	JMP  row
+
+end:
 	VZEROUPPER
 	RET
 
-// func accBiasRowAVX512(o *float32, v *float32, b *float32, n int)
+// func accBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 // Requires: AVX, AVX512F
-TEXT ·accBiasRowAVX512(SB), NOSPLIT, $0-32
-	MOVQ n+24(FP), CX
+TEXT ·accBiasRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ n+48(FP), CX
 	ANDQ $-16, CX
 	XORQ AX, AX
 	MOVQ o+0(FP), DX
-	MOVQ v+8(FP), BX
-	MOVQ b+16(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ b+32(FP), SI
+	MOVQ ldo+8(FP), DI
+	SHLQ $0x02, DI
+	MOVQ ldv+24(FP), R8
+	SHLQ $0x02, R8
+	MOVQ rows+40(FP), R9
+
+row:
+	CMPQ R9, $0x00000000
+	JLE  end
+	XORQ AX, AX
 
 loop:
 	CMPQ    AX, CX
@@ -4029,6 +4087,12 @@ loop:
 	JMP     loop
 
 done:
+	ADDQ DI, DX
+	ADDQ R8, BX
+	DECQ R9
+	JMP  row
+
+end:
 	VZEROUPPER
 	RET
 

@@ -134,15 +134,15 @@ func normAffineRowAVX2(o *float32, x *float32, w *float32, b *float32, n int, m 
 //go:noescape
 func rotateRowAVX2(x1 *float32, x2 *float32, c *float32, s *float32, n int)
 
-// addBiasRowAVX2 sets o[i] = v[i] + b[i] for i < n - n%8.
+// addBiasRowsAVX2 sets o[r*ldo+j] = v[r*ldv+j] + b[j] for r < rows, j < n - n%8.
 //
 //go:noescape
-func addBiasRowAVX2(o *float32, v *float32, b *float32, n int)
+func addBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 
-// accBiasRowAVX2 sets o[i] = o[i] + (v[i] + b[i]) for i < n - n%8.
+// accBiasRowsAVX2 sets o[r*ldo+j] = o[r*ldo+j] + (v[r*ldv+j] + b[j]) for r < rows, j < n - n%8.
 //
 //go:noescape
-func accBiasRowAVX2(o *float32, v *float32, b *float32, n int)
+func accBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 
 // dot4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes).
 //
@@ -274,15 +274,15 @@ func normAffineRowAVX512(o *float32, x *float32, w *float32, b *float32, n int, 
 //go:noescape
 func rotateRowAVX512(x1 *float32, x2 *float32, c *float32, s *float32, n int)
 
-// addBiasRowAVX512 sets o[i] = v[i] + b[i] for i < n - n%16.
+// addBiasRowsAVX512 sets o[r*ldo+j] = v[r*ldv+j] + b[j] for r < rows, j < n - n%16.
 //
 //go:noescape
-func addBiasRowAVX512(o *float32, v *float32, b *float32, n int)
+func addBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 
-// accBiasRowAVX512 sets o[i] = o[i] + (v[i] + b[i]) for i < n - n%16.
+// accBiasRowsAVX512 sets o[r*ldo+j] = o[r*ldo+j] + (v[r*ldv+j] + b[j]) for r < rows, j < n - n%16.
 //
 //go:noescape
-func accBiasRowAVX512(o *float32, v *float32, b *float32, n int)
+func accBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 
 // roundBF16RowAVX512 sets dst[i] to x[i] rounded to bf16 (VCVTNEPS2BF16: nearest even, denormals to zero, NaNs quieted) for i < n - n%16.
 //

@@ -133,14 +133,10 @@ func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, 
 		} else {
 			b = zeros[:cn]
 		}
-		for i := range rn {
-			s := scratch[i*mmCols:][:cn]
-			o := out[(r0+i)*OC+c0:][:cn]
-			if residual {
-				accBias(o, s, b) // o += s + b
-			} else {
-				addBias(o, s, b) // o = s + b
-			}
+		if residual {
+			accBias(out[r0*OC+c0:], OC, scratch, mmCols, b, rn, cn) // out += scratch + b
+		} else {
+			addBias(out[r0*OC+c0:], OC, scratch, mmCols, b, rn, cn) // out = scratch + b
 		}
 	})
 }

@@ -25,21 +25,26 @@ import "math"
 // sum on some architectures.
 
 // rowKernels are one kernel set's row operations (see above). The slices
-// are as long as x (or v, x1) wherever the callers below pass them.
+// are as long as x (or x1) wherever the callers below pass them; the bias
+// kernels' rows are checked by checkRows.
 type rowKernels struct {
 	sumRow        func(x []float32) float64                // Σ float64(x[i])
 	sumSqDevRow   func(x []float32, m float64) float64     // Σ (float64(x[i]) - m)²
 	scaleMulRow   func(o, x, w []float32, s float32)       // o[i] = (x[i]·s)·w[i]
 	normAffineRow func(o, x, w, b []float32, m, s float32) // o[i] = ((x[i]-m)·s)·w[i] + b[i]
 	rotateRow     func(x1, x2, c, s []float32)             // rotate-half rotary embedding
-	addBiasRow    func(o, v, b []float32)                  // o[i] = v[i] + b[i]
-	accBiasRow    func(o, v, b []float32)                  // o[i] += v[i] + b[i]
+	addBiasRows   biasRowsKernel                           // o[r*ldo+j] = v[r*ldv+j] + b[j]
+	accBiasRows   biasRowsKernel                           // o[r*ldo+j] += v[r*ldv+j] + b[j]
 }
+
+// biasRowsKernel is the signature of the epilogue kernels: rows rows of n
+// elements of o (row stride ldo) and of v (ldv), with bias b (n).
+type biasRowsKernel = func(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int)
 
 // genericRowKernels are the portable row kernels.
 var genericRowKernels = rowKernels{
 	sumRowGeneric, sumSqDevRowGeneric, scaleMulRowGeneric, normAffineRowGeneric, rotateRowGeneric,
-	addBiasRowGeneric, accBiasRowGeneric,
+	addBiasRowsGeneric, accBiasRowsGeneric,
 }
 
 // rmsnormRow sets o = x·rstd·w with rstd = 1/sqrt(mean(x²) + eps); o may be
@@ -78,16 +83,29 @@ func rotateHalves(x1, x2, c, s []float32) {
 	kern.rotateRow(x1, x2[:n], c[:n], s[:n])
 }
 
-// addBias sets o = v + b (o, b at least as long as v).
-func addBias(o, v, b []float32) {
-	n := len(v)
-	kern.addBiasRow(o[:n], v, b[:n])
+// addBias sets o[r*ldo+j] = v[r*ldv+j] + b[j] for r < rows, j < n: the
+// epilogue of a matmul tile (v) with a bias.
+func addBias(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int) {
+	if rows > 0 && n > 0 {
+		checkRows(o, ldo, v, ldv, b, rows, n)
+		kern.addBiasRows(o, ldo, v, ldv, b, rows, n)
+	}
 }
 
-// accBias sets o += v + b: the sum v + b first, then added to o.
-func accBias(o, v, b []float32) {
-	n := len(v)
-	kern.accBiasRow(o[:n], v, b[:n])
+// accBias sets o[r*ldo+j] += v[r*ldv+j] + b[j] for r < rows, j < n, the
+// sum with the bias first, then added to o: the epilogue of a matmul tile
+// with a bias and the residual add.
+func accBias(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int) {
+	if rows > 0 && n > 0 {
+		checkRows(o, ldo, v, ldv, b, rows, n)
+		kern.accBiasRows(o, ldo, v, ldv, b, rows, n)
+	}
+}
+
+// checkRows panics unless o and v hold rows rows of n elements at their
+// strides and b n elements (the kernels check no bounds).
+func checkRows(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int) {
+	_, _, _ = o[(rows-1)*ldo+n-1], v[(rows-1)*ldv+n-1], b[n-1]
 }
 
 // reduce8 adds eight float64 lanes in the fixed tree of the sums.
@@ -167,18 +185,24 @@ func rotateRowGeneric(x1, x2, c, s []float32) {
 	}
 }
 
-// addBiasRowGeneric sets o[i] = v[i] + b[i].
-func addBiasRowGeneric(o, v, b []float32) {
-	o, b = o[:len(v)], b[:len(v)]
-	for i, x := range v {
-		o[i] = x + b[i]
+// addBiasRowsGeneric sets o[r*ldo+j] = v[r*ldv+j] + b[j].
+func addBiasRowsGeneric(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int) {
+	b = b[:n]
+	for r := range rows {
+		o, v := o[r*ldo:][:n], v[r*ldv:][:n]
+		for j, x := range v {
+			o[j] = x + b[j]
+		}
 	}
 }
 
-// accBiasRowGeneric sets o[i] += v[i] + b[i].
-func accBiasRowGeneric(o, v, b []float32) {
-	o, b = o[:len(v)], b[:len(v)]
-	for i, x := range v {
-		o[i] += x + b[i]
+// accBiasRowsGeneric sets o[r*ldo+j] += v[r*ldv+j] + b[j].
+func accBiasRowsGeneric(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int) {
+	b = b[:n]
+	for r := range rows {
+		o, v := o[r*ldo:][:n], v[r*ldv:][:n]
+		for j, x := range v {
+			o[j] += x + b[j]
+		}
 	}
 }

@@ -7,13 +7,13 @@ package model
 // n - n%lanes elements (n - n%8 for the sums); the methods below do the rest
 // with the portable code's operations, in the same order.
 type vecRowKernels struct {
-	lanes                  int
-	sumRow                 func(x *float32, n int) float64
-	sumSqDevRow            func(x *float32, n int, m float64) float64
-	scaleMulRow            func(o, x, w *float32, n int, s float32)
-	normAffineRow          func(o, x, w, b *float32, n int, m, s float32)
-	rotateRow              func(x1, x2, c, s *float32, n int)
-	addBiasRow, accBiasRow func(o, v, b *float32, n int)
+	lanes                    int
+	sumRow                   func(x *float32, n int) float64
+	sumSqDevRow              func(x *float32, n int, m float64) float64
+	scaleMulRow              func(o, x, w *float32, n int, s float32)
+	normAffineRow            func(o, x, w, b *float32, n int, m, s float32)
+	rotateRow                func(x1, x2, c, s *float32, n int)
+	addBiasRows, accBiasRows func(o *float32, ldo int, v *float32, ldv int, b *float32, rows, n int)
 }
 
 // rowsAVX2 and rowsAVX512 are the vector sets' row kernels (the tests
@@ -21,17 +21,17 @@ type vecRowKernels struct {
 var (
 	rowsAVX2 = &vecRowKernels{
 		8, sumRowAVX2, sumSqDevRowAVX2, scaleMulRowAVX2, normAffineRowAVX2, rotateRowAVX2,
-		addBiasRowAVX2, accBiasRowAVX2,
+		addBiasRowsAVX2, accBiasRowsAVX2,
 	}
 	rowsAVX512 = &vecRowKernels{
 		16, sumRowAVX512, sumSqDevRowAVX512, scaleMulRowAVX512, normAffineRowAVX512, rotateRowAVX512,
-		addBiasRowAVX512, accBiasRowAVX512,
+		addBiasRowsAVX512, accBiasRowsAVX512,
 	}
 )
 
 // table is r's part of a kernel table.
 func (r *vecRowKernels) table() rowKernels {
-	return rowKernels{r.sumRowFn, r.sumSqDevRowFn, r.scaleMulRowFn, r.normAffineRowFn, r.rotateRowFn, r.addBiasRowFn, r.accBiasRowFn}
+	return rowKernels{r.sumRowFn, r.sumSqDevRowFn, r.scaleMulRowFn, r.normAffineRowFn, r.rotateRowFn, r.addBiasRowsFn, r.accBiasRowsFn}
 }
 
 // whole is the number of x's first elements the kernels cover: n - n%w.
@@ -56,7 +56,7 @@ func (r *vecRowKernels) sumSqDevRowFn(x []float32, m float64) float64 {
 }
 
 // The assembly checks no bounds: the element-wise kernels first cut (and so
-// check) their other slices to the length of x (or v, x1).
+// check) their other slices to the length of x (or x1).
 
 func (r *vecRowKernels) scaleMulRowFn(o, x, w []float32, s float32) {
 	o, w = o[:len(x)], w[:len(x)]
@@ -85,20 +85,24 @@ func (r *vecRowKernels) rotateRowFn(x1, x2, c, s []float32) {
 	rotateRowGeneric(x1[n:], x2[n:], c[n:], s[n:])
 }
 
-func (r *vecRowKernels) addBiasRowFn(o, v, b []float32) {
-	o, b = o[:len(v)], b[:len(v)]
-	n := whole(len(v), r.lanes)
-	if n > 0 {
-		r.addBiasRow(&o[0], &v[0], &b[0], n)
+// The bias kernels take o, v and b checked by their callers (checkRows).
+
+func (r *vecRowKernels) addBiasRowsFn(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int) {
+	w := whole(n, r.lanes)
+	if w > 0 {
+		r.addBiasRows(&o[0], ldo, &v[0], ldv, &b[0], rows, w)
 	}
-	addBiasRowGeneric(o[n:], v[n:], b[n:])
+	if w < n {
+		addBiasRowsGeneric(o[w:], ldo, v[w:], ldv, b[w:], rows, n-w)
+	}
 }
 
-func (r *vecRowKernels) accBiasRowFn(o, v, b []float32) {
-	o, b = o[:len(v)], b[:len(v)]
-	n := whole(len(v), r.lanes)
-	if n > 0 {
-		r.accBiasRow(&o[0], &v[0], &b[0], n)
+func (r *vecRowKernels) accBiasRowsFn(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int) {
+	w := whole(n, r.lanes)
+	if w > 0 {
+		r.accBiasRows(&o[0], ldo, &v[0], ldv, &b[0], rows, w)
 	}
-	accBiasRowGeneric(o[n:], v[n:], b[n:])
+	if w < n {
+		accBiasRowsGeneric(o[w:], ldo, v[w:], ldv, b[w:], rows, n-w)
+	}
 }

@@ -257,28 +257,43 @@ func TestRotateRows(t *testing.T) {
 	}
 }
 
-// The matmul epilogue: o = v + b and o += v + b, every kernel set giving
-// the portable bits (zero signs included: -0 + 0 is +0 in each), and the
-// portable results within 2⁻²³ of |v| + |b| + |o| of the float64 sums.
+// The matmul epilogue on 3 rows with gaps between them: o = v + b and o +=
+// v + b, every kernel set giving the portable bits (zero signs included:
+// -0 + 0 is +0 in each) and leaving the gaps alone, and the portable results
+// within 2⁻²³ of |v| + |b| + |o| of the float64 sums.
 func TestBiasRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(77, 78))
+	const rows = 3
 	for _, cl := range rowClasses {
 		for _, n := range rowLengths {
-			v, b, o := rowOf(r, n, cl.gen), rowOf(r, n, cl.gen), rowOf(r, n, cl.gen)
-			add := func() []float32 { out := append([]float32(nil), o...); addBias(out, v, b); return out }
-			acc := func() []float32 { out := append([]float32(nil), o...); accBias(out, v, b); return out }
+			ldo, ldv := n+5, n+2
+			v, b, o := rowOf(r, (rows-1)*ldv+n, cl.gen), rowOf(r, n, cl.gen), rowOf(r, (rows-1)*ldo+n, cl.gen)
+			run := func(f func(o []float32, ldo int, v []float32, ldv int, b []float32, rows, n int)) func() []float32 {
+				return func() []float32 {
+					out := append([]float32(nil), o...)
+					f(out, ldo, v, ldv, b, rows, n)
+					return out
+				}
+			}
 			what := fmt.Sprintf("%s n=%d", cl.name, n)
-			forSets(t, what+" addBias", add)
-			forSets(t, what+" accBias", acc)
-			gotAdd := func() []float32 { defer useKernels(kernelsGeneric)(); return add() }()
-			gotAcc := func() []float32 { defer useKernels(kernelsGeneric)(); return acc() }()
-			for i := range n {
-				fv, fb, fo := float64(v[i]), float64(b[i]), float64(o[i])
+			forSets(t, what+" addBias", run(addBias))
+			forSets(t, what+" accBias", run(accBias))
+			gotAdd := func() []float32 { defer useKernels(kernelsGeneric)(); return run(addBias)() }()
+			gotAcc := func() []float32 { defer useKernels(kernelsGeneric)(); return run(accBias)() }()
+			for i := range o {
+				row, j := i/ldo, i%ldo
+				if j >= n {
+					if math.Float32bits(gotAdd[i]) != math.Float32bits(o[i]) || math.Float32bits(gotAcc[i]) != math.Float32bits(o[i]) {
+						t.Fatalf("%s: wrote o[%d][%d], a gap", what, row, j)
+					}
+					continue
+				}
+				fv, fb, fo := float64(v[row*ldv+j]), float64(b[j]), float64(o[i])
 				if d := math.Abs(float64(gotAdd[i]) - (fv + fb)); d > 0x1p-24*math.Abs(fv+fb) {
-					t.Fatalf("%s: addBias[%d] = %v, want %v", what, i, gotAdd[i], fv+fb)
+					t.Fatalf("%s: addBias[%d][%d] = %v, want %v", what, row, j, gotAdd[i], fv+fb)
 				}
 				if d := math.Abs(float64(gotAcc[i]) - (fo + fv + fb)); d > 0x1p-23*(math.Abs(fv)+math.Abs(fb)+math.Abs(fo)) {
-					t.Fatalf("%s: accBias[%d] = %v, want %v", what, i, gotAcc[i], fo+fv+fb)
+					t.Fatalf("%s: accBias[%d][%d] = %v, want %v", what, row, j, gotAcc[i], fo+fv+fb)
 				}
 			}
 		}

@@ -16,13 +16,14 @@ import (
 //   - sumRow, sumSqDevRow: float64 sums of a row in 8 float64 lanes at
 //     either width (AVX2: two YMM registers of 4, AVX-512: one ZMM of 8),
 //     lane l summing the elements i ≡ l (mod 8), reduced by reduce8;
-//   - scaleMulRow, normAffineRow, rotateRow, addBiasRow, accBiasRow:
+//   - scaleMulRow, normAffineRow, rotateRow, addBiasRows, accBiasRows:
 //     element-wise float32 arithmetic, one rounding per operation in a
 //     fixed order, never fused;
 //   - roundBF16RowAVX512: VCVTNEPS2BF16 (AVX512_BF16), written as its bytes.
 //
 // Like the other row kernels they cover the first n - n%8 (sums) or
-// n - n%lanes elements; model's Go code does the rest.
+// n - n%lanes elements (of each row, for the bias kernels, which take a
+// matmul tile's rows with their strides); model's Go code does the rest.
 
 // rows emits the row kernels of g's isa.
 func (g *gen) rows() {
@@ -31,8 +32,8 @@ func (g *gen) rows() {
 	g.scaleMulRow()
 	g.normAffineRow()
 	g.rotateRow()
-	g.biasRow(false)
-	g.biasRow(true)
+	g.biasRows(false)
+	g.biasRows(true)
 	if g.lanes == 16 {
 		g.roundBF16()
 	}
@@ -225,26 +226,46 @@ func (g *gen) rotateRow() {
 	g.RET()
 }
 
-// biasRow emits addBiasRow{isa}(o, v, b *float32, n int): o[i] = v[i] +
-// b[i], or with acc accBiasRow{isa}: o[i] = o[i] + (v[i] + b[i]) (the
-// epilogue of a matmul with a bias, without and with the residual add).
-func (g *gen) biasRow(acc bool) {
-	name, what := "addBiasRow"+g.name, "v[i] + b[i]"
+// biasRows emits addBiasRows{isa}(o *float32, ldo int, v *float32, ldv int,
+// b *float32, rows, n int): o[r*ldo+j] = v[r*ldv+j] + b[j], or with acc
+// accBiasRows{isa}: o[r*ldo+j] = o[r*ldo+j] + (v[r*ldv+j] + b[j]), for r <
+// rows and j < n - n%lanes (the epilogue of a matmul tile with a bias,
+// without and with the residual add).
+func (g *gen) biasRows(acc bool) {
+	name, what := "addBiasRows"+g.name, "v[r*ldv+j] + b[j]"
 	if acc {
-		name, what = "accBiasRow"+g.name, "o[i] + (v[i] + b[i])"
+		name, what = "accBiasRows"+g.name, "o[r*ldo+j] + (v[r*ldv+j] + b[j])"
 	}
-	i, n := g.rowFunc(name, "func(o *float32, v *float32, b *float32, n int)",
-		fmt.Sprintf("%s sets o[i] = %s for i < n - n%%%d.", name, what, g.lanes), g.lanes)
+	j, n := g.rowFunc(name, "func(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)",
+		fmt.Sprintf("%s sets o[r*ldo+j] = %s for r < rows, j < n - n%%%d.", name, what, g.lanes), g.lanes)
 	o, v, b := g.pointer("o"), g.pointer("v"), g.pointer("b")
-	g.loop(i, n, g.lanes, func() {
+	ldo, ldv, rows := g.GP64(), g.GP64(), g.GP64()
+	for _, p := range []struct {
+		name string
+		r    reg.GPVirtual
+	}{{"ldo", ldo}, {"ldv", ldv}} {
+		g.Load(g.Param(p.name), p.r)
+		g.SHLQ(operand.U8(2), p.r)
+	}
+	g.Load(g.Param("rows"), rows)
+	g.Label("row")
+	g.CMPQ(rows, operand.U32(0))
+	g.JLE(operand.LabelRef("end"))
+	g.XORQ(j, j)
+	g.loop(j, n, g.lanes, func() {
 		t := g.vec()
-		g.VMOVUPS(at4(v, i), t)
-		g.VADDPS(at4(b, i), t, t)
+		g.VMOVUPS(at4(v, j), t)
+		g.VADDPS(at4(b, j), t, t)
 		if acc {
-			g.VADDPS(at4(o, i), t, t)
+			g.VADDPS(at4(o, j), t, t)
 		}
-		g.VMOVUPS(t, at4(o, i))
+		g.VMOVUPS(t, at4(o, j))
 	})
+	g.ADDQ(ldo, o)
+	g.ADDQ(ldv, v)
+	g.DECQ(rows)
+	g.JMP(operand.LabelRef("row"))
+	g.Label("end")
 	g.VZEROUPPER()
 	g.RET()
 }
