@@ -40,12 +40,16 @@ import "math"
 // NaN is truncated with its quiet bit (bit 6 of the bf16) set, keeping its
 // sign and the upper bits of its payload; a float32 subnormal (or zero)
 // becomes a zero of its sign, where IEEE rounding would give a bf16
-// subnormal (bf16 has float32's exponent range, so it holds them). Flushing
-// them loses nothing the products could see: VDPBF16PS reads bf16
-// subnormals as zero (DAZ) and its portable model likewise (bf16In), so
-// a rounded subnormal and a flushed one give the same products and sums
-// bit for bit. Following the hardware makes the portable rounding and the
-// vector one (roundBF16AVX512) one function.
+// subnormal (bf16 has float32's exponent range), or 2⁻¹²⁶ for the largest
+// ones. The flush changes the products almost nowhere:
+// the rounded values only feed VDPBF16PS, which reads a bf16 subnormal as
+// zero (DAZ; bf16In models it), so an IEEE-rounded subnormal would give
+// the same products and sums bit for bit; only an input within 2⁻¹³⁴ of
+// 2⁻¹²⁶, which IEEE rounding would lift to the smallest normal, contributes
+// 0 instead of 2⁻¹²⁶·w to its dot products, below half a float32 ulp of any
+// sum larger than about 2⁻¹⁰²·|w|. Following the hardware makes the portable
+// rounding and the vector one (roundBF16AVX512) one function, so the bf16
+// mode's results do not depend on which of them ran.
 func bf16Round(x float32) uint16 {
 	b := math.Float32bits(x)
 	switch {

@@ -34,7 +34,8 @@ func (r *vecRowKernels) table() rowKernels {
 	return rowKernels{r.sumRowFn, r.sumSqDevRowFn, r.scaleMulRowFn, r.normAffineRowFn, r.rotateRowFn, r.addBiasRowsFn, r.accBiasRowsFn}
 }
 
-// whole is the number of x's first elements the kernels cover: n - n%w.
+// whole is n rounded down to a multiple of w (a power of 2): how many
+// elements the kernels cover.
 func whole(n, w int) int { return n &^ (w - 1) }
 
 func (r *vecRowKernels) sumRowFn(x []float32) float64 {
