@@ -268,7 +268,7 @@ func slicesContains(s []kernelSet, k kernelSet) bool {
 
 // avx2Kernels are the AVX2 kernels of ops_amd64.s by name, for
 // TestEmulatorMatchesAVX2 (which fails on a kernel missing here).
-var avx2Kernels = with(rowKernelsOf(rowsAVX2, "AVX2"), map[string]any{
+var avx2Kernels = unionOf(rowKernelsOf(rowsAVX2, "AVX2"), map[string]any{
 	"dot3x4AVX2": dot3x4AVX2, "dot1x4AVX2": dot1x4AVX2, "dot1x1AVX2": dot1x1AVX2,
 	"dot3x4F16AVX2": dot3x4F16AVX2, "dot1x4F16AVX2": dot1x4F16AVX2, "dot1x1F16AVX2": dot1x1F16AVX2,
 	"dot3x4BF16AVX2": dot3x4BF16AVX2, "dot1x4BF16AVX2": dot1x4BF16AVX2, "dot1x1BF16AVX2": dot1x1BF16AVX2,
@@ -340,7 +340,7 @@ func TestEmulatorMatchesAVX2(t *testing.T) {
 
 // avx512Kernels are the AVX-512 kernels of ops_amd64.s by name, for
 // TestAVX512KernelsInBounds.
-var avx512Kernels = with(rowKernelsOf(rowsAVX512, "AVX512"), map[string]any{
+var avx512Kernels = unionOf(rowKernelsOf(rowsAVX512, "AVX512"), map[string]any{
 	"dot4x4AVX512": dot4x4AVX512, "dot1x4AVX512": dot1x4AVX512, "dot1x1AVX512": dot1x1AVX512,
 	"dot4x4F16AVX512": dot4x4F16AVX512, "dot1x4F16AVX512": dot1x4F16AVX512, "dot1x1F16AVX512": dot1x1F16AVX512,
 	"dot4x4BF16AVX512": dot4x4BF16AVX512, "dot1x4BF16AVX512": dot1x4BF16AVX512, "dot1x1BF16AVX512": dot1x1BF16AVX512,

@@ -124,8 +124,8 @@ func rowKernelsOf(r *vecRowKernels, isa string) map[string]any {
 	}
 }
 
-// with returns the union of the maps.
-func with(ms ...map[string]any) map[string]any {
+// unionOf returns the union of the maps.
+func unionOf(ms ...map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, m := range ms {
 		for k, v := range m {
@@ -148,8 +148,9 @@ var bf16Specials = []uint32{
 // suffix, kernel the function) emulated on operands of exact size, for
 // every n up to past two vectors of 16 and a few longer, and, if native,
 // natively too, requiring the same bits of every output and result;
-// without native the elements past n - n%lanes (of the outputs) must keep
-// their values. roundBF16RowAVX512 is also held to bf16Round, everywhere.
+// without native the outputs' elements the kernel does not cover (past n -
+// n%lanes, or in the gaps between rows) must keep their values.
+// roundBF16RowAVX512 is also held to bf16Round, everywhere.
 // It reports false for a kernel that is not a row kernel.
 func checkEmuRowKernel(t *testing.T, r *rand.Rand, f x86emu.Func, name string, kernel any, lanes int, native bool) bool {
 	base := strings.TrimSuffix(strings.TrimSuffix(name, "AVX512"), "AVX2")
@@ -163,8 +164,8 @@ func checkEmuRowKernel(t *testing.T, r *rand.Rand, f x86emu.Func, name string, k
 	}
 	ft := reflect.TypeOf(kernel)
 	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 41, 64, 100, 768} {
-		// Every pointer argument is a row of n elements; the emulated and
-		// the native call get copies.
+		// Every pointer argument is a row of n elements (or as spec.lens
+		// says); the emulated and the native call get copies.
 		ints, lens := []int{n}, make([]int, ft.NumIn())
 		for i := range lens {
 			lens[i] = n
