@@ -31,11 +31,25 @@ import "math"
 // computes it, so bf16 results are bit-identical between kernel sets and for
 // any thread count.
 
-// bf16Round returns x rounded to bfloat16 bits: to nearest, ties to even; a
-// NaN stays a (quiet) NaN of the same sign; float32 subnormals become a zero
-// of their sign, as VCVTNEPS2BF16 converts them (VDPBF16PS would read the
-// bf16 subnormal as zero anyway). Values beyond the largest bf16 round to
-// infinity.
+// bf16Round returns x rounded to bfloat16 bits exactly as VCVTNEPS2BF16
+// converts it (Intel SDM vol. 2, VCVTNEPS2BF16, convert_fp32_to_bfloat16:
+// round to nearest even, denormal inputs treated as zero, MXCSR neither
+// consulted nor updated): a normal x rounds to nearest, ties to even, by
+// adding 0x7FFF plus bit 16 to its bits and keeping the upper half, so
+// values beyond the largest bf16 round to infinity and infinities stay; a
+// NaN is truncated with its quiet bit (bit 6 of the bf16) set, keeping its
+// sign and the upper bits of its payload; a float32 subnormal (or zero)
+// becomes a zero of its sign, where IEEE rounding would give a bf16
+// subnormal (bf16 has float32's exponent range), or 2⁻¹²⁶ for the largest
+// ones. The flush changes the products almost nowhere:
+// the rounded values only feed VDPBF16PS, which reads a bf16 subnormal as
+// zero (DAZ; bf16In models it), so an IEEE-rounded subnormal would give
+// the same products and sums bit for bit; only an input within 2⁻¹³⁴ of
+// 2⁻¹²⁶, which IEEE rounding would lift to the smallest normal, contributes
+// 0 instead of 2⁻¹²⁶·w to its dot products, below half a float32 ulp of any
+// sum larger than about 2⁻¹⁰²·|w|. Following the hardware makes the portable
+// rounding and the vector one (roundBF16AVX512) one function, so the bf16
+// mode's results do not depend on which of them ran.
 func bf16Round(x float32) uint16 {
 	b := math.Float32bits(x)
 	switch {
@@ -47,11 +61,19 @@ func bf16Round(x float32) uint16 {
 	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
 }
 
-// bf16RoundRows writes x rounded to bf16 into dst (as long as x).
-func bf16RoundRows(dst []uint16, x []float32) {
+// bf16RoundRows writes x rounded to bf16 (bf16Round) into dst (as long as
+// x) with the bf16 kernels of set: VCVTNEPS2BF16 for bf16AVX512
+// (roundBF16AVX512, whole vectors of 16; the rest as below), the portable
+// loop for the others. Both give bf16Round's bits.
+func bf16RoundRows(set bf16Set, dst []uint16, x []float32) {
 	dst = dst[:len(x)]
-	for i, v := range x {
-		dst[i] = bf16Round(v)
+	n := 0
+	if set == bf16AVX512 && len(x) >= 16 {
+		n = len(x) &^ 15
+		roundBF16AVX512(&dst[0], &x[0], n)
+	}
+	for i, v := range x[n:] {
+		dst[n+i] = bf16Round(v)
 	}
 }
 

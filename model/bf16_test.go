@@ -213,7 +213,9 @@ func TestDPBF16Lane(t *testing.T) {
 
 // bf16Round against its definition: normal values round to 8 significant
 // bits (nearest, even), beyond the largest bf16 to infinity; subnormals to
-// zero; NaNs stay NaNs.
+// zero; NaNs are truncated and quieted, as VCVTNEPS2BF16 does (the
+// hardware's bits are checked in TestAVX512KernelsInBounds where the CPU
+// has AVX512_BF16).
 func TestBF16Round(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 200000 {
@@ -224,11 +226,8 @@ func TestBF16Round(t *testing.T) {
 		got := bf16Round(x)
 		var want uint16
 		switch b := math.Float32bits(x); {
-		case x != x:
-			if g := bf16To32(got); g == g || got>>15 != uint16(b>>31) {
-				t.Fatalf("bf16Round(NaN %#x) = %#x, want a NaN of the same sign", b, got)
-			}
-			continue
+		case x != x: // the SDM's convert_fp32_to_bfloat16: truncated, quiet bit set
+			want = uint16(b>>16) | 0x40
 		case b&0x7f800000 == 0:
 			want = uint16(b>>16) & 0x8000
 		default:

@@ -34,7 +34,7 @@ func (c *CPU) llamaBlock(l int, b *blockBufs, att attender, n int) {
 
 // rmsnormForward: out (N, C) = inp / sqrt(mean(inp²) + eps) * w for every
 // row of inp (N, C); w is (C). The mean square is taken in float64, the
-// output is float32 (transformers' LlamaRMSNorm computes in float32).
+// output is float32 (rmsnormRow).
 func (c *CPU) rmsnormForward(out, inp, w []float32, N, C int, eps float64) {
 	w = w[:C]
 	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
@@ -42,20 +42,6 @@ func (c *CPU) rmsnormForward(out, inp, w []float32, N, C int, eps float64) {
 			rmsnormRow(out[n*C:][:C], inp[n*C:][:C], w, eps)
 		}
 	})
-}
-
-// rmsnormRow sets o = x * rstd * w with rstd = 1/sqrt(mean(x²) + eps); o
-// may be x.
-func rmsnormRow(o, x, w []float32, eps float64) {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	rstd := float32(1 / math.Sqrt(ss/float64(len(x))+eps))
-	o, w = o[:len(x)], w[:len(x)]
-	for i, v := range x {
-		o[i] = v * rstd * w[i]
-	}
 }
 
 // swigluForward sets gate (N, I) = silu(gate) * up, up (N, I), with
@@ -174,12 +160,7 @@ func (c *CPU) rotateQK(l int, qkv []float32, spans []span, start int) {
 					}
 					rmsnormRow(x, x, nw, eps)
 				}
-				x1, x2 := x[:half], x[half:][:half]
-				for i := range half {
-					a, b := x1[i], x2[i]
-					x1[i] = float32(a*cs[i]) - float32(b*sn[i])
-					x2[i] = float32(b*cs[i]) + float32(a*sn[i])
-				}
+				rotateHalves(x[:half], x[half:][:half], cs, sn)
 			}
 		}
 	})

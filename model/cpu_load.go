@@ -274,7 +274,7 @@ func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool)
 	// to bf16 as they are read (toBF16 then keeps them).
 	dtype, fill := s.dtype, func(dst []uint16, vals []float32, raw []byte) { put16(dst, vals, raw, s.dtype) }
 	if dtype != F16 && dtype != BF16 && l.c.bf16 != bf16Off {
-		dtype, fill = BF16, func(dst []uint16, vals []float32, _ []byte) { bf16RoundRows(dst, vals) }
+		dtype, fill = BF16, func(dst []uint16, vals []float32, _ []byte) { bf16RoundRows(l.c.bf16, dst, vals) }
 	}
 	if dtype == F16 || dtype == BF16 {
 		dst := make([]uint16, s.n)

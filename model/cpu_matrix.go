@@ -120,7 +120,7 @@ func (c *CPU) bf16Operand(m matrix, a []float32) (a16 []uint16, release func()) 
 	const block = 1 << 14
 	c.parallelFor((len(a)+block-1)/block, func(_, t int) {
 		lo, hi := t*block, min(len(a), (t+1)*block)
-		bf16RoundRows(a16[lo:hi], a[lo:hi])
+		bf16RoundRows(m.bf, a16[lo:hi], a[lo:hi])
 	})
 	return a16, func() { c.putPanel(a16) }
 }
@@ -161,7 +161,7 @@ func (c *CPU) toBF16(m matrix, set bf16Set) matrix {
 		u := make([]uint16, n)
 		c.parallelFor(tasks, func(_, t int) {
 			lo, hi := t*block, min(n, (t+1)*block)
-			bf16RoundRows(u[lo:hi], m.f32[lo:hi])
+			bf16RoundRows(set, u[lo:hi], m.f32[lo:hi])
 		})
 		return matrix{dtype: BF16, u16: u, bf: set}
 	case F16:

@@ -74,6 +74,7 @@ func emulateAVX512() error {
 	e.mulRow = emuRowArg(look(mulRowAVX512))
 	e.geluRow = emuRow(look(geluRowAVX512))
 	e.swigluRow = emuRow2(look(swigluRowAVX512))
+	e.rows = emuRows(look, rowsAVX512)
 	if firstErr != nil {
 		return firstErr
 	}
@@ -94,6 +95,11 @@ func emulateBF16() error {
 	}
 	dpbfAVX512 = dpbfKernels{4, emuDpbf(fs[0]), emuDpbf(fs[1]), emuDpbf(fs[2])}
 	dpbfChunkAVX512 = dpbfChunkKernels{emuDpbfChunk(fs[3]), emuDpbfChunk(fs[4]), emuDpbfChunk(fs[5])}
+	f, err := x86emu.FuncOf(roundBF16RowAVX512)
+	if err != nil {
+		return err
+	}
+	roundBF16AVX512 = emuFunc[func(dst *uint16, x *float32, n int)](f)
 	return nil
 }
 
@@ -243,17 +249,22 @@ func TestAVX512KernelsRun(t *testing.T) {
 	out := make([]float32, 5*40)
 	b16 := make([]uint16, 40*40)
 	for name, run := range map[string]func(){
-		"gemmNT":    func() { gemmNT(out, 40, a, 40, b, 40, 5, 5, 40) },
-		"gemmNT16":  func() { gemmNT16(out, 40, a, 40, b16, 40, 5, 5, 40, BF16) },
-		"gemmNN":    func() { gemmNN(out, 40, a, 40, b, 40, 5, 40, 40) },
-		"dot1x1":    func() { dot1x1(a[:40], b[:40]) },
-		"divMaxRow": func() { divMaxRow(a[:40], 3) },
-		"maxRow":    func() { maxRow(a[:40]) },
-		"mulRow":    func() { mulRow(a[:40], 0.5) },
-		"expSubRow": func() { expSubRow(a[:40], 3) },
-		"sumExpSub": func() { sumExpSub(a[:40], 3) },
-		"geluRow":   func() { geluRow(a[:40]) },
-		"swigluRow": func() { swigluRow(a[:40], b[:40]) },
+		"gemmNT":       func() { gemmNT(out, 40, a, 40, b, 40, 5, 5, 40) },
+		"gemmNT16":     func() { gemmNT16(out, 40, a, 40, b16, 40, 5, 5, 40, BF16) },
+		"gemmNN":       func() { gemmNN(out, 40, a, 40, b, 40, 5, 40, 40) },
+		"dot1x1":       func() { dot1x1(a[:40], b[:40]) },
+		"divMaxRow":    func() { divMaxRow(a[:40], 3) },
+		"maxRow":       func() { maxRow(a[:40]) },
+		"mulRow":       func() { mulRow(a[:40], 0.5) },
+		"expSubRow":    func() { expSubRow(a[:40], 3) },
+		"sumExpSub":    func() { sumExpSub(a[:40], 3) },
+		"geluRow":      func() { geluRow(a[:40]) },
+		"swigluRow":    func() { swigluRow(a[:40], b[:40]) },
+		"rmsnormRow":   func() { rmsnormRow(out[:40], a[:40], b[:40], 1e-5) },
+		"layernormRow": func() { layernormRow(out[:40], a[:40], b[:40], b[40:80], 1e-5) },
+		"rotateHalves": func() { rotateHalves(a[:40], a[40:80], b[:40], b[40:80]) },
+		"addBias":      func() { addBias(out, 40, a, 40, b, 5, 40) },
+		"accBias":      func() { accBias(out, 40, a, 40, b, 5, 40) },
 	} {
 		before := emuSteps.Load()
 		run()
@@ -274,7 +285,7 @@ func slicesContains(s []kernelSet, k kernelSet) bool {
 
 // avx2Kernels are the AVX2 kernels of ops_amd64.s by name, for
 // TestEmulatorMatchesAVX2 (which fails on a kernel missing here).
-var avx2Kernels = map[string]any{
+var avx2Kernels = unionOf(rowKernelsOf(rowsAVX2, "AVX2"), map[string]any{
 	"dot3x4AVX2": dot3x4AVX2, "dot1x4AVX2": dot1x4AVX2, "dot1x1AVX2": dot1x1AVX2,
 	"dot3x4F16AVX2": dot3x4F16AVX2, "dot1x4F16AVX2": dot1x4F16AVX2, "dot1x1F16AVX2": dot1x1F16AVX2,
 	"dot3x4BF16AVX2": dot3x4BF16AVX2, "dot1x4BF16AVX2": dot1x4BF16AVX2, "dot1x1BF16AVX2": dot1x1BF16AVX2,
@@ -282,7 +293,7 @@ var avx2Kernels = map[string]any{
 	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "maxRowAVX2": maxRowAVX2, "mulRowAVX2": mulRowAVX2,
 	"expSubRowAVX2": expSubRowAVX2, "sumExpSubAVX2": sumExpSubAVX2, "geluRowAVX2": geluRowAVX2,
 	"swigluRowAVX2": swigluRowAVX2,
-}
+})
 
 // asmKernels lists the TEXT symbols of ops_amd64.s.
 func asmKernels(t *testing.T) []string {
@@ -346,7 +357,7 @@ func TestEmulatorMatchesAVX2(t *testing.T) {
 
 // avx512Kernels are the AVX-512 kernels of ops_amd64.s by name, for
 // TestAVX512KernelsInBounds.
-var avx512Kernels = map[string]any{
+var avx512Kernels = unionOf(rowKernelsOf(rowsAVX512, "AVX512"), map[string]any{
 	"dot4x4AVX512": dot4x4AVX512, "dot1x4AVX512": dot1x4AVX512, "dot1x1AVX512": dot1x1AVX512,
 	"dot4x4F16AVX512": dot4x4F16AVX512, "dot1x4F16AVX512": dot1x4F16AVX512, "dot1x1F16AVX512": dot1x1F16AVX512,
 	"dot4x4BF16AVX512": dot4x4BF16AVX512, "dot1x4BF16AVX512": dot1x4BF16AVX512, "dot1x1BF16AVX512": dot1x1BF16AVX512,
@@ -356,7 +367,8 @@ var avx512Kernels = map[string]any{
 	"geluRowAVX512": geluRowAVX512, "swigluRowAVX512": swigluRowAVX512,
 	"dpbf4x4AVX512": dpbf4x4AVX512, "dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
 	"dpbf4x4StartAVX512": dpbf4x4StartAVX512, "dpbf4x4MidAVX512": dpbf4x4MidAVX512, "dpbf4x4EndAVX512": dpbf4x4EndAVX512,
-}
+	"roundBF16RowAVX512": roundBF16RowAVX512,
+})
 
 // Every AVX-512 kernel, emulated with its operands sized exactly as it
 // needs, touches no memory outside them and writes nothing but its outputs
@@ -432,6 +444,9 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 			if m := shape.FindStringSubmatch(name); m != nil {
 				rows, _ = strconv.Atoi(m[2])
 				cols, _ = strconv.Atoi(m[3])
+			}
+			if checkEmuRowKernel(t, r, f, name, table[name], lanes, kernel != nil) {
+				return
 			}
 			nn := strings.HasPrefix(name, "nn")
 			if nn {

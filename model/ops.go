@@ -48,29 +48,12 @@ func embedRow(o []float32, wte matrix, token int, pe []float32) {
 
 // layernormForward: out (N, C) = (inp - mean) / sqrt(var + eps) * w + b, with the
 // mean and (biased) variance of each row of inp (N, C); w, b are (C).
-// Statistics are taken in float64, the output is float32.
+// Statistics are taken in float64, the output is float32 (layernormRow).
 func (c *CPU) layernormForward(out, inp, w, b []float32, N, C int, eps float64) {
 	w, b = w[:C], b[:C]
 	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
 		for n := task * rowBlock; n < min(N, (task+1)*rowBlock); n++ {
-			x := inp[n*C:][:C]
-			o := out[n*C:][:C]
-			var sum float64
-			for _, v := range x {
-				sum += float64(v)
-			}
-			mean := sum / float64(C)
-			var ss float64
-			for _, v := range x {
-				d := float64(v) - mean
-				ss += d * d
-			}
-			rstd := float32(1 / math.Sqrt(ss/float64(C)+eps))
-			m := float32(mean)
-			w, b := w[:len(x)], b[:len(x)]
-			for i, v := range x {
-				o[i] = (v-m)*rstd*w[i] + b[i]
-			}
+			layernormRow(out[n*C:][:C], inp[n*C:][:C], w, b, eps)
 		}
 	})
 }

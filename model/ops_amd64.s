@@ -1816,6 +1816,236 @@ done:
 	VZEROUPPER
 	RET
 
+// func sumRowAVX2(x *float32, n int) float64
+// Requires: AVX, SSE2
+TEXT ·sumRowAVX2(SB), NOSPLIT, $0-24
+	MOVQ   n+8(FP), CX
+	ANDQ   $-8, CX
+	XORQ   AX, AX
+	MOVQ   x+0(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop:
+	CMPQ      AX, CX
+	JAE       done
+	VCVTPS2PD (DX)(AX*4), Y2
+	VADDPD    Y2, Y0, Y0
+	VCVTPS2PD 16(DX)(AX*4), Y2
+	VADDPD    Y2, Y1, Y1
+	ADDQ      $0x00000008, AX
+	JMP       loop
+
+done:
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X1
+	VMOVHLPS     X1, X1, X0
+	VADDSD       X0, X1, X0
+	VZEROUPPER
+	MOVSD        X0, ret+16(FP)
+	RET
+
+// func sumSqDevRowAVX2(x *float32, n int, m float64) float64
+// Requires: AVX, SSE2
+TEXT ·sumSqDevRowAVX2(SB), NOSPLIT, $0-32
+	MOVQ         n+8(FP), CX
+	ANDQ         $-8, CX
+	XORQ         AX, AX
+	MOVQ         x+0(FP), DX
+	VBROADCASTSD m+16(FP), Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+
+loop:
+	CMPQ      AX, CX
+	JAE       done
+	VCVTPS2PD (DX)(AX*4), Y3
+	VSUBPD    Y0, Y3, Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y1, Y1
+	VCVTPS2PD 16(DX)(AX*4), Y3
+	VSUBPD    Y0, Y3, Y3
+	VMULPD    Y3, Y3, Y3
+	VADDPD    Y3, Y2, Y2
+	ADDQ      $0x00000008, AX
+	JMP       loop
+
+done:
+	VADDPD       Y2, Y1, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X1
+	VMOVHLPS     X1, X1, X0
+	VADDSD       X0, X1, X0
+	VZEROUPPER
+	MOVSD        X0, ret+24(FP)
+	RET
+
+// func scaleMulRowAVX2(o *float32, x *float32, w *float32, n int, s float32)
+// Requires: AVX
+TEXT ·scaleMulRowAVX2(SB), NOSPLIT, $0-36
+	MOVQ         n+24(FP), CX
+	ANDQ         $-8, CX
+	XORQ         AX, AX
+	MOVQ         o+0(FP), DX
+	MOVQ         x+8(FP), BX
+	MOVQ         w+16(FP), SI
+	VBROADCASTSS s+32(FP), Y0
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMULPS  (BX)(AX*4), Y0, Y1
+	VMULPS  (SI)(AX*4), Y1, Y1
+	VMOVUPS Y1, (DX)(AX*4)
+	ADDQ    $0x00000008, AX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func normAffineRowAVX2(o *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
+// Requires: AVX
+TEXT ·normAffineRowAVX2(SB), NOSPLIT, $0-48
+	MOVQ         n+32(FP), CX
+	ANDQ         $-8, CX
+	XORQ         AX, AX
+	MOVQ         o+0(FP), DX
+	MOVQ         x+8(FP), BX
+	MOVQ         w+16(FP), SI
+	MOVQ         b+24(FP), DI
+	VBROADCASTSS m+40(FP), Y0
+	VBROADCASTSS s+44(FP), Y1
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (BX)(AX*4), Y2
+	VSUBPS  Y0, Y2, Y2
+	VMULPS  Y1, Y2, Y2
+	VMULPS  (SI)(AX*4), Y2, Y2
+	VADDPS  (DI)(AX*4), Y2, Y2
+	VMOVUPS Y2, (DX)(AX*4)
+	ADDQ    $0x00000008, AX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func rotateRowAVX2(x1 *float32, x2 *float32, c *float32, s *float32, n int)
+// Requires: AVX
+TEXT ·rotateRowAVX2(SB), NOSPLIT, $0-40
+	MOVQ n+32(FP), CX
+	ANDQ $-8, CX
+	XORQ AX, AX
+	MOVQ x1+0(FP), DX
+	MOVQ x2+8(FP), BX
+	MOVQ c+16(FP), SI
+	MOVQ s+24(FP), DI
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (DX)(AX*4), Y0
+	VMOVUPS (BX)(AX*4), Y1
+	VMOVUPS (SI)(AX*4), Y2
+	VMOVUPS (DI)(AX*4), Y3
+	VMULPS  Y2, Y0, Y4
+	VMULPS  Y3, Y1, Y5
+	VMULPS  Y2, Y1, Y1
+	VMULPS  Y3, Y0, Y0
+	VSUBPS  Y5, Y4, Y4
+	VADDPS  Y0, Y1, Y1
+	VMOVUPS Y4, (DX)(AX*4)
+	VMOVUPS Y1, (BX)(AX*4)
+	ADDQ    $0x00000008, AX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func addBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+// Requires: AVX
+TEXT ·addBiasRowsAVX2(SB), NOSPLIT, $0-56
+	MOVQ n+48(FP), CX
+	ANDQ $-8, CX
+	XORQ AX, AX
+	MOVQ o+0(FP), DX
+	MOVQ v+16(FP), BX
+	MOVQ b+32(FP), SI
+	MOVQ ldo+8(FP), DI
+	SHLQ $0x02, DI
+	MOVQ ldv+24(FP), R8
+	SHLQ $0x02, R8
+	MOVQ rows+40(FP), R9
+
+row:
+	CMPQ R9, $0x00000000
+	JLE  end
+	XORQ AX, AX
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (BX)(AX*4), Y0
+	VADDPS  (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DX)(AX*4)
+	ADDQ    $0x00000008, AX
+	JMP     loop
+
+done:
+	ADDQ DI, DX
+	ADDQ R8, BX
+	DECQ R9
+	JMP  row
+
+end:
+	VZEROUPPER
+	RET
+
+// func accBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+// Requires: AVX
+TEXT ·accBiasRowsAVX2(SB), NOSPLIT, $0-56
+	MOVQ n+48(FP), CX
+	ANDQ $-8, CX
+	XORQ AX, AX
+	MOVQ o+0(FP), DX
+	MOVQ v+16(FP), BX
+	MOVQ b+32(FP), SI
+	MOVQ ldo+8(FP), DI
+	SHLQ $0x02, DI
+	MOVQ ldv+24(FP), R8
+	SHLQ $0x02, R8
+	MOVQ rows+40(FP), R9
+
+row:
+	CMPQ R9, $0x00000000
+	JLE  end
+	XORQ AX, AX
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (BX)(AX*4), Y0
+	VADDPS  (SI)(AX*4), Y0, Y0
+	VADDPS  (DX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DX)(AX*4)
+	ADDQ    $0x00000008, AX
+	JMP     loop
+
+done:
+	ADDQ DI, DX
+	ADDQ R8, BX
+	DECQ R9
+	JMP  row
+
+end:
+	VZEROUPPER
+	RET
+
 // func dot4x4AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 // Requires: AVX, AVX512F, AVX512VL
 TEXT ·dot4x4AVX512(SB), NOSPLIT, $0-56
@@ -3844,6 +4074,259 @@ loop:
 	VMOVUPS     Z1, (AX)(BX*4)
 	ADDQ        $0x00000010, BX
 	JMP         loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func sumRowAVX512(x *float32, n int) float64
+// Requires: AVX, AVX512F, AVX512VL, SSE2
+TEXT ·sumRowAVX512(SB), NOSPLIT, $0-24
+	MOVQ   n+8(FP), CX
+	ANDQ   $-8, CX
+	XORQ   AX, AX
+	MOVQ   x+0(FP), DX
+	VPXORD Z0, Z0, Z0
+
+loop:
+	CMPQ      AX, CX
+	JAE       done
+	VCVTPS2PD (DX)(AX*4), Z1
+	VADDPD    Z1, Z0, Z0
+	ADDQ      $0x00000008, AX
+	JMP       loop
+
+done:
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDSD        X1, X0, X0
+	VZEROUPPER
+	MOVSD         X0, ret+16(FP)
+	RET
+
+// func sumSqDevRowAVX512(x *float32, n int, m float64) float64
+// Requires: AVX, AVX512F, AVX512VL, SSE2
+TEXT ·sumSqDevRowAVX512(SB), NOSPLIT, $0-32
+	MOVQ         n+8(FP), CX
+	ANDQ         $-8, CX
+	XORQ         AX, AX
+	MOVQ         x+0(FP), DX
+	VBROADCASTSD m+16(FP), Z0
+	VPXORD       Z1, Z1, Z1
+
+loop:
+	CMPQ      AX, CX
+	JAE       done
+	VCVTPS2PD (DX)(AX*4), Z2
+	VSUBPD    Z0, Z2, Z2
+	VMULPD    Z2, Z2, Z2
+	VADDPD    Z2, Z1, Z1
+	ADDQ      $0x00000008, AX
+	JMP       loop
+
+done:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPD        Y0, Y1, Y0
+	VEXTRACTF32X4 $0x01, Y0, X1
+	VADDPD        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDSD        X0, X1, X0
+	VZEROUPPER
+	MOVSD         X0, ret+24(FP)
+	RET
+
+// func scaleMulRowAVX512(o *float32, x *float32, w *float32, n int, s float32)
+// Requires: AVX, AVX512F
+TEXT ·scaleMulRowAVX512(SB), NOSPLIT, $0-36
+	MOVQ         n+24(FP), CX
+	ANDQ         $-16, CX
+	XORQ         AX, AX
+	MOVQ         o+0(FP), DX
+	MOVQ         x+8(FP), BX
+	MOVQ         w+16(FP), SI
+	VBROADCASTSS s+32(FP), Z0
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMULPS  (BX)(AX*4), Z0, Z1
+	VMULPS  (SI)(AX*4), Z1, Z1
+	VMOVUPS Z1, (DX)(AX*4)
+	ADDQ    $0x00000010, AX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func normAffineRowAVX512(o *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
+// Requires: AVX, AVX512F
+TEXT ·normAffineRowAVX512(SB), NOSPLIT, $0-48
+	MOVQ         n+32(FP), CX
+	ANDQ         $-16, CX
+	XORQ         AX, AX
+	MOVQ         o+0(FP), DX
+	MOVQ         x+8(FP), BX
+	MOVQ         w+16(FP), SI
+	MOVQ         b+24(FP), DI
+	VBROADCASTSS m+40(FP), Z0
+	VBROADCASTSS s+44(FP), Z1
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (BX)(AX*4), Z2
+	VSUBPS  Z0, Z2, Z2
+	VMULPS  Z1, Z2, Z2
+	VMULPS  (SI)(AX*4), Z2, Z2
+	VADDPS  (DI)(AX*4), Z2, Z2
+	VMOVUPS Z2, (DX)(AX*4)
+	ADDQ    $0x00000010, AX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func rotateRowAVX512(x1 *float32, x2 *float32, c *float32, s *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·rotateRowAVX512(SB), NOSPLIT, $0-40
+	MOVQ n+32(FP), CX
+	ANDQ $-16, CX
+	XORQ AX, AX
+	MOVQ x1+0(FP), DX
+	MOVQ x2+8(FP), BX
+	MOVQ c+16(FP), SI
+	MOVQ s+24(FP), DI
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (DX)(AX*4), Z0
+	VMOVUPS (BX)(AX*4), Z1
+	VMOVUPS (SI)(AX*4), Z2
+	VMOVUPS (DI)(AX*4), Z3
+	VMULPS  Z2, Z0, Z4
+	VMULPS  Z3, Z1, Z5
+	VMULPS  Z2, Z1, Z1
+	VMULPS  Z3, Z0, Z0
+	VSUBPS  Z5, Z4, Z4
+	VADDPS  Z0, Z1, Z1
+	VMOVUPS Z4, (DX)(AX*4)
+	VMOVUPS Z1, (BX)(AX*4)
+	ADDQ    $0x00000010, AX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func addBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+// Requires: AVX, AVX512F
+TEXT ·addBiasRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ n+48(FP), CX
+	ANDQ $-16, CX
+	XORQ AX, AX
+	MOVQ o+0(FP), DX
+	MOVQ v+16(FP), BX
+	MOVQ b+32(FP), SI
+	MOVQ ldo+8(FP), DI
+	SHLQ $0x02, DI
+	MOVQ ldv+24(FP), R8
+	SHLQ $0x02, R8
+	MOVQ rows+40(FP), R9
+
+row:
+	CMPQ R9, $0x00000000
+	JLE  end
+	XORQ AX, AX
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (BX)(AX*4), Z0
+	VADDPS  (SI)(AX*4), Z0, Z0
+	VMOVUPS Z0, (DX)(AX*4)
+	ADDQ    $0x00000010, AX
+	JMP     loop
+
+done:
+	ADDQ DI, DX
+	ADDQ R8, BX
+	DECQ R9
+	JMP  row
+
+end:
+	VZEROUPPER
+	RET
+
+// func accBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+// Requires: AVX, AVX512F
+TEXT ·accBiasRowsAVX512(SB), NOSPLIT, $0-56
+	MOVQ n+48(FP), CX
+	ANDQ $-16, CX
+	XORQ AX, AX
+	MOVQ o+0(FP), DX
+	MOVQ v+16(FP), BX
+	MOVQ b+32(FP), SI
+	MOVQ ldo+8(FP), DI
+	SHLQ $0x02, DI
+	MOVQ ldv+24(FP), R8
+	SHLQ $0x02, R8
+	MOVQ rows+40(FP), R9
+
+row:
+	CMPQ R9, $0x00000000
+	JLE  end
+	XORQ AX, AX
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (BX)(AX*4), Z0
+	VADDPS  (SI)(AX*4), Z0, Z0
+	VADDPS  (DX)(AX*4), Z0, Z0
+	VMOVUPS Z0, (DX)(AX*4)
+	ADDQ    $0x00000010, AX
+	JMP     loop
+
+done:
+	ADDQ DI, DX
+	ADDQ R8, BX
+	DECQ R9
+	JMP  row
+
+end:
+	VZEROUPPER
+	RET
+
+// func roundBF16RowAVX512(dst *uint16, x *float32, n int)
+// Requires: AVX, AVX512F, AVX512_BF16
+TEXT ·roundBF16RowAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	ANDQ $-16, CX
+	XORQ AX, AX
+
+loop:
+	CMPQ    AX, CX
+	JAE     done
+	VMOVUPS (SI)(AX*4), Z0
+
+	// VCVTNEPS2BF16 Z0, Y1 (Y1 = Z0 rounded to bf16)
+	BYTE    $0x62
+	BYTE    $0xf2
+	BYTE    $0x7e
+	BYTE    $0x48
+	BYTE    $0x72
+	BYTE    $0xc8
+	VMOVUPS Y1, (DI)(AX*2)
+	ADDQ    $0x00000010, AX
+	JMP     loop
 
 done:
 	VZEROUPPER

@@ -109,6 +109,41 @@ func geluRowAVX2(x *float32, n int)
 //go:noescape
 func swigluRowAVX2(gate *float32, up *float32, n int)
 
+// sumRowAVX2 returns Σ float64(x[i]) for i < n - n%8, in 8 float64 lanes (lane l: i ≡ l mod 8) reduced in a fixed tree.
+//
+//go:noescape
+func sumRowAVX2(x *float32, n int) float64
+
+// sumSqDevRowAVX2 returns Σ (float64(x[i]) - m)² for i < n - n%8, in 8 float64 lanes (lane l: i ≡ l mod 8) reduced in a fixed tree.
+//
+//go:noescape
+func sumSqDevRowAVX2(x *float32, n int, m float64) float64
+
+// scaleMulRowAVX2 sets o[i] = (x[i]·s)·w[i] for i < n - n%8.
+//
+//go:noescape
+func scaleMulRowAVX2(o *float32, x *float32, w *float32, n int, s float32)
+
+// normAffineRowAVX2 sets o[i] = ((x[i] - m)·s)·w[i] + b[i] for i < n - n%8, each operation rounded.
+//
+//go:noescape
+func normAffineRowAVX2(o *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
+
+// rotateRowAVX2 sets x1[i], x2[i] = x1[i]·c[i] - x2[i]·s[i], x2[i]·c[i] + x1[i]·s[i] for i < n - n%8, products rounded before the sums.
+//
+//go:noescape
+func rotateRowAVX2(x1 *float32, x2 *float32, c *float32, s *float32, n int)
+
+// addBiasRowsAVX2 sets o[r*ldo+j] = v[r*ldv+j] + b[j] for r < rows, j < n - n%8.
+//
+//go:noescape
+func addBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+
+// accBiasRowsAVX2 sets o[r*ldo+j] = o[r*ldo+j] + (v[r*ldv+j] + b[j]) for r < rows, j < n - n%8.
+//
+//go:noescape
+func accBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+
 // dot4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes).
 //
 //go:noescape
@@ -213,6 +248,46 @@ func geluRowAVX512(x *float32, n int)
 //
 //go:noescape
 func swigluRowAVX512(gate *float32, up *float32, n int)
+
+// sumRowAVX512 returns Σ float64(x[i]) for i < n - n%8, in 8 float64 lanes (lane l: i ≡ l mod 8) reduced in a fixed tree.
+//
+//go:noescape
+func sumRowAVX512(x *float32, n int) float64
+
+// sumSqDevRowAVX512 returns Σ (float64(x[i]) - m)² for i < n - n%8, in 8 float64 lanes (lane l: i ≡ l mod 8) reduced in a fixed tree.
+//
+//go:noescape
+func sumSqDevRowAVX512(x *float32, n int, m float64) float64
+
+// scaleMulRowAVX512 sets o[i] = (x[i]·s)·w[i] for i < n - n%16.
+//
+//go:noescape
+func scaleMulRowAVX512(o *float32, x *float32, w *float32, n int, s float32)
+
+// normAffineRowAVX512 sets o[i] = ((x[i] - m)·s)·w[i] + b[i] for i < n - n%16, each operation rounded.
+//
+//go:noescape
+func normAffineRowAVX512(o *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
+
+// rotateRowAVX512 sets x1[i], x2[i] = x1[i]·c[i] - x2[i]·s[i], x2[i]·c[i] + x1[i]·s[i] for i < n - n%16, products rounded before the sums.
+//
+//go:noescape
+func rotateRowAVX512(x1 *float32, x2 *float32, c *float32, s *float32, n int)
+
+// addBiasRowsAVX512 sets o[r*ldo+j] = v[r*ldv+j] + b[j] for r < rows, j < n - n%16.
+//
+//go:noescape
+func addBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+
+// accBiasRowsAVX512 sets o[r*ldo+j] = o[r*ldo+j] + (v[r*ldv+j] + b[j]) for r < rows, j < n - n%16.
+//
+//go:noescape
+func accBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+
+// roundBF16RowAVX512 sets dst[i] to x[i] rounded to bf16 (VCVTNEPS2BF16: nearest even, denormals to zero, NaNs quieted) for i < n - n%16.
+//
+//go:noescape
+func roundBF16RowAVX512(dst *uint16, x *float32, n int)
 
 // dpbf4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).
 //

@@ -17,12 +17,15 @@ type kernelTable struct {
 	sumExpSub func(row []float32, m float32) float32
 	geluRow   func(x []float32)
 	swigluRow func(g, u []float32)
+
+	rowKernels // the norms', rotary embedding's and matmul epilogue's (ops_rows.go)
 }
 
 // genericKernels is the portable set's table.
 var genericKernels = kernelTable{
 	kernelsGeneric, gemmNTGeneric, gemmNT16Generic, gemmNNGeneric, dot1x1Generic,
 	divMaxRowGeneric, maxRowGeneric, mulRowGeneric, expSubRowGeneric, sumExpSubGeneric, geluRowGeneric, swigluRowGeneric,
+	genericRowKernels,
 }
 
 // dot1x1 returns the dot product of a and b (as long as a) as gemmNT computes

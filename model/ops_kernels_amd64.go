@@ -29,8 +29,10 @@ import (
 // 88.4, below the smallest normal float32 rather than 0 for x < -87.34), lane
 // sums reduced in the same tree, the tail by expf; every lane computes the same
 // value at either width (GELU and the Llama family's SwiGLU take theirs from
-// the same code). The kernels clear the upper vector state (VZEROUPPER)
-// before returning, so later SSE code runs at full speed.
+// the same code). The row kernels of the norms, the rotary embedding and the
+// matmul epilogue compute what ops_rows.go documents, bit for bit (float64
+// row sums in 8 lanes at either width). The kernels clear the upper vector
+// state (VZEROUPPER) before returning, so later SSE code runs at full speed.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" or "avx2" ("avx512" keeps the default; other values are
@@ -99,6 +101,7 @@ type vecKernels struct {
 	expSubRow, sumExpSub       func(row *float32, n int, m float32) float32
 	geluRow                    func(x *float32, n int)
 	swigluRow                  func(gate, up *float32, n int)
+	rows                       *vecRowKernels // ops_rows_amd64.go
 }
 
 // vecAVX2 and vecAVX512 are the vector sets. The tests replace
@@ -113,6 +116,7 @@ var (
 		dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2},
 		nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2,
 		divMaxRowAVX2, maxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2, swigluRowAVX2,
+		rowsAVX2,
 	}
 	vecAVX512 = &vecKernels{
 		16,
@@ -121,6 +125,7 @@ var (
 		dotKernels[uint16]{4, dot4x4BF16AVX512, dot1x4BF16AVX512, dot1x1BF16AVX512},
 		nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512,
 		divMaxRowAVX512, maxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512, swigluRowAVX512,
+		rowsAVX512,
 	}
 )
 
@@ -139,6 +144,7 @@ func (v *vecKernels) table(set kernelSet) *kernelTable {
 	return &kernelTable{
 		set, v.gemmNT, v.gemmNT16, v.gemmNN, v.dot1x1,
 		v.divMaxRowFn, v.maxRowFn, v.mulRowFn, v.expSubRowFn, v.sumExpSubFn, v.geluRowFn, v.swigluRowFn,
+		v.rows.table(),
 	}
 }
 

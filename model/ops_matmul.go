@@ -133,18 +133,10 @@ func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, 
 		} else {
 			b = zeros[:cn]
 		}
-		for i := range rn {
-			s := scratch[i*mmCols:][:cn]
-			o := out[(r0+i)*OC+c0:][:cn]
-			if residual {
-				for j, v := range s {
-					o[j] += v + b[j]
-				}
-			} else {
-				for j, v := range s {
-					o[j] = v + b[j]
-				}
-			}
+		if residual {
+			accBias(out[r0*OC+c0:], OC, scratch, mmCols, b, rn, cn) // out += scratch + b
+		} else {
+			addBias(out[r0*OC+c0:], OC, scratch, mmCols, b, rn, cn) // out = scratch + b
 		}
 	})
 }

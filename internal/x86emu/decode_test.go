@@ -52,6 +52,18 @@ var decodeCases = []struct {
 	{"c4e1fb92d0", "kmovq k2,rax", "vex.KMOVD/KMOVQ k, r.128 reg=2 vvvv=0 rm=0"},
 	{"c4c17892d9", "kmovw k3,r9d", "vex.KMOVW k, r32.128 reg=3 vvvv=0 rm=9"},
 	{"f30f11442420", "movss DWORD PTR [rsp+0x20],xmm0", "MOVSS reg=0 mem=[base=4 index=-1*1 disp=0x20]"},
+	{"c5fc5a5482" + "10", "vcvtps2pd ymm2,XMMWORD PTR [rdx+rax*4+0x10]", "vex.VCVTPS2PD.256 reg=2 vvvv=0 mem=[base=2 index=0*4 disp=0x10]"},
+	{"62e17c485a4a02", "vcvtps2pd zmm17,YMMWORD PTR [rdx+0x40]", "evex.VCVTPS2PD.512 reg=17 vvvv=0 mem=[base=2 index=-1*1 disp=0x40]"},
+	{"62f17c485acb", "vcvtps2pd zmm1,ymm3", "evex.VCVTPS2PD.512 reg=1 vvvv=0 rm=3"},
+	{"c5fd58c2", "vaddpd ymm0,ymm0,ymm2", "vex.VADDPD.256 reg=0 vvvv=0 rm=2"},
+	{"62f1ed40584902", "vaddpd zmm1,zmm18,ZMMWORD PTR [rcx+0x80]", "evex.VADDPD.512 reg=1 vvvv=18 mem=[base=1 index=-1*1 disp=0x80]"},
+	{"62f1ed485cd0", "vsubpd zmm2,zmm2,zmm0", "evex.VSUBPD.512 reg=2 vvvv=2 rm=0"},
+	{"c5ed59d2", "vmulpd ymm2,ymm2,ymm2", "vex.VMULPD.256 reg=2 vvvv=2 rm=2"},
+	{"c5f358c0", "vaddsd xmm0,xmm1,xmm0", "vex.VADDSD.128 reg=0 vvvv=1 rm=0"},
+	{"62a1f70058c2", "vaddsd xmm16,xmm17,xmm18", "evex.VADDSD.128 reg=16 vvvv=17 rm=18"},
+	{"c4e27d19442418", "vbroadcastsd ymm0,QWORD PTR [rsp+0x18]", "vex.VBROADCASTSD.256 reg=0 vvvv=0 mem=[base=4 index=-1*1 disp=0x18]"},
+	{"62f2fd4819442403", "vbroadcastsd zmm0,QWORD PTR [rsp+0x18]", "evex.VBROADCASTSD.512 reg=0 vvvv=0 mem=[base=4 index=-1*1 disp=0x18]"},
+	{"f20f11442420", "movsd QWORD PTR [rsp+0x20],xmm0", "MOVSD reg=0 mem=[base=4 index=-1*1 disp=0x20]"},
 	{"488b042500100000", "mov rax,QWORD PTR ds:0x1000", "MOV r, r/m reg=0 mem=[base=-1 index=-1*1 disp=0x1000]"},
 	{"4883c110", "add rcx,0x10", "ALU r/m, imm8 reg=0 rm=1 imm=0x10"},
 	{"4839de", "cmp rsi,rbx", "CMP reg=3 rm=6"},
@@ -101,6 +113,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"62f17f486fc1", "VMOVDQU16 with W0 not supported"},           // vmovdqu8 zmm0,zmm1
 		{"62f1ffc97f08", "zeroing-masking with a memory destination"}, // vmovdqu16 [rax]{k1}{z},zmm1
 		{"c5f89200", "with a memory operand not supported"},           // 92 with memory: (bad) to objdump
+		{"62f1f54958ca", "masking of 64-bit elements"},                // vaddpd zmm1{k1},zmm1,zmm2
+		{"62f1f5585809", "broadcast not supported"},                   // vaddpd zmm1,zmm1,QWORD BCST [rcx]
+		{"62f17d4858ca", "EVEX.W0 is not this instruction"},           // vaddpd with W0 (the SDM defines W1 only; objdump decodes it)
+		{"62f27d4819442403", "W must be 1 (EVEX) or 0 (VEX)"},         // vbroadcastf32x2 zmm0,QWORD PTR [rsp+0x18]
+		{"c4e27919442418", "no 128-bit form"},                         // vbroadcastsd xmm: (bad) to objdump
 		{"c5fb92c9", ""},                                              // kmovd k1,ecx: valid (control)
 		{"62f17c485cc1" + strings.Repeat("", 0), ""},                  // vsubps zmm: valid (control)
 		{"666666666666666666666666666666c3", "longer than 15"},        // 15 prefixes then ret

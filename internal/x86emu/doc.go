@@ -8,9 +8,11 @@
 // 0F3A; ModRM, SIB and displacements (EVEX disp8*N too), RIP-relative and
 // absolute addressing; 16 general registers with the flags that CMP, TEST,
 // ADD, SUB, AND, XOR, INC, DEC and SHL set for Jcc; 32 vector registers of 512
-// bits with the VEX/EVEX zeroing of upper bits; opmask registers K0-K7 with
-// merging and zeroing masking (per 32-bit element, or per 16-bit element for
-// VMOVDQU16), KMOVW/D/Q from a general register, and 32-bit broadcasts.
+// bits with the VEX/EVEX zeroing of upper bits, in float32 lanes or (packed
+// and scalar doubles, and the float32 -> float64 conversion: vec64.go)
+// float64 lanes; opmask registers K0-K7 with merging and zeroing masking
+// (per 32-bit element, or per 16-bit element for VMOVDQU16), KMOVW/D/Q from
+// a general register, and 32-bit broadcasts.
 // Masked loads and stores (VMOVUPS, VMOVDQU16) touch only their active
 // elements, as the hardware's fault suppression does (vec16.go). Anything else is an
 // error naming the bytes and their offset in the function, never a guess.

@@ -13,6 +13,7 @@ const (
 	tFVM                // full vector memory: N = VL bytes
 	tHVM                // half vector memory: N = VL/2 bytes
 	tT1S4               // one 32-bit scalar: N = 4
+	tT1S8               // one 64-bit scalar: N = 8
 	tT4x32              // four 32-bit elements: N = 16
 	tT4x64              // four 64-bit elements: N = 32
 )
@@ -30,6 +31,8 @@ func (t tuple) n(in *Inst) int {
 		return in.L / 2
 	case tT1S4:
 		return 4
+	case tT1S8:
+		return 8
 	case tT4x32:
 		return 16
 	case tT4x64:
@@ -164,6 +167,7 @@ func init() {
 	legacy0F(ppF3, 0x10, opInfo{name: "MOVSS", modrm: true, exec: (*Machine).movssLoad})
 	legacy0F(ppF3, 0x11, opInfo{name: "MOVSS", modrm: true, exec: (*Machine).movssStore})
 	legacy0F(ppNone, 0x57, opInfo{name: "XORPS", modrm: true, exec: (*Machine).xorpsLegacy})
+	legacy0F(ppF2, 0x11, opInfo{name: "MOVSD", modrm: true, exec: (*Machine).movsdStore})
 
 	// Vector instructions: map 1 (0F).
 	fv := func(name string, f func(*Machine, *Inst) error) opInfo {
@@ -185,6 +189,21 @@ func init() {
 	vector(1, ppF3, 0x5E, ss("VDIVSS", scalar(divF32)))
 	vector(1, ppF3, 0x5F, ss("VMAXSS", scalar(maxF32)))
 	vector(1, ppNone, 0x57, fv("VXORPS", packed(xor32)))
+	// Float64 lanes (vec64.go): no broadcast, no masks.
+	pd := func(name string, f func(*Machine, *Inst) error) opInfo {
+		return opInfo{name: name, modrm: true, w: -1, tuple: tFV, vecRM: true, check: pdCheck, exec: f}
+	}
+	vector(1, pp66, 0x58, pd("VADDPD", packed64(addF64)))
+	vector(1, pp66, 0x59, pd("VMULPD", packed64(mulF64)))
+	vector(1, pp66, 0x5C, pd("VSUBPD", packed64(subF64)))
+	vector(1, ppF2, 0x58, opInfo{name: "VADDSD", modrm: true, w: -1, tuple: tT1S8, vecRM: true, check: pdCheck, exec: scalar64(addF64)})
+	vector(1, ppNone, 0x5A, opInfo{name: "VCVTPS2PD", modrm: true, w: 0, tuple: tHVM, vecRM: true, vvvvUnused: true, exec: (*Machine).cvtps2pdExec,
+		check: func(in *Inst) error {
+			if in.Mask != 0 {
+				return errors.New("masking of 64-bit elements not supported")
+			}
+			return nil
+		}})
 	vector(1, pp66, 0xEF, fv("VPXORD", packed(xor32)))
 	vector(1, pp66, 0xFE, fv("VPADDD", packed(addI32)))
 	vector(1, pp66, 0x5B, opInfo{name: "VCVTPS2DQ", modrm: true, w: 0, tuple: tFV, vecRM: true, bcast: true, vvvvUnused: true, exec: unary(cvtps2dq)})
@@ -211,6 +230,7 @@ func init() {
 
 	// Map 2 (0F38).
 	vector(2, pp66, 0x18, opInfo{name: "VBROADCASTSS", modrm: true, w: 0, tuple: tT1S4, vecRM: true, vvvvUnused: true, exec: (*Machine).broadcastss})
+	vector(2, pp66, 0x19, opInfo{name: "VBROADCASTSD", modrm: true, w: -1, tuple: tT1S8, vecRM: true, vvvvUnused: true, check: broadcastsdCheck, exec: (*Machine).broadcastsd})
 	vector(2, pp66, 0x13, opInfo{name: "VCVTPH2PS", modrm: true, w: 0, tuple: tHVM, vecRM: true, vvvvUnused: true, exec: widen16(f16ToF32)})
 	vector(2, pp66, 0x33, opInfo{name: "VPMOVZXWD", modrm: true, w: -1, tuple: tHVM, vecRM: true, vvvvUnused: true, exec: widen16(func(h uint16) uint32 { return uint32(h) })})
 	vector(2, pp66, 0x98, fv("VFMADD132PS", fmaPacked(132)))

@@ -69,6 +69,7 @@ func Generate() (asm, stubs []byte, err error) {
 		g.expRow("sumExpSub", false)
 		g.gelu()
 		g.swiglu()
+		g.rows()
 		if s.lanes == 16 {
 			for _, shape := range [][2]int{{4, 4}, {1, 4}, {1, 1}} {
 				g.dpbf(shape[0], shape[1], dpbfWhole)

@@ -15,10 +15,14 @@
 // float32, F16 (widened by VCVTPH2PS) and BF16 (zero-extended into the upper
 // half), the 16-bit forms bit-identical to float32 on the widened values. The
 // nn kernels (attention's scores, b row-major over k) are one FMA chain per
-// element, no lanes reduced. For model's bf16 mode it also writes the
+// element, no lanes reduced. The row kernels of the norms, the rotary
+// embedding and the matmul epilogue (gen_rows.go) sum rows in 8 float64
+// lanes at either width and otherwise round every float32 operation in a
+// fixed order, unfused. For model's bf16 mode it also writes the
 // VDPBF16PS dot products (dpbf*AVX512, gen_bf16.go: a and b both bf16, 16
-// lanes of pairs, the tail masked), with the instruction as raw bytes since
-// Go's assembler has no mnemonic for it. It imports nothing of ours.
+// lanes of pairs, the tail masked) and the rounding of activations to bf16
+// (roundBF16RowAVX512, VCVTNEPS2BF16), with those instructions as raw bytes
+// since Go's assembler has no mnemonic for them. It imports nothing of ours.
 package main
 
 import (
