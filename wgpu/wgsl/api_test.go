@@ -15,7 +15,8 @@ import (
 // stages stay unexported, so they can change without breaking a caller.
 var publicAPI = []string{
 	"Binding", "Compile", "CompileSPIRV", "EntryPoint", "Error", "ErrorList",
-	"InternalError", "MemberLayout", "Module", "Note", "Options", "Override",
+	"Expand", "Expanded", "IncludeDirective", // include lines (include.go)
+	"InternalError", "MemberLayout", "Module", "Note", "Options", "Origin", "Override",
 	"Reflection", "Specialized",
 }
 
