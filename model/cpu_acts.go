@@ -10,13 +10,13 @@ type acts struct {
 	kt       []float32 // (KV heads, key panels, hd, kvPanel) keys in panels per head
 	vt       []float32 // (KV heads, hd, N) values transposed per head
 	atty     []float32 // (N, QDim) attention output, before c_proj
-	fch      []float32 // (N, fchWidth) c_fc output, then gelu_new in place; gate and up
+	fch      []float32 // (N, fchWidth) c_fc output, then gelu_new in place; SwiGLU's product
 	lnf      []float32 // (P, C) ln_f output at the predicting positions
 	nll      []float32 // (P) per-target NLL
 	tileMax  []float32 // (vocab tiles, P) per-tile max logit
 	tileSum  []float32 // (vocab tiles, P) per-tile Σ exp(logit - max)
 	tgt      []float32 // (P) the target's logit
-	tile     []float32 // (workers, mmRows*mmCols) matmul scratch
+	tile     []float32 // (workers, mmScratch) matmul scratch
 	scores   []float32 // (workers, attRows*maxT) attention scratch
 	logits   []float32 // (workers, lossRows*vocabTile) logits scratch
 }
@@ -54,7 +54,7 @@ func (a *acts) layout(cfg Config, d chunkDims) []actSpec {
 		{"tileMax", []int{tiles, d.P}, &a.tileMax},
 		{"tileSum", []int{tiles, d.P}, &a.tileSum},
 		{"tgt", []int{d.P}, &a.tgt},
-		{"tile", []int{d.workers, mmRows * mmCols}, &a.tile},
+		{"tile", []int{d.workers, mmScratch}, &a.tile},
 		{"scores", []int{d.workers, attRows * d.maxT}, &a.scores},
 		{"logits", []int{d.workers, lossRows * vocabTile}, &a.logits},
 	}

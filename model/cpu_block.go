@@ -8,15 +8,15 @@ type blockBufs struct {
 	ln       []float32 // (n, C) LayerNorm (RMSNorm) output
 	qkv      []float32 // (n, 3C) c_attn output, q|k|v; the Llama family's (n, QDim+2·KVDim)
 	atty     []float32 // (n, C) attention output, before c_proj; (n, QDim)
-	fch      []float32 // (n, 4C) c_fc output, then gelu_new in place; the Llama family's gate (n, Inner) then up (n, Inner)
-	tile     []float32 // (workers, mmRows*mmCols) matmul scratch
+	fch      []float32 // (n, 4C) c_fc output, then gelu_new in place; the Llama family's silu(gate)·up (n, Inner)
+	tile     []float32 // (workers, mmScratch) matmul scratch
 }
 
 // fchWidth is the floats per row of blockBufs.fch: GPT-2's 4C, or the Llama
-// family's gate and up, 2·Inner.
+// family's Inner (SwiGLU's product; gate and up live in matmul tiles only).
 func fchWidth(cfg Config) int {
 	if cfg.Arch == ArchLlama {
-		return 2 * cfg.Inner()
+		return cfg.Inner()
 	}
 	return 4 * cfg.NEmbd
 }

@@ -20,16 +20,14 @@ func (c *CPU) llamaBlock(l int, b *blockBufs, att attender, n int) {
 	C, QD, I, eps := cfg.NEmbd, cfg.QDim(), cfg.Inner(), cfg.LayerNormEps
 	ld := headsOf(cfg).ld()
 	w := &c.layers[l]
-	gate, up := b.fch[:n*I], b.fch[n*I:][:n*I]
-	c.rmsnormForward(b.ln, b.residual, w.ln1w, n, C, eps)                          // (n, C)
-	c.matmulForward(b.qkv, b.ln, w.qkvW, w.qkvB, n, C, ld, false, b.tile)          // (n, QD+2KVD) q|k|v
-	att.attend(l, b.atty, b.qkv, n)                                                // (n, QD)
-	c.matmulForward(b.residual, b.atty, w.projW, w.projB, n, QD, C, true, b.tile)  // += (n, C)
-	c.rmsnormForward(b.ln, b.residual, w.ln2w, n, C, eps)                          // (n, C)
-	c.matmulForward(gate, b.ln, w.fcW, w.fcB, n, C, I, false, b.tile)              // (n, I)
-	c.matmulForward(up, b.ln, w.upW, w.upB, n, C, I, false, b.tile)                // (n, I)
-	c.swigluForward(gate, up, n, I)                                                // gate = silu(gate) * up
-	c.matmulForward(b.residual, gate, w.fcProjW, w.fcProjB, n, I, C, true, b.tile) // += (n, C)
+	h := b.fch[:n*I]
+	c.rmsnormForward(b.ln, b.residual, w.ln1w, n, C, eps)                         // (n, C)
+	c.matmulForward(b.qkv, b.ln, w.qkvW, w.qkvB, n, C, ld, false, b.tile)         // (n, QD+2KVD) q|k|v
+	att.attend(l, b.atty, b.qkv, n)                                               // (n, QD)
+	c.matmulForward(b.residual, b.atty, w.projW, w.projB, n, QD, C, true, b.tile) // += (n, C)
+	c.rmsnormForward(b.ln, b.residual, w.ln2w, n, C, eps)                         // (n, C)
+	c.swigluMLPForward(h, b.ln, w.fcW, w.upW, w.fcB, w.upB, n, C, I, b.tile)      // (n, I) silu(gate)·up
+	c.matmulForward(b.residual, h, w.fcProjW, w.fcProjB, n, I, C, true, b.tile)   // += (n, C)
 }
 
 // rmsnormForward: out (N, C) = inp / sqrt(mean(inp²) + eps) * w for every
@@ -44,12 +42,46 @@ func (c *CPU) rmsnormForward(out, inp, w []float32, N, C int, eps float64) {
 	})
 }
 
-// swigluForward sets gate (N, I) = silu(gate) * up, up (N, I), with
-// silu(x) = x / (1 + e^-x) (swigluRow: the vector kernels on amd64).
-func (c *CPU) swigluForward(gate, up []float32, N, I int) {
-	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
-		r0, r1 := task*rowBlock, min(N, (task+1)*rowBlock)
-		swigluRow(gate[r0*I:r1*I], up[r0*I:r1*I])
+// swigluMLPForward sets out (N, I) = silu(inp·gateWᵀ + gateB) ·
+// (inp·upWᵀ + upB), with silu(x) = x / (1 + e^-x) (swigluRow: the vector
+// kernels on amd64); inp is (N, C), the biases (I) or nil. It works tile by
+// tile as matmulForward does, both products of a tile into the two halves of
+// the worker's scratch, so the gate and up activations never go to memory
+// whole and the input is rounded to bf16 once for both (the bf16 mode).
+// Every element sees the operations of two matmulForward calls and an
+// elementwise SwiGLU, so the result is theirs bit for bit.
+func (c *CPU) swigluMLPForward(out, inp []float32, gateW, upW matrix, gateB, upB []float32, N, C, I int, tile []float32) {
+	if gateW.bf != upW.bf {
+		panic("swigluMLPForward: gate_proj and up_proj in different modes")
+	}
+	a16, release := c.bf16Operand(gateW, inp[:N*C])
+	defer release()
+	rowTiles := (N + mmRows - 1) / mmRows
+	colTiles := (I + mmCols - 1) / mmCols
+	c.parallelFor(rowTiles*colTiles, func(worker, task int) {
+		r0 := (task / colTiles) * mmRows
+		c0 := (task % colTiles) * mmCols
+		rn := min(mmRows, N-r0)
+		cn := min(mmCols, I-c0)
+		scratch := tile[worker*mmScratch:][:mmScratch]
+		g, u := scratch[:mmRows*mmCols], scratch[mmRows*mmCols:]
+		for _, p := range []struct {
+			dst  []float32
+			w    matrix
+			bias []float32
+		}{{g, gateW, gateB}, {u, upW, upB}} {
+			gemmNTW(p.dst, mmCols, inp[r0*C:], from(a16, r0*C), C, p.w, c0*C, C, rn, cn, C)
+			b := zeros[:cn]
+			if p.bias != nil {
+				b = p.bias[c0:][:cn]
+			}
+			addBias(p.dst, mmCols, p.dst, mmCols, b, rn, cn) // dst += b, as matmulForward's output
+		}
+		for i := range rn {
+			gi := g[i*mmCols:][:cn]
+			swigluRow(gi, u[i*mmCols:][:cn])
+			copy(out[(r0+i)*I+c0:][:cn], gi)
+		}
 	})
 }
 

@@ -63,7 +63,7 @@ func (c *CPU) NewGeneratorFor(positions int) (*Generator, error) {
 	nk := KV * keyPanels(T) * kvPanel
 	n := g.chunk
 	rowFloats := 2*C + hs.ld() + hs.qDim() + fchWidth(cfg)
-	floats := uint64(L)*uint64(nk+T*KV) + uint64(n*rowFloats) + uint64(c.threads)*uint64(mmRows*mmCols+attRows*T) + uint64(C+cfg.VocabSize)
+	floats := uint64(L)*uint64(nk+T*KV) + uint64(n*rowFloats) + uint64(c.threads)*uint64(mmScratch+attRows*T) + uint64(C+cfg.VocabSize)
 	if err := sysmem.Check(fmt.Sprintf("generate: the KV cache of %d positions and the scratch", T), 4*floats); err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (g *Generator) alloc() {
 	g.qkv = make([]float32, n*hs.ld())
 	g.atty = make([]float32, n*hs.qDim())
 	g.fch = make([]float32, n*fchWidth(cfg))
-	g.tile = make([]float32, w*mmRows*mmCols)
+	g.tile = make([]float32, w*mmScratch)
 	g.scores = make([]float32, w*attRows*g.size)
 	g.lnf = make([]float32, C)
 	g.logits = make([]float32, cfg.VocabSize)

@@ -65,6 +65,9 @@ func gemmBlocks[A, B float32 | uint16](ks blockKernels[A, B], out []float32, ldo
 const (
 	mmRows = 64 // rows of inp per matmul task
 	mmCols = 64 // output channels per matmul task
+	// mmScratch is the matmul scratch per worker: two tiles, for the two
+	// products of swigluMLPForward.
+	mmScratch = 2 * mmRows * mmCols
 )
 
 // gemmNT computes out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < M, j < N:
@@ -114,7 +117,7 @@ func gemmNTGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ld
 // bias is (OC) or nil (none), out is (N, OC).
 // In the bf16 mode inp is rounded to bf16 once, before the tiles.
 // Work is split into (mmRows x mmCols) tiles over the CPU's workers; tile holds
-// mmRows*mmCols floats of scratch per worker.
+// mmScratch floats of scratch per worker.
 func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, OC int, residual bool, tile []float32) {
 	a16, release := c.bf16Operand(w, inp[:N*C])
 	defer release()
@@ -125,7 +128,7 @@ func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, 
 		c0 := (task % colTiles) * mmCols
 		rn := min(mmRows, N-r0)
 		cn := min(mmCols, OC-c0)
-		scratch := tile[worker*mmRows*mmCols:][:mmRows*mmCols]
+		scratch := tile[worker*mmScratch:][:mmRows*mmCols]
 		gemmNTW(scratch, mmCols, inp[r0*C:], from(a16, r0*C), C, w, c0*C, C, rn, cn, C)
 		var b []float32
 		if bias != nil {

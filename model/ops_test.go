@@ -79,7 +79,7 @@ func TestMatmulForward(t *testing.T) {
 	res := randVec(r, N*OC)
 	for _, threads := range []int{1, 3} {
 		c := &CPU{threads: threads}
-		tile := make([]float32, threads*mmRows*mmCols)
+		tile := make([]float32, threads*mmScratch)
 		out := make([]float32, N*OC)
 		c.matmulForward(out, inp, f32Matrix(w), bias, N, C, OC, false, tile)
 		acc := append([]float32(nil), res...)
