@@ -56,14 +56,7 @@ func (c *CPU) swigluMLPForward(out, inp []float32, gateW, upW matrix, gateB, upB
 	}
 	a16, release := c.bf16Operand(gateW, inp[:N*C])
 	defer release()
-	rowTiles := (N + mmRows - 1) / mmRows
-	colTiles := (I + mmCols - 1) / mmCols
-	c.parallelFor(rowTiles*colTiles, func(worker, task int) {
-		r0 := (task / colTiles) * mmRows
-		c0 := (task % colTiles) * mmCols
-		rn := min(mmRows, N-r0)
-		cn := min(mmCols, I-c0)
-		scratch := tile[worker*mmScratch:][:mmScratch]
+	c.matmulTiles(N, I, tile, func(scratch []float32, r0, c0, rn, cn int) {
 		g, u := scratch[:mmRows*mmCols], scratch[mmRows*mmCols:]
 		for _, p := range []struct {
 			dst  []float32

@@ -121,14 +121,8 @@ func gemmNTGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ld
 func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, OC int, residual bool, tile []float32) {
 	a16, release := c.bf16Operand(w, inp[:N*C])
 	defer release()
-	rowTiles := (N + mmRows - 1) / mmRows
-	colTiles := (OC + mmCols - 1) / mmCols
-	c.parallelFor(rowTiles*colTiles, func(worker, task int) {
-		r0 := (task / colTiles) * mmRows
-		c0 := (task % colTiles) * mmCols
-		rn := min(mmRows, N-r0)
-		cn := min(mmCols, OC-c0)
-		scratch := tile[worker*mmScratch:][:mmRows*mmCols]
+	c.matmulTiles(N, OC, tile, func(scratch []float32, r0, c0, rn, cn int) {
+		scratch = scratch[:mmRows*mmCols]
 		gemmNTW(scratch, mmCols, inp[r0*C:], from(a16, r0*C), C, w, c0*C, C, rn, cn, C)
 		var b []float32
 		if bias != nil {
@@ -141,6 +135,19 @@ func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, 
 		} else {
 			addBias(out[r0*OC+c0:], OC, scratch, mmCols, b, rn, cn) // out = scratch + b
 		}
+	})
+}
+
+// matmulTiles runs tile on every (mmRows x mmCols) tile of an (N, OC)
+// product, over the CPU's workers: rows r0..r0+rn, columns c0..c0+cn, with
+// the worker's mmScratch floats of scratch from tiles.
+func (c *CPU) matmulTiles(N, OC int, tiles []float32, tile func(scratch []float32, r0, c0, rn, cn int)) {
+	rowTiles := (N + mmRows - 1) / mmRows
+	colTiles := (OC + mmCols - 1) / mmCols
+	c.parallelFor(rowTiles*colTiles, func(worker, task int) {
+		r0 := (task / colTiles) * mmRows
+		c0 := (task % colTiles) * mmCols
+		tile(tiles[worker*mmScratch:][:mmScratch], r0, c0, min(mmRows, N-r0), min(mmCols, OC-c0))
 	})
 }
 
