@@ -1,9 +1,6 @@
 package model
 
-import (
-	"fmt"
-	"sync"
-)
+import "fmt"
 
 // bf16Set names the kernels that compute the bf16 mode's products.
 type bf16Set uint8
@@ -64,7 +61,7 @@ func gemmBF16(set bf16Set, out []float32, ldo int, a []uint16, lda int, b []uint
 		return
 	}
 	if set == bf16AVX512 {
-		gemmBF16Chunked(dpbfAVX512, dpbfChunkAVX512, out, ldo, a, lda, b, ldb, M, N, K)
+		gemmBlocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
 		return
 	}
 	gemmBF16Generic(out, ldo, a, lda, b, ldb, M, N, K)
@@ -77,83 +74,6 @@ type dpbfKernel = blockKernel[uint16, uint16]
 // dpbfKernels are one kernel set's bf16 blocks. Tests may swap the table (an
 // emulator running the assembly).
 type dpbfKernels = blockKernels[uint16, uint16]
-
-// dpbfChunkKernel is the signature of the 4x4 block's kernels for one
-// chunk of a product split along k: they start from zero (start) or from
-// the lane sums in acc (mid, end: 256 floats, 16 per output), add the
-// chunk's k elements, and leave the lane sums in acc (start, mid) or reduce
-// them into out (end), so that the chunks compute together what the whole
-// 4x4 kernel computes.
-type dpbfChunkKernel func(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
-
-// dpbfChunkKernels are one kernel set's chunk kernels, in the order of the
-// chunks.
-type dpbfChunkKernels struct{ start, mid, end dpbfChunkKernel }
-
-// bf16KChunk is the longest chunk of k that gemmBF16Chunked takes at once,
-// a multiple of 32: a 4x4 block's rows of b (4 x 4 KiB) stay in L1 while
-// the rows of a pass through it. Longer products are split into equal
-// chunks (multiples of 32, the last one shorter). Tests shorten it.
-var bf16KChunk = 2048
-
-// bf16ChunkRows is how many rows of a gemmBF16Chunked takes through one
-// chunk of k before the next: their accumulators (16 lanes per output) stay
-// in L1.
-const bf16ChunkRows = 64
-
-// bf16ChunkAcc holds gemmBF16Chunked's lane sums between chunks, one
-// *[bf16ChunkRows / 4][256]float32 per call in flight (16 KiB: a kernel
-// called through a func value makes a local one escape anyway).
-var bf16ChunkAcc = sync.Pool{New: func() any { return new([bf16ChunkRows / 4][256]float32) }}
-
-// gemmBF16Chunked is gemmBlocks with the kernels of ks, except that where K
-// spans more than one chunk (bf16KChunk) the 4x4 blocks run chunk by chunk:
-// for each 4 columns of out and each bf16ChunkRows rows, every chunk of k
-// is taken for all their blocks before the next chunk, the lane sums kept
-// in between (cs). Each element is the same sequence of VDPBF16PS steps as
-// in the whole kernel, so the result does not change; only the order of
-// the memory reads does. For K = 4864 (Qwen2.5-0.5B's down_proj) this lifts
-// the kernels from about 205 to about 330 GFLOP/s per core on Zen 5.
-func gemmBF16Chunked(ks dpbfKernels, cs dpbfChunkKernels, out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
-	if K <= bf16KChunk || M < 4 || N < 4 || ks.R != 4 || cs.start == nil {
-		gemmBlocks(ks, out, ldo, a, lda, b, ldb, M, N, K)
-		return
-	}
-	// As in gemmBlocks: the kernels do not check bounds.
-	_ = a[(M-1)*lda+K-1]
-	_ = b[(N-1)*ldb+K-1]
-	_ = out[(M-1)*ldo+N-1]
-	chunks := (K + bf16KChunk - 1) / bf16KChunk
-	kc := ((K+chunks-1)/chunks + 31) &^ 31
-	acc := bf16ChunkAcc.Get().(*[bf16ChunkRows / 4][256]float32)
-	defer bf16ChunkAcc.Put(acc)
-	M4, N4 := M&^3, N&^3
-	for j := 0; j < N4; j += 4 {
-		for i0 := 0; i0 < M4; i0 += bf16ChunkRows {
-			i1 := min(M4, i0+bf16ChunkRows)
-			for k0 := 0; k0 < K; k0 += kc {
-				kern, kn := cs.mid, kc
-				switch {
-				case k0+kc >= K:
-					kern, kn = cs.end, K-k0
-				case k0 == 0:
-					kern = cs.start
-				}
-				for i := i0; i < i1; i += 4 {
-					kern(&a[i*lda+k0], lda, &b[j*ldb+k0], ldb, kn, &acc[(i-i0)/4][0], &out[i*ldo+j], ldo)
-				}
-			}
-		}
-		for i := M4; i < M; i++ {
-			ks.row4(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
-		}
-	}
-	for j := N4; j < N; j++ {
-		for i := range M {
-			ks.one(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
-		}
-	}
-}
 
 // gemmBF16Generic is gemmBF16 with the portable kernels: four rows of b at a
 // time are widened (bf16In) into float32 scratch padded with zeros to a

@@ -14,11 +14,8 @@ import (
 // asked for. Both compute what bf16.go documents, bit for bit.
 
 // dpbfAVX512 is the VDPBF16PS kernel table (tests may swap it).
-var dpbfAVX512 = dpbfKernels{4, dpbf4x4AVX512, dpbf1x4AVX512, dpbf1x1AVX512}
-
-// dpbfChunkAVX512 are the 4x4 block's kernels for a product split along k
-// (tests may swap them too).
-var dpbfChunkAVX512 = dpbfChunkKernels{dpbf4x4StartAVX512, dpbf4x4MidAVX512, dpbf4x4EndAVX512}
+var dpbfAVX512 = dpbfKernels{4, dpbf4x4AVX512, dpbf1x4AVX512, dpbf1x1AVX512,
+	chunkKernels[uint16, uint16]{dpbf4x4StartAVX512, dpbf4x4MidAVX512, dpbf4x4EndAVX512}}
 
 // hasBF16Kernels reports whether this CPU runs the VDPBF16PS kernels.
 func hasBF16Kernels() bool {

@@ -336,18 +336,19 @@ func TestGemmBF16AVX512(t *testing.T) {
 	})
 }
 
-// Products split along k (gemmBF16Chunked, here in chunks of 64 so that
-// the shapes of checkBF16Kernels take one to 48 chunks, the last one
-// shorter or with a tail, and more rows than one pass takes) are the
-// whole kernels' products, bit for bit.
+// Products split along k (gemmBlocks with chunkBytes at 128: chunks of 64
+// bf16, so that the shapes of checkBF16Kernels take one to 48 chunks, the
+// last one shorter or with a tail, and more rows than one pass takes) are
+// the whole kernels' products, bit for bit. TestGemmChunked does the same
+// for the float32 kernels.
 func TestGemmBF16Chunked(t *testing.T) {
 	if !hasBF16Kernels() && !bf16AsmEmulated {
 		t.Skip("no VDPBF16PS kernels here: not amd64, or the emulator could not take them (see TestAVX512KernelsRun)")
 	}
-	defer func(kc int) { bf16KChunk = kc }(bf16KChunk)
-	bf16KChunk = 64
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	chunkBytes = 128
 	checkBF16Kernels(t, func(out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
-		gemmBF16Chunked(dpbfAVX512, dpbfChunkAVX512, out, ldo, a, lda, b, ldb, M, N, K)
+		gemmBlocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
 	})
 }
 

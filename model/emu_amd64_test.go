@@ -59,9 +59,12 @@ func emulateAVX512() error {
 		}
 		return f
 	}
-	d := dotKernels[float32]{4, emuDot[float32](look(dot4x4AVX512)), emuDot[float32](look(dot1x4AVX512)), emuDot[float32](look(dot1x1AVX512))}
-	d16 := dotKernels[uint16]{4, emuDot[uint16](look(dot4x4F16AVX512)), emuDot[uint16](look(dot1x4F16AVX512)), emuDot[uint16](look(dot1x1F16AVX512))}
-	db16 := dotKernels[uint16]{4, emuDot[uint16](look(dot4x4BF16AVX512)), emuDot[uint16](look(dot1x4BF16AVX512)), emuDot[uint16](look(dot1x1BF16AVX512))}
+	d := dotKernels[float32]{4, emuDot[float32](look(dot4x4AVX512)), emuDot[float32](look(dot1x4AVX512)), emuDot[float32](look(dot1x1AVX512)),
+		chunkKernels[float32, float32]{emuChunk[float32, float32](look(dot4x4StartAVX512)), emuChunk[float32, float32](look(dot4x4MidAVX512)), emuChunk[float32, float32](look(dot4x4EndAVX512))}}
+	d16 := dotKernels[uint16]{4, emuDot[uint16](look(dot4x4F16AVX512)), emuDot[uint16](look(dot1x4F16AVX512)), emuDot[uint16](look(dot1x1F16AVX512)),
+		chunkKernels[float32, uint16]{emuChunk[float32, uint16](look(dot4x4F16StartAVX512)), emuChunk[float32, uint16](look(dot4x4F16MidAVX512)), emuChunk[float32, uint16](look(dot4x4F16EndAVX512))}}
+	db16 := dotKernels[uint16]{4, emuDot[uint16](look(dot4x4BF16AVX512)), emuDot[uint16](look(dot1x4BF16AVX512)), emuDot[uint16](look(dot1x1BF16AVX512)),
+		chunkKernels[float32, uint16]{emuChunk[float32, uint16](look(dot4x4BF16StartAVX512)), emuChunk[float32, uint16](look(dot4x4BF16MidAVX512)), emuChunk[float32, uint16](look(dot4x4BF16EndAVX512))}}
 	e := *vecAVX512
 	e.nn4x3, e.nn1x3 = emuDot[float32](look(nn4x3AVX512)), emuDot[float32](look(nn1x3AVX512))
 	e.nn4x1, e.nn1x1 = emuDot[float32](look(nn4x1AVX512)), emuDot[float32](look(nn1x1AVX512))
@@ -82,7 +85,7 @@ func emulateAVX512() error {
 	return nil
 }
 
-// emulateBF16 sets dpbfAVX512 and dpbfChunkAVX512 to the VDPBF16PS
+// emulateBF16 sets dpbfAVX512 (its chunk kernels too) to the VDPBF16PS
 // kernels run in the emulator.
 func emulateBF16() error {
 	var fs [6]x86emu.Func
@@ -93,8 +96,8 @@ func emulateBF16() error {
 		}
 		fs[i] = f
 	}
-	dpbfAVX512 = dpbfKernels{4, emuDpbf(fs[0]), emuDpbf(fs[1]), emuDpbf(fs[2])}
-	dpbfChunkAVX512 = dpbfChunkKernels{emuDpbfChunk(fs[3]), emuDpbfChunk(fs[4]), emuDpbfChunk(fs[5])}
+	dpbfAVX512 = dpbfKernels{4, emuDpbf(fs[0]), emuDpbf(fs[1]), emuDpbf(fs[2]),
+		chunkKernels[uint16, uint16]{emuChunk[uint16, uint16](fs[3]), emuChunk[uint16, uint16](fs[4]), emuChunk[uint16, uint16](fs[5])}}
 	f, err := x86emu.FuncOf(roundBF16RowAVX512)
 	if err != nil {
 		return err
@@ -139,8 +142,8 @@ func emuDpbf(f x86emu.Func) dpbfKernel {
 	}
 }
 
-func emuDpbfChunk(f x86emu.Func) dpbfChunkKernel {
-	return func(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int) {
+func emuChunk[A, B float32 | uint16](f x86emu.Func) chunkKernel[A, B] {
+	return func(a *A, lda int, b *B, ldb int, k int, acc *float32, out *float32, ldo int) {
 		var fr x86emu.Frame
 		fr.PutPointer(unsafe.Pointer(a))
 		fr.PutUint64(uint64(lda))
@@ -367,6 +370,9 @@ var avx512Kernels = unionOf(rowKernelsOf(rowsAVX512, "AVX512"), map[string]any{
 	"geluRowAVX512": geluRowAVX512, "swigluRowAVX512": swigluRowAVX512,
 	"dpbf4x4AVX512": dpbf4x4AVX512, "dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
 	"dpbf4x4StartAVX512": dpbf4x4StartAVX512, "dpbf4x4MidAVX512": dpbf4x4MidAVX512, "dpbf4x4EndAVX512": dpbf4x4EndAVX512,
+	"dot4x4StartAVX512": dot4x4StartAVX512, "dot4x4MidAVX512": dot4x4MidAVX512, "dot4x4EndAVX512": dot4x4EndAVX512,
+	"dot4x4F16StartAVX512": dot4x4F16StartAVX512, "dot4x4F16MidAVX512": dot4x4F16MidAVX512, "dot4x4F16EndAVX512": dot4x4F16EndAVX512,
+	"dot4x4BF16StartAVX512": dot4x4BF16StartAVX512, "dot4x4BF16MidAVX512": dot4x4BF16MidAVX512, "dot4x4BF16EndAVX512": dot4x4BF16EndAVX512,
 	"roundBF16RowAVX512": roundBF16RowAVX512,
 })
 
@@ -500,7 +506,32 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 				if hasBF16Kernels() {
 					k = sig
 				}
-				checkEmuDpbfChunk(t, r, f, name, k)
+				bf16s := func(n int) []uint16 {
+					v := make([]uint16, n)
+					for i := range v {
+						v[i] = bf16Value(r)
+					}
+					return v
+				}
+				checkEmuChunk(t, r, f, name, k, bf16s, bf16s)
+			case func(*float32, int, *float32, int, int, *float32, *float32, int):
+				k, _ := kernel.(func(*float32, int, *float32, int, int, *float32, *float32, int))
+				vec := func(n int) []float32 { return mixedVec(r, n) }
+				checkEmuChunk(t, r, f, name, k, vec, vec)
+			case func(*float32, int, *uint16, int, int, *float32, *float32, int):
+				k, _ := kernel.(func(*float32, int, *uint16, int, int, *float32, *float32, int))
+				dtype := F16
+				if strings.Contains(name, "BF16") {
+					dtype = BF16
+				}
+				w16 := func(n int) []uint16 {
+					v := make([]uint16, n)
+					for i := range v {
+						v[i] = random16(r, dtype)
+					}
+					return v
+				}
+				checkEmuChunk(t, r, f, name, k, func(n int) []float32 { return mixedVec(r, n) }, w16)
 			case func(*float32, *float32, int, int, *float32):
 				for _, K := range []int{1, 2, 9, 33} {
 					ldb := 3
@@ -611,14 +642,14 @@ func checkEmuDpbf(t *testing.T, f x86emu.Func, K int, a []uint16, lda int, b []u
 	}
 }
 
-// checkEmuDpbfChunk runs a 4x4 chunk kernel (dpbf4x4{Start,Mid,End}AVX512)
-// emulated on operands of exact size, lane sums in acc of the exact size,
-// and (unless native is nil) natively on the same, requiring the same bits
-// in acc and out; Start and Mid must not write out, End must not write acc.
-// Their values are dotBF16Ref's in
-// TestGemmBF16Chunked.
-func checkEmuDpbfChunk(t *testing.T, r *rand.Rand, f x86emu.Func, name string,
-	native func(*uint16, int, *uint16, int, int, *float32, *float32, int)) {
+// checkEmuChunk runs a 4x4 chunk kernel (dpbf4x4{Start,Mid,End}AVX512,
+// dot4x4{,F16,BF16}{Start,Mid,End}AVX512) emulated on operands of exact size
+// (newA and newB make them), lane sums in acc of the exact size, and (unless
+// native is nil) natively on the same, requiring the same bits in acc and
+// out; Start and Mid must not write out, End must not write acc. Their
+// values are the whole kernels' in TestGemmChunked.
+func checkEmuChunk[A, B float32 | uint16](t *testing.T, r *rand.Rand, f x86emu.Func, name string,
+	native func(*A, int, *B, int, int, *float32, *float32, int), newA func(n int) []A, newB func(n int) []B) {
 	t.Helper()
 	end := strings.HasSuffix(name, "EndAVX512")
 	for _, K := range []int{32, 64, 96, 768} {
@@ -626,13 +657,7 @@ func checkEmuDpbfChunk(t *testing.T, r *rand.Rand, f x86emu.Func, name string,
 			K -= r.IntN(32) // the last chunk may end in a tail
 		}
 		lda, ldb, ldo := K+3, K+1, 4+2
-		a, b := make([]uint16, 3*lda+K), make([]uint16, 3*ldb+K)
-		for i := range a {
-			a[i] = bf16Value(r)
-		}
-		for i := range b {
-			b[i] = bf16Value(r)
-		}
+		a, b := newA(3*lda+K), newB(3*ldb+K)
 		run := func(call func(acc, out []float32) error) (acc, out []float32) {
 			acc, out = make([]float32, 256), make([]float32, 3*ldo+4)
 			ra := rand.New(rand.NewPCG(uint64(K), 9))

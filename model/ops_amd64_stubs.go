@@ -159,6 +159,21 @@ func dot1x4AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32,
 //go:noescape
 func dot1x1AVX512(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 
+// dot4x4StartAVX512 is one chunk of dot4x4AVX512's product along k: it starts from zero, adds the k elements as dot4x4AVX512 does, and stores the lane sums in acc (k a multiple of 16).
+//
+//go:noescape
+func dot4x4StartAVX512(a *float32, lda int, b *float32, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// dot4x4MidAVX512 is one chunk of dot4x4AVX512's product along k: it starts from the lane sums in acc, adds the k elements as dot4x4AVX512 does, and stores the lane sums in acc (k a multiple of 16).
+//
+//go:noescape
+func dot4x4MidAVX512(a *float32, lda int, b *float32, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// dot4x4EndAVX512 is one chunk of dot4x4AVX512's product along k: it starts from the lane sums in acc, adds the k elements as dot4x4AVX512 does, and reduces them and adds the k%16 tail into out as dot4x4AVX512 does.
+//
+//go:noescape
+func dot4x4EndAVX512(a *float32, lda int, b *float32, ldb int, k int, acc *float32, out *float32, ldo int)
+
 // dot4x4F16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes, b in F16 widened to float32).
 //
 //go:noescape
@@ -174,6 +189,21 @@ func dot1x4F16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float3
 //go:noescape
 func dot1x1F16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
 
+// dot4x4F16StartAVX512 is one chunk of dot4x4F16AVX512's product along k: it starts from zero, adds the k elements as dot4x4F16AVX512 does, and stores the lane sums in acc (k a multiple of 16).
+//
+//go:noescape
+func dot4x4F16StartAVX512(a *float32, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// dot4x4F16MidAVX512 is one chunk of dot4x4F16AVX512's product along k: it starts from the lane sums in acc, adds the k elements as dot4x4F16AVX512 does, and stores the lane sums in acc (k a multiple of 16).
+//
+//go:noescape
+func dot4x4F16MidAVX512(a *float32, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// dot4x4F16EndAVX512 is one chunk of dot4x4F16AVX512's product along k: it starts from the lane sums in acc, adds the k elements as dot4x4F16AVX512 does, and reduces them and adds the k%16 tail into out as dot4x4F16AVX512 does.
+//
+//go:noescape
+func dot4x4F16EndAVX512(a *float32, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
 // dot4x4BF16AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes, b in BF16 widened to float32).
 //
 //go:noescape
@@ -188,6 +218,21 @@ func dot1x4BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float
 //
 //go:noescape
 func dot1x1BF16AVX512(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot4x4BF16StartAVX512 is one chunk of dot4x4BF16AVX512's product along k: it starts from zero, adds the k elements as dot4x4BF16AVX512 does, and stores the lane sums in acc (k a multiple of 16).
+//
+//go:noescape
+func dot4x4BF16StartAVX512(a *float32, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// dot4x4BF16MidAVX512 is one chunk of dot4x4BF16AVX512's product along k: it starts from the lane sums in acc, adds the k elements as dot4x4BF16AVX512 does, and stores the lane sums in acc (k a multiple of 16).
+//
+//go:noescape
+func dot4x4BF16MidAVX512(a *float32, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// dot4x4BF16EndAVX512 is one chunk of dot4x4BF16AVX512's product along k: it starts from the lane sums in acc, adds the k elements as dot4x4BF16AVX512 does, and reduces them and adds the k%16 tail into out as dot4x4BF16AVX512 does.
+//
+//go:noescape
+func dot4x4BF16EndAVX512(a *float32, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
 
 // nn4x3AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 48, one FMA chain per element in increasing k.
 //

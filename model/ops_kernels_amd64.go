@@ -111,18 +111,21 @@ type vecKernels struct {
 var (
 	vecAVX2 = &vecKernels{
 		8,
-		dotKernels[float32]{3, dot3x4AVX2, dot1x4AVX2, dot1x1AVX2},
-		dotKernels[uint16]{3, dot3x4F16AVX2, dot1x4F16AVX2, dot1x1F16AVX2},
-		dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2},
+		dotKernels[float32]{3, dot3x4AVX2, dot1x4AVX2, dot1x1AVX2, chunkKernels[float32, float32]{}},
+		dotKernels[uint16]{3, dot3x4F16AVX2, dot1x4F16AVX2, dot1x1F16AVX2, chunkKernels[float32, uint16]{}},
+		dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2, chunkKernels[float32, uint16]{}},
 		nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2,
 		divMaxRowAVX2, maxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2, swigluRowAVX2,
 		rowsAVX2,
 	}
 	vecAVX512 = &vecKernels{
 		16,
-		dotKernels[float32]{4, dot4x4AVX512, dot1x4AVX512, dot1x1AVX512},
-		dotKernels[uint16]{4, dot4x4F16AVX512, dot1x4F16AVX512, dot1x1F16AVX512},
-		dotKernels[uint16]{4, dot4x4BF16AVX512, dot1x4BF16AVX512, dot1x1BF16AVX512},
+		dotKernels[float32]{4, dot4x4AVX512, dot1x4AVX512, dot1x1AVX512,
+			chunkKernels[float32, float32]{dot4x4StartAVX512, dot4x4MidAVX512, dot4x4EndAVX512}},
+		dotKernels[uint16]{4, dot4x4F16AVX512, dot1x4F16AVX512, dot1x1F16AVX512,
+			chunkKernels[float32, uint16]{dot4x4F16StartAVX512, dot4x4F16MidAVX512, dot4x4F16EndAVX512}},
+		dotKernels[uint16]{4, dot4x4BF16AVX512, dot1x4BF16AVX512, dot1x1BF16AVX512,
+			chunkKernels[float32, uint16]{dot4x4BF16StartAVX512, dot4x4BF16MidAVX512, dot4x4BF16EndAVX512}},
 		nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512,
 		divMaxRowAVX512, maxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512, swigluRowAVX512,
 		rowsAVX512,

@@ -22,9 +22,6 @@ const kernelsEnv = "WGPU_EVAL_CPU_KERNELS"
 // dpbfAVX512 is never used here (hasBF16Kernels is false).
 var dpbfAVX512 dpbfKernels
 
-// dpbfChunkAVX512 is never used here either.
-var dpbfChunkAVX512 dpbfChunkKernels
-
 func hasBF16Kernels() bool { return false }
 
 func portableKernelsAsked() bool { return os.Getenv(kernelsEnv) == "generic" }

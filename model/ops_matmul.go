@@ -1,5 +1,10 @@
 package model
 
+import (
+	"sync"
+	"unsafe"
+)
+
 // The matrix kernels of the CPU forward. Everything is in "NT" form: both
 // operands are row-major with the reduction axis contiguous, out = a · bᵀ, so the
 // inner loops walk two or more rows side by side. The CPU keeps its weights
@@ -22,16 +27,50 @@ package model
 type blockKernel[A, B float32 | uint16] func(a *A, lda int, b *B, ldb int, k int, out *float32, ldo int)
 
 // blockKernels are one kernel set's blocks for one pair of element types: R
-// x 4 (the main block), 1 x 4 and 1 x 1.
+// x 4 (the main block), 1 x 4 and 1 x 1, and where the set has them the 4 x 4
+// block's kernels for a product split along k (chunk; zero: none).
 type blockKernels[A, B float32 | uint16] struct {
 	R                int
 	block, row4, one blockKernel[A, B]
+	chunk            chunkKernels[A, B]
 }
+
+// chunkKernel is the signature of the 4x4 block's kernels for one chunk of a
+// product split along k: they start from zero (start) or from the lane sums
+// in acc (mid, end: 16 floats per output, output (i, j) at 16*(4i+j)), add
+// the chunk's k elements, and leave the lane sums in acc (start, mid; k a
+// multiple of the lanes) or reduce them and add the tail as the whole block
+// does into out (end), so that the chunks compute together what the whole
+// 4x4 kernel computes, bit for bit.
+type chunkKernel[A, B float32 | uint16] func(a *A, lda int, b *B, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// chunkKernels are one kernel set's chunk kernels, in the order of the
+// chunks.
+type chunkKernels[A, B float32 | uint16] struct{ start, mid, end chunkKernel[A, B] }
+
+// chunkBytes is the longest chunk of a row of a that gemmBlocks takes at
+// once where ks has chunk kernels (1024 float32, 2048 bf16): a 4x4 block's
+// rows of b stay in L1 while the rows of a pass through it. Longer products
+// are split into equal chunks (multiples of 32 elements, the last one
+// shorter). Tests shorten it.
+var chunkBytes = 4096
+
+// chunkRows is how many rows of a gemmBlocks takes through one chunk of k
+// before the next: their lane sums (16 floats per output) stay in L1.
+const chunkRows = 64
+
+// chunkAcc holds the lane sums of chunkRows/4 blocks between chunks, one
+// per call in flight (16 KiB: a kernel called through a func value makes a
+// local array escape anyway).
+var chunkAcc = sync.Pool{New: func() any { return new([chunkRows / 4][256]float32) }}
 
 // gemmBlocks is out = a · bᵀ (M, N > 0) with the blocks of ks: R x 4 blocks,
 // then the rows left over 1 x 4, then the columns left over one element at a
 // time. Each element is computed alike by every block shape, so the tiling
-// does not change the result.
+// does not change the result. Where ks has chunk kernels and a row of a is
+// longer than chunkBytes, the 4x4 blocks run chunk by chunk along k
+// (gemmChunked): the same result, in an order of memory reads that keeps
+// long rows in cache (K = 3072 in f32, 4864 in bf16: about 1.6x faster).
 func gemmBlocks[A, B float32 | uint16](ks blockKernels[A, B], out []float32, ldo int, a []A, lda int, b []B, ldb int, M, N, K int) {
 	if K <= 0 {
 		for i := range M {
@@ -46,6 +85,10 @@ func gemmBlocks[A, B float32 | uint16](ks blockKernels[A, B], out []float32, ldo
 	_ = out[(M-1)*ldo+N-1]
 	R := ks.R
 	j := 0
+	if size := int(unsafe.Sizeof(a[0])); ks.chunk.start != nil && R == 4 && M >= 4 && K*size > chunkBytes {
+		gemmChunked(ks, out, ldo, a, lda, b, ldb, M, N&^3, K, chunkBytes/size)
+		j = N &^ 3
+	}
 	for ; j+4 <= N; j += 4 {
 		i := 0
 		for ; i+R <= M; i += R {
@@ -58,6 +101,40 @@ func gemmBlocks[A, B float32 | uint16](ks blockKernels[A, B], out []float32, ldo
 	for ; j < N; j++ {
 		for i := range M {
 			ks.one(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
+		}
+	}
+}
+
+// gemmChunked is gemmBlocks' first N4 columns (a multiple of 4) with the
+// 4x4 blocks split along k into equal chunks of at most kmax elements
+// (rounded up to 32): for each 4 columns and each chunkRows rows, every
+// chunk is taken for all their blocks before the next, the lane sums kept
+// in between; the rows left over take the 1 x 4 block on all of k.
+func gemmChunked[A, B float32 | uint16](ks blockKernels[A, B], out []float32, ldo int, a []A, lda int, b []B, ldb int, M, N4, K, kmax int) {
+	chunks := (K + kmax - 1) / kmax
+	kc := ((K+chunks-1)/chunks + 31) &^ 31
+	acc := chunkAcc.Get().(*[chunkRows / 4][256]float32)
+	defer chunkAcc.Put(acc)
+	M4 := M &^ 3
+	cs := ks.chunk
+	for j := 0; j < N4; j += 4 {
+		for i0 := 0; i0 < M4; i0 += chunkRows {
+			i1 := min(M4, i0+chunkRows)
+			for k0 := 0; k0 < K; k0 += kc {
+				kern, kn := cs.mid, kc
+				switch {
+				case k0+kc >= K:
+					kern, kn = cs.end, K-k0
+				case k0 == 0:
+					kern = cs.start
+				}
+				for i := i0; i < i1; i += 4 {
+					kern(&a[i*lda+k0], lda, &b[j*ldb+k0], ldb, kn, &acc[(i-i0)/4][0], &out[i*ldo+j], ldo)
+				}
+			}
+		}
+		for i := M4; i < M; i++ {
+			ks.row4(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
 		}
 	}
 }

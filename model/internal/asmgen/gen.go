@@ -55,7 +55,12 @@ func Generate() (asm, stubs []byte, err error) {
 		g := &gen{Context: c, isa: s, k: k}
 		for _, e := range elems {
 			for _, shape := range [][2]int{{s.rows, 4}, {1, 4}, {1, 1}} {
-				g.dot(shape[0], shape[1], e)
+				g.dot(shape[0], shape[1], e, wholeProduct)
+			}
+			if s.rows == 4 {
+				for _, mode := range chunkModes {
+					g.dot(4, 4, e, mode)
+				}
 			}
 		}
 		for _, shape := range [][2]int{{4, 3}, {1, 3}, {4, 1}, {1, 1}} {
@@ -72,9 +77,9 @@ func Generate() (asm, stubs []byte, err error) {
 		g.rows()
 		if s.lanes == 16 {
 			for _, shape := range [][2]int{{4, 4}, {1, 4}, {1, 1}} {
-				g.dpbf(shape[0], shape[1], dpbfWhole)
+				g.dpbf(shape[0], shape[1], wholeProduct)
 			}
-			for _, mode := range dpbfChunk {
+			for _, mode := range chunkModes {
 				g.dpbf(4, 4, mode)
 			}
 		}
@@ -230,17 +235,31 @@ func (g *gen) loadScalarB(m operand.Mem, x reg.VecVirtual, e elem) {
 // of a (float32, stride lda) and the C rows b_j of b (elements of e, stride
 // ldb), all k long. A 16-bit b is widened exactly as it is loaded, so the
 // result is bit-identical to the float32 kernel's on the widened values.
-func (g *gen) dot(R, C int, e elem) {
-	name := fmt.Sprintf("dot%dx%d%s%s", R, C, e.name, g.name)
+func (g *gen) dot(R, C int, e elem, mode chunkMode) {
+	name := fmt.Sprintf("dot%dx%d%s%s%s", R, C, e.name, mode.suffix, g.name)
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
-	g.SignatureExpr(fmt.Sprintf("func(a *float32, lda int, b %s, ldb int, k int, out *float32, ldo int)", e.gotyp))
 	what := ""
 	if e != elemF32 {
 		what = ", b in " + e.name + " widened to float32"
 	}
-	g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d (%d lanes%s).", name, R, C, g.lanes, what))
+	whole := fmt.Sprintf("dot%dx%d%s%s", R, C, e.name, g.name)
+	switch mode {
+	case wholeProduct:
+		g.SignatureExpr(fmt.Sprintf("func(a *float32, lda int, b %s, ldb int, k int, out *float32, ldo int)", e.gotyp))
+		g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d (%d lanes%s).", name, R, C, g.lanes, what))
+	default:
+		g.SignatureExpr(fmt.Sprintf("func(a *float32, lda int, b %s, ldb int, k int, acc *float32, out *float32, ldo int)", e.gotyp))
+		from, to := "zero", fmt.Sprintf("reduces them and adds the k%%%d tail into out as %s does", g.lanes, whole)
+		if mode.load {
+			from = "the lane sums in acc"
+		}
+		if mode.store {
+			to = fmt.Sprintf("stores the lane sums in acc (k a multiple of %d)", g.lanes)
+		}
+		g.Doc(fmt.Sprintf("%s is one chunk of %s's product along k: it starts from %s, adds the k elements as %s does, and %s.", name, whole, from, whole, to))
+	}
 	a := g.rowPointers("a", "lda", R, 4)
 	b := g.rowPointers("b", "ldb", C, e.size)
 	K, n, kk := g.GP64(), g.GP64(), g.GP64()
@@ -249,11 +268,20 @@ func (g *gen) dot(R, C int, e elem) {
 	g.ANDQ(operand.I32(-g.lanes), n)
 	g.XORQ(kk, kk)
 	acc := make([][]reg.VecVirtual, R)
+	var accp reg.GPVirtual // acc's lane sums in memory (the chunk kernels)
+	if mode.load || mode.store {
+		accp = g.GP64()
+		g.Load(g.Param("acc"), accp)
+	}
 	for i := range acc {
 		acc[i] = make([]reg.VecVirtual, C)
 		for j := range acc[i] {
 			acc[i][j] = g.vec()
-			g.zero(acc[i][j])
+			if mode.load {
+				g.VMOVUPS(operand.Mem{Base: accp, Disp: 64 * (i*C + j)}, acc[i][j])
+			} else {
+				g.zero(acc[i][j])
+			}
 		}
 	}
 	g.Label("vec")
@@ -275,6 +303,16 @@ func (g *gen) dot(R, C int, e elem) {
 	g.JMP(operand.LabelRef("vec"))
 
 	g.Label("reduce")
+	if mode.store {
+		for i := range R {
+			for j := range C {
+				g.VMOVUPS(acc[i][j], operand.Mem{Base: accp, Disp: 64 * (i*C + j)})
+			}
+		}
+		g.VZEROUPPER()
+		g.RET()
+		return
+	}
 	if R == 4 && C == 4 && g.lanes == 16 {
 		// Without a tail, the sixteen sums are reduced together and
 		// stored a row at a time (reduce4x4: the same bits as reduce).

@@ -66,33 +66,34 @@ func (g *gen) emitVDPBF16PS(dst, src1, src2 int) {
 	}
 }
 
-// dpbfMode is what a dpbf kernel does with its R x C accumulators before
-// and after its k elements: the whole product (zeroed, then reduced into
-// out), or one chunk of a product split along k (dpbfChunk): the first
-// chunk starts from zero, later ones from the lane sums a chunk left in acc,
-// and every chunk but the last leaves its lane sums there. A product split
-// into chunks of multiples of 32 elements is therefore the same sequence of
-// VDPBF16PS steps as the whole one, bit for bit.
-type dpbfMode struct {
-	suffix string // the kernel's name: dpbf{R}x{C}{suffix}AVX512
+// chunkMode is what a dot-product kernel (dpbf, and the AVX-512 dot) does
+// with its R x C accumulators before and after its k elements: the whole
+// product (zeroed, then reduced into out), or one chunk of a product split
+// along k (chunkModes): the first chunk starts from zero, later ones from
+// the lane sums a chunk left in acc, and every chunk but the last leaves its
+// lane sums there. A product split into chunks of whole vectors of k is
+// therefore the same sequence of steps in every lane as the whole one, bit
+// for bit.
+type chunkMode struct {
+	suffix string // in the kernel's name: dpbf{R}x{C}{suffix}AVX512, dot{R}x{C}{elem}{suffix}AVX512
 	load   bool   // start from the lane sums in acc, else from zero
 	store  bool   // leave the lane sums in acc, else reduce them into out
 }
 
 var (
-	dpbfWhole = dpbfMode{"", false, false}
-	// dpbfChunk are the modes of a product split along k, in order.
-	dpbfChunk = []dpbfMode{{"Start", false, true}, {"Mid", true, true}, {"End", true, false}}
+	wholeProduct = chunkMode{"", false, false}
+	// chunkModes are the modes of a product split along k, in order.
+	chunkModes = []chunkMode{{"Start", false, true}, {"Mid", true, true}, {"End", true, false}}
 )
 
 // dpbf emits dpbf{R}x{C}{mode.suffix}AVX512 (R x C accumulators: R <= 4,
 // C <= 4).
-func (g *gen) dpbf(R, C int, mode dpbfMode) {
+func (g *gen) dpbf(R, C int, mode chunkMode) {
 	name := fmt.Sprintf("dpbf%dx%d%sAVX512", R, C, mode.suffix)
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
-	if mode == dpbfWhole {
+	if mode == wholeProduct {
 		g.SignatureExpr("func(a *uint16, lda int, b *uint16, ldb int, k int, out *float32, ldo int)")
 		g.Doc(fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).", name, R, C))
 	} else {

@@ -1,0 +1,51 @@
+//go:build amd64 && !purego
+
+package model
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The AVX-512 float32 blocks split along k (gemmBlocks with chunkBytes at
+// 256: chunks of 64 floats, one to 47 of them, the last shorter or with a
+// tail, leftover rows and columns, more rows than one pass takes) compute
+// the whole blocks' products bit for bit, with b in float32, F16 and BF16.
+// Natively on an AVX-512 CPU, in the emulator elsewhere.
+func TestGemmChunked(t *testing.T) {
+	if !slices.Contains(kernelSets(), kernelsAVX512) {
+		t.Skip("the AVX-512 kernels are neither in use nor emulated here")
+	}
+	v := vecAVX512
+	r := rand.New(rand.NewPCG(11, 12))
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	for _, sh := range [][3]int{{4, 4, 64}, {4, 4, 65}, {5, 7, 200}, {70, 6, 300}, {8, 9, 3000}, {12, 8, 1031}} {
+		M, N, K := sh[0], sh[1], sh[2]
+		lda, ldb, ldo := K+r.IntN(3), K+r.IntN(3), N+r.IntN(3)
+		a, b := randVec(r, M*lda), randVec(r, N*ldb)
+		b16 := make([]uint16, N*ldb)
+		both := func(name string, gemm func(out []float32)) {
+			chunkBytes = 256
+			chunked := make([]float32, M*ldo)
+			gemm(chunked)
+			chunkBytes = 1 << 30
+			whole := make([]float32, M*ldo)
+			gemm(whole)
+			if i := sameBits(chunked, whole); i >= 0 {
+				t.Fatalf("%s %dx%dx%d: out[%d] chunked %v, whole %v", name, M, N, K, i, chunked[i], whole[i])
+			}
+		}
+		both("f32", func(out []float32) { gemmBlocks(v.dots, out, ldo, a, lda, b, ldb, M, N, K) })
+		for _, dt := range []DType{F16, BF16} {
+			for i := range b16 {
+				b16[i] = random16(r, dt)
+			}
+			ks := v.dotsF16
+			if dt == BF16 {
+				ks = v.dotsBF16
+			}
+			both(dt.String(), func(out []float32) { gemmBlocks(ks, out, ldo, a, lda, b16, ldb, M, N, K) })
+		}
+	}
+}
