@@ -58,9 +58,9 @@ func openCheckpointer(path string, id pipeline.RunIdentity) (c *checkpointer, er
 		}
 	}()
 	c = &checkpointer{path: path, id: id, unlock: unlock}
-	ck, err := pipeline.LoadCheckpoint(path)
+	ck, err := pipeline.LoadRunCheckpoint(path)
 	switch {
-	case pipeline.IsNoCheckpoint(err):
+	case pipeline.IsNoRunCheckpoint(err):
 		ck = nil
 	case err != nil:
 		return nil, err
@@ -101,7 +101,7 @@ func (c *checkpointer) save(s pipeline.State) error {
 // write syncs the sidecar log, then writes the checkpoint that counts its
 // records valid.
 func (c *checkpointer) write() error {
-	ck := &pipeline.Checkpoint{Run: c.id, State: *c.last}
+	ck := &pipeline.RunCheckpoint{Run: c.id, State: *c.last}
 	if c.log != nil {
 		n, err := c.log.Sync()
 		if err != nil {

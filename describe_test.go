@@ -74,7 +74,7 @@ func TestEvaluateRecordsDescribe(t *testing.T) {
 	if _, err := ev.Evaluate(context.Background(), Named(text), opt); err == nil || !strings.Contains(err.Error(), "device lost") {
 		t.Fatalf("err = %v, want the device's", err)
 	}
-	ck, err := pipeline.LoadCheckpoint(opt.Checkpoint)
+	ck, err := pipeline.LoadRunCheckpoint(opt.Checkpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
-// checkpointVersion changes whenever Checkpoint's layout or meaning does.
+// checkpointVersion changes whenever RunCheckpoint's layout or meaning does.
 // Version 2: exact sums (exactsum), a trailing checksum, checksummed sidecar
 // records.
 const checkpointVersion = 2
@@ -47,8 +47,9 @@ type RunIdentity struct {
 	TopLogprobs int  `msgpack:"top_logprobs"`
 }
 
-// Checkpoint is an interrupted run's state on disk (--checkpoint).
-type Checkpoint struct {
+// RunCheckpoint is an interrupted run's state on disk (--checkpoint; not to
+// be confused with model.Checkpoint, a model's weight files).
+type RunCheckpoint struct {
 	Version int         `msgpack:"version"`
 	Run     RunIdentity `msgpack:"run"`
 	State   State       `msgpack:"state"`
@@ -88,9 +89,9 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 	return ""
 }
 
-// LoadCheckpoint reads the checkpoint at path; a missing file gives
+// LoadRunCheckpoint reads the checkpoint at path; a missing file gives
 // fs.ErrNotExist (a fresh run), a damaged one a clear error.
-func LoadCheckpoint(path string) (*Checkpoint, error) {
+func LoadRunCheckpoint(path string) (*RunCheckpoint, error) {
 	f, err := infile.Open(path) // a FIFO is refused, not opened: its open would block
 	if err != nil {
 		return nil, err
@@ -110,19 +111,19 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if len(data) > maxCheckpointBytes {
 		return nil, fmt.Errorf("checkpoint %s is larger than %d bytes: not a wgpu-eval checkpoint", path, maxCheckpointBytes)
 	}
-	c, err := ParseCheckpoint(data)
+	c, err := ParseRunCheckpoint(data)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w: delete it to start over", path, err)
 	}
 	return c, nil
 }
 
-// ParseCheckpoint decodes a checkpoint file: msgpack followed by the
+// ParseRunCheckpoint decodes a checkpoint file: msgpack followed by the
 // CRC-32C of those bytes (little-endian). It refuses a file whose checksum
 // does not match, of another version, or whose numbers no run writes
 // (negative or huge counts, sums that are not finite or below what the
 // targets allow).
-func ParseCheckpoint(data []byte) (*Checkpoint, error) {
+func ParseRunCheckpoint(data []byte) (*RunCheckpoint, error) {
 	if len(data) < 4 {
 		return nil, errors.New("damaged (too short)")
 	}
@@ -133,7 +134,7 @@ func ParseCheckpoint(data []byte) (*Checkpoint, error) {
 		return nil, fmt.Errorf("version %d, and this build reads %d", v.Version, checkpointVersion)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	var c Checkpoint
+	var c RunCheckpoint
 	if err := msgpack.Unmarshal(body, &c); err != nil {
 		return nil, fmt.Errorf("damaged (%v)", err)
 	}
@@ -162,7 +163,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Save writes c to path atomically: a temporary file in the same folder,
 // synced, then renamed over path, so a crash leaves the old or the new
 // checkpoint, never half of one. A checksum follows the msgpack.
-func (c *Checkpoint) Save(path string) error {
+func (c *RunCheckpoint) Save(path string) error {
 	c.Version = checkpointVersion
 	data, err := msgpack.Marshal(c)
 	if err != nil {
@@ -175,5 +176,5 @@ func (c *Checkpoint) Save(path string) error {
 	return nil
 }
 
-// IsNoCheckpoint reports whether err from LoadCheckpoint means there is none yet.
-func IsNoCheckpoint(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+// IsNoRunCheckpoint reports whether err from LoadRunCheckpoint means there is none yet.
+func IsNoRunCheckpoint(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -18,7 +18,7 @@ func TestInputsRefuseFIFOs(t *testing.T) {
 		t.Skip("no FIFOs here:", err)
 	}
 	for name, read := range map[string]func() error{
-		"checkpoint": func() error { _, err := LoadCheckpoint(fifo); return err },
+		"checkpoint": func() error { _, err := LoadRunCheckpoint(fifo); return err },
 		"per-token":  func() error { _, err := ReadPerToken(fifo); return err },
 		"log": func() error {
 			l, _, err := OpenPerTokenLog(fifo, 0, 0)
@@ -35,7 +35,7 @@ func TestInputsRefuseFIFOs(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "named pipe (FIFO)") || !strings.Contains(err.Error(), fifo) {
 				t.Errorf("%s: err %v, want one naming the FIFO", name, err)
 			}
-			if IsNoCheckpoint(err) {
+			if IsNoRunCheckpoint(err) {
 				t.Errorf("%s: a FIFO taken for no checkpoint", name)
 			}
 		case <-time.After(30 * time.Second):

@@ -151,7 +151,7 @@ func TestPerTokenLogChecksums(t *testing.T) {
 // an older version is refused, naming why.
 func TestCheckpointRefusesDamage(t *testing.T) {
 	dir := t.TempDir()
-	save := func(ck *pipeline.Checkpoint) []byte {
+	save := func(ck *pipeline.RunCheckpoint) []byte {
 		t.Helper()
 		path := filepath.Join(dir, "ck")
 		if err := ck.Save(path); err != nil {
@@ -163,40 +163,40 @@ func TestCheckpointRefusesDamage(t *testing.T) {
 		}
 		return b
 	}
-	good := &pipeline.Checkpoint{Run: pipeline.RunIdentity{Mode: "stream", Ctx: 8, Stride: 8}, State: pipeline.State{Samples: 2, Bytes: 40, BatchTokens: 64}}
+	good := &pipeline.RunCheckpoint{Run: pipeline.RunIdentity{Mode: "stream", Ctx: 8, Stride: 8}, State: pipeline.State{Samples: 2, Bytes: 40, BatchTokens: 64}}
 	for _, x := range []float64{2.5, 0.125, 3} {
 		good.State.Sums.AddNLL(x)
 	}
 	data := save(good)
-	if ck, err := pipeline.ParseCheckpoint(data); err != nil || ck.State.Sums != good.State.Sums {
+	if ck, err := pipeline.ParseRunCheckpoint(data); err != nil || ck.State.Sums != good.State.Sums {
 		t.Fatalf("a good checkpoint: %v", err)
 	}
-	bad := func(name string, edit func(*pipeline.Checkpoint)) {
+	bad := func(name string, edit func(*pipeline.RunCheckpoint)) {
 		ck := *good
 		edit(&ck)
-		if _, err := pipeline.ParseCheckpoint(save(&ck)); err == nil || !strings.Contains(err.Error(), "damaged") {
+		if _, err := pipeline.ParseRunCheckpoint(save(&ck)); err == nil || !strings.Contains(err.Error(), "damaged") {
 			t.Errorf("%s: err = %v, want damaged", name, err)
 		}
 	}
-	bad("NaN sum", func(ck *pipeline.Checkpoint) { ck.State.Sums.Sum.Add(math.NaN()) })
-	bad("sum -1e300", func(ck *pipeline.Checkpoint) { ck.State.Sums.Sum = exactsum.Sum{}; ck.State.Sums.Sum.Add(-1e300) })
-	bad("negative sum of squares", func(ck *pipeline.Checkpoint) { ck.State.Sums.SumSq.Add(-100) })
-	bad("negative count", func(ck *pipeline.Checkpoint) { ck.State.Sums.Count = -1 })
-	bad("huge count", func(ck *pipeline.Checkpoint) { ck.State.Samples = math.MaxInt })
+	bad("NaN sum", func(ck *pipeline.RunCheckpoint) { ck.State.Sums.Sum.Add(math.NaN()) })
+	bad("sum -1e300", func(ck *pipeline.RunCheckpoint) { ck.State.Sums.Sum = exactsum.Sum{}; ck.State.Sums.Sum.Add(-1e300) })
+	bad("negative sum of squares", func(ck *pipeline.RunCheckpoint) { ck.State.Sums.SumSq.Add(-100) })
+	bad("negative count", func(ck *pipeline.RunCheckpoint) { ck.State.Sums.Count = -1 })
+	bad("huge count", func(ck *pipeline.RunCheckpoint) { ck.State.Samples = math.MaxInt })
 	for bit := 0; bit < 8*len(data); bit += 7 {
 		b := bytes.Clone(data)
 		b[bit/8] ^= 1 << (bit % 8)
-		if ck, err := pipeline.ParseCheckpoint(b); err == nil {
+		if ck, err := pipeline.ParseRunCheckpoint(b); err == nil {
 			t.Fatalf("bit %d flipped: accepted as %+v", bit, ck.State)
 		}
 	}
 	for _, n := range []int{0, 3, len(data) / 2, len(data) - 1} {
-		if _, err := pipeline.ParseCheckpoint(data[:n]); err == nil {
+		if _, err := pipeline.ParseRunCheckpoint(data[:n]); err == nil {
 			t.Errorf("cut to %d bytes: accepted", n)
 		}
 	}
 	old, _ := msgpack.Marshal(map[string]any{"version": 1, "state": map[string]any{"samples": 1}})
-	if _, err := pipeline.ParseCheckpoint(old); err == nil || !strings.Contains(err.Error(), "version 1") {
+	if _, err := pipeline.ParseRunCheckpoint(old); err == nil || !strings.Contains(err.Error(), "version 1") {
 		t.Errorf("a version 1 checkpoint: err = %v", err)
 	}
 }
@@ -204,7 +204,7 @@ func TestCheckpointRefusesDamage(t *testing.T) {
 // FuzzParseCheckpoint: no input panics; what parses saves again to bytes
 // that parse to the same state.
 func FuzzParseCheckpoint(f *testing.F) {
-	ck := &pipeline.Checkpoint{Run: pipeline.RunIdentity{Mode: "stream", Ctx: 8, Stride: 8, PerToken: true}, PerTokenRecords: 2}
+	ck := &pipeline.RunCheckpoint{Run: pipeline.RunIdentity{Mode: "stream", Ctx: 8, Stride: 8, PerToken: true}, PerTokenRecords: 2}
 	ck.State.Sums.AddNLL(1.5)
 	ck.State.Sums.AddNLL(0.25)
 	path := filepath.Join(f.TempDir(), "ck")
@@ -219,7 +219,7 @@ func FuzzParseCheckpoint(f *testing.F) {
 	f.Add(data[:len(data)-4])
 	f.Add([]byte{0x80, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ck, err := pipeline.ParseCheckpoint(data)
+		ck, err := pipeline.ParseRunCheckpoint(data)
 		if err != nil {
 			return
 		}
@@ -227,7 +227,7 @@ func FuzzParseCheckpoint(f *testing.F) {
 		if err := ck.Save(p); err != nil {
 			t.Fatal(err)
 		}
-		again, err := pipeline.LoadCheckpoint(p)
+		again, err := pipeline.LoadRunCheckpoint(p)
 		if err != nil || again.State != ck.State || again.Run != ck.Run {
 			t.Fatalf("saved again: %v", err)
 		}
@@ -239,12 +239,12 @@ func FuzzParseCheckpoint(f *testing.F) {
 // output is another run for one with it.
 func TestCheckpointPerTokenRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.ckpt")
-	ck := &pipeline.Checkpoint{Run: pipeline.RunIdentity{PerToken: true}, PerTokenRecords: 5}
+	ck := &pipeline.RunCheckpoint{Run: pipeline.RunIdentity{PerToken: true}, PerTokenRecords: 5}
 	ck.State.Sums.Count = 6
 	if err := ck.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pipeline.LoadCheckpoint(path); err == nil || !strings.Contains(err.Error(), "damaged") {
+	if _, err := pipeline.LoadRunCheckpoint(path); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("5 records for 6 targets: err = %v", err)
 	}
 	if d := (pipeline.RunIdentity{}).Diff(pipeline.RunIdentity{PerToken: true}); !strings.Contains(d, "per-token output: false in the checkpoint, true now") {

@@ -145,7 +145,7 @@ func TestResume(t *testing.T) {
 		c := cfg
 		batches := 0
 		c.OnBatch = func(s State) error {
-			if err := (&Checkpoint{State: s}).Save(path); err != nil {
+			if err := (&RunCheckpoint{State: s}).Save(path); err != nil {
 				return err
 			}
 			if batches++; batches == 3 {
@@ -156,7 +156,7 @@ func TestResume(t *testing.T) {
 		if _, err := Evaluate(context.Background(), newB(), c); !errors.Is(err, stop) {
 			t.Fatalf("mem %d: err = %v", mem, err)
 		}
-		ck, err := LoadCheckpoint(path)
+		ck, err := LoadRunCheckpoint(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -274,7 +274,7 @@ func TestCheckpointSurvivesKill(t *testing.T) {
 	if err := <-exited; !errors.As(err, &ee) {
 		t.Fatalf("the run was not killed mid-way (it ended with %v): make the corpus larger", err)
 	}
-	saved, err := pipeline.LoadCheckpoint(ck)
+	saved, err := pipeline.LoadRunCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestOutputFailureKeepsCheckpoint(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("--json was written before the per-token file (%v)", err)
 	}
-	if _, err := pipeline.LoadCheckpoint(ck); err != nil {
+	if _, err := pipeline.LoadRunCheckpoint(ck); err != nil {
 		t.Fatalf("the checkpoint of the complete run is gone: %v", err)
 	}
 
