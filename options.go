@@ -1,6 +1,7 @@
 package wgpueval
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -216,28 +217,29 @@ func (o EvalOptions) Check() error {
 // checkWindow is pipeline.CheckWindow, or with bos (a BOS before every
 // strided window) pipeline.CheckBOSWindow, as an OptionError.
 func checkWindow(window, stride int, bos bool) error {
-	if window < 2 {
-		return badInt("Ctx", window, "must be at least 2")
+	check := pipeline.CheckWindow
+	if bos {
+		check = pipeline.CheckBOSWindow
 	}
-	if stride < 1 || stride > window {
-		return badInt("Stride", stride, "must be between 1 and the context length %d", window)
-	}
-	if bos && stride > window-1 {
-		return badInt("Stride", stride, "with a BOS at the start of every window, a window holds ctx-1 = %d corpus tokens, "+
-			"so the stride must be between 1 and %d", window-1, window-1)
-	}
-	return nil
+	return asOption(check(window, stride))
 }
 
 // checkTopLogprobs is pipeline.CheckTopLogprobs as an OptionError.
-func checkTopLogprobs(k, vocab int) error {
-	if k < 0 || k > pipeline.MaxTopLogprobs {
-		return badInt("TopLogprobs", k, "want 1 to %d", pipeline.MaxTopLogprobs)
+func checkTopLogprobs(k, vocab int) error { return asOption(pipeline.CheckTopLogprobs(k, vocab)) }
+
+// settingOptions are the fields of the settings pipeline's checks name.
+var settingOptions = map[string]string{"context length": "Ctx", "stride": "Stride", "top-logprobs": "TopLogprobs"}
+
+// asOption turns pipeline's *SettingError into the OptionError of its field;
+// nil stays nil.
+func asOption(err error) error {
+	var se *pipeline.SettingError
+	if errors.As(err, &se) {
+		if option, ok := settingOptions[se.Setting]; ok {
+			return badInt(option, se.Value, "%s", se.Reason)
+		}
 	}
-	if vocab > 0 && k > vocab {
-		return badInt("TopLogprobs", k, "the vocabulary has only %d tokens", vocab)
-	}
-	return nil
+	return err
 }
 
 // mode is o.Mode, ModeStream for the zero value.

@@ -3,6 +3,7 @@
 package model
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -46,6 +47,45 @@ func TestGemmChunked(t *testing.T) {
 				ks = v.dotsBF16
 			}
 			both(dt.String(), func(out []float32) { gemmBlocks(ks, out, ldo, a, lda, b16, ldb, M, N, K) })
+		}
+	}
+}
+
+// BenchmarkGemmTile times one 64x64 matmul tile (a task of matmulForward)
+// on one core with the kernels in use, whole and split along k, for the
+// row lengths of the benchmark models (GPT-2 768 and 3072, Qwen2.5-0.5B 896
+// and 4864), in float32 and in the bf16 mode where the CPU has
+// AVX512_BF16, and reports GFLOP/s:
+//
+//	go test ./model/ -run '^$' -bench GemmTile -benchtime 300x
+func BenchmarkGemmTile(b *testing.B) {
+	defer func(n int) { chunkBytes = n }(chunkBytes)
+	for _, K := range []int{768, 896, 3072, 4864} {
+		a, w := make([]float32, 64*K), make([]float32, 64*K)
+		a16, w16 := make([]uint16, 64*K), make([]uint16, 64*K)
+		for i := range a {
+			a[i], w[i] = float32(i%7)*0.1, float32(i%5)*0.1
+			a16[i], w16[i] = bf16Round(a[i]), bf16Round(w[i])
+		}
+		out := make([]float32, 64*64)
+		for _, chunked := range []bool{false, true} {
+			name := fmt.Sprintf("K=%d/whole", K)
+			chunkBytes = 1 << 30
+			if chunked {
+				name, chunkBytes = fmt.Sprintf("K=%d/chunked", K), 4096
+			}
+			run := func(name string, gemm func()) {
+				b.Run(name, func(b *testing.B) {
+					for range b.N {
+						gemm()
+					}
+					b.ReportMetric(float64(2*64*64*K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+			run("f32/"+name, func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
+			if hasBF16Kernels() {
+				run("bf16/"+name, func() { gemmBF16(bf16AVX512, out, 64, a16, K, w16, K, 64, 64, K) })
+			}
 		}
 	}
 }

@@ -58,7 +58,7 @@ func (c *CPU) swigluMLPForward(out, inp []float32, gateW, upW matrix, gateB, upB
 	defer release()
 	c.matmulTiles(N, I, tile, func(scratch []float32, r0, c0, rn, cn int) {
 		g, u := scratch[:mmRows*mmCols], scratch[mmRows*mmCols:]
-		for _, p := range []struct {
+		for _, p := range [...]struct {
 			dst  []float32
 			w    matrix
 			bias []float32

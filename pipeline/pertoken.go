@@ -29,13 +29,14 @@ const (
 const MaxTopLogprobs = shaders.MaxTopLogprobs
 
 // CheckTopLogprobs reports a --top-logprobs K outside 0..MaxTopLogprobs (0:
-// none), or above the vocabulary size vocab when vocab > 0.
+// none), or above the vocabulary size vocab when vocab > 0, as a
+// *SettingError.
 func CheckTopLogprobs(k, vocab int) error {
 	if k < 0 || k > MaxTopLogprobs {
-		return fmt.Errorf("top-logprobs %d: want 1 to %d", k, MaxTopLogprobs)
+		return &SettingError{"top-logprobs", k, fmt.Sprintf("want 1 to %d", MaxTopLogprobs)}
 	}
 	if vocab > 0 && k > vocab {
-		return fmt.Errorf("top-logprobs %d: the vocabulary has only %d tokens", k, vocab)
+		return &SettingError{"top-logprobs", k, fmt.Sprintf("the vocabulary has only %d tokens", vocab)}
 	}
 	return nil
 }

@@ -62,15 +62,27 @@ func sequences(ps []placed) []model.Sequence {
 // CheckWindow reports whether ctx and stride describe valid windows: a window
 // needs at least two tokens to predict one, and a stride must advance by at
 // least one token without skipping any (1 <= stride <= ctx).
+// Its errors are *SettingError ("context length" or "stride").
 func CheckWindow(ctx, stride int) error {
 	if ctx < 2 {
-		return fmt.Errorf("context length %d: must be at least 2", ctx)
+		return &SettingError{"context length", ctx, "must be at least 2"}
 	}
 	if stride < 1 || stride > ctx {
-		return fmt.Errorf("stride %d: must be between 1 and the context length %d", stride, ctx)
+		return &SettingError{"stride", stride, fmt.Sprintf("must be between 1 and the context length %d", ctx)}
 	}
 	return nil
 }
+
+// SettingError is a setting out of its range (CheckWindow, CheckBOSWindow,
+// CheckTopLogprobs): its name as messages spell it, its value and why.
+type SettingError struct {
+	Setting string
+	Value   int
+	Reason  string
+}
+
+// Error reads "setting value: reason".
+func (e *SettingError) Error() string { return fmt.Sprintf("%s %d: %s", e.Setting, e.Value, e.Reason) }
 
 // CheckBOSWindow is CheckWindow for windows that start with a BOS
 // (EvalConfig.BOSEachWindow): such a window holds the BOS and at most ctx-1
@@ -81,8 +93,8 @@ func CheckBOSWindow(ctx, stride int) error {
 		return err
 	}
 	if stride > ctx-1 {
-		return fmt.Errorf("stride %d: with a BOS at the start of every window, a window holds ctx-1 = %d corpus tokens, "+
-			"so the stride must be between 1 and %d", stride, ctx-1, ctx-1)
+		return &SettingError{"stride", stride, fmt.Sprintf("with a BOS at the start of every window, a window holds ctx-1 = %d corpus tokens, "+
+			"so the stride must be between 1 and %d", ctx-1, ctx-1)}
 	}
 	return nil
 }
