@@ -18,6 +18,14 @@ type Options struct {
 	// device with Vulkan's uniformBufferStandardLayout feature enabled may
 	// run such a module; package wgpu sets this when it enabled the feature.
 	UniformStandardLayout bool
+	// CooperativeMatrix emits the subgroup matrices of
+	// chromium_experimental_subgroup_matrix as SPV_KHR_cooperative_matrix
+	// (capability CooperativeMatrixKHR): only a device with Vulkan's
+	// cooperativeMatrix feature enabled may run such a module; package wgpu
+	// sets this when it enabled the feature. False (the default) lowers them
+	// to ordinary invocation code with the same results up to float32
+	// rounding, which every device runs.
+	CooperativeMatrix bool
 }
 
 // Module is a compiled WGSL module: checked, described, and ready to be
