@@ -11,7 +11,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // TestEvaluateBOSEachWindow: with EvalOptions.BOSEachWindow a Llama 2-style
@@ -104,7 +104,7 @@ func TestEvaluateBOSEachWindow(t *testing.T) {
 				if !res.BOSEachWindow || res.Config == nil || !res.Config.BOSEachWindow || res.Stride != wantStride || res.Config.Stride != wantStride {
 					t.Errorf("%s: result BOS each window %v, stride %d, config %+v", opt.Mode, res.BOSEachWindow, res.Stride, res.Config)
 				}
-				f, err := pipeline.ReadPerToken(ptk)
+				f, err := runfile.ReadPerToken(ptk)
 				if err != nil {
 					t.Fatal(err)
 				}

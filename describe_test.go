@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // describedBackend scores on the CPU but describes itself as info (as
@@ -32,8 +33,8 @@ func (d *describedBackend) Submit(ctx context.Context, b pipeline.Batch) (pipeli
 
 // TestEvaluateRecordsDescribe: a result's config and provenance and a
 // checkpoint's run identity take the precision, threads and device from the
-// backend's description, whatever its type: a switch on *pipeline.CPU and
-// *pipeline.GPU said f32 and named no adapter for --device all's.
+// backend's description, whatever its type: a switch on *backend.CPU and
+// *backend.GPU said f32 and named no adapter for --device all's.
 func TestEvaluateRecordsDescribe(t *testing.T) {
 	ev, err := Open(context.Background(), tinyModel(t), Options{Device: "cpu", Offline: true})
 	if err != nil {
@@ -74,7 +75,7 @@ func TestEvaluateRecordsDescribe(t *testing.T) {
 	if _, err := ev.Evaluate(context.Background(), Named(text), opt); err == nil || !strings.Contains(err.Error(), "device lost") {
 		t.Fatalf("err = %v, want the device's", err)
 	}
-	ck, err := pipeline.LoadRunCheckpoint(opt.Checkpoint)
+	ck, err := runfile.LoadRunCheckpoint(opt.Checkpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
 
 // GenerateOptions say how Generate continues a prompt. The zero value decodes
@@ -170,10 +170,10 @@ func (e *Evaluator) decoderFor(ctx context.Context, positions int) (dec decoder,
 		return nil, "", nil, err
 	}
 	switch b := b.(type) {
-	case *pipeline.CPU:
+	case *backend.CPU:
 		g, err := b.Model().NewGeneratorFor(positions)
 		return g, b.Name(), func() {}, err
-	case *pipeline.GPU:
+	case *backend.GPU:
 		s, err := b.Model().NewSessionFor(positions)
 		if err != nil {
 			return nil, "", nil, err

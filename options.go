@@ -10,6 +10,8 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -35,13 +37,13 @@ type (
 	Mode = pipeline.Mode
 	// Precision is the weight type on a GPU, or the CPU's bf16 mode
 	// (Options.Precision).
-	Precision = pipeline.Precision
+	Precision = backend.Precision
 	// SampleOptions say how Generate picks each token
 	// (GenerateOptions.Sampling).
 	SampleOptions = model.SampleOptions
 	// DocumentScore is one document's score in a per-document file
 	// (EvalOptions.PerDocument).
-	DocumentScore = pipeline.DocumentScore
+	DocumentScore = runfile.DocumentScore
 )
 
 // MaxTopLogprobs is the most log-probabilities EvalOptions.TopLogprobs keeps
@@ -70,15 +72,15 @@ const (
 // The precisions.
 const (
 	// PrecisionAuto is f16 on a GPU with shader-f16, else f32; f32 on the CPU.
-	PrecisionAuto = pipeline.PrecisionAuto
+	PrecisionAuto = backend.PrecisionAuto
 	// PrecisionF32 computes in f32 everywhere.
-	PrecisionF32 = pipeline.PrecisionF32
+	PrecisionF32 = backend.PrecisionF32
 	// PrecisionF16 keeps the weights in f16 on a GPU (accumulating in f32).
-	PrecisionF16 = pipeline.PrecisionF16
+	PrecisionF16 = backend.PrecisionF16
 	// PrecisionBF16 is the CPU's bf16 mode: matrix products with bf16
 	// operands as AVX512_BF16 computes them (a CPU without it is an error,
 	// unless WGPU_EVAL_CPU_KERNELS=generic runs the portable kernels).
-	PrecisionBF16 = pipeline.PrecisionBF16
+	PrecisionBF16 = backend.PrecisionBF16
 )
 
 // Device says where an Evaluator runs: one of the constants, or GPU(n).
@@ -103,7 +105,7 @@ func GPU(n int) Device { return Device("gpu:" + strconv.Itoa(n)) }
 // ParseDevice reads a device name, case-insensitively: auto, cpu, gpu,
 // gpu:N or all.
 func ParseDevice(s string) (Device, error) {
-	spec, err := pipeline.ParseDevice(s)
+	spec, err := backend.ParseDevice(s)
 	if err != nil {
 		return "", err
 	}
@@ -111,7 +113,7 @@ func ParseDevice(s string) (Device, error) {
 }
 
 // ParsePrecision reads a precision name: auto (or ""), f16, f32 or bf16.
-func ParsePrecision(s string) (Precision, error) { return pipeline.ParsePrecision(s) }
+func ParsePrecision(s string) (Precision, error) { return backend.ParsePrecision(s) }
 
 // ParseMode reads an evaluation method's name: stream, strided or
 // documents.
@@ -141,11 +143,11 @@ func badString(option, v string, format string, a ...any) *OptionError {
 // Check reports the first bad value of o that needs no model to see (the
 // checks Open makes before it looks for the model), as an *OptionError.
 func (o Options) Check() error {
-	spec, err := pipeline.ParseDevice(string(o.device()))
+	spec, err := backend.ParseDevice(string(o.device()))
 	if err != nil {
 		return badString("Device", string(o.Device), "want auto, cpu, gpu, gpu:N (N as Devices lists them) or all")
 	}
-	prec, err := pipeline.ParsePrecision(string(o.Precision))
+	prec, err := backend.ParsePrecision(string(o.Precision))
 	if err != nil {
 		return badString("Precision", string(o.Precision), "want auto, f16, f32 or bf16")
 	}

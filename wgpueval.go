@@ -36,6 +36,8 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // Result is an evaluation's outcome, as the command prints it (and writes
@@ -109,8 +111,8 @@ type Evaluator struct {
 	path   string
 	hash   string // weightsSHA256, computed once
 	opt    Options
-	spec   pipeline.DeviceSpec
-	prec   pipeline.Precision
+	spec   backend.DeviceSpec
+	prec   backend.Precision
 	ck     *model.Checkpoint
 	stored string // the checkpoint's dtype
 	tok    *tokenizer.Tokenizer
@@ -137,13 +139,13 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	if err := opt.Check(); err != nil {
 		return nil, err
 	}
-	spec, _ := pipeline.ParseDevice(string(opt.device())) // checked
-	prec, _ := pipeline.ParsePrecision(string(opt.Precision))
-	if err := pipeline.CheckKernelsEnv(); err != nil {
+	spec, _ := backend.ParseDevice(string(opt.device())) // checked
+	prec, _ := backend.ParsePrecision(string(opt.Precision))
+	if err := backend.CheckKernelsEnv(); err != nil {
 		return nil, err
 	}
 	// Before anything is downloaded or loaded: a GPU asked for must be there.
-	if err := pipeline.CheckDevice(spec); err != nil {
+	if err := backend.CheckDevice(spec); err != nil {
 		return nil, err
 	}
 	hc := opt.Hub
@@ -268,7 +270,7 @@ func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 	if e.backend != nil {
 		return e.backend, nil
 	}
-	b, err := pipeline.OpenBackend(ctx, e.spec, e.ck, pipeline.BackendOptions{
+	b, err := backend.Open(ctx, e.spec, e.ck, backend.Options{
 		Precision: e.prec,
 		Threads:   e.opt.Threads,
 		Progress:  func(done, total int64) { e.opt.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
@@ -319,7 +321,7 @@ type EvalOptions struct {
 	// Stdin is read for the corpus Named("-").
 	Stdin io.Reader
 	// Shard, when its Count is above 1, scores only the I-th of N interleaved
-	// parts of the samples; pipeline.Merge adds the shards' results.
+	// parts of the samples; runfile.Merge adds the shards' results.
 	Shard Shard
 	// Checkpoint, when set, is a file that keeps the sums so far (written
 	// atomically about once a second): an interrupted run given the same file
@@ -329,7 +331,7 @@ type EvalOptions struct {
 	Checkpoint string
 	// PerToken, when set, is a file to write every scored target's position,
 	// token id and NLL to, in corpus order, with the run's config, provenance
-	// and tokenizer in a header (pipeline.WritePerToken; written atomically
+	// and tokenizer in a header (runfile.WritePerToken; written atomically
 	// when the run completes). Result.PerToken holds the same. It costs a
 	// second, small readback per batch on a GPU. With Checkpoint, the records
 	// so far are kept in a sidecar file beside the checkpoint (its name plus
@@ -337,12 +339,12 @@ type EvalOptions struct {
 	// one would.
 	PerToken string
 	// PerDocument, when set, is a file to write every document's score to
-	// (documents mode only: JSON Lines of pipeline.DocumentScore), when the
+	// (documents mode only: JSON Lines of runfile.DocumentScore), when the
 	// run completes. It keeps the per-token records in memory (and, with
 	// Checkpoint, in its sidecar) to add them up.
 	PerDocument string
 	// JSON, when set, is a file to write the result to as JSON
-	// (pipeline.WriteJSON): when the run completes, after the per-token file
+	// (runfile.WriteJSON): when the run completes, after the per-token file
 	// and before the checkpoint is removed, so that a failed write leaves the
 	// run resumable; when it is interrupted, the partial result (Interrupted
 	// set, TotalTokens the run's targets).
@@ -499,29 +501,29 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		TopLogprobs: opt.TopLogprobs,
 		OnPerToken:  opt.OnScored,
 	}
-	var ck *checkpointer
+	var ck *runfile.Checkpointer
 	if opt.Checkpoint != "" {
-		id := pipeline.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
+		id := runfile.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, BOSEachWindow: rc.BOSEachWindow, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
 			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs}
-		if ck, err = openCheckpointer(opt.Checkpoint, id); err != nil {
+		if ck, err = runfile.OpenCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
 		}
-		if ck.resume != nil {
-			e.opt.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), ck.resume.Sums.Count)
-			ec.Resume = ck.resume
-			ec.ResumePerToken = ck.records
+		if resume, records := ck.Resume(); resume != nil {
+			e.opt.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), resume.Sums.Count)
+			ec.Resume = resume
+			ec.ResumePerToken = records
 		}
-		ec.OnBatch = ck.save
-		if ck.log != nil {
-			ec.OnPerToken = bothRecords(ck.appendRecords, opt.OnScored)
+		ec.OnBatch = ck.Save
+		if ck.KeepsRecords() {
+			ec.OnPerToken = bothRecords(ck.AppendRecords, opt.OnScored)
 		}
 	}
 	res, err := pipeline.Evaluate(ctx, b, ec)
 	if res == nil {
 		if ck != nil {
-			err = errors.Join(err, ck.finish(false))
+			err = errors.Join(err, ck.Finish(false))
 		}
 		return nil, err
 	}
@@ -531,13 +533,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	case err == nil:
 		werr = e.writeOutputs(res, opt)
 	case opt.JSON != "": // interrupted: the partial result
-		if jerr := pipeline.WriteJSON(opt.JSON, res); jerr != nil {
+		if jerr := runfile.WriteJSON(opt.JSON, res); jerr != nil {
 			err = errors.Join(err, jerr)
 		}
 	}
 	if ck != nil {
 		// The checkpoint goes only once every output is written.
-		if cerr := ck.finish(err == nil && werr == nil); cerr != nil && err == nil {
+		if cerr := ck.Finish(err == nil && werr == nil); cerr != nil && err == nil {
 			werr = errors.Join(werr, cerr)
 		}
 	}
@@ -587,20 +589,20 @@ func (e *Evaluator) begin(ctx context.Context) (context.Context, func(), error) 
 // writeOutputs writes a complete run's per-token file and JSON.
 func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions) error {
 	if opt.PerDocument != "" {
-		docs := pipeline.DocumentScores(res.PerToken, e.tok.TokenLen)
-		if err := pipeline.WriteDocumentScores(opt.PerDocument, docs); err != nil {
+		docs := runfile.DocumentScores(res.PerToken, e.tok.TokenLen)
+		if err := runfile.WriteDocumentScores(opt.PerDocument, docs); err != nil {
 			return err
 		}
 		e.opt.log("scores of %d documents written to %s", len(docs), infile.Quote(opt.PerDocument))
 	}
 	if opt.PerToken != "" {
-		if err := pipeline.WritePerToken(opt.PerToken, pipeline.NewPerTokenFile(res, e.tok.ID())); err != nil {
+		if err := runfile.WritePerToken(opt.PerToken, runfile.NewPerTokenFile(res, e.tok.ID())); err != nil {
 			return err
 		}
 		e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), infile.Quote(opt.PerToken))
 	}
 	if opt.JSON != "" {
-		return pipeline.WriteJSON(opt.JSON, res)
+		return runfile.WriteJSON(opt.JSON, res)
 	}
 	return nil
 }
@@ -693,4 +695,4 @@ func (e *Evaluator) Close() error {
 // Devices lists the Vulkan adapters in the order GPU(n) counts them. Where
 // Vulkan is not installed it returns an error for which Unavailable is true;
 // the CPU is always available.
-func Devices() ([]AdapterInfo, error) { return pipeline.Devices() }
+func Devices() ([]AdapterInfo, error) { return backend.Devices() }

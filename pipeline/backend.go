@@ -117,16 +117,20 @@ func (f Feed) Width(n int) int {
 // the backend's memory: Evaluate then halves its batches and goes on.
 var ErrBatchTooLarge = errors.New("batch too large for the device's memory")
 
-// done is a Pending whose result is known.
-type done struct {
-	sums model.LossSums
-	nll  []float32      // with Batch.PerToken
-	top  []TokenLogprob // with Batch.TopLogprobs
-	err  error
+// Done is a Pending whose result is known when Submit returns: what a
+// backend that scores synchronously (the CPU) returns.
+type Done struct {
+	Sums model.LossSums
+	NLL  []float32      // with Batch.PerToken
+	Top  []TokenLogprob // with Batch.TopLogprobs
+	Err  error
 }
 
-func (d done) Wait(context.Context) (model.LossSums, error) { return d.sums, d.err }
+// Wait returns the sums and error.
+func (d Done) Wait(context.Context) (model.LossSums, error) { return d.Sums, d.Err }
 
-func (d done) PerToken() []float32 { return d.nll }
+// PerToken returns the per-target NLLs.
+func (d Done) PerToken() []float32 { return d.NLL }
 
-func (d done) TopLogprobs() []TokenLogprob { return d.top }
+// TopLogprobs returns the top log-probabilities.
+func (d Done) TopLogprobs() []TokenLogprob { return d.Top }

@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
-	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 )
 
 // DefaultBatchTokens is EvalConfig.BatchTokens when it is zero.
@@ -149,80 +147,6 @@ type State struct {
 	BatchTokens int `msgpack:"batch_tokens"`
 }
 
-// Result is an evaluation's outcome. The JSON names are part of the CLI's output.
-type Result struct {
-	Model  string `json:"model"`
-	Data   string `json:"data"`
-	Mode   string `json:"mode"`
-	Ctx    int    `json:"ctx"`
-	Stride int    `json:"stride"` // windows advance by this (Ctx in stream mode; Ctx-1 there with BOSEachWindow)
-	// BOSEachWindow is EvalConfig.BOSEachWindow: every window started with
-	// the BOS (or <|endoftext|>) as context.
-	BOSEachWindow bool `json:"bos_each_window,omitempty"`
-	// Tokens is the number of targets scored, the denominator of MeanNLL.
-	Tokens int `json:"tokens"`
-	// InputTokens is the number of corpus ids evaluated (after MaxTokens): the
-	// stream's length, or the documents' ids without the eot tokens added.
-	InputTokens int     `json:"input_tokens"`
-	NLLSum      float64 `json:"nll_sum"`  // nats
-	MeanNLL     float64 `json:"mean_nll"` // nats per token
-	PPL         float64 `json:"ppl"`      // exp(MeanNLL)
-	// PPLStdErr is PPL's standard error, PPL·StdErr (the delta method), as
-	// llama.cpp's perplexity prints it ("PPL = X +/- Y").
-	PPLStdErr float64 `json:"ppl_stderr"`
-	// BitsPerByte is NLLSum / ln 2 / the UTF-8 bytes of the scored targets,
-	// and BytePerplexity 2^BitsPerByte = exp(NLLSum / those bytes):
-	// lm-evaluation-harness's bits_per_byte and byte_perplexity, which divide
-	// by the documents' bytes; in documents mode every token is a target, so
-	// the two byte counts are the same.
-	BitsPerByte    float64 `json:"bits_per_byte"`
-	BytePerplexity float64 `json:"byte_perplexity"`
-	// Words is the corpus's word count as lm-evaluation-harness counts it
-	// (corpus.CountWords: the parts re.split(r"\s+", text) gives), 0 where
-	// unknown (token files, --max-tokens); WordPerplexity is
-	// exp(NLLSum / Words), its word_perplexity, for a whole run (0 for a
-	// shard alone or an interrupted run; merge computes it).
-	Words          int     `json:"words,omitempty"`
-	WordPerplexity float64 `json:"word_perplexity,omitempty"`
-	// StdErr is the standard error of MeanNLL: the sample standard deviation
-	// of the per-token NLL over sqrt(Tokens).
-	StdErr          float64 `json:"stderr"`
-	Seconds         float64 `json:"seconds"`           // wall time of Evaluate
-	TokensPerSecond float64 `json:"tokens_per_second"` // Tokens / Seconds
-	Device          string  `json:"device"`            // Backend.Name()
-
-	// NLLSumSq is the sum of the squared per-target NLLs, and ScoredBytes the
-	// UTF-8 bytes of the scored targets: with NLLSum and Tokens, what merging
-	// shards needs.
-	NLLSumSq    float64 `json:"nll_sumsq"`
-	ScoredBytes int     `json:"scored_bytes"`
-	// NLLSumExact and NLLSumSqExact are NLLSum and NLLSumSq exactly (NLLSum
-	// is NLLSumExact rounded once), so that merged shards give the bits of an
-	// unsharded run; as JSON, "0xHEXp±EXP" strings (exactsum.Sum).
-	NLLSumExact   exactsum.Sum `json:"nll_sum_exact"`
-	NLLSumSqExact exactsum.Sum `json:"nll_sumsq_exact"`
-	// Samples is the number of windows scored.
-	Samples int `json:"samples"`
-	// Shard is set for a run that scored one shard of the samples.
-	Shard *Shard `json:"shard,omitempty"`
-	// Interrupted is set on the partial result of a run that was cancelled;
-	// TotalTokens is then the targets the whole run would have scored.
-	Interrupted bool `json:"interrupted,omitempty"`
-	TotalTokens int  `json:"total_tokens,omitempty"`
-	// Config and Provenance say exactly what the numbers came from; the
-	// library and the CLI fill them (Evaluate leaves them nil).
-	Config     *RunConfig  `json:"config,omitempty"`
-	Provenance *Provenance `json:"provenance,omitempty"`
-	// PerToken is every scored target in corpus order (by Doc, then Pos),
-	// with EvalConfig.PerToken; it is not part of the JSON (see WritePerToken).
-	PerToken []TokenNLL `json:"-"`
-	// TopLogprobs is EvalConfig.TopLogprobs: how many top log-probabilities
-	// each of PerToken holds.
-	TopLogprobs int `json:"-"`
-	// VocabSize is EvalConfig.VocabSize, for the per-token file's header.
-	VocabSize int `json:"-"`
-}
-
 // Evaluate cuts cfg.Tokens into sequences as cfg.Mode says, groups them into
 // batches of similar length (longest first, ties in corpus order, so the same
 // input always gives the same batches and the same sums) padded to the
@@ -335,48 +259,6 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	return res, nil
 }
 
-// expCapped is e^x, at most the largest float64: a perplexity beyond
-// float64's range reads as 1.8e308 instead of +Inf, which JSON cannot hold.
-func expCapped(x float64) float64 { return min(math.Exp(x), math.MaxFloat64) }
-
-// sessionSpeed makes TokensPerSecond this session's: the targets scored since
-// the resume (resumed of them were scored before) over this session's Seconds.
-func (res *Result) sessionSpeed(resumed int) {
-	if res.Seconds > 0 {
-		res.TokensPerSecond = float64(res.Tokens-resumed) / res.Seconds
-	}
-}
-
-// Fill sets the metrics from sums of NLL over targets of bytes UTF-8 bytes
-// (bits per byte only when withBytes), and the speed from Seconds.
-func (res *Result) Fill(sums model.LossSums, bytes int, withBytes bool) {
-	res.Tokens = sums.Count
-	res.NLLSumExact, res.NLLSumSqExact = sums.Sum, sums.SumSq
-	res.NLLSum = sums.Sum.Float64()
-	res.NLLSumSq = sums.SumSq.Float64()
-	res.ScoredBytes = bytes
-	res.MeanNLL, res.PPL, res.BitsPerByte, res.BytePerplexity, res.WordPerplexity = 0, 0, 0, 0, 0
-	if sums.Count > 0 {
-		res.MeanNLL = res.NLLSum / float64(sums.Count)
-		res.PPL = expCapped(res.MeanNLL)
-	}
-	if withBytes && bytes > 0 {
-		res.BitsPerByte = res.NLLSum / math.Ln2 / float64(bytes)
-		res.BytePerplexity = expCapped(res.NLLSum / float64(bytes))
-	}
-	if res.Words > 0 && sums.Count > 0 {
-		// A text with few spaces (Chinese, code) has few words: the
-		// exponent can pass float64's range.
-		res.WordPerplexity = expCapped(res.NLLSum / float64(res.Words))
-	}
-	res.StdErr = stdErr(res.NLLSum, res.NLLSumSq, sums.Count)
-	res.PPLStdErr = min(res.PPL*res.StdErr, math.MaxFloat64)
-	res.TokensPerSecond = 0
-	if res.Seconds > 0 {
-		res.TokensPerSecond = float64(res.Tokens) / res.Seconds
-	}
-}
-
 // checkResume reports a state that cannot belong to this plan of samples.
 func checkResume(r State, samples []Sample) error {
 	if r.Samples < 0 || r.Samples > len(samples) {
@@ -390,18 +272,6 @@ func checkResume(r State, samples []Sample) error {
 		return fmt.Errorf("%d targets scored in %d samples, but those samples have %d", r.Sums.Count, r.Samples, want)
 	}
 	return nil
-}
-
-// stdErr is the sample standard deviation of count values divided by
-// sqrt(count), from their sum and sum of squares; 0 for fewer than two.
-func stdErr(sum, sumSq float64, count int) float64 {
-	n := float64(count)
-	if count < 2 {
-		return 0
-	}
-	mean := sum / n
-	variance := max((sumSq-sum*mean)/(n-1), 0) // rounding can push a tiny variance below 0
-	return math.Sqrt(variance / n)
 }
 
 // plan validates cfg, cuts the samples in batching order (longest first, stable)
@@ -681,11 +551,6 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 // batchError says which batch failed.
 func batchError(p planned, err error) error {
 	return fmt.Errorf("batch of %d sequences x %d positions: %w", len(p.batch.Seqs), p.batch.Width, err)
-}
-
-// Sums is the result's sums of NLL.
-func (res *Result) Sums() model.LossSums {
-	return model.LossSums{Sum: res.NLLSumExact, SumSq: res.NLLSumSqExact, Count: res.Tokens}
 }
 
 // Count spells n things of a kind: "1 token", "2 tokens".

@@ -55,7 +55,7 @@ func (f *fakeBackend) Submit(ctx context.Context, b Batch) (Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	return done{sums: s}, nil
+	return Done{Sums: s}, nil
 }
 
 func (f *fakeBackend) loss(ctx context.Context, b Batch) (model.LossSums, error) {
@@ -445,13 +445,13 @@ func TestResultJSON(t *testing.T) {
 
 func TestStdErr(t *testing.T) {
 	// NLLs 1, 2, 3, 4: mean 2.5, sample variance 5/3, stderr sqrt(5/3)/2.
-	if got, want := stdErr(10, 30, 4), math.Sqrt(5.0/3)/2; math.Abs(got-want) > 1e-15 {
+	if got, want := StdErr(10, 30, 4), math.Sqrt(5.0/3)/2; math.Abs(got-want) > 1e-15 {
 		t.Errorf("stdErr = %g, want %g", got, want)
 	}
-	if got := stdErr(3, 9, 1); got != 0 {
+	if got := StdErr(3, 9, 1); got != 0 {
 		t.Errorf("stdErr of one target = %g, want 0", got)
 	}
-	if got := stdErr(3, 3-1e-15, 3); got != 0 { // rounding below zero
+	if got := StdErr(3, 3-1e-15, 3); got != 0 { // rounding below zero
 		t.Errorf("stdErr of a negative rounding = %g, want 0", got)
 	}
 }

@@ -26,10 +26,9 @@ import (
 //
 // Documents mode prepends BOS (golden.json's "eot"). The ctx-2048 cases use
 // every position the configs allow (max_position_embeddings 2048).
-const llamaGoldenDir = "../testdata/golden/llama"
+var llamaGoldenDir = filepath.Join(backendtest.GoldenDir(), "llama")
 
-// llamaVariants are the folders gen_llama_golden.py writes; each must be there.
-var llamaVariants = []string{"llama2", "llama3", "mistral", "qwen2", "qwen3"}
+var llamaVariants = backendtest.LlamaGoldenVariants
 
 // llamaWindowTol bounds, per scored target, how far one window's float32 NLL
 // sum may be from the float64 reference's: |sum - reference| <= llamaWindowTol

@@ -11,6 +11,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
 
 // The goldens are written by testdata/golden/gen_golden.py: a tiny GPT-2 (2
@@ -19,11 +20,9 @@ import (
 // every evaluation method on held-out val ids, computed by a float64 PyTorch
 // reference written from Hugging Face's GPT2LMHeadModel and perplexity loop.
 // The Go side must match them without PyTorch.
-const goldenDir = "../testdata/golden"
+var goldenDir = backendtest.GoldenDir()
 
-// goldenTol is the largest difference in mean NLL (nats) the issue allows between
-// the float32 CPU forward and the float64 reference.
-const goldenTol = 1e-5
+const goldenTol = backendtest.GoldenTol
 
 type (
 	goldenWindow = backendtest.GoldenWindow
@@ -195,7 +194,7 @@ func reportWindows(t *testing.T, ctx context.Context, cpu *model.CPU, seqs []mod
 // reference, bit-identical reruns, batch mates, bad input, cancellation.
 func TestCPUConformance(t *testing.T) {
 	backendtest.Suite{
-		Open:      func(t *testing.T, m *model.Model) pipeline.Backend { return pipeline.NewCPU(m, 0) },
+		Open:      func(t *testing.T, m *model.Model) pipeline.Backend { return backend.NewCPU(m, 0) },
 		GoldenDir: goldenDir,
 		GoldenTol: goldenTol,
 		CPUTol:    0, // the CPU path against itself: equal to the last bit

@@ -16,6 +16,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
 
 const shakespearePath = "../../shared/data/tinyshakespeare.txt"
@@ -147,7 +148,7 @@ func TestEvaluateCPUByHand(t *testing.T) {
 		if sums.Count != n {
 			t.Fatalf("%d targets scored by hand, want %d", sums.Count, n)
 		}
-		r, err := pipeline.Evaluate(ctx, pipeline.NewCPU(m, 0), pipeline.EvalConfig{
+		r, err := pipeline.Evaluate(ctx, backend.NewCPU(m, 0), pipeline.EvalConfig{
 			Tokens: tokens, EOT: tok.EOT(), Mode: c.mode, Ctx: c.ctx, Stride: c.stride,
 			BatchTokens: 3 * c.ctx, VocabSize: m.Config.VocabSize, TokenLen: tok.TokenLen,
 		})

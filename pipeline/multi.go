@@ -7,6 +7,15 @@ import (
 	"strings"
 )
 
+// NewMulti is one Backend over several (--device all): batch i goes to part i
+// mod n, so every run assigns the same batches to the same devices and
+// Evaluate adds their sums in batch order, exactly as for one device. Close
+// closes every part, then calls onClose (when not nil), such as to release
+// the instance the parts came from.
+func NewMulti(parts []Backend, onClose func() error) Backend {
+	return &multi{parts: parts, closeInst: onClose}
+}
+
 // multi spreads batches over several backends (--device all): batch i goes to
 // part i mod n, so every run assigns the same batches to the same devices and
 // Evaluate adds their sums in batch order, exactly as for one device.

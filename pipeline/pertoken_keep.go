@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 )
@@ -74,7 +75,7 @@ func checkResumeRecords(records []TokenNLL, samples []Sample, k int, sum exactsu
 				return fmt.Errorf("per-token record %d is token %d at document %d position %d with %d top log-probabilities; "+
 					"the run has token %d at document %d position %d with %d", i, r.Token, r.Doc, r.Pos, len(r.Top), id, s.Doc, s.Pos+j, k)
 			}
-			if err := checkRecord(r, 0); err != nil {
+			if err := r.Check(0); err != nil {
 				return fmt.Errorf("per-token record %d (document %d position %d): %w", i, r.Doc, r.Pos, err)
 			}
 			i++
@@ -86,6 +87,42 @@ func checkResumeRecords(records []TokenNLL, samples []Sample, k int, sum exactsu
 	}
 	if got != sum {
 		return fmt.Errorf("the per-token records' NLLs add up to %v, the checkpoint's sum is %v", got.Float64(), sum.Float64())
+	}
+	return nil
+}
+
+// MinNLL is how far below 0 an NLL may be: a float32 logsumexp
+// minus the target's logit can round slightly below 0 where the target has
+// nearly all the probability.
+const MinNLL = -1e-3
+
+// Check reports a record no run writes: an NLL that is not finite or is
+// below 0 beyond rounding, an id that is negative or, with vocab > 0, not in
+// the vocabulary, or top log-probabilities checkTop refuses.
+func (t TokenNLL) Check(vocab int) error {
+	if nll := float64(t.NLL); math.IsNaN(nll) || math.IsInf(nll, 0) || nll < MinNLL {
+		return fmt.Errorf("NLL %v", t.NLL)
+	}
+	if t.Token < 0 || vocab > 0 && int(t.Token) >= vocab {
+		return fmt.Errorf("token id %d is outside the vocabulary of %d", t.Token, vocab)
+	}
+	return checkTop(t.Top, vocab)
+}
+
+// checkTop reports top log-probabilities that are not finite, not at most 0
+// (to rounding), out of order (highest first), or of an id that is negative
+// or, with vocab > 0, not in the vocabulary.
+func checkTop(top []TokenLogprob, vocab int) error {
+	for j, x := range top {
+		lp := float64(x.Logprob)
+		switch {
+		case x.ID < 0 || vocab > 0 && int(x.ID) >= vocab:
+			return fmt.Errorf("top log-probability %d has id %d, outside the vocabulary of %d", j, x.ID, vocab)
+		case math.IsNaN(lp) || math.IsInf(lp, 0) || lp > -MinNLL:
+			return fmt.Errorf("top log-probability %d is %v", j, x.Logprob)
+		case j > 0 && x.Logprob > top[j-1].Logprob:
+			return fmt.Errorf("top log-probabilities not in decreasing order at %d", j)
+		}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
 
 // TestEvaluateProgressInsideCPUBatch: on the CPU, Evaluate's progress moves
@@ -25,7 +26,7 @@ func TestEvaluateProgressInsideCPUBatch(t *testing.T) {
 		ids[i] = int32(r.IntN(cfg.VocabSize))
 	}
 	var calls []pipeline.Progress
-	res, err := pipeline.Evaluate(context.Background(), pipeline.NewCPU(m, 2), pipeline.EvalConfig{
+	res, err := pipeline.Evaluate(context.Background(), backend.NewCPU(m, 2), pipeline.EvalConfig{
 		Tokens: &corpus.Tokens{Docs: [][]int32{ids}}, Ctx: 32, BatchTokens: 64, VocabSize: cfg.VocabSize,
 		Progress: func(p pipeline.Progress) { calls = append(calls, p) },
 	})

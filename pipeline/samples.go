@@ -237,3 +237,22 @@ func mustWindow(ctx, stride int) {
 		panic("pipeline: " + err.Error())
 	}
 }
+
+// MaxTopLogprobs is the most top log-probabilities a target may keep
+// (--top-logprobs K). Every backend keeps this many: package backend fails
+// to compile if the GPU kernels' capacity (shaders.MaxTopLogprobs) falls
+// below it.
+const MaxTopLogprobs = 100
+
+// CheckTopLogprobs reports a --top-logprobs K outside 0..MaxTopLogprobs (0:
+// none), or above the vocabulary size vocab when vocab > 0, as a
+// *SettingError.
+func CheckTopLogprobs(k, vocab int) error {
+	if k < 0 || k > MaxTopLogprobs {
+		return &SettingError{"top-logprobs", k, fmt.Sprintf("want 1 to %d", MaxTopLogprobs)}
+	}
+	if vocab > 0 && k > vocab {
+		return &SettingError{"top-logprobs", k, fmt.Sprintf("the vocabulary has only %d tokens", vocab)}
+	}
+	return nil
+}

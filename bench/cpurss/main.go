@@ -1,5 +1,5 @@
 // Command cpurss measures the CPU path's peak resident memory (BENCHMARKS.md):
-// it opens a checkpoint through pipeline.OpenBackend(cpu), scores one
+// it opens a checkpoint through backend.Open(cpu), scores one
 // full-context window of random ids and prints the process's VmHWM (Linux).
 // With -write it first writes a random GPT-2 model of -shape (124M or XL) to
 // -dir (model/synth, safetensors in -dtype: F32, F16 or BF16) and
@@ -25,6 +25,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
 
 func main() {
@@ -62,7 +63,7 @@ func main() {
 		}
 		return
 	}
-	prec, err := pipeline.ParsePrecision(*precision)
+	prec, err := backend.ParsePrecision(*precision)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	b, err := pipeline.OpenBackend(ctx, pipeline.DeviceSpec{Kind: "cpu", Index: -1}, ck, pipeline.BackendOptions{Threads: *threads, Precision: prec})
+	b, err := backend.Open(ctx, backend.DeviceSpec{Kind: "cpu", Index: -1}, ck, backend.Options{Threads: *threads, Precision: prec})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 	"github.com/wgpu-eval/wgpu-eval/shaders"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -219,7 +220,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags("bench", benchUsage, register, args, stdout); err != nil {
 		return err
 	}
-	dev, err := pipeline.ParseDevice(f.device)
+	dev, err := backend.ParseDevice(f.device)
 	if err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
@@ -229,7 +230,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkPrecision(f.precision, f.device); err != nil {
 		return err
 	}
-	precision, _ := pipeline.ParsePrecision(f.precision) // checked
+	precision, _ := backend.ParsePrecision(f.precision) // checked
 	sizes, err := parseBatches(f.batches)
 	if err != nil {
 		return usageError{err}
@@ -285,7 +286,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Errorf("--ctx %d: want 2 to the model's %d positions", window, cfg.NPositions)}
 	}
 
-	backend, err := pipeline.OpenBackend(ctx, dev, src, pipeline.BackendOptions{
+	be, err := backend.Open(ctx, dev, src, backend.Options{
 		Precision: precision,
 		Threads:   f.threads,
 		Progress:  func(done, total int64) { prog.bytes("load "+f.model, done, total) },
@@ -293,20 +294,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer backend.Close()
+	defer be.Close()
 	prog.close()
 
-	feed, desc := backend.Feed(), backend.Describe()
+	feed, desc := be.Feed(), be.Describe()
 	res := &benchResult{
 		Tool: "wgpu-eval", Version: version(), Date: time.Now().UTC().Format(time.RFC3339),
-		Device:    backend.Name(),
+		Device:    be.Name(),
 		Model:     benchModel{Name: f.model, Random: random, Config: benchConfigOf(cfg)},
 		Precision: desc.Precision, Ctx: window, Width: feed.Width(window),
 		Warmup: f.warmup, Runs: f.runs, InFlight: max(feed.InFlight, 1), Chunk: f.chunk,
 	}
 	// The GPU's own settings (chunked prefill, tuning, profiling) need its
 	// model and device; the description serves everything else.
-	gpu, _ := backend.(*pipeline.GPU)
+	gpu, _ := be.(*backend.GPU)
 	var g *shaders.GPT2
 	profile := false
 	if gpu != nil {
@@ -357,7 +358,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		batch := pipeline.Batch{Seqs: randomWindows(n, window, cfg.VocabSize), Width: res.Width}
 		b.OverBudget = feed.BatchTokens > 0 && n*res.Width > feed.BatchTokens
 		say("batch %d: %d warm-up, %d timed", n, f.warmup, f.runs)
-		secs, sums, err := timeBatches(ctx, backend, batch, f.warmup, f.runs, res.InFlight)
+		secs, sums, err := timeBatches(ctx, be, batch, f.warmup, f.runs, res.InFlight)
 		if errors.Is(err, pipeline.ErrBatchTooLarge) {
 			b.Fits, b.Error = false, err.Error()
 			res.Batches = append(res.Batches, b)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 const compareUsage = `Usage: wgpu-eval compare [--json OUT] [--top N] A B
@@ -60,9 +60,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if top < 0 {
 		return usageError{errors.New("--top must not be negative")}
 	}
-	var files [2]*pipeline.PerTokenFile
+	var files [2]*runfile.PerTokenFile
 	for i, path := range fs.Args() {
-		f, err := pipeline.ReadPerToken(path)
+		f, err := runfile.ReadPerToken(path)
 		if err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := pipeline.Compare(files[0], files[1], top, decode)
+	c, err := runfile.Compare(files[0], files[1], top, decode)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func tokenDecoder(id string) (func(int32) string, error) {
 }
 
 // formatComparison is the human report of compare.
-func formatComparison(c *pipeline.Comparison) string {
+func formatComparison(c *runfile.Comparison) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "A %s: mean NLL %.6f\nB %s: mean NLL %.6f\n", c.A, c.MeanNLLA, c.B, c.MeanNLLB)
 	fmt.Fprintf(&b, "B - A: %+.6g ± %.2g nats/token (paired SE) over %d targets; max |diff| %.3g; bit-identical %.2f%% (%d)\n",

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // TestPerTokenAndCompare: --per-token writes every target of the run with its
@@ -20,7 +20,7 @@ func TestPerTokenAndCompare(t *testing.T) {
 	data := runText(t, 12)
 	ptk := filepath.Join(t.TempDir(), "a.ptk")
 	res := resultJSON(t, "--model", dir, "--data", data, "--ctx", "24", "--device", "cpu", "--per-token", ptk)
-	f, err := pipeline.ReadPerToken(ptk)
+	f, err := runfile.ReadPerToken(ptk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestPerTokenAndCompare(t *testing.T) {
 	if err != nil {
 		t.Fatalf("compare: %v\n%s", err, stderr)
 	}
-	var c pipeline.Comparison
+	var c runfile.Comparison
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatalf("%v in %q", err, out)
 	}
@@ -59,12 +59,12 @@ func TestPerTokenAndCompare(t *testing.T) {
 	if err != nil {
 		t.Fatalf("compare: %v\n%s", err, stderr)
 	}
-	c = pipeline.Comparison{}
+	c = runfile.Comparison{}
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatalf("%v in %q", err, out)
 	}
 	if c.KL == nil || c.KL.Mean != 0 || c.KL.Max != 0 || c.KL.SameTopShare != 1 || c.KL.TopKA != 5 || !strings.Contains(stderr, "KL divergence") ||
-		c.KL.DeltaP != (pipeline.Percentiles{}) || !strings.Contains(out, `"delta_p_percentiles": {`) || !strings.Contains(out, `"p99": 0,`) {
+		c.KL.DeltaP != (runfile.Percentiles{}) || !strings.Contains(out, `"delta_p_percentiles": {`) || !strings.Contains(out, `"p99": 0,`) {
 		t.Errorf("self comparison with top logprobs: %+v\n%s", c.KL, stderr)
 	}
 	if out, _, err = cli(t, "", "compare", ptk, topk); err != nil || !strings.Contains(out, "no KL divergence without both") {
@@ -92,8 +92,8 @@ func TestPerTokenAndCompare(t *testing.T) {
 // TestFormatComparisonText: the largest differences are shown with their
 // decoded text when there is one, else their id.
 func TestFormatComparisonText(t *testing.T) {
-	s := formatComparison(&pipeline.Comparison{A: "a", B: "b", Targets: 2, Verdict: "v",
-		Top: []pipeline.TokenDiff{{Pos: 4, Token: 13, Text: " the", Diff: 0.5}, {Pos: 9, Token: 70000, Diff: -0.25}}})
+	s := formatComparison(&runfile.Comparison{A: "a", B: "b", Targets: 2, Verdict: "v",
+		Top: []runfile.TokenDiff{{Pos: 4, Token: 13, Text: " the", Diff: 0.5}, {Pos: 9, Token: 70000, Diff: -0.25}}})
 	for _, want := range []string{`doc 0 pos 4 " the" (id 13)`, "doc 0 pos 9 id 70000", "verdict: v"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
@@ -102,10 +102,10 @@ func TestFormatComparisonText(t *testing.T) {
 	if strings.Contains(s, "KL") {
 		t.Errorf("a report without top logprobs speaks of KL:\n%s", s)
 	}
-	s = formatComparison(&pipeline.Comparison{A: "a", B: "b", Targets: 8, Verdict: "v",
+	s = formatComparison(&runfile.Comparison{A: "a", B: "b", Targets: 8, Verdict: "v",
 		PPLRatio: 1.0125, PPLRatioStdErr: 0.0031,
-		KL: &pipeline.KLStats{TopKA: 5, TopKB: 7, Mean: 0.0125, Max: 0.5, MaxDoc: 2, MaxPos: 9, SameTop: 6, SameTopShare: 0.75,
-			DeltaP: pipeline.Percentiles{Min: -0.5, P1: -0.25, P5: -0.125, P10: -0.0625, P25: -0.01, Median: 0, P75: 0.01, P90: 0.0625, P95: 0.125, P99: 0.25, Max: 0.75}}})
+		KL: &runfile.KLStats{TopKA: 5, TopKB: 7, Mean: 0.0125, Max: 0.5, MaxDoc: 2, MaxPos: 9, SameTop: 6, SameTopShare: 0.75,
+			DeltaP: runfile.Percentiles{Min: -0.5, P1: -0.25, P5: -0.125, P10: -0.0625, P25: -0.01, Median: 0, P75: 0.01, P90: 0.0625, P95: 0.125, P99: 0.25, Max: 0.75}}})
 	for _, want := range []string{"from top-5 of A and top-7 of B", "a lower bound", "mean 0.0125", "max 0.5 (doc 2 pos 9)", "same top token (argmax equal): 75.000% (6 of 8)",
 		"PPL(B)/PPL(A): 1.012500 ± 0.0031 (exp(B - A); SE by the delta method)",
 		"percentiles: min -0.5  1% -0.25  5% -0.125  10% -0.0625  25% -0.01  median +0  75% +0.01  90% +0.0625  95% +0.125  99% +0.25  max +0.75"} {

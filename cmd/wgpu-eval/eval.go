@@ -16,6 +16,8 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // evalFlags are the flags of `wgpu-eval eval`.
@@ -244,7 +246,7 @@ func formatSummary(r *pipeline.Result, threads int) string {
 	if device == "cpu" && threads > 0 {
 		device = fmt.Sprintf("cpu x%d", threads)
 	}
-	if r.Config != nil && r.Config.Precision == string(pipeline.PrecisionBF16) && strings.HasPrefix(device, "cpu") {
+	if r.Config != nil && r.Config.Precision == string(backend.PrecisionBF16) && strings.HasPrefix(device, "cpu") {
 		device += " (bf16)" // the GPU's device names carry their weight type already
 	}
 	shard := ""
@@ -262,11 +264,11 @@ func formatSummary(r *pipeline.Result, threads int) string {
 }
 
 // writeJSON writes r as indented JSON to path ("-" is stdout), as
-// pipeline.WriteJSON does: an existing result is never left half-written, and
+// runfile.WriteJSON does: an existing result is never left half-written, and
 // a link, a device or a FIFO is written through.
 func writeJSON(path string, stdout io.Writer, r any) error {
 	if path != "-" {
-		return pipeline.WriteJSON(path, r)
+		return runfile.WriteJSON(path, r)
 	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

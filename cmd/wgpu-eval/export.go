@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 const exportUsage = `Usage: wgpu-eval export --format jsonl|csv [--output OUT] FILE.ptk
@@ -61,7 +62,7 @@ func runExport(args []string, stdout io.Writer) error {
 	if format == "" {
 		return usageError{errors.New("export: give --format jsonl or --format csv")}
 	}
-	if err := pipeline.CheckExportFormat(format); err != nil {
+	if err := runfile.CheckExportFormat(format); err != nil {
 		return usageError{fmt.Errorf("export: %w", err)}
 	}
 	in := fs.Arg(0)
@@ -72,7 +73,7 @@ func runExport(args []string, stdout io.Writer) error {
 			}
 		}
 	}
-	f, err := pipeline.ReadPerToken(in)
+	f, err := runfile.ReadPerToken(in)
 	if err != nil {
 		return err
 	}
@@ -81,12 +82,12 @@ func runExport(args []string, stdout io.Writer) error {
 		return err
 	}
 	if output == "" || output == "-" {
-		if err := pipeline.ExportPerToken(stdout, f, format, decode); err != nil {
+		if err := runfile.ExportPerToken(stdout, f, format, decode); err != nil {
 			return fmt.Errorf("%s: %w", in, err)
 		}
 		return nil
 	}
-	if err := pipeline.WriteExport(output, f, format, decode); err != nil {
+	if err := runfile.WriteExport(output, f, format, decode); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %s of %s as %s\n", output, pipeline.Count(len(f.Tokens), "target"), in, format)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // exportText has quotes, commas and newlines in its tokens' texts.
@@ -21,14 +22,14 @@ const exportText = "He said, \"hi, there\"\n\nthen: \"bye\", and left.\n"
 // writeExportFile writes a per-token file of the built-in tokenizer with k top
 // log-probabilities: the targets are exportText's tokens after the first,
 // with NLLs whose shortest decimals are long.
-func writeExportFile(t *testing.T, k int) (string, *pipeline.PerTokenFile) {
+func writeExportFile(t *testing.T, k int) (string, *runfile.PerTokenFile) {
 	t.Helper()
 	tok, err := tokenizer.GPT2()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := tok.Encode(exportText)
-	f := &pipeline.PerTokenFile{Header: pipeline.PerTokenHeader{Model: "gpt2", Data: "x.txt", Mode: "stream", Ctx: 1024, Stride: 1024,
+	f := &runfile.PerTokenFile{Header: runfile.PerTokenHeader{Model: "gpt2", Data: "x.txt", Mode: "stream", Ctx: 1024, Stride: 1024,
 		Tokenizer: tokenizer.BuiltinID, VocabSize: tok.VocabSize(), TopLogprobs: k}}
 	for i, id := range ids[1:] {
 		r := pipeline.TokenNLL{Pos: i + 1, Token: id, NLL: float32(math.Sqrt(float64(i + 2)))}
@@ -38,7 +39,7 @@ func writeExportFile(t *testing.T, k int) (string, *pipeline.PerTokenFile) {
 		f.Tokens = append(f.Tokens, r)
 	}
 	path := filepath.Join(t.TempDir(), "run.ptk")
-	if err := pipeline.WritePerToken(path, f); err != nil {
+	if err := runfile.WritePerToken(path, f); err != nil {
 		t.Fatal(err)
 	}
 	return path, f
@@ -59,7 +60,7 @@ func TestExportJSONLAndCSV(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	var head struct {
-		Header pipeline.PerTokenHeader `json:"header"`
+		Header runfile.PerTokenHeader `json:"header"`
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &head); err != nil || head.Header.Targets != len(f.Tokens) ||
 		head.Header.Tokenizer != tokenizer.BuiltinID || head.Header.TopLogprobs != 2 || head.Header.Model != "gpt2" {

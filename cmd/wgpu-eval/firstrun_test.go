@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // TestHelpGoesToStdout: every command's --help prints to stdout and exits 0;
@@ -210,7 +211,7 @@ func TestPerDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := pipeline.ReadPerToken(ptk)
+	f, err := runfile.ReadPerToken(ptk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestPerDocument(t *testing.T) {
 	}
 	total, targets := 0.0, 0
 	for i, l := range lines {
-		var d pipeline.DocumentScore
+		var d runfile.DocumentScore
 		if err := json.Unmarshal([]byte(l), &d); err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
-	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -96,7 +96,7 @@ func TestEvalOnGPU(t *testing.T) {
 		if err != nil {
 			t.Fatalf("compare: %v\n%s", err, stderr)
 		}
-		var cmp pipeline.Comparison
+		var cmp runfile.Comparison
 		if err := json.Unmarshal([]byte(out), &cmp); err != nil {
 			t.Fatalf("%v in %q", err, out)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 const mergeUsage = `Usage: wgpu-eval merge [--json OUT] SHARD.json...
@@ -77,7 +78,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		}
 		rs = append(rs, r)
 	}
-	m, err := pipeline.Merge(rs)
+	m, err := runfile.Merge(rs)
 	if err != nil {
 		return err
 	}
@@ -114,15 +115,15 @@ func notAnInput(out string, inputs []string) error {
 // readResult reads one --json result file; a FIFO or a device is refused
 // before it is opened.
 func readResult(path string) (*pipeline.Result, error) {
-	data, err := infile.ReadFile(path, pipeline.MaxResultBytes)
+	data, err := infile.ReadFile(path, runfile.MaxResultBytes)
 	var tl *infile.TooLargeError
 	if errors.As(err, &tl) {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", infile.Quote(path), pipeline.MaxResultBytes)
+		return nil, fmt.Errorf("%s is larger than %d bytes: not a wgpu-eval result", infile.Quote(path), runfile.MaxResultBytes)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	r, err := pipeline.ParseResult(data)
+	r, err := runfile.ParseResult(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", infile.Quote(path), err)
 	}
@@ -131,19 +132,19 @@ func readResult(path string) (*pipeline.Result, error) {
 
 // mergePerToken merges the shards' per-token files into out.
 func mergePerToken(out string, files []string, stdout io.Writer) error {
-	var fs []*pipeline.PerTokenFile
+	var fs []*runfile.PerTokenFile
 	for _, path := range files {
-		f, err := pipeline.ReadPerToken(path)
+		f, err := runfile.ReadPerToken(path)
 		if err != nil {
 			return err
 		}
 		fs = append(fs, f)
 	}
-	m, err := pipeline.MergePerToken(fs)
+	m, err := runfile.MergePerToken(fs)
 	if err != nil {
 		return err
 	}
-	if err := pipeline.WritePerToken(out, m); err != nil {
+	if err := runfile.WritePerToken(out, m); err != nil {
 		return err
 	}
 	mean := 0.0

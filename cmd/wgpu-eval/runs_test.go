@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // runText is a corpus of a few thousand tokens.
@@ -71,11 +72,11 @@ func TestShardsAndMerge(t *testing.T) {
 	if _, stderr, err := cli(t, "", append([]string{"merge", "--per-token", mergedPT}, ptks[2], ptks[0], ptks[1])...); err != nil {
 		t.Fatalf("merge --per-token: %v\n%s", err, stderr)
 	}
-	a, err := pipeline.ReadPerToken(wholePT)
+	a, err := runfile.ReadPerToken(wholePT)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pipeline.ReadPerToken(mergedPT)
+	b, err := runfile.ReadPerToken(mergedPT)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestCheckpointSurvivesKill(t *testing.T) {
 	if err := <-exited; !errors.As(err, &ee) {
 		t.Fatalf("the run was not killed mid-way (it ended with %v): make the corpus larger", err)
 	}
-	saved, err := pipeline.LoadRunCheckpoint(ck)
+	saved, err := runfile.LoadRunCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,11 +307,11 @@ func TestCheckpointSurvivesKill(t *testing.T) {
 			t.Errorf("%s of the completed run is still there (%v)", filepath.Base(left), err)
 		}
 	}
-	a, err := pipeline.ReadPerToken(wholePT)
+	a, err := runfile.ReadPerToken(wholePT)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pipeline.ReadPerToken(resumedPT)
+	b, err := runfile.ReadPerToken(resumedPT)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func TestOutputFailureKeepsCheckpoint(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("--json was written before the per-token file (%v)", err)
 	}
-	if _, err := pipeline.LoadRunCheckpoint(ck); err != nil {
+	if _, err := runfile.LoadRunCheckpoint(ck); err != nil {
 		t.Fatalf("the checkpoint of the complete run is gone: %v", err)
 	}
 
@@ -387,7 +388,7 @@ func TestOutputFailureKeepsCheckpoint(t *testing.T) {
 	if r.NLLSum != whole.NLLSum || r.Tokens != whole.Tokens {
 		t.Errorf("rerun: %v over %d tokens; uninterrupted %v over %d", r.NLLSum, r.Tokens, whole.NLLSum, whole.Tokens)
 	}
-	if f, err := pipeline.ReadPerToken(good); err != nil || f.Header.NLLSum != whole.NLLSum {
+	if f, err := runfile.ReadPerToken(good); err != nil || f.Header.NLLSum != whole.NLLSum {
 		t.Errorf("the per-token file of the rerun: %v", err)
 	}
 	for _, left := range []string{ck, ck + ".lock"} {

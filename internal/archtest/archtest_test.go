@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"cmp"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -48,14 +49,21 @@ var testSupport = map[string]bool{
 // dependencies, each chosen on purpose).
 var rules = map[string]rule{
 	// The library API (package wgpueval) and the commands.
-	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "wgpu", "internal/infile", "internal/sysmem"}},
+	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem"}},
 	"cmd/wgpu-eval": {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	"cmd/wgslc":     {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
-	"bench/cpurss":  {ours: []string{"model", "model/synth", "pipeline"}},
+	"bench/cpurss":  {ours: []string{"model", "model/synth", "pipeline", "pipeline/backend"}},
 	"bench/bf16acc": {ours: []string{"model", "model/synth", "model/tokenizer"}},
 
-	// corpus -> tokens -> batches -> a backend -> NLL.
-	"pipeline": {ours: []string{"corpus", "model", "model/exactsum", "shaders", "wgpu", "internal/atomicfile", "internal/msgpackbound", "internal/infile"},
+	// corpus -> tokens -> batches -> a backend -> NLL, in three rooms:
+	// pipeline is the evaluation (samples, batches, the Backend interface,
+	// Evaluate, the Result); pipeline/backend opens devices and the CPU and GPU
+	// backends; pipeline/runfile reads and writes what runs leave behind
+	// (per-token files, checkpoints, merges, comparisons, exports), without the
+	// GPU stack (TestRunFilesLinkNoGPU).
+	"pipeline":         {ours: []string{"corpus", "model", "model/exactsum"}},
+	"pipeline/backend": {ours: []string{"model", "pipeline", "shaders", "wgpu"}},
+	"pipeline/runfile": {ours: []string{"model", "model/exactsum", "pipeline", "internal/atomicfile", "internal/msgpackbound", "internal/infile"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
 	"corpus": {ours: []string{"internal/download", "internal/atomicfile", "internal/msgpackbound", "internal/infile", "internal/sysmem"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
@@ -90,7 +98,7 @@ var rules = map[string]rule{
 	"internal/refops":       {},
 	"internal/archtest":     {},
 	"internal/x86emu":       {}, // test support: runs the amd64 kernels the CPU lacks
-	"internal/backendtest":  {ours: []string{"corpus", "model", "model/synth", "pipeline", "internal/refops"}},
+	"internal/backendtest":  {ours: []string{"corpus", "model", "model/synth", "pipeline", "pipeline/backend", "internal/refops"}},
 }
 
 // imp is one import of one file.
@@ -223,6 +231,54 @@ func TestImportGraph(t *testing.T) {
 	t.Logf("checked %d imports in %d package folders", n, len(graph))
 }
 
+// deps is every package of this module that dir's package needs, directly or
+// through others (by folder), from graph.
+func deps(graph map[string][]imp, dir string) map[string]bool {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(d string) {
+		for _, im := range graph[d] {
+			ours, ok := strings.CutPrefix(im.path, module)
+			if !ok || (ours != "" && ours[0] != '/') {
+				continue
+			}
+			ours = cmp.Or(strings.TrimPrefix(ours, "/"), ".")
+			if !seen[ours] {
+				seen[ours] = true
+				walk(ours)
+			}
+		}
+	}
+	walk(dir)
+	return seen
+}
+
+// TestRunFilesLinkNoGPU: a program that reads or writes run files (per-token
+// files, checkpoints, results) or runs Evaluate links neither the WGSL
+// compiler nor the Vulkan layer nor the kernels; opening a backend does.
+func TestRunFilesLinkNoGPU(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	graph, err := moduleGraph(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := []string{"shaders", "wgpu", "wgpu/wgsl", "wgpu/internal/vk"}
+	for _, dir := range []string{"pipeline", "pipeline/runfile"} {
+		d := deps(graph, dir)
+		for _, g := range gpu {
+			if d[g] {
+				t.Errorf("%s needs %s", dir, g)
+			}
+		}
+	}
+	if d := deps(graph, "pipeline/backend"); !d["wgpu/wgsl"] || !d["shaders"] {
+		t.Errorf("pipeline/backend needs %v: the check above looks at the wrong graph", d)
+	}
+}
+
 // TestViolations: the checker itself, on made-up graphs that break each kind of
 // rule, and on one that keeps them all.
 func TestViolations(t *testing.T) {
@@ -300,6 +356,12 @@ func TestTableStatesDesign(t *testing.T) {
 		{"corpus", module + "/pipeline", false},
 		{"pipeline", module + "/corpus", true},
 		{"pipeline", module + "/model/hub", false},
+		{"pipeline", module + "/shaders", false},
+		{"pipeline", module + "/wgpu", false},
+		{"pipeline/runfile", module + "/wgpu", false},
+		{"pipeline/runfile", module + "/pipeline/backend", false},
+		{"pipeline/backend", module + "/shaders", true},
+		{"pipeline/backend", module + "/pipeline/runfile", false},
 		{"cmd/wgpu-eval", module + "/pipeline", true},
 		{"cmd/wgpu-eval", "github.com/spf13/pflag", true},
 		{"cmd/wgpu-eval", "github.com/spf13/cobra", false},

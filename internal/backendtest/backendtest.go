@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
 
 // GoldenWindow is one window the reference scored.
@@ -194,7 +196,7 @@ func (s Suite) peaked(t *testing.T) {
 	cfg := m.Config
 	toks := peakedCorpus(11, cfg, 12)
 	b := s.open(t, m)
-	cpu := pipeline.NewCPU(m, 0)
+	cpu := backend.NewCPU(m, 0)
 	for _, c := range []struct {
 		mode        pipeline.Mode
 		ctx, stride int
@@ -384,6 +386,43 @@ func (g Golden) TokenFile(c GoldenCase) []byte {
 	binary.LittleEndian.PutUint32(out[8:], uint32(len(ids)))
 	for _, id := range ids {
 		out = binary.LittleEndian.AppendUint16(out, uint16(id))
+	}
+	return out
+}
+
+// GoldenTol is the largest difference in mean NLL (nats) allowed between the
+// float32 CPU forward and the float64 reference of the GPT-2 goldens.
+const GoldenTol = 1e-5
+
+// GoldenDir is the folder of the GPT-2 goldens (testdata/golden at the
+// module's root), found from this file's place so that tests of any
+// package find it.
+func GoldenDir() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return filepath.Join("testdata", "golden")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "golden")
+}
+
+// LlamaGoldenVariants are the folders under GoldenDir()/llama that
+// testdata/golden/gen_llama_golden.py writes; each must be there.
+var LlamaGoldenVariants = []string{"llama2", "llama3", "mistral", "qwen2", "qwen3"}
+
+// EOT is GPT-2's <|endoftext|>, the separator the per-token tests use.
+const EOT = 50256
+
+// RandomDocs is separate documents of random ids below 300, one of each
+// length in lens (0 makes an empty one; longer than a window is fine).
+func RandomDocs(seed uint64, lens ...int) *corpus.Tokens {
+	r := rand.New(rand.NewPCG(seed, 9))
+	out := &corpus.Tokens{Separated: true}
+	for _, n := range lens {
+		d := make([]int32, n)
+		for i := range d {
+			d[i] = int32(r.IntN(300))
+		}
+		out.Docs = append(out.Docs, d)
 	}
 	return out
 }

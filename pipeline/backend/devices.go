@@ -1,0 +1,300 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/shaders"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// DeviceSpec says where to evaluate, as --device spells it.
+type DeviceSpec struct {
+	// Kind is "auto", "cpu", "gpu" or "all".
+	Kind string
+	// Index is the adapter's position in Devices order for "gpu:N", else -1.
+	Index int
+}
+
+// ParseDevice parses a device name, case-insensitively: auto (the best
+// hardware GPU, else the CPU), cpu, gpu (the first adapter), gpu:N (the N-th
+// adapter of Devices, from 0) or all (every hardware GPU at once).
+func ParseDevice(s string) (DeviceSpec, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	switch v {
+	case "auto", "cpu", "gpu", "all":
+		return DeviceSpec{v, -1}, nil
+	}
+	if rest, ok := strings.CutPrefix(v, "gpu:"); ok {
+		n, err := strconv.Atoi(rest)
+		if err == nil && n >= 0 {
+			return DeviceSpec{"gpu", n}, nil
+		}
+	}
+	return DeviceSpec{}, fmt.Errorf("device %q: want auto, cpu, gpu, gpu:N (N as listed by `wgpu-eval devices`) or all", s)
+}
+
+// String spells the spec as ParseDevice reads it.
+func (d DeviceSpec) String() string {
+	if d.Kind == "gpu" && d.Index >= 0 {
+		return "gpu:" + strconv.Itoa(d.Index)
+	}
+	return d.Kind
+}
+
+// Precision is the weight type on a GPU, or the CPU's bf16 mode.
+type Precision string
+
+// Precisions. PrecisionAuto is f16 where the device has shader-f16, else f32
+// (on a GPU), and f32 on the CPU. PrecisionBF16 is the CPU's bf16 mode
+// (model.LoadOptions.BF16): matmuls with weights take bf16 operands as
+// AVX512_BF16's VDPBF16PS computes them, everything else f32; GPUs refuse it.
+const (
+	PrecisionAuto Precision = ""
+	PrecisionF16  Precision = "f16"
+	PrecisionF32  Precision = "f32"
+	PrecisionBF16 Precision = "bf16"
+)
+
+// ParsePrecision parses a precision name: auto (or ""), f16, f32 or bf16.
+func ParsePrecision(s string) (Precision, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", "auto":
+		return PrecisionAuto, nil
+	case "f16", "f32", "bf16":
+		return Precision(v), nil
+	}
+	return "", fmt.Errorf("precision %q: want f16, f32 or bf16", s)
+}
+
+// Options tune Open.
+type Options struct {
+	// Precision is the weight type on GPUs; the CPU computes in f32, or in
+	// its bf16 mode with PrecisionBF16 (which GPUs refuse; so does a CPU
+	// without AVX512_BF16 unless PortableBF16 is set or
+	// WGPU_EVAL_CPU_KERNELS=generic).
+	Precision Precision
+	// PortableBF16 runs the CPU's bf16 mode on the portable kernels (the same
+	// bits as VDPBF16PS, on any CPU, slowly): for tests.
+	PortableBF16 bool
+	// Threads is the CPU path's goroutines; <= 0 means GOMAXPROCS.
+	Threads int
+	// Progress, when set, gets the bytes of weights loaded (CPU) or uploaded
+	// (GPU) so far and the total.
+	Progress func(done, total int64)
+}
+
+// Devices lists the Vulkan adapters in the order gpu:N counts them (best
+// first). Where Vulkan is not installed (no loader, no driver) it returns no
+// adapters and an error for which wgpu.Unavailable is true.
+func Devices() ([]wgpu.AdapterInfo, error) {
+	inst, err := wgpu.CreateInstance(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer inst.Close()
+	ads, err := inst.EnumerateAdapters()
+	infos := make([]wgpu.AdapterInfo, len(ads))
+	for i, a := range ads {
+		infos[i] = a.Info()
+	}
+	return infos, err
+}
+
+// software reports whether an adapter is a software rasterizer (lavapipe,
+// SwiftShader), which auto and all never pick: the CPU path is faster there.
+func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
+
+// Open opens the backend spec names for the model src holds (with
+// PrecisionBF16, auto is the CPU and a GPU is an error): a
+// *model.Checkpoint (the CPU reads it into its own layout and holds one copy,
+// F16 and BF16 matrices as 16 bits, model.LoadCPU; a GPU gets its weights tensor by tensor, 16-bit
+// checkpoints as 16-bit), or a loaded Model's Reader (the CPU keeps a packed
+// copy beside the Model, which stays the caller's). src may be closed once Open returns. auto takes the best hardware
+// GPU (discrete before integrated) and never a software driver such as
+// lavapipe, on which the CPU path is faster; without a hardware GPU it is the
+// CPU. gpu and gpu:N take the adapter asked for, software ones included. all
+// spreads batches over every hardware GPU. Close the backend when done: it
+// releases the devices too.
+func Open(ctx context.Context, spec DeviceSpec, src model.TensorReader, opt Options) (pipeline.Backend, error) {
+	cpu := func() (pipeline.Backend, error) {
+		bf16 := opt.Precision == PrecisionBF16
+		lo := model.LoadOptions{Progress: opt.Progress, BF16: bf16, PortableBF16: opt.PortableBF16}
+		if ck, ok := src.(*model.Checkpoint); ok {
+			// Straight into the CPU's layout, one copy, 16-bit checkpoints
+			// kept 16-bit.
+			c, err := model.LoadCPU(ctx, ck, opt.Threads, lo)
+			if err != nil {
+				return nil, err
+			}
+			return &CPU{c}, nil
+		}
+		m, err := model.LoadReader(ctx, src, lo)
+		if err != nil {
+			return nil, err
+		}
+		if bf16 {
+			c, err := model.NewCPUBF16(m, opt.Threads, opt.PortableBF16)
+			if err != nil {
+				return nil, fmt.Errorf("precision bf16: %w", err)
+			}
+			return &CPU{c}, nil
+		}
+		return NewCPU(m, opt.Threads), nil // the caller's Model, left usable
+	}
+	if spec.Kind == "cpu" || spec.Kind == "auto" && opt.Precision == PrecisionBF16 {
+		return cpu() // bf16 is the CPU's: auto means the cpu then
+	}
+	inst, err := wgpu.CreateInstance(nil)
+	if err != nil {
+		if spec.Kind == "auto" && wgpu.Unavailable(err) {
+			return cpu()
+		}
+		return nil, instanceError(spec, err)
+	}
+	adapters, err := inst.EnumerateAdapters()
+	if err != nil && !(spec.Kind == "auto" && wgpu.Unavailable(err)) {
+		inst.Close()
+		return nil, fmt.Errorf("device %s: %w", spec, err)
+	}
+	picked, err := pickAdapters(spec, adapters)
+	if err != nil {
+		inst.Close()
+		return nil, err
+	}
+	if len(picked) == 0 { // auto without a hardware GPU
+		inst.Close()
+		return cpu()
+	}
+	var gpus []pipeline.Backend
+	fail := func(err error) (pipeline.Backend, error) {
+		for _, g := range gpus {
+			g.Close()
+		}
+		inst.Close()
+		return nil, err
+	}
+	for _, ad := range picked {
+		g, err := openGPU(ctx, ad, src, opt)
+		if err != nil {
+			return fail(err)
+		}
+		gpus = append(gpus, g)
+	}
+	if len(gpus) == 1 {
+		g := gpus[0].(*GPU)
+		g.owned = append(g.owned, func() error { inst.Close(); return nil })
+		return g, nil
+	}
+	return pipeline.NewMulti(gpus, inst.Close), nil
+}
+
+// pickAdapters chooses the adapters spec names among adapters (best first):
+// none for auto without a hardware GPU (the CPU then), an error where spec
+// names what is not there.
+func pickAdapters(spec DeviceSpec, adapters []*wgpu.Adapter) ([]*wgpu.Adapter, error) {
+	switch {
+	case spec.Kind == "auto" || spec.Kind == "all":
+		var picked []*wgpu.Adapter
+		for _, a := range adapters { // best first
+			if !software(a) {
+				picked = append(picked, a)
+				if spec.Kind == "auto" {
+					break
+				}
+			}
+		}
+		if len(picked) == 0 && spec.Kind == "all" {
+			return nil, fmt.Errorf("device all: no hardware GPU among %d Vulkan adapters (software drivers are left out; use gpu:N for one)", len(adapters))
+		}
+		return picked, nil
+	case spec.Index >= 0:
+		if spec.Index >= len(adapters) {
+			return nil, fmt.Errorf("device %s: there are %d Vulkan adapters (see `wgpu-eval devices`)", spec, len(adapters))
+		}
+		return adapters[spec.Index : spec.Index+1], nil
+	default:
+		if len(adapters) == 0 {
+			return nil, errors.New("device gpu: no Vulkan adapter")
+		}
+		return adapters[:1], nil
+	}
+}
+
+// CheckDevice reports, before anything is loaded, a device spec that
+// Open would refuse for want of it: gpu, gpu:N or all without Vulkan,
+// without an adapter at that index, or without a hardware GPU. auto and cpu
+// always pass (auto falls back to the CPU).
+func CheckDevice(spec DeviceSpec) error {
+	if spec.Kind == "cpu" || spec.Kind == "auto" {
+		return nil
+	}
+	inst, err := wgpu.CreateInstance(nil)
+	if err != nil {
+		return instanceError(spec, err)
+	}
+	defer inst.Close()
+	adapters, err := inst.EnumerateAdapters()
+	if err != nil {
+		return fmt.Errorf("device %s: %w", spec, err)
+	}
+	_, err = pickAdapters(spec, adapters)
+	return err
+}
+
+// instanceError is the error of a device spec whose Vulkan instance could not
+// be made: what to install, where that is the reason.
+func instanceError(spec DeviceSpec, err error) error {
+	if hint := wgpu.InstallHint(err); hint != "" {
+		return fmt.Errorf("device %s: %w (%s, or use the cpu device)", spec, err, hint)
+	}
+	return fmt.Errorf("device %s: %w", spec, err)
+}
+
+// CheckKernelsEnv reports a value of $WGPU_EVAL_CPU_KERNELS or
+// $WGPU_EVAL_GPU_KERNELS that names no kernel set, whichever device runs.
+func CheckKernelsEnv() error {
+	_, gerr := shaders.KernelSetFromEnv()
+	return errors.Join(model.CheckKernelsEnv(), gerr)
+}
+
+// openGPU opens a device on ad and uploads src in the precision asked for.
+func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt Options) (*GPU, error) {
+	prec := opt.Precision
+	name := ad.Info().Name
+	f16 := ad.HasFeature(wgpu.FeatureShaderF16)
+	switch {
+	case prec == PrecisionBF16:
+		return nil, fmt.Errorf("precision bf16 runs on the cpu device only (the CPU's AVX512_BF16 products); %s computes in f16 or f32: use --device cpu or --precision f16/f32", name)
+	case prec == PrecisionF32:
+		f16 = false
+	case prec == PrecisionF16 && !f16:
+		return nil, fmt.Errorf("precision f16: %s lacks shader-f16; use f32", name)
+	}
+	var feats []wgpu.FeatureName
+	if f16 {
+		feats = append(feats, wgpu.FeatureShaderF16)
+	}
+	if ad.HasFeature(wgpu.FeatureTimestampQuery) {
+		feats = append(feats, wgpu.FeatureTimestampQuery)
+	}
+	if ad.HasFeature(wgpu.FeatureSubgroups) { // layernorm_subgroup.wgsl
+		feats = append(feats, wgpu.FeatureSubgroups)
+	}
+	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{Label: "wgpu-eval", RequiredFeatures: feats})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	g, err := NewGPU(ctx, dev, src, f16, opt.Progress)
+	if err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	g.owned = append(g.owned, dev.Close)
+	return g, nil
+}

@@ -1,0 +1,142 @@
+package backend
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+	"github.com/wgpu-eval/wgpu-eval/shaders"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// GPU is the WGSL backend: shaders.GPT2 (GPT-2 or a model of the Llama
+// family) on one Vulkan device, two batches in flight, batches sized from the
+// device's memory.
+type GPU struct {
+	g     *shaders.GPT2
+	dev   *wgpu.Device
+	owned []func() error // closed by Close in order: the device, then its instance
+	feed  pipeline.Feed
+	name  string
+}
+
+// gpuWidthStep is the granularity of the GPU's bucket widths: a batch is padded
+// to a multiple of it (or to the model's positions), so that few shapes occur
+// and little is padding.
+const gpuWidthStep = 64
+
+// NewGPU uploads the model src holds (a *model.Checkpoint, or Model.Reader) to
+// dev, tensor by tensor (f16 weights when f16 is set, else f32), and sizes
+// batches from dev's memory budget. progress, when not nil, gets the bytes
+// uploaded. Close releases the model on the device, not dev.
+func NewGPU(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 bool, progress func(done, total int64)) (*GPU, error) {
+	g, err := shaders.NewGPT2(ctx, dev, src, f16, progress)
+	if err != nil {
+		return nil, err
+	}
+	n, err := g.MaxBatchTokens()
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	P := g.Positions() // the model's, unless the adapter caps them (shaders.GPT2.Positions)
+	if n < 1 {
+		g.Close()
+		return nil, fmt.Errorf("%s: %w: no memory left for activations after the weights", dev.AdapterInfo().Name, pipeline.ErrBatchTooLarge)
+	}
+	var widths []int
+	for w := gpuWidthStep; w < P; w += gpuWidthStep {
+		widths = append(widths, w)
+	}
+	widths = append(widths, P)
+	info := dev.AdapterInfo()
+	name := g.Name()
+	if drv := strings.TrimSpace(info.DriverName + " " + cmp.Or(info.DriverInfo, info.DriverVersion)); drv != "" {
+		name += ", driver " + drv
+	}
+	return &GPU{g: g, dev: dev, feed: pipeline.Feed{Widths: widths, BatchTokens: min(n, maxGPUBatchTokens), InFlight: 2}, name: name}, nil
+}
+
+// maxGPUBatchTokens caps a batch: 64 windows of 1024 tokens keep any GPU busy;
+// larger batches only delay progress reports.
+const maxGPUBatchTokens = 64 * 1024
+
+// Name is the adapter, the weight type and the driver.
+func (g *GPU) Name() string { return g.name }
+
+// Feed is widths in steps of 64 up to the model's positions, a token budget
+// from the device's memory, two batches in flight.
+func (g *GPU) Feed() pipeline.Feed { return g.feed }
+
+// Model is the model on the device, for settings such as chunked prefill.
+func (g *GPU) Model() *shaders.GPT2 { return g.g }
+
+// Submit starts b on the device. With b.PerToken the batch's per-target
+// NLLs are read back too: a second readback, of 4 bytes per target; with
+// b.TopLogprobs K also their positions' top-K (topk_logits.wgsl, 8K + 4
+// bytes per target). b.Progress is never called: a batch is one command
+// buffer, so there is nothing to report between its submission and its end.
+func (g *GPU) Submit(ctx context.Context, b pipeline.Batch) (pipeline.Pending, error) {
+	p, err := g.g.SubmitWith(ctx, b.Seqs, b.Width, shaders.SubmitOptions{PerToken: b.PerToken, TopLogprobs: b.TopLogprobs})
+	if err != nil {
+		return nil, gpuError(err)
+	}
+	return gpuPending{p}, nil
+}
+
+type gpuPending struct{ p *shaders.Pending }
+
+func (p gpuPending) Wait(ctx context.Context) (model.LossSums, error) {
+	s, err := p.p.Wait(ctx)
+	return s, gpuError(err)
+}
+
+func (p gpuPending) PerToken() []float32 { return p.p.PerToken() }
+
+func (p gpuPending) TopLogprobs() []pipeline.TokenLogprob { return p.p.TopLogprobs() }
+
+// gpuError marks the device's out-of-memory errors as ErrBatchTooLarge.
+func gpuError(err error) error {
+	if errors.Is(err, wgpu.ErrOutOfMemory) {
+		return fmt.Errorf("%w: %w", pipeline.ErrBatchTooLarge, err)
+	}
+	return err
+}
+
+// Close releases the model on the device, then what the GPU was opened with
+// (the device and instance, when Open opened them).
+func (g *GPU) Close() error {
+	errs := []error{g.g.Close()}
+	for _, c := range g.owned {
+		errs = append(errs, c())
+	}
+	g.owned = nil
+	return errors.Join(errs...)
+}
+
+// Device is the device the model is on.
+func (g *GPU) Device() *wgpu.Device { return g.dev }
+
+// Describe is the adapter, its driver, the kernel set and the weight type.
+func (g *GPU) Describe() pipeline.BackendInfo {
+	info := g.dev.AdapterInfo()
+	prec := "f32"
+	if g.g.F16() {
+		prec = "f16"
+	}
+	return pipeline.BackendInfo{Precision: prec, Device: pipeline.DeviceInfo{
+		Kind: "gpu", Name: g.name,
+		Adapter: info.Name, Vendor: info.Vendor, APIVersion: info.APIVersion,
+		Driver:  strings.TrimSpace(info.DriverName + " " + info.DriverInfo + " " + info.DriverVersion),
+		Kernels: string(g.g.Kernels()), MatmulTiles: g.g.MatmulTiles(),
+	}}
+}
+
+// Every run may ask for pipeline.MaxTopLogprobs log-probabilities per target
+// and the GPU kernels keep shaders.MaxTopLogprobs: this constant (a negative
+// uint) fails to compile if the kernels keep fewer.
+const _ = uint(shaders.MaxTopLogprobs - pipeline.MaxTopLogprobs)

@@ -1,0 +1,181 @@
+package runfile
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// checkpointVersion changes whenever RunCheckpoint's layout or meaning does.
+// Version 2: exact sums (exactsum), a trailing checksum, checksummed sidecar
+// records.
+const checkpointVersion = 2
+
+// maxCheckpointBytes bounds a checkpoint file read: a real one is a few
+// hundred bytes, and every field is of fixed shape (no slices, no maps), so
+// decoding never allocates by a number read from the file.
+const maxCheckpointBytes = 1 << 16
+
+// RunIdentity is what a checkpoint's run must share with the run that resumes
+// it for the totals to be those of an uninterrupted run.
+type RunIdentity struct {
+	ModelSHA256  string `msgpack:"model_sha256"`
+	CorpusSHA256 string `msgpack:"corpus_sha256"`
+	Tokenizer    string `msgpack:"tokenizer"`
+	Mode         string `msgpack:"mode"`
+	Ctx          int    `msgpack:"ctx"`
+	Stride       int    `msgpack:"stride"`
+	// BOSEachWindow is EvalConfig.BOSEachWindow (false in checkpoints of
+	// builds before it, which had no such option).
+	BOSEachWindow bool           `msgpack:"bos_each_window"`
+	MaxTokens     int            `msgpack:"max_tokens"`
+	Split         string         `msgpack:"split"`
+	Separator     string         `msgpack:"separator"`
+	Precision     string         `msgpack:"precision"`
+	Device        string         `msgpack:"device"` // the backend's name: another device rounds differently
+	Shard         pipeline.Shard `msgpack:"shard"`
+	// PerToken is set for a run with per-token output: its records so far
+	// are in a sidecar PerTokenLog; TopLogprobs is their top-K.
+	PerToken    bool `msgpack:"per_token"`
+	TopLogprobs int  `msgpack:"top_logprobs"`
+}
+
+// RunCheckpoint is an interrupted run's state on disk (--checkpoint; not to
+// be confused with model.Checkpoint, a model's weight files).
+type RunCheckpoint struct {
+	Version int            `msgpack:"version"`
+	Run     RunIdentity    `msgpack:"run"`
+	State   pipeline.State `msgpack:"state"`
+	// PerTokenRecords is, for a run with per-token output, how many records
+	// of its PerTokenLog are valid (synced before this checkpoint was
+	// written): State.Sums.Count.
+	PerTokenRecords int `msgpack:"per_token_records"`
+}
+
+// Diff names the first field in which two identities differ, with both
+// values; "" when they are equal.
+func (a RunIdentity) Diff(b RunIdentity) string {
+	for _, f := range []struct {
+		name string
+		x, y any
+	}{
+		{"model weights (sha256)", a.ModelSHA256, b.ModelSHA256},
+		{"corpus (sha256)", a.CorpusSHA256, b.CorpusSHA256},
+		{"tokenizer", a.Tokenizer, b.Tokenizer},
+		{"mode", a.Mode, b.Mode},
+		{"BOS each window", a.BOSEachWindow, b.BOSEachWindow},
+		{"ctx", a.Ctx, b.Ctx},
+		{"stride", a.Stride, b.Stride},
+		{"max tokens", a.MaxTokens, b.MaxTokens},
+		{"split", a.Split, b.Split},
+		{"separator", fmt.Sprintf("%q", a.Separator), fmt.Sprintf("%q", b.Separator)},
+		{"precision", a.Precision, b.Precision},
+		{"device", a.Device, b.Device},
+		{"shard", a.Shard, b.Shard},
+		{"per-token output", a.PerToken, b.PerToken},
+		{"top logprobs", a.TopLogprobs, b.TopLogprobs},
+	} {
+		if f.x != f.y {
+			return fmt.Sprintf("%s: %v in the checkpoint, %v now", f.name, f.x, f.y)
+		}
+	}
+	return ""
+}
+
+// LoadRunCheckpoint reads the checkpoint at path; a missing file gives
+// fs.ErrNotExist (a fresh run), a damaged one a clear error.
+func LoadRunCheckpoint(path string) (*RunCheckpoint, error) {
+	f, err := infile.Open(path) // a FIFO is refused, not opened: its open would block
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("checkpoint %s is not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxCheckpointBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+	}
+	if len(data) > maxCheckpointBytes {
+		return nil, fmt.Errorf("checkpoint %s is larger than %d bytes: not a wgpu-eval checkpoint", path, maxCheckpointBytes)
+	}
+	c, err := ParseRunCheckpoint(data)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w: delete it to start over", path, err)
+	}
+	return c, nil
+}
+
+// ParseRunCheckpoint decodes a checkpoint file: msgpack followed by the
+// CRC-32C of those bytes (little-endian). It refuses a file whose checksum
+// does not match, of another version, or whose numbers no run writes
+// (negative or huge counts, sums that are not finite or below what the
+// targets allow).
+func ParseRunCheckpoint(data []byte) (*RunCheckpoint, error) {
+	if len(data) < 4 {
+		return nil, errors.New("damaged (too short)")
+	}
+	var v struct {
+		Version int `msgpack:"version"`
+	}
+	if msgpack.Unmarshal(data, &v) == nil && v.Version != checkpointVersion {
+		return nil, fmt.Errorf("version %d, and this build reads %d", v.Version, checkpointVersion)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	var c RunCheckpoint
+	if err := msgpack.Unmarshal(body, &c); err != nil {
+		return nil, fmt.Errorf("damaged (%v)", err)
+	}
+	if got := crc32.Checksum(body, castagnoli); got != sum {
+		return nil, fmt.Errorf("damaged (checksum %08x, the file says %08x)", got, sum)
+	}
+	st := c.State
+	for _, n := range []int{st.Samples, st.Sums.Count, st.Bytes, st.BatchTokens, c.PerTokenRecords, c.Run.Ctx, c.Run.Stride, c.Run.MaxTokens, c.Run.TopLogprobs} {
+		if n < 0 || n > pipeline.MaxCount {
+			return nil, fmt.Errorf("damaged (a count of %d)", n)
+		}
+	}
+	sum1, sumSq := st.Sums.Sum.Float64(), st.Sums.SumSq.Float64()
+	if !st.Sums.Finite() || sum1 < pipeline.MinNLL*float64(st.Sums.Count) || sumSq < 0 {
+		return nil, fmt.Errorf("damaged (NLL sums %v and %v for %d targets)", sum1, sumSq, st.Sums.Count)
+	}
+	if c.Run.PerToken && c.PerTokenRecords != st.Sums.Count || !c.Run.PerToken && c.PerTokenRecords != 0 {
+		return nil, fmt.Errorf("damaged (%d per-token records for %d targets)", c.PerTokenRecords, st.Sums.Count)
+	}
+	return &c, nil
+}
+
+// castagnoli is the CRC-32C table of checkpoints and per-token logs.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Save writes c to path atomically: a temporary file in the same folder,
+// synced, then renamed over path, so a crash leaves the old or the new
+// checkpoint, never half of one. A checksum follows the msgpack.
+func (c *RunCheckpoint) Save(path string) error {
+	c.Version = checkpointVersion
+	data, err := msgpack.Marshal(c)
+	if err != nil {
+		return err
+	}
+	data = binary.LittleEndian.AppendUint32(data, crc32.Checksum(data, castagnoli))
+	if err := atomicfile.Write(path, data); err != nil {
+		return fmt.Errorf("save checkpoint %s: %w", path, err)
+	}
+	return nil
+}
+
+// IsNoRunCheckpoint reports whether err from LoadRunCheckpoint means there is none yet.
+func IsNoRunCheckpoint(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,0 +1,153 @@
+package runfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// checkpointEvery is how often a run's state is saved at most.
+const checkpointEvery = time.Second
+
+// Checkpointer saves a run's state to a checkpoint file as batches finish.
+// With per-token output it also appends each batch's records to a sidecar
+// log (the checkpoint's path plus perTokenLogSuffix), synced before every
+// checkpoint write, so that a resumed run has every record of the samples
+// the checkpoint counts as done.
+type Checkpointer struct {
+	path    string
+	id      RunIdentity
+	resume  *pipeline.State     // the state to resume from; nil for a fresh run
+	records []pipeline.TokenNLL // the per-token records of resume
+	log     *PerTokenLog
+	last    *pipeline.State // the newest state, saved or not
+	saved   time.Time
+	dirty   bool
+	unlock  func() // releases the lock on path + lockSuffix
+}
+
+// perTokenLogSuffix names a checkpoint's per-token sidecar, and lockSuffix
+// the file locked while a run uses the checkpoint.
+const (
+	perTokenLogSuffix = ".pertoken"
+	lockSuffix        = ".lock"
+)
+
+// errCheckpointBusy is lockCheckpoint's error when another process holds the
+// lock.
+var errCheckpointBusy = errors.New("in use")
+
+// OpenCheckpointer reads path's checkpoint when there is one: it must be of
+// the run id describes. With id.PerToken it opens the sidecar log at the
+// records the checkpoint counts valid (none for a fresh run).
+func OpenCheckpointer(path string, id RunIdentity) (c *Checkpointer, err error) {
+	unlock, err := lockCheckpoint(path + lockSuffix)
+	if errors.Is(err, errCheckpointBusy) {
+		return nil, fmt.Errorf("checkpoint %s is in use by another run (it holds %s%s): wait for it to finish, or give this run another --checkpoint file",
+			path, path, lockSuffix)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
+	c = &Checkpointer{path: path, id: id, unlock: unlock}
+	ck, err := LoadRunCheckpoint(path)
+	switch {
+	case IsNoRunCheckpoint(err):
+		ck = nil
+	case err != nil:
+		return nil, err
+	default:
+		if d := ck.Run.Diff(id); d != "" {
+			return nil, fmt.Errorf("checkpoint %s is of another run (%s): give another --checkpoint file, or delete it to start over", path, d)
+		}
+		c.resume = &ck.State
+	}
+	if id.PerToken {
+		valid := 0
+		if ck != nil {
+			valid = ck.PerTokenRecords
+		}
+		if c.log, c.records, err = OpenPerTokenLog(path+perTokenLogSuffix, valid, id.TopLogprobs); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+	}
+	return c, nil
+}
+
+// AppendRecords is pipeline.EvalConfig.OnPerToken: a batch's records go to
+// the sidecar log.
+func (c *Checkpointer) AppendRecords(records []pipeline.TokenNLL) error {
+	return c.log.Append(records)
+}
+
+// Save is pipeline.EvalConfig.OnBatch: it keeps s and writes it when the
+// last write is older than checkpointEvery.
+func (c *Checkpointer) Save(s pipeline.State) error {
+	c.last, c.dirty = &s, true
+	if time.Since(c.saved) < checkpointEvery {
+		return nil
+	}
+	return c.write()
+}
+
+// write syncs the sidecar log, then writes the checkpoint that counts its
+// records valid.
+func (c *Checkpointer) write() error {
+	ck := &RunCheckpoint{Run: c.id, State: *c.last}
+	if c.log != nil {
+		n, err := c.log.Sync()
+		if err != nil {
+			return err
+		}
+		if n != c.last.Sums.Count {
+			return fmt.Errorf("checkpoint: %d per-token records logged for %d targets scored", n, c.last.Sums.Count) // our bug
+		}
+		ck.PerTokenRecords = n
+	}
+	if err := ck.Save(c.path); err != nil {
+		return err
+	}
+	c.saved, c.dirty = time.Now(), false
+	return nil
+}
+
+// Finish removes the checkpoint of a completed run (whose per-token file, if
+// any, is written), then its sidecar log; or writes the newest state of an
+// interrupted one and closes the log.
+func (c *Checkpointer) Finish(complete bool) error {
+	defer c.unlock()
+	if complete {
+		if err := os.Remove(c.path); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove checkpoint: %w", err)
+		}
+		os.Remove(c.path + lockSuffix) // tidy; the lock is held until the deferred unlock
+		if c.log != nil {
+			return c.log.Remove()
+		}
+		return nil
+	}
+	var err error
+	if c.dirty {
+		err = c.write()
+	}
+	if c.log != nil {
+		err = errors.Join(err, c.log.Close())
+	}
+	return err
+}
+
+// Resume is the state the checkpoint file held when it was opened (nil for a
+// fresh run), and its per-token records.
+func (c *Checkpointer) Resume() (*pipeline.State, []pipeline.TokenNLL) { return c.resume, c.records }
+
+// KeepsRecords reports whether the run's per-token records go to the
+// sidecar log (AppendRecords).
+func (c *Checkpointer) KeepsRecords() bool { return c.log != nil }

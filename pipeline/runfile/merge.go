@@ -1,0 +1,143 @@
+package runfile
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
+)
+
+// Merge adds the results of the shards of one run (each a Result with Shard
+// set, as --shard I/N writes them) into the result of the whole run: the
+// exact sums added (so the merged result has the bits of the run unsharded),
+// the counts exactly. It refuses results of different runs, naming what
+// differs (the model's weights, the corpus, the tokenizer, the method, ctx,
+// stride, BOS each window, max tokens, split, separator, precision, the shard
+// count), a missing
+// or doubled shard, naming it, and numbers that no run writes (CheckNumbers).
+// The merged Seconds is the longest shard's (they ran in parallel).
+func Merge(rs []*pipeline.Result) (*pipeline.Result, error) {
+	if len(rs) == 0 {
+		return nil, errors.New("merge: no results")
+	}
+	for i, r := range rs {
+		if r == nil || r.Shard == nil {
+			return nil, fmt.Errorf("merge: result %d is not a shard (no \"shard\" field): nothing to merge it with", i+1)
+		}
+		if r.Interrupted {
+			return nil, fmt.Errorf("merge: shard %v was interrupted; rerun it", *r.Shard)
+		}
+		if err := r.Shard.Check(); err != nil || *r.Shard == (pipeline.Shard{}) {
+			return nil, fmt.Errorf("merge: result %d has an invalid shard %v", i+1, *r.Shard)
+		}
+		if err := r.CheckNumbers(); err != nil {
+			return nil, fmt.Errorf("merge: shard %v: %w", *r.Shard, err)
+		}
+	}
+	first := rs[0]
+	n := first.Shard.Count
+	byIndex := map[int]*pipeline.Result{}
+	for _, r := range rs {
+		if err := sameRun(first, r); err != nil {
+			return nil, fmt.Errorf("merge: shard %v and shard %v are of different runs: %w", *first.Shard, *r.Shard, err)
+		}
+		if byIndex[r.Shard.Index] != nil {
+			return nil, fmt.Errorf("merge: shard %v given twice", *r.Shard)
+		}
+		byIndex[r.Shard.Index] = r
+	}
+	if len(byIndex) < n {
+		var missing []string
+		for i := 0; i < n && len(missing) < 10; i++ {
+			if byIndex[i] == nil {
+				missing = append(missing, pipeline.Shard{Index: i, Count: n}.String())
+			}
+		}
+		more := ""
+		if n-len(byIndex) > len(missing) {
+			more = fmt.Sprintf(" and %d more", n-len(byIndex)-len(missing))
+		}
+		return nil, fmt.Errorf("merge: missing shard %s%s of %d", strings.Join(missing, ", "), more, n)
+	}
+
+	out := *first
+	out.Shard = nil
+	var sums model.LossSums
+	bytes, samples := 0, 0
+	var devices []string
+	out.Seconds = 0
+	for i := range n {
+		r := byIndex[i]
+		if sums.Count > pipeline.MaxCount-r.Tokens || bytes > pipeline.MaxCount-r.ScoredBytes || samples > pipeline.MaxCount-r.Samples {
+			return nil, errors.New("merge: the shards' counts add up beyond what any run scores")
+		}
+		sums.Add(r.Sums())
+		bytes += r.ScoredBytes
+		samples += r.Samples
+		out.Seconds = max(out.Seconds, r.Seconds)
+		if !slices.Contains(devices, r.Device) {
+			devices = append(devices, r.Device)
+		}
+		if r.Provenance != nil && out.Provenance != nil && r.Provenance.Start.Before(out.Provenance.Start) {
+			p := *out.Provenance
+			p.Start = r.Provenance.Start
+			out.Provenance = &p
+		}
+	}
+	out.Device = strings.Join(devices, " + ")
+	out.Fill(sums, bytes, first.BitsPerByte != 0 || bytes > 0)
+	out.Samples = samples
+	if sums.Count == 0 {
+		return nil, errors.New("merge: the shards scored no tokens")
+	}
+	return &out, nil
+}
+
+// sameRun reports the first thing that differs between two shard results.
+func sameRun(a, b *pipeline.Result) error {
+	type field struct {
+		name string
+		x, y string
+	}
+	s := func(v any) string { return fmt.Sprint(v) }
+	fs := []field{
+		{"model", a.Model, b.Model},
+		{"data", a.Data, b.Data},
+		{"mode", a.Mode, b.Mode},
+		{"BOS each window", s(a.BOSEachWindow), s(b.BOSEachWindow)},
+		{"ctx", s(a.Ctx), s(b.Ctx)},
+		{"stride", s(a.Stride), s(b.Stride)},
+		{"input tokens", s(a.InputTokens), s(b.InputTokens)},
+		{"words", s(a.Words), s(b.Words)},
+		{"shard count", s(a.Shard.Count), s(b.Shard.Count)},
+	}
+	if a.Config != nil && b.Config != nil {
+		fs = append(fs,
+			field{"max tokens", s(a.Config.MaxTokens), s(b.Config.MaxTokens)},
+			field{"split", a.Config.Split, b.Config.Split},
+			field{"separator", fmt.Sprintf("%q", a.Config.Separator), fmt.Sprintf("%q", b.Config.Separator)},
+			field{"precision", a.Config.Precision, b.Config.Precision},
+		)
+	} else if (a.Config == nil) != (b.Config == nil) {
+		return errors.New("one has a config block and the other not")
+	}
+	if a.Provenance != nil && b.Provenance != nil {
+		fs = append(fs,
+			field{"model weights (sha256)", a.Provenance.Model.WeightsSHA256, b.Provenance.Model.WeightsSHA256},
+			field{"corpus (sha256)", a.Provenance.Corpus.SHA256, b.Provenance.Corpus.SHA256},
+			field{"tokenizer", a.Provenance.Tokenizer, b.Provenance.Tokenizer},
+		)
+	} else if (a.Provenance == nil) != (b.Provenance == nil) {
+		return errors.New("one has a provenance block and the other not")
+	}
+	for _, f := range fs {
+		if f.x != f.y {
+			return fmt.Errorf("%s %s vs %s", f.name, cmp.Or(f.x, `""`), cmp.Or(f.y, `""`))
+		}
+	}
+	return nil
+}
