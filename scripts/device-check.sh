@@ -3,7 +3,7 @@
 # about 5 minutes all told. In order, each step capped in time and a failed step not stopping the rest:
 #   1. lists the Vulkan adapters and stops at once when none is a hardware GPU (ALLOW_SOFTWARE=1 goes on with a
 #      CPU implementation such as lavapipe, to rehearse the script);
-#   2. correctness before any timing: pipeline's TestGPUConformance (every evaluation method against the CPU and
+#   2. correctness before any timing: pipeline/backend's TestGPUConformance (every evaluation method against the CPU and
 #      the float64 goldens, with the Khronos validation layer where installed: any message fails it), the shaders
 #      package's kernel tests, and TestGPUMatchesCPUShape: every method on two windows of a peaked model of the
 #      GPT-2 124M shape, GPU against CPU (f32 within 1e-5, f16 within 3e-4);
@@ -26,7 +26,7 @@
 # adapter; bench gets --device gpu:N, counted the same way.
 #
 # Environment (all optional):
-#   BIN_DIR     prebuilt wgpu-eval, pipeline.test and shaders.test (from --build); default: build them with go
+#   BIN_DIR     prebuilt wgpu-eval, backend.test and shaders.test (from --build); default: build them with go
 #   MODEL       bench's --model (default 124M; "tiny" for lavapipe, which is far too slow for 124M)
 #   CTX         bench's --ctx (default 1024; 0 is the model's positions)
 #   BATCHES     bench's --batch (default 1,4,16,64,256)
@@ -49,7 +49,7 @@ root=$PWD
 build() { # build DIR: the CLI and the two test binaries, static and stripped (small enough to copy around)
 	mkdir -p "$1"
 	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$1/wgpu-eval" ./cmd/wgpu-eval
-	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/pipeline.test" ./pipeline
+	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/backend.test" ./pipeline/backend
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/shaders.test" ./shaders
 }
 
@@ -163,7 +163,7 @@ adapter=$(sed -nE "s/^\[$index\] (.*)$/\1/p" "$out_dir/devices.txt")
 note "adapter [$index] ${adapter:-(not listed)}"
 export WGPU_ADAPTER=$index
 
-# The GPU against the CPU before any timing: every method (pipeline), every kernel (shaders), the real model's
+# The GPU against the CPU before any timing: every method (pipeline/backend), every kernel (shaders), the real model's
 # sizes. Test binaries run in their package's folder, as go test runs them, for their testdata. Vulkan is
 # required (a missing loader fails instead of skipping); tools this machine may lack (spirv-dis, the shared
 # TinyShakespeare copy) are not, so their tests skip.
@@ -174,13 +174,13 @@ if compgen -G "/usr/share/vulkan/explicit_layer.d/*validation*.json" >/dev/null 
 else
 	note "validation layer: not installed (vulkan-validationlayers): the conformance suite runs without it"
 fi
-step "pipeline GPUConformance" 100 "$tests" \
-	env -C pipeline "$bin/pipeline.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
+step "backend GPUConformance" 100 "$tests" \
+	env -C pipeline/backend "$bin/backend.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
 step "shaders tests" 90 "$tests" \
 	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.count=1 -test.timeout 85s
 if [[ -n $shape ]]; then
 	step "GPU vs CPU on the $shape shape" 120 "$tests" \
-		env -C pipeline WGPU_NO_VALIDATION=1 WGPU_CHECK_SHAPE="$shape" "$bin/pipeline.test" -test.run 'TestGPUMatchesCPUShape$' -test.count=1 -test.v -test.timeout 115s
+		env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_CHECK_SHAPE="$shape" "$bin/backend.test" -test.run 'TestGPUMatchesCPUShape$' -test.count=1 -test.v -test.timeout 115s
 fi
 grep -E '^(--- |FAIL|ok|PASS)|\|diff\|' "$tests" >>"$summary" || true
 

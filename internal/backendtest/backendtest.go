@@ -15,7 +15,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -394,15 +393,24 @@ func (g Golden) TokenFile(c GoldenCase) []byte {
 // float32 CPU forward and the float64 reference of the GPT-2 goldens.
 const GoldenTol = 1e-5
 
-// GoldenDir is the folder of the GPT-2 goldens (testdata/golden at the
-// module's root), found from this file's place so that tests of any
-// package find it.
+// GoldenDir is the folder of the GPT-2 goldens, testdata/golden at the
+// module's root: the first folder upward from the working directory (a
+// test's package folder, as go test and scripts/device-check.sh run test
+// binaries) that holds go.mod. Without one it is the relative path from a
+// package one level down.
 func GoldenDir() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return filepath.Join("testdata", "golden")
+	dir, err := os.Getwd()
+	for err == nil {
+		if _, serr := os.Stat(filepath.Join(dir, "go.mod")); serr == nil {
+			return filepath.Join(dir, "testdata", "golden")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "golden")
+	return filepath.Join("..", "testdata", "golden")
 }
 
 // LlamaGoldenVariants are the folders under GoldenDir()/llama that
