@@ -361,3 +361,36 @@ func realAdapters(t *testing.T) (*Instance, []*Adapter) {
 	}
 	return inst, adapters
 }
+
+// TestRequestCooperativeMatrixWhereOffered: on an adapter with matrix units (a real GPU; skipped elsewhere) a device
+// with the feature is created under the validation layer, lists configurations WGSL can use, compiles WGSL for them
+// and runs an ordinary kernel as before.
+func TestRequestCooperativeMatrixWhereOffered(t *testing.T) {
+	probe, adapters := realAdapters(t)
+	offered := slices.ContainsFunc(adapters, func(a *Adapter) bool { return a.HasFeature(FeatureCooperativeMatrix) })
+	probe.Close()
+	if !offered {
+		t.Skip("no adapter here offers cooperative matrices (no CPU implementation does)")
+	}
+	env := newEnv(t, FeatureCooperativeMatrix, FeatureShaderF16)
+	d := env.dev
+	configs := d.CooperativeMatrixConfigs()
+	if !d.HasFeature(FeatureCooperativeMatrix) || len(configs) == 0 || !d.wgslOptions().CooperativeMatrix {
+		t.Fatalf("device: feature %v, configs %v, options %+v", d.HasFeature(FeatureCooperativeMatrix), configs, d.wgslOptions())
+	}
+	if !slices.ContainsFunc(configs, func(c CooperativeMatrixConfig) bool { return c.SubgroupMatrix }) {
+		t.Errorf("no configuration WGSL can use among %v", configs)
+	}
+	t.Logf("%s: %d configurations, whole subgroups %v, subgroup sizes %d..%d: %v", env.ad.Info().Name, len(configs),
+		d.fullGroups, d.limits.MinSubgroupSize, d.limits.MaxSubgroupSize, configs)
+	m := wgslModule(t, d, "iota.wgsl", `@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(32) fn main(@builtin(global_invocation_id) g: vec3u) { o[g.x] = f32(g.x) * 2.0; }`)
+	p := wgslPipeline(t, d, m, "main", nil, [3]uint32{32, 1, 1})
+	out := newBuffer(t, d, 4*64, storageRW)
+	got := dispatchOut(t, d, p, out, 2)
+	for i, v := range got {
+		if v != float32(2*i) {
+			t.Fatalf("kernel on the device with cooperative matrices: o[%d] = %g, want %d", i, v, 2*i)
+		}
+	}
+}
