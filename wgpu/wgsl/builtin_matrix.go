@@ -1,6 +1,9 @@
 package wgsl
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Subgroup matrices: the types and builtins of Chromium's
 // chromium_experimental_subgroup_matrix extension, as its proposal
@@ -509,4 +512,31 @@ func (u *uniformity) refTaint(x expr, cf taint) taint {
 		return 0 // a variable: the same one in every invocation
 	}
 	return nonUniform
+}
+
+// matrixConfigs lists the multiplications of checked module m (see
+// Reflection.MatrixConfigs), each once, sorted.
+func matrixConfigs(m *checked) []MatrixConfig {
+	seen := map[MatrixConfig]bool{}
+	var out []MatrixConfig
+	for x, info := range m.info {
+		c, ok := x.(*callExpr)
+		if !ok || info.call != callBuiltin || (info.builtin != "subgroupMatrixMultiply" && info.builtin != "subgroupMatrixMultiplyAccumulate") {
+			continue
+		}
+		l := m.info[c.Args[0]].typ
+		mc := MatrixConfig{M: info.typ.Rows, N: info.typ.N, K: l.N, Component: l.Elem.String(), Result: info.typ.Elem.String()}
+		if !seen[mc] {
+			seen[mc] = true
+			out = append(out, mc)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.M != b.M || a.N != b.N || a.K != b.K {
+			return a.M < b.M || a.M == b.M && (a.N < b.N || a.N == b.N && a.K < b.K)
+		}
+		return a.Component+" "+a.Result < b.Component+" "+b.Result
+	})
+	return out
 }

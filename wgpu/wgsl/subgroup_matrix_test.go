@@ -217,3 +217,23 @@ fn put(p: ptr<storage, array<f32>, read_write>, m: subgroup_matrix_result<f32, 8
 	subgroupMatrixStore(p, 0u, m, false, 8u);
 }`, "put(&o, subgroup_matrix_result<f32, 8, 8>(2.0));"))
 }
+
+// TestSubgroupMatrixReflection: the reflection lists each multiplication's
+// configuration once, whatever calls or functions make it.
+func TestSubgroupMatrixReflection(t *testing.T) {
+	m := compileOK(t, "configs.wgsl", "enable f16;\n"+sgm(`
+fn mul(l: subgroup_matrix_left<f16, 16, 8>, r: subgroup_matrix_right<f16, 8, 16>) -> subgroup_matrix_result<f32, 8, 8> {
+	return subgroupMatrixMultiply<f32>(l, r);
+}`, `
+let l = subgroup_matrix_left<f16, 16, 8>();
+let r = subgroup_matrix_right<f16, 8, 16>();
+let p = subgroupMatrixMultiplyAccumulate(l, r, mul(l, r));
+let q = subgroupMatrixMultiply<f16>(l, r);
+let s = subgroupMatrixMultiply<f32>(subgroup_matrix_left<f32, 8, 16>(), subgroup_matrix_right<f32, 4, 8>());
+subgroupMatrixStore<row_major>(&o, 0u, p, 8u);`))
+	got := fmt.Sprint(m.Reflection.MatrixConfigs)
+	want := "[{8 8 16 f16 f16} {8 8 16 f16 f32} {16 4 8 f32 f32}]"
+	if got != want {
+		t.Errorf("MatrixConfigs = %s, want %s", got, want)
+	}
+}
