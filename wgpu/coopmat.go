@@ -2,8 +2,11 @@ package wgpu
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
 // Cooperative matrices (VK_KHR_cooperative_matrix): the hardware matrix units (NVIDIA tensor cores, AMD WMMA, Intel
@@ -211,4 +214,30 @@ func cooperativeSubgroups(label string, l Limits, required, wgX uint32, full boo
 			label, wgX, size)
 	}
 	return true, nil
+}
+
+// Runs reports whether the configuration runs m, one subgroup matrix multiplication of a WGSL module: WGSL
+// may use it (SubgroupMatrix), its shape is m's, and its operand and result types are m's.
+func (c CooperativeMatrixConfig) Runs(m wgsl.MatrixConfig) bool {
+	return c.SubgroupMatrix && int(c.M) == m.M && int(c.N) == m.N && int(c.K) == m.K &&
+		string(c.AType) == m.Component && string(c.ResultType) == m.Result
+}
+
+// checkMatrixConfigs reports the first subgroup matrix multiplication of a module that none of the device's
+// configurations runs, naming the ones it has: a module compiled for the matrix units (wgsl.Options.CooperativeMatrix)
+// must use only those.
+func checkMatrixConfigs(label string, used []wgsl.MatrixConfig, have []CooperativeMatrixConfig) error {
+	for _, m := range used {
+		if !slices.ContainsFunc(have, func(c CooperativeMatrixConfig) bool { return c.Runs(m) }) {
+			var names []string
+			for _, c := range have {
+				if c.SubgroupMatrix {
+					names = append(names, c.String())
+				}
+			}
+			return fmt.Errorf("%w: shader %q multiplies %dx%dx%d %s matrices into %s, which the device's matrix units do not run (they run: %s)",
+				ErrBadUsage, label, m.M, m.N, m.K, m.Component, m.Result, strings.Join(names, "; "))
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
 // No Vulkan implementation on a CPU offers VK_KHR_cooperative_matrix, so these tests drive the parsing, the query and
@@ -392,5 +393,37 @@ func TestRequestCooperativeMatrixWhereOffered(t *testing.T) {
 		if v != float32(2*i) {
 			t.Fatalf("kernel on the device with cooperative matrices: o[%d] = %g, want %d", i, v, 2*i)
 		}
+	}
+}
+
+// TestModuleMatrixConfigsMustRun: a module compiled for the matrix units may
+// use only multiplications the device's WGSL-usable configurations run: the
+// shape, the operand type and the result type must all match, and a
+// configuration WGSL cannot use (saturating, mixed operand types) runs
+// nothing; the error names the multiplication and what the device runs.
+func TestModuleMatrixConfigsMustRun(t *testing.T) {
+	have := []CooperativeMatrixConfig{
+		{M: 16, N: 16, K: 16, AType: ComponentF16, BType: ComponentF16, CType: ComponentF32, ResultType: ComponentF32, Scope: ScopeSubgroup, SubgroupMatrix: true},
+		{M: 16, N: 8, K: 16, AType: ComponentF16, BType: ComponentF16, CType: ComponentF16, ResultType: ComponentF16, Scope: ScopeSubgroup, SubgroupMatrix: true},
+		{M: 8, N: 8, K: 32, AType: ComponentI8, BType: ComponentI8, CType: ComponentI32, ResultType: ComponentI32, Scope: ScopeSubgroup, SaturatingAccumulation: true},
+	}
+	ok := []wgsl.MatrixConfig{{M: 16, N: 16, K: 16, Component: "f16", Result: "f32"}, {M: 16, N: 8, K: 16, Component: "f16", Result: "f16"}}
+	if err := checkMatrixConfigs("k", ok, have); err != nil {
+		t.Errorf("configurations the device runs: %v", err)
+	}
+	for _, bad := range []wgsl.MatrixConfig{
+		{M: 16, N: 16, K: 8, Component: "f16", Result: "f32"},  // shape
+		{M: 16, N: 16, K: 16, Component: "f32", Result: "f32"}, // operands
+		{M: 16, N: 8, K: 16, Component: "f16", Result: "f32"},  // result
+		{M: 8, N: 8, K: 32, Component: "i8", Result: "i32"},    // only a configuration WGSL cannot use
+	} {
+		err := checkMatrixConfigs("k", append(ok, bad), have)
+		want := fmt.Sprintf("%dx%dx%d %s matrices into %s", bad.M, bad.N, bad.K, bad.Component, bad.Result)
+		if !errors.Is(err, ErrBadUsage) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "16x16x16 f16*f16+f32->f32 subgroup") {
+			t.Errorf("%+v: err = %v, want ErrBadUsage naming %q and the device's configurations", bad, err, want)
+		}
+	}
+	if err := checkMatrixConfigs("k", nil, nil); err != nil {
+		t.Errorf("a module without subgroup matrices: %v", err)
 	}
 }

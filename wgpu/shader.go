@@ -73,6 +73,11 @@ func (d *Device) createWGSLModule(desc *ShaderModuleDescriptor) (*ShaderModule, 
 	if err != nil {
 		return nil, err
 	}
+	if d.features[FeatureCooperativeMatrix] {
+		if err := checkMatrixConfigs(name, mod.Reflection.MatrixConfigs, d.CooperativeMatrixConfigs()); err != nil {
+			return nil, err
+		}
+	}
 	m := &ShaderModule{d: d, label: desc.Label, entries: map[string]bool{}, wgsl: mod, refl: &mod.Reflection}
 	for _, ep := range mod.Reflection.EntryPoints {
 		m.entries[ep.Name] = true
