@@ -127,19 +127,33 @@ func (t coopTiles) String() string {
 // coopMatmulTiles is matmul_coop.wgsl's tiling for cfg on a device whose
 // subgroups have sgs invocations: 2 x 2 subgroups, each a 32 x 32 block of
 // out (2 x 2 matrices of 16 x 16, 4 x 2 of 8 x 16, ...), so a 64 x 64 tile
-// per workgroup, and BK 32: 26.5 KiB of workgroup memory, within the 32 KiB
-// every device this runs on has.
+// per workgroup, and BK 32 (26.5 KiB of workgroup memory, within the 32 KiB
+// every device this runs on has), 16 where subgroups are smaller than 16
+// invocations (lavapipe's 8), so that an invocation loads at most
+// coopMaxLoads vec4s of each tile per step.
 func coopMatmulTiles(cfg MatrixConfig, sgs int) coopTiles {
-	return coopTiles{cfg: cfg, FM: 32 / cfg.M, FN: 32 / cfg.N, SGM: 2, SGN: 2, SGS: sgs, BK: 32, maxL: 8}
+	return coopTiles{cfg: cfg, FM: 32 / cfg.M, FN: 32 / cfg.N, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), maxL: coopMaxLoads}
 }
 
 // coopHeadTiles is lmhead_loss_coop.wgsl's tiling for cfg, with vt ids per
 // tile and nt tiles per slice (the SIMT LM head's, so that the partials
 // are as many and in the same places): 2 x 2 subgroups, 32 positions per
-// workgroup, each subgroup 16 positions x vt/2 ids; BK 32.
+// workgroup, each subgroup 16 positions x vt/2 ids; BK as for the matmul.
 func coopHeadTiles(cfg MatrixConfig, sgs, vt, nt int) coopTiles {
-	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: vt / (2 * cfg.N), SGM: 2, SGN: 2, SGS: sgs, BK: 32,
-		vt: vt, head: true, nt: nt, maxL: 4, maxFoldR: 8}
+	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: vt / (2 * cfg.N), SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs),
+		vt: vt, head: true, nt: nt, maxL: coopMaxLoads, maxFoldR: 8}
+}
+
+// coopMaxLoads is the coop kernels' MAXL: the most vec4 loads of a tile per
+// invocation and step.
+const coopMaxLoads = 16
+
+// coopStep is the coop kernels' BK for subgroups of sgs invocations.
+func coopStep(sgs int) int {
+	if sgs < 16 {
+		return 16
+	}
+	return 32
 }
 
 // sharedBytes is the kernel's workgroup memory.

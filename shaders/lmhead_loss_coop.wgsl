@@ -28,7 +28,7 @@
 // checked by the host (coopHeadTiles.valid): BK a multiple of SK and of 8;
 // WG = SGM*SGN*SGS with SGS the device's subgroup size; BM and WG powers of
 // two (NQ = WG/BM invocations per row when WG >= BM, else one invocation
-// for RI = BM/WG rows), VT a multiple of NQ; at most 4 vec4 loads of each
+// for RI = BM/WG rows), VT a multiple of NQ; at most 16 vec4 loads of each
 // tile per invocation. Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1).
 enable f16;
 enable chromium_experimental_subgroup_matrix;
@@ -66,7 +66,7 @@ var<workgroup> ws: array<f16, VT * HS>; // (VT, BK) wte's tile, rows padded
 var<workgroup> cs: array<f32, BM * CS>; // (BM, VT) the tile's logits, rows padded
 var<workgroup> red: array<f32, BM * NQ>; // (BM, NQ): per-invocation max, then sum
 
-const MAXL: u32 = 4u;  // the most vec4 loads of a tile per invocation
+const MAXL: u32 = 16u;  // the most vec4 loads of a tile per invocation
 const MAXR: u32 = 8u;  // the most rows per invocation of the fold
 const NO_TARGET: u32 = 0xffffffffu; // the target of a position past P: no id
 

@@ -44,7 +44,7 @@
 //
 // Constraints, checked by the host (coopTiles.valid): BK a multiple of SK
 // and of 8; WG = SGM*SGN*SGS invocations with SGS the device's subgroup size
-// (each subgroup is SGS whole invocations); at most 8 vec4 loads of each
+// (each subgroup is SGS whole invocations); at most 16 vec4 loads of each
 // tile per invocation; workgroup memory
 // 2*BM*(BK+8) + 2*BK*(BN+8) + 4*BM*(BN+4) bytes.
 enable f16;
@@ -91,7 +91,7 @@ var<workgroup> xs: array<f16, BM * XS>; // (BM, BK) x's tile, rows padded
 var<workgroup> ws: array<f16, BK * WS>; // (BK, BN) w's tile, rows padded
 var<workgroup> cs: array<f32, BM * CS>; // (BM, BN) the results, rows padded
 
-const MAXL: u32 = 8u; // the most vec4 loads of a tile per invocation
+const MAXL: u32 = 16u; // the most vec4 loads of a tile per invocation
 
 //#include "include/matmul_epilogue.wgsl"
 
