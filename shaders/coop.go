@@ -20,7 +20,7 @@ const (
 	// MatrixUnitsAuto uses the matrix units where the device offers a
 	// configuration the kernels take (f16 x f16 -> f32), the weights are f16
 	// and the kernel set is the hardware one, once the self-check has passed
-	// on the device (see SelfCheck in the package doc); else SIMT.
+	// on the device (see "Matrix units" in the package doc); else SIMT.
 	MatrixUnitsAuto MatrixUnits = "auto"
 	// MatrixUnitsOff keeps the SIMT kernels.
 	MatrixUnitsOff MatrixUnits = "off"

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -223,5 +224,48 @@ func TestMatrixUnitsUnavailable(t *testing.T) {
 			t.Errorf("f16 %v shared %v: on: %v, want an error with the reason %q", c.f16, c.shared, err, st.Reason)
 		}
 		g.Close()
+	}
+}
+
+// TestCoop124MAccuracy measures (with $WGPU_EVAL_COOP_124M set: minutes on
+// lavapipe) what the coop kernels' f16 activations cost on the GPT-2 124M
+// shape (random weights, f16): the mean NLL of windows of
+// $WGPU_EVAL_COOP_124M positions (default 64) on the coop kernels, lowered,
+// and on the SIMT kernels, each against the CPU's float32 run. It logs the
+// figures the README quotes and fails only beyond 1e-2.
+func TestCoop124MAccuracy(t *testing.T) {
+	n := os.Getenv("WGPU_EVAL_COOP_124M")
+	if n == "" {
+		t.Skip("a measurement: set WGPU_EVAL_COOP_124M (positions per window, e.g. 64)")
+	}
+	width := 64
+	if v, err := strconv.Atoi(n); err == nil && v > 1 {
+		width = v
+	}
+	d := coopDev(t)
+	m := synth.Random(synth.GPT2Small(), 124)
+	seqs := zipfSeqs(25, 2, width, m.Config.VocabSize)
+	for i := range seqs { // whole windows, every position after the first scored
+		seqs[i].Tokens = append(seqs[i].Tokens, zipfSeqs(uint64(26+i), 1, width, m.Config.VocabSize)[0].Tokens...)[:min(width, len(seqs[i].Tokens)+width)]
+		seqs[i].First = 1
+	}
+	want, err := model.NewCPU(m, 0).Loss(context.Background(), seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newCoopGPT2(t, d, m, coopTestConfigs[1], "")
+	if err := g.SetMatrixUnits(MatrixUnitsOff); err != nil {
+		t.Fatal(err)
+	}
+	simt, _ := perToken(t, g, seqs)
+	if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
+		t.Fatal(err)
+	}
+	coop, _ := perToken(t, g, seqs)
+	mean := want.Sum.Float64() / float64(want.Count)
+	t.Logf("GPT-2 124M shape, random f16 weights, %d targets: CPU f32 mean NLL %.6f; SIMT (f16 weights) %+.3g; coop %v (f16 activations too) %+.3g",
+		want.Count, mean, simt.Sum.Float64()/float64(simt.Count)-mean, coopTestConfigs[1], coop.Sum.Float64()/float64(coop.Count)-mean)
+	if meanDiff(coop, want) > 1e-2 {
+		t.Errorf("coop mean NLL differs from the CPU's by %.3g", meanDiff(coop, want))
 	}
 }
