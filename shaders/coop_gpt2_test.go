@@ -244,10 +244,16 @@ func TestCoop124MAccuracy(t *testing.T) {
 	}
 	d := coopDev(t)
 	m := synth.Random(synth.GPT2Small(), 124)
-	seqs := zipfSeqs(25, 2, width, m.Config.VocabSize)
-	for i := range seqs { // whole windows, every position after the first scored
-		seqs[i].Tokens = append(seqs[i].Tokens, zipfSeqs(uint64(26+i), 1, width, m.Config.VocabSize)[0].Tokens...)[:min(width, len(seqs[i].Tokens)+width)]
-		seqs[i].First = 1
+	var seqs []model.Sequence // two whole windows, every position after the first scored
+	for _, s := range zipfSeqs(25, 2*width, 2, m.Config.VocabSize) {
+		if len(seqs) == 0 || len(seqs[len(seqs)-1].Tokens) == width {
+			seqs = append(seqs, model.Sequence{First: 1})
+		}
+		if len(seqs) > 2 {
+			seqs = seqs[:2]
+			break
+		}
+		seqs[len(seqs)-1].Tokens = append(seqs[len(seqs)-1].Tokens, s.Tokens[0])
 	}
 	want, err := model.NewCPU(m, 0).Loss(context.Background(), seqs)
 	if err != nil {
