@@ -27,6 +27,9 @@ type tableBuiltin struct {
 	// 'enable subgroups;', is never a const-expression, is checked by the
 	// subgroup uniformity rule and gives a non-uniform value.
 	subgroup bool
+	// matrix marks a subgroup matrix builtin (builtin_matrix.go), which the
+	// checker takes before the table.
+	matrix bool
 	// runtime marks a builtin that is never a const-expression (eval is
 	// nil); noValue one that returns nothing and so stands only as a
 	// statement; discardable one whose result may go unused.
@@ -146,6 +149,7 @@ func init() {
 	addVectorMatrix(b)
 	addSubgroup(b)
 	addMemory(b)
+	addMatrix(b)
 	builtinTable = b
 }
 

@@ -189,10 +189,10 @@ func checkSpec(f *file, opt Options, spec map[string]pipelineValue) (_ *checked,
 	for _, e := range f.Enables {
 		for i, n := range e.Names {
 			switch n {
-			case "f16", "subgroups":
+			case "f16", "subgroups", matrixExtension:
 				c.out.enables[n] = true
 			default:
-				c.errorf(e.Poss[i], "extension '%s' is not supported (supported: f16, subgroups)", n)
+				c.errorf(e.Poss[i], "extension '%s' is not supported (supported: f16, subgroups, %s)", n, matrixExtension)
 			}
 		}
 	}

@@ -18,6 +18,9 @@ func (c *checker) call(e *callExpr, stmt bool) *exprInfo {
 		c.errorf(e.Pos, "'%s' is not a function", name)
 		return nil
 	}
+	if _, ok := matrixBuiltins[name]; ok {
+		return c.matrixCall(e, stmt)
+	}
 	if _, _, isMat := matName(name); c.builtinTypes[name] != nil || templated[name] && name != "bitcast" || isMat {
 		return c.construct(e, nil, stmt)
 	}
@@ -185,6 +188,11 @@ func (c *checker) construct(e *callExpr, t *wgslType, stmt bool) *exprInfo {
 	if !t.constructible() {
 		c.errorf(e.Pos, "type '%s' cannot be constructed", t)
 		return nil
+	}
+	if t.hasSubgroupMatrix() {
+		if out := c.matrixConstruct(e, t, xs); out != nil || t.Kind == kSubgroupMatrix || len(xs) == 0 {
+			return out
+		}
 	}
 	_, isOverride := classOf(xs...)
 	out := &exprInfo{typ: t, call: callConstruct, override: isOverride}

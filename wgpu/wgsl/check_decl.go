@@ -167,6 +167,9 @@ func (c *checker) typeOf(e expr) *wgslType {
 		}
 		return c.ts.ptr(space, el, acc)
 	}
+	if role, ok := matrixRoleNamed(id.Name); ok {
+		return c.matrixType(id, role)
+	}
 	if cols, rows, ok := matName(id.Name); ok {
 		if len(id.Args) == 0 {
 			c.errorf(id.Pos, "'%s' needs a component type: %s<f32>", id.Name, id.Name)
@@ -387,6 +390,10 @@ func (c *checker) globalVar(s *symbol, d *varDecl) {
 	}
 	if t.CountOverride != nil && space != spaceWorkgroup {
 		c.errorf(d.Type.Pos, "arrays sized by an override are only allowed in the workgroup address space")
+		return
+	}
+	if msg := matrixSpaceError(t, space); msg != "" {
+		c.errorf(d.Type.Pos, "%s", msg)
 		return
 	}
 	switch space {

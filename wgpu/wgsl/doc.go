@@ -75,8 +75,18 @@
 // directives and @diagnostic attributes (functions, statements) are honoured:
 // subgroup_uniformity set to off, info or warning silences that rule.
 //
+// Subgroup matrices (enable chromium_experimental_subgroup_matrix;, Chromium's
+// extension): subgroup_matrix_left/right/result<T, cols, rows> of f32, f16,
+// i32 or u32, their zero and fill constructors, subgroupMatrixLoad, Store,
+// Multiply and MultiplyAccumulate (builtin_matrix.go), emitted as
+// SPV_KHR_cooperative_matrix with Options.CooperativeMatrix and otherwise
+// lowered to invocation code any device with subgroups runs
+// (lower_matrix.go). The diagnostic rule
+// chromium_experimental.subgroup_matrix_uniformity governs their uniformity
+// checks.
+//
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages.
+// fragment stages, the i8 and u8 subgroup matrix components.
 //
 // Uniform buffers keep WGSL's 16-byte rules for array strides and for the
 // offsets of arrays and structs, which Vulkan's extended layout needs, unless

@@ -301,6 +301,12 @@ func (e *emitter) typeID(t *wgslType, fl flavor) uint32 {
 		}
 	case kStruct:
 		id = e.structType(t, fl)
+	case kSubgroupMatrix:
+		if e.opt.CooperativeMatrix {
+			id = e.coopType(t)
+		} else {
+			id = e.lowMatrixType(t)
+		}
 	default:
 		bugf("no SPIR-V type for %s", t)
 	}

@@ -558,6 +558,9 @@ func (e *emitter) callExpr(c *callExpr) uint32 {
 		return e.callFn(c, info.fn)
 	case callConstruct:
 		t := info.typ
+		if t.Kind == kSubgroupMatrix {
+			return e.matrixFill(t, e.expr(c.Args[0]))
+		}
 		if t.isScalar() || len(c.Args) == 1 && e.info(c.Args[0]).typ == t {
 			return e.expr(c.Args[0]) // T(x) of a T is x itself
 		}

@@ -19,6 +19,7 @@ const (
 	kStruct
 	kAtomic
 	kPtr
+	kSubgroupMatrix // chromium_experimental_subgroup_matrix: Elem components, N columns, Rows rows, Role
 )
 
 // addrSpace is a WGSL address space. The zero value, spaceNone, stands for
@@ -114,6 +115,10 @@ type wgslType struct {
 	Access access    // pointer
 	// CountOverride is set for a workgroup array whose element count is an override-expression.
 	CountOverride *overrideCount
+	// Rows and Role complete a subgroup matrix (kSubgroupMatrix), whose
+	// column count is N and component type Elem.
+	Rows int
+	Role matrixRole
 }
 
 // overrideCount is an array element count given by an override-expression.
@@ -192,6 +197,8 @@ func (t *wgslType) String() string {
 		return fmt.Sprintf("atomic<%s>", t.Elem)
 	case kPtr:
 		return fmt.Sprintf("ptr<%s, %s, %s>", t.Space, t.Elem, t.Access)
+	case kSubgroupMatrix:
+		return fmt.Sprintf("%s<%s, %d, %d>", t.Role, t.Elem, t.N, t.Rows)
 	}
 	return "?"
 }
@@ -237,7 +244,7 @@ func (ts *types) scalar(k kind) *wgslType { return ts.get(wgslType{Kind: k}) }
 // Predicates.
 func (t *wgslType) isScalar() bool { return t.Kind <= kAbstractFloat }
 func (t *wgslType) isAbstract() bool {
-	return t.Kind == kAbstractInt || t.Kind == kAbstractFloat || t.Elem != nil && t.Kind != kPtr && t.Kind != kAtomic && t.Elem.isAbstract() ||
+	return t.Kind == kAbstractInt || t.Kind == kAbstractFloat || t.Elem != nil && t.Kind != kPtr && t.Kind != kAtomic && t.Kind != kSubgroupMatrix && t.Elem.isAbstract() ||
 		t.Kind == kStruct && t.Struct.concrete != nil
 }
 func (t *wgslType) isFloat() bool {
@@ -278,7 +285,7 @@ func (t *wgslType) constructible() bool {
 // hostShareable reports whether the type may live in uniform or storage buffers.
 func (t *wgslType) hostShareable() bool {
 	switch t.Kind {
-	case kBool, kAbstractInt, kAbstractFloat, kPtr:
+	case kBool, kAbstractInt, kAbstractFloat, kPtr, kSubgroupMatrix:
 		return false
 	case kVec, kMat, kArray, kAtomic:
 		return t.Elem.hostShareable()
@@ -297,11 +304,28 @@ func (t *wgslType) hasF16() bool {
 	switch t.Kind {
 	case kF16:
 		return true
-	case kVec, kMat, kArray, kAtomic, kPtr:
+	case kVec, kMat, kArray, kAtomic, kPtr, kSubgroupMatrix:
 		return t.Elem.hasF16()
 	case kStruct:
 		for _, m := range t.Struct.Members {
 			if m.Type.hasF16() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasSubgroupMatrix reports whether a subgroup matrix appears in the type.
+func (t *wgslType) hasSubgroupMatrix() bool {
+	switch t.Kind {
+	case kSubgroupMatrix:
+		return true
+	case kArray:
+		return t.Elem.hasSubgroupMatrix()
+	case kStruct:
+		for _, m := range t.Struct.Members {
+			if m.Type.hasSubgroupMatrix() {
 				return true
 			}
 		}

@@ -31,6 +31,12 @@ type fnSummary struct {
 	// ptrStores holds, per pointer parameter into function memory, the taint
 	// of what the function stores through it.
 	ptrStores map[int]taint
+	// matrixPtrParams holds the pointer parameters a subgroup matrix
+	// builtin needs uniform as pointers (see ptrTaint).
+	matrixPtrParams taint
+	// matrixCF marks a function that needs uniform control flow for a
+	// subgroup matrix builtin it (transitively) calls.
+	matrixCF bool
 }
 
 // uniformityScope is the set of invocations a pass of the analysis asks to
@@ -398,14 +404,21 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 			return nonUniform
 		}
 		if sum.needsUniformCF {
+			u.sum.matrixCF = u.sum.matrixCF || sum.matrixCF
 			what := "a barrier"
-			if u.scope == scopeSubgroup {
+			switch {
+			case u.scope == scopeSubgroup:
 				what = "a subgroup operation"
+			case sum.matrixCF:
+				what = "a subgroup matrix builtin"
 			}
 			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"' calls "+what+", so it")
 		}
 		for i, t := range args {
 			if i < 63 && sum.uniformParams&(1<<i) != 0 {
+				if pt := info.fn.params[i].typ; sum.matrixPtrParams&(1<<i) != 0 && pt != nil && pt.Kind == kPtr && pt.Space != spaceFunction {
+					t = u.ptrTaint(c.Args[i], cf) // a pointer a subgroup matrix builtin uses, not the memory
+				}
 				u.requireUniform(c.Args[i], t, "")
 			}
 			// What the callee stores through a pointer argument lands in the variable.
@@ -436,10 +449,16 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 			}
 		}
 		return r
+	case callConstruct, callZero:
+		if info.typ.Kind == kSubgroupMatrix {
+			return u.matrixCall(c, []int{0}, cf)
+		}
 	case callBuiltin:
 		b := builtinTable[c.Fn.Name]
 		switch {
 		case b == nil:
+		case b.matrix:
+			return u.matrixCall(c, matrixBuiltins[c.Fn.Name].uniform, cf)
 		case b.subgroup:
 			if u.scope != scopeSubgroup {
 				return nonUniform

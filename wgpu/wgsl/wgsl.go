@@ -23,8 +23,10 @@ type Options struct {
 	// (capability CooperativeMatrixKHR): only a device with Vulkan's
 	// cooperativeMatrix feature enabled may run such a module; package wgpu
 	// sets this when it enabled the feature. False (the default) lowers them
-	// to ordinary invocation code with the same results up to float32
-	// rounding, which every device runs.
+	// to ordinary invocation code (see lower_matrix.go) with the same results
+	// up to float rounding, which every device with subgroup arithmetic runs
+	// (the lowered subgroupMatrixStore numbers the active invocations with
+	// subgroup adds, capability GroupNonUniformArithmetic).
 	CooperativeMatrix bool
 }
 

@@ -1,0 +1,200 @@
+package wgsl
+
+import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+
+// Lowered subgroup matrices (Options.CooperativeMatrix false): ordinary
+// invocation code that every Vulkan 1.1 device with subgroup arithmetic
+// runs, with the results of the native path up to rounding.
+//
+// Every invocation holds a whole matrix: a subgroup matrix of R rows and C
+// columns is an array<T, R*C> value (element [r, c] at r*C + c), and since
+// every argument of the builtins is uniform (checked), every invocation of a
+// subgroup holds the same matrices. So
+//
+//   - subgroupMatrixLoad reads all R*C elements in every invocation;
+//   - subgroupMatrixMultiply(Accumulate) computes the whole product in every
+//     invocation: for each [m, n], starting from acc[m, n] (or zero), it adds
+//     left[m, k] * right[k, n] for k = 0, 1, ..., K-1 in that order, with both
+//     operands converted to the result's component type first and each
+//     multiply and add in that type. That is what the native
+//     OpCooperativeMatrixMulAddKHR specifies ("the operations occur using the
+//     result type"): f16 operands into an f32 result accumulate in f32 (their
+//     products are exact in f32), f16 into f16 in f16; integers wrap;
+//   - subgroupMatrixStore writes each element from exactly one invocation of
+//     the subgroup, so that no two invocations write one location: the
+//     invocations that execute the store number themselves among the active
+//     ones (rank = subgroupExclusiveAdd(1), count = subgroupAdd(1)), and the
+//     invocation of rank r writes elements r, r+count, r+2*count, ... That is
+//     right for every subgroup size (lavapipe 8 or 16, SwiftShader 4, 32 or
+//     64 on GPUs) and for a partial last subgroup.
+//
+// Memory indices are clamped to the array as any index is (unless
+// Options.NoIndexClamp), so a load or store past the end stays inside it.
+
+// lowMatrixType is the SPIR-V array type standing for subgroup matrix t.
+func (e *emitter) lowMatrixType(t *wgslType) uint32 {
+	el := e.typeID(t.Elem, plain)
+	n := e.constU32(uint32(t.N * t.Rows))
+	id := e.id()
+	e.decls.Add(spirv.OpTypeArray, id, el, n)
+	return id
+}
+
+// matrixCall emits a call of a subgroup matrix builtin of result type res.
+func (e *emitter) matrixCall(c *callExpr, res *wgslType) uint32 {
+	if e.opt.CooperativeMatrix {
+		return e.coopCall(c, res)
+	}
+	switch c.Fn.Name {
+	case "subgroupMatrixLoad":
+		return e.lowLoad(c, res)
+	case "subgroupMatrixStore":
+		e.lowStore(c)
+		return 0
+	case "subgroupMatrixMultiply", "subgroupMatrixMultiplyAccumulate":
+		return e.lowMulAdd(c, res)
+	}
+	bugf("unknown subgroup matrix builtin %s", c.Fn.Name)
+	return 0
+}
+
+// matrixFill emits T(s): the matrix of type t with every element s.
+func (e *emitter) matrixFill(t *wgslType, s uint32) uint32 {
+	if e.opt.CooperativeMatrix {
+		return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), s)
+	}
+	parts := make([]uint32, t.N*t.Rows)
+	for i := range parts {
+		parts[i] = s
+	}
+	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
+}
+
+// matrixMemory gives the memory operands of a load or store: the array the
+// pointer leads to, its type, the offset and stride ids, and the layout.
+func (e *emitter) matrixMemory(c *callExpr, offset, colMajor, stride int) (r refv, at *wgslType, off, str uint32, cm bool) {
+	r = e.ptrRef(c.Args[0])
+	at = e.info(c.Args[0]).typ.Elem
+	off = e.expr(c.Args[offset])
+	cm = e.info(c.Args[colMajor]).val.b
+	str = e.expr(c.Args[stride])
+	return
+}
+
+// lowElement is the reference to the memory element of matrix element i
+// (an id, row-major over the matrix t): p[offset + r*stride + c], or
+// p[offset + c*stride + r] column-major, clamped to the array.
+func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMajor bool, i uint32) refv {
+	u32 := e.m.types.scalar(kU32)
+	ut := e.typeID(u32, plain)
+	cols := e.constU32(uint32(t.N))
+	row := e.op(spirv.OpUDiv, ut, i, cols)
+	col := e.op(spirv.OpUMod, ut, i, cols)
+	major, minor := row, col
+	if colMajor {
+		major, minor = col, row
+	}
+	idx := e.op(spirv.OpIAdd, ut, off, e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, major, stride), minor))
+	idx = e.clampIndex(idx, nil, u32, at, &r)
+	return elemRef(r, idx, at.Elem)
+}
+
+// lowLoad emits subgroupMatrixLoad: every invocation reads every element.
+func (e *emitter) lowLoad(c *callExpr, t *wgslType) uint32 {
+	r, at, off, stride, cm := e.matrixMemory(c, 1, 2, 3)
+	tmp := e.localVar(t)
+	e.countLoop(e.constU32(uint32(t.N*t.Rows)), func(i uint32) {
+		v := e.load(e.lowElement(r, at, t, off, stride, cm, i), t.Elem)
+		e.add(spirv.OpStore, e.lowSlot(tmp, t, i), v)
+	})
+	return e.op(spirv.OpLoad, e.typeID(t, plain), tmp)
+}
+
+// lowStore emits subgroupMatrixStore: each element from one invocation.
+func (e *emitter) lowStore(c *callExpr) {
+	t := e.info(c.Args[2]).typ
+	r, at, off, stride, cm := e.matrixMemory(c, 1, 3, 4)
+	tmp := e.localVar(t)
+	e.add(spirv.OpStore, tmp, e.expr(c.Args[2]))
+	e.capability(spirv.CapabilityGroupNonUniform)
+	e.capability(spirv.CapabilityGroupNonUniformArithmetic)
+	ut := e.typeID(e.m.types.scalar(kU32), plain)
+	one, scope := e.constU32(1), e.constU32(spirv.ScopeSubgroup)
+	rank := e.op(spirv.OpGroupNonUniformIAdd, ut, scope, spirv.GroupOperationExclusiveScan, one)
+	count := e.op(spirv.OpGroupNonUniformIAdd, ut, scope, spirv.GroupOperationReduce, one)
+	e.strideLoop(rank, e.constU32(uint32(t.N*t.Rows)), count, func(i uint32) {
+		v := e.op(spirv.OpLoad, e.typeID(t.Elem, plain), e.lowSlot(tmp, t, i))
+		e.store(e.lowElement(r, at, t, off, stride, cm, i), t.Elem, v)
+	})
+}
+
+// lowSlot is a pointer to element i (an id) of the lowered matrix of type t
+// in Function variable v.
+func (e *emitter) lowSlot(v uint32, t *wgslType, i uint32) uint32 {
+	return e.op(spirv.OpAccessChain, e.ptrType(spirv.StorageClassFunction, e.typeID(t.Elem, plain)), v, i)
+}
+
+// lowMulAdd emits subgroupMatrixMultiply(Accumulate) of result type res, in
+// the order and precision the comment at the top of this file states.
+func (e *emitter) lowMulAdd(c *callExpr, res *wgslType) uint32 {
+	lt, rt := e.info(c.Args[0]).typ, e.info(c.Args[1]).typ
+	a, b := e.localVar(lt), e.localVar(rt)
+	e.add(spirv.OpStore, a, e.expr(c.Args[0]))
+	e.add(spirv.OpStore, b, e.expr(c.Args[1]))
+	out := e.localVar(res)
+	if len(c.Args) == 3 {
+		e.add(spirv.OpStore, out, e.expr(c.Args[2]))
+	} else {
+		e.add(spirv.OpStore, out, e.null(e.typeID(res, plain)))
+	}
+	u32 := e.m.types.scalar(kU32)
+	ut := e.typeID(u32, plain)
+	st := e.typeID(res.Elem, plain)
+	nK, nN := e.constU32(uint32(lt.N)), e.constU32(uint32(rt.N))
+	mul, add := spirv.OpIMul, spirv.OpIAdd
+	if res.Elem.isFloat() {
+		mul, add = spirv.OpFMul, spirv.OpFAdd
+	}
+	sum := e.localVar(res.Elem)
+	e.countLoop(e.constU32(uint32(res.N*res.Rows)), func(i uint32) {
+		m := e.op(spirv.OpUDiv, ut, i, nN)
+		n := e.op(spirv.OpUMod, ut, i, nN)
+		slot := e.lowSlot(out, res, i)
+		e.add(spirv.OpStore, sum, e.op(spirv.OpLoad, st, slot))
+		e.countLoop(nK, func(k uint32) {
+			x := e.op(spirv.OpLoad, e.typeID(lt.Elem, plain), e.lowSlot(a, lt, e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, m, nK), k)))
+			y := e.op(spirv.OpLoad, e.typeID(rt.Elem, plain), e.lowSlot(b, rt, e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, k, nN), n)))
+			if lt.Elem != res.Elem {
+				x, y = e.convert(x, lt.Elem, res.Elem), e.convert(y, rt.Elem, res.Elem)
+			}
+			e.add(spirv.OpStore, sum, e.op(add, st, e.op(spirv.OpLoad, st, sum), e.op(mul, st, x, y)))
+		})
+		e.add(spirv.OpStore, slot, e.op(spirv.OpLoad, st, sum))
+	})
+	return e.op(spirv.OpLoad, e.typeID(res, plain), out)
+}
+
+// strideLoop emits a structured loop running body(i) for i = start,
+// start+step, ... while i < n (all u32 ids).
+func (e *emitter) strideLoop(start, n, step uint32, body func(i uint32)) {
+	ts := e.m.types
+	u32 := e.typeID(ts.scalar(kU32), plain)
+	boolT := e.typeID(ts.scalar(kBool), plain)
+	ctr := e.localVar(ts.scalar(kU32))
+	e.add(spirv.OpStore, ctr, start)
+	header, cond, bodyL, cont, merge := e.id(), e.id(), e.id(), e.id(), e.id()
+	e.branch(header)
+	e.label(header)
+	e.add(spirv.OpLoopMerge, merge, cont, 0)
+	e.terminate(spirv.OpBranch, cond)
+	e.label(cond)
+	i := e.op(spirv.OpLoad, u32, ctr)
+	e.terminate(spirv.OpBranchConditional, e.op(spirv.OpULessThan, boolT, i, n), bodyL, merge)
+	e.label(bodyL)
+	body(i)
+	e.branch(cont)
+	e.label(cont)
+	e.add(spirv.OpStore, ctr, e.op(spirv.OpIAdd, u32, e.op(spirv.OpLoad, u32, ctr), step))
+	e.branch(header)
+	e.label(merge)
+}

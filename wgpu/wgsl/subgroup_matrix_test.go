@@ -1,0 +1,196 @@
+package wgsl
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// sgmDecls are the buffers the subgroup matrix programs below use: line 1
+// enables the extension, lines 2-6 declare, the entry point (ent) follows.
+const sgmDecls = `enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@group(0) @binding(2) var<storage, read_write> ou: array<u32>;
+var<workgroup> w: array<f32, 256>;`
+
+// sgm is an entry point (see ent) over sgmDecls plus decls; the body's first
+// line is line 9 (plus the lines decls adds).
+func sgm(decls, body string) string { return ent(sgmDecls+"\n"+decls, body) }
+
+// sgmValid are programs the checker must accept, each validated by
+// spirv-val in the lowered form (and in the native form by
+// TestSubgroupMatrixNative).
+var sgmValid = []struct{ name, src string }{
+	{"load_store_all_roles", sgm("", `
+let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 4>>(&a, 0u, false, 8u);
+let r = subgroupMatrixLoad<subgroup_matrix_right<f32, 16, 8>>(&a, 32u, true, 8u);
+let c = subgroupMatrixLoad<subgroup_matrix_result<f32, 16, 4>>(&w, 0, false, 16);
+subgroupMatrixStore(&o, 0, l, false, 8);
+subgroupMatrixStore(&o, 64, r, true, 8);
+subgroupMatrixStore(&w, wid.x, c, true, 4u);`)},
+	{"multiply_and_accumulate", sgm("", `
+let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u);
+let r = subgroupMatrixLoad<subgroup_matrix_right<f32, 8, 8>>(&a, 64u, false, 8u);
+var acc = subgroup_matrix_result<f32, 8, 8>();
+acc = subgroupMatrixMultiplyAccumulate(l, r, acc);
+let p = subgroupMatrixMultiply<f32>(l, r);
+subgroupMatrixStore(&o, 0u, acc, false, 8u);
+subgroupMatrixStore(&o, 64u, p, false, 8u);`)},
+	{"f16_operands_f32_result", "enable f16;\n" + sgm("@group(0) @binding(3) var<storage, read> h: array<f16>;", `
+let l = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 8>>(&h, 0u, false, 16u);
+let r = subgroupMatrixLoad<subgroup_matrix_right<f16, 8, 16>>(&h, 128u, true, 16u);
+let acc = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<f32, 8, 8>(1.5));
+let half = subgroupMatrixMultiply<f16>(l, r);
+subgroupMatrixStore(&o, 0u, acc, false, 8u);`)},
+	{"integers", sgm("@group(0) @binding(3) var<storage, read> ia: array<i32>;", `
+let l = subgroupMatrixLoad<subgroup_matrix_left<i32, 8, 8>>(&ia, 0u, false, 8u);
+let r = subgroupMatrixLoad<subgroup_matrix_right<i32, 8, 8>>(&ia, 64u, false, 8u);
+let acc = subgroupMatrixMultiply<u32>(l, r);
+subgroupMatrixStore(&ou, 0u, acc, false, 8u);`)},
+	{"function_private_arrays_structs", sgm(`
+alias L = subgroup_matrix_left<f32, 8, 8>;
+struct Pair { l: L, r: subgroup_matrix_right<f32, 8, 8> }
+var<private> keep: array<L, 2>;
+fn twice(p: Pair, acc: subgroup_matrix_result<f32, 8, 8>) -> subgroup_matrix_result<f32, 8, 8> {
+	return subgroupMatrixMultiplyAccumulate(p.l, p.r, subgroupMatrixMultiplyAccumulate(p.l, p.r, acc));
+}
+fn load(p: ptr<storage, array<f32>, read>, at: u32) -> L {
+	return subgroupMatrixLoad<L>(p, at, false, 8u);
+}`, `
+keep[1] = load(&a, 8u);
+var ps: array<Pair, 2>;
+ps[0] = Pair(load(&a, 16u), subgroupMatrixLoad<subgroup_matrix_right<f32, 8, 8>>(&a, 0u, true, 8u));
+let r = twice(ps[0], subgroup_matrix_result<f32, 8, 8>());
+subgroupMatrixStore(&o, 0u, r, false, 8u);`)},
+	{"uniform_offsets", sgm("@group(0) @binding(3) var<uniform> base: u32;", `
+for (var i = 0u; i < 4u; i++) {
+	let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, base + 64u * i + wid.x, false, 8u);
+	workgroupBarrier();
+	subgroupMatrixStore(&w, 0u, l, false, 8u);
+}`)},
+	{"uniformity_rule_off", "diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);\n" + sgm("", `
+if li < 32u {
+	let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, li, false, 8u);
+	subgroupMatrixStore(&o, 0u, l, false, 8u);
+}`)},
+}
+
+func TestSubgroupMatrixAccepts(t *testing.T) {
+	for _, p := range sgmValid {
+		t.Run(p.name, func(t *testing.T) { compileOK(t, p.name+".wgsl", p.src) })
+	}
+}
+
+// sgmInvalid are programs the checker must reject, with the error.
+var sgmInvalid = []struct{ name, src, want string }{
+	{"missing_enable", ent("", "var m: subgroup_matrix_left<f32, 8, 8>;"),
+		"4:8: 'subgroup_matrix_left' requires 'enable chromium_experimental_subgroup_matrix;'"},
+	{"missing_enable_builtin", ent("@group(0) @binding(0) var<storage, read_write> o: array<f32>;", "subgroupMatrixStore(&o, 0u, o, false, 8u);"),
+		"4:1: 'subgroupMatrixStore' requires 'enable chromium_experimental_subgroup_matrix;'"},
+	{"zero_rows", sgm("", "var m: subgroup_matrix_left<f32, 8, 0>;"), "9:37: subgroup matrix row count must be in 1..64, got 0"},
+	{"too_many_columns", sgm("", "var m: subgroup_matrix_result<f32, 128, 8>;"), "9:36: subgroup matrix column count must be in 1..64, got 128"},
+	{"runtime_shape", sgm("", "let n = 8u; var m: subgroup_matrix_right<f32, n, 8>;"), "9:47: subgroup matrix column count must be a const-expression"},
+	{"float_shape", sgm("", "var m: subgroup_matrix_right<f32, 8.0, 8>;"), "9:35: subgroup matrix column count must be an integer"},
+	{"two_args", sgm("", "var m: subgroup_matrix_right<f32, 8>;"), "9:8: 'subgroup_matrix_right' takes 3 template arguments"},
+	{"bool_components", sgm("", "var m: subgroup_matrix_left<bool, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32 or u32, not 'bool'"},
+	{"vector_components", sgm("", "var m: subgroup_matrix_left<vec2<f32>, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32 or u32"},
+	{"i8_components", sgm("", "var m: subgroup_matrix_left<i8, 8, 8>;"), "9:29: subgroup matrix component type 'i8' is not supported by this compiler"},
+	{"f16_without_enable", sgm("", "var m: subgroup_matrix_left<f16, 8, 8>;"), "9:29: f16 requires 'enable f16;'"},
+	{"workgroup_variable", sgm("var<workgroup> m: subgroup_matrix_left<f32, 8, 8>;", ""),
+		"6:19: type 'subgroup_matrix_left<f32, 8, 8>' cannot be used in the workgroup address space: subgroup matrices live only in function and private variables"},
+	{"storage_struct", sgm("struct S { m: subgroup_matrix_left<f32, 8, 8> }\n@group(1) @binding(0) var<storage, read_write> s: S;", ""),
+		"7:51: type 'S' cannot be used in the storage address space: subgroup matrices live only in function and private variables"},
+	{"load_no_template", sgm("", "let m = subgroupMatrixLoad(&a, 0u, false, 8u);"), "9:9: 'subgroupMatrixLoad' needs the matrix type as its template argument"},
+	{"load_template_not_matrix", sgm("", "let m = subgroupMatrixLoad<f32>(&a, 0u, false, 8u);"), "9:28: the template argument of 'subgroupMatrixLoad' must be a subgroup matrix type, not 'f32'"},
+	{"load_wrong_element", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<u32, 8, 8>>(&a, 0u, false, 8u);"),
+		"9:61: 'subgroupMatrixLoad' needs a pointer to an array<u32> in the storage or workgroup address space, got 'ptr<storage, array<f32>, read>'"},
+	{"load_function_pointer", sgm("", "var x: array<f32, 64>; let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&x, 0u, false, 8u);"),
+		"9:84: 'subgroupMatrixLoad' needs a pointer to an array<f32> in the storage or workgroup address space"},
+	{"load_not_pointer", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(a, 0u, false, 8u);"),
+		"9:61: a value of type 'array<f32>' cannot be loaded"},
+	{"load_signed_offset", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0i, false, 8u);"), "9:65: cannot use a value of type 'i32' as 'u32'"},
+	{"load_runtime_layout", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, li == 0u, 8u);"),
+		"9:69: the col_major argument of 'subgroupMatrixLoad' must be a bool const-expression"},
+	{"load_wrong_arg_count", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, 8u);"), "9:9: 'subgroupMatrixLoad' takes 4 arguments, got 3"},
+	{"load_unused", sgm("", "subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u);"), "9:1: the result of 'subgroupMatrixLoad' must be used"},
+	{"store_read_only", sgm("", "subgroupMatrixStore(&a, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u);"),
+		"9:21: 'subgroupMatrixStore' needs a writable pointer, got 'ptr<storage, array<f32>, read>'"},
+	{"store_not_matrix", sgm("", "subgroupMatrixStore(&o, 0u, 1.0, false, 8u);"), "9:29: 'subgroupMatrixStore' needs a subgroup matrix to store, got 'abstract-float'"},
+	{"store_as_value", sgm("", "let x = subgroupMatrixStore(&o, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u);"), "9:9: 'subgroupMatrixStore' does not return a value"},
+	{"multiply_swapped", sgm("", "let p = subgroupMatrixMultiply<f32>(subgroup_matrix_right<f32, 8, 8>(), subgroup_matrix_left<f32, 8, 8>());"),
+		"9:37: the first argument of 'subgroupMatrixMultiply' must be a subgroup_matrix_left"},
+	{"multiply_no_template", sgm("", "let p = subgroupMatrixMultiply(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<f32, 8, 8>());"),
+		"9:9: 'subgroupMatrixMultiply' needs the result component type as its template argument"},
+	{"multiply_inner_mismatch", sgm("", "let p = subgroupMatrixMultiply<f32>(subgroup_matrix_left<f32, 4, 8>(), subgroup_matrix_right<f32, 8, 8>());"),
+		"9:9: the operands of 'subgroupMatrixMultiply' do not match: 'subgroup_matrix_left<f32, 4, 8>' has 4 columns (K) but 'subgroup_matrix_right<f32, 8, 8>' has 8 rows"},
+	{"multiply_component_mismatch", sgm("", "let p = subgroupMatrixMultiply<f32>(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<i32, 8, 8>());"),
+		"9:9: the operands of 'subgroupMatrixMultiply' must have the same component type, got 'f32' and 'i32'"},
+	{"multiply_mixed_kinds", sgm("", "let p = subgroupMatrixMultiply<u32>(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<f32, 8, 8>());"),
+		"9:9: 'subgroupMatrixMultiply' of f32 operands into a u32 result is not supported by this compiler"},
+	{"accumulate_shape", sgm("", "let p = subgroupMatrixMultiplyAccumulate(subgroup_matrix_left<f32, 8, 4>(), subgroup_matrix_right<f32, 16, 8>(), subgroup_matrix_result<f32, 8, 4>());"),
+		"9:114: the accumulator of 'subgroupMatrixMultiplyAccumulate' must have 4 rows and 16 columns (those of the product), got 'subgroup_matrix_result<f32, 8, 4>'"},
+	{"accumulate_not_result", sgm("", "let p = subgroupMatrixMultiplyAccumulate(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<f32, 8, 8>(), subgroup_matrix_left<f32, 8, 8>());"),
+		"9:113: the third argument of 'subgroupMatrixMultiplyAccumulate' must be a subgroup_matrix_result"},
+	{"construct_two_args", sgm("", "let m = subgroup_matrix_left<f32, 8, 8>(1.0, 2.0);"), "9:9: 'subgroup_matrix_left<f32, 8, 8>' takes at most one argument"},
+	{"construct_wrong_fill", sgm("", "let m = subgroup_matrix_left<u32, 8, 8>(1.5);"), "9:41: cannot use a value of type 'abstract-float' as 'u32'"},
+	{"const_matrix", sgm("const m = subgroup_matrix_left<f32, 8, 8>();", ""), "6:11: 'subgroup_matrix_left<f32, 8, 8>' cannot be used in a const-expression"},
+	{"index_matrix", sgm("", "var m: subgroup_matrix_left<f32, 8, 8>; let x = m[0];"), "9:50: cannot index a value of type 'subgroup_matrix_left<f32, 8, 8>'"},
+	{"add_matrices", sgm("", "let m = subgroup_matrix_left<f32, 8, 8>(); let x = m + m;"), "9:54: operator '+' cannot be applied to 'subgroup_matrix_left<f32, 8, 8>'"},
+	// uniformity (the workgroup scope, as Chromium's rule)
+	{"nonuniform_control_flow", sgm("", "if li < 8u {\nlet l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u);\nsubgroupMatrixStore(&o, 0u, l, false, 8u);\n}"),
+		"10:9: 'subgroupMatrixLoad' must only be called from uniform control flow"},
+	{"nonuniform_after_return", sgm("", "if li == 3u { return; }\nlet p = subgroupMatrixMultiply<f32>(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<f32, 8, 8>());\nsubgroupMatrixStore(&o, 0u, p, false, 8u);"),
+		"10:9: 'subgroupMatrixMultiply' must only be called from uniform control flow"},
+	{"nonuniform_offset", sgm("", "let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, li, false, 8u);\nsubgroupMatrixStore(&o, 0u, l, false, 8u);"),
+		"9:65: this argument of 'subgroupMatrixLoad' must be subgroup uniform"},
+	{"nonuniform_stride", sgm("", "subgroupMatrixStore(&o, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u + u32(o[0]) * 0u);"),
+		"9:71: this argument of 'subgroupMatrixStore' must be subgroup uniform"},
+	{"nonuniform_pointer_index", sgm("var<private> rows: array<array<f32, 64>, 4>;\n@group(1) @binding(0) var<storage, read_write> m2: array<array<f32, 64>, 4>;",
+		"let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&m2[li % 4u], 0u, false, 8u);\nsubgroupMatrixStore(&o, 0u, l, false, 8u);"),
+		"10:61: this argument of 'subgroupMatrixLoad' must be subgroup uniform"},
+	{"nonuniform_fill", sgm("", "let m = subgroup_matrix_left<f32, 8, 8>(f32(li));\nsubgroupMatrixStore(&o, 0u, m, false, 8u);"),
+		"9:41: this argument of 'subgroup_matrix_left' must be subgroup uniform"},
+	{"nonuniform_matrix_operand", sgm("", "var l = subgroup_matrix_left<f32, 8, 8>();\nif li == 0u { l = subgroup_matrix_left<f32, 8, 8>(); }\nlet p = subgroupMatrixMultiply<f32>(l, subgroup_matrix_right<f32, 8, 8>());\nsubgroupMatrixStore(&o, 0u, p, false, 8u);"),
+		"10:19: 'subgroup_matrix_left' must only be called from uniform control flow"},
+	{"nonuniform_in_callee", sgm("fn put() { subgroupMatrixStore(&o, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u); }", "if li == 0u { put(); }"),
+		"9:15: 'put' calls a subgroup matrix builtin, so it must only be called from uniform control flow"},
+	{"nonuniform_pointer_param", sgm("fn fetch(p: ptr<storage, array<f32>, read>, k: u32) -> subgroup_matrix_left<f32, 8, 8> { return subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(p, k, false, 8u); }",
+		"subgroupMatrixStore(&o, 0u, fetch(&a, li), false, 8u);"),
+		"9:39: this argument must be uniform"},
+}
+
+func TestSubgroupMatrixRejects(t *testing.T) {
+	for _, p := range sgmInvalid {
+		t.Run(p.name, func(t *testing.T) {
+			_, err := Compile(p.name+".wgsl", p.src, Options{})
+			if err == nil {
+				t.Fatalf("compiled without error; want %q", p.want)
+			}
+			list, ok := err.(ErrorList)
+			if !ok {
+				t.Fatalf("error is %T, not ErrorList: %v", err, err)
+			}
+			var got []string
+			pos, msg, _ := strings.Cut(p.want, ": ")
+			for _, e := range list {
+				s := fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
+				got = append(got, s)
+				if strings.HasPrefix(s, pos+": ") && strings.Contains(e.Msg, msg) {
+					return
+				}
+			}
+			t.Errorf("want %q, got:\n%s\nsource:\n%s", p.want, strings.Join(got, "\n"), p.src)
+		})
+	}
+}
+
+// TestSubgroupMatrixPointerParamUniform: a pointer parameter that a matrix
+// builtin needs uniform is uniform at the call site when its root and
+// indices are, whatever memory it points to (read_write storage here).
+func TestSubgroupMatrixPointerParamUniform(t *testing.T) {
+	compileOK(t, "ptr_param.wgsl", sgm(`
+fn put(p: ptr<storage, array<f32>, read_write>, m: subgroup_matrix_result<f32, 8, 8>) {
+	subgroupMatrixStore(p, 0u, m, false, 8u);
+}`, "put(&o, subgroup_matrix_result<f32, 8, 8>(2.0));"))
+}
