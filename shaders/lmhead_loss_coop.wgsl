@@ -31,7 +31,12 @@
 // for RI = BM/WG rows), VT a multiple of NQ; at most 16 vec4 loads of each
 // tile per invocation. Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1).
 enable f16;
+enable subgroups;
 enable chromium_experimental_subgroup_matrix;
+// The matrices' offsets depend on subgroup_id: the same for every invocation
+// of a subgroup, as the matrix units need, but not across the workgroup,
+// which is what the extension's uniformity rule checks.
+diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
 
 // The configuration and the result matrices per subgroup (see
 // matmul_coop.wgsl): the host rewrites these five lines.

@@ -48,7 +48,12 @@
 // tile per invocation; workgroup memory
 // 2*BM*(BK+8) + 2*BK*(BN+8) + 4*BM*(BN+4) bytes.
 enable f16;
+enable subgroups;
 enable chromium_experimental_subgroup_matrix;
+// The matrices' offsets depend on subgroup_id: the same for every invocation
+// of a subgroup, as the matrix units need, but not across the workgroup,
+// which is what the extension's uniformity rule checks.
+diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
 
 // The configuration and the result matrices per subgroup (see the header):
 // the host rewrites these five lines.
