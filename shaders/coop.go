@@ -206,6 +206,27 @@ func (t coopTiles) fits(dev *wgpu.Device) error {
 	return nil
 }
 
+// loweredLoops estimates the loop iterations an invocation of the kernel
+// runs where the compiler lowers the subgroup matrices (whole matrices per
+// invocation, wgsl's lower_matrix.go) over a product along k of length K
+// (for the LM head, over tiles of its slice):
+// per step of BK and matrix K, a loop over the elements of each left and
+// right matrix loaded and over the results of each multiply (its loop over
+// K is short enough for drivers to unroll: lavapipe does), for each of the
+// LM head's nt tiles, and the stores and the epilogue or fold. Measured on
+// lavapipe, whose limit it serves (fitLoopLimit): the LM head at 8x8x8, C 72
+// and 8 tiles of 64 ids (some 72000 by this count) computed wrong logits,
+// 3 tiles (27000) right ones.
+func (t coopTiles) loweredLoops(K, tiles int) int {
+	c := t.cfg
+	perK := t.FM*c.M*c.K + t.FN*c.K*c.N + t.FM*t.FN*c.M*c.N
+	perTile := ceilDiv(K, t.BK)*(t.BK/c.K*perK+2*t.maxL) + t.FM*t.FN*c.M*c.N
+	if !t.head {
+		return perTile + ceilDiv(t.BM()*t.BN()/4, t.WG())
+	}
+	return min(tiles, t.nt) * (perTile + 2*t.vt)
+}
+
 // constSet is the tiling's override constants (NT for the LM head).
 func (t coopTiles) constSet() constSet {
 	c := consts("SGM", float64(t.SGM)).with("SGN", float64(t.SGN)).with("SGS", float64(t.SGS)).with("BK", float64(t.BK))

@@ -115,6 +115,8 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 		var err error
 		if ck, err = g.newCoopKernels(cfg); err != nil {
 			why = "their kernels cannot run here: " + err.Error()
+		} else if g.loopLimit > 0 {
+			why = g.coopLoopsFit(ck)
 		}
 	}
 	if why == "" {
@@ -123,7 +125,7 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 		if !v.OK {
 			why = "they failed the self-check against the SIMT kernels: " + v.Detail
 			if st.Warning == "" || cached {
-				st.Warning = fmt.Sprintf("wgpu-eval: the matrix units of %s (%s) %s; using the SIMT kernels (%s)",
+				st.Warning = fmt.Sprintf("wgpu-eval: not using the matrix units of %s (%s): %s; the SIMT kernels run instead (%s)",
 					g.dev.AdapterInfo().Name, cfg, why, verdictHint(g.coopFile))
 			}
 			ck = nil
@@ -138,6 +140,27 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 		}
 	}
 	return st, ck, nil
+}
+
+// coopLoopsFit says why the lowered coop kernels would run past the
+// adapter's shader loop limit (see fitLoopLimit) on the model's shapes or
+// the self-check's, "" when they fit.
+func (g *GPT2) coopLoopsFit(ck *coopKernels) string {
+	ks := []int{checkK}
+	for _, kn := range g.matmulShapes() {
+		ks = append(ks, kn[0])
+	}
+	for _, k := range ks {
+		if n := ck.mm.loweredLoops(k, 0); n > loopBudget {
+			return fmt.Sprintf("lowered, matmul_coop.wgsl would loop some %d times an invocation at K = %d, past %s's limit", n, k, g.dev.AdapterInfo().Name)
+		}
+	}
+	for _, cv := range [][2]int{{checkC, checkV}, {g.cfg.NEmbd, g.cfg.VocabSize}} {
+		if n := ck.head.loweredLoops(cv[0], ceilDiv(cv[1], ck.head.vt)); n > loopBudget {
+			return fmt.Sprintf("lowered, lmhead_loss_coop.wgsl would loop some %d times an invocation at C = %d, past %s's limit", n, cv[0], g.dev.AdapterInfo().Name)
+		}
+	}
+	return ""
 }
 
 // verdictHint says where a verdict is kept, for the warning.
@@ -267,10 +290,13 @@ const f16Unit = 1.0 / 2048
 const accumSlack = 4.0 / (1 << 24)
 
 // The self-check's shapes: none a multiple of the tiles, several steps
-// along K and C, the LM head over more than one slice of the vocabulary.
+// along K and C, the LM head over several tiles of ids. Small enough that
+// the lowered kernels stay within lavapipe's loop limit (65535 iterations
+// an invocation), where the tests run the check: the lowered LM head loops
+// some 2300 times per tile and step of BK.
 const (
 	checkM, checkK, checkN = 77, 136, 84
-	checkP, checkC, checkV = 37, 72, 1100
+	checkP, checkC, checkV = 37, 72, 300
 )
 
 // selfCheck runs a matmul and an LM-head case with the coop kernels and

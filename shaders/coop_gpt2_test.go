@@ -51,12 +51,15 @@ func perToken(t *testing.T, g *GPT2, seqs []model.Sequence) (model.LossSums, []f
 // weights, activations rounded to f16 at every matmul input) against the
 // CPU's float32 run on the peaked tiny model: mean NLL within it, each
 // target's NLL within 20 times it relative to max(1, NLL). Measured on
-// lavapipe (lowered kernels): see TestGPT2Coop's log; f16 weights alone
-// cost up to 3e-4 (TestGPT2MatchesCPU).
-const coopForwardTol = 1e-3
+// lavapipe (lowered kernels, 8x8x8 and 16x16x16 alike): the mean differs
+// from the CPU's by 3.4e-5, of which the f16 weights (the SIMT kernels with
+// the same weights) 2.8e-5 and the f16 activations 5.6e-6; the worst target
+// by 3.3e-4 of its NLL. The budget is three times the measured mean,
+// tighter than TestGPT2MatchesCPU's 3e-4 for f16 weights.
+const coopForwardTol = 1e-4
 
 // TestGPT2Coop runs the peaked tiny model (far from uniform predictions)
-// with the coop kernels (lowered, each test configuration) against the CPU
+// with the coop kernels (lowered; 8x8x8 and 16x16x16) against the CPU
 // path, within coopForwardTol, and logs the differences from the CPU and
 // from the SIMT kernels with the same f16 weights; the status says the
 // matrix units are used, lowered, with the forced configuration.
@@ -77,7 +80,7 @@ func TestGPT2Coop(t *testing.T) {
 		t.Fatal(err)
 	}
 	simt, _ := perToken(t, g, seqs)
-	for _, cfg := range coopTestConfigs {
+	for _, cfg := range coopTestConfigs[:2] { // lavapipe's LLVM takes half a minute a pipeline: the smallest and the usual
 		g.coopForce = &cfg
 		if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
 			t.Fatal(err)

@@ -351,3 +351,27 @@ func TestLossCoop(t *testing.T) {
 		}
 	}
 }
+
+// TestCoopLoweredLoops: the estimate of the lowered kernels' loop
+// iterations puts the LM-head case lavapipe got wrong (8x8x8, C 72, 8 tiles
+// of 64 ids) past the loop budget and the one it got right (3 tiles) and
+// the self-check's within it.
+func TestCoopLoweredLoops(t *testing.T) {
+	cfg := MatrixConfig{M: 8, N: 8, K: 8}
+	if n := coopHeadTiles(cfg, 8, 64, 8).loweredLoops(72, 8); n <= loopBudget {
+		t.Errorf("8 tiles at C 72: %d iterations estimated, want more than %d", n, loopBudget)
+	}
+	if n := coopHeadTiles(cfg, 8, 64, 8).loweredLoops(72, 3); n > loopBudget/2 {
+		t.Errorf("3 tiles at C 72: %d iterations estimated, want well within %d", n, loopBudget)
+	}
+	for _, c := range coopTestConfigs {
+		if n := coopMatmulTiles(c, 8).loweredLoops(checkK, 0); n > loopBudget {
+			t.Errorf("%v: the self-check's matmul loops %d times", c, n)
+		}
+		for _, vt := range []int{64, 128} {
+			if n := coopHeadTiles(c, 8, vt, 8).loweredLoops(checkC, ceilDiv(checkV, vt)); n > loopBudget {
+				t.Errorf("%v: the self-check's LM head with %d ids a tile loops %d times", c, vt, n)
+			}
+		}
+	}
+}
