@@ -105,6 +105,37 @@
 // invocation loops about once per key: some 60000 positions). Every variant
 // is tested on every device the tests run on.
 //
+// # Matrix units
+//
+// On a device with matrix units (tensor cores; Vulkan's
+// VK_KHR_cooperative_matrix, WGSL's chromium_experimental_subgroup_matrix),
+// the hardware set's weight matmuls and LM head run on them:
+// matmul_coop.wgsl and lmhead_loss_coop.wgsl take the bindings, push
+// constants, epilogues and partials of matmul_shared.wgsl and
+// lmhead_loss_shared.wgsl, with f16 operands (the weights as stored, the
+// activations rounded to f16 as their tiles are staged in workgroup
+// memory) and f32 accumulation. A subgroup matrix's shape must be a
+// constant, so the host writes the device's configuration (M x N x K, 16 x
+// 16 x 16 on most GPUs, 8 x 16 x 16 on Intel's) and the result matrices
+// per subgroup into the kernels' text (coopSource) and compiles one module
+// per configuration. On devices without matrix units the compiler lowers
+// the same kernels to invocation code: the tests force them there (a test
+// hook, GPT2.coopForce), so CI runs them on lavapipe. The top-K
+// (--top-logprobs) keeps its SIMT kernels: it streams the vocabulary on
+// its own, not the LM head's product.
+//
+// MatrixUnits (auto, off, on; $WGPU_EVAL_MATRIX_UNITS, SetMatrixUnits)
+// chooses; deviceMatrixConfigs is the one place that asks the device. Trust,
+// but verify: the first time a device and driver would use them, a
+// self-check runs a matmul and an LM-head case with the coop and the SIMT
+// kernels on random inputs and compares them against a bound derived from
+// the inputs (2⁻¹¹·Σ|x·w|, the f16 rounding of the activations, plus the
+// f32 sums); beyond it, the model keeps the SIMT kernels with one warning
+// (MatrixUnitsStatus.Warning). The verdict is kept beside the autotuner's
+// file, per device UUID, driver version, configuration and kernel text
+// (a file that cannot be read is ignored with a warning and rewritten).
+// MatrixUnits and MatrixUnitsUsed report the outcome for provenance.
+//
 // # Batches
 //
 // GPT2.Submit records a batch into one command buffer over activation memory

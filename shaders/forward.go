@@ -230,6 +230,9 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 	if g.closed {
 		return nil, errors.New("gpu loss: model closed")
 	}
+	if err := g.ensureMatrixUnits(); err != nil {
+		return nil, err
+	}
 	b := g.newBatch(seqs, width)
 	g.ensureTuned(b.B * b.chunk)
 	a, err := g.arenaFor(b.need)
@@ -488,6 +491,9 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		lm, lmConsts, lmGroups = g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)), func(P, V int) extent {
 			return perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))
 		}
+		if g.coop != nil { // the matrix units: the same slices, so the same partials
+			lm, lmConsts, lmGroups = g.coop.lmHd, g.coop.head.constSet(), g.coop.headGroups
+		}
 	}
 	if r.p.topK > 0 {
 		// Before the loss, so that the NLLs' copy to the host, which follows
@@ -573,7 +579,7 @@ func (g *GPT2) layerCache(a *arena, i int, layered bool) (kc, vc Buf) {
 // followed by kv_write.wgsl).
 func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi epilogue) bool {
 	mm := g.matmulFor(M, K, N, x.Size(), w.Size())
-	fused := mm.k == g.matmulShared
+	fused := mm.k == g.matmulShared || (g.coop != nil && mm.k == g.coop.matmul)
 	if epi == epiQKV && !fused {
 		epi = epiStore
 	}
@@ -668,22 +674,34 @@ type matmulVariant struct {
 // loads (VEC) where K and N are multiples of 4. matmul_shared.wgsl binds x and
 // w as vec4 arrays, so for other K, N it needs buffers that hold the last
 // partial vec4 whole (sharedCovers); where they do not, matmul.wgsl serves.
+//
+// With the matrix units in use (g.coop, see MatrixUnits), matmul_coop.wgsl
+// takes the products matmul_shared.wgsl would (same bindings).
 func (g *GPT2) matmulFor(M, K, N int, xBytes, wBytes uint64) matmulVariant {
 	if g.sharedMatmul && sharedCovers(M, K, N, g.weightBytes(), xBytes, wBytes) {
+		if g.coop != nil {
+			return g.coop.matmulVariant(K, N)
+		}
 		t := g.tilesFor(M, K, N)
 		if t.fits(g.dev) != nil {
 			t = g.tiles
 		}
-		vec := 0.0
-		if K%4 == 0 && N%4 == 0 {
-			vec = 1
-		}
-		return matmulVariant{k: g.matmulShared, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
-			return perWorkgroup(t.groups(M, N)) // a BM x BN tile per workgroup
-		}}
+		return g.sharedVariant(K, N, t)
 	}
 	return matmulVariant{k: g.matmul, consts: consts("WG", matmulWG), work: func(M, N int) extent {
 		return perInvocation(ceilDiv(M, matmulTileM) * ceilDiv(N, matmulTileN)) // a 4 x 4 tile per invocation
+	}}
+}
+
+// sharedVariant is matmul_shared.wgsl with tiles t, vector global loads
+// (VEC) where K and N are multiples of 4.
+func (g *GPT2) sharedVariant(K, N int, t matmulTiles) matmulVariant {
+	vec := 0.0
+	if K%4 == 0 && N%4 == 0 {
+		vec = 1
+	}
+	return matmulVariant{k: g.matmulShared, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
+		return perWorkgroup(t.groups(M, N)) // a BM x BN tile per workgroup
 	}}
 }
 

@@ -49,7 +49,16 @@ type GPT2 struct {
 	autoTune  bool          // TuneAuto tunes here: a hardware GPU (tests set it on others)
 	tuneCands []matmulTiles // tests: the autotuner's candidates instead of matmulCandidates
 
-	mu         sync.Mutex // guards the fields below and the recording of batches
+	coopFile    string                         // the self-check's verdicts, beside the tuning file ("" for none)
+	coopForce   *MatrixConfig                  // tests: use this configuration on a device without matrix units (the compiler lowers it)
+	coopCorrupt func(kind string, v []float32) // tests: alters the coop kernels' results the self-check compares
+	coopChecks  int                            // self-checks run (tests)
+
+	mu         sync.Mutex         // guards the fields below and the recording of batches
+	mxMode     MatrixUnits        // SetMatrixUnits; $WGPU_EVAL_MATRIX_UNITS at NewGPT2
+	mx         *MatrixUnitsStatus // the decision (ensureMatrixUnits); nil until made
+	mxErr      error              // why MatrixUnitsOn cannot be had
+	coop       *coopKernels       // the matrix-unit kernels in use; nil for SIMT
 	tuneMode   TuneMode
 	tuned      map[string]TuneChoice // matmul tiles by tuneKey, from the autotuner
 	tuneRedone map[string]bool       // TuneRedo: the shapes timed again since
@@ -204,7 +213,12 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if err != nil {
 		return nil, fmt.Errorf("gpu model: %w", err)
 	}
-	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: set.hardware(dev.AdapterInfo()), vt: maxVocabTile, positions: cfg.NPositions}
+	mx, err := MatrixUnitsFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("gpu model: %w", err)
+	}
+	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: set.hardware(dev.AdapterInfo()), vt: maxVocabTile, positions: cfg.NPositions,
+		mxMode: mx, coopFile: coopPath(dev)}
 	if llama {
 		g.positions = llamaPositions(cfg)
 	}

@@ -67,6 +67,10 @@ type Kernel struct {
 	dev  *wgpu.Device
 	mod  *wgpu.ShaderModule
 	refl wgsl.Reflection
+	// sgSize is the subgroup size every pipeline requires (0: the device's
+	// choice): kernels that number their subgroups from the subgroup size
+	// the host gave them (matmul_coop.wgsl) need that size.
+	sgSize uint32
 
 	mu    sync.Mutex
 	pipes map[constSet]*Pipeline
@@ -85,6 +89,12 @@ func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
 	if f16 && strings.HasPrefix(src.Text, "enable f16;") { // Variant made an f16 text
 		label = strings.TrimSuffix(name, ".wgsl") + "[f16].wgsl"
 	}
+	return compileKernel(dev, label, src, 0)
+}
+
+// compileKernel compiles the expanded text src as the kernel label; its
+// pipelines require the subgroup size sgSize when it is not 0.
+func compileKernel(dev *wgpu.Device, label string, src wgsl.Expanded, sgSize uint32) (*Kernel, error) {
 	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src.Text})
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", label, src.MapErrors(err))
@@ -93,7 +103,7 @@ func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
 	if !ok {
 		return nil, fmt.Errorf("kernel %s: no reflection", label)
 	}
-	return &Kernel{name: label, src: src, dev: dev, mod: mod, refl: refl, pipes: map[constSet]*Pipeline{}}, nil
+	return &Kernel{name: label, src: src, dev: dev, mod: mod, refl: refl, sgSize: sgSize, pipes: map[constSet]*Pipeline{}}, nil
 }
 
 // Name is the kernel's file name, with "[f16]" for the f16-weight variant.
@@ -132,7 +142,8 @@ func (k *Kernel) pipeline(consts constSet) (*Pipeline, error) {
 	if consts.n > 0 {
 		label += "{" + consts.String() + "}"
 	}
-	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts.Map()})
+	cp, err := k.dev.CreateComputePipeline(&wgpu.ComputePipelineDescriptor{Label: label, Module: k.mod, EntryPoint: ep.Name, Constants: consts.Map(),
+		RequiredSubgroupSize: k.sgSize})
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", label, k.src.MapErrors(err))
 	}

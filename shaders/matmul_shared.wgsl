@@ -111,20 +111,7 @@ const MAXL: u32 = 8u;
 
 //#include "include/matmul_epilogue.wgsl"
 
-// storeKV is EPI_QKV's write of column n >= N/3 of row m = b*T + t (k or v:
-// channel c of head c / hd) into the KV cache at position pos0 + t of
-// sequence b.
-fn storeKV(m: u32, n: u32, v: f32) {
-	let C = p.N / 3u;
-	let c = n % C;
-	let hd = C / p.H;
-	let dst = (((m / p.T) * p.H + c / hd) * p.S + p.pos0 + m % p.T) * hd + c % hd;
-	if n < 2u * C {
-		kc[dst] = v;
-	} else {
-		vc[dst] = v;
-	}
-}
+//#include "include/matmul_kv.wgsl"
 
 // loadX is vec4 number i of x's tile for the step at k0: row r = (i / Q2) % BM
 // of the tile, k0 + 4*kq .. +3 with kq = (i / (Q2*BM)) * Q2 + i % Q2; zeros

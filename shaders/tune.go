@@ -381,10 +381,17 @@ func (g *GPT2) Tuning() []TuneChoice {
 
 // MatmulTiles names the tile configuration of matmul_shared.wgsl by shape
 // (the tuned ones, else "default" with the default's), for provenance; nil
-// for the software kernels.
+// for the software kernels. With the matrix units in use it names
+// matmul_coop.wgsl's tiling as "coop".
 func (g *GPT2) MatmulTiles() map[string]string {
 	if !g.sharedMatmul {
 		return nil
+	}
+	g.mu.Lock()
+	ck := g.coop
+	g.mu.Unlock()
+	if ck != nil {
+		return map[string]string{"coop": ck.mm.String()}
 	}
 	out := map[string]string{"default": g.tiles.String()}
 	for _, c := range g.Tuning() {
@@ -421,7 +428,7 @@ func (g *GPT2) matmulShapes() [][2]int {
 // its TuneChoice.Err, and is not timed again; a tuning file that cannot be
 // written is only slower next time. g.mu is held.
 func (g *GPT2) ensureTuned(rows int) {
-	if !g.sharedMatmul || g.tuneMode == TuneOff || (g.tuneMode == TuneAuto && !g.autoTune) {
+	if !g.sharedMatmul || g.coop != nil || g.tuneMode == TuneOff || (g.tuneMode == TuneAuto && !g.autoTune) {
 		return
 	}
 	if g.tuned == nil {

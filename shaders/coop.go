@@ -1,0 +1,319 @@
+package shaders
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
+)
+
+// MatrixUnits says whether a GPT2 runs its weight matmuls and its LM head on
+// the device's matrix units (tensor cores: subgroup matrices, Vulkan's
+// VK_KHR_cooperative_matrix) with matmul_coop.wgsl and
+// lmhead_loss_coop.wgsl, or with the SIMT kernels of its kernel set.
+type MatrixUnits string
+
+const (
+	// MatrixUnitsAuto uses the matrix units where the device offers a
+	// configuration the kernels take (f16 x f16 -> f32), the weights are f16
+	// and the kernel set is the hardware one, once the self-check has passed
+	// on the device (see "Matrix units" in the package doc); else SIMT.
+	MatrixUnitsAuto MatrixUnits = "auto"
+	// MatrixUnitsOff keeps the SIMT kernels.
+	MatrixUnitsOff MatrixUnits = "off"
+	// MatrixUnitsOn requires the matrix units: a batch fails, with the
+	// reason, where the device has none the kernels can use or where they
+	// fail the self-check.
+	MatrixUnitsOn MatrixUnits = "on"
+)
+
+// MatrixUnitsEnv is the environment variable that gives NewGPT2's initial
+// MatrixUnits: auto (the default), off or on.
+const MatrixUnitsEnv = "WGPU_EVAL_MATRIX_UNITS"
+
+// ParseMatrixUnits parses "auto" (or ""), "off" or "on".
+func ParseMatrixUnits(s string) (MatrixUnits, error) {
+	switch MatrixUnits(s) {
+	case "", MatrixUnitsAuto:
+		return MatrixUnitsAuto, nil
+	case MatrixUnitsOff, MatrixUnitsOn:
+		return MatrixUnits(s), nil
+	}
+	return "", fmt.Errorf("matrix units %q: want auto, off or on", s)
+}
+
+// MatrixUnitsFromEnv is the choice $WGPU_EVAL_MATRIX_UNITS asks for
+// (MatrixUnitsAuto when unset); any other value is an error, never ignored.
+func MatrixUnitsFromEnv() (MatrixUnits, error) {
+	m, err := ParseMatrixUnits(os.Getenv(MatrixUnitsEnv))
+	if err != nil {
+		return "", fmt.Errorf("$%s: %w", MatrixUnitsEnv, err)
+	}
+	return m, nil
+}
+
+// MatrixConfig is a shape of subgroup matrices a device multiplies: an
+// M x K matrix of f16 times a K x N one, accumulated into M x N of f32, by
+// the invocations of one subgroup of SubgroupSize (0: the device's default
+// size).
+type MatrixConfig struct {
+	M, N, K      int
+	SubgroupSize int
+}
+
+// String spells the configuration M x N x K, as "16x16x16".
+func (c MatrixConfig) String() string { return fmt.Sprintf("%dx%dx%d", c.M, c.N, c.K) }
+
+// deviceMatrixConfigs is the one place that asks a device which subgroup-
+// matrix configurations it multiplies (f16 operands, f32 results, subgroup
+// scope) with the cooperative-matrix feature enabled, so that the compiler
+// emits SPV_KHR_cooperative_matrix for it. None yet: package wgpu does not
+// expose the feature; when it does, this reads its adapter feature.
+func deviceMatrixConfigs(dev *wgpu.Device) []MatrixConfig {
+	_ = dev
+	return nil
+}
+
+// pickMatrixConfig is the configuration the kernels use among a device's:
+// the first whose M, N and K are 8 or 16 (the tiles are built for those),
+// 16 x 16 x 16 preferred; ok false when none fits.
+func pickMatrixConfig(cs []MatrixConfig) (MatrixConfig, bool) {
+	var best MatrixConfig
+	found := false
+	for _, c := range cs {
+		if !smallPow(c.M) || !smallPow(c.N) || !smallPow(c.K) {
+			continue
+		}
+		if !found || c.M*c.N*c.K > best.M*best.N*best.K {
+			best, found = c, true
+		}
+	}
+	return best, found
+}
+
+func smallPow(n int) bool { return n == 8 || n == 16 }
+
+// coopTiles is a tiling of matmul_coop.wgsl or lmhead_loss_coop.wgsl for a
+// configuration: FM x FN result matrices per subgroup (constants, written
+// into the text), SGM x SGN subgroups of SGS invocations per workgroup, steps
+// of BK along K (overrides).
+type coopTiles struct {
+	cfg            MatrixConfig
+	FM, FN         int
+	SGM, SGN, SGS  int
+	BK             int
+	vt             int  // the LM head: ids per tile (BN), for the record
+	head           bool // lmhead_loss_coop.wgsl's (else matmul_coop.wgsl's)
+	nt             int  // the LM head: tiles per slice (NT)
+	maxL, maxFoldR int  // the kernel's MAXL and, for the LM head, MAXR
+}
+
+// BM and BN are the rows and columns of out (positions and ids of the LM
+// head's tile) per workgroup.
+func (t coopTiles) BM() int { return t.SGM * t.FM * t.cfg.M }
+func (t coopTiles) BN() int { return t.SGN * t.FN * t.cfg.N }
+
+// WG is the invocations per workgroup.
+func (t coopTiles) WG() int { return t.SGM * t.SGN * t.SGS }
+
+// String names the tiling, as profiles and errors print it.
+func (t coopTiles) String() string {
+	return fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK)
+}
+
+// coopMatmulTiles is matmul_coop.wgsl's tiling for cfg on a device whose
+// subgroups have sgs invocations: 2 x 2 subgroups, each a 32 x 32 block of
+// out (2 x 2 matrices of 16 x 16, 4 x 2 of 8 x 16, ...), so a 64 x 64 tile
+// per workgroup, and BK 32 (26.5 KiB of workgroup memory, within the 32 KiB
+// every device this runs on has), 16 where subgroups are smaller than 16
+// invocations (lavapipe's 8), so that an invocation loads at most
+// coopMaxLoads vec4s of each tile per step.
+func coopMatmulTiles(cfg MatrixConfig, sgs int) coopTiles {
+	return coopTiles{cfg: cfg, FM: 32 / cfg.M, FN: 32 / cfg.N, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), maxL: coopMaxLoads}
+}
+
+// coopHeadTiles is lmhead_loss_coop.wgsl's tiling for cfg, with vt ids per
+// tile and nt tiles per slice (the SIMT LM head's, so that the partials
+// are as many and in the same places): 2 x 2 subgroups, 32 positions per
+// workgroup, each subgroup 16 positions x vt/2 ids; BK as for the matmul.
+func coopHeadTiles(cfg MatrixConfig, sgs, vt, nt int) coopTiles {
+	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: vt / (2 * cfg.N), SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs),
+		vt: vt, head: true, nt: nt, maxL: coopMaxLoads, maxFoldR: 8}
+}
+
+// coopMaxLoads is the coop kernels' MAXL: the most vec4 loads of a tile per
+// invocation and step.
+const coopMaxLoads = 16
+
+// coopStep is the coop kernels' BK for subgroups of sgs invocations.
+func coopStep(sgs int) int {
+	if sgs < 16 {
+		return 16
+	}
+	return 32
+}
+
+// sharedBytes is the kernel's workgroup memory.
+func (t coopTiles) sharedBytes() int {
+	bm, bn := t.BM(), t.BN()
+	if t.head {
+		nq := max(t.WG()/bm, 1)
+		return 2*bm*(t.BK+8) + 2*bn*(t.BK+8) + 4*bm*(bn+4) + 4*bm*nq
+	}
+	return 2*bm*(t.BK+8) + 2*t.BK*(bn+8) + 4*bm*(bn+4)
+}
+
+// valid checks the kernel's constraints (its header comment).
+func (t coopTiles) valid() error {
+	bm, bn, wg := t.BM(), t.BN(), t.WG()
+	switch {
+	case t.FM < 1 || t.FN < 1 || t.SGM < 1 || t.SGN < 1 || t.SGS < 1:
+		return fmt.Errorf("coop tiles %v: no fragments or subgroups", t)
+	case t.head && bn != t.vt:
+		return fmt.Errorf("coop tiles %v: %d ids per tile, want %d", t, bn, t.vt)
+	case t.BK%t.cfg.K != 0 || t.BK%8 != 0:
+		return fmt.Errorf("coop tiles %v: BK must be a multiple of %d and of 8", t, t.cfg.K)
+	}
+	xl, wl := ceilDiv(bm*t.BK/4, wg), ceilDiv(t.BK*bn/4, wg)
+	if xl > t.maxL || wl > t.maxL {
+		return fmt.Errorf("coop tiles %v: %d and %d vec4 loads of the tiles per invocation, at most %d each", t, xl, wl, t.maxL)
+	}
+	if t.head {
+		pow2 := func(n int) bool { return n > 0 && n&(n-1) == 0 }
+		nq := max(wg/bm, 1)
+		if !pow2(bm) || !pow2(wg) || t.vt%nq != 0 || bm*nq/wg > t.maxFoldR {
+			return fmt.Errorf("coop tiles %v: the fold wants BM and WG powers of two, VT a multiple of %d, at most %d rows per invocation", t, nq, t.maxFoldR)
+		}
+	}
+	return nil
+}
+
+// fits checks the tiling against the kernel and the device's limits.
+func (t coopTiles) fits(dev *wgpu.Device) error {
+	if err := t.valid(); err != nil {
+		return err
+	}
+	l := dev.Limits()
+	if n := t.WG(); n > int(l.MaxComputeInvocationsPerWorkgroup) {
+		return fmt.Errorf("coop tiles %v: %d invocations, the device allows %d", t, n, l.MaxComputeInvocationsPerWorkgroup)
+	}
+	if b := t.sharedBytes(); b > int(l.MaxComputeWorkgroupStorageSize) {
+		return fmt.Errorf("coop tiles %v: %d bytes of workgroup memory, the device allows %d", t, b, l.MaxComputeWorkgroupStorageSize)
+	}
+	return nil
+}
+
+// loweredLoops estimates the loop iterations an invocation of the kernel
+// runs where the compiler lowers the subgroup matrices (whole matrices per
+// invocation, wgsl's lower_matrix.go) over a product along k of length K
+// (for the LM head, over tiles of its slice):
+// per step of BK and matrix K, a loop over the elements of each left and
+// right matrix loaded and over the results of each multiply (its loop over
+// K is short enough for drivers to unroll: lavapipe does), for each of the
+// LM head's nt tiles, and the stores and the epilogue or fold. Measured on
+// lavapipe, whose limit it serves (fitLoopLimit): the LM head at 8x8x8, C 72
+// and 8 tiles of 64 ids (some 72000 by this count) computed wrong logits,
+// 3 tiles (27000) right ones.
+func (t coopTiles) loweredLoops(K, tiles int) int {
+	c := t.cfg
+	perK := t.FM*c.M*c.K + t.FN*c.K*c.N + t.FM*t.FN*c.M*c.N
+	perTile := ceilDiv(K, t.BK)*(t.BK/c.K*perK+2*t.maxL) + t.FM*t.FN*c.M*c.N
+	if !t.head {
+		return perTile + ceilDiv(t.BM()*t.BN()/4, t.WG())
+	}
+	return min(tiles, t.nt) * (perTile + 2*t.vt)
+}
+
+// constSet is the tiling's override constants (NT for the LM head).
+func (t coopTiles) constSet() constSet {
+	c := consts("SGM", float64(t.SGM)).with("SGN", float64(t.SGN)).with("SGS", float64(t.SGS)).with("BK", float64(t.BK))
+	if t.head {
+		c = c.with("NT", float64(t.nt))
+	}
+	return c
+}
+
+// coopConstLine matches a line of the coop kernels that the host rewrites.
+var coopConstLine = regexp.MustCompile(`(?m)^const (SM|SN|SK|FM|FN): u32 = [0-9]+u;`)
+
+// coopSource is the text of the coop kernel name for the tiling: the lines
+// const SM, SN, SK, FM and FN rewritten to its values, every line where it
+// was (diagnostics keep their file and line).
+func coopSource(name string, t coopTiles) (wgsl.Expanded, error) {
+	x, err := wgsl.Expand(sources, name)
+	if err != nil {
+		return wgsl.Expanded{}, fmt.Errorf("kernel %w", err)
+	}
+	vals := map[string]int{"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "FN": t.FN}
+	seen := map[string]bool{}
+	x.Text = coopConstLine.ReplaceAllStringFunc(x.Text, func(line string) string {
+		n := coopConstLine.FindStringSubmatch(line)[1]
+		seen[n] = true
+		return "const " + n + ": u32 = " + strconv.Itoa(vals[n]) + "u;"
+	})
+	if len(seen) != len(vals) {
+		return wgsl.Expanded{}, fmt.Errorf("kernel %s: %d of the constants SM, SN, SK, FM, FN found to rewrite", name, len(seen))
+	}
+	return x, nil
+}
+
+// newCoopKernel compiles the coop kernel name for the tiling; its pipelines
+// require the configuration's subgroup size where it names one.
+func newCoopKernel(dev *wgpu.Device, name string, t coopTiles) (*Kernel, error) {
+	if err := t.fits(dev); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
+	}
+	src, err := coopSource(name, t)
+	if err != nil {
+		return nil, err
+	}
+	label := fmt.Sprintf("%s[%s %dx%d]", name[:len(name)-len(".wgsl")], t.cfg, t.FM, t.FN)
+	return compileKernel(dev, label+".wgsl", src, uint32(t.cfg.SubgroupSize))
+}
+
+// coopKernels are the matrix-unit kernels of a GPT2 in use.
+type coopKernels struct {
+	cfg          MatrixConfig
+	mm, head     coopTiles
+	matmul, lmHd *Kernel
+}
+
+// newCoopKernels compiles the matrix-unit kernels for cfg on g's device
+// with g's LM-head tiles (vt ids, lmSlice tiles per slice).
+func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
+	sgs := cfg.SubgroupSize
+	if sgs == 0 {
+		sgs = int(g.dev.Limits().SubgroupSize)
+	}
+	ck := &coopKernels{cfg: cfg, mm: coopMatmulTiles(cfg, sgs), head: coopHeadTiles(cfg, sgs, g.vt, g.lmSlice())}
+	var err error
+	if ck.matmul, err = newCoopKernel(g.dev, "matmul_coop.wgsl", ck.mm); err != nil {
+		return nil, err
+	}
+	if ck.lmHd, err = newCoopKernel(g.dev, "lmhead_loss_coop.wgsl", ck.head); err != nil {
+		return nil, err
+	}
+	return ck, nil
+}
+
+// matmulVariant is matmul_coop.wgsl as matmulFor gives it, VEC where K and N
+// are multiples of 4.
+func (ck *coopKernels) matmulVariant(K, N int) matmulVariant {
+	t := ck.mm
+	vec := 0.0
+	if K%4 == 0 && N%4 == 0 {
+		vec = 1
+	}
+	return matmulVariant{k: ck.matmul, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
+		return perWorkgroup(ceilDiv(M, t.BM()) * ceilDiv(N, t.BN()))
+	}}
+}
+
+// headGroups is lmhead_loss_coop.wgsl's dispatch for P positions and V ids.
+func (ck *coopKernels) headGroups(P, V int) extent {
+	t := ck.head
+	return perWorkgroup(ceilDiv(P, t.BM())).withY(ceilDiv(V, t.vt*t.nt))
+}

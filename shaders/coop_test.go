@@ -1,0 +1,377 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/x448/float16"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// coopTestConfigs are the subgroup-matrix configurations the tests force on
+// the test device, where the compiler lowers them to invocation code: the
+// usual NVIDIA/AMD shape, Intel's, and the smallest.
+var coopTestConfigs = []MatrixConfig{{M: 8, N: 8, K: 8}, {M: 16, N: 16, K: 16}, {M: 8, N: 16, K: 16}}
+
+// coopDev is the test device, skipping the test where it cannot run the coop
+// kernels at all (they need f16 and subgroups; lavapipe and the CI devices
+// have both).
+func coopDev(t *testing.T) *testDev {
+	t.Helper()
+	d := newTestDev(t)
+	if !d.f16 || !d.dev.HasFeature(wgpu.FeatureSubgroups) {
+		t.Skipf("%s: the coop kernels need %s and %s", d.info.Name, wgpu.FeatureShaderF16, wgpu.FeatureSubgroups)
+	}
+	return d
+}
+
+// roundF16s is x with every value rounded to f16 (clamped to its range), as
+// the coop kernels stage activations.
+func roundF16s(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(float16.Fromfloat32(float32(math.Max(-65504, math.Min(65504, float64(v))))).Float32())
+	}
+	return out
+}
+
+func TestParseMatrixUnits(t *testing.T) {
+	for in, want := range map[string]MatrixUnits{"": MatrixUnitsAuto, "auto": MatrixUnitsAuto, "off": MatrixUnitsOff, "on": MatrixUnitsOn} {
+		if got, err := ParseMatrixUnits(in); err != nil || got != want {
+			t.Errorf("ParseMatrixUnits(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"yes", "ON", "1"} {
+		if _, err := ParseMatrixUnits(in); err == nil || !strings.Contains(err.Error(), "want auto, off or on") {
+			t.Errorf("ParseMatrixUnits(%q): error %v, want one naming the choices", in, err)
+		}
+	}
+	t.Setenv(MatrixUnitsEnv, "sometimes")
+	if _, err := MatrixUnitsFromEnv(); err == nil || !strings.Contains(err.Error(), MatrixUnitsEnv) {
+		t.Errorf("MatrixUnitsFromEnv with a bad value: %v, want an error naming $%s", err, MatrixUnitsEnv)
+	}
+}
+
+// TestPickMatrixConfig: 16x16x16 is preferred, shapes the tiles do not take
+// are skipped, none is reported.
+func TestPickMatrixConfig(t *testing.T) {
+	for _, c := range []struct {
+		in   []MatrixConfig
+		want MatrixConfig
+		ok   bool
+	}{
+		{nil, MatrixConfig{}, false},
+		{[]MatrixConfig{{M: 16, N: 8, K: 32}}, MatrixConfig{}, false},
+		{[]MatrixConfig{{M: 8, N: 8, K: 8}, {M: 16, N: 16, K: 16}, {M: 8, N: 16, K: 16}}, MatrixConfig{M: 16, N: 16, K: 16}, true},
+		{[]MatrixConfig{{M: 32, N: 32, K: 8}, {M: 8, N: 16, K: 16, SubgroupSize: 16}}, MatrixConfig{M: 8, N: 16, K: 16, SubgroupSize: 16}, true},
+	} {
+		if got, ok := pickMatrixConfig(c.in); got != c.want || ok != c.ok {
+			t.Errorf("pickMatrixConfig(%v) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestCoopSource: the five constant lines of both coop kernels are
+// rewritten to the tiling, every other line kept where it was.
+func TestCoopSource(t *testing.T) {
+	for _, name := range []string{"matmul_coop.wgsl", "lmhead_loss_coop.wgsl"} {
+		tl := coopTiles{cfg: MatrixConfig{M: 16, N: 32, K: 32}, FM: 3, FN: 5}
+		x, err := coopSource(name, tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig, err := Source(name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, was := strings.Split(x.Text, "\n"), strings.Split(orig, "\n")
+		if len(got) != len(was) {
+			t.Fatalf("%s: %d lines, the kernel has %d", name, len(got), len(was))
+		}
+		changed := 0
+		for i := range got {
+			if got[i] != was[i] {
+				changed++
+			}
+		}
+		for _, want := range []string{"const SM: u32 = 16u;", "const SN: u32 = 32u;", "const SK: u32 = 32u;", "const FM: u32 = 3u;", "const FN: u32 = 5u;"} {
+			if !strings.Contains(x.Text, "\n"+want+" ") {
+				t.Errorf("%s: no line %q", name, want)
+			}
+		}
+		if changed != 5 {
+			t.Errorf("%s: %d lines changed, want 5", name, changed)
+		}
+	}
+}
+
+// TestCoopTilesFit: the default tilings of every configuration the tests
+// use fit the 32 KiB of workgroup memory lavapipe and SwiftShader have, for
+// the LM head's tiles of 128 and 64 ids.
+func TestCoopTilesFit(t *testing.T) {
+	for _, cfg := range append(coopTestConfigs, MatrixConfig{M: 16, N: 16, K: 16, SubgroupSize: 64}) {
+		for _, sgs := range []int{8, 32} {
+			if cfg.SubgroupSize != 0 {
+				sgs = cfg.SubgroupSize
+			}
+			tiles := []coopTiles{coopMatmulTiles(cfg, sgs), coopHeadTiles(cfg, sgs, 128, 8), coopHeadTiles(cfg, sgs, 64, 8)}
+			for _, tl := range tiles {
+				if err := tl.valid(); err != nil {
+					t.Errorf("%v", err)
+				}
+				if b := tl.sharedBytes(); b > 32<<10 {
+					t.Errorf("%v: %d bytes of workgroup memory", tl, b)
+				}
+			}
+		}
+	}
+}
+
+// coopKernelFor compiles a coop kernel for the test device's subgroup size.
+func coopKernelFor(t *testing.T, d *testDev, name string, tl coopTiles) *Kernel {
+	t.Helper()
+	k, err := newCoopKernel(d.dev, name, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestMatmulCoop compares matmul_coop.wgsl, lowered, with refops.Matmul on
+// the same inputs with x rounded to f16 (what the kernel multiplies), then
+// each epilogue's reference (STORE, GELU, ADD onto a residual, SWIGLU), for
+// every test configuration (every epilogue for the first, STORE for the
+// others), on sizes that are multiples of none of the tiles (M, N, K ragged;
+// K and N multiples of 4 or not: vec4 and element loads; K 200: several
+// steps of BK 32 and a partial one) and one that is. Guard values after
+// every input (NaN) and after out (a sentinel) catch reads and writes out of
+// bounds. Tolerance 1e-5 relative to max(1, |want|): with the f16 operands
+// the reference has, the only differences are the f32 sums of at most 200
+// products of order 0.2 (rounding about √K·2⁻²⁴·|sum| ≈ 3e-6).
+func TestMatmulCoop(t *testing.T) {
+	d := coopDev(t)
+	sgs := int(d.dev.Limits().SubgroupSize)
+	sizes := []struct{ M, K, N int }{
+		{37, 48, 52},   // vec4 loads
+		{37, 45, 70},   // element loads
+		{21, 27, 40},   // element loads: K
+		{5, 20, 12},    // one small tile
+		{130, 200, 72}, // several tiles and steps
+		{64, 64, 64},   // whole tiles
+	}
+	for ci, cfg := range coopTestConfigs {
+		tl := coopMatmulTiles(cfg, sgs)
+		k := coopKernelFor(t, d, "matmul_coop.wgsl", tl)
+		for si, sz := range sizes {
+			M, K, N := sz.M, sz.K, sz.N
+			seed := uint64(500 + 10*si)
+			x := randF32(seed+1, M*K+4, 0, 1) // whole vec4s, as the kernel reads them
+			w, bias := randF32(seed+2, K*N+4, 0, 0.2), randF32(seed+3, N, 0, 0.1)
+			res := randF32(seed+4, M*N, 0, 1)
+			wb, bb := weightBytes(w, true), weightBytes(bias, true)
+			y := refops.Matmul(roundF16s(x[:M*K]), f64(w[:K*N]), f64(bias), M, K, N)
+			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiSwiGLU} {
+				if ci > 0 && epi != epiStore {
+					continue
+				}
+				t.Run(fmt.Sprintf("%v/M=%d,K=%d,N=%d/%v", cfg, M, K, N, epi), func(t *testing.T) {
+					want, init := coopEpilogueWant(epi, y, res, M, N)
+					nan := float32(math.NaN())
+					out := d.buffer(t, "out", withGuard(f32Bytes(init), guardOut, false))
+					vec := 0.0
+					if K%4 == 0 && N%4 == 0 {
+						vec = 1
+					}
+					p, err := k.pipeline(tl.constSet().with("EPI", float64(epi)).with("VEC", vec))
+					if err != nil {
+						t.Fatal(err)
+					}
+					d.run(t, p, map[string]Buf{
+						"x": {Buffer: d.buffer(t, "x", withGuard(f32Bytes(x), nan, false))}, "w": {Buffer: d.buffer(t, "w", withGuard(wb, nan, true))},
+						"bias": {Buffer: d.buffer(t, "bias", withGuard(bb, nan, true))}, "out": {Buffer: out},
+						"kc": {Buffer: d.buffer(t, "kc", nil)}, "vc": {Buffer: d.buffer(t, "vc", nil)},
+					}, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
+						sharedGroups(M, N, tl.BM(), tl.BN(), 65535))
+					got := d.readF32(t, out, len(init)+guard)
+					for i, v := range got[len(init):] {
+						if v != guardOut {
+							t.Fatalf("out[%d + %d] = %v: stored out of bounds", len(init), i, v)
+						}
+					}
+					checkClose(t, "matmul_coop", got[:len(init)], want, 1e-5)
+				})
+			}
+		}
+	}
+}
+
+// coopEpilogueWant is the reference output of epilogue epi on y (M, N) and
+// out's initial contents (the residual for ADD, zeros otherwise; (M, N/2)
+// for SWIGLU).
+func coopEpilogueWant(epi epilogue, y []float64, res []float32, M, N int) (want []float64, init []float32) {
+	switch epi {
+	case epiSwiGLU:
+		want = make([]float64, M*N/2)
+		for m := range M {
+			for i := range N / 2 {
+				want[m*N/2+i] = refops.SiLU(y[m*N+2*i]) * y[m*N+2*i+1]
+			}
+		}
+		return want, make([]float32, M*N/2)
+	case epiAdd:
+		want = make([]float64, M*N)
+		for i, v := range y {
+			want[i] = float64(res[i]) + v
+		}
+		return want, res
+	case epiGELU:
+		want = make([]float64, M*N)
+		for i, v := range y {
+			want[i] = refops.GELU(v)
+		}
+		return want, make([]float32, M*N)
+	}
+	return y, make([]float32, M*N)
+}
+
+// TestMatmulCoopQKV: with c_attn's epilogue (epiQKV), matmul_coop.wgsl
+// stores q in out and k and v in the KV cache exactly where a Go copy of its
+// own epiStore output puts them (bit for bit), and leaves k's and v's
+// columns of out and the cache's other positions untouched.
+func TestMatmulCoopQKV(t *testing.T) {
+	d := coopDev(t)
+	tl := coopMatmulTiles(coopTestConfigs[0], int(d.dev.Limits().SubgroupSize))
+	k := coopKernelFor(t, d, "matmul_coop.wgsl", tl)
+	B, T, C, H, S, pos0, K := 3, 11, 24, 3, 20, 5, 16
+	M, N, hd := B*T, 3*C, C/H
+	x := randF32(71, M*K, 0, 1)
+	w, bias := randF32(72, K*N, 0, 0.2), randF32(73, N, 0, 0.1)
+	sentinel := make([]float32, B*H*S*hd)
+	for i := range sentinel {
+		sentinel[i] = -7
+	}
+	run := func(epi epilogue) (out, kc, vc []float32) {
+		p, err := k.pipeline(tl.constSet().with("EPI", float64(epi)).with("VEC", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ob := d.buffer(t, "out", f32Bytes(make([]float32, M*N)))
+		kcb, vcb := d.buffer(t, "kc", f32Bytes(sentinel)), d.buffer(t, "vc", f32Bytes(sentinel))
+		d.run(t, p, map[string]Buf{"x": {Buffer: d.buffer(t, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(t, "w", weightBytes(w, true))},
+			"bias": {Buffer: d.buffer(t, "bias", weightBytes(bias, true))}, "out": {Buffer: ob}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}},
+			Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": float64(T), "H": float64(H), "S": float64(S), "pos0": float64(pos0)},
+			sharedGroups(M, N, tl.BM(), tl.BN(), 65535))
+		return d.readF32(t, ob, M*N), d.readF32(t, kcb, len(sentinel)), d.readF32(t, vcb, len(sentinel))
+	}
+	out0, _, _ := run(epiStore)
+	out3, kc3, vc3 := run(epiQKV)
+	wantK, wantV := append([]float32(nil), sentinel...), append([]float32(nil), sentinel...)
+	for m := range M {
+		b, tt := m/T, m%T
+		for c := range C {
+			dst := ((b*H+c/hd)*S+pos0+tt)*hd + c%hd
+			wantK[dst], wantV[dst] = out0[m*N+C+c], out0[m*N+2*C+c]
+		}
+	}
+	sameBits(t, "kc vs Go copy", kc3, wantK)
+	sameBits(t, "vc vs Go copy", vc3, wantV)
+	for m := range M {
+		for n := range N {
+			want := out0[m*N+n]
+			if n >= C {
+				want = 0 // k and v are not stored in out
+			}
+			if out3[m*N+n] != want {
+				t.Fatalf("out[%d][%d] = %v, want %v", m, n, out3[m*N+n], want)
+			}
+		}
+	}
+}
+
+// TestLossCoop runs lmhead_loss_coop.wgsl, lowered, then nll_combine.wgsl,
+// and compares nll with refops.NLL on h rounded to f16 (what the kernel
+// multiplies) and f16 wte, for every test configuration, with tiles of 64
+// and 128 ids (slices of 2 and 1 tiles), on sizes where P, C and V are
+// multiples of none of the tiles, wte bound whole and in two ranges (the
+// second at a whole slice), targets at the edges of tiles and ranges.
+// Tolerance 1e-5 relative to max(1, |want|), as TestLossShared's (f32 dots
+// of at most 40 terms, exp and log of sums over up to 1000 ids). A second
+// run gives the same bits.
+func TestLossCoop(t *testing.T) {
+	d := coopDev(t)
+	sgs := int(d.dev.Limits().SubgroupSize)
+	red := newLossReducer(t, d)
+	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 128}, {1, 36, 270, 0}}
+	for ci, lc := range cases {
+		h := randF32(uint64(21+ci), lc.P*lc.C, 0, 1)
+		r := rand.New(rand.NewPCG(uint64(31+ci), 0x5eed))
+		targets := make([]int32, lc.P)
+		for i := range targets {
+			targets[i] = int32(r.IntN(lc.V))
+		}
+		edges := []int32{0, int32(lc.V - 1)}
+		for _, e := range []int32{63, 64, 127, 128, 255, 256, 511, 512} {
+			if int(e) < lc.V {
+				edges = append(edges, e)
+			}
+		}
+		copy(targets, edges)
+		tb := make([]byte, 4*lc.P)
+		for i, v := range targets {
+			binary.LittleEndian.PutUint32(tb[4*i:], uint32(v))
+		}
+		wte := randF32(uint64(41+ci), lc.V*lc.C, 0, 0.5)
+		wb := weightBytes(wte, true)
+		want := refops.NLL(roundF16s(h), f64(wte), targets, lc.P, lc.C, lc.V)
+		for _, cfg := range coopTestConfigs {
+			for _, vn := range [][2]int{{64, 2}, {128, 1}} {
+				tl := coopHeadTiles(cfg, sgs, vn[0], vn[1])
+				if lc.split%(vn[0]*vn[1]) != 0 || tl.valid() != nil {
+					continue
+				}
+				t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/VT=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, cfg, vn[0], vn[1]), func(t *testing.T) {
+					lp, err := coopKernelFor(t, d, "lmhead_loss_coop.wgsl", tl).pipeline(tl.constSet())
+					if err != nil {
+						t.Fatal(err)
+					}
+					groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.BM(), tl.vt, tl.nt) }
+					nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
+					checkClose(t, "nll", nll, want, 1e-5)
+					if again := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups); !bitsEqual(nll, again) {
+						t.Errorf("nll: a second run differs from the first")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestCoopLoweredLoops: the estimate of the lowered kernels' loop
+// iterations puts the LM-head case lavapipe got wrong (8x8x8, C 72, 8 tiles
+// of 64 ids) past the loop budget and the one it got right (3 tiles) and
+// the self-check's within it.
+func TestCoopLoweredLoops(t *testing.T) {
+	cfg := MatrixConfig{M: 8, N: 8, K: 8}
+	if n := coopHeadTiles(cfg, 8, 64, 8).loweredLoops(72, 8); n <= loopBudget {
+		t.Errorf("8 tiles at C 72: %d iterations estimated, want more than %d", n, loopBudget)
+	}
+	if n := coopHeadTiles(cfg, 8, 64, 8).loweredLoops(72, 3); n > loopBudget/2 {
+		t.Errorf("3 tiles at C 72: %d iterations estimated, want well within %d", n, loopBudget)
+	}
+	for _, c := range coopTestConfigs {
+		if n := coopMatmulTiles(c, 8).loweredLoops(checkK, 0); n > loopBudget {
+			t.Errorf("%v: the self-check's matmul loops %d times", c, n)
+		}
+		for _, vt := range []int{64, 128} {
+			if n := coopHeadTiles(c, 8, vt, 8).loweredLoops(checkC, ceilDiv(checkV, vt)); n > loopBudget {
+				t.Errorf("%v: the self-check's LM head with %d ids a tile loops %d times", c, vt, n)
+			}
+		}
+	}
+}

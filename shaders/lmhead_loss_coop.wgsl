@@ -1,0 +1,217 @@
+// lmhead_loss_coop: lmhead_loss_shared.wgsl's LM head and online
+// logsumexp with the logits computed on the device's matrix units
+// (subgroup matrices; see matmul_coop.wgsl for the configuration, the
+// constants the host rewrites and the numerics: h is rounded to f16, wte is
+// f16, f32 accumulation). The same bindings, push constants and partials
+// as lmhead_loss_shared.wgsl (include/lmhead.wgsl): slice g of NT tiles of
+// VT ids gives part[(v0/(NT*VT) + g)*P + p] = (m, s) and tgt[p] =
+// logit[p][target] when the target is in the slice, so nll_combine.wgsl
+// combines them, and with the same VT and NT the partials are as many.
+//
+// Workgroup (x, g) takes positions x*BM .. x*BM + BM - 1 and slice g, tile
+// by tile. A tile's logits (BM x VT) are a product (BM x C) · (C x VT): SGM x
+// SGN subgroups each accumulate FM x FN result matrices over C in steps of
+// BK channels, h's BM x BK and wte's VT x BK tiles staged in workgroup
+// memory as f16 (both as they lie in memory, rows of BK channels padded by
+// 8 values; wte's rows are the right matrix's columns: column-major loads),
+// zeros outside h and wte, one barrier after staging and one after the
+// multiplies. The results go to a BM x VT f32 tile of workgroup memory
+// (rows padded by 4); after a barrier, the NQ invocations of each row fold
+// the row's logits into a running (m, s) in registers, each over the ids
+// tx, tx + NQ, ... of the tile (tx < NQ): the max over its valid ids, one
+// rescale, then Σ exp(logit - m) in id order; the one holding the target's
+// logit writes tgt. At the slice's end the NQ (m, s) of each row are
+// combined in a fixed order through workgroup memory, as in
+// lmhead_loss_shared.wgsl. Deterministic, no atomics.
+//
+// Any P, V, and C a multiple of 4 (vec4 loads along C). Constraints,
+// checked by the host (coopHeadTiles.valid): BK a multiple of SK and of 8;
+// WG = SGM*SGN*SGS with SGS the device's subgroup size; BM and WG powers of
+// two (NQ = WG/BM invocations per row when WG >= BM, else one invocation
+// for RI = BM/WG rows), VT a multiple of NQ; at most 16 vec4 loads of each
+// tile per invocation. Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1).
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+// The matrices' offsets depend on subgroup_id: the same for every invocation
+// of a subgroup, as the matrix units need, but not across the workgroup,
+// which is what the extension's uniformity rule checks.
+diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
+
+// The configuration and the result matrices per subgroup (see
+// matmul_coop.wgsl): the host rewrites these five lines.
+const SM: u32 = 8u; // rows of a left and of a result matrix: positions
+const SN: u32 = 8u; // columns of a right and of a result matrix: ids
+const SK: u32 = 8u; // columns of a left, rows of a right matrix: channels
+const FM: u32 = 2u; // result matrices per subgroup along the positions
+const FN: u32 = 4u; // result matrices per subgroup along the ids
+
+override SGM: u32 = 2;  // subgroups per workgroup along the positions
+override SGN: u32 = 2;  // subgroups per workgroup along the ids
+override SGS: u32 = 32; // invocations per subgroup: the device's subgroup size
+override BK: u32 = 32;  // step along C
+override NT: u32 = 8;   // vocabulary tiles per workgroup: its slice is NT * VT ids
+override BM: u32 = SGM * FM * SM;   // positions per workgroup; derived
+override VT: u32 = SGN * FN * SN;   // ids per tile; derived
+override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
+
+@group(0) @binding(0) var<storage, read> h: array<vec4<f32>>;    // (P, C/4)
+@group(0) @binding(1) var<storage, read> wte: array<vec4<f16>>;  // (V, C/4), ids v0..v0+V-1
+//#include "include/lmhead.wgsl"
+
+override HS: u32 = BK + 8u;           // f16 per row of hs
+override CS: u32 = VT + 4u;           // f32 per row of cs
+override QK: u32 = BK / 4u;           // vec4s of a row of either tile
+override NQ: u32 = (WG + BM - 1u) / BM; // invocations per row of the fold: WG/BM, at least 1
+override RI: u32 = BM * NQ / WG;      // rows per invocation of the fold
+override XL: u32 = (BM * QK + WG - 1u) / WG; // h's tile: vec4 loads per invocation
+override WL: u32 = (VT * QK + WG - 1u) / WG; // wte's tile: vec4 loads per invocation
+var<workgroup> hs: array<f16, BM * HS>; // (BM, BK) h's tile, rows padded
+var<workgroup> ws: array<f16, VT * HS>; // (VT, BK) wte's tile, rows padded
+var<workgroup> cs: array<f32, BM * CS>; // (BM, VT) the tile's logits, rows padded
+var<workgroup> red: array<f32, BM * NQ>; // (BM, NQ): per-invocation max, then sum
+
+const MAXL: u32 = 16u;  // the most vec4 loads of a tile per invocation
+const MAXR: u32 = 8u;  // the most rows per invocation of the fold
+const NO_TARGET: u32 = 0xffffffffu; // the target of a position past P: no id
+
+// loadH is vec4 number i of h's tile for the step at k0: position
+// r0 + i / QK, channels k0 + 4*(i % QK) ..; zeros outside h and for i past
+// the tile.
+fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f32> {
+	let r = r0 + i / QK;
+	let k = k0 + 4u * (i % QK);
+	if i >= BM * QK || r >= p.P || k >= p.C { return vec4<f32>(0.0); }
+	return h[(r * p.C + k) / 4u];
+}
+
+// loadW is loadH for wte's tile (ids bv0.., within the binding).
+fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {
+	let r = bv0 + i / QK;
+	let k = k0 + 4u * (i % QK);
+	if i >= VT * QK || r >= p.V || k >= p.C { return vec4<f16>(0.0); }
+	return wte[(r * p.C + k) / 4u];
+}
+
+// stageH rounds vec4 i of h's tile to f16 (clamped to ±65504) into hs.
+fn stageH(i: u32, v: vec4<f32>) {
+	if i >= BM * QK { return; }
+	let o = (i / QK) * HS + 4u * (i % QK);
+	let f = vec4<f16>(clamp(v, vec4<f32>(-65504.0), vec4<f32>(65504.0)));
+	hs[o] = f.x;
+	hs[o + 1u] = f.y;
+	hs[o + 2u] = f.z;
+	hs[o + 3u] = f.w;
+}
+
+// stageW puts vec4 i of wte's tile into ws.
+fn stageW(i: u32, v: vec4<f16>) {
+	if i >= VT * QK { return; }
+	let o = (i / QK) * HS + 4u * (i % QK);
+	ws[o] = v.x;
+	ws[o + 1u] = v.y;
+	ws[o + 2u] = v.z;
+	ws[o + 3u] = v.w;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32, @builtin(workgroup_id) wid: vec3<u32>) {
+	let bm0 = wid.x * BM;        // first position of the block
+	let sv0 = wid.y * (NT * VT); // first id (within the binding) of the workgroup's slice
+	if bm0 >= p.P || sv0 >= p.V { return; } // uniform: the whole workgroup leaves
+	let sm0 = (sg / SGN) * (FM * SM); // the subgroup's first position and id in the tile
+	let sn0 = (sg % SGN) * (FN * SN);
+	let ty = li / NQ; // the fold's rows: ty + i * (WG/NQ), i < RI; ids tx + j * NQ
+	let tx = li % NQ;
+	let steps = (p.C + BK - 1u) / BK;
+	var tg: array<u32, MAXR>; // per fold row: its target, running max and sum
+	var ms: array<f32, MAXR>;
+	var ss: array<f32, MAXR>;
+	for (var i = 0u; i < RI; i++) {
+		let row = bm0 + ty + i * (WG / NQ);
+		tg[i] = NO_TARGET;
+		if row < p.P { tg[i] = targets[row]; }
+		ms[i] = NEG_BIG;
+		ss[i] = 0.0;
+	}
+	var rx: array<vec4<f32>, MAXL>;
+	var rw: array<vec4<f16>, MAXL>;
+	for (var tile = 0u; tile < NT; tile++) {
+		let bv0 = sv0 + tile * VT;
+		if bv0 >= p.V { break; } // uniform: the slice's last tile was the binding's last
+		var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * FN>; // zeros; (i, j) at i * FN + j
+		for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, 0u, li + l * WG); }
+		for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, 0u, li + l * WG); }
+		for (var s = 0u; s < steps; s++) {
+			for (var l = 0u; l < XL; l++) { stageH(li + l * WG, rx[l]); }
+			for (var l = 0u; l < WL; l++) { stageW(li + l * WG, rw[l]); }
+			workgroupBarrier();
+			if s + 1u < steps {
+				let k0 = (s + 1u) * BK;
+				for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, k0, li + l * WG); }
+				for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, k0, li + l * WG); }
+			}
+			for (var kk = 0u; kk < BK; kk += SK) {
+				var a: array<subgroup_matrix_left<f16, SK, SM>, FM>;
+				var b: array<subgroup_matrix_right<f16, SN, SK>, FN>;
+				for (var i = 0u; i < FM; i++) {
+					a[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, (sm0 + i * SM) * HS + kk, false, HS);
+				}
+				for (var j = 0u; j < FN; j++) { // wte's rows are the right matrix's columns
+					b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, (sn0 + j * SN) * HS + kk, true, HS);
+				}
+				for (var i = 0u; i < FM; i++) {
+					for (var j = 0u; j < FN; j++) {
+						acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a[i], b[j], acc[i * FN + j]);
+					}
+				}
+			}
+			workgroupBarrier(); // every read of the tiles before they are overwritten
+		}
+		for (var i = 0u; i < FM; i++) {
+			for (var j = 0u; j < FN; j++) {
+				subgroupMatrixStore(&cs, (sm0 + i * SM) * CS + sn0 + j * SN, acc[i * FN + j], false, CS);
+			}
+		}
+		workgroupBarrier(); // cs is next written after the next tile's barriers
+		let nv = min(VT, p.V - bv0); // valid ids of the tile
+		for (var i = 0u; i < RI; i++) {
+			let rl = ty + i * (WG / NQ);
+			var mt = NEG_BIG;
+			for (var j = tx; j < nv; j += NQ) { mt = max(mt, cs[rl * CS + j]); }
+			let mn = max(ms[i], mt);
+			var st = 0.0;
+			for (var j = tx; j < nv; j += NQ) {
+				let l = cs[rl * CS + j];
+				st += exp(l - mn);
+				if p.v0 + bv0 + j == tg[i] { tgt[bm0 + rl] = l; }
+			}
+			ss[i] = ss[i] * exp(ms[i] - mn) + st;
+			ms[i] = mn;
+		}
+	}
+	// The slice's (m, s) of each row from its NQ invocations', in a fixed
+	// order: the row's max M, then Σ s * exp(m - M) in invocation order.
+	for (var i = 0u; i < RI; i++) { red[(ty + i * (WG / NQ)) * NQ + tx] = ms[i]; }
+	workgroupBarrier();
+	for (var i = 0u; i < RI; i++) {
+		let rl = ty + i * (WG / NQ);
+		var m = NEG_BIG;
+		for (var q = 0u; q < NQ; q++) { m = max(m, red[rl * NQ + q]); }
+		ss[i] *= exp(ms[i] - m);
+		ms[i] = m;
+	}
+	workgroupBarrier(); // every max is read before red is overwritten
+	for (var i = 0u; i < RI; i++) { red[(ty + i * (WG / NQ)) * NQ + tx] = ss[i]; }
+	workgroupBarrier();
+	if tx != 0u { return; }
+	let gs = p.v0 / (NT * VT) + wid.y; // the slice's global index
+	for (var i = 0u; i < RI; i++) {
+		let rl = ty + i * (WG / NQ);
+		var s = 0.0;
+		for (var q = 0u; q < NQ; q++) { s += red[rl * NQ + q]; }
+		if bm0 + rl < p.P {
+			part[gs * p.P + bm0 + rl] = vec2<f32>(ms[i], s);
+		}
+	}
+}

@@ -1,0 +1,225 @@
+// matmul_coop: matmul_shared.wgsl's product on the device's matrix units
+// (subgroup matrices: SPV_KHR_cooperative_matrix where the device has it,
+// ordinary invocation code where the compiler lowers them): out (M, N) =
+// x (M, K) · w (K, N) + bias (N), then the epilogue EPI names
+// (include/matmul_epilogue.wgsl; EPI_QKV writes k and v into the KV cache
+// as matmul_shared.wgsl does). The bindings, push constants and epilogues
+// of matmul_shared.wgsl, so the host picks either. Any M, N, K.
+//
+// Numerics: the operands of the matrix units are f16: w is f16 (this kernel
+// exists for f16 weights only) and x, f32 in memory, is rounded to f16 (to
+// nearest, clamped to ±65504) as its tile is staged; products are exact in
+// f32 and accumulated in f32, in the order the matrix units choose. So an
+// output differs from matmul_shared.wgsl's by at most about
+// 2⁻¹¹ · Σ_k |x_k·w_k| (the rounding of x), plus f32 accumulation error.
+//
+// Tiling. The subgroup-matrix configuration (SM x SK) · (SK x SN) -> SM x SN
+// is the device's (16 x 16 x 16 on most NVIDIA and AMD GPUs, 8 x 16 x 16 on
+// Intel's); a subgroup accumulates FM x FN result matrices (an
+// FM*SM x FN*SN block of out) in f32, and a workgroup of SGM x SGN
+// subgroups a BM x BN tile, BM = SGM*FM*SM, BN = SGN*FN*SN (tiles numbered
+// row-major over ⌈M/BM⌉ x ⌈N/BN⌉, workgroups flattened as
+// wid.y * nwg.x + wid.x; those past the last tile return at once). SM, SN,
+// SK, FM and FN are constants, since a matrix type's shape must be: the
+// host rewrites their lines per device (coopSource); the rest are overrides.
+//
+// K is walked in steps of BK (a multiple of SK). Each step stages x's BM x BK
+// tile and w's BK x BN tile in workgroup memory as f16, row-major with rows
+// padded by 8 values (16 bytes: row starts stay 16-byte aligned, as
+// cooperative-matrix loads want, and consecutive rows start in different
+// banks); elements outside x or w are stored as zeros, so ragged M, N and K
+// need no other care. Then one barrier, the next step's global loads into
+// registers (in flight during the multiplies), BK/SK rounds of FM left and
+// FN right matrix loads from workgroup memory and FM*FN multiply-adds, and a
+// barrier before the tiles are overwritten. Global loads are as in
+// matmul_shared.wgsl: vec4s (VEC = 1, only where K % 4 == 0 and N % 4 == 0)
+// or element by element (VEC = 0), zeros outside the bindings.
+//
+// Epilogue: each subgroup stores its result matrices into a BM x BN f32 tile
+// of workgroup memory (rows padded by 4), then, after a barrier, the
+// workgroup's invocations take its vec4s of 4 columns in turn (neighbouring
+// invocations, neighbouring vec4s) and apply the epilogue with the bias, as
+// matmul_shared.wgsl's invocations do with their registers; rows and columns
+// outside (M, N) are never stored.
+//
+// Constraints, checked by the host (coopTiles.valid): BK a multiple of SK
+// and of 8; WG = SGM*SGN*SGS invocations with SGS the device's subgroup size
+// (each subgroup is SGS whole invocations); at most 16 vec4 loads of each
+// tile per invocation; workgroup memory
+// 2*BM*(BK+8) + 2*BK*(BN+8) + 4*BM*(BN+4) bytes.
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+// The matrices' offsets depend on subgroup_id: the same for every invocation
+// of a subgroup, as the matrix units need, but not across the workgroup,
+// which is what the extension's uniformity rule checks.
+diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
+
+// The configuration and the result matrices per subgroup (see the header):
+// the host rewrites these five lines.
+const SM: u32 = 8u; // rows of a left and of a result matrix (the configuration's M)
+const SN: u32 = 8u; // columns of a right and of a result matrix (N)
+const SK: u32 = 8u; // columns of a left, rows of a right matrix (K)
+const FM: u32 = 2u; // result matrices per subgroup along M
+const FN: u32 = 2u; // result matrices per subgroup along N
+
+override SGM: u32 = 2;  // subgroups per workgroup along M
+override SGN: u32 = 2;  // subgroups per workgroup along N
+override SGS: u32 = 32; // invocations per subgroup: the device's subgroup size
+override BK: u32 = 32;  // step along K
+override EPI: u32 = 0;
+override VEC: u32 = 1;  // 1: vector global loads; only where K % 4 == 0 and N % 4 == 0
+override BM: u32 = SGM * FM * SM;  // rows of out per workgroup; derived
+override BN: u32 = SGN * FN * SN;  // columns of out per workgroup; derived
+override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
+
+struct Params { M: u32, N: u32, K: u32, T: u32, H: u32, S: u32, pos0: u32 } // T .. pos0: EPI_QKV only
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;     // (M, K) as ⌈M*K/4⌉ vec4s
+@group(0) @binding(1) var<storage, read> w: array<vec4<f16>>;     // (K, N) as ⌈K*N/4⌉ vec4s
+@group(0) @binding(2) var<storage, read> bias: array<f16>;        // (N)
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;   // (M, N)
+@group(0) @binding(4) var<storage, read_write> kc: array<f32>;    // EPI_QKV: (B, H, S, C/H)
+@group(0) @binding(5) var<storage, read_write> vc: array<f32>;    // EPI_QKV: (B, H, S, C/H)
+var<push_constant> p: Params;
+
+override XS: u32 = BK + 8u; // f16 per row of xs
+override WS: u32 = BN + 8u; // f16 per row of ws
+override CS: u32 = BN + 4u; // f32 per row of cs
+override QX: u32 = BK / 4u; // vec4s of a row of x's tile
+override QW: u32 = BN / 4u; // vec4s of a row of w's tile
+override NX: u32 = BM * QX; // vec4s of x's tile
+override NW: u32 = BK * QW; // vec4s of w's tile
+override XL: u32 = (NX + WG - 1u) / WG; // x's tile: vec4 loads per invocation
+override WL: u32 = (NW + WG - 1u) / WG; // w's tile: vec4 loads per invocation
+var<workgroup> xs: array<f16, BM * XS>; // (BM, BK) x's tile, rows padded
+var<workgroup> ws: array<f16, BK * WS>; // (BK, BN) w's tile, rows padded
+var<workgroup> cs: array<f32, BM * CS>; // (BM, BN) the results, rows padded
+
+const MAXL: u32 = 16u; // the most vec4 loads of a tile per invocation
+
+//#include "include/matmul_epilogue.wgsl"
+
+//#include "include/matmul_kv.wgsl"
+
+// loadX is vec4 number i of x's tile for the step at k0: row i / QX of the
+// tile, k0 + 4*(i % QX) .. +3 (neighbouring invocations read neighbouring
+// vec4s of a row); zeros outside x (and for i past the tile).
+fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f32> {
+	let m = bm0 + i / QX;
+	let k = k0 + 4u * (i % QX);
+	if i >= NX || m >= p.M || k >= p.K { return vec4<f32>(0.0); }
+	let e = m * p.K + k;
+	if VEC == 1u { return x[e / 4u]; }
+	var v = vec4<f32>(0.0);
+	for (var c = 0u; c < 4u; c++) {
+		if k + c < p.K { v[c] = x[(e + c) / 4u][(e + c) % 4u]; }
+	}
+	return v;
+}
+
+// loadW is vec4 number i of w's tile for the step at k0: k k0 + i / QW,
+// columns bn0 + 4*(i % QW) .. +3; zeros outside w (and for i past the tile).
+fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {
+	let k = k0 + i / QW;
+	let n = bn0 + 4u * (i % QW);
+	if i >= NW || k >= p.K || n >= p.N { return vec4<f16>(0.0); }
+	let e = k * p.N + n;
+	if VEC == 1u { return w[e / 4u]; }
+	var v = vec4<f16>(0.0);
+	for (var c = 0u; c < 4u; c++) {
+		if n + c < p.N { v[c] = w[(e + c) / 4u][(e + c) % 4u]; }
+	}
+	return v;
+}
+
+// toF16 rounds activations to the matrix units' operand type, clamped to
+// f16's finite range (a value beyond it would otherwise be undefined).
+fn toF16(v: vec4<f32>) -> vec4<f16> {
+	return vec4<f16>(clamp(v, vec4<f32>(-65504.0), vec4<f32>(65504.0)));
+}
+
+// stageX rounds vec4 i of x's tile (loadX's) to f16 into xs.
+fn stageX(i: u32, v: vec4<f32>) {
+	if i >= NX { return; }
+	let o = (i / QX) * XS + 4u * (i % QX);
+	let h = toF16(v);
+	xs[o] = h.x;
+	xs[o + 1u] = h.y;
+	xs[o + 2u] = h.z;
+	xs[o + 3u] = h.w;
+}
+
+// stageW puts vec4 i of w's tile (loadW's) into ws.
+fn stageW(i: u32, v: vec4<f16>) {
+	if i >= NW { return; }
+	let o = (i / QW) * WS + 4u * (i % QW);
+	ws[o] = v.x;
+	ws[o + 1u] = v.y;
+	ws[o + 2u] = v.z;
+	ws[o + 3u] = v.w;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
+	@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+	let tilesN = (p.N + BN - 1u) / BN;
+	let tile = wid.y * nwg.x + wid.x;
+	let bm0 = (tile / tilesN) * BM; // first row and column of the workgroup's tile
+	let bn0 = (tile % tilesN) * BN;
+	if bm0 >= p.M { return; } // uniform: the whole workgroup leaves
+	let sm0 = (sg / SGN) * (FM * SM); // the subgroup's first row and column in the tile
+	let sn0 = (sg % SGN) * (FN * SN);
+
+	var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * FN>; // zeros; (i, j) at i * FN + j
+	var rx: array<vec4<f32>, MAXL>; // the next step's tiles, on their way to workgroup memory
+	var rw: array<vec4<f16>, MAXL>;
+	let steps = (p.K + BK - 1u) / BK;
+	for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, 0u, li + l * WG); }
+	for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, 0u, li + l * WG); }
+	for (var s = 0u; s < steps; s++) {
+		for (var l = 0u; l < XL; l++) { stageX(li + l * WG, rx[l]); }
+		for (var l = 0u; l < WL; l++) { stageW(li + l * WG, rw[l]); }
+		workgroupBarrier();
+		if s + 1u < steps { // the next step's global loads, in flight while this one multiplies
+			let k0 = (s + 1u) * BK;
+			for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, k0, li + l * WG); }
+			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, k0, li + l * WG); }
+		}
+		for (var kk = 0u; kk < BK; kk += SK) {
+			var a: array<subgroup_matrix_left<f16, SK, SM>, FM>;
+			var b: array<subgroup_matrix_right<f16, SN, SK>, FN>;
+			for (var i = 0u; i < FM; i++) {
+				a[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&xs, (sm0 + i * SM) * XS + kk, false, XS);
+			}
+			for (var j = 0u; j < FN; j++) {
+				b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, kk * WS + sn0 + j * SN, false, WS);
+			}
+			for (var i = 0u; i < FM; i++) {
+				for (var j = 0u; j < FN; j++) {
+					acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a[i], b[j], acc[i * FN + j]);
+				}
+			}
+		}
+		workgroupBarrier(); // every read of this step's tiles before the next step's stores
+	}
+
+	for (var i = 0u; i < FM; i++) {
+		for (var j = 0u; j < FN; j++) {
+			subgroupMatrixStore(&cs, (sm0 + i * SM) * CS + sn0 + j * SN, acc[i * FN + j], false, CS);
+		}
+	}
+	workgroupBarrier();
+	for (var q = li; q < BM * QW; q += WG) {
+		let r = q / QW;
+		let c = 4u * (q % QW);
+		let n0 = bn0 + c;
+		if n0 >= p.N { continue; }
+		var b = vec4<f32>(0.0);
+		for (var e = 0u; e < 4u; e++) {
+			if n0 + e < p.N { b[e] = f32(bias[n0 + e]); }
+		}
+		let o = r * CS + c;
+		store(bm0 + r, n0, vec4<f32>(cs[o], cs[o + 1u], cs[o + 2u], cs[o + 3u]), b);
+	}
+}
