@@ -1,6 +1,7 @@
 package wgpueval
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -38,6 +39,9 @@ type (
 	// Precision is the weight type on a GPU, or the CPU's bf16 mode
 	// (Options.Precision).
 	Precision = backend.Precision
+	// MatrixUnits says whether a GPU multiplies on its matrix units
+	// (Options.MatrixUnits).
+	MatrixUnits = backend.MatrixUnits
 	// SampleOptions say how Generate picks each token
 	// (GenerateOptions.Sampling).
 	SampleOptions = model.SampleOptions
@@ -82,6 +86,24 @@ const (
 	// unless WGPU_EVAL_CPU_KERNELS=generic runs the portable kernels).
 	PrecisionBF16 = backend.PrecisionBF16
 )
+
+// The matrix-units choices: whether a GPU's weight matmuls and LM head run
+// on its matrix units (tensor cores), with f16 activations at their inputs
+// (README, "Matrix units").
+const (
+	// MatrixUnitsAuto uses them where the device offers a configuration the
+	// kernels take, the weights are f16 and the self-check against the
+	// ordinary kernels passed on the device and driver (the zero value too).
+	MatrixUnitsAuto = backend.MatrixUnitsAuto
+	// MatrixUnitsOff keeps the ordinary (SIMT) kernels.
+	MatrixUnitsOff = backend.MatrixUnitsOff
+	// MatrixUnitsOn requires them: Evaluate fails, saying why, where a GPU
+	// cannot use them.
+	MatrixUnitsOn = backend.MatrixUnitsOn
+)
+
+// ParseMatrixUnits reads auto (or ""), off or on.
+func ParseMatrixUnits(s string) (MatrixUnits, error) { return backend.ParseMatrixUnits(s) }
 
 // Device says where an Evaluator runs: one of the constants, or GPU(n).
 // ParseDevice reads the names the command's --device takes.
@@ -153,6 +175,13 @@ func (o Options) Check() error {
 	}
 	if o.Threads < 0 {
 		return badInt("Threads", o.Threads, "must not be negative")
+	}
+	mu, err := backend.ParseMatrixUnits(string(o.MatrixUnits))
+	if err != nil {
+		return badString("MatrixUnits", string(o.MatrixUnits), "want auto, off or on")
+	}
+	if mu == MatrixUnitsOn && (spec.Kind == "cpu" || prec == PrecisionF32 || prec == PrecisionBF16) {
+		return &OptionError{"MatrixUnits", "on", fmt.Sprintf("needs a GPU with f16 weights (device %s, precision %s): the matrix units multiply f16", spec, cmp.Or(string(prec), "auto"))}
 	}
 	switch {
 	case prec == PrecisionF16 && spec.Kind == "cpu":

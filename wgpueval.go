@@ -82,6 +82,11 @@ type Options struct {
 	Precision Precision
 	// Threads is the CPU path's goroutines; 0 means all cores.
 	Threads int
+	// MatrixUnits says whether a GPU multiplies on its matrix units (tensor
+	// cores): MatrixUnitsAuto (the zero value; $WGPU_EVAL_MATRIX_UNITS when
+	// set), MatrixUnitsOff or MatrixUnitsOn. The result's provenance says
+	// whether they ran and why.
+	MatrixUnits MatrixUnits
 	// Offline uses only local files and the hub cache, never the network.
 	Offline bool
 	// Hub overrides the hub client (endpoint, cache folder, token); nil means
@@ -271,9 +276,11 @@ func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 		return e.backend, nil
 	}
 	b, err := backend.Open(ctx, e.spec, e.ck, backend.Options{
-		Precision: e.prec,
-		Threads:   e.opt.Threads,
-		Progress:  func(done, total int64) { e.opt.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
+		Precision:   e.prec,
+		Threads:     e.opt.Threads,
+		Progress:    func(done, total int64) { e.opt.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
+		MatrixUnits: e.opt.MatrixUnits,
+		Warn:        func(msg string) { e.opt.log("%s", msg) },
 	})
 	if err != nil {
 		return nil, err

@@ -42,6 +42,9 @@ func TestOpenErrors(t *testing.T) {
 		{"threads", dir, Options{Threads: -1}, "Threads", "Threads -1: must not be negative"},
 		{"f16 on the cpu", dir, Options{Device: DeviceCPU, Precision: PrecisionF16}, "Precision", "Precision f16: is for GPUs"},
 		{"bf16 on a gpu", dir, Options{Device: GPU(1), Precision: PrecisionBF16}, "Precision", "runs on the cpu device only (device gpu:1)"},
+		{"matrix units", dir, Options{MatrixUnits: "maybe"}, "MatrixUnits", "MatrixUnits maybe: want auto, off or on"},
+		{"matrix units on the cpu", dir, Options{Device: DeviceCPU, MatrixUnits: MatrixUnitsOn}, "MatrixUnits", "MatrixUnits on: needs a GPU with f16 weights (device cpu"},
+		{"matrix units with f32 weights", dir, Options{Device: DeviceGPU, Precision: PrecisionF32, MatrixUnits: MatrixUnitsOn}, "MatrixUnits", "the matrix units multiply f16"},
 		{"missing model", filepath.Join(dir, "nope"), Options{}, "", "nope"},
 	} {
 		if err := c.opt.Check(); (err != nil) != (c.option != "") {

@@ -103,5 +103,12 @@ func (m *multi) Describe() BackendInfo {
 		b.Threads += in.Threads
 		b.Device.Parts = append(b.Device.Parts, in.Device)
 	}
+	// The matrix units' decision where every part made the same (else each
+	// part's is in Parts).
+	if mu := infos[0].Device.MatrixUnits; mu != nil && !slices.ContainsFunc(infos, func(in BackendInfo) bool {
+		return in.Device.MatrixUnits == nil || *in.Device.MatrixUnits != *mu
+	}) {
+		b.Device.MatrixUnits = mu
+	}
 	return b
 }

@@ -64,8 +64,23 @@ type DeviceInfo struct {
 	// tiles (BMxBNxBK/TMxTN) by matmul shape as the autotuner chose them, and
 	// under "default" those of shapes it did not tune.
 	MatmulTiles map[string]string `json:"matmul_tiles,omitempty"`
+	// MatrixUnits is, on a GPU, whether its weight matmuls and LM head ran
+	// on the matrix units (tensor cores) and why.
+	MatrixUnits *MatrixUnitsInfo `json:"matrix_units,omitempty"`
 	// Parts are, on several devices (--device all), each one's description;
 	// the fields above are then theirs where they agree, else each part's
 	// joined with " + " in order.
 	Parts []DeviceInfo `json:"parts,omitempty"`
+}
+
+// MatrixUnitsInfo says whether a GPU multiplied on its matrix units (tensor
+// cores, through subgroup matrices) and why.
+type MatrixUnitsInfo struct {
+	Mode   string `json:"mode"`             // auto, off or on (--matrix-units)
+	Used   bool   `json:"used"`             // the matrix-unit kernels ran
+	Config string `json:"config,omitempty"` // their subgroup-matrix shape, M x N x K, when one was tried
+	Reason string `json:"reason"`           // why they ran or not
+	// Lowered: a test forced the matrix-unit kernels on a device without
+	// matrix units, where the compiler lowers them to invocation code.
+	Lowered bool `json:"lowered,omitempty"`
 }

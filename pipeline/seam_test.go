@@ -190,6 +190,22 @@ func TestMultiDescribe(t *testing.T) {
 	if len(d.Parts) != 2 || d.Parts[0].Adapter != "A" || d.Parts[1].Adapter != "B" || d.Parts[1].MatmulTiles["default"] == "" {
 		t.Errorf("parts %+v, want A's and B's descriptions", d.Parts)
 	}
+	if got.Device.MatrixUnits != nil {
+		t.Errorf("matrix units %+v from parts that say nothing", got.Device.MatrixUnits)
+	}
+	withMU := func(b Backend, used bool) Backend {
+		d := b.(*describedBackend)
+		d.info.Device.MatrixUnits = &MatrixUnitsInfo{Mode: "auto", Used: used, Reason: fmt.Sprint(used)}
+		return d
+	}
+	same := (&multi{parts: []Backend{withMU(gpu("A", "f16", "hardware"), true), withMU(gpu("B", "f16", "hardware"), true)}}).Describe()
+	if mu := same.Device.MatrixUnits; mu == nil || !mu.Used {
+		t.Errorf("parts that both used the matrix units: %+v", mu)
+	}
+	differ := (&multi{parts: []Backend{withMU(gpu("A", "f16", "hardware"), true), withMU(gpu("B", "f16", "hardware"), false)}}).Describe()
+	if mu := differ.Device.MatrixUnits; mu != nil || differ.Device.Parts[1].MatrixUnits.Used {
+		t.Errorf("parts that differ: %+v at the top, part B %+v; want none at the top, each part's own", mu, differ.Device.Parts[1].MatrixUnits)
+	}
 	mixed := (&multi{parts: []Backend{gpu("A", "f16", "hardware"), gpu("B", "f32", "software")}}).Describe()
 	if mixed.Precision != "f16 + f32" || mixed.Device.Kernels != "hardware + software" {
 		t.Errorf("parts that differ: precision %q, kernels %q; want each part's joined", mixed.Precision, mixed.Device.Kernels)

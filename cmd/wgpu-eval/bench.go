@@ -24,16 +24,17 @@ import (
 
 // benchFlags are the flags of `wgpu-eval bench`.
 type benchFlags struct {
-	model, device, precision, batches, jsonOut string
-	threads, ctx, warmup, runs, chunk          int
-	profile, quiet, tune                       bool
-	insecureSkipVerify                         bool
+	model, device, precision, matrixUnits, batches, jsonOut string
+	threads, ctx, warmup, runs, chunk                       int
+	profile, quiet, tune                                    bool
+	insecureSkipVerify                                      bool
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.model, "model", "m", "124M", "a shape with random weights (tiny, gpt2 or 124M, gpt2-medium or 355M, gpt2-large or 774M, gpt2-xl or 1558M; "+strings.Join(synth.LlamaShapeNames(), ", ")+"), or a model as eval takes it (a folder, a .safetensors or llm.c .bin file, a hub id such as org/name)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto, cpu, gpu, gpu:N (N as listed by 'wgpu-eval devices')")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
+	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.ctx, "ctx", 0, "tokens per window (0: the model's n_positions)")
 	fs.StringVar(&f.batches, "batch", "1,4,8", "windows per batch, a comma-separated list: each size is timed on its own")
@@ -104,6 +105,8 @@ func init() {
 //	chunk                     --chunk (chunked prefill positions on the GPU; 0: one pass)
 //	threads                   CPU goroutines (the CPU backend only)
 //	device_bytes_after_load   device memory in use once the weights are uploaded (GPU only)
+//	kernels                   the GPU's kernel set (software, hardware)
+//	matrix_units              GPU: {mode: --matrix-units, used, config: M x N x K when tried, reason}: whether the weight matmuls and LM head ran on the matrix units
 //	batches[]                 one per --batch entry, in the order given:
 //	  batch                   windows per batch
 //	  tokens                  scored targets per batch: batch*(ctx-1)
@@ -126,26 +129,27 @@ func init() {
 //	    gb_per_second         bytes / gpu_seconds / 1e9
 //	  kernel_total            the same fields summed over kernels (kernel "total", share 1)
 type benchResult struct {
-	Tool          string               `json:"tool"`
-	Version       string               `json:"version"`
-	Date          string               `json:"date"`
-	Device        string               `json:"device"`
-	Adapter       *wgpu.AdapterInfo    `json:"adapter,omitempty"`
-	Model         benchModel           `json:"model"`
-	Precision     string               `json:"precision"`
-	Ctx           int                  `json:"ctx"`
-	Width         int                  `json:"width"`
-	Warmup        int                  `json:"warmup"`
-	Runs          int                  `json:"runs"`
-	InFlight      int                  `json:"in_flight"`
-	Chunk         int                  `json:"chunk"`
-	Threads       int                  `json:"threads,omitempty"`
-	DeviceLoaded  uint64               `json:"device_bytes_after_load,omitempty"`
-	Peak          *devicePeak          `json:"peak,omitempty"`    // the adapter's datasheet peak, where known
-	Kernels       string               `json:"kernels,omitempty"` // GPU: the kernel set (software, hardware)
-	Tuning        []shaders.TuneChoice `json:"tuning,omitempty"`  // GPU: the autotuner's matmul tiles by shape
-	Batches       []benchBatch         `json:"batches"`
-	profileReason string               // why there are no kernel tables, for the human output
+	Tool          string                    `json:"tool"`
+	Version       string                    `json:"version"`
+	Date          string                    `json:"date"`
+	Device        string                    `json:"device"`
+	Adapter       *wgpu.AdapterInfo         `json:"adapter,omitempty"`
+	Model         benchModel                `json:"model"`
+	Precision     string                    `json:"precision"`
+	Ctx           int                       `json:"ctx"`
+	Width         int                       `json:"width"`
+	Warmup        int                       `json:"warmup"`
+	Runs          int                       `json:"runs"`
+	InFlight      int                       `json:"in_flight"`
+	Chunk         int                       `json:"chunk"`
+	Threads       int                       `json:"threads,omitempty"`
+	DeviceLoaded  uint64                    `json:"device_bytes_after_load,omitempty"`
+	Peak          *devicePeak               `json:"peak,omitempty"`         // the adapter's datasheet peak, where known
+	Kernels       string                    `json:"kernels,omitempty"`      // GPU: the kernel set (software, hardware)
+	MatrixUnits   *pipeline.MatrixUnitsInfo `json:"matrix_units,omitempty"` // GPU: whether the matmuls ran on the matrix units, and why
+	Tuning        []shaders.TuneChoice      `json:"tuning,omitempty"`       // GPU: the autotuner's matmul tiles by shape
+	Batches       []benchBatch              `json:"batches"`
+	profileReason string                    // why there are no kernel tables, for the human output
 }
 
 type benchModel struct {
@@ -227,7 +231,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if dev.Kind == "all" {
 		return usageError{errors.New("--device all: bench times one device; use gpu:N for each")}
 	}
-	if err := checkPrecision(f.precision, f.device); err != nil {
+	if err := checkPrecision(f.precision, f.matrixUnits, f.device); err != nil {
 		return err
 	}
 	precision, _ := backend.ParsePrecision(f.precision) // checked
@@ -286,10 +290,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usageError{fmt.Errorf("--ctx %d: want 2 to the model's %d positions", window, cfg.NPositions)}
 	}
 
+	mu, _ := backend.ParseMatrixUnits(f.matrixUnits) // checked
 	be, err := backend.Open(ctx, dev, src, backend.Options{
-		Precision: precision,
-		Threads:   f.threads,
-		Progress:  func(done, total int64) { prog.bytes("load "+f.model, done, total) },
+		Precision:   precision,
+		MatrixUnits: mu,
+		Warn:        func(msg string) { fmt.Fprintln(stderr, msg) },
+		Threads:     f.threads,
+		Progress:    func(done, total int64) { prog.bytes("load "+f.model, done, total) },
 	})
 	if err != nil {
 		return err
@@ -320,6 +327,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		res.DeviceLoaded = d.MemoryStats().InUse
 		res.Kernels = desc.Device.Kernels
+		res.MatrixUnits = desc.Device.MatrixUnits
 		g.SetChunk(f.chunk)
 		if f.tune {
 			g.SetTuning(shaders.TuneRedo)
@@ -555,6 +563,13 @@ func printBenchHeader(w io.Writer, r *benchResult) {
 		fmt.Fprintf(w, ", chunks of %d", r.Chunk)
 	}
 	fmt.Fprintln(w)
+	if mu := r.MatrixUnits; mu != nil {
+		used := "not used"
+		if mu.Used {
+			used = "used, " + mu.Config
+		}
+		fmt.Fprintf(w, "matrix units %s (%s): %s\n", used, mu.Mode, mu.Reason)
+	}
 	fmt.Fprintf(w, "\n%6s %10s %12s %10s %10s\n", "batch", "median s", "tokens/s", "windows/s", "peak MiB")
 }
 

@@ -44,6 +44,8 @@ func TestCheapChecksBeforeWeights(t *testing.T) {
 		{"bad mode", []string{"--data", text, "--mode", "sideways"}, true, "sideways"},
 		{"bad device", []string{"--data", text, "--device", "tpu"}, true, "tpu"},
 		{"bad precision", []string{"--data", text, "--precision", "f8"}, true, "f8"},
+		{"bad matrix units", []string{"--data", text, "--matrix-units", "maybe"}, true, "--matrix-units maybe: want auto, off or on"},
+		{"matrix units on the cpu", []string{"--data", text, "--matrix-units", "on"}, true, "--matrix-units on: needs a GPU with f16 weights"},
 		{"bad shard", []string{"--data", text, "--shard", "3/2"}, true, "shard"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -119,17 +119,19 @@ func gib(n uint64) string {
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
-// checkPrecision refuses --precision values that cannot run with --device
-// (wgpueval.Options.Check: bf16 on a GPU, or on a CPU without AVX512_BF16
-// unless WGPU_EVAL_CPU_KERNELS=generic asks for the portable kernels; f16 on
-// the cpu device), before any weights are read.
-func checkPrecision(precision, device string) error {
-	return flagError(wgpueval.Options{Device: wgpueval.Device(device), Precision: wgpueval.Precision(precision)}.Check())
+// checkPrecision refuses --precision and --matrix-units values that cannot
+// run with --device (wgpueval.Options.Check: bf16 on a GPU, or on a CPU
+// without AVX512_BF16 unless WGPU_EVAL_CPU_KERNELS=generic asks for the
+// portable kernels; f16 on the cpu device; matrix units required without f16
+// weights on a GPU), before any weights are read.
+func checkPrecision(precision, matrixUnits, device string) error {
+	return flagError(wgpueval.Options{Device: wgpueval.Device(device), Precision: wgpueval.Precision(precision),
+		MatrixUnits: wgpueval.MatrixUnits(matrixUnits)}.Check())
 }
 
 // optionFlags are the flags behind the library's options, for flagError.
 var optionFlags = map[string]string{
-	"Device": "device", "Precision": "precision", "Threads": "threads",
+	"Device": "device", "Precision": "precision", "Threads": "threads", "MatrixUnits": "matrix-units",
 	"Mode": "mode", "Ctx": "ctx", "Stride": "stride", "MaxTokens": "max-tokens", "BatchTokens": "batch-tokens",
 	"PerDocument": "per-document", "Shard": "shard", "TopLogprobs": "top-logprobs", "BOSEachWindow": "bos-each-window",
 }

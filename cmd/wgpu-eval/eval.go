@@ -23,7 +23,7 @@ import (
 // evalFlags are the flags of `wgpu-eval eval`.
 type evalFlags struct {
 	model, data, split, mode, device  string
-	precision                         string
+	precision, matrixUnits            string
 	jsonOut, separator, tinyShake     string
 	ctx, stride, maxTokens            int
 	threads, batchTokens, topLogprobs int
@@ -45,6 +45,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included), gpu:N (N as listed by 'wgpu-eval devices') or all (every hardware GPU at once)")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32 on a GPU, activations and sums f32 either way; bf16 on the CPU (matmuls with bf16 weights and activations, f32 sums, as AVX512_BF16 computes them; needs a CPU with AVX512_BF16; auto then means the cpu)")
+	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("padded tokens per batch, sequences x width (0: from the GPU's memory; %d on the CPU)", pipeline.DefaultBatchTokens))
 	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood); in stream and strided modes the documents (as a .jsonl file's) are joined with <|endoftext|> before each, and those tokens are scored; --mode documents scores each alone")
@@ -119,6 +120,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	open := wgpueval.Options{
 		Device:             wgpueval.Device(f.device),
 		Precision:          wgpueval.Precision(f.precision),
+		MatrixUnits:        wgpueval.MatrixUnits(f.matrixUnits),
 		Threads:            f.threads,
 		Offline:            f.offline,
 		InsecureSkipVerify: f.insecureSkipVerify,
@@ -144,6 +146,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
 		Device:             open.Device,
 		Precision:          open.Precision,
+		MatrixUnits:        open.MatrixUnits,
 		Threads:            open.Threads,
 		Offline:            f.offline,
 		InsecureSkipVerify: f.insecureSkipVerify,

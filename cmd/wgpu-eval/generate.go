@@ -14,11 +14,11 @@ import (
 
 // generateFlags are the flags of `wgpu-eval generate`.
 type generateFlags struct {
-	model, prompt, device, precision, jsonOut string
-	maxNew, topK, threads                     int
-	temperature, topP                         float64
-	seed                                      uint64
-	quiet, offline, insecureSkipVerify        bool
+	model, prompt, device, precision, matrixUnits, jsonOut string
+	maxNew, topK, threads                                  int
+	temperature, topP                                      float64
+	seed                                                   uint64
+	quiet, offline, insecureSkipVerify                     bool
 }
 
 func (f *generateFlags) register(fs *pflag.FlagSet) {
@@ -31,6 +31,7 @@ func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text (on the same device: see above)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu or gpu:N")
 	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
+	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the prompt and new tokens, their logprobs, the text, the stop reason, the options and the speed as JSON to FILE (- for stdout, then the text is not streamed)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no messages on stderr; only the text")
@@ -79,7 +80,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := sampling.Check(); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
-	if err := checkPrecision(f.precision, f.device); err != nil {
+	if err := checkPrecision(f.precision, f.matrixUnits, f.device); err != nil {
 		return err
 	}
 	note := func(format string, a ...any) {
@@ -88,7 +89,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
-		Device: wgpueval.Device(f.device), Precision: wgpueval.Precision(f.precision), Threads: f.threads, Offline: f.offline, InsecureSkipVerify: f.insecureSkipVerify,
+		Device: wgpueval.Device(f.device), Precision: wgpueval.Precision(f.precision), MatrixUnits: wgpueval.MatrixUnits(f.matrixUnits), Threads: f.threads, Offline: f.offline, InsecureSkipVerify: f.insecureSkipVerify,
 		Log: func(msg string) { note("%s", msg) },
 	})
 	if err != nil {

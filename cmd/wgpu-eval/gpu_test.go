@@ -153,8 +153,8 @@ func TestGenerateOnGPU(t *testing.T) {
 }
 
 // TestGPUProvenanceKernels: the JSON provenance of a GPU run names the kernel
-// set and, with the hardware kernels, the matmul tiles; the software kernels
-// have none.
+// set and, with the hardware kernels, the matmul tiles (the software kernels
+// have none), and says whether the matrix units ran and why.
 func TestGPUProvenanceKernels(t *testing.T) {
 	isolate(t)
 	requireVulkan(t)
@@ -167,6 +167,21 @@ func TestGPUProvenanceKernels(t *testing.T) {
 		if d.Kind != "gpu" || d.Kernels != set || (set == "hardware") != (d.MatmulTiles["default"] != "") {
 			t.Errorf("%s: provenance device %+v", set, d)
 		}
+		// No CPU implementation of Vulkan has matrix units; f32 weights
+		// could not use them anyway.
+		if mu := d.MatrixUnits; mu == nil || mu.Used || mu.Mode != "auto" || mu.Reason == "" {
+			t.Errorf("%s: matrix units %+v, want auto, not used, with a reason", set, mu)
+		}
+	}
+	// --matrix-units on where they cannot be used fails, saying why; off is
+	// recorded.
+	if _, stderr, err := cli(t, "", "--model", dir, "--data", data, "--ctx", "16", "--device", "gpu", "--precision", "f16", "--matrix-units", "on", "--quiet"); err == nil ||
+		!strings.Contains(err.Error()+stderr, "matrix units required") {
+		t.Errorf("--matrix-units on without matrix units: %v\n%s", err, stderr)
+	}
+	r := resultJSON(t, "--model", dir, "--data", data, "--ctx", "16", "--device", "gpu", "--matrix-units", "off")
+	if mu := r.Provenance.Device.MatrixUnits; mu == nil || mu.Used || mu.Mode != "off" {
+		t.Errorf("--matrix-units off: %+v", mu)
 	}
 	t.Setenv("WGPU_EVAL_GPU_KERNELS", "fastest")
 	if _, stderr, err := cli(t, "", "--model", dir, "--data", data, "--ctx", "16", "--device", "gpu", "--quiet"); err == nil ||

@@ -87,6 +87,15 @@ type Options struct {
 	// Progress, when set, gets the bytes of weights loaded (CPU) or uploaded
 	// (GPU) so far and the total.
 	Progress func(done, total int64)
+	// MatrixUnits says whether GPUs multiply on their matrix units (tensor
+	// cores): MatrixUnitsAuto, MatrixUnitsOff or MatrixUnitsOn; "" is
+	// $WGPU_EVAL_MATRIX_UNITS, else auto. A GPU decides when it opens
+	// (running the self-check the first time a device and driver use them);
+	// with On, Open fails where a GPU cannot use them.
+	MatrixUnits MatrixUnits
+	// Warn, when set, gets one-line warnings, such as a GPU whose matrix
+	// units failed the self-check and are not used.
+	Warn func(msg string)
 }
 
 // Devices lists the Vulkan adapters in the order gpu:N counts them (best
@@ -286,6 +295,12 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 	if ad.HasFeature(wgpu.FeatureSubgroups) { // layernorm_subgroup.wgsl
 		feats = append(feats, wgpu.FeatureSubgroups)
 	}
+	if f16 && opt.MatrixUnits != shaders.MatrixUnitsOff && ad.HasFeature(wgpu.FeatureCooperativeMatrix) {
+		feats = append(feats, wgpu.FeatureCooperativeMatrix) // matmul_coop.wgsl, lmhead_loss_coop.wgsl
+		if ad.HasFeature(wgpu.FeatureSubgroupSizeControl) {
+			feats = append(feats, wgpu.FeatureSubgroupSizeControl) // their subgroup size, where it varies
+		}
+	}
 	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{Label: "wgpu-eval", RequiredFeatures: feats})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
@@ -296,5 +311,23 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	g.owned = append(g.owned, dev.Close)
+	if err := g.setMatrixUnits(opt.MatrixUnits, opt.Warn); err != nil {
+		g.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return g, nil
 }
+
+// MatrixUnits says whether GPUs multiply on their matrix units
+// (Options.MatrixUnits): MatrixUnitsAuto, MatrixUnitsOff or MatrixUnitsOn.
+type MatrixUnits = shaders.MatrixUnits
+
+// The matrix-units choices (shaders.MatrixUnits).
+const (
+	MatrixUnitsAuto = shaders.MatrixUnitsAuto
+	MatrixUnitsOff  = shaders.MatrixUnitsOff
+	MatrixUnitsOn   = shaders.MatrixUnitsOn
+)
+
+// ParseMatrixUnits reads auto (or ""), off or on.
+func ParseMatrixUnits(s string) (MatrixUnits, error) { return shaders.ParseMatrixUnits(s) }

@@ -133,7 +133,28 @@ func (g *GPU) Describe() pipeline.BackendInfo {
 		Adapter: info.Name, Vendor: info.Vendor, APIVersion: info.APIVersion,
 		Driver:  strings.TrimSpace(info.DriverName + " " + info.DriverInfo + " " + info.DriverVersion),
 		Kernels: string(g.g.Kernels()), MatmulTiles: g.g.MatmulTiles(),
+		MatrixUnits: matrixUnitsInfo(g.g.MatrixUnits()),
 	}}
+}
+
+// setMatrixUnits makes the model decide now whether it multiplies on the
+// device's matrix units (m; "" keeps $WGPU_EVAL_MATRIX_UNITS's choice), and
+// passes the decision's warning, if any, to warn.
+func (g *GPU) setMatrixUnits(m shaders.MatrixUnits, warn func(string)) error {
+	if m != "" {
+		if err := g.g.SetMatrixUnits(m); err != nil {
+			return err
+		}
+	}
+	if st := g.g.MatrixUnits(); st.Warning != "" && warn != nil {
+		warn(st.Warning)
+	}
+	return nil
+}
+
+// matrixUnitsInfo is the provenance of a model's matrix-units decision.
+func matrixUnitsInfo(st shaders.MatrixUnitsStatus) *pipeline.MatrixUnitsInfo {
+	return &pipeline.MatrixUnitsInfo{Mode: string(st.Mode), Used: st.Used, Config: st.Config, Reason: st.Reason, Lowered: st.Lowered}
 }
 
 // Every run may ask for pipeline.MaxTopLogprobs log-probabilities per target
