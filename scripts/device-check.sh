@@ -11,8 +11,11 @@
 #      JSON rewritten after every batch size so that a step cut short keeps what it measured;
 #   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench;
 #   5. the tile sweep: `bench --tune` times every matmul tile candidate of the autotuner for the model's shapes.
+# The matrix units (tensor cores, VK_KHR_cooperative_matrix) are checked on and off: the shaders package's
+# matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
+# them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
 # Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
-# read. It makes at most 8 files there.
+# read. It makes at most 10 files there.
 #
 # Usage:
 #   scripts/device-check.sh [ADAPTER]     run the checks
@@ -32,6 +35,7 @@
 #   BATCHES     bench's --batch (default 1,4,16,64,256)
 #   RUNS        bench's --runs (default 3)
 #   PRECISIONS  weight types to bench (default "f16 f32"; f16 is skipped where the adapter lacks shader-f16)
+#   MATRIX_UNITS  --matrix-units values the f16 benches run with (default "off auto")
 #   BUDGET_S    seconds the whole script may take (default 290); each step is also capped on its own
 #   SHAPE       the shape of the GPU-against-CPU check (default 124M; "" skips it)
 #   ALLOW_SOFTWARE=1  go on when every adapter is a CPU implementation (lavapipe, SwiftShader)
@@ -70,6 +74,7 @@ batches=${BATCHES:-1,4,16,64,256}
 shape=${SHAPE-124M}
 runs=${RUNS:-3}
 precisions=${PRECISIONS:-f16 f32}
+matrix_units=${MATRIX_UNITS:-off auto}
 failed=0
 
 note() { echo "$*" | tee -a "$summary"; }
@@ -178,6 +183,10 @@ step "backend GPUConformance" 100 "$tests" \
 	env -C pipeline/backend "$bin/backend.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
 step "shaders tests" 90 "$tests" \
 	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.count=1 -test.timeout 85s
+step "shaders matrix-unit kernels (WGPU_EVAL_MATRIX_UNITS=on)" 90 "$tests" \
+	env -C shaders WGPU_NO_VALIDATION=1 WGPU_EVAL_MATRIX_UNITS=on "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 85s
+step "backend GPUConformance, matrix units on" 100 "$tests" \
+	env -C pipeline/backend WGPU_EVAL_MATRIX_UNITS=on "$bin/backend.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
 if [[ -n $shape ]]; then
 	step "GPU vs CPU on the $shape shape" 120 "$tests" \
 		env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_CHECK_SHAPE="$shape" "$bin/backend.test" -test.run 'TestGPUMatchesCPUShape$' -test.count=1 -test.v -test.timeout 115s
@@ -202,15 +211,19 @@ for p in $precisions; do
 		note "SKIP  bench $p (the adapter lacks shader-f16)"
 		continue
 	fi
-	json=$out_dir/bench-$model-$p.json
-	txt=$out_dir/bench.txt
-	mark=0
-	if [[ -f $txt ]]; then mark=$(wc -l <"$txt"); fi
-	clocks "before bench $p"
-	step "bench $model $p" 120 "$txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch "$batches" \
-		--device "gpu:$index" --precision "$p" --runs "$runs" --json "$json"
-	clocks "after bench $p"
-	tail -n +"$((mark + 1))" "$txt" >>"$summary"
+	mus=off
+	[[ $p == f16 ]] && mus=$matrix_units # the matrix units multiply f16 only
+	for mu in $mus; do
+		json=$out_dir/bench-$model-$p-mu-$mu.json
+		txt=$out_dir/bench.txt
+		mark=0
+		if [[ -f $txt ]]; then mark=$(wc -l <"$txt"); fi
+		clocks "before bench $p matrix units $mu"
+		step "bench $model $p --matrix-units $mu" 120 "$txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch "$batches" \
+			--device "gpu:$index" --precision "$p" --matrix-units "$mu" --runs "$runs" --json "$json"
+		clocks "after bench $p matrix units $mu"
+		tail -n +"$((mark + 1))" "$txt" >>"$summary"
+	done
 done
 [[ -f $out_dir/clocks.txt ]] && cat "$out_dir/clocks.txt" >>"$summary"
 
