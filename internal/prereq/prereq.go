@@ -7,7 +7,8 @@
 // The prerequisites: Vulkan (a loader and a driver; lavapipe in CI), the
 // Khronos validation layer ("validation", Debian vulkan-validationlayers), the
 // other Vulkan implementations of $WGPU_TEST_VULKAN_IMPLS ("vulkan-impls"),
-// tools on PATH (spirv-val, spirv-dis), the shared TinyShakespeare copy
+// tools on PATH (spirv-val, spirv-dis), Debian 13's spirv-val
+// ($WGPU_TEST_SPIRV_VAL_NEW, "spirv-val-new"), the shared TinyShakespeare copy
 // (../shared/data/tinyshakespeare.txt beside the module, or
 // $WGPU_EVAL_TINYSHAKESPEARE), Tint (node and $WGSL_TINT, npm webgpu@0.6.2) and
 // Hugging Face's tokenizers ("hf-tokenizers": node and $WGPU_TEST_HF_TOKENIZERS).
@@ -27,8 +28,8 @@ import (
 )
 
 // Required reports whether the prerequisite name ("vulkan", "validation",
-// "vulkan-impls", "spirv-val", "tinyshakespeare", "tint", "hf-tokenizers")
-// must be present here.
+// "vulkan-impls", "spirv-val", "spirv-val-new", "tinyshakespeare", "tint",
+// "hf-tokenizers") must be present here.
 func Required(name string) bool {
 	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
 		return true

@@ -65,8 +65,11 @@ func TestMissingFailsUnderCI(t *testing.T) {
 		"tint":            func(t testing.TB) { Tint(t) },
 		"vulkan":          func(t testing.TB) { Missing(t, "vulkan", os.ErrNotExist) },
 		"vulkan-impls":    func(t testing.TB) { VulkanImpls(t) },
+		"spirv-val-new":   func(t testing.TB) { SpirvValNew(t) },
 	}
 	t.Setenv(VulkanImplsEnv, "")
+	t.Setenv(SpirvValNewEnv, "")
+	t.Setenv("WGPU_REQUIRE_SPIRV_VAL_NEW", "")
 	t.Setenv("WGPU_REQUIRE_VULKAN_IMPLS", "")
 	for name, h := range helpers {
 		t.Setenv("CI", "")

@@ -16,7 +16,8 @@ import (
 var publicAPI = []string{
 	"Binding", "Compile", "CompileSPIRV", "EntryPoint", "Error", "ErrorList",
 	"Expand", "Expanded", "IncludeDirective", // include lines (include.go)
-	"InternalError", "MemberLayout", "Module", "Note", "Options", "Origin", "Override",
+	"InternalError", "MatrixConfig", // subgroup matrix multiplications (Reflection.MatrixConfigs)
+	"MemberLayout", "Module", "Note", "Options", "Origin", "Override",
 	"Reflection", "Specialized",
 }
 

@@ -1,6 +1,9 @@
 package wgsl
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Subgroup matrices: the types and builtins of Chromium's
 // chromium_experimental_subgroup_matrix extension, as its proposal
@@ -16,26 +19,34 @@ import "fmt"
 // allows override-expressions later; Chromium's prototype and this compiler
 // take const-expressions only), at most maxMatrixDim.
 //
-//	subgroupMatrixLoad<T>(p, offset: u32, col_major: bool, stride: u32) -> T
-//	subgroupMatrixStore(p, offset: u32, value: T, col_major: bool, stride: u32)
+//	subgroupMatrixLoad<T, L>(p, offset, stride) -> T
+//	subgroupMatrixStore<L>(p, offset, value: T, stride)
+//	subgroupMatrixLoad<T>(p, offset, col_major: bool, stride) -> T
+//	subgroupMatrixStore(p, offset, value: T, col_major: bool, stride)
 //	subgroupMatrixMultiply<TR>(left, right) -> subgroup_matrix_result<TR, N, M>
 //	subgroupMatrixMultiplyAccumulate(left, right, acc) -> type of acc
 //
+// The layout L is row_major or col_major; the older form (which Tint now
+// calls deprecated) takes a col_major bool instead, a const-expression here.
 // p points to an array of T's component type in the storage or workgroup
-// address space (read access for loads, write for stores); element [r, c]
-// of the matrix is p[offset + r*stride + c] (row-major) or
-// p[offset + c*stride + r] (column-major), with col_major a const-expression.
+// address space (read access for loads, write for stores; Tint also allows
+// other element types, reinterpreted: not this compiler); offset and stride
+// are i32 or u32; element [r, c] of the matrix is p[offset + r*stride + c]
+// (row-major) or p[offset + c*stride + r] (column-major).
 // left and right share their component type and K; TR may differ from it,
 // but float operands need a float result and integer operands an integer one
 // (the proposal also allows the mixed forms; this compiler does not).
 // T() is the zero matrix and T(s) the matrix filled with s.
 //
 // The types are plain but not host-shareable: they live only in function
-// and private memory and in values. Every call (and every construction)
-// must be in uniform control flow and its matrix, pointer, offset and stride
-// arguments uniform values: the uniformity analysis checks that in the
-// workgroup scope, as Chromium does, under the diagnostic rule
-// chromium_experimental.subgroup_matrix_uniformity (error by default).
+// variables (Tint rejects the private address space too, though the
+// proposal allows it), values, and arrays and structs of those. Every call
+// (and every construction) must be in subgroup-uniform control flow and its
+// matrix, pointer, offset and stride arguments subgroup-uniform values: the
+// uniformity analysis checks that in the subgroup scope (subgroup_id is
+// uniform there), as Tint does, under the diagnostic rule
+// chromium_experimental.subgroup_matrix_uniformity (error by default; the
+// proposal's rule, which Tint 0.6.2 does not let switch the check off).
 //
 // Code generation (Options.CooperativeMatrix) is in lower_matrix.go and
 // emit_matrix.go.
@@ -79,24 +90,21 @@ func matrixRoleNamed(n string) (matrixRole, bool) {
 	return 0, false
 }
 
-// matrixBuiltins are the subgroup matrix builtins: the arguments that must
-// be uniform values, and how the pointer argument is used.
-var matrixBuiltins = map[string]struct {
-	uniform []int
-	use     ptrUse
-}{
-	"subgroupMatrixLoad":               {uniform: []int{0, 1, 3}, use: ptrRead},
-	"subgroupMatrixStore":              {uniform: []int{0, 1, 2, 4}, use: ptrWrite},
-	"subgroupMatrixMultiply":           {uniform: []int{0, 1}},
-	"subgroupMatrixMultiplyAccumulate": {uniform: []int{0, 1}},
+// matrixBuiltins are the subgroup matrix builtins and how each uses the
+// memory its pointer argument designates.
+var matrixBuiltins = map[string]ptrUse{
+	"subgroupMatrixLoad":               ptrRead,
+	"subgroupMatrixStore":              ptrWrite,
+	"subgroupMatrixMultiply":           ptrNone,
+	"subgroupMatrixMultiplyAccumulate": ptrNone,
 }
 
 // addMatrix registers the subgroup matrix builtins in the builtin table,
 // for the uniformity and alias analyses and the emitter; the checker takes
 // them before the table (matrixCall), since two take template arguments.
 func addMatrix(b map[string]*tableBuiltin) {
-	for name, m := range matrixBuiltins {
-		b[name] = &tableBuiltin{matrix: true, runtime: true, ptrUse: m.use,
+	for name, use := range matrixBuiltins {
+		b[name] = &tableBuiltin{matrix: true, runtime: true, ptrUse: use,
 			emitCall: func(e *emitter, c *callExpr, res *wgslType) uint32 { return e.matrixCall(c, res) }}
 	}
 }
@@ -155,10 +163,10 @@ func (c *checker) matrixType(id *ident, role matrixRole) *wgslType {
 // matrixSpaceError is the error for a subgroup matrix in address space s,
 // or "" where it may live.
 func matrixSpaceError(t *wgslType, s addrSpace) string {
-	if s == spaceFunction || s == spacePrivate || !t.hasSubgroupMatrix() {
+	if s == spaceFunction || !t.hasSubgroupMatrix() {
 		return ""
 	}
-	return fmt.Sprintf("type '%s' cannot be used in the %s address space: subgroup matrices live only in function and private variables", t, s)
+	return fmt.Sprintf("type '%s' cannot be used in the %s address space: subgroup matrices live only in function variables", t, s)
 }
 
 // matrixConstruct checks T() and T(s) for a subgroup matrix type T, and the
@@ -186,6 +194,60 @@ func (c *checker) matrixConstruct(e *callExpr, t *wgslType, xs []*exprInfo) *exp
 	return &exprInfo{typ: t, call: callConstruct}
 }
 
+// matrixOps locates the operands of a subgroupMatrixLoad or Store call in
+// either of its forms: the argument indices of the pointer, offset, stored
+// value (-1 for a load), col_major flag (-1 where the layout is a template
+// argument: then layout) and stride, and the layout template argument (nil in the bool
+// form).
+type matrixOps struct {
+	ptr, offset, value, flag, stride int
+	layout                           expr
+}
+
+// matrixOperands gives the operand layout of load or store call c, or false
+// when its template and argument counts fit neither form.
+func matrixOperands(c *callExpr) (matrixOps, bool) {
+	nt, na := len(c.Fn.Args), len(c.Args)
+	switch c.Fn.Name {
+	case "subgroupMatrixLoad":
+		switch {
+		case nt == 1 && na == 4:
+			return matrixOps{0, 1, -1, 2, 3, nil}, true
+		case nt == 2 && na == 3:
+			return matrixOps{0, 1, -1, -1, 2, c.Fn.Args[1]}, true
+		}
+	case "subgroupMatrixStore":
+		switch {
+		case nt == 0 && na == 5:
+			return matrixOps{0, 1, 2, 3, 4, nil}, true
+		case nt == 1 && na == 4:
+			return matrixOps{0, 1, 2, -1, 3, c.Fn.Args[0]}, true
+		}
+	}
+	return matrixOps{}, false
+}
+
+// colMajor reports the layout of a checked load or store with operands ops.
+func (ops matrixOps) colMajor(info map[expr]*exprInfo, c *callExpr) bool {
+	if ops.layout != nil {
+		return ops.layout.(*ident).Name == "col_major"
+	}
+	return info[c.Args[ops.flag]].val.b
+}
+
+// uniformArgs are the arguments of a matrix builtin call that must be
+// uniform values.
+func matrixUniformArgs(c *callExpr) []int {
+	if ops, ok := matrixOperands(c); ok {
+		u := []int{ops.ptr, ops.offset, ops.stride}
+		if ops.value >= 0 {
+			u = append(u, ops.value)
+		}
+		return u
+	}
+	return []int{0, 1} // the multiplications: left and right
+}
+
 // matrixCall checks a call of a subgroup matrix builtin.
 func (c *checker) matrixCall(e *callExpr, stmt bool) *exprInfo {
 	name := e.Fn.Name
@@ -197,8 +259,7 @@ func (c *checker) matrixCall(e *callExpr, stmt bool) *exprInfo {
 		c.errorf(e.Pos, "'%s' cannot be used in a const-expression", name)
 		return nil
 	}
-	store := name == "subgroupMatrixStore"
-	if store {
+	if name == "subgroupMatrixStore" {
 		if !stmt {
 			c.errorf(e.Pos, "'%s' does not return a value", name)
 			return nil
@@ -206,29 +267,29 @@ func (c *checker) matrixCall(e *callExpr, stmt bool) *exprInfo {
 	} else if !c.mustUse(e, stmt) {
 		return nil
 	}
-	templ := 0
-	if name == "subgroupMatrixLoad" || name == "subgroupMatrixMultiply" {
-		templ = 1
+	switch name {
+	case "subgroupMatrixLoad", "subgroupMatrixStore":
+		return c.matrixMemoryCall(e)
+	}
+	templ, nargs := 0, 3
+	if name == "subgroupMatrixMultiply" {
+		templ, nargs = 1, 2
 	}
 	if len(e.Fn.Args) != templ {
-		switch name {
-		case "subgroupMatrixLoad":
-			c.errorf(e.Pos, "'%s' needs the matrix type as its template argument: %s<subgroup_matrix_left<f32, 8, 8>>(...)", name, name)
-		case "subgroupMatrixMultiply":
+		if templ == 1 {
 			c.errorf(e.Pos, "'%s' needs the result component type as its template argument: %s<f32>(left, right)", name, name)
-		default:
+		} else {
 			c.errorf(e.Pos, "'%s' takes no template arguments", name)
 		}
 		return nil
 	}
-	nargs := map[string]int{"subgroupMatrixLoad": 4, "subgroupMatrixStore": 5, "subgroupMatrixMultiply": 2, "subgroupMatrixMultiplyAccumulate": 3}[name]
 	if len(e.Args) != nargs {
 		c.errorf(e.Pos, "'%s' takes %d arguments, got %d", name, nargs, len(e.Args))
 		return nil
 	}
-	var templT *wgslType
+	var res *wgslType
 	if templ == 1 {
-		if templT = c.typeOf(e.Fn.Args[0]); templT == nil {
+		if res = c.typeOf(e.Fn.Args[0]); res == nil {
 			return nil
 		}
 	}
@@ -236,86 +297,124 @@ func (c *checker) matrixCall(e *callExpr, stmt bool) *exprInfo {
 	if !ok {
 		return nil
 	}
-	out := &exprInfo{call: callBuiltin, builtin: name}
-	switch name {
-	case "subgroupMatrixLoad", "subgroupMatrixStore":
-		mi := 2 // the matrix value of a store
-		t := templT
-		if store {
-			t = xs[mi].typ
+	l, r := xs[0].typ, xs[1].typ
+	if l.Kind != kSubgroupMatrix || l.Role != roleLeft {
+		c.errorSpan(e.Args[0], "the first argument of '%s' must be a subgroup_matrix_left, got '%s'", name, l)
+		return nil
+	}
+	if r.Kind != kSubgroupMatrix || r.Role != roleRight {
+		c.errorSpan(e.Args[1], "the second argument of '%s' must be a subgroup_matrix_right, got '%s'", name, r)
+		return nil
+	}
+	if l.Elem != r.Elem {
+		c.errorf(e.Pos, "the operands of '%s' must have the same component type, got '%s' and '%s'", name, l.Elem, r.Elem)
+		return nil
+	}
+	if l.N != r.Rows {
+		c.errorf(e.Pos, "the operands of '%s' do not match: '%s' has %d columns (K) but '%s' has %d rows", name, l, l.N, r, r.Rows)
+		return nil
+	}
+	if name == "subgroupMatrixMultiplyAccumulate" {
+		acc := xs[2].typ
+		if acc.Kind != kSubgroupMatrix || acc.Role != roleResult {
+			c.errorSpan(e.Args[2], "the third argument of '%s' must be a subgroup_matrix_result, got '%s'", name, acc)
+			return nil
+		}
+		if acc.Rows != l.Rows || acc.N != r.N {
+			c.errorSpan(e.Args[2], "the accumulator of '%s' must have %d rows and %d columns (those of the product), got '%s'", name, l.Rows, r.N, acc)
+			return nil
+		}
+		res = acc.Elem
+	}
+	switch res.Kind {
+	case kF32, kF16, kI32, kU32:
+	default:
+		c.errorSpan(e.Fn.Args[0], "the result component type of '%s' must be f32, f16, i32 or u32, not '%s'", name, res)
+		return nil
+	}
+	if res.isFloat() != l.Elem.isFloat() {
+		c.errorf(e.Pos, "'%s' of %s operands into a %s result is not supported by this compiler (float operands need a float result, integer operands an integer one)", name, l.Elem, res)
+		return nil
+	}
+	return &exprInfo{call: callBuiltin, builtin: name,
+		typ: c.ts.get(wgslType{Kind: kSubgroupMatrix, Elem: res, N: r.N, Rows: l.Rows, Role: roleResult})}
+}
+
+// matrixMemoryCall checks subgroupMatrixLoad or subgroupMatrixStore, in the
+// form with the layout as a template argument (row_major or col_major) or
+// in the older one with a col_major bool argument (Tint calls it
+// deprecated).
+func (c *checker) matrixMemoryCall(e *callExpr) *exprInfo {
+	name := e.Fn.Name
+	load := name == "subgroupMatrixLoad"
+	ops, ok := matrixOperands(e)
+	if !ok {
+		if load && len(e.Fn.Args) == 0 {
+			c.errorf(e.Pos, "'%s' needs the matrix type as its template argument: %s<subgroup_matrix_left<f32, 8, 8>, row_major>(p, offset, stride)", name, name)
+		} else if load {
+			c.errorf(e.Pos, "'%s' takes %s<T, row_major or col_major>(p, offset, stride) or %s<T>(p, offset, col_major, stride), got %d template arguments and %d arguments",
+				name, name, name, len(e.Fn.Args), len(e.Args))
+		} else {
+			c.errorf(e.Pos, "'%s' takes %s<row_major or col_major>(p, offset, value, stride) or %s(p, offset, value, col_major, stride), got %d template arguments and %d arguments",
+				name, name, name, len(e.Fn.Args), len(e.Args))
+		}
+		return nil
+	}
+	var t *wgslType
+	if load {
+		if t = c.typeOf(e.Fn.Args[0]); t == nil {
+			return nil
 		}
 		if t.Kind != kSubgroupMatrix {
-			if store {
-				c.errorSpan(e.Args[mi], "'%s' needs a subgroup matrix to store, got '%s'", name, t)
-			} else {
-				c.errorSpan(e.Fn.Args[0], "the template argument of '%s' must be a subgroup matrix type, not '%s'", name, t)
-			}
+			c.errorSpan(e.Fn.Args[0], "the template argument of '%s' must be a subgroup matrix type, not '%s'", name, t)
 			return nil
 		}
-		if !c.matrixPointer(e, xs[0].typ, t, store) {
+	}
+	if ops.layout != nil {
+		if id, ok := ops.layout.(*ident); !ok || len(id.Args) > 0 || id.Name != "row_major" && id.Name != "col_major" || c.lookup(id.Name) != nil {
+			c.errorSpan(ops.layout, "the layout of '%s' must be row_major or col_major", name)
 			return nil
 		}
-		cm, stride := 2, 3
-		if store {
-			cm, stride = 3, 4
-		}
-		for _, i := range []int{1, stride} {
-			if !c.convertTo(e.Args[i], c.ts.scalar(kU32)) {
-				return nil
-			}
-		}
-		if xs[cm].typ.Kind != kBool || xs[cm].val == nil {
-			c.errorSpan(e.Args[cm], "the col_major argument of '%s' must be a bool const-expression, got '%s'", name, xs[cm].typ)
+	}
+	xs, ok := c.args(e)
+	if !ok {
+		return nil
+	}
+	if !load {
+		if t = xs[ops.value].typ; t.Kind != kSubgroupMatrix {
+			c.errorSpan(e.Args[ops.value], "'%s' needs a subgroup matrix to store, got '%s'", name, t)
 			return nil
 		}
-		out.typ = t
-		if store {
-			out.typ = c.ts.scalar(kBool) // placeholder for a statement call; never read
+	}
+	if !c.matrixPointer(e, xs[ops.ptr].typ, t, !load) {
+		return nil
+	}
+	for _, i := range []int{ops.offset, ops.stride} {
+		it := xs[i].typ
+		if it.Kind == kAbstractInt {
+			it = c.ts.scalar(pick(xs[i].val.i < 0, kI32, kU32))
 		}
-	default:
-		l, r := xs[0].typ, xs[1].typ
-		if l.Kind != kSubgroupMatrix || l.Role != roleLeft {
-			c.errorSpan(e.Args[0], "the first argument of '%s' must be a subgroup_matrix_left, got '%s'", name, l)
+		if it.Kind != kI32 && it.Kind != kU32 {
+			c.errorSpan(e.Args[i], "the %s of '%s' must be an i32 or u32, got '%s'", map[bool]string{true: "offset", false: "stride"}[i == ops.offset], name, xs[i].typ)
 			return nil
 		}
-		if r.Kind != kSubgroupMatrix || r.Role != roleRight {
-			c.errorSpan(e.Args[1], "the second argument of '%s' must be a subgroup_matrix_right, got '%s'", name, r)
+		if !c.convertTo(e.Args[i], it) {
 			return nil
 		}
-		if l.Elem != r.Elem {
-			c.errorf(e.Pos, "the operands of '%s' must have the same component type, got '%s' and '%s'", name, l.Elem, r.Elem)
+		if v := c.out.info[e.Args[i]].val; v != nil && it.Kind == kI32 && v.i < 0 {
+			c.errorSpan(e.Args[i], "the %s of '%s' must not be negative, got %d", map[bool]string{true: "offset", false: "stride"}[i == ops.offset], name, v.i)
 			return nil
 		}
-		if l.N != r.Rows {
-			c.errorf(e.Pos, "the operands of '%s' do not match: '%s' has %d columns (K) but '%s' has %d rows", name, l, l.N, r, r.Rows)
-			return nil
-		}
-		res := templT
-		if name == "subgroupMatrixMultiplyAccumulate" {
-			acc := xs[2].typ
-			if acc.Kind != kSubgroupMatrix || acc.Role != roleResult {
-				c.errorSpan(e.Args[2], "the third argument of '%s' must be a subgroup_matrix_result, got '%s'", name, acc)
-				return nil
-			}
-			if acc.Rows != l.Rows || acc.N != r.N {
-				c.errorSpan(e.Args[2], "the accumulator of '%s' must have %d rows and %d columns (those of the product), got '%s'", name, l.Rows, r.N, acc)
-				return nil
-			}
-			res = acc.Elem
-		}
-		switch res.Kind {
-		case kF32, kF16, kI32, kU32:
-		default:
-			c.errorSpan(e.Fn.Args[0], "the result component type of '%s' must be f32, f16, i32 or u32, not '%s'", name, res)
-			return nil
-		}
-		if res.isFloat() != l.Elem.isFloat() {
-			c.errorf(e.Pos, "'%s' of %s operands into a %s result is not supported by this compiler (float operands need a float result, integer operands an integer one)", name, l.Elem, res)
-			return nil
-		}
-		out.typ = c.ts.get(wgslType{Kind: kSubgroupMatrix, Elem: res, N: r.N, Rows: l.Rows, Role: roleResult})
+	}
+	if ops.flag >= 0 && (xs[ops.flag].typ.Kind != kBool || xs[ops.flag].val == nil) {
+		c.errorSpan(e.Args[ops.flag], "the col_major argument of '%s' must be a bool const-expression, got '%s'", name, xs[ops.flag].typ)
+		return nil
 	}
 	c.runtimeOperands(e.Args, xs)
+	out := &exprInfo{call: callBuiltin, builtin: name, typ: t}
+	if !load {
+		out.typ = c.ts.scalar(kBool) // placeholder for a statement call; never read
+	}
 	return out
 }
 
@@ -343,8 +442,9 @@ func (c *checker) matrixPointer(e *callExpr, pt, t *wgslType, store bool) bool {
 // ---- uniformity ----
 
 // matrixCall is the uniformity rule of a subgroup matrix builtin or
-// constructor, in the workgroup scope: uniform control flow and uniform
-// matrix, pointer, offset and stride arguments. A pointer's uniformity is
+// constructor, in the subgroup scope (as Tint checks it): subgroup-uniform
+// control flow and subgroup-uniform matrix, pointer, offset and stride
+// arguments. A pointer's uniformity is
 // that of its root and indices (ptrTaint), not of the memory it points to.
 // The result is as uniform as those arguments.
 func (u *uniformity) matrixCall(c *callExpr, uniformArgs []int, cf taint) taint {
@@ -359,7 +459,7 @@ func (u *uniformity) matrixCall(c *callExpr, uniformArgs []int, cf taint) taint 
 		}
 		all |= ts[i]
 	}
-	if u.scope != scopeWorkgroup || !u.diag.on(matrixUniformityRule) {
+	if u.scope != scopeSubgroup || !u.diag.on(matrixUniformityRule) {
 		return all
 	}
 	name := c.Fn.Name
@@ -412,4 +512,31 @@ func (u *uniformity) refTaint(x expr, cf taint) taint {
 		return 0 // a variable: the same one in every invocation
 	}
 	return nonUniform
+}
+
+// matrixConfigs lists the multiplications of checked module m (see
+// Reflection.MatrixConfigs), each once, sorted.
+func matrixConfigs(m *checked) []MatrixConfig {
+	seen := map[MatrixConfig]bool{}
+	var out []MatrixConfig
+	for x, info := range m.info {
+		c, ok := x.(*callExpr)
+		if !ok || info.call != callBuiltin || (info.builtin != "subgroupMatrixMultiply" && info.builtin != "subgroupMatrixMultiplyAccumulate") {
+			continue
+		}
+		l := m.info[c.Args[0]].typ
+		mc := MatrixConfig{M: info.typ.Rows, N: info.typ.N, K: l.N, Component: l.Elem.String(), Result: info.typ.Elem.String()}
+		if !seen[mc] {
+			seen[mc] = true
+			out = append(out, mc)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.M != b.M || a.N != b.N || a.K != b.K {
+			return a.M < b.M || a.M == b.M && (a.N < b.N || a.N == b.N && a.K < b.K)
+		}
+		return a.Component+" "+a.Result < b.Component+" "+b.Result
+	})
+	return out
 }

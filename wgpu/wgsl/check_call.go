@@ -190,7 +190,7 @@ func (c *checker) construct(e *callExpr, t *wgslType, stmt bool) *exprInfo {
 		return nil
 	}
 	if t.hasSubgroupMatrix() {
-		if out := c.matrixConstruct(e, t, xs); out != nil || t.Kind == kSubgroupMatrix || len(xs) == 0 {
+		if out := c.matrixConstruct(e, t, xs); out != nil || t.Kind == kSubgroupMatrix || len(xs) == 0 || c.fn == nil {
 			return out
 		}
 	}

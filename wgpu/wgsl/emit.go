@@ -34,6 +34,7 @@ type emitter struct {
 	next uint32
 
 	caps     map[uint32]bool
+	exts     map[string]bool // OpExtension names
 	glsl     uint32
 	entries  spirv.Section
 	modes    spirv.Section
@@ -144,6 +145,14 @@ func (e *emitter) assemble() []uint32 {
 	var head spirv.Section
 	for _, c := range caps {
 		head.Add(spirv.OpCapability, uint32(c))
+	}
+	var exts []string
+	for x := range e.exts {
+		exts = append(exts, x)
+	}
+	sort.Strings(exts)
+	for _, x := range exts {
+		head.Add(spirv.OpExtension, spirv.String(x)...)
 	}
 	head.Add(spirv.OpExtInstImport, append([]uint32{e.glsl}, spirv.String("GLSL.std.450")...)...)
 	head.Add(spirv.OpMemoryModel, spirv.AddressingModelLogical, spirv.MemoryModelGLSL450)

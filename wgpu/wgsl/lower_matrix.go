@@ -71,14 +71,25 @@ func (e *emitter) matrixFill(t *wgslType, s uint32) uint32 {
 }
 
 // matrixMemory gives the memory operands of a load or store: the array the
-// pointer leads to, its type, the offset and stride ids, and the layout.
-func (e *emitter) matrixMemory(c *callExpr, offset, colMajor, stride int) (r refv, at *wgslType, off, str uint32, cm bool) {
-	r = e.ptrRef(c.Args[0])
-	at = e.info(c.Args[0]).typ.Elem
-	off = e.expr(c.Args[offset])
-	cm = e.info(c.Args[colMajor]).val.b
-	str = e.expr(c.Args[stride])
-	return
+// pointer leads to, its type, the offset and stride ids (u32), the layout,
+// and the argument index of the offset.
+func (e *emitter) matrixMemory(c *callExpr) (r refv, at *wgslType, off, str uint32, cm bool, offArg int) {
+	ops, ok := matrixOperands(c)
+	if !ok {
+		bugf("%s with %d template arguments and %d arguments", c.Fn.Name, len(c.Fn.Args), len(c.Args))
+	}
+	r = e.ptrRef(c.Args[ops.ptr])
+	at = e.info(c.Args[ops.ptr]).typ.Elem
+	u32 := e.typeID(e.m.types.scalar(kU32), plain)
+	asU32 := func(i int) uint32 {
+		v := e.expr(c.Args[i])
+		if e.info(c.Args[i]).typ.Kind == kI32 {
+			v = e.op(spirv.OpBitcast, u32, v)
+		}
+		return v
+	}
+	off, str = asU32(ops.offset), asU32(ops.stride)
+	return r, at, off, str, ops.colMajor(e.m.info, c), ops.offset
 }
 
 // lowElement is the reference to the memory element of matrix element i
@@ -101,7 +112,7 @@ func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMaj
 
 // lowLoad emits subgroupMatrixLoad: every invocation reads every element.
 func (e *emitter) lowLoad(c *callExpr, t *wgslType) uint32 {
-	r, at, off, stride, cm := e.matrixMemory(c, 1, 2, 3)
+	r, at, off, stride, cm, _ := e.matrixMemory(c)
 	tmp := e.localVar(t)
 	e.countLoop(e.constU32(uint32(t.N*t.Rows)), func(i uint32) {
 		v := e.load(e.lowElement(r, at, t, off, stride, cm, i), t.Elem)
@@ -112,8 +123,8 @@ func (e *emitter) lowLoad(c *callExpr, t *wgslType) uint32 {
 
 // lowStore emits subgroupMatrixStore: each element from one invocation.
 func (e *emitter) lowStore(c *callExpr) {
-	t := e.info(c.Args[2]).typ
-	r, at, off, stride, cm := e.matrixMemory(c, 1, 3, 4)
+	t := e.info(c.Args[2]).typ // the value is argument 2 in both forms
+	r, at, off, stride, cm, _ := e.matrixMemory(c)
 	tmp := e.localVar(t)
 	e.add(spirv.OpStore, tmp, e.expr(c.Args[2]))
 	e.capability(spirv.CapabilityGroupNonUniform)

@@ -7,7 +7,7 @@ var templated = map[string]bool{
 	"mat2x2": true, "mat2x3": true, "mat2x4": true, "mat3x2": true, "mat3x3": true, "mat3x4": true,
 	"mat4x2": true, "mat4x3": true, "mat4x4": true,
 	"subgroup_matrix_left": true, "subgroup_matrix_right": true, "subgroup_matrix_result": true,
-	"subgroupMatrixLoad": true, "subgroupMatrixMultiply": true,
+	"subgroupMatrixLoad": true, "subgroupMatrixStore": true, "subgroupMatrixMultiply": true,
 }
 
 type parser struct {

@@ -8,6 +8,23 @@ type Reflection struct {
 	PushConstantSize int          `json:"push_constant_size"`
 	// PushConstant describes the push-constant block, if any.
 	PushConstant *Binding `json:"push_constant,omitempty"`
+	// MatrixConfigs are the subgroup matrix multiplications the module
+	// makes (chromium_experimental_subgroup_matrix), each once, sorted: a
+	// device running it with Options.CooperativeMatrix must support every
+	// one (Vulkan's VkCooperativeMatrixPropertiesKHR, Subgroup scope).
+	MatrixConfigs []MatrixConfig `json:"matrix_configs,omitempty"`
+}
+
+// MatrixConfig is one shape and component typing of subgroup matrix
+// multiplication: an M x K left operand times a K x N right one, of
+// component type Component, into an M x N result of type Result (WGSL
+// spellings: f32, f16, i32, u32).
+type MatrixConfig struct {
+	M         int    `json:"m"`
+	N         int    `json:"n"`
+	K         int    `json:"k"`
+	Component string `json:"component"`
+	Result    string `json:"result"`
 }
 
 // Binding is one resource variable (or the push-constant block).
@@ -133,5 +150,6 @@ func reflectModule(m *checked) Reflection {
 		}
 		r.Overrides = append(r.Overrides, o)
 	}
+	r.MatrixConfigs = matrixConfigs(m)
 	return r
 }

@@ -29,6 +29,13 @@ let c = subgroupMatrixLoad<subgroup_matrix_result<f32, 16, 4>>(&w, 0, false, 16)
 subgroupMatrixStore(&o, 0, l, false, 8);
 subgroupMatrixStore(&o, 64, r, true, 8);
 subgroupMatrixStore(&w, wid.x, c, true, 4u);`)},
+	{"layout_template_form", sgm("@group(0) @binding(3) var<storage, read> ia: array<i32>;", `
+let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 4>, row_major>(&a, 0u, 8u);
+let r = subgroupMatrixLoad<subgroup_matrix_right<f32, 16, 8>, col_major>(&a, 32i, 8i);
+let c = subgroupMatrixLoad<subgroup_matrix_result<f32, 16, 4>, row_major>(&w, 0, 16);
+let i = subgroupMatrixLoad<subgroup_matrix_left<i32, 8, 8>, col_major>(&ia, 3, 8);
+subgroupMatrixStore<row_major>(&o, 0, subgroupMatrixMultiplyAccumulate(l, r, c), 16u);
+subgroupMatrixStore<col_major>(&w, i32(wid.x), r, 8);`)},
 	{"multiply_and_accumulate", sgm("", `
 let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u);
 let r = subgroupMatrixLoad<subgroup_matrix_right<f32, 8, 8>>(&a, 64u, false, 8u);
@@ -48,16 +55,16 @@ let l = subgroupMatrixLoad<subgroup_matrix_left<i32, 8, 8>>(&ia, 0u, false, 8u);
 let r = subgroupMatrixLoad<subgroup_matrix_right<i32, 8, 8>>(&ia, 64u, false, 8u);
 let acc = subgroupMatrixMultiply<u32>(l, r);
 subgroupMatrixStore(&ou, 0u, acc, false, 8u);`)},
-	{"function_private_arrays_structs", sgm(`
+	{"function_arrays_structs", sgm(`
 alias L = subgroup_matrix_left<f32, 8, 8>;
 struct Pair { l: L, r: subgroup_matrix_right<f32, 8, 8> }
-var<private> keep: array<L, 2>;
 fn twice(p: Pair, acc: subgroup_matrix_result<f32, 8, 8>) -> subgroup_matrix_result<f32, 8, 8> {
 	return subgroupMatrixMultiplyAccumulate(p.l, p.r, subgroupMatrixMultiplyAccumulate(p.l, p.r, acc));
 }
 fn load(p: ptr<storage, array<f32>, read>, at: u32) -> L {
 	return subgroupMatrixLoad<L>(p, at, false, 8u);
 }`, `
+var keep: array<L, 2>;
 keep[1] = load(&a, 8u);
 var ps: array<Pair, 2>;
 ps[0] = Pair(load(&a, 16u), subgroupMatrixLoad<subgroup_matrix_right<f32, 8, 8>>(&a, 0u, true, 8u));
@@ -69,6 +76,14 @@ for (var i = 0u; i < 4u; i++) {
 	workgroupBarrier();
 	subgroupMatrixStore(&w, 0u, l, false, 8u);
 }`)},
+	{"subgroup_id_offsets", "enable subgroups;\n" + sgmDecls + `
+@compute @workgroup_size(64)
+fn main(@builtin(subgroup_id) s: u32) {
+	if s < 4u { // subgroup-uniform
+		let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&a, s * 64u, 8u);
+		subgroupMatrixStore<row_major>(&o, s * 64u, l, 8u);
+	}
+}`},
 	{"uniformity_rule_off", "diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);\n" + sgm("", `
 if li < 32u {
 	let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, li, false, 8u);
@@ -97,10 +112,15 @@ var sgmInvalid = []struct{ name, src, want string }{
 	{"vector_components", sgm("", "var m: subgroup_matrix_left<vec2<f32>, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32 or u32"},
 	{"i8_components", sgm("", "var m: subgroup_matrix_left<i8, 8, 8>;"), "9:29: subgroup matrix component type 'i8' is not supported by this compiler"},
 	{"f16_without_enable", sgm("", "var m: subgroup_matrix_left<f16, 8, 8>;"), "9:29: f16 requires 'enable f16;'"},
+	{"private_variable", sgm("var<private> m: array<subgroup_matrix_left<f32, 8, 8>, 2>;", ""),
+		"6:17: type 'array<subgroup_matrix_left<f32, 8, 8>, 2>' cannot be used in the private address space: subgroup matrices live only in function variables"},
+	{"negative_offset", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&a, -1, 8u);"), "9:76: the offset of 'subgroupMatrixLoad' must not be negative, got -1"},
+	{"lane_offset", "enable subgroups;\n" + sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&a, subgroupExclusiveAdd(1u), 8u);\nsubgroupMatrixStore<row_major>(&o, 0u, m, 8u);"),
+		"10:76: this argument of 'subgroupMatrixLoad' must be subgroup uniform"},
 	{"workgroup_variable", sgm("var<workgroup> m: subgroup_matrix_left<f32, 8, 8>;", ""),
-		"6:19: type 'subgroup_matrix_left<f32, 8, 8>' cannot be used in the workgroup address space: subgroup matrices live only in function and private variables"},
+		"6:19: type 'subgroup_matrix_left<f32, 8, 8>' cannot be used in the workgroup address space: subgroup matrices live only in function variables"},
 	{"storage_struct", sgm("struct S { m: subgroup_matrix_left<f32, 8, 8> }\n@group(1) @binding(0) var<storage, read_write> s: S;", ""),
-		"7:51: type 'S' cannot be used in the storage address space: subgroup matrices live only in function and private variables"},
+		"7:51: type 'S' cannot be used in the storage address space: subgroup matrices live only in function variables"},
 	{"load_no_template", sgm("", "let m = subgroupMatrixLoad(&a, 0u, false, 8u);"), "9:9: 'subgroupMatrixLoad' needs the matrix type as its template argument"},
 	{"load_template_not_matrix", sgm("", "let m = subgroupMatrixLoad<f32>(&a, 0u, false, 8u);"), "9:28: the template argument of 'subgroupMatrixLoad' must be a subgroup matrix type, not 'f32'"},
 	{"load_wrong_element", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<u32, 8, 8>>(&a, 0u, false, 8u);"),
@@ -109,10 +129,13 @@ var sgmInvalid = []struct{ name, src, want string }{
 		"9:84: 'subgroupMatrixLoad' needs a pointer to an array<f32> in the storage or workgroup address space"},
 	{"load_not_pointer", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(a, 0u, false, 8u);"),
 		"9:61: a value of type 'array<f32>' cannot be loaded"},
-	{"load_signed_offset", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0i, false, 8u);"), "9:65: cannot use a value of type 'i32' as 'u32'"},
+	{"load_float_offset", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0.5, false, 8u);"), "9:65: the offset of 'subgroupMatrixLoad' must be an i32 or u32, got 'abstract-float'"},
+	{"store_float_stride", sgm("", "subgroupMatrixStore<row_major>(&o, 0u, subgroup_matrix_left<f32, 8, 8>(), 8.0);"), "9:75: the stride of 'subgroupMatrixStore' must be an i32 or u32, got 'abstract-float'"},
+	{"load_bad_layout", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, diagonal>(&a, 0u, 8u);"), "9:61: the layout of 'subgroupMatrixLoad' must be row_major or col_major"},
+	{"store_layout_and_flag", sgm("", "subgroupMatrixStore<col_major>(&o, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u);"), "9:1: 'subgroupMatrixStore' takes subgroupMatrixStore<row_major or col_major>(p, offset, value, stride) or subgroupMatrixStore(p, offset, value, col_major, stride), got 1 template arguments and 5 arguments"},
 	{"load_runtime_layout", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, li == 0u, 8u);"),
 		"9:69: the col_major argument of 'subgroupMatrixLoad' must be a bool const-expression"},
-	{"load_wrong_arg_count", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, 8u);"), "9:9: 'subgroupMatrixLoad' takes 4 arguments, got 3"},
+	{"load_wrong_arg_count", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, 8u);"), "9:9: 'subgroupMatrixLoad' takes subgroupMatrixLoad<T, row_major or col_major>(p, offset, stride) or subgroupMatrixLoad<T>(p, offset, col_major, stride), got 1 template arguments and 3 arguments"},
 	{"load_unused", sgm("", "subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u);"), "9:1: the result of 'subgroupMatrixLoad' must be used"},
 	{"store_read_only", sgm("", "subgroupMatrixStore(&a, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u);"),
 		"9:21: 'subgroupMatrixStore' needs a writable pointer, got 'ptr<storage, array<f32>, read>'"},
@@ -137,11 +160,11 @@ var sgmInvalid = []struct{ name, src, want string }{
 	{"const_matrix", sgm("const m = subgroup_matrix_left<f32, 8, 8>();", ""), "6:11: 'subgroup_matrix_left<f32, 8, 8>' cannot be used in a const-expression"},
 	{"index_matrix", sgm("", "var m: subgroup_matrix_left<f32, 8, 8>; let x = m[0];"), "9:50: cannot index a value of type 'subgroup_matrix_left<f32, 8, 8>'"},
 	{"add_matrices", sgm("", "let m = subgroup_matrix_left<f32, 8, 8>(); let x = m + m;"), "9:54: operator '+' cannot be applied to 'subgroup_matrix_left<f32, 8, 8>'"},
-	// uniformity (the workgroup scope, as Chromium's rule)
+	// uniformity (the subgroup scope, as Tint checks it)
 	{"nonuniform_control_flow", sgm("", "if li < 8u {\nlet l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u);\nsubgroupMatrixStore(&o, 0u, l, false, 8u);\n}"),
-		"10:9: 'subgroupMatrixLoad' must only be called from uniform control flow"},
+		"10:9: 'subgroupMatrixLoad' must only be called from subgroup uniform control flow"},
 	{"nonuniform_after_return", sgm("", "if li == 3u { return; }\nlet p = subgroupMatrixMultiply<f32>(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<f32, 8, 8>());\nsubgroupMatrixStore(&o, 0u, p, false, 8u);"),
-		"10:9: 'subgroupMatrixMultiply' must only be called from uniform control flow"},
+		"10:9: 'subgroupMatrixMultiply' must only be called from subgroup uniform control flow"},
 	{"nonuniform_offset", sgm("", "let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, li, false, 8u);\nsubgroupMatrixStore(&o, 0u, l, false, 8u);"),
 		"9:65: this argument of 'subgroupMatrixLoad' must be subgroup uniform"},
 	{"nonuniform_stride", sgm("", "subgroupMatrixStore(&o, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u + u32(o[0]) * 0u);"),
@@ -152,12 +175,12 @@ var sgmInvalid = []struct{ name, src, want string }{
 	{"nonuniform_fill", sgm("", "let m = subgroup_matrix_left<f32, 8, 8>(f32(li));\nsubgroupMatrixStore(&o, 0u, m, false, 8u);"),
 		"9:41: this argument of 'subgroup_matrix_left' must be subgroup uniform"},
 	{"nonuniform_matrix_operand", sgm("", "var l = subgroup_matrix_left<f32, 8, 8>();\nif li == 0u { l = subgroup_matrix_left<f32, 8, 8>(); }\nlet p = subgroupMatrixMultiply<f32>(l, subgroup_matrix_right<f32, 8, 8>());\nsubgroupMatrixStore(&o, 0u, p, false, 8u);"),
-		"10:19: 'subgroup_matrix_left' must only be called from uniform control flow"},
+		"10:19: 'subgroup_matrix_left' must only be called from subgroup uniform control flow"},
 	{"nonuniform_in_callee", sgm("fn put() { subgroupMatrixStore(&o, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u); }", "if li == 0u { put(); }"),
-		"9:15: 'put' calls a subgroup matrix builtin, so it must only be called from uniform control flow"},
+		"9:15: 'put' calls a subgroup matrix builtin, so it must only be called from subgroup uniform control flow"},
 	{"nonuniform_pointer_param", sgm("fn fetch(p: ptr<storage, array<f32>, read>, k: u32) -> subgroup_matrix_left<f32, 8, 8> { return subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(p, k, false, 8u); }",
 		"subgroupMatrixStore(&o, 0u, fetch(&a, li), false, 8u);"),
-		"9:39: this argument must be uniform"},
+		"9:39: this argument must be subgroup uniform, since the function needs it so for a subgroup operation"},
 }
 
 func TestSubgroupMatrixRejects(t *testing.T) {
@@ -193,4 +216,24 @@ func TestSubgroupMatrixPointerParamUniform(t *testing.T) {
 fn put(p: ptr<storage, array<f32>, read_write>, m: subgroup_matrix_result<f32, 8, 8>) {
 	subgroupMatrixStore(p, 0u, m, false, 8u);
 }`, "put(&o, subgroup_matrix_result<f32, 8, 8>(2.0));"))
+}
+
+// TestSubgroupMatrixReflection: the reflection lists each multiplication's
+// configuration once, whatever calls or functions make it.
+func TestSubgroupMatrixReflection(t *testing.T) {
+	m := compileOK(t, "configs.wgsl", "enable f16;\n"+sgm(`
+fn mul(l: subgroup_matrix_left<f16, 16, 8>, r: subgroup_matrix_right<f16, 8, 16>) -> subgroup_matrix_result<f32, 8, 8> {
+	return subgroupMatrixMultiply<f32>(l, r);
+}`, `
+let l = subgroup_matrix_left<f16, 16, 8>();
+let r = subgroup_matrix_right<f16, 8, 16>();
+let p = subgroupMatrixMultiplyAccumulate(l, r, mul(l, r));
+let q = subgroupMatrixMultiply<f16>(l, r);
+let s = subgroupMatrixMultiply<f32>(subgroup_matrix_left<f32, 8, 16>(), subgroup_matrix_right<f32, 4, 8>());
+subgroupMatrixStore<row_major>(&o, 0u, p, 8u);`))
+	got := fmt.Sprint(m.Reflection.MatrixConfigs)
+	want := "[{8 8 16 f16 f16} {8 8 16 f16 f32} {16 4 8 f32 f32}]"
+	if got != want {
+		t.Errorf("MatrixConfigs = %s, want %s", got, want)
+	}
 }

@@ -79,7 +79,7 @@ type uniformity struct {
 // module that enables subgroups, in the subgroup scope.
 func (c *checker) checkUniformity() {
 	c.uniformityPass(scopeWorkgroup)
-	if c.out.enables["subgroups"] {
+	if c.out.enables["subgroups"] || c.out.enables[matrixExtension] {
 		c.uniformityPass(scopeSubgroup)
 	}
 }
@@ -407,10 +407,10 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 			u.sum.matrixCF = u.sum.matrixCF || sum.matrixCF
 			what := "a barrier"
 			switch {
-			case u.scope == scopeSubgroup:
-				what = "a subgroup operation"
 			case sum.matrixCF:
 				what = "a subgroup matrix builtin"
+			case u.scope == scopeSubgroup:
+				what = "a subgroup operation"
 			}
 			u.requireUniformCF(c, cf, "'"+c.Fn.Name+"' calls "+what+", so it")
 		}
@@ -458,7 +458,7 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 		switch {
 		case b == nil:
 		case b.matrix:
-			return u.matrixCall(c, matrixBuiltins[c.Fn.Name].uniform, cf)
+			return u.matrixCall(c, matrixUniformArgs(c), cf)
 		case b.subgroup:
 			if u.scope != scopeSubgroup {
 				return nonUniform

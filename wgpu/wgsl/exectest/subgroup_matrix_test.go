@@ -49,7 +49,7 @@ func (c sgmCase) source() string {
 	}
 	param, region := "", "0u"
 	if c.perSubgrp {
-		b.WriteString("enable subgroups;\ndiagnostic(off, chromium_experimental.subgroup_matrix_uniformity);\n")
+		b.WriteString("enable subgroups;\n") // subgroup_id is subgroup-uniform
 		param, region = "@builtin(subgroup_id) sid: u32", fmt.Sprintf("sid * %du", c.region())
 	}
 	fmt.Fprintf(&b, `@group(0) @binding(0) var<storage, read> a: array<%[1]s>;
@@ -59,10 +59,10 @@ func (c sgmCase) source() string {
 var<workgroup> tile: array<f32, %[15]d>;
 @compute @workgroup_size(%[2]d)
 fn main(%[3]s) {
-	let l = subgroupMatrixLoad<subgroup_matrix_left<%[1]s, %[6]d, %[4]d>>(&a, %[7]du, %[8]v, %[9]du);
+	let l = subgroupMatrixLoad<subgroup_matrix_left<%[1]s, %[6]d, %[4]d>, %[8]s>(&a, %[7]du, %[9]di);
 	let r = subgroupMatrixLoad<subgroup_matrix_right<%[1]s, %[5]d, %[6]d>>(&b, %[10]d, %[11]v, %[12]d);
-	let acc = subgroupMatrixLoad<subgroup_matrix_result<f32, %[5]d, %[4]d>>(&cin, %[13]du, %[14]v, %[16]du);
-`, el, c.wg, param, c.m, c.n, c.k, c.off[0], c.cm[0], sa, c.off[1], c.cm[1], sb, c.off[2], c.cm[2], c.sharedLen(), sc)
+	let acc = subgroupMatrixLoad<subgroup_matrix_result<f32, %[5]d, %[4]d>, %[14]s>(&cin, %[13]di, %[16]du);
+`, el, c.wg, param, c.m, c.n, c.k, c.off[0], major(c.cm[0]), sa, c.off[1], c.cm[1], sb, c.off[2], major(c.cm[2]), c.sharedLen(), sc)
 	res := "subgroupMatrixMultiplyAccumulate(l, r, acc)"
 	if c.noAccum {
 		// A*B by subgroupMatrixMultiply, then + C as I*(A*B) + C: the product
@@ -79,11 +79,19 @@ fn main(%[3]s) {
 		res = "subgroupMatrixMultiplyAccumulate(id, back, same)"
 	}
 	if c.viaShared {
-		fmt.Fprintf(&b, "\tsubgroupMatrixStore(&tile, 0u, %s, true, %du);\n\tworkgroupBarrier();\n", res, c.m)
+		fmt.Fprintf(&b, "\tsubgroupMatrixStore<col_major>(&tile, 0u, %s, %du);\n\tworkgroupBarrier();\n", res, c.m)
 		res = fmt.Sprintf("subgroupMatrixLoad<subgroup_matrix_result<f32, %d, %d>>(&tile, 0u, true, %du)", c.n, c.m, c.m)
 	}
 	fmt.Fprintf(&b, "\tsubgroupMatrixStore(&cout, %du + %s, %s, %v, %du);\n}\n", c.off[2], region, res, c.cm[2], sc)
 	return b.String()
+}
+
+// major spells a layout as subgroupMatrixLoad's template argument.
+func major(colMajor bool) string {
+	if colMajor {
+		return "col_major"
+	}
+	return "row_major"
 }
 
 // region is the element count one subgroup's output takes (perSubgrp).
@@ -100,30 +108,32 @@ func (c sgmCase) identityAt() int {
 	return at(c.m-1, c.n-1) + 1
 }
 
+// sgmCases are the programs of the subgroup matrix tests.
+var sgmCases = map[string]sgmCase{
+	"8x8x8_rows":         {m: 8, n: 8, k: 8, wg: 32},
+	"8x8x8_cols":         {m: 8, n: 8, k: 8, cm: [3]bool{true, true, true}, wg: 32},
+	"4x16x8_mixed_pad":   {m: 4, n: 16, k: 8, cm: [3]bool{false, true, false}, pad: [3]int{3, 1, 5}, off: [3]int{7, 2, 9}, wg: 16},
+	"16x8x16_f16":        {m: 16, n: 8, k: 16, f16: true, cm: [3]bool{true, false, true}, pad: [3]int{0, 4, 2}, off: [3]int{1, 0, 3}, wg: 64},
+	"3x5x7_partial":      {m: 3, n: 5, k: 7, cm: [3]bool{false, false, true}, pad: [3]int{2, 0, 1}, off: [3]int{0, 5, 1}, wg: 3},
+	"single_invocation":  {m: 8, n: 8, k: 4, f16: true, pad: [3]int{1, 1, 1}, wg: 1},
+	"per_subgroup":       {m: 8, n: 8, k: 8, cm: [3]bool{true, false, false}, pad: [3]int{0, 0, 2}, wg: 64, perSubgrp: true},
+	"via_workgroup":      {m: 8, n: 16, k: 8, cm: [3]bool{false, true, true}, wg: 32, viaShared: true},
+	"multiply_then_add":  {m: 4, n: 8, k: 8, wg: 16, noAccum: true},
+	"multiply_f16_cols":  {m: 8, n: 4, k: 16, f16: true, cm: [3]bool{true, true, false}, pad: [3]int{1, 2, 0}, wg: 8, noAccum: true},
+	"16x16x16_wg_shared": {m: 16, n: 16, k: 16, f16: true, cm: [3]bool{false, false, false}, pad: [3]int{0, 0, 0}, wg: 32, viaShared: true},
+}
+
 // TestSubgroupMatrixLowered runs load, multiply(-accumulate) and store of
 // subgroup matrices, lowered to invocation code (Options.CooperativeMatrix
 // false), over shapes, layouts, strides, offsets and workgroup sizes (a
 // partial subgroup, several subgroups), against a float64 reference, and
 // checks that no element outside the stored matrix changed.
 func TestSubgroupMatrixLowered(t *testing.T) {
-	cases := map[string]sgmCase{
-		"8x8x8_rows":         {m: 8, n: 8, k: 8, wg: 32},
-		"8x8x8_cols":         {m: 8, n: 8, k: 8, cm: [3]bool{true, true, true}, wg: 32},
-		"4x16x8_mixed_pad":   {m: 4, n: 16, k: 8, cm: [3]bool{false, true, false}, pad: [3]int{3, 1, 5}, off: [3]int{7, 2, 9}, wg: 16},
-		"16x8x16_f16":        {m: 16, n: 8, k: 16, f16: true, cm: [3]bool{true, false, true}, pad: [3]int{0, 4, 2}, off: [3]int{1, 0, 3}, wg: 64},
-		"3x5x7_partial":      {m: 3, n: 5, k: 7, cm: [3]bool{false, false, true}, pad: [3]int{2, 0, 1}, off: [3]int{0, 5, 1}, wg: 3},
-		"single_invocation":  {m: 8, n: 8, k: 4, f16: true, pad: [3]int{1, 1, 1}, wg: 1},
-		"per_subgroup":       {m: 8, n: 8, k: 8, cm: [3]bool{true, false, false}, pad: [3]int{0, 0, 2}, wg: 64, perSubgrp: true},
-		"via_workgroup":      {m: 8, n: 16, k: 8, cm: [3]bool{false, true, true}, wg: 32, viaShared: true},
-		"multiply_then_add":  {m: 4, n: 8, k: 8, wg: 16, noAccum: true},
-		"multiply_f16_cols":  {m: 8, n: 4, k: 16, f16: true, cm: [3]bool{true, true, false}, pad: [3]int{1, 2, 0}, wg: 8, noAccum: true},
-		"16x16x16_wg_shared": {m: 16, n: 16, k: 16, f16: true, cm: [3]bool{false, false, false}, pad: [3]int{0, 0, 0}, wg: 32, viaShared: true},
-	}
 	// f16 operands need a device with shader-f16 (SwiftShader has none):
 	// those cases run under their own subtest, skipped without it.
 	run := func(t *testing.T, f16 bool, features ...wgpu.FeatureName) {
 		d := newDevice(t, features...)
-		for name, c := range cases {
+		for name, c := range sgmCases {
 			if c.f16 == f16 {
 				t.Run(name, func(t *testing.T) { runSGM(t, d, c) })
 			}

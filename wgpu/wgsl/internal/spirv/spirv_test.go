@@ -53,3 +53,23 @@ func TestTablesUpToDate(t *testing.T) {
 		t.Error("tables.go is stale: run go generate ./wgpu/wgsl/internal/spirv")
 	}
 }
+
+// TestNewerTablesUpToDate regenerates tables_newer.go from the newer grammar
+// that scripts/spirv-tools-trixie.sh unpacks beside the spirv-val of
+// $WGPU_TEST_SPIRV_VAL_NEW (Debian 13's) and compares; it skips without it,
+// and fails under CI.
+func TestNewerTablesUpToDate(t *testing.T) {
+	if _, err := os.Stat("/usr/include/spirv/unified1/spirv.core.grammar.json"); err != nil {
+		prereq.Missing(t, "spirv-headers", fmt.Errorf("%w (Debian: apt-get install spirv-headers)", err))
+	}
+	dir := prereq.SpirvGrammarNew(t)
+	out := filepath.Join(t.TempDir(), "tables_newer.go")
+	if b, err := exec.Command("go", "run", "gen.go", "-newer", dir, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("gen -newer: %v\n%s", err, b)
+	}
+	got, _ := os.ReadFile(out)
+	want, _ := os.ReadFile("tables_newer.go")
+	if !bytes.Equal(got, want) {
+		t.Errorf("tables_newer.go is stale: run go run gen.go -newer %s -o tables_newer.go in wgpu/wgsl/internal/spirv", dir)
+	}
+}

@@ -15,9 +15,13 @@ const modDir = process.env.NODE_PATH.split(':')[0];
 const { create, globals } = await import(modDir + '/webgpu/index.js');
 
 Object.assign(globalThis, globals);
-const gpu = create(['backend=null']);
+// ORACLE_SUBGROUP_MATRIX=1 also enables Chromium's experimental subgroup
+// matrices, which Dawn offers only with its unsafe APIs allowed.
+const matrices = process.env.ORACLE_SUBGROUP_MATRIX === '1';
+const gpu = create(matrices ? ['backend=null', 'enable-dawn-features=allow_unsafe_apis'] : ['backend=null']);
 const adapter = await gpu.requestAdapter();
-const want = ['shader-f16', 'subgroups'].filter((f) => adapter.features.has(f));
+const features = ['shader-f16', 'subgroups'].concat(matrices ? ['chromium-experimental-subgroup-matrix'] : []);
+const want = features.filter((f) => adapter.features.has(f));
 const device = await adapter.requestDevice({ requiredFeatures: want });
 
 const oracleMarker = '=== oracle results ===';

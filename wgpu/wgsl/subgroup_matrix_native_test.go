@@ -1,0 +1,140 @@
+package wgsl
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
+)
+
+// spirvValNew validates words with the newer spirv-val of
+// $WGPU_TEST_SPIRV_VAL_NEW (Debian 13's, which knows
+// SPV_KHR_cooperative_matrix), for Vulkan 1.1 (the SPIR-V 1.3 the compiler
+// emits).
+func spirvValNew(t *testing.T, val, name string, words []uint32) {
+	t.Helper()
+	buf := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(buf[4*i:], w)
+	}
+	file := filepath.Join(t.TempDir(), "m.spv")
+	if err := os.WriteFile(file, buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(val, "--target-env", "vulkan1.1", file).CombinedOutput(); err != nil {
+		t.Errorf("%s: %s: %v\n%s", name, val, err, out)
+	}
+}
+
+// TestSubgroupMatrixNative emits every valid subgroup matrix program as
+// SPV_KHR_cooperative_matrix and validates it with Debian 13's spirv-val
+// (no Vulkan implementation here runs it), and checks the instructions that
+// carry the matrix semantics.
+func TestSubgroupMatrixNative(t *testing.T) {
+	val := prereq.SpirvValNew(t)
+	for _, p := range sgmValid {
+		t.Run(p.name, func(t *testing.T) {
+			m, err := Compile(p.name+".wgsl", p.src, Options{CooperativeMatrix: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			spirvValNew(t, val, p.name, m.SPIRV)
+		})
+	}
+}
+
+// TestSubgroupMatrixNativeInstructions reads the cooperative matrix
+// instructions back from the words: types (component, scope, rows, columns,
+// use), load and store layouts and strides, and the signedness operands of
+// the integer multiply, against what the WGSL says.
+func TestSubgroupMatrixNativeInstructions(t *testing.T) {
+	src := sgm("@group(0) @binding(3) var<storage, read> ia: array<i32>;", `
+let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 4>>(&a, 0u, false, 10u);
+let r = subgroupMatrixLoad<subgroup_matrix_right<f32, 16, 8>>(&a, 32u, true, 9u);
+subgroupMatrixStore(&o, 0u, subgroupMatrixMultiply<f32>(l, r), true, 4u);
+let il = subgroupMatrixLoad<subgroup_matrix_left<i32, 8, 8>>(&ia, 0u, false, 8u);
+let ir = subgroupMatrixLoad<subgroup_matrix_right<i32, 8, 8>>(&ia, 64u, false, 8u);
+subgroupMatrixStore(&ou, 0u, subgroupMatrixMultiply<u32>(il, ir), false, 8u);`)
+	m, err := Compile("native.wgsl", src, Options{CooperativeMatrix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		opConstant   = 43
+		opTypeFloat  = 22
+		opTypeInt    = 21
+		opTypeCoop   = 4456
+		opCoopLoad   = 4457
+		opCoopStore  = 4458
+		opCoopMulAdd = 4459
+		opExtension  = 10
+		opCapability = 17
+	)
+	consts := map[uint32]uint32{}
+	scalar := map[uint32]string{}
+	coop := map[uint32]string{}
+	var types, loads, stores, muls []string
+	hasCap, hasExt := false, false
+	w := m.SPIRV[5:]
+	for len(w) > 0 {
+		n, op := w[0]>>16, w[0]&0xffff
+		in := w[1:n]
+		switch op {
+		case opCapability:
+			hasCap = hasCap || in[0] == 6022
+		case opExtension:
+			hasExt = hasExt || len(in) > 0 && in[0] == 0x5f565053 // "SPV_"
+		case opConstant:
+			consts[in[1]] = in[2]
+		case opTypeFloat:
+			scalar[in[0]] = fmt.Sprintf("f%d", in[1])
+		case opTypeInt:
+			scalar[in[0]] = fmt.Sprintf("%s%d", map[uint32]string{0: "u", 1: "i"}[in[2]], in[1])
+		case opTypeCoop:
+			s := fmt.Sprintf("%s scope=%d rows=%d cols=%d use=%d", scalar[in[1]], consts[in[2]], consts[in[3]], consts[in[4]], consts[in[5]])
+			coop[in[0]] = s
+			types = append(types, s)
+		case opCoopLoad:
+			loads = append(loads, fmt.Sprintf("%s layout=%d stride=%d", coop[in[0]], consts[in[3]], consts[in[4]]))
+		case opCoopStore:
+			stores = append(stores, fmt.Sprintf("layout=%d stride=%d", consts[in[2]], consts[in[3]]))
+		case opCoopMulAdd:
+			mask := "none"
+			if len(in) > 5 {
+				mask = fmt.Sprintf("%#x", in[5])
+			}
+			muls = append(muls, coop[in[0]]+" operands="+mask)
+		}
+		w = w[n:]
+	}
+	if !hasCap || !hasExt {
+		t.Errorf("capability CooperativeMatrixKHR %v, extension SPV_KHR_cooperative_matrix %v", hasCap, hasExt)
+	}
+	check := func(what string, got, want []string) {
+		t.Helper()
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\ngot  %q\nwant %q", what, got, want)
+		}
+	}
+	// Subgroup scope is 3; uses A, B, Accumulator are 0, 1, 2; layouts
+	// RowMajorKHR 0, ColumnMajorKHR 1 (SPIR-V 1.6 rev 4 grammar).
+	check("types", types, []string{
+		"f32 scope=3 rows=4 cols=8 use=0", "f32 scope=3 rows=8 cols=16 use=1", "f32 scope=3 rows=4 cols=16 use=2",
+		"i32 scope=3 rows=8 cols=8 use=0", "i32 scope=3 rows=8 cols=8 use=1", "u32 scope=3 rows=8 cols=8 use=2",
+	})
+	check("loads", loads, []string{
+		"f32 scope=3 rows=4 cols=8 use=0 layout=0 stride=10", "f32 scope=3 rows=8 cols=16 use=1 layout=1 stride=9",
+		"i32 scope=3 rows=8 cols=8 use=0 layout=0 stride=8", "i32 scope=3 rows=8 cols=8 use=1 layout=0 stride=8",
+	})
+	check("stores", stores, []string{"layout=1 stride=4", "layout=0 stride=8"})
+	// Signed A and B (i32), unsigned C and result (u32).
+	check("multiplies", muls, []string{"f32 scope=3 rows=4 cols=16 use=2 operands=none", "u32 scope=3 rows=8 cols=8 use=2 operands=0x3"})
+	if val := os.Getenv(prereq.SpirvValNewEnv); val != "" {
+		spirvValNew(t, val, "native.wgsl", m.SPIRV)
+	}
+}

@@ -1,0 +1,81 @@
+package wgsl
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
+)
+
+// sgmStricterThanTint lists the subgroup matrix programs this compiler
+// rejects on purpose though Tint (webgpu@0.6.2) accepts them, each with why.
+var sgmStricterThanTint = map[string]string{
+	"i8_components":    "i8 and u8 components are not supported (no 8-bit types in this compiler)",
+	"too_many_columns": "dimensions are at most 64: the lowered code holds whole matrices in every invocation",
+	"float_shape":      "the proposal makes the dimensions integer expressions; Tint converts 8.0",
+}
+
+// sgmBeyondTint lists the valid subgroup matrix programs Tint rejects, each
+// with why we accept them.
+var sgmBeyondTint = map[string]string{
+	"uniformity_rule_off": "the proposal's diagnostic chromium_experimental.subgroup_matrix_uniformity switches the uniformity check off; Tint 0.6.2 ignores it",
+}
+
+// TestTintOracleSubgroupMatrix checks the subgroup matrix programs against
+// Tint with chromium-experimental-subgroup-matrix enabled: Tint must accept
+// every program of sgmValid and reject every one of sgmInvalid, except the
+// sgmBeyondTint and sgmStricterThanTint cases.
+func TestTintOracleSubgroupMatrix(t *testing.T) {
+	node, mods := prereq.Tint(t)
+	type item struct {
+		Name  string `json:"name"`
+		Src   string `json:"src"`
+		valid bool
+	}
+	var corpus []item
+	for _, p := range sgmValid {
+		corpus = append(corpus, item{p.name, p.src, true})
+	}
+	for _, p := range sgmInvalid {
+		corpus = append(corpus, item{p.name, p.src, false})
+	}
+	in, _ := json.Marshal(corpus)
+	abs, _ := filepath.Abs(mods)
+	cmd := exec.Command(node, "testdata/tint/oracle.mjs")
+	cmd.Env = append(os.Environ(), "NODE_PATH="+abs, "ORACLE_SUBGROUP_MATRIX=1")
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v\n%s", err, stderr.String())
+	}
+	var res []struct {
+		Name   string `json:"name"`
+		Errors []struct {
+			Line, Col int
+			Message   string
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal(oracleJSON(out), &res); err != nil || len(res) != len(corpus) {
+		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), len(corpus))
+	}
+	for i, r := range res {
+		c := corpus[i]
+		tintOK := len(r.Errors) == 0
+		switch {
+		case c.valid && tintOK && sgmBeyondTint[c.Name] != "":
+			t.Errorf("%s: listed as beyond Tint, but Tint accepts it", c.Name)
+		case c.valid && !tintOK && sgmBeyondTint[c.Name] == "":
+			t.Errorf("%s: we accept it, Tint rejects it: %+v", c.Name, r.Errors)
+		case !c.valid && tintOK && sgmStricterThanTint[c.Name] == "":
+			t.Errorf("%s: we reject it, Tint accepts it", c.Name)
+		case !c.valid && !tintOK && sgmStricterThanTint[c.Name] != "":
+			t.Errorf("%s: listed as stricter than Tint, but Tint rejects it too: %+v", c.Name, r.Errors)
+		}
+	}
+}
