@@ -21,6 +21,13 @@ const (
 	FeatureSubgroupSizeControl FeatureName = "subgroup-size-control"
 	// FeatureTimestampQuery: QuerySets of timestamps and ComputePassDescriptor.TimestampWrites.
 	FeatureTimestampQuery FeatureName = "timestamp-query"
+	// FeatureCooperativeMatrix: the matrix units through VK_KHR_cooperative_matrix. WGSL subgroup matrices
+	// (chromium_experimental_subgroup_matrix) compile to SPV_KHR_cooperative_matrix on a device with it, and to
+	// ordinary invocation code on any other, so it decides speed, not which shaders are valid: hence a name for
+	// what the device enables rather than Dawn's "chromium-experimental-subgroup-matrix", whose feature gates the
+	// WGSL extension itself. See Adapter.CooperativeMatrixConfigs and the doc of CooperativeMatrixConfig's file
+	// (coopmat.go) for what pipelines must set.
+	FeatureCooperativeMatrix FeatureName = "cooperative-matrix"
 )
 
 // AdapterInfo describes an adapter: what `wgpu-eval devices` prints.
@@ -78,11 +85,19 @@ type Features struct {
 	SubgroupOperations  []string `json:"subgroup_operations"`
 	SubgroupSizeControl bool     `json:"subgroup_size_control"`
 	TimestampQuery      bool     `json:"timestamp_query"`
-	CooperativeMatrix   bool     `json:"cooperative_matrix"` // VK_KHR_ or VK_NV_cooperative_matrix present (not usable yet)
+	// CooperativeMatrix: VK_KHR_cooperative_matrix with its cooperativeMatrix feature, in compute shaders, with at
+	// least one configuration (FeatureCooperativeMatrix).
+	CooperativeMatrix bool `json:"cooperative_matrix"`
+	// CooperativeMatrixConfigs are the configurations vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR lists, every
+	// scope (those with SubgroupMatrix set serve WGSL); empty without the feature.
+	CooperativeMatrixConfigs []CooperativeMatrixConfig `json:"cooperative_matrix_configs"`
 	// UniformStandardLayout: uniformBufferStandardLayout, enabled on every device of the adapter, so WGSL
 	// uniform buffers may take the storage layout (arrays of f32 or vec2, arrays and structs at any offset).
 	UniformStandardLayout bool `json:"uniform_standard_layout"`
 }
+
+// extCooperativeMatrix is the extension behind FeatureCooperativeMatrix.
+const extCooperativeMatrix = "VK_KHR_cooperative_matrix"
 
 // Adapter is a physical device.
 type Adapter struct {
@@ -94,11 +109,13 @@ type Adapter struct {
 	tsBits     uint32
 	memProps   vk.PhysicalDeviceMemoryProperties
 	exts       map[string]bool
-	memModel   bool // vulkanMemoryModel supported
-	memScope   bool // vulkanMemoryModelDeviceScope supported (Device-scope atomics and barriers)
-	uniform16  bool // uniformAndStorageBuffer16BitAccess supported (f16 in uniform buffers)
-	extTypes   bool // shaderSubgroupExtendedTypes supported
-	stdUniform bool // uniformBufferStandardLayout supported (WGSL's storage layout in uniform buffers)
+	memModel   bool   // vulkanMemoryModel supported
+	memScope   bool   // vulkanMemoryModelDeviceScope supported (Device-scope atomics and barriers)
+	uniform16  bool   // uniformAndStorageBuffer16BitAccess supported (f16 in uniform buffers)
+	extTypes   bool   // shaderSubgroupExtendedTypes supported
+	stdUniform bool   // uniformBufferStandardLayout supported (WGSL's storage layout in uniform buffers)
+	fullGroups bool   // computeFullSubgroups supported (pipelines may require whole subgroups)
+	coopWhy    string // why FeatureCooperativeMatrix is absent ("" when present)
 }
 
 // Info describes the adapter.
@@ -118,8 +135,18 @@ func (a *Adapter) HasFeature(f FeatureName) bool {
 		return ft.SubgroupSizeControl
 	case FeatureTimestampQuery:
 		return ft.TimestampQuery
+	case FeatureCooperativeMatrix:
+		return ft.CooperativeMatrix
 	}
 	return false
+}
+
+// missingReason says why the adapter lacks a feature, for RequestDevice's error ("" when nothing more is known).
+func (a *Adapter) missingReason(f FeatureName) string {
+	if f == FeatureCooperativeMatrix {
+		return a.coopWhy
+	}
+	return ""
 }
 
 // has reports whether a Vulkan feature set is available: core in apiVersion or through extension ext.
@@ -174,6 +201,11 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 		sgc = vk.New[vk.PhysicalDeviceSubgroupSizeControlProperties](&ar)
 		sgc.PNext, p2.PNext = p2.PNext, unsafe.Pointer(sgc)
 	}
+	var cmp *vk.PhysicalDeviceCooperativeMatrixPropertiesKHR
+	if a.exts[extCooperativeMatrix] {
+		cmp = vk.New[vk.PhysicalDeviceCooperativeMatrixPropertiesKHR](&ar)
+		cmp.PNext, p2.PNext = p2.PNext, unsafe.Pointer(cmp)
+	}
 	fn.GetPhysicalDeviceProperties2(pd, p2)
 
 	f2 := vk.New[vk.PhysicalDeviceFeatures2](&ar)
@@ -203,6 +235,11 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	if a.has(1, 2, "VK_KHR_uniform_buffer_standard_layout") {
 		ul = vk.New[vk.PhysicalDeviceUniformBufferStandardLayoutFeatures](&ar)
 		ul.PNext, f2.PNext = f2.PNext, unsafe.Pointer(ul)
+	}
+	var cmf *vk.PhysicalDeviceCooperativeMatrixFeaturesKHR
+	if cmp != nil {
+		cmf = vk.New[vk.PhysicalDeviceCooperativeMatrixFeaturesKHR](&ar)
+		cmf.PNext, f2.PNext = f2.PNext, unsafe.Pointer(cmf)
 	}
 	fn.GetPhysicalDeviceFeatures2(pd, f2)
 
@@ -264,13 +301,37 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 		info.Limits.MinSubgroupSize, info.Limits.MaxSubgroupSize = sgc.MinSubgroupSize, sgc.MaxSubgroupSize
 	}
 	ft.TimestampQuery = a.tsBits > 0 && l.TimestampPeriod > 0
-	ft.CooperativeMatrix = a.exts["VK_KHR_cooperative_matrix"] || a.exts["VK_NV_cooperative_matrix"]
 	a.memModel = mm != nil && mm.VulkanMemoryModel != 0
 	a.memScope = a.memModel && mm.VulkanMemoryModelDeviceScope != 0
 	a.stdUniform = ul != nil && ul.UniformBufferStandardLayout != 0
 	ft.UniformStandardLayout = a.stdUniform
 	a.uniform16 = s16.UniformAndStorageBuffer16BitAccess != 0
 	a.extTypes = et != nil && et.ShaderSubgroupExtendedTypes != 0
+	a.fullGroups = ft.SubgroupSizeControl && sgcf.ComputeFullSubgroups != 0
+	ft.CooperativeMatrixConfigs = []CooperativeMatrixConfig{}
+	switch {
+	case cmp == nil:
+		a.coopWhy = "no " + extCooperativeMatrix
+	case cmf.CooperativeMatrix == 0:
+		a.coopWhy = extCooperativeMatrix + " without its cooperativeMatrix feature"
+	case cmp.CooperativeMatrixSupportedStages&vk.ShaderStageComputeBit == 0:
+		a.coopWhy = extCooperativeMatrix + " not for compute shaders"
+	case !a.memModel: // SPV_KHR_cooperative_matrix requires the Vulkan memory model in shaders
+		a.coopWhy = extCooperativeMatrix + " without vulkanMemoryModel, which SPV_KHR_cooperative_matrix requires"
+	default:
+		configs, err := queryCooperativeMatrix(func(n *uint32, p *vk.CooperativeMatrixPropertiesKHR) vk.Result {
+			return fn.GetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, n, p)
+		})
+		switch {
+		case err != nil: // the adapter stays usable without the feature
+			a.coopWhy = err.Error()
+		case len(configs) == 0:
+			a.coopWhy = extCooperativeMatrix + " with no configuration"
+		default:
+			ft.CooperativeMatrixConfigs = configs
+		}
+	}
+	ft.CooperativeMatrix = a.coopWhy == ""
 	a.info = info
 	return a, nil
 }

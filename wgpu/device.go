@@ -35,6 +35,9 @@ type Device struct {
 	features map[FeatureName]bool
 	limits   Limits
 	queue    *Queue
+	// fullGroups: computeFullSubgroups is enabled (with FeatureCooperativeMatrix, where the adapter has it), so
+	// pipelines using cooperative matrices run with whole subgroups only.
+	fullGroups bool
 
 	mu        sync.Mutex // guards the fields below and all Vulkan objects shared between children
 	mem       allocator
@@ -63,6 +66,9 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	feats := map[FeatureName]bool{}
 	for _, f := range desc.RequiredFeatures {
 		if !a.HasFeature(f) {
+			if why := a.missingReason(f); why != "" {
+				return nil, errorf(ErrMissingFeature, "%s not supported by %s: %s", f, a.info.Name, why)
+			}
 			return nil, errorf(ErrMissingFeature, "%s not supported by %s", f, a.info.Name)
 		}
 		feats[f] = true
@@ -72,57 +78,7 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	}
 	var ar vk.Arena
 	defer ar.Release()
-	var exts []string
-	f2 := vk.New[vk.PhysicalDeviceFeatures2](&ar)
-	chain := func(p unsafe.Pointer, next *unsafe.Pointer) { *next, f2.PNext = f2.PNext, p }
-	if feats[FeatureShaderF16] || feats[FeatureStorage16Bit] {
-		s16 := vk.New[vk.PhysicalDevice16BitStorageFeatures](&ar)
-		s16.StorageBuffer16BitAccess = vk.True
-		if a.uniform16 { // f16 in uniform buffers, which WGSL allows with `enable f16;`
-			s16.UniformAndStorageBuffer16BitAccess = vk.True
-		}
-		chain(unsafe.Pointer(s16), &s16.PNext)
-	}
-	if feats[FeatureShaderF16] {
-		feats[FeatureStorage16Bit] = true // implied
-		f16 := vk.New[vk.PhysicalDeviceShaderFloat16Int8Features](&ar)
-		f16.ShaderFloat16 = vk.True
-		chain(unsafe.Pointer(f16), &f16.PNext)
-		exts = a.needExt(exts, 1, 2, "VK_KHR_shader_float16_int8")
-		if feats[FeatureSubgroups] && a.extTypes {
-			et := vk.New[vk.PhysicalDeviceShaderSubgroupExtendedTypesFeatures](&ar)
-			et.ShaderSubgroupExtendedTypes = vk.True
-			chain(unsafe.Pointer(et), &et.PNext)
-			exts = a.needExt(exts, 1, 2, "VK_KHR_shader_subgroup_extended_types")
-		}
-	}
-	if feats[FeatureSubgroupSizeControl] {
-		sc := vk.New[vk.PhysicalDeviceSubgroupSizeControlFeatures](&ar)
-		sc.SubgroupSizeControl = vk.True
-		chain(unsafe.Pointer(sc), &sc.PNext)
-		exts = a.needExt(exts, 1, 3, "VK_EXT_subgroup_size_control")
-	}
-	if a.memModel { // compilers may emit the Vulkan memory model; it costs nothing to allow
-		mm := vk.New[vk.PhysicalDeviceVulkanMemoryModelFeatures](&ar)
-		mm.VulkanMemoryModel = vk.True
-		if a.memScope { // the Device scope WGSL compilers use for storage atomics and barriers
-			mm.VulkanMemoryModelDeviceScope = vk.True
-		}
-		chain(unsafe.Pointer(mm), &mm.PNext)
-		exts = a.needExt(exts, 1, 2, "VK_KHR_vulkan_memory_model")
-	}
-	if a.stdUniform { // WGSL uniform buffers with the storage layout (arrays of f32, vec2 members); free to allow
-		ul := vk.New[vk.PhysicalDeviceUniformBufferStandardLayoutFeatures](&ar)
-		ul.UniformBufferStandardLayout = vk.True
-		chain(unsafe.Pointer(ul), &ul.PNext)
-		exts = a.needExt(exts, 1, 2, "VK_KHR_uniform_buffer_standard_layout")
-	}
-	if a.exts["VK_EXT_memory_budget"] { // Device.MemoryBudget reports the driver's budget
-		exts = append(exts, "VK_EXT_memory_budget")
-	}
-	if a.exts["VK_KHR_portability_subset"] {
-		exts = append(exts, "VK_KHR_portability_subset")
-	}
+	f2, exts := a.featureChain(&ar, feats)
 	prio := vk.New[float32](&ar)
 	*prio = 1
 	qci := vk.New[vk.DeviceQueueCreateInfo](&ar)
@@ -132,7 +88,8 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	ci.QueueCreateInfoCount, ci.PQueueCreateInfos = 1, qci
 	ci.EnabledExtensionCount, ci.PpEnabledExtensionNames = uint32(len(exts)), ar.CStrings(exts)
 
-	d := &Device{adapter: a, features: feats, limits: a.info.Limits, live: map[child]struct{}{}}
+	d := &Device{adapter: a, features: feats, limits: a.info.Limits, live: map[child]struct{}{},
+		fullGroups: feats[FeatureCooperativeMatrix] && a.fullGroups}
 	if err := check("vkCreateDevice", a.inst.fn.CreateDevice(a.pd, ci, nil, &d.h)); err != nil {
 		return nil, fmt.Errorf("create device on %s: %w", a.info.Name, err)
 	}
@@ -158,6 +115,76 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// featureChain builds the VkPhysicalDeviceFeatures2 chain of vkCreateDevice in ar, and the extensions to enable, for
+// the required features feats (already checked against the adapter) and the free ones the adapter offers.
+func (a *Adapter) featureChain(ar *vk.Arena, feats map[FeatureName]bool) (f2 *vk.PhysicalDeviceFeatures2, exts []string) {
+	f2 = vk.New[vk.PhysicalDeviceFeatures2](ar)
+	chain := func(p unsafe.Pointer, next *unsafe.Pointer) { *next, f2.PNext = f2.PNext, p }
+	if feats[FeatureShaderF16] || feats[FeatureStorage16Bit] {
+		s16 := vk.New[vk.PhysicalDevice16BitStorageFeatures](ar)
+		s16.StorageBuffer16BitAccess = vk.True
+		if a.uniform16 { // f16 in uniform buffers, which WGSL allows with `enable f16;`
+			s16.UniformAndStorageBuffer16BitAccess = vk.True
+		}
+		chain(unsafe.Pointer(s16), &s16.PNext)
+	}
+	if feats[FeatureShaderF16] {
+		feats[FeatureStorage16Bit] = true // implied
+		f16 := vk.New[vk.PhysicalDeviceShaderFloat16Int8Features](ar)
+		f16.ShaderFloat16 = vk.True
+		chain(unsafe.Pointer(f16), &f16.PNext)
+		exts = a.needExt(exts, 1, 2, "VK_KHR_shader_float16_int8")
+		if feats[FeatureSubgroups] && a.extTypes {
+			et := vk.New[vk.PhysicalDeviceShaderSubgroupExtendedTypesFeatures](ar)
+			et.ShaderSubgroupExtendedTypes = vk.True
+			chain(unsafe.Pointer(et), &et.PNext)
+			exts = a.needExt(exts, 1, 2, "VK_KHR_shader_subgroup_extended_types")
+		}
+	}
+	fullGroups := feats[FeatureCooperativeMatrix] && a.fullGroups // whole subgroups for cooperative matrices
+	if feats[FeatureSubgroupSizeControl] || fullGroups {
+		sc := vk.New[vk.PhysicalDeviceSubgroupSizeControlFeatures](ar)
+		if feats[FeatureSubgroupSizeControl] {
+			sc.SubgroupSizeControl = vk.True
+		}
+		if fullGroups {
+			sc.ComputeFullSubgroups = vk.True
+		}
+		chain(unsafe.Pointer(sc), &sc.PNext)
+		exts = a.needExt(exts, 1, 3, "VK_EXT_subgroup_size_control")
+	}
+	if feats[FeatureCooperativeMatrix] {
+		// SPV_KHR_cooperative_matrix requires the Vulkan memory model in shaders: vulkanMemoryModel is enabled below
+		// (the feature is absent without it). f16 operands need FeatureShaderF16, which the caller requires.
+		cm := vk.New[vk.PhysicalDeviceCooperativeMatrixFeaturesKHR](ar)
+		cm.CooperativeMatrix = vk.True
+		chain(unsafe.Pointer(cm), &cm.PNext)
+		exts = append(exts, extCooperativeMatrix)
+	}
+	if a.memModel { // compilers may emit the Vulkan memory model; it costs nothing to allow
+		mm := vk.New[vk.PhysicalDeviceVulkanMemoryModelFeatures](ar)
+		mm.VulkanMemoryModel = vk.True
+		if a.memScope { // the Device scope WGSL compilers use for storage atomics and barriers
+			mm.VulkanMemoryModelDeviceScope = vk.True
+		}
+		chain(unsafe.Pointer(mm), &mm.PNext)
+		exts = a.needExt(exts, 1, 2, "VK_KHR_vulkan_memory_model")
+	}
+	if a.stdUniform { // WGSL uniform buffers with the storage layout (arrays of f32, vec2 members); free to allow
+		ul := vk.New[vk.PhysicalDeviceUniformBufferStandardLayoutFeatures](ar)
+		ul.UniformBufferStandardLayout = vk.True
+		chain(unsafe.Pointer(ul), &ul.PNext)
+		exts = a.needExt(exts, 1, 2, "VK_KHR_uniform_buffer_standard_layout")
+	}
+	if a.exts["VK_EXT_memory_budget"] { // Device.MemoryBudget reports the driver's budget
+		exts = append(exts, "VK_EXT_memory_budget")
+	}
+	if a.exts["VK_KHR_portability_subset"] {
+		exts = append(exts, "VK_KHR_portability_subset")
+	}
+	return f2, exts
 }
 
 // needExt adds ext to exts when the adapter's Vulkan version lacks the feature as core.

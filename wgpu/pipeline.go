@@ -330,7 +330,9 @@ type ComputePipelineDescriptor struct {
 	// are specialization constants.
 	Constants map[string]float64
 	// RequiredSubgroupSize, if not 0, fixes the subgroup size (feature subgroup-size-control; a power of two
-	// within Limits.MinSubgroupSize..MaxSubgroupSize).
+	// within Limits.MinSubgroupSize..MaxSubgroupSize). A shader using cooperative matrices (WGSL subgroup matrices
+	// on a device with FeatureCooperativeMatrix) needs it where the adapter's subgroup size varies, and a workgroup
+	// size x that is a multiple of it: such pipelines run with whole subgroups only (see coopmat.go).
 	RequiredSubgroupSize uint32
 }
 
@@ -380,6 +382,7 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 	}
 	p := &ComputePipeline{d: d, label: desc.Label, layout: layout, late: late}
 	module := desc.Module.h
+	coop := desc.Module.coop
 	if wm := desc.Module.wgsl; wm != nil {
 		// WGSL: this entry point alone, its overrides replaced by their values (errors here are
 		// pipeline-creation errors: a bad constant, an override-expression that fails once evaluated).
@@ -391,6 +394,7 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
 		}
 		p.wgSize = sp.WorkgroupSize
+		coop = usesCooperativeMatrix(sp.SPIRV)
 		if module, err = d.createVkShaderModule(desc.Label, sp.SPIRV); err != nil {
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
 		}
@@ -421,6 +425,18 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 		rs := vk.New[vk.PipelineShaderStageRequiredSubgroupSizeCreateInfo](&ar)
 		rs.RequiredSubgroupSize = n
 		st.PNext = unsafe.Pointer(rs)
+	}
+	if coop {
+		if !d.features[FeatureCooperativeMatrix] {
+			return nil, errorf(ErrMissingFeature, "pipeline %q: module %q uses cooperative matrices, which need %s", desc.Label, desc.Module.label, FeatureCooperativeMatrix)
+		}
+		full, err := cooperativeSubgroups(desc.Label, d.limits, desc.RequiredSubgroupSize, p.wgSize[0], d.fullGroups)
+		if err != nil {
+			return nil, err
+		}
+		if full {
+			st.Flags |= vk.PipelineShaderStageCreateRequireFullSubgroupsBit
+		}
 	}
 	d.mu.Lock()
 	err := d.usable()

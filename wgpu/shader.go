@@ -25,6 +25,7 @@ type ShaderModule struct {
 	label   string
 	specs   map[string]specConst // SPIR-V modules: by name and by decimal ID
 	entries map[string]bool
+	coop    bool                       // SPIR-V modules: declares the CooperativeMatrixKHR capability
 	wgsl    *wgsl.Module               // the compiled WGSL module; nil for SPIR-V
 	refl    *wgsl.Reflection           // the compiler's description of a WGSL module; nil for SPIR-V
 	auto    map[string]*PipelineLayout // "auto" layouts by entry point, guarded by d.mu
@@ -48,7 +49,7 @@ func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule
 	if err != nil {
 		return nil, fmt.Errorf("shader %q: %w", desc.Label, err)
 	}
-	m := &ShaderModule{d: d, label: desc.Label, specs: specs, entries: entries}
+	m := &ShaderModule{d: d, label: desc.Label, specs: specs, entries: entries, coop: usesCooperativeMatrix(code)}
 	if m.h, err = d.createVkShaderModule(desc.Label, code); err != nil {
 		return nil, err
 	}
@@ -68,8 +69,7 @@ func (d *Device) createWGSLModule(desc *ShaderModuleDescriptor) (*ShaderModule, 
 	if name == "" {
 		name = "shader.wgsl"
 	}
-	// Uniform buffers may take the storage layout where the device enabled uniformBufferStandardLayout.
-	mod, err := wgsl.Compile(name, desc.WGSL, wgsl.Options{UniformStandardLayout: d.adapter.stdUniform})
+	mod, err := wgsl.Compile(name, desc.WGSL, d.wgslOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +84,13 @@ func (d *Device) createWGSLModule(desc *ShaderModuleDescriptor) (*ShaderModule, 
 	}
 	d.live[m] = struct{}{}
 	return m, nil
+}
+
+// wgslOptions are the compiler's options for this device: uniform buffers may take the storage layout where it
+// enabled uniformBufferStandardLayout, and subgroup matrices become SPV_KHR_cooperative_matrix exactly when it enabled
+// FeatureCooperativeMatrix (ordinary invocation code otherwise).
+func (d *Device) wgslOptions() wgsl.Options {
+	return wgsl.Options{UniformStandardLayout: d.adapter.stdUniform, CooperativeMatrix: d.features[FeatureCooperativeMatrix]}
 }
 
 // createVkShaderModule makes a VkShaderModule of SPIR-V words.

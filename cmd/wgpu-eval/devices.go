@@ -17,6 +17,8 @@ const devicesUsage = `Usage: wgpu-eval devices [--json]
 
 Lists the Vulkan adapters (GPUs, and CPU implementations such as lavapipe) with
 their driver, limits and features, best first, so machines can be compared.
+"matrix units" lists the cooperative-matrix configurations (M x N x K, the A, B,
+C and result types, scope) that WGSL subgroup matrices can run on.
 Exits 1 with an explanation when no Vulkan loader or driver is installed.
 
 Flags:
@@ -94,6 +96,18 @@ func writeAdapter(w io.Writer, i int, a wgpu.AdapterInfo) {
 	fmt.Fprintf(w, "    features    %s\n", strings.Join(feats, " "))
 	if len(f.SubgroupOperations) > 0 {
 		fmt.Fprintf(w, "    subgroup ops %s\n", strings.Join(f.SubgroupOperations, " "))
+	}
+	// One line per cooperative-matrix configuration; "(not for WGSL)" marks those subgroup matrices cannot use.
+	for k, c := range f.CooperativeMatrixConfigs {
+		label := "matrix units"
+		if k > 0 {
+			label = ""
+		}
+		mark := ""
+		if !c.SubgroupMatrix {
+			mark = " (not for WGSL)"
+		}
+		fmt.Fprintf(w, "    %-12s %s%s\n", label, c, mark)
 	}
 }
 

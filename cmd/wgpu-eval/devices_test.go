@@ -104,7 +104,8 @@ func TestDevicesOnThisMachine(t *testing.T) {
 // TestDevicesJSONSnakeCase: devices --json names its fields as eval's JSON
 // does (snake_case), at every depth.
 func TestDevicesJSONSnakeCase(t *testing.T) {
-	withAdapters(t, []wgpu.AdapterInfo{{Name: "x", MemoryHeaps: []wgpu.MemoryHeap{{Size: 1}}}}, nil)
+	withAdapters(t, []wgpu.AdapterInfo{{Name: "x", MemoryHeaps: []wgpu.MemoryHeap{{Size: 1}},
+		Features: wgpu.Features{CooperativeMatrixConfigs: []wgpu.CooperativeMatrixConfig{{M: 16, Scope: wgpu.ScopeSubgroup}}}}}, nil)
 	out, _, err := cli(t, "", "devices", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -131,4 +132,54 @@ func TestDevicesJSONSnakeCase(t *testing.T) {
 		}
 	}
 	walk("", v)
+}
+
+// TestDevicesListsCooperativeMatrixConfigs: an adapter with matrix units lists each configuration on its own line,
+// marking those WGSL subgroup matrices cannot use, and --json carries them under features; an adapter without them
+// prints no such line.
+func TestDevicesListsCooperativeMatrixConfigs(t *testing.T) {
+	f16 := wgpu.CooperativeMatrixConfig{M: 16, N: 16, K: 16, AType: wgpu.ComponentF16, BType: wgpu.ComponentF16,
+		CType: wgpu.ComponentF32, ResultType: wgpu.ComponentF32, Scope: wgpu.ScopeSubgroup, SubgroupMatrix: true}
+	wg := f16
+	wg.M, wg.N, wg.Scope, wg.SubgroupMatrix = 64, 64, wgpu.ScopeWorkgroup, false
+	gpu := wgpu.AdapterInfo{Name: "NVIDIA RTX 4090", Vendor: "NVIDIA", DeviceType: "discrete-gpu",
+		Features: wgpu.Features{CooperativeMatrix: true, CooperativeMatrixConfigs: []wgpu.CooperativeMatrixConfig{f16, wg}}}
+	lvp := wgpu.AdapterInfo{Name: "llvmpipe", Vendor: "Mesa", DeviceType: "cpu", Features: wgpu.Features{CooperativeMatrixConfigs: []wgpu.CooperativeMatrixConfig{}}}
+	withAdapters(t, []wgpu.AdapterInfo{gpu, lvp}, nil)
+
+	out, _, err := cli(t, "", "devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpuPart, lvpPart, _ := strings.Cut(out, "[1] llvmpipe")
+	for _, want := range []string{"cooperative-matrix", "    matrix units 16x16x16 f16*f16+f32->f32 subgroup\n",
+		"                 64x64x16 f16*f16+f32->f32 workgroup (not for WGSL)\n"} {
+		if !strings.Contains(gpuPart, want) {
+			t.Errorf("GPU listing lacks %q:\n%s", want, gpuPart)
+		}
+	}
+	if strings.Contains(lvpPart, "matrix units") || strings.Contains(lvpPart, "cooperative-matrix") {
+		t.Errorf("llvmpipe listed with matrix units:\n%s", lvpPart)
+	}
+
+	out, _, err = cli(t, "", "devices", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	features := got[0]["features"].(map[string]any)
+	configs, _ := features["cooperative_matrix_configs"].([]any)
+	if features["cooperative_matrix"] != true || len(configs) != 2 {
+		t.Fatalf("--json features %v", features)
+	}
+	first := configs[0].(map[string]any)
+	if first["m"] != 16.0 || first["a_type"] != "f16" || first["result_type"] != "f32" || first["scope"] != "subgroup" || first["subgroup_matrix"] != true {
+		t.Errorf("--json config %v", first)
+	}
+	if lf := got[1]["features"].(map[string]any); lf["cooperative_matrix"] != false || fmt.Sprint(lf["cooperative_matrix_configs"]) != "[]" {
+		t.Errorf("llvmpipe --json features %v", lf)
+	}
 }

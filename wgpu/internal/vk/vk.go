@@ -15,7 +15,8 @@
 // Allowed imports: the standard library and github.com/ebitengine/purego only.
 package vk
 
-//go:generate go run ./gen -registry /usr/share/vulkan/registry/vk.xml
+// The registry is $WGPU_VK_XML (Debian 13's vk.xml: see gen's doc and scripts/vulkan-headers-trixie.sh).
+//go:generate go run ./gen
 
 import (
 	"errors"

@@ -3,9 +3,12 @@
 //
 // Usage (from wgpu/internal/vk, as go:generate runs it):
 //
-//	go run ./gen -registry /usr/share/vulkan/registry/vk.xml
+//	go run ./gen [-registry vk.xml]
 //
-// Debian ships vk.xml in libvulkan-dev.
+// The registry is -registry, else $WGPU_VK_XML, else /usr/share/vulkan/registry/vk.xml (Debian's libvulkan-dev).
+// The subset needs VK_KHR_cooperative_matrix (VK_HEADER_VERSION 255 or newer): the committed files are generated
+// from Debian 13's vk.xml (1.4.309), which scripts/vulkan-headers-trixie.sh DIR unpacks on any machine, Debian 12
+// included, into DIR/usr/share/vulkan/registry/vk.xml.
 package main
 
 import (
@@ -16,13 +19,27 @@ import (
 )
 
 func main() {
-	registryPath := flag.String("registry", "/usr/share/vulkan/registry/vk.xml", "path to vk.xml")
+	registryPath := flag.String("registry", defaultRegistry(), "path to vk.xml (default $WGPU_VK_XML, else Debian's)")
 	out := flag.String("out", ".", "directory of package vk")
 	flag.Parse()
 	if err := run(*registryPath, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
+}
+
+// RegistryEnv names the vk.xml to generate from when -registry is not given.
+const RegistryEnv = "WGPU_VK_XML"
+
+// systemRegistry is where Debian's libvulkan-dev installs vk.xml.
+const systemRegistry = "/usr/share/vulkan/registry/vk.xml"
+
+// defaultRegistry is $WGPU_VK_XML, else the system's vk.xml.
+func defaultRegistry() string {
+	if p := os.Getenv(RegistryEnv); p != "" {
+		return p
+	}
+	return systemRegistry
 }
 
 func run(registryPath, out string) error {
@@ -41,7 +58,9 @@ func run(registryPath, out string) error {
 	}
 	s, err := newSubset(reg)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s (VK_HEADER_VERSION %s): %w; the subset needs VK_KHR_cooperative_matrix (header 255 or newer): "+
+			"run scripts/vulkan-headers-trixie.sh DIR and generate with $%s=DIR/usr/share/vulkan/registry/vk.xml",
+			registryPath, reg.Version, err, RegistryEnv)
 	}
 	types, err := s.emitTypes()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -184,13 +185,16 @@ type registry struct {
 	Consts   map[string]string    // API constants: name -> C value text
 	Commands map[string]*command
 	Core11   map[string]bool // commands in VK_VERSION_1_0 or VK_VERSION_1_1
-	Tags     []string        // vendor tags, e.g. KHR, EXT
-	Version  string          // VK_HEADER_VERSION
+	// ProvidedBy lists, per type name, the features (VK_VERSION_1_2) and extensions (VK_KHR_cooperative_matrix)
+	// whose <require> names it: a C header declares the type when it defines any of these macros.
+	ProvidedBy map[string][]string
+	Tags       []string // vendor tags, e.g. KHR, EXT
+	Version    string   // VK_HEADER_VERSION
 }
 
 func loadRegistry(root *node) (*registry, error) {
 	reg := &registry{Types: map[string]*typeDef{}, Enums: map[string][]enumVal{}, Consts: map[string]string{},
-		Commands: map[string]*command{}, Core11: map[string]bool{}}
+		Commands: map[string]*command{}, Core11: map[string]bool{}, ProvidedBy: map[string][]string{}}
 	top := root.child("registry")
 	if top == nil {
 		return nil, fmt.Errorf("no <registry> element")
@@ -253,7 +257,7 @@ func loadRegistry(root *node) (*registry, error) {
 	}
 	if exts := top.child("extensions"); exts != nil {
 		for _, x := range exts.all("extension") {
-			if x.Attr["supported"] == "disabled" || !strings.Contains(x.Attr["supported"], "vulkan") {
+			if !supportedByVulkan(x.Attr["supported"]) {
 				continue
 			}
 			num, _ := strconv.Atoi(x.Attr["number"])
@@ -350,11 +354,29 @@ func (reg *registry) addCommand(c *node) error {
 	return nil
 }
 
-// addRequires records enum values that features and extensions add to existing enums.
+// supportedByVulkan reports whether an extension's supported attribute ("vulkan", "vulkan,vulkansc", "vulkansc",
+// "disabled") names the Vulkan API itself.
+func supportedByVulkan(supported string) bool {
+	for _, a := range strings.Split(supported, ",") {
+		if a == "vulkan" {
+			return true
+		}
+	}
+	return false
+}
+
+// addRequires records enum values that features and extensions add to existing enums, and which of them provide
+// each type.
 func (reg *registry) addRequires(f *node, extNumber int, core11 bool) error {
 	for _, rq := range f.all("require") {
 		if !forVulkan(rq) {
 			continue
+		}
+		for _, t := range rq.all("type") {
+			name, by := t.Attr["name"], f.Attr["name"]
+			if !slices.Contains(reg.ProvidedBy[name], by) {
+				reg.ProvidedBy[name] = append(reg.ProvidedBy[name], by)
+			}
 		}
 		for _, e := range rq.all("enum") {
 			ext := e.Attr["extends"]

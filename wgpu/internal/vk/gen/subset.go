@@ -21,6 +21,7 @@ var instanceCommands = []string{
 	"vkGetPhysicalDeviceQueueFamilyProperties",
 	"vkGetPhysicalDeviceMemoryProperties",
 	"vkGetPhysicalDeviceMemoryProperties2",
+	"vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
 	"vkEnumerateDeviceExtensionProperties",
 	"vkCreateDevice",
 	"vkGetDeviceProcAddr",
@@ -102,6 +103,8 @@ var extraStructs = []string{
 	"VkPhysicalDeviceMemoryBudgetPropertiesEXT",
 	"VkDebugUtilsMessengerCallbackDataEXT",
 	"VkValidationFeaturesEXT",
+	"VkPhysicalDeviceCooperativeMatrixFeaturesKHR",
+	"VkPhysicalDeviceCooperativeMatrixPropertiesKHR",
 }
 
 // apiConstants are the "API Constants" enums exported as untyped constants.
