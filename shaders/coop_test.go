@@ -6,13 +6,17 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/x448/float16"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
 // coopTestConfigs are the subgroup-matrix configurations the tests force on
@@ -408,6 +412,46 @@ func TestCoopLoweredLoops(t *testing.T) {
 		for _, vt := range []int{64, 128} {
 			if n := coopHeadTiles(c, 8, vt, 8).loweredLoops(checkC, ceilDiv(checkV, vt)); n > coopLoopBudget {
 				t.Errorf("%v: the self-check's LM head with %d ids a tile loops %d times", c, vt, n)
+			}
+		}
+	}
+}
+
+// TestCoopKernelsNative compiles both coop kernels for each test
+// configuration and a 16x16x16 one of subgroups of 64 as
+// SPV_KHR_cooperative_matrix (what a GPU with matrix units gets) and
+// validates the modules with Debian 13's spirv-val
+// ($WGPU_TEST_SPIRV_VAL_NEW; nothing here runs them).
+func TestCoopKernelsNative(t *testing.T) {
+	val := prereq.SpirvValNew(t)
+	for _, cfg := range append(coopTestConfigs, MatrixConfig{M: 16, N: 16, K: 16, SubgroupSize: 64}) {
+		sgs := max(cfg.SubgroupSize, 32)
+		for _, tl := range []coopTiles{coopMatmulTiles(cfg, sgs), coopHeadTiles(cfg, sgs, 128, 8)} {
+			name := "matmul_coop.wgsl"
+			if tl.head {
+				name = "lmhead_loss_coop.wgsl"
+			}
+			x, err := coopSource(name, tl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := wgsl.Compile(name, x.Text, wgsl.Options{CooperativeMatrix: true})
+			if err != nil {
+				t.Fatalf("%s %v: %v", name, tl, x.MapErrors(err))
+			}
+			if m.SPIRV == nil {
+				t.Fatalf("%s %v: no SPIR-V: %s", name, tl, m.NoSPIRV)
+			}
+			file := filepath.Join(t.TempDir(), "m.spv")
+			b := make([]byte, 4*len(m.SPIRV))
+			for i, w := range m.SPIRV {
+				binary.LittleEndian.PutUint32(b[4*i:], w)
+			}
+			if err := os.WriteFile(file, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(val, "--target-env", "vulkan1.1", file).CombinedOutput(); err != nil {
+				t.Errorf("%s %v: spirv-val: %v\n%s", name, tl, err, out)
 			}
 		}
 	}
