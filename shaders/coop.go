@@ -311,13 +311,18 @@ type coopKernels struct {
 }
 
 // newCoopKernels compiles the matrix-unit kernels for cfg on g's device
-// with g's LM-head tiles (vt ids, lmSlice tiles per slice).
+// with g's LM-head tiles (vt ids, lmSlice tiles per slice), once per tiling
+// (a later decision reuses them). g.mu is held.
 func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 	sgs := cfg.SubgroupSize
 	if sgs == 0 {
 		sgs = int(g.dev.Limits().SubgroupSize)
 	}
 	ck := &coopKernels{cfg: cfg, mm: coopMatmulTiles(cfg, sgs), head: coopHeadTiles(cfg, sgs, g.vt, g.lmSlice())}
+	key := [2]coopTiles{ck.mm, ck.head}
+	if old, ok := g.coopKernelCache[key]; ok {
+		return old, nil
+	}
 	var err error
 	if ck.matmul, err = newCoopKernel(g.dev, "matmul_coop.wgsl", ck.mm); err != nil {
 		return nil, err
@@ -325,6 +330,10 @@ func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 	if ck.lmHd, err = newCoopKernel(g.dev, "lmhead_loss_coop.wgsl", ck.head); err != nil {
 		return nil, err
 	}
+	if g.coopKernelCache == nil {
+		g.coopKernelCache = map[[2]coopTiles]*coopKernels{}
+	}
+	g.coopKernelCache[key] = ck
 	return ck, nil
 }
 

@@ -125,9 +125,11 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 		st.Cached, st.Warning = cached, warn
 		if !v.OK {
 			why = "they failed the self-check against the SIMT kernels: " + v.Detail
-			if st.Warning == "" || cached {
-				st.Warning = fmt.Sprintf("wgpu-eval: not using the matrix units of %s (%s): %s; the SIMT kernels run instead (%s)",
-					g.dev.AdapterInfo().Name, cfg, why, verdictHint(g.coopFile))
+			fileWarn := st.Warning
+			st.Warning = fmt.Sprintf("wgpu-eval: not using the matrix units of %s (%s): %s; the SIMT kernels run instead (%s)",
+				g.dev.AdapterInfo().Name, cfg, why, verdictHint(g.coopFile))
+			if fileWarn != "" {
+				st.Warning += " (" + strings.TrimPrefix(fileWarn, "wgpu-eval: ") + ")"
 			}
 			ck = nil
 		} else {
