@@ -75,24 +75,17 @@ func refNLL(m *model.Model, s model.Sequence, f16W, f16X bool) []float64 {
 // kernels (its loop limit): the mean NLL of two windows of 64 positions of
 // a peaked model (synth.PeakedScaled), in float64 with f16 weights (the SIMT
 // kernels' numerics) and with f16 weights and activations (the coop
-// kernels'), each minus the float64 run with the f32 weights. On the 12
-// layer, 96 channel model that TestCoopAccuracy runs on lavapipe, the same
-// emulation gives the figures the lowered kernels gave, within their f32
-// rounding: the emulation is what the kernels compute.
+// kernels'), each minus the float64 run with the f32 weights. First the 12
+// layer, 96 channel model on TestCoopAccuracy's windows, to compare with
+// what the lowered kernels gave there (the emulation leaves out only their
+// f32 rounding).
 func TestCoopNumericsEmulated(t *testing.T) {
 	if os.Getenv("WGPU_EVAL_COOP_EMULATE") == "" {
 		t.Skip("a measurement: set WGPU_EVAL_COOP_EMULATE=1")
 	}
-	for _, shape := range [][3]int{{12, 4, 96}, {12, 12, 768}} {
-		m := synth.PeakedScaled(synth.GPT2Shape(shape[0], shape[1], shape[2]), 124)
-		const width = 64
-		var seqs []model.Sequence // as TestCoopAccuracy's, shorter
-		for _, s := range zipfSeqs(25, 2*width, 2, m.Config.VocabSize) {
-			if len(seqs) == 0 || len(seqs[len(seqs)-1].Tokens) == width {
-				seqs = append(seqs, model.Sequence{First: 1})
-			}
-			seqs[len(seqs)-1].Tokens = append(seqs[len(seqs)-1].Tokens, s.Tokens[0])
-		}
+	for _, c := range []struct{ layers, heads, channels, width int }{{12, 4, 96, 128}, {12, 12, 768, 64}} {
+		m := synth.PeakedScaled(synth.GPT2Shape(c.layers, c.heads, c.channels), 124)
+		seqs := twoWindows(c.width, m.Config.VocabSize)
 		var means [3]float64 // f32 weights; f16 weights; f16 weights and activations
 		var wg sync.WaitGroup
 		for i, fl := range [][2]bool{{false, false}, {true, false}, {true, true}} {
@@ -111,7 +104,7 @@ func TestCoopNumericsEmulated(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		t.Logf("GPT-2 %v (layers, heads, channels), peaked, float64 emulation: mean NLL %.6f; f16 weights %+.3g; f16 weights and activations %+.3g (activations alone %+.3g)",
-			shape, means[0], means[1]-means[0], means[2]-means[0], means[2]-means[1])
+		t.Logf("GPT-2 %d layers, %d heads, %d channels, peaked, 2 windows of %d, float64 emulation: mean NLL %.6f; f16 weights %+.3g; f16 weights and activations %+.3g (activations alone %+.3g)",
+			c.layers, c.heads, c.channels, c.width, means[0], means[1]-means[0], means[2]-means[0], means[2]-means[1])
 	}
 }

@@ -263,13 +263,7 @@ func TestCoopAccuracy(t *testing.T) {
 	width := dims[3]
 	d := coopDev(t)
 	m := synth.PeakedScaled(synth.GPT2Shape(dims[0], dims[1], dims[2]), 124)
-	var seqs []model.Sequence // two whole windows, every position after the first scored
-	for _, s := range zipfSeqs(25, 2*width, 2, m.Config.VocabSize) {
-		if len(seqs) == 0 || len(seqs[len(seqs)-1].Tokens) == width {
-			seqs = append(seqs, model.Sequence{First: 1})
-		}
-		seqs[len(seqs)-1].Tokens = append(seqs[len(seqs)-1].Tokens, s.Tokens[0])
-	}
+	seqs := twoWindows(width, m.Config.VocabSize)
 	want, err := model.NewCPU(m, 0).Loss(context.Background(), seqs)
 	if err != nil {
 		t.Fatal(err)
@@ -297,4 +291,17 @@ func TestCoopAccuracy(t *testing.T) {
 	if meanDiff(coop, want) > 1e-2 {
 		t.Errorf("coop mean NLL differs from the CPU's by %.3g", meanDiff(coop, want))
 	}
+}
+
+// twoWindows are two whole windows of width Zipf-like ids, every position
+// after the first scored.
+func twoWindows(width, vocab int) []model.Sequence {
+	var seqs []model.Sequence
+	for _, s := range zipfSeqs(25, 2*width, 2, vocab) {
+		if len(seqs) == 0 || len(seqs[len(seqs)-1].Tokens) == width {
+			seqs = append(seqs, model.Sequence{First: 1})
+		}
+		seqs[len(seqs)-1].Tokens = append(seqs[len(seqs)-1].Tokens, s.Tokens[0])
+	}
+	return seqs
 }
