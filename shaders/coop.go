@@ -68,14 +68,36 @@ type MatrixConfig struct {
 func (c MatrixConfig) String() string { return fmt.Sprintf("%dx%dx%d", c.M, c.N, c.K) }
 
 // deviceMatrixConfigs is the one place that asks a device which subgroup-
-// matrix configurations it multiplies (f16 operands, f32 results, subgroup
-// scope) with the cooperative-matrix feature enabled, so that the compiler
-// emits SPV_KHR_cooperative_matrix for it. None yet: package wgpu does not
-// expose the feature; when it does, this reads its adapter feature.
+// matrix configurations its matrix units multiply with f16 operands into f32
+// (wgpu's CooperativeMatrixConfigs that WGSL can use: subgroup scope), which
+// a device has only with wgpu.FeatureCooperativeMatrix enabled, so that the
+// compiler emits SPV_KHR_cooperative_matrix for it. Where the subgroup size
+// varies (AMD's wave32/64, Intel's 8 to 32), the kernels are written for
+// subgroups of coopSubgroup invocations, which the pipelines then require
+// (wgpu.FeatureSubgroupSizeControl); without that feature, or where that
+// size is out of the device's range, none is usable.
 func deviceMatrixConfigs(dev *wgpu.Device) []MatrixConfig {
-	_ = dev
-	return nil
+	l := dev.Limits()
+	sgs := 0
+	if l.MinSubgroupSize < l.MaxSubgroupSize {
+		if !dev.HasFeature(wgpu.FeatureSubgroupSizeControl) || coopSubgroup < l.MinSubgroupSize || coopSubgroup > l.MaxSubgroupSize {
+			return nil
+		}
+		sgs = coopSubgroup
+	}
+	var out []MatrixConfig
+	for _, c := range dev.CooperativeMatrixConfigs() {
+		if c.SubgroupMatrix && c.AType == wgpu.ComponentF16 && c.ResultType == wgpu.ComponentF32 {
+			out = append(out, MatrixConfig{M: int(c.M), N: int(c.N), K: int(c.K), SubgroupSize: sgs})
+		}
+	}
+	return out
 }
+
+// coopSubgroup is the subgroup size the coop kernels require where a device's
+// varies: 32, as llama.cpp's Vulkan backend fixes for its cooperative-matrix
+// kernels (AMD's wave32).
+const coopSubgroup = 32
 
 // pickMatrixConfig is the configuration the kernels use among a device's:
 // the first whose M, N and K are 8 or 16 (the tiles are built for those),
@@ -227,6 +249,13 @@ func (t coopTiles) loweredLoops(K, tiles int) int {
 	return min(tiles, t.nt) * (perTile + 2*t.vt)
 }
 
+// coopLoopBudget is the most loweredLoops may estimate for a kernel on an
+// adapter with a loop limit: below loopBudget, since the estimate
+// undercounts. On lavapipe, GPT-2 models whose matmuls over K = 4C it
+// estimates at some 51000 iterations (16x16x16, C 96) scored as the SIMT
+// kernels do, at 59000 (C 112) 0.015 nats off.
+const coopLoopBudget = 54000
+
 // constSet is the tiling's override constants (NT for the LM head).
 func (t coopTiles) constSet() constSet {
 	c := consts("SGM", float64(t.SGM)).with("SGN", float64(t.SGN)).with("SGS", float64(t.SGS)).with("BK", float64(t.BK))
@@ -282,13 +311,18 @@ type coopKernels struct {
 }
 
 // newCoopKernels compiles the matrix-unit kernels for cfg on g's device
-// with g's LM-head tiles (vt ids, lmSlice tiles per slice).
+// with g's LM-head tiles (vt ids, lmSlice tiles per slice), once per tiling
+// (a later decision reuses them). g.mu is held.
 func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 	sgs := cfg.SubgroupSize
 	if sgs == 0 {
 		sgs = int(g.dev.Limits().SubgroupSize)
 	}
 	ck := &coopKernels{cfg: cfg, mm: coopMatmulTiles(cfg, sgs), head: coopHeadTiles(cfg, sgs, g.vt, g.lmSlice())}
+	key := [2]coopTiles{ck.mm, ck.head}
+	if old, ok := g.coopKernelCache[key]; ok {
+		return old, nil
+	}
 	var err error
 	if ck.matmul, err = newCoopKernel(g.dev, "matmul_coop.wgsl", ck.mm); err != nil {
 		return nil, err
@@ -296,6 +330,10 @@ func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 	if ck.lmHd, err = newCoopKernel(g.dev, "lmhead_loss_coop.wgsl", ck.head); err != nil {
 		return nil, err
 	}
+	if g.coopKernelCache == nil {
+		g.coopKernelCache = map[[2]coopTiles]*coopKernels{}
+	}
+	g.coopKernelCache[key] = ck
 	return ck, nil
 }
 

@@ -28,8 +28,9 @@ type MatrixUnitsStatus struct {
 	Used   bool        `json:"used"`             // matmul_coop.wgsl and lmhead_loss_coop.wgsl run
 	Config string      `json:"config,omitempty"` // the subgroup-matrix configuration, M x N x K, when one was tried
 	Reason string      `json:"reason"`           // why they run or not
-	// Lowered: a test forced the kernels on a device without matrix units,
-	// where the compiler lowers the subgroup matrices to invocation code.
+	// Lowered: the device has no matrix units enabled (a test forced the
+	// kernels there), so the compiler lowered the subgroup matrices to
+	// invocation code.
 	Lowered bool `json:"lowered,omitempty"`
 	// Cached: the self-check's verdict came from the verdict file of the
 	// device and driver, not from a check in this process.
@@ -94,7 +95,7 @@ func (g *GPT2) matrixConfig() (MatrixConfig, string) {
 	}
 	cfg, ok := pickMatrixConfig(deviceMatrixConfigs(g.dev))
 	if !ok {
-		return MatrixConfig{}, "the device offers no f16 x f16 -> f32 subgroup-matrix configuration of 8 or 16 (VK_KHR_cooperative_matrix)"
+		return MatrixConfig{}, fmt.Sprintf("the device offers no f16 x f16 -> f32 subgroup-matrix configuration of 8 or 16 (VK_KHR_cooperative_matrix absent, or %s not enabled)", wgpu.FeatureCooperativeMatrix)
 	}
 	return cfg, ""
 }
@@ -111,7 +112,7 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 	cfg, why := g.matrixConfig()
 	var ck *coopKernels
 	if why == "" {
-		st.Config, st.Lowered = cfg.String(), g.coopForce != nil
+		st.Config, st.Lowered = cfg.String(), !g.dev.HasFeature(wgpu.FeatureCooperativeMatrix)
 		var err error
 		if ck, err = g.newCoopKernels(cfg); err != nil {
 			why = "their kernels cannot run here: " + err.Error()
@@ -124,9 +125,11 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 		st.Cached, st.Warning = cached, warn
 		if !v.OK {
 			why = "they failed the self-check against the SIMT kernels: " + v.Detail
-			if st.Warning == "" || cached {
-				st.Warning = fmt.Sprintf("wgpu-eval: not using the matrix units of %s (%s): %s; the SIMT kernels run instead (%s)",
-					g.dev.AdapterInfo().Name, cfg, why, verdictHint(g.coopFile))
+			fileWarn := st.Warning
+			st.Warning = fmt.Sprintf("wgpu-eval: not using the matrix units of %s (%s): %s; the SIMT kernels run instead (%s)",
+				g.dev.AdapterInfo().Name, cfg, why, verdictHint(g.coopFile))
+			if fileWarn != "" {
+				st.Warning += " (" + strings.TrimPrefix(fileWarn, "wgpu-eval: ") + ")"
 			}
 			ck = nil
 		} else {
@@ -151,12 +154,12 @@ func (g *GPT2) coopLoopsFit(ck *coopKernels) string {
 		ks = append(ks, kn[0])
 	}
 	for _, k := range ks {
-		if n := ck.mm.loweredLoops(k, 0); n > loopBudget {
+		if n := ck.mm.loweredLoops(k, 0); n > coopLoopBudget {
 			return fmt.Sprintf("lowered, matmul_coop.wgsl would loop some %d times an invocation at K = %d, past %s's limit", n, k, g.dev.AdapterInfo().Name)
 		}
 	}
 	for _, cv := range [][2]int{{checkC, checkV}, {g.cfg.NEmbd, g.cfg.VocabSize}} {
-		if n := ck.head.loweredLoops(cv[0], ceilDiv(cv[1], ck.head.vt)); n > loopBudget {
+		if n := ck.head.loweredLoops(cv[0], ceilDiv(cv[1], ck.head.vt)); n > coopLoopBudget {
 			return fmt.Sprintf("lowered, lmhead_loss_coop.wgsl would loop some %d times an invocation at C = %d, past %s's limit", n, cv[0], g.dev.AdapterInfo().Name)
 		}
 	}
@@ -296,7 +299,7 @@ const accumSlack = 4.0 / (1 << 24)
 // some 2300 times per tile and step of BK.
 const (
 	checkM, checkK, checkN = 77, 136, 84
-	checkP, checkC, checkV = 37, 72, 300
+	checkP, checkC, checkV = 37, 56, 300
 )
 
 // selfCheck runs a matmul and an LM-head case with the coop kernels and

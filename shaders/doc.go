@@ -120,7 +120,10 @@
 // per subgroup into the kernels' text (coopSource) and compiles one module
 // per configuration. On devices without matrix units the compiler lowers
 // the same kernels to invocation code: the tests force them there (a test
-// hook, GPT2.coopForce), so CI runs them on lavapipe. The top-K
+// hook, GPT2.coopForce), so CI runs them on lavapipe, where their lowered
+// loops count against the loop limit (see fitLoopLimit): a GPT2 there keeps
+// them off where coopTiles.loweredLoops estimates more than coopLoopBudget
+// (about 100 channels at GPT-2's shapes). The top-K
 // (--top-logprobs) keeps its SIMT kernels: it streams the vocabulary on
 // its own, not the LM head's product.
 //

@@ -29,6 +29,13 @@ type testDev struct {
 
 func newTestDev(t testing.TB) *testDev {
 	t.Helper()
+	return newTestDevWith(t)
+}
+
+// newTestDevWith is newTestDev with the optional features extra enabled
+// where the adapter has them.
+func newTestDevWith(t testing.TB, extra ...wgpu.FeatureName) *testDev {
+	t.Helper()
 	var mu sync.Mutex
 	var msgs []wgpu.Message
 	validation := os.Getenv("WGPU_NO_VALIDATION") == ""
@@ -49,6 +56,11 @@ func newTestDev(t testing.TB) *testDev {
 			}
 			if ad.HasFeature(wgpu.FeatureSubgroups) {
 				feats = append(feats, wgpu.FeatureSubgroups)
+			}
+			for _, f := range extra {
+				if ad.HasFeature(f) {
+					feats = append(feats, f)
+				}
 			}
 			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-"})
 			if err != nil {

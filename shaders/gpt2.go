@@ -54,19 +54,20 @@ type GPT2 struct {
 	coopCorrupt func(kind string, v []float32) // tests: alters the coop kernels' results the self-check compares
 	coopChecks  int                            // self-checks run (tests)
 
-	mu         sync.Mutex         // guards the fields below and the recording of batches
-	mxMode     MatrixUnits        // SetMatrixUnits; $WGPU_EVAL_MATRIX_UNITS at NewGPT2
-	mx         *MatrixUnitsStatus // the decision (ensureMatrixUnits); nil until made
-	mxErr      error              // why MatrixUnitsOn cannot be had
-	coop       *coopKernels       // the matrix-unit kernels in use; nil for SIMT
-	tuneMode   TuneMode
-	tuned      map[string]TuneChoice // matmul tiles by tuneKey, from the autotuner
-	tuneRedone map[string]bool       // TuneRedo: the shapes timed again since
-	arenas     [arenaCount]*arena
-	nextArena  int
-	chunk      int  // SetChunk
-	profile    bool // SetProfiling
-	closed     bool
+	mu              sync.Mutex                    // guards the fields below and the recording of batches
+	mxMode          MatrixUnits                   // SetMatrixUnits; $WGPU_EVAL_MATRIX_UNITS at NewGPT2
+	mx              *MatrixUnitsStatus            // the decision (ensureMatrixUnits); nil until made
+	mxErr           error                         // why MatrixUnitsOn cannot be had
+	coop            *coopKernels                  // the matrix-unit kernels in use; nil for SIMT
+	coopKernelCache map[[2]coopTiles]*coopKernels // every coop kernel pair compiled, by tilings
+	tuneMode        TuneMode
+	tuned           map[string]TuneChoice // matmul tiles by tuneKey, from the autotuner
+	tuneRedone      map[string]bool       // TuneRedo: the shapes timed again since
+	arenas          [arenaCount]*arena
+	nextArena       int
+	chunk           int  // SetChunk
+	profile         bool // SetProfiling
+	closed          bool
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine *Kernel
 	matmulShared, lmHeadShared, attentionShared                      *Kernel
