@@ -168,6 +168,11 @@ adapter=$(sed -nE "s/^\[$index\] (.*)$/\1/p" "$out_dir/devices.txt")
 note "adapter [$index] ${adapter:-(not listed)}"
 export WGPU_ADAPTER=$index
 
+# adapter_block prints the checked adapter's lines of devices.txt (after its "[N] name" line).
+adapter_block() {
+	awk -v head="[$index] " 'index($0, head) == 1 { on = 1; next } /^\[[0-9]+\] / { on = 0 } on' "$out_dir/devices.txt"
+}
+
 # The GPU against the CPU before any timing: every method (pipeline/backend), every kernel (shaders), the real model's
 # sizes. Test binaries run in their package's folder, as go test runs them, for their testdata. Vulkan is
 # required (a missing loader fails instead of skipping); tools this machine may lack (spirv-dis, the shared
@@ -183,10 +188,16 @@ step "backend GPUConformance" 100 "$tests" \
 	env -C pipeline/backend "$bin/backend.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
 step "shaders tests" 90 "$tests" \
 	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.count=1 -test.timeout 85s
-step "shaders matrix-unit kernels (WGPU_EVAL_MATRIX_UNITS=on)" 90 "$tests" \
-	env -C shaders WGPU_NO_VALIDATION=1 WGPU_EVAL_MATRIX_UNITS=on "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 85s
-step "backend GPUConformance, matrix units on" 100 "$tests" \
-	env -C pipeline/backend WGPU_EVAL_MATRIX_UNITS=on "$bin/backend.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
+# The matrix units: their kernels' tests (native where the adapter lists matrix units, lowered elsewhere), and the
+# conformance suite's f16 runs with them required, where the adapter lists them.
+step "shaders matrix-unit kernels" 90 "$tests" \
+	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 85s
+if adapter_block | grep -qE 'f16\*f16\+f32->f32 subgroup$'; then
+	step "backend GPUConformance f16, matrix units on" 100 "$tests" \
+		env -C pipeline/backend WGPU_EVAL_MATRIX_UNITS=on "$bin/backend.test" -test.run 'TestGPUConformance$/hardware/f16' -test.count=1 -test.v -test.timeout 95s
+else
+	note "SKIP  backend GPUConformance f16, matrix units on (the adapter lists no matrix units)"
+fi
 if [[ -n $shape ]]; then
 	step "GPU vs CPU on the $shape shape" 120 "$tests" \
 		env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_CHECK_SHAPE="$shape" "$bin/backend.test" -test.run 'TestGPUMatchesCPUShape$' -test.count=1 -test.v -test.timeout 115s
@@ -204,8 +215,7 @@ clocks() {
 
 # Speed: one bench per weight type. The human tables go to bench.txt (and the summary), the figures to JSON.
 f16=0
-awk -v head="[$index] " 'index($0, head) == 1 { on = 1; next } /^\[[0-9]+\] / { on = 0 } on' "$out_dir/devices.txt" |
-	grep -qE '^ +features .*\bf16\b' && f16=1
+adapter_block | grep -qE '^ +features .*\bf16\b' && f16=1
 for p in $precisions; do
 	if [[ $p == f16 && $f16 == 0 ]]; then
 		note "SKIP  bench $p (the adapter lacks shader-f16)"
