@@ -100,8 +100,9 @@ func deviceMatrixConfigs(dev *wgpu.Device) []MatrixConfig {
 const coopSubgroup = 32
 
 // pickMatrixConfig is the configuration the kernels use among a device's:
-// the first whose M, N and K are 8 or 16 (the tiles are built for those),
-// 16 x 16 x 16 preferred; ok false when none fits.
+// of those whose M, N and K are 8 or 16 (the tilings are built for those),
+// the largest (16 x 16 x 16 where offered), the first of equals; ok false
+// when none fits.
 func pickMatrixConfig(cs []MatrixConfig) (MatrixConfig, bool) {
 	var best MatrixConfig
 	found := false

@@ -48,7 +48,8 @@ type MatrixUnitsStatus struct {
 // verdict beside the pipeline cache. With MatrixUnitsOn, the error says why
 // the model cannot use them. MatrixUnits reports the outcome.
 func (g *GPT2) SetMatrixUnits(m MatrixUnits) error {
-	if _, err := ParseMatrixUnits(string(m)); err != nil {
+	m, err := ParseMatrixUnits(string(m))
+	if err != nil {
 		return fmt.Errorf("gpu model: %w", err)
 	}
 	g.mu.Lock()
@@ -139,7 +140,7 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 	if why != "" {
 		st.Reason = why
 		if g.mxMode == MatrixUnitsOn {
-			return st, nil, fmt.Errorf("gpu model: matrix units required (%s %s) but %s", MatrixUnitsEnv, MatrixUnitsOn, why)
+			return st, nil, fmt.Errorf("gpu model: matrix units required (%s), but %s", MatrixUnitsOn, why)
 		}
 	}
 	return st, ck, nil

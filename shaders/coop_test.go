@@ -359,6 +359,24 @@ func TestMatmulCoopQKV(t *testing.T) {
 func TestLossCoop(t *testing.T) {
 	d := coopDev(t)
 	red := newLossReducer(t, d)
+	type tiling struct {
+		tl coopTiles
+		pl *Pipeline
+	}
+	var tilings []tiling // compiled once: lowered, each costs LLVM 10 to 30 s
+	for ci, cfg := range coopConfigs(d) {
+		for vi, vn := range [][2]int{{64, 2}, {128, 1}} {
+			tl := coopHeadTiles(cfg, coopSGS(d, cfg), vn[0], vn[1])
+			if tl.valid() != nil || (!d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) && vi != ci%2) {
+				continue // lowered, one tiling per configuration
+			}
+			pl, err := coopKernelFor(t, d, "lmhead_loss_coop.wgsl", tl).pipeline(tl.constSet())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tilings = append(tilings, tiling{tl, pl})
+		}
+	}
 	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 128}, {1, 36, 270, 0}}
 	for ci, lc := range cases {
 		h := randF32(uint64(21+ci), lc.P*lc.C, 0, 1)
@@ -381,28 +399,19 @@ func TestLossCoop(t *testing.T) {
 		wte := randF32(uint64(41+ci), lc.V*lc.C, 0, 0.5)
 		wb := weightBytes(wte, true)
 		want := refops.NLL(roundF16s(h), f64(wte), targets, lc.P, lc.C, lc.V)
-		for ci, cfg := range coopConfigs(d) {
-			for vi, vn := range [][2]int{{64, 2}, {128, 1}} {
-				tl := coopHeadTiles(cfg, coopSGS(d, cfg), vn[0], vn[1])
-				if lc.split%(vn[0]*vn[1]) != 0 || tl.valid() != nil {
-					continue
-				}
-				if !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) && vi != ci%2 {
-					continue // lowered, one tiling per configuration (LLVM's time: see coopMatmulCase)
-				}
-				t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/VT=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, cfg, vn[0], vn[1]), func(t *testing.T) {
-					lp, err := coopKernelFor(t, d, "lmhead_loss_coop.wgsl", tl).pipeline(tl.constSet())
-					if err != nil {
-						t.Fatal(err)
-					}
-					groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.BM(), tl.vt, tl.nt) }
-					nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
-					checkClose(t, "nll", nll, want, 1e-5)
-					if again := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups); !bitsEqual(nll, again) {
-						t.Errorf("nll: a second run differs from the first")
-					}
-				})
+		for _, tg := range tilings {
+			tl, lp := tg.tl, tg.pl
+			if lc.split%(tl.vt*tl.nt) != 0 {
+				continue // a range starts at a whole slice
 			}
+			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/VT=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.vt, tl.nt), func(t *testing.T) {
+				groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.BM(), tl.vt, tl.nt) }
+				nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
+				checkClose(t, "nll", nll, want, 1e-5)
+				if again := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups); !bitsEqual(nll, again) {
+					t.Errorf("nll: a second run differs from the first")
+				}
+			})
 		}
 	}
 }
