@@ -29,7 +29,7 @@
 # adapter; bench gets --device gpu:N, counted the same way.
 #
 # Environment (all optional):
-#   BIN_DIR     prebuilt wgpu-eval, backend.test and shaders.test (from --build); default: build them with go
+#   BIN_DIR     prebuilt wgpu-eval, backend.test, shaders.test and wgpu.test (from --build); default: build them with go
 #   MODEL       bench's --model (default 124M; "tiny" for lavapipe, which is far too slow for 124M)
 #   CTX         bench's --ctx (default 1024; 0 is the model's positions)
 #   BATCHES     bench's --batch (default 1,4,16,64,256)
@@ -50,11 +50,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-build() { # build DIR: the CLI and the two test binaries, static and stripped (small enough to copy around)
+build() { # build DIR: the CLI and the three test binaries, static and stripped (small enough to copy around)
 	mkdir -p "$1"
 	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$1/wgpu-eval" ./cmd/wgpu-eval
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/backend.test" ./pipeline/backend
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/shaders.test" ./shaders
+	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/wgpu.test" ./wgpu
 }
 
 if [[ ${1:-} == --build ]]; then
@@ -188,8 +189,11 @@ step "backend GPUConformance" 100 "$tests" \
 	env -C pipeline/backend "$bin/backend.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
 step "shaders tests" 90 "$tests" \
 	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.count=1 -test.timeout 85s
-# The matrix units: their kernels' tests (native where the adapter lists matrix units, lowered elsewhere), and the
-# conformance suite's f16 runs with them required, where the adapter lists them.
+# The matrix units: the device feature (a device with VK_KHR_cooperative_matrix enabled runs a WGSL kernel), their
+# kernels' tests (native where the adapter lists matrix units, lowered elsewhere), and the conformance suite's f16
+# runs with them required, where the adapter lists them.
+step "wgpu cooperative-matrix feature" 30 "$tests" \
+	env -C wgpu "$bin/wgpu.test" -test.run 'CooperativeMatrix' -test.count=1 -test.v -test.timeout 25s
 step "shaders matrix-unit kernels" 90 "$tests" \
 	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 85s
 if adapter_block | grep -qE 'f16\*f16\+f32->f32 subgroup$'; then
