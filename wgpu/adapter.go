@@ -96,8 +96,13 @@ type Features struct {
 	UniformStandardLayout bool `json:"uniform_standard_layout"`
 }
 
-// extCooperativeMatrix is the extension behind FeatureCooperativeMatrix.
-const extCooperativeMatrix = "VK_KHR_cooperative_matrix"
+// extCooperativeMatrix is the extension behind FeatureCooperativeMatrix, and coopMatrixHeader the Vulkan header
+// version that brought it (1.3.255): a validation layer written for an older header reports its structures as
+// unknown, so the adapter does not use it under such a layer.
+const (
+	extCooperativeMatrix = "VK_KHR_cooperative_matrix"
+	coopMatrixHeader     = 1<<22 | 3<<12 | 255
+)
 
 // Adapter is a physical device.
 type Adapter struct {
@@ -202,7 +207,8 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 		sgc.PNext, p2.PNext = p2.PNext, unsafe.Pointer(sgc)
 	}
 	var cmp *vk.PhysicalDeviceCooperativeMatrixPropertiesKHR
-	if a.exts[extCooperativeMatrix] {
+	layerWhy := layerPredatesCoopMatrix(inst.validation, inst.validationSpec)
+	if a.exts[extCooperativeMatrix] && layerWhy == "" {
 		cmp = vk.New[vk.PhysicalDeviceCooperativeMatrixPropertiesKHR](&ar)
 		cmp.PNext, p2.PNext = p2.PNext, unsafe.Pointer(cmp)
 	}
@@ -310,6 +316,8 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	a.fullGroups = ft.SubgroupSizeControl && sgcf.ComputeFullSubgroups != 0
 	ft.CooperativeMatrixConfigs = []CooperativeMatrixConfig{}
 	switch {
+	case a.exts[extCooperativeMatrix] && layerWhy != "":
+		a.coopWhy = layerWhy
 	case cmp == nil:
 		a.coopWhy = "no " + extCooperativeMatrix
 	case cmf.CooperativeMatrix == 0:
@@ -403,4 +411,15 @@ func driverVersion(vendor, v uint32) string {
 
 func uuidString(u [vk.UuidSize]uint8) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// layerPredatesCoopMatrix says why VK_KHR_cooperative_matrix is not used under a validation layer written for a
+// Vulkan header older than the extension (spec, its specVersion): such a layer reports the extension's structures
+// in the feature and property chains as errors. "" without validation or with a layer that knows the extension.
+func layerPredatesCoopMatrix(validation bool, spec uint32) string {
+	if !validation || spec >= coopMatrixHeader {
+		return ""
+	}
+	return fmt.Sprintf("%s not used under the validation layer, which predates it (written for Vulkan %s; the extension came with %s): "+
+		"without validation, or with a newer layer, the device has it", extCooperativeMatrix, vk.VersionString(spec), vk.VersionString(coopMatrixHeader))
 }

@@ -427,3 +427,26 @@ func TestModuleMatrixConfigsMustRun(t *testing.T) {
 		t.Errorf("a module without subgroup matrices: %v", err)
 	}
 }
+
+// TestOldValidationLayerHidesCoopMatrix: under a validation layer written for
+// a Vulkan header before 1.3.255 (Debian 12's is 1.3.239) the adapter does
+// not use VK_KHR_cooperative_matrix, saying why (such a layer reported the
+// extension's structures as errors on an H200); a newer layer or no
+// validation keeps it.
+func TestOldValidationLayerHidesCoopMatrix(t *testing.T) {
+	old := vk.MakeAPIVersion(1, 3, 239)
+	if why := layerPredatesCoopMatrix(true, old); !strings.Contains(why, "predates it (written for Vulkan 1.3.239; the extension came with 1.3.255)") {
+		t.Errorf("a 1.3.239 layer: %q", why)
+	}
+	for _, c := range []struct {
+		validation bool
+		spec       uint32
+	}{{false, old}, {true, vk.MakeAPIVersion(1, 3, 255)}, {true, vk.MakeAPIVersion(1, 4, 309)}} {
+		if why := layerPredatesCoopMatrix(c.validation, c.spec); why != "" {
+			t.Errorf("validation %v, layer %s: %q, want the extension used", c.validation, vk.VersionString(c.spec), why)
+		}
+	}
+	if coopMatrixHeader != vk.MakeAPIVersion(1, 3, 255) {
+		t.Errorf("coopMatrixHeader %s", vk.VersionString(coopMatrixHeader))
+	}
+}

@@ -46,9 +46,12 @@ type Instance struct {
 	fn         *vk.InstanceFuncs
 	apiVersion uint32
 	validation bool
-	messenger  vk.DebugUtilsMessengerEXT
-	cbID       uintptr
-	closed     bool
+	// validationSpec is the Vulkan header version the validation layer was
+	// written for: extensions newer than it are not used under it.
+	validationSpec uint32
+	messenger      vk.DebugUtilsMessengerEXT
+	cbID           uintptr
+	closed         bool
 }
 
 // CreateInstance loads Vulkan and creates an instance. Without a loader it fails with an error for which
@@ -81,11 +84,11 @@ func CreateInstance(desc *InstanceDescriptor) (*Instance, error) {
 		flags |= vk.InstanceCreateEnumeratePortabilityBitKHR
 	}
 	if desc.Validation {
-		if ok, err := hasLayer(l, ValidationLayer); err != nil {
+		if ok, spec, err := hasLayer(l, ValidationLayer); err != nil {
 			return nil, err
 		} else if ok {
 			layers = append(layers, ValidationLayer)
-			inst.validation = true
+			inst.validation, inst.validationSpec = true, spec
 			lexts, err := instanceExtensions(l, ValidationLayer)
 			if err != nil {
 				return nil, err
@@ -272,22 +275,24 @@ func instanceExtensions(l *vk.Loader, layer string) (map[string]bool, error) {
 	return out, nil
 }
 
-func hasLayer(l *vk.Loader, name string) (bool, error) {
+// hasLayer reports whether the instance layer name is installed, and the
+// Vulkan header version it was written for (its specVersion).
+func hasLayer(l *vk.Loader, name string) (ok bool, spec uint32, err error) {
 	var n uint32
 	if err := check("vkEnumerateInstanceLayerProperties", l.Global.EnumerateInstanceLayerProperties(&n, nil)); err != nil || n == 0 {
-		return false, err
+		return false, 0, err
 	}
 	props := make([]vk.LayerProperties, n)
 	r := l.Global.EnumerateInstanceLayerProperties(&n, &props[0])
 	if r != vk.Success && r != vk.Incomplete {
-		return false, check("vkEnumerateInstanceLayerProperties", r)
+		return false, 0, check("vkEnumerateInstanceLayerProperties", r)
 	}
 	for _, p := range props[:n] {
 		if vk.BytesString(p.LayerName[:]) == name {
-			return true, nil
+			return true, p.SpecVersion, nil
 		}
 	}
-	return false, nil
+	return false, 0, nil
 }
 
 // The debug messenger callback is one C function pointer for the whole process (purego callbacks cannot be
