@@ -194,7 +194,7 @@ step "shaders tests" 90 "$tests" \
 # runs with them required, where the adapter lists them: without the validation layer, since wgpu does not use the
 # extension under a layer older than it (Debian 12's 1.3.239 reports its structures as errors).
 step "wgpu cooperative-matrix feature" 30 "$tests" \
-	env -C wgpu "$bin/wgpu.test" -test.run 'CooperativeMatrix' -test.count=1 -test.v -test.timeout 25s
+	env -C wgpu WGPU_NO_VALIDATION=1 "$bin/wgpu.test" -test.run 'CooperativeMatrix' -test.count=1 -test.v -test.timeout 25s
 step "shaders matrix-unit kernels" 90 "$tests" \
 	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 85s
 if adapter_block | grep -qE 'f16\*f16\+f32->f32 subgroup$'; then
