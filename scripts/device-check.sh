@@ -195,8 +195,8 @@ step "shaders tests" 90 "$tests" \
 # extension under a layer older than it (Debian 12's 1.3.239 reports its structures as errors).
 step "wgpu cooperative-matrix feature" 30 "$tests" \
 	env -C wgpu WGPU_NO_VALIDATION=1 "$bin/wgpu.test" -test.run 'CooperativeMatrix' -test.count=1 -test.v -test.timeout 25s
-step "shaders matrix-unit kernels" 90 "$tests" \
-	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 85s
+step "shaders matrix-unit kernels" 150 "$tests" \
+	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 145s
 if adapter_block | grep -qE 'f16\*f16\+f32->f32 subgroup$'; then
 	step "backend GPUConformance f16, matrix units on" 100 "$tests" \
 		env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_EVAL_MATRIX_UNITS=on "$bin/backend.test" -test.run 'TestGPUConformance$/hardware/f16' -test.count=1 -test.v -test.timeout 95s

@@ -285,22 +285,7 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 	case prec == PrecisionF16 && !f16:
 		return nil, fmt.Errorf("precision f16: %s lacks shader-f16; use f32", name)
 	}
-	var feats []wgpu.FeatureName
-	if f16 {
-		feats = append(feats, wgpu.FeatureShaderF16)
-	}
-	if ad.HasFeature(wgpu.FeatureTimestampQuery) {
-		feats = append(feats, wgpu.FeatureTimestampQuery)
-	}
-	if ad.HasFeature(wgpu.FeatureSubgroups) { // layernorm_subgroup.wgsl
-		feats = append(feats, wgpu.FeatureSubgroups)
-	}
-	if f16 && opt.MatrixUnits != shaders.MatrixUnitsOff && ad.HasFeature(wgpu.FeatureCooperativeMatrix) {
-		feats = append(feats, wgpu.FeatureCooperativeMatrix) // matmul_coop.wgsl, lmhead_loss_coop.wgsl
-		if ad.HasFeature(wgpu.FeatureSubgroupSizeControl) {
-			feats = append(feats, wgpu.FeatureSubgroupSizeControl) // their subgroup size, where it varies
-		}
-	}
+	feats := DeviceFeatures(ad, f16, opt.MatrixUnits)
 	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{Label: "wgpu-eval", RequiredFeatures: feats})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
@@ -331,3 +316,27 @@ const (
 
 // ParseMatrixUnits reads auto (or ""), off or on.
 func ParseMatrixUnits(s string) (MatrixUnits, error) { return shaders.ParseMatrixUnits(s) }
+
+// DeviceFeatures are the features a GPU backend's device is opened with on
+// ad: shader-f16 for f16 weights, and where the adapter has them, timestamps
+// (profiles), subgroups (the subgroup norms, and the matrix-unit kernels)
+// and, for f16 weights unless mu is MatrixUnitsOff, the cooperative
+// matrices with subgroup-size control (the matrix units).
+func DeviceFeatures(ad *wgpu.Adapter, f16 bool, mu MatrixUnits) []wgpu.FeatureName {
+	var feats []wgpu.FeatureName
+	if f16 {
+		feats = append(feats, wgpu.FeatureShaderF16)
+	}
+	for _, f := range []wgpu.FeatureName{wgpu.FeatureTimestampQuery, wgpu.FeatureSubgroups} {
+		if ad.HasFeature(f) {
+			feats = append(feats, f)
+		}
+	}
+	if f16 && mu != MatrixUnitsOff && ad.HasFeature(wgpu.FeatureCooperativeMatrix) {
+		feats = append(feats, wgpu.FeatureCooperativeMatrix)
+		if ad.HasFeature(wgpu.FeatureSubgroupSizeControl) {
+			feats = append(feats, wgpu.FeatureSubgroupSizeControl)
+		}
+	}
+	return feats
+}
