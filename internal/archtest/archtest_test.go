@@ -208,8 +208,9 @@ func moduleGraph(root string) (map[string][]imp, error) {
 	return graph, err
 }
 
-// TestImportGraph checks the module against the table.
-func TestImportGraph(t *testing.T) {
+// thisModule is moduleGraph of this module (two folders up).
+func thisModule(t *testing.T) map[string][]imp {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +222,12 @@ func TestImportGraph(t *testing.T) {
 	if _, ok := graph["wgpu/wgsl"]; !ok {
 		t.Fatalf("no package found in wgpu/wgsl: is %s the module root?", root)
 	}
+	return graph
+}
+
+// TestImportGraph checks the module against the table.
+func TestImportGraph(t *testing.T) {
+	graph := thisModule(t)
 	for _, v := range violations(graph, rules) {
 		t.Error(v)
 	}
@@ -257,14 +264,7 @@ func deps(graph map[string][]imp, dir string) map[string]bool {
 // files, checkpoints, results) or runs Evaluate links neither the WGSL
 // compiler nor the Vulkan layer nor the kernels; opening a backend does.
 func TestRunFilesLinkNoGPU(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	graph, err := moduleGraph(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	graph := thisModule(t)
 	gpu := []string{"shaders", "wgpu", "wgpu/wgsl", "wgpu/internal/vk"}
 	for _, dir := range []string{"pipeline", "pipeline/runfile"} {
 		d := deps(graph, dir)

@@ -229,24 +229,5 @@ func (e *emitter) zeroMem(r refv, t *wgslType) {
 // countLoop emits a structured loop running body(i) for i = 0 .. n-1, where
 // n is the id of a u32 and i the id of the counter's value in the body.
 func (e *emitter) countLoop(n uint32, body func(i uint32)) {
-	ts := e.m.types
-	u32 := e.typeID(ts.scalar(kU32), plain)
-	boolT := e.typeID(ts.scalar(kBool), plain)
-	ctr := e.localVar(ts.scalar(kU32))
-	e.add(spirv.OpStore, ctr, e.constU32(0))
-	header, cond, bodyL, cont, merge := e.id(), e.id(), e.id(), e.id(), e.id()
-	e.branch(header)
-	e.label(header)
-	e.add(spirv.OpLoopMerge, merge, cont, 0)
-	e.terminate(spirv.OpBranch, cond)
-	e.label(cond)
-	i := e.op(spirv.OpLoad, u32, ctr)
-	e.terminate(spirv.OpBranchConditional, e.op(spirv.OpULessThan, boolT, i, n), bodyL, merge)
-	e.label(bodyL)
-	body(i)
-	e.branch(cont)
-	e.label(cont)
-	e.add(spirv.OpStore, ctr, e.op(spirv.OpIAdd, u32, e.op(spirv.OpLoad, u32, ctr), e.constU32(1)))
-	e.branch(header)
-	e.label(merge)
+	e.counterLoop(func() uint32 { return e.constU32(0) }, n, func() uint32 { return e.constU32(1) }, body)
 }

@@ -188,11 +188,18 @@ func (e *emitter) lowMulAdd(c *callExpr, res *wgslType) uint32 {
 // strideLoop emits a structured loop running body(i) for i = start,
 // start+step, ... while i < n (all u32 ids).
 func (e *emitter) strideLoop(start, n, step uint32, body func(i uint32)) {
+	e.counterLoop(func() uint32 { return start }, n, func() uint32 { return step }, body)
+}
+
+// counterLoop is strideLoop with the start and the step made where the loop uses
+// them (start() when the counter is set, step() in the continue block), so
+// that constants get their ids in the order the loop's code needs them.
+func (e *emitter) counterLoop(start func() uint32, n uint32, step func() uint32, body func(i uint32)) {
 	ts := e.m.types
 	u32 := e.typeID(ts.scalar(kU32), plain)
 	boolT := e.typeID(ts.scalar(kBool), plain)
 	ctr := e.localVar(ts.scalar(kU32))
-	e.add(spirv.OpStore, ctr, start)
+	e.add(spirv.OpStore, ctr, start())
 	header, cond, bodyL, cont, merge := e.id(), e.id(), e.id(), e.id(), e.id()
 	e.branch(header)
 	e.label(header)
@@ -205,7 +212,7 @@ func (e *emitter) strideLoop(start, n, step uint32, body func(i uint32)) {
 	body(i)
 	e.branch(cont)
 	e.label(cont)
-	e.add(spirv.OpStore, ctr, e.op(spirv.OpIAdd, u32, e.op(spirv.OpLoad, u32, ctr), step))
+	e.add(spirv.OpStore, ctr, e.op(spirv.OpIAdd, u32, e.op(spirv.OpLoad, u32, ctr), step()))
 	e.branch(header)
 	e.label(merge)
 }

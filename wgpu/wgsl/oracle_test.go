@@ -31,11 +31,7 @@ var beyondWGSL = map[string]bool{"push_constants": true, "layernorm_f16.wgsl": t
 // is installed; see testdata/tint/oracle.mjs.
 func TestTintOracle(t *testing.T) {
 	node, mods := prereq.Tint(t)
-	type item struct {
-		Name  string `json:"name"`
-		Src   string `json:"src"`
-		valid bool
-	}
+	type item = oracleItem
 	var corpus []item
 	for _, p := range validPrograms {
 		corpus = append(corpus, item{p.name, p.src, true})
@@ -54,27 +50,7 @@ func TestTintOracle(t *testing.T) {
 	for _, p := range invalidPrograms {
 		corpus = append(corpus, item{p.name, p.src, false})
 	}
-	in, _ := json.Marshal(corpus)
-	abs, _ := filepath.Abs(mods)
-	cmd := exec.Command(node, "testdata/tint/oracle.mjs")
-	cmd.Env = append(os.Environ(), "NODE_PATH="+abs)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("oracle: %v\n%s", err, stderr.String())
-	}
-	var res []struct {
-		Name   string `json:"name"`
-		Errors []struct {
-			Line, Col int
-			Message   string
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(oracleJSON(out), &res); err != nil || len(res) != len(corpus) {
-		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), len(corpus))
-	}
+	res := runTintOracle(t, node, mods, corpus, len(corpus))
 	for i, r := range res {
 		c := corpus[i]
 		tintOK := len(r.Errors) == 0
@@ -202,4 +178,46 @@ func oracleJSON(out []byte) []byte {
 		return out[i+len(marker):]
 	}
 	return out
+}
+
+// oracleItem is one program for Tint: its name and source, and whether this
+// compiler accepts it.
+type oracleItem struct {
+	Name  string `json:"name"`
+	Src   string `json:"src"`
+	valid bool
+}
+
+// oracleResult is Tint's verdict on one program: its errors, none when
+// valid.
+type oracleResult struct {
+	Name   string `json:"name"`
+	Errors []struct {
+		Line, Col int
+		Message   string
+	} `json:"errors"`
+}
+
+// runTintOracle runs testdata/tint/oracle.mjs under node with the Tint of
+// the node_modules folder mods on the corpus (env adds variables, such as
+// the switch for an experimental extension), and returns one verdict per
+// program, in order.
+func runTintOracle(t *testing.T, node, mods string, corpus []oracleItem, n int, env ...string) []oracleResult {
+	t.Helper()
+	in, _ := json.Marshal(corpus)
+	abs, _ := filepath.Abs(mods)
+	cmd := exec.Command(node, "testdata/tint/oracle.mjs")
+	cmd.Env = append(append(os.Environ(), "NODE_PATH="+abs), env...)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("oracle: %v\n%s", err, stderr.String())
+	}
+	var res []oracleResult
+	if err := json.Unmarshal(oracleJSON(out), &res); err != nil || len(res) != n {
+		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), n)
+	}
+	return res
 }

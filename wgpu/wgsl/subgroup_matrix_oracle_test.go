@@ -1,11 +1,6 @@
 package wgsl
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
@@ -31,11 +26,7 @@ var sgmBeyondTint = map[string]string{
 // sgmBeyondTint and sgmStricterThanTint cases.
 func TestTintOracleSubgroupMatrix(t *testing.T) {
 	node, mods := prereq.Tint(t)
-	type item struct {
-		Name  string `json:"name"`
-		Src   string `json:"src"`
-		valid bool
-	}
+	type item = oracleItem
 	var corpus []item
 	for _, p := range sgmValid {
 		corpus = append(corpus, item{p.name, p.src, true})
@@ -43,27 +34,7 @@ func TestTintOracleSubgroupMatrix(t *testing.T) {
 	for _, p := range sgmInvalid {
 		corpus = append(corpus, item{p.name, p.src, false})
 	}
-	in, _ := json.Marshal(corpus)
-	abs, _ := filepath.Abs(mods)
-	cmd := exec.Command(node, "testdata/tint/oracle.mjs")
-	cmd.Env = append(os.Environ(), "NODE_PATH="+abs, "ORACLE_SUBGROUP_MATRIX=1")
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("oracle: %v\n%s", err, stderr.String())
-	}
-	var res []struct {
-		Name   string `json:"name"`
-		Errors []struct {
-			Line, Col int
-			Message   string
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(oracleJSON(out), &res); err != nil || len(res) != len(corpus) {
-		t.Fatalf("oracle output: %v (%d results for %d programs)", err, len(res), len(corpus))
-	}
+	res := runTintOracle(t, node, mods, corpus, len(corpus), "ORACLE_SUBGROUP_MATRIX=1")
 	for i, r := range res {
 		c := corpus[i]
 		tintOK := len(r.Errors) == 0
