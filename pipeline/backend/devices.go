@@ -132,6 +132,9 @@ func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 // releases the devices too.
 func Open(ctx context.Context, spec DeviceSpec, src model.TensorReader, opt Options) (pipeline.Backend, error) {
 	cpu := func() (pipeline.Backend, error) {
+		if opt.MatrixUnits == MatrixUnitsOn {
+			return nil, fmt.Errorf("matrix units required (on), but device %s runs on the cpu, which has none: use a GPU with f16 weights, or --matrix-units auto", spec)
+		}
 		bf16 := opt.Precision == PrecisionBF16
 		lo := model.LoadOptions{Progress: opt.Progress, BF16: bf16, PortableBF16: opt.PortableBF16}
 		if ck, ok := src.(*model.Checkpoint); ok {

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -125,4 +126,20 @@ func TestOpenBF16(t *testing.T) {
 		b.Close()
 		t.Error("a GPU device accepted precision bf16")
 	}
+}
+
+// TestOpenCPURefusesMatrixUnitsOn: matrix units required on the cpu device,
+// asked for or reached by auto without a GPU, are an error that says so,
+// not a silent CPU run.
+func TestOpenCPURefusesMatrixUnitsOn(t *testing.T) {
+	m := synth.Peaked(synth.TinyConfig(), 3)
+	_, err := Open(context.Background(), DeviceSpec{Kind: "cpu", Index: -1}, m.Reader(), Options{MatrixUnits: MatrixUnitsOn})
+	if err == nil || !strings.Contains(err.Error(), "matrix units required (on), but device cpu runs on the cpu") {
+		t.Errorf("err = %v", err)
+	}
+	b, err := Open(context.Background(), DeviceSpec{Kind: "cpu", Index: -1}, m.Reader(), Options{MatrixUnits: MatrixUnitsAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
 }
