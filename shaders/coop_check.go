@@ -244,15 +244,22 @@ func loadVerdicts(dev *wgpu.Device, path string) (coopVerdictFile, error) {
 	if path == "" {
 		return empty, nil
 	}
-	b, err := os.ReadFile(path)
+	// A verdict file is small and regular: anything else (a FIFO, which
+	// would block the read, a device, a huge file) is refused before it is
+	// opened.
+	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return empty, nil
 	}
 	if err != nil {
 		return empty, fmt.Errorf("matrix-unit verdicts %s: %w", path, err)
 	}
-	if len(b) > 1<<20 {
-		return empty, fmt.Errorf("matrix-unit verdicts %s: %d bytes, not a verdict file", path, len(b))
+	if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+		return empty, fmt.Errorf("matrix-unit verdicts %s: %v of %d bytes, not a verdict file", path, fi.Mode().Type(), fi.Size())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return empty, fmt.Errorf("matrix-unit verdicts %s: %w", path, err)
 	}
 	var f coopVerdictFile
 	if err := json.Unmarshal(b, &f); err != nil {
