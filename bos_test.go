@@ -24,16 +24,7 @@ func TestEvaluateBOSEachWindow(t *testing.T) {
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 6) + "\nAnd then: 12345 digits!\n"
 	for _, c := range []struct{ modelType, tok string }{{"llama", "sp"}, {"qwen2", "bl-qwen"}} {
 		t.Run(c.modelType, func(t *testing.T) {
-			dir, _ := llamaFolder(t, c.modelType, c.tok)
-			ev, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ev.Close()
-			tok, err := tokenizer.LoadJSON(filepath.Join(dir, tokenizer.TokenizerFile))
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, ev, tok := openLlamaFolder(t, c.modelType, c.tok, "cpu")
 			stream := tok.EncodeWithSpecials(text)
 			sep := tok.DocSeparator()
 			bos, hasBOS := tok.BOS()

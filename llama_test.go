@@ -14,6 +14,23 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
+// openLlamaFolder opens llamaFolder's model on device (offline) and loads
+// its tokenizer; the Evaluator is closed when the test ends.
+func openLlamaFolder(t *testing.T, modelType, tok string, device Device) (string, *Evaluator, *tokenizer.Tokenizer) {
+	t.Helper()
+	dir, _ := llamaFolder(t, modelType, tok)
+	ev, err := Open(context.Background(), dir, Options{Device: device, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	tk, err := tokenizer.LoadJSON(filepath.Join(dir, tokenizer.TokenizerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, ev, tk
+}
+
 // llamaFolder writes a peaked Llama-family model of modelType (BF16
 // safetensors) with the tokenizer files of model/tokenizer's testdata
 // folder tok, and returns the folder and the model.
@@ -48,16 +65,7 @@ func TestEvaluateLlamaFamily(t *testing.T) {
 	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 6) + "\nAnd then: 12345 digits!\n"
 	for _, c := range []struct{ modelType, tok string }{{"llama", "sp"}, {"qwen2", "bl-qwen"}, {"qwen3", "bl-llama3"}} {
 		t.Run(c.modelType, func(t *testing.T) {
-			dir, _ := llamaFolder(t, c.modelType, c.tok)
-			ev, err := Open(context.Background(), dir, Options{Device: "auto", Offline: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ev.Close()
-			tok, err := tokenizer.LoadJSON(filepath.Join(dir, tokenizer.TokenizerFile))
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, ev, tok := openLlamaFolder(t, c.modelType, c.tok, "auto")
 			stream := tok.EncodeWithSpecials(text)
 			ck, err := model.OpenCheckpoint(context.Background(), dir)
 			if err != nil {
