@@ -335,15 +335,15 @@ func (e *emitter) stmt(s stmt) {
 		if s.Update != nil {
 			update = []stmt{s.Update}
 		}
-		e.loop(s.Cond, s.Body.Stmts, update, nil)
+		e.loop(s.Cond, s.Body.Stmts, update, nil, e.forLoopControl(s))
 	case *whileStmt:
-		e.loop(s.Cond, s.Body.Stmts, nil, nil)
+		e.loop(s.Cond, s.Body.Stmts, nil, nil, spirv.LoopControlNone)
 	case *loopStmt:
 		var cont []stmt
 		if s.Continuing != nil {
 			cont = s.Continuing.Stmts
 		}
-		e.loop(nil, s.Body.Stmts, cont, s.BreakIf)
+		e.loop(nil, s.Body.Stmts, cont, s.BreakIf, spirv.LoopControlNone)
 	case *breakStmt:
 		e.terminate(spirv.OpBranch, e.f.loops[len(e.f.loops)-1].merge)
 	case *continueStmt:
@@ -504,11 +504,13 @@ func (e *emitter) ifStmt(s *ifStmt) {
 //	cond:   if !cond -> merge; -> body
 //	body ... -> cont
 //	cont:   continuing; break if -> merge; -> header
-func (e *emitter) loop(cond expr, body []stmt, cont []stmt, breakIf expr) {
+//
+// control is OpLoopMerge's loop control (forLoopControl).
+func (e *emitter) loop(cond expr, body []stmt, cont []stmt, breakIf expr, control uint32) {
 	header, bodyL, contL, merge := e.id(), e.id(), e.id(), e.id()
 	e.branch(header)
 	e.label(header)
-	e.add(spirv.OpLoopMerge, merge, contL, 0)
+	e.add(spirv.OpLoopMerge, merge, contL, control)
 	if cond != nil {
 		condL := e.id()
 		e.terminate(spirv.OpBranch, condL)

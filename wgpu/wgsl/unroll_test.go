@@ -1,0 +1,69 @@
+package wgsl
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
+)
+
+// loopControls are the loop-control operands of a module's OpLoopMerge
+// instructions, in the order they appear.
+func loopControls(t *testing.T, words []uint32) []uint32 {
+	t.Helper()
+	const opLoopMerge = 246
+	var out []uint32
+	for i := 5; i < len(words); {
+		n, op := int(words[i]>>16), words[i]&0xffff
+		if n == 0 || i+n > len(words) {
+			t.Fatalf("malformed instruction at word %d", i)
+		}
+		if op == opLoopMerge {
+			out = append(out, words[i+3])
+		}
+		i += n
+	}
+	return out
+}
+
+// TestUnrollHint checks that native subgroup matrices get LoopControl Unroll
+// on exactly the for loops with a trip count fixed at pipeline creation
+// (const or override bounds and steps) that index an array of matrices, and
+// that lowered matrices and other loops get none; the native module passes
+// the newer spirv-val.
+func TestUnrollHint(t *testing.T) {
+	src := sgm("override FM: u32 = 2;\nconst FN: u32 = 2u;", `
+var acc: array<subgroup_matrix_result<f32, 8, 8>, 4>;
+let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u);
+let r = subgroupMatrixLoad<subgroup_matrix_right<f32, 8, 8>>(&a, 64u, false, 8u);
+for (var s = 0u; s < wid.x; s++) {
+	for (var i = 0u; i < FM; i++) {
+		for (var j = 0u; j < FN; j += 1u) {
+			acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(l, r, acc[i * FN + j]);
+		}
+	}
+}
+for (var q = 0u; q < 4u; q++) { o[q] = 1.0; }
+var n = 0u;
+while n < 4u { subgroupMatrixStore(&o, n * 64u, acc[n], false, 8u); n++; }
+for (var i = 3u; i >= 1u; i--) { subgroupMatrixStore(&o, 256u + i * 64u, acc[i], false, 8u); }`)
+	native, err := Compile("unroll.wgsl", src, Options{CooperativeMatrix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// s (bound wid.x: no), i and j (yes), q (no matrices), the while loop
+	// (not a for loop), the count-down store loop (yes).
+	if got, want := loopControls(t, native.SPIRV), []uint32{0, 1, 1, 0, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("native loop controls %v, want %v", got, want)
+	}
+	lowered, err := Compile("unroll.wgsl", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range loopControls(t, lowered.SPIRV) {
+		if c != 0 {
+			t.Fatalf("lowered matrices: loop control %d, want none", c)
+		}
+	}
+	spirvValNew(t, prereq.SpirvValNew(t), "unroll", native.SPIRV)
+}
