@@ -322,6 +322,7 @@ type coopKernels struct {
 	cfg          MatrixConfig
 	mm, head     coopTiles
 	matmul, lmHd *Kernel
+	picks        map[string]coopTiles // matmul_coop.wgsl's tiling by coopTuneKey, the autotuner's (ensureCoopTuned)
 }
 
 // newCoopKernels compiles the matrix-unit kernels for cfg on g's device
@@ -351,17 +352,10 @@ func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 	return ck, nil
 }
 
-// matmulVariant is matmul_coop.wgsl as matmulFor gives it, VEC where K and N
-// are multiples of 4.
+// matmulVariant is matmul_coop.wgsl with the default tiling, VEC where K
+// and N are multiples of 4.
 func (ck *coopKernels) matmulVariant(K, N int) matmulVariant {
-	t := ck.mm
-	vec := 0.0
-	if K%4 == 0 && N%4 == 0 {
-		vec = 1
-	}
-	return matmulVariant{k: ck.matmul, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
-		return perWorkgroup(ceilDiv(M, t.BM()) * ceilDiv(N, t.BN()))
-	}}
+	return coopVariant(ck.matmul, ck.mm, K, N)
 }
 
 // headGroups is lmhead_loss_coop.wgsl's dispatch for P positions and V ids.

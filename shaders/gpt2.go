@@ -53,6 +53,7 @@ type GPT2 struct {
 	coopForce   *MatrixConfig                  // tests: use this configuration on a device without matrix units (the compiler lowers it)
 	coopCorrupt func(kind string, v []float32) // tests: alters the coop kernels' results the self-check compares
 	coopChecks  int                            // self-checks run (tests)
+	coopShapes  []coopShape                    // tests: the coop autotuner's tilings instead of coopShapes
 
 	mu              sync.Mutex                    // guards the fields below and the recording of batches
 	mxMode          MatrixUnits                   // SetMatrixUnits; $WGPU_EVAL_MATRIX_UNITS at NewGPT2
@@ -60,6 +61,7 @@ type GPT2 struct {
 	mxErr           error                         // why MatrixUnitsOn cannot be had
 	coop            *coopKernels                  // the matrix-unit kernels in use; nil for SIMT
 	coopKernelCache map[[2]coopTiles]*coopKernels // every coop kernel pair compiled, by tilings
+	coopMM          map[coopTiles]*Kernel         // matmul_coop.wgsl compiled for the autotuner's tilings, by text (cfg, FM, FN, SGS)
 	tuneMode        TuneMode
 	tuned           map[string]TuneChoice // matmul tiles by tuneKey, from the autotuner
 	tuneRedone      map[string]bool       // TuneRedo: the shapes timed again since
