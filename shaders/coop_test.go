@@ -268,46 +268,54 @@ func TestMatmulCoop(t *testing.T) {
 		tl := coopMatmulTiles(cfg, coopSGS(d, cfg))
 		k := coopKernelFor(t, d, "matmul_coop.wgsl", tl)
 		for si, sz := range sizes {
-			M, K, N := sz.M, sz.K, sz.N
-			seed := uint64(500 + 10*si)
-			x := randF32(seed+1, M*K+4, 0, 1) // whole vec4s, as the kernel reads them
-			w, bias := randF32(seed+2, K*N+4, 0, 0.2), randF32(seed+3, N, 0, 0.1)
-			res := randF32(seed+4, M*N, 0, 1)
-			wb, bb := weightBytes(w, true), weightBytes(bias, true)
-			y := refops.Matmul(roundF16s(x[:M*K]), f64(w[:K*N]), f64(bias), M, K, N)
 			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiSwiGLU} {
-				if !coopMatmulCase(d, ci, epi, K%4 == 0 && N%4 == 0) {
+				if !coopMatmulCase(d, ci, epi, sz.K%4 == 0 && sz.N%4 == 0) {
 					continue
 				}
-				t.Run(fmt.Sprintf("%v/M=%d,K=%d,N=%d/%v", cfg, M, K, N, epi), func(t *testing.T) {
-					want, init := coopEpilogueWant(epi, y, res, M, N)
-					nan := float32(math.NaN())
-					out := d.buffer(t, "out", withGuard(f32Bytes(init), guardOut, false))
-					vec := 0.0
-					if K%4 == 0 && N%4 == 0 {
-						vec = 1
-					}
-					p, err := k.pipeline(tl.constSet().with("EPI", float64(epi)).with("VEC", vec))
-					if err != nil {
-						t.Fatal(err)
-					}
-					d.run(t, p, map[string]Buf{
-						"x": {Buffer: d.buffer(t, "x", withGuard(f32Bytes(x), nan, false))}, "w": {Buffer: d.buffer(t, "w", withGuard(wb, nan, true))},
-						"bias": {Buffer: d.buffer(t, "bias", withGuard(bb, nan, true))}, "out": {Buffer: out},
-						"kc": {Buffer: d.buffer(t, "kc", nil)}, "vc": {Buffer: d.buffer(t, "vc", nil)},
-					}, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
-						sharedGroups(M, N, tl.BM(), tl.BN(), 65535))
-					got := d.readF32(t, out, len(init)+guard)
-					for i, v := range got[len(init):] {
-						if v != guardOut {
-							t.Fatalf("out[%d + %d] = %v: stored out of bounds", len(init), i, v)
-						}
-					}
-					checkWithin(t, "matmul_coop", got[:len(init)], want, coopTol(epi, x[:M*K], w[:K*N], y, M, K, N, cfg.K))
+				t.Run(fmt.Sprintf("%v/M=%d,K=%d,N=%d/%v", cfg, sz.M, sz.K, sz.N, epi), func(t *testing.T) {
+					checkCoopMatmul(t, d, k, tl, sz.M, sz.K, sz.N, uint64(500+10*si), epi)
 				})
 			}
 		}
 	}
+}
+
+// checkCoopMatmul runs matmul_coop.wgsl compiled as k with tiling tl on an
+// (M, K) x (K, N) product with bias and epilogue epi (random operands from
+// seed; ADD onto a random residual) and compares it with refops.Matmul on
+// the same inputs, x rounded to f16, within coopTol; guards after out
+// catch stores out of bounds, NaN guards after the inputs reads past them.
+func checkCoopMatmul(t *testing.T, d *testDev, k *Kernel, tl coopTiles, M, K, N int, seed uint64, epi epilogue) {
+	t.Helper()
+	x := randF32(seed+1, M*K+4, 0, 1) // whole vec4s, as the kernel reads them
+	w, bias := randF32(seed+2, K*N+4, 0, 0.2), randF32(seed+3, N, 0, 0.1)
+	res := randF32(seed+4, M*N, 0, 1)
+	wb, bb := weightBytes(w, true), weightBytes(bias, true)
+	y := refops.Matmul(roundF16s(x[:M*K]), f64(w[:K*N]), f64(bias), M, K, N)
+	want, init := coopEpilogueWant(epi, y, res, M, N)
+	nan := float32(math.NaN())
+	out := d.buffer(t, "out", withGuard(f32Bytes(init), guardOut, false))
+	vec := 0.0
+	if K%4 == 0 && N%4 == 0 {
+		vec = 1
+	}
+	p, err := k.pipeline(tl.constSet().with("EPI", float64(epi)).with("VEC", vec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.run(t, p, map[string]Buf{
+		"x": {Buffer: d.buffer(t, "x", withGuard(f32Bytes(x), nan, false))}, "w": {Buffer: d.buffer(t, "w", withGuard(wb, nan, true))},
+		"bias": {Buffer: d.buffer(t, "bias", withGuard(bb, nan, true))}, "out": {Buffer: out},
+		"kc": {Buffer: d.buffer(t, "kc", nil)}, "vc": {Buffer: d.buffer(t, "vc", nil)},
+	}, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
+		sharedGroups(M, N, tl.BM(), tl.BN(), 65535))
+	got := d.readF32(t, out, len(init)+guard)
+	for i, v := range got[len(init):] {
+		if v != guardOut {
+			t.Fatalf("out[%d + %d] = %v: stored out of bounds", len(init), i, v)
+		}
+	}
+	checkWithin(t, "matmul_coop "+tl.String(), got[:len(init)], want, coopTol(epi, x[:M*K], w[:K*N], y, M, K, N, tl.cfg.K))
 }
 
 // coopMatmulCase says whether TestMatmulCoop runs configuration number ci

@@ -109,6 +109,11 @@ func coopTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
 	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"), maxL: coopMaxLoads}
 }
 
+// coopTilesName spells a coop tiling's constants for TilesName.
+func coopTilesName(c map[string]float64) string {
+	return fmt.Sprintf("%gx%g*%gx%g/BK%g/EC%g", c["SGM"], c["SGN"], c["FM"], c["FN"], c["BK"], c["EC"])
+}
+
 // validChoice checks the tiles of a choice read from the tuning file: the
 // coop autotuner's (Shape "coop ...") or matmul_shared.wgsl's.
 func validChoice(c TuneChoice) error {
@@ -335,6 +340,18 @@ func (g *GPT2) coopMatmulFor(M, K, N int) matmulVariant {
 		}
 	}
 	return ck.matmulVariant(K, N)
+}
+
+// coopProfileTiling is what a profile adds to the name of kernel name
+// (without .wgsl) dispatched with consts: for matmul_coop.wgsl, whose name
+// gives the configuration and FMxFN, the rest of its tiling as
+// " SGMxSGN/BK/EC" (subgroups, step, epilogue chunk); else "".
+func coopProfileTiling(name string, consts constSet) string {
+	if !strings.HasPrefix(name, "matmul_coop[") {
+		return ""
+	}
+	v := func(k string) float64 { x, _ := consts.value(k); return x }
+	return fmt.Sprintf(" %gx%g/BK%g/EC%g", v("SGM"), v("SGN"), v("BK"), v("EC"))
 }
 
 // tilings names the tiling of every shape the coop autotuner picked, by

@@ -375,6 +375,7 @@ func (r *recorder) op(k *Kernel, consts constSet, bufs, params any, work extent)
 // matmuls) and its work (cost.go).
 func (r *recorder) profiled(k *Kernel, consts constSet, params any, groups [3]uint32) opRecord {
 	name := strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]")
+	name += coopProfileTiling(name, consts)
 	if pr, ok := params.(profileRow); ok {
 		name += " " + pr.row()
 	}

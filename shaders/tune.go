@@ -542,5 +542,13 @@ func (g *GPT2) ensureTuned(rows int) {
 	}
 }
 
-// TilesName spells matmul_shared.wgsl's tile constants as BMxBNxBK/TMxTN.
-func TilesName(c map[string]float64) string { return tilesOf(c).String() }
+// TilesName spells matmul_shared.wgsl's tile constants as BMxBNxBK/TMxTN,
+// and a matmul_coop.wgsl tiling (a choice keyed "coop ...") as
+// SGMxSGN*FMxFN/BK/EC: subgroups times result matrices per subgroup, step,
+// epilogue chunk.
+func TilesName(c map[string]float64) string {
+	if _, ok := c["FM"]; ok {
+		return coopTilesName(c)
+	}
+	return tilesOf(c).String()
+}
