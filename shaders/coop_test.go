@@ -367,11 +367,21 @@ func coopEpilogueWant(epi epilogue, y []float64, res []float32, M, N int) (want 
 // TestMatmulCoopQKV: with c_attn's epilogue (epiQKV), matmul_coop.wgsl
 // stores q in out and k and v in the KV cache exactly where a Go copy of its
 // own epiStore output puts them (bit for bit), and leaves k's and v's
-// columns of out and the cache's other positions untouched.
+// columns of out and the cache's other positions untouched; with the
+// default tiling and with epilogue chunks of one result matrix.
 func TestMatmulCoopQKV(t *testing.T) {
 	d := coopDev(t)
 	cfg := coopConfigs(d)[0]
 	tl := coopMatmulTiles(cfg, coopSGS(d, cfg))
+	chunked := tl
+	chunked.FM, chunked.FN, chunked.EC = 2, 2, 1
+	for _, tl := range []coopTiles{tl, chunked} {
+		t.Run(tl.String(), func(t *testing.T) { coopQKVCase(t, d, tl) })
+	}
+}
+
+// coopQKVCase is TestMatmulCoopQKV with tiling tl.
+func coopQKVCase(t *testing.T, d *testDev, tl coopTiles) {
 	k := coopKernelFor(t, d, "matmul_coop.wgsl", tl)
 	B, T, C, H, S, pos0, K := 3, 11, 24, 3, 20, 5, 16
 	M, N, hd := B*T, 3*C, C/H
