@@ -322,7 +322,8 @@ type coopKernels struct {
 	cfg          MatrixConfig
 	mm, head     coopTiles
 	matmul, lmHd *Kernel
-	picks        map[string]coopTiles // matmul_coop.wgsl's tiling by coopTuneKey, the autotuner's (ensureCoopTuned)
+	picks        map[string]coopTiles // the autotuner's tilings (ensureCoopTuned), by coopTuneKey and coopHeadKey
+	rows         int                  // the rows of the batch being recorded, for the LM head's key
 }
 
 // newCoopKernels compiles the matrix-unit kernels for cfg on g's device
@@ -359,7 +360,9 @@ func (ck *coopKernels) matmulVariant(K, N int) matmulVariant {
 }
 
 // headGroups is lmhead_loss_coop.wgsl's dispatch for P positions and V ids.
-func (ck *coopKernels) headGroups(P, V int) extent {
-	t := ck.head
+func (ck *coopKernels) headGroups(P, V int) extent { return headGroups(ck.head, P, V) }
+
+// headGroups is lmhead_loss_coop.wgsl's dispatch with tiling t.
+func headGroups(t coopTiles, P, V int) extent {
 	return perWorkgroup(ceilDiv(P, t.BM())).withY(ceilDiv(V, t.vt*t.nt))
 }

@@ -334,7 +334,7 @@ func (g *GPT2) selfCheck(ck *coopKernels) (ok bool, detail string, err error) {
 	if err != nil {
 		return false, "", fmt.Errorf("matrix-unit self-check, matmul: %w", err)
 	}
-	okL, dl, err := r.headCase(ck)
+	okL, dl, err := r.headCase(ck.lmHd, ck.head)
 	if err != nil {
 		return false, "", fmt.Errorf("matrix-unit self-check, LM head: %w", err)
 	}
@@ -518,7 +518,7 @@ func (r *checkRun) matmulCase(cv matmulVariant) (bool, string, error) {
 // headCase compares lmhead_loss_coop.wgsl with lmhead_loss_shared.wgsl over
 // checkP positions and checkV ids of checkC channels: each position's
 // logsumexp (from the partials, in float64) and its target's logit.
-func (r *checkRun) headCase(ck *coopKernels) (bool, string, error) {
+func (r *checkRun) headCase(k *Kernel, ht coopTiles) (bool, string, error) {
 	g := r.g
 	P, C, V := checkP, checkC, checkV
 	h, hb := checkData(4, P*C, 4, false)
@@ -550,7 +550,7 @@ func (r *checkRun) headCase(ck *coopKernels) (bool, string, error) {
 		cs   constSet
 		work extent
 	}{
-		{ck.lmHd, ck.head.constSet(), ck.headGroups(P, V)},
+		{k, ht.constSet(), headGroups(ht, P, V)},
 		{g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)),
 			perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))},
 	} {

@@ -109,22 +109,31 @@ func coopTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
 	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"), maxL: coopMaxLoads}
 }
 
-// coopTilesName spells a coop tiling's constants for TilesName.
+// coopTilesName spells a coop tiling's constants for TilesName: the
+// matmul's with EC, the LM head's with NT.
 func coopTilesName(c map[string]float64) string {
-	return fmt.Sprintf("%gx%g*%gx%g/BK%g/EC%g", c["SGM"], c["SGN"], c["FM"], c["FN"], c["BK"], c["EC"])
+	last := fmt.Sprintf("EC%g", c["EC"])
+	if nt, ok := c["NT"]; ok {
+		last = fmt.Sprintf("NT%g", nt)
+	}
+	return fmt.Sprintf("%gx%g*%gx%g/BK%g/%s", c["SGM"], c["SGN"], c["FM"], c["FN"], c["BK"], last)
 }
 
 // validChoice checks the tiles of a choice read from the tuning file: the
 // coop autotuner's (Shape "coop ...") or matmul_shared.wgsl's.
 func validChoice(c TuneChoice) error {
-	if !strings.HasPrefix(c.Shape, "coop ") {
+	keys := coopTileKeys
+	switch {
+	case strings.HasPrefix(c.Shape, "coop-head "):
+		keys = coopHeadTileKeys
+	case !strings.HasPrefix(c.Shape, "coop "):
 		return validTiles(c.Tiles)
 	}
-	if len(c.Tiles) != len(coopTileKeys) {
-		return errors.New("coop tiles: want " + strings.Join(coopTileKeys, ", "))
+	if len(c.Tiles) != len(keys) {
+		return errors.New("coop tiles: want " + strings.Join(keys, ", "))
 	}
 	for k, v := range c.Tiles {
-		if !slices.Contains(coopTileKeys, k) || v < 1 || v > 256 || v != math.Trunc(v) {
+		if !slices.Contains(keys, k) || v < 1 || v > 256 || v != math.Trunc(v) {
 			return fmt.Errorf("coop tile constant %s = %v", k, v)
 		}
 	}
@@ -132,13 +141,15 @@ func validChoice(c TuneChoice) error {
 }
 
 // ensureCoopTuned makes sure every weight matmul of a batch of rows rows
-// has its matmul_coop.wgsl tiling (ck.picks), as ensureTuned does for
+// has its matmul_coop.wgsl tiling, and the LM head its
+// lmhead_loss_coop.wgsl tiling (ck.picks), as ensureTuned does for
 // matmul_shared.wgsl: from memory, from the tuning file, or timed now at
 // tuneM(rows) rows (the file rewritten). Each tiling other than the
 // default runs only once the self-check passed with it (coopPick). TuneOff,
 // and TuneAuto on software adapters, keep the default tiling. g.mu is held.
 func (g *GPT2) ensureCoopTuned(rows int) {
 	ck := g.coop
+	ck.rows = rows
 	if g.tuneMode == TuneOff || (g.tuneMode == TuneAuto && !g.autoTune) {
 		return
 	}
@@ -174,6 +185,9 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 		}
 		ck.picks[key] = g.coopPick(ck, &c, cands, K)
 		g.tuned[key] = c
+	}
+	if g.ensureCoopHead(ck, rows, &file) {
+		changed = true
 	}
 	if changed && g.tuneFile != "" {
 		if file == nil {
@@ -285,12 +299,17 @@ func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, cands []coopTiles, K int
 // coopTilingVerdict is the self-check's matmul case for tiling t (kernel
 // k), cached in the verdict file by configuration, tiling and kernel text.
 func (g *GPT2) coopTilingVerdict(ck *coopKernels, t coopTiles, k *Kernel) coopVerdict {
-	h := sha256.Sum256([]byte(k.src.Text))
-	key := fmt.Sprintf("%s | matmul %v | %s", ck.cfg, t, hex.EncodeToString(h[:])[:16])
+	key := fmt.Sprintf("%s | matmul %v | %s", ck.cfg, t, textHash(k))
 	v, _, _ := g.verdictFor(key, func(r *checkRun) (bool, string, error) {
 		return r.matmulCase(coopVariant(k, t, checkK, checkN))
 	})
 	return v
+}
+
+// textHash is a short hash of k's text, for verdict keys.
+func textHash(k *Kernel) string {
+	h := sha256.Sum256([]byte(k.src.Text))
+	return hex.EncodeToString(h[:])[:16]
 }
 
 // coopMatmulKernel is matmul_coop.wgsl compiled for tiling t (ck.matmul
@@ -345,13 +364,17 @@ func (g *GPT2) coopMatmulFor(M, K, N int) matmulVariant {
 // coopProfileTiling is what a profile adds to the name of kernel name
 // (without .wgsl) dispatched with consts: for matmul_coop.wgsl, whose name
 // gives the configuration and FMxFN, the rest of its tiling as
-// " SGMxSGN/BK/EC" (subgroups, step, epilogue chunk); else "".
+// " SGMxSGN/BK/EC" (subgroups, step, epilogue chunk), for
+// lmhead_loss_coop.wgsl " SGMxSGN/BK/NT"; else "".
 func coopProfileTiling(name string, consts constSet) string {
-	if !strings.HasPrefix(name, "matmul_coop[") {
-		return ""
-	}
 	v := func(k string) float64 { x, _ := consts.value(k); return x }
-	return fmt.Sprintf(" %gx%g/BK%g/EC%g", v("SGM"), v("SGN"), v("BK"), v("EC"))
+	switch {
+	case strings.HasPrefix(name, "matmul_coop["):
+		return fmt.Sprintf(" %gx%g/BK%g/EC%g", v("SGM"), v("SGN"), v("BK"), v("EC"))
+	case strings.HasPrefix(name, "lmhead_loss_coop["):
+		return fmt.Sprintf(" %gx%g/BK%g/NT%g", v("SGM"), v("SGN"), v("BK"), v("NT"))
+	}
+	return ""
 }
 
 // tilings names the tiling of every shape the coop autotuner picked, by

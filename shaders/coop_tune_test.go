@@ -137,7 +137,8 @@ func TestCoopShapes(t *testing.T) {
 // the test's tilings for each of the model's four weight matmuls (lowered,
 // 8x8x8), keeps the fastest (self-checked) in the tuning file under
 // "coop 8x8x8 ..." keys, and the forward runs it: the profile's kernel
-// names and MatmulTiles say which. Lowered, every tiling adds each result's
+// names and MatmulTiles say which; likewise the LM head's tilings (64
+// positions per workgroup, slices of more tiles of fewer ids). Lowered, every tiling adds each result's
 // products in k order, so the sums are bit for bit those of the default
 // tiling. A second model in TuneAuto reads the file: the same tilings, no
 // timing and no self-check (the verdicts are kept too). TuneOff keeps the
@@ -146,18 +147,21 @@ func TestCoopTune(t *testing.T) {
 	d := coopDev(t)
 	native := d.dev.HasFeature(wgpu.FeatureCooperativeMatrix)
 	ctx := context.Background()
-	m := synth.Peaked(synth.TinyConfig(), 7)
+	mc := synth.TinyConfig()
+	mc.VocabSize = 3000 // lavapipe times the LM head's candidates over the whole vocabulary
+	m := synth.Peaked(mc, 7)
 	seqs := zipfSeqs(25, 3, 24, m.Config.VocabSize)
 	dir := t.TempDir()
 	verdicts, tuning := filepath.Join(dir, "matrix-units.json"), filepath.Join(dir, "tuning.json")
 	cfg := coopConfigs(d)[0]
 	shapes := []coopShape{{16, 32, 2, 2, 16}, {32, 16, 2, 4, 16}, {64, 64, 4, 4, 64}} // the last fits no device here
+	heads := []coopHeadShape{{64, 64, 2, 2, 16}, {32, 64, 2, 2, 16}}
 	if native {
-		cfg, shapes = coopConfigs(d)[0], nil // the real candidates
+		cfg, shapes, heads = coopConfigs(d)[0], nil, nil // the real candidates
 	}
 	newModel := func() *GPT2 {
 		g := newCoopGPT2(t, d, m, cfg, verdicts)
-		g.tuneFile, g.coopShapes = tuning, shapes
+		g.tuneFile, g.coopShapes, g.coopHeadShapes = tuning, shapes, heads
 		if err := g.SetProfiling(true); err != nil {
 			t.Skip(err)
 		}
@@ -186,15 +190,34 @@ func TestCoopTune(t *testing.T) {
 		t.Errorf("tuned %+v, default tiling %+v", tuned, plain)
 	}
 	choices := g.Tuning()
-	if len(choices) != len(g.matmulShapes()) {
-		t.Fatalf("%d shapes tuned, want %d: %+v", len(choices), len(g.matmulShapes()), choices)
+	if len(choices) != len(g.matmulShapes())+1 {
+		t.Fatalf("%d shapes tuned, want %d and the LM head: %+v", len(choices), len(g.matmulShapes()), choices)
 	}
 	ck := g.coop
 	names := map[string]bool{}
 	for _, kt := range p.Profile() {
 		names[kt.Kernel] = true
 	}
+	inProfile := func(c TuneChoice, prefix string) {
+		t.Helper()
+		for n := range names {
+			if strings.HasPrefix(n, prefix) {
+				return
+			}
+		}
+		t.Errorf("%s: no kernel %q in the profile: %v", c.Shape, prefix, slices.Sorted(maps.Keys(names)))
+	}
 	for _, c := range choices {
+		if strings.HasPrefix(c.Shape, "coop-head ") {
+			cands := g.coopHeadCandidates(ck)
+			pick := ck.picks[c.Shape]
+			if len(c.Candidates) != len(cands) || len(cands) < 2 || c.Nanos == 0 || c.Err != "" || pick != coopHeadTilesOf(cfg, ck.head.SGS, c.Tiles) {
+				t.Errorf("%s: %d candidates (want %d, at least 2), %d ns, err %q, runs %v, chose %s", c.Shape, len(c.Candidates), len(cands), c.Nanos, c.Err, pick, TilesName(c.Tiles))
+			}
+			inProfile(c, fmt.Sprintf("lmhead_loss_coop[%s %dx%d]%s", cfg, pick.FM, pick.FN, coopProfileTiling("lmhead_loss_coop[", pick.constSet())))
+			t.Logf("%s: %s (%d ns)", c.Shape, TilesName(c.Tiles), c.Nanos)
+			continue
+		}
 		K := 0
 		for _, kn := range g.matmulShapes() {
 			if strings.Contains(c.Shape, fmt.Sprintf(" N%d K%d ", kn[1], kn[0])) {
@@ -209,14 +232,7 @@ func TestCoopTune(t *testing.T) {
 		if pick != coopTilesOf(cfg, ck.mm.SGS, c.Tiles) || !slices.Contains(cands, pick) {
 			t.Errorf("%s: runs %v, chose %v", c.Shape, pick, TilesName(c.Tiles))
 		}
-		name := fmt.Sprintf("matmul_coop[%s %dx%d]%s K%d ", cfg, pick.FM, pick.FN, coopProfileTiling("matmul_coop[", pick.constSet()), K)
-		found := false
-		for n := range names {
-			found = found || strings.HasPrefix(n, name)
-		}
-		if !found {
-			t.Errorf("%s: no kernel %q in the profile: %v", c.Shape, name, slices.Sorted(maps.Keys(names)))
-		}
+		inProfile(c, fmt.Sprintf("matmul_coop[%s %dx%d]%s K%d ", cfg, pick.FM, pick.FN, coopProfileTiling("matmul_coop[", pick.constSet()), K))
 		if mt := g.MatmulTiles()[c.Shape]; mt != pick.String() {
 			t.Errorf("MatmulTiles()[%q] = %q, want %q", c.Shape, mt, pick.String())
 		}
@@ -246,6 +262,42 @@ func TestCoopTune(t *testing.T) {
 	if g2.coopChecks != 0 {
 		t.Errorf("the second model ran %d self-checks, want the kept verdicts", g2.coopChecks)
 	}
+
+	// A tuning file naming other tilings (the last candidate of each
+	// shape): a third model runs them once they pass the self-check, within
+	// coopActivationTol of the default tiling (the LM head folds its ids in
+	// another order).
+	forced := map[string]TuneChoice{}
+	for _, c := range choices {
+		last := c.Candidates[len(c.Candidates)-1]
+		c.Tiles = last.Tiles
+		forced[c.Shape] = c
+	}
+	if err := saveTuning(d.dev, tuning, forced); err != nil {
+		t.Fatal(err)
+	}
+	g3 := newModel()
+	g3.autoTune = true
+	if err := g3.SetMatrixUnits(MatrixUnitsOn); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := perToken(t, g3, seqs)
+	if md := meanDiff(other, plain); md > coopActivationTol || md < -coopActivationTol {
+		t.Errorf("other tilings: %+v, default %+v", other, plain)
+	}
+	for key, c := range forced {
+		want := coopTilesOf(cfg, ck.mm.SGS, c.Tiles)
+		if strings.HasPrefix(key, "coop-head ") {
+			want = coopHeadTilesOf(cfg, ck.head.SGS, c.Tiles)
+		}
+		if got := g3.coop.picks[key]; got != want {
+			t.Errorf("%s: runs %v, the file names %v", key, got, want)
+		}
+	}
+	if g3.coopChecks == 0 {
+		t.Errorf("tilings new to the verdict file ran without a self-check")
+	}
+	t.Logf("other tilings: mean NLL %.3g from the default's, %d self-checks", meanDiff(other, plain), g3.coopChecks)
 }
 
 // TestValidChoice: a tuning file's coop choice needs exactly the coop
