@@ -438,7 +438,8 @@ func coopQKVCase(t *testing.T, d *testDev, tl coopTiles) {
 // second at a whole slice), targets at the edges of tiles and ranges.
 // Tolerance 1e-5 relative to max(1, |want|), as TestLossShared's (f32 dots
 // of at most 40 terms, exp and log of sums over up to 1000 ids). A second
-// run gives the same bits.
+// run gives the same bits. Also the autotuner's LM-head tilings
+// (coopHeadShapes: natively every one, lowered one).
 func TestLossCoop(t *testing.T) {
 	d := coopDev(t)
 	red := newLossReducer(t, d)
@@ -452,6 +453,25 @@ func TestLossCoop(t *testing.T) {
 			tl := coopHeadTiles(cfg, coopSGS(d, cfg), vn[0], vn[1])
 			if tl.valid() != nil || (!d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) && vi != ci%2) {
 				continue // lowered, one tiling per configuration
+			}
+			pl, err := coopKernelFor(t, d, "lmhead_loss_coop.wgsl", tl).pipeline(tl.constSet())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tilings = append(tilings, tiling{tl, pl})
+		}
+	}
+	// The autotuner's LM-head tilings: more positions per workgroup, fewer
+	// ids per tile, slices of 128 ids as above (lowered, one of them).
+	heads, hcfgs := coopHeadShapes, coopConfigs(d)
+	if !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
+		heads, hcfgs = []coopHeadShape{{64, 64, 2, 2, 16}}, hcfgs[:1]
+	}
+	for _, cfg := range hcfgs {
+		for _, hs := range heads {
+			tl, ok := hs.tiles(cfg, coopSGS(d, cfg), 128, 1)
+			if !ok || tl.fits(d.dev) != nil {
+				continue
 			}
 			pl, err := coopKernelFor(t, d, "lmhead_loss_coop.wgsl", tl).pipeline(tl.constSet())
 			if err != nil {
@@ -487,7 +507,7 @@ func TestLossCoop(t *testing.T) {
 			if lc.split%(tl.vt*tl.nt) != 0 {
 				continue // a range starts at a whole slice
 			}
-			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/VT=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.vt, tl.nt), func(t *testing.T) {
+			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/BM=%d,VT=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.BM(), tl.vt, tl.nt), func(t *testing.T) {
 				groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.BM(), tl.vt, tl.nt) }
 				nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
 				checkClose(t, "nll", nll, want, 1e-5)
