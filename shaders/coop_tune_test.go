@@ -300,9 +300,9 @@ func TestCoopTune(t *testing.T) {
 	t.Logf("other tilings: mean NLL %.3g from the default's, %d self-checks", meanDiff(other, plain), g3.coopChecks)
 }
 
-// TestValidChoice: a tuning file's coop choice needs exactly the coop
+// TestCoopValidChoice: a tuning file's coop choice needs exactly the coop
 // tiling's constants, small positive integers; SIMT choices their own.
-func TestValidChoice(t *testing.T) {
+func TestCoopValidChoice(t *testing.T) {
 	good := coopMatmulTiles(MatrixConfig{M: 16, N: 16, K: 16}, 32).coopConstants()
 	if err := validChoice(TuneChoice{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: good}); err != nil {
 		t.Errorf("default coop tiling: %v", err)
