@@ -1,6 +1,7 @@
 package shaders
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -175,15 +176,14 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 			}
 			c, have = file[key]
 		}
-		cands := g.coopCandidates(ck, K)
 		if !have || redo {
-			c = g.timeCoop(ck, key, rows, N, K, cands)
+			c = g.timeCoop(ck, key, rows, N, K, g.coopCandidates(ck, K))
 			changed = true
 			if g.tuneRedone != nil {
 				g.tuneRedone[key] = true
 			}
 		}
-		ck.picks[key] = g.coopPick(ck, &c, cands, K)
+		ck.picks[key] = g.coopPick(ck, &c, K)
 		g.tuned[key] = c
 	}
 	if g.ensureCoopHead(ck, rows, &file) {
@@ -251,13 +251,9 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows, N, K int, cands []coo
 // (verdicts kept in the verdict file by tiling and kernel text), none for
 // those that lost. When the choice is not what runs, c says so (Err, and
 // Tiles the ones that run), so that the next process tunes again.
-func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, cands []coopTiles, K int) coopTiles {
+func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, K int) coopTiles {
 	order := []coopTiles{coopTilesOf(ck.cfg, ck.mm.SGS, c.Tiles)}
-	timed := slices.Clone(c.Candidates)
-	slices.SortStableFunc(timed, func(a, b TuneTiming) int {
-		return int(min(max(int64(a.Nanos)-int64(b.Nanos), -1), 1))
-	})
-	for _, tt := range timed {
+	for _, tt := range byTime(c.Candidates) {
 		if tt.Err == "" && tt.Nanos > 0 {
 			order = append(order, coopTilesOf(ck.cfg, ck.mm.SGS, tt.Tiles))
 		}
@@ -294,6 +290,14 @@ func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, cands []coopTiles, K int
 	}
 	c.Tiles, c.Err = ck.mm.coopConstants(), strings.Join(why, "; ")
 	return ck.mm
+}
+
+// byTime is the candidates in order of their times, fastest first (ties:
+// the earlier).
+func byTime(cs []TuneTiming) []TuneTiming {
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b TuneTiming) int { return cmp.Compare(a.Nanos, b.Nanos) })
+	return out
 }
 
 // coopTilingVerdict is the self-check's matmul case for tiling t (kernel

@@ -184,11 +184,7 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 // self-check's LM-head case; else the default.
 func (g *GPT2) coopHeadPick(ck *coopKernels, c *TuneChoice) coopTiles {
 	order := []coopTiles{coopHeadTilesOf(ck.cfg, ck.head.SGS, c.Tiles)}
-	timed := slices.Clone(c.Candidates)
-	slices.SortStableFunc(timed, func(a, b TuneTiming) int {
-		return int(min(max(int64(a.Nanos)-int64(b.Nanos), -1), 1))
-	})
-	for _, tt := range timed {
+	for _, tt := range byTime(c.Candidates) {
 		if tt.Err == "" && tt.Nanos > 0 {
 			order = append(order, coopHeadTilesOf(ck.cfg, ck.head.SGS, tt.Tiles))
 		}
