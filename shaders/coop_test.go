@@ -552,7 +552,8 @@ func TestCoopLoweredLoops(t *testing.T) {
 }
 
 // TestCoopKernelsNative compiles both coop kernels for each test
-// configuration and a 16x16x16 one of subgroups of 64 as
+// configuration and a 16x16x16 one of subgroups of 64, with the default
+// tilings and the autotuner's (coopShapes, coopHeadShapes), as
 // SPV_KHR_cooperative_matrix (what a GPU with matrix units gets) and
 // validates the modules with Debian 13's spirv-val
 // ($WGPU_TEST_SPIRV_VAL_NEW; nothing here runs them).
@@ -560,7 +561,18 @@ func TestCoopKernelsNative(t *testing.T) {
 	val := prereq.SpirvValNew(t)
 	for _, cfg := range append(coopTestConfigs, MatrixConfig{M: 16, N: 16, K: 16, SubgroupSize: 64}) {
 		sgs := max(cfg.SubgroupSize, 32)
-		for _, tl := range []coopTiles{coopMatmulTiles(cfg, sgs), coopHeadTiles(cfg, sgs, 128, 8)} {
+		tilings := []coopTiles{coopMatmulTiles(cfg, sgs), coopHeadTiles(cfg, sgs, 128, 8)}
+		for _, s := range coopShapes { // the autotuner's, within NVIDIA's 48 KiB
+			if tl, ok := s.tiles(cfg, sgs, 48<<10); ok && tl.valid() == nil {
+				tilings = append(tilings, tl)
+			}
+		}
+		for _, s := range coopHeadShapes {
+			if tl, ok := s.tiles(cfg, sgs, 128, 8); ok {
+				tilings = append(tilings, tl)
+			}
+		}
+		for _, tl := range tilings {
 			name := "matmul_coop.wgsl"
 			if tl.head {
 				name = "lmhead_loss_coop.wgsl"
