@@ -251,10 +251,10 @@ func (g *GPT2) coopHeadKernel(ck *coopKernels, t coopTiles) (*Kernel, error) {
 }
 
 // coopHeadFor is lmhead_loss_coop.wgsl as the batch being recorded runs
-// it (the tiling the autotuner picked for its rows, else the default): the
-// kernel, its constants and its dispatch for P positions of V ids. g.mu is
-// held.
-func (g *GPT2) coopHeadFor(P, C int) (*Kernel, constSet, func(P, V int) extent) {
+// it (the tiling the autotuner picked for its rows, else the default) for C
+// channels: the kernel, its constants and its dispatch for P positions of V
+// ids. g.mu is held.
+func (g *GPT2) coopHeadFor(C int) (*Kernel, constSet, func(P, V int) extent) {
 	ck := g.coop
 	t := ck.head
 	if pt, ok := ck.picks[coopHeadKey(ck.cfg, ck.rows, C, g.cfg.VocabSize)]; ok {

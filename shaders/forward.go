@@ -493,7 +493,7 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 			return perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))
 		}
 		if g.coop != nil { // the matrix units: the same slices, so the same partials
-			lm, lmConsts, lmGroups = g.coopHeadFor(P, C)
+			lm, lmConsts, lmGroups = g.coopHeadFor(C)
 		}
 	}
 	if r.p.topK > 0 {
