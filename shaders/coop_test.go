@@ -462,9 +462,12 @@ func TestLossCoop(t *testing.T) {
 		}
 	}
 	// The autotuner's LM-head tilings: more positions per workgroup, fewer
-	// ids per tile, slices of 128 ids as above (lowered, one of them).
+	// ids per tile, slices of 128 ids as above (natively for the
+	// configuration the kernels use; lowered, one of them).
 	heads, hcfgs := coopHeadShapes, coopConfigs(d)
-	if !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
+	if cfg, ok := pickMatrixConfig(hcfgs); ok && d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
+		hcfgs = []MatrixConfig{cfg} // the configuration the kernels use
+	} else {
 		heads, hcfgs = []coopHeadShape{{64, 64, 2, 2, 16}}, hcfgs[:1]
 	}
 	for _, cfg := range hcfgs {

@@ -15,14 +15,14 @@ import (
 
 // coopTestTilings are the tilings TestMatmulCoopTilings runs on d: natively
 // (a device with matrix units), every tiling the autotuner would time for
-// the device's configurations; lowered, a set covering each code path at
+// the configuration the kernels use there (pickMatrixConfig); lowered, a set covering each code path at
 // sizes lavapipe's loop limit allows: several rows of result matrices per
 // subgroup, epilogue chunks of one result matrix and of several, 4 and 8
 // subgroups, BK 16, 32 and 64, at 8x8x8 and 16x16x16.
 func coopTestTilings(d *testDev) []coopTiles {
 	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		var out []coopTiles
-		for _, cfg := range coopConfigs(d) {
+		if cfg, ok := pickMatrixConfig(coopConfigs(d)); ok {
 			sgs := coopSGS(d, cfg)
 			out = append(out, coopMatmulTiles(cfg, sgs))
 			for _, s := range coopShapes {
