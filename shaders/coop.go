@@ -129,7 +129,7 @@ type coopTiles struct {
 	FM, FN         int
 	SGM, SGN, SGS  int
 	BK             int
-	EC             int  // the matmul: result matrices along N per epilogue chunk (divides FN)
+	EC             int  // result matrices along N per epilogue (the LM head: fold) chunk; divides FN
 	vt             int  // the LM head: ids per tile (BN), for the record
 	head           bool // lmhead_loss_coop.wgsl's (else matmul_coop.wgsl's)
 	nt             int  // the LM head: tiles per slice (NT)
@@ -146,11 +146,7 @@ func (t coopTiles) WG() int { return t.SGM * t.SGN * t.SGS }
 
 // String names the tiling, as profiles and errors print it.
 func (t coopTiles) String() string {
-	s := fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK)
-	if !t.head {
-		s += fmt.Sprintf(", EC %d", t.EC)
-	}
-	return s
+	return fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d, EC %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK, t.EC)
 }
 
 // coopMatmulTiles is matmul_coop.wgsl's default tiling for cfg on a device
@@ -170,9 +166,11 @@ func coopMatmulTiles(cfg MatrixConfig, sgs int) coopTiles {
 // coopHeadTiles is lmhead_loss_coop.wgsl's tiling for cfg, with vt ids per
 // tile and nt tiles per slice (the SIMT LM head's, so that the partials
 // are as many and in the same places): 2 x 2 subgroups, 32 positions per
-// workgroup, each subgroup 16 positions x vt/2 ids; BK as for the matmul.
+// workgroup, each subgroup 16 positions x vt/2 ids, the whole tile's logits
+// folded at once (EC = FN); BK as for the matmul.
 func coopHeadTiles(cfg MatrixConfig, sgs, vt, nt int) coopTiles {
-	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: vt / (2 * cfg.N), SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs),
+	fn := vt / (2 * cfg.N)
+	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: fn, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), EC: fn,
 		vt: vt, head: true, nt: nt, maxL: coopMaxLoads, maxFoldR: 8}
 }
 
@@ -193,7 +191,7 @@ func (t coopTiles) sharedBytes() int {
 	bm, bn := t.BM(), t.BN()
 	if t.head {
 		nq := max(t.WG()/bm, 1)
-		return 2*bm*(t.BK+8) + 2*bn*(t.BK+8) + 4*bm*(bn+4) + 4*bm*nq
+		return 2*bm*(t.BK+8) + 2*bn*(t.BK+8) + 4*bm*(t.SGN*t.EC*t.cfg.N+4) + 4*bm*nq
 	}
 	return 2*bm*(t.BK+8) + 2*t.BK*(bn+8) + 4*t.SGM*t.SGN*t.cfg.M*(t.EC*t.cfg.N+4)
 }
@@ -208,7 +206,7 @@ func (t coopTiles) valid() error {
 		return fmt.Errorf("coop tiles %v: %d ids per tile, want %d", t, bn, t.vt)
 	case t.BK%t.cfg.K != 0 || t.BK%8 != 0:
 		return fmt.Errorf("coop tiles %v: BK must be a multiple of %d and of 8", t, t.cfg.K)
-	case !t.head && (t.EC < 1 || t.FN%t.EC != 0):
+	case t.EC < 1 || t.FN%t.EC != 0:
 		return fmt.Errorf("coop tiles %v: EC must divide FN", t)
 	}
 	xl, wl := ceilDiv(bm*t.BK/4, wg), ceilDiv(t.BK*bn/4, wg)
@@ -273,10 +271,8 @@ func (t coopTiles) constSet() constSet {
 	c := consts("SGM", float64(t.SGM)).with("SGN", float64(t.SGN)).with("SGS", float64(t.SGS)).with("BK", float64(t.BK))
 	if t.head {
 		c = c.with("NT", float64(t.nt))
-	} else {
-		c = c.with("EC", float64(t.EC))
 	}
-	return c
+	return c.with("EC", float64(t.EC))
 }
 
 // coopConstLine matches a line of the coop kernels that the host rewrites.

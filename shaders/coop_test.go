@@ -463,7 +463,8 @@ func TestLossCoop(t *testing.T) {
 	}
 	// The autotuner's LM-head tilings: more positions per workgroup, fewer
 	// ids per tile, slices of 128 ids as above (natively for the
-	// configuration the kernels use; lowered, one of them).
+	// configuration the kernels use; lowered, one of them, folding its
+	// logits in chunks).
 	heads, hcfgs := coopHeadShapes, coopConfigs(d)
 	if cfg, ok := pickMatrixConfig(hcfgs); ok && d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		hcfgs = []MatrixConfig{cfg} // the configuration the kernels use
@@ -472,9 +473,12 @@ func TestLossCoop(t *testing.T) {
 	}
 	for _, cfg := range hcfgs {
 		for _, hs := range heads {
-			tl, ok := hs.tiles(cfg, coopSGS(d, cfg), 128, 1)
+			tl, ok := hs.tiles(cfg, coopSGS(d, cfg), 128, 1, int(d.dev.Limits().MaxComputeWorkgroupStorageSize))
 			if !ok || tl.fits(d.dev) != nil {
 				continue
+			}
+			if !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
+				tl.EC = 1 // lowered, the fold in chunks of one result matrix (the defaults fold whole tiles)
 			}
 			pl, err := coopKernelFor(t, d, "lmhead_loss_coop.wgsl", tl).pipeline(tl.constSet())
 			if err != nil {
@@ -510,7 +514,7 @@ func TestLossCoop(t *testing.T) {
 			if lc.split%(tl.vt*tl.nt) != 0 {
 				continue // a range starts at a whole slice
 			}
-			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/BM=%d,VT=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.BM(), tl.vt, tl.nt), func(t *testing.T) {
+			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/BM=%d,VT=%d,NT=%d,EC=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.BM(), tl.vt, tl.nt, tl.EC), func(t *testing.T) {
 				groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.BM(), tl.vt, tl.nt) }
 				nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
 				checkClose(t, "nll", nll, want, 1e-5)
@@ -571,7 +575,7 @@ func TestCoopKernelsNative(t *testing.T) {
 			}
 		}
 		for _, s := range coopHeadShapes {
-			if tl, ok := s.tiles(cfg, sgs, 128, 8); ok {
+			if tl, ok := s.tiles(cfg, sgs, 128, 8, 48<<10); ok {
 				tilings = append(tilings, tl)
 			}
 		}

@@ -115,7 +115,7 @@ func coopTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
 func coopTilesName(c map[string]float64) string {
 	last := fmt.Sprintf("EC%g", c["EC"])
 	if nt, ok := c["NT"]; ok {
-		last = fmt.Sprintf("NT%g", nt)
+		last += fmt.Sprintf("/NT%g", nt)
 	}
 	return fmt.Sprintf("%gx%g*%gx%g/BK%g/%s", c["SGM"], c["SGN"], c["FM"], c["FN"], c["BK"], last)
 }
@@ -369,14 +369,14 @@ func (g *GPT2) coopMatmulFor(M, K, N int) matmulVariant {
 // (without .wgsl) dispatched with consts: for matmul_coop.wgsl, whose name
 // gives the configuration and FMxFN, the rest of its tiling as
 // " SGMxSGN/BK/EC" (subgroups, step, epilogue chunk), for
-// lmhead_loss_coop.wgsl " SGMxSGN/BK/NT"; else "".
+// lmhead_loss_coop.wgsl " SGMxSGN/BK/EC/NT"; else "".
 func coopProfileTiling(name string, consts constSet) string {
 	v := func(k string) float64 { x, _ := consts.value(k); return x }
 	switch {
 	case strings.HasPrefix(name, "matmul_coop["):
 		return fmt.Sprintf(" %gx%g/BK%g/EC%g", v("SGM"), v("SGN"), v("BK"), v("EC"))
 	case strings.HasPrefix(name, "lmhead_loss_coop["):
-		return fmt.Sprintf(" %gx%g/BK%g/NT%g", v("SGM"), v("SGN"), v("BK"), v("NT"))
+		return fmt.Sprintf(" %gx%g/BK%g/EC%g/NT%g", v("SGM"), v("SGN"), v("BK"), v("EC"), v("NT"))
 	}
 	return ""
 }

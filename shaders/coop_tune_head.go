@@ -24,22 +24,31 @@ type coopHeadShape struct{ BM, VT, SGM, SGN, BK int }
 // coopHeadShapes are the LM-head tilings the autotuner times after the
 // default (coopHeadTiles: 32 positions, the SIMT head's VT ids).
 var coopHeadShapes = []coopHeadShape{
-	{64, 128, 2, 2, 16},
+	{64, 128, 2, 2, 32},
 	{64, 64, 2, 2, 32},
-	{128, 64, 2, 2, 16},
+	{128, 128, 2, 2, 32},
+	{128, 128, 2, 2, 16},
+	{128, 64, 2, 2, 32},
 	{128, 32, 4, 1, 32},
 }
 
 // tiles is s for cfg, subgroups of sgs invocations and slices of nt tiles
-// of vt ids (the SIMT head's); ok false where s does not divide into cfg's
-// matrices or the slice, or breaks the kernel's constraints.
-func (s coopHeadShape) tiles(cfg MatrixConfig, sgs, vt, nt int) (coopTiles, bool) {
+// of vt ids (the SIMT head's), with the widest fold chunk (EC) whose
+// workgroup memory is at most maxShared bytes; ok false where s does not
+// divide into cfg's matrices or the slice, breaks the kernel's constraints
+// or fits no chunk.
+func (s coopHeadShape) tiles(cfg MatrixConfig, sgs, vt, nt, maxShared int) (coopTiles, bool) {
 	if s.BM%(s.SGM*cfg.M) != 0 || s.VT%(s.SGN*cfg.N) != 0 || (vt*nt)%s.VT != 0 {
 		return coopTiles{}, false
 	}
 	t := coopTiles{cfg: cfg, FM: s.BM / (s.SGM * cfg.M), FN: s.VT / (s.SGN * cfg.N), SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK,
 		vt: s.VT, head: true, nt: vt * nt / s.VT, maxL: coopMaxLoads, maxFoldR: 8}
-	return t, t.valid() == nil
+	for t.EC = t.FN; t.EC >= 1; t.EC-- {
+		if t.FN%t.EC == 0 && t.sharedBytes() <= maxShared {
+			return t, t.valid() == nil
+		}
+	}
+	return coopTiles{}, false
 }
 
 // coopHeadKey names the LM head's shape for the coop autotuner, as
@@ -49,18 +58,18 @@ func coopHeadKey(cfg MatrixConfig, rows, C, V int) string {
 }
 
 // coopHeadTileKeys are a coop LM-head tiling's constants in a TuneChoice.
-var coopHeadTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "NT"}
+var coopHeadTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "NT"}
 
 // headConstants is the LM-head tiling t as a TuneChoice's Tiles.
 func (t coopTiles) headConstants() map[string]float64 {
 	return map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
-		"BK": float64(t.BK), "NT": float64(t.nt)}
+		"BK": float64(t.BK), "EC": float64(t.EC), "NT": float64(t.nt)}
 }
 
 // coopHeadTilesOf is the LM-head tiling a TuneChoice's Tiles name.
 func coopHeadTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
 	i := func(k string) int { return int(c[k]) }
-	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"),
+	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"),
 		vt: i("SGN") * i("FN") * cfg.N, head: true, nt: i("NT"), maxL: coopMaxLoads, maxFoldR: 8}
 }
 
@@ -75,7 +84,7 @@ func (g *GPT2) coopHeadCandidates(ck *coopKernels) []coopTiles {
 		shapes = g.coopHeadShapes
 	}
 	for _, s := range shapes {
-		t, ok := s.tiles(ck.cfg, ck.head.SGS, ck.head.vt, ck.head.nt)
+		t, ok := s.tiles(ck.cfg, ck.head.SGS, ck.head.vt, ck.head.nt, int(g.dev.Limits().MaxComputeWorkgroupStorageSize))
 		if !ok || slices.Contains(out, t) || t.fits(g.dev) != nil || !g.headLoopsOK(t) {
 			continue
 		}

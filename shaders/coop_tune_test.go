@@ -90,7 +90,9 @@ func TestMatmulCoopTilings(t *testing.T) {
 // (8x16x16) within 48 KiB of workgroup memory (NVIDIA's Vulkan limit), with
 // the widest epilogue chunk that fits; 128x128 of 2x2 subgroups of 4x4
 // matrices takes whole rows (EC 4) in 35.5 KiB, 256x128 chunks of two in
-// 46.5 KiB; the default tiling needs 18.5 KiB.
+// 46.5 KiB; the default tiling needs 18.5 KiB. Likewise the LM head's
+// (coopHeadShapes): 128 positions x 128 ids folds one result matrix's
+// columns at a time in 38.5 KiB.
 func TestCoopShapes(t *testing.T) {
 	c16 := MatrixConfig{M: 16, N: 16, K: 16}
 	for _, cfg := range []MatrixConfig{c16, {M: 8, N: 16, K: 16}} {
@@ -124,6 +126,17 @@ func TestCoopShapes(t *testing.T) {
 	}
 	if def := coopMatmulTiles(c16, 32); def.sharedBytes() != 18944 || def.EC != def.FN {
 		t.Errorf("default %v: %d bytes, want 18944 and whole rows", def, def.sharedBytes())
+	}
+	for _, cfg := range []MatrixConfig{c16, {M: 8, N: 16, K: 16}} {
+		for _, s := range coopHeadShapes {
+			if _, ok := s.tiles(cfg, 32, sharedVocabTile, sharedSliceTiles, 48<<10); !ok {
+				t.Errorf("LM head %v %+v: no tiling within 48 KiB", cfg, s)
+			}
+		}
+	}
+	head, _ := coopHeadShape{128, 128, 2, 2, 32}.tiles(c16, 32, sharedVocabTile, sharedSliceTiles, 48<<10)
+	if head.FN != 4 || head.EC != 1 || head.nt != sharedSliceTiles || head.sharedBytes() != 39424 {
+		t.Errorf("LM head 128 positions x 128 ids: %v NT %d, %d bytes; want folds of one matrix, NT %d, 39424 bytes", head, head.nt, head.sharedBytes(), sharedSliceTiles)
 	}
 	if same, _ := (coopShape{32, 32, 2, 2, 32}).tiles(c16, 32, 48<<10); same != coopMatmulTiles(c16, 32) {
 		t.Errorf("the default's shape gives %v, want the default %v (the candidates would time it twice)", same, coopMatmulTiles(c16, 32))

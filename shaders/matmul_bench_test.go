@@ -175,7 +175,7 @@ func BenchmarkLMHeadCoop(b *testing.B) {
 	}
 	tilings := []coopTiles{coopHeadTiles(cfg, sgs, sharedVocabTile, sharedSliceTiles)}
 	for _, s := range coopHeadShapes {
-		if t, ok := s.tiles(cfg, sgs, sharedVocabTile, sharedSliceTiles); ok && t.fits(d.dev) == nil {
+		if t, ok := s.tiles(cfg, sgs, sharedVocabTile, sharedSliceTiles, int(d.dev.Limits().MaxComputeWorkgroupStorageSize)); ok && t.fits(d.dev) == nil {
 			tilings = append(tilings, t)
 		}
 	}
