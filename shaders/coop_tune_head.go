@@ -8,13 +8,13 @@ import (
 )
 
 // The coop autotuner's LM head: lmhead_loss_coop.wgsl's tilings timed at
-// the model's (C, V) and the batch's positions. The kernel keeps its f32
-// logits tile (BM x VT) whole in workgroup memory for the fold, so bigger
-// position tiles (each id's row of wte read once per BM positions: 65536
-// positions of GPT-2 124M read wte 2048 times at BM 32) come with fewer ids
-// per tile: a slice of NT tiles of VT ids is then more tiles of fewer ids,
-// the same NT*VT ids, so the partials are as many and in the same places as
-// the SIMT LM head's.
+// the model's (C, V) and the batch's positions. More positions per
+// workgroup (BM) read each id's row of wte fewer times (65536 positions of
+// GPT-2 124M read wte 2048 times at BM 32); more ids per tile (VT) restage
+// h's rows fewer times. Its fold goes through workgroup memory in chunks
+// (EC), so both fit; a tiling may also take fewer ids per tile and more
+// tiles per slice: the same NT*VT ids, so the partials are as many and in
+// the same places as the SIMT LM head's.
 
 // coopHeadShape is a tiling of lmhead_loss_coop.wgsl in positions and ids,
 // whatever the configuration: BM positions and VT ids per tile, SGM x SGN
