@@ -122,12 +122,14 @@ func smallPow(n int) bool { return n == 8 || n == 16 }
 // coopTiles is a tiling of matmul_coop.wgsl or lmhead_loss_coop.wgsl for a
 // configuration: FM x FN result matrices per subgroup (constants, written
 // into the text), SGM x SGN subgroups of SGS invocations per workgroup, steps
-// of BK along K (overrides).
+// of BK along K and, for the matmul, EC result matrices per epilogue chunk
+// (overrides).
 type coopTiles struct {
 	cfg            MatrixConfig
 	FM, FN         int
 	SGM, SGN, SGS  int
 	BK             int
+	EC             int  // result matrices along N per epilogue (the LM head: fold) chunk; divides FN
 	vt             int  // the LM head: ids per tile (BN), for the record
 	head           bool // lmhead_loss_coop.wgsl's (else matmul_coop.wgsl's)
 	nt             int  // the LM head: tiles per slice (NT)
@@ -144,26 +146,31 @@ func (t coopTiles) WG() int { return t.SGM * t.SGN * t.SGS }
 
 // String names the tiling, as profiles and errors print it.
 func (t coopTiles) String() string {
-	return fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK)
+	return fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d, EC %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK, t.EC)
 }
 
-// coopMatmulTiles is matmul_coop.wgsl's tiling for cfg on a device whose
-// subgroups have sgs invocations: 2 x 2 subgroups, each a 32 x 32 block of
-// out (2 x 2 matrices of 16 x 16, 4 x 2 of 8 x 16, ...), so a 64 x 64 tile
-// per workgroup, and BK 32 (26.5 KiB of workgroup memory, within the 32 KiB
-// every device this runs on has), 16 where subgroups are smaller than 16
-// invocations (lavapipe's 8), so that an invocation loads at most
-// coopMaxLoads vec4s of each tile per step.
+// coopMatmulTiles is matmul_coop.wgsl's default tiling for cfg on a device
+// whose subgroups have sgs invocations (the one TuneOff and software
+// adapters keep; the autotuner may choose another, coopCandidates): 2 x 2
+// subgroups, each a 32 x 32 block of out (2 x 2 matrices of 16 x 16, 4 x 2
+// of 8 x 16, ...), so a 64 x 64 tile per workgroup, a whole row of result
+// matrices per epilogue chunk, and BK 32 (18.5 KiB of workgroup memory at
+// 16x16x16, within the 32 KiB every device this runs on has), 16 where
+// subgroups are smaller than 16 invocations (lavapipe's 8), so that an
+// invocation loads at most coopMaxLoads vec4s of each tile per step.
 func coopMatmulTiles(cfg MatrixConfig, sgs int) coopTiles {
-	return coopTiles{cfg: cfg, FM: 32 / cfg.M, FN: 32 / cfg.N, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), maxL: coopMaxLoads}
+	fn := 32 / cfg.N
+	return coopTiles{cfg: cfg, FM: 32 / cfg.M, FN: fn, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), EC: fn, maxL: coopMaxLoads}
 }
 
 // coopHeadTiles is lmhead_loss_coop.wgsl's tiling for cfg, with vt ids per
 // tile and nt tiles per slice (the SIMT LM head's, so that the partials
 // are as many and in the same places): 2 x 2 subgroups, 32 positions per
-// workgroup, each subgroup 16 positions x vt/2 ids; BK as for the matmul.
+// workgroup, each subgroup 16 positions x vt/2 ids, the whole tile's logits
+// folded at once (EC = FN); BK as for the matmul.
 func coopHeadTiles(cfg MatrixConfig, sgs, vt, nt int) coopTiles {
-	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: vt / (2 * cfg.N), SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs),
+	fn := vt / (2 * cfg.N)
+	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: fn, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), EC: fn,
 		vt: vt, head: true, nt: nt, maxL: coopMaxLoads, maxFoldR: 8}
 }
 
@@ -184,9 +191,9 @@ func (t coopTiles) sharedBytes() int {
 	bm, bn := t.BM(), t.BN()
 	if t.head {
 		nq := max(t.WG()/bm, 1)
-		return 2*bm*(t.BK+8) + 2*bn*(t.BK+8) + 4*bm*(bn+4) + 4*bm*nq
+		return 2*bm*(t.BK+8) + 2*bn*(t.BK+8) + 4*bm*(t.SGN*t.EC*t.cfg.N+4) + 4*bm*nq
 	}
-	return 2*bm*(t.BK+8) + 2*t.BK*(bn+8) + 4*bm*(bn+4)
+	return 2*bm*(t.BK+8) + 2*t.BK*(bn+8) + 4*t.SGM*t.SGN*t.cfg.M*(t.EC*t.cfg.N+4)
 }
 
 // valid checks the kernel's constraints (its header comment).
@@ -199,6 +206,8 @@ func (t coopTiles) valid() error {
 		return fmt.Errorf("coop tiles %v: %d ids per tile, want %d", t, bn, t.vt)
 	case t.BK%t.cfg.K != 0 || t.BK%8 != 0:
 		return fmt.Errorf("coop tiles %v: BK must be a multiple of %d and of 8", t, t.cfg.K)
+	case t.EC < 1 || t.FN%t.EC != 0:
+		return fmt.Errorf("coop tiles %v: EC must divide FN", t)
 	}
 	xl, wl := ceilDiv(bm*t.BK/4, wg), ceilDiv(t.BK*bn/4, wg)
 	if xl > t.maxL || wl > t.maxL {
@@ -245,7 +254,7 @@ func (t coopTiles) loweredLoops(K, tiles int) int {
 	perK := t.FM*c.M*c.K + t.FN*c.K*c.N + t.FM*t.FN*c.M*c.N
 	perTile := ceilDiv(K, t.BK)*(t.BK/c.K*perK+2*t.maxL) + t.FM*t.FN*c.M*c.N
 	if !t.head {
-		return perTile + ceilDiv(t.BM()*t.BN()/4, t.WG())
+		return perTile + t.FM*(t.FN/max(t.EC, 1))*ceilDiv(c.M*t.EC*c.N/4, t.SGS)
 	}
 	return min(tiles, t.nt) * (perTile + 2*t.vt)
 }
@@ -263,7 +272,7 @@ func (t coopTiles) constSet() constSet {
 	if t.head {
 		c = c.with("NT", float64(t.nt))
 	}
-	return c
+	return c.with("EC", float64(t.EC))
 }
 
 // coopConstLine matches a line of the coop kernels that the host rewrites.
@@ -309,6 +318,8 @@ type coopKernels struct {
 	cfg          MatrixConfig
 	mm, head     coopTiles
 	matmul, lmHd *Kernel
+	picks        map[string]coopTiles // the autotuner's tilings (ensureCoopTuned), by coopTuneKey and coopHeadKey
+	rows         int                  // the rows of the batch being recorded, for the LM head's key
 }
 
 // newCoopKernels compiles the matrix-unit kernels for cfg on g's device
@@ -338,21 +349,16 @@ func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 	return ck, nil
 }
 
-// matmulVariant is matmul_coop.wgsl as matmulFor gives it, VEC where K and N
-// are multiples of 4.
+// matmulVariant is matmul_coop.wgsl with the default tiling, VEC where K
+// and N are multiples of 4.
 func (ck *coopKernels) matmulVariant(K, N int) matmulVariant {
-	t := ck.mm
-	vec := 0.0
-	if K%4 == 0 && N%4 == 0 {
-		vec = 1
-	}
-	return matmulVariant{k: ck.matmul, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
-		return perWorkgroup(ceilDiv(M, t.BM()) * ceilDiv(N, t.BN()))
-	}}
+	return coopVariant(ck.matmul, ck.mm, K, N)
 }
 
 // headGroups is lmhead_loss_coop.wgsl's dispatch for P positions and V ids.
-func (ck *coopKernels) headGroups(P, V int) extent {
-	t := ck.head
+func (ck *coopKernels) headGroups(P, V int) extent { return headGroups(ck.head, P, V) }
+
+// headGroups is lmhead_loss_coop.wgsl's dispatch with tiling t.
+func headGroups(t coopTiles, P, V int) extent {
 	return perWorkgroup(ceilDiv(P, t.BM())).withY(ceilDiv(V, t.vt*t.nt))
 }

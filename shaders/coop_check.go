@@ -215,7 +215,12 @@ func (ck *coopKernels) key() string {
 // with a warning and rewritten; one that cannot be written only costs a
 // check in the next process.
 func (g *GPT2) verdict(ck *coopKernels) (v coopVerdict, cached bool, warning string) {
-	key := ck.key()
+	return g.verdictFor(ck.key(), func(r *checkRun) (bool, string, error) { return g.selfCheck(ck) })
+}
+
+// verdictFor is verdict for any key and check: from the verdict file, else
+// from check now (a checkRun of its own), added to the file.
+func (g *GPT2) verdictFor(key string, check func(r *checkRun) (bool, string, error)) (v coopVerdict, cached bool, warning string) {
 	f, err := loadVerdicts(g.dev, g.coopFile)
 	if err != nil {
 		warning = fmt.Sprintf("wgpu-eval: ignoring %v; checking the matrix units again", err)
@@ -225,7 +230,9 @@ func (g *GPT2) verdict(ck *coopKernels) (v coopVerdict, cached bool, warning str
 	}
 	g.coopChecks++
 	v = coopVerdict{Key: key}
-	v.OK, v.Detail, err = g.selfCheck(ck)
+	r := &checkRun{g: g}
+	v.OK, v.Detail, err = check(r)
+	r.close()
 	if err != nil { // the check could not run: no verdict to keep
 		v.OK, v.Detail = false, err.Error()
 		return v, false, warning
@@ -323,11 +330,11 @@ const (
 func (g *GPT2) selfCheck(ck *coopKernels) (ok bool, detail string, err error) {
 	r := &checkRun{g: g}
 	defer r.close()
-	okM, dm, err := r.matmulCase(ck)
+	okM, dm, err := r.matmulCase(ck.matmulVariant(checkK, checkN))
 	if err != nil {
 		return false, "", fmt.Errorf("matrix-unit self-check, matmul: %w", err)
 	}
-	okL, dl, err := r.headCase(ck)
+	okL, dl, err := r.headCase(ck.lmHd, ck.head)
 	if err != nil {
 		return false, "", fmt.Errorf("matrix-unit self-check, LM head: %w", err)
 	}
@@ -456,9 +463,9 @@ func (w *worst) String() string {
 	return fmt.Sprintf("largest difference %.3g at %s, %.2f of its bound %.3g", w.diff, w.where, w.ratio, w.bound)
 }
 
-// matmulCase compares matmul_coop.wgsl with matmul_shared.wgsl on an
+// matmulCase compares matmul_coop.wgsl as cv with matmul_shared.wgsl on an
 // (checkM, checkK) x (checkK, checkN) product with bias (epilogue STORE).
-func (r *checkRun) matmulCase(ck *coopKernels) (bool, string, error) {
+func (r *checkRun) matmulCase(cv matmulVariant) (bool, string, error) {
 	g := r.g
 	M, K, N := checkM, checkK, checkN
 	x, xb := checkData(1, M*K, 1, false)
@@ -477,7 +484,7 @@ func (r *checkRun) matmulCase(ck *coopKernels) (bool, string, error) {
 	}
 	params := Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0}
 	var outs [2][]float32
-	for i, mm := range []matmulVariant{ck.matmulVariant(K, N), g.sharedVariant(K, N, g.tiles)} {
+	for i, mm := range []matmulVariant{cv, g.sharedVariant(K, N, g.tiles)} {
 		out, err := r.buffer("out", make([]byte, 4*M*N))
 		if err != nil {
 			return false, "", err
@@ -511,7 +518,7 @@ func (r *checkRun) matmulCase(ck *coopKernels) (bool, string, error) {
 // headCase compares lmhead_loss_coop.wgsl with lmhead_loss_shared.wgsl over
 // checkP positions and checkV ids of checkC channels: each position's
 // logsumexp (from the partials, in float64) and its target's logit.
-func (r *checkRun) headCase(ck *coopKernels) (bool, string, error) {
+func (r *checkRun) headCase(k *Kernel, ht coopTiles) (bool, string, error) {
 	g := r.g
 	P, C, V := checkP, checkC, checkV
 	h, hb := checkData(4, P*C, 4, false)
@@ -543,7 +550,7 @@ func (r *checkRun) headCase(ck *coopKernels) (bool, string, error) {
 		cs   constSet
 		work extent
 	}{
-		{ck.lmHd, ck.head.constSet(), ck.headGroups(P, V)},
+		{k, ht.constSet(), headGroups(ht, P, V)},
 		{g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)),
 			perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))},
 	} {

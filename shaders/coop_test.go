@@ -268,46 +268,54 @@ func TestMatmulCoop(t *testing.T) {
 		tl := coopMatmulTiles(cfg, coopSGS(d, cfg))
 		k := coopKernelFor(t, d, "matmul_coop.wgsl", tl)
 		for si, sz := range sizes {
-			M, K, N := sz.M, sz.K, sz.N
-			seed := uint64(500 + 10*si)
-			x := randF32(seed+1, M*K+4, 0, 1) // whole vec4s, as the kernel reads them
-			w, bias := randF32(seed+2, K*N+4, 0, 0.2), randF32(seed+3, N, 0, 0.1)
-			res := randF32(seed+4, M*N, 0, 1)
-			wb, bb := weightBytes(w, true), weightBytes(bias, true)
-			y := refops.Matmul(roundF16s(x[:M*K]), f64(w[:K*N]), f64(bias), M, K, N)
 			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiSwiGLU} {
-				if !coopMatmulCase(d, ci, epi, K%4 == 0 && N%4 == 0) {
+				if !coopMatmulCase(d, ci, epi, sz.K%4 == 0 && sz.N%4 == 0) {
 					continue
 				}
-				t.Run(fmt.Sprintf("%v/M=%d,K=%d,N=%d/%v", cfg, M, K, N, epi), func(t *testing.T) {
-					want, init := coopEpilogueWant(epi, y, res, M, N)
-					nan := float32(math.NaN())
-					out := d.buffer(t, "out", withGuard(f32Bytes(init), guardOut, false))
-					vec := 0.0
-					if K%4 == 0 && N%4 == 0 {
-						vec = 1
-					}
-					p, err := k.pipeline(tl.constSet().with("EPI", float64(epi)).with("VEC", vec))
-					if err != nil {
-						t.Fatal(err)
-					}
-					d.run(t, p, map[string]Buf{
-						"x": {Buffer: d.buffer(t, "x", withGuard(f32Bytes(x), nan, false))}, "w": {Buffer: d.buffer(t, "w", withGuard(wb, nan, true))},
-						"bias": {Buffer: d.buffer(t, "bias", withGuard(bb, nan, true))}, "out": {Buffer: out},
-						"kc": {Buffer: d.buffer(t, "kc", nil)}, "vc": {Buffer: d.buffer(t, "vc", nil)},
-					}, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
-						sharedGroups(M, N, tl.BM(), tl.BN(), 65535))
-					got := d.readF32(t, out, len(init)+guard)
-					for i, v := range got[len(init):] {
-						if v != guardOut {
-							t.Fatalf("out[%d + %d] = %v: stored out of bounds", len(init), i, v)
-						}
-					}
-					checkWithin(t, "matmul_coop", got[:len(init)], want, coopTol(epi, x[:M*K], w[:K*N], y, M, K, N, cfg.K))
+				t.Run(fmt.Sprintf("%v/M=%d,K=%d,N=%d/%v", cfg, sz.M, sz.K, sz.N, epi), func(t *testing.T) {
+					checkCoopMatmul(t, d, k, tl, sz.M, sz.K, sz.N, uint64(500+10*si), epi)
 				})
 			}
 		}
 	}
+}
+
+// checkCoopMatmul runs matmul_coop.wgsl compiled as k with tiling tl on an
+// (M, K) x (K, N) product with bias and epilogue epi (random operands from
+// seed; ADD onto a random residual) and compares it with refops.Matmul on
+// the same inputs, x rounded to f16, within coopTol; guards after out
+// catch stores out of bounds, NaN guards after the inputs reads past them.
+func checkCoopMatmul(t *testing.T, d *testDev, k *Kernel, tl coopTiles, M, K, N int, seed uint64, epi epilogue) {
+	t.Helper()
+	x := randF32(seed+1, M*K+4, 0, 1) // whole vec4s, as the kernel reads them
+	w, bias := randF32(seed+2, K*N+4, 0, 0.2), randF32(seed+3, N, 0, 0.1)
+	res := randF32(seed+4, M*N, 0, 1)
+	wb, bb := weightBytes(w, true), weightBytes(bias, true)
+	y := refops.Matmul(roundF16s(x[:M*K]), f64(w[:K*N]), f64(bias), M, K, N)
+	want, init := coopEpilogueWant(epi, y, res, M, N)
+	nan := float32(math.NaN())
+	out := d.buffer(t, "out", withGuard(f32Bytes(init), guardOut, false))
+	vec := 0.0
+	if K%4 == 0 && N%4 == 0 {
+		vec = 1
+	}
+	p, err := k.pipeline(tl.constSet().with("EPI", float64(epi)).with("VEC", vec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.run(t, p, map[string]Buf{
+		"x": {Buffer: d.buffer(t, "x", withGuard(f32Bytes(x), nan, false))}, "w": {Buffer: d.buffer(t, "w", withGuard(wb, nan, true))},
+		"bias": {Buffer: d.buffer(t, "bias", withGuard(bb, nan, true))}, "out": {Buffer: out},
+		"kc": {Buffer: d.buffer(t, "kc", nil)}, "vc": {Buffer: d.buffer(t, "vc", nil)},
+	}, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
+		sharedGroups(M, N, tl.BM(), tl.BN(), 65535))
+	got := d.readF32(t, out, len(init)+guard)
+	for i, v := range got[len(init):] {
+		if v != guardOut {
+			t.Fatalf("out[%d + %d] = %v: stored out of bounds", len(init), i, v)
+		}
+	}
+	checkWithin(t, "matmul_coop "+tl.String(), got[:len(init)], want, coopTol(epi, x[:M*K], w[:K*N], y, M, K, N, tl.cfg.K))
 }
 
 // coopMatmulCase says whether TestMatmulCoop runs configuration number ci
@@ -359,11 +367,21 @@ func coopEpilogueWant(epi epilogue, y []float64, res []float32, M, N int) (want 
 // TestMatmulCoopQKV: with c_attn's epilogue (epiQKV), matmul_coop.wgsl
 // stores q in out and k and v in the KV cache exactly where a Go copy of its
 // own epiStore output puts them (bit for bit), and leaves k's and v's
-// columns of out and the cache's other positions untouched.
+// columns of out and the cache's other positions untouched; with the
+// default tiling and with epilogue chunks of one result matrix.
 func TestMatmulCoopQKV(t *testing.T) {
 	d := coopDev(t)
 	cfg := coopConfigs(d)[0]
 	tl := coopMatmulTiles(cfg, coopSGS(d, cfg))
+	chunked := tl
+	chunked.FM, chunked.FN, chunked.EC = 2, 2, 1
+	for _, tl := range []coopTiles{tl, chunked} {
+		t.Run(tl.String(), func(t *testing.T) { coopQKVCase(t, d, tl) })
+	}
+}
+
+// coopQKVCase is TestMatmulCoopQKV with tiling tl.
+func coopQKVCase(t *testing.T, d *testDev, tl coopTiles) {
 	k := coopKernelFor(t, d, "matmul_coop.wgsl", tl)
 	B, T, C, H, S, pos0, K := 3, 11, 24, 3, 20, 5, 16
 	M, N, hd := B*T, 3*C, C/H
@@ -420,7 +438,8 @@ func TestMatmulCoopQKV(t *testing.T) {
 // second at a whole slice), targets at the edges of tiles and ranges.
 // Tolerance 1e-5 relative to max(1, |want|), as TestLossShared's (f32 dots
 // of at most 40 terms, exp and log of sums over up to 1000 ids). A second
-// run gives the same bits.
+// run gives the same bits. Also the autotuner's LM-head tilings
+// (coopHeadShapes: natively every one, lowered one).
 func TestLossCoop(t *testing.T) {
 	d := coopDev(t)
 	red := newLossReducer(t, d)
@@ -434,6 +453,32 @@ func TestLossCoop(t *testing.T) {
 			tl := coopHeadTiles(cfg, coopSGS(d, cfg), vn[0], vn[1])
 			if tl.valid() != nil || (!d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) && vi != ci%2) {
 				continue // lowered, one tiling per configuration
+			}
+			pl, err := coopKernelFor(t, d, "lmhead_loss_coop.wgsl", tl).pipeline(tl.constSet())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tilings = append(tilings, tiling{tl, pl})
+		}
+	}
+	// The autotuner's LM-head tilings: more positions per workgroup, fewer
+	// ids per tile, slices of 128 ids as above (natively for the
+	// configuration the kernels use; lowered, one of them, folding its
+	// logits in chunks).
+	heads, hcfgs := coopHeadShapes, coopConfigs(d)
+	if cfg, ok := pickMatrixConfig(hcfgs); ok && d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
+		hcfgs = []MatrixConfig{cfg} // the configuration the kernels use
+	} else {
+		heads, hcfgs = []coopHeadShape{{64, 64, 2, 2, 16}}, hcfgs[:1]
+	}
+	for _, cfg := range hcfgs {
+		for _, hs := range heads {
+			tl, ok := hs.tiles(cfg, coopSGS(d, cfg), 128, 1, int(d.dev.Limits().MaxComputeWorkgroupStorageSize))
+			if !ok || tl.fits(d.dev) != nil {
+				continue
+			}
+			if !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
+				tl.EC = 1 // lowered, the fold in chunks of one result matrix (the defaults fold whole tiles)
 			}
 			pl, err := coopKernelFor(t, d, "lmhead_loss_coop.wgsl", tl).pipeline(tl.constSet())
 			if err != nil {
@@ -469,7 +514,7 @@ func TestLossCoop(t *testing.T) {
 			if lc.split%(tl.vt*tl.nt) != 0 {
 				continue // a range starts at a whole slice
 			}
-			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/VT=%d,NT=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.vt, tl.nt), func(t *testing.T) {
+			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/BM=%d,VT=%d,NT=%d,EC=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.BM(), tl.vt, tl.nt, tl.EC), func(t *testing.T) {
 				groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.BM(), tl.vt, tl.nt) }
 				nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
 				checkClose(t, "nll", nll, want, 1e-5)
@@ -514,7 +559,8 @@ func TestCoopLoweredLoops(t *testing.T) {
 }
 
 // TestCoopKernelsNative compiles both coop kernels for each test
-// configuration and a 16x16x16 one of subgroups of 64 as
+// configuration and a 16x16x16 one of subgroups of 64, with the default
+// tilings and the autotuner's (coopShapes, coopHeadShapes), as
 // SPV_KHR_cooperative_matrix (what a GPU with matrix units gets) and
 // validates the modules with Debian 13's spirv-val
 // ($WGPU_TEST_SPIRV_VAL_NEW; nothing here runs them).
@@ -522,7 +568,18 @@ func TestCoopKernelsNative(t *testing.T) {
 	val := prereq.SpirvValNew(t)
 	for _, cfg := range append(coopTestConfigs, MatrixConfig{M: 16, N: 16, K: 16, SubgroupSize: 64}) {
 		sgs := max(cfg.SubgroupSize, 32)
-		for _, tl := range []coopTiles{coopMatmulTiles(cfg, sgs), coopHeadTiles(cfg, sgs, 128, 8)} {
+		tilings := []coopTiles{coopMatmulTiles(cfg, sgs), coopHeadTiles(cfg, sgs, 128, 8)}
+		for _, s := range coopShapes { // the autotuner's, within NVIDIA's 48 KiB
+			if tl, ok := s.tiles(cfg, sgs, 48<<10); ok && tl.valid() == nil {
+				tilings = append(tilings, tl)
+			}
+		}
+		for _, s := range coopHeadShapes {
+			if tl, ok := s.tiles(cfg, sgs, 128, 8, 48<<10); ok {
+				tilings = append(tilings, tl)
+			}
+		}
+		for _, tl := range tilings {
 			name := "matmul_coop.wgsl"
 			if tl.head {
 				name = "lmhead_loss_coop.wgsl"

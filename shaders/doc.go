@@ -139,6 +139,20 @@
 // (a file that cannot be read is ignored with a warning and rewritten).
 // MatrixUnits and MatrixUnitsUsed report the outcome for provenance.
 //
+// The coop kernels' tilings are tuned like the SIMT tiles (TuneMode; the
+// default tilings under TuneOff and on software adapters): matmul_coop.wgsl
+// from 64 x 64 up to 256 x 128 outputs per workgroup of 4 to 16 subgroups
+// (coopShapes; its epilogue goes through workgroup memory in chunks, so a
+// tile need not fit there whole), lmhead_loss_coop.wgsl with up to 128
+// positions per workgroup over the same slices of ids (coopHeadShapes),
+// each timed at the model's shapes and the batch's rows, kept in the tuning
+// file under "coop ..." and "coop-head ..." keys, and run only once the
+// self-check's case passed with that tiling (verdicts kept per tiling).
+// Profiles name the tiling with the kernel. Unlike the SIMT tiles, another
+// coop tiling may change the last bits of the sums (the matrix units add in
+// an order of their own, and the LM head's fold follows its tiles): results
+// are bit-identical for a device, driver and tuning file.
+//
 // # Batches
 //
 // GPT2.Submit records a batch into one command buffer over activation memory

@@ -375,6 +375,7 @@ func (r *recorder) op(k *Kernel, consts constSet, bufs, params any, work extent)
 // matmuls) and its work (cost.go).
 func (r *recorder) profiled(k *Kernel, consts constSet, params any, groups [3]uint32) opRecord {
 	name := strings.TrimSuffix(strings.TrimSuffix(k.Name(), ".wgsl"), "[f16]")
+	name += coopProfileTiling(name, consts)
 	if pr, ok := params.(profileRow); ok {
 		name += " " + pr.row()
 	}
@@ -492,7 +493,7 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 			return perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))
 		}
 		if g.coop != nil { // the matrix units: the same slices, so the same partials
-			lm, lmConsts, lmGroups = g.coop.lmHd, g.coop.head.constSet(), g.coop.headGroups
+			lm, lmConsts, lmGroups = g.coopHeadFor(C)
 		}
 	}
 	if r.p.topK > 0 {
@@ -579,7 +580,7 @@ func (g *GPT2) layerCache(a *arena, i int, layered bool) (kc, vc Buf) {
 // followed by kv_write.wgsl).
 func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi epilogue) bool {
 	mm := g.matmulFor(M, K, N, x.Size(), w.Size())
-	fused := mm.k == g.matmulShared || (g.coop != nil && mm.k == g.coop.matmul)
+	fused := mm.fused
 	if epi == epiQKV && !fused {
 		epi = epiStore
 	}
@@ -662,6 +663,7 @@ func (g *GPT2) Close() error {
 // with and its dispatch geometry, computed from those constants.
 type matmulVariant struct {
 	k      *Kernel
+	fused  bool                  // matmul_shared.wgsl's bindings and epilogues (KV cache writes): it or matmul_coop.wgsl
 	consts constSet              // tiles, VEC, WG (EPI is added per dispatch)
 	work   func(M, N int) extent // the dispatch of an (M, N) output
 }
@@ -680,7 +682,7 @@ type matmulVariant struct {
 func (g *GPT2) matmulFor(M, K, N int, xBytes, wBytes uint64) matmulVariant {
 	if g.sharedMatmul && sharedCovers(M, K, N, g.weightBytes(), xBytes, wBytes) {
 		if g.coop != nil {
-			return g.coop.matmulVariant(K, N)
+			return g.coopMatmulFor(M, K, N)
 		}
 		t := g.tilesFor(M, K, N)
 		if t.fits(g.dev) != nil {
@@ -700,7 +702,7 @@ func (g *GPT2) sharedVariant(K, N int, t matmulTiles) matmulVariant {
 	if K%4 == 0 && N%4 == 0 {
 		vec = 1
 	}
-	return matmulVariant{k: g.matmulShared, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
+	return matmulVariant{k: g.matmulShared, fused: true, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
 		return perWorkgroup(t.groups(M, N)) // a BM x BN tile per workgroup
 	}}
 }

@@ -49,10 +49,12 @@ type GPT2 struct {
 	autoTune  bool          // TuneAuto tunes here: a hardware GPU (tests set it on others)
 	tuneCands []matmulTiles // tests: the autotuner's candidates instead of matmulCandidates
 
-	coopFile    string                         // the self-check's verdicts, beside the tuning file ("" for none)
-	coopForce   *MatrixConfig                  // tests: use this configuration on a device without matrix units (the compiler lowers it)
-	coopCorrupt func(kind string, v []float32) // tests: alters the coop kernels' results the self-check compares
-	coopChecks  int                            // self-checks run (tests)
+	coopFile       string                         // the self-check's verdicts, beside the tuning file ("" for none)
+	coopForce      *MatrixConfig                  // tests: use this configuration on a device without matrix units (the compiler lowers it)
+	coopCorrupt    func(kind string, v []float32) // tests: alters the coop kernels' results the self-check compares
+	coopChecks     int                            // self-checks run (tests)
+	coopShapes     []coopShape                    // tests: the coop autotuner's tilings instead of coopShapes
+	coopHeadShapes []coopHeadShape                // tests: its LM-head tilings instead of coopHeadShapes
 
 	mu              sync.Mutex                    // guards the fields below and the recording of batches
 	mxMode          MatrixUnits                   // SetMatrixUnits; $WGPU_EVAL_MATRIX_UNITS at NewGPT2
@@ -60,6 +62,7 @@ type GPT2 struct {
 	mxErr           error                         // why MatrixUnitsOn cannot be had
 	coop            *coopKernels                  // the matrix-unit kernels in use; nil for SIMT
 	coopKernelCache map[[2]coopTiles]*coopKernels // every coop kernel pair compiled, by tilings
+	coopMM          map[coopTiles]*Kernel         // the coop kernels compiled for the autotuner's tilings, by text (cfg, FM, FN, SGS, head)
 	tuneMode        TuneMode
 	tuned           map[string]TuneChoice // matmul tiles by tuneKey, from the autotuner
 	tuneRedone      map[string]bool       // TuneRedo: the shapes timed again since

@@ -15,18 +15,22 @@
 // memory as f16 (both as they lie in memory, rows of BK channels padded by
 // 8 values; wte's rows are the right matrix's columns: column-major loads),
 // zeros outside h and wte, one barrier after staging and one after the
-// multiplies. The results go to a BM x VT f32 tile of workgroup memory
-// (rows padded by 4); after a barrier, the NQ invocations of each row fold
-// the row's logits into a running (m, s) in registers, each over the ids
-// tx, tx + NQ, ... of the tile (tx < NQ): the max over its valid ids, one
-// rescale, then Σ exp(logit - m) in id order; the one holding the target's
-// logit writes tgt. At the slice's end the NQ (m, s) of each row are
-// combined in a fixed order through workgroup memory, as in
-// lmhead_loss_shared.wgsl. Deterministic, no atomics.
+// multiplies. The logits are folded in chunks, so that a big tile need not
+// fit in workgroup memory whole: for each group of EC of its FN columns of
+// result matrices (a loop uniform across the workgroup), every subgroup
+// stores those into a BM x SGN*EC*SN f32 chunk of workgroup memory (rows
+// padded by 4; with EC = FN, the whole tile); after a barrier, the NQ
+// invocations of each row fold the chunk's logits of the row into a running
+// (m, s) in registers, each over the chunk's columns tx, tx + NQ, ...
+// (tx < NQ): the max over its valid ids, one rescale, then
+// Σ exp(logit - m) in column order; the one holding the target's logit
+// writes tgt; a barrier before the next chunk. At the slice's end the NQ
+// (m, s) of each row are combined in a fixed order through workgroup
+// memory, as in lmhead_loss_shared.wgsl. Deterministic, no atomics.
 //
 // Any P, V, and C a multiple of 4 (vec4 loads along C). Constraints,
 // checked by the host (coopHeadTiles.valid): BK a multiple of SK and of 8;
-// WG = SGM*SGN*SGS with SGS the device's subgroup size; BM and WG powers of
+// EC divides FN; WG = SGM*SGN*SGS with SGS the device's subgroup size; BM and WG powers of
 // two (NQ = WG/BM invocations per row when WG >= BM, else one invocation
 // for RI = BM/WG rows), VT a multiple of NQ; at most 16 vec4 loads of each
 // tile per invocation. Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1).
@@ -51,6 +55,7 @@ override SGN: u32 = 2;  // subgroups per workgroup along the ids
 override SGS: u32 = 32; // invocations per subgroup: the device's subgroup size
 override BK: u32 = 32;  // step along C
 override NT: u32 = 8;   // vocabulary tiles per workgroup: its slice is NT * VT ids
+override EC: u32 = 4;   // result matrices along the ids per fold chunk: divides FN
 override BM: u32 = SGM * FM * SM;   // positions per workgroup; derived
 override VT: u32 = SGN * FN * SN;   // ids per tile; derived
 override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
@@ -60,7 +65,8 @@ override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
 //#include "include/lmhead.wgsl"
 
 override HS: u32 = BK + 8u;           // f16 per row of hs
-override CS: u32 = VT + 4u;           // f32 per row of cs
+override CW: u32 = SGN * EC * SN;     // columns (ids) of a fold chunk
+override CS: u32 = CW + 4u;           // f32 per row of cs
 override QK: u32 = BK / 4u;           // vec4s of a row of either tile
 override NQ: u32 = (WG + BM - 1u) / BM; // invocations per row of the fold: WG/BM, at least 1
 override RI: u32 = BM * NQ / WG;      // rows per invocation of the fold
@@ -68,7 +74,7 @@ override XL: u32 = (BM * QK + WG - 1u) / WG; // h's tile: vec4 loads per invocat
 override WL: u32 = (VT * QK + WG - 1u) / WG; // wte's tile: vec4 loads per invocation
 var<workgroup> hs: array<f16, BM * HS>; // (BM, BK) h's tile, rows padded
 var<workgroup> ws: array<f16, VT * HS>; // (VT, BK) wte's tile, rows padded
-var<workgroup> cs: array<f32, BM * CS>; // (BM, VT) the tile's logits, rows padded
+var<workgroup> cs: array<f32, BM * CS>; // (BM, CW) a chunk of the tile's logits, rows padded
 var<workgroup> red: array<f32, BM * NQ>; // (BM, NQ): per-invocation max, then sum
 
 const MAXL: u32 = 16u;  // the most vec4 loads of a tile per invocation
@@ -112,6 +118,13 @@ fn stageW(i: u32, v: vec4<f16>) {
 	ws[o + 1u] = v.y;
 	ws[o + 2u] = v.z;
 	ws[o + 3u] = v.w;
+}
+
+// chunkID is the id within the tile of column c of the fold chunk of the
+// result-matrix columns j0 .. j0 + EC - 1: subgroup column c / (EC*SN)'s
+// matrix j0 + (c % (EC*SN)) / SN.
+fn chunkID(j0: u32, c: u32) -> u32 {
+	return (c / (EC * SN)) * (FN * SN) + j0 * SN + c % (EC * SN);
 }
 
 @compute @workgroup_size(WG)
@@ -168,26 +181,33 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 			}
 			workgroupBarrier(); // every read of the tiles before they are overwritten
 		}
-		for (var i = 0u; i < FM; i++) {
-			for (var j = 0u; j < FN; j++) {
-				subgroupMatrixStore(&cs, (sm0 + i * SM) * CS + sn0 + j * SN, acc[i * FN + j], false, CS);
-			}
-		}
-		workgroupBarrier(); // cs is next written after the next tile's barriers
 		let nv = min(VT, p.V - bv0); // valid ids of the tile
-		for (var i = 0u; i < RI; i++) {
-			let rl = ty + i * (WG / NQ);
-			var mt = NEG_BIG;
-			for (var j = tx; j < nv; j += NQ) { mt = max(mt, cs[rl * CS + j]); }
-			let mn = max(ms[i], mt);
-			var st = 0.0;
-			for (var j = tx; j < nv; j += NQ) {
-				let l = cs[rl * CS + j];
-				st += exp(l - mn);
-				if p.v0 + bv0 + j == tg[i] { tgt[bm0 + rl] = l; }
+		for (var j0 = 0u; j0 < FN; j0 += EC) {
+			for (var i = 0u; i < FM; i++) {
+				for (var j = 0u; j < EC; j++) {
+					subgroupMatrixStore(&cs, (sm0 + i * SM) * CS + (sg % SGN) * (EC * SN) + j * SN, acc[i * FN + j0 + j], false, CS);
+				}
 			}
-			ss[i] = ss[i] * exp(ms[i] - mn) + st;
-			ms[i] = mn;
+			workgroupBarrier();
+			for (var i = 0u; i < RI; i++) {
+				let rl = ty + i * (WG / NQ);
+				var mt = NEG_BIG;
+				for (var c = tx; c < CW; c += NQ) {
+					if chunkID(j0, c) < nv { mt = max(mt, cs[rl * CS + c]); }
+				}
+				let mn = max(ms[i], mt);
+				var st = 0.0;
+				for (var c = tx; c < CW; c += NQ) {
+					let j = chunkID(j0, c);
+					if j >= nv { continue; }
+					let l = cs[rl * CS + c];
+					st += exp(l - mn);
+					if p.v0 + bv0 + j == tg[i] { tgt[bm0 + rl] = l; }
+				}
+				ss[i] = ss[i] * exp(ms[i] - mn) + st;
+				ms[i] = mn;
+			}
+			if j0 + EC < FN { workgroupBarrier(); } // the chunk is read before the next one overwrites it (the next tile's staging barrier does after the last)
 		}
 	}
 	// The slice's (m, s) of each row from its NQ invocations', in a fixed

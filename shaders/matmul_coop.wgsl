@@ -29,24 +29,32 @@
 // cooperative-matrix loads want, and consecutive rows start in different
 // banks); elements outside x or w are stored as zeros, so ragged M, N and K
 // need no other care. Then one barrier, the next step's global loads into
-// registers (in flight during the multiplies), BK/SK rounds of FM left and
-// FN right matrix loads from workgroup memory and FM*FN multiply-adds, and a
-// barrier before the tiles are overwritten. Global loads are as in
-// matmul_shared.wgsl: vec4s (VEC = 1, only where K % 4 == 0 and N % 4 == 0)
-// or element by element (VEC = 0), zeros outside the bindings.
+// registers (in flight during the multiplies; x already rounded to f16, so
+// they take half the registers), BK/SK rounds of: FN right matrices loaded
+// from workgroup memory, then per row of result matrices one left matrix
+// loaded and multiplied with all FN right ones (each loaded matrix serves
+// FM or FN multiply-adds), and a barrier before the tiles are overwritten.
+// Global loads are as in matmul_shared.wgsl: vec4s (VEC = 1, only where
+// K % 4 == 0 and N % 4 == 0) or element by element (VEC = 0), zeros
+// outside the bindings. The staging stores f16 scalars: subgroupMatrixLoad
+// reads arrays of the matrix's scalar type, and WGSL cannot view one
+// workgroup array as another type.
 //
-// Epilogue: each subgroup stores its result matrices into a BM x BN f32 tile
-// of workgroup memory (rows padded by 4), then, after a barrier, the
-// workgroup's invocations take its vec4s of 4 columns in turn (neighbouring
-// invocations, neighbouring vec4s) and apply the epilogue with the bias, as
-// matmul_shared.wgsl's invocations do with their registers; rows and columns
-// outside (M, N) are never stored.
+// Epilogue, in chunks so that the tile need not fit in workgroup memory
+// whole: each subgroup owns a scratch region of cs, SM x EC*SN f32 (rows
+// padded by 4), and for each of its FM rows of result matrices and each
+// group of EC of them along N (a loop uniform across the workgroup) stores
+// those EC matrices there; after a barrier, the subgroup's own SGS
+// invocations (by subgroup_invocation_id) take the region's vec4s in turn
+// and apply the epilogue with the bias, as matmul_shared.wgsl's invocations
+// do with their registers; a barrier before the next chunk overwrites it.
+// Rows and columns outside (M, N) are never stored.
 //
 // Constraints, checked by the host (coopTiles.valid): BK a multiple of SK
-// and of 8; WG = SGM*SGN*SGS invocations with SGS the device's subgroup size
-// (each subgroup is SGS whole invocations); at most 16 vec4 loads of each
-// tile per invocation; workgroup memory
-// 2*BM*(BK+8) + 2*BK*(BN+8) + 4*BM*(BN+4) bytes.
+// and of 8; EC divides FN; WG = SGM*SGN*SGS with SGS the device's subgroup
+// size (each subgroup is SGS whole invocations); at most 16 vec4 loads of
+// each tile per invocation; workgroup memory
+// 2*BM*(BK+8) + 2*BK*(BN+8) + 4*SGM*SGN*SM*(EC*SN+4) bytes.
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -67,6 +75,7 @@ override SGM: u32 = 2;  // subgroups per workgroup along M
 override SGN: u32 = 2;  // subgroups per workgroup along N
 override SGS: u32 = 32; // invocations per subgroup: the device's subgroup size
 override BK: u32 = 32;  // step along K
+override EC: u32 = 2;   // result matrices along N per epilogue chunk: divides FN
 override EPI: u32 = 0;
 override VEC: u32 = 1;  // 1: vector global loads; only where K % 4 == 0 and N % 4 == 0
 override BM: u32 = SGM * FM * SM;  // rows of out per workgroup; derived
@@ -85,16 +94,18 @@ var<push_constant> p: Params;
 
 override XS: u32 = BK + 8u; // f16 per row of xs
 override WS: u32 = BN + 8u; // f16 per row of ws
-override CS: u32 = BN + 4u; // f32 per row of cs
+override CW: u32 = EC * SN; // columns of an epilogue chunk
+override CS: u32 = CW + 4u; // f32 per row of a chunk in cs
 override QX: u32 = BK / 4u; // vec4s of a row of x's tile
 override QW: u32 = BN / 4u; // vec4s of a row of w's tile
+override QC: u32 = CW / 4u; // vec4s of a row of a chunk
 override NX: u32 = BM * QX; // vec4s of x's tile
 override NW: u32 = BK * QW; // vec4s of w's tile
 override XL: u32 = (NX + WG - 1u) / WG; // x's tile: vec4 loads per invocation
 override WL: u32 = (NW + WG - 1u) / WG; // w's tile: vec4 loads per invocation
 var<workgroup> xs: array<f16, BM * XS>; // (BM, BK) x's tile, rows padded
 var<workgroup> ws: array<f16, BK * WS>; // (BK, BN) w's tile, rows padded
-var<workgroup> cs: array<f32, BM * CS>; // (BM, BN) the results, rows padded
+var<workgroup> cs: array<f32, SGM * SGN * SM * CS>; // per subgroup an (SM, CW) epilogue chunk, rows padded
 
 const MAXL: u32 = 16u; // the most vec4 loads of a tile per invocation
 
@@ -102,20 +113,21 @@ const MAXL: u32 = 16u; // the most vec4 loads of a tile per invocation
 
 //#include "include/matmul_kv.wgsl"
 
-// loadX is vec4 number i of x's tile for the step at k0: row i / QX of the
-// tile, k0 + 4*(i % QX) .. +3 (neighbouring invocations read neighbouring
-// vec4s of a row); zeros outside x (and for i past the tile).
-fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f32> {
+// loadX is vec4 number i of x's tile for the step at k0, rounded to f16:
+// row i / QX of the tile, k0 + 4*(i % QX) .. +3 (neighbouring invocations
+// read neighbouring vec4s of a row); zeros outside x (and for i past the
+// tile).
+fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {
 	let m = bm0 + i / QX;
 	let k = k0 + 4u * (i % QX);
-	if i >= NX || m >= p.M || k >= p.K { return vec4<f32>(0.0); }
+	if i >= NX || m >= p.M || k >= p.K { return vec4<f16>(0.0); }
 	let e = m * p.K + k;
-	if VEC == 1u { return x[e / 4u]; }
+	if VEC == 1u { return toF16(x[e / 4u]); }
 	var v = vec4<f32>(0.0);
 	for (var c = 0u; c < 4u; c++) {
 		if k + c < p.K { v[c] = x[(e + c) / 4u][(e + c) % 4u]; }
 	}
-	return v;
+	return toF16(v);
 }
 
 // loadW is vec4 number i of w's tile for the step at k0: k k0 + i / QW,
@@ -139,11 +151,10 @@ fn toF16(v: vec4<f32>) -> vec4<f16> {
 	return vec4<f16>(clamp(v, vec4<f32>(-65504.0), vec4<f32>(65504.0)));
 }
 
-// stageX rounds vec4 i of x's tile (loadX's) to f16 into xs.
-fn stageX(i: u32, v: vec4<f32>) {
+// stageX puts vec4 i of x's tile (loadX's) into xs.
+fn stageX(i: u32, h: vec4<f16>) {
 	if i >= NX { return; }
 	let o = (i / QX) * XS + 4u * (i % QX);
-	let h = toF16(v);
 	xs[o] = h.x;
 	xs[o + 1u] = h.y;
 	xs[o + 2u] = h.z;
@@ -162,6 +173,7 @@ fn stageW(i: u32, v: vec4<f16>) {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
+	@builtin(subgroup_invocation_id) lane: u32,
 	@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
 	let tilesN = (p.N + BN - 1u) / BN;
 	let tile = wid.y * nwg.x + wid.x;
@@ -172,7 +184,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	let sn0 = (sg % SGN) * (FN * SN);
 
 	var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * FN>; // zeros; (i, j) at i * FN + j
-	var rx: array<vec4<f32>, MAXL>; // the next step's tiles, on their way to workgroup memory
+	var rx: array<vec4<f16>, MAXL>; // the next step's tiles, on their way to workgroup memory
 	var rw: array<vec4<f16>, MAXL>;
 	let steps = (p.K + BK - 1u) / BK;
 	for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, 0u, li + l * WG); }
@@ -187,39 +199,43 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, k0, li + l * WG); }
 		}
 		for (var kk = 0u; kk < BK; kk += SK) {
-			var a: array<subgroup_matrix_left<f16, SK, SM>, FM>;
 			var b: array<subgroup_matrix_right<f16, SN, SK>, FN>;
-			for (var i = 0u; i < FM; i++) {
-				a[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&xs, (sm0 + i * SM) * XS + kk, false, XS);
-			}
 			for (var j = 0u; j < FN; j++) {
 				b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, kk * WS + sn0 + j * SN, false, WS);
 			}
-			for (var i = 0u; i < FM; i++) {
+			for (var i = 0u; i < FM; i++) { // one left matrix at a time, times every right one
+				let a = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&xs, (sm0 + i * SM) * XS + kk, false, XS);
 				for (var j = 0u; j < FN; j++) {
-					acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a[i], b[j], acc[i * FN + j]);
+					acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a, b[j], acc[i * FN + j]);
 				}
 			}
 		}
 		workgroupBarrier(); // every read of this step's tiles before the next step's stores
 	}
 
+	// The epilogue, chunk by chunk through the subgroup's region of cs.
+	let c0 = sg * (SM * CS); // the subgroup's region
 	for (var i = 0u; i < FM; i++) {
-		for (var j = 0u; j < FN; j++) {
-			subgroupMatrixStore(&cs, (sm0 + i * SM) * CS + sn0 + j * SN, acc[i * FN + j], false, CS);
+		for (var j0 = 0u; j0 < FN; j0 += EC) {
+			for (var j = 0u; j < EC; j++) {
+				subgroupMatrixStore(&cs, c0 + j * SN, acc[i * FN + j0 + j], false, CS);
+			}
+			workgroupBarrier();
+			let m0 = bm0 + sm0 + i * SM; // the chunk's first row and column of out
+			let n0 = bn0 + sn0 + j0 * SN;
+			for (var q = lane; q < SM * QC; q += SGS) {
+				let r = q / QC;
+				let c = 4u * (q % QC);
+				let n = n0 + c;
+				if n >= p.N || m0 + r >= p.M { continue; }
+				var bv = vec4<f32>(0.0);
+				for (var e = 0u; e < 4u; e++) {
+					if n + e < p.N { bv[e] = f32(bias[n + e]); }
+				}
+				let o = c0 + r * CS + c;
+				store(m0 + r, n, vec4<f32>(cs[o], cs[o + 1u], cs[o + 2u], cs[o + 3u]), bv);
+			}
+			workgroupBarrier(); // the chunk is read before the next one overwrites it
 		}
-	}
-	workgroupBarrier();
-	for (var q = li; q < BM * QW; q += WG) {
-		let r = q / QW;
-		let c = 4u * (q % QW);
-		let n0 = bn0 + c;
-		if n0 >= p.N { continue; }
-		var b = vec4<f32>(0.0);
-		for (var e = 0u; e < 4u; e++) {
-			if n0 + e < p.N { b[e] = f32(bias[n0 + e]); }
-		}
-		let o = r * CS + c;
-		store(bm0 + r, n0, vec4<f32>(cs[o], cs[o + 1u], cs[o + 2u], cs[o + 3u]), b);
 	}
 }

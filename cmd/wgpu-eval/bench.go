@@ -631,7 +631,7 @@ func printBenchTuning(w io.Writer, choices []shaders.TuneChoice, all bool) {
 	if len(choices) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nmatmul tiles (BMxBNxBK/TMxTN) by shape, from the autotuner:\n")
+	fmt.Fprintf(w, "\nmatmul tiles (BMxBNxBK/TMxTN; coop: subgroups SGMxSGN * matrices FMxFN / BK / EC) by shape, from the autotuner:\n")
 	for _, c := range choices {
 		from := "timed now"
 		if c.Cached {

@@ -1,0 +1,392 @@
+package shaders
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The coop autotuner: matmul_coop.wgsl's tilings (coopCandidates) timed on
+// the device at each weight matmul's real shape, the fastest that passes
+// the self-check chosen, kept in the tuning file under a key of its own
+// (coopTuneKey), used by the forward pass (coopVariant).
+
+// coopShape is a tiling of matmul_coop.wgsl in elements, whatever the
+// configuration: a WM x WN block of out per subgroup, SGM x SGN subgroups,
+// steps of BK.
+type coopShape struct{ WM, WN, SGM, SGN, BK int }
+
+// coopShapes are the tilings the coop autotuner times, after the default
+// (coopMatmulTiles: 2 x 2 subgroups of 32 x 32, so tuning never picks worse
+// than it). The rest follow what runs fast on NVIDIA's tensor cores through
+// Vulkan's cooperative matrices: big workgroup tiles (128 x 128 and more)
+// of few subgroups, each 64 x 64 (4 x 4 accumulators of 16 x 16, each left
+// matrix loaded once for 4 right ones and the reverse), BK 16 to 64, and
+// the 8-subgroup tiles that trade registers per subgroup for more of them.
+var coopShapes = []coopShape{
+	{32, 64, 2, 2, 32}, // 64 x 128
+	{64, 32, 2, 2, 32}, // 128 x 64
+	{64, 64, 2, 2, 16}, // 128 x 128
+	{64, 64, 2, 2, 32},
+	{64, 64, 2, 2, 64},
+	{32, 64, 4, 2, 32}, // 128 x 128, 8 subgroups
+	{64, 32, 2, 4, 32},
+	{32, 32, 4, 4, 32}, // 128 x 128, 16 subgroups
+	{64, 64, 4, 2, 32}, // 256 x 128
+	{64, 64, 2, 4, 32}, // 128 x 256
+}
+
+// tiles is s for cfg and subgroups of sgs invocations, with the widest
+// epilogue chunk (EC: a divisor of FN) whose workgroup memory is at most
+// maxShared bytes; ok false where s does not divide into cfg's matrices or
+// no chunk fits.
+func (s coopShape) tiles(cfg MatrixConfig, sgs, maxShared int) (coopTiles, bool) {
+	if s.WM%cfg.M != 0 || s.WN%cfg.N != 0 {
+		return coopTiles{}, false
+	}
+	t := coopTiles{cfg: cfg, FM: s.WM / cfg.M, FN: s.WN / cfg.N, SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK, maxL: coopMaxLoads}
+	for t.EC = t.FN; t.EC >= 1; t.EC-- {
+		if t.FN%t.EC == 0 && t.sharedBytes() <= maxShared {
+			return t, true
+		}
+	}
+	return coopTiles{}, false
+}
+
+// coopCandidates are the tilings the coop autotuner times for ck's
+// configuration on g's device at depth K: the default first, then those of
+// coopShapes that fit the device and, where the adapter has a loop limit
+// (lowered kernels on lavapipe), stay within coopLoopBudget at K and at
+// the self-check's depth. g.mu is held.
+func (g *GPT2) coopCandidates(ck *coopKernels, K int) []coopTiles {
+	out := []coopTiles{ck.mm}
+	shapes := coopShapes
+	if g.coopShapes != nil {
+		shapes = g.coopShapes
+	}
+	maxShared := int(g.dev.Limits().MaxComputeWorkgroupStorageSize)
+	for _, s := range shapes {
+		t, ok := s.tiles(ck.cfg, ck.mm.SGS, maxShared)
+		if !ok || slices.Contains(out, t) || t.fits(g.dev) != nil || !g.coopLoopsOK(t, K) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// coopLoopsOK reports whether matmul_coop.wgsl with tiling t, lowered,
+// stays within the adapter's loop limit at depth K and the self-check's.
+func (g *GPT2) coopLoopsOK(t coopTiles, K int) bool {
+	return g.loopLimit == 0 || (t.loweredLoops(K, 0) <= coopLoopBudget && t.loweredLoops(checkK, 0) <= coopLoopBudget)
+}
+
+// coopTuneKey names a matmul shape for the coop autotuner: the
+// configuration, then tuneKey's shape (f16 weights), as
+// "coop 16x16x16 f16 N2304 K768 M65536".
+func coopTuneKey(cfg MatrixConfig, M, N, K int) string {
+	return "coop " + cfg.String() + " " + tuneKey(true, M, N, K)
+}
+
+// coopTileKeys are the constants of a coop tiling in a TuneChoice: the
+// result matrices per subgroup (FM, FN), subgroups (SGM, SGN), BK and EC.
+var coopTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC"}
+
+// coopConstants is t as a TuneChoice's Tiles.
+func (t coopTiles) coopConstants() map[string]float64 {
+	return map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
+		"BK": float64(t.BK), "EC": float64(t.EC)}
+}
+
+// coopTilesOf is the tiling a TuneChoice's Tiles name for cfg and
+// subgroups of sgs invocations.
+func coopTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
+	i := func(k string) int { return int(c[k]) }
+	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"), maxL: coopMaxLoads}
+}
+
+// coopTilesName spells a coop tiling's constants for TilesName: the
+// matmul's with EC, the LM head's with NT.
+func coopTilesName(c map[string]float64) string {
+	last := fmt.Sprintf("EC%g", c["EC"])
+	if nt, ok := c["NT"]; ok {
+		last += fmt.Sprintf("/NT%g", nt)
+	}
+	return fmt.Sprintf("%gx%g*%gx%g/BK%g/%s", c["SGM"], c["SGN"], c["FM"], c["FN"], c["BK"], last)
+}
+
+// validChoice checks the tiles of a choice read from the tuning file: the
+// coop autotuner's (Shape "coop ...") or matmul_shared.wgsl's.
+func validChoice(c TuneChoice) error {
+	keys := coopTileKeys
+	switch {
+	case strings.HasPrefix(c.Shape, "coop-head "):
+		keys = coopHeadTileKeys
+	case !strings.HasPrefix(c.Shape, "coop "):
+		return validTiles(c.Tiles)
+	}
+	if len(c.Tiles) != len(keys) {
+		return errors.New("coop tiles: want " + strings.Join(keys, ", "))
+	}
+	for k, v := range c.Tiles {
+		if !slices.Contains(keys, k) || v < 1 || v > 256 || v != math.Trunc(v) {
+			return fmt.Errorf("coop tile constant %s = %v", k, v)
+		}
+	}
+	return nil
+}
+
+// ensureCoopTuned makes sure every weight matmul of a batch of rows rows
+// has its matmul_coop.wgsl tiling, and the LM head its
+// lmhead_loss_coop.wgsl tiling (ck.picks), as ensureTuned does for
+// matmul_shared.wgsl: from memory, from the tuning file, or timed now at
+// tuneM(rows) rows (the file rewritten). Each tiling other than the
+// default runs only once the self-check passed with it (coopPick). TuneOff,
+// and TuneAuto on software adapters, keep the default tiling. g.mu is held.
+func (g *GPT2) ensureCoopTuned(rows int) {
+	ck := g.coop
+	ck.rows = rows
+	if g.tuneMode == TuneOff || (g.tuneMode == TuneAuto && !g.autoTune) {
+		return
+	}
+	if ck.picks == nil {
+		ck.picks = map[string]coopTiles{}
+	}
+	if g.tuned == nil {
+		g.tuned = map[string]TuneChoice{}
+	}
+	var file map[string]TuneChoice
+	changed := false
+	for _, kn := range g.matmulShapes() {
+		K, N := kn[0], kn[1]
+		key := coopTuneKey(ck.cfg, rows, N, K)
+		redo := g.tuneMode == TuneRedo && !g.tuneRedone[key]
+		if _, ok := ck.picks[key]; ok && !redo {
+			continue
+		}
+		c, have := g.tuned[key]
+		if !have && !redo {
+			if file == nil {
+				file = loadTuning(g.dev, g.tuneFile)
+			}
+			c, have = file[key]
+		}
+		if !have || redo {
+			c = g.timeCoop(ck, key, rows, N, K, g.coopCandidates(ck, K))
+			changed = true
+			if g.tuneRedone != nil {
+				g.tuneRedone[key] = true
+			}
+		}
+		ck.picks[key] = g.coopPick(ck, &c, K)
+		g.tuned[key] = c
+	}
+	if g.ensureCoopHead(ck, rows, &file) {
+		changed = true
+	}
+	if changed && g.tuneFile != "" {
+		if file == nil {
+			file = loadTuning(g.dev, g.tuneFile)
+		}
+		for k, c := range g.tuned {
+			if c.Err == "" {
+				file[k] = c
+			} else {
+				delete(file, k) // a failure is retried by the next process, not kept
+			}
+		}
+		_ = saveTuning(g.dev, g.tuneFile, file) // best effort
+	}
+}
+
+// timeCoop times matmul_coop.wgsl's candidate tilings at (tuneM(rows), N,
+// K) (see timePipeline) and returns the fastest (ties: the earlier) with
+// every timing; where none ran, Err says why and Tiles are the default's.
+func (g *GPT2) timeCoop(ck *coopKernels, key string, rows, N, K int, cands []coopTiles) TuneChoice {
+	ch := TuneChoice{Shape: key, Tiles: ck.mm.coopConstants()}
+	M := tuneM(rows)
+	bufs, params, done, err := g.tuneOperands(M, N, K)
+	defer done()
+	if err != nil {
+		ch.Err = fmt.Sprintf("tune %s: %v", key, err)
+		return ch
+	}
+	best := -1
+	for _, t := range cands {
+		tt := TuneTiming{Tiles: t.coopConstants()}
+		k, err := g.coopMatmulKernel(ck, t)
+		var ns uint64
+		if err == nil {
+			mv := coopVariant(k, t, K, N)
+			ns, err = g.timePipeline(k, mv.consts.with("EPI", float64(epiStore)), bufs, params, mv.work(M, N), bestNanos(ch.Candidates, best))
+		}
+		if err != nil {
+			tt.Err = err.Error()
+		} else {
+			tt.Nanos = ns
+			if best < 0 || ns < ch.Candidates[best].Nanos {
+				best = len(ch.Candidates)
+			}
+		}
+		ch.Candidates = append(ch.Candidates, tt)
+	}
+	if best < 0 {
+		ch.Err = fmt.Sprintf("tune %s: no candidate ran: %s", key, ch.Candidates[0].Err)
+		return ch
+	}
+	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
+	return ch
+}
+
+// coopPick is the tiling that runs for choice c: its Tiles where they are
+// the default (which decideMatrixUnits checked) or fit, stay within the
+// loop limit and pass the self-check; else the next fastest of its timed
+// candidates that does, else the default. Checking the one chosen, rather
+// than every candidate, costs one self-check per tiling that would run
+// (verdicts kept in the verdict file by tiling and kernel text), none for
+// those that lost. When the choice is not what runs, c says so (Err, and
+// Tiles the ones that run), so that the next process tunes again.
+func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, K int) coopTiles {
+	order := []coopTiles{coopTilesOf(ck.cfg, ck.mm.SGS, c.Tiles)}
+	for _, tt := range byTime(c.Candidates) {
+		if tt.Err == "" && tt.Nanos > 0 {
+			order = append(order, coopTilesOf(ck.cfg, ck.mm.SGS, tt.Tiles))
+		}
+	}
+	var why []string
+	for i, t := range order {
+		if t == ck.mm {
+			if i > 0 {
+				c.Tiles, c.Err = t.coopConstants(), strings.Join(why, "; ")
+			}
+			return t
+		}
+		if err := t.fits(g.dev); err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		if !g.coopLoopsOK(t, K) {
+			why = append(why, fmt.Sprintf("coop tiles %v: past the adapter's loop limit", t))
+			continue
+		}
+		k, err := g.coopMatmulKernel(ck, t)
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		if v := g.coopTilingVerdict(ck, t, k); !v.OK {
+			why = append(why, fmt.Sprintf("coop tiles %v failed the self-check: %s", t, v.Detail))
+			continue
+		}
+		if i > 0 {
+			c.Tiles, c.Err = t.coopConstants(), strings.Join(why, "; ")
+		}
+		return t
+	}
+	c.Tiles, c.Err = ck.mm.coopConstants(), strings.Join(why, "; ")
+	return ck.mm
+}
+
+// byTime is the candidates in order of their times, fastest first (ties:
+// the earlier).
+func byTime(cs []TuneTiming) []TuneTiming {
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b TuneTiming) int { return cmp.Compare(a.Nanos, b.Nanos) })
+	return out
+}
+
+// coopTilingVerdict is the self-check's matmul case for tiling t (kernel
+// k), cached in the verdict file by configuration, tiling and kernel text.
+func (g *GPT2) coopTilingVerdict(ck *coopKernels, t coopTiles, k *Kernel) coopVerdict {
+	key := fmt.Sprintf("%s | matmul %v | %s", ck.cfg, t, textHash(k))
+	v, _, _ := g.verdictFor(key, func(r *checkRun) (bool, string, error) {
+		return r.matmulCase(coopVariant(k, t, checkK, checkN))
+	})
+	return v
+}
+
+// textHash is a short hash of k's text, for verdict keys.
+func textHash(k *Kernel) string {
+	h := sha256.Sum256([]byte(k.src.Text))
+	return hex.EncodeToString(h[:])[:16]
+}
+
+// coopMatmulKernel is matmul_coop.wgsl compiled for tiling t (ck.matmul
+// for the default), once per text (configuration, FM and FN). g.mu is held.
+func (g *GPT2) coopMatmulKernel(ck *coopKernels, t coopTiles) (*Kernel, error) {
+	if t == ck.mm {
+		return ck.matmul, nil
+	}
+	if err := t.fits(g.dev); err != nil {
+		return nil, fmt.Errorf("kernel matmul_coop.wgsl: %w", err)
+	}
+	text := coopTiles{cfg: t.cfg, FM: t.FM, FN: t.FN, SGS: t.SGS}
+	if k, ok := g.coopMM[text]; ok {
+		return k, nil
+	}
+	k, err := newCoopKernel(g.dev, "matmul_coop.wgsl", t)
+	if err != nil {
+		return nil, err
+	}
+	if g.coopMM == nil {
+		g.coopMM = map[coopTiles]*Kernel{}
+	}
+	g.coopMM[text] = k
+	return k, nil
+}
+
+// coopVariant is matmul_coop.wgsl compiled as k with tiling t, VEC where K
+// and N are multiples of 4.
+func coopVariant(k *Kernel, t coopTiles, K, N int) matmulVariant {
+	vec := 0.0
+	if K%4 == 0 && N%4 == 0 {
+		vec = 1
+	}
+	return matmulVariant{k: k, fused: true, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
+		return perWorkgroup(ceilDiv(M, t.BM()) * ceilDiv(N, t.BN()))
+	}}
+}
+
+// coopMatmulFor is matmul_coop.wgsl for an (M, K) x (K, N) product: with
+// the tiling the autotuner picked for the shape, else the default. g.mu is
+// held.
+func (g *GPT2) coopMatmulFor(M, K, N int) matmulVariant {
+	ck := g.coop
+	if t, ok := ck.picks[coopTuneKey(ck.cfg, M, N, K)]; ok {
+		if k, err := g.coopMatmulKernel(ck, t); err == nil {
+			return coopVariant(k, t, K, N)
+		}
+	}
+	return ck.matmulVariant(K, N)
+}
+
+// coopProfileTiling is what a profile adds to the name of kernel name
+// (without .wgsl) dispatched with consts: for matmul_coop.wgsl, whose name
+// gives the configuration and FMxFN, the rest of its tiling as
+// " SGMxSGN/BK/EC" (subgroups, step, epilogue chunk), for
+// lmhead_loss_coop.wgsl " SGMxSGN/BK/EC/NT"; else "".
+func coopProfileTiling(name string, consts constSet) string {
+	v := func(k string) float64 { x, _ := consts.value(k); return x }
+	switch {
+	case strings.HasPrefix(name, "matmul_coop["):
+		return fmt.Sprintf(" %gx%g/BK%g/EC%g", v("SGM"), v("SGN"), v("BK"), v("EC"))
+	case strings.HasPrefix(name, "lmhead_loss_coop["):
+		return fmt.Sprintf(" %gx%g/BK%g/EC%g/NT%g", v("SGM"), v("SGN"), v("BK"), v("EC"), v("NT"))
+	}
+	return ""
+}
+
+// tilings names the tiling of every shape the coop autotuner picked, by
+// its key, and the default as "coop", for provenance. g.mu is held.
+func (ck *coopKernels) tilings() map[string]string {
+	out := map[string]string{"coop": ck.mm.String()}
+	for k, t := range ck.picks {
+		out[k] = t.String()
+	}
+	return out
+}

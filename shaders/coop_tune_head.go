@@ -1,0 +1,277 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The coop autotuner's LM head: lmhead_loss_coop.wgsl's tilings timed at
+// the model's (C, V) and the batch's positions. More positions per
+// workgroup (BM) read each id's row of wte fewer times (65536 positions of
+// GPT-2 124M read wte 2048 times at BM 32); more ids per tile (VT) restage
+// h's rows fewer times. Its fold goes through workgroup memory in chunks
+// (EC), so both fit; a tiling may also take fewer ids per tile and more
+// tiles per slice: the same NT*VT ids, so the partials are as many and in
+// the same places as the SIMT LM head's.
+
+// coopHeadShape is a tiling of lmhead_loss_coop.wgsl in positions and ids,
+// whatever the configuration: BM positions and VT ids per tile, SGM x SGN
+// subgroups, steps of BK channels.
+type coopHeadShape struct{ BM, VT, SGM, SGN, BK int }
+
+// coopHeadShapes are the LM-head tilings the autotuner times after the
+// default (coopHeadTiles: 32 positions, the SIMT head's VT ids).
+var coopHeadShapes = []coopHeadShape{
+	{64, 128, 2, 2, 32},
+	{64, 64, 2, 2, 32},
+	{128, 128, 2, 2, 32},
+	{128, 128, 2, 2, 16},
+	{128, 64, 2, 2, 32},
+	{128, 32, 4, 1, 32},
+}
+
+// tiles is s for cfg, subgroups of sgs invocations and slices of nt tiles
+// of vt ids (the SIMT head's), with the widest fold chunk (EC) whose
+// workgroup memory is at most maxShared bytes; ok false where s does not
+// divide into cfg's matrices or the slice, breaks the kernel's constraints
+// or fits no chunk.
+func (s coopHeadShape) tiles(cfg MatrixConfig, sgs, vt, nt, maxShared int) (coopTiles, bool) {
+	if s.BM%(s.SGM*cfg.M) != 0 || s.VT%(s.SGN*cfg.N) != 0 || (vt*nt)%s.VT != 0 {
+		return coopTiles{}, false
+	}
+	t := coopTiles{cfg: cfg, FM: s.BM / (s.SGM * cfg.M), FN: s.VT / (s.SGN * cfg.N), SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK,
+		vt: s.VT, head: true, nt: vt * nt / s.VT, maxL: coopMaxLoads, maxFoldR: 8}
+	for t.EC = t.FN; t.EC >= 1; t.EC-- {
+		if t.FN%t.EC == 0 && t.sharedBytes() <= maxShared {
+			return t, t.valid() == nil
+		}
+	}
+	return coopTiles{}, false
+}
+
+// coopHeadKey names the LM head's shape for the coop autotuner, as
+// "coop-head 16x16x16 f16 C768 V50257 M65536" (M: tuneM of the batch's rows).
+func coopHeadKey(cfg MatrixConfig, rows, C, V int) string {
+	return fmt.Sprintf("coop-head %s f16 C%d V%d M%d", cfg, C, V, tuneM(rows))
+}
+
+// coopHeadTileKeys are a coop LM-head tiling's constants in a TuneChoice.
+var coopHeadTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "NT"}
+
+// headConstants is the LM-head tiling t as a TuneChoice's Tiles.
+func (t coopTiles) headConstants() map[string]float64 {
+	return map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
+		"BK": float64(t.BK), "EC": float64(t.EC), "NT": float64(t.nt)}
+}
+
+// coopHeadTilesOf is the LM-head tiling a TuneChoice's Tiles name.
+func coopHeadTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
+	i := func(k string) int { return int(c[k]) }
+	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"),
+		vt: i("SGN") * i("FN") * cfg.N, head: true, nt: i("NT"), maxL: coopMaxLoads, maxFoldR: 8}
+}
+
+// coopHeadCandidates are the LM-head tilings timed on g's device: the
+// default first, then those of coopHeadShapes that fit and stay within the
+// loop limit (lowered) at the model's C and V and the self-check's. g.mu
+// is held.
+func (g *GPT2) coopHeadCandidates(ck *coopKernels) []coopTiles {
+	out := []coopTiles{ck.head}
+	shapes := coopHeadShapes
+	if g.coopHeadShapes != nil {
+		shapes = g.coopHeadShapes
+	}
+	for _, s := range shapes {
+		t, ok := s.tiles(ck.cfg, ck.head.SGS, ck.head.vt, ck.head.nt, int(g.dev.Limits().MaxComputeWorkgroupStorageSize))
+		if !ok || slices.Contains(out, t) || t.fits(g.dev) != nil || !g.headLoopsOK(t) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// headLoopsOK reports whether lmhead_loss_coop.wgsl with tiling t, lowered,
+// stays within the adapter's loop limit at the model's C and V and the
+// self-check's.
+func (g *GPT2) headLoopsOK(t coopTiles) bool {
+	return g.loopLimit == 0 || (t.loweredLoops(g.cfg.NEmbd, ceilDiv(g.cfg.VocabSize, t.vt)) <= coopLoopBudget &&
+		t.loweredLoops(checkC, ceilDiv(checkV, t.vt)) <= coopLoopBudget)
+}
+
+// ensureCoopHead is ensureCoopTuned for the LM head at a batch of rows
+// rows: from memory, the tuning file (file, loaded on first use), or timed
+// now; the tiling that runs passed the self-check. It reports whether it
+// timed. g.mu is held.
+func (g *GPT2) ensureCoopHead(ck *coopKernels, rows int, file *map[string]TuneChoice) bool {
+	C, V := g.cfg.NEmbd, g.cfg.VocabSize
+	key := coopHeadKey(ck.cfg, rows, C, V)
+	redo := g.tuneMode == TuneRedo && !g.tuneRedone[key]
+	if _, ok := ck.picks[key]; ok && !redo {
+		return false
+	}
+	c, have := g.tuned[key]
+	if !have && !redo {
+		if *file == nil {
+			*file = loadTuning(g.dev, g.tuneFile)
+		}
+		c, have = (*file)[key]
+	}
+	timed := !have || redo
+	if timed {
+		c = g.timeCoopHead(ck, key, rows, C, V, g.coopHeadCandidates(ck))
+		if g.tuneRedone != nil {
+			g.tuneRedone[key] = true
+		}
+	}
+	ck.picks[key] = g.coopHeadPick(ck, &c)
+	g.tuned[key] = c
+	return timed
+}
+
+// timeCoopHead times the LM-head candidates over P = tuneM(rows) positions,
+// C channels and V ids (or as many whole slices as one binding of wte
+// holds) with random operands; the fastest, with every timing.
+func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands []coopTiles) TuneChoice {
+	ch := TuneChoice{Shape: key, Tiles: ck.head.headConstants()}
+	P := tuneM(rows)
+	slice := ck.head.vt * ck.head.nt
+	if limit := int(min(g.dev.Limits().MaxStorageBufferBindingSize, 1<<31)); V*C*2 > limit {
+		V = max(limit/(C*2)/slice, 1) * slice
+	}
+	parts := ceilDiv(V, slice)
+	r := &checkRun{g: g}
+	defer r.close()
+	targets := make([]byte, 0, 4*P)
+	for p := range P {
+		targets = binary.LittleEndian.AppendUint32(targets, uint32((p*7919)%V))
+	}
+	bufs := map[string]Buf{}
+	for _, b := range []struct {
+		name string
+		data []byte
+	}{{"h", randomF32(uint32(C), P*C)}, {"wte", g.randomWeights(uint32(V), V*C)}, {"targets", targets},
+		{"part", make([]byte, 8*parts*P)}, {"tgt", make([]byte, 4*P)}} {
+		buf, err := r.buffer(b.name, b.data)
+		if err != nil {
+			ch.Err = fmt.Sprintf("tune %s: %v", key, err)
+			return ch
+		}
+		bufs[b.name] = Buf{Buffer: buf}
+	}
+	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
+	best := -1
+	for _, t := range cands {
+		tt := TuneTiming{Tiles: t.headConstants()}
+		k, err := g.coopHeadKernel(ck, t)
+		var ns uint64
+		if err == nil {
+			ns, err = g.timePipeline(k, t.constSet(), bufs, params, headGroups(t, P, V), bestNanos(ch.Candidates, best))
+		}
+		if err != nil {
+			tt.Err = err.Error()
+		} else {
+			tt.Nanos = ns
+			if best < 0 || ns < ch.Candidates[best].Nanos {
+				best = len(ch.Candidates)
+			}
+		}
+		ch.Candidates = append(ch.Candidates, tt)
+	}
+	if best < 0 {
+		ch.Err = fmt.Sprintf("tune %s: no candidate ran: %s", key, ch.Candidates[0].Err)
+		return ch
+	}
+	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
+	return ch
+}
+
+// coopHeadPick is coopPick for the LM head: the choice, else the next
+// fastest, that fits, stays within the loop limit and passes the
+// self-check's LM-head case; else the default.
+func (g *GPT2) coopHeadPick(ck *coopKernels, c *TuneChoice) coopTiles {
+	order := []coopTiles{coopHeadTilesOf(ck.cfg, ck.head.SGS, c.Tiles)}
+	for _, tt := range byTime(c.Candidates) {
+		if tt.Err == "" && tt.Nanos > 0 {
+			order = append(order, coopHeadTilesOf(ck.cfg, ck.head.SGS, tt.Tiles))
+		}
+	}
+	var why []string
+	note := func(i int, t coopTiles) coopTiles {
+		if i > 0 {
+			c.Tiles, c.Err = t.headConstants(), strings.Join(why, "; ")
+		}
+		return t
+	}
+	for i, t := range order {
+		if t == ck.head {
+			return note(i, t)
+		}
+		if t.vt*t.nt != ck.head.vt*ck.head.nt || t.fits(g.dev) != nil || !g.headLoopsOK(t) {
+			why = append(why, fmt.Sprintf("coop LM-head tiles %v: not for this device and model", t))
+			continue
+		}
+		k, err := g.coopHeadKernel(ck, t)
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		if v := g.coopHeadVerdict(ck, t, k); !v.OK {
+			why = append(why, fmt.Sprintf("coop LM-head tiles %v failed the self-check: %s", t, v.Detail))
+			continue
+		}
+		return note(i, t)
+	}
+	return note(1, ck.head)
+}
+
+// coopHeadVerdict is the self-check's LM-head case for tiling t (kernel
+// k), cached in the verdict file by configuration, tiling and kernel text.
+func (g *GPT2) coopHeadVerdict(ck *coopKernels, t coopTiles, k *Kernel) coopVerdict {
+	key := fmt.Sprintf("%s | lmhead %v NT %d | %s", ck.cfg, t, t.nt, textHash(k))
+	v, _, _ := g.verdictFor(key, func(r *checkRun) (bool, string, error) { return r.headCase(k, t) })
+	return v
+}
+
+// coopHeadKernel is lmhead_loss_coop.wgsl compiled for tiling t (ck.lmHd
+// for the default), once per text. g.mu is held.
+func (g *GPT2) coopHeadKernel(ck *coopKernels, t coopTiles) (*Kernel, error) {
+	if t == ck.head {
+		return ck.lmHd, nil
+	}
+	if err := t.fits(g.dev); err != nil {
+		return nil, fmt.Errorf("kernel lmhead_loss_coop.wgsl: %w", err)
+	}
+	text := coopTiles{cfg: t.cfg, FM: t.FM, FN: t.FN, SGS: t.SGS, head: true}
+	if k, ok := g.coopMM[text]; ok {
+		return k, nil
+	}
+	k, err := newCoopKernel(g.dev, "lmhead_loss_coop.wgsl", t)
+	if err != nil {
+		return nil, err
+	}
+	if g.coopMM == nil {
+		g.coopMM = map[coopTiles]*Kernel{}
+	}
+	g.coopMM[text] = k
+	return k, nil
+}
+
+// coopHeadFor is lmhead_loss_coop.wgsl as the batch being recorded runs
+// it (the tiling the autotuner picked for its rows, else the default) for C
+// channels: the kernel, its constants and its dispatch for P positions of V
+// ids. g.mu is held.
+func (g *GPT2) coopHeadFor(C int) (*Kernel, constSet, func(P, V int) extent) {
+	ck := g.coop
+	t := ck.head
+	if pt, ok := ck.picks[coopHeadKey(ck.cfg, ck.rows, C, g.cfg.VocabSize)]; ok {
+		t = pt
+	}
+	k, err := g.coopHeadKernel(ck, t)
+	if err != nil {
+		t, k = ck.head, ck.lmHd
+	}
+	return k, t.constSet(), func(P, V int) extent { return headGroups(t, P, V) }
+}

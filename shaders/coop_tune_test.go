@@ -1,0 +1,345 @@
+package shaders
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// coopTestTilings are the tilings TestMatmulCoopTilings runs on d: natively
+// (a device with matrix units), every tiling the autotuner would time for
+// the configuration the kernels use there (pickMatrixConfig); lowered, a set covering each code path at
+// sizes lavapipe's loop limit allows: several rows of result matrices per
+// subgroup, epilogue chunks of one result matrix and of several, 4 and 8
+// subgroups, BK 16, 32 and 64, at 8x8x8 and 16x16x16.
+func coopTestTilings(d *testDev) []coopTiles {
+	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
+		var out []coopTiles
+		if cfg, ok := pickMatrixConfig(coopConfigs(d)); ok {
+			sgs := coopSGS(d, cfg)
+			out = append(out, coopMatmulTiles(cfg, sgs))
+			for _, s := range coopShapes {
+				if t, ok := s.tiles(cfg, sgs, int(d.dev.Limits().MaxComputeWorkgroupStorageSize)); ok && t.fits(d.dev) == nil {
+					out = append(out, t)
+				}
+			}
+		}
+		return out
+	}
+	// Lowered, a pipeline costs lavapipe's LLVM seconds per result matrix
+	// of 8 x 8 a subgroup holds (some 80 s for 2 x 4 of 16 x 16): few and
+	// small ones; TestMatmulCoop runs the default at 16x16x16, and the
+	// chunked epilogue's code does not depend on the configuration.
+	c8 := MatrixConfig{M: 8, N: 8, K: 8}
+	sgs := int(d.dev.Limits().SubgroupSize)
+	return []coopTiles{
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, maxL: coopMaxLoads}, // 2 rows of 2 chunks of one
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 4, SGS: sgs, BK: 32, EC: 2, maxL: coopMaxLoads}, // 8 subgroups, whole rows
+		{cfg: c8, FM: 1, FN: 2, SGM: 4, SGN: 2, SGS: sgs, BK: 64, EC: 2, maxL: coopMaxLoads}, // BK 64
+	}
+}
+
+// TestMatmulCoopTilings is TestMatmulCoop for the autotuner's tilings (see
+// coopTestTilings), against the float64 reference within coopTol: M, N and
+// K ragged, vec4 and element loads, several workgroup tiles along M and N;
+// natively every tiling with every epilogue; lowered (see coopTestTilings)
+// the first with STORE, GELU and SWIGLU (whose column pairs the chunks must
+// keep together) and element loads, the others with STORE and vec4 loads.
+func TestMatmulCoopTilings(t *testing.T) {
+	d := coopDev(t)
+	native := d.dev.HasFeature(wgpu.FeatureCooperativeMatrix)
+	sizes := []struct{ M, K, N int }{
+		{37, 48, 52},   // vec4 loads, one tile
+		{37, 45, 70},   // element loads
+		{130, 72, 140}, // several tiles along M and N, steps along K
+	}
+	for ti, tl := range coopTestTilings(d) {
+		if err := tl.fits(d.dev); err != nil {
+			t.Fatal(err)
+		}
+		k := coopKernelFor(t, d, "matmul_coop.wgsl", tl)
+		for si, sz := range sizes {
+			if !native && tl.loweredLoops(sz.K, 0) > coopLoopBudget {
+				t.Fatalf("%v: past lavapipe's loop limit at K %d, lowered", tl, sz.K)
+			}
+			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiSwiGLU} {
+				vec := sz.K%4 == 0 && sz.N%4 == 0
+				if !native && (epi == epiAdd || (ti > 0 && (epi != epiStore || !vec)) || (epi != epiStore && !vec)) {
+					continue
+				}
+				if epi != epiStore && si == 2 {
+					continue
+				}
+				t.Run(fmt.Sprintf("%v/M=%d,K=%d,N=%d/%v", tl, sz.M, sz.K, sz.N, epi), func(t *testing.T) {
+					checkCoopMatmul(t, d, k, tl, sz.M, sz.K, sz.N, uint64(900+10*si+ti), epi)
+				})
+			}
+		}
+	}
+}
+
+// TestCoopShapes: every tiling the coop autotuner times is valid for the
+// configurations of NVIDIA and AMD (16x16x16, subgroups of 32) and Intel
+// (8x16x16) within 48 KiB of workgroup memory (NVIDIA's Vulkan limit), with
+// the widest epilogue chunk that fits; 128x128 of 2x2 subgroups of 4x4
+// matrices takes whole rows (EC 4) in 35.5 KiB, 256x128 chunks of two in
+// 46.5 KiB; the default tiling needs 18.5 KiB. Likewise the LM head's
+// (coopHeadShapes): 128 positions x 128 ids folds one result matrix's
+// columns at a time in 38.5 KiB.
+func TestCoopShapes(t *testing.T) {
+	c16 := MatrixConfig{M: 16, N: 16, K: 16}
+	for _, cfg := range []MatrixConfig{c16, {M: 8, N: 16, K: 16}} {
+		for _, s := range coopShapes {
+			tl, ok := s.tiles(cfg, 32, 48<<10)
+			if !ok {
+				t.Errorf("%v %+v: no tiling within 48 KiB", cfg, s)
+				continue
+			}
+			if err := tl.valid(); err != nil {
+				t.Errorf("%+v: %v", s, err)
+			}
+			if wider := tl.EC + 1; wider <= tl.FN {
+				for ; wider <= tl.FN; wider++ {
+					w := tl
+					w.EC = wider
+					if tl.FN%wider == 0 && w.sharedBytes() <= 48<<10 {
+						t.Errorf("%v: EC %d fits too", tl, wider)
+					}
+				}
+			}
+		}
+	}
+	big, _ := coopShape{64, 64, 2, 2, 32}.tiles(c16, 32, 48<<10)
+	if big.BM() != 128 || big.BN() != 128 || big.EC != 4 || big.sharedBytes() != 36352 {
+		t.Errorf("128x128 of 4x4 matrices: %v, %d bytes; want EC 4, 36352 bytes", big, big.sharedBytes())
+	}
+	tall, _ := coopShape{64, 64, 4, 2, 32}.tiles(c16, 32, 48<<10)
+	if tall.BM() != 256 || tall.EC != 2 || tall.sharedBytes() != 47616 {
+		t.Errorf("256x128: %v, %d bytes; want EC 2, 47616 bytes", tall, tall.sharedBytes())
+	}
+	if def := coopMatmulTiles(c16, 32); def.sharedBytes() != 18944 || def.EC != def.FN {
+		t.Errorf("default %v: %d bytes, want 18944 and whole rows", def, def.sharedBytes())
+	}
+	for _, cfg := range []MatrixConfig{c16, {M: 8, N: 16, K: 16}} {
+		for _, s := range coopHeadShapes {
+			if _, ok := s.tiles(cfg, 32, sharedVocabTile, sharedSliceTiles, 48<<10); !ok {
+				t.Errorf("LM head %v %+v: no tiling within 48 KiB", cfg, s)
+			}
+		}
+	}
+	head, _ := coopHeadShape{128, 128, 2, 2, 32}.tiles(c16, 32, sharedVocabTile, sharedSliceTiles, 48<<10)
+	if head.FN != 4 || head.EC != 1 || head.nt != sharedSliceTiles || head.sharedBytes() != 39424 {
+		t.Errorf("LM head 128 positions x 128 ids: %v NT %d, %d bytes; want folds of one matrix, NT %d, 39424 bytes", head, head.nt, head.sharedBytes(), sharedSliceTiles)
+	}
+	if same, _ := (coopShape{32, 32, 2, 2, 32}).tiles(c16, 32, 48<<10); same != coopMatmulTiles(c16, 32) {
+		t.Errorf("the default's shape gives %v, want the default %v (the candidates would time it twice)", same, coopMatmulTiles(c16, 32))
+	}
+	if _, ok := (coopShape{40, 32, 2, 2, 32}).tiles(c16, 32, 48<<10); ok {
+		t.Errorf("40 rows of 16-row matrices: a tiling")
+	}
+}
+
+// TestCoopTune: with TuneRedo, the coop autotuner times the default and
+// the test's tilings for each of the model's four weight matmuls (lowered,
+// 8x8x8), keeps the fastest (self-checked) in the tuning file under
+// "coop 8x8x8 ..." keys, and the forward runs it: the profile's kernel
+// names and MatmulTiles say which; likewise the LM head's tilings (64
+// positions per workgroup, slices of more tiles of fewer ids). Lowered, every tiling adds each result's
+// products in k order, so the sums are bit for bit those of the default
+// tiling. A second model in TuneAuto reads the file: the same tilings, no
+// timing and no self-check (the verdicts are kept too). TuneOff keeps the
+// default.
+func TestCoopTune(t *testing.T) {
+	d := coopDev(t)
+	native := d.dev.HasFeature(wgpu.FeatureCooperativeMatrix)
+	ctx := context.Background()
+	mc := synth.TinyConfig()
+	mc.VocabSize = 3000 // lavapipe times the LM head's candidates over the whole vocabulary
+	m := synth.Peaked(mc, 7)
+	seqs := zipfSeqs(25, 3, 24, m.Config.VocabSize)
+	dir := t.TempDir()
+	verdicts, tuning := filepath.Join(dir, "matrix-units.json"), filepath.Join(dir, "tuning.json")
+	cfg := coopConfigs(d)[0]
+	// The last two fit no device here: lavapipe's loop limit, lowered (the
+	// self-check's K 136), and the loads per invocation.
+	shapes := []coopShape{{16, 32, 2, 2, 16}, {32, 16, 2, 4, 16}, {64, 64, 2, 2, 16}, {64, 64, 4, 4, 64}}
+	heads := []coopHeadShape{{64, 64, 2, 2, 16}, {32, 64, 2, 2, 16}}
+	if native {
+		cfg, shapes, heads = coopConfigs(d)[0], nil, nil // the real candidates
+	}
+	newModel := func() *GPT2 {
+		g := newCoopGPT2(t, d, m, cfg, verdicts)
+		g.tuneFile, g.coopShapes, g.coopHeadShapes = tuning, shapes, heads
+		if err := g.SetProfiling(true); err != nil {
+			t.Skip(err)
+		}
+		return g
+	}
+	g := newModel()
+	if !native {
+		big, ok := shapes[2].tiles(cfg, coopSGS(d, cfg), int(d.dev.Limits().MaxComputeWorkgroupStorageSize))
+		if !ok || big.fits(d.dev) != nil || g.coopLoopsOK(big, 16) {
+			t.Fatalf("%v: want a tiling that fits the device but not the loop limit (%v)", big, big.fits(d.dev))
+		}
+	}
+	g.SetTuning(TuneOff)
+	if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := perToken(t, g, seqs)
+	if n := len(g.Tuning()); n != 0 {
+		t.Fatalf("TuneOff tuned %d shapes", n)
+	}
+
+	g.SetTuning(TuneRedo)
+	p, err := g.SubmitWith(ctx, seqs, 0, SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuned, err := p.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := meanDiff(tuned, plain); (!native && tuned != plain) || d > coopActivationTol || d < -coopActivationTol {
+		t.Errorf("tuned %+v, default tiling %+v", tuned, plain)
+	}
+	choices := g.Tuning()
+	if len(choices) != len(g.matmulShapes())+1 {
+		t.Fatalf("%d shapes tuned, want %d and the LM head: %+v", len(choices), len(g.matmulShapes()), choices)
+	}
+	ck := g.coop
+	names := map[string]bool{}
+	for _, kt := range p.Profile() {
+		names[kt.Kernel] = true
+	}
+	inProfile := func(c TuneChoice, prefix string) {
+		t.Helper()
+		for n := range names {
+			if strings.HasPrefix(n, prefix) {
+				return
+			}
+		}
+		t.Errorf("%s: no kernel %q in the profile: %v", c.Shape, prefix, slices.Sorted(maps.Keys(names)))
+	}
+	for _, c := range choices {
+		if strings.HasPrefix(c.Shape, "coop-head ") {
+			cands := g.coopHeadCandidates(ck)
+			pick := ck.picks[c.Shape]
+			if len(c.Candidates) != len(cands) || len(cands) < 2 || c.Nanos == 0 || c.Err != "" || pick != coopHeadTilesOf(cfg, ck.head.SGS, c.Tiles) {
+				t.Errorf("%s: %d candidates (want %d, at least 2), %d ns, err %q, runs %v, chose %s", c.Shape, len(c.Candidates), len(cands), c.Nanos, c.Err, pick, TilesName(c.Tiles))
+			}
+			inProfile(c, fmt.Sprintf("lmhead_loss_coop[%s %dx%d]%s", cfg, pick.FM, pick.FN, coopProfileTiling("lmhead_loss_coop[", pick.constSet())))
+			t.Logf("%s: %s (%d ns)", c.Shape, TilesName(c.Tiles), c.Nanos)
+			continue
+		}
+		K := 0
+		for _, kn := range g.matmulShapes() {
+			if strings.Contains(c.Shape, fmt.Sprintf(" N%d K%d ", kn[1], kn[0])) {
+				K = kn[0]
+			}
+		}
+		cands := g.coopCandidates(ck, K)
+		if !native && len(cands) != 3 {
+			t.Errorf("%s: candidates %v, want the default and the first two of the test's", c.Shape, cands)
+		}
+		if !strings.HasPrefix(c.Shape, "coop "+cfg.String()+" f16 ") || len(c.Candidates) != len(cands) || len(cands) < 2 || c.Nanos == 0 || c.Cached || c.Err != "" {
+			t.Errorf("%s: %d candidates (want %d, at least 2), %d ns, cached %v, err %q", c.Shape, len(c.Candidates), len(cands), c.Nanos, c.Cached, c.Err)
+		}
+		pick := ck.picks[c.Shape]
+		if pick != coopTilesOf(cfg, ck.mm.SGS, c.Tiles) || !slices.Contains(cands, pick) {
+			t.Errorf("%s: runs %v, chose %v", c.Shape, pick, TilesName(c.Tiles))
+		}
+		inProfile(c, fmt.Sprintf("matmul_coop[%s %dx%d]%s K%d ", cfg, pick.FM, pick.FN, coopProfileTiling("matmul_coop[", pick.constSet()), K))
+		if mt := g.MatmulTiles()[c.Shape]; mt != pick.String() {
+			t.Errorf("MatmulTiles()[%q] = %q, want %q", c.Shape, mt, pick.String())
+		}
+		t.Logf("%s: %s (%d ns)", c.Shape, TilesName(c.Tiles), c.Nanos)
+	}
+	file := loadTuning(d.dev, tuning)
+	for _, c := range choices {
+		if fc, ok := file[c.Shape]; !ok || !maps.Equal(fc.Tiles, c.Tiles) {
+			t.Errorf("tuning file: %s is %+v, want %v", c.Shape, fc, c.Tiles)
+		}
+	}
+
+	g2 := newModel()
+	g2.autoTune = true
+	if err := g2.SetMatrixUnits(MatrixUnitsOn); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := perToken(t, g2, seqs)
+	if again != tuned {
+		t.Errorf("from the tuning file %+v, tuned %+v", again, tuned)
+	}
+	for _, c := range g2.Tuning() {
+		if !c.Cached || g2.coop.picks[c.Shape] != ck.picks[c.Shape] {
+			t.Errorf("%s: cached %v, runs %v, want %v", c.Shape, c.Cached, g2.coop.picks[c.Shape], ck.picks[c.Shape])
+		}
+	}
+	if g2.coopChecks != 0 {
+		t.Errorf("the second model ran %d self-checks, want the kept verdicts", g2.coopChecks)
+	}
+
+	// A tuning file naming other tilings (the last candidate of each
+	// shape): a third model runs them once they pass the self-check, within
+	// coopActivationTol of the default tiling (the LM head folds its ids in
+	// another order).
+	forced := map[string]TuneChoice{}
+	for _, c := range choices {
+		last := c.Candidates[len(c.Candidates)-1]
+		c.Tiles = last.Tiles
+		forced[c.Shape] = c
+	}
+	if err := saveTuning(d.dev, tuning, forced); err != nil {
+		t.Fatal(err)
+	}
+	g3 := newModel()
+	g3.autoTune = true
+	if err := g3.SetMatrixUnits(MatrixUnitsOn); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := perToken(t, g3, seqs)
+	if md := meanDiff(other, plain); md > coopActivationTol || md < -coopActivationTol {
+		t.Errorf("other tilings: %+v, default %+v", other, plain)
+	}
+	for key, c := range forced {
+		want := coopTilesOf(cfg, ck.mm.SGS, c.Tiles)
+		if strings.HasPrefix(key, "coop-head ") {
+			want = coopHeadTilesOf(cfg, ck.head.SGS, c.Tiles)
+		}
+		if got := g3.coop.picks[key]; got != want {
+			t.Errorf("%s: runs %v, the file names %v", key, got, want)
+		}
+	}
+	if g3.coopChecks == 0 {
+		t.Errorf("tilings new to the verdict file ran without a self-check")
+	}
+	t.Logf("other tilings: mean NLL %.3g from the default's, %d self-checks", meanDiff(other, plain), g3.coopChecks)
+}
+
+// TestCoopValidChoice: a tuning file's coop choice needs exactly the coop
+// tiling's constants, small positive integers; SIMT choices their own.
+func TestCoopValidChoice(t *testing.T) {
+	good := coopMatmulTiles(MatrixConfig{M: 16, N: 16, K: 16}, 32).coopConstants()
+	if err := validChoice(TuneChoice{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: good}); err != nil {
+		t.Errorf("default coop tiling: %v", err)
+	}
+	bad := maps.Clone(good)
+	bad["EC"] = 0.5
+	for _, c := range []TuneChoice{
+		{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: bad},
+		{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: defaultMatmulTiles.constants()},
+		{Shape: "f16 N768 K768 M64", Tiles: good},
+	} {
+		if validChoice(c) == nil {
+			t.Errorf("%+v: valid", c)
+		}
+	}
+}
