@@ -151,8 +151,8 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 // the self-check's, "" when they fit.
 func (g *GPT2) coopLoopsFit(ck *coopKernels) string {
 	ks := []int{checkK}
-	for _, kn := range g.matmulShapes() {
-		ks = append(ks, kn[0])
+	for _, sh := range g.matmulShapes() {
+		ks = append(ks, sh.K)
 	}
 	for _, k := range ks {
 		if n := ck.mm.loweredLoops(k, 0); n > coopLoopBudget {

@@ -162,8 +162,8 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 	}
 	var file map[string]TuneChoice
 	changed := false
-	for _, kn := range g.matmulShapes() {
-		K, N := kn[0], kn[1]
+	for _, sh := range g.matmulShapes() {
+		K, N := sh.K, sh.N
 		key := coopTuneKey(ck.cfg, rows, N, K)
 		redo := g.tuneMode == TuneRedo && !g.tuneRedone[key]
 		if _, ok := ck.picks[key]; ok && !redo {
@@ -177,7 +177,7 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 			c, have = file[key]
 		}
 		if !have || redo {
-			c = g.timeCoop(ck, key, rows, N, K, g.coopCandidates(ck, K))
+			c = g.timeCoop(ck, key, rows, sh, g.coopCandidates(ck, K))
 			changed = true
 			if g.tuneRedone != nil {
 				g.tuneRedone[key] = true
@@ -207,10 +207,11 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 // timeCoop times matmul_coop.wgsl's candidate tilings at (tuneM(rows), N,
 // K) (see timePipeline) and returns the fastest (ties: the earlier) with
 // every timing; where none ran, Err says why and Tiles are the default's.
-func (g *GPT2) timeCoop(ck *coopKernels, key string, rows, N, K int, cands []coopTiles) TuneChoice {
+func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, cands []coopTiles) TuneChoice {
+	N, K := sh.N, sh.K
 	ch := TuneChoice{Shape: key, Tiles: ck.mm.coopConstants()}
 	M := tuneM(rows)
-	bufs, params, done, err := g.tuneOperands(M, N, K)
+	bufs, params, done, err := g.tuneOperands(M, sh)
 	defer done()
 	if err != nil {
 		ch.Err = fmt.Sprintf("tune %s: %v", key, err)
@@ -223,7 +224,7 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows, N, K int, cands []coo
 		var ns uint64
 		if err == nil {
 			mv := coopVariant(k, t, K, N)
-			ns, err = g.timePipeline(k, mv.consts.with("EPI", float64(epiStore)), bufs, params, mv.work(M, N), bestNanos(ch.Candidates, best))
+			ns, err = g.timePipeline(k, mv.consts.with("EPI", float64(sh.epi)), bufs, params, mv.work(M, N), bestNanos(ch.Candidates, best))
 		}
 		if err != nil {
 			tt.Err = err.Error()

@@ -240,9 +240,9 @@ func TestCoopTune(t *testing.T) {
 			continue
 		}
 		K := 0
-		for _, kn := range g.matmulShapes() {
-			if strings.Contains(c.Shape, fmt.Sprintf(" N%d K%d ", kn[1], kn[0])) {
-				K = kn[0]
+		for _, sh := range g.matmulShapes() {
+			if strings.Contains(c.Shape, fmt.Sprintf(" N%d K%d ", sh.N, sh.K)) {
+				K = sh.K
 			}
 		}
 		cands := g.coopCandidates(ck, K)

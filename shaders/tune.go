@@ -197,13 +197,14 @@ const (
 // (M, N, K) with random operands and returns the fastest (ties: the earlier
 // candidate) with every timing. A candidate the device cannot run (its limits)
 // is skipped with its error; when none runs, the error says why.
-func (g *GPT2) timeMatmul(M, N, K int, cands []matmulTiles) (TuneChoice, error) {
+func (g *GPT2) timeMatmul(M int, sh matmulShape, cands []matmulTiles) (TuneChoice, error) {
+	N, K := sh.N, sh.K
 	ch := TuneChoice{Shape: tuneKey(g.f16, M, N, K)}
 	if len(cands) == 0 {
 		return ch, fmt.Errorf("tune %s: no tile configuration fits %s", ch.Shape, g.dev.AdapterInfo().Name)
 	}
 	M = tuneM(M)
-	bufs, params, done, err := g.tuneOperands(M, N, K)
+	bufs, params, done, err := g.tuneOperands(M, sh)
 	defer done()
 	if err != nil {
 		return ch, err
@@ -214,7 +215,7 @@ func (g *GPT2) timeMatmul(M, N, K int, cands []matmulTiles) (TuneChoice, error) 
 		var ns uint64
 		err := t.fits(g.dev)
 		if err == nil {
-			ns, err = g.timePipeline(g.matmulShared, t.constSet(), bufs, params, perWorkgroup(t.groups(M, N)), bestNanos(ch.Candidates, best))
+			ns, err = g.timePipeline(g.matmulShared, t.constSet().with("EPI", float64(sh.epi)), bufs, params, perWorkgroup(t.groups(M, N)), bestNanos(ch.Candidates, best))
 		}
 		if err != nil {
 			tt.Err = err.Error()
@@ -242,9 +243,21 @@ func bestNanos(cs []TuneTiming, best int) uint64 {
 }
 
 // tuneOperands makes random operands of an (M, K) x (K, N) matmul with
-// bias (EPI 0: the KV cache bindings unused) as the matmul kernels bind
-// them, and their push constants; done releases them.
-func (g *GPT2) tuneOperands(M, N, K int) (map[string]Buf, Params, func(), error) {
+// bias and sh's epilogue as the matmul kernels bind them, and their push
+// constants; done releases them. The candidates are timed with the
+// epilogue the forward pass runs, since a driver compiles each pipeline
+// whole (on an H200, tiles timed with EPI_STORE at 8192 rows ran 16x slower
+// in the forward pass, GELU or QKV at 65536 rows: which of the two made
+// the difference is not known, so both are now as the forward pass has
+// them). For EPI_QKV the M
+// rows are one sequence of M positions and the KV cache has room for them
+// (k and v: M x N/3 f32 each).
+func (g *GPT2) tuneOperands(M int, sh matmulShape) (map[string]Buf, Params, func(), error) {
+	N, K := sh.N, sh.K
+	kvBytes, T, H, S := 16, 1, 1, 1 // the KV cache bindings, unused but by EPI_QKV
+	if sh.epi == epiQKV {
+		kvBytes, T, H, S = 4*M*(N/3), M, g.cfg.NHead, M
+	}
 	d := g.dev
 	var bufs []*wgpu.Buffer
 	done := func() {
@@ -254,7 +267,7 @@ func (g *GPT2) tuneOperands(M, N, K int) (map[string]Buf, Params, func(), error)
 	}
 	mk := func(label string, data []byte) (*wgpu.Buffer, error) {
 		b, err := d.CreateBuffer(&wgpu.BufferDescriptor{Label: "tune " + label, Size: uint64(max(len(data), 16)),
-			Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopyDst})
+			Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst})
 		if err == nil {
 			bufs = append(bufs, b)
 			err = d.Queue().WriteBuffer(b, 0, data)
@@ -272,8 +285,8 @@ func (g *GPT2) tuneOperands(M, N, K int) (map[string]Buf, Params, func(), error)
 		{"w", func() []byte { return g.randomWeights(seed+1, K*N) }},
 		{"bias", func() []byte { return g.randomWeights(seed+2, N) }},
 		{"out", func() []byte { return make([]byte, 4*M*N) }},
-		{"kc", func() []byte { return make([]byte, 16) }}, // the KV cache bindings, unused by EPI 0
-		{"vc", func() []byte { return make([]byte, 16) }},
+		{"kc", func() []byte { return make([]byte, kvBytes) }},
+		{"vc", func() []byte { return make([]byte, kvBytes) }},
 	} {
 		b, err := mk(op.name, op.data())
 		if err != nil {
@@ -285,10 +298,10 @@ func (g *GPT2) tuneOperands(M, N, K int) (map[string]Buf, Params, func(), error)
 		}
 		out[op.name] = Buf{Buffer: b}
 	}
-	return out, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0}, done, firstErr
+	return out, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": float64(T), "H": float64(H), "S": float64(S), "pos0": 0}, done, firstErr
 }
 
-// timePipeline times kernel k with constants cs (EPI 0) on bufs: a warm-up
+// timePipeline times kernel k with constants cs on bufs: a warm-up
 // submission of one dispatch, then tuneRuns submissions of up to tuneReps
 // dispatches each (see tuneRunNanos), timed with timestamp queries where
 // the device has them (else by the host's clock around submit and wait);
@@ -456,16 +469,24 @@ func (g *GPT2) tilesFor(M, K, N int) matmulTiles {
 	return g.tiles
 }
 
-// matmulShapes are the (K, N) of the model's four weight matmuls per block:
-// GPT-2's c_attn, attn.c_proj, c_fc, mlp.c_proj; the Llama family's q|k|v,
-// o_proj, gate|up, down_proj.
-func (g *GPT2) matmulShapes() [][2]int {
+// matmulShape is one of the model's weight matmuls: (K, N) and the epilogue
+// the forward pass runs it with.
+type matmulShape struct {
+	K, N int
+	epi  epilogue
+}
+
+// matmulShapes are the model's four weight matmuls per block: GPT-2's c_attn
+// (the KV cache write), attn.c_proj and mlp.c_proj (the residual add), c_fc
+// (GELU); the Llama family's q|k|v, o_proj and down_proj (the residual add),
+// gate|up (SwiGLU).
+func (g *GPT2) matmulShapes() []matmulShape {
 	C := g.cfg.NEmbd
 	if g.llama != nil {
 		w := g.widths()
-		return [][2]int{{C, w.qkv}, {w.att, C}, {C, 2 * w.fc}, {w.fc, C}}
+		return []matmulShape{{C, w.qkv, epiStore}, {w.att, C, epiAdd}, {C, 2 * w.fc, epiSwiGLU}, {w.fc, C, epiAdd}}
 	}
-	return [][2]int{{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}}
+	return []matmulShape{{C, 3 * C, epiQKV}, {C, C, epiAdd}, {C, 4 * C, epiGELU}, {4 * C, C, epiAdd}}
 }
 
 // ensureTuned makes sure every weight matmul of a batch of rows rows has its
@@ -488,8 +509,8 @@ func (g *GPT2) ensureTuned(rows int) {
 	var file map[string]TuneChoice
 	path := g.tuneFile
 	changed := false
-	for _, kn := range g.matmulShapes() {
-		K, N := kn[0], kn[1]
+	for _, sh := range g.matmulShapes() {
+		K, N := sh.K, sh.N
 		if K%4 != 0 || N%4 != 0 {
 			continue // matmul.wgsl serves it
 		}
@@ -516,7 +537,7 @@ func (g *GPT2) ensureTuned(rows int) {
 				cands = append(cands, t)
 			}
 		}
-		c, err := g.timeMatmul(rows, N, K, cands)
+		c, err := g.timeMatmul(rows, sh, cands)
 		if err != nil {
 			c.Tiles, c.Err = g.tiles.constants(), err.Error()
 		}

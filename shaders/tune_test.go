@@ -2,6 +2,8 @@ package shaders
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,5 +163,66 @@ func TestTuneFailureKeepsDefaults(t *testing.T) {
 	}
 	if len(g.Tuning()) != 4 {
 		t.Errorf("%d shapes", len(g.Tuning()))
+	}
+}
+
+// TestTuneOperandsQKV: the tuner times c_attn with its KV-cache epilogue,
+// so its operands must take it: one dispatch of matmul_shared.wgsl with
+// EPI_QKV on tuneOperands' buffers and push constants writes q to out and
+// every k and v into the cache where storeKV puts position m of head h,
+// each the float64 product of the operands (regenerated here from their
+// seeds) within f32 rounding.
+func TestTuneOperandsQKV(t *testing.T) {
+	d := newTestDev(t)
+	g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
+	sh := g.matmulShapes()[0]
+	if sh.epi != epiQKV {
+		t.Fatalf("GPT-2's first matmul has epilogue %v, want QKV", sh.epi)
+	}
+	const M = 70
+	N, K, C, H := sh.N, sh.K, sh.N/3, g.cfg.NHead
+	hd := C / H
+	bufs, params, done, err := g.tuneOperands(M, sh)
+	defer done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := g.matmulShared.pipeline(defaultMatmulTiles.constSet().with("EPI", float64(epiQKV)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.run(t, p, bufs, params, grid(defaultMatmulTiles.groups(M, N)))
+	seed := uint32(M*31 + N*7 + K)
+	f32s := func(b []byte) []float64 {
+		out := make([]float64, len(b)/4)
+		for i := range out {
+			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+		return out
+	}
+	x, w, bias := f32s(randomF32(seed, M*K)), f32s(g.randomWeights(seed+1, K*N)), f32s(g.randomWeights(seed+2, N))
+	out := d.readF32(t, bufs["out"].Buffer, M*N)
+	kc, vc := d.readF32(t, bufs["kc"].Buffer, M*C), d.readF32(t, bufs["vc"].Buffer, M*C)
+	for m := range M {
+		for n := range N {
+			y, mag := bias[n], math.Abs(bias[n])
+			for k := range K {
+				y += x[m*K+k] * w[k*N+n]
+				mag += math.Abs(x[m*K+k] * w[k*N+n])
+			}
+			c := n % C
+			var got float32
+			switch {
+			case n < C:
+				got = out[m*N+n]
+			case n < 2*C:
+				got = kc[((c/hd)*M+m)*hd+c%hd]
+			default:
+				got = vc[((c/hd)*M+m)*hd+c%hd]
+			}
+			if math.Abs(float64(got)-y) > 1e-6*mag+1e-30 {
+				t.Fatalf("row %d column %d: %v, want %v", m, n, got, y)
+			}
+		}
 	}
 }
