@@ -10,7 +10,8 @@
 #   3. speed: `wgpu-eval bench` on the 124M shape with f16 and f32 weights over batches of 1 to 256 windows, the
 #      JSON rewritten after every batch size so that a step cut short keeps what it measured;
 #   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench;
-#   5. the tile sweep: `bench --tune` times every matmul tile candidate of the autotuner for the model's shapes.
+#   5. the autotuner's choices: each bench tunes (or reads the tuning file) at its own batch sizes, as eval does,
+#      so the tiles, coop tilings and attention kernels it picks, with every candidate's time, are in its JSON.
 # The matrix units (tensor cores, VK_KHR_cooperative_matrix) are checked on and off: the shaders package's
 # matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
 # them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
@@ -219,6 +220,8 @@ clocks() {
 }
 
 # Speed: one bench per weight type. The human tables go to bench.txt (and the summary), the figures to JSON.
+# Each bench tunes at its batch sizes first (untimed, as eval does on a GPU; printed with its choices, every
+# candidate's time in the JSON: "tuning", "attention_tuning"), hence the longer cap.
 f16=0
 adapter_block | grep -qE '^ +features .*\bf16\b' && f16=1
 for p in $precisions; do
@@ -234,19 +237,13 @@ for p in $precisions; do
 		mark=0
 		if [[ -f $txt ]]; then mark=$(wc -l <"$txt"); fi
 		clocks "before bench $p matrix units $mu"
-		step "bench $model $p --matrix-units $mu" 120 "$txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch "$batches" \
+		step "bench $model $p --matrix-units $mu" 180 "$txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch "$batches" \
 			--device "gpu:$index" --precision "$p" --matrix-units "$mu" --runs "$runs" --json "$json"
 		clocks "after bench $p matrix units $mu"
 		tail -n +"$((mark + 1))" "$txt" >>"$summary"
 	done
 done
 [[ -f $out_dir/clocks.txt ]] && cat "$out_dir/clocks.txt" >>"$summary"
-
-# The tile sweep: the autotuner timed again for the model's matmul shapes at 8 windows, every candidate listed.
-if [[ $f16 == 1 ]]; then tp=f16; else tp=f32; fi
-step "tile sweep $model $tp" 90 "$out_dir/bench.txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch 8 \
-	--device "gpu:$index" --precision "$tp" --runs 1 --tune --profile=false
-awk '/^matmul tiles/ { n++ } n' "$out_dir/bench.txt" | tail -n 60 >>"$summary" || true
 
 # TinyShakespeare: bench scores random windows and cannot time a corpus, and no weights can be written here
 # without Go; a whole-corpus timing is left to `wgpu-eval eval --data tinyshakespeare` with a real model.
