@@ -246,10 +246,11 @@ func bestNanos(cs []TuneTiming, best int) uint64 {
 // bias and sh's epilogue as the matmul kernels bind them, and their push
 // constants; done releases them. The candidates are timed with the
 // epilogue the forward pass runs, since a driver compiles each pipeline
-// whole (on an H200, tiles timed with EPI_STORE at 8192 rows ran 16x slower
-// in the forward pass, GELU or QKV at 65536 rows: which of the two made
-// the difference is not known, so both are now as the forward pass has
-// them). For EPI_QKV the M
+// whole (on an H200, two tiles timed with EPI_STORE at 8192 rows, at 29
+// and 32 TFLOP/s, ran at 2.2 and 2.3 in the forward pass, with EPI_GELU and
+// EPI_QKV at 65536 rows, where the same runs' EPI_ADD matmuls kept their
+// speed: the epilogue, most likely, or the rows; both are now as the
+// forward pass has them). For EPI_QKV the M
 // rows are one sequence of M positions and the KV cache has room for them
 // (k and v: M x N/3 f32 each).
 func (g *GPT2) tuneOperands(M int, sh matmulShape) (map[string]Buf, Params, func(), error) {
