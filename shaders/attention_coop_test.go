@@ -1,0 +1,159 @@
+package shaders
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// attnCoopCases are TestAttentionCoop's shapes (attnCase: B sequences of L
+// rows, C query channels in H heads, KV key/value heads, a cache of S
+// positions), each run in chunks of chunk rows per sequence (pos0 0,
+// chunk, 2*chunk, ...: later chunks over a longer cache).
+var attnCoopCases = []struct {
+	c     attnCase
+	chunk int
+}{
+	{attnCase{B: 2, L: 13, C: 64, H: 2, S: 16}, 5},         // hd 32, GPT-2's layout; 3 chunks, the last of 3 rows
+	{attnCase{B: 2, L: 11, C: 256, H: 4, KV: 2, S: 14}, 4}, // hd 64, grouped heads (2 per key/value head)
+	{attnCase{B: 1, L: 9, C: 256, H: 2, KV: 1, S: 9}, 9},   // hd 128, the kernels' maximum
+}
+
+// attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg: two
+// subgroups of one left matrix each and tiles of one matrix width, so that
+// the small cases cross several tiles and blocks (the default tiling has
+// 64 keys per tile); natively, the default tiling too.
+func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd int) []attnCoopTiles {
+	t.Helper()
+	sgs := coopSGS(d, cfg)
+	small := attnCoopTiles{cfg: cfg, FM: 1, HD: hd, BKV: max(cfg.K, cfg.N), SG: 2, SGS: sgs}
+	out := []attnCoopTiles{small}
+	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
+		def, err := attnCoopTilesFor(cfg, sgs, hd, d.dev.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, def)
+	}
+	return out
+}
+
+// attnCoopRuns says whether TestAttentionCoop runs case ci with
+// configuration number fi: natively every one; lowered (each pipeline
+// costs lavapipe's LLVM seconds to compile) the first configuration every
+// case, the others one case each.
+func attnCoopRuns(d *testDev, fi, ci int) bool {
+	return d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) || fi == 0 || ci == fi
+}
+
+// TestAttentionCoop runs attention_coop.wgsl (lowered, or natively on a GPU
+// with matrix units) for every test configuration on attnCoopCases, chunk by
+// chunk over a cache filled on the host, against the float64 attention of
+// the same f16-rounded q, k and v (attnCoopTol's bound, simt false: the f32
+// sums, exps and the f16 rounding of the probabilities) and against
+// attention_shared.wgsl on the unrounded inputs (simt true: the rounding of
+// q, k and v besides). A sentinel after out catches stores out of bounds.
+func TestAttentionCoop(t *testing.T) {
+	d := coopDev(t)
+	for fi, cfg := range coopConfigs(d) {
+		for ci, tc := range attnCoopCases {
+			c := tc.c
+			hd := c.C / c.H
+			if hd%cfg.K != 0 || hd%cfg.N != 0 || !attnCoopRuns(d, fi, ci) {
+				continue
+			}
+			for _, tl := range attnCoopTestTiles(t, d, cfg, hd) {
+				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d/BKV%d,SG%d", cfg, hd, c.H, c.kv(), c.B, tl.BKV, tl.SG), func(t *testing.T) {
+					if n := tl.loweredLoops(c.L); !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) && n > coopLoopBudget {
+						t.Fatalf("lowered, the kernel loops some %d times an invocation: past lavapipe's limit", n)
+					}
+					attnCoopCase(t, d, tl, c, tc.chunk)
+				})
+			}
+		}
+	}
+}
+
+// attnCoopCase runs one case of TestAttentionCoop with tiling tl.
+func attnCoopCase(t *testing.T, d *testDev, tl attnCoopTiles, c attnCase, chunk int) {
+	k, err := newAttnCoopKernel(d.dev, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coop, err := k.pipeline(constSet{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hd, KV, ld := c.C/c.H, c.kv(), c.ld()
+	st := attnTilesFor(d.info, d.dev.Limits(), hd)
+	shared, err := mustKernel(t, d, "attention_shared.wgsl").pipeline(st.constSet(hd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qkv := randF32(uint64(900+hd+c.B), c.B*c.L*ld, 0, 1)
+	kh, vh := hostCache(c, qkv)
+	kcb, vcb := d.buffer(t, "kc", f32Bytes(kh)), d.buffer(t, "vc", f32Bytes(vh))
+	rk, rv := roundF16s(kh), roundF16s(vh)
+	for pos0 := 0; pos0 < c.L; pos0 += chunk {
+		n := min(chunk, c.L-pos0)
+		q := chunkRows(qkv, c.B, c.L, ld, pos0, n)
+		qb := d.buffer(t, "qkv", f32Bytes(q))
+		params := Params{"B": float64(c.B), "T": float64(n), "C": float64(c.C), "H": float64(c.H), "KV": float64(KV),
+			"S": float64(c.S), "pos0": float64(pos0), "ld": float64(ld)}
+		var outs [2][]float32
+		for i, run := range []struct {
+			p      *Pipeline
+			groups int
+		}{{coop, tl.groups(c.B, c.H, n)}, {shared, st.groups(c.B, c.H, n)}} {
+			ob := d.buffer(t, "out", withGuard(make([]byte, 4*c.B*n*c.C), guardOut, false))
+			d.run(t, run.p, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}, "out": {Buffer: ob}}, params, grid(run.groups))
+			got := d.readF32(t, ob, c.B*n*c.C+guard)
+			for j, v := range got[c.B*n*c.C:] {
+				if v != guardOut {
+					t.Fatalf("pos0 %d: out[%d + %d] = %v: stored out of bounds", pos0, c.B*n*c.C, j, v)
+				}
+			}
+			outs[i] = got[:c.B*n*c.C]
+		}
+		sh := attnShape{B: c.B, T: n, H: c.H, KV: KV, HD: hd, S: c.S, pos0: pos0, ld: ld}
+		exact := attnExactOf(sh, roundF16s(q), rk, rv)
+		simt := attnExactOf(sh, f64(q), f64(kh), f64(vh))
+		tolE, tolS := make([]float64, len(outs[0])), make([]float64, len(outs[0]))
+		for row := range c.B * n {
+			keys := pos0 + row%n + 1
+			for h := range c.H {
+				for i := range hd {
+					idx := row*c.C + h*hd + i
+					tolE[idx] = attnCoopTol(exact, idx, row*c.H+h, keys, hd, tl.cfg.K, tl.BKV, false)
+					tolS[idx] = attnCoopTol(simt, idx, row*c.H+h, keys, hd, tl.cfg.K, tl.BKV, true)
+				}
+			}
+		}
+		checkWithin(t, fmt.Sprintf("pos0 %d: attention_coop against float64", pos0), outs[0], exact.Out, tolE)
+		want := make([]float64, len(outs[1]))
+		for i, v := range outs[1] {
+			want[i] = float64(v)
+		}
+		checkWithin(t, fmt.Sprintf("pos0 %d: attention_coop against attention_shared", pos0), outs[0], want, tolS)
+		if testing.Verbose() {
+			var worstE, worstS float64
+			for i := range outs[0] {
+				worstE = math.Max(worstE, math.Abs(float64(outs[0][i])-exact.Out[i])/tolE[i])
+				worstS = math.Max(worstS, math.Abs(float64(outs[0][i])-want[i])/tolS[i])
+			}
+			t.Logf("pos0 %d: worst difference %.3f of its bound against float64, %.3f against SIMT", pos0, worstE, worstS)
+		}
+	}
+}
+
+// mustKernel compiles the kernel file name for d with f16 weights.
+func mustKernel(t *testing.T, d *testDev, name string) *Kernel {
+	t.Helper()
+	k, err := NewKernel(d.dev, name, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
