@@ -28,6 +28,13 @@ func (t attnCoopTiles) WG() int { return t.SG * t.SGS }
 // lanes is the kernel's R: invocations per query row.
 func (t attnCoopTiles) lanes() int { return max(t.SGS/(t.FM*t.cfg.M), 1) }
 
+// hp is the kernel's HP: the head size padded with zeros to whole matrices
+// and groups of 4 columns per invocation.
+func (t attnCoopTiles) hp() int {
+	w := max(t.cfg.K, t.cfg.N, 4*t.lanes())
+	return ceilDiv(t.HD, w) * w
+}
+
 // String names the tiling, as profiles and errors print it.
 func (t attnCoopTiles) String() string {
 	return fmt.Sprintf("%s HD %d, %d queries x %d keys, %d subgroups of %d", t.cfg, t.HD, t.BQ(), t.BKV, t.SG, t.SGS)
@@ -36,7 +43,8 @@ func (t attnCoopTiles) String() string {
 // sharedBytes is the kernel's workgroup memory (its header's formula).
 func (t attnCoopTiles) sharedBytes() int {
 	bq := t.BQ()
-	return 2*max(bq, 2*t.BKV)*(t.HD+8) + 2*bq*(t.BKV+8) + 4*bq*(max(t.BKV, t.HD)+4)
+	hp := t.hp()
+	return 2*max(bq, 2*t.BKV)*(hp+8) + 2*bq*(t.BKV+8) + 4*bq*(max(t.BKV, hp)+4)
 }
 
 // groups is the workgroups of B sequences x H heads x T query rows.
@@ -49,8 +57,8 @@ func (t attnCoopTiles) valid() error {
 	switch {
 	case t.FM < 1 || t.SG < 1 || !pow2(t.SGS) || !pow2(t.FM*c.M):
 		return fmt.Errorf("coop attention %v: want FM and SG positive, SGS and FM*M powers of two", t)
-	case t.HD < 4 || t.HD > maxHeadDim || t.HD%c.K != 0 || t.HD%c.N != 0 || t.HD%(4*t.lanes()) != 0:
-		return fmt.Errorf("coop attention %v: head size %d must be at most %d and a multiple of %d, %d and %d", t, t.HD, maxHeadDim, c.K, c.N, 4*t.lanes())
+	case t.HD < 4 || t.HD > maxHeadDim || t.HD%4 != 0:
+		return fmt.Errorf("coop attention %v: head size %d must be at most %d and a multiple of 4", t, t.HD, maxHeadDim)
 	case t.BKV < 1 || t.BKV%c.K != 0 || t.BKV%c.N != 0:
 		return fmt.Errorf("coop attention %v: BKV must be a multiple of %d and %d", t, c.K, c.N)
 	}
@@ -77,7 +85,7 @@ func (t attnCoopTiles) fits(l wgpu.Limits) error {
 // attention_shared.wgsl's block) and tiles of 64 keys (44 KiB of workgroup
 // memory at head size 64: an NVIDIA GPU's 48 KiB), halved (keys first, to
 // one matrix width, then subgroups) until the device's limits hold. The
-// error says why none fits (a head size the configuration does not divide).
+// error says why none fits.
 func attnCoopTilesFor(cfg MatrixConfig, sgs, hd int, l wgpu.Limits) (attnCoopTiles, error) {
 	t := attnCoopTiles{cfg: cfg, FM: max(16/cfg.M, 1), HD: hd, BKV: 64, SG: 4, SGS: sgs}
 	if err := t.valid(); err != nil {
@@ -110,15 +118,16 @@ func attnCoopTilesFor(cfg MatrixConfig, sgs, hd int, l wgpu.Limits) (attnCoopTil
 // stores, and the merge.
 func (t attnCoopTiles) loweredLoops(keys int) int {
 	c := t.cfg
-	nq, ns, no, np := t.HD/c.K, t.BKV/c.N, t.HD/c.N, t.BKV/c.K
+	hp := t.hp()
+	nq, ns, no, np := hp/c.K, t.BKV/c.N, hp/c.N, t.BKV/c.K
 	lk, rm, res := c.M*c.K, c.K*c.N, c.M*c.N
 	rows := max(t.FM*c.M/t.SGS, 1)
-	once := ceilDiv(t.BQ()*t.HD/4, t.WG()) + t.FM*nq*lk + 2*rows
-	perTile := ceilDiv(t.BKV*t.HD/4, t.WG()) +
+	once := ceilDiv(t.BQ()*hp/4, t.WG()) + t.FM*nq*lk + 2*rows
+	perTile := ceilDiv(t.BKV*hp/4, t.WG()) +
 		t.FM*(nq*ns*(rm+res)+ns*res) +
 		rows*2*t.BKV/t.lanes() +
 		t.FM*(np*(lk+no*(rm+res))+no*res) +
-		rows*t.HD/t.lanes()
+		rows*hp/t.lanes()
 	return once + ceilDiv(keys, t.BKV)*perTile
 }
 
@@ -175,3 +184,59 @@ type attnCoop struct {
 
 // work is the dispatch of B sequences x H heads x T query rows.
 func (a *attnCoop) work(B, H, T int) extent { return perWorkgroup(a.tiles.groups(B, H, T)) }
+
+// newAttnCoop compiles attention_coop.wgsl for the model's head size with
+// cfg on subgroups of sgs invocations, or says why the model keeps
+// attention_shared.wgsl: a head size the configuration does not divide, a
+// tiling beyond the device's limits, or (lowered, on an adapter with a loop
+// limit) more loop iterations at the model's positions than coopLoopBudget.
+// g.mu is held.
+func (g *GPT2) newAttnCoop(cfg MatrixConfig, sgs int) (*attnCoop, string) {
+	t, err := attnCoopTilesFor(cfg, sgs, g.cfg.HeadDim(), g.dev.Limits())
+	if err != nil {
+		return nil, err.Error()
+	}
+	if g.loopLimit > 0 {
+		keys := max(g.positions, checkAttnPos0+checkAttnT)
+		if n := t.loweredLoops(keys); n > coopLoopBudget {
+			return nil, fmt.Sprintf("lowered, attention_coop.wgsl would loop some %d times an invocation over %d positions, past %s's limit", n, keys, g.dev.AdapterInfo().Name)
+		}
+	}
+	k, err := newAttnCoopKernel(g.dev, t)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return &attnCoop{tiles: t, k: k}, ""
+}
+
+// attnStatus is MatrixUnitsStatus.Attention for ck.
+func (ck *coopKernels) attnStatus() string {
+	if ck.attn == nil {
+		return "attention_shared.wgsl: " + ck.attnWhy
+	}
+	return fmt.Sprintf("attention_coop.wgsl (%v), where faster", ck.attn.tiles)
+}
+
+// attnCheck is the self-check's attention case (attnCase) where ck has the
+// coop attention: its detail starts with "; ", for selfCheck's.
+func (r *checkRun) attnCheck(ck *coopKernels) (bool, string, error) {
+	if ck.attn == nil {
+		return true, "", nil
+	}
+	ok, d, err := r.attnCase(ck.attn)
+	return ok, "; " + d, err
+}
+
+// attnCoopFor is the coop attention a chunk of B sequences x T rows runs
+// on: the matrix units' where they are in use with one, unless the
+// autotuner timed attention_shared.wgsl faster at the batch's shape; nil
+// for attention_shared.wgsl. g.mu is held.
+func (g *GPT2) attnCoopFor(B, T int) *attnCoop {
+	if g.coop == nil || g.coop.attn == nil {
+		return nil
+	}
+	if c, ok := g.attnTuned[g.attnTuneKey(B, T)]; ok && c.Tiles["coop"] == 0 {
+		return nil
+	}
+	return g.coop.attn
+}

@@ -59,16 +59,20 @@
 //
 // SM, SN, SK (the device's configuration), FM, HD, BKV, SG and SGS are
 // constants, rewritten by the host per device and model (attnCoopSource),
-// since matrix and array shapes must be.
+// since matrix and array shapes must be. A head size that is not a multiple
+// of the matrices' widths and of 4R (the tiny Llama's 12 in the tests) is
+// padded with zero channels to HP, which change no score; GPT-2's 64 and
+// the Llama family's 64 and 128 are whole.
 //
-// Workgroup memory: 2*max(BQ, 2*BKV)*(HD+8) (Q at the start, then each
+//
+// Workgroup memory: 2*max(BQ, 2*BKV)*(HP+8) (Q at the start, then each
 // tile's K and V, f16, rows padded by 8 values: row starts 16-byte aligned
-// and in different banks) + 2*BQ*(BKV+8) (P, f16) + 4*BQ*(max(BKV, HD)+4)
+// and in different banks) + 2*BQ*(BKV+8) (P, f16) + 4*BQ*(max(BKV, HP)+4)
 // (scores, then the products, f32) bytes: 44 KiB at HD 64, BQ 64 and
 // BKV 64. Dispatch: B*H*⌈T/BQ⌉ workgroups, flattened as wid.y*nwg.x + wid.x,
 // those past the last return. Requires (checked by the host,
 // attnCoopTiles.valid) C = H*HD, ld % 4 == 0, pos0 + T <= S, HD a multiple
-// of 4*R, SK and SN and at most 128; BKV a multiple of SK and SN; SGS and
+// of 4 and at most 128; BKV a multiple of SK and SN; SGS and
 // FM*SM powers of two.
 enable f16;
 enable subgroups;
@@ -93,16 +97,19 @@ const WG: u32 = SG * SGS;            // invocations per workgroup
 const R: u32 = max(SGS / RPS, 1u);   // invocations per row
 const QR: u32 = max(RPS / SGS, 1u);  // rows per invocation
 const RSTEP: u32 = SGS / R;          // between an invocation's rows (when QR > 1)
+const PADW: u32 = max(max(SK, SN), 4u * R);
+const HP: u32 = (HD + PADW - 1u) / PADW * PADW; // HD padded with zero channels to whole matrices
 const HD4: u32 = HD / 4u;
+const HP4: u32 = HP / 4u;
 const NS: u32 = BKV / SN;            // score matrices per row block
-const NO: u32 = HD / SN;             // product matrices per row block
-const NQ: u32 = HD / SK;             // left matrices of Q per row block
+const NO: u32 = HP / SN;             // product matrices per row block
+const NQ: u32 = HP / SK;             // left matrices of Q per row block
 const NP: u32 = BKV / SK;            // steps of P·V
-const KS: u32 = HD + 8u;             // f16 per row of hs
+const KS: u32 = HP + 8u;             // f16 per row of hs
 const PS: u32 = BKV + 8u;            // f16 per row of ps
-const SS: u32 = max(BKV, HD) + 4u;   // f32 per row of ss
+const SS: u32 = max(BKV, HP) + 4u;   // f32 per row of ss
 const CJ: u32 = BKV / R;             // scores per invocation and row
-const CO: u32 = HD / R;              // output columns per invocation and row
+const CO: u32 = HP / R;              // output columns per invocation and row
 
 struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32 }
 
@@ -147,12 +154,13 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	let r0 = sg * RPS; // the subgroup's first row in the block
 	let part = sid % R; // which R-th of a row's scores and columns the invocation takes
 
-	// Q, once: rows past T are zeros.
-	for (var i = li; i < BQ * HD4; i += WG) {
-		let t = q0 + i / HD4;
+	// Q, once: rows past T and channels past HD are zeros.
+	for (var i = li; i < BQ * HP4; i += WG) {
+		let t = q0 + i / HP4;
+		let c = i % HP4;
 		var v = vec4<f32>(0.0);
-		if t < p.T { v = qkv[(b * p.T + t) * (p.ld / 4u) + h * HD4 + i % HD4]; }
-		stage((i / HD4) * KS + 4u * (i % HD4), v);
+		if t < p.T && c < HD4 { v = qkv[(b * p.T + t) * (p.ld / 4u) + h * HD4 + c]; }
+		stage((i / HP4) * KS + 4u * c, v);
 	}
 	workgroupBarrier();
 	var qm: array<subgroup_matrix_left<f16, SK, SM>, FM * NQ>; // (i, k) at i * NQ + k
@@ -182,14 +190,16 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	let cbase = (b * p.KV + g) * p.S * HD4;
 	for (var s0 = 0u; s0 < keys; s0 += BKV) {
 		// 1. The tile's keys (rows 0 .. BKV-1 of hs) and values (BKV .. 2*BKV-1).
-		for (var i = li; i < BKV * HD4; i += WG) {
+		for (var i = li; i < BKV * HP4; i += WG) {
+			let s = s0 + i / HP4;
+			let c = i % HP4;
 			var kv = vec4<f32>(0.0);
 			var vv = vec4<f32>(0.0);
-			if s0 + i / HD4 < keys {
-				kv = kc[cbase + s0 * HD4 + i];
-				vv = vc[cbase + s0 * HD4 + i];
+			if s < keys && c < HD4 {
+				kv = kc[cbase + s * HD4 + c];
+				vv = vc[cbase + s * HD4 + c];
 			}
-			let o = (i / HD4) * KS + 4u * (i % HD4);
+			let o = (i / HP4) * KS + 4u * c;
 			stage(o, kv);
 			stage(BKV * KS + o, vv);
 		}
@@ -273,7 +283,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 			let ob = ((b * p.T + t) * p.C + h * HD) / 4u;
 			for (var c4 = 0u; c4 < CO / 4u; c4++) {
 				let c = j * CO + 4u * c4;
-				out[ob + part + R * c4] = vec4<f32>(o[c], o[c + 1u], o[c + 2u], o[c + 3u]) * inv;
+				if part + R * c4 < HD4 {
+					out[ob + part + R * c4] = vec4<f32>(o[c], o[c + 1u], o[c + 2u], o[c + 3u]) * inv;
+				}
 			}
 		}
 	}

@@ -123,7 +123,7 @@ func loadTuning(dev *wgpu.Device, path string) map[string]TuneChoice {
 		return out
 	}
 	for _, c := range f.Choices {
-		if c.Shape != "" && validTiles(c.Tiles) == nil {
+		if c.Shape != "" && (validTiles(c.Tiles) == nil || validAttnChoice(c)) { // attention's: attention_tune.go
 			c.Cached = true
 			out[c.Shape] = c
 		}
