@@ -3,8 +3,10 @@ package shaders
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -171,4 +173,55 @@ func mustKernel(t *testing.T, d *testDev, name string) *Kernel {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// TestAttentionCoopTuning: with the matrix units in use (forced, lowered on
+// a CPU driver), TuneRedo times both attention kernels at a batch's shape
+// and keeps the choice in the tuning file, where a model in TuneAuto reads
+// it back without timing; a choice of attention_shared.wgsl makes the batch
+// run it, one of attention_coop.wgsl the coop kernel.
+func TestAttentionCoopTuning(t *testing.T) {
+	d := coopDev(t)
+	m := synth.Peaked(synth.TinyConfig(), 7)
+	seqs := zipfSeqs(25, 2, 20, m.Config.VocabSize)
+	file := filepath.Join(t.TempDir(), "tuning.json")
+	g := newCoopGPT2(t, d, m, coopConfigs(d)[0], "")
+	g.tuneFile = file
+	if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
+		t.Fatal(err)
+	}
+	g.SetTuning(TuneRedo)
+	perToken(t, g, seqs)
+	tuned := g.AttentionTuning()
+	if len(tuned) != 1 || !validAttnChoice(tuned[0]) || tuned[0].Err != "" || len(tuned[0].Candidates) != 2 {
+		t.Fatalf("attention tuning %+v, want one choice of two timed candidates", tuned)
+	}
+	c := tuned[0]
+	t.Logf("%s: %v (%d ns): %+v", c.Shape, c.Tiles, c.Nanos, c.Candidates)
+	if kept, ok := loadTuning(d.dev, file)[c.Shape]; !ok || kept.Tiles["coop"] != c.Tiles["coop"] || !kept.Cached {
+		t.Fatalf("tuning file: %+v, want %v kept", kept, c.Tiles)
+	}
+
+	g2 := newCoopGPT2(t, d, m, coopConfigs(d)[0], "")
+	g2.tuneFile, g2.autoTune = file, true
+	if err := g2.SetMatrixUnits(MatrixUnitsOn); err != nil {
+		t.Fatal(err)
+	}
+	for _, coop := range []float64{0, 1} {
+		// The file's choice, rewritten to each kernel in turn.
+		f := loadTuning(d.dev, file)
+		kept := f[c.Shape]
+		kept.Tiles = map[string]float64{"coop": coop}
+		f[c.Shape] = kept
+		if err := saveTuning(d.dev, file, f); err != nil {
+			t.Fatal(err)
+		}
+		g2.mu.Lock()
+		g2.attnTuned = nil
+		g2.mu.Unlock()
+		checkAttentionKernel(t, g2, seqs, coop == 1)
+		if got := g2.AttentionTuning(); len(got) != 1 || !got[0].Cached || got[0].Tiles["coop"] != coop {
+			t.Errorf("coop %v in the file: tuning %+v, want it read back", coop, got)
+		}
+	}
 }

@@ -184,7 +184,7 @@ func checkAttentionKernel(t *testing.T, g *GPT2, seqs []model.Sequence, coop boo
 // TestMatrixUnitsSelfCheck: a passing self-check is written to the verdict
 // file and read back by the next model (no second check); an unreadable
 // file is ignored with a warning and rewritten; coop results made wrong (the
-// test hook, matmul or LM head) fail the check: the model falls back to the
+// test hook, matmul, LM head or attention) fail the check: the model falls back to the
 // SIMT kernels with one warning and scores bit for bit as the SIMT run, the
 // failure is kept, and MatrixUnitsOn is then an error naming the check.
 func TestMatrixUnitsSelfCheck(t *testing.T) {
@@ -237,7 +237,7 @@ func TestMatrixUnitsSelfCheck(t *testing.T) {
 	}
 
 	// Wrong results fail the check, in either kernel.
-	for _, kind := range []string{"matmul", "lmhead"} {
+	for _, kind := range []string{"matmul", "lmhead", "attention"} {
 		file := filepath.Join(dir, kind+"-matrix-units.json")
 		g.coopFile = file
 		g.coopCorrupt = func(k string, v []float32) {
