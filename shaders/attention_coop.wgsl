@@ -34,7 +34,7 @@
 //     p = exp(s - m_new) as f16 and keeps its row's rescale factor
 //     exp(m_old - m_new) in a register;
 //  4. each subgroup multiplies P (left, f16) by V (right) into fresh result
-//     matrices (HD/SN per row block) and stores them (f32) where the scores
+//     matrices (HP/SN per row block) and stores them (f32) where the scores
 //     were;
 //  5. each invocation rescales its share of the output accumulator (every
 //     R-th group of 4 columns of its rows, f32 in registers: the output is
@@ -64,16 +64,15 @@
 // padded with zero channels to HP, which change no score; GPT-2's 64 and
 // the Llama family's 64 and 128 are whole.
 //
-//
 // Workgroup memory: 2*max(BQ, 2*BKV)*(HP+8) (Q at the start, then each
 // tile's K and V, f16, rows padded by 8 values: row starts 16-byte aligned
 // and in different banks) + 2*BQ*(BKV+8) (P, f16) + 4*BQ*(max(BKV, HP)+4)
 // (scores, then the products, f32) bytes: 44 KiB at HD 64, BQ 64 and
 // BKV 64. Dispatch: B*H*⌈T/BQ⌉ workgroups, flattened as wid.y*nwg.x + wid.x,
-// those past the last return. Requires (checked by the host,
-// attnCoopTiles.valid) C = H*HD, ld % 4 == 0, pos0 + T <= S, HD a multiple
-// of 4 and at most 128; BKV a multiple of SK and SN; SGS and
-// FM*SM powers of two.
+// those past the last return. Requires C = H*HD, ld % 4 == 0 and
+// pos0 + T <= S (the forward pass's shapes), and of the constants (checked
+// by attnCoopTiles.valid) HD a multiple of 4 and at most 128, BKV a
+// multiple of SK and SN, SGS and FM*SM powers of two.
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
@@ -228,5 +229,71 @@ func TestAttentionCoopTuning(t *testing.T) {
 		if got := g2.AttentionTuning(); len(got) != 1 || !got[0].Cached || got[0].Tiles["coop"] != coop {
 			t.Errorf("coop %v in the file: tuning %+v, want it read back", coop, got)
 		}
+	}
+}
+
+// TestAttnCoopSource: attnCoopSource rewrites exactly the eight constant
+// lines of attention_coop.wgsl, keeping every other line where it was.
+func TestAttnCoopSource(t *testing.T) {
+	tl := attnCoopTiles{cfg: MatrixConfig{M: 16, N: 32, K: 32}, FM: 3, HD: 80, BKV: 96, SG: 5, SGS: 64}
+	x, err := attnCoopSource(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := Source("attention_coop.wgsl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, was := strings.Split(x.Text, "\n"), strings.Split(orig, "\n")
+	if len(got) != len(was) {
+		t.Fatalf("%d lines, the kernel has %d", len(got), len(was))
+	}
+	changed := 0
+	for i := range got {
+		if got[i] != was[i] {
+			changed++
+		}
+	}
+	for _, want := range []string{"const SM: u32 = 16u;", "const SN: u32 = 32u;", "const SK: u32 = 32u;", "const FM: u32 = 3u;",
+		"const HD: u32 = 80u;", "const BKV: u32 = 96u;", "const SG: u32 = 5u;", "const SGS: u32 = 64u;"} {
+		if !strings.Contains(x.Text, "\n"+want+" ") {
+			t.Errorf("no line %q", want)
+		}
+	}
+	if changed != 8 {
+		t.Errorf("%d lines changed, want 8", changed)
+	}
+}
+
+// TestAttnCoopTilesFor: the default tiling at GPT-2's and the Llama
+// family's head sizes on an NVIDIA GPU (16x16x16, subgroups of 32, 48 KiB
+// of workgroup memory) and on lavapipe's limits (32 KiB, subgroups of 8)
+// for the test configurations; a head size past 128 has none.
+func TestAttnCoopTilesFor(t *testing.T) {
+	nvidia := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
+	for _, c := range []struct {
+		hd, bq, bkv, bytes int
+	}{{64, 64, 64, 45056}, {128, 32, 32, 36864}, {80, 64, 32, 37888}} {
+		tl, err := attnCoopTilesFor(MatrixConfig{M: 16, N: 16, K: 16}, 32, c.hd, nvidia)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tl.BQ() != c.bq || tl.BKV != c.bkv || tl.sharedBytes() != c.bytes || tl.lanes() != 2 {
+			t.Errorf("hd %d: %v, %d bytes, %d lanes a row; want BQ %d, BKV %d, %d bytes, 2 lanes", c.hd, tl, tl.sharedBytes(), tl.lanes(), c.bq, c.bkv, c.bytes)
+		}
+	}
+	lavapipe := wgpu.Limits{MaxComputeWorkgroupStorageSize: 32 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
+	for _, cfg := range coopTestConfigs {
+		for _, hd := range []int{8, 12, 64, 128} {
+			tl, err := attnCoopTilesFor(cfg, 8, hd, lavapipe)
+			if err != nil {
+				t.Errorf("%v hd %d: %v", cfg, hd, err)
+			} else if tl.fits(lavapipe) != nil || tl.hp()%max(cfg.K, cfg.N) != 0 || tl.hp() < hd {
+				t.Errorf("%v hd %d: %v does not fit or pads to %d", cfg, hd, tl, tl.hp())
+			}
+		}
+	}
+	if _, err := attnCoopTilesFor(MatrixConfig{M: 16, N: 16, K: 16}, 32, 256, nvidia); err == nil {
+		t.Error("head size 256: a tiling, want an error")
 	}
 }
