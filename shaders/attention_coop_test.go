@@ -23,6 +23,7 @@ var attnCoopCases = []struct {
 	{attnCase{B: 2, L: 11, C: 256, H: 4, KV: 2, S: 14}, 4}, // hd 64, grouped heads (2 per key/value head)
 	{attnCase{B: 1, L: 9, C: 256, H: 2, KV: 1, S: 9}, 9},   // hd 128, the kernels' maximum
 	{attnCase{B: 2, L: 10, C: 48, H: 4, KV: 2, S: 12}, 6},  // hd 12: padded with zero channels to whole matrices
+	{attnCase{B: 2, L: 5, C: 64, H: 2, S: 7}, 1},           // hd 32, one row at a time (decoding)
 }
 
 // attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg: two
@@ -88,7 +89,7 @@ func attnCoopTest(t *testing.T, which func(fi int) bool) {
 				continue
 			}
 			for _, tl := range attnCoopTestTiles(t, d, cfg, hd) {
-				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d/BKV%d,SG%dx%d", cfg, hd, c.H, c.kv(), c.B, tl.BKV, tl.SG, tl.SGS), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d,chunk=%d/BKV%d,SG%dx%d", cfg, hd, c.H, c.kv(), c.B, tc.chunk, tl.BKV, tl.SG, tl.SGS), func(t *testing.T) {
 					if n := tl.loweredLoops(c.L); !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) && n > coopLoopBudget {
 						t.Fatalf("lowered, the kernel loops some %d times an invocation: past lavapipe's limit", n)
 					}
