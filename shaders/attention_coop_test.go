@@ -24,6 +24,7 @@ var attnCoopCases = []struct {
 	{attnCase{B: 1, L: 9, C: 256, H: 2, KV: 1, S: 9}, 9},   // hd 128, the kernels' maximum
 	{attnCase{B: 2, L: 10, C: 48, H: 4, KV: 2, S: 12}, 6},  // hd 12: padded with zero channels to whole matrices
 	{attnCase{B: 2, L: 5, C: 64, H: 2, S: 7}, 1},           // hd 32, one row at a time (decoding)
+	{attnCase{B: 2, L: 13, C: 32, H: 2, S: 16}, 5},         // hd 16
 }
 
 // attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg: two
@@ -45,14 +46,6 @@ func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd int) []att
 	return out
 }
 
-// attnCoopRuns says whether configuration number fi runs case ci: natively
-// every one; lowered (each pipeline costs lavapipe's LLVM seconds to
-// compile and run, 16x16 matrices and head size 128 most) the first
-// configuration every case but hd 128, 16x16x16 hd 32, 8x16x16 hd 128.
-func attnCoopRuns(d *testDev, fi, ci int) bool {
-	return d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) || fi == 0 && ci != 2 || fi == 1 && ci == 0 || fi == 2 && ci == 2
-}
-
 // TestAttentionCoop runs attention_coop.wgsl (lowered, or natively on a GPU
 // with matrix units) for every test configuration on attnCoopCases, chunk by
 // chunk over a cache filled on the host, against the float64 attention of
@@ -60,37 +53,52 @@ func attnCoopRuns(d *testDev, fi, ci int) bool {
 // sums, exps and the f16 rounding of the probabilities) and against
 // attention_shared.wgsl on the unrounded inputs (simt true: the rounding of
 // q, k and v besides). A sentinel after out catches stores out of bounds.
-// Lowered, the first configuration (8x8x8) runs here, the others in
-// TestAttentionCoopConfigs (to keep each test short on lavapipe). The
-// small tiling has a subgroup's rows on as many invocations (lavapipe's 8);
-// with LP_NATIVE_VECTOR_WIDTH=512 lavapipe's subgroups have 16, and the
-// kernel takes each row with two (R = 2, as on NVIDIA GPUs: 16 rows of 32).
-// That runs too, though slower: LP_NATIVE_VECTOR_WIDTH=512 go test ./shaders
-// -run AttentionCoop.
-func TestAttentionCoop(t *testing.T) { attnCoopTest(t, func(fi int) bool { return fi == 0 }) }
+// Natively it runs every configuration and case. Lowered, where each
+// pipeline costs lavapipe's LLVM seconds (16x16 matrices and head size 128
+// most), it runs 8x8x8 on the cases up to head size 64, and
+// TestAttentionCoopConfigs and TestAttentionCoopHeads the rest, each test
+// within about 30 s (with a cold pipeline cache). The small tiling has a subgroup's rows on as many
+// invocations (lavapipe's 8); with LP_NATIVE_VECTOR_WIDTH=512 lavapipe's
+// subgroups have 16, and the kernel takes each row with two (R = 2, as on
+// NVIDIA GPUs: 16 rows of 32). That runs too, though slower:
+// LP_NATIVE_VECTOR_WIDTH=512 go test ./shaders -run AttentionCoop.
+func TestAttentionCoop(t *testing.T) {
+	attnCoopTest(t, true, func(fi, ci int) bool { return fi == 0 && ci != 2 && ci != 5 })
+}
 
-// TestAttentionCoopConfigs is TestAttentionCoop for the configurations
-// after the first (lowered, 16x16x16 has a subgroup's 16 rows on lavapipe's
-// 8 invocations: two rows each).
-func TestAttentionCoopConfigs(t *testing.T) { attnCoopTest(t, func(fi int) bool { return fi > 0 }) }
+// TestAttentionCoopConfigs is TestAttentionCoop's lowered run of 16x16x16
+// at head size 16: a subgroup's 16 rows on lavapipe's 8 invocations, two
+// rows each.
+func TestAttentionCoopConfigs(t *testing.T) {
+	attnCoopTest(t, false, func(fi, ci int) bool { return fi == 1 && ci == 5 })
+}
 
-// attnCoopTest runs TestAttentionCoop's cases for configurations number fi
-// where which(fi).
-func attnCoopTest(t *testing.T, which func(fi int) bool) {
+// TestAttentionCoopHeads is TestAttentionCoop's lowered run of head size
+// 128, the kernels' largest, with 8x8x8, and of 8x16x16 at head size 12
+// (padded to 16).
+func TestAttentionCoopHeads(t *testing.T) {
+	attnCoopTest(t, false, func(fi, ci int) bool { return fi == 0 && ci == 2 || fi == 2 && ci == 3 })
+}
+
+// attnCoopTest runs TestAttentionCoop's cases: every one natively where
+// native (else nothing), those where lowered(configuration number, case
+// number) on a device without matrix units.
+func attnCoopTest(t *testing.T, native bool, lowered func(fi, ci int) bool) {
 	d := coopDev(t)
+	hw := d.dev.HasFeature(wgpu.FeatureCooperativeMatrix)
+	if hw && !native {
+		t.Skip("TestAttentionCoop runs every case natively")
+	}
 	for fi, cfg := range coopConfigs(d) {
-		if !which(fi) {
-			continue
-		}
 		for ci, tc := range attnCoopCases {
 			c := tc.c
 			hd := c.C / c.H
-			if !attnCoopRuns(d, fi, ci) {
+			if !hw && !lowered(fi, ci) {
 				continue
 			}
 			for _, tl := range attnCoopTestTiles(t, d, cfg, hd) {
 				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d,chunk=%d/BKV%d,SG%dx%d", cfg, hd, c.H, c.kv(), c.B, tc.chunk, tl.BKV, tl.SG, tl.SGS), func(t *testing.T) {
-					if n := tl.loweredLoops(c.L); !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) && n > coopLoopBudget {
+					if n := tl.loweredLoops(c.L); !hw && n > coopLoopBudget {
 						t.Fatalf("lowered, the kernel loops some %d times an invocation: past lavapipe's limit", n)
 					}
 					attnCoopCase(t, d, tl, c, tc.chunk)
