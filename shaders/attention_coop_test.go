@@ -190,23 +190,34 @@ func mustKernel(t *testing.T, d *testDev, name string) *Kernel {
 	return k
 }
 
-// TestAttentionCoopTuning: with the matrix units in use (forced, lowered on
-// a CPU driver), TuneRedo times both attention kernels at a batch's shape
-// and keeps the choice in the tuning file, where a model in TuneAuto reads
-// it back without timing; a choice of attention_shared.wgsl makes the batch
-// run it, one of attention_coop.wgsl the coop kernel.
+// TestAttentionCoopTuning: with coop attention (forced, lowered on a CPU
+// driver; only the attention kernel compiled, the model's other coop kernels
+// are not needed here), TuneRedo times both attention kernels at a batch's
+// shape and keeps the choice in the tuning file, where a model in TuneAuto
+// reads it back without timing; a choice of attention_shared.wgsl makes
+// attnCoopFor give none, one of attention_coop.wgsl the coop kernel.
+// (TestGPT2Coop checks that a batch then runs it.)
 func TestAttentionCoopTuning(t *testing.T) {
 	d := coopDev(t)
 	m := synth.Peaked(synth.TinyConfig(), 7)
-	seqs := zipfSeqs(25, 2, 20, m.Config.VocabSize)
 	file := filepath.Join(t.TempDir(), "tuning.json")
-	g := newCoopGPT2(t, d, m, coopConfigs(d)[0], "")
-	g.tuneFile = file
-	if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
-		t.Fatal(err)
+	cfg := coopConfigs(d)[0]
+	withAttn := func() *GPT2 {
+		g := newCoopGPT2(t, d, m, cfg, "")
+		g.tuneFile = file
+		a, why := g.newAttnCoop(cfg, coopSGS(d, cfg))
+		if a == nil {
+			t.Fatal(why)
+		}
+		g.coop = &coopKernels{cfg: cfg, attn: a}
+		return g
 	}
+	const B, T = 3, 20
+	g := withAttn()
 	g.SetTuning(TuneRedo)
-	perToken(t, g, seqs)
+	g.mu.Lock()
+	g.ensureAttnTuned(B, T)
+	g.mu.Unlock()
 	tuned := g.AttentionTuning()
 	if len(tuned) != 1 || !validAttnChoice(tuned[0]) || tuned[0].Err != "" || len(tuned[0].Candidates) != 2 {
 		t.Fatalf("attention tuning %+v, want one choice of two timed candidates", tuned)
@@ -217,11 +228,8 @@ func TestAttentionCoopTuning(t *testing.T) {
 		t.Fatalf("tuning file: %+v, want %v kept", kept, c.Tiles)
 	}
 
-	g2 := newCoopGPT2(t, d, m, coopConfigs(d)[0], "")
-	g2.tuneFile, g2.autoTune = file, true
-	if err := g2.SetMatrixUnits(MatrixUnitsOn); err != nil {
-		t.Fatal(err)
-	}
+	g2 := withAttn()
+	g2.autoTune = true
 	for _, coop := range []float64{0, 1} {
 		// The file's choice, rewritten to each kernel in turn.
 		f := loadTuning(d.dev, file)
@@ -233,8 +241,12 @@ func TestAttentionCoopTuning(t *testing.T) {
 		}
 		g2.mu.Lock()
 		g2.attnTuned = nil
+		g2.ensureAttnTuned(B, T)
+		a := g2.attnCoopFor(B, T)
 		g2.mu.Unlock()
-		checkAttentionKernel(t, g2, seqs, coop == 1)
+		if (a != nil) != (coop == 1) {
+			t.Errorf("coop %v in the file: attnCoopFor gives %v", coop, a)
+		}
 		if got := g2.AttentionTuning(); len(got) != 1 || !got[0].Cached || got[0].Tiles["coop"] != coop {
 			t.Errorf("coop %v in the file: tuning %+v, want it read back", coop, got)
 		}
