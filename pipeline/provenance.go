@@ -83,4 +83,8 @@ type MatrixUnitsInfo struct {
 	// Lowered: a test forced the matrix-unit kernels on a device without
 	// matrix units, where the compiler lowers them to invocation code.
 	Lowered bool `json:"lowered,omitempty"`
+	// Attention is the attention kernel they bring (attention_coop.wgsl,
+	// where the autotuner finds it faster) or why attention_shared.wgsl
+	// stays; "" when they are not used.
+	Attention string `json:"attention,omitempty"`
 }

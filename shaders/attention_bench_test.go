@@ -2,6 +2,8 @@ package shaders
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -115,5 +117,87 @@ func benchDispatch(b *testing.B, d *testDev, p *Pipeline, bufs map[string]Buf, p
 		if err := d.dev.Queue().WaitIdle(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkAttentionCoop times attention_coop.wgsl (the default tiling and
+// its variants: tiles of 32 and 64 keys, 2 and 4 subgroups) against
+// attention_shared.wgsl at GPT-2 124M's attention shape: B windows of 1024
+// rows (B from $WGPU_BENCH_ATTN_B, default 8; the forward's batches have 64),
+// 12 heads of 64 channels, pos0 0 (the whole causal triangle), one dispatch
+// and wait per iteration, reporting GFLOP/s (4·hd flops per visible key of
+// each row and head) and ms per window. It needs a device with matrix units
+// (skipped elsewhere: lowered, the kernel is no measure of anything).
+func BenchmarkAttentionCoop(b *testing.B) {
+	const T, H, hd = 1024, 12, 64
+	const C = H * hd
+	d := newTestDevWith(b, wgpu.FeatureCooperativeMatrix, wgpu.FeatureSubgroupSizeControl)
+	cfg, ok := pickMatrixConfig(deviceMatrixConfigs(d.dev))
+	if !ok {
+		b.Skipf("%s has no matrix units the coop kernels take", d.info.Name)
+	}
+	B := 8
+	if s := os.Getenv("WGPU_BENCH_ATTN_B"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("$WGPU_BENCH_ATTN_B=%q: want a positive count", s)
+		}
+		B = n
+	}
+	sgs := cfg.SubgroupSize
+	if sgs == 0 {
+		sgs = int(d.dev.Limits().SubgroupSize)
+	}
+	def, err := attnCoopTilesFor(cfg, sgs, hd, d.dev.Limits())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tilings := []attnCoopTiles{def}
+	for _, v := range []struct{ BKV, SG int }{{32, 4}, {64, 2}, {32, 2}} {
+		t := def
+		t.BKV, t.SG = v.BKV, v.SG
+		if t != def && t.fits(d.dev.Limits()) == nil {
+			tilings = append(tilings, t)
+		}
+	}
+	qkv := randF32(1, B*T*3*C, 0, 1)
+	cache := randF32(2, B*H*T*hd, 0, 1)
+	bufs := map[string]Buf{
+		"qkv": {Buffer: d.buffer(b, "qkv", f32Bytes(qkv))}, "kc": {Buffer: d.buffer(b, "kc", f32Bytes(cache))},
+		"vc": {Buffer: d.buffer(b, "vc", f32Bytes(cache))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*B*T*C))},
+	}
+	params := Params{"B": float64(B), "T": T, "C": C, "H": H, "KV": H, "S": T, "pos0": 0, "ld": 3 * C}
+	flops := float64(B*H) * 4 * hd * float64(T) * float64(T+1) / 2
+	report := func(b *testing.B) {
+		s := b.Elapsed().Seconds() / float64(b.N)
+		b.ReportMetric(flops/s/1e9, "GFLOP/s")
+		b.ReportMetric(s*1e3/float64(B), "ms/window")
+	}
+	st := attnTilesFor(d.info, d.dev.Limits(), hd)
+	b.Run(fmt.Sprintf("attention_shared,BQ=%d,BKV=%d/B=%d", st.BQ, st.BKV, B), func(b *testing.B) {
+		k, err := NewKernel(d.dev, "attention_shared.wgsl", false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := k.Pipeline(st.constants(hd))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDispatch(b, d, p, bufs, params, grid(st.groups(B, H, T)))
+		report(b)
+	})
+	for _, t := range tilings {
+		b.Run(fmt.Sprintf("attention_coop,%s,BQ=%d,BKV=%d/B=%d", cfg, t.BQ(), t.BKV, B), func(b *testing.B) {
+			k, err := newAttnCoopKernel(d.dev, t)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := k.pipeline(constSet{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchDispatch(b, d, p, bufs, params, grid(t.groups(B, H, T)))
+			report(b)
+		})
 	}
 }

@@ -320,6 +320,8 @@ type coopKernels struct {
 	matmul, lmHd *Kernel
 	picks        map[string]coopTiles // the autotuner's tilings (ensureCoopTuned), by coopTuneKey and coopHeadKey
 	rows         int                  // the rows of the batch being recorded, for the LM head's key
+	attn         *attnCoop            // attention_coop.wgsl; nil where it does not fit (newAttnCoop)
+	attnWhy      string               // why attn is nil
 }
 
 // newCoopKernels compiles the matrix-unit kernels for cfg on g's device
@@ -342,6 +344,7 @@ func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 	if ck.lmHd, err = newCoopKernel(g.dev, "lmhead_loss_coop.wgsl", ck.head); err != nil {
 		return nil, err
 	}
+	ck.attn, ck.attnWhy = g.newAttnCoop(cfg, sgs)
 	if g.coopKernelCache == nil {
 		g.coopKernelCache = map[[2]coopTiles]*coopKernels{}
 	}

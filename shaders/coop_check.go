@@ -35,6 +35,9 @@ type MatrixUnitsStatus struct {
 	// Cached: the self-check's verdict came from the verdict file of the
 	// device and driver, not from a check in this process.
 	Cached bool `json:"cached,omitempty"`
+	// Attention names the attention kernel the matrix units bring
+	// (attention_coop.wgsl, or why attention_shared.wgsl stays).
+	Attention string `json:"attention,omitempty"`
 	// Warning is one line for the user when the self-check turned the
 	// matrix units off (or the verdict file was unreadable); "" otherwise.
 	Warning string `json:"warning,omitempty"`
@@ -135,6 +138,7 @@ func (g *GPT2) decideMatrixUnits() (MatrixUnitsStatus, *coopKernels, error) {
 			ck = nil
 		} else {
 			st.Used, st.Reason = true, "passed the self-check: "+v.Detail
+			st.Attention = ck.attnStatus()
 		}
 	}
 	if why != "" {
@@ -206,6 +210,9 @@ func (ck *coopKernels) key() string {
 	h := sha256.New()
 	h.Write([]byte(ck.matmul.src.Text))
 	h.Write([]byte(ck.lmHd.src.Text))
+	if ck.attn != nil {
+		h.Write([]byte(ck.attn.k.src.Text))
+	}
 	return fmt.Sprintf("%s | %v | %v | %s", ck.cfg, ck.mm, ck.head, hex.EncodeToString(h.Sum(nil))[:16])
 }
 
@@ -338,7 +345,11 @@ func (g *GPT2) selfCheck(ck *coopKernels) (ok bool, detail string, err error) {
 	if err != nil {
 		return false, "", fmt.Errorf("matrix-unit self-check, LM head: %w", err)
 	}
-	return okM && okL, dm + "; " + dl, nil
+	okA, da, err := r.attnCheck(ck)
+	if err != nil {
+		return false, "", fmt.Errorf("matrix-unit self-check, attention: %w", err)
+	}
+	return okM && okL && okA, dm + "; " + dl + da, nil
 }
 
 // checkRun holds the self-check's buffers and bind groups until it ends.

@@ -124,6 +124,9 @@ func coopForward(t *testing.T, d *testDev, m *model.Model, cpuTol float64) {
 		if !st.Used || st.Config != cfg.String() || !g.MatrixUnitsUsed() {
 			t.Fatalf("%v: status %+v, want used, config %v", cfg, st, cfg)
 		}
+		if hd := m.Config.HeadDim(); hd%cfg.K == 0 && hd%cfg.N == 0 && !strings.HasPrefix(st.Attention, "attention_coop.wgsl") {
+			t.Errorf("%v: attention %q, want attention_coop.wgsl at head size %d", cfg, st.Attention, hd)
+		}
 		got, nll := perToken(t, g, seqs)
 		if got.Count != want.Count {
 			t.Fatalf("%v: %d targets, CPU %d", cfg, got.Count, want.Count)
@@ -145,13 +148,43 @@ func coopForward(t *testing.T, d *testDev, m *model.Model, cpuTol float64) {
 		if md := meanDiff(got, simt); math.Abs(md) > coopActivationTol {
 			t.Errorf("%v: mean NLL differs from the SIMT kernels' (same f16 weights) by %.3g, more than %g", cfg, md, coopActivationTol)
 		}
+		t.Logf("%v: %s", cfg, st.Attention)
+	}
+	checkAttentionKernel(t, g, seqs[:1], g.coop != nil && g.coop.attn != nil)
+}
+
+// checkAttentionKernel profiles one batch of seqs on g and checks that its
+// attention ran on attention_coop.wgsl (coop) or attention_shared.wgsl.
+func checkAttentionKernel(t *testing.T, g *GPT2, seqs []model.Sequence, coop bool) {
+	t.Helper()
+	if err := g.SetProfiling(true); err != nil {
+		t.Fatal(err)
+	}
+	defer g.SetProfiling(false)
+	ctx := context.Background()
+	p, err := g.Submit(ctx, seqs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := map[bool]string{true: "attention_coop[", false: "attention_shared"}[coop]
+	var names []string
+	for _, k := range p.Profile() {
+		if strings.HasPrefix(k.Kernel, "attention") {
+			names = append(names, k.Kernel)
+		}
+	}
+	if len(names) != 1 || !strings.HasPrefix(names[0], want) {
+		t.Errorf("attention ran on %q, want %s...", names, want)
 	}
 }
 
 // TestMatrixUnitsSelfCheck: a passing self-check is written to the verdict
 // file and read back by the next model (no second check); an unreadable
 // file is ignored with a warning and rewritten; coop results made wrong (the
-// test hook, matmul or LM head) fail the check: the model falls back to the
+// test hook, matmul, LM head or attention) fail the check: the model falls back to the
 // SIMT kernels with one warning and scores bit for bit as the SIMT run, the
 // failure is kept, and MatrixUnitsOn is then an error naming the check.
 func TestMatrixUnitsSelfCheck(t *testing.T) {
@@ -204,7 +237,7 @@ func TestMatrixUnitsSelfCheck(t *testing.T) {
 	}
 
 	// Wrong results fail the check, in either kernel.
-	for _, kind := range []string{"matmul", "lmhead"} {
+	for _, kind := range []string{"matmul", "lmhead", "attention"} {
 		file := filepath.Join(dir, kind+"-matrix-units.json")
 		g.coopFile = file
 		g.coopCorrupt = func(k string, v []float32) {

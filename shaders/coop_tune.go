@@ -121,10 +121,16 @@ func coopTilesName(c map[string]float64) string {
 }
 
 // validChoice checks the tiles of a choice read from the tuning file: the
-// coop autotuner's (Shape "coop ...") or matmul_shared.wgsl's.
+// coop autotuner's (Shape "coop ..."), attention's ("attn ...",
+// attention_tune.go) or matmul_shared.wgsl's.
 func validChoice(c TuneChoice) error {
 	keys := coopTileKeys
 	switch {
+	case strings.HasPrefix(c.Shape, "attn "):
+		if !validAttnChoice(c) {
+			return errors.New(`attention choice: want tiles {"coop": 0 or 1}`)
+		}
+		return nil
 	case strings.HasPrefix(c.Shape, "coop-head "):
 		keys = coopHeadTileKeys
 	case !strings.HasPrefix(c.Shape, "coop "):

@@ -127,13 +127,25 @@
 // (--top-logprobs) keeps its SIMT kernels: it streams the vocabulary on
 // its own, not the LM head's product.
 //
+// Attention comes along: attention_coop.wgsl is attention_shared.wgsl's
+// causal flash attention with Q·Kᵀ and P·V on the matrix units (q, k, v and
+// the probabilities rounded to f16; the online softmax and the output
+// accumulator f32, in invocation registers, since the extension has no
+// per-row operation on result matrices). Its shapes are written into its
+// text too (attnCoopSource: the configuration, the head size, keys per
+// tile, subgroups). On a hardware GPU the autotuner times it against
+// attention_shared.wgsl once per batch shape and runs the faster
+// (attention_tune.go; "attn ..." entries in the tuning file); elsewhere it
+// runs whenever the matrix units do (MatrixUnitsStatus.Attention says
+// which kernel and why).
+//
 // MatrixUnits (auto, off, on; $WGPU_EVAL_MATRIX_UNITS, SetMatrixUnits)
 // chooses; deviceMatrixConfigs is the one place that asks the device. Trust,
 // but verify: the first time a device and driver would use them, a
-// self-check runs a matmul and an LM-head case with the coop and the SIMT
-// kernels on random inputs and compares them against a bound derived from
-// the inputs (2⁻¹¹·Σ|x·w|, the f16 rounding of the activations, plus the
-// f32 sums); beyond it, the model keeps the SIMT kernels with one warning
+// self-check runs a matmul, an LM-head and an attention case with the coop
+// and the SIMT kernels on random inputs and compares them against a bound
+// derived from the inputs (2⁻¹¹·Σ|x·w|, the f16 rounding of the
+// activations, plus the f32 sums; for attention attnCoopTol's); beyond it, the model keeps the SIMT kernels with one warning
 // (MatrixUnitsStatus.Warning). The verdict is kept beside the autotuner's
 // file, per device UUID, driver version, configuration and kernel text
 // (a file that cannot be read is ignored with a warning and rewritten).

@@ -235,6 +235,7 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 	}
 	b := g.newBatch(seqs, width)
 	g.ensureTuned(b.B * b.chunk)
+	g.ensureAttnTuned(b.B, b.chunk)
 	a, err := g.arenaFor(b.need)
 	if err != nil {
 		return nil, err
@@ -600,7 +601,7 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 // kc, vc: queries from the arena's qkv (rows of ld values, the queries
 // first), output to its att. attention.wgsl on software adapters,
 // attention_shared.wgsl (flash attention, K/V tiles in workgroup memory) on
-// GPUs.
+// GPUs, attention_coop.wgsl where the matrix units are in use (attnCoopFor).
 func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
 	a, cfg := r.a, g.cfg
 	H, hd := cfg.NHead, cfg.HeadDim()
@@ -608,7 +609,9 @@ func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
 	params := attentionParams{B: uint32(sh.B), T: uint32(sh.T), C: uint32(QD), H: uint32(H), KV: uint32(cfg.KVHeads()),
 		S: uint32(sh.S), Pos0: uint32(sh.t0), LD: uint32(ld)}
 	k, cs, work := g.attention, consts("HD", float64(hd)), perInvocation(sh.B*H*sh.T)
-	if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
+	if ac := g.attnCoopFor(sh.B, sh.T); ac != nil { // on the matrix units
+		k, cs, work = ac.k, constSet{}, ac.work(sh.B, H, sh.T)
+	} else if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
 		tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
 		k, cs, work = g.attentionShared, tiles.constSet(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
 	}

@@ -66,6 +66,7 @@ type GPT2 struct {
 	tuneMode        TuneMode
 	tuned           map[string]TuneChoice // matmul tiles by tuneKey, from the autotuner
 	tuneRedone      map[string]bool       // TuneRedo: the shapes timed again since
+	attnTuned       map[string]TuneChoice // the attention kernel by attnTuneKey, from the autotuner (attention_tune.go)
 	arenas          [arenaCount]*arena
 	nextArena       int
 	chunk           int  // SetChunk

@@ -106,7 +106,8 @@ func init() {
 //	threads                   CPU goroutines (the CPU backend only)
 //	device_bytes_after_load   device memory in use once the weights are uploaded (GPU only)
 //	kernels                   the GPU's kernel set (software, hardware)
-//	matrix_units              GPU: {mode: --matrix-units, used, config: M x N x K when tried, reason}: whether the weight matmuls and LM head ran on the matrix units
+//	matrix_units              GPU: {mode: --matrix-units, used, config: M x N x K when tried, reason, attention}: whether the weight matmuls and LM head ran on the matrix units; attention: the attention kernel they bring, or why attention_shared stays
+//	attention_tuning[]        GPU, matrix units: the autotuner's attention kernel per shape: {shape, tiles: {coop: 1 for attention_coop, 0 for attention_shared}, nanos, candidates[]}
 //	batches[]                 one per --batch entry, in the order given:
 //	  batch                   windows per batch
 //	  tokens                  scored targets per batch: batch*(ctx-1)
@@ -144,10 +145,11 @@ type benchResult struct {
 	Chunk         int                       `json:"chunk"`
 	Threads       int                       `json:"threads,omitempty"`
 	DeviceLoaded  uint64                    `json:"device_bytes_after_load,omitempty"`
-	Peak          *devicePeak               `json:"peak,omitempty"`         // the adapter's datasheet peak, where known
-	Kernels       string                    `json:"kernels,omitempty"`      // GPU: the kernel set (software, hardware)
-	MatrixUnits   *pipeline.MatrixUnitsInfo `json:"matrix_units,omitempty"` // GPU: whether the matmuls ran on the matrix units, and why
-	Tuning        []shaders.TuneChoice      `json:"tuning,omitempty"`       // GPU: the autotuner's matmul tiles by shape
+	Peak          *devicePeak               `json:"peak,omitempty"`             // the adapter's datasheet peak, where known
+	Kernels       string                    `json:"kernels,omitempty"`          // GPU: the kernel set (software, hardware)
+	MatrixUnits   *pipeline.MatrixUnitsInfo `json:"matrix_units,omitempty"`     // GPU: whether the matmuls ran on the matrix units, and why
+	Tuning        []shaders.TuneChoice      `json:"tuning,omitempty"`           // GPU: the autotuner's matmul tiles by shape
+	AttnTuning    []shaders.TuneChoice      `json:"attention_tuning,omitempty"` // GPU, matrix units: the autotuner's attention kernel by shape ({"coop": 1}: attention_coop.wgsl)
 	Batches       []benchBatch              `json:"batches"`
 	profileReason string                    // why there are no kernel tables, for the human output
 }
@@ -406,6 +408,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if g != nil {
 		res.Tuning = g.Tuning()
 		printBenchTuning(human, res.Tuning, f.tune)
+		res.AttnTuning = g.AttentionTuning()
+		printBenchAttnTuning(human, res.AttnTuning)
 	}
 	printBenchKernels(human, res)
 	if f.jsonOut != "" {
@@ -569,6 +573,9 @@ func printBenchHeader(w io.Writer, r *benchResult) {
 			used = "used, " + mu.Config
 		}
 		fmt.Fprintf(w, "matrix units %s (%s): %s\n", used, mu.Mode, mu.Reason)
+		if mu.Attention != "" {
+			fmt.Fprintf(w, "attention on the matrix units: %s\n", mu.Attention)
+		}
 	}
 	fmt.Fprintf(w, "\n%6s %10s %12s %10s %10s\n", "batch", "median s", "tokens/s", "windows/s", "peak MiB")
 }
@@ -650,6 +657,34 @@ func printBenchTuning(w io.Writer, choices []shaders.TuneChoice, all bool) {
 				fmt.Fprintf(w, "    %-16s %s\n", shaders.TilesName(x.Tiles), x.Err)
 			} else {
 				fmt.Fprintf(w, "    %-16s %9.1f us  %.2fx the best\n", shaders.TilesName(x.Tiles), float64(x.Nanos)/1e3, float64(x.Nanos)/float64(max(c.Nanos, 1)))
+			}
+		}
+	}
+}
+
+// printBenchAttnTuning prints the autotuner's attention kernel per shape
+// with both kernels' times (where the matrix units are used).
+func printBenchAttnTuning(w io.Writer, choices []shaders.TuneChoice) {
+	if len(choices) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nattention kernel by shape, from the autotuner:\n")
+	name := map[float64]string{1: "attention_coop", 0: "attention_shared"}
+	for _, c := range choices {
+		from := "timed now"
+		if c.Cached {
+			from = "from the tuning file"
+		}
+		if c.Err != "" {
+			fmt.Fprintf(w, "%-40s %s (tuning failed: %s)\n", c.Shape, name[c.Tiles["coop"]], c.Err)
+			continue
+		}
+		fmt.Fprintf(w, "%-40s %-16s %9.1f us  (%s)\n", c.Shape, name[c.Tiles["coop"]], float64(c.Nanos)/1e3, from)
+		for _, x := range c.Candidates {
+			if x.Err != "" {
+				fmt.Fprintf(w, "    %-16s %s\n", name[x.Tiles["coop"]], x.Err)
+			} else {
+				fmt.Fprintf(w, "    %-16s %9.1f us\n", name[x.Tiles["coop"]], float64(x.Nanos)/1e3)
 			}
 		}
 	}

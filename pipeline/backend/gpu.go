@@ -154,7 +154,7 @@ func (g *GPU) setMatrixUnits(m shaders.MatrixUnits, warn func(string)) error {
 
 // matrixUnitsInfo is the provenance of a model's matrix-units decision.
 func matrixUnitsInfo(st shaders.MatrixUnitsStatus) *pipeline.MatrixUnitsInfo {
-	return &pipeline.MatrixUnitsInfo{Mode: string(st.Mode), Used: st.Used, Config: st.Config, Reason: st.Reason, Lowered: st.Lowered}
+	return &pipeline.MatrixUnitsInfo{Mode: string(st.Mode), Used: st.Used, Config: st.Config, Reason: st.Reason, Lowered: st.Lowered, Attention: st.Attention}
 }
 
 // Every run may ask for pipeline.MaxTopLogprobs log-probabilities per target

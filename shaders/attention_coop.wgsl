@@ -1,0 +1,291 @@
+// attention_coop: attention_shared.wgsl's causal attention over a KV cache
+// on the device's matrix units (subgroup matrices: SPV_KHR_cooperative_matrix
+// where the device has them, ordinary invocation code where the compiler
+// lowers them). The same bindings, push constants and semantics: qkv
+// (B*T, ld) holds the chunk's T rows per sequence, the queries in its first
+// C = H*HD channels; kc, vc (B, KV, S, HD) already hold the keys and values
+// of positions 0 .. pos0+T-1; query head h reads key/value head
+// g = h / (H/KV); for query (b, h, t) at absolute position pos0+t:
+//   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(q·k_s / sqrt(HD)) v_s[i].
+//
+// Numerics: q, k and v are rounded to f16 (to nearest, clamped to ±65504) as
+// they are staged in workgroup memory; the scores S = Q·Kᵀ are accumulated in
+// f32 by the matrix units; the softmax (running max and sum per row, scale
+// 1/sqrt(HD)) is f32; the probabilities P are rounded to f16 for P·V, which
+// is accumulated in f32 (the running sum adds the unrounded f32 values).
+//
+// Blocking. A workgroup takes BQ = SG*FM*SM consecutive queries of one
+// (b, h): SG subgroups of SGS invocations, each owning FM*SM query rows (FM
+// left matrices of SM rows); the keys are walked in tiles of BKV positions,
+// from position 0 to the block's last (tiles past the causal diagonal are
+// never loaded: skipped whole; the diagonal tile is masked per row). Per
+// tile:
+//  1. all invocations stage the tile's keys and values as f16 in workgroup
+//     memory (vec4 loads of the cache; zeros past the block's keys);
+//  2. each subgroup multiplies its query rows (left matrices kept in
+//     registers for the whole kernel: Q is staged once) by the keys
+//     (right matrices loaded column-major from the keys' rows: Kᵀ) into
+//     BKV/SN result matrices per row block, and stores them (f32) in
+//     workgroup memory;
+//  3. the subgroup's invocations run the online softmax of its rows: R
+//     invocations per row (R = SGS / (FM*SM), or one invocation for several
+//     rows when the rows outnumber the invocations), each over every R-th
+//     score, the row's max exchanged with subgroupShuffleXor; each writes
+//     p = exp(s - m_new) as f16 and keeps its row's rescale factor
+//     exp(m_old - m_new) in a register;
+//  4. each subgroup multiplies P (left, f16) by V (right) into fresh result
+//     matrices (HP/SN per row block) and stores them (f32) where the scores
+//     were;
+//  5. each invocation rescales its share of the output accumulator (every
+//     R-th group of 4 columns of its rows, f32 in registers: the output is
+//     stored as vec4s) by its rows' factors and adds the new products.
+// A barrier separates every step from the next (steps 2 to 5 touch only the
+// subgroup's own rows, but WGSL has no subgroup-scoped memory barrier).
+// Subgroups whose rows see none of a tile (the causal diagonal falls in the
+// block) skip steps 2 to 5 for it.
+//
+// Why this scheme: the subgroup-matrix extension has no per-row operation on
+// result matrices, so the online-softmax rescale of an accumulator kept in
+// matrix registers is impossible; the accumulator lives in invocation
+// registers instead (32 f32 per invocation at HD 64 with 16 rows of 32
+// invocations), and only the tile's product passes through workgroup
+// memory. The alternative, two passes (row max and sum first, then
+// Σ exp(s-m)/l·V with the accumulators in matrix registers), multiplies
+// Q·Kᵀ twice and stores the scores twice, for the same barriers per tile;
+// on NVIDIA GPUs (mma.sync tensor cores, cheap barriers) the store and the
+// merge of an HD-wide tile cost about what the second score pass's stores
+// do, without its matrix work. The exps (BKV per row and tile) are SIMT work
+// in both.
+//
+// SM, SN, SK (the device's configuration), FM, HD, BKV, SG and SGS are
+// constants, rewritten by the host per device and model (attnCoopSource),
+// since matrix and array shapes must be. A head size that is not a multiple
+// of the matrices' widths and of 4R (the tiny Llama's 12 in the tests) is
+// padded with zero channels to HP, which change no score; GPT-2's 64 and
+// the Llama family's 64 and 128 are whole.
+//
+// Workgroup memory: 2*max(BQ, 2*BKV)*(HP+8) (Q at the start, then each
+// tile's K and V, f16, rows padded by 8 values: row starts 16-byte aligned
+// and in different banks) + 2*BQ*(BKV+8) (P, f16) + 4*BQ*(max(BKV, HP)+4)
+// (scores, then the products, f32) bytes: 44 KiB at HD 64, BQ 64 and
+// BKV 64. Dispatch: B*H*⌈T/BQ⌉ workgroups, flattened as wid.y*nwg.x + wid.x,
+// those past the last return. Requires C = H*HD, ld % 4 == 0 and
+// pos0 + T <= S (the forward pass's shapes), and of the constants (checked
+// by attnCoopTiles.valid) HD a multiple of 4 and at most 128, BKV a
+// multiple of SK and SN, SGS and FM*SM powers of two.
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+// The matrices' offsets depend on subgroup_id: uniform in a subgroup, as the
+// matrix units need, not across the workgroup (what the rule checks).
+diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
+
+// The host rewrites these eight lines (see the header).
+const SM: u32 = 8u;   // rows of a left and of a result matrix (the configuration's M)
+const SN: u32 = 8u;   // columns of a right and of a result matrix (N)
+const SK: u32 = 8u;   // columns of a left, rows of a right matrix (K)
+const FM: u32 = 1u;   // left matrices (of SM query rows) per subgroup
+const HD: u32 = 32u;  // channels per head
+const BKV: u32 = 16u; // keys per tile
+const SG: u32 = 2u;   // subgroups per workgroup
+const SGS: u32 = 8u;  // invocations per subgroup: the device's subgroup size
+
+const RPS: u32 = FM * SM;            // query rows per subgroup
+const BQ: u32 = SG * RPS;            // query rows per workgroup
+const WG: u32 = SG * SGS;            // invocations per workgroup
+const R: u32 = max(SGS / RPS, 1u);   // invocations per row
+const QR: u32 = max(RPS / SGS, 1u);  // rows per invocation
+const RSTEP: u32 = SGS / R;          // between an invocation's rows (when QR > 1)
+const PADW: u32 = max(max(SK, SN), 4u * R);
+const HP: u32 = (HD + PADW - 1u) / PADW * PADW; // HD padded with zero channels to whole matrices
+const HD4: u32 = HD / 4u;
+const HP4: u32 = HP / 4u;
+const NS: u32 = BKV / SN;            // score matrices per row block
+const NO: u32 = HP / SN;             // product matrices per row block
+const NQ: u32 = HP / SK;             // left matrices of Q per row block
+const NP: u32 = BKV / SK;            // steps of P·V
+const KS: u32 = HP + 8u;             // f16 per row of hs
+const PS: u32 = BKV + 8u;            // f16 per row of ps
+const SS: u32 = max(BKV, HP) + 4u;   // f32 per row of ss
+const CJ: u32 = BKV / R;             // scores per invocation and row
+const CO: u32 = HP / R;              // output columns per invocation and row
+
+struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32 }
+
+@group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;  // (B*T, ld)
+@group(0) @binding(1) var<storage, read> kc: array<vec4<f32>>;   // (B, KV, S, HD)
+@group(0) @binding(2) var<storage, read> vc: array<vec4<f32>>;   // (B, KV, S, HD)
+@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;  // (B*T, C)
+var<push_constant> p: Params;
+
+var<workgroup> hs: array<f16, max(BQ, 2u * BKV) * KS>; // Q (BQ, HD) at the start, then K (BKV, HD) | V (BKV, HD)
+var<workgroup> ps: array<f16, BQ * PS>;               // P (BQ, BKV)
+var<workgroup> ss: array<f32, BQ * SS>;               // S (BQ, BKV), then P·V (BQ, HD)
+
+// toF16 rounds to the matrix units' operand type, clamped to f16's finite
+// range (a value beyond it would otherwise be undefined).
+fn toF16(v: vec4<f32>) -> vec4<f16> {
+	return vec4<f16>(clamp(v, vec4<f32>(-65504.0), vec4<f32>(65504.0)));
+}
+
+// stage puts v, rounded to f16, at element o of hs.
+fn stage(o: u32, v: vec4<f32>) {
+	let h = toF16(v);
+	hs[o] = h.x;
+	hs[o + 1u] = h.y;
+	hs[o + 2u] = h.z;
+	hs[o + 3u] = h.w;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
+	@builtin(subgroup_invocation_id) sid: u32,
+	@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+	let blocks = (p.T + BQ - 1u) / BQ; // query blocks per (b, h)
+	let wg = wid.y * nwg.x + wid.x;
+	if wg >= p.B * p.H * blocks { return; } // uniform: the whole workgroup leaves
+	let bh = wg / blocks; // b*H + h
+	let q0 = (wg % blocks) * BQ; // the block's first query row
+	let h = bh % p.H;
+	let b = bh / p.H;
+	let g = h / (p.H / p.KV); // the key/value head
+	let scale = inverseSqrt(f32(HD));
+	let r0 = sg * RPS; // the subgroup's first row in the block
+	let part = sid % R; // which R-th of a row's scores and columns the invocation takes
+
+	// Q, once: rows past T and channels past HD are zeros.
+	for (var i = li; i < BQ * HP4; i += WG) {
+		let t = q0 + i / HP4;
+		let c = i % HP4;
+		var v = vec4<f32>(0.0);
+		if t < p.T && c < HD4 { v = qkv[(b * p.T + t) * (p.ld / 4u) + h * HD4 + c]; }
+		stage((i / HP4) * KS + 4u * c, v);
+	}
+	workgroupBarrier();
+	var qm: array<subgroup_matrix_left<f16, SK, SM>, FM * NQ>; // (i, k) at i * NQ + k
+	for (var i = 0u; i < FM; i++) {
+		for (var k = 0u; k < NQ; k++) {
+			qm[i * NQ + k] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, (r0 + i * SM) * KS + k * SK, false, KS);
+		}
+	}
+	workgroupBarrier(); // every subgroup has its Q before hs takes the keys
+
+	// The invocation's rows: r0 + row(j) for j < QR; their last visible key
+	// (rows past T as the last row: their results are dropped).
+	var last: array<u32, QR>;
+	var m: array<f32, QR>;      // running max of the scaled scores
+	var l: array<f32, QR>;      // running Σ exp(score - m), this invocation's part
+	var corr: array<f32, QR>;   // the tile's rescale factor
+	var o: array<f32, QR * CO>; // output accumulator: row j, column 4*(part + R*(c/4)) + c%4 at j * CO + c
+	for (var j = 0u; j < QR; j++) {
+		last[j] = p.pos0 + min(q0 + r0 + j * RSTEP + sid / R, p.T - 1u);
+		m[j] = -3.0e38;
+		l[j] = 0.0;
+	}
+	for (var c = 0u; c < QR * CO; c++) { o[c] = 0.0; }
+
+	let keys = p.pos0 + min(q0 + BQ, p.T); // keys the block sees: 0 .. keys-1
+	let sgLast = p.pos0 + min(q0 + r0 + RPS, p.T) - 1u; // the subgroup's last visible key
+	let cbase = (b * p.KV + g) * p.S * HD4;
+	for (var s0 = 0u; s0 < keys; s0 += BKV) {
+		// 1. The tile's keys (rows 0 .. BKV-1 of hs) and values (BKV .. 2*BKV-1).
+		for (var i = li; i < BKV * HP4; i += WG) {
+			let s = s0 + i / HP4;
+			let c = i % HP4;
+			var kv = vec4<f32>(0.0);
+			var vv = vec4<f32>(0.0);
+			if s < keys && c < HD4 {
+				kv = kc[cbase + s * HD4 + c];
+				vv = vc[cbase + s * HD4 + c];
+			}
+			let o = (i / HP4) * KS + 4u * c;
+			stage(o, kv);
+			stage(BKV * KS + o, vv);
+		}
+		workgroupBarrier();
+		let busy = q0 + r0 < p.T && s0 <= sgLast; // subgroup-uniform
+		// 2. S = Q·Kᵀ for the subgroup's rows.
+		if busy {
+			for (var i = 0u; i < FM; i++) {
+				var acc: array<subgroup_matrix_result<f32, SN, SM>, NS>;
+				for (var k = 0u; k < NQ; k++) {
+					for (var n = 0u; n < NS; n++) {
+						let kt = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, n * SN * KS + k * SK, true, KS);
+						acc[n] = subgroupMatrixMultiplyAccumulate(qm[i * NQ + k], kt, acc[n]);
+					}
+				}
+				for (var n = 0u; n < NS; n++) {
+					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[n], false, SS);
+				}
+			}
+		}
+		workgroupBarrier();
+		// 3. The online softmax of the subgroup's rows.
+		if busy {
+			for (var j = 0u; j < QR; j++) {
+				let row = r0 + j * RSTEP + sid / R;
+				var mt = m[j];
+				for (var c = 0u; c < CJ; c++) {
+					let col = part + R * c;
+					if s0 + col <= last[j] { mt = max(mt, ss[row * SS + col] * scale); }
+				}
+				for (var x = 1u; x < R; x *= 2u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
+				corr[j] = exp(m[j] - mt);
+				var sum = 0.0;
+				for (var c = 0u; c < CJ; c++) {
+					let col = part + R * c;
+					let e = select(0.0, exp(ss[row * SS + col] * scale - mt), s0 + col <= last[j]);
+					sum += e;
+					ps[row * PS + col] = f16(e);
+				}
+				l[j] = l[j] * corr[j] + sum;
+				m[j] = mt;
+			}
+		}
+		workgroupBarrier();
+		// 4. P·V for the subgroup's rows, where the scores were.
+		if busy {
+			for (var i = 0u; i < FM; i++) {
+				var acc: array<subgroup_matrix_result<f32, SN, SM>, NO>;
+				for (var k = 0u; k < NP; k++) {
+					let pm = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&ps, (r0 + i * SM) * PS + k * SK, false, PS);
+					for (var n = 0u; n < NO; n++) {
+						let vm = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, (BKV + k * SK) * KS + n * SN, false, KS);
+						acc[n] = subgroupMatrixMultiplyAccumulate(pm, vm, acc[n]);
+					}
+				}
+				for (var n = 0u; n < NO; n++) {
+					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[n], false, SS);
+				}
+			}
+		}
+		workgroupBarrier();
+		// 5. Rescale the accumulator and add the tile's products. The next
+		// tile's first barrier keeps ss until every invocation has read it.
+		if busy {
+			for (var j = 0u; j < QR; j++) {
+				let row = r0 + j * RSTEP + sid / R;
+				for (var c = 0u; c < CO; c++) {
+					let col = 4u * (part + R * (c / 4u)) + c % 4u;
+					o[j * CO + c] = o[j * CO + c] * corr[j] + ss[row * SS + col];
+				}
+			}
+		}
+	}
+
+	for (var j = 0u; j < QR; j++) {
+		var sum = l[j];
+		for (var x = 1u; x < R; x *= 2u) { sum += subgroupShuffleXor(sum, x); }
+		let t = q0 + r0 + j * RSTEP + sid / R;
+		if t < p.T {
+			let inv = 1.0 / sum;
+			let ob = ((b * p.T + t) * p.C + h * HD) / 4u;
+			for (var c4 = 0u; c4 < CO / 4u; c4++) {
+				let c = j * CO + 4u * c4;
+				if part + R * c4 < HD4 {
+					out[ob + part + R * c4] = vec4<f32>(o[c], o[c + 1u], o[c + 2u], o[c + 3u]) * inv;
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package shaders
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+)
+
+// The autotuner's choice between the attention kernels: where the matrix
+// units are in use with attention_coop.wgsl, a hardware GPU in TuneAuto
+// (any adapter in TuneRedo) times it and attention_shared.wgsl once at a
+// batch's attention shape and runs the faster; the choice is kept in the
+// device's tuning file beside the matmuls' (shapes "attn ...", Tiles
+// {"coop": 1} or {"coop": 0}).
+
+// attnTuneRows caps the rows of a timed attention: B is cut to
+// ⌈attnTuneRows/T⌉ sequences (more only add waves of the same work).
+const attnTuneRows = 8192
+
+// attnTuneB is the sequences an attention of B x T rows is timed with.
+func attnTuneB(B, T int) int { return max(1, min(B, ceilDiv(attnTuneRows, T))) }
+
+// attnTuneKey names the attention shape of a chunk of B sequences x T rows
+// on g's coop attention, for the tuner: the configuration, the head size and
+// heads, T rounded up to a power of two (as tuneM rounds rows) and the
+// sequences timed.
+func (g *GPT2) attnTuneKey(B, T int) string {
+	T = tuneM(T)
+	return fmt.Sprintf("attn %s HD%d H%d KV%d T%d B%d", g.coop.cfg, g.cfg.HeadDim(), g.cfg.NHead, g.cfg.KVHeads(), T, attnTuneB(B, T))
+}
+
+// validAttnChoice says whether c, read from a tuning file, is an attention
+// choice: a shape "attn ..." with Tiles {"coop": 0 or 1}.
+func validAttnChoice(c TuneChoice) bool {
+	v, ok := c.Tiles["coop"]
+	return strings.HasPrefix(c.Shape, "attn ") && len(c.Tiles) == 1 && ok && (v == 0 || v == 1)
+}
+
+// ensureAttnTuned makes sure a batch of B sequences in chunks of T rows has
+// its attention kernel chosen where there is a choice (see above): from
+// memory, from the tuning file, or timed now (and the file rewritten). A
+// timing that fails keeps the coop kernel, with the reason in the choice's
+// Err. g.mu is held.
+func (g *GPT2) ensureAttnTuned(B, T int) {
+	if g.coop == nil || g.coop.attn == nil || g.tuneMode == TuneOff || (g.tuneMode == TuneAuto && !g.autoTune) {
+		return
+	}
+	key := g.attnTuneKey(B, T)
+	if _, ok := g.attnTuned[key]; ok && (g.tuneMode != TuneRedo || g.tuneRedone[key]) {
+		return
+	}
+	if g.attnTuned == nil {
+		g.attnTuned = map[string]TuneChoice{}
+	}
+	path := g.tuneFile
+	file := loadTuning(g.dev, path)
+	if c, ok := file[key]; ok && g.tuneMode == TuneAuto && validAttnChoice(c) {
+		g.attnTuned[key] = c
+		return
+	}
+	c, err := g.timeAttn(B, T)
+	c.Shape = key
+	if err != nil {
+		c.Tiles, c.Err = map[string]float64{"coop": 1}, err.Error()
+	}
+	g.attnTuned[key] = c
+	if g.tuneRedone != nil {
+		g.tuneRedone[key] = true
+	}
+	if path != "" && c.Err == "" {
+		file[key] = c
+		_ = saveTuning(g.dev, path, file) // best effort, as ensureTuned's
+	}
+}
+
+// timeAttn times attention_coop.wgsl and attention_shared.wgsl on an
+// attention of attnTuneB(B, T) sequences x T rows (pos0 0, the whole causal
+// triangle) with random queries, keys and values, and returns the faster
+// (ties: the coop kernel) with both timings.
+func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
+	ch := TuneChoice{}
+	B = attnTuneB(B, T)
+	H, KV, hd := g.cfg.NHead, g.cfg.KVHeads(), g.cfg.HeadDim()
+	ld := (H + 2*KV) * hd
+	r := &checkRun{g: g}
+	defer r.close()
+	bufs := map[string]Buf{}
+	for _, b := range []struct {
+		name string
+		n    int
+	}{{"qkv", B * T * ld}, {"kc", B * KV * T * hd}, {"vc", B * KV * T * hd}, {"out", B * T * H * hd}} {
+		buf, err := r.buffer(b.name, randomF32(uint32(len(bufs)+1), b.n))
+		if err != nil {
+			return ch, fmt.Errorf("tune attention: %w", err)
+		}
+		bufs[b.name] = Buf{Buffer: buf}
+	}
+	params := Params{"B": float64(B), "T": float64(T), "C": float64(H * hd), "H": float64(H), "KV": float64(KV),
+		"S": float64(T), "pos0": 0, "ld": float64(ld)}
+	simt := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
+	a := g.coop.attn
+	best := -1
+	for i, run := range []struct {
+		k      *Kernel
+		cs     constSet
+		groups int
+	}{{a.k, constSet{}, a.tiles.groups(B, H, T)}, {g.attentionShared, simt.constSet(hd), simt.groups(B, H, T)}} {
+		tt := TuneTiming{Tiles: map[string]float64{"coop": float64(1 - i)}}
+		ns, err := g.timeDispatch(run.k, run.cs, bufs, params, grid(run.groups))
+		if err != nil {
+			tt.Err = err.Error()
+		} else {
+			tt.Nanos = ns
+			if best < 0 || ns < ch.Candidates[best].Nanos {
+				best = i
+			}
+		}
+		ch.Candidates = append(ch.Candidates, tt)
+	}
+	if best < 0 {
+		return ch, fmt.Errorf("tune attention: no kernel ran: %s", ch.Candidates[0].Err)
+	}
+	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
+	return ch, nil
+}
+
+// timeDispatch times one dispatch of kernel k as timeOne times a matmul's:
+// a warm-up submission, then tuneRuns submissions of tuneReps dispatches,
+// timed with timestamp queries where the device has them (else by the
+// host's clock); the median per dispatch.
+func (g *GPT2) timeDispatch(k *Kernel, cs constSet, bufs map[string]Buf, params Params, groups [3]uint32) (uint64, error) {
+	pl, err := k.pipeline(cs)
+	if err != nil {
+		return 0, err
+	}
+	bg, err := pl.Bind(bufs)
+	if err != nil {
+		return 0, err
+	}
+	defer bg.Close()
+	pc, err := pl.Push(params)
+	if err != nil {
+		return 0, err
+	}
+	ts := g.dev.HasFeature(wgpu.FeatureTimestampQuery)
+	var times []uint64
+	for run := range tuneRuns + 1 {
+		ns, err := g.timeSubmit(pl.Label(), ts, func(pass *wgpu.ComputePass) {
+			for range tuneReps {
+				pl.Dispatch(pass, bg, pc, groups)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		if run > 0 {
+			times = append(times, ns/tuneReps)
+		}
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
+}
+
+// timeSubmit records one compute pass with record, submits it, waits and
+// returns its GPU time (timestamps: ts) or the host's time around submit
+// and wait.
+func (g *GPT2) timeSubmit(label string, ts bool, record func(*wgpu.ComputePass)) (uint64, error) {
+	var qs *wgpu.QuerySet
+	var err error
+	if ts {
+		if qs, err = g.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "tune", Count: 2}); err != nil {
+			return 0, err
+		}
+		defer qs.Close()
+	}
+	enc, err := g.dev.CreateCommandEncoder(&wgpu.CommandEncoderDescriptor{Label: "tune " + label})
+	if err != nil {
+		return 0, err
+	}
+	if qs != nil {
+		enc.WriteTimestamp(qs, 0)
+	}
+	pass := enc.BeginComputePass(nil)
+	record(pass)
+	pass.End()
+	if qs != nil {
+		enc.WriteTimestamp(qs, 1)
+	}
+	cb, err := enc.Finish()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	idx, err := g.dev.Queue().Submit(cb)
+	if err == nil {
+		err = g.dev.Queue().WaitFor(idx)
+	}
+	wall := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if qs == nil {
+		return uint64(wall.Nanoseconds()), nil
+	}
+	v, err := qs.Read(0, 2)
+	if err != nil {
+		return 0, err
+	}
+	if v[1] <= v[0] {
+		return 0, nil
+	}
+	return v[1] - v[0], nil
+}
+
+// AttentionTuning is the autotuner's attention choices of this model (see
+// ensureAttnTuned), by shape: Tiles {"coop": 1} where attention_coop.wgsl
+// was faster.
+func (g *GPT2) AttentionTuning() []TuneChoice {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]TuneChoice, 0, len(g.attnTuned))
+	for _, c := range g.attnTuned {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b TuneChoice) int { return strings.Compare(a.Shape, b.Shape) })
+	return out
+}
