@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // The autotuner's choice between the attention kernels: where the matrix
@@ -109,7 +106,7 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 		groups int
 	}{{a.k, constSet{}, a.tiles.groups(B, H, T)}, {g.attentionShared, simt.constSet(hd), simt.groups(B, H, T)}} {
 		tt := TuneTiming{Tiles: map[string]float64{"coop": float64(1 - i)}}
-		ns, err := g.timeDispatch(run.k, run.cs, bufs, params, grid(run.groups))
+		ns, err := g.timePipeline(run.k, run.cs, bufs, params, perWorkgroup(run.groups), 0)
 		if err != nil {
 			tt.Err = err.Error()
 		} else {
@@ -125,94 +122,6 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 	}
 	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
 	return ch, nil
-}
-
-// timeDispatch times one dispatch of kernel k as timeOne times a matmul's:
-// a warm-up submission, then tuneRuns submissions of tuneReps dispatches,
-// timed with timestamp queries where the device has them (else by the
-// host's clock); the median per dispatch.
-func (g *GPT2) timeDispatch(k *Kernel, cs constSet, bufs map[string]Buf, params Params, groups [3]uint32) (uint64, error) {
-	pl, err := k.pipeline(cs)
-	if err != nil {
-		return 0, err
-	}
-	bg, err := pl.Bind(bufs)
-	if err != nil {
-		return 0, err
-	}
-	defer bg.Close()
-	pc, err := pl.Push(params)
-	if err != nil {
-		return 0, err
-	}
-	ts := g.dev.HasFeature(wgpu.FeatureTimestampQuery)
-	var times []uint64
-	for run := range tuneRuns + 1 {
-		ns, err := g.timeSubmit(pl.Label(), ts, func(pass *wgpu.ComputePass) {
-			for range tuneReps {
-				pl.Dispatch(pass, bg, pc, groups)
-			}
-		})
-		if err != nil {
-			return 0, err
-		}
-		if run > 0 {
-			times = append(times, ns/tuneReps)
-		}
-	}
-	slices.Sort(times)
-	return times[len(times)/2], nil
-}
-
-// timeSubmit records one compute pass with record, submits it, waits and
-// returns its GPU time (timestamps: ts) or the host's time around submit
-// and wait.
-func (g *GPT2) timeSubmit(label string, ts bool, record func(*wgpu.ComputePass)) (uint64, error) {
-	var qs *wgpu.QuerySet
-	var err error
-	if ts {
-		if qs, err = g.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "tune", Count: 2}); err != nil {
-			return 0, err
-		}
-		defer qs.Close()
-	}
-	enc, err := g.dev.CreateCommandEncoder(&wgpu.CommandEncoderDescriptor{Label: "tune " + label})
-	if err != nil {
-		return 0, err
-	}
-	if qs != nil {
-		enc.WriteTimestamp(qs, 0)
-	}
-	pass := enc.BeginComputePass(nil)
-	record(pass)
-	pass.End()
-	if qs != nil {
-		enc.WriteTimestamp(qs, 1)
-	}
-	cb, err := enc.Finish()
-	if err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	idx, err := g.dev.Queue().Submit(cb)
-	if err == nil {
-		err = g.dev.Queue().WaitFor(idx)
-	}
-	wall := time.Since(start)
-	if err != nil {
-		return 0, err
-	}
-	if qs == nil {
-		return uint64(wall.Nanoseconds()), nil
-	}
-	v, err := qs.Read(0, 2)
-	if err != nil {
-		return 0, err
-	}
-	if v[1] <= v[0] {
-		return 0, nil
-	}
-	return v[1] - v[0], nil
 }
 
 // AttentionTuning is the autotuner's attention choices of this model (see

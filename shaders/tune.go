@@ -89,7 +89,7 @@ func tuneM(rows int) int {
 
 // tuneMaxRows caps tuneM: 64 windows of 1024 tokens. Timing at the batch's
 // rows costs time and memory (x and out of that many rows: 0.8 GB each for
-// 65536 x 3072 f32); timeDispatch bounds the time (see there).
+// 65536 x 3072 f32); timePipeline bounds the time (see there).
 const tuneMaxRows = 65536
 
 // tuneKey names a matmul shape for the tuner.
