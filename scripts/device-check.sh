@@ -39,6 +39,9 @@
 #   MATRIX_UNITS  --matrix-units values the f16 benches run with (default "off auto")
 #   BUDGET_S    seconds the whole script may take (default 290); each step is also capped on its own
 #   SHAPE       the shape of the GPU-against-CPU check (default 124M; "" skips it)
+#   TESTS       which correctness steps run before the benches: all (default); coop (only the matrix units' feature
+#               and kernel tests: for a short lease whose point is the benches; the benches' self-check still guards
+#               the matrix units); none
 #   ALLOW_SOFTWARE=1  go on when every adapter is a CPU implementation (lavapipe, SwiftShader)
 #   GL_DEBS     a folder of .deb files (libvulkan1, ...) unpacked into / when no Vulkan loader is installed (default .gl)
 #
@@ -77,6 +80,12 @@ shape=${SHAPE-124M}
 runs=${RUNS:-3}
 precisions=${PRECISIONS:-f16 f32}
 matrix_units=${MATRIX_UNITS:-off auto}
+tests_sel=${TESTS:-all}
+case $tests_sel in all | coop | none) ;; *)
+	echo "TESTS=$tests_sel: want all, coop or none" >&2
+	exit 2
+	;;
+esac
 failed=0
 
 note() { echo "$*" | tee -a "$summary"; }
@@ -186,27 +195,35 @@ if compgen -G "/usr/share/vulkan/explicit_layer.d/*validation*.json" >/dev/null 
 else
 	note "validation layer: not installed (vulkan-validationlayers): the conformance suite runs without it"
 fi
-step "backend GPUConformance" 100 "$tests" \
-	env -C pipeline/backend "$bin/backend.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
-step "shaders tests" 90 "$tests" \
-	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.skip 'Coop|MatrixUnits' -test.count=1 -test.timeout 85s
+if [[ $tests_sel == all ]]; then
+	step "backend GPUConformance" 100 "$tests" \
+		env -C pipeline/backend "$bin/backend.test" -test.run 'TestGPUConformance$' -test.count=1 -test.v -test.timeout 95s
+	step "shaders tests" 90 "$tests" \
+		env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.skip 'Coop|MatrixUnits' -test.count=1 -test.timeout 85s
+fi
 # The matrix units: the device feature (a device with VK_KHR_cooperative_matrix enabled runs a WGSL kernel), their
 # kernels' tests (native where the adapter lists matrix units, lowered elsewhere), and the conformance suite's f16
 # runs with them required, where the adapter lists them: without the validation layer, since wgpu does not use the
 # extension under a layer older than it (Debian 12's 1.3.239 reports its structures as errors).
-step "wgpu cooperative-matrix feature" 30 "$tests" \
-	env -C wgpu WGPU_NO_VALIDATION=1 "$bin/wgpu.test" -test.run 'CooperativeMatrix' -test.count=1 -test.v -test.timeout 25s
-step "shaders matrix-unit kernels" 150 "$tests" \
-	env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 145s
-if adapter_block | grep -qE 'f16\*f16\+f32->f32 subgroup$'; then
-	step "backend GPUConformance f16, matrix units on" 100 "$tests" \
-		env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_EVAL_MATRIX_UNITS=on "$bin/backend.test" -test.run 'TestGPUConformance$/hardware/f16' -test.count=1 -test.v -test.timeout 95s
-else
-	note "SKIP  backend GPUConformance f16, matrix units on (the adapter lists no matrix units)"
+if [[ $tests_sel != none ]]; then
+	step "wgpu cooperative-matrix feature" 30 "$tests" \
+		env -C wgpu WGPU_NO_VALIDATION=1 "$bin/wgpu.test" -test.run 'CooperativeMatrix' -test.count=1 -test.v -test.timeout 25s
+	# Many kernels' pipelines (every tiling the autotuner may pick, three attention tilings) compiled with a cold
+	# driver cache: the longest step.
+	step "shaders matrix-unit kernels" 240 "$tests" \
+		env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 235s
 fi
-if [[ -n $shape ]]; then
-	step "GPU vs CPU on the $shape shape" 120 "$tests" \
-		env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_CHECK_SHAPE="$shape" "$bin/backend.test" -test.run 'TestGPUMatchesCPUShape$' -test.count=1 -test.v -test.timeout 115s
+if [[ $tests_sel == all ]]; then
+	if adapter_block | grep -qE 'f16\*f16\+f32->f32 subgroup$'; then
+		step "backend GPUConformance f16, matrix units on" 100 "$tests" \
+			env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_EVAL_MATRIX_UNITS=on "$bin/backend.test" -test.run 'TestGPUConformance$/hardware/f16' -test.count=1 -test.v -test.timeout 95s
+	else
+		note "SKIP  backend GPUConformance f16, matrix units on (the adapter lists no matrix units)"
+	fi
+	if [[ -n $shape ]]; then
+		step "GPU vs CPU on the $shape shape" 120 "$tests" \
+			env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_CHECK_SHAPE="$shape" "$bin/backend.test" -test.run 'TestGPUMatchesCPUShape$' -test.count=1 -test.v -test.timeout 115s
+	fi
 fi
 grep -E '^(--- |FAIL|ok|PASS)|\|diff\|' "$tests" >>"$summary" || true
 

@@ -99,28 +99,17 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 		"S": float64(T), "pos0": 0, "ld": float64(ld)}
 	simt := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
 	a := g.coop.attn
-	best := -1
-	for i, run := range []struct {
+	runs := []struct {
 		k      *Kernel
 		cs     constSet
 		groups int
-	}{{a.k, constSet{}, a.tiles.groups(B, H, T)}, {g.attentionShared, simt.constSet(hd), simt.groups(B, H, T)}} {
-		tt := TuneTiming{Tiles: map[string]float64{"coop": float64(1 - i)}}
-		ns, err := g.timePipeline(run.k, run.cs, bufs, params, perWorkgroup(run.groups), 0)
-		if err != nil {
-			tt.Err = err.Error()
-		} else {
-			tt.Nanos = ns
-			if best < 0 || ns < ch.Candidates[best].Nanos {
-				best = i
-			}
-		}
-		ch.Candidates = append(ch.Candidates, tt)
-	}
-	if best < 0 {
+	}{{a.k, constSet{}, a.tiles.groups(B, H, T)}, {g.attentionShared, simt.constSet(hd), simt.groups(B, H, T)}}
+	ran := ch.timeCandidates([]map[string]float64{{"coop": 1}, {"coop": 0}}, func(i int, best uint64) (uint64, error) {
+		return g.timePipeline(runs[i].k, runs[i].cs, bufs, params, perWorkgroup(runs[i].groups), best)
+	})
+	if !ran {
 		return ch, fmt.Errorf("tune attention: no kernel ran: %s", ch.Candidates[0].Err)
 	}
-	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
 	return ch, nil
 }
 

@@ -223,30 +223,21 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, c
 		ch.Err = fmt.Sprintf("tune %s: %v", key, err)
 		return ch
 	}
-	best := -1
-	for _, t := range cands {
-		tt := TuneTiming{Tiles: t.coopConstants()}
-		k, err := g.coopMatmulKernel(ck, t)
-		var ns uint64
-		if err == nil {
-			mv := coopVariant(k, t, K, N)
-			ns, err = g.timePipeline(k, mv.consts.with("EPI", float64(sh.epi)), bufs, params, mv.work(M, N), bestNanos(ch.Candidates, best))
-		}
+	tiles := make([]map[string]float64, len(cands))
+	for i, t := range cands {
+		tiles[i] = t.coopConstants()
+	}
+	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+		k, err := g.coopMatmulKernel(ck, cands[i])
 		if err != nil {
-			tt.Err = err.Error()
-		} else {
-			tt.Nanos = ns
-			if best < 0 || ns < ch.Candidates[best].Nanos {
-				best = len(ch.Candidates)
-			}
+			return 0, err
 		}
-		ch.Candidates = append(ch.Candidates, tt)
-	}
-	if best < 0 {
+		mv := coopVariant(k, cands[i], K, N)
+		return g.timePipeline(k, mv.consts.with("EPI", float64(sh.epi)), bufs, params, mv.work(M, N), best)
+	})
+	if !ran {
 		ch.Err = fmt.Sprintf("tune %s: no candidate ran: %s", key, ch.Candidates[0].Err)
-		return ch
 	}
-	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
 	return ch
 }
 

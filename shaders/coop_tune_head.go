@@ -162,29 +162,20 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 		bufs[b.name] = Buf{Buffer: buf}
 	}
 	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
-	best := -1
-	for _, t := range cands {
-		tt := TuneTiming{Tiles: t.headConstants()}
-		k, err := g.coopHeadKernel(ck, t)
-		var ns uint64
-		if err == nil {
-			ns, err = g.timePipeline(k, t.constSet(), bufs, params, headGroups(t, P, V), bestNanos(ch.Candidates, best))
-		}
+	tiles := make([]map[string]float64, len(cands))
+	for i, t := range cands {
+		tiles[i] = t.headConstants()
+	}
+	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+		k, err := g.coopHeadKernel(ck, cands[i])
 		if err != nil {
-			tt.Err = err.Error()
-		} else {
-			tt.Nanos = ns
-			if best < 0 || ns < ch.Candidates[best].Nanos {
-				best = len(ch.Candidates)
-			}
+			return 0, err
 		}
-		ch.Candidates = append(ch.Candidates, tt)
-	}
-	if best < 0 {
+		return g.timePipeline(k, cands[i].constSet(), bufs, params, headGroups(cands[i], P, V), best)
+	})
+	if !ran {
 		ch.Err = fmt.Sprintf("tune %s: no candidate ran: %s", key, ch.Candidates[0].Err)
-		return ch
 	}
-	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
 	return ch
 }
 

@@ -209,14 +209,36 @@ func (g *GPT2) timeMatmul(M int, sh matmulShape, cands []matmulTiles) (TuneChoic
 	if err != nil {
 		return ch, err
 	}
-	best := -1
-	for _, t := range cands {
-		tt := TuneTiming{Tiles: t.constants()}
-		var ns uint64
-		err := t.fits(g.dev)
-		if err == nil {
-			ns, err = g.timePipeline(g.matmulShared, t.constSet().with("EPI", float64(sh.epi)), bufs, params, perWorkgroup(t.groups(M, N)), bestNanos(ch.Candidates, best))
+	tiles := make([]map[string]float64, len(cands))
+	for i, t := range cands {
+		tiles[i] = t.constants()
+	}
+	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+		t := cands[i]
+		if err := t.fits(g.dev); err != nil {
+			return 0, err
 		}
+		return g.timePipeline(g.matmulShared, t.constSet().with("EPI", float64(sh.epi)), bufs, params, perWorkgroup(t.groups(M, N)), best)
+	})
+	if !ran {
+		return ch, fmt.Errorf("tune %s: no candidate ran: %s", ch.Shape, ch.Candidates[0].Err)
+	}
+	return ch, nil
+}
+
+// timeCandidates times candidates tiles[0], tiles[1], ... in turn with time
+// (given the fastest time so far, 0 before any ran; a candidate that cannot
+// run returns why) and records each in ch.Candidates; ch's Tiles and Nanos
+// are then the fastest's (ties: the earlier). It reports whether any ran.
+func (ch *TuneChoice) timeCandidates(tiles []map[string]float64, time func(i int, best uint64) (uint64, error)) bool {
+	best := -1
+	for i, t := range tiles {
+		tt := TuneTiming{Tiles: t}
+		var fastest uint64
+		if best >= 0 {
+			fastest = ch.Candidates[best].Nanos
+		}
+		ns, err := time(i, fastest)
 		if err != nil {
 			tt.Err = err.Error()
 		} else {
@@ -228,18 +250,10 @@ func (g *GPT2) timeMatmul(M int, sh matmulShape, cands []matmulTiles) (TuneChoic
 		ch.Candidates = append(ch.Candidates, tt)
 	}
 	if best < 0 {
-		return ch, fmt.Errorf("tune %s: no candidate ran: %s", ch.Shape, ch.Candidates[0].Err)
+		return false
 	}
 	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
-	return ch, nil
-}
-
-// bestNanos is the time of candidate best of cs, 0 for none (best < 0).
-func bestNanos(cs []TuneTiming, best int) uint64 {
-	if best < 0 {
-		return 0
-	}
-	return cs[best].Nanos
+	return true
 }
 
 // tuneOperands makes random operands of an (M, K) x (K, N) matmul with
