@@ -563,9 +563,37 @@ func TestCoopLoweredLoops(t *testing.T) {
 // tilings and the autotuner's (coopShapes, coopHeadShapes), as
 // SPV_KHR_cooperative_matrix (what a GPU with matrix units gets) and
 // validates the modules with Debian 13's spirv-val
-// ($WGPU_TEST_SPIRV_VAL_NEW; nothing here runs them).
+// ($WGPU_TEST_SPIRV_VAL_NEW; nothing here runs them); likewise
+// attention_coop.wgsl at GPT-2's and the Llama family's head sizes. Each
+// module's loops over its result matrices carry the unroll hint (wgsl's
+// unroll.go), without which a driver may keep them in memory.
 func TestCoopKernelsNative(t *testing.T) {
 	val := prereq.SpirvValNew(t)
+	validate := func(name string, tl fmt.Stringer, x wgsl.Expanded) {
+		t.Helper()
+		m, err := wgsl.Compile(name, x.Text, wgsl.Options{CooperativeMatrix: true})
+		if err != nil {
+			t.Fatalf("%s %v: %v", name, tl, x.MapErrors(err))
+		}
+		if m.SPIRV == nil {
+			t.Fatalf("%s %v: no SPIR-V: %s", name, tl, m.NoSPIRV)
+		}
+		if !unrollHinted(m.SPIRV) {
+			t.Errorf("%s %v: no loop has the unroll hint", name, tl)
+		}
+		file := filepath.Join(t.TempDir(), "m.spv")
+		b := make([]byte, 4*len(m.SPIRV))
+		for i, w := range m.SPIRV {
+			binary.LittleEndian.PutUint32(b[4*i:], w)
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(val, "--target-env", "vulkan1.1", file).CombinedOutput(); err != nil {
+			t.Errorf("%s %v: spirv-val: %v\n%s", name, tl, err, out)
+		}
+	}
+	nvidia := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
 	for _, cfg := range append(coopTestConfigs, MatrixConfig{M: 16, N: 16, K: 16, SubgroupSize: 64}) {
 		sgs := max(cfg.SubgroupSize, 32)
 		tilings := []coopTiles{coopMatmulTiles(cfg, sgs), coopHeadTiles(cfg, sgs, 128, 8)}
@@ -588,24 +616,34 @@ func TestCoopKernelsNative(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := wgsl.Compile(name, x.Text, wgsl.Options{CooperativeMatrix: true})
+			validate(name, tl, x)
+		}
+		for _, hd := range []int{64, 128, 80} {
+			tl, err := attnCoopTilesFor(cfg, sgs, hd, nvidia)
 			if err != nil {
-				t.Fatalf("%s %v: %v", name, tl, x.MapErrors(err))
+				t.Fatalf("%v hd %d: %v", cfg, hd, err)
 			}
-			if m.SPIRV == nil {
-				t.Fatalf("%s %v: no SPIR-V: %s", name, tl, m.NoSPIRV)
-			}
-			file := filepath.Join(t.TempDir(), "m.spv")
-			b := make([]byte, 4*len(m.SPIRV))
-			for i, w := range m.SPIRV {
-				binary.LittleEndian.PutUint32(b[4*i:], w)
-			}
-			if err := os.WriteFile(file, b, 0o644); err != nil {
+			x, err := attnCoopSource(tl)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if out, err := exec.Command(val, "--target-env", "vulkan1.1", file).CombinedOutput(); err != nil {
-				t.Errorf("%s %v: spirv-val: %v\n%s", name, tl, err, out)
-			}
+			validate("attention_coop.wgsl", tl, x)
 		}
 	}
+}
+
+// unrollHinted reports whether a module has a loop with LoopControl Unroll.
+func unrollHinted(words []uint32) bool {
+	const opLoopMerge, unroll = 246, 1
+	for i := 5; i < len(words); {
+		n := int(words[i] >> 16)
+		if n == 0 {
+			return false
+		}
+		if words[i]&0xffff == opLoopMerge && i+3 < len(words) && words[i+3]&unroll != 0 {
+			return true
+		}
+		i += n
+	}
+	return false
 }
