@@ -222,7 +222,7 @@ func (ck *coopKernels) key() string {
 // with a warning and rewritten; one that cannot be written only costs a
 // check in the next process.
 func (g *GPT2) verdict(ck *coopKernels) (v coopVerdict, cached bool, warning string) {
-	return g.verdictFor(ck.key(), func(r *checkRun) (bool, string, error) { return g.selfCheck(ck) })
+	return g.verdictFor(ck.key(), func(r *checkRun) (bool, string, error) { return r.selfCheck(ck) })
 }
 
 // verdictFor is verdict for any key and check: from the verdict file, else
@@ -324,9 +324,10 @@ const (
 	checkP, checkC, checkV = 37, 56, 300
 )
 
-// selfCheck runs a matmul and an LM-head case with the coop kernels and
-// with the SIMT kernels (matmul_shared.wgsl, lmhead_loss_shared.wgsl) on
-// random inputs and compares them against a bound derived from the inputs:
+// selfCheck runs a matmul, an LM-head and an attention case (attnCheck)
+// with the coop kernels and with the SIMT kernels (matmul_shared.wgsl,
+// lmhead_loss_shared.wgsl, attention_shared.wgsl) on r's buffers, with
+// random inputs, and compares them against a bound derived from the inputs:
 // the coop kernels round the activations to f16 (relative error at most
 // 2⁻¹¹ each; the f16 weights are exact in both), so an output
 // y = Σ x_k·w_k may move by at most 2⁻¹¹·Σ|x_k·w_k|, plus accumSlack of it
@@ -334,9 +335,7 @@ const (
 // moves (plus V·2⁻²⁴ for the f32 exps and sums). ok is false on a
 // difference beyond that, with the worst one in detail; err when the check
 // could not run.
-func (g *GPT2) selfCheck(ck *coopKernels) (ok bool, detail string, err error) {
-	r := &checkRun{g: g}
-	defer r.close()
+func (r *checkRun) selfCheck(ck *coopKernels) (ok bool, detail string, err error) {
 	okM, dm, err := r.matmulCase(ck.matmulVariant(checkK, checkN))
 	if err != nil {
 		return false, "", fmt.Errorf("matrix-unit self-check, matmul: %w", err)
