@@ -45,7 +45,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
 	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1); by default they are refused")
-	fs.BoolVar(&f.tune, "tune", false, "GPU: time the matmul tile configurations for this model's shapes again (the autotuner, which otherwise runs once per device, driver and shape and keeps its choice beside the pipeline cache) and print every candidate's time")
+	fs.BoolVar(&f.tune, "tune", false, "GPU: time the matmul tile configurations for this model's shapes again (with the matrix units: their tilings, the LM head's and the attention kernels), at each --batch size (the autotuner, which otherwise runs once per device, driver and shape and keeps its choice beside the pipeline cache) and print every candidate's time")
 }
 
 const benchUsage = `Usage: wgpu-eval bench [flags]
@@ -64,7 +64,7 @@ Examples:
   wgpu-eval bench --device gpu:0 --batch 1,2,4,8,16,32,64 --json bench.json
   wgpu-eval bench --model gpt2-xl --precision f16 --ctx 512 --runs 3
   wgpu-eval bench --device cpu --model tiny --batch 1,2 --runs 1 --warmup 0
-  wgpu-eval bench --device gpu --tune --batch 8      # redo the matmul autotuning, show each candidate
+  wgpu-eval bench --device gpu --tune --batch 64     # redo the autotuning at 64 windows, show each candidate
 
 Flags:
 `
