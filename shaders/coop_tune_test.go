@@ -316,12 +316,22 @@ func TestCoopTune(t *testing.T) {
 	// shape): a third model runs them once they pass the self-check, within
 	// coopActivationTol of the default tiling (the LM head folds its ids in
 	// another order).
+	// The tilings g ran, each self-checked: every shape's pick (a verdict
+	// is per tiling, whatever the shape) and the defaults.
+	kind := func(shape string, tiles map[string]float64) string {
+		return strings.Fields(shape)[0] + " " + TilesName(tiles)
+	}
+	checked := map[string]bool{}
+	for _, c := range choices {
+		checked[kind(c.Shape, c.Tiles)] = true
+		checked[kind(c.Shape, c.Candidates[0].Tiles)] = true
+	}
 	forced := map[string]TuneChoice{}
-	fresh := false // a forced tiling no self-check has seen: neither the default nor the pick
+	fresh := false // a forced tiling no self-check has seen
 	for _, c := range choices {
 		last := c.Candidates[len(c.Candidates)-1]
 		for i := len(c.Candidates) - 1; i > 0; i-- {
-			if !maps.Equal(c.Candidates[i].Tiles, c.Tiles) {
+			if !checked[kind(c.Shape, c.Candidates[i].Tiles)] {
 				last, fresh = c.Candidates[i], true
 				break
 			}
