@@ -145,7 +145,8 @@
 // self-check runs a matmul, an LM-head and an attention case with the coop
 // and the SIMT kernels on random inputs and compares them against a bound
 // derived from the inputs (2⁻¹¹·Σ|x·w|, the f16 rounding of the
-// activations, plus the f32 sums; for attention attnCoopTol's); beyond it, the model keeps the SIMT kernels with one warning
+// activations, plus the f32 sums; for attention attnCoopTol's); beyond it,
+// the model keeps the SIMT kernels with one warning
 // (MatrixUnitsStatus.Warning). The verdict is kept beside the autotuner's
 // file, per device UUID, driver version, configuration and kernel text
 // (a file that cannot be read is ignored with a warning and rewritten).
