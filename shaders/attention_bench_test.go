@@ -103,23 +103,6 @@ func BenchmarkLayerNorm(b *testing.B) {
 	}
 }
 
-// benchDispatch times one dispatch of p and a wait for it per iteration,
-// after one untimed warm-up.
-func benchDispatch(b *testing.B, d *testDev, p *Pipeline, bufs map[string]Buf, params Params, groups [3]uint32) {
-	b.Helper()
-	d.run(b, p, bufs, params, groups)
-	if err := d.dev.Queue().WaitIdle(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		d.run(b, p, bufs, params, groups)
-		if err := d.dev.Queue().WaitIdle(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkAttentionCoop times attention_coop.wgsl (the default tiling and
 // its variants: tiles of 32 and 64 keys, 2 and 4 subgroups) against
 // attention_shared.wgsl at GPT-2 124M's attention shape: B windows of 1024

@@ -3,7 +3,6 @@ package shaders
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
@@ -134,27 +133,6 @@ func (t attnCoopTiles) loweredLoops(keys int) int {
 // attnCoopConstLine matches a line of attention_coop.wgsl that the host
 // rewrites.
 var attnCoopConstLine = regexp.MustCompile(`(?m)^const (SM|SN|SK|FM|HD|BKV|SG|SGS): u32 = [0-9]+u;`)
-
-// rewriteConsts is the text of kernel name with each line that re (whose
-// first group is the name) matches rewritten to "const NAME: u32 = Vu;" with
-// V from vals, every line where it was (diagnostics keep their file and
-// line); each of vals must be found.
-func rewriteConsts(name string, re *regexp.Regexp, vals map[string]int) (wgsl.Expanded, error) {
-	x, err := wgsl.Expand(sources, name)
-	if err != nil {
-		return wgsl.Expanded{}, fmt.Errorf("kernel %w", err)
-	}
-	seen := map[string]bool{}
-	x.Text = re.ReplaceAllStringFunc(x.Text, func(line string) string {
-		n := re.FindStringSubmatch(line)[1]
-		seen[n] = true
-		return "const " + n + ": u32 = " + strconv.Itoa(vals[n]) + "u;"
-	})
-	if len(seen) != len(vals) {
-		return wgsl.Expanded{}, fmt.Errorf("kernel %s: %d of the %d constants to rewrite found", name, len(seen), len(vals))
-	}
-	return x, nil
-}
 
 // attnCoopSource is attention_coop.wgsl's text for the tiling.
 func attnCoopSource(t attnCoopTiles) (wgsl.Expanded, error) {

@@ -282,19 +282,26 @@ var coopConstLine = regexp.MustCompile(`(?m)^const (SM|SN|SK|FM|FN): u32 = [0-9]
 // const SM, SN, SK, FM and FN rewritten to its values, every line where it
 // was (diagnostics keep their file and line).
 func coopSource(name string, t coopTiles) (wgsl.Expanded, error) {
+	return rewriteConsts(name, coopConstLine, map[string]int{"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "FN": t.FN})
+}
+
+// rewriteConsts is the text of kernel name with each line that re (whose
+// first group is the name) matches rewritten to "const NAME: u32 = Vu;" with
+// V from vals, every line where it was (diagnostics keep their file and
+// line); each of vals must be found.
+func rewriteConsts(name string, re *regexp.Regexp, vals map[string]int) (wgsl.Expanded, error) {
 	x, err := wgsl.Expand(sources, name)
 	if err != nil {
 		return wgsl.Expanded{}, fmt.Errorf("kernel %w", err)
 	}
-	vals := map[string]int{"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "FN": t.FN}
 	seen := map[string]bool{}
-	x.Text = coopConstLine.ReplaceAllStringFunc(x.Text, func(line string) string {
-		n := coopConstLine.FindStringSubmatch(line)[1]
+	x.Text = re.ReplaceAllStringFunc(x.Text, func(line string) string {
+		n := re.FindStringSubmatch(line)[1]
 		seen[n] = true
 		return "const " + n + ": u32 = " + strconv.Itoa(vals[n]) + "u;"
 	})
 	if len(seen) != len(vals) {
-		return wgsl.Expanded{}, fmt.Errorf("kernel %s: %d of the constants SM, SN, SK, FM, FN found to rewrite", name, len(seen))
+		return wgsl.Expanded{}, fmt.Errorf("kernel %s: %d of the %d constants to rewrite found", name, len(seen), len(vals))
 	}
 	return x, nil
 }

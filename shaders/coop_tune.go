@@ -250,44 +250,52 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, c
 // those that lost. When the choice is not what runs, c says so (Err, and
 // Tiles the ones that run), so that the next process tunes again.
 func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, K int) coopTiles {
-	order := []coopTiles{coopTilesOf(ck.cfg, ck.mm.SGS, c.Tiles)}
+	of := func(m map[string]float64) coopTiles { return coopTilesOf(ck.cfg, ck.mm.SGS, m) }
+	return pickTiling(c, ck.mm, of, (coopTiles).coopConstants, func(t coopTiles) error {
+		if err := t.fits(g.dev); err != nil {
+			return err
+		}
+		if !g.coopLoopsOK(t, K) {
+			return fmt.Errorf("coop tiles %v: past the adapter's loop limit", t)
+		}
+		k, err := g.coopMatmulKernel(ck, t)
+		if err != nil {
+			return err
+		}
+		if v := g.coopTilingVerdict(ck, t, k); !v.OK {
+			return fmt.Errorf("coop tiles %v failed the self-check: %s", t, v.Detail)
+		}
+		return nil
+	})
+}
+
+// pickTiling is the tiling that runs for choice c: of(c.Tiles), else the
+// next fastest of c's timed candidates, for which usable reports no error
+// (def, the default, needs no check: decideMatrixUnits made it), else def.
+// When that is not c's choice, c says so (Tiles by constants, Err why the
+// faster ones did not run).
+func pickTiling(c *TuneChoice, def coopTiles, of func(map[string]float64) coopTiles, constants func(coopTiles) map[string]float64, usable func(coopTiles) error) coopTiles {
+	order := []coopTiles{of(c.Tiles)}
 	for _, tt := range byTime(c.Candidates) {
 		if tt.Err == "" && tt.Nanos > 0 {
-			order = append(order, coopTilesOf(ck.cfg, ck.mm.SGS, tt.Tiles))
+			order = append(order, of(tt.Tiles))
 		}
 	}
 	var why []string
 	for i, t := range order {
-		if t == ck.mm {
-			if i > 0 {
-				c.Tiles, c.Err = t.coopConstants(), strings.Join(why, "; ")
+		if t != def {
+			if err := usable(t); err != nil {
+				why = append(why, err.Error())
+				continue
 			}
-			return t
-		}
-		if err := t.fits(g.dev); err != nil {
-			why = append(why, err.Error())
-			continue
-		}
-		if !g.coopLoopsOK(t, K) {
-			why = append(why, fmt.Sprintf("coop tiles %v: past the adapter's loop limit", t))
-			continue
-		}
-		k, err := g.coopMatmulKernel(ck, t)
-		if err != nil {
-			why = append(why, err.Error())
-			continue
-		}
-		if v := g.coopTilingVerdict(ck, t, k); !v.OK {
-			why = append(why, fmt.Sprintf("coop tiles %v failed the self-check: %s", t, v.Detail))
-			continue
 		}
 		if i > 0 {
-			c.Tiles, c.Err = t.coopConstants(), strings.Join(why, "; ")
+			c.Tiles, c.Err = constants(t), strings.Join(why, "; ")
 		}
 		return t
 	}
-	c.Tiles, c.Err = ck.mm.coopConstants(), strings.Join(why, "; ")
-	return ck.mm
+	c.Tiles, c.Err = constants(def), strings.Join(why, "; ")
+	return def
 }
 
 // byTime is the candidates in order of their times, fastest first (ties:

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // The coop autotuner's LM head: lmhead_loss_coop.wgsl's tilings timed at
@@ -183,39 +182,20 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 // fastest, that fits, stays within the loop limit and passes the
 // self-check's LM-head case; else the default.
 func (g *GPT2) coopHeadPick(ck *coopKernels, c *TuneChoice) coopTiles {
-	order := []coopTiles{coopHeadTilesOf(ck.cfg, ck.head.SGS, c.Tiles)}
-	for _, tt := range byTime(c.Candidates) {
-		if tt.Err == "" && tt.Nanos > 0 {
-			order = append(order, coopHeadTilesOf(ck.cfg, ck.head.SGS, tt.Tiles))
-		}
-	}
-	var why []string
-	note := func(i int, t coopTiles) coopTiles {
-		if i > 0 {
-			c.Tiles, c.Err = t.headConstants(), strings.Join(why, "; ")
-		}
-		return t
-	}
-	for i, t := range order {
-		if t == ck.head {
-			return note(i, t)
-		}
+	of := func(m map[string]float64) coopTiles { return coopHeadTilesOf(ck.cfg, ck.head.SGS, m) }
+	return pickTiling(c, ck.head, of, (coopTiles).headConstants, func(t coopTiles) error {
 		if t.vt*t.nt != ck.head.vt*ck.head.nt || t.fits(g.dev) != nil || !g.headLoopsOK(t) {
-			why = append(why, fmt.Sprintf("coop LM-head tiles %v: not for this device and model", t))
-			continue
+			return fmt.Errorf("coop LM-head tiles %v: not for this device and model", t)
 		}
 		k, err := g.coopHeadKernel(ck, t)
 		if err != nil {
-			why = append(why, err.Error())
-			continue
+			return err
 		}
 		if v := g.coopHeadVerdict(ck, t, k); !v.OK {
-			why = append(why, fmt.Sprintf("coop LM-head tiles %v failed the self-check: %s", t, v.Detail))
-			continue
+			return fmt.Errorf("coop LM-head tiles %v failed the self-check: %s", t, v.Detail)
 		}
-		return note(i, t)
-	}
-	return note(1, ck.head)
+		return nil
+	})
 }
 
 // coopHeadVerdict is the self-check's LM-head case for tiling t (kernel

@@ -136,6 +136,23 @@ func (d *testDev) run(t testing.TB, p *Pipeline, bufs map[string]Buf, params Par
 	}
 }
 
+// benchDispatch times one dispatch of p and a wait for it per iteration,
+// after one untimed warm-up.
+func benchDispatch(b *testing.B, d *testDev, p *Pipeline, bufs map[string]Buf, params Params, groups [3]uint32) {
+	b.Helper()
+	d.run(b, p, bufs, params, groups)
+	if err := d.dev.Queue().WaitIdle(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		d.run(b, p, bufs, params, groups)
+		if err := d.dev.Queue().WaitIdle(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // readF32 reads n float32 values from b.
 func (d *testDev) readF32(t testing.TB, b *wgpu.Buffer, n int) []float32 {
 	t.Helper()

@@ -64,17 +64,7 @@ func BenchmarkLMHead(b *testing.B) {
 				}
 				params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
 				groups := kc.groups(p)
-				d.run(b, p, bufs, params, groups) // warm-up
-				if err := d.dev.Queue().WaitIdle(); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for b.Loop() {
-					d.run(b, p, bufs, params, groups)
-					if err := d.dev.Queue().WaitIdle(); err != nil {
-						b.Fatal(err)
-					}
-				}
+				benchDispatch(b, d, p, bufs, params, groups)
 				b.ReportMetric(2*float64(P)*float64(V)*float64(C)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}

@@ -107,17 +107,7 @@ func BenchmarkMatmulCoop(b *testing.B) {
 		}
 		params := Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0}
 		time := func(b *testing.B, p *Pipeline, groups [3]uint32) {
-			d.run(b, p, bufs, params, groups) // warm-up
-			if err := d.dev.Queue().WaitIdle(); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for b.Loop() {
-				d.run(b, p, bufs, params, groups)
-				if err := d.dev.Queue().WaitIdle(); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchDispatch(b, d, p, bufs, params, groups)
 			b.ReportMetric(2*float64(M)*float64(N)*float64(K)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
 		}
 		for _, tl := range tilings {
@@ -191,17 +181,7 @@ func BenchmarkLMHeadCoop(b *testing.B) {
 	}
 	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
 	time := func(b *testing.B, p *Pipeline, groups [3]uint32) {
-		d.run(b, p, bufs, params, groups) // warm-up
-		if err := d.dev.Queue().WaitIdle(); err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for b.Loop() {
-			d.run(b, p, bufs, params, groups)
-			if err := d.dev.Queue().WaitIdle(); err != nil {
-				b.Fatal(err)
-			}
-		}
+		benchDispatch(b, d, p, bufs, params, groups)
 		b.ReportMetric(2*float64(P)*float64(V)*float64(C)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
 	}
 	for _, tl := range tilings {
