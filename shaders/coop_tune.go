@@ -228,7 +228,7 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, c
 		tiles[i] = t.coopConstants()
 	}
 	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
-		k, err := g.coopMatmulKernel(ck, cands[i])
+		k, err := g.coopKernelFor(ck, cands[i])
 		if err != nil {
 			return 0, err
 		}
@@ -258,7 +258,7 @@ func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, K int) coopTiles {
 		if !g.coopLoopsOK(t, K) {
 			return fmt.Errorf("coop tiles %v: past the adapter's loop limit", t)
 		}
-		k, err := g.coopMatmulKernel(ck, t)
+		k, err := g.coopKernelFor(ck, t)
 		if err != nil {
 			return err
 		}
@@ -322,20 +322,25 @@ func textHash(k *Kernel) string {
 	return hex.EncodeToString(h[:])[:16]
 }
 
-// coopMatmulKernel is matmul_coop.wgsl compiled for tiling t (ck.matmul
-// for the default), once per text (configuration, FM and FN). g.mu is held.
-func (g *GPT2) coopMatmulKernel(ck *coopKernels, t coopTiles) (*Kernel, error) {
-	if t == ck.mm {
-		return ck.matmul, nil
+// coopKernelFor is the coop kernel of tiling t (lmhead_loss_coop.wgsl for
+// a head tiling, else matmul_coop.wgsl) compiled for it: ck's own for the
+// defaults, else once per text (configuration, FM and FN). g.mu is held.
+func (g *GPT2) coopKernelFor(ck *coopKernels, t coopTiles) (*Kernel, error) {
+	def, defK, name := ck.mm, ck.matmul, "matmul_coop.wgsl"
+	if t.head {
+		def, defK, name = ck.head, ck.lmHd, "lmhead_loss_coop.wgsl"
+	}
+	if t == def {
+		return defK, nil
 	}
 	if err := t.fits(g.dev); err != nil {
-		return nil, fmt.Errorf("kernel matmul_coop.wgsl: %w", err)
+		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}
-	text := coopTiles{cfg: t.cfg, FM: t.FM, FN: t.FN, SGS: t.SGS}
+	text := coopTiles{cfg: t.cfg, FM: t.FM, FN: t.FN, SGS: t.SGS, head: t.head}
 	if k, ok := g.coopMM[text]; ok {
 		return k, nil
 	}
-	k, err := newCoopKernel(g.dev, "matmul_coop.wgsl", t)
+	k, err := newCoopKernel(g.dev, name, t)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +369,7 @@ func coopVariant(k *Kernel, t coopTiles, K, N int) matmulVariant {
 func (g *GPT2) coopMatmulFor(M, K, N int) matmulVariant {
 	ck := g.coop
 	if t, ok := ck.picks[coopTuneKey(ck.cfg, M, N, K)]; ok {
-		if k, err := g.coopMatmulKernel(ck, t); err == nil {
+		if k, err := g.coopKernelFor(ck, t); err == nil {
 			return coopVariant(k, t, K, N)
 		}
 	}

@@ -166,7 +166,7 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 		tiles[i] = t.headConstants()
 	}
 	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
-		k, err := g.coopHeadKernel(ck, cands[i])
+		k, err := g.coopKernelFor(ck, cands[i])
 		if err != nil {
 			return 0, err
 		}
@@ -187,7 +187,7 @@ func (g *GPT2) coopHeadPick(ck *coopKernels, c *TuneChoice) coopTiles {
 		if t.vt*t.nt != ck.head.vt*ck.head.nt || t.fits(g.dev) != nil || !g.headLoopsOK(t) {
 			return fmt.Errorf("coop LM-head tiles %v: not for this device and model", t)
 		}
-		k, err := g.coopHeadKernel(ck, t)
+		k, err := g.coopKernelFor(ck, t)
 		if err != nil {
 			return err
 		}
@@ -206,30 +206,6 @@ func (g *GPT2) coopHeadVerdict(ck *coopKernels, t coopTiles, k *Kernel) coopVerd
 	return v
 }
 
-// coopHeadKernel is lmhead_loss_coop.wgsl compiled for tiling t (ck.lmHd
-// for the default), once per text. g.mu is held.
-func (g *GPT2) coopHeadKernel(ck *coopKernels, t coopTiles) (*Kernel, error) {
-	if t == ck.head {
-		return ck.lmHd, nil
-	}
-	if err := t.fits(g.dev); err != nil {
-		return nil, fmt.Errorf("kernel lmhead_loss_coop.wgsl: %w", err)
-	}
-	text := coopTiles{cfg: t.cfg, FM: t.FM, FN: t.FN, SGS: t.SGS, head: true}
-	if k, ok := g.coopMM[text]; ok {
-		return k, nil
-	}
-	k, err := newCoopKernel(g.dev, "lmhead_loss_coop.wgsl", t)
-	if err != nil {
-		return nil, err
-	}
-	if g.coopMM == nil {
-		g.coopMM = map[coopTiles]*Kernel{}
-	}
-	g.coopMM[text] = k
-	return k, nil
-}
-
 // coopHeadFor is lmhead_loss_coop.wgsl as the batch being recorded runs
 // it (the tiling the autotuner picked for its rows, else the default) for C
 // channels: the kernel, its constants and its dispatch for P positions of V
@@ -240,7 +216,7 @@ func (g *GPT2) coopHeadFor(C int) (*Kernel, constSet, func(P, V int) extent) {
 	if pt, ok := ck.picks[coopHeadKey(ck.cfg, ck.rows, C, g.cfg.VocabSize)]; ok {
 		t = pt
 	}
-	k, err := g.coopHeadKernel(ck, t)
+	k, err := g.coopKernelFor(ck, t)
 	if err != nil {
 		t, k = ck.head, ck.lmHd
 	}
