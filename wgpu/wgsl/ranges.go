@@ -280,6 +280,9 @@ func (r *ranges) expr(x expr) {
 			r.expr(a)
 		}
 		info := r.m.info[x]
+		if ops, ok := matrixOperands(x); ok && info != nil && info.call == callBuiltin {
+			r.index(x.Args[ops.offset]) // a matrix's offset, for emit_matrix.go's coopBounds
+		}
 		if info == nil || info.call != callFn || info.fn == nil {
 			return
 		}
@@ -303,18 +306,24 @@ func (r *ranges) expr(x expr) {
 	case *indexExpr:
 		r.expr(x.X)
 		r.expr(x.Index)
-		if rg, ok := r.rangeAt(x.Index, 0); ok {
-			if old, seen := r.proved[x.Index]; seen {
-				rg = old.join(rg)
-			}
-			r.proved[x.Index] = rg
-		}
+		r.index(x.Index)
 	case *memberExpr:
 		r.expr(x.X)
 	case *parenExpr:
 		r.expr(x.X)
 	default:
 		r.broken = true
+	}
+}
+
+// index records the range of index x where it can bound it, joined with
+// the ranges x had where it was walked before.
+func (r *ranges) index(x expr) {
+	if rg, ok := r.rangeAt(x, 0); ok {
+		if old, seen := r.proved[x]; seen {
+			rg = old.join(rg)
+		}
+		r.proved[x] = rg
 	}
 }
 

@@ -138,3 +138,99 @@ subgroupMatrixStore(&ou, 0u, subgroupMatrixMultiply<u32>(il, ir), false, 8u);`)
 		spirvValNew(t, val, "native.wgsl", m.SPIRV)
 	}
 }
+
+// TestSubgroupMatrixNativeBounds reads back how each native load and store
+// is kept in bounds (emit_matrix.go's coopBounds): in the fixed-length
+// workgroup array w (256 f32), a whole 8x8 matrix with a known stride 8
+// spans 64 elements, so an unknown offset is selected against 192 (an
+// in-bounds offset passes unchanged), a constant or range-proved one is left
+// alone, a run-time stride selects offset and stride, and in the
+// runtime-sized array a the first element's index is clamped.
+func TestSubgroupMatrixNativeBounds(t *testing.T) {
+	src := sgm("", `
+let s = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&w, wid.x, false, 8u);
+subgroupMatrixStore(&w, 192u, s, true, 8u);
+subgroupMatrixStore(&w, wid.x % 16u * 8u, s, false, 8u);
+let d = subgroupMatrixLoad<subgroup_matrix_right<f32, 8, 8>>(&w, 5u, true, wid.y);
+subgroupMatrixStore(&o, wid.x, d, false, 8u);
+let c = subgroupMatrixLoad<subgroup_matrix_result<f32, 8, 8>>(&w, wid.x, true, 24u);
+subgroupMatrixStore(&o, 0u, c, false, 8u);`)
+	m, err := Compile("bounds.wgsl", src, Options{CooperativeMatrix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		opExtInst     = 12
+		opConstant    = 43
+		opAccessChain = 65
+		opSelect      = 169
+		opULE         = 178
+		opCoopLoad    = 4457
+		opCoopStore   = 4458
+		glslUMin      = 38
+	)
+	defs := map[uint32][]uint32{} // result id -> opcode, operands
+	consts := map[uint32]uint32{}
+	var accesses [][2]uint32 // pointer, stride of each load and store
+	w := m.SPIRV[5:]
+	for len(w) > 0 {
+		n, op := w[0]>>16, w[0]&0xffff
+		in := w[1:n]
+		switch op {
+		case opConstant:
+			consts[in[1]] = in[2]
+		case opExtInst, opAccessChain, opSelect, opULE:
+			defs[in[1]] = append([]uint32{op}, in[2:]...)
+		case opCoopLoad:
+			accesses = append(accesses, [2]uint32{in[2], in[4]})
+		case opCoopStore:
+			accesses = append(accesses, [2]uint32{in[0], in[3]})
+		}
+		w = w[n:]
+	}
+	// describe names how a value came to be: a constant, a select against
+	// a constant limit, a clamp, or something else.
+	describe := func(id uint32) string {
+		if v, ok := consts[id]; ok {
+			return fmt.Sprintf("%d", v)
+		}
+		d := defs[id]
+		switch {
+		case d == nil:
+			return "value"
+		case d[0] == opSelect:
+			if cond := defs[d[1]]; cond != nil && cond[0] == opULE {
+				if lim, ok := consts[cond[2]]; ok {
+					return fmt.Sprintf("select(<=%d)", lim)
+				}
+			}
+			return "select"
+		case d[0] == opExtInst && d[2] == glslUMin:
+			return "umin"
+		}
+		return "value"
+	}
+	var got []string
+	for _, a := range accesses {
+		ac := defs[a[0]]
+		if ac == nil || ac[0] != opAccessChain {
+			t.Fatalf("pointer %%%d is not an access chain", a[0])
+		}
+		got = append(got, describe(ac[len(ac)-1])+" stride "+describe(a[1]))
+	}
+	want := []string{
+		"select(<=192) stride 8", // unknown offset, whole matrix from it within 256
+		"192 stride 8",           // 192 + 64 = 256: in bounds
+		"value stride 8",         // at most 120: proved
+		"select stride select",   // a run-time stride
+		"umin stride 8",          // runtime-sized array
+		"select(<=80) stride 24", // column-major: 7 strides of 24 and 8 rows span 176
+		"0 stride 8",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("bounds:\ngot  %q\nwant %q", got, want)
+	}
+	if val := os.Getenv(prereq.SpirvValNewEnv); val != "" {
+		spirvValNew(t, val, "bounds.wgsl", m.SPIRV)
+	}
+}

@@ -1,6 +1,10 @@
 package wgsl
 
-import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+import (
+	"math"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+)
 
 // Unroll hints for native subgroup matrices.
 //
@@ -13,26 +17,108 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // the module's matrices are native (Options.CooperativeMatrix) the emitter
 // marks with LoopControl Unroll every for loop whose trip count is fixed once
 // the pipeline is made and whose body indexes an array of subgroup matrices.
-// It is a hint: a driver that cannot unroll ignores it, and no result
-// changes. Lowered matrices get no hint (a driver that unrolled their element
-// loops would compile far longer for nothing).
+// The same holds for the registers a kernel keeps beside them in small
+// function-scope arrays indexed by a run-time value (a tile on its way to
+// workgroup memory, `rx[l]` in `for (var l = 0u; l < XL; l++)`): such a loop
+// gets the hint too where its trip count, known by then (the pipeline's
+// module is specialized), is at most maxUnrollTrips. It is a hint: a driver
+// that cannot unroll ignores it, and no result changes. Lowered matrices get
+// no hint (a driver that unrolled their element loops would compile far
+// longer for nothing).
 
 // forLoopControl is the loop control of s's OpLoopMerge.
 func (e *emitter) forLoopControl(s *forStmt) uint32 {
 	if !e.opt.CooperativeMatrix || !e.fixedTrip(s) {
 		return spirv.LoopControlNone
 	}
-	found := false
+	matrices, registers := false, false
 	walkStmts(s.Body.Stmts, func(x expr) {
-		if ix, ok := x.(*indexExpr); ok && !found {
-			t := e.info(ix.X).typ
-			found = t != nil && t.Kind == kArray && t.Elem.hasSubgroupMatrix()
+		if ix, ok := x.(*indexExpr); ok {
+			i := e.info(ix.X)
+			if t := i.typ; t != nil && t.Kind == kArray {
+				matrices = matrices || t.Elem.hasSubgroupMatrix()
+				registers = registers || i.ref && i.space == spaceFunction && e.info(ix.Index).val == nil
+			}
 		}
 	})
-	if !found {
-		return spirv.LoopControlNone
+	if matrices {
+		return spirv.LoopControlUnroll
 	}
-	return spirv.LoopControlUnroll
+	if n, ok := e.tripCount(s); registers && ok && n <= maxUnrollTrips {
+		return spirv.LoopControlUnroll
+	}
+	return spirv.LoopControlNone
+}
+
+// maxUnrollTrips is the most trips of a loop over a function-scope array
+// that gets the unroll hint for it (the coop kernels' tiles take at most 16
+// vec4 loads per invocation).
+const maxUnrollTrips = 32
+
+// tripCount is the trips of a fixedTrip loop whose bounds and step are
+// known now (consts, or overrides in a specialized module): for
+// `i = A; i < B; i += C` and its variants, the i values the condition
+// admits before it first fails, counted in at most maxUnrollTrips+1 steps.
+func (e *emitter) tripCount(s *forStmt) (uint64, bool) {
+	d := s.Init.(*declStmt)
+	c := s.Cond.(*binaryExpr)
+	val := func(x expr) (int64, bool) {
+		v := e.info(x).val
+		if v == nil {
+			return 0, false
+		}
+		return v.i, true
+	}
+	a, ok := val(d.Decl.Init)
+	if !ok {
+		return 0, false
+	}
+	var bound int64
+	var counterLeft bool
+	if id, isID := c.X.(*ident); isID && e.info(id).sym != nil && e.info(id).sym.decl == d.Decl {
+		counterLeft = true
+		bound, ok = val(c.Y)
+	} else {
+		bound, ok = val(c.X)
+	}
+	if !ok {
+		return 0, false
+	}
+	var step int64
+	switch u := s.Update.(type) {
+	case *incDecStmt:
+		step = pick(u.Op == opInc, int64(1), -1)
+	case *assignStmt:
+		k, ok := val(u.RHS)
+		if !ok {
+			return 0, false
+		}
+		step = pick(u.Op == opAdd, k, -k)
+	}
+	holds := func(i int64) bool {
+		l, r := i, bound
+		if !counterLeft {
+			l, r = bound, i
+		}
+		switch c.Op {
+		case opLt:
+			return l < r
+		case opLe:
+			return l <= r
+		case opGt:
+			return l > r
+		case opGe:
+			return l >= r
+		}
+		return l != r
+	}
+	n := uint64(0)
+	for i := a; holds(i) && i >= 0 && i <= math.MaxUint32; i += step {
+		if n++; n > maxUnrollTrips {
+			break
+		}
+	}
+	return n, true
 }
 
 // fixedTrip reports whether s is `for (var i = A; i op B; update)` with A and

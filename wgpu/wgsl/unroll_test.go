@@ -67,3 +67,54 @@ for (var i = 3u; i >= 1u; i--) { subgroupMatrixStore(&o, 256u + i * 64u, acc[i],
 	}
 	spirvValNew(t, prereq.SpirvValNew(t), "unroll", native.SPIRV)
 }
+
+// TestUnrollHintRegisters checks the hint on loops over small function-scope
+// arrays in a module with native matrices: given where the trip count,
+// known once the module is specialized, is at most maxUnrollTrips; not
+// given past it, over other memory, before the overrides are known, or with
+// lowered matrices.
+func TestUnrollHintRegisters(t *testing.T) {
+	src := sgm("override XL: u32 = 8;", `
+var rx: array<vec4<f32>, 64>;
+for (var l = 0u; l < XL; l++) { rx[l] = vec4<f32>(a[l]); }
+for (var l = 0u; l < 4u; l += 2u) { rx[l] += vec4<f32>(1.0); }
+for (var q = 0u; q < 4u; q++) { o[q] = rx[0].x; }
+for (var l = 0u; l < 40u; l++) { o[l] = rx[l].y; }
+subgroupMatrixStore(&o, 0u, subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u), false, 8u);`)
+	m, err := Compile("registers.wgsl", src, Options{CooperativeMatrix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unspecialized, XL's value is not known: only the 2-trip loop.
+	if got, want := loopControls(t, m.SPIRV), []uint32{0, 1, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("module loop controls %v, want %v", got, want)
+	}
+	for _, c := range []struct {
+		xl   float64
+		want []uint32
+	}{{8, []uint32{1, 1, 0, 0}}, {32, []uint32{1, 1, 0, 0}}, {33, []uint32{0, 1, 0, 0}}} {
+		sp, err := m.Specialize("main", map[string]float64{"XL": c.xl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := loopControls(t, sp.SPIRV); !slices.Equal(got, c.want) {
+			t.Errorf("XL %v: loop controls %v, want %v", c.xl, got, c.want)
+		}
+		if c.xl == 8 {
+			spirvValNew(t, prereq.SpirvValNew(t), "registers", sp.SPIRV)
+		}
+	}
+	lowered, err := Compile("registers.wgsl", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := lowered.Specialize("main", map[string]float64{"XL": 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range loopControls(t, sp.SPIRV) {
+		if c != 0 {
+			t.Fatalf("lowered matrices: loop control %d, want none", c)
+		}
+	}
+}
