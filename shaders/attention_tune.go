@@ -58,6 +58,7 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 		g.attnTuned[key] = c
 		return
 	}
+	g.noteTuning(key)
 	c, err := g.timeAttn(B, T)
 	c.Shape = key
 	if err != nil {
@@ -104,6 +105,7 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 		cs     constSet
 		groups int
 	}{{a.k, constSet{}, a.tiles.groups(B, H, T)}, {g.attentionShared, simt.constSet(hd), simt.groups(B, H, T)}}
+	compilePipelines([]pipelineJob{{runs[0].k, runs[0].cs}, {runs[1].k, runs[1].cs}})
 	ran := ch.timeCandidates([]map[string]float64{{"coop": 1}, {"coop": 0}}, func(i int, best uint64) (uint64, error) {
 		return g.timePipeline(runs[i].k, runs[i].cs, bufs, params, perWorkgroup(runs[i].groups), best)
 	})

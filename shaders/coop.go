@@ -122,14 +122,15 @@ func smallPow(n int) bool { return n == 8 || n == 16 }
 // coopTiles is a tiling of matmul_coop.wgsl or lmhead_loss_coop.wgsl for a
 // configuration: FM x FN result matrices per subgroup (constants, written
 // into the text), SGM x SGN subgroups of SGS invocations per workgroup, steps
-// of BK along K and, for the matmul, EC result matrices per epilogue chunk
-// (overrides).
+// of BK along K, EC result matrices per epilogue (the LM head: fold) chunk
+// and ST stages (overrides).
 type coopTiles struct {
 	cfg            MatrixConfig
 	FM, FN         int
 	SGM, SGN, SGS  int
 	BK             int
 	EC             int  // result matrices along N per epilogue (the LM head: fold) chunk; divides FN
+	ST             int  // stages: 2, the next step's global loads in flight during the multiplies; 1, at the step's start
 	vt             int  // the LM head: ids per tile (BN), for the record
 	head           bool // lmhead_loss_coop.wgsl's (else matmul_coop.wgsl's)
 	nt             int  // the LM head: tiles per slice (NT)
@@ -146,21 +147,21 @@ func (t coopTiles) WG() int { return t.SGM * t.SGN * t.SGS }
 
 // String names the tiling, as profiles and errors print it.
 func (t coopTiles) String() string {
-	return fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d, EC %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK, t.EC)
+	return fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d, EC %d, ST %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK, t.EC, t.ST)
 }
 
 // coopMatmulTiles is matmul_coop.wgsl's default tiling for cfg on a device
 // whose subgroups have sgs invocations (the one TuneOff and software
 // adapters keep; the autotuner may choose another, coopCandidates): 2 x 2
 // subgroups, each a 32 x 32 block of out (2 x 2 matrices of 16 x 16, 4 x 2
-// of 8 x 16, ...), so a 64 x 64 tile per workgroup, a whole row of result
+// of 8 x 16, ...), so a 64 x 64 tile per workgroup, 2 stages, a whole row of result
 // matrices per epilogue chunk, and BK 32 (18.5 KiB of workgroup memory at
 // 16x16x16, within the 32 KiB every device this runs on has), 16 where
 // subgroups are smaller than 16 invocations (lavapipe's 8), so that an
 // invocation loads at most coopMaxLoads vec4s of each tile per step.
 func coopMatmulTiles(cfg MatrixConfig, sgs int) coopTiles {
 	fn := 32 / cfg.N
-	return coopTiles{cfg: cfg, FM: 32 / cfg.M, FN: fn, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), EC: fn, maxL: coopMaxLoads}
+	return coopTiles{cfg: cfg, FM: 32 / cfg.M, FN: fn, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), EC: fn, ST: 2, maxL: coopMaxLoads}
 }
 
 // coopHeadTiles is lmhead_loss_coop.wgsl's tiling for cfg, with vt ids per
@@ -170,7 +171,7 @@ func coopMatmulTiles(cfg MatrixConfig, sgs int) coopTiles {
 // folded at once (EC = FN); BK as for the matmul.
 func coopHeadTiles(cfg MatrixConfig, sgs, vt, nt int) coopTiles {
 	fn := vt / (2 * cfg.N)
-	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: fn, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), EC: fn,
+	return coopTiles{cfg: cfg, FM: max(16/cfg.M, 1), FN: fn, SGM: 2, SGN: 2, SGS: sgs, BK: coopStep(sgs), EC: fn, ST: 2,
 		vt: vt, head: true, nt: nt, maxL: coopMaxLoads, maxFoldR: 8}
 }
 
@@ -208,6 +209,8 @@ func (t coopTiles) valid() error {
 		return fmt.Errorf("coop tiles %v: BK must be a multiple of %d and of 8", t, t.cfg.K)
 	case t.EC < 1 || t.FN%t.EC != 0:
 		return fmt.Errorf("coop tiles %v: EC must divide FN", t)
+	case t.ST != 1 && t.ST != 2:
+		return fmt.Errorf("coop tiles %v: ST must be 1 or 2", t)
 	}
 	xl, wl := ceilDiv(bm*t.BK/4, wg), ceilDiv(t.BK*bn/4, wg)
 	if xl > t.maxL || wl > t.maxL {
@@ -272,7 +275,7 @@ func (t coopTiles) constSet() constSet {
 	if t.head {
 		c = c.with("NT", float64(t.nt))
 	}
-	return c.with("EC", float64(t.EC))
+	return c.with("EC", float64(t.EC)).with("ST", float64(t.ST))
 }
 
 // coopConstLine matches a line of the coop kernels that the host rewrites.

@@ -469,7 +469,7 @@ func TestLossCoop(t *testing.T) {
 	if cfg, ok := pickMatrixConfig(hcfgs); ok && d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		hcfgs = []MatrixConfig{cfg} // the configuration the kernels use
 	} else {
-		heads, hcfgs = []coopHeadShape{{64, 64, 2, 2, 16}}, hcfgs[:1]
+		heads, hcfgs = []coopHeadShape{{64, 64, 2, 2, 16, 1}}, hcfgs[:1]
 	}
 	for _, cfg := range hcfgs {
 		for _, hs := range heads {

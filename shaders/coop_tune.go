@@ -18,8 +18,8 @@ import (
 
 // coopShape is a tiling of matmul_coop.wgsl in elements, whatever the
 // configuration: a WM x WN block of out per subgroup, SGM x SGN subgroups,
-// steps of BK.
-type coopShape struct{ WM, WN, SGM, SGN, BK int }
+// steps of BK, ST stages.
+type coopShape struct{ WM, WN, SGM, SGN, BK, ST int }
 
 // coopShapes are the tilings the coop autotuner times, after the default
 // (coopMatmulTiles: 2 x 2 subgroups of 32 x 32, so tuning never picks worse
@@ -28,17 +28,26 @@ type coopShape struct{ WM, WN, SGM, SGN, BK int }
 // of few subgroups, each 64 x 64 (4 x 4 accumulators of 16 x 16, each left
 // matrix loaded once for 4 right ones and the reverse), BK 16 to 64, and
 // the 8-subgroup tiles that trade registers per subgroup for more of them.
+// On the H200 (2026-12-04) the 16-subgroup tiling of 32 x 32 blocks won
+// every shape and the 64 x 64 blocks ran 1.5 to 2.3 times slower, which
+// points at registers: their 16 accumulators and, at 4 subgroups, 16 vec4
+// loads in flight per invocation. So the 64 x 64 blocks come in 1 stage too,
+// without the loads in flight during the multiplies.
 var coopShapes = []coopShape{
-	{32, 64, 2, 2, 32}, // 64 x 128
-	{64, 32, 2, 2, 32}, // 128 x 64
-	{64, 64, 2, 2, 16}, // 128 x 128
-	{64, 64, 2, 2, 32},
-	{64, 64, 2, 2, 64},
-	{32, 64, 4, 2, 32}, // 128 x 128, 8 subgroups
-	{64, 32, 2, 4, 32},
-	{32, 32, 4, 4, 32}, // 128 x 128, 16 subgroups
-	{64, 64, 4, 2, 32}, // 256 x 128
-	{64, 64, 2, 4, 32}, // 128 x 256
+	{32, 64, 2, 2, 32, 2}, // 64 x 128
+	{64, 32, 2, 2, 32, 2}, // 128 x 64
+	{64, 64, 2, 2, 16, 2}, // 128 x 128
+	{64, 64, 2, 2, 32, 2},
+	{64, 64, 2, 2, 64, 2},
+	{32, 64, 4, 2, 32, 2}, // 128 x 128, 8 subgroups
+	{64, 32, 2, 4, 32, 2},
+	{32, 32, 4, 4, 32, 2}, // 128 x 128, 16 subgroups
+	{64, 64, 4, 2, 32, 2}, // 256 x 128
+	{64, 64, 2, 4, 32, 2}, // 128 x 256
+	{64, 64, 2, 2, 32, 1}, // 1 stage: 128 x 128, 256 x 128, 128 x 256
+	{64, 64, 4, 2, 32, 1},
+	{64, 64, 2, 4, 32, 1},
+	{32, 32, 4, 4, 32, 1},
 }
 
 // tiles is s for cfg and subgroups of sgs invocations, with the widest
@@ -49,7 +58,7 @@ func (s coopShape) tiles(cfg MatrixConfig, sgs, maxShared int) (coopTiles, bool)
 	if s.WM%cfg.M != 0 || s.WN%cfg.N != 0 {
 		return coopTiles{}, false
 	}
-	t := coopTiles{cfg: cfg, FM: s.WM / cfg.M, FN: s.WN / cfg.N, SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK, maxL: coopMaxLoads}
+	t := coopTiles{cfg: cfg, FM: s.WM / cfg.M, FN: s.WN / cfg.N, SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK, ST: s.ST, maxL: coopMaxLoads}
 	for t.EC = t.FN; t.EC >= 1; t.EC-- {
 		if t.FN%t.EC == 0 && t.sharedBytes() <= maxShared {
 			return t, true
@@ -94,29 +103,33 @@ func coopTuneKey(cfg MatrixConfig, M, N, K int) string {
 }
 
 // coopTileKeys are the constants of a coop tiling in a TuneChoice: the
-// result matrices per subgroup (FM, FN), subgroups (SGM, SGN), BK and EC.
-var coopTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC"}
+// result matrices per subgroup (FM, FN), subgroups (SGM, SGN), BK, EC and
+// ST. A choice without ST (written before stages were tuned) is invalid,
+// so that the shape is tuned again.
+var coopTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "ST"}
 
 // coopConstants is t as a TuneChoice's Tiles.
 func (t coopTiles) coopConstants() map[string]float64 {
 	return map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
-		"BK": float64(t.BK), "EC": float64(t.EC)}
+		"BK": float64(t.BK), "EC": float64(t.EC), "ST": float64(t.ST)}
 }
 
 // coopTilesOf is the tiling a TuneChoice's Tiles name for cfg and
 // subgroups of sgs invocations.
 func coopTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
 	i := func(k string) int { return int(c[k]) }
-	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"), maxL: coopMaxLoads}
+	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"), ST: i("ST"),
+		maxL: coopMaxLoads}
 }
 
 // coopTilesName spells a coop tiling's constants for TilesName: the
-// matmul's with EC, the LM head's with NT.
+// matmul's with EC and ST, the LM head's with NT too.
 func coopTilesName(c map[string]float64) string {
 	last := fmt.Sprintf("EC%g", c["EC"])
 	if nt, ok := c["NT"]; ok {
 		last += fmt.Sprintf("/NT%g", nt)
 	}
+	last += fmt.Sprintf("/ST%g", c["ST"])
 	return fmt.Sprintf("%gx%g*%gx%g/BK%g/%s", c["SGM"], c["SGN"], c["FM"], c["FN"], c["BK"], last)
 }
 
@@ -183,6 +196,7 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 			c, have = file[key]
 		}
 		if !have || redo {
+			g.noteTuning(key)
 			c = g.timeCoop(ck, key, rows, sh, g.coopCandidates(ck, K))
 			changed = true
 			if g.tuneRedone != nil {
@@ -224,9 +238,14 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, c
 		return ch
 	}
 	tiles := make([]map[string]float64, len(cands))
+	var jobs []pipelineJob
 	for i, t := range cands {
 		tiles[i] = t.coopConstants()
+		if k, err := g.coopKernelFor(ck, t); err == nil {
+			jobs = append(jobs, pipelineJob{k, coopVariant(k, t, K, N).consts.with("EPI", float64(sh.epi))})
+		}
 	}
+	compilePipelines(jobs)
 	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
 		k, err := g.coopKernelFor(ck, cands[i])
 		if err != nil {
@@ -385,9 +404,9 @@ func coopProfileTiling(name string, consts constSet) string {
 	v := func(k string) float64 { x, _ := consts.value(k); return x }
 	switch {
 	case strings.HasPrefix(name, "matmul_coop["):
-		return fmt.Sprintf(" %gx%g/BK%g/EC%g", v("SGM"), v("SGN"), v("BK"), v("EC"))
+		return fmt.Sprintf(" %gx%g/BK%g/EC%g/ST%g", v("SGM"), v("SGN"), v("BK"), v("EC"), v("ST"))
 	case strings.HasPrefix(name, "lmhead_loss_coop["):
-		return fmt.Sprintf(" %gx%g/BK%g/EC%g/NT%g", v("SGM"), v("SGN"), v("BK"), v("EC"), v("NT"))
+		return fmt.Sprintf(" %gx%g/BK%g/EC%g/NT%g/ST%g", v("SGM"), v("SGN"), v("BK"), v("EC"), v("NT"), v("ST"))
 	}
 	return ""
 }

@@ -17,18 +17,22 @@ import (
 
 // coopHeadShape is a tiling of lmhead_loss_coop.wgsl in positions and ids,
 // whatever the configuration: BM positions and VT ids per tile, SGM x SGN
-// subgroups, steps of BK channels.
-type coopHeadShape struct{ BM, VT, SGM, SGN, BK int }
+// subgroups, steps of BK channels, ST stages.
+type coopHeadShape struct{ BM, VT, SGM, SGN, BK, ST int }
 
 // coopHeadShapes are the LM-head tilings the autotuner times after the
-// default (coopHeadTiles: 32 positions, the SIMT head's VT ids).
+// default (coopHeadTiles: 32 positions, the SIMT head's VT ids). On the
+// H200 the 128 x 128 tile of 4 subgroups won, twice as fast as most; it
+// and its neighbours come in 1 stage too (see coopShapes).
 var coopHeadShapes = []coopHeadShape{
-	{64, 128, 2, 2, 32},
-	{64, 64, 2, 2, 32},
-	{128, 128, 2, 2, 32},
-	{128, 128, 2, 2, 16},
-	{128, 64, 2, 2, 32},
-	{128, 32, 4, 1, 32},
+	{64, 128, 2, 2, 32, 2},
+	{64, 64, 2, 2, 32, 2},
+	{128, 128, 2, 2, 32, 2},
+	{128, 128, 2, 2, 16, 2},
+	{128, 64, 2, 2, 32, 2},
+	{128, 32, 4, 1, 32, 2},
+	{128, 128, 2, 2, 32, 1},
+	{128, 64, 2, 2, 32, 1},
 }
 
 // tiles is s for cfg, subgroups of sgs invocations and slices of nt tiles
@@ -40,7 +44,7 @@ func (s coopHeadShape) tiles(cfg MatrixConfig, sgs, vt, nt, maxShared int) (coop
 	if s.BM%(s.SGM*cfg.M) != 0 || s.VT%(s.SGN*cfg.N) != 0 || (vt*nt)%s.VT != 0 {
 		return coopTiles{}, false
 	}
-	t := coopTiles{cfg: cfg, FM: s.BM / (s.SGM * cfg.M), FN: s.VT / (s.SGN * cfg.N), SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK,
+	t := coopTiles{cfg: cfg, FM: s.BM / (s.SGM * cfg.M), FN: s.VT / (s.SGN * cfg.N), SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK, ST: s.ST,
 		vt: s.VT, head: true, nt: vt * nt / s.VT, maxL: coopMaxLoads, maxFoldR: 8}
 	for t.EC = t.FN; t.EC >= 1; t.EC-- {
 		if t.FN%t.EC == 0 && t.sharedBytes() <= maxShared {
@@ -57,18 +61,18 @@ func coopHeadKey(cfg MatrixConfig, rows, C, V int) string {
 }
 
 // coopHeadTileKeys are a coop LM-head tiling's constants in a TuneChoice.
-var coopHeadTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "NT"}
+var coopHeadTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "NT", "ST"}
 
 // headConstants is the LM-head tiling t as a TuneChoice's Tiles.
 func (t coopTiles) headConstants() map[string]float64 {
 	return map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
-		"BK": float64(t.BK), "EC": float64(t.EC), "NT": float64(t.nt)}
+		"BK": float64(t.BK), "EC": float64(t.EC), "NT": float64(t.nt), "ST": float64(t.ST)}
 }
 
 // coopHeadTilesOf is the LM-head tiling a TuneChoice's Tiles name.
 func coopHeadTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
 	i := func(k string) int { return int(c[k]) }
-	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"),
+	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"), ST: i("ST"),
 		vt: i("SGN") * i("FN") * cfg.N, head: true, nt: i("NT"), maxL: coopMaxLoads, maxFoldR: 8}
 }
 
@@ -120,6 +124,7 @@ func (g *GPT2) ensureCoopHead(ck *coopKernels, rows int, file *map[string]TuneCh
 	}
 	timed := !have || redo
 	if timed {
+		g.noteTuning(key)
 		c = g.timeCoopHead(ck, key, rows, C, V, g.coopHeadCandidates(ck))
 		if g.tuneRedone != nil {
 			g.tuneRedone[key] = true
@@ -162,9 +167,14 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 	}
 	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
 	tiles := make([]map[string]float64, len(cands))
+	var jobs []pipelineJob
 	for i, t := range cands {
 		tiles[i] = t.headConstants()
+		if k, err := g.coopKernelFor(ck, t); err == nil {
+			jobs = append(jobs, pipelineJob{k, t.constSet()})
+		}
 	}
+	compilePipelines(jobs)
 	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
 		k, err := g.coopKernelFor(ck, cands[i])
 		if err != nil {

@@ -40,9 +40,9 @@ func coopTestTilings(d *testDev) []coopTiles {
 	c8 := MatrixConfig{M: 8, N: 8, K: 8}
 	sgs := int(d.dev.Limits().SubgroupSize)
 	return []coopTiles{
-		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, maxL: coopMaxLoads}, // 2 rows of 2 chunks of one
-		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 4, SGS: sgs, BK: 32, EC: 2, maxL: coopMaxLoads}, // 8 subgroups, whole rows
-		{cfg: c8, FM: 1, FN: 2, SGM: 4, SGN: 2, SGS: sgs, BK: 64, EC: 2, maxL: coopMaxLoads}, // BK 64
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, ST: 1, maxL: coopMaxLoads}, // 2 rows of 2 chunks of one, 1 stage
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 4, SGS: sgs, BK: 32, EC: 2, ST: 2, maxL: coopMaxLoads}, // 8 subgroups, whole rows
+		{cfg: c8, FM: 1, FN: 2, SGM: 4, SGN: 2, SGS: sgs, BK: 64, EC: 2, ST: 1, maxL: coopMaxLoads}, // BK 64, 1 stage
 	}
 }
 
@@ -116,11 +116,11 @@ func TestCoopShapes(t *testing.T) {
 			}
 		}
 	}
-	big, _ := coopShape{64, 64, 2, 2, 32}.tiles(c16, 32, 48<<10)
+	big, _ := coopShape{64, 64, 2, 2, 32, 2}.tiles(c16, 32, 48<<10)
 	if big.BM() != 128 || big.BN() != 128 || big.EC != 4 || big.sharedBytes() != 36352 {
 		t.Errorf("128x128 of 4x4 matrices: %v, %d bytes; want EC 4, 36352 bytes", big, big.sharedBytes())
 	}
-	tall, _ := coopShape{64, 64, 4, 2, 32}.tiles(c16, 32, 48<<10)
+	tall, _ := coopShape{64, 64, 4, 2, 32, 1}.tiles(c16, 32, 48<<10)
 	if tall.BM() != 256 || tall.EC != 2 || tall.sharedBytes() != 47616 {
 		t.Errorf("256x128: %v, %d bytes; want EC 2, 47616 bytes", tall, tall.sharedBytes())
 	}
@@ -134,14 +134,14 @@ func TestCoopShapes(t *testing.T) {
 			}
 		}
 	}
-	head, _ := coopHeadShape{128, 128, 2, 2, 32}.tiles(c16, 32, sharedVocabTile, sharedSliceTiles, 48<<10)
+	head, _ := coopHeadShape{128, 128, 2, 2, 32, 2}.tiles(c16, 32, sharedVocabTile, sharedSliceTiles, 48<<10)
 	if head.FN != 4 || head.EC != 1 || head.nt != sharedSliceTiles || head.sharedBytes() != 39424 {
 		t.Errorf("LM head 128 positions x 128 ids: %v NT %d, %d bytes; want folds of one matrix, NT %d, 39424 bytes", head, head.nt, head.sharedBytes(), sharedSliceTiles)
 	}
-	if same, _ := (coopShape{32, 32, 2, 2, 32}).tiles(c16, 32, 48<<10); same != coopMatmulTiles(c16, 32) {
+	if same, _ := (coopShape{32, 32, 2, 2, 32, 2}).tiles(c16, 32, 48<<10); same != coopMatmulTiles(c16, 32) {
 		t.Errorf("the default's shape gives %v, want the default %v (the candidates would time it twice)", same, coopMatmulTiles(c16, 32))
 	}
-	if _, ok := (coopShape{40, 32, 2, 2, 32}).tiles(c16, 32, 48<<10); ok {
+	if _, ok := (coopShape{40, 32, 2, 2, 32, 2}).tiles(c16, 32, 48<<10); ok {
 		t.Errorf("40 rows of 16-row matrices: a tiling")
 	}
 }
@@ -170,8 +170,8 @@ func TestCoopTune(t *testing.T) {
 	cfg := coopConfigs(d)[0]
 	// The last two fit no device here: lavapipe's loop limit, lowered (the
 	// self-check's K 136), and the loads per invocation.
-	shapes := []coopShape{{16, 32, 2, 2, 16}, {32, 16, 2, 4, 16}, {64, 64, 2, 2, 16}, {64, 64, 4, 4, 64}}
-	heads := []coopHeadShape{{64, 64, 2, 2, 16}, {32, 64, 2, 2, 16}}
+	shapes := []coopShape{{16, 32, 2, 2, 16, 2}, {32, 16, 2, 4, 16, 1}, {64, 64, 2, 2, 16, 2}, {64, 64, 4, 4, 64, 2}}
+	heads := []coopHeadShape{{64, 64, 2, 2, 16, 2}, {32, 64, 2, 2, 16, 1}}
 	if native {
 		cfg, shapes, heads = coopConfigs(d)[0], nil, nil // the real candidates
 	}

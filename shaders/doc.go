@@ -158,10 +158,15 @@
 // (coopShapes; its epilogue goes through workgroup memory in chunks, so a
 // tile need not fit there whole), lmhead_loss_coop.wgsl with up to 128
 // positions per workgroup over the same slices of ids (coopHeadShapes),
-// each timed at the model's shapes and the batch's rows, kept in the tuning
+// both in 1 or 2 stages (ST: whether the next step's tiles are loaded
+// during this one's multiplies, at the cost of their registers), each
+// timed at the model's shapes and the batch's rows, kept in the tuning
 // file under "coop ..." and "coop-head ..." keys, and run only once the
 // self-check's case passed with that tiling (verdicts kept per tiling).
-// Profiles name the tiling with the kernel. Unlike the SIMT tiles, another
+// Profiles name the tiling with the kernel. Every tuner compiles its
+// candidates' pipelines concurrently before it times them one by one
+// (compilePipelines), and the first timing in a process gives a notice
+// (SetTuneNotice): a cold driver cache makes it minutes on NVIDIA. Unlike the SIMT tiles, another
 // coop tiling may change the last bits of the sums (the matrix units add in
 // an order of their own, and the LM head's fold follows its tiles): results
 // are bit-identical for a device, driver and tuning file.

@@ -57,6 +57,8 @@ type GPT2 struct {
 	coopHeadShapes []coopHeadShape                // tests: its LM-head tilings instead of coopHeadShapes
 
 	mu              sync.Mutex                    // guards the fields below and the recording of batches
+	tuneNote        func(msg string)              // SetTuneNotice
+	tuneNoted       bool                          // the notice was given
 	mxMode          MatrixUnits                   // SetMatrixUnits; $WGPU_EVAL_MATRIX_UNITS at NewGPT2
 	mx              *MatrixUnitsStatus            // the decision (ensureMatrixUnits); nil until made
 	mxErr           error                         // why MatrixUnitsOn cannot be had

@@ -72,10 +72,11 @@ type Kernel struct {
 	// the host gave them (matmul_coop.wgsl) need that size.
 	sgSize uint32
 
-	mu    sync.Mutex
-	pipes map[constSet]*Pipeline
-	plans map[reflect.Type]*pushPlan // PushStruct's, checked once per type
-	binds map[reflect.Type]*bindPlan // the forward pass's binding structs, checked once per type
+	mu     sync.Mutex
+	pipes  map[constSet]*Pipeline
+	making map[constSet]*pipeMaking   // pipelines being created, which other callers wait for
+	plans  map[reflect.Type]*pushPlan // PushStruct's, checked once per type
+	binds  map[reflect.Type]*bindPlan // the forward pass's binding structs, checked once per type
 }
 
 // NewKernel compiles the kernel file name ("matmul.wgsl") for dev, with f16 or
@@ -122,14 +123,49 @@ func (k *Kernel) Pipeline(consts map[string]float64) (*Pipeline, error) {
 	return k.pipeline(set)
 }
 
+// pipeMaking is a pipeline being created: done closes when p or err is set.
+type pipeMaking struct {
+	done chan struct{}
+	p    *Pipeline
+	err  error
+}
+
 // pipeline is Pipeline for a constSet, which the forward pass builds without
-// a map: a lookup without strings made when the pipeline exists.
+// a map: a lookup without strings made when the pipeline exists. Pipelines
+// of different constants are created concurrently (a driver can take
+// seconds for one: compilePipelines); a caller asking for one being created
+// waits for it. An error is returned to the callers waiting then, and the
+// next call tries again.
 func (k *Kernel) pipeline(consts constSet) (*Pipeline, error) {
 	k.mu.Lock()
-	defer k.mu.Unlock()
 	if p, ok := k.pipes[consts]; ok {
+		k.mu.Unlock()
 		return p, nil
 	}
+	if m, ok := k.making[consts]; ok {
+		k.mu.Unlock()
+		<-m.done
+		return m.p, m.err
+	}
+	m := &pipeMaking{done: make(chan struct{})}
+	if k.making == nil {
+		k.making = map[constSet]*pipeMaking{}
+	}
+	k.making[consts] = m
+	k.mu.Unlock()
+	m.p, m.err = k.newPipeline(consts)
+	k.mu.Lock()
+	delete(k.making, consts)
+	if m.err == nil {
+		k.pipes[consts] = m.p
+	}
+	k.mu.Unlock()
+	close(m.done)
+	return m.p, m.err
+}
+
+// newPipeline creates the kernel's pipeline for consts.
+func (k *Kernel) newPipeline(consts constSet) (*Pipeline, error) {
 	for _, c := range consts.kv[:consts.n] {
 		// Every override is settable by name, those computed from others too (the pipeline's compile
 		// then takes the value given instead of the initializer).
@@ -165,7 +201,6 @@ func (k *Kernel) pipeline(consts constSet) (*Pipeline, error) {
 		}
 		p.bindings[b.Name] = b
 	}
-	k.pipes[consts] = p
 	return p, nil
 }
 

@@ -14,7 +14,8 @@
 // BK channels, h's BM x BK and wte's VT x BK tiles staged in workgroup
 // memory as f16 (both as they lie in memory, rows of BK channels padded by
 // 8 values; wte's rows are the right matrix's columns: column-major loads),
-// zeros outside h and wte, one barrier after staging and one after the
+// zeros outside h and wte, through registers in ST stages (as
+// matmul_coop.wgsl's), one barrier after staging and one after the
 // multiplies. The logits are folded in chunks, so that a big tile need not
 // fit in workgroup memory whole: for each group of EC of its FN columns of
 // result matrices (a loop uniform across the workgroup), every subgroup
@@ -30,10 +31,10 @@
 //
 // Any P, V, and C a multiple of 4 (vec4 loads along C). Constraints,
 // checked by the host (coopHeadTiles.valid): BK a multiple of SK and of 8;
-// EC divides FN; WG = SGM*SGN*SGS with SGS the device's subgroup size; BM and WG powers of
-// two (NQ = WG/BM invocations per row when WG >= BM, else one invocation
-// for RI = BM/WG rows), VT a multiple of NQ; at most 16 vec4 loads of each
-// tile per invocation. Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1).
+// EC divides FN; ST 1 or 2; WG = SGM*SGN*SGS with SGS the device's
+// subgroup size; BM and WG powers of two (NQ = WG/BM invocations per row
+// when WG >= BM, else one invocation for RI = BM/WG rows), VT a multiple of
+// NQ; at most 16 vec4 loads of each tile per invocation. Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1).
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -56,6 +57,7 @@ override SGS: u32 = 32; // invocations per subgroup: the device's subgroup size
 override BK: u32 = 32;  // step along C
 override NT: u32 = 8;   // vocabulary tiles per workgroup: its slice is NT * VT ids
 override EC: u32 = 4;   // result matrices along the ids per fold chunk: divides FN
+override ST: u32 = 2;   // stages, as matmul_coop.wgsl's: 2, the next step's global loads in flight during this one's multiplies; 1, a step's at its start
 override BM: u32 = SGM * FM * SM;   // positions per workgroup; derived
 override VT: u32 = SGN * FN * SN;   // ids per tile; derived
 override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
@@ -153,13 +155,15 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 		let bv0 = sv0 + tile * VT;
 		if bv0 >= p.V { break; } // uniform: the slice's last tile was the binding's last
 		var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * FN>; // zeros; (i, j) at i * FN + j
-		for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, 0u, li + l * WG); }
-		for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, 0u, li + l * WG); }
 		for (var s = 0u; s < steps; s++) {
+			if ST == 1u || s == 0u { // this step's global loads, all before the first store
+				for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, s * BK, li + l * WG); }
+				for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, s * BK, li + l * WG); }
+			}
 			for (var l = 0u; l < XL; l++) { stageH(li + l * WG, rx[l]); }
 			for (var l = 0u; l < WL; l++) { stageW(li + l * WG, rw[l]); }
 			workgroupBarrier();
-			if s + 1u < steps {
+			if ST == 2u && s + 1u < steps {
 				let k0 = (s + 1u) * BK;
 				for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, k0, li + l * WG); }
 				for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, k0, li + l * WG); }

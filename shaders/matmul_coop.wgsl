@@ -28,9 +28,14 @@
 // padded by 8 values (16 bytes: row starts stay 16-byte aligned, as
 // cooperative-matrix loads want, and consecutive rows start in different
 // banks); elements outside x or w are stored as zeros, so ragged M, N and K
-// need no other care. Then one barrier, the next step's global loads into
-// registers (in flight during the multiplies; x already rounded to f16, so
-// they take half the registers), BK/SK rounds of: FN right matrices loaded
+// need no other care. The tiles reach workgroup memory through registers
+// (rx, rw; x already rounded to f16, so it takes half the registers), in ST
+// stages: with ST = 2 the next step's global loads are issued right after
+// this step's barrier and stay in flight during the multiplies, which costs
+// their registers for the whole step; with ST = 1 a step's loads are issued
+// at its start, all of them before the first store, and their registers are
+// free during the multiplies (the big accumulator tilings need them). Then
+// one barrier, ST = 2's loads, BK/SK rounds of: FN right matrices loaded
 // from workgroup memory, then per row of result matrices one left matrix
 // loaded and multiplied with all FN right ones (each loaded matrix serves
 // FM or FN multiply-adds), and a barrier before the tiles are overwritten.
@@ -51,7 +56,7 @@
 // Rows and columns outside (M, N) are never stored.
 //
 // Constraints, checked by the host (coopTiles.valid): BK a multiple of SK
-// and of 8; EC divides FN; WG = SGM*SGN*SGS with SGS the device's subgroup
+// and of 8; EC divides FN; ST 1 or 2; WG = SGM*SGN*SGS with SGS the device's subgroup
 // size (each subgroup is SGS whole invocations); at most 16 vec4 loads of
 // each tile per invocation; workgroup memory
 // 2*BM*(BK+8) + 2*BK*(BN+8) + 4*SGM*SGN*SM*(EC*SN+4) bytes.
@@ -76,6 +81,7 @@ override SGN: u32 = 2;  // subgroups per workgroup along N
 override SGS: u32 = 32; // invocations per subgroup: the device's subgroup size
 override BK: u32 = 32;  // step along K
 override EC: u32 = 2;   // result matrices along N per epilogue chunk: divides FN
+override ST: u32 = 2;   // stages: 2, the next step's global loads in flight during this one's multiplies; 1, a step's at its start
 override EPI: u32 = 0;
 override VEC: u32 = 1;  // 1: vector global loads; only where K % 4 == 0 and N % 4 == 0
 override BM: u32 = SGM * FM * SM;  // rows of out per workgroup; derived
@@ -187,13 +193,15 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	var rx: array<vec4<f16>, MAXL>; // the next step's tiles, on their way to workgroup memory
 	var rw: array<vec4<f16>, MAXL>;
 	let steps = (p.K + BK - 1u) / BK;
-	for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, 0u, li + l * WG); }
-	for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, 0u, li + l * WG); }
 	for (var s = 0u; s < steps; s++) {
+		if ST == 1u || s == 0u { // this step's global loads, all before the first store
+			for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, s * BK, li + l * WG); }
+			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, s * BK, li + l * WG); }
+		}
 		for (var l = 0u; l < XL; l++) { stageX(li + l * WG, rx[l]); }
 		for (var l = 0u; l < WL; l++) { stageW(li + l * WG, rw[l]); }
 		workgroupBarrier();
-		if s + 1u < steps { // the next step's global loads, in flight while this one multiplies
+		if ST == 2u && s + 1u < steps { // the next step's global loads, in flight while this one multiplies
 			let k0 = (s + 1u) * BK;
 			for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, k0, li + l * WG); }
 			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, k0, li + l * WG); }

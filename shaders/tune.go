@@ -9,9 +9,11 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/x448/float16"
@@ -210,9 +212,12 @@ func (g *GPT2) timeMatmul(M int, sh matmulShape, cands []matmulTiles) (TuneChoic
 		return ch, err
 	}
 	tiles := make([]map[string]float64, len(cands))
+	var jobs []pipelineJob
 	for i, t := range cands {
 		tiles[i] = t.constants()
+		jobs = append(jobs, pipelineJob{g.matmulShared, t.constSet().with("EPI", float64(sh.epi))})
 	}
+	compilePipelines(jobs)
 	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
 		t := cands[i]
 		if err := t.fits(g.dev); err != nil {
@@ -224,6 +229,32 @@ func (g *GPT2) timeMatmul(M int, sh matmulShape, cands []matmulTiles) (TuneChoic
 		return ch, fmt.Errorf("tune %s: no candidate ran: %s", ch.Shape, ch.Candidates[0].Err)
 	}
 	return ch, nil
+}
+
+// pipelineJob is a pipeline a tuner is about to time: a kernel and its
+// constants.
+type pipelineJob struct {
+	k      *Kernel
+	consts constSet
+}
+
+// compilePipelines creates the pipelines of jobs, as many at a time as Go
+// has processors, before a tuner times them one by one: a driver compiles
+// a pipeline on one thread, for seconds where the kernel is big (the first
+// tuning on an H200 compiled some 60 pipelines one after another for more
+// than 3 minutes). An error is left to the tuner's own call, which makes
+// that pipeline again and reports it.
+func compilePipelines(jobs []pipelineJob) {
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, _ = j.k.pipeline(j.consts)
+		})
+	}
+	wg.Wait()
 }
 
 // timeCandidates times candidates tiles[0], tiles[1], ... in turn with time
@@ -438,6 +469,32 @@ func (g *GPT2) SetTuning(mode TuneMode) {
 	}
 }
 
+// SetTuneNotice sets f to be told, once, when the autotuner first times
+// kernels in this process: on a device and driver whose tuning file lacks
+// the batch's shapes, the first batch waits for it (seconds; minutes where
+// the driver compiles slowly, such as NVIDIA's with a cold shader cache).
+// nil gives no notice.
+func (g *GPT2) SetTuneNotice(f func(msg string)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tuneNote = f
+}
+
+// noteTuning gives SetTuneNotice's notice, once, as the autotuner is about
+// to time key's candidates. g.mu is held.
+func (g *GPT2) noteTuning(key string) {
+	if g.tuneNote == nil || g.tuneNoted {
+		return
+	}
+	g.tuneNoted = true
+	kept := "the choices are kept in " + g.tuneFile
+	if g.tuneFile == "" {
+		kept = "no tuning file to keep them in"
+	}
+	g.tuneNote(fmt.Sprintf("wgpu-eval: tuning the kernels for %s, starting with %s: once per device, driver and batch shape (%s)",
+		g.dev.AdapterInfo().Name, key, kept))
+}
+
 // Tuning is the autotuner's choice for every matmul shape the model has run,
 // by shape (see TuneChoice.Shape), sorted; empty before the first batch, on
 // software adapters in TuneAuto, and with TuneOff.
@@ -552,6 +609,7 @@ func (g *GPT2) ensureTuned(rows int) {
 				cands = append(cands, t)
 			}
 		}
+		g.noteTuning(key)
 		c, err := g.timeMatmul(rows, sh, cands)
 		if err != nil {
 			c.Tiles, c.Err = g.tiles.constants(), err.Error()

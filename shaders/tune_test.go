@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -18,7 +19,9 @@ import (
 // adapter), keeps the fastest of those that ran, writes them to the tuning
 // file, and a model that reads the file uses the same tiles without timing
 // anything; the sums are bit-identical with the tuned tiles, the defaults and
-// after a rerun, since every tile configuration adds in k order.
+// after a rerun, since every tile configuration adds in k order. The notice
+// (SetTuneNotice) comes once, as the first shape is timed, and not from the
+// model that reads the file.
 func TestTune(t *testing.T) {
 	d := newTestDev(t)
 	ctx := context.Background()
@@ -36,6 +39,9 @@ func TestTune(t *testing.T) {
 	if n := len(g.Tuning()); n != 0 {
 		t.Fatalf("TuneOff tuned %d shapes", n)
 	}
+	var notices []string
+	note := func(msg string) { notices = append(notices, msg) }
+	g.SetTuneNotice(note)
 	g.SetTuning(TuneRedo)
 	tuned, err := g.Loss(ctx, seqs)
 	if err != nil {
@@ -70,17 +76,24 @@ func TestTune(t *testing.T) {
 	if _, err := os.Stat(g.tuneFile); err != nil {
 		t.Fatalf("no tuning file: %v", err)
 	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "tuning the kernels for "+d.info.Name) || !strings.Contains(notices[0], g.tuneFile) {
+		t.Errorf("notices %q, want one naming the device and the tuning file", notices)
+	}
 
 	// A fresh model on the same device reads the file: the same tiles, nothing timed.
 	h, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
 	h.sharedMatmul, h.vt = true, sharedVocabTile
 	h.tuneFile, h.autoTune = g.tuneFile, true // as TuneAuto does on a GPU
+	h.SetTuneNotice(note)
 	again, err := h.Loss(ctx, seqs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again != plain {
 		t.Errorf("from the tuning file: %+v, first %+v", again, plain)
+	}
+	if len(notices) != 1 {
+		t.Errorf("notices %q: the model that read the file gave one", notices)
 	}
 	read := h.Tuning()
 	if len(read) != len(choices) {
@@ -223,6 +236,72 @@ func TestTuneOperandsQKV(t *testing.T) {
 			if math.Abs(float64(got)-y) > 1e-6*mag+1e-30 {
 				t.Fatalf("row %d column %d: %v, want %v", m, n, got, y)
 			}
+		}
+	}
+}
+
+// TestPipelinesConcurrent: pipelines of one kernel with different
+// constants are created concurrently (compilePipelines, the tuners'), and
+// callers asking for the same constants at once get the same pipeline, made
+// once; a pipeline that fails fails every caller waiting for it and is
+// tried again by the next. Run with -race, it also checks that creation
+// shares nothing unguarded.
+func TestPipelinesConcurrent(t *testing.T) {
+	d := newTestDev(t)
+	k, err := NewKernel(d.dev, "matmul_shared.wgsl", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets []constSet
+	for _, tl := range matmulCandidates[:4] {
+		if tl.fits(d.dev) == nil {
+			sets = append(sets, tl.constSet().with("EPI", 0))
+		}
+	}
+	if len(sets) < 2 {
+		t.Fatalf("%d of matmul_shared.wgsl's first candidates fit the device", len(sets))
+	}
+	bad := consts("NOSUCH", 1)
+	var jobs []pipelineJob
+	for _, s := range append(sets, bad) {
+		jobs = append(jobs, pipelineJob{k, s}, pipelineJob{k, s})
+	}
+	got := make([]*Pipeline, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { got[i], errs[i] = j.k.pipeline(j.consts) })
+	}
+	wg.Wait()
+	for i := 0; i < len(jobs); i += 2 {
+		if jobs[i].consts == bad {
+			if errs[i] == nil || errs[i+1] == nil || !strings.Contains(errs[i].Error(), "no override") {
+				t.Errorf("bad constants: errors %v, %v", errs[i], errs[i+1])
+			}
+			continue
+		}
+		if errs[i] != nil || errs[i+1] != nil {
+			t.Fatalf("%v: %v, %v", jobs[i].consts, errs[i], errs[i+1])
+		}
+		if got[i] != got[i+1] {
+			t.Errorf("%v: two callers at once got two pipelines", jobs[i].consts)
+		}
+		if i > 0 && got[i] == got[i-2] {
+			t.Errorf("%v and %v: one pipeline", jobs[i].consts, jobs[i-2].consts)
+		}
+	}
+	if _, err := k.pipeline(bad); err == nil {
+		t.Error("bad constants: the second try succeeded")
+	}
+	compilePipelines(jobs) // all made: lookups only
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.pipes) != len(sets) || len(k.making) != 0 {
+		t.Errorf("%d pipelines kept, %d being made; want %d and 0", len(k.pipes), len(k.making), len(sets))
+	}
+	for i, s := range sets {
+		if k.pipes[s] != got[2*i] {
+			t.Errorf("%v: the kept pipeline is not the one returned", s)
 		}
 	}
 }

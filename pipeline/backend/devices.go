@@ -93,8 +93,9 @@ type Options struct {
 	// (running the self-check the first time a device and driver use them);
 	// with On, Open fails where a GPU cannot use them.
 	MatrixUnits MatrixUnits
-	// Warn, when set, gets one-line warnings, such as a GPU whose matrix
-	// units failed the self-check and are not used.
+	// Warn, when set, gets one-line warnings and notices, such as a GPU
+	// whose matrix units failed the self-check and are not used, or the
+	// autotuner starting to time kernels (shaders.GPT2.SetTuneNotice).
 	Warn func(msg string)
 }
 
@@ -299,6 +300,7 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	g.owned = append(g.owned, dev.Close)
+	g.g.SetTuneNotice(opt.Warn)
 	if err := g.setMatrixUnits(opt.MatrixUnits, opt.Warn); err != nil {
 		g.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
