@@ -154,8 +154,8 @@ func (t coopTiles) String() string {
 // whose subgroups have sgs invocations (the one TuneOff and software
 // adapters keep; the autotuner may choose another, coopCandidates): 2 x 2
 // subgroups, each a 32 x 32 block of out (2 x 2 matrices of 16 x 16, 4 x 2
-// of 8 x 16, ...), so a 64 x 64 tile per workgroup, 2 stages, a whole row of result
-// matrices per epilogue chunk, and BK 32 (18.5 KiB of workgroup memory at
+// of 8 x 16, ...), so a 64 x 64 tile per workgroup, 2 stages, a whole row
+// of result matrices per epilogue chunk, and BK 32 (18.5 KiB of workgroup memory at
 // 16x16x16, within the 32 KiB every device this runs on has), 16 where
 // subgroups are smaller than 16 invocations (lavapipe's 8), so that an
 // invocation loads at most coopMaxLoads vec4s of each tile per step.

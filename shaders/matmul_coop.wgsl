@@ -56,9 +56,9 @@
 // Rows and columns outside (M, N) are never stored.
 //
 // Constraints, checked by the host (coopTiles.valid): BK a multiple of SK
-// and of 8; EC divides FN; ST 1 or 2; WG = SGM*SGN*SGS with SGS the device's subgroup
-// size (each subgroup is SGS whole invocations); at most 16 vec4 loads of
-// each tile per invocation; workgroup memory
+// and of 8; EC divides FN; ST 1 or 2; WG = SGM*SGN*SGS with SGS the
+// device's subgroup size (each subgroup is SGS whole invocations); at most
+// 16 vec4 loads of each tile per invocation; workgroup memory
 // 2*BM*(BK+8) + 2*BK*(BN+8) + 4*SGM*SGN*SM*(EC*SN+4) bytes.
 enable f16;
 enable subgroups;
