@@ -562,14 +562,30 @@ func TestCoopLoweredLoops(t *testing.T) {
 // configuration and a 16x16x16 one of subgroups of 64, with the default
 // tilings and the autotuner's (coopShapes, coopHeadShapes), as
 // SPV_KHR_cooperative_matrix (what a GPU with matrix units gets) and
-// validates the modules with Debian 13's spirv-val
+// validates the modules, whole and specialized with the tiling's constants
+// (what a pipeline gets), with Debian 13's spirv-val
 // ($WGPU_TEST_SPIRV_VAL_NEW; nothing here runs them); likewise
-// attention_coop.wgsl at GPT-2's and the Llama family's head sizes. Each
-// module's loops over its result matrices carry the unroll hint (wgsl's
-// unroll.go), without which a driver may keep them in memory.
+// attention_coop.wgsl at GPT-2's and the Llama family's head sizes. In each
+// specialized module every index into an array of matrices is a constant:
+// the emitter unrolled the loops around them (wgsl's unroll.go), so a
+// driver keeps the matrices in registers without unrolling anything itself.
 func TestCoopKernelsNative(t *testing.T) {
 	val := prereq.SpirvValNew(t)
-	validate := func(name string, tl fmt.Stringer, x wgsl.Expanded) {
+	spirvVal := func(what string, words []uint32) {
+		t.Helper()
+		file := filepath.Join(t.TempDir(), "m.spv")
+		b := make([]byte, 4*len(words))
+		for i, w := range words {
+			binary.LittleEndian.PutUint32(b[4*i:], w)
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(val, "--target-env", "vulkan1.1", file).CombinedOutput(); err != nil {
+			t.Errorf("%s: spirv-val: %v\n%s", what, err, out)
+		}
+	}
+	validate := func(name string, tl fmt.Stringer, x wgsl.Expanded, consts map[string]float64) {
 		t.Helper()
 		m, err := wgsl.Compile(name, x.Text, wgsl.Options{CooperativeMatrix: true})
 		if err != nil {
@@ -578,20 +594,15 @@ func TestCoopKernelsNative(t *testing.T) {
 		if m.SPIRV == nil {
 			t.Fatalf("%s %v: no SPIR-V: %s", name, tl, m.NoSPIRV)
 		}
-		if !unrollHinted(m.SPIRV) {
-			t.Errorf("%s %v: no loop has the unroll hint", name, tl)
+		spirvVal(fmt.Sprintf("%s %v", name, tl), m.SPIRV)
+		sp, err := m.Specialize("main", consts)
+		if err != nil {
+			t.Fatalf("%s %v: %v", name, tl, err)
 		}
-		file := filepath.Join(t.TempDir(), "m.spv")
-		b := make([]byte, 4*len(m.SPIRV))
-		for i, w := range m.SPIRV {
-			binary.LittleEndian.PutUint32(b[4*i:], w)
+		if n := matrixArrayDynamic(sp.SPIRV); n != 0 {
+			t.Errorf("%s %v specialized: %d accesses to arrays of matrices at run-time indices", name, tl, n)
 		}
-		if err := os.WriteFile(file, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(val, "--target-env", "vulkan1.1", file).CombinedOutput(); err != nil {
-			t.Errorf("%s %v: spirv-val: %v\n%s", name, tl, err, out)
-		}
+		spirvVal(fmt.Sprintf("%s %v specialized", name, tl), sp.SPIRV)
 	}
 	nvidia := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
 	for _, cfg := range append(coopTestConfigs, MatrixConfig{M: 16, N: 16, K: 16, SubgroupSize: 64}) {
@@ -608,15 +619,15 @@ func TestCoopKernelsNative(t *testing.T) {
 			}
 		}
 		for _, tl := range tilings {
-			name := "matmul_coop.wgsl"
-			if tl.head {
-				name = "lmhead_loss_coop.wgsl"
+			name, consts := "lmhead_loss_coop.wgsl", tl.constSet()
+			if !tl.head {
+				name, consts = "matmul_coop.wgsl", consts.with("VEC", 1).with("EPI", float64(epiGELU))
 			}
 			x, err := coopSource(name, tl)
 			if err != nil {
 				t.Fatal(err)
 			}
-			validate(name, tl, x)
+			validate(name, tl, x, consts.Map())
 		}
 		for _, hd := range []int{64, 128, 80} {
 			tl, err := attnCoopTilesFor(cfg, sgs, hd, nvidia)
@@ -627,23 +638,53 @@ func TestCoopKernelsNative(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			validate("attention_coop.wgsl", tl, x)
+			validate("attention_coop.wgsl", tl, x, nil)
 		}
 	}
 }
 
-// unrollHinted reports whether a module has a loop with LoopControl Unroll.
-func unrollHinted(words []uint32) bool {
-	const opLoopMerge, unroll = 246, 1
+// matrixArrayDynamic counts the accesses to function-scope arrays of
+// cooperative matrices in module words whose index is not a constant.
+func matrixArrayDynamic(words []uint32) int {
+	const (
+		opConstant    = 43
+		opTypeArray   = 28
+		opTypePointer = 32
+		opVariable    = 59
+		opAccessChain = 65
+		opTypeCoop    = 4456
+		storageFunc   = 7
+	)
+	consts, coop, arrays, ptrs, vars := map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}
+	n := 0
 	for i := 5; i < len(words); {
-		n := int(words[i] >> 16)
-		if n == 0 {
-			return false
+		op, size := words[i]&0xffff, int(words[i]>>16)
+		if size == 0 || i+size > len(words) {
+			break
 		}
-		if words[i]&0xffff == opLoopMerge && i+3 < len(words) && words[i+3]&unroll != 0 {
-			return true
+		in := words[i+1 : i+size]
+		switch op {
+		case opConstant:
+			consts[in[1]] = true
+		case opTypeCoop:
+			coop[in[0]] = true
+		case opTypeArray:
+			arrays[in[0]] = coop[in[1]]
+		case opTypePointer:
+			ptrs[in[0]] = in[1] == storageFunc && arrays[in[2]]
+		case opVariable:
+			vars[in[1]] = ptrs[in[0]]
+		case opAccessChain:
+			if vars[in[2]] {
+				for _, x := range in[3:] {
+					if !consts[x] {
+						n++
+						break
+					}
+				}
+			}
 		}
-		i += n
+		i += size
 	}
-	return false
+	return n
 }

@@ -52,7 +52,7 @@ type emitter struct {
 	wgSizeID uint32
 	variants map[string]*fnVariant // functions with pointer parameters, by argument shape
 	pending  []*fnVariant
-	// constIndex maps u32 constants made by constU32 back to their value.
+	// constIndex maps u32 constants (constant, constU32) back to their value.
 	constIndex map[uint32]uint32
 	// ranges holds the proved ranges of index expressions (ranges.go).
 	ranges map[expr]interval
@@ -497,6 +497,9 @@ func (e *emitter) constant(t *wgslType, v *value) uint32 {
 	}
 	if composite {
 		e.constOf[ref] = id
+	}
+	if t.Kind == kU32 {
+		e.constIndex[id] = uint32(v.i)
 	}
 	return id
 }

@@ -272,11 +272,30 @@ func (e *emitter) columns(v uint32, t *wgslType, col0 uint32) uint32 {
 	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
 }
 
+// constU32Pair is the values of a and b where both are u32 constants made
+// by constU32.
+func (e *emitter) constU32Pair(a uint32, at *wgslType, b uint32, bt *wgslType) (x, y uint32, ok bool) {
+	if at.Kind != kU32 || bt.Kind != kU32 {
+		return 0, 0, false
+	}
+	x, okA := e.constIndex[a]
+	y, okB := e.constIndex[b]
+	return x, y, okA && okB
+}
+
 // expr emits an expression and returns the id of its value.
 func (e *emitter) expr(x expr) uint32 {
 	info := e.info(x)
 	if info.val != nil {
 		return e.constant(info.typ, info.val)
+	}
+	if id, ok := x.(*ident); ok && id != nil && info.sym != nil {
+		if v, ok := e.f.unrolled[info.sym]; ok { // a counter of a loop being unrolled
+			if info.typ.Kind == kU32 {
+				return e.constU32(uint32(v.i))
+			}
+			return e.constant(info.typ, v)
+		}
 	}
 	if info.ref || e.memRoot(x) {
 		return e.load(e.ref(x), info.typ)
@@ -396,6 +415,11 @@ func (e *emitter) splat(v uint32, s *wgslType, n int) uint32 {
 
 func (e *emitter) binaryOp(op operator, a uint32, at *wgslType, b uint32, bt *wgslType, rt *wgslType) uint32 {
 	s := at.scalarOf()
+	if x, y, ok := e.constU32Pair(a, at, b, bt); ok && rt.Kind == kU32 && (op == opAdd || op == opSub || op == opMul) {
+		// Folded, so that an index computed from an unrolled loop's
+		// counters (unroll.go) is a constant in the module.
+		return e.constU32(map[operator]uint32{opAdd: x + y, opSub: x - y, opMul: x * y}[op])
+	}
 	ty := e.typeID(rt, plain)
 	if at.Kind == kMat || bt.Kind == kMat {
 		return e.matOp(op, a, at, b, bt, rt)
@@ -637,6 +661,11 @@ func (e *emitter) clampIndex(idx uint32, index expr, it, t *wgslType, r *refv) u
 	}
 	if e.opt.NoIndexClamp {
 		return idx // the host guarantees bounds (Options.NoIndexClamp)
+	}
+	if k, ok := e.constIndex[idx]; ok && it.Kind == kU32 { // a constant, as unrolling folds them (unroll.go)
+		if n, ok := e.constLength(t); ok && uint64(k) < n {
+			return idx
+		}
 	}
 	if n, ok := e.constLength(t); ok && it.Kind == kU32 {
 		if rg, known := e.ranges[index]; known && rg.hi < n {

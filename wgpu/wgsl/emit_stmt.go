@@ -28,6 +28,10 @@ type fnState struct {
 	computed   map[*symbol]uint32
 	loops      []loopTargets
 	inputsUsed map[uint32]bool
+	// unrolled holds the counters of the loops being unrolled (unroll.go)
+	// with their values in the copy of the body being emitted: reads of
+	// them are constants.
+	unrolled map[*symbol]*value
 }
 
 // loopTargets are the branch targets of an enclosing loop or switch (cont is
@@ -331,11 +335,15 @@ func (e *emitter) stmt(s stmt) {
 		if s.Init != nil {
 			e.stmt(s.Init)
 		}
+		control := e.forLoopControl(s)
+		if e.unrolled(s, control) {
+			return
+		}
 		var update []stmt
 		if s.Update != nil {
 			update = []stmt{s.Update}
 		}
-		e.loop(s.Cond, s.Body.Stmts, update, nil, e.forLoopControl(s))
+		e.loop(s.Cond, s.Body.Stmts, update, nil, control)
 	case *whileStmt:
 		e.loop(s.Cond, s.Body.Stmts, nil, nil, spirv.LoopControlNone)
 	case *loopStmt:

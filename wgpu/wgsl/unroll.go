@@ -1,34 +1,42 @@
 package wgsl
 
-import (
-	"math"
+import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 
-	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
-)
-
-// Unroll hints for native subgroup matrices.
+// Unrolling for native subgroup matrices.
 //
 // A kernel keeps its result matrices in an array indexed by loop counters
 // (`acc[i * FN + j]` in `for (var i = 0u; i < FM; i++)`). A GPU holds a
 // cooperative matrix in registers only where every index into such an array
 // is a constant, that is once the loops around it are unrolled; otherwise the
-// array goes to local memory and each multiply-add waits on it. WGSL has no
-// unroll attribute (GLSL kernels say `[[unroll]]` for this reason), so where
-// the module's matrices are native (Options.CooperativeMatrix) the emitter
-// marks with LoopControl Unroll every for loop whose trip count is fixed once
-// the pipeline is made and whose body indexes an array of subgroup matrices.
-// The same holds for the registers a kernel keeps beside them in small
-// function-scope arrays indexed by a run-time value (a tile on its way to
-// workgroup memory, `rx[l]` in `for (var l = 0u; l < XL; l++)`): such a loop
-// gets the hint too where its trip count, known by then (the pipeline's
-// module is specialized), is at most maxUnrollTrips. It is a hint: a driver
-// that cannot unroll ignores it, and no result changes. Lowered matrices get
-// no hint (a driver that unrolled their element loops would compile far
-// longer for nothing).
+// array goes to local memory and each multiply-add waits on it. The same
+// holds for the registers a kernel keeps beside them in small function-scope
+// arrays indexed by a run-time value (a tile on its way to workgroup memory,
+// `rx[l]` in `for (var l = 0u; l < XL; l++)`). WGSL has no unroll attribute
+// (GLSL kernels say `[[unroll]]`), so where the module's matrices are native
+// (Options.CooperativeMatrix) the emitter takes the for loops whose trip
+// count is fixed once the pipeline is made (fixedTrip) and whose body
+// indexes an array of subgroup matrices, or such a register array with at
+// most maxUnrollTrips trips, and:
+//   - where the trip count is already known (the pipeline's module is
+//     specialized: its overrides are constants) and at most
+//     maxUnrollTrips, and the body leaves the counter and the loop's own
+//     control alone (unrollable), unrolls the loop itself (unrolled): the
+//     body once per trip, reads of the counter in each copy that trip's
+//     value, u32 +, - and * of constants folded, so that an index such as
+//     i * FN + j is a constant in the module and no driver has to unroll or
+//     fold anything (a driver's unroller may decline a loop with barriers or
+//     a long body);
+//   - else marks the loop with LoopControl Unroll, a hint a driver may
+//     ignore.
+//
+// No result changes. Lowered matrices get neither (a driver would compile
+// their element loops far longer for nothing), unless Options.UnrollLoops
+// asks, as tests do to run the unrolled code on devices without matrix
+// units.
 
 // forLoopControl is the loop control of s's OpLoopMerge.
 func (e *emitter) forLoopControl(s *forStmt) uint32 {
-	if !e.opt.CooperativeMatrix || !e.fixedTrip(s) {
+	if !(e.opt.CooperativeMatrix || e.opt.UnrollLoops) || !e.fixedTrip(s) {
 		return spirv.LoopControlNone
 	}
 	matrices, registers := false, false
@@ -44,10 +52,108 @@ func (e *emitter) forLoopControl(s *forStmt) uint32 {
 	if matrices {
 		return spirv.LoopControlUnroll
 	}
-	if n, ok := e.tripCount(s); registers && ok && n <= maxUnrollTrips {
+	if v, ok := e.tripValues(s); registers && ok && len(v) <= maxUnrollTrips {
 		return spirv.LoopControlUnroll
 	}
 	return spirv.LoopControlNone
+}
+
+// unrolled emits for loop s (its init already emitted) unrolled, and
+// reports whether it did: where its loop control is Unroll, its trip values
+// are known and at most maxUnrollTrips, and its body leaves the counter and
+// the loop's own control alone (unrollable).
+func (e *emitter) unrolled(s *forStmt, control uint32) bool {
+	if control != spirv.LoopControlUnroll || !e.unrollable(s) {
+		return false
+	}
+	vals, ok := e.tripValues(s)
+	if !ok || len(vals) > maxUnrollTrips {
+		return false
+	}
+	sym := e.declSym(s.Init.(*declStmt).Decl)
+	v := e.f.values[sym]
+	if e.f.unrolled == nil {
+		e.f.unrolled = map[*symbol]*value{}
+	}
+	defer delete(e.f.unrolled, sym)
+	for _, x := range vals {
+		if e.f.terminated {
+			break // the body returned: the copies after it are dead
+		}
+		e.add(spirv.OpStore, v, e.constant(sym.typ, &value{i: x}))
+		e.f.unrolled[sym] = &value{i: x}
+		e.stmts(s.Body.Stmts)
+	}
+	return true
+}
+
+// unrollable reports whether the body of fixedTrip loop s neither writes
+// its counter (an assignment, an increment, its address taken) nor breaks
+// or continues s itself (a break in an inner loop or switch, a continue in
+// an inner loop are theirs).
+func (e *emitter) unrollable(s *forStmt) bool {
+	d := s.Init.(*declStmt).Decl
+	counter := func(x expr) bool {
+		for {
+			p, ok := x.(*parenExpr)
+			if !ok {
+				break
+			}
+			x = p.X
+		}
+		id, ok := x.(*ident)
+		return ok && e.info(id).sym != nil && e.info(id).sym.decl == d
+	}
+	ok := true
+	walkStmts(s.Body.Stmts, func(x expr) {
+		if u, isU := x.(*unaryExpr); isU && u.Op == opAddrOf && counter(u.X) {
+			ok = false
+		}
+	})
+	var visit func(ss []stmt, inLoop, inSwitch bool)
+	visit = func(ss []stmt, inLoop, inSwitch bool) {
+		for _, st := range ss {
+			switch st := st.(type) {
+			case *blockStmt:
+				visit(st.Stmts, inLoop, inSwitch)
+			case *assignStmt:
+				ok = ok && (st.LHS == nil || !counter(st.LHS))
+			case *incDecStmt:
+				ok = ok && !counter(st.X)
+			case *ifStmt:
+				visit([]stmt{st.Then}, inLoop, inSwitch)
+				if st.Else != nil {
+					visit([]stmt{st.Else}, inLoop, inSwitch)
+				}
+			case *forStmt:
+				var inner []stmt
+				for _, x := range []stmt{st.Init, st.Update} {
+					if x != nil {
+						inner = append(inner, x)
+					}
+				}
+				visit(inner, false, false)
+				visit(st.Body.Stmts, true, false)
+			case *whileStmt:
+				visit(st.Body.Stmts, true, false)
+			case *loopStmt:
+				visit(st.Body.Stmts, true, false)
+				if st.Continuing != nil {
+					visit(st.Continuing.Stmts, true, false)
+				}
+			case *switchStmt:
+				for _, cl := range st.Clauses {
+					visit(cl.Body.Stmts, inLoop, true)
+				}
+			case *breakStmt:
+				ok = ok && (inLoop || inSwitch)
+			case *continueStmt:
+				ok = ok && inLoop
+			}
+		}
+	}
+	visit(s.Body.Stmts, false, false)
+	return ok
 }
 
 // maxUnrollTrips is the most trips of a loop over a function-scope array
@@ -55,11 +161,13 @@ func (e *emitter) forLoopControl(s *forStmt) uint32 {
 // vec4 loads per invocation).
 const maxUnrollTrips = 32
 
-// tripCount is the trips of a fixedTrip loop whose bounds and step are
-// known now (consts, or overrides in a specialized module): for
-// `i = A; i < B; i += C` and its variants, the i values the condition
-// admits before it first fails, counted in at most maxUnrollTrips+1 steps.
-func (e *emitter) tripCount(s *forStmt) (uint64, bool) {
+// tripValues is the counter's values, trip by trip, of a fixedTrip loop
+// whose bounds and step are known now (consts, or overrides in a
+// specialized module): for `i = A; i < B; i += C` and its variants, the
+// values the condition admits before it first fails, stepped in the
+// counter's type (a u32 counting down past 0 wraps); at most
+// maxUnrollTrips+1 of them (more means too many).
+func (e *emitter) tripValues(s *forStmt) ([]int64, bool) {
 	d := s.Init.(*declStmt)
 	c := s.Cond.(*binaryExpr)
 	val := func(x expr) (int64, bool) {
@@ -71,7 +179,7 @@ func (e *emitter) tripCount(s *forStmt) (uint64, bool) {
 	}
 	a, ok := val(d.Decl.Init)
 	if !ok {
-		return 0, false
+		return nil, false
 	}
 	var bound int64
 	var counterLeft bool
@@ -82,7 +190,7 @@ func (e *emitter) tripCount(s *forStmt) (uint64, bool) {
 		bound, ok = val(c.X)
 	}
 	if !ok {
-		return 0, false
+		return nil, false
 	}
 	var step int64
 	switch u := s.Update.(type) {
@@ -91,9 +199,13 @@ func (e *emitter) tripCount(s *forStmt) (uint64, bool) {
 	case *assignStmt:
 		k, ok := val(u.RHS)
 		if !ok {
-			return 0, false
+			return nil, false
 		}
 		step = pick(u.Op == opAdd, k, -k)
+	}
+	wrap := func(x int64) int64 { return int64(int32(x)) }
+	if e.declSym(d.Decl).typ.Kind == kU32 {
+		wrap = func(x int64) int64 { return int64(uint32(x)) }
 	}
 	holds := func(i int64) bool {
 		l, r := i, bound
@@ -112,13 +224,11 @@ func (e *emitter) tripCount(s *forStmt) (uint64, bool) {
 		}
 		return l != r
 	}
-	n := uint64(0)
-	for i := a; holds(i) && i >= 0 && i <= math.MaxUint32; i += step {
-		if n++; n > maxUnrollTrips {
-			break
-		}
+	var vals []int64
+	for i := wrap(a); holds(i) && len(vals) <= maxUnrollTrips; i = wrap(i + step) {
+		vals = append(vals, i)
 	}
-	return n, true
+	return vals, true
 }
 
 // fixedTrip reports whether s is `for (var i = A; i op B; update)` with A and

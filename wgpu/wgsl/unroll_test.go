@@ -26,11 +26,12 @@ func loopControls(t *testing.T, words []uint32) []uint32 {
 	return out
 }
 
-// TestUnrollHint checks that native subgroup matrices get LoopControl Unroll
-// on exactly the for loops with a trip count fixed at pipeline creation
-// (const or override bounds and steps) that index an array of matrices, and
-// that lowered matrices and other loops get none; the native module passes
-// the newer spirv-val.
+// TestUnrollHint checks that native subgroup matrices get their for loops
+// over an array of matrices unrolled by the emitter where the trip count is
+// known (consts; overrides once specialized) and the body leaves the loop's
+// control alone, LoopControl Unroll where it is not yet known or the body
+// breaks, and that lowered matrices and other loops get neither; the native
+// module passes the newer spirv-val.
 func TestUnrollHint(t *testing.T) {
 	src := sgm("override FM: u32 = 2;\nconst FN: u32 = 2u;", `
 var acc: array<subgroup_matrix_result<f32, 8, 8>, 4>;
@@ -44,6 +45,7 @@ for (var s = 0u; s < wid.x; s++) {
 	}
 }
 for (var q = 0u; q < 4u; q++) { o[q] = 1.0; }
+for (var k = 0u; k < 4u; k++) { if wid.y == k { break; } acc[k] = subgroupMatrixMultiply<f32>(l, r); }
 var n = 0u;
 while n < 4u { subgroupMatrixStore(&o, n * 64u, acc[n], false, 8u); n++; }
 for (var i = 3u; i >= 1u; i--) { subgroupMatrixStore(&o, 256u + i * 64u, acc[i], false, 8u); }`)
@@ -51,11 +53,20 @@ for (var i = 3u; i >= 1u; i--) { subgroupMatrixStore(&o, 256u + i * 64u, acc[i],
 	if err != nil {
 		t.Fatal(err)
 	}
-	// s (bound wid.x: no), i and j (yes), q (no matrices), the while loop
-	// (not a for loop), the count-down store loop (yes).
-	if got, want := loopControls(t, native.SPIRV), []uint32{0, 1, 1, 0, 0, 1}; !slices.Equal(got, want) {
+	// s (bound wid.x: no), i (FM not yet known: the hint; j inside it
+	// unrolled), q (no matrices), k (breaks: the hint), the while loop (not
+	// a for loop); the count-down store loop unrolled.
+	if got, want := loopControls(t, native.SPIRV), []uint32{0, 1, 0, 1, 0}; !slices.Equal(got, want) {
 		t.Errorf("native loop controls %v, want %v", got, want)
 	}
+	sp, err := native.Specialize("main", map[string]float64{"FM": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := loopControls(t, sp.SPIRV), []uint32{0, 0, 1, 0}; !slices.Equal(got, want) { // i unrolled too
+		t.Errorf("specialized loop controls %v, want %v", got, want)
+	}
+	spirvValNew(t, prereq.SpirvValNew(t), "unroll specialized", sp.SPIRV)
 	lowered, err := Compile("unroll.wgsl", src, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -68,11 +79,11 @@ for (var i = 3u; i >= 1u; i--) { subgroupMatrixStore(&o, 256u + i * 64u, acc[i],
 	spirvValNew(t, prereq.SpirvValNew(t), "unroll", native.SPIRV)
 }
 
-// TestUnrollHintRegisters checks the hint on loops over small function-scope
-// arrays in a module with native matrices: given where the trip count,
-// known once the module is specialized, is at most maxUnrollTrips; not
-// given past it, over other memory, before the overrides are known, or with
-// lowered matrices.
+// TestUnrollHintRegisters checks loops over small function-scope arrays in
+// a module with native matrices: unrolled where the trip count, known once
+// the module is specialized, is at most maxUnrollTrips; left alone past it,
+// over other memory, before the overrides are known, or with lowered
+// matrices.
 func TestUnrollHintRegisters(t *testing.T) {
 	src := sgm("override XL: u32 = 8;", `
 var rx: array<vec4<f32>, 64>;
@@ -85,14 +96,15 @@ subgroupMatrixStore(&o, 0u, subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Unspecialized, XL's value is not known: only the 2-trip loop.
-	if got, want := loopControls(t, m.SPIRV), []uint32{0, 1, 0, 0}; !slices.Equal(got, want) {
+	// Unspecialized, XL's value is not known: only the 2-trip loop is
+	// unrolled; the loops over rx (XL trips), o, and rx (40 trips) remain.
+	if got, want := loopControls(t, m.SPIRV), []uint32{0, 0, 0}; !slices.Equal(got, want) {
 		t.Errorf("module loop controls %v, want %v", got, want)
 	}
 	for _, c := range []struct {
 		xl   float64
 		want []uint32
-	}{{8, []uint32{1, 1, 0, 0}}, {32, []uint32{1, 1, 0, 0}}, {33, []uint32{0, 1, 0, 0}}} {
+	}{{8, []uint32{0, 0}}, {32, []uint32{0, 0}}, {33, []uint32{0, 0, 0}}} {
 		sp, err := m.Specialize("main", map[string]float64{"XL": c.xl})
 		if err != nil {
 			t.Fatal(err)

@@ -28,6 +28,12 @@ type Options struct {
 	// (the lowered subgroupMatrixStore numbers the active invocations with
 	// subgroup adds, capability GroupNonUniformArithmetic).
 	CooperativeMatrix bool
+	// UnrollLoops unrolls (or, where the trip count is not yet known, marks
+	// with LoopControl Unroll) the same for loops as CooperativeMatrix does
+	// (see unroll.go), also where the matrices are lowered: tests set it to
+	// run the unrolled code on devices without matrix units. No result
+	// changes.
+	UnrollLoops bool
 }
 
 // Module is a compiled WGSL module: checked, described, and ready to be

@@ -15,8 +15,10 @@ import (
 type device struct {
 	dev *wgpu.Device
 	// opt, when it sets NoIndexClamp, compiles with it and hands wgpu the
-	// SPIR-V instead of the WGSL source; UniformStandardLayout only serves
-	// the reflection (wgpu compiles with it where the device allows).
+	// SPIR-V instead of the WGSL source; with UnrollLoops, the SPIR-V of the
+	// entry point specialized with the constants (the loops over overrides
+	// unrolled as a pipeline's are); UniformStandardLayout only serves the
+	// reflection (wgpu compiles with it where the device allows).
 	opt wgsl.Options
 	// bound, where set and non-zero, is how many bytes of bufs[i] run binds
 	// (the rest is in the buffer, past the binding's end); else all of it.
@@ -91,7 +93,14 @@ func (d *device) run(t *testing.T, src string, consts map[string]float64, push [
 	// The module goes in as WGSL, so wgpu's own compile path (and its mapping
 	// of override names to IDs) is what runs; m serves the reflection.
 	desc := &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", WGSL: src}
-	if d.opt.NoIndexClamp {
+	switch {
+	case d.opt.UnrollLoops:
+		sp, err := m.Specialize(m.Reflection.EntryPoints[0].Name, consts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, consts = &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", SPIRV: sp.SPIRV}, nil
+	case d.opt.NoIndexClamp:
 		desc = &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", SPIRV: m.SPIRV}
 	}
 	sm, err := dev.CreateShaderModule(desc)
