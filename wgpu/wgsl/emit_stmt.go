@@ -31,7 +31,8 @@ type fnState struct {
 	// unrolled holds the counters of the loops being unrolled (unroll.go)
 	// with their values in the copy of the body being emitted: reads of
 	// them are constants.
-	unrolled map[*symbol]*value
+	unrolled    map[*symbol]*value
+	unrollScale int // the copies the enclosing unrolled loops make of what is being emitted (0: none)
 }
 
 // loopTargets are the branch targets of an enclosing loop or switch (cont is

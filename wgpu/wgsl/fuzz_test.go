@@ -8,7 +8,8 @@ import (
 )
 
 // FuzzCompile feeds arbitrary text through parse, check and emit, and
-// specializes the first entry point. It must
+// specializes the first entry point (also with native subgroup matrices and
+// with loops unrolled). It must
 // never panic, and every error must be a positioned ErrorList, never an
 // InternalError (a checker/emitter mismatch). Run: go test -fuzz FuzzCompile ./wgpu/wgsl
 func FuzzCompile(f *testing.F) {
@@ -61,6 +62,21 @@ func FuzzCompile(f *testing.F) {
 		}
 		if len(sp.SPIRV) < 5 || sp.SPIRV[0] != 0x07230203 {
 			t.Fatalf("Specialize: bad SPIR-V header")
+		}
+		// The native matrices' emitter (coopBounds) and the unrolling
+		// (unroll.go): the same program, no internal error.
+		for _, opt := range []Options{{CooperativeMatrix: true}, {UnrollLoops: true}} {
+			m, err := Compile("fuzz.wgsl", src, opt)
+			var ie *InternalError
+			if errors.As(err, &ie) {
+				t.Fatalf("%+v: %v\n%s", opt, err, src)
+			}
+			if err != nil {
+				continue
+			}
+			if _, err := m.Specialize(m.Reflection.EntryPoints[0].Name, nil); errors.As(err, &ie) {
+				t.Fatalf("%+v: Specialize: %v\n%s", opt, err, src)
+			}
 		}
 	})
 }

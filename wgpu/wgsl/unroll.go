@@ -21,11 +21,12 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 //     specialized: its overrides are constants) and at most
 //     maxUnrollTrips, and the body leaves the counter and the loop's own
 //     control alone (unrollable), unrolls the loop itself (unrolled): the
-//     body once per trip, reads of the counter in each copy that trip's
-//     value, u32 +, - and * of constants folded, so that an index such as
-//     i * FN + j is a constant in the module and no driver has to unroll or
-//     fold anything (a driver's unroller may decline a loop with barriers or
-//     a long body);
+//     body once per trip (nested unrolled loops: at most maxUnrollCopies
+//     copies of the innermost body), reads of the counter in each copy
+//     that trip's value, u32 +, - and * of constants folded, so that an
+//     index such as i * FN + j is a constant in the module and no driver
+//     has to unroll or fold anything (a driver's unroller may decline a
+//     loop with barriers or a long body);
 //   - else marks the loop with LoopControl Unroll, a hint a driver may
 //     ignore.
 //
@@ -63,13 +64,13 @@ func (e *emitter) forLoopControl(s *forStmt) uint32 {
 // are known and at most maxUnrollTrips, and its body leaves the counter and
 // the loop's own control alone (unrollable).
 func (e *emitter) unrolled(s *forStmt, control uint32) bool {
-	if control != spirv.LoopControlUnroll || !e.unrollable(s) {
-		return false
+	vals, ok := e.unrollTrips(s, control)
+	scale := max(e.f.unrollScale, 1)
+	if !ok || scale*len(vals)*e.innerCopies(s.Body.Stmts) > maxUnrollCopies {
+		return false // inner loops first: they index with the counters closest to the arrays
 	}
-	vals, ok := e.tripValues(s)
-	if !ok || len(vals) > maxUnrollTrips {
-		return false
-	}
+	e.f.unrollScale = scale * len(vals)
+	defer func() { e.f.unrollScale = scale }()
 	sym := e.declSym(s.Init.(*declStmt).Decl)
 	v := e.f.values[sym]
 	if e.f.unrolled == nil {
@@ -85,6 +86,56 @@ func (e *emitter) unrolled(s *forStmt, control uint32) bool {
 		e.stmts(s.Body.Stmts)
 	}
 	return true
+}
+
+// unrollTrips is the counter's values of for loop s with loop control
+// control where the emitter may unroll it: the control is Unroll, its trip
+// values are known and at most maxUnrollTrips, and it is unrollable.
+func (e *emitter) unrollTrips(s *forStmt, control uint32) ([]int64, bool) {
+	if control != spirv.LoopControlUnroll || !e.unrollable(s) {
+		return nil, false
+	}
+	vals, ok := e.tripValues(s)
+	return vals, ok && len(vals) <= maxUnrollTrips
+}
+
+// innerCopies is the most copies of an innermost body that the loops
+// nested in ss would make, unrolled: the largest product of the trips of
+// nested for loops the emitter may unroll (1 for none).
+func (e *emitter) innerCopies(ss []stmt) int {
+	best := 1
+	var visit func(ss []stmt)
+	visit = func(ss []stmt) {
+		for _, st := range ss {
+			switch st := st.(type) {
+			case *blockStmt:
+				visit(st.Stmts)
+			case *ifStmt:
+				visit([]stmt{st.Then})
+				if st.Else != nil {
+					visit([]stmt{st.Else})
+				}
+			case *forStmt:
+				n := 1
+				if e.fixedTrip(st) {
+					if vals, ok := e.unrollTrips(st, e.forLoopControl(st)); ok {
+						n = max(len(vals), 1)
+					}
+				}
+				best = max(best, n*e.innerCopies(st.Body.Stmts))
+			case *whileStmt:
+				visit(st.Body.Stmts)
+			case *loopStmt:
+				visit(st.Body.Stmts)
+			case *switchStmt:
+				for _, cl := range st.Clauses {
+					visit(cl.Body.Stmts)
+				}
+			}
+		}
+	}
+	visit(ss)
+	return best
 }
 
 // unrollable reports whether the body of fixedTrip loop s neither writes
@@ -158,8 +209,14 @@ func (e *emitter) unrollable(s *forStmt) bool {
 
 // maxUnrollTrips is the most trips of a loop over a function-scope array
 // that gets the unroll hint for it (the coop kernels' tiles take at most 16
-// vec4 loads per invocation).
+// vec4 loads per invocation), and of a loop the emitter unrolls.
 const maxUnrollTrips = 32
+
+// maxUnrollCopies bounds the copies of a body that nested unrolled loops
+// make (the product of their trips), so that nesting cannot blow a module
+// up (the coop kernels stay far below it: TestCoopKernelsNative would find
+// a matrix index left to run time).
+const maxUnrollCopies = 512
 
 // tripValues is the counter's values, trip by trip, of a fixedTrip loop
 // whose bounds and step are known now (consts, or overrides in a

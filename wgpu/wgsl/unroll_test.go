@@ -130,3 +130,27 @@ subgroupMatrixStore(&o, 0u, subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(
 		}
 	}
 }
+
+// TestUnrollCopies: nested loops are unrolled only while the copies of the
+// innermost body stay within maxUnrollCopies, inner loops first: of three
+// nested 16-trip loops (4096 copies), the outer one stays a loop with the
+// hint and the two inside it are unrolled (256); the module stays valid.
+func TestUnrollCopies(t *testing.T) {
+	src := sgm("", `
+var r: array<f32, 16>;
+for (var i = 0u; i < 16u; i++) {
+	for (var j = 0u; j < 16u; j++) {
+		for (var k = 0u; k < 16u; k++) { r[k] += r[(i + j) % 16u]; }
+	}
+}
+o[0] = r[3];
+subgroupMatrixStore(&o, 0u, subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u), false, 8u);`)
+	m, err := Compile("copies.wgsl", src, Options{CooperativeMatrix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := loopControls(t, m.SPIRV); !slices.Equal(got, []uint32{1}) {
+		t.Errorf("loop controls %v, want one loop with the hint", got)
+	}
+	spirvValNew(t, prereq.SpirvValNew(t), "copies", m.SPIRV)
+}
