@@ -21,7 +21,8 @@
 // never loaded: skipped whole; the diagonal tile is masked per row). Per
 // tile:
 //  1. all invocations stage the tile's keys and values as f16 in workgroup
-//     memory (vec4 loads of the cache; zeros past the block's keys);
+//     memory (vec4 loads of the cache, all of an invocation's issued
+//     before its first store; zeros past the block's keys);
 //  2. each subgroup multiplies its query rows (left matrices kept in
 //     registers for the whole kernel: Q is staged once) by the keys
 //     (right matrices loaded column-major from the keys' rows: Kᵀ) into
@@ -109,6 +110,7 @@ const PS: u32 = BKV + 8u;            // f16 per row of ps
 const SS: u32 = max(BKV, HP) + 4u;   // f32 per row of ss
 const CJ: u32 = BKV / R;             // scores per invocation and row
 const CO: u32 = HP / R;              // output columns per invocation and row
+const SL: u32 = (BKV * HP4 + WG - 1u) / WG; // vec4s of a tile's keys (and of its values) an invocation stages
 
 struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32 }
 
@@ -130,7 +132,11 @@ fn toF16(v: vec4<f32>) -> vec4<f16> {
 
 // stage puts v, rounded to f16, at element o of hs.
 fn stage(o: u32, v: vec4<f32>) {
-	let h = toF16(v);
+	stage16(o, toF16(v));
+}
+
+// stage16 puts h at element o of hs.
+fn stage16(o: u32, h: vec4<f16>) {
 	hs[o] = h.x;
 	hs[o + 1u] = h.y;
 	hs[o + 2u] = h.z;
@@ -188,19 +194,29 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	let sgLast = p.pos0 + min(q0 + r0 + RPS, p.T) - 1u; // the subgroup's last visible key
 	let cbase = (b * p.KV + g) * p.S * HD4;
 	for (var s0 = 0u; s0 < keys; s0 += BKV) {
-		// 1. The tile's keys (rows 0 .. BKV-1 of hs) and values (BKV .. 2*BKV-1).
-		for (var i = li; i < BKV * HP4; i += WG) {
+		// 1. The tile's keys (rows 0 .. BKV-1 of hs) and values (BKV .. 2*BKV-1):
+		// every load first, rounded to f16 into registers, then the stores,
+		// so that the loads are in flight together.
+		var kr: array<vec4<f16>, SL>;
+		var vr: array<vec4<f16>, SL>;
+		for (var l = 0u; l < SL; l++) {
+			let i = li + l * WG;
 			let s = s0 + i / HP4;
 			let c = i % HP4;
-			var kv = vec4<f32>(0.0);
-			var vv = vec4<f32>(0.0);
-			if s < keys && c < HD4 {
-				kv = kc[cbase + s * HD4 + c];
-				vv = vc[cbase + s * HD4 + c];
+			kr[l] = vec4<f16>(0.0);
+			vr[l] = vec4<f16>(0.0);
+			if i < BKV * HP4 && s < keys && c < HD4 {
+				kr[l] = toF16(kc[cbase + s * HD4 + c]);
+				vr[l] = toF16(vc[cbase + s * HD4 + c]);
 			}
-			let o = (i / HP4) * KS + 4u * c;
-			stage(o, kv);
-			stage(BKV * KS + o, vv);
+		}
+		for (var l = 0u; l < SL; l++) {
+			let i = li + l * WG;
+			if i < BKV * HP4 {
+				let o = (i / HP4) * KS + 4u * (i % HP4);
+				stage16(o, kr[l]);
+				stage16(BKV * KS + o, vr[l]);
+			}
 		}
 		workgroupBarrier();
 		let busy = q0 + r0 < p.T && s0 <= sgLast; // subgroup-uniform

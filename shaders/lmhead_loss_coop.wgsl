@@ -83,14 +83,15 @@ const MAXL: u32 = 16u;  // the most vec4 loads of a tile per invocation
 const MAXR: u32 = 8u;  // the most rows per invocation of the fold
 const NO_TARGET: u32 = 0xffffffffu; // the target of a position past P: no id
 
-// loadH is vec4 number i of h's tile for the step at k0: position
-// r0 + i / QK, channels k0 + 4*(i % QK) ..; zeros outside h and for i past
-// the tile.
-fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f32> {
+// loadH is vec4 number i of h's tile for the step at k0, rounded to f16
+// (clamped to ±65504) as it is loaded, so that the registers it waits in
+// are half as many: position r0 + i / QK, channels k0 + 4*(i % QK) ..;
+// zeros outside h and for i past the tile.
+fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {
 	let r = r0 + i / QK;
 	let k = k0 + 4u * (i % QK);
-	if i >= BM * QK || r >= p.P || k >= p.C { return vec4<f32>(0.0); }
-	return h[(r * p.C + k) / 4u];
+	if i >= BM * QK || r >= p.P || k >= p.C { return vec4<f16>(0.0); }
+	return vec4<f16>(clamp(h[(r * p.C + k) / 4u], vec4<f32>(-65504.0), vec4<f32>(65504.0)));
 }
 
 // loadW is loadH for wte's tile (ids bv0.., within the binding).
@@ -101,11 +102,10 @@ fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {
 	return wte[(r * p.C + k) / 4u];
 }
 
-// stageH rounds vec4 i of h's tile to f16 (clamped to ±65504) into hs.
-fn stageH(i: u32, v: vec4<f32>) {
+// stageH puts vec4 i of h's tile (loadH's) into hs.
+fn stageH(i: u32, f: vec4<f16>) {
 	if i >= BM * QK { return; }
 	let o = (i / QK) * HS + 4u * (i % QK);
-	let f = vec4<f16>(clamp(v, vec4<f32>(-65504.0), vec4<f32>(65504.0)));
 	hs[o] = f.x;
 	hs[o + 1u] = f.y;
 	hs[o + 2u] = f.z;
@@ -149,7 +149,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 		ms[i] = NEG_BIG;
 		ss[i] = 0.0;
 	}
-	var rx: array<vec4<f32>, MAXL>;
+	var rx: array<vec4<f16>, MAXL>;
 	var rw: array<vec4<f16>, MAXL>;
 	for (var tile = 0u; tile < NT; tile++) {
 		let bv0 = sv0 + tile * VT;
