@@ -272,8 +272,8 @@ func (e *emitter) columns(v uint32, t *wgslType, col0 uint32) uint32 {
 	return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), parts...)
 }
 
-// constU32Pair is the values of a and b where both are u32 constants made
-// by constU32.
+// constU32Pair is the values of a and b where both are u32 constants
+// (constIndex).
 func (e *emitter) constU32Pair(a uint32, at *wgslType, b uint32, bt *wgslType) (x, y uint32, ok bool) {
 	if at.Kind != kU32 || bt.Kind != kU32 {
 		return 0, 0, false
@@ -289,7 +289,7 @@ func (e *emitter) expr(x expr) uint32 {
 	if info.val != nil {
 		return e.constant(info.typ, info.val)
 	}
-	if id, ok := x.(*ident); ok && id != nil && info.sym != nil {
+	if _, ok := x.(*ident); ok && info.sym != nil {
 		if v, ok := e.f.unrolled[info.sym]; ok { // a counter of a loop being unrolled
 			if info.typ.Kind == kU32 {
 				return e.constU32(uint32(v.i))

@@ -18,9 +18,10 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // clamping an in-bounds offset, so a driver still sees the offset's
 // alignment; in a runtime-sized array the first element's index is clamped
 // as any index is, and elements past the end are left to the device's
-// robustness (Vulkan's cooperativeMatrixRobustBufferAccess). subgroupMatrixMultiply is
-// OpCooperativeMatrixMulAddKHR with a zero accumulator; integer operands and
-// results carry their signedness in the Cooperative Matrix Operands.
+// robustness (Vulkan's cooperativeMatrixRobustBufferAccess).
+// subgroupMatrixMultiply is OpCooperativeMatrixMulAddKHR with a zero
+// accumulator; integer operands and results carry their signedness in the
+// Cooperative Matrix Operands.
 
 // coopType is the OpTypeCooperativeMatrixKHR of subgroup matrix t.
 func (e *emitter) coopType(t *wgslType) uint32 {

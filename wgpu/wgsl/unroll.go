@@ -145,14 +145,7 @@ func (e *emitter) innerCopies(ss []stmt) int {
 func (e *emitter) unrollable(s *forStmt) bool {
 	d := s.Init.(*declStmt).Decl
 	counter := func(x expr) bool {
-		for {
-			p, ok := x.(*parenExpr)
-			if !ok {
-				break
-			}
-			x = p.X
-		}
-		id, ok := x.(*ident)
+		id, ok := unparen(x).(*ident)
 		return ok && e.info(id).sym != nil && e.info(id).sym.decl == d
 	}
 	ok := true
