@@ -29,7 +29,7 @@ type coopShape struct{ WM, WN, SGM, SGN, BK, ST int }
 // matrix loaded once for 4 right ones and the reverse), BK 16 to 64, and
 // the 8-subgroup tiles that trade registers per subgroup for more of them.
 // On the H200 (2026-12-04) the 16-subgroup tiling of 32 x 32 blocks won
-// every shape and the 64 x 64 blocks ran 1.5 to 2.3 times slower, which
+// every shape and the 64 x 64 blocks ran 1.5 to 3 times slower, which
 // points at registers: their 16 accumulators and, at 4 subgroups, 16 vec4
 // loads in flight per invocation. So the 64 x 64 blocks come in 1 stage too,
 // without the loads in flight during the multiplies.

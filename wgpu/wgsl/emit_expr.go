@@ -418,7 +418,13 @@ func (e *emitter) binaryOp(op operator, a uint32, at *wgslType, b uint32, bt *wg
 	if x, y, ok := e.constU32Pair(a, at, b, bt); ok && rt.Kind == kU32 && (op == opAdd || op == opSub || op == opMul) {
 		// Folded, so that an index computed from an unrolled loop's
 		// counters (unroll.go) is a constant in the module.
-		return e.constU32(map[operator]uint32{opAdd: x + y, opSub: x - y, opMul: x * y}[op])
+		switch op {
+		case opAdd:
+			return e.constU32(x + y)
+		case opSub:
+			return e.constU32(x - y)
+		}
+		return e.constU32(x * y)
 	}
 	ty := e.typeID(rt, plain)
 	if at.Kind == kMat || bt.Kind == kMat {

@@ -179,7 +179,7 @@ func (r *ranges) loopCounter(s *forStmt) (*symbol, interval, bool) {
 	if v == nil || v.kind != symLocalVar || v.typ == nil || v.typ.Kind != kU32 {
 		return nil, interval{}, false
 	}
-	if r.writes(s.Body, v) || r.writesExpr(s.Cond, v) {
+	if writes(r.m, s.Body, v) || r.writesExpr(s.Cond, v) {
 		return nil, interval{}, false
 	}
 	a := interval{0, 0} // no initializer: zero
@@ -262,13 +262,13 @@ func (r *ranges) names(x expr, v *symbol) bool {
 
 // writesExpr reports whether evaluating x can write v: its address taken.
 func (r *ranges) writesExpr(x expr, v *symbol) bool {
-	return r.writes(&returnStmt{X: x}, v)
+	return writes(r.m, &returnStmt{X: x}, v)
 }
 
 // writes reports whether any statement under s assigns, increments or takes
 // the address of the variable v (conservatively: any mention of v as an
-// assignment's target or under &).
-func (r *ranges) writes(s stmt, v *symbol) bool {
+// assignment's target or under &), by m's symbols.
+func writes(m *checked, s stmt, v *symbol) bool {
 	found := false
 	var visitX func(x expr, target bool)
 	visitX = func(x expr, target bool) {
@@ -278,7 +278,7 @@ func (r *ranges) writes(s stmt, v *symbol) bool {
 		switch x := x.(type) {
 		case *ident:
 			if target {
-				if info := r.m.info[x]; info != nil && info.sym == v {
+				if info := m.info[x]; info != nil && info.sym == v {
 					found = true
 				}
 			}

@@ -139,44 +139,26 @@ func (e *emitter) innerCopies(ss []stmt) int {
 }
 
 // unrollable reports whether the body of fixedTrip loop s neither writes
-// its counter (an assignment, an increment, its address taken) nor breaks
-// or continues s itself (a break in an inner loop or switch, a continue in
-// an inner loop are theirs).
+// its counter (writes: an assignment, an increment, its address taken) nor
+// breaks or continues s itself (a break in an inner loop or switch, a
+// continue in an inner loop are theirs).
 func (e *emitter) unrollable(s *forStmt) bool {
-	d := s.Init.(*declStmt).Decl
-	counter := func(x expr) bool {
-		id, ok := unparen(x).(*ident)
-		return ok && e.info(id).sym != nil && e.info(id).sym.decl == d
+	if writes(e.m, s.Body, e.declSym(s.Init.(*declStmt).Decl)) {
+		return false
 	}
 	ok := true
-	walkStmts(s.Body.Stmts, func(x expr) {
-		if u, isU := x.(*unaryExpr); isU && u.Op == opAddrOf && counter(u.X) {
-			ok = false
-		}
-	})
 	var visit func(ss []stmt, inLoop, inSwitch bool)
 	visit = func(ss []stmt, inLoop, inSwitch bool) {
 		for _, st := range ss {
 			switch st := st.(type) {
 			case *blockStmt:
 				visit(st.Stmts, inLoop, inSwitch)
-			case *assignStmt:
-				ok = ok && (st.LHS == nil || !counter(st.LHS))
-			case *incDecStmt:
-				ok = ok && !counter(st.X)
 			case *ifStmt:
 				visit([]stmt{st.Then}, inLoop, inSwitch)
 				if st.Else != nil {
 					visit([]stmt{st.Else}, inLoop, inSwitch)
 				}
 			case *forStmt:
-				var inner []stmt
-				for _, x := range []stmt{st.Init, st.Update} {
-					if x != nil {
-						inner = append(inner, x)
-					}
-				}
-				visit(inner, false, false)
 				visit(st.Body.Stmts, true, false)
 			case *whileStmt:
 				visit(st.Body.Stmts, true, false)

@@ -154,3 +154,23 @@ subgroupMatrixStore(&o, 0u, subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(
 	}
 	spirvValNew(t, prereq.SpirvValNew(t), "copies", m.SPIRV)
 }
+
+// TestUnrollKeepsWrittenCounters: a loop whose body writes its counter (an
+// increment, or its address passed on) stays a loop with the hint; its
+// neighbour that only reads the counter is unrolled.
+func TestUnrollKeepsWrittenCounters(t *testing.T) {
+	src := sgm("fn bump(p: ptr<function, u32>) { *p += 1u; }", `
+var r: array<f32, 16>;
+for (var i = 0u; i < 8u; i++) { r[i] += 2.0; i += 1u; }
+for (var i = 0u; i < 8u; i++) { r[i] += 1.0; bump(&i); }
+for (var i = 0u; i < 8u; i++) { r[i] *= 3.0; }
+o[0] = r[3];
+subgroupMatrixStore(&o, 0u, subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, 0u, false, 8u), false, 8u);`)
+	m, err := Compile("written.wgsl", src, Options{CooperativeMatrix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := loopControls(t, m.SPIRV), []uint32{1, 1}; !slices.Equal(got, want) {
+		t.Errorf("loop controls %v, want %v", got, want)
+	}
+}
