@@ -228,6 +228,29 @@ func TestMatrixUnitsSelfCheck(t *testing.T) {
 		t.Fatalf("second decision: status %+v after %d checks, want the kept verdict", st, g.coopChecks)
 	}
 
+	// A file of another build's kernels (a new compiler or kernel text):
+	// checked again without a warning, and rewritten for this build.
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(string(b), `"kernels": "`+kernelsDigest()+`"`, `"kernels": "0123456789abcdef"`, 1)
+	if other == string(b) {
+		t.Fatalf("no kernels digest in the verdict file:\n%s", b)
+	}
+	if err := os.WriteFile(file, []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetMatrixUnits(MatrixUnitsAuto); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.MatrixUnits(); !st.Used || st.Cached || st.Warning != "" || g.coopChecks != 2 {
+		t.Fatalf("another build's verdicts: status %+v after %d checks, want a new check", st, g.coopChecks)
+	}
+	if f, err := loadVerdicts(d.dev, file); err != nil || len(f.Verdicts) != 1 || f.Kernels != kernelsDigest() {
+		t.Fatalf("verdict file after the new check: %+v, %v", f, err)
+	}
+
 	// An unreadable file: ignored with a warning, checked again, rewritten.
 	if err := os.WriteFile(file, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
@@ -235,7 +258,7 @@ func TestMatrixUnitsSelfCheck(t *testing.T) {
 	if err := g.SetMatrixUnits(MatrixUnitsAuto); err != nil {
 		t.Fatal(err)
 	}
-	if st := g.MatrixUnits(); !st.Used || !strings.Contains(st.Warning, "ignoring") || !strings.Contains(st.Warning, file) || g.coopChecks != 2 {
+	if st := g.MatrixUnits(); !st.Used || !strings.Contains(st.Warning, "ignoring") || !strings.Contains(st.Warning, file) || g.coopChecks != 3 {
 		t.Fatalf("corrupt file: status %+v after %d checks", st, g.coopChecks)
 	}
 	if _, err := loadVerdicts(d.dev, file); err != nil {

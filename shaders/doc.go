@@ -150,6 +150,9 @@
 // (MatrixUnitsStatus.Warning). The verdict is kept beside the autotuner's
 // file, per device UUID, driver version, configuration and kernel text
 // (a file that cannot be read is ignored with a warning and rewritten).
+// Both files carry kernelsDigest, a hash of the SPIR-V the compiler makes
+// of every embedded kernel: a build whose code differs, if only by how the
+// compiler emits it, tunes and checks again.
 // MatrixUnits and MatrixUnitsUsed report the outcome for provenance.
 //
 // The coop kernels' tilings are tuned like the SIMT tiles (TuneMode; the

@@ -74,6 +74,7 @@ type tuneFile struct {
 	Device  string       `json:"device"`
 	UUID    string       `json:"device_uuid"`
 	Driver  string       `json:"driver_version"`
+	Kernels string       `json:"kernels"` // kernelsDigest of the build that tuned
 	Choices []TuneChoice `json:"choices"`
 }
 
@@ -115,7 +116,8 @@ func tunePath(dev *wgpu.Device) string {
 }
 
 // loadTuning reads the device's tuning file; a missing, unreadable or foreign
-// file is no tuning (it is rewritten after the next tuning).
+// file (another device, driver or build's kernels: kernelsDigest) is no
+// tuning (it is rewritten after the next tuning).
 func loadTuning(dev *wgpu.Device, path string) map[string]TuneChoice {
 	out := map[string]TuneChoice{}
 	if path == "" {
@@ -127,7 +129,8 @@ func loadTuning(dev *wgpu.Device, path string) map[string]TuneChoice {
 	}
 	var f tuneFile
 	info := dev.AdapterInfo()
-	if json.Unmarshal(b, &f) != nil || f.UUID != info.DeviceUUID || f.Driver != strconv.FormatUint(uint64(info.DriverVersionRaw), 10) {
+	if json.Unmarshal(b, &f) != nil || f.UUID != info.DeviceUUID || f.Driver != strconv.FormatUint(uint64(info.DriverVersionRaw), 10) ||
+		f.Kernels != kernelsDigest() {
 		return out
 	}
 	for _, c := range f.Choices {
@@ -145,7 +148,8 @@ func saveTuning(dev *wgpu.Device, path string, choices map[string]TuneChoice) er
 		return nil
 	}
 	info := dev.AdapterInfo()
-	f := tuneFile{Device: info.Name, UUID: info.DeviceUUID, Driver: strconv.FormatUint(uint64(info.DriverVersionRaw), 10)}
+	f := tuneFile{Device: info.Name, UUID: info.DeviceUUID, Driver: strconv.FormatUint(uint64(info.DriverVersionRaw), 10),
+		Kernels: kernelsDigest()}
 	for _, c := range choices {
 		f.Choices = append(f.Choices, c)
 	}

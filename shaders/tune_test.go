@@ -106,8 +106,9 @@ func TestTune(t *testing.T) {
 	}
 }
 
-// TestTuningFile: the file round-trips; a file of another device or driver, a
-// corrupt one and one with unknown or absurd tile constants are ignored.
+// TestTuningFile: the file round-trips; a file of another device or driver
+// or of another build's kernels, a corrupt one and one with unknown or
+// absurd tile constants are ignored.
 func TestTuningFile(t *testing.T) {
 	d := newTestDev(t)
 	path := filepath.Join(t.TempDir(), "sub", "t.json")
@@ -124,11 +125,16 @@ func TestTuningFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, bad := range map[string][]byte{
-		"other device": []byte(strings.Replace(string(b), d.info.DeviceUUID, "00000000-0000-0000-0000-000000000000", 1)),
-		"corrupt":      b[:len(b)/2],
-		"unknown tile": []byte(strings.Replace(string(b), `"BM"`, `"XX"`, 1)),
-		"absurd tile":  []byte(strings.Replace(string(b), `"BK": 8`, `"BK": 1e9`, 1)),
+		"other device":  []byte(strings.Replace(string(b), d.info.DeviceUUID, "00000000-0000-0000-0000-000000000000", 1)),
+		"other kernels": []byte(strings.Replace(string(b), `"kernels": "`+kernelsDigest()+`"`, `"kernels": "0123456789abcdef"`, 1)),
+		"no kernels":    []byte(strings.Replace(string(b), `"kernels": "`+kernelsDigest()+`"`, `"other": ""`, 1)),
+		"corrupt":       b[:len(b)/2],
+		"unknown tile":  []byte(strings.Replace(string(b), `"BM"`, `"XX"`, 1)),
+		"absurd tile":   []byte(strings.Replace(string(b), `"BK": 8`, `"BK": 1e9`, 1)),
 	} {
+		if string(bad) == string(b) {
+			t.Fatalf("%s: the file did not change", name)
+		}
 		if err := os.WriteFile(path, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -238,29 +238,117 @@ func (e *emitter) computedOverride(s *symbol) uint32 {
 	return id
 }
 
-// zeroWorkgroup gives workgroup memory its WGSL zero value: invocation 0
-// stores zeros, then the workgroup synchronizes.
+// zeroWorkgroup gives workgroup memory its WGSL zero value, then the
+// workgroup synchronizes. The invocations share the stores: the elements of
+// an array (nested arrays flattened) go to the invocations in turn, by
+// local_invocation_index, so every invocation makes about size/WG stores
+// (one invocation storing a 40 KiB tile alone took longer than a matmul's
+// whole K loop on an H200); small values are stored by invocation 0.
 func (e *emitter) zeroWorkgroup(f *function) {
 	vars := usedVars(f, spaceWorkgroup, e.m.globals)
 	if len(vars) == 0 {
 		return
 	}
-	ts := e.m.types
-	u32, boolT := ts.scalar(kU32), ts.scalar(kBool)
+	u32 := e.typeID(e.m.types.scalar(kU32), plain)
 	in := e.input("local_invocation_index")
 	e.f.inputsUsed[in] = true
-	idx := e.op(spirv.OpLoad, e.typeID(u32, plain), in)
-	isZero := e.op(spirv.OpIEqual, e.typeID(boolT, plain), idx, e.constU32(0))
-	then, merge := e.id(), e.id()
-	e.add(spirv.OpSelectionMerge, merge, 0)
-	e.terminate(spirv.OpBranchConditional, isZero, then, merge)
-	e.label(then)
+	z := wgZero{idx: e.op(spirv.OpLoad, u32, in), size: e.workgroupInvocations(f)}
 	for _, s := range vars {
-		e.zeroMem(e.globalRef(s), s.typ)
+		e.zeroShared(&z, e.globalRef(s), s.typ)
 	}
-	e.branch(merge)
-	e.label(merge)
 	e.barrier(spirv.MemorySemanticsWorkgroupMemory)
+}
+
+// wgZero is what zeroShared shares: the invocation's local_invocation_index
+// and the workgroup's invocation count (ids).
+type wgZero struct{ idx, size uint32 }
+
+// workgroupInvocations is the id of the u32 number of invocations in one of
+// f's workgroups: a constant, or computed from the override dimensions.
+func (e *emitter) workgroupInvocations(f *function) uint32 {
+	u32 := e.typeID(e.m.types.scalar(kU32), plain)
+	n, known := uint32(1), uint32(0)
+	for _, d := range f.wgSize {
+		if d.override == nil {
+			n *= uint32(max(d.val, 1))
+			continue
+		}
+		v := e.specConstExpr(d.override)
+		if known == 0 {
+			known = v
+		} else {
+			known = e.op(spirv.OpIMul, u32, known, v)
+		}
+	}
+	if known == 0 {
+		return e.constU32(n)
+	}
+	if n == 1 {
+		return known
+	}
+	return e.op(spirv.OpIMul, u32, known, e.constU32(n))
+}
+
+// zeroShared stores zero into workgroup memory r of type t, shared among the
+// workgroup's invocations: an array's elements (nested arrays flattened) in a
+// loop from local_invocation_index in steps of the workgroup's invocations,
+// a large struct member by member, small values (one store of a null
+// composite) by invocation 0.
+func (e *emitter) zeroShared(z *wgZero, r refv, t *wgslType) {
+	u32 := e.typeID(e.m.types.scalar(kU32), plain)
+	switch {
+	case t.Kind == kArray && (t.CountOverride != nil || bigValue(t)):
+		var counts []uint32 // element counts, outermost first
+		leaf := t
+		for leaf.Kind == kArray {
+			n := e.constU32(uint32(leaf.N))
+			if leaf.CountOverride != nil {
+				n = e.specConstExpr(leaf.CountOverride.expr)
+			}
+			counts = append(counts, n)
+			leaf = leaf.Elem
+		}
+		total := counts[0]
+		for _, n := range counts[1:] {
+			total = e.op(spirv.OpIMul, u32, total, n)
+		}
+		e.counterLoop(func() uint32 { return z.idx }, total, func() uint32 { return z.size }, func(i uint32) {
+			el, at := r, t
+			for k := range counts {
+				inner := uint32(0) // the product of the counts inside level k
+				for _, n := range counts[k+1:] {
+					if inner == 0 {
+						inner = n
+					} else {
+						inner = e.op(spirv.OpIMul, u32, inner, n)
+					}
+				}
+				j := i
+				if inner != 0 {
+					j = e.op(spirv.OpUDiv, u32, i, inner)
+				}
+				if k > 0 {
+					j = e.op(spirv.OpUMod, u32, j, counts[k])
+				}
+				el, at = elemRef(el, j, at.Elem), at.Elem
+			}
+			e.zeroMem(el, at)
+		})
+	case t.Kind == kStruct && bigValue(t):
+		for k, m := range t.Struct.Members {
+			e.zeroShared(z, e.memberRef(r, t, k), m.Type)
+		}
+	default:
+		boolT := e.typeID(e.m.types.scalar(kBool), plain)
+		first := e.op(spirv.OpIEqual, boolT, z.idx, e.constU32(0))
+		then, merge := e.id(), e.id()
+		e.add(spirv.OpSelectionMerge, merge, 0)
+		e.terminate(spirv.OpBranchConditional, first, then, merge)
+		e.label(then)
+		e.zeroMem(r, t)
+		e.branch(merge)
+		e.label(merge)
+	}
 }
 
 func (e *emitter) barrier(mem uint32) {

@@ -215,3 +215,64 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(local_invocation_id) 
 		t.Errorf("invocations beyond the 2x3 workgroup ran: %v", got)
 	}
 }
+
+// TestWorkgroupZeroShared checks that every kind of workgroup memory starts
+// at zero in every workgroup, now that the invocations share the zeroing:
+// each workgroup counts the nonzero cells it finds, then fills every cell
+// with garbage that a later workgroup on the same core would see if any
+// element were left out (lavapipe reuses the memory). The workgroup has 15
+// invocations (override dimensions), fewer than most arrays' elements and
+// not dividing them.
+func TestWorkgroupZeroShared(t *testing.T) {
+	d := newDevice(t)
+	src := `
+override NA: u32 = 100;
+override WX: u32 = 4;
+struct Small { a: u32, b: vec3<u32> }
+struct Big { x: u32, arr: array<vec2<u32>, 40>, y: u32 }
+var<workgroup> flat: array<u32, NA>;
+var<workgroup> nested: array<array<u32, 3>, 37>;
+var<workgroup> big: Big;
+var<workgroup> smalls: array<Small, 20>;
+var<workgroup> tiny: array<u32, 5>;
+var<workgroup> one: u32;
+var<workgroup> hits: atomic<u32>;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+@compute @workgroup_size(WX, 3)
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec3<u32>) {
+	if li == 0u {
+		var n = 0u;
+		for (var i = 0u; i < NA; i++) { n += select(0u, 1u, flat[i] != 0u); }
+		for (var i = 0u; i < 37u; i++) {
+			for (var j = 0u; j < 3u; j++) { n += select(0u, 10u, nested[i][j] != 0u); }
+		}
+		n += select(0u, 100u, big.x != 0u || big.y != 0u);
+		for (var i = 0u; i < 40u; i++) { n += select(0u, 100u, any(big.arr[i] != vec2<u32>(0u))); }
+		for (var i = 0u; i < 20u; i++) { n += select(0u, 1000u, smalls[i].a != 0u || any(smalls[i].b != vec3<u32>(0u))); }
+		for (var i = 0u; i < 5u; i++) { n += select(0u, 10000u, tiny[i] != 0u); }
+		n += select(0u, 100000u, one != 0u);
+		n += select(0u, 1000000u, atomicLoad(&hits) != 0u);
+		o[wg.x] = n;
+	}
+	workgroupBarrier();
+	let g = wg.x + 7u;
+	if li == 0u {
+		for (var i = 0u; i < NA; i++) { flat[i] = g; }
+		for (var i = 0u; i < 37u; i++) { nested[i] = array<u32, 3>(g, g, g); }
+		big.x = g;
+		big.y = g;
+		for (var i = 0u; i < 40u; i++) { big.arr[i] = vec2<u32>(g); }
+		for (var i = 0u; i < 20u; i++) { smalls[i] = Small(g, vec3<u32>(g)); }
+		for (var i = 0u; i < 5u; i++) { tiny[i] = g; }
+		one = g;
+	}
+	atomicAdd(&hits, 1u);
+}`
+	const groups = 8
+	out := d.run(t, src, map[string]float64{"NA": 101, "WX": 5}, nil, [3]uint32{groups, 1, 1}, make([]byte, 4*groups))
+	for g, n := range getU32(out[0]) {
+		if n != 0 {
+			t.Errorf("workgroup %d found nonzero workgroup memory at its start: %d (digits: flat, nested, big, smalls, tiny, one, atomic)", g, n)
+		}
+	}
+}
