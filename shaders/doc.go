@@ -84,7 +84,12 @@
 //     topk_logits_shared.wgsl splits one target's vocabulary over a workgroup.
 //     Index clamps: the compiler proves the workgroup-memory indices of the
 //     tiled inner loops in bounds and leaves them out; global memory keeps
-//     them (robust access). The matmul tiles come from an autotuner
+//     them (robust access). Workgroup memory starts as it is, not zeroed:
+//     every kernel writes each element before reading it, which the tests
+//     hold it to by poisoning the memory with NaNs and all-ones integers
+//     ($WGPU_EVAL_WORKGROUP_INIT, workgroup_init.go); the zeroing WGSL
+//     asks for cost a barrier and up to 140 stores per invocation at each
+//     workgroup's start. The matmul tiles come from an autotuner
 //     (TuneMode), per device, driver and shape, cached beside the pipeline
 //     cache; every tile configuration gives the same bits.
 //

@@ -14,6 +14,9 @@ type ShaderModuleDescriptor struct {
 	Label string
 	SPIRV []uint32
 	WGSL  string
+	// WorkgroupInit is how a WGSL module's workgroup memory starts: WGSL's zero value by default; see
+	// wgsl.WorkgroupInit for leaving it as it is (code known to write before it reads) or poisoning it (tests).
+	WorkgroupInit wgsl.WorkgroupInit
 }
 
 // ShaderModule is shader code with its "override" constants. A module made from SPIR-V is a VkShaderModule whose
@@ -69,7 +72,9 @@ func (d *Device) createWGSLModule(desc *ShaderModuleDescriptor) (*ShaderModule, 
 	if name == "" {
 		name = "shader.wgsl"
 	}
-	mod, err := wgsl.Compile(name, desc.WGSL, d.wgslOptions())
+	opt := d.wgslOptions()
+	opt.WorkgroupInit = desc.WorkgroupInit
+	mod, err := wgsl.Compile(name, desc.WGSL, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package wgsl
 
 import (
+	"math"
 	"slices"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
@@ -244,9 +245,12 @@ func (e *emitter) computedOverride(s *symbol) uint32 {
 // local_invocation_index, so every invocation makes about size/WG stores
 // (one invocation storing a 40 KiB tile alone took longer than a matmul's
 // whole K loop on an H200); small values are stored by invocation 0.
+//
+// Options.WorkgroupInit may ask for no stores (and no barrier) or for
+// poison instead of zeros.
 func (e *emitter) zeroWorkgroup(f *function) {
 	vars := usedVars(f, spaceWorkgroup, e.m.globals)
-	if len(vars) == 0 {
+	if len(vars) == 0 || e.opt.WorkgroupInit == WorkgroupUninitialized {
 		return
 	}
 	u32 := e.typeID(e.m.types.scalar(kU32), plain)
@@ -332,7 +336,7 @@ func (e *emitter) zeroShared(z *wgZero, r refv, t *wgslType) {
 				}
 				el, at = elemRef(el, j, at.Elem), at.Elem
 			}
-			e.zeroMem(el, at)
+			e.initMem(el, at)
 		})
 	case t.Kind == kStruct && bigValue(t):
 		for k, m := range t.Struct.Members {
@@ -345,10 +349,68 @@ func (e *emitter) zeroShared(z *wgZero, r refv, t *wgslType) {
 		e.add(spirv.OpSelectionMerge, merge, 0)
 		e.terminate(spirv.OpBranchConditional, first, then, merge)
 		e.label(then)
-		e.zeroMem(r, t)
+		e.initMem(r, t)
 		e.branch(merge)
 		e.label(merge)
 	}
+}
+
+// initMem stores workgroup memory's start value into r of type t: zeros, or
+// poisonValue's under WorkgroupPoison.
+func (e *emitter) initMem(r refv, t *wgslType) {
+	if e.opt.WorkgroupInit != WorkgroupPoison {
+		e.zeroMem(r, t)
+		return
+	}
+	switch {
+	case t.Kind == kArray && t.CountOverride != nil:
+		e.countLoop(e.specConstExpr(t.CountOverride.expr), func(i uint32) {
+			e.initMem(elemRef(r, i, t.Elem), t.Elem)
+		})
+	case t.Kind == kArray && bigValue(t):
+		e.countLoop(e.constU32(uint32(t.N)), func(i uint32) {
+			e.initMem(elemRef(r, i, t.Elem), t.Elem)
+		})
+	case t.Kind == kStruct && bigValue(t):
+		for k, m := range t.Struct.Members {
+			e.initMem(e.memberRef(r, t, k), m.Type)
+		}
+	case t.Kind == kAtomic:
+		e.add(spirv.OpStore, e.ptr(r, t), e.constant(t.Elem, poisonValue(t.Elem)))
+	default:
+		e.add(spirv.OpStore, e.ptr(r, t), e.constant(t, poisonValue(t)))
+	}
+}
+
+// poisonValue is WorkgroupPoison's value of type t: NaN floats, -1, the
+// largest u32, true.
+func poisonValue(t *wgslType) *value {
+	switch t.Kind {
+	case kBool:
+		return &value{b: true}
+	case kI32:
+		return &value{i: -1}
+	case kU32:
+		return &value{i: math.MaxUint32}
+	case kF32, kF16:
+		return &value{f: math.NaN()}
+	case kVec, kMat, kArray:
+		v := &value{}
+		for range t.N {
+			v.elems = append(v.elems, poisonValue(t.Elem))
+		}
+		return v
+	case kStruct:
+		v := &value{}
+		for _, m := range t.Struct.Members {
+			v.elems = append(v.elems, poisonValue(m.Type))
+		}
+		return v
+	case kAtomic:
+		return poisonValue(t.Elem)
+	}
+	bugf("no poison value of type %s", t)
+	return nil
 }
 
 func (e *emitter) barrier(mem uint32) {

@@ -34,7 +34,31 @@ type Options struct {
 	// run the unrolled code on devices without matrix units. No result
 	// changes.
 	UnrollLoops bool
+	// WorkgroupInit is how workgroup memory starts: WGSL's zero value
+	// (WorkgroupZero, the default), as it is (WorkgroupUninitialized), or
+	// poisoned (WorkgroupPoison).
+	WorkgroupInit WorkgroupInit
 }
+
+// WorkgroupInit is how a module's workgroup memory starts.
+type WorkgroupInit uint8
+
+const (
+	// WorkgroupZero gives workgroup memory WGSL's zero value: the
+	// workgroup's invocations store zeros, in turn, then synchronize.
+	WorkgroupZero WorkgroupInit = iota
+	// WorkgroupUninitialized leaves workgroup memory as it is, with no
+	// stores and no barrier (Dawn's disable_workgroup_init): only for a
+	// module whose every read of workgroup memory follows a write of it in
+	// the same workgroup, such as ours, tested with WorkgroupPoison. Reading
+	// an element never written then reads another workgroup's leftovers.
+	WorkgroupUninitialized
+	// WorkgroupPoison fills workgroup memory with poison (NaN floats, -1,
+	// the largest u32, true) as WorkgroupZero fills it with zeros: for
+	// tests that show a module never reads an element it has not written,
+	// which zeros would hide.
+	WorkgroupPoison
+)
 
 // Module is a compiled WGSL module: checked, described, and ready to be
 // specialized per pipeline.

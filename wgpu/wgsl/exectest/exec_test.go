@@ -92,7 +92,7 @@ func (d *device) run(t *testing.T, src string, consts map[string]float64, push [
 	dev := d.dev
 	// The module goes in as WGSL, so wgpu's own compile path (and its mapping
 	// of override names to IDs) is what runs; m serves the reflection.
-	desc := &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", WGSL: src}
+	desc := &wgpu.ShaderModuleDescriptor{Label: t.Name() + ".wgsl", WGSL: src, WorkgroupInit: d.opt.WorkgroupInit}
 	switch {
 	case d.opt.UnrollLoops:
 		sp, err := m.Specialize(m.Reflection.EntryPoints[0].Name, consts)

@@ -1,9 +1,11 @@
 package exectest
 
 import (
+	"math"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
 // Structs and arrays in every address space, bounds clamping, overrides of
@@ -275,4 +277,79 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
 			t.Errorf("workgroup %d found nonzero workgroup memory at its start: %d (digits: flat, nested, big, smalls, tiny, one, atomic)", g, n)
 		}
 	}
+}
+
+// TestWorkgroupPoison checks WorkgroupPoison's start values, read back raw
+// from every kind of workgroup memory (override-sized, nested and small
+// arrays, a large struct, a vector, a matrix, an atomic, a bool), and that
+// WorkgroupUninitialized leaves out the stores and their barrier.
+func TestWorkgroupPoison(t *testing.T) {
+	d := newDevice(t)
+	d.opt = wgsl.Options{WorkgroupInit: wgsl.WorkgroupPoison}
+	src := `
+override NA: u32 = 100;
+struct Big { x: i32, arr: array<vec2<f32>, 40>, y: u32 }
+var<workgroup> flat: array<f32, NA>;
+var<workgroup> nested: array<array<u32, 3>, 37>;
+var<workgroup> big: Big;
+var<workgroup> tiny: array<i32, 5>;
+var<workgroup> v: vec3<f32>;
+var<workgroup> mat: mat2x2<f32>;
+var<workgroup> flag: bool;
+var<workgroup> hits: atomic<u32>;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+@compute @workgroup_size(7)
+fn main(@builtin(local_invocation_index) li: u32) {
+	if li != 0u { return; }
+	o[0] = bitcast<u32>(flat[0]);
+	o[1] = bitcast<u32>(flat[NA - 1u]);
+	o[2] = nested[36][2];
+	o[3] = bitcast<u32>(big.x);
+	o[4] = bitcast<u32>(big.arr[39].y);
+	o[5] = big.y;
+	o[6] = bitcast<u32>(tiny[4]);
+	o[7] = bitcast<u32>(v.z);
+	o[8] = bitcast<u32>(mat[1][0]);
+	o[9] = select(0u, 1u, flag);
+	o[10] = atomicLoad(&hits);
+}`
+	out := getU32(d.run(t, src, map[string]float64{"NA": 101}, nil, one, make([]byte, 4*11))[0])
+	isNaN := func(b uint32) bool { return math.IsNaN(float64(math.Float32frombits(b))) }
+	for i, ok := range []bool{isNaN(out[0]), isNaN(out[1]), out[2] == math.MaxUint32, out[3] == math.MaxUint32,
+		isNaN(out[4]), out[5] == math.MaxUint32, out[6] == math.MaxUint32, isNaN(out[7]), isNaN(out[8]), out[9] == 1,
+		out[10] == math.MaxUint32} {
+		if !ok {
+			t.Errorf("o[%d] = %#x, not the poison value", i, out[i])
+		}
+	}
+
+	// Uninitialized: no stores into workgroup memory, no barrier.
+	for mode, want := range map[wgsl.WorkgroupInit]bool{wgsl.WorkgroupZero: true, wgsl.WorkgroupUninitialized: false} {
+		m, err := wgsl.Compile("u.wgsl", src, wgsl.Options{WorkgroupInit: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := m.Specialize("main", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hasOp(sp.SPIRV, 224); got != want { // OpControlBarrier
+			t.Errorf("mode %d: barrier %v, want %v", mode, got, want)
+		}
+	}
+}
+
+// hasOp reports whether module words hold an instruction of opcode op.
+func hasOp(words []uint32, op uint32) bool {
+	for i := 5; i < len(words); {
+		n := words[i] >> 16
+		if words[i]&0xffff == op {
+			return true
+		}
+		if n == 0 {
+			return false
+		}
+		i += int(n)
+	}
+	return false
 }
