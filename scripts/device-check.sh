@@ -5,8 +5,9 @@
 #      CPU implementation such as lavapipe, to rehearse the script);
 #   2. correctness before any timing: pipeline/backend's TestGPUConformance (every evaluation method against the CPU and
 #      the float64 goldens, with the Khronos validation layer where installed: any message fails it), the shaders
-#      package's kernel tests, and TestGPUMatchesCPUShape: every method on two windows of a peaked model of the
-#      GPT-2 124M shape, GPU against CPU (f32 within 1e-5, f16 within 3e-4);
+#      package's kernel tests (with workgroup memory poisoned, as those tests always run), and TestGPUMatchesCPUShape:
+#      every method on two windows of a peaked model of the GPT-2 124M shape, GPU against CPU (f32 within 1e-5, f16
+#      within 3e-4);
 #   3. speed: `wgpu-eval bench` on the 124M shape with f16 and f32 weights over batches of 1 to 256 windows, the
 #      JSON rewritten after every batch size so that a step cut short keeps what it measured;
 #   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench;
@@ -37,6 +38,9 @@
 #   RUNS        bench's --runs (default 3)
 #   PRECISIONS  weight types to bench (default "f16 f32"; f16 is skipped where the adapter lacks shader-f16)
 #   MATRIX_UNITS  --matrix-units values the f16 benches run with (default "off auto")
+#   WORKGROUP_INIT  $WGPU_EVAL_WORKGROUP_INIT values each bench runs with (default "none", what users run; "none zero"
+#               measures what zeroing workgroup memory costs; each value has its own tuning, since the kernels'
+#               SPIR-V differs, and its own JSON: bench-MODEL-P-mu-MU[-wi-VALUE].json)
 #   BUDGET_S    seconds the whole script may take (default 290); each step is also capped on its own
 #   SHAPE       the shape of the GPU-against-CPU check (default 124M; "" skips it)
 #   TESTS       which correctness steps run before the benches: all (default); coop (only the matrix units' feature
@@ -80,6 +84,14 @@ shape=${SHAPE-124M}
 runs=${RUNS:-3}
 precisions=${PRECISIONS:-f16 f32}
 matrix_units=${MATRIX_UNITS:-off auto}
+workgroup_inits=${WORKGROUP_INIT:-none}
+for wi in $workgroup_inits; do
+	case $wi in none | zero | poison) ;; *)
+		echo "WORKGROUP_INIT=$wi: want none, zero or poison" >&2
+		exit 2
+		;;
+	esac
+done
 tests_sel=${TESTS:-all}
 case $tests_sel in all | coop | none) ;; *)
 	echo "TESTS=$tests_sel: want all, coop or none" >&2
@@ -225,7 +237,7 @@ if [[ $tests_sel == all ]]; then
 			env -C pipeline/backend WGPU_NO_VALIDATION=1 WGPU_CHECK_SHAPE="$shape" "$bin/backend.test" -test.run 'TestGPUMatchesCPUShape$' -test.count=1 -test.v -test.timeout 115s
 	fi
 fi
-grep -E '^(--- |FAIL|ok|PASS)|\|diff\|' "$tests" >>"$summary" || true
+[[ -f $tests ]] && { grep -E '^(--- |FAIL|ok|PASS)|\|diff\|' "$tests" >>"$summary" || true; }
 
 # clocks LABEL: the GPU's clocks, power and temperature now, where nvidia-smi exists.
 clocks() {
@@ -250,15 +262,22 @@ for p in $precisions; do
 	mus=off
 	[[ $p == f16 ]] && mus=$matrix_units # the matrix units multiply f16 only
 	for mu in $mus; do
-		json=$out_dir/bench-$model-$p-mu-$mu.json
-		txt=$out_dir/bench.txt
-		mark=0
-		if [[ -f $txt ]]; then mark=$(wc -l <"$txt"); fi
-		clocks "before bench $p matrix units $mu"
-		step "bench $model $p --matrix-units $mu" 360 "$txt" "$bin/wgpu-eval" bench --quiet --model "$model" --ctx "$ctx" --batch "$batches" \
-			--device "gpu:$index" --precision "$p" --matrix-units "$mu" --runs "$runs" --json "$json"
-		clocks "after bench $p matrix units $mu"
-		tail -n +"$((mark + 1))" "$txt" >>"$summary"
+		for wi in $workgroup_inits; do
+			json=$out_dir/bench-$model-$p-mu-$mu.json
+			what="$p matrix units $mu"
+			if [[ $workgroup_inits != none ]]; then
+				json=$out_dir/bench-$model-$p-mu-$mu-wi-$wi.json
+				what="$what workgroup memory $wi"
+			fi
+			txt=$out_dir/bench.txt
+			mark=0
+			if [[ -f $txt ]]; then mark=$(wc -l <"$txt"); fi
+			clocks "before bench $what"
+			step "bench $model $what" 360 "$txt" env WGPU_EVAL_WORKGROUP_INIT="$wi" "$bin/wgpu-eval" bench --quiet --model "$model" \
+				--ctx "$ctx" --batch "$batches" --device "gpu:$index" --precision "$p" --matrix-units "$mu" --runs "$runs" --json "$json"
+			clocks "after bench $what"
+			tail -n +"$((mark + 1))" "$txt" >>"$summary"
+		done
 	done
 done
 [[ -f $out_dir/clocks.txt ]] && cat "$out_dir/clocks.txt" >>"$summary"
