@@ -19,6 +19,7 @@ var publicAPI = []string{
 	"InternalError", "MatrixConfig", // subgroup matrix multiplications (Reflection.MatrixConfigs)
 	"MemberLayout", "Module", "Note", "Options", "Origin", "Override",
 	"Reflection", "Specialized",
+	"WorkgroupInit", "WorkgroupPoison", "WorkgroupUninitialized", "WorkgroupZero", // Options.WorkgroupInit
 }
 
 // TestPublicAPI fails when a top-level exported name is added or removed,
