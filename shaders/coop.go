@@ -130,7 +130,7 @@ type coopTiles struct {
 	SGM, SGN, SGS  int
 	BK             int
 	EC             int  // result matrices along N per epilogue (the LM head: fold) chunk; divides FN
-	ST             int  // stages: 2, the next step's global loads in flight during the multiplies; 1, at the step's start
+	ST             int  // stages: 2, the next step's global loads in flight during the multiplies; 1, at the step's start; 3, as 2 with two tile buffers
 	vt             int  // the LM head: ids per tile (BN), for the record
 	head           bool // lmhead_loss_coop.wgsl's (else matmul_coop.wgsl's)
 	nt             int  // the LM head: tiles per slice (NT)
@@ -190,11 +190,15 @@ func coopStep(sgs int) int {
 // sharedBytes is the kernel's workgroup memory.
 func (t coopTiles) sharedBytes() int {
 	bm, bn := t.BM(), t.BN()
+	nb := 1 // tile buffers
+	if t.ST == 3 {
+		nb = 2
+	}
 	if t.head {
 		nq := max(t.WG()/bm, 1)
-		return 2*bm*(t.BK+8) + 2*bn*(t.BK+8) + 4*bm*(t.SGN*t.EC*t.cfg.N+4) + 4*bm*nq
+		return nb*(2*bm*(t.BK+8)+2*bn*(t.BK+8)) + 4*bm*(t.SGN*t.EC*t.cfg.N+4) + 4*bm*nq
 	}
-	return 2*bm*(t.BK+8) + 2*t.BK*(bn+8) + 4*t.SGM*t.SGN*t.cfg.M*(t.EC*t.cfg.N+4)
+	return nb*(2*bm*(t.BK+8)+2*t.BK*(bn+8)) + 4*t.SGM*t.SGN*t.cfg.M*(t.EC*t.cfg.N+4)
 }
 
 // valid checks the kernel's constraints (its header comment).
@@ -209,8 +213,8 @@ func (t coopTiles) valid() error {
 		return fmt.Errorf("coop tiles %v: BK must be a multiple of %d and of 8", t, t.cfg.K)
 	case t.EC < 1 || t.FN%t.EC != 0:
 		return fmt.Errorf("coop tiles %v: EC must divide FN", t)
-	case t.ST != 1 && t.ST != 2:
-		return fmt.Errorf("coop tiles %v: ST must be 1 or 2", t)
+	case t.ST < 1 || t.ST > 3:
+		return fmt.Errorf("coop tiles %v: ST must be 1, 2 or 3", t)
 	}
 	xl, wl := ceilDiv(bm*t.BK/4, wg), ceilDiv(t.BK*bn/4, wg)
 	if xl > t.maxL || wl > t.maxL {

@@ -439,7 +439,7 @@ func coopQKVCase(t *testing.T, d *testDev, tl coopTiles) {
 // Tolerance 1e-5 relative to max(1, |want|), as TestLossShared's (f32 dots
 // of at most 40 terms, exp and log of sums over up to 1000 ids). A second
 // run gives the same bits. Also the autotuner's LM-head tilings
-// (coopHeadShapes: natively every one, lowered one).
+// (coopHeadShapes: natively every one, lowered two).
 func TestLossCoop(t *testing.T) {
 	d := coopDev(t)
 	red := newLossReducer(t, d)
@@ -463,13 +463,13 @@ func TestLossCoop(t *testing.T) {
 	}
 	// The autotuner's LM-head tilings: more positions per workgroup, fewer
 	// ids per tile, slices of 128 ids as above (natively for the
-	// configuration the kernels use; lowered, one of them, folding its
-	// logits in chunks).
+	// configuration the kernels use; lowered, two of them, folding their
+	// logits in chunks, one with two tile buffers).
 	heads, hcfgs := coopHeadShapes, coopConfigs(d)
 	if cfg, ok := pickMatrixConfig(hcfgs); ok && d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		hcfgs = []MatrixConfig{cfg} // the configuration the kernels use
 	} else {
-		heads, hcfgs = []coopHeadShape{{64, 64, 2, 2, 16, 1}}, hcfgs[:1]
+		heads, hcfgs = []coopHeadShape{{64, 64, 2, 2, 16, 1}, {64, 64, 2, 2, 16, 3}}, hcfgs[:1] // 1 stage; 2 tile buffers
 	}
 	for _, cfg := range hcfgs {
 		for _, hs := range heads {
@@ -514,7 +514,7 @@ func TestLossCoop(t *testing.T) {
 			if lc.split%(tl.vt*tl.nt) != 0 {
 				continue // a range starts at a whole slice
 			}
-			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/BM=%d,VT=%d,NT=%d,EC=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.BM(), tl.vt, tl.nt, tl.EC), func(t *testing.T) {
+			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/BM=%d,VT=%d,NT=%d,EC=%d,ST=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.BM(), tl.vt, tl.nt, tl.EC, tl.ST), func(t *testing.T) {
 				groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.BM(), tl.vt, tl.nt) }
 				nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
 				checkClose(t, "nll", nll, want, 1e-5)

@@ -29,10 +29,14 @@ type coopShape struct{ WM, WN, SGM, SGN, BK, ST int }
 // matrix loaded once for 4 right ones and the reverse), BK 16 to 64, and
 // the 8-subgroup tiles that trade registers per subgroup for more of them.
 // On the H200 (2026-12-04) the 16-subgroup tiling of 32 x 32 blocks won
-// every shape and the 64 x 64 blocks ran 1.5 to 3 times slower, which
-// points at registers: their 16 accumulators and, at 4 subgroups, 16 vec4
-// loads in flight per invocation. So the 64 x 64 blocks come in 1 stage too,
-// without the loads in flight during the multiplies.
+// every shape and the 64 x 64 blocks ran 1.5 to 3 times slower. We read
+// that as register pressure then, hence the 1-stage tilings; what was found
+// since fits it better: one invocation per workgroup zeroed all of the
+// workgroup memory before any work, longer than a tile's whole K loop, so
+// the tilings with the least workgroup memory per output won. With that
+// gone (workgroup_init.go), the 2-buffer tilings (ST 3: one barrier per
+// step instead of two) are worth their memory: BK 16 where 32 does not fit
+// 48 KiB.
 var coopShapes = []coopShape{
 	{32, 64, 2, 2, 32, 2}, // 64 x 128
 	{64, 32, 2, 2, 32, 2}, // 128 x 64
@@ -48,6 +52,12 @@ var coopShapes = []coopShape{
 	{64, 64, 4, 2, 32, 1},
 	{64, 64, 2, 4, 32, 1},
 	{32, 32, 4, 4, 32, 1},
+	{64, 64, 2, 2, 32, 3}, // 2 buffers: 128 x 128 of 4, 8 and 16 subgroups
+	{64, 64, 2, 2, 16, 3},
+	{32, 64, 4, 2, 32, 3},
+	{32, 32, 4, 4, 16, 3},
+	{64, 64, 4, 2, 16, 3}, // 256 x 128, 128 x 256
+	{64, 64, 2, 4, 16, 3},
 }
 
 // tiles is s for cfg and subgroups of sgs invocations, with the widest

@@ -23,7 +23,8 @@ type coopHeadShape struct{ BM, VT, SGM, SGN, BK, ST int }
 // coopHeadShapes are the LM-head tilings the autotuner times after the
 // default (coopHeadTiles: 32 positions, the SIMT head's VT ids). On the
 // H200 the 128 x 128 tile of 4 subgroups won, twice as fast as most; it
-// and its neighbours come in 1 stage too (see coopShapes).
+// and its neighbours come in 1 stage too, and with 2 tile buffers (ST 3,
+// BK 16 where 32 does not fit 48 KiB; see coopShapes).
 var coopHeadShapes = []coopHeadShape{
 	{64, 128, 2, 2, 32, 2},
 	{64, 64, 2, 2, 32, 2},
@@ -33,6 +34,9 @@ var coopHeadShapes = []coopHeadShape{
 	{128, 32, 4, 1, 32, 2},
 	{128, 128, 2, 2, 32, 1},
 	{128, 64, 2, 2, 32, 1},
+	{128, 128, 2, 2, 16, 3},
+	{128, 64, 2, 2, 16, 3},
+	{64, 128, 2, 2, 32, 3},
 }
 
 // tiles is s for cfg, subgroups of sgs invocations and slices of nt tiles

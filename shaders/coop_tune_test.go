@@ -43,6 +43,7 @@ func coopTestTilings(d *testDev) []coopTiles {
 		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, ST: 1, maxL: coopMaxLoads}, // 2 rows of 2 chunks of one, 1 stage
 		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 4, SGS: sgs, BK: 32, EC: 2, ST: 2, maxL: coopMaxLoads}, // 8 subgroups, whole rows
 		{cfg: c8, FM: 1, FN: 2, SGM: 4, SGN: 2, SGS: sgs, BK: 64, EC: 2, ST: 1, maxL: coopMaxLoads}, // BK 64, 1 stage
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 2, ST: 3, maxL: coopMaxLoads}, // 2 tile buffers: 3 to 5 steps
 	}
 }
 
@@ -90,7 +91,8 @@ func TestMatmulCoopTilings(t *testing.T) {
 // (8x16x16) within 48 KiB of workgroup memory (NVIDIA's Vulkan limit), with
 // the widest epilogue chunk that fits; 128x128 of 2x2 subgroups of 4x4
 // matrices takes whole rows (EC 4) in 35.5 KiB, 256x128 chunks of two in
-// 46.5 KiB; the default tiling needs 18.5 KiB. Likewise the LM head's
+// 46.5 KiB, with 2 tile buffers (ST 3) chunks of two in 46 KiB; the default
+// tiling needs 18.5 KiB. Likewise the LM head's
 // (coopHeadShapes): 128 positions x 128 ids folds one result matrix's
 // columns at a time in 38.5 KiB.
 func TestCoopShapes(t *testing.T) {
@@ -119,6 +121,9 @@ func TestCoopShapes(t *testing.T) {
 	big, _ := coopShape{64, 64, 2, 2, 32, 2}.tiles(c16, 32, 48<<10)
 	if big.BM() != 128 || big.BN() != 128 || big.EC != 4 || big.sharedBytes() != 36352 {
 		t.Errorf("128x128 of 4x4 matrices: %v, %d bytes; want EC 4, 36352 bytes", big, big.sharedBytes())
+	}
+	if two, _ := (coopShape{64, 64, 2, 2, 32, 3}).tiles(c16, 32, 48<<10); two.EC != 2 || two.sharedBytes() != 47104 {
+		t.Errorf("128x128 with 2 tile buffers: %v, %d bytes; want EC 2, 47104 bytes", two, two.sharedBytes())
 	}
 	tall, _ := coopShape{64, 64, 4, 2, 32, 1}.tiles(c16, 32, 48<<10)
 	if tall.BM() != 256 || tall.EC != 2 || tall.sharedBytes() != 47616 {

@@ -14,12 +14,11 @@ import (
 
 // kernelsDigest identifies the GPU code of this build: a hash of the SPIR-V
 // the compiler makes of every embedded kernel, for f32 and f16 weights, the
-// kernels with subgroup matrices both lowered and native, their workgroup
-// memory started as workgroupInit says. The tuning and
-// verdict files carry it, and a file of another digest is not used: its
-// tile choices and self-check verdicts were about other code (a compiler
-// change alone, such as how workgroup memory is zeroed, can turn which
-// tiling is fastest).
+// kernels with subgroup matrices both lowered and native, workgroup memory
+// started as workgroupInit says. The tuning and verdict files carry it, and
+// a file of another digest is not used: its tile choices and self-check
+// verdicts were about other code (a compiler change alone, such as how
+// workgroup memory is zeroed, can turn which tiling is fastest).
 var kernelsDigest = sync.OnceValue(func() string {
 	type unit struct {
 		name string
@@ -28,7 +27,7 @@ var kernelsDigest = sync.OnceValue(func() string {
 		out  []byte
 	}
 	var units []*unit
-	init, _ := workgroupInit()             // an error fails every kernel's compile instead
+	wi, _ := workgroupInit()               // an error fails every kernel's compile instead
 	names, _ := fs.Glob(sources, "*.wgsl") // sorted
 	for _, name := range names {
 		for _, f16 := range []bool{false, true} {
@@ -37,9 +36,9 @@ var kernelsDigest = sync.OnceValue(func() string {
 				units = append(units, &unit{name: name, out: []byte(err.Error())})
 				continue
 			}
-			units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{WorkgroupInit: init}})
+			units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{WorkgroupInit: wi}})
 			if strings.Contains(x.Text, "chromium_experimental_subgroup_matrix") {
-				units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{CooperativeMatrix: true, WorkgroupInit: init}})
+				units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{CooperativeMatrix: true, WorkgroupInit: wi}})
 			}
 		}
 	}

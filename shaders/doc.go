@@ -166,8 +166,9 @@
 // (coopShapes; its epilogue goes through workgroup memory in chunks, so a
 // tile need not fit there whole), lmhead_loss_coop.wgsl with up to 128
 // positions per workgroup over the same slices of ids (coopHeadShapes),
-// both in 1 or 2 stages (ST: whether the next step's tiles are loaded
-// during this one's multiplies, at the cost of their registers), each
+// both in 1 to 3 stages (ST: whether the next step's tiles are loaded
+// during this one's multiplies, at the cost of their registers, and with
+// 3 into a second tile buffer, one barrier a step), each
 // timed at the model's shapes and the batch's rows, kept in the tuning
 // file under "coop ..." and "coop-head ..." keys, and run only once the
 // self-check's case passed with that tiling (verdicts kept per tiling).

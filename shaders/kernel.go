@@ -96,11 +96,11 @@ func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
 // compileKernel compiles the expanded text src as the kernel label; its
 // pipelines require the subgroup size sgSize when it is not 0.
 func compileKernel(dev *wgpu.Device, label string, src wgsl.Expanded, sgSize uint32) (*Kernel, error) {
-	init, err := workgroupInit()
+	wi, err := workgroupInit()
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", label, err)
 	}
-	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src.Text, WorkgroupInit: init})
+	mod, err := dev.CreateShaderModule(&wgpu.ShaderModuleDescriptor{Label: label, WGSL: src.Text, WorkgroupInit: wi})
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", label, src.MapErrors(err))
 	}

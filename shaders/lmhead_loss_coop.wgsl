@@ -16,7 +16,8 @@
 // 8 values; wte's rows are the right matrix's columns: column-major loads),
 // zeros outside h and wte, through registers in ST stages (as
 // matmul_coop.wgsl's), one barrier after staging and one after the
-// multiplies. The logits are folded in chunks, so that a big tile need not
+// multiplies; with ST = 3 two buffers of each tile, one barrier per step
+// (as matmul_coop.wgsl's; a tile's first step stages its own). The logits are folded in chunks, so that a big tile need not
 // fit in workgroup memory whole: for each group of EC of its FN columns of
 // result matrices (a loop uniform across the workgroup), every subgroup
 // stores those into a BM x SGN*EC*SN f32 chunk of workgroup memory (rows
@@ -31,7 +32,7 @@
 //
 // Any P, V, and C a multiple of 4 (vec4 loads along C). Constraints,
 // checked by the host (coopHeadTiles.valid): BK a multiple of SK and of 8;
-// EC divides FN; ST 1 or 2; WG = SGM*SGN*SGS with SGS the device's
+// EC divides FN; ST 1, 2 or 3; WG = SGM*SGN*SGS with SGS the device's
 // subgroup size; BM and WG powers of two (NQ = WG/BM invocations per row
 // when WG >= BM, else one invocation for RI = BM/WG rows), VT a multiple of
 // NQ; at most 16 vec4 loads of each tile per invocation. Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1).
@@ -57,7 +58,7 @@ override SGS: u32 = 32; // invocations per subgroup: the device's subgroup size
 override BK: u32 = 32;  // step along C
 override NT: u32 = 8;   // vocabulary tiles per workgroup: its slice is NT * VT ids
 override EC: u32 = 4;   // result matrices along the ids per fold chunk: divides FN
-override ST: u32 = 2;   // stages, as matmul_coop.wgsl's: 2, the next step's global loads in flight during this one's multiplies; 1, a step's at its start
+override ST: u32 = 2;   // stages, as matmul_coop.wgsl's: 2, the next step's global loads in flight during this one's multiplies; 1, a step's at its start; 3, as 2 with two tile buffers
 override BM: u32 = SGM * FM * SM;   // positions per workgroup; derived
 override VT: u32 = SGN * FN * SN;   // ids per tile; derived
 override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
@@ -74,8 +75,9 @@ override NQ: u32 = (WG + BM - 1u) / BM; // invocations per row of the fold: WG/B
 override RI: u32 = BM * NQ / WG;      // rows per invocation of the fold
 override XL: u32 = (BM * QK + WG - 1u) / WG; // h's tile: vec4 loads per invocation
 override WL: u32 = (VT * QK + WG - 1u) / WG; // wte's tile: vec4 loads per invocation
-var<workgroup> hs: array<f16, BM * HS>; // (BM, BK) h's tile, rows padded
-var<workgroup> ws: array<f16, VT * HS>; // (VT, BK) wte's tile, rows padded
+override NB: u32 = ST / 3u + 1u;      // tile buffers: 2 with ST = 3, else 1
+var<workgroup> hs: array<f16, NB * BM * HS>; // NB x (BM, BK) h's tile, rows padded
+var<workgroup> ws: array<f16, NB * VT * HS>; // NB x (VT, BK) wte's tile, rows padded
 var<workgroup> cs: array<f32, BM * CS>; // (BM, CW) a chunk of the tile's logits, rows padded
 var<workgroup> red: array<f32, BM * NQ>; // (BM, NQ): per-invocation max, then sum
 
@@ -102,20 +104,20 @@ fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {
 	return wte[(r * p.C + k) / 4u];
 }
 
-// stageH puts vec4 i of h's tile (loadH's) into hs.
-fn stageH(i: u32, f: vec4<f16>) {
+// stageH puts vec4 i of h's tile (loadH's) into buffer b of hs.
+fn stageH(b: u32, i: u32, f: vec4<f16>) {
 	if i >= BM * QK { return; }
-	let o = (i / QK) * HS + 4u * (i % QK);
+	let o = b * (BM * HS) + (i / QK) * HS + 4u * (i % QK);
 	hs[o] = f.x;
 	hs[o + 1u] = f.y;
 	hs[o + 2u] = f.z;
 	hs[o + 3u] = f.w;
 }
 
-// stageW puts vec4 i of wte's tile into ws.
-fn stageW(i: u32, v: vec4<f16>) {
+// stageW puts vec4 i of wte's tile into buffer b of ws.
+fn stageW(b: u32, i: u32, v: vec4<f16>) {
 	if i >= VT * QK { return; }
-	let o = (i / QK) * HS + 4u * (i % QK);
+	let o = b * (VT * HS) + (i / QK) * HS + 4u * (i % QK);
 	ws[o] = v.x;
 	ws[o + 1u] = v.y;
 	ws[o + 2u] = v.z;
@@ -156,26 +158,31 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 		if bv0 >= p.V { break; } // uniform: the slice's last tile was the binding's last
 		var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * FN>; // zeros; (i, j) at i * FN + j
 		for (var s = 0u; s < steps; s++) {
+			let buf = s % NB; // the buffer of this step's tiles
 			if ST == 1u || s == 0u { // this step's global loads, all before the first store
 				for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, s * BK, li + l * WG); }
 				for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, s * BK, li + l * WG); }
 			}
-			for (var l = 0u; l < XL; l++) { stageH(li + l * WG, rx[l]); }
-			for (var l = 0u; l < WL; l++) { stageW(li + l * WG, rw[l]); }
-			workgroupBarrier();
-			if ST == 2u && s + 1u < steps {
+			if ST != 3u || s == 0u { // ST 3 stores the later steps' tiles during the step before
+				for (var l = 0u; l < XL; l++) { stageH(buf, li + l * WG, rx[l]); }
+				for (var l = 0u; l < WL; l++) { stageW(buf, li + l * WG, rw[l]); }
+				workgroupBarrier();
+			}
+			if ST >= 2u && s + 1u < steps {
 				let k0 = (s + 1u) * BK;
 				for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, k0, li + l * WG); }
 				for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, k0, li + l * WG); }
 			}
+			let hb = buf * (BM * HS);
+			let wb = buf * (VT * HS);
 			for (var kk = 0u; kk < BK; kk += SK) {
 				var a: array<subgroup_matrix_left<f16, SK, SM>, FM>;
 				var b: array<subgroup_matrix_right<f16, SN, SK>, FN>;
 				for (var i = 0u; i < FM; i++) {
-					a[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, (sm0 + i * SM) * HS + kk, false, HS);
+					a[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, hb + (sm0 + i * SM) * HS + kk, false, HS);
 				}
 				for (var j = 0u; j < FN; j++) { // wte's rows are the right matrix's columns
-					b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, (sn0 + j * SN) * HS + kk, true, HS);
+					b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, wb + (sn0 + j * SN) * HS + kk, true, HS);
 				}
 				for (var i = 0u; i < FM; i++) {
 					for (var j = 0u; j < FN; j++) {
@@ -183,7 +190,11 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 					}
 				}
 			}
-			workgroupBarrier(); // every read of the tiles before they are overwritten
+			if ST == 3u && s + 1u < steps { // the next step's tiles into the other buffer, read last in the step before
+				for (var l = 0u; l < XL; l++) { stageH(1u - buf, li + l * WG, rx[l]); }
+				for (var l = 0u; l < WL; l++) { stageW(1u - buf, li + l * WG, rw[l]); }
+			}
+			workgroupBarrier(); // every read of the tiles before they are overwritten (ST 3: and the next tiles stored)
 		}
 		let nv = min(VT, p.V - bv0); // valid ids of the tile
 		for (var j0 = 0u; j0 < FN; j0 += EC) {

@@ -39,6 +39,11 @@
 // from workgroup memory, then per row of result matrices one left matrix
 // loaded and multiplied with all FN right ones (each loaded matrix serves
 // FM or FN multiply-adds), and a barrier before the tiles are overwritten.
+// ST = 3 keeps two of each tile in workgroup memory (NB = 2 buffers), step s
+// in buffer s % 2: the next step's loads are issued before the multiplies,
+// as with ST = 2, and stored into the other buffer after them, so a step
+// takes one barrier instead of two (the other buffer was last read in the
+// step before, which the barrier that ended it closed).
 // Global loads are as in matmul_shared.wgsl: vec4s (VEC = 1, only where
 // K % 4 == 0 and N % 4 == 0) or element by element (VEC = 0), zeros
 // outside the bindings. The staging stores f16 scalars: subgroupMatrixLoad
@@ -56,10 +61,10 @@
 // Rows and columns outside (M, N) are never stored.
 //
 // Constraints, checked by the host (coopTiles.valid): BK a multiple of SK
-// and of 8; EC divides FN; ST 1 or 2; WG = SGM*SGN*SGS with SGS the
+// and of 8; EC divides FN; ST 1, 2 or 3; WG = SGM*SGN*SGS with SGS the
 // device's subgroup size (each subgroup is SGS whole invocations); at most
 // 16 vec4 loads of each tile per invocation; workgroup memory
-// 2*BM*(BK+8) + 2*BK*(BN+8) + 4*SGM*SGN*SM*(EC*SN+4) bytes.
+// NB*(2*BM*(BK+8) + 2*BK*(BN+8)) + 4*SGM*SGN*SM*(EC*SN+4) bytes.
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -81,7 +86,7 @@ override SGN: u32 = 2;  // subgroups per workgroup along N
 override SGS: u32 = 32; // invocations per subgroup: the device's subgroup size
 override BK: u32 = 32;  // step along K
 override EC: u32 = 2;   // result matrices along N per epilogue chunk: divides FN
-override ST: u32 = 2;   // stages: 2, the next step's global loads in flight during this one's multiplies; 1, a step's at its start
+override ST: u32 = 2;   // stages: 2, the next step's global loads in flight during this one's multiplies; 1, a step's at its start; 3, as 2 with two tile buffers
 override EPI: u32 = 0;
 override VEC: u32 = 1;  // 1: vector global loads; only where K % 4 == 0 and N % 4 == 0
 override BM: u32 = SGM * FM * SM;  // rows of out per workgroup; derived
@@ -104,13 +109,14 @@ override CW: u32 = EC * SN; // columns of an epilogue chunk
 override CS: u32 = CW + 4u; // f32 per row of a chunk in cs
 override QX: u32 = BK / 4u; // vec4s of a row of x's tile
 override QW: u32 = BN / 4u; // vec4s of a row of w's tile
+override NB: u32 = ST / 3u + 1u; // tile buffers: 2 with ST = 3, else 1
 override QC: u32 = CW / 4u; // vec4s of a row of a chunk
 override NX: u32 = BM * QX; // vec4s of x's tile
 override NW: u32 = BK * QW; // vec4s of w's tile
 override XL: u32 = (NX + WG - 1u) / WG; // x's tile: vec4 loads per invocation
 override WL: u32 = (NW + WG - 1u) / WG; // w's tile: vec4 loads per invocation
-var<workgroup> xs: array<f16, BM * XS>; // (BM, BK) x's tile, rows padded
-var<workgroup> ws: array<f16, BK * WS>; // (BK, BN) w's tile, rows padded
+var<workgroup> xs: array<f16, NB * BM * XS>; // NB x (BM, BK) x's tile, rows padded
+var<workgroup> ws: array<f16, NB * BK * WS>; // NB x (BK, BN) w's tile, rows padded
 var<workgroup> cs: array<f32, SGM * SGN * SM * CS>; // per subgroup an (SM, CW) epilogue chunk, rows padded
 
 const MAXL: u32 = 16u; // the most vec4 loads of a tile per invocation
@@ -157,20 +163,20 @@ fn toF16(v: vec4<f32>) -> vec4<f16> {
 	return vec4<f16>(clamp(v, vec4<f32>(-65504.0), vec4<f32>(65504.0)));
 }
 
-// stageX puts vec4 i of x's tile (loadX's) into xs.
-fn stageX(i: u32, h: vec4<f16>) {
+// stageX puts vec4 i of x's tile (loadX's) into buffer b of xs.
+fn stageX(b: u32, i: u32, h: vec4<f16>) {
 	if i >= NX { return; }
-	let o = (i / QX) * XS + 4u * (i % QX);
+	let o = b * (BM * XS) + (i / QX) * XS + 4u * (i % QX);
 	xs[o] = h.x;
 	xs[o + 1u] = h.y;
 	xs[o + 2u] = h.z;
 	xs[o + 3u] = h.w;
 }
 
-// stageW puts vec4 i of w's tile (loadW's) into ws.
-fn stageW(i: u32, v: vec4<f16>) {
+// stageW puts vec4 i of w's tile (loadW's) into buffer b of ws.
+fn stageW(b: u32, i: u32, v: vec4<f16>) {
 	if i >= NW { return; }
-	let o = (i / QW) * WS + 4u * (i % QW);
+	let o = b * (BK * WS) + (i / QW) * WS + 4u * (i % QW);
 	ws[o] = v.x;
 	ws[o + 1u] = v.y;
 	ws[o + 2u] = v.z;
@@ -194,31 +200,40 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	var rw: array<vec4<f16>, MAXL>;
 	let steps = (p.K + BK - 1u) / BK;
 	for (var s = 0u; s < steps; s++) {
+		let buf = s % NB; // the buffer of this step's tiles
 		if ST == 1u || s == 0u { // this step's global loads, all before the first store
 			for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, s * BK, li + l * WG); }
 			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, s * BK, li + l * WG); }
 		}
-		for (var l = 0u; l < XL; l++) { stageX(li + l * WG, rx[l]); }
-		for (var l = 0u; l < WL; l++) { stageW(li + l * WG, rw[l]); }
-		workgroupBarrier();
-		if ST == 2u && s + 1u < steps { // the next step's global loads, in flight while this one multiplies
+		if ST != 3u || s == 0u { // ST 3 stores the later steps' tiles during the step before
+			for (var l = 0u; l < XL; l++) { stageX(buf, li + l * WG, rx[l]); }
+			for (var l = 0u; l < WL; l++) { stageW(buf, li + l * WG, rw[l]); }
+			workgroupBarrier();
+		}
+		if ST >= 2u && s + 1u < steps { // the next step's global loads, in flight while this one multiplies
 			let k0 = (s + 1u) * BK;
 			for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, k0, li + l * WG); }
 			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, k0, li + l * WG); }
 		}
+		let xb = buf * (BM * XS);
+		let wb = buf * (BK * WS);
 		for (var kk = 0u; kk < BK; kk += SK) {
 			var b: array<subgroup_matrix_right<f16, SN, SK>, FN>;
 			for (var j = 0u; j < FN; j++) {
-				b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, kk * WS + sn0 + j * SN, false, WS);
+				b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, wb + kk * WS + sn0 + j * SN, false, WS);
 			}
 			for (var i = 0u; i < FM; i++) { // one left matrix at a time, times every right one
-				let a = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&xs, (sm0 + i * SM) * XS + kk, false, XS);
+				let a = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&xs, xb + (sm0 + i * SM) * XS + kk, false, XS);
 				for (var j = 0u; j < FN; j++) {
 					acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a, b[j], acc[i * FN + j]);
 				}
 			}
 		}
-		workgroupBarrier(); // every read of this step's tiles before the next step's stores
+		if ST == 3u && s + 1u < steps { // the next step's tiles into the other buffer, read last in the step before
+			for (var l = 0u; l < XL; l++) { stageX(1u - buf, li + l * WG, rx[l]); }
+			for (var l = 0u; l < WL; l++) { stageW(1u - buf, li + l * WG, rw[l]); }
+		}
+		workgroupBarrier(); // every read of this step's tiles before the next step's stores (ST 3: and the next tiles stored)
 	}
 
 	// The epilogue, chunk by chunk through the subgroup's region of cs.

@@ -13,8 +13,8 @@ import (
 // reading memory it never wrote gives visibly wrong results).
 //
 // The kernels write every element of workgroup memory they read before
-// they read it, so zeroing it (some 100 stores per invocation in the
-// attention kernels, with a barrier) is work for nothing; the tests run them
+// they read it, so zeroing it (up to 140 stores per invocation, in the
+// attention kernels, and a barrier) is work for nothing; the tests run them
 // with poison to hold them to that (zeros would hide a kernel that relies on
 // them), and "zero" is there to rule it out when a device's results look
 // wrong.
