@@ -119,7 +119,10 @@
 // for loops whose bodies cannot change them, conditions and early returns on
 // those, u32 arithmetic that cannot wrap) proves an index below a constant
 // length, as in the inner loops of the tiled kernels; function, private and
-// workgroup memory start zeroed; barriers are only accepted in control flow
+// workgroup memory start zeroed (workgroup memory by all the workgroup's
+// invocations in turn, then a barrier; Options.WorkgroupInit may leave it
+// as it is, for code that writes before it reads, or poison it, for tests
+// of that); barriers are only accepted in control flow
 // uniform across the workgroup, subgroup operations in control flow uniform
 // within each subgroup (a conservative form of the WGSL uniformity analysis,
 // in its two scopes, checked against Tint on generated programs).
