@@ -205,23 +205,24 @@ func (e *emitter) memberRef(r refv, st *wgslType, k int) refv {
 	return r
 }
 
-// zeroMem stores zero into r of type t in plain memory: large and
-// override-sized arrays in a loop over their elements.
-func (e *emitter) zeroMem(r refv, t *wgslType) {
+// fillMem stores into r of type t in plain memory the value val gives for
+// each part small enough for one store: large and override-sized arrays in
+// a loop over their elements, large structs member by member.
+func (e *emitter) fillMem(r refv, t *wgslType, val func(*wgslType) uint32) {
 	switch {
 	case t.Kind == kArray && t.CountOverride != nil:
 		e.countLoop(e.specConstExpr(t.CountOverride.expr), func(i uint32) {
-			e.zeroMem(elemRef(r, i, t.Elem), t.Elem)
+			e.fillMem(elemRef(r, i, t.Elem), t.Elem, val)
 		})
 	case !bigValue(t):
-		e.add(spirv.OpStore, e.ptr(r, t), e.null(e.typeID(t, plain)))
+		e.add(spirv.OpStore, e.ptr(r, t), val(t))
 	case t.Kind == kArray:
 		e.countLoop(e.constU32(uint32(t.N)), func(i uint32) {
-			e.zeroMem(elemRef(r, i, t.Elem), t.Elem)
+			e.fillMem(elemRef(r, i, t.Elem), t.Elem, val)
 		})
 	default:
 		for k, m := range t.Struct.Members {
-			e.zeroMem(e.memberRef(r, t, k), m.Type)
+			e.fillMem(e.memberRef(r, t, k), m.Type, val)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package wgsl
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -356,61 +357,51 @@ func (e *emitter) zeroShared(z *wgZero, r refv, t *wgslType) {
 }
 
 // initMem stores workgroup memory's start value into r of type t: zeros, or
-// poisonValue's under WorkgroupPoison.
+// poison's under WorkgroupPoison.
 func (e *emitter) initMem(r refv, t *wgslType) {
-	if e.opt.WorkgroupInit != WorkgroupPoison {
-		e.zeroMem(r, t)
-		return
+	val := func(t *wgslType) uint32 { return e.null(e.typeID(t, plain)) }
+	if e.opt.WorkgroupInit == WorkgroupPoison {
+		val = e.poison
 	}
-	switch {
-	case t.Kind == kArray && t.CountOverride != nil:
-		e.countLoop(e.specConstExpr(t.CountOverride.expr), func(i uint32) {
-			e.initMem(elemRef(r, i, t.Elem), t.Elem)
-		})
-	case t.Kind == kArray && bigValue(t):
-		e.countLoop(e.constU32(uint32(t.N)), func(i uint32) {
-			e.initMem(elemRef(r, i, t.Elem), t.Elem)
-		})
-	case t.Kind == kStruct && bigValue(t):
-		for k, m := range t.Struct.Members {
-			e.initMem(e.memberRef(r, t, k), m.Type)
-		}
-	case t.Kind == kAtomic:
-		e.add(spirv.OpStore, e.ptr(r, t), e.constant(t.Elem, poisonValue(t.Elem)))
-	default:
-		e.add(spirv.OpStore, e.ptr(r, t), e.constant(t, poisonValue(t)))
-	}
+	e.fillMem(r, t, val)
 }
 
-// poisonValue is WorkgroupPoison's value of type t: NaN floats, -1, the
-// largest u32, true.
-func poisonValue(t *wgslType) *value {
+// poison is the id of WorkgroupPoison's constant of type t: NaN floats, -1,
+// the largest u32, true, and composites (atomics as their integers) of
+// those.
+func (e *emitter) poison(t *wgslType) uint32 {
 	switch t.Kind {
 	case kBool:
-		return &value{b: true}
+		return e.constant(t, &value{b: true})
 	case kI32:
-		return &value{i: -1}
+		return e.constant(t, &value{i: -1})
 	case kU32:
-		return &value{i: math.MaxUint32}
+		return e.constant(t, &value{i: math.MaxUint32})
 	case kF32, kF16:
-		return &value{f: math.NaN()}
-	case kVec, kMat, kArray:
-		v := &value{}
-		for range t.N {
-			v.elems = append(v.elems, poisonValue(t.Elem))
-		}
-		return v
-	case kStruct:
-		v := &value{}
-		for _, m := range t.Struct.Members {
-			v.elems = append(v.elems, poisonValue(m.Type))
-		}
-		return v
+		return e.constant(t, &value{f: math.NaN()})
 	case kAtomic:
-		return poisonValue(t.Elem)
+		return e.poison(t.Elem)
+	case kVec, kMat, kArray, kStruct:
+		ty := e.typeID(t, plain)
+		key := fmt.Sprint("poison ", ty)
+		if id, ok := e.constIDs[key]; ok {
+			return id
+		}
+		parts := []uint32{ty, 0}
+		n := t.N
+		if t.Kind == kStruct {
+			n = len(t.Struct.Members)
+		}
+		for i := range n {
+			parts = append(parts, e.poison(elemType(t, i)))
+		}
+		parts[1] = e.id()
+		e.decls.Add(spirv.OpConstantComposite, parts...)
+		e.constIDs[key] = parts[1]
+		return parts[1]
 	}
 	bugf("no poison value of type %s", t)
-	return nil
+	return 0
 }
 
 func (e *emitter) barrier(mem uint32) {

@@ -281,7 +281,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wg: vec
 
 // TestWorkgroupPoison checks WorkgroupPoison's start values, read back raw
 // from every kind of workgroup memory (override-sized, nested and small
-// arrays, a large struct, a vector, a matrix, an atomic, a bool), and that
+// arrays, a large struct, a vector, a matrix, an atomic, a bool, small
+// structs holding an atomic), and that
 // WorkgroupUninitialized leaves out the stores and their barrier.
 func TestWorkgroupPoison(t *testing.T) {
 	d := newDevice(t)
@@ -289,6 +290,8 @@ func TestWorkgroupPoison(t *testing.T) {
 	src := `
 override NA: u32 = 100;
 struct Big { x: i32, arr: array<vec2<f32>, 40>, y: u32 }
+struct Counted { n: atomic<i32>, x: f32 }
+var<workgroup> counted: array<Counted, 3>;
 var<workgroup> flat: array<f32, NA>;
 var<workgroup> nested: array<array<u32, 3>, 37>;
 var<workgroup> big: Big;
@@ -312,12 +315,14 @@ fn main(@builtin(local_invocation_index) li: u32) {
 	o[8] = bitcast<u32>(mat[1][0]);
 	o[9] = select(0u, 1u, flag);
 	o[10] = atomicLoad(&hits);
+	o[11] = bitcast<u32>(atomicLoad(&counted[2].n));
+	o[12] = bitcast<u32>(counted[1].x);
 }`
-	out := getU32(d.run(t, src, map[string]float64{"NA": 101}, nil, one, make([]byte, 4*11))[0])
+	out := getU32(d.run(t, src, map[string]float64{"NA": 101}, nil, one, make([]byte, 4*13))[0])
 	isNaN := func(b uint32) bool { return math.IsNaN(float64(math.Float32frombits(b))) }
 	for i, ok := range []bool{isNaN(out[0]), isNaN(out[1]), out[2] == math.MaxUint32, out[3] == math.MaxUint32,
 		isNaN(out[4]), out[5] == math.MaxUint32, out[6] == math.MaxUint32, isNaN(out[7]), isNaN(out[8]), out[9] == 1,
-		out[10] == math.MaxUint32} {
+		out[10] == math.MaxUint32, out[11] == math.MaxUint32, isNaN(out[12])} {
 		if !ok {
 			t.Errorf("o[%d] = %#x, not the poison value", i, out[i])
 		}
