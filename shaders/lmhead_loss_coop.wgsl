@@ -17,8 +17,9 @@
 // zeros outside h and wte, through registers in ST stages (as
 // matmul_coop.wgsl's), one barrier after staging and one after the
 // multiplies; with ST = 3 two buffers of each tile, one barrier per step
-// (as matmul_coop.wgsl's; a tile's first step stages its own). The logits are folded in chunks, so that a big tile need not
-// fit in workgroup memory whole: for each group of EC of its FN columns of
+// (as matmul_coop.wgsl's; a tile's first step stages its own). The logits
+// are folded in chunks, so that a big tile need not fit in workgroup memory
+// whole: for each group of EC of its FN columns of
 // result matrices (a loop uniform across the workgroup), every subgroup
 // stores those into a BM x SGN*EC*SN f32 chunk of workgroup memory (rows
 // padded by 4; with EC = FN, the whole tile); after a barrier, the NQ
