@@ -17,7 +17,7 @@
 # matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
 # them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
 # Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
-# read. It makes at most 10 files there.
+# read. It makes at most 10 files there (one bench JSON more per extra WORKGROUP_INIT value and bench).
 #
 # Usage:
 #   scripts/device-check.sh [ADAPTER]     run the checks
