@@ -313,24 +313,20 @@ func (e *emitter) zeroShared(z *wgZero, r refv, t *wgslType) {
 			counts = append(counts, n)
 			leaf = leaf.Elem
 		}
-		total := counts[0]
-		for _, n := range counts[1:] {
-			total = e.op(spirv.OpIMul, u32, total, n)
+		// inner[k] is the product of the counts inside level k (0: none),
+		// total that of them all.
+		inner := make([]uint32, len(counts))
+		total := counts[len(counts)-1]
+		for k := len(counts) - 2; k >= 0; k-- {
+			inner[k] = total
+			total = e.op(spirv.OpIMul, u32, total, counts[k])
 		}
 		e.counterLoop(func() uint32 { return z.idx }, total, func() uint32 { return z.size }, func(i uint32) {
 			el, at := r, t
 			for k := range counts {
-				inner := uint32(0) // the product of the counts inside level k
-				for _, n := range counts[k+1:] {
-					if inner == 0 {
-						inner = n
-					} else {
-						inner = e.op(spirv.OpIMul, u32, inner, n)
-					}
-				}
 				j := i
-				if inner != 0 {
-					j = e.op(spirv.OpUDiv, u32, i, inner)
+				if inner[k] != 0 {
+					j = e.op(spirv.OpUDiv, u32, i, inner[k])
 				}
 				if k > 0 {
 					j = e.op(spirv.OpUMod, u32, j, counts[k])

@@ -134,15 +134,17 @@ fn main(@builtin(local_invocation_index) li: u32) {
 }`
 
 // loopCount counts a module's OpLoopMerge instructions.
-func loopCount(words []uint32) int {
-	const opLoopMerge = 246
+func loopCount(words []uint32) int { return opCount(words, 246) }
+
+// opCount counts a module's instructions of opcode op.
+func opCount(words []uint32, op uint32) int {
 	n := 0
 	for i := 5; i < len(words); {
-		op, size := words[i]&0xffff, int(words[i]>>16)
+		size := int(words[i] >> 16)
 		if size == 0 {
 			break
 		}
-		if op == opLoopMerge {
+		if words[i]&0xffff == op {
 			n++
 		}
 		i += size
