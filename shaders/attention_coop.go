@@ -11,11 +11,13 @@ import (
 // attnCoopTiles is the blocking of attention_coop.wgsl for a subgroup-matrix
 // configuration and a head size: SG subgroups of SGS invocations per
 // workgroup, each FM left matrices (FM*cfg.M query rows) tall, tiles of BKV
-// keys. All of it is written into the kernel's text (attnCoopSource).
+// keys, the next tile's loads in flight during this one's work where PF is
+// 1. All of it is written into the kernel's text (attnCoopSource).
 type attnCoopTiles struct {
 	cfg         MatrixConfig
 	FM, HD, BKV int
 	SG, SGS     int
+	PF          int
 }
 
 // BQ is the query rows per workgroup.
@@ -36,7 +38,7 @@ func (t attnCoopTiles) hp() int {
 
 // String names the tiling, as profiles and errors print it.
 func (t attnCoopTiles) String() string {
-	return fmt.Sprintf("%s HD %d, %d queries x %d keys, %d subgroups of %d", t.cfg, t.HD, t.BQ(), t.BKV, t.SG, t.SGS)
+	return fmt.Sprintf("%s HD %d, %d queries x %d keys, %d subgroups of %d, prefetch %d", t.cfg, t.HD, t.BQ(), t.BKV, t.SG, t.SGS, t.PF)
 }
 
 // sharedBytes is the kernel's workgroup memory (its header's formula).
@@ -54,8 +56,8 @@ func (t attnCoopTiles) valid() error {
 	pow2 := func(n int) bool { return n > 0 && n&(n-1) == 0 }
 	c := t.cfg
 	switch {
-	case t.FM < 1 || t.SG < 1 || !pow2(t.SGS) || !pow2(t.FM*c.M):
-		return fmt.Errorf("coop attention %v: want FM and SG positive, SGS and FM*M powers of two", t)
+	case t.FM < 1 || t.SG < 1 || !pow2(t.SGS) || !pow2(t.FM*c.M) || t.PF < 0 || t.PF > 1:
+		return fmt.Errorf("coop attention %v: want FM and SG positive, SGS and FM*M powers of two, PF 0 or 1", t)
 	case t.HD < 4 || t.HD > maxHeadDim || t.HD%4 != 0:
 		return fmt.Errorf("coop attention %v: head size %d must be at most %d and a multiple of 4", t, t.HD, maxHeadDim)
 	case t.BKV < 1 || t.BKV%c.K != 0 || t.BKV%c.N != 0:
@@ -82,11 +84,12 @@ func (t attnCoopTiles) fits(l wgpu.Limits) error {
 // invocations and head size hd: 16 query rows per subgroup (FM = 16/M: a
 // 16-row left matrix, or two of 8), 4 subgroups (64 queries per workgroup,
 // attention_shared.wgsl's block) and tiles of 64 keys (44 KiB of workgroup
-// memory at head size 64: an NVIDIA GPU's 48 KiB), halved (keys first, to
-// one matrix width, then subgroups) until the device's limits hold. The
-// error says why none fits.
+// memory at head size 64: an NVIDIA GPU's 48 KiB), the next tile's loads in
+// flight during each tile (PF 1), halved (keys first, to one matrix width,
+// then subgroups) until the device's limits hold. The error says why none
+// fits.
 func attnCoopTilesFor(cfg MatrixConfig, sgs, hd int, l wgpu.Limits) (attnCoopTiles, error) {
-	t := attnCoopTiles{cfg: cfg, FM: max(16/cfg.M, 1), HD: hd, BKV: 64, SG: 4, SGS: sgs}
+	t := attnCoopTiles{cfg: cfg, FM: max(16/cfg.M, 1), HD: hd, BKV: 64, SG: 4, SGS: sgs, PF: 1}
 	if err := t.valid(); err != nil {
 		return t, err
 	}
@@ -132,12 +135,12 @@ func (t attnCoopTiles) loweredLoops(keys int) int {
 
 // attnCoopConstLine matches a line of attention_coop.wgsl that the host
 // rewrites.
-var attnCoopConstLine = regexp.MustCompile(`(?m)^const (SM|SN|SK|FM|HD|BKV|SG|SGS): u32 = [0-9]+u;`)
+var attnCoopConstLine = regexp.MustCompile(`(?m)^const (SM|SN|SK|FM|HD|BKV|SG|SGS|PF): u32 = [0-9]+u;`)
 
 // attnCoopSource is attention_coop.wgsl's text for the tiling.
 func attnCoopSource(t attnCoopTiles) (wgsl.Expanded, error) {
 	return rewriteConsts("attention_coop.wgsl", attnCoopConstLine, map[string]int{
-		"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "HD": t.HD, "BKV": t.BKV, "SG": t.SG, "SGS": t.SGS})
+		"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "HD": t.HD, "BKV": t.BKV, "SG": t.SG, "SGS": t.SGS, "PF": t.PF})
 }
 
 // newAttnCoopKernel compiles attention_coop.wgsl for the tiling; its
@@ -150,8 +153,13 @@ func newAttnCoopKernel(dev *wgpu.Device, t attnCoopTiles) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	label := fmt.Sprintf("attention_coop[%s HD%d BKV%d SG%d]", t.cfg, t.HD, t.BKV, t.SG)
-	return compileKernel(dev, label+".wgsl", src, uint32(t.cfg.SubgroupSize))
+	return compileKernel(dev, attnCoopLabel(t)+".wgsl", src, uint32(t.cfg.SubgroupSize))
+}
+
+// attnCoopLabel names attention_coop.wgsl with tiling t, as profiles show
+// it.
+func attnCoopLabel(t attnCoopTiles) string {
+	return fmt.Sprintf("attention_coop[%s HD%d FM%d BKV%d SG%d PF%d]", t.cfg, t.HD, t.FM, t.BKV, t.SG, t.PF)
 }
 
 // attnCoop is attention_coop.wgsl compiled for a model's head size.
@@ -174,11 +182,9 @@ func (g *GPT2) newAttnCoop(cfg MatrixConfig, sgs int) (*attnCoop, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	if g.loopLimit > 0 {
+	if !g.attnLoopsOK(t) {
 		keys := max(g.positions, checkAttnPos0+checkAttnT)
-		if n := t.loweredLoops(keys); n > coopLoopBudget {
-			return nil, fmt.Sprintf("lowered, attention_coop.wgsl would loop some %d times an invocation over %d positions, past %s's limit", n, keys, g.dev.AdapterInfo().Name)
-		}
+		return nil, fmt.Sprintf("lowered, attention_coop.wgsl would loop some %d times an invocation over %d positions, past %s's limit", t.loweredLoops(keys), keys, g.dev.AdapterInfo().Name)
 	}
 	k, err := newAttnCoopKernel(g.dev, t)
 	if err != nil {
@@ -206,15 +212,15 @@ func (r *checkRun) attnCheck(ck *coopKernels) (bool, string, error) {
 }
 
 // attnCoopFor is the coop attention a chunk of B sequences x T rows runs
-// on: the matrix units' where they are in use with one, unless the
-// autotuner timed attention_shared.wgsl faster at the batch's shape; nil
-// for attention_shared.wgsl. g.mu is held.
+// on where the matrix units are in use with one: the autotuner's pick at
+// the batch's shape (attnPick), else the default tiling; nil for
+// attention_shared.wgsl. g.mu is held.
 func (g *GPT2) attnCoopFor(B, T int) *attnCoop {
 	if g.coop == nil || g.coop.attn == nil {
 		return nil
 	}
-	if c, ok := g.attnTuned[g.attnTuneKey(B, T)]; ok && c.Tiles["coop"] == 0 {
-		return nil
+	if a, ok := g.attnPicks[g.attnTuneKey(B, T)]; ok {
+		return a
 	}
 	return g.coop.attn
 }

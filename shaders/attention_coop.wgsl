@@ -21,8 +21,12 @@
 // never loaded: skipped whole; the diagonal tile is masked per row). Per
 // tile:
 //  1. all invocations stage the tile's keys and values as f16 in workgroup
-//     memory (vec4 loads of the cache, all of an invocation's issued
-//     before its first store; zeros past the block's keys);
+//     memory (vec4 loads of the cache into registers, then the stores;
+//     zeros past the block's keys). With PF = 0 a tile's loads are issued
+//     at its start, all of an invocation's before its first store; with
+//     PF = 1 the next tile's are issued right after this tile's staging
+//     barrier, so that they are in flight during steps 2 to 5 (at the cost
+//     of their registers, 2*SL vec4<f16>, for the whole tile);
 //  2. each subgroup multiplies its query rows (left matrices kept in
 //     registers for the whole kernel: Q is staged once) by the keys
 //     (right matrices loaded column-major from the keys' rows: Kᵀ) into
@@ -31,9 +35,10 @@
 //  3. the subgroup's invocations run the online softmax of its rows: R
 //     invocations per row (R = SGS / (FM*SM), or one invocation for several
 //     rows when the rows outnumber the invocations), each over every R-th
-//     score, the row's max exchanged with subgroupShuffleXor; each writes
-//     p = exp(s - m_new) as f16 and keeps its row's rescale factor
-//     exp(m_old - m_new) in a register;
+//     score (read from workgroup memory once, into registers), the row's
+//     max exchanged with subgroupShuffleXor; each writes p = exp(s - m_new)
+//     as f16 and keeps its row's rescale factor exp(m_old - m_new) in a
+//     register;
 //  4. each subgroup multiplies P (left, f16) by V (right) into fresh result
 //     matrices (HP/SN per row block) and stores them (f32) where the scores
 //     were;
@@ -58,7 +63,7 @@
 // do, without its matrix work. The exps (BKV per row and tile) are SIMT work
 // in both.
 //
-// SM, SN, SK (the device's configuration), FM, HD, BKV, SG and SGS are
+// SM, SN, SK (the device's configuration), FM, HD, BKV, SG, SGS and PF are
 // constants, rewritten by the host per device and model (attnCoopSource),
 // since matrix and array shapes must be. A head size that is not a multiple
 // of the matrices' widths and of 4R (the tiny Llama's 12 in the tests) is
@@ -81,7 +86,7 @@ enable chromium_experimental_subgroup_matrix;
 // matrix units need, not across the workgroup (what the rule checks).
 diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
 
-// The host rewrites these eight lines (see the header).
+// The host rewrites these nine lines (see the header).
 const SM: u32 = 8u;   // rows of a left and of a result matrix (the configuration's M)
 const SN: u32 = 8u;   // columns of a right and of a result matrix (N)
 const SK: u32 = 8u;   // columns of a left, rows of a right matrix (K)
@@ -90,6 +95,7 @@ const HD: u32 = 32u;  // channels per head
 const BKV: u32 = 16u; // keys per tile
 const SG: u32 = 2u;   // subgroups per workgroup
 const SGS: u32 = 8u;  // invocations per subgroup: the device's subgroup size
+const PF: u32 = 0u;   // 1: the next tile's loads in flight during this one (step 1)
 
 const RPS: u32 = FM * SM;            // query rows per subgroup
 const BQ: u32 = SG * RPS;            // query rows per workgroup
@@ -143,6 +149,17 @@ fn stage16(o: u32, h: vec4<f16>) {
 	hs[o + 3u] = h.w;
 }
 
+// tileVec is vec4 i of a tile of keys (v false) or values (v true) from
+// position s0, rounded to f16: zeros past the block's keys, channels past
+// HD and vec4s past the tile.
+fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec4<f16> {
+	let s = s0 + i / HP4;
+	let c = i % HP4;
+	if i >= BKV * HP4 || s >= keys || c >= HD4 { return vec4<f16>(0.0); }
+	if v { return toF16(vc[cbase + s * HD4 + c]); }
+	return toF16(kc[cbase + s * HD4 + c]);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	@builtin(subgroup_invocation_id) sid: u32,
@@ -193,21 +210,17 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	let keys = p.pos0 + min(q0 + BQ, p.T); // keys the block sees: 0 .. keys-1
 	let sgLast = p.pos0 + min(q0 + r0 + RPS, p.T) - 1u; // the subgroup's last visible key
 	let cbase = (b * p.KV + g) * p.S * HD4;
+	var kr: array<vec4<f16>, SL>; // a tile's keys and values, on their way to workgroup memory
+	var vr: array<vec4<f16>, SL>;
 	for (var s0 = 0u; s0 < keys; s0 += BKV) {
 		// 1. The tile's keys (rows 0 .. BKV-1 of hs) and values (BKV .. 2*BKV-1):
 		// every load first, rounded to f16 into registers, then the stores,
-		// so that the loads are in flight together.
-		var kr: array<vec4<f16>, SL>;
-		var vr: array<vec4<f16>, SL>;
-		for (var l = 0u; l < SL; l++) {
-			let i = li + l * WG;
-			let s = s0 + i / HP4;
-			let c = i % HP4;
-			kr[l] = vec4<f16>(0.0);
-			vr[l] = vec4<f16>(0.0);
-			if i < BKV * HP4 && s < keys && c < HD4 {
-				kr[l] = toF16(kc[cbase + s * HD4 + c]);
-				vr[l] = toF16(vc[cbase + s * HD4 + c]);
+		// so that the loads are in flight together (PF 1: loaded during the
+		// tile before, but the first).
+		if PF == 0u || s0 == 0u {
+			for (var l = 0u; l < SL; l++) {
+				kr[l] = tileVec(false, li + l * WG, s0, keys, cbase);
+				vr[l] = tileVec(true, li + l * WG, s0, keys, cbase);
 			}
 		}
 		for (var l = 0u; l < SL; l++) {
@@ -219,6 +232,12 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 			}
 		}
 		workgroupBarrier();
+		if PF == 1u && s0 + BKV < keys { // the next tile's loads, in flight during this one's steps 2 to 5
+			for (var l = 0u; l < SL; l++) {
+				kr[l] = tileVec(false, li + l * WG, s0 + BKV, keys, cbase);
+				vr[l] = tileVec(true, li + l * WG, s0 + BKV, keys, cbase);
+			}
+		}
 		let busy = q0 + r0 < p.T && s0 <= sgLast; // subgroup-uniform
 		// 2. S = Q·Kᵀ for the subgroup's rows.
 		if busy {
@@ -240,17 +259,18 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 		if busy {
 			for (var j = 0u; j < QR; j++) {
 				let row = r0 + j * RSTEP + sid / R;
+				var sc: array<f32, CJ>; // the invocation's scaled scores of the row
 				var mt = m[j];
 				for (var c = 0u; c < CJ; c++) {
-					let col = part + R * c;
-					if s0 + col <= last[j] { mt = max(mt, ss[row * SS + col] * scale); }
+					sc[c] = ss[row * SS + part + R * c] * scale;
+					if s0 + part + R * c <= last[j] { mt = max(mt, sc[c]); }
 				}
 				for (var x = 1u; x < R; x *= 2u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
 				corr[j] = exp(m[j] - mt);
 				var sum = 0.0;
 				for (var c = 0u; c < CJ; c++) {
 					let col = part + R * c;
-					let e = select(0.0, exp(ss[row * SS + col] * scale - mt), s0 + col <= last[j]);
+					let e = select(0.0, exp(sc[c] - mt), s0 + col <= last[j]);
 					sum += e;
 					ps[row * PS + col] = f16(e);
 				}

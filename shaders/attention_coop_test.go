@@ -2,8 +2,10 @@ package shaders
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,14 +29,15 @@ var attnCoopCases = []struct {
 	{attnCase{B: 2, L: 13, C: 32, H: 2, S: 16}, 5},         // hd 16
 }
 
-// attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg: two
-// subgroups of one left matrix each and tiles of one matrix width, so that
-// the small cases cross several tiles and blocks (the default tiling has
-// 64 keys per tile); natively, the default tiling too.
-func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd int) []attnCoopTiles {
+// attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg and its
+// case number ci: two subgroups of one left matrix each and tiles of one
+// matrix width, so that the small cases cross several tiles and blocks (the
+// default tiling has 64 keys per tile), with the next tile's loads in
+// flight (PF 1) in odd cases; natively, the default tiling too.
+func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd, ci int) []attnCoopTiles {
 	t.Helper()
 	sgs := coopSGS(d, cfg)
-	small := attnCoopTiles{cfg: cfg, FM: 1, HD: hd, BKV: max(cfg.K, cfg.N), SG: 2, SGS: sgs}
+	small := attnCoopTiles{cfg: cfg, FM: 1, HD: hd, BKV: max(cfg.K, cfg.N), SG: 2, SGS: sgs, PF: ci % 2}
 	out := []attnCoopTiles{small}
 	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		def, err := attnCoopTilesFor(cfg, sgs, hd, d.dev.Limits())
@@ -96,8 +99,8 @@ func attnCoopTest(t *testing.T, native bool, lowered func(fi, ci int) bool) {
 			if !hw && !lowered(fi, ci) {
 				continue
 			}
-			for _, tl := range attnCoopTestTiles(t, d, cfg, hd) {
-				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d,chunk=%d/BKV%d,SG%dx%d", cfg, hd, c.H, c.kv(), c.B, tc.chunk, tl.BKV, tl.SG, tl.SGS), func(t *testing.T) {
+			for _, tl := range attnCoopTestTiles(t, d, cfg, hd, ci) {
+				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d,chunk=%d/BKV%d,SG%dx%d,PF%d", cfg, hd, c.H, c.kv(), c.B, tc.chunk, tl.BKV, tl.SG, tl.SGS, tl.PF), func(t *testing.T) {
 					if n := tl.loweredLoops(c.L); !hw && n > coopLoopBudget {
 						t.Fatalf("lowered, the kernel loops some %d times an invocation: past lavapipe's limit", n)
 					}
@@ -192,19 +195,28 @@ func mustKernel(t *testing.T, d *testDev, name string) *Kernel {
 
 // TestAttentionCoopTuning: with coop attention (forced, lowered on a CPU
 // driver; only the attention kernel compiled, the model's other coop kernels
-// are not needed here), TuneRedo times both attention kernels at a batch's
-// shape and keeps the choice in the tuning file, where a model in TuneAuto
-// reads it back without timing; a choice of attention_shared.wgsl makes
-// attnCoopFor give none, one of attention_coop.wgsl the coop kernel.
-// (TestGPT2Coop checks that a batch then runs it.)
+// are not needed here), TuneRedo times the default tiling, the test's
+// tilings that fit the device (a small one; one past its workgroup memory
+// is left out) and attention_shared.wgsl at a batch's shape and keeps the
+// choice in the tuning file, where a model in TuneAuto reads it back
+// without timing. Then, the file's choice rewritten to each in turn:
+// attention_shared.wgsl makes attnCoopFor give none; the default tiling
+// the model's own kernel; the small tiling that tiling (self-checked
+// first); a tiling that does not fit, or the small one when the self-check
+// sees its results corrupted (test hook), the default, with the reason in
+// the choice's Err (so that the next process tunes again). (TestGPT2Coop
+// checks that a batch then runs it.)
 func TestAttentionCoopTuning(t *testing.T) {
 	d := coopDev(t)
 	m := synth.Peaked(synth.TinyConfig(), 7)
 	file := filepath.Join(t.TempDir(), "tuning.json")
 	cfg := coopConfigs(d)[0]
+	small := attnCoopShape{Rows: cfg.M, SG: 2, BKV: max(cfg.K, cfg.N)}
+	huge := attnCoopShape{Rows: cfg.M, SG: 2, BKV: 64 * max(cfg.K, cfg.N)} // past any CPU driver's workgroup memory
 	withAttn := func() *GPT2 {
 		g := newCoopGPT2(t, d, m, cfg, "")
 		g.tuneFile = file
+		g.attnShapes = []attnCoopShape{small, huge}
 		a, why := g.newAttnCoop(cfg, coopSGS(d, cfg))
 		if a == nil {
 			t.Fatal(why)
@@ -214,49 +226,107 @@ func TestAttentionCoopTuning(t *testing.T) {
 	}
 	const B, T = 3, 20
 	g := withAttn()
+	def := g.coop.attn.tiles
+	st, ok := small.tiles(def)
+	if !ok || st == def {
+		t.Fatalf("small tiling %v (default %v)", st, def)
+	}
+	if cands := g.attnCoopCandidates(def); !slices.Equal(cands, []attnCoopTiles{def, st}) {
+		t.Fatalf("candidates %v, want the default and the small tiling", cands)
+	}
 	g.SetTuning(TuneRedo)
 	g.mu.Lock()
 	g.ensureAttnTuned(B, T)
 	g.mu.Unlock()
 	tuned := g.AttentionTuning()
-	if len(tuned) != 1 || !validAttnChoice(tuned[0]) || tuned[0].Err != "" || len(tuned[0].Candidates) != 2 {
-		t.Fatalf("attention tuning %+v, want one choice of two timed candidates", tuned)
+	if len(tuned) != 1 || !validAttnChoice(tuned[0]) || tuned[0].Err != "" || len(tuned[0].Candidates) != 3 {
+		t.Fatalf("attention tuning %+v, want one choice of three timed candidates", tuned)
 	}
 	c := tuned[0]
 	t.Logf("%s: %v (%d ns): %+v", c.Shape, c.Tiles, c.Nanos, c.Candidates)
-	if kept, ok := loadTuning(d.dev, file)[c.Shape]; !ok || kept.Tiles["coop"] != c.Tiles["coop"] || !kept.Cached {
+	if kept, ok := loadTuning(d.dev, file)[c.Shape]; !ok || !maps.Equal(kept.Tiles, c.Tiles) || !kept.Cached {
 		t.Fatalf("tuning file: %+v, want %v kept", kept, c.Tiles)
 	}
 
 	g2 := withAttn()
 	g2.autoTune = true
-	for _, coop := range []float64{0, 1} {
-		// The file's choice, rewritten to each kernel in turn.
+	for _, tc := range []struct {
+		name    string
+		tiles   map[string]float64
+		corrupt bool
+		want    *attnCoopTiles // nil: attention_shared.wgsl
+		err     string
+	}{
+		{"attention_shared", map[string]float64{"coop": 0}, false, nil, ""},
+		{"default", def.attnChoice(), false, &def, ""},
+		{"small", st.attnChoice(), false, &st, ""},
+		{"beyond the device", attnCoopTiles{cfg: cfg, FM: st.FM, HD: st.HD, BKV: 64 * st.BKV, SG: 2, SGS: st.SGS}.attnChoice(), false, &def, "workgroup memory"},
+		{"small, corrupted", st.attnChoice(), true, &def, "self-check"},
+	} {
+		// The file's choice, rewritten, with no other timed candidates.
 		f := loadTuning(d.dev, file)
 		kept := f[c.Shape]
-		kept.Tiles = map[string]float64{"coop": coop}
+		kept.Tiles, kept.Candidates = tc.tiles, nil
 		f[c.Shape] = kept
 		if err := saveTuning(d.dev, file, f); err != nil {
 			t.Fatal(err)
 		}
+		g2.coopCorrupt = nil
+		if tc.corrupt {
+			g2.coopCorrupt = func(kind string, v []float32) { v[0] += 1 }
+		}
 		g2.mu.Lock()
-		g2.attnTuned = nil
+		g2.attnTuned, g2.attnPicks, g2.coopAttn = nil, nil, nil
 		g2.ensureAttnTuned(B, T)
 		a := g2.attnCoopFor(B, T)
 		g2.mu.Unlock()
-		if (a != nil) != (coop == 1) {
-			t.Errorf("coop %v in the file: attnCoopFor gives %v", coop, a)
+		switch {
+		case tc.want == nil && a != nil, tc.want != nil && (a == nil || a.tiles != *tc.want):
+			t.Errorf("%s: attnCoopFor gives %v, want %v", tc.name, a, tc.want)
+		case tc.want != nil && *tc.want == def && a != g2.coop.attn:
+			t.Errorf("%s: the default tiling compiled again", tc.name)
 		}
-		if got := g2.AttentionTuning(); len(got) != 1 || !got[0].Cached || got[0].Tiles["coop"] != coop {
-			t.Errorf("coop %v in the file: tuning %+v, want it read back", coop, got)
+		got := g2.AttentionTuning()
+		if len(got) != 1 || !got[0].Cached || !strings.Contains(got[0].Err, tc.err) || (tc.err == "") != (got[0].Err == "") {
+			t.Errorf("%s: tuning %+v, want it read back, err %q", tc.name, got, tc.err)
+		}
+		if tc.err != "" && !maps.Equal(got[0].Tiles, def.attnChoice()) {
+			t.Errorf("%s: tuning's tiles %v, want the default's that run", tc.name, got[0].Tiles)
 		}
 	}
 }
 
-// TestAttnCoopSource: attnCoopSource rewrites exactly the eight constant
+// TestValidAttnChoice: the attention choices a tuning file may hold.
+func TestValidAttnChoice(t *testing.T) {
+	tl := attnCoopTiles{FM: 2, BKV: 64, SG: 4, PF: 1}
+	for _, c := range []struct {
+		shape string
+		tiles map[string]float64
+		ok    bool
+	}{
+		{"attn x", map[string]float64{"coop": 0}, true},
+		{"attn x", tl.attnChoice(), true},
+		{"coop x", tl.attnChoice(), false},
+		{"attn x", map[string]float64{"coop": 1}, false}, // no tiling (an older build's)
+		{"attn x", map[string]float64{}, false},
+		{"attn x", map[string]float64{"coop": 0, "FM": 1}, false},
+		{"attn x", map[string]float64{"coop": 2}, false},
+		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 64, "SG": 4, "PF": 2}, false},
+		{"attn x", map[string]float64{"coop": 1, "FM": 0, "BKV": 64, "SG": 4, "PF": 0}, false},
+		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 64.5, "SG": 4, "PF": 0}, false},
+		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 1 << 20, "SG": 4, "PF": 0}, false},
+		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 64, "SG": 4, "XX": 0}, false},
+	} {
+		if got := validAttnChoice(TuneChoice{Shape: c.shape, Tiles: c.tiles}); got != c.ok {
+			t.Errorf("%s %v: valid %v, want %v", c.shape, c.tiles, got, c.ok)
+		}
+	}
+}
+
+// TestAttnCoopSource: attnCoopSource rewrites exactly the nine constant
 // lines of attention_coop.wgsl, keeping every other line where it was.
 func TestAttnCoopSource(t *testing.T) {
-	tl := attnCoopTiles{cfg: MatrixConfig{M: 16, N: 32, K: 32}, FM: 3, HD: 80, BKV: 96, SG: 5, SGS: 64}
+	tl := attnCoopTiles{cfg: MatrixConfig{M: 16, N: 32, K: 32}, FM: 3, HD: 80, BKV: 96, SG: 5, SGS: 64, PF: 1}
 	x, err := attnCoopSource(tl)
 	if err != nil {
 		t.Fatal(err)
@@ -276,13 +346,13 @@ func TestAttnCoopSource(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"const SM: u32 = 16u;", "const SN: u32 = 32u;", "const SK: u32 = 32u;", "const FM: u32 = 3u;",
-		"const HD: u32 = 80u;", "const BKV: u32 = 96u;", "const SG: u32 = 5u;", "const SGS: u32 = 64u;"} {
+		"const HD: u32 = 80u;", "const BKV: u32 = 96u;", "const SG: u32 = 5u;", "const SGS: u32 = 64u;", "const PF: u32 = 1u;"} {
 		if !strings.Contains(x.Text, "\n"+want+" ") {
 			t.Errorf("no line %q", want)
 		}
 	}
-	if changed != 8 {
-		t.Errorf("%d lines changed, want 8", changed)
+	if changed != 9 {
+		t.Errorf("%d lines changed, want 9", changed)
 	}
 }
 

@@ -2,16 +2,95 @@ package shaders
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
 
-// The autotuner's choice between the attention kernels: where the matrix
-// units are in use with attention_coop.wgsl, a hardware GPU in TuneAuto
-// (any adapter in TuneRedo) times it and attention_shared.wgsl once at a
-// batch's attention shape and runs the faster; the choice is kept in the
+// The autotuner's choice of the attention kernel: where the matrix units
+// are in use with attention_coop.wgsl, a hardware GPU in TuneAuto (any
+// adapter in TuneRedo) times its tilings (attnCoopCandidates) and
+// attention_shared.wgsl once at a batch's attention shape and runs the
+// fastest that passes the self-check (attnPick). The choice is kept in the
 // device's tuning file beside the matmuls' (shapes "attn ...", Tiles
-// {"coop": 1} or {"coop": 0}).
+// {"coop": 1, "FM", "BKV", "SG", "PF": the tiling} or {"coop": 0}).
+
+// attnCoopShape is a tiling of attention_coop.wgsl whatever the
+// configuration: Rows query rows per subgroup (FM = Rows / the
+// configuration's M), SG subgroups, tiles of BKV keys, PF 1 to load the
+// next tile during this one.
+type attnCoopShape struct{ Rows, SG, BKV, PF int }
+
+// attnCoopShapes are the tilings the autotuner times after the default
+// (attnCoopTilesFor: 4 subgroups of 16 rows, 64 keys a tile, PF 1). Its
+// blocks without the prefetch, whose registers may cost more than the
+// latency they hide; half the keys a tile (less workgroup memory, more
+// workgroups resident, twice the barriers); half the queries a workgroup
+// (twice the workgroups, less idle work on the causal diagonal); and
+// subgroups of 32 rows (two left matrices of 16, each invocation a whole
+// row where subgroups have 32). On an NVIDIA GPU at head size 64 each fits
+// its 48 KiB; those that fit no device are left out (attnCoopCandidates).
+var attnCoopShapes = []attnCoopShape{
+	{16, 4, 64, 0},
+	{16, 4, 32, 1},
+	{16, 2, 64, 1},
+	{32, 2, 64, 1},
+	{32, 2, 32, 1},
+}
+
+// tiles is s for the default tiling def's configuration, subgroups and head
+// size; ok false where s does not divide into its matrices or breaks the
+// kernel's constraints.
+func (s attnCoopShape) tiles(def attnCoopTiles) (attnCoopTiles, bool) {
+	if s.Rows%def.cfg.M != 0 {
+		return attnCoopTiles{}, false
+	}
+	t := attnCoopTiles{cfg: def.cfg, FM: s.Rows / def.cfg.M, HD: def.HD, BKV: s.BKV, SG: s.SG, SGS: def.SGS, PF: s.PF}
+	return t, t.valid() == nil
+}
+
+// attnCoopCandidates are the tilings of attention_coop.wgsl the autotuner
+// times after def, the default: those of attnCoopShapes (g.attnShapes in
+// tests) that fit the device and, lowered on an adapter with a loop limit,
+// stay within it (attnLoopsOK). g.mu is held.
+func (g *GPT2) attnCoopCandidates(def attnCoopTiles) []attnCoopTiles {
+	out := []attnCoopTiles{def}
+	shapes := attnCoopShapes
+	if g.attnShapes != nil {
+		shapes = g.attnShapes
+	}
+	for _, s := range shapes {
+		t, ok := s.tiles(def)
+		if ok && !slices.Contains(out, t) && t.fits(g.dev.Limits()) == nil && g.attnLoopsOK(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// attnLoopsOK reports whether attention_coop.wgsl with tiling t, lowered,
+// stays within the adapter's loop limit (coopLoopBudget) at the model's
+// positions and the self-check's.
+func (g *GPT2) attnLoopsOK(t attnCoopTiles) bool {
+	return g.loopLimit == 0 || t.loweredLoops(max(g.positions, checkAttnPos0+checkAttnT)) <= coopLoopBudget
+}
+
+// attnChoice is the tuning file's Tiles for tiling t.
+func (t attnCoopTiles) attnChoice() map[string]float64 {
+	return map[string]float64{"coop": 1, "FM": float64(t.FM), "BKV": float64(t.BKV), "SG": float64(t.SG), "PF": float64(t.PF)}
+}
+
+// attnTilesOf is the tiling a choice's Tiles name, with def's
+// configuration, head size and subgroup size; ok false for
+// attention_shared.wgsl ({"coop": 0}).
+func attnTilesOf(def attnCoopTiles, c map[string]float64) (attnCoopTiles, bool) {
+	if c["coop"] != 1 {
+		return attnCoopTiles{}, false
+	}
+	t := def
+	t.FM, t.BKV, t.SG, t.PF = int(c["FM"]), int(c["BKV"]), int(c["SG"]), int(c["PF"])
+	return t, true
+}
 
 // attnTuneRows caps the rows of a timed attention: B is cut to
 // ⌈attnTuneRows/T⌉ sequences (more only add waves of the same work).
@@ -30,10 +109,29 @@ func (g *GPT2) attnTuneKey(B, T int) string {
 }
 
 // validAttnChoice says whether c, read from a tuning file, is an attention
-// choice: a shape "attn ..." with Tiles {"coop": 0 or 1}.
+// choice: a shape "attn ..." with Tiles {"coop": 0} or {"coop": 1} and a
+// tiling (whole FM, BKV and SG of sane sizes, PF 0 or 1).
 func validAttnChoice(c TuneChoice) bool {
-	v, ok := c.Tiles["coop"]
-	return strings.HasPrefix(c.Shape, "attn ") && len(c.Tiles) == 1 && ok && (v == 0 || v == 1)
+	if !strings.HasPrefix(c.Shape, "attn ") {
+		return false
+	}
+	switch c.Tiles["coop"] {
+	case 0:
+		_, ok := c.Tiles["coop"]
+		return ok && len(c.Tiles) == 1
+	case 1:
+		if len(c.Tiles) != 5 {
+			return false
+		}
+		for k, hi := range map[string]float64{"FM": 16, "BKV": 1024, "SG": 64, "PF": 1} {
+			v, ok := c.Tiles[k]
+			if !ok || v != math.Trunc(v) || v < 0 || v > hi || (k != "PF" && v < 1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // ensureAttnTuned makes sure a batch of B sequences in chunks of T rows has
@@ -50,11 +148,12 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 		return
 	}
 	if g.attnTuned == nil {
-		g.attnTuned = map[string]TuneChoice{}
+		g.attnTuned, g.attnPicks = map[string]TuneChoice{}, map[string]*attnCoop{}
 	}
 	path := g.tuneFile
 	file := loadTuning(g.dev, path)
 	if c, ok := file[key]; ok && g.tuneMode == TuneAuto && validAttnChoice(c) {
+		g.attnPicks[key] = g.attnPick(&c)
 		g.attnTuned[key] = c
 		return
 	}
@@ -62,8 +161,9 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 	c, err := g.timeAttn(B, T)
 	c.Shape = key
 	if err != nil {
-		c.Tiles, c.Err = map[string]float64{"coop": 1}, err.Error()
+		c.Tiles, c.Err = g.coop.attn.tiles.attnChoice(), err.Error()
 	}
+	g.attnPicks[key] = g.attnPick(&c)
 	g.attnTuned[key] = c
 	if g.tuneRedone != nil {
 		g.tuneRedone[key] = true
@@ -74,10 +174,98 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 	}
 }
 
-// timeAttn times attention_coop.wgsl and attention_shared.wgsl on an
-// attention of attnTuneB(B, T) sequences x T rows (pos0 0, the whole causal
-// triangle) with random queries, keys and values, and returns the faster
-// (ties: the coop kernel) with both timings.
+// attnPick is the attention that runs for choice c: attention_shared.wgsl
+// (nil) where c names it, else c's tiling where it is the default (which
+// decideMatrixUnits checked) or fits, stays within the loop limit and
+// passes the self-check (attnTilingVerdict); else the next fastest of its
+// timed candidates that is usable, else the default. When that is not c's
+// choice, c says so (Err, and Tiles what runs), so that the next process
+// tunes again. g.mu is held.
+func (g *GPT2) attnPick(c *TuneChoice) *attnCoop {
+	def := g.coop.attn
+	order := []map[string]float64{c.Tiles}
+	for _, tt := range byTime(c.Candidates) {
+		if tt.Err == "" && tt.Nanos > 0 {
+			order = append(order, tt.Tiles)
+		}
+	}
+	var why []string
+	for i, tiles := range order {
+		a := def
+		if t, coop := attnTilesOf(def.tiles, tiles); !coop {
+			a = nil
+		} else if t != def.tiles {
+			var err error
+			if a, err = g.attnUsable(t); err != nil {
+				why = append(why, err.Error())
+				continue
+			}
+		}
+		if i > 0 {
+			c.Tiles, c.Err = tiles, strings.Join(why, "; ")
+		}
+		return a
+	}
+	c.Tiles, c.Err = def.tiles.attnChoice(), strings.Join(why, "; ")
+	return def
+}
+
+// attnUsable is attention_coop.wgsl compiled with tiling t, or why t may not
+// run: beyond the device's limits or the adapter's loop limit, or failing
+// the self-check's attention case (attnTilingVerdict). g.mu is held.
+func (g *GPT2) attnUsable(t attnCoopTiles) (*attnCoop, error) {
+	if err := t.fits(g.dev.Limits()); err != nil {
+		return nil, err
+	}
+	if !g.attnLoopsOK(t) {
+		return nil, fmt.Errorf("coop attention %v: past the adapter's loop limit", t)
+	}
+	a, err := g.attnCoopOf(t)
+	if err != nil {
+		return nil, err
+	}
+	if v := g.attnTilingVerdict(a); !v.OK {
+		return nil, fmt.Errorf("coop attention %v failed the self-check: %s", t, v.Detail)
+	}
+	return a, nil
+}
+
+// attnTilingVerdict is the self-check's attention case for a's tiling,
+// cached in the verdict file by configuration, tiling and kernel text.
+func (g *GPT2) attnTilingVerdict(a *attnCoop) coopVerdict {
+	key := fmt.Sprintf("%s | attention %v | %s", a.tiles.cfg, a.tiles, textHash(a.k))
+	v, _, _ := g.verdictFor(key, func(r *checkRun) (bool, string, error) {
+		return r.attnCase(a)
+	})
+	return v
+}
+
+// attnCoopOf is attention_coop.wgsl compiled with tiling t: the model's
+// default, else once per tiling. g.mu is held.
+func (g *GPT2) attnCoopOf(t attnCoopTiles) (*attnCoop, error) {
+	if def := g.coop.attn; t == def.tiles {
+		return def, nil
+	}
+	if a, ok := g.coopAttn[t]; ok {
+		return a, nil
+	}
+	k, err := newAttnCoopKernel(g.dev, t)
+	if err != nil {
+		return nil, err
+	}
+	if g.coopAttn == nil {
+		g.coopAttn = map[attnCoopTiles]*attnCoop{}
+	}
+	a := &attnCoop{tiles: t, k: k}
+	g.coopAttn[t] = a
+	return a, nil
+}
+
+// timeAttn times attention_coop.wgsl's candidate tilings
+// (attnCoopCandidates) and attention_shared.wgsl on an attention of
+// attnTuneB(B, T) sequences x T rows (pos0 0, the whole causal triangle)
+// with random queries, keys and values, and returns the fastest (ties: the
+// earlier, the default tiling first) with every timing.
 func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 	ch := TuneChoice{}
 	B = attnTuneB(B, T)
@@ -98,15 +286,33 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 	}
 	params := Params{"B": float64(B), "T": float64(T), "C": float64(H * hd), "H": float64(H), "KV": float64(KV),
 		"S": float64(T), "pos0": 0, "ld": float64(ld)}
-	simt := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
-	a := g.coop.attn
-	runs := []struct {
+	type run struct {
 		k      *Kernel
 		cs     constSet
 		groups int
-	}{{a.k, constSet{}, a.tiles.groups(B, H, T)}, {g.attentionShared, simt.constSet(hd), simt.groups(B, H, T)}}
-	compilePipelines([]pipelineJob{{runs[0].k, runs[0].cs}, {runs[1].k, runs[1].cs}})
-	ran := ch.timeCandidates([]map[string]float64{{"coop": 1}, {"coop": 0}}, func(i int, best uint64) (uint64, error) {
+		err    error
+	}
+	var runs []run
+	var tiles []map[string]float64
+	var jobs []pipelineJob
+	for _, t := range g.attnCoopCandidates(g.coop.attn.tiles) {
+		a, err := g.attnCoopOf(t)
+		r := run{err: err}
+		if err == nil {
+			r = run{k: a.k, groups: t.groups(B, H, T)}
+			jobs = append(jobs, pipelineJob{a.k, constSet{}})
+		}
+		runs, tiles = append(runs, r), append(tiles, t.attnChoice())
+	}
+	simt := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
+	runs = append(runs, run{k: g.attentionShared, cs: simt.constSet(hd), groups: simt.groups(B, H, T)})
+	tiles = append(tiles, map[string]float64{"coop": 0})
+	jobs = append(jobs, pipelineJob{g.attentionShared, simt.constSet(hd)})
+	compilePipelines(jobs)
+	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+		if runs[i].err != nil {
+			return 0, runs[i].err
+		}
 		return g.timePipeline(runs[i].k, runs[i].cs, bufs, params, perWorkgroup(runs[i].groups), best)
 	})
 	if !ran {
@@ -116,8 +322,8 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 }
 
 // AttentionTuning is the autotuner's attention choices of this model (see
-// ensureAttnTuned), by shape: Tiles {"coop": 1} where attention_coop.wgsl
-// was faster.
+// ensureAttnTuned), by shape: Tiles {"coop": 1, ...} where a tiling of
+// attention_coop.wgsl was fastest.
 func (g *GPT2) AttentionTuning() []TuneChoice {
 	g.mu.Lock()
 	defer g.mu.Unlock()

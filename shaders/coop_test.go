@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -565,7 +566,8 @@ func TestCoopLoweredLoops(t *testing.T) {
 // validates the modules, whole and specialized with the tiling's constants
 // (what a pipeline gets), with Debian 13's spirv-val
 // ($WGPU_TEST_SPIRV_VAL_NEW; nothing here runs them); likewise
-// attention_coop.wgsl at GPT-2's and the Llama family's head sizes. In each
+// attention_coop.wgsl at GPT-2's and the Llama family's head sizes, with
+// the default tiling and the autotuner's (attnCoopShapes). In each
 // specialized module every index into an array of matrices is a constant:
 // the emitter unrolled the loops around them (wgsl's unroll.go), so a
 // driver keeps the matrices in registers without unrolling anything itself.
@@ -630,15 +632,26 @@ func TestCoopKernelsNative(t *testing.T) {
 			validate(name, tl, x, consts.Map())
 		}
 		for _, hd := range []int{64, 128, 80} {
-			tl, err := attnCoopTilesFor(cfg, sgs, hd, nvidia)
+			def, err := attnCoopTilesFor(cfg, sgs, hd, nvidia)
 			if err != nil {
 				t.Fatalf("%v hd %d: %v", cfg, hd, err)
 			}
-			x, err := attnCoopSource(tl)
-			if err != nil {
-				t.Fatal(err)
+			attns := []attnCoopTiles{def}
+			for _, s := range attnCoopShapes { // the autotuner's, within NVIDIA's 48 KiB
+				if tl, ok := s.tiles(def); ok && tl.fits(nvidia) == nil && !slices.Contains(attns, tl) {
+					attns = append(attns, tl)
+				}
 			}
-			validate("attention_coop.wgsl", tl, x, nil)
+			if hd == 64 && len(attns) != len(attnCoopShapes)+1 {
+				t.Errorf("%v hd 64: %d of the autotuner's %d attention tilings fit 48 KiB", cfg, len(attns)-1, len(attnCoopShapes))
+			}
+			for _, tl := range attns {
+				x, err := attnCoopSource(tl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				validate("attention_coop.wgsl", tl, x, nil)
+			}
 		}
 	}
 }

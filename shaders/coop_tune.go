@@ -151,7 +151,7 @@ func validChoice(c TuneChoice) error {
 	switch {
 	case strings.HasPrefix(c.Shape, "attn "):
 		if !validAttnChoice(c) {
-			return errors.New(`attention choice: want tiles {"coop": 0 or 1}`)
+			return errors.New(`attention choice: want tiles {"coop": 0} or {"coop": 1} with FM, BKV, SG and PF`)
 		}
 		return nil
 	case strings.HasPrefix(c.Shape, "coop-head "):

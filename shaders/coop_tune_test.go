@@ -177,12 +177,13 @@ func TestCoopTune(t *testing.T) {
 	// self-check's K 136), and the loads per invocation.
 	shapes := []coopShape{{16, 32, 2, 2, 16, 2}, {32, 16, 2, 4, 16, 1}, {64, 64, 2, 2, 16, 2}, {64, 64, 4, 4, 64, 2}}
 	heads := []coopHeadShape{{64, 64, 2, 2, 16, 2}, {32, 64, 2, 2, 16, 1}}
+	attns := []attnCoopShape{{cfg.M, 2, max(cfg.K, cfg.N), 0}}
 	if native {
-		cfg, shapes, heads = coopConfigs(d)[0], nil, nil // the real candidates
+		cfg, shapes, heads, attns = coopConfigs(d)[0], nil, nil, nil // the real candidates
 	}
 	newModel := func() *GPT2 {
 		g := newCoopGPT2(t, d, m, cfg, verdicts)
-		g.tuneFile, g.coopShapes, g.coopHeadShapes = tuning, shapes, heads
+		g.tuneFile, g.coopShapes, g.coopHeadShapes, g.attnShapes = tuning, shapes, heads, attns
 		if err := g.SetProfiling(true); err != nil {
 			t.Skip(err)
 		}
@@ -222,7 +223,7 @@ func TestCoopTune(t *testing.T) {
 		if err := base.SetMatrixUnits(MatrixUnitsOn); err != nil {
 			t.Fatal(err)
 		}
-		base.attnTuned = maps.Clone(g.attnTuned)
+		base.attnTuned, base.attnPicks = maps.Clone(g.attnTuned), maps.Clone(g.attnPicks)
 		same, _ = perToken(t, base, seqs)
 	}
 	// Lowered, the matmul tilings add in k order (the same bits); an LM head
@@ -318,9 +319,10 @@ func TestCoopTune(t *testing.T) {
 	}
 
 	// A tuning file naming other tilings (the last candidate of each
-	// shape): a third model runs them once they pass the self-check, within
-	// coopActivationTol of the default tiling (the LM head folds its ids in
-	// another order).
+	// shape, and of attention's another coop tiling): a third model runs
+	// them once they pass the self-check, within coopActivationTol of the
+	// default tiling (the LM head folds its ids in another order, attention
+	// rescales its sums at other keys).
 	// The tilings g ran, each self-checked: every shape's pick (a verdict
 	// is per tiling, whatever the shape) and the defaults.
 	kind := func(shape string, tiles map[string]float64) string {
@@ -344,6 +346,23 @@ func TestCoopTune(t *testing.T) {
 		c.Tiles = last.Tiles
 		forced[c.Shape] = c
 	}
+	// The attention choice likewise: the slowest coop tiling timed other than
+	// the one chosen.
+	attnChoices := g.AttentionTuning()
+	if len(attnChoices) != 1 {
+		t.Fatalf("attention choices %+v, want one", attnChoices)
+	}
+	ac := attnChoices[0]
+	var attnForced attnCoopTiles
+	for _, tt := range ac.Candidates {
+		if at, coop := attnTilesOf(g.coop.attn.tiles, tt.Tiles); coop && tt.Err == "" && !maps.Equal(tt.Tiles, ac.Tiles) {
+			ac.Tiles, attnForced = tt.Tiles, at
+		}
+	}
+	if attnForced == (attnCoopTiles{}) {
+		t.Fatalf("attention: no other coop tiling timed: %+v", ac)
+	}
+	forced[ac.Shape] = ac
 	if err := saveTuning(d.dev, tuning, forced); err != nil {
 		t.Fatal(err)
 	}
@@ -353,10 +372,27 @@ func TestCoopTune(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := perToken(t, g3, seqs)
+	p3, err := g3.Submit(ctx, seqs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p3.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ranAttn := false
+	for _, kt := range p3.Profile() {
+		ranAttn = ranAttn || kt.Kernel == attnCoopLabel(attnForced)
+	}
+	if !ranAttn {
+		t.Errorf("no kernel %s in the profile %+v", attnCoopLabel(attnForced), p3.Profile())
+	}
 	if md := meanDiff(other, plain); md > coopActivationTol || md < -coopActivationTol {
 		t.Errorf("other tilings: %+v, default %+v", other, plain)
 	}
 	for key, c := range forced {
+		if key == ac.Shape {
+			continue // below
+		}
 		want := coopTilesOf(cfg, ck.mm.SGS, c.Tiles)
 		if strings.HasPrefix(key, "coop-head ") {
 			want = coopHeadTilesOf(cfg, ck.head.SGS, c.Tiles)
@@ -364,6 +400,9 @@ func TestCoopTune(t *testing.T) {
 		if got := g3.coop.picks[key]; got != want {
 			t.Errorf("%s: runs %v, the file names %v", key, got, want)
 		}
+	}
+	if a := g3.attnPicks[ac.Shape]; a == nil || a.tiles != attnForced {
+		t.Errorf("%s: attention runs %v, the file names %v", ac.Shape, a, attnForced)
 	}
 	if fresh && g3.coopChecks == 0 {
 		t.Errorf("tilings new to the verdict file ran without a self-check")

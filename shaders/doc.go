@@ -138,11 +138,13 @@
 // accumulator f32, in invocation registers, since the extension has no
 // per-row operation on result matrices). Its shapes are written into its
 // text too (attnCoopSource: the configuration, the head size, keys per
-// tile, subgroups). On a hardware GPU the autotuner times it against
-// attention_shared.wgsl once per batch shape and runs the faster
-// (attention_tune.go; "attn ..." entries in the tuning file); elsewhere it
-// runs whenever the matrix units do (MatrixUnitsStatus.Attention says
-// which kernel and why).
+// tile, subgroups, whether the next tile's loads are in flight during
+// this one). On a hardware GPU the autotuner times its tilings
+// (attnCoopShapes) and attention_shared.wgsl once per batch shape and runs
+// the fastest, a tiling other than the default once it passed the
+// self-check (attention_tune.go; "attn ..." entries in the tuning file);
+// elsewhere the default tiling runs whenever the matrix units do
+// (MatrixUnitsStatus.Attention says which kernel and why).
 //
 // MatrixUnits (auto, off, on; $WGPU_EVAL_MATRIX_UNITS, SetMatrixUnits)
 // chooses; deviceMatrixConfigs is the one place that asks the device. Trust,

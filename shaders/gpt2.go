@@ -55,6 +55,7 @@ type GPT2 struct {
 	coopChecks     int                            // self-checks run (tests)
 	coopShapes     []coopShape                    // tests: the coop autotuner's tilings instead of coopShapes
 	coopHeadShapes []coopHeadShape                // tests: its LM-head tilings instead of coopHeadShapes
+	attnShapes     []attnCoopShape                // tests: its attention tilings instead of attnCoopShapes
 
 	mu              sync.Mutex                    // guards the fields below and the recording of batches
 	tuneNote        func(msg string)              // SetTuneNotice
@@ -66,9 +67,11 @@ type GPT2 struct {
 	coopKernelCache map[[2]coopTiles]*coopKernels // every coop kernel pair compiled, by tilings
 	coopMM          map[coopTiles]*Kernel         // the coop kernels compiled for the autotuner's tilings, by text (cfg, FM, FN, SGS, head)
 	tuneMode        TuneMode
-	tuned           map[string]TuneChoice // matmul tiles by tuneKey, from the autotuner
-	tuneRedone      map[string]bool       // TuneRedo: the shapes timed again since
-	attnTuned       map[string]TuneChoice // the attention kernel by attnTuneKey, from the autotuner (attention_tune.go)
+	tuned           map[string]TuneChoice       // matmul tiles by tuneKey, from the autotuner
+	tuneRedone      map[string]bool             // TuneRedo: the shapes timed again since
+	attnTuned       map[string]TuneChoice       // the attention kernel by attnTuneKey, from the autotuner (attention_tune.go)
+	attnPicks       map[string]*attnCoop        // what runs for each of attnTuned (attnPick): nil for attention_shared.wgsl
+	coopAttn        map[attnCoopTiles]*attnCoop // attention_coop.wgsl compiled for the autotuner's tilings other than the default
 	arenas          [arenaCount]*arena
 	nextArena       int
 	chunk           int  // SetChunk

@@ -149,7 +149,7 @@ type benchResult struct {
 	Kernels       string                    `json:"kernels,omitempty"`          // GPU: the kernel set (software, hardware)
 	MatrixUnits   *pipeline.MatrixUnitsInfo `json:"matrix_units,omitempty"`     // GPU: whether the matmuls ran on the matrix units, and why
 	Tuning        []shaders.TuneChoice      `json:"tuning,omitempty"`           // GPU: the autotuner's matmul tiles by shape
-	AttnTuning    []shaders.TuneChoice      `json:"attention_tuning,omitempty"` // GPU, matrix units: the autotuner's attention kernel by shape ({"coop": 1}: attention_coop.wgsl)
+	AttnTuning    []shaders.TuneChoice      `json:"attention_tuning,omitempty"` // GPU, matrix units: the autotuner's attention kernel by shape ({"coop": 1, ...}: attention_coop.wgsl and its tiling)
 	Batches       []benchBatch              `json:"batches"`
 	profileReason string                    // why there are no kernel tables, for the human output
 }
