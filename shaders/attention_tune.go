@@ -28,13 +28,16 @@ type attnCoopShape struct{ Rows, SG, BKV, PF int }
 // workgroups resident, twice the barriers); half the queries a workgroup
 // (twice the workgroups, less idle work on the causal diagonal); and
 // subgroups of 32 rows (two left matrices of 16, each invocation a whole
-// row where subgroups have 32). On an NVIDIA GPU at head size 64 each fits
-// its 48 KiB; those that fit no device are left out (attnCoopCandidates).
+// row where subgroups have 32: twice the accumulator and score registers,
+// so with 64 keys a tile not the prefetch's besides). On an NVIDIA GPU at
+// head size 64 each fits its 48 KiB, three in 32 KiB (two workgroups an SM
+// where a GPU has 64 KiB); those that fit no device are left out
+// (attnCoopCandidates).
 var attnCoopShapes = []attnCoopShape{
 	{16, 4, 64, 0},
 	{16, 4, 32, 1},
 	{16, 2, 64, 1},
-	{32, 2, 64, 1},
+	{32, 2, 64, 0},
 	{32, 2, 32, 1},
 }
 

@@ -26,7 +26,12 @@
 // invocations of each row fold the chunk's logits of the row into a running
 // (m, s) in registers, each over the chunk's columns tx, tx + NQ, ...
 // (tx < NQ): the max over its valid ids, one rescale, then
-// Σ exp(logit - m) in column order; the one holding the target's logit
+// Σ exp(logit - m). Each walks its columns from a different one, the
+// row's number modulo its count, and around: rows lie CS words apart, a
+// multiple of 4, so a walk in column order from the first would have the
+// rows of a subgroup read at most 8 of the 32 banks (4 ways each where
+// NQ = 1), while with the rotation each row reads CS + 1 words on from the
+// row before, an odd step: a bank each. The one holding the target's logit
 // writes tgt; a barrier before the next chunk. At the slice's end the NQ
 // (m, s) of each row are combined in a fixed order through workgroup
 // memory, as in lmhead_loss_shared.wgsl. Deterministic, no atomics.
@@ -205,15 +210,25 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 				}
 			}
 			workgroupBarrier();
+			let nc = (CW + NQ - 1u - tx) / NQ; // the invocation's columns of the chunk: tx, tx + NQ, ...
 			for (var i = 0u; i < RI; i++) {
 				let rl = ty + i * (WG / NQ);
+				let k0 = rl % max(nc, 1u); // where the row's walk starts (see the header)
 				var mt = NEG_BIG;
-				for (var c = tx; c < CW; c += NQ) {
+				var k = k0;
+				for (var q = 0u; q < nc; q++) {
+					let c = tx + k * NQ;
 					if chunkID(j0, c) < nv { mt = max(mt, cs[rl * CS + c]); }
+					k++;
+					if k == nc { k = 0u; }
 				}
 				let mn = max(ms[i], mt);
 				var st = 0.0;
-				for (var c = tx; c < CW; c += NQ) {
+				k = k0;
+				for (var q = 0u; q < nc; q++) {
+					let c = tx + k * NQ;
+					k++;
+					if k == nc { k = 0u; }
 					let j = chunkID(j0, c);
 					if j >= nv { continue; }
 					let l = cs[rl * CS + c];
