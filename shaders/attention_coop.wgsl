@@ -35,7 +35,9 @@
 //  3. the subgroup's invocations run the online softmax of its rows: R
 //     invocations per row (R = SGS / (FM*SM), or one invocation for several
 //     rows when the rows outnumber the invocations), each over every R-th
-//     score (read from workgroup memory once, into registers), the row's
+//     score (read from workgroup memory once, into registers, each row
+//     from another column on, so that a subgroup's rows read different
+//     banks), the row's
 //     max exchanged with subgroupShuffleXor; each writes p = exp(s - m_new)
 //     as f16 and keeps its row's rescale factor exp(m_old - m_new) in a
 //     register;
@@ -259,17 +261,21 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 		if busy {
 			for (var j = 0u; j < QR; j++) {
 				let row = r0 + j * RSTEP + sid / R;
-				var sc: array<f32, CJ>; // the invocation's scaled scores of the row
+				// The invocation's scores of the row, column part + R*((c + row) % CJ)
+				// in sc[c]: rows start at different columns, so that the rows of a
+				// subgroup read (and write ps) in different banks.
+				var sc: array<f32, CJ>;
 				var mt = m[j];
 				for (var c = 0u; c < CJ; c++) {
-					sc[c] = ss[row * SS + part + R * c] * scale;
-					if s0 + part + R * c <= last[j] { mt = max(mt, sc[c]); }
+					let col = part + R * ((c + row) % CJ);
+					sc[c] = ss[row * SS + col] * scale;
+					if s0 + col <= last[j] { mt = max(mt, sc[c]); }
 				}
 				for (var x = 1u; x < R; x *= 2u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
 				corr[j] = exp(m[j] - mt);
 				var sum = 0.0;
 				for (var c = 0u; c < CJ; c++) {
-					let col = part + R * c;
+					let col = part + R * ((c + row) % CJ);
 					let e = select(0.0, exp(sc[c] - mt), s0 + col <= last[j]);
 					sum += e;
 					ps[row * PS + col] = f16(e);
