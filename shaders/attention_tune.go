@@ -177,40 +177,37 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 	}
 }
 
-// attnPick is the attention that runs for choice c: attention_shared.wgsl
-// (nil) where c names it, else c's tiling where it is the default (which
-// decideMatrixUnits checked) or fits, stays within the loop limit and
-// passes the self-check (attnTilingVerdict); else the next fastest of its
-// timed candidates that is usable, else the default. When that is not c's
-// choice, c says so (Err, and Tiles what runs), so that the next process
-// tunes again. g.mu is held.
+// attnPick is the attention that runs for choice c (pickTiling's order:
+// c's, else the next fastest of its timed candidates that is usable, else
+// the default): attention_shared.wgsl (nil, always usable), the default
+// tiling (which decideMatrixUnits checked), or another tiling that fits,
+// stays within the loop limit and passes the self-check (attnUsable). When
+// that is not c's choice, c says so (Err, and Tiles what runs), so that the
+// next process tunes again. g.mu is held.
 func (g *GPT2) attnPick(c *TuneChoice) *attnCoop {
 	def := g.coop.attn
-	order := []map[string]float64{c.Tiles}
-	for _, tt := range byTime(c.Candidates) {
-		if tt.Err == "" && tt.Nanos > 0 {
-			order = append(order, tt.Tiles)
-		}
+	of := func(m map[string]float64) attnCoopTiles {
+		t, _ := attnTilesOf(def.tiles, m) // the zero tiling: attention_shared.wgsl
+		return t
 	}
-	var why []string
-	for i, tiles := range order {
-		a := def
-		if t, coop := attnTilesOf(def.tiles, tiles); !coop {
-			a = nil
-		} else if t != def.tiles {
-			var err error
-			if a, err = g.attnUsable(t); err != nil {
-				why = append(why, err.Error())
-				continue
-			}
+	choice := func(t attnCoopTiles) map[string]float64 {
+		if t == (attnCoopTiles{}) {
+			return map[string]float64{"coop": 0}
 		}
-		if i > 0 {
-			c.Tiles, c.Err = tiles, strings.Join(why, "; ")
-		}
-		return a
+		return t.attnChoice()
 	}
-	c.Tiles, c.Err = def.tiles.attnChoice(), strings.Join(why, "; ")
-	return def
+	t := pickTiling(c, def.tiles, of, choice, func(t attnCoopTiles) error {
+		if t == (attnCoopTiles{}) {
+			return nil
+		}
+		_, err := g.attnUsable(t)
+		return err
+	})
+	if t == (attnCoopTiles{}) {
+		return nil
+	}
+	a, _ := g.attnCoopOf(t) // compiled by attnUsable, or the default
+	return a
 }
 
 // attnUsable is attention_coop.wgsl compiled with tiling t, or why t may not

@@ -303,8 +303,8 @@ func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, K int) coopTiles {
 // (def, the default, needs no check: decideMatrixUnits made it), else def.
 // When that is not c's choice, c says so (Tiles by constants, Err why the
 // faster ones did not run).
-func pickTiling(c *TuneChoice, def coopTiles, of func(map[string]float64) coopTiles, constants func(coopTiles) map[string]float64, usable func(coopTiles) error) coopTiles {
-	order := []coopTiles{of(c.Tiles)}
+func pickTiling[T comparable](c *TuneChoice, def T, of func(map[string]float64) T, constants func(T) map[string]float64, usable func(T) error) T {
+	order := []T{of(c.Tiles)}
 	for _, tt := range byTime(c.Candidates) {
 		if tt.Err == "" && tt.Nanos > 0 {
 			order = append(order, of(tt.Tiles))
