@@ -8,7 +8,8 @@
 // logit[p][target] when the target is in the slice, so nll_combine.wgsl
 // combines them, and with the same VT and NT the partials are as many.
 //
-// Workgroup (x, g) takes positions x*BM .. x*BM + BM - 1 and slice g, tile
+// Workgroup (x, g) (headBlock's numbering, include/headblock.wgsl) takes
+// positions x*BM .. x*BM + BM - 1 and slice g, tile
 // by tile. A tile's logits (BM x VT) are a product (BM x C) · (C x VT): SGM x
 // SGN subgroups each accumulate FM x FN result matrices over C in steps of
 // BK channels, h's BM x BK and wte's VT x BK tiles staged in workgroup
@@ -72,6 +73,8 @@ override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
 @group(0) @binding(0) var<storage, read> h: array<vec4<f32>>;    // (P, C/4)
 @group(0) @binding(1) var<storage, read> wte: array<vec4<f16>>;  // (V, C/4), ids v0..v0+V-1
 //#include "include/lmhead.wgsl"
+
+//#include "include/headblock.wgsl"
 
 override HS: u32 = BK + 8u;           // f16 per row of hs
 override CW: u32 = SGN * EC * SN;     // columns (ids) of a fold chunk
@@ -138,9 +141,10 @@ fn chunkID(j0: u32, c: u32) -> u32 {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-	let bm0 = wid.x * BM;        // first position of the block
-	let sv0 = wid.y * (NT * VT); // first id (within the binding) of the workgroup's slice
+fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+	let blk = headBlock(wid, nwg); // the block of positions and the slice (include/headblock.wgsl)
+	let bm0 = blk.x * BM;        // first position of the block
+	let sv0 = blk.y * (NT * VT); // first id (within the binding) of the workgroup's slice
 	if bm0 >= p.P || sv0 >= p.V { return; } // uniform: the whole workgroup leaves
 	let sm0 = (sg / SGN) * (FM * SM); // the subgroup's first position and id in the tile
 	let sn0 = (sg % SGN) * (FN * SN);
@@ -256,7 +260,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	for (var i = 0u; i < RI; i++) { red[(ty + i * (WG / NQ)) * NQ + tx] = ss[i]; }
 	workgroupBarrier();
 	if tx != 0u { return; }
-	let gs = p.v0 / (NT * VT) + wid.y; // the slice's global index
+	let gs = p.v0 / (NT * VT) + blk.y; // the slice's global index
 	for (var i = 0u; i < RI; i++) {
 		let rl = ty + i * (WG / NQ);
 		var s = 0.0;

@@ -9,8 +9,9 @@
 //
 // The binding's vocabulary is cut into tiles of VT ids and the tiles into
 // slices of NT tiles: slice g covers the binding's ids g*NT*VT .. (g+1)*NT*VT
-// - 1 (fewer in the last). Workgroup (x, g) takes positions x*BM .. x*BM +
-// BM - 1 and slice g, tile by tile. The logits of a tile are computed as
+// - 1 (fewer in the last). Workgroup (x, g) (headBlock's numbering, which
+// keeps what the resident workgroups read within the L2 cache) takes
+// positions x*BM .. x*BM + BM - 1 and slice g, tile by tile. The logits of a tile are computed as
 // matmul_shared.wgsl computes its tiles (the same layout, read the comments
 // there): WG = (BM/TM) * (VT/TN) invocations each accumulate TM positions x TN
 // ids in f32, spread across the tile in blocks of 4; h and wte are read as
@@ -61,6 +62,8 @@ override WG: u32 = (BM / TM) * (VT / TN); // invocations per workgroup; derived
 @group(0) @binding(0) var<storage, read> h: array<vec4<f32>>;          // (P, C/4)
 @group(0) @binding(1) var<storage, read> wte: array<vec4<weight>>;     // (V, C/4), ids v0..v0+V-1
 //#include "include/lmhead.wgsl"
+
+//#include "include/headblock.wgsl"
 
 override HS: u32 = BM / 4u + 1u; // vec4s per channel in h's tile, padded
 override WS: u32 = VT / 4u + 1u; // vec4s per channel in wte's tile, padded
@@ -148,9 +151,10 @@ fn storeW(kb: u32, i: u32, v: vec4<f32>) {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>) {
-	let bm0 = wid.x * BM;        // first position of the block
-	let sv0 = wid.y * (NT * VT); // first id (within the binding) of the workgroup's slice
+fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+	let blk = headBlock(wid, nwg); // the block of positions and the slice (include/headblock.wgsl)
+	let bm0 = blk.x * BM;        // first position of the block
+	let sv0 = blk.y * (NT * VT); // first id (within the binding) of the workgroup's slice
 	if bm0 >= p.P || sv0 >= p.V { return; } // uniform: the whole workgroup leaves
 	let ty = li / NQ;
 	let tx = li % NQ;
@@ -251,7 +255,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	}
 	workgroupBarrier();
 	if tx != 0u { return; }
-	let gs = p.v0 / (NT * VT) + wid.y; // the slice's global index
+	let gs = p.v0 / (NT * VT) + blk.y; // the slice's global index
 	for (var r = 0u; r < TM; r++) {
 		let rl = ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u;
 		var s = 0.0;

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
 // lossSharedGroups is lmhead_loss_shared.wgsl's dispatch: one workgroup per bm
@@ -243,6 +245,71 @@ func TestGPT2SharedLMHead(t *testing.T) {
 			}
 			if P <= nllCombineWG {
 				t.Errorf("%d targets: too few to spread the reduction over workgroups", P)
+			}
+		}
+	}
+}
+
+// TestHeadBlock runs include/headblock.wgsl's headBlock, the LM head kernels'
+// numbering of their workgroups, on dispatches of one to several groups of
+// GX blocks, the last group whole or not, and one to several slices:
+// every (block, slice) of the grid is taken by exactly one workgroup, and
+// the workgroups of each group (GX * slices of them in order of their
+// linear id) take that group's blocks only.
+func TestHeadBlock(t *testing.T) {
+	d := newTestDev(t)
+	inc, err := sources.ReadFile("include/headblock.wgsl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(inc)
+	i := strings.Index(text, "const GX: u32 = ")
+	if i < 0 {
+		t.Fatal("include/headblock.wgsl: no GX")
+	}
+	gx := 0
+	if _, err := fmt.Sscanf(text[i:], "const GX: u32 = %du;", &gx); err != nil || gx < 2 {
+		t.Fatalf("include/headblock.wgsl: GX %d: %v", gx, err)
+	}
+	src := `@group(0) @binding(0) var<storage, read_write> took: array<u32>; // per linear id: block | slice << 16
+` + text[i:] + `
+@compute @workgroup_size(1)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+	let b = headBlock(wid, nwg);
+	took[wid.y * nwg.x + wid.x] = b.x | (b.y << 16u);
+}
+`
+	k, err := compileKernel(d.dev, "headblock.wgsl", wgsl.Expanded{Text: src}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := k.pipeline(constSet{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range [][2]int{{1, 1}, {3, 4}, {gx, 1}, {gx, 3}, {gx + 1, 2}, {2*gx + 5, 3}, {3 * gx, 5}, {gx - 1, 7}} {
+		nx, ny := g[0], g[1]
+		out := d.buffer(t, "took", make([]byte, 4*nx*ny))
+		d.run(t, p, map[string]Buf{"took": {Buffer: out}}, nil, [3]uint32{uint32(nx), uint32(ny), 1})
+		raw := make([]byte, 4*nx*ny)
+		if err := d.dev.Queue().ReadBuffer(out, 0, raw); err != nil {
+			t.Fatal(err)
+		}
+		seen := make([]int, nx*ny)
+		for l := range nx * ny {
+			v := binary.LittleEndian.Uint32(raw[4*l:])
+			x, y := int(v&0xffff), int(v>>16)
+			if x >= nx || y >= ny {
+				t.Fatalf("grid %dx%d: workgroup %d takes (%d, %d), outside", nx, ny, l, x, y)
+			}
+			seen[y*nx+x]++
+			if grp := l / (gx * ny); x/gx != grp {
+				t.Errorf("grid %dx%d: workgroup %d (group %d) takes block %d", nx, ny, l, grp, x)
+			}
+		}
+		for c, n := range seen {
+			if n != 1 {
+				t.Errorf("grid %dx%d: (%d, %d) taken %d times", nx, ny, c%nx, c/nx, n)
 			}
 		}
 	}
