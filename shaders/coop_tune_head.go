@@ -24,7 +24,12 @@ type coopHeadShape struct{ BM, VT, SGM, SGN, BK, ST int }
 // default (coopHeadTiles: 32 positions, the SIMT head's VT ids). On the
 // H200 the 128 x 128 tile of 4 subgroups won, twice as fast as most; it
 // and its neighbours come in 1 stage too, and with 2 tile buffers (ST 3,
-// BK 16 where 32 does not fit 48 KiB; see coopShapes).
+// BK 16 where 32 does not fit 48 KiB; see coopShapes). That tile comes in
+// 8 and 16 subgroups too (16 x 64 and 32 x 64 per subgroup: 4 and 8
+// accumulators, where 4 subgroups hold 16 each), the shapes of the
+// matmuls' winners there: from its timings the head's main loop runs far
+// slower than its work and memory account for, which registers could
+// explain.
 var coopHeadShapes = []coopHeadShape{
 	{64, 128, 2, 2, 32, 2},
 	{64, 64, 2, 2, 32, 2},
@@ -37,6 +42,9 @@ var coopHeadShapes = []coopHeadShape{
 	{128, 128, 2, 2, 16, 3},
 	{128, 64, 2, 2, 16, 3},
 	{64, 128, 2, 2, 32, 3},
+	{128, 128, 4, 2, 32, 2},
+	{128, 128, 8, 2, 32, 2},
+	{128, 128, 8, 2, 16, 3},
 }
 
 // tiles is s for cfg, subgroups of sgs invocations and slices of nt tiles
