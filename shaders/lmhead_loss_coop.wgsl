@@ -27,12 +27,13 @@
 // invocations of each row fold the chunk's logits of the row into a running
 // (m, s) in registers, each over the chunk's columns tx, tx + NQ, ...
 // (tx < NQ): the max over its valid ids, one rescale, then
-// Σ exp(logit - m). Each walks its columns from a different one, the
-// row's number modulo its count, and around: rows lie CS words apart, a
-// multiple of 4, so a walk in column order from the first would have the
-// rows of a subgroup read at most 8 of the 32 banks (4 ways each where
-// NQ = 1), while with the rotation each row reads CS + 1 words on from the
-// row before, an odd step: a bank each. The one holding the target's logit
+// Σ exp(logit - m). Bank conflicts: rows lie CS words apart (CW + 4, CW a
+// multiple of 8), so invocation tx of row ty reads bank CS*ty + tx + NQ*k
+// (mod 32) at its k-th column; the subgroup's 32/NQ rows x NQ invocations
+// hit 32 banks where CS/NQ is odd, and where it is even (NQ 1 or 2) only
+// 8 or 16 (4 or 2 ways each). There (ROT = 1) each invocation walks its
+// columns from its row's number on (modulo their count) and around: rows
+// CS + NQ words apart, CS/NQ + 1 odd, a bank each. The one holding the target's logit
 // writes tgt; a barrier before the next chunk. At the slice's end the NQ
 // (m, s) of each row are combined in a fixed order through workgroup
 // memory, as in lmhead_loss_shared.wgsl. Deterministic, no atomics.
@@ -81,6 +82,7 @@ override CW: u32 = SGN * EC * SN;     // columns (ids) of a fold chunk
 override CS: u32 = CW + 4u;           // f32 per row of cs
 override QK: u32 = BK / 4u;           // vec4s of a row of either tile
 override NQ: u32 = (WG + BM - 1u) / BM; // invocations per row of the fold: WG/BM, at least 1
+override ROT: u32 = select(0u, 1u, CS % (2u * NQ) == 0u); // 1: the fold's rows start their walks at different columns (header)
 override RI: u32 = BM * NQ / WG;      // rows per invocation of the fold
 override XL: u32 = (BM * QK + WG - 1u) / WG; // h's tile: vec4 loads per invocation
 override WL: u32 = (VT * QK + WG - 1u) / WG; // wte's tile: vec4 loads per invocation
@@ -217,7 +219,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 			let nc = (CW + NQ - 1u - tx) / NQ; // the invocation's columns of the chunk: tx, tx + NQ, ...
 			for (var i = 0u; i < RI; i++) {
 				let rl = ty + i * (WG / NQ);
-				let k0 = rl % max(nc, 1u); // where the row's walk starts (see the header)
+				let k0 = (rl * ROT) % max(nc, 1u); // where the row's walk starts (see the header)
 				var mt = NEG_BIG;
 				var k = k0;
 				for (var q = 0u; q < nc; q++) {
