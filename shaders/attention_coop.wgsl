@@ -116,6 +116,7 @@ const NP: u32 = BKV / SK;            // steps of P·V
 const KS: u32 = HP + 8u;             // f16 per row of hs
 const PS: u32 = BKV + 8u;            // f16 per row of ps
 const SS: u32 = max(BKV, HP) + 4u;   // f32 per row of ss
+const ROT: u32 = select(0u, 1u, SS % (2u * R) == 0u); // 1: the softmax's rows start at different columns (step 3)
 const CJ: u32 = BKV / R;             // scores per invocation and row
 const CO: u32 = HP / R;              // output columns per invocation and row
 const SL: u32 = (BKV * HP4 + WG - 1u) / WG; // vec4s of a tile's keys (and of its values) an invocation stages
@@ -261,13 +262,16 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 		if busy {
 			for (var j = 0u; j < QR; j++) {
 				let row = r0 + j * RSTEP + sid / R;
-				// The invocation's scores of the row, column part + R*((c + row) % CJ)
-				// in sc[c]: rows start at different columns, so that the rows of a
-				// subgroup read (and write ps) in different banks.
+				// The invocation's scores of the row, column part + R*((c + row*ROT) % CJ)
+				// in sc[c]. Rows lie SS words apart, a multiple of 4: where SS/R is
+				// even (R 1 or 2) a subgroup's rows would read ss in 8 or 16 banks,
+				// so there (ROT 1) each row starts at its own column: rows SS + R
+				// words apart, SS/R + 1 odd, a bank each (where SS/R is odd they
+				// are already).
 				var sc: array<f32, CJ>;
 				var mt = m[j];
 				for (var c = 0u; c < CJ; c++) {
-					let col = part + R * ((c + row) % CJ);
+					let col = part + R * ((c + row * ROT) % CJ);
 					sc[c] = ss[row * SS + col] * scale;
 					if s0 + col <= last[j] { mt = max(mt, sc[c]); }
 				}
@@ -275,7 +279,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 				corr[j] = exp(m[j] - mt);
 				var sum = 0.0;
 				for (var c = 0u; c < CJ; c++) {
-					let col = part + R * ((c + row) % CJ);
+					let col = part + R * ((c + row * ROT) % CJ);
 					let e = select(0.0, exp(sc[c] - mt), s0 + col <= last[j]);
 					sum += e;
 					ps[row * PS + col] = f16(e);
