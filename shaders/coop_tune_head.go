@@ -25,7 +25,7 @@ type coopHeadShape struct{ BM, VT, SGM, SGN, BK, ST int }
 // H200 the 128 x 128 tile of 4 subgroups won, twice as fast as most; it
 // and its neighbours come in 1 stage too, and with 2 tile buffers (ST 3,
 // BK 16 where 32 does not fit 48 KiB; see coopShapes). That tile comes in
-// 8 and 16 subgroups too (16 x 64 and 32 x 64 per subgroup: 4 and 8
+// 8 and 16 subgroups too (32 x 64 and 16 x 64 per subgroup: 8 and 4
 // accumulators, where 4 subgroups hold 16 each), the shapes of the
 // matmuls' winners there: from its timings the head's main loop runs far
 // slower than its work and memory account for, which registers could
