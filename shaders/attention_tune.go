@@ -200,8 +200,7 @@ func (g *GPT2) attnPick(c *TuneChoice) *attnCoop {
 		if t == (attnCoopTiles{}) {
 			return nil
 		}
-		_, err := g.attnUsable(t)
-		return err
+		return g.attnUsable(t)
 	})
 	if t == (attnCoopTiles{}) {
 		return nil
@@ -210,24 +209,25 @@ func (g *GPT2) attnPick(c *TuneChoice) *attnCoop {
 	return a
 }
 
-// attnUsable is attention_coop.wgsl compiled with tiling t, or why t may not
-// run: beyond the device's limits or the adapter's loop limit, or failing
-// the self-check's attention case (attnTilingVerdict). g.mu is held.
-func (g *GPT2) attnUsable(t attnCoopTiles) (*attnCoop, error) {
+// attnUsable says why tiling t of attention_coop.wgsl may not run: beyond
+// the device's limits or the adapter's loop limit, a failed compile, or a
+// failed self-check (attnTilingVerdict); nil where it may (then compiled,
+// in attnCoopOf's cache). g.mu is held.
+func (g *GPT2) attnUsable(t attnCoopTiles) error {
 	if err := t.fits(g.dev.Limits()); err != nil {
-		return nil, err
+		return err
 	}
 	if !g.attnLoopsOK(t) {
-		return nil, fmt.Errorf("coop attention %v: past the adapter's loop limit", t)
+		return fmt.Errorf("coop attention %v: past the adapter's loop limit", t)
 	}
 	a, err := g.attnCoopOf(t)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if v := g.attnTilingVerdict(a); !v.OK {
-		return nil, fmt.Errorf("coop attention %v failed the self-check: %s", t, v.Detail)
+		return fmt.Errorf("coop attention %v failed the self-check: %s", t, v.Detail)
 	}
-	return a, nil
+	return nil
 }
 
 // attnTilingVerdict is the self-check's attention case for a's tiling,
