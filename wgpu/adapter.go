@@ -28,6 +28,11 @@ const (
 	// WGSL extension itself. See Adapter.CooperativeMatrixConfigs and the doc of CooperativeMatrixConfig's file
 	// (coopmat.go) for what pipelines must set.
 	FeatureCooperativeMatrix FeatureName = "cooperative-matrix"
+	// FeaturePipelineStatistics: the driver's statistics of every compute pipeline the device compiles (register
+	// counts, spills, instruction counts: whatever the driver reports, under its names), through
+	// VK_KHR_pipeline_executable_properties; see ComputePipeline.Statistics and Device.PipelineStatistics. Pipelines
+	// are then compiled asking for them, which some drivers do without their own shader cache: a diagnostic.
+	FeaturePipelineStatistics FeatureName = "pipeline-statistics"
 )
 
 // AdapterInfo describes an adapter: what `wgpu-eval devices` prints.
@@ -94,6 +99,9 @@ type Features struct {
 	// UniformStandardLayout: uniformBufferStandardLayout, enabled on every device of the adapter, so WGSL
 	// uniform buffers may take the storage layout (arrays of f32 or vec2, arrays and structs at any offset).
 	UniformStandardLayout bool `json:"uniform_standard_layout"`
+	// PipelineStatistics: VK_KHR_pipeline_executable_properties with pipelineExecutableInfo
+	// (FeaturePipelineStatistics).
+	PipelineStatistics bool `json:"pipeline_statistics"`
 }
 
 // extCooperativeMatrix is the extension behind FeatureCooperativeMatrix, and coopMatrixHeader the Vulkan header
@@ -103,6 +111,9 @@ const (
 	extCooperativeMatrix = "VK_KHR_cooperative_matrix"
 	coopMatrixHeader     = 1<<22 | 3<<12 | 255
 )
+
+// extPipelineStatistics is the extension behind FeaturePipelineStatistics.
+const extPipelineStatistics = "VK_KHR_pipeline_executable_properties"
 
 // Adapter is a physical device.
 type Adapter struct {
@@ -142,14 +153,22 @@ func (a *Adapter) HasFeature(f FeatureName) bool {
 		return ft.TimestampQuery
 	case FeatureCooperativeMatrix:
 		return ft.CooperativeMatrix
+	case FeaturePipelineStatistics:
+		return ft.PipelineStatistics
 	}
 	return false
 }
 
 // missingReason says why the adapter lacks a feature, for RequestDevice's error ("" when nothing more is known).
 func (a *Adapter) missingReason(f FeatureName) string {
-	if f == FeatureCooperativeMatrix {
+	switch f {
+	case FeatureCooperativeMatrix:
 		return a.coopWhy
+	case FeaturePipelineStatistics:
+		if !a.exts[extPipelineStatistics] {
+			return "no " + extPipelineStatistics
+		}
+		return extPipelineStatistics + " without its pipelineExecutableInfo feature"
 	}
 	return ""
 }
@@ -247,6 +266,11 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 		cmf = vk.New[vk.PhysicalDeviceCooperativeMatrixFeaturesKHR](&ar)
 		cmf.PNext, f2.PNext = f2.PNext, unsafe.Pointer(cmf)
 	}
+	var pef *vk.PhysicalDevicePipelineExecutablePropertiesFeaturesKHR
+	if a.exts[extPipelineStatistics] {
+		pef = vk.New[vk.PhysicalDevicePipelineExecutablePropertiesFeaturesKHR](&ar)
+		pef.PNext, f2.PNext = f2.PNext, unsafe.Pointer(pef)
+	}
 	fn.GetPhysicalDeviceFeatures2(pd, f2)
 
 	p := &p2.Properties
@@ -311,6 +335,7 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	a.memScope = a.memModel && mm.VulkanMemoryModelDeviceScope != 0
 	a.stdUniform = ul != nil && ul.UniformBufferStandardLayout != 0
 	ft.UniformStandardLayout = a.stdUniform
+	ft.PipelineStatistics = pef != nil && pef.PipelineExecutableInfo != 0
 	a.uniform16 = s16.UniformAndStorageBuffer16BitAccess != 0
 	a.extTypes = et != nil && et.ShaderSubgroupExtendedTypes != 0
 	a.fullGroups = ft.SubgroupSizeControl && sgcf.ComputeFullSubgroups != 0

@@ -49,7 +49,8 @@ type Device struct {
 	cachePath string
 	lost      error
 	closed    bool
-	gone      atomic.Bool // closed, readable without d.mu (encoders check it before touching Vulkan)
+	stats     []PipelineStatistics // FeaturePipelineStatistics: every compute pipeline's, in creation order
+	gone      atomic.Bool          // closed, readable without d.mu (encoders check it before touching Vulkan)
 }
 
 // child is an object the device destroys on Close if its owner did not.
@@ -177,6 +178,12 @@ func (a *Adapter) featureChain(ar *vk.Arena, feats map[FeatureName]bool) (f2 *vk
 		ul.UniformBufferStandardLayout = vk.True
 		chain(unsafe.Pointer(ul), &ul.PNext)
 		exts = a.needExt(exts, 1, 2, "VK_KHR_uniform_buffer_standard_layout")
+	}
+	if feats[FeaturePipelineStatistics] {
+		pe := vk.New[vk.PhysicalDevicePipelineExecutablePropertiesFeaturesKHR](ar)
+		pe.PipelineExecutableInfo = vk.True
+		chain(unsafe.Pointer(pe), &pe.PNext)
+		exts = append(exts, extPipelineStatistics)
 	}
 	if a.exts["VK_EXT_memory_budget"] { // Device.MemoryBudget reports the driver's budget
 		exts = append(exts, "VK_EXT_memory_budget")

@@ -344,6 +344,7 @@ type ComputePipeline struct {
 	layout *PipelineLayout
 	wgSize [3]uint32 // WGSL modules: the workgroup size with the constants applied
 	late   []sizeCheck
+	stats  PipelineStatistics // the driver's, with FeaturePipelineStatistics
 }
 
 // WorkgroupSize is the entry point's workgroup size with the pipeline's constants applied, as the WGSL compiler
@@ -444,14 +445,24 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 	if err != nil {
 		return nil, err
 	}
+	capture := d.features[FeaturePipelineStatistics]
+	if capture {
+		ci.Flags |= vk.PipelineCreateCaptureStatisticsBitKHR
+	}
 	// Compiling can take long on real drivers; the pipeline cache is internally synchronized, so other work goes on.
 	r := d.fn.CreateComputePipelines(d.h, d.cache, 1, ci, nil, &p.h)
+	if r == vk.Success && capture {
+		p.stats = d.pipelineStatistics(p.h, desc.Label)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := check("vkCreateComputePipelines", r); err != nil {
 		return nil, fmt.Errorf("pipeline %q: %w", desc.Label, d.noteLost(err))
 	}
 	d.live[p] = struct{}{}
+	if capture {
+		d.stats = append(d.stats, p.stats)
+	}
 	return p, nil
 }
 

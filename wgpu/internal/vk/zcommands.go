@@ -155,7 +155,7 @@ func (f *InstanceFuncs) DestroyDebugUtilsMessengerEXT(instance Instance, messeng
 
 // DeviceFuncs holds the commands loaded with vkGetDeviceProcAddr(device, name).
 type DeviceFuncs struct {
-	p [53]uintptr
+	p [55]uintptr
 }
 
 var deviceFuncsNames = [...]procName{
@@ -212,6 +212,8 @@ var deviceFuncsNames = [...]procName{
 	{"vkGetFenceStatus", false},
 	{"vkQueueSubmit", false},
 	{"vkQueueWaitIdle", false},
+	{"vkGetPipelineExecutablePropertiesKHR", true},
+	{"vkGetPipelineExecutableStatisticsKHR", true},
 }
 
 // DestroyDevice calls vkDestroyDevice.
@@ -503,5 +505,23 @@ func (f *DeviceFuncs) QueueSubmit(queue Queue, submitCount uint32, pSubmits *Sub
 // QueueWaitIdle calls vkQueueWaitIdle.
 func (f *DeviceFuncs) QueueWaitIdle(queue Queue) Result {
 	r, _, _ := purego.SyscallN(f.p[52], uintptr(queue))
+	return Result(int32(r))
+}
+
+// GetPipelineExecutablePropertiesKHR calls vkGetPipelineExecutablePropertiesKHR. It returns ErrorExtensionNotPresent if the command was not loaded.
+func (f *DeviceFuncs) GetPipelineExecutablePropertiesKHR(device Device, pPipelineInfo *PipelineInfoKHR, pExecutableCount *uint32, pProperties *PipelineExecutablePropertiesKHR) Result {
+	if f.p[53] == 0 {
+		return ErrorExtensionNotPresent
+	}
+	r, _, _ := purego.SyscallN(f.p[53], uintptr(device), uintptr(unsafe.Pointer(pPipelineInfo)), uintptr(unsafe.Pointer(pExecutableCount)), uintptr(unsafe.Pointer(pProperties)))
+	return Result(int32(r))
+}
+
+// GetPipelineExecutableStatisticsKHR calls vkGetPipelineExecutableStatisticsKHR. It returns ErrorExtensionNotPresent if the command was not loaded.
+func (f *DeviceFuncs) GetPipelineExecutableStatisticsKHR(device Device, pExecutableInfo *PipelineExecutableInfoKHR, pStatisticCount *uint32, pStatistics *PipelineExecutableStatisticKHR) Result {
+	if f.p[54] == 0 {
+		return ErrorExtensionNotPresent
+	}
+	r, _, _ := purego.SyscallN(f.p[54], uintptr(device), uintptr(unsafe.Pointer(pExecutableInfo)), uintptr(unsafe.Pointer(pStatisticCount)), uintptr(unsafe.Pointer(pStatistics)))
 	return Result(int32(r))
 }

@@ -1265,6 +1265,17 @@ func (*PhysicalDeviceMemoryProperties2) structureType() StructureType {
 	return StructureTypePhysicalDeviceMemoryProperties2
 }
 
+// PhysicalDevicePipelineExecutablePropertiesFeaturesKHR is VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR.
+type PhysicalDevicePipelineExecutablePropertiesFeaturesKHR struct {
+	SType                  StructureType
+	PNext                  unsafe.Pointer
+	PipelineExecutableInfo Bool32
+}
+
+func (*PhysicalDevicePipelineExecutablePropertiesFeaturesKHR) structureType() StructureType {
+	return StructureTypePhysicalDevicePipelineExecutablePropertiesFeaturesKHR
+}
+
 // PhysicalDeviceProperties is VkPhysicalDeviceProperties.
 type PhysicalDeviceProperties struct {
 	ApiVersion        uint32
@@ -1474,6 +1485,86 @@ const (
 	PipelineCreateRayTracingOpacityMicromapBitEXT                PipelineCreateFlags = 16777216
 	PipelineCreateRayTracingDisplacementMicromapBitNV            PipelineCreateFlags = 268435456
 )
+
+// PipelineExecutableInfoKHR is VkPipelineExecutableInfoKHR.
+type PipelineExecutableInfoKHR struct {
+	SType           StructureType
+	PNext           unsafe.Pointer
+	Pipeline        Pipeline
+	ExecutableIndex uint32
+}
+
+func (*PipelineExecutableInfoKHR) structureType() StructureType {
+	return StructureTypePipelineExecutableInfoKHR
+}
+
+// PipelineExecutablePropertiesKHR is VkPipelineExecutablePropertiesKHR.
+type PipelineExecutablePropertiesKHR struct {
+	SType        StructureType
+	PNext        unsafe.Pointer
+	Stages       ShaderStageFlags
+	Name         [MaxDescriptionSize]byte
+	Description  [MaxDescriptionSize]byte
+	SubgroupSize uint32
+}
+
+func (*PipelineExecutablePropertiesKHR) structureType() StructureType {
+	return StructureTypePipelineExecutablePropertiesKHR
+}
+
+// PipelineExecutableStatisticFormatKHR is VkPipelineExecutableStatisticFormatKHR.
+type PipelineExecutableStatisticFormatKHR int32
+
+// Values of VkPipelineExecutableStatisticFormatKHR.
+const (
+	PipelineExecutableStatisticFormatBool32KHR  PipelineExecutableStatisticFormatKHR = 0
+	PipelineExecutableStatisticFormatInt64KHR   PipelineExecutableStatisticFormatKHR = 1
+	PipelineExecutableStatisticFormatUint64KHR  PipelineExecutableStatisticFormatKHR = 2
+	PipelineExecutableStatisticFormatFloat64KHR PipelineExecutableStatisticFormatKHR = 3
+)
+
+// PipelineExecutableStatisticKHR is VkPipelineExecutableStatisticKHR.
+type PipelineExecutableStatisticKHR struct {
+	SType       StructureType
+	PNext       unsafe.Pointer
+	Name        [MaxDescriptionSize]byte
+	Description [MaxDescriptionSize]byte
+	Format      PipelineExecutableStatisticFormatKHR
+	Value       PipelineExecutableStatisticValueKHR
+}
+
+func (*PipelineExecutableStatisticKHR) structureType() StructureType {
+	return StructureTypePipelineExecutableStatisticKHR
+}
+
+// PipelineExecutableStatisticValueKHR is the union VkPipelineExecutableStatisticValueKHR: 8 bytes holding one of its members, through their accessors.
+type PipelineExecutableStatisticValueKHR struct {
+	_   [0]uint64 // the union's alignment
+	raw [8]byte
+}
+
+// B32 is the member b32.
+func (u *PipelineExecutableStatisticValueKHR) B32() *Bool32 { return (*Bool32)(unsafe.Pointer(&u.raw)) }
+
+// I64 is the member i64.
+func (u *PipelineExecutableStatisticValueKHR) I64() *int64 { return (*int64)(unsafe.Pointer(&u.raw)) }
+
+// U64 is the member u64.
+func (u *PipelineExecutableStatisticValueKHR) U64() *uint64 { return (*uint64)(unsafe.Pointer(&u.raw)) }
+
+// F64 is the member f64.
+func (u *PipelineExecutableStatisticValueKHR) F64() *float64 {
+	return (*float64)(unsafe.Pointer(&u.raw))
+}
+
+// PipelineInfoKHR is VkPipelineInfoKHR.
+type PipelineInfoKHR struct {
+	SType    StructureType
+	PNext    unsafe.Pointer
+	Pipeline Pipeline
+}
+
+func (*PipelineInfoKHR) structureType() StructureType { return StructureTypePipelineInfoKHR }
 
 // PipelineLayout is the non-dispatchable handle VkPipelineLayout.
 type PipelineLayout uint64
@@ -1901,56 +1992,61 @@ type StructureType int32
 
 // Values of VkStructureType.
 const (
-	StructureTypeApplicationInfo                                   StructureType = 0
-	StructureTypeInstanceCreateInfo                                StructureType = 1
-	StructureTypeDeviceQueueCreateInfo                             StructureType = 2
-	StructureTypeDeviceCreateInfo                                  StructureType = 3
-	StructureTypeSubmitInfo                                        StructureType = 4
-	StructureTypeMemoryAllocateInfo                                StructureType = 5
-	StructureTypeFenceCreateInfo                                   StructureType = 8
-	StructureTypeQueryPoolCreateInfo                               StructureType = 11
-	StructureTypeBufferCreateInfo                                  StructureType = 12
-	StructureTypeShaderModuleCreateInfo                            StructureType = 16
-	StructureTypePipelineCacheCreateInfo                           StructureType = 17
-	StructureTypePipelineShaderStageCreateInfo                     StructureType = 18
-	StructureTypeComputePipelineCreateInfo                         StructureType = 29
-	StructureTypePipelineLayoutCreateInfo                          StructureType = 30
-	StructureTypeDescriptorSetLayoutCreateInfo                     StructureType = 32
-	StructureTypeDescriptorPoolCreateInfo                          StructureType = 33
-	StructureTypeDescriptorSetAllocateInfo                         StructureType = 34
-	StructureTypeWriteDescriptorSet                                StructureType = 35
-	StructureTypeCopyDescriptorSet                                 StructureType = 36
-	StructureTypeCommandPoolCreateInfo                             StructureType = 39
-	StructureTypeCommandBufferAllocateInfo                         StructureType = 40
-	StructureTypeCommandBufferInheritanceInfo                      StructureType = 41
-	StructureTypeCommandBufferBeginInfo                            StructureType = 42
-	StructureTypeBufferMemoryBarrier                               StructureType = 44
-	StructureTypeImageMemoryBarrier                                StructureType = 45
-	StructureTypeMemoryBarrier                                     StructureType = 46
-	StructureTypePhysicalDeviceSubgroupProperties                  StructureType = 1000094000
-	StructureTypePhysicalDevice16bitStorageFeatures                StructureType = 1000083000
-	StructureTypePhysicalDeviceFeatures2                           StructureType = 1000059000
-	StructureTypePhysicalDeviceProperties2                         StructureType = 1000059001
-	StructureTypePhysicalDeviceMemoryProperties2                   StructureType = 1000059006
-	StructureTypePhysicalDeviceIdProperties                        StructureType = 1000071004
-	StructureTypePhysicalDeviceMaintenance3Properties              StructureType = 1000168000
-	StructureTypePhysicalDeviceDriverProperties                    StructureType = 1000196000
-	StructureTypePhysicalDeviceShaderFloat16Int8Features           StructureType = 1000082000
-	StructureTypePhysicalDeviceVulkanMemoryModelFeatures           StructureType = 1000211000
-	StructureTypePhysicalDeviceUniformBufferStandardLayoutFeatures StructureType = 1000253000
-	StructureTypePhysicalDeviceShaderSubgroupExtendedTypesFeatures StructureType = 1000175000
-	StructureTypePhysicalDeviceSubgroupSizeControlProperties       StructureType = 1000225000
-	StructureTypePipelineShaderStageRequiredSubgroupSizeCreateInfo StructureType = 1000225001
-	StructureTypePhysicalDeviceSubgroupSizeControlFeatures         StructureType = 1000225002
-	StructureTypeDebugUtilsObjectNameInfoEXT                       StructureType = 1000128000
-	StructureTypeDebugUtilsLabelEXT                                StructureType = 1000128002
-	StructureTypeDebugUtilsMessengerCallbackDataEXT                StructureType = 1000128003
-	StructureTypeDebugUtilsMessengerCreateInfoEXT                  StructureType = 1000128004
-	StructureTypePhysicalDeviceMemoryBudgetPropertiesEXT           StructureType = 1000237000
-	StructureTypeValidationFeaturesEXT                             StructureType = 1000247000
-	StructureTypePhysicalDeviceCooperativeMatrixFeaturesKHR        StructureType = 1000506000
-	StructureTypeCooperativeMatrixPropertiesKHR                    StructureType = 1000506001
-	StructureTypePhysicalDeviceCooperativeMatrixPropertiesKHR      StructureType = 1000506002
+	StructureTypeApplicationInfo                                       StructureType = 0
+	StructureTypeInstanceCreateInfo                                    StructureType = 1
+	StructureTypeDeviceQueueCreateInfo                                 StructureType = 2
+	StructureTypeDeviceCreateInfo                                      StructureType = 3
+	StructureTypeSubmitInfo                                            StructureType = 4
+	StructureTypeMemoryAllocateInfo                                    StructureType = 5
+	StructureTypeFenceCreateInfo                                       StructureType = 8
+	StructureTypeQueryPoolCreateInfo                                   StructureType = 11
+	StructureTypeBufferCreateInfo                                      StructureType = 12
+	StructureTypeShaderModuleCreateInfo                                StructureType = 16
+	StructureTypePipelineCacheCreateInfo                               StructureType = 17
+	StructureTypePipelineShaderStageCreateInfo                         StructureType = 18
+	StructureTypeComputePipelineCreateInfo                             StructureType = 29
+	StructureTypePipelineLayoutCreateInfo                              StructureType = 30
+	StructureTypeDescriptorSetLayoutCreateInfo                         StructureType = 32
+	StructureTypeDescriptorPoolCreateInfo                              StructureType = 33
+	StructureTypeDescriptorSetAllocateInfo                             StructureType = 34
+	StructureTypeWriteDescriptorSet                                    StructureType = 35
+	StructureTypeCopyDescriptorSet                                     StructureType = 36
+	StructureTypeCommandPoolCreateInfo                                 StructureType = 39
+	StructureTypeCommandBufferAllocateInfo                             StructureType = 40
+	StructureTypeCommandBufferInheritanceInfo                          StructureType = 41
+	StructureTypeCommandBufferBeginInfo                                StructureType = 42
+	StructureTypeBufferMemoryBarrier                                   StructureType = 44
+	StructureTypeImageMemoryBarrier                                    StructureType = 45
+	StructureTypeMemoryBarrier                                         StructureType = 46
+	StructureTypePhysicalDeviceSubgroupProperties                      StructureType = 1000094000
+	StructureTypePhysicalDevice16bitStorageFeatures                    StructureType = 1000083000
+	StructureTypePhysicalDeviceFeatures2                               StructureType = 1000059000
+	StructureTypePhysicalDeviceProperties2                             StructureType = 1000059001
+	StructureTypePhysicalDeviceMemoryProperties2                       StructureType = 1000059006
+	StructureTypePhysicalDeviceIdProperties                            StructureType = 1000071004
+	StructureTypePhysicalDeviceMaintenance3Properties                  StructureType = 1000168000
+	StructureTypePhysicalDeviceDriverProperties                        StructureType = 1000196000
+	StructureTypePhysicalDeviceShaderFloat16Int8Features               StructureType = 1000082000
+	StructureTypePhysicalDeviceVulkanMemoryModelFeatures               StructureType = 1000211000
+	StructureTypePhysicalDeviceUniformBufferStandardLayoutFeatures     StructureType = 1000253000
+	StructureTypePhysicalDeviceShaderSubgroupExtendedTypesFeatures     StructureType = 1000175000
+	StructureTypePhysicalDeviceSubgroupSizeControlProperties           StructureType = 1000225000
+	StructureTypePipelineShaderStageRequiredSubgroupSizeCreateInfo     StructureType = 1000225001
+	StructureTypePhysicalDeviceSubgroupSizeControlFeatures             StructureType = 1000225002
+	StructureTypeDebugUtilsObjectNameInfoEXT                           StructureType = 1000128000
+	StructureTypeDebugUtilsLabelEXT                                    StructureType = 1000128002
+	StructureTypeDebugUtilsMessengerCallbackDataEXT                    StructureType = 1000128003
+	StructureTypeDebugUtilsMessengerCreateInfoEXT                      StructureType = 1000128004
+	StructureTypePhysicalDeviceMemoryBudgetPropertiesEXT               StructureType = 1000237000
+	StructureTypeValidationFeaturesEXT                                 StructureType = 1000247000
+	StructureTypePhysicalDevicePipelineExecutablePropertiesFeaturesKHR StructureType = 1000269000
+	StructureTypePipelineInfoKHR                                       StructureType = 1000269001
+	StructureTypePipelineExecutablePropertiesKHR                       StructureType = 1000269002
+	StructureTypePipelineExecutableInfoKHR                             StructureType = 1000269003
+	StructureTypePipelineExecutableStatisticKHR                        StructureType = 1000269004
+	StructureTypePhysicalDeviceCooperativeMatrixFeaturesKHR            StructureType = 1000506000
+	StructureTypeCooperativeMatrixPropertiesKHR                        StructureType = 1000506001
+	StructureTypePhysicalDeviceCooperativeMatrixPropertiesKHR          StructureType = 1000506002
 )
 
 // SubgroupFeatureFlags is VkSubgroupFeatureFlags.

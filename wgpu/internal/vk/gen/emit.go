@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/format"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -78,9 +79,7 @@ func (s *subset) add(name string) error {
 	switch {
 	case strings.HasPrefix(t.Category, "unsupported"):
 		return fmt.Errorf("%s: %s", t.Name, t.Category)
-	case t.Category == "union":
-		return fmt.Errorf("%s: unions are not supported", t.Name)
-	case t.Category == "struct":
+	case t.Category == "struct", t.Category == "union":
 		for _, m := range t.Members {
 			if err := s.add(m.Type); err != nil {
 				return fmt.Errorf("%s.%s: %w", t.Name, m.Name, err)
@@ -246,6 +245,10 @@ func (s *subset) emitTypes() ([]byte, error) {
 			if err := s.emitStruct(&b, t); err != nil {
 				return nil, err
 			}
+		case "union":
+			if err := s.emitUnion(&b, t); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return format.Source(b.Bytes())
@@ -303,6 +306,88 @@ func (s *subset) emitStruct(b *bytes.Buffer, t *typeDef) error {
 		fmt.Fprintf(b, "func (*%s) structureType() StructureType { return %s }\n\n", g, s.constName(t.Members[0].Values))
 	}
 	return nil
+}
+
+// emitUnion writes a union as a struct of its size and alignment, with one accessor per member returning a
+// pointer to the union's bytes as that member's type. Members may be scalars, base types, enums, bitmasks, handles
+// and arrays of these (unionLayout).
+func (s *subset) emitUnion(b *bytes.Buffer, t *typeDef) error {
+	size, align, err := s.unionLayout(t)
+	if err != nil {
+		return err
+	}
+	g := goName(t.Name)
+	alignType := map[int]string{1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}[align]
+	fmt.Fprintf(b, "// %s is the union %s: %d bytes holding one of its members, through their accessors.\n", g, t.Name, size)
+	fmt.Fprintf(b, "type %s struct {\n\t_ [0]%s // the union's alignment\n\traw [%d]byte\n}\n\n", g, alignType, size)
+	for _, m := range t.Members {
+		ty, err := s.goType(m)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t.Name, m.Name, err)
+		}
+		fmt.Fprintf(b, "// %s is the member %s.\nfunc (u *%s) %s() *%s { return (*%s)(unsafe.Pointer(&u.raw)) }\n\n",
+			fieldName(m.Name), m.Name, g, fieldName(m.Name), ty, ty)
+	}
+	return nil
+}
+
+// unionLayout is the size and alignment of union t as C lays it out on a 64-bit target: its largest member's size
+// rounded up to its most aligned member's alignment.
+func (s *subset) unionLayout(t *typeDef) (size, align int, err error) {
+	for _, m := range t.Members {
+		ms, ma, err := s.scalarLayout(m.Type, m.Ptr)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s.%s: %w", t.Name, m.Name, err)
+		}
+		for _, n := range m.Arrays {
+			c, err := strconv.Atoi(n)
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s.%s: array length %s: %w", t.Name, m.Name, n, err)
+			}
+			ms *= c
+		}
+		size, align = max(size, ms), max(align, ma)
+	}
+	if align == 0 {
+		return 0, 0, fmt.Errorf("%s: union without members", t.Name)
+	}
+	return (size + align - 1) / align * align, align, nil
+}
+
+// scalarSizes are the sizes of the C scalars a union member may have (cScalars' names).
+var scalarSizes = map[string]int{"char": 1, "float": 4, "double": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2,
+	"uint16_t": 2, "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "size_t": 8, "int": 4}
+
+// scalarLayout is the size and alignment (equal) of a union member's element type: a pointer, a C scalar, or a
+// registry type that is one (base types, enums, bitmasks, handles).
+func (s *subset) scalarLayout(c string, ptr int) (int, int, error) {
+	if ptr > 0 {
+		return 8, 8, nil
+	}
+	if n, ok := scalarSizes[c]; ok {
+		return n, n, nil
+	}
+	t := s.reg.resolve(c)
+	if t == nil {
+		return 0, 0, fmt.Errorf("unknown type %s", c)
+	}
+	switch t.Category {
+	case "enum":
+		if f, ok := s.flagsOf[t.Name]; ok {
+			return s.scalarLayout(f, 0)
+		}
+		return 4, 4, nil
+	case "bitmask":
+		if t.Base == "VkFlags64" {
+			return 8, 8, nil
+		}
+		return 4, 4, nil
+	case "handle":
+		return 8, 8, nil
+	case "basetype":
+		return s.scalarLayout(t.Base, 0)
+	}
+	return 0, 0, fmt.Errorf("%s: a union member of category %q is not supported", c, t.Category)
 }
 
 func fieldName(c string) string { return strings.ToUpper(c[:1]) + c[1:] }

@@ -17,7 +17,7 @@ import (
 func (s *subset) emitLayout() (goSide, cSide []byte, err error) {
 	var names []string
 	for _, n := range s.order {
-		if s.reg.Types[n].Category == "struct" {
+		if c := s.reg.Types[n].Category; c == "struct" || c == "union" {
 			names = append(names, n)
 		}
 	}
@@ -47,14 +47,18 @@ func (s *subset) emitLayout() (goSide, cSide []byte, err error) {
 			fmt.Fprintf(&c, "#if %s\n", strings.Join(guard, " || "))
 		}
 		fmt.Fprintf(&c, "\tsizeof(%s), _Alignof(%s),\n", n, n)
-		for _, m := range t.Members {
+		members := t.Members
+		if t.Category == "union" {
+			members = nil // every member at offset 0, through its accessor: size and alignment are the layout
+		}
+		for _, m := range members {
 			fmt.Fprintf(&g, "\t{%q, %q, unsafe.Offsetof(vk.%s{}.%s)},\n", n, m.Name, gn, fieldName(m.Name))
 			fmt.Fprintf(&c, "\toffsetof(%s, %s),\n", n, m.Name)
 		}
 		if len(guard) > 0 {
-			fmt.Fprintf(&c, "#else\n\t%s\n#endif\n", strings.TrimSpace(strings.Repeat("VKL_ABSENT, ", 2+len(t.Members))))
+			fmt.Fprintf(&c, "#else\n\t%s\n#endif\n", strings.TrimSpace(strings.Repeat("VKL_ABSENT, ", 2+len(members))))
 		}
-		count += 2 + len(t.Members)
+		count += 2 + len(members)
 	}
 	g.WriteString("}\n")
 	fmt.Fprintf(&c, "};\nconst size_t vkl_count = %d;\n*/\nimport \"C\"\n\nimport \"unsafe\"\n\n", count)

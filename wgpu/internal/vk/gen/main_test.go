@@ -123,3 +123,33 @@ func TestConstName(t *testing.T) {
 		}
 	}
 }
+
+// TestUnionLayout: a union is as big as its largest member, rounded up to its most aligned member's alignment (C's
+// rule on a 64-bit target), arrays and pointers included; a member the generator cannot size is an error naming it.
+func TestUnionLayout(t *testing.T) {
+	reg := &registry{Types: map[string]*typeDef{
+		"VkBool32": {Name: "VkBool32", Category: "basetype", Base: "uint32_t"},
+		"VkFormat": {Name: "VkFormat", Category: "enum"},
+		"VkOffset": {Name: "VkOffset", Category: "struct"},
+	}}
+	s := &subset{reg: reg, flagsOf: map[string]string{}}
+	for _, c := range []struct {
+		name        string
+		members     []decl
+		size, align int
+	}{
+		{"statistic", []decl{{Name: "b32", Type: "VkBool32"}, {Name: "i64", Type: "int64_t"}, {Name: "f64", Type: "double"}}, 8, 8},
+		{"clear color", []decl{{Name: "float32", Type: "float", Arrays: []string{"4"}}, {Name: "uint32", Type: "uint32_t", Arrays: []string{"4"}}}, 16, 4},
+		{"odd bytes", []decl{{Name: "c", Type: "char", Arrays: []string{"5"}}, {Name: "h", Type: "uint16_t"}}, 6, 2},
+		{"pointer", []decl{{Name: "p", Type: "void", Ptr: 1}, {Name: "f", Type: "VkFormat"}}, 8, 8},
+	} {
+		size, align, err := s.unionLayout(&typeDef{Name: c.name, Category: "union", Members: c.members})
+		if err != nil || size != c.size || align != c.align {
+			t.Errorf("%s: size %d align %d err %v, want %d and %d", c.name, size, align, err, c.size, c.align)
+		}
+	}
+	_, _, err := s.unionLayout(&typeDef{Name: "VkNested", Category: "union", Members: []decl{{Name: "o", Type: "VkOffset"}}})
+	if err == nil || !strings.Contains(err.Error(), "VkNested.o") {
+		t.Errorf("a struct member: err %v, want one naming VkNested.o", err)
+	}
+}

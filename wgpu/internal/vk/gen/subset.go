@@ -84,6 +84,8 @@ var deviceCommands = []string{
 	"vkGetFenceStatus",
 	"vkQueueSubmit",
 	"vkQueueWaitIdle",
+	"vkGetPipelineExecutablePropertiesKHR",
+	"vkGetPipelineExecutableStatisticsKHR",
 }
 
 // extraStructs are reached only through pNext chains, so no command names them.
@@ -105,6 +107,7 @@ var extraStructs = []string{
 	"VkValidationFeaturesEXT",
 	"VkPhysicalDeviceCooperativeMatrixFeaturesKHR",
 	"VkPhysicalDeviceCooperativeMatrixPropertiesKHR",
+	"VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR",
 }
 
 // apiConstants are the "API Constants" enums exported as untyped constants.

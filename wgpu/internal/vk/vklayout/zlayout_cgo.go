@@ -676,6 +676,14 @@ const size_t vkl_layout[] = {
 #else
 	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
 #endif
+#if defined(VK_KHR_pipeline_executable_properties)
+	sizeof(VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR), _Alignof(VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR),
+	offsetof(VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR, sType),
+	offsetof(VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR, pNext),
+	offsetof(VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR, pipelineExecutableInfo),
+#else
+	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
+#endif
 #if defined(VK_VERSION_1_0)
 	sizeof(VkPhysicalDeviceProperties), _Alignof(VkPhysicalDeviceProperties),
 	offsetof(VkPhysicalDeviceProperties, apiVersion),
@@ -783,6 +791,50 @@ const size_t vkl_layout[] = {
 	offsetof(VkPipelineCacheCreateInfo, pInitialData),
 #else
 	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
+#endif
+#if defined(VK_KHR_pipeline_executable_properties)
+	sizeof(VkPipelineExecutableInfoKHR), _Alignof(VkPipelineExecutableInfoKHR),
+	offsetof(VkPipelineExecutableInfoKHR, sType),
+	offsetof(VkPipelineExecutableInfoKHR, pNext),
+	offsetof(VkPipelineExecutableInfoKHR, pipeline),
+	offsetof(VkPipelineExecutableInfoKHR, executableIndex),
+#else
+	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
+#endif
+#if defined(VK_KHR_pipeline_executable_properties)
+	sizeof(VkPipelineExecutablePropertiesKHR), _Alignof(VkPipelineExecutablePropertiesKHR),
+	offsetof(VkPipelineExecutablePropertiesKHR, sType),
+	offsetof(VkPipelineExecutablePropertiesKHR, pNext),
+	offsetof(VkPipelineExecutablePropertiesKHR, stages),
+	offsetof(VkPipelineExecutablePropertiesKHR, name),
+	offsetof(VkPipelineExecutablePropertiesKHR, description),
+	offsetof(VkPipelineExecutablePropertiesKHR, subgroupSize),
+#else
+	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
+#endif
+#if defined(VK_KHR_pipeline_executable_properties)
+	sizeof(VkPipelineExecutableStatisticKHR), _Alignof(VkPipelineExecutableStatisticKHR),
+	offsetof(VkPipelineExecutableStatisticKHR, sType),
+	offsetof(VkPipelineExecutableStatisticKHR, pNext),
+	offsetof(VkPipelineExecutableStatisticKHR, name),
+	offsetof(VkPipelineExecutableStatisticKHR, description),
+	offsetof(VkPipelineExecutableStatisticKHR, format),
+	offsetof(VkPipelineExecutableStatisticKHR, value),
+#else
+	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
+#endif
+#if defined(VK_KHR_pipeline_executable_properties)
+	sizeof(VkPipelineExecutableStatisticValueKHR), _Alignof(VkPipelineExecutableStatisticValueKHR),
+#else
+	VKL_ABSENT, VKL_ABSENT,
+#endif
+#if defined(VK_KHR_pipeline_executable_properties)
+	sizeof(VkPipelineInfoKHR), _Alignof(VkPipelineInfoKHR),
+	offsetof(VkPipelineInfoKHR, sType),
+	offsetof(VkPipelineInfoKHR, pNext),
+	offsetof(VkPipelineInfoKHR, pipeline),
+#else
+	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
 #endif
 #if defined(VK_VERSION_1_0)
 	sizeof(VkPipelineLayoutCreateInfo), _Alignof(VkPipelineLayoutCreateInfo),
@@ -912,7 +964,7 @@ const size_t vkl_layout[] = {
 	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
 #endif
 };
-const size_t vkl_count = 679;
+const size_t vkl_count = 713;
 */
 import "C"
 
