@@ -12,7 +12,8 @@
 #      JSON rewritten after every batch size so that a step cut short keeps what it measured;
 #   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench;
 #   5. the autotuner's choices: each bench tunes (or reads the tuning file) at its own batch sizes, as eval does,
-#      so the tiles, coop tilings and attention kernels it picks, with every candidate's time, are in its JSON.
+#      so the tiles, coop tilings and attention kernels it picks, with every candidate's time, are in its JSON,
+#      with the driver's statistics (registers) of every pipeline compiled, candidates included, where it has them.
 # The matrix units (tensor cores, VK_KHR_cooperative_matrix) are checked on and off: the shaders package's
 # matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
 # them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
@@ -41,6 +42,8 @@
 #   WORKGROUP_INIT  $WGPU_EVAL_WORKGROUP_INIT values each bench runs with (default "none", what users run; "none zero"
 #               measures what zeroing workgroup memory costs; each value has its own tuning, since the kernels'
 #               SPIR-V differs, and its own JSON: bench-MODEL-P-mu-MU[-wi-VALUE].json)
+#   PIPELINE_STATS  1 (default): the benches ask the driver for every pipeline's statistics (bench --pipeline-stats:
+#               NVIDIA's register counts of every kernel and tuner candidate, in the JSON's "pipelines"); 0: not
 #   BUDGET_S    seconds the whole script may take (default 290); each step is also capped on its own
 #   SHAPE       the shape of the GPU-against-CPU check (default 124M; "" skips it)
 #   TESTS       which correctness steps run before the benches: all (default); coop (only the matrix units' feature
@@ -85,6 +88,8 @@ runs=${RUNS:-3}
 precisions=${PRECISIONS:-f16 f32}
 matrix_units=${MATRIX_UNITS:-off auto}
 workgroup_inits=${WORKGROUP_INIT:-none}
+stats_flag=--pipeline-stats
+[[ ${PIPELINE_STATS:-1} == 0 ]] && stats_flag=--pipeline-stats=false
 for wi in $workgroup_inits; do
 	case $wi in none | zero | poison) ;; *)
 		echo "WORKGROUP_INIT=$wi: want none, zero or poison" >&2
@@ -274,7 +279,7 @@ for p in $precisions; do
 			if [[ -f $txt ]]; then mark=$(wc -l <"$txt"); fi
 			clocks "before bench $what"
 			step "bench $model $what" 360 "$txt" env WGPU_EVAL_WORKGROUP_INIT="$wi" "$bin/wgpu-eval" bench --quiet --model "$model" \
-				--ctx "$ctx" --batch "$batches" --device "gpu:$index" --precision "$p" --matrix-units "$mu" --runs "$runs" --json "$json"
+				--ctx "$ctx" --batch "$batches" --device "gpu:$index" --precision "$p" --matrix-units "$mu" --runs "$runs" "$stats_flag" --json "$json"
 			clocks "after bench $what"
 			tail -n +"$((mark + 1))" "$txt" >>"$summary"
 		done

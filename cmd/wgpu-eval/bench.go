@@ -26,7 +26,7 @@ import (
 type benchFlags struct {
 	model, device, precision, matrixUnits, batches, jsonOut string
 	threads, ctx, warmup, runs, chunk                       int
-	profile, quiet, tune                                    bool
+	profile, quiet, tune, pipelineStats                     bool
 	insecureSkipVerify                                      bool
 }
 
@@ -45,6 +45,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
 	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1); by default they are refused")
+	fs.BoolVar(&f.pipelineStats, "pipeline-stats", false, "GPU: ask the driver for every pipeline's compile statistics (register count, spills: what it reports, under its names; VK_KHR_pipeline_executable_properties, which NVIDIA's driver has and the CPU drivers lack) and print them, the autotuner's candidates included; a diagnostic, some drivers then compile without their shader cache")
 	fs.BoolVar(&f.tune, "tune", false, "GPU: time the matmul tile configurations for this model's shapes again (with the matrix units: their tilings, the LM head's and the attention kernels), at each --batch size (the autotuner, which otherwise runs once per device, driver and shape and keeps its choice beside the pipeline cache) and print every candidate's time")
 }
 
@@ -108,6 +109,7 @@ func init() {
 //	kernels                   the GPU's kernel set (software, hardware)
 //	matrix_units              GPU: {mode: --matrix-units, used, config: M x N x K when tried, reason, attention}: whether the weight matmuls and LM head ran on the matrix units; attention: the attention kernel they bring, or why attention_shared stays
 //	attention_tuning[]        GPU, matrix units: the autotuner's attention kernel per shape: {shape, tiles: {coop: 1 for attention_coop, 0 for attention_shared}, nanos, candidates[]}
+//	pipelines[]               GPU, --pipeline-stats: every pipeline compiled, in order: {label: kernel{constants}, executables: [{name, description, subgroup_size, statistics: [{name, description, value}]}], error}, as the driver reports them
 //	batches[]                 one per --batch entry, in the order given:
 //	  batch                   windows per batch
 //	  tokens                  scored targets per batch: batch*(ctx-1)
@@ -150,6 +152,7 @@ type benchResult struct {
 	MatrixUnits   *pipeline.MatrixUnitsInfo `json:"matrix_units,omitempty"`     // GPU: whether the matmuls ran on the matrix units, and why
 	Tuning        []shaders.TuneChoice      `json:"tuning,omitempty"`           // GPU: the autotuner's matmul tiles by shape
 	AttnTuning    []shaders.TuneChoice      `json:"attention_tuning,omitempty"` // GPU, matrix units: the autotuner's attention kernel by shape ({"coop": 1, ...}: attention_coop.wgsl and its tiling)
+	Pipelines     []wgpu.PipelineStatistics `json:"pipelines,omitempty"`        // GPU, --pipeline-stats: the driver's statistics of every pipeline
 	Batches       []benchBatch              `json:"batches"`
 	profileReason string                    // why there are no kernel tables, for the human output
 }
@@ -294,11 +297,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	mu, _ := backend.ParseMatrixUnits(f.matrixUnits) // checked
 	be, err := backend.Open(ctx, dev, src, backend.Options{
-		Precision:   precision,
-		MatrixUnits: mu,
-		Warn:        func(msg string) { fmt.Fprintln(stderr, msg) },
-		Threads:     f.threads,
-		Progress:    func(done, total int64) { prog.bytes("load "+f.model, done, total) },
+		Precision:          precision,
+		MatrixUnits:        mu,
+		Warn:               func(msg string) { fmt.Fprintln(stderr, msg) },
+		Threads:            f.threads,
+		Progress:           func(done, total int64) { prog.bytes("load "+f.model, done, total) },
+		PipelineStatistics: f.pipelineStats,
 	})
 	if err != nil {
 		return err
@@ -410,6 +414,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		printBenchTuning(human, res.Tuning, f.tune)
 		res.AttnTuning = g.AttentionTuning()
 		printBenchAttnTuning(human, res.AttnTuning)
+		if gpu.Device().HasFeature(wgpu.FeaturePipelineStatistics) {
+			res.Pipelines = gpu.Device().PipelineStatistics()
+			printBenchPipelines(human, res.Pipelines)
+		}
 	}
 	printBenchKernels(human, res)
 	if f.jsonOut != "" {
@@ -629,6 +637,24 @@ func printBenchKernels(w io.Writer, r *benchResult) {
 	fmt.Fprintf(w, "%-*s %10s %10s %7s %10s %9s\n", width, "kernel", "dispatches", "GPU ms", "share", "GFLOP/s", "GB/s")
 	for _, k := range append(slices.Clone(prof.Kernels), *prof.KernelTotal) {
 		fmt.Fprintf(w, "%-*s %10d %10.3f %6.1f%% %10.1f %9.1f\n", width, k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share, k.GFlops, k.GBps)
+	}
+}
+
+// printBenchPipelines prints the driver's statistics of every pipeline, one
+// line each: its label, then each executable's statistics as name=value.
+func printBenchPipelines(w io.Writer, pipes []wgpu.PipelineStatistics) {
+	fmt.Fprintf(w, "\npipeline statistics (the driver's, %d pipelines in the order compiled):\n", len(pipes))
+	for _, p := range pipes {
+		var parts []string
+		for _, e := range p.Executables {
+			for _, s := range e.Statistics {
+				parts = append(parts, fmt.Sprintf("%s=%v", s.Name, s.Value))
+			}
+		}
+		if p.Err != "" {
+			parts = append(parts, "error: "+p.Err)
+		}
+		fmt.Fprintf(w, "%s: %s\n", p.Label, strings.Join(parts, ", "))
 	}
 }
 

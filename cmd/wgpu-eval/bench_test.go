@@ -29,7 +29,8 @@ type benchJSON struct {
 	Adapter   *struct {
 		Name string `json:"name"`
 	} `json:"adapter"`
-	Model struct {
+	Pipelines []wgpu.PipelineStatistics `json:"pipelines"`
+	Model     struct {
 		Config struct {
 			NLayer int `json:"n_layer"`
 		} `json:"config"`
@@ -182,6 +183,65 @@ func TestBenchGPU(t *testing.T) {
 		if b.KernelTotal == nil || !(b.KernelTotal.GPUSeconds > 0) {
 			t.Errorf("batch %d: kernel total %+v", b.Batch, b.KernelTotal)
 		}
+	}
+}
+
+// TestBenchPipelineStats: --pipeline-stats lists every pipeline the run
+// compiled with the driver's statistics where the driver reports them
+// (NVIDIA's), the forward pass's kernels among them; elsewhere (the CPU
+// drivers) it warns, naming the extension, and the run goes on without them.
+func TestBenchPipelineStats(t *testing.T) {
+	isolate(t)
+	as := requireVulkan(t)
+	dir := benchModelDir(t)
+	args := []string{"bench", "--runs", "1", "--warmup", "0", "--json", "-", "--model", dir, "--device", "gpu:0",
+		"--precision", "f32", "--ctx", "16", "--batch", "2", "--pipeline-stats"}
+	out, stderr, err := cli(t, "", args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r benchJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	checkBatches(t, r, 2)
+	if !as[0].Features.PipelineStatistics {
+		if !strings.Contains(stderr, "no pipeline statistics (no VK_KHR_pipeline_executable_properties)") || len(r.Pipelines) != 0 {
+			t.Errorf("%s without the extension: pipelines %v, stderr %q", as[0].Name, r.Pipelines, stderr)
+		}
+		return
+	}
+	labels := map[string]bool{}
+	for _, p := range r.Pipelines {
+		labels[strings.SplitN(p.Label, "{", 2)[0]] = true
+		if p.Err != "" || len(p.Executables) == 0 || len(p.Executables[0].Statistics) == 0 {
+			t.Errorf("pipeline %+v", p)
+		}
+	}
+	for _, want := range []string{"embed.wgsl", "lmhead_loss_shared.wgsl"} {
+		if !labels[want] {
+			t.Errorf("no pipeline %s among %v", want, labels)
+		}
+	}
+	if !strings.Contains(stderr, "pipeline statistics (the driver's") {
+		t.Errorf("the text lacks the statistics: %q", stderr)
+	}
+}
+
+// TestPrintBenchPipelines: one line per pipeline, its label, then every
+// statistic as name=value, and the reason where the driver gave none.
+func TestPrintBenchPipelines(t *testing.T) {
+	var b bytes.Buffer
+	printBenchPipelines(&b, []wgpu.PipelineStatistics{
+		{Label: "matmul_coop.wgsl{BK=32}", Executables: []wgpu.PipelineExecutable{{Name: "compute", Statistics: []wgpu.PipelineStatistic{
+			{Name: "Register Count", Value: uint64(232)}, {Name: "Spills", Value: false}}}}},
+		{Label: "embed.wgsl", Err: "vkGetPipelineExecutableStatisticsKHR: out of host memory"},
+	})
+	want := "\npipeline statistics (the driver's, 2 pipelines in the order compiled):\n" +
+		"matmul_coop.wgsl{BK=32}: Register Count=232, Spills=false\n" +
+		"embed.wgsl: error: vkGetPipelineExecutableStatisticsKHR: out of host memory\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
 }
 

@@ -80,7 +80,7 @@ func writeAdapter(w io.Writer, i int, a wgpu.AdapterInfo) {
 	}{
 		{f.ShaderF16, "f16"}, {f.Storage16Bit, "16-bit-storage"}, {f.Subgroups, "subgroups"},
 		{f.SubgroupSizeControl, "subgroup-size-control"}, {f.TimestampQuery, "timestamps"},
-		{f.CooperativeMatrix, "cooperative-matrix"},
+		{f.CooperativeMatrix, "cooperative-matrix"}, {f.PipelineStatistics, "pipeline-statistics"},
 	} {
 		if x.on {
 			feats = append(feats, x.name)

@@ -97,6 +97,12 @@ type Options struct {
 	// whose matrix units failed the self-check and are not used, or the
 	// autotuner starting to time kernels (shaders.GPT2.SetTuneNotice).
 	Warn func(msg string)
+	// PipelineStatistics asks a GPU's driver for the compile statistics of
+	// every pipeline (wgpu.FeaturePipelineStatistics: registers, spills, as
+	// the driver names them), where it reports them; Warn says where it
+	// does not. A diagnostic (bench --pipeline-stats): some drivers compile
+	// such pipelines without their shader cache.
+	PipelineStatistics bool
 }
 
 // Devices lists the Vulkan adapters in the order gpu:N counts them (best
@@ -290,6 +296,13 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 		return nil, fmt.Errorf("precision f16: %s lacks shader-f16; use f32", name)
 	}
 	feats := DeviceFeatures(ad, f16, opt.MatrixUnits)
+	if opt.PipelineStatistics {
+		if ad.HasFeature(wgpu.FeaturePipelineStatistics) {
+			feats = append(feats, wgpu.FeaturePipelineStatistics)
+		} else if opt.Warn != nil {
+			opt.Warn(fmt.Sprintf("warning: %s: the driver reports no pipeline statistics (no VK_KHR_pipeline_executable_properties)", name))
+		}
+	}
 	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{Label: "wgpu-eval", RequiredFeatures: feats})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
