@@ -218,13 +218,14 @@ if [[ $tests_sel == all ]]; then
 	step "shaders tests" 90 "$tests" \
 		env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.skip 'Coop|MatrixUnits' -test.count=1 -test.timeout 85s
 fi
-# The matrix units: the device feature (a device with VK_KHR_cooperative_matrix enabled runs a WGSL kernel), their
+# The matrix units: the device feature (a device with VK_KHR_cooperative_matrix enabled runs a WGSL kernel; and the
+# driver's pipeline statistics, which the benches ask for), their
 # kernels' tests (native where the adapter lists matrix units, lowered elsewhere), and the conformance suite's f16
 # runs with them required, where the adapter lists them: without the validation layer, since wgpu does not use the
 # extension under a layer older than it (Debian 12's 1.3.239 reports its structures as errors).
 if [[ $tests_sel != none ]]; then
-	step "wgpu cooperative-matrix feature" 30 "$tests" \
-		env -C wgpu WGPU_NO_VALIDATION=1 "$bin/wgpu.test" -test.run 'CooperativeMatrix' -test.count=1 -test.v -test.timeout 25s
+	step "wgpu cooperative-matrix feature, pipeline statistics" 30 "$tests" \
+		env -C wgpu WGPU_NO_VALIDATION=1 "$bin/wgpu.test" -test.run 'CooperativeMatrix|PipelineStatistics' -test.count=1 -test.v -test.timeout 25s
 	# Many kernels' pipelines (every tiling the autotuner may pick, three attention tilings) compiled with a cold
 	# driver cache: the longest step (an H200, 2026-12-04: over 285 s, NVIDIA's compiler taking seconds a pipeline).
 	step "shaders matrix-unit kernels" 300 "$tests" \
