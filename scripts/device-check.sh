@@ -18,7 +18,7 @@
 # matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
 # them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
 # Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
-# read. It makes at most 10 files there (one bench JSON more per extra WORKGROUP_INIT value and bench).
+# read. It makes at most 11 files there (one bench JSON more per extra WORKGROUP_INIT value and bench).
 #
 # Usage:
 #   scripts/device-check.sh [ADAPTER]     run the checks
@@ -42,6 +42,8 @@
 #   WORKGROUP_INIT  $WGPU_EVAL_WORKGROUP_INIT values each bench runs with (default "none", what users run; "none zero"
 #               measures what zeroing workgroup memory costs; each value has its own tuning, since the kernels'
 #               SPIR-V differs, and its own JSON: bench-MODEL-P-mu-MU[-wi-VALUE].json)
+#   ABLATE      1: after the benches, time the coop matmul and LM head with one part of their work taken out at a
+#               time (global loads, staging, multiply-adds, the fold: where their time goes; ablation.txt); default 0
 #   PIPELINE_STATS  1 (default): the benches ask the driver for every pipeline's statistics (bench --pipeline-stats:
 #               NVIDIA's register counts of every kernel and tuner candidate, in the JSON's "pipelines"); 0: not
 #   BUDGET_S    seconds the whole script may take (default 290); each step is also capped on its own
@@ -286,6 +288,13 @@ for p in $precisions; do
 		done
 	done
 done
+# Where the coop kernels' time goes (ABLATE=1): each timed with one part of its work taken out (shaders'
+# BenchmarkCoopAblation; results wrong by design), after the benches, which come first in a short lease.
+if [[ ${ABLATE:-0} == 1 ]]; then
+	step "coop ablation" 240 "$out_dir/ablation.txt" \
+		env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run '^$' -test.bench CoopAblation -test.benchtime 5x -test.timeout 235s
+	grep -E '^Benchmark|^(ok|FAIL|PASS)' "$out_dir/ablation.txt" >>"$summary" || true
+fi
 [[ -f $out_dir/clocks.txt ]] && cat "$out_dir/clocks.txt" >>"$summary"
 
 # TinyShakespeare: bench scores random windows and cannot time a corpus, and no weights can be written here

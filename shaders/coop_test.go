@@ -561,6 +561,23 @@ func TestCoopLoweredLoops(t *testing.T) {
 	}
 }
 
+// spirvValidate runs the spirv-val at val (Vulkan 1.1 rules) on the module
+// words, failing t with its output where it refuses them.
+func spirvValidate(t *testing.T, val, what string, words []uint32) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "m.spv")
+	b := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(val, "--target-env", "vulkan1.1", file).CombinedOutput(); err != nil {
+		t.Errorf("%s: spirv-val: %v\n%s", what, err, out)
+	}
+}
+
 // TestCoopKernelsNative compiles both coop kernels for each test
 // configuration and a 16x16x16 one of subgroups of 64, with the default
 // tilings and the autotuner's (coopShapes, coopHeadShapes), as
@@ -577,17 +594,7 @@ func TestCoopKernelsNative(t *testing.T) {
 	val := prereq.SpirvValNew(t)
 	spirvVal := func(what string, words []uint32) {
 		t.Helper()
-		file := filepath.Join(t.TempDir(), "m.spv")
-		b := make([]byte, 4*len(words))
-		for i, w := range words {
-			binary.LittleEndian.PutUint32(b[4*i:], w)
-		}
-		if err := os.WriteFile(file, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(val, "--target-env", "vulkan1.1", file).CombinedOutput(); err != nil {
-			t.Errorf("%s: spirv-val: %v\n%s", what, err, out)
-		}
+		spirvValidate(t, val, what, words)
 	}
 	validate := func(name string, tl fmt.Stringer, x wgsl.Expanded, consts map[string]float64) {
 		t.Helper()

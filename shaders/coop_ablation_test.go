@@ -1,0 +1,228 @@
+package shaders
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
+)
+
+// A coop kernel's time on a GPU is its global loads, its staging into
+// workgroup memory (stores and barriers), its matrix loads and
+// multiply-adds, and (the LM head) its fold of the logits. The H200's
+// timings (BENCHMARKS.md) put the LM head's main loop some ten times
+// above what its multiply-adds and memory traffic account for, and no
+// profiler runs there. An ablation takes one part out of the kernel's
+// text and times what is left: the differences say where the time goes.
+// Its results are wrong by design; BenchmarkCoopAblation only times them.
+
+// coopAblation is a variant of a coop kernel with some of its work taken
+// out: each edit replaces the one occurrence of its first string with its
+// second.
+type coopAblation struct {
+	name  string
+	edits [][2]string
+}
+
+// Edits shared by both kernels: global loads that return a value made from
+// the index (nothing read from memory), staging that stores nothing (the
+// barriers stay), and multiply-adds taken out (the matrix loads feeding
+// them go too: the driver drops what is never used).
+var (
+	noGlobalMatmul = [][2]string{
+		{"fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
+		{"fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
+	}
+	noStageMatmul = [][2]string{
+		{"fn stageX(b: u32, i: u32, h: vec4<f16>) {", "fn stageX(b: u32, i: u32, h: vec4<f16>) {\n\treturn;"},
+		{"fn stageW(b: u32, i: u32, v: vec4<f16>) {", "fn stageW(b: u32, i: u32, v: vec4<f16>) {\n\treturn;"},
+	}
+	noGlobalHead = [][2]string{
+		{"fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
+		{"fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
+	}
+	noStageHead = [][2]string{
+		{"fn stageH(b: u32, i: u32, f: vec4<f16>) {", "fn stageH(b: u32, i: u32, f: vec4<f16>) {\n\treturn;"},
+		{"fn stageW(b: u32, i: u32, v: vec4<f16>) {", "fn stageW(b: u32, i: u32, v: vec4<f16>) {\n\treturn;"},
+	}
+)
+
+// coopAblations are each coop kernel's variants, the whole kernel first.
+var coopAblations = map[string][]coopAblation{
+	"matmul_coop.wgsl": {
+		{"full", nil},
+		{"no-global-loads", noGlobalMatmul},
+		{"no-staging", noStageMatmul},
+		{"no-multiply", [][2]string{{"acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a, b[j], acc[i * FN + j]);", ""}}},
+		{"multiply-only", append(append([][2]string{}, noGlobalMatmul...), noStageMatmul...)},
+	},
+	"lmhead_loss_coop.wgsl": {
+		{"full", nil},
+		{"no-global-loads", noGlobalHead},
+		{"no-staging", noStageHead},
+		{"no-multiply", [][2]string{{"acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a[i], b[j], acc[i * FN + j]);", ""}}},
+		{"no-fold", [][2]string{{"let nc = (CW + NQ - 1u - tx) / NQ;", "let nc = 0u;"}}},
+		{"multiply-only", append(append([][2]string{{"let nc = (CW + NQ - 1u - tx) / NQ;", "let nc = 0u;"}}, noGlobalHead...), noStageHead...)},
+	},
+}
+
+// ablatedSource is kernel name's text for tiling t with ablation a's edits,
+// each of which must apply exactly once.
+func ablatedSource(name string, t coopTiles, a coopAblation) (wgsl.Expanded, error) {
+	x, err := coopSource(name, t)
+	if err != nil {
+		return x, err
+	}
+	for _, e := range a.edits {
+		if n := strings.Count(x.Text, e[0]); n != 1 {
+			return x, fmt.Errorf("%s %s: %q occurs %d times, want once", name, a.name, e[0], n)
+		}
+		x.Text = strings.Replace(x.Text, e[0], e[1], 1)
+	}
+	return x, nil
+}
+
+// ablationTilings are the tilings BenchmarkCoopAblation takes apart for
+// cfg: the default, and the H200's picks and their neighbours (the matmul's
+// 16 subgroups of 2 x 2 matrices and 4 of 4 x 4; the LM head's 4 subgroups
+// of 4 x 4 and 16 of 1 x 4).
+func ablationTilings(cfg MatrixConfig, sgs, maxShared int) map[string][]coopTiles {
+	out := map[string][]coopTiles{"matmul_coop.wgsl": {coopMatmulTiles(cfg, sgs)},
+		"lmhead_loss_coop.wgsl": {coopHeadTiles(cfg, sgs, sharedVocabTile, sharedSliceTiles)}}
+	for _, s := range []coopShape{{32, 32, 4, 4, 32, 2}, {64, 64, 2, 2, 32, 2}, {64, 64, 2, 2, 16, 3}} {
+		if t, ok := s.tiles(cfg, sgs, maxShared); ok && t.valid() == nil {
+			out["matmul_coop.wgsl"] = append(out["matmul_coop.wgsl"], t)
+		}
+	}
+	for _, s := range []coopHeadShape{{128, 128, 2, 2, 32, 2}, {128, 128, 8, 2, 32, 2}} {
+		if t, ok := s.tiles(cfg, sgs, sharedVocabTile, sharedSliceTiles, maxShared); ok {
+			out["lmhead_loss_coop.wgsl"] = append(out["lmhead_loss_coop.wgsl"], t)
+		}
+	}
+	return out
+}
+
+// TestCoopAblationsCompile: every ablation of every tiling the benchmark
+// takes apart applies (each edit found once) and compiles natively to a
+// module the newer spirv-val accepts, so that a GPU's short lease is not
+// spent on a variant that does not build; and each differs from the whole
+// kernel's text.
+func TestCoopAblationsCompile(t *testing.T) {
+	val := prereq.SpirvValNew(t)
+	cfg := MatrixConfig{M: 16, N: 16, K: 16, SubgroupSize: 32}
+	for name, tilings := range ablationTilings(cfg, 32, 48<<10) {
+		for _, tl := range tilings {
+			full, err := coopSource(name, tl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range coopAblations[name] {
+				x, err := ablatedSource(name, tl, a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (x.Text == full.Text) != (a.edits == nil) {
+					t.Errorf("%s %s: the text changed %v", name, a.name, x.Text != full.Text)
+				}
+				m, err := wgsl.Compile(name, x.Text, wgsl.Options{CooperativeMatrix: true})
+				if err != nil {
+					t.Fatalf("%s %s %v: %v", name, a.name, tl, x.MapErrors(err))
+				}
+				sp, err := m.Specialize("main", tl.constSet().Map())
+				if err != nil {
+					t.Fatalf("%s %s %v: %v", name, a.name, tl, err)
+				}
+				spirvValidate(t, val, fmt.Sprintf("%s %s %v", name, a.name, tl), sp.SPIRV)
+			}
+		}
+	}
+	if _, err := ablatedSource("matmul_coop.wgsl", coopMatmulTiles(cfg, 32), coopAblation{"bad", [][2]string{{"no such line", ""}}}); err == nil {
+		t.Error("an edit that does not apply: no error")
+	}
+}
+
+// BenchmarkCoopAblation times each ablation (coopAblations) of the coop
+// matmul at GPT-2 124M's QKV shape (K 768, N 2304) and of the coop LM head
+// (C 768, V 50257), for 64 windows of 1024 tokens ($WGPU_BENCH_COOP_M for
+// another row count), with the tilings of ablationTilings, on a device with
+// matrix units (skipped elsewhere). One dispatch and wait per iteration;
+// reports TFLOP/s of the whole kernel's work, so that the variants compare.
+// On a GPU:
+//
+//	go test ./shaders -run '^$' -bench CoopAblation -benchtime 5x -timeout 20m
+func BenchmarkCoopAblation(b *testing.B) {
+	d := newTestDevWith(b, wgpu.FeatureCooperativeMatrix, wgpu.FeatureSubgroupSizeControl)
+	cfg, ok := pickMatrixConfig(deviceMatrixConfigs(d.dev))
+	if !ok || !d.f16 {
+		b.Skipf("%s: no matrix units the coop kernels take (or no shader-f16)", d.info.Name)
+	}
+	M := 65536
+	if s := os.Getenv("WGPU_BENCH_COOP_M"); s != "" {
+		var err error
+		if M, err = strconv.Atoi(s); err != nil || M < 1 {
+			b.Fatalf("$WGPU_BENCH_COOP_M %q: want a positive row count", s)
+		}
+	}
+	sgs := cfg.SubgroupSize
+	if sgs == 0 {
+		sgs = int(d.dev.Limits().SubgroupSize)
+	}
+	const C, V = 768, 50257
+	K, N := C, 3*C
+	mm := map[string]Buf{
+		"x": {Buffer: d.buffer(b, "x", randomF32(uint32(K), M*K))}, "w": {Buffer: d.buffer(b, "w", weightBytes(randF32(2, K*N, 0, 0.02), true))},
+		"bias": {Buffer: d.buffer(b, "bias", weightBytes(randF32(3, N, 0, 0.1), true))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*M*N))},
+		"kc": {Buffer: d.buffer(b, "kc", nil)}, "vc": {Buffer: d.buffer(b, "vc", nil)},
+	}
+	tb := make([]byte, 4*M)
+	for i := range M {
+		binary.LittleEndian.PutUint32(tb[4*i:], uint32((i*7919)%V))
+	}
+	head := map[string]Buf{
+		"h": {Buffer: d.buffer(b, "h", randomF32(1, M*C))}, "wte": {Buffer: d.buffer(b, "wte", weightBytes(randF32(2, V*C, 0, 0.02), true))},
+		"targets": {Buffer: d.buffer(b, "targets", tb)}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*ceilDiv(V, sharedVocabTile*sharedSliceTiles)*M))},
+		"tgt": {Buffer: d.buffer(b, "tgt", make([]byte, 4*M))},
+	}
+	for name, tilings := range ablationTilings(cfg, sgs, int(d.dev.Limits().MaxComputeWorkgroupStorageSize)) {
+		for _, tl := range tilings {
+			if tl.fits(d.dev) != nil {
+				continue
+			}
+			for _, a := range coopAblations[name] {
+				label := fmt.Sprintf("%s/%dx%d_%dx%d_BK%d_ST%d/%s", strings.TrimSuffix(name, ".wgsl"), tl.SGM, tl.SGN, tl.FM, tl.FN, tl.BK, tl.ST, a.name)
+				b.Run(label, func(b *testing.B) {
+					x, err := ablatedSource(name, tl, a)
+					if err != nil {
+						b.Fatal(err)
+					}
+					k, err := compileKernel(d.dev, name, x, uint32(tl.cfg.SubgroupSize))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !tl.head {
+						p, err := k.pipeline(tl.constSet().with("EPI", float64(epiStore)).with("VEC", 1))
+						if err != nil {
+							b.Fatal(err)
+						}
+						benchDispatch(b, d, p, mm, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
+							sharedGroups(M, N, tl.BM(), tl.BN(), 65535))
+						b.ReportMetric(2*float64(M)*float64(N)*float64(K)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+						return
+					}
+					p, err := k.pipeline(tl.constSet())
+					if err != nil {
+						b.Fatal(err)
+					}
+					benchDispatch(b, d, p, head, Params{"P": float64(M), "C": C, "V": V, "v0": 0}, lossSharedGroups(M, V, tl.BM(), tl.vt, tl.nt))
+					b.ReportMetric(2*float64(M)*V*C*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+				})
+			}
+		}
+	}
+}
