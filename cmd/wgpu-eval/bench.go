@@ -45,7 +45,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
 	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1); by default they are refused")
-	fs.BoolVar(&f.pipelineStats, "pipeline-stats", false, "GPU: ask the driver for every pipeline's compile statistics (register count, spills: what it reports, under its names; VK_KHR_pipeline_executable_properties, which NVIDIA's driver has and the CPU drivers lack) and print them, the autotuner's candidates included; a diagnostic, some drivers then compile without their shader cache")
+	fs.BoolVar(&f.pipelineStats, "pipeline-stats", false, "GPU: ask the driver for every pipeline's compile statistics (register count, spills: what it reports, under its names; VK_KHR_pipeline_executable_properties, which NVIDIA's driver has and the CPU drivers lack) and print them, the autotuner's candidates too where it times them (first use, --tune); a diagnostic, some drivers then compile without their shader cache")
 	fs.BoolVar(&f.tune, "tune", false, "GPU: time the matmul tile configurations for this model's shapes again (with the matrix units: their tilings, the LM head's and the attention kernels), at each --batch size (the autotuner, which otherwise runs once per device, driver and shape and keeps its choice beside the pipeline cache) and print every candidate's time")
 }
 
