@@ -173,8 +173,8 @@ func fakeStatistics(t *testing.T, names []string, stats []vk.PipelineExecutableS
 }
 
 // TestReadPipelineStatistics reads a fake driver's report: every executable, the four value formats (a NaN as
-// text, which JSON can carry), and refuses counts past maxPipelineReports, an unknown format and a failing call,
-// each with the reason in Err.
+// text, which JSON can carry), those written where the list grew between the count and the fill; and refuses
+// counts past maxPipelineReports, an unknown format and a failing call, each with the reason in Err.
 func TestReadPipelineStatistics(t *testing.T) {
 	stats := []vk.PipelineExecutableStatisticKHR{
 		fakeStatistic("Register Count", vk.PipelineExecutableStatisticFormatUint64KHR, func(v *vk.PipelineExecutableStatisticValueKHR) { *v.U64() = 232 }),
@@ -221,6 +221,18 @@ func TestReadPipelineStatistics(t *testing.T) {
 	}
 	if got := readPipelineStatistics("k", huge, statsQ); !strings.Contains(got.Err, "1073741824 executables") {
 		t.Errorf("a count past the bound: %q", got.Err)
+	}
+	// More statistics at the fill than at the count (VK_INCOMPLETE): those written are kept.
+	execs, statsQ = fakeStatistics(t, []string{"compute"}, stats)
+	grown := func(info *vk.PipelineExecutableInfoKHR, n *uint32, p *vk.PipelineExecutableStatisticKHR) vk.Result {
+		if p == nil {
+			*n = 3
+			return vk.Success
+		}
+		return statsQ(info, n, p)
+	}
+	if got := readPipelineStatistics("k", execs, grown); got.Err != "" || len(got.Executables) != 1 || len(got.Executables[0].Statistics) != 3 {
+		t.Errorf("a grown list: %+v", got)
 	}
 	failing := func(*vk.PipelineExecutableInfoKHR, *uint32, *vk.PipelineExecutableStatisticKHR) vk.Result {
 		return vk.ErrorOutOfHostMemory
