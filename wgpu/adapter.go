@@ -2,6 +2,8 @@ package wgpu
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"unsafe"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
@@ -52,6 +54,9 @@ type AdapterInfo struct {
 	MemoryHeaps       []MemoryHeap `json:"memory_heaps"`
 	Limits            Limits       `json:"limits"`
 	Features          Features     `json:"features"`
+	// Extensions are the device extensions the driver offers, sorted (what a feature it lacks would need, or
+	// one this package does not use yet).
+	Extensions []string `json:"extensions"`
 }
 
 // MemoryHeap is one Vulkan memory heap.
@@ -281,6 +286,7 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 		DriverVersion: driverVersion(p.VendorID, p.DriverVersion), DriverVersionRaw: p.DriverVersion,
 		APIVersion: vk.VersionString(p.ApiVersion), DeviceUUID: uuidString(id.DeviceUUID),
 		PipelineCacheUUID: uuidString(p.PipelineCacheUUID),
+		Extensions:        slices.Sorted(maps.Keys(a.exts)),
 	}
 	if drv != nil {
 		info.DriverName, info.DriverInfo = vk.BytesString(drv.DriverName[:]), vk.BytesString(drv.DriverInfo[:])

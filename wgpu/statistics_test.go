@@ -283,3 +283,28 @@ func TestPipelineStatisticsNeedTheFeature(t *testing.T) {
 		t.Errorf("device lists %+v", s)
 	}
 }
+
+// TestAdapterExtensions: the adapter lists its device extensions sorted, once each, with those its features
+// stand on among them (cooperative matrices and pipeline statistics are extensions in every Vulkan version).
+func TestAdapterExtensions(t *testing.T) {
+	inst, adapters := realAdapters(t)
+	defer inst.Close()
+	for _, a := range adapters {
+		info := a.Info()
+		ext := info.Extensions
+		if len(ext) == 0 || !slices.IsSorted(ext) || len(slices.Compact(slices.Clone(ext))) != len(ext) {
+			t.Errorf("%s: extensions %v: want a sorted list without repeats", info.Name, ext)
+		}
+		for _, e := range ext {
+			if !strings.HasPrefix(e, "VK_") {
+				t.Errorf("%s: extension %q", info.Name, e)
+			}
+		}
+		for f, e := range map[FeatureName]string{FeatureCooperativeMatrix: extCooperativeMatrix, FeaturePipelineStatistics: extPipelineStatistics} {
+			if a.HasFeature(f) && !slices.Contains(ext, e) {
+				t.Errorf("%s: feature %s without %s among %v", info.Name, f, e, ext)
+			}
+		}
+		t.Logf("%s: %d extensions", info.Name, len(ext))
+	}
+}
