@@ -3,13 +3,10 @@ package shaders
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
-	"github.com/wgpu-eval/wgpu-eval/wgpu"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
@@ -157,22 +154,7 @@ func TestCoopAblationsCompile(t *testing.T) {
 //
 //	go test ./shaders -run '^$' -bench CoopAblation -benchtime 5x -timeout 20m
 func BenchmarkCoopAblation(b *testing.B) {
-	d := newTestDevWith(b, wgpu.FeatureCooperativeMatrix, wgpu.FeatureSubgroupSizeControl)
-	cfg, ok := pickMatrixConfig(deviceMatrixConfigs(d.dev))
-	if !ok || !d.f16 {
-		b.Skipf("%s: no matrix units the coop kernels take (or no shader-f16)", d.info.Name)
-	}
-	M := 65536
-	if s := os.Getenv("WGPU_BENCH_COOP_M"); s != "" {
-		var err error
-		if M, err = strconv.Atoi(s); err != nil || M < 1 {
-			b.Fatalf("$WGPU_BENCH_COOP_M %q: want a positive row count", s)
-		}
-	}
-	sgs := cfg.SubgroupSize
-	if sgs == 0 {
-		sgs = int(d.dev.Limits().SubgroupSize)
-	}
+	d, cfg, M, sgs := coopBenchDevice(b)
 	const C, V = 768, 50257
 	K, N := C, 3*C
 	mm := map[string]Buf{

@@ -64,6 +64,31 @@ func BenchmarkMatmul(b *testing.B) {
 	}
 }
 
+// coopBenchDevice is the device of a coop benchmark, with the matrix
+// configuration the kernels take and its subgroup size, and the rows to
+// time: 65536 (64 windows of 1024 tokens), or $WGPU_BENCH_COOP_M. It skips
+// the benchmark on a device without matrix units or shader-f16.
+func coopBenchDevice(b *testing.B) (d *testDev, cfg MatrixConfig, rows, sgs int) {
+	b.Helper()
+	d = newTestDevWith(b, wgpu.FeatureCooperativeMatrix, wgpu.FeatureSubgroupSizeControl)
+	cfg, ok := pickMatrixConfig(deviceMatrixConfigs(d.dev))
+	if !ok || !d.f16 {
+		b.Skipf("%s: no matrix units the coop kernels take (or no shader-f16)", d.info.Name)
+	}
+	rows = 65536
+	if s := os.Getenv("WGPU_BENCH_COOP_M"); s != "" {
+		var err error
+		if rows, err = strconv.Atoi(s); err != nil || rows < 1 {
+			b.Fatalf("$WGPU_BENCH_COOP_M %q: want a positive row count", s)
+		}
+	}
+	sgs = cfg.SubgroupSize
+	if sgs == 0 {
+		sgs = int(d.dev.Limits().SubgroupSize)
+	}
+	return d, cfg, rows, sgs
+}
+
 // BenchmarkMatmulCoop times matmul_coop.wgsl with every tiling the coop
 // autotuner would try (coopMatmulTiles' default first, then coopShapes that
 // fit the device), and matmul_shared.wgsl with its default tiles for
@@ -75,22 +100,7 @@ func BenchmarkMatmul(b *testing.B) {
 //
 //	go test ./shaders -run '^$' -bench MatmulCoop -benchtime 5x -timeout 20m
 func BenchmarkMatmulCoop(b *testing.B) {
-	d := newTestDevWith(b, wgpu.FeatureCooperativeMatrix, wgpu.FeatureSubgroupSizeControl)
-	cfg, ok := pickMatrixConfig(deviceMatrixConfigs(d.dev))
-	if !ok || !d.f16 {
-		b.Skipf("%s: no matrix units the coop kernels take (or no shader-f16)", d.info.Name)
-	}
-	M := 65536
-	if s := os.Getenv("WGPU_BENCH_COOP_M"); s != "" {
-		var err error
-		if M, err = strconv.Atoi(s); err != nil || M < 1 {
-			b.Fatalf("$WGPU_BENCH_COOP_M %q: want a positive row count", s)
-		}
-	}
-	sgs := cfg.SubgroupSize
-	if sgs == 0 {
-		sgs = int(d.dev.Limits().SubgroupSize)
-	}
+	d, cfg, M, sgs := coopBenchDevice(b)
 	tilings := []coopTiles{coopMatmulTiles(cfg, sgs)}
 	for _, s := range coopShapes {
 		if t, ok := s.tiles(cfg, sgs, int(d.dev.Limits().MaxComputeWorkgroupStorageSize)); ok && t.fits(d.dev) == nil && !slices.Contains(tilings, t) {
@@ -147,22 +157,8 @@ func BenchmarkMatmulCoop(b *testing.B) {
 //
 //	go test ./shaders -run '^$' -bench LMHeadCoop -benchtime 5x -timeout 20m
 func BenchmarkLMHeadCoop(b *testing.B) {
-	d := newTestDevWith(b, wgpu.FeatureCooperativeMatrix, wgpu.FeatureSubgroupSizeControl)
-	cfg, ok := pickMatrixConfig(deviceMatrixConfigs(d.dev))
-	if !ok || !d.f16 {
-		b.Skipf("%s: no matrix units the coop kernels take (or no shader-f16)", d.info.Name)
-	}
-	P, C, V := 65536, 768, 50257
-	if s := os.Getenv("WGPU_BENCH_COOP_M"); s != "" {
-		var err error
-		if P, err = strconv.Atoi(s); err != nil || P < 1 {
-			b.Fatalf("$WGPU_BENCH_COOP_M %q: want a positive row count", s)
-		}
-	}
-	sgs := cfg.SubgroupSize
-	if sgs == 0 {
-		sgs = int(d.dev.Limits().SubgroupSize)
-	}
+	d, cfg, P, sgs := coopBenchDevice(b)
+	C, V := 768, 50257
 	tilings := []coopTiles{coopHeadTiles(cfg, sgs, sharedVocabTile, sharedSliceTiles)}
 	for _, s := range coopHeadShapes {
 		if t, ok := s.tiles(cfg, sgs, sharedVocabTile, sharedSliceTiles, int(d.dev.Limits().MaxComputeWorkgroupStorageSize)); ok && t.fits(d.dev) == nil {
