@@ -3,6 +3,7 @@ package shaders
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,10 +28,12 @@ type coopAblation struct {
 	edits [][2]string
 }
 
-// Edits shared by both kernels: global loads that return a value made from
-// the index (nothing read from memory), staging that stores nothing (the
-// barriers stay), and multiply-adds taken out (the matrix loads feeding
-// them go too: the driver drops what is never used).
+// The edits: global loads that return a value made from the index (nothing
+// read from memory), staging that stores nothing (the barriers stay), the
+// main loop's two barriers taken out (with staging gone, nothing races
+// that matters to a timing), multiply-adds taken out (the matrix loads
+// feeding them go too: the driver drops what is never used), and the LM
+// head's fold over no columns.
 var (
 	noGlobalMatmul = [][2]string{
 		{"fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
@@ -40,6 +43,10 @@ var (
 		{"fn stageX(b: u32, i: u32, h: vec4<f16>) {", "fn stageX(b: u32, i: u32, h: vec4<f16>) {\n\treturn;"},
 		{"fn stageW(b: u32, i: u32, v: vec4<f16>) {", "fn stageW(b: u32, i: u32, v: vec4<f16>) {\n\treturn;"},
 	}
+	noBarrierMatmul = [][2]string{
+		{"stageW(buf, li + l * WG, rw[l]); }\n\t\t\tworkgroupBarrier();", "stageW(buf, li + l * WG, rw[l]); }"},
+		{"workgroupBarrier(); // every read of this step's tiles", "// every read of this step's tiles"},
+	}
 	noGlobalHead = [][2]string{
 		{"fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
 		{"fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
@@ -48,6 +55,11 @@ var (
 		{"fn stageH(b: u32, i: u32, f: vec4<f16>) {", "fn stageH(b: u32, i: u32, f: vec4<f16>) {\n\treturn;"},
 		{"fn stageW(b: u32, i: u32, v: vec4<f16>) {", "fn stageW(b: u32, i: u32, v: vec4<f16>) {\n\treturn;"},
 	}
+	noBarrierHead = [][2]string{
+		{"stageW(buf, li + l * WG, rw[l]); }\n\t\t\t\tworkgroupBarrier();", "stageW(buf, li + l * WG, rw[l]); }"},
+		{"workgroupBarrier(); // every read of the tiles before", "// every read of the tiles before"},
+	}
+	noFoldHead = [][2]string{{"let nc = (CW + NQ - 1u - tx) / NQ;", "let nc = 0u;"}}
 )
 
 // coopAblations are each coop kernel's variants, the whole kernel first.
@@ -57,15 +69,17 @@ var coopAblations = map[string][]coopAblation{
 		{"no-global-loads", noGlobalMatmul},
 		{"no-staging", noStageMatmul},
 		{"no-multiply", [][2]string{{"acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a, b[j], acc[i * FN + j]);", ""}}},
-		{"multiply-only", append(append([][2]string{}, noGlobalMatmul...), noStageMatmul...)},
+		{"multiply-only", slices.Concat(noGlobalMatmul, noStageMatmul)},
+		{"multiply-only-no-barriers", slices.Concat(noGlobalMatmul, noStageMatmul, noBarrierMatmul)},
 	},
 	"lmhead_loss_coop.wgsl": {
 		{"full", nil},
 		{"no-global-loads", noGlobalHead},
 		{"no-staging", noStageHead},
 		{"no-multiply", [][2]string{{"acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a[i], b[j], acc[i * FN + j]);", ""}}},
-		{"no-fold", [][2]string{{"let nc = (CW + NQ - 1u - tx) / NQ;", "let nc = 0u;"}}},
-		{"multiply-only", append(append([][2]string{{"let nc = (CW + NQ - 1u - tx) / NQ;", "let nc = 0u;"}}, noGlobalHead...), noStageHead...)},
+		{"no-fold", noFoldHead},
+		{"multiply-only", slices.Concat(noFoldHead, noGlobalHead, noStageHead)},
+		{"multiply-only-no-barriers", slices.Concat(noFoldHead, noGlobalHead, noStageHead, noBarrierHead)},
 	},
 }
 
