@@ -36,24 +36,24 @@ type coopAblation struct {
 // head's fold over no columns.
 var (
 	noGlobalMatmul = [][2]string{
-		{"fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
-		{"fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
+		returnFirst("fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {", constLoad),
+		returnFirst("fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {", constLoad),
 	}
 	noStageMatmul = [][2]string{
-		{"fn stageX(b: u32, i: u32, h: vec4<f16>) {", "fn stageX(b: u32, i: u32, h: vec4<f16>) {\n\treturn;"},
-		{"fn stageW(b: u32, i: u32, v: vec4<f16>) {", "fn stageW(b: u32, i: u32, v: vec4<f16>) {\n\treturn;"},
+		returnFirst("fn stageX(b: u32, i: u32, h: vec4<f16>) {", "return;"),
+		returnFirst("fn stageW(b: u32, i: u32, v: vec4<f16>) {", "return;"),
 	}
 	noBarrierMatmul = [][2]string{
 		{"stageW(buf, li + l * WG, rw[l]); }\n\t\t\tworkgroupBarrier();", "stageW(buf, li + l * WG, rw[l]); }"},
 		{"workgroupBarrier(); // every read of this step's tiles", "// every read of this step's tiles"},
 	}
 	noGlobalHead = [][2]string{
-		{"fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
-		{"fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {", "fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {\n\treturn vec4<f16>(f16(i & 7u));"},
+		returnFirst("fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {", constLoad),
+		returnFirst("fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {", constLoad),
 	}
 	noStageHead = [][2]string{
-		{"fn stageH(b: u32, i: u32, f: vec4<f16>) {", "fn stageH(b: u32, i: u32, f: vec4<f16>) {\n\treturn;"},
-		{"fn stageW(b: u32, i: u32, v: vec4<f16>) {", "fn stageW(b: u32, i: u32, v: vec4<f16>) {\n\treturn;"},
+		returnFirst("fn stageH(b: u32, i: u32, f: vec4<f16>) {", "return;"),
+		returnFirst("fn stageW(b: u32, i: u32, v: vec4<f16>) {", "return;"),
 	}
 	noBarrierHead = [][2]string{
 		{"stageW(buf, li + l * WG, rw[l]); }\n\t\t\t\tworkgroupBarrier();", "stageW(buf, li + l * WG, rw[l]); }"},
@@ -61,6 +61,14 @@ var (
 	}
 	noFoldHead = [][2]string{{"let nc = (CW + NQ - 1u - tx) / NQ;", "let nc = 0u;"}}
 )
+
+// constLoad is what a global load returns instead of reading memory: a
+// value made from its index.
+const constLoad = "return vec4<f16>(f16(i & 7u));"
+
+// returnFirst is the edit that makes the function whose first line is sig
+// start with the statement ret (the rest of its body is then dead code).
+func returnFirst(sig, ret string) [2]string { return [2]string{sig, sig + "\n\t" + ret} }
 
 // coopAblations are each coop kernel's variants, the whole kernel first.
 var coopAblations = map[string][]coopAblation{

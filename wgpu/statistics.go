@@ -88,33 +88,19 @@ type (
 	statisticsQuery  func(info *vk.PipelineExecutableInfoKHR, n *uint32, p *vk.PipelineExecutableStatisticKHR) vk.Result
 )
 
-// readPipelineStatistics reads a pipeline's executables and their statistics through the two queries, each asked
-// its count first (at most maxPipelineReports), then its structs.
+// readPipelineStatistics reads a pipeline's executables and their statistics through the two queries.
 func readPipelineStatistics(label string, execs executablesQuery, stats statisticsQuery) PipelineStatistics {
 	out := PipelineStatistics{Label: label, Executables: []PipelineExecutable{}}
 	var ar vk.Arena
 	defer ar.Release()
 	info := vk.New[vk.PipelineInfoKHR](&ar)
-	var n uint32
-	if err := check("vkGetPipelineExecutablePropertiesKHR", execs(info, &n, nil)); err != nil {
+	props, err := countThenFill(&ar, "vkGetPipelineExecutablePropertiesKHR", "executables",
+		func(n *uint32, p *vk.PipelineExecutablePropertiesKHR) vk.Result { return execs(info, n, p) })
+	if err != nil {
 		out.Err = err.Error()
 		return out
 	}
-	if n == 0 {
-		return out
-	}
-	if n > maxPipelineReports {
-		out.Err = fmt.Sprintf("the driver reports %d executables", n)
-		return out
-	}
-	props := vk.NewSlice[vk.PipelineExecutablePropertiesKHR](&ar, int(n)) // sType set, as the call requires
-	if r := execs(info, &n, &props[0]); r != vk.Incomplete {
-		if err := check("vkGetPipelineExecutablePropertiesKHR", r); err != nil {
-			out.Err = err.Error()
-			return out
-		}
-	}
-	for i := range props[:min(int(n), len(props))] {
+	for i := range props {
 		e := PipelineExecutable{Name: vk.BytesString(props[i].Name[:]), Description: vk.BytesString(props[i].Description[:]),
 			SubgroupSize: props[i].SubgroupSize}
 		st, err := executableStatistics(uint32(i), stats)
@@ -128,30 +114,42 @@ func readPipelineStatistics(label string, execs executablesQuery, stats statisti
 	return out
 }
 
+// countThenFill asks query (the Vulkan command call) for its count of what, then for that many structs, allocated
+// in ar with their sType set, as such calls require. A count past maxPipelineReports is refused; VK_INCOMPLETE
+// (more than the count by the time of the fill) keeps those written.
+func countThenFill[T any](ar *vk.Arena, call, what string, query func(n *uint32, p *T) vk.Result) ([]T, error) {
+	var n uint32
+	if err := check(call, query(&n, nil)); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if n > maxPipelineReports {
+		return nil, fmt.Errorf("the driver reports %d %s", n, what)
+	}
+	out := vk.NewSlice[T](ar, int(n))
+	if r := query(&n, &out[0]); r != vk.Incomplete {
+		if err := check(call, r); err != nil {
+			return nil, err
+		}
+	}
+	return out[:min(int(n), len(out))], nil
+}
+
 // executableStatistics reads the statistics of executable i through query.
 func executableStatistics(i uint32, query statisticsQuery) ([]PipelineStatistic, error) {
 	var ar vk.Arena
 	defer ar.Release()
 	info := vk.New[vk.PipelineExecutableInfoKHR](&ar)
 	info.ExecutableIndex = i
-	var n uint32
-	if err := check("vkGetPipelineExecutableStatisticsKHR", query(info, &n, nil)); err != nil {
+	stats, err := countThenFill(&ar, "vkGetPipelineExecutableStatisticsKHR", "statistics",
+		func(n *uint32, p *vk.PipelineExecutableStatisticKHR) vk.Result { return query(info, n, p) })
+	if err != nil {
 		return nil, err
 	}
 	out := []PipelineStatistic{}
-	if n == 0 {
-		return out, nil
-	}
-	if n > maxPipelineReports {
-		return nil, fmt.Errorf("the driver reports %d statistics", n)
-	}
-	stats := vk.NewSlice[vk.PipelineExecutableStatisticKHR](&ar, int(n)) // sType set, as the call requires
-	if r := query(info, &n, &stats[0]); r != vk.Incomplete {             // Incomplete: more than it said; those written are kept
-		if err := check("vkGetPipelineExecutableStatisticsKHR", r); err != nil {
-			return nil, err
-		}
-	}
-	for j := range stats[:min(int(n), len(stats))] {
+	for j := range stats {
 		s := &stats[j]
 		st := PipelineStatistic{Name: vk.BytesString(s.Name[:]), Description: vk.BytesString(s.Description[:])}
 		switch s.Format {

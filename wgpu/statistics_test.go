@@ -123,53 +123,48 @@ func fakeStatistic(name string, format vk.PipelineExecutableStatisticFormatKHR, 
 	return s
 }
 
-// fakeStatistics is a driver whose pipeline has the executables named, each with stats; a fill asked with fewer
-// slots than there are gets VK_INCOMPLETE, as the spec says. It fails a call whose structs lack their sType.
+// fakeStatistics is a driver whose pipeline has the executables named, each with stats (fakeFill answers).
 func fakeStatistics(t *testing.T, names []string, stats []vk.PipelineExecutableStatisticKHR) (executablesQuery, statisticsQuery) {
-	execs := func(info *vk.PipelineInfoKHR, n *uint32, p *vk.PipelineExecutablePropertiesKHR) vk.Result {
+	execs := make([]vk.PipelineExecutablePropertiesKHR, len(names))
+	for i, name := range names {
+		execs[i] = vk.PipelineExecutablePropertiesKHR{SType: vk.StructureTypePipelineExecutablePropertiesKHR, SubgroupSize: 32}
+		copy(execs[i].Name[:], name)
+	}
+	execsQ := func(info *vk.PipelineInfoKHR, n *uint32, p *vk.PipelineExecutablePropertiesKHR) vk.Result {
 		if info.SType != vk.StructureTypePipelineInfoKHR {
 			t.Errorf("VkPipelineInfoKHR without its sType")
 		}
-		if p == nil {
-			*n = uint32(len(names))
-			return vk.Success
-		}
-		out := unsafe.Slice(p, *n)
-		for i := range out[:min(len(out), len(names))] {
-			if out[i].SType != vk.StructureTypePipelineExecutablePropertiesKHR {
-				t.Errorf("executable %d: no sType", i)
-			}
-			copy(out[i].Name[:], names[i])
-			out[i].SubgroupSize = 32
-		}
-		if int(*n) < len(names) {
-			return vk.Incomplete
-		}
-		*n = uint32(len(names))
-		return vk.Success
+		return fakeFill(t, n, p, execs, vk.StructureTypePipelineExecutablePropertiesKHR)
 	}
 	statsQ := func(info *vk.PipelineExecutableInfoKHR, n *uint32, p *vk.PipelineExecutableStatisticKHR) vk.Result {
 		if info.SType != vk.StructureTypePipelineExecutableInfoKHR || int(info.ExecutableIndex) >= len(names) {
 			t.Errorf("executable info %+v", *info)
 		}
-		if p == nil {
-			*n = uint32(len(stats))
-			return vk.Success
-		}
-		out := unsafe.Slice(p, *n)
-		for i := range out[:min(len(out), len(stats))] {
-			if out[i].SType != vk.StructureTypePipelineExecutableStatisticKHR {
-				t.Errorf("statistic %d: no sType", i)
-			}
-			out[i] = stats[i]
-		}
-		if int(*n) < len(stats) {
-			return vk.Incomplete
-		}
-		*n = uint32(len(stats))
+		return fakeFill(t, n, p, stats, vk.StructureTypePipelineExecutableStatisticKHR)
+	}
+	return execsQ, statsQ
+}
+
+// fakeFill answers a count-then-fill call with items as a driver does: their count where p is nil, else as many as
+// *n has room for, with VK_INCOMPLETE where that is fewer than there are. It fails t for a slot whose sType is not
+// want, as the spec requires of the caller.
+func fakeFill[T any](t *testing.T, n *uint32, p *T, items []T, want vk.StructureType) vk.Result {
+	if p == nil {
+		*n = uint32(len(items))
 		return vk.Success
 	}
-	return execs, statsQ
+	out := unsafe.Slice(p, *n)
+	for i := range out[:min(len(out), len(items))] {
+		if got := *(*vk.StructureType)(unsafe.Pointer(&out[i])); got != want {
+			t.Errorf("slot %d: sType %d, want %d", i, got, want)
+		}
+		out[i] = items[i]
+	}
+	if int(*n) < len(items) {
+		return vk.Incomplete
+	}
+	*n = uint32(len(items))
+	return vk.Success
 }
 
 // TestReadPipelineStatistics reads a fake driver's report: every executable, the four value formats (a NaN as
