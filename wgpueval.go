@@ -444,7 +444,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 			tokenName(e.tok, e.tok.DocSeparator()))
 	}
 	dataName := DataName(spec, opt.Split)
-	if n := toks.Len(); opt.MaxTokens > 0 && n > opt.MaxTokens {
+	if n := toks.Len(); opt.MaxTokens > 0 && toks.Partial {
+		e.opt.log("data %s: the first %s (tokenizing stopped there, before the end of the corpus)", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"))
+	} else if opt.MaxTokens > 0 && n > opt.MaxTokens {
 		e.opt.log("data %s: the first %s (of the %s tokenized)", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"))
 	} else if opt.MaxTokens > 0 {
 		e.opt.log("data %s: %s (the whole corpus: fewer than the %d asked for)", infile.Quote(dataName), pipeline.Count(n, "token"), opt.MaxTokens)

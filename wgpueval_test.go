@@ -228,3 +228,40 @@ func TestOpenChecksDeviceFirst(t *testing.T) {
 		t.Fatalf("gpu:99 with a missing model: err = %v, want the device's error first", err)
 	}
 }
+
+// The data line says what --max-tokens kept: the head where tokenizing
+// stopped early (a text longer than one piece), the head of a whole
+// tokenization, or the whole corpus where it has fewer tokens than asked
+// (a stopped tokenization was reported as that, with the count asked for).
+func TestMaxTokensDataLine(t *testing.T) {
+	dir := tinyModel(t)
+	var logs []string
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true, Log: func(msg string) { logs = append(logs, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	long := strings.Repeat("Now is the winter of our discontent\n", 2<<20/36) // over one piece of the head encoder
+	short := "Now is the winter of our discontent\nMade glorious summer by this sun of York;\n"
+	for _, c := range []struct {
+		name, text string
+		max        int
+		want       string
+	}{
+		{"stopped", long, 40, "the first 40 tokens (tokenizing stopped there, before the end of the corpus)"},
+		{"cut", short, 5, "the first 5 tokens (of the "},
+		{"whole", short, 100000, "(the whole corpus: fewer than the 100000 asked for)"},
+	} {
+		logs = nil
+		if _, err := ev.Evaluate(context.Background(), Text("t", c.text), EvalOptions{Ctx: 16, MaxTokens: c.max, NoTokenCache: true}); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		found := false
+		for _, l := range logs {
+			found = found || strings.HasPrefix(l, "data ") && strings.Contains(l, c.want)
+		}
+		if !found {
+			t.Errorf("%s: no data line containing %q in %q", c.name, c.want, logs)
+		}
+	}
+}

@@ -134,8 +134,8 @@ func TestTokenizeMaxTokensStopsEarly(t *testing.T) {
 		c := load(t, path, Options{})
 		tk = tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true, MaxTokens: 1000})
 	})
-	if n := tk.Len(); n < 1000 || n > 2*chunkBytes {
-		t.Errorf("%d ids, want at least 1000 and about one piece", n)
+	if n := tk.Len(); n < 1000 || n > 2*chunkBytes || !tk.Partial {
+		t.Errorf("%d ids (partial %v), want at least 1000 and about one piece, partial", n, tk.Partial)
 	}
 	if want := "lorem ipsum lorem"; !slices.Equal(tk.Docs[0][:len(want)], byteIDs(want)[0]) {
 		t.Errorf("ids start %v", tk.Docs[0][:len(want)])
@@ -155,11 +155,14 @@ func TestTokenizeMaxTokensDocuments(t *testing.T) {
 	if !tk.Separated || !slices.EqualFunc(tk.Docs, byteIDs("aaaa", "bbbb"), slices.Equal) {
 		t.Errorf("docs %v", tk.Docs)
 	}
+	if !tk.Partial {
+		t.Error("a tokenization that stopped at MaxTokens is not marked Partial")
+	}
 	if _, err := os.Stat(cachePath(cache, c.SHA256, "b")); !os.IsNotExist(err) {
 		t.Errorf("a partial tokenization was cached (%v)", err)
 	}
-	if tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache, MaxTokens: 100}); len(tk.Docs) != 3 {
-		t.Errorf("docs %v", tk.Docs)
+	if tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache, MaxTokens: 100}); len(tk.Docs) != 3 || tk.Partial {
+		t.Errorf("docs %v, partial %v", tk.Docs, tk.Partial)
 	}
 	if _, err := os.Stat(cachePath(cache, c.SHA256, "b")); err != nil {
 		t.Errorf("a whole tokenization was not cached: %v", err)

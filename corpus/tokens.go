@@ -48,6 +48,10 @@ type Tokens struct {
 	// text (Tokenizer.Specials; none for a token file), which Stream and
 	// Documents add.
 	Lead, Trail []int32
+	// Partial is true when tokenizing stopped at TokenizeOptions.MaxTokens
+	// before the end of the corpus: Docs hold at least that many ids, but
+	// not all of the corpus's.
+	Partial bool
 }
 
 // Len is the number of ids in all of Docs.
@@ -216,7 +220,7 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 		}
 	}
 	lead, trail := tok.Specials()
-	return &Tokens{Docs: docs, Separated: c.Separated, Lead: lead, Trail: trail}, nil
+	return &Tokens{Docs: docs, Separated: c.Separated, Lead: lead, Trail: trail, Partial: !complete}, nil
 }
 
 // encodeHead returns the ids of text: all of them in one Encode call when

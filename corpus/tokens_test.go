@@ -291,6 +291,9 @@ func TestTokenizeSpecialsAndHead(t *testing.T) {
 		if !slices.Equal(tk.Lead, []int32{300}) {
 			t.Errorf("MaxTokens %d: Lead %v", max, tk.Lead)
 		}
+		if tk.Partial != (max > 0) {
+			t.Errorf("MaxTokens %d: Partial %v", max, tk.Partial)
+		}
 		if want := byteIDs("abcdefgh")[0]; max > 0 {
 			if !slices.Equal(tk.Docs[0], want[:max]) {
 				t.Errorf("head %v", tk.Docs[0])
