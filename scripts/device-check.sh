@@ -43,7 +43,9 @@
 #               measures what zeroing workgroup memory costs; each value has its own tuning, since the kernels'
 #               SPIR-V differs, and its own JSON: bench-MODEL-P-mu-MU[-wi-VALUE].json)
 #   ABLATE      1: after the benches, time the coop matmul and LM head with one part of their work taken out at a
-#               time (global loads, staging, multiply-adds, the fold: where their time goes; ablation.txt); default 0
+#               time (global loads, the activations' rounding to f16, staging, multiply-adds, the fold: where their
+#               time goes) and with the activations read as f16 (what storing them so would give; ablation.txt);
+#               default 0
 #   PIPELINE_STATS  1 (default): the benches ask the driver for every pipeline's statistics (bench --pipeline-stats:
 #               NVIDIA's register counts of every kernel and tuner candidate, in the JSON's "pipelines"); 0: not
 #   BUDGET_S    seconds the whole script may take (default 290); each step is also capped on its own

@@ -3,8 +3,11 @@ package shaders
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
@@ -18,7 +21,10 @@ import (
 // above what its multiply-adds and memory traffic account for, and no
 // profiler runs there. An ablation takes one part out of the kernel's
 // text and times what is left: the differences say where the time goes.
-// Its results are wrong by design; BenchmarkCoopAblation only times them.
+// One variant adds no saving of its own but a change the kernels could
+// make: the activations read from memory as f16 (rounded once by their
+// producer), against the f32 they read now. The results are wrong by
+// design; BenchmarkCoopAblation only times them.
 
 // coopAblation is a variant of a coop kernel with some of its work taken
 // out: each edit replaces the one occurrence of its first string with its
@@ -60,7 +66,32 @@ var (
 		{"workgroupBarrier(); // every read of the tiles before", "// every read of the tiles before"},
 	}
 	noFoldHead = [][2]string{{"let nc = (CW + NQ - 1u - tx) / NQ;", "let nc = 0u;"}}
+	// The activations' rounding to f16 as their tiles are loaded: the same
+	// f32 loads, their halves combined by an exclusive or (all four values
+	// used, so that no load is narrowed) instead of rounded and clamped.
+	noConvertMatmul = [][2]string{{"if VEC == 1u { return toF16(x[e / 4u]); }", "if VEC == 1u { " + xorHalves("x[e / 4u]") + " }"}}
+	noConvertHead   = [][2]string{{"return vec4<f16>(clamp(h[(r * p.C + k) / 4u], vec4<f32>(-65504.0), vec4<f32>(65504.0)));",
+		xorHalves("h[(r * p.C + k) / 4u]")}}
+	// The activations in memory as f16 already (their producer rounding
+	// them once, instead of every tile that loads them): half the loads'
+	// bytes, no rounding. The same buffers, bound as arrays of vec4<f16>.
+	f16Matmul = [][2]string{
+		{"var<storage, read> x: array<vec4<f32>>;", "var<storage, read> x: array<vec4<f16>>;"},
+		{"if VEC == 1u { return toF16(x[e / 4u]); }", "if VEC == 1u { return x[e / 4u]; }"},
+		{"v[c] = x[(e + c) / 4u][(e + c) % 4u];", "v[c] = f32(x[(e + c) / 4u][(e + c) % 4u]);"},
+	}
+	f16Head = [][2]string{
+		{"var<storage, read> h: array<vec4<f32>>;", "var<storage, read> h: array<vec4<f16>>;"},
+		{"return vec4<f16>(clamp(h[(r * p.C + k) / 4u], vec4<f32>(-65504.0), vec4<f32>(65504.0)));", "return h[(r * p.C + k) / 4u];"},
+	}
 )
+
+// xorHalves is WGSL that returns a vec4<f16> made of the bits of the
+// vec4<f32> v, loaded once, without rounding: its first and third words,
+// and its second and fourth, combined by an exclusive or.
+func xorHalves(v string) string {
+	return fmt.Sprintf("let u = bitcast<vec4<u32>>(%s); return bitcast<vec4<f16>>(u.xy ^ u.zw);", v)
+}
 
 // constLoad is what a global load returns instead of reading memory: a
 // value made from its index.
@@ -77,6 +108,8 @@ var coopAblations = map[string][]coopAblation{
 		{"no-global-loads", noGlobalMatmul},
 		{"no-staging", noStageMatmul},
 		{"no-multiply", [][2]string{{"acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a, b[j], acc[i * FN + j]);", ""}}},
+		{"no-convert", noConvertMatmul},
+		{"f16-activations", f16Matmul},
 		{"multiply-only", slices.Concat(noGlobalMatmul, noStageMatmul)},
 		{"multiply-only-no-barriers", slices.Concat(noGlobalMatmul, noStageMatmul, noBarrierMatmul)},
 	},
@@ -86,6 +119,8 @@ var coopAblations = map[string][]coopAblation{
 		{"no-staging", noStageHead},
 		{"no-multiply", [][2]string{{"acc[i * FN + j] = subgroupMatrixMultiplyAccumulate(a[i], b[j], acc[i * FN + j]);", ""}}},
 		{"no-fold", noFoldHead},
+		{"no-convert", noConvertHead},
+		{"f16-activations", f16Head},
 		{"multiply-only", slices.Concat(noFoldHead, noGlobalHead, noStageHead)},
 		{"multiply-only-no-barriers", slices.Concat(noFoldHead, noGlobalHead, noStageHead, noBarrierHead)},
 	},
@@ -193,40 +228,77 @@ func BenchmarkCoopAblation(b *testing.B) {
 		"targets": {Buffer: d.buffer(b, "targets", tb)}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*ceilDiv(V, sharedVocabTile*sharedSliceTiles)*M))},
 		"tgt": {Buffer: d.buffer(b, "tgt", make([]byte, 4*M))},
 	}
-	for name, tilings := range ablationTilings(cfg, sgs, int(d.dev.Limits().MaxComputeWorkgroupStorageSize)) {
-		for _, tl := range tilings {
+	variants := ablationVariants(d, cfg, sgs)
+	for _, v := range variants {
+		b.Run(v.label, func(b *testing.B) {
+			if v.err != nil {
+				b.Fatal(v.err)
+			}
+			if !v.tl.head {
+				benchDispatch(b, d, v.p, mm, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
+					sharedGroups(M, N, v.tl.BM(), v.tl.BN(), 65535))
+				b.ReportMetric(2*float64(M)*float64(N)*float64(K)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+				return
+			}
+			benchDispatch(b, d, v.p, head, Params{"P": float64(M), "C": C, "V": V, "v0": 0}, lossSharedGroups(M, V, v.tl.BM(), v.tl.vt, v.tl.nt))
+			b.ReportMetric(2*float64(M)*V*C*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+		})
+	}
+}
+
+// ablationVariant is one ablation of one tiling of a coop kernel, compiled:
+// its pipeline, or why there is none.
+type ablationVariant struct {
+	label string
+	tl    coopTiles
+	p     *Pipeline
+	err   error
+}
+
+// ablationVariants compiles every ablation of every tiling of
+// ablationTilings that fits d, as many at a time as Go has processors (a
+// driver compiles a pipeline on one thread, for a second or more where it
+// has matrix units, and there are some sixty), in a fixed order: kernel by
+// name, tiling, ablation.
+func ablationVariants(d *testDev, cfg MatrixConfig, sgs int) []*ablationVariant {
+	tilings := ablationTilings(cfg, sgs, int(d.dev.Limits().MaxComputeWorkgroupStorageSize))
+	var out []*ablationVariant
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, name := range slices.Sorted(maps.Keys(tilings)) {
+		for _, tl := range tilings[name] {
 			if tl.fits(d.dev) != nil {
 				continue
 			}
 			for _, a := range coopAblations[name] {
-				label := fmt.Sprintf("%s/%dx%d_%dx%d_BK%d_ST%d/%s", strings.TrimSuffix(name, ".wgsl"), tl.SGM, tl.SGN, tl.FM, tl.FN, tl.BK, tl.ST, a.name)
-				b.Run(label, func(b *testing.B) {
-					x, err := ablatedSource(name, tl, a)
-					if err != nil {
-						b.Fatal(err)
-					}
-					k, err := compileKernel(d.dev, name, x, uint32(tl.cfg.SubgroupSize))
-					if err != nil {
-						b.Fatal(err)
-					}
-					if !tl.head {
-						p, err := k.pipeline(tl.constSet().with("EPI", float64(epiStore)).with("VEC", 1))
-						if err != nil {
-							b.Fatal(err)
-						}
-						benchDispatch(b, d, p, mm, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
-							sharedGroups(M, N, tl.BM(), tl.BN(), 65535))
-						b.ReportMetric(2*float64(M)*float64(N)*float64(K)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
-						return
-					}
-					p, err := k.pipeline(tl.constSet())
-					if err != nil {
-						b.Fatal(err)
-					}
-					benchDispatch(b, d, p, head, Params{"P": float64(M), "C": C, "V": V, "v0": 0}, lossSharedGroups(M, V, tl.BM(), tl.vt, tl.nt))
-					b.ReportMetric(2*float64(M)*V*C*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+				v := &ablationVariant{label: fmt.Sprintf("%s/%dx%d_%dx%d_BK%d_ST%d/%s", strings.TrimSuffix(name, ".wgsl"), tl.SGM, tl.SGN, tl.FM, tl.FN, tl.BK, tl.ST, a.name), tl: tl}
+				out = append(out, v)
+				sem <- struct{}{}
+				wg.Go(func() {
+					defer func() { <-sem }()
+					v.p, v.err = compileAblation(d, name, tl, a)
 				})
 			}
 		}
 	}
+	wg.Wait()
+	return out
+}
+
+// compileAblation is the pipeline of ablation a of kernel name with tiling
+// t (the matmul with a plain store of its result and vector loads).
+func compileAblation(d *testDev, name string, t coopTiles, a coopAblation) (*Pipeline, error) {
+	x, err := ablatedSource(name, t, a)
+	if err != nil {
+		return nil, err
+	}
+	k, err := compileKernel(d.dev, name, x, uint32(t.cfg.SubgroupSize))
+	if err != nil {
+		return nil, err
+	}
+	consts := t.constSet()
+	if !t.head {
+		consts = consts.with("EPI", float64(epiStore)).with("VEC", 1)
+	}
+	return k.pipeline(consts)
 }
