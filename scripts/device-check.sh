@@ -42,9 +42,10 @@
 #   WORKGROUP_INIT  $WGPU_EVAL_WORKGROUP_INIT values each bench runs with (default "none", what users run; "none zero"
 #               measures what zeroing workgroup memory costs; each value has its own tuning, since the kernels'
 #               SPIR-V differs, and its own JSON: bench-MODEL-P-mu-MU[-wi-VALUE].json)
-#   ABLATE      1: after the benches, time the coop matmul and LM head with one part of their work taken out at a
-#               time (global loads, the activations' rounding to f16, staging, multiply-adds, the fold: where their
-#               time goes) and with the activations read as f16 (what storing them so would give; ablation.txt);
+#   ABLATE      1: after the benches, time the coop matmul, LM head and attention with one part of their work taken
+#               out at a time (global loads, the rounding of activations or keys and values to f16, staging,
+#               multiply-adds, the LM head's fold, attention's softmax and step barriers: where their time goes) and
+#               with the activations or the KV cache read as f16 (what storing them so would give; ablation.txt);
 #               default 0
 #   PIPELINE_STATS  1 (default): the benches ask the driver for every pipeline's statistics (bench --pipeline-stats:
 #               NVIDIA's register counts of every kernel and tuner candidate, in the JSON's "pipelines"); 0: not

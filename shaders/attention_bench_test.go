@@ -119,14 +119,7 @@ func BenchmarkAttentionCoop(b *testing.B) {
 	if !ok {
 		b.Skipf("%s has no matrix units the coop kernels take", d.info.Name)
 	}
-	B := 8
-	if s := os.Getenv("WGPU_BENCH_ATTN_B"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("$WGPU_BENCH_ATTN_B=%q: want a positive count", s)
-		}
-		B = n
-	}
+	B := attnBenchWindows(b)
 	sgs := cfg.SubgroupSize
 	if sgs == 0 {
 		sgs = int(d.dev.Limits().SubgroupSize)
@@ -183,4 +176,18 @@ func BenchmarkAttentionCoop(b *testing.B) {
 			report(b)
 		})
 	}
+}
+
+// attnBenchWindows is the windows of 1024 rows the coop attention
+// benchmarks take: $WGPU_BENCH_ATTN_B, default 8.
+func attnBenchWindows(b *testing.B) int {
+	s := os.Getenv("WGPU_BENCH_ATTN_B")
+	if s == "" {
+		return 8
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("$WGPU_BENCH_ATTN_B=%q: want a positive count", s)
+	}
+	return n
 }

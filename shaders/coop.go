@@ -231,11 +231,13 @@ func (t coopTiles) valid() error {
 }
 
 // fits checks the tiling against the kernel and the device's limits.
-func (t coopTiles) fits(dev *wgpu.Device) error {
+func (t coopTiles) fits(dev *wgpu.Device) error { return t.fitsLimits(dev.Limits()) }
+
+// fitsLimits checks the tiling against the kernel and a device's limits l.
+func (t coopTiles) fitsLimits(l wgpu.Limits) error {
 	if err := t.valid(); err != nil {
 		return err
 	}
-	l := dev.Limits()
 	if n := t.WG(); n > int(l.MaxComputeInvocationsPerWorkgroup) {
 		return fmt.Errorf("coop tiles %v: %d invocations, the device allows %d", t, n, l.MaxComputeInvocationsPerWorkgroup)
 	}

@@ -3,7 +3,6 @@ package shaders
 import (
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -11,20 +10,22 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
 // A coop kernel's time on a GPU is its global loads, its staging into
 // workgroup memory (stores and barriers), its matrix loads and
-// multiply-adds, and (the LM head) its fold of the logits. The H200's
-// timings (BENCHMARKS.md) put the LM head's main loop some ten times
-// above what its multiply-adds and memory traffic account for, and no
-// profiler runs there. An ablation takes one part out of the kernel's
-// text and times what is left: the differences say where the time goes.
-// One variant adds no saving of its own but a change the kernels could
-// make: the activations read from memory as f16 (rounded once by their
-// producer), against the f32 they read now. The results are wrong by
-// design; BenchmarkCoopAblation only times them.
+// multiply-adds, the LM head's fold of the logits, and attention's softmax
+// and the barriers between the steps of its tiles. The H200's timings
+// (BENCHMARKS.md) put the LM head's main loop some ten times above what its
+// multiply-adds and memory traffic account for, and no profiler runs
+// there. An ablation takes one part out of the kernel's text and times
+// what is left: the differences say where the time goes. One variant per
+// kernel adds no saving of its own but a change the kernels could make: the
+// activations (attention: the KV cache) read from memory as f16, rounded
+// once by their producer, against the f32 they read now. The results are
+// wrong by design; BenchmarkCoopAblation only times them.
 
 // coopAblation is a variant of a coop kernel with some of its work taken
 // out: each edit replaces the one occurrence of its first string with its
@@ -93,6 +94,35 @@ func xorHalves(v string) string {
 	return fmt.Sprintf("let u = bitcast<vec4<u32>>(%s); return bitcast<vec4<f16>>(u.xy ^ u.zw);", v)
 }
 
+// attention_coop.wgsl's: the keys' and values' loads from the cache
+// (constants, or unrounded, or from a cache of f16), their staging, the
+// scores' and P·V's multiply-adds (Q·Kᵀ and P·V), the softmax, and the
+// barriers between the steps of a tile (the one after staging stays).
+var (
+	noLoadAttn = [][2]string{
+		returnFirst("fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec4<f16> {", constLoad),
+	}
+	noConvertAttn = [][2]string{
+		{"if v { return toF16(vc[cbase + s * HD4 + c]); }", "if v { " + xorHalves("vc[cbase + s * HD4 + c]") + " }"},
+		{"return toF16(kc[cbase + s * HD4 + c]);", xorHalves("kc[cbase + s * HD4 + c]")},
+	}
+	f16Attn = [][2]string{
+		{"var<storage, read> kc: array<vec4<f32>>;", "var<storage, read> kc: array<vec4<f16>>;"},
+		{"var<storage, read> vc: array<vec4<f32>>;", "var<storage, read> vc: array<vec4<f16>>;"},
+		{"if v { return toF16(vc[cbase + s * HD4 + c]); }", "if v { return vc[cbase + s * HD4 + c]; }"},
+		{"return toF16(kc[cbase + s * HD4 + c]);", "return kc[cbase + s * HD4 + c];"},
+	}
+	noStageAttn   = [][2]string{{"stage16(o, kr[l]);\n\t\t\t\tstage16(BKV * KS + o, vr[l]);", ""}}
+	noScoresAttn  = [][2]string{{"acc[n] = subgroupMatrixMultiplyAccumulate(qm[i * NQ + k], kt, acc[n]);", ""}}
+	noSoftmaxAttn = [][2]string{{"// 3. The online softmax of the subgroup's rows.\n\t\tif busy {", "if false {"}}
+	noPVAttn      = [][2]string{{"acc[n] = subgroupMatrixMultiplyAccumulate(pm, vm, acc[n]);", ""}}
+	noBarrierAttn = [][2]string{
+		{"workgroupBarrier();\n\t\t// 3. The online", "// 3. The online"},
+		{"workgroupBarrier();\n\t\t// 4. P·V", "// 4. P·V"},
+		{"workgroupBarrier();\n\t\t// 5. Rescale", "// 5. Rescale"},
+	}
+)
+
 // constLoad is what a global load returns instead of reading memory: a
 // value made from its index.
 const constLoad = "return vec4<f16>(f16(i & 7u));"
@@ -124,6 +154,18 @@ var coopAblations = map[string][]coopAblation{
 		{"multiply-only", slices.Concat(noFoldHead, noGlobalHead, noStageHead)},
 		{"multiply-only-no-barriers", slices.Concat(noFoldHead, noGlobalHead, noStageHead, noBarrierHead)},
 	},
+	"attention_coop.wgsl": {
+		{"full", nil},
+		{"no-kv-loads", noLoadAttn},
+		{"no-convert", noConvertAttn},
+		{"f16-cache", f16Attn},
+		{"no-staging", noStageAttn},
+		{"no-scores", noScoresAttn},
+		{"no-softmax", noSoftmaxAttn},
+		{"no-pv", noPVAttn},
+		{"no-step-barriers", noBarrierAttn},
+		{"matrix-only", slices.Concat(noLoadAttn, noStageAttn, noSoftmaxAttn)},
+	},
 }
 
 // ablatedSource is kernel name's text for tiling t with ablation a's edits,
@@ -133,6 +175,21 @@ func ablatedSource(name string, t coopTiles, a coopAblation) (wgsl.Expanded, err
 	if err != nil {
 		return x, err
 	}
+	return ablate(name, x, a)
+}
+
+// ablatedAttention is attention_coop.wgsl's text for tiling t with
+// ablation a's edits.
+func ablatedAttention(t attnCoopTiles, a coopAblation) (wgsl.Expanded, error) {
+	x, err := attnCoopSource(t)
+	if err != nil {
+		return x, err
+	}
+	return ablate("attention_coop.wgsl", x, a)
+}
+
+// ablate applies a's edits to kernel name's text x, each exactly once.
+func ablate(name string, x wgsl.Expanded, a coopAblation) (wgsl.Expanded, error) {
 	for _, e := range a.edits {
 		if n := strings.Count(x.Text, e[0]); n != 1 {
 			return x, fmt.Errorf("%s %s: %q occurs %d times, want once", name, a.name, e[0], n)
@@ -162,38 +219,114 @@ func ablationTilings(cfg MatrixConfig, sgs, maxShared int) map[string][]coopTile
 	return out
 }
 
+// ablationAttnTilings are the attention tilings BenchmarkCoopAblation takes
+// apart for cfg, subgroups of sgs and head size hd on a device with limits
+// l: the default and those the autotuner times (attnCoopShapes) that fit.
+func ablationAttnTilings(cfg MatrixConfig, sgs, hd int, l wgpu.Limits) ([]attnCoopTiles, error) {
+	def, err := attnCoopTilesFor(cfg, sgs, hd, l)
+	if err != nil {
+		return nil, err
+	}
+	out := []attnCoopTiles{def}
+	for _, s := range attnCoopShapes {
+		if t, ok := s.tiles(def); ok && t.fits(l) == nil && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// ablationJob is one ablation of one tiling of a coop kernel: its text
+// (or why there is none), the pipeline constants and the subgroup size it
+// requires; mm, head or attn is its tiling.
+type ablationJob struct {
+	label  string
+	src    wgsl.Expanded
+	err    error
+	consts constSet
+	sg     uint32
+	mm     *coopTiles // the matmul (plain store, vector loads)
+	head   *coopTiles // the LM head
+	attn   *attnCoopTiles
+}
+
+// ablationJobs are every ablation of every tiling BenchmarkCoopAblation
+// takes apart for cfg and subgroups of sgs on a device with limits l (the
+// attention at head size 64), in a fixed order: kernel, tiling, ablation.
+func ablationJobs(cfg MatrixConfig, sgs int, l wgpu.Limits) ([]ablationJob, error) {
+	var out []ablationJob
+	tilings := ablationTilings(cfg, sgs, int(l.MaxComputeWorkgroupStorageSize))
+	for _, name := range []string{"matmul_coop.wgsl", "lmhead_loss_coop.wgsl"} {
+		for _, tl := range tilings[name] {
+			if tl.fitsLimits(l) != nil {
+				continue
+			}
+			for _, a := range coopAblations[name] {
+				j := ablationJob{label: fmt.Sprintf("%s/%dx%d_%dx%d_BK%d_ST%d/%s", strings.TrimSuffix(name, ".wgsl"), tl.SGM, tl.SGN, tl.FM, tl.FN, tl.BK, tl.ST, a.name),
+					consts: tl.constSet(), sg: uint32(tl.cfg.SubgroupSize)}
+				j.src, j.err = ablatedSource(name, tl, a)
+				if tl.head {
+					j.head = &tl
+				} else {
+					j.mm, j.consts = &tl, j.consts.with("EPI", float64(epiStore)).with("VEC", 1)
+				}
+				out = append(out, j)
+			}
+		}
+	}
+	attn, err := ablationAttnTilings(cfg, sgs, 64, l)
+	if err != nil {
+		return nil, err
+	}
+	for _, tl := range attn {
+		for _, a := range coopAblations["attention_coop.wgsl"] {
+			j := ablationJob{label: fmt.Sprintf("attention_coop/BQ%d_BKV%d_SG%d_PF%d/%s", tl.BQ(), tl.BKV, tl.SG, tl.PF, a.name),
+				sg: uint32(tl.cfg.SubgroupSize), attn: &tl}
+			j.src, j.err = ablatedAttention(tl, a)
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
 // TestCoopAblationsCompile: every ablation of every tiling the benchmark
 // takes apart applies (each edit found once) and compiles natively to a
 // module the newer spirv-val accepts, so that a GPU's short lease is not
-// spent on a variant that does not build; and each differs from the whole
-// kernel's text.
+// spent on a variant that does not build; and each but the whole kernel
+// differs from the whole kernel's text.
 func TestCoopAblationsCompile(t *testing.T) {
 	val := prereq.SpirvValNew(t)
 	cfg := MatrixConfig{M: 16, N: 16, K: 16, SubgroupSize: 32}
-	for name, tilings := range ablationTilings(cfg, 32, 48<<10) {
-		for _, tl := range tilings {
-			full, err := coopSource(name, tl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range coopAblations[name] {
-				x, err := ablatedSource(name, tl, a)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if (x.Text == full.Text) != (a.edits == nil) {
-					t.Errorf("%s %s: the text changed %v", name, a.name, x.Text != full.Text)
-				}
-				m, err := wgsl.Compile(name, x.Text, wgsl.Options{CooperativeMatrix: true})
-				if err != nil {
-					t.Fatalf("%s %s %v: %v", name, a.name, tl, x.MapErrors(err))
-				}
-				sp, err := m.Specialize("main", tl.constSet().Map())
-				if err != nil {
-					t.Fatalf("%s %s %v: %v", name, a.name, tl, err)
-				}
-				spirvValidate(t, val, fmt.Sprintf("%s %s %v", name, a.name, tl), sp.SPIRV)
-			}
+	jobs, err := ablationJobs(cfg, 32, wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels := map[string]int{}
+	var full string
+	for _, j := range jobs {
+		if j.err != nil {
+			t.Fatal(j.err)
+		}
+		kernel, _, _ := strings.Cut(j.label, "/")
+		kernels[kernel]++
+		if strings.HasSuffix(j.label, "/full") {
+			full = j.src.Text
+		} else if j.src.Text == full {
+			t.Errorf("%s: the same text as the whole kernel's", j.label)
+		}
+		m, err := wgsl.Compile(j.label, j.src.Text, wgsl.Options{CooperativeMatrix: true})
+		if err != nil {
+			t.Fatalf("%s: %v", j.label, j.src.MapErrors(err))
+		}
+		sp, err := m.Specialize("main", j.consts.Map())
+		if err != nil {
+			t.Fatalf("%s: %v", j.label, err)
+		}
+		spirvValidate(t, val, j.label, sp.SPIRV)
+	}
+	for _, k := range []string{"matmul_coop", "lmhead_loss_coop", "attention_coop"} {
+		if kernels[k] < 2*len(coopAblations[k+".wgsl"]) {
+			t.Errorf("%s: %d variants, want every ablation of at least two tilings", k, kernels[k])
 		}
 	}
 	if _, err := ablatedSource("matmul_coop.wgsl", coopMatmulTiles(cfg, 32), coopAblation{"bad", [][2]string{{"no such line", ""}}}); err == nil {
@@ -202,12 +335,17 @@ func TestCoopAblationsCompile(t *testing.T) {
 }
 
 // BenchmarkCoopAblation times each ablation (coopAblations) of the coop
-// matmul at GPT-2 124M's QKV shape (K 768, N 2304) and of the coop LM head
+// matmul at GPT-2 124M's QKV shape (K 768, N 2304), of the coop LM head
 // (C 768, V 50257), for 64 windows of 1024 tokens ($WGPU_BENCH_COOP_M for
-// another row count), with the tilings of ablationTilings, on a device with
-// matrix units (skipped elsewhere). One dispatch and wait per iteration;
-// reports TFLOP/s of the whole kernel's work, so that the variants compare.
-// On a GPU:
+// another row count), and of the coop attention at its shape (12 heads of
+// 64, the whole causal triangle of 1024 positions, 8 windows:
+// $WGPU_BENCH_ATTN_B for another count), with the tilings of
+// ablationTilings and ablationAttnTilings, on a device with matrix units
+// (skipped elsewhere). Every variant is compiled first, as many at a time
+// as Go has processors (a driver compiles a pipeline on one thread, for a
+// second or more with matrix units, and there are some hundred). One
+// dispatch and wait per iteration; reports TFLOP/s of the whole kernel's
+// work, so that the variants compare. On a GPU:
 //
 //	go test ./shaders -run '^$' -bench CoopAblation -benchtime 5x -timeout 20m
 func BenchmarkCoopAblation(b *testing.B) {
@@ -228,77 +366,70 @@ func BenchmarkCoopAblation(b *testing.B) {
 		"targets": {Buffer: d.buffer(b, "targets", tb)}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*ceilDiv(V, sharedVocabTile*sharedSliceTiles)*M))},
 		"tgt": {Buffer: d.buffer(b, "tgt", make([]byte, 4*M))},
 	}
-	variants := ablationVariants(d, cfg, sgs)
-	for _, v := range variants {
-		b.Run(v.label, func(b *testing.B) {
-			if v.err != nil {
-				b.Fatal(v.err)
+	const T, H, hd = 1024, 12, 64
+	B := attnBenchWindows(b)
+	attn := map[string]Buf{
+		"qkv": {Buffer: d.buffer(b, "qkv", randomF32(4, B*T*3*C))}, "kc": {Buffer: d.buffer(b, "kc", randomF32(5, B*H*T*hd))},
+		"vc": {Buffer: d.buffer(b, "vc", randomF32(6, B*H*T*hd))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*B*T*C))},
+	}
+	attnFlops := float64(B*H) * 4 * hd * float64(T) * float64(T+1) / 2
+	jobs, err := ablationJobs(cfg, sgs, d.dev.Limits())
+	if err != nil {
+		b.Fatal(err)
+	}
+	pipes := compileAblations(d, jobs)
+	for i, j := range jobs {
+		b.Run(j.label, func(b *testing.B) {
+			p, err := pipes[i].p, pipes[i].err
+			if err != nil {
+				b.Fatal(err)
 			}
-			if !v.tl.head {
-				benchDispatch(b, d, v.p, mm, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
-					sharedGroups(M, N, v.tl.BM(), v.tl.BN(), 65535))
-				b.ReportMetric(2*float64(M)*float64(N)*float64(K)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
-				return
+			var flops float64
+			switch {
+			case j.mm != nil:
+				benchDispatch(b, d, p, mm, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
+					sharedGroups(M, N, j.mm.BM(), j.mm.BN(), 65535))
+				flops = 2 * float64(M) * float64(N) * float64(K)
+			case j.head != nil:
+				benchDispatch(b, d, p, head, Params{"P": float64(M), "C": C, "V": V, "v0": 0}, lossSharedGroups(M, V, j.head.BM(), j.head.vt, j.head.nt))
+				flops = 2 * float64(M) * V * C
+			default:
+				benchDispatch(b, d, p, attn, Params{"B": float64(B), "T": T, "C": C, "H": H, "KV": H, "S": T, "pos0": 0, "ld": 3 * C},
+					grid(j.attn.groups(B, H, T)))
+				flops = attnFlops
 			}
-			benchDispatch(b, d, v.p, head, Params{"P": float64(M), "C": C, "V": V, "v0": 0}, lossSharedGroups(M, V, v.tl.BM(), v.tl.vt, v.tl.nt))
-			b.ReportMetric(2*float64(M)*V*C*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
 		})
 	}
 }
 
-// ablationVariant is one ablation of one tiling of a coop kernel, compiled:
-// its pipeline, or why there is none.
-type ablationVariant struct {
-	label string
-	tl    coopTiles
-	p     *Pipeline
-	err   error
+// compiled is a job's pipeline, or why there is none.
+type compiled struct {
+	p   *Pipeline
+	err error
 }
 
-// ablationVariants compiles every ablation of every tiling of
-// ablationTilings that fits d, as many at a time as Go has processors (a
-// driver compiles a pipeline on one thread, for a second or more where it
-// has matrix units, and there are some sixty), in a fixed order: kernel by
-// name, tiling, ablation.
-func ablationVariants(d *testDev, cfg MatrixConfig, sgs int) []*ablationVariant {
-	tilings := ablationTilings(cfg, sgs, int(d.dev.Limits().MaxComputeWorkgroupStorageSize))
-	var out []*ablationVariant
+// compileAblations compiles every job's pipeline on d, as many at a time as
+// Go has processors; the results are in the jobs' order.
+func compileAblations(d *testDev, jobs []ablationJob) []compiled {
+	out := make([]compiled, len(jobs))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for _, name := range slices.Sorted(maps.Keys(tilings)) {
-		for _, tl := range tilings[name] {
-			if tl.fits(d.dev) != nil {
-				continue
-			}
-			for _, a := range coopAblations[name] {
-				v := &ablationVariant{label: fmt.Sprintf("%s/%dx%d_%dx%d_BK%d_ST%d/%s", strings.TrimSuffix(name, ".wgsl"), tl.SGM, tl.SGN, tl.FM, tl.FN, tl.BK, tl.ST, a.name), tl: tl}
-				out = append(out, v)
-				sem <- struct{}{}
-				wg.Go(func() {
-					defer func() { <-sem }()
-					v.p, v.err = compileAblation(d, name, tl, a)
-				})
-			}
+	for i, j := range jobs {
+		if j.err != nil {
+			out[i].err = j.err
+			continue
 		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			k, err := compileKernel(d.dev, j.label, j.src, j.sg)
+			if err == nil {
+				out[i].p, err = k.pipeline(j.consts)
+			}
+			out[i].err = err
+		})
 	}
 	wg.Wait()
 	return out
-}
-
-// compileAblation is the pipeline of ablation a of kernel name with tiling
-// t (the matmul with a plain store of its result and vector loads).
-func compileAblation(d *testDev, name string, t coopTiles, a coopAblation) (*Pipeline, error) {
-	x, err := ablatedSource(name, t, a)
-	if err != nil {
-		return nil, err
-	}
-	k, err := compileKernel(d.dev, name, x, uint32(t.cfg.SubgroupSize))
-	if err != nil {
-		return nil, err
-	}
-	consts := t.constSet()
-	if !t.head {
-		consts = consts.with("EPI", float64(epiStore)).with("VEC", 1)
-	}
-	return k.pipeline(consts)
 }
