@@ -29,7 +29,10 @@ type coopHeadShape struct{ BM, VT, SGM, SGN, BK, ST int }
 // accumulators, where 4 subgroups hold 16 each), the shapes of the
 // matmuls' winners there: from its timings the head's main loop runs far
 // slower than its work and memory account for, which registers could
-// explain.
+// explain. And 256 ids a tile (BK 16, to fit 48 KiB), in 8 and 16
+// subgroups: each tile restages its positions' rows of h, so 128 x 256
+// reads h from L2 half as often as 128 x 128 (for 64 windows of GPT-2 124M,
+// about 39 GB a batch instead of 79, beside wte's 39).
 var coopHeadShapes = []coopHeadShape{
 	{64, 128, 2, 2, 32, 2},
 	{64, 64, 2, 2, 32, 2},
@@ -45,6 +48,8 @@ var coopHeadShapes = []coopHeadShape{
 	{128, 128, 4, 2, 32, 2},
 	{128, 128, 8, 2, 32, 2},
 	{128, 128, 8, 2, 16, 3},
+	{128, 256, 4, 2, 16, 2},
+	{128, 256, 8, 2, 16, 2},
 }
 
 // tiles is s for cfg, subgroups of sgs invocations and slices of nt tiles
