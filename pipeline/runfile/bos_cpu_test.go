@@ -179,3 +179,27 @@ func TestBOSEachWindowIdentity(t *testing.T) {
 		t.Errorf("stream targets that differ by the option: err = %v", err)
 	}
 }
+
+// Stream runs of one corpus in windows of another length score other
+// targets (each window's first token is context only): compare refuses
+// them, naming both runs' windows.
+func TestCompareOtherWindows(t *testing.T) {
+	cpu := backend.NewCPU(synth.Peaked(synth.TinyConfig(), 7), 1)
+	stream := &corpus.Tokens{Docs: [][]int32{backendtest.RandomDocs(1, 60, 60, 5).Docs[0]}}
+	file := func(ctx int) *runfile.PerTokenFile {
+		res, err := pipeline.Evaluate(context.Background(), cpu, pipeline.EvalConfig{Tokens: stream, EOT: backendtest.EOT, Mode: pipeline.ModeStream,
+			Ctx: ctx, PerToken: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Config = &pipeline.RunConfig{Mode: "stream", Ctx: res.Ctx, Stride: res.Stride}
+		return runfile.NewPerTokenFile(res, "gpt2-builtin")
+	}
+	_, err := runfile.Compare(file(16), file(24), 3, nil)
+	if err == nil || !strings.Contains(err.Error(), "different targets") || !strings.Contains(err.Error(), "ctx 16, stride 16 in A; ctx 24, stride 24 in B") {
+		t.Errorf("stream runs in other windows: err = %v", err)
+	}
+	if c, err := runfile.Compare(file(16), file(16), 3, nil); err != nil || c.Identical != c.Targets {
+		t.Errorf("the same run twice: %v, %+v", err, c)
+	}
+}

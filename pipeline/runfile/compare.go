@@ -132,9 +132,16 @@ func verdict(c *Comparison) string {
 // sameTargets reports why a and b cannot be compared token by token.
 func sameTargets(a, b *PerTokenFile) error {
 	err := sameTargetList(a, b)
-	if ha, hb := a.Header, b.Header; err != nil && ha.BOSEachWindow != hb.BOSEachWindow {
+	ha, hb := a.Header, b.Header
+	switch {
+	case err == nil:
+	case ha.BOSEachWindow != hb.BOSEachWindow:
 		// The likeliest cause: the stream's first token is a target only with a BOS before each window.
 		err = fmt.Errorf("%w (BOS each window: %v in A, %v in B)", err, ha.BOSEachWindow, hb.BOSEachWindow)
+	case ha.Mode != "documents" && ha.Config != nil && hb.Config != nil && (ha.Config.Ctx != hb.Config.Ctx || ha.Config.Stride != hb.Config.Stride):
+		// A window's first token is context, never a target: other windows, other targets.
+		err = fmt.Errorf("%w (windows of ctx %d, stride %d in A; ctx %d, stride %d in B: the first token of each window is only context)",
+			err, ha.Config.Ctx, ha.Config.Stride, hb.Config.Ctx, hb.Config.Stride)
 	}
 	return err
 }
