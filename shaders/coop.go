@@ -134,6 +134,7 @@ type coopTiles struct {
 	vt             int  // the LM head: ids per tile (BN), for the record
 	head           bool // lmhead_loss_coop.wgsl's (else matmul_coop.wgsl's)
 	nt             int  // the LM head: tiles per slice (NT)
+	gx             int  // the LM head: blocks of positions per group of workgroups (GX, include/headblock.wgsl); 0: the kernel's default
 	maxL, maxFoldR int  // the kernel's MAXL and, for the LM head, MAXR
 }
 
@@ -147,7 +148,11 @@ func (t coopTiles) WG() int { return t.SGM * t.SGN * t.SGS }
 
 // String names the tiling, as profiles and errors print it.
 func (t coopTiles) String() string {
-	return fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d, EC %d, ST %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK, t.EC, t.ST)
+	s := fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d, EC %d, ST %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK, t.EC, t.ST)
+	if t.gx != 0 {
+		s += fmt.Sprintf(", GX %d", t.gx)
+	}
+	return s
 }
 
 // coopMatmulTiles is matmul_coop.wgsl's default tiling for cfg on a device
@@ -215,6 +220,8 @@ func (t coopTiles) valid() error {
 		return fmt.Errorf("coop tiles %v: EC must divide FN", t)
 	case t.ST < 1 || t.ST > 3:
 		return fmt.Errorf("coop tiles %v: ST must be 1, 2 or 3", t)
+	case t.gx < 0 || t.gx > 0 && !t.head:
+		return fmt.Errorf("coop tiles %v: GX is the LM head's, and positive", t)
 	}
 	xl, wl := ceilDiv(bm*t.BK/4, wg), ceilDiv(t.BK*bn/4, wg)
 	if xl > t.maxL || wl > t.maxL {
@@ -280,6 +287,9 @@ func (t coopTiles) constSet() constSet {
 	c := consts("SGM", float64(t.SGM)).with("SGN", float64(t.SGN)).with("SGS", float64(t.SGS)).with("BK", float64(t.BK))
 	if t.head {
 		c = c.with("NT", float64(t.nt))
+		if t.gx != 0 {
+			c = c.with("GX", float64(t.gx))
+		}
 	}
 	return c.with("EC", float64(t.EC)).with("ST", float64(t.ST))
 }

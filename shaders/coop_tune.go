@@ -140,6 +140,9 @@ func coopTilesName(c map[string]float64) string {
 		last += fmt.Sprintf("/NT%g", nt)
 	}
 	last += fmt.Sprintf("/ST%g", c["ST"])
+	if gx, ok := c["GX"]; ok {
+		last += fmt.Sprintf("/GX%g", gx)
+	}
 	return fmt.Sprintf("%gx%g*%gx%g/BK%g/%s", c["SGM"], c["SGN"], c["FM"], c["FN"], c["BK"], last)
 }
 
@@ -147,7 +150,7 @@ func coopTilesName(c map[string]float64) string {
 // coop autotuner's (Shape "coop ..."), attention's ("attn ...",
 // attention_tune.go) or matmul_shared.wgsl's.
 func validChoice(c TuneChoice) error {
-	keys := coopTileKeys
+	keys, optional := coopTileKeys, []string(nil)
 	switch {
 	case strings.HasPrefix(c.Shape, "attn "):
 		if !validAttnChoice(c) {
@@ -155,15 +158,17 @@ func validChoice(c TuneChoice) error {
 		}
 		return nil
 	case strings.HasPrefix(c.Shape, "coop-head "):
-		keys = coopHeadTileKeys
+		keys, optional = coopHeadTileKeys, coopHeadOptionalKeys
 	case !strings.HasPrefix(c.Shape, "coop "):
 		return validTiles(c.Tiles)
 	}
-	if len(c.Tiles) != len(keys) {
-		return errors.New("coop tiles: want " + strings.Join(keys, ", "))
+	for _, k := range keys {
+		if _, ok := c.Tiles[k]; !ok {
+			return errors.New("coop tiles: want " + strings.Join(keys, ", "))
+		}
 	}
 	for k, v := range c.Tiles {
-		if !slices.Contains(keys, k) || v < 1 || v > 256 || v != math.Trunc(v) {
+		if !slices.Contains(keys, k) && !slices.Contains(optional, k) || v < 1 || v > 256 || v != math.Trunc(v) {
 			return fmt.Errorf("coop tile constant %s = %v", k, v)
 		}
 	}

@@ -77,21 +77,36 @@ func coopHeadKey(cfg MatrixConfig, rows, C, V int) string {
 	return fmt.Sprintf("coop-head %s f16 C%d V%d M%d", cfg, C, V, tuneM(rows))
 }
 
-// coopHeadTileKeys are a coop LM-head tiling's constants in a TuneChoice.
-var coopHeadTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "NT", "ST"}
+// coopHeadTileKeys are a coop LM-head tiling's constants in a TuneChoice,
+// and coopHeadOptionalKeys those it has only where the tiling sets them.
+var (
+	coopHeadTileKeys     = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "NT", "ST"}
+	coopHeadOptionalKeys = []string{"GX"}
+)
 
 // headConstants is the LM-head tiling t as a TuneChoice's Tiles.
 func (t coopTiles) headConstants() map[string]float64 {
-	return map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
+	m := map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
 		"BK": float64(t.BK), "EC": float64(t.EC), "NT": float64(t.nt), "ST": float64(t.ST)}
+	if t.gx != 0 {
+		m["GX"] = float64(t.gx)
+	}
+	return m
 }
 
 // coopHeadTilesOf is the LM-head tiling a TuneChoice's Tiles name.
 func coopHeadTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
 	i := func(k string) int { return int(c[k]) }
 	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"), ST: i("ST"),
-		vt: i("SGN") * i("FN") * cfg.N, head: true, nt: i("NT"), maxL: coopMaxLoads, maxFoldR: 8}
+		vt: i("SGN") * i("FN") * cfg.N, head: true, nt: i("NT"), gx: i("GX"), maxL: coopMaxLoads, maxFoldR: 8}
 }
+
+// headGroupSizes are the GX (include/headblock.wgsl) the autotuner times
+// with the fastest LM-head tiling, beside the kernel's 16: how many blocks
+// of positions the resident workgroups share decides how much of h and wte
+// they read at once (at 128 positions of GPT-2 124M, 1.5 to 12.6 MB of h),
+// against L2 caches from some 5 MB (an RTX 2080 Ti) to 50 (an H200).
+var headGroupSizes = []int{4, 8, 32}
 
 // coopHeadCandidates are the LM-head tilings timed on g's device: the
 // default first, then those of coopHeadShapes that fit and stay within the
@@ -183,25 +198,38 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 		bufs[b.name] = Buf{Buffer: buf}
 	}
 	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
-	tiles := make([]map[string]float64, len(cands))
-	var jobs []pipelineJob
-	for i, t := range cands {
-		tiles[i] = t.headConstants()
-		if k, err := g.coopKernelFor(ck, t); err == nil {
-			jobs = append(jobs, pipelineJob{k, t.constSet()})
+	timeAll := func(cands []coopTiles) bool {
+		tiles := make([]map[string]float64, len(cands))
+		var jobs []pipelineJob
+		for i, t := range cands {
+			tiles[i] = t.headConstants()
+			if k, err := g.coopKernelFor(ck, t); err == nil {
+				jobs = append(jobs, pipelineJob{k, t.constSet()})
+			}
 		}
+		compilePipelines(jobs)
+		return ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+			k, err := g.coopKernelFor(ck, cands[i])
+			if err != nil {
+				return 0, err
+			}
+			return g.timePipeline(k, cands[i].constSet(), bufs, params, headGroups(cands[i], P, V), best)
+		})
 	}
-	compilePipelines(jobs)
-	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
-		k, err := g.coopKernelFor(ck, cands[i])
-		if err != nil {
-			return 0, err
-		}
-		return g.timePipeline(k, cands[i].constSet(), bufs, params, headGroups(cands[i], P, V), best)
-	})
-	if !ran {
+	if !timeAll(cands) {
 		ch.Err = fmt.Sprintf("tune %s: no candidate ran: %s", key, ch.Candidates[0].Err)
+		return ch
 	}
+	// The fastest again (this round's reference) and with each other group
+	// size: the choice is this round's fastest.
+	best := coopHeadTilesOf(ck.cfg, ck.head.SGS, ch.Tiles)
+	round := []coopTiles{best}
+	for _, gx := range headGroupSizes {
+		t := best
+		t.gx = gx
+		round = append(round, t)
+	}
+	timeAll(round)
 	return ch
 }
 

@@ -263,8 +263,11 @@ func TestCoopTune(t *testing.T) {
 		if strings.HasPrefix(c.Shape, "coop-head ") {
 			cands := g.coopHeadCandidates(ck)
 			pick := ck.picks[c.Shape]
-			if len(c.Candidates) != len(cands) || len(cands) < 2 || c.Nanos == 0 || c.Err != "" || pick != coopHeadTilesOf(cfg, ck.head.SGS, c.Tiles) {
-				t.Errorf("%s: %d candidates (want %d, at least 2), %d ns, err %q, runs %v, chose %s", c.Shape, len(c.Candidates), len(cands), c.Nanos, c.Err, pick, TilesName(c.Tiles))
+			want := len(cands) + 1 + len(headGroupSizes) // the tilings, then the fastest again and with each other group size
+			if len(c.Candidates) != want || len(cands) < 2 || c.Nanos == 0 || c.Err != "" || pick != coopHeadTilesOf(cfg, ck.head.SGS, c.Tiles) {
+				t.Errorf("%s: %d candidates (want %d, at least 2 tilings), %d ns, err %q, runs %v, chose %s", c.Shape, len(c.Candidates), want, c.Nanos, c.Err, pick, TilesName(c.Tiles))
+			} else {
+				checkGroupRound(t, c, len(cands), cfg, ck.head.SGS)
 			}
 			inProfile(c, fmt.Sprintf("lmhead_loss_coop[%s %dx%d]%s", cfg, pick.FM, pick.FN, coopProfileTiling("lmhead_loss_coop[", pick.constSet())))
 			t.Logf("%s: %s (%d ns)", c.Shape, TilesName(c.Tiles), c.Nanos)
@@ -411,7 +414,8 @@ func TestCoopTune(t *testing.T) {
 }
 
 // TestCoopValidChoice: a tuning file's coop choice needs exactly the coop
-// tiling's constants, small positive integers; SIMT choices their own.
+// tiling's constants, small positive integers (the LM head's GX only where
+// its tiling sets it); SIMT choices their own.
 func TestCoopValidChoice(t *testing.T) {
 	good := coopMatmulTiles(MatrixConfig{M: 16, N: 16, K: 16}, 32).coopConstants()
 	if err := validChoice(TuneChoice{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: good}); err != nil {
@@ -419,13 +423,54 @@ func TestCoopValidChoice(t *testing.T) {
 	}
 	bad := maps.Clone(good)
 	bad["EC"] = 0.5
+	const headShape = "coop-head 16x16x16 f16 C768 V50257 M65536"
+	head := coopHeadTiles(MatrixConfig{M: 16, N: 16, K: 16}, 32, sharedVocabTile, sharedSliceTiles)
+	grouped := head
+	grouped.gx = 8
+	for _, h := range []coopTiles{head, grouped} { // GX where the tiling sets it
+		c := h.headConstants()
+		if err := validChoice(TuneChoice{Shape: headShape, Tiles: c}); err != nil {
+			t.Errorf("LM head %v: %v", h, err)
+		}
+		if back := coopHeadTilesOf(h.cfg, h.SGS, c); back != h {
+			t.Errorf("LM head %v: read back as %v", h, back)
+		}
+	}
+	withGX := maps.Clone(good)
+	withGX["GX"] = 8
+	noNT := head.headConstants()
+	delete(noNT, "NT")
 	for _, c := range []TuneChoice{
 		{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: bad},
 		{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: defaultMatmulTiles.constants()},
 		{Shape: "f16 N768 K768 M64", Tiles: good},
+		{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: withGX}, // GX is the LM head's alone
+		{Shape: headShape, Tiles: noNT},
 	} {
 		if validChoice(c) == nil {
 			t.Errorf("%+v: valid", c)
 		}
+	}
+}
+
+// checkGroupRound checks the LM head's second round of tuning (candidates
+// from first on): the first round's fastest tiling (by its timings), then
+// the same with each of headGroupSizes; the choice is the round's fastest.
+func checkGroupRound(t *testing.T, c TuneChoice, first int, cfg MatrixConfig, sgs int) {
+	t.Helper()
+	best := byTime(c.Candidates[:first])[0]
+	round := c.Candidates[first:]
+	if !maps.Equal(round[0].Tiles, best.Tiles) {
+		t.Errorf("%s: the group round starts with %s, want the fastest tiling %s", c.Shape, TilesName(round[0].Tiles), TilesName(best.Tiles))
+	}
+	for i, gx := range headGroupSizes {
+		tl := coopHeadTilesOf(cfg, sgs, round[0].Tiles)
+		tl.gx = gx
+		if got := round[1+i].Tiles; !maps.Equal(got, tl.headConstants()) {
+			t.Errorf("%s: group round candidate %d is %s, want %s", c.Shape, 1+i, TilesName(got), TilesName(tl.headConstants()))
+		}
+	}
+	if fastest := byTime(round)[0]; !maps.Equal(c.Tiles, fastest.Tiles) || c.Nanos != fastest.Nanos {
+		t.Errorf("%s: chose %s (%d ns), the round's fastest is %s (%d ns)", c.Shape, TilesName(c.Tiles), c.Nanos, TilesName(fastest.Tiles), fastest.Nanos)
 	}
 }

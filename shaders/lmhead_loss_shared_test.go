@@ -252,7 +252,8 @@ func TestGPT2SharedLMHead(t *testing.T) {
 
 // TestHeadBlock runs include/headblock.wgsl's headBlock, the LM head kernels'
 // numbering of their workgroups, on dispatches of one to several groups of
-// GX blocks, the last group whole or not, and one to several slices:
+// GX blocks (the default, and the group sizes the autotuner sets), the last
+// group whole or not, and one to several slices:
 // every (block, slice) of the grid is taken by exactly one workgroup, and
 // the workgroups of each group (GX * slices of them in order of their
 // linear id) take that group's blocks only.
@@ -263,13 +264,13 @@ func TestHeadBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(inc)
-	i := strings.Index(text, "const GX: u32 = ")
+	i := strings.Index(text, "override GX: u32 = ")
 	if i < 0 {
 		t.Fatal("include/headblock.wgsl: no GX")
 	}
-	gx := 0
-	if _, err := fmt.Sscanf(text[i:], "const GX: u32 = %du;", &gx); err != nil || gx < 2 {
-		t.Fatalf("include/headblock.wgsl: GX %d: %v", gx, err)
+	def := 0
+	if _, err := fmt.Sscanf(text[i:], "override GX: u32 = %du;", &def); err != nil || def < 2 {
+		t.Fatalf("include/headblock.wgsl: GX %d: %v", def, err)
 	}
 	src := `@group(0) @binding(0) var<storage, read_write> took: array<u32>; // per linear id: block | slice << 16
 ` + text[i:] + `
@@ -283,10 +284,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := k.pipeline(constSet{})
-	if err != nil {
-		t.Fatal(err)
+	for _, gx := range []int{def, 2, 3, 8, 32} { // the default, and group sizes the autotuner may set (headGroupSizes)
+		consts := constSet{}
+		if gx != def {
+			consts = consts.with("GX", float64(gx))
+		}
+		p, err := k.pipeline(consts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkHeadBlock(t, d, p, gx)
 	}
+}
+
+// checkHeadBlock runs p, include/headblock.wgsl's numbering with group size
+// gx, on grids around gx and checks that each workgroup takes a block of
+// its group and every (block, slice) is taken once.
+func checkHeadBlock(t *testing.T, d *testDev, p *Pipeline, gx int) {
+	t.Helper()
 	for _, g := range [][2]int{{1, 1}, {3, 4}, {gx, 1}, {gx, 3}, {gx + 1, 2}, {2*gx + 5, 3}, {3 * gx, 5}, {gx - 1, 7}} {
 		nx, ny := g[0], g[1]
 		out := d.buffer(t, "took", make([]byte, 4*nx*ny))
@@ -300,16 +315,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 			v := binary.LittleEndian.Uint32(raw[4*l:])
 			x, y := int(v&0xffff), int(v>>16)
 			if x >= nx || y >= ny {
-				t.Fatalf("grid %dx%d: workgroup %d takes (%d, %d), outside", nx, ny, l, x, y)
+				t.Fatalf("GX %d, grid %dx%d: workgroup %d takes (%d, %d), outside", gx, nx, ny, l, x, y)
 			}
 			seen[y*nx+x]++
 			if grp := l / (gx * ny); x/gx != grp {
-				t.Errorf("grid %dx%d: workgroup %d (group %d) takes block %d", nx, ny, l, grp, x)
+				t.Errorf("GX %d, grid %dx%d: workgroup %d (group %d) takes block %d", gx, nx, ny, l, grp, x)
 			}
 		}
 		for c, n := range seen {
 			if n != 1 {
-				t.Errorf("grid %dx%d: (%d, %d) taken %d times", nx, ny, c%nx, c/nx, n)
+				t.Errorf("GX %d, grid %dx%d: (%d, %d) taken %d times", gx, nx, ny, c%nx, c/nx, n)
 			}
 		}
 	}
