@@ -42,6 +42,9 @@ type arena struct {
 
 	// The buffers of arenaLayout.
 	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll *wgpu.Buffer
+	// hP16 is hP rounded to f16 for lmhead_loss_coop.wgsl (to_f16.wgsl);
+	// 16 bytes where the matrix units cannot run (arenaDims.h16).
+	hP16 *wgpu.Buffer
 	// nllRead is the host-visible copy of nll: every batch reads its
 	// per-target NLLs back, and the host adds them exactly.
 	nllRead     *wgpu.Buffer
@@ -91,6 +94,7 @@ type arenaDims struct {
 	w           widths
 	parts       int64 // the LM head's partials per target
 	layerStride int64 // bytes of one layer's K (or V) cache
+	h16         bool  // the matrix units may run (f16 weights, the hardware kernels): hP16 is needed
 }
 
 // arenaLayout is the one table of an arena's buffers: newArena allocates
@@ -107,6 +111,12 @@ var arenaLayout = []arenaBuffer{
 	{"k cache", func(a *arena) **wgpu.Buffer { return &a.kc }, func(d arenaDims, s arenaSize) int64 { return d.layerStride * int64(s.cacheLayers) }, false},
 	{"v cache", func(a *arena) **wgpu.Buffer { return &a.vc }, func(d arenaDims, s arenaSize) int64 { return d.layerStride * int64(s.cacheLayers) }, false},
 	{"h", func(a *arena) **wgpu.Buffer { return &a.hP }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) * d.C }, false},
+	{"h f16", func(a *arena) **wgpu.Buffer { return &a.hP16 }, func(d arenaDims, s arenaSize) int64 {
+		if !d.h16 {
+			return 0
+		}
+		return 2 * int64(s.targets) * d.C
+	}, false},
 	{"partials", func(a *arena) **wgpu.Buffer { return &a.part }, func(d arenaDims, s arenaSize) int64 { return 8 * d.parts * int64(s.targets) }, false},
 	{"target logits", func(a *arena) **wgpu.Buffer { return &a.tgt }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, false},
 	{"nll", func(a *arena) **wgpu.Buffer { return &a.nll }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, false},
@@ -115,7 +125,8 @@ var arenaLayout = []arenaBuffer{
 
 // arenaDims are this model's, for an arena of size s.
 func (g *GPT2) arenaDims(s arenaSize) arenaDims {
-	return arenaDims{C: int64(g.cfg.NEmbd), w: g.widths(), parts: int64(g.lmParts()), layerStride: g.layerStride(s.cacheTok)}
+	return arenaDims{C: int64(g.cfg.NEmbd), w: g.widths(), parts: int64(g.lmParts()), layerStride: g.layerStride(s.cacheTok),
+		h16: g.f16 && g.sharedMatmul}
 }
 
 // arenaBytes is the device memory an arena of size s takes for this model:

@@ -11,14 +11,19 @@ import (
 // TestArenaLayout checks the one table of an arena's buffers: arenaBytes is
 // GPT-2's and the Llama family's activation memory written out by hand
 // (res, ln, qkv, att, fc per row; the caches; targets, h, partials, target
-// logits, NLLs and their readback per target; the tokens), newArena allocates every
+// logits, NLLs and their readback per target, and h rounded to f16 where the
+// matrix units may run; the tokens), newArena allocates every
 // buffer of the table with its bytes, each into its own field, and the
 // arena's buffers add up to arenaBytes.
 func TestArenaLayout(t *testing.T) {
 	d := newTestDev(t)
 	s := arenaSize{rows: 37, cacheTok: 45, cacheLayers: 2, targets: 29, tokens: 64}
-	for _, cfg := range []model.Config{synth.TinyConfig(), synth.TinyLlamaConfig("qwen3")} {
-		g := &GPT2{dev: d.dev, cfg: cfg, vt: 256}
+	for i, cfg := range []model.Config{synth.TinyConfig(), synth.TinyLlamaConfig("qwen3"), synth.TinyConfig()} {
+		// The third: f16 weights and the hardware kernels, where the matrix
+		// units may run and h rounded to f16 needs room. One partial per tile
+		// of 256 ids with either kernel set.
+		h16 := i == 2
+		g := &GPT2{dev: d.dev, cfg: cfg, vt: 256, f16: h16, sharedMatmul: h16, sliceTiles: 1}
 		C := int64(cfg.NEmbd)
 		w := g.widths()
 		if cfg.Arch == model.ArchLlama {
@@ -28,10 +33,13 @@ func TestArenaLayout(t *testing.T) {
 		} else if w != (widths{qkv: 3 * cfg.NEmbd, att: cfg.NEmbd, fc: 4 * cfg.NEmbd, kv: cfg.NEmbd}) {
 			t.Fatalf("gpt2: widths %+v", w)
 		}
-		parts := int64((cfg.VocabSize + 255) / 256) // one partial per tile of 256 ids (lmhead_loss.wgsl)
+		parts := int64((cfg.VocabSize + 255) / 256) // one partial per tile of 256 ids
 		stride := (int64(s.cacheTok)*int64(w.kv)*4 + 255) / 256 * 256
 		want := 4*int64(s.rows)*(2*C+int64(w.qkv+w.att+w.fc)) + 2*stride*int64(s.cacheLayers) +
 			4*int64(s.targets)*(1+C+2*parts+3) + 4*int64(s.tokens) // targets, h, partials, tgt, nll, readback
+		if h16 {
+			want += 2 * int64(s.targets) * C
+		}
 		if got := g.arenaBytes(s); got != want {
 			t.Errorf("%s: arenaBytes %d, want %d", cfg.ModelType, got, want)
 		}

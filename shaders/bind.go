@@ -38,6 +38,8 @@ type (
 	lmHeadBufs struct{ H, WTE, Targets, Part, Tgt Buf }
 	// nllCombineBufs are nll_combine.wgsl's.
 	nllCombineBufs struct{ Part, Tgt, NLL Buf }
+	// toF16Bufs are to_f16.wgsl's.
+	toF16Bufs struct{ X, Y Buf }
 	// logitsBufs are logits.wgsl's.
 	logitsBufs struct{ H, WTE, Out Buf }
 	// topKBufs are topk_logits.wgsl's and topk_logits_shared.wgsl's.

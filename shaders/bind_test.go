@@ -30,6 +30,7 @@ func TestBindStructsMatchKernels(t *testing.T) {
 		{[]string{"rope_kv_write.wgsl"}, ropeBufs{}, []string{"qkv", "kc", "vc", "rope", "qn", "kn"}},
 		{[]string{"lmhead_loss.wgsl", "lmhead_loss_shared.wgsl"}, lmHeadBufs{}, []string{"h", "wte", "targets", "part", "tgt"}},
 		{[]string{"nll_combine.wgsl"}, nllCombineBufs{}, []string{"part", "tgt", "nll"}},
+		{[]string{"to_f16.wgsl"}, toF16Bufs{}, []string{"x", "y"}},
 		{[]string{"logits.wgsl"}, logitsBufs{}, []string{"h", "wte", "out"}},
 		{[]string{"topk_logits.wgsl", "topk_logits_shared.wgsl"}, topKBufs{}, []string{"h", "wte", "topv", "topi"}},
 	}

@@ -344,6 +344,7 @@ type coopKernels struct {
 	cfg          MatrixConfig
 	mm, head     coopTiles
 	matmul, lmHd *Kernel
+	toF16        *Kernel              // to_f16.wgsl: h rounded once for lmhead_loss_coop.wgsl
 	picks        map[string]coopTiles // the autotuner's tilings (ensureCoopTuned), by coopTuneKey and coopHeadKey
 	rows         int                  // the rows of the batch being recorded, for the LM head's key
 	attn         *attnCoop            // attention_coop.wgsl; nil where it does not fit (newAttnCoop)
@@ -370,6 +371,9 @@ func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 	if ck.lmHd, err = newCoopKernel(g.dev, "lmhead_loss_coop.wgsl", ck.head); err != nil {
 		return nil, err
 	}
+	if ck.toF16, err = NewKernel(g.dev, "to_f16.wgsl", false); err != nil {
+		return nil, err
+	}
 	ck.attn, ck.attnWhy = g.newAttnCoop(cfg, sgs)
 	if g.coopKernelCache == nil {
 		g.coopKernelCache = map[[2]coopTiles]*coopKernels{}
@@ -382,6 +386,15 @@ func (g *GPT2) newCoopKernels(cfg MatrixConfig) (*coopKernels, error) {
 // and N are multiples of 4.
 func (ck *coopKernels) matmulVariant(K, N int) matmulVariant {
 	return coopVariant(ck.matmul, ck.mm, K, N)
+}
+
+// toF16WG is to_f16.wgsl's workgroup size.
+const toF16WG = 256
+
+// roundH records to_f16.wgsl: the first n values of h (n a multiple of 4)
+// rounded to f16 into h16, as lmhead_loss_coop.wgsl reads them.
+func (ck *coopKernels) roundH(r *recorder, h, h16 Buf, n int) {
+	r.op(ck.toF16, consts("WG", toF16WG), toF16Bufs{X: h, Y: h16}, toF16Params{N: uint32(n / 4)}, perInvocation(n/4))
 }
 
 // headGroups is lmhead_loss_coop.wgsl's dispatch for P positions and V ids.

@@ -211,6 +211,7 @@ func (ck *coopKernels) key() string {
 	h := sha256.New()
 	h.Write([]byte(ck.matmul.src.Text))
 	h.Write([]byte(ck.lmHd.src.Text))
+	h.Write([]byte(ck.toF16.src.Text))
 	if ck.attn != nil {
 		h.Write([]byte(ck.attn.k.src.Text))
 	}
@@ -345,7 +346,7 @@ func (r *checkRun) selfCheck(ck *coopKernels) (ok bool, detail string, err error
 	if err != nil {
 		return false, "", fmt.Errorf("matrix-unit self-check, matmul: %w", err)
 	}
-	okL, dl, err := r.headCase(ck.lmHd, ck.head)
+	okL, dl, err := r.headCase(ck.lmHd, ck.head, ck.toF16)
 	if err != nil {
 		return false, "", fmt.Errorf("matrix-unit self-check, LM head: %w", err)
 	}
@@ -530,10 +531,12 @@ func (r *checkRun) matmulCase(cv matmulVariant) (bool, string, error) {
 	return wst.ratio <= 1, fmt.Sprintf("matmul %dx%dx%d: %v", M, K, N, &wst), nil
 }
 
-// headCase compares lmhead_loss_coop.wgsl with lmhead_loss_shared.wgsl over
-// checkP positions and checkV ids of checkC channels: each position's
-// logsumexp (from the partials, in float64) and its target's logit.
-func (r *checkRun) headCase(k *Kernel, ht coopTiles) (bool, string, error) {
+// headCase compares lmhead_loss_coop.wgsl (kernel k, tiling ht), h rounded
+// to f16 by to_f16.wgsl (conv) as the forward pass rounds it, with
+// lmhead_loss_shared.wgsl over checkP positions and checkV ids of checkC
+// channels: each position's logsumexp (from the partials, in float64) and
+// its target's logit.
+func (r *checkRun) headCase(k *Kernel, ht coopTiles, conv *Kernel) (bool, string, error) {
 	g := r.g
 	P, C, V := checkP, checkC, checkV
 	h, hb := checkData(4, P*C, 4, false)
@@ -556,6 +559,15 @@ func (r *checkRun) headCase(k *Kernel, ht coopTiles) (bool, string, error) {
 		}
 		bufs[b.name] = Buf{Buffer: buf}
 	}
+	h32 := bufs["h"]
+	h16, err := r.buffer("h16", make([]byte, 2*P*C))
+	if err != nil {
+		return false, "", err
+	}
+	if err := r.dispatch(conv, consts("WG", toF16WG), map[string]Buf{"x": h32, "y": {Buffer: h16}}, Params{"n": float64(P * C / 4)},
+		perInvocation(P*C/4)); err != nil {
+		return false, "", err
+	}
 	nt := g.lmSlice()
 	parts := ceilDiv(V, g.vt*nt)
 	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
@@ -564,11 +576,13 @@ func (r *checkRun) headCase(k *Kernel, ht coopTiles) (bool, string, error) {
 		k    *Kernel
 		cs   constSet
 		work extent
+		h    Buf
 	}{
-		{k, ht.constSet(), headGroups(ht, P, V)},
+		{k, ht.constSet(), headGroups(ht, P, V), Buf{Buffer: h16}},
 		{g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)),
-			perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))},
+			perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt)), h32},
 	} {
+		bufs["h"] = run.h
 		part, err := r.buffer("part", make([]byte, 8*parts*P))
 		if err != nil {
 			return false, "", err

@@ -432,7 +432,7 @@ func coopQKVCase(t *testing.T, d *testDev, tl coopTiles) {
 
 // TestLossCoop runs lmhead_loss_coop.wgsl, lowered, then nll_combine.wgsl,
 // and compares nll with refops.NLL on h rounded to f16 (what the kernel
-// multiplies) and f16 wte, for every test configuration, with tiles of 64
+// reads, as to_f16.wgsl leaves it) and f16 wte, for every test configuration, with tiles of 64
 // and 128 ids (slices of 2 and 1 tiles; lowered, 64 for 8x8x8 and 8x16x16,
 // 128 for 16x16x16), on sizes where P, C and V are
 // multiples of none of the tiles, wte bound whole and in two ranges (the
@@ -512,6 +512,7 @@ func TestLossCoop(t *testing.T) {
 		wte := randF32(uint64(41+ci), lc.V*lc.C, 0, 0.5)
 		wb := weightBytes(wte, true)
 		want := refops.NLL(roundF16s(h), f64(wte), targets, lc.P, lc.C, lc.V)
+		hb := weightBytes(h, true) // as to_f16.wgsl leaves it (TestToF16)
 		for _, tg := range tilings {
 			tl, lp := tg.tl, tg.pl
 			if lc.split%(tl.vt*tl.nt) != 0 {
@@ -519,9 +520,9 @@ func TestLossCoop(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("P=%d/C=%d/V=%d/split=%d/%v/BM=%d,VT=%d,NT=%d,EC=%d,ST=%d", lc.P, lc.C, lc.V, lc.split, tl.cfg, tl.BM(), tl.vt, tl.nt, tl.EC, tl.ST), func(t *testing.T) {
 				groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.BM(), tl.vt, tl.nt) }
-				nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
+				nll := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, hb, wb, tb, groups)
 				checkClose(t, "nll", nll, want, 1e-5)
-				if again := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups); !bitsEqual(nll, again) {
+				if again := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, hb, wb, tb, groups); !bitsEqual(nll, again) {
 					t.Errorf("nll: a second run differs from the first")
 				}
 			})

@@ -188,7 +188,7 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 	for _, b := range []struct {
 		name string
 		data []byte
-	}{{"h", randomF32(uint32(C), P*C)}, {"wte", g.randomWeights(uint32(V), V*C)}, {"targets", targets},
+	}{{"h", g.randomWeights(uint32(C), P*C)}, {"wte", g.randomWeights(uint32(V), V*C)}, {"targets", targets}, // h as to_f16.wgsl leaves it
 		{"part", make([]byte, 8*parts*P)}, {"tgt", make([]byte, 4*P)}} {
 		buf, err := r.buffer(b.name, b.data)
 		if err != nil {
@@ -257,7 +257,7 @@ func (g *GPT2) coopHeadPick(ck *coopKernels, c *TuneChoice) coopTiles {
 // k), cached in the verdict file by configuration, tiling and kernel text.
 func (g *GPT2) coopHeadVerdict(ck *coopKernels, t coopTiles, k *Kernel) coopVerdict {
 	key := fmt.Sprintf("%s | lmhead %v NT %d | %s", ck.cfg, t, t.nt, textHash(k))
-	v, _, _ := g.verdictFor(key, func(r *checkRun) (bool, string, error) { return r.headCase(k, t) })
+	v, _, _ := g.verdictFor(key, func(r *checkRun) (bool, string, error) { return r.headCase(k, t, ck.toF16) })
 	return v
 }
 

@@ -88,6 +88,11 @@ func (p nllCombineParams) cost(costCtx) (float64, float64) {
 	return P * parts * 4, 8*P*parts + 8*P
 }
 
+func (p toF16Params) cost(costCtx) (float64, float64) {
+	n := 4 * float64(p.N)
+	return n, 6 * n
+}
+
 func (p logitsParams) cost(c costCtx) (float64, float64) {
 	n, C := float64(p.V), float64(p.C)
 	return 2 * n * C, n * C * c.wb
@@ -110,6 +115,7 @@ var (
 	_ costed = ropeParams{}
 	_ costed = lmHeadParams{}
 	_ costed = nllCombineParams{}
+	_ costed = toF16Params{}
 	_ costed = logitsParams{}
 	_ costed = topKParams{}
 )

@@ -117,9 +117,10 @@
 // the hardware set's weight matmuls and LM head run on them:
 // matmul_coop.wgsl and lmhead_loss_coop.wgsl take the bindings, push
 // constants, epilogues and partials of matmul_shared.wgsl and
-// lmhead_loss_shared.wgsl, with f16 operands (the weights as stored, the
-// activations rounded to f16 as their tiles are staged in workgroup
-// memory) and f32 accumulation. A subgroup matrix's shape must be a
+// lmhead_loss_shared.wgsl (h f16), with f16 operands (the weights as
+// stored, the activations rounded to f16 as their tiles are staged in
+// workgroup memory; the LM head's h once, by to_f16.wgsl, since each
+// position's row is read once per tile of ids) and f32 accumulation. A subgroup matrix's shape must be a
 // constant, so the host writes the device's configuration (M x N x K, 16 x
 // 16 x 16 on most GPUs, 8 x 16 x 16 on Intel's) and the result matrices
 // per subgroup into the kernels' text (coopSource) and compiles one module

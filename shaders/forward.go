@@ -399,9 +399,11 @@ type bindKey struct {
 	bufs [maxBindings]Buf
 }
 
-// opsPerBatch is at most the dispatches of a batch, for the query set.
+// opsPerBatch is at most the dispatches of a batch, for the query set
+// (the LM head's: to_f16.wgsl where the matrix units run, one per range of
+// the vocabulary, nll_combine.wgsl).
 func (g *GPT2) opsPerBatch(chunks, ranges int) int {
-	return chunks*(ranges+8*g.cfg.NLayer+1) + ranges + 2
+	return chunks*(ranges+8*g.cfg.NLayer+1) + ranges + 3
 }
 
 // record writes the batch's tokens, records its command buffer and submits
@@ -483,6 +485,7 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	}
 	P := b.P
 	parts := g.lmParts()
+	h := whole(a.hP)
 	// lmhead_loss.wgsl: lmHeadRows positions per invocation, one vocabulary tile per workgroup row.
 	lm, lmConsts, lmGroups := g.lmHead, consts("VT", float64(g.vt)), func(P, V int) extent {
 		return perInvocation(ceilDiv(P, lmHeadRows)).withY(ceilDiv(V, g.vt))
@@ -493,8 +496,10 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		lm, lmConsts, lmGroups = g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)), func(P, V int) extent {
 			return perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))
 		}
-		if g.coop != nil { // the matrix units: the same slices, so the same partials
+		if g.coop != nil { // the matrix units: the same slices, so the same partials; h rounded to f16 once
 			lm, lmConsts, lmGroups = g.coopHeadFor(C)
+			h = whole(a.hP16)
+			g.coop.roundH(r, whole(a.hP), h, P*C)
 		}
 	}
 	if r.p.topK > 0 {
@@ -503,7 +508,7 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		g.encodeTopK(r, b, ranges)
 	}
 	for _, vr := range ranges {
-		r.op(lm, lmConsts, lmHeadBufs{H: whole(a.hP), WTE: g.headRange(vr), Targets: whole(a.targets), Part: whole(a.part), Tgt: whole(a.tgt)},
+		r.op(lm, lmConsts, lmHeadBufs{H: h, WTE: g.headRange(vr), Targets: whole(a.targets), Part: whole(a.part), Tgt: whole(a.tgt)},
 			lmHeadParams{P: uint32(P), C: uint32(C), V: uint32(vr[1] - vr[0]), V0: uint32(vr[0])},
 			lmGroups(P, vr[1]-vr[0]))
 	}

@@ -2,8 +2,11 @@
 // logsumexp with the logits computed on the device's matrix units
 // (subgroup matrices; see matmul_coop.wgsl for the configuration, the
 // constants the host rewrites and the numerics: h is rounded to f16, wte is
-// f16, f32 accumulation). The same bindings, push constants and partials
-// as lmhead_loss_shared.wgsl (include/lmhead.wgsl): slice g of NT tiles of
+// f16, f32 accumulation). h comes rounded already: to_f16.wgsl rounds it
+// once, as this kernel did at each of its loads (once per tile of ids), so
+// that it reads half the bytes; the same bits. The same bindings (h f16),
+// push constants and partials as lmhead_loss_shared.wgsl
+// (include/lmhead.wgsl): slice g of NT tiles of
 // VT ids gives part[(v0/(NT*VT) + g)*P + p] = (m, s) and tgt[p] =
 // logit[p][target] when the target is in the slice, so nll_combine.wgsl
 // combines them, and with the same VT and NT the partials are as many.
@@ -71,7 +74,7 @@ override BM: u32 = SGM * FM * SM;   // positions per workgroup; derived
 override VT: u32 = SGN * FN * SN;   // ids per tile; derived
 override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
 
-@group(0) @binding(0) var<storage, read> h: array<vec4<f32>>;    // (P, C/4)
+@group(0) @binding(0) var<storage, read> h: array<vec4<f16>>;    // (P, C/4), rounded by to_f16.wgsl
 @group(0) @binding(1) var<storage, read> wte: array<vec4<f16>>;  // (V, C/4), ids v0..v0+V-1
 //#include "include/lmhead.wgsl"
 
@@ -96,15 +99,14 @@ const MAXL: u32 = 16u;  // the most vec4 loads of a tile per invocation
 const MAXR: u32 = 8u;  // the most rows per invocation of the fold
 const NO_TARGET: u32 = 0xffffffffu; // the target of a position past P: no id
 
-// loadH is vec4 number i of h's tile for the step at k0, rounded to f16
-// (clamped to ±65504) as it is loaded, so that the registers it waits in
-// are half as many: position r0 + i / QK, channels k0 + 4*(i % QK) ..;
-// zeros outside h and for i past the tile.
+// loadH is vec4 number i of h's tile for the step at k0: position
+// r0 + i / QK, channels k0 + 4*(i % QK) ..; zeros outside h and for i past
+// the tile.
 fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {
 	let r = r0 + i / QK;
 	let k = k0 + 4u * (i % QK);
 	if i >= BM * QK || r >= p.P || k >= p.C { return vec4<f16>(0.0); }
-	return vec4<f16>(clamp(h[(r * p.C + k) / 4u], vec4<f32>(-65504.0), vec4<f32>(65504.0)));
+	return h[(r * p.C + k) / 4u];
 }
 
 // loadW is loadH for wte's tile (ids bv0.., within the binding).

@@ -40,10 +40,12 @@ type lossCase struct {
 }
 
 // lossOut runs an LM-head kernel whose partials cover vt ids each over wte's
-// ranges and then the reduction (nll_combine.wgsl), returning nll. part and tgt start as NaN, so that a partial or
-// target logit never written shows as a NaN nll, and are followed by guard
-// values that must stay as they were.
-func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCase, vt int, h []float32, wb, tb []byte,
+// ranges and then the reduction (nll_combine.wgsl), returning nll; hb is h
+// as the kernel reads it (f32, or f16 for lmhead_loss_coop.wgsl), bound
+// exactly. part and tgt start as NaN, so that a partial or target logit
+// never written shows as a NaN nll, and are followed by guard values that
+// must stay as they were.
+func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCase, vt int, hb, wb, tb []byte,
 	groups func(n int) [3]uint32) []float32 {
 	t.Helper()
 	ranges := [][2]int{{0, lc.V}}
@@ -66,11 +68,11 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 		binary.LittleEndian.PutUint32(tgtInit[4*lc.P+4*i:], math.Float32bits(guardOut))
 	}
 	wsize := uint64(len(wb) / lc.V) // bytes per wte row
-	hBuf, wBuf, tBuf := d.buffer(t, "h", f32Bytes(h)), d.buffer(t, "wte", wb), d.buffer(t, "targets", tb)
+	hBuf, wBuf, tBuf := d.buffer(t, "h", hb), d.buffer(t, "wte", wb), d.buffer(t, "targets", tb)
 	part, tgt := d.buffer(t, "part", partInit), d.buffer(t, "tgt", tgtInit)
 	for _, rg := range ranges {
 		d.run(t, lp, map[string]Buf{
-			"h": {Buffer: hBuf, Size: uint64(4 * lc.P * lc.C)}, "wte": {Buffer: wBuf, Offset: uint64(rg[0]) * wsize, Size: uint64(rg[1]) * wsize},
+			"h": {Buffer: hBuf, Size: uint64(len(hb))}, "wte": {Buffer: wBuf, Offset: uint64(rg[0]) * wsize, Size: uint64(rg[1]) * wsize},
 			"targets": {Buffer: tBuf}, "part": {Buffer: part, Size: uint64(8 * tiles * lc.P)}, "tgt": {Buffer: tgt, Size: uint64(4 * lc.P)},
 		}, Params{"P": float64(lc.P), "C": float64(lc.C), "V": float64(rg[1]), "v0": float64(rg[0])}, groups(rg[1]))
 	}
@@ -152,7 +154,7 @@ func TestLossShared(t *testing.T) {
 					groups := func(n int) [3]uint32 { return lossSharedGroups(lc.P, n, tl.bm, tl.vt, tl.nt) }
 					var nll []float32
 					for run := range 2 {
-						again := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, h, wb, tb, groups)
+						again := lossOut(t, d, lp, red, lc, tl.vt*tl.nt, f32Bytes(h), wb, tb, groups)
 						if run == 0 {
 							nll = again
 							checkClose(t, "nll", nll, want, 1e-5)
@@ -164,7 +166,7 @@ func TestLossShared(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					plain := lossOut(t, d, pp, red, lc, tl.vt, h, wb, tb, func(n int) [3]uint32 {
+					plain := lossOut(t, d, pp, red, lc, tl.vt, f32Bytes(h), wb, tb, func(n int) [3]uint32 {
 						return [3]uint32{uint32(ceilDiv(ceilDiv(lc.P, 4), int(pp.WorkgroupSize[0]))), uint32(ceilDiv(n, tl.vt)), 1}
 					})
 					checkClose(t, "nll vs lmhead_loss.wgsl", nll, f64(plain), 1e-5)

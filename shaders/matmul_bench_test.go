@@ -3,6 +3,7 @@ package shaders
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -175,8 +176,10 @@ func BenchmarkLMHeadCoop(b *testing.B) {
 		"targets": {Buffer: d.buffer(b, "targets", tb)}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*parts*P))},
 		"tgt": {Buffer: d.buffer(b, "tgt", make([]byte, 4*P))},
 	}
+	coopBufs := maps.Clone(bufs) // h as to_f16.wgsl leaves it
+	coopBufs["h"] = Buf{Buffer: d.buffer(b, "h16", weightBytes(randF32(1, P*C, 0, 1), true))}
 	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
-	time := func(b *testing.B, p *Pipeline, groups [3]uint32) {
+	time := func(b *testing.B, p *Pipeline, bufs map[string]Buf, groups [3]uint32) {
 		benchDispatch(b, d, p, bufs, params, groups)
 		b.ReportMetric(2*float64(P)*float64(V)*float64(C)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
 	}
@@ -190,7 +193,7 @@ func BenchmarkLMHeadCoop(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			time(b, p, lossSharedGroups(P, V, tl.BM(), tl.vt, tl.nt))
+			time(b, p, coopBufs, lossSharedGroups(P, V, tl.BM(), tl.vt, tl.nt))
 		})
 	}
 	b.Run("simt", func(b *testing.B) {
@@ -202,6 +205,6 @@ func BenchmarkLMHeadCoop(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		time(b, p, lossSharedGroups(P, V, sharedLMHeadRows, sharedVocabTile, sharedSliceTiles))
+		time(b, p, bufs, lossSharedGroups(P, V, sharedLMHeadRows, sharedVocabTile, sharedSliceTiles))
 	})
 }

@@ -53,6 +53,8 @@ type (
 	lmHeadParams struct{ P, C, V, V0 uint32 }
 	// nllCombineParams are nll_combine.wgsl's.
 	nllCombineParams struct{ P, Tiles uint32 }
+	// toF16Params are to_f16.wgsl's: vec4s.
+	toF16Params struct{ N uint32 }
 	// logitsParams are logits.wgsl's.
 	logitsParams struct{ C, V, V0, Row uint32 }
 	// topKParams are topk_logits.wgsl's and topk_logits_shared.wgsl's.

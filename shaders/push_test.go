@@ -51,6 +51,7 @@ func TestPushStructsMatchKernels(t *testing.T) {
 		{[]string{"lmhead_loss.wgsl", "lmhead_loss_shared.wgsl"}, lmHeadParams{P: 1, C: 2, V: 3, V0: 4},
 			Params{"P": 1, "C": 2, "V": 3, "v0": 4}},
 		{[]string{"nll_combine.wgsl"}, nllCombineParams{P: 9, Tiles: 50}, Params{"P": 9, "tiles": 50}},
+		{[]string{"to_f16.wgsl"}, toF16Params{N: 96}, Params{"n": 96}},
 		{[]string{"logits.wgsl"}, logitsParams{C: 1, V: 2, V0: 3, Row: 4}, Params{"C": 1, "V": 2, "v0": 3, "row": 4}},
 		{[]string{"topk_logits.wgsl", "topk_logits_shared.wgsl"}, topKParams{P: 1, C: 2, K: 3, Lo: 4, Hi: 5, Base: 6, Init: 1},
 			Params{"P": 1, "C": 2, "K": 3, "lo": 4, "hi": 5, "base": 6, "init": 1}},
