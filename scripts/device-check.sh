@@ -234,7 +234,7 @@ if [[ $tests_sel != none ]]; then
 	# Many kernels' pipelines (every tiling the autotuner may pick, three attention tilings) compiled with a cold
 	# driver cache: the longest step (an H200, 2026-12-04: over 285 s, NVIDIA's compiler taking seconds a pipeline).
 	step "shaders matrix-unit kernels" 300 "$tests" \
-		env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits' -test.count=1 -test.v -test.timeout 295s
+		env -C shaders WGPU_NO_VALIDATION=1 "$bin/shaders.test" -test.run 'Coop|MatrixUnits|ToF16' -test.count=1 -test.v -test.timeout 295s
 fi
 if [[ $tests_sel == all ]]; then
 	if adapter_block | grep -qE 'f16\*f16\+f32->f32 subgroup$'; then
