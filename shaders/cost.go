@@ -80,7 +80,11 @@ func (p ropeParams) cost(costCtx) (float64, float64) {
 
 func (p lmHeadParams) cost(c costCtx) (float64, float64) {
 	P, V, C := float64(p.P), float64(p.V), float64(p.C)
-	return 2 * P * V * C, c.wb*V*C + 4*P*C
+	hb := 4.0 // bytes of a value of h: f32, but f16 for lmhead_loss_coop.wgsl (the only LM head with subgroups, SGM)
+	if _, ok := c.consts.value("SGM"); ok {
+		hb = 2
+	}
+	return 2 * P * V * C, c.wb*V*C + hb*P*C
 }
 
 func (p nllCombineParams) cost(costCtx) (float64, float64) {

@@ -23,6 +23,9 @@ func TestCostModel(t *testing.T) {
 		{"rmsnorm", rmsNormParams{Rows: 3, C: 10}, f16, 120, 240},
 		// 2 targets x 7 ids x 4 channels; wte's 7 rows and h's 2.
 		{"lm head", lmHeadParams{P: 2, C: 4, V: 7}, f16, 112, 56 + 32},
+		// lmhead_loss_coop.wgsl (its tiling has SGM) reads h as f16.
+		{"lm head coop", lmHeadParams{P: 2, C: 4, V: 7}, costCtx{wb: 2, consts: consts("SGM", 2)}, 112, 56 + 16},
+		{"to f16", toF16Params{N: 3}, f16, 12, 12*4 + 12*2},
 		{"top-k", topKParams{P: 2, C: 4, Lo: 3, Hi: 10}, f16, 112, 56 + 32},
 		{"logits", logitsParams{C: 4, V: 7}, f16, 56, 56},
 		{"nll", nllCombineParams{P: 3, Tiles: 5}, f16, 60, 120 + 24},
