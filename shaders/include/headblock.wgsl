@@ -16,8 +16,8 @@ override GX: u32 = 16u;
 // the blocks in groups of GX, and within a group slice after slice with
 // the group's blocks in turn (the last group may have fewer blocks): those
 // resident at once read GX blocks of h (6 MB at GX 16) and some slices of
-// wte, each slice by GX workgroups. The same work, the same results; a bijection
-// onto the grid.
+// wte, each slice by GX workgroups. The same work, the same results; a
+// bijection onto the grid.
 fn headBlock(wid: vec3<u32>, nwg: vec3<u32>) -> vec2<u32> {
 	let l = wid.y * nwg.x + wid.x;
 	let xg = l / (GX * nwg.y);          // the group
