@@ -3,10 +3,8 @@ package shaders
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
@@ -231,15 +229,15 @@ func ablationAttnTilings(cfg MatrixConfig, sgs, hd int, l wgpu.Limits) ([]attnCo
 
 // ablationJob is one ablation of one tiling of a coop kernel: its text
 // (or why there is none), the pipeline constants and the subgroup size it
-// requires; mm, head or attn is its tiling.
+// requires; coop (the matmul, with a plain store and vector loads, or the
+// LM head) or attn is its tiling.
 type ablationJob struct {
 	label  string
 	src    wgsl.Expanded
 	err    error
 	consts constSet
 	sg     uint32
-	mm     *coopTiles // the matmul (plain store, vector loads)
-	head   *coopTiles // the LM head
+	coop   *coopTiles
 	attn   *attnCoopTiles
 }
 
@@ -256,12 +254,10 @@ func ablationJobs(cfg MatrixConfig, sgs int, l wgpu.Limits) ([]ablationJob, erro
 			}
 			for _, a := range coopAblations[name] {
 				j := ablationJob{label: fmt.Sprintf("%s/%dx%d_%dx%d_BK%d_ST%d/%s", strings.TrimSuffix(name, ".wgsl"), tl.SGM, tl.SGN, tl.FM, tl.FN, tl.BK, tl.ST, a.name),
-					consts: tl.constSet(), sg: uint32(tl.cfg.SubgroupSize)}
+					consts: tl.constSet(), sg: uint32(tl.cfg.SubgroupSize), coop: &tl}
 				j.src, j.err = ablatedSource(name, tl, a)
-				if tl.head {
-					j.head = &tl
-				} else {
-					j.mm, j.consts = &tl, j.consts.with("EPI", float64(epiStore)).with("VEC", 1)
+				if !tl.head {
+					j.consts = j.consts.with("EPI", float64(epiStore)).with("VEC", 1)
 				}
 				out = append(out, j)
 			}
@@ -379,12 +375,12 @@ func BenchmarkCoopAblation(b *testing.B) {
 			}
 			var flops float64
 			switch {
-			case j.mm != nil:
+			case j.coop != nil && !j.coop.head:
 				benchDispatch(b, d, p, mm, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0},
-					sharedGroups(M, N, j.mm.BM(), j.mm.BN(), 65535))
+					sharedGroups(M, N, j.coop.BM(), j.coop.BN(), 65535))
 				flops = 2 * float64(M) * float64(N) * float64(K)
-			case j.head != nil:
-				benchDispatch(b, d, p, head, Params{"P": float64(M), "C": C, "V": V, "v0": 0}, lossSharedGroups(M, V, j.head.BM(), j.head.vt, j.head.nt))
+			case j.coop != nil:
+				benchDispatch(b, d, p, head, Params{"P": float64(M), "C": C, "V": V, "v0": 0}, lossSharedGroups(M, V, j.coop.BM(), j.coop.vt, j.coop.nt))
 				flops = 2 * float64(M) * V * C
 			default:
 				benchDispatch(b, d, p, attn, Params{"B": float64(B), "T": T, "C": C, "H": H, "KV": H, "S": T, "pos0": 0, "ld": 3 * C},
@@ -402,27 +398,27 @@ type compiled struct {
 	err error
 }
 
-// compileAblations compiles every job's pipeline on d, as many at a time as
-// Go has processors; the results are in the jobs' order.
+// compileAblations makes every job's pipeline on d: the kernels one by one
+// (our compiler: milliseconds), their pipelines as compilePipelines does,
+// as many at a time as Go has processors (the driver's compiler: seconds);
+// the results are in the jobs' order.
 func compileAblations(d *testDev, jobs []ablationJob) []compiled {
 	out := make([]compiled, len(jobs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
+	kernels := make([]*Kernel, len(jobs))
+	var pj []pipelineJob
 	for i, j := range jobs {
-		if j.err != nil {
-			out[i].err = j.err
+		if out[i].err = j.err; j.err != nil {
 			continue
 		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			k, err := compileKernel(d.dev, j.label, j.src, j.sg)
-			if err == nil {
-				out[i].p, err = k.pipeline(j.consts)
-			}
-			out[i].err = err
-		})
+		if kernels[i], out[i].err = compileKernel(d.dev, j.label, j.src, j.sg); out[i].err == nil {
+			pj = append(pj, pipelineJob{kernels[i], j.consts})
+		}
 	}
-	wg.Wait()
+	compilePipelines(pj)
+	for i, k := range kernels {
+		if k != nil {
+			out[i].p, out[i].err = k.pipeline(jobs[i].consts) // made above, or made again for its error
+		}
+	}
 	return out
 }
