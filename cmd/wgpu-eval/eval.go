@@ -64,8 +64,9 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 
 const evalUsage = `Usage: wgpu-eval [eval] [flags]
 
-Evaluates a GPT-2 model on a corpus and prints NLL (nats per token), perplexity,
-bits per byte, the standard error of the mean NLL, and the speed.
+Evaluates a model (GPT-2 or the Llama family) on a corpus and prints NLL (nats
+per token), perplexity, bits per byte, the standard error of the mean NLL, and
+the speed.
 
 Examples:
   wgpu-eval                                         # gpt2 on TinyShakespeare

@@ -44,7 +44,8 @@ const generateUsage = `Usage: wgpu-eval generate --prompt TEXT [flags]
 Continues TEXT with the model and streams the new text to stdout as it is
 generated: the prompt is prefilled into a KV cache allocated once (for the
 prompt and --max-new-tokens), then each new token runs alone through the model
-(no recomputation of the prefix). Stops at <|endoftext|>, after --max-new-tokens,
+(no recomputation of the prefix). Stops at the tokenizer's end-of-text token
+(<|endoftext|>, <|end_of_text|>, else its eos_token), after --max-new-tokens,
 when the model's positions are full, or when cancelled (Ctrl-C: exit status
 130, and --json still gets what was generated), with a line on stderr saying
 which ("stopped: ..."; in --json, stop_reason: eot, max_new_tokens, positions

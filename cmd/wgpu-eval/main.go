@@ -1,4 +1,5 @@
-// Command wgpu-eval measures how well a GPT-2 model predicts text: NLL,
+// Command wgpu-eval measures how well a causal language model (GPT-2, or one
+// of the Llama family: Llama, Mistral, Qwen2/3) predicts text: NLL,
 // perplexity and bits per byte, on any Vulkan GPU or on the CPU.
 //
 //	wgpu-eval [eval] [flags]    evaluate a model on a corpus (the default)
@@ -106,8 +107,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, generate, merge, compare, export, tokenize, version, help)", cmd)}
 }
 
-const topUsage = `wgpu-eval measures how well a causal language model (GPT-2) predicts text:
-NLL, perplexity and bits per byte.
+const topUsage = `wgpu-eval measures how well a causal language model (GPT-2, or one of the
+Llama family: Llama, Mistral, Qwen2/3) predicts text: NLL, perplexity and bits
+per byte.
 
 Usage:
   wgpu-eval [eval] [flags]   evaluate a model on a corpus (default command)
