@@ -67,19 +67,28 @@ func BenchmarkAttention(b *testing.B) {
 }
 
 // BenchmarkLayerNorm runs layernorm.wgsl and, where the device has subgroup
-// operations, layernorm_subgroup.wgsl at GPT-2's width for 64 rows (C 768,
-// f32 weights) at several workgroup sizes, one dispatch and wait per
-// iteration, reporting GB/s (x read and out written once: 8 bytes a value).
+// operations, layernorm_subgroup.wgsl and layernorm_rows.wgsl at GPT-2's
+// width for 64 rows (C 768, f32 weights) at several workgroup sizes, one
+// dispatch and wait per iteration, reporting GB/s (x read and out written
+// once: 8 bytes a value).
 func BenchmarkLayerNorm(b *testing.B) {
 	const rows, C = 64, 768
 	d := newTestDev(b)
 	x, w, bias := randF32(1, rows*C, 0.3, 2), randF32(2, C, 1, 0.2), randF32(3, C, 0, 0.1)
 	files := []string{"layernorm.wgsl"}
 	if d.dev.HasFeature(wgpu.FeatureSubgroups) {
-		files = append(files, "layernorm_subgroup.wgsl")
+		files = append(files, "layernorm_subgroup.wgsl", "layernorm_rows.wgsl")
 	}
 	for _, file := range files {
 		for _, wg := range []int{8, 32, 64, 128, 256} {
+			groups := grid(rows)
+			if file == "layernorm_rows.wgsl" {
+				perGroup, ok := normRowsFit(d.dev.Limits(), wg, C)
+				if !ok || wg < int(d.dev.Limits().MaxSubgroupSize) {
+					continue
+				}
+				groups = grid(ceilDiv(rows, perGroup))
+			}
 			if file == "layernorm_subgroup.wgsl" && C > lnSubgroupValues*wg || wg > int(d.dev.Limits().MaxComputeInvocationsPerWorkgroup) {
 				continue
 			}
@@ -96,7 +105,7 @@ func BenchmarkLayerNorm(b *testing.B) {
 					"x": {Buffer: d.buffer(b, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(b, "w", f32Bytes(w))},
 					"b": {Buffer: d.buffer(b, "b", f32Bytes(bias))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*rows*C))},
 				}
-				benchDispatch(b, d, p, bufs, Params{"rows": rows, "C": C, "eps": 1e-5}, grid(rows))
+				benchDispatch(b, d, p, bufs, Params{"rows": rows, "C": C, "eps": 1e-5}, groups)
 				b.ReportMetric(8*rows*C*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 			})
 		}

@@ -19,9 +19,11 @@ import (
 type (
 	// embedBufs are embed.wgsl's.
 	embedBufs struct{ Tokens, WTE, WPE, Out Buf }
-	// layerNormBufs are layernorm.wgsl's and layernorm_subgroup.wgsl's.
+	// layerNormBufs are layernorm.wgsl's, layernorm_subgroup.wgsl's and
+	// layernorm_rows.wgsl's.
 	layerNormBufs struct{ X, W, B, Out Buf }
-	// rmsNormBufs are rmsnorm.wgsl's and rmsnorm_subgroup.wgsl's.
+	// rmsNormBufs are rmsnorm.wgsl's, rmsnorm_subgroup.wgsl's and
+	// rmsnorm_rows.wgsl's.
 	rmsNormBufs struct{ X, W, Out Buf }
 	// kvWriteBufs are kv_write.wgsl's.
 	kvWriteBufs struct{ QKV, KC, VC Buf }

@@ -21,8 +21,8 @@ func TestBindStructsMatchKernels(t *testing.T) {
 		names   []string
 	}{
 		{[]string{"embed.wgsl"}, embedBufs{}, []string{"tokens", "wte", "wpe", "out"}},
-		{[]string{"layernorm.wgsl", "layernorm_subgroup.wgsl"}, layerNormBufs{}, []string{"x", "w", "b", "out"}},
-		{[]string{"rmsnorm.wgsl", "rmsnorm_subgroup.wgsl"}, rmsNormBufs{}, []string{"x", "w", "out"}},
+		{[]string{"layernorm.wgsl", "layernorm_subgroup.wgsl", "layernorm_rows.wgsl"}, layerNormBufs{}, []string{"x", "w", "b", "out"}},
+		{[]string{"rmsnorm.wgsl", "rmsnorm_subgroup.wgsl", "rmsnorm_rows.wgsl"}, rmsNormBufs{}, []string{"x", "w", "out"}},
 		{[]string{"kv_write.wgsl"}, kvWriteBufs{}, []string{"qkv", "kc", "vc"}},
 		{[]string{"matmul.wgsl"}, matmulBufs{}, []string{"x", "w", "bias", "out"}},
 		{[]string{"matmul_shared.wgsl"}, matmulSharedBufs{}, []string{"x", "w", "bias", "out", "kc", "vc"}},

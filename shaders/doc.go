@@ -79,8 +79,11 @@
 //     attention_shared.wgsl is flash attention with key/value tiles in
 //     workgroup memory, one rescale per tile and masked tiles skipped;
 //     c_attn's matmul writes k and v straight into the KV cache (its epilogue
-//     epiQKV), so kv_write.wgsl does not run; layernorm_subgroup.wgsl reduces
-//     with subgroup operations where the device has them; and
+//     epiQKV), so kv_write.wgsl does not run; where the device has subgroup
+//     operations, layernorm_rows.wgsl (rmsnorm_rows.wgsl) gives each row to
+//     one subgroup, vec4 loads in registers and subgroupAdd sums without a
+//     barrier, where a row fits (normFor), else layernorm_subgroup.wgsl
+//     (rmsnorm_subgroup.wgsl) a workgroup per row; and
 //     topk_logits_shared.wgsl splits one target's vocabulary over a workgroup.
 //     Index clamps: the compiler proves the workgroup-memory indices of the
 //     tiled inner loops in bounds and leaves them out; global memory keeps

@@ -537,13 +537,10 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	C, H := cfg.NEmbd, cfg.NHead
 	N := B * T
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	lnK, lnConsts := g.layernorm, constSet{}
-	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && g.layernormSubgroup != nil && C <= lnSubgroupValues*wg {
-		lnK, lnConsts = g.layernormSubgroup, consts("WG", float64(wg))
-	}
+	ln := g.normFor(g.layernorm, g.layernormSubgroup, g.layernormRows, C)
 	layernorm := func(out, x, w, bias *wgpu.Buffer, rows int) {
-		r.op(lnK, lnConsts, layerNormBufs{X: whole(x), W: whole(w), B: whole(bias), Out: whole(out)},
-			layerNormParams{Rows: uint32(rows), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(rows))
+		r.op(ln.k, ln.consts, layerNormBufs{X: whole(x), W: whole(w), B: whole(bias), Out: whole(out)},
+			layerNormParams{Rows: uint32(rows), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, ln.groups(rows))
 	}
 	for _, vr := range ranges {
 		r.op(g.embed, constSet{}, embedBufs{Tokens: tok, WTE: g.wteRange(vr), WPE: whole(g.wpe), Out: whole(a.res)},
@@ -577,6 +574,50 @@ func (g *GPT2) layerCache(a *arena, i int, layered bool) (kc, vc Buf) {
 	kc = Buf{Buffer: a.kc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
 	vc = Buf{Buffer: a.vc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
 	return kc, vc
+}
+
+// rowNorm is a norm kernel chosen for rows of a width (normFor): the kernel,
+// its override constants and its dispatch for a number of rows.
+type rowNorm struct {
+	k      *Kernel
+	consts constSet
+	groups func(rows int) extent
+}
+
+// normFor picks the norm kernel for rows of C channels from one function's
+// three: plain (layernorm.wgsl, rmsnorm.wgsl: a workgroup per row, no
+// subgroup operations), sub (the _subgroup kernel: a workgroup per row with
+// subgroup sums) and rows (the _rows kernel: a subgroup per row, no
+// barrier); sub and rows are nil without subgroup operations. The hardware
+// kernel set takes rows where C % 4 == 0 and a row fits the registers of
+// the device's smallest subgroups (C/4 <= lnRowVec4s · MinSubgroupSize),
+// dispatched for one row per subgroup at the device's usual subgroup size,
+// else sub where the row fits 256 invocations' registers; the software set,
+// and the rest, plain.
+func (g *GPT2) normFor(plain, sub, rows *Kernel, C int) rowNorm {
+	l := g.dev.Limits()
+	wg := min(256, int(l.MaxComputeInvocationsPerWorkgroup))
+	if perGroup, ok := normRowsFit(l, wg, C); g.sharedMatmul && rows != nil && ok {
+		return rowNorm{k: rows, consts: consts("WG", float64(wg)),
+			groups: func(n int) extent { return perWorkgroup(ceilDiv(n, perGroup)) }}
+	}
+	if g.sharedMatmul && sub != nil && C <= lnSubgroupValues*wg {
+		return rowNorm{k: sub, consts: consts("WG", float64(wg)), groups: perWorkgroup}
+	}
+	return rowNorm{k: plain, groups: perWorkgroup}
+}
+
+// normRowsFit reports whether the _rows norm kernels, in workgroups of wg
+// invocations, take rows of C channels on a device with limits l (C % 4 ==
+// 0, and C/4 vec4s within lnRowVec4s per invocation of the smallest
+// subgroups it may give), and how many rows a workgroup then holds at the
+// device's usual subgroup size.
+func normRowsFit(l wgpu.Limits, wg, C int) (perGroup int, ok bool) {
+	minSG := max(int(l.MinSubgroupSize), 1)
+	if C%4 != 0 || C/4 > lnRowVec4s*minSG {
+		return 0, false
+	}
+	return max(wg/max(int(l.SubgroupSize), minSG), 1), true
 }
 
 // matmulOp records out = epilogue(x·w + bias), x (M, K), w (K, N); kc and vc

@@ -19,13 +19,10 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 	QD, ld := H*hd, (H+2*KV)*hd
 	N := sh.B * sh.T
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
-	normK, normConsts := lp.rmsnorm, constSet{}
-	if wg := min(256, int(g.dev.Limits().MaxComputeInvocationsPerWorkgroup)); g.sharedMatmul && lp.rmsnormSubgroup != nil && C <= lnSubgroupValues*wg {
-		normK, normConsts = lp.rmsnormSubgroup, consts("WG", float64(wg))
-	}
+	norm := g.normFor(lp.rmsnorm, lp.rmsnormSubgroup, lp.rmsnormRows, C)
 	rmsnorm := func(out, x, w *wgpu.Buffer) {
-		r.op(normK, normConsts, rmsNormBufs{X: whole(x), W: whole(w), Out: whole(out)},
-			rmsNormParams{Rows: uint32(N), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, perWorkgroup(N))
+		r.op(norm.k, norm.consts, rmsNormBufs{X: whole(x), W: whole(w), Out: whole(out)},
+			rmsNormParams{Rows: uint32(N), C: uint32(C), Eps: float32(cfg.LayerNormEps)}, norm.groups(N))
 	}
 	for _, vr := range ranges {
 		r.op(g.embed, consts("WPE", 0), embedBufs{Tokens: tok, WTE: g.wteRange(vr), WPE: whole(lp.zeros), Out: whole(a.res)},

@@ -80,7 +80,7 @@ type GPT2 struct {
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine *Kernel
 	matmulShared, lmHeadShared, attentionShared                      *Kernel
-	layernormSubgroup                                                *Kernel // nil without subgroup operations
+	layernormSubgroup, layernormRows                                 *Kernel // nil without subgroup operations
 	logits                                                           *Kernel // decoding: one position's logits (Session)
 	topK                                                             *Kernel // topk_logits.wgsl: --top-logprobs
 	topKShared                                                       *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
@@ -274,6 +274,10 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 			g.Close()
 			return nil, err
 		}
+		if g.layernormRows, err = NewKernel(dev, "layernorm_rows.wgsl", f16); err != nil {
+			g.Close()
+			return nil, err
+		}
 	}
 	if llama {
 		if err := g.newLlamaKernels(); err != nil {
@@ -371,6 +375,7 @@ const (
 	maxVocabTile             = 256  // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
 	nllCombineWG             = 256  // nll_combine.wgsl: WG, set by the host: targets per workgroup
 	lnSubgroupValues         = 8    // layernorm_subgroup.wgsl, rmsnorm_subgroup.wgsl: MAXE, channels per invocation
+	lnRowVec4s               = 16   // layernorm_rows.wgsl, rmsnorm_rows.wgsl: MAXV, vec4s of a row per invocation
 	sharedSliceTiles         = 8    // lmhead_loss_shared.wgsl: NT's default, vocabulary tiles per workgroup
 	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation (vec4 code)
 	sharedVocabTile          = 128  // lmhead_loss_shared.wgsl: VT's default

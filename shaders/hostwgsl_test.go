@@ -104,6 +104,8 @@ func TestHostConstantsMatchWGSL(t *testing.T) {
 		{"topk_logits_shared.wgsl", "WG", sharedTopWG, "sharedTopWG (topSlice's loop budget)"},
 		{"layernorm_subgroup.wgsl", "MAXE", lnSubgroupValues, "lnSubgroupValues"},
 		{"rmsnorm_subgroup.wgsl", "MAXE", lnSubgroupValues, "lnSubgroupValues"},
+		{"layernorm_rows.wgsl", "MAXV", lnRowVec4s, "lnRowVec4s"},
+		{"rmsnorm_rows.wgsl", "MAXV", lnRowVec4s, "lnRowVec4s"},
 		{"lmhead_loss.wgsl", "VT", maxVocabTile, "maxVocabTile"},
 		{"lmhead_loss_shared.wgsl", "VT", sharedVocabTile, "sharedVocabTile"},
 		{"lmhead_loss_shared.wgsl", "NT", sharedSliceTiles, "sharedSliceTiles"},

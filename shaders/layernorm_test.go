@@ -132,3 +132,94 @@ func TestPushAndBindErrors(t *testing.T) {
 		t.Error("unknown override accepted")
 	}
 }
+
+// TestNormRows compares layernorm_rows.wgsl with refops.LayerNorm and
+// rmsnorm_rows.wgsl with refops.RMSNorm on devices with subgroup operations,
+// for both weight types, at widths that leave most invocations' vec4s empty
+// (C 12 and 100) and at the widest the device's smallest subgroups hold
+// (normRowsFit's bound), dispatched as the forward pass does (one row per
+// subgroup) and with fewer workgroups than that, in one dimension and two
+// (where a kernel that ignored wid.y would leave rows undone), so that each
+// subgroup takes several rows in turn. A rerun and every dispatch give the
+// same bits. Tolerance as TestLayerNorm's.
+func TestNormRows(t *testing.T) {
+	d := newTestDev(t)
+	if !d.dev.HasFeature(wgpu.FeatureSubgroups) {
+		t.Skipf("%s has no subgroup operations", d.info.Name)
+	}
+	l := d.dev.Limits()
+	const rows = 300
+	wg := min(256, int(l.MaxComputeInvocationsPerWorkgroup))
+	widest := 4 * lnRowVec4s * int(l.MinSubgroupSize)
+	for _, C := range []int{12, 100, widest} {
+		perGroup, ok := normRowsFit(l, wg, C)
+		if !ok {
+			t.Fatalf("C %d: normRowsFit refuses it (limits %+v)", C, l)
+		}
+		x := randF32(uint64(C)+5, rows*C, 0.3, 2)
+		for _, f16 := range d.weightTypes() {
+			w, b := randF32(2, C, 1, 0.2), randF32(3, C, 0, 0.1)
+			wb, bb := weightBytes(w, f16), weightBytes(b, f16)
+			for _, file := range []string{"layernorm_rows.wgsl", "rmsnorm_rows.wgsl"} {
+				t.Run(fmt.Sprintf("%s/C=%d/f16=%v", file, C, f16), func(t *testing.T) {
+					k, err := NewKernel(d.dev, file, f16)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p, err := k.Pipeline(map[string]float64{"WG": float64(wg)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					bufs := map[string]Buf{"x": {Buffer: d.buffer(t, "x", f32Bytes(x))}, "w": {Buffer: d.buffer(t, "w", wb)}}
+					eps := 1e-6
+					want := refops.RMSNorm(f64(x), f64(w), rows, C, eps)
+					if file == "layernorm_rows.wgsl" {
+						eps = 1e-5
+						bufs["b"] = Buf{Buffer: d.buffer(t, "b", bb)}
+						want = refops.LayerNorm(f64(x), f64(w), f64(b), rows, C, eps)
+					}
+					var first []float32
+					for _, groups := range [][3]uint32{grid(ceilDiv(rows, perGroup)), grid(ceilDiv(rows, perGroup)), {1, 1, 1}, {1, 2, 1}, {2, 3, 1}} {
+						out := d.buffer(t, "out", make([]byte, 4*rows*C))
+						bufs["out"] = Buf{Buffer: out}
+						d.run(t, p, bufs, Params{"rows": rows, "C": float64(C), "eps": eps}, groups)
+						got := d.readF32(t, out, rows*C)
+						if first == nil {
+							checkClose(t, file, got, want, 2e-5)
+							first = got
+							continue
+						}
+						checkClose(t, fmt.Sprintf("%s, groups %v", file, groups), got, f64(first), 0)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestNormRowsFit checks which widths the _rows norm kernels take and the
+// rows a workgroup holds: NVIDIA's subgroups of 32, AMD's of 32 or 64 (the
+// smallest bounds the width, the usual one the rows per workgroup), and a
+// CPU implementation's of 4.
+func TestNormRowsFit(t *testing.T) {
+	for _, c := range []struct {
+		sg, minSG, wg, C int
+		perGroup         int
+		ok               bool
+	}{
+		{32, 32, 256, 768, 8, true},
+		{32, 32, 256, 2048, 8, true},  // 512 vec4s: 16 per invocation
+		{32, 32, 256, 2052, 0, false}, // one vec4 more
+		{32, 32, 256, 1022, 0, false}, // not a multiple of 4
+		{64, 32, 256, 2048, 4, true},  // wave64 usually: 4 rows, but 32 may come
+		{64, 32, 256, 4096, 0, false}, // fits 64 invocations, not 32
+		{4, 4, 128, 256, 32, true},    // SwiftShader
+		{4, 4, 128, 260, 0, false},
+	} {
+		l := wgpu.Limits{SubgroupSize: uint32(c.sg), MinSubgroupSize: uint32(c.minSG), MaxSubgroupSize: uint32(max(c.sg, c.minSG))}
+		perGroup, ok := normRowsFit(l, c.wg, c.C)
+		if perGroup != c.perGroup || ok != c.ok {
+			t.Errorf("subgroups %d (min %d), WG %d, C %d: %d rows per workgroup, %v; want %d, %v", c.sg, c.minSG, c.wg, c.C, perGroup, ok, c.perGroup, c.ok)
+		}
+	}
+}

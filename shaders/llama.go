@@ -38,6 +38,7 @@ type llamaParts struct {
 
 	rmsnorm, ropeKV *Kernel
 	rmsnormSubgroup *Kernel // nil without subgroup operations
+	rmsnormRows     *Kernel // nil without subgroup operations
 }
 
 // maxRopeBytes caps the rotary table: it is bound whole, and every Vulkan
@@ -264,6 +265,9 @@ func (g *GPT2) newLlamaKernels() error {
 	}
 	if dev.HasFeature(wgpu.FeatureSubgroups) {
 		if lp.rmsnormSubgroup, err = NewKernel(dev, "rmsnorm_subgroup.wgsl", g.f16); err != nil {
+			return err
+		}
+		if lp.rmsnormRows, err = NewKernel(dev, "rmsnorm_rows.wgsl", g.f16); err != nil {
 			return err
 		}
 	}

@@ -19,13 +19,15 @@ import (
 type (
 	// embedParams are embed.wgsl's.
 	embedParams struct{ N, T, C, Pos0, V0, V uint32 }
-	// layerNormParams are layernorm.wgsl's and layernorm_subgroup.wgsl's.
+	// layerNormParams are layernorm.wgsl's, layernorm_subgroup.wgsl's and
+	// layernorm_rows.wgsl's.
 	layerNormParams struct {
 		Rows, C uint32
 		Eps     float32
 	}
-	// rmsNormParams are rmsnorm.wgsl's and rmsnorm_subgroup.wgsl's (the
-	// same members as layerNormParams; a type of its own for its cost).
+	// rmsNormParams are rmsnorm.wgsl's, rmsnorm_subgroup.wgsl's and
+	// rmsnorm_rows.wgsl's (the same members as layerNormParams; a type of
+	// its own for its cost).
 	rmsNormParams struct {
 		Rows, C uint32
 		Eps     float32

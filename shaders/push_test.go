@@ -35,9 +35,9 @@ func TestPushStructsMatchKernels(t *testing.T) {
 	}{
 		{[]string{"embed.wgsl"}, embedParams{N: 1, T: 2, C: 3, Pos0: 4, V0: 5, V: 6},
 			Params{"N": 1, "T": 2, "C": 3, "pos0": 4, "v0": 5, "V": 6}},
-		{[]string{"layernorm.wgsl", "layernorm_subgroup.wgsl"}, layerNormParams{Rows: 7, C: 768, Eps: 1e-5},
+		{[]string{"layernorm.wgsl", "layernorm_subgroup.wgsl", "layernorm_rows.wgsl"}, layerNormParams{Rows: 7, C: 768, Eps: 1e-5},
 			Params{"rows": 7, "C": 768, "eps": 1e-5}},
-		{[]string{"rmsnorm.wgsl", "rmsnorm_subgroup.wgsl"}, rmsNormParams{Rows: 7, C: 768, Eps: 1e-6},
+		{[]string{"rmsnorm.wgsl", "rmsnorm_subgroup.wgsl", "rmsnorm_rows.wgsl"}, rmsNormParams{Rows: 7, C: 768, Eps: 1e-6},
 			Params{"rows": 7, "C": 768, "eps": 1e-6}},
 		{[]string{"kv_write.wgsl"}, kvWriteParams{B: 1, T: 2, C: 3, H: 4, S: 5, Pos0: 6},
 			Params{"B": 1, "T": 2, "C": 3, "H": 4, "S": 5, "pos0": 6}},

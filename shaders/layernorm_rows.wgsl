@@ -1,0 +1,69 @@
+// layernorm_rows: layernorm.wgsl's function, out[r,:] = (x[r,:] - mean) *
+// rstd * w + b with rstd = 1/sqrt(var + eps) (the biased variance, in two
+// passes: the sum of x, then of (x - mean)²), all in f32; w and b are
+// weights. One subgroup per row: each invocation reads its share of the
+// row as vec4s, all of them at once into registers (vec4 lane, lane + SGS,
+// ... of the row: at most MAXV), and each sum is a subgroupAdd, so the
+// kernel has no workgroup memory and no barrier and a workgroup holds
+// WG / SGS rows. layernorm_subgroup.wgsl's workgroup per row issues a few
+// scalar loads per invocation between two barriers, too little in flight to
+// cover the latency of memory at GPT-2's widths.
+//
+// Requires C % 4 == 0 and C / 4 <= MAXV * SGS for the smallest subgroup size
+// the device may give (the host checks both). The subgroups take rows in
+// turn over the whole dispatch (row r, then r + the dispatch's subgroups,
+// ...), so every row is done whatever subgroup size the driver picks, and
+// the host sizes the dispatch for one row per subgroup at the device's
+// usual size. Deterministic on a device: a row's sums depend only on the
+// subgroup size.
+enable subgroups;
+// The rows follow subgroup_id: the same for all of a subgroup's invocations,
+// as subgroupAdd needs, but not across the workgroup, which the rule checks.
+diagnostic(off, subgroup_uniformity);
+alias weight = f32;
+
+override WG: u32 = 256;
+const MAXV: u32 = 16u; // vec4s of a row per invocation, at most
+
+struct Params { rows: u32, C: u32, eps: f32 }
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;         // (rows, C)
+@group(0) @binding(1) var<storage, read> w: array<vec4<weight>>;      // (C)
+@group(0) @binding(2) var<storage, read> b: array<vec4<weight>>;      // (C)
+@group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>; // (rows, C)
+var<push_constant> p: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+	@builtin(subgroup_id) sid: u32, @builtin(subgroup_invocation_id) lane: u32,
+	@builtin(subgroup_size) sgs: u32, @builtin(num_subgroups) nsg: u32) {
+	let C4 = p.C / 4u;
+	let step = nwg.x * nwg.y * nsg; // subgroups in the dispatch
+	for (var row = (wid.y * nwg.x + wid.x) * nsg + sid; row < p.rows; row += step) {
+		let base = row * C4;
+		var v: array<vec4<f32>, MAXV>;
+		var s = vec4<f32>(0.0);
+		for (var j = 0u; j < MAXV; j++) {
+			let i = lane + j * sgs;
+			var a = vec4<f32>(0.0);
+			if i < C4 { a = x[base + i]; }
+			v[j] = a;
+			s += a;
+		}
+		let mean = subgroupAdd((s.x + s.y) + (s.z + s.w)) / f32(p.C);
+		var q = vec4<f32>(0.0);
+		for (var j = 0u; j < MAXV; j++) {
+			if lane + j * sgs < C4 {
+				let d = v[j] - mean;
+				q += d * d;
+			}
+		}
+		let rstd = inverseSqrt(subgroupAdd((q.x + q.y) + (q.z + q.w)) / f32(p.C) + p.eps);
+		for (var j = 0u; j < MAXV; j++) {
+			let i = lane + j * sgs;
+			if i < C4 {
+				out[base + i] = (v[j] - mean) * rstd * vec4<f32>(w[i]) + vec4<f32>(b[i]);
+			}
+		}
+	}
+}

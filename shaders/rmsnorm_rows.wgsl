@@ -1,0 +1,50 @@
+// rmsnorm_rows: rmsnorm.wgsl's function, out[r,:] = x[r,:] * rstd * w with
+// rstd = 1/sqrt(mean(x[r,:]²) + eps), in f32; w is weights. One subgroup
+// per row, as layernorm_rows.wgsl (see there): each invocation reads its
+// share of the row as vec4s into registers at once (at most MAXV), the sum
+// of squares is a subgroupAdd, no workgroup memory, no barrier. Requires
+// C % 4 == 0 and C / 4 <= MAXV * SGS for the smallest subgroup size the
+// device may give (the host checks both); the subgroups take rows in turn
+// over the whole dispatch. Deterministic on a device.
+enable subgroups;
+// The rows follow subgroup_id: the same for all of a subgroup's invocations,
+// as subgroupAdd needs, but not across the workgroup, which the rule checks.
+diagnostic(off, subgroup_uniformity);
+alias weight = f32;
+
+override WG: u32 = 256;
+const MAXV: u32 = 16u; // vec4s of a row per invocation, at most
+
+struct Params { rows: u32, C: u32, eps: f32 }
+
+@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;         // (rows, C)
+@group(0) @binding(1) var<storage, read> w: array<vec4<weight>>;      // (C)
+@group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>; // (rows, C)
+var<push_constant> p: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+	@builtin(subgroup_id) sid: u32, @builtin(subgroup_invocation_id) lane: u32,
+	@builtin(subgroup_size) sgs: u32, @builtin(num_subgroups) nsg: u32) {
+	let C4 = p.C / 4u;
+	let step = nwg.x * nwg.y * nsg; // subgroups in the dispatch
+	for (var row = (wid.y * nwg.x + wid.x) * nsg + sid; row < p.rows; row += step) {
+		let base = row * C4;
+		var v: array<vec4<f32>, MAXV>;
+		var q = vec4<f32>(0.0);
+		for (var j = 0u; j < MAXV; j++) {
+			let i = lane + j * sgs;
+			var a = vec4<f32>(0.0);
+			if i < C4 { a = x[base + i]; }
+			v[j] = a;
+			q += a * a;
+		}
+		let rstd = inverseSqrt(subgroupAdd((q.x + q.y) + (q.z + q.w)) / f32(p.C) + p.eps);
+		for (var j = 0u; j < MAXV; j++) {
+			let i = lane + j * sgs;
+			if i < C4 {
+				out[base + i] = v[j] * rstd * vec4<f32>(w[i]);
+			}
+		}
+	}
+}
