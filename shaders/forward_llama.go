@@ -29,9 +29,9 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 			embedParams{N: uint32(N), T: uint32(sh.T), C: uint32(C), Pos0: uint32(sh.t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
 			perInvocation(N*C))
 	}
-	ropeConsts := consts("QKNORM", 0)
+	ropeConsts := consts("QKNORM", 0).with("WG", float64(ropeWG(hd)))
 	if cfg.QKNorm {
-		ropeConsts = consts("QKNORM", 1)
+		ropeConsts = consts("QKNORM", 1).with("WG", float64(ropeWG(hd)))
 	}
 	rp := ropeParams{B: uint32(sh.B), T: uint32(sh.T), H: uint32(H), KV: uint32(KV), HD: uint32(hd),
 		S: uint32(sh.S), Pos0: uint32(sh.t0), Eps: float32(cfg.LayerNormEps)}
@@ -45,7 +45,7 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 			qn, kn = lp.rope, lp.rope
 		}
 		r.op(lp.ropeKV, ropeConsts, ropeBufs{QKV: whole(a.qkv), KC: kc, VC: vc, Rope: whole(lp.rope), QN: whole(qn), KN: whole(kn)},
-			rp, perInvocation(N*(H+2*KV)))
+			rp, perInvocation(N*(H+2*KV)*hd/2))
 		g.attentionOp(r, sh, kc, vc, ld)
 		g.matmulOp(r, sh, a.res, a.att, w.oW, w.oB, kc, vc, N, QD, C, epiAdd)
 		rmsnorm(a.ln, a.res, w.ln2w)
@@ -53,4 +53,12 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 		g.matmulOp(r, sh, a.res, a.fc, w.downW, w.downB, kc, vc, N, I, C, epiAdd)
 	}
 	rmsnorm(a.ln, a.res, g.lnfW)
+}
+
+// ropeWG is rope_kv_write.wgsl's workgroup size for heads of hd channels:
+// a multiple of hd/2 (its invocations per head), so that a workgroup takes
+// whole heads, of at least 64 invocations.
+func ropeWG(hd int) int {
+	half := max(hd/2, 1)
+	return half * ceilDiv(64, half)
 }

@@ -13,13 +13,20 @@
 // (B, KV, S, hd) at position pos. kv_write.wgsl's job, for models with
 // rotary positions, so that no dispatch is added for the rotation.
 //
-// One invocation per (row, head) of the H + 2*KV heads, a loop over the
-// head's channels; no workgroup memory, no barrier. Any hd (even: pairs of
-// halves), pos0 + T <= S and pos0 + T <= the table's positions. The
-// workgroups are flattened as wid.y * nwg.x + wid.x (see grid).
+// One invocation per pair of channels (i, i + hd/2) of a (row, head): the
+// invocations of a head are neighbours, so that each load and store of a
+// subgroup is of consecutive words (a value head's pairs are copied). A
+// workgroup of WG invocations, a multiple of hd/2 that the host sets
+// (ropeWG), takes whole heads; with QKNORM = 1 its invocations put their
+// pairs' a² + c² in workgroup memory, and after a barrier each adds its
+// head's, in pair order (every invocation of a head the same sum), for
+// rstd. Any hd (even: pairs of halves), pos0 + T <= S and pos0 + T <= the
+// table's positions. The workgroups are flattened as wid.y * nwg.x + wid.x
+// (see grid); invocations past the last pair do nothing but take part in
+// the barrier.
 alias weight = f32;
 
-override WG: u32 = 64;
+override WG: u32 = 64;    // a multiple of hd/2 (the host's ropeWG)
 override QKNORM: u32 = 0; // 1: RMSNorm each q and k head (qn, kn) before the rotation
 
 struct Params { B: u32, T: u32, H: u32, KV: u32, hd: u32, S: u32, pos0: u32, eps: f32 }
@@ -32,54 +39,58 @@ struct Params { B: u32, T: u32, H: u32, KV: u32, hd: u32, S: u32, pos0: u32, eps
 @group(0) @binding(5) var<storage, read> kn: array<weight>;      // (hd), QKNORM only
 var<push_constant> p: Params;
 
+var<workgroup> sq: array<f32, WG>; // QKNORM: each invocation's a² + c²
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
 	let heads = p.H + 2u * p.KV;
+	let half = p.hd / 2u;
 	let idx = (wid.y * nwg.x + wid.x) * WG + li;
-	if idx >= p.B * p.T * heads { return; }
-	let row = idx / heads; // b*T + t
-	let j = idx % heads;   // the head within the row: q, then k, then v
+	let live = idx < p.B * p.T * heads * half;
+	let rh = idx / half;   // row * heads + head
+	let i = idx % half;    // the pair: channels i and i + half
+	let row = rh / heads;  // b*T + t
+	let j = rh % heads;    // the head within the row: q, then k, then v
 	let b = row / p.T;
 	let pos = p.pos0 + row % p.T;
-	let src = (row * heads + j) * p.hd;
+	let src = rh * p.hd;
+	var a = 0.0;
+	var c = 0.0;
+	if live {
+		a = qkv[src + i];
+		c = qkv[src + i + half];
+	}
+	if QKNORM == 1u {
+		sq[li] = a * a + c * c;
+		workgroupBarrier();
+		let h0 = li - i; // the head's first invocation: workgroups start at heads
+		var ss = 0.0;
+		for (var k = 0u; k < half; k++) { ss += sq[h0 + k]; }
+		let rstd = inverseSqrt(ss / f32(p.hd) + p.eps);
+		if j < p.H {
+			a = a * rstd * f32(qn[i]);
+			c = c * rstd * f32(qn[i + half]);
+		} else if j < p.H + p.KV {
+			a = a * rstd * f32(kn[i]);
+			c = c * rstd * f32(kn[i + half]);
+		}
+	}
+	if !live { return; }
 	if j >= p.H + p.KV { // a value head: to the cache as it is
 		let dst = ((b * p.KV + j - p.H - p.KV) * p.S + pos) * p.hd;
-		for (var i = 0u; i < p.hd; i++) { vc[dst + i] = qkv[src + i]; }
+		vc[dst + i] = a;
+		vc[dst + i + half] = c;
 		return;
 	}
-	let isQ = j < p.H;
-	var rstd = 1.0;
-	if QKNORM == 1u {
-		var ss = 0.0;
-		for (var i = 0u; i < p.hd; i++) {
-			let a = qkv[src + i];
-			ss += a * a;
-		}
-		rstd = inverseSqrt(ss / f32(p.hd) + p.eps);
-	}
-	let half = p.hd / 2u;
-	let dst = ((b * p.KV + j - select(p.H, 0u, isQ)) * p.S + pos) * p.hd; // keys only
-	for (var i = 0u; i < half; i++) {
-		var a = qkv[src + i];
-		var c = qkv[src + i + half];
-		if QKNORM == 1u {
-			if isQ {
-				a = a * rstd * f32(qn[i]);
-				c = c * rstd * f32(qn[i + half]);
-			} else {
-				a = a * rstd * f32(kn[i]);
-				c = c * rstd * f32(kn[i + half]);
-			}
-		}
-		let cs = rope[pos * half + i];
-		let a2 = a * cs.x - c * cs.y;
-		let c2 = c * cs.x + a * cs.y;
-		if isQ {
-			qkv[src + i] = a2;
-			qkv[src + i + half] = c2;
-		} else {
-			kc[dst + i] = a2;
-			kc[dst + i + half] = c2;
-		}
+	let cs = rope[pos * half + i];
+	let a2 = a * cs.x - c * cs.y;
+	let c2 = c * cs.x + a * cs.y;
+	if j < p.H {
+		qkv[src + i] = a2;
+		qkv[src + i + half] = c2;
+	} else {
+		let dst = ((b * p.KV + j - p.H) * p.S + pos) * p.hd;
+		kc[dst + i] = a2;
+		kc[dst + i + half] = c2;
 	}
 }

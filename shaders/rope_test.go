@@ -19,7 +19,10 @@ import (
 // with float64 angles (refops.RopeInvFreq with llama3 scaling, not the
 // kernel's table), the keys rotated into kc and the values copied into vc at
 // their positions, exactly; qkv's key and value columns and the cache's other
-// positions are left as they were. The workgroups are spread over a 2D grid.
+// positions are left as they were. The workgroups, of ropeWG's size (at
+// head size 12, 11 heads of 6 pairs: the last workgroup only partly live,
+// its other invocations at the q/k norm's barrier all the same), are spread
+// over a 2D grid.
 // Tolerance 2e-6 relative to max(1, |want|): cos and sin rounded once to
 // f32, f32 products, inverseSqrt.
 func TestRopeKVWrite(t *testing.T) {
@@ -82,13 +85,14 @@ func TestRopeKVWrite(t *testing.T) {
 					if norm {
 						qk = 1
 					}
-					p, err := k.Pipeline(map[string]float64{"QKNORM": qk, "WG": 8})
+					wg := ropeWG(hd)
+					p, err := k.Pipeline(map[string]float64{"QKNORM": qk, "WG": float64(wg)})
 					if err != nil {
 						t.Fatal(err)
 					}
 					qb := d.buffer(t, "qkv", f32Bytes(qkv))
 					kcb, vcb := d.buffer(t, "kc", f32Bytes(sentinel)), d.buffer(t, "vc", f32Bytes(sentinel))
-					groups := ceilDiv(B*T*(H+2*KV), 8)
+					groups := ceilDiv(B*T*(H+2*KV)*hd/2, wg)
 					d.run(t, p, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb},
 						"rope": {Buffer: d.buffer(t, "rope", table)}, "qn": {Buffer: d.buffer(t, "qn", qnb)}, "kn": {Buffer: d.buffer(t, "kn", knb)}},
 						Params{"B": B, "T": T, "H": H, "KV": KV, "hd": float64(hd), "S": S, "pos0": pos0, "eps": eps},
@@ -98,6 +102,18 @@ func TestRopeKVWrite(t *testing.T) {
 					checkClose(t, "vc", d.readF32(t, vcb, len(sentinel)), wantV, 0)
 				})
 			}
+		}
+	}
+}
+
+// TestRopeWG: rope_kv_write.wgsl's workgroups take whole heads (a multiple
+// of hd/2 invocations, which its q/k norm's sums rely on) of at least 64
+// invocations, and at most 128 for the head sizes attention takes.
+func TestRopeWG(t *testing.T) {
+	for hd := 2; hd <= maxHeadDim; hd += 2 {
+		wg := ropeWG(hd)
+		if wg%(hd/2) != 0 || wg < 64 || wg > 128 {
+			t.Errorf("hd %d: WG %d", hd, wg)
 		}
 	}
 }
