@@ -30,14 +30,20 @@ var attnCoopCases = []struct {
 }
 
 // attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg and its
-// case number ci: two subgroups of one left matrix each and tiles of one
-// matrix width, so that the small cases cross several tiles and blocks (the
-// default tiling has 64 keys per tile), with the next tile's loads in
-// flight (PF 1) in odd cases; natively, the default tiling too.
+// case number ci: two subgroups (one in cases 2 and 3: a workgroup of one
+// subgroup, as two of the autotuner's tilings) of one left matrix each and
+// tiles of one matrix width, so that the small cases cross several tiles
+// and blocks (the default tiling has 64 keys per tile), with the next
+// tile's loads in flight (PF 1) in odd cases; natively, the default tiling
+// too.
 func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd, ci int) []attnCoopTiles {
 	t.Helper()
 	sgs := coopSGS(d, cfg)
-	small := attnCoopTiles{cfg: cfg, FM: 1, HD: hd, BKV: max(cfg.K, cfg.N), SG: 2, SGS: sgs, PF: ci % 2}
+	sg := 2
+	if ci == 2 || ci == 3 {
+		sg = 1
+	}
+	small := attnCoopTiles{cfg: cfg, FM: 1, HD: hd, BKV: max(cfg.K, cfg.N), SG: sg, SGS: sgs, PF: ci % 2}
 	out := []attnCoopTiles{small}
 	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		def, err := attnCoopTilesFor(cfg, sgs, hd, d.dev.Limits())

@@ -29,9 +29,14 @@ type attnCoopShape struct{ Rows, SG, BKV, PF int }
 // (twice the workgroups, less idle work on the causal diagonal); and
 // subgroups of 32 rows (two left matrices of 16, each invocation a whole
 // row where subgroups have 32: twice the accumulator and score registers,
-// so with 64 keys a tile not the prefetch's besides). On an NVIDIA GPU at
-// head size 64 each fits its 48 KiB, three in 32 KiB (two workgroups an SM
-// where a GPU has 64 KiB); those that fit no device are left out
+// so with 64 keys a tile not the prefetch's besides). And workgroups of one
+// such subgroup: steps 2 to 5 touch only a subgroup's own rows, so there
+// each of a tile's four barriers waits for that subgroup alone (WGSL has no
+// subgroup-scoped barrier; a one-subgroup workgroup's is one), at the cost
+// of each workgroup staging its own keys and values (each tile read from L2
+// by twice as many workgroups as with 2 subgroups of 32 rows). On an NVIDIA
+// GPU at head size 64 each fits its 48 KiB, five in 32 KiB (two workgroups
+// an SM where a GPU has 64 KiB); those that fit no device are left out
 // (attnCoopCandidates).
 var attnCoopShapes = []attnCoopShape{
 	{16, 4, 64, 0},
@@ -39,6 +44,8 @@ var attnCoopShapes = []attnCoopShape{
 	{16, 2, 64, 1},
 	{32, 2, 64, 0},
 	{32, 2, 32, 1},
+	{32, 1, 64, 0},
+	{32, 1, 32, 1},
 }
 
 // tiles is s for the default tiling def's configuration, subgroups and head
