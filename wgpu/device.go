@@ -47,6 +47,7 @@ type Device struct {
 	cmdFree   []*cmdSlot // those not in use
 	cache     vk.PipelineCache
 	cachePath string
+	cacheNote string // PipelineCacheWarning
 	lost      error
 	closed    bool
 	stats     []PipelineStatistics // FeaturePipelineStatistics: every compute pipeline's, in creation order
@@ -361,7 +362,16 @@ func (d *Device) openPipelineCache(dir string) error {
 	var data []byte
 	if dir != "-" {
 		d.cachePath = filepath.Join(dir, fmt.Sprintf("%s-%08x-%s.bin", info.DeviceUUID, info.DriverVersionRaw, info.PipelineCacheUUID))
-		data, _ = os.ReadFile(d.cachePath) // a missing or unreadable cache is only slower
+		file, err := os.ReadFile(d.cachePath)
+		switch {
+		case errors.Is(err, os.ErrNotExist): // the first run on this device and driver
+		case err != nil:
+			d.cacheNote = fmt.Sprintf("pipeline cache %s: %v; the pipelines are compiled again", d.cachePath, err)
+		default:
+			if data, err = pipelineCacheData(file, info); err != nil {
+				d.cacheNote = fmt.Sprintf("pipeline cache %s: %v; it is not used, the pipelines are compiled again and the file rewritten", d.cachePath, err)
+			}
+		}
 	}
 	var ar vk.Arena
 	defer ar.Release()
@@ -370,7 +380,8 @@ func (d *Device) openPipelineCache(dir string) error {
 		ci.InitialDataSize, ci.PInitialData = uintptr(len(data)), ar.Bytes(data)
 	}
 	r := d.fn.CreatePipelineCache(d.h, ci, nil, &d.cache)
-	if r != vk.Success && len(data) > 0 { // a corrupt file: start empty
+	if r != vk.Success && len(data) > 0 { // data the driver refuses: start empty
+		d.cacheNote = fmt.Sprintf("pipeline cache %s: the driver refused its data (%v); the pipelines are compiled again and the file rewritten", d.cachePath, check("vkCreatePipelineCache", r))
 		ci.InitialDataSize, ci.PInitialData = 0, nil
 		r = d.fn.CreatePipelineCache(d.h, ci, nil, &d.cache)
 	}
@@ -389,6 +400,12 @@ func (d *Device) SavePipelineCache() error {
 
 // PipelineCachePath is the file the pipeline cache persists to ("" when persistence is off).
 func (d *Device) PipelineCachePath() string { return d.cachePath }
+
+// PipelineCacheWarning says why the device started with an empty pipeline cache although its file was there: the
+// file could not be read, was damaged (its checksum), not of this format, of another device or driver, or refused
+// by the driver. "" when the file was used or absent. Either way the device works; its pipelines are compiled
+// again, and Close rewrites the file.
+func (d *Device) PipelineCacheWarning() string { return d.cacheNote }
 
 func (d *Device) savePipelineCache() error {
 	if d.cachePath == "" || d.cache == 0 || d.lost != nil {
@@ -410,7 +427,7 @@ func (d *Device) savePipelineCache() error {
 	if err != nil {
 		return fmt.Errorf("save pipeline cache: %w", err)
 	}
-	_, werr := tmp.Write(buf[:n])
+	_, werr := tmp.Write(pipelineCacheFile(buf[:n]))
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())

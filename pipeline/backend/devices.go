@@ -307,6 +307,9 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
+	if w := dev.PipelineCacheWarning(); w != "" && opt.Warn != nil {
+		opt.Warn(fmt.Sprintf("warning: %s: %s", name, w))
+	}
 	g, err := NewGPU(ctx, dev, src, f16, opt.Progress)
 	if err != nil {
 		dev.Close()

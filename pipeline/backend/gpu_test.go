@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -269,6 +270,63 @@ func TestGPUKernelsEnv(t *testing.T) {
 	}
 	if got := g.Model().Kernels(); got != want {
 		t.Errorf("auto on %s (%s): the %s kernels, want %s", ad.Info().Name, ad.Info().DeviceType, got, want)
+	}
+}
+
+// TestOpenWarnsOfDamagedPipelineCache: Open on a GPU whose pipeline cache
+// file (in the user cache folder) was damaged warns once, naming the file
+// and why, and scores as it does with a sound cache; the file it then
+// writes is used again without a warning.
+func TestOpenWarnsOfDamagedPipelineCache(t *testing.T) {
+	testAdapter(t) // skips (or fails, under CI) without Vulkan
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(shaders.KernelsEnv, "hardware")
+	m := synth.Peaked(synth.TinyConfig(), 11)
+	seqs := []model.Sequence{{Tokens: []int32{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}, First: 1}}
+	run := func() (model.LossSums, []string) {
+		t.Helper()
+		var warnings []string
+		b, err := backend.Open(context.Background(), backend.DeviceSpec{Kind: "gpu", Index: -1}, m.Reader(),
+			backend.Options{Warn: func(msg string) { warnings = append(warnings, msg) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		p, err := b.Submit(context.Background(), pipeline.Batch{Seqs: seqs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums, err := p.Wait(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sums, warnings
+	}
+	want, warnings := run()
+	if len(warnings) != 0 {
+		t.Errorf("the first run: warnings %q", warnings)
+	}
+	files, err := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "wgpu-eval", "pipelines", "*.bin"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("pipeline cache files %q (%v), want one", files, err)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x40
+	if err := os.WriteFile(files[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := run()
+	if got != want {
+		t.Errorf("with the damaged cache: sums %+v, want %+v", got, want)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], files[0]) || !strings.Contains(warnings[0], "checksum does not match") {
+		t.Errorf("with the damaged cache: warnings %q, want one naming the file and its checksum", warnings)
+	}
+	if _, warnings = run(); len(warnings) != 0 {
+		t.Errorf("with the rewritten cache: warnings %q", warnings)
 	}
 }
 
