@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -59,7 +60,7 @@ type GPT2 struct {
 
 	mu              sync.Mutex                    // guards the fields below and the recording of batches
 	tuneNote        func(msg string)              // SetTuneNotice
-	tuneNoted       bool                          // the notice was given
+	tuneNoted       time.Time                     // when the first notice was given; zero before
 	mxMode          MatrixUnits                   // SetMatrixUnits; $WGPU_EVAL_MATRIX_UNITS at NewGPT2
 	mx              *MatrixUnitsStatus            // the decision (ensureMatrixUnits); nil until made
 	mxErr           error                         // why MatrixUnitsOn cannot be had

@@ -473,30 +473,37 @@ func (g *GPT2) SetTuning(mode TuneMode) {
 	}
 }
 
-// SetTuneNotice sets f to be told, once, when the autotuner first times
-// kernels in this process: on a device and driver whose tuning file lacks
-// the batch's shapes, the first batch waits for it (seconds; minutes where
-// the driver compiles slowly, such as NVIDIA's with a cold shader cache).
-// nil gives no notice.
+// SetTuneNotice sets f to be told when the autotuner first times kernels in
+// this process: on a device and driver whose tuning file lacks the batch's
+// shapes, the first batch waits for it (seconds; minutes where the driver
+// compiles slowly, such as NVIDIA's with a cold shader cache). Then, as it
+// takes each further shape, f gets a short line with the time so far, so
+// that a long first run shows it is moving. nil gives no notice.
 func (g *GPT2) SetTuneNotice(f func(msg string)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.tuneNote = f
 }
 
-// noteTuning gives SetTuneNotice's notice, once, as the autotuner is about
-// to time key's candidates. g.mu is held.
+// noteTuning gives SetTuneNotice's notices as the autotuner is about to time
+// key's candidates: the first one says what and why, the later ones name
+// the shape. g.mu is held.
 func (g *GPT2) noteTuning(key string) {
-	if g.tuneNote == nil || g.tuneNoted {
+	if g.tuneNote == nil {
 		return
 	}
-	g.tuneNoted = true
+	name := g.dev.AdapterInfo().Name
+	if !g.tuneNoted.IsZero() {
+		g.tuneNote(fmt.Sprintf("wgpu-eval: tuning %s on %s (%s so far)", key, name, time.Since(g.tuneNoted).Round(time.Second)))
+		return
+	}
+	g.tuneNoted = time.Now()
 	kept := "the choices are kept in " + g.tuneFile
 	if g.tuneFile == "" {
 		kept = "no tuning file to keep them in"
 	}
 	g.tuneNote(fmt.Sprintf("wgpu-eval: tuning the kernels for %s, starting with %s: once per device, driver and batch shape (%s)",
-		g.dev.AdapterInfo().Name, key, kept))
+		name, key, kept))
 }
 
 // Tuning is the autotuner's choice for every matmul shape the model has run,

@@ -20,8 +20,8 @@ import (
 // file, and a model that reads the file uses the same tiles without timing
 // anything; the sums are bit-identical with the tuned tiles, the defaults and
 // after a rerun, since every tile configuration adds in k order. The notice
-// (SetTuneNotice) comes once, as the first shape is timed, and not from the
-// model that reads the file.
+// (SetTuneNotice) comes as the first shape is timed, then a line for each
+// further shape, and none from the model that reads the file.
 func TestTune(t *testing.T) {
 	d := newTestDev(t)
 	ctx := context.Background()
@@ -76,9 +76,26 @@ func TestTune(t *testing.T) {
 	if _, err := os.Stat(g.tuneFile); err != nil {
 		t.Fatalf("no tuning file: %v", err)
 	}
-	if len(notices) != 1 || !strings.Contains(notices[0], "tuning the kernels for "+d.info.Name) || !strings.Contains(notices[0], g.tuneFile) {
-		t.Errorf("notices %q, want one naming the device and the tuning file", notices)
+	if len(notices) != len(choices) || !strings.Contains(notices[0], "tuning the kernels for "+d.info.Name) || !strings.Contains(notices[0], g.tuneFile) {
+		t.Errorf("notices %q, want %d: the first naming the device and the tuning file", notices, len(choices))
 	}
+	for _, c := range choices { // each shape named once, the first in the first notice
+		n := 0
+		for _, msg := range notices {
+			if strings.Contains(msg, "tuning "+c.Shape+" on ") || strings.Contains(msg, "starting with "+c.Shape+":") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("shape %s named in %d notices: %q", c.Shape, n, notices)
+		}
+	}
+	for _, msg := range notices[1:] {
+		if !strings.Contains(msg, " on "+d.info.Name+" (") || !strings.Contains(msg, " so far)") {
+			t.Errorf("notice %q: want the shape, the device and the time so far", msg)
+		}
+	}
+	notices = notices[:1]
 
 	// A fresh model on the same device reads the file: the same tiles, nothing timed.
 	h, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
