@@ -18,7 +18,7 @@
 # matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
 # them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
 # Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
-# read. It makes at most 11 files there (one bench JSON more per extra WORKGROUP_INIT value and bench).
+# read. It makes at most 11 files there (one bench JSON more per extra model, WORKGROUP_INIT value and bench).
 #
 # Usage:
 #   scripts/device-check.sh [ADAPTER]     run the checks
@@ -33,7 +33,8 @@
 #
 # Environment (all optional):
 #   BIN_DIR     prebuilt wgpu-eval, backend.test, shaders.test and wgpu.test (from --build); default: build them with go
-#   MODEL       bench's --model (default 124M; "tiny" for lavapipe, which is far too slow for 124M)
+#   MODEL       bench's --model, or several separated by spaces, each benched in turn (default 124M; "tiny" for
+#               lavapipe, which is far too slow for 124M; "124M qwen2.5-0.5b" adds the Llama family's kernels)
 #   CTX         bench's --ctx (default 1024; 0 is the model's positions)
 #   BATCHES     bench's --batch (default 1,4,16,64,256)
 #   RUNS        bench's --runs (default 3)
@@ -85,7 +86,7 @@ mkdir -p "$out_dir"
 summary=$out_dir/summary.txt
 : >"$summary"
 deadline=$((SECONDS + ${BUDGET_S:-290}))
-model=${MODEL:-124M}
+models=${MODEL:-124M}
 ctx=${CTX:-1024}
 batches=${BATCHES:-1,4,16,64,256}
 shape=${SHAPE-124M}
@@ -265,7 +266,7 @@ clocks() {
 # cold driver cache, compiling some 60 pipelines for the tuner took over 180 s on an H200 (45 s warm).
 f16=0
 adapter_block | grep -qE '^ +features .*\bf16\b' && f16=1
-for p in $precisions; do
+for model in $models; do for p in $precisions; do
 	if [[ $p == f16 && $f16 == 0 ]]; then
 		note "SKIP  bench $p (the adapter lacks shader-f16)"
 		continue
@@ -290,7 +291,7 @@ for p in $precisions; do
 			tail -n +"$((mark + 1))" "$txt" >>"$summary"
 		done
 	done
-done
+done; done
 # Where the coop kernels' time goes (ABLATE=1): each timed with one part of its work taken out (shaders'
 # BenchmarkCoopAblation; results wrong by design), after the benches, which come first in a short lease.
 if [[ ${ABLATE:-0} == 1 ]]; then

@@ -46,7 +46,11 @@ func NewGPU(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 b
 	P := g.Positions() // the model's, unless the adapter caps them (shaders.GPT2.Positions)
 	if n < 1 {
 		g.Close()
-		return nil, fmt.Errorf("%s: %w: no memory left for activations after the weights", dev.AdapterInfo().Name, pipeline.ErrBatchTooLarge)
+		hint := ""
+		if ft := dev.AdapterInfo().Features; !f16 && ft.ShaderF16 && ft.Storage16Bit { // what f16 weights need
+			hint = " (f16 weights take half the memory: --precision f16)"
+		}
+		return nil, fmt.Errorf("%w: no memory left for activations after the weights%s", pipeline.ErrBatchTooLarge, hint)
 	}
 	var widths []int
 	for w := gpuWidthStep; w < P; w += gpuWidthStep {
