@@ -29,10 +29,11 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 			embedParams{N: uint32(N), T: uint32(sh.T), C: uint32(C), Pos0: uint32(sh.t0), V0: uint32(vr[0]), V: uint32(vr[1] - vr[0])},
 			perInvocation(N*C))
 	}
-	ropeConsts := consts("QKNORM", 0).with("WG", float64(ropeWG(hd)))
+	qkNorm := 0.0
 	if cfg.QKNorm {
-		ropeConsts = consts("QKNORM", 1).with("WG", float64(ropeWG(hd)))
+		qkNorm = 1
 	}
+	ropeConsts := consts("QKNORM", qkNorm).with("WG", float64(ropeWG(hd)))
 	rp := ropeParams{B: uint32(sh.B), T: uint32(sh.T), H: uint32(H), KV: uint32(KV), HD: uint32(hd),
 		S: uint32(sh.S), Pos0: uint32(sh.t0), Eps: float32(cfg.LayerNormEps)}
 	for i := range lp.layers {
