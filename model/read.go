@@ -3,12 +3,18 @@ package model
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 
 	"github.com/x448/float16"
 )
+
+// ErrOutsideF16 is wrapped by the error of a tensor read as F16 that holds
+// a finite value float16 cannot hold (beyond ±65504 once rounded): such a
+// value is refused, never turned into an infinity.
+var ErrOutsideF16 = errors.New("outside float16's range (largest 65504)")
 
 // DType is the element type of tensor data handed to a backend.
 type DType int
@@ -208,7 +214,7 @@ func (e *encoder) put(dst int, vals []float32, raw []byte) error {
 		for i, v := range vals {
 			h := float16.Fromfloat32(v)
 			if h.IsInf(0) {
-				return fmt.Errorf("value %v at index %d is outside float16's range (largest 65504)", v, dst+i)
+				return fmt.Errorf("value %v at index %d is %w", v, dst+i, ErrOutsideF16)
 			}
 			binary.LittleEndian.PutUint16(b[2*i:], h.Bits())
 		}

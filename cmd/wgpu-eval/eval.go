@@ -263,8 +263,8 @@ func formatSummary(r *pipeline.Result, threads int) string {
 	if r.BOSEachWindow {
 		shard += ", BOS each window"
 	}
-	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %.3f ± %.3f  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
-		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, r.PPL, r.PPLStdErr, r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
+	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %s ± %s  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
+		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, formatPPLFixed(r.PPL), formatPPLFixed(r.PPLStdErr), r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
 }
 
 // writeJSON writes r as indented JSON to path ("-" is stdout), as

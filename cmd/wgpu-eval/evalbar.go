@@ -235,17 +235,41 @@ func (b *evalBar) fit(s, extra string) string {
 	return string(r[:min(len(r), max(cols-1, 0))])
 }
 
-// formatPPL spells a perplexity with three or four significant digits, and
-// no exponent (30.31, 3.412, 50257.0).
+// formatPPL spells the perplexity of a mean NLL with three or four
+// significant digits, and no exponent below a million (30.31, 3.412,
+// 50257.0, 1.235e+07; see bigPPL).
 func formatPPL(mean float64) string {
 	ppl := math.Exp(mean)
-	if ppl < 10 {
+	switch {
+	case ppl < 10:
+		return fmt.Sprintf("%.3f", ppl)
+	case ppl < 100:
+		return fmt.Sprintf("%.2f", ppl)
+	case ppl < 1e6:
+		return fmt.Sprintf("%.1f", ppl)
+	}
+	return bigPPL(ppl)
+}
+
+// formatPPLFixed spells a perplexity (or its standard error) of a result
+// line with three decimals, as far as a million; larger ones (a model far
+// from the text: an NLL of 14 nats and more) with four significant digits
+// (bigPPL), not a number of hundreds of digits.
+func formatPPLFixed(ppl float64) string {
+	if ppl < 1e6 {
 		return fmt.Sprintf("%.3f", ppl)
 	}
-	if ppl < 100 {
-		return fmt.Sprintf("%.2f", ppl)
+	return bigPPL(ppl)
+}
+
+// bigPPL spells a large perplexity with four significant digits; one that
+// float64 cannot hold (an NLL above 709.78 nats, which results cap at the
+// largest float64) as ">1.798e+308".
+func bigPPL(ppl float64) string {
+	if ppl >= math.MaxFloat64 {
+		return fmt.Sprintf(">%.4g", math.MaxFloat64)
 	}
-	return fmt.Sprintf("%.1f", ppl)
+	return fmt.Sprintf("%.4g", ppl)
 }
 
 // clock formats d as m:ss or h:mm:ss.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -40,5 +41,30 @@ func TestEvalBarMovesBetweenBatches(t *testing.T) {
 	b.close()
 	if !strings.HasSuffix(w.String(), "\r\033[K") {
 		t.Errorf("close does not clear the line: %q", w.String())
+	}
+}
+
+// TestFormatPPL: perplexities keep three or four significant digits without
+// an exponent up to a million, then four significant digits, and one past
+// float64 (results cap it at the largest float64) says so.
+func TestFormatPPL(t *testing.T) {
+	for _, c := range []struct {
+		mean        float64
+		bar, result string
+	}{
+		{math.Log(3.41234), "3.412", "3.412"},
+		{math.Log(30.3123), "30.31", "30.312"},
+		{math.Log(50257), "50257.0", "50257.000"},
+		{math.Log(999999), "999999.0", "999999.000"},
+		{math.Log(12345678), "1.235e+07", "1.235e+07"},
+		{345725, ">1.798e+308", ">1.798e+308"},
+	} {
+		ppl := min(math.Exp(c.mean), math.MaxFloat64) // as results hold it
+		if got := formatPPL(c.mean); got != c.bar {
+			t.Errorf("formatPPL(%g) = %q, want %q", c.mean, got, c.bar)
+		}
+		if got := formatPPLFixed(ppl); got != c.result {
+			t.Errorf("formatPPLFixed(%g) = %q, want %q", ppl, got, c.result)
+		}
 	}
 }

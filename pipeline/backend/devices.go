@@ -313,6 +313,9 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 	g, err := NewGPU(ctx, dev, src, f16, opt.Progress)
 	if err != nil {
 		dev.Close()
+		if errors.Is(err, model.ErrOutsideF16) {
+			return nil, fmt.Errorf("%s: %w (f16 weights cannot hold it: --precision f32 keeps them in f32 on the GPU)", name, err)
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	g.owned = append(g.owned, dev.Close)

@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -271,6 +272,34 @@ func TestGPUKernelsEnv(t *testing.T) {
 	if got := g.Model().Kernels(); got != want {
 		t.Errorf("auto on %s (%s): the %s kernels, want %s", ad.Info().Name, ad.Info().DeviceType, got, want)
 	}
+}
+
+// TestOpenF16RangeHint: a model with a weight beyond float16's range, opened
+// on a GPU with f16 weights (the default where the device has shader-f16),
+// is refused with the tensor named and the way out (--precision f32), and
+// opens with f32 weights.
+func TestOpenF16RangeHint(t *testing.T) {
+	ad := testAdapter(t)
+	if !ad.HasFeature(wgpu.FeatureShaderF16) {
+		t.Skipf("%s has no shader-f16: the GPU runs f32 weights", ad.Info().Name)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	m := synth.Peaked(synth.TinyConfig(), 12)
+	m.Weights.Layers[1].FCB[3] = 1e6
+	ctx := context.Background()
+	b, err := backend.Open(ctx, backend.DeviceSpec{Kind: "gpu", Index: -1}, m.Reader(), backend.Options{})
+	if err == nil {
+		b.Close()
+		t.Fatal("f16 weights of a model with a weight of 1e6 accepted")
+	}
+	if !errors.Is(err, model.ErrOutsideF16) || !strings.Contains(err.Error(), "h.1.mlp.c_fc.bias") || !strings.Contains(err.Error(), "--precision f32") {
+		t.Errorf("error %v: want ErrOutsideF16 naming the tensor and --precision f32", err)
+	}
+	b, err = backend.Open(ctx, backend.DeviceSpec{Kind: "gpu", Index: -1}, m.Reader(), backend.Options{Precision: backend.PrecisionF32})
+	if err != nil {
+		t.Fatalf("f32 weights: %v", err)
+	}
+	b.Close()
 }
 
 // TestOpenWarnsOfDamagedPipelineCache: Open on a GPU whose pipeline cache
