@@ -88,8 +88,10 @@ func (t *Tokens) Stream(sep int32) []int32 {
 // encodes them (Lead, Trail), less the first lead token (sep: the
 // tokenizer's BOS); a continuous stream cut at its sep tokens (the document
 // boundaries of an llm.c token file; a text holds none, unless it spells out
-// the tokenizer's separator, and stays one document). Empty documents are
-// dropped.
+// the tokenizer's separator, and stays one document). Separate documents
+// keep their numbers: an empty one (a JSONL line whose text is "") stays, as
+// an empty slice, so that document i is the corpus's document i (the doc of
+// per-document scores); the empty pieces of a cut stream are dropped.
 func (t *Tokens) Documents(sep int32) [][]int32 {
 	var docs [][]int32
 	for _, d := range t.Docs {
@@ -100,9 +102,7 @@ func (t *Tokens) Documents(sep int32) [][]int32 {
 			if len(t.Lead) > 0 {
 				d = d[1:]
 			}
-			if len(d) > 0 {
-				docs = append(docs, d)
-			}
+			docs = append(docs, d)
 			continue
 		}
 		start := 0

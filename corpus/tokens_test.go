@@ -242,7 +242,7 @@ func TestTokensSpecials(t *testing.T) {
 			[]int32{bos, 1, 2, eos}, [][]int32{{1, 2, eos}}},
 		{"text spelling out BOS", Tokens{Docs: [][]int32{{1, bos, 2}}, Lead: []int32{bos}}, []int32{bos, 1, bos, 2}, [][]int32{{1}, {2}}},
 		{"documents, BOS", Tokens{Docs: [][]int32{{1, 2}, {}, {3}}, Separated: true, Lead: []int32{bos}},
-			[]int32{bos, 1, 2, bos, bos, 3}, [][]int32{{1, 2}, {3}}},
+			[]int32{bos, 1, 2, bos, bos, 3}, [][]int32{{1, 2}, {}, {3}}}, // the empty document keeps its number
 		{"documents, BOS and EOS", Tokens{Docs: [][]int32{{1, 2}, {3}}, Separated: true, Lead: []int32{bos}, Trail: []int32{eos}},
 			[]int32{bos, 1, 2, eos, bos, 3, eos}, [][]int32{{1, 2, eos}, {3, eos}}},
 		{"documents, EOS only", Tokens{Docs: [][]int32{{1, 2}, {3}}, Separated: true, Trail: []int32{eos}},

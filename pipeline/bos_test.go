@@ -86,9 +86,9 @@ func TestBOSWindowsByHand(t *testing.T) {
 			{[]int32{99, 4, 5}, 2, 0, 4},
 		}},
 		{"documents", &corpus.Tokens{Docs: [][]int32{{1, 2}, {}, {3, 4, 5, 6, 7}}, Separated: true}, ModeDocuments, 4, 2, []win{
-			{[]int32{99, 1, 2}, 1, 0, 0}, // fits: as without the option
-			{[]int32{99, 3, 4, 5}, 1, 1, 0},
-			{[]int32{99, 5, 6, 7}, 2, 1, 3}, // a later window of a long document starts with the BOS too
+			{[]int32{99, 1, 2}, 1, 0, 0},    // fits: as without the option
+			{[]int32{99, 3, 4, 5}, 1, 2, 0}, // document 2: the empty one keeps its number
+			{[]int32{99, 5, 6, 7}, 2, 2, 3}, // a later window of a long document starts with the BOS too
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -191,13 +191,15 @@ func TestLMEvalMetrics(t *testing.T) {
 
 // TestPerDocument: --per-document writes one JSON line per document whose
 // targets and NLL sums are those of the per-token records of that document
-// (added independently here), and whose sums add up to the run's; it is
-// refused outside documents mode.
+// (added independently here), and whose sums add up to the run's; each
+// line's doc is the document's number in the file, an empty document
+// (scoring nothing, so without a line) counted; it is refused outside
+// documents mode.
 func TestPerDocument(t *testing.T) {
 	isolate(t)
 	dir, _, _ := tinyModel(t)
 	var b strings.Builder
-	for _, d := range []string{"First Citizen:\nBefore we proceed any further, hear me speak.", "All: Speak, speak.", "You are all resolved rather to die than to famish?"} {
+	for _, d := range []string{"First Citizen:\nBefore we proceed any further, hear me speak.", "", "All: Speak, speak.", "You are all resolved rather to die than to famish?"} {
 		j, _ := json.Marshal(map[string]string{"text": d})
 		b.Write(append(j, '\n'))
 	}
@@ -222,7 +224,7 @@ func TestPerDocument(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
 	if len(lines) != 3 {
-		t.Fatalf("%d lines for 3 documents:\n%s", len(lines), raw)
+		t.Fatalf("%d lines for 3 documents that score:\n%s", len(lines), raw)
 	}
 	total, targets := 0.0, 0
 	for i, l := range lines {
@@ -230,9 +232,10 @@ func TestPerDocument(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &d); err != nil {
 			t.Fatal(err)
 		}
-		w := want[i]
-		if d.Doc != i || float64(d.Targets) != w[0] || math.Abs(d.NLLSum-w[1]) > 1e-9*w[1] || math.Abs(d.MeanNLL-d.NLLSum/w[0]) > 1e-12 || d.Bytes == 0 {
-			t.Errorf("document %d: %+v; want %v targets, NLL sum %v", i, d, w[0], w[1])
+		doc := []int{0, 2, 3}[i] // the file's documents, the empty one (1) counted
+		w := want[doc]
+		if d.Doc != doc || float64(d.Targets) != w[0] || math.Abs(d.NLLSum-w[1]) > 1e-9*w[1] || math.Abs(d.MeanNLL-d.NLLSum/w[0]) > 1e-12 || d.Bytes == 0 {
+			t.Errorf("line %d: %+v; want document %d, %v targets, NLL sum %v", i, d, doc, w[0], w[1])
 		}
 		total += d.NLLSum
 		targets += d.Targets
