@@ -37,7 +37,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.ctx, "ctx", 0, "tokens per window (0: the model's n_positions)")
-	fs.StringVar(&f.batches, "batch", "1,4,8", "windows per batch, a comma-separated list: each size is timed on its own")
+	fs.StringVar(&f.batches, "batch", "", "windows per batch, a comma-separated list: each size is timed on its own (default: 1,4,8; on a hardware GPU 1, 8 and the batch eval runs there, as many windows as its batches hold: 64 at --ctx 1024)")
 	fs.IntVar(&f.warmup, "warmup", 1, "batches run before the timed ones (pipelines, allocations)")
 	fs.IntVar(&f.runs, "runs", 5, "timed batches per size; the median is reported")
 	fs.IntVar(&f.chunk, "chunk", 0, "GPU: score each window in chunks of N positions (chunked prefill with a KV cache; 0: one pass)")
@@ -61,7 +61,7 @@ GFLOP/s and GB/s of every kernel (printed for the largest batch that fits;
 benchmarks random weights of that shape without any download.
 
 Examples:
-  wgpu-eval bench                                      # GPT-2 124M shape, ctx 1024, batches 1,4,8, best device
+  wgpu-eval bench                                      # GPT-2 124M shape, ctx 1024, best device (a GPU: batches 1,8,64)
   wgpu-eval bench --device gpu:0 --batch 1,2,4,8,16,32,64 --json bench.json
   wgpu-eval bench --model gpt2-xl --precision f16 --ctx 512 --runs 3
   wgpu-eval bench --device cpu --model tiny --batch 1,2 --runs 1 --warmup 0
@@ -240,9 +240,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	precision, _ := backend.ParsePrecision(f.precision) // checked
-	sizes, err := parseBatches(f.batches)
-	if err != nil {
-		return usageError{err}
+	var sizes []int // nil: defaultBenchBatches, once the device is known
+	if f.batches != "" {
+		if sizes, err = parseBatches(f.batches); err != nil {
+			return usageError{err}
+		}
 	}
 	switch {
 	case f.runs < 1:
@@ -357,6 +359,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	say("device: %s", res.Device)
+	if sizes == nil {
+		sizes = defaultBenchBatches(gpu != nil && !shaders.Software(gpu.Device().AdapterInfo()), feed.BatchTokens, res.Width)
+	}
 
 	// The human output goes out line by line, so that a run cut short still shows the sizes done.
 	human := stdout
@@ -424,6 +429,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return writeJSON(f.jsonOut, stdout, res)
 	}
 	return nil
+}
+
+// defaultBenchBatches is --batch's default: 1, 4 and 8 windows, and on a
+// hardware GPU 1, 8 and the windows of width tokens that eval's batches
+// hold (batchTokens, Feed().BatchTokens; at least 1), so that the largest
+// size is what eval runs, without sizes past it.
+func defaultBenchBatches(hardwareGPU bool, batchTokens, width int) []int {
+	if !hardwareGPU || batchTokens <= 0 || width <= 0 {
+		return []int{1, 4, 8}
+	}
+	eval := max(batchTokens/width, 1)
+	var sizes []int
+	for _, n := range []int{1, 8} {
+		if n < eval {
+			sizes = append(sizes, n)
+		}
+	}
+	return append(sizes, eval)
 }
 
 // parseBatches parses --batch: positive sizes separated by commas.

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,31 @@ func TestBenchCPU(t *testing.T) {
 	}
 	if !strings.Contains(out, "device cpu") || !strings.Contains(out, "tiny shape, random weights") || !strings.Contains(out, "\n     3 ") {
 		t.Errorf("human output lacks the device, the shape or the batch line:\n%s", out)
+	}
+}
+
+// TestDefaultBenchBatches: without --batch, bench times 1, 4 and 8 windows
+// (the CPU, a CPU implementation of Vulkan); on a hardware GPU 1, 8 and the
+// batch eval runs there (its token budget over the width), never a size
+// past that, and at least one window.
+func TestDefaultBenchBatches(t *testing.T) {
+	for _, c := range []struct {
+		hw          bool
+		tokens, ctx int
+		want        []int
+	}{
+		{false, 65536, 1024, []int{1, 4, 8}},
+		{false, 0, 64, []int{1, 4, 8}},
+		{true, 65536, 1024, []int{1, 8, 64}},
+		{true, 65536, 64, []int{1, 8, 1024}},
+		{true, 65536, 16384, []int{1, 4}},    // a long context: eval's batches hold 4 windows
+		{true, 20000, 1024, []int{1, 8, 19}}, // a small GPU: what its memory holds
+		{true, 8192, 1024, []int{1, 8}},      // eval's batch is 8 windows: not twice
+		{true, 1000, 1024, []int{1}},         // one window, even past the budget
+	} {
+		if got := defaultBenchBatches(c.hw, c.tokens, c.ctx); !slices.Equal(got, c.want) {
+			t.Errorf("hardware GPU %v, batch tokens %d, width %d: %v, want %v", c.hw, c.tokens, c.ctx, got, c.want)
+		}
 	}
 }
 
