@@ -368,7 +368,9 @@ func (d *Device) openPipelineCache(dir string) error {
 		case err != nil:
 			d.cacheNote = fmt.Sprintf("pipeline cache %s: %v; the pipelines are compiled again", d.cachePath, err)
 		default:
-			if data, err = pipelineCacheData(file, info); err != nil {
+			// An older build's file (errCacheFormat) is replaced without a word: its pipelines are mostly of
+			// other kernels anyway.
+			if data, err = pipelineCacheData(file, info); err != nil && !errors.Is(err, errCacheFormat) {
 				d.cacheNote = fmt.Sprintf("pipeline cache %s: %v; it is not used, the pipelines are compiled again and the file rewritten", d.cachePath, err)
 			}
 		}
@@ -402,9 +404,9 @@ func (d *Device) SavePipelineCache() error {
 func (d *Device) PipelineCachePath() string { return d.cachePath }
 
 // PipelineCacheWarning says why the device started with an empty pipeline cache although its file was there: the
-// file could not be read, was damaged (its checksum), not of this format, of another device or driver, or refused
-// by the driver. "" when the file was used or absent. Either way the device works; its pipelines are compiled
-// again, and Close rewrites the file.
+// file could not be read, was damaged (its checksum), of another device or driver, or refused by the driver. ""
+// when the file was used, absent, or an older build's (without this format's checksum: replaced silently). Either
+// way the device works; its pipelines are compiled again, and Close rewrites the file.
 func (d *Device) PipelineCacheWarning() string { return d.cacheNote }
 
 func (d *Device) savePipelineCache() error {

@@ -35,16 +35,21 @@ func pipelineCacheFile(data []byte) []byte {
 	return append(out, data...)
 }
 
+// errCacheFormat is pipelineCacheData's error for a file that does not
+// start with pipelineCacheMagic: an older wgpu-eval's (the driver's data
+// alone), which a new build simply replaces.
+var errCacheFormat = errors.New("not a wgpu-eval pipeline cache of this version")
+
 // pipelineCacheData is the driver's data in a pipeline cache file's
-// contents, or why there is none to use: not a file of this format (another
-// program's or an older version's), a checksum that does not match (a
-// truncated or altered file), or data whose Vulkan header is not the
-// device's (size and version, then the vendor and device IDs and the
-// pipeline cache UUID of info, where the header is of version one).
+// contents, or why there is none to use: not a file of this format
+// (errCacheFormat), a checksum that does not match (a truncated or altered
+// file), or data whose Vulkan header is not the device's (size and version,
+// then the vendor and device IDs and the pipeline cache UUID of info, where
+// the header is of version one).
 func pipelineCacheData(file []byte, info AdapterInfo) ([]byte, error) {
 	rest, ok := bytes.CutPrefix(file, []byte(pipelineCacheMagic))
 	if !ok {
-		return nil, errors.New("not a wgpu-eval pipeline cache of this version")
+		return nil, errCacheFormat
 	}
 	if len(rest) < sha256.Size {
 		return nil, fmt.Errorf("truncated: %d bytes", len(file))

@@ -97,7 +97,9 @@ func FuzzPipelineCacheData(f *testing.F) {
 // TestPipelineCacheDamaged: a device writes its cache in the checked format;
 // a device opened on that file altered, or on another device's data, starts
 // with an empty cache and says why (PipelineCacheWarning), works, and
-// rewrites the file on Close, which the next device then uses silently.
+// rewrites the file on Close, which the next device then uses silently. An
+// older build's file (the driver's data without the format's magic and
+// checksum) is replaced without a warning.
 func TestPipelineCacheDamaged(t *testing.T) {
 	env := newEnv(t)
 	dir := t.TempDir()
@@ -155,6 +157,15 @@ func TestPipelineCacheDamaged(t *testing.T) {
 	d = open()
 	if w := d.PipelineCacheWarning(); w != "" {
 		t.Errorf("the rewritten file: warning %q", w)
+	}
+	file = closed(d)
+
+	if err := os.WriteFile(path, file[len(pipelineCacheMagic)+sha256.Size:], 0o644); err != nil { // as an older build wrote it
+		t.Fatal(err)
+	}
+	d = open()
+	if w := d.PipelineCacheWarning(); w != "" {
+		t.Errorf("an older build's file: warning %q", w)
 	}
 	closed(d)
 }
