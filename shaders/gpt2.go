@@ -376,7 +376,7 @@ const (
 	maxVocabTile             = 256  // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
 	nllCombineWG             = 256  // nll_combine.wgsl: WG, set by the host: targets per workgroup
 	lnSubgroupValues         = 8    // layernorm_subgroup.wgsl, rmsnorm_subgroup.wgsl: MAXE, channels per invocation
-	lnRowVec4s               = 16   // layernorm_rows.wgsl, rmsnorm_rows.wgsl: MAXV, vec4s of a row per invocation
+	lnRowVec4s               = 16   // include/row_subgroup.wgsl (layernorm_rows.wgsl, rmsnorm_rows.wgsl): MAXV, vec4s of a row per invocation
 	sharedSliceTiles         = 8    // lmhead_loss_shared.wgsl: NT's default, vocabulary tiles per workgroup
 	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation (vec4 code)
 	sharedVocabTile          = 128  // lmhead_loss_shared.wgsl: VT's default

@@ -104,7 +104,7 @@ func TestHostConstantsMatchWGSL(t *testing.T) {
 		{"topk_logits_shared.wgsl", "WG", sharedTopWG, "sharedTopWG (topSlice's loop budget)"},
 		{"layernorm_subgroup.wgsl", "MAXE", lnSubgroupValues, "lnSubgroupValues"},
 		{"rmsnorm_subgroup.wgsl", "MAXE", lnSubgroupValues, "lnSubgroupValues"},
-		{"layernorm_rows.wgsl", "MAXV", lnRowVec4s, "lnRowVec4s"},
+		{"layernorm_rows.wgsl", "MAXV", lnRowVec4s, "lnRowVec4s"}, // include/row_subgroup.wgsl's
 		{"rmsnorm_rows.wgsl", "MAXV", lnRowVec4s, "lnRowVec4s"},
 		{"lmhead_loss.wgsl", "VT", maxVocabTile, "maxVocabTile"},
 		{"lmhead_loss_shared.wgsl", "VT", sharedVocabTile, "sharedVocabTile"},

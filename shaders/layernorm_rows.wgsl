@@ -23,7 +23,6 @@ diagnostic(off, subgroup_uniformity);
 alias weight = f32;
 
 override WG: u32 = 256;
-const MAXV: u32 = 16u; // vec4s of a row per invocation, at most
 
 struct Params { rows: u32, C: u32, eps: f32 }
 
@@ -33,6 +32,8 @@ struct Params { rows: u32, C: u32, eps: f32 }
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>; // (rows, C)
 var<push_constant> p: Params;
 
+//#include "include/row_subgroup.wgsl"
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
 	@builtin(subgroup_id) sid: u32, @builtin(subgroup_invocation_id) lane: u32,
@@ -41,16 +42,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	let step = nwg.x * nwg.y * nsg; // subgroups in the dispatch
 	for (var row = (wid.y * nwg.x + wid.x) * nsg + sid; row < p.rows; row += step) {
 		let base = row * C4;
-		var v: array<vec4<f32>, MAXV>;
+		let v = loadRow(base, C4, lane, sgs);
 		var s = vec4<f32>(0.0);
-		for (var j = 0u; j < MAXV; j++) {
-			let i = lane + j * sgs;
-			var a = vec4<f32>(0.0);
-			if i < C4 { a = x[base + i]; }
-			v[j] = a;
-			s += a;
-		}
-		let mean = subgroupAdd((s.x + s.y) + (s.z + s.w)) / f32(p.C);
+		for (var j = 0u; j < MAXV; j++) { s += v[j]; }
+		let mean = rowTotal(s) / f32(p.C);
 		var q = vec4<f32>(0.0);
 		for (var j = 0u; j < MAXV; j++) {
 			if lane + j * sgs < C4 {
@@ -58,7 +53,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 				q += d * d;
 			}
 		}
-		let rstd = inverseSqrt(subgroupAdd((q.x + q.y) + (q.z + q.w)) / f32(p.C) + p.eps);
+		let rstd = inverseSqrt(rowTotal(q) / f32(p.C) + p.eps);
 		for (var j = 0u; j < MAXV; j++) {
 			let i = lane + j * sgs;
 			if i < C4 {

@@ -13,7 +13,6 @@ diagnostic(off, subgroup_uniformity);
 alias weight = f32;
 
 override WG: u32 = 256;
-const MAXV: u32 = 16u; // vec4s of a row per invocation, at most
 
 struct Params { rows: u32, C: u32, eps: f32 }
 
@@ -21,6 +20,8 @@ struct Params { rows: u32, C: u32, eps: f32 }
 @group(0) @binding(1) var<storage, read> w: array<vec4<weight>>;      // (C)
 @group(0) @binding(2) var<storage, read_write> out: array<vec4<f32>>; // (rows, C)
 var<push_constant> p: Params;
+
+//#include "include/row_subgroup.wgsl"
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -30,16 +31,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	let step = nwg.x * nwg.y * nsg; // subgroups in the dispatch
 	for (var row = (wid.y * nwg.x + wid.x) * nsg + sid; row < p.rows; row += step) {
 		let base = row * C4;
-		var v: array<vec4<f32>, MAXV>;
+		let v = loadRow(base, C4, lane, sgs);
 		var q = vec4<f32>(0.0);
-		for (var j = 0u; j < MAXV; j++) {
-			let i = lane + j * sgs;
-			var a = vec4<f32>(0.0);
-			if i < C4 { a = x[base + i]; }
-			v[j] = a;
-			q += a * a;
-		}
-		let rstd = inverseSqrt(subgroupAdd((q.x + q.y) + (q.z + q.w)) / f32(p.C) + p.eps);
+		for (var j = 0u; j < MAXV; j++) { q += v[j] * v[j]; }
+		let rstd = inverseSqrt(rowTotal(q) / f32(p.C) + p.eps);
 		for (var j = 0u; j < MAXV; j++) {
 			let i = lane + j * sgs;
 			if i < C4 {
