@@ -240,7 +240,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	precision, _ := backend.ParsePrecision(f.precision) // checked
-	var sizes []int // nil: defaultBenchBatches, once the device is known
+	// nil sizes: defaultBenchBatches's, once the device is known.
+	var sizes []int
 	if f.batches != "" {
 		if sizes, err = parseBatches(f.batches); err != nil {
 			return usageError{err}
