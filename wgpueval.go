@@ -249,6 +249,27 @@ func (o Options) log(format string, a ...any) {
 	}
 }
 
+// documentsNote is the data line's word on the documents of a corpus of
+// separate documents (a JSONL file, --separator) in documents mode: how many,
+// and how many of them are empty (numbered, but scoring nothing); "" for a
+// corpus that is one text or a token stream.
+func documentsNote(toks *corpus.Tokens) string {
+	if !toks.Separated {
+		return ""
+	}
+	empty := 0
+	for _, d := range toks.Docs {
+		if len(d) == 0 {
+			empty++
+		}
+	}
+	note := " in " + pipeline.Count(len(toks.Docs), "document")
+	if empty > 0 {
+		note += fmt.Sprintf(" (%d empty: numbered in --per-document, but scoring nothing)", empty)
+	}
+	return note
+}
+
 // Config is the model's shape.
 func (e *Evaluator) Config() Config { return e.ck.Config() }
 
@@ -444,14 +465,18 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 			tokenName(e.tok, e.tok.DocSeparator()))
 	}
 	dataName := DataName(spec, opt.Split)
+	docs := ""
+	if mode == pipeline.ModeDocuments {
+		docs = documentsNote(toks)
+	}
 	if n := toks.Len(); opt.MaxTokens > 0 && toks.Partial {
-		e.opt.log("data %s: the first %s (tokenizing stopped there, before the end of the corpus)", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"))
+		e.opt.log("data %s: the first %s (tokenizing stopped there, before the end of the corpus)%s", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), docs)
 	} else if opt.MaxTokens > 0 && n > opt.MaxTokens {
-		e.opt.log("data %s: the first %s (of the %s tokenized)", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"))
+		e.opt.log("data %s: the first %s (of the %s tokenized)%s", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"), docs)
 	} else if opt.MaxTokens > 0 {
-		e.opt.log("data %s: %s (the whole corpus: fewer than the %d asked for)", infile.Quote(dataName), pipeline.Count(n, "token"), opt.MaxTokens)
+		e.opt.log("data %s: %s (the whole corpus: fewer than the %d asked for)%s", infile.Quote(dataName), pipeline.Count(n, "token"), opt.MaxTokens, docs)
 	} else {
-		e.opt.log("data %s: %s", infile.Quote(dataName), pipeline.Count(n, "token"))
+		e.opt.log("data %s: %s%s", infile.Quote(dataName), pipeline.Count(n, "token"), docs)
 	}
 
 	e.mu.Lock()

@@ -265,3 +265,38 @@ func TestMaxTokensDataLine(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentsDataLine: in documents mode the data line counts the
+// documents and says how many are empty (they keep their numbers but score
+// nothing); in stream mode it does not.
+func TestDocumentsDataLine(t *testing.T) {
+	dir := tinyModel(t)
+	var logs []string
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true, Log: func(msg string) { logs = append(logs, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	data := Documents("d", []string{"Now is the winter of our discontent", "", "Made glorious summer by this sun of York"})
+	for _, c := range []struct {
+		mode Mode
+		want string
+	}{
+		{ModeDocuments, " in 3 documents (1 empty: "},
+		{ModeStream, ""},
+	} {
+		logs = nil
+		if _, err := ev.Evaluate(context.Background(), data, EvalOptions{Mode: c.mode, Ctx: 16, NoTokenCache: true}); err != nil {
+			t.Fatalf("%s: %v", c.mode, err)
+		}
+		var line string
+		for _, l := range logs {
+			if strings.HasPrefix(l, "data ") {
+				line = l
+			}
+		}
+		if c.want != "" && !strings.Contains(line, c.want) || c.want == "" && strings.Contains(line, "documents") {
+			t.Errorf("%s: data line %q, want %q in it", c.mode, line, c.want)
+		}
+	}
+}
