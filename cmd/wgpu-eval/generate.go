@@ -24,7 +24,7 @@ type generateFlags struct {
 func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.model, "model", "m", "gpt2", "model: a hub id (gpt2, gpt2-medium, org/name@rev), a folder with config.json + model.safetensors, a .safetensors file, or an llm.c .bin checkpoint")
 	fs.StringVarP(&f.prompt, "prompt", "p", "", "the text to continue (required)")
-	fs.IntVarP(&f.maxNew, "max-new-tokens", "n", 64, "generate at most N tokens (0: until <|endoftext|> or the model's positions)")
+	fs.IntVarP(&f.maxNew, "max-new-tokens", "n", 64, "generate at most N tokens (0: until the end-of-text token or the model's positions)")
 	fs.Float64VarP(&f.temperature, "temperature", "t", 0, "sampling temperature; 0 is greedy (the most likely token every step)")
 	fs.IntVar(&f.topK, "top-k", 0, "sample only from the K most likely tokens (0: all)")
 	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all)")
