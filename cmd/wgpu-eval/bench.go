@@ -650,11 +650,22 @@ func printBenchKernels(w io.Writer, r *benchResult) {
 		width = max(width, len(k.Kernel))
 	}
 	if p := r.Peak; p != nil {
-		fmt.Fprintf(w, "peak of the %s (%s): %.1f TFLOP/s f32 FMA, %.0f GB/s\n", p.Name, p.Source, p.TFlops, p.GBps)
+		tensor := ""
+		if p.TensorTFlops > 0 {
+			tensor = fmt.Sprintf(", %.0f TFLOP/s f16 on the matrix units (the _coop kernels' peak)", p.TensorTFlops)
+		}
+		fmt.Fprintf(w, "peak of the %s (%s): %.1f TFLOP/s f32 FMA%s, %.0f GB/s\n", p.Name, p.Source, p.TFlops, tensor, p.GBps)
 		fmt.Fprintf(w, "%-*s %10s %10s %7s %10s %6s %9s %6s\n", width, "kernel", "dispatches", "GPU ms", "share", "GFLOP/s", "peak", "GB/s", "peak")
 		for _, k := range append(slices.Clone(prof.Kernels), *prof.KernelTotal) {
-			fmt.Fprintf(w, "%-*s %10d %10.3f %6.1f%% %10.1f %5.1f%% %9.1f %5.1f%%\n", width, k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share,
-				k.GFlops, k.GFlops/(10*p.TFlops), k.GBps, 100*k.GBps/p.GBps)
+			flops := fmt.Sprintf("%5.1f%%", k.GFlops/(10*p.TFlops))
+			if onMatrixUnits(k.Kernel) {
+				flops = "     -" // no matrix peak known for this GPU
+				if p.TensorTFlops > 0 {
+					flops = fmt.Sprintf("%5.1f%%", k.GFlops/(10*p.TensorTFlops))
+				}
+			}
+			fmt.Fprintf(w, "%-*s %10d %10.3f %6.1f%% %10.1f %s %9.1f %5.1f%%\n", width, k.Kernel, k.Dispatches, k.GPUSeconds*1e3, 100*k.Share,
+				k.GFlops, flops, k.GBps, 100*k.GBps/p.GBps)
 		}
 		return
 	}

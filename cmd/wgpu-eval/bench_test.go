@@ -403,6 +403,51 @@ func TestPeakOf(t *testing.T) {
 	}
 }
 
+// TestPrintBenchKernelsPeaks: in the kernel table, an ordinary kernel's
+// rate is set against the f32 FMA peak and a matrix-unit kernel's against
+// the f16 matrix peak, or shown as "-" on a GPU whose matrix peak is not
+// known; every known GPU with a matrix peak has it above its f32 peak.
+func TestPrintBenchKernelsPeaks(t *testing.T) {
+	total := benchKernel{Kernel: "total", Dispatches: 2, GPUSeconds: 2e-3, Share: 1, GFlops: 100000}
+	b := benchBatch{Batch: 64, Kernels: []benchKernel{
+		{Kernel: "layernorm_rows", Dispatches: 1, GPUSeconds: 1e-3, Share: 0.3, GFlops: 6700, GBps: 2400},
+		{Kernel: "matmul_coop[16x16x16 2x2] 4x4/BK32/EC1 K768 N2304", Dispatches: 1, GPUSeconds: 1e-3, Share: 0.7, GFlops: 400000, GBps: 100},
+	}, KernelTotal: &total}
+	for _, c := range []struct {
+		peak       devicePeak
+		ln, matmul string
+	}{
+		{devicePeak{Name: "H", TFlops: 67, TensorTFlops: 989.5, GBps: 4800}, " 10.0% ", " 40.4% "}, // 597.0% of the f32 peak
+		{devicePeak{Name: "L", TFlops: 67, GBps: 4800}, " 10.0% ", "      - "},
+	} {
+		var out strings.Builder
+		printBenchKernels(&out, &benchResult{Peak: &c.peak, Batches: []benchBatch{b}})
+		found := 0
+		for _, l := range strings.Split(out.String(), "\n") {
+			switch {
+			case strings.HasPrefix(l, "layernorm_rows "):
+				found++
+				if !strings.Contains(l, c.ln) {
+					t.Errorf("peak %+v: %q, want %q", c.peak, l, c.ln)
+				}
+			case strings.HasPrefix(l, "matmul_coop"):
+				found++
+				if !strings.Contains(l, c.matmul) {
+					t.Errorf("peak %+v: %q, want %q", c.peak, l, c.matmul)
+				}
+			}
+		}
+		if found != 2 {
+			t.Errorf("peak %+v: %d of the 2 kernels' lines in\n%s", c.peak, found, out.String())
+		}
+	}
+	for _, k := range knownPeaks {
+		if k.peak.TensorTFlops != 0 && k.peak.TensorTFlops <= k.peak.TFlops {
+			t.Errorf("%s: matrix peak %v not above the f32 peak %v", k.peak.Name, k.peak.TensorTFlops, k.peak.TFlops)
+		}
+	}
+}
+
 // TestBenchTune: --tune with the hardware kernels times every matmul tile
 // candidate for the model's four weight-matmul shapes and reports the choice
 // of each in the JSON, the fastest of its candidates.

@@ -7,15 +7,19 @@ import (
 )
 
 // devicePeak is what a GPU can do at most by its vendor's datasheet: the f32
-// rate of its plain FMA units (no tensor cores: our kernels use none yet) and
-// its memory bandwidth. bench sets achieved rates against it; a datasheet
-// figure is a lead (boost clocks, not what a busy card holds), so a kernel at
-// 70% of it is doing well.
+// rate of its plain FMA units, the f16 rate of its matrix units (tensor
+// cores: f16 operands, f32 accumulation, dense; where the datasheet gives
+// it, 0 elsewhere) and its memory bandwidth. bench sets achieved rates
+// against it, the matrix-unit kernels' (matmul_coop, lmhead_loss_coop,
+// attention_coop) against the matrix rate; a datasheet figure is a lead
+// (boost clocks, not what a busy card holds), so a kernel at 70% of it is
+// doing well.
 type devicePeak struct {
-	Name   string  `json:"name"`             // the part the figures are for
-	TFlops float64 `json:"f32_fma_tflops"`   // f32 FMA rate, multiply-add = 2
-	GBps   float64 `json:"memory_gb_per_s"`  // memory bandwidth
-	Source string  `json:"source,omitempty"` // where the figures come from
+	Name         string  `json:"name"`                        // the part the figures are for
+	TFlops       float64 `json:"f32_fma_tflops"`              // f32 FMA rate, multiply-add = 2
+	TensorTFlops float64 `json:"f16_tensor_tflops,omitempty"` // f16 x f16 + f32 matrix rate, dense
+	GBps         float64 `json:"memory_gb_per_s"`             // memory bandwidth
+	Source       string  `json:"source,omitempty"`            // where the figures come from
 }
 
 // knownPeaks are datasheet figures of GPUs people run evaluations on, matched by
@@ -24,19 +28,23 @@ var knownPeaks = []struct {
 	match string
 	peak  devicePeak
 }{
-	{"h200", devicePeak{Name: "NVIDIA H200 SXM", TFlops: 67, GBps: 4800}},
-	{"h100 pcie", devicePeak{Name: "NVIDIA H100 PCIe", TFlops: 51, GBps: 2000}},
-	{"h100", devicePeak{Name: "NVIDIA H100 SXM", TFlops: 67, GBps: 3350}},
-	{"a100", devicePeak{Name: "NVIDIA A100 80GB SXM", TFlops: 19.5, GBps: 2039}},
+	// The matrix rates: NVIDIA's datasheets (H100, H200, A100, T4: their sparse
+	// figures halved, f32 accumulation at full rate there) and GeForce
+	// whitepapers ("FP16 Tensor TFLOPS with FP32 Accumulate": half the f16
+	// accumulation rate there); AMD's MI300X datasheet.
+	{"h200", devicePeak{Name: "NVIDIA H200 SXM", TFlops: 67, TensorTFlops: 989.5, GBps: 4800}},
+	{"h100 pcie", devicePeak{Name: "NVIDIA H100 PCIe", TFlops: 51, TensorTFlops: 756, GBps: 2000}},
+	{"h100", devicePeak{Name: "NVIDIA H100 SXM", TFlops: 67, TensorTFlops: 989.5, GBps: 3350}},
+	{"a100", devicePeak{Name: "NVIDIA A100 80GB SXM", TFlops: 19.5, TensorTFlops: 312, GBps: 2039}},
 	{"l40s", devicePeak{Name: "NVIDIA L40S", TFlops: 91.6, GBps: 864}},
 	{"l4", devicePeak{Name: "NVIDIA L4", TFlops: 30.3, GBps: 300}},
 	{"a10", devicePeak{Name: "NVIDIA A10", TFlops: 31.2, GBps: 600}},
-	{"tesla t4", devicePeak{Name: "NVIDIA T4", TFlops: 8.1, GBps: 320}},
-	{"rtx 4090", devicePeak{Name: "NVIDIA GeForce RTX 4090", TFlops: 82.6, GBps: 1008}},
-	{"rtx 3090", devicePeak{Name: "NVIDIA GeForce RTX 3090", TFlops: 35.6, GBps: 936}},
-	{"rtx 2080 ti", devicePeak{Name: "NVIDIA GeForce RTX 2080 Ti", TFlops: 13.4, GBps: 616}},
+	{"tesla t4", devicePeak{Name: "NVIDIA T4", TFlops: 8.1, TensorTFlops: 65, GBps: 320}},
+	{"rtx 4090", devicePeak{Name: "NVIDIA GeForce RTX 4090", TFlops: 82.6, TensorTFlops: 165.2, GBps: 1008}},
+	{"rtx 3090", devicePeak{Name: "NVIDIA GeForce RTX 3090", TFlops: 35.6, TensorTFlops: 71, GBps: 936}},
+	{"rtx 2080 ti", devicePeak{Name: "NVIDIA GeForce RTX 2080 Ti", TFlops: 13.4, TensorTFlops: 53.8, GBps: 616}},
 	{"7900 xtx", devicePeak{Name: "AMD Radeon RX 7900 XTX", TFlops: 61.4, GBps: 960}},
-	{"mi300x", devicePeak{Name: "AMD Instinct MI300X", TFlops: 163.4, GBps: 5300}},
+	{"mi300x", devicePeak{Name: "AMD Instinct MI300X", TFlops: 163.4, TensorTFlops: 1307.4, GBps: 5300}},
 }
 
 // peakOf is the datasheet peak of the adapter, when it is a known GPU.
@@ -54,3 +62,7 @@ func peakOf(info *wgpu.AdapterInfo) (devicePeak, bool) {
 	}
 	return devicePeak{}, false
 }
+
+// onMatrixUnits reports whether a profile's kernel row is one of the
+// matrix-unit kernels, whose rate is set against the matrix peak.
+func onMatrixUnits(kernel string) bool { return strings.Contains(kernel, "_coop") }
