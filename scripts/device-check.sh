@@ -51,6 +51,8 @@
 #   PIPELINE_STATS  1 (default): the benches ask the driver for every pipeline's statistics (bench --pipeline-stats:
 #               NVIDIA's register counts of every kernel and tuner candidate, in the JSON's "pipelines"); 0: not
 #   BUDGET_S    seconds the whole script may take (default 290); each step is also capped on its own
+#   BENCH_S     the cap of each bench (default 360): the first one on a machine tunes with a cold driver cache,
+#               compiling every candidate pipeline
 #   SHAPE       the shape of the GPU-against-CPU check (default 124M; "" skips it)
 #   TESTS       which correctness steps run before the benches: all (default); coop (only the matrix units' feature
 #               and kernel tests: for a short lease whose point is the benches; the benches' self-check still guards
@@ -285,7 +287,7 @@ for model in $models; do for p in $precisions; do
 			mark=0
 			if [[ -f $txt ]]; then mark=$(wc -l <"$txt"); fi
 			clocks "before bench $what"
-			step "bench $model $what" 360 "$txt" env WGPU_EVAL_WORKGROUP_INIT="$wi" "$bin/wgpu-eval" bench --quiet --model "$model" \
+			step "bench $model $what" "${BENCH_S:-360}" "$txt" env WGPU_EVAL_WORKGROUP_INIT="$wi" "$bin/wgpu-eval" bench --quiet --model "$model" \
 				--ctx "$ctx" --batch "$batches" --device "gpu:$index" --precision "$p" --matrix-units "$mu" --runs "$runs" "$stats_flag" --json "$json"
 			clocks "after bench $what"
 			tail -n +"$((mark + 1))" "$txt" >>"$summary"
