@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -220,6 +221,46 @@ func TestNormRowsFit(t *testing.T) {
 		perGroup, ok := normRowsFit(l, c.wg, c.C)
 		if perGroup != c.perGroup || ok != c.ok {
 			t.Errorf("subgroups %d (min %d), WG %d, C %d: %d rows per workgroup, %v; want %d, %v", c.sg, c.minSG, c.wg, c.C, perGroup, ok, c.perGroup, c.ok)
+		}
+	}
+}
+
+// TestNormFor: the forward pass's LayerNorm is layernorm_rows.wgsl where the
+// row fits the device's smallest subgroups (dispatched for one row per
+// subgroup), layernorm_subgroup.wgsl where it does not but fits 256
+// invocations, layernorm.wgsl past that, and layernorm.wgsl always with the
+// software kernel set.
+func TestNormFor(t *testing.T) {
+	d := newTestDev(t)
+	if !d.dev.HasFeature(wgpu.FeatureSubgroups) {
+		t.Skipf("%s has no subgroup operations", d.info.Name)
+	}
+	g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
+	l := d.dev.Limits()
+	widest := 4 * lnRowVec4s * int(l.MinSubgroupSize)
+	wg := min(256, int(l.MaxComputeInvocationsPerWorkgroup))
+	for _, hw := range []bool{true, false} {
+		g.sharedMatmul = hw
+		for _, c := range []struct {
+			C    int
+			want *Kernel
+		}{
+			{widest, g.layernormRows},
+			{widest + 4, g.layernormSubgroup},
+			{widest - 2, g.layernormSubgroup}, // not a multiple of 4
+			{lnSubgroupValues*wg + 4, g.layernorm},
+		} {
+			want := c.want
+			if !hw {
+				want = g.layernorm
+			}
+			n := g.normFor(g.layernorm, g.layernormSubgroup, g.layernormRows, c.C)
+			if n.k != want {
+				t.Errorf("hardware %v, C %d: %s, want %s", hw, c.C, n.k.name, want.name)
+			}
+			if groups := n.groups(1000); n.k == g.layernormRows && groups.n != ceilDiv(1000, wg/int(l.SubgroupSize)) || n.k != g.layernormRows && groups.n != 1000 {
+				t.Errorf("hardware %v, C %d: %d workgroups for 1000 rows", hw, c.C, groups.n)
+			}
 		}
 	}
 }
