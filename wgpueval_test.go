@@ -229,18 +229,25 @@ func TestOpenChecksDeviceFirst(t *testing.T) {
 	}
 }
 
+// openLogged opens the tiny model on the CPU with its log kept in the
+// returned slice; the Evaluator is closed when the test ends.
+func openLogged(t *testing.T) (*Evaluator, *[]string) {
+	t.Helper()
+	var logs []string
+	ev, err := Open(context.Background(), tinyModel(t), Options{Device: "cpu", Offline: true, Log: func(msg string) { logs = append(logs, msg) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	return ev, &logs
+}
+
 // The data line says what --max-tokens kept: the head where tokenizing
 // stopped early (a text longer than one piece), the head of a whole
 // tokenization, or the whole corpus where it has fewer tokens than asked
 // (a stopped tokenization was reported as that, with the count asked for).
 func TestMaxTokensDataLine(t *testing.T) {
-	dir := tinyModel(t)
-	var logs []string
-	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true, Log: func(msg string) { logs = append(logs, msg) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
+	ev, logs := openLogged(t)
 	long := strings.Repeat("Now is the winter of our discontent\n", 2<<20/36) // over one piece of the head encoder
 	short := "Now is the winter of our discontent\nMade glorious summer by this sun of York;\n"
 	for _, c := range []struct {
@@ -252,16 +259,16 @@ func TestMaxTokensDataLine(t *testing.T) {
 		{"cut", short, 5, "the first 5 tokens (of the "},
 		{"whole", short, 100000, "(the whole corpus: fewer than the 100000 asked for)"},
 	} {
-		logs = nil
+		*logs = nil
 		if _, err := ev.Evaluate(context.Background(), Text("t", c.text), EvalOptions{Ctx: 16, MaxTokens: c.max, NoTokenCache: true}); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		found := false
-		for _, l := range logs {
+		for _, l := range *logs {
 			found = found || strings.HasPrefix(l, "data ") && strings.Contains(l, c.want)
 		}
 		if !found {
-			t.Errorf("%s: no data line containing %q in %q", c.name, c.want, logs)
+			t.Errorf("%s: no data line containing %q in %q", c.name, c.want, *logs)
 		}
 	}
 }
@@ -270,13 +277,7 @@ func TestMaxTokensDataLine(t *testing.T) {
 // documents and says how many are empty (they keep their numbers but score
 // nothing); in stream mode it does not.
 func TestDocumentsDataLine(t *testing.T) {
-	dir := tinyModel(t)
-	var logs []string
-	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true, Log: func(msg string) { logs = append(logs, msg) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
+	ev, logs := openLogged(t)
 	data := Documents("d", []string{"Now is the winter of our discontent", "", "Made glorious summer by this sun of York"})
 	for _, c := range []struct {
 		mode Mode
@@ -285,12 +286,12 @@ func TestDocumentsDataLine(t *testing.T) {
 		{ModeDocuments, " in 3 documents (1 empty: "},
 		{ModeStream, ""},
 	} {
-		logs = nil
+		*logs = nil
 		if _, err := ev.Evaluate(context.Background(), data, EvalOptions{Mode: c.mode, Ctx: 16, NoTokenCache: true}); err != nil {
 			t.Fatalf("%s: %v", c.mode, err)
 		}
 		var line string
-		for _, l := range logs {
+		for _, l := range *logs {
 			if strings.HasPrefix(l, "data ") {
 				line = l
 			}
