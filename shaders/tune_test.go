@@ -76,6 +76,9 @@ func TestTune(t *testing.T) {
 	if _, err := os.Stat(g.tuneFile); err != nil {
 		t.Fatalf("no tuning file: %v", err)
 	}
+	if len(notices) == 0 {
+		t.Fatal("no tuning notice")
+	}
 	if len(notices) != len(choices) || !strings.Contains(notices[0], "tuning the kernels for "+d.info.Name) || !strings.Contains(notices[0], g.tuneFile) {
 		t.Errorf("notices %q, want %d: the first naming the device and the tuning file", notices, len(choices))
 	}

@@ -316,7 +316,11 @@ func TestOpenWarnsOfDamagedPipelineCache(t *testing.T) {
 		t.Helper()
 		var warnings []string
 		b, err := backend.Open(context.Background(), backend.DeviceSpec{Kind: "gpu", Index: -1}, m.Reader(),
-			backend.Options{Warn: func(msg string) { warnings = append(warnings, msg) }})
+			backend.Options{Warn: func(msg string) {
+				if strings.Contains(msg, "pipeline cache") { // not the autotuner's notices, which a hardware GPU gives
+					warnings = append(warnings, msg)
+				}
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
