@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -34,8 +35,11 @@ type hfLlamaConfig struct {
 	MaxPositions      *int            `json:"max_position_embeddings"`
 	VocabSize         *int            `json:"vocab_size"`
 	RMSNormEps        *float64        `json:"rms_norm_eps"`
-	RopeTheta         *float64        `json:"rope_theta"`
+	RopeTheta         json.RawMessage `json:"rope_theta"`
 	RopeScaling       json.RawMessage `json:"rope_scaling"`
+	RopeParameters    json.RawMessage `json:"rope_parameters"`
+	LayerTypes        []string        `json:"layer_types"`
+	OrigPositions     *int            `json:"original_max_position_embeddings"`
 	HiddenAct         *string         `json:"hidden_act"`
 	TieWordEmbeddings *bool           `json:"tie_word_embeddings"`
 	AttentionBias     *bool           `json:"attention_bias"`
@@ -45,15 +49,25 @@ type hfLlamaConfig struct {
 	PartialRotary     *float64        `json:"partial_rotary_factor"`
 }
 
-// hfRopeScaling is rope_scaling; transformers reads the kind from
-// "rope_type", older files say "type".
-type hfRopeScaling struct {
-	RopeType      *string  `json:"rope_type"`
-	Type          *string  `json:"type"`
-	Factor        *float64 `json:"factor"`
-	LowFreq       *float64 `json:"low_freq_factor"`
-	HighFreq      *float64 `json:"high_freq_factor"`
-	OrigPositions *int     `json:"original_max_position_embeddings"`
+// hfRope is rope_scaling (transformers 4) or rope_parameters (5). The kind
+// is "rope_type", in older files "type"; transformers 5 also keeps
+// rope_theta and partial_rotary_factor here. Truncate stays raw: absent
+// means true, null false (Python's truthiness).
+type hfRope struct {
+	RopeType        *string         `json:"rope_type"`
+	Type            *string         `json:"type"`
+	RopeTheta       *float64        `json:"rope_theta"`
+	PartialRotary   *float64        `json:"partial_rotary_factor"`
+	Factor          *float64        `json:"factor"`
+	LowFreq         *float64        `json:"low_freq_factor"`
+	HighFreq        *float64        `json:"high_freq_factor"`
+	OrigPositions   *int            `json:"original_max_position_embeddings"`
+	AttentionFactor *float64        `json:"attention_factor"`
+	Mscale          *float64        `json:"mscale"`
+	MscaleAllDim    *float64        `json:"mscale_all_dim"`
+	BetaFast        *float64        `json:"beta_fast"`
+	BetaSlow        *float64        `json:"beta_slow"`
+	Truncate        json.RawMessage `json:"truncate"`
 }
 
 // parseLlamaConfig parses the config.json of a model_type in llamaTypes, with
@@ -108,15 +122,8 @@ func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 	if h.RMSNormEps != nil {
 		c.LayerNormEps = *h.RMSNormEps
 	}
-	c.RopeTheta = 10000
-	if h.RopeTheta != nil {
-		c.RopeTheta = *h.RopeTheta
-	}
 	if h.HiddenAct != nil && *h.HiddenAct != "silu" {
 		return Config{}, fmt.Errorf("hidden_act %q is not supported: the Llama family uses \"silu\"", *h.HiddenAct)
-	}
-	if h.PartialRotary != nil && *h.PartialRotary != 1 {
-		return Config{}, fmt.Errorf("partial_rotary_factor %v is not supported: only 1 (every channel rotated)", *h.PartialRotary)
 	}
 	if h.TieWordEmbeddings != nil {
 		c.TiedEmbed = *h.TieWordEmbeddings
@@ -131,7 +138,7 @@ func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 		c.QKVBias, c.OBias = isTrue(h.AttentionBias), isTrue(h.AttentionBias)
 		c.MLPBias = isTrue(h.MLPBias)
 	}
-	if err := c.parseRopeScaling(h.RopeScaling); err != nil {
+	if err := c.parseRope(h); err != nil {
 		return Config{}, err
 	}
 	if err := c.applySlidingWindow(h, modelType); err != nil {
@@ -145,40 +152,183 @@ func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 
 func isTrue(b *bool) bool { return b != nil && *b }
 
-// parseRopeScaling reads rope_scaling: null, type "default", or "llama3"
-// with its four parameters; any other type is refused.
-func (c *Config) parseRopeScaling(raw json.RawMessage) error {
-	if isNull(raw) {
-		return nil
+// parseRope sets RopeTheta and RopeScaling as transformers 5 resolves them
+// (RotaryEmbeddingConfigMixin), which also reads transformers 4's files:
+// the parameters are rope_scaling where that is set, else rope_parameters;
+// their own rope_theta comes first, then the top-level one, then 10000; a
+// top-level original_max_position_embeddings comes before theirs, and
+// max_position_embeddings stands in for both. rope_parameters with one entry
+// per layer type (keys from layer_types) are taken when every entry is the
+// same. The kinds: default, linear, dynamic (which changes nothing at
+// positions below max_position_embeddings, so it is stored as none), llama3
+// and yarn; any other is refused, as is a partial_rotary_factor other than 1.
+func (c *Config) parseRope(h hfLlamaConfig) error {
+	raw, field := h.RopeScaling, "rope_scaling"
+	if isNull(raw) || isEmptyObject(raw) {
+		raw, field = h.RopeParameters, "rope_parameters"
 	}
-	var r hfRopeScaling
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return fmt.Errorf("parse config rope_scaling: %w", err)
+	var r hfRope
+	if !isNull(raw) {
+		var err error
+		if r, err = ropeEntry(raw, field, h.LayerTypes); err != nil {
+			return err
+		}
 	}
-	kind := ""
+	switch {
+	case r.RopeTheta != nil:
+		c.RopeTheta = *r.RopeTheta
+	case len(h.RopeTheta) == 0:
+		c.RopeTheta = 10000
+	case isNull(h.RopeTheta):
+		return fmt.Errorf("config rope_theta is null and %s has none", field)
+	default:
+		if err := json.Unmarshal(h.RopeTheta, &c.RopeTheta); err != nil {
+			return fmt.Errorf("parse config rope_theta: %w", err)
+		}
+	}
+	for _, p := range []*float64{h.PartialRotary, r.PartialRotary} {
+		if p != nil && *p != 1 {
+			return fmt.Errorf("partial_rotary_factor %v is not supported: only 1 (every channel rotated)", *p)
+		}
+	}
+	kind := "default"
 	switch {
 	case r.RopeType != nil:
 		kind = *r.RopeType
 	case r.Type != nil:
 		kind = *r.Type
 	}
+	orig := c.NPositions
+	switch {
+	case h.OrigPositions != nil:
+		orig = *h.OrigPositions
+	case r.OrigPositions != nil:
+		orig = *r.OrigPositions
+	}
+	if (kind == "llama3" || kind == "yarn") && (orig <= 0 || orig > maxDim) {
+		return fmt.Errorf("config %s: original_max_position_embeddings = %d, want 1..%d", field, orig, maxDim)
+	}
+	ok := func(v float64) bool { return v > 0 && v <= 1e6 }
+	factor := func() (float64, error) {
+		if r.Factor == nil || !ok(*r.Factor) {
+			return 0, fmt.Errorf("config %s of type %s needs a factor in (0, 1e6]", field, kind)
+		}
+		return *r.Factor, nil
+	}
 	switch kind {
-	case "default":
+	case "default", "dynamic":
 		return nil
+	case "linear":
+		f, err := factor()
+		if err != nil {
+			return err
+		}
+		c.RopeScaling = RopeScaling{Type: kind, Factor: f}
 	case "llama3":
+		f, err := factor()
+		if err != nil {
+			return err
+		}
+		if r.LowFreq == nil || r.HighFreq == nil {
+			return fmt.Errorf("config %s of type llama3 needs low_freq_factor and high_freq_factor", field)
+		}
+		s := RopeScaling{Type: kind, Factor: f, LowFreq: *r.LowFreq, HighFreq: *r.HighFreq, OrigPositions: orig}
+		if !ok(s.LowFreq) || !ok(s.HighFreq) || s.HighFreq <= s.LowFreq {
+			return fmt.Errorf("config %s %+v: want positive factors with high_freq_factor > low_freq_factor", field, s)
+		}
+		c.RopeScaling = s
+	case "yarn":
+		s := RopeScaling{Type: kind, OrigPositions: orig}
+		if r.Factor == nil { // transformers 5: the ratio of the contexts
+			s.Factor = float64(c.NPositions) / float64(orig)
+		} else {
+			s.Factor = *r.Factor
+		}
+		if !ok(s.Factor) {
+			return fmt.Errorf("config %s of type yarn: factor = %v, want a number in (0, 1e6]", field, s.Factor)
+		}
+		for _, v := range []struct {
+			name string
+			src  *float64
+			dst  *float64
+		}{
+			{"attention_factor", r.AttentionFactor, &s.AttentionFactor},
+			{"mscale", r.Mscale, &s.Mscale},
+			{"mscale_all_dim", r.MscaleAllDim, &s.MscaleAllDim},
+			{"beta_fast", r.BetaFast, &s.BetaFast},
+			{"beta_slow", r.BetaSlow, &s.BetaSlow},
+		} {
+			if v.src == nil {
+				continue
+			}
+			if *v.src != 0 && !ok(*v.src) {
+				return fmt.Errorf("config %s of type yarn: %s = %v, want a number in (0, 1e6]", field, v.name, *v.src)
+			}
+			*v.dst = *v.src
+		}
+		if r.AttentionFactor != nil && *r.AttentionFactor == 0 {
+			return fmt.Errorf("config %s of type yarn: attention_factor = 0 would make every attention score 0", field)
+		}
+		if len(r.Truncate) > 0 {
+			var t *bool
+			if err := json.Unmarshal(r.Truncate, &t); err != nil {
+				return fmt.Errorf("parse config %s truncate: %w", field, err)
+			}
+			s.NoTruncate = t == nil || !*t
+		}
+		if a := s.Amplitude(); !(a > 0) || math.IsInf(a, 0) {
+			return fmt.Errorf("config %s of type yarn: attention factor %v, want a positive number", field, a)
+		}
+		c.RopeScaling = s
 	default:
-		return fmt.Errorf("rope_scaling type %q is not supported: only \"llama3\" (or none)", kind)
+		return fmt.Errorf("config %s type %q is not supported: only \"linear\", \"dynamic\", \"llama3\" and \"yarn\" (or none)", field, kind)
 	}
-	if r.Factor == nil || r.LowFreq == nil || r.HighFreq == nil || r.OrigPositions == nil {
-		return fmt.Errorf("rope_scaling of type llama3 needs factor, low_freq_factor, high_freq_factor and original_max_position_embeddings")
-	}
-	s := RopeScaling{Factor: *r.Factor, LowFreq: *r.LowFreq, HighFreq: *r.HighFreq, OrigPositions: *r.OrigPositions}
-	ok := func(v float64) bool { return v > 0 && v <= 1e6 && !math.IsInf(v, 0) }
-	if !ok(s.Factor) || !ok(s.LowFreq) || !ok(s.HighFreq) || s.HighFreq <= s.LowFreq || s.OrigPositions <= 0 || s.OrigPositions > maxDim {
-		return fmt.Errorf("rope_scaling %+v: want positive factors with high_freq_factor > low_freq_factor and original_max_position_embeddings in 1..%d", s, maxDim)
-	}
-	c.RopeScaling = s
 	return nil
+}
+
+// ropeEntry decodes rope_scaling or rope_parameters. Where every key is one
+// of layer_types, the value holds an entry per layer type: they must agree,
+// as this package rotates every layer alike.
+func ropeEntry(raw json.RawMessage, field string, layerTypes []string) (hfRope, error) {
+	var r hfRope
+	var perType map[string]json.RawMessage
+	if len(layerTypes) > 0 && json.Unmarshal(raw, &perType) == nil && len(perType) > 0 && allIn(perType, layerTypes) {
+		first := ""
+		for name, e := range perType {
+			var x hfRope
+			if err := json.Unmarshal(e, &x); err != nil {
+				return hfRope{}, fmt.Errorf("parse config %s[%q]: %w", field, name, err)
+			}
+			switch {
+			case first == "":
+				first, r = name, x
+			case !sameRope(r, x):
+				return hfRope{}, fmt.Errorf("config %s: layer types %q and %q rotate differently; this package rotates every layer alike", field, first, name)
+			}
+		}
+		return r, nil
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return hfRope{}, fmt.Errorf("parse config %s: %w", field, err)
+	}
+	return r, nil
+}
+
+// allIn reports whether every key of m is one of names.
+func allIn(m map[string]json.RawMessage, names []string) bool {
+	for k := range m {
+		if !slices.Contains(names, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameRope reports whether two rope entries hold the same values.
+func sameRope(a, b hfRope) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
 }
 
 // applySlidingWindow limits NPositions to a sliding window the model uses
@@ -210,6 +360,13 @@ func modelTypeOf(data []byte) (string, error) {
 		return "", nil
 	}
 	return strings.TrimSpace(*h.ModelType), nil
+}
+
+// isEmptyObject reports whether raw is {} (falsy in Python, as transformers
+// tests rope_scaling).
+func isEmptyObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && len(m) == 0
 }
 
 // isNull reports whether raw is absent or JSON null.

@@ -88,19 +88,28 @@ func swigluRowGeneric(g, u []float32) {
 }
 
 // rope is the rotary embedding's table: for position p and frequency i <
-// HeadDim/2, cos[p*half+i] and sin[p*half+i] of the angle p·invFreq[i],
-// computed in float64 and rounded once to float32. It grows to the
+// HeadDim/2, cos[p*half+i] and sin[p*half+i] of the angle p·invFreq[i]
+// times amp (1 but for yarn), computed in float64 and rounded once to
+// float32. It grows to the
 // positions asked for, under mu.
 type rope struct {
 	mu       sync.Mutex
 	invFreq  []float64
+	amp      float64 // RopeScaling.Amplitude: cos and sin are scaled by it
 	cos, sin []float32
 }
 
 // ropeInvFreq is the rotary frequencies of cfg: θ^(-2i/d) for i < d/2, then
-// rope_scaling of type llama3 as transformers applies it: wavelengths
-// shorter than orig/high_freq_factor are kept, those longer than
-// orig/low_freq_factor divided by factor, and those between interpolated.
+// its rope_scaling as transformers computes it (RopeScaling):
+//   - linear: each divided by the factor;
+//   - llama3: wavelengths shorter than orig/high_freq_factor kept, those
+//     longer than orig/low_freq_factor divided by the factor, those between
+//     interpolated;
+//   - yarn: dimension i weighted between the divided and the kept frequency
+//     by a ramp over [low, high], the dimensions at which the original
+//     context turns beta_fast and beta_slow times (rounded outwards unless
+//     truncate is false, clamped to [0, d-1]): kept below low, divided above
+//     high.
 func ropeInvFreq(cfg Config) []float64 {
 	hd := cfg.HeadDim()
 	inv := make([]float64, hd/2)
@@ -108,22 +117,58 @@ func ropeInvFreq(cfg Config) []float64 {
 		inv[i] = 1 / math.Pow(cfg.RopeTheta, float64(2*i)/float64(hd))
 	}
 	s := cfg.RopeScaling
-	if s.Factor <= 0 {
-		return inv
-	}
-	orig := float64(s.OrigPositions)
-	lowWavelen, highWavelen := orig/s.LowFreq, orig/s.HighFreq
-	for i, f := range inv {
-		switch wl := 2 * math.Pi / f; {
-		case wl < highWavelen:
-		case wl > lowWavelen:
-			inv[i] = f / s.Factor
-		default:
-			smooth := (orig/wl - s.LowFreq) / (s.HighFreq - s.LowFreq)
-			inv[i] = (1-smooth)*f/s.Factor + smooth*f
+	switch s.Type {
+	case "linear":
+		for i := range inv {
+			inv[i] /= s.Factor
+		}
+	case "llama3":
+		orig := float64(s.OrigPositions)
+		lowWavelen, highWavelen := orig/s.LowFreq, orig/s.HighFreq
+		for i, f := range inv {
+			switch wl := 2 * math.Pi / f; {
+			case wl < highWavelen:
+			case wl > lowWavelen:
+				inv[i] = f / s.Factor
+			default:
+				smooth := (orig/wl - s.LowFreq) / (s.HighFreq - s.LowFreq)
+				inv[i] = (1-smooth)*f/s.Factor + smooth*f
+			}
+		}
+	case "yarn":
+		low, high := yarnRamp(s, float64(hd), cfg.RopeTheta)
+		for i, f := range inv {
+			r := min(max((float64(i)-low)/(high-low), 0), 1) // 0: kept, 1: divided
+			inv[i] = f/s.Factor*r + f*(1-r)
 		}
 	}
 	return inv
+}
+
+// yarnRamp is the ends of yarn's ramp for head size dim and base theta: the
+// dimension at which the original context turns beta_fast times, and the one
+// at which it turns beta_slow times, rounded outwards (unless NoTruncate),
+// clamped to [0, dim-1], and 0.001 apart where they meet.
+func yarnRamp(s RopeScaling, dim, theta float64) (low, high float64) {
+	fast, slow := s.BetaFast, s.BetaSlow
+	if fast == 0 {
+		fast = 32
+	}
+	if slow == 0 {
+		slow = 1
+	}
+	at := func(turns float64) float64 {
+		return dim * math.Log(float64(s.OrigPositions)/(turns*2*math.Pi)) / (2 * math.Log(theta))
+	}
+	low, high = at(fast), at(slow)
+	if !s.NoTruncate {
+		low, high = math.Floor(low), math.Ceil(high)
+	}
+	low, high = max(low, 0), min(high, dim-1)
+	if low == high {
+		high += 0.001
+	}
+	return low, high
 }
 
 // table returns cos and sin of at least n positions.
@@ -139,7 +184,7 @@ func (r *rope) table(n int) (cos, sin []float32) {
 		for p := have; p < n; p++ {
 			for i, f := range r.invFreq {
 				s, c := math.Sincos(float64(p) * f)
-				cos[p*half+i], sin[p*half+i] = float32(c), float32(s)
+				cos[p*half+i], sin[p*half+i] = float32(c*r.amp), float32(s*r.amp)
 			}
 		}
 		r.cos, r.sin = cos, sin
@@ -246,7 +291,9 @@ func llamaLayer(l *Layer) (cpuLayer, error) {
 }
 
 // newRope prepares cfg's rotary table (filled as positions are asked for).
-func newRope(cfg Config) *rope { return &rope{invFreq: ropeInvFreq(cfg)} }
+func newRope(cfg Config) *rope {
+	return &rope{invFreq: ropeInvFreq(cfg), amp: cfg.RopeScaling.Amplitude()}
+}
 
 // newLlamaCPU is newCPU's second half for a Llama-family Model whose shapes
 // checkShapes passed: c takes the weights as llamaLayer lays them out. With

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,6 +111,13 @@ func FuzzParseConfig(f *testing.F) {
 		"num_attention_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "sliding_window": 1024}`))
 	f.Add([]byte(`{"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
 		"num_attention_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "use_sliding_window": true, "sliding_window": 100}`))
+	f.Add([]byte(`{"model_type": "qwen3", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2, "head_dim": 32,
+		"num_attention_heads": 4, "max_position_embeddings": 8192, "vocab_size": 320, "layer_types": ["full_attention"],
+		"rope_parameters": {"full_attention": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4, "original_max_position_embeddings": 2048,
+		"beta_fast": 16, "mscale": 0.7, "mscale_all_dim": 1, "truncate": false}}}`))
+	f.Add([]byte(`{"model_type": "llama", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
+		"num_attention_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "rope_theta": null,
+		"rope_scaling": {"type": "linear", "factor": 2, "rope_theta": 5e5}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := model.ParseConfig(data)
 		if err != nil {
@@ -117,6 +125,14 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		if err := c.Validate(); err != nil {
 			t.Fatalf("ParseConfig accepted %+v, which Validate refuses: %v", c, err)
+		}
+		if c.Arch == model.ArchLlama && c.HeadDim() <= 4096 {
+			cos, sin := model.RopeTable(c, 3)
+			for i := range cos {
+				if math.IsNaN(float64(cos[i])) || math.IsInf(float64(cos[i]), 0) || math.IsNaN(float64(sin[i])) || math.IsInf(float64(sin[i]), 0) {
+					t.Fatalf("rotary table of %+v: cos %v, sin %v at %d", c, cos[i], sin[i], i)
+				}
+			}
 		}
 		if c.Arch == model.ArchLlama && (c.QDim() <= 0 || c.KVDim() <= 0 || c.HeadDim()%2 != 0 || c.NHead%c.KVHeads() != 0) {
 			t.Fatalf("accepted an impossible attention shape %+v", c)

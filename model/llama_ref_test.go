@@ -3,6 +3,8 @@ package model
 import (
 	"math"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/refops"
 )
 
 // refLlamaNLL returns, for t = 1..len(tokens)-1, -ln p(tokens[t] |
@@ -24,6 +26,13 @@ func refLlamaNLL(m *Model, tokens []int32) []float64 {
 		}
 	}
 	inv := refInvFreq(cfg)
+	// yarn's attention factor scales q and k (cos and sin, in transformers),
+	// so the scores by its square.
+	amp2 := 1.0
+	if rs := cfg.RopeScaling; rs.Type == "yarn" {
+		a := refops.YarnAttentionFactor(rs.Factor, rs.AttentionFactor, rs.Mscale, rs.MscaleAllDim)
+		amp2 = a * a
+	}
 	for _, l := range w.Layers {
 		h := refRMSNorm(x, l.LN1W, eps)
 		q := refLinearNT(h, l.QW, l.QB, NH*hd)
@@ -50,7 +59,7 @@ func refLlamaNLL(m *Model, tokens []int32) []float64 {
 					for i := range hd {
 						d += qv[i] * k[s][g*hd+i]
 					}
-					sc[s] = d / math.Sqrt(float64(hd))
+					sc[s] = d * amp2 / math.Sqrt(float64(hd))
 					mx = math.Max(mx, sc[s])
 				}
 				sum := 0.0
@@ -108,8 +117,9 @@ func refLlamaNLL(m *Model, tokens []int32) []float64 {
 	return nll
 }
 
-// refInvFreq is the rotary frequencies of cfg with llama3 scaling, written
-// from transformers' _compute_llama3_parameters.
+// refInvFreq is the rotary frequencies of cfg: with llama3 scaling written
+// from transformers' _compute_llama3_parameters, yarn's from refops, linear
+// scaling dividing them by its factor.
 func refInvFreq(cfg Config) []float64 {
 	hd := cfg.HeadDim()
 	inv := make([]float64, hd/2)
@@ -117,8 +127,23 @@ func refInvFreq(cfg Config) []float64 {
 		inv[i] = math.Pow(cfg.RopeTheta, -float64(2*i)/float64(hd))
 	}
 	s := cfg.RopeScaling
-	if s.Factor == 0 {
+	switch s.Type {
+	case "":
 		return inv
+	case "linear":
+		for i := range inv {
+			inv[i] /= s.Factor
+		}
+		return inv
+	case "yarn":
+		fast, slow := s.BetaFast, s.BetaSlow
+		if fast == 0 {
+			fast = 32
+		}
+		if slow == 0 {
+			slow = 1
+		}
+		return refops.RopeInvFreqYarn(cfg.RopeTheta, hd, s.Factor, s.OrigPositions, fast, slow, !s.NoTruncate)
 	}
 	old := float64(s.OrigPositions)
 	for i, f := range inv {
@@ -207,7 +232,7 @@ func refLinearNT(x [][]float64, W, b []float32, out int) [][]float64 {
 // divided, interpolated), so each branch is checked.
 func TestRopeInvFreqLlama3(t *testing.T) {
 	cfg := Config{Arch: ArchLlama, NHead: 32, HeadSize: 64, RopeTheta: 500000,
-		RopeScaling: RopeScaling{Factor: 32, LowFreq: 1, HighFreq: 4, OrigPositions: 8192}}
+		RopeScaling: RopeScaling{Type: "llama3", Factor: 32, LowFreq: 1, HighFreq: 4, OrigPositions: 8192}}
 	got, want := ropeInvFreq(cfg), refInvFreq(cfg)
 	var kept, divided, between int
 	for i := range want {

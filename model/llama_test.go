@@ -21,6 +21,16 @@ var llamaVariants = []struct {
 	{"mistral", func() model.Config { return synth.TinyLlamaConfig("mistral") }},
 	{"qwen2", func() model.Config { return synth.TinyLlamaConfig("qwen2") }},
 	{"qwen3", func() model.Config { return synth.TinyLlamaConfig("qwen3") }},
+	{"qwen2-yarn", func() model.Config {
+		c := synth.TinyLlamaConfig("qwen2")
+		c.RopeScaling = model.RopeScaling{Type: "yarn", Factor: 4, OrigPositions: 32}
+		return c
+	}},
+	{"llama-linear", func() model.Config {
+		c := synth.TinyLlamaConfig("llama")
+		c.RopeScaling = model.RopeScaling{Type: "linear", Factor: 2}
+		return c
+	}},
 	{"mha-no-scaling", func() model.Config {
 		c := synth.TinyLlamaConfig("mistral")
 		c.NKVHead, c.HeadSize, c.RopeScaling = c.NHead, c.NEmbd/c.NHead, model.RopeScaling{}
@@ -309,9 +319,21 @@ func TestParseLlamaConfigErrors(t *testing.T) {
 	base := `"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 64, "vocab_size": 100`
 	for _, c := range []struct{ json, want string }{
 		{`{"model_type": "gemma", ` + base + `}`, `"qwen3"`},
-		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"rope_type": "yarn", "factor": 4}}`, `"yarn"`},
-		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"type": "linear", "factor": 4}}`, `"linear"`},
+		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"rope_type": "longrope", "factor": 4}}`, `"longrope"`},
+		{`{"model_type": "llama", ` + base + `, "rope_parameters": {"rope_type": "su", "rope_theta": 1e6}}`, "rope_parameters type \"su\""},
+		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"type": "linear"}}`, "factor"},
+		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"type": "linear", "factor": -2}}`, "factor"},
 		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"rope_type": "llama3", "factor": 4}}`, "low_freq_factor"},
+		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"rope_type": "yarn", "factor": 4, "attention_factor": 0}}`, "attention_factor"},
+		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_fast": -1}}`, "beta_fast"},
+		{`{"model_type": "llama", ` + base + `, "rope_scaling": {"rope_type": "yarn", "factor": 4, "truncate": "no"}}`, "truncate"},
+		{`{"model_type": "llama", ` + base + `, "original_max_position_embeddings": 0, "rope_scaling": {"rope_type": "yarn", "factor": 4}}`, "original_max_position_embeddings"},
+		{`{"model_type": "llama", ` + base + `, "rope_theta": null}`, "rope_theta is null"},
+		{`{"model_type": "llama", ` + base + `, "rope_theta": null, "rope_parameters": {"rope_type": "default"}}`, "rope_theta is null"},
+		{`{"model_type": "qwen3", ` + base + `, "rope_parameters": {"rope_theta": 1e6, "partial_rotary_factor": 0.5}}`, "partial_rotary_factor"},
+		{`{"model_type": "qwen3", ` + base + `, "layer_types": ["full_attention", "sliding_attention"], "rope_parameters": {"full_attention": {"rope_theta": 1e6}, "sliding_attention": {"rope_theta": 1e4}}}`, "rotate differently"},
+		{`{"model_type": "qwen3", ` + base + `, "layer_types": ["full_attention"], "rope_parameters": {"full_attention": 5}}`, "rope_parameters[\"full_attention\"]"},
+		{`{"model_type": "qwen3", ` + base + `, "rope_parameters": [1, 2]}`, "parse config rope_parameters"},
 		{`{"model_type": "llama", ` + base + `, "hidden_act": "gelu"}`, "hidden_act"},
 		{`{"model_type": "llama", ` + base + `, "num_key_value_heads": 3}`, "num_key_value_heads"},
 		{`{"model_type": "qwen3", ` + base + `, "head_dim": 7}`, "head_dim"},

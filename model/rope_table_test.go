@@ -11,7 +11,7 @@ import (
 // the float64 values, and the CPU's own table's values exactly.
 func TestRopeTable(t *testing.T) {
 	cfg := Config{Arch: ArchLlama, NHead: 2, HeadSize: 12, RopeTheta: 10000,
-		RopeScaling: RopeScaling{Factor: 4, LowFreq: 1, HighFreq: 4, OrigPositions: 32}}
+		RopeScaling: RopeScaling{Type: "llama3", Factor: 4, LowFreq: 1, HighFreq: 4, OrigPositions: 32}}
 	const n = 300
 	cos, sin := RopeTable(cfg, n)
 	half := cfg.HeadDim() / 2

@@ -49,7 +49,7 @@ type Config struct {
 	HeadSize    int         // channels per head (head_dim); 0: NEmbd/NHead
 	NInner      int         // the MLP's width (intermediate_size); 0: 4*NEmbd
 	RopeTheta   float64     // the rotary embedding's base
-	RopeScaling RopeScaling // rope_scaling of type "llama3"; zero: none
+	RopeScaling RopeScaling // rope_scaling (rope_parameters); zero: none
 	QKVBias     bool        // q_proj, k_proj and v_proj have biases (Qwen2; attention_bias)
 	OBias       bool        // o_proj has a bias (attention_bias)
 	MLPBias     bool        // gate_proj, up_proj and down_proj have biases (mlp_bias)
@@ -57,14 +57,55 @@ type Config struct {
 	TiedEmbed   bool        // lm_head is embed_tokens (tie_word_embeddings)
 }
 
-// RopeScaling is rope_scaling of type "llama3" (Llama 3.1 and later): the
-// rotary frequencies below the original context's are divided by Factor,
-// smoothly between the two wavelength bounds. A zero Factor means no scaling.
+// RopeScaling is a rotary embedding's scaling, rope_scaling in config.json
+// (rope_parameters since transformers 5), as transformers computes it. A
+// zero RopeScaling (Type "") means none; "dynamic" NTK scaling is stored as
+// none, since it changes nothing at positions below max_position_embeddings,
+// the most this package evaluates.
+//
+//   - "linear": every frequency divided by Factor.
+//   - "llama3" (Llama 3.1 and later): the frequencies below the original
+//     context's divided by Factor, smoothly between the two wavelength bounds
+//     OrigPositions/LowFreq and OrigPositions/HighFreq.
+//   - "yarn": the frequencies below the original context's divided by
+//     Factor, those the original context turns more than BetaFast times
+//     kept, a linear ramp between; cos and sin scaled by Amplitude().
 type RopeScaling struct {
-	Factor        float64 // factor
-	LowFreq       float64 // low_freq_factor
-	HighFreq      float64 // high_freq_factor
-	OrigPositions int     // original_max_position_embeddings
+	Type            string  // "linear", "llama3" or "yarn"; "": none
+	Factor          float64 // factor
+	LowFreq         float64 // llama3: low_freq_factor
+	HighFreq        float64 // llama3: high_freq_factor
+	OrigPositions   int     // llama3, yarn: original_max_position_embeddings
+	AttentionFactor float64 // yarn: attention_factor; 0: derived from Factor (and Mscale, MscaleAllDim)
+	Mscale          float64 // yarn: mscale; with MscaleAllDim, the derived attention factor's
+	MscaleAllDim    float64 // yarn: mscale_all_dim
+	BetaFast        float64 // yarn: beta_fast; 0: 32
+	BetaSlow        float64 // yarn: beta_slow; 0: 1
+	NoTruncate      bool    // yarn: truncate false, the ramp's ends not rounded to whole dimensions
+}
+
+// Amplitude is what the rotation's cos and sin are multiplied by
+// (transformers' attention_scaling): yarn's attention factor, else 1. For
+// yarn without an explicit attention_factor it is 0.1·ln(Factor) + 1 (1 for
+// Factor <= 1), or with mscale and mscale_all_dim both set the ratio of that
+// form with each of them multiplying the logarithm.
+func (s RopeScaling) Amplitude() float64 {
+	if s.Type != "yarn" {
+		return 1
+	}
+	if s.AttentionFactor != 0 {
+		return s.AttentionFactor
+	}
+	mscale := func(m float64) float64 {
+		if s.Factor <= 1 {
+			return 1
+		}
+		return 0.1*m*math.Log(s.Factor) + 1
+	}
+	if s.Mscale != 0 && s.MscaleAllDim != 0 {
+		return mscale(s.Mscale) / mscale(s.MscaleAllDim)
+	}
+	return mscale(1)
 }
 
 // HeadDim is the channels per attention head: head_dim where the config sets

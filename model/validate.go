@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // maxDim bounds every size of a Config, so that no product of two of them
@@ -81,8 +82,33 @@ func (c Config) validateLlama() error {
 	if !(c.RopeTheta > 1 && c.RopeTheta <= 1e12) {
 		return fmt.Errorf("config rope_theta = %v, want a number in (1, 1e12]", c.RopeTheta)
 	}
-	if c.RopeScaling != (RopeScaling{}) && !(c.RopeScaling.Factor > 0) {
-		return fmt.Errorf("config rope_scaling %+v has no factor", c.RopeScaling)
+	return c.RopeScaling.validate()
+}
+
+// validate checks that s is none or a kind of rope_scaling this package
+// computes, with the parameters it needs.
+func (s RopeScaling) validate() error {
+	switch s.Type {
+	case "":
+		if s != (RopeScaling{}) {
+			return fmt.Errorf("config rope_scaling %+v has no type", s)
+		}
+		return nil
+	case "linear", "llama3", "yarn":
+	default:
+		return fmt.Errorf("config rope_scaling type %q is not one of linear, llama3 and yarn", s.Type)
+	}
+	if !(s.Factor > 0) || math.IsInf(s.Factor, 0) {
+		return fmt.Errorf("config rope_scaling %+v: want a positive factor", s)
+	}
+	if s.Type != "linear" && (s.OrigPositions <= 0 || s.OrigPositions > maxDim) {
+		return fmt.Errorf("config rope_scaling %+v: want original_max_position_embeddings in 1..%d", s, maxDim)
+	}
+	if s.Type == "llama3" && !(s.LowFreq > 0 && s.HighFreq > s.LowFreq && !math.IsInf(s.HighFreq, 0)) {
+		return fmt.Errorf("config rope_scaling %+v: want positive factors with high_freq_factor > low_freq_factor", s)
+	}
+	if a := s.Amplitude(); !(a > 0) || math.IsInf(a, 0) || s.BetaFast < 0 || s.BetaSlow < 0 {
+		return fmt.Errorf("config rope_scaling %+v: want a positive attention factor and betas", s)
 	}
 	return nil
 }

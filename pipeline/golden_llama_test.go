@@ -2,7 +2,10 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -135,6 +138,87 @@ func TestLlamaGoldenNLL(t *testing.T) {
 						t.Errorf("rerun: NLL sum %v over %d, first run %v over %d: not bit-identical", a, again.Count, b, got.Count)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestLlamaGoldenTransformers5Config: every variant's config.json rewritten
+// as transformers 5 saves it (rope_theta and rope_scaling moved into
+// rope_parameters, "dtype" for "torch_dtype"; for llama2 a null top-level
+// rope_theta left behind, as some tools write it) gives the same Config as
+// the transformers 4 file, and the same mean NLL on the first case. Read as
+// transformers 4 read it, such a file has rotary base 10000: llama3's 5e5,
+// mistral's and the Qwens' 1e6 would be silently lost.
+func TestLlamaGoldenTransformers5Config(t *testing.T) {
+	ctx := context.Background()
+	for _, v := range llamaVariants {
+		t.Run(v, func(t *testing.T) {
+			src := filepath.Join(llamaGoldenDir, v)
+			g := backendtest.LoadGolden(t, src)
+			dir := t.TempDir()
+			entries, err := os.ReadDir(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if e.Name() != "config.json" {
+					if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			old, err := os.ReadFile(filepath.Join(src, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c map[string]any
+			if err := json.Unmarshal(old, &c); err != nil {
+				t.Fatal(err)
+			}
+			rp := map[string]any{"rope_type": "default"}
+			if rs, ok := c["rope_scaling"].(map[string]any); ok {
+				maps.Copy(rp, rs)
+			}
+			rp["rope_theta"] = c["rope_theta"]
+			c["rope_parameters"], c["dtype"] = rp, c["torch_dtype"]
+			delete(c, "rope_scaling")
+			delete(c, "torch_dtype")
+			delete(c, "rope_theta")
+			if v == "llama2" {
+				c["rope_theta"] = nil
+			}
+			data, err := json.MarshalIndent(c, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, err := model.ParseConfig(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ck, err := model.OpenCheckpoint(ctx, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ck.Close()
+			if got := ck.Config(); got != want {
+				t.Fatalf("config\n%+v\nwant (transformers 4's file)\n%+v", got, want)
+			}
+			cpu, err := model.LoadCPU(ctx, ck, 0, model.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gc := g.Cases[0]
+			got, err := cpu.Loss(ctx, sequences(t, g, gc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean := got.Sum.Float64() / float64(got.Count)
+			if d := math.Abs(mean - gc.MeanNLL); !(d <= goldenTol) || got.Count != gc.Count {
+				t.Errorf("%s: mean NLL %.9f over %d, want %.9f over %d", gc.Name, mean, got.Count, gc.MeanNLL, gc.Count)
 			}
 		})
 	}

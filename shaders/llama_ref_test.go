@@ -17,8 +17,13 @@ func llamaRefNLL(m *model.Model, tokens []int32) []float64 {
 	C, T, V := cfg.NEmbd, len(tokens), cfg.VocabSize
 	H, KV, hd, I := cfg.NHead, cfg.KVHeads(), cfg.HeadDim(), cfg.Inner()
 	QD, KVD, eps := H*hd, KV*hd, cfg.LayerNormEps
-	rs := cfg.RopeScaling
-	inv := refops.RopeInvFreq(cfg.RopeTheta, hd, rs.Factor, rs.LowFreq, rs.HighFreq, rs.OrigPositions)
+	inv, amp := refRope(cfg)
+	rotate := func(head []float64, pos int) {
+		refops.Rotate(head, pos, inv)
+		for i := range head {
+			head[i] *= amp
+		}
+	}
 	wte := f64(w.WTE)
 	x := make([]float64, T*C)
 	for t, id := range tokens {
@@ -41,14 +46,14 @@ func llamaRefNLL(m *model.Model, tokens []int32) []float64 {
 				if l.QNormW != nil {
 					copy(head, refops.RMSNorm(head, f64(l.QNormW), 1, hd, eps))
 				}
-				refops.Rotate(head, t, inv)
+				rotate(head, t)
 			}
 			for j := range KV {
 				head := k[t*KVD+j*hd:][:hd]
 				if l.KNormW != nil {
 					copy(head, refops.RMSNorm(head, f64(l.KNormW), 1, hd, eps))
 				}
-				refops.Rotate(head, t, inv)
+				rotate(head, t)
 			}
 		}
 		// Each query head's key/value head, repeated into H heads.
@@ -95,4 +100,32 @@ func llamaRefMean(m *model.Model, seqs []model.Sequence) float64 {
 		}
 	}
 	return sum / float64(n)
+}
+
+// refRope is the rotary frequencies of cfg, from refops (llama3, linear or
+// yarn scaling), and what the rotated q and k are multiplied by (yarn's
+// attention factor, else 1).
+func refRope(cfg model.Config) (inv []float64, amp float64) {
+	rs, hd := cfg.RopeScaling, cfg.HeadDim()
+	switch rs.Type {
+	case "yarn":
+		fast, slow := rs.BetaFast, rs.BetaSlow
+		if fast == 0 {
+			fast = 32
+		}
+		if slow == 0 {
+			slow = 1
+		}
+		return refops.RopeInvFreqYarn(cfg.RopeTheta, hd, rs.Factor, rs.OrigPositions, fast, slow, !rs.NoTruncate),
+			refops.YarnAttentionFactor(rs.Factor, rs.AttentionFactor, rs.Mscale, rs.MscaleAllDim)
+	case "linear":
+		inv = refops.RopeInvFreq(cfg.RopeTheta, hd, 0, 0, 0, 0)
+		for i := range inv {
+			inv[i] /= rs.Factor
+		}
+		return inv, 1
+	case "llama3":
+		return refops.RopeInvFreq(cfg.RopeTheta, hd, rs.Factor, rs.LowFreq, rs.HighFreq, rs.OrigPositions), 1
+	}
+	return refops.RopeInvFreq(cfg.RopeTheta, hd, 0, 0, 0, 0), 1
 }

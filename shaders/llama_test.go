@@ -196,8 +196,9 @@ func btoi(b bool) int {
 // head size 16 with one key/value head for 4 query heads; head size 128
 // (Qwen3's) over 32 channels, with q/k norms; an odd MLP width (the SwiGLU
 // epilogue's last pair of columns alone in its vec4, element loads) and an
-// odd vocabulary; and channels past the registers rmsnorm.wgsl holds
-// (C 1100 > 16 x 64: read twice).
+// odd vocabulary; channels past the registers rmsnorm.wgsl holds
+// (C 1100 > 16 x 64: read twice); and yarn (cos and sin of the table
+// scaled by its attention factor, 1.14) and linear rope scaling.
 func TestLlamaShapes(t *testing.T) {
 	d := newTestDev(t)
 	base := synth.TinyLlamaConfig("llama")
@@ -212,6 +213,10 @@ func TestLlamaShapes(t *testing.T) {
 		}},
 		{"odd-mlp-vocab", func(c *model.Config) { c.NInner, c.VocabSize = 71, 293 }},
 		{"wide", func(c *model.Config) { c.NLayer, c.NEmbd, c.NInner, c.NPositions, c.VocabSize = 1, 1100, 64, 24, 64 }},
+		{"yarn", func(c *model.Config) {
+			c.RopeScaling = model.RopeScaling{Type: "yarn", Factor: 4, OrigPositions: 32, BetaFast: 16}
+		}},
+		{"linear", func(c *model.Config) { c.RopeScaling = model.RopeScaling{Type: "linear", Factor: 2} }},
 	} {
 		cfg := base
 		c.edit(&cfg)

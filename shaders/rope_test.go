@@ -37,8 +37,7 @@ func TestRopeKVWrite(t *testing.T) {
 			binary.LittleEndian.PutUint32(table[8*i:], math.Float32bits(cos[i]))
 			binary.LittleEndian.PutUint32(table[8*i+4:], math.Float32bits(sin[i]))
 		}
-		rs := cfg.RopeScaling
-		inv := refops.RopeInvFreq(cfg.RopeTheta, hd, rs.Factor, rs.LowFreq, rs.HighFreq, rs.OrigPositions)
+		inv, _ := refRope(cfg) // llama3: no amplitude
 		ld := (H + 2*KV) * hd
 		qkv := randF32(uint64(hd), B*T*ld, 0, 1)
 		sentinel := make([]float32, B*KV*S*hd)

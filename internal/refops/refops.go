@@ -207,6 +207,59 @@ func RopeInvFreq(theta float64, hd int, factor, low, high float64, orig int) []f
 	return inv
 }
 
+// RopeInvFreqYarn is the rotary frequencies of head size hd with
+// transformers' yarn rope_scaling (_compute_yarn_parameters): with
+// extrapolation θ^(-2i/hd) and interpolation the same divided by factor,
+// and the correction range [low, high] the dimensions
+// hd·ln(orig/(β·2π))/(2·ln θ) for β = betaFast and betaSlow (floored and
+// ceiled when truncate, clamped to [0, hd-1], high + 0.001 where equal),
+// frequency i is interpolation·(1-e) + extrapolation·e with e = 1 -
+// clamp((i-low)/(high-low), 0, 1).
+func RopeInvFreqYarn(theta float64, hd int, factor float64, orig int, betaFast, betaSlow float64, truncate bool) []float64 {
+	dim := float64(hd)
+	correctionDim := func(rotations float64) float64 {
+		return dim * math.Log(float64(orig)/(rotations*2*math.Pi)) / (2 * math.Log(theta))
+	}
+	low, high := correctionDim(betaFast), correctionDim(betaSlow)
+	if truncate {
+		low, high = math.Floor(low), math.Ceil(high)
+	}
+	low, high = math.Max(low, 0), math.Min(high, dim-1)
+	if low == high {
+		high += 0.001
+	}
+	inv := make([]float64, hd/2)
+	for i := range inv {
+		posFreq := math.Pow(theta, float64(2*i)/dim)
+		extrapolation, interpolation := 1/posFreq, 1/(factor*posFreq)
+		ramp := math.Min(math.Max((float64(i)-low)/(high-low), 0), 1)
+		e := 1 - ramp
+		inv[i] = interpolation*(1-e) + extrapolation*e
+	}
+	return inv
+}
+
+// YarnAttentionFactor is yarn's attention factor, by which transformers
+// multiplies cos and sin: attention where it is not 0, else
+// get_mscale(factor, mscale) / get_mscale(factor, mscaleAllDim) where both
+// are not 0, else get_mscale(factor, 1), with get_mscale(s, m) = 0.1·m·ln(s)
+// + 1 (1 for s <= 1).
+func YarnAttentionFactor(factor, attention, mscale, mscaleAllDim float64) float64 {
+	if attention != 0 {
+		return attention
+	}
+	get := func(m float64) float64 {
+		if factor <= 1 {
+			return 1
+		}
+		return 0.1*m*math.Log(factor) + 1
+	}
+	if mscale != 0 && mscaleAllDim != 0 {
+		return get(mscale) / get(mscaleAllDim)
+	}
+	return get(1)
+}
+
 // Rotate turns x (one head, hd values) to position pos, rotate-half style:
 // x·cos(pos·f) + rotate_half(x)·sin(pos·f), rotate_half(x) = (-x2, x1) for
 // the halves x1, x2, angle of channel i with frequency invFreq[i mod hd/2].

@@ -26,7 +26,7 @@ var llamaShapes = map[string]model.Config{
 	// meta-llama/Llama-3.2-1B: 1236M parameters, tied, llama3 rope scaling.
 	"llama-3.2-1b": {Arch: model.ArchLlama, ModelType: "llama", NLayer: 16, NHead: 32, NKVHead: 8, HeadSize: 64, NEmbd: 2048,
 		NInner: 8192, NPositions: 131072, VocabSize: 128256, LayerNormEps: 1e-5, RopeTheta: 500000, TiedEmbed: true,
-		RopeScaling: model.RopeScaling{Factor: 32, LowFreq: 1, HighFreq: 4, OrigPositions: 8192}},
+		RopeScaling: model.RopeScaling{Type: "llama3", Factor: 32, LowFreq: 1, HighFreq: 4, OrigPositions: 8192}},
 	// TinyLlama/TinyLlama_v1.1: 1100M parameters, untied.
 	"tinyllama-1.1b": {Arch: model.ArchLlama, ModelType: "llama", NLayer: 22, NHead: 32, NKVHead: 4, HeadSize: 64, NEmbd: 2048,
 		NInner: 5632, NPositions: 2048, VocabSize: 32000, LayerNormEps: 1e-5, RopeTheta: 10000},
@@ -56,7 +56,7 @@ func LlamaShape(name string) (model.Config, bool) {
 func TinyLlamaConfig(modelType string) model.Config {
 	c := model.Config{Arch: model.ArchLlama, ModelType: modelType, NLayer: 2, NHead: 4, NKVHead: 2, HeadSize: 12, NEmbd: 32,
 		NInner: 72, NPositions: 128, VocabSize: 300, LayerNormEps: 1e-5, RopeTheta: 10000,
-		RopeScaling: model.RopeScaling{Factor: 4, LowFreq: 1, HighFreq: 4, OrigPositions: 32}}
+		RopeScaling: model.RopeScaling{Type: "llama3", Factor: 4, LowFreq: 1, HighFreq: 4, OrigPositions: 32}}
 	switch modelType {
 	case "qwen3":
 		c.QKNorm = true
@@ -191,9 +191,8 @@ func writeLlamaConfig(dir string, cfg model.Config) error {
 		"tie_word_embeddings":     cfg.TiedEmbed,
 		"torch_dtype":             "float32",
 	}
-	if s := cfg.RopeScaling; s.Factor > 0 {
-		c["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": s.Factor, "low_freq_factor": s.LowFreq,
-			"high_freq_factor": s.HighFreq, "original_max_position_embeddings": s.OrigPositions}
+	if rs := ropeScalingJSON(cfg.RopeScaling); rs != nil {
+		c["rope_scaling"] = rs
 	}
 	switch cfg.ModelType {
 	case "llama":
@@ -221,4 +220,30 @@ func writeLlamaConfig(dir string, cfg model.Config) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), append(data, '\n'), 0o644)
+}
+
+// ropeScalingJSON is s as config.json's rope_scaling says it (nil for none),
+// each optional yarn field written only where s sets it.
+func ropeScalingJSON(s model.RopeScaling) map[string]any {
+	if s.Type == "" {
+		return nil
+	}
+	rs := map[string]any{"rope_type": s.Type, "factor": s.Factor}
+	switch s.Type {
+	case "llama3":
+		rs["low_freq_factor"], rs["high_freq_factor"] = s.LowFreq, s.HighFreq
+		rs["original_max_position_embeddings"] = s.OrigPositions
+	case "yarn":
+		rs["original_max_position_embeddings"] = s.OrigPositions
+		for k, v := range map[string]float64{"attention_factor": s.AttentionFactor, "mscale": s.Mscale,
+			"mscale_all_dim": s.MscaleAllDim, "beta_fast": s.BetaFast, "beta_slow": s.BetaSlow} {
+			if v != 0 {
+				rs[k] = v
+			}
+		}
+		if s.NoTruncate {
+			rs["truncate"] = false
+		}
+	}
+	return rs
 }
