@@ -431,3 +431,18 @@ func TestLlamaOwnedAndBF16(t *testing.T) {
 		t.Errorf("bf16 mean NLL differs from f32 by %v: want a bf16 rounding's difference (0, 0.05]", d)
 	}
 }
+
+// TestDescribeLlama: the model line names the rotary base and scaling, read
+// from transformers 5's rope_parameters as from the older fields.
+func TestDescribeLlama(t *testing.T) {
+	cfg, err := model.ParseConfig([]byte(`{"model_type": "qwen3", "hidden_size": 64, "intermediate_size": 128,
+		"num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 4096, "vocab_size": 100,
+		"rope_parameters": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 1024, "rope_theta": 1000000}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "qwen3 (2 layers, 4 heads, 4 key/value heads of 16, 64 channels, MLP 128, 4096 positions, rotary base 1e+06, yarn scaling x4)"
+	if got := cfg.Describe(); got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
+	}
+}

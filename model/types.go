@@ -143,13 +143,19 @@ func (c Config) KVDim() int { return c.KVHeads() * c.HeadDim() }
 
 // Describe names the model's shape for messages: "GPT-2 (12 layers, 12
 // heads, 768 channels, 1024 positions)" or, for the Llama family, its
-// model_type with the key/value heads and MLP width.
+// model_type with the key/value heads, MLP width, rotary base and rope
+// scaling ("..., rotary base 500000, llama3 scaling x32)"), so that a user
+// can see the config was read as meant.
 func (c Config) Describe() string {
 	if c.Arch == ArchGPT2 {
 		return fmt.Sprintf("GPT-2 (%d layers, %d heads, %d channels, %d positions)", c.NLayer, c.NHead, c.NEmbd, c.NPositions)
 	}
-	return fmt.Sprintf("%s (%d layers, %d heads, %d key/value heads of %d, %d channels, MLP %d, %d positions)",
-		c.ModelType, c.NLayer, c.NHead, c.KVHeads(), c.HeadDim(), c.NEmbd, c.Inner(), c.NPositions)
+	scaling := ""
+	if s := c.RopeScaling; s.Type != "" {
+		scaling = fmt.Sprintf(", %s scaling x%g", s.Type, s.Factor)
+	}
+	return fmt.Sprintf("%s (%d layers, %d heads, %d key/value heads of %d, %d channels, MLP %d, %d positions, rotary base %g%s)",
+		c.ModelType, c.NLayer, c.NHead, c.KVHeads(), c.HeadDim(), c.NEmbd, c.Inner(), c.NPositions, c.RopeTheta, scaling)
 }
 
 // Layer holds one transformer block's weights, float32. GPT-2's are in
