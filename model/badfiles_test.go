@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -159,6 +160,8 @@ func TestParseConfig(t *testing.T) {
 		{"n_ctx only, defaults", `{"n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_layer": 12, "vocab_size": 50257}`, want124M},
 		{"xl", `{"n_positions": 1024, "n_embd": 1600, "n_head": 25, "n_layer": 48, "vocab_size": 50257, "layer_norm_epsilon": 1e-6}`,
 			model.Config{NLayer: 48, NHead: 25, NEmbd: 1600, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-6}},
+		{"gelu_pytorch_tanh", strings.Replace(gpt2, `"gelu_new"`, `"gelu_pytorch_tanh"`, 1), want124M},
+		{"gelu_fast", strings.Replace(gpt2, `"gelu_new"`, `"gelu_fast"`, 1), want124M},
 	}
 	for _, c := range good {
 		got, err := model.ParseConfig([]byte(c.json))
@@ -172,6 +175,7 @@ func TestParseConfig(t *testing.T) {
 	bad := []struct{ json, want string }{
 		{`{` + base + `, "model_type": "gpt_neox"}`, `model_type "gpt_neox"`},
 		{`{` + base + `, "activation_function": "relu"}`, `activation_function "relu"`},
+		{`{` + base + `, "activation_function": "gelu"}`, `activation_function "gelu"`},
 		{`{` + base + `, "n_inner": 32}`, "n_inner 32"},
 		{`{` + base + `, "scale_attn_by_inverse_layer_idx": true}`, "scale_attn_by_inverse_layer_idx"},
 		{`{` + base + `, "scale_attn_weights": false}`, "scale_attn_weights"},

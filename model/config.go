@@ -27,11 +27,17 @@ type hfConfig struct {
 	AddCrossAttention          *bool `json:"add_cross_attention"`
 }
 
+// tanhGELU are transformers' names (ACT2FN) for GPT-2's GELU, the tanh
+// approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): gelu_new, and
+// gelu_pytorch_tanh and gelu_fast, which compute the same function another
+// way.
+var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gelu_fast": true}
+
 // ParseConfig parses a Hugging Face config.json. For GPT-2 (model_type
 // "gpt2" or none) it requires n_layer, n_head, n_embd, vocab_size and
 // n_positions (or the older n_ctx); layer_norm_epsilon defaults to 1e-5.
 // Anything that is not plain GPT-2 is refused: an activation_function other than
-// "gelu_new", an n_inner other than 4*n_embd, unscaled or layer-scaled
+// "gelu_new" (or the same function by another name, tanhGELU), an n_inner other than 4*n_embd, unscaled or layer-scaled
 // attention, cross-attention.
 //
 // A model_type of the Llama family ("llama", "mistral", "qwen2", "qwen3") is
@@ -52,8 +58,8 @@ func ParseConfig(data []byte) (Config, error) {
 	if err := json.Unmarshal(data, &h); err != nil {
 		return Config{}, fmt.Errorf("parse config: %w", err)
 	}
-	if h.ActivationFunction != nil && *h.ActivationFunction != "gelu_new" {
-		return Config{}, fmt.Errorf("activation_function %q is not supported: GPT-2 uses \"gelu_new\"", *h.ActivationFunction)
+	if h.ActivationFunction != nil && !tanhGELU[*h.ActivationFunction] {
+		return Config{}, fmt.Errorf("activation_function %q is not supported: GPT-2 uses \"gelu_new\" (the tanh approximation; \"gelu_pytorch_tanh\" and \"gelu_fast\" are the same function)", *h.ActivationFunction)
 	}
 	if h.ScaleAttnWeights != nil && !*h.ScaleAttnWeights {
 		return Config{}, fmt.Errorf("scale_attn_weights false is not supported")

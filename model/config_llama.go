@@ -122,7 +122,7 @@ func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 	if h.RMSNormEps != nil {
 		c.LayerNormEps = *h.RMSNormEps
 	}
-	if h.HiddenAct != nil && *h.HiddenAct != "silu" {
+	if h.HiddenAct != nil && *h.HiddenAct != "silu" && *h.HiddenAct != "swish" { // transformers' ACT2FN: both nn.SiLU
 		return Config{}, fmt.Errorf("hidden_act %q is not supported: the Llama family uses \"silu\"", *h.HiddenAct)
 	}
 	if h.TieWordEmbeddings != nil {

@@ -300,6 +300,9 @@ func TestParseLlamaConfigs(t *testing.T) {
 			"vocab_size": 151936, "rms_norm_eps": 1e-06, "rope_theta": 1000000, "tie_word_embeddings": true, "attention_bias": false,
 			"sliding_window": null, "use_sliding_window": false}`,
 			func(c model.Config) bool { return c.QKNorm && !c.QKVBias && c.QDim() == 2048 && c.KVDim() == 1024 }},
+		{"swish", `{"model_type": "mistral", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+			"max_position_embeddings": 64, "vocab_size": 100, "hidden_act": "swish"}`,
+			func(c model.Config) bool { return c.Arch == model.ArchLlama && c.NInner == 128 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg, err := model.ParseConfig([]byte(c.json))
