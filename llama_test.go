@@ -121,4 +121,15 @@ func TestOpenLlamaWithoutTokenizer(t *testing.T) {
 	if _, _, err := LoadTokenizer(context.Background(), dir, Options{Offline: true}); err == nil || !strings.Contains(err.Error(), "tokenizer.json") {
 		t.Fatalf("LoadTokenizer: err = %v, want one naming tokenizer.json", err)
 	}
+	if strings.Contains(err.Error(), "SentencePiece") {
+		t.Errorf("err = %v: a hint about a tokenizer.model that is not there", err)
+	}
+	// With only SentencePiece's tokenizer.model, the error says how to get a tokenizer.json.
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.model"), []byte("\x0a\x02ab"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(context.Background(), dir, Options{Device: "cpu", Offline: true})
+	if err == nil || !strings.Contains(err.Error(), "tokenizer.model") || !strings.Contains(err.Error(), "save_pretrained") {
+		t.Fatalf("err = %v, want one naming tokenizer.model and how to write tokenizer.json", err)
+	}
 }

@@ -232,7 +232,11 @@ func llamaTokenizer(path string, cfg model.Config) (*tokenizer.Tokenizer, error)
 	}
 	tj := filepath.Join(dir, tokenizer.TokenizerFile)
 	if _, err := os.Stat(tj); err != nil {
-		return nil, fmt.Errorf("model %s is a %s model and needs its tokenizer file: %w", infile.Quote(path), cfg.ModelType, err)
+		hint := ""
+		if _, err := os.Stat(filepath.Join(dir, "tokenizer.model")); err == nil {
+			hint = "; the tokenizer.model beside it is SentencePiece's, which wgpu-eval does not read: transformers writes tokenizer.json with AutoTokenizer.from_pretrained(DIR).save_pretrained(DIR)"
+		}
+		return nil, fmt.Errorf("model %s is a %s model and needs its tokenizer file: %w%s", infile.Quote(path), cfg.ModelType, err, hint)
 	}
 	return tokenizer.LoadJSON(tj)
 }
