@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -227,6 +228,11 @@ func (o EvalOptions) Check() error {
 		if err := checkWindow(o.Ctx, o.stride(o.Ctx), o.BOSEachWindow && mode != ModeStream); err != nil {
 			return err
 		}
+	}
+	switch o.Split {
+	case "", corpus.SplitAll, corpus.SplitTrain, corpus.SplitVal:
+	default:
+		return badString("Split", o.Split, "want all, train or val")
 	}
 	if o.PerDocument != "" && mode != ModeDocuments {
 		return badString("PerDocument", o.PerDocument, "per-document scores need the documents mode (this run's mode is %s)", mode)

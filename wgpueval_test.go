@@ -82,6 +82,8 @@ func TestEvalOptionsCheck(t *testing.T) {
 		{EvalOptions{Shard: Shard{Index: 2, Count: 2}}, "Shard"},
 		{EvalOptions{TopLogprobs: 5}, "TopLogprobs"}, // nowhere to put them
 		{EvalOptions{TopLogprobs: 1000, PerToken: "p"}, "TopLogprobs"},
+		{EvalOptions{Split: "validation"}, "Split"},
+		{EvalOptions{Split: "val"}, ""},
 	} {
 		err := c.opt.Check()
 		var oe *OptionError
