@@ -35,7 +35,7 @@ func TestCheapChecksBeforeWeights(t *testing.T) {
 		{"ctx beyond positions", []string{"--data", text, "--ctx", "65"}, true, "longer than the model's 64 positions"},
 		{"stride beyond ctx", []string{"--data", text, "--mode", "strided", "--ctx", "16", "--stride", "17"}, true, "stride"},
 		{"stride of ctx with a BOS each window", []string{"--data", text, "--mode", "strided", "--ctx", "16", "--stride", "16", "--bos-each-window"}, true, "between 1 and 15"},
-		{"bad split", []string{"--data", text, "--split", "validation"}, false, `unknown split "validation"`},
+		{"bad split", []string{"--data", text, "--split", "validation"}, true, `--split validation: want all, train or val`},
 		{"split of a JSONL corpus", []string{"--data", jsonl, "--split", "val"}, false, "split"},
 		{"missing data file", []string{"--data", filepath.Join(tmp, "nope.txt")}, false, "nope.txt"},
 		{"json into a missing folder", []string{"--data", text, "--json", filepath.Join(missingDir, "r.json")}, true, "no-such-folder"},
