@@ -162,6 +162,9 @@ func TestParseConfig(t *testing.T) {
 			model.Config{NLayer: 48, NHead: 25, NEmbd: 1600, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-6}},
 		{"gelu_pytorch_tanh", strings.Replace(gpt2, `"gelu_new"`, `"gelu_pytorch_tanh"`, 1), want124M},
 		{"gelu_fast", strings.Replace(gpt2, `"gelu_new"`, `"gelu_fast"`, 1), want124M},
+		{"tied", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "tie_word_embeddings": true`, 1), want124M},
+		{"untied", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "tie_word_embeddings": false`, 1),
+			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, UntiedHead: true}},
 	}
 	for _, c := range good {
 		got, err := model.ParseConfig([]byte(c.json))

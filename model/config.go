@@ -25,6 +25,7 @@ type hfConfig struct {
 	ScaleAttnWeights           *bool `json:"scale_attn_weights"`
 	ScaleAttnByInverseLayerIdx *bool `json:"scale_attn_by_inverse_layer_idx"`
 	AddCrossAttention          *bool `json:"add_cross_attention"`
+	TieWordEmbeddings          *bool `json:"tie_word_embeddings"`
 }
 
 // tanhGELU are transformers' names (ACT2FN) for GPT-2's GELU, the tanh
@@ -98,6 +99,7 @@ func ParseConfig(data []byte) (Config, error) {
 	if h.LayerNormEpsilon != nil {
 		c.LayerNormEps = *h.LayerNormEpsilon
 	}
+	c.UntiedHead = h.TieWordEmbeddings != nil && !*h.TieWordEmbeddings
 	if h.NInner != nil && *h.NInner != 4*c.NEmbd {
 		return Config{}, fmt.Errorf("n_inner %d is not supported: GPT-2 uses 4*n_embd = %d", *h.NInner, 4*c.NEmbd)
 	}

@@ -39,7 +39,8 @@ type LoadOptions struct {
 //
 // Safetensors keys may carry the "transformer." prefix or not; the
 // attn.bias and attn.masked_bias buffers are ignored; lm_head.weight is used
-// when present and different from wte, else LMHead is WTE. Every tensor's
+// where config.json says tie_word_embeddings is false (and must then be
+// there), else LMHead is WTE, as transformers ties them. Every tensor's
 // shape is checked against the config, NaN and infinite weights are refused,
 // and all weights are converted to float32. It is OpenCheckpoint followed by
 // a float32 read of every tensor.
@@ -272,14 +273,14 @@ func openSafetensors(ctx context.Context, src, where string, files []string, cfg
 		}
 	}
 	switch _, ok := refs[lmHead]; {
-	case cfg.Arch == ArchLlama && cfg.TiedEmbed:
-		// transformers ties lm_head to embed_tokens after loading: a stored
+	case cfg.Arch == ArchLlama && cfg.TiedEmbed, cfg.Arch == ArchGPT2 && !cfg.UntiedHead:
+		// transformers ties lm_head to the embeddings after loading: a stored
 		// lm_head.weight is not used.
 	case ok:
 		if err := want(cfg.LMHeadSpec()); err != nil {
 			return nil, err
 		}
-	case cfg.Arch == ArchLlama:
+	default:
 		return nil, fmt.Errorf("%s: missing tensor %q (config.json says tie_word_embeddings is false)", where, lmHead)
 	}
 	c.setStored()

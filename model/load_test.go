@@ -94,6 +94,7 @@ func TestLoadLMHead(t *testing.T) {
 	cfg := smallConfig()
 	t.Run("untied", func(t *testing.T) {
 		want := synth.Random(cfg, 4)
+		want.Config.UntiedHead = true // config.json: tie_word_embeddings false
 		want.Weights.LMHead = synth.Random(cfg, 5).Weights.WTE
 		got, err := model.Load(writeModel(t, want, "BF16"))
 		if err != nil {
@@ -116,6 +117,28 @@ func TestLoadLMHead(t *testing.T) {
 		if !sameSlice(got.Weights.LMHead, got.Weights.WTE) {
 			t.Error("lm_head.weight equal to wte was not tied")
 		}
+	})
+	// A tied config (transformers' default) with a different lm_head.weight:
+	// transformers ties lm_head to wte after loading, so the stored one is
+	// not used.
+	t.Run("tied-config-different", func(t *testing.T) {
+		want := synth.Random(cfg, 4)
+		ts := append(synth.HFTensors(want, "transformer."),
+			synth.Tensor{Name: "lm_head.weight", Shape: []int{cfg.VocabSize, cfg.NEmbd}, Data: synth.Random(cfg, 6).Weights.WTE})
+		got, err := model.Load(writeTensors(t, cfg, ts, "F32"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEqualModels(t, got, want, "F32")
+		if !sameSlice(got.Weights.LMHead, got.Weights.WTE) {
+			t.Error("a stored lm_head.weight was used though config.json ties it")
+		}
+	})
+	t.Run("untied-missing", func(t *testing.T) {
+		untied := cfg
+		untied.UntiedHead = true
+		_, err := model.Load(writeTensors(t, untied, synth.HFTensors(synth.Random(cfg, 4), ""), "F32"))
+		wantErr(t, err, "lm_head.weight", "tie_word_embeddings is false")
 	})
 }
 

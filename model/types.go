@@ -55,6 +55,11 @@ type Config struct {
 	MLPBias     bool        // gate_proj, up_proj and down_proj have biases (mlp_bias)
 	QKNorm      bool        // an RMSNorm over head_dim on q and k before the rotation (Qwen3)
 	TiedEmbed   bool        // lm_head is embed_tokens (tie_word_embeddings)
+
+	// UntiedHead is GPT-2's tie_word_embeddings false: lm_head.weight is its
+	// own matrix. transformers' default (false here) ties lm_head to wte
+	// after loading, a stored lm_head.weight then unused.
+	UntiedHead bool
 }
 
 // RopeScaling is a rotary embedding's scaling, rope_scaling in config.json

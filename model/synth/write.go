@@ -72,7 +72,9 @@ func HFTensors(m *model.Model, prefix string) []Tensor {
 
 // WriteSafetensors writes dir/config.json and dir/model.safetensors for m, in
 // dtype "F32", "F16" or "BF16" (rounded to nearest even), with the keys of
-// Hugging Face's GPT2LMHeadModel ("transformer.h.0.attn.c_attn.weight", ...).
+// Hugging Face's GPT2LMHeadModel ("transformer.h.0.attn.c_attn.weight", ...;
+// lm_head.weight where it differs from wte, config.json then saying
+// tie_word_embeddings false).
 // dir is created if needed.
 // A Llama-family model is written with the names transformers saves
 // (model.layers.0.self_attn.q_proj.weight, ...; lm_head.weight when untied).
@@ -80,7 +82,11 @@ func WriteSafetensors(dir string, m *model.Model, dtype string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := WriteConfig(dir, m.Config); err != nil {
+	cfg := m.Config
+	if cfg.Arch == model.ArchGPT2 && !slices.Equal(m.Weights.LMHead, m.Weights.WTE) {
+		cfg.UntiedHead = true // HFTensors writes lm_head.weight: config.json must say it is used
+	}
+	if err := WriteConfig(dir, cfg); err != nil {
 		return err
 	}
 	if m.Config.Arch == model.ArchLlama {
@@ -90,7 +96,7 @@ func WriteSafetensors(dir string, m *model.Model, dtype string) error {
 }
 
 // WriteConfig writes dir/config.json for cfg as transformers' GPT2Config
-// saves it, or, for the Llama family, as the config class of cfg.ModelType does.
+// saves it (tie_word_embeddings false where cfg.UntiedHead), or, for the Llama family, as the config class of cfg.ModelType does.
 func WriteConfig(dir string, cfg model.Config) error {
 	if cfg.Arch == model.ArchLlama {
 		return writeLlamaConfig(dir, cfg)
@@ -108,9 +114,13 @@ func WriteConfig(dir string, cfg model.Config) error {
 		NInner             *int     `json:"n_inner"`
 		NLayer             int      `json:"n_layer"`
 		NPositions         int      `json:"n_positions"`
+		TieWordEmbeddings  *bool    `json:"tie_word_embeddings,omitempty"`
 		VocabSize          int      `json:"vocab_size"`
 	}{"gelu_new", []string{"GPT2LMHeadModel"}, 50256, 50256, cfg.LayerNormEps, "gpt2",
-		cfg.NPositions, cfg.NEmbd, cfg.NHead, nil, cfg.NLayer, cfg.NPositions, cfg.VocabSize}
+		cfg.NPositions, cfg.NEmbd, cfg.NHead, nil, cfg.NLayer, cfg.NPositions, nil, cfg.VocabSize}
+	if cfg.UntiedHead {
+		c.TieWordEmbeddings = new(bool)
+	}
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
