@@ -10,8 +10,12 @@ import (
 
 // goComparable reports whether Go's regexp reads pattern as Oniguruma does,
 // given that both compile it: no shorthand classes (ASCII in Go), no {,n}
-// (a literal in Go), no class starting with ']'.
+// and no count with a leading zero such as {00} or {1,02} (literals in Go,
+// counts in Oniguruma), no class starting with ']'.
 func goComparable(pattern string) bool {
+	if leadingZeroCount.MatchString(pattern) {
+		return false
+	}
 	for _, s := range []string{`\s`, `\S`, `\d`, `\D`, `\w`, `\W`, `\h`, `\H`, `{,`, `[]`, `[^]`, `\p{C}`, `\p{Cn}`, `\p{LC}`, `\P{C}`, `\P{Cn}`, `\P{LC}`, `\p{^`} {
 		if strings.Contains(pattern, s) {
 			return false
@@ -19,6 +23,9 @@ func goComparable(pattern string) bool {
 	}
 	return true
 }
+
+// leadingZeroCount finds a repetition count written with a leading zero.
+var leadingZeroCount = regexp.MustCompile(`\{0[0-9]|\{[0-9]*,0[0-9]`)
 
 // FuzzRegex compiles any pattern and, when it compiles, searches any text
 // with it: no panic, matches in order, inside the text and on rune
