@@ -162,6 +162,8 @@ func TestParseConfig(t *testing.T) {
 			model.Config{NLayer: 48, NHead: 25, NEmbd: 1600, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-6}},
 		{"gelu_pytorch_tanh", strings.Replace(gpt2, `"gelu_new"`, `"gelu_pytorch_tanh"`, 1), want124M},
 		{"gelu_fast", strings.Replace(gpt2, `"gelu_new"`, `"gelu_fast"`, 1), want124M},
+		{"gelu (erf)", strings.Replace(gpt2, `"gelu_new"`, `"gelu"`, 1),
+			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, ExactGELU: true}},
 		{"tied", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "tie_word_embeddings": true`, 1), want124M},
 		{"untied", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "tie_word_embeddings": false`, 1),
 			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, UntiedHead: true}},
@@ -178,7 +180,7 @@ func TestParseConfig(t *testing.T) {
 	bad := []struct{ json, want string }{
 		{`{` + base + `, "model_type": "gpt_neox"}`, `model_type "gpt_neox"`},
 		{`{` + base + `, "activation_function": "relu"}`, `activation_function "relu"`},
-		{`{` + base + `, "activation_function": "gelu"}`, `activation_function "gelu"`},
+		{`{` + base + `, "activation_function": "gelu_python"}`, `activation_function "gelu_python"`},
 		{`{` + base + `, "n_inner": 32}`, "n_inner 32"},
 		{`{` + base + `, "scale_attn_by_inverse_layer_idx": true}`, "scale_attn_by_inverse_layer_idx"},
 		{`{` + base + `, "scale_attn_weights": false}`, "scale_attn_weights"},

@@ -38,7 +38,8 @@ var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gel
 // "gpt2" or none) it requires n_layer, n_head, n_embd, vocab_size and
 // n_positions (or the older n_ctx); layer_norm_epsilon defaults to 1e-5.
 // Anything that is not plain GPT-2 is refused: an activation_function other than
-// "gelu_new" (or the same function by another name, tanhGELU), an n_inner other than 4*n_embd, unscaled or layer-scaled
+// "gelu_new" (or the same function by another name, tanhGELU) or "gelu"
+// (ExactGELU), an n_inner other than 4*n_embd, unscaled or layer-scaled
 // attention, cross-attention.
 //
 // A model_type of the Llama family ("llama", "mistral", "qwen2", "qwen3") is
@@ -59,8 +60,9 @@ func ParseConfig(data []byte) (Config, error) {
 	if err := json.Unmarshal(data, &h); err != nil {
 		return Config{}, fmt.Errorf("parse config: %w", err)
 	}
-	if h.ActivationFunction != nil && !tanhGELU[*h.ActivationFunction] {
-		return Config{}, fmt.Errorf("activation_function %q is not supported: GPT-2 uses \"gelu_new\" (the tanh approximation; \"gelu_pytorch_tanh\" and \"gelu_fast\" are the same function)", *h.ActivationFunction)
+	exact := h.ActivationFunction != nil && *h.ActivationFunction == "gelu"
+	if h.ActivationFunction != nil && !tanhGELU[*h.ActivationFunction] && !exact {
+		return Config{}, fmt.Errorf("activation_function %q is not supported: want \"gelu_new\" (GPT-2's tanh approximation; \"gelu_pytorch_tanh\" and \"gelu_fast\" are the same function) or \"gelu\" (erf)", *h.ActivationFunction)
 	}
 	if h.ScaleAttnWeights != nil && !*h.ScaleAttnWeights {
 		return Config{}, fmt.Errorf("scale_attn_weights false is not supported")
@@ -100,6 +102,7 @@ func ParseConfig(data []byte) (Config, error) {
 		c.LayerNormEps = *h.LayerNormEpsilon
 	}
 	c.UntiedHead = h.TieWordEmbeddings != nil && !*h.TieWordEmbeddings
+	c.ExactGELU = exact
 	if h.NInner != nil && *h.NInner != 4*c.NEmbd {
 		return Config{}, fmt.Errorf("n_inner %d is not supported: GPT-2 uses 4*n_embd = %d", *h.NInner, 4*c.NEmbd)
 	}

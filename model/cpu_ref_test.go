@@ -112,7 +112,11 @@ func refNLLRounded(m *Model, tokens []int32, round func(float64) float64) []floa
 		fc := refLinear(h, l.FCW, l.FCB)
 		for _, row := range fc {
 			for i, v := range row {
-				row[i] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
+				if cfg.ExactGELU { // x·Φ(x)
+					row[i] = v * 0.5 * math.Erfc(-v/math.Sqrt2)
+				} else {
+					row[i] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
+				}
 			}
 		}
 		out := refLinear(fc, l.FCProjW, l.FCProjB)

@@ -58,13 +58,32 @@ func (c *CPU) layernormForward(out, inp, w, b []float32, N, C int, eps float64) 
 	})
 }
 
-// geluForward applies gelu_new in place to x (N, D):
-// 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))).
+// geluForward applies the model's GELU in place to x (N, D): gelu_new,
+// 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))), or with ExactGELU
+// 0.5·x·(1 + erf(x/√2)).
 func (c *CPU) geluForward(x []float32, N, D int) {
+	row := geluRow
+	if c.cfg.ExactGELU {
+		row = geluErfRow
+	}
 	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
 		r0, r1 := task*rowBlock, min(N, (task+1)*rowBlock)
-		geluRow(x[r0*D : r1*D])
+		row(x[r0*D : r1*D])
 	})
+}
+
+// geluErfRow applies the exact GELU, x·Φ(x) = 0.5·x·(1 + erf(x/√2)), to
+// every element of x, in float64 rounded once (for x < 0 as
+// 0.5·x·erfc(-x/√2), which keeps its tail's digits).
+func geluErfRow(x []float32) {
+	for i, v := range x {
+		f := float64(v)
+		if f < 0 {
+			x[i] = float32(0.5 * f * math.Erfc(-f/math.Sqrt2))
+		} else {
+			x[i] = float32(0.5 * f * (1 + math.Erf(f/math.Sqrt2)))
+		}
+	}
 }
 
 // geluRowGeneric applies gelu to every element of x.

@@ -60,6 +60,10 @@ type Config struct {
 	// own matrix. transformers' default (false here) ties lm_head to wte
 	// after loading, a stored lm_head.weight then unused.
 	UntiedHead bool
+	// ExactGELU is GPT-2's activation_function "gelu": the MLP's GELU is
+	// x·Φ(x) = 0.5·x·(1 + erf(x/√2)) (Cerebras-GPT's, nanoGPT's), where the
+	// default is gelu_new, the tanh approximation GPT-2 was trained with.
+	ExactGELU bool
 }
 
 // RopeScaling is a rotary embedding's scaling, rope_scaling in config.json
@@ -147,13 +151,21 @@ func (c Config) QDim() int { return c.NHead * c.HeadDim() }
 func (c Config) KVDim() int { return c.KVHeads() * c.HeadDim() }
 
 // Describe names the model's shape for messages: "GPT-2 (12 layers, 12
-// heads, 768 channels, 1024 positions)" or, for the Llama family, its
+// heads, 768 channels, 1024 positions)" (with ", exact GELU" and ",
+// untied LM head" where the config says so) or, for the Llama family, its
 // model_type with the key/value heads, MLP width, rotary base and rope
 // scaling ("..., rotary base 500000, llama3 scaling x32)"), so that a user
 // can see the config was read as meant.
 func (c Config) Describe() string {
 	if c.Arch == ArchGPT2 {
-		return fmt.Sprintf("GPT-2 (%d layers, %d heads, %d channels, %d positions)", c.NLayer, c.NHead, c.NEmbd, c.NPositions)
+		extra := ""
+		if c.ExactGELU {
+			extra += ", exact GELU"
+		}
+		if c.UntiedHead {
+			extra += ", untied LM head"
+		}
+		return fmt.Sprintf("GPT-2 (%d layers, %d heads, %d channels, %d positions%s)", c.NLayer, c.NHead, c.NEmbd, c.NPositions, extra)
 	}
 	scaling := ""
 	if s := c.RopeScaling; s.Type != "" {

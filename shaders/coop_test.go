@@ -200,7 +200,7 @@ func coopTol(epi epilogue, x, w []float32, y []float64, M, K, N, sk int) []float
 			}
 		}
 		return out
-	case epiGELU:
+	case epiGELU, epiGELUErf:
 		for i := range e {
 			e[i] = 1.13*e[i] + rel(refops.GELU(y[i]))
 		}
@@ -269,7 +269,7 @@ func TestMatmulCoop(t *testing.T) {
 		tl := coopMatmulTiles(cfg, coopSGS(d, cfg))
 		k := coopKernelFor(t, d, "matmul_coop.wgsl", tl)
 		for si, sz := range sizes {
-			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiSwiGLU} {
+			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiSwiGLU, epiGELUErf} {
 				if !coopMatmulCase(d, ci, epi, sz.K%4 == 0 && sz.N%4 == 0) {
 					continue
 				}
@@ -355,10 +355,13 @@ func coopEpilogueWant(epi epilogue, y []float64, res []float32, M, N int) (want 
 			want[i] = float64(res[i]) + v
 		}
 		return want, res
-	case epiGELU:
+	case epiGELU, epiGELUErf:
 		want = make([]float64, M*N)
 		for i, v := range y {
 			want[i] = refops.GELU(v)
+			if epi == epiGELUErf {
+				want[i] = refops.GELUErf(v)
+			}
 		}
 		return want, make([]float32, M*N)
 	}

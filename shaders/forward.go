@@ -558,7 +558,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		g.attentionOp(r, sh, kc, vc, 3*C)
 		g.matmulOp(r, sh, a.res, a.att, w.projW, w.projB, kc, vc, N, C, C, epiAdd)
 		layernorm(a.ln, a.res, w.ln2w, w.ln2b, N)
-		g.matmulOp(r, sh, a.fc, a.ln, w.fcW, w.fcB, kc, vc, N, C, 4*C, epiGELU)
+		g.matmulOp(r, sh, a.fc, a.ln, w.fcW, w.fcB, kc, vc, N, C, 4*C, g.geluEpilogue())
 		g.matmulOp(r, sh, a.res, a.fc, w.fcProjW, w.fcProjB, kc, vc, N, 4*C, C, epiAdd)
 	}
 	layernorm(a.ln, a.res, g.lnfW, g.lnfB, N)

@@ -147,3 +147,66 @@ func TestGPT2RefusesBadInput(t *testing.T) {
 		t.Error("cancelled context: no error")
 	}
 }
+
+// TestGPT2ExactGELU: a GPT-2 with activation_function "gelu" (ExactGELU:
+// c_fc's epilogue EPI_GELU_ERF) scores every target within 2e-4 relative of
+// the CPU path (the mean within 1e-5) with both kernel sets, on a peaked
+// model whose MLP matters (c_fc and mlp.c_proj scaled up, so that its
+// pre-activations reach where erf and tanh differ); and the CPU scoring the
+// same weights with gelu_new is farther from the GPU than that, so the test
+// sees which GELU ran.
+func TestGPT2ExactGELU(t *testing.T) {
+	d := newTestDev(t)
+	m := synth.Peaked(synth.TinyConfig(), 17)
+	for _, l := range m.Weights.Layers {
+		for i := range l.FCW {
+			l.FCW[i] *= 10
+		}
+		for i := range l.FCProjW {
+			l.FCProjW[i] *= 4
+		}
+	}
+	m.Config.ExactGELU = true
+	seqs := zipfSeqs(5, 4, m.Config.NPositions, m.Config.VocabSize)
+	ctx := context.Background()
+	want, wantNLL, err := model.NewCPU(m, 0).LossPerToken(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tanh := *m
+	tanh.Config.ExactGELU = false
+	_, tanhNLL, err := model.NewCPU(&tanh, 0).LossPerToken(ctx, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := want.Sum.Float64() / float64(want.Count)
+	if lnV := math.Log(float64(m.Config.VocabSize)); mean > lnV-0.5 {
+		t.Fatalf("CPU mean NLL %.4f is not well below ln V = %.4f: the model predicts too little", mean, lnV)
+	}
+	for _, set := range kernelSets {
+		t.Run(string(set), func(t *testing.T) {
+			g := newLlama(t, d, m, set, false)
+			p, err := g.SubmitWith(ctx, seqs, 0, SubmitOptions{PerToken: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Wait(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var worst, apart float64
+			for i, x := range p.PerToken() {
+				worst = max(worst, math.Abs(float64(x-wantNLL[i]))/math.Max(1, float64(wantNLL[i])))
+				apart = max(apart, math.Abs(float64(x-tanhNLL[i])))
+			}
+			gm := got.Sum.Float64() / float64(got.Count)
+			t.Logf("mean NLL gpu %.7f cpu %.7f; worst target %.2g relative; gelu_new's targets up to %.2g away", gm, mean, worst, apart)
+			if worst > 2e-4 || math.Abs(gm-mean) > 1e-5 {
+				t.Errorf("mean NLL %.7f, CPU %.7f; worst target %.2g relative", gm, mean, worst)
+			}
+			if apart < 1e-4 {
+				t.Errorf("the GPU's NLLs are within %.2g of gelu_new's: cannot tell which GELU ran", apart)
+			}
+		})
+	}
+}

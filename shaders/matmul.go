@@ -22,10 +22,14 @@ const (
 	// and up interleaved (the Llama family's gate_proj and up_proj in one
 	// matmul).
 	epiSwiGLU epilogue = 4
+	// epiGELUErf (GELU_ERF): out = y·Φ(y), the exact GELU (GPT-2 configs
+	// with activation_function "gelu": model.Config.ExactGELU).
+	epiGELUErf epilogue = 5
 )
 
 // epilogueNames are the epilogues' WGSL names, without EPI_.
-var epilogueNames = map[epilogue]string{epiStore: "STORE", epiGELU: "GELU", epiAdd: "ADD", epiQKV: "QKV", epiSwiGLU: "SWIGLU"}
+var epilogueNames = map[epilogue]string{epiStore: "STORE", epiGELU: "GELU", epiAdd: "ADD", epiQKV: "QKV", epiSwiGLU: "SWIGLU",
+	epiGELUErf: "GELU_ERF"}
 
 // String is the epilogue's WGSL name, without EPI_.
 func (e epilogue) String() string {

@@ -1,5 +1,5 @@
 // matmul: out (M, N) = x (M, K) · w (K, N) + bias (N), then the epilogue
-// EPI names (include/matmul_epilogue.wgsl: EPI_STORE, EPI_GELU, EPI_ADD,
+// EPI names (include/matmul_epilogue.wgsl: EPI_STORE, EPI_GELU, EPI_GELU_ERF, EPI_ADD,
 // EPI_SWIGLU; not EPI_QKV, matmul_shared.wgsl's only).
 // x and out are f32; w (Hugging Face Conv1D layout [in][out], row-major; the
 // host transposes nn.Linear's) and bias are weights; accumulation is f32.

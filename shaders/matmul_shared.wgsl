@@ -1,5 +1,5 @@
 // matmul_shared: out (M, N) = x (M, K) · w (K, N) + bias (N), then the
-// epilogue EPI names (include/matmul_epilogue.wgsl): EPI_STORE, EPI_GELU,
+// epilogue EPI names (include/matmul_epilogue.wgsl): EPI_STORE, EPI_GELU, EPI_GELU_ERF,
 // EPI_ADD, EPI_SWIGLU, or EPI_QKV, c_attn's: of the N = 3C columns (q | k | v,
 // H heads of C/H channels), q goes to out and k and v straight into the KV
 // cache kc, vc (B, H, S, C/H) at the positions pos0 .. pos0+T-1 of row

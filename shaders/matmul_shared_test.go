@@ -136,20 +136,22 @@ func TestMatmulShared(t *testing.T) {
 				}, out
 			}
 			params := Params{"M": float64(M), "N": float64(N), "K": float64(K)}
-			for epi := range 3 {
+			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiGELUErf} {
 				want := make([]float64, len(y))
 				init := make([]byte, 4*M*N)
 				for i, v := range y {
 					switch epi {
-					case 0:
+					case epiStore:
 						want[i] = v
-					case 1:
+					case epiGELU:
 						want[i] = refops.GELU(v)
-					case 2:
+					case epiAdd:
 						want[i] = float64(res[i]) + v
+					case epiGELUErf:
+						want[i] = refops.GELUErf(v)
 					}
 				}
-				if epi == 2 {
+				if epi == epiAdd {
 					init = f32Bytes(res)
 				}
 				var regsOut []float64 // matmul.wgsl's output on the same inputs

@@ -569,7 +569,16 @@ func (g *GPT2) matmulShapes() []matmulShape {
 		w := g.widths()
 		return []matmulShape{{C, w.qkv, epiStore}, {w.att, C, epiAdd}, {C, 2 * w.fc, epiSwiGLU}, {w.fc, C, epiAdd}}
 	}
-	return []matmulShape{{C, 3 * C, epiQKV}, {C, C, epiAdd}, {C, 4 * C, epiGELU}, {4 * C, C, epiAdd}}
+	return []matmulShape{{C, 3 * C, epiQKV}, {C, C, epiAdd}, {C, 4 * C, g.geluEpilogue()}, {4 * C, C, epiAdd}}
+}
+
+// geluEpilogue is c_fc's epilogue: GPT-2's gelu_new, or the exact GELU
+// where the config says activation_function "gelu".
+func (g *GPT2) geluEpilogue() epilogue {
+	if g.cfg.ExactGELU {
+		return epiGELUErf
+	}
+	return epiGELU
 }
 
 // ensureTuned makes sure every weight matmul of a batch of rows rows has its

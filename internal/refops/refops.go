@@ -63,6 +63,9 @@ func Matmul(x, w, bias []float64, M, K, N int) []float64 {
 	return out
 }
 
+// GELUErf is the exact GELU, x·Φ(x) = 0.5·x·(1 + erf(x/√2)).
+func GELUErf(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+
 // GELU is GPT-2's gelu_new: 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))).
 func GELU(x float64) float64 {
 	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))

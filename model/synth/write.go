@@ -116,7 +116,7 @@ func WriteConfig(dir string, cfg model.Config) error {
 		NPositions         int      `json:"n_positions"`
 		TieWordEmbeddings  *bool    `json:"tie_word_embeddings,omitempty"`
 		VocabSize          int      `json:"vocab_size"`
-	}{"gelu_new", []string{"GPT2LMHeadModel"}, 50256, 50256, cfg.LayerNormEps, "gpt2",
+	}{activation(cfg), []string{"GPT2LMHeadModel"}, 50256, 50256, cfg.LayerNormEps, "gpt2",
 		cfg.NPositions, cfg.NEmbd, cfg.NHead, nil, cfg.NLayer, cfg.NPositions, nil, cfg.VocabSize}
 	if cfg.UntiedHead {
 		c.TieWordEmbeddings = new(bool)
@@ -126,6 +126,15 @@ func WriteConfig(dir string, cfg model.Config) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "config.json"), append(data, '\n'), 0o644)
+}
+
+// activation is cfg's activation_function: "gelu" with ExactGELU, else
+// GPT-2's "gelu_new".
+func activation(cfg model.Config) string {
+	if cfg.ExactGELU {
+		return "gelu"
+	}
+	return "gelu_new"
 }
 
 // WriteSafetensorsFile writes tensors to a safetensors file at path, all in
