@@ -77,6 +77,7 @@ func emulateAVX512() error {
 	e.mulRow = emuRowArg(look(mulRowAVX512))
 	e.geluRow = emuRow(look(geluRowAVX512))
 	e.swigluRow = emuRow2(look(swigluRowAVX512))
+	e.geluErfRow = emuRow(look(geluErfRowAVX512))
 	e.rows = emuRows(look, rowsAVX512)
 	if firstErr != nil {
 		return firstErr
@@ -263,6 +264,7 @@ func TestAVX512KernelsRun(t *testing.T) {
 		"sumExpSub":    func() { sumExpSub(a[:40], 3) },
 		"geluRow":      func() { geluRow(a[:40]) },
 		"swigluRow":    func() { swigluRow(a[:40], b[:40]) },
+		"geluErfRow":   func() { geluErfRow(a[:40]) },
 		"rmsnormRow":   func() { rmsnormRow(out[:40], a[:40], b[:40], 1e-5) },
 		"layernormRow": func() { layernormRow(out[:40], a[:40], b[:40], b[40:80], 1e-5) },
 		"rotateHalves": func() { rotateHalves(a[:40], a[40:80], b[:40], b[40:80]) },
@@ -295,7 +297,7 @@ var avx2Kernels = unionOf(rowKernelsOf(rowsAVX2, "AVX2"), map[string]any{
 	"nn4x3AVX2": nn4x3AVX2, "nn1x3AVX2": nn1x3AVX2, "nn4x1AVX2": nn4x1AVX2, "nn1x1AVX2": nn1x1AVX2,
 	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "maxRowAVX2": maxRowAVX2, "mulRowAVX2": mulRowAVX2,
 	"expSubRowAVX2": expSubRowAVX2, "sumExpSubAVX2": sumExpSubAVX2, "geluRowAVX2": geluRowAVX2,
-	"swigluRowAVX2": swigluRowAVX2,
+	"swigluRowAVX2": swigluRowAVX2, "geluErfRowAVX2": geluErfRowAVX2,
 })
 
 // asmKernels lists the TEXT symbols of ops_amd64.s.
@@ -367,7 +369,7 @@ var avx512Kernels = unionOf(rowKernelsOf(rowsAVX512, "AVX512"), map[string]any{
 	"nn4x3AVX512": nn4x3AVX512, "nn1x3AVX512": nn1x3AVX512, "nn4x1AVX512": nn4x1AVX512, "nn1x1AVX512": nn1x1AVX512,
 	"nnColAVX512": nnColAVX512, "divMaxRowAVX512": divMaxRowAVX512, "maxRowAVX512": maxRowAVX512,
 	"mulRowAVX512": mulRowAVX512, "expSubRowAVX512": expSubRowAVX512, "sumExpSubAVX512": sumExpSubAVX512,
-	"geluRowAVX512": geluRowAVX512, "swigluRowAVX512": swigluRowAVX512,
+	"geluRowAVX512": geluRowAVX512, "swigluRowAVX512": swigluRowAVX512, "geluErfRowAVX512": geluErfRowAVX512,
 	"dpbf4x4AVX512": dpbf4x4AVX512, "dpbf1x4AVX512": dpbf1x4AVX512, "dpbf1x1AVX512": dpbf1x1AVX512,
 	"dpbf4x4StartAVX512": dpbf4x4StartAVX512, "dpbf4x4MidAVX512": dpbf4x4MidAVX512, "dpbf4x4EndAVX512": dpbf4x4EndAVX512,
 	"dot4x4StartAVX512": dot4x4StartAVX512, "dot4x4MidAVX512": dot4x4MidAVX512, "dot4x4EndAVX512": dot4x4EndAVX512,
@@ -842,6 +844,7 @@ func TestAVX512MatchesAVX2Elementwise(t *testing.T) {
 	for _, n := range []int{16, 17, 40, 63, 100} {
 		x := mixedVec(r, n)
 		check("geluRow", x, geluRow)
+		check("geluErfRow", x, geluErfRow)
 		u := mixedVec(r, n)
 		check("swigluRow", x, func(x []float32) { swigluRow(x, u) })
 		check("mulRow", x, func(x []float32) { mulRow(x, 0.37) })

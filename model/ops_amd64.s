@@ -22,6 +22,222 @@ DATA expbias<>+56(SB)/4, $0x0000007f
 DATA expbias<>+60(SB)/4, $0x0000007f
 GLOBL expbias<>(SB), RODATA|NOPTR, $64
 
+DATA erfcc0<>+0(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+4(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+8(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+12(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+16(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+20(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+24(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+28(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+32(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+36(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+40(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+44(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+48(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+52(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+56(SB)/4, $0xbfa1fc4e
+DATA erfcc0<>+60(SB)/4, $0xbfa1fc4e
+GLOBL erfcc0<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc1<>+0(SB)/4, $0x3f8000c7
+DATA erfcc1<>+4(SB)/4, $0x3f8000c7
+DATA erfcc1<>+8(SB)/4, $0x3f8000c7
+DATA erfcc1<>+12(SB)/4, $0x3f8000c7
+DATA erfcc1<>+16(SB)/4, $0x3f8000c7
+DATA erfcc1<>+20(SB)/4, $0x3f8000c7
+DATA erfcc1<>+24(SB)/4, $0x3f8000c7
+DATA erfcc1<>+28(SB)/4, $0x3f8000c7
+DATA erfcc1<>+32(SB)/4, $0x3f8000c7
+DATA erfcc1<>+36(SB)/4, $0x3f8000c7
+DATA erfcc1<>+40(SB)/4, $0x3f8000c7
+DATA erfcc1<>+44(SB)/4, $0x3f8000c7
+DATA erfcc1<>+48(SB)/4, $0x3f8000c7
+DATA erfcc1<>+52(SB)/4, $0x3f8000c7
+DATA erfcc1<>+56(SB)/4, $0x3f8000c7
+DATA erfcc1<>+60(SB)/4, $0x3f8000c7
+GLOBL erfcc1<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc2<>+0(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+4(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+8(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+12(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+16(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+20(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+24(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+28(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+32(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+36(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+40(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+44(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+48(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+52(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+56(SB)/4, $0x3ebf88fb
+DATA erfcc2<>+60(SB)/4, $0x3ebf88fb
+GLOBL erfcc2<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc3<>+0(SB)/4, $0x3dc636c9
+DATA erfcc3<>+4(SB)/4, $0x3dc636c9
+DATA erfcc3<>+8(SB)/4, $0x3dc636c9
+DATA erfcc3<>+12(SB)/4, $0x3dc636c9
+DATA erfcc3<>+16(SB)/4, $0x3dc636c9
+DATA erfcc3<>+20(SB)/4, $0x3dc636c9
+DATA erfcc3<>+24(SB)/4, $0x3dc636c9
+DATA erfcc3<>+28(SB)/4, $0x3dc636c9
+DATA erfcc3<>+32(SB)/4, $0x3dc636c9
+DATA erfcc3<>+36(SB)/4, $0x3dc636c9
+DATA erfcc3<>+40(SB)/4, $0x3dc636c9
+DATA erfcc3<>+44(SB)/4, $0x3dc636c9
+DATA erfcc3<>+48(SB)/4, $0x3dc636c9
+DATA erfcc3<>+52(SB)/4, $0x3dc636c9
+DATA erfcc3<>+56(SB)/4, $0x3dc636c9
+DATA erfcc3<>+60(SB)/4, $0x3dc636c9
+GLOBL erfcc3<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc4<>+0(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+4(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+8(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+12(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+16(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+20(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+24(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+28(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+32(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+36(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+40(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+44(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+48(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+52(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+56(SB)/4, $0xbe3ec24c
+DATA erfcc4<>+60(SB)/4, $0xbe3ec24c
+GLOBL erfcc4<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc5<>+0(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+4(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+8(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+12(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+16(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+20(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+24(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+28(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+32(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+36(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+40(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+44(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+48(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+52(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+56(SB)/4, $0x3e8ec7cc
+DATA erfcc5<>+60(SB)/4, $0x3e8ec7cc
+GLOBL erfcc5<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc6<>+0(SB)/4, $0xbf914e5d
+DATA erfcc6<>+4(SB)/4, $0xbf914e5d
+DATA erfcc6<>+8(SB)/4, $0xbf914e5d
+DATA erfcc6<>+12(SB)/4, $0xbf914e5d
+DATA erfcc6<>+16(SB)/4, $0xbf914e5d
+DATA erfcc6<>+20(SB)/4, $0xbf914e5d
+DATA erfcc6<>+24(SB)/4, $0xbf914e5d
+DATA erfcc6<>+28(SB)/4, $0xbf914e5d
+DATA erfcc6<>+32(SB)/4, $0xbf914e5d
+DATA erfcc6<>+36(SB)/4, $0xbf914e5d
+DATA erfcc6<>+40(SB)/4, $0xbf914e5d
+DATA erfcc6<>+44(SB)/4, $0xbf914e5d
+DATA erfcc6<>+48(SB)/4, $0xbf914e5d
+DATA erfcc6<>+52(SB)/4, $0xbf914e5d
+DATA erfcc6<>+56(SB)/4, $0xbf914e5d
+DATA erfcc6<>+60(SB)/4, $0xbf914e5d
+GLOBL erfcc6<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc7<>+0(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+4(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+8(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+12(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+16(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+20(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+24(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+28(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+32(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+36(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+40(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+44(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+48(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+52(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+56(SB)/4, $0x3fbe87b0
+DATA erfcc7<>+60(SB)/4, $0x3fbe87b0
+GLOBL erfcc7<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc8<>+0(SB)/4, $0xbf527892
+DATA erfcc8<>+4(SB)/4, $0xbf527892
+DATA erfcc8<>+8(SB)/4, $0xbf527892
+DATA erfcc8<>+12(SB)/4, $0xbf527892
+DATA erfcc8<>+16(SB)/4, $0xbf527892
+DATA erfcc8<>+20(SB)/4, $0xbf527892
+DATA erfcc8<>+24(SB)/4, $0xbf527892
+DATA erfcc8<>+28(SB)/4, $0xbf527892
+DATA erfcc8<>+32(SB)/4, $0xbf527892
+DATA erfcc8<>+36(SB)/4, $0xbf527892
+DATA erfcc8<>+40(SB)/4, $0xbf527892
+DATA erfcc8<>+44(SB)/4, $0xbf527892
+DATA erfcc8<>+48(SB)/4, $0xbf527892
+DATA erfcc8<>+52(SB)/4, $0xbf527892
+DATA erfcc8<>+56(SB)/4, $0xbf527892
+DATA erfcc8<>+60(SB)/4, $0xbf527892
+GLOBL erfcc8<>(SB), RODATA|NOPTR, $64
+
+DATA erfcc9<>+0(SB)/4, $0x3e2ef945
+DATA erfcc9<>+4(SB)/4, $0x3e2ef945
+DATA erfcc9<>+8(SB)/4, $0x3e2ef945
+DATA erfcc9<>+12(SB)/4, $0x3e2ef945
+DATA erfcc9<>+16(SB)/4, $0x3e2ef945
+DATA erfcc9<>+20(SB)/4, $0x3e2ef945
+DATA erfcc9<>+24(SB)/4, $0x3e2ef945
+DATA erfcc9<>+28(SB)/4, $0x3e2ef945
+DATA erfcc9<>+32(SB)/4, $0x3e2ef945
+DATA erfcc9<>+36(SB)/4, $0x3e2ef945
+DATA erfcc9<>+40(SB)/4, $0x3e2ef945
+DATA erfcc9<>+44(SB)/4, $0x3e2ef945
+DATA erfcc9<>+48(SB)/4, $0x3e2ef945
+DATA erfcc9<>+52(SB)/4, $0x3e2ef945
+DATA erfcc9<>+56(SB)/4, $0x3e2ef945
+DATA erfcc9<>+60(SB)/4, $0x3e2ef945
+GLOBL erfcc9<>(SB), RODATA|NOPTR, $64
+
+DATA rsqrt2<>+0(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+4(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+8(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+12(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+16(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+20(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+24(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+28(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+32(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+36(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+40(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+44(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+48(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+52(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+56(SB)/4, $0x3f3504f3
+DATA rsqrt2<>+60(SB)/4, $0x3f3504f3
+GLOBL rsqrt2<>(SB), RODATA|NOPTR, $64
+
+DATA half<>+0(SB)/4, $0x3f000000
+DATA half<>+4(SB)/4, $0x3f000000
+DATA half<>+8(SB)/4, $0x3f000000
+DATA half<>+12(SB)/4, $0x3f000000
+DATA half<>+16(SB)/4, $0x3f000000
+DATA half<>+20(SB)/4, $0x3f000000
+DATA half<>+24(SB)/4, $0x3f000000
+DATA half<>+28(SB)/4, $0x3f000000
+DATA half<>+32(SB)/4, $0x3f000000
+DATA half<>+36(SB)/4, $0x3f000000
+DATA half<>+40(SB)/4, $0x3f000000
+DATA half<>+44(SB)/4, $0x3f000000
+DATA half<>+48(SB)/4, $0x3f000000
+DATA half<>+52(SB)/4, $0x3f000000
+DATA half<>+56(SB)/4, $0x3f000000
+DATA half<>+60(SB)/4, $0x3f000000
+GLOBL half<>(SB), RODATA|NOPTR, $64
+
 DATA explo<>+0(SB)/4, $0xc2aeac4f
 DATA explo<>+4(SB)/4, $0xc2aeac4f
 DATA explo<>+8(SB)/4, $0xc2aeac4f
@@ -1764,6 +1980,70 @@ loop:
 	VADDPS      expone<>+0(SB), Y1, Y1
 	VDIVPS      Y1, Y0, Y0
 	VMOVUPS     Y0, (AX)(DX*4)
+	ADDQ        $0x00000008, DX
+	JMP         loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func geluErfRowAVX2(x *float32, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·geluErfRowAVX2(SB), NOSPLIT, $0-16
+	MOVQ   x+0(FP), AX
+	MOVQ   n+8(FP), CX
+	ANDQ   $-8, CX
+	XORQ   DX, DX
+	VXORPS Y0, Y0, Y0
+
+loop:
+	CMPQ        DX, CX
+	JAE         done
+	VMOVUPS     (AX)(DX*4), Y1
+	VSUBPS      Y1, Y0, Y2
+	VMAXPS      Y1, Y2, Y2
+	VMULPS      rsqrt2<>+0(SB), Y2, Y3
+	VMOVUPS     half<>+0(SB), Y4
+	VFMADD213PS expone<>+0(SB), Y3, Y4
+	VMOVUPS     expone<>+0(SB), Y5
+	VDIVPS      Y4, Y5, Y4
+	VMOVUPS     erfcc9<>+0(SB), Y5
+	VFMADD213PS erfcc8<>+0(SB), Y4, Y5
+	VFMADD213PS erfcc7<>+0(SB), Y4, Y5
+	VFMADD213PS erfcc6<>+0(SB), Y4, Y5
+	VFMADD213PS erfcc5<>+0(SB), Y4, Y5
+	VFMADD213PS erfcc4<>+0(SB), Y4, Y5
+	VFMADD213PS erfcc3<>+0(SB), Y4, Y5
+	VFMADD213PS erfcc2<>+0(SB), Y4, Y5
+	VFMADD213PS erfcc1<>+0(SB), Y4, Y5
+	VFMADD213PS erfcc0<>+0(SB), Y4, Y5
+	VMULPS      Y3, Y3, Y3
+	VSUBPS      Y3, Y5, Y5
+	VMAXPS      explo<>+0(SB), Y5, Y5
+	VMINPS      exphi<>+0(SB), Y5, Y5
+	VMULPS      explog2e<>+0(SB), Y5, Y3
+	VROUNDPS    $0x00, Y3, Y3
+	VFMADD231PS expnegc1<>+0(SB), Y3, Y5
+	VFMADD231PS expc2<>+0(SB), Y3, Y5
+	VMOVUPS     expp0<>+0(SB), Y6
+	VFMADD213PS expp1<>+0(SB), Y5, Y6
+	VFMADD213PS expp2<>+0(SB), Y5, Y6
+	VFMADD213PS expp3<>+0(SB), Y5, Y6
+	VFMADD213PS expp4<>+0(SB), Y5, Y6
+	VFMADD213PS expp5<>+0(SB), Y5, Y6
+	VMULPS      Y5, Y5, Y7
+	VADDPS      expone<>+0(SB), Y5, Y5
+	VFMADD213PS Y5, Y7, Y6
+	VCVTPS2DQ   Y3, Y3
+	VPADDD      expbias<>+0(SB), Y3, Y3
+	VPSLLD      $0x17, Y3, Y3
+	VMULPS      Y3, Y6, Y5
+	VMULPS      Y4, Y5, Y5
+	VMULPS      half<>+0(SB), Y2, Y2
+	VMULPS      Y2, Y5, Y5
+	VMAXPS      Y0, Y1, Y1
+	VSUBPS      Y5, Y1, Y1
+	VMOVUPS     Y1, (AX)(DX*4)
 	ADDQ        $0x00000008, DX
 	JMP         loop
 
@@ -5653,6 +5933,70 @@ loop:
 	VADDPS      expone<>+0(SB), Z1, Z1
 	VDIVPS      Z1, Z0, Z0
 	VMOVUPS     Z0, (AX)(DX*4)
+	ADDQ        $0x00000010, DX
+	JMP         loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func geluErfRowAVX512(x *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·geluErfRowAVX512(SB), NOSPLIT, $0-16
+	MOVQ   x+0(FP), AX
+	MOVQ   n+8(FP), CX
+	ANDQ   $-16, CX
+	XORQ   DX, DX
+	VPXORD Z0, Z0, Z0
+
+loop:
+	CMPQ        DX, CX
+	JAE         done
+	VMOVUPS     (AX)(DX*4), Z1
+	VSUBPS      Z1, Z0, Z2
+	VMAXPS      Z1, Z2, Z2
+	VMULPS      rsqrt2<>+0(SB), Z2, Z3
+	VMOVUPS     half<>+0(SB), Z4
+	VFMADD213PS expone<>+0(SB), Z3, Z4
+	VMOVUPS     expone<>+0(SB), Z5
+	VDIVPS      Z4, Z5, Z4
+	VMOVUPS     erfcc9<>+0(SB), Z5
+	VFMADD213PS erfcc8<>+0(SB), Z4, Z5
+	VFMADD213PS erfcc7<>+0(SB), Z4, Z5
+	VFMADD213PS erfcc6<>+0(SB), Z4, Z5
+	VFMADD213PS erfcc5<>+0(SB), Z4, Z5
+	VFMADD213PS erfcc4<>+0(SB), Z4, Z5
+	VFMADD213PS erfcc3<>+0(SB), Z4, Z5
+	VFMADD213PS erfcc2<>+0(SB), Z4, Z5
+	VFMADD213PS erfcc1<>+0(SB), Z4, Z5
+	VFMADD213PS erfcc0<>+0(SB), Z4, Z5
+	VMULPS      Z3, Z3, Z3
+	VSUBPS      Z3, Z5, Z5
+	VMAXPS      explo<>+0(SB), Z5, Z5
+	VMINPS      exphi<>+0(SB), Z5, Z5
+	VMULPS      explog2e<>+0(SB), Z5, Z3
+	VRNDSCALEPS $0x00, Z3, Z3
+	VFMADD231PS expnegc1<>+0(SB), Z3, Z5
+	VFMADD231PS expc2<>+0(SB), Z3, Z5
+	VMOVUPS     expp0<>+0(SB), Z6
+	VFMADD213PS expp1<>+0(SB), Z5, Z6
+	VFMADD213PS expp2<>+0(SB), Z5, Z6
+	VFMADD213PS expp3<>+0(SB), Z5, Z6
+	VFMADD213PS expp4<>+0(SB), Z5, Z6
+	VFMADD213PS expp5<>+0(SB), Z5, Z6
+	VMULPS      Z5, Z5, Z7
+	VADDPS      expone<>+0(SB), Z5, Z5
+	VFMADD213PS Z5, Z7, Z6
+	VCVTPS2DQ   Z3, Z3
+	VPADDD      expbias<>+0(SB), Z3, Z3
+	VPSLLD      $0x17, Z3, Z3
+	VMULPS      Z3, Z6, Z5
+	VMULPS      Z4, Z5, Z5
+	VMULPS      half<>+0(SB), Z2, Z2
+	VMULPS      Z2, Z5, Z5
+	VMAXPS      Z0, Z1, Z1
+	VSUBPS      Z5, Z1, Z1
+	VMOVUPS     Z1, (AX)(DX*4)
 	ADDQ        $0x00000010, DX
 	JMP         loop
 

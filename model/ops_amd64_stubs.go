@@ -104,6 +104,11 @@ func sumExpSubAVX2(row *float32, n int, m float32) float32
 //go:noescape
 func geluRowAVX2(x *float32, n int)
 
+// geluErfRowAVX2 applies the exact GELU x·Φ(x) to x[i] for i < n - n%8.
+//
+//go:noescape
+func geluErfRowAVX2(x *float32, n int)
+
 // swigluRowAVX2 sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%8.
 //
 //go:noescape
@@ -288,6 +293,11 @@ func sumExpSubAVX512(row *float32, n int, m float32) float32
 //
 //go:noescape
 func geluRowAVX512(x *float32, n int)
+
+// geluErfRowAVX512 applies the exact GELU x·Φ(x) to x[i] for i < n - n%16.
+//
+//go:noescape
+func geluErfRowAVX512(x *float32, n int)
 
 // swigluRowAVX512 sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%16.
 //

@@ -17,6 +17,7 @@ type kernelTable struct {
 	sumExpSub func(row []float32, m float32) float32
 	geluRow   func(x []float32)
 	swigluRow func(g, u []float32)
+	geluErf   func(x []float32)
 
 	rowKernels // the norms', rotary embedding's and matmul epilogue's (ops_rows.go)
 }
@@ -25,7 +26,7 @@ type kernelTable struct {
 var genericKernels = kernelTable{
 	kernelsGeneric, gemmNTGeneric, gemmNT16Generic, gemmNNGeneric, dot1x1Generic,
 	divMaxRowGeneric, maxRowGeneric, mulRowGeneric, expSubRowGeneric, sumExpSubGeneric, geluRowGeneric, swigluRowGeneric,
-	genericRowKernels,
+	geluErfRowGeneric, genericRowKernels,
 }
 
 // dot1x1 returns the dot product of a and b (as long as a) as gemmNT computes
@@ -60,6 +61,9 @@ func sumExpSub(row []float32, m float32) float32 { return kern.sumExpSub(row, m)
 
 // geluRow applies gelu_new to every element of x.
 func geluRow(x []float32) { kern.geluRow(x) }
+
+// geluErfRow applies the exact GELU, x·Φ(x), to every element of x.
+func geluErfRow(x []float32) { kern.geluErf(x) }
 
 // swigluRow sets g[i] = silu(g[i])·u[i] (u at least as long as g).
 func swigluRow(g, u []float32) { kern.swigluRow(g, u[:len(g)]) }

@@ -101,6 +101,7 @@ type vecKernels struct {
 	expSubRow, sumExpSub       func(row *float32, n int, m float32) float32
 	geluRow                    func(x *float32, n int)
 	swigluRow                  func(gate, up *float32, n int)
+	geluErfRow                 func(x *float32, n int)
 	rows                       *vecRowKernels // ops_rows_amd64.go
 }
 
@@ -115,7 +116,7 @@ var (
 		dotKernels[uint16]{3, dot3x4F16AVX2, dot1x4F16AVX2, dot1x1F16AVX2, chunkKernels[float32, uint16]{}},
 		dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2, chunkKernels[float32, uint16]{}},
 		nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2,
-		divMaxRowAVX2, maxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2, swigluRowAVX2,
+		divMaxRowAVX2, maxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2, swigluRowAVX2, geluErfRowAVX2,
 		rowsAVX2,
 	}
 	vecAVX512 = &vecKernels{
@@ -128,7 +129,7 @@ var (
 			chunkKernels[float32, uint16]{dot4x4BF16StartAVX512, dot4x4BF16MidAVX512, dot4x4BF16EndAVX512}},
 		nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512,
 		divMaxRowAVX512, maxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512, swigluRowAVX512,
-		rowsAVX512,
+		geluErfRowAVX512, rowsAVX512,
 	}
 )
 
@@ -147,7 +148,7 @@ func (v *vecKernels) table(set kernelSet) *kernelTable {
 	return &kernelTable{
 		set, v.gemmNT, v.gemmNT16, v.gemmNN, v.dot1x1,
 		v.divMaxRowFn, v.maxRowFn, v.mulRowFn, v.expSubRowFn, v.sumExpSubFn, v.geluRowFn, v.swigluRowFn,
-		v.rows.table(),
+		v.geluErfRowFn, v.rows.table(),
 	}
 }
 
@@ -281,6 +282,18 @@ func (v *vecKernels) geluRowFn(x []float32) {
 	for ; i < len(x); i++ {
 		x[i] = gelu(x[i])
 	}
+}
+
+// geluErfRowFn is geluErfRow with v's kernel (the same erfc fit in float32),
+// the tail by the scalar code.
+func (v *vecKernels) geluErfRowFn(x []float32) {
+	w := v.lanes
+	i := 0
+	if len(x) >= w {
+		v.geluErfRow(&x[0], len(x))
+		i = len(x) &^ (w - 1)
+	}
+	geluErfRowGeneric(x[i:])
 }
 
 // swigluRowFn is swigluRow with v's kernel (u as long as g), the tail by

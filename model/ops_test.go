@@ -371,3 +371,41 @@ func TestGemmNTVecMatchesGeneric(t *testing.T) {
 		})
 	}
 }
+
+// geluErfRow for every kernel set against float64 x·Φ(x): within 2e-6
+// relative plus 1e-8·|x|. The vector kernels evaluate Numerical Recipes'
+// erfc fit (fractional error 1.2e-7) in float32: z² for z = |x|/√2 up to
+// about 4 is rounded by half an ulp of 16 (a relative 1e-6 of the tail's
+// e^-z²), and the exponential adds an ulp or two; the absolute term covers
+// the far tail, whose values are below 1e-8 (float32 gelu_new loses 6e-8·|x|
+// there). The portable kernel is float64 and far inside the bound.
+func TestGeluErfRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	x := make([]float32, 1000)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 4)
+	}
+	x[0], x[1], x[2], x[3] = 0, -30, 30, -5.5
+	for _, set := range kernelSets() {
+		t.Run(set.String(), func(t *testing.T) {
+			defer useKernels(set)()
+			var worst float64
+			for _, n := range []int{0, 1, 7, 8, 17, 1000} {
+				got := append([]float32(nil), x[:n]...)
+				geluErfRow(got)
+				for i, v := range x[:n] {
+					f := float64(v)
+					want := 0.5 * f * math.Erfc(-f/math.Sqrt2)
+					d := math.Abs(float64(got[i]) - want)
+					if !(d <= 2e-6*math.Abs(want)+1e-8*math.Abs(f)) {
+						t.Fatalf("n=%d: geluErf(%v) = %v, want %v", n, v, got[i], want)
+					}
+					if want != 0 && f > -3 {
+						worst = max(worst, d/math.Abs(want))
+					}
+				}
+			}
+			t.Logf("largest relative error for x > -3: %.2g", worst)
+		})
+	}
+}

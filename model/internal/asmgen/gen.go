@@ -73,6 +73,7 @@ func Generate() (asm, stubs []byte, err error) {
 		g.expRow("expSubRow", true)
 		g.expRow("sumExpSub", false)
 		g.gelu()
+		g.geluErf()
 		g.swiglu()
 		g.rows()
 		if s.lanes == 16 {
@@ -489,10 +490,20 @@ func (g *gen) nnCol() {
 }
 
 // consts are the exponential's constants in memory, 16 lanes each (AVX2 reads
-// the first 8).
+// the first 8), and the GELUs'.
 type consts struct {
-	lo, hi, log2e, negC1, c2, p0, p1, p2, p3, p4, p5, one, bias, geluC, geluM2S, negInf operand.Mem
+	lo, hi, log2e, negC1, c2, p0, p1, p2, p3, p4, p5, one, bias, negInf operand.Mem
+
+	geluC, geluM2S operand.Mem     // gelu_new's 0.044715 and -2·sqrt(2/π)
+	rsqrt2, half   operand.Mem     // the exact GELU's 1/√2 and 0.5
+	erfc           [10]operand.Mem // Numerical Recipes' erfcc coefficients, constant term first
 }
+
+// erfcCoefficients are Numerical Recipes' erfcc: erfc(z) = t·exp(-z² + c0 +
+// t·(c1 + t·(c2 + ...))), t = 1/(1 + z/2), fractional error below 1.2e-7;
+// model's erfc (float64) and the GPU epilogue use the same ones.
+var erfcCoefficients = [10]float32{-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+	0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277}
 
 // defineConsts emits Cephes' expf constants (clamp range, log2 e, ln 2 in two
 // parts, the polynomial) and GELU's, each broadcast to 16 lanes.
@@ -510,7 +521,12 @@ func defineConsts(c *build.Context) consts {
 	for i := range 16 {
 		c.AddDatum(4*i, operand.U32(127))
 	}
+	var erfc [10]operand.Mem
+	for i, v := range erfcCoefficients {
+		erfc[i] = f(fmt.Sprintf("erfcc%d", i), v)
+	}
 	return consts{
+		rsqrt2: f("rsqrt2", float32(1/math.Sqrt2)), half: f("half", 0.5), erfc: erfc,
 		lo: f("explo", -87.33654), hi: f("exphi", 88.72283), log2e: f("explog2e", 1.44269504088896341),
 		negC1: f("expnegc1", -0.693359375), c2: f("expc2", 2.12194440e-4),
 		p0: f("expp0", 1.9875691500e-4), p1: f("expp1", 1.3981999507e-3), p2: f("expp2", 8.3334519073e-3),
@@ -734,6 +750,58 @@ func (g *gen) gelu() {
 	g.exp(u)
 	g.VADDPS(g.k.one, u, u)
 	g.VDIVPS(u, v, v)
+	g.VMOVUPS(v, at(p, i))
+	g.ADDQ(operand.U32(g.lanes), i)
+	g.JMP(operand.LabelRef("loop"))
+	g.Label("done")
+	g.VZEROUPPER()
+	g.RET()
+}
+
+// geluErf emits geluErfRow{isa}(x *float32, n int): the exact GELU,
+// x·Φ(x), on the first n - n%lanes floats of x, as max(x, 0) - 0.5·|x|·r
+// with r = erfc(|x|/√2) = t·exp(-z² + P(t)), z = |x|/√2, t = 1/(1 + z/2)
+// (erfcCoefficients): for x > 0, 0.5·x·(2 - r); for x <= 0, 0.5·x·r, the
+// tail's digits kept.
+func (g *gen) geluErf() {
+	name := "geluErfRow" + g.name
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(x *float32, n int)")
+	g.Doc(fmt.Sprintf("%s applies the exact GELU x·Φ(x) to x[i] for i < n - n%%%d.", name, g.lanes))
+	p, n, i := g.GP64(), g.GP64(), g.GP64()
+	g.Load(g.Param("x"), p)
+	g.Load(g.Param("n"), n)
+	g.ANDQ(operand.I32(-g.lanes), n)
+	g.XORQ(i, i)
+	zero := g.vec()
+	g.zero(zero)
+	g.Label("loop")
+	g.CMPQ(i, n)
+	g.JAE(operand.LabelRef("done"))
+	k := g.k
+	v, a, z, t, q := g.vec(), g.vec(), g.vec(), g.vec(), g.vec()
+	g.VMOVUPS(at(p, i), v)
+	g.VSUBPS(v, zero, a)     // -x
+	g.VMAXPS(v, a, a)        // |x| = max(-x, x), exact
+	g.VMULPS(k.rsqrt2, a, z) // z = |x|/√2
+	g.VMOVUPS(k.half, t)
+	g.VFMADD213PS(k.one, z, t) // t = z/2 + 1
+	g.VMOVUPS(k.one, q)
+	g.VDIVPS(t, q, t) // t = 1/(1 + z/2)
+	g.VMOVUPS(k.erfc[9], q)
+	for j := 8; j >= 0; j-- {
+		g.VFMADD213PS(k.erfc[j], t, q) // q = q·t + c_j
+	}
+	g.VMULPS(z, z, z) // z²
+	g.VSUBPS(z, q, q) // q -= z²
+	g.exp(q)
+	g.VMULPS(t, q, q) // r = erfc(z)
+	g.VMULPS(k.half, a, a)
+	g.VMULPS(a, q, q) // 0.5·|x|·r
+	g.VMAXPS(zero, v, v)
+	g.VSUBPS(q, v, v) // max(x, 0) - 0.5·|x|·r
 	g.VMOVUPS(v, at(p, i))
 	g.ADDQ(operand.U32(g.lanes), i)
 	g.JMP(operand.LabelRef("loop"))
