@@ -90,8 +90,7 @@ func swigluRowGeneric(g, u []float32) {
 // rope is the rotary embedding's table: for position p and frequency i <
 // HeadDim/2, cos[p*half+i] and sin[p*half+i] of the angle p·invFreq[i]
 // times amp (1 but for yarn), computed in float64 and rounded once to
-// float32. It grows to the
-// positions asked for, under mu.
+// float32. It grows to the positions asked for, under mu.
 type rope struct {
 	mu       sync.Mutex
 	invFreq  []float64

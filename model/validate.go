@@ -48,6 +48,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config layer_norm_epsilon = %v, want %g..%g (GPT-2 uses 1e-5)", c.LayerNormEps, minLayerNormEps, maxLayerNormEps)
 	}
 	if c.Arch == ArchLlama {
+		if c.UntiedHead || c.ExactGELU {
+			return errors.New("config: UntiedHead and ExactGELU are GPT-2's (the Llama family says TiedEmbed, and uses SiLU)")
+		}
 		return c.validateLlama()
 	}
 	if c.NEmbd%c.NHead != 0 {
