@@ -5,19 +5,19 @@ package model
 // the ops below call through it instead of branching on the set each call.
 // Tests run another set by building its table (useKernels).
 type kernelTable struct {
-	set       kernelSet
-	gemmNT    func(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int)
-	gemmNT16  func(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType)
-	gemmNN    func(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int)
-	dot1x1    func(a, b []float32) float32
-	divMaxRow func(row []float32, d float32) float32
-	maxRow    func(row []float32) float32
-	mulRow    func(row []float32, m float32)
-	expSubRow func(row []float32, m float32) float32
-	sumExpSub func(row []float32, m float32) float32
-	geluRow   func(x []float32)
-	swigluRow func(g, u []float32)
-	geluErf   func(x []float32)
+	set        kernelSet
+	gemmNT     func(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int)
+	gemmNT16   func(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType)
+	gemmNN     func(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int)
+	dot1x1     func(a, b []float32) float32
+	divMaxRow  func(row []float32, d float32) float32
+	maxRow     func(row []float32) float32
+	mulRow     func(row []float32, m float32)
+	expSubRow  func(row []float32, m float32) float32
+	sumExpSub  func(row []float32, m float32) float32
+	geluRow    func(x []float32)
+	swigluRow  func(g, u []float32)
+	geluErfRow func(x []float32)
 
 	rowKernels // the norms', rotary embedding's and matmul epilogue's (ops_rows.go)
 }
@@ -63,7 +63,7 @@ func sumExpSub(row []float32, m float32) float32 { return kern.sumExpSub(row, m)
 func geluRow(x []float32) { kern.geluRow(x) }
 
 // geluErfRow applies the exact GELU, x·Φ(x), to every element of x.
-func geluErfRow(x []float32) { kern.geluErf(x) }
+func geluErfRow(x []float32) { kern.geluErfRow(x) }
 
 // swigluRow sets g[i] = silu(g[i])·u[i] (u at least as long as g).
 func swigluRow(g, u []float32) { kern.swigluRow(g, u[:len(g)]) }

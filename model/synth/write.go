@@ -96,7 +96,9 @@ func WriteSafetensors(dir string, m *model.Model, dtype string) error {
 }
 
 // WriteConfig writes dir/config.json for cfg as transformers' GPT2Config
-// saves it (tie_word_embeddings false where cfg.UntiedHead), or, for the Llama family, as the config class of cfg.ModelType does.
+// saves it (activation_function "gelu" where cfg.ExactGELU,
+// tie_word_embeddings false where cfg.UntiedHead), or, for the Llama
+// family, as the config class of cfg.ModelType does.
 func WriteConfig(dir string, cfg model.Config) error {
 	if cfg.Arch == model.ArchLlama {
 		return writeLlamaConfig(dir, cfg)
