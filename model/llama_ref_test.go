@@ -136,14 +136,7 @@ func refInvFreq(cfg Config) []float64 {
 		}
 		return inv
 	case "yarn":
-		fast, slow := s.BetaFast, s.BetaSlow
-		if fast == 0 {
-			fast = 32
-		}
-		if slow == 0 {
-			slow = 1
-		}
-		return refops.RopeInvFreqYarn(cfg.RopeTheta, hd, s.Factor, s.OrigPositions, fast, slow, !s.NoTruncate)
+		return refops.RopeInvFreqYarn(cfg.RopeTheta, hd, s.Factor, s.OrigPositions, s.BetaFast, s.BetaSlow, !s.NoTruncate)
 	}
 	old := float64(s.OrigPositions)
 	for i, f := range inv {

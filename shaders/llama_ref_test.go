@@ -109,14 +109,7 @@ func refRope(cfg model.Config) (inv []float64, amp float64) {
 	rs, hd := cfg.RopeScaling, cfg.HeadDim()
 	switch rs.Type {
 	case "yarn":
-		fast, slow := rs.BetaFast, rs.BetaSlow
-		if fast == 0 {
-			fast = 32
-		}
-		if slow == 0 {
-			slow = 1
-		}
-		return refops.RopeInvFreqYarn(cfg.RopeTheta, hd, rs.Factor, rs.OrigPositions, fast, slow, !rs.NoTruncate),
+		return refops.RopeInvFreqYarn(cfg.RopeTheta, hd, rs.Factor, rs.OrigPositions, rs.BetaFast, rs.BetaSlow, !rs.NoTruncate),
 			refops.YarnAttentionFactor(rs.Factor, rs.AttentionFactor, rs.Mscale, rs.MscaleAllDim)
 	case "linear":
 		inv = refops.RopeInvFreq(cfg.RopeTheta, hd, 0, 0, 0, 0)

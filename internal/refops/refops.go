@@ -217,8 +217,15 @@ func RopeInvFreq(theta float64, hd int, factor, low, high float64, orig int) []f
 // hd·ln(orig/(β·2π))/(2·ln θ) for β = betaFast and betaSlow (floored and
 // ceiled when truncate, clamped to [0, hd-1], high + 0.001 where equal),
 // frequency i is interpolation·(1-e) + extrapolation·e with e = 1 -
-// clamp((i-low)/(high-low), 0, 1).
+// clamp((i-low)/(high-low), 0, 1). A zero betaFast or betaSlow is
+// transformers' default, 32 or 1.
 func RopeInvFreqYarn(theta float64, hd int, factor float64, orig int, betaFast, betaSlow float64, truncate bool) []float64 {
+	if betaFast == 0 {
+		betaFast = 32
+	}
+	if betaSlow == 0 {
+		betaSlow = 1
+	}
 	dim := float64(hd)
 	correctionDim := func(rotations float64) float64 {
 		return dim * math.Log(float64(orig)/(rotations*2*math.Pi)) / (2 * math.Log(theta))
