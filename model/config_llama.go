@@ -239,7 +239,10 @@ func (c *Config) parseRope(h hfLlamaConfig) error {
 		c.RopeScaling = s
 	case "yarn":
 		s := RopeScaling{Type: kind, OrigPositions: orig}
-		if r.Factor == nil { // transformers 5: the ratio of the contexts
+		// The factor as given, as transformers 5 takes it (some 4.x releases
+		// took max_position_embeddings / original_max_position_embeddings
+		// wherever the latter was set); without one, that ratio.
+		if r.Factor == nil {
 			s.Factor = float64(c.NPositions) / float64(orig)
 		} else {
 			s.Factor = *r.Factor
