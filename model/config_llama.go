@@ -208,9 +208,8 @@ func (c *Config) parseRope(h hfLlamaConfig) error {
 	if (kind == "llama3" || kind == "yarn") && (orig <= 0 || orig > maxDim) {
 		return fmt.Errorf("config %s: original_max_position_embeddings = %d, want 1..%d", field, orig, maxDim)
 	}
-	ok := func(v float64) bool { return v > 0 && v <= 1e6 }
 	factor := func() (float64, error) {
-		if r.Factor == nil || !ok(*r.Factor) {
+		if r.Factor == nil || !factorOK(*r.Factor) {
 			return 0, fmt.Errorf("config %s of type %s needs a factor in (0, 1e6]", field, kind)
 		}
 		return *r.Factor, nil
@@ -233,60 +232,74 @@ func (c *Config) parseRope(h hfLlamaConfig) error {
 			return fmt.Errorf("config %s of type llama3 needs low_freq_factor and high_freq_factor", field)
 		}
 		s := RopeScaling{Type: kind, Factor: f, LowFreq: *r.LowFreq, HighFreq: *r.HighFreq, OrigPositions: orig}
-		if !ok(s.LowFreq) || !ok(s.HighFreq) || s.HighFreq <= s.LowFreq {
+		if !factorOK(s.LowFreq) || !factorOK(s.HighFreq) || s.HighFreq <= s.LowFreq {
 			return fmt.Errorf("config %s %+v: want positive factors with high_freq_factor > low_freq_factor", field, s)
 		}
 		c.RopeScaling = s
 	case "yarn":
-		s := RopeScaling{Type: kind, OrigPositions: orig}
-		// The factor as given, as transformers 5 takes it (some 4.x releases
-		// took max_position_embeddings / original_max_position_embeddings
-		// wherever the latter was set); without one, that ratio.
-		if r.Factor == nil {
-			s.Factor = float64(c.NPositions) / float64(orig)
-		} else {
-			s.Factor = *r.Factor
+		y, err := yarnScaling(r, field, orig, c.NPositions)
+		if err != nil {
+			return err
 		}
-		if !ok(s.Factor) {
-			return fmt.Errorf("config %s of type yarn: factor = %v, want a number in (0, 1e6]", field, s.Factor)
-		}
-		for _, v := range []struct {
-			name string
-			src  *float64
-			dst  *float64
-		}{
-			{"attention_factor", r.AttentionFactor, &s.AttentionFactor},
-			{"mscale", r.Mscale, &s.Mscale},
-			{"mscale_all_dim", r.MscaleAllDim, &s.MscaleAllDim},
-			{"beta_fast", r.BetaFast, &s.BetaFast},
-			{"beta_slow", r.BetaSlow, &s.BetaSlow},
-		} {
-			if v.src == nil {
-				continue
-			}
-			if *v.src != 0 && !ok(*v.src) {
-				return fmt.Errorf("config %s of type yarn: %s = %v, want a number in (0, 1e6]", field, v.name, *v.src)
-			}
-			*v.dst = *v.src
-		}
-		if r.AttentionFactor != nil && *r.AttentionFactor == 0 {
-			return fmt.Errorf("config %s of type yarn: attention_factor = 0 would make every attention score 0", field)
-		}
-		if len(r.Truncate) > 0 {
-			var t *bool
-			if err := json.Unmarshal(r.Truncate, &t); err != nil {
-				return fmt.Errorf("parse config %s truncate: %w", field, err)
-			}
-			s.NoTruncate = t == nil || !*t
-		}
-		if a := s.Amplitude(); !(a > 0) || math.IsInf(a, 0) {
-			return fmt.Errorf("config %s of type yarn: attention factor %v, want a positive number", field, a)
-		}
-		c.RopeScaling = s
+		c.RopeScaling = y
 	default:
 		return fmt.Errorf("config %s type %q is not supported: only \"linear\", \"dynamic\", \"llama3\" and \"yarn\" (or none)", field, kind)
 	}
 	return nil
+}
+
+// factorOK reports whether v is a rope_scaling factor this package takes:
+// in (0, 1e6] (NaN is not).
+func factorOK(v float64) bool { return v > 0 && v <= 1e6 }
+
+// yarnScaling reads rope_scaling (or rope_parameters, field) of type yarn,
+// with orig the original context and positions max_position_embeddings.
+func yarnScaling(r hfRope, field string, orig, positions int) (RopeScaling, error) {
+	s := RopeScaling{Type: "yarn", OrigPositions: orig}
+	// The factor as given, as transformers 5 takes it (some 4.x releases
+	// took max_position_embeddings / original_max_position_embeddings
+	// wherever the latter was set); without one, that ratio.
+	if r.Factor == nil {
+		s.Factor = float64(positions) / float64(orig)
+	} else {
+		s.Factor = *r.Factor
+	}
+	if !factorOK(s.Factor) {
+		return RopeScaling{}, fmt.Errorf("config %s of type yarn: factor = %v, want a number in (0, 1e6]", field, s.Factor)
+	}
+	for _, v := range []struct {
+		name string
+		src  *float64
+		dst  *float64
+	}{
+		{"attention_factor", r.AttentionFactor, &s.AttentionFactor},
+		{"mscale", r.Mscale, &s.Mscale},
+		{"mscale_all_dim", r.MscaleAllDim, &s.MscaleAllDim},
+		{"beta_fast", r.BetaFast, &s.BetaFast},
+		{"beta_slow", r.BetaSlow, &s.BetaSlow},
+	} {
+		if v.src == nil {
+			continue
+		}
+		if *v.src != 0 && !factorOK(*v.src) {
+			return RopeScaling{}, fmt.Errorf("config %s of type yarn: %s = %v, want a number in (0, 1e6]", field, v.name, *v.src)
+		}
+		*v.dst = *v.src
+	}
+	if r.AttentionFactor != nil && *r.AttentionFactor == 0 {
+		return RopeScaling{}, fmt.Errorf("config %s of type yarn: attention_factor = 0 would make every attention score 0", field)
+	}
+	if len(r.Truncate) > 0 {
+		var t *bool
+		if err := json.Unmarshal(r.Truncate, &t); err != nil {
+			return RopeScaling{}, fmt.Errorf("parse config %s truncate: %w", field, err)
+		}
+		s.NoTruncate = t == nil || !*t
+	}
+	if a := s.Amplitude(); !(a > 0) || math.IsInf(a, 0) {
+		return RopeScaling{}, fmt.Errorf("config %s of type yarn: attention factor %v, want a positive number", field, a)
+	}
+	return s, nil
 }
 
 // ropeEntry decodes rope_scaling or rope_parameters. Where every key is one
