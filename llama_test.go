@@ -2,6 +2,7 @@ package wgpueval
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -131,5 +132,37 @@ func TestOpenLlamaWithoutTokenizer(t *testing.T) {
 	_, err = Open(context.Background(), dir, Options{Device: "cpu", Offline: true})
 	if err == nil || !strings.Contains(err.Error(), "tokenizer.model") || !strings.Contains(err.Error(), "save_pretrained") {
 		t.Fatalf("err = %v, want one naming tokenizer.model and how to write tokenizer.json", err)
+	}
+}
+
+// TestSlidingWindowContext: a Mistral whose sliding_window (64) is below its
+// max_position_embeddings (128) reads as 64 positions, says so on its model
+// line, and a --ctx past it is refused naming the window.
+func TestSlidingWindowContext(t *testing.T) {
+	dir, _ := llamaFolder(t, "mistral", "sp")
+	path := filepath.Join(dir, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), `"sliding_window": null`, `"sliding_window": 64`, 1))
+	if !strings.Contains(string(data), `"sliding_window": 64`) {
+		t.Fatalf("config.json has no sliding_window to set:\n%s", data)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	if cfg := ev.Config(); cfg.NPositions != 64 || !strings.Contains(cfg.Describe(), "64 positions (its sliding window)") {
+		t.Errorf("config %s", cfg.Describe())
+	}
+	_, err = ev.Evaluate(context.Background(), Text("notes", "some text to score, long enough"), EvalOptions{Ctx: 100})
+	var oe *OptionError
+	if !errors.As(err, &oe) || oe.Option != "Ctx" || !strings.Contains(err.Error(), "sliding window") {
+		t.Errorf("err = %v, want a Ctx error naming the sliding window", err)
 	}
 }

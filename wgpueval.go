@@ -424,6 +424,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	}
 	window := cmp.Or(opt.Ctx, cfg.NPositions)
 	if window > cfg.NPositions {
+		if cfg.Window > 0 {
+			return nil, badInt("Ctx", window, "longer than the model's %d positions: its sliding window, within which attention is the full causal one this tool computes", cfg.NPositions)
+		}
 		return nil, badInt("Ctx", window, "longer than the model's %d positions", cfg.NPositions)
 	}
 	stride := opt.stride(window)

@@ -360,7 +360,9 @@ func (c *Config) applySlidingWindow(h hfLlamaConfig, modelType string) error {
 	if w <= 0 {
 		return fmt.Errorf("config sliding_window = %d, want a positive width or null", w)
 	}
-	c.NPositions = min(c.NPositions, w)
+	if w < c.NPositions {
+		c.NPositions, c.Window = w, w
+	}
 	return nil
 }
 

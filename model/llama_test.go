@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -287,13 +288,16 @@ func TestParseLlamaConfigs(t *testing.T) {
 		{"mistral", `{"architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
 			"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768,
 			"vocab_size": 32000, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 4096}`,
-			func(c model.Config) bool { return c.NPositions == 4096 && c.KVHeads() == 8 && !c.QKVBias }},
+			func(c model.Config) bool {
+				return c.NPositions == 4096 && c.Window == 4096 && c.KVHeads() == 8 && !c.QKVBias &&
+					strings.Contains(c.Describe(), "4096 positions (its sliding window)")
+			}},
 		{"qwen2.5", `{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864,
 			"num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768,
 			"vocab_size": 151936, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": true,
 			"use_sliding_window": false, "sliding_window": 32768, "max_window_layers": 21}`,
 			func(c model.Config) bool {
-				return c.QKVBias && !c.OBias && !c.QKNorm && c.HeadDim() == 64 && c.NPositions == 32768 && c.LayerNormEps == 1e-6
+				return c.QKVBias && !c.OBias && !c.QKNorm && c.HeadDim() == 64 && c.NPositions == 32768 && c.Window == 0 && c.LayerNormEps == 1e-6
 			}},
 		{"qwen3", `{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072,
 			"num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 40960,

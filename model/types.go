@@ -55,6 +55,11 @@ type Config struct {
 	MLPBias     bool        // gate_proj, up_proj and down_proj have biases (mlp_bias)
 	QKNorm      bool        // an RMSNorm over head_dim on q and k before the rotation (Qwen3)
 	TiedEmbed   bool        // lm_head is embed_tokens (tie_word_embeddings)
+	// Window is the sliding window that limits NPositions (Mistral's
+	// sliding_window, Qwen2's with use_sliding_window), where it is below
+	// max_position_embeddings; 0 otherwise. It is for messages only:
+	// NPositions already holds the limit.
+	Window int
 
 	// UntiedHead is GPT-2's tie_word_embeddings false: lm_head.weight is its
 	// own matrix. transformers' default (false here) ties lm_head to wte
@@ -167,12 +172,16 @@ func (c Config) Describe() string {
 		}
 		return fmt.Sprintf("GPT-2 (%d layers, %d heads, %d channels, %d positions%s)", c.NLayer, c.NHead, c.NEmbd, c.NPositions, extra)
 	}
+	positions := fmt.Sprintf("%d positions", c.NPositions)
+	if c.Window > 0 {
+		positions = fmt.Sprintf("%d positions (its sliding window)", c.NPositions)
+	}
 	scaling := ""
 	if s := c.RopeScaling; s.Type != "" {
 		scaling = fmt.Sprintf(", %s scaling x%g", s.Type, s.Factor)
 	}
-	return fmt.Sprintf("%s (%d layers, %d heads, %d key/value heads of %d, %d channels, MLP %d, %d positions, rotary base %g%s)",
-		c.ModelType, c.NLayer, c.NHead, c.KVHeads(), c.HeadDim(), c.NEmbd, c.Inner(), c.NPositions, c.RopeTheta, scaling)
+	return fmt.Sprintf("%s (%d layers, %d heads, %d key/value heads of %d, %d channels, MLP %d, %s, rotary base %g%s)",
+		c.ModelType, c.NLayer, c.NHead, c.KVHeads(), c.HeadDim(), c.NEmbd, c.Inner(), positions, c.RopeTheta, scaling)
 }
 
 // Layer holds one transformer block's weights, float32. GPT-2's are in

@@ -47,6 +47,9 @@ func (c Config) Validate() error {
 		}
 		return fmt.Errorf("config layer_norm_epsilon = %v, want %g..%g (GPT-2 uses 1e-5)", c.LayerNormEps, minLayerNormEps, maxLayerNormEps)
 	}
+	if c.Window != 0 && (c.Arch != ArchLlama || c.Window != c.NPositions) {
+		return fmt.Errorf("config: sliding window %d: want none (GPT-2) or the positions it limits, %d", c.Window, c.NPositions)
+	}
 	if c.Arch == ArchLlama {
 		if c.UntiedHead || c.ExactGELU {
 			return errors.New("config: UntiedHead and ExactGELU are GPT-2's (the Llama family says TiedEmbed, and uses SiLU)")
