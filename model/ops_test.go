@@ -265,28 +265,9 @@ func TestExpRows(t *testing.T) {
 // ulp, plus the absolute 1.2e-7·|x| that float32's 1 + tanh(u) loses (as
 // PyTorch's float32 gelu_new does) where tanh(u) is near -1.
 func TestGeluRow(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	x := make([]float32, 1000)
-	for i := range x {
-		x[i] = float32(r.NormFloat64() * 4)
-	}
-	x[0], x[1], x[2], x[3] = 0, -30, 30, -5.5
-	for _, set := range kernelSets() {
-		t.Run(set.String(), func(t *testing.T) {
-			defer useKernels(set)()
-			for _, n := range []int{0, 1, 7, 8, 17, 1000} {
-				got := append([]float32(nil), x[:n]...)
-				geluRow(got)
-				for i, v := range x[:n] {
-					f := float64(v)
-					want := 0.5 * f * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(f+0.044715*f*f*f)))
-					if d := math.Abs(float64(got[i]) - want); d > 5e-7*math.Abs(want)+1.2e-7*math.Abs(f) {
-						t.Fatalf("n=%d: gelu(%v) = %v, want %v", n, v, got[i], want)
-					}
-				}
-			}
-		})
-	}
+	checkActivationRow(t, 13, geluRow, func(f float64) float64 {
+		return 0.5 * f * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(f+0.044715*f*f*f)))
+	}, 5e-7, 1.2e-7)
 }
 
 // swigluRow for every kernel set against silu(x)·u in float64: within a few
@@ -380,7 +361,16 @@ func TestGemmNTVecMatchesGeneric(t *testing.T) {
 // the far tail, whose values are below 1e-8 (float32 gelu_new loses 6e-8·|x|
 // there). The portable kernel is float64 and far inside the bound.
 func TestGeluErfRow(t *testing.T) {
-	r := rand.New(rand.NewPCG(17, 18))
+	checkActivationRow(t, 17, geluErfRow, func(f float64) float64 { return 0.5 * f * math.Erfc(-f/math.Sqrt2) }, 2e-6, 1e-8)
+}
+
+// checkActivationRow runs row, with every kernel set, on rows of 0 to 1000
+// values N(0, 16) (seeded by seed; 0, ±30 and -5.5 among them) and fails
+// unless each result is within rel·|want| + abs·|x| of want(x) in float64.
+// It logs the largest relative error for x > -3, before the far tail.
+func checkActivationRow(t *testing.T, seed uint64, row func([]float32), want func(float64) float64, rel, abs float64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed+1))
 	x := make([]float32, 1000)
 	for i := range x {
 		x[i] = float32(r.NormFloat64() * 4)
@@ -392,16 +382,16 @@ func TestGeluErfRow(t *testing.T) {
 			var worst float64
 			for _, n := range []int{0, 1, 7, 8, 17, 1000} {
 				got := append([]float32(nil), x[:n]...)
-				geluErfRow(got)
+				row(got)
 				for i, v := range x[:n] {
 					f := float64(v)
-					want := 0.5 * f * math.Erfc(-f/math.Sqrt2)
-					d := math.Abs(float64(got[i]) - want)
-					if !(d <= 2e-6*math.Abs(want)+1e-8*math.Abs(f)) {
-						t.Fatalf("n=%d: geluErf(%v) = %v, want %v", n, v, got[i], want)
+					w := want(f)
+					d := math.Abs(float64(got[i]) - w)
+					if !(d <= rel*math.Abs(w)+abs*math.Abs(f)) {
+						t.Fatalf("n=%d: f(%v) = %v, want %v", n, v, got[i], w)
 					}
-					if want != 0 && f > -3 {
-						worst = max(worst, d/math.Abs(want))
+					if w != 0 && f > -3 {
+						worst = max(worst, d/math.Abs(w))
 					}
 				}
 			}
