@@ -164,8 +164,8 @@ fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec4<f16> {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
-	@builtin(subgroup_invocation_id) sid: u32,
+fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u32,
+	@builtin(subgroup_invocation_id) lane: u32,
 	@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
 	let blocks = (p.T + BQ - 1u) / BQ; // query blocks per (b, h)
 	let wg = wid.y * nwg.x + wid.x;
@@ -176,6 +176,11 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	let b = bh / p.H;
 	let g = h / (p.H / p.KV); // the key/value head
 	let scale = inverseSqrt(f32(HD));
+	// The subgroup and the invocation in it, below SG and SGS as they are:
+	// the mins only let the compiler prove the workgroup indices in bounds
+	// (as matmul_coop.wgsl's).
+	let sg = min(sgid, SG - 1u);
+	let sid = min(lane, SGS - 1u);
 	let r0 = sg * RPS; // the subgroup's first row in the block
 	let part = sid % R; // which R-th of a row's scores and columns the invocation takes
 

@@ -145,11 +145,12 @@ fn chunkID(j0: u32, c: u32) -> u32 {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
 	let blk = headBlock(wid, nwg); // the block of positions and the slice (include/headblock.wgsl)
 	let bm0 = blk.x * BM;        // first position of the block
 	let sv0 = blk.y * (NT * VT); // first id (within the binding) of the workgroup's slice
 	if bm0 >= p.P || sv0 >= p.V { return; } // uniform: the whole workgroup leaves
+	let sg = min(sid, SGM * SGN - 1u); // the subgroup (the min as matmul_coop.wgsl's: indices the compiler proves in bounds)
 	let sm0 = (sg / SGN) * (FM * SM); // the subgroup's first position and id in the tile
 	let sn0 = (sg % SGN) * (FN * SN);
 	let ty = li / NQ; // the fold's rows: ty + i * (WG/NQ), i < RI; ids tx + j * NQ
@@ -189,7 +190,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 			}
 			let hb = buf * (BM * HS);
 			let wb = buf * (VT * HS);
-			for (var kk = 0u; kk < BK; kk += SK) {
+			for (var kq = 0u; kq < BK / SK; kq++) {
+				let kk = kq * SK; // (as matmul_coop.wgsl's)
 				var a: array<subgroup_matrix_left<f16, SK, SM>, FM>;
 				var b: array<subgroup_matrix_right<f16, SN, SK>, FN>;
 				for (var i = 0u; i < FM; i++) {
@@ -205,8 +207,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 				}
 			}
 			if ST == 3u && s + 1u < steps { // the next step's tiles into the other buffer, read last in the step before
-				for (var l = 0u; l < XL; l++) { stageH(1u - buf, li + l * WG, rx[l]); }
-				for (var l = 0u; l < WL; l++) { stageW(1u - buf, li + l * WG, rw[l]); }
+				let next = (s + 1u) % NB; // 1 - buf (as matmul_coop.wgsl's)
+				for (var l = 0u; l < XL; l++) { stageH(next, li + l * WG, rx[l]); }
+				for (var l = 0u; l < WL; l++) { stageW(next, li + l * WG, rw[l]); }
 			}
 			workgroupBarrier(); // every read of the tiles before they are overwritten (ST 3: and the next tiles stored)
 		}

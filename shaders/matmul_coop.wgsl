@@ -184,7 +184,7 @@ fn stageW(b: u32, i: u32, v: vec4<f16>) {
 }
 
 @compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
+fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32,
 	@builtin(subgroup_invocation_id) lane: u32,
 	@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
 	let tilesN = (p.N + BN - 1u) / BN;
@@ -192,6 +192,11 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 	let bm0 = (tile / tilesN) * BM; // first row and column of the workgroup's tile
 	let bn0 = (tile % tilesN) * BN;
 	if bm0 >= p.M { return; } // uniform: the whole workgroup leaves
+	// The subgroup, below SGM*SGN since each has SGS invocations; the min
+	// changes nothing but lets the compiler prove every workgroup index of
+	// the kernel in bounds, so that none is clamped (a clamp per f16 store
+	// would keep a driver from merging a vec4's four into one).
+	let sg = min(sid, SGM * SGN - 1u);
 	let sm0 = (sg / SGN) * (FM * SM); // the subgroup's first row and column in the tile
 	let sn0 = (sg % SGN) * (FN * SN);
 
@@ -217,7 +222,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 		}
 		let xb = buf * (BM * XS);
 		let wb = buf * (BK * WS);
-		for (var kk = 0u; kk < BK; kk += SK) {
+		for (var kq = 0u; kq < BK / SK; kq++) {
+			let kk = kq * SK; // (a counter of whole steps: its range, and so the loads' offsets, is known to the compiler)
 			var b: array<subgroup_matrix_right<f16, SN, SK>, FN>;
 			for (var j = 0u; j < FN; j++) {
 				b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, wb + kk * WS + sn0 + j * SN, false, WS);
@@ -230,8 +236,9 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sg: u32,
 			}
 		}
 		if ST == 3u && s + 1u < steps { // the next step's tiles into the other buffer, read last in the step before
-			for (var l = 0u; l < XL; l++) { stageX(1u - buf, li + l * WG, rx[l]); }
-			for (var l = 0u; l < WL; l++) { stageW(1u - buf, li + l * WG, rw[l]); }
+			let next = (s + 1u) % NB; // 1 - buf, in a form whose range the compiler knows
+			for (var l = 0u; l < XL; l++) { stageX(next, li + l * WG, rx[l]); }
+			for (var l = 0u; l < WL; l++) { stageW(next, li + l * WG, rw[l]); }
 		}
 		workgroupBarrier(); // every read of this step's tiles before the next step's stores (ST 3: and the next tiles stored)
 	}

@@ -1,8 +1,10 @@
 package shaders
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
@@ -13,9 +15,13 @@ const (
 	spvOpTypePointer = 32
 	spvOpVariable    = 59
 	spvOpLoad        = 61
+	spvOpStore       = 62
 	spvOpAccessChain = 65
-	spvWorkgroup     = 4  // StorageClass Workgroup
-	spvGLSLUMin      = 38 // GLSL.std.450 UMin
+	spvOpSelect      = 169
+	spvOpCoopLoad    = 4457 // OpCooperativeMatrixLoadKHR (SPV_KHR_cooperative_matrix)
+	spvOpCoopStore   = 4458 // OpCooperativeMatrixStoreKHR
+	spvWorkgroup     = 4    // StorageClass Workgroup
+	spvGLSLUMin      = 38   // GLSL.std.450 UMin
 )
 
 // workgroupLoads inspects a specialized module: the loads through access
@@ -76,6 +82,156 @@ func workgroupLoads(words []uint32) (vecLoads, scalarLoads, clampedVec, clamped,
 		i += n
 	}
 	return
+}
+
+// useCount is how many accesses of one kind workgroupUses found, and how
+// many of them were guarded.
+type useCount struct{ all, guarded int }
+
+// workgroupUses inspects a specialized module: its accesses of workgroup
+// memory through access chains, by use ("load", "store", "coop load",
+// "coop store"), and of each the guarded ones: those with an index that is
+// a UMin (an index clamp) or an OpSelect (the guarded offset of a
+// cooperative-matrix load or store).
+func workgroupUses(words []uint32) map[string]useCount {
+	wgVar := map[uint32]bool{}
+	guard := map[uint32]bool{}   // results of UMin and OpSelect
+	chain := map[uint32]bool{}   // access chains into workgroup memory: guarded?
+	out := map[string]useCount{} // by use
+	use := func(kind string, ptr uint32) {
+		if g, ok := chain[ptr]; ok {
+			c := out[kind]
+			c.all++
+			if g {
+				c.guarded++
+			}
+			out[kind] = c
+		}
+	}
+	for i := 5; i < len(words); {
+		op, n := words[i]&0xffff, int(words[i]>>16)
+		if n == 0 || i+n > len(words) {
+			break
+		}
+		w := words[i : i+n]
+		switch op {
+		case spvOpVariable:
+			if w[3] == spvWorkgroup {
+				wgVar[w[2]] = true
+			}
+		case spvOpExtInst:
+			if n >= 5 && w[4] == spvGLSLUMin {
+				guard[w[2]] = true
+			}
+		case spvOpSelect:
+			guard[w[2]] = true
+		case spvOpAccessChain:
+			if wgVar[w[3]] {
+				g := false
+				for _, idx := range w[4:] {
+					g = g || guard[idx]
+				}
+				chain[w[2]] = g
+			}
+		case spvOpLoad:
+			use("load", w[3])
+		case spvOpStore:
+			use("store", w[1])
+		case spvOpCoopLoad:
+			use("coop load", w[3])
+		case spvOpCoopStore:
+			use("coop store", w[1])
+		}
+		i += n
+	}
+	return out
+}
+
+// TestCoopWorkgroupIndicesSPIRV: in the SPIR-V of the cooperative-matrix
+// kernels as a device with matrix units gets them, for every tiling their
+// autotuners time, at 16x16x16 and 16x8x16 and subgroups of 32 and 16, no
+// access of workgroup memory has a guard: the f16 staging stores keep their
+// plain offsets, so that a driver can merge a vec4's four into one store,
+// and every matrix load and store its offset as written (the compiler's
+// range analysis proves them in bounds: wgsl's ranges.go). The one
+// exception is the LM head's fold, whose scalar reads of the logits walk a
+// row from a column the analysis cannot bound (one clamp each).
+func TestCoopWorkgroupIndicesSPIRV(t *testing.T) {
+	type kernel struct {
+		name   string
+		src    func() (wgsl.Expanded, error)
+		consts map[string]float64
+	}
+	limits := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
+	var ks []kernel
+	for _, cfg := range []MatrixConfig{{M: 16, N: 16, K: 16}, {M: 16, N: 8, K: 16}} {
+		for _, sgs := range []int{32, 16} {
+			mm := []coopTiles{coopMatmulTiles(cfg, sgs)}
+			for _, s := range coopShapes {
+				if tl, ok := s.tiles(cfg, sgs, int(limits.MaxComputeWorkgroupStorageSize)); ok && tl.fitsLimits(limits) == nil {
+					mm = append(mm, tl)
+				}
+			}
+			for _, tl := range mm {
+				for _, epi := range []epilogue{epiStore, epiQKV, epiSwiGLU, epiGELUErf} {
+					ks = append(ks, kernel{"matmul_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return coopSource("matmul_coop.wgsl", tl) },
+						tl.constSet().with("EPI", float64(epi)).Map()})
+				}
+			}
+			def := coopHeadTiles(cfg, sgs, sharedVocabTile, sharedSliceTiles)
+			head := []coopTiles{def}
+			for _, s := range coopHeadShapes {
+				if tl, ok := s.tiles(cfg, sgs, def.vt, def.nt, int(limits.MaxComputeWorkgroupStorageSize)); ok && tl.fitsLimits(limits) == nil {
+					head = append(head, tl)
+				}
+			}
+			for _, tl := range head {
+				ks = append(ks, kernel{"lmhead_loss_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return coopSource("lmhead_loss_coop.wgsl", tl) }, tl.constSet().Map()})
+			}
+			adef, err := attnCoopTilesFor(cfg, sgs, 64, limits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			attn := []attnCoopTiles{adef}
+			for _, s := range attnCoopShapes {
+				if tl, ok := s.tiles(adef); ok && tl.fits(limits) == nil {
+					attn = append(attn, tl)
+				}
+			}
+			for _, tl := range attn {
+				ks = append(ks, kernel{"attention_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return attnCoopSource(tl) }, nil})
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, k := range ks {
+		src, err := k.src()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := wgsl.Compile(k.name, src.Text, wgsl.Options{CooperativeMatrix: true})
+		if err != nil {
+			t.Fatalf("%s: %v", k.name, err)
+		}
+		sp, err := m.Specialize("main", k.consts)
+		if err != nil {
+			t.Fatalf("%s: %v", k.name, err)
+		}
+		uses := workgroupUses(sp.SPIRV)
+		if uses["coop load"].all == 0 || uses["store"].all == 0 {
+			t.Fatalf("%s: %v: no matrix loads or no stores found", k.name, uses)
+		}
+		seen[k.name[:strings.Index(k.name, " ")]] = true
+		for use, c := range uses {
+			if c.guarded == 0 || use == "load" && strings.HasPrefix(k.name, "lmhead_loss_coop.wgsl") {
+				continue
+			}
+			t.Errorf("%s %v: %d of %d workgroup %ss guarded", k.name, k.consts, c.guarded, c.all, use)
+		}
+	}
+	if len(seen) != 3 {
+		t.Fatalf("kernels checked: %v", seen)
+	}
 }
 
 // TestMatmulInnerLoopSPIRV: in the SPIR-V the shipped matmul_shared.wgsl
