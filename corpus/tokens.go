@@ -224,17 +224,19 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 }
 
 // encodeHead returns the ids of text: all of them in one Encode call when
-// limit <= 0 or text is short, else the tokenizer's EncodeHead where it has
-// one, else those of pieces of text (see Tokenize) until at least limit ids
-// are made; whole is false when text was not encoded to its end.
+// text is short; else, checking ctx as it goes, all of them (limit <= 0) or
+// at least limit of them, through the tokenizer's EncodeHead where it has
+// one, else through those of pieces of text (see Tokenize); whole is false
+// when text was not encoded to its end. A long text is never encoded
+// without ctx: a 30 MB document takes seconds.
 func encodeHead(ctx context.Context, tok Tokenizer, text string, limit int) (ids []int32, whole bool, err error) {
-	if limit <= 0 || len(text) <= chunkBytes {
+	if len(text) <= chunkBytes {
 		return tok.Encode(text), true, nil
 	}
 	if h, ok := tok.(HeadEncoder); ok {
-		return h.EncodeHead(ctx, text, limit)
+		return h.EncodeHead(ctx, text, max(limit, 0))
 	}
-	for len(ids) < limit {
+	for limit <= 0 || len(ids) < limit {
 		if text == "" {
 			return ids, true, nil
 		}

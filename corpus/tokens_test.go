@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 )
 
 // byteTokenizer maps each byte to its value: ids 0..255, eot 256.
@@ -272,14 +274,14 @@ func (s *specialTokenizer) Specials() (lead, trail []int32) { return []int32{300
 func (s *specialTokenizer) EncodeHead(ctx context.Context, text string, limit int) ([]int32, bool, error) {
 	s.heads++
 	ids := s.Encode(text)
-	if len(ids) > limit {
+	if limit > 0 && len(ids) > limit {
 		return ids[:limit], false, nil
 	}
 	return ids, true, nil
 }
 
-// Tokenize keeps the tokenizer's specials (also from the cache) and, with
-// MaxTokens, lets a HeadEncoder encode the head of a long text.
+// Tokenize keeps the tokenizer's specials (also from the cache) and lets a
+// HeadEncoder encode a long text: its head with MaxTokens, else the whole.
 func TestTokenizeSpecialsAndHead(t *testing.T) {
 	defer func(n int) { chunkBytes = n }(chunkBytes)
 	chunkBytes = 4
@@ -302,7 +304,44 @@ func TestTokenizeSpecialsAndHead(t *testing.T) {
 			t.Errorf("whole %v", tk.Docs[0])
 		}
 	}
-	if tok.heads != 1 || tok.calls != 2 {
-		t.Errorf("EncodeHead called %d times, Encode %d; want 1 and 2 (the third from the cache)", tok.heads, tok.calls)
+	if tok.heads != 2 || tok.calls != 2 {
+		t.Errorf("EncodeHead called %d times, Encode %d; want 2 and 2 (the third from the cache)", tok.heads, tok.calls)
 	}
+}
+
+// A long text is tokenized under the context: cancelled once Tokenize has
+// begun, it returns the context's error, with the real tokenizer (a
+// HeadEncoder) and with one that has only Encode, with and without
+// MaxTokens (before, a whole text went to Encode in one uncancellable call).
+func TestTokenizeLongTextCancelled(t *testing.T) {
+	gpt2, err := tokenizer.GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("Hello world. ", 3*chunkBytes/13) // about 3 MiB
+	c := load(t, "-", Options{Stdin: strings.NewReader(text)})
+	for _, tok := range []Tokenizer{gpt2, &byteTokenizer{id: "bytes"}} {
+		for _, max := range []int{0, 1 << 20} {
+			ctx := &cancelAfter{Context: context.Background(), n: 1}
+			_, err := Tokenize(ctx, c, tok, TokenizeOptions{MaxTokens: max})
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%T, MaxTokens %d: err %v, want context.Canceled", tok, max, err)
+			}
+		}
+	}
+}
+
+// cancelAfter is a context whose Err is nil for its first n calls and
+// context.Canceled after: cancelled at a known point of the work.
+type cancelAfter struct {
+	context.Context
+	n int
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n > 0 {
+		c.n--
+		return nil
+	}
+	return context.Canceled
 }
