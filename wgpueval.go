@@ -97,7 +97,10 @@ type Options struct {
 	// refused.
 	InsecureSkipVerify bool
 	// Progress, when set, receives reports of downloads, weight loading and
-	// evaluation. It is called from the goroutine doing the work.
+	// evaluation. It is called from the goroutine doing the work, which
+	// holds the Evaluator: it must not call the Evaluator's methods (Close,
+	// Evaluate, Generate, Prepare would wait for themselves forever); to
+	// stop a run from it, cancel the run's context.
 	Progress func(Progress)
 	// Log, when set, receives one-line messages the command prints unless
 	// --quiet (what was loaded, warnings, a hub or TinyShakespeare server that
@@ -388,6 +391,8 @@ type EvalOptions struct {
 	// PerToken holds them all, in corpus order, at the end. An error from it
 	// stops the run, and Evaluate returns that error. With a Checkpoint, the
 	// targets of a resumed run's earlier batches are not reported again.
+	// As with Options.Progress, it must not call the Evaluator's methods
+	// (return an error, or cancel the context, to stop the run).
 	OnScored func(batch []TokenNLL) error
 	// TopLogprobs, with PerToken or OnScored, also keeps every target
 	// position's K highest log-probabilities over the vocabulary and their
@@ -712,7 +717,10 @@ func DataName(spec, split string) string {
 
 // Close releases the device and the model's files. Evaluations and
 // generations under way are cancelled first (they return their partial
-// results with context.Canceled), and Close waits for them to return.
+// results with context.Canceled), and Close waits for them to return; so it
+// must not be called from their callbacks (Options.Progress,
+// EvalOptions.OnScored), which would wait for themselves: cancel the run's
+// context there instead.
 func (e *Evaluator) Close() error {
 	e.runMu.Lock()
 	e.closing = true
