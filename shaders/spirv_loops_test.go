@@ -24,6 +24,20 @@ const (
 	spvGLSLUMin      = 38   // GLSL.std.450 UMin
 )
 
+// eachInstruction calls f with each instruction of a SPIR-V module after
+// its header: the opcode and the instruction's words (the first is the
+// opcode and word count).
+func eachInstruction(words []uint32, f func(op uint32, w []uint32)) {
+	for i := 5; i < len(words); {
+		op, n := words[i]&0xffff, int(words[i]>>16)
+		if n == 0 || i+n > len(words) {
+			return
+		}
+		f(op, words[i:i+n])
+		i += n
+	}
+}
+
 // workgroupLoads inspects a specialized module: the loads through access
 // chains into workgroup variables, whether each loads a vector, and whether
 // any index of its access chain is a UMin (a clamp: clampedVec of the vector
@@ -34,12 +48,7 @@ func workgroupLoads(words []uint32) (vecLoads, scalarLoads, clampedVec, clamped,
 	vecType := map[uint32]bool{}
 	chainClamped := map[uint32]bool{} // access chains into workgroup memory: clamped?
 	umin := map[uint32]bool{}
-	for i := 5; i < len(words); {
-		op, n := words[i]&0xffff, int(words[i]>>16)
-		if n == 0 || i+n > len(words) {
-			break
-		}
-		w := words[i : i+n]
+	eachInstruction(words, func(op uint32, w []uint32) {
 		switch op {
 		case spvOpTypeVector:
 			vecType[w[1]] = true
@@ -52,7 +61,7 @@ func workgroupLoads(words []uint32) (vecLoads, scalarLoads, clampedVec, clamped,
 				wgVar[w[2]] = true
 			}
 		case spvOpExtInst:
-			if n >= 5 && w[4] == spvGLSLUMin {
+			if len(w) >= 5 && w[4] == spvGLSLUMin {
 				umin[w[2]] = true
 				umins++
 			}
@@ -79,8 +88,7 @@ func workgroupLoads(words []uint32) (vecLoads, scalarLoads, clampedVec, clamped,
 				}
 			}
 		}
-		i += n
-	}
+	})
 	return
 }
 
@@ -108,19 +116,14 @@ func workgroupUses(words []uint32) map[string]useCount {
 			out[kind] = c
 		}
 	}
-	for i := 5; i < len(words); {
-		op, n := words[i]&0xffff, int(words[i]>>16)
-		if n == 0 || i+n > len(words) {
-			break
-		}
-		w := words[i : i+n]
+	eachInstruction(words, func(op uint32, w []uint32) {
 		switch op {
 		case spvOpVariable:
 			if w[3] == spvWorkgroup {
 				wgVar[w[2]] = true
 			}
 		case spvOpExtInst:
-			if n >= 5 && w[4] == spvGLSLUMin {
+			if len(w) >= 5 && w[4] == spvGLSLUMin {
 				guard[w[2]] = true
 			}
 		case spvOpSelect:
@@ -142,8 +145,7 @@ func workgroupUses(words []uint32) map[string]useCount {
 		case spvOpCoopStore:
 			use("coop store", w[1])
 		}
-		i += n
-	}
+	})
 	return out
 }
 
