@@ -323,7 +323,7 @@ func TestTokenizeLongTextCancelled(t *testing.T) {
 	for _, tok := range []Tokenizer{gpt2, &byteTokenizer{id: "bytes"}} {
 		for _, max := range []int{0, 1 << 20} {
 			ctx := &cancelAfter{Context: context.Background(), n: 1}
-			_, err := Tokenize(ctx, c, tok, TokenizeOptions{MaxTokens: max})
+			_, err := Tokenize(ctx, c, tok, TokenizeOptions{MaxTokens: max, CacheDir: t.TempDir()})
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("%T, MaxTokens %d: err %v, want context.Canceled", tok, max, err)
 			}
