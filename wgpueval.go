@@ -404,8 +404,9 @@ type EvalOptions struct {
 
 // Evaluate scores data (Named, Text, Documents or TokenIDs) and returns the
 // result, with its Config and Provenance filled. It checks the options
-// before reading the corpus (a bad one is an *OptionError), and the corpus
-// before the weights go to the device. Cancelling ctx, or Close, stops it
+// before reading the corpus (a bad one is an *OptionError, as is an output
+// path that names an input of the run, such as the corpus or a model file, or
+// another output), and the corpus before the weights go to the device. Cancelling ctx, or Close, stops it
 // with ctx's error (context.Canceled for Close) and the partial result of
 // what was scored (Interrupted set).
 func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*Result, error) {
@@ -414,6 +415,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	}
 	if data.load == nil {
 		return nil, errors.New("no data to evaluate (the zero Data)")
+	}
+	if err := e.checkOutputPaths(data, opt); err != nil {
+		return nil, err
 	}
 	ctx, done, err := e.begin(ctx)
 	if err != nil {

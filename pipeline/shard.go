@@ -60,7 +60,7 @@ func ParseShard(s string, getenv func(string) string) (Shard, error) {
 	i, err1 := strconv.Atoi(is)
 	n, err2 := strconv.Atoi(ns)
 	sh := Shard{i, n}
-	if err1 != nil || err2 != nil || sh.Check() != nil {
+	if err1 != nil || err2 != nil || n < 1 || sh.Check() != nil { // 0/0 is the zero Shard, which Check accepts
 		return Shard{}, fmt.Errorf("shard %q: want I/N with 0 <= I < N, e.g. 0/4", s)
 	}
 	return sh, nil

@@ -87,7 +87,7 @@ func TestParseShard(t *testing.T) {
 	for _, c := range []struct {
 		flag string
 		env  func(string) string
-	}{{"5/5", env()}, {"-1/2", env()}, {"a/b", env()}, {"4", env()}, {"4", env("JOB_COMPLETION_INDEX", "4")}, {"0", env()}} {
+	}{{"5/5", env()}, {"-1/2", env()}, {"a/b", env()}, {"4", env()}, {"4", env("JOB_COMPLETION_INDEX", "4")}, {"0", env()}, {"0/0", env()}, {"0/-1", env()}} {
 		if got, err := ParseShard(c.flag, c.env); err == nil {
 			t.Errorf("ParseShard(%q) = %v, accepted", c.flag, got)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
@@ -286,6 +287,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer ck.Close()
+		if err := notClobbering("bench", []clobber.File{{Role: "--json", Path: f.jsonOut}}, modelInputs(ck.InputFiles())); err != nil {
+			return err
+		}
 		cfg = ck.Config()
 		say("model %s: %s (%s)", f.model, cfg.Describe(), path)
 		src = ck

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
@@ -40,28 +41,26 @@ Flags:
 func runCompare(args []string, stdout, stderr io.Writer) error {
 	var jsonOut string
 	top := 10
-	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&jsonOut, "json", "", "also write the comparison as JSON to FILE (- for stdout)")
-	fs.IntVar(&top, "top", top, "how many of the largest per-token differences to list")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, compareUsage)
-		fs.PrintDefaults()
+	register := func(fs *pflag.FlagSet) {
+		fs.StringVar(&jsonOut, "json", "", "also write the comparison as JSON to FILE (- for stdout)")
+		fs.IntVar(&top, "top", top, "how many of the largest per-token differences to list")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errUsageShown
-		}
-		return usageError{err}
+	paths, err := parseFlagsArgs("compare", compareUsage, register, args, stdout)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 2 {
+	if len(paths) != 2 {
 		return usageError{errors.New("compare: give two --per-token files, A and B")}
 	}
 	if top < 0 {
 		return usageError{errors.New("--top must not be negative")}
 	}
+	if err := notClobbering("compare", []clobber.File{{Role: "--json", Path: jsonOut}},
+		[]clobber.File{{Role: "per-token file A", Path: paths[0]}, {Role: "per-token file B", Path: paths[1]}}); err != nil {
+		return err
+	}
 	var files [2]*runfile.PerTokenFile
-	for i, path := range fs.Args() {
+	for i, path := range paths {
 		f, err := runfile.ReadPerToken(path)
 		if err != nil {
 			return err
@@ -76,7 +75,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c.A, c.B = fs.Arg(0), fs.Arg(1)
+	c.A, c.B = paths[0], paths[1]
 	summary := stdout
 	if jsonOut == "-" {
 		summary = stderr

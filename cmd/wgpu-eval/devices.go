@@ -134,7 +134,7 @@ var optionFlags = map[string]string{
 	"Device": "device", "Precision": "precision", "Threads": "threads", "MatrixUnits": "matrix-units",
 	"Mode": "mode", "Ctx": "ctx", "Stride": "stride", "MaxTokens": "max-tokens", "BatchTokens": "batch-tokens",
 	"PerDocument": "per-document", "Shard": "shard", "TopLogprobs": "top-logprobs", "BOSEachWindow": "bos-each-window",
-	"Split": "split",
+	"Split": "split", "JSON": "json", "PerToken": "per-token", "Checkpoint": "checkpoint",
 }
 
 // flagError turns the library's *wgpueval.OptionError into a usage error

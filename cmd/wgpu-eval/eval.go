@@ -96,6 +96,9 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
 	}
+	if f.shard == "" && shard != (pipeline.Shard{}) && !f.quiet {
+		fmt.Fprintf(stderr, "note: scoring shard %s only, from SLURM_ARRAY_TASK_ID (this is a Slurm array task); --shard 0/1 scores the whole corpus\n", shard)
+	}
 	if f.topLogprobs != 0 && f.perToken == "" {
 		return usageError{errors.New("--top-logprobs needs --per-token FILE: the log-probabilities are saved there")}
 	}

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
@@ -41,23 +41,16 @@ Flags:
 
 func runExport(args []string, stdout io.Writer) error {
 	var format, output string
-	fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard) // pflag's messages come back as errors
-	fs.SortFlags = false
-	fs.StringVar(&format, "format", "", "output `FORMAT`: jsonl or csv (required)")
-	fs.StringVarP(&output, "output", "o", "", "write to `FILE` instead of stdout (- for stdout)")
-	fs.Usage = func() {
-		fmt.Fprint(stdout, exportUsage)
-		printFlags(stdout, fs)
+	register := func(fs *pflag.FlagSet) {
+		fs.StringVar(&format, "format", "", "output `FORMAT`: jsonl or csv (required)")
+		fs.StringVarP(&output, "output", "o", "", "write to `FILE` instead of stdout (- for stdout)")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errUsageShown
-		}
-		return usageError{fmt.Errorf("export: %w", err)}
+	files, err := parseFlagsArgs("export", exportUsage, register, args, stdout)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() != 1 {
-		return usageError{fmt.Errorf("export: give one --per-token file (got %d arguments)", fs.NArg())}
+	if len(files) != 1 {
+		return usageError{fmt.Errorf("export: give one --per-token file (got %d arguments)", len(files))}
 	}
 	if format == "" {
 		return usageError{errors.New("export: give --format jsonl or --format csv")}
@@ -65,13 +58,9 @@ func runExport(args []string, stdout io.Writer) error {
 	if err := runfile.CheckExportFormat(format); err != nil {
 		return usageError{fmt.Errorf("export: %w", err)}
 	}
-	in := fs.Arg(0)
-	if output != "" && output != "-" {
-		if ofi, err := os.Stat(output); err == nil {
-			if ifi, err := os.Stat(in); err == nil && os.SameFile(ofi, ifi) {
-				return usageError{fmt.Errorf("export: the output %s is the input %s: it would be overwritten", output, in)}
-			}
-		}
+	in := files[0]
+	if err := notClobbering("export", []clobber.File{{Role: "--output", Path: output}}, []clobber.File{{Role: "the input", Path: in}}); err != nil {
+		return err
 	}
 	f, err := runfile.ReadPerToken(in)
 	if err != nil {

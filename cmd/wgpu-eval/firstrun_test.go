@@ -19,7 +19,8 @@ import (
 // with no command named the subcommands are listed; booleans read --quiet.
 func TestHelpGoesToStdout(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"eval", "--help"}, {"devices", "--help"}, {"bench", "--help"},
-		{"version", "--help"}, {"help", "eval"}} {
+		{"version", "--help"}, {"help", "eval"}, {"generate", "--help"}, {"merge", "--help"}, {"compare", "--help"},
+		{"export", "--help"}, {"tokenize", "--help"}, {"help", "merge"}, {"help", "compare"}} {
 		stdout, stderr, err := cli(t, "", args...)
 		if exitCode(err) != 0 || stderr != "" || !strings.Contains(stdout, "Usage: wgpu-eval") {
 			t.Errorf("%q: exit %d (%v), stdout %q, stderr %q", args, exitCode(err), err, stdout, stderr)

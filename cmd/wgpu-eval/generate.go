@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
+	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
@@ -67,7 +68,7 @@ Flags:
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f generateFlags
-	if err := parseFlags("generate", generateUsage, f.register, args, stderr); err != nil {
+	if err := parseFlags("generate", generateUsage, f.register, args, stdout); err != nil {
 		return err
 	}
 	if f.prompt == "" {
@@ -97,6 +98,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer ev.Close()
+	if err := notClobbering("generate", []clobber.File{{Role: "--json", Path: f.jsonOut}}, modelInputs(ev.Files())); err != nil {
+		return err
+	}
 	if n := ev.Tokenizer().Encode(f.prompt); len(n) > ev.Config().NPositions {
 		return usageError{fmt.Errorf("generate: the prompt is %d tokens, longer than the model's %d positions", len(n), ev.Config().NPositions)}
 	}

@@ -137,6 +137,16 @@ Prints the version: the module version when installed with go install, else
 // (errUsageShown, exit 0); a bad flag or a stray argument is a usageError.
 // out is stdout: pflag's own messages are returned as errors, never printed.
 func parseFlags(name, usage string, register func(*pflag.FlagSet), args []string, out io.Writer) error {
+	rest, err := parseFlagsArgs(name, usage, register, args, out)
+	if err == nil && len(rest) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (flags start with --)", rest[0])}
+	}
+	return err
+}
+
+// parseFlagsArgs is parseFlags for a subcommand that takes arguments (files):
+// it returns them.
+func parseFlagsArgs(name, usage string, register func(*pflag.FlagSet), args []string, out io.Writer) ([]string, error) {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
@@ -147,14 +157,11 @@ func parseFlags(name, usage string, register func(*pflag.FlagSet), args []string
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return errUsageShown
+			return nil, errUsageShown
 		}
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))}
-	}
-	return nil
+	return fs.Args(), nil
 }
 
 // version is the module version when installed with go install, else

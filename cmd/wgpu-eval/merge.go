@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
@@ -34,29 +34,20 @@ Flags:
 
 func runMerge(args []string, stdout, stderr io.Writer) error {
 	var jsonOut, perTokenOut string
-	var files []string
 	register := func(fs *pflag.FlagSet) {
 		fs.StringVar(&jsonOut, "json", "", "also write the merged result as JSON to FILE (- for stdout)")
 		fs.StringVar(&perTokenOut, "per-token", "", "merge the shards' --per-token files (the arguments) into FILE instead")
 	}
-	fs := pflag.NewFlagSet("merge", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, mergeUsage)
-		fs.PrintDefaults()
+	files, err := parseFlagsArgs("merge", mergeUsage, register, args, stdout)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errUsageShown
-		}
-		return usageError{err}
+	var inputs []clobber.File
+	for _, f := range files {
+		inputs = append(inputs, clobber.File{Role: "the input", Path: f})
 	}
-	files = fs.Args()
-	for _, out := range []string{jsonOut, perTokenOut} {
-		if err := notAnInput(out, files); err != nil {
-			return err
-		}
+	if err := notClobbering("merge", []clobber.File{{Role: "--json", Path: jsonOut}, {Role: "--per-token", Path: perTokenOut}}, inputs); err != nil {
+		return err
 	}
 	if perTokenOut != "" {
 		if jsonOut != "" {
@@ -89,25 +80,6 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(summary, formatSummary(m, 0)+fmt.Sprintf("  (%d shards merged)", len(rs)))
 	if jsonOut != "" {
 		return writeJSON(jsonOut, stdout, m)
-	}
-	return nil
-}
-
-// notAnInput refuses an output path that names one of the input files (the
-// same file, through any path or link): writing it would destroy a shard
-// before, or while, it is read.
-func notAnInput(out string, inputs []string) error {
-	if out == "" || out == "-" {
-		return nil
-	}
-	ofi, err := os.Stat(out)
-	if err != nil {
-		return nil // nothing there yet: not an input that exists
-	}
-	for _, in := range inputs {
-		if ifi, err := os.Stat(in); err == nil && os.SameFile(ofi, ifi) {
-			return usageError{fmt.Errorf("merge: the output %s is the input %s: it would be overwritten; write the merged result elsewhere", infile.Quote(out), infile.Quote(in))}
-		}
 	}
 	return nil
 }

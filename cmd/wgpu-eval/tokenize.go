@@ -14,6 +14,7 @@ import (
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
@@ -87,6 +88,15 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	tok, path, err := wgpueval.LoadTokenizer(ctx, f.model, wgpueval.Options{
 		Offline: f.offline, InsecureSkipVerify: f.insecureSkipVerify, Log: log})
 	if err != nil {
+		return err
+	}
+	inputs := modelFolderInputs(path)
+	if f.data != "-" && f.data != corpus.TinyShakespeare {
+		inputs = append(inputs, clobber.File{Role: "the corpus", Path: f.data})
+	} else if f.data == corpus.TinyShakespeare {
+		inputs = append(inputs, clobber.File{Role: "the TinyShakespeare copy", Path: f.tinyShake})
+	}
+	if err := notClobbering("tokenize", []clobber.File{{Role: "--output", Path: f.output}}, inputs); err != nil {
 		return err
 	}
 	promptStdin(stderr, stdin, f.data)

@@ -49,7 +49,7 @@ var testSupport = map[string]bool{
 // dependencies, each chosen on purpose).
 var rules = map[string]rule{
 	// The library API (package wgpueval) and the commands.
-	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem"}},
+	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem", "internal/clobber"}},
 	"cmd/wgpu-eval": {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	"cmd/wgslc":     {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
 	"bench/cpurss":  {ours: []string{"model", "model/synth", "pipeline", "pipeline/backend"}},
@@ -92,6 +92,7 @@ var rules = map[string]rule{
 	"internal/atomicfile":   {others: []string{"golang.org/x/sys"}}, // O_TMPFILE on Linux
 	"internal/msgpackbound": {},
 	"internal/infile":       {},
+	"internal/clobber":      {}, // outputs that would overwrite inputs
 	"internal/sysmem":       {},
 	"internal/prereq":       {},
 	"internal/alloctest":    {},

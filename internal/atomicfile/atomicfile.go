@@ -31,6 +31,11 @@ const maxLinks = 40
 //     stays a link).
 //   - a character device or a FIFO: written directly, in place, since
 //     renaming over it would replace /dev/null or a pipe with a regular file.
+//   - one of the process's own open files, named through /dev/stdout,
+//     /dev/stderr, /dev/fd/N or /proc/self/fd/N (a pipe, a shell's > or >>
+//     redirection, a process substitution): written to that descriptor, at
+//     its offset and with its flags (appended after a >>), as the program's
+//     own writes to it are.
 //   - a directory, a socket or anything else: an error naming what is there.
 func Write(path string, data []byte) error {
 	return WriteFunc(path, func(w io.Writer) error {
@@ -47,9 +52,12 @@ func Write(path string, data []byte) error {
 // system refuses to name its unnamed one, so it must write the same content
 // each time.
 func WriteFunc(path string, write func(w io.Writer) error) error {
-	target, fi, err := resolve(path)
+	target, fi, fd, err := resolve(path)
 	if err != nil {
 		return err
+	}
+	if fd >= 0 {
+		return writeFD(path, fd, write)
 	}
 	if fi == nil {
 		return replace(target, write, 0o644)
@@ -68,30 +76,34 @@ func WriteFunc(path string, write func(w io.Writer) error) error {
 
 // resolve follows the symbolic links of path to the file they name and
 // returns that path and its Lstat (nil when nothing is there yet: a new file,
-// or a link to a file not created yet).
-func resolve(path string) (string, fs.FileInfo, error) {
+// or a link to a file not created yet), or, where the links lead to one of
+// the process's own descriptors (ownFD), that descriptor (else fd is -1).
+func resolve(path string) (target string, fi fs.FileInfo, fd int, err error) {
 	p := path
 	for range maxLinks {
+		if n, ok := ownFD(p); ok {
+			return p, nil, n, nil
+		}
 		fi, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return p, nil, nil
+			return p, nil, -1, nil
 		}
 		if err != nil {
-			return "", nil, err
+			return "", nil, -1, err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			return p, fi, nil
+			return p, fi, -1, nil
 		}
 		dest, err := os.Readlink(p)
 		if err != nil {
-			return "", nil, err
+			return "", nil, -1, err
 		}
 		if !filepath.IsAbs(dest) {
 			dest = filepath.Join(filepath.Dir(p), dest)
 		}
 		p = dest
 	}
-	return "", nil, fmt.Errorf("%s: more than %d symbolic links (a loop?)", path, maxLinks)
+	return "", nil, -1, fmt.Errorf("%s: more than %d symbolic links (a loop?)", path, maxLinks)
 }
 
 // replace writes the content to a temporary file beside path and renames it

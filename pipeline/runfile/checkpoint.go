@@ -1,6 +1,7 @@
 package runfile
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -112,11 +113,40 @@ func LoadRunCheckpoint(path string) (*RunCheckpoint, error) {
 	if len(data) > maxCheckpointBytes {
 		return nil, fmt.Errorf("checkpoint %s is larger than %d bytes: not a wgpu-eval checkpoint", path, maxCheckpointBytes)
 	}
+	if !looksLikeCheckpoint(data) {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, errNotCheckpoint)
+	}
 	c, err := ParseRunCheckpoint(data)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w: delete it to start over", path, err)
 	}
 	return c, nil
+}
+
+// errNotCheckpoint is LoadRunCheckpoint's error for a file that does not
+// begin as every checkpoint does: a user's file named by mistake, which must
+// not be called damaged (with the advice to delete it).
+var errNotCheckpoint = errors.New("the file there is not a wgpu-eval checkpoint (it does not begin as one): give the checkpoint a path of its own")
+
+// looksLikeCheckpoint reports whether data begins as Save writes every
+// checkpoint: a msgpack map whose first key is "version". A checkpoint
+// damaged after that beginning is still one (and called damaged).
+func looksLikeCheckpoint(data []byte) bool {
+	if len(data) == 0 {
+		return false
+	}
+	head := 0 // the map header's length: a fixmap of 1 to 15 entries, a map16 or a map32
+	switch b := data[0]; {
+	case b > 0x80 && b <= 0x8f:
+		head = 1
+	case b == 0xde:
+		head = 3
+	case b == 0xdf:
+		head = 5
+	default:
+		return false
+	}
+	return bytes.HasPrefix(data[min(head, len(data)):], []byte("\xa7version")) // fixstr "version"
 }
 
 // ParseRunCheckpoint decodes a checkpoint file: msgpack followed by the

@@ -53,7 +53,8 @@ func OpenCheckpointer(path string, id RunIdentity) (c *Checkpointer, err error) 
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	defer func() {
-		if err != nil {
+		if err != nil { // a refused run leaves no lock file beside the user's files
+			os.Remove(path + lockSuffix)
 			unlock()
 		}
 	}()

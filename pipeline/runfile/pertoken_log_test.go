@@ -284,3 +284,63 @@ func FuzzPerTokenLog(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckpointOnAnotherFile: a --checkpoint that names a file of something
+// else (a corpus, a model's weights, an empty file) is refused as not a
+// checkpoint, never with the advice to delete it, and the refused run leaves
+// no lock file; a checkpoint damaged after its beginning is still called
+// damaged.
+func TestCheckpointOnAnotherFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.ckpt")
+	ck := &runfile.RunCheckpoint{Run: runfile.RunIdentity{Mode: "stream", Ctx: 8, Stride: 8}}
+	ck.State.Sums.AddNLL(1.5)
+	if err := ck.Save(good); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := bytes.Clone(data)
+	damaged[len(damaged)-6] ^= 0xff
+	st, _ := msgpack.Marshal(map[string]any{"__metadata__": map[string]string{}})
+	for _, c := range []struct {
+		name    string
+		content []byte
+		want    string
+	}{
+		{"text", []byte("First Citizen:\nBefore we proceed any further, hear me speak.\n"), "not a wgpu-eval checkpoint"},
+		{"empty", nil, "not a wgpu-eval checkpoint"},
+		{"other msgpack", st, "not a wgpu-eval checkpoint"},
+		{"damaged checkpoint", damaged, "damaged"},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, c.content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := runfile.OpenCheckpointer(path, ck.Run)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+		if strings.Contains(err.Error(), "delete") != (c.want == "damaged") {
+			t.Errorf("%s: %v: advice to delete the file only for a damaged checkpoint", c.name, err)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, c.content) {
+			t.Errorf("%s: the file was changed", c.name)
+		}
+		if _, err := os.Lstat(path + ".lock"); err == nil {
+			t.Errorf("%s: the refused run left %s.lock", c.name, c.name)
+		}
+	}
+	c, err := runfile.OpenCheckpointer(good, ck.Run)
+	if err != nil {
+		t.Fatalf("the good checkpoint: %v", err)
+	}
+	if st, _ := c.Resume(); st == nil {
+		t.Error("the good checkpoint: nothing to resume")
+	}
+	if err := c.Finish(false); err != nil {
+		t.Fatal(err)
+	}
+}
