@@ -197,6 +197,9 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		}
 	}
 	var nr *infile.NotRegularError
+	if errors.As(err, &nr) && nr.Mode.IsDir() {
+		return nil, fmt.Errorf("corpus %s is a folder: name a file in it (text, .jsonl, or an llm.c token file)", infile.Quote(spec))
+	}
 	if errors.As(err, &nr) {
 		return nil, fmt.Errorf("corpus %s is %s, not a regular file (give a stream as stdin: --data - < source)", infile.Quote(spec), infile.Kind(nr.Mode))
 	}
@@ -207,10 +210,16 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 	switch {
 	case c.Path != "" && isTokenFile(c.Path, text):
 		c.Format = FormatTokens
-		err = c.loadTokens(text)
+		err = noSeparator(opt.Separator, "an llm.c token file is one stream of token ids")
+		if err == nil {
+			err = c.loadTokens(text)
+		}
 	case c.Path != "" && strings.EqualFold(filepath.Ext(c.Path), ".jsonl"):
 		c.Format = FormatJSONL
-		err = c.loadJSONL(strings.TrimPrefix(text, bom))
+		err = noSeparator(opt.Separator, "a .jsonl file's documents are its lines")
+		if err == nil {
+			err = c.loadJSONL(strings.TrimPrefix(text, bom))
+		}
 	default:
 		c.Format = FormatText
 		err = c.loadText(strings.TrimPrefix(text, bom), opt.Separator)
@@ -219,6 +228,15 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		return nil, fmt.Errorf("corpus %s: %w", infile.Quote(spec), err)
 	}
 	return c, nil
+}
+
+// noSeparator refuses a separator for a corpus that is not text, which it
+// would not cut (why says what the corpus is instead).
+func noSeparator(sep, why string) error {
+	if sep == "" {
+		return nil
+	}
+	return fmt.Errorf("separator %q: only a text corpus is cut into documents at a separator; %s", sep, why)
 }
 
 // readText reads the regular file at path, after checking that its size fits
@@ -395,7 +413,7 @@ type utf8Error struct {
 }
 
 func (e *utf8Error) Error() string {
-	return fmt.Sprintf("not UTF-8 text: invalid byte 0x%02x at byte offset %d", e.Byte, e.Offset)
+	return fmt.Sprintf("not UTF-8 text: invalid byte 0x%02x at byte offset %d (convert the file to UTF-8 first, e.g. iconv -f latin1 -t utf-8)", e.Byte, e.Offset)
 }
 
 func checkUTF8(b string) error {

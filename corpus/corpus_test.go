@@ -202,7 +202,7 @@ func TestTextErrors(t *testing.T) {
 
 func TestJSONL(t *testing.T) {
 	data := "{\"text\": \"first doc\", \"id\": 1}\n\n   \n{\"text\":\"second\\ndoc é\"}\r\n{\"meta\":{},\"text\":\"\"}\n{\"text\":\"last\"}"
-	c := load(t, writeTemp(t, "d.jsonl", []byte(data)), Options{Separator: "ignored"})
+	c := load(t, writeTemp(t, "d.jsonl", []byte(data)), Options{})
 	if want := []string{"first doc", "second\ndoc é", "", "last"}; !slices.Equal(c.Docs, want) {
 		t.Errorf("docs %q, want %q", c.Docs, want)
 	}
@@ -231,6 +231,27 @@ func TestJSONLErrors(t *testing.T) {
 	}
 	_, err := Load(context.Background(), writeTemp(t, "ok.jsonl", []byte(`{"text":"a"}`)), Options{Split: "val"})
 	wantErr(t, err, "only text corpora")
+}
+
+// TestSeparatorOnlyForText: a separator given for a corpus it would not cut
+// (a .jsonl file, an llm.c token file) is refused, naming it, not ignored.
+func TestSeparatorOnlyForText(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"d.jsonl", []byte(`{"text":"a"}`), "its lines"},
+		{"t.bin", tokenFile(tokenMagic, 1, 2, []uint32{5, 6}), "llm.c token file"},
+		{"t.dat", tokenFile(tokenMagic, 1, 2, []uint32{5, 6}), "llm.c token file"},
+	} {
+		path := writeTemp(t, c.name, c.data)
+		_, err := Load(context.Background(), path, Options{Separator: "\n\n"})
+		wantErr(t, err, path, "separator", c.want)
+		if _, err := Load(context.Background(), path, Options{}); err != nil {
+			t.Errorf("%s without a separator: %v", c.name, err)
+		}
+	}
 }
 
 // tokenFile is an llm.c token file: header, then ids of width 2 (version 1) or 4.

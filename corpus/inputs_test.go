@@ -51,17 +51,17 @@ func mkfifo(t *testing.T, path string) string {
 func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := mkfifo(t, filepath.Join(dir, "corpus.txt"))
-	for _, c := range []struct{ path, kind string }{
-		{fifo, "named pipe (FIFO)"},
-		{"/dev/zero", "device"},
-		{dir, "folder"},
+	for _, c := range []struct{ path, kind, what string }{
+		{fifo, "named pipe (FIFO)", "not a regular file"},
+		{"/dev/zero", "device", "not a regular file"},
+		{dir, "folder", "name a file in it"},
 	} {
 		if _, err := os.Stat(c.path); err != nil {
 			continue
 		}
 		within(t, func() {
 			_, err := Load(context.Background(), c.path, Options{})
-			wantErr(t, err, c.path, c.kind, "not a regular file")
+			wantErr(t, err, c.path, c.kind, c.what)
 		})
 	}
 	// The local copy of TinyShakespeare too.

@@ -58,7 +58,7 @@ func ParseConfig(data []byte) (Config, error) {
 	}
 	var h hfConfig
 	if err := json.Unmarshal(data, &h); err != nil {
-		return Config{}, fmt.Errorf("parse config: %w", err)
+		return Config{}, fmt.Errorf("parse config: %w", jsonError(err))
 	}
 	exact := h.ActivationFunction != nil && *h.ActivationFunction == "gelu"
 	if h.ActivationFunction != nil && !tanhGELU[*h.ActivationFunction] && !exact {

@@ -80,7 +80,7 @@ type hfRope struct {
 func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 	var h hfLlamaConfig
 	if err := json.Unmarshal(data, &h); err != nil {
-		return Config{}, fmt.Errorf("parse config: %w", err)
+		return Config{}, fmt.Errorf("parse config: %w", jsonError(err))
 	}
 	want := llamaTypes[modelType]
 	for _, a := range h.Architectures {
@@ -372,7 +372,7 @@ func modelTypeOf(data []byte) (string, error) {
 		ModelType *string `json:"model_type"`
 	}
 	if err := json.Unmarshal(data, &h); err != nil {
-		return "", fmt.Errorf("parse config: %w", err)
+		return "", fmt.Errorf("parse config: %w", jsonError(err))
 	}
 	if h.ModelType == nil {
 		return "", nil

@@ -164,7 +164,7 @@ func parseHeader(header []byte) ([]TensorInfo, map[string]string, error) {
 		}
 		var raw rawTensor
 		if err := dec.Decode(&raw); err != nil {
-			return nil, nil, fmt.Errorf("tensor %q: %w", name, err)
+			return nil, nil, fmt.Errorf("tensor %q: %w", name, jsonError(err))
 		}
 		t, err := raw.info(name)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
@@ -28,13 +29,13 @@ type benchFlags struct {
 	model, device, precision, matrixUnits, batches, jsonOut string
 	threads, ctx, warmup, runs, chunk                       int
 	profile, quiet, tune, pipelineStats                     bool
-	insecureSkipVerify                                      bool
+	insecureSkipVerify, offline                             bool
 }
 
 func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.model, "model", "m", "124M", "a shape with random weights (tiny, gpt2 or 124M, gpt2-medium or 355M, gpt2-large or 774M, gpt2-xl or 1558M; "+strings.Join(synth.LlamaShapeNames(), ", ")+"), or a model as eval takes it (a folder, a .safetensors or llm.c .bin file, a hub id such as org/name)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto, cpu, gpu, gpu:N (N as listed by 'wgpu-eval devices')")
-	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
+	fs.StringVar(&f.precision, "precision", "", "weights: auto (the default: f16 on a GPU with shader-f16, else f32), f16 or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.ctx, "ctx", 0, "tokens per window (0: the model's n_positions)")
@@ -45,6 +46,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.profile, "profile", true, "GPU: time every kernel with timestamp queries, in one extra batch after the timed ones (where the device has timestamps)")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
+	fs.BoolVar(&f.offline, "offline", false, "never use the network: a hub model must be cached (also HF_HUB_OFFLINE=1)")
 	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1); by default they are refused")
 	fs.BoolVar(&f.pipelineStats, "pipeline-stats", false, "GPU: ask the driver for every pipeline's compile statistics (register count, spills: what it reports, under its names; VK_KHR_pipeline_executable_properties, which NVIDIA's driver has and the CPU drivers lack) and print them, the autotuner's candidates too where it times them (first use, --tune); a diagnostic, some drivers then compile without their shader cache")
 	fs.BoolVar(&f.tune, "tune", false, "GPU: time the matmul tile configurations for this model's shapes again (with the matrix units: their tilings, the LM head's and the attention kernels), at each --batch size (the autotuner, which otherwise runs once per device, driver and shape and keeps its choice beside the pipeline cache) and print every candidate's time")
@@ -248,11 +250,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{err}
 		}
 	}
-	switch {
-	case f.runs < 1:
+	if f.runs < 1 {
 		return usageError{fmt.Errorf("--runs %d: want at least 1", f.runs)}
-	case f.warmup < 0 || f.ctx < 0 || f.threads < 0 || f.chunk < 0:
-		return usageError{errors.New("--warmup, --ctx, --threads and --chunk must not be negative")}
+	}
+	if err := notNegative(intFlag{"warmup", f.warmup}, intFlag{"ctx", f.ctx}, intFlag{"threads", f.threads}, intFlag{"chunk", f.chunk}); err != nil {
+		return err
 	}
 	boundThreads(stderr, &f.threads, f.quiet)
 	say := func(format string, a ...any) {
@@ -273,6 +275,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		hc := hub.FromEnv()
 		hc.Progress, hc.WaitInterval = prog.bytes, benchWaitInterval
 		hc.InsecureSkipVerify = f.insecureSkipVerify
+		hc.Offline = hc.Offline || f.offline
 		hc.Waiting = func(w hub.Wait) { // as eval reports them (wgpueval.Options.Log)
 			if !f.quiet {
 				prog.note(w.String())
@@ -359,8 +362,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		res.Threads = desc.Threads
 		res.profileReason = "the CPU has no kernel profile"
-		if f.chunk > 0 {
-			say("warning: --chunk applies to GPUs only; the CPU scores whole windows")
+		for _, g := range []struct {
+			set  bool
+			flag string
+		}{{f.chunk > 0, "--chunk"}, {f.tune, "--tune"}, {f.pipelineStats, "--pipeline-stats"}} {
+			if g.set {
+				say("warning: %s applies to GPUs only: not used on the CPU", g.flag)
+			}
 		}
 	}
 	say("device: %s", res.Device)
@@ -388,6 +396,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			res.Batches = append(res.Batches, b)
 			printBenchBatch(human, &b)
 			continue
+		}
+		if err != nil && ctx.Err() != nil {
+			if len(res.Batches) > 0 && f.jsonOut != "" && f.jsonOut != "-" {
+				fmt.Fprintf(stderr, "stopped at batch %d: the sizes timed before it are above and in %s\n", n, infile.Quote(f.jsonOut))
+			} else {
+				fmt.Fprintf(stderr, "stopped at batch %d: the sizes timed before it are above\n", n)
+			}
+			return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
 		}
 		if err != nil {
 			return fmt.Errorf("batch %d: %w", n, err)

@@ -44,7 +44,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.bosEachWindow, "bos-each-window", false, "start every window with the tokenizer's BOS (else <|endoftext|>) as context, as llama.cpp's perplexity does: a window is the BOS and up to ctx-1 corpus tokens, all of them scored (llama.cpp instead overwrites each chunk's first token and scores its second half); not what Hugging Face's tokenizer(text) evaluation does; --stride at most ctx-1")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included), gpu:N (N as listed by 'wgpu-eval devices') or all (every hardware GPU at once)")
-	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32 on a GPU, activations and sums f32 either way; bf16 on the CPU (matmuls with bf16 weights and activations, f32 sums, as AVX512_BF16 computes them; needs a CPU with AVX512_BF16; auto then means the cpu)")
+	fs.StringVar(&f.precision, "precision", "", "weights: auto (the default: f16 on a GPU with shader-f16, else f32), f16 or f32 on a GPU, activations and sums f32 either way; bf16 on the CPU (matmuls with bf16 weights and activations, f32 sums, as AVX512_BF16 computes them; needs a CPU with AVX512_BF16; auto then means the cpu)")
 	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("padded tokens per batch, sequences x width (0: from the GPU's memory; %d on the CPU)", pipeline.DefaultBatchTokens))
@@ -98,6 +98,9 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if f.shard == "" && shard != (pipeline.Shard{}) && !f.quiet {
 		fmt.Fprintf(stderr, "note: scoring shard %s only, from SLURM_ARRAY_TASK_ID (this is a Slurm array task); --shard 0/1 scores the whole corpus\n", shard)
+	}
+	if err := tinyShakespeareOnly(f.tinyShake, f.data); err != nil {
+		return err
 	}
 	if f.topLogprobs != 0 && f.perToken == "" {
 		return usageError{errors.New("--top-logprobs needs --per-token FILE: the log-probabilities are saved there")}

@@ -31,7 +31,7 @@ func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all)")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text (on the same device: see above)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu or gpu:N")
-	fs.StringVar(&f.precision, "precision", "", "weights: f16 (the GPU default where the device has shader-f16) or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
+	fs.StringVar(&f.precision, "precision", "", "weights: auto (the default: f16 on a GPU with shader-f16, else f32), f16 or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the prompt and new tokens, their logprobs, the text, the stop reason, the options and the speed as JSON to FILE (- for stdout, then the text is not streamed)")
@@ -74,8 +74,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if f.prompt == "" {
 		return usageError{errors.New("generate: give the text to continue with --prompt")}
 	}
-	if f.maxNew < 0 || f.topK < 0 || f.threads < 0 {
-		return usageError{errors.New("--max-new-tokens, --top-k and --threads must not be negative")}
+	if err := notNegative(intFlag{"max-new-tokens", f.maxNew}, intFlag{"top-k", f.topK}, intFlag{"threads", f.threads}); err != nil {
+		return err
 	}
 	boundThreads(stderr, &f.threads, f.quiet)
 	sampling := model.SampleOptions{Temperature: f.temperature, TopK: f.topK, TopP: f.topP, Seed: f.seed}

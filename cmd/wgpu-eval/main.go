@@ -21,14 +21,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
+	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 func main() {
-	ctx, stop := notifyContext(context.Background(), os.Stderr, os.Exit)
+	ctx, stop := notifyContext(context.Background(), os.Stderr, os.Exit, commandOf(os.Args[1:]))
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	sig, wasSignaled := signaled(ctx)
 	stop()
@@ -43,6 +47,18 @@ func main() {
 		os.Exit(code)
 	}
 }
+
+// commandOf is the subcommand args run: its first argument when that names
+// one, else eval (the default command, whose flags come first).
+func commandOf(args []string) string {
+	if len(args) > 0 && slices.Contains(commands, args[0]) {
+		return args[0]
+	}
+	return "eval"
+}
+
+// commands are the subcommands run dispatches.
+var commands = []string{"eval", "devices", "bench", "generate", "merge", "compare", "export", "tokenize", "version", "help"}
 
 // errUsageShown is returned when help was printed on request: exit 0, nothing more to say.
 var errUsageShown = errors.New("usage shown")
@@ -69,7 +85,9 @@ func exitCode(err error) int {
 // run is main without the process: it parses args and runs a subcommand.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "eval"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+	if len(args) == 1 && args[0] == "--version" {
+		cmd, args = "version", nil
+	} else if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	} else if asksHelp(args) {
 		fmt.Fprint(stdout, topUsage+"\n") // no subcommand named: list them before eval's flags
@@ -104,7 +122,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, topUsage)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q (commands: eval, devices, bench, generate, merge, compare, export, tokenize, version, help)", cmd)}
+	return usageError{fmt.Errorf("unknown command %q (commands: %s)", cmd, strings.Join(commands, ", "))}
 }
 
 const topUsage = `wgpu-eval measures how well a causal language model (GPT-2, or one of the
@@ -162,6 +180,32 @@ func parseFlagsArgs(name, usage string, register func(*pflag.FlagSet), args []st
 		return nil, usageError{err}
 	}
 	return fs.Args(), nil
+}
+
+// intFlag is an integer flag's name and value, for notNegative.
+type intFlag struct {
+	name  string
+	value int
+}
+
+// notNegative is the usage error of the first flag given a negative value,
+// naming it; nil when none is.
+func notNegative(flags ...intFlag) error {
+	for _, f := range flags {
+		if f.value < 0 {
+			return usageError{fmt.Errorf("--%s %d: must not be negative", f.name, f.value)}
+		}
+	}
+	return nil
+}
+
+// tinyShakespeareOnly refuses --tinyshakespeare-file with a --data other than
+// tinyshakespeare, which would not read it.
+func tinyShakespeareOnly(file, data string) error {
+	if file != "" && data != corpus.TinyShakespeare {
+		return usageError{fmt.Errorf("--tinyshakespeare-file %s: the corpus is %s, not %s; the copy is read only for --data %s", infile.Quote(file), dataLabel(data), corpus.TinyShakespeare, corpus.TinyShakespeare)}
+	}
+	return nil
 }
 
 // version is the module version when installed with go install, else

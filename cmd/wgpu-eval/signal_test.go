@@ -122,7 +122,7 @@ func TestSIGTERMEndsStdinRead(t *testing.T) {
 func TestSecondSignalExits(t *testing.T) {
 	var stderr bytes.Buffer
 	exited := make(chan int, 1)
-	ctx, stop := notifyContext(context.Background(), &stderr, func(code int) { exited <- code })
+	ctx, stop := notifyContext(context.Background(), &stderr, func(code int) { exited <- code }, "eval")
 	defer stop()
 	syscall.Kill(os.Getpid(), syscall.SIGTERM)
 	select {
@@ -149,5 +149,35 @@ func TestSecondSignalExits(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "again: exiting now") {
 		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// TestStopMessageByCommand: the line a first signal prints speaks of work on
+// the device only for eval, which counts it; the other commands just stop.
+// The command is found as main finds it (commandOf).
+func TestStopMessageByCommand(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		device bool
+	}{
+		{[]string{"--model", "gpt2"}, true},
+		{[]string{"eval", "--model", "gpt2"}, true},
+		{[]string{"tokenize", "-o", "-"}, false},
+		{[]string{"bench"}, false},
+		{[]string{"generate", "-p", "x"}, false},
+	} {
+		var stderr bytes.Buffer
+		ctx, stop := notifyContext(context.Background(), &stderr, func(int) {}, commandOf(c.args))
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the SIGTERM did not cancel the context")
+		}
+		stop()
+		line := stderr.String()
+		if !strings.Contains(line, "SIGTERM: stopping (") || strings.Contains(line, "on the device") != c.device {
+			t.Errorf("%v: %q (about the device's work: want %v)", c.args, line, c.device)
+		}
 	}
 }

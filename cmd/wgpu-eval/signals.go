@@ -52,7 +52,11 @@ func signalStatus(sig os.Signal) int {
 // and a second ends the process at
 // once with exit, after a line on stderr, in case the run does not stop (a read
 // that ignores the context). stop releases the signals.
-func notifyContext(parent context.Context, stderr io.Writer, exit func(int)) (ctx context.Context, stop func()) {
+func notifyContext(parent context.Context, stderr io.Writer, exit func(int), cmd string) (ctx context.Context, stop func()) {
+	what := "" // what stopping means for the command
+	if cmd == "eval" {
+		what = "nothing new starts; work already on the device finishes and is counted; "
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 2)
 	done := make(chan struct{})
@@ -60,8 +64,7 @@ func notifyContext(parent context.Context, stderr io.Writer, exit func(int)) (ct
 	go func() {
 		select {
 		case sig := <-sigs:
-			fmt.Fprintf(stderr, "\nwgpu-eval: %s: stopping (nothing new starts; work already on the device finishes and is counted; %s again exits at once)\n",
-				signalDesc(sig), signalName(sig))
+			fmt.Fprintf(stderr, "\nwgpu-eval: %s: stopping (%s%s again exits at once)\n", signalDesc(sig), what, signalName(sig))
 			cancel(signalError{sig})
 		case <-done:
 			return

@@ -80,6 +80,9 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if f.maxTokens < 0 {
 		return usageError{errors.New("tokenize: --max-tokens must not be negative")}
 	}
+	if err := tinyShakespeareOnly(f.tinyShake, f.data); err != nil {
+		return err
+	}
 	log := func(msg string) {
 		if !f.quiet {
 			fmt.Fprintln(stderr, msg)

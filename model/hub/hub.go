@@ -250,7 +250,7 @@ func (c *Client) Locate(ctx context.Context, src string) (string, error) {
 		}
 	}
 	if c.Offline {
-		return "", fmt.Errorf("hub: %s@%s is not in the cache %s and offline mode is on (HF_HUB_OFFLINE): "+
+		return "", fmt.Errorf("hub: %s@%s is not in the cache %s and offline mode is on (--offline, or HF_HUB_OFFLINE set): "+
 			"download it once online, or point --model at a local folder", repo, rev, r.dir)
 	}
 	snap, err := c.download(ctx, r, rev)

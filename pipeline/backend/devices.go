@@ -229,12 +229,15 @@ func pickAdapters(spec DeviceSpec, adapters []*wgpu.Adapter) ([]*wgpu.Adapter, e
 			}
 		}
 		if len(picked) == 0 && spec.Kind == "all" {
-			return nil, fmt.Errorf("device all: no hardware GPU among %d Vulkan adapters (software drivers are left out; use gpu:N for one)", len(adapters))
+			return nil, fmt.Errorf("device all: no hardware GPU among the %s (software drivers are left out; use gpu:N for one)", pipeline.Count(len(adapters), "Vulkan adapter"))
 		}
 		return picked, nil
 	case spec.Index >= 0:
 		if spec.Index >= len(adapters) {
-			return nil, fmt.Errorf("device %s: there are %d Vulkan adapters (see `wgpu-eval devices`)", spec, len(adapters))
+			if len(adapters) == 0 {
+				return nil, fmt.Errorf("device %s: this machine has no Vulkan adapter (see `wgpu-eval devices`)", spec)
+			}
+			return nil, fmt.Errorf("device %s: no such adapter; this machine has %s, gpu:0 to gpu:%d (see `wgpu-eval devices`)", spec, pipeline.Count(len(adapters), "Vulkan adapter"), len(adapters)-1)
 		}
 		return adapters[spec.Index : spec.Index+1], nil
 	default:

@@ -2,6 +2,7 @@ package runfile
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -134,7 +135,7 @@ func sameTargets(a, b *PerTokenFile) error {
 	err := sameTargetList(a, b)
 	ha, hb := a.Header, b.Header
 	switch {
-	case err == nil:
+	case !errors.Is(err, errDifferentTargets): // none, or a difference the hints below do not explain
 	case ha.BOSEachWindow != hb.BOSEachWindow:
 		// The likeliest cause: the stream's first token is a target only with a BOS before each window.
 		err = fmt.Errorf("%w (BOS each window: %v in A, %v in B)", err, ha.BOSEachWindow, hb.BOSEachWindow)
@@ -145,6 +146,10 @@ func sameTargets(a, b *PerTokenFile) error {
 	}
 	return err
 }
+
+// errDifferentTargets is sameTargetList's error when the runs agree on
+// everything but the targets themselves (their count or their tokens).
+var errDifferentTargets = errors.New("different targets")
 
 // sameTargetList is sameTargets without the hint.
 func sameTargetList(a, b *PerTokenFile) error {
@@ -163,17 +168,20 @@ func sameTargetList(a, b *PerTokenFile) error {
 		fields = append(fields, field{"split", ca.Split, cb.Split}, field{"separator", fmt.Sprintf("%q", ca.Separator), fmt.Sprintf("%q", cb.Separator)},
 			field{"max tokens", ca.MaxTokens, cb.MaxTokens})
 	}
-	fields = append(fields, field{"shard", shardName(ha.Shard), shardName(hb.Shard)}, field{"targets", len(a.Tokens), len(b.Tokens)})
+	fields = append(fields, field{"shard", shardName(ha.Shard), shardName(hb.Shard)})
 	for _, f := range fields {
 		if f.x != f.y {
 			return fmt.Errorf("different %s: %v in A, %v in B", f.name, f.x, f.y)
 		}
 	}
+	if len(a.Tokens) != len(b.Tokens) {
+		return fmt.Errorf("%w: %d in A, %d in B", errDifferentTargets, len(a.Tokens), len(b.Tokens))
+	}
 	for i, x := range a.Tokens {
 		y := b.Tokens[i]
 		if x.Doc != y.Doc || x.Pos != y.Pos || x.Token != y.Token {
-			return fmt.Errorf("different targets: target %d is token %d at document %d position %d in A, token %d at document %d position %d in B",
-				i, x.Token, x.Doc, x.Pos, y.Token, y.Doc, y.Pos)
+			return fmt.Errorf("%w: target %d is token %d at document %d position %d in A, token %d at document %d position %d in B",
+				errDifferentTargets, i, x.Token, x.Doc, x.Pos, y.Token, y.Doc, y.Pos)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package runfile
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -188,8 +189,11 @@ func ReadPerToken(path string) (*PerTokenFile, error) {
 // ParsePerToken decodes a per-token file. Every length in it is checked
 // against the bytes there are before anything is allocated by it.
 func ParsePerToken(data []byte) (*PerTokenFile, error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return nil, errors.New("not a per-token file: it is JSON text (a --json result file?)")
+	}
 	if err := msgpackbound.CheckLengths(data); err != nil {
-		return nil, fmt.Errorf("not a per-token file: %w", err)
+		return nil, fmt.Errorf("not a per-token file, or a truncated one: %w", err)
 	}
 	var d perTokenDisk
 	dec := msgpack.NewDecoder(bytes.NewReader(data))

@@ -317,6 +317,20 @@ func TestCompare(t *testing.T) {
 	if _, err := runfile.Compare(a, &other, 1, nil); err == nil || !strings.Contains(err.Error(), "tokenizer") {
 		t.Errorf("another tokenizer: err = %v", err)
 	}
+	// Streams in windows of 8 and 16: other windows, other targets, which
+	// the error explains, unless another difference is the reason.
+	s8, s16 := *a, b
+	s8.Header.Mode, s16.Header.Mode = "stream", "stream"
+	s8.Header.Config = &pipeline.RunConfig{Mode: "stream", Ctx: 8, Stride: 8, Split: "all"}
+	s16.Header.Config = &pipeline.RunConfig{Mode: "stream", Ctx: 16, Stride: 16, Split: "all"}
+	s16.Tokens = b.Tokens[1:]
+	if _, err := runfile.Compare(&s8, &s16, 1, nil); err == nil || !strings.Contains(err.Error(), "only context") {
+		t.Errorf("other windows, other targets: err = %v, want the windows named", err)
+	}
+	s16.Header.Tokenizer = "sha256:1234"
+	if _, err := runfile.Compare(&s8, &s16, 1, nil); err == nil || !strings.Contains(err.Error(), "tokenizer") || strings.Contains(err.Error(), "window") {
+		t.Errorf("another tokenizer and other windows: err = %v, want the tokenizer alone named", err)
+	}
 	prov := *a.Header.Provenance
 	prov.Corpus.SHA256 = strings.Repeat("cd", 32)
 	other = b
@@ -348,6 +362,18 @@ func TestParsePerTokenRefusesDamage(t *testing.T) {
 	}
 	if _, err := runfile.ParsePerToken(good); err != nil {
 		t.Fatalf("a good file: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"a JSON result", []byte("{\n  \"model\": \"m\"\n}\n"), "it is JSON text"},
+		{"cut short", good[:len(good)/2], "or a truncated one"},
+	} {
+		if _, err := runfile.ParsePerToken(c.data); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
 	}
 	for _, c := range []struct {
 		name string
