@@ -250,6 +250,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{err}
 		}
 	}
+	f.jsonOut = asStdout(f.jsonOut, stdout)
 	if f.runs < 1 {
 		return usageError{fmt.Errorf("--runs %d: want at least 1", f.runs)}
 	}

@@ -49,6 +49,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	jsonOut = asStdout(jsonOut, stdout)
 	if len(paths) != 2 {
 		return usageError{errors.New("compare: give two --per-token files, A and B")}
 	}

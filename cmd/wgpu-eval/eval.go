@@ -92,6 +92,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := parseFlags("eval", evalUsage, f.register, args, stdout); err != nil {
 		return err
 	}
+	f.jsonOut = asStdout(f.jsonOut, stdout)
 	shard, err := pipeline.ParseShard(f.shard, nil)
 	if err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
@@ -236,6 +237,25 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return outErr // the summary is out; the files were not all written
 	}
 	return nil
+}
+
+// asStdout is "-" when path names this process's standard output (stdout is
+// an *os.File and the two are one file: --json /dev/stdout, or the file stdout
+// is redirected to), else path: the JSON then goes out as with --json -, the
+// summary to stderr, so that stdout holds JSON alone (--json /dev/stdout | jq).
+func asStdout(path string, stdout io.Writer) string {
+	f, ok := stdout.(*os.File)
+	if path == "" || path == "-" || !ok {
+		return path
+	}
+	pfi, err := os.Stat(path)
+	if err != nil {
+		return path
+	}
+	if sfi, err := f.Stat(); err == nil && os.SameFile(pfi, sfi) {
+		return "-"
+	}
+	return path
 }
 
 // jsonFile is the --json path the library writes: every path but "-" (stdout,

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +70,47 @@ func TestVersionFlagAndBenchOffline(t *testing.T) {
 	_, _, err = cli(t, "", "bench", "--offline", "--model", "org/not-cached", "--device", "cpu")
 	if err == nil || !strings.Contains(err.Error(), "offline mode is on (--offline") {
 		t.Errorf("bench --offline: err = %v", err)
+	}
+}
+
+// TestJSONToOwnStdout: --json naming the process's own standard output
+// (/dev/stdout, /dev/fd/1, or the file stdout goes to) is --json -: stdout
+// holds the JSON alone, ready for jq, and the summary goes to stderr.
+func TestJSONToOwnStdout(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	work := t.TempDir()
+	text := filepath.Join(work, "c.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Now is the winter of our discontent.\n", 10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outPath := filepath.Join(work, "stdout.txt")
+	for _, name := range []func(*os.File) string{
+		func(f *os.File) string { return fmt.Sprintf("/dev/fd/%d", f.Fd()) },
+		func(*os.File) string { return outPath },
+	} {
+		out, err := os.Create(outPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		jsonPath := name(out)
+		err = run(context.Background(), []string{"--model", dir, "--device", "cpu", "--data", text, "--ctx", "16", "--no-token-cache", "--json", jsonPath},
+			strings.NewReader(""), out, &stderr)
+		out.Close()
+		if err != nil {
+			t.Fatalf("--json %s: %v", jsonPath, err)
+		}
+		b, _ := os.ReadFile(outPath)
+		var res map[string]any
+		if err := json.Unmarshal(b, &res); err != nil || res["tokens"] == nil {
+			t.Errorf("--json %s: stdout is not the JSON alone (%v):\n%s", jsonPath, err, b)
+		}
+		if !strings.Contains(stderr.String(), "NLL ") {
+			t.Errorf("--json %s: no summary on stderr: %q", jsonPath, stderr.String())
+		}
+	}
+	if got := asStdout(outPath, &bytes.Buffer{}); got != outPath {
+		t.Errorf("asStdout with a stdout that is no file: %q", got)
 	}
 }

@@ -71,6 +71,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parseFlags("generate", generateUsage, f.register, args, stdout); err != nil {
 		return err
 	}
+	f.jsonOut = asStdout(f.jsonOut, stdout)
 	if f.prompt == "" {
 		return usageError{errors.New("generate: give the text to continue with --prompt")}
 	}

@@ -42,6 +42,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	jsonOut = asStdout(jsonOut, stdout)
 	var inputs []clobber.File
 	for _, f := range files {
 		inputs = append(inputs, clobber.File{Role: "the input", Path: f})
