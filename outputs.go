@@ -8,6 +8,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
 
 // Files are the model's files that Open and Evaluate read, those that exist:
@@ -40,7 +41,14 @@ func (e *Evaluator) checkOutputPaths(data Data, opt EvalOptions) error {
 		{"PerDocument", clobber.File{Role: "the per-document file", Path: opt.PerDocument}},
 		{"Checkpoint", clobber.File{Role: "the checkpoint", Path: opt.Checkpoint}},
 	}
+	// First the files a checkpoint keeps beside it, so that an output on one
+	// of them is the output at fault.
 	var outs []clobber.File
+	if opt.Checkpoint != "" {
+		for _, p := range runfile.CheckpointSidecars(opt.Checkpoint) {
+			outs = append(outs, clobber.File{Role: "a file the checkpoint keeps beside it", Path: p})
+		}
+	}
 	for _, o := range outputs {
 		outs = append(outs, o.file)
 	}

@@ -51,6 +51,7 @@ func TestEvaluateRefusesClobberingOutputs(t *testing.T) {
 		{"checkpoint on the weights", EvalOptions{Checkpoint: filepath.Join(dir, "model.safetensors")}, "Checkpoint", "the model's model.safetensors"},
 		{"json and per-token on one path", EvalOptions{JSON: r("o.x"), PerToken: r("o.x")}, "PerToken", "the JSON result"},
 		{"checkpoint on the result", EvalOptions{JSON: r("ck"), Checkpoint: r("ck")}, "Checkpoint", "the JSON result"},
+		{"per-token on the checkpoint's log", EvalOptions{Checkpoint: r("run"), PerToken: r("run.pertoken")}, "PerToken", "the checkpoint keeps beside it"},
 		{"per-document on the per-token file", EvalOptions{Mode: ModeDocuments, PerToken: r("p"), PerDocument: r("./p")}, "PerDocument", "the per-token file"},
 	} {
 		_, err := ev.Evaluate(context.Background(), Named(text), c.opt)

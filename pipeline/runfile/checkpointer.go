@@ -36,6 +36,13 @@ const (
 	lockSuffix        = ".lock"
 )
 
+// CheckpointSidecars are the files a run with the checkpoint at path keeps
+// beside it (its per-token log and its lock), which the run writes and
+// removes: no output of the run may be one of them.
+func CheckpointSidecars(path string) []string {
+	return []string{path + perTokenLogSuffix, path + lockSuffix}
+}
+
 // errCheckpointBusy is lockCheckpoint's error when another process holds the
 // lock.
 var errCheckpointBusy = errors.New("in use")
