@@ -195,7 +195,7 @@ func TestEncodeHeadMatchesWhole(t *testing.T) {
 	}
 	for _, text := range texts {
 		want := tok.Encode(text)
-		got, whole, err := encodeHead(context.Background(), tok, text, len(want)+1)
+		got, whole, err := encodeHead(context.Background(), tok, text, len(want)+1, nil)
 		if err != nil || !whole || !slices.Equal(got, want) {
 			t.Fatalf("%q: pieces give %v (whole %v, %v), the text %v", text, got, whole, err, want)
 		}

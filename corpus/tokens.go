@@ -30,11 +30,13 @@ type Tokenizer interface {
 
 // HeadEncoder is a Tokenizer that encodes the head of a text itself
 // (*tokenizer.Tokenizer is one): the first ids of Encode(text), at least
-// limit of them, whole false when it stopped before the end. Tokenize uses
-// it with MaxTokens; other tokenizers have their text cut into pieces where
-// GPT-2's pre-tokenizer allows (see Tokenize).
+// limit of them (all where limit <= 0), whole false when it stopped before
+// the end, checking ctx as it goes and calling progress (when not nil) with
+// the bytes of text encoded so far. Tokenize uses it for long texts; other
+// tokenizers have their text cut into pieces where GPT-2's pre-tokenizer
+// allows (see Tokenize).
 type HeadEncoder interface {
-	EncodeHead(ctx context.Context, text string, limit int) (ids []int32, whole bool, err error)
+	EncodeHead(ctx context.Context, text string, limit int, progress func(done int)) (ids []int32, whole bool, err error)
 }
 
 // Tokens is a tokenized corpus.
@@ -139,7 +141,16 @@ type TokenizeOptions struct {
 	// head of a huge corpus costs what the head costs. Such a partial result
 	// is not cached (a whole one from the cache is used).
 	MaxTokens int
+	// Progress, when set, is called as tokenizing proceeds (not for ids read
+	// from the cache): done of total bytes of text encoded, about every MiB
+	// and at the end.
+	Progress func(done, total int64)
 }
+
+// progressBytes is how many bytes of text Tokenize encodes at least between
+// two calls of TokenizeOptions.Progress (the tokenizer's own reports, about
+// every MiB, are passed on at that pace).
+const progressBytes = 1 << 20
 
 // chunkBytes is about how much text one Encode call gets when Tokenize stops
 // at TokenizeOptions.MaxTokens (a variable for tests).
@@ -195,6 +206,13 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 	}
 	docs := make([][]int32, 0, len(c.Docs))
 	complete, total := true, 0
+	var encoded, reported int64 // bytes of text encoded, and reported to opt.Progress
+	report := func(done int64) {
+		if opt.Progress != nil && (done-reported >= progressBytes || done == int64(c.Bytes())) {
+			opt.Progress(done, int64(c.Bytes()))
+			reported = done
+		}
+	}
 	for _, d := range c.Docs {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("tokenize %s: %w", infile.Quote(c.Name), err)
@@ -203,10 +221,12 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 			complete = false
 			break
 		}
-		ids, whole, err := encodeHead(ctx, tok, d, opt.MaxTokens-total)
+		ids, whole, err := encodeHead(ctx, tok, d, opt.MaxTokens-total, func(done int) { report(encoded + int64(done)) })
 		if err != nil {
 			return nil, fmt.Errorf("tokenize %s: %w", infile.Quote(c.Name), err)
 		}
+		encoded += int64(len(d))
+		report(encoded)
 		docs = append(docs, ids)
 		total += len(ids)
 		if !whole {
@@ -228,15 +248,19 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 // at least limit of them, through the tokenizer's EncodeHead where it has
 // one, else through those of pieces of text (see Tokenize); whole is false
 // when text was not encoded to its end. A long text is never encoded
-// without ctx: a 30 MB document takes seconds.
-func encodeHead(ctx context.Context, tok Tokenizer, text string, limit int) (ids []int32, whole bool, err error) {
+// without ctx: a 30 MB document takes seconds. progress, when not nil, is
+// told the bytes of text encoded as pieces are done.
+func encodeHead(ctx context.Context, tok Tokenizer, text string, limit int, progress func(done int)) (ids []int32, whole bool, err error) {
 	if len(text) <= chunkBytes {
 		return tok.Encode(text), true, nil
 	}
 	if h, ok := tok.(HeadEncoder); ok {
-		return h.EncodeHead(ctx, text, max(limit, 0))
+		return h.EncodeHead(ctx, text, max(limit, 0), progress)
 	}
-	for limit <= 0 || len(ids) < limit {
+	if progress == nil {
+		progress = func(int) {}
+	}
+	for done := 0; limit <= 0 || len(ids) < limit; progress(done) {
 		if text == "" {
 			return ids, true, nil
 		}
@@ -245,7 +269,7 @@ func encodeHead(ctx context.Context, tok Tokenizer, text string, limit int) (ids
 		}
 		cut := safeCut(text, chunkBytes)
 		ids = append(ids, tok.Encode(text[:cut])...)
-		text = text[cut:]
+		text, done = text[cut:], done+cut
 	}
 	return ids, text == "", nil
 }

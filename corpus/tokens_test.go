@@ -271,7 +271,7 @@ type specialTokenizer struct {
 
 func (s *specialTokenizer) Specials() (lead, trail []int32) { return []int32{300}, nil }
 
-func (s *specialTokenizer) EncodeHead(ctx context.Context, text string, limit int) ([]int32, bool, error) {
+func (s *specialTokenizer) EncodeHead(ctx context.Context, text string, limit int, progress func(int)) ([]int32, bool, error) {
 	s.heads++
 	ids := s.Encode(text)
 	if limit > 0 && len(ids) > limit {
@@ -344,4 +344,43 @@ func (c *cancelAfter) Err() error {
 		return nil
 	}
 	return context.Canceled
+}
+
+// TestTokenizeProgress: tokenizing reports the bytes of text encoded, about
+// every MiB (within a long text too) and once at the end with the total,
+// never going back, with the real tokenizer (its EncodeHead) and with one
+// that has only Encode (the pieces); ids from the cache report nothing.
+func TestTokenizeProgress(t *testing.T) {
+	gpt2, err := tokenizer.GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("Hello world. ", 3*chunkBytes/13) // about 3 MiB
+	c := load(t, "-", Options{Stdin: strings.NewReader(text)})
+	docs := load(t, "-", Options{Stdin: strings.NewReader(strings.Repeat("a short document\n\n", 200_000)), Separator: "\n\n"})
+	for _, tc := range []struct {
+		name string
+		c    *Corpus
+		tok  Tokenizer
+	}{{"one long text, EncodeHead", c, gpt2}, {"one long text, pieces", c, &byteTokenizer{id: "bytes"}}, {"many documents", docs, gpt2}} {
+		var reports [][2]int64
+		opt := TokenizeOptions{CacheDir: t.TempDir(), Progress: func(done, total int64) { reports = append(reports, [2]int64{done, total}) }}
+		if _, err := Tokenize(context.Background(), tc.c, tc.tok, opt); err != nil {
+			t.Fatal(err)
+		}
+		total := int64(tc.c.Bytes())
+		if len(reports) < 3 || reports[len(reports)-1] != [2]int64{total, total} {
+			t.Errorf("%s: reports %v, want several ending at %d of %d", tc.name, reports, total, total)
+		}
+		for i := 1; i < len(reports); i++ {
+			if reports[i][0] < reports[i-1][0] || reports[i][0]-reports[i-1][0] > 2*progressBytes {
+				t.Errorf("%s: report %d of %v goes back or skips", tc.name, i, reports)
+				break
+			}
+		}
+		reports = nil
+		if _, err := Tokenize(context.Background(), tc.c, tc.tok, opt); err != nil || len(reports) != 0 {
+			t.Errorf("%s from the cache: %v, reports %v", tc.name, err, reports)
+		}
+	}
 }

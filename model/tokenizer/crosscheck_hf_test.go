@@ -263,7 +263,7 @@ func TestRealTokenizers(t *testing.T) {
 			}
 			// The head of a text is the head of its ids.
 			for _, limit := range []int{1, 1000, 100_000} {
-				head, whole, err := tok.EncodeHead(context.Background(), texts[0], limit)
+				head, whole, err := tok.EncodeHead(context.Background(), texts[0], limit, nil)
 				if err != nil || whole || len(head) < limit || !slices.Equal(head, got[0][len(rt.lead):len(rt.lead)+len(head)]) {
 					t.Errorf("EncodeHead(TinyShakespeare, %d): %d ids, whole %v, %v: not the head of Encode's", limit, len(head), whole, err)
 				}

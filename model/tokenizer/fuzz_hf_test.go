@@ -107,7 +107,7 @@ func FuzzEncodeHF(f *testing.F) {
 					t.Fatalf("%s: Encode(%q) gives id %d", fuzzTokenizers[i].name, s, id)
 				}
 			}
-			head, whole, err := tok.EncodeHead(context.Background(), s, int(limit))
+			head, whole, err := tok.EncodeHead(context.Background(), s, int(limit), nil)
 			if err != nil || len(head) > len(ids) || !slices.Equal(head, ids[:len(head)]) || whole && len(head) != len(ids) || limit == 0 && !whole {
 				t.Fatalf("%s: EncodeHead(%q, %d) = %v (whole %v, %v), Encode %v", fuzzTokenizers[i].name, s, limit, head, whole, err, ids)
 			}

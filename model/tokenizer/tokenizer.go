@@ -79,9 +79,10 @@ func (t *Tokenizer) EncodeContext(ctx context.Context, text string, progress fun
 // limit is positive, at least limit of them, stopping soon after (whole is
 // false when it stopped before the end of text). The ids are exactly the
 // head of the whole text's, whatever follows, so that a huge text costs
-// what its head costs.
-func (t *Tokenizer) EncodeHead(ctx context.Context, text string, limit int) (ids []int32, whole bool, err error) {
-	return t.encode(ctx, text, nil, limit)
+// what its head costs. progress, when not nil, is called as EncodeContext
+// calls it.
+func (t *Tokenizer) EncodeHead(ctx context.Context, text string, limit int, progress func(done int)) (ids []int32, whole bool, err error) {
+	return t.encode(ctx, text, progress, limit)
 }
 
 func (t *Tokenizer) encode(ctx context.Context, text string, progress func(done int), limit int) ([]int32, bool, error) {
