@@ -67,6 +67,8 @@ type EvalConfig struct {
 	// Progress, when set, is called with how far the run has got: once
 	// before the first batch, after each batch, and inside a batch whenever
 	// the backend reports on it (Batch.Progress: the CPU, after each layer).
+	// A cancelled run ends with a report of what its result counts (Done
+	// = Scored), which is less than the reports of a batch cut short said.
 	Progress func(Progress)
 	// Shard, when its Count is above 1, scores only the samples (windows or
 	// documents' windows, in corpus order) i with i mod Count == Index; the
@@ -243,6 +245,10 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	if err != nil {
 		err = fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// The batch cut short is dropped: the last report says what
+			// the result counts, below what the batch's reports said.
+			at.Done = at.Scored
+			progress(at)
 			res.Interrupted, res.TotalTokens = true, total
 			res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 			res.Samples = st.Samples
