@@ -408,7 +408,11 @@ type EvalOptions struct {
 // path that names an input of the run, such as the corpus or a model file, or
 // another output), and the corpus before the weights go to the device. Cancelling ctx, or Close, stops it
 // with ctx's error (context.Canceled for Close) and the partial result of
-// what was scored (Interrupted set).
+// what was scored (Interrupted set). Work already on the device finishes
+// first and is counted: on a GPU up to two batches (EvalOptions.BatchTokens
+// bounds them), on a software Vulkan driver one short batch, on the CPU the
+// layer under way; when it was the run's last, the result is complete and
+// the error nil.
 func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*Result, error) {
 	if err := opt.Check(); err != nil {
 		return nil, err

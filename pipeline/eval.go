@@ -67,6 +67,8 @@ type EvalConfig struct {
 	// Progress, when set, is called with how far the run has got: once
 	// before the first batch, after each batch, and inside a batch whenever
 	// the backend reports on it (Batch.Progress: the CPU, after each layer).
+	// A cancelled run ends with a report of what its result counts (Done
+	// = Scored), which is less than the reports of a batch cut short said.
 	Progress func(Progress)
 	// Shard, when its Count is above 1, scores only the samples (windows or
 	// documents' windows, in corpus order) i with i mod Count == Index; the
@@ -156,9 +158,11 @@ type State struct {
 // that does not fit the backend's memory (ErrBatchTooLarge) is split and the
 // rest of the run uses batches half as large. When ctx is cancelled it submits
 // nothing more, waits for the batches already submitted (they run to their
-// end on a device anyway) and counts them, and stops with ctx's error and the
-// partial result of the batches scored (Interrupted set); other errors return
-// no result. Evaluate does not close b.
+// end on a device anyway: up to Feed().InFlight batches, which bounds how
+// long a cancel takes) and counts them, and stops with ctx's error and the
+// partial result of the batches scored (Interrupted set); when those were
+// the last, the result is complete and there is no error. Other errors
+// return no result. Evaluate does not close b.
 func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	start := time.Now()
 	if b == nil {
@@ -241,6 +245,10 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 	if err != nil {
 		err = fmt.Errorf("evaluate %s on %s: %w", name, res.Device, err)
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// The batch cut short is dropped: the last report says what
+			// the result counts, below what the batch's reports said.
+			at.Done = at.Scored
+			progress(at)
 			res.Interrupted, res.TotalTokens = true, total
 			res.Fill(st.Sums, st.Bytes, cfg.TokenLen != nil)
 			res.Samples = st.Samples
@@ -449,7 +457,8 @@ func next(samples []Sample, lo int, feed Feed, batchTokens int) planned {
 // (Batch.PerToken) and gets each batch's samples with them, in order.
 // inBatch, when not nil, is every batch's Batch.Progress. done gets the state
 // after each batch; an error from it stops the run. It returns the state
-// reached, also on error.
+// reached, also on error; a cancel once the last batch is submitted is no
+// error, since those batches are counted and nothing is left out.
 func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens int, keep *keeper, inBatch func(int), done func(State) error) (State, error) {
 	feed := b.Feed()
 	inFlight := max(feed.InFlight, 1)
@@ -494,6 +503,9 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 					break
 				}
 			}
+			if st.Samples == len(samples) {
+				return st, nil // the cancel came after the last batch was submitted: nothing is left out
+			}
 			return st, err
 		}
 		var failed planned // the batch that ran out of memory
@@ -509,6 +521,9 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 				queue = append(queue, flight{planned: pl, p: p})
 				nextLo = pl.hi
 				continue
+			}
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				continue // cut short by the cancel: the batches in flight are still counted, above
 			}
 			failed, tooLarge = pl, batchError(pl, err)
 		} else {

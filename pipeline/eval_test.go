@@ -535,3 +535,65 @@ func TestCancelCountsBatchesInFlight(t *testing.T) {
 		t.Errorf("%d batches submitted, %d tokens counted; want 2 batches, their %d tokens", len(b.batches), got.Tokens, want)
 	}
 }
+
+// TestCancelAfterLastBatchIsComplete: a cancel that comes once the last
+// batch is on the device leaves nothing out: the batches in flight are
+// counted and the result is complete, not interrupted, with no error.
+func TestCancelAfterLastBatchIsComplete(t *testing.T) {
+	toks := &corpus.Tokens{Docs: [][]int32{make([]int32, 64)}}
+	for i := range toks.Docs[0] {
+		toks.Docs[0][i] = int32(i % 50)
+	}
+	// Four windows of 16, two a batch: the second batch is the last.
+	b := &slowBackend{fakeBackend: fakeBackend{t: t, ctx: 16, batchTokens: 32, inFlight: 2}, release: make(chan struct{}), two: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	var got *Result
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		got, err = Evaluate(ctx, b, EvalConfig{Tokens: toks, Mode: ModeStream, Ctx: 16, VocabSize: 50, BatchTokens: 32})
+	}()
+	<-b.two // both in flight, the run's every target among them
+	cancel()
+	close(b.release)
+	<-done
+	if err != nil || got == nil {
+		t.Fatalf("err = %v, result %+v; want the complete result", err, got)
+	}
+	if got.Interrupted || got.TotalTokens != 0 || got.Tokens != 60 || got.Samples != 4 || len(b.batches) != 2 {
+		t.Errorf("result %+v after %d batches: want a complete run of 4 windows, 60 targets, not interrupted", got, len(b.batches))
+	}
+}
+
+// TestCancelInSubmitCountsBatchesInFlight: a cancel that a backend's Submit
+// reports (its context done) while an earlier batch is in flight still
+// counts that batch, as a cancel between batches does.
+func TestCancelInSubmitCountsBatchesInFlight(t *testing.T) {
+	toks := &corpus.Tokens{Docs: [][]int32{make([]int32, 400)}}
+	for i := range toks.Docs[0] {
+		toks.Docs[0][i] = int32(i % 50)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := &slowBackend{fakeBackend: fakeBackend{t: t, ctx: 16, batchTokens: 32, inFlight: 2}, release: make(chan struct{}), two: make(chan struct{})}
+	close(b.release) // batches end as soon as they are waited for
+	b.onCall = func(call int) error {
+		if call == 2 {
+			cancel()
+			return ctx.Err()
+		}
+		return nil
+	}
+	got, err := Evaluate(ctx, b, EvalConfig{Tokens: toks, Mode: ModeStream, Ctx: 16, VocabSize: 50, BatchTokens: 32})
+	if !errors.Is(err, context.Canceled) || got == nil || !got.Interrupted {
+		t.Fatalf("err = %v, result %+v; want the interrupted result", err, got)
+	}
+	want := 0
+	for _, s := range b.batches[0] {
+		want += s.Scored()
+	}
+	if got.Tokens != want || got.Samples != len(b.batches[0]) {
+		t.Errorf("%d tokens of %d samples counted; want the first batch's %d tokens, %d samples", got.Tokens, got.Samples, want, len(b.batches[0]))
+	}
+}

@@ -25,7 +25,10 @@ type evalState struct {
 }
 
 // record notes the report p at now and says whether it was the first.
-// done never goes back (a report of less is ignored).
+// done never goes back (a report of less is ignored), except to a count of
+// targets scored (Done == Scored): a cancelled run's last report, which
+// drops the batch cut short that reports inside it had counted in part, so
+// that the last line shows what the result counts.
 func (s *evalState) record(now time.Time, p wgpueval.Progress) bool {
 	first := s.start.IsZero()
 	switch {
@@ -33,6 +36,8 @@ func (s *evalState) record(now time.Time, p wgpueval.Progress) bool {
 		s.start, s.first, s.done, s.at = now, p.Done, p.Done, now
 	case p.Done > s.done:
 		s.step = p.Done - s.done
+		s.done, s.at = p.Done, now
+	case p.Done < s.done && p.Done == p.Scored:
 		s.done, s.at = p.Done, now
 	}
 	s.total = p.Total

@@ -172,3 +172,34 @@ func TestEvalProgressLines(t *testing.T) {
 		t.Errorf("interval 0: %v\n%s", err, stderr)
 	}
 }
+
+// TestEvalLogCancelInsideBatch: the reports inside a CPU batch count part of
+// it; a cancel drops that batch, and the library's last report (Done =
+// Scored) takes the line back to what the result counts: the last line
+// never shows more tokens than "interrupted after N".
+func TestEvalLogCancelInsideBatch(t *testing.T) {
+	var w bytes.Buffer
+	l := newEvalLog(&w, time.Hour)
+	t0 := time.Now().Add(-time.Minute) // lines were due long ago
+	l.report(t0, wgpueval.Progress{Stage: "eval", Total: 336704})
+	l.report(t0.Add(10*time.Second), wgpueval.Progress{Stage: "eval", Done: 73440, Total: 336704, Scored: 73440, NLLSum: 73440 * 8.8663})
+	l.report(t0.Add(11*time.Second), wgpueval.Progress{Stage: "eval", Done: 77520, Total: 336704, Scored: 73440, NLLSum: 73440 * 8.8663})
+	if got := l.line(t0.Add(11 * time.Second)); !strings.HasPrefix(got, "progress: 77,520 / 336,704 tokens") {
+		t.Errorf("inside the batch: %q", got)
+	}
+	l.report(t0.Add(12*time.Second), wgpueval.Progress{Stage: "eval", Done: 73440, Total: 336704, Scored: 73440, NLLSum: 73440 * 8.8663})
+	l.close()
+	if got := w.String(); !strings.HasPrefix(got, "progress: 73,440 / 336,704 tokens (21.8%)") || strings.Count(got, "\n") != 1 {
+		t.Errorf("close wrote %q, want one line of the 73,440 tokens scored", got)
+	}
+	// A report inside a batch that says less than one before it (the
+	// layers of a smaller batch) still does not take the count back.
+	l = newEvalLog(&bytes.Buffer{}, time.Hour)
+	l.report(t0, wgpueval.Progress{Stage: "eval", Total: 1000})
+	l.report(t0, wgpueval.Progress{Stage: "eval", Done: 600, Total: 1000, Scored: 500})
+	l.report(t0, wgpueval.Progress{Stage: "eval", Done: 550, Total: 1000, Scored: 500})
+	if l.done != 600 {
+		t.Errorf("done %d after a report of less inside a batch, want 600 kept", l.done)
+	}
+	l.close()
+}

@@ -14,8 +14,9 @@ import (
 )
 
 // GPU is the WGSL backend: shaders.GPT2 (GPT-2 or a model of the Llama
-// family) on one Vulkan device, two batches in flight, batches sized from the
-// device's memory.
+// family) on one Vulkan device, batches sized from the device's memory, two
+// in flight; on a software adapter, batches of about a second's work, one in
+// flight (gpuFeed).
 type GPU struct {
 	g     *shaders.GPT2
 	dev   *wgpu.Device
@@ -62,18 +63,57 @@ func NewGPU(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 b
 	if drv := strings.TrimSpace(info.DriverName + " " + cmp.Or(info.DriverInfo, info.DriverVersion)); drv != "" {
 		name += ", driver " + drv
 	}
-	return &GPU{g: g, dev: dev, feed: pipeline.Feed{Widths: widths, BatchTokens: min(n, maxGPUBatchTokens), InFlight: 2}, name: name}, nil
+	feed := gpuFeed(shaders.Software(info), src.Config(), n)
+	feed.Widths = widths
+	return &GPU{g: g, dev: dev, feed: feed, name: name}, nil
 }
 
 // maxGPUBatchTokens caps a batch: 64 windows of 1024 tokens keep any GPU busy;
-// larger batches only delay progress reports.
+// larger batches only delay progress reports and a cancel.
 const maxGPUBatchTokens = 64 * 1024
+
+// softwareBatchFlops caps a batch's work on a software adapter (lavapipe,
+// SwiftShader: a few GFLOP/s on the host's cores), so that a batch takes
+// about a second there and a cancel, which waits for the batch running, is
+// as prompt; a batch still holds at least one sequence.
+const softwareBatchFlops = 2e9
+
+// gpuFeed is the batch budget and batches in flight for a model of shape
+// cfg on an adapter that holds memTokens padded tokens a batch
+// (GPT2.MaxBatchTokens). A hardware GPU takes the memory's budget up to
+// maxGPUBatchTokens, two batches in flight (the next one is recorded while
+// the GPU runs the current one). A software adapter (software) takes
+// softwareBatchFlops of work a batch, and one batch in flight: the host's
+// recording is nothing beside a batch there, and a cancel then waits for one
+// batch of about a second, not two of minutes.
+func gpuFeed(software bool, cfg model.Config, memTokens int) pipeline.Feed {
+	tokens := min(memTokens, maxGPUBatchTokens)
+	if !software {
+		return pipeline.Feed{BatchTokens: tokens, InFlight: 2}
+	}
+	capped := int(softwareBatchFlops / tokenFlops(cfg))
+	return pipeline.Feed{BatchTokens: max(min(tokens, capped), 1), InFlight: 1}
+}
+
+// tokenFlops is the floating-point operations (a multiply-add is 2) of one
+// position: the blocks' matrices and the LM head. Attention, which grows
+// with the window, is left out (19 of GPT-2's 272 GFLOP a 1024-token window).
+func tokenFlops(cfg model.Config) float64 {
+	matrices := float64(cfg.VocabSize) * float64(cfg.NEmbd) // the LM head
+	for _, s := range cfg.Tensors() {
+		if s.Layer >= 0 && len(s.Shape) == 2 {
+			matrices += float64(s.NumElements())
+		}
+	}
+	return max(2*matrices, 1)
+}
 
 // Name is the adapter, the weight type and the driver.
 func (g *GPU) Name() string { return g.name }
 
 // Feed is widths in steps of 64 up to the model's positions, a token budget
-// from the device's memory, two batches in flight.
+// from the device's memory, two batches in flight; on a software adapter a
+// smaller budget and one batch in flight (gpuFeed).
 func (g *GPU) Feed() pipeline.Feed { return g.feed }
 
 // Model is the model on the device, for settings such as chunked prefill.

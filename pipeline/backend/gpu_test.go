@@ -98,6 +98,24 @@ func openTestGPUFrom(t *testing.T, ad *wgpu.Adapter, src model.TensorReader, f16
 	return g
 }
 
+// TestGPUFeedByAdapter: the GPU backend sizes its batches by the adapter:
+// on a software one (lavapipe, SwiftShader) batches far below the memory's
+// budget and one in flight, so that a cancel is prompt; on a GPU two in
+// flight.
+func TestGPUFeedByAdapter(t *testing.T) {
+	ad := testAdapter(t)
+	g := openTestGPU(t, ad, synth.Peaked(synth.TinyConfig(), 12), false)
+	defer g.Close()
+	f, software := g.Feed(), shaders.Software(ad.Info())
+	switch {
+	case software && (f.InFlight != 1 || f.BatchTokens < 1 || f.BatchTokens > 4096):
+		t.Errorf("%s (software): feed %d batch tokens, %d in flight; want a few windows, one in flight", ad.Info().Name, f.BatchTokens, f.InFlight)
+	case !software && (f.InFlight != 2 || f.BatchTokens < synth.TinyConfig().NPositions):
+		t.Errorf("%s: feed %d batch tokens, %d in flight; want the memory's budget, two in flight", ad.Info().Name, f.BatchTokens, f.InFlight)
+	}
+	t.Logf("%s: %d batch tokens, %d in flight", ad.Info().Name, f.BatchTokens, f.InFlight)
+}
+
 // TestGPUConformance runs the backend conformance suite on the GPU path (the
 // first Vulkan adapter: lavapipe in CI), with f32 and, where the adapter has
 // shader-f16, f16 weights. The goldens' tiny model is stored in F16, so both

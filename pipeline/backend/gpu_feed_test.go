@@ -1,0 +1,54 @@
+package backend
+
+import (
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
+)
+
+// TestGPUFeedSoftwareAdapter: a software adapter (lavapipe, SwiftShader)
+// gets batches of about softwareBatchFlops of work and one batch in flight,
+// so that a cancel waits for one short batch; a hardware GPU keeps the
+// memory's budget up to maxGPUBatchTokens and two in flight.
+func TestGPUFeedSoftwareAdapter(t *testing.T) {
+	tiny := synth.TinyConfig() // 2 layers, 16 channels, GPT-2's vocabulary: the LM head is nearly all the work
+	perToken := 2 * float64(tiny.VocabSize*tiny.NEmbd+tiny.NLayer*12*tiny.NEmbd*tiny.NEmbd)
+	if got := tokenFlops(tiny); got != perToken {
+		t.Errorf("tokenFlops(tiny) = %g, want %g (the LM head and the blocks' four matrices)", got, perToken)
+	}
+	small := synth.GPT2Shape(12, 12, 768)
+	for _, c := range []struct {
+		name      string
+		software  bool
+		cfg       model.Config
+		mem       int
+		tokens    int
+		inFlight  int
+		wantSmall bool // the budget is below the memory's
+	}{
+		{"hardware, large memory", false, tiny, 1 << 20, maxGPUBatchTokens, 2, false},
+		{"hardware, small memory", false, tiny, 5000, 5000, 2, false},
+		{"hardware, 124M", false, small, 1 << 20, maxGPUBatchTokens, 2, false},
+		{"software, tiny model", true, tiny, 64 * 1024, int(softwareBatchFlops / perToken), 1, true},
+		{"software, memory below the cap", true, tiny, 300, 300, 1, false},
+		// Fewer tokens than a window: every batch is one sequence.
+		{"software, 124M", true, small, 64 * 1024, int(softwareBatchFlops / tokenFlops(small)), 1, true},
+	} {
+		f := gpuFeed(c.software, c.cfg, c.mem)
+		if f.BatchTokens != c.tokens || f.InFlight != c.inFlight {
+			t.Errorf("%s: feed %+v, want %d batch tokens, %d in flight", c.name, f, c.tokens, c.inFlight)
+		}
+		if c.wantSmall && f.BatchTokens >= min(c.mem, maxGPUBatchTokens) {
+			t.Errorf("%s: %d batch tokens, want fewer than the hardware budget %d", c.name, f.BatchTokens, min(c.mem, maxGPUBatchTokens))
+		}
+	}
+	if n := gpuFeed(true, small, 64*1024).BatchTokens; n >= small.NPositions {
+		t.Errorf("software batch of GPT-2 124M: %d tokens, want less than a window (one sequence a batch)", n)
+	}
+	// The tiny model's batch on lavapipe is a few of its 256-position
+	// windows (about a second there), not the 64K tokens of a GPU.
+	if n := gpuFeed(true, tiny, 64*1024).BatchTokens; n < 256 || n > 4096 {
+		t.Errorf("software batch of the tiny model: %d tokens, want a few windows of 256", n)
+	}
+}
