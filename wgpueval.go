@@ -46,7 +46,9 @@ type Result = pipeline.Result
 
 // Progress is a report of long work: Stage is "download" (a model file from
 // the hub; File names it), "load" (weights read or uploaded, in bytes),
-// "corpus" (a corpus downloaded, in bytes) or "eval" (targets scored).
+// "corpus" (a corpus downloaded, in bytes), "tokenize" (the corpus's text
+// tokenized, in bytes; not for ids from the token cache) or "eval" (targets
+// scored).
 type Progress struct {
 	Stage       string
 	File        string
@@ -466,6 +468,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		NoCache:    opt.NoTokenCache || data.memory,
 		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
+		Progress: func(done, total int64) {
+			e.opt.report(Progress{Stage: "tokenize", File: spec, Done: done, Total: total})
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -166,6 +166,8 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				prog.bytes("load "+p.File, p.Done, p.Total)
 			case "corpus":
 				prog.bytes(p.File, p.Done, p.Total)
+			case "tokenize":
+				prog.bytes("tokenize "+p.File, p.Done, p.Total)
 			case "eval":
 				prog.count(p)
 			}
