@@ -207,9 +207,10 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 	docs := make([][]int32, 0, len(c.Docs))
 	complete, total := true, 0
 	var encoded, reported int64 // bytes of text encoded, and reported to opt.Progress
+	textBytes := int64(c.Bytes())
 	report := func(done int64) {
-		if opt.Progress != nil && (done-reported >= progressBytes || done == int64(c.Bytes())) {
-			opt.Progress(done, int64(c.Bytes()))
+		if opt.Progress != nil && (done-reported >= progressBytes || done == textBytes) {
+			opt.Progress(done, textBytes)
 			reported = done
 		}
 	}
