@@ -21,7 +21,9 @@ type GenerateOptions struct {
 	Sampling SampleOptions
 	// OnText, when set, receives the text as it is generated, piece by piece
 	// (each a whole number of UTF-8 characters, held back until a character
-	// cut by a token is complete). It is called from Generate's goroutine.
+	// cut by a token is complete). It is called from Generate's goroutine,
+	// and may call the Evaluator as Options.Progress may (Close stops the
+	// generation).
 	OnText func(text string)
 }
 
@@ -67,6 +69,9 @@ type Generation struct {
 // generator, or a decode session on a GPU (its KV cache of every layer on the
 // device, one readback of the logits per step); "all" is refused.
 func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOptions) (*Generation, error) {
+	if e.fromCallback() {
+		return nil, fmt.Errorf("generate: %w", ErrReentrant)
+	}
 	if err := opt.Sampling.Check(); err != nil {
 		return nil, err
 	}
@@ -92,7 +97,7 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	}
 	defer end()
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	positions := 0 // the model's n_positions
 	if opt.MaxNewTokens > 0 {
 		positions = min(cfg.NPositions, len(ptoks)+opt.MaxNewTokens)
@@ -104,7 +109,10 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	defer done()
 	out := &Generation{Model: e.name, Device: device, Prompt: prompt, PromptTokens: ptoks,
 		Tokens: []int32{}, Logprobs: []float64{}, MaxNewTokens: opt.MaxNewTokens, Sampling: opt.Sampling}
-	stream := textStream{emit: opt.OnText}
+	stream := textStream{}
+	if opt.OnText != nil {
+		stream.emit = func(text string) { callUser(e, func() { opt.OnText(text) }) }
+	}
 
 	start := time.Now()
 	logits, err := g.Append(ctx, ptoks)
