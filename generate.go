@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unicode/utf8"
 
@@ -25,6 +26,29 @@ type GenerateOptions struct {
 	// and may call the Evaluator as Options.Progress may (Close stops the
 	// generation).
 	OnText func(text string)
+}
+
+// Check reports the first bad value of o (Generate makes these checks
+// first), as an *OptionError: MaxNewTokens, Sampling.Temperature,
+// Sampling.TopK or Sampling.TopP out of range.
+func (o GenerateOptions) Check() error {
+	s := o.Sampling
+	switch {
+	case o.MaxNewTokens < 0:
+		return badInt("MaxNewTokens", o.MaxNewTokens, "must not be negative")
+	case s.Temperature < 0 || math.IsNaN(s.Temperature) || math.IsInf(s.Temperature, 0):
+		return badFloat("Sampling.Temperature", s.Temperature, "must be a finite number >= 0 (0 is greedy)")
+	case s.TopK < 0:
+		return badInt("Sampling.TopK", s.TopK, "must not be negative (0 keeps all)")
+	case s.TopP < 0 || s.TopP > 1 || math.IsNaN(s.TopP):
+		return badFloat("Sampling.TopP", s.TopP, "must be between 0 and 1 (0 or 1 keeps all)")
+	}
+	// Anything model's own check refuses that the cases above let through
+	// is still an OptionError, of the sampling as a whole.
+	if err := s.Check(); err != nil {
+		return &OptionError{"Sampling", fmt.Sprintf("%+v", s), err.Error()}
+	}
+	return nil
 }
 
 // Stop reasons of a Generation.
@@ -72,11 +96,8 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	if e.fromCallback() {
 		return nil, fmt.Errorf("generate: %w", ErrReentrant)
 	}
-	if err := opt.Sampling.Check(); err != nil {
+	if err := opt.Check(); err != nil {
 		return nil, err
-	}
-	if opt.MaxNewTokens < 0 {
-		return nil, errors.New("max new tokens must not be negative")
 	}
 	if prompt == "" {
 		return nil, errors.New("empty prompt: give some text to continue")

@@ -8,6 +8,10 @@ import (
 	"runtime"
 )
 
+// ErrClosed is the error (wrapped) of an Evaluator's methods called after
+// Close.
+var ErrClosed = errors.New("evaluator closed")
+
 // ErrReentrant is the error (wrapped) of Evaluate, Generate and Prepare
 // called from one of the Evaluator's own callbacks (Options.Progress and
 // Log, EvalOptions.OnScored, GenerateOptions.OnText): they would wait for
@@ -28,7 +32,7 @@ func (e *Evaluator) begin(ctx context.Context) (context.Context, func(), error) 
 	defer e.runMu.Unlock()
 	if e.closing {
 		cancel()
-		return nil, nil, errors.New("evaluator closed")
+		return nil, nil, ErrClosed
 	}
 	if e.running == nil {
 		e.running = map[*context.CancelFunc]struct{}{}

@@ -89,15 +89,25 @@ type TokenizeOptions struct {
 	Log      func(msg string)
 }
 
+// Check reports the first bad value of o (Tokenize makes these checks
+// first), as an *OptionError: a negative MaxTokens, or a Split that is not
+// all, train or val.
+func (o TokenizeOptions) Check() error {
+	if o.MaxTokens < 0 {
+		return badInt("MaxTokens", o.MaxTokens, "must not be negative")
+	}
+	return checkSplit(o.Split)
+}
+
 // Tokenize returns the ids of the corpus spec (as Evaluate takes it) that
 // Evaluate's stream and strided modes score: the text as transformers'
 // tokenizer(text) encodes it (with Llama 2's BOS first), separate documents
 // one after another, each as the tokenizer encodes it (GPT-2: after
 // <|endoftext|>), an llm.c token file's ids as they are; the first
-// opt.MaxTokens of them.
+// opt.MaxTokens of them. A bad option is an *OptionError.
 func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOptions) ([]int32, error) {
-	if opt.MaxTokens < 0 {
-		return nil, errors.New("max tokens must not be negative")
+	if err := opt.Check(); err != nil {
+		return nil, err
 	}
 	o := Options{Progress: opt.Progress, Log: opt.Log}
 	corp, err := corpus.Load(ctx, spec, corpus.Options{

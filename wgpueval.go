@@ -315,7 +315,7 @@ func (e *Evaluator) Prepare(ctx context.Context) (string, error) {
 // prepare opens the backend once. e.mu must be held.
 func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 	if e.closed || e.closingNow() {
-		return nil, errors.New("evaluator closed")
+		return nil, ErrClosed
 	}
 	if e.backend != nil {
 		return e.backend, nil
