@@ -98,8 +98,10 @@ const (
 	MatrixUnitsAuto = backend.MatrixUnitsAuto
 	// MatrixUnitsOff keeps the ordinary (SIMT) kernels.
 	MatrixUnitsOff = backend.MatrixUnitsOff
-	// MatrixUnitsOn requires them: Evaluate fails, saying why, where a GPU
-	// cannot use them.
+	// MatrixUnitsOn requires them: Open refuses it (an *OptionError of
+	// MatrixUnits) where the GPU's features show it has none, and Evaluate
+	// fails, saying why, where the GPU cannot use them for another reason
+	// (such as a failed self-check).
 	MatrixUnitsOn = backend.MatrixUnitsOn
 )
 

@@ -85,7 +85,8 @@ type Options struct {
 	Threads int
 	// MatrixUnits says whether a GPU multiplies on its matrix units (tensor
 	// cores): MatrixUnitsAuto (the zero value; $WGPU_EVAL_MATRIX_UNITS when
-	// set), MatrixUnitsOff or MatrixUnitsOn. The result's provenance says
+	// set), MatrixUnitsOff or MatrixUnitsOn (which Open refuses where the
+	// GPU's features show it has none). The result's provenance says
 	// whether they ran and why.
 	MatrixUnits MatrixUnits
 	// Offline uses only local files and the hub cache, never the network.
@@ -168,6 +169,10 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	}
 	// Before anything is downloaded or loaded: a GPU asked for must be there.
 	if err := backend.CheckDevice(spec); err != nil {
+		return nil, err
+	}
+	// And where matrix units are required, that its features allow them.
+	if err := checkMatrixUnits(spec, prec, opt.MatrixUnits); err != nil {
 		return nil, err
 	}
 	hc := opt.Hub
@@ -421,8 +426,9 @@ type EvalOptions struct {
 
 // Evaluate scores data (Named, Text, Documents or TokenIDs) and returns the
 // result, with its Config and Provenance filled. It checks the options
-// before reading the corpus (a bad one is an *OptionError), and the corpus
-// before the weights go to the device. Cancelling ctx, or Close (from
+// before reading the corpus (a bad one is an *OptionError, as is an output
+// file whose folder does not exist), and the corpus before the weights go
+// to the device. Cancelling ctx, or Close (from
 // another goroutine or from a callback), stops it with ctx's error
 // (context.Canceled for Close) and the partial result of what was scored
 // (Interrupted set).
@@ -431,6 +437,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		return nil, fmt.Errorf("evaluate: %w", ErrReentrant)
 	}
 	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	if err := checkOutputs(opt); err != nil {
 		return nil, err
 	}
 	if data.load == nil {
