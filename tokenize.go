@@ -80,6 +80,10 @@ type TokenizeOptions struct {
 	TinyShakespeareFile string
 	// NoTokenCache tokenizes again instead of using the token cache.
 	NoTokenCache bool
+	// CacheDir is the folder of the token cache (CacheDir/tokens) and the
+	// TinyShakespeare download (CacheDir/data), as Options.CacheDir; ""
+	// means os.UserCacheDir()/wgpu-eval.
+	CacheDir string
 	// Stdin is read for the corpus "-".
 	Stdin io.Reader
 	// Offline uses only local files and caches, never the network.
@@ -114,6 +118,7 @@ func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOpti
 		Split:           opt.Split,
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
+		CacheDir:        opt.CacheDir,
 		Offline:         opt.Offline,
 		Progress:        func(done, total int64) { o.report(Progress{Stage: "corpus", File: spec, Done: done, Total: total}) },
 		Waiting:         func(msg string) { o.log("%s", msg) },
@@ -123,6 +128,7 @@ func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOpti
 		return nil, err
 	}
 	toks, err := corpus.Tokenize(ctx, corp, tok, corpus.TokenizeOptions{
+		CacheDir:   opt.CacheDir,
 		NoCache:    opt.NoTokenCache,
 		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { o.log("warning: token cache not written: %v", err) },

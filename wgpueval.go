@@ -94,6 +94,16 @@ type Options struct {
 	// Hub overrides the hub client (endpoint, cache folder, token); nil means
 	// hub.FromEnv(), as the command uses.
 	Hub *HubClient
+	// CacheDir is the folder of the library's caches: the token cache of
+	// Named corpora (CacheDir/tokens) and the TinyShakespeare download
+	// (CacheDir/data). "" means os.UserCacheDir()/wgpu-eval, the command's.
+	// EvalOptions.NoTokenCache turns the token cache off (data held in
+	// memory never uses it); the hub's model cache is Hub's
+	// (HubClient.CacheDir, else $HF_HUB_CACHE). Not moved by it yet: a GPU's
+	// Vulkan pipeline cache, kernel tuning and matrix-unit verdicts, which
+	// stay in os.UserCacheDir()/wgpu-eval/pipelines (pipeline/backend has no
+	// option for their folder).
+	CacheDir string
 	// InsecureSkipVerify accepts model files from the hub whose content
 	// cannot be checked (hub.Client.InsecureSkipVerify); by default they are
 	// refused.
@@ -476,6 +486,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		Split:           opt.Split,
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
+		CacheDir:        e.opt.CacheDir,
 		Offline:         e.opt.Offline,
 		Progress:        func(done, total int64) { e.report(Progress{Stage: "corpus", File: spec, Done: done, Total: total}) },
 		Waiting:         func(msg string) { e.log("%s", msg) },
@@ -485,6 +496,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		return nil, err
 	}
 	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
+		CacheDir:   e.opt.CacheDir,
 		NoCache:    opt.NoTokenCache || data.memory,
 		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { e.log("warning: token cache not written: %v", err) },
