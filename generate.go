@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 	"unicode/utf8"
 
@@ -21,8 +22,33 @@ type GenerateOptions struct {
 	Sampling SampleOptions
 	// OnText, when set, receives the text as it is generated, piece by piece
 	// (each a whole number of UTF-8 characters, held back until a character
-	// cut by a token is complete). It is called from Generate's goroutine.
+	// cut by a token is complete). It is called from Generate's goroutine,
+	// and may call the Evaluator as Options.Progress may (Close stops the
+	// generation).
 	OnText func(text string)
+}
+
+// Check reports the first bad value of o (Generate makes these checks
+// first), as an *OptionError: MaxNewTokens, Sampling.Temperature,
+// Sampling.TopK or Sampling.TopP out of range.
+func (o GenerateOptions) Check() error {
+	s := o.Sampling
+	switch {
+	case o.MaxNewTokens < 0:
+		return badInt("MaxNewTokens", o.MaxNewTokens, "must not be negative")
+	case s.Temperature < 0 || math.IsNaN(s.Temperature) || math.IsInf(s.Temperature, 0):
+		return badFloat("Sampling.Temperature", s.Temperature, "must be a finite number >= 0 (0 is greedy)")
+	case s.TopK < 0:
+		return badInt("Sampling.TopK", s.TopK, "must not be negative (0 keeps all)")
+	case s.TopP < 0 || s.TopP > 1 || math.IsNaN(s.TopP):
+		return badFloat("Sampling.TopP", s.TopP, "must be between 0 and 1 (0 or 1 keeps all)")
+	}
+	// Anything model's own check refuses that the cases above let through
+	// is still an OptionError, of the sampling as a whole.
+	if err := s.Check(); err != nil {
+		return &OptionError{"Sampling", fmt.Sprintf("%+v", s), err.Error()}
+	}
+	return nil
 }
 
 // Stop reasons of a Generation.
@@ -67,11 +93,11 @@ type Generation struct {
 // generator, or a decode session on a GPU (its KV cache of every layer on the
 // device, one readback of the logits per step); "all" is refused.
 func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOptions) (*Generation, error) {
-	if err := opt.Sampling.Check(); err != nil {
-		return nil, err
+	if e.fromCallback() {
+		return nil, fmt.Errorf("generate: %w", ErrReentrant)
 	}
-	if opt.MaxNewTokens < 0 {
-		return nil, errors.New("max new tokens must not be negative")
+	if err := opt.Check(); err != nil {
+		return nil, err
 	}
 	if prompt == "" {
 		return nil, errors.New("empty prompt: give some text to continue")
@@ -92,7 +118,7 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	}
 	defer end()
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	positions := 0 // the model's n_positions
 	if opt.MaxNewTokens > 0 {
 		positions = min(cfg.NPositions, len(ptoks)+opt.MaxNewTokens)
@@ -104,7 +130,10 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	defer done()
 	out := &Generation{Model: e.name, Device: device, Prompt: prompt, PromptTokens: ptoks,
 		Tokens: []int32{}, Logprobs: []float64{}, MaxNewTokens: opt.MaxNewTokens, Sampling: opt.Sampling}
-	stream := textStream{emit: opt.OnText}
+	stream := textStream{}
+	if opt.OnText != nil {
+		stream.emit = func(text string) { callUser(e, func() { opt.OnText(text) }) }
+	}
 
 	start := time.Now()
 	logits, err := g.Append(ctx, ptoks)

@@ -98,8 +98,10 @@ const (
 	MatrixUnitsAuto = backend.MatrixUnitsAuto
 	// MatrixUnitsOff keeps the ordinary (SIMT) kernels.
 	MatrixUnitsOff = backend.MatrixUnitsOff
-	// MatrixUnitsOn requires them: Evaluate fails, saying why, where a GPU
-	// cannot use them.
+	// MatrixUnitsOn requires them: Open refuses it (an *OptionError of
+	// MatrixUnits) where the GPU's features show it has none, and Evaluate
+	// fails, saying why, where the GPU cannot use them for another reason
+	// (such as a failed self-check).
 	MatrixUnitsOn = backend.MatrixUnitsOn
 )
 
@@ -142,11 +144,12 @@ func ParsePrecision(s string) (Precision, error) { return backend.ParsePrecision
 // documents.
 func ParseMode(s string) (Mode, error) { return pipeline.ParseMode(s) }
 
-// OptionError is a bad value in Options or EvalOptions: Option is the
-// field's name ("Ctx", "Device", ...), Value its value as text, Reason what
-// is wrong with it. Open, Evaluate and the Check
-// methods return it unwrapped, so a program can point at the setting, as the
-// command points at its flag.
+// OptionError is a bad value in Options, EvalOptions, GenerateOptions or
+// TokenizeOptions: Option is the field's name ("Ctx", "Device",
+// "Sampling.TopP", ...), Value its value as text, Reason what is wrong with
+// it. Open, Evaluate, Generate, Tokenize and the Check methods return it
+// unwrapped, so a program can point at the setting, as the command points at
+// its flag.
 type OptionError struct {
 	Option, Value, Reason string
 }
@@ -161,6 +164,11 @@ func badInt(option string, v int, format string, a ...any) *OptionError {
 
 func badString(option, v string, format string, a ...any) *OptionError {
 	return &OptionError{option, v, fmt.Sprintf(format, a...)}
+}
+
+// badFloat is an OptionError for a float value.
+func badFloat(option string, v float64, format string, a ...any) *OptionError {
+	return &OptionError{option, strconv.FormatFloat(v, 'g', -1, 64), fmt.Sprintf(format, a...)}
 }
 
 // Check reports the first bad value of o that needs no model to see (the
@@ -229,10 +237,8 @@ func (o EvalOptions) Check() error {
 			return err
 		}
 	}
-	switch o.Split {
-	case "", corpus.SplitAll, corpus.SplitTrain, corpus.SplitVal:
-	default:
-		return badString("Split", o.Split, "want all, train or val")
+	if err := checkSplit(o.Split); err != nil {
+		return err
 	}
 	if o.PerDocument != "" && mode != ModeDocuments {
 		return badString("PerDocument", o.PerDocument, "per-document scores need the documents mode (this run's mode is %s)", mode)
@@ -249,6 +255,15 @@ func (o EvalOptions) Check() error {
 		}
 	}
 	return nil
+}
+
+// checkSplit refuses a Split that names no part of a corpus.
+func checkSplit(split string) error {
+	switch split {
+	case "", corpus.SplitAll, corpus.SplitTrain, corpus.SplitVal:
+		return nil
+	}
+	return badString("Split", split, "want all, train or val")
 }
 
 // checkWindow is pipeline.CheckWindow, or with bos (a BOS before every

@@ -80,6 +80,10 @@ type TokenizeOptions struct {
 	TinyShakespeareFile string
 	// NoTokenCache tokenizes again instead of using the token cache.
 	NoTokenCache bool
+	// CacheDir is the folder of the token cache (CacheDir/tokens) and the
+	// TinyShakespeare download (CacheDir/data), as Options.CacheDir; ""
+	// means os.UserCacheDir()/wgpu-eval.
+	CacheDir string
 	// Stdin is read for the corpus "-".
 	Stdin io.Reader
 	// Offline uses only local files and caches, never the network.
@@ -89,21 +93,32 @@ type TokenizeOptions struct {
 	Log      func(msg string)
 }
 
+// Check reports the first bad value of o (Tokenize makes these checks
+// first), as an *OptionError: a negative MaxTokens, or a Split that is not
+// all, train or val.
+func (o TokenizeOptions) Check() error {
+	if o.MaxTokens < 0 {
+		return badInt("MaxTokens", o.MaxTokens, "must not be negative")
+	}
+	return checkSplit(o.Split)
+}
+
 // Tokenize returns the ids of the corpus spec (as Evaluate takes it) that
 // Evaluate's stream and strided modes score: the text as transformers'
 // tokenizer(text) encodes it (with Llama 2's BOS first), separate documents
 // one after another, each as the tokenizer encodes it (GPT-2: after
 // <|endoftext|>), an llm.c token file's ids as they are; the first
-// opt.MaxTokens of them.
+// opt.MaxTokens of them. A bad option is an *OptionError.
 func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOptions) ([]int32, error) {
-	if opt.MaxTokens < 0 {
-		return nil, errors.New("max tokens must not be negative")
+	if err := opt.Check(); err != nil {
+		return nil, err
 	}
 	o := Options{Progress: opt.Progress, Log: opt.Log}
 	corp, err := corpus.Load(ctx, spec, corpus.Options{
 		Split:           opt.Split,
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
+		CacheDir:        opt.CacheDir,
 		Offline:         opt.Offline,
 		Progress:        func(done, total int64) { o.report(Progress{Stage: "corpus", File: spec, Done: done, Total: total}) },
 		Waiting:         func(msg string) { o.log("%s", msg) },
@@ -113,6 +128,7 @@ func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOpti
 		return nil, err
 	}
 	toks, err := corpus.Tokenize(ctx, corp, tok, corpus.TokenizeOptions{
+		CacheDir:   opt.CacheDir,
 		NoCache:    opt.NoTokenCache,
 		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { o.log("warning: token cache not written: %v", err) },

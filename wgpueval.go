@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
@@ -86,7 +87,8 @@ type Options struct {
 	Threads int
 	// MatrixUnits says whether a GPU multiplies on its matrix units (tensor
 	// cores): MatrixUnitsAuto (the zero value; $WGPU_EVAL_MATRIX_UNITS when
-	// set), MatrixUnitsOff or MatrixUnitsOn. The result's provenance says
+	// set), MatrixUnitsOff or MatrixUnitsOn (which Open refuses where the
+	// GPU's features show it has none). The result's provenance says
 	// whether they ran and why.
 	MatrixUnits MatrixUnits
 	// Offline uses only local files and the hub cache, never the network.
@@ -94,20 +96,32 @@ type Options struct {
 	// Hub overrides the hub client (endpoint, cache folder, token); nil means
 	// hub.FromEnv(), as the command uses.
 	Hub *HubClient
+	// CacheDir is the folder of the library's caches: the token cache of
+	// Named corpora (CacheDir/tokens) and the TinyShakespeare download
+	// (CacheDir/data). "" means os.UserCacheDir()/wgpu-eval, the command's.
+	// EvalOptions.NoTokenCache turns the token cache off (data held in
+	// memory never uses it); the hub's model cache is Hub's
+	// (HubClient.CacheDir, else $HF_HUB_CACHE). Not moved by it yet: a GPU's
+	// Vulkan pipeline cache, kernel tuning and matrix-unit verdicts, which
+	// stay in os.UserCacheDir()/wgpu-eval/pipelines (pipeline/backend has no
+	// option for their folder).
+	CacheDir string
 	// InsecureSkipVerify accepts model files from the hub whose content
 	// cannot be checked (hub.Client.InsecureSkipVerify); by default they are
 	// refused.
 	InsecureSkipVerify bool
 	// Progress, when set, receives reports of downloads, weight loading and
 	// evaluation. It is called from the goroutine doing the work, which
-	// holds the Evaluator: it must not call the Evaluator's methods (Close,
-	// Evaluate, Generate, Prepare would wait for themselves forever); to
-	// stop a run from it, cancel the run's context.
+	// holds the Evaluator: Close called from it cancels the run and returns
+	// at once (the run releases the device as it ends), and Evaluate,
+	// Generate and Prepare called from it return ErrReentrant, since they
+	// would wait for the run that is calling them.
 	Progress func(Progress)
 	// Log, when set, receives one-line messages the command prints unless
 	// --quiet (what was loaded, warnings, a hub or TinyShakespeare server that
 	// has been silent for a while: those come from a goroutine of their own
-	// while Open or Evaluate downloads).
+	// while Open or Evaluate downloads). It may call the Evaluator as
+	// Progress may.
 	Log func(msg string)
 }
 
@@ -116,6 +130,10 @@ type Options struct {
 // Evaluate (or Prepare), so that a bad corpus or option is reported before
 // that expensive step. An Evaluator is safe for concurrent use; evaluations
 // run one at a time. Close may be called while one runs: it cancels it.
+// Its callbacks (Options.Progress and Log, EvalOptions.OnScored,
+// GenerateOptions.OnText) may call Close, which then cancels the run and
+// returns without waiting for it; its other methods called from them return
+// ErrReentrant.
 type Evaluator struct {
 	name   string
 	path   string
@@ -132,10 +150,17 @@ type Evaluator struct {
 	closed  bool
 
 	// running cancels the evaluations and generations under way (Close
-	// calls them); guarded by runMu, not mu, which they hold.
-	runMu   sync.Mutex
-	running map[*context.CancelFunc]struct{}
-	closing bool
+	// calls them); guarded by runMu, not mu, which they hold. closeLater is
+	// set by a Close called from a callback, which cannot wait for mu: the
+	// holder of mu releases the device when it lets go (unlock).
+	runMu      sync.Mutex
+	running    map[*context.CancelFunc]struct{}
+	closing    bool
+	closeLater bool
+
+	// callbacks counts the calls of the user's callbacks in progress
+	// (callUser), so that a call from one is recognized (fromCallback).
+	callbacks atomic.Int64
 }
 
 // Open locates the model name (a hub id such as "gpt2" or "org/name@rev", a
@@ -156,6 +181,10 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	}
 	// Before anything is downloaded or loaded: a GPU asked for must be there.
 	if err := backend.CheckDevice(spec); err != nil {
+		return nil, err
+	}
+	// And where matrix units are required, that its features allow them.
+	if err := checkMatrixUnits(spec, prec, opt.MatrixUnits); err != nil {
 		return nil, err
 	}
 	hc := opt.Hub
@@ -288,8 +317,11 @@ func (e *Evaluator) Path() string { return e.path }
 // Prepare puts the weights on the device now (Evaluate does it otherwise) and
 // returns the device's name, as results name it.
 func (e *Evaluator) Prepare(ctx context.Context) (string, error) {
+	if e.fromCallback() {
+		return "", fmt.Errorf("prepare: %w", ErrReentrant)
+	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	b, err := e.prepare(ctx)
 	if err != nil {
 		return "", err
@@ -299,8 +331,8 @@ func (e *Evaluator) Prepare(ctx context.Context) (string, error) {
 
 // prepare opens the backend once. e.mu must be held.
 func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
-	if e.closed {
-		return nil, errors.New("evaluator closed")
+	if e.closed || e.closingNow() {
+		return nil, ErrClosed
 	}
 	if e.backend != nil {
 		return e.backend, nil
@@ -308,16 +340,16 @@ func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 	b, err := backend.Open(ctx, e.spec, e.ck, backend.Options{
 		Precision:   e.prec,
 		Threads:     e.opt.Threads,
-		Progress:    func(done, total int64) { e.opt.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
+		Progress:    func(done, total int64) { e.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
 		MatrixUnits: e.opt.MatrixUnits,
-		Warn:        func(msg string) { e.opt.log("%s", msg) },
+		Warn:        func(msg string) { e.log("%s", msg) },
 	})
 	if err != nil {
 		return nil, err
 	}
 	e.backend = b
 	e.ck.Close() // the backend holds the weights now
-	e.opt.log("device: %s", b.Name())
+	e.log("device: %s", b.Name())
 	return b, nil
 }
 
@@ -393,8 +425,8 @@ type EvalOptions struct {
 	// PerToken holds them all, in corpus order, at the end. An error from it
 	// stops the run, and Evaluate returns that error. With a Checkpoint, the
 	// targets of a resumed run's earlier batches are not reported again.
-	// As with Options.Progress, it must not call the Evaluator's methods
-	// (return an error, or cancel the context, to stop the run).
+	// It may call the Evaluator as Options.Progress may: Close stops the
+	// run, as returning an error or cancelling the context does.
 	OnScored func(batch []TokenNLL) error
 	// TopLogprobs, with PerToken or OnScored, also keeps every target
 	// position's K highest log-probabilities over the vocabulary and their
@@ -407,16 +439,23 @@ type EvalOptions struct {
 // Evaluate scores data (Named, Text, Documents or TokenIDs) and returns the
 // result, with its Config and Provenance filled. It checks the options
 // before reading the corpus (a bad one is an *OptionError, as is an output
-// path that names an input of the run, such as the corpus or a model file, or
-// another output), and the corpus before the weights go to the device. Cancelling ctx, or Close, stops it
-// with ctx's error (context.Canceled for Close) and the partial result of
-// what was scored (Interrupted set). Work already on the device finishes
-// first and is counted: on a GPU up to two batches (EvalOptions.BatchTokens
-// bounds them), on a software Vulkan driver one short batch, on the CPU the
-// layer under way; when it was the run's last, the result is complete and
-// the error nil.
+// path that names an input of the run, such as the corpus or a model file,
+// or another output, or whose folder does not exist), and the corpus before
+// the weights go to the device. Cancelling ctx, or Close (from another
+// goroutine or from a callback), stops it with ctx's error (context.Canceled
+// for Close) and the partial result of what was scored (Interrupted set).
+// Work already on the device finishes first and is counted: on a GPU up to
+// two batches (EvalOptions.BatchTokens bounds them), on a software Vulkan
+// driver one short batch, on the CPU the layer under way; when it was the
+// run's last, the result is complete and the error nil.
 func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*Result, error) {
+	if e.fromCallback() {
+		return nil, fmt.Errorf("evaluate: %w", ErrReentrant)
+	}
 	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	if err := checkOutputs(opt); err != nil {
 		return nil, err
 	}
 	if data.load == nil {
@@ -456,20 +495,22 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		Split:           opt.Split,
 		Separator:       opt.Separator,
 		TinyShakespeare: opt.TinyShakespeareFile,
+		CacheDir:        e.opt.CacheDir,
 		Offline:         e.opt.Offline,
-		Progress:        func(done, total int64) { e.opt.report(Progress{Stage: "corpus", File: spec, Done: done, Total: total}) },
-		Waiting:         func(msg string) { e.opt.log("%s", msg) },
+		Progress:        func(done, total int64) { e.report(Progress{Stage: "corpus", File: spec, Done: done, Total: total}) },
+		Waiting:         func(msg string) { e.log("%s", msg) },
 		Stdin:           opt.Stdin,
 	})
 	if err != nil {
 		return nil, err
 	}
 	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
+		CacheDir:   e.opt.CacheDir,
 		NoCache:    opt.NoTokenCache || data.memory,
 		MaxTokens:  opt.MaxTokens,
-		CacheError: func(err error) { e.opt.log("warning: token cache not written: %v", err) },
+		CacheError: func(err error) { e.log("warning: token cache not written: %v", err) },
 		Progress: func(done, total int64) {
-			e.opt.report(Progress{Stage: "tokenize", File: spec, Done: done, Total: total})
+			e.report(Progress{Stage: "tokenize", File: spec, Done: done, Total: total})
 		},
 	})
 	if err != nil {
@@ -481,12 +522,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		}
 	}
 	if toks.Separated && mode != pipeline.ModeDocuments && len(toks.Docs) > 1 {
-		e.opt.log("note: %d documents joined into one stream with %s before each, as in %s training data: "+
+		e.log("note: %d documents joined into one stream with %s before each, as in %s training data: "+
 			"those tokens are scored too; --mode documents scores each document alone",
 			len(toks.Docs), tokenName(e.tok, e.tok.DocSeparator()), trainingData(e.tok))
 	}
 	if opt.BOSEachWindow {
-		e.opt.log("every window starts with %s as context (not a target): llama.cpp's convention, not Hugging Face's tokenizer(text)",
+		e.log("every window starts with %s as context (not a target): llama.cpp's convention, not Hugging Face's tokenizer(text)",
 			tokenName(e.tok, e.tok.DocSeparator()))
 	}
 	dataName := DataName(spec, opt.Split)
@@ -495,17 +536,17 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		docs = documentsNote(toks)
 	}
 	if n := toks.Len(); opt.MaxTokens > 0 && toks.Partial {
-		e.opt.log("data %s: the first %s (tokenizing stopped there, before the end of the corpus)%s", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), docs)
+		e.log("data %s: the first %s (tokenizing stopped there, before the end of the corpus)%s", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), docs)
 	} else if opt.MaxTokens > 0 && n > opt.MaxTokens {
-		e.opt.log("data %s: the first %s (of the %s tokenized)%s", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"), docs)
+		e.log("data %s: the first %s (of the %s tokenized)%s", infile.Quote(dataName), pipeline.Count(opt.MaxTokens, "token"), pipeline.Count(n, "token"), docs)
 	} else if opt.MaxTokens > 0 {
-		e.opt.log("data %s: %s (the whole corpus: fewer than the %d asked for)%s", infile.Quote(dataName), pipeline.Count(n, "token"), opt.MaxTokens, docs)
+		e.log("data %s: %s (the whole corpus: fewer than the %d asked for)%s", infile.Quote(dataName), pipeline.Count(n, "token"), opt.MaxTokens, docs)
 	} else {
-		e.opt.log("data %s: %s%s", infile.Quote(dataName), pipeline.Count(n, "token"), docs)
+		e.log("data %s: %s%s", infile.Quote(dataName), pipeline.Count(n, "token"), docs)
 	}
 
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.unlock()
 	start := time.Now()
 	b, err := e.prepare(ctx)
 	if err != nil {
@@ -553,12 +594,12 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		TokenLen:      e.tok.TokenLen,
 		Words:         corpusWords(corp, opt.MaxTokens),
 		Progress: func(p pipeline.Progress) {
-			e.opt.report(Progress{Stage: "eval", Done: int64(p.Done), Total: int64(p.Total), Scored: int64(p.Scored), NLLSum: p.NLLSum})
+			e.report(Progress{Stage: "eval", Done: int64(p.Done), Total: int64(p.Total), Scored: int64(p.Scored), NLLSum: p.NLLSum})
 		},
 		Shard:       opt.Shard,
 		PerToken:    opt.PerToken != "" || opt.PerDocument != "" || opt.OnScored != nil, // per-document scores add the records up
 		TopLogprobs: opt.TopLogprobs,
-		OnPerToken:  opt.OnScored,
+		OnPerToken:  e.onScored(opt.OnScored),
 	}
 	var ck *runfile.Checkpointer
 	if opt.Checkpoint != "" {
@@ -570,13 +611,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 			return nil, err
 		}
 		if resume, records := ck.Resume(); resume != nil {
-			e.opt.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), resume.Sums.Count)
+			e.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), resume.Sums.Count)
 			ec.Resume = resume
 			ec.ResumePerToken = records
 		}
 		ec.OnBatch = ck.Save
 		if ck.KeepsRecords() {
-			ec.OnPerToken = bothRecords(ck.AppendRecords, opt.OnScored)
+			ec.OnPerToken = bothRecords(ck.AppendRecords, e.onScored(opt.OnScored))
 		}
 	}
 	res, err := pipeline.Evaluate(ctx, b, ec)
@@ -622,29 +663,6 @@ func bothRecords(first, second func([]TokenNLL) error) func([]TokenNLL) error {
 	}
 }
 
-// begin registers a call that Close must cancel: it returns ctx with a
-// cancel of its own and the function the call defers, or an error once the
-// Evaluator is closing.
-func (e *Evaluator) begin(ctx context.Context) (context.Context, func(), error) {
-	ctx, cancel := context.WithCancel(ctx)
-	e.runMu.Lock()
-	defer e.runMu.Unlock()
-	if e.closing {
-		cancel()
-		return nil, nil, errors.New("evaluator closed")
-	}
-	if e.running == nil {
-		e.running = map[*context.CancelFunc]struct{}{}
-	}
-	e.running[&cancel] = struct{}{}
-	return ctx, func() {
-		e.runMu.Lock()
-		delete(e.running, &cancel)
-		e.runMu.Unlock()
-		cancel()
-	}, nil
-}
-
 // writeOutputs writes a complete run's per-token file and JSON.
 func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions) error {
 	if opt.PerDocument != "" {
@@ -652,13 +670,13 @@ func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions) error {
 		if err := runfile.WriteDocumentScores(opt.PerDocument, docs); err != nil {
 			return err
 		}
-		e.opt.log("scores of %d documents written to %s", len(docs), infile.Quote(opt.PerDocument))
+		e.log("scores of %d documents written to %s", len(docs), infile.Quote(opt.PerDocument))
 	}
 	if opt.PerToken != "" {
 		if err := runfile.WritePerToken(opt.PerToken, runfile.NewPerTokenFile(res, e.tok.ID())); err != nil {
 			return err
 		}
-		e.opt.log("per-token NLLs of %d targets written to %s", len(res.PerToken), infile.Quote(opt.PerToken))
+		e.log("per-token NLLs of %d targets written to %s", len(res.PerToken), infile.Quote(opt.PerToken))
 	}
 	if opt.JSON != "" {
 		return runfile.WriteJSON(opt.JSON, res)
@@ -726,32 +744,6 @@ func DataName(spec, split string) string {
 		return spec
 	}
 	return spec + ":" + split
-}
-
-// Close releases the device and the model's files. Evaluations and
-// generations under way are cancelled first (they return their partial
-// results with context.Canceled), and Close waits for them to return; so it
-// must not be called from their callbacks (Options.Progress,
-// EvalOptions.OnScored), which would wait for themselves: cancel the run's
-// context there instead.
-func (e *Evaluator) Close() error {
-	e.runMu.Lock()
-	e.closing = true
-	for cancel := range e.running {
-		(*cancel)()
-	}
-	e.runMu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
-	}
-	e.closed = true
-	errs := []error{e.ck.Close()}
-	if e.backend != nil {
-		errs = append(errs, e.backend.Close())
-	}
-	return errors.Join(errs...)
 }
 
 // Devices lists the Vulkan adapters in the order GPU(n) counts them. Where

@@ -1,0 +1,99 @@
+package wgpueval
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+)
+
+// filesUnder lists the regular files under dir, relative to it.
+func filesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(dir, path)
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestCacheDir: with Options.CacheDir (TokenizeOptions.CacheDir), the token
+// cache of a Named file is written there and nothing goes to the user's
+// cache folder ($XDG_CACHE_HOME and $HOME are empty temporary folders here);
+// a TinyShakespeare that is not there is looked for in CacheDir/data.
+// Without it, the token cache is the user's, as before.
+func TestCacheDir(t *testing.T) {
+	userCache, home := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", userCache)
+	t.Setenv("HOME", home)
+	t.Setenv(corpus.TinyShakespeareEnv, "")
+	text := filepath.Join(t.TempDir(), "speech.txt")
+	if err := os.WriteFile(text, []byte(dataText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := tinyModel(t)
+
+	cache := t.TempDir()
+	ev, err := Open(context.Background(), model, Options{Device: DeviceCPU, Offline: true, CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	if _, err := ev.Evaluate(context.Background(), Named(text), EvalOptions{Ctx: 16}); err != nil {
+		t.Fatal(err)
+	}
+	got := filesUnder(t, cache)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "tokens"+string(filepath.Separator)) {
+		t.Errorf("CacheDir holds %q, want one token cache file under tokens/", got)
+	}
+	_, err = ev.Evaluate(context.Background(), Named(corpus.TinyShakespeare), EvalOptions{Ctx: 16})
+	if want := filepath.Join(cache, "data", "tinyshakespeare.txt"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("TinyShakespeare offline, not cached: %v; want it looked for at %s", err, want)
+	}
+
+	tok, err := tokenizer.GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokCache := t.TempDir()
+	if _, err := Tokenize(context.Background(), tok, text, TokenizeOptions{CacheDir: tokCache}); err != nil {
+		t.Fatal(err)
+	}
+	if got := filesUnder(t, tokCache); len(got) != 1 {
+		t.Errorf("Tokenize's CacheDir holds %q, want one token cache file", got)
+	}
+	for _, dir := range []string{userCache, home} {
+		if got := filesUnder(t, dir); len(got) != 0 {
+			t.Errorf("written to the user's folder %s: %q", dir, got)
+		}
+	}
+
+	// The control: without CacheDir the same run writes the user's cache
+	// (here the temporary $XDG_CACHE_HOME), so the check above can fail.
+	ev2, err := Open(context.Background(), model, Options{Device: DeviceCPU, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev2.Close()
+	if _, err := ev2.Evaluate(context.Background(), Named(text), EvalOptions{Ctx: 16}); err != nil {
+		t.Fatal(err)
+	}
+	if got := filesUnder(t, filepath.Join(userCache, "wgpu-eval", "tokens")); len(got) != 1 {
+		t.Errorf("without CacheDir: the user's token cache holds %q, want one file", got)
+	}
+}
