@@ -176,7 +176,7 @@ func badFloat(option string, v float64, format string, a ...any) *OptionError {
 func (o Options) Check() error {
 	spec, err := backend.ParseDevice(string(o.device()))
 	if err != nil {
-		return badString("Device", string(o.Device), "want auto, cpu, gpu, gpu:N (N as Devices lists them) or all")
+		return badString("Device", string(o.Device), "want auto, cpu, gpu, gpu:N (N as Devices and `wgpu-eval devices` list them) or all")
 	}
 	prec, err := backend.ParsePrecision(string(o.Precision))
 	if err != nil {

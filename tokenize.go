@@ -88,7 +88,7 @@ type TokenizeOptions struct {
 	Stdin io.Reader
 	// Offline uses only local files and caches, never the network.
 	Offline bool
-	// Progress and Log are as in Options ("corpus" reports).
+	// Progress and Log are as in Options ("corpus" and "tokenize" reports).
 	Progress func(Progress)
 	Log      func(msg string)
 }
@@ -132,6 +132,7 @@ func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOpti
 		NoCache:    opt.NoTokenCache,
 		MaxTokens:  opt.MaxTokens,
 		CacheError: func(err error) { o.log("warning: token cache not written: %v", err) },
+		Progress:   func(done, total int64) { o.report(Progress{Stage: "tokenize", File: spec, Done: done, Total: total}) },
 	})
 	if err != nil {
 		return nil, err

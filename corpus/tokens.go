@@ -141,9 +141,9 @@ type TokenizeOptions struct {
 	// head of a huge corpus costs what the head costs. Such a partial result
 	// is not cached (a whole one from the cache is used).
 	MaxTokens int
-	// Progress, when set, is called as tokenizing proceeds (not for ids read
-	// from the cache): done of total bytes of text encoded, about every MiB
-	// and at the end.
+	// Progress, when set, is called as tokenizing a text of a MiB or more
+	// proceeds (not for ids read from the cache): done of total bytes of text
+	// encoded, about every MiB and at the end.
 	Progress func(done, total int64)
 }
 
@@ -209,7 +209,7 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 	var encoded, reported int64 // bytes of text encoded, and reported to opt.Progress
 	textBytes := int64(c.Bytes())
 	report := func(done int64) {
-		if opt.Progress != nil && (done-reported >= progressBytes || done == textBytes) {
+		if opt.Progress != nil && textBytes >= progressBytes && (done-reported >= progressBytes || done == textBytes) {
 			opt.Progress(done, textBytes)
 			reported = done
 		}

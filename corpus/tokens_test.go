@@ -346,8 +346,9 @@ func (c *cancelAfter) Err() error {
 	return context.Canceled
 }
 
-// TestTokenizeProgress: tokenizing reports the bytes of text encoded, about
-// every MiB (within a long text too) and once at the end with the total,
+// TestTokenizeProgress: tokenizing a MiB or more reports the bytes of text
+// encoded, about every MiB (within a long text too) and once at the end with
+// the total,
 // never going back, with the real tokenizer (its EncodeHead) and with one
 // that has only Encode (the pieces); ids from the cache report nothing.
 func TestTokenizeProgress(t *testing.T) {
@@ -382,5 +383,10 @@ func TestTokenizeProgress(t *testing.T) {
 		if _, err := Tokenize(context.Background(), tc.c, tc.tok, opt); err != nil || len(reports) != 0 {
 			t.Errorf("%s from the cache: %v, reports %v", tc.name, err, reports)
 		}
+	}
+	short := load(t, "-", Options{Stdin: strings.NewReader("A text of a moment's work.")})
+	calls := 0
+	if _, err := Tokenize(context.Background(), short, gpt2, TokenizeOptions{NoCache: true, Progress: func(int64, int64) { calls++ }}); err != nil || calls != 0 {
+		t.Errorf("a short text: %v, %d reports, want none", err, calls)
 	}
 }

@@ -135,6 +135,7 @@ var optionFlags = map[string]string{
 	"Mode": "mode", "Ctx": "ctx", "Stride": "stride", "MaxTokens": "max-tokens", "BatchTokens": "batch-tokens",
 	"PerDocument": "per-document", "Shard": "shard", "TopLogprobs": "top-logprobs", "BOSEachWindow": "bos-each-window",
 	"Split": "split", "JSON": "json", "PerToken": "per-token", "Checkpoint": "checkpoint",
+	"MaxNewTokens": "max-new-tokens", "Sampling.Temperature": "temperature", "Sampling.TopK": "top-k", "Sampling.TopP": "top-p",
 }
 
 // flagError turns the library's *wgpueval.OptionError into a usage error

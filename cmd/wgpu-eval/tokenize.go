@@ -83,9 +83,11 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err := tinyShakespeareOnly(f.tinyShake, f.data); err != nil {
 		return err
 	}
+	prog := newProgress(stderr, f.quiet)
+	defer prog.close()
 	log := func(msg string) {
 		if !f.quiet {
-			fmt.Fprintln(stderr, msg)
+			prog.note(msg) // on its own line, not on a progress bar's
 		}
 	}
 	tok, path, err := wgpueval.LoadTokenizer(ctx, f.model, wgpueval.Options{
@@ -112,7 +114,16 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		Stdin:               stdin,
 		Offline:             f.offline,
 		Log:                 log,
+		Progress: func(p wgpueval.Progress) {
+			switch p.Stage {
+			case "corpus":
+				prog.bytes(p.File, p.Done, p.Total)
+			case "tokenize":
+				prog.bytes("tokenize "+p.File, p.Done, p.Total)
+			}
+		},
 	})
+	prog.close()
 	if err != nil {
 		return err
 	}
