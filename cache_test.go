@@ -9,7 +9,10 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // filesUnder lists the regular files under dir, relative to it.
@@ -95,5 +98,42 @@ func TestCacheDir(t *testing.T) {
 	}
 	if got := filesUnder(t, filepath.Join(userCache, "wgpu-eval", "tokens")); len(got) != 1 {
 		t.Errorf("without CacheDir: the user's token cache holds %q, want one file", got)
+	}
+}
+
+// TestCacheDirGPU: on a GPU, the Vulkan pipeline cache (and the tuning and
+// self-check files beside it) goes to CacheDir/pipelines, nothing to the
+// user's cache folder.
+func TestCacheDirGPU(t *testing.T) {
+	if _, err := backend.Devices(); err != nil {
+		if wgpu.Unavailable(err) {
+			prereq.Missing(t, "vulkan", err)
+		}
+		t.Fatal(err)
+	}
+	userCache, home := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", userCache)
+	t.Setenv("HOME", home)
+	cache := t.TempDir()
+	ev, err := Open(context.Background(), tinyModel(t), Options{Device: GPU(0), Offline: true, CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ev.Evaluate(context.Background(), Text("speech", dataText), EvalOptions{Ctx: 16}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Close(); err != nil { // the pipeline cache is written when the device closes
+		t.Fatal(err)
+	}
+	got := filesUnder(t, cache)
+	if len(got) == 0 || !strings.HasPrefix(got[0], "pipelines"+string(filepath.Separator)) {
+		t.Errorf("CacheDir holds %q, want the pipeline cache under pipelines/", got)
+	}
+	for _, dir := range []string{userCache, home} {
+		for _, f := range filesUnder(t, dir) {
+			if strings.Contains(f, "wgpu-eval") { // the driver's own cache (Mesa's) may be there
+				t.Errorf("%s holds %s, want none of wgpu-eval's files", dir, f)
+			}
+		}
 	}
 }

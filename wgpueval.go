@@ -101,10 +101,9 @@ type Options struct {
 	// (CacheDir/data). "" means os.UserCacheDir()/wgpu-eval, the command's.
 	// EvalOptions.NoTokenCache turns the token cache off (data held in
 	// memory never uses it); the hub's model cache is Hub's
-	// (HubClient.CacheDir, else $HF_HUB_CACHE). Not moved by it yet: a GPU's
-	// Vulkan pipeline cache, kernel tuning and matrix-unit verdicts, which
-	// stay in os.UserCacheDir()/wgpu-eval/pipelines (pipeline/backend has no
-	// option for their folder).
+	// (HubClient.CacheDir, else $HF_HUB_CACHE). A GPU keeps its Vulkan
+	// pipeline cache, kernel tuning and matrix-unit self-check verdicts in
+	// CacheDir/pipelines.
 	CacheDir string
 	// InsecureSkipVerify accepts model files from the hub whose content
 	// cannot be checked (hub.Client.InsecureSkipVerify); by default they are
@@ -275,6 +274,15 @@ func llamaTokenizer(path string, cfg model.Config) (*tokenizer.Tokenizer, error)
 	return tokenizer.LoadJSON(tj)
 }
 
+// pipelineCacheDir is the GPU's folder of pipeline cache, tuning and
+// self-check files under CacheDir; "" (the default's) without one.
+func (o Options) pipelineCacheDir() string {
+	if o.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(o.CacheDir, "pipelines")
+}
+
 func (o Options) report(p Progress) {
 	if o.Progress != nil {
 		o.Progress(p)
@@ -343,6 +351,8 @@ func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 		Progress:    func(done, total int64) { e.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
 		MatrixUnits: e.opt.MatrixUnits,
 		Warn:        func(msg string) { e.log("%s", msg) },
+		// The GPU's pipeline cache, tuning and self-check verdicts.
+		PipelineCacheDir: e.opt.pipelineCacheDir(),
 	})
 	if err != nil {
 		return nil, err

@@ -103,6 +103,11 @@ type Options struct {
 	// does not. A diagnostic (bench --pipeline-stats): some drivers compile
 	// such pipelines without their shader cache.
 	PipelineStatistics bool
+	// PipelineCacheDir is where GPUs keep their Vulkan pipeline cache, and
+	// beside it the autotuner's choices and the matrix units' self-check
+	// verdicts (wgpu.DeviceDescriptor.PipelineCacheDir): "" means
+	// os.UserCacheDir()/wgpu-eval/pipelines, "-" keeps none of them.
+	PipelineCacheDir string
 }
 
 // Devices lists the Vulkan adapters in the order gpu:N counts them (best
@@ -306,7 +311,7 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 			opt.Warn(fmt.Sprintf("warning: %s: the driver reports no pipeline statistics (no VK_KHR_pipeline_executable_properties)", name))
 		}
 	}
-	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{Label: "wgpu-eval", RequiredFeatures: feats})
+	dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{Label: "wgpu-eval", RequiredFeatures: feats, PipelineCacheDir: opt.PipelineCacheDir})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
