@@ -500,12 +500,12 @@ func (f *slowBackend) Submit(ctx context.Context, b Batch) (Pending, error) {
 	return slowPending{f.release, s}, nil
 }
 
-// TestCancelCountsBatchesInFlight: cancelled while two batches are on a slow
-// device, Evaluate submits nothing more, and its partial result counts both
-// in-flight batches once they end (their work is done anyway), marked
-// interrupted.
-func TestCancelCountsBatchesInFlight(t *testing.T) {
-	toks := &corpus.Tokens{Docs: [][]int32{make([]int32, 400)}}
+// cancelWithTwoInFlight evaluates a stream of n token ids in windows of 16,
+// two windows a batch, on a slow device, and cancels once two batches are
+// submitted (Evaluate then waits for the first), letting the batches end
+// after the cancel.
+func cancelWithTwoInFlight(t *testing.T, n int) (*slowBackend, *Result, error) {
+	toks := &corpus.Tokens{Docs: [][]int32{make([]int32, n)}}
 	for i := range toks.Docs[0] {
 		toks.Docs[0][i] = int32(i % 50)
 	}
@@ -518,10 +518,19 @@ func TestCancelCountsBatchesInFlight(t *testing.T) {
 		defer close(done)
 		got, err = Evaluate(ctx, b, EvalConfig{Tokens: toks, Mode: ModeStream, Ctx: 16, Stride: 16, VocabSize: 50, BatchTokens: 32})
 	}()
-	<-b.two // both in flight: Evaluate now waits for the first
+	<-b.two
 	cancel()
 	close(b.release)
 	<-done
+	return b, got, err
+}
+
+// TestCancelCountsBatchesInFlight: cancelled while two batches are on a slow
+// device, Evaluate submits nothing more, and its partial result counts both
+// in-flight batches once they end (their work is done anyway), marked
+// interrupted.
+func TestCancelCountsBatchesInFlight(t *testing.T) {
+	b, got, err := cancelWithTwoInFlight(t, 400)
 	if !errors.Is(err, context.Canceled) || got == nil || !got.Interrupted {
 		t.Fatalf("err = %v, result %+v", err, got)
 	}
@@ -540,24 +549,8 @@ func TestCancelCountsBatchesInFlight(t *testing.T) {
 // batch is on the device leaves nothing out: the batches in flight are
 // counted and the result is complete, not interrupted, with no error.
 func TestCancelAfterLastBatchIsComplete(t *testing.T) {
-	toks := &corpus.Tokens{Docs: [][]int32{make([]int32, 64)}}
-	for i := range toks.Docs[0] {
-		toks.Docs[0][i] = int32(i % 50)
-	}
 	// Four windows of 16, two a batch: the second batch is the last.
-	b := &slowBackend{fakeBackend: fakeBackend{t: t, ctx: 16, batchTokens: 32, inFlight: 2}, release: make(chan struct{}), two: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	var got *Result
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		got, err = Evaluate(ctx, b, EvalConfig{Tokens: toks, Mode: ModeStream, Ctx: 16, VocabSize: 50, BatchTokens: 32})
-	}()
-	<-b.two // both in flight, the run's every target among them
-	cancel()
-	close(b.release)
-	<-done
+	b, got, err := cancelWithTwoInFlight(t, 64)
 	if err != nil || got == nil {
 		t.Fatalf("err = %v, result %+v; want the complete result", err, got)
 	}

@@ -158,20 +158,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Threads:            open.Threads,
 		Offline:            f.offline,
 		InsecureSkipVerify: f.insecureSkipVerify,
-		Progress: func(p wgpueval.Progress) {
-			switch p.Stage {
-			case "download":
-				prog.bytes(p.File, p.Done, p.Total)
-			case "load":
-				prog.bytes("load "+p.File, p.Done, p.Total)
-			case "corpus":
-				prog.bytes(p.File, p.Done, p.Total)
-			case "tokenize":
-				prog.bytes("tokenize "+p.File, p.Done, p.Total)
-			case "eval":
-				prog.count(p)
-			}
-		},
+		Progress:           prog.report,
 		Log: func(msg string) {
 			if !f.quiet {
 				prog.note(msg) // on its own line, not on a progress bar's

@@ -57,6 +57,20 @@ func (p *progress) bytes(label string, done, total int64) {
 	p.update(label, done, total)
 }
 
+// report shows one of the library's progress reports: a bar of bytes for a
+// download, a weight load, a corpus download or tokenizing, the evaluation's
+// line for the targets scored.
+func (p *progress) report(r wgpueval.Progress) {
+	switch r.Stage {
+	case "download", "corpus":
+		p.bytes(r.File, r.Done, r.Total)
+	case "load", "tokenize":
+		p.bytes(r.Stage+" "+r.File, r.Done, r.Total)
+	case "eval":
+		p.count(r)
+	}
+}
+
 // count reports the evaluation's progress (an "eval" report: tokens done
 // of total, the running NLL sum).
 func (p *progress) count(r wgpueval.Progress) {

@@ -114,14 +114,7 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		Stdin:               stdin,
 		Offline:             f.offline,
 		Log:                 log,
-		Progress: func(p wgpueval.Progress) {
-			switch p.Stage {
-			case "corpus":
-				prog.bytes(p.File, p.Done, p.Total)
-			case "tokenize":
-				prog.bytes("tokenize "+p.File, p.Done, p.Total)
-			}
-		},
+		Progress:            prog.report,
 	})
 	prog.close()
 	if err != nil {
