@@ -3,7 +3,6 @@ package wgpueval
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
@@ -16,15 +15,6 @@ import (
 // and tokenizer files beside them. Evaluate refuses outputs on them; a
 // program that writes files of its own can check its paths against them.
 func (e *Evaluator) Files() []string { return e.ck.InputFiles() }
-
-// modelInputs are e's files as the inputs clobber.Check guards.
-func (e *Evaluator) modelInputs() []clobber.File {
-	var in []clobber.File
-	for _, p := range e.Files() {
-		in = append(in, clobber.File{Role: "the model's " + filepath.Base(p), Path: p})
-	}
-	return in
-}
 
 // checkOutputPaths refuses, as an *OptionError of the output's field, an
 // output of opt that is the same file as an input of the run (the corpus
@@ -52,7 +42,7 @@ func (e *Evaluator) checkOutputPaths(data Data, opt EvalOptions) error {
 	for _, o := range outputs {
 		outs = append(outs, o.file)
 	}
-	inputs := e.modelInputs()
+	inputs := clobber.ModelFiles(e.Files())
 	if p := data.file(); p != "" {
 		inputs = append(inputs, clobber.File{Role: "the corpus", Path: p})
 	}

@@ -291,7 +291,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer ck.Close()
-		if err := notClobbering("bench", []clobber.File{{Role: "--json", Path: f.jsonOut}}, modelInputs(ck.InputFiles())); err != nil {
+		if err := notClobbering("bench", []clobber.File{{Role: "--json", Path: f.jsonOut}}, clobber.ModelFiles(ck.InputFiles())); err != nil {
 			return err
 		}
 		cfg = ck.Config()

@@ -19,16 +19,6 @@ func notClobbering(cmd string, outputs, inputs []clobber.File) error {
 	return nil
 }
 
-// modelInputs are a model's files (as model.KnownFiles and
-// Checkpoint.InputFiles list them) as inputs for notClobbering.
-func modelInputs(paths []string) []clobber.File {
-	in := make([]clobber.File, 0, len(paths))
-	for _, p := range paths {
-		in = append(in, clobber.File{Role: "the model's " + filepath.Base(p), Path: p})
-	}
-	return in
-}
-
 // modelFolderInputs are the files of the model at path (a folder, or a file
 // in one) that a tokenizer or a model load reads, as notClobbering's inputs.
 func modelFolderInputs(path string) []clobber.File {
@@ -38,5 +28,5 @@ func modelFolderInputs(path string) []clobber.File {
 		dir = filepath.Dir(path)
 		files = append(files, path)
 	}
-	return modelInputs(append(files, model.KnownFiles(dir)...))
+	return clobber.ModelFiles(append(files, model.KnownFiles(dir)...))
 }

@@ -99,7 +99,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer ev.Close()
-	if err := notClobbering("generate", []clobber.File{{Role: "--json", Path: f.jsonOut}}, modelInputs(ev.Files())); err != nil {
+	if err := notClobbering("generate", []clobber.File{{Role: "--json", Path: f.jsonOut}}, clobber.ModelFiles(ev.Files())); err != nil {
 		return err
 	}
 	if n := ev.Tokenizer().Encode(f.prompt); len(n) > ev.Config().NPositions {

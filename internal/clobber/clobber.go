@@ -20,6 +20,16 @@ type File struct {
 	Role, Path string
 }
 
+// ModelFiles are a model's files (config, weights, tokenizer) as inputs,
+// each called "the model's NAME".
+func ModelFiles(paths []string) []File {
+	in := make([]File, 0, len(paths))
+	for _, p := range paths {
+		in = append(in, File{Role: "the model's " + filepath.Base(p), Path: p})
+	}
+	return in
+}
+
 // Clash is an output that names the same file as an input or as an earlier
 // output.
 type Clash struct {
