@@ -72,6 +72,15 @@ func NewGPU(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 b
 // larger batches only delay progress reports and a cancel.
 const maxGPUBatchTokens = 64 * 1024
 
+// hardwareBatchFlops caps a batch's work on a hardware GPU: about half a
+// second on an H200, a few seconds on a consumer card, so that progress
+// moves and a cancel (which waits for the batches on the device) is prompt
+// for large models too. It binds only above about 2B parameters (GPT-2,
+// Qwen2.5 0.5B to 1.5B and Llama 3.2 1B keep maxGPUBatchTokens), where a
+// batch of it is still thousands of tokens (about 15,000 for an 8B model):
+// matrices far larger than a GPU needs to be busy.
+const hardwareBatchFlops = 2.5e14
+
 // softwareBatchFlops caps a batch's work on a software adapter (lavapipe,
 // SwiftShader: a few GFLOP/s on the host's cores), so that a batch takes
 // about a second there and a cancel, which waits for the batch running, is
@@ -81,7 +90,7 @@ const softwareBatchFlops = 2e9
 // gpuFeed is the batch budget and batches in flight for a model of shape
 // cfg on an adapter that holds memTokens padded tokens a batch
 // (GPT2.MaxBatchTokens). A hardware GPU takes the memory's budget up to
-// maxGPUBatchTokens, two batches in flight (the next one is recorded while
+// maxGPUBatchTokens and hardwareBatchFlops of work, two batches in flight (the next one is recorded while
 // the GPU runs the current one). A software adapter (software) takes
 // softwareBatchFlops of work a batch, and one batch in flight: the host's
 // recording is nothing beside a batch there, and a cancel then waits for one
@@ -89,7 +98,7 @@ const softwareBatchFlops = 2e9
 func gpuFeed(software bool, cfg model.Config, memTokens int) pipeline.Feed {
 	tokens := min(memTokens, maxGPUBatchTokens)
 	if !software {
-		return pipeline.Feed{BatchTokens: tokens, InFlight: 2}
+		return pipeline.Feed{BatchTokens: max(min(tokens, int(hardwareBatchFlops/tokenFlops(cfg))), 1), InFlight: 2}
 	}
 	capped := int(softwareBatchFlops / tokenFlops(cfg))
 	return pipeline.Feed{BatchTokens: max(min(tokens, capped), 1), InFlight: 1}

@@ -10,7 +10,8 @@ import (
 // TestGPUFeedSoftwareAdapter: a software adapter (lavapipe, SwiftShader)
 // gets batches of about softwareBatchFlops of work and one batch in flight,
 // so that a cancel waits for one short batch; a hardware GPU keeps the
-// memory's budget up to maxGPUBatchTokens and two in flight.
+// memory's budget up to maxGPUBatchTokens and two in flight, its batches
+// capped at hardwareBatchFlops only for models of billions of parameters.
 func TestGPUFeedSoftwareAdapter(t *testing.T) {
 	tiny := synth.TinyConfig() // 2 layers, 16 channels, GPT-2's vocabulary: the LM head is nearly all the work
 	perToken := 2 * float64(tiny.VocabSize*tiny.NEmbd+tiny.NLayer*12*tiny.NEmbd*tiny.NEmbd)
@@ -18,6 +19,7 @@ func TestGPUFeedSoftwareAdapter(t *testing.T) {
 		t.Errorf("tokenFlops(tiny) = %g, want %g (the LM head and the blocks' four matrices)", got, perToken)
 	}
 	small := synth.GPT2Shape(12, 12, 768)
+	large := synth.GPT2Shape(32, 32, 4096) // about 6.6B parameters
 	for _, c := range []struct {
 		name      string
 		software  bool
@@ -30,6 +32,7 @@ func TestGPUFeedSoftwareAdapter(t *testing.T) {
 		{"hardware, large memory", false, tiny, 1 << 20, maxGPUBatchTokens, 2, false},
 		{"hardware, small memory", false, tiny, 5000, 5000, 2, false},
 		{"hardware, 124M", false, small, 1 << 20, maxGPUBatchTokens, 2, false},
+		{"hardware, 6.6B", false, large, 1 << 20, int(hardwareBatchFlops / tokenFlops(large)), 2, true},
 		{"software, tiny model", true, tiny, 64 * 1024, int(softwareBatchFlops / perToken), 1, true},
 		{"software, memory below the cap", true, tiny, 300, 300, 1, false},
 		// Fewer tokens than a window: every batch is one sequence.
