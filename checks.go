@@ -2,7 +2,9 @@ package wgpueval
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -81,9 +83,11 @@ func smallTile(n uint32) bool { return n == 8 || n == 16 }
 
 // checkOutputs refuses, as an *OptionError of its field, an output file of
 // opt (Checkpoint, PerToken, PerDocument, JSON) whose folder does not
-// exist or is not a folder, or which is a folder itself: Evaluate checks
-// this before the corpus is read and the weights load, rather than failing
-// to write it after the run.
+// exist or is not a folder, or which is a folder itself, and a checkpoint
+// path where something other than a regular file is (a FIFO or a device,
+// whose read back would block or never end): EvalOptions.Check makes these
+// checks, before the corpus is read and the weights load, rather than
+// failing to write the file after the run.
 func checkOutputs(opt EvalOptions) error {
 	for _, o := range []struct{ option, path string }{
 		{"Checkpoint", opt.Checkpoint}, {"PerToken", opt.PerToken}, {"PerDocument", opt.PerDocument}, {"JSON", opt.JSON},
@@ -103,6 +107,9 @@ func checkOutputs(opt EvalOptions) error {
 		}
 		if st, err := os.Stat(o.path); err == nil && st.IsDir() {
 			return badString(o.option, o.path, "is a folder; name a file")
+		}
+		if _, err := infile.Check(o.path); o.option == "Checkpoint" && err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return badString(o.option, o.path, "%v", err)
 		}
 	}
 	return nil

@@ -215,7 +215,8 @@ func (o Options) device() Device {
 }
 
 // Check reports the first bad value of o that needs no model or corpus to
-// see (Evaluate makes these checks first), as an *OptionError.
+// see (Evaluate makes these checks first), as an *OptionError: among them an
+// output file whose folder does not exist.
 func (o EvalOptions) Check() error {
 	mode := o.mode()
 	if _, err := pipeline.ParseMode(string(mode)); err != nil {
@@ -254,7 +255,7 @@ func (o EvalOptions) Check() error {
 			return err
 		}
 	}
-	return nil
+	return checkOutputs(o)
 }
 
 // checkSplit refuses a Split that names no part of a corpus.

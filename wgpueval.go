@@ -465,9 +465,6 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	if err := opt.Check(); err != nil {
 		return nil, err
 	}
-	if err := checkOutputs(opt); err != nil {
-		return nil, err
-	}
 	if data.load == nil {
 		return nil, errors.New("no data to evaluate (the zero Data)")
 	}

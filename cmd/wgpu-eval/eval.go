@@ -140,9 +140,6 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := opt.Check(); err != nil {
 		return flagError(err)
 	}
-	if err := checkOutputs(&f); err != nil {
-		return err
-	}
 	if f.split == "" && f.data == corpus.TinyShakespeare && !f.quiet {
 		fmt.Fprintln(stderr, "note: scoring all of tinyshakespeare, its train split included; --split val scores the validation split (as nanoGPT's recipe does)")
 	}

@@ -5,12 +5,9 @@ package main
 // be ignored, and a prompt when the corpus is typed at a terminal.
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -73,32 +70,6 @@ type interrupted struct{ err error }
 
 func (e interrupted) Error() string { return "interrupted: " + e.err.Error() }
 func (e interrupted) Unwrap() error { return e.err }
-
-// checkOutputs fails when a file the run will write (--json, --checkpoint, --per-token)
-// cannot be created, before any weights load.
-func checkOutputs(f *evalFlags) error {
-	for _, o := range []struct{ flag, path string }{{"json", f.jsonOut}, {"checkpoint", f.checkpoint}, {"per-token", f.perToken}, {"per-document", f.perDocument}} {
-		if o.path == "" || o.path == "-" {
-			continue
-		}
-		path, dir := infile.Quote(o.path), filepath.Dir(o.path)
-		info, err := os.Stat(dir)
-		if err != nil {
-			return usageError{fmt.Errorf("--%s %s: the folder %s does not exist", o.flag, path, infile.Quote(dir))}
-		}
-		if !info.IsDir() {
-			return usageError{fmt.Errorf("--%s %s: %s is not a folder", o.flag, path, infile.Quote(dir))}
-		}
-		if info, err := os.Stat(o.path); err == nil && info.IsDir() {
-			return usageError{fmt.Errorf("--%s %s is a folder; name a file", o.flag, path)}
-		}
-		// A checkpoint is read back: a FIFO or a device there would block or never end.
-		if _, err := infile.Check(o.path); o.flag == "checkpoint" && err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return usageError{fmt.Errorf("--checkpoint: %w", err)}
-		}
-	}
-	return nil
-}
 
 // boundThreads lowers *threads to the machine's cores, saying so unless
 // quiet: more would not run faster, and each thread has its own scratch
