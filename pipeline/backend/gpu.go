@@ -72,13 +72,16 @@ func NewGPU(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 b
 // larger batches only delay progress reports and a cancel.
 const maxGPUBatchTokens = 64 * 1024
 
-// hardwareBatchFlops caps a batch's work on a hardware GPU: about half a
-// second on an H200, a few seconds on a consumer card, so that progress
-// moves and a cancel (which waits for the batches on the device) is prompt
-// for large models too. It binds only above about 2B parameters (GPT-2,
-// Qwen2.5 0.5B to 1.5B and Llama 3.2 1B keep maxGPUBatchTokens), where a
-// batch of it is still thousands of tokens (about 15,000 for an 8B model):
-// matrices far larger than a GPU needs to be busy.
+// hardwareBatchFlops caps a batch's work on a hardware GPU, so that
+// progress moves and a cancel (which waits for the batches on the device)
+// stays bounded for large models too. At the 31 TFLOP/s the matrix-unit
+// kernels reached on an H200 with GPT-2 124M (124,375 tok/s, BENCHMARKS.md)
+// that is about 8 s of work, where 64K tokens of an 8B model (1 PFLOP)
+// would be half a minute (estimates, not measured). It binds only above
+// about 2B parameters (GPT-2, Qwen2.5 0.5B to 1.5B and Llama 3.2 1B keep
+// maxGPUBatchTokens), where a batch of it is still thousands of tokens
+// (about 15,000 for an 8B model): matrices far larger than a GPU needs to
+// be busy.
 const hardwareBatchFlops = 2.5e14
 
 // softwareBatchFlops caps a batch's work on a software adapter (lavapipe,
