@@ -167,6 +167,12 @@ func TestParseConfig(t *testing.T) {
 		{"tied", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "tie_word_embeddings": true`, 1), want124M},
 		{"untied", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "tie_word_embeddings": false`, 1),
 			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, UntiedHead: true}},
+		{"n_inner 4C", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": 3072`, 1), want124M},
+		{"n_inner", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": 2000`, 1),
+			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, NInner: 2000}},
+		// Stanford CRFM's GPT-2s (stanford-crfm/alias-gpt2-small-x21 and kin).
+		{"scaled by layer", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "scale_attn_by_inverse_layer_idx": true, "reorder_and_upcast_attn": true`, 1),
+			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, LayerScaledAttn: true}},
 	}
 	for _, c := range good {
 		got, err := model.ParseConfig([]byte(c.json))
@@ -181,8 +187,8 @@ func TestParseConfig(t *testing.T) {
 		{`{` + base + `, "model_type": "gpt_neox"}`, `model_type "gpt_neox"`},
 		{`{` + base + `, "activation_function": "relu"}`, `activation_function "relu"`},
 		{`{` + base + `, "activation_function": "gelu_python"}`, `activation_function "gelu_python"`},
-		{`{` + base + `, "n_inner": 32}`, "n_inner 32"},
-		{`{` + base + `, "scale_attn_by_inverse_layer_idx": true}`, "scale_attn_by_inverse_layer_idx"},
+		{`{` + base + `, "n_inner": -3}`, "n_inner = -3"},
+		{`{` + base + `, "n_inner": 99999999}`, "n_inner = 99999999"},
 		{`{` + base + `, "scale_attn_weights": false}`, "scale_attn_weights"},
 		{`{` + base + `, "add_cross_attention": true}`, "add_cross_attention"},
 		{`{` + base + `, "layer_norm_epsilon": -1}`, "layer_norm_epsilon"},

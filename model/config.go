@@ -37,9 +37,12 @@ var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gel
 // ParseConfig parses a Hugging Face config.json. For GPT-2 (model_type
 // "gpt2" or none) it requires n_layer, n_head, n_embd, vocab_size and
 // n_positions (or the older n_ctx); layer_norm_epsilon defaults to 1e-5.
-// Anything that is not plain GPT-2 is refused: an activation_function other than
-// "gelu_new" (or the same function by another name, tanhGELU) or "gelu"
-// (ExactGELU), an n_inner other than 4*n_embd, unscaled or layer-scaled
+// n_inner sets the MLP's width (NInner, where it is not 4*n_embd), and
+// scale_attn_by_inverse_layer_idx divides block l's attention scores by l+1
+// (LayerScaledAttn; reorder_and_upcast_attn, which goes with it in Stanford
+// CRFM's GPT-2s, only asks for float32 scores, which every path computes).
+// Refused: an activation_function other than "gelu_new" (or the same
+// function by another name, tanhGELU) or "gelu" (ExactGELU), unscaled
 // attention, cross-attention.
 //
 // A model_type of the Llama family ("llama", "mistral", "qwen2", "qwen3") is
@@ -66,9 +69,6 @@ func ParseConfig(data []byte) (Config, error) {
 	}
 	if h.ScaleAttnWeights != nil && !*h.ScaleAttnWeights {
 		return Config{}, fmt.Errorf("scale_attn_weights false is not supported")
-	}
-	if h.ScaleAttnByInverseLayerIdx != nil && *h.ScaleAttnByInverseLayerIdx {
-		return Config{}, fmt.Errorf("scale_attn_by_inverse_layer_idx true is not supported")
 	}
 	if h.AddCrossAttention != nil && *h.AddCrossAttention {
 		return Config{}, fmt.Errorf("add_cross_attention true is not supported")
@@ -103,8 +103,12 @@ func ParseConfig(data []byte) (Config, error) {
 	}
 	c.UntiedHead = h.TieWordEmbeddings != nil && !*h.TieWordEmbeddings
 	c.ExactGELU = exact
+	c.LayerScaledAttn = h.ScaleAttnByInverseLayerIdx != nil && *h.ScaleAttnByInverseLayerIdx
 	if h.NInner != nil && *h.NInner != 4*c.NEmbd {
-		return Config{}, fmt.Errorf("n_inner %d is not supported: GPT-2 uses 4*n_embd = %d", *h.NInner, 4*c.NEmbd)
+		if *h.NInner <= 0 || *h.NInner > maxDim {
+			return Config{}, fmt.Errorf("config n_inner = %d, want 1..%d (or null: 4*n_embd)", *h.NInner, maxDim)
+		}
+		c.NInner = *h.NInner
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err

@@ -57,11 +57,11 @@ type cpuLayer struct {
 	projW        matrix    // (C, C); o_proj (C, QDim)
 	projB        []float32 // (C)
 	ln2w, ln2b   []float32 // (C) ln_2; post_attention_layernorm (ln2b nil)
-	fcW          matrix    // (4C, C); gate_proj (Inner, C)
-	fcB          []float32 // (4C)
+	fcW          matrix    // (Inner, C), Inner 4C but for n_inner; gate_proj (Inner, C)
+	fcB          []float32 // (Inner)
 	upW          matrix    // up_proj (Inner, C); GPT-2 has none
 	upB          []float32 // (Inner)
-	fcProjW      matrix    // (C, 4C); down_proj (C, Inner)
+	fcProjW      matrix    // (C, Inner); down_proj (C, Inner)
 	fcProjB      []float32 // (C)
 }
 
@@ -128,7 +128,7 @@ func newCPU(m *Model, threads int, own bool) *CPU {
 	if w.LMHead != nil {
 		c.lmHead = f32Matrix(w.LMHead)
 	}
-	C := m.Config.NEmbd
+	C, I := m.Config.NEmbd, m.Config.Inner()
 	c.layers = make([]cpuLayer, len(m.Weights.Layers))
 	layer := func(l *Layer, tr func(w *[]float32, rows, cols int) []float32) cpuLayer {
 		return cpuLayer{
@@ -136,8 +136,8 @@ func newCPU(m *Model, threads int, own bool) *CPU {
 			qkvW: f32Matrix(tr(&l.QKVW, C, 3*C)), qkvB: l.QKVB,
 			projW: f32Matrix(tr(&l.ProjW, C, C)), projB: l.ProjB,
 			ln2w: l.LN2W, ln2b: l.LN2B,
-			fcW: f32Matrix(tr(&l.FCW, C, 4*C)), fcB: l.FCB,
-			fcProjW: f32Matrix(tr(&l.FCProjW, 4*C, C)), fcProjB: l.FCProjB,
+			fcW: f32Matrix(tr(&l.FCW, C, I)), fcB: l.FCB,
+			fcProjW: f32Matrix(tr(&l.FCProjW, I, C)), fcProjB: l.FCProjB,
 		}
 	}
 	if !own {
@@ -148,9 +148,9 @@ func newCPU(m *Model, threads int, own bool) *CPU {
 		})
 		return c
 	}
-	// One matrix after another, so one scratch matrix (the largest, 4C x C)
-	// is all the memory packing adds.
-	scratch := make([]float32, 4*C*C)
+	// One matrix after another, so one scratch matrix (the largest, C x 3C
+	// or C x Inner) is all the memory packing adds.
+	scratch := make([]float32, max(3*C, I)*C)
 	for i := range c.layers {
 		c.layers[i] = layer(&m.Weights.Layers[i], func(w *[]float32, rows, cols int) []float32 {
 			t := *w

@@ -10,7 +10,7 @@ type acts struct {
 	kt       []float32 // (KV heads, key panels, hd, kvPanel) keys in panels per head
 	vt       []float32 // (KV heads, hd, N) values transposed per head
 	atty     []float32 // (N, QDim) attention output, before c_proj
-	fch      []float32 // (N, fchWidth) c_fc output, then gelu_new in place; SwiGLU's product
+	fch      []float32 // (N, Inner) c_fc output, then gelu_new in place; SwiGLU's product
 	lnf      []float32 // (P, C) ln_f output at the predicting positions
 	nll      []float32 // (P) per-target NLL
 	tileMax  []float32 // (vocab tiles, P) per-tile max logit
@@ -48,7 +48,7 @@ func (a *acts) layout(cfg Config, d chunkDims) []actSpec {
 		{"kt", []int{hs.kvDim(), d.keyPanels * kvPanel}, &a.kt},
 		{"vt", []int{hs.kvDim(), d.N}, &a.vt},
 		{"atty", []int{d.N, hs.qDim()}, &a.atty},
-		{"fch", []int{d.N, fchWidth(cfg)}, &a.fch},
+		{"fch", []int{d.N, cfg.Inner()}, &a.fch},
 		{"lnf", []int{d.P, C}, &a.lnf},
 		{"nll", []int{d.P}, &a.nll},
 		{"tileMax", []int{tiles, d.P}, &a.tileMax},

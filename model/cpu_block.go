@@ -8,17 +8,8 @@ type blockBufs struct {
 	ln       []float32 // (n, C) LayerNorm (RMSNorm) output
 	qkv      []float32 // (n, 3C) c_attn output, q|k|v; the Llama family's (n, QDim+2·KVDim)
 	atty     []float32 // (n, C) attention output, before c_proj; (n, QDim)
-	fch      []float32 // (n, 4C) c_fc output, then gelu_new in place; the Llama family's silu(gate)·up (n, Inner)
+	fch      []float32 // (n, Inner) GPT-2's c_fc output, then gelu_new in place; the Llama family's silu(gate)·up
 	tile     []float32 // (workers, mmScratch) matmul scratch
-}
-
-// fchWidth is the floats per row of blockBufs.fch: GPT-2's 4C, or the Llama
-// family's Inner (SwiGLU's product; gate and up live in matmul tiles only).
-func fchWidth(cfg Config) int {
-	if cfg.Arch == ArchLlama {
-		return cfg.Inner()
-	}
-	return 4 * cfg.NEmbd
 }
 
 // attender is the causal self-attention of a block: out (n, C) from the
@@ -36,16 +27,16 @@ func (c *CPU) block(l int, b *blockBufs, att attender, n int) {
 		c.llamaBlock(l, b, att, n)
 		return
 	}
-	C, eps := c.cfg.NEmbd, c.cfg.LayerNormEps
+	C, I, eps := c.cfg.NEmbd, c.cfg.Inner(), c.cfg.LayerNormEps
 	w := &c.layers[l]
-	c.layernormForward(b.ln, b.residual, w.ln1w, w.ln1b, n, C, eps)                   // (n, C)
-	c.matmulForward(b.qkv, b.ln, w.qkvW, w.qkvB, n, C, 3*C, false, b.tile)            // (n, 3C)
-	att.attend(l, b.atty, b.qkv, n)                                                   // (n, C)
-	c.matmulForward(b.residual, b.atty, w.projW, w.projB, n, C, C, true, b.tile)      // += (n, C)
-	c.layernormForward(b.ln, b.residual, w.ln2w, w.ln2b, n, C, eps)                   // (n, C)
-	c.matmulForward(b.fch, b.ln, w.fcW, w.fcB, n, C, 4*C, false, b.tile)              // (n, 4C)
-	c.geluForward(b.fch, n, 4*C)                                                      // (n, 4C)
-	c.matmulForward(b.residual, b.fch, w.fcProjW, w.fcProjB, n, 4*C, C, true, b.tile) // += (n, C)
+	c.layernormForward(b.ln, b.residual, w.ln1w, w.ln1b, n, C, eps)                 // (n, C)
+	c.matmulForward(b.qkv, b.ln, w.qkvW, w.qkvB, n, C, 3*C, false, b.tile)          // (n, 3C)
+	att.attend(l, b.atty, b.qkv, n)                                                 // (n, C)
+	c.matmulForward(b.residual, b.atty, w.projW, w.projB, n, C, C, true, b.tile)    // += (n, C)
+	c.layernormForward(b.ln, b.residual, w.ln2w, w.ln2b, n, C, eps)                 // (n, C)
+	c.matmulForward(b.fch, b.ln, w.fcW, w.fcB, n, C, I, false, b.tile)              // (n, I)
+	c.geluForward(b.fch, n, I)                                                      // (n, I)
+	c.matmulForward(b.residual, b.fch, w.fcProjW, w.fcProjB, n, I, C, true, b.tile) // += (n, C)
 }
 
 // chunkAttention is the loss's attention: each span of the chunk's rows is
@@ -63,6 +54,7 @@ func (a *chunkAttention) attend(l int, out, qkv []float32, n int) {
 	if a.c.rope != nil {
 		a.c.rotateQK(l, qkv, a.spans, 0) // positions restart in every sequence
 	}
-	a.c.transposeKV(a.kt, a.vt, qkv, a.spans, n, hs)                             // per key/value head
-	a.c.attentionForward(out, qkv, a.kt, a.vt, a.spans, n, hs, a.scores, a.maxT) // (n, QDim)
+	a.c.transposeKV(a.kt, a.vt, qkv, a.spans, n, hs) // per key/value head
+	div := a.c.cfg.AttnLayerDivisor(l)
+	a.c.attentionForward(out, qkv, a.kt, a.vt, a.spans, n, hs, div, a.scores, a.maxT) // (n, QDim)
 }

@@ -75,11 +75,11 @@ func (m *lossMeter) chunkDone() {
 }
 
 // blockWidth is a block's multiply-adds per row divided by C: its matrices'
-// elements over C (12C for GPT-2).
+// elements over C (4C + 2·Inner for GPT-2: 12C with its 4C MLP).
 func blockWidth(cfg Config) int {
 	if cfg.Arch == ArchLlama {
 		hs := headsOf(cfg)
 		return hs.ld() + hs.qDim() + 3*cfg.Inner()
 	}
-	return 12 * cfg.NEmbd
+	return 4*cfg.NEmbd + 2*cfg.Inner()
 }

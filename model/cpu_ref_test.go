@@ -21,7 +21,7 @@ func randomModel(cfg Config, seed uint64, untied bool) *Model {
 		}
 		return v
 	}
-	C := cfg.NEmbd
+	C, I := cfg.NEmbd, cfg.Inner()
 	in := func(n int) float64 { return 1 / math.Sqrt(float64(n)) }
 	w := Weights{
 		WTE:  vec(cfg.VocabSize*C, 0, 1),
@@ -35,8 +35,8 @@ func randomModel(cfg Config, seed uint64, untied bool) *Model {
 			QKVW: vec(C*3*C, 0, 1.5*in(C)), QKVB: vec(3*C, 0, 0.1),
 			ProjW: vec(C*C, 0, in(C)), ProjB: vec(C, 0, 0.1),
 			LN2W: vec(C, 1, 0.2), LN2B: vec(C, 0, 0.1),
-			FCW: vec(C*4*C, 0, in(C)), FCB: vec(4*C, 0, 0.1),
-			FCProjW: vec(4*C*C, 0, in(4*C)), FCProjB: vec(C, 0, 0.1),
+			FCW: vec(C*I, 0, in(C)), FCB: vec(I, 0, 0.1),
+			FCProjW: vec(I*C, 0, in(I)), FCProjB: vec(C, 0, 0.1),
 		})
 	}
 	w.LMHead = w.WTE
@@ -69,7 +69,7 @@ func refNLLRounded(m *Model, tokens []int32, round func(float64) float64) []floa
 			x[t][i] = round(float64(w.WTE[int(id)*C+i])) + float64(w.WPE[t*C+i])
 		}
 	}
-	for _, l := range w.Layers {
+	for li, l := range w.Layers {
 		h := refLayerNorm(x, l.LN1W, l.LN1B, cfg.LayerNormEps)
 		qkv := refLinear(h, l.QKVW, l.QKVB)
 		att := make([][]float64, T)
@@ -87,6 +87,9 @@ func refNLLRounded(m *Model, tokens []int32, round func(float64) float64) []floa
 						s[u] += q[d] * k[d]
 					}
 					s[u] /= math.Sqrt(float64(hd))
+					if cfg.LayerScaledAttn { // as transformers' GPT2Attention, after the first division
+						s[u] /= float64(li + 1)
+					}
 					mx = math.Max(mx, s[u])
 				}
 				var sum float64

@@ -20,6 +20,10 @@ var testConfigs = []struct {
 	{"c16h2v50", Config{NLayer: 2, NHead: 2, NEmbd: 16, NPositions: 40, VocabSize: 50, LayerNormEps: 1e-5}},
 	{"c20h4v300", Config{NLayer: 2, NHead: 4, NEmbd: 20, NPositions: 70, VocabSize: 300, LayerNormEps: 1e-5}},
 	{"c24h3v128", Config{NLayer: 3, NHead: 3, NEmbd: 24, NPositions: 33, VocabSize: 128, LayerNormEps: 1e-5}},
+	// GPT-2's n_inner and scale_attn_by_inverse_layer_idx (the reference
+	// divides the scores by l+1 its own way, after √hd).
+	{"c24h3v128i40scaled", Config{NLayer: 3, NHead: 3, NEmbd: 24, NPositions: 33, VocabSize: 128, LayerNormEps: 1e-5,
+		NInner: 40, LayerScaledAttn: true}},
 }
 
 // randomSeqs returns n sequences of random lengths in [1, NPositions] with random

@@ -62,7 +62,7 @@ func (c *CPU) NewGeneratorFor(positions int) (*Generator, error) {
 	g := &Generator{c: c, size: T, chunk: min(prefillChunk, T)}
 	nk := KV * keyPanels(T) * kvPanel
 	n := g.chunk
-	rowFloats := 2*C + hs.ld() + hs.qDim() + fchWidth(cfg)
+	rowFloats := 2*C + hs.ld() + hs.qDim() + cfg.Inner()
 	floats := uint64(L)*uint64(nk+T*KV) + uint64(n*rowFloats) + uint64(c.threads)*uint64(mmScratch+attRows*T) + uint64(C+cfg.VocabSize)
 	if err := sysmem.Check(fmt.Sprintf("generate: the KV cache of %d positions and the scratch", T), 4*floats); err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (g *Generator) alloc() {
 	g.ln = make([]float32, n*C)
 	g.qkv = make([]float32, n*hs.ld())
 	g.atty = make([]float32, n*hs.qDim())
-	g.fch = make([]float32, n*fchWidth(cfg))
+	g.fch = make([]float32, n*cfg.Inner())
 	g.tile = make([]float32, w*mmScratch)
 	g.scores = make([]float32, w*attRows*g.size)
 	g.lnf = make([]float32, C)
@@ -142,7 +142,7 @@ func (g *Generator) forward(tokens []int32) {
 	c, C, n := g.c, g.c.cfg.NEmbd, len(tokens)
 	hs := headsOf(c.cfg)
 	b := blockBufs{residual: g.residual[:n*C], ln: g.ln[:n*C], qkv: g.qkv[:n*hs.ld()], atty: g.atty[:n*hs.qDim()],
-		fch: g.fch[:n*fchWidth(c.cfg)], tile: g.tile}
+		fch: g.fch[:n*c.cfg.Inner()], tile: g.tile}
 	for t, id := range tokens { // (n, C) = wte[token] + wpe[position]
 		var pe []float32
 		if c.wpe != nil {
@@ -191,12 +191,13 @@ func (g *Generator) writeKV(l int, qkv []float32, n int) {
 // attention: out (n, QDim) = causal self-attention of the n queries of qkv
 // (n, ld), at positions pos..pos+n-1, over layer l's cached keys and values
 // of positions 0..pos+n-1 (already holding this chunk's). The same float32
-// steps as CPU.attentionForward: scores by scoresNN, scaled, row max
-// subtracted, exp, normalized, weighted sum by gemmNT.
+// steps as CPU.attentionForward: scores by scoresNN, scaled (the layer's
+// divisor included), row max subtracted, exp, normalized, weighted sum by
+// gemmNT.
 func (g *Generator) attention(l int, out, qkv []float32, n int) {
 	c, hs, T := g.c, headsOf(g.c.cfg), g.size
 	NH, hd, ld, QD := hs.n, hs.hd, hs.ld(), hs.qDim()
-	scale := float32(math.Sqrt(float64(hd)))
+	scale := float32(math.Sqrt(float64(hd))) * c.cfg.AttnLayerDivisor(l)
 	blocks := (n + attRows - 1) / attRows
 	kt, vt := g.kt[l], g.vt[l]
 	c.parallelFor(blocks*NH, func(worker, task int) {

@@ -40,18 +40,24 @@ func topIDs(logits []float32, n int) []int32 {
 // full recompute likes best.
 func TestGeneratorGreedyMatchesRecompute(t *testing.T) {
 	ctx := context.Background()
-	cfg := synth.TinyConfig()
-	cpu := model.NewCPU(synth.Peaked(cfg, 11), 0)
+	tiny := synth.TinyConfig()
+	// GPT-2's n_inner and scale_attn_by_inverse_layer_idx: the cache's
+	// attention divides by the layer's divisor as the forward does.
+	scaled := tiny
+	scaled.NInner, scaled.LayerScaledAttn = 40, true
 	for _, c := range []struct {
 		chunk int
 		temp  float64
+		cfg   model.Config
 	}{
-		{256, 0}, // greedy, the prompt in one pass
-		{3, 0},   // greedy, the prompt prefilled 3 rows at a time
-		{256, 1}, // sampled (the tiny model's greedy choice hardly varies), one pass
-		{5, 1},
+		{256, 0, tiny}, // greedy, the prompt in one pass
+		{3, 0, tiny},   // greedy, the prompt prefilled 3 rows at a time
+		{256, 1, tiny}, // sampled (the tiny model's greedy choice hardly varies), one pass
+		{5, 1, tiny},
+		{3, 1, scaled},
 	} {
-		chunk := c.chunk
+		chunk, cfg := c.chunk, c.cfg
+		cpu := model.NewCPU(synth.Peaked(cfg, 11), 0)
 		sampler, err := model.NewSampler(model.SampleOptions{Temperature: c.temp, Seed: 9})
 		if err != nil {
 			t.Fatal(err)

@@ -17,8 +17,17 @@ import (
 
 func TestLoadSafetensorsRoundTrip(t *testing.T) {
 	want := synth.Random(synth.TinyConfig(), 1)
-	for _, dtype := range []string{"F32", "F16", "BF16"} {
+	// n_inner and scale_attn_by_inverse_layer_idx, through config.json and
+	// the MLP's tensor shapes.
+	cfg := synth.TinyConfig()
+	cfg.NInner, cfg.LayerScaledAttn = 24, true
+	variant := synth.Random(cfg, 2)
+	for _, dtype := range []string{"F32", "F16", "BF16", "F32 n_inner"} {
 		t.Run(dtype, func(t *testing.T) {
+			want := want
+			if dtype == "F32 n_inner" {
+				want, dtype = variant, "F32"
+			}
 			dir := writeModel(t, want, dtype)
 			for _, path := range []string{dir, filepath.Join(dir, "model.safetensors")} {
 				got, err := model.Load(path)

@@ -200,12 +200,14 @@ func scoresNN(sc, q []float32, ldq int, kp []float32, rows, keys, hd int) {
 // in spans. qkv is (N, ld) with q|k|v along the channels and heads of hd
 // channels inside each (hs); kt (kv, panels, hd, kvPanel) and vt (kv, hd, N)
 // are from transposeKV. Per query head h and query t, with g = hs.group(h):
-// p = softmax((q_t · k_s) / sqrt(hd) over s <= t), out_t = Σ_s p_s v_s, all in
-// float32 with the row maximum subtracted before exp. scores is per-worker
-// scratch of attRows*maxT floats, maxT the longest span.
-func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N int, hs heads, scores []float32, maxT int) {
+// p = softmax((q_t · k_s) / (sqrt(hd)·div) over s <= t), out_t = Σ_s p_s v_s,
+// all in float32 with the row maximum subtracted before exp; div is the
+// layer's Config.AttnLayerDivisor, 1 but for GPT-2's
+// scale_attn_by_inverse_layer_idx. scores is per-worker scratch of
+// attRows*maxT floats, maxT the longest span.
+func (c *CPU) attentionForward(out, qkv, kt, vt []float32, spans []span, N int, hs heads, div float32, scores []float32, maxT int) {
 	hd, ld, QD, NH := hs.hd, hs.ld(), hs.qDim(), hs.n
-	scale := float32(math.Sqrt(float64(hd)))
+	scale := float32(math.Sqrt(float64(hd))) * div
 	first, panels := spanPanels(spans)
 	type block struct{ off, panel, t0, t1 int }
 	var blocks []block

@@ -159,7 +159,7 @@ func TestAttentionForwardSpans(t *testing.T) {
 		out := make([]float32, n*C)
 		hs := heads{NH, NH, C / NH}
 		c.transposeKV(kt, vt, qkv, spans, n, hs)
-		c.attentionForward(out, qkv, kt, vt, spans, n, hs, make([]float32, 2*attRows*maxT), maxT)
+		c.attentionForward(out, qkv, kt, vt, spans, n, hs, 1, make([]float32, 2*attRows*maxT), maxT)
 		return out
 	}
 	both := run(qkv, []span{{0, L1}, {L1, L2}}, N, L1)

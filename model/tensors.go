@@ -25,9 +25,9 @@ const (
 	RoleProjB               // h.N.attn.c_proj.bias (C)
 	RoleLN2W                // h.N.ln_2.weight (C)
 	RoleLN2B                // h.N.ln_2.bias (C)
-	RoleFCW                 // h.N.mlp.c_fc.weight (C, 4C)
-	RoleFCB                 // h.N.mlp.c_fc.bias (4C)
-	RoleFCProjW             // h.N.mlp.c_proj.weight (4C, C)
+	RoleFCW                 // h.N.mlp.c_fc.weight (C, Inner): Inner is 4C but for n_inner
+	RoleFCB                 // h.N.mlp.c_fc.bias (Inner)
+	RoleFCProjW             // h.N.mlp.c_proj.weight (Inner, C)
 	RoleFCProjB             // h.N.mlp.c_proj.bias (C)
 	RoleLNFW                // ln_f.weight (C)
 	RoleLNFB                // ln_f.bias (C)
@@ -76,9 +76,9 @@ var layerTable = [...]layerTensor{
 	{RoleProjB, "attn.c_proj.bias", "attprojb", vec(1), nil, func(l *Layer) *[]float32 { return &l.ProjB }},
 	{RoleLN2W, "ln_2.weight", "ln2w", vec(1), nil, func(l *Layer) *[]float32 { return &l.LN2W }},
 	{RoleLN2B, "ln_2.bias", "ln2b", vec(1), nil, func(l *Layer) *[]float32 { return &l.LN2B }},
-	{RoleFCW, "mlp.c_fc.weight", "fcw", mat(1, 4), nil, func(l *Layer) *[]float32 { return &l.FCW }},
-	{RoleFCB, "mlp.c_fc.bias", "fcb", vec(4), nil, func(l *Layer) *[]float32 { return &l.FCB }},
-	{RoleFCProjW, "mlp.c_proj.weight", "fcprojw", mat(4, 1), nil, func(l *Layer) *[]float32 { return &l.FCProjW }},
+	{RoleFCW, "mlp.c_fc.weight", "fcw", dims(cC, cI), nil, func(l *Layer) *[]float32 { return &l.FCW }},
+	{RoleFCB, "mlp.c_fc.bias", "fcb", dims(cI), nil, func(l *Layer) *[]float32 { return &l.FCB }},
+	{RoleFCProjW, "mlp.c_proj.weight", "fcprojw", dims(cI, cC), nil, func(l *Layer) *[]float32 { return &l.FCProjW }},
 	{RoleFCProjB, "mlp.c_proj.bias", "fcprojb", vec(1), nil, func(l *Layer) *[]float32 { return &l.FCProjB }},
 }
 

@@ -47,7 +47,7 @@ type Config struct {
 	// The Llama family's options; zero for GPT-2.
 	NKVHead     int         // key/value heads (grouped-query attention); 0: NHead
 	HeadSize    int         // channels per head (head_dim); 0: NEmbd/NHead
-	NInner      int         // the MLP's width (intermediate_size); 0: 4*NEmbd
+	NInner      int         // the MLP's width (intermediate_size; GPT-2's n_inner where not 4*n_embd); 0: 4*NEmbd
 	RopeTheta   float64     // the rotary embedding's base
 	RopeScaling RopeScaling // rope_scaling (rope_parameters); zero: none
 	QKVBias     bool        // q_proj, k_proj and v_proj have biases (Qwen2; attention_bias)
@@ -69,6 +69,10 @@ type Config struct {
 	// x·Φ(x) = 0.5·x·(1 + erf(x/√2)) (Cerebras-GPT's, nanoGPT's), where the
 	// default is gelu_new, the tanh approximation GPT-2 was trained with.
 	ExactGELU bool
+	// LayerScaledAttn is GPT-2's scale_attn_by_inverse_layer_idx (Stanford
+	// CRFM's GPT-2s): the attention scores of block l (from 0) are divided
+	// by l+1 as well as by √head_dim.
+	LayerScaledAttn bool
 }
 
 // RopeScaling is a rotary embedding's scaling, rope_scaling in config.json
@@ -140,6 +144,15 @@ func (c Config) KVHeads() int {
 	return c.NHead
 }
 
+// AttnLayerDivisor is what block l's (from 0) attention scores q·k are
+// divided by besides √head_dim: l+1 where LayerScaledAttn is set, else 1.
+func (c Config) AttnLayerDivisor(l int) float32 {
+	if c.LayerScaledAttn {
+		return float32(l + 1)
+	}
+	return 1
+}
+
 // Inner is the MLP's hidden width: NInner, else GPT-2's 4C.
 func (c Config) Inner() int {
 	if c.NInner > 0 {
@@ -156,16 +169,23 @@ func (c Config) QDim() int { return c.NHead * c.HeadDim() }
 func (c Config) KVDim() int { return c.KVHeads() * c.HeadDim() }
 
 // Describe names the model's shape for messages: "GPT-2 (12 layers, 12
-// heads, 768 channels, 1024 positions)" (with ", exact GELU" and ",
-// untied LM head" where the config says so) or, for the Llama family, its
+// heads, 768 channels, 1024 positions)" (with ", MLP N" where n_inner is
+// not 4C, ", exact GELU", ", attention scaled by layer" and ", untied LM
+// head" where the config says so) or, for the Llama family, its
 // model_type with the key/value heads, MLP width, rotary base and rope
 // scaling ("..., rotary base 500000, llama3 scaling x32)"), so that a user
 // can see the config was read as meant.
 func (c Config) Describe() string {
 	if c.Arch == ArchGPT2 {
 		extra := ""
+		if c.NInner != 0 {
+			extra += fmt.Sprintf(", MLP %d", c.NInner)
+		}
 		if c.ExactGELU {
 			extra += ", exact GELU"
+		}
+		if c.LayerScaledAttn {
+			extra += ", attention scaled by layer"
 		}
 		if c.UntiedHead {
 			extra += ", untied LM head"
@@ -195,9 +215,9 @@ type Layer struct {
 	ProjW      []float32 // (C, C): attn.c_proj
 	ProjB      []float32 // (C)
 	LN2W, LN2B []float32 // (C) GPT-2's ln_2; the Llama family's post_attention_layernorm weight (LN2B nil)
-	FCW        []float32 // (C, 4C): mlp.c_fc
-	FCB        []float32 // (4C)
-	FCProjW    []float32 // (4C, C): mlp.c_proj
+	FCW        []float32 // (C, Inner): mlp.c_fc (Inner 4C but for n_inner)
+	FCB        []float32 // (Inner)
+	FCProjW    []float32 // (Inner, C): mlp.c_proj
 	FCProjB    []float32 // (C)
 
 	// The Llama family's attention and MLP, (out, in).

@@ -51,10 +51,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("config: sliding window %d: want none (GPT-2) or the positions it limits, %d", c.Window, c.NPositions)
 	}
 	if c.Arch == ArchLlama {
-		if c.UntiedHead || c.ExactGELU {
-			return errors.New("config: UntiedHead and ExactGELU are GPT-2's (the Llama family says TiedEmbed, and uses SiLU)")
+		if c.UntiedHead || c.ExactGELU || c.LayerScaledAttn {
+			return errors.New("config: UntiedHead, ExactGELU and LayerScaledAttn are GPT-2's (the Llama family says TiedEmbed, and uses SiLU)")
 		}
 		return c.validateLlama()
+	}
+	if c.NInner < 0 || c.NInner > maxDim {
+		return fmt.Errorf("config n_inner = %d, want 1..%d (or 0: 4*n_embd)", c.NInner, maxDim)
 	}
 	if c.NEmbd%c.NHead != 0 {
 		return fmt.Errorf("config n_embd = %d is not divisible by n_head = %d", c.NEmbd, c.NHead)

@@ -76,7 +76,7 @@ func (g *GPT2) widths() widths {
 	if c.Arch == model.ArchLlama {
 		return widths{qkv: c.QDim() + 2*c.KVDim(), att: c.QDim(), fc: c.Inner(), kv: c.KVDim()}
 	}
-	return widths{qkv: 3 * c.NEmbd, att: c.NEmbd, fc: 4 * c.NEmbd, kv: c.NEmbd}
+	return widths{qkv: 3 * c.NEmbd, att: c.NEmbd, fc: c.Inner(), kv: c.NEmbd}
 }
 
 // arenaBuffer is one buffer of an arena, a row of arenaLayout: where it

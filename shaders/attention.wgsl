@@ -7,7 +7,7 @@
 // the keys and values of positions 0 .. pos0+T-1 (kv_write.wgsl,
 // rope_kv_write.wgsl). Query head h attends with key/value head
 // g = h / (H/KV) (GPT-2: KV = H). For query (b, h, t) at position pos0+t:
-//   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(q·k_s / sqrt(HD)) v_s[i].
+//   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(lscale · q·k_s / sqrt(HD)) v_s[i].
 // One invocation per query row (b, h, t), no workgroup memory, no barrier;
 // q and the accumulator live in private arrays of HD/4 vec4 (at most MAXHD4),
 // so HD <= 128 and HD % 4 == 0 are required, and ld % 4 == 0.
@@ -21,7 +21,9 @@ override WG: u32 = 64;
 override HD: u32 = 64; // channels per head: a multiple of 4, at most 4 * MAXHD4
 override HD4: u32 = HD / 4u;
 
-struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32 }
+// lscale: the scores' factor besides 1/sqrt(HD): 1, or 1/(l+1) in block l of a GPT-2 with
+// scale_attn_by_inverse_layer_idx (Stanford CRFM's).
+struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32, lscale: f32 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;  // (B*T, ld)
 @group(0) @binding(1) var<storage, read> kc: array<vec4<f32>>;   // (B, KV, S, HD)
@@ -41,7 +43,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	let b = bh / p.H;
 	let g = h / (p.H / p.KV);    // the key/value head
 	let row = b * p.T + t;
-	let scale = inverseSqrt(f32(HD));
+	let scale = inverseSqrt(f32(HD)) * p.lscale;
 
 	var q: array<vec4<f32>, MAXHD4>;
 	var acc: array<vec4<f32>, MAXHD4>;

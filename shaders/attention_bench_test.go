@@ -58,7 +58,7 @@ func BenchmarkAttention(b *testing.B) {
 					"qkv": {Buffer: d.buffer(b, "qkv", f32Bytes(qkv))}, "kc": {Buffer: d.buffer(b, "kc", f32Bytes(cache))},
 					"vc": {Buffer: d.buffer(b, "vc", f32Bytes(cache))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*B*sh.T*C))},
 				}
-				params := Params{"B": B, "T": float64(sh.T), "C": C, "H": H, "KV": H, "S": float64(S), "pos0": float64(sh.pos0), "ld": 3 * C}
+				params := Params{"B": B, "T": float64(sh.T), "C": C, "H": H, "KV": H, "S": float64(S), "pos0": float64(sh.pos0), "ld": 3 * C, "lscale": 1}
 				benchDispatch(b, d, p, bufs, params, groups)
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
@@ -151,7 +151,7 @@ func BenchmarkAttentionCoop(b *testing.B) {
 		"qkv": {Buffer: d.buffer(b, "qkv", f32Bytes(qkv))}, "kc": {Buffer: d.buffer(b, "kc", f32Bytes(cache))},
 		"vc": {Buffer: d.buffer(b, "vc", f32Bytes(cache))}, "out": {Buffer: d.buffer(b, "out", make([]byte, 4*B*T*C))},
 	}
-	params := Params{"B": float64(B), "T": T, "C": C, "H": H, "KV": H, "S": T, "pos0": 0, "ld": 3 * C}
+	params := Params{"B": float64(B), "T": T, "C": C, "H": H, "KV": H, "S": T, "pos0": 0, "ld": 3 * C, "lscale": 1}
 	flops := float64(B*H) * 4 * hd * float64(T) * float64(T+1) / 2
 	report := func(b *testing.B) {
 		s := b.Elapsed().Seconds() / float64(b.N)

@@ -6,7 +6,7 @@
 // C = H*HD channels; kc, vc (B, KV, S, HD) already hold the keys and values
 // of positions 0 .. pos0+T-1; query head h reads key/value head
 // g = h / (H/KV); for query (b, h, t) at absolute position pos0+t:
-//   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(q·k_s / sqrt(HD)) v_s[i].
+//   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(lscale · q·k_s / sqrt(HD)) v_s[i].
 //
 // Numerics: q, k and v are rounded to f16 (to nearest, clamped to ±65504) as
 // they are staged in workgroup memory; the scores S = Q·Kᵀ are accumulated in
@@ -121,7 +121,9 @@ const CJ: u32 = BKV / R;             // scores per invocation and row
 const CO: u32 = HP / R;              // output columns per invocation and row
 const SL: u32 = (BKV * HP4 + WG - 1u) / WG; // vec4s of a tile's keys (and of its values) an invocation stages
 
-struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32 }
+// lscale: the scores' factor besides 1/sqrt(HD): 1, or 1/(l+1) in block l of a GPT-2 with
+// scale_attn_by_inverse_layer_idx (Stanford CRFM's).
+struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32, lscale: f32 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;  // (B*T, ld)
 @group(0) @binding(1) var<storage, read> kc: array<vec4<f32>>;   // (B, KV, S, HD)
@@ -175,7 +177,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 	let h = bh % p.H;
 	let b = bh / p.H;
 	let g = h / (p.H / p.KV); // the key/value head
-	let scale = inverseSqrt(f32(HD));
+	let scale = inverseSqrt(f32(HD)) * p.lscale;
 	// The subgroup and the invocation in it, below SG and SGS as they are:
 	// the mins only let the compiler prove the workgroup indices in bounds
 	// (as matmul_coop.wgsl's).

@@ -142,7 +142,7 @@ func attnCoopCase(t *testing.T, d *testDev, tl attnCoopTiles, c attnCase, chunk 
 		q := chunkRows(qkv, c.B, c.L, ld, pos0, n)
 		qb := d.buffer(t, "qkv", f32Bytes(q))
 		params := Params{"B": float64(c.B), "T": float64(n), "C": float64(c.C), "H": float64(c.H), "KV": float64(KV),
-			"S": float64(c.S), "pos0": float64(pos0), "ld": float64(ld)}
+			"S": float64(c.S), "pos0": float64(pos0), "ld": float64(ld), "lscale": 1}
 		var outs [2][]float32
 		for i, run := range []struct {
 			p      *Pipeline

@@ -9,7 +9,7 @@
 // epiQKV, or by kv_write.wgsl or rope_kv_write.wgsl). Query head h attends
 // with key/value head g = h / (H/KV). For query (b, h, t) at absolute
 // position pos0+t:
-//   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(q·k_s / sqrt(HD)) v_s[i].
+//   out[(b*T+t)*C + h*HD + i] = Σ_{s<=pos0+t} softmax_s(lscale · q·k_s / sqrt(HD)) v_s[i].
 //
 // A workgroup takes BQ consecutive queries of one (b, h), one invocation per
 // query row: q and the output accumulator stay in private arrays of HD/4
@@ -50,7 +50,9 @@ override BQ: u32 = 64;  // queries (and invocations) per workgroup
 override BKV: u32 = 32; // keys per tile, at most MAXBKV
 override HD4: u32 = HD / 4u;
 
-struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32 }
+// lscale: the scores' factor besides 1/sqrt(HD): 1, or 1/(l+1) in block l of a GPT-2 with
+// scale_attn_by_inverse_layer_idx (Stanford CRFM's).
+struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: u32, lscale: f32 }
 
 @group(0) @binding(0) var<storage, read> qkv: array<vec4<f32>>;  // (B*T, ld)
 @group(0) @binding(1) var<storage, read> kc: array<vec4<f32>>;   // (B, KV, S, HD)
@@ -80,7 +82,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	let tq = min(t, p.T - 1u);
 	let g = h / (p.H / p.KV); // the key/value head
 	let row = b * p.T + tq;
-	let scale = inverseSqrt(f32(HD));
+	let scale = inverseSqrt(f32(HD)) * p.lscale;
 
 	var q: array<vec4<f32>, MAXHD4>;
 	var acc: array<vec4<f32>, MAXHD4>;

@@ -97,7 +97,7 @@ func attnRunWith(t *testing.T, d *testDev, kvw, att *Pipeline, groups func(n int
 			d.run(t, kvw, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}}, params,
 				[3]uint32{uint32(ceilDiv(c.B*n*c.C/4, int(kvw.WorkgroupSize[0]))), 1, 1})
 		}
-		params["KV"], params["ld"] = float64(KV), float64(ld)
+		params["KV"], params["ld"], params["lscale"] = float64(KV), float64(ld), 1
 		d.run(t, att, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb}, "out": {Buffer: ob}}, params, groups(n))
 		got := d.readF32(t, ob, c.B*n*c.C)
 		for b := range c.B {

@@ -292,7 +292,7 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 		bufs[b.name] = Buf{Buffer: buf}
 	}
 	params := Params{"B": float64(B), "T": float64(T), "C": float64(H * hd), "H": float64(H), "KV": float64(KV),
-		"S": float64(T), "pos0": 0, "ld": float64(ld)}
+		"S": float64(T), "pos0": 0, "ld": float64(ld), "lscale": 1}
 	type run struct {
 		k      *Kernel
 		cs     constSet

@@ -383,7 +383,7 @@ func BenchmarkCoopAblation(b *testing.B) {
 				benchDispatch(b, d, p, head, Params{"P": float64(M), "C": C, "V": V, "v0": 0}, lossSharedGroups(M, V, j.coop.BM(), j.coop.vt, j.coop.nt))
 				flops = 2 * float64(M) * V * C
 			default:
-				benchDispatch(b, d, p, attn, Params{"B": float64(B), "T": T, "C": C, "H": H, "KV": H, "S": T, "pos0": 0, "ld": 3 * C},
+				benchDispatch(b, d, p, attn, Params{"B": float64(B), "T": T, "C": C, "H": H, "KV": H, "S": T, "pos0": 0, "ld": 3 * C, "lscale": 1},
 					grid(j.attn.groups(B, H, T)))
 				flops = attnFlops
 			}

@@ -534,7 +534,7 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 	}
 	a := r.a
 	cfg := g.cfg
-	C, H := cfg.NEmbd, cfg.NHead
+	C, H, I := cfg.NEmbd, cfg.NHead, cfg.Inner()
 	N := B * T
 	whole := func(x *wgpu.Buffer) Buf { return Buf{Buffer: x} }
 	ln := g.normFor(g.layernorm, g.layernormSubgroup, g.layernormRows, C)
@@ -555,11 +555,11 @@ func (g *GPT2) forwardChunk(r *recorder, tok Buf, B, T, t0, S int, layered bool,
 		if !g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, 3*C, epiQKV) {
 			r.op(g.kvWrite, constSet{}, kvWriteBufs{QKV: whole(a.qkv), KC: kc, VC: vc}, kvw, perInvocation(N*C/4))
 		}
-		g.attentionOp(r, sh, kc, vc, 3*C)
+		g.attentionOp(r, sh, i, kc, vc, 3*C)
 		g.matmulOp(r, sh, a.res, a.att, w.projW, w.projB, kc, vc, N, C, C, epiAdd)
 		layernorm(a.ln, a.res, w.ln2w, w.ln2b, N)
-		g.matmulOp(r, sh, a.fc, a.ln, w.fcW, w.fcB, kc, vc, N, C, 4*C, g.geluEpilogue())
-		g.matmulOp(r, sh, a.res, a.fc, w.fcProjW, w.fcProjB, kc, vc, N, 4*C, C, epiAdd)
+		g.matmulOp(r, sh, a.fc, a.ln, w.fcW, w.fcB, kc, vc, N, C, I, g.geluEpilogue())
+		g.matmulOp(r, sh, a.res, a.fc, w.fcProjW, w.fcProjB, kc, vc, N, I, C, epiAdd)
 	}
 	layernorm(a.ln, a.res, g.lnfW, g.lnfB, N)
 }
@@ -643,17 +643,17 @@ func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer
 	return fused
 }
 
-// attentionOp records the attention of the chunk sh over the layer's cache
+// attentionOp records the attention of the chunk sh over layer l's cache
 // kc, vc: queries from the arena's qkv (rows of ld values, the queries
 // first), output to its att. attention.wgsl on software adapters,
 // attention_shared.wgsl (flash attention, K/V tiles in workgroup memory) on
 // GPUs, attention_coop.wgsl where the matrix units are in use (attnCoopFor).
-func (g *GPT2) attentionOp(r *recorder, sh chunkShape, kc, vc Buf, ld int) {
+func (g *GPT2) attentionOp(r *recorder, sh chunkShape, l int, kc, vc Buf, ld int) {
 	a, cfg := r.a, g.cfg
 	H, hd := cfg.NHead, cfg.HeadDim()
 	QD := H * hd
 	params := attentionParams{B: uint32(sh.B), T: uint32(sh.T), C: uint32(QD), H: uint32(H), KV: uint32(cfg.KVHeads()),
-		S: uint32(sh.S), Pos0: uint32(sh.t0), LD: uint32(ld)}
+		S: uint32(sh.S), Pos0: uint32(sh.t0), LD: uint32(ld), LScale: 1 / cfg.AttnLayerDivisor(l)}
 	k, cs, work := g.attention, consts("HD", float64(hd)), perInvocation(sh.B*H*sh.T)
 	if ac := g.attnCoopFor(sh.B, sh.T); ac != nil { // on the matrix units
 		k, cs, work = ac.k, constSet{}, ac.work(sh.B, H, sh.T)

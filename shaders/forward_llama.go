@@ -47,7 +47,7 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 		}
 		r.op(lp.ropeKV, ropeConsts, ropeBufs{QKV: whole(a.qkv), KC: kc, VC: vc, Rope: whole(lp.rope), QN: whole(qn), KN: whole(kn)},
 			rp, perInvocation(N*(H+2*KV)*hd/2))
-		g.attentionOp(r, sh, kc, vc, ld)
+		g.attentionOp(r, sh, i, kc, vc, ld)
 		g.matmulOp(r, sh, a.res, a.att, w.oW, w.oB, kc, vc, N, QD, C, epiAdd)
 		rmsnorm(a.ln, a.res, w.ln2w)
 		g.matmulOp(r, sh, a.fc, a.ln, w.gateUpW, w.gateUpB, kc, vc, N, C, 2*I, epiSwiGLU)

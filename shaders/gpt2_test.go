@@ -156,7 +156,6 @@ func TestGPT2RefusesBadInput(t *testing.T) {
 // same weights with gelu_new is farther from the GPU than that, so the test
 // sees which GELU ran.
 func TestGPT2ExactGELU(t *testing.T) {
-	d := newTestDev(t)
 	m := synth.Peaked(synth.TinyConfig(), 17)
 	for _, l := range m.Weights.Layers {
 		for i := range l.FCW {
@@ -167,15 +166,49 @@ func TestGPT2ExactGELU(t *testing.T) {
 		}
 	}
 	m.Config.ExactGELU = true
+	tanh := *m
+	tanh.Config.ExactGELU = false
+	checkGPT2Variant(t, m, &tanh, "gelu_new")
+}
+
+// TestGPT2LayerScaledAttention: a GPT-2 with scale_attn_by_inverse_layer_idx
+// (the attention kernels' lscale) and an n_inner that is neither 4C nor a
+// multiple of 4 (the MLP's matmuls at that width, element by element)
+// scores as the CPU path does, with both kernel sets; the CPU scoring the
+// same weights without the layer scale is farther from the GPU, so the test
+// sees that the scale ran. The attention is made to matter: q and k scaled
+// up, so that the scores are far from uniform in every layer.
+func TestGPT2LayerScaledAttention(t *testing.T) {
+	cfg := synth.TinyConfig()
+	cfg.NLayer, cfg.NInner, cfg.LayerScaledAttn = 3, 42, true
+	m := synth.Peaked(cfg, 23)
+	C := cfg.NEmbd
+	for _, l := range m.Weights.Layers {
+		for i := range l.QKVW {
+			if i%(3*C) < 2*C { // q and k columns of c_attn (C, 3C)
+				l.QKVW[i] *= 20
+			}
+		}
+	}
+	plain := *m
+	plain.Config.LayerScaledAttn = false
+	checkGPT2Variant(t, m, &plain, "unscaled attention")
+}
+
+// checkGPT2Variant scores m on the GPU with both kernel sets and on the CPU:
+// every target within 2e-4 relative of the CPU and the mean within 1e-5,
+// while the CPU's scores of other (the same weights without the feature m
+// tests, named otherName) are at least 1e-4 away from the GPU's somewhere.
+func checkGPT2Variant(t *testing.T, m, other *model.Model, otherName string) {
+	t.Helper()
+	d := newTestDev(t)
 	seqs := zipfSeqs(5, 4, m.Config.NPositions, m.Config.VocabSize)
 	ctx := context.Background()
 	want, wantNLL, err := model.NewCPU(m, 0).LossPerToken(ctx, seqs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tanh := *m
-	tanh.Config.ExactGELU = false
-	_, tanhNLL, err := model.NewCPU(&tanh, 0).LossPerToken(ctx, seqs)
+	_, otherNLL, err := model.NewCPU(other, 0).LossPerToken(ctx, seqs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,15 +230,15 @@ func TestGPT2ExactGELU(t *testing.T) {
 			var worst, apart float64
 			for i, x := range p.PerToken() {
 				worst = max(worst, math.Abs(float64(x-wantNLL[i]))/math.Max(1, float64(wantNLL[i])))
-				apart = max(apart, math.Abs(float64(x-tanhNLL[i])))
+				apart = max(apart, math.Abs(float64(x-otherNLL[i])))
 			}
 			gm := got.Sum.Float64() / float64(got.Count)
-			t.Logf("mean NLL gpu %.7f cpu %.7f; worst target %.2g relative; gelu_new's targets up to %.2g away", gm, mean, worst, apart)
+			t.Logf("mean NLL gpu %.7f cpu %.7f; worst target %.2g relative; %s's targets up to %.2g away", gm, mean, worst, otherName, apart)
 			if worst > 2e-4 || math.Abs(gm-mean) > 1e-5 {
 				t.Errorf("mean NLL %.7f, CPU %.7f; worst target %.2g relative", gm, mean, worst)
 			}
 			if apart < 1e-4 {
-				t.Errorf("the GPU's NLLs are within %.2g of gelu_new's: cannot tell which GELU ran", apart)
+				t.Errorf("the GPU's NLLs are within %.2g of %s's: cannot tell which ran", apart, otherName)
 			}
 		})
 	}

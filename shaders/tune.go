@@ -564,12 +564,12 @@ type matmulShape struct {
 // (GELU); the Llama family's q|k|v, o_proj and down_proj (the residual add),
 // gate|up (SwiGLU).
 func (g *GPT2) matmulShapes() []matmulShape {
-	C := g.cfg.NEmbd
+	C, I := g.cfg.NEmbd, g.cfg.Inner()
 	if g.llama != nil {
 		w := g.widths()
 		return []matmulShape{{C, w.qkv, epiStore}, {w.att, C, epiAdd}, {C, 2 * w.fc, epiSwiGLU}, {w.fc, C, epiAdd}}
 	}
-	return []matmulShape{{C, 3 * C, epiQKV}, {C, C, epiAdd}, {C, 4 * C, g.geluEpilogue()}, {4 * C, C, epiAdd}}
+	return []matmulShape{{C, 3 * C, epiQKV}, {C, C, epiAdd}, {C, I, g.geluEpilogue()}, {I, C, epiAdd}}
 }
 
 // geluEpilogue is c_fc's epilogue: GPT-2's gelu_new, or the exact GELU

@@ -69,7 +69,7 @@ func Random(cfg model.Config, seed uint64) *model.Model {
 		return randomLlama(cfg, seed)
 	}
 	f := &filler{seed: seed}
-	C, V, T := cfg.NEmbd, cfg.VocabSize, cfg.NPositions
+	C, V, T, I := cfg.NEmbd, cfg.VocabSize, cfg.NPositions, cfg.Inner()
 	proj := 0.02 / math.Sqrt(2*float64(max(cfg.NLayer, 1)))
 	m := &model.Model{Config: cfg, Source: "random"}
 	w := &m.Weights
@@ -86,9 +86,9 @@ func Random(cfg model.Config, seed uint64) *model.Model {
 		l.ProjB = f.normals(C, 0, 0.02)
 		l.LN2W = f.normals(C, 1, 0.05)
 		l.LN2B = f.normals(C, 0, 0.02)
-		l.FCW = f.normals(C*4*C, 0, 0.02)
-		l.FCB = f.normals(4*C, 0, 0.02)
-		l.FCProjW = f.normals(4*C*C, 0, proj)
+		l.FCW = f.normals(C*I, 0, 0.02)
+		l.FCB = f.normals(I, 0, 0.02)
+		l.FCProjW = f.normals(I*C, 0, proj)
 		l.FCProjB = f.normals(C, 0, 0.02)
 	}
 	w.LNFW = f.normals(C, 1, 0.05)

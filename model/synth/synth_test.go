@@ -113,6 +113,10 @@ func TestWriteErrors(t *testing.T) {
 	if err := WriteLLMC(filepath.Join(dir, "x.bin"), m, 4); err == nil {
 		t.Error("WriteLLMC accepted version 4")
 	}
+	wide := Random(model.Config{NLayer: 1, NHead: 1, NEmbd: 4, NPositions: 4, VocabSize: 8, LayerNormEps: 1e-5, NInner: 6}, 1)
+	if err := WriteLLMC(filepath.Join(dir, "x.bin"), wide, 3); err == nil {
+		t.Error("WriteLLMC accepted an n_inner, which llm.c's format cannot say")
+	}
 	bad := []Tensor{{Name: "x", Shape: []int{3}, Data: make([]float32, 2)}}
 	if err := WriteSafetensorsFile(filepath.Join(dir, "x.safetensors"), bad, "F32"); err == nil {
 		t.Error("WriteSafetensorsFile accepted 2 values for shape [3]")

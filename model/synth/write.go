@@ -29,7 +29,7 @@ type Tensor struct {
 // differs from WTE. The data slices are m's, not copies.
 func HFTensors(m *model.Model, prefix string) []Tensor {
 	c := m.Config
-	C, V, T := c.NEmbd, c.VocabSize, c.NPositions
+	C, V, T, I := c.NEmbd, c.VocabSize, c.NPositions, c.Inner()
 	w := &m.Weights
 	mask := make([]float32, T*T)
 	for i := range T {
@@ -54,9 +54,9 @@ func HFTensors(m *model.Model, prefix string) []Tensor {
 			Tensor{p + "attn.c_proj.bias", []int{C}, l.ProjB},
 			Tensor{p + "ln_2.weight", []int{C}, l.LN2W},
 			Tensor{p + "ln_2.bias", []int{C}, l.LN2B},
-			Tensor{p + "mlp.c_fc.weight", []int{C, 4 * C}, l.FCW},
-			Tensor{p + "mlp.c_fc.bias", []int{4 * C}, l.FCB},
-			Tensor{p + "mlp.c_proj.weight", []int{4 * C, C}, l.FCProjW},
+			Tensor{p + "mlp.c_fc.weight", []int{C, I}, l.FCW},
+			Tensor{p + "mlp.c_fc.bias", []int{I}, l.FCB},
+			Tensor{p + "mlp.c_proj.weight", []int{I, C}, l.FCProjW},
 			Tensor{p + "mlp.c_proj.bias", []int{C}, l.FCProjB},
 		)
 	}
@@ -116,12 +116,21 @@ func WriteConfig(dir string, cfg model.Config) error {
 		NInner             *int     `json:"n_inner"`
 		NLayer             int      `json:"n_layer"`
 		NPositions         int      `json:"n_positions"`
+		ReorderUpcastAttn  *bool    `json:"reorder_and_upcast_attn,omitempty"`
+		ScaleByLayerIdx    *bool    `json:"scale_attn_by_inverse_layer_idx,omitempty"`
 		TieWordEmbeddings  *bool    `json:"tie_word_embeddings,omitempty"`
 		VocabSize          int      `json:"vocab_size"`
 	}{activation(cfg), []string{"GPT2LMHeadModel"}, 50256, 50256, cfg.LayerNormEps, "gpt2",
-		cfg.NPositions, cfg.NEmbd, cfg.NHead, nil, cfg.NLayer, cfg.NPositions, nil, cfg.VocabSize}
+		cfg.NPositions, cfg.NEmbd, cfg.NHead, nil, cfg.NLayer, cfg.NPositions, nil, nil, nil, cfg.VocabSize}
 	if cfg.UntiedHead {
 		c.TieWordEmbeddings = new(bool)
+	}
+	if cfg.NInner != 0 {
+		c.NInner = &cfg.NInner
+	}
+	if cfg.LayerScaledAttn { // as Stanford CRFM's GPT-2s say it
+		yes := true
+		c.ScaleByLayerIdx, c.ReorderUpcastAttn = &yes, &yes
 	}
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
@@ -199,6 +208,9 @@ func WriteLLMC(path string, m *model.Model, version int) error {
 		return fmt.Errorf("write %s: llm.c version %d, want 3 or 5", path, version)
 	}
 	c := m.Config
+	if c.Arch != model.ArchGPT2 || c.NInner != 0 || c.LayerScaledAttn || c.ExactGELU {
+		return fmt.Errorf("write %s: llm.c's format holds GPT-2 only, with its 4C MLP, gelu_new and plain attention scaling", path)
+	}
 	C, V, L := c.NEmbd, c.VocabSize, c.NLayer
 	vp := (V + 127) / 128 * 128
 	var header [256]int32
