@@ -81,8 +81,8 @@ written to --json, marked "interrupted"); with --checkpoint, the same command
 run again continues from there. A second Ctrl-C exits at once.
 
 Sums are exact (any batching, sharding or resume gives the same bits). Outputs
-(--json, --per-token) are written atomically, through a link to its target, and
-into a device or FIFO in place (--json /dev/stdout works).
+(--json, --per-token, --per-document) are written atomically, through a link to
+its target, and into a device or FIFO in place (--json /dev/stdout works).
 
 Flags:
 `
