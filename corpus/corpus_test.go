@@ -18,8 +18,9 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
-// shakespearePath is the shared copy of TinyShakespeare (../shared/data/README.md).
-const shakespearePath = "../../shared/data/tinyshakespeare.txt"
+// shakespearePath is the shared copy of TinyShakespeare (../shared/data/README.md),
+// or $WGPU_EVAL_TINYSHAKESPEARE.
+var shakespearePath = prereq.TinyShakespearePath()
 
 func shakespeare(t *testing.T) []byte {
 	t.Helper()

@@ -19,7 +19,9 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
 
-const shakespearePath = "../../shared/data/tinyshakespeare.txt"
+// shakespearePath is the shared copy of TinyShakespeare (../shared/data/README.md),
+// or $WGPU_EVAL_TINYSHAKESPEARE.
+var shakespearePath = prereq.TinyShakespearePath()
 
 // idsSHA256 is the digest ../shared/data/README.md gives: sha256 over the ids as
 // little-endian uint32.

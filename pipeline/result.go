@@ -73,7 +73,7 @@ type Result struct {
 	Config     *RunConfig  `json:"config,omitempty"`
 	Provenance *Provenance `json:"provenance,omitempty"`
 	// PerToken is every scored target in corpus order (by Doc, then Pos),
-	// with EvalConfig.PerToken; it is not part of the JSON (see WritePerToken).
+	// with EvalConfig.PerToken; it is not part of the JSON (runfile.WritePerToken writes it).
 	PerToken []TokenNLL `json:"-"`
 	// TopLogprobs is EvalConfig.TopLogprobs: how many top log-probabilities
 	// each of PerToken holds.

@@ -35,8 +35,8 @@ type Sample struct {
 	model.Sequence
 	Bytes int // UTF-8 bytes of the scored targets Tokens[First:]
 	// Doc and Pos say where the targets are in the corpus: Doc is the
-	// document's index (documents mode: among the non-empty documents, in
-	// corpus order; 0 in the other modes) and Pos the position of the first
+	// document's index in the corpus (documents mode: empty documents, which
+	// give no sample, counted; 0 in the other modes) and Pos the position of the first
 	// target, Tokens[First], in the document's ids (the added eot not
 	// counted) or in the stream (a BOS added by EvalConfig.BOSEachWindow not
 	// counted); target k is at Pos+k.

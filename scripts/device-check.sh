@@ -69,7 +69,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-build() { # build DIR: the CLI and the three test binaries, static and stripped (small enough to copy around)
+build() { # build DIR: the CLI and the three test binaries, without cgo and stripped (small enough to copy around; they need only glibc)
 	mkdir -p "$1"
 	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$1/wgpu-eval" ./cmd/wgpu-eval
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/backend.test" ./pipeline/backend

@@ -6,6 +6,8 @@ import (
 	"log"
 	"math"
 	"os"
+	"path/filepath"
+	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -30,7 +32,9 @@ func Example() {
 	} else if err != nil {
 		log.Fatal(err)
 	}
-	dev, err := adapter.RequestDevice(nil)
+	// "-": no pipeline cache on disk, so that running the example leaves nothing behind; a program keeps the
+	// default ("": the user cache folder's wgpu-eval/pipelines), which saves compiling the pipelines next time.
+	dev, err := adapter.RequestDevice(&wgpu.DeviceDescriptor{PipelineCacheDir: "-"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -97,4 +101,29 @@ func Example() {
 	}
 	fmt.Println(math.Float32frombits(binary.LittleEndian.Uint32(out[4*3:])))
 	// Output: 30.5
+}
+
+// TestExampleKeepsNoCache: Example, which `go test` runs, writes nothing into
+// the user's cache folder (a pipeline cache there would be the tests'
+// leftover in a real user's cache).
+func TestExampleKeepsNoCache(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", tmp)
+	t.Setenv("HOME", tmp)
+	stdout := os.Stdout
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	os.Stdout = devNull
+	Example()
+	os.Stdout = stdout
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "wgpu-eval")); err == nil {
+		t.Errorf("Example wrote %s", filepath.Join(base, "wgpu-eval"))
+	}
 }

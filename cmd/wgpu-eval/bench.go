@@ -348,6 +348,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		g.SetChunk(f.chunk)
 		if f.tune {
 			g.SetTuning(shaders.TuneRedo)
+			if g.MatmulTiles() == nil { // the software kernels: no tiles, no candidates
+				say("warning: --tune: the %s kernel set runs on %s and has no tile configurations to time; WGPU_EVAL_GPU_KERNELS=hardware runs (and tunes) the hardware set there", desc.Device.Kernels, info.Name)
+			}
 		}
 		switch {
 		case !f.profile:

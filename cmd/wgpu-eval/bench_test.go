@@ -489,3 +489,20 @@ func TestBenchTune(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchTuneSoftwareKernelsSays: --tune where the software kernel set runs
+// (its matmuls have no tiles to time) says so on stderr instead of doing
+// nothing silently, and names the way to tune there.
+func TestBenchTuneSoftwareKernelsSays(t *testing.T) {
+	isolate(t)
+	requireVulkan(t)
+	t.Setenv("WGPU_EVAL_GPU_KERNELS", "software")
+	_, stderr, err := cli(t, "", "bench", "--model", "tiny", "--device", "gpu", "--precision", "f32", "--ctx", "16",
+		"--batch", "1", "--runs", "1", "--warmup", "0", "--tune")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "warning: --tune") || !strings.Contains(stderr, "WGPU_EVAL_GPU_KERNELS=hardware") {
+		t.Errorf("no warning that --tune tunes nothing with the software kernels; stderr:\n%s", stderr)
+	}
+}

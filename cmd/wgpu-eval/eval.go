@@ -48,7 +48,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
 	fs.IntVar(&f.threads, "threads", 0, "CPU threads (0: all cores)")
 	fs.IntVar(&f.batchTokens, "batch-tokens", 0, fmt.Sprintf("padded tokens per batch, sequences x width (0: from the GPU's memory; %d on the CPU)", pipeline.DefaultBatchTokens))
-	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood); in stream and strided modes the documents (as a .jsonl file's) are joined with <|endoftext|> before each, and those tokens are scored; --mode documents scores each alone")
+	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (e.g. '\\n\\n'; escapes \\n \\t understood); in stream and strided modes the documents (as a .jsonl file's) are joined, each as the tokenizer encodes it (Llama 2: <s> first) or, where that puts nothing before it, after the tokenizer's BOS (Llama 3's <|begin_of_text|>), else its end-of-text token (GPT-2, Qwen: <|endoftext|>), and those tokens are scored; --mode documents scores each alone")
 	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+corpus.TinyShakespeareEnv+")")
 	fs.StringVar(&f.jsonOut, "json", "", "also write the result as JSON to FILE (- for stdout)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress (bars, or the lines printed every 10 s where stderr is not a terminal) and no messages; only the result")
@@ -81,8 +81,8 @@ written to --json, marked "interrupted"); with --checkpoint, the same command
 run again continues from there. A second Ctrl-C exits at once.
 
 Sums are exact (any batching, sharding or resume gives the same bits). Outputs
-(--json, --per-token) are written atomically, through a link to its target, and
-into a device or FIFO in place (--json /dev/stdout works).
+(--json, --per-token, --per-document) are written atomically, through a link to
+its target, and into a device or FIFO in place (--json /dev/stdout works).
 
 Flags:
 `

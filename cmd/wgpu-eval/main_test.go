@@ -18,8 +18,9 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
-// shakespeare is the shared copy of TinyShakespeare (../shared/data/README.md).
-const shakespeare = "../../../shared/data/tinyshakespeare.txt"
+// shakespeare is the shared copy of TinyShakespeare (../shared/data/README.md),
+// or $WGPU_EVAL_TINYSHAKESPEARE (read before isolate clears it).
+var shakespeare = prereq.TinyShakespearePath()
 
 // isolate points every cache at a temporary folder and forbids the network.
 func isolate(t *testing.T) {

@@ -17,12 +17,13 @@ const mergeUsage = `Usage: wgpu-eval merge [--json OUT] SHARD.json...
        wgpu-eval merge --per-token OUT SHARD.ptk...
 
 Adds the --json results of the shards of one run (wgpu-eval --shard I/N ...
---json SHARD.json, one per shard) into the result of the whole run: the NLL
-sums in float64, the counts exactly. With --per-token OUT, merges the shards'
---per-token files instead into the per-token file of the whole run, every
-target in corpus order. Refuses shards of different runs (model weights,
-corpus, tokenizer, method, ctx, stride, precision, shard count) and a missing
-or doubled shard, naming it.
+--json SHARD.json, one per shard) into the result of the whole run: the
+exact NLL sums (nll_sum_exact) and the counts added without rounding, so the
+merged result has the bits of the run unsharded. With --per-token OUT, merges
+the shards' --per-token files instead into the per-token file of the whole
+run, every target in corpus order. Refuses shards of different runs (model
+weights, corpus, tokenizer, method, --bos-each-window, ctx, stride,
+precision, shard count) and a missing or doubled shard, naming it.
 
 Example:
   for i in 0 1 2; do wgpu-eval --shard $i/3 --json shard-$i.json --per-token shard-$i.ptk & done; wait

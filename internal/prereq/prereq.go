@@ -110,9 +110,19 @@ func TinyShakespeare(t testing.TB) string {
 	return p
 }
 
-func findTinyShakespeare() (string, error) {
+// TinyShakespearePath is where TinyShakespeare is looked for, there or not:
+// $WGPU_EVAL_TINYSHAKESPEARE, else ../shared/data/tinyshakespeare.txt beside
+// the module root ("" where no go.mod is above the working directory). A
+// test package's variable holding it is set before any test changes the
+// environment.
+func TinyShakespearePath() string {
+	p, _ := tinyShakespearePath()
+	return p
+}
+
+func tinyShakespearePath() (string, error) {
 	if p := os.Getenv(TinyShakespeareEnv); p != "" {
-		return checkSize(p)
+		return p, nil
 	}
 	dir, err := os.Getwd()
 	if err != nil {
@@ -120,7 +130,7 @@ func findTinyShakespeare() (string, error) {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return checkSize(filepath.Join(dir, "..", "shared", "data", "tinyshakespeare.txt"))
+			return filepath.Join(dir, "..", "shared", "data", "tinyshakespeare.txt"), nil
 		}
 		up := filepath.Dir(dir)
 		if up == dir {
@@ -128,6 +138,14 @@ func findTinyShakespeare() (string, error) {
 		}
 		dir = up
 	}
+}
+
+func findTinyShakespeare() (string, error) {
+	p, err := tinyShakespearePath()
+	if err != nil {
+		return "", err
+	}
+	return checkSize(p)
 }
 
 func checkSize(p string) (string, error) {

@@ -94,6 +94,24 @@ func TestTinyShakespeareFound(t *testing.T) {
 	}
 }
 
+// TestTinyShakespearePath: the path is $WGPU_EVAL_TINYSHAKESPEARE when set
+// (present or not: the caller reports a missing file), else the shared copy
+// beside the module root.
+func TestTinyShakespearePath(t *testing.T) {
+	t.Setenv(TinyShakespeareEnv, "/elsewhere/ts.txt")
+	if got := TinyShakespearePath(); got != "/elsewhere/ts.txt" {
+		t.Errorf("with $%s set: %q", TinyShakespeareEnv, got)
+	}
+	t.Setenv(TinyShakespeareEnv, "")
+	wd, err := os.Getwd() // internal/prereq: the module root is two folders up
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := TinyShakespearePath(), filepath.Join(wd, "..", "..", "..", "shared", "data", "tinyshakespeare.txt"); got != want {
+		t.Errorf("unset: %q, want %q", got, want)
+	}
+}
+
 // TestNoBareSkips: tests end for a missing prerequisite only through this
 // package, so that CI fails instead of skipping.
 func TestNoBareSkips(t *testing.T) {

@@ -364,7 +364,11 @@ func (c *Client) explain(repo, rev, file string, err error) error {
 	}
 	token := "HF_TOKEN is not set"
 	if c.Token != "" {
-		token = "the token sent (HF_TOKEN) does not give access to it"
+		from := c.TokenFrom
+		if from == "" {
+			from = "the program's"
+		}
+		token = fmt.Sprintf("the token sent (%s) does not give access to it", from)
 	}
 	page := c.endpoint() + "/" + repo
 	switch {

@@ -37,6 +37,10 @@ type Client struct {
 	CacheDir string       // the hub cache (HF_HUB_CACHE); "" means DefaultCacheDir()
 	Offline  bool         // use only the cache, never the network (HF_HUB_OFFLINE=1)
 	HTTP     *http.Client // nil means download.DefaultClient
+	// TokenFrom says where Token came from, for the errors that blame it:
+	// "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN" or the token file's path (FromEnv
+	// sets it); "" means Token was set by the program.
+	TokenFrom string
 	// Progress, when set, is called while a file downloads with its name in the
 	// repo, the bytes so far and the total (-1 when unknown).
 	Progress func(file string, done, total int64)
@@ -90,11 +94,13 @@ const (
 // (or TRANSFORMERS_OFFLINE) set to 1/true/yes/on, and the cache folder of
 // DefaultCacheDir.
 func FromEnv() *Client {
+	token, from := envToken()
 	c := &Client{
-		Endpoint: strings.TrimRight(os.Getenv("HF_ENDPOINT"), "/"),
-		Token:    envToken(),
-		CacheDir: DefaultCacheDir(),
-		Offline:  isTrue(os.Getenv("HF_HUB_OFFLINE")) || isTrue(os.Getenv("TRANSFORMERS_OFFLINE")),
+		Endpoint:  strings.TrimRight(os.Getenv("HF_ENDPOINT"), "/"),
+		Token:     token,
+		TokenFrom: from,
+		CacheDir:  DefaultCacheDir(),
+		Offline:   isTrue(os.Getenv("HF_HUB_OFFLINE")) || isTrue(os.Getenv("TRANSFORMERS_OFFLINE")),
 	}
 	if c.Endpoint == "" {
 		c.Endpoint = DefaultEndpoint
@@ -125,22 +131,27 @@ func hfHome() string {
 	return filepath.Join(expandHome("~"), ".cache", "huggingface")
 }
 
-// envToken is the token huggingface_hub would send.
-func envToken() string {
+// envToken is the token huggingface_hub would send, and where it came from
+// (the variable's name or the token file's path).
+func envToken() (token, from string) {
 	for _, k := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"} {
 		if v := strings.TrimSpace(os.Getenv(k)); v != "" {
-			return v
+			return v, k
 		}
 	}
 	path := os.Getenv("HF_TOKEN_PATH")
 	if path == "" {
 		path = filepath.Join(hfHome(), "token")
 	}
-	b, err := os.ReadFile(expandHome(path))
+	path = expandHome(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return strings.TrimSpace(string(b))
+	if token = strings.TrimSpace(string(b)); token == "" {
+		return "", ""
+	}
+	return token, path
 }
 
 // expandHome replaces a leading "~" with the home folder.

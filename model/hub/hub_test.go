@@ -390,7 +390,13 @@ func TestLocateGatedRepo(t *testing.T) {
 		!strings.Contains(err.Error(), "401") {
 		t.Fatalf("err = %v, want a gated-repo error with the status and the HF_TOKEN hint", err)
 	}
-	c.Token = fakeToken
+	// A token that gives no access is named by where it came from: a stale
+	// one in the file huggingface-cli login writes is not HF_TOKEN's.
+	c.Token, c.TokenFrom = "hf_stale", "/home/u/.cache/huggingface/token"
+	if _, err := c.Locate(context.Background(), "org/gated"); err == nil || !strings.Contains(err.Error(), "the token sent (/home/u/.cache/huggingface/token)") {
+		t.Errorf("with a stale token from a file: err = %v, want it to name the file", err)
+	}
+	c.Token, c.TokenFrom = fakeToken, ""
 	if _, err := c.Locate(context.Background(), "org/gated"); err != nil {
 		t.Fatalf("with the token: %v", err)
 	}
@@ -512,8 +518,8 @@ func TestFromEnv(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "token"), []byte("hf_from_file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := FromEnv().Token; got != "hf_from_file" {
-		t.Errorf("token from HF_HOME/token = %q", got)
+	if c := FromEnv(); c.Token != "hf_from_file" || c.TokenFrom != filepath.Join(home, "token") {
+		t.Errorf("token from HF_HOME/token = %q from %q", c.Token, c.TokenFrom)
 	}
 
 	t.Setenv("HF_ENDPOINT", "http://mirror.example/")
@@ -521,7 +527,7 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	t.Setenv("HF_HUB_CACHE", filepath.Join(home, "elsewhere"))
 	c = FromEnv()
-	if c.Endpoint != "http://mirror.example" || c.Token != "hf_env" || !c.Offline || c.CacheDir != filepath.Join(home, "elsewhere") {
+	if c.Endpoint != "http://mirror.example" || c.Token != "hf_env" || c.TokenFrom != "HF_TOKEN" || !c.Offline || c.CacheDir != filepath.Join(home, "elsewhere") {
 		t.Errorf("from env: %+v", c)
 	}
 	t.Setenv("HF_HUB_OFFLINE", "0")

@@ -12,8 +12,9 @@ import (
 )
 
 // DocumentScore is one document's score in documents mode (--per-document):
-// its targets' NLLs added exactly, and the metrics from them. Doc counts the
-// non-empty documents in corpus order, as TokenNLL.Doc does.
+// its targets' NLLs added exactly, and the metrics from them. Doc is the
+// document's number in the corpus (TokenNLL.Doc: an empty document, which
+// has no score, counted).
 type DocumentScore struct {
 	Doc     int     `json:"doc"`
 	Targets int     `json:"targets"`
