@@ -373,3 +373,11 @@ func dpbf4x4MidAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float3
 //
 //go:noescape
 func dpbf4x4EndAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// amxGemm32BF16 sets out[t*ldo+f] = Σ_k x_t[k]·w[f*ldw+k] for tokens t < m and features f < n <= 32, as TDPBF16PS computes it (model/bf16_amx.go): cfg is the tile configuration (8 tiles of 16 rows of 64 bytes); the weights' first kb blocks of 32 elements of k are read from w, and when wt is not nil one more block from wt (32 rows of 32 elements, the tail of k zero-padded); x is the activation panel in VNNI pairs, a 16-token group every xg bytes, taken 32 tokens (ntb times); buf is 4 KiB of scratch.
+//
+//go:noescape
+func amxGemm32BF16(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32)
+
+// xgetbvLow returns the low 32 bits of XCR0 (XGETBV with ECX = 0); call it only where CPUID reports OSXSAVE.
+func xgetbvLow() uint32
