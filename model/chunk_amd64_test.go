@@ -86,6 +86,10 @@ func BenchmarkGemmTile(b *testing.B) {
 			if hasBF16Kernels() {
 				run("bf16/"+name, func() { gemmBF16(bf16AVX512, out, 64, a16, K, w16, K, 64, 64, K) })
 			}
+			if hasAMX() && !chunked { // the AMX kernel does not split k
+				p := amxPanel(a16, K, 64, K)
+				run(fmt.Sprintf("amx/K=%d", K), func() { gemmBF16(bf16AMX, out, 64, p, K, w16, K, 64, 64, K) })
+			}
 		}
 	}
 }

@@ -1,0 +1,130 @@
+//go:build amd64 && !purego
+
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/x86emu"
+)
+
+// On CPUs without AMX, init swaps amxGemm for the same assembly run in the
+// x86 emulator (internal/x86emu, which executes LDTILECFG, TILELOADD,
+// TILESTORED, TILEZERO, TDPBF16PS and TILERELEASE) and sets amxAsmEmulated;
+// tests that want the bf16 mode to pick it call AMXAsm. Where the CPU has
+// AMX, TestAMXEmulatorMatchesHardware runs the kernel both ways, bit for
+// bit, which is what makes the emulated runs elsewhere trustworthy.
+
+// emuAMXErr is why the AMX kernel could not be emulated (nil if it is, or
+// if the CPU runs it natively).
+var emuAMXErr error
+
+func init() {
+	if hasAMX() {
+		return
+	}
+	f, err := emuAMXFunc()
+	if err != nil {
+		emuAMXErr = err
+		return
+	}
+	amxGemm = f
+	amxAsmEmulated = true
+}
+
+// emuAMXFunc returns amxGemm32BF16 run in the emulator.
+func emuAMXFunc() (func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32), error) {
+	f, err := x86emu.FuncOf(amxGemm32BF16)
+	if err != nil {
+		return nil, err
+	}
+	return func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32) {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(cfg))
+		fr.PutPointer(unsafe.Pointer(w))
+		fr.PutUint64(uint64(ldw))
+		fr.PutPointer(unsafe.Pointer(wt))
+		fr.PutPointer(unsafe.Pointer(x))
+		fr.PutUint64(uint64(xg))
+		fr.PutUint64(uint64(kb))
+		fr.PutUint64(uint64(ntb))
+		fr.PutUint64(uint64(m))
+		fr.PutUint64(uint64(n))
+		fr.PutPointer(unsafe.Pointer(out))
+		fr.PutUint64(uint64(ldo))
+		fr.PutPointer(unsafe.Pointer(buf))
+		emuCall(new(x86emu.Machine), f, &fr)
+	}, nil
+}
+
+// Where the CPU has AMX, the emulator runs the AMX kernel to the bits the
+// hardware gives, on ragged shapes and operands with extreme values
+// (subnormals, infinities, NaN, overflowing products; a NaN compares as
+// any NaN: which payload wins among several is not modelled).
+func TestAMXEmulatorMatchesHardware(t *testing.T) {
+	if !hasAMX() {
+		t.Skip("this CPU has no AMX to compare the emulator with (TestGemmBF16AMX runs the kernel emulated)")
+	}
+	emu, err := emuAMXFunc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32)) {
+		amxGemm = f
+	}(amxGemm)
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, sh := range [][3]int{{1, 1, 1}, {16, 16, 32}, {33, 40, 70}, {64, 64, 256}, {5, 100, 45}} {
+		M, N, K := sh[0], sh[1], sh[2]
+		for _, huge := range []bool{false, true} {
+			a, b := bf16Rows(r, M*K, true), bf16Rows(r, N*K, true)
+			if huge {
+				a, b = bf16Huge(r, M*K), bf16Huge(r, N*K)
+			}
+			p := amxPanel(a, K, M, K)
+			var got [2][]float32
+			before := emuSteps.Load()
+			for i, f := range []func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32){amxGemm32BF16, emu} {
+				amxGemm = f
+				got[i] = make([]float32, M*N)
+				gemmBF16(bf16AMX, got[i], N, p, K, b, K, M, N, K)
+			}
+			if emuSteps.Load() == before {
+				t.Fatal("the emulated kernel ran no instruction")
+			}
+			for i := range got[0] {
+				h, e := got[0][i], got[1][i]
+				if math.Float32bits(h) != math.Float32bits(e) && !(h != h && e != e) {
+					t.Fatalf("%dx%dx%d (huge %v): out[%d] = %#x natively, %#x emulated", M, N, K, huge, i, math.Float32bits(h), math.Float32bits(e))
+				}
+			}
+		}
+	}
+}
+
+// On a CPU without AMX the kernel runs in the emulator: the bf16 mode picks
+// it only while a test asks (AMXAsm), never by itself.
+func TestAMXKernelsEmulated(t *testing.T) {
+	if hasAMX() {
+		t.Skip("this CPU runs the AMX kernel natively")
+	}
+	if emuAMXErr != nil {
+		t.Fatalf("cannot emulate the AMX kernel: %v", emuAMXErr)
+	}
+	t.Setenv(kernelsEnv, "")
+	if set, _ := pickBF16(false); set == bf16AMX {
+		t.Fatal("the bf16 mode picked bf16-amx on a CPU without AMX")
+	}
+	if !AMXAsm(t) {
+		t.Fatal("AMXAsm: the emulated kernel is not offered")
+	}
+	if set, err := pickBF16(false); set != bf16AMX || err != nil {
+		t.Fatalf("with AMXAsm the bf16 mode picked %v (%v), want %v", set, err, bf16AMX)
+	}
+	t.Setenv(kernelsEnv, "avx512")
+	if set, _ := pickBF16(false); set == bf16AMX {
+		t.Fatalf("%s=avx512: the bf16 mode picked bf16-amx", kernelsEnv)
+	}
+}
