@@ -130,12 +130,15 @@ func TestAMXPanelLayout(t *testing.T) {
 // The AMX kernels compute dotBF16AMXRef, bit for bit, for every element:
 // natively where the CPU has AMX, elsewhere on amd64 the same assembly in
 // the x86 emulator; over shapes with ragged M, N and K (tails, the edge
-// copy), strides wider than K, and operands with extreme values.
+// copy), strides wider than K, chunks of k of several lengths, and operands
+// with extreme values.
 func TestGemmBF16AMX(t *testing.T) {
 	if !hasAMX() && !amxAsmEmulated {
 		t.Skip("no AMX kernels here: not amd64, or the emulator could not take them (see TestAMXEmulatorMatchesHardware)")
 	}
 	r := rand.New(rand.NewPCG(11, 12))
+	defer func(n int) { amxChunkSteps = n }(amxChunkSteps)
+	steps := []int{1, 3, 8}
 	check := func(M, N, K int, a, b []uint16, lda, ldb int, what string) {
 		t.Helper()
 		ldo := N + r.IntN(3)
@@ -143,6 +146,7 @@ func TestGemmBF16AMX(t *testing.T) {
 		for i := range out {
 			out[i] = 12345
 		}
+		amxChunkSteps = steps[r.IntN(len(steps))] // chunks of k: the same bits
 		gemmBF16(bf16AMX, out, ldo, amxPanel(a, lda, M, K), lda, b, ldb, M, N, K)
 		for i := range M {
 			for j := range ldo {

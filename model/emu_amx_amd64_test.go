@@ -11,7 +11,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/x86emu"
 )
 
-// On CPUs without AMX, init swaps amxGemm for the same assembly run in the
+// On CPUs without AMX, init swaps amxChunk and amxStore for the same assembly run in the
 // x86 emulator (internal/x86emu, which executes LDTILECFG, TILELOADD,
 // TILESTORED, TILEZERO, TDPBF16PS and TILERELEASE) and sets amxAsmEmulated;
 // tests that want the bf16 mode to pick it call AMXAsm. Where the CPU has
@@ -26,38 +26,56 @@ func init() {
 	if hasAMX() {
 		return
 	}
-	f, err := emuAMXFunc()
+	chunk, store, err := emuAMXFuncs()
 	if err != nil {
 		emuAMXErr = err
 		return
 	}
-	amxGemm = f
+	amxChunk, amxStore = chunk, store
 	amxAsmEmulated = true
 }
 
-// emuAMXFunc returns amxGemm32BF16 run in the emulator.
-func emuAMXFunc() (func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32), error) {
-	f, err := x86emu.FuncOf(amxGemm32BF16)
+type (
+	amxChunkFunc = func(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)
+	amxStoreFunc = func(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int)
+)
+
+// emuAMXFuncs returns amxChunkBF16 and amxStoreBF16 run in the emulator.
+func emuAMXFuncs() (amxChunkFunc, amxStoreFunc, error) {
+	fc, err := x86emu.FuncOf(amxChunkBF16)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32) {
+	fs, err := x86emu.FuncOf(amxStoreBF16)
+	if err != nil {
+		return nil, nil, err
+	}
+	chunk := func(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int) {
 		var fr x86emu.Frame
 		fr.PutPointer(unsafe.Pointer(cfg))
 		fr.PutPointer(unsafe.Pointer(w))
 		fr.PutUint64(uint64(ldw))
-		fr.PutPointer(unsafe.Pointer(wt))
 		fr.PutPointer(unsafe.Pointer(x))
 		fr.PutUint64(uint64(xg))
-		fr.PutUint64(uint64(kb))
+		fr.PutUint64(uint64(steps))
+		fr.PutUint64(uint64(nfb))
+		fr.PutUint64(uint64(ntb))
+		fr.PutPointer(unsafe.Pointer(acc))
+		fr.PutUint64(uint64(first))
+		emuCall(new(x86emu.Machine), fc, &fr)
+	}
+	store := func(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int) {
+		var fr x86emu.Frame
+		fr.PutPointer(unsafe.Pointer(acc))
+		fr.PutUint64(uint64(nfb))
 		fr.PutUint64(uint64(ntb))
 		fr.PutUint64(uint64(m))
 		fr.PutUint64(uint64(n))
 		fr.PutPointer(unsafe.Pointer(out))
 		fr.PutUint64(uint64(ldo))
-		fr.PutPointer(unsafe.Pointer(buf))
-		emuCall(new(x86emu.Machine), f, &fr)
-	}, nil
+		emuCall(new(x86emu.Machine), fs, &fr)
+	}
+	return chunk, store, nil
 }
 
 // Where the CPU has AMX, the emulator runs the AMX kernel to the bits the
@@ -68,13 +86,11 @@ func TestAMXEmulatorMatchesHardware(t *testing.T) {
 	if !hasAMX() {
 		t.Skip("this CPU has no AMX to compare the emulator with (TestGemmBF16AMX runs the kernel emulated)")
 	}
-	emu, err := emuAMXFunc()
+	chunk, store, err := emuAMXFuncs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func(f func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32)) {
-		amxGemm = f
-	}(amxGemm)
+	defer func(c amxChunkFunc, s amxStoreFunc) { amxChunk, amxStore = c, s }(amxChunk, amxStore)
 	r := rand.New(rand.NewPCG(71, 72))
 	for _, sh := range [][3]int{{1, 1, 1}, {16, 16, 32}, {33, 40, 70}, {64, 64, 256}, {5, 100, 45}} {
 		M, N, K := sh[0], sh[1], sh[2]
@@ -86,8 +102,11 @@ func TestAMXEmulatorMatchesHardware(t *testing.T) {
 			p := amxPanel(a, K, M, K)
 			var got [2][]float32
 			before := emuSteps.Load()
-			for i, f := range []func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32){amxGemm32BF16, emu} {
-				amxGemm = f
+			for i, emulated := range []bool{false, true} {
+				amxChunk, amxStore = amxChunkBF16, amxStoreBF16
+				if emulated {
+					amxChunk, amxStore = chunk, store
+				}
 				got[i] = make([]float32, M*N)
 				gemmBF16(bf16AMX, got[i], N, p, K, b, K, M, N, K)
 			}

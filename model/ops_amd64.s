@@ -7987,33 +7987,32 @@ reduce:
 	VZEROUPPER
 	RET
 
-// func amxGemm32BF16(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32)
-// Requires: AMX_BF16, AMX_TILE, AVX, AVX512F
-TEXT ·amxGemm32BF16(SB), NOSPLIT, $0-104
+// func amxChunkBF16(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)
+// Requires: AMX_BF16, AMX_TILE
+TEXT ·amxChunkBF16(SB), NOSPLIT, $0-80
 	MOVQ cfg+0(FP), DX
 
 	// ldtilecfg [rdx]
-	BYTE  $0xc4
-	BYTE  $0xe2
-	BYTE  $0x78
-	BYTE  $0x49
-	BYTE  $0x02
-	MOVQ  n+72(FP), CX
-	MOVQ  $0x00000001, DX
-	SHLQ  CL, DX
-	DECQ  DX
-	KMOVW DX, K1
-	SHRQ  $0x10, DX
-	KMOVW DX, K2
-	MOVQ  ldw+16(FP), R8
-	SHLQ  $0x01, R8
-	MOVQ  $0x00000040, R9
-	MOVQ  x+32(FP), R12
-	MOVQ  m+64(FP), R13
-	MOVQ  out+80(FP), BX
-	MOVQ  ntb+56(FP), AX
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x78
+	BYTE $0x49
+	BYTE $0x02
+	MOVQ ldw+16(FP), R8
+	SHLQ $0x01, R8
+	MOVQ $0x00000040, R9
+	MOVQ acc+64(FP), DX
+	MOVQ w+8(FP), R12
+	MOVQ nfb+48(FP), R13
+
+fb:
+	MOVQ x+24(FP), CX
+	MOVQ ntb+56(FP), BX
 
 tb:
+	CMPQ first+72(FP), $0x00
+	JE   load
+
 	// tilezero tmm0
 	BYTE $0xc4
 	BYTE $0xe2
@@ -8036,21 +8035,60 @@ tb:
 	BYTE $0xd0
 
 	// tilezero tmm3
-	BYTE  $0xc4
-	BYTE  $0xe2
-	BYTE  $0x7b
-	BYTE  $0x49
-	BYTE  $0xd8
-	MOVQ  w+8(FP), SI
-	MOVQ  R8, DI
-	SHLQ  $0x04, DI
-	ADDQ  SI, DI
-	MOVQ  R12, R10
-	MOVQ  R12, R11
-	ADDQ  xg+40(FP), R11
-	MOVQ  kb+48(FP), CX
-	TESTQ CX, CX
-	JZ    tail
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xd8
+	JMP  k0
+
+load:
+	MOVQ DX, SI
+
+	// tileloadd tmm0,[rsi+r9*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x04
+	BYTE $0x0e
+	LEAQ 1024(DX), SI
+
+	// tileloadd tmm1,[rsi+r9*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x0c
+	BYTE $0x0e
+	LEAQ 2048(DX), SI
+
+	// tileloadd tmm2,[rsi+r9*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x14
+	BYTE $0x0e
+	LEAQ 3072(DX), SI
+
+	// tileloadd tmm3,[rsi+r9*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x1c
+	BYTE $0x0e
+
+k0:
+	MOVQ R12, SI
+	MOVQ R8, DI
+	SHLQ $0x04, DI
+	ADDQ R12, DI
+	MOVQ CX, R10
+	MOVQ CX, R11
+	ADDQ xg+32(FP), R11
+	MOVQ steps+40(FP), AX
 
 k:
 	// tileloadd tmm4,[rsi+r8*1]
@@ -8116,114 +8154,89 @@ k:
 	ADDQ $0x00000040, DI
 	ADDQ $0x00000400, R10
 	ADDQ $0x00000400, R11
-	DECQ CX
+	DECQ AX
 	JNZ  k
+	MOVQ DX, SI
 
-tail:
-	MOVQ  wt+24(FP), SI
-	TESTQ SI, SI
-	JZ    store
-	LEAQ  1024(SI), DI
-
-	// tileloadd tmm4,[rsi+r9*1]
-	BYTE $0xc4
-	BYTE $0xa2
-	BYTE $0x7b
-	BYTE $0x4b
-	BYTE $0x24
-	BYTE $0x0e
-
-	// tileloadd tmm5,[rdi+r9*1]
-	BYTE $0xc4
-	BYTE $0xa2
-	BYTE $0x7b
-	BYTE $0x4b
-	BYTE $0x2c
-	BYTE $0x0f
-
-	// tileloadd tmm6,[r10+r9*1]
-	BYTE $0xc4
-	BYTE $0x82
-	BYTE $0x7b
-	BYTE $0x4b
-	BYTE $0x34
-	BYTE $0x0a
-
-	// tileloadd tmm7,[r11+r9*1]
-	BYTE $0xc4
-	BYTE $0x82
-	BYTE $0x7b
-	BYTE $0x4b
-	BYTE $0x3c
-	BYTE $0x0b
-
-	// tdpbf16ps tmm0,tmm4,tmm6
-	BYTE $0xc4
-	BYTE $0xe2
-	BYTE $0x4a
-	BYTE $0x5c
-	BYTE $0xc4
-
-	// tdpbf16ps tmm1,tmm4,tmm7
-	BYTE $0xc4
-	BYTE $0xe2
-	BYTE $0x42
-	BYTE $0x5c
-	BYTE $0xcc
-
-	// tdpbf16ps tmm2,tmm5,tmm6
-	BYTE $0xc4
-	BYTE $0xe2
-	BYTE $0x4a
-	BYTE $0x5c
-	BYTE $0xd5
-
-	// tdpbf16ps tmm3,tmm5,tmm7
-	BYTE $0xc4
-	BYTE $0xe2
-	BYTE $0x42
-	BYTE $0x5c
-	BYTE $0xdd
-
-store:
-	MOVQ buf+96(FP), SI
-	LEAQ (SI), DI
-
-	// tilestored [rdi+r9*1],tmm0
+	// tilestored [rsi+r9*1],tmm0
 	BYTE $0xc4
 	BYTE $0xa2
 	BYTE $0x7a
 	BYTE $0x4b
 	BYTE $0x04
-	BYTE $0x0f
-	LEAQ 1024(SI), DI
+	BYTE $0x0e
+	LEAQ 1024(DX), SI
 
-	// tilestored [rdi+r9*1],tmm1
+	// tilestored [rsi+r9*1],tmm1
 	BYTE $0xc4
 	BYTE $0xa2
 	BYTE $0x7a
 	BYTE $0x4b
 	BYTE $0x0c
-	BYTE $0x0f
-	LEAQ 2048(SI), DI
+	BYTE $0x0e
+	LEAQ 2048(DX), SI
 
-	// tilestored [rdi+r9*1],tmm2
+	// tilestored [rsi+r9*1],tmm2
 	BYTE $0xc4
 	BYTE $0xa2
 	BYTE $0x7a
 	BYTE $0x4b
 	BYTE $0x14
-	BYTE $0x0f
-	LEAQ 3072(SI), DI
+	BYTE $0x0e
+	LEAQ 3072(DX), SI
 
-	// tilestored [rdi+r9*1],tmm3
+	// tilestored [rsi+r9*1],tmm3
 	BYTE $0xc4
 	BYTE $0xa2
 	BYTE $0x7a
 	BYTE $0x4b
 	BYTE $0x1c
-	BYTE $0x0f
+	BYTE $0x0e
+	ADDQ $0x00001000, DX
+	ADDQ xg+32(FP), CX
+	ADDQ xg+32(FP), CX
+	DECQ BX
+	JNZ  tb
+	MOVQ R8, AX
+	SHLQ $0x05, AX
+	ADDQ AX, R12
+	DECQ R13
+	JNZ  fb
 
+	// tilerelease
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x78
+	BYTE $0x49
+	BYTE $0xc0
+	RET
+
+// func amxStoreBF16(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int)
+// Requires: AVX, AVX512F
+TEXT ·amxStoreBF16(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), SI
+	MOVQ nfb+8(FP), R8
+	MOVQ n+32(FP), R12
+	MOVQ out+40(FP), R13
+
+fb:
+	MOVQ R12, CX
+	CMPQ CX, $0x00000020
+	JLE  mask
+	MOVQ $0x00000020, CX
+
+mask:
+	MOVQ  $0x00000001, DX
+	SHLQ  CL, DX
+	DECQ  DX
+	KMOVW DX, K1
+	SHRQ  $0x10, DX
+	KMOVW DX, K2
+	MOVQ  m+24(FP), R10
+	MOVQ  R13, R11
+	MOVQ  ntb+16(FP), BX
+
+tb:
 	// Transpose the 16x16 tile at 0(rsi).
 	VMOVUPS    (SI), Z0
 	VMOVUPS    64(SI), Z1
@@ -8617,42 +8630,36 @@ store:
 	VMOVUPS    Z15, 4032(SI)
 
 	// Copy min(32, m left) token rows into out.
-	MOVQ R13, CX
-	CMPQ CX, $0x00000020
+	MOVQ R10, AX
+	CMPQ AX, $0x00000020
 	JLE  rows
-	MOVQ $0x00000020, CX
+	MOVQ $0x00000020, AX
 
 rows:
-	MOVQ BX, DX
+	MOVQ SI, DI
+	MOVQ R11, DX
+	MOVQ ldo+48(FP), CX
+	SHLQ $0x02, CX
 
 row:
-	VMOVUPS (SI), Z0
-	VMOVUPS 2048(SI), Z1
+	VMOVUPS (DI), Z0
+	VMOVUPS 2048(DI), Z1
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K2, 64(DX)
-	ADDQ    $0x00000040, SI
-	MOVQ    ldo+88(FP), DI
-	SHLQ    $0x02, DI
-	ADDQ    DI, DX
-	DECQ    CX
+	ADDQ    $0x00000040, DI
+	ADDQ    CX, DX
+	DECQ    AX
 	JNZ     row
-
-	// Next 32 tokens.
-	MOVQ ldo+88(FP), DI
-	SHLQ $0x07, DI
-	ADDQ DI, BX
-	ADDQ xg+40(FP), R12
-	ADDQ xg+40(FP), R12
-	SUBQ $0x00000020, R13
-	DECQ AX
-	JNZ  tb
-
-	// tilerelease
-	BYTE $0xc4
-	BYTE $0xe2
-	BYTE $0x78
-	BYTE $0x49
-	BYTE $0xc0
+	SHLQ    $0x05, CX
+	ADDQ    CX, R11
+	ADDQ    $0x00001000, SI
+	SUBQ    $0x00000020, R10
+	DECQ    BX
+	JNZ     tb
+	ADDQ    $0x00000080, R13
+	SUBQ    $0x00000020, R12
+	DECQ    R8
+	JNZ     fb
 	VZEROUPPER
 	RET
 

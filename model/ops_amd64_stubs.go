@@ -374,10 +374,15 @@ func dpbf4x4MidAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float3
 //go:noescape
 func dpbf4x4EndAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
 
-// amxGemm32BF16 sets out[t*ldo+f] = Σ_k x_t[k]·w[f*ldw+k] for tokens t < m and features f < n <= 32, as TDPBF16PS computes it (model/bf16_amx.go): cfg is the tile configuration (8 tiles of 16 rows of 64 bytes); the weights' first kb blocks of 32 elements of k are read from w, and when wt is not nil one more block from wt (32 rows of 32 elements, the tail of k zero-padded); x is the activation panel in VNNI pairs, a 16-token group every xg bytes, taken 32 tokens (ntb times); buf is 4 KiB of scratch.
+// amxChunkBF16 adds, for nfb blocks of 32 features (rows of w, ldw elements apart) and ntb blocks of 32 tokens (of the activation panel x in VNNI pairs, a 16-token group every xg bytes), steps blocks of 32 elements of k to the block's four 16x16 result tiles in acc (features x tokens, 4 KiB a block, feature block major), as TDPBF16PS computes it (model/bf16_amx.go); the tiles start from zero when first is not 0. cfg is the tile configuration: 8 tiles of 16 rows of 64 bytes.
 //
 //go:noescape
-func amxGemm32BF16(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32)
+func amxChunkBF16(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)
+
+// amxStoreBF16 transposes the result tiles in acc (amxChunkBF16's: nfb x ntb blocks of four 16x16 tiles, features x tokens) and writes them into out (tokens x features, row stride ldo): the tokens t < m and features f < n <= 32 nfb of the blocks, out[t*ldo+f]; acc is overwritten.
+//
+//go:noescape
+func amxStoreBF16(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int)
 
 // xgetbvLow returns the low 32 bits of XCR0 (XGETBV with ECX = 0); call it only where CPUID reports OSXSAVE.
 func xgetbvLow() uint32

@@ -169,8 +169,9 @@ func TestGeneratedAMX(t *testing.T) {
 			code = append(code, b)
 		}
 	}
-	// ldtilecfg, 4 tilezero, 2 x (4 tileloadd + 4 tdpbf16ps), 4 tilestored, tilerelease.
-	if want := 1 + 4 + 2*8 + 4 + 1; len(intel) != want {
+	// amxChunkBF16: ldtilecfg, 4 tilezero, 4 tileloadd (the result tiles), 4
+	// tileloadd and 4 tdpbf16ps (a step of k), 4 tilestored, tilerelease.
+	if want := 1 + 4 + 4 + 8 + 4 + 1; len(intel) != want {
 		t.Errorf("%d AMX instructions in the generated file, want %d", len(intel), want)
 	}
 	if want := assemble(t, intel); !bytes.Equal(code, want) {

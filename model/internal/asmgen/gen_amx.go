@@ -10,7 +10,7 @@ import (
 )
 
 // The AMX bf16 product (model's "bf16-amx" kernels, model/bf16_amx.go):
-// amxGemm32BF16 computes 32 output features (rows of the weights) for 32
+// amxChunkBF16 computes 32 output features (rows of the weights) for 32
 // tokens at a time with TDPBF16PS on four 16x16 float32 result tiles:
 //
 //	tmm0 = features 0-15 x tokens 0-15   tmm1 = features 0-15 x tokens 16-31
@@ -23,10 +23,11 @@ import (
 // wants k in pairs: the panel (model's bf16 rounding for this set) holds
 // each 16-token group as K32/2 rows of 64 bytes, row p holding tokens 0-15's
 // elements 2p and 2p+1. Each k step of 32 loads four tiles and issues four
-// TDPBF16PS; the result tiles (features x tokens) are stored to a scratch
-// buffer, transposed there with AVX-512 shuffles into tokens x features,
-// and copied into out under a mask of the valid features, for the valid
-// tokens.
+// TDPBF16PS. A call takes one chunk of k for all its blocks, the result
+// tiles (features x tokens) kept in an accumulator buffer between chunks;
+// amxStoreBF16 then transposes them there with AVX-512 shuffles into tokens
+// x features and copies them into out under a mask of the valid features,
+// for the valid tokens.
 //
 // Go's assembler has no AMX mnemonics: the instructions are written as
 // their encoded bytes (VEX, map 0F38), naming fixed tile registers and
@@ -133,130 +134,173 @@ func (g *gen) tdp(dst, a, b int) {
 	g.emitBytes("AMX_BF16", fmt.Sprintf("tdpbf16ps tmm%d,tmm%d,tmm%d", dst, a, b), tdpbf16ps(dst, a, b))
 }
 
-// amxGemm emits amxGemm32BF16.
+// amxGemm emits amxChunkBF16 and amxStoreBF16: one chunk of k for every
+// 32-feature, 32-token block, and the transposed copy of the finished result
+// tiles into out. The caller (gemmBF16AMX) runs the chunks in order of k,
+// the result tiles kept in acc between them (stored and reloaded exactly), so
+// that a chunk's weights and activations stay in L1 while every block uses
+// them.
 func (g *gen) amxGemm() {
-	name := "amxGemm32BF16"
+	g.amxChunk()
+	g.amxStore()
+}
+
+func (g *gen) amxChunk() {
+	name := "amxChunkBF16"
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
-	g.SignatureExpr("func(cfg *byte, w *uint16, ldw int, wt *uint16, x *uint16, xg int, kb int, ntb int, m int, n int, out *float32, ldo int, buf *float32)")
-	g.Doc(name + " sets out[t*ldo+f] = Σ_k x_t[k]·w[f*ldw+k] for tokens t < m and features f < n <= 32, as TDPBF16PS computes it (model/bf16_amx.go): cfg is the tile configuration (8 tiles of 16 rows of 64 bytes); the weights' first kb blocks of 32 elements of k are read from w, and when wt is not nil one more block from wt (32 rows of 32 elements, the tail of k zero-padded); x is the activation panel in VNNI pairs, a 16-token group every xg bytes, taken 32 tokens (ntb times); buf is 4 KiB of scratch.")
+	g.SignatureExpr("func(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)")
+	g.Doc(name + " adds, for nfb blocks of 32 features (rows of w, ldw elements apart) and ntb blocks of 32 tokens (of the activation panel x in VNNI pairs, a 16-token group every xg bytes), steps blocks of 32 elements of k to the block's four 16x16 result tiles in acc (features x tokens, 4 KiB a block, feature block major), as TDPBF16PS computes it (model/bf16_amx.go); the tiles start from zero when first is not 0. cfg is the tile configuration: 8 tiles of 16 rows of 64 bytes.")
 
 	ldwB, s64 := reg.R8, reg.R9
-	xtb, mLeft, outTB, tbLeft := reg.R12, reg.R13, reg.RBX, reg.RAX
+	wfb, fbLeft, tbLeft := reg.R12, reg.R13, reg.RBX
 	w0, w1, x0, x1 := reg.RSI, reg.RDI, reg.R10, reg.R11
-	kc, tmp := reg.RCX, reg.RDX
+	kc, xtb, accP := reg.RAX, reg.RCX, reg.RDX
 
-	g.Load(g.Param("cfg"), tmp)
-	g.emitBytes("AMX_TILE", "ldtilecfg [rdx]", ldtilecfg(gpr[tmp]))
-	// The feature masks: K1 the valid ones of features 0-15, K2 of 16-31.
-	g.Load(g.Param("n"), kc)
-	g.MOVQ(operand.U32(1), tmp)
-	g.SHLQ(reg.CL, tmp)
-	g.DECQ(tmp)
-	g.KMOVW(tmp.As32(), reg.K1)
-	g.SHRQ(operand.U8(16), tmp)
-	g.KMOVW(tmp.As32(), reg.K2)
-
+	g.Load(g.Param("cfg"), accP)
+	g.emitBytes("AMX_TILE", "ldtilecfg [rdx]", ldtilecfg(gpr[accP]))
 	g.Load(g.Param("ldw"), ldwB)
 	g.SHLQ(operand.U8(1), ldwB)
 	g.MOVQ(operand.U32(64), s64)
-	g.Load(g.Param("x"), xtb)
-	g.Load(g.Param("m"), mLeft)
-	g.Load(g.Param("out"), outTB)
-	g.Load(g.Param("ntb"), tbLeft)
+	g.Load(g.Param("acc"), accP)
+	g.Load(g.Param("w"), wfb)
+	g.Load(g.Param("nfb"), fbLeft)
 
+	g.Label("fb")
+	g.Load(g.Param("x"), xtb)
+	g.Load(g.Param("ntb"), tbLeft)
 	g.Label("tb")
+	// The block's tiles: from zero, or from acc.
+	tileAt := func(t int, p reg.Register) {
+		if t == 0 {
+			g.MOVQ(accP, p)
+		} else {
+			g.LEAQ(operand.Mem{Base: accP, Disp: 1024 * t}, p)
+		}
+	}
+	g.CMPQ(g.paramMem("first"), operand.U8(0))
+	g.JE(operand.LabelRef("load"))
 	for t := range 4 {
 		g.emitBytes("AMX_TILE", fmt.Sprintf("tilezero tmm%d", t), tilezero(t))
 	}
-	step := func() {
-		g.tileLoad(4, w0, ldwB)
-		g.tileLoad(5, w1, ldwB)
-		g.tileLoad(6, x0, s64)
-		g.tileLoad(7, x1, s64)
-		g.tdp(0, 4, 6)
-		g.tdp(1, 4, 7)
-		g.tdp(2, 5, 6)
-		g.tdp(3, 5, 7)
+	g.JMP(operand.LabelRef("k0"))
+	g.Label("load")
+	for t := range 4 {
+		tileAt(t, w0)
+		g.tileLoad(t, w0, s64)
 	}
-	g.Load(g.Param("w"), w0)
+	g.Label("k0")
+	g.MOVQ(wfb, w0)
 	g.MOVQ(ldwB, w1)
 	g.SHLQ(operand.U8(4), w1)
-	g.ADDQ(w0, w1)
+	g.ADDQ(wfb, w1)
 	g.MOVQ(xtb, x0)
 	g.MOVQ(xtb, x1)
 	g.ADDQ(g.paramMem("xg"), x1)
-	g.Load(g.Param("kb"), kc)
-	g.TESTQ(kc, kc)
-	g.JZ(operand.LabelRef("tail"))
+	g.Load(g.Param("steps"), kc)
 	g.Label("k")
-	step()
-	g.ADDQ(operand.U32(64), w0)
-	g.ADDQ(operand.U32(64), w1)
-	g.ADDQ(operand.U32(1024), x0)
-	g.ADDQ(operand.U32(1024), x1)
-	g.DECQ(kc)
-	g.JNZ(operand.LabelRef("k"))
-
-	g.Label("tail")
-	g.Load(g.Param("wt"), w0)
-	g.TESTQ(w0, w0)
-	g.JZ(operand.LabelRef("store"))
-	g.LEAQ(operand.Mem{Base: w0, Disp: 1024}, w1)
-	// The tail block's rows are 64 bytes apart, as the panel's.
-	g.tileLoad(4, w0, s64)
-	g.tileLoad(5, w1, s64)
+	g.tileLoad(4, w0, ldwB)
+	g.tileLoad(5, w1, ldwB)
 	g.tileLoad(6, x0, s64)
 	g.tileLoad(7, x1, s64)
 	g.tdp(0, 4, 6)
 	g.tdp(1, 4, 7)
 	g.tdp(2, 5, 6)
 	g.tdp(3, 5, 7)
-
-	g.Label("store")
-	buf := reg.RSI
-	g.Load(g.Param("buf"), buf)
-	for t := range 4 {
-		p := reg.RDI
-		g.LEAQ(operand.Mem{Base: buf, Disp: 1024 * t}, p)
-		g.tileStore(t, p, s64)
-	}
-	for t := range 4 {
-		g.transpose16(buf, 1024*t)
-	}
-	// Rows: min(32, mLeft) tokens, each the 32 features of buf's rows t and
-	// 32+t (64 bytes each), masked.
-	g.Comment("Copy min(32, m left) token rows into out.")
-	g.MOVQ(mLeft, kc)
-	g.CMPQ(kc, operand.U32(32))
-	g.JLE(operand.LabelRef("rows"))
-	g.MOVQ(operand.U32(32), kc)
-	g.Label("rows")
-	g.MOVQ(outTB, tmp)
-	g.Label("row")
-	g.VMOVUPS(operand.Mem{Base: buf}, zmm(0))
-	g.VMOVUPS(operand.Mem{Base: buf, Disp: 2048}, zmm(1))
-	g.VMOVUPS(zmm(0), reg.K1, operand.Mem{Base: tmp})
-	g.VMOVUPS(zmm(1), reg.K2, operand.Mem{Base: tmp, Disp: 64})
-	g.ADDQ(operand.U32(64), buf)
-	g.Load(g.Param("ldo"), w1)
-	g.SHLQ(operand.U8(2), w1)
-	g.ADDQ(w1, tmp)
+	g.ADDQ(operand.U32(64), w0)
+	g.ADDQ(operand.U32(64), w1)
+	g.ADDQ(operand.U32(1024), x0)
+	g.ADDQ(operand.U32(1024), x1)
 	g.DECQ(kc)
-	g.JNZ(operand.LabelRef("row"))
+	g.JNZ(operand.LabelRef("k"))
+	for t := range 4 {
+		tileAt(t, w0)
+		g.tileStore(t, w0, s64)
+	}
+	g.ADDQ(operand.U32(4096), accP)
+	g.ADDQ(g.paramMem("xg"), xtb)
+	g.ADDQ(g.paramMem("xg"), xtb)
+	g.DECQ(tbLeft)
+	g.JNZ(operand.LabelRef("tb"))
+	g.MOVQ(ldwB, kc)
+	g.SHLQ(operand.U8(5), kc) // 32 rows
+	g.ADDQ(kc, wfb)
+	g.DECQ(fbLeft)
+	g.JNZ(operand.LabelRef("fb"))
 
-	g.Comment("Next 32 tokens.")
-	g.Load(g.Param("ldo"), w1)
-	g.SHLQ(operand.U8(7), w1) // 32 rows of 4-byte elements
-	g.ADDQ(w1, outTB)
-	g.ADDQ(g.paramMem("xg"), xtb)
-	g.ADDQ(g.paramMem("xg"), xtb)
+	g.emitBytes("AMX_TILE", "tilerelease", tilerelease())
+	g.RET()
+}
+
+func (g *gen) amxStore() {
+	name := "amxStoreBF16"
+	g.Function(name)
+	g.Attributes(attr.NOSPLIT)
+	g.Pragma("noescape")
+	g.SignatureExpr("func(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int)")
+	g.Doc(name + " transposes the result tiles in acc (amxChunkBF16's: nfb x ntb blocks of four 16x16 tiles, features x tokens) and writes them into out (tokens x features, row stride ldo): the tokens t < m and features f < n <= 32 nfb of the blocks, out[t*ldo+f]; acc is overwritten.")
+
+	accP, fbLeft, nLeft, outFB := reg.RSI, reg.R8, reg.R12, reg.R13
+	mLeft, outTB, tbLeft := reg.R10, reg.R11, reg.RBX
+	rows, p, q, cx := reg.RAX, reg.RDI, reg.RDX, reg.RCX
+
+	g.Load(g.Param("acc"), accP)
+	g.Load(g.Param("nfb"), fbLeft)
+	g.Load(g.Param("n"), nLeft)
+	g.Load(g.Param("out"), outFB)
+	g.Label("fb")
+	// The feature masks: K1 the valid ones of features 0-15 of the block, K2
+	// of 16-31.
+	g.MOVQ(nLeft, cx)
+	g.CMPQ(cx, operand.U32(32))
+	g.JLE(operand.LabelRef("mask"))
+	g.MOVQ(operand.U32(32), cx)
+	g.Label("mask")
+	g.MOVQ(operand.U32(1), q)
+	g.SHLQ(reg.CL, q)
+	g.DECQ(q)
+	g.KMOVW(q.As32(), reg.K1)
+	g.SHRQ(operand.U8(16), q)
+	g.KMOVW(q.As32(), reg.K2)
+	g.Load(g.Param("m"), mLeft)
+	g.MOVQ(outFB, outTB)
+	g.Load(g.Param("ntb"), tbLeft)
+
+	g.Label("tb")
+	for t := range 4 {
+		g.transpose16(accP, 1024*t)
+	}
+	// Token t of the block: features 0-15 at 64t(acc), 16-31 at 2048+64t.
+	g.Comment("Copy min(32, m left) token rows into out.")
+	g.MOVQ(mLeft, rows)
+	g.CMPQ(rows, operand.U32(32))
+	g.JLE(operand.LabelRef("rows"))
+	g.MOVQ(operand.U32(32), rows)
+	g.Label("rows")
+	g.MOVQ(accP, p)
+	g.MOVQ(outTB, q)
+	g.Load(g.Param("ldo"), cx)
+	g.SHLQ(operand.U8(2), cx)
+	g.Label("row")
+	g.VMOVUPS(operand.Mem{Base: p}, zmm(0))
+	g.VMOVUPS(operand.Mem{Base: p, Disp: 2048}, zmm(1))
+	g.VMOVUPS(zmm(0), reg.K1, operand.Mem{Base: q})
+	g.VMOVUPS(zmm(1), reg.K2, operand.Mem{Base: q, Disp: 64})
+	g.ADDQ(operand.U32(64), p)
+	g.ADDQ(cx, q)
+	g.DECQ(rows)
+	g.JNZ(operand.LabelRef("row"))
+	g.SHLQ(operand.U8(5), cx) // 32 rows
+	g.ADDQ(cx, outTB)
+	g.ADDQ(operand.U32(4096), accP)
 	g.SUBQ(operand.U32(32), mLeft)
 	g.DECQ(tbLeft)
 	g.JNZ(operand.LabelRef("tb"))
-
-	g.emitBytes("AMX_TILE", "tilerelease", tilerelease())
+	g.ADDQ(operand.U32(128), outFB) // 32 features
+	g.SUBQ(operand.U32(32), nLeft)
+	g.DECQ(fbLeft)
+	g.JNZ(operand.LabelRef("fb"))
 	g.VZEROUPPER()
 	g.RET()
 }
