@@ -51,7 +51,7 @@ func pickBF16(portable bool) (bf16Set, error) {
 // it on a CPU without AVX512_BF16.
 var bf16Emulated bool
 
-// amxEmulated is set by tests only, while amxGemm holds the AMX assembly run
+// amxEmulated is set by tests only, while amxChunk and amxStore hold the AMX assembly run
 // in an x86 emulator: pickBF16 then picks bf16AMX on a CPU without AMX.
 var amxEmulated bool
 

@@ -35,7 +35,7 @@ func BF16Asm(t testing.TB) bool {
 	return true
 }
 
-// amxAsmEmulated is set (emu_amd64_test.go) while amxGemm holds the AMX
+// amxAsmEmulated is set (emu_amx_amd64_test.go) while amxChunk and amxStore hold the AMX
 // kernel run in the x86 emulator, on CPUs without AMX.
 var amxAsmEmulated bool
 
