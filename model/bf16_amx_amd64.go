@@ -58,8 +58,9 @@ var amxTileConfig = func() (c [64]byte) {
 // amxChunk and amxStore are the AMX kernels (tests may swap them for the
 // same assembly run in an emulator).
 var (
-	amxChunk = amxChunkBF16
-	amxStore = amxStoreBF16
+	amxChunk   = amxChunkBF16
+	amxChunk16 = amxChunk16BF16
+	amxStore   = amxStoreBF16
 )
 
 // amxChunkSteps is how many blocks of 32 elements of k one amxChunk call
@@ -103,13 +104,19 @@ func gemmBF16AMX(out []float32, ldo int, a []uint16, b []uint16, ldb int, M, N, 
 	acc := s.acc[(16-int(uintptr(unsafe.Pointer(&s.acc[0]))%64/4))%16:]
 	// chunks runs the chunks of k of w (rows ldw apart, kb blocks of k
 	// from it, then one from wt, 32 elements a row, when it is not nil).
+	// Up to 16 tokens (a generator's step), the half kernel skips the
+	// padding's 16.
+	chunk := amxChunk
+	if M <= 16 {
+		chunk = amxChunk16
+	}
 	chunks := func(w []uint16, ldw, kb int, wt []uint16, nfb int) {
 		for s0 := 0; s0 < kb; s0 += amxChunkSteps {
 			steps := min(amxChunkSteps, kb-s0)
-			amxChunk(cfg, &w[s0*32], ldw, &a[s0*512], xg, steps, nfb, ntb, &acc[0], b2i(s0 == 0))
+			chunk(cfg, &w[s0*32], ldw, &a[s0*512], xg, steps, nfb, ntb, &acc[0], b2i(s0 == 0))
 		}
 		if wt != nil {
-			amxChunk(cfg, &wt[0], 32, &a[kb*512], xg, 1, nfb, ntb, &acc[0], b2i(kb == 0))
+			chunk(cfg, &wt[0], 32, &a[kb*512], xg, 1, nfb, ntb, &acc[0], b2i(kb == 0))
 		}
 	}
 	if nfb > 0 {

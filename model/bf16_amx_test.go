@@ -130,8 +130,8 @@ func TestAMXPanelLayout(t *testing.T) {
 // The AMX kernels compute dotBF16AMXRef, bit for bit, for every element:
 // natively where the CPU has AMX, elsewhere on amd64 the same assembly in
 // the x86 emulator; over shapes with ragged M, N and K (tails, the edge
-// copy), strides wider than K, chunks of k of several lengths, and operands
-// with extreme values.
+// copy; up to 16 rows, the half kernel), strides wider than K, chunks of k
+// of several lengths, and operands with extreme values.
 func TestGemmBF16AMX(t *testing.T) {
 	if !hasAMX() && !amxAsmEmulated {
 		t.Skip("no AMX kernels here: not amd64, or the emulator could not take them (see TestAMXEmulatorMatchesHardware)")

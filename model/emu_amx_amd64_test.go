@@ -26,12 +26,12 @@ func init() {
 	if hasAMX() {
 		return
 	}
-	chunk, store, err := emuAMXFuncs()
+	chunk, chunk16, store, err := emuAMXFuncs()
 	if err != nil {
 		emuAMXErr = err
 		return
 	}
-	amxChunk, amxStore = chunk, store
+	amxChunk, amxChunk16, amxStore = chunk, chunk16, store
 	amxAsmEmulated = true
 }
 
@@ -40,29 +40,36 @@ type (
 	amxStoreFunc = func(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int)
 )
 
-// emuAMXFuncs returns amxChunkBF16 and amxStoreBF16 run in the emulator.
-func emuAMXFuncs() (amxChunkFunc, amxStoreFunc, error) {
+// emuAMXFuncs returns amxChunkBF16, amxChunk16BF16 and amxStoreBF16 run in
+// the emulator.
+func emuAMXFuncs() (amxChunkFunc, amxChunkFunc, amxStoreFunc, error) {
 	fc, err := x86emu.FuncOf(amxChunkBF16)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	fc16, err := x86emu.FuncOf(amxChunk16BF16)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	fs, err := x86emu.FuncOf(amxStoreBF16)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	chunk := func(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int) {
-		var fr x86emu.Frame
-		fr.PutPointer(unsafe.Pointer(cfg))
-		fr.PutPointer(unsafe.Pointer(w))
-		fr.PutUint64(uint64(ldw))
-		fr.PutPointer(unsafe.Pointer(x))
-		fr.PutUint64(uint64(xg))
-		fr.PutUint64(uint64(steps))
-		fr.PutUint64(uint64(nfb))
-		fr.PutUint64(uint64(ntb))
-		fr.PutPointer(unsafe.Pointer(acc))
-		fr.PutUint64(uint64(first))
-		emuCall(new(x86emu.Machine), fc, &fr)
+	chunkOf := func(fc x86emu.Func) amxChunkFunc {
+		return func(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int) {
+			var fr x86emu.Frame
+			fr.PutPointer(unsafe.Pointer(cfg))
+			fr.PutPointer(unsafe.Pointer(w))
+			fr.PutUint64(uint64(ldw))
+			fr.PutPointer(unsafe.Pointer(x))
+			fr.PutUint64(uint64(xg))
+			fr.PutUint64(uint64(steps))
+			fr.PutUint64(uint64(nfb))
+			fr.PutUint64(uint64(ntb))
+			fr.PutPointer(unsafe.Pointer(acc))
+			fr.PutUint64(uint64(first))
+			emuCall(new(x86emu.Machine), fc, &fr)
+		}
 	}
 	store := func(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int) {
 		var fr x86emu.Frame
@@ -75,7 +82,7 @@ func emuAMXFuncs() (amxChunkFunc, amxStoreFunc, error) {
 		fr.PutUint64(uint64(ldo))
 		emuCall(new(x86emu.Machine), fs, &fr)
 	}
-	return chunk, store, nil
+	return chunkOf(fc), chunkOf(fc16), store, nil
 }
 
 // Where the CPU has AMX, the emulator runs the AMX kernel to the bits the
@@ -86,13 +93,13 @@ func TestAMXEmulatorMatchesHardware(t *testing.T) {
 	if !hasAMX() {
 		t.Skip("this CPU has no AMX to compare the emulator with (TestGemmBF16AMX runs the kernel emulated)")
 	}
-	chunk, store, err := emuAMXFuncs()
+	chunk, chunk16, store, err := emuAMXFuncs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func(c amxChunkFunc, s amxStoreFunc) { amxChunk, amxStore = c, s }(amxChunk, amxStore)
+	defer func(c, c16 amxChunkFunc, s amxStoreFunc) { amxChunk, amxChunk16, amxStore = c, c16, s }(amxChunk, amxChunk16, amxStore)
 	r := rand.New(rand.NewPCG(71, 72))
-	for _, sh := range [][3]int{{1, 1, 1}, {16, 16, 32}, {33, 40, 70}, {64, 64, 256}, {5, 100, 45}} {
+	for _, sh := range [][3]int{{1, 1, 1}, {16, 16, 32}, {33, 40, 70}, {64, 64, 256}, {5, 100, 45}, {17, 64, 64}} {
 		M, N, K := sh[0], sh[1], sh[2]
 		for _, huge := range []bool{false, true} {
 			a, b := bf16Rows(r, M*K, true), bf16Rows(r, N*K, true)
@@ -103,9 +110,9 @@ func TestAMXEmulatorMatchesHardware(t *testing.T) {
 			var got [2][]float32
 			before := emuSteps.Load()
 			for i, emulated := range []bool{false, true} {
-				amxChunk, amxStore = amxChunkBF16, amxStoreBF16
+				amxChunk, amxChunk16, amxStore = amxChunkBF16, amxChunk16BF16, amxStoreBF16
 				if emulated {
-					amxChunk, amxStore = chunk, store
+					amxChunk, amxChunk16, amxStore = chunk, chunk16, store
 				}
 				got[i] = make([]float32, M*N)
 				gemmBF16(bf16AMX, got[i], N, p, K, b, K, M, N, K)

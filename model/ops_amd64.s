@@ -8211,6 +8211,155 @@ k:
 	BYTE $0xc0
 	RET
 
+// func amxChunk16BF16(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)
+// Requires: AMX_BF16, AMX_TILE
+TEXT ·amxChunk16BF16(SB), NOSPLIT, $0-80
+	MOVQ cfg+0(FP), DX
+
+	// ldtilecfg [rdx]
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x78
+	BYTE $0x49
+	BYTE $0x02
+	MOVQ ldw+16(FP), R8
+	SHLQ $0x01, R8
+	MOVQ $0x00000040, R9
+	MOVQ acc+64(FP), DX
+	MOVQ w+8(FP), R12
+	MOVQ nfb+48(FP), R13
+
+fb:
+	MOVQ x+24(FP), CX
+	MOVQ ntb+56(FP), BX
+
+tb:
+	CMPQ first+72(FP), $0x00
+	JE   load
+
+	// tilezero tmm0
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xc0
+
+	// tilezero tmm2
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xd0
+	JMP  k0
+
+load:
+	MOVQ DX, SI
+
+	// tileloadd tmm0,[rsi+r9*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x04
+	BYTE $0x0e
+	LEAQ 2048(DX), SI
+
+	// tileloadd tmm2,[rsi+r9*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x14
+	BYTE $0x0e
+
+k0:
+	MOVQ R12, SI
+	MOVQ R8, DI
+	SHLQ $0x04, DI
+	ADDQ R12, DI
+	MOVQ CX, R10
+	MOVQ steps+40(FP), AX
+
+k:
+	// tileloadd tmm4,[rsi+r8*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x24
+	BYTE $0x06
+
+	// tileloadd tmm5,[rdi+r8*1]
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x2c
+	BYTE $0x07
+
+	// tileloadd tmm6,[r10+r9*1]
+	BYTE $0xc4
+	BYTE $0x82
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x34
+	BYTE $0x0a
+
+	// tdpbf16ps tmm0,tmm4,tmm6
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x4a
+	BYTE $0x5c
+	BYTE $0xc4
+
+	// tdpbf16ps tmm2,tmm5,tmm6
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x4a
+	BYTE $0x5c
+	BYTE $0xd5
+	ADDQ $0x00000040, SI
+	ADDQ $0x00000040, DI
+	ADDQ $0x00000400, R10
+	DECQ AX
+	JNZ  k
+	MOVQ DX, SI
+
+	// tilestored [rsi+r9*1],tmm0
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x04
+	BYTE $0x0e
+	LEAQ 2048(DX), SI
+
+	// tilestored [rsi+r9*1],tmm2
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x14
+	BYTE $0x0e
+	ADDQ $0x00001000, DX
+	ADDQ xg+32(FP), CX
+	ADDQ xg+32(FP), CX
+	DECQ BX
+	JNZ  tb
+	MOVQ R8, AX
+	SHLQ $0x05, AX
+	ADDQ AX, R12
+	DECQ R13
+	JNZ  fb
+
+	// tilerelease
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x78
+	BYTE $0x49
+	BYTE $0xc0
+	RET
+
 // func amxStoreBF16(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int)
 // Requires: AVX, AVX512F
 TEXT ·amxStoreBF16(SB), NOSPLIT, $0-56

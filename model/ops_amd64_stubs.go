@@ -379,6 +379,11 @@ func dpbf4x4EndAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float3
 //go:noescape
 func amxChunkBF16(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)
 
+// amxChunk16BF16 is amxChunkBF16 for the first 16 tokens of each block only: it reads and writes tiles 0 and 2 of each block (features 0-15 and 16-31 by tokens 0-15), and neither reads the other 16 tokens of the panel nor touches tiles 1 and 3.
+//
+//go:noescape
+func amxChunk16BF16(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)
+
 // amxStoreBF16 transposes the result tiles in acc (amxChunkBF16's: nfb x ntb blocks of four 16x16 tiles, features x tokens) and writes them into out (tokens x features, row stride ldo): the tokens t < m and features f < n <= 32 nfb of the blocks, out[t*ldo+f]; acc is overwritten.
 //
 //go:noescape

@@ -170,8 +170,9 @@ func TestGeneratedAMX(t *testing.T) {
 		}
 	}
 	// amxChunkBF16: ldtilecfg, 4 tilezero, 4 tileloadd (the result tiles), 4
-	// tileloadd and 4 tdpbf16ps (a step of k), 4 tilestored, tilerelease.
-	if want := 1 + 4 + 4 + 8 + 4 + 1; len(intel) != want {
+	// tileloadd and 4 tdpbf16ps (a step of k), 4 tilestored, tilerelease;
+	// amxChunk16BF16 the same with 2 result tiles, 3 loads and 2 tdpbf16ps.
+	if want := (1 + 4 + 4 + 8 + 4 + 1) + (1 + 2 + 2 + 5 + 2 + 1); len(intel) != want {
 		t.Errorf("%d AMX instructions in the generated file, want %d", len(intel), want)
 	}
 	if want := assemble(t, intel); !bytes.Equal(code, want) {

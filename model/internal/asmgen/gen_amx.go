@@ -141,17 +141,33 @@ func (g *gen) tdp(dst, a, b int) {
 // that a chunk's weights and activations stay in L1 while every block uses
 // them.
 func (g *gen) amxGemm() {
-	g.amxChunk()
+	g.amxChunk(false)
+	g.amxChunk(true)
 	g.amxStore()
 }
 
-func (g *gen) amxChunk() {
+// amxChunk emits amxChunkBF16, or with half amxChunk16BF16: the same for
+// the first 16 tokens of each block only (tiles 0 and 2; for products of
+// at most 16 tokens, such as a generator's step, where the other 16 are
+// padding).
+func (g *gen) amxChunk(half bool) {
 	name := "amxChunkBF16"
+	if half {
+		name = "amxChunk16BF16"
+	}
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
 	g.SignatureExpr("func(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)")
-	g.Doc(name + " adds, for nfb blocks of 32 features (rows of w, ldw elements apart) and ntb blocks of 32 tokens (of the activation panel x in VNNI pairs, a 16-token group every xg bytes), steps blocks of 32 elements of k to the block's four 16x16 result tiles in acc (features x tokens, 4 KiB a block, feature block major), as TDPBF16PS computes it (model/bf16_amx.go); the tiles start from zero when first is not 0. cfg is the tile configuration: 8 tiles of 16 rows of 64 bytes.")
+	if half {
+		g.Doc(name + " is amxChunkBF16 for the first 16 tokens of each block only: it reads and writes tiles 0 and 2 of each block (features 0-15 and 16-31 by tokens 0-15), and neither reads the other 16 tokens of the panel nor touches tiles 1 and 3.")
+	} else {
+		g.Doc(name + " adds, for nfb blocks of 32 features (rows of w, ldw elements apart) and ntb blocks of 32 tokens (of the activation panel x in VNNI pairs, a 16-token group every xg bytes), steps blocks of 32 elements of k to the block's four 16x16 result tiles in acc (features x tokens, 4 KiB a block, feature block major), as TDPBF16PS computes it (model/bf16_amx.go); the tiles start from zero when first is not 0. cfg is the tile configuration: 8 tiles of 16 rows of 64 bytes.")
+	}
+	tiles := []int{0, 1, 2, 3}
+	if half {
+		tiles = []int{0, 2}
+	}
 
 	ldwB, s64 := reg.R8, reg.R9
 	wfb, fbLeft, tbLeft := reg.R12, reg.R13, reg.RBX
@@ -181,12 +197,12 @@ func (g *gen) amxChunk() {
 	}
 	g.CMPQ(g.paramMem("first"), operand.U8(0))
 	g.JE(operand.LabelRef("load"))
-	for t := range 4 {
+	for _, t := range tiles {
 		g.emitBytes("AMX_TILE", fmt.Sprintf("tilezero tmm%d", t), tilezero(t))
 	}
 	g.JMP(operand.LabelRef("k0"))
 	g.Label("load")
-	for t := range 4 {
+	for _, t := range tiles {
 		tileAt(t, w0)
 		g.tileLoad(t, w0, s64)
 	}
@@ -196,25 +212,34 @@ func (g *gen) amxChunk() {
 	g.SHLQ(operand.U8(4), w1)
 	g.ADDQ(wfb, w1)
 	g.MOVQ(xtb, x0)
-	g.MOVQ(xtb, x1)
-	g.ADDQ(g.paramMem("xg"), x1)
+	if !half {
+		g.MOVQ(xtb, x1)
+		g.ADDQ(g.paramMem("xg"), x1)
+	}
 	g.Load(g.Param("steps"), kc)
 	g.Label("k")
 	g.tileLoad(4, w0, ldwB)
 	g.tileLoad(5, w1, ldwB)
 	g.tileLoad(6, x0, s64)
-	g.tileLoad(7, x1, s64)
-	g.tdp(0, 4, 6)
-	g.tdp(1, 4, 7)
-	g.tdp(2, 5, 6)
-	g.tdp(3, 5, 7)
+	if half {
+		g.tdp(0, 4, 6)
+		g.tdp(2, 5, 6)
+	} else {
+		g.tileLoad(7, x1, s64)
+		g.tdp(0, 4, 6)
+		g.tdp(1, 4, 7)
+		g.tdp(2, 5, 6)
+		g.tdp(3, 5, 7)
+	}
 	g.ADDQ(operand.U32(64), w0)
 	g.ADDQ(operand.U32(64), w1)
 	g.ADDQ(operand.U32(1024), x0)
-	g.ADDQ(operand.U32(1024), x1)
+	if !half {
+		g.ADDQ(operand.U32(1024), x1)
+	}
 	g.DECQ(kc)
 	g.JNZ(operand.LabelRef("k"))
-	for t := range 4 {
+	for _, t := range tiles {
 		tileAt(t, w0)
 		g.tileStore(t, w0, s64)
 	}
