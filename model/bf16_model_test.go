@@ -225,10 +225,22 @@ func TestCPUBF16NeedsHardware(t *testing.T) {
 // The bf16 mode's Generator (KV cache, one row at a time) gives the
 // log-probabilities of the bf16 mode's full forward (LossPerToken), and
 // not the f32 mode's.
-func TestGeneratorBF16(t *testing.T) {
+func TestGeneratorBF16(t *testing.T) { checkGeneratorBF16(t, true) }
+
+// The same with the AMX kernels: a generator's steps (up to 16 rows: the
+// half kernel) and the loss forward agree.
+func TestGeneratorBF16AMX(t *testing.T) {
+	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
+	if !model.AMXAsm(t) {
+		t.Skip("no AMX kernels here (not amd64)")
+	}
+	checkGeneratorBF16(t, false)
+}
+
+func checkGeneratorBF16(t *testing.T, portable bool) {
 	ctx := context.Background()
 	m := synth.Peaked(synth.TinyConfig(), 15)
-	bf, err := model.NewCPUBF16(m, 2, true)
+	bf, err := model.NewCPUBF16(m, 2, portable)
 	if err != nil {
 		t.Fatal(err)
 	}
