@@ -51,8 +51,9 @@ func pickBF16(portable bool) (bf16Set, error) {
 // it on a CPU without AVX512_BF16.
 var bf16Emulated bool
 
-// amxEmulated is set by tests only, while amxChunk and amxStore hold the AMX assembly run
-// in an x86 emulator: pickBF16 then picks bf16AMX on a CPU without AMX.
+// amxEmulated is set by tests only, while the AMX kernels (amxChunk,
+// amxChunk16, amxStore) are the assembly run in an x86 emulator: pickBF16
+// then picks bf16AMX on a CPU without AMX.
 var amxEmulated bool
 
 // gemmBF16 computes out[i*ldo+j] = a_i · b_j for i < M, j < N, a (M, K) and

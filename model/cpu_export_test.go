@@ -35,8 +35,8 @@ func BF16Asm(t testing.TB) bool {
 	return true
 }
 
-// amxAsmEmulated is set (emu_amx_amd64_test.go) while amxChunk and amxStore hold the AMX
-// kernel run in the x86 emulator, on CPUs without AMX.
+// amxAsmEmulated is set (emu_amx_amd64_test.go) while the AMX kernels are
+// the assembly run in the x86 emulator, on CPUs without AMX.
 var amxAsmEmulated bool
 
 // AMXAsm reports whether the bf16 mode's AMX kernels can run here, natively

@@ -11,12 +11,13 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/x86emu"
 )
 
-// On CPUs without AMX, init swaps amxChunk and amxStore for the same assembly run in the
-// x86 emulator (internal/x86emu, which executes LDTILECFG, TILELOADD,
-// TILESTORED, TILEZERO, TDPBF16PS and TILERELEASE) and sets amxAsmEmulated;
-// tests that want the bf16 mode to pick it call AMXAsm. Where the CPU has
-// AMX, TestAMXEmulatorMatchesHardware runs the kernel both ways, bit for
-// bit, which is what makes the emulated runs elsewhere trustworthy.
+// On CPUs without AMX, init swaps the AMX kernels (amxChunk, amxChunk16,
+// amxStore) for the same assembly run in the x86 emulator (internal/x86emu,
+// which executes LDTILECFG, TILELOADD, TILESTORED, TILEZERO, TDPBF16PS and
+// TILERELEASE) and sets amxAsmEmulated; tests that want the bf16 mode to
+// pick them call AMXAsm. Where the CPU has AMX,
+// TestAMXEmulatorMatchesHardware runs the kernels both ways, bit for bit,
+// which is what makes the emulated runs elsewhere trustworthy.
 
 // emuAMXErr is why the AMX kernel could not be emulated (nil if it is, or
 // if the CPU runs it natively).
