@@ -21,8 +21,8 @@ import (
 // RNE"; the hardware (measured on this project's Xeon with AMX-BF16, Linux
 // 6.18, 2026-12-05, bit for bit on 600,000 random and adversarial
 // elements: normals, wide exponents, subnormal inputs and accumulators,
-// cancellation, ties, overflow, infinities and NaN) computes instead
-// (tdpbf16):
+// cancellation, ties, overflow, infinities and NaN; TestTDPBF16PSMatchesModel
+// keeps checking it where AMX exists) computes instead (tdpbf16):
 //
 //	e = +0; o = +0
 //	for p := 0; p < 16; p++ {        // pairs in increasing k
