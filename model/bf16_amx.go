@@ -16,13 +16,17 @@ import (
 //
 // One TDPBF16PS adds to each float32 element of its result tile the 32
 // products of a row of the first operand (16 pairs of bf16) with a column
-// of pairs of the second. Intel's SDM pseudocode writes it as one
-// accumulation, pair after pair, each product an "FP32 FMA with DAZ, FTZ,
-// RNE"; the hardware (measured on this project's Xeon with AMX-BF16, Linux
-// 6.18, 2026-12-05, bit for bit on 600,000 random and adversarial
-// elements: normals, wide exponents, subnormal inputs and accumulators,
-// cancellation, ties, overflow, infinities and NaN; TestTDPBF16PSMatchesModel
-// keeps checking it where AMX exists) computes instead (tdpbf16):
+// of pairs of the second. Intel's intrinsics guide (__tile_dpbf16ps) writes
+// it as one accumulation into the element, pair after pair; the SDM's
+// current Operation section keeps instead a temporary per bf16 position
+// (colsb/2 of them, from zero, each step an "FP32 FMA with DAZ=FTZ=1, RNE
+// rounding"), added horizontally before the element is accumulated. The
+// latter is what the hardware computes, bit for bit, as measured on this
+// project's Xeon with AMX-BF16 (Linux 6.18, 2026-12-05: 600,000 random and
+// adversarial elements: normals, wide exponents, subnormal inputs and
+// accumulators, cancellation, ties, overflow, infinities and NaN;
+// TestTDPBF16PSMatchesModel keeps checking it where AMX exists), in this
+// order (tdpbf16):
 //
 //	e = +0; o = +0
 //	for p := 0; p < 16; p++ {        // pairs in increasing k
@@ -35,9 +39,9 @@ import (
 // subnormals read as zero, the product exact, one rounding to float32 to
 // nearest even, a result below the smallest normal flushed to zero; an
 // accumulator that is a float32 subnormal reads as zero, which never occurs
-// in the kernels: every result is flushed). So a zero result is always +0; a NaN in
-// gives a NaN out (payloads, which the hardware propagates as x86 does, are
-// not modelled; 0·∞ and ∞-∞ give the default NaN).
+// in the kernels: every result is flushed). So a zero result is always +0;
+// a NaN in gives a NaN out (payloads, which the hardware propagates as x86
+// does, are not modelled; 0·∞ and ∞-∞ give the default NaN).
 //
 // A product of length K is K32 = K rounded up to 32 elements, the rest
 // zero in both operands (which leaves every sum as it is, but for the sign

@@ -7,8 +7,8 @@ import (
 )
 
 // tdpbf16 is what the hardware computes: single TDPBF16PS steps measured on
-// a Xeon with AMX-BF16 (2026-12-05), where the SDM's pair-after-pair
-// accumulation would give another answer. Each case sets the even (ev) and
+// a Xeon with AMX-BF16 (2026-12-05), where accumulating pair after pair
+// (the intrinsics guide's pseudocode) would give another answer. Each case sets the even (ev) and
 // odd (od) products of one output element, as (a, b) pairs of bf16 values
 // in k order, and the accumulator.
 func TestTDPBF16Hardware(t *testing.T) {
@@ -24,7 +24,7 @@ func TestTDPBF16Hardware(t *testing.T) {
 		// The evens and the odds are summed apart, then together, then
 		// added to acc: -2^30 + 1 rounds to -2^30 before meeting acc.
 		{"pair sum rounded first", 0x1p30, [][2]float32{neg(p2(30))}, [][2]float32{{1, 1}}, 0},
-		// The SDM's order (odd then even, pair by pair) keeps the 1.
+		// Pair after pair into acc would lose the 1 (1 + 2^30 rounds to 2^30).
 		{"pair sum exact", 1, [][2]float32{p2(30)}, [][2]float32{neg(p2(30))}, 0x3f800000},
 		// Evens one after another, each rounded: two half-ulps are lost.
 		{"evens in sequence", 0, [][2]float32{{1, 1}, p2(-24), p2(-24)}, nil, 0x3f800000},

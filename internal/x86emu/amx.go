@@ -182,7 +182,8 @@ func (m *Machine) tileStore(in *Inst) error {
 // tmm3 in vvvv): tmm1 (M x N float32) += tmm2 (M x K pairs of BF16) · tmm3
 // (K rows of N pairs). Per element, as the hardware computes it (measured
 // on a Xeon with AMX-BF16 against random and adversarial inputs, bit for
-// bit; the SDM's pseudocode accumulates pair after pair instead): the K
+// bit, as the SDM's current Operation section has it; the intrinsics
+// guide's pseudocode accumulates pair after pair instead): the K
 // even products summed in k order from +0, each step an FMA with DAZ in,
 // FTZ out and RNE (fmaBF16Step); the odd products likewise; then their sum
 // added to the element (DAZ), each add the same rounding. Only K = 16 (a

@@ -58,8 +58,9 @@ func bf(x float32) uint16 { return uint16(math.Float32bits(x) >> 16) }
 
 // TDPBF16PS computes, per element, the even products' sum and the odd
 // products' sum apart, each in k order, then adds theirs to the element:
-// cases measured on a Xeon with AMX-BF16 (2026-12-05) where the SDM's pair
-// after pair accumulation would differ, and the flushes and specials.
+// cases measured on a Xeon with AMX-BF16 (2026-12-05) where accumulating
+// pair after pair (the intrinsics guide's pseudocode) would differ, and the
+// flushes and specials.
 func TestTDPBF16PS(t *testing.T) {
 	p2 := func(e int) [2]float32 { return [2]float32{float32(math.Ldexp(1, e/2)), float32(math.Ldexp(1, e-e/2))} }
 	neg := func(p [2]float32) [2]float32 { return [2]float32{-p[0], p[1]} }
