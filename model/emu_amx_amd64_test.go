@@ -3,8 +3,10 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -153,5 +155,100 @@ func TestAMXKernelsEmulated(t *testing.T) {
 	t.Setenv(kernelsEnv, "avx512")
 	if set, _ := pickBF16(false); set == bf16AMX {
 		t.Fatalf("%s=avx512: the bf16 mode picked bf16-amx", kernelsEnv)
+	}
+}
+
+// The AMX kernels touch only what gemmBF16AMX gives them: run in the
+// emulator with the memory confined to the weights' rows (b exactly, N
+// rows of K with no slack: the tail and edge copies are what reaches past
+// K), the panel, out, the tile configuration and the result tiles in use,
+// on ragged shapes. One weight too few is caught.
+func TestAMXKernelsInBounds(t *testing.T) {
+	if emuAMXErr != nil {
+		t.Fatal(emuAMXErr)
+	}
+	fc, err := x86emu.FuncOf(amxChunkBF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc16, err := x86emu.FuncOf(amxChunk16BF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := x86emu.FuncOf(amxStoreBF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(c, c16 amxChunkFunc, s amxStoreFunc) { amxChunk, amxChunk16, amxStore = c, c16, s }(amxChunk, amxChunk16, amxStore)
+	cfg := region(amxTileConfig[:], false)
+	var b, panel []uint16
+	var out []float32
+	var callErr error
+	call := func(f x86emu.Func, fr *x86emu.Frame, regions ...x86emu.Region) {
+		m := &x86emu.Machine{Memory: regions}
+		if err := m.Call(f, fr.Bytes()); err != nil && callErr == nil {
+			callErr = err
+		}
+	}
+	// The weights: b when w points into it, else a padded copy of 32 rows
+	// per block, as far as the call's steps reach.
+	weights := func(w *uint16, ldw, steps, nfb int) x86emu.Region {
+		if p := addr(w); p >= addr(&b[0]) && p < addr(&b[0])+2*uint64(len(b)) {
+			return region(b, false)
+		}
+		return x86emu.Region{Addr: addr(w), Size: uint64(2 * ((32*nfb-1)*ldw + 32*steps))}
+	}
+	chunkOf := func(f x86emu.Func) amxChunkFunc {
+		return func(c *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int) {
+			var fr x86emu.Frame
+			for _, v := range []uint64{addr(c), addr(w), uint64(ldw), addr(x), uint64(xg), uint64(steps), uint64(nfb), uint64(ntb), addr(acc), uint64(first)} {
+				fr.PutUint64(v)
+			}
+			call(f, &fr, cfg, weights(w, ldw, steps, nfb), region(panel, false),
+				x86emu.Region{Addr: addr(acc), Size: uint64(4096 * nfb * ntb), Write: true})
+		}
+	}
+	amxChunk, amxChunk16 = chunkOf(fc), chunkOf(fc16)
+	amxStore = func(acc *float32, nfb int, ntb int, m int, n int, o *float32, ldo int) {
+		var fr x86emu.Frame
+		for _, v := range []uint64{addr(acc), uint64(nfb), uint64(ntb), uint64(m), uint64(n), addr(o), uint64(ldo)} {
+			fr.PutUint64(v)
+		}
+		call(fs, &fr, x86emu.Region{Addr: addr(acc), Size: uint64(4096 * nfb * ntb), Write: true}, region(out, true))
+	}
+	r := rand.New(rand.NewPCG(91, 92))
+	run := func(M, N, K int, short bool) error {
+		callErr = nil
+		a := bf16Rows(r, M*K, false)
+		b = bf16Rows(r, N*K, false)
+		panel = amxPanel(a, K, M, K)
+		out = make([]float32, M*N)
+		want := make([]float32, M*N)
+		for i := range M {
+			for j := range N {
+				want[i*N+j] = dotBF16AMXRef(a[i*K:][:K], b[j*K:][:K])
+			}
+		}
+		full := b
+		if short {
+			b = b[:len(b)-1] // the region: the kernel reads the last weight
+		}
+		gemmBF16AMX(out, N, panel, full, K, M, N, K)
+		if callErr == nil && !short {
+			for i := range out {
+				if math.Float32bits(out[i]) != math.Float32bits(want[i]) {
+					return fmt.Errorf("out[%d] = %g, want %g", i, out[i], want[i])
+				}
+			}
+		}
+		return callErr
+	}
+	for _, sh := range [][3]int{{1, 1, 1}, {5, 7, 33}, {17, 40, 64}, {33, 45, 70}, {64, 64, 512}, {3, 96, 100}} {
+		if err := run(sh[0], sh[1], sh[2], false); err != nil {
+			t.Errorf("%dx%dx%d: %v", sh[0], sh[1], sh[2], err)
+		}
+	}
+	if err := run(40, 64, 64, true); err == nil || !strings.Contains(err.Error(), "outside the allowed memory") {
+		t.Errorf("a weight short: %v, want an access outside the allowed memory", err)
 	}
 }
