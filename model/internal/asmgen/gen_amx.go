@@ -117,11 +117,14 @@ func (g *gen) emitBytes(isa, intel string, b []byte) {
 	}
 }
 
+// regName is r's Intel-syntax name, for the comments GNU as reads back in
+// TestGeneratedAMX.
 func regName(r reg.Register) string {
 	return map[int]string{0: "rax", 1: "rcx", 2: "rdx", 3: "rbx", 5: "rbp", 6: "rsi", 7: "rdi", 8: "r8", 9: "r9",
 		10: "r10", 11: "r11", 12: "r12", 13: "r13", 14: "r14", 15: "r15"}[gpr[r]]
 }
 
+// tileLoad, tileStore and tdp emit TILELOADD, TILESTORED and TDPBF16PS.
 func (g *gen) tileLoad(t int, base, stride reg.Register) {
 	g.emitBytes("AMX_TILE", fmt.Sprintf("tileloadd tmm%d,[%s+%s*1]", t, regName(base), regName(stride)), tileloadd(t, gpr[base], gpr[stride]))
 }
@@ -134,9 +137,9 @@ func (g *gen) tdp(dst, a, b int) {
 	g.emitBytes("AMX_BF16", fmt.Sprintf("tdpbf16ps tmm%d,tmm%d,tmm%d", dst, a, b), tdpbf16ps(dst, a, b))
 }
 
-// amxGemm emits amxChunkBF16 and amxStoreBF16: one chunk of k for every
-// 32-feature, 32-token block, and the transposed copy of the finished result
-// tiles into out. The caller (gemmBF16AMX) runs the chunks in order of k,
+// amxGemm emits amxChunkBF16, amxChunk16BF16 and amxStoreBF16: one chunk
+// of k for every 32-feature, 32-token block (or 16-token, the half
+// kernel), and the transposed copy of the finished result tiles into out. The caller (gemmBF16AMX) runs the chunks in order of k,
 // the result tiles kept in acc between them (stored and reloaded exactly), so
 // that a chunk's weights and activations stay in L1 while every block uses
 // them.
