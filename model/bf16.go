@@ -28,8 +28,10 @@ import "math"
 // lane i+8, then i plus i+4, then (x0+x2)+(x1+x3), ordinary float32 adds. The
 // portable kernels here and the AVX-512 ones (ops_amd64.s, dpbf*AVX512)
 // compute exactly this per output element, whichever block shape or thread
-// computes it, so bf16 results are bit-identical between kernel sets and for
-// any thread count.
+// computes it, so bf16 results are bit-identical between these two kernel
+// sets and for any thread count. The AMX kernels (bf16-amx, bf16_amx.go)
+// sum in TDPBF16PS's order instead: bit-identical to their own scalar model
+// for any thread count, not to these.
 
 // bf16Round returns x rounded to bfloat16 bits exactly as VCVTNEPS2BF16
 // converts it (Intel SDM vol. 2, VCVTNEPS2BF16, convert_fp32_to_bfloat16:
@@ -62,13 +64,14 @@ func bf16Round(x float32) uint16 {
 }
 
 // bf16RoundRows writes x rounded to bf16 (bf16Round) into dst (as long as
-// x) with the bf16 kernels of set: VCVTNEPS2BF16 for bf16AVX512
-// (roundBF16AVX512, whole vectors of 16; the rest as below), the portable
-// loop for the others. Both give bf16Round's bits.
+// x) with the bf16 kernels of set: VCVTNEPS2BF16 for bf16AVX512, and for
+// bf16AMX where the CPU has AVX512_BF16 (roundBF16AVX512, whole vectors of
+// 16; the rest as below), the portable loop for the others. Both give
+// bf16Round's bits.
 func bf16RoundRows(set bf16Set, dst []uint16, x []float32) {
 	dst = dst[:len(x)]
 	n := 0
-	if set == bf16AVX512 && len(x) >= 16 {
+	if (set == bf16AVX512 || set == bf16AMX && hasBF16Kernels()) && len(x) >= 16 {
 		n = len(x) &^ 15
 		roundBF16AVX512(&dst[0], &x[0], n)
 	}

@@ -9,10 +9,11 @@ const (
 	bf16Off     bf16Set = iota // f32 mode: no bf16 products
 	bf16Generic                // portable Go (dpbf16Lane), on any CPU
 	bf16AVX512                 // VDPBF16PS (AVX512_BF16 with AVX512F and BW)
+	bf16AMX                    // TDPBF16PS on AMX tiles (bf16_amx.go): another summation order
 )
 
 func (s bf16Set) String() string {
-	return [...]string{"off", "bf16-generic", "bf16-avx512"}[s]
+	return [...]string{"off", "bf16-generic", "bf16-avx512", "bf16-amx"}[s]
 }
 
 // errNoBF16 is LoadCPU's and NewCPUBF16's answer on a CPU without
@@ -29,12 +30,16 @@ func CheckBF16() error {
 }
 
 // pickBF16 returns the bf16 kernels to use: the portable ones when portable
-// is set or kernelsEnv asks for generic (read now, so a test can set it), the
-// assembly where the CPU has AVX512_BF16, else an error.
+// is set or kernelsEnv asks for generic (read now, so a test can set it),
+// the AMX ones where the CPU has AMX-BF16 (and the OS grants the tile
+// state) unless kernelsEnv asks for avx512 or avx2, the VDPBF16PS assembly
+// where the CPU has AVX512_BF16, else an error.
 func pickBF16(portable bool) (bf16Set, error) {
 	switch {
 	case portable || portableKernelsAsked():
 		return bf16Generic, nil
+	case (hasAMX() || amxEmulated) && !amxDeclined():
+		return bf16AMX, nil
 	case hasBF16Kernels() || bf16Emulated:
 		return bf16AVX512, nil
 	}
@@ -46,9 +51,16 @@ func pickBF16(portable bool) (bf16Set, error) {
 // it on a CPU without AVX512_BF16.
 var bf16Emulated bool
 
+// amxEmulated is set by tests only, while the AMX kernels (amxChunk,
+// amxChunk16, amxStore) are the assembly run in an x86 emulator: pickBF16
+// then picks bf16AMX on a CPU without AMX.
+var amxEmulated bool
+
 // gemmBF16 computes out[i*ldo+j] = a_i · b_j for i < M, j < N, a (M, K) and
 // b (N, K) in bf16 bits with row strides lda and ldb, out float32 with row
-// stride ldo, as VDPBF16PS computes it (see bf16.go), with the kernels of set.
+// stride ldo, as VDPBF16PS computes it (see bf16.go), with the kernels of set;
+// for bf16AMX, as TDPBF16PS does (bf16_amx.go), a being that set's panel
+// (VNNI pairs, from a multiple of 32 rows; lda unused).
 // Single-threaded; callers tile and parallelize.
 func gemmBF16(set bf16Set, out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
 	if M <= 0 || N <= 0 {
@@ -60,8 +72,12 @@ func gemmBF16(set bf16Set, out []float32, ldo int, a []uint16, lda int, b []uint
 		}
 		return
 	}
-	if set == bf16AVX512 {
+	switch set {
+	case bf16AVX512:
 		gemmBlocks(dpbfAVX512, out, ldo, a, lda, b, ldb, M, N, K)
+		return
+	case bf16AMX:
+		gemmBF16AMX(out, ldo, a, b, ldb, M, N, K)
 		return
 	}
 	gemmBF16Generic(out, ldo, a, lda, b, ldb, M, N, K)

@@ -32,14 +32,33 @@ func bf16Tokens(cfg model.Config, n int, seed uint64) []int32 {
 // mode and the unrounded float64 forward are farther away by the bf16
 // rounding itself, on a model far from uniform.
 func TestCPUBF16AgainstReference(t *testing.T) {
-	m := synth.Peaked(bf16Config, 11)
-	toks := bf16Tokens(bf16Config, bf16Config.NPositions, 1)
-	bf, err := model.NewCPUBF16(m, 2, true)
+	checkBF16AgainstReference(t, bf16Config, true, "bf16-generic")
+}
+
+// The same with the AMX kernels (bf16-amx: another summation order, the
+// same tolerances): natively on a CPU with AMX, elsewhere on amd64 in the
+// x86 emulator, on a smaller vocabulary.
+func TestCPUBF16AMXAgainstReference(t *testing.T) {
+	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
+	if !model.AMXAsm(t) {
+		t.Skip("no AMX kernels here (not amd64)")
+	}
+	cfg := bf16Config
+	if model.AMXAsmEmulated() {
+		cfg.VocabSize = 509
+	}
+	checkBF16AgainstReference(t, cfg, false, "bf16-amx")
+}
+
+func checkBF16AgainstReference(t *testing.T, cfg model.Config, portable bool, kernels string) {
+	m := synth.Peaked(cfg, 11)
+	toks := bf16Tokens(cfg, cfg.NPositions, 1)
+	bf, err := model.NewCPUBF16(m, 2, portable)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bf.Precision() != "bf16" || !strings.Contains(bf.Kernels(), "bf16-generic") {
-		t.Errorf("precision %q, kernels %q: want bf16 on the portable bf16 kernels", bf.Precision(), bf.Kernels())
+	if bf.Precision() != "bf16" || !strings.Contains(bf.Kernels(), kernels) {
+		t.Errorf("precision %q, kernels %q: want bf16 on the %s kernels", bf.Precision(), bf.Kernels(), kernels)
 	}
 	_, nllBF, err := bf.LossPerToken(context.Background(), []model.Sequence{{Tokens: toks, First: 1}})
 	if err != nil {
@@ -78,16 +97,32 @@ func TestCPUBF16AgainstReference(t *testing.T) {
 
 // The bf16 mode's results are bit-identical for any thread count and batch
 // composition.
-func TestCPUBF16Threads(t *testing.T) {
-	m := synth.Peaked(bf16Config, 12)
+func TestCPUBF16Threads(t *testing.T) { checkBF16Threads(t, bf16Config, true) }
+
+// The same with the AMX kernels: their order of sums does not depend on the
+// split either.
+func TestCPUBF16AMXThreads(t *testing.T) {
+	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
+	if !model.AMXAsm(t) {
+		t.Skip("no AMX kernels here (not amd64)")
+	}
+	cfg := bf16Config
+	if model.AMXAsmEmulated() {
+		cfg.VocabSize = 509
+	}
+	checkBF16Threads(t, cfg, false)
+}
+
+func checkBF16Threads(t *testing.T, cfg model.Config, portable bool) {
+	m := synth.Peaked(cfg, 12)
 	seqs := []model.Sequence{
-		{Tokens: bf16Tokens(bf16Config, 48, 2), First: 1},
-		{Tokens: bf16Tokens(bf16Config, 17, 3), First: 5},
-		{Tokens: bf16Tokens(bf16Config, 30, 4), First: 1},
+		{Tokens: bf16Tokens(cfg, 48, 2), First: 1},
+		{Tokens: bf16Tokens(cfg, 17, 3), First: 5},
+		{Tokens: bf16Tokens(cfg, 30, 4), First: 1},
 	}
 	var want []float32
 	for _, threads := range []int{1, 2, 3, 5} {
-		c, err := model.NewCPUBF16(m, threads, true)
+		c, err := model.NewCPUBF16(m, threads, portable)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +141,7 @@ func TestCPUBF16Threads(t *testing.T) {
 		}
 	}
 	// One sequence alone gives the bits it gets in the batch.
-	c, _ := model.NewCPUBF16(m, 2, true)
+	c, _ := model.NewCPUBF16(m, 2, portable)
 	_, alone, err := c.LossPerToken(context.Background(), seqs[1:2])
 	if err != nil {
 		t.Fatal(err)
@@ -190,10 +225,22 @@ func TestCPUBF16NeedsHardware(t *testing.T) {
 // The bf16 mode's Generator (KV cache, one row at a time) gives the
 // log-probabilities of the bf16 mode's full forward (LossPerToken), and
 // not the f32 mode's.
-func TestGeneratorBF16(t *testing.T) {
+func TestGeneratorBF16(t *testing.T) { checkGeneratorBF16(t, true) }
+
+// The same with the AMX kernels: a generator's steps (up to 16 rows: the
+// half kernel) and the loss forward agree.
+func TestGeneratorBF16AMX(t *testing.T) {
+	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
+	if !model.AMXAsm(t) {
+		t.Skip("no AMX kernels here (not amd64)")
+	}
+	checkGeneratorBF16(t, false)
+}
+
+func checkGeneratorBF16(t *testing.T, portable bool) {
 	ctx := context.Background()
 	m := synth.Peaked(synth.TinyConfig(), 15)
-	bf, err := model.NewCPUBF16(m, 2, true)
+	bf, err := model.NewCPUBF16(m, 2, portable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +285,7 @@ func TestGeneratorBF16(t *testing.T) {
 // runs about 2M instructions a second). Other architectures have no such
 // kernels: this skips there.
 func TestCPUBF16HardwareMatchesPortable(t *testing.T) {
-	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
+	t.Setenv("WGPU_EVAL_CPU_KERNELS", "avx512") // not AMX: it sums in another order
 	if !model.BF16Asm(t) {
 		t.Skip("no VDPBF16PS kernels here (not amd64)")
 	}

@@ -76,15 +76,24 @@ func BenchmarkGemmTile(b *testing.B) {
 			}
 			run := func(name string, gemm func()) {
 				b.Run(name, func(b *testing.B) {
+					cpu0 := procCPU()
 					for range b.N {
 						gemm()
 					}
-					b.ReportMetric(float64(2*64*64*K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					flop := float64(2*64*64*K) * float64(b.N)
+					b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					if c := procCPU() - cpu0; c > 0 {
+						b.ReportMetric(flop/c.Seconds()/1e9, "GFLOP/cpu-s")
+					}
 				})
 			}
 			run("f32/"+name, func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
 			if hasBF16Kernels() {
 				run("bf16/"+name, func() { gemmBF16(bf16AVX512, out, 64, a16, K, w16, K, 64, 64, K) })
+			}
+			if hasAMX() && !chunked { // the AMX kernel does not split k
+				p := amxPanel(a16, K, 64, K)
+				run(fmt.Sprintf("amx/K=%d", K), func() { gemmBF16(bf16AMX, out, 64, p, K, w16, K, 64, 64, K) })
 			}
 		}
 	}

@@ -35,6 +35,29 @@ func BF16Asm(t testing.TB) bool {
 	return true
 }
 
+// amxAsmEmulated is set (emu_amx_amd64_test.go) while the AMX kernels are
+// the assembly run in the x86 emulator, on CPUs without AMX.
+var amxAsmEmulated bool
+
+// AMXAsm reports whether the bf16 mode's AMX kernels can run here, natively
+// or in the emulator; where emulated, it makes the bf16 mode pick them until
+// t ends (unless WGPU_EVAL_CPU_KERNELS declines them). Not for parallel
+// tests.
+func AMXAsm(t testing.TB) bool {
+	if hasAMX() {
+		return true
+	}
+	if !amxAsmEmulated {
+		return false
+	}
+	amxEmulated = true
+	t.Cleanup(func() { amxEmulated = false })
+	return true
+}
+
+// AMXAsmEmulated reports whether the AMX kernels run in the emulator.
+func AMXAsmEmulated() bool { return amxAsmEmulated && !hasAMX() }
+
 // BF16AsmEmulated reports whether the VDPBF16PS kernels run in the emulator.
 func BF16AsmEmulated() bool { return bf16AsmEmulated && !hasBF16Kernels() }
 

@@ -7,7 +7,8 @@ import (
 
 // Kernels names the kernel set the CPU path runs in this build on this
 // machine ("generic", "avx2", "avx512"), for provenance; in the bf16 mode
-// followed by the bf16 products' ("avx2+bf16-generic", "avx512+bf16-avx512").
+// followed by the bf16 products' ("avx2+bf16-generic", "avx512+bf16-avx512",
+// "avx512+bf16-amx").
 func (c *CPU) Kernels() string {
 	if c.bf16 != bf16Off {
 		return kern.set.String() + "+" + c.bf16.String()
@@ -49,13 +50,15 @@ func (c *CPU) WeightBytes() int64 {
 }
 
 // CheckKernelsEnv reports a value of $WGPU_EVAL_CPU_KERNELS that names no
-// kernel set: unset, generic, avx2 and avx512 are valid (a set the CPU lacks
-// runs the best one it has below it; other architectures run generic).
+// kernel set: unset, generic, avx2, avx512 and amx are valid (a set the CPU
+// lacks runs the best one it has below it; other architectures run
+// generic). amx, like unset, lets the bf16 mode use AMX tiles where the CPU
+// has them; avx512 and avx2 keep it on VDPBF16PS.
 func CheckKernelsEnv() error {
 	switch v := os.Getenv(kernelsEnv); v {
-	case "", "generic", "avx2", "avx512":
+	case "", "generic", "avx2", "avx512", "amx":
 		return nil
 	default:
-		return fmt.Errorf("$%s=%q: want generic, avx2 or avx512 (or unset: the best the CPU has)", kernelsEnv, v)
+		return fmt.Errorf("$%s=%q: want generic, avx2, avx512 or amx (or unset: the best the CPU has)", kernelsEnv, v)
 	}
 }

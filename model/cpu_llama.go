@@ -54,7 +54,7 @@ func (c *CPU) swigluMLPForward(out, inp []float32, gateW, upW matrix, gateB, upB
 	if gateW.bf != upW.bf {
 		panic("swigluMLPForward: gate_proj and up_proj in different modes")
 	}
-	a16, release := c.bf16Operand(gateW, inp[:N*C])
+	a16, release := c.bf16Operand(gateW, inp[:N*C], C)
 	defer release()
 	c.matmulTiles(N, I, tile, func(scratch []float32, r0, c0, rn, cn int) {
 		g, u := scratch[:mmRows*mmCols], scratch[mmRows*mmCols:]
@@ -63,7 +63,7 @@ func (c *CPU) swigluMLPForward(out, inp []float32, gateW, upW matrix, gateB, upB
 			w    matrix
 			bias []float32
 		}{{g, gateW, gateB}, {u, upW, upB}} {
-			gemmNTW(p.dst, mmCols, inp[r0*C:], from(a16, r0*C), C, p.w, c0*C, C, rn, cn, C)
+			gemmNTW(p.dst, mmCols, inp[r0*C:], p.w.panelRows(a16, r0, C), C, p.w, c0*C, C, rn, cn, C)
 			b := zeros[:cn]
 			if p.bias != nil {
 				b = p.bias[c0:][:cn]

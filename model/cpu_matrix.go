@@ -110,11 +110,23 @@ func (m matrix) same(o matrix) bool {
 	return &m.u16[0] == &o.u16[0]
 }
 
-// bf16Operand returns a rounded to bf16 (bf16RoundRows, in parallel) when m
-// is a bf16-mode matrix, else nil; release gives the buffer back.
-func (c *CPU) bf16Operand(m matrix, a []float32) (a16 []uint16, release func()) {
+// bf16Operand returns a (rows of K) rounded to bf16 (bf16RoundRows, in
+// parallel) when m is a bf16-mode matrix, else nil; release gives the buffer
+// back. For the bf16-amx kernels the panel is in their layout
+// (roundPanelAMX); panelRows finds a row in either.
+func (c *CPU) bf16Operand(m matrix, a []float32, K int) (a16 []uint16, release func()) {
 	if m.bf == bf16Off {
 		return nil, func() {}
+	}
+	if m.bf == bf16AMX {
+		P := len(a) / K
+		a16 = c.getPanel(amxPanelLen(P, K))
+		K32 := amxK32(K)
+		rows := make([]uint16, c.threads*16*K32) // a worker's 16 rounded rows
+		c.parallelFor(len(a16)/(16*K32), func(w, g int) {
+			roundPanelAMX(a16, a, P, K, g, rows[w*16*K32:][:16*K32])
+		})
+		return a16, func() { c.putPanel(a16) }
 	}
 	a16 = c.getPanel(len(a))
 	const block = 1 << 14
@@ -125,12 +137,20 @@ func (c *CPU) bf16Operand(m matrix, a []float32) (a16 []uint16, release func()) 
 	return a16, func() { c.putPanel(a16) }
 }
 
-// from returns a16[off:], or nil for a nil a16 (an f32-mode product).
-func from(a16 []uint16, off int) []uint16 {
-	if a16 == nil {
+// panelRows returns bf16Operand's panel a16 (rows of K) from row r0 on, or
+// nil for a nil a16 (an f32-mode product). For the bf16-amx layout r0 must
+// be a multiple of 32 (the callers' tiles are).
+func (m matrix) panelRows(a16 []uint16, r0, K int) []uint16 {
+	switch {
+	case a16 == nil:
 		return nil
+	case m.bf == bf16AMX:
+		if r0%32 != 0 {
+			panic("panelRows: a bf16-amx panel split inside a group of 32 rows")
+		}
+		return a16[r0*amxK32(K):]
 	}
-	return a16[off:]
+	return a16[r0*K:]
 }
 
 // getPanel returns n bf16 values of scratch, reusing the spare panel when it

@@ -61,7 +61,7 @@ func (c *CPU) LossTopLogprobs(ctx context.Context, seqs []Sequence, k int) (Loss
 func (c *CPU) topLogprobs(h []float32, P, k int) []TokenLogprob {
 	C, V := c.cfg.NEmbd, c.cfg.VocabSize
 	out := make([]TokenLogprob, P*k)
-	h16, release := c.bf16Operand(c.lmHead, h[:P*C]) // the bf16 mode's rounded h
+	h16, release := c.bf16Operand(c.lmHead, h[:P*C], C) // the bf16 mode's rounded h
 	defer release()
 	c.parallelFor((P+lossRows-1)/lossRows, func(_, task int) {
 		p0 := task * lossRows
@@ -76,7 +76,7 @@ func (c *CPU) topLogprobs(h []float32, P, k int) []TokenLogprob {
 		}
 		for v0 := 0; v0 < V; v0 += vocabTile {
 			vn := min(vocabTile, V-v0)
-			gemmNTW(logits, vocabTile, h[p0*C:], from(h16, p0*C), C, c.lmHead, v0*C, C, pn, vn, C)
+			gemmNTW(logits, vocabTile, h[p0*C:], c.lmHead.panelRows(h16, p0, C), C, c.lmHead, v0*C, C, pn, vn, C)
 			for i := range pn {
 				row := logits[i*vocabTile:][:vn]
 				mx := float32(math.Inf(-1))

@@ -226,7 +226,7 @@ func (g *Generator) lastLogits(r int, logits []float32) {
 	c, cfg := g.c, g.c.cfg
 	C, V := cfg.NEmbd, cfg.VocabSize
 	c.finalNorm(g.lnf, g.residual[r*C:][:C], 1)
-	h16, release := c.bf16Operand(c.lmHead, g.lnf) // the bf16 mode's rounded ln_f
+	h16, release := c.bf16Operand(c.lmHead, g.lnf, C) // the bf16 mode's rounded ln_f
 	defer release()
 	tiles := (V + vocabTile - 1) / vocabTile
 	c.parallelFor(tiles, func(_, tile int) {

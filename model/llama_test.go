@@ -401,7 +401,8 @@ func TestLlamaBadFiles(t *testing.T) {
 
 // TestLlamaOwnedAndBF16: NewCPUOwned gives NewCPU's bits; the bf16 mode
 // (portable kernels) runs the family and stays within bf16's rounding of
-// the f32 result.
+// the f32 result; the AMX kernels, where they run (natively or emulated),
+// within float32 error of the portable ones.
 func TestLlamaOwnedAndBF16(t *testing.T) {
 	cfg := synth.TinyLlamaConfig("qwen3")
 	seq := []model.Sequence{{Tokens: randomTokens(2, 100, cfg.VocabSize), First: 1}}
@@ -436,6 +437,31 @@ func TestLlamaOwnedAndBF16(t *testing.T) {
 	t.Logf("bf16 mean NLL %.5f, f32 %.5f", sum/float64(len(want)), ref/float64(len(want)))
 	if d > 0.05 || d == 0 {
 		t.Errorf("bf16 mean NLL differs from f32 by %v: want a bf16 rounding's difference (0, 0.05]", d)
+	}
+	// The AMX kernels (another order of float32 sums, the same bf16
+	// operands) agree with the portable ones to float32 accumulation error.
+	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
+	if !model.AMXAsm(t) {
+		return
+	}
+	amx, err := model.NewCPUBF16(synth.Peaked(cfg, 4), 2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(amx.Kernels(), "bf16-amx") {
+		t.Fatalf("kernels %q, want bf16-amx", amx.Kernels())
+	}
+	_, gotAMX, err := amx.LossPerToken(ctx, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dAMX float64
+	for i := range got {
+		dAMX = max(dAMX, math.Abs(float64(gotAMX[i]-got[i])))
+	}
+	t.Logf("bf16-amx against bf16-generic: max |NLL diff| %.2g", dAMX)
+	if dAMX > 1e-4 {
+		t.Errorf("bf16-amx NLLs differ from bf16-generic's by up to %.3g, want float32 accumulation error (<= 1e-4)", dAMX)
 	}
 }
 

@@ -373,3 +373,21 @@ func dpbf4x4MidAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float3
 //
 //go:noescape
 func dpbf4x4EndAVX512(a *uint16, lda int, b *uint16, ldb int, k int, acc *float32, out *float32, ldo int)
+
+// amxChunkBF16 adds, for nfb blocks of 32 features (rows of w, ldw elements apart) and ntb blocks of 32 tokens (of the activation panel x in VNNI pairs, a 16-token group every xg bytes), steps blocks of 32 elements of k to the block's four 16x16 result tiles in acc (features x tokens, 4 KiB a block, feature block major), as TDPBF16PS computes it (model/bf16_amx.go); the tiles start from zero when first is not 0. cfg is the tile configuration: 8 tiles of 16 rows of 64 bytes.
+//
+//go:noescape
+func amxChunkBF16(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)
+
+// amxChunk16BF16 is amxChunkBF16 for the first 16 tokens of each block only: it reads and writes tiles 0 and 2 of each block (features 0-15 and 16-31 by tokens 0-15), and neither reads the other 16 tokens of the panel nor touches tiles 1 and 3.
+//
+//go:noescape
+func amxChunk16BF16(cfg *byte, w *uint16, ldw int, x *uint16, xg int, steps int, nfb int, ntb int, acc *float32, first int)
+
+// amxStoreBF16 transposes the result tiles in acc (amxChunkBF16's: nfb x ntb blocks of four 16x16 tiles, features x tokens) and writes them into out (tokens x features, row stride ldo): the tokens t < m and features f < n <= 32 nfb of the blocks, out[t*ldo+f]; acc is overwritten.
+//
+//go:noescape
+func amxStoreBF16(acc *float32, nfb int, ntb int, m int, n int, out *float32, ldo int)
+
+// xgetbvLow returns the low 32 bits of XCR0 (XGETBV with ECX = 0); call it only where CPUID reports OSXSAVE.
+func xgetbvLow() uint32

@@ -35,7 +35,8 @@ import (
 // state (VZEROUPPER) before returning, so later SSE code runs at full speed.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
-// "generic" or "avx2" ("avx512" keeps the default; other values are
+// "generic" or "avx2" ("avx512" keeps the default but for the bf16 mode,
+// which it keeps off AMX tiles; "amx" keeps the default; other values are
 // CheckKernelsEnv's error).
 const kernelsEnv = "WGPU_EVAL_CPU_KERNELS"
 

@@ -18,7 +18,7 @@ const (
 // result does not depend on the thread count. All float32 (exp by sumExpSub and
 // expf, log rounded from float64).
 func (c *CPU) lmHeadLossForward(nll, h []float32, lmHead matrix, targets []int32, P, C, V int, tileMax, tileSum, tgt, scratch []float32) {
-	h16, release := c.bf16Operand(lmHead, h[:P*C]) // the bf16 mode's rounded h
+	h16, release := c.bf16Operand(lmHead, h[:P*C], C) // the bf16 mode's rounded h
 	defer release()
 	tiles := (V + vocabTile - 1) / vocabTile
 	c.parallelFor(tiles, func(worker, tile int) {
@@ -28,7 +28,7 @@ func (c *CPU) lmHeadLossForward(nll, h []float32, lmHead matrix, targets []int32
 		for p0 := 0; p0 < P; p0 += lossRows {
 			pn := min(lossRows, P-p0)
 			// logits (pn, vn) = h[p0:p0+pn] · lmHead[v0:v0+vn]ᵀ
-			gemmNTW(logits, vocabTile, h[p0*C:], from(h16, p0*C), C, lmHead, v0*C, C, pn, vn, C)
+			gemmNTW(logits, vocabTile, h[p0*C:], lmHead.panelRows(h16, p0, C), C, lmHead, v0*C, C, pn, vn, C)
 			for i := range pn {
 				p := p0 + i
 				row := logits[i*vocabTile:][:vn]

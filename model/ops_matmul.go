@@ -197,11 +197,11 @@ func gemmNTGeneric(out []float32, ldo int, a []float32, lda int, b []float32, ld
 // Work is split into (mmRows x mmCols) tiles over the CPU's workers; tile holds
 // mmScratch floats of scratch per worker.
 func (c *CPU) matmulForward(out, inp []float32, w matrix, bias []float32, N, C, OC int, residual bool, tile []float32) {
-	a16, release := c.bf16Operand(w, inp[:N*C])
+	a16, release := c.bf16Operand(w, inp[:N*C], C)
 	defer release()
 	c.matmulTiles(N, OC, tile, func(scratch []float32, r0, c0, rn, cn int) {
 		scratch = scratch[:mmRows*mmCols]
-		gemmNTW(scratch, mmCols, inp[r0*C:], from(a16, r0*C), C, w, c0*C, C, rn, cn, C)
+		gemmNTW(scratch, mmCols, inp[r0*C:], w.panelRows(a16, r0, C), C, w, c0*C, C, rn, cn, C)
 		var b []float32
 		if bias != nil {
 			b = bias[c0:][:cn]

@@ -1,7 +1,7 @@
 // Package x86emu is a small x86-64 interpreter for tests: it decodes and
 // executes, instruction by instruction, the machine code of this project's
 // generated amd64 kernels (model/ops_amd64.s), so that kernels a CPU lacks
-// (AVX-512, AVX512_BF16) are executed and checked on any amd64 machine.
+// (AVX-512, AVX512_BF16, AMX) are executed and checked on any amd64 machine.
 //
 // It knows exactly the instruction subset the kernels use: legacy prefixes,
 // REX, VEX (C4/C5) and EVEX (62) encodings with the opcode maps 0F, 0F38 and
@@ -14,7 +14,10 @@
 // (per 32-bit element, or per 16-bit element for VMOVDQU16), KMOVW/D/Q from
 // a general register, and 32-bit broadcasts.
 // Masked loads and stores (VMOVUPS, VMOVDQU16) touch only their active
-// elements, as the hardware's fault suppression does (vec16.go). Anything else is an
+// elements, as the hardware's fault suppression does (vec16.go). AMX
+// (amx.go): the tile configuration (palette 1) and eight tiles, LDTILECFG,
+// TILERELEASE, TILEZERO, TILELOADD, TILESTORED and TDPBF16PS (in the
+// summation order the hardware was measured to use). Anything else is an
 // error naming the bytes and their offset in the function, never a guess.
 //
 // Floating point follows MXCSR's default (round to nearest even, no DAZ or

@@ -29,6 +29,8 @@ type Machine struct {
 	Z   [32]vec   // ZMM0-31 (XMM/YMM are their low halves)
 	K   [8]uint64 // opmask registers; K0 as a mask operand means "no mask"
 
+	amx amxState // tile configuration and tiles (amx.go)
+
 	cf, zf, sf, of, pf bool
 
 	// MaxSteps bounds the instructions one Call executes (0: DefaultMaxSteps).

@@ -83,8 +83,10 @@ func Generate() (asm, stubs []byte, err error) {
 			for _, mode := range chunkModes {
 				g.dpbf(4, 4, mode)
 			}
+			g.amxGemm()
 		}
 	}
+	(&gen{Context: c, k: k}).xgetbv()
 	f, err := c.Result()
 	if err != nil {
 		return nil, nil, fmt.Errorf("asmgen: %w", err)

@@ -19,6 +19,8 @@
 // embedding and the matmul epilogue (gen_rows.go) sum rows in 8 float64
 // lanes at either width and otherwise round every float32 operation in a
 // fixed order, unfused. For model's bf16 mode it also writes the
+// AMX product (amxChunkBF16 and amxStoreBF16, gen_amx.go: TDPBF16PS on
+// tiles, the AMX instructions as bytes checked against GNU as), the
 // VDPBF16PS dot products (dpbf*AVX512, gen_bf16.go: a and b both bf16, 16
 // lanes of pairs, the tail masked) and the rounding of activations to bf16
 // (roundBF16RowAVX512, VCVTNEPS2BF16), with those instructions as raw bytes
