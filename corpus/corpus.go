@@ -246,7 +246,7 @@ func readText(path string, limit int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := sysmem.Check(fmt.Sprintf("corpus %s (%d bytes of text)", infile.Quote(path), fi.Size()), uint64(fi.Size())); err != nil {
+	if err := sysmem.Check(fmt.Sprintf("its text (%d bytes)", fi.Size()), uint64(fi.Size())); err != nil { // the caller names the corpus
 		return "", err
 	}
 	return infile.ReadText(path, limit)

@@ -22,11 +22,11 @@ const Env = "WGPU_EVAL_MEMORY_AVAILABLE"
 // smaller of MemAvailable in /proc/meminfo and what the cgroup's limit leaves
 // (memory.max - memory.current, or cgroup v1's limit - usage), or the value
 // of $WGPU_EVAL_MEMORY_AVAILABLE. ok is false where nothing tells (not Linux).
+// A value of the variable that is not a number of bytes is ignored here
+// (Check refuses it).
 func Available() (bytes uint64, ok bool) {
-	if v := os.Getenv(Env); v != "" {
-		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
-			return n, true
-		}
+	if n, set, err := override(); set && err == nil {
+		return n, true
 	}
 	if n, ok1 := memAvailable("/proc/meminfo"); ok1 {
 		bytes, ok = n, true
@@ -95,9 +95,27 @@ func (e *Error) Error() string {
 		e.What, Bytes(e.Need), Bytes(e.Available), Env)
 }
 
+// override is $WGPU_EVAL_MEMORY_AVAILABLE: set reports whether it is set,
+// err whether it is not a number of bytes.
+func override() (n uint64, set bool, err error) {
+	v := os.Getenv(Env)
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err = strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, true, fmt.Errorf("$%s = %q is not a number of bytes", Env, v)
+	}
+	return n, true, nil
+}
+
 // Check returns an *Error when need bytes are more than Available; nil when
-// they fit or nothing tells what is available.
+// they fit or nothing tells what is available; an error naming the variable
+// when $WGPU_EVAL_MEMORY_AVAILABLE is set but not a number of bytes.
 func Check(what string, need uint64) error {
+	if _, _, err := override(); err != nil {
+		return err
+	}
 	avail, ok := Available()
 	if !ok || need <= avail {
 		return nil

@@ -23,6 +23,11 @@ func TestAvailable(t *testing.T) {
 	if err := Check("small", 1000); err != nil {
 		t.Error(err)
 	}
+	// A malformed override is refused by name, not taken for "no override".
+	t.Setenv(Env, "8GB")
+	if err := Check("small", 1); err == nil || !strings.Contains(err.Error(), `$WGPU_EVAL_MEMORY_AVAILABLE = "8GB" is not a number of bytes`) {
+		t.Errorf("with $%s=8GB: err %v", Env, err)
+	}
 }
 
 func TestMemAvailable(t *testing.T) {
