@@ -39,8 +39,8 @@ type preStep struct {
 	invert   bool
 }
 
-// parsePreTokenizer reads a pre-tokenizer (null, ByteLevel, Split,
-// Metaspace or a Sequence of those) into steps.
+// parsePreTokenizer reads a pre-tokenizer (null, ByteLevel, Split, Digits
+// (a Split on \p{N}), Metaspace or a Sequence of those) into steps.
 func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 	if isNull(raw) {
 		return nil, nil
@@ -82,6 +82,26 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 			st.matchers = &sync.Pool{New: func() any { return re.Matcher() }}
 		}
 		return []preStep{st}, nil
+	case "Digits":
+		// Hugging Face cuts at each character of general category N
+		// (Rust's char::is_numeric): each its own piece, or runs of them
+		// one piece. SmolLM2 (Llama's architecture) puts one before its
+		// ByteLevel.
+		var d struct {
+			IndividualDigits bool `json:"individual_digits"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		re, err := regex.Compile(`\p{N}`)
+		if err != nil {
+			return nil, fmt.Errorf("%s: Digits: %w", where, err)
+		}
+		st := preStep{re: re, behavior: contiguous, matchers: &sync.Pool{New: func() any { return re.Matcher() }}}
+		if d.IndividualDigits {
+			st.behavior = isolated
+		}
+		return []preStep{st}, nil
 	case "Metaspace":
 		m, err := parseMetaspace(raw, where)
 		if err != nil {
@@ -91,7 +111,7 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 	case "Sequence":
 		return parseSequence(raw, "pretokenizers", where, parsePreTokenizer)
 	}
-	return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (supported: ByteLevel, Split, Metaspace, Sequence)", where, c.Type)
+	return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (supported: ByteLevel, Split, Digits, Metaspace, Sequence)", where, c.Type)
 }
 
 // checkPreSteps refuses a step after a ByteLevel one: ByteLevel maps text to

@@ -162,6 +162,13 @@ function variants() {
     config: { tokenizer_class: "Qwen2Tokenizer", bos_token: null, eos_token: "<|end|>", split_special_tokens: false } };
   v["bl-gpt2-split-nfkd"] = { json: file({ normalizer: { type: "NFKD" }, pre: { type: "Sequence", pretokenizers: [{ type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }] },
     decoder: blDecoder, model: bpe(bl, {}) }) };
+  // Digits before GPT-2's ByteLevel split, as SmolLM2 (Llama's
+  // architecture) has it, and its other form (runs of digits together).
+  for (const [name, individual] of [["bl-digits", true], ["bl-digits-runs", false]]) {
+    v[name] = { json: file({ added: blAdded, pre: { type: "Sequence", pretokenizers: [{ type: "Digits", individual_digits: individual },
+      { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true }] },
+      decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }, model: bpe(bl, {}) }) };
+  }
   // Metaspace (newer conversions of Llama 2-style files, Mistral 7B v0.3):
   // every prepend_scheme with and without split, the pre-tokenizer alone
   // (no normalizer), with the full set of added tokens; decoded by a
@@ -218,6 +225,7 @@ function strings() {
     "a".repeat(70), "ab".repeat(40) + " " + "😀".repeat(10), " ".repeat(40) + "x", "1".repeat(40),
     // Characters whose Unicode data the Rust library's normalizers lack
     // (newer than theirs; the JavaScript implementation has it).
+    "x1 23 456 7890 1.5 x12y ٣٤ ²³ ½ Ⅻ ①② ３４ 12,345 a-1 \u{1d7ce}\u{1d7cf}",
     "marks \u0627\u0650\u0898\u064e NKo \u07ca\u07fd\u07eb a\u0301\u1abf \u{11935}\u{11930} \u{1fbf1}\u{1fbf2} \u32ff"];
   const hostile = fs.readFileSync(path.join(here, "..", "hostile.txt"), "utf8");
   return s.concat(hostile.split("\n"));
