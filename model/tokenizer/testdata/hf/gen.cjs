@@ -169,6 +169,16 @@ function variants() {
       { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true }] },
       decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }, model: bpe(bl, {}) }) };
   }
+  // Falcon3's (Llama's architecture): Punctuation, GPT-2's ByteLevel split,
+  // then Digits on the byte-level characters (which cuts the bytes of ² and
+  // of the characters whose UTF-8 holds 0xB2, as β's does); and the other
+  // Punctuation behaviors.
+  v["bl-falcon3"] = { json: file({ added: blAdded, pre: { type: "Sequence", pretokenizers: [{ type: "Punctuation", behavior: "Contiguous" },
+    { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true }, { type: "Digits", individual_digits: true }] },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }, model: bpe(bl, {}) }) };
+  v["bl-punctuation"] = { json: file({ pre: { type: "Sequence", pretokenizers: [{ type: "Punctuation" },
+    { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false }, { type: "Digits", individual_digits: false }] },
+    decoder: blDecoder, model: bpe(bl, {}) }) };
   // Metaspace (newer conversions of Llama 2-style files, Mistral 7B v0.3):
   // every prepend_scheme with and without split, the pre-tokenizer alone
   // (no normalizer), with the full set of added tokens; decoded by a
@@ -225,7 +235,7 @@ function strings() {
     "a".repeat(70), "ab".repeat(40) + " " + "😀".repeat(10), " ".repeat(40) + "x", "1".repeat(40),
     // Characters whose Unicode data the Rust library's normalizers lack
     // (newer than theirs; the JavaScript implementation has it).
-    "x1 23 456 7890 1.5 x12y ٣٤ ²³ ½ Ⅻ ①② ３４ 12,345 a-1 \u{1d7ce}\u{1d7cf}",
+    "x  \u2e43y\n\n\u2e52  \u061d  \u166d  \u{111c9}  \u{11a40}  \u2e3b  \u00a1", "αβγ x² ³¹ ¼½¾ 12.5% a,b;c!! $x+y=z^2 |~| «q» — ‘q’ … ¿¡ 㐀²", "x1 23 456 7890 1.5 x12y ٣٤ ²³ ½ Ⅻ ①② ３４ 12,345 a-1 \u{1d7ce}\u{1d7cf}",
     "marks \u0627\u0650\u0898\u064e NKo \u07ca\u07fd\u07eb a\u0301\u1abf \u{11935}\u{11930} \u{1fbf1}\u{1fbf2} \u32ff"];
   const hostile = fs.readFileSync(path.join(here, "..", "hostile.txt"), "utf8");
   return s.concat(hostile.split("\n"));
