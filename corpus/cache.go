@@ -20,8 +20,11 @@ import (
 // cacheVersion changes whenever cacheFile's layout or meaning does; files of
 // another version are ignored and rewritten. Version 2: the checksum covers
 // the documents' lengths too (version 1's covered only the ids, so a moved
-// document boundary went unnoticed).
-const cacheVersion = 2
+// document boundary went unnoticed). Version 3: tokenizers with a Unicode
+// normalizer (Qwen's NFC) give Hugging Face's ids on text with long runs of
+// combining marks or characters newer than its Unicode data, where version
+// 2's files may hold the old ones under the same Tokenizer.ID.
+const cacheVersion = 3
 
 // cacheFile is a tokenized corpus on disk (msgpack).
 type cacheFile struct {

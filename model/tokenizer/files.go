@@ -90,9 +90,10 @@ func parseMergesTxt(data []byte, path string) ([]mergeRule, error) {
 // component: added tokens (matched in the text first, their lstrip, rstrip,
 // single_word and normalized flags honoured); normalizers NFC, NFD, NFKC,
 // NFKD, Prepend, Replace and Sequence; pre-tokenizers Split (Oniguruma
-// patterns, see package internal/regex), Metaspace (prepend_scheme always,
-// first or never, or the older add_prefix_space; split or not), ByteLevel
-// and Sequence; BPE with byte_fallback, unk_token, fuse_unk and
+// patterns, see package internal/regex), Digits (SmolLM2's; also after
+// ByteLevel, as in Falcon3's), Punctuation, Metaspace (prepend_scheme
+// always, first or never, or the older add_prefix_space; split or not),
+// ByteLevel and Sequence; BPE with byte_fallback, unk_token, fuse_unk and
 // ignore_merges; post-processors TemplateProcessing, ByteLevel and Sequence;
 // decoders ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace and
 // Sequence. Any other component is refused, naming it. The

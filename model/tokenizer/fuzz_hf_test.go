@@ -69,6 +69,7 @@ var fuzzTokenizers = []struct {
 	{"sp", func(s string) string { return strings.ReplaceAll(s, "▁", " ") }}, // "▁" in the text decodes to a space
 	{"sp-unk", nil},
 	{"bl-split-MergedWithNext-invert", func(s string) string { return s }},
+	{"bl-falcon3", func(s string) string { return s }}, // Punctuation, ByteLevel, Digits on its bytes
 	// Mistral 7B v0.3's kind: Metaspace "first" and Llama 2's decoder, whose
 	// Strip takes the space that starts a text (its own or Metaspace's).
 	{"ms-first", func(s string) string { return strings.TrimPrefix(strings.ReplaceAll(s, "▁", " "), " ") }},

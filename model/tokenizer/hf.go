@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -49,7 +50,7 @@ func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id
 	if err := checkPreSteps(p.pre); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	byteLevel := len(p.pre) > 0 && p.pre[len(p.pre)-1].byteLevel
+	byteLevel := slices.ContainsFunc(p.pre, func(s preStep) bool { return s.byteLevel })
 	if p.model, err = newHFModel(f.Model, vocab, merges, byteLevel, size, path); err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (n *normStep) apply(s string) string {
 	case "Replace":
 		return n.replace.apply(s)
 	}
-	return n.form.String(s)
+	return normalForm(n.form, s)
 }
 
 // normalize applies the steps in order.

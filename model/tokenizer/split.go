@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer/internal/regex"
 )
@@ -32,15 +34,20 @@ type preStep struct {
 	prefixSpace bool // ByteLevel: a space before each piece that lacks one
 	gpt2Split   bool // ByteLevel with use_regex
 
-	literal  string        // Split with a String pattern
-	re       *regex.Regexp // Split with a Regex pattern
-	matchers *sync.Pool    // of *regex.Matcher for re
+	digits     bool // a Digits (a Split on \p{N}, below)
+	byteDigits bool // a Digits after a ByteLevel: on the bytes whose byte-level character is numeric
+
+	pred     func(rune) bool // a Split at each character for which it is true (Punctuation)
+	literal  string          // Split with a String pattern
+	re       *regex.Regexp   // Split with a Regex pattern
+	matchers *sync.Pool      // of *regex.Matcher for re
 	behavior splitBehavior
 	invert   bool
 }
 
-// parsePreTokenizer reads a pre-tokenizer (null, ByteLevel, Split,
-// Metaspace or a Sequence of those) into steps.
+// parsePreTokenizer reads a pre-tokenizer (null, ByteLevel, Split, Digits
+// and Punctuation (Splits on a character class), Metaspace or a Sequence of
+// those) into steps.
 func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 	if isNull(raw) {
 		return nil, nil
@@ -68,10 +75,8 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 		if err := json.Unmarshal(raw, &s); err != nil || s.Pattern == nil {
 			return nil, fmt.Errorf(`%s: Split needs a "pattern" and a "behavior"`, where)
 		}
-		switch s.Behavior {
-		case isolated, removed, mergedWithPrevious, mergedWithNext, contiguous:
-		default:
-			return nil, fmt.Errorf("%s: Split behavior %q is not one of Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous", where, s.Behavior)
+		if err := checkBehavior(s.Behavior, where); err != nil {
+			return nil, err
 		}
 		lit, re, err := s.Pattern.compile()
 		if err != nil {
@@ -82,6 +87,43 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 			st.matchers = &sync.Pool{New: func() any { return re.Matcher() }}
 		}
 		return []preStep{st}, nil
+	case "Digits":
+		// Hugging Face cuts at each character of general category N
+		// (Rust's char::is_numeric): each its own piece, or runs of them
+		// one piece. SmolLM2 (Llama's architecture) puts one before its
+		// ByteLevel.
+		var d struct {
+			IndividualDigits bool `json:"individual_digits"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		re, err := regex.Compile(`\p{N}`)
+		if err != nil {
+			return nil, fmt.Errorf("%s: Digits: %w", where, err)
+		}
+		st := preStep{digits: true, re: re, behavior: contiguous, matchers: &sync.Pool{New: func() any { return re.Matcher() }}}
+		if d.IndividualDigits {
+			st.behavior = isolated
+		}
+		return []preStep{st}, nil
+	case "Punctuation":
+		// Hugging Face cuts at each character of hfPunct. Falcon3 (Llama's
+		// architecture) puts one first.
+		var pt struct {
+			Behavior *splitBehavior `json:"behavior"`
+		}
+		if err := json.Unmarshal(raw, &pt); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		behavior := isolated
+		if pt.Behavior != nil {
+			behavior = *pt.Behavior
+		}
+		if err := checkBehavior(behavior, where); err != nil {
+			return nil, err
+		}
+		return []preStep{{pred: hfPunct, behavior: behavior}}, nil
 	case "Metaspace":
 		m, err := parseMetaspace(raw, where)
 		if err != nil {
@@ -91,17 +133,96 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 	case "Sequence":
 		return parseSequence(raw, "pretokenizers", where, parsePreTokenizer)
 	}
-	return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (supported: ByteLevel, Split, Metaspace, Sequence)", where, c.Type)
+	return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (supported: ByteLevel, Split, Digits, Punctuation, Metaspace, Sequence)", where, c.Type)
 }
 
-// checkPreSteps refuses a step after a ByteLevel one: ByteLevel maps text to
-// its byte-level alphabet, which this package keeps as bytes, so a Split
-// after it would see other characters than Hugging Face's does.
+// hfPunct is the Punctuation pre-tokenizer's test, as Hugging Face's
+// tokenizers has it: ASCII punctuation (Rust's is_ascii_punctuation, which
+// counts $+<=>^`|~) or general category P of its Unicode data, which is
+// older than Go's (Unicode 15.0): it lacks the punctuation of Unicode 10
+// and later (newerPunct) and has U+166D and U+111C9, which were P before.
+func hfPunct(r rune) bool {
+	if r < utf8.RuneSelf {
+		return '!' <= r && r <= '/' || ':' <= r && r <= '@' || '[' <= r && r <= '`' || '{' <= r && r <= '~'
+	}
+	return unicode.IsPunct(r) && !inRanges(newerPunct, r) || r == 0x166D || r == 0x111C9
+}
+
+// newerPunct are the ranges of characters of general category P in Go's
+// Unicode data that Hugging Face's Punctuation does not count, found by
+// running its Punctuation (tokenizers 0.23.2) on every code point; the
+// goldens of the bl-punctuation variant hold a few.
+var newerPunct = [][2]rune{
+	{0x61D, 0x61D}, {0x9FD, 0x9FD}, {0xA76, 0xA76}, {0xC77, 0xC77}, {0xC84, 0xC84}, {0x1B7D, 0x1B7E},
+	{0x2E43, 0x2E4F}, {0x2E52, 0x2E5D}, {0x10EAD, 0x10EAD}, {0x10F55, 0x10F59}, {0x10F86, 0x10F89},
+	{0x1144B, 0x1144F}, {0x1145A, 0x1145B}, {0x1145D, 0x1145D}, {0x11660, 0x1166C}, {0x116B9, 0x116B9},
+	{0x1183B, 0x1183B}, {0x11944, 0x11946}, {0x119E2, 0x119E2}, {0x11A3F, 0x11A46}, {0x11A9A, 0x11A9C},
+	{0x11A9E, 0x11AA2}, {0x11B00, 0x11B09}, {0x11C41, 0x11C45}, {0x11C70, 0x11C71}, {0x11EF7, 0x11EF8},
+	{0x11F43, 0x11F4F}, {0x11FFF, 0x11FFF}, {0x12FF1, 0x12FF2}, {0x16E97, 0x16E9A}, {0x16FE2, 0x16FE2},
+	{0x1E95E, 0x1E95F},
+}
+
+// checkBehavior refuses a Split behavior Hugging Face does not have.
+func checkBehavior(b splitBehavior, where string) error {
+	switch b {
+	case isolated, removed, mergedWithPrevious, mergedWithNext, contiguous:
+		return nil
+	}
+	return fmt.Errorf("%s: Split behavior %q is not one of Isolated, Removed, MergedWithPrevious, MergedWithNext, Contiguous", where, b)
+}
+
+// checkPreSteps refuses a step after a ByteLevel one but Digits (Falcon3's):
+// ByteLevel maps text to its byte-level alphabet, which this package keeps
+// as bytes, so a Split after it would see other characters than Hugging
+// Face's does. A Digits after it is made to cut the bytes whose byte-level
+// character is numeric.
 func checkPreSteps(steps []preStep) error {
-	for i, s := range steps[:max(len(steps)-1, 0)] {
-		if s.byteLevel {
-			return fmt.Errorf("pre_tokenizer: a pre-tokenizer after ByteLevel (step %d of %d) is not supported", i+2, len(steps))
+	seen := false
+	for i := range steps {
+		switch s := &steps[i]; {
+		case seen && s.digits:
+			s.byteDigits = true
+		case seen:
+			return fmt.Errorf("pre_tokenizer: a pre-tokenizer other than Digits after ByteLevel (step %d of %d) is not supported", i+1, len(steps))
+		case s.byteLevel:
+			seen = true
 		}
+	}
+	return nil
+}
+
+// numericByte reports whether byte b's character in GPT-2's byte-level
+// alphabet is of general category N: the digits and ² ³ ¹ ¼ ½ ¾, which
+// stand for themselves there.
+func numericByte(b byte) bool {
+	return '0' <= b && b <= '9' || b == 0xB2 || b == 0xB3 || b == 0xB9 || 0xBC <= b && b <= 0xBE
+}
+
+// splitBytes is a Digits after a ByteLevel: s (bytes) cut before and after
+// each numeric byte (Isolated), or around each run of them (Contiguous).
+func (st *preStep) splitBytes(s string, first bool, emit func(piece string, first bool) error) error {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if !numericByte(s[i]) {
+			continue
+		}
+		j := i + 1
+		if st.behavior == contiguous {
+			for j < len(s) && numericByte(s[j]) {
+				j++
+			}
+		}
+		for _, p := range [][2]int{{start, i}, {i, j}} {
+			if p[0] < p[1] {
+				if err := emit(s[p[0]:p[1]], first && p[0] == 0); err != nil {
+					return err
+				}
+			}
+		}
+		start, i = j, j-1
+	}
+	if start < len(s) {
+		return emit(s[start:], first && start == 0)
 	}
 	return nil
 }
@@ -133,6 +254,8 @@ func (st *preStep) split(s string, first bool, emit func(piece string, first boo
 	switch {
 	case st.meta != nil:
 		return st.meta.preTokenize(s, first, emit)
+	case st.byteDigits:
+		return st.splitBytes(s, first, emit)
 	case st.byteLevel:
 		if st.prefixSpace && !strings.HasPrefix(s, " ") {
 			s = " " + s
@@ -228,7 +351,13 @@ func (st *preStep) splitMatches(s string, emit func(piece string, first bool) er
 		last = end
 		return err == nil
 	}
-	if st.re != nil {
+	if st.pred != nil {
+		for i, r := range s {
+			if st.pred(r) && !walk(i, i+utf8.RuneLen(r)) {
+				break
+			}
+		}
+	} else if st.re != nil {
 		m := st.matchers.Get().(*regex.Matcher)
 		m.FindAll(s, walk)
 		st.matchers.Put(m)

@@ -9,8 +9,9 @@
 // [^...] with ranges; \s \S \d \D \w \W \h \H with Oniguruma's Unicode
 // meanings; \p{..} \P{..} \p{^..} for the general categories (short and long
 // names) and the scripts; groups (...) (?:...) (?<name>...), (?i:...),
-// (?-i:...) and a leading (?i); lookahead (?=...) (?!...); quantifiers ? * +
-// {m,n} {m,} {,n} {m}, greedy or lazy (?). Anything else (anchors, word
+// (?-i:...) and a leading (?i); lookahead (?=...) (?!...); '$' (the end of a
+// line: before '\n' or at the end); quantifiers ? * + {m,n} {m,} {,n} {m},
+// greedy or lazy (?). Anything else ('^' and the other anchors, word
 // boundaries, lookbehind, atomic groups, possessive quantifiers,
 // back-references, POSIX brackets, nested classes and intersections) is
 // refused by Compile with an *Error naming it and its place, never matched

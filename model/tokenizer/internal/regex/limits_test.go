@@ -93,7 +93,7 @@ func TestCompileErrors(t *testing.T) {
 		{`a++`, 2, "possessive"},
 		{`a*+`, 2, "possessive"},
 		{`^a`, 0, "anchor"},
-		{`a$`, 1, "anchor"},
+		{`a$+`, 2, "quantified"},
 		{`\bx`, 0, `\b`},
 		{`\Ax`, 0, `\A`},
 		{`(a)\1`, 3, "back-reference"},

@@ -297,7 +297,12 @@ func (p *parser) atom(fold bool) (*node, error) {
 		return &node{kind: nClass, class: c}, nil
 	case '.':
 		return &node{kind: nAny}, nil
-	case '^', '$':
+	case '$':
+		// The end of a line, as Oniguruma's syntax has it (multi-line):
+		// before a '\n' or at the end of the text, so no rune but '\n'
+		// follows. DeepSeek LLM's pre-tokenizer has \s+$.
+		return &node{kind: nLook, neg: true, subs: []*node{{kind: nAny}}}, nil
+	case '^':
 		return nil, p.errorf(at, "anchor %q is not supported", r)
 	case '*', '+', '?':
 		return nil, p.errorf(at, "quantifier %q follows nothing", r)

@@ -99,6 +99,8 @@ func TestAgainstGoRegexp(t *testing.T) {
 		{`\p{Lu}\p{Ll}*`, ``}, {`\p{Han}+|\p{Cyrillic}+`, ``}, {`[\p{L}\p{M}]+`, ``}, {`\P{L}+`, ``},
 		{`[^\p{L}\p{N}\s]+`, `[^\p{L}\p{N}` + whiteSpace + `]+`}, {`(?:\r\n|\n|\r)+`, ``}, {`a{2}`, ``}, {`a{0}b`, ``},
 		{`[.-]+`, ``}, {`[-a]+`, ``}, {`\{\}`, ``}, {`a{`, ``}, {`a{x}`, ``},
+		// '$' is the end of a line in Oniguruma's syntax (Go: with (?m)).
+		{`\s+$`, `(?m)[` + whiteSpace + `]+$`}, {`a$`, `(?m)a$`}, {`[^\n]+$|x`, `(?m)[^\n]+$|x`}, {`(?:a$|b)+`, `(?m)(?:a$|b)+`},
 		// Oniguruma reads counts with leading zeros as counts (Go: as literals).
 		{`a{01}`, `a{1}`}, {`0{00}`, `0{0}`}, {`a{0,02}b`, `a{0,2}b`}, {`a{02,}`, `a{2,}`},
 	}

@@ -162,6 +162,36 @@ function variants() {
     config: { tokenizer_class: "Qwen2Tokenizer", bos_token: null, eos_token: "<|end|>", split_special_tokens: false } };
   v["bl-gpt2-split-nfkd"] = { json: file({ normalizer: { type: "NFKD" }, pre: { type: "Sequence", pretokenizers: [{ type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }] },
     decoder: blDecoder, model: bpe(bl, {}) }) };
+  // Digits before GPT-2's ByteLevel split, as SmolLM2 (Llama's
+  // architecture) has it, and its other form (runs of digits together).
+  for (const [name, individual] of [["bl-digits", true], ["bl-digits-runs", false]]) {
+    v[name] = { json: file({ added: blAdded, pre: { type: "Sequence", pretokenizers: [{ type: "Digits", individual_digits: individual },
+      { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true }] },
+      decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }, model: bpe(bl, {}) }) };
+  }
+  // Falcon3's (Llama's architecture): Punctuation, GPT-2's ByteLevel split,
+  // then Digits on the byte-level characters (which cuts the bytes of ² and
+  // of the characters whose UTF-8 holds 0xB2, as β's does); and the other
+  // Punctuation behaviors.
+  v["bl-falcon3"] = { json: file({ added: blAdded, pre: { type: "Sequence", pretokenizers: [{ type: "Punctuation", behavior: "Contiguous" },
+    { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true }, { type: "Digits", individual_digits: true }] },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }, model: bpe(bl, {}) }) };
+  v["bl-punctuation"] = { json: file({ pre: { type: "Sequence", pretokenizers: [{ type: "Punctuation" },
+    { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: false }, { type: "Digits", individual_digits: false }] },
+    decoder: blDecoder, model: bpe(bl, {}) }) };
+  // DeepSeek LLM's (Llama's architecture): Splits with long classes and
+  // \s+$ (Oniguruma's '$' ends a line), Digits, ByteLevel without its split.
+  v["bl-deepseek-llm"] = { json: file({ added: blAdded, normalizer: { type: "Sequence", normalizers: [] }, pre: { type: "Sequence", pretokenizers: [
+    split({ Regex: "[\r\n]" }, "Isolated"),
+    split({ Regex: "\\s?[A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-\u02af\u0370-\u0373\u0376\u0377\u037b-\u037d\u037f\u0386\u0388-\u038a\u038c\u038e-\u03a1\u03a3-\u03f5\u03f7-\u0481\u048a-\u052f\u0531-\u0556\u10a0-\u10c5\u13a0-\u13f5\u13f8-\u13fd\u1c90-\u1cba\u1cbd-\u1cbf\u1d00-\u1d2b\u1d6b-\u1d77\u1d79-\u1d9a\u1e00-\u1f15\u1f18-\u1f1d\u1f20-\u1f45\u1f48-\u1f4d\u1f50-\u1f57\u1f59\u1f5b\u1f5d\u1f5f-\u1f7d\u1f80-\u1fb4\u1fb6-\u1fbc\u1fbe\u1fc2-\u1fc4\u1fc6-\u1fcc\u1fd0-\u1fd3\u1fd6-\u1fdb\u1fe0-\u1fec\u1ff2-\u1ff4\u1ff6-\u1ffc\u2102\u2107\u210a-\u2113\u2115\u2119-\u211d\u2124\u2126\u2128\u212a-\u212d\u212f-\u2134\u2139\u213c-\u213f\u2145-\u2149\u214e\u2183\u2184\u2c00-\u2c7b\u2c7e-\u2ce4\u2ceb-\u2cee\u2cf2\u2cf3\ua640-\ua66d\ua680-\ua69b\ua722-\ua76f\ua771-\ua787\ua78b-\ua78e\uab70-\uabbf\ufb00-\ufb06\ufb13-\ufb17\uff21-\uff3a\uff41-\uff5a\ud801\udc00-\ud801\udc4f\ud801\udcb0-\ud801\udcd3\ud801\udcd8-\ud801\udcfb\ud803\udc80-\ud803\udcb2\ud803\udcc0-\ud803\udcf2\ud806\udca0-\ud806\udcdf\ud83a\udd00-\ud83a\udd43]+" }, "Isolated"),
+    split({ Regex: "\\s?[!-/:-~\uff01-\uff0f\uff1a-\uff5e\u2018-\u201f\u3000-\u3002]+" }, "Isolated"),
+    split({ Regex: "\\s+$" }, "Isolated"),
+    split({ Regex: "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+" }, "Isolated"),
+    { type: "Digits", individual_digits: true }, byteLevelPre] },
+    decoder: { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true }, model: bpe(bl, {}) }) };
+  // '$' where a line ends inside the text (the Splits above cut at '\n' first).
+  v["bl-split-eol"] = { json: file({ pre: { type: "Sequence", pretokenizers: [split({ Regex: "\\s+$" }, "Isolated"), byteLevelPre] },
+    decoder: blDecoder, model: bpe(bl, {}) }) };
   // Metaspace (newer conversions of Llama 2-style files, Mistral 7B v0.3):
   // every prepend_scheme with and without split, the pre-tokenizer alone
   // (no normalizer), with the full set of added tokens; decoded by a
@@ -215,7 +245,11 @@ function strings() {
     "an banana and ananas", "a.b,c!d?e", "x - y -- z", "...!!!", "  leading and trailing  ",
     "▁", "▁▁a", "a ▁ b", "▁already spaced", "<s>hello world", "<s> hello", "hello<s>world", "x<s>y z", "<mask>x", "[X]x y",
     "<|x|>x", "   <|x|>x", "#a b", "a#b", "##", "# x", ".a b", "a.b c", "...", ". x",
-    "a".repeat(70), "ab".repeat(40) + " " + "😀".repeat(10), " ".repeat(40) + "x", "1".repeat(40)];
+    "a".repeat(70), "ab".repeat(40) + " " + "😀".repeat(10), " ".repeat(40) + "x", "1".repeat(40),
+    // Characters whose Unicode data the Rust library's normalizers lack
+    // (newer than theirs; the JavaScript implementation has it).
+    "line  \nnext \t\n\n  end  ", "a \r\n b\u3000\n\u00a0", "x  \u2e43y\n\n\u2e52  \u061d  \u166d  \u{111c9}  \u{11a40}  \u2e3b  \u00a1", "αβγ x² ³¹ ¼½¾ 12.5% a,b;c!! $x+y=z^2 |~| «q» — ‘q’ … ¿¡ 㐀²", "x1 23 456 7890 1.5 x12y ٣٤ ²³ ½ Ⅻ ①② ３４ 12,345 a-1 \u{1d7ce}\u{1d7cf}",
+    "marks \u0627\u0650\u0898\u064e NKo \u07ca\u07fd\u07eb a\u0301\u1abf \u{11935}\u{11930} \u{1fbf1}\u{1fbf2} \u32ff"];
   const hostile = fs.readFileSync(path.join(here, "..", "hostile.txt"), "utf8");
   return s.concat(hostile.split("\n"));
 }
