@@ -4,54 +4,26 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/x86emu"
 )
 
-// tdpbf16 is what the hardware computes: single TDPBF16PS steps measured on
-// a Xeon with AMX-BF16 (2026-12-05), where accumulating pair after pair
-// (the intrinsics guide's pseudocode) would give another answer. Each case sets the even (ev) and
-// odd (od) products of one output element, as (a, b) pairs of bf16 values
-// in k order, and the accumulator.
+// tdpbf16 is what the hardware computes: the single TDPBF16PS steps
+// measured on a Xeon with AMX-BF16 (x86emu.TDPBF16Cases, which the emulator
+// also gives), where accumulating pair after pair (the intrinsics guide's
+// pseudocode) would give another answer.
 func TestTDPBF16Hardware(t *testing.T) {
-	p2 := func(e int) [2]float32 { return [2]float32{float32(math.Ldexp(1, e/2)), float32(math.Ldexp(1, e-e/2))} }
-	neg := func(p [2]float32) [2]float32 { return [2]float32{-p[0], p[1]} }
-	inf := float32(math.Inf(1))
-	for _, c := range []struct {
-		name   string
-		acc    float32
-		ev, od [][2]float32
-		want   uint32
-	}{
-		// The evens and the odds are summed apart, then together, then
-		// added to acc: -2^30 + 1 rounds to -2^30 before meeting acc.
-		{"pair sum rounded first", 0x1p30, [][2]float32{neg(p2(30))}, [][2]float32{{1, 1}}, 0},
-		// Pair after pair into acc would lose the 1 (1 + 2^30 rounds to 2^30).
-		{"pair sum exact", 1, [][2]float32{p2(30)}, [][2]float32{neg(p2(30))}, 0x3f800000},
-		// Evens one after another, each rounded: two half-ulps are lost.
-		{"evens in sequence", 0, [][2]float32{{1, 1}, p2(-24), p2(-24)}, nil, 0x3f800000},
-		// But the sum of the evens and the sum of the odds is one rounding.
-		{"evens plus odds", 1, [][2]float32{p2(-24)}, [][2]float32{p2(-24)}, 0x3f800001},
-		// A product is exact in the sum, but a sum below 2^-126 is flushed.
-		{"tiny product kept", 0, [][2]float32{p2(-126), p2(-140)}, nil, 0x00800200},
-		{"tiny sum flushed", 0, [][2]float32{p2(-140), p2(-126)}, nil, 0x00800000},
-		{"subnormal partial sum flushed", 0, [][2]float32{{1.5, 0x1p-126}, {-1, 0x1p-126}, p2(-126)}, nil, 0x00800000},
-		// The accumulator's subnormal reads as zero (DAZ).
-		{"subnormal acc", 0x1p-130, [][2]float32{p2(-126)}, nil, 0x00800000},
-		// A product beyond float32's range overflows in its sum.
-		{"overflow", 0, [][2]float32{p2(200), neg(p2(200))}, nil, 0x7f800000},
-		{"inf minus inf", 0, [][2]float32{{inf, 1}}, [][2]float32{{-inf, 1}}, 0xffc00000},
-		// Zero results are +0.
-		{"negative zeros", float32(math.Copysign(0, -1)), [][2]float32{{float32(math.Copysign(0, -1)), 1}}, [][2]float32{{float32(math.Copysign(0, -1)), 1}}, 0},
-	} {
+	for _, c := range x86emu.TDPBF16Cases() {
 		var a, b [32]uint16
-		for k, p := range c.ev {
+		for k, p := range c.Even {
 			a[2*k], b[2*k] = bf16Round(p[0]), bf16Round(p[1])
 		}
-		for k, p := range c.od {
+		for k, p := range c.Odd {
 			a[2*k+1], b[2*k+1] = bf16Round(p[0]), bf16Round(p[1])
 		}
-		got := tdpbf16(c.acc, &a, &b)
-		if g := math.Float32bits(got); g != c.want && !(got != got && math.Float32frombits(c.want) != math.Float32frombits(c.want)) {
-			t.Errorf("%s: tdpbf16 = %#08x, want %#08x", c.name, g, c.want)
+		got := tdpbf16(c.Acc, &a, &b)
+		if g := math.Float32bits(got); g != c.Want && !(got != got && math.Float32frombits(c.Want) != math.Float32frombits(c.Want)) {
+			t.Errorf("%s: tdpbf16 = %#08x, want %#08x", c.Name, g, c.Want)
 		}
 	}
 }

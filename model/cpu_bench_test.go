@@ -24,7 +24,7 @@ func BenchmarkCPULoss124M(b *testing.B) {
 // tokens/s and CPU seconds per window (reportCPU) and the kernels that ran.
 func benchLoss(b *testing.B, cpu *model.CPU, window func() ([]int32, []model.Sequence)) {
 	toks, seqs := window()
-	cpu0 := cpuTime()
+	cpu0 := model.ProcCPU()
 	for b.Loop() {
 		if _, err := cpu.Loss(context.Background(), seqs); err != nil {
 			b.Fatal(err)
@@ -59,7 +59,7 @@ func randomWindow(n, vocab int) ([]int32, []model.Sequence) {
 // wall time.
 func reportCPU(b *testing.B, cpu0 time.Duration, tokens int) {
 	b.ReportMetric(float64(tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
-	if c := cpuTime(); c > 0 {
+	if c := model.ProcCPU(); c > 0 {
 		b.ReportMetric((c-cpu0).Seconds()/float64(b.N), "cpu-s/window")
 	}
 }

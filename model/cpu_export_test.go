@@ -1,6 +1,9 @@
 package model
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Kernels names the kernel set in use (see kernelSet), for the external tests'
 // benchmark reports.
@@ -9,6 +12,10 @@ func Kernels() string { return kern.set.String() }
 // RefNLLBF16 is the float64 reference forward with the bf16 mode's roundings
 // (refNLLRounded with roundBF16Ref), for the external tests.
 func RefNLLBF16(m *Model, tokens []int32) []float64 { return refNLLRounded(m, tokens, roundBF16Ref) }
+
+// ProcCPU is the CPU time this process has used (procCPU), for the external
+// tests' benchmark reports.
+func ProcCPU() time.Duration { return procCPU() }
 
 // RefNLL is the float64 reference forward (refNLL), for the external tests.
 func RefNLL(m *Model, tokens []int32) []float64 { return refNLL(m, tokens) }

@@ -62,40 +62,18 @@ func bf(x float32) uint16 { return uint16(math.Float32bits(x) >> 16) }
 // pair after pair (the intrinsics guide's pseudocode) would differ, and the
 // flushes and specials.
 func TestTDPBF16PS(t *testing.T) {
-	p2 := func(e int) [2]float32 { return [2]float32{float32(math.Ldexp(1, e/2)), float32(math.Ldexp(1, e-e/2))} }
-	neg := func(p [2]float32) [2]float32 { return [2]float32{-p[0], p[1]} }
-	inf := float32(math.Inf(1))
-	cases := []struct {
-		name   string
-		acc    float32
-		ev, od [][2]float32
-		want   uint32
-	}{
-		{"pair sum rounded first", 0x1p30, [][2]float32{neg(p2(30))}, [][2]float32{{1, 1}}, 0},
-		{"pair sum exact", 1, [][2]float32{p2(30)}, [][2]float32{neg(p2(30))}, 0x3f800000},
-		{"evens in sequence", 0, [][2]float32{{1, 1}, p2(-24), p2(-24)}, nil, 0x3f800000},
-		{"evens plus odds", 1, [][2]float32{p2(-24)}, [][2]float32{p2(-24)}, 0x3f800001},
-		{"tiny product kept", 0, [][2]float32{p2(-126), p2(-140)}, nil, 0x00800200},
-		{"tiny sum flushed", 0, [][2]float32{p2(-140), p2(-126)}, nil, 0x00800000},
-		{"subnormal acc", 0x1p-130, [][2]float32{p2(-126)}, nil, 0x00800000},
-		{"subnormal input", 0, [][2]float32{{0x1p-130, 0x1p10}}, nil, 0},
-		{"overflow", 0, [][2]float32{p2(200), neg(p2(200))}, nil, 0x7f800000},
-		{"inf minus inf", 0, [][2]float32{{inf, 1}}, [][2]float32{{-inf, 1}}, 0xffc00000},
-		{"zero times inf", 0, [][2]float32{{inf, 0}}, nil, 0xffc00000},
-		{"NaN payload", 0, [][2]float32{{math.Float32frombits(0x7f810000), 1}}, nil, 0x7fc10000},
-		{"negative zeros", float32(math.Copysign(0, -1)), [][2]float32{{float32(math.Copysign(0, -1)), 1}}, nil, 0},
-	}
+	cases := TDPBF16Cases()
 	// One case per row m of a, in column n = m of b: the other elements of
 	// the tile see row m times other columns (checked below to be what the
 	// same rule gives: zero products).
 	var a, b [16][32]uint16
 	var c [16][16]float32
 	for m, cs := range cases {
-		c[m][m] = cs.acc
-		for k, p := range cs.ev {
+		c[m][m] = cs.Acc
+		for k, p := range cs.Even {
 			a[m][2*k], b[k][2*m] = bf(p[0]), bf(p[1])
 		}
-		for k, p := range cs.od {
+		for k, p := range cs.Odd {
 			a[m][2*k+1], b[k][2*m+1] = bf(p[0]), bf(p[1])
 		}
 	}
@@ -103,8 +81,8 @@ func TestTDPBF16PS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for m, cs := range cases {
-		if got := math.Float32bits(c[m][m]); got != cs.want {
-			t.Errorf("%s: %#08x, want %#08x", cs.name, got, cs.want)
+		if got := math.Float32bits(c[m][m]); got != cs.Want {
+			t.Errorf("%s: %#08x, want %#08x", cs.Name, got, cs.Want)
 		}
 	}
 }
