@@ -39,15 +39,7 @@ func TestCPUBF16AgainstReference(t *testing.T) {
 // same tolerances): natively on a CPU with AMX, elsewhere on amd64 in the
 // x86 emulator, on a smaller vocabulary.
 func TestCPUBF16AMXAgainstReference(t *testing.T) {
-	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
-	if !model.AMXAsm(t) {
-		t.Skip("no AMX kernels here (not amd64)")
-	}
-	cfg := bf16Config
-	if model.AMXAsmEmulated() {
-		cfg.VocabSize = 509
-	}
-	checkBF16AgainstReference(t, cfg, false, "bf16-amx")
+	checkBF16AgainstReference(t, amxBF16Config(t), false, "bf16-amx")
 }
 
 func checkBF16AgainstReference(t *testing.T, cfg model.Config, portable bool, kernels string) {
@@ -102,15 +94,7 @@ func TestCPUBF16Threads(t *testing.T) { checkBF16Threads(t, bf16Config, true) }
 // The same with the AMX kernels: their order of sums does not depend on the
 // split either.
 func TestCPUBF16AMXThreads(t *testing.T) {
-	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
-	if !model.AMXAsm(t) {
-		t.Skip("no AMX kernels here (not amd64)")
-	}
-	cfg := bf16Config
-	if model.AMXAsmEmulated() {
-		cfg.VocabSize = 509
-	}
-	checkBF16Threads(t, cfg, false)
+	checkBF16Threads(t, amxBF16Config(t), false)
 }
 
 func checkBF16Threads(t *testing.T, cfg model.Config, portable bool) {
@@ -313,4 +297,21 @@ func TestCPUBF16HardwareMatchesPortable(t *testing.T) {
 			t.Fatalf("target %d: NLL %g with VDPBF16PS, %g with the portable kernels", i, got[0][i], got[1][i])
 		}
 	}
+}
+
+// amxBF16Config makes the bf16 mode pick the AMX kernels until t ends
+// (natively, or in the x86 emulator on another amd64 CPU; t skips
+// elsewhere) and returns the model shape for them: bf16Config, with a
+// smaller vocabulary where emulated.
+func amxBF16Config(t *testing.T) model.Config {
+	t.Helper()
+	t.Setenv("WGPU_EVAL_CPU_KERNELS", "")
+	if !model.AMXAsm(t) {
+		t.Skip("no AMX kernels here (not amd64)")
+	}
+	cfg := bf16Config
+	if model.AMXAsmEmulated() {
+		cfg.VocabSize = 509
+	}
+	return cfg
 }
