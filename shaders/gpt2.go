@@ -143,9 +143,9 @@ func (g *GPT2) fitLoopLimit() error {
 // part per target) exceed it cannot run, whatever the memory. Without the
 // cap such a window fails at its first batch with the binding's size in a
 // bind-group error; with it, a window too long is refused naming the
-// positions the device takes (lavapipe binds 128 MiB: Qwen2.5-0.5B's
-// partials there hold some 7000 targets; a GPU binding 4 GiB holds
-// Llama-3.2-1B's MLP rows for 131071 of its 131072 positions).
+// positions the device takes (lavapipe binds 128 MiB: Qwen2.5-0.5B's MLP
+// rows for 6898 positions there, its partials for 7068; a GPU binding 4 GiB
+// holds Llama-3.2-1B's MLP rows for 131071 of its 131072 positions).
 // MaxBatchTokens bounds batches of several sequences the same way.
 func (g *GPT2) fitBindingLimit() {
 	limit := int64(g.dev.Limits().MaxStorageBufferBindingSize)
