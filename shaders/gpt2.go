@@ -153,7 +153,7 @@ func (g *GPT2) fitBindingLimit() {
 	widest := int64(max(g.cfg.NEmbd, w.qkv, w.att, w.fc))
 	rows := limit / (4 * widest)                // a sequence's rows
 	targets := limit/(8*int64(g.lmParts())) + 1 // a sequence of n positions has n-1 targets
-	g.capPositions(int(min(rows, targets)), fmt.Sprintf("one sequence's activations within %s's binding limit of %d bytes", g.dev.AdapterInfo().Name, limit))
+	g.capPositions(int(min(rows, targets)), fmt.Sprintf("one sequence's activations within the device's binding limit of %d bytes", limit))
 }
 
 // capPositions lowers the positions to n where n is fewer, why naming the cause.
