@@ -2,7 +2,6 @@ package shaders
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -221,6 +220,8 @@ func (g *GPT2) slot(s model.TensorSpec) **wgpu.Buffer {
 		return &l.fcProjW
 	case model.RoleFCProjB:
 		return &l.fcProjB
+	case model.RoleLMHead:
+		return &g.head
 	}
 	return nil
 }
@@ -256,15 +257,6 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 		return nil, fmt.Errorf("gpu model: f16 weights need the device feature %s", wgpu.FeatureShaderF16)
 	}
 	llama := cfg.Arch == model.ArchLlama
-	if !llama {
-		tied, err := src.LMHeadTied(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("gpu model: %w", err)
-		}
-		if !tied {
-			return nil, errors.New("gpu model: an LM head not tied to wte is not supported")
-		}
-	}
 	set, err := KernelSetFromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("gpu model: %w", err)
@@ -336,9 +328,18 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 }
 
 // uploadGPT2 puts GPT-2's weights on the device in the weight type dt, tensor
-// by tensor as they are stored (Conv1D's (in, out) is the kernels' layout).
+// by tensor as they are stored (Conv1D's (in, out) is the kernels' layout),
+// lm_head.weight too where it is not wte (tie_word_embeddings false, as
+// the CPU path reads it).
 func (g *GPT2) uploadGPT2(ctx context.Context, src model.TensorReader, dt model.DType, progress func(done, total int64)) error {
 	specs := g.cfg.Tensors()
+	tied, err := src.LMHeadTied(ctx)
+	if err != nil {
+		return err
+	}
+	if !tied {
+		specs = append(specs, g.cfg.LMHeadSpec())
+	}
 	var total, done int64
 	for _, s := range specs {
 		total += int64(s.NumElements() * dt.Size())
@@ -364,7 +365,9 @@ func (g *GPT2) uploadGPT2(ctx context.Context, src model.TensorReader, dt model.
 			progress(done, total)
 		}
 	}
-	g.head = g.wte
+	if g.head == nil {
+		g.head = g.wte
+	}
 	return nil
 }
 
