@@ -2,7 +2,6 @@ package shaders
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -31,9 +30,11 @@ type GPT2 struct {
 	lnfB   *wgpu.Buffer // ln_f's bias (GPT-2)
 
 	// positions is the most positions a sequence may have here: the
-	// model's, fewer where the adapter's loop limit or the rotary table's
-	// binding caps them (see fitLoopLimit).
+	// model's, fewer where the adapter's loop limit, the rotary table's
+	// binding or the device's binding limit caps them (see fitLoopLimit,
+	// fitBindingLimit); capWhy says which, for messages.
 	positions int
+	capWhy    string
 
 	weights          []*wgpu.Buffer // every weight buffer, for Close
 	weightBytesTotal int64
@@ -97,6 +98,11 @@ type GPT2 struct {
 // kernels forced on them, fewer: attention_shared.wgsl loops per tile of BKV
 // keys ⌈BKV·HD/4 / BQ⌉ times to load it and, counted as if not unrolled,
 // 2·BKV + 2 times over its keys (some 14000 positions at head size 128).
+// The matmuls loop along K, their input's width: matmul.wgsl once per k,
+// matmul_shared.wgsl BK + 2 times a step of BK (BK >= 8; measured on
+// lavapipe: right at K = 52000, wrong from 56000); a model whose widest
+// input (the MLP's down projection, usually) loops past the budget is
+// refused (no released model comes near: Llama 3.1 405B's is 53248).
 func (g *GPT2) fitLoopLimit() error {
 	if !Software(g.dev.AdapterInfo()) {
 		return nil
@@ -109,19 +115,57 @@ func (g *GPT2) fitLoopLimit() error {
 	if g.vt*(C+1) > loopBudget {
 		return fmt.Errorf("gpu model: %d channels are too many for %s's shader loop limit", C, g.dev.AdapterInfo().Name)
 	}
-	g.positions = min(g.positions, attnPositions)
+	w := g.widths()
+	K := max(C, w.att, w.fc) // the matmuls' inputs: the residual stream, the attention's output, the MLP's hidden layer
+	loops := K + 8
+	if g.sharedMatmul {
+		loops = K + K/4
+	}
+	if loops > loopBudget {
+		return fmt.Errorf("gpu model: a matrix %d rows deep (the model's widest matmul input: channels %d, attention %d, MLP %d) is too deep for %s's shader loop limit",
+			K, C, w.att, w.fc, g.dev.AdapterInfo().Name)
+	}
+	g.capPositions(attnPositions, "the shader loop limit")
 	if g.sharedMatmul {
 		hd := g.cfg.HeadDim()
 		t := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
 		perTile := ceilDiv(t.BKV*hd/4, t.BQ) + 2*t.BKV + 2
-		g.positions = min(g.positions, loopBudget/perTile*t.BKV)
+		g.capPositions(loopBudget/perTile*t.BKV, "the shader loop limit")
 	}
 	return nil
 }
 
+// fitBindingLimit caps the positions so that the activations of one
+// sequence of them fit the device's binding limit (maxStorageBufferRange):
+// every activation buffer is bound whole, so a window whose widest rows
+// (the MLP's, 4 bytes an element) or whose LM-head partials (8 bytes a
+// part per target) exceed it cannot run, whatever the memory. Without the
+// cap such a window fails at its first batch with the binding's size in a
+// bind-group error; with it, a window too long is refused naming the
+// positions the device takes (lavapipe binds 128 MiB: Qwen2.5-0.5B's MLP
+// rows for 6898 positions there, its partials for 7068; a GPU binding 4 GiB
+// holds Llama-3.2-1B's MLP rows for 131071 of its 131072 positions).
+// MaxBatchTokens bounds batches of several sequences the same way.
+func (g *GPT2) fitBindingLimit() {
+	limit := int64(g.dev.Limits().MaxStorageBufferBindingSize)
+	w := g.widths()
+	widest := int64(max(g.cfg.NEmbd, w.qkv, w.att, w.fc))
+	rows := limit / (4 * widest)                // a sequence's rows
+	targets := limit/(8*int64(g.lmParts())) + 1 // a sequence of n positions has n-1 targets
+	g.capPositions(int(min(rows, targets)), fmt.Sprintf("one sequence's activations within the device's binding limit of %d bytes", limit))
+}
+
+// capPositions lowers the positions to n where n is fewer, why naming the cause.
+func (g *GPT2) capPositions(n int, why string) {
+	if n < g.positions {
+		g.positions, g.capWhy = max(n, 1), why
+	}
+}
+
 // Positions is the most positions a sequence may have on this device: the
-// model's, or fewer where the adapter's shader loop limit (attention) or the
-// rotary table's binding caps them.
+// model's, or fewer where the adapter's shader loop limit (attention), the
+// rotary table's binding or the device's binding limit (one sequence's
+// activations: fitBindingLimit) caps them.
 func (g *GPT2) Positions() int { return g.positions }
 
 // capped says, for messages, why Positions is below the model's positions.
@@ -129,7 +173,7 @@ func (g *GPT2) capped() string {
 	if g.positions == g.cfg.NPositions {
 		return ""
 	}
-	return fmt.Sprintf(" on %s (of %d; the shader loop limit or the rotary table's size)", g.dev.AdapterInfo().Name, g.cfg.NPositions)
+	return fmt.Sprintf(" on %s (of %d; capped by %s)", g.dev.AdapterInfo().Name, g.cfg.NPositions, g.capWhy)
 }
 
 // attnPositions is the most positions attention.wgsl can attend over on an
@@ -176,6 +220,8 @@ func (g *GPT2) slot(s model.TensorSpec) **wgpu.Buffer {
 		return &l.fcProjW
 	case model.RoleFCProjB:
 		return &l.fcProjB
+	case model.RoleLMHead:
+		return &g.head
 	}
 	return nil
 }
@@ -211,15 +257,6 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 		return nil, fmt.Errorf("gpu model: f16 weights need the device feature %s", wgpu.FeatureShaderF16)
 	}
 	llama := cfg.Arch == model.ArchLlama
-	if !llama {
-		tied, err := src.LMHeadTied(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("gpu model: %w", err)
-		}
-		if !tied {
-			return nil, errors.New("gpu model: an LM head not tied to wte is not supported")
-		}
-	}
 	set, err := KernelSetFromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("gpu model: %w", err)
@@ -231,7 +268,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	g := &GPT2{dev: dev, cfg: cfg, f16: f16, sharedMatmul: set.hardware(dev.AdapterInfo()), vt: maxVocabTile, positions: cfg.NPositions,
 		mxMode: mx, coopFile: coopPath(dev)}
 	if llama {
-		g.positions = llamaPositions(cfg)
+		g.capPositions(llamaPositions(cfg), "the rotary table's size")
 	}
 	if g.sharedMatmul {
 		g.vt = sharedVocabTile
@@ -239,6 +276,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if err := g.fitLoopLimit(); err != nil {
 		return nil, err
 	}
+	g.fitBindingLimit()
 	g.tuneFile, g.autoTune = tunePath(dev), !Software(dev.AdapterInfo())
 	// The tiles are chosen on every adapter: tests force the hardware kernels on software ones.
 	if g.tiles, err = matmulTilesFor(dev); err != nil && g.sharedMatmul {
@@ -290,9 +328,18 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 }
 
 // uploadGPT2 puts GPT-2's weights on the device in the weight type dt, tensor
-// by tensor as they are stored (Conv1D's (in, out) is the kernels' layout).
+// by tensor as they are stored (Conv1D's (in, out) is the kernels' layout),
+// lm_head.weight too where it is not wte (tie_word_embeddings false, as
+// the CPU path reads it).
 func (g *GPT2) uploadGPT2(ctx context.Context, src model.TensorReader, dt model.DType, progress func(done, total int64)) error {
 	specs := g.cfg.Tensors()
+	tied, err := src.LMHeadTied(ctx)
+	if err != nil {
+		return err
+	}
+	if !tied {
+		specs = append(specs, g.cfg.LMHeadSpec())
+	}
 	var total, done int64
 	for _, s := range specs {
 		total += int64(s.NumElements() * dt.Size())
@@ -318,7 +365,9 @@ func (g *GPT2) uploadGPT2(ctx context.Context, src model.TensorReader, dt model.
 			progress(done, total)
 		}
 	}
-	g.head = g.wte
+	if g.head == nil {
+		g.head = g.wte
+	}
 	return nil
 }
 

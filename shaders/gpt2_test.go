@@ -243,3 +243,39 @@ func checkGPT2Variant(t *testing.T, m, other *model.Model, otherName string) {
 		})
 	}
 }
+
+// TestGPT2UntiedHead: a GPT-2 whose lm_head.weight is its own matrix
+// (config.json's tie_word_embeddings false: Config.UntiedHead, as the CPU
+// path reads it) scores every target like the CPU with both kernel sets
+// (20 times 1e-5 relative to max(1, NLL)), a rerun and the head bound in
+// ranges bit-identical; and the CPU scoring the same weights tied differs
+// by far more, so the test sees which head ran. NewGPT2 refused such a
+// model before.
+func TestGPT2UntiedHead(t *testing.T) {
+	d := newTestDev(t)
+	m := synth.Peaked(synth.TinyConfig(), 19)
+	C := m.Config.NEmbd
+	head := make([]float32, len(m.Weights.WTE))
+	for i, x := range m.Weights.WTE {
+		head[i] = x // the prior on channel 0
+		if i%C != 0 {
+			head[i] = -0.7 * m.Weights.WTE[(i+C)%len(head)] // another id's context channels
+		}
+	}
+	m.Config.UntiedHead, m.Weights.LMHead = true, head
+	seqs := zipfSeqs(20, 4, m.Config.NPositions, m.Config.VocabSize)
+	want, wantNLL := cpuNLL(t, m, seqs)
+	tied := *m
+	tied.Config.UntiedHead, tied.Weights.LMHead = false, m.Weights.WTE
+	tiedSums, _ := cpuNLL(t, &tied, seqs)
+	if diff := meanDiff(tiedSums, want); diff < 0.01 {
+		t.Fatalf("the tied head scores within %.2g of the untied one: the test cannot tell them apart", diff)
+	}
+	for _, set := range kernelSets {
+		t.Run(string(set), func(t *testing.T) {
+			g := newLlama(t, d, m, set, false) // any decoder
+			tok, cpu, _ := llamaCheck(t, g, seqs, wantNLL, want, want.Sum.Float64()/float64(want.Count), llamaTol(false))
+			t.Logf("max per-target diff %.2g, mean diff vs CPU %.2g", tok, cpu)
+		})
+	}
+}

@@ -463,7 +463,9 @@ func TestLlamaProfile(t *testing.T) {
 
 // TestLlamaRefusals: shapes the kernels do not take are refused by NewGPT2
 // with the problem named (head sizes not a multiple of 4 or above 128,
-// channels not a multiple of 4); a batch wider than the positions the model
+// channels not a multiple of 4; on an adapter with a loop limit, an MLP
+// of 70000, whose down projection's K loops past it: both kernel sets
+// scored it wrong, 0.02 to 0.07 nats off, before it was refused); a batch wider than the positions the model
 // attends over on the adapter (Positions, capped here by hand as a loop limit
 // or the rotary table would cap it) is refused before any work, naming them.
 func TestLlamaRefusals(t *testing.T) {
@@ -476,9 +478,13 @@ func TestLlamaRefusals(t *testing.T) {
 		{func(c *model.Config) { c.HeadSize = 6 }, "head size 6"},
 		{func(c *model.Config) { c.HeadSize = 132 }, "head size 132"},
 		{func(c *model.Config) { c.NEmbd = 30 }, "30 channels"},
+		{func(c *model.Config) { c.NEmbd, c.NInner = 4, 70000 }, "shader loop limit"},
 	} {
 		cfg := synth.TinyLlamaConfig("mistral")
 		c.edit(&cfg)
+		if cfg.NInner == 70000 && !Software(d.info) {
+			continue // no loop limit
+		}
 		g, err := NewGPT2(ctx, d.dev, synth.Random(cfg, 1).Reader(), false, nil)
 		if err == nil {
 			g.Close()
@@ -497,5 +503,62 @@ func TestLlamaRefusals(t *testing.T) {
 	}
 	if _, err := g.NewSessionFor(0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPositionsFitBindingLimit: a model whose MLP rows are so wide that a
+// sequence of its positions would not fit the device's binding limit
+// (maxStorageBufferRange; every activation buffer is bound whole) takes as
+// many positions as fit, limit / (4 bytes x MLP width), with both kernel
+// sets: a sequence of that many scores like the CPU (where they are at most
+// 4096: lavapipe's 128 MiB takes 838, SwiftShader's more; a GPU's 4 GiB
+// would take 26843, more than the test's CPU run should), and one more is
+// refused before any work with the limit named, not failed in a bind group.
+// The MLP of 40000 stays within the loop limit of the CPU drivers.
+func TestPositionsFitBindingLimit(t *testing.T) {
+	d := newTestDev(t)
+	limit := int(d.dev.Limits().MaxStorageBufferBindingSize)
+	cfg := synth.TinyLlamaConfig("mistral")
+	cfg.NLayer, cfg.NEmbd, cfg.NHead, cfg.NKVHead, cfg.HeadSize, cfg.NInner = 1, 4, 1, 1, 4, 40000
+	want := limit / (4 * cfg.NInner)
+	cfg.NPositions = want + 64
+	m := synth.Peaked(cfg, 170)
+	toks := zipfSeqs(172, 1, 1000, cfg.VocabSize)[0].Tokens
+	for len(toks) <= want {
+		toks = append(toks, toks...)
+	}
+	score := want <= 4096
+	seqs := []model.Sequence{{Tokens: toks[:want], First: 1}}
+	var wantSums model.LossSums
+	var wantNLL []float32
+	if score {
+		wantSums, wantNLL = cpuNLL(t, m, seqs)
+	} else {
+		t.Logf("%d positions fit: a sequence of them is not scored here", want)
+	}
+	ctx := context.Background()
+	for _, set := range kernelSets {
+		t.Run(string(set), func(t *testing.T) {
+			g := newLlama(t, d, m, set, false)
+			if g.Positions() != want {
+				t.Fatalf("%d positions, want %d (limit %d bytes, MLP rows of %d)", g.Positions(), want, limit, cfg.NInner)
+			}
+			if score {
+				got, nll := perToken(t, g, seqs)
+				if got.Count != wantSums.Count {
+					t.Fatalf("%d targets, CPU %d", got.Count, wantSums.Count)
+				}
+				for i, x := range nll {
+					if d := math.Abs(float64(x) - float64(wantNLL[i])); !(d <= 20*llamaTol(false)*math.Max(1, float64(wantNLL[i]))) {
+						t.Fatalf("target %d: NLL %.7f, CPU %.7f", i, x, wantNLL[i])
+					}
+				}
+			}
+			long := []model.Sequence{{Tokens: toks[:want+1], First: 1}}
+			if _, err := g.Loss(ctx, long); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("model's %d positions on", want)) ||
+				!strings.Contains(err.Error(), "binding limit") {
+				t.Errorf("%d positions: error %v, want a refusal naming the %d positions and the binding limit", want+1, err, want)
+			}
+		})
 	}
 }

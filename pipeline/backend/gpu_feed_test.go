@@ -5,6 +5,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
 // TestGPUFeedSoftwareAdapter: a software adapter (lavapipe, SwiftShader)
@@ -53,5 +54,20 @@ func TestGPUFeedSoftwareAdapter(t *testing.T) {
 	// windows (about a second there), not the 64K tokens of a GPU.
 	if n := gpuFeed(true, tiny, 64*1024).BatchTokens; n < 256 || n > 4096 {
 		t.Errorf("software batch of the tiny model: %d tokens, want a few windows of 256", n)
+	}
+}
+
+// TestGPUWidths: the GPU pads a batch to the powers of two below 64
+// positions, then to multiples of 64, and to the device's positions: a
+// window of 2 tokens (--ctx 2) runs 2 rows, not 64; one of 20, 32.
+func TestGPUWidths(t *testing.T) {
+	for _, c := range []struct{ P, n, want int }{
+		{1024, 2, 2}, {1024, 3, 4}, {1024, 20, 32}, {1024, 33, 64}, {1024, 65, 128}, {1024, 1000, 1024},
+		{37, 2, 2}, {37, 33, 37}, {2, 2, 2}, {130, 129, 130},
+	} {
+		f := pipeline.Feed{Widths: gpuWidths(c.P)}
+		if got := f.Width(c.n); got != c.want {
+			t.Errorf("%d positions: %d tokens padded to %d, want %d (widths %v)", c.P, c.n, got, c.want, f.Widths)
+		}
 	}
 }
