@@ -135,16 +135,7 @@ func hfIDs(t testing.TB, node, modules, engine, dir string, texts []string) ([][
 	t.Helper()
 	tmp := t.TempDir()
 	in, out, dec := filepath.Join(tmp, "texts.jsonl"), filepath.Join(tmp, "ids.bin"), filepath.Join(tmp, "decoded.jsonl")
-	var b strings.Builder
-	for _, s := range texts {
-		line, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	writeFile(t, in, []byte(b.String()))
+	writeJSONLines(t, in, texts)
 	args := []string{filepath.Join("testdata", "hfids.cjs"), engine, modules, dir, in, out}
 	if engine == "rust" {
 		args = append(args, dec)
@@ -295,4 +286,20 @@ func sumLen(tok *Tokenizer, ids []int32) int {
 		n += tok.TokenLen(id)
 	}
 	return n
+}
+
+// writeJSONLines writes texts to path as JSON Lines, one JSON string a line
+// (the input of the node scripts in testdata).
+func writeJSONLines(t testing.TB, path string, texts []string) {
+	t.Helper()
+	var b strings.Builder
+	for _, s := range texts {
+		line, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	writeFile(t, path, []byte(b.String()))
 }

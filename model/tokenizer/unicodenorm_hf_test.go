@@ -78,16 +78,7 @@ func TestNormalizeMatchesHF(t *testing.T) {
 	texts := normTexts()
 	tmp := t.TempDir()
 	in, out := filepath.Join(tmp, "texts.jsonl"), filepath.Join(tmp, "forms.jsonl")
-	var b strings.Builder
-	for _, s := range texts {
-		line, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	writeFile(t, in, []byte(b.String()))
+	writeJSONLines(t, in, texts)
 	cmd := exec.Command(node, filepath.Join("testdata", "hfnorm.cjs"), modules, in, out)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("node hfnorm.cjs: %v\n%s", err, msg)
