@@ -355,7 +355,17 @@ func TestGemmBF16Chunked(t *testing.T) {
 // dotBF16Ref is a dot product: on ordinary values it is within float32
 // accumulation error of the exact (float64) sum of the bf16 products.
 func TestDotBF16RefIsADot(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
+	// Each lane sums K/16 terms, then 4 levels of the tree: each add errs
+	// by at most 2^-24 of the magnitude so far.
+	checkIsADot(t, 7, dotBF16Ref, func(K int) float64 { return float64(K/16+6) * 0x1p-24 })
+}
+
+// checkIsADot checks that dot, on random ordinary bf16 rows (from seed) of
+// lengths 1 to 3072, is within relTol(K) of the sum of the products'
+// magnitudes from their exact (float64) sum.
+func checkIsADot(t *testing.T, seed uint64, dot func(a, b []uint16) float32, relTol func(K int) float64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed+1))
 	for _, K := range []int{1, 17, 32, 100, 768, 3072} {
 		a, b := bf16Rows(r, K, false), bf16Rows(r, K, false)
 		var exact, mag float64
@@ -364,11 +374,8 @@ func TestDotBF16RefIsADot(t *testing.T) {
 			exact += p
 			mag += math.Abs(p)
 		}
-		got := float64(dotBF16Ref(a, b))
-		// Each lane sums K/16 terms, then 4 levels of the tree: each add
-		// errs by at most 2^-24 of the magnitude so far.
-		tol := float64(K/16+6) * 0x1p-24 * mag
-		if math.Abs(got-exact) > tol {
+		got := float64(dot(a, b))
+		if tol := relTol(K) * mag; math.Abs(got-exact) > tol {
 			t.Errorf("K=%d: %g, exact %g (tolerance %g)", K, got, exact, tol)
 		}
 	}

@@ -116,11 +116,18 @@ func (m *Machine) tileZero(in *Inst) error {
 	return nil
 }
 
-// tileAddr is the base address and row stride of a TILELOADD or TILESTORED
-// memory operand: base + displacement, stride index·scale.
-func (m *Machine) tileAddr(in *Inst) (base, stride uint64, err error) {
+// tileMem is the tile register and the memory operand of a TILELOADD or
+// TILESTORED: the configured tile t, the base address (base +
+// displacement) and the row stride (index·scale).
+func (m *Machine) tileMem(in *Inst) (t int, base, stride uint64, err error) {
+	if t, err = tileNum(in.Reg); err != nil {
+		return 0, 0, 0, err
+	}
+	if err := m.needTiles(t); err != nil {
+		return 0, 0, 0, err
+	}
 	if in.Mem.Base == ripBase {
-		return 0, 0, errors.New("RIP-relative tile memory operand (#UD)")
+		return 0, 0, 0, errors.New("RIP-relative tile memory operand (#UD)")
 	}
 	if in.Mem.Base != noReg {
 		base = m.GPR[in.Mem.Base]
@@ -129,20 +136,13 @@ func (m *Machine) tileAddr(in *Inst) (base, stride uint64, err error) {
 	if in.Mem.Index != noReg {
 		stride = m.GPR[in.Mem.Index] * uint64(in.Mem.Scale)
 	}
-	return base, stride, nil
+	return t, base, stride, nil
 }
 
 // tileLoad is TILELOADD tmm, sibmem (F2 0F38 4B): the configured rows and
 // bytes per row, the rest of the tile zeroed.
 func (m *Machine) tileLoad(in *Inst) error {
-	t, err := tileNum(in.Reg)
-	if err != nil {
-		return err
-	}
-	if err := m.needTiles(t); err != nil {
-		return err
-	}
-	base, stride, err := m.tileAddr(in)
+	t, base, stride, err := m.tileMem(in)
 	if err != nil {
 		return err
 	}
@@ -159,14 +159,7 @@ func (m *Machine) tileLoad(in *Inst) error {
 // tileStore is TILESTORED sibmem, tmm (F3 0F38 4B): the configured rows and
 // bytes per row.
 func (m *Machine) tileStore(in *Inst) error {
-	t, err := tileNum(in.Reg)
-	if err != nil {
-		return err
-	}
-	if err := m.needTiles(t); err != nil {
-		return err
-	}
-	base, stride, err := m.tileAddr(in)
+	t, base, stride, err := m.tileMem(in)
 	if err != nil {
 		return err
 	}

@@ -346,28 +346,25 @@ func (g *gen) transpose16(base reg.Register, off int) {
 	// VSHUFPS imm, src2, src1, dst: dst's 128-bit lane = src1[imm 1:0],
 	// src1[imm 3:2], src2[imm 5:4], src2[imm 7:6] of that lane.
 	t := [4]reg.VecPhysical{zmm(16), zmm(17), zmm(18), zmm(19)}
+	// transpose4 transposes the 4x4 blocks of four registers (elements for
+	// VSHUFPS, 128-bit lanes for VSHUFF32X4), through t.
+	transpose4 := func(shuf func(...operand.Op), r func(int) reg.VecPhysical) {
+		shuf(operand.U8(0x44), r(1), r(0), t[0])
+		shuf(operand.U8(0xee), r(1), r(0), t[1])
+		shuf(operand.U8(0x44), r(3), r(2), t[2])
+		shuf(operand.U8(0xee), r(3), r(2), t[3])
+		shuf(operand.U8(0x88), t[2], t[0], r(0))
+		shuf(operand.U8(0xdd), t[2], t[0], r(1))
+		shuf(operand.U8(0x88), t[3], t[1], r(2))
+		shuf(operand.U8(0xdd), t[3], t[1], r(3))
+	}
 	for q := range 4 {
-		r := func(i int) reg.VecPhysical { return zmm(4*q + i) }
-		g.VSHUFPS(operand.U8(0x44), r(1), r(0), t[0])
-		g.VSHUFPS(operand.U8(0xee), r(1), r(0), t[1])
-		g.VSHUFPS(operand.U8(0x44), r(3), r(2), t[2])
-		g.VSHUFPS(operand.U8(0xee), r(3), r(2), t[3])
-		g.VSHUFPS(operand.U8(0x88), t[2], t[0], r(0))
-		g.VSHUFPS(operand.U8(0xdd), t[2], t[0], r(1))
-		g.VSHUFPS(operand.U8(0x88), t[3], t[1], r(2))
-		g.VSHUFPS(operand.U8(0xdd), t[3], t[1], r(3))
+		transpose4(g.VSHUFPS, func(i int) reg.VecPhysical { return zmm(4*q + i) })
 	}
 	// Z(4q+i), lane L, now holds rows 4q..4q+3 of column 4L+i.
 	for i := range 4 {
 		c := func(q int) reg.VecPhysical { return zmm(4*q + i) }
-		g.VSHUFF32X4(operand.U8(0x44), c(1), c(0), t[0])
-		g.VSHUFF32X4(operand.U8(0xee), c(1), c(0), t[1])
-		g.VSHUFF32X4(operand.U8(0x44), c(3), c(2), t[2])
-		g.VSHUFF32X4(operand.U8(0xee), c(3), c(2), t[3])
-		g.VSHUFF32X4(operand.U8(0x88), t[2], t[0], c(0))
-		g.VSHUFF32X4(operand.U8(0xdd), t[2], t[0], c(1))
-		g.VSHUFF32X4(operand.U8(0x88), t[3], t[1], c(2))
-		g.VSHUFF32X4(operand.U8(0xdd), t[3], t[1], c(3))
+		transpose4(g.VSHUFF32X4, c)
 		// c(0) is column i, c(1) column 4+i, c(2) 8+i, c(3) 12+i.
 		for q := range 4 {
 			g.VMOVUPS(c(q), row(4*q+i))
