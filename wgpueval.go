@@ -638,7 +638,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	var werr error // writing the outputs of a complete run
 	switch {
 	case err == nil:
-		werr = e.writeOutputs(res, opt)
+		werr = e.writeOutputs(res, opt, toks)
 	case opt.JSON != "": // interrupted: the partial result
 		if jerr := runfile.WriteJSON(opt.JSON, res); jerr != nil {
 			err = errors.Join(err, jerr)
@@ -670,10 +670,11 @@ func bothRecords(first, second func([]TokenNLL) error) func([]TokenNLL) error {
 	}
 }
 
-// writeOutputs writes a complete run's per-token file and JSON.
-func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions) error {
+// writeOutputs writes a complete run's per-document and per-token files and
+// JSON; toks is the corpus it scored.
+func (e *Evaluator) writeOutputs(res *Result, opt EvalOptions, toks *corpus.Tokens) error {
 	if opt.PerDocument != "" {
-		docs := runfile.DocumentScores(res.PerToken, e.tok.TokenLen)
+		docs := runfile.DocumentScores(res.PerToken, pipeline.RecordBytes(toks, e.tok.DocSeparator(), e.tok.TokenLen))
 		if err := runfile.WriteDocumentScores(opt.PerDocument, docs); err != nil {
 			return err
 		}

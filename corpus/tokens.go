@@ -95,32 +95,69 @@ func (t *Tokens) Stream(sep int32) []int32 {
 // an empty slice, so that document i is the corpus's document i (the doc of
 // per-document scores); the empty pieces of a cut stream are dropped.
 func (t *Tokens) Documents(sep int32) [][]int32 {
+	docs, _ := t.DocumentsText(sep)
+	return docs
+}
+
+// Span is the ids [Begin, End) of a sequence.
+type Span struct{ Begin, End int }
+
+// DocumentsText is Documents with, for each document, the span of its ids
+// that the tokenizer encoded from the corpus's text: the ids outside it are
+// special tokens the tokenizer added (Lead after the first, Trail, such as
+// Llama's </s> with add_eos_token), which stand for no byte of the text.
+func (t *Tokens) DocumentsText(sep int32) ([][]int32, []Span) {
 	var docs [][]int32
+	var spans []Span
 	for _, d := range t.Docs {
+		text := Span{len(t.Lead), len(t.Lead) + len(d)} // of d within Lead+d+Trail
 		if len(t.Lead)+len(t.Trail) > 0 {
 			d = append(append(append(make([]int32, 0, len(t.Lead)+len(d)+len(t.Trail)), t.Lead...), d...), t.Trail...)
 		}
 		if t.Separated {
 			if len(t.Lead) > 0 {
 				d = d[1:]
+				text = Span{text.Begin - 1, text.End - 1}
 			}
-			docs = append(docs, d)
+			docs, spans = append(docs, d), append(spans, text)
 			continue
+		}
+		piece := func(begin, end int) {
+			docs = append(docs, d[begin:end:end])
+			spans = append(spans, Span{min(max(text.Begin-begin, 0), end-begin), max(min(text.End, end)-begin, 0)})
 		}
 		start := 0
 		for i, id := range d {
 			if id == sep {
 				if i > start {
-					docs = append(docs, d[start:i:i])
+					piece(start, i)
 				}
 				start = i + 1
 			}
 		}
 		if len(d) > start {
-			docs = append(docs, d[start:])
+			piece(start, len(d))
 		}
 	}
-	return docs
+	return docs, spans
+}
+
+// StreamText returns the spans of Stream(sep) that the tokenizer encoded
+// from the corpus's text, in order: every other id was added (sep before a
+// separate document, the tokenizer's Lead and Trail) and stands for no byte
+// of the text. A token file's ids are all text.
+func (t *Tokens) StreamText(sep int32) []Span {
+	spans := make([]Span, 0, len(t.Docs))
+	at := 0
+	for _, d := range t.Docs {
+		if t.Separated && len(t.Lead) == 0 {
+			at++
+		}
+		at += len(t.Lead)
+		spans = append(spans, Span{at, at + len(d)})
+		at += len(d) + len(t.Trail)
+	}
+	return spans
 }
 
 // TokenizeOptions tunes Tokenize. The zero value is usable.

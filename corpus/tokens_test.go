@@ -390,3 +390,36 @@ func TestTokenizeProgress(t *testing.T) {
 		t.Errorf("a short text: %v, %d reports, want none", err, calls)
 	}
 }
+
+// TestTokensText: the spans of the ids encoded from the text, for Stream and
+// Documents, worked by hand (ids >= 10 are text; 1 is the BOS and separator,
+// 2 an EOS the tokenizer adds).
+func TestTokensText(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		toks      Tokens
+		stream    []Span
+		docs      [][]int32
+		docsSpans []Span
+	}{
+		{"separated, no lead", Tokens{Docs: [][]int32{{10, 11}, {}, {12}}, Separated: true},
+			[]Span{{1, 3}, {4, 4}, {5, 6}}, [][]int32{{10, 11}, {}, {12}}, []Span{{0, 2}, {0, 0}, {0, 1}}},
+		{"separated, lead and trail", Tokens{Docs: [][]int32{{10, 11}, {12}}, Separated: true, Lead: []int32{1}, Trail: []int32{2}},
+			[]Span{{1, 3}, {5, 6}}, [][]int32{{10, 11, 2}, {12, 2}}, []Span{{0, 2}, {0, 1}}},
+		{"one text, lead and trail", Tokens{Docs: [][]int32{{10, 11, 12}}, Lead: []int32{1}, Trail: []int32{2}},
+			[]Span{{1, 4}}, [][]int32{{10, 11, 12, 2}}, []Span{{0, 3}}},
+		// A text that spells the separator is cut there; the EOS after it is no text.
+		{"one text cut at a separator it spells", Tokens{Docs: [][]int32{{10, 1, 11, 12}}, Lead: []int32{1}, Trail: []int32{2}},
+			[]Span{{1, 5}}, [][]int32{{10}, {11, 12, 2}}, []Span{{0, 1}, {0, 2}}},
+		{"token file cut at its separators", Tokens{Docs: [][]int32{{1, 10, 11, 1, 1, 12}}},
+			[]Span{{0, 6}}, [][]int32{{10, 11}, {12}}, []Span{{0, 2}, {0, 1}}},
+	} {
+		if got := c.toks.StreamText(1); !slices.Equal(got, c.stream) {
+			t.Errorf("%s: StreamText = %v, want %v", c.name, got, c.stream)
+		}
+		docs, spans := c.toks.DocumentsText(1)
+		if !slices.EqualFunc(docs, c.docs, slices.Equal) || !slices.Equal(spans, c.docsSpans) {
+			t.Errorf("%s: DocumentsText = %v, %v; want %v, %v", c.name, docs, spans, c.docs, c.docsSpans)
+		}
+	}
+}

@@ -328,8 +328,10 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 		return nil, nil, fmt.Errorf("end-of-text id %d is not below the vocabulary size %d", cfg.EOT, cfg.VocabSize)
 	}
 	var seqs []placed
+	text := textBytes{tokenLen: cfg.TokenLen, docs: mode == ModeDocuments}
 	if mode == ModeDocuments {
-		docs := headDocs(cfg.Tokens.Documents(cfg.EOT), cfg.MaxTokens)
+		docs, spans := cfg.Tokens.DocumentsText(cfg.EOT)
+		docs, text.spans = headDocs(docs, cfg.MaxTokens), spans
 		for i, d := range docs {
 			res.InputTokens += len(d)
 			if err := checkIDs(d, cfg.VocabSize); err != nil {
@@ -343,6 +345,7 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 		}
 	} else {
 		stream := cfg.Tokens.Stream(cfg.EOT)
+		text.spans = cfg.Tokens.StreamText(cfg.EOT)
 		if cfg.MaxTokens > 0 && len(stream) > cfg.MaxTokens {
 			stream = stream[:cfg.MaxTokens]
 		}
@@ -384,16 +387,63 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 	}
 	samples := make([]Sample, len(seqs))
 	for i, s := range seqs {
-		samples[i] = Sample{Sequence: s.Sequence, Doc: s.doc, Pos: s.pos}
-		if cfg.TokenLen != nil {
-			for _, id := range s.Tokens[s.First:] {
-				samples[i].Bytes += cfg.TokenLen(id)
-			}
-		}
+		samples[i] = Sample{Sequence: s.Sequence, Doc: s.doc, Pos: s.pos, Bytes: text.of(s)}
 	}
 	// Length bucketing: longest first; SortStableFunc keeps corpus order among equals.
 	slices.SortStableFunc(samples, func(a, b Sample) int { return cmp.Compare(len(b.Tokens), len(a.Tokens)) })
 	return samples, res, nil
+}
+
+// textBytes counts the UTF-8 bytes of targets for bits per byte: a
+// target's token's bytes (tokenLen) where the tokenizer encoded it from the
+// corpus's text, none where it was added (a separator before a document,
+// the tokenizer's BOS or EOS: corpus.Tokens.StreamText, DocumentsText), so
+// that the bytes scored are bytes of the text whatever the tokenizer adds.
+type textBytes struct {
+	tokenLen func(id int32) int
+	// spans are the stream's text spans (in stream positions), or with docs
+	// each document's (in its ids' positions).
+	spans []corpus.Span
+	docs  bool
+}
+
+// of is the bytes of the text that w's targets stand for.
+func (t textBytes) of(w placed) int {
+	if t.tokenLen == nil {
+		return 0
+	}
+	spans := t.spans
+	if t.docs {
+		spans = t.spans[w.doc : w.doc+1]
+	}
+	// The first span that ends after the first target.
+	i, _ := slices.BinarySearchFunc(spans, w.pos, func(s corpus.Span, pos int) int { return cmp.Compare(s.End-1, pos) })
+	n := 0
+	for k, id := range w.Tokens[w.First:] {
+		p := w.pos + k
+		for i < len(spans) && spans[i].End <= p {
+			i++
+		}
+		if i < len(spans) && spans[i].Begin <= p {
+			n += t.tokenLen(id)
+		}
+	}
+	return n
+}
+
+// RecordBytes returns the UTF-8 bytes of the text a documents-mode record
+// of tokens stands for (as Evaluate counts them for bits per byte): its
+// token's tokenLen, or 0 for a special token the tokenizer added to the
+// document (its EOS, such as Llama's </s> with add_eos_token). sep is
+// EvalConfig.EOT.
+func RecordBytes(tokens *corpus.Tokens, sep int32, tokenLen func(id int32) int) func(TokenNLL) int {
+	_, spans := tokens.DocumentsText(sep)
+	return func(r TokenNLL) int {
+		if r.Doc < 0 || r.Doc >= len(spans) || r.Pos < spans[r.Doc].Begin || r.Pos >= spans[r.Doc].End {
+			return 0
+		}
+		return tokenLen(r.Token)
+	}
 }
 
 // headDocs keeps the first n ids of docs (all when n <= 0), cutting the last

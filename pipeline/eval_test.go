@@ -110,6 +110,12 @@ func (e *expect) add(prev, t int32) {
 	e.bytes += fakeLen(t)
 }
 
+// addSpecial is add for a target that the tokenizer or the stream added (a
+// separator, a BOS or EOS): it stands for no byte of the text.
+func (e *expect) addSpecial(prev, t int32) {
+	e.nll = append(e.nll, bigramNLL(prev, t))
+}
+
 // check compares r with e, the metrics computed the plain way (two-pass variance).
 func (e *expect) check(t *testing.T, r *Result) {
 	t.Helper()
@@ -262,7 +268,11 @@ func TestEvaluateSeparatedStream(t *testing.T) {
 	}
 	var e expect
 	for j := 1; j < 11; j++ { // MaxTokens 11, ctx 4: windows [0,4) [4,8) [8,11)
-		if j%4 != 0 {
+		switch {
+		case j%4 == 0:
+		case stream[j] == eot: // the separator is no byte of the text
+			e.addSpecial(stream[j-1], stream[j])
+		default:
 			e.add(stream[j-1], stream[j])
 		}
 	}
@@ -590,3 +600,95 @@ func TestCancelInSubmitCountsBatchesInFlight(t *testing.T) {
 		t.Errorf("%d tokens of %d samples counted; want the first batch's %d tokens, %d samples", got.Tokens, got.Samples, want, len(b.batches[0]))
 	}
 }
+
+// TestBitsPerByteCountsTextOnly: the bytes of bits per byte are the text's,
+// in every mode: a token the tokenizer or the stream added (a separator
+// before a document, Llama's <s> before and </s> after a text) stands for no
+// byte of it, while the same id encoded from the text (Qwen reads
+// <|endoftext|> written in a text as that token) counts its bytes.
+func TestBitsPerByteCountsTextOnly(t *testing.T) {
+	const bos, eos = 1, 2 // fakeLen gives them 2 and 3 bytes
+	text := func(id int32) bool { return id >= 10 }
+	for _, c := range []struct {
+		name string
+		toks *corpus.Tokens
+		sep  int32
+		// textAt says whether the stream's (or, in documents mode, the
+		// document's) id at position i came from the text.
+		streamText func(stream []int32, i int) bool
+	}{
+		{"llama lead and trail, separated", &corpus.Tokens{Docs: [][]int32{{10, 11, 12}, {}, {13, 14}, {15}}, Separated: true,
+			Lead: []int32{bos}, Trail: []int32{eos}}, bos, func(s []int32, i int) bool { return text(s[i]) }},
+		{"llama lead and trail, one text", &corpus.Tokens{Docs: [][]int32{{10, 11, 12, 13, 14, 15, 16}},
+			Lead: []int32{bos}, Trail: []int32{eos}}, bos, func(s []int32, i int) bool { return text(s[i]) }},
+		{"separator from the text", &corpus.Tokens{Docs: [][]int32{{10, bos, 11}, {12, 13, bos}}, Separated: true}, bos,
+			func(s []int32, i int) bool { return i != 0 && i != 4 }}, // stream: bos 10 bos 11 | bos 12 13 bos
+	} {
+		stream := c.toks.Stream(c.sep)
+		for _, mode := range []Mode{ModeStream, ModeStrided} {
+			for _, bosWin := range []bool{false, true} {
+				var e expect
+				// Every target of the stream once (ctx 4, stride 2 covers all
+				// but the first; with a BOS in every window, the first too
+				// unless it is the BOS).
+				for j := range stream {
+					first := 1
+					if bosWin && stream[0] != c.sep {
+						first = 0
+					}
+					if j < first || mode == ModeStream && !bosWin && j%4 == 0 || mode == ModeStream && bosWin && skipsBOSStream(stream, c.sep, j) {
+						continue
+					}
+					if c.streamText(stream, j) {
+						e.bytes += fakeLen(stream[j])
+					}
+					e.nll = append(e.nll, 0)
+				}
+				f := &fakeBackend{t: t, ctx: 4, batchTokens: 8}
+				r, err := Evaluate(context.Background(), f, EvalConfig{Tokens: c.toks, EOT: c.sep, Mode: mode, Ctx: 4, Stride: 2,
+					BOSEachWindow: bosWin, BatchTokens: 8, TokenLen: fakeLen})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Tokens != len(e.nll) || r.ScoredBytes != e.bytes {
+					t.Errorf("%s, %s, BOS each window %v: %d targets of %d bytes, want %d of %d", c.name, mode, bosWin, r.Tokens, r.ScoredBytes, len(e.nll), e.bytes)
+				}
+			}
+		}
+		// Documents: every id of each document is a target; the text's count.
+		docs := c.toks.Documents(c.sep)
+		want, targets := 0, 0
+		var records []TokenNLL
+		for i, d := range docs {
+			for j, id := range d {
+				records = append(records, TokenNLL{Doc: i, Pos: j, Token: id})
+				targets++
+				if text(id) || c.name == "separator from the text" {
+					want += fakeLen(id)
+				}
+			}
+		}
+		f := &fakeBackend{t: t, ctx: 4, batchTokens: 8}
+		r, err := Evaluate(context.Background(), f, EvalConfig{Tokens: c.toks, EOT: c.sep, Mode: ModeDocuments, Ctx: 4, Stride: 2,
+			BatchTokens: 8, TokenLen: fakeLen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Tokens != targets || r.ScoredBytes != want {
+			t.Errorf("%s, documents: %d targets of %d bytes, want %d of %d", c.name, r.Tokens, r.ScoredBytes, targets, want)
+		}
+		// The per-document bytes (RecordBytes) add up to the run's.
+		rb, n := RecordBytes(c.toks, c.sep, fakeLen), 0
+		for _, rec := range records {
+			n += rb(rec)
+		}
+		if n != want {
+			t.Errorf("%s: RecordBytes adds up to %d bytes, want %d", c.name, n, want)
+		}
+	}
+}
+
+// skipsBOSStream reports whether stream mode with a BOS in every window (ctx
+// 4: the BOS and 3 ids) leaves position j unscored: only a leading sep,
+// which is the first window's BOS.
+func skipsBOSStream(stream []int32, sep int32, j int) bool { return j == 0 && stream[0] == sep }

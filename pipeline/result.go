@@ -29,7 +29,9 @@ type Result struct {
 	// PPLStdErr is PPL's standard error, PPL·StdErr (the delta method), as
 	// llama.cpp's perplexity prints it ("PPL = X +/- Y").
 	PPLStdErr float64 `json:"ppl_stderr"`
-	// BitsPerByte is NLLSum / ln 2 / the UTF-8 bytes of the scored targets,
+	// BitsPerByte is NLLSum / ln 2 / the UTF-8 bytes of the scored targets
+	// (of the text: a special token added to it, such as the <|endoftext|>
+	// before a joined document, counts none),
 	// and BytePerplexity 2^BitsPerByte = exp(NLLSum / those bytes):
 	// lm-evaluation-harness's bits_per_byte and byte_perplexity, which divide
 	// by the documents' bytes; in documents mode every token is a target, so

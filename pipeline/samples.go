@@ -33,7 +33,10 @@ func ParseMode(s string) (Mode, error) {
 // targets decode to, the denominator of bits per byte.
 type Sample struct {
 	model.Sequence
-	Bytes int // UTF-8 bytes of the scored targets Tokens[First:]
+	// Bytes is the UTF-8 bytes of the text the scored targets Tokens[First:]
+	// stand for: a special token added to the text (a separator, the
+	// tokenizer's BOS or EOS) stands for none.
+	Bytes int
 	// Doc and Pos say where the targets are in the corpus: Doc is the
 	// document's index in the corpus (documents mode: empty documents, which
 	// give no sample, counted; 0 in the other modes) and Pos the position of the first

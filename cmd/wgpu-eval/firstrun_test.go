@@ -190,6 +190,35 @@ func TestLMEvalMetrics(t *testing.T) {
 	}
 }
 
+// TestJoinedDocumentsBytes: in the stream and strided modes, documents
+// joined with <|endoftext|> before each have that token scored, but it is no
+// byte of the text: bits per byte divide by the documents' bytes (every text
+// token is a target in one window here), as in documents mode, not by them
+// plus 13 per "<|endoftext|>".
+func TestJoinedDocumentsBytes(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	docs := []string{"First Citizen:\nBefore we proceed any further, hear me speak.", " All: Speak, speak. ", "Resolved."}
+	var b strings.Builder
+	bytes := 0
+	for _, d := range docs {
+		j, _ := json.Marshal(map[string]string{"text": d})
+		b.Write(append(j, '\n'))
+		bytes += len(d)
+	}
+	path := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"stream", "strided", "documents"} {
+		r := resultJSON(t, "--model", dir, "--data", path, "--mode", mode, "--ctx", "64", "--device", "cpu")
+		if r.ScoredBytes != bytes || math.Abs(r.BitsPerByte-r.NLLSum/math.Ln2/float64(bytes)) > 1e-12*r.BitsPerByte {
+			t.Errorf("%s: scored_bytes %d, bits_per_byte %v; want the documents' %d bytes, %v", mode, r.ScoredBytes, r.BitsPerByte,
+				bytes, r.NLLSum/math.Ln2/float64(bytes))
+		}
+	}
+}
+
 // TestPerDocument: --per-document writes one JSON line per document whose
 // targets and NLL sums are those of the per-token records of that document
 // (added independently here), and whose sums add up to the run's; each

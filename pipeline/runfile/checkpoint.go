@@ -17,8 +17,9 @@ import (
 
 // checkpointVersion changes whenever RunCheckpoint's layout or meaning does.
 // Version 2: exact sums (exactsum), a trailing checksum, checksummed sidecar
-// records.
-const checkpointVersion = 2
+// records. Version 3: the bytes scored count the text only (a special token
+// added to it, such as the <|endoftext|> before a joined document, none).
+const checkpointVersion = 3
 
 // maxCheckpointBytes bounds a checkpoint file read: a real one is a few
 // hundred bytes, and every field is of fixed shape (no slices, no maps), so

@@ -22,16 +22,18 @@ type DocumentScore struct {
 	MeanNLL float64 `json:"mean_nll"` // nats per target
 	PPL     float64 `json:"ppl"`
 	// Bytes is the UTF-8 bytes of the document's targets (every token of the
-	// document in documents mode) and BitsPerByte NLLSum / ln 2 / Bytes;
+	// document in documents mode; a special token the tokenizer added, such
+	// as an EOS, none) and BitsPerByte NLLSum / ln 2 / Bytes;
 	// both 0 where the tokenizer's byte lengths are unknown.
 	Bytes       int     `json:"bytes"`
 	BitsPerByte float64 `json:"bits_per_byte"`
 }
 
 // DocumentScores groups per-token records (in corpus order, as
-// Result.PerToken holds them) by document. tokenLen gives a token's UTF-8
-// bytes; nil leaves Bytes and BitsPerByte 0.
-func DocumentScores(records []pipeline.TokenNLL, tokenLen func(int32) int) []DocumentScore {
+// Result.PerToken holds them) by document. bytes gives the UTF-8 bytes of
+// text a record stands for (pipeline.RecordBytes); nil leaves Bytes and
+// BitsPerByte 0.
+func DocumentScores(records []pipeline.TokenNLL, bytes func(pipeline.TokenNLL) int) []DocumentScore {
 	var out []DocumentScore
 	var sum exactsum.Sum
 	flush := func() {
@@ -54,8 +56,8 @@ func DocumentScores(records []pipeline.TokenNLL, tokenLen func(int32) int) []Doc
 		d := &out[len(out)-1]
 		d.Targets++
 		sum.Add(float64(r.NLL))
-		if tokenLen != nil {
-			d.Bytes += tokenLen(r.Token)
+		if bytes != nil {
+			d.Bytes += bytes(r)
 		}
 	}
 	if len(out) > 0 {
