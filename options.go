@@ -234,7 +234,7 @@ func (o EvalOptions) Check() error {
 		return badInt("Stride", o.Stride, "stream windows do not overlap, so there is no stride; the strided mode slides windows")
 	}
 	if o.Ctx > 0 {
-		if err := checkWindow(o.Ctx, o.stride(o.Ctx), o.BOSEachWindow && mode != ModeStream); err != nil {
+		if err := checkWindow(mode, o.Ctx, o.stride(o.Ctx), o.BOSEachWindow); err != nil {
 			return err
 		}
 	}
@@ -267,14 +267,11 @@ func checkSplit(split string) error {
 	return badString("Split", split, "want all, train or val")
 }
 
-// checkWindow is pipeline.CheckWindow, or with bos (a BOS before every
-// strided window) pipeline.CheckBOSWindow, as an OptionError.
-func checkWindow(window, stride int, bos bool) error {
-	check := pipeline.CheckWindow
-	if bos {
-		check = pipeline.CheckBOSWindow
-	}
-	return asOption(check(window, stride))
+// checkWindow is pipeline.CheckModeWindow, with bos a BOS before every
+// window (in stream mode, whose windows take their own stride, not
+// checked), as an OptionError.
+func checkWindow(mode Mode, window, stride int, bos bool) error {
+	return asOption(pipeline.CheckModeWindow(mode, window, stride, bos && mode != ModeStream))
 }
 
 // checkTopLogprobs is pipeline.CheckTopLogprobs as an OptionError.

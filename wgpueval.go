@@ -491,7 +491,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		return nil, badInt("Ctx", window, "longer than the model's %d positions", cfg.NPositions)
 	}
 	stride := opt.stride(window)
-	if err := checkWindow(window, stride, opt.BOSEachWindow && mode != ModeStream); err != nil {
+	if err := checkWindow(mode, window, stride, opt.BOSEachWindow); err != nil {
 		return nil, err
 	}
 	if opt.BOSEachWindow && e.tok.DocSeparator() < 0 {

@@ -305,11 +305,7 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 	case stride == 0:
 		stride = max(cfg.Ctx/2, 1)
 	}
-	checkWindow := CheckWindow
-	if bos {
-		checkWindow = CheckBOSWindow
-	}
-	if err := checkWindow(cfg.Ctx, stride); err != nil {
+	if err := CheckModeWindow(mode, cfg.Ctx, stride, bos); err != nil {
 		return nil, nil, err
 	}
 	if cfg.MaxTokens < 0 {

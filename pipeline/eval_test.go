@@ -385,6 +385,8 @@ func TestEvaluateBadConfig(t *testing.T) {
 		{EvalConfig{Tokens: tk, Ctx: 1}, "context length 1"},
 		{EvalConfig{Tokens: tk, Ctx: 0}, "context length 0"},
 		{EvalConfig{Tokens: tk, Ctx: 4, Mode: ModeStrided, Stride: 5}, "stride 5"},
+		// Documents mode predicts every token: a stride of ctx would skip some.
+		{EvalConfig{Tokens: tk, Ctx: 4, Mode: ModeDocuments, Stride: 4, EOT: 0}, "stride 4: documents mode predicts every token"},
 		{EvalConfig{Tokens: tk, Ctx: 4, Mode: "rolling"}, "unknown evaluation mode"},
 		{EvalConfig{Tokens: tk, Ctx: 4, MaxTokens: -1}, "max tokens"},
 		{EvalConfig{Tokens: tk, Ctx: 4, VocabSize: 5}, "id 5 is not below the vocabulary size 5"},

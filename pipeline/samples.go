@@ -102,6 +102,27 @@ func CheckBOSWindow(ctx, stride int) error {
 	return nil
 }
 
+// CheckModeWindow is the check of ctx and stride that mode needs:
+// CheckBOSWindow where every window starts with a BOS (bos, in the strided
+// and documents modes; stream mode sets its own stride), else CheckWindow,
+// and in documents mode, which predicts every token of a document, a stride
+// below ctx: windows of a long document that advance by the whole context
+// would start each later window with a token no window predicts.
+func CheckModeWindow(mode Mode, ctx, stride int, bos bool) error {
+	if bos {
+		return CheckBOSWindow(ctx, stride)
+	}
+	if err := CheckWindow(ctx, stride); err != nil {
+		return err
+	}
+	if mode == ModeDocuments && stride > ctx-1 {
+		return &SettingError{"stride", stride, fmt.Sprintf("documents mode predicts every token of a document, and windows of a longer "+
+			"document advancing by the whole context %d would leave the first token of each later one unpredicted, "+
+			"so the stride must be between 1 and %d", ctx, ctx-1)}
+	}
+	return nil
+}
+
 // Stream cuts tokens into consecutive non-overlapping windows of ctx tokens; each
 // window predicts its tokens 2..L from their prefix (First = 1). The last, shorter
 // window counts too, unless it holds a single token, which predicts nothing.

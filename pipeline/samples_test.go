@@ -270,3 +270,27 @@ func TestParseMode(t *testing.T) {
 		t.Error("ParseMode(sliding) succeeded")
 	}
 }
+
+func TestCheckModeWindow(t *testing.T) {
+	for _, c := range []struct {
+		mode        Mode
+		ctx, stride int
+		bos         bool
+		err         string
+	}{
+		{ModeStrided, 4, 4, false, ""}, // the stream's windows, as Stream
+		{ModeStrided, 4, 4, true, "stride 4"},
+		{ModeDocuments, 4, 3, false, ""},
+		{ModeDocuments, 4, 4, false, "stride 4: documents mode"},
+		{ModeDocuments, 4, 4, true, "stride 4"},
+		{ModeDocuments, 2, 1, false, ""},
+		{ModeDocuments, 2, 2, false, "between 1 and 1"},
+		{ModeStream, 4, 4, false, ""},
+		{ModeDocuments, 1, 1, false, "context length 1"},
+	} {
+		err := CheckModeWindow(c.mode, c.ctx, c.stride, c.bos)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("CheckModeWindow(%s, %d, %d, %v) = %v, want %q", c.mode, c.ctx, c.stride, c.bos, err, c.err)
+		}
+	}
+}

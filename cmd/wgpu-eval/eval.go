@@ -40,7 +40,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.split, "split", "", "part of a text corpus: all (the default), train (first 90%) or val (last 10%: what nanoGPT's recipe scores on tinyshakespeare)")
 	fs.StringVar(&f.mode, "mode", string(pipeline.ModeStream), "evaluation method: stream (non-overlapping windows), strided (sliding windows), documents (each document alone)")
 	fs.IntVar(&f.ctx, "ctx", 0, "window length in tokens (0: the model's n_positions)")
-	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents in --mode documents (0: ctx/2); refused in --mode stream, whose windows do not overlap")
+	fs.IntVar(&f.stride, "stride", 0, "window step for --mode strided, and for long documents in --mode documents (0: ctx/2; there at most ctx-1, so that every token is predicted); refused in --mode stream, whose windows do not overlap")
 	fs.BoolVar(&f.bosEachWindow, "bos-each-window", false, "start every window with the tokenizer's BOS (else <|endoftext|>) as context, as llama.cpp's perplexity does: a window is the BOS and up to ctx-1 corpus tokens, all of them scored (llama.cpp instead overwrites each chunk's first token and scores its second half); not what Hugging Face's tokenizer(text) evaluation does; --stride at most ctx-1")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N tokens of the corpus (0: all)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu (the best Vulkan adapter, software ones included), gpu:N (N as listed by 'wgpu-eval devices') or all (every hardware GPU at once)")

@@ -76,8 +76,8 @@ func TestEvalSweep(t *testing.T) {
 			ec.Stride = 1 + r.IntN(ec.Ctx)
 		}
 		ec.BOSEachWindow = r.IntN(4) == 0 && ec.Ctx > 2
-		if ec.BOSEachWindow && ec.Stride >= ec.Ctx {
-			ec.Stride = ec.Ctx - 1
+		if (ec.BOSEachWindow || ec.Mode == pipeline.ModeDocuments) && ec.Stride >= ec.Ctx {
+			ec.Stride = ec.Ctx - 1 // pipeline.CheckModeWindow
 		}
 		ec.Tokens, ec.EOT, ec.VocabSize = toks, int32(cfg.VocabSize-1), cfg.VocabSize
 		ec.BatchTokens = []int{0, 1, ec.Ctx, 3 * ec.Ctx, 200}[r.IntN(5)]
