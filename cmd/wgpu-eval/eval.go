@@ -270,7 +270,7 @@ func formatSummary(r *pipeline.Result, threads int) string {
 		shard = fmt.Sprintf(", stride %d", r.Config.Stride)
 	}
 	if r.Shard != nil {
-		shard = ", shard " + r.Shard.String()
+		shard += ", shard " + r.Shard.String()
 	}
 	if r.BOSEachWindow {
 		shard += ", BOS each window"

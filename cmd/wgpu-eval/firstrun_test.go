@@ -98,6 +98,16 @@ func TestFormatSummaryNamesBF16(t *testing.T) {
 	}
 }
 
+// TestFormatSummaryStrideOfShard: a strided shard's summary names its stride
+// and its shard, as the whole run's names its stride.
+func TestFormatSummaryStrideOfShard(t *testing.T) {
+	r := &pipeline.Result{Model: "m", Data: "x.txt", Mode: "strided", Ctx: 16, Tokens: 2, Device: "cpu",
+		Config: &pipeline.RunConfig{Stride: 5}, Shard: &pipeline.Shard{Index: 1, Count: 3}}
+	if got := formatSummary(r, 1); !strings.Contains(got, "(strided, ctx 16, stride 5, shard 1/3)") {
+		t.Errorf("%q: want the stride and the shard", got)
+	}
+}
+
 // TestFormatSummaryNamesStdin covers the data names the summary rewrites.
 func TestFormatSummaryNamesStdin(t *testing.T) {
 	for data, want := range map[string]string{"-": "stdin", "-:val": "stdin:val", "x.txt": "x.txt"} {
