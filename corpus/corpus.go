@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -345,6 +346,10 @@ func (c *Corpus) loadJSONL(data string) error {
 		if err := json.Unmarshal(raw, &text); err != nil || strings.TrimSpace(string(raw)) == "null" {
 			return fmt.Errorf("line %d: \"text\" is not a string", lineNo)
 		}
+		if esc := loneSurrogate(raw); esc != "" {
+			return fmt.Errorf("line %d: \"text\" holds the escape %s, half of a UTF-16 surrogate pair without its other half: "+
+				"no character (a JSON decoder reads U+FFFD, and Hugging Face's tokenizers cannot encode it)", lineNo, esc)
+		}
 		c.Docs = append(c.Docs, text)
 		total += len(text)
 	}
@@ -356,6 +361,41 @@ func (c *Corpus) loadJSONL(data string) error {
 	}
 	c.SHA256 = docsHash(c.Docs)
 	return nil
+}
+
+// loneSurrogate returns the first \uXXXX escape of the JSON string literal
+// raw that is a UTF-16 surrogate without its pair (a high one not followed
+// by a low one, or a low one alone), or "" when there is none.
+func loneSurrogate(raw []byte) string {
+	hex := func(i int) (rune, bool) { // the \uXXXX escape at raw[i]
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := hex(i)
+		if !ok {
+			i++ // another escape: skip its character
+			continue
+		}
+		switch {
+		case 0xd800 <= r && r < 0xdc00:
+			if lo, ok := hex(i + 6); ok && 0xdc00 <= lo && lo < 0xe000 {
+				i += 11
+				continue
+			}
+			return string(raw[i : i+6])
+		case 0xdc00 <= r && r < 0xe000:
+			return string(raw[i : i+6])
+		}
+		i += 5
+	}
+	return ""
 }
 
 func (c *Corpus) loadTokens(data string) error {

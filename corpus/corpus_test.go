@@ -225,6 +225,10 @@ func TestJSONLErrors(t *testing.T) {
 		{"{\"text\":\"a\"}\n{\"text\":\"\xff\"}\n", []string{"line 2", "not UTF-8", "0xff", "byte offset 22"}},
 		{"\n  \n", []string{"no documents"}},
 		{"{\"text\":\"\"}\n", []string{"all 1 documents are empty"}},
+		// Half a surrogate pair is no character: a JSON decoder reads U+FFFD.
+		{`{"text":"a\ud800b"}`, []string{"line 1", `the escape \ud800`}},
+		{`{"text":"\\\\\udc00"}`, []string{"line 1", `the escape \udc00`}},
+		{`{"text":"\ud83d\ud83d\ude00"}`, []string{"line 1", `the escape \ud83d`}},
 	} {
 		path := writeTemp(t, "bad.jsonl", []byte(c.data))
 		_, err := Load(context.Background(), path, Options{})
@@ -232,6 +236,11 @@ func TestJSONLErrors(t *testing.T) {
 	}
 	_, err := Load(context.Background(), writeTemp(t, "ok.jsonl", []byte(`{"text":"a"}`)), Options{Split: "val"})
 	wantErr(t, err, "only text corpora")
+	// A whole pair, and an escaped backslash before "ud800", are text.
+	c := load(t, writeTemp(t, "pairs.jsonl", []byte(`{"text":"\ud83d\ude00 \\ud800"}`)), Options{})
+	if want := "\U0001F600 \\ud800"; len(c.Docs) != 1 || c.Docs[0] != want {
+		t.Errorf("docs %q, want %q", c.Docs, want)
+	}
 }
 
 // TestSeparatorOnlyForText: a separator given for a corpus it would not cut
