@@ -247,6 +247,10 @@ func (o EvalOptions) Check() error {
 	if s := o.Shard; s != (Shard{}) && (s.Count < 1 || s.Index < 0 || s.Index >= s.Count) {
 		return &OptionError{"Shard", s.String(), "want I/N with 0 <= I < N"}
 	}
+	if o.PerDocument != "" && o.Shard.Count > 1 {
+		return badString("PerDocument", o.PerDocument, "per-document scores need the whole run: a shard (%s) scores some windows of a "+
+			"long document and the other shards the rest; write --per-token files, merge them and group the records by doc", o.Shard)
+	}
 	if o.TopLogprobs != 0 {
 		if o.PerToken == "" && o.OnScored == nil {
 			return badInt("TopLogprobs", o.TopLogprobs, "needs somewhere to put them: a PerToken file or OnScored")

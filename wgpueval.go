@@ -419,7 +419,8 @@ type EvalOptions struct {
 	PerToken string
 	// PerDocument, when set, is a file to write every document's score to
 	// (documents mode only: JSON Lines of runfile.DocumentScore), when the
-	// run completes. It keeps the per-token records in memory (and, with
+	// run completes; not with a Shard, which scores some windows of a long
+	// document while other shards score the rest. It keeps the per-token records in memory (and, with
 	// Checkpoint, in its sidecar) to add them up.
 	PerDocument string
 	// JSON, when set, is a file to write the result to as JSON

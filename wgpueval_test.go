@@ -70,7 +70,10 @@ func TestEvalOptionsCheck(t *testing.T) {
 	}{
 		{EvalOptions{}, ""},
 		{EvalOptions{Mode: ModeStrided, Ctx: 16, Stride: 8, TopLogprobs: 5, OnScored: func([]TokenNLL) error { return nil }}, ""},
-		{EvalOptions{Mode: ModeDocuments, PerDocument: "d.jsonl", Shard: Shard{Index: 1, Count: 2}}, ""},
+		{EvalOptions{Mode: ModeDocuments, PerDocument: "d.jsonl"}, ""},
+		{EvalOptions{Mode: ModeDocuments, Shard: Shard{Index: 1, Count: 2}}, ""},
+		// A shard holds some windows of a long document, the others the rest.
+		{EvalOptions{Mode: ModeDocuments, PerDocument: "d.jsonl", Shard: Shard{Index: 1, Count: 2}}, "PerDocument"},
 		{EvalOptions{Mode: "sideways"}, "Mode"},
 		{EvalOptions{Ctx: -1}, "Ctx"},
 		{EvalOptions{Ctx: 1}, "Ctx"},
