@@ -670,14 +670,16 @@ func TestBitsPerByteCountsTextOnly(t *testing.T) {
 				}
 			}
 		}
-		f := &fakeBackend{t: t, ctx: 4, batchTokens: 8}
-		r, err := Evaluate(context.Background(), f, EvalConfig{Tokens: c.toks, EOT: c.sep, Mode: ModeDocuments, Ctx: 4, Stride: 2,
-			BatchTokens: 8, TokenLen: fakeLen})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Tokens != targets || r.ScoredBytes != want {
-			t.Errorf("%s, documents: %d targets of %d bytes, want %d of %d", c.name, r.Tokens, r.ScoredBytes, targets, want)
+		for _, bosWin := range []bool{false, true} {
+			f := &fakeBackend{t: t, ctx: 4, batchTokens: 8}
+			r, err := Evaluate(context.Background(), f, EvalConfig{Tokens: c.toks, EOT: c.sep, Mode: ModeDocuments, Ctx: 4, Stride: 2,
+				BOSEachWindow: bosWin, BatchTokens: 8, TokenLen: fakeLen})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Tokens != targets || r.ScoredBytes != want {
+				t.Errorf("%s, documents, BOS each window %v: %d targets of %d bytes, want %d of %d", c.name, bosWin, r.Tokens, r.ScoredBytes, targets, want)
+			}
 		}
 		// The per-document bytes (RecordBytes) add up to the run's.
 		rb, n := RecordBytes(c.toks, c.sep, fakeLen), 0
