@@ -54,6 +54,11 @@ type Tokens struct {
 	// before the end of the corpus: Docs hold at least that many ids, but
 	// not all of the corpus's.
 	Partial bool
+	// SepAdded is true when the separator ids in Docs were put there by
+	// whoever wrote the corpus, between its documents (an llm.c token file:
+	// <|endoftext|> before each document), not encoded from text: they
+	// stand for no byte of it (StreamText).
+	SepAdded bool
 }
 
 // Len is the number of ids in all of Docs.
@@ -144,9 +149,25 @@ func (t *Tokens) DocumentsText(sep int32) ([][]int32, []Span) {
 
 // StreamText returns the spans of Stream(sep) that the tokenizer encoded
 // from the corpus's text, in order: every other id was added (sep before a
-// separate document, the tokenizer's Lead and Trail) and stands for no byte
-// of the text. A token file's ids are all text.
+// separate document, the tokenizer's Lead and Trail; with SepAdded, a token
+// file's own sep ids) and stands for no byte of the text.
 func (t *Tokens) StreamText(sep int32) []Span {
+	if t.SepAdded && !t.Separated && len(t.Docs) == 1 && len(t.Lead)+len(t.Trail) == 0 {
+		var spans []Span
+		start := 0
+		for i, id := range t.Docs[0] {
+			if id == sep {
+				if i > start {
+					spans = append(spans, Span{start, i})
+				}
+				start = i + 1
+			}
+		}
+		if n := len(t.Docs[0]); n > start {
+			spans = append(spans, Span{start, n})
+		}
+		return spans
+	}
 	spans := make([]Span, 0, len(t.Docs))
 	at := 0
 	for _, d := range t.Docs {
@@ -214,7 +235,7 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 				return nil, fmt.Errorf("corpus %s: token %d: id %d is not below the vocabulary size %d", infile.Quote(c.Name), i, id, vocab)
 			}
 		}
-		return &Tokens{Docs: [][]int32{c.Tokens}}, nil
+		return &Tokens{Docs: [][]int32{c.Tokens}, SepAdded: true}, nil
 	}
 
 	var path string

@@ -167,7 +167,7 @@ func TestTokenizeCacheUnwritable(t *testing.T) {
 func TestTokenizeTokenFile(t *testing.T) {
 	c := load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 4, []uint32{256, 1, 2, 256})), Options{})
 	tk := tokenize(t, c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true})
-	if tk.Separated || !slices.EqualFunc(tk.Docs, [][]int32{{256, 1, 2, 256}}, slices.Equal) {
+	if tk.Separated || !tk.SepAdded || !slices.EqualFunc(tk.Docs, [][]int32{{256, 1, 2, 256}}, slices.Equal) {
 		t.Errorf("tokens %+v", tk)
 	}
 	c = load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 3, []uint32{1, 257, 2})), Options{})
@@ -411,8 +411,14 @@ func TestTokensText(t *testing.T) {
 		// A text that spells the separator is cut there; the EOS after it is no text.
 		{"one text cut at a separator it spells", Tokens{Docs: [][]int32{{10, 1, 11, 12}}, Lead: []int32{1}, Trail: []int32{2}},
 			[]Span{{1, 5}}, [][]int32{{10}, {11, 12, 2}}, []Span{{0, 1}, {0, 2}}},
-		{"token file cut at its separators", Tokens{Docs: [][]int32{{1, 10, 11, 1, 1, 12}}},
+		// A text whose tokenizer encoded the separator's name: text in the stream.
+		{"one text that spells the separator", Tokens{Docs: [][]int32{{1, 10, 11, 1, 1, 12}}},
 			[]Span{{0, 6}}, [][]int32{{10, 11}, {12}}, []Span{{0, 2}, {0, 1}}},
+		// An llm.c token file: its separators were added between documents.
+		{"token file cut at its separators", Tokens{Docs: [][]int32{{1, 10, 11, 1, 1, 12}}, SepAdded: true},
+			[]Span{{1, 3}, {5, 6}}, [][]int32{{10, 11}, {12}}, []Span{{0, 2}, {0, 1}}},
+		{"token file without separators at its ends", Tokens{Docs: [][]int32{{10, 1, 11}}, SepAdded: true},
+			[]Span{{0, 1}, {2, 3}}, [][]int32{{10}, {11}}, []Span{{0, 1}, {0, 1}}},
 	} {
 		if got := c.toks.StreamText(1); !slices.Equal(got, c.stream) {
 			t.Errorf("%s: StreamText = %v, want %v", c.name, got, c.stream)

@@ -311,7 +311,7 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 	if cfg.MaxTokens < 0 {
 		return nil, nil, fmt.Errorf("max tokens %d: must not be negative", cfg.MaxTokens)
 	}
-	res := &Result{Model: cfg.Model, Data: cfg.Data, Mode: string(mode), Ctx: cfg.Ctx, Stride: stride, BOSEachWindow: bos}
+	res := &Result{Model: cfg.Model, Data: cfg.Data, Mode: string(mode), Ctx: cfg.Ctx, Stride: stride, BOSEachWindow: bos, BytesCounted: BytesOfText}
 
 	switch {
 	case mode == ModeDocuments && cfg.EOT < 0:

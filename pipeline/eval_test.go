@@ -625,6 +625,10 @@ func TestBitsPerByteCountsTextOnly(t *testing.T) {
 			Lead: []int32{bos}, Trail: []int32{eos}}, bos, func(s []int32, i int) bool { return text(s[i]) }},
 		{"separator from the text", &corpus.Tokens{Docs: [][]int32{{10, bos, 11}, {12, 13, bos}}, Separated: true}, bos,
 			func(s []int32, i int) bool { return i != 0 && i != 4 }}, // stream: bos 10 bos 11 | bos 12 13 bos
+		// An llm.c token file: its separators were put between documents, as
+		// the bos of the cases above, not encoded from text.
+		{"token file", &corpus.Tokens{Docs: [][]int32{{bos, 10, 11, bos, 12, 13, 14, bos, bos, 15, 16}}, SepAdded: true}, bos,
+			func(s []int32, i int) bool { return text(s[i]) }},
 	} {
 		stream := c.toks.Stream(c.sep)
 		for _, mode := range []Mode{ModeStream, ModeStrided} {

@@ -57,6 +57,11 @@ type Result struct {
 	// shards needs.
 	NLLSumSq    float64 `json:"nll_sumsq"`
 	ScoredBytes int     `json:"scored_bytes"`
+	// BytesCounted names how ScoredBytes was counted: BytesOfText (the
+	// text's bytes only) in results of this version; "" in results written
+	// before, which also counted the special tokens added to the text as
+	// the bytes of their names. Merge refuses to add the two.
+	BytesCounted string `json:"bytes_counted,omitempty"`
 	// NLLSumExact and NLLSumSqExact are NLLSum and NLLSumSq exactly (NLLSum
 	// is NLLSumExact rounded once), so that merged shards give the bits of an
 	// unsharded run; as JSON, "0xHEXp±EXP" strings (exactsum.Sum).
@@ -83,6 +88,11 @@ type Result struct {
 	// VocabSize is EvalConfig.VocabSize, for the per-token file's header.
 	VocabSize int `json:"-"`
 }
+
+// BytesOfText is Result.BytesCounted where a target stands for the bytes of
+// the text it was encoded from, and a special token added to the text (a
+// separator, the tokenizer's BOS or EOS) for none.
+const BytesOfText = "text"
 
 // expCapped is e^x, at most the largest float64: a perplexity beyond
 // float64's range reads as 1.8e308 instead of +Inf, which JSON cannot hold.

@@ -17,7 +17,7 @@ import (
 // the counts exactly. It refuses results of different runs, naming what
 // differs (the model's weights, the corpus, the tokenizer, the method, ctx,
 // stride, BOS each window, max tokens, split, separator, precision, the shard
-// count), a missing
+// count, how the bytes were counted), a missing
 // or doubled shard, naming it, and numbers that no run writes (CheckNumbers).
 // The merged Seconds is the longest shard's (they ran in parallel).
 func Merge(rs []*pipeline.Result) (*pipeline.Result, error) {
@@ -114,6 +114,7 @@ func sameRun(a, b *pipeline.Result) error {
 		{"input tokens", s(a.InputTokens), s(b.InputTokens)},
 		{"words", s(a.Words), s(b.Words)},
 		{"shard count", s(a.Shard.Count), s(b.Shard.Count)},
+		{"bytes counted (a build before the text-only count wrote \"\")", a.BytesCounted, b.BytesCounted},
 	}
 	if a.Config != nil && b.Config != nil {
 		fs = append(fs,

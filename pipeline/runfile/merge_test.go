@@ -65,6 +65,11 @@ func TestMerge(t *testing.T) {
 	}
 	other := *shards[1]
 	other.Ctx = 64
+	older := *shards[1] // a shard of a build before bytes counted the text only
+	older.BytesCounted = ""
+	if shards[1].BytesCounted != pipeline.BytesOfText {
+		t.Errorf("a shard's bytes_counted is %q, want %q", shards[1].BytesCounted, pipeline.BytesOfText)
+	}
 	for _, c := range []struct {
 		name string
 		rs   []*pipeline.Result
@@ -74,6 +79,7 @@ func TestMerge(t *testing.T) {
 		{"doubled", []*pipeline.Result{shards[0], shards[1], shards[1], shards[2]}, "shard 1/3 given twice"},
 		{"unsharded", []*pipeline.Result{whole}, "not a shard"},
 		{"another run's", []*pipeline.Result{shards[0], &other, shards[2]}, "ctx 32 vs 64"},
+		{"an older build's", []*pipeline.Result{shards[0], &older, shards[2]}, `bytes counted (a build before the text-only count wrote "") text vs ""`},
 	} {
 		if _, err := runfile.Merge(c.rs); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
