@@ -299,7 +299,7 @@ func generate(modules string) ([]byte, error) {
 	if err := w.foldTable(folds); err != nil {
 		return nil, err
 	}
-	return w.Bytes(), nil
+	return w.source()
 }
 
 // version is the Unicode version in a package's name ("16.0.0").

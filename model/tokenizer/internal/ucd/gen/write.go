@@ -14,13 +14,13 @@ type writer struct {
 
 func (w *writer) printf(format string, args ...any) { fmt.Fprintf(&w.Buffer, format, args...) }
 
-// Bytes returns the source, gofmt'ed.
-func (w *writer) Bytes() []byte {
-	src, err := format.Source(w.Buffer.Bytes())
+// source returns the source, gofmt'ed.
+func (w *writer) source() ([]byte, error) {
+	src, err := format.Source(w.Bytes())
 	if err != nil {
-		panic(fmt.Sprintf("gen wrote invalid Go: %v", err)) // our bug, not the data's
+		return nil, fmt.Errorf("gen wrote invalid Go (a bug of gen): %w", err)
 	}
-	return src
+	return src, nil
 }
 
 // strided is a unicode.Range: lo, lo+stride, ..., hi.
