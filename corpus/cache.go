@@ -23,8 +23,11 @@ import (
 // document boundary went unnoticed). Version 3: tokenizers with a Unicode
 // normalizer (Qwen's NFC) give Hugging Face's ids on text with long runs of
 // combining marks or characters newer than its Unicode data, where version
-// 2's files may hold the old ones under the same Tokenizer.ID.
-const cacheVersion = 3
+// 2's files may hold the old ones under the same Tokenizer.ID. Version 4:
+// the tokenizers test characters with Hugging Face's Unicode data (16.0 in
+// patterns, GPT-2's split and single_word, 17.0 in Digits) instead of Go's
+// 15.0, so text with characters of Unicode 15.1 to 17.0 may get other ids.
+const cacheVersion = 4
 
 // cacheFile is a tokenized corpus on disk (msgpack).
 type cacheFile struct {

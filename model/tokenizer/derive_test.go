@@ -170,15 +170,17 @@ func writeTokenizerJSON(t testing.TB, dir string, d *derived, pairs bool) {
 			merges = append(merges, p[0]+" "+p[1])
 		}
 	}
+	byteLevel := map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}
 	doc := map[string]any{
-		"version":        "1.0",
-		"truncation":     nil,
-		"padding":        nil,
-		"added_tokens":   []any{map[string]any{"id": 50256, "content": "<|endoftext|>", "special": true}},
+		"version":    "1.0",
+		"truncation": nil,
+		"padding":    nil,
+		"added_tokens": []any{map[string]any{"id": 50256, "content": "<|endoftext|>", "special": true, // every field: Hugging Face reads it too
+			"single_word": false, "lstrip": false, "rstrip": false, "normalized": false}},
 		"normalizer":     nil,
 		"pre_tokenizer":  map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
-		"post_processor": map[string]any{"type": "ByteLevel"},
-		"decoder":        map[string]any{"type": "ByteLevel"},
+		"post_processor": byteLevel,
+		"decoder":        byteLevel,
 		"model": map[string]any{
 			"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": "", "end_of_word_suffix": "",
 			"fuse_unk": false, "byte_fallback": false,

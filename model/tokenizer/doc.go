@@ -37,6 +37,13 @@
 // A Tokenizer is immutable after construction (but for internal word caches)
 // and safe for concurrent use.
 //
-// It imports nothing of this module but its own internal/regex; of outside
-// code, tiktoken-go and golang.org/x/text (Unicode normalization).
+// Characters are classed (letters, numbers, spaces, word characters,
+// punctuation) with the Unicode data Hugging Face's tokenizers has, not Go's
+// (Unicode 15.0 in Go 1.26): Unicode 16.0 in patterns (Oniguruma), GPT-2's
+// split and single_word, 17.0 in Digits (Rust's is_numeric), an older
+// version in Punctuation and the normal forms; see internal/ucd.
+//
+// It imports nothing of this module but its own internal/regex and
+// internal/ucd; of outside code, tiktoken-go and golang.org/x/text (Unicode
+// normalization).
 package tokenizer

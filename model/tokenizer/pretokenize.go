@@ -3,16 +3,19 @@ package tokenizer
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer/internal/ucd"
 )
 
-// class is the character class the GPT-2 pre-tokenizer pattern distinguishes.
+// class is the character class the GPT-2 pre-tokenizer pattern distinguishes,
+// with Unicode 16.0's data (package ucd), as Hugging Face's Oniguruma has it.
 type class uint8
 
 const (
 	other  class = iota // [^\s\p{L}\p{N}]
 	letter              // \p{L}
 	number              // \p{N}
-	space               // \s (Unicode White_Space, as unicode.IsSpace)
+	space               // \s (Unicode White_Space)
 )
 
 // asciiClass is the class of each ASCII byte.
@@ -30,6 +33,8 @@ var asciiClass = func() (t [utf8.RuneSelf]class) {
 	return t
 }()
 
+var ucdL, ucdN = ucd.Categories["L"], ucd.Categories["N"]
+
 // classAt returns the class of the rune starting at s[i] and its width in bytes.
 // An invalid byte is one rune of class other.
 func classAt(s string, i int) (class, int) {
@@ -38,11 +43,11 @@ func classAt(s string, i int) (class, int) {
 	}
 	r, n := utf8.DecodeRuneInString(s[i:])
 	switch {
-	case unicode.IsLetter(r):
+	case unicode.Is(ucdL, r):
 		return letter, n
-	case unicode.IsNumber(r):
+	case unicode.Is(ucdN, r):
 		return number, n
-	case unicode.IsSpace(r):
+	case unicode.Is(ucd.WhiteSpace, r):
 		return space, n
 	}
 	return other, n

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer/internal/regex"
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer/internal/ucd"
 )
 
 // splitBehavior is what a Split pre-tokenizer does with the matches of its
@@ -34,7 +35,7 @@ type preStep struct {
 	prefixSpace bool // ByteLevel: a space before each piece that lacks one
 	gpt2Split   bool // ByteLevel with use_regex
 
-	digits     bool // a Digits (a Split on \p{N}, below)
+	digits     bool // a Digits (a Split at each numeric character, below)
 	byteDigits bool // a Digits after a ByteLevel: on the bytes whose byte-level character is numeric
 
 	pred     func(rune) bool // a Split at each character for which it is true (Punctuation)
@@ -89,20 +90,17 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 		return []preStep{st}, nil
 	case "Digits":
 		// Hugging Face cuts at each character of general category N
-		// (Rust's char::is_numeric): each its own piece, or runs of them
-		// one piece. SmolLM2 (Llama's architecture) puts one before its
-		// ByteLevel.
+		// (Rust's char::is_numeric, whose Unicode data is 17.0 in the
+		// Rust that built tokenizers 0.23.2: ucd.Numeric17): each its own
+		// piece, or runs of them one piece. SmolLM2 (Llama's
+		// architecture) puts one before its ByteLevel.
 		var d struct {
 			IndividualDigits bool `json:"individual_digits"`
 		}
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
-		re, err := regex.Compile(`\p{N}`)
-		if err != nil {
-			return nil, fmt.Errorf("%s: Digits: %w", where, err)
-		}
-		st := preStep{digits: true, re: re, behavior: contiguous, matchers: &sync.Pool{New: func() any { return re.Matcher() }}}
+		st := preStep{digits: true, pred: isNumeric, behavior: contiguous}
 		if d.IndividualDigits {
 			st.behavior = isolated
 		}
@@ -136,29 +134,37 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 	return nil, fmt.Errorf("%s: pre_tokenizer %q is not supported (supported: ByteLevel, Split, Digits, Punctuation, Metaspace, Sequence)", where, c.Type)
 }
 
+// isNumeric is Rust's char::is_numeric in the Rust that built tokenizers
+// 0.23.2 (general category N of Unicode 17.0).
+func isNumeric(r rune) bool { return unicode.Is(ucd.Numeric17, r) }
+
 // hfPunct is the Punctuation pre-tokenizer's test, as Hugging Face's
 // tokenizers has it: ASCII punctuation (Rust's is_ascii_punctuation, which
 // counts $+<=>^`|~) or general category P of its Unicode data, which is
-// older than Go's (Unicode 15.0): it lacks the punctuation of Unicode 10
-// and later (newerPunct) and has U+166D and U+111C9, which were P before.
+// older than Unicode 16.0 (package ucd, whatever Go's is): it lacks the
+// punctuation of Unicode 10 and later (newerPunct) and has U+166D and
+// U+111C9, which were P before.
 func hfPunct(r rune) bool {
 	if r < utf8.RuneSelf {
 		return '!' <= r && r <= '/' || ':' <= r && r <= '@' || '[' <= r && r <= '`' || '{' <= r && r <= '~'
 	}
-	return unicode.IsPunct(r) && !inRanges(newerPunct, r) || r == 0x166D || r == 0x111C9
+	return unicode.Is(ucdP, r) && !inRanges(newerPunct, r) || r == 0x166D || r == 0x111C9
 }
 
-// newerPunct are the ranges of characters of general category P in Go's
-// Unicode data that Hugging Face's Punctuation does not count, found by
-// running its Punctuation (tokenizers 0.23.2) on every code point; the
-// goldens of the bl-punctuation variant hold a few.
+var ucdP = ucd.Categories["P"]
+
+// newerPunct are the ranges of characters of general category P in Unicode
+// 16.0 that Hugging Face's Punctuation does not count, found by running its
+// Punctuation (tokenizers 0.23.2) on every code point; the goldens of the
+// bl-punctuation variant hold a few.
 var newerPunct = [][2]rune{
-	{0x61D, 0x61D}, {0x9FD, 0x9FD}, {0xA76, 0xA76}, {0xC77, 0xC77}, {0xC84, 0xC84}, {0x1B7D, 0x1B7E},
-	{0x2E43, 0x2E4F}, {0x2E52, 0x2E5D}, {0x10EAD, 0x10EAD}, {0x10F55, 0x10F59}, {0x10F86, 0x10F89},
-	{0x1144B, 0x1144F}, {0x1145A, 0x1145B}, {0x1145D, 0x1145D}, {0x11660, 0x1166C}, {0x116B9, 0x116B9},
-	{0x1183B, 0x1183B}, {0x11944, 0x11946}, {0x119E2, 0x119E2}, {0x11A3F, 0x11A46}, {0x11A9A, 0x11A9C},
-	{0x11A9E, 0x11AA2}, {0x11B00, 0x11B09}, {0x11C41, 0x11C45}, {0x11C70, 0x11C71}, {0x11EF7, 0x11EF8},
-	{0x11F43, 0x11F4F}, {0x11FFF, 0x11FFF}, {0x12FF1, 0x12FF2}, {0x16E97, 0x16E9A}, {0x16FE2, 0x16FE2},
+	{0x61D, 0x61D}, {0x9FD, 0x9FD}, {0xA76, 0xA76}, {0xC77, 0xC77}, {0xC84, 0xC84}, {0x1B4E, 0x1B4F}, {0x1B7D, 0x1B7F},
+	{0x2E43, 0x2E4F}, {0x2E52, 0x2E5D}, {0x10D6E, 0x10D6E}, {0x10EAD, 0x10EAD}, {0x10F55, 0x10F59}, {0x10F86, 0x10F89},
+	{0x113D4, 0x113D5}, {0x113D7, 0x113D8}, {0x1144B, 0x1144F}, {0x1145A, 0x1145B}, {0x1145D, 0x1145D},
+	{0x11660, 0x1166C}, {0x116B9, 0x116B9}, {0x1183B, 0x1183B}, {0x11944, 0x11946}, {0x119E2, 0x119E2},
+	{0x11A3F, 0x11A46}, {0x11A9A, 0x11A9C}, {0x11A9E, 0x11AA2}, {0x11B00, 0x11B09}, {0x11BE1, 0x11BE1},
+	{0x11C41, 0x11C45}, {0x11C70, 0x11C71}, {0x11EF7, 0x11EF8}, {0x11F43, 0x11F4F}, {0x11FFF, 0x11FFF},
+	{0x12FF1, 0x12FF2}, {0x16D6D, 0x16D6F}, {0x16E97, 0x16E9A}, {0x16FE2, 0x16FE2}, {0x1E5FF, 0x1E5FF},
 	{0x1E95E, 0x1E95F},
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer/internal/ucd"
 )
 
 // setItem is one member of a class: the range lo..hi, a Unicode table, or a
@@ -57,7 +59,7 @@ func (c *charClass) has(r rune) bool {
 func (c *charClass) slowHas(r rune) bool {
 	in := c.anyItem(r)
 	if !in && c.fold {
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		for f := ucd.SimpleFold(r); f != r; f = ucd.SimpleFold(f) {
 			if c.anyItem(f) {
 				in = true
 				break
@@ -77,14 +79,14 @@ func (c *charClass) anyItem(r rune) bool {
 }
 
 // hasFold reports whether r has case variants.
-func hasFold(r rune) bool { return unicode.SimpleFold(r) != r }
+func hasFold(r rune) bool { return ucd.SimpleFold(r) != r }
 
 // foldEqual reports whether a and b are case variants of each other.
 func foldEqual(a, b rune) bool {
 	if a == b {
 		return true
 	}
-	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
+	for f := ucd.SimpleFold(a); f != a; f = ucd.SimpleFold(f) {
 		if f == b {
 			return true
 		}
@@ -93,17 +95,19 @@ func foldEqual(a, b rune) bool {
 }
 
 // shorthand is the item of \s, \d, \w, \h and their upper-case complements,
-// with Oniguruma's Unicode meaning: \s White_Space, \d Decimal_Number, \w
-// letters, marks, decimal numbers and connector punctuation, \h hex digits.
+// with Oniguruma's Unicode meaning (Unicode 16.0, package ucd): \s
+// White_Space, \d Decimal_Number, \w ucd.IsOnigWord (Alphabetic, marks,
+// decimal numbers, connector punctuation, and ² ³ ¹ ¼ ½ ¾), \h ASCII hex
+// digits.
 func shorthand(r rune) setItem {
 	var it setItem
 	switch unicode.ToLower(r) {
 	case 's':
-		it.pred = unicode.IsSpace
+		it.table = ucd.WhiteSpace
 	case 'd':
-		it.table = unicode.Nd
+		it.table = ucd.Categories["Nd"]
 	case 'w':
-		it.pred = isWord
+		it.pred = ucd.IsOnigWord
 	case 'h':
 		it.pred = func(r rune) bool { return r < utf8.RuneSelf && isHex(string(r)) }
 	}
@@ -111,12 +115,8 @@ func shorthand(r rune) setItem {
 	return it
 }
 
-func isWord(r rune) bool {
-	return unicode.In(r, unicode.L, unicode.M, unicode.Nd, unicode.Pc)
-}
-
 // categories are the Unicode general categories by their short and long
-// names, as Oniguruma knows them.
+// names, as Oniguruma knows them (its C has the unassigned code points).
 var categories = map[string]string{
 	"Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll", "Titlecase_Letter": "Lt",
 	"Modifier_Letter": "Lm", "Other_Letter": "Lo",
@@ -129,30 +129,17 @@ var categories = map[string]string{
 	"Other": "C", "Control": "Cc", "Format": "Cf", "Unassigned": "Cn", "Private_Use": "Co", "Surrogate": "Cs",
 }
 
-// assigned are the categories whose union is every assigned code point but
-// the controls, formats, private-use and surrogates.
-var assigned = []*unicode.RangeTable{unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z}
-
 // properties maps normalized property names (see normName) to their items:
-// the general categories and the scripts.
+// the general categories and the scripts, of Unicode 16.0 as Oniguruma 6.9.10
+// has them (package ucd; Go's unicode is 15.0 in Go 1.26).
 var properties = func() map[string]setItem {
 	m := map[string]setItem{}
 	for long, short := range categories {
-		var it setItem
-		switch short {
-		case "LC":
-			it.pred = func(r rune) bool { return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt) }
-		case "C": // Go's C lacks the unassigned code points Oniguruma counts
-			it.pred = func(r rune) bool { return !unicode.In(r, assigned...) }
-		case "Cn":
-			it.pred = func(r rune) bool { return !unicode.In(r, assigned...) && !unicode.In(r, unicode.C) }
-		default:
-			it.table = unicode.Categories[short]
-		}
+		it := setItem{table: ucd.Categories[short]}
 		m[normName(long)] = it
 		m[normName(short)] = it
 	}
-	for name, t := range unicode.Scripts {
+	for name, t := range ucd.Scripts {
 		if _, clash := m[normName(name)]; !clash {
 			m[normName(name)] = setItem{table: t}
 		}

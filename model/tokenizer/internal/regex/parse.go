@@ -312,7 +312,9 @@ func (p *parser) atom(fold bool) (*node, error) {
 			return nil, err
 		}
 		if item != nil {
-			return &node{kind: nClass, class: newClass([]setItem{*item}, false, fold)}, nil
+			// Oniguruma folds case in bracketed classes only: (?i)\p{Lu}
+			// matches no 'a', (?i)[\p{Lu}] does.
+			return &node{kind: nClass, class: newClass([]setItem{*item}, false, false)}, nil
 		}
 		return litNode(lit, fold), nil
 	default:

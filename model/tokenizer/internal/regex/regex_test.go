@@ -148,6 +148,9 @@ func TestAgainstRegexp2(t *testing.T) {
 			if strings.ContainsAny(s, "ſK") {
 				continue // .NET folds case differently
 			}
+			if strings.Contains(p, `\w`) && strings.ContainsAny(s, "²½Ⅷ") {
+				continue // Oniguruma's \w has them (Alphabetic, and Latin-1's superscripts and fractions), .NET's not
+			}
 			if got, want := ours(t, re, s), regexp2Matches(t, r2, s); !slices.Equal(got, want) {
 				t.Errorf("%q on %q: %v, regexp2 %v", p, s, got, want)
 				break

@@ -249,7 +249,17 @@ function strings() {
     // Characters whose Unicode data the Rust library's normalizers lack
     // (newer than theirs; the JavaScript implementation has it).
     "line  \nnext \t\n\n  end  ", "a \r\n b\u3000\n\u00a0", "x  \u2e43y\n\n\u2e52  \u061d  \u166d  \u{111c9}  \u{11a40}  \u2e3b  \u00a1", "αβγ x² ³¹ ¼½¾ 12.5% a,b;c!! $x+y=z^2 |~| «q» — ‘q’ … ¿¡ 㐀²", "x1 23 456 7890 1.5 x12y ٣٤ ²³ ½ Ⅻ ①② ３４ 12,345 a-1 \u{1d7ce}\u{1d7cf}",
-    "marks \u0627\u0650\u0898\u064e NKo \u07ca\u07fd\u07eb a\u0301\u1abf \u{11935}\u{11930} \u{1fbf1}\u{1fbf2} \u32ff"];
+    "marks \u0627\u0650\u0898\u064e NKo \u07ca\u07fd\u07eb a\u0301\u1abf \u{11935}\u{11930} \u{1fbf1}\u{1fbf2} \u32ff",
+    // Characters of Unicode 15.1, 16.0 and 17.0, which Go's unicode (15.0)
+    // lacks: CJK Extension I, Garay letters (with case), digits and marks,
+    // Kirat Rai, Ol Onal and outlined digits, Tolong Siki digits and a
+    // Tangut numeral (17.0: Rust's is_numeric has them, Oniguruma not), new
+    // punctuation and symbols; before a contraction, which a letter or digit
+    // leaves whole and another character takes its quote from; beside the
+    // added tokens with single_word.
+    "x\u{2ebf0}'s \u{10d4a}'s \u{10d50}\u{10d70}'ll \u{16d43}'d \u{10d40}'s \u{16d70}'re \u{1ccf0}'m \u{1e5f1}'ve \u{11de0}'s \u{16ff4}'t \u{10d69}'s \u{2ebf0}1 \u{10d40}\u{10d41}7",
+    "\u2ffc\u2ffd'd \u31ef!! \u1b4e\u1b4f. \u{1cc00}\u{1cc01}$ \u{10d6e}- \u{10d8e}+ \u1b4e's \u2ffc's a\u{1171e}\u{11700} \u{113b8}\u{113c2}ok \u{105c0}\u{105c1}",
+    "\u{10d50}<|end|>x \u{2ebf0}<|end|>xy <|end|>x\u{10d70} \u{11de0}<|end|>x \u{10d50}<mask> y \u{1c89}\u{1c8a} \ua7cb\ua7dc"];
   const hostile = fs.readFileSync(path.join(here, "..", "hostile.txt"), "utf8");
   return s.concat(hostile.split("\n"));
 }
