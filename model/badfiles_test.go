@@ -147,6 +147,29 @@ func TestLoadBadSafetensors(t *testing.T) {
 	}
 }
 
+// TestLoadHugeJSON: a config.json or model.safetensors.index.json larger
+// than MaxJSONFile (a wrong file, or a damaged one) is refused by its size,
+// before it is read into memory. The files are sparse: nothing is written.
+func TestLoadHugeJSON(t *testing.T) {
+	for _, name := range []string{"config.json", "model.safetensors.index.json"} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeTensors(t, smallConfig(), synth.HFTensors(synth.Random(smallConfig(), 1), ""), "F32")
+			path := filepath.Join(dir, name)
+			f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = f.Truncate(model.MaxJSONFile + 1)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = model.Load(dir)
+			wantErr(t, err, name, "more than the limit")
+		})
+	}
+}
+
 func TestParseConfig(t *testing.T) {
 	gpt2 := `{"activation_function": "gelu_new", "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768,
 		"n_head": 12, "n_inner": null, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257,

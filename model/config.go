@@ -3,7 +3,8 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // hfConfig is the part of a Hugging Face GPT-2 config.json this package reads.
@@ -116,14 +117,20 @@ func ParseConfig(data []byte) (Config, error) {
 	return c, nil
 }
 
+// MaxJSONFile is the largest config.json or model.safetensors.index.json
+// this package reads (64 MiB; the index of a model of 100,000 tensors is
+// about 10 MB), so that a wrong or damaged file is refused before it is
+// read into memory.
+const MaxJSONFile = 64 << 20
+
 // LoadConfig reads and parses the Hugging Face config.json at path.
 func LoadConfig(path string) (Config, error) {
 	if err := checkRegular(path); err != nil {
 		return Config{}, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, MaxJSONFile)
 	if err != nil {
-		return Config{}, err // *PathError names the file
+		return Config{}, err // names the file
 	}
 	c, err := ParseConfig(data)
 	if err != nil {

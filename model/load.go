@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // LoadOptions tunes LoadContext. The zero value is ready to use.
@@ -141,7 +143,7 @@ func openSharded(ctx context.Context, src, idxPath, cfgPath string) (*Checkpoint
 	if err := checkRegular(idxPath); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(idxPath)
+	data, err := infile.ReadFile(idxPath, MaxJSONFile)
 	if err != nil {
 		return nil, err
 	}
