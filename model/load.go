@@ -171,6 +171,9 @@ func openSharded(ctx context.Context, src, idxPath, cfgPath string) (*Checkpoint
 	files := make([]string, len(shards))
 	for i, s := range shards {
 		files[i] = filepath.Join(dir, s)
+		if ok, _ := present(files[i]); !ok {
+			return nil, fmt.Errorf("%s: shard %s is missing (%d shards listed; an incomplete download?)", idxPath, s, len(shards))
+		}
 	}
 	return openSafetensors(ctx, src, idxPath, files, cfgPath, func(sts []*Safetensors) error {
 		for _, name := range names {

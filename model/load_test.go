@@ -192,6 +192,13 @@ func TestLoadSharded(t *testing.T) {
 	_, err := model.Load(dir)
 	wantErr(t, err, "model-00002-of-00002.safetensors", `"transformer.wte.weight"`, "missing")
 
+	// An index that names a shard the folder lacks.
+	bad = maps.Clone(weightMap)
+	bad["transformer.wte.weight"] = "model-00003-of-00003.safetensors"
+	writeIndex(bad)
+	_, err = model.Load(dir)
+	wantErr(t, err, "model.safetensors.index.json", "shard model-00003-of-00003.safetensors is missing")
+
 	// An index that points outside the folder.
 	bad = maps.Clone(weightMap)
 	bad["transformer.wte.weight"] = "../model.safetensors"
