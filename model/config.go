@@ -54,6 +54,9 @@ func ParseConfig(data []byte) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	if err := checkNotQuantized(data); err != nil {
+		return Config{}, err
+	}
 	if _, ok := llamaTypes[mt]; ok {
 		return parseLlamaConfig(data, mt)
 	}
@@ -122,6 +125,31 @@ func ParseConfig(data []byte) (Config, error) {
 // about 10 MB), so that a wrong or damaged file is refused before it is
 // read into memory.
 const MaxJSONFile = 64 << 20
+
+// checkNotQuantized refuses a config.json with a quantization_config
+// (GPTQ, AWQ, bitsandbytes, FP8, ...): transformers loads such a model
+// through its quantizer, weights stored in other tensors and dtypes, or
+// quantized as they load, which this package does not do.
+func checkNotQuantized(data []byte) error {
+	var h struct {
+		Q json.RawMessage `json:"quantization_config"`
+	}
+	if err := json.Unmarshal(data, &h); err != nil {
+		return fmt.Errorf("parse config: %w", jsonError(err))
+	}
+	if isNull(h.Q) {
+		return nil
+	}
+	var q struct {
+		Method any `json:"quant_method"`
+	}
+	_ = json.Unmarshal(h.Q, &q) // only for the message
+	method := ""
+	if q.Method != nil {
+		method = fmt.Sprintf(" (quant_method %v)", q.Method)
+	}
+	return fmt.Errorf("config has a quantization_config%s: quantized checkpoints are not supported; use the model's float (F32, F16 or BF16) weights", method)
+}
 
 // LoadConfig reads and parses the Hugging Face config.json at path.
 func LoadConfig(path string) (Config, error) {

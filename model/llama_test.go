@@ -389,6 +389,8 @@ func TestParseLlamaConfigErrors(t *testing.T) {
 		{`{"model_type": "qwen2", "architectures": ["Qwen2MoeForCausalLM"], ` + base + `}`, "Qwen2MoeForCausalLM"},
 		{`{"model_type": "llama", ` + base + `, "partial_rotary_factor": 0.5}`, "partial_rotary_factor"},
 		{`{"model_type": "llama", ` + base + `, "per_layer_config": {"0": {"intermediate_size": 64}}}`, "per_layer_config"},
+		{`{"model_type": "qwen3", ` + base + `, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}`, "quantization_config (quant_method fp8)"},
+		{`{"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 16, "n_positions": 64, "vocab_size": 300, "quantization_config": {"bits": 4}}`, "quantized"},
 		{`{"model_type": "llama", ` + base + `, "head_dim": 0}`, "head_dim = 0"},
 		{`{"model_type": "llama", ` + base + `, "num_hidden_layers": 1e30}`, "parse config"},
 	} {
