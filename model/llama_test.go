@@ -441,6 +441,29 @@ func TestLlamaBadFiles(t *testing.T) {
 	wantErr(t, open(dir), "gate_proj.weight", "shape")
 }
 
+// TestLlamaBaseModelNames: a checkpoint whose tensors lack the "model."
+// prefix (saved from the base model, LlamaModel/Qwen3Model; tied, so it
+// needs no lm_head) loads as transformers loads it into the model with the
+// LM head: the same weights as the prefixed file. A missing tensor is named
+// with the family's prefix.
+func TestLlamaBaseModelNames(t *testing.T) {
+	cfg := synth.TinyLlamaConfig("qwen3")
+	cfg.TiedEmbed = true
+	m := synth.Random(cfg, 5)
+	var ts []synth.Tensor
+	for _, s := range cfg.Tensors() {
+		ts = append(ts, synth.Tensor{Name: strings.TrimPrefix(s.Name, "model."), Shape: s.Shape, Data: m.Tensor(s)})
+	}
+	ts = append(ts, synth.Tensor{Name: "layers.1.self_attn.rotary_emb.inv_freq", Shape: []int{cfg.HeadDim() / 2}, Data: make([]float32, cfg.HeadDim()/2)})
+	got, err := model.Load(writeTensors(t, cfg, ts, "F32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEqualModels(t, got, m, "F32")
+	_, err = model.Load(writeTensors(t, cfg, ts[1:], "F32"))
+	wantErr(t, err, `"model.embed_tokens.weight"`, `"model." prefix`)
+}
+
 // TestLlamaOwnedAndBF16: NewCPUOwned gives NewCPU's bits; the bf16 mode
 // (portable kernels) runs the family and stays within bf16's rounding of
 // the f32 result; the AMX kernels, where they run (natively or emulated),

@@ -39,10 +39,11 @@ type LoadOptions struct {
 //   - a .safetensors file (or a .safetensors.index.json) with config.json beside it;
 //   - an llm.c checkpoint (told by its magic number, whatever its name).
 //
-// Safetensors keys may carry the "transformer." prefix or not; the
-// attn.bias and attn.masked_bias buffers are ignored; lm_head.weight is used
-// where config.json says tie_word_embeddings is false (and must then be
-// there), else LMHead is WTE, as transformers ties them. Every tensor's
+// Safetensors keys may carry GPT-2's "transformer." prefix or not, and the
+// Llama family's "model." prefix or not; the attn.bias and attn.masked_bias
+// buffers (and the Llama family's rotary inv_freq) are ignored;
+// lm_head.weight is used where config.json says tie_word_embeddings is false
+// (and must then be there), else LMHead is WTE, as transformers ties them. Every tensor's
 // shape is checked against the config, NaN and infinite weights are refused,
 // and all weights are converted to float32. It is OpenCheckpoint followed by
 // a float32 read of every tensor.
@@ -264,6 +265,9 @@ func openSafetensors(ctx context.Context, src, where string, files []string, cfg
 	want := func(s TensorSpec) error {
 		r, ok := refs[s.Name]
 		if !ok {
+			if cfg.Arch == ArchLlama {
+				return fmt.Errorf("%s: missing tensor %q (with or without the \"model.\" prefix)", where, s.Name)
+			}
 			return fmt.Errorf("%s: missing tensor %q (with or without the \"transformer.\" prefix)", where, s.Name)
 		}
 		if err := r.check(s.Shape, cfg); err != nil {
@@ -293,15 +297,20 @@ func openSafetensors(ctx context.Context, src, where string, files []string, cfg
 }
 
 // indexTensors maps the parameter names of cfg's table and lm_head to the
-// files' tensors, whose names may have the "transformer." prefix. Attention
+// files' tensors, whose names may have GPT-2's "transformer." prefix, or may
+// lack the Llama family's "model." (a checkpoint of the base model, which
+// transformers loads into the model with the LM head alike). Attention
 // buffers are skipped; any other tensor, or two for one parameter, is an error.
 func indexTensors(sts []*Safetensors, cfg Config) (map[string]tensorRef, error) {
 	refs := make(map[string]tensorRef)
 	for _, st := range sts {
 		for _, t := range st.Tensors {
 			name := t.Name
-			if cfg.Arch == ArchGPT2 {
+			switch {
+			case cfg.Arch == ArchGPT2:
 				name = strings.TrimPrefix(name, "transformer.")
+			case cfg.Arch == ArchLlama && !strings.HasPrefix(name, "model.") && name != lmHead:
+				name = "model." + name
 			}
 			r := tensorRef{st, t}
 			if isBuffer(name, cfg) {
