@@ -21,6 +21,13 @@ type hfConfig struct {
 	ActivationFunction *string  `json:"activation_function"`
 	NInner             *int     `json:"n_inner"`
 
+	// GPT2Config's attribute_map: transformers sets these after the n_*
+	// fields, so each one, where present, is the value.
+	HiddenSize   *int `json:"hidden_size"`
+	NumHeads     *int `json:"num_attention_heads"`
+	NumLayers    *int `json:"num_hidden_layers"`
+	MaxPositions *int `json:"max_position_embeddings"`
+
 	// Switches of transformers' GPT2Config that change the math; this package
 	// computes only the defaults.
 	ScaleAttnWeights           *bool `json:"scale_attn_weights"`
@@ -37,7 +44,10 @@ var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gel
 
 // ParseConfig parses a Hugging Face config.json. For GPT-2 (model_type
 // "gpt2" or none) it requires n_layer, n_head, n_embd, vocab_size and
-// n_positions (or the older n_ctx); layer_norm_epsilon defaults to 1e-5.
+// n_positions (or the older n_ctx), each of the four sizes also under the
+// name GPT2Config maps to it (hidden_size, num_attention_heads,
+// num_hidden_layers, max_position_embeddings), which transformers lets win;
+// layer_norm_epsilon defaults to 1e-5.
 // n_inner sets the MLP's width (NInner, where it is not 4*n_embd), and
 // scale_attn_by_inverse_layer_idx divides block l's attention scores by l+1
 // (LayerScaledAttn; reorder_and_upcast_attn, which goes with it in Stanford
@@ -78,6 +88,13 @@ func ParseConfig(data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("add_cross_attention true is not supported")
 	}
 	var c Config
+	for _, a := range []struct{ alias, field **int }{
+		{&h.HiddenSize, &h.NEmbd}, {&h.NumHeads, &h.NHead}, {&h.NumLayers, &h.NLayer}, {&h.MaxPositions, &h.NPositions},
+	} {
+		if *a.alias != nil {
+			*a.field = *a.alias
+		}
+	}
 	for _, f := range []struct {
 		name string
 		src  *int
