@@ -35,7 +35,8 @@ type LoadOptions struct {
 
 // Load reads a GPT-2 model from path, which is one of:
 //   - a folder holding config.json and model.safetensors, or config.json and a
-//     sharded model.safetensors.index.json with its shards;
+//     sharded model.safetensors.index.json with its shards (model.safetensors
+//     where the folder has both, as transformers chooses);
 //   - a .safetensors file (or a .safetensors.index.json) with config.json beside it;
 //   - an llm.c checkpoint (told by its magic number, whatever its name).
 //

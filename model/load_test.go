@@ -185,11 +185,26 @@ func TestLoadSharded(t *testing.T) {
 		wantEqualModels(t, got, want, "F32")
 	}
 
+	// A model.safetensors beside the index (other weights) is what
+	// transformers loads, and so what Load loads.
+	single := synth.Random(smallConfig(), 7)
+	if err := synth.WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), synth.HFTensors(single, ""), "F32"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := model.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEqualModels(t, got, single, "F32")
+	if err := os.Remove(filepath.Join(dir, "model.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+
 	// An index that puts a tensor in the wrong shard.
 	bad := maps.Clone(weightMap)
 	bad["transformer.wte.weight"] = "model-00002-of-00002.safetensors"
 	writeIndex(bad)
-	_, err := model.Load(dir)
+	_, err = model.Load(dir)
 	wantErr(t, err, "model-00002-of-00002.safetensors", `"transformer.wte.weight"`, "missing")
 
 	// An index that names a shard the folder lacks.
