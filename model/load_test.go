@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -206,6 +207,18 @@ func TestLoadSharded(t *testing.T) {
 	writeIndex(bad)
 	_, err = model.Load(dir)
 	wantErr(t, err, "model-00002-of-00002.safetensors", `"transformer.wte.weight"`, "missing")
+
+	// A tensor in both shards (the index lists one of them).
+	writeIndex(weightMap)
+	dup := append(slices.Clone(shards[1]), shards[0][0])
+	if err := synth.WriteSafetensorsFile(filepath.Join(dir, "model-00002-of-00002.safetensors"), dup, "F32"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = model.Load(dir)
+	wantErr(t, err, "model-00002-of-00002.safetensors", fmt.Sprintf("%q", shards[0][0].Name), "not listed for this file")
+	if err := synth.WriteSafetensorsFile(filepath.Join(dir, "model-00002-of-00002.safetensors"), shards[1], "F32"); err != nil {
+		t.Fatal(err)
+	}
 
 	// An index that names a shard the folder lacks.
 	bad = maps.Clone(weightMap)
