@@ -201,7 +201,11 @@ func optionalInt(raw json.RawMessage, name string, def int) (int, error) {
 	}
 	var v int
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return 0, fmt.Errorf("parse config %s: %w", name, err)
+		s := strings.TrimSpace(string(raw))
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		return 0, fmt.Errorf("parse config %s: %s, where a whole number is wanted", name, s)
 	}
 	if v == 0 {
 		return 0, fmt.Errorf("config %s = 0, want 1..%d", name, maxDim)

@@ -392,6 +392,7 @@ func TestParseLlamaConfigErrors(t *testing.T) {
 		{`{"model_type": "qwen3", ` + base + `, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}`, "quantization_config (quant_method fp8)"},
 		{`{"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 16, "n_positions": 64, "vocab_size": 300, "quantization_config": {"bits": 4}}`, "quantized"},
 		{`{"model_type": "llama", ` + base + `, "head_dim": 0}`, "head_dim = 0"},
+		{`{"model_type": "llama", ` + base + `, "num_key_value_heads": 1e30}`, "num_key_value_heads: 1e30, where a whole number"},
 		{`{"model_type": "llama", ` + base + `, "num_hidden_layers": 1e30}`, "parse config"},
 	} {
 		_, err := model.ParseConfig([]byte(c.json))
