@@ -147,6 +147,32 @@ func TestLoadBadSafetensors(t *testing.T) {
 	}
 }
 
+// TestLoadHugeJSON: a config.json or model.safetensors.index.json larger
+// than MaxJSONFile (a wrong file, or a damaged one) is refused by its size,
+// before it is read into memory. The files are sparse: nothing is written.
+func TestLoadHugeJSON(t *testing.T) {
+	for _, name := range []string{"config.json", "model.safetensors.index.json"} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeTensors(t, smallConfig(), synth.HFTensors(synth.Random(smallConfig(), 1), ""), "F32")
+			path := filepath.Join(dir, name)
+			if name != "config.json" { // model.safetensors would be read first
+				os.Remove(filepath.Join(dir, "model.safetensors"))
+			}
+			f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = f.Truncate(model.MaxJSONFile + 1)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = model.Load(dir)
+			wantErr(t, err, name, "more than the limit")
+		})
+	}
+}
+
 func TestParseConfig(t *testing.T) {
 	gpt2 := `{"activation_function": "gelu_new", "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768,
 		"n_head": 12, "n_inner": null, "n_layer": 12, "n_positions": 1024, "vocab_size": 50257,
@@ -170,6 +196,11 @@ func TestParseConfig(t *testing.T) {
 		{"n_inner 4C", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": 3072`, 1), want124M},
 		{"n_inner", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": 2000`, 1),
 			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, NInner: 2000}},
+		// GPT2Config's attribute_map: the other names of the sizes, which
+		// transformers sets last.
+		{"aliases", `{"hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12, "max_position_embeddings": 1024, "vocab_size": 50257}`, want124M},
+		{"alias wins", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "hidden_size": 1600, "num_attention_heads": 25, "num_hidden_layers": 48, "max_position_embeddings": 512`, 1),
+			model.Config{NLayer: 48, NHead: 25, NEmbd: 1600, NPositions: 512, VocabSize: 50257, LayerNormEps: 1e-5}},
 		// Stanford CRFM's GPT-2s (stanford-crfm/alias-gpt2-small-x21 and kin).
 		{"scaled by layer", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "scale_attn_by_inverse_layer_idx": true, "reorder_and_upcast_attn": true`, 1),
 			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, LayerScaledAttn: true}},

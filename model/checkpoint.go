@@ -68,20 +68,22 @@ func openCheckpoint(ctx context.Context, path string) (*Checkpoint, error) {
 		return nil, checkRegular(path) // names a broken link as such
 	}
 	if fi.IsDir() {
+		// model.safetensors first, then the index, as transformers'
+		// from_pretrained looks for them (a folder may hold both).
 		cfg := filepath.Join(path, "config.json")
-		idx := filepath.Join(path, indexName)
-		if ok, err := present(idx); ok {
-			if err != nil {
-				return nil, err
-			}
-			return openSharded(ctx, path, idx, cfg)
-		}
 		st := filepath.Join(path, "model.safetensors")
 		if ok, err := present(st); ok {
 			if err != nil {
 				return nil, err
 			}
 			return openSafetensors(ctx, path, st, []string{st}, cfg, nil)
+		}
+		idx := filepath.Join(path, indexName)
+		if ok, err := present(idx); ok {
+			if err != nil {
+				return nil, err
+			}
+			return openSharded(ctx, path, idx, cfg)
 		}
 		if ok, _ := present(filepath.Join(path, "pytorch_model.bin")); ok {
 			return nil, fmt.Errorf("folder has pytorch_model.bin (a PyTorch pickle, which wgpu-eval never unpickles) but no model.safetensors: "+

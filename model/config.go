@@ -3,7 +3,8 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // hfConfig is the part of a Hugging Face GPT-2 config.json this package reads.
@@ -19,6 +20,13 @@ type hfConfig struct {
 	LayerNormEpsilon   *float64 `json:"layer_norm_epsilon"`
 	ActivationFunction *string  `json:"activation_function"`
 	NInner             *int     `json:"n_inner"`
+
+	// GPT2Config's attribute_map: transformers sets these after the n_*
+	// fields, so each one, where present, is the value.
+	HiddenSize   *int `json:"hidden_size"`
+	NumHeads     *int `json:"num_attention_heads"`
+	NumLayers    *int `json:"num_hidden_layers"`
+	MaxPositions *int `json:"max_position_embeddings"`
 
 	// Switches of transformers' GPT2Config that change the math; this package
 	// computes only the defaults.
@@ -36,7 +44,10 @@ var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gel
 
 // ParseConfig parses a Hugging Face config.json. For GPT-2 (model_type
 // "gpt2" or none) it requires n_layer, n_head, n_embd, vocab_size and
-// n_positions (or the older n_ctx); layer_norm_epsilon defaults to 1e-5.
+// n_positions (or the older n_ctx), each of the four sizes also under the
+// name GPT2Config maps to it (hidden_size, num_attention_heads,
+// num_hidden_layers, max_position_embeddings), which transformers lets win;
+// layer_norm_epsilon defaults to 1e-5.
 // n_inner sets the MLP's width (NInner, where it is not 4*n_embd), and
 // scale_attn_by_inverse_layer_idx divides block l's attention scores by l+1
 // (LayerScaledAttn; reorder_and_upcast_attn, which goes with it in Stanford
@@ -51,6 +62,9 @@ var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gel
 func ParseConfig(data []byte) (Config, error) {
 	mt, err := modelTypeOf(data)
 	if err != nil {
+		return Config{}, err
+	}
+	if err := checkNotQuantized(data); err != nil {
 		return Config{}, err
 	}
 	if _, ok := llamaTypes[mt]; ok {
@@ -74,6 +88,13 @@ func ParseConfig(data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("add_cross_attention true is not supported")
 	}
 	var c Config
+	for _, a := range []struct{ alias, field **int }{
+		{&h.HiddenSize, &h.NEmbd}, {&h.NumHeads, &h.NHead}, {&h.NumLayers, &h.NLayer}, {&h.MaxPositions, &h.NPositions},
+	} {
+		if *a.alias != nil {
+			*a.field = *a.alias
+		}
+	}
 	for _, f := range []struct {
 		name string
 		src  *int
@@ -116,14 +137,45 @@ func ParseConfig(data []byte) (Config, error) {
 	return c, nil
 }
 
+// MaxJSONFile is the largest config.json or model.safetensors.index.json
+// this package reads (64 MiB; the index of a model of 100,000 tensors is
+// about 10 MB), so that a wrong or damaged file is refused before it is
+// read into memory.
+const MaxJSONFile = 64 << 20
+
+// checkNotQuantized refuses a config.json with a quantization_config
+// (GPTQ, AWQ, bitsandbytes, FP8, ...): transformers loads such a model
+// through its quantizer, weights stored in other tensors and dtypes, or
+// quantized as they load, which this package does not do.
+func checkNotQuantized(data []byte) error {
+	var h struct {
+		Q json.RawMessage `json:"quantization_config"`
+	}
+	if err := json.Unmarshal(data, &h); err != nil {
+		return fmt.Errorf("parse config: %w", jsonError(err))
+	}
+	if isNull(h.Q) {
+		return nil
+	}
+	var q struct {
+		Method any `json:"quant_method"`
+	}
+	_ = json.Unmarshal(h.Q, &q) // only for the message
+	method := ""
+	if q.Method != nil {
+		method = fmt.Sprintf(" (quant_method %v)", q.Method)
+	}
+	return fmt.Errorf("config has a quantization_config%s: quantized checkpoints are not supported; use the model's float (F32, F16 or BF16) weights", method)
+}
+
 // LoadConfig reads and parses the Hugging Face config.json at path.
 func LoadConfig(path string) (Config, error) {
 	if err := checkRegular(path); err != nil {
 		return Config{}, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, MaxJSONFile)
 	if err != nil {
-		return Config{}, err // *PathError names the file
+		return Config{}, err // names the file
 	}
 	c, err := ParseConfig(data)
 	if err != nil {

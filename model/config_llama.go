@@ -1,7 +1,9 @@
 package model
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -30,8 +32,8 @@ type hfLlamaConfig struct {
 	IntermediateSize  *int            `json:"intermediate_size"`
 	NumHiddenLayers   *int            `json:"num_hidden_layers"`
 	NumAttentionHeads *int            `json:"num_attention_heads"`
-	NumKeyValueHeads  *int            `json:"num_key_value_heads"`
-	HeadDim           *int            `json:"head_dim"`
+	NumKeyValueHeads  json.RawMessage `json:"num_key_value_heads"`
+	HeadDim           json.RawMessage `json:"head_dim"`
 	MaxPositions      *int            `json:"max_position_embeddings"`
 	VocabSize         *int            `json:"vocab_size"`
 	RMSNormEps        *float64        `json:"rms_norm_eps"`
@@ -47,6 +49,25 @@ type hfLlamaConfig struct {
 	SlidingWindow     json.RawMessage `json:"sliding_window"`
 	UseSlidingWindow  *bool           `json:"use_sliding_window"`
 	PartialRotary     *float64        `json:"partial_rotary_factor"`
+	PerLayerConfig    json.RawMessage `json:"per_layer_config"`
+}
+
+// classDefaults are what transformers' config class of a model_type gives
+// the keys this package reads where config.json leaves them out (a key
+// present but null is another case: see parseLlamaConfig). Every class
+// defaults num_key_value_heads, and MistralConfig and the Qwen configs
+// sliding_window, to a number, not to "as the other sizes say".
+type classDefaults struct {
+	kvHeads       int // num_key_value_heads; 0: num_attention_heads (LlamaConfig's None)
+	headDim       int // head_dim; 0: hidden_size / num_attention_heads
+	slidingWindow int // sliding_window; 0: none
+}
+
+var llamaClassDefaults = map[string]classDefaults{
+	"llama":   {},
+	"mistral": {kvHeads: 8, slidingWindow: 4096},
+	"qwen2":   {kvHeads: 32, slidingWindow: 4096},
+	"qwen3":   {kvHeads: 32, headDim: 128, slidingWindow: 4096},
 }
 
 // hfRope is rope_scaling (transformers 4) or rope_parameters (5). The kind
@@ -71,12 +92,16 @@ type hfRope struct {
 }
 
 // parseLlamaConfig parses the config.json of a model_type in llamaTypes, with
-// transformers' defaults: num_key_value_heads = num_attention_heads, head_dim
-// = hidden_size / num_attention_heads, rms_norm_eps 1e-6, rope_theta 10000,
-// tie_word_embeddings false (Llama, Mistral) or as the class defaults, no
-// biases but Qwen2's q, k and v. A sliding window (Mistral, Qwen2) limits
-// the positions to its width: within it the attention is the full causal
-// one this package computes.
+// the defaults of transformers' config class for that model_type where a key
+// is absent: num_key_value_heads num_attention_heads (Llama), 8 (Mistral) or
+// 32 (Qwen2, Qwen3); head_dim hidden_size / num_attention_heads, 128 for
+// Qwen3; rms_norm_eps 1e-6, rope_theta 10000, tie_word_embeddings false, no
+// biases but Qwen2's q, k and v; sliding_window 4096 (Mistral; Qwen2 and
+// Qwen3 where use_sliding_window is set). A null num_key_value_heads or
+// head_dim means num_attention_heads, hidden_size / num_attention_heads. A
+// sliding window limits the positions to its width: within it the attention
+// is the full causal one this package computes. Per-layer overrides
+// (transformers' per_layer_config) are refused.
 func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 	var h hfLlamaConfig
 	if err := json.Unmarshal(data, &h); err != nil {
@@ -106,13 +131,22 @@ func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 		}
 		*f.dst = *f.src
 	}
-	c.NKVHead = c.NHead
-	if h.NumKeyValueHeads != nil {
-		c.NKVHead = *h.NumKeyValueHeads
+	def := llamaClassDefaults[modelType]
+	if !isNull(h.PerLayerConfig) && !isEmptyObject(h.PerLayerConfig) {
+		return Config{}, errors.New("config per_layer_config (layers of different shapes or options) is not supported: this package runs every layer alike")
 	}
-	if h.HeadDim != nil {
-		c.HeadSize = *h.HeadDim
-	} else if c.NHead > 0 {
+	kv, err := optionalInt(h.NumKeyValueHeads, "num_key_value_heads", def.kvHeads)
+	if err != nil {
+		return Config{}, err
+	}
+	c.NKVHead = cmp.Or(kv, c.NHead)
+	hd, err := optionalInt(h.HeadDim, "head_dim", def.headDim)
+	switch {
+	case err != nil:
+		return Config{}, err
+	case hd != 0:
+		c.HeadSize = hd
+	case c.NHead > 0:
 		c.HeadSize = c.NEmbd / c.NHead
 		if c.NEmbd%c.NHead != 0 {
 			return Config{}, fmt.Errorf("config hidden_size = %d is not divisible by num_attention_heads = %d and has no head_dim", c.NEmbd, c.NHead)
@@ -141,8 +175,12 @@ func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 	if err := c.parseRope(h); err != nil {
 		return Config{}, err
 	}
-	if err := c.applySlidingWindow(h, modelType); err != nil {
+	if err := c.applySlidingWindow(h, modelType, def.slidingWindow); err != nil {
 		return Config{}, err
+	}
+	if len(h.NumKeyValueHeads) == 0 && c.NHead > 0 && c.NHead%c.NKVHead != 0 {
+		return Config{}, fmt.Errorf("config has no num_key_value_heads, and transformers' default for model_type %q, %d, does not divide num_attention_heads = %d",
+			modelType, c.NKVHead, c.NHead)
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
@@ -151,6 +189,29 @@ func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// optionalInt reads an integer key of config.json: absent gives def, null
+// gives 0 (the caller's "as the other sizes say").
+func optionalInt(raw json.RawMessage, name string, def int) (int, error) {
+	if len(raw) == 0 {
+		return def, nil
+	}
+	if isNull(raw) {
+		return 0, nil
+	}
+	var v int
+	if err := json.Unmarshal(raw, &v); err != nil {
+		s := strings.TrimSpace(string(raw))
+		if len(s) > 40 {
+			s = s[:40] + "..."
+		}
+		return 0, fmt.Errorf("parse config %s: %s, where a whole number is wanted", name, s)
+	}
+	if v == 0 {
+		return 0, fmt.Errorf("config %s = 0, want 1..%d", name, maxDim)
+	}
+	return v, nil
+}
 
 // parseRope sets RopeTheta and RopeScaling as transformers 5 resolves them
 // (RotaryEmbeddingConfigMixin), which also reads transformers 4's files:
@@ -348,14 +409,24 @@ func sameRope(a, b hfRope) bool {
 }
 
 // applySlidingWindow limits NPositions to a sliding window the model uses
-// (Mistral's sliding_window; Qwen2's when use_sliding_window is set).
-func (c *Config) applySlidingWindow(h hfLlamaConfig, modelType string) error {
-	if isNull(h.SlidingWindow) || (modelType != "mistral" && !isTrue(h.UseSlidingWindow)) {
+// (Mistral's sliding_window; Qwen2's and Qwen3's when use_sliding_window is
+// set), def where config.json has no sliding_window (0: none).
+func (c *Config) applySlidingWindow(h hfLlamaConfig, modelType string, def int) error {
+	if modelType != "mistral" && !isTrue(h.UseSlidingWindow) {
 		return nil
 	}
-	var w int
-	if err := json.Unmarshal(h.SlidingWindow, &w); err != nil {
-		return fmt.Errorf("parse config sliding_window: %w", err)
+	w := def
+	switch {
+	case len(h.SlidingWindow) == 0:
+		if w == 0 {
+			return nil
+		}
+	case isNull(h.SlidingWindow):
+		return nil
+	default:
+		if err := json.Unmarshal(h.SlidingWindow, &w); err != nil {
+			return fmt.Errorf("parse config sliding_window: %w", err)
+		}
 	}
 	if w <= 0 {
 		return fmt.Errorf("config sliding_window = %d, want a positive width or null", w)

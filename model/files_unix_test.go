@@ -59,6 +59,9 @@ func TestLoadRefusesFIFO(t *testing.T) {
 			if name == "vocab.json" {
 				os.WriteFile(filepath.Join(dir, "merges.txt"), []byte("#version: 0.2\n"), 0o644)
 			}
+			if name == "model.safetensors.index.json" { // else model.safetensors is read, the index never
+				os.Remove(filepath.Join(dir, "model.safetensors"))
+			}
 			replaceWithFIFO(t, fifo)
 			load := func() error {
 				if name == "vocab.json" {

@@ -108,11 +108,11 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(`{"model_type": "qwen3", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2, "head_dim": 32,
 		"num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 2048, "vocab_size": 320, "tie_word_embeddings": true}`))
 	f.Add([]byte(`{"model_type": "mistral", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
-		"num_attention_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "sliding_window": 1024}`))
+		"num_attention_heads": 4, "num_key_value_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "sliding_window": 1024}`))
 	f.Add([]byte(`{"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,
-		"num_attention_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "use_sliding_window": true, "sliding_window": 100}`))
+		"num_attention_heads": 4, "num_key_value_heads": 4, "max_position_embeddings": 2048, "vocab_size": 320, "use_sliding_window": true, "sliding_window": 100}`))
 	f.Add([]byte(`{"model_type": "qwen3", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2, "head_dim": 32,
-		"num_attention_heads": 4, "max_position_embeddings": 8192, "vocab_size": 320, "layer_types": ["full_attention"],
+		"num_attention_heads": 4, "num_key_value_heads": 4, "max_position_embeddings": 8192, "vocab_size": 320, "layer_types": ["full_attention"],
 		"rope_parameters": {"full_attention": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 4, "original_max_position_embeddings": 2048,
 		"beta_fast": 16, "mscale": 0.7, "mscale_all_dim": 1, "truncate": false}}}`))
 	f.Add([]byte(`{"model_type": "llama", "hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 2,

@@ -305,7 +305,7 @@ func TestParseLlamaConfigs(t *testing.T) {
 			"sliding_window": null, "use_sliding_window": false}`,
 			func(c model.Config) bool { return c.QKNorm && !c.QKVBias && c.QDim() == 2048 && c.KVDim() == 1024 }},
 		{"swish", `{"model_type": "mistral", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
-			"max_position_embeddings": 64, "vocab_size": 100, "hidden_act": "swish"}`,
+			"num_key_value_heads": 2, "max_position_embeddings": 64, "vocab_size": 100, "hidden_act": "swish"}`,
 			func(c model.Config) bool { return c.Arch == model.ArchLlama && c.NInner == 128 }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -318,6 +318,44 @@ func TestParseLlamaConfigs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLlamaClassDefaults: a key config.json leaves out takes the default of
+// transformers' config class for the model_type (MistralConfig,
+// Qwen2Config, Qwen3Config, LlamaConfig), not "as the other sizes say":
+// num_key_value_heads 8 (Mistral) or 32 (Qwen2, Qwen3), Qwen3's head_dim
+// 128, sliding_window 4096 (Mistral always, the Qwen models with
+// use_sliding_window). A null value means the sizes' own (LlamaConfig's
+// None, MistralConfig's head_dim None).
+func TestLlamaClassDefaults(t *testing.T) {
+	base := `"hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 64, "max_position_embeddings": 32768, "vocab_size": 100`
+	for _, c := range []struct {
+		name, json          string
+		kv, headDim, window int
+	}{
+		{"llama", `{"model_type": "llama", ` + base + `}`, 64, 8, 0},
+		{"mistral", `{"model_type": "mistral", ` + base + `}`, 8, 8, 4096},
+		{"mistral-null", `{"model_type": "mistral", ` + base + `, "num_key_value_heads": null, "head_dim": null, "sliding_window": null}`, 64, 8, 0},
+		{"mistral-set", `{"model_type": "mistral", ` + base + `, "num_key_value_heads": 16, "head_dim": 32, "sliding_window": 8192}`, 16, 32, 8192},
+		{"qwen2", `{"model_type": "qwen2", ` + base + `}`, 32, 8, 0},
+		{"qwen2-sliding", `{"model_type": "qwen2", ` + base + `, "use_sliding_window": true}`, 32, 8, 4096},
+		{"qwen3", `{"model_type": "qwen3", ` + base + `}`, 32, 128, 0},
+		{"qwen3-null", `{"model_type": "qwen3", ` + base + `, "head_dim": null, "num_key_value_heads": null}`, 64, 8, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := model.ParseConfig([]byte(c.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.KVHeads() != c.kv || cfg.HeadDim() != c.headDim || cfg.Window != c.window {
+				t.Errorf("key/value heads %d, head_dim %d, window %d; want %d, %d, %d", cfg.KVHeads(), cfg.HeadDim(), cfg.Window, c.kv, c.headDim, c.window)
+			}
+		})
+	}
+	// A default that cannot hold for the config is named as such.
+	_, err := model.ParseConfig([]byte(`{"model_type": "mistral", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+		"num_attention_heads": 4, "max_position_embeddings": 64, "vocab_size": 100}`))
+	wantErr(t, err, "no num_key_value_heads", `"mistral"`, "8")
 }
 
 // TestParseLlamaConfigErrors: what this package cannot compute is refused
@@ -343,13 +381,18 @@ func TestParseLlamaConfigErrors(t *testing.T) {
 		{`{"model_type": "qwen3", ` + base + `, "rope_parameters": [1, 2]}`, "parse config rope_parameters"},
 		{`{"model_type": "llama", ` + base + `, "hidden_act": "gelu"}`, "hidden_act"},
 		{`{"model_type": "llama", ` + base + `, "num_key_value_heads": 3}`, "num_key_value_heads"},
-		{`{"model_type": "qwen3", ` + base + `, "head_dim": 7}`, "head_dim"},
+		{`{"model_type": "qwen3", ` + base + `, "num_key_value_heads": 2, "head_dim": 7}`, "head_dim"},
 		{`{"model_type": "llama", ` + base + `, "rope_theta": -1}`, "rope_theta"},
 		{`{"model_type": "llama", ` + base + `, "rms_norm_eps": 0}`, "rms_norm_eps"},
 		{`{"model_type": "mistral", ` + base + `, "sliding_window": 0}`, "sliding_window"},
 		{`{"model_type": "llama", "hidden_size": 64}`, "num_hidden_layers"},
 		{`{"model_type": "qwen2", "architectures": ["Qwen2MoeForCausalLM"], ` + base + `}`, "Qwen2MoeForCausalLM"},
 		{`{"model_type": "llama", ` + base + `, "partial_rotary_factor": 0.5}`, "partial_rotary_factor"},
+		{`{"model_type": "llama", ` + base + `, "per_layer_config": {"0": {"intermediate_size": 64}}}`, "per_layer_config"},
+		{`{"model_type": "qwen3", ` + base + `, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}`, "quantization_config (quant_method fp8)"},
+		{`{"model_type": "gpt2", "n_layer": 2, "n_head": 2, "n_embd": 16, "n_positions": 64, "vocab_size": 300, "quantization_config": {"bits": 4}}`, "quantized"},
+		{`{"model_type": "llama", ` + base + `, "head_dim": 0}`, "head_dim = 0"},
+		{`{"model_type": "llama", ` + base + `, "num_key_value_heads": 1e30}`, "num_key_value_heads: 1e30, where a whole number"},
 		{`{"model_type": "llama", ` + base + `, "num_hidden_layers": 1e30}`, "parse config"},
 	} {
 		_, err := model.ParseConfig([]byte(c.json))
@@ -397,6 +440,29 @@ func TestLlamaBadFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantErr(t, open(dir), "gate_proj.weight", "shape")
+}
+
+// TestLlamaBaseModelNames: a checkpoint whose tensors lack the "model."
+// prefix (saved from the base model, LlamaModel/Qwen3Model; tied, so it
+// needs no lm_head) loads as transformers loads it into the model with the
+// LM head: the same weights as the prefixed file. A missing tensor is named
+// with the family's prefix.
+func TestLlamaBaseModelNames(t *testing.T) {
+	cfg := synth.TinyLlamaConfig("qwen3")
+	cfg.TiedEmbed = true
+	m := synth.Random(cfg, 5)
+	var ts []synth.Tensor
+	for _, s := range cfg.Tensors() {
+		ts = append(ts, synth.Tensor{Name: strings.TrimPrefix(s.Name, "model."), Shape: s.Shape, Data: m.Tensor(s)})
+	}
+	ts = append(ts, synth.Tensor{Name: "layers.1.self_attn.rotary_emb.inv_freq", Shape: []int{cfg.HeadDim() / 2}, Data: make([]float32, cfg.HeadDim()/2)})
+	got, err := model.Load(writeTensors(t, cfg, ts, "F32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEqualModels(t, got, m, "F32")
+	_, err = model.Load(writeTensors(t, cfg, ts[1:], "F32"))
+	wantErr(t, err, `"model.embed_tokens.weight"`, `"model." prefix`)
 }
 
 // TestLlamaOwnedAndBF16: NewCPUOwned gives NewCPU's bits; the bf16 mode
@@ -469,8 +535,8 @@ func TestLlamaOwnedAndBF16(t *testing.T) {
 // from transformers 5's rope_parameters as from the older fields.
 func TestDescribeLlama(t *testing.T) {
 	cfg, err := model.ParseConfig([]byte(`{"model_type": "qwen3", "hidden_size": 64, "intermediate_size": 128,
-		"num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 4096, "vocab_size": 100,
-		"rope_parameters": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 1024, "rope_theta": 1000000}}`))
+		"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 16, "max_position_embeddings": 4096,
+		"vocab_size": 100, "rope_parameters": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 1024, "rope_theta": 1000000}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // LoadOptions tunes LoadContext. The zero value is ready to use.
@@ -33,14 +35,16 @@ type LoadOptions struct {
 
 // Load reads a GPT-2 model from path, which is one of:
 //   - a folder holding config.json and model.safetensors, or config.json and a
-//     sharded model.safetensors.index.json with its shards;
+//     sharded model.safetensors.index.json with its shards (model.safetensors
+//     where the folder has both, as transformers chooses);
 //   - a .safetensors file (or a .safetensors.index.json) with config.json beside it;
 //   - an llm.c checkpoint (told by its magic number, whatever its name).
 //
-// Safetensors keys may carry the "transformer." prefix or not; the
-// attn.bias and attn.masked_bias buffers are ignored; lm_head.weight is used
-// where config.json says tie_word_embeddings is false (and must then be
-// there), else LMHead is WTE, as transformers ties them. Every tensor's
+// Safetensors keys may carry GPT-2's "transformer." prefix or not, and the
+// Llama family's "model." prefix or not; the attn.bias and attn.masked_bias
+// buffers (and the Llama family's rotary inv_freq) are ignored;
+// lm_head.weight is used where config.json says tie_word_embeddings is false
+// (and must then be there), else LMHead is WTE, as transformers ties them. Every tensor's
 // shape is checked against the config, NaN and infinite weights are refused,
 // and all weights are converted to float32. It is OpenCheckpoint followed by
 // a float32 read of every tensor.
@@ -141,7 +145,7 @@ func openSharded(ctx context.Context, src, idxPath, cfgPath string) (*Checkpoint
 	if err := checkRegular(idxPath); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(idxPath)
+	data, err := infile.ReadFile(idxPath, MaxJSONFile)
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +173,9 @@ func openSharded(ctx context.Context, src, idxPath, cfgPath string) (*Checkpoint
 	files := make([]string, len(shards))
 	for i, s := range shards {
 		files[i] = filepath.Join(dir, s)
+		if ok, _ := present(files[i]); !ok {
+			return nil, fmt.Errorf("%s: shard %s is missing (%d shards listed; an incomplete download?)", idxPath, s, len(shards))
+		}
 	}
 	return openSafetensors(ctx, src, idxPath, files, cfgPath, func(sts []*Safetensors) error {
 		for _, name := range names {
@@ -259,6 +266,9 @@ func openSafetensors(ctx context.Context, src, where string, files []string, cfg
 	want := func(s TensorSpec) error {
 		r, ok := refs[s.Name]
 		if !ok {
+			if cfg.Arch == ArchLlama {
+				return fmt.Errorf("%s: missing tensor %q (with or without the \"model.\" prefix)", where, s.Name)
+			}
 			return fmt.Errorf("%s: missing tensor %q (with or without the \"transformer.\" prefix)", where, s.Name)
 		}
 		if err := r.check(s.Shape, cfg); err != nil {
@@ -288,15 +298,20 @@ func openSafetensors(ctx context.Context, src, where string, files []string, cfg
 }
 
 // indexTensors maps the parameter names of cfg's table and lm_head to the
-// files' tensors, whose names may have the "transformer." prefix. Attention
+// files' tensors, whose names may have GPT-2's "transformer." prefix, or may
+// lack the Llama family's "model." (a checkpoint of the base model, which
+// transformers loads into the model with the LM head alike). Attention
 // buffers are skipped; any other tensor, or two for one parameter, is an error.
 func indexTensors(sts []*Safetensors, cfg Config) (map[string]tensorRef, error) {
 	refs := make(map[string]tensorRef)
 	for _, st := range sts {
 		for _, t := range st.Tensors {
 			name := t.Name
-			if cfg.Arch == ArchGPT2 {
+			switch {
+			case cfg.Arch == ArchGPT2:
 				name = strings.TrimPrefix(name, "transformer.")
+			case cfg.Arch == ArchLlama && !strings.HasPrefix(name, "model.") && name != lmHead:
+				name = "model." + name
 			}
 			r := tensorRef{st, t}
 			if isBuffer(name, cfg) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -185,12 +186,46 @@ func TestLoadSharded(t *testing.T) {
 		wantEqualModels(t, got, want, "F32")
 	}
 
+	// A model.safetensors beside the index (other weights) is what
+	// transformers loads, and so what Load loads.
+	single := synth.Random(smallConfig(), 7)
+	if err := synth.WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), synth.HFTensors(single, ""), "F32"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := model.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEqualModels(t, got, single, "F32")
+	if err := os.Remove(filepath.Join(dir, "model.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+
 	// An index that puts a tensor in the wrong shard.
 	bad := maps.Clone(weightMap)
 	bad["transformer.wte.weight"] = "model-00002-of-00002.safetensors"
 	writeIndex(bad)
-	_, err := model.Load(dir)
+	_, err = model.Load(dir)
 	wantErr(t, err, "model-00002-of-00002.safetensors", `"transformer.wte.weight"`, "missing")
+
+	// A tensor in both shards (the index lists one of them).
+	writeIndex(weightMap)
+	dup := append(slices.Clone(shards[1]), shards[0][0])
+	if err := synth.WriteSafetensorsFile(filepath.Join(dir, "model-00002-of-00002.safetensors"), dup, "F32"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = model.Load(dir)
+	wantErr(t, err, "model-00002-of-00002.safetensors", fmt.Sprintf("%q", shards[0][0].Name), "not listed for this file")
+	if err := synth.WriteSafetensorsFile(filepath.Join(dir, "model-00002-of-00002.safetensors"), shards[1], "F32"); err != nil {
+		t.Fatal(err)
+	}
+
+	// An index that names a shard the folder lacks.
+	bad = maps.Clone(weightMap)
+	bad["transformer.wte.weight"] = "model-00003-of-00003.safetensors"
+	writeIndex(bad)
+	_, err = model.Load(dir)
+	wantErr(t, err, "model.safetensors.index.json", "shard model-00003-of-00003.safetensors is missing")
 
 	// An index that points outside the folder.
 	bad = maps.Clone(weightMap)

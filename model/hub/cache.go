@@ -121,11 +121,30 @@ func (r repoCache) complete(commit string) bool {
 	return true
 }
 
+// maxIndexBytes bounds the safetensors index readShards reads (as
+// model.MaxJSONFile bounds it when loading): the index of a model of 100,000
+// tensors is about 10 MB.
+const maxIndexBytes = 64 << 20
+
 // readShards lists the distinct files named in a safetensors index's weight_map.
 func readShards(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	var b []byte
+	if fi.Size() <= maxIndexBytes {
+		if b, err = io.ReadAll(io.LimitReader(f, maxIndexBytes+1)); err != nil {
+			return nil, err
+		}
+	}
+	if fi.Size() > maxIndexBytes || len(b) > maxIndexBytes {
+		return nil, fmt.Errorf("%s: more than %d bytes: not a safetensors index", path, maxIndexBytes)
 	}
 	var idx struct {
 		WeightMap map[string]string `json:"weight_map"`

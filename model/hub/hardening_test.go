@@ -336,3 +336,29 @@ func TestLocateRetriesRateLimits(t *testing.T) {
 		t.Errorf("returned after %v", d)
 	}
 }
+
+// A safetensors index larger than maxIndexBytes (a wrong or hostile file) is
+// refused by its size, not read whole into memory. The file is sparse.
+func TestReadShardsBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.safetensors.index.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Truncate(maxIndexBytes + 1)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readShards(path); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Fatalf("readShards: %v, want an error about its size", err)
+	}
+	good := `{"weight_map": {"a": "model-00002-of-00002.safetensors", "b": "model-00001-of-00002.safetensors", "c": "model-00001-of-00002.safetensors"}}`
+	if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shards, err := readShards(path)
+	if err != nil || strings.Join(shards, " ") != "model-00001-of-00002.safetensors model-00002-of-00002.safetensors" {
+		t.Fatalf("readShards: %q, %v", shards, err)
+	}
+}

@@ -17,7 +17,7 @@ import json
 import math
 
 BASE = {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1, "num_attention_heads": 4,
-        "vocab_size": 1000, "rms_norm_eps": 1e-6}
+        "num_key_value_heads": 4, "vocab_size": 1000, "rms_norm_eps": 1e-6}
 
 CASES = [
     ("qwen2.5-yarn", "qwen2", {"head_dim": 64, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
