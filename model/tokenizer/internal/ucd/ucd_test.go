@@ -21,7 +21,14 @@ func assigned(r rune) bool { return !unicode.Is(catCn, r) }
 // which also made the combining Latin letters U+0363..U+036F and
 // U+1DD3..U+1DE6 Alphabetic, and 15.1 added simple foldings among old
 // letters (U+0390/U+1FD3, U+03B0/U+1FE3, U+FB05/U+FB06).
+//
+// The differences listed are those between Unicode 15.0 and 16.0: with
+// another Go release's tables (Go 1.27 has Unicode 17.0) there is nothing
+// to compare with.
 func TestAgainstGoTables(t *testing.T) {
+	if unicode.Version != "15.0.0" {
+		t.Skipf("Go's unicode tables are Unicode %s here; this test compares with 15.0's (Go 1.21 to 1.26)", unicode.Version)
+	}
 	changed := map[rune]bool{0x1171E: true}
 	foldAdded := map[rune]bool{0x390: true, 0x1FD3: true, 0x3B0: true, 0x1FE3: true, 0xFB05: true, 0xFB06: true}
 	var both []rune // assigned in both
