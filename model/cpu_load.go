@@ -94,6 +94,7 @@ func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 		}
 		l.report(ck.srcs[lmHead])
 	}
+	c.packPanels()
 	return c, nil
 }
 

@@ -369,11 +369,6 @@ func panel2x32AVX512(a *float32, lda int, p *float32, k int, c *float32, ldc int
 //go:noescape
 func panel1x32AVX512(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
 
-// pkpanel14x32AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 14, j < 32, one FMA chain per element in increasing k.
-//
-//go:noescape
-func pkpanel14x32AVX512(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
-
 // panel14x32F16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 14, j < 32, one FMA chain per element in increasing k.
 //
 //go:noescape

@@ -79,10 +79,7 @@ func Generate() (asm, stubs []byte, err error) {
 		if s.lanes == 16 {
 			for _, e := range elems {
 				for _, sh := range panelShapes {
-					g.panel(sh.R, sh.V, e, false)
-				}
-				if e == elemF32 {
-					g.panel(14, 2, e, true)
+					g.panel(sh.R, sh.V, e)
 				}
 			}
 			for _, shape := range [][2]int{{4, 4}, {1, 4}, {1, 1}} {

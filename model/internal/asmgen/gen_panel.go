@@ -21,11 +21,8 @@ var panelShapes = []struct{ R, V int }{{14, 2}, {8, 2}, {4, 2}, {2, 2}, {1, 2}}
 // from the values in c (acc != 0), so a product split along k at any
 // boundaries gives the same bits as the whole. Per k: V vector loads of the
 // panel and R·V FMAs whose a operand is broadcast from memory ({1to16}).
-func (g *gen) panel(R, V int, e elem, packed bool) {
+func (g *gen) panel(R, V int, e elem) {
 	name := fmt.Sprintf("panel%dx%d%s%s", R, 16*V, e.name, g.name)
-	if packed {
-		name = "pk" + name
-	}
 	g.Function(name)
 	g.Attributes(attr.NOSPLIT)
 	g.Pragma("noescape")
@@ -47,9 +44,6 @@ func (g *gen) panel(R, V int, e elem, packed bool) {
 		g.ADDQ(L, base7)
 	}
 	row := func(i, disp int) operand.Mem {
-		if packed {
-			return operand.Mem{Base: base0, Disp: 4 * (R*disp/4 + i)}
-		}
 		base := base0
 		if i >= 7 {
 			base, i = base7, i-7
@@ -115,11 +109,7 @@ func (g *gen) panel(R, V int, e elem, packed bool) {
 	}
 	advance := func(n int) {
 		g.ADDQ(operand.U32(n*pstride), p)
-		if packed {
-			g.ADDQ(operand.U32(4*n*R), base0)
-		} else {
-			g.ADDQ(operand.U8(4*n), base0)
-		}
+		g.ADDQ(operand.U8(4*n), base0)
 		if R > 7 {
 			g.ADDQ(operand.U8(4*n), base7)
 		}
