@@ -17,7 +17,9 @@ import (
 // zero-extension and a shift into the upper half), so they compute exactly
 // what the float32 kernels compute on the widened weights.
 //
-// Dot products (gemmNT): lane l of an accumulator sums a[k]·b[k] for k ≡ l
+// Weight products in the panel layout (AVX-512, f32 mode; ops_panel.go): one
+// FMA chain per element in increasing k, the panel's 16-bit weights widened
+// as they load. Dot products (gemmNT): lane l of an accumulator sums a[k]·b[k] for k ≡ l
 // (mod lanes) in increasing k with fused multiply-adds; the lanes are reduced in
 // a fixed tree; then the K%lanes tail is added in increasing k (separate
 // multiply and add). Every block shape (4x4 or 3x4, 1x4, 1x1) does exactly this
