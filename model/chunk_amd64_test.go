@@ -95,7 +95,9 @@ func BenchmarkGemmTile(b *testing.B) {
 				run(fmt.Sprintf("f32panel/K=%d", K), func() { gemmNTW(out, 64, a, nil, K, p, 0, K, 64, 64, K) })
 				p16 := packPanels(matrix{dtype: BF16, u16: w16}, K)
 				run(fmt.Sprintf("f32panel-bf16w/K=%d", K), func() { gemmNTW(out, 64, a, nil, K, p16, 0, K, 64, 64, K) })
-				run(fmt.Sprintf("f32-bf16w/K=%d", K), func() { gemmNT16(out, 64, a, K, w16, K, 64, 64, K, BF16) })
+			}
+			if kern.panelF32 != nil {
+				run("f32-bf16w/"+name, func() { gemmNT16(out, 64, a, K, w16, K, 64, 64, K, BF16) })
 			}
 			if hasBF16Kernels() {
 				run("bf16/"+name, func() { gemmBF16(bf16AVX512, out, 64, a16, K, w16, K, 64, 64, K) })
