@@ -91,6 +91,7 @@ func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 			if c.lmHead, err = l.matrix(ctx, spec, false); err != nil {
 				return nil, err
 			}
+			c.lmHead = l.pack(c.lmHead, spec, false)
 		}
 		l.report(ck.srcs[lmHead])
 	}
@@ -127,12 +128,14 @@ func (l *cpuLoader) read(ctx context.Context, spec TensorSpec) error {
 	}
 	mat := func(dst *matrix) (err error) {
 		*dst, err = l.matrix(ctx, spec, true)
+		*dst = l.pack(*dst, spec, true)
 		return err
 	}
 	var err error
 	switch spec.Role {
 	case RoleWTE:
 		c.wte, err = l.matrix(ctx, spec, false)
+		c.wte = l.pack(c.wte, spec, false)
 	case RoleWPE:
 		err = vec(&c.wpe)
 	case RoleLNFW, RoleNorm:
@@ -191,6 +194,7 @@ func (l *cpuLoader) readLlama(ctx context.Context, spec TensorSpec, w *cpuLayer)
 	}
 	mat := func(dst *matrix) error {
 		*dst, err = l.matrix(ctx, spec, false)
+		*dst = l.pack(*dst, spec, false)
 		return err
 	}
 	switch spec.Role {
@@ -208,7 +212,7 @@ func (l *cpuLoader) readLlama(ctx context.Context, spec TensorSpec, w *cpuLayer)
 			if len(l.qkv) != 3 {
 				return fmt.Errorf("tensor %s: q, k and v weights out of order", spec.Name) // the table's bug
 			}
-			w.qkvW, l.qkv = concatRows(l.qkv...), nil
+			w.qkvW, l.qkv = l.pack(concatRows(l.qkv...), spec, false), nil
 		}
 	case RoleQB, RoleKB, RoleVB:
 		b, err := l.ck.readFloat32(ctx, spec)
@@ -243,6 +247,21 @@ func (l *cpuLoader) readLlama(ctx context.Context, spec TensorSpec, w *cpuLayer)
 		return fmt.Errorf("tensor %s: role %v is not a block's", spec.Name, spec.Role)
 	}
 	return nil
+}
+
+// pack puts m, read for spec (transposed when transpose is set), in the
+// panel layout where the CPU keeps its matrices so (packPanels), as soon as
+// it is read: the row layout is dropped at once, so loading peaks at one
+// matrix more than the weights read so far.
+func (l *cpuLoader) pack(m matrix, spec TensorSpec, transpose bool) matrix {
+	if l.c.bf16 != bf16Off || kern.panelF32 == nil || len(spec.Shape) != 2 {
+		return m
+	}
+	K := spec.Shape[1] // the row length in (out, in)
+	if transpose {
+		K = spec.Shape[0]
+	}
+	return packPanels(m, K)
 }
 
 // matrix reads the 2-D tensor of spec in its stored dtype (F16 and BF16 as
