@@ -15,8 +15,16 @@ import "sync"
 // and per k loads panelNR/16 vectors of the panel and broadcasts each of the
 // MR elements of a's column k: 2 loads for 28 FMAs at MR = 14, where the
 // 4x4 dot-product blocks load 8 vectors for 16 FMAs and reduce 16 lanes per
-// output. A 64x64 f32 tile is 1.3-1.45x faster on a Xeon with AVX-512
-// (BenchmarkGemmTile, BENCHMARKS.md).
+// output, their a rows streaming from L2. On a Xeon with AVX-512 a 64x64 f32
+// tile runs at 79-83% of the CPU's FMA peak, 1.3-1.6x the dot blocks
+// (BenchmarkGemmTile), and a GPT-2 124M or Qwen2.5-0.5B window takes 1.2x less
+// CPU time (BENCHMARKS.md). Measured there and not taken: blocking k so that
+// a's rows stay in L1 (no faster at these K: a tile reads a's 14 rows once
+// per panel, the panel once per 14 rows, both from L2 at a few bytes a
+// cycle), and 8 x 48 or 6 x 64 register tiles (3-7% faster in a standalone
+// driver, but panels of 48 or 64 channels). A one-row product (the
+// generator's steps) streams the weights from memory either way and did
+// not gain.
 //
 // Every output element is one chain of fused multiply-adds in increasing k,
 // whichever row tile computes it, whatever the tiling: the chain is split
