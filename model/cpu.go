@@ -44,7 +44,9 @@ type CPU struct {
 
 // cpuLayer is one block's weights as the CPU kernels want them: every
 // matrix (out, in), so every matmul reduces along contiguous rows, in float32
-// or in a checkpoint's 16 bits (LoadCPU); the vectors in float32. GPT-2's
+// or in a checkpoint's 16 bits (LoadCPU), or in the f32 mode on AVX-512 the
+// same (out, in) matrix in panels of 32 rows (ops_panel.go); the vectors in
+// float32. GPT-2's
 // Conv1D matrices are transposed to that layout; the Llama family's
 // nn.Linear ones are already in it, with q, k and v stacked into qkvW, o_proj
 // as projW, gate_proj as fcW, up_proj as upW and down_proj as fcProjW. An

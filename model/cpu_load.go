@@ -17,7 +17,9 @@ import (
 // matrix (the blocks', wte and an untied lm_head) stays in its stored dtype,
 // F16 and BF16 as 16 bits that the kernels widen to float32 as they load
 // them, and the block matrices are transposed to the kernels' (out, in)
-// layout tensor by tensor through one reused scratch matrix. The vectors and
+// layout tensor by tensor through one reused scratch matrix (where the
+// kernels read panels, ops_panel.go, every matrix's values are written
+// straight to their places among the panels as they are read). The vectors and
 // wpe are widened to float32. So an F16 checkpoint takes about half the
 // memory of its float32 form, and its results are bit-identical to those of
 // the same weights widened to float32 (Load, then NewCPU). ck may be closed
