@@ -11,7 +11,7 @@ import "sync"
 // (j/panelNR)·K·panelNR + k·panelNR + j%panelNR, the last panel padded with
 // zeros. It is packed once, when the CPU is built (packPanels); no second
 // layout is kept. A product then runs an MR x panelNR register tile of
-// accumulators (panelRows of a: 14, then 8, 4, 2, 1 for the rows left over),
+// accumulators (14 rows of a, then 8, 4, 2, 1 for the rows left over),
 // and per k loads panelNR/16 vectors of the panel and broadcasts each of the
 // MR elements of a's column k: 2 loads for 28 FMAs at MR = 14, where the
 // 4x4 dot-product blocks load 8 vectors for 16 FMAs and reduce 16 lanes per

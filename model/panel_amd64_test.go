@@ -3,7 +3,6 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -162,8 +161,6 @@ func BenchmarkPanelKernelL1(b *testing.B) {
 		b.ReportMetric(float64(2*14*32*K)*float64(b.N)/d.Seconds()/1e9, "GFLOP/cpu-s")
 	}
 }
-
-var _ = fmt.Sprint
 
 // With the AVX-512 kernels (native or emulated), every element of a
 // product with a panel-layout matrix is the contract's one FMA chain in
