@@ -54,8 +54,10 @@ func TestGemmChunked(t *testing.T) {
 // BenchmarkGemmTile times one 64x64 matmul tile (a task of matmulForward)
 // on one core with the kernels in use, whole and split along k, for the
 // row lengths of the benchmark models (GPT-2 768 and 3072, Qwen2.5-0.5B 896
-// and 4864), in float32 and in the bf16 mode where the CPU has
-// AVX512_BF16, and reports GFLOP/s:
+// and 4864), in float32 (the dot-product blocks on rows, f32; and where the
+// set has them the outer-product kernels on panels, f32panel, with float32
+// and with BF16 weights beside the dot blocks on BF16 rows) and in the bf16
+// mode where the CPU has AVX512_BF16, and reports GFLOP/s:
 //
 //	go test ./model/ -run '^$' -bench GemmTile -benchtime 300x
 func BenchmarkGemmTile(b *testing.B) {
@@ -88,6 +90,15 @@ func BenchmarkGemmTile(b *testing.B) {
 				})
 			}
 			run("f32/"+name, func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
+			if kern.panelF32 != nil && !chunked { // the panel kernels' own chunks: panelKc
+				p := packPanels(f32Matrix(w), K)
+				run(fmt.Sprintf("f32panel/K=%d", K), func() { gemmNTW(out, 64, a, nil, K, p, 0, K, 64, 64, K) })
+				p16 := packPanels(matrix{dtype: BF16, u16: w16}, K)
+				run(fmt.Sprintf("f32panel-bf16w/K=%d", K), func() { gemmNTW(out, 64, a, nil, K, p16, 0, K, 64, 64, K) })
+			}
+			if kern.panelF32 != nil {
+				run("f32-bf16w/"+name, func() { gemmNT16(out, 64, a, K, w16, K, 64, 64, K, BF16) })
+			}
 			if hasBF16Kernels() {
 				run("bf16/"+name, func() { gemmBF16(bf16AVX512, out, 64, a16, K, w16, K, 64, 64, K) })
 			}

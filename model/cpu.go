@@ -44,7 +44,9 @@ type CPU struct {
 
 // cpuLayer is one block's weights as the CPU kernels want them: every
 // matrix (out, in), so every matmul reduces along contiguous rows, in float32
-// or in a checkpoint's 16 bits (LoadCPU); the vectors in float32. GPT-2's
+// or in a checkpoint's 16 bits (LoadCPU), or in the f32 mode on AVX-512 the
+// same (out, in) matrix in panels of 32 rows (ops_panel.go); the vectors in
+// float32. GPT-2's
 // Conv1D matrices are transposed to that layout; the Llama family's
 // nn.Linear ones are already in it, with q, k and v stacked into qkvW, o_proj
 // as projW, gate_proj as fcW, up_proj as upW and down_proj as fcProjW. An
@@ -79,10 +81,18 @@ func (l *cpuLayer) matrices() []*matrix {
 // NewCPU prepares m for the CPU forward on threads goroutines (threads <= 0:
 // GOMAXPROCS; at most MaxThreads). It keeps a transposed copy of every block's matrices (as much
 // memory again as the blocks' weights) and references the embeddings, so m
-// stays usable. A nil Weights.LMHead means tied to WTE. A model whose weights
+// stays usable; where the kernels read the panel layout (AVX-512,
+// ops_panel.go) every matrix, the embeddings too, is a packed copy instead.
+// A nil Weights.LMHead means tied to WTE. A model whose weights
 // do not match its Config is not rejected here: Loss reports the problem.
 // NewCPUOwned holds one copy instead.
-func NewCPU(m *Model, threads int) *CPU { return newCPU(m, threads, false) }
+func NewCPU(m *Model, threads int) *CPU {
+	c := newCPU(m, threads, false)
+	if c.err == nil {
+		c.packPanels()
+	}
+	return c
+}
 
 // NewCPUOwned is NewCPU for a Model nobody else uses: it consumes m. Each
 // block matrix is transposed in place (through one scratch matrix), the CPU
@@ -90,9 +100,18 @@ func NewCPU(m *Model, threads int) *CPU { return newCPU(m, threads, false) }
 // embeddings are shared. So the CPU holds one copy of the weights, and the
 // peak while packing is the model plus one block matrix. Results are
 // bit-identical to NewCPU's. After the call m's block matrices are nil: do not
-// use m (or its Reader) for anything else. A model whose weights do not match
+// use m (or its Reader) for anything else. Where the kernels read the panel
+// layout (ops_panel.go) the matrices are packed one after another (the peak
+// one matrix more) and m's embeddings are set to nil too, the CPU holding
+// its packed copy. A model whose weights do not match
 // its Config is left untouched, and Loss reports the problem.
-func NewCPUOwned(m *Model, threads int) *CPU { return newCPU(m, threads, true) }
+func NewCPUOwned(m *Model, threads int) *CPU {
+	c := newCPU(m, threads, true)
+	if c.err == nil && c.packPanels() {
+		m.Weights.WTE, m.Weights.LMHead = nil, nil
+	}
+	return c
+}
 
 // MaxThreads is the most goroutines a CPU uses, whatever it is asked: four
 // per core, at least 64. Each has its own scratch, so a count far above the

@@ -93,3 +93,17 @@ func UseKernels(t testing.TB, name string) {
 	}
 	t.Fatalf("no kernel set %q here", name)
 }
+
+// NoPanels makes the kernel set in use lack its panel kernels until t ends,
+// so that CPUs built meanwhile keep their matrices in rows (the dot-product
+// kernels), for comparisons with the panel layout. Not for parallel tests.
+func NoPanels(t testing.TB) {
+	old := kern
+	k := *kern
+	k.panelF32, k.panelF16, k.panelBF16 = nil, nil, nil
+	kern = &k
+	t.Cleanup(func() { kern = old })
+}
+
+// Panels reports whether c keeps its matrices in the panel layout.
+func (c *CPU) Panels() bool { return c.wte.pk != 0 }

@@ -29,8 +29,9 @@ func (c *CPU) Precision() string {
 func (c *CPU) Threads() int { return c.threads }
 
 // WeightBytes is the host memory the CPU's weights take: 4 bytes a value for
-// float32 tensors, 2 for matrices kept in F16 or BF16 (LoadCPU). A tied
-// lm_head is counted once.
+// float32 tensors, 2 for matrices kept in F16 or BF16 (LoadCPU), the panel
+// layout's zero padding included (ops_panel.go: a matrix's last panel of 32
+// output channels). A tied lm_head is counted once.
 func (c *CPU) WeightBytes() int64 {
 	f := func(x []float32) int64 { return 4 * int64(len(x)) }
 	n := c.wte.bytes() + f(c.wpe) + f(c.lnfw) + f(c.lnfb)

@@ -17,7 +17,9 @@ import (
 // matrix (the blocks', wte and an untied lm_head) stays in its stored dtype,
 // F16 and BF16 as 16 bits that the kernels widen to float32 as they load
 // them, and the block matrices are transposed to the kernels' (out, in)
-// layout tensor by tensor through one reused scratch matrix. The vectors and
+// layout tensor by tensor through one reused scratch matrix (where the
+// kernels read panels, ops_panel.go, every matrix's values are written
+// straight to their places among the panels as they are read). The vectors and
 // wpe are widened to float32. So an F16 checkpoint takes about half the
 // memory of its float32 form, and its results are bit-identical to those of
 // the same weights widened to float32 (Load, then NewCPU). ck may be closed
@@ -88,12 +90,13 @@ func loadCPU(ctx context.Context, ck *Checkpoint, threads int, opt LoadOptions) 
 		}
 		if !tied {
 			spec := cfg.LMHeadSpec()
-			if c.lmHead, err = l.matrix(ctx, spec, false); err != nil {
+			if c.lmHead, err = l.matrix(ctx, spec, false, true); err != nil {
 				return nil, err
 			}
 		}
 		l.report(ck.srcs[lmHead])
 	}
+	c.packPanels()
 	return c, nil
 }
 
@@ -125,13 +128,13 @@ func (l *cpuLoader) read(ctx context.Context, spec TensorSpec) error {
 		return err
 	}
 	mat := func(dst *matrix) (err error) {
-		*dst, err = l.matrix(ctx, spec, true)
+		*dst, err = l.matrix(ctx, spec, true, true)
 		return err
 	}
 	var err error
 	switch spec.Role {
 	case RoleWTE:
-		c.wte, err = l.matrix(ctx, spec, false)
+		c.wte, err = l.matrix(ctx, spec, false, true)
 	case RoleWPE:
 		err = vec(&c.wpe)
 	case RoleLNFW, RoleNorm:
@@ -189,7 +192,7 @@ func (l *cpuLoader) readLlama(ctx context.Context, spec TensorSpec, w *cpuLayer)
 		return err
 	}
 	mat := func(dst *matrix) error {
-		*dst, err = l.matrix(ctx, spec, false)
+		*dst, err = l.matrix(ctx, spec, false, true)
 		return err
 	}
 	switch spec.Role {
@@ -198,7 +201,7 @@ func (l *cpuLoader) readLlama(ctx context.Context, spec TensorSpec, w *cpuLayer)
 	case RolePostNorm:
 		return vec(&w.ln2w)
 	case RoleQW, RoleKW, RoleVW:
-		m, err := l.matrix(ctx, spec, false)
+		m, err := l.matrix(ctx, spec, false, false) // stacked, then packed
 		if err != nil {
 			return err
 		}
@@ -207,7 +210,7 @@ func (l *cpuLoader) readLlama(ctx context.Context, spec TensorSpec, w *cpuLayer)
 			if len(l.qkv) != 3 {
 				return fmt.Errorf("tensor %s: q, k and v weights out of order", spec.Name) // the table's bug
 			}
-			w.qkvW, l.qkv = concatRows(l.qkv...), nil
+			w.qkvW, l.qkv = l.pack(concatRows(l.qkv...), spec, false), nil
 		}
 	case RoleQB, RoleKB, RoleVB:
 		b, err := l.ck.readFloat32(ctx, spec)
@@ -244,12 +247,34 @@ func (l *cpuLoader) readLlama(ctx context.Context, spec TensorSpec, w *cpuLayer)
 	return nil
 }
 
+// pack puts m, read for spec (a Llama-family block's q, k and v stacked),
+// in the panel layout where the CPU keeps its matrices so (packPanels).
+func (l *cpuLoader) pack(m matrix, spec TensorSpec, transpose bool) matrix {
+	if !l.panels() || len(spec.Shape) != 2 {
+		return m
+	}
+	K := spec.Shape[1] // the row length in (out, in)
+	if transpose {
+		K = spec.Shape[0]
+	}
+	return packPanels(m, K)
+}
+
+// panels reports whether the CPU keeps its matrices in the panel layout:
+// the f32 mode where the kernel set has panel kernels.
+func (l *cpuLoader) panels() bool { return l.c.bf16 == bf16Off && kern.panelF32 != nil }
+
 // matrix reads the 2-D tensor of spec in its stored dtype (F16 and BF16 as
 // 16 bits, anything else as float32), transposed from Hugging Face's (in,
 // out) to (out, in) when transpose is set. In the bf16 mode it is rounded
 // to bf16 (toBF16): a float32 tensor as it is read (so no float32 copy of
-// it is ever made), an F16 one in place.
-func (l *cpuLoader) matrix(ctx context.Context, spec TensorSpec, transpose bool) (matrix, error) {
+// it is ever made), an F16 one in place. With pack, where the CPU keeps its
+// matrices in panels (l.panels), the values go straight to their places
+// in the panel layout as they are read: no other copy is made.
+func (l *cpuLoader) matrix(ctx context.Context, spec TensorSpec, transpose, pack bool) (matrix, error) {
+	if pack && l.panels() {
+		return l.storedPanels(ctx, spec, transpose)
+	}
 	m, err := l.stored(ctx, spec, transpose)
 	if err != nil || l.c.bf16 == bf16Off {
 		return m, err
@@ -329,6 +354,67 @@ func put16(dst []uint16, vals []float32, raw []byte, dtype DType) {
 			dst[i] = float16.Fromfloat32(v).Bits()
 		} else {
 			dst[i] = uint16(math.Float32bits(v) >> 16)
+		}
+	}
+}
+
+// storedPanels is stored in the panel layout (f32 mode): every value read
+// is written to its place among the panels, (out, in) element (j, k) of the
+// matrix transposed when transpose is set.
+func (l *cpuLoader) storedPanels(ctx context.Context, spec TensorSpec, transpose bool) (matrix, error) {
+	s, err := l.ck.sourceOf(spec)
+	if err != nil {
+		return matrix{}, err
+	}
+	if len(spec.Shape) != 2 || spec.Shape[0]*spec.Shape[1] != s.n {
+		return matrix{}, fmt.Errorf("tensor %s: shape %v for %d values", spec.Name, spec.Shape, s.n) // checked at open
+	}
+	cols := spec.Shape[1]
+	N, K := spec.Shape[0], cols
+	if transpose {
+		N, K = K, N
+	}
+	n := (N + panelNR - 1) / panelNR * panelNR * K
+	sc := l.ck.getScratch()
+	defer l.ck.putScratch(sc)
+	if s.dtype == F16 || s.dtype == BF16 {
+		m := matrix{dtype: s.dtype, u16: make([]uint16, n), pk: K, n: N}
+		err := s.stream(ctx, sc, func(e int, vals []float32, raw []byte) error {
+			l.u16 = grow(l.u16, len(vals))
+			put16(l.u16[:len(vals)], vals, raw, s.dtype)
+			scatterPanels(m.u16, l.u16[:len(vals)], e, cols, K, transpose)
+			return nil
+		})
+		if err != nil {
+			return matrix{}, err
+		}
+		return m, nil
+	}
+	m := matrix{dtype: F32, f32: make([]float32, n), pk: K, n: N}
+	err = s.stream(ctx, sc, func(e int, vals []float32, _ []byte) error {
+		scatterPanels(m.f32, vals, e, cols, K, transpose)
+		return nil
+	})
+	if err != nil {
+		return matrix{}, err
+	}
+	return m, nil
+}
+
+// scatterPanels writes the values src, elements e on of a stored (rows,
+// cols) tensor, to their places in the panels dst of (out, in) rows K long:
+// stored element (r, c) is (out, in) element (r, c), or (c, r) when
+// transpose is set.
+func scatterPanels[E float32 | uint16](dst, src []E, e, cols, K int, transpose bool) {
+	r, c := e/cols, e%cols
+	for _, v := range src {
+		j, k := r, c
+		if transpose {
+			j, k = c, r
+		}
+		dst[j/panelNR*K*panelNR+k*panelNR+j%panelNR] = v
+		if c++; c == cols {
+			r, c = r+1, 0
 		}
 	}
 }

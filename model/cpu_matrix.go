@@ -20,6 +20,8 @@ type matrix struct {
 	f32   []float32 // the elements when dtype is F32
 	u16   []uint16  // the elements' bits when dtype is F16 or BF16
 	bf    bf16Set   // bf16Off, or the bf16 mode's kernels (dtype BF16)
+	pk    int       // the row length K in the panel layout (ops_panel.go); 0: rows
+	n     int       // the rows (output channels) in the panel layout
 }
 
 // f32Matrix wraps float32 elements.
@@ -36,8 +38,24 @@ func (m matrix) len() int {
 // bytes is the memory the elements take.
 func (m matrix) bytes() int64 { return int64(m.len()) * int64(m.dtype.Size()) }
 
-// widen writes elements [off, off+len(dst)) of m to dst as float32.
+// widen writes elements [off, off+len(dst)) of m, in the row layout's
+// order, to dst as float32.
 func (m matrix) widen(dst []float32, off int) {
+	if m.pk != 0 {
+		for len(dst) > 0 { // row by row
+			j, k := off/m.pk, off%m.pk
+			n := min(len(dst), m.pk-k)
+			if n == m.pk {
+				m.widenRow(dst[:n], j)
+			} else {
+				row := make([]float32, m.pk)
+				m.widenRow(row, j)
+				copy(dst[:n], row[k:])
+			}
+			dst, off = dst[n:], off+n
+		}
+		return
+	}
 	switch m.dtype {
 	case F32:
 		copy(dst, m.f32[off:][:len(dst)])
@@ -64,6 +82,10 @@ func bf16To32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 func gemmNTW(out []float32, ldo int, a []float32, a16 []uint16, lda int, b matrix, off, ldb int, M, N, K int) {
 	if b.bf != bf16Off {
 		gemmBF16(b.bf, out, ldo, a16, lda, b.u16[off:], ldb, M, N, K)
+		return
+	}
+	if b.pk != 0 {
+		gemmPanelW(out, ldo, a, lda, b, off/ldb, M, N, K)
 		return
 	}
 	switch b.dtype {

@@ -79,6 +79,12 @@ func emulateAVX512() error {
 	e.swigluRow = emuRow2(look(swigluRowAVX512))
 	e.geluErfRow = emuRow(look(geluErfRowAVX512))
 	e.rows = emuRows(look, rowsAVX512)
+	e.panelF32 = &panelKernels[float32]{emuPanel[float32](look(panel14x32AVX512)), emuPanel[float32](look(panel8x32AVX512)),
+		emuPanel[float32](look(panel4x32AVX512)), emuPanel[float32](look(panel2x32AVX512)), emuPanel[float32](look(panel1x32AVX512))}
+	e.panelF16 = &panelKernels[uint16]{emuPanel[uint16](look(panel14x32F16AVX512)), emuPanel[uint16](look(panel8x32F16AVX512)),
+		emuPanel[uint16](look(panel4x32F16AVX512)), emuPanel[uint16](look(panel2x32F16AVX512)), emuPanel[uint16](look(panel1x32F16AVX512))}
+	e.panelBF16 = &panelKernels[uint16]{emuPanel[uint16](look(panel14x32BF16AVX512)), emuPanel[uint16](look(panel8x32BF16AVX512)),
+		emuPanel[uint16](look(panel4x32BF16AVX512)), emuPanel[uint16](look(panel2x32BF16AVX512)), emuPanel[uint16](look(panel1x32BF16AVX512))}
 	if firstErr != nil {
 		return firstErr
 	}
@@ -174,6 +180,24 @@ func emuDot[E float32 | uint16](f x86emu.Func) dotKernel[E] {
 	}
 }
 
+func putPanelArgs[E float32 | uint16](fr *x86emu.Frame, a *float32, lda int, p *E, k int, c *float32, ldc int, acc int) {
+	fr.PutPointer(unsafe.Pointer(a))
+	fr.PutUint64(uint64(lda))
+	fr.PutPointer(unsafe.Pointer(p))
+	fr.PutUint64(uint64(k))
+	fr.PutPointer(unsafe.Pointer(c))
+	fr.PutUint64(uint64(ldc))
+	fr.PutUint64(uint64(acc))
+}
+
+func emuPanel[E float32 | uint16](f x86emu.Func) panelKernel[E] {
+	return func(a *float32, lda int, p *E, k int, c *float32, ldc int, acc int) {
+		var fr x86emu.Frame
+		putPanelArgs(&fr, a, lda, p, k, c, ldc, acc)
+		emuCall(new(x86emu.Machine), f, &fr)
+	}
+}
+
 func emuNNCol(f x86emu.Func) func(a *float32, b *float32, ldb int, k int, out *float32) {
 	return func(a *float32, b *float32, ldb int, k int, out *float32) {
 		var fr x86emu.Frame
@@ -256,6 +280,7 @@ func TestAVX512KernelsRun(t *testing.T) {
 		"gemmNT":       func() { gemmNT(out, 40, a, 40, b, 40, 5, 5, 40) },
 		"gemmNT16":     func() { gemmNT16(out, 40, a, 40, b16, 40, 5, 5, 40, BF16) },
 		"gemmNN":       func() { gemmNN(out, 40, a, 40, b, 40, 5, 40, 40) },
+		"gemmPanelW":   func() { gemmNTW(out, 40, a, nil, 40, packPanels(f32Matrix(b), 40), 0, 40, 5, 40, 40) },
 		"dot1x1":       func() { dot1x1(a[:40], b[:40]) },
 		"divMaxRow":    func() { divMaxRow(a[:40], 3) },
 		"maxRow":       func() { maxRow(a[:40]) },
@@ -338,15 +363,6 @@ func region[E any](s []E, write bool) x86emu.Region {
 	return x86emu.Region{Addr: addr(&s[0]), Size: uint64(len(s)) * uint64(unsafe.Sizeof(s[0])), Write: write}
 }
 
-func sameBits(a, b []float32) int {
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return i
-		}
-	}
-	return -1
-}
-
 // Every AVX2 kernel of ops_amd64.s, run in the emulator and natively on the
 // same random inputs (vector bodies and tails; NaN-free values of mixed
 // magnitude; F16/BF16 weights of every finite class), gives bit-identical
@@ -376,6 +392,12 @@ var avx512Kernels = unionOf(rowKernelsOf(rowsAVX512, "AVX512"), map[string]any{
 	"dot4x4F16StartAVX512": dot4x4F16StartAVX512, "dot4x4F16MidAVX512": dot4x4F16MidAVX512, "dot4x4F16EndAVX512": dot4x4F16EndAVX512,
 	"dot4x4BF16StartAVX512": dot4x4BF16StartAVX512, "dot4x4BF16MidAVX512": dot4x4BF16MidAVX512, "dot4x4BF16EndAVX512": dot4x4BF16EndAVX512,
 	"roundBF16RowAVX512": roundBF16RowAVX512,
+	"panel14x32AVX512":   panel14x32AVX512, "panel8x32AVX512": panel8x32AVX512, "panel4x32AVX512": panel4x32AVX512,
+	"panel2x32AVX512": panel2x32AVX512, "panel1x32AVX512": panel1x32AVX512,
+	"panel14x32F16AVX512": panel14x32F16AVX512, "panel8x32F16AVX512": panel8x32F16AVX512, "panel4x32F16AVX512": panel4x32F16AVX512,
+	"panel2x32F16AVX512": panel2x32F16AVX512, "panel1x32F16AVX512": panel1x32F16AVX512,
+	"panel14x32BF16AVX512": panel14x32BF16AVX512, "panel8x32BF16AVX512": panel8x32BF16AVX512, "panel4x32BF16AVX512": panel4x32BF16AVX512,
+	"panel2x32BF16AVX512": panel2x32BF16AVX512, "panel1x32BF16AVX512": panel1x32BF16AVX512,
 })
 
 // Every AVX-512 kernel, emulated with its operands sized exactly as it
@@ -428,7 +450,7 @@ func TestAVX512KernelsInBounds(t *testing.T) {
 // bounds, and, if native, natively too, requiring the same bits.
 func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, native bool) {
 	r := rand.New(rand.NewPCG(41, 42))
-	shape := regexp.MustCompile(`^(dot|nn|dpbf)(\d)x(\d)`)
+	shape := regexp.MustCompile(`^(dot|nn|dpbf|panel)(\d+)x(\d+)`)
 	n := 0
 	for _, name := range asmKernels(t) {
 		if !strings.HasSuffix(name, suffix) {
@@ -534,6 +556,16 @@ func checkKernels(t *testing.T, suffix string, table map[string]any, lanes int, 
 					return v
 				}
 				checkEmuChunk(t, r, f, name, k, func(n int) []float32 { return mixedVec(r, n) }, w16)
+			case func(*float32, int, *float32, int, *float32, int, int):
+				k, _ := kernel.(func(*float32, int, *float32, int, *float32, int, int))
+				checkEmuPanel(t, r, f, rows, F32, k, nil)
+			case func(*float32, int, *uint16, int, *float32, int, int):
+				k, _ := kernel.(func(*float32, int, *uint16, int, *float32, int, int))
+				dtype := F16
+				if strings.Contains(name, "BF16") {
+					dtype = BF16
+				}
+				checkEmuPanel(t, r, f, rows, dtype, nil, k)
 			case func(*float32, *float32, int, int, *float32):
 				for _, K := range []int{1, 2, 9, 33} {
 					ldb := 3

@@ -344,6 +344,81 @@ func accBiasRowsAVX512(o *float32, ldo int, v *float32, ldv int, b *float32, row
 //go:noescape
 func roundBF16RowAVX512(dst *uint16, x *float32, n int)
 
+// panel14x32AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 14, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel14x32AVX512(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel8x32AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 8, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel8x32AVX512(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel4x32AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 4, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel4x32AVX512(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel2x32AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 2, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel2x32AVX512(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel1x32AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 1, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel1x32AVX512(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel14x32F16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 14, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel14x32F16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel8x32F16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 8, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel8x32F16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel4x32F16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 4, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel4x32F16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel2x32F16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 2, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel2x32F16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel1x32F16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 1, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel1x32F16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel14x32BF16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 14, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel14x32BF16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel8x32BF16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 8, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel8x32BF16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel4x32BF16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 4, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel4x32BF16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel2x32BF16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 2, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel2x32BF16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel1x32BF16AVX512 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 1, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel1x32BF16AVX512(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
 // dpbf4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4, a and b bf16, as VDPBF16PS computes it (16 lanes of pairs, the tail zero-padded, lanes reduced in a fixed tree).
 //
 //go:noescape

@@ -19,6 +19,11 @@ type kernelTable struct {
 	swigluRow  func(g, u []float32)
 	geluErfRow func(x []float32)
 
+	// The outer-product kernels of the panel layout (ops_panel.go); nil
+	// where the set has none (its matrices stay in rows).
+	panelF32            *panelKernels[float32]
+	panelF16, panelBF16 *panelKernels[uint16]
+
 	rowKernels // the norms', rotary embedding's and matmul epilogue's (ops_rows.go)
 }
 
@@ -26,7 +31,7 @@ type kernelTable struct {
 var genericKernels = kernelTable{
 	kernelsGeneric, gemmNTGeneric, gemmNT16Generic, gemmNNGeneric, dot1x1Generic,
 	divMaxRowGeneric, maxRowGeneric, mulRowGeneric, expSubRowGeneric, sumExpSubGeneric, geluRowGeneric, swigluRowGeneric,
-	geluErfRowGeneric, genericRowKernels,
+	geluErfRowGeneric, nil, nil, nil, genericRowKernels,
 }
 
 // dot1x1 returns the dot product of a and b (as long as a) as gemmNT computes

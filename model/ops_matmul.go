@@ -18,6 +18,15 @@ import (
 // of an element therefore never depends on how the work was tiled or split
 // between goroutines: the forward is bit-identical for any thread count, and a
 // row's result does not depend on the other rows of the batch.
+//
+// Where the kernel set has outer-product kernels (AVX-512) the f32 mode keeps
+// its weight matrices in panels instead (ops_panel.go), and an element of a
+// product with one is a single chain of fused multiply-adds in increasing k,
+// from zero, whichever register tile (14, 8, 4, 2 or 1 rows) computes it: a
+// chain split along k (at multiples of panelKc) goes on from the partial sum
+// stored exactly in between, so neither the tiling nor the chunking nor the
+// thread count changes a bit. Products of activations with activations
+// (attention) keep the forms above.
 
 // blockKernel is the signature of the generated dot-product blocks:
 // out[i*ldo+j] = a_i · b_j for the block's rows a_i (stride lda elements of

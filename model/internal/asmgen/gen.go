@@ -77,6 +77,11 @@ func Generate() (asm, stubs []byte, err error) {
 		g.swiglu()
 		g.rows()
 		if s.lanes == 16 {
+			for _, e := range elems {
+				for _, sh := range panelShapes {
+					g.panel(sh.R, sh.V, e)
+				}
+			}
 			for _, shape := range [][2]int{{4, 4}, {1, 4}, {1, 1}} {
 				g.dpbf(shape[0], shape[1], wholeProduct)
 			}
