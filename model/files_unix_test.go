@@ -74,6 +74,17 @@ func TestLoadRefusesFIFO(t *testing.T) {
 			wantErr(t, within(t, 5*time.Second, fifo, load), fifo, "named pipe")
 		})
 	}
+	// The Llama family's tokenizer.json is read by LoadJSON itself (and its
+	// tokenizer_config.json beside it): a FIFO there hung the CLI.
+	t.Run("tokenizer.json", func(t *testing.T) {
+		fifo := filepath.Join(t.TempDir(), tokenizer.TokenizerFile)
+		replaceWithFIFO(t, fifo)
+		err := within(t, 5*time.Second, fifo, func() error {
+			_, err := tokenizer.LoadJSON(fifo)
+			return err
+		})
+		wantErr(t, err, fifo, "named pipe")
+	})
 	t.Run("file argument", func(t *testing.T) {
 		fifo := filepath.Join(t.TempDir(), "x.safetensors")
 		replaceWithFIFO(t, fifo)
@@ -133,4 +144,20 @@ func TestLoadBrokenSymlinks(t *testing.T) {
 	os.Symlink("/nonexistent/blob", link)
 	_, err := model.Load(link)
 	wantErr(t, err, link, "symbolic link", "/nonexistent/blob")
+}
+
+// A tokenizer file larger than tokenizer.MaxFileBytes is refused by its
+// size, before it is read (a sparse file: no disk is used).
+func TestTokenizerFileTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), tokenizer.TokenizerFile)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(tokenizer.MaxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = tokenizer.LoadJSON(path)
+	wantErr(t, err, path, "more than the limit")
 }

@@ -72,7 +72,7 @@ var rules = map[string]rule{
 	"model":                            {ours: []string{"model/exactsum", "internal/sysmem", "internal/infile"}, others: []string{"github.com/x448/float16", "golang.org/x/sys"}},
 	"model/exactsum":                   {}, // exact, order-independent sums of the NLLs
 	"model/hub":                        {ours: []string{"internal/download"}},
-	"model/tokenizer":                  {ours: []string{"model/tokenizer/internal/regex", "model/tokenizer/internal/ucd"}, others: []string{"github.com/tiktoken-go/tokenizer", "golang.org/x/text"}},
+	"model/tokenizer":                  {ours: []string{"model/tokenizer/internal/regex", "model/tokenizer/internal/ucd", "internal/infile"}, others: []string{"github.com/tiktoken-go/tokenizer", "golang.org/x/text"}},
 	"model/tokenizer/internal/regex":   {ours: []string{"model/tokenizer/internal/ucd"}},                       // the Split patterns of tokenizer.json, as Oniguruma reads them
 	"model/tokenizer/internal/ucd":     {},                                                                     // Unicode tables of Hugging Face's versions
 	"model/tokenizer/internal/ucd/gen": {},                                                                     // go generate: the tables from the npm Unicode data

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 )
 
 // ConfigFile is the file beside tokenizer.json that transformers reads with
@@ -65,9 +64,9 @@ func readConfig(path string) (*tokenizerConfig, []byte, error) {
 	if err != nil || !ok {
 		return &tokenizerConfig{path: path}, nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load tokenizer: %w", err)
+		return nil, nil, err
 	}
 	cfg, err := parseConfig(data, path)
 	return cfg, data, err

@@ -8,27 +8,45 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // maxID bounds token ids in vocabulary files, so a corrupt id cannot make the
 // decode table huge.
 const maxID = 1 << 24
 
+// MaxFileBytes is the largest tokenizer file read (tokenizer.json,
+// vocab.json, merges.txt, tokenizer_config.json): a tokenizer.json of
+// 262,144 tokens and their merges is about 33 MB; a file past the limit is
+// refused before it is read.
+const MaxFileBytes = 256 << 20
+
+// readFile reads a tokenizer file: a regular file (a FIFO or device there
+// is refused before it is opened, which would block) of at most
+// MaxFileBytes.
+func readFile(path string) ([]byte, error) {
+	data, err := infile.ReadFile(path, MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	return data, nil
+}
+
 // LoadFiles returns the tokenizer of a GPT-2 vocab.json (token text -> id) and
 // merges.txt (one "left right" merge per line, by rank, after an optional
 // "#version" line). A pair listed twice keeps its last rank.
 func LoadFiles(vocabPath, mergesPath string) (*Tokenizer, error) {
-	vocabData, err := os.ReadFile(vocabPath)
+	vocabData, err := readFile(vocabPath)
 	if err != nil {
-		return nil, fmt.Errorf("load tokenizer: %w", err)
+		return nil, err
 	}
-	mergesData, err := os.ReadFile(mergesPath)
+	mergesData, err := readFile(mergesPath)
 	if err != nil {
-		return nil, fmt.Errorf("load tokenizer: %w", err)
+		return nil, err
 	}
 	var vocab map[string]int64
 	if err := json.Unmarshal(vocabData, &vocab); err != nil {
@@ -104,9 +122,9 @@ func parseMergesTxt(data []byte, path string) ([]mergeRule, error) {
 // only when it rebuilds the tokenizer from tokenizer.model (see
 // tokenizerConfig).
 func LoadJSON(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("load tokenizer: %w", err)
+		return nil, err
 	}
 	return loadJSON(data, path, func() (*tokenizerConfig, []byte, error) {
 		return readConfig(filepath.Join(filepath.Dir(path), ConfigFile))

@@ -357,7 +357,7 @@ func Load(dir string) (*Tokenizer, error) {
 // files of other models were read), judged by its pre-tokenizer, normalizer
 // and model without building its vocabulary.
 func gpt2JSON(path string) bool {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return true
 	}
