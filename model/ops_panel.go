@@ -46,15 +46,18 @@ var panelKc = 2048
 // Σ_k a[i*lda+k]·p[k*panelNR+j], one FMA chain per element in increasing k.
 type panelKernel[E float32 | uint16] func(a *float32, lda int, p *E, k int, c *float32, ldc int, acc int)
 
+// panelTile is one panel kernel and the rows of a it takes.
+type panelTile[E float32 | uint16] struct {
+	R int
+	f panelKernel[E]
+}
+
 // panelKernels are one set's outer-product kernels for one element type of
-// the panel, for R = panelTileRows[i] rows.
-type panelKernels[E float32 | uint16] [len(panelTileRows)]panelKernel[E]
+// the panel, largest row tile first, the last one row.
+type panelKernels[E float32 | uint16] []panelTile[E]
 
-// panelMR is the rows of the main register tile.
+// panelMR is the rows of the largest register tile of any set (AVX-512's).
 const panelMR = 14
-
-// panelTileRows are the row counts of the panel kernels, largest first.
-var panelTileRows = [...]int{panelMR, 8, 4, 2, 1}
 
 // packPanels returns m (rows of K elements, in the row layout) in the panel
 // layout.
@@ -138,7 +141,8 @@ func gemmPanel[E float32 | uint16](ks *panelKernels[E], out []float32, ldo int, 
 		}
 		pq := p[q*K*panelNR:]
 		i := 0
-		for t, R := range panelTileRows {
+		for _, t := range *ks {
+			R := t.R
 			for ; i+R <= M; i += R {
 				var c *float32
 				ldc := ldo
@@ -152,7 +156,7 @@ func gemmPanel[E float32 | uint16](ks *panelKernels[E], out []float32, ldo int, 
 					if k0 > 0 {
 						acc = 1
 					}
-					ks[t](&a[i*lda+k0], lda, &pq[k0*panelNR], min(panelKc, K-k0), c, ldc, acc)
+					t.f(&a[i*lda+k0], lda, &pq[k0*panelNR], min(panelKc, K-k0), c, ldc, acc)
 				}
 				if !whole {
 					for r := range R {
