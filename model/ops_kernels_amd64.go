@@ -17,9 +17,10 @@ import (
 // zero-extension and a shift into the upper half), so they compute exactly
 // what the float32 kernels compute on the widened weights.
 //
-// Weight products in the panel layout (AVX-512, f32 mode; ops_panel.go): one
-// FMA chain per element in increasing k, the panel's 16-bit weights widened
-// as they load. Dot products (gemmNT): lane l of an accumulator sums a[k]·b[k] for k ≡ l
+// Weight products in the panel layout (f32 mode, both sets; ops_panel.go):
+// one FMA chain per element in increasing k, the panel's 16-bit weights
+// widened as they load, so the AVX2 and AVX-512 panel kernels give the same
+// bits. Dot products (gemmNT): lane l of an accumulator sums a[k]·b[k] for k ≡ l
 // (mod lanes) in increasing k with fused multiply-adds; the lanes are reduced in
 // a fixed tree; then the K%lanes tail is added in increasing k (separate
 // multiply and add). Every block shape (4x4 or 3x4, 1x4, 1x1) does exactly this

@@ -33,7 +33,8 @@ import "sync"
 // panel kernels given a panel matrix: only when tests switch sets) is one
 // chain of separate multiplies and adds in increasing k, as dot1x1Generic.
 
-// panelNR is the output channels of a panel: two 16-lane vectors.
+// panelNR is the output channels of a panel: two 16-lane vectors, or four
+// 8-lane ones.
 const panelNR = 32
 
 // panelKc is the longest stretch of k a panel kernel call takes; longer
