@@ -44,9 +44,9 @@ type CPU struct {
 
 // cpuLayer is one block's weights as the CPU kernels want them: every
 // matrix (out, in), so every matmul reduces along contiguous rows, in float32
-// or in a checkpoint's 16 bits (LoadCPU), or in the f32 mode on AVX-512 the
-// same (out, in) matrix in panels of 32 rows (ops_panel.go); the vectors in
-// float32. GPT-2's
+// or in a checkpoint's 16 bits (LoadCPU), or in the f32 mode with the
+// AVX-512 or AVX2 kernels the same (out, in) matrix in panels of 32 rows
+// (ops_panel.go); the vectors in float32. GPT-2's
 // Conv1D matrices are transposed to that layout; the Llama family's
 // nn.Linear ones are already in it, with q, k and v stacked into qkvW, o_proj
 // as projW, gate_proj as fcW, up_proj as upW and down_proj as fcProjW. An
@@ -81,7 +81,7 @@ func (l *cpuLayer) matrices() []*matrix {
 // NewCPU prepares m for the CPU forward on threads goroutines (threads <= 0:
 // GOMAXPROCS; at most MaxThreads). It keeps a transposed copy of every block's matrices (as much
 // memory again as the blocks' weights) and references the embeddings, so m
-// stays usable; where the kernels read the panel layout (AVX-512,
+// stays usable; where the kernels read the panel layout (AVX-512 or AVX2,
 // ops_panel.go) every matrix, the embeddings too, is a packed copy instead.
 // A nil Weights.LMHead means tied to WTE. A model whose weights
 // do not match its Config is not rejected here: Loss reports the problem.

@@ -79,12 +79,12 @@ func emulateAVX512() error {
 	e.swigluRow = emuRow2(look(swigluRowAVX512))
 	e.geluErfRow = emuRow(look(geluErfRowAVX512))
 	e.rows = emuRows(look, rowsAVX512)
-	e.panelF32 = &panelKernels[float32]{emuPanel[float32](look(panel14x32AVX512)), emuPanel[float32](look(panel8x32AVX512)),
-		emuPanel[float32](look(panel4x32AVX512)), emuPanel[float32](look(panel2x32AVX512)), emuPanel[float32](look(panel1x32AVX512))}
-	e.panelF16 = &panelKernels[uint16]{emuPanel[uint16](look(panel14x32F16AVX512)), emuPanel[uint16](look(panel8x32F16AVX512)),
-		emuPanel[uint16](look(panel4x32F16AVX512)), emuPanel[uint16](look(panel2x32F16AVX512)), emuPanel[uint16](look(panel1x32F16AVX512))}
-	e.panelBF16 = &panelKernels[uint16]{emuPanel[uint16](look(panel14x32BF16AVX512)), emuPanel[uint16](look(panel8x32BF16AVX512)),
-		emuPanel[uint16](look(panel4x32BF16AVX512)), emuPanel[uint16](look(panel2x32BF16AVX512)), emuPanel[uint16](look(panel1x32BF16AVX512))}
+	e.panelF32 = &panelKernels[float32]{{14, emuPanel[float32](look(panel14x32AVX512))}, {8, emuPanel[float32](look(panel8x32AVX512))},
+		{4, emuPanel[float32](look(panel4x32AVX512))}, {2, emuPanel[float32](look(panel2x32AVX512))}, {1, emuPanel[float32](look(panel1x32AVX512))}}
+	e.panelF16 = &panelKernels[uint16]{{14, emuPanel[uint16](look(panel14x32F16AVX512))}, {8, emuPanel[uint16](look(panel8x32F16AVX512))},
+		{4, emuPanel[uint16](look(panel4x32F16AVX512))}, {2, emuPanel[uint16](look(panel2x32F16AVX512))}, {1, emuPanel[uint16](look(panel1x32F16AVX512))}}
+	e.panelBF16 = &panelKernels[uint16]{{14, emuPanel[uint16](look(panel14x32BF16AVX512))}, {8, emuPanel[uint16](look(panel8x32BF16AVX512))},
+		{4, emuPanel[uint16](look(panel4x32BF16AVX512))}, {2, emuPanel[uint16](look(panel2x32BF16AVX512))}, {1, emuPanel[uint16](look(panel1x32BF16AVX512))}}
 	if firstErr != nil {
 		return firstErr
 	}
@@ -323,6 +323,9 @@ var avx2Kernels = unionOf(rowKernelsOf(rowsAVX2, "AVX2"), map[string]any{
 	"nnColAVX2": nnColAVX2, "divMaxRowAVX2": divMaxRowAVX2, "maxRowAVX2": maxRowAVX2, "mulRowAVX2": mulRowAVX2,
 	"expSubRowAVX2": expSubRowAVX2, "sumExpSubAVX2": sumExpSubAVX2, "geluRowAVX2": geluRowAVX2,
 	"swigluRowAVX2": swigluRowAVX2, "geluErfRowAVX2": geluErfRowAVX2,
+	"panel6x32AVX2": panel6x32AVX2, "panel4x32AVX2": panel4x32AVX2, "panel2x32AVX2": panel2x32AVX2, "panel1x32AVX2": panel1x32AVX2,
+	"panel6x32F16AVX2": panel6x32F16AVX2, "panel4x32F16AVX2": panel4x32F16AVX2, "panel2x32F16AVX2": panel2x32F16AVX2, "panel1x32F16AVX2": panel1x32F16AVX2,
+	"panel6x32BF16AVX2": panel6x32BF16AVX2, "panel4x32BF16AVX2": panel4x32BF16AVX2, "panel2x32BF16AVX2": panel2x32BF16AVX2, "panel1x32BF16AVX2": panel1x32BF16AVX2,
 })
 
 // asmKernels lists the TEXT symbols of ops_amd64.s.

@@ -149,6 +149,66 @@ func addBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows 
 //go:noescape
 func accBiasRowsAVX2(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
 
+// panel6x32AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 6, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel6x32AVX2(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel4x32AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 4, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel4x32AVX2(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel2x32AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 2, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel2x32AVX2(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel1x32AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 1, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel1x32AVX2(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
+
+// panel6x32F16AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 6, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel6x32F16AVX2(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel4x32F16AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 4, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel4x32F16AVX2(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel2x32F16AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 2, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel2x32F16AVX2(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel1x32F16AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 1, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel1x32F16AVX2(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel6x32BF16AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 6, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel6x32BF16AVX2(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel4x32BF16AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 4, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel4x32BF16AVX2(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel2x32BF16AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 2, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel2x32BF16AVX2(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// panel1x32BF16AVX2 accumulates c[i*ldc+j] (from 0 where acc == 0) += Σ_k a[i*lda+k]·p[k*32+j] for i < 1, j < 32, one FMA chain per element in increasing k.
+//
+//go:noescape
+func panel1x32BF16AVX2(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
 // dot4x4AVX512 sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 4, j < 4 (16 lanes).
 //
 //go:noescape

@@ -17,9 +17,10 @@ import (
 // zero-extension and a shift into the upper half), so they compute exactly
 // what the float32 kernels compute on the widened weights.
 //
-// Weight products in the panel layout (AVX-512, f32 mode; ops_panel.go): one
-// FMA chain per element in increasing k, the panel's 16-bit weights widened
-// as they load. Dot products (gemmNT): lane l of an accumulator sums a[k]·b[k] for k ≡ l
+// Weight products in the panel layout (f32 mode, both sets; ops_panel.go):
+// one FMA chain per element in increasing k, the panel's 16-bit weights
+// widened as they load, so the AVX2 and AVX-512 panel kernels give the same
+// bits. Dot products (gemmNT): lane l of an accumulator sums a[k]·b[k] for k ≡ l
 // (mod lanes) in increasing k with fused multiply-adds; the lanes are reduced in
 // a fixed tree; then the K%lanes tail is added in increasing k (separate
 // multiply and add). Every block shape (4x4 or 3x4, 1x4, 1x1) does exactly this
@@ -123,7 +124,10 @@ var (
 		dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2, chunkKernels[float32, uint16]{}},
 		nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2,
 		divMaxRowAVX2, maxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2, swigluRowAVX2, geluErfRowAVX2,
-		rowsAVX2, nil, nil, nil,
+		rowsAVX2,
+		&panelKernels[float32]{{6, panel6x32AVX2}, {4, panel4x32AVX2}, {2, panel2x32AVX2}, {1, panel1x32AVX2}},
+		&panelKernels[uint16]{{6, panel6x32F16AVX2}, {4, panel4x32F16AVX2}, {2, panel2x32F16AVX2}, {1, panel1x32F16AVX2}},
+		&panelKernels[uint16]{{6, panel6x32BF16AVX2}, {4, panel4x32BF16AVX2}, {2, panel2x32BF16AVX2}, {1, panel1x32BF16AVX2}},
 	}
 	vecAVX512 = &vecKernels{
 		16,
@@ -136,9 +140,9 @@ var (
 		nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512,
 		divMaxRowAVX512, maxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512, swigluRowAVX512,
 		geluErfRowAVX512, rowsAVX512,
-		&panelKernels[float32]{panel14x32AVX512, panel8x32AVX512, panel4x32AVX512, panel2x32AVX512, panel1x32AVX512},
-		&panelKernels[uint16]{panel14x32F16AVX512, panel8x32F16AVX512, panel4x32F16AVX512, panel2x32F16AVX512, panel1x32F16AVX512},
-		&panelKernels[uint16]{panel14x32BF16AVX512, panel8x32BF16AVX512, panel4x32BF16AVX512, panel2x32BF16AVX512, panel1x32BF16AVX512},
+		&panelKernels[float32]{{14, panel14x32AVX512}, {8, panel8x32AVX512}, {4, panel4x32AVX512}, {2, panel2x32AVX512}, {1, panel1x32AVX512}},
+		&panelKernels[uint16]{{14, panel14x32F16AVX512}, {8, panel8x32F16AVX512}, {4, panel4x32F16AVX512}, {2, panel2x32F16AVX512}, {1, panel1x32F16AVX512}},
+		&panelKernels[uint16]{{14, panel14x32BF16AVX512}, {8, panel8x32BF16AVX512}, {4, panel4x32BF16AVX512}, {2, panel2x32BF16AVX512}, {1, panel1x32BF16AVX512}},
 	}
 )
 

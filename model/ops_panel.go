@@ -4,27 +4,47 @@ import "sync"
 
 // The panel layout of the weight matrices, for the outer-product kernels.
 //
-// Where the kernel set has panel kernels (AVX-512), the f32 mode keeps every
-// weight matrix (the blocks', wte and an untied lm_head; F32, F16 or BF16)
-// in panels of panelNR output channels instead of rows: panel p holds
-// channels [p·panelNR, (p+1)·panelNR) k-major, element (j, k) at
-// (j/panelNR)·K·panelNR + k·panelNR + j%panelNR, the last panel padded with
-// zeros. It is packed once, when the CPU is built (packPanels); no second
-// layout is kept. A product then runs an MR x panelNR register tile of
-// accumulators (14 rows of a, then 8, 4, 2, 1 for the rows left over),
-// and per k loads panelNR/16 vectors of the panel and broadcasts each of the
-// MR elements of a's column k: 2 loads for 28 FMAs at MR = 14, where the
-// 4x4 dot-product blocks load 8 vectors for 16 FMAs and reduce 16 lanes per
-// output, their a rows streaming from L2. On a Xeon with AVX-512 a 64x64 f32
-// tile runs at 79-83% of the CPU's FMA peak, 1.3-1.6x the dot blocks
-// (BenchmarkGemmTile), and a GPT-2 124M or Qwen2.5-0.5B window takes 1.2x less
-// CPU time (BENCHMARKS.md). Measured there and not taken: blocking k so that
-// a's rows stay in L1 (no faster at these K: a tile reads a's 14 rows once
-// per panel, the panel once per 14 rows, both from L2 at a few bytes a
-// cycle), and 8 x 48 or 6 x 64 register tiles (3-7% faster in a standalone
-// driver, but panels of 48 or 64 channels). A one-row product (the
-// generator's steps) streams the weights from memory either way and did
-// not gain.
+// Where the kernel set has panel kernels (AVX-512 and AVX2: one layout for
+// both), the f32 mode keeps every weight matrix (the blocks', wte and an
+// untied lm_head; F32, F16 or BF16) in panels of panelNR output channels
+// instead of rows: panel p holds channels [p·panelNR, (p+1)·panelNR)
+// k-major, element (j, k) at (j/panelNR)·K·panelNR + k·panelNR + j%panelNR,
+// the last panel padded with zeros. It is packed once, when the CPU is
+// built (packPanels); no second layout is kept. A product then runs a
+// register tile of accumulators over a panel, per k loading the tile's
+// vectors of the panel and broadcasting each of its rows' elements of a's
+// column k:
+//
+//   - AVX-512: 14 rows x 32 channels (28 zmm; then 8, 4, 2, 1 rows for the
+//     rows left over), 2 loads for 28 FMAs, where the 4x4 dot-product
+//     blocks load 8 vectors for 16 FMAs and reduce 16 lanes per output,
+//     their a rows streaming from L2. On a Xeon a 64x64 f32 tile runs at
+//     79-83% of the CPU's FMA peak, 1.3-1.6x the dot blocks
+//     (BenchmarkGemmTile), and a GPT-2 124M or Qwen2.5-0.5B window takes
+//     1.2x less CPU time (BENCHMARKS.md). Measured there and not taken:
+//     blocking k so that a's rows stay in L1 (no faster at these K: a tile
+//     reads a's 14 rows once per panel, the panel once per 14 rows, both
+//     from L2 at a few bytes a cycle), and 8 x 48 or 6 x 64 register tiles
+//     (3-7% faster in a standalone driver, but panels of 48 or 64
+//     channels).
+//   - AVX2 (16 ymm): 6 rows x 16 channels, half a panel (12 accumulators,
+//     2 panel vectors, 1 broadcast: 8 loads for 12 FMAs, where the 3x4 dot
+//     blocks load 7 vectors for 12 FMAs and reduce 8 lanes per output), the
+//     kernel running the panel's two halves one after the other over all
+//     of its k; 4 rows alike, 2 rows and 1 in one pass of 4 vectors (8 and
+//     4 accumulators). On the same Xeon running this set the 6 x 16
+//     kernel reaches 98% of the core's 256-bit FMA peak on operands in L1
+//     (BenchmarkPanelKernelL1), a 64x64 f32 tile 1.05-1.30x (median
+//     1.11x) the 3x4 dot blocks at K = 768 and 1.13-1.24x at K = 3072 and
+//     4864: the dot blocks there already run at 74-89% of that peak, which
+//     caps the gain. A GPT-2 124M window takes 1.06-1.08x less CPU time (1.14-1.17x
+//     from F16 weights, whose dot blocks widen every row of b they load),
+//     a Qwen2.5-0.5B window 1.02-1.05x (BENCHMARKS.md). Measured there and
+//     not taken: blocking k (256 to 2048) so that the tile's 6 rows of a
+//     stay in L1 between the two passes (no faster).
+//
+// A one-row product (the generator's steps) streams the weights from
+// memory either way and did not gain on AVX-512.
 //
 // Every output element is one chain of fused multiply-adds in increasing k,
 // whichever row tile computes it, whatever the tiling: the chain is split
@@ -33,7 +53,8 @@ import "sync"
 // panel kernels given a panel matrix: only when tests switch sets) is one
 // chain of separate multiplies and adds in increasing k, as dot1x1Generic.
 
-// panelNR is the output channels of a panel: two 16-lane vectors.
+// panelNR is the output channels of a panel: two 16-lane vectors, or four
+// 8-lane ones.
 const panelNR = 32
 
 // panelKc is the longest stretch of k a panel kernel call takes; longer
@@ -46,15 +67,18 @@ var panelKc = 2048
 // Σ_k a[i*lda+k]·p[k*panelNR+j], one FMA chain per element in increasing k.
 type panelKernel[E float32 | uint16] func(a *float32, lda int, p *E, k int, c *float32, ldc int, acc int)
 
+// panelTile is one panel kernel and the rows of a it takes.
+type panelTile[E float32 | uint16] struct {
+	R int
+	f panelKernel[E]
+}
+
 // panelKernels are one set's outer-product kernels for one element type of
-// the panel, for R = panelTileRows[i] rows.
-type panelKernels[E float32 | uint16] [len(panelTileRows)]panelKernel[E]
+// the panel, largest row tile first, the last one row.
+type panelKernels[E float32 | uint16] []panelTile[E]
 
-// panelMR is the rows of the main register tile.
+// panelMR is the rows of the largest register tile of any set (AVX-512's).
 const panelMR = 14
-
-// panelTileRows are the row counts of the panel kernels, largest first.
-var panelTileRows = [...]int{panelMR, 8, 4, 2, 1}
 
 // packPanels returns m (rows of K elements, in the row layout) in the panel
 // layout.
@@ -138,7 +162,8 @@ func gemmPanel[E float32 | uint16](ks *panelKernels[E], out []float32, ldo int, 
 		}
 		pq := p[q*K*panelNR:]
 		i := 0
-		for t, R := range panelTileRows {
+		for _, t := range *ks {
+			R := t.R
 			for ; i+R <= M; i += R {
 				var c *float32
 				ldc := ldo
@@ -152,7 +177,7 @@ func gemmPanel[E float32 | uint16](ks *panelKernels[E], out []float32, ldo int, 
 					if k0 > 0 {
 						acc = 1
 					}
-					ks[t](&a[i*lda+k0], lda, &pq[k0*panelNR], min(panelKc, K-k0), c, ldc, acc)
+					t.f(&a[i*lda+k0], lda, &pq[k0*panelNR], min(panelKc, K-k0), c, ldc, acc)
 				}
 				if !whole {
 					for r := range R {

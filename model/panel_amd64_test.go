@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/wgpu-eval/wgpu-eval/internal/x86emu"
 )
 
@@ -141,54 +143,120 @@ func checkEmuPanel(t *testing.T, r *rand.Rand, f x86emu.Func, rows int, dtype DT
 	}
 }
 
-// BenchmarkPanelKernelL1 times the 14x32 kernel on operands in L1 (K =
-// 256): the kernel's own throughput.
+// BenchmarkPanelKernelL1 times each vector set's main panel kernel
+// (AVX-512: 14x32, AVX2: 6x32) on operands in L1 (K = 256): the kernel's
+// own throughput.
 func BenchmarkPanelKernelL1(b *testing.B) {
-	if !hasAVX512() {
-		b.Skip("needs AVX-512")
-	}
-	K := 256
-	a, p := make([]float32, 14*K), make([]float32, 32*K)
-	for i := range a {
-		a[i] = 0.001
-	}
-	c := make([]float32, 14*32)
-	cpu0 := procCPU()
-	for range b.N {
-		panel14x32AVX512(&a[0], K, &p[0], K, &c[0], 32, 0)
-	}
-	if d := procCPU() - cpu0; d > 0 {
-		b.ReportMetric(float64(2*14*32*K)*float64(b.N)/d.Seconds()/1e9, "GFLOP/cpu-s")
+	for _, k := range []struct {
+		name string
+		ok   bool
+		R    int
+		f    panelKernel[float32]
+	}{
+		{"avx512", hasAVX512(), 14, panel14x32AVX512},
+		{"avx2", cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C, 6, panel6x32AVX2},
+	} {
+		b.Run(k.name, func(b *testing.B) {
+			if !k.ok {
+				b.Skip("this CPU cannot run the kernel natively")
+			}
+			K := 256
+			a, p := make([]float32, k.R*K), make([]float32, 32*K)
+			for i := range a {
+				a[i] = 0.001
+			}
+			c := make([]float32, k.R*32)
+			cpu0 := procCPU()
+			for range b.N {
+				k.f(&a[0], K, &p[0], K, &c[0], 32, 0)
+			}
+			if d := procCPU() - cpu0; d > 0 {
+				b.ReportMetric(float64(2*k.R*32*K)*float64(b.N)/d.Seconds()/1e9, "GFLOP/cpu-s")
+			}
+		})
 	}
 }
 
-// With the AVX-512 kernels (native or emulated), every element of a
-// product with a panel-layout matrix is the contract's one FMA chain in
-// increasing k (panelChainRef), for every row tile (14, 8, 4, 2, 1 rows),
-// a partial last panel, and k split in chunks.
-func TestGemmPanelIsFMAChain(t *testing.T) {
-	if !slicesContains(kernelSets(), kernelsAVX512) {
-		t.Skip("the AVX-512 kernels are neither in use nor emulated here")
+// panelSets are the kernel sets of kernelSets() with panel kernels.
+func panelSets() []kernelSet {
+	var sets []kernelSet
+	for _, s := range kernelSets() {
+		if kernelTableFor(s).panelF32 != nil {
+			sets = append(sets, s)
+		}
 	}
-	defer useKernels(kernelsAVX512)()
+	return sets
+}
+
+// With every set's panel kernels (AVX2, and AVX-512 native or emulated),
+// every element of a product with a panel-layout matrix is the contract's
+// one FMA chain in increasing k (panelChainRef), for every row tile of the
+// set (AVX-512: 14, 8, 4, 2, 1 rows; AVX2: 6, 4, 2, 1), a partial last
+// panel, and k split in chunks.
+func TestGemmPanelIsFMAChain(t *testing.T) {
+	sets := panelSets()
+	if len(sets) == 0 {
+		t.Skip("no kernel set with panel kernels runs here")
+	}
 	defer func(kc int) { panelKc = kc }(panelKc)
-	r := rand.New(rand.NewPCG(9, 10))
-	for _, dtype := range []DType{F32, F16, BF16} {
-		for _, kc := range []int{2048, 6} {
-			panelKc = kc
-			M, N, K := 29, 45, 19
-			w := randMatrix(r, dtype, N, K)
-			p := packPanels(w, K)
-			a := mixedVec(r, M*K)
-			out := make([]float32, M*N)
-			gemmNTW(out, N, a, nil, K, p, 0, K, M, N, K)
-			col := make([]float32, K)
-			for j := range N {
-				w.widen(col, j*K)
-				for i := range M {
-					if want := panelChainRef(0, a[i*K:][:K], col); math.Float32bits(out[i*N+j]) != math.Float32bits(want) {
-						t.Fatalf("%v kc %d: (%d,%d) %v, want %v", dtype, kc, i, j, out[i*N+j], want)
+	for _, set := range sets {
+		restore := useKernels(set)
+		r := rand.New(rand.NewPCG(9, 10))
+		for _, dtype := range []DType{F32, F16, BF16} {
+			for _, kc := range []int{2048, 6} {
+				panelKc = kc
+				M, N, K := 29, 45, 19
+				w := randMatrix(r, dtype, N, K)
+				p := packPanels(w, K)
+				a := mixedVec(r, M*K)
+				out := make([]float32, M*N)
+				gemmNTW(out, N, a, nil, K, p, 0, K, M, N, K)
+				col := make([]float32, K)
+				for j := range N {
+					w.widen(col, j*K)
+					for i := range M {
+						if want := panelChainRef(0, a[i*K:][:K], col); math.Float32bits(out[i*N+j]) != math.Float32bits(want) {
+							t.Fatalf("%v %v kc %d: (%d,%d) %v, want %v", set, dtype, kc, i, j, out[i*N+j], want)
+						}
 					}
+				}
+			}
+		}
+		restore()
+	}
+}
+
+// The AVX2 and AVX-512 panel kernels (native, or AVX-512 emulated) give the
+// same bits: both compute each element as one FMA chain in increasing k,
+// whatever their tiles (6 x 16 in two passes against 14 x 32), on
+// products of the model's shapes' kind (rows left over for every smaller
+// tile, a partial last panel, k past panelKc).
+func TestPanelSetsBitIdentical(t *testing.T) {
+	sets := panelSets()
+	if !slicesContains(sets, kernelsAVX2) || !slicesContains(sets, kernelsAVX512) {
+		t.Skip("needs the AVX2 and the AVX-512 panel kernels (native or emulated)")
+	}
+	defer func(kc int) { panelKc = kc }(panelKc)
+	r := rand.New(rand.NewPCG(11, 12))
+	shapes := []struct{ M, N, K int }{{64, 96, 300}, {63, 70, 129}, {15, 33, 64}, {1, 40, 77}}
+	if avx512Emulated || testing.Short() {
+		shapes = []struct{ M, N, K int }{{21, 40, 37}, {1, 33, 9}}
+	}
+	for _, dtype := range []DType{F32, F16, BF16} {
+		for _, s := range shapes {
+			for _, kc := range []int{2048, 64} {
+				panelKc = kc
+				p := packPanels(randMatrix(r, dtype, s.N, s.K), s.K)
+				a := mixedVec(r, s.M*s.K)
+				var outs [2][]float32
+				for i, set := range []kernelSet{kernelsAVX2, kernelsAVX512} {
+					restore := useKernels(set)
+					outs[i] = make([]float32, s.M*s.N)
+					gemmNTW(outs[i], s.N, a, nil, s.K, p, 0, s.K, s.M, s.N, s.K)
+					restore()
+				}
+				if i := sameBits(outs[0], outs[1]); i >= 0 {
+					t.Fatalf("%v %+v kc %d: [%d] AVX2 %v, AVX-512 %v", dtype, s, kc, i, outs[0][i], outs[1][i])
 				}
 			}
 		}

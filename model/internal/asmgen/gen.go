@@ -76,12 +76,12 @@ func Generate() (asm, stubs []byte, err error) {
 		g.geluErf()
 		g.swiglu()
 		g.rows()
-		if s.lanes == 16 {
-			for _, e := range elems {
-				for _, sh := range panelShapes {
-					g.panel(sh.R, sh.V, e)
-				}
+		for _, e := range elems {
+			for _, sh := range panelShapes[s.lanes] {
+				g.panel(sh.R, sh.V, e)
 			}
+		}
+		if s.lanes == 16 {
 			for _, shape := range [][2]int{{4, 4}, {1, 4}, {1, 1}} {
 				g.dpbf(shape[0], shape[1], wholeProduct)
 			}

@@ -15,10 +15,11 @@
 // float32, F16 (widened by VCVTPH2PS) and BF16 (zero-extended into the upper
 // half), the 16-bit forms bit-identical to float32 on the widened values. The
 // nn kernels (attention's scores, b row-major over k) are one FMA chain per
-// element, no lanes reduced, and so are the AVX-512 outer-product kernels
-// of the weights in panels (panel{R}x32*AVX512, gen_panel.go: an R x 32
-// register tile, per k two vector loads of the panel, f32 or 16-bit
-// widened, and R broadcasts of a). The row kernels of the norms, the rotary
+// element, no lanes reduced, and so are the outer-product kernels of the
+// weights in panels of 32 channels (panel{R}x32*, gen_panel.go: AVX-512 a
+// 14 x 32 register tile, AVX2 6 x 16 over the panel's two halves in turn;
+// per k the tile's vectors of the panel, f32 or 16-bit widened, and R
+// broadcasts of a). The row kernels of the norms, the rotary
 // embedding and the matmul epilogue (gen_rows.go) sum rows in 8 float64
 // lanes at either width and otherwise round every float32 operation in a
 // fixed order, unfused. For model's bf16 mode it also writes the
