@@ -63,13 +63,7 @@ var amxEmulated bool
 // (VNNI pairs, from a multiple of 32 rows; lda unused).
 // Single-threaded; callers tile and parallelize.
 func gemmBF16(set bf16Set, out []float32, ldo int, a []uint16, lda int, b []uint16, ldb int, M, N, K int) {
-	if M <= 0 || N <= 0 {
-		return
-	}
-	if K <= 0 {
-		for i := range M {
-			clear(out[i*ldo:][:N])
-		}
+	if emptyProduct(out, ldo, M, N, K) {
 		return
 	}
 	switch set {

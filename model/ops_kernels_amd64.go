@@ -183,10 +183,7 @@ func (v *vecKernels) gemmNT16(out []float32, ldo int, a []float32, lda int, b []
 // 3 (then 1) vectors of columns, then the columns left over one by one with
 // scalar FMAs, all computing each element alike.
 func (v *vecKernels) gemmNN(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
-	if K <= 0 {
-		for i := range M {
-			clear(out[i*ldo:][:N])
-		}
+	if emptyProduct(out, ldo, M, N, K) {
 		return
 	}
 	w := v.lanes

@@ -83,10 +83,7 @@ var chunkAcc = sync.Pool{New: func() any { return new([chunkRows / 4][256]float3
 // long rows in cache (a 64x64 tile at K = 3072 or 4864, f32 or bf16: 1.2x to
 // 1.55x faster on Zen 5, BenchmarkGemmTile).
 func gemmBlocks[A, B float32 | uint16](ks blockKernels[A, B], out []float32, ldo int, a []A, lda int, b []B, ldb int, M, N, K int) {
-	if K <= 0 {
-		for i := range M {
-			clear(out[i*ldo:][:N])
-		}
+	if emptyProduct(out, ldo, M, N, K) {
 		return
 	}
 	// The kernels do not check bounds: the last element each side can touch
@@ -114,6 +111,22 @@ func gemmBlocks[A, B float32 | uint16](ks blockKernels[A, B], out []float32, ldo
 			ks.one(&a[i*lda], lda, &b[j*ldb], ldb, K, &out[i*ldo+j], ldo)
 		}
 	}
+}
+
+// emptyProduct handles a product (M, N) over K that has nothing to sum:
+// none at all where M or N is not positive, zeros in out where K is not, and
+// reports whether it did (the kernels need M, N and K positive).
+func emptyProduct(out []float32, ldo, M, N, K int) bool {
+	if M <= 0 || N <= 0 {
+		return true
+	}
+	if K <= 0 {
+		for i := range M {
+			clear(out[i*ldo:][:N])
+		}
+		return true
+	}
+	return false
 }
 
 // gemmChunked is gemmBlocks' first N4 columns (a multiple of 4) with the

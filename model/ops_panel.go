@@ -112,13 +112,7 @@ func packInto[E float32 | uint16](dst, src []E, N, K int) {
 // gemmPanelW is gemmNTW for a matrix b in the panel layout: out (M, N) =
 // a · b[j0:j0+N]ᵀ, b's rows K long.
 func gemmPanelW(out []float32, ldo int, a []float32, lda int, b matrix, j0, M, N, K int) {
-	if M <= 0 || N <= 0 {
-		return
-	}
-	if K <= 0 {
-		for i := range M {
-			clear(out[i*ldo:][:N])
-		}
+	if emptyProduct(out, ldo, M, N, K) {
 		return
 	}
 	_ = a[(M-1)*lda+K-1]
