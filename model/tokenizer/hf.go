@@ -207,11 +207,13 @@ func (p *pipeline) encode(e *encoding, text string, rest bool) error {
 			// is at byte 0 of the text, before any added token.
 			first := !rest && start == 0 && s2 == 0 && lead
 			return preTokenize(p.pre, n[s2:e2], first, func(piece string) error {
-				e.dst = p.model.encode(e.dst, piece)
+				base := done
 				done += len(piece)
-				// Progress in the text: the segment's start, plus the part
-				// of it that the pieces so far stand for.
-				return e.step(start + min(end-start, (end-start)*done/max(len(n), 1)))
+				return p.model.encodeSteps(e, piece, func(off int) error {
+					// Progress in the text: the segment's start, plus the
+					// part of it that the pieces so far stand for.
+					return e.step(start + min(end-start, (end-start)*(base+off)/max(len(n), 1)))
+				})
 			})
 		}, e.special)
 	}, e.special)

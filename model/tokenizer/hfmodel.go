@@ -55,6 +55,40 @@ func (m *hfModel) encode(dst []int32, piece string) []int32 {
 	return m.encodeChars(dst, piece)
 }
 
+// encodeSteps appends the ids of piece to e.dst as encode does, calling
+// step with the bytes of piece done after the piece, and, for a
+// SentencePiece-style model, after each word that encodeChars cuts it
+// into: for Llama 2 a piece is a whole text between added tokens, which
+// EncodeHead can then stop in, and whose context it checks as it goes; and
+// every place Cut may cut such a text is a step, as it is in the text's
+// parts (see EncodePiece).
+func (m *hfModel) encodeSteps(e *encoding, piece string, step func(off int) error) error {
+	if m.byteLevel || m.wordStart < 0 {
+		e.dst = m.encode(e.dst, piece)
+		return step(len(piece))
+	}
+	if m.ignoreMerges {
+		if id, ok := m.whole[piece]; ok {
+			e.dst = append(e.dst, id)
+			return step(len(piece))
+		}
+	}
+	start := 0
+	prev := rune(-1)
+	for i, r := range piece {
+		if r == m.wordStart && prev != m.wordStart && i > start {
+			e.dst = m.encodeWord(e.dst, piece[start:i])
+			if err := step(i); err != nil {
+				return err
+			}
+			start = i
+		}
+		prev = r
+	}
+	e.dst = m.encodeWord(e.dst, piece[start:])
+	return step(len(piece))
+}
+
 // symbols appends the initial symbols of a SentencePiece-style piece, as
 // Hugging Face's BPE::merge_word makes them (a pending unknown token is
 // written out only before the next known character or at the end, after
