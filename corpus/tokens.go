@@ -206,8 +206,9 @@ type TokenizeOptions struct {
 	// goroutine that called Tokenize, done growing.
 	Progress func(done, total int64)
 	// Threads is how many goroutines encode at once: 0 means
-	// runtime.GOMAXPROCS(0) (all cores); 1 encodes on the calling goroutine
-	// only. The ids are the same whatever the count (see Tokenize).
+	// runtime.GOMAXPROCS(0) (all cores), which also bounds any count; 1
+	// encodes on the calling goroutine only. The ids are the same whatever
+	// the count (see Tokenize).
 	Threads int
 }
 
@@ -287,9 +288,9 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 		}
 	}
 
-	threads := opt.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
+	threads := runtime.GOMAXPROCS(0) // more goroutines than that would gain nothing
+	if opt.Threads > 0 {
+		threads = min(threads, opt.Threads)
 	}
 	var jobs []job
 	_, cuts := tok.(Cutter)
