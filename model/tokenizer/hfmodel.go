@@ -3,8 +3,6 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -31,8 +29,7 @@ type hfModel struct {
 
 	wordStart rune // SentencePiece's "▁", where text may be cut before it (see findWordStart); -1: nowhere
 
-	mu    sync.RWMutex
-	cache map[string][]int32 // word -> ids (SentencePiece style)
+	cache wordCache // word -> ids (SentencePiece style)
 }
 
 // encode appends the ids of piece to dst.
@@ -162,10 +159,7 @@ func (m *hfModel) encodeChars(dst []int32, piece string) []int32 {
 func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 	cacheable := len(word) <= cacheMaxLen
 	if cacheable {
-		m.mu.RLock()
-		ids, ok := m.cache[word]
-		m.mu.RUnlock()
-		if ok {
+		if ids, ok := m.cache.get(word); ok {
 			return append(dst, ids...)
 		}
 	}
@@ -183,11 +177,7 @@ func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 		start = i + 1
 	}
 	if cacheable {
-		m.mu.Lock()
-		if len(m.cache) < cacheMax {
-			m.cache[strings.Clone(word)] = out
-		}
-		m.mu.Unlock()
+		m.cache.put(word, out)
 	}
 	return append(dst, out...)
 }
@@ -233,9 +223,9 @@ type modelJSON struct {
 // newHFModel builds the model. vocab maps token text to id (checked by the
 // caller); merges are in rank order.
 func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteLevel bool, size int, where string) (*hfModel, error) {
-	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges)), cache: map[string][]int32{}},
+	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges))},
 		byteLevel: byteLevel, ignoreMerges: mj.IgnoreMerges, byteFallback: mj.ByteFallback,
-		unk: -1, fuseUnk: mj.FuseUnk, wordStart: -1, cache: map[string][]int32{}}
+		unk: -1, fuseUnk: mj.FuseUnk, wordStart: -1}
 	if mj.UnkToken != nil {
 		id, ok := vocab[*mj.UnkToken]
 		if !ok {
