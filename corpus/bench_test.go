@@ -1,3 +1,5 @@
+//go:build unix
+
 package corpus
 
 import (
@@ -6,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -56,15 +60,26 @@ func BenchmarkTokenize(b *testing.B) {
 			for _, threads := range []int{1, 2} {
 				b.Run(fmt.Sprintf("%s/%s/threads=%d", tk.name, c.Name, threads), func(b *testing.B) {
 					b.SetBytes(int64(c.Bytes()))
+					cpu0 := cpuSeconds()
 					for b.Loop() {
 						if _, err := Tokenize(context.Background(), c, tk.tok, TokenizeOptions{NoCache: true, Threads: threads}); err != nil {
 							b.Fatal(err)
 						}
 					}
+					b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 				})
 			}
 		}
 	}
+}
+
+// cpuSeconds is the CPU time the process has used, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func shakespeareB(b *testing.B) []byte {
