@@ -3,6 +3,7 @@ package corpus
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
@@ -152,9 +153,7 @@ func tokenizeParallel(ctx context.Context, c *Corpus, tok Tokenizer, opt Tokeniz
 	for range threads {
 		wg.Go(func() {
 			for k := range next {
-				r := &results[k]
-				r.ids, r.err = encodeJob(work, c.Docs, tok, jobs[k])
-				close(r.done)
+				runJob(work, c, tok, jobs[k], &results[k])
 			}
 		})
 	}
@@ -241,4 +240,17 @@ func tokenizeParallel(ctx context.Context, c *Corpus, tok Tokenizer, opt Tokeniz
 		}
 	}
 	return docs, true, nil
+}
+
+// runJob encodes job j into r and marks it done. A tokenizer that panics
+// (a bug) makes an error of it, as the calling goroutine could have
+// recovered from it on its own.
+func runJob(ctx context.Context, c *Corpus, tok Tokenizer, j job, r *jobResult) {
+	defer close(r.done)
+	defer func() {
+		if p := recover(); p != nil {
+			r.ids, r.err = nil, fmt.Errorf("the tokenizer panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	r.ids, r.err = encodeJob(ctx, c.Docs, tok, j)
 }

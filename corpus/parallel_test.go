@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -62,9 +63,15 @@ func randomDocs(r *rand.Rand, n int) []string {
 }
 
 // smallPieces makes the jobs of the parallel encoding and the pieces of the
-// sequential MaxTokens encoding small, so that a text is cut in many places.
+// sequential MaxTokens encoding small, so that a text is cut in many places,
+// and lets 3 goroutines run at once (GOMAXPROCS bounds Threads) on a
+// machine with fewer cores.
 func smallPieces(t *testing.T, piece, chunk int) {
 	t.Helper()
+	if procs := runtime.GOMAXPROCS(0); procs < 3 {
+		runtime.GOMAXPROCS(3)
+		t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
+	}
 	p, c := pieceBytes, chunkBytes
 	t.Cleanup(func() { pieceBytes, chunkBytes = p, c })
 	pieceBytes, chunkBytes = piece, chunk
@@ -305,5 +312,35 @@ func TestTokenizeParallelProgress(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// panicTokenizer panics on a text holding "boom".
+type panicTokenizer struct{ byteTokenizer }
+
+func (p *panicTokenizer) Encode(text string) []int32 {
+	if strings.Contains(text, "boom") {
+		panic("boom")
+	}
+	ids := make([]int32, len(text))
+	for i := range len(text) {
+		ids[i] = int32(text[i])
+	}
+	return ids
+}
+
+// TestTokenizeParallelPanic: a tokenizer that panics on one of the
+// goroutines makes Tokenize return an error, as a panic on the calling
+// goroutine could be recovered from, not end the program.
+func TestTokenizeParallelPanic(t *testing.T) {
+	smallPieces(t, 10, 1<<20)
+	docs := []string{"one document", "another", "and boom here", "the last"}
+	c, err := FromDocuments("docs", docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Tokenize(context.Background(), c, &panicTokenizer{}, TokenizeOptions{NoCache: true, Threads: 2})
+	if err == nil || !strings.Contains(err.Error(), "panicked: boom") || !strings.Contains(err.Error(), "docs") {
+		t.Errorf("err %v", err)
 	}
 }
