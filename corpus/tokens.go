@@ -294,7 +294,7 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 	}
 	var jobs []job
 	_, cuts := tok.(Cutter)
-	if threads > 1 && (cuts || opt.MaxTokens == 0) && (opt.MaxTokens == 0 || 4*opt.MaxTokens >= threads*pieceBytes) {
+	if threads > 1 && (cuts || opt.MaxTokens == 0) && (opt.MaxTokens == 0 || opt.MaxTokens >= threads*pieceBytes/4) {
 		jobs = planJobs(c.Docs, tok)
 	}
 	need := uint64(c.Bytes()) // ids: about one per 4 bytes of text, 4 bytes each
