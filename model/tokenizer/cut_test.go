@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -238,5 +239,27 @@ func TestCutAroundStrippingTokens(t *testing.T) {
 	}
 	if n := checkCuts(t, tok, texts); n == 0 {
 		t.Error("no cuts")
+	}
+}
+
+// TestEncodeHeadSentencePieceStops: a SentencePiece-style tokenizer, whose
+// piece is the whole text between added tokens, stops at the head of a
+// long text (after the word where the limit is reached), as cut pieces
+// stop, instead of encoding all of it, and checks its context as it goes.
+func TestEncodeHeadSentencePieceStops(t *testing.T) {
+	tok, err := Load(filepath.Join("testdata", "hf", "sp-unk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog ", 50_000) // 2.2 MB
+	all := tok.Encode(text)
+	head, whole, err := tok.EncodeHead(context.Background(), text, 10, nil)
+	if err != nil || whole || len(head) < 10 || len(head) > 40 || !slices.Equal(head, all[:len(head)]) {
+		t.Errorf("EncodeHead(_, 10): %d of %d ids, whole %v, %v", len(head), len(all), whole, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := tok.EncodeContext(ctx, text, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }
