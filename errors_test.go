@@ -67,6 +67,8 @@ func TestTokenizeOptionsCheck(t *testing.T) {
 		{TokenizeOptions{}, ""},
 		{TokenizeOptions{MaxTokens: 3, Split: "val"}, ""},
 		{TokenizeOptions{MaxTokens: -1}, "MaxTokens"},
+		{TokenizeOptions{Threads: 2}, ""},
+		{TokenizeOptions{Threads: -1}, "Threads"},
 		{TokenizeOptions{Split: "bogus"}, "Split"},
 	} {
 		var oe *OptionError

@@ -80,6 +80,9 @@ type TokenizeOptions struct {
 	TinyShakespeareFile string
 	// NoTokenCache tokenizes again instead of using the token cache.
 	NoTokenCache bool
+	// Threads is how many goroutines tokenize; 0 means all cores. The ids
+	// are the same whatever the count.
+	Threads int
 	// CacheDir is the folder of the token cache (CacheDir/tokens) and the
 	// TinyShakespeare download (CacheDir/data), as Options.CacheDir; ""
 	// means os.UserCacheDir()/wgpu-eval.
@@ -94,11 +97,14 @@ type TokenizeOptions struct {
 }
 
 // Check reports the first bad value of o (Tokenize makes these checks
-// first), as an *OptionError: a negative MaxTokens, or a Split that is not
-// all, train or val.
+// first), as an *OptionError: a negative MaxTokens or Threads, or a Split
+// that is not all, train or val.
 func (o TokenizeOptions) Check() error {
 	if o.MaxTokens < 0 {
 		return badInt("MaxTokens", o.MaxTokens, "must not be negative")
+	}
+	if o.Threads < 0 {
+		return badInt("Threads", o.Threads, "must not be negative")
 	}
 	return checkSplit(o.Split)
 }
@@ -131,6 +137,7 @@ func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOpti
 		CacheDir:   opt.CacheDir,
 		NoCache:    opt.NoTokenCache,
 		MaxTokens:  opt.MaxTokens,
+		Threads:    opt.Threads,
 		CacheError: func(err error) { o.log("warning: token cache not written: %v", err) },
 		Progress:   func(done, total int64) { o.report(Progress{Stage: "tokenize", File: spec, Done: done, Total: total}) },
 	})

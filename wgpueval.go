@@ -83,7 +83,11 @@ type Options struct {
 	// GPU device is an error, and so is a CPU without AVX512_BF16 unless
 	// WGPU_EVAL_CPU_KERNELS=generic).
 	Precision Precision
-	// Threads is the CPU path's goroutines; 0 means all cores.
+	// Threads is the CPU path's goroutines; 0 means all cores. It also
+	// bounds the goroutines that tokenize a corpus before it is scored, on
+	// any device: by default a GPU run tokenizes on all cores, which are
+	// otherwise idle then (nothing is scored while the corpus is
+	// tokenized), and a run given a count keeps to it.
 	Threads int
 	// MatrixUnits says whether a GPU multiplies on its matrix units (tensor
 	// cores): MatrixUnitsAuto (the zero value; $WGPU_EVAL_MATRIX_UNITS when
@@ -516,6 +520,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		CacheDir:   e.opt.CacheDir,
 		NoCache:    opt.NoTokenCache || data.memory,
 		MaxTokens:  opt.MaxTokens,
+		Threads:    e.opt.Threads,
 		CacheError: func(err error) { e.log("warning: token cache not written: %v", err) },
 		Progress: func(done, total int64) {
 			e.report(Progress{Stage: "tokenize", File: spec, Done: done, Total: total})

@@ -9,6 +9,9 @@
 //	toks, err := corpus.Tokenize(ctx, c, tok, corpus.TokenizeOptions{})
 //
 // toks then goes to pipeline.Evaluate, which cuts it into windows and scores it.
+// Tokenize encodes on all cores (TokenizeOptions.Threads), with the ids of
+// encoding on one: documents apart, and long texts in pieces where the
+// tokenizer says they may be cut (Cutter).
 //
 // The package imports internal/download, internal/atomicfile,
 // internal/msgpackbound, internal/infile and internal/sysmem of this module and

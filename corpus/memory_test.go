@@ -117,3 +117,16 @@ func TestFromMemoryErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsHashAllocatesOnce: digesting documents (every JSONL corpus, and
+// every text cut at --separator, is digested so as it loads) allocates its
+// buffer once, not 32 KiB per document: 350,000 documents took 6 s.
+func TestDocsHashAllocatesOnce(t *testing.T) {
+	docs := make([]string, 1000)
+	for i := range docs {
+		docs[i] = strings.Repeat("x", i%50)
+	}
+	if n := testing.AllocsPerRun(3, func() { docsHash(docs) }); n > 10 {
+		t.Errorf("docsHash of %d documents: %.0f allocations", len(docs), n)
+	}
+}

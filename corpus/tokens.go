@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"unicode"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
@@ -201,8 +202,14 @@ type TokenizeOptions struct {
 	MaxTokens int
 	// Progress, when set, is called as tokenizing a text of a MiB or more
 	// proceeds (not for ids read from the cache): done of total bytes of text
-	// encoded, about every MiB and at the end.
+	// encoded, about every MiB and at the end. It is called on the
+	// goroutine that called Tokenize, done growing.
 	Progress func(done, total int64)
+	// Threads is how many goroutines encode at once: 0 means
+	// runtime.GOMAXPROCS(0) (all cores), which also bounds any count; 1
+	// encodes on the calling goroutine only. The ids are the same whatever
+	// the count (see Tokenize).
+	Threads int
 }
 
 // progressBytes is how many bytes of text Tokenize encodes at least between
@@ -227,6 +234,32 @@ var chunkBytes = 1 << 20
 // exactly the head of the whole text's.
 // Estimated memory for the ids (4 bytes per 4 bytes of text, or per wanted
 // id) is checked against what the machine has before tokenizing.
+//
+// With opt.Threads other than 1, the corpus is encoded on that many
+// goroutines (all cores by default), with exactly the ids of the encoding
+// on one: documents are independent, so runs of short documents (about
+// pieceBytes of text together) are encoded apart, and a text longer than
+// pieceBytes is cut into pieces of about that size where a tokenizer that
+// is a Cutter (*tokenizer.Tokenizer) says its pieces encode to the whole
+// text's ids (a tokenizer whose steps allow no cut leaves its texts whole,
+// as does any tokenizer that is not a Cutter). The jobs run in any order,
+// at most jobsPerThread per goroutine ahead of the first one not yet
+// collected (which bounds the ids held waiting, added to the memory
+// estimate, and the work done past MaxTokens); the calling goroutine
+// collects them in corpus order and makes the sequential loop's
+// decisions: it stops at MaxTokens after the same document, and encodes
+// again, with the limit the sequential loop's EncodeHead had, the one
+// piece or document in which that loop stopped, so even a partial result
+// is the sequential one. Progress is reported as jobs are collected
+// (done grows, to the total); ctx is checked while waiting, and the
+// workers, which encode with it too, are stopped and waited for before
+// Tokenize returns. The encoding stays on one goroutine when that cannot
+// gain: a corpus of one job, or a MaxTokens head smaller than a job per
+// goroutine, or MaxTokens with a tokenizer that cannot cut (which would
+// encode a long text whole only to keep its head).
+//
+// A tokenizer used with more than one thread must be safe for concurrent
+// use (*tokenizer.Tokenizer is).
 func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions) (*Tokens, error) {
 	if c.Format == FormatTokens {
 		vocab := tok.VocabSize()
@@ -255,16 +288,26 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 		}
 	}
 
+	threads := runtime.GOMAXPROCS(0) // more goroutines than that would gain nothing
+	if opt.Threads > 0 {
+		threads = min(threads, opt.Threads)
+	}
+	var jobs []job
+	_, cuts := tok.(Cutter)
+	if threads > 1 && (cuts || opt.MaxTokens == 0) && (opt.MaxTokens == 0 || opt.MaxTokens >= threads*pieceBytes/4) {
+		jobs = planJobs(c.Docs, tok)
+	}
 	need := uint64(c.Bytes()) // ids: about one per 4 bytes of text, 4 bytes each
 	if opt.MaxTokens > 0 {
 		need = min(need, 4*uint64(opt.MaxTokens)+uint64(4*chunkBytes))
 	}
+	if len(jobs) > 1 {
+		need += uint64(jobsPerThread * threads * pieceBytes) // the ids of the jobs waiting for their turn
+	}
 	if err := sysmem.Check(fmt.Sprintf("tokenizing corpus %s (%d bytes of text)", infile.Quote(c.Name), c.Bytes()), need); err != nil {
 		return nil, err
 	}
-	docs := make([][]int32, 0, len(c.Docs))
-	complete, total := true, 0
-	var encoded, reported int64 // bytes of text encoded, and reported to opt.Progress
+	var reported int64 // bytes of text reported to opt.Progress
 	textBytes := int64(c.Bytes())
 	report := func(done int64) {
 		if opt.Progress != nil && textBytes >= progressBytes && (done-reported >= progressBytes || done == textBytes) {
@@ -272,26 +315,16 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 			reported = done
 		}
 	}
-	for _, d := range c.Docs {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("tokenize %s: %w", infile.Quote(c.Name), err)
-		}
-		if opt.MaxTokens > 0 && total >= opt.MaxTokens {
-			complete = false
-			break
-		}
-		ids, whole, err := encodeHead(ctx, tok, d, opt.MaxTokens-total, func(done int) { report(encoded + int64(done)) })
-		if err != nil {
-			return nil, fmt.Errorf("tokenize %s: %w", infile.Quote(c.Name), err)
-		}
-		encoded += int64(len(d))
-		report(encoded)
-		docs = append(docs, ids)
-		total += len(ids)
-		if !whole {
-			complete = false
-			break
-		}
+	var docs [][]int32
+	var complete bool
+	var err error
+	if len(jobs) > 1 {
+		docs, complete, err = tokenizeParallel(ctx, c, tok, opt, jobs, threads, report)
+	} else {
+		docs, complete, err = tokenizeSequential(ctx, c, tok, opt, report)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if path != "" && complete {
 		if err := writeCache(path, c.SHA256, tok.ID(), docs); err != nil {
@@ -300,6 +333,36 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 	}
 	lead, trail := tok.Specials()
 	return &Tokens{Docs: docs, Separated: c.Separated, Lead: lead, Trail: trail, Partial: !complete}, nil
+}
+
+// tokenizeSequential is Tokenize's encoding on the calling goroutine:
+// document by document, the long ones through encodeHead, stopping once
+// opt.MaxTokens ids are made; complete is false when it stopped before the
+// end.
+func tokenizeSequential(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions, report func(int64)) (docs [][]int32, complete bool, err error) {
+	docs = make([][]int32, 0, len(c.Docs))
+	total := 0
+	var encoded int64 // bytes of text encoded
+	for _, d := range c.Docs {
+		if err := ctx.Err(); err != nil {
+			return nil, false, fmt.Errorf("tokenize %s: %w", infile.Quote(c.Name), err)
+		}
+		if opt.MaxTokens > 0 && total >= opt.MaxTokens {
+			return docs, false, nil
+		}
+		ids, whole, err := encodeHead(ctx, tok, d, opt.MaxTokens-total, func(done int) { report(encoded + int64(done)) })
+		if err != nil {
+			return nil, false, fmt.Errorf("tokenize %s: %w", infile.Quote(c.Name), err)
+		}
+		encoded += int64(len(d))
+		report(encoded)
+		docs = append(docs, ids)
+		total += len(ids)
+		if !whole {
+			return docs, false, nil
+		}
+	}
+	return docs, true, nil
 }
 
 // encodeHead returns the ids of text: all of them in one Encode call when

@@ -52,7 +52,7 @@ Flags:
 type tokenizeFlags struct {
 	model, data, output, split string
 	separator, tinyShake       string
-	maxTokens                  int
+	maxTokens, threads         int
 	quiet, offline, noCache    bool
 	insecureSkipVerify         bool
 }
@@ -63,6 +63,7 @@ func (f *tokenizeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.output, "output", "o", "", "write the ids to FILE as little-endian uint32, or - to print them as text, one per line (required)")
 	fs.StringVar(&f.split, "split", "", "part of a text corpus: all (the default), train (first 90%) or val (last 10%)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N ids (0: all)")
+	fs.IntVar(&f.threads, "threads", 0, "goroutines that tokenize (0: all cores)")
 	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (escapes \\n \\t understood)")
 	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+corpus.TinyShakespeareEnv+")")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no messages; only the ids")
@@ -79,9 +80,10 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if f.output == "" {
 		return usageError{errors.New("tokenize: give --output FILE (little-endian uint32) or --output - (text)")}
 	}
-	if f.maxTokens < 0 {
-		return usageError{errors.New("tokenize: --max-tokens must not be negative")}
+	if err := notNegative(intFlag{"max-tokens", f.maxTokens}, intFlag{"threads", f.threads}); err != nil {
+		return err
 	}
+	boundThreads(stderr, &f.threads, f.quiet)
 	if err := tinyShakespeareOnly(f.tinyShake, f.data); err != nil {
 		return err
 	}
@@ -113,6 +115,7 @@ func runTokenize(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		Separator:           unescape(f.separator),
 		TinyShakespeareFile: f.tinyShake,
 		NoTokenCache:        f.noCache,
+		Threads:             f.threads,
 		Stdin:               stdin,
 		Offline:             f.offline,
 		Log:                 log,

@@ -80,6 +80,19 @@ func TestTokenizeGPT2(t *testing.T) {
 		t.Errorf("--max-tokens 3: %v, want %v", got, want[:3])
 	}
 
+	// --threads 1 and 2 give the same ids (each run tokenizes anew: the
+	// cache is off), of a text long enough to be cut for two goroutines.
+	long := strings.Repeat("It is the east, and Juliet is the sun. ", 20000) // 780 kB
+	var outs [2]string
+	for i, n := range []string{"1", "2"} {
+		if outs[i], stderr, err = cli(t, long, "tokenize", "-q", "--model", dir, "--data", "-", "--output", "-", "--no-token-cache", "--threads", n); err != nil {
+			t.Fatalf("--threads %s: %v\n%s", n, err, stderr)
+		}
+	}
+	if got := parseIDLines(t, outs[1]); outs[0] != outs[1] || !slices.Equal(got, gpt2.Encode(long)) {
+		t.Errorf("--threads 2: %d ids, not the %d of --threads 1 and of Encode", len(got), len(parseIDLines(t, outs[0])))
+	}
+
 	jsonl := filepath.Join(t.TempDir(), "docs.jsonl")
 	writeTestFile(t, jsonl, `{"text": "a b"}`+"\n"+`{"text": "c"}`+"\n")
 	out, stderr, err = cli(t, "", "tokenize", "-q", "--model", dir, "--data", jsonl, "--output", "-")
@@ -127,6 +140,7 @@ func TestTokenizeErrors(t *testing.T) {
 	}{
 		{[]string{"tokenize", "--data", "-"}, true, "--output"},
 		{[]string{"tokenize", "--output", "-", "--max-tokens", "-1"}, true, "negative"},
+		{[]string{"tokenize", "--output", "-", "--threads", "-1"}, true, "--threads -1"},
 		{[]string{"tokenize", "--output", "-", "stray"}, true, "stray"},
 		{[]string{"tokenize", "--model", filepath.Join(t.TempDir(), "missing"), "--data", "-", "--output", "-"}, false, "missing"},
 		{[]string{"tokenize", "--model", bad, "--data", "-", "--output", "-"}, false, "Unigram"},

@@ -24,10 +24,11 @@ type addedToken struct {
 // single_word token must not touch word characters, an lstrip or rstrip token
 // takes in the whitespace before or after it.
 type addedMatcher struct {
-	tokens []addedToken
-	nodes  []trieNode // nodes[0] is the root
-	first  [256]bool  // bytes some token starts with
-	skip   bool       // skip special tokens (split_special_tokens)
+	tokens  []addedToken
+	nodes   []trieNode // nodes[0] is the root
+	first   [256]bool  // bytes some token starts with
+	skip    bool       // skip special tokens (split_special_tokens)
+	longest int        // the longest token's length in bytes
 }
 
 // trieNode is a node of a byte trie of the tokens' contents.
@@ -48,6 +49,7 @@ func newAddedMatcher(tokens []addedToken, skipSpecial bool) *addedMatcher {
 			continue
 		}
 		m.first[t.Content[0]] = true
+		m.longest = max(m.longest, len(t.Content))
 		n := int32(0)
 		for j := range len(t.Content) {
 			n = m.child(n, t.Content[j])

@@ -18,9 +18,7 @@ func BenchmarkEncodeShakespeare(b *testing.B) {
 	}
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		tok.bpe.mu.Lock()
-		tok.bpe.cache = map[string][]int32{}
-		tok.bpe.mu.Unlock()
+		tok.bpe.cache.reset()
 		tok.Encode(text)
 	}
 }
@@ -72,12 +70,8 @@ func BenchmarkEncodeRealShakespeare(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
 				m := tok.hf.model
-				m.mu.Lock()
-				m.cache = map[string][]int32{}
-				m.mu.Unlock()
-				m.bpe.mu.Lock()
-				m.bpe.cache = map[string][]int32{}
-				m.bpe.mu.Unlock()
+				m.cache.reset()
+				m.bpe.cache.reset()
 				tok.Encode(text)
 			}
 		})

@@ -3,8 +3,6 @@ package tokenizer
 import (
 	"fmt"
 	"math"
-	"strings"
-	"sync"
 )
 
 // noRank marks a pair of adjacent symbols that no merge joins.
@@ -37,8 +35,7 @@ type bpe struct {
 	byteID [256]int32
 	merges map[uint64]merge
 
-	mu    sync.RWMutex
-	cache map[string][]int32 // piece -> ids, for short pieces
+	cache wordCache // piece -> ids, for short pieces
 }
 
 // fromRanks recovers the merges of a tiktoken-style rank table, raw[id] being
@@ -46,7 +43,7 @@ type bpe struct {
 // the merge of the two symbols that BPE over its bytes, with the merges of lower
 // ranks only, leaves.
 func fromRanks(raw []string) (*bpe, error) {
-	e := &bpe{merges: make(map[uint64]merge, len(raw)), cache: map[string][]int32{}}
+	e := &bpe{merges: make(map[uint64]merge, len(raw))}
 	for i := range e.byteID {
 		e.byteID[i] = -1
 	}
@@ -80,10 +77,7 @@ func (e *bpe) encodePiece(dst []int32, p string) []int32 {
 	}
 	cacheable := len(p) <= cacheMaxLen
 	if cacheable {
-		e.mu.RLock()
-		ids, ok := e.cache[p]
-		e.mu.RUnlock()
-		if ok {
+		if ids, ok := e.cache.get(p); ok {
 			return append(dst, ids...)
 		}
 	}
@@ -99,9 +93,7 @@ func (e *bpe) cached(p string) bool {
 	if len(p) > cacheMaxLen {
 		return false
 	}
-	e.mu.RLock()
-	_, ok := e.cache[p]
-	e.mu.RUnlock()
+	_, ok := e.cache.get(p)
 	return ok
 }
 
@@ -110,11 +102,7 @@ func (e *bpe) remember(p string, ids []int32) {
 	if len(p) > cacheMaxLen {
 		return
 	}
-	e.mu.Lock()
-	if len(e.cache) < cacheMax {
-		e.cache[strings.Clone(p)] = ids
-	}
-	e.mu.Unlock()
+	e.cache.put(p, ids)
 }
 
 // rank returns the merge of the pair (a, b), or noRank.

@@ -208,7 +208,7 @@ func TestConcurrentEncode(t *testing.T) {
 	for i, s := range edgeCases {
 		want[i] = tok.Encode(s)
 	}
-	tok.bpe.cache = map[string][]int32{} // make the goroutines fill it together
+	tok.bpe.cache.reset() // make the goroutines fill it together
 	var wg sync.WaitGroup
 	got := make([][][]int32, 4)
 	for g := range got {

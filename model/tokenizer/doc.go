@@ -34,8 +34,11 @@
 // token that starts the text ("<s>hi" is <s>, "hi"), nor after one within
 // it, nor before a text whose start a normalizer deleted.
 //
-// A Tokenizer is immutable after construction (but for internal word caches)
-// and safe for concurrent use.
+// A Tokenizer is immutable after construction (but for internal word caches,
+// read without locks: see wordcache.go) and safe for concurrent use. Cut and
+// EncodePiece let a long text be encoded in pieces, in parallel, with the
+// ids of the whole (package corpus does so): cut.go says where each kind of
+// tokenizer may be cut, and which are never cut.
 //
 // Characters are classed (letters, numbers, spaces, word characters,
 // punctuation) with the Unicode data Hugging Face's tokenizers has, not Go's

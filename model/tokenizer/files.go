@@ -346,7 +346,7 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 	if i, ok := vocab[eotText]; ok {
 		t.eot = int32(i)
 	}
-	e := &bpe{merges: make(map[uint64]merge, len(merges)), cache: map[string][]int32{}}
+	e := &bpe{merges: make(map[uint64]merge, len(merges))}
 	for b := range 256 {
 		i, ok := vocab[string(byteToRune[b])]
 		if !ok {

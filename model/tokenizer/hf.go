@@ -15,10 +15,12 @@ type pipeline struct {
 	added     *addedMatcher // tokens matched in the raw text
 	addedNorm *addedMatcher // tokens matched in normalized text
 	norm      []normStep
+	normRest  []normStep // norm less its Prepend steps: for the stretch that continues a text cut before it (EncodePiece)
 	pre       []preStep
 	model     *hfModel
 	decoder   []decStep
 	pieces    []string // id -> the token's text in the file (for the decoder); a normalized added token's, normalized
+	cuts      bool     // a text may be cut before a space between ASCII letters or digits (cut.go)
 }
 
 // loadHF builds the tokenizer of a tokenizer.json that is not GPT-2-style.
@@ -43,6 +45,11 @@ func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id
 	p := &pipeline{}
 	if p.norm, err = parseNormalizer(f.Normalizer, "normalizer"); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	for _, st := range p.norm {
+		if st.kind != "Prepend" {
+			p.normRest = append(p.normRest, st)
+		}
 	}
 	if p.pre, err = parsePreTokenizer(f.PreTokenizer, "pre_tokenizer"); err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
@@ -76,6 +83,7 @@ func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id
 	}
 	p.added = newAddedMatcher(raw, cfg.SplitSpecialTokens)
 	p.addedNorm = newAddedMatcher(normalized, cfg.SplitSpecialTokens)
+	p.cuts = p.cutsAllowed()
 
 	p.pieces = make([]string, size)
 	for text, i := range vocab {
@@ -179,24 +187,33 @@ func (t *Tokenizer) setSpecials(cfg *tokenizerConfig, added []addedToken, vocab 
 	return err
 }
 
-// encode appends the ids of text (no special tokens added) to e.dst.
-func (p *pipeline) encode(e *encoding, text string) error {
+// encode appends the ids of text (no special tokens added) to e.dst. With
+// rest, text is the part of a longer one after a cut (see Cut): its first
+// stretch continues a stretch of that text, so it gets no Prepend and does
+// not start the text.
+func (p *pipeline) encode(e *encoding, text string, rest bool) error {
 	if !utf8.ValidString(text) {
 		text = replaceInvalid(text)
 	}
 	return p.added.split(text, func(start, end int) error {
-		n, lead := normalizeLead(p.norm, text[start:end])
+		steps := p.norm
+		if rest && start == 0 {
+			steps = p.normRest
+		}
+		n, lead := normalizeLead(steps, text[start:end])
 		done := 0 // bytes of n pre-tokenized, for progress
 		return p.addedNorm.split(n, func(s2, e2 int) error {
 			// The stretch starts the text (Metaspace's "first") when it
 			// is at byte 0 of the text, before any added token.
-			first := start == 0 && s2 == 0 && lead
+			first := !rest && start == 0 && s2 == 0 && lead
 			return preTokenize(p.pre, n[s2:e2], first, func(piece string) error {
-				e.dst = p.model.encode(e.dst, piece)
+				base := done
 				done += len(piece)
-				// Progress in the text: the segment's start, plus the part
-				// of it that the pieces so far stand for.
-				return e.step(start + min(end-start, (end-start)*done/max(len(n), 1)))
+				return p.model.encodeSteps(e, piece, func(off int) error {
+					// Progress in the text: the segment's start, plus the
+					// part of it that the pieces so far stand for.
+					return e.step(start + min(end-start, (end-start)*(base+off)/max(len(n), 1)))
+				})
 			})
 		}, e.special)
 	}, e.special)

@@ -205,8 +205,8 @@ func TestHFConcurrentEncode(t *testing.T) {
 		}
 		text := hostileText(t)
 		want := tok.Encode(text)
-		tok.hf.model.cache = map[string][]int32{}
-		tok.hf.model.bpe.cache = map[string][]int32{}
+		tok.hf.model.cache.reset()
+		tok.hf.model.bpe.cache.reset()
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(func() {

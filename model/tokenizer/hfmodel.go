@@ -3,8 +3,6 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -31,8 +29,7 @@ type hfModel struct {
 
 	wordStart rune // SentencePiece's "▁", where text may be cut before it (see findWordStart); -1: nowhere
 
-	mu    sync.RWMutex
-	cache map[string][]int32 // word -> ids (SentencePiece style)
+	cache wordCache // word -> ids (SentencePiece style)
 }
 
 // encode appends the ids of piece to dst.
@@ -53,6 +50,40 @@ func (m *hfModel) encode(dst []int32, piece string) []int32 {
 		}
 	}
 	return m.encodeChars(dst, piece)
+}
+
+// encodeSteps appends the ids of piece to e.dst as encode does, calling
+// step with the bytes of piece done after the piece, and, for a
+// SentencePiece-style model, after each word that encodeChars cuts it
+// into: for Llama 2 a piece is a whole text between added tokens, which
+// EncodeHead can then stop in, and whose context it checks as it goes; and
+// every place Cut may cut such a text is a step, as it is in the text's
+// parts (see EncodePiece).
+func (m *hfModel) encodeSteps(e *encoding, piece string, step func(off int) error) error {
+	if m.byteLevel || m.wordStart < 0 {
+		e.dst = m.encode(e.dst, piece)
+		return step(len(piece))
+	}
+	if m.ignoreMerges {
+		if id, ok := m.whole[piece]; ok {
+			e.dst = append(e.dst, id)
+			return step(len(piece))
+		}
+	}
+	start := 0
+	prev := rune(-1)
+	for i, r := range piece {
+		if r == m.wordStart && prev != m.wordStart && i > start {
+			e.dst = m.encodeWord(e.dst, piece[start:i])
+			if err := step(i); err != nil {
+				return err
+			}
+			start = i
+		}
+		prev = r
+	}
+	e.dst = m.encodeWord(e.dst, piece[start:])
+	return step(len(piece))
 }
 
 // symbols appends the initial symbols of a SentencePiece-style piece, as
@@ -128,10 +159,7 @@ func (m *hfModel) encodeChars(dst []int32, piece string) []int32 {
 func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 	cacheable := len(word) <= cacheMaxLen
 	if cacheable {
-		m.mu.RLock()
-		ids, ok := m.cache[word]
-		m.mu.RUnlock()
-		if ok {
+		if ids, ok := m.cache.get(word); ok {
 			return append(dst, ids...)
 		}
 	}
@@ -149,11 +177,7 @@ func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 		start = i + 1
 	}
 	if cacheable {
-		m.mu.Lock()
-		if len(m.cache) < cacheMax {
-			m.cache[strings.Clone(word)] = out
-		}
-		m.mu.Unlock()
+		m.cache.put(word, out)
 	}
 	return append(dst, out...)
 }
@@ -199,9 +223,9 @@ type modelJSON struct {
 // newHFModel builds the model. vocab maps token text to id (checked by the
 // caller); merges are in rank order.
 func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteLevel bool, size int, where string) (*hfModel, error) {
-	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges)), cache: map[string][]int32{}},
+	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges))},
 		byteLevel: byteLevel, ignoreMerges: mj.IgnoreMerges, byteFallback: mj.ByteFallback,
-		unk: -1, fuseUnk: mj.FuseUnk, wordStart: -1, cache: map[string][]int32{}}
+		unk: -1, fuseUnk: mj.FuseUnk, wordStart: -1}
 	if mj.UnkToken != nil {
 		id, ok := vocab[*mj.UnkToken]
 		if !ok {

@@ -41,6 +41,7 @@ type preStep struct {
 	pred     func(rune) bool // a Split at each character for which it is true (Punctuation)
 	literal  string          // Split with a String pattern
 	re       *regex.Regexp   // Split with a Regex pattern
+	source   string          // ... and that pattern's text
 	matchers *sync.Pool      // of *regex.Matcher for re
 	behavior splitBehavior
 	invert   bool
@@ -84,6 +85,9 @@ func parsePreTokenizer(raw json.RawMessage, where string) ([]preStep, error) {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		st := preStep{literal: lit, re: re, behavior: s.Behavior, invert: s.Invert}
+		if s.Pattern.Regex != nil {
+			st.source = *s.Pattern.Regex
+		}
 		if re != nil {
 			st.matchers = &sync.Pool{New: func() any { return re.Matcher() }}
 		}

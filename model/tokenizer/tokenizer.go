@@ -71,7 +71,7 @@ const progressEvery = 1 << 20
 // (when not nil) with the number of bytes of text encoded so far about every
 // MiB and at the end. It returns ctx's error, and no ids, if ctx is done first.
 func (t *Tokenizer) EncodeContext(ctx context.Context, text string, progress func(done int)) ([]int32, error) {
-	ids, _, err := t.encode(ctx, text, progress, 0)
+	ids, _, err := t.encode(ctx, text, progress, 0, false)
 	return ids, err
 }
 
@@ -82,17 +82,17 @@ func (t *Tokenizer) EncodeContext(ctx context.Context, text string, progress fun
 // what its head costs. progress, when not nil, is called as EncodeContext
 // calls it.
 func (t *Tokenizer) EncodeHead(ctx context.Context, text string, limit int, progress func(done int)) (ids []int32, whole bool, err error) {
-	return t.encode(ctx, text, progress, limit)
+	return t.encode(ctx, text, progress, limit, false)
 }
 
-func (t *Tokenizer) encode(ctx context.Context, text string, progress func(done int), limit int) ([]int32, bool, error) {
+func (t *Tokenizer) encode(ctx context.Context, text string, progress func(done int), limit int, rest bool) ([]int32, bool, error) {
 	e := encoding{ctx: ctx, progress: progress, dst: make([]int32, 0, min(len(text)/3+1, max(limit, 0)+64)), next: progressEvery, limit: limit}
 	if limit <= 0 {
 		e.dst = make([]int32, 0, len(text)/3+1)
 	}
 	var err error
 	if t.hf != nil {
-		err = t.hf.encode(&e, text)
+		err = t.hf.encode(&e, text, rest)
 	} else {
 		err = t.encodeGPT2(&e, text)
 	}
