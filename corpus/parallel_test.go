@@ -173,15 +173,7 @@ func TestTokenizeParallelSameIDs(t *testing.T) {
 		})
 	}
 	t.Run("tinyshakespeare", func(t *testing.T) {
-		data := string(shakespeare(t))
-		text, err := FromText("tinyshakespeare", data, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		paras, err := FromDocuments("paragraphs", strings.Split(data, "\n\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		text, paras := shakespeareCorpora(t)
 		smallPieces(t, 5000, 20000)
 		for _, name := range []string{"gpt2", "bl-llama3", "sp-unk"} {
 			if pieces := checkParallel(t, text, toks[name], 10_000, 300_000); pieces < 200 {
@@ -197,15 +189,7 @@ func TestTokenizeParallelSameIDs(t *testing.T) {
 // files ($WGPU_TEST_HF_TOKENIZERS) on TinyShakespeare and the hostile text.
 func TestTokenizeParallelRealTokenizers(t *testing.T) {
 	_, modules := prereq.HFTokenizers(t)
-	data := string(shakespeare(t))
-	text, err := FromText("tinyshakespeare", data, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	paras, err := FromDocuments("paragraphs", strings.Split(data, "\n\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	text, paras := shakespeareCorpora(t)
 	corpora := corporaFor(t)
 	for _, name := range []string{"llama2", "llama3", "qwen3"} {
 		t.Run(name, func(t *testing.T) {
@@ -343,4 +327,20 @@ func TestTokenizeParallelPanic(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "panicked: boom") || !strings.Contains(err.Error(), "docs") {
 		t.Errorf("err %v", err)
 	}
+}
+
+// shakespeareCorpora is TinyShakespeare as one text and as its paragraphs
+// (the pieces between blank lines) as documents.
+func shakespeareCorpora(t *testing.T) (text, paras *Corpus) {
+	t.Helper()
+	data := string(shakespeare(t))
+	text, err := FromText("tinyshakespeare", data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paras, err = FromDocuments("paragraphs", strings.Split(data, "\n\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text, paras
 }
