@@ -48,6 +48,7 @@ type hfLlamaConfig struct {
 	MLPBias           *bool           `json:"mlp_bias"`
 	SlidingWindow     json.RawMessage `json:"sliding_window"`
 	UseSlidingWindow  *bool           `json:"use_sliding_window"`
+	MaxWindowLayers   *int            `json:"max_window_layers"`
 	PartialRotary     *float64        `json:"partial_rotary_factor"`
 	PerLayerConfig    json.RawMessage `json:"per_layer_config"`
 }
@@ -97,10 +98,11 @@ type hfRope struct {
 // 32 (Qwen2, Qwen3); head_dim hidden_size / num_attention_heads, 128 for
 // Qwen3; rms_norm_eps 1e-6, rope_theta 10000, tie_word_embeddings false, no
 // biases but Qwen2's q, k and v; sliding_window 4096 (Mistral; Qwen2 and
-// Qwen3 where use_sliding_window is set). A null num_key_value_heads or
-// head_dim means num_attention_heads, hidden_size / num_attention_heads. A
-// sliding window limits the positions to its width: within it the attention
-// is the full causal one this package computes. Per-layer overrides
+// Qwen3 where use_sliding_window is set and a layer slides: see
+// qwenLayersSlide). A null num_key_value_heads or head_dim means
+// num_attention_heads, hidden_size / num_attention_heads. A sliding window
+// that some layer uses limits the positions to its width: within it the
+// attention is the full causal one this package computes. Per-layer overrides
 // (transformers' per_layer_config) are refused.
 func parseLlamaConfig(data []byte, modelType string) (Config, error) {
 	var h hfLlamaConfig
@@ -410,10 +412,17 @@ func sameRope(a, b hfRope) bool {
 
 // applySlidingWindow limits NPositions to a sliding window the model uses
 // (Mistral's sliding_window; Qwen2's and Qwen3's when use_sliding_window is
-// set), def where config.json has no sliding_window (0: none).
+// set and some layer slides), def where config.json has no sliding_window
+// (0: none).
 func (c *Config) applySlidingWindow(h hfLlamaConfig, modelType string, def int) error {
 	if modelType != "mistral" && !isTrue(h.UseSlidingWindow) {
 		return nil
+	}
+	if modelType != "mistral" {
+		slides, err := qwenLayersSlide(h, c.NLayer)
+		if err != nil || !slides {
+			return err
+		}
 	}
 	w := def
 	switch {
@@ -435,6 +444,39 @@ func (c *Config) applySlidingWindow(h hfLlamaConfig, modelType string, def int) 
 		c.NPositions, c.Window = w, w
 	}
 	return nil
+}
+
+// qwenDefaultMaxWindowLayers is Qwen2Config's and Qwen3Config's
+// max_window_layers default.
+const qwenDefaultMaxWindowLayers = 28
+
+// qwenLayersSlide reports whether any of a Qwen2 or Qwen3 model's nLayer
+// layers uses the sliding window (given use_sliding_window), as
+// transformers' config classes decide: from layer_types where config.json
+// has it (a layer "sliding_attention"), else the layers from
+// max_window_layers (default 28) on. A model with 28 layers or fewer and no
+// max_window_layers has none: every layer attends to every position.
+func qwenLayersSlide(h hfLlamaConfig, nLayer int) (bool, error) {
+	if h.LayerTypes != nil {
+		if len(h.LayerTypes) != nLayer {
+			return false, fmt.Errorf("config layer_types has %d entries, want one per layer (num_hidden_layers = %d)", len(h.LayerTypes), nLayer)
+		}
+		for i, t := range h.LayerTypes {
+			switch t {
+			case "sliding_attention":
+				return true, nil
+			case "full_attention":
+			default:
+				return false, fmt.Errorf("config layer_types[%d] = %q is not supported: want \"full_attention\" or \"sliding_attention\"", i, t)
+			}
+		}
+		return false, nil
+	}
+	mwl := qwenDefaultMaxWindowLayers
+	if h.MaxWindowLayers != nil {
+		mwl = *h.MaxWindowLayers
+	}
+	return mwl < nLayer, nil
 }
 
 // modelTypeOf reads config.json's model_type ("" when absent).

@@ -56,7 +56,8 @@ type Config struct {
 	QKNorm      bool        // an RMSNorm over head_dim on q and k before the rotation (Qwen3)
 	TiedEmbed   bool        // lm_head is embed_tokens (tie_word_embeddings)
 	// Window is the sliding window that limits NPositions (Mistral's
-	// sliding_window, Qwen2's with use_sliding_window), where it is below
+	// sliding_window, Qwen2's and Qwen3's with use_sliding_window where a
+	// layer slides), where it is below
 	// max_position_embeddings; 0 otherwise. It is for messages only:
 	// NPositions already holds the limit.
 	Window int
