@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
@@ -77,6 +78,11 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if err := notNegative(intFlag{"max-new-tokens", f.maxNew}, intFlag{"top-k", f.topK}, intFlag{"threads", f.threads}); err != nil {
 		return err
+	}
+	if f.jsonOut != "" && f.jsonOut != "-" {
+		if err := atomicfile.Check(f.jsonOut); err != nil { // before the generation, not after it
+			return usageError{fmt.Errorf("generate: --json: %w", err)}
+		}
 	}
 	boundThreads(stderr, &f.threads, f.quiet)
 	sampling := model.SampleOptions{Temperature: f.temperature, TopK: f.topK, TopP: f.topP, Seed: f.seed}

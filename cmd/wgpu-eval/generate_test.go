@@ -215,3 +215,18 @@ func TestGenerateBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateJSONPathChecked: a --json path that cannot be written (its
+// folder missing, a folder itself) is a usage error before anything is
+// generated, as eval's outputs are, not an error after the generation.
+func TestGenerateJSONPathChecked(t *testing.T) {
+	isolate(t)
+	dir, _ := peakedModel(t, nil)
+	tmp := t.TempDir()
+	for _, path := range []string{filepath.Join(tmp, "missing", "g.json"), tmp} {
+		out, errOut, err := cli(t, "", "generate", "-m", dir, "-p", "Hello", "-n", "8", "--json", path)
+		if !errors.As(err, new(usageError)) || out != "" {
+			t.Errorf("--json %s: error %v, stdout %q, want a usage error and nothing generated\n%s", path, err, out, errOut)
+		}
+	}
+}
