@@ -2,9 +2,9 @@ package wgpueval
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -81,13 +81,16 @@ type Generation struct {
 }
 
 // Generate continues prompt with the model: it prefills the prompt's tokens
-// into a KV cache allocated once for the prompt and opt.MaxNewTokens (the
-// model's positions when 0), then decodes one
+// (PromptTokens: with the BOS the tokenizer puts before a text) into a KV
+// cache allocated once for the prompt and opt.MaxNewTokens (the model's
+// positions when 0), then decodes one
 // token at a time (each step runs only the new token, writing its keys and
 // values in place), sampling on the host. It stops at <|endoftext|>, after
 // opt.MaxNewTokens, or when the model's positions are full (StopReason says
 // which). Cancelling ctx (during the prefill or the decoding) returns ctx's
-// error with what was generated so far, StopReason StopCancelled.
+// error with what was generated so far, StopReason StopCancelled. An empty
+// prompt, or one longer than the model's positions, is an *OptionError of
+// "Prompt".
 //
 // Generation runs on the Evaluator's device: the CPU path's KV-cache
 // generator, or a decode session on a GPU (its KV cache of every layer on the
@@ -100,12 +103,12 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 		return nil, err
 	}
 	if prompt == "" {
-		return nil, errors.New("empty prompt: give some text to continue")
+		return nil, &OptionError{"Prompt", `""`, "empty: give some text to continue"}
 	}
 	cfg := e.Config()
-	ptoks := e.tok.Encode(prompt)
+	ptoks := e.PromptTokens(prompt)
 	if len(ptoks) > cfg.NPositions {
-		return nil, fmt.Errorf("the prompt is %d tokens, longer than the model's %d positions", len(ptoks), cfg.NPositions)
+		return nil, &OptionError{"Prompt", fmt.Sprintf("of %d tokens", len(ptoks)), fmt.Sprintf("longer than the model's %d positions", cfg.NPositions)}
 	}
 	sampler, err := model.NewSampler(opt.Sampling)
 	if err != nil {
@@ -181,6 +184,17 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 		out.DecodeTokensPerSecond = float64(n) / out.DecodeSeconds
 	}
 	return out, err
+}
+
+// PromptTokens returns the ids Generate feeds for prompt: as transformers'
+// tokenizer(prompt) gives them, with the special tokens the tokenizer's
+// post-processor puts before a text (Llama 2's <s>, Llama 3.1's
+// <|begin_of_text|>; none for GPT-2 or Qwen), but not those it would put
+// after it (an end-of-sequence token, where add_eos_token asks for one: the
+// model would continue a text that has ended).
+func (e *Evaluator) PromptTokens(prompt string) []int32 {
+	lead, _ := e.tok.Specials()
+	return append(slices.Clone(lead), e.tok.Encode(prompt)...)
 }
 
 // decoder is a KV-cache decode on one device: model.Generator on the CPU,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -115,6 +116,53 @@ func TestGenerateJSONKeys(t *testing.T) {
 	for _, k := range keys {
 		if strings.ToLower(k) != k || strings.ContainsAny(k, "- ") {
 			t.Errorf("key %q is not snake_case", k)
+		}
+	}
+}
+
+// TestGeneratePromptSpecials: the prompt is fed as transformers'
+// tokenizer(prompt) gives it, the special tokens the tokenizer's
+// post-processor puts before a text included (the sp tokenizer's <s>,
+// bl-llama3's <|begin|>; none for GPT-2), and the model sees them: the first
+// new token's logprob is the CPU forward's over those ids.
+func TestGeneratePromptSpecials(t *testing.T) {
+	const prompt = "To be, or not to be"
+	for _, c := range []struct {
+		modelType, tok string
+		bos            int32 // -1: none
+	}{{"llama", "sp", 1}, {"qwen2", "bl-llama3", 433}, {"qwen2", "bl-qwen", -1}} {
+		dir, _ := llamaFolder(t, c.modelType, c.tok)
+		ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ev.Close() })
+		g, err := ev.Generate(context.Background(), prompt, GenerateOptions{MaxNewTokens: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ev.Tokenizer().Encode(prompt)
+		if c.bos >= 0 {
+			want = append([]int32{c.bos}, want...)
+		}
+		if !slices.Equal(g.PromptTokens, want) {
+			t.Errorf("%s: prompt tokens %v, want %v", c.tok, g.PromptTokens, want)
+		}
+		ck, err := model.OpenCheckpoint(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu, err := model.LoadCPU(context.Background(), ck, 1, model.LoadOptions{})
+		ck.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, nll, err := cpu.LossPerToken(context.Background(), []model.Sequence{{Tokens: append(slices.Clone(want), g.Tokens[0]), First: len(want)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := math.Abs(g.Logprobs[0] + float64(nll[0])); d > 1e-5 {
+			t.Errorf("%s: first new token's logprob %.7f, the forward over %v gives %.7f", c.tok, g.Logprobs[0], want, -nll[0])
 		}
 	}
 }

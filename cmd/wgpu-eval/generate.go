@@ -46,8 +46,10 @@ const generateUsage = `Usage: wgpu-eval generate --prompt TEXT [flags]
 Continues TEXT with the model and streams the new text to stdout as it is
 generated: the prompt is prefilled into a KV cache allocated once (for the
 prompt and --max-new-tokens), then each new token runs alone through the model
-(no recomputation of the prefix). Stops at the tokenizer's end-of-text token
-(<|endoftext|>, <|end_of_text|>, else its eos_token), after --max-new-tokens,
+(no recomputation of the prefix). The prompt gets the special tokens the
+tokenizer puts before a text (Llama's BOS), as transformers' tokenizer(prompt)
+does. Stops at the tokenizer's end-of-text token (<|endoftext|>,
+<|end_of_text|>, else its eos_token), after --max-new-tokens,
 when the model's positions are full, or when cancelled (Ctrl-C: exit status
 130, and --json still gets what was generated), with a line on stderr saying
 which ("stopped: ..."; in --json, stop_reason: eot, max_new_tokens, positions
@@ -108,9 +110,6 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := notClobbering("generate", []clobber.File{{Role: "--json", Path: f.jsonOut}}, clobber.ModelFiles(ev.Files())); err != nil {
 		return err
 	}
-	if n := ev.Tokenizer().Encode(f.prompt); len(n) > ev.Config().NPositions {
-		return usageError{fmt.Errorf("generate: the prompt is %d tokens, longer than the model's %d positions", len(n), ev.Config().NPositions)}
-	}
 
 	stream := f.jsonOut != "-"
 	g, err := ev.Generate(ctx, f.prompt, wgpueval.GenerateOptions{
@@ -125,7 +124,10 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if stream && g != nil {
 		fmt.Fprintln(stdout)
 	}
-	if err != nil && (g == nil || g.StopReason != wgpueval.StopCancelled) {
+	if g == nil {
+		return flagError(err) // an empty prompt or one longer than the positions: a usage error
+	}
+	if err != nil && g.StopReason != wgpueval.StopCancelled {
 		return err
 	}
 	switch g.StopReason {
