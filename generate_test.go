@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -163,6 +164,65 @@ func TestGeneratePromptSpecials(t *testing.T) {
 		}
 		if d := math.Abs(g.Logprobs[0] + float64(nll[0])); d > 1e-5 {
 			t.Errorf("%s: first new token's logprob %.7f, the forward over %v gives %.7f", c.tok, g.Logprobs[0], want, -nll[0])
+		}
+	}
+}
+
+// TestGenerateStopsAtEOSList: Generate stops, as transformers' generate
+// does, at every id of the model's eos_token_id (an id or a list), from
+// generation_config.json, else config.json, besides the tokenizer's
+// end-of-text token; the stop token is in Tokens, not in Text.
+func TestGenerateStopsAtEOSList(t *testing.T) {
+	const prompt = "To be, or not to be"
+	dir, _ := llamaFolder(t, "qwen2", "bl-qwen")
+	generate := func() *Generation {
+		t.Helper()
+		ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ev.Close()
+		g, err := ev.Generate(context.Background(), prompt, GenerateOptions{MaxNewTokens: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	first := generate().Tokens[0] // the greedy first token, not the tokenizer's <|end|> (434)
+	if first == 434 {
+		t.Fatal("the model's first greedy token is <|end|>: choose another prompt")
+	}
+	setEOS := func(file string, eos any) {
+		t.Helper()
+		m := map[string]any{}
+		if data, err := os.ReadFile(filepath.Join(dir, file)); err == nil {
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m["eos_token_id"] = eos
+		data, _ := json.Marshal(m)
+		if err := os.WriteFile(filepath.Join(dir, file), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		setup     func()
+		stopFirst bool
+	}{
+		{"config.json id", func() { setEOS("config.json", first) }, true},
+		{"generation_config.json list", func() { setEOS("generation_config.json", []any{434, first}) }, true},
+		// generation_config.json decides where it names eos_token_id, as in transformers.
+		{"generation_config.json without it", func() { setEOS("generation_config.json", 434) }, false},
+	} {
+		c.setup()
+		g := generate()
+		if c.stopFirst && (g.StopReason != StopEOT || !slices.Equal(g.Tokens, []int32{first}) || g.Text != "") {
+			t.Errorf("%s: stop %q, tokens %v, text %q; want eot after [%d], no text", c.name, g.StopReason, g.Tokens, g.Text, first)
+		}
+		if !c.stopFirst && (g.StopReason != StopMaxTokens || len(g.Tokens) != 4) {
+			t.Errorf("%s: stop %q after %v; want the 4 tokens", c.name, g.StopReason, g.Tokens)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -49,7 +50,8 @@ prompt and --max-new-tokens), then each new token runs alone through the model
 (no recomputation of the prefix). The prompt gets the special tokens the
 tokenizer puts before a text (Llama's BOS), as transformers' tokenizer(prompt)
 does. Stops at the tokenizer's end-of-text token (<|endoftext|>,
-<|end_of_text|>, else its eos_token), after --max-new-tokens,
+<|end_of_text|>, else its eos_token) or an eos_token_id of the model's
+generation_config.json (else config.json), after --max-new-tokens,
 when the model's positions are full, or when cancelled (Ctrl-C: exit status
 130, and --json still gets what was generated), with a line on stderr saying
 which ("stopped: ..."; in --json, stop_reason: eot, max_new_tokens, positions
@@ -132,7 +134,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	switch g.StopReason {
 	case wgpueval.StopEOT:
-		note("stopped: the model generated <|endoftext|>")
+		note("stopped: the model generated %s", tokenName(ev.Tokenizer(), g.Tokens[len(g.Tokens)-1]))
 	case wgpueval.StopMaxTokens:
 		note("stopped: %d new tokens, the --max-new-tokens limit", len(g.Tokens))
 	case wgpueval.StopPositions:
@@ -140,9 +142,12 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case wgpueval.StopCancelled: // printed even with --quiet, in place of the error
 		fmt.Fprintf(stderr, "stopped: cancelled after %d new tokens\n", len(g.Tokens))
 	}
-	if len(g.Tokens) > 0 {
+	switch {
+	case len(g.Tokens) > 1:
 		note("%d prompt tokens at %.0f tok/s, %d new at %.1f tok/s (%s)",
 			len(g.PromptTokens), g.PrefillTokensPerSecond, len(g.Tokens), g.DecodeTokensPerSecond, g.Device)
+	case len(g.Tokens) == 1: // no decode step: no decoding speed
+		note("%d prompt tokens at %.0f tok/s, 1 new (%s)", len(g.PromptTokens), g.PrefillTokensPerSecond, g.Device)
 	}
 	if f.jsonOut != "" {
 		if werr := writeJSON(f.jsonOut, stdout, g); werr != nil {
@@ -153,4 +158,15 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
 	}
 	return nil
+}
+
+// tokenName names the token a generation stopped at: its text where that is
+// a special token's (<|endoftext|>, </s>, <|eot_id|>), else the text quoted
+// with its id.
+func tokenName(tok *wgpueval.Tokenizer, id int32) string {
+	s := tok.TokenText(id)
+	if len(s) > 2 && strings.HasPrefix(s, "<") && strings.HasSuffix(s, ">") && !strings.ContainsAny(s, " \n") {
+		return s
+	}
+	return fmt.Sprintf("%q (id %d)", s, id)
 }
