@@ -93,7 +93,8 @@ type Generation struct {
 // config.json, as transformers' generate stops), after opt.MaxNewTokens, or
 // when the model's positions are full (StopReason says which). Cancelling
 // ctx (during the prefill or the decoding) returns ctx's error with what
-// was generated so far, StopReason StopCancelled. An empty
+// was generated so far, StopReason StopCancelled; logits that are not
+// finite return an error with what was generated before them. An empty
 // prompt, or one longer than the model's positions, is an *OptionError of
 // "Prompt".
 //
@@ -160,6 +161,11 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	decodeStart := time.Now()
 	for {
 		id, lp := sampler.Sample(logits)
+		if math.IsNaN(lp) || math.IsInf(lp, 0) { // a NaN or +Inf logit: no distribution to sample
+			err = fmt.Errorf("generate: the model's next-token logits after %d new tokens are not finite (a NaN or an infinity); "+
+				"the model's weights or the backend's arithmetic are broken", len(out.Tokens))
+			break
+		}
 		out.Tokens = append(out.Tokens, id)
 		out.Logprobs = append(out.Logprobs, lp)
 		if slices.Contains(stops, id) {

@@ -226,3 +226,31 @@ func TestGenerateStopsAtEOSList(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateNonFiniteLogits: logits that are not finite (an embedding of
+// 3e38 overflows the forward: an infinite logit, NaN log-probabilities) end
+// the generation with an error, as Evaluate's non-finite NLL does, rather
+// than with tokens of NaN logprob (which JSON cannot hold); what was
+// generated before comes back.
+func TestGenerateNonFiniteLogits(t *testing.T) {
+	ev := openGenerator(t, func(m *model.Model) {
+		C := m.Config.NEmbd
+		hello := 15496
+		m.Weights.WTE[hello*C+3], m.Weights.WTE[hello*C+4] = 3e38, -3e38
+	})
+	g, err := ev.Generate(context.Background(), "Hello world", GenerateOptions{MaxNewTokens: 4})
+	if err == nil || !strings.Contains(err.Error(), "not finite") {
+		t.Fatalf("error %v, want one saying the logits are not finite", err)
+	}
+	if g == nil || len(g.Tokens) != len(g.Logprobs) || len(g.Tokens) >= 4 {
+		t.Fatalf("generation %+v", g)
+	}
+	for _, lp := range g.Logprobs {
+		if math.IsNaN(lp) || math.IsInf(lp, 0) {
+			t.Errorf("logprobs %v", g.Logprobs)
+		}
+	}
+	if _, err := json.Marshal(g); err != nil {
+		t.Error(err)
+	}
+}
