@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
+	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 )
 
 // openGenerator opens synth.Peaked (edited first by edit, when set) on
@@ -252,5 +254,62 @@ func TestGenerateNonFiniteLogits(t *testing.T) {
 	}
 	if _, err := json.Marshal(g); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestTextStreamWholeCharacters: the text of tokens that cut characters
+// (GPT-2's byte-level BPE splits an emoji or a CJK character over several
+// tokens; the sp tokenizer's byte fallback gives one byte a token) reaches
+// OnText in pieces of whole UTF-8 characters only, and all of it: the pieces
+// add up to the text. Invalid bytes that no later token completes are passed
+// on as they are, at the latest by the flush.
+func TestTextStreamWholeCharacters(t *testing.T) {
+	const text = "naïve café — 東京 🤖👍🏽 ok\n𝔘𝔫𝔦"
+	gpt2, err := tokenizer.GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := llamaFolder(t, "llama", "sp")
+	sp, err := tokenizer.LoadJSON(filepath.Join(dir, tokenizer.TokenizerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []*tokenizer.Tokenizer{gpt2, sp} {
+		ids := tok.Encode(text)
+		cut := 0
+		for _, id := range ids {
+			if !utf8.ValidString(tok.TokenText(id)) {
+				cut++
+			}
+		}
+		if cut == 0 {
+			t.Fatalf("%s: no token of %q cuts a character: the test tests nothing", tok.ID(), text)
+		}
+		var pieces []string
+		var want strings.Builder // every token's text as it stands in running text (sp's first "▁" a space, unlike Decode)
+		s := textStream{emit: func(p string) { pieces = append(pieces, p) }}
+		for _, id := range ids {
+			s.add(tok.TokenText(id))
+			want.WriteString(tok.TokenText(id))
+		}
+		s.flush()
+		for _, p := range pieces {
+			if !utf8.ValidString(p) {
+				t.Errorf("%s: piece %q is not whole UTF-8 characters", tok.ID(), p)
+			}
+		}
+		if got := strings.Join(pieces, ""); got != want.String() || s.text != got || strings.TrimPrefix(got, " ") != text {
+			t.Errorf("%s: streamed %q (text %q), the tokens' texts are %q", tok.ID(), got, s.text, want.String())
+		}
+	}
+	// Bytes no token completes: passed on as they are.
+	var got []string
+	s := textStream{emit: func(p string) { got = append(got, p) }}
+	for _, p := range []string{"a\xe2\x80", "b", "\xf0\x9f"} {
+		s.add(p)
+	}
+	s.flush()
+	if strings.Join(got, "") != "a\xe2\x80b\xf0\x9f" || len(got) != 3 {
+		t.Errorf("incomplete characters: pieces %q", got)
 	}
 }
