@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -29,9 +30,9 @@ func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.prompt, "prompt", "p", "", "the text to continue (required)")
 	fs.IntVarP(&f.maxNew, "max-new-tokens", "n", 64, "generate at most N tokens (0: until the end-of-text token or the model's positions)")
 	fs.Float64VarP(&f.temperature, "temperature", "t", 0, "sampling temperature; 0 is greedy (the most likely token every step)")
-	fs.IntVar(&f.topK, "top-k", 0, "sample only from the K most likely tokens (0: all)")
-	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all)")
-	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text (on the same device: see above)")
+	fs.IntVar(&f.topK, "top-k", 0, "sample only from the K most likely tokens (0: all; needs --temperature above 0)")
+	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all; needs --temperature above 0)")
+	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler (needs --temperature above 0): the same seed gives the same text (on the same device: see above)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu or gpu:N")
 	fs.StringVar(&f.precision, "precision", "", "weights: auto (the default: f16 on a GPU with shader-f16, else f32), f16 or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
@@ -73,7 +74,8 @@ Flags:
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f generateFlags
-	if err := parseFlags("generate", generateUsage, f.register, args, stdout); err != nil {
+	var fs *pflag.FlagSet
+	if err := parseFlags("generate", generateUsage, func(s *pflag.FlagSet) { fs = s; f.register(s) }, args, stdout); err != nil {
 		return err
 	}
 	f.jsonOut = asStdout(f.jsonOut, stdout)
@@ -92,6 +94,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	sampling := model.SampleOptions{Temperature: f.temperature, TopK: f.topK, TopP: f.topP, Seed: f.seed}
 	if err := sampling.Check(); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
+	}
+	if err := greedyFlags(f, fs); err != nil {
+		return err
 	}
 	if err := checkPrecision(f.precision, f.matrixUnits, f.device); err != nil {
 		return err
@@ -169,4 +174,27 @@ func tokenName(tok *wgpueval.Tokenizer, id int32) string {
 		return s
 	}
 	return fmt.Sprintf("%q (id %d)", s, id)
+}
+
+// greedyFlags refuses the sampling flags that would change nothing because
+// the temperature is 0 (greedy decoding, the default), as transformers'
+// generate warns of top_k and top_p without do_sample: a user who gives
+// --top-p or --seed expects sampled text.
+func greedyFlags(f generateFlags, fs *pflag.FlagSet) error {
+	if f.temperature != 0 {
+		return nil
+	}
+	for _, c := range []struct {
+		name, value string
+		set         bool
+	}{
+		{"top-k", strconv.Itoa(f.topK), f.topK > 0},
+		{"top-p", strconv.FormatFloat(f.topP, 'g', -1, 64), f.topP > 0 && f.topP < 1},
+		{"seed", strconv.FormatUint(f.seed, 10), fs.Changed("seed")},
+	} {
+		if c.set {
+			return usageError{fmt.Errorf("generate: --%s %s has no effect at --temperature 0 (the default: greedy decoding, the most likely token every step); give a --temperature above 0 to sample", c.name, c.value)}
+		}
+	}
+	return nil
 }

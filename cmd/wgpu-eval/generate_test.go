@@ -211,6 +211,10 @@ func TestGenerateBadInput(t *testing.T) {
 		{[]string{"-p", "hi", "--top-p", "1.5"}, "top-p"},
 		{[]string{"-p", "hi", "--device", "tpu"}, "device"},
 		{[]string{"-p", strings.Repeat("word ", 70)}, "longer than the model's 64 positions"},
+		// Sampling flags at the default temperature 0 (greedy) would change nothing.
+		{[]string{"-p", "hi", "--top-k", "5"}, "--top-k 5 has no effect at --temperature 0"},
+		{[]string{"-p", "hi", "--top-p", "0.9", "--seed", "1"}, "--top-p 0.9 has no effect at --temperature 0"},
+		{[]string{"-p", "hi", "-t", "0", "--seed", "1"}, "--seed 1 has no effect at --temperature 0"},
 	} {
 		_, _, err := cli(t, "", append([]string{"generate", "-m", dir}, c.args...)...)
 		var ue usageError
