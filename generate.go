@@ -16,9 +16,10 @@ import (
 )
 
 // GenerateOptions say how Generate continues a prompt. The zero value decodes
-// greedily until <|endoftext|> or the model's last position.
+// greedily until an end-of-sequence token (<|endoftext|>, ...: see
+// Generate) or the model's last position.
 type GenerateOptions struct {
-	// MaxNewTokens bounds the tokens generated; 0 means until <|endoftext|>
+	// MaxNewTokens bounds the tokens generated; 0 means until an end-of-sequence token
 	// or the model's positions.
 	MaxNewTokens int
 	// Sampling: temperature (0 is greedy), top-k, top-p and the seed.
