@@ -121,10 +121,7 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 	if err != nil {
 		return nil, err
 	}
-	stops, err := e.stopTokens()
-	if err != nil {
-		return nil, fmt.Errorf("generate: %w", err)
-	}
+	stops := e.stopTokens()
 
 	ctx, end, err := e.begin(ctx)
 	if err != nil {
@@ -217,8 +214,10 @@ func (e *Evaluator) PromptTokens(prompt string) []int32 {
 // eos_token_id of the model's generation_config.json, else of its
 // config.json (an id or a list: Llama 3 Instruct's [128001, 128008, 128009]
 // adds <|eot_id|>, Qwen2.5 Instruct's <|im_end|>). Ids outside the
-// vocabulary, which cannot be generated, are left out.
-func (e *Evaluator) stopTokens() ([]int32, error) {
+// vocabulary, which cannot be generated, are left out. A file that cannot
+// be read, or whose eos_token_id is not one (Python's json writes NaN, which
+// no JSON reader takes), is passed over with a warning through Options.Log.
+func (e *Evaluator) stopTokens() []int32 {
 	var stops []int32
 	if eot := e.tok.EOT(); eot >= 0 {
 		stops = append(stops, eot)
@@ -234,7 +233,8 @@ func (e *Evaluator) stopTokens() ([]int32, error) {
 		}
 		ids, found, err := eosTokenIDs(p)
 		if err != nil {
-			return nil, err
+			e.opt.log("warning: %v: its eos_token_id does not stop the generation", err)
+			continue
 		}
 		for _, id := range ids {
 			if id >= 0 && id < int64(e.Config().VocabSize) && !slices.Contains(stops, int32(id)) {
@@ -245,7 +245,7 @@ func (e *Evaluator) stopTokens() ([]int32, error) {
 			break
 		}
 	}
-	return stops, nil
+	return stops
 }
 
 // eosTokenIDs reads eos_token_id (an id, a list of ids, or null) from the

@@ -177,9 +177,12 @@ func TestGeneratePromptSpecials(t *testing.T) {
 func TestGenerateStopsAtEOSList(t *testing.T) {
 	const prompt = "To be, or not to be"
 	dir, _ := llamaFolder(t, "qwen2", "bl-qwen")
+	var logged []string
 	generate := func() *Generation {
 		t.Helper()
-		ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true})
+		logged = nil
+		ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true,
+			Log: func(msg string) { logged = append(logged, msg) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,6 +220,12 @@ func TestGenerateStopsAtEOSList(t *testing.T) {
 		{"generation_config.json list", func() { setEOS("generation_config.json", []any{434, first}) }, true},
 		// generation_config.json decides where it names eos_token_id, as in transformers.
 		{"generation_config.json without it", func() { setEOS("generation_config.json", 434) }, false},
+		// One that JSON cannot read (Python writes NaN) is passed over with a warning: config.json's id.
+		{"unreadable generation_config.json", func() {
+			if err := os.WriteFile(filepath.Join(dir, "generation_config.json"), []byte(`{"temperature": NaN, "eos_token_id": 434}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
 	} {
 		c.setup()
 		g := generate()
@@ -225,6 +234,10 @@ func TestGenerateStopsAtEOSList(t *testing.T) {
 		}
 		if !c.stopFirst && (g.StopReason != StopMaxTokens || len(g.Tokens) != 4) {
 			t.Errorf("%s: stop %q after %v; want the 4 tokens", c.name, g.StopReason, g.Tokens)
+		}
+		warned := slices.ContainsFunc(logged, func(m string) bool { return strings.Contains(m, "generation_config.json") })
+		if want := strings.HasPrefix(c.name, "unreadable"); warned != want {
+			t.Errorf("%s: log %q, want a warning naming generation_config.json: %v", c.name, logged, want)
 		}
 	}
 }
