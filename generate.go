@@ -2,9 +2,12 @@ package wgpueval
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -13,9 +16,10 @@ import (
 )
 
 // GenerateOptions say how Generate continues a prompt. The zero value decodes
-// greedily until <|endoftext|> or the model's last position.
+// greedily until an end-of-sequence token (<|endoftext|>, ...: see
+// Generate) or the model's last position.
 type GenerateOptions struct {
-	// MaxNewTokens bounds the tokens generated; 0 means until <|endoftext|>
+	// MaxNewTokens bounds the tokens generated; 0 means until an end-of-sequence token
 	// or the model's positions.
 	MaxNewTokens int
 	// Sampling: temperature (0 is greedy), top-k, top-p and the seed.
@@ -53,7 +57,7 @@ func (o GenerateOptions) Check() error {
 
 // Stop reasons of a Generation.
 const (
-	StopEOT       = "eot"            // the model generated <|endoftext|>
+	StopEOT       = "eot"            // the model generated an end-of-sequence token (<|endoftext|>, ...)
 	StopMaxTokens = "max_new_tokens" // MaxNewTokens were generated
 	StopPositions = "positions"      // the model's n_positions are full
 	StopCancelled = "cancelled"      // ctx was cancelled (Generate returns its error too)
@@ -66,9 +70,9 @@ type Generation struct {
 	Device       string    `json:"device"`
 	Prompt       string    `json:"prompt"`
 	PromptTokens []int32   `json:"prompt_tokens"`
-	Tokens       []int32   `json:"tokens"`      // the new token ids, <|endoftext|> included when generated
+	Tokens       []int32   `json:"tokens"`      // the new token ids, the end-of-sequence token included when generated
 	Logprobs     []float64 `json:"logprobs"`    // ln p(token | everything before) under the model, at temperature 1
-	Text         string    `json:"text"`        // the new tokens' text, without <|endoftext|>
+	Text         string    `json:"text"`        // the new tokens' text, without the end-of-sequence token
 	StopReason   string    `json:"stop_reason"` // StopEOT, StopMaxTokens, StopPositions or StopCancelled
 
 	MaxNewTokens int           `json:"max_new_tokens"` // the limit asked for (0: none)
@@ -81,13 +85,19 @@ type Generation struct {
 }
 
 // Generate continues prompt with the model: it prefills the prompt's tokens
-// into a KV cache allocated once for the prompt and opt.MaxNewTokens (the
-// model's positions when 0), then decodes one
-// token at a time (each step runs only the new token, writing its keys and
-// values in place), sampling on the host. It stops at <|endoftext|>, after
-// opt.MaxNewTokens, or when the model's positions are full (StopReason says
-// which). Cancelling ctx (during the prefill or the decoding) returns ctx's
-// error with what was generated so far, StopReason StopCancelled.
+// (PromptTokens: with the BOS the tokenizer puts before a text) into a KV
+// cache allocated once for the prompt and opt.MaxNewTokens (the model's
+// positions when 0), then decodes one token at a time (each step runs only
+// the new token, writing its keys and values in place), sampling on the
+// host. It stops at an end-of-sequence token (the tokenizer's end-of-text
+// token and every eos_token_id of the model's generation_config.json, else
+// config.json, as transformers' generate stops), after opt.MaxNewTokens, or
+// when the model's positions are full (StopReason says which). Cancelling
+// ctx (during the prefill or the decoding) returns ctx's error with what
+// was generated so far, StopReason StopCancelled; logits that are not
+// finite return an error with what was generated before them. An empty
+// prompt, or one longer than the model's positions, is an *OptionError of
+// "Prompt".
 //
 // Generation runs on the Evaluator's device: the CPU path's KV-cache
 // generator, or a decode session on a GPU (its KV cache of every layer on the
@@ -100,17 +110,18 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 		return nil, err
 	}
 	if prompt == "" {
-		return nil, errors.New("empty prompt: give some text to continue")
+		return nil, &OptionError{"Prompt", `""`, "empty: give some text to continue"}
 	}
 	cfg := e.Config()
-	ptoks := e.tok.Encode(prompt)
+	ptoks := e.PromptTokens(prompt)
 	if len(ptoks) > cfg.NPositions {
-		return nil, fmt.Errorf("the prompt is %d tokens, longer than the model's %d positions", len(ptoks), cfg.NPositions)
+		return nil, &OptionError{"Prompt", fmt.Sprintf("of %d tokens", len(ptoks)), fmt.Sprintf("longer than the model's %d positions", cfg.NPositions)}
 	}
 	sampler, err := model.NewSampler(opt.Sampling)
 	if err != nil {
 		return nil, err
 	}
+	stops := e.stopTokens()
 
 	ctx, end, err := e.begin(ctx)
 	if err != nil {
@@ -146,12 +157,16 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 		return nil, err
 	}
 	decodeStart := time.Now()
-	eot := e.tok.EOT()
 	for {
 		id, lp := sampler.Sample(logits)
+		if math.IsNaN(lp) || math.IsInf(lp, 0) { // a NaN or +Inf logit: no distribution to sample
+			err = fmt.Errorf("generate: the model's next-token logits after %d new tokens are not finite (a NaN or an infinity); "+
+				"the model's weights or the backend's arithmetic are broken", len(out.Tokens))
+			break
+		}
 		out.Tokens = append(out.Tokens, id)
 		out.Logprobs = append(out.Logprobs, lp)
-		if id == eot {
+		if slices.Contains(stops, id) {
 			out.StopReason = StopEOT
 			break
 		}
@@ -181,6 +196,82 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 		out.DecodeTokensPerSecond = float64(n) / out.DecodeSeconds
 	}
 	return out, err
+}
+
+// PromptTokens returns the ids Generate feeds for prompt: as transformers'
+// tokenizer(prompt) gives them, with the special tokens the tokenizer's
+// post-processor puts before a text (Llama 2's <s>, Llama 3.1's
+// <|begin_of_text|>; none for GPT-2 or Qwen), but not those it would put
+// after it (an end-of-sequence token, where add_eos_token asks for one: the
+// model would continue a text that has ended).
+func (e *Evaluator) PromptTokens(prompt string) []int32 {
+	lead, _ := e.tok.Specials()
+	return append(slices.Clone(lead), e.tok.Encode(prompt)...)
+}
+
+// stopTokens returns the ids Generate stops at: the tokenizer's end-of-text
+// token (EOT) and, as transformers' generate stops at each of them, the
+// eos_token_id of the model's generation_config.json, else of its
+// config.json (an id or a list: Llama 3 Instruct's [128001, 128008, 128009]
+// adds <|eot_id|>, Qwen2.5 Instruct's <|im_end|>). Ids outside the
+// vocabulary, which cannot be generated, are left out. A file that cannot
+// be read, or whose eos_token_id is not one (Python's json writes NaN, which
+// no JSON reader takes), is passed over with a warning through Options.Log.
+func (e *Evaluator) stopTokens() []int32 {
+	var stops []int32
+	if eot := e.tok.EOT(); eot >= 0 {
+		stops = append(stops, eot)
+	}
+	files := map[string]string{}
+	for _, p := range e.Files() {
+		files[filepath.Base(p)] = p
+	}
+	for _, name := range []string{"generation_config.json", "config.json"} {
+		p, ok := files[name]
+		if !ok {
+			continue
+		}
+		ids, found, err := eosTokenIDs(p)
+		if err != nil {
+			e.opt.log("warning: %v: its eos_token_id does not stop the generation", err)
+			continue
+		}
+		for _, id := range ids {
+			if id >= 0 && id < int64(e.Config().VocabSize) && !slices.Contains(stops, int32(id)) {
+				stops = append(stops, int32(id))
+			}
+		}
+		if found {
+			break
+		}
+	}
+	return stops
+}
+
+// eosTokenIDs reads eos_token_id (an id, a list of ids, or null) from the
+// JSON file at path; found is false where the file does not set it.
+func eosTokenIDs(path string) (ids []int64, found bool, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	var f struct {
+		EOS json.RawMessage `json:"eos_token_id"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(f.EOS) == 0 || string(f.EOS) == "null" {
+		return nil, false, nil
+	}
+	var one int64
+	if json.Unmarshal(f.EOS, &one) == nil {
+		return []int64{one}, true, nil
+	}
+	if err := json.Unmarshal(f.EOS, &ids); err != nil {
+		return nil, false, fmt.Errorf("%s: eos_token_id %s: want a token id or a list of them", path, f.EOS)
+	}
+	return ids, true, nil
 }
 
 // decoder is a KV-cache decode on one device: model.Generator on the CPU,

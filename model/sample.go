@@ -11,7 +11,8 @@ import (
 // top-p (nucleus). The zero value is greedy decoding.
 type SampleOptions struct {
 	// Temperature divides the logits; 0 is greedy (the most likely token,
-	// the lowest id on a tie).
+	// the lowest id on a tie), and so is a temperature so small (subnormal)
+	// that 1/Temperature overflows, the limit.
 	Temperature float64 `json:"temperature"`
 	// TopK keeps only the K most likely tokens; 0 keeps all.
 	TopK int `json:"top_k"`
@@ -80,7 +81,7 @@ func (s *Sampler) Sample(logits []float32) (int32, float64) {
 	var id int32
 	var sum float64 // Σ e^(logit - max), in id order (sumExp)
 	switch {
-	case o.Temperature == 0:
+	case o.Temperature == 0 || math.IsInf(1/o.Temperature, 1): // greedy, or its limit where 1/T overflows
 		id, sum = arg, sumExp(logits, mx)
 	case o.TopK > 0 && o.TopK < V:
 		id, sum = s.topK(logits, o.TopK), sumExp(logits, mx)

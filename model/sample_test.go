@@ -359,3 +359,24 @@ func BenchmarkSample(b *testing.B) {
 		})
 	}
 }
+
+// TestSamplerTinyTemperature: a temperature so small that 1/T overflows
+// (subnormal: below about 5.6e-309) samples as its limit, greedy decoding,
+// the most likely token whatever top-k and top-p say; it had all the weights
+// NaN and drew the last id.
+func TestSamplerTinyTemperature(t *testing.T) {
+	logits := []float32{1, 3, 2, 0.5}
+	for _, T := range []float64{1e-300, 1e-310, 5e-324} {
+		for _, o := range []SampleOptions{{Temperature: T}, {Temperature: T, TopK: 2}, {Temperature: T, TopP: 0.5}, {Temperature: T, TopK: 3, TopP: 0.9}} {
+			s, err := NewSampler(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 50 {
+				if id, lp := s.Sample(logits); id != 1 || lp != LogSoftmax(logits, 1) {
+					t.Fatalf("%+v: token %d (logprob %g), want 1, the most likely", o, id, lp)
+				}
+			}
+		}
+	}
+}

@@ -136,6 +136,7 @@ var optionFlags = map[string]string{
 	"PerDocument": "per-document", "Shard": "shard", "TopLogprobs": "top-logprobs", "BOSEachWindow": "bos-each-window",
 	"Split": "split", "JSON": "json", "PerToken": "per-token", "Checkpoint": "checkpoint",
 	"MaxNewTokens": "max-new-tokens", "Sampling.Temperature": "temperature", "Sampling.TopK": "top-k", "Sampling.TopP": "top-p",
+	"Prompt": "prompt",
 }
 
 // flagError turns the library's *wgpueval.OptionError into a usage error

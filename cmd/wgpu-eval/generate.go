@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	wgpueval "github.com/wgpu-eval/wgpu-eval"
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
@@ -27,9 +30,9 @@ func (f *generateFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.prompt, "prompt", "p", "", "the text to continue (required)")
 	fs.IntVarP(&f.maxNew, "max-new-tokens", "n", 64, "generate at most N tokens (0: until the end-of-text token or the model's positions)")
 	fs.Float64VarP(&f.temperature, "temperature", "t", 0, "sampling temperature; 0 is greedy (the most likely token every step)")
-	fs.IntVar(&f.topK, "top-k", 0, "sample only from the K most likely tokens (0: all)")
-	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all)")
-	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler: the same seed gives the same text (on the same device: see above)")
+	fs.IntVar(&f.topK, "top-k", 0, "sample only from the K most likely tokens (0: all; needs --temperature above 0)")
+	fs.Float64Var(&f.topP, "top-p", 0, "sample only from the most likely tokens whose probability adds up to P (0 or 1: all; needs --temperature above 0)")
+	fs.Uint64Var(&f.seed, "seed", 0, "random seed of the sampler (needs --temperature above 0): the same seed gives the same text (on the same device: see above)")
 	fs.StringVar(&f.device, "device", "auto", "where to run: auto (the best hardware GPU, else the CPU), cpu, gpu or gpu:N")
 	fs.StringVar(&f.precision, "precision", "", "weights: auto (the default: f16 on a GPU with shader-f16, else f32), f16 or f32; bf16 on the CPU (matmuls in bf16 with f32 sums; needs a CPU with AVX512_BF16)")
 	fs.StringVar(&f.matrixUnits, "matrix-units", "", "GPU: multiply the weights and the LM head on the device's matrix units (tensor cores, VK_KHR_cooperative_matrix), activations rounded to f16 at their inputs: auto (the default, or $WGPU_EVAL_MATRIX_UNITS: where the device offers them for f16 weights and a first-use self-check against the ordinary kernels passed; the JSON says whether they ran), off, or on (fail where they cannot be used)")
@@ -45,8 +48,11 @@ const generateUsage = `Usage: wgpu-eval generate --prompt TEXT [flags]
 Continues TEXT with the model and streams the new text to stdout as it is
 generated: the prompt is prefilled into a KV cache allocated once (for the
 prompt and --max-new-tokens), then each new token runs alone through the model
-(no recomputation of the prefix). Stops at the tokenizer's end-of-text token
-(<|endoftext|>, <|end_of_text|>, else its eos_token), after --max-new-tokens,
+(no recomputation of the prefix). The prompt gets the special tokens the
+tokenizer puts before a text (Llama's BOS), as transformers' tokenizer(prompt)
+does. Stops at the tokenizer's end-of-text token (<|endoftext|>,
+<|end_of_text|>, else its eos_token) or an eos_token_id of the model's
+generation_config.json (else config.json), after --max-new-tokens,
 when the model's positions are full, or when cancelled (Ctrl-C: exit status
 130, and --json still gets what was generated), with a line on stderr saying
 which ("stopped: ..."; in --json, stop_reason: eot, max_new_tokens, positions
@@ -68,7 +74,8 @@ Flags:
 
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f generateFlags
-	if err := parseFlags("generate", generateUsage, f.register, args, stdout); err != nil {
+	var fs *pflag.FlagSet
+	if err := parseFlags("generate", generateUsage, func(s *pflag.FlagSet) { fs = s; f.register(s) }, args, stdout); err != nil {
 		return err
 	}
 	f.jsonOut = asStdout(f.jsonOut, stdout)
@@ -78,10 +85,18 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := notNegative(intFlag{"max-new-tokens", f.maxNew}, intFlag{"top-k", f.topK}, intFlag{"threads", f.threads}); err != nil {
 		return err
 	}
+	if f.jsonOut != "" && f.jsonOut != "-" {
+		if err := atomicfile.Check(f.jsonOut); err != nil { // before the generation, not after it
+			return usageError{fmt.Errorf("generate: --json: %w", err)}
+		}
+	}
 	boundThreads(stderr, &f.threads, f.quiet)
 	sampling := model.SampleOptions{Temperature: f.temperature, TopK: f.topK, TopP: f.topP, Seed: f.seed}
 	if err := sampling.Check(); err != nil {
 		return usageError{fmt.Errorf("--%w", err)}
+	}
+	if err := greedyFlags(f, fs); err != nil {
+		return err
 	}
 	if err := checkPrecision(f.precision, f.matrixUnits, f.device); err != nil {
 		return err
@@ -102,9 +117,6 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := notClobbering("generate", []clobber.File{{Role: "--json", Path: f.jsonOut}}, clobber.ModelFiles(ev.Files())); err != nil {
 		return err
 	}
-	if n := ev.Tokenizer().Encode(f.prompt); len(n) > ev.Config().NPositions {
-		return usageError{fmt.Errorf("generate: the prompt is %d tokens, longer than the model's %d positions", len(n), ev.Config().NPositions)}
-	}
 
 	stream := f.jsonOut != "-"
 	g, err := ev.Generate(ctx, f.prompt, wgpueval.GenerateOptions{
@@ -119,12 +131,15 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if stream && g != nil {
 		fmt.Fprintln(stdout)
 	}
-	if err != nil && (g == nil || g.StopReason != wgpueval.StopCancelled) {
+	if g == nil {
+		return flagError(err) // an empty prompt or one longer than the positions: a usage error
+	}
+	if err != nil && g.StopReason != wgpueval.StopCancelled {
 		return err
 	}
 	switch g.StopReason {
 	case wgpueval.StopEOT:
-		note("stopped: the model generated <|endoftext|>")
+		note("stopped: the model generated %s", tokenName(ev.Tokenizer(), g.Tokens[len(g.Tokens)-1]))
 	case wgpueval.StopMaxTokens:
 		note("stopped: %d new tokens, the --max-new-tokens limit", len(g.Tokens))
 	case wgpueval.StopPositions:
@@ -132,9 +147,12 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case wgpueval.StopCancelled: // printed even with --quiet, in place of the error
 		fmt.Fprintf(stderr, "stopped: cancelled after %d new tokens\n", len(g.Tokens))
 	}
-	if len(g.Tokens) > 0 {
+	switch {
+	case len(g.Tokens) > 1:
 		note("%d prompt tokens at %.0f tok/s, %d new at %.1f tok/s (%s)",
 			len(g.PromptTokens), g.PrefillTokensPerSecond, len(g.Tokens), g.DecodeTokensPerSecond, g.Device)
+	case len(g.Tokens) == 1: // no decode step: no decoding speed
+		note("%d prompt tokens at %.0f tok/s, 1 new (%s)", len(g.PromptTokens), g.PrefillTokensPerSecond, g.Device)
 	}
 	if f.jsonOut != "" {
 		if werr := writeJSON(f.jsonOut, stdout, g); werr != nil {
@@ -143,6 +161,40 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if err != nil {
 		return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
+	}
+	return nil
+}
+
+// tokenName names the token a generation stopped at: its text where that is
+// a special token's (<|endoftext|>, </s>, <|eot_id|>), else the text quoted
+// with its id.
+func tokenName(tok *wgpueval.Tokenizer, id int32) string {
+	s := tok.TokenText(id)
+	if len(s) > 2 && strings.HasPrefix(s, "<") && strings.HasSuffix(s, ">") && !strings.ContainsAny(s, " \n") {
+		return s
+	}
+	return fmt.Sprintf("%q (id %d)", s, id)
+}
+
+// greedyFlags refuses the sampling flags that would change nothing because
+// the temperature is 0 (greedy decoding, the default), as transformers'
+// generate warns of top_k and top_p without do_sample: a user who gives
+// --top-p or --seed expects sampled text.
+func greedyFlags(f generateFlags, fs *pflag.FlagSet) error {
+	if f.temperature != 0 {
+		return nil
+	}
+	for _, c := range []struct {
+		name, value string
+		set         bool
+	}{
+		{"top-k", strconv.Itoa(f.topK), f.topK > 0},
+		{"top-p", strconv.FormatFloat(f.topP, 'g', -1, 64), f.topP > 0 && f.topP < 1},
+		{"seed", strconv.FormatUint(f.seed, 10), fs.Changed("seed")},
+	} {
+		if c.set {
+			return usageError{fmt.Errorf("generate: --%s %s has no effect at --temperature 0 (the default: greedy decoding, the most likely token every step); give a --temperature above 0 to sample", c.name, c.value)}
+		}
 	}
 	return nil
 }

@@ -112,6 +112,8 @@ func TestGenerateStops(t *testing.T) {
 	dir, _ := peakedModel(t, nil)
 	// <|endoftext|> made the most likely token: greedy stops at once.
 	eotDir, _ := peakedModel(t, func(m *model.Model) { m.Weights.WTE[50256*m.Config.NEmbd] = 20 })
+	eosDir, _ := peakedModel(t, nil)
+	setJSONKey(t, filepath.Join(eosDir, "config.json"), "eos_token_id", 0)
 	for _, c := range []struct {
 		name, dir string
 		args      []string
@@ -122,6 +124,8 @@ func TestGenerateStops(t *testing.T) {
 		{"eot", eotDir, []string{"-p", "Hello"}, wgpueval.StopEOT, "stopped: the model generated <|endoftext|>\n", 1},
 		{"max", dir, []string{"-p", "Hello", "-n", "6"}, wgpueval.StopMaxTokens, "stopped: 6 new tokens, the --max-new-tokens limit\n", 6},
 		{"positions", dir, []string{"-p", "a b c d e f g h i j", "-n", "0"}, wgpueval.StopPositions, "stopped: the model's 64 positions are full (prompt 10 tokens + 55 new)\n", -1},
+		// config.json's eos_token_id names "!", the model's first greedy token: the line names it.
+		{"eos_token_id", eosDir, []string{"-p", "Hello"}, wgpueval.StopEOT, "stopped: the model generated \"!\" (id 0)\n", 1},
 	} {
 		out, errOut, err := cli(t, "", append([]string{"generate", "-m", c.dir, "--json", "-"}, c.args...)...)
 		if err != nil {
@@ -207,11 +211,50 @@ func TestGenerateBadInput(t *testing.T) {
 		{[]string{"-p", "hi", "--top-p", "1.5"}, "top-p"},
 		{[]string{"-p", "hi", "--device", "tpu"}, "device"},
 		{[]string{"-p", strings.Repeat("word ", 70)}, "longer than the model's 64 positions"},
+		// Sampling flags at the default temperature 0 (greedy) would change nothing.
+		{[]string{"-p", "hi", "--top-k", "5"}, "--top-k 5 has no effect at --temperature 0"},
+		{[]string{"-p", "hi", "--top-p", "0.9", "--seed", "1"}, "--top-p 0.9 has no effect at --temperature 0"},
+		{[]string{"-p", "hi", "-t", "0", "--seed", "1"}, "--seed 1 has no effect at --temperature 0"},
 	} {
 		_, _, err := cli(t, "", append([]string{"generate", "-m", dir}, c.args...)...)
 		var ue usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want a usage error with %q", c.args, err, c.want)
+		}
+	}
+}
+
+// setJSONKey sets key to v in the JSON object of the file at path.
+func setJSONKey(t *testing.T, path, key string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m[key] = v
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGenerateJSONPathChecked: a --json path that cannot be written (its
+// folder missing, a folder itself) is a usage error before anything is
+// generated, as eval's outputs are, not an error after the generation.
+func TestGenerateJSONPathChecked(t *testing.T) {
+	isolate(t)
+	dir, _ := peakedModel(t, nil)
+	tmp := t.TempDir()
+	for _, path := range []string{filepath.Join(tmp, "missing", "g.json"), tmp} {
+		out, errOut, err := cli(t, "", "generate", "-m", dir, "-p", "Hello", "-n", "8", "--json", path)
+		if !errors.As(err, new(usageError)) || out != "" {
+			t.Errorf("--json %s: error %v, stdout %q, want a usage error and nothing generated\n%s", path, err, out, errOut)
 		}
 	}
 }

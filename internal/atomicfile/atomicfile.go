@@ -74,6 +74,39 @@ func WriteFunc(path string, write func(w io.Writer) error) error {
 	}
 }
 
+// Check reports what would make Write to path fail before any content is
+// made: a folder of the file that does not exist or is not a folder, and
+// what Write refuses at path (a directory, a socket, ...). A command checks
+// its output paths with it before a long run rather than failing to write
+// the result after it. Nothing is created.
+func Check(path string) error {
+	target, fi, fd, err := resolve(path)
+	switch {
+	case err != nil:
+		return err
+	case fd >= 0:
+		return nil
+	case fi == nil:
+		dir := filepath.Dir(target)
+		st, err := os.Stat(dir)
+		if err != nil {
+			return fmt.Errorf("%s: its folder: %w", describe(path, target), err)
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("%s: %s is not a folder", describe(path, target), dir)
+		}
+		return nil
+	}
+	switch m := fi.Mode(); {
+	case m.IsRegular(), m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
+		return nil
+	case m.IsDir():
+		return fmt.Errorf("%s is a directory, not a file", describe(path, target))
+	default:
+		return fmt.Errorf("%s is a %s, not a file that can be written", describe(path, target), kind(m))
+	}
+}
+
 // resolve follows the symbolic links of path to the file they name and
 // returns that path and its Lstat (nil when nothing is there yet: a new file,
 // or a link to a file not created yet), or, where the links lead to one of

@@ -260,3 +260,40 @@ func TestWriteFuncStreamsAndFails(t *testing.T) {
 		t.Fatalf("the folder holds %v: a temporary file was left behind", names)
 	}
 }
+
+// TestCheck: Check refuses exactly the paths whose Write fails for what is
+// there (a missing folder, a file as the folder, a directory at the path, a
+// link to a missing folder), creates nothing, and accepts what Write writes.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "missing", "t"), filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{
+		{file, true},
+		{filepath.Join(dir, "new"), true},
+		{"/dev/null", true},
+		{filepath.Join(dir, "missing", "out"), false},
+		{filepath.Join(file, "out"), false},
+		{dir, false},
+		{filepath.Join(dir, "dangling"), false},
+	} {
+		err := Check(c.path)
+		if (err == nil) != c.ok {
+			t.Errorf("Check(%s): %v, want ok %v", c.path, err, c.ok)
+		}
+		if werr := Write(c.path, []byte("y")); (werr == nil) != c.ok {
+			t.Errorf("Write(%s): %v, but Check said %v", c.path, werr, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing folder was created")
+	}
+}
