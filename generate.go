@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 	"unicode/utf8"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
@@ -251,7 +251,7 @@ func (e *Evaluator) stopTokens() []int32 {
 // eosTokenIDs reads eos_token_id (an id, a list of ids, or null) from the
 // JSON file at path; found is false where the file does not set it.
 func eosTokenIDs(path string) (ids []int64, found bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, model.MaxJSONFile)
 	if err != nil {
 		return nil, false, err
 	}
