@@ -59,7 +59,7 @@ func (o GenerateOptions) Check() error {
 const (
 	StopEOT       = "eot"            // the model generated an end-of-sequence token (<|endoftext|>, ...)
 	StopMaxTokens = "max_new_tokens" // MaxNewTokens were generated
-	StopPositions = "positions"      // the model's n_positions are full
+	StopPositions = "positions"      // the model's n_positions (or the fewer its device holds) are full
 	StopCancelled = "cancelled"      // ctx was cancelled (Generate returns its error too)
 )
 
@@ -74,6 +74,10 @@ type Generation struct {
 	Logprobs     []float64 `json:"logprobs"`    // ln p(token | everything before) under the model, at temperature 1
 	Text         string    `json:"text"`        // the new tokens' text, without the end-of-sequence token
 	StopReason   string    `json:"stop_reason"` // StopEOT, StopMaxTokens, StopPositions or StopCancelled
+	// Positions is, with StopPositions, the positions that were full: the
+	// model's, or fewer where the device caps them (lavapipe's shader loop
+	// limit, a GPU's binding limit: see wgpu-eval devices); 0 otherwise.
+	Positions int `json:"positions,omitempty"`
 
 	MaxNewTokens int           `json:"max_new_tokens"` // the limit asked for (0: none)
 	Sampling     SampleOptions `json:"sampling"`
@@ -175,7 +179,8 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 			out.StopReason = StopMaxTokens
 			break
 		}
-		if g.Len() == cfg.NPositions {
+		if g.Len() == g.Cap() { // the model's positions, or the fewer a GPU holds (shaders.GPT2.Positions)
+			out.Positions = g.Cap()
 			out.StopReason = StopPositions
 			break
 		}
@@ -279,6 +284,7 @@ func eosTokenIDs(path string) (ids []int64, found bool, err error) {
 type decoder interface {
 	Append(ctx context.Context, tokens []int32) ([]float32, error)
 	Len() int
+	Cap() int // the positions its cache holds: at most the model's, fewer where a GPU caps them
 }
 
 // decoderFor opens the device (as Evaluate does) and a decoder on it for

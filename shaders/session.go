@@ -73,6 +73,10 @@ func (g *GPT2) NewSessionFor(positions int) (*Session, error) {
 // Len is the positions in the cache so far.
 func (s *Session) Len() int { return s.n }
 
+// Cap is the positions the cache holds: those NewSessionFor was given, or
+// the device's Positions, which may be fewer than the model's.
+func (s *Session) Cap() int { return s.size }
+
 // Append runs tokens after those already in the cache, writing their keys and
 // values into it, and returns the logits (V values, float32) of the token
 // that follows the last one. The slice is reused by the next call. Tokens past

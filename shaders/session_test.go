@@ -69,3 +69,37 @@ func TestSessionMatchesCPUGenerator(t *testing.T) {
 		t.Error("a token outside the vocabulary was accepted")
 	}
 }
+
+// TestSessionCapIsDevicePositions: a session holds the positions it was
+// asked for, and at most the device's Positions, which may be fewer than
+// the model's (a GPU's binding or loop limit): Cap says how many, so that a
+// generation stops there instead of failing at the next Append.
+func TestSessionCapIsDevicePositions(t *testing.T) {
+	d := newTestDev(t)
+	m := synth.Peaked(synth.TinyConfig(), 11)
+	ctx := context.Background()
+	g, err := NewGPT2(ctx, d.dev, m.Reader(), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	n := m.Config.NPositions
+	g.capPositions(n-5, "a test's cap")
+	for _, c := range []struct{ ask, want int }{{0, n - 5}, {n, n - 5}, {10, 10}} {
+		s, err := g.NewSessionFor(c.ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Cap() != c.want {
+			t.Errorf("NewSessionFor(%d).Cap() = %d, want %d", c.ask, s.Cap(), c.want)
+		}
+		toks := make([]int32, s.Cap())
+		if _, err := s.Append(ctx, toks); err != nil {
+			t.Errorf("NewSessionFor(%d): %d tokens: %v", c.ask, len(toks), err)
+		}
+		if _, err := s.Append(ctx, []int32{0}); err == nil {
+			t.Errorf("NewSessionFor(%d): a token past Cap was accepted", c.ask)
+		}
+		s.Close()
+	}
+}

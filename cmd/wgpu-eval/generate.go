@@ -143,7 +143,11 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case wgpueval.StopMaxTokens:
 		note("stopped: %d new tokens, the --max-new-tokens limit", len(g.Tokens))
 	case wgpueval.StopPositions:
-		note("stopped: the model's %d positions are full (prompt %d tokens + %d new)", ev.Config().NPositions, len(g.PromptTokens), len(g.Tokens))
+		if n := ev.Config().NPositions; g.Positions < n {
+			note("stopped: the %d positions %s holds are full, of the model's %d (prompt %d tokens + %d new)", g.Positions, g.Device, n, len(g.PromptTokens), len(g.Tokens))
+		} else {
+			note("stopped: the model's %d positions are full (prompt %d tokens + %d new)", n, len(g.PromptTokens), len(g.Tokens))
+		}
 	case wgpueval.StopCancelled: // printed even with --quiet, in place of the error
 		fmt.Fprintf(stderr, "stopped: cancelled after %d new tokens\n", len(g.Tokens))
 	}
