@@ -31,6 +31,12 @@ var tableValid = []struct{ name, src string }{
 	{"matrix_const_override", kernel(`const T = transpose(mat2x3(1.0, 2, 3, 4, 5, 6)); const D = determinant(mat2x2(1.0, 2, 3, 4));
 		override o: f32 = 2.0; override od = determinant(mat2x2(o, 0.0, 0.0, o)); const S = select(1.0, 2, true);`,
 		`fo[0] = T[2][1] + D + od + S; const_assert D == -2.0 && T[2][1] == 6.0 && S == 2.0 && all(vec2(dot(vec2(1, 2), vec2(3, 4)) == 11, any(vec2(false, true))));`)},
+	// Float to integer conversion saturates to the integer nearest trunc(e)
+	// that the float type represents: f32's are 2147483520 and 4294967040.
+	{"float_to_int_saturates", kernel(`const A = i32(1e20f); const B = u32(1e20f); const C = i32(-1e20f); const D = i32(3e9);
+		const E = u32(4294967295.0); const F = vec2<i32>(vec2(2147483647.0f, 3.9f)); const G = u32(-1.5f);`,
+		`ou[0] = B; const_assert A == 2147483520 && B == 4294967040u && C == i32(-2147483648) && D == 2147483647 && E == 4294967295u;
+		const_assert F.x == 2147483520 && F.y == 3 && G == 0u;`)},
 	{"templated_calls", kernel(`const A = array<u32, 3>(1u, 2u, 3u); alias V = vec2<f32>;`,
 		`let a = array<f32, 2>(fo[0], 1.0); let v = vec3<i32>(1, oi[0], 3); let w = V(a[0], a[1]);
 		let b = bitcast<vec2<u32>>(w); let m = mat2x2<f32>(w, w); let z = vec4<u32>();

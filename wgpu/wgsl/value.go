@@ -251,12 +251,19 @@ func convertScalar(v *value, from, to *wgslType, explicit bool) (*value, error) 
 		if !explicit {
 			return nil, fmt.Errorf("cannot convert a float to '%s' implicitly", to)
 		}
+		// The result is the integer closest to trunc(v) that the source type
+		// also represents: f32's largest values in i32 and u32 are 2147483520
+		// and 4294967040; AbstractFloat (float64) holds both types' maxima.
 		t := math.Trunc(v.f)
+		hiI32, hiU32 := float64(math.MaxInt32), float64(math.MaxUint32)
+		if fk == kF32 {
+			hiI32, hiU32 = 2147483520, 4294967040
+		}
 		switch tk {
 		case kI32:
-			t = math.Max(math.Min(t, math.MaxInt32), math.MinInt32)
+			t = math.Max(math.Min(t, hiI32), math.MinInt32)
 		case kU32:
-			t = math.Max(math.Min(t, math.MaxUint32), 0)
+			t = math.Max(math.Min(t, hiU32), 0)
 		default:
 			if t >= 9.223372036854775e18 || t < -9.223372036854775e18 {
 				return nil, fmt.Errorf("value %g cannot be represented as an integer", v.f)
