@@ -124,7 +124,15 @@ func (c *checker) sigSubgroup(e *callExpr, xs []*exprInfo, kind subgroupKind) *w
 		return nil
 	}
 	if len(e.Args) == 2 {
-		c.materialize(e.Args[1])
+		switch name {
+		case "subgroupShuffleXor", "subgroupShuffleUp", "subgroupShuffleDown":
+			// the mask and the deltas are u32 only (an abstract int converts)
+			if !c.convertTo(e.Args[1], c.ts.scalar(kU32)) {
+				return nil
+			}
+		default:
+			c.materialize(e.Args[1])
+		}
 		it := c.out.info[e.Args[1]].typ
 		if it.Kind != kU32 && it.Kind != kI32 {
 			c.errorSpan(e.Args[1], "'%s' needs an i32 or u32 lane argument, got '%s'", name, it)
@@ -132,6 +140,12 @@ func (c *checker) sigSubgroup(e *callExpr, xs []*exprInfo, kind subgroupKind) *w
 		}
 		if kind == subBroadcast && xs[1].val == nil {
 			c.errorSpan(e.Args[1], "the lane of 'subgroupBroadcast' must be a const-expression")
+			return nil
+		}
+		// A constant lane, delta or mask outside [0, 128) is a
+		// shader-creation error (an i32 one is negative or too large).
+		if v := c.out.info[e.Args[1]].val; v != nil && (v.i < 0 || v.i >= 128) {
+			c.errorSpan(e.Args[1], "the lane argument of '%s' is %d, not in [0, 128)", name, v.i)
 			return nil
 		}
 	}
