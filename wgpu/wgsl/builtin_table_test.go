@@ -37,6 +37,10 @@ var tableValid = []struct{ name, src string }{
 		const E = u32(4294967295.0); const F = vec2<i32>(vec2(2147483647.0f, 3.9f)); const G = u32(-1.5f);`,
 		`ou[0] = B; const_assert A == 2147483520 && B == 4294967040u && C == i32(-2147483648) && D == 2147483647 && E == 4294967295u;
 		const_assert F.x == 2147483520 && F.y == 3 && G == 0u;`)},
+	// bitcast of constants through f16 components folds like any other.
+	{"bitcast_const_f16", "enable f16;\n" + kernel(`const H = bitcast<vec4<f16>>(vec2(0xbc003c00u, 0x4000c000u)); const U = bitcast<u32>(vec2<f16>(1h, 2h));`,
+		`ou[0] = U + bitcast<u32>(H.xy); const_assert U == 0x40003c00u && all(H == vec4(1h, -1h, -2h, 2h)) && bitcast<f32>(vec2<f16>(0h, 1.875h)) == 1.0f;
+		const_assert all(bitcast<vec2<u32>>(vec4<f16>(1h, 2h, 3h, 4h)) == vec2(0x40003c00u, 0x44004200u)) && all(bitcast<vec2<i32>>(vec4<f16>()) == vec2(0i));`)},
 	{"templated_calls", kernel(`const A = array<u32, 3>(1u, 2u, 3u); alias V = vec2<f32>;`,
 		`let a = array<f32, 2>(fo[0], 1.0); let v = vec3<i32>(1, oi[0], 3); let w = V(a[0], a[1]);
 		let b = bitcast<vec2<u32>>(w); let m = mat2x2<f32>(w, w); let z = vec4<u32>();
@@ -58,6 +62,8 @@ var tableInvalid = []struct{ name, src, want string }{
 		"3:8: 'extractBits': offset 30 + count 4 is more than"},
 	{"insert_runtime_value_const_range", "@group(0) @binding(0) var<storage, read_write> b: array<i32>;\n" + body("b[0] = insertBits(b[1], b[2], 1u, 0xffffffffu);"),
 		"3:8: 'insertBits': offset 1 + count 4294967295 is more than"},
+	{"bitcast_const_inf", body("const a = bitcast<f32>(0x7f800000u);"), "2:11: bitcast<f32> of a constant gives +Inf, not a finite 'f32'"},
+	{"bitcast_const_f16_nan", "enable f16;\n" + body("const a = bitcast<vec2<f16>>(0x7e000000u);"), "3:11: bitcast<vec2<f16>> of a constant gives NaN"},
 	{"dot4_args", body("let a = dot4I8Packed(1u);"), "2:9: 'dot4I8Packed' takes 2 arguments, got 1"},
 	{"frexp_int_vec", body("let a = frexp(vec2(1u));"), "2:15: 'frexp' needs a float scalar or vector"},
 	{"mix_vector_factor_scalars", body("let a = mix(1.0, 2.0, vec2(0.5));"), "2:9: 'mix' arguments must have the same shape"},

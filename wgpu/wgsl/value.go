@@ -308,11 +308,61 @@ func bitsOf(v *value, t *wgslType) uint32 {
 	return uint32(v.i)
 }
 
+// bitcastValue is bitcast<to>(v) of a constant v of type from (scalars or
+// vectors of 32- or 16-bit components, of equal size): the components' bits
+// are laid end to end, lowest component first, and cut anew. A float result
+// that is not finite is an error, as every const-expression's.
+func bitcastValue(v *value, from, to *wgslType) (*value, error) {
+	comps := func(t *wgslType) (int, *wgslType) {
+		if t.Kind == kVec {
+			return t.N, t.Elem
+		}
+		return 1, t
+	}
+	fn, fs := comps(from)
+	tn, ts := comps(to)
+	var bits uint64 // at most 128 bits: vec4<u32> or vec4<f16> in two halves
+	var words []uint32
+	nbits := 0
+	for i := range fn {
+		el := v
+		if from.Kind == kVec {
+			el = &value{}
+			if v.elems != nil {
+				el = v.elems[i]
+			}
+		}
+		b, w := uint64(bitsOf(el, fs)), int(fs.Size())*8
+		bits |= (b & (1<<w - 1)) << nbits
+		nbits += w
+		if nbits == 32 {
+			words = append(words, uint32(bits))
+			bits, nbits = 0, 0
+		}
+	}
+	w := int(ts.Size()) * 8
+	out := make([]*value, tn)
+	for i := range out {
+		word := words[i*w/32]
+		b := word >> (i * w % 32) & uint32(1<<w-1)
+		out[i] = valueFromBits(b, ts)
+		if ts.isFloat() && (math.IsInf(out[i].f, 0) || math.IsNaN(out[i].f)) {
+			return nil, fmt.Errorf("bitcast<%s> of a constant gives %v, not a finite '%s'", to, out[i].f, ts)
+		}
+	}
+	if to.Kind != kVec {
+		return out[0], nil
+	}
+	return &value{elems: out}, nil
+}
+
 // valueFromBits is the inverse of bitsOf, for bitcast.
 func valueFromBits(bits uint32, t *wgslType) *value {
 	switch t.Kind {
 	case kF32:
 		return &value{f: float64(math.Float32frombits(bits))}
+	case kF16:
+		return &value{f: f16Value(uint16(bits))}
 	case kI32:
 		return &value{i: int64(int32(bits))}
 	}

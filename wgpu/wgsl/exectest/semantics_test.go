@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // An ecase is one expression checked against Go like a bcase, but written
@@ -117,7 +119,11 @@ func runExprs(t *testing.T, pre string, cases []ecase) {
 		"@group(0) @binding(1) var<storage, read_write> o: array<u32>;\n" +
 		"@compute @workgroup_size(64)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n\tlet i = gid.x;\n" + body.String() + "}\n"
 	validate(t, src)
-	d := newDevice(t)
+	var features []wgpu.FeatureName
+	if strings.Contains(pre, "enable f16;") {
+		features = append(features, "shader-f16")
+	}
+	d := newDevice(t, features...)
 	out := getU32(d.run(t, src, nil, nil, [3]uint32{uint32(maxN+63) / 64, 1, 1}, u32s(append(in, 0)...), make([]byte, 4*nout))[1])
 	for _, how := range []string{"runtime", "const"} {
 		for ci, c := range cases {
@@ -166,4 +172,39 @@ func goF32ToI32(x float32) int32 {
 
 func goF32ToU32(x float32) uint32 {
 	return uint32(math.Max(math.Min(math.Trunc(float64(x)), 4294967040), 0))
+}
+
+// h2 packs two f16 values as vec2<f16> bits.
+func h2(a, b float32) uint32 { return uint32(toF16(a)) | uint32(toF16(b))<<16 }
+
+// TestF16Semantics: f16 conversions, arithmetic and bitcasts between f16
+// vectors and 32-bit types, at run time and folded as constants (the
+// bitcasts through f16 were no const-expressions), against Go.
+func TestF16Semantics(t *testing.T) {
+	var cs []ecase
+	r1 := comps(1)
+	for _, x := range []float32{0, 1, -2.5, 0.1, 65504, -65504, 6.1035156e-05, 5.9604645e-08, 1000.5, 2049, 0.33325195} {
+		hx := fromF16(toF16(x))
+		cs = append(cs,
+			ecase{"bitcast<u32>(vec2<f16>(f16($0), -f16($0)))", []barg{f(hx)}, r1, []uint32{h2(hx, -hx)}, false},
+			ecase{"bitcast<u32>(vec2(f16($0) * 2.0h, f16($0) / 4.0h))", []barg{f(hx)}, r1, []uint32{h2(2*hx, hx/4)}, math.Abs(float64(hx)) > 32000},
+			ecase{"f32(bitcast<vec2<f16>>($0).y)", []barg{u(h2(1, hx))}, r1, []uint32{math.Float32bits(hx)}, false},
+			ecase{"i32(f16($0))", []barg{f(hx)}, r1, []uint32{uint32(int32(hx))}, false},
+			ecase{"u32(f16($0))", []barg{f(hx)}, r1, []uint32{uint32(max(0, int64(hx)))}, false},
+			ecase{"bitcast<u32>(vec2(f16($0), f16(i32($0))))", []barg{f(hx)}, r1, []uint32{h2(hx, float32(int32(hx)))}, false},
+			ecase{"bitcast<u32>(vec2(round(f16($0)), fract(f16($0))))", []barg{f(hx)}, r1, []uint32{h2(float32(math.RoundToEven(float64(hx))), hx-float32(math.Floor(float64(hx))))}, false},
+			ecase{"bitcast<u32>(vec2(abs(f16($0)), sign(f16($0))))", []barg{f(hx)}, r1, []uint32{h2(float32(math.Abs(float64(hx))), signOf(hx))}, false},
+		)
+	}
+	runExprs(t, "enable f16;\n", cs)
+}
+
+func signOf(x float32) float32 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
 }
