@@ -128,8 +128,8 @@ func init() {
 			}},
 		"quantizeToF16": {nargs: 1, sig: sigQuantize,
 			eval: perFloat(func(x float64) (float64, error) {
-				r := f16Round(x)
-				if math.IsInf(r, 0) {
+				r, ok := convertFloat(x, kF16)
+				if !ok {
 					return 0, errorf("'quantizeToF16' of %g: outside the finite range of f16", x)
 				}
 				return r, nil

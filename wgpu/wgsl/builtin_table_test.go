@@ -64,6 +64,12 @@ var tableInvalid = []struct{ name, src, want string }{
 		"3:8: 'insertBits': offset 1 + count 4294967295 is more than"},
 	{"bitcast_const_inf", body("const a = bitcast<f32>(0x7f800000u);"), "2:11: bitcast<f32> of a constant gives +Inf, not a finite 'f32'"},
 	{"bitcast_const_f16_nan", "enable f16;\n" + body("const a = bitcast<vec2<f16>>(0x7e000000u);"), "3:11: bitcast<vec2<f16>> of a constant gives NaN"},
+	// A value past a float type's largest finite value does not convert,
+	// even where it would round down to it (65519 to f16's 65504).
+	{"f16_conversion_past_max", "enable f16;\n" + body("const a = f16(65519.0);"), "3:11: value 65519 cannot be represented as 'f16'"},
+	{"f32_literal_past_max", body("const a = 3.4028235e38f;"), "2:11: float literal 3.4028235e38f is out of range for f32"},
+	{"quantize_past_max", body("const a = quantizeToF16(-65519.0);"), "2:11: outside the finite range of f16"},
+	{"pack_float_past_max", body("const a = pack2x16float(vec2(1.0, 65505.0));"), "2:11: outside the finite range of f16"},
 	{"dot4_args", body("let a = dot4I8Packed(1u);"), "2:9: 'dot4I8Packed' takes 2 arguments, got 1"},
 	{"frexp_int_vec", body("let a = frexp(vec2(1u));"), "2:15: 'frexp' needs a float scalar or vector"},
 	{"mix_vector_factor_scalars", body("let a = mix(1.0, 2.0, vec2(0.5));"), "2:9: 'mix' arguments must have the same shape"},

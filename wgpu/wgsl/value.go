@@ -139,6 +139,18 @@ func f16Bits(x float64) uint16 {
 	return sign | uint16(e+15)<<10 | uint16(m)
 }
 
+// convertFloat is the specification's numeric conversion of x to the float
+// kind k: x rounds to a neighbouring value of k, but x beyond k's finite
+// range (65504 for f16, math.MaxFloat32 for f32) is an error even where it
+// would round to the largest finite value; ok reports success.
+func convertFloat(x float64, k kind) (float64, bool) {
+	switch {
+	case k == kF32 && math.Abs(x) > math.MaxFloat32, k == kF16 && math.Abs(x) > 65504:
+		return 0, false
+	}
+	return roundFloat(x, k)
+}
+
 // roundFloat rounds x to the precision of the float kind k and reports
 // whether it stayed finite.
 func roundFloat(x float64, k kind) (float64, bool) {
@@ -236,13 +248,13 @@ func convertScalar(v *value, from, to *wgslType, explicit bool) (*value, error) 
 		}
 		return &value{i: v.i}, nil
 	case from.isInt() && to.isFloat():
-		r, ok := roundFloat(float64(v.i), tk)
+		r, ok := convertFloat(float64(v.i), tk)
 		if !ok {
 			return nil, fmt.Errorf("value %d cannot be represented as '%s'", v.i, to)
 		}
 		return &value{f: r}, nil
 	case from.isFloat() && to.isFloat():
-		r, ok := roundFloat(v.f, tk)
+		r, ok := convertFloat(v.f, tk)
 		if !ok {
 			return nil, fmt.Errorf("value %g cannot be represented as '%s'", v.f, to)
 		}
