@@ -41,8 +41,8 @@ type tableBuiltin struct {
 	ptrUse ptrUse
 	// constArgs, where set, rejects constant arguments that are errors even
 	// when the other arguments are known only at run time (vals[i] is nil
-	// for a non-constant argument).
-	constArgs func(vals []*value) error
+	// for a non-constant argument; ts are the arguments' types).
+	constArgs func(vals []*value, ts []*wgslType) error
 }
 
 // ptrUse is what a builtin does with the memory behind its pointer
@@ -114,7 +114,7 @@ func init() {
 				return e.op(spirv.OpBitFieldInsert, e.typeID(res, plain), as[0], as[1], o, n)
 			},
 			constArgs: constBitRange(2)},
-		"ldexp": {nargs: 2, sig: sigLdexp, eval: evalLdexp,
+		"ldexp": {nargs: 2, sig: sigLdexp, eval: evalLdexp, constArgs: constLdexpExponent,
 			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				return e.ext(e.typeID(res, plain), spirv.GLSLLdexp, as...)
 			}},
@@ -205,7 +205,7 @@ func (c *checker) tableCall(e *callExpr, b *tableBuiltin, stmt bool) *exprInfo {
 		vals[i], ts[i] = xs[i].val, xs[i].typ
 	}
 	if b.constArgs != nil {
-		if err := b.constArgs(vals); err != nil {
+		if err := b.constArgs(vals, ts); err != nil {
 			c.errorf(e.Pos, "'%s': %v", name, err)
 			return nil
 		}
@@ -485,8 +485,8 @@ func firstLeadingBit(s *wgslType, x uint32) uint32 {
 // extractBits or insertBits) that reach past bit 31: the specification makes
 // that a shader-creation error whatever the other arguments; only ranges
 // known at run time are clamped (bitRange).
-func constBitRange(i int) func(vals []*value) error {
-	return func(vals []*value) error {
+func constBitRange(i int) func(vals []*value, _ []*wgslType) error {
+	return func(vals []*value, _ []*wgslType) error {
 		o, n := vals[i], vals[i+1]
 		if o == nil || n == nil {
 			return nil
@@ -496,6 +496,22 @@ func constBitRange(i int) func(vals []*value) error {
 		}
 		return nil
 	}
+}
+
+// constLdexpExponent rejects a constant exponent above bias + 1 of the
+// significand's type (128 for f32, 16 for f16), any component of it: a
+// shader-creation error even when the significand is known only at run time.
+func constLdexpExponent(vals []*value, ts []*wgslType) error {
+	e := vals[1]
+	s := ts[0].scalarOf()
+	if e == nil || vals[0] != nil || s.isAbstract() {
+		return nil // all-constant calls are checked by evalLdexp
+	}
+	bias := map[kind]int64{kF16: 15, kF32: 127}[s.Kind]
+	if m := maxComponent(e); m > bias+1 {
+		return errorf("exponent %d is more than %d for '%s'", m, bias+1, s)
+	}
+	return nil
 }
 
 // bitRange is the specification's clamping of extractBits/insertBits ranges.

@@ -12,6 +12,7 @@ var tableValid = []struct{ name, src string }{
 		let a = firstTrailingBit(v) + countLeadingZeros(v) + extractBits(v, ou[3], 4u) + insertBits(v, vec3(1u), 2u, ou[4]);
 		let b = firstLeadingBit(w) + countTrailingZeros(w) + extractBits(w, 1u, 2u) + insertBits(w, w, 0u, 32u);
 		ou[5] = a.z; oi[2] = b.y; ou[6] = insertBits(ou[7], 3, 1u, 2u);`)},
+	{"ldexp_runtime_max_exponent", kernel("", "fo[0] = ldexp(fo[1], 128) + ldexp(vec2(fo[2]), vec2(-1000, 128)).y;")},
 	{"float_split", kernel(`const F = frexp(1.5); const M = modf(-2.5); const L = ldexp(1.0, 4); const Q = quantizeToF16(1.0);`,
 		`let x = fo[0]; let f = frexp(x); let m = modf(vec2(x, 1.0)); var r = modf(x);
 		fo[1] = f.fract + f32(f.exp) + m.fract.x + m.whole.y + r.whole + ldexp(x, oi[0]) + ldexp(vec2(x), vec2(2)).y;
@@ -70,6 +71,12 @@ var tableInvalid = []struct{ name, src, want string }{
 	{"f32_literal_past_max", body("const a = 3.4028235e38f;"), "2:11: float literal 3.4028235e38f is out of range for f32"},
 	{"quantize_past_max", body("const a = quantizeToF16(-65519.0);"), "2:11: outside the finite range of f16"},
 	{"pack_float_past_max", body("const a = pack2x16float(vec2(1.0, 65505.0));"), "2:11: outside the finite range of f16"},
+	{"ldexp_runtime_const_exponent", "@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n" + body("b[0] = ldexp(b[1], 129);"),
+		"3:8: 'ldexp': exponent 129 is more than 128 for 'f32'"},
+	{"ldexp_runtime_vec_const_exponent", "@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n" + body("b[0] = ldexp(vec2(b[1]), vec2(1, 200)).y;"),
+		"3:8: 'ldexp': exponent 200 is more than 128"},
+	{"ldexp_runtime_f16_const_exponent", "enable f16;\n@group(0) @binding(0) var<storage, read_write> b: array<f16>;\n" + body("b[0] = ldexp(b[1], 17);"),
+		"4:8: 'ldexp': exponent 17 is more than 16 for 'f16'"},
 	{"dot4_args", body("let a = dot4I8Packed(1u);"), "2:9: 'dot4I8Packed' takes 2 arguments, got 1"},
 	{"frexp_int_vec", body("let a = frexp(vec2(1u));"), "2:15: 'frexp' needs a float scalar or vector"},
 	{"mix_vector_factor_scalars", body("let a = mix(1.0, 2.0, vec2(0.5));"), "2:9: 'mix' arguments must have the same shape"},
