@@ -1,6 +1,9 @@
 package wgsl
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Programs for the builtins of builtinTable; init adds them to the shared
 // valid and invalid corpora, so the Tint oracle judges them too.
@@ -134,6 +137,34 @@ func TestTableComplete(t *testing.T) {
 	for _, name := range []string{"exp", "clamp", "dot", "select", "determinant", "subgroupAdd", "atomicAdd", "arrayLength", "workgroupBarrier", "quadSwapX", "pack4x8snorm"} {
 		if builtinTable[name] == nil {
 			t.Errorf("%s is not in builtinTable", name)
+		}
+	}
+}
+
+// TestSpecializeConstArgRanges: an override argument that the specification
+// bounds (ldexp's exponent, extractBits' and insertBits' offset + count, a
+// subgroup lane) is a pipeline-creation error once its value is out of range,
+// and fine in range.
+func TestSpecializeConstArgRanges(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		ok   float64
+		bad  float64
+		want string
+	}{
+		{"o[0] = ldexp(o[1], i32(s));", 128, 129, "'ldexp': exponent 129 is more than 128 for 'f32'"},
+		{"o[0] = f32(extractBits(u32(o[1]), s, 4u));", 28, 29, "'extractBits': offset 29 + count 4 is more than the bit width 32"},
+		{"o[0] = f32(insertBits(u32(o[1]), 1u, 4u, s));", 28, 29, "'insertBits': offset 4 + count 29"},
+		{"o[0] = subgroupShuffle(o[1], s);", 127, 128, "the lane argument of 'subgroupShuffle' is 128, not in [0, 128)"},
+	} {
+		src := "enable subgroups;\n@group(0) @binding(0) var<storage, read_write> o: array<f32>;\noverride s: u32;\n" +
+			"@compute @workgroup_size(1) fn main() { " + c.body + " }\n"
+		m := compileOK(t, "ranges.wgsl", src)
+		if _, err := m.Specialize("main", map[string]float64{"s": c.ok}); err != nil {
+			t.Errorf("%s with s = %v: %v", c.body, c.ok, err)
+		}
+		if _, err := m.Specialize("main", map[string]float64{"s": c.bad}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s with s = %v: %v; want an error containing %q", c.body, c.bad, err, c.want)
 		}
 	}
 }
