@@ -15,6 +15,10 @@ var tableValid = []struct{ name, src string }{
 		let a = firstTrailingBit(v) + countLeadingZeros(v) + extractBits(v, ou[3], 4u) + insertBits(v, vec3(1u), 2u, ou[4]);
 		let b = firstLeadingBit(w) + countTrailingZeros(w) + extractBits(w, 1u, 2u) + insertBits(w, w, 0u, 32u);
 		ou[5] = a.z; oi[2] = b.y; ou[6] = insertBits(ou[7], 3, 1u, 2u);`)},
+	// A function may end in a for loop without condition and break, as in
+	// a loop statement: control never leaves it.
+	{"return_from_endless_for", kernel("fn first(x: i32) -> i32 { for (var i = 0; ; i++) { if i * i >= x { return i; } } }\n"+
+		"fn second() -> i32 { for (;;) { switch oi[0] { default { break; } } return 2; } }", "oi[0] = first(oi[1]) + second();")},
 	{"ldexp_runtime_max_exponent", kernel("", "fo[0] = ldexp(fo[1], 128) + ldexp(vec2(fo[2]), vec2(-1000, 128)).y;")},
 	{"float_split", kernel(`const F = frexp(1.5); const M = modf(-2.5); const L = ldexp(1.0, 4); const Q = quantizeToF16(1.0);`,
 		`let x = fo[0]; let f = frexp(x); let m = modf(vec2(x, 1.0)); var r = modf(x);
@@ -80,6 +84,7 @@ var tableInvalid = []struct{ name, src, want string }{
 		"3:8: 'ldexp': exponent 200 is more than 128"},
 	{"ldexp_runtime_f16_const_exponent", "enable f16;\n@group(0) @binding(0) var<storage, read_write> b: array<f16>;\n" + body("b[0] = ldexp(b[1], 17);"),
 		"4:8: 'ldexp': exponent 17 is more than 16 for 'f16'"},
+	{"return_after_for_with_break", "fn f() -> i32 { for (;;) { if true { break; } return 1; } }" + ep, "1:15: function 'f' must return a value on every path"},
 	{"dot4_args", body("let a = dot4I8Packed(1u);"), "2:9: 'dot4I8Packed' takes 2 arguments, got 1"},
 	{"frexp_int_vec", body("let a = frexp(vec2(1u));"), "2:15: 'frexp' needs a float scalar or vector"},
 	{"mix_vector_factor_scalars", body("let a = mix(1.0, 2.0, vec2(0.5));"), "2:9: 'mix' arguments must have the same shape"},
