@@ -12,9 +12,9 @@ type subgroupKind int
 const (
 	subArith     subgroupKind = iota // numeric scalar or vector
 	subBits                          // integer scalar or vector
-	subShuffle                       // any scalar or vector and a lane
-	subBroadcast                     // any scalar or vector and a constant lane
-	subFirst                         // any scalar or vector
+	subShuffle                       // numeric scalar or vector and a lane
+	subBroadcast                     // numeric scalar or vector and a constant lane
+	subFirst                         // numeric scalar or vector
 	subElect                         // no arguments
 	subVote                          // a bool
 	subBallot                        // a bool, giving vec4<u32>
@@ -114,8 +114,9 @@ func (c *checker) sigSubgroup(e *callExpr, xs []*exprInfo, kind subgroupKind) *w
 	c.materialize(e.Args[0])
 	t := c.out.info[e.Args[0]].typ
 	s := t.scalarOf()
-	anyScalar := kind == subShuffle || kind == subBroadcast || kind == subFirst
-	if t.Kind != kVec && !t.isScalar() || s.Kind == kBool && !anyScalar {
+	// Every value argument is a concrete numeric scalar or vector: the
+	// specification has no bool overloads (not even for the shuffles).
+	if t.Kind != kVec && !t.isScalar() || s.Kind == kBool {
 		c.errorf(e.Pos, "'%s' needs a numeric scalar or vector, got '%s'", name, t)
 		return nil
 	}

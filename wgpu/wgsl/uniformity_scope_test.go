@@ -46,6 +46,8 @@ var subgroupScopeInvalid = []struct{ name, src, want string }{
 	{"subgroup_shuffle_down_const_delta", sgEnt("", "o[li] = subgroupShuffleDown(o[li], 128);"), "6:36: the lane argument of 'subgroupShuffleDown' is 128"},
 	{"subgroup_shuffle_xor_i32_mask", sgEnt("", "o[li] = subgroupShuffleXor(o[li], 1i);"), "6:35: cannot use a value of type 'i32' as 'u32'"},
 	{"subgroup_broadcast_lane_negative", sgEnt("", "o[li] = subgroupBroadcast(o[li], -1i);"), "6:34: the lane argument of 'subgroupBroadcast' is -1"},
+	{"subgroup_shuffle_bool", sgEnt("", "o[li] = f32(subgroupShuffle(li > 1u, 1u));"), "6:13: 'subgroupShuffle' needs a numeric scalar or vector, got 'bool'"},
+	{"subgroup_broadcast_first_bool_vec", sgEnt("", "o[li] = f32(subgroupBroadcastFirst(vec2(li > 1u)).x);"), "6:13: 'subgroupBroadcastFirst' needs a numeric scalar or vector, got 'vec2<bool>'"},
 	{"subgroup_callee_under_nonuniform", sgEnt("fn g() { o[0] = subgroupAdd(1.0); }", "if (li == 0u) { g(); }"), "6:17: 'g' calls a subgroup operation"},
 }
 
