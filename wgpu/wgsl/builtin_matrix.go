@@ -453,7 +453,7 @@ func (u *uniformity) matrixCall(c *callExpr, uniformArgs []int, cf taint) taint 
 	for i, a := range c.Args {
 		if info := u.c.out.info[a]; info != nil && info.typ != nil && info.typ.Kind == kPtr {
 			ts[i] = u.ptrTaint(a, cf)
-			u.sum.matrixPtrParams |= ts[i] &^ nonUniform
+			u.sum.uniformPtrParams |= ts[i] &^ nonUniform
 		} else {
 			ts[i] = u.expr(a, cf)
 		}

@@ -29,8 +29,8 @@ func (p packing) vecType() string { return "vec" + string(rune('0'+p.n)) + "<f32
 func (p packing) packComponent(x float64) (uint32, error) {
 	mask := uint32(1)<<p.bits - 1
 	if p.norm == 0 {
-		r := f16Round(x)
-		if math.IsInf(r, 0) {
+		r, ok := convertFloat(x, kF16)
+		if !ok {
 			return 0, errorf("'pack2x16float' of %g: outside the finite range of f16", x)
 		}
 		return uint32(f16Bits(r)), nil

@@ -12,9 +12,9 @@ type subgroupKind int
 const (
 	subArith     subgroupKind = iota // numeric scalar or vector
 	subBits                          // integer scalar or vector
-	subShuffle                       // any scalar or vector and a lane
-	subBroadcast                     // any scalar or vector and a constant lane
-	subFirst                         // any scalar or vector
+	subShuffle                       // numeric scalar or vector and a lane
+	subBroadcast                     // numeric scalar or vector and a constant lane
+	subFirst                         // numeric scalar or vector
 	subElect                         // no arguments
 	subVote                          // a bool
 	subBallot                        // a bool, giving vec4<u32>
@@ -114,8 +114,9 @@ func (c *checker) sigSubgroup(e *callExpr, xs []*exprInfo, kind subgroupKind) *w
 	c.materialize(e.Args[0])
 	t := c.out.info[e.Args[0]].typ
 	s := t.scalarOf()
-	anyScalar := kind == subShuffle || kind == subBroadcast || kind == subFirst
-	if t.Kind != kVec && !t.isScalar() || s.Kind == kBool && !anyScalar {
+	// Every value argument is a concrete numeric scalar or vector: the
+	// specification has no bool overloads (not even for the shuffles).
+	if t.Kind != kVec && !t.isScalar() || s.Kind == kBool {
 		c.errorf(e.Pos, "'%s' needs a numeric scalar or vector, got '%s'", name, t)
 		return nil
 	}
@@ -124,7 +125,15 @@ func (c *checker) sigSubgroup(e *callExpr, xs []*exprInfo, kind subgroupKind) *w
 		return nil
 	}
 	if len(e.Args) == 2 {
-		c.materialize(e.Args[1])
+		switch name {
+		case "subgroupShuffleXor", "subgroupShuffleUp", "subgroupShuffleDown":
+			// the mask and the deltas are u32 only (an abstract int converts)
+			if !c.convertTo(e.Args[1], c.ts.scalar(kU32)) {
+				return nil
+			}
+		default:
+			c.materialize(e.Args[1])
+		}
 		it := c.out.info[e.Args[1]].typ
 		if it.Kind != kU32 && it.Kind != kI32 {
 			c.errorSpan(e.Args[1], "'%s' needs an i32 or u32 lane argument, got '%s'", name, it)
@@ -132,6 +141,12 @@ func (c *checker) sigSubgroup(e *callExpr, xs []*exprInfo, kind subgroupKind) *w
 		}
 		if kind == subBroadcast && xs[1].val == nil {
 			c.errorSpan(e.Args[1], "the lane of 'subgroupBroadcast' must be a const-expression")
+			return nil
+		}
+		// A constant lane, delta or mask outside [0, 128) is a
+		// shader-creation error (an i32 one is negative or too large).
+		if v := c.out.info[e.Args[1]].val; v != nil && (v.i < 0 || v.i >= 128) {
+			c.errorSpan(e.Args[1], "the lane argument of '%s' is %d, not in [0, 128)", name, v.i)
 			return nil
 		}
 	}

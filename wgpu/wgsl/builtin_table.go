@@ -39,6 +39,10 @@ type tableBuiltin struct {
 	// ptrUse is how the builtin uses the memory its pointer arguments
 	// designate, for the alias analysis.
 	ptrUse ptrUse
+	// constArgs, where set, rejects constant arguments that are errors even
+	// when the other arguments are known only at run time (vals[i] is nil
+	// for a non-constant argument; ts are the arguments' types).
+	constArgs func(vals []*value, ts []*wgslType) error
 }
 
 // ptrUse is what a builtin does with the memory behind its pointer
@@ -101,14 +105,16 @@ func init() {
 			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				o, n := e.clampBitRange(as[1], as[2])
 				return e.op(pick(res.scalarOf().Kind == kI32, spirv.OpBitFieldSExtract, spirv.OpBitFieldUExtract), e.typeID(res, plain), as[0], o, n)
-			}},
+			},
+			constArgs: constBitRange(1)},
 		"insertBits": {nargs: 4, sig: sigBits(2),
 			eval: perComponent(func(_ *wgslType, x []uint32) (uint32, error) { return insertBits(x[0], x[1], x[2], x[3]), nil }),
 			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				o, n := e.clampBitRange(as[2], as[3])
 				return e.op(spirv.OpBitFieldInsert, e.typeID(res, plain), as[0], as[1], o, n)
-			}},
-		"ldexp": {nargs: 2, sig: sigLdexp, eval: evalLdexp,
+			},
+			constArgs: constBitRange(2)},
+		"ldexp": {nargs: 2, sig: sigLdexp, eval: evalLdexp, constArgs: constLdexpExponent,
 			emit: func(e *emitter, res *wgslType, as []uint32, _ []*wgslType) uint32 {
 				return e.ext(e.typeID(res, plain), spirv.GLSLLdexp, as...)
 			}},
@@ -122,8 +128,8 @@ func init() {
 			}},
 		"quantizeToF16": {nargs: 1, sig: sigQuantize,
 			eval: perFloat(func(x float64) (float64, error) {
-				r := f16Round(x)
-				if math.IsInf(r, 0) {
+				r, ok := convertFloat(x, kF16)
+				if !ok {
 					return 0, errorf("'quantizeToF16' of %g: outside the finite range of f16", x)
 				}
 				return r, nil
@@ -197,6 +203,12 @@ func (c *checker) tableCall(e *callExpr, b *tableBuiltin, stmt bool) *exprInfo {
 	for i, a := range e.Args {
 		xs[i] = c.out.info[a]
 		vals[i], ts[i] = xs[i].val, xs[i].typ
+	}
+	if b.constArgs != nil {
+		if err := b.constArgs(vals, ts); err != nil {
+			c.errorf(e.Pos, "'%s': %v", name, err)
+			return nil
+		}
 	}
 	if isConst, _ := classOf(xs...); isConst {
 		v, err := b.eval(c.ts, vals, ts, res)
@@ -467,6 +479,39 @@ func firstLeadingBit(s *wgslType, x uint32) uint32 {
 		return math.MaxUint32
 	}
 	return uint32(31 - bits.LeadingZeros32(x))
+}
+
+// constBitRange rejects a constant offset and count (arguments i and i+1 of
+// extractBits or insertBits) that reach past bit 31: the specification makes
+// that a shader-creation error whatever the other arguments; only ranges
+// known at run time are clamped (bitRange).
+func constBitRange(i int) func(vals []*value, _ []*wgslType) error {
+	return func(vals []*value, _ []*wgslType) error {
+		o, n := vals[i], vals[i+1]
+		if o == nil || n == nil {
+			return nil
+		}
+		if uint64(uint32(o.i))+uint64(uint32(n.i)) > 32 {
+			return errorf("offset %d + count %d is more than the bit width 32", uint32(o.i), uint32(n.i))
+		}
+		return nil
+	}
+}
+
+// constLdexpExponent rejects a constant exponent above bias + 1 of the
+// significand's type (128 for f32, 16 for f16), any component of it: a
+// shader-creation error even when the significand is known only at run time.
+func constLdexpExponent(vals []*value, ts []*wgslType) error {
+	e := vals[1]
+	s := ts[0].scalarOf()
+	if e == nil || vals[0] != nil || s.isAbstract() {
+		return nil // all-constant calls are checked by evalLdexp
+	}
+	bias := map[kind]int64{kF16: 15, kF32: 127}[s.Kind]
+	if m := maxComponent(e); m > bias+1 {
+		return errorf("exponent %d is more than %d for '%s'", m, bias+1, s)
+	}
+	return nil
 }
 
 // bitRange is the specification's clamping of extractBits/insertBits ranges.

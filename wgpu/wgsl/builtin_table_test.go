@@ -1,6 +1,9 @@
 package wgsl
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Programs for the builtins of builtinTable; init adds them to the shared
 // valid and invalid corpora, so the Tint oracle judges them too.
@@ -12,6 +15,11 @@ var tableValid = []struct{ name, src string }{
 		let a = firstTrailingBit(v) + countLeadingZeros(v) + extractBits(v, ou[3], 4u) + insertBits(v, vec3(1u), 2u, ou[4]);
 		let b = firstLeadingBit(w) + countTrailingZeros(w) + extractBits(w, 1u, 2u) + insertBits(w, w, 0u, 32u);
 		ou[5] = a.z; oi[2] = b.y; ou[6] = insertBits(ou[7], 3, 1u, 2u);`)},
+	// A function may end in a for loop without condition and break, as in
+	// a loop statement: control never leaves it.
+	{"return_from_endless_for", kernel("fn first(x: i32) -> i32 { for (var i = 0; ; i++) { if i * i >= x { return i; } } }\n"+
+		"fn second() -> i32 { for (;;) { switch oi[0] { default { break; } } return 2; } }", "oi[0] = first(oi[1]) + second();")},
+	{"ldexp_runtime_max_exponent", kernel("", "fo[0] = ldexp(fo[1], 128) + ldexp(vec2(fo[2]), vec2(-1000, 128)).y;")},
 	{"float_split", kernel(`const F = frexp(1.5); const M = modf(-2.5); const L = ldexp(1.0, 4); const Q = quantizeToF16(1.0);`,
 		`let x = fo[0]; let f = frexp(x); let m = modf(vec2(x, 1.0)); var r = modf(x);
 		fo[1] = f.fract + f32(f.exp) + m.fract.x + m.whole.y + r.whole + ldexp(x, oi[0]) + ldexp(vec2(x), vec2(2)).y;
@@ -31,6 +39,16 @@ var tableValid = []struct{ name, src string }{
 	{"matrix_const_override", kernel(`const T = transpose(mat2x3(1.0, 2, 3, 4, 5, 6)); const D = determinant(mat2x2(1.0, 2, 3, 4));
 		override o: f32 = 2.0; override od = determinant(mat2x2(o, 0.0, 0.0, o)); const S = select(1.0, 2, true);`,
 		`fo[0] = T[2][1] + D + od + S; const_assert D == -2.0 && T[2][1] == 6.0 && S == 2.0 && all(vec2(dot(vec2(1, 2), vec2(3, 4)) == 11, any(vec2(false, true))));`)},
+	// Float to integer conversion saturates to the integer nearest trunc(e)
+	// that the float type represents: f32's are 2147483520 and 4294967040.
+	{"float_to_int_saturates", kernel(`const A = i32(1e20f); const B = u32(1e20f); const C = i32(-1e20f); const D = i32(3e9);
+		const E = u32(4294967295.0); const F = vec2<i32>(vec2(2147483647.0f, 3.9f)); const G = u32(-1.5f);`,
+		`ou[0] = B; const_assert A == 2147483520 && B == 4294967040u && C == i32(-2147483648) && D == 2147483647 && E == 4294967295u;
+		const_assert F.x == 2147483520 && F.y == 3 && G == 0u;`)},
+	// bitcast of constants through f16 components folds like any other.
+	{"bitcast_const_f16", "enable f16;\n" + kernel(`const H = bitcast<vec4<f16>>(vec2(0xbc003c00u, 0x4000c000u)); const U = bitcast<u32>(vec2<f16>(1h, 2h));`,
+		`ou[0] = U + bitcast<u32>(H.xy); const_assert U == 0x40003c00u && all(H == vec4(1h, -1h, -2h, 2h)) && bitcast<f32>(vec2<f16>(0h, 1.875h)) == 1.0f;
+		const_assert all(bitcast<vec2<u32>>(vec4<f16>(1h, 2h, 3h, 4h)) == vec2(0x40003c00u, 0x44004200u)) && all(bitcast<vec2<i32>>(vec4<f16>()) == vec2(0i));`)},
 	{"templated_calls", kernel(`const A = array<u32, 3>(1u, 2u, 3u); alias V = vec2<f32>;`,
 		`let a = array<f32, 2>(fo[0], 1.0); let v = vec3<i32>(1, oi[0], 3); let w = V(a[0], a[1]);
 		let b = bitcast<vec2<u32>>(w); let m = mat2x2<f32>(w, w); let z = vec4<u32>();
@@ -47,6 +65,26 @@ var tableInvalid = []struct{ name, src, want string }{
 	{"quantize_int", body("let a = quantizeToF16(vec2(1i));"), "2:23: 'quantizeToF16' needs a float scalar or vector, got 'vec2<i32>'"},
 	{"pack_shape", body("let a = pack4x8snorm(vec2(1.0));"), "2:22: cannot use a value of type 'vec2<abstract-float>' as 'vec4<f32>'"},
 	{"pack_float_overflow", body("const a = pack2x16float(vec2(1e6, 0.0));"), "2:11: outside the finite range of f16"},
+	{"extract_const_range_past_32", body("const a = extractBits(1u, 40u, 4u);"), "2:11: 'extractBits': offset 40 + count 4 is more than the bit width 32"},
+	{"extract_runtime_value_const_range", "@group(0) @binding(0) var<storage, read_write> b: array<u32>;\n" + body("b[0] = extractBits(b[1], 30u, 4u);"),
+		"3:8: 'extractBits': offset 30 + count 4 is more than"},
+	{"insert_runtime_value_const_range", "@group(0) @binding(0) var<storage, read_write> b: array<i32>;\n" + body("b[0] = insertBits(b[1], b[2], 1u, 0xffffffffu);"),
+		"3:8: 'insertBits': offset 1 + count 4294967295 is more than"},
+	{"bitcast_const_inf", body("const a = bitcast<f32>(0x7f800000u);"), "2:11: bitcast<f32> of a constant gives +Inf, not a finite 'f32'"},
+	{"bitcast_const_f16_nan", "enable f16;\n" + body("const a = bitcast<vec2<f16>>(0x7e000000u);"), "3:11: bitcast<vec2<f16>> of a constant gives NaN"},
+	// A value past a float type's largest finite value does not convert,
+	// even where it would round down to it (65519 to f16's 65504).
+	{"f16_conversion_past_max", "enable f16;\n" + body("const a = f16(65519.0);"), "3:11: value 65519 cannot be represented as 'f16'"},
+	{"f32_literal_past_max", body("const a = 3.4028235e38f;"), "2:11: float literal 3.4028235e38f is out of range for f32"},
+	{"quantize_past_max", body("const a = quantizeToF16(-65519.0);"), "2:11: outside the finite range of f16"},
+	{"pack_float_past_max", body("const a = pack2x16float(vec2(1.0, 65505.0));"), "2:11: outside the finite range of f16"},
+	{"ldexp_runtime_const_exponent", "@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n" + body("b[0] = ldexp(b[1], 129);"),
+		"3:8: 'ldexp': exponent 129 is more than 128 for 'f32'"},
+	{"ldexp_runtime_vec_const_exponent", "@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n" + body("b[0] = ldexp(vec2(b[1]), vec2(1, 200)).y;"),
+		"3:8: 'ldexp': exponent 200 is more than 128"},
+	{"ldexp_runtime_f16_const_exponent", "enable f16;\n@group(0) @binding(0) var<storage, read_write> b: array<f16>;\n" + body("b[0] = ldexp(b[1], 17);"),
+		"4:8: 'ldexp': exponent 17 is more than 16 for 'f16'"},
+	{"return_after_for_with_break", "fn f() -> i32 { for (;;) { if true { break; } return 1; } }" + ep, "1:15: function 'f' must return a value on every path"},
 	{"dot4_args", body("let a = dot4I8Packed(1u);"), "2:9: 'dot4I8Packed' takes 2 arguments, got 1"},
 	{"frexp_int_vec", body("let a = frexp(vec2(1u));"), "2:15: 'frexp' needs a float scalar or vector"},
 	{"mix_vector_factor_scalars", body("let a = mix(1.0, 2.0, vec2(0.5));"), "2:9: 'mix' arguments must have the same shape"},
@@ -104,6 +142,34 @@ func TestTableComplete(t *testing.T) {
 	for _, name := range []string{"exp", "clamp", "dot", "select", "determinant", "subgroupAdd", "atomicAdd", "arrayLength", "workgroupBarrier", "quadSwapX", "pack4x8snorm"} {
 		if builtinTable[name] == nil {
 			t.Errorf("%s is not in builtinTable", name)
+		}
+	}
+}
+
+// TestSpecializeConstArgRanges: an override argument that the specification
+// bounds (ldexp's exponent, extractBits' and insertBits' offset + count, a
+// subgroup lane) is a pipeline-creation error once its value is out of range,
+// and fine in range.
+func TestSpecializeConstArgRanges(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		ok   float64
+		bad  float64
+		want string
+	}{
+		{"o[0] = ldexp(o[1], i32(s));", 128, 129, "'ldexp': exponent 129 is more than 128 for 'f32'"},
+		{"o[0] = f32(extractBits(u32(o[1]), s, 4u));", 28, 29, "'extractBits': offset 29 + count 4 is more than the bit width 32"},
+		{"o[0] = f32(insertBits(u32(o[1]), 1u, 4u, s));", 28, 29, "'insertBits': offset 4 + count 29"},
+		{"o[0] = subgroupShuffle(o[1], s);", 127, 128, "the lane argument of 'subgroupShuffle' is 128, not in [0, 128)"},
+	} {
+		src := "enable subgroups;\n@group(0) @binding(0) var<storage, read_write> o: array<f32>;\noverride s: u32;\n" +
+			"@compute @workgroup_size(1) fn main() { " + c.body + " }\n"
+		m := compileOK(t, "ranges.wgsl", src)
+		if _, err := m.Specialize("main", map[string]float64{"s": c.ok}); err != nil {
+			t.Errorf("%s with s = %v: %v", c.body, c.ok, err)
+		}
+		if _, err := m.Specialize("main", map[string]float64{"s": c.bad}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s with s = %v: %v; want an error containing %q", c.body, c.bad, err, c.want)
 		}
 	}
 }

@@ -390,15 +390,13 @@ func (c *checker) bitcast(e *callExpr, stmt bool) *exprInfo {
 		return nil
 	}
 	out := &exprInfo{typ: t, call: callBitcast}
-	if x.val != nil && x.typ.scalarOf().Size() == 4 && t.scalarOf().Size() == 4 {
-		if x.val.elems == nil {
-			out.val = valueFromBits(bitsOf(x.val, x.typ), t)
-		} else {
-			out.val = &value{}
-			for _, el := range x.val.elems {
-				out.val.elems = append(out.val.elems, valueFromBits(bitsOf(el, x.typ.Elem), t.Elem))
-			}
+	if x.val != nil {
+		v, err := bitcastValue(x.val, x.typ, t)
+		if err != nil {
+			c.errorf(e.Pos, "%v", err)
+			return nil
 		}
+		out.val = v
 	}
 	return out
 }

@@ -123,7 +123,7 @@ func (c *checker) lit(e *lit) *exprInfo {
 			c.errorf(e.Pos, "malformed float literal '%s'", e.Text)
 			return nil
 		}
-		r, ok := roundFloat(v, k)
+		r, ok := convertFloat(v, k)
 		if err != nil || !ok {
 			c.errorf(e.Pos, "float literal %s is out of range for %s", e.Text, c.ts.scalar(k))
 			return nil

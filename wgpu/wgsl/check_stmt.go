@@ -21,7 +21,7 @@ func (c *checker) fnBody(f *function) {
 }
 
 // returns reports whether a statement list always ends in a return (or never
-// ends: a loop without break).
+// ends: a loop, or a for without a condition, without break).
 func returns(stmts []stmt) bool {
 	if len(stmts) == 0 {
 		return false
@@ -44,6 +44,8 @@ func stmtReturns(s stmt) bool {
 		return s.Else != nil && returns(s.Then.Stmts) && stmtReturns(s.Else)
 	case *loopStmt:
 		return s.BreakIf == nil && !hasBreak(s.Body.Stmts)
+	case *forStmt:
+		return s.Cond == nil && !hasBreak(s.Body.Stmts) // for (;;) is a loop
 	case *switchStmt:
 		for _, cl := range s.Clauses {
 			if !returns(cl.Body.Stmts) {

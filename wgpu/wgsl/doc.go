@@ -112,7 +112,8 @@
 //
 // Integer division and remainder by zero (and i32 MIN / -1) give the WGSL
 // results; shift amounts are taken modulo the bit width; float to integer
-// conversions saturate; dynamic indices into fixed, override-sized and
+// conversions saturate (to the integers the float type holds: 2147483520
+// and 4294967040 for f32); dynamic indices into fixed, override-sized and
 // runtime-sized buffer arrays are clamped into bounds, except where a small
 // sound range analysis (ranges.go: constants, specialized overrides, lets,
 // invocation and subgroup builtins, parameters from every call, counters of

@@ -1,10 +1,6 @@
 package wgsl
 
-import (
-	"math"
-
-	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
-)
+import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 
 // refv is a memory location under construction: a base pointer and the
 // access-chain indices that lead from it.
@@ -548,11 +544,13 @@ func (e *emitter) convert(v uint32, from, to *wgslType) uint32 {
 	case fs.isInt() && tsc.isFloat():
 		return e.op(pick(fs.Kind == kI32, spirv.OpConvertSToF, spirv.OpConvertUToF), ty, v)
 	case fs.isFloat() && tsc.isInt():
-		// WGSL gives the value of the integer type closest to e: clamp into the
-		// float range that converts exactly, then pick the maximum above it.
-		lo, hi, maxInt := -2147483648.0, 2147483520.0, int64(math.MaxInt32)
+		// WGSL gives the value of the integer type closest to trunc(e) that
+		// the float type also represents: clamp into the float range that
+		// converts exactly (2147483520 is the largest f32 in i32, 4294967040
+		// in u32), then convert. A NaN clamps to the lower bound.
+		lo, hi := -2147483648.0, 2147483520.0
 		if tsc.Kind == kU32 {
-			lo, hi, maxInt = 0, 4294967040.0, math.MaxUint32
+			lo, hi = 0, 4294967040.0
 		}
 		if fs.Kind == kF16 {
 			lo, hi = max(lo, -65504), min(hi, 65504)
@@ -560,16 +558,7 @@ func (e *emitter) convert(v uint32, from, to *wgslType) uint32 {
 		lov := e.constant(from, e.splatValue(from, &value{f: lo}))
 		hiv := e.constant(from, e.splatValue(from, &value{f: hi}))
 		c := e.op(spirv.OpExtInst, e.typeID(from, plain), e.glsl, spirv.GLSLNClamp, v, lov, hiv)
-		r := e.op(pick(tsc.Kind == kI32, spirv.OpConvertFToS, spirv.OpConvertFToU), ty, c)
-		if fs.Kind == kF16 {
-			return r
-		}
-		bt := e.m.types.scalar(kBool)
-		if to.Kind == kVec {
-			bt = e.m.types.vec(to.N, bt)
-		}
-		above := e.op(spirv.OpFOrdGreaterThan, e.typeID(bt, plain), v, hiv)
-		return e.op(spirv.OpSelect, ty, above, e.constant(to, e.splatValue(to, &value{i: maxInt})), r)
+		return e.op(pick(tsc.Kind == kI32, spirv.OpConvertFToS, spirv.OpConvertFToU), ty, c)
 	}
 	bugf("cannot convert %s to %s", from, to)
 	return 0

@@ -193,6 +193,14 @@ var uniformityPrograms = []struct{ name, src, want string }{
 	{"barrier_in_callee", ent("fn sync() { workgroupBarrier(); }", "if li == 0u { sync(); }"), "4:15: 'sync' calls a barrier"},
 	{"barrier_param_nonuniform", ent("fn f(k: u32) { if k > 0u { workgroupBarrier(); } }", "f(li);"), "4:3: this argument must be uniform"},
 	{"subgroup_nonuniform", "enable subgroups;\n" + ent("", "var x = 0.0; if li == 0u { x = subgroupAdd(1.0); }"), "5:32: 'subgroupAdd' must only be called from subgroup uniform control flow"},
+	// workgroupUniformLoad's pointer must be uniform too: the same
+	// location in every invocation.
+	{"uniform_load_nonuniform_index", ent("var<workgroup> w: array<u32, 64>;", "_ = workgroupUniformLoad(&w[li]);"),
+		"4:26: this argument of 'workgroupUniformLoad' must be uniform"},
+	{"uniform_load_nonuniform_let_ptr", ent("var<workgroup> w: array<u32, 64>;", "let p = &w[li % 4u]; _ = workgroupUniformLoad(p);"),
+		"4:47: this argument of 'workgroupUniformLoad' must be uniform"},
+	{"uniform_load_param_ptr_nonuniform", ent("var<workgroup> w: array<u32, 64>;\nfn g(p: ptr<workgroup, u32>) -> u32 { return workgroupUniformLoad(p); }\n"+
+		"fn f(p: ptr<workgroup, u32>) -> u32 { return g(p); }", "_ = f(&w[li]);"), "6:7: this argument must be uniform"},
 	{"barrier_via_atomic", ent("var<workgroup> c: atomic<u32>;", "if atomicLoad(&c) > 0u { workgroupBarrier(); }"), "4:26: must only be called from uniform"},
 }
 
@@ -202,6 +210,9 @@ var uniformOK = []struct{ name, src string }{
 	{"uniform_sources", ent("@group(0) @binding(0) var<uniform> u: u32; @group(0) @binding(1) var<storage, read> r: array<u32>;",
 		"var k = u + r[wid.x]; k += 1u; if k > 2u && r[0] > 0u { workgroupBarrier(); } while k > 0u { k -= 1u; storageBarrier(); }")},
 	{"switch_break_reconverges", ent("", "switch li % 2u { case 0u: { if li > 3u { break; } } default: {} }\nworkgroupBarrier();")},
+	{"uniform_load_uniform_ptrs", ent("var<workgroup> w: array<u32, 64>;\n@group(0) @binding(0) var<uniform> u: vec4<u32>;\n"+
+		"fn g(p: ptr<workgroup, u32>) -> u32 { return workgroupUniformLoad(p); }\nfn f(p: ptr<workgroup, u32>) -> u32 { return g(p); }",
+		"let p = &w[2]; let q = &w; _ = workgroupUniformLoad(p) + workgroupUniformLoad(&q[u.x]) + f(&w[wid.x]) + f(&w[1]);")},
 	{"nonuniform_without_barrier", ent("@group(0) @binding(0) var<storage, read_write> o: array<u32>;", "if li < 3u { o[li] = 1u; return; }")},
 }
 

@@ -4,7 +4,8 @@ package wgsl
 // barriers (workgroupBarrier, storageBarrier, workgroupUniformLoad) must be
 // reached by all invocations of a workgroup together, so they may not sit
 // under control flow that depends on a value that can differ between
-// invocations. With the subgroup_uniformity language feature the analysis
+// invocations (and workgroupUniformLoad's pointer must name the same
+// location in all of them). With the subgroup_uniformity language feature the analysis
 // runs twice, once per uniformity scope: the workgroup for barriers, the
 // subgroup for subgroup and quad operations (which need subgroup-uniform
 // control flow, and subgroupShuffleUp, Down and Xor a subgroup-uniform
@@ -31,9 +32,10 @@ type fnSummary struct {
 	// ptrStores holds, per pointer parameter into function memory, the taint
 	// of what the function stores through it.
 	ptrStores map[int]taint
-	// matrixPtrParams holds the pointer parameters a subgroup matrix
-	// builtin needs uniform as pointers (see ptrTaint).
-	matrixPtrParams taint
+	// uniformPtrParams holds the pointer parameters that must be uniform
+	// as pointers (see ptrTaint): those a subgroup matrix builtin or
+	// workgroupUniformLoad takes.
+	uniformPtrParams taint
 	// matrixCF marks a function that needs uniform control flow for a
 	// subgroup matrix builtin it (transitively) calls.
 	matrixCF bool
@@ -185,7 +187,11 @@ func (u *uniformity) stmt(s stmt, cf taint) (ret, brk, cont taint) {
 		return u.stmts(s.Stmts, cf)
 	case *declStmt:
 		if s.Decl.Init != nil && s.Decl.Kind != "const" {
-			u.set(u.c.out.localSyms[s.Decl], u.expr(s.Decl.Init, cf)|cf)
+			t := u.expr(s.Decl.Init, cf)
+			if info := u.c.out.info[s.Decl.Init]; info != nil && info.typ != nil && info.typ.Kind == kPtr {
+				t = u.ptrTaint(s.Decl.Init, cf) // a pointer let: which memory it names
+			}
+			u.set(u.c.out.localSyms[s.Decl], t|cf)
 		}
 	case *assignStmt:
 		t := u.expr(s.RHS, cf) | cf
@@ -416,8 +422,9 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 		}
 		for i, t := range args {
 			if i < 63 && sum.uniformParams&(1<<i) != 0 {
-				if pt := info.fn.params[i].typ; sum.matrixPtrParams&(1<<i) != 0 && pt != nil && pt.Kind == kPtr && pt.Space != spaceFunction {
-					t = u.ptrTaint(c.Args[i], cf) // a pointer a subgroup matrix builtin uses, not the memory
+				if pt := info.fn.params[i].typ; sum.uniformPtrParams&(1<<i) != 0 && pt != nil && pt.Kind == kPtr && pt.Space != spaceFunction {
+					t = u.ptrTaint(c.Args[i], cf) // a pointer the callee needs uniform, not the memory
+					u.sum.uniformPtrParams |= t &^ nonUniform
 				}
 				u.requireUniform(c.Args[i], t, "")
 			}
@@ -476,6 +483,11 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 		case b.flow == flowBarrier:
 			if u.scope == scopeWorkgroup {
 				u.requireUniformCF(c, cf, "'"+c.Fn.Name+"'")
+				if len(c.Args) == 1 { // workgroupUniformLoad: the pointer must be uniform
+					t := u.ptrTaint(c.Args[0], cf)
+					u.sum.uniformPtrParams |= t &^ nonUniform
+					u.requireUniform(c.Args[0], t, c.Fn.Name)
+				}
 			}
 			return 0
 		case b.flow == flowUniform:
@@ -509,6 +521,8 @@ func (u *uniformity) requireUniform(arg expr, t taint, builtin string) {
 	if t&nonUniform != 0 {
 		switch {
 		case !u.report:
+		case builtin != "" && u.scope == scopeWorkgroup:
+			u.c.errorf(arg.exprPos(), "this argument of '%s' must be uniform (the same for every invocation of the workgroup)", builtin)
 		case builtin != "":
 			u.c.errorf(arg.exprPos(), "this argument of '%s' must be subgroup uniform (the same for every invocation of the subgroup)", builtin)
 		case u.scope == scopeSubgroup:

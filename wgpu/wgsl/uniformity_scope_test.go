@@ -25,6 +25,7 @@ var subgroupScopeValid = []struct{ name, src string }{
 	{"subgroup_reduction_uniform_args", sgEnt("", "if (subgroupAdd(1u) > 1u && subgroupBallot(true).x != 0u && subgroupBroadcast(sid, 0u) == sid) { o[0] = subgroupMin(2.0); }")},
 	{"subgroup_shuffle_uniform_amount", sgEnt("fn up(d: u32) -> f32 { return subgroupShuffleUp(o[0], d); }",
 		"o[li] = subgroupShuffleDown(o[li], ns) + subgroupShuffleXor(o[li], sid) + up(2u) + subgroupShuffle(o[li], si);")},
+	{"subgroup_const_lanes_127", sgEnt("", "o[li] = subgroupShuffle(o[li], 127u) + subgroupShuffleXor(o[li], 127) + subgroupShuffle(o[li], 127i) + subgroupBroadcast(o[li], 127u) + subgroupShuffleUp(o[li], 0u);")},
 	{"subgroup_reduction_of_subgroup_id", sgEnt("", "let first = subgroupBroadcastFirst(sid + 1u); if (first > 1u) { o[li] = subgroupAdd(o[li]); }")},
 }
 
@@ -40,6 +41,13 @@ var subgroupScopeInvalid = []struct{ name, src, want string }{
 	{"subgroup_shuffle_xor_nonuniform", sgEnt("", "o[0] = subgroupShuffleXor(1.0, u32(o[1]));"), "6:32: this argument of 'subgroupShuffleXor' must be subgroup uniform"},
 	{"subgroup_shuffle_param_nonuniform", sgEnt("fn down(d: u32) -> f32 { return subgroupShuffleDown(o[0], d); }", "o[0] = down(si);"),
 		"6:13: this argument must be subgroup uniform"},
+	{"subgroup_shuffle_const_lane_128", sgEnt("", "o[li] = subgroupShuffle(o[li], 128u);"), "6:32: the lane argument of 'subgroupShuffle' is 128, not in [0, 128)"},
+	{"subgroup_shuffle_xor_const_mask", sgEnt("", "o[li] = subgroupShuffleXor(o[li], 200u);"), "6:35: the lane argument of 'subgroupShuffleXor' is 200"},
+	{"subgroup_shuffle_down_const_delta", sgEnt("", "o[li] = subgroupShuffleDown(o[li], 128);"), "6:36: the lane argument of 'subgroupShuffleDown' is 128"},
+	{"subgroup_shuffle_xor_i32_mask", sgEnt("", "o[li] = subgroupShuffleXor(o[li], 1i);"), "6:35: cannot use a value of type 'i32' as 'u32'"},
+	{"subgroup_broadcast_lane_negative", sgEnt("", "o[li] = subgroupBroadcast(o[li], -1i);"), "6:34: the lane argument of 'subgroupBroadcast' is -1"},
+	{"subgroup_shuffle_bool", sgEnt("", "o[li] = f32(subgroupShuffle(li > 1u, 1u));"), "6:13: 'subgroupShuffle' needs a numeric scalar or vector, got 'bool'"},
+	{"subgroup_broadcast_first_bool_vec", sgEnt("", "o[li] = f32(subgroupBroadcastFirst(vec2(li > 1u)).x);"), "6:13: 'subgroupBroadcastFirst' needs a numeric scalar or vector, got 'vec2<bool>'"},
 	{"subgroup_callee_under_nonuniform", sgEnt("fn g() { o[0] = subgroupAdd(1.0); }", "if (li == 0u) { g(); }"), "6:17: 'g' calls a subgroup operation"},
 }
 

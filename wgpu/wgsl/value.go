@@ -139,6 +139,18 @@ func f16Bits(x float64) uint16 {
 	return sign | uint16(e+15)<<10 | uint16(m)
 }
 
+// convertFloat is the specification's numeric conversion of x to the float
+// kind k: x rounds to a neighbouring value of k, but x beyond k's finite
+// range (65504 for f16, math.MaxFloat32 for f32) is an error even where it
+// would round to the largest finite value; ok reports success.
+func convertFloat(x float64, k kind) (float64, bool) {
+	switch {
+	case k == kF32 && math.Abs(x) > math.MaxFloat32, k == kF16 && math.Abs(x) > 65504:
+		return 0, false
+	}
+	return roundFloat(x, k)
+}
+
 // roundFloat rounds x to the precision of the float kind k and reports
 // whether it stayed finite.
 func roundFloat(x float64, k kind) (float64, bool) {
@@ -236,13 +248,13 @@ func convertScalar(v *value, from, to *wgslType, explicit bool) (*value, error) 
 		}
 		return &value{i: v.i}, nil
 	case from.isInt() && to.isFloat():
-		r, ok := roundFloat(float64(v.i), tk)
+		r, ok := convertFloat(float64(v.i), tk)
 		if !ok {
 			return nil, fmt.Errorf("value %d cannot be represented as '%s'", v.i, to)
 		}
 		return &value{f: r}, nil
 	case from.isFloat() && to.isFloat():
-		r, ok := roundFloat(v.f, tk)
+		r, ok := convertFloat(v.f, tk)
 		if !ok {
 			return nil, fmt.Errorf("value %g cannot be represented as '%s'", v.f, to)
 		}
@@ -251,12 +263,19 @@ func convertScalar(v *value, from, to *wgslType, explicit bool) (*value, error) 
 		if !explicit {
 			return nil, fmt.Errorf("cannot convert a float to '%s' implicitly", to)
 		}
+		// The result is the integer closest to trunc(v) that the source type
+		// also represents: f32's largest values in i32 and u32 are 2147483520
+		// and 4294967040; AbstractFloat (float64) holds both types' maxima.
 		t := math.Trunc(v.f)
+		hiI32, hiU32 := float64(math.MaxInt32), float64(math.MaxUint32)
+		if fk == kF32 {
+			hiI32, hiU32 = 2147483520, 4294967040
+		}
 		switch tk {
 		case kI32:
-			t = math.Max(math.Min(t, math.MaxInt32), math.MinInt32)
+			t = math.Max(math.Min(t, hiI32), math.MinInt32)
 		case kU32:
-			t = math.Max(math.Min(t, math.MaxUint32), 0)
+			t = math.Max(math.Min(t, hiU32), 0)
 		default:
 			if t >= 9.223372036854775e18 || t < -9.223372036854775e18 {
 				return nil, fmt.Errorf("value %g cannot be represented as an integer", v.f)
@@ -301,11 +320,61 @@ func bitsOf(v *value, t *wgslType) uint32 {
 	return uint32(v.i)
 }
 
+// bitcastValue is bitcast<to>(v) of a constant v of type from (scalars or
+// vectors of 32- or 16-bit components, of equal size): the components' bits
+// are laid end to end, lowest component first, and cut anew. A float result
+// that is not finite is an error, as every const-expression's.
+func bitcastValue(v *value, from, to *wgslType) (*value, error) {
+	comps := func(t *wgslType) (int, *wgslType) {
+		if t.Kind == kVec {
+			return t.N, t.Elem
+		}
+		return 1, t
+	}
+	fn, fs := comps(from)
+	tn, ts := comps(to)
+	var bits uint64 // at most 128 bits: vec4<u32> or vec4<f16> in two halves
+	var words []uint32
+	nbits := 0
+	for i := range fn {
+		el := v
+		if from.Kind == kVec {
+			el = &value{}
+			if v.elems != nil {
+				el = v.elems[i]
+			}
+		}
+		b, w := uint64(bitsOf(el, fs)), int(fs.Size())*8
+		bits |= (b & (1<<w - 1)) << nbits
+		nbits += w
+		if nbits == 32 {
+			words = append(words, uint32(bits))
+			bits, nbits = 0, 0
+		}
+	}
+	w := int(ts.Size()) * 8
+	out := make([]*value, tn)
+	for i := range out {
+		word := words[i*w/32]
+		b := word >> (i * w % 32) & uint32(1<<w-1)
+		out[i] = valueFromBits(b, ts)
+		if ts.isFloat() && (math.IsInf(out[i].f, 0) || math.IsNaN(out[i].f)) {
+			return nil, fmt.Errorf("bitcast<%s> of a constant gives %v, not a finite '%s'", to, out[i].f, ts)
+		}
+	}
+	if to.Kind != kVec {
+		return out[0], nil
+	}
+	return &value{elems: out}, nil
+}
+
 // valueFromBits is the inverse of bitsOf, for bitcast.
 func valueFromBits(bits uint32, t *wgslType) *value {
 	switch t.Kind {
 	case kF32:
 		return &value{f: float64(math.Float32frombits(bits))}
+	case kF16:
+		return &value{f: f16Value(uint16(bits))}
 	case kI32:
 		return &value{i: int64(int32(bits))}
 	}

@@ -97,8 +97,10 @@ fn main(@builtin(local_invocation_index) i: u32) {
 				t.Errorf("x=%g op %d: got %g, want %g", v, k, g, w)
 			}
 		}
-		wi := int32(math.Max(math.Min(math.Trunc(float64(v)), math.MaxInt32), math.MinInt32))
-		wu := uint32(math.Max(math.Min(math.Trunc(float64(v)), math.MaxUint32), 0))
+		// The spec saturates to the integer closest to trunc(v) that f32 also
+		// represents: 2147483520 and 4294967040 above the range.
+		wi := int32(math.Max(math.Min(math.Trunc(float64(v)), 2147483520), math.MinInt32))
+		wu := uint32(math.Max(math.Min(math.Trunc(float64(v)), 4294967040), 0))
 		if oi[i] != wi || ou[i] != wu {
 			t.Errorf("x=%g: i32 %d (want %d), u32 %d (want %d)", v, oi[i], wi, ou[i], wu)
 		}
