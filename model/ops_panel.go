@@ -2,6 +2,8 @@ package model
 
 import "sync"
 
+//go:generate go run ./internal/neongen -out ops_arm64.s -stubs ops_arm64_stubs.go
+
 // The panel layout of the weight matrices, for the outer-product kernels.
 //
 // Where the kernel set has panel kernels (AVX-512 and AVX2: one layout for
