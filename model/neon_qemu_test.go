@@ -17,7 +17,7 @@ import (
 // of its panels, the amd64 sets' golden, the float64 reference, and 16-bit
 // weights against float32 ones.
 var neonTests = []string{
-	"TestNEONPanelKernels", "TestNEONForwardMatchesGoPanels", "TestGemmPanelIsFMAChain", "TestGemmPanelTiling",
+	"TestNEONIsDefault", "TestNEONPanelKernels", "TestNEONForwardMatchesGoPanels", "TestGemmPanelIsFMAChain", "TestGemmPanelTiling",
 	"TestPanelGolden", "TestFMA32IsOneRounding", "TestCPULossKernelSets", "TestLoadCPU16BitMatchesWidened",
 }
 

@@ -16,8 +16,8 @@ import "os"
 // and they take a small part of a window's time next to the weights'.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
-// "generic" runs the portable set (other values are CheckKernelsEnv's, and
-// run "neon").
+// "generic" runs the portable set; every other value CheckKernelsEnv
+// accepts runs "neon".
 const kernelsEnv = "WGPU_EVAL_CPU_KERNELS"
 
 // kern is the kernel table in use: "neon" unless kernelsEnv asks for

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -17,6 +19,25 @@ var neonPanels = []struct {
 	f32   *panelKernels[float32]
 	u16   *panelKernels[uint16]
 }{{F32, neonKernels.panelF32, nil}, {F16, nil, neonKernels.panelF16}, {BF16, nil, neonKernels.panelBF16}}
+
+// On arm64 the "neon" set runs unless $WGPU_EVAL_CPU_KERNELS asks for
+// "generic"; its weight products are in panels, the portable set's in rows.
+func TestNEONIsDefault(t *testing.T) {
+	if want := pickKernels(os.Getenv(kernelsEnv)); kern.set != want {
+		t.Errorf("kernel set in use %v, want %v", kern.set, want)
+	}
+	for env, want := range map[string]kernelSet{"": kernelsNEON, "neon": kernelsNEON, "avx2": kernelsNEON, "generic": kernelsGeneric} {
+		if got := pickKernels(env); got != want {
+			t.Errorf("pickKernels(%q) = %v, want %v", env, got, want)
+		}
+	}
+	if kernelTableFor(kernelsNEON).panelF32 == nil || kernelTableFor(kernelsGeneric).panelF32 != nil {
+		t.Error("the neon set must have panel kernels and the portable one none")
+	}
+	if s := kernelsNEON.String(); s != "neon" {
+		t.Errorf("kernelsNEON names itself %q", s)
+	}
+}
 
 // Each NEON panel kernel, called directly on operands of exact size (row
 // strides wider than K and than the panel), computes the panel contract's
@@ -199,5 +220,68 @@ func TestNEONForwardMatchesGoPanels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkPanelKernelL1 times the NEON set's main panel kernel (6 x 32)
+// on operands in L1 (K = 256): the kernel's own throughput.
+func BenchmarkPanelKernelL1(b *testing.B) {
+	const R, K = 6, 256
+	a, p := make([]float32, R*K), make([]float32, panelNR*K)
+	for i := range a {
+		a[i] = 0.001
+	}
+	c := make([]float32, R*panelNR)
+	b.Run("neon", func(b *testing.B) {
+		cpu0 := procCPU()
+		for range b.N {
+			panel6x32NEON(&a[0], K, &p[0], K, &c[0], panelNR, 0)
+		}
+		if d := procCPU() - cpu0; d > 0 {
+			b.ReportMetric(float64(2*R*panelNR*K)*float64(b.N)/d.Seconds()/1e9, "GFLOP/cpu-s")
+		}
+	})
+}
+
+// BenchmarkGemmTile times a 64x64 tile of a weight product on one core, for
+// the row lengths of the benchmark models (GPT-2 768 and 3072, Qwen2.5-0.5B
+// 896 and 4864): the portable dot products on (out, in) rows (f32, what
+// WGPU_EVAL_CPU_KERNELS=generic runs) and the NEON panel kernels with
+// float32, F16 and BF16 weights (f32panel*), and reports GFLOP/s:
+//
+//	go test ./model/ -run '^$' -bench GemmTile -benchtime 100x
+func BenchmarkGemmTile(b *testing.B) {
+	for _, K := range []int{768, 896, 3072, 4864} {
+		a, w := make([]float32, 64*K), make([]float32, 64*K)
+		w16 := make([]uint16, 64*K)
+		for i := range a {
+			a[i], w[i] = float32(i%7)*0.1, float32(i%5)*0.1
+			w16[i] = bf16Round(w[i])
+		}
+		out := make([]float32, 64*64)
+		run := func(name string, gemm func()) {
+			b.Run(name, func(b *testing.B) {
+				cpu0 := procCPU()
+				for range b.N {
+					gemm()
+				}
+				flop := float64(2*64*64*K) * float64(b.N)
+				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if c := procCPU() - cpu0; c > 0 {
+					b.ReportMetric(flop/c.Seconds()/1e9, "GFLOP/cpu-s")
+				}
+			})
+		}
+		old := kern
+		kern = &genericKernels
+		run(fmt.Sprintf("f32/K=%d", K), func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
+		kern = &neonKernels
+		p := packPanels(f32Matrix(w), K)
+		run(fmt.Sprintf("f32panel/K=%d", K), func() { gemmNTW(out, 64, a, nil, K, p, 0, K, 64, 64, K) })
+		for _, dtype := range []DType{F16, BF16} {
+			p16 := packPanels(matrix{dtype: dtype, u16: w16}, K)
+			run(fmt.Sprintf("f32panel-%sw/K=%d", strings.ToLower(dtype.String()), K), func() { gemmNTW(out, 64, a, nil, K, p16, 0, K, 64, 64, K) })
+		}
+		kern = old
 	}
 }
