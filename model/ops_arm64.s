@@ -2,6 +2,18 @@
 
 //go:build arm64 && !purego
 
+// The NEON outer-product kernels of model's panel layout (ops_panel.go):
+// panel{R}x32{,F16,BF16}NEON sets c[i*ldc+j] (i < R, j < 32) to (acc != 0 ?
+// c[i*ldc+j] : 0) + Σ_k a[i*lda+k]·p[k*32+j], one FMA chain per element in
+// increasing k, the bits of the AVX2 and AVX-512 panel kernels. R = 6: 24
+// accumulators (V0-V23) over the panel's two halves of 16 channels in turn,
+// four values of k per row of a in V24-V29 (one 16-byte load), the panel's
+// vectors in V30-V31, FMLA by element; R = 4 likewise with four panel
+// vectors; R = 2 and 1 over all 32 channels in one pass. The k left over by
+// the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
+// FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. WORD directives are the
+// instructions Go's assembler lacks, with their GNU syntax.
+
 #include "textflag.h"
 
 // func panel6x32NEON(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int)
