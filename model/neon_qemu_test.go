@@ -19,6 +19,7 @@ import (
 var neonTests = []string{
 	"TestNEONIsDefault", "TestNEONPanelKernels", "TestNEONForwardMatchesGoPanels", "TestGemmPanelIsFMAChain", "TestGemmPanelTiling",
 	"TestPanelGolden", "TestFMA32IsOneRounding", "TestCPULossKernelSets", "TestLoadCPU16BitMatchesWidened",
+	"TestPanelsWhereTheKernelsHaveThem",
 }
 
 // The NEON kernel set passes its tests on arm64, run here by qemu's user-mode
