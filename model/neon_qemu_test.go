@@ -14,10 +14,10 @@ import (
 
 // neonTests are the tests of the arm64 test binary that check the NEON set:
 // its kernels against the FMA-chain model, its forward against the Go model
-// of its panels, the amd64 sets' golden, the float64 reference, and 16-bit
+// of its panels and gemmNN, the amd64 sets' golden, the float64 reference, and 16-bit
 // weights against float32 ones.
 var neonTests = []string{
-	"TestNEONIsDefault", "TestNEONPanelKernels", "TestNEONForwardMatchesGoPanels", "TestGemmPanelIsFMAChain", "TestGemmPanelTiling",
+	"TestNEONIsDefault", "TestNEONPanelKernels", "TestNEONGemmNNIsFMAChain", "TestGemmNN", "TestNEONForwardMatchesGoPanels", "TestGemmPanelIsFMAChain", "TestGemmPanelTiling",
 	"TestPanelGolden", "TestFMA32IsOneRounding", "TestCPULossKernelSets", "TestLoadCPU16BitMatchesWidened",
 	"TestPanelsWhereTheKernelsHaveThem",
 }

@@ -11,7 +11,9 @@
 // vectors in V30-V31, FMLA by element; R = 4 likewise with four panel
 // vectors; R = 2 and 1 over all 32 channels in one pass. The k left over by
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
-// FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. WORD directives are the
+// FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
+// blocks: attention's scores) are the same tiles over a row-major b from
+// zero, nnColNEON one column with scalar FMAs. WORD directives are the
 // instructions Go's assembler lacks, with their GNU syntax.
 
 #include "textflag.h"
@@ -3463,4 +3465,351 @@ store_1x32BF16NEON_0:
 	MOVD R15, R14
 	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R14)
 	VST1 [V4.S4, V5.S4, V6.S4, V7.S4], (R14)
+	RET
+
+// func nn4x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+TEXT ·nn4x4NEON(SB), NOSPLIT, $0-56
+	MOVD a+0(FP), R0
+	MOVD lda+8(FP), R1
+	LSL $2, R1, R1
+	MOVD b+16(FP), R2
+	MOVD k+32(FP), R3
+	MOVD out+40(FP), R4
+	MOVD ldo+48(FP), R5
+	LSL $2, R5, R5
+	MOVD ldb+24(FP), R13
+	LSL $2, R13, R13
+	MOVD R0, R6
+	ADD R1, R6, R7
+	ADD R1, R7, R8
+	ADD R1, R8, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+loop4_4x4NEON:
+	CMP $4, R3
+	BLT loop1_4x4NEON
+	VLD1.P 16(R6), [V16.S4]
+	VLD1.P 16(R7), [V17.S4]
+	VLD1.P 16(R8), [V18.S4]
+	VLD1.P 16(R9), [V19.S4]
+	VLD1.P (R2)(R13), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x4f901280 // fmla v0.4s, v20.4s, v16.s[0]
+	WORD $0x4f9012a1 // fmla v1.4s, v21.4s, v16.s[0]
+	WORD $0x4f9012c2 // fmla v2.4s, v22.4s, v16.s[0]
+	WORD $0x4f9012e3 // fmla v3.4s, v23.4s, v16.s[0]
+	WORD $0x4f911284 // fmla v4.4s, v20.4s, v17.s[0]
+	WORD $0x4f9112a5 // fmla v5.4s, v21.4s, v17.s[0]
+	WORD $0x4f9112c6 // fmla v6.4s, v22.4s, v17.s[0]
+	WORD $0x4f9112e7 // fmla v7.4s, v23.4s, v17.s[0]
+	WORD $0x4f921288 // fmla v8.4s, v20.4s, v18.s[0]
+	WORD $0x4f9212a9 // fmla v9.4s, v21.4s, v18.s[0]
+	WORD $0x4f9212ca // fmla v10.4s, v22.4s, v18.s[0]
+	WORD $0x4f9212eb // fmla v11.4s, v23.4s, v18.s[0]
+	WORD $0x4f93128c // fmla v12.4s, v20.4s, v19.s[0]
+	WORD $0x4f9312ad // fmla v13.4s, v21.4s, v19.s[0]
+	WORD $0x4f9312ce // fmla v14.4s, v22.4s, v19.s[0]
+	WORD $0x4f9312ef // fmla v15.4s, v23.4s, v19.s[0]
+	VLD1.P (R2)(R13), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x4fb01280 // fmla v0.4s, v20.4s, v16.s[1]
+	WORD $0x4fb012a1 // fmla v1.4s, v21.4s, v16.s[1]
+	WORD $0x4fb012c2 // fmla v2.4s, v22.4s, v16.s[1]
+	WORD $0x4fb012e3 // fmla v3.4s, v23.4s, v16.s[1]
+	WORD $0x4fb11284 // fmla v4.4s, v20.4s, v17.s[1]
+	WORD $0x4fb112a5 // fmla v5.4s, v21.4s, v17.s[1]
+	WORD $0x4fb112c6 // fmla v6.4s, v22.4s, v17.s[1]
+	WORD $0x4fb112e7 // fmla v7.4s, v23.4s, v17.s[1]
+	WORD $0x4fb21288 // fmla v8.4s, v20.4s, v18.s[1]
+	WORD $0x4fb212a9 // fmla v9.4s, v21.4s, v18.s[1]
+	WORD $0x4fb212ca // fmla v10.4s, v22.4s, v18.s[1]
+	WORD $0x4fb212eb // fmla v11.4s, v23.4s, v18.s[1]
+	WORD $0x4fb3128c // fmla v12.4s, v20.4s, v19.s[1]
+	WORD $0x4fb312ad // fmla v13.4s, v21.4s, v19.s[1]
+	WORD $0x4fb312ce // fmla v14.4s, v22.4s, v19.s[1]
+	WORD $0x4fb312ef // fmla v15.4s, v23.4s, v19.s[1]
+	VLD1.P (R2)(R13), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x4f901a80 // fmla v0.4s, v20.4s, v16.s[2]
+	WORD $0x4f901aa1 // fmla v1.4s, v21.4s, v16.s[2]
+	WORD $0x4f901ac2 // fmla v2.4s, v22.4s, v16.s[2]
+	WORD $0x4f901ae3 // fmla v3.4s, v23.4s, v16.s[2]
+	WORD $0x4f911a84 // fmla v4.4s, v20.4s, v17.s[2]
+	WORD $0x4f911aa5 // fmla v5.4s, v21.4s, v17.s[2]
+	WORD $0x4f911ac6 // fmla v6.4s, v22.4s, v17.s[2]
+	WORD $0x4f911ae7 // fmla v7.4s, v23.4s, v17.s[2]
+	WORD $0x4f921a88 // fmla v8.4s, v20.4s, v18.s[2]
+	WORD $0x4f921aa9 // fmla v9.4s, v21.4s, v18.s[2]
+	WORD $0x4f921aca // fmla v10.4s, v22.4s, v18.s[2]
+	WORD $0x4f921aeb // fmla v11.4s, v23.4s, v18.s[2]
+	WORD $0x4f931a8c // fmla v12.4s, v20.4s, v19.s[2]
+	WORD $0x4f931aad // fmla v13.4s, v21.4s, v19.s[2]
+	WORD $0x4f931ace // fmla v14.4s, v22.4s, v19.s[2]
+	WORD $0x4f931aef // fmla v15.4s, v23.4s, v19.s[2]
+	VLD1.P (R2)(R13), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x4fb01a80 // fmla v0.4s, v20.4s, v16.s[3]
+	WORD $0x4fb01aa1 // fmla v1.4s, v21.4s, v16.s[3]
+	WORD $0x4fb01ac2 // fmla v2.4s, v22.4s, v16.s[3]
+	WORD $0x4fb01ae3 // fmla v3.4s, v23.4s, v16.s[3]
+	WORD $0x4fb11a84 // fmla v4.4s, v20.4s, v17.s[3]
+	WORD $0x4fb11aa5 // fmla v5.4s, v21.4s, v17.s[3]
+	WORD $0x4fb11ac6 // fmla v6.4s, v22.4s, v17.s[3]
+	WORD $0x4fb11ae7 // fmla v7.4s, v23.4s, v17.s[3]
+	WORD $0x4fb21a88 // fmla v8.4s, v20.4s, v18.s[3]
+	WORD $0x4fb21aa9 // fmla v9.4s, v21.4s, v18.s[3]
+	WORD $0x4fb21aca // fmla v10.4s, v22.4s, v18.s[3]
+	WORD $0x4fb21aeb // fmla v11.4s, v23.4s, v18.s[3]
+	WORD $0x4fb31a8c // fmla v12.4s, v20.4s, v19.s[3]
+	WORD $0x4fb31aad // fmla v13.4s, v21.4s, v19.s[3]
+	WORD $0x4fb31ace // fmla v14.4s, v22.4s, v19.s[3]
+	WORD $0x4fb31aef // fmla v15.4s, v23.4s, v19.s[3]
+	SUB $4, R3, R3
+	B loop4_4x4NEON
+loop1_4x4NEON:
+	CBZ R3, store_4x4NEON
+	VLD1R.P 4(R6), [V16.S4]
+	VLD1R.P 4(R7), [V17.S4]
+	VLD1R.P 4(R8), [V18.S4]
+	VLD1R.P 4(R9), [V19.S4]
+	VLD1.P (R2)(R13), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x4f901280 // fmla v0.4s, v20.4s, v16.s[0]
+	WORD $0x4f9012a1 // fmla v1.4s, v21.4s, v16.s[0]
+	WORD $0x4f9012c2 // fmla v2.4s, v22.4s, v16.s[0]
+	WORD $0x4f9012e3 // fmla v3.4s, v23.4s, v16.s[0]
+	WORD $0x4f911284 // fmla v4.4s, v20.4s, v17.s[0]
+	WORD $0x4f9112a5 // fmla v5.4s, v21.4s, v17.s[0]
+	WORD $0x4f9112c6 // fmla v6.4s, v22.4s, v17.s[0]
+	WORD $0x4f9112e7 // fmla v7.4s, v23.4s, v17.s[0]
+	WORD $0x4f921288 // fmla v8.4s, v20.4s, v18.s[0]
+	WORD $0x4f9212a9 // fmla v9.4s, v21.4s, v18.s[0]
+	WORD $0x4f9212ca // fmla v10.4s, v22.4s, v18.s[0]
+	WORD $0x4f9212eb // fmla v11.4s, v23.4s, v18.s[0]
+	WORD $0x4f93128c // fmla v12.4s, v20.4s, v19.s[0]
+	WORD $0x4f9312ad // fmla v13.4s, v21.4s, v19.s[0]
+	WORD $0x4f9312ce // fmla v14.4s, v22.4s, v19.s[0]
+	WORD $0x4f9312ef // fmla v15.4s, v23.4s, v19.s[0]
+	SUB $1, R3, R3
+	B loop1_4x4NEON
+store_4x4NEON:
+	MOVD R4, R15
+	MOVD R15, R14
+	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R14)
+	ADD R5, R15, R15
+	MOVD R15, R14
+	VST1 [V4.S4, V5.S4, V6.S4, V7.S4], (R14)
+	ADD R5, R15, R15
+	MOVD R15, R14
+	VST1 [V8.S4, V9.S4, V10.S4, V11.S4], (R14)
+	ADD R5, R15, R15
+	MOVD R15, R14
+	VST1 [V12.S4, V13.S4, V14.S4, V15.S4], (R14)
+	RET
+
+// func nn1x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+TEXT ·nn1x4NEON(SB), NOSPLIT, $0-56
+	MOVD a+0(FP), R0
+	MOVD lda+8(FP), R1
+	LSL $2, R1, R1
+	MOVD b+16(FP), R2
+	MOVD k+32(FP), R3
+	MOVD out+40(FP), R4
+	MOVD ldo+48(FP), R5
+	LSL $2, R5, R5
+	MOVD ldb+24(FP), R13
+	LSL $2, R13, R13
+	MOVD R0, R6
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+loop4_1x4NEON:
+	CMP $4, R3
+	BLT loop1_1x4NEON
+	VLD1.P 16(R6), [V4.S4]
+	VLD1.P (R2)(R13), [V5.S4, V6.S4, V7.S4, V8.S4]
+	WORD $0x4f8410a0 // fmla v0.4s, v5.4s, v4.s[0]
+	WORD $0x4f8410c1 // fmla v1.4s, v6.4s, v4.s[0]
+	WORD $0x4f8410e2 // fmla v2.4s, v7.4s, v4.s[0]
+	WORD $0x4f841103 // fmla v3.4s, v8.4s, v4.s[0]
+	VLD1.P (R2)(R13), [V5.S4, V6.S4, V7.S4, V8.S4]
+	WORD $0x4fa410a0 // fmla v0.4s, v5.4s, v4.s[1]
+	WORD $0x4fa410c1 // fmla v1.4s, v6.4s, v4.s[1]
+	WORD $0x4fa410e2 // fmla v2.4s, v7.4s, v4.s[1]
+	WORD $0x4fa41103 // fmla v3.4s, v8.4s, v4.s[1]
+	VLD1.P (R2)(R13), [V5.S4, V6.S4, V7.S4, V8.S4]
+	WORD $0x4f8418a0 // fmla v0.4s, v5.4s, v4.s[2]
+	WORD $0x4f8418c1 // fmla v1.4s, v6.4s, v4.s[2]
+	WORD $0x4f8418e2 // fmla v2.4s, v7.4s, v4.s[2]
+	WORD $0x4f841903 // fmla v3.4s, v8.4s, v4.s[2]
+	VLD1.P (R2)(R13), [V5.S4, V6.S4, V7.S4, V8.S4]
+	WORD $0x4fa418a0 // fmla v0.4s, v5.4s, v4.s[3]
+	WORD $0x4fa418c1 // fmla v1.4s, v6.4s, v4.s[3]
+	WORD $0x4fa418e2 // fmla v2.4s, v7.4s, v4.s[3]
+	WORD $0x4fa41903 // fmla v3.4s, v8.4s, v4.s[3]
+	SUB $4, R3, R3
+	B loop4_1x4NEON
+loop1_1x4NEON:
+	CBZ R3, store_1x4NEON
+	VLD1R.P 4(R6), [V4.S4]
+	VLD1.P (R2)(R13), [V5.S4, V6.S4, V7.S4, V8.S4]
+	WORD $0x4f8410a0 // fmla v0.4s, v5.4s, v4.s[0]
+	WORD $0x4f8410c1 // fmla v1.4s, v6.4s, v4.s[0]
+	WORD $0x4f8410e2 // fmla v2.4s, v7.4s, v4.s[0]
+	WORD $0x4f841103 // fmla v3.4s, v8.4s, v4.s[0]
+	SUB $1, R3, R3
+	B loop1_1x4NEON
+store_1x4NEON:
+	MOVD R4, R15
+	MOVD R15, R14
+	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R14)
+	RET
+
+// func nn4x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+TEXT ·nn4x1NEON(SB), NOSPLIT, $0-56
+	MOVD a+0(FP), R0
+	MOVD lda+8(FP), R1
+	LSL $2, R1, R1
+	MOVD b+16(FP), R2
+	MOVD k+32(FP), R3
+	MOVD out+40(FP), R4
+	MOVD ldo+48(FP), R5
+	LSL $2, R5, R5
+	MOVD ldb+24(FP), R13
+	LSL $2, R13, R13
+	MOVD R0, R6
+	ADD R1, R6, R7
+	ADD R1, R7, R8
+	ADD R1, R8, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+loop4_4x1NEON:
+	CMP $4, R3
+	BLT loop1_4x1NEON
+	VLD1.P 16(R6), [V4.S4]
+	VLD1.P 16(R7), [V5.S4]
+	VLD1.P 16(R8), [V6.S4]
+	VLD1.P 16(R9), [V7.S4]
+	VLD1.P (R2)(R13), [V8.S4]
+	WORD $0x4f841100 // fmla v0.4s, v8.4s, v4.s[0]
+	WORD $0x4f851101 // fmla v1.4s, v8.4s, v5.s[0]
+	WORD $0x4f861102 // fmla v2.4s, v8.4s, v6.s[0]
+	WORD $0x4f871103 // fmla v3.4s, v8.4s, v7.s[0]
+	VLD1.P (R2)(R13), [V8.S4]
+	WORD $0x4fa41100 // fmla v0.4s, v8.4s, v4.s[1]
+	WORD $0x4fa51101 // fmla v1.4s, v8.4s, v5.s[1]
+	WORD $0x4fa61102 // fmla v2.4s, v8.4s, v6.s[1]
+	WORD $0x4fa71103 // fmla v3.4s, v8.4s, v7.s[1]
+	VLD1.P (R2)(R13), [V8.S4]
+	WORD $0x4f841900 // fmla v0.4s, v8.4s, v4.s[2]
+	WORD $0x4f851901 // fmla v1.4s, v8.4s, v5.s[2]
+	WORD $0x4f861902 // fmla v2.4s, v8.4s, v6.s[2]
+	WORD $0x4f871903 // fmla v3.4s, v8.4s, v7.s[2]
+	VLD1.P (R2)(R13), [V8.S4]
+	WORD $0x4fa41900 // fmla v0.4s, v8.4s, v4.s[3]
+	WORD $0x4fa51901 // fmla v1.4s, v8.4s, v5.s[3]
+	WORD $0x4fa61902 // fmla v2.4s, v8.4s, v6.s[3]
+	WORD $0x4fa71903 // fmla v3.4s, v8.4s, v7.s[3]
+	SUB $4, R3, R3
+	B loop4_4x1NEON
+loop1_4x1NEON:
+	CBZ R3, store_4x1NEON
+	VLD1R.P 4(R6), [V4.S4]
+	VLD1R.P 4(R7), [V5.S4]
+	VLD1R.P 4(R8), [V6.S4]
+	VLD1R.P 4(R9), [V7.S4]
+	VLD1.P (R2)(R13), [V8.S4]
+	WORD $0x4f841100 // fmla v0.4s, v8.4s, v4.s[0]
+	WORD $0x4f851101 // fmla v1.4s, v8.4s, v5.s[0]
+	WORD $0x4f861102 // fmla v2.4s, v8.4s, v6.s[0]
+	WORD $0x4f871103 // fmla v3.4s, v8.4s, v7.s[0]
+	SUB $1, R3, R3
+	B loop1_4x1NEON
+store_4x1NEON:
+	MOVD R4, R15
+	MOVD R15, R14
+	VST1 [V0.S4], (R14)
+	ADD R5, R15, R15
+	MOVD R15, R14
+	VST1 [V1.S4], (R14)
+	ADD R5, R15, R15
+	MOVD R15, R14
+	VST1 [V2.S4], (R14)
+	ADD R5, R15, R15
+	MOVD R15, R14
+	VST1 [V3.S4], (R14)
+	RET
+
+// func nn1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+TEXT ·nn1x1NEON(SB), NOSPLIT, $0-56
+	MOVD a+0(FP), R0
+	MOVD lda+8(FP), R1
+	LSL $2, R1, R1
+	MOVD b+16(FP), R2
+	MOVD k+32(FP), R3
+	MOVD out+40(FP), R4
+	MOVD ldo+48(FP), R5
+	LSL $2, R5, R5
+	MOVD ldb+24(FP), R13
+	LSL $2, R13, R13
+	MOVD R0, R6
+	VEOR V0.B16, V0.B16, V0.B16
+loop4_1x1NEON:
+	CMP $4, R3
+	BLT loop1_1x1NEON
+	VLD1.P 16(R6), [V1.S4]
+	VLD1.P (R2)(R13), [V2.S4]
+	WORD $0x4f811040 // fmla v0.4s, v2.4s, v1.s[0]
+	VLD1.P (R2)(R13), [V2.S4]
+	WORD $0x4fa11040 // fmla v0.4s, v2.4s, v1.s[1]
+	VLD1.P (R2)(R13), [V2.S4]
+	WORD $0x4f811840 // fmla v0.4s, v2.4s, v1.s[2]
+	VLD1.P (R2)(R13), [V2.S4]
+	WORD $0x4fa11840 // fmla v0.4s, v2.4s, v1.s[3]
+	SUB $4, R3, R3
+	B loop4_1x1NEON
+loop1_1x1NEON:
+	CBZ R3, store_1x1NEON
+	VLD1R.P 4(R6), [V1.S4]
+	VLD1.P (R2)(R13), [V2.S4]
+	WORD $0x4f811040 // fmla v0.4s, v2.4s, v1.s[0]
+	SUB $1, R3, R3
+	B loop1_1x1NEON
+store_1x1NEON:
+	MOVD R4, R15
+	MOVD R15, R14
+	VST1 [V0.S4], (R14)
+	RET
+
+// func nnColNEON(a *float32, b *float32, ldb int, k int, out *float32)
+TEXT ·nnColNEON(SB), NOSPLIT, $0-40
+	MOVD a+0(FP), R0
+	MOVD b+8(FP), R1
+	MOVD ldb+16(FP), R2
+	LSL $2, R2, R2
+	MOVD k+24(FP), R3
+	FMOVS ZR, F0
+loop_nnCol:
+	CBZ R3, store_nnCol
+	FMOVS.P 4(R0), F1
+	FMOVS (R1), F2
+	FMADDS F1, F0, F2, F0 // F0 = F2·F1 + F0, one rounding
+	ADD R2, R1, R1
+	SUB $1, R3, R3
+	B loop_nnCol
+store_nnCol:
+	MOVD out+32(FP), R4
+	FMOVS F0, (R4)
 	RET

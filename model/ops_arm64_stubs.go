@@ -63,3 +63,28 @@ func panel2x32BF16NEON(a *float32, lda int, p *uint16, k int, c *float32, ldc in
 //
 //go:noescape
 func panel1x32BF16NEON(a *float32, lda int, p *uint16, k int, c *float32, ldc int, acc int)
+
+// nn4x4NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 16, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x4NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 16, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn4x1NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 4, j < 4, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn4x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nn1x1NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < 1, j < 4, one FMA chain per element in increasing k.
+//
+//go:noescape
+func nn1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// nnColNEON sets *out = Σ_k a[k]·b[k*ldb], one FMA chain in increasing k.
+//
+//go:noescape
+func nnColNEON(a *float32, b *float32, ldb int, k int, out *float32)

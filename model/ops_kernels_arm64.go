@@ -9,11 +9,12 @@ import "os"
 // CPU has ASIMD with fused multiply-add. Each output element is one FMA
 // chain in increasing k, the F16 and BF16 panels widened exactly as they
 // load, so the "neon" set's weight products give the bits of the AVX2 and
-// AVX-512 sets' on amd64. The other hot loops (gemmNT's dot products of
-// attention and of the bf16 mode, gemmNN, the exponentials, GELU, the row
-// kernels) are the portable set's: their amd64 vector forms reduce 8 or 16
-// lanes in a fixed tree, which a 4-lane set would have to mimic to agree,
-// and they take a small part of a window's time next to the weights'.
+// AVX-512 sets' on amd64. So do attention's scores (gemmNN: one FMA chain
+// per element in increasing k, NEON blocks of 4 x 16 over b's rows). The
+// other hot loops (gemmNT's dot products: attention's values and the bf16
+// mode's products; the exponentials, GELU, the row kernels) are the portable
+// set's: their amd64 vector forms reduce 8 or 16 lanes in a fixed tree,
+// which a 4-lane set would have to mimic to agree.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" runs the portable set; every other value CheckKernelsEnv
@@ -39,8 +40,45 @@ var neonKernels = func() kernelTable {
 	t.panelF32 = &panelKernels[float32]{{6, panel6x32NEON}, {4, panel4x32NEON}, {2, panel2x32NEON}, {1, panel1x32NEON}}
 	t.panelF16 = &panelKernels[uint16]{{6, panel6x32F16NEON}, {4, panel4x32F16NEON}, {2, panel2x32F16NEON}, {1, panel1x32F16NEON}}
 	t.panelBF16 = &panelKernels[uint16]{{6, panel6x32BF16NEON}, {4, panel4x32BF16NEON}, {2, panel2x32BF16NEON}, {1, panel1x32BF16NEON}}
+	t.gemmNN = gemmNNNEON
 	return t
 }()
+
+// gemmNNNEON is gemmNN with the NEON kernels: blocks of 4 rows (then single
+// rows) by 16 (then 4) columns, then the columns left over one by one, every
+// element one FMA chain in increasing k from zero, as AVX2's and AVX-512's
+// gemmNN compute it.
+func gemmNNNEON(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	if emptyProduct(out, ldo, M, N, K) {
+		return
+	}
+	// The kernels do not check bounds: the last element each side can touch is
+	// checked here.
+	_ = a[(M-1)*lda+K-1]
+	_ = b[(K-1)*ldb+N-1]
+	_ = out[(M-1)*ldo+N-1]
+	blocks := func(j int, r4, r1 func(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)) {
+		i := 0
+		for ; i+4 <= M; i += 4 {
+			r4(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
+		}
+		for ; i < M; i++ {
+			r1(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
+		}
+	}
+	j := 0
+	for ; j+16 <= N; j += 16 {
+		blocks(j, nn4x4NEON, nn1x4NEON)
+	}
+	for ; j+4 <= N; j += 4 {
+		blocks(j, nn4x1NEON, nn1x1NEON)
+	}
+	for ; j < N; j++ {
+		for i := range M {
+			nnColNEON(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
+		}
+	}
+}
 
 // kernelTableFor is the table of set's kernels.
 func kernelTableFor(set kernelSet) *kernelTable {

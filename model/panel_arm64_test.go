@@ -127,9 +127,10 @@ func TestNEONPanelKernels(t *testing.T) {
 	}
 }
 
-// goPanels is a kernel table like the "neon" set's whose panel kernels are
-// the contract written in Go (panelChainRef per element): the portable
-// set's kernels but for the panels, which have the NEON set's row tiles.
+// goPanels is a kernel table like the "neon" set's whose panel kernels and
+// gemmNN are their contract written in Go (panelChainRef per element): the
+// portable set's kernels but for those, the panels with the NEON set's row
+// tiles.
 func goPanels() *kernelTable {
 	t := genericKernels
 	t.set = kernelsNEON
@@ -153,6 +154,7 @@ func goPanels() *kernelTable {
 			}
 		}
 	}
+	t.gemmNN = goGemmNN
 	t.panelF32, t.panelF16, t.panelBF16 = new(panelKernels[float32]), new(panelKernels[uint16]), new(panelKernels[uint16])
 	for _, R := range []int{6, 4, 2, 1} {
 		*t.panelF32 = append(*t.panelF32, panelTile[float32]{R, f32(R)})
@@ -160,6 +162,42 @@ func goPanels() *kernelTable {
 		*t.panelBF16 = append(*t.panelBF16, panelTile[uint16]{R, u16(BF16)(R)})
 	}
 	return &t
+}
+
+// goGemmNN is gemmNN's contract in the vector sets: each element one FMA
+// chain in increasing k from zero (panelChainRef).
+func goGemmNN(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	col := make([]float32, K)
+	for j := range N {
+		for k := range K {
+			col[k] = b[k*ldb+j]
+		}
+		for i := range M {
+			out[i*ldo+j] = panelChainRef(0, a[i*lda:][:K], col)
+		}
+	}
+}
+
+// The NEON gemmNN (attention's scores) computes every element as one FMA
+// chain in increasing k (goGemmNN's bits), for every block shape and the
+// columns left over, row strides wider than the rows, nothing written
+// between out's rows.
+func TestNEONGemmNNIsFMAChain(t *testing.T) {
+	defer useKernels(kernelsNEON)()
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, s := range []struct{ M, N, K int }{{1, 1, 1}, {4, 16, 4}, {5, 17, 9}, {9, 48, 64}, {7, 39, 3}, {3, 4, 0}, {8, 23, 20}} {
+		lda, ldb, ldo := s.K+3, s.N+5, s.N+2
+		a, b := mixedVec(r, s.M*lda), mixedVec(r, max(s.K, 1)*ldb)
+		got, want := make([]float32, s.M*ldo), make([]float32, s.M*ldo)
+		for i := range got {
+			got[i], want[i] = 42, 42
+		}
+		gemmNN(got, ldo, a, lda, b, ldb, s.M, s.N, s.K)
+		goGemmNN(want, ldo, a, lda, b, ldb, s.M, s.N, s.K)
+		if i := sameBits(got, want); i >= 0 {
+			t.Fatalf("%+v: out[%d][%d] = %v, want %v", s, i/ldo, i%ldo, got[i], want[i])
+		}
+	}
 }
 
 // goPanel is the panel contract for R rows of a, the panel's values

@@ -10,10 +10,10 @@ import (
 )
 
 // panelGolden is the SHA-256 (first 16 hex digits) of the bits of
-// panelGoldenProducts' products as the AVX2 and AVX-512 panel kernels
-// computed them on amd64 (2026-12-06): every set with panel kernels, on any
-// architecture (NEON on arm64), must give these bits.
-const panelGolden = "d4ac5424a0bef57b"
+// panelGoldenProducts' products as the AVX2 and AVX-512 panel and gemmNN
+// kernels computed them on amd64 (2026-12-06): every set with panel
+// kernels, on any architecture (NEON on arm64), must give these bits.
+const panelGolden = "bf37fa7ddb78e691"
 
 // panelGoldenProducts returns the float32 bits of products of panel-layout
 // matrices (F32, F16, BF16) with a, in inputs that do not depend on the
@@ -54,11 +54,22 @@ func panelGoldenProducts() []byte {
 			}
 		}
 	}
+	// gemmNN (attention's scores): one FMA chain per element in every set
+	// with panel kernels.
+	for _, s := range []struct{ M, N, K int }{{9, 48, 64}, {5, 23, 17}} {
+		a, b := vec(s.M*s.K), vec(s.K*s.N)
+		c := make([]float32, s.M*s.N)
+		gemmNN(c, s.N, a, s.K, b, s.N, s.M, s.N, s.K)
+		for _, x := range c {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+		}
+	}
 	return out
 }
 
 // Every set with panel kernels that runs here gives the bits the amd64 sets
-// gave (panelGolden): NEON's products on arm64 are AVX2's and AVX-512's.
+// gave (panelGolden): NEON's weight products and attention scores on arm64
+// are AVX2's and AVX-512's.
 func TestPanelGolden(t *testing.T) {
 	sets := panelSets()
 	if len(sets) == 0 {

@@ -1,8 +1,10 @@
 // Command neongen writes the arm64 assembly kernels of package model
 // (ops_arm64.s) and their Go declarations (ops_arm64_stubs.go): the
 // outer-product kernels of the weights in panels of 32 channels (model's
-// ops_panel.go) with NEON (ASIMD, which every arm64 CPU has, fused
-// multiply-add included). Run by `go generate` in model:
+// ops_panel.go) and gemmNN's blocks (attention's scores: the same register
+// tiles over a row-major b, nn{R}x{V}NEON, and nnColNEON for single
+// columns), with NEON (ASIMD, which every arm64 CPU has, fused multiply-add
+// included). Run by `go generate` in model:
 //
 //	go run ./internal/neongen -out ops_arm64.s -stubs ops_arm64_stubs.go
 //
@@ -23,8 +25,9 @@
 // of a per row and k, NEON loads four consecutive values of k per row (one
 // 16-byte load) and multiplies by lane (FMLA by element), so per four k a
 // row costs one load instead of four. Four values of k a step, then the k
-// left over one by one (LD1R of a single value, lane 0). It imports nothing
-// but the standard library.
+// left over one by one (LD1R of a single value, lane 0). gemmNN's blocks
+// compute each element likewise, one FMA chain from zero, as the amd64
+// sets' gemmNN does. It imports nothing but the standard library.
 package main
 
 import (
@@ -72,7 +75,9 @@ const asmHeader = `
 // vectors in V30-V31, FMLA by element; R = 4 likewise with four panel
 // vectors; R = 2 and 1 over all 32 channels in one pass. The k left over by
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
-// FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. WORD directives are the
+// FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
+// blocks: attention's scores) are the same tiles over a row-major b from
+// zero, nnColNEON one column with scalar FMAs. WORD directives are the
 // instructions Go's assembler lacks, with their GNU syntax.
 `
 
@@ -87,5 +92,9 @@ func Generate() (asm, decl []byte) {
 			g.panel(s, e)
 		}
 	}
+	for _, s := range nnShapes {
+		g.nn(s)
+	}
+	g.nnCol()
 	return bytes.Clone([]byte(g.asm.String())), []byte(g.decl.String())
 }

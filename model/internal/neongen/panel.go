@@ -26,6 +26,11 @@ type panelShape struct{ R, V, G int }
 //     accumulators), the panel's 8 vectors in two loads of 4.
 var panelShapes = []panelShape{{6, 4, 2}, {4, 4, 4}, {2, 8, 4}, {1, 8, 4}}
 
+// nnShapes are gemmNN's blocks (attention's scores, b row-major over k):
+// 4 rows x 16 columns (16 accumulators, 4 of a, 4 of b), 1 x 16, then 4 x 4
+// and 1 x 4 for the columns left over, then nnColNEON one column at a time.
+var nnShapes = []panelShape{{4, 4, 4}, {1, 4, 4}, {4, 1, 1}, {1, 1, 1}}
+
 // elem is a panel's element type: float32, or 16 bits that widen exactly
 // to float32 as they load.
 type elem struct {
@@ -73,10 +78,24 @@ func vlist(first, n int, arr string) string {
 
 // The general registers: R0 a, R1 lda in bytes, R2 the panel, R3 the k
 // left, R4 c, R5 ldc in bytes, R6-R11 the rows of a, R12 acc, R13 the
-// panel's step after a pass's last load, R14 and R15 c's rows. (Never R18,
+// step of b after a k's last load, R14 and R15 c's rows. (Never R18,
 // darwin's platform register, nor R26-R30, Go's.)
 const (
 	rA, rLda, rP, rK, rC, rLdc, rRow0, rAcc, rSkip, rCRow, rCBase = 0, 1, 2, 3, 4, 5, 6, 12, 13, 14, 15
+)
+
+// tileKind is what a register tile multiplies: a panel (the weights,
+// k-major, 32 columns a k, from panel's arguments, adding to c where acc is
+// set) or, for nn, a row-major b whose rows are ldb apart (from zero).
+type tileKind struct {
+	b, ldb, k, c, ldc string // the arguments' names and frame offsets: "p+16(FP)", ...
+	acc               string // acc's, or "" where the tile always starts from zero
+	panel             bool   // b is a panel (rows 32 elements apart), else ldb apart
+}
+
+var (
+	panelArgs = tileKind{b: "p+16(FP)", k: "k+24(FP)", c: "c+32(FP)", ldc: "ldc+40(FP)", acc: "acc+48(FP)", panel: true}
+	nnArgs    = tileKind{b: "b+16(FP)", ldb: "ldb+24(FP)", k: "k+32(FP)", c: "out+40(FP)", ldc: "ldo+48(FP)"}
 )
 
 // panel emits panel{R}x32{elem}NEON: c[i*ldc+j] (i < R, j < 32) = (acc !=
@@ -89,14 +108,52 @@ func (g *gen) panel(s panelShape, e elem) {
 		name, panelNR, s.R, panelNR, name, e.gotyp)
 	fmt.Fprintf(&g.asm, "\n// func %s(a *float32, lda int, p %s, k int, c *float32, ldc int, acc int)\nTEXT ·%s(SB), NOSPLIT, $0-56\n", name, e.gotyp, name)
 	for h := range panelNR / cols(s.V) {
-		g.panelPass(s, e, h*cols(s.V), fmt.Sprintf("_%s_%d", strings.TrimPrefix(name, "panel"), h))
+		g.tilePass(panelArgs, s, e, h*cols(s.V), fmt.Sprintf("_%s_%d", strings.TrimPrefix(name, "panel"), h))
 	}
 	g.op("RET")
 }
 
-// panelPass emits the pass of panel over columns [col0, col0+4V); its
-// labels end in suffix.
-func (g *gen) panelPass(s panelShape, e elem, col0 int, suffix string) {
+// nn emits nn{R}x{V}NEON, gemmNN's block: out[i*ldo+j] (i < R, j < 4V) =
+// Σ_k a[i*lda+k]·b[k*ldb+j], one FMA chain per element in increasing k from
+// zero, the tile of panel over a row-major b.
+func (g *gen) nn(s panelShape) {
+	name := fmt.Sprintf("nn%dx%dNEON", s.R, s.V)
+	fmt.Fprintf(&g.decl, "\n// %s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[k*ldb+j] for i < %d, j < %d, one FMA chain per element in increasing k.\n//\n//go:noescape\nfunc %s(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)\n",
+		name, s.R, 4*s.V, name)
+	fmt.Fprintf(&g.asm, "\n// func %s(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)\nTEXT ·%s(SB), NOSPLIT, $0-56\n", name, name)
+	g.tilePass(nnArgs, s, elemF32, 0, "_"+strings.TrimPrefix(name, "nn"))
+	g.op("RET")
+}
+
+// nnCol emits nnColNEON: gemmNN for one row and one column, scalar FMAs in
+// increasing k, for the columns the vector blocks leave over.
+func (g *gen) nnCol() {
+	const name = "nnColNEON"
+	fmt.Fprintf(&g.decl, "\n// %s sets *out = Σ_k a[k]·b[k*ldb], one FMA chain in increasing k.\n//\n//go:noescape\nfunc %s(a *float32, b *float32, ldb int, k int, out *float32)\n", name, name)
+	fmt.Fprintf(&g.asm, "\n// func %s(a *float32, b *float32, ldb int, k int, out *float32)\nTEXT ·%s(SB), NOSPLIT, $0-40\n", name, name)
+	g.op("MOVD a+0(FP), R0")
+	g.op("MOVD b+8(FP), R1")
+	g.op("MOVD ldb+16(FP), R2")
+	g.op("LSL $2, R2, R2")
+	g.op("MOVD k+24(FP), R3")
+	g.op("FMOVS ZR, F0")
+	g.label("loop_nnCol")
+	g.op("CBZ R3, store_nnCol")
+	g.op("FMOVS.P 4(R0), F1")
+	g.op("FMOVS (R1), F2")
+	g.op("FMADDS F1, F0, F2, F0 // F0 = F2·F1 + F0, one rounding")
+	g.op("ADD R2, R1, R1")
+	g.op("SUB $1, R3, R3")
+	g.op("B loop_nnCol")
+	g.label("store_nnCol")
+	g.op("MOVD out+32(FP), R4")
+	g.op("FMOVS F0, (R4)")
+	g.op("RET")
+}
+
+// tilePass emits a pass of a register tile over columns [col0, col0+4V) of
+// b (a panel, or nn's rows) over all of k; its labels end in suffix.
+func (g *gen) tilePass(kind tileKind, s panelShape, e elem, col0 int, suffix string) {
 	R, V, G := s.R, s.V, s.G
 	acc := func(i, v int) int { return i*V + v }
 	aReg := func(i int) int { return R*V + i }
@@ -111,43 +168,60 @@ func (g *gen) panelPass(s panelShape, e elem, col0 int, suffix string) {
 	g.op("MOVD a+0(FP), R%d", rA)
 	g.op("MOVD lda+8(FP), R%d", rLda)
 	g.op("LSL $2, R%d, R%d", rLda, rLda)
-	g.op("MOVD p+16(FP), R%d", rP)
-	g.op("MOVD k+24(FP), R%d", rK)
-	g.op("MOVD c+32(FP), R%d", rC)
-	g.op("MOVD ldc+40(FP), R%d", rLdc)
+	g.op("MOVD %s, R%d", kind.b, rP)
+	g.op("MOVD %s, R%d", kind.k, rK)
+	g.op("MOVD %s, R%d", kind.c, rC)
+	g.op("MOVD %s, R%d", kind.ldc, rLdc)
 	g.op("LSL $2, R%d, R%d", rLdc, rLdc)
-	g.op("MOVD acc+48(FP), R%d", rAcc)
+	if kind.acc != "" {
+		g.op("MOVD %s, R%d", kind.acc, rAcc)
+	}
 	if col0 > 0 {
 		g.op("ADD $%d, R%d, R%d", col0*e.size, rP, rP)
 		g.op("ADD $%d, R%d, R%d", col0*4, rC, rC)
 	}
 	groupBytes := 4 * G * e.size
-	skip := groupBytes + (panelNR-cols(V))*e.size // after the pass's last load: to the next k
-	if skip != groupBytes {
+	// After the pass's last load of a k, the step to the next k: to the
+	// panel's next row (32 elements), or b's (ldb floats).
+	skip := groupBytes + (panelNR-cols(V))*e.size
+	regSkip := skip != groupBytes
+	if kind.panel && regSkip {
 		g.op("MOVD $%d, R%d", skip, rSkip)
+	}
+	if !kind.panel {
+		regSkip = true
+		g.op("MOVD %s, R%d", kind.ldb, rSkip)
+		g.op("LSL $2, R%d, R%d", rSkip, rSkip)
+		if d := 16 * (V - G); d > 0 {
+			g.op("SUB $%d, R%d, R%d", d, rSkip, rSkip)
+		}
 	}
 	g.op("MOVD R%d, R%d", rA, rRow0)
 	for i := 1; i < R; i++ {
 		g.op("ADD R%d, R%d, R%d", rLda, rRow0+i-1, rRow0+i)
 	}
 	// The accumulators: zero, or c's values.
-	g.op("CBNZ R%d, load%s", rAcc, suffix)
+	if kind.acc != "" {
+		g.op("CBNZ R%d, load%s", rAcc, suffix)
+	}
 	for i := range R {
 		for v := range V {
 			r := acc(i, v)
 			g.op("VEOR V%d.B16, V%d.B16, V%d.B16", r, r, r)
 		}
 	}
-	g.op("B loop4%s", suffix)
-	g.label("load" + suffix)
-	g.rowsOfC(R, V, acc, "VLD1", true)
+	if kind.acc != "" {
+		g.op("B loop4%s", suffix)
+		g.label("load" + suffix)
+		g.rowsOfC(R, V, acc, "VLD1", true)
+	}
 
-	// One k (lane u of the vectors of a), the panel's vectors of the pass
+	// One k (lane u of the vectors of a), the vectors of b of the pass
 	// loaded G at a time, each feeding R·G FMAs.
 	step := func(u int) {
 		for q := 0; q < V; q += G {
 			post := fmt.Sprintf("%d(R%d)", groupBytes, rP)
-			if q+G == V && skip != groupBytes {
+			if q+G == V && regSkip {
 				post = fmt.Sprintf("(R%d)(R%d)", rP, rSkip)
 			}
 			if e.size == 4 {
