@@ -11,10 +11,11 @@ import "os"
 // load, so the "neon" set's weight products give the bits of the AVX2 and
 // AVX-512 sets' on amd64. So do attention's scores (gemmNN: one FMA chain
 // per element in increasing k, NEON blocks of 4 x 16 over b's rows). The
-// other hot loops (gemmNT's dot products: attention's values and the bf16
-// mode's products; the exponentials, GELU, the row kernels) are the portable
-// set's: their amd64 vector forms reduce 8 or 16 lanes in a fixed tree,
-// which a 4-lane set would have to mimic to agree.
+// other hot loops are the portable set's, not written for NEON yet:
+// gemmNT's dot products (attention's values; their amd64 forms reduce 8 or
+// 16 lanes in a fixed tree, which a NEON form would mimic to agree with
+// one of them), the exponentials, GELU and SwiGLU, the row kernels, and
+// the bf16 mode's products.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" runs the portable set; every other value CheckKernelsEnv
@@ -33,7 +34,7 @@ func pickKernels(want string) kernelSet {
 }
 
 // neonKernels is the "neon" set's table: the portable one with the NEON
-// panel kernels.
+// panel kernels and gemmNN.
 var neonKernels = func() kernelTable {
 	t := genericKernels
 	t.set = kernelsNEON

@@ -7,8 +7,8 @@ import "sync"
 // The panel layout of the weight matrices, for the outer-product kernels.
 //
 // Where the kernel set has panel kernels (AVX-512 and AVX2 on amd64, NEON on
-// arm64: one layout for all), the f32 mode keeps every weight matrix (the blocks', wte and an
-// untied lm_head; F32, F16 or BF16) in panels of panelNR output channels
+// arm64: one layout for all), the f32 mode keeps every weight matrix (the
+// blocks', wte and an untied lm_head; F32, F16 or BF16) in panels of panelNR output channels
 // instead of rows: panel p holds channels [p·panelNR, (p+1)·panelNR)
 // k-major, element (j, k) at (j/panelNR)·K·panelNR + k·panelNR + j%panelNR,
 // the last panel padded with zeros. It is packed once, when the CPU is
