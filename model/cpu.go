@@ -45,7 +45,7 @@ type CPU struct {
 // cpuLayer is one block's weights as the CPU kernels want them: every
 // matrix (out, in), so every matmul reduces along contiguous rows, in float32
 // or in a checkpoint's 16 bits (LoadCPU), or in the f32 mode with the
-// AVX-512 or AVX2 kernels the same (out, in) matrix in panels of 32 rows
+// AVX-512, AVX2 or NEON kernels the same (out, in) matrix in panels of 32 rows
 // (ops_panel.go); the vectors in float32. GPT-2's
 // Conv1D matrices are transposed to that layout; the Llama family's
 // nn.Linear ones are already in it, with q, k and v stacked into qkvW, o_proj

@@ -6,7 +6,7 @@ import (
 )
 
 // Kernels names the kernel set the CPU path runs in this build on this
-// machine ("generic", "avx2", "avx512"), for provenance; in the bf16 mode
+// machine ("generic", "avx2", "avx512", "neon"), for provenance; in the bf16 mode
 // followed by the bf16 products' ("avx2+bf16-generic", "avx512+bf16-avx512",
 // "avx512+bf16-amx").
 func (c *CPU) Kernels() string {
@@ -51,15 +51,16 @@ func (c *CPU) WeightBytes() int64 {
 }
 
 // CheckKernelsEnv reports a value of $WGPU_EVAL_CPU_KERNELS that names no
-// kernel set: unset, generic, avx2, avx512 and amx are valid (a set the CPU
-// lacks runs the best one it has below it; other architectures run
-// generic). amx, like unset, lets the bf16 mode use AMX tiles where the CPU
-// has them; avx512 and avx2 keep it on VDPBF16PS.
+// kernel set: unset, generic, avx2, avx512, amx and neon are valid. On amd64
+// a set the CPU lacks runs the best one it has below it, and neon the best
+// it has; on arm64 every value but generic runs neon; other architectures
+// run generic. amx, like unset, lets the bf16 mode use AMX tiles where the
+// CPU has them; avx512 and avx2 keep it on VDPBF16PS.
 func CheckKernelsEnv() error {
 	switch v := os.Getenv(kernelsEnv); v {
-	case "", "generic", "avx2", "avx512", "amx":
+	case "", "generic", "avx2", "avx512", "amx", "neon":
 		return nil
 	default:
-		return fmt.Errorf("$%s=%q: want generic, avx2, avx512 or amx (or unset: the best the CPU has)", kernelsEnv, v)
+		return fmt.Errorf("$%s=%q: want generic, avx2, avx512, amx or neon (or unset: the best the CPU has)", kernelsEnv, v)
 	}
 }

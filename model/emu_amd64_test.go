@@ -344,20 +344,6 @@ func asmKernels(t *testing.T) []string {
 	return names
 }
 
-// mixed is a random float32 of mixed magnitude (2^-8 to 2^8 times a normal
-// deviate), never NaN or infinite.
-func mixed(r *rand.Rand) float32 {
-	return float32(r.NormFloat64() * math.Ldexp(1, r.IntN(17)-8))
-}
-
-func mixedVec(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = mixed(r)
-	}
-	return v
-}
-
 // region is the memory of s for x86emu.Machine.Memory.
 func region[E any](s []E, write bool) x86emu.Region {
 	if len(s) == 0 {

@@ -39,8 +39,8 @@ import (
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" or "avx2" ("avx512" keeps the default but for the bf16 mode,
-// which it keeps off AMX tiles; "amx" keeps the default; other values are
-// CheckKernelsEnv's error).
+// which it keeps off AMX tiles; "amx" and arm64's "neon" keep the default;
+// other values are CheckKernelsEnv's error).
 const kernelsEnv = "WGPU_EVAL_CPU_KERNELS"
 
 // kern is the kernel table in use: AVX-512 where the CPU has it, else AVX2

@@ -19,11 +19,11 @@ import (
 // between goroutines: the forward is bit-identical for any thread count, and a
 // row's result does not depend on the other rows of the batch.
 //
-// Where the kernel set has outer-product kernels (AVX-512 and AVX2) the f32
+// Where the kernel set has outer-product kernels (AVX-512, AVX2, NEON) the f32
 // mode keeps its weight matrices in panels instead (ops_panel.go), and an
 // element of a product with one is a single chain of fused multiply-adds in
 // increasing k, from zero, whichever set and register tile (AVX-512: 14, 8,
-// 4, 2 or 1 rows; AVX2: 6, 4, 2 or 1) computes it: a
+// 4, 2 or 1 rows; AVX2 and NEON: 6, 4, 2 or 1) computes it: a
 // chain split along k (at multiples of panelKc) goes on from the partial sum
 // stored exactly in between, so neither the tiling nor the chunking nor the
 // thread count changes a bit. Products of activations with activations

@@ -2,11 +2,13 @@ package model
 
 import "sync"
 
+//go:generate go run ./internal/neongen -out ops_arm64.s -stubs ops_arm64_stubs.go
+
 // The panel layout of the weight matrices, for the outer-product kernels.
 //
-// Where the kernel set has panel kernels (AVX-512 and AVX2: one layout for
-// both), the f32 mode keeps every weight matrix (the blocks', wte and an
-// untied lm_head; F32, F16 or BF16) in panels of panelNR output channels
+// Where the kernel set has panel kernels (AVX-512 and AVX2 on amd64, NEON on
+// arm64: one layout for all), the f32 mode keeps every weight matrix (the
+// blocks', wte and an untied lm_head; F32, F16 or BF16) in panels of panelNR output channels
 // instead of rows: panel p holds channels [p·panelNR, (p+1)·panelNR)
 // k-major, element (j, k) at (j/panelNR)·K·panelNR + k·panelNR + j%panelNR,
 // the last panel padded with zeros. It is packed once, when the CPU is
@@ -42,6 +44,15 @@ import "sync"
 //     a Qwen2.5-0.5B window 1.02-1.05x (BENCHMARKS.md). Measured there and
 //     not taken: blocking k (256 to 2048) so that the tile's 6 rows of a
 //     stay in L1 between the two passes (no faster).
+//
+//   - NEON (arm64, 32 128-bit registers; internal/neongen): 6 rows x 16
+//     channels over the panel's two halves in turn, as AVX2, in 24
+//     accumulators of 4 lanes; per row one 16-byte load of a gives four
+//     values of k, each multiplied by lane (FMLA by element), so four k
+//     cost 6 loads of a and 8 of panel pairs for 96 FMAs; then 4 rows (4
+//     panel vectors at once), 2 rows and 1 over the whole panel in one
+//     pass. F16 panels widen by FCVTL, BF16 by SHLL #16, both exact. Not
+//     measured yet (BENCHMARKS.md says how).
 //
 // A one-row product (the generator's steps) streams the weights from
 // memory either way and did not gain on AVX-512.

@@ -19,7 +19,7 @@ import (
 func TestPanelsWhereTheKernelsHaveThem(t *testing.T) {
 	cfg := synth.TinyConfig()
 	m := synth.Peaked(cfg, 3)
-	want := model.Kernels() == "avx512" || model.Kernels() == "avx2"
+	want := model.Kernels() == "avx512" || model.Kernels() == "avx2" || model.Kernels() == "neon"
 	if got := model.NewCPU(m, 1).Panels(); got != want {
 		t.Errorf("NewCPU with %s kernels: panels %v, want %v", model.Kernels(), got, want)
 	}

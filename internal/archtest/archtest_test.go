@@ -78,6 +78,7 @@ var rules = map[string]rule{
 	"model/tokenizer/internal/ucd/gen": {},                                                                     // go generate: the tables from the npm Unicode data
 	"model/synth":                      {ours: []string{"model"}, others: []string{"github.com/x448/float16"}}, // synthetic weights and the writers of their files
 	"model/internal/asmgen":            {others: []string{"github.com/mmcloughlin/avo"}},                       // go generate: the amd64 kernels
+	"model/internal/neongen":           {},                                                                     // go generate: the arm64 kernels
 
 	// The GPU: kernels, the WebGPU-shaped API, the compiler, Vulkan.
 	"shaders":                   {ours: []string{"model", "wgpu", "wgpu/wgsl", "internal/atomicfile"}, others: []string{"github.com/x448/float16"}}, // the autotuner's file; its f16 operands

@@ -61,7 +61,7 @@ func (c *CPU) Submit(ctx context.Context, b pipeline.Batch) (pipeline.Pending, e
 // Close does nothing: the CPU path holds only host memory.
 func (c *CPU) Close() error { return nil }
 
-// Kernels names the CPU kernel set in use (generic, avx2, avx512).
+// Kernels names the CPU kernel set in use (generic, avx2, avx512, neon).
 func (c *CPU) Kernels() string { return c.c.Kernels() }
 
 // Precision is "bf16" in the CPU's bf16 mode, else "f32".
