@@ -151,7 +151,7 @@ type benchResult struct {
 	Threads       int                       `json:"threads,omitempty"`
 	DeviceLoaded  uint64                    `json:"device_bytes_after_load,omitempty"`
 	Peak          *devicePeak               `json:"peak,omitempty"`             // the adapter's datasheet peak, where known
-	Kernels       string                    `json:"kernels,omitempty"`          // GPU: the kernel set (software, hardware)
+	Kernels       string                    `json:"kernels,omitempty"`          // the kernel set: GPU software or hardware; CPU generic, avx2, avx512, neon
 	MatrixUnits   *pipeline.MatrixUnitsInfo `json:"matrix_units,omitempty"`     // GPU: whether the matmuls ran on the matrix units, and why
 	Tuning        []shaders.TuneChoice      `json:"tuning,omitempty"`           // GPU: the autotuner's matmul tiles by shape
 	AttnTuning    []shaders.TuneChoice      `json:"attention_tuning,omitempty"` // GPU, matrix units: the autotuner's attention kernel by shape ({"coop": 1, ...}: attention_coop.wgsl and its tiling)
@@ -332,6 +332,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The GPU's own settings (chunked prefill, tuning, profiling) need its
 	// model and device; the description serves everything else.
 	gpu, _ := be.(*backend.GPU)
+	res.Kernels = desc.Device.Kernels
 	var g *shaders.GPT2
 	profile := false
 	if gpu != nil {
@@ -343,7 +344,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			res.Peak = &p
 		}
 		res.DeviceLoaded = d.MemoryStats().InUse
-		res.Kernels = desc.Device.Kernels
 		res.MatrixUnits = desc.Device.MatrixUnits
 		g.SetChunk(f.chunk)
 		if f.tune {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -27,6 +28,7 @@ type benchJSON struct {
 	Ctx       int    `json:"ctx"`
 	Version   string `json:"version"`
 	Date      string `json:"date"`
+	Kernels   string `json:"kernels"`
 	Adapter   *struct {
 		Name string `json:"name"`
 	} `json:"adapter"`
@@ -112,6 +114,10 @@ func TestBenchCPU(t *testing.T) {
 		t.Errorf("version %q date %q: want both", r.Version, r.Date)
 	}
 	checkBatches(t, r, 1, 2)
+	// The CPU's kernel set is in the JSON, as eval's provenance has it (it was there for GPUs only).
+	if want := model.NewCPU(synth.Random(synth.TinyConfig(), 1), 1).Kernels(); r.Kernels != want {
+		t.Errorf("kernels %q, want the CPU's %q", r.Kernels, want)
+	}
 
 	// A shape name needs no file; the human output names the device and every size.
 	out, stderr, err := cli(t, "", "bench", "--quiet", "--model", "tiny", "--device", "cpu", "--ctx", "8", "--batch", "3", "--runs", "2")
