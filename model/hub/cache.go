@@ -121,6 +121,17 @@ func (r repoCache) complete(commit string) bool {
 	return true
 }
 
+// tokenizerKnown reports whether the snapshot of commit settles which
+// tokenizer the model has: it holds tokenizer.json, or vocab.json and
+// merges.txt, or .no_exist records that the repo has neither form.
+func (r repoCache) tokenizerKnown(commit string) bool {
+	known := func(f string) bool { return r.has(commit, f) || r.noExist(commit, f) }
+	if r.has(commit, "tokenizer.json") || (r.has(commit, "vocab.json") && r.has(commit, "merges.txt")) {
+		return true
+	}
+	return known("tokenizer.json") && known("vocab.json") && known("merges.txt")
+}
+
 // maxIndexBytes bounds the safetensors index readShards reads (as
 // model.MaxJSONFile bounds it when loading): the index of a model of 100,000
 // tensors is about 10 MB.

@@ -317,32 +317,13 @@ func TestLocateOffline(t *testing.T) {
 func TestLocateUsesPythonWrittenCache(t *testing.T) {
 	f := newFakeHub(t)
 	cache := t.TempDir()
-	dir := filepath.Join(cache, "models--openai-community--gpt2")
-	files := map[string]fakeFile{
+	// As AutoTokenizer and AutoModel leave it: a tokenizer, config and weights.
+	dir := writePythonCache(t, cache, "openai-community/gpt2", commitB, map[string]fakeFile{
 		"config.json":       {data: []byte(`{"n_layer":12}`)},
 		"model.safetensors": {data: weights(3000, 9), lfs: true},
-	}
-	for name, ff := range files {
-		blob := filepath.Join(dir, "blobs", ff.etag())
-		link := filepath.Join(dir, "snapshots", commitB, name)
-		for _, d := range []string{filepath.Dir(blob), filepath.Dir(link)} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.WriteFile(blob, ff.data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink("../../blobs/"+ff.etag(), link); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "refs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "refs", "main"), []byte(commitB), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		"vocab.json":        {data: []byte(`{"!":0}`)},
+		"merges.txt":        {data: []byte("#version: 0.2\n")},
+	})
 	c := &Client{Endpoint: f.hub.URL, CacheDir: cache}
 	snap, err := c.Locate(context.Background(), "openai-community/gpt2")
 	if err != nil || snap != filepath.Join(dir, "snapshots", commitB) {
