@@ -297,7 +297,7 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 	newBlob := false
 	if info, err := os.Stat(blob); err != nil || !info.Mode().IsRegular() {
 		opt := download.Options{Header: c.headers(m.location), Client: c.httpClient(),
-			StallTimeout: c.StallTimeout, Retry: c.retry()}
+			StallTimeout: c.StallTimeout, Retry: c.retry(), Reconnects: c.Reconnects}
 		if checkSHA256 {
 			opt.SHA256 = m.etag
 		}

@@ -63,6 +63,10 @@ type Client struct {
 	// the next Locate to resume. 0 means download.DefaultStallTimeout (a
 	// minute), a negative value no limit.
 	StallTimeout time.Duration
+	// Reconnects is how often one Locate asks again, from where it broke,
+	// for a file whose download breaks off (download.Options.Reconnects):
+	// 0 means download.DefaultReconnects, a negative value none.
+	Reconnects int
 	// MaxRetryWait is the longest wait before asking again a server that
 	// answers 429 or 503 (at most download.DefaultRetries times, after the
 	// Retry-After it sends); one that asks for longer is an error. 0 means

@@ -232,6 +232,7 @@ func TestLocateResumesInterruptedDownload(t *testing.T) {
 	want := repo.commits[commitA]["model.safetensors"]
 	f.abortAfter = 12345
 	c := f.client(t)
+	c.Reconnects = -1 // the next Locate resumes
 	if _, err := c.Locate(context.Background(), "org/tiny"); err == nil {
 		t.Fatal("Locate succeeded through a dropped connection")
 	}
@@ -525,5 +526,30 @@ func TestHubErrorsWrapHTTPError(t *testing.T) {
 	if !errors.As(err, &he) || he.StatusCode != 401 || he.ErrorCode != "RepoNotFound" ||
 		!strings.Contains(err.Error(), f.hub.URL+"/org/absent/resolve/main/config.json") {
 		t.Errorf("err = %v, want a wrapped *download.HTTPError (401 RepoNotFound) naming the URL", err)
+	}
+}
+
+// TestLocateReconnectsDroppedDownload: a CDN connection dropped mid-file is
+// resumed within the same Locate, from where it broke, and the blob checks out.
+func TestLocateReconnectsDroppedDownload(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	f.addRepo("org/tiny", repo)
+	want := repo.commits[commitA]["model.safetensors"]
+	f.abortAfter = 12345
+	c := f.client(t)
+	snap, err := c.Locate(context.Background(), "org/tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSnapshotFile(t, snap, "model.safetensors", want)
+	var rngs []string
+	for _, r := range f.requests() {
+		if r.server == "cdn" && r.method == "GET" {
+			rngs = append(rngs, r.rng)
+		}
+	}
+	if len(rngs) != 2 || rngs[0] != "" || rngs[1] != "bytes=12345-" {
+		t.Errorf("CDN GETs with Range %q, want a whole one and bytes=12345-", rngs)
 	}
 }
