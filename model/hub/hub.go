@@ -277,6 +277,14 @@ func (c *Client) Locate(ctx context.Context, src string) (string, error) {
 			return snap, nil
 		}
 	}
+	if commit, ok := r.cachedCommit(rev); ok && c.Offline {
+		if info, err := os.Stat(r.snapshot(commit)); err == nil && info.IsDir() {
+			miss := r.missing(commit)
+			return "", fmt.Errorf("hub: %s@%s is only partly in the cache: its snapshot %s lacks %s, and offline mode is on "+
+				"(--offline, or HF_HUB_OFFLINE set): run once online to finish the download (it resumes)",
+				repo, rev, r.snapshot(commit), strings.Join(miss, ", "))
+		}
+	}
 	if c.Offline {
 		return "", fmt.Errorf("hub: %s@%s is not in the cache %s and offline mode is on (--offline, or HF_HUB_OFFLINE set): "+
 			"download it once online, or point --model at a local folder", repo, rev, r.dir)

@@ -90,3 +90,21 @@ func TestLocateCompletesPythonSnapshotWithoutTokenizer(t *testing.T) {
 		}
 	}
 }
+
+// Offline, a snapshot that lacks a shard (a download broken off, here or in
+// Python) is named with what it lacks, not reported as absent.
+func TestLocateOfflineNamesMissingShard(t *testing.T) {
+	cache := t.TempDir()
+	idx := `{"metadata":{},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}}`
+	writePythonCache(t, cache, "org/big", commitA, map[string]fakeFile{
+		"config.json":                      {data: []byte(`{"model_type":"gpt2"}`)},
+		"model.safetensors.index.json":     {data: []byte(idx)},
+		"model-00001-of-00002.safetensors": {data: weights(100, 1), lfs: true},
+	})
+	c := &Client{Endpoint: "http://127.0.0.1:1", CacheDir: cache, Offline: true}
+	_, err := c.Locate(context.Background(), "org/big")
+	if err == nil || !strings.Contains(err.Error(), "lacks model-00002-of-00002.safetensors") ||
+		!strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
+		t.Fatalf("err = %v, want it to name the missing shard and offline mode", err)
+	}
+}
