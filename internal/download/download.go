@@ -48,7 +48,7 @@ type Options struct {
 	// partial file is kept for a later call to resume. 0 means
 	// DefaultStallTimeout, a negative value no limit.
 	StallTimeout time.Duration
-	// Retry says how requests answered 429 or 503 are retried.
+	// Retry says how requests answered 429, 502, 503 or 504 are retried.
 	Retry Retry
 	// Reconnects is how often, within one call, a body that breaks off (the
 	// connection drops, or ends before the size announced) is asked for
@@ -134,6 +134,8 @@ func (e *HTTPError) Error() string {
 			msg += " and asks to retry after " + after
 		}
 		msg += "; try again later"
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		msg += ": a proxy or CDN on the way failed to reach the server; try again later"
 	}
 	return msg
 }
@@ -181,7 +183,7 @@ func defaultTransport() http.RoundTripper {
 // file when opt.SHA256 is set, and renames the file into place only when it is
 // complete. Parent folders are created. It reads no more than the size
 // announced (opt.Size, Content-Length or Content-Range; opt.MaxSize when none
-// is), retries answers 429 and 503 as opt.Retry says, asks again for a body
+// is), retries answers 429, 502, 503 and 504 as opt.Retry says, asks again for a body
 // that breaks off from where it broke as opt.Reconnects says, and gives up on a body
 // that stalls for opt.StallTimeout. When ctx is cancelled, the connection
 // breaks or the body stalls, the partial file stays for a later call to resume

@@ -349,7 +349,7 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 	return nil
 }
 
-// retry is how requests answered 429 or 503 are retried.
+// retry is how requests answered 429, 502, 503 or 504 are retried.
 func (c *Client) retry() download.Retry {
 	return download.Retry{MaxWait: c.MaxRetryWait}
 }

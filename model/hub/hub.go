@@ -68,7 +68,7 @@ type Client struct {
 	// 0 means download.DefaultReconnects, a negative value none.
 	Reconnects int
 	// MaxRetryWait is the longest wait before asking again a server that
-	// answers 429 or 503 (at most download.DefaultRetries times, after the
+	// answers 429, 502, 503 or 504 (at most download.DefaultRetries times, after the
 	// Retry-After it sends); one that asks for longer is an error. 0 means
 	// download.DefaultMaxRetryWait (a minute).
 	MaxRetryWait time.Duration
