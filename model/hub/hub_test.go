@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -406,6 +407,42 @@ func TestLocateShardedWeights(t *testing.T) {
 	n := len(f.requests())
 	if _, err := c.Locate(context.Background(), "org/sharded"); err != nil || len(f.requests()) != n {
 		t.Errorf("second Locate of a sharded snapshot: %v, %d requests", err, len(f.requests())-n)
+	}
+}
+
+// TestLocateShardFailureResumes: a shard the CDN fails to serve fails Locate
+// with its name; the next Locate fetches that shard alone.
+func TestLocateShardFailureResumes(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	files := repo.commits[commitA]
+	delete(files, "model.safetensors")
+	files["model.safetensors.index.json"] = fakeFile{data: []byte(`{"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}}`)}
+	files["model-00001-of-00002.safetensors"] = fakeFile{data: weights(2000, 4), lfs: true}
+	second := fakeFile{data: weights(3000, 5), lfs: true}
+	files["model-00002-of-00002.safetensors"] = second
+	f.addRepo("org/sharded", repo)
+	f.cdnFail = map[string]int{second.etag(): http.StatusInternalServerError}
+	c := f.client(t)
+	if _, err := c.Locate(context.Background(), "org/sharded"); err == nil ||
+		!strings.Contains(err.Error(), "model-00002-of-00002.safetensors") || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("err = %v, want one naming the failed shard and the status", err)
+	}
+	f.mu.Lock()
+	f.cdnFail = nil
+	f.mu.Unlock()
+	n := len(f.requests())
+	snap, err := c.Locate(context.Background(), "org/sharded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ff := range files {
+		checkSnapshotFile(t, snap, name, ff)
+	}
+	for _, r := range f.requests()[n:] {
+		if r.server == "cdn" && r.method == http.MethodGet && r.path != "/repos/"+second.etag() {
+			t.Errorf("second Locate fetched %s again", r.path)
+		}
 	}
 }
 
