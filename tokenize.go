@@ -11,7 +11,6 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/corpus"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/model"
-	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 )
 
@@ -22,18 +21,7 @@ import (
 // as Open locates it (downloaded if need be). Of opt it uses Offline, Hub,
 // InsecureSkipVerify, Progress ("download") and Log.
 func LoadTokenizer(ctx context.Context, name string, opt Options) (*Tokenizer, string, error) {
-	hc := opt.Hub
-	if hc == nil {
-		hc = hub.FromEnv()
-	}
-	c := *hc
-	c.Offline = c.Offline || opt.Offline
-	c.InsecureSkipVerify = c.InsecureSkipVerify || opt.InsecureSkipVerify
-	c.Progress = func(file string, done, total int64) {
-		opt.report(Progress{Stage: "download", File: file, Done: done, Total: total})
-	}
-	c.Waiting = func(w hub.Wait) { opt.log("%s", w) }
-	path, err := c.Locate(ctx, name)
+	path, err := opt.hubClient().Locate(ctx, name)
 	if err != nil {
 		return nil, "", err
 	}

@@ -190,25 +190,7 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	if err := checkMatrixUnits(spec, prec, opt.MatrixUnits); err != nil {
 		return nil, err
 	}
-	hc := opt.Hub
-	if hc == nil {
-		hc = hub.FromEnv()
-	}
-	c := *hc
-	c.Offline = c.Offline || opt.Offline
-	c.InsecureSkipVerify = c.InsecureSkipVerify || opt.InsecureSkipVerify
-	c.Progress = func(file string, done, total int64) {
-		if hc.Progress != nil {
-			hc.Progress(file, done, total)
-		}
-		opt.report(Progress{Stage: "download", File: file, Done: done, Total: total})
-	}
-	c.Waiting = func(w hub.Wait) {
-		if hc.Waiting != nil {
-			hc.Waiting(w)
-		}
-		opt.log("%s", w)
-	}
+	c := opt.hubClient()
 	path, err := c.Locate(ctx, name)
 	if err != nil {
 		return nil, err
@@ -229,6 +211,33 @@ func Open(ctx context.Context, name string, opt Options) (*Evaluator, error) {
 	}
 	opt.log("model %s: %s, %s weights (%s)", infile.Quote(name), cfg.Describe(), ck.StoredDType(), infile.Quote(path))
 	return &Evaluator{name: name, path: path, opt: opt, spec: spec, prec: prec, ck: ck, tok: tok, stored: ck.StoredDType()}, nil
+}
+
+// hubClient is the hub client Open and LoadTokenizer locate models with:
+// o.Hub (else hub.FromEnv()) with o's Offline and InsecureSkipVerify added,
+// its downloads reported to o.Progress and its waits to o.Log, each after
+// o.Hub's own Progress and Waiting callbacks.
+func (o Options) hubClient() *hub.Client {
+	hc := o.Hub
+	if hc == nil {
+		hc = hub.FromEnv()
+	}
+	c := *hc
+	c.Offline = c.Offline || o.Offline
+	c.InsecureSkipVerify = c.InsecureSkipVerify || o.InsecureSkipVerify
+	c.Progress = func(file string, done, total int64) {
+		if hc.Progress != nil {
+			hc.Progress(file, done, total)
+		}
+		o.report(Progress{Stage: "download", File: file, Done: done, Total: total})
+	}
+	c.Waiting = func(w hub.Wait) {
+		if hc.Waiting != nil {
+			hc.Waiting(w)
+		}
+		o.log("%s", w)
+	}
+	return &c
 }
 
 // loadTokenizer returns the tokenizer of the model at path: GPT-2's for an

@@ -306,3 +306,39 @@ func TestDocumentsDataLine(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadTokenizerKeepsHubCallbacks: LoadTokenizer, as Open, tells the
+// Waiting callback of Options.Hub (not only Options.Log) what it waits for.
+func TestLoadTokenizerKeepsHubCallbacks(t *testing.T) {
+	release := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer s.Close()
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waits := make(chan hub.Wait, 100)
+	hc := &hub.Client{Endpoint: s.URL, CacheDir: t.TempDir(), WaitInterval: 10 * time.Millisecond,
+		Waiting: func(w hub.Wait) { waits <- w }}
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := LoadTokenizer(ctx, "org/model", Options{Hub: hc})
+		errc <- err
+	}()
+	select {
+	case w := <-waits:
+		if w.File != "config.json" {
+			t.Errorf("wait %v, want one for config.json", w)
+		}
+	case err := <-errc:
+		t.Fatalf("LoadTokenizer returned %v without calling Hub.Waiting", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Hub.Waiting not called while the hub was silent")
+	}
+	cancel()
+	<-errc
+}

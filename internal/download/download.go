@@ -48,9 +48,30 @@ type Options struct {
 	// partial file is kept for a later call to resume. 0 means
 	// DefaultStallTimeout, a negative value no limit.
 	StallTimeout time.Duration
-	// Retry says how requests answered 429 or 503 are retried.
+	// Retry says how requests answered 429, 502, 503 or 504 are retried.
 	Retry Retry
+	// Reconnects is how often, within one call, a body that breaks off (the
+	// connection drops, or ends before the size announced) is asked for
+	// again from where it broke, as huggingface_hub does: at once after a
+	// try that brought at least StallMinBytes, which also starts the count
+	// anew, else after a second. 0 means DefaultReconnects, a negative value
+	// none (the partial file then waits for the next call). Stalls and
+	// cancellations are not retried.
+	Reconnects int
 }
+
+// DefaultReconnects is Options.Reconnects when it is zero.
+const DefaultReconnects = 5
+
+// brokenBody is a body that broke off after done bytes of the whole file
+// were on disk: what a reconnect resumes.
+type brokenBody struct {
+	done int64
+	err  error
+}
+
+func (e *brokenBody) Error() string { return e.err.Error() }
+func (e *brokenBody) Unwrap() error { return e.err }
 
 // DefaultMaxSize is Options.MaxSize when it is zero: the most bytes read of a
 // file whose size is announced nowhere.
@@ -113,6 +134,8 @@ func (e *HTTPError) Error() string {
 			msg += " and asks to retry after " + after
 		}
 		msg += "; try again later"
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		msg += ": a proxy or CDN on the way failed to reach the server; try again later"
 	}
 	return msg
 }
@@ -160,7 +183,8 @@ func defaultTransport() http.RoundTripper {
 // file when opt.SHA256 is set, and renames the file into place only when it is
 // complete. Parent folders are created. It reads no more than the size
 // announced (opt.Size, Content-Length or Content-Range; opt.MaxSize when none
-// is), retries answers 429 and 503 as opt.Retry says, and gives up on a body
+// is), retries answers 429, 502, 503 and 504 as opt.Retry says, asks again for a body
+// that breaks off from where it broke as opt.Reconnects says, and gives up on a body
 // that stalls for opt.StallTimeout. When ctx is cancelled, the connection
 // breaks or the body stalls, the partial file stays for a later call to resume
 // (unless it is empty); on a checksum mismatch, or when the server sends more
@@ -230,15 +254,39 @@ func (d *fetch) run() error {
 	}
 	// At most one restart from zero, when a range answer does not fit the
 	// partial file (a 206 from another offset, or a 416 saying the remote file
-	// is shorter than it).
-	for attempt := 0; ; attempt++ {
+	// is shorter than it); reconnects as opt.Reconnects says.
+	restarted, failed := false, 0
+	for {
 		restart, err := d.try(offset)
+		var broken *brokenBody
+		if errors.As(err, &broken) && d.ctx.Err() == nil && d.reconnects() > 0 {
+			wait := time.Duration(0)
+			if broken.done < offset+StallMinBytes {
+				failed++
+				wait = time.Second
+			} else {
+				failed = 0
+			}
+			if failed > d.reconnects() {
+				return err
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-d.ctx.Done():
+				t.Stop()
+				return err
+			case <-t.C:
+			}
+			offset = broken.done
+			continue
+		}
 		if err != nil || !restart {
 			return err
 		}
-		if attempt > 0 {
+		if restarted {
 			return fmt.Errorf("download %s: server does not honour Range requests consistently", d.url)
 		}
+		restarted = true
 		offset = 0
 		if err := d.f.Truncate(0); err != nil {
 			return fmt.Errorf("download %s: %w", d.url, err)
@@ -253,6 +301,9 @@ func (d *fetch) run() error {
 func (d *fetch) try(offset int64) (restart bool, err error) {
 	ctx, cancel := context.WithCancelCause(d.ctx)
 	defer cancel(nil)
+	if d.h != nil {
+		d.h.Reset() // accept hashes the prefix it continues
+	}
 	resp, err := d.get(ctx, offset)
 	if err != nil {
 		return false, err
@@ -385,6 +436,16 @@ func (d *fetch) progress(done, total int64) {
 	}
 }
 
+func (d *fetch) reconnects() int {
+	switch {
+	case d.opt.Reconnects < 0:
+		return 0
+	case d.opt.Reconnects == 0:
+		return DefaultReconnects
+	}
+	return d.opt.Reconnects
+}
+
 func (d *fetch) stallTimeout() time.Duration {
 	switch {
 	case d.opt.StallTimeout < 0:
@@ -467,11 +528,14 @@ func (d *fetch) copy(ctx context.Context, cancel context.CancelCauseFunc, resp *
 				return fmt.Errorf("download %s: %w: less than %d bytes arrived in %v (at %d bytes; %s)",
 					d.url, ErrStalled, StallMinBytes, stall, done, kept)
 			}
-			return fmt.Errorf("download %s: interrupted after %d bytes (run again to resume): %w", d.url, done, rerr)
+			if d.ctx.Err() != nil {
+				return fmt.Errorf("download %s: interrupted after %d bytes (run again to resume): %w", d.url, done, rerr)
+			}
+			return &brokenBody{done, fmt.Errorf("download %s: interrupted after %d bytes (run again to resume): %w", d.url, done, rerr)}
 		}
 	}
 	if total >= 0 && done != total {
-		return fmt.Errorf("download %s: got %d of %d bytes (run again to resume)", d.url, done, total)
+		return &brokenBody{done, fmt.Errorf("download %s: got %d of %d bytes (run again to resume)", d.url, done, total)}
 	}
 	if err := d.f.Sync(); err != nil {
 		return fmt.Errorf("download %s: sync %s: %w", d.url, d.part, err)

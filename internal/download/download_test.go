@@ -369,7 +369,7 @@ func TestFileTruncatedBodyKeepsPartial(t *testing.T) {
 	}))
 	defer s.Close()
 	dest := filepath.Join(t.TempDir(), "file.bin")
-	err := File(context.Background(), s.URL, dest, Options{})
+	err := File(context.Background(), s.URL, dest, Options{Reconnects: -1})
 	if err == nil || !strings.Contains(err.Error(), "resume") {
 		t.Fatalf("err = %v, want an interrupted-download error", err)
 	}

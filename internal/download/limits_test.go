@@ -269,6 +269,8 @@ func TestFileRetriesRateLimits(t *testing.T) {
 		{"off", 100, http.StatusTooManyRequests, "0", Retry{Max: -1}, 1, false},
 		{"too long", 100, http.StatusTooManyRequests, "120", Retry{MaxWait: time.Second}, 1, false},
 		{"500 not retried", 100, http.StatusInternalServerError, "0", Retry{}, 1, false},
+		{"502 backoff", 1, http.StatusBadGateway, "", Retry{MaxWait: 20 * time.Millisecond}, 2, true},
+		{"504 backoff", 2, http.StatusGatewayTimeout, "", Retry{MaxWait: 20 * time.Millisecond}, 3, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &busy{n: tc.n, status: tc.status, retryAfter: tc.retryAfter, data: data}
@@ -348,6 +350,8 @@ func TestRetryWait(t *testing.T) {
 		{429, "1", DefaultRetries, Retry{}, 0, false},
 		{429, "1", 2, Retry{Max: 2}, 0, false},
 		{500, "1", 0, Retry{}, 0, false},
+		{502, "", 1, Retry{}, 2 * time.Second, true},
+		{504, "3", 0, Retry{}, 3 * time.Second, true},
 		{404, "", 0, Retry{}, 0, false},
 	} {
 		got, ok := tc.r.wait(resp(tc.status, tc.after), tc.attempt, now)

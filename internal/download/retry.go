@@ -14,8 +14,8 @@ const DefaultRetries = 4
 // DefaultMaxRetryWait is Retry.MaxWait when it is zero.
 const DefaultMaxRetryWait = time.Minute
 
-// Retry says how a request answered "429 Too Many Requests" or "503 Service
-// Unavailable" is tried again: after the wait the server asks for with
+// Retry says how a request answered "429 Too Many Requests", "503 Service
+// Unavailable", "502 Bad Gateway" or "504 Gateway Timeout" is tried again: after the wait the server asks for with
 // Retry-After (in seconds or as an HTTP date), else after 1 s, 2 s, 4 s ...,
 // at most Max times. No other answer and no transport error is retried. The
 // zero value is usable.
@@ -47,9 +47,16 @@ func (r Retry) maxWait() time.Duration {
 	return r.MaxWait
 }
 
-// retryable reports whether a response with this status may be retried.
+// retryable reports whether a response with this status may be retried:
+// rate limits, a busy server, and the gateway errors a proxy or CDN sends
+// when what stands behind it fails for a moment (huggingface_hub retries
+// them too). A 500 is the server's own failure, not retried.
 func retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	switch status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // wait is how long to wait before retry number attempt+1 of a request
@@ -89,7 +96,7 @@ func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 }
 
 // Do sends req with c and returns the response, retrying as r says while the
-// answer is 429 or 503. Each try sends a clone of req (which must have no
+// answer is 429, 502, 503 or 504. Each try sends a clone of req (which must have no
 // body); the waits end early, with an error, when req's context does. The
 // last answer is returned whatever its status, for the caller to judge (see
 // NewHTTPError); a transport error is returned at once.

@@ -98,27 +98,46 @@ func (r repoCache) markNoExist(commit, file string) error {
 // complete reports whether the snapshot holds everything a model load needs:
 // the required files and the weights, whole or sharded.
 func (r repoCache) complete(commit string) bool {
+	return len(r.missing(commit)) == 0
+}
+
+// missing lists what the snapshot of commit lacks of what a model load
+// needs: required files, and the weights (model.safetensors when there is no
+// index, else the index's shards that are not there).
+func (r repoCache) missing(commit string) []string {
+	var miss []string
 	for _, f := range requiredFiles {
 		if !r.has(commit, f) {
-			return false
+			miss = append(miss, f)
 		}
 	}
-	if r.has(commit, weightsFile) {
+	switch {
+	case r.has(commit, weightsFile):
+	case !r.has(commit, weightsIdx):
+		miss = append(miss, weightsFile+" (or "+weightsIdx+" and its shards)")
+	default:
+		shards, err := readShards(filepath.Join(r.snapshot(commit), weightsIdx))
+		if err != nil {
+			return append(miss, weightsIdx+" ("+err.Error()+")")
+		}
+		for _, s := range shards {
+			if !r.has(commit, s) {
+				miss = append(miss, s)
+			}
+		}
+	}
+	return miss
+}
+
+// tokenizerKnown reports whether the snapshot of commit settles which
+// tokenizer the model has: it holds tokenizer.json, or vocab.json and
+// merges.txt, or .no_exist records that the repo has neither form.
+func (r repoCache) tokenizerKnown(commit string) bool {
+	known := func(f string) bool { return r.has(commit, f) || r.noExist(commit, f) }
+	if r.has(commit, "tokenizer.json") || (r.has(commit, "vocab.json") && r.has(commit, "merges.txt")) {
 		return true
 	}
-	if !r.has(commit, weightsIdx) {
-		return false
-	}
-	shards, err := readShards(filepath.Join(r.snapshot(commit), weightsIdx))
-	if err != nil {
-		return false
-	}
-	for _, s := range shards {
-		if !r.has(commit, s) {
-			return false
-		}
-	}
-	return true
+	return known("tokenizer.json") && known("vocab.json") && known("merges.txt")
 }
 
 // maxIndexBytes bounds the safetensors index readShards reads (as

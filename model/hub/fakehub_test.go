@@ -94,6 +94,9 @@ type fakeHub struct {
 	retryAfter       string
 	// busyAnswers counts the 429 and 503 answers sent.
 	busyAnswers int
+	// cdnFail makes the CDN answer a GET of the LFS file with that etag
+	// with that status.
+	cdnFail map[string]int
 }
 
 // busy answers the request with 429 (hub) or 503 (CDN) while f.hubBusy or
@@ -248,6 +251,7 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	failStatus := f.cdnFail[want]
 	corrupt, abort, delay := f.corrupt, f.abortAfter, f.cdnDelay
 	chunked, junk, stallAfter := f.cdnChunked, f.cdnJunk, f.cdnStallAfter
 	if r.Method == http.MethodGet {
@@ -260,6 +264,10 @@ func (f *fakeHub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodGet {
 		time.Sleep(delay)
+		if failStatus != 0 {
+			http.Error(w, "failed", failStatus)
+			return
+		}
 	}
 	if corrupt {
 		data = append([]byte(nil), data...)

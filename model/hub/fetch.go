@@ -186,10 +186,8 @@ func (c *Client) download(ctx context.Context, r repoCache, rev string) (string,
 			return "", err
 		}
 	}
-	for _, f := range optionalFiles {
-		if err := c.fetchFile(ctx, r, commit, f, true); err != nil {
-			return "", err
-		}
+	if err := c.fetchOptional(ctx, r, commit); err != nil {
+		return "", err
 	}
 	if err := c.fetchWeights(ctx, r, commit); err != nil {
 		return "", err
@@ -215,6 +213,17 @@ func (c *Client) fetchFile(ctx context.Context, r repoCache, commit, file string
 		return c.explain(r.id, commit, file, err)
 	}
 	return c.fetch(ctx, r, commit, file, m)
+}
+
+// fetchOptional brings the optional files into the snapshot of commit,
+// those it lacks and that .no_exist does not list, stopping at the first error.
+func (c *Client) fetchOptional(ctx context.Context, r repoCache, commit string) error {
+	for _, f := range optionalFiles {
+		if err := c.fetchFile(ctx, r, commit, f, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fetchWeights brings the safetensors weights into the snapshot: model.safetensors,
@@ -288,7 +297,7 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 	newBlob := false
 	if info, err := os.Stat(blob); err != nil || !info.Mode().IsRegular() {
 		opt := download.Options{Header: c.headers(m.location), Client: c.httpClient(),
-			StallTimeout: c.StallTimeout, Retry: c.retry()}
+			StallTimeout: c.StallTimeout, Retry: c.retry(), Reconnects: c.Reconnects}
 		if checkSHA256 {
 			opt.SHA256 = m.etag
 		}
@@ -340,7 +349,7 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 	return nil
 }
 
-// retry is how requests answered 429 or 503 are retried.
+// retry is how requests answered 429, 502, 503 or 504 are retried.
 func (c *Client) retry() download.Retry {
 	return download.Retry{MaxWait: c.MaxRetryWait}
 }

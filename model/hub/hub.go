@@ -63,8 +63,12 @@ type Client struct {
 	// the next Locate to resume. 0 means download.DefaultStallTimeout (a
 	// minute), a negative value no limit.
 	StallTimeout time.Duration
+	// Reconnects is how often one Locate asks again, from where it broke,
+	// for a file whose download breaks off (download.Options.Reconnects):
+	// 0 means download.DefaultReconnects, a negative value none.
+	Reconnects int
 	// MaxRetryWait is the longest wait before asking again a server that
-	// answers 429 or 503 (at most download.DefaultRetries times, after the
+	// answers 429, 502, 503 or 504 (at most download.DefaultRetries times, after the
 	// Retry-After it sends); one that asks for longer is an error. 0 means
 	// download.DefaultMaxRetryWait (a minute).
 	MaxRetryWait time.Duration
@@ -233,6 +237,9 @@ func checkRevision(rev string) error {
 // (model.safetensors, or model.safetensors.index.json and its shards) and, when
 // the repo has them, vocab.json, merges.txt, tokenizer.json,
 // tokenizer_config.json and generation_config.json. A snapshot that already holds the config and weights
+// (and a tokenizer: tokenizer.json, or vocab.json and merges.txt, or a record
+// in .no_exist that the repo has none; a snapshot without them has its
+// optional files fetched at its commit, when the hub answers)
 // is used without any network access when the revision resolves in the cache
 // (refs/REVISION, or a commit hash); so a cached branch is not checked for newer
 // commits (pass org/name@COMMIT, or delete refs/BRANCH, to move on). Offline,
@@ -257,7 +264,25 @@ func (c *Client) Locate(ctx context.Context, src string) (string, error) {
 	r := c.repo(repo)
 	if commit, ok := r.cachedCommit(rev); ok {
 		if snap := r.snapshot(commit); r.complete(commit) {
+			if !c.Offline && !r.tokenizerKnown(commit) {
+				// A snapshot another program left without tokenizer files
+				// (Python's AutoModel alone fetches none): without them a
+				// model loads with the wrong tokenizer or not at all.
+				// Best effort: the snapshot served before, so a hub out of
+				// reach leaves it as it is.
+				if err := c.fetchOptional(ctx, r, commit); err != nil && ctx.Err() != nil {
+					return "", fmt.Errorf("hub: %s@%s: %w", repo, rev, err)
+				}
+			}
 			return snap, nil
+		}
+	}
+	if commit, ok := r.cachedCommit(rev); ok && c.Offline {
+		if info, err := os.Stat(r.snapshot(commit)); err == nil && info.IsDir() {
+			miss := r.missing(commit)
+			return "", fmt.Errorf("hub: %s@%s is only partly in the cache: its snapshot %s lacks %s, and offline mode is on "+
+				"(--offline, or HF_HUB_OFFLINE set): run once online to finish the download (it resumes)",
+				repo, rev, r.snapshot(commit), strings.Join(miss, ", "))
 		}
 	}
 	if c.Offline {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -232,6 +233,7 @@ func TestLocateResumesInterruptedDownload(t *testing.T) {
 	want := repo.commits[commitA]["model.safetensors"]
 	f.abortAfter = 12345
 	c := f.client(t)
+	c.Reconnects = -1 // the next Locate resumes
 	if _, err := c.Locate(context.Background(), "org/tiny"); err == nil {
 		t.Fatal("Locate succeeded through a dropped connection")
 	}
@@ -317,32 +319,13 @@ func TestLocateOffline(t *testing.T) {
 func TestLocateUsesPythonWrittenCache(t *testing.T) {
 	f := newFakeHub(t)
 	cache := t.TempDir()
-	dir := filepath.Join(cache, "models--openai-community--gpt2")
-	files := map[string]fakeFile{
+	// As AutoTokenizer and AutoModel leave it: a tokenizer, config and weights.
+	dir := writePythonCache(t, cache, "openai-community/gpt2", commitB, map[string]fakeFile{
 		"config.json":       {data: []byte(`{"n_layer":12}`)},
 		"model.safetensors": {data: weights(3000, 9), lfs: true},
-	}
-	for name, ff := range files {
-		blob := filepath.Join(dir, "blobs", ff.etag())
-		link := filepath.Join(dir, "snapshots", commitB, name)
-		for _, d := range []string{filepath.Dir(blob), filepath.Dir(link)} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.WriteFile(blob, ff.data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink("../../blobs/"+ff.etag(), link); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "refs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "refs", "main"), []byte(commitB), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		"vocab.json":        {data: []byte(`{"!":0}`)},
+		"merges.txt":        {data: []byte("#version: 0.2\n")},
+	})
 	c := &Client{Endpoint: f.hub.URL, CacheDir: cache}
 	snap, err := c.Locate(context.Background(), "openai-community/gpt2")
 	if err != nil || snap != filepath.Join(dir, "snapshots", commitB) {
@@ -424,6 +407,42 @@ func TestLocateShardedWeights(t *testing.T) {
 	n := len(f.requests())
 	if _, err := c.Locate(context.Background(), "org/sharded"); err != nil || len(f.requests()) != n {
 		t.Errorf("second Locate of a sharded snapshot: %v, %d requests", err, len(f.requests())-n)
+	}
+}
+
+// TestLocateShardFailureResumes: a shard the CDN fails to serve fails Locate
+// with its name; the next Locate fetches that shard alone.
+func TestLocateShardFailureResumes(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	files := repo.commits[commitA]
+	delete(files, "model.safetensors")
+	files["model.safetensors.index.json"] = fakeFile{data: []byte(`{"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}}`)}
+	files["model-00001-of-00002.safetensors"] = fakeFile{data: weights(2000, 4), lfs: true}
+	second := fakeFile{data: weights(3000, 5), lfs: true}
+	files["model-00002-of-00002.safetensors"] = second
+	f.addRepo("org/sharded", repo)
+	f.cdnFail = map[string]int{second.etag(): http.StatusInternalServerError}
+	c := f.client(t)
+	if _, err := c.Locate(context.Background(), "org/sharded"); err == nil ||
+		!strings.Contains(err.Error(), "model-00002-of-00002.safetensors") || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("err = %v, want one naming the failed shard and the status", err)
+	}
+	f.mu.Lock()
+	f.cdnFail = nil
+	f.mu.Unlock()
+	n := len(f.requests())
+	snap, err := c.Locate(context.Background(), "org/sharded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ff := range files {
+		checkSnapshotFile(t, snap, name, ff)
+	}
+	for _, r := range f.requests()[n:] {
+		if r.server == "cdn" && r.method == http.MethodGet && r.path != "/repos/"+second.etag() {
+			t.Errorf("second Locate fetched %s again", r.path)
+		}
 	}
 }
 
@@ -544,5 +563,30 @@ func TestHubErrorsWrapHTTPError(t *testing.T) {
 	if !errors.As(err, &he) || he.StatusCode != 401 || he.ErrorCode != "RepoNotFound" ||
 		!strings.Contains(err.Error(), f.hub.URL+"/org/absent/resolve/main/config.json") {
 		t.Errorf("err = %v, want a wrapped *download.HTTPError (401 RepoNotFound) naming the URL", err)
+	}
+}
+
+// TestLocateReconnectsDroppedDownload: a CDN connection dropped mid-file is
+// resumed within the same Locate, from where it broke, and the blob checks out.
+func TestLocateReconnectsDroppedDownload(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	f.addRepo("org/tiny", repo)
+	want := repo.commits[commitA]["model.safetensors"]
+	f.abortAfter = 12345
+	c := f.client(t)
+	snap, err := c.Locate(context.Background(), "org/tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSnapshotFile(t, snap, "model.safetensors", want)
+	var rngs []string
+	for _, r := range f.requests() {
+		if r.server == "cdn" && r.method == "GET" {
+			rngs = append(rngs, r.rng)
+		}
+	}
+	if len(rngs) != 2 || rngs[0] != "" || rngs[1] != "bytes=12345-" {
+		t.Errorf("CDN GETs with Range %q, want a whole one and bytes=12345-", rngs)
 	}
 }
