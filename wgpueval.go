@@ -618,7 +618,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	if opt.Checkpoint != "" {
 		id := runfile.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, BOSEachWindow: rc.BOSEachWindow, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
-			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
+			Precision: rc.Precision, Device: deviceIdentity(b.Name(), desc.Device), Shard: opt.Shard,
 			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs}
 		if ck, err = runfile.OpenCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
@@ -660,6 +660,31 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		return res, &OutputError{Err: werr, Checkpoint: opt.Checkpoint}
 	}
 	return res, err
+}
+
+// deviceIdentity is the device of a run as its checkpoint records it: the
+// backend's name and, since sums differ between them in their last bits, the
+// kernel set of each part (CPU: generic, avx2, avx512 and the bf16
+// products'; GPU: software or hardware, and the matrix units where they
+// ran). A run resumed on another node of a cluster, whose CPU has another
+// kernel set, or with WGPU_EVAL_CPU_KERNELS changed, would otherwise add
+// sums of two kernel sets: a total neither run gives.
+func deviceIdentity(name string, d pipeline.DeviceInfo) string {
+	parts := d.Parts
+	if len(parts) == 0 {
+		parts = []pipeline.DeviceInfo{d}
+	}
+	kernels := make([]string, len(parts))
+	for i, p := range parts {
+		kernels[i] = cmp.Or(p.Kernels, "?")
+		if mu := p.MatrixUnits; mu != nil && mu.Used {
+			kernels[i] += " with matrix units " + mu.Config
+			if strings.HasPrefix(mu.Attention, "attention_coop") {
+				kernels[i] += " and their attention"
+			}
+		}
+	}
+	return name + " (kernels " + strings.Join(kernels, " + ") + ")"
 }
 
 // bothRecords calls first, then second where it is set, with a batch's
