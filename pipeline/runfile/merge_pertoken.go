@@ -24,18 +24,20 @@ func MergePerToken(files []*PerTokenFile) (*PerTokenFile, error) {
 		if f == nil || f.Header.Shard == nil {
 			return nil, fmt.Errorf("merge per-token: file %d is not a shard's (its header has no shard)", i+1)
 		}
+		// Each header's shard is checked before it indexes anything: a
+		// damaged file's count (0, negative, huge) must not size anything.
+		if s := *f.Header.Shard; s.Check() != nil || s == (pipeline.Shard{}) {
+			return nil, fmt.Errorf("merge per-token: file %d has an invalid shard %v", i+1, s)
+		}
 	}
 	first := files[0].Header
 	n := first.Shard.Count
-	byIndex := make([]*PerTokenFile, n)
+	byIndex := map[int]*PerTokenFile{}
 	total := 0
 	for _, f := range files {
 		h := f.Header
 		if err := samePerTokenRun(first, h); err != nil {
 			return nil, fmt.Errorf("merge per-token: shard %v and shard %v are of different runs: %w", *first.Shard, *h.Shard, err)
-		}
-		if err := h.Shard.Check(); err != nil {
-			return nil, fmt.Errorf("merge per-token: %w", err)
 		}
 		if byIndex[h.Shard.Index] != nil {
 			return nil, fmt.Errorf("merge per-token: shard %v given twice", *h.Shard)
@@ -43,19 +45,24 @@ func MergePerToken(files []*PerTokenFile) (*PerTokenFile, error) {
 		byIndex[h.Shard.Index] = f
 		total += len(f.Tokens)
 	}
-	var missing []string
-	for i, f := range byIndex {
-		if f == nil {
-			missing = append(missing, pipeline.Shard{Index: i, Count: n}.String())
+	if len(byIndex) < n {
+		var missing []string
+		for i := 0; i < n && len(missing) < 10; i++ {
+			if byIndex[i] == nil {
+				missing = append(missing, pipeline.Shard{Index: i, Count: n}.String())
+			}
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge per-token: missing shard %s of %d", strings.Join(missing, ", "), n)
+		more := ""
+		if n-len(byIndex) > len(missing) {
+			more = fmt.Sprintf(" and %d more", n-len(byIndex)-len(missing))
+		}
+		return nil, fmt.Errorf("merge per-token: missing shard %s%s of %d", strings.Join(missing, ", "), more, n)
 	}
 
 	out := &PerTokenFile{Header: first, Tokens: make([]pipeline.TokenNLL, 0, total)}
 	out.Header.Shard = nil
-	for _, f := range byIndex {
+	for i := range n {
+		f := byIndex[i]
 		out.Tokens = append(out.Tokens, f.Tokens...)
 		if p := f.Header.Provenance; p != nil && out.Header.Provenance != nil && p.Start.Before(out.Header.Provenance.Start) {
 			q := *out.Header.Provenance
