@@ -19,7 +19,9 @@ import (
 // Version 2: exact sums (exactsum), a trailing checksum, checksummed sidecar
 // records. Version 3: the bytes scored count the text only (a special token
 // added to it, such as the <|endoftext|> before a joined document, none).
-const checkpointVersion = 3
+// Version 4: the batches done (State.Batches), by which --device all picks
+// each batch's device, and the device's kernel set in RunIdentity.Device.
+const checkpointVersion = 4
 
 // maxCheckpointBytes bounds a checkpoint file read: a real one is a few
 // hundred bytes, and every field is of fixed shape (no slices, no maps), so
@@ -174,7 +176,7 @@ func ParseRunCheckpoint(data []byte) (*RunCheckpoint, error) {
 		return nil, fmt.Errorf("damaged (checksum %08x, the file says %08x)", got, sum)
 	}
 	st := c.State
-	for _, n := range []int{st.Samples, st.Sums.Count, st.Bytes, st.BatchTokens, c.PerTokenRecords, c.Run.Ctx, c.Run.Stride, c.Run.MaxTokens, c.Run.TopLogprobs} {
+	for _, n := range []int{st.Samples, st.Sums.Count, st.Bytes, st.BatchTokens, st.Batches, c.PerTokenRecords, c.Run.Ctx, c.Run.Stride, c.Run.MaxTokens, c.Run.TopLogprobs} {
 		if n < 0 || n > pipeline.MaxCount {
 			return nil, fmt.Errorf("damaged (a count of %d)", n)
 		}
