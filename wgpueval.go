@@ -455,7 +455,8 @@ type EvalOptions struct {
 // result, with its Config and Provenance filled. It checks the options
 // before reading the corpus (a bad one is an *OptionError, as is an output
 // path that names an input of the run, such as the corpus or a model file,
-// or another output, or whose folder does not exist), and the corpus before
+// or another output, or whose folder does not exist or cannot be written
+// in), and the corpus before
 // the weights go to the device. Cancelling ctx, or Close (from another
 // goroutine or from a callback), stops it with ctx's error (context.Canceled
 // for Close) and the partial result of what was scored (Interrupted set).
