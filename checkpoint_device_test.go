@@ -56,3 +56,47 @@ func TestCheckpointNamesKernelSet(t *testing.T) {
 		t.Errorf("a checkpoint of another kernel set: err = %v, want a refusal naming it", err)
 	}
 }
+
+// TestCheckpointNamesBuild: a checkpoint records the build that wrote it
+// (version and commit), and one written by another build (a cluster job
+// requeued onto an updated image, whose kernels may round otherwise) is
+// refused, naming both, instead of adding two builds' sums.
+func TestCheckpointNamesBuild(t *testing.T) {
+	dir := tinyModel(t)
+	text := filepath.Join(t.TempDir(), "t.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 8)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cancel context.CancelFunc
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true, Progress: func(p Progress) {
+		if p.Stage == "eval" && p.Scored > 0 && cancel != nil {
+			cancel() // after the first batch
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	opt := EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true, Checkpoint: filepath.Join(t.TempDir(), "run.ckpt")}
+	ctx, c := context.WithCancel(context.Background())
+	cancel = c
+	if _, err := ev.Evaluate(ctx, Named(text), opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the interrupted run: %v", err)
+	}
+	cancel = nil
+	ck, err := runfile.LoadRunCheckpoint(opt.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, commit := Version()
+	if want := strings.TrimSpace(version + " " + commit); ck.Run.Tool != want {
+		t.Fatalf("the checkpoint's build is %q, want %q", ck.Run.Tool, want)
+	}
+	ck.Run.Tool = "v0.0.1 0123abcd"
+	if err := ck.Save(opt.Checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ev.Evaluate(context.Background(), Named(text), opt); err == nil || !strings.Contains(err.Error(), "build of wgpu-eval: v0.0.1 0123abcd in the checkpoint") {
+		t.Errorf("a checkpoint of another build: err = %v, want a refusal naming it", err)
+	}
+}

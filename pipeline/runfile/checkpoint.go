@@ -20,7 +20,8 @@ import (
 // records. Version 3: the bytes scored count the text only (a special token
 // added to it, such as the <|endoftext|> before a joined document, none).
 // Version 4: the batches done (State.Batches), by which --device all picks
-// each batch's device, and the device's kernel set in RunIdentity.Device.
+// each batch's device, the device's kernel set in RunIdentity.Device, and
+// the build (RunIdentity.Tool).
 const checkpointVersion = 4
 
 // maxCheckpointBytes bounds a checkpoint file read: a real one is a few
@@ -50,6 +51,10 @@ type RunIdentity struct {
 	// are in a sidecar PerTokenLog; TopLogprobs is their top-K.
 	PerToken    bool `msgpack:"per_token"`
 	TopLogprobs int  `msgpack:"top_logprobs"`
+	// Tool is the build that wrote the checkpoint (version and commit, as
+	// the result's provenance has them): another build's kernels may round
+	// otherwise, and a resumed run would add two builds' sums.
+	Tool string `msgpack:"tool"`
 }
 
 // RunCheckpoint is an interrupted run's state on disk (--checkpoint; not to
@@ -86,6 +91,7 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 		{"shard", a.Shard, b.Shard},
 		{"per-token output", a.PerToken, b.PerToken},
 		{"top logprobs", a.TopLogprobs, b.TopLogprobs},
+		{"build of wgpu-eval", a.Tool, b.Tool},
 	} {
 		if f.x != f.y {
 			return fmt.Sprintf("%s: %v in the checkpoint, %v now", f.name, f.x, f.y)
