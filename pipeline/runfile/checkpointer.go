@@ -129,9 +129,18 @@ func (c *Checkpointer) write() error {
 
 // Finish removes the checkpoint of a completed run (whose per-token file, if
 // any, is written), then its sidecar log; or writes the newest state of an
-// interrupted one and closes the log.
+// interrupted one and closes the log. An interrupted run that never had a
+// checkpoint to keep (none resumed, no batch finished) leaves no sidecar log
+// and no lock file beside the user's files either.
 func (c *Checkpointer) Finish(complete bool) error {
 	defer c.unlock()
+	if !complete && c.resume == nil && c.last == nil {
+		os.Remove(c.path + lockSuffix) // tidy; the lock is held until the deferred unlock
+		if c.log != nil {
+			return c.log.Remove()
+		}
+		return nil
+	}
 	if complete {
 		if err := os.Remove(c.path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove checkpoint: %w", err)

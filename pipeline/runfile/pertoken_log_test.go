@@ -344,3 +344,43 @@ func TestCheckpointOnAnotherFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckpointerNothingToKeep: a run with per-token output interrupted
+// before its first batch finished leaves no checkpoint, sidecar log or lock
+// file; one interrupted after a batch keeps the checkpoint and the log.
+func TestCheckpointerNothingToKeep(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.ckpt")
+	id := runfile.RunIdentity{PerToken: true}
+	c, err := runfile.OpenCheckpointer(path, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(false); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a run interrupted before any batch left %d files: %v", len(left), left)
+	}
+	c, err = runfile.OpenCheckpointer(path, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AppendRecords([]pipeline.TokenNLL{{Doc: 0, Pos: 1, Token: 2, NLL: 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+	var st pipeline.State
+	st.Samples, st.Batches = 1, 1
+	st.Sums.AddNLL(0.5)
+	if err := c.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + ".pertoken"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("interrupted after a batch: %v", err)
+		}
+	}
+}
