@@ -670,22 +670,27 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 // ran). A run resumed on another node of a cluster, whose CPU has another
 // kernel set, or with WGPU_EVAL_CPU_KERNELS changed, would otherwise add
 // sums of two kernel sets: a total neither run gives.
+// With --device all, each part's, joined with " + " in the parts' order (the
+// checkpoint accepts a run on any number of devices where every one is the
+// same: runfile.RunIdentity.Diff).
 func deviceIdentity(name string, d pipeline.DeviceInfo) string {
 	parts := d.Parts
 	if len(parts) == 0 {
+		d.Name = name
 		parts = []pipeline.DeviceInfo{d}
 	}
-	kernels := make([]string, len(parts))
+	ids := make([]string, len(parts))
 	for i, p := range parts {
-		kernels[i] = cmp.Or(p.Kernels, "?")
+		k := cmp.Or(p.Kernels, "?")
 		if mu := p.MatrixUnits; mu != nil && mu.Used {
-			kernels[i] += " with matrix units " + mu.Config
+			k += " with matrix units " + mu.Config
 			if strings.HasPrefix(mu.Attention, "attention_coop") {
-				kernels[i] += " and their attention"
+				k += " and their attention"
 			}
 		}
+		ids[i] = p.Name + " (kernels " + k + ")"
 	}
-	return name + " (kernels " + strings.Join(kernels, " + ") + ")"
+	return strings.Join(ids, " + ")
 }
 
 // bothRecords calls first, then second where it is set, with a batch's

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
@@ -40,13 +41,17 @@ type RunIdentity struct {
 	Stride       int    `msgpack:"stride"`
 	// BOSEachWindow is EvalConfig.BOSEachWindow (false in checkpoints of
 	// builds before it, which had no such option).
-	BOSEachWindow bool           `msgpack:"bos_each_window"`
-	MaxTokens     int            `msgpack:"max_tokens"`
-	Split         string         `msgpack:"split"`
-	Separator     string         `msgpack:"separator"`
-	Precision     string         `msgpack:"precision"`
-	Device        string         `msgpack:"device"` // the backend's name: another device rounds differently
-	Shard         pipeline.Shard `msgpack:"shard"`
+	BOSEachWindow bool   `msgpack:"bos_each_window"`
+	MaxTokens     int    `msgpack:"max_tokens"`
+	Split         string `msgpack:"split"`
+	Separator     string `msgpack:"separator"`
+	Precision     string `msgpack:"precision"`
+	// Device is the backend's name and kernel set (another device or kernel
+	// set rounds differently); with several devices (--device all), each
+	// one's, joined with " + ". A run on any number of devices that are all
+	// the same device gives the same bits, so those match (Diff).
+	Device string         `msgpack:"device"`
+	Shard  pipeline.Shard `msgpack:"shard"`
 	// PerToken is set for a run with per-token output: its records so far
 	// are in a sidecar PerTokenLog; TopLogprobs is their top-K.
 	PerToken    bool `msgpack:"per_token"`
@@ -87,7 +92,7 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 		{"split", a.Split, b.Split},
 		{"separator", fmt.Sprintf("%q", a.Separator), fmt.Sprintf("%q", b.Separator)},
 		{"precision", a.Precision, b.Precision},
-		{"device", a.Device, b.Device},
+		{"device", a.Device, sameDevices(a.Device, b.Device)},
 		{"shard", a.Shard, b.Shard},
 		{"per-token output", a.PerToken, b.PerToken},
 		{"top logprobs", a.TopLogprobs, b.TopLogprobs},
@@ -98,6 +103,26 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 		}
 	}
 	return ""
+}
+
+// sameDevices is b, or a where a and b name runs on the same one device,
+// each on any number of them (--device all on two identical GPUs, then on
+// the one left): batches on identical devices give identical bits,
+// whichever of them scores which batch.
+func sameDevices(a, b string) string {
+	one := func(s string) string { // the device all parts are, "" if they differ
+		parts := strings.Split(s, " + ")
+		for _, p := range parts[1:] {
+			if p != parts[0] {
+				return ""
+			}
+		}
+		return parts[0]
+	}
+	if x := one(a); x != "" && x == one(b) {
+		return a
+	}
+	return b
 }
 
 // LoadRunCheckpoint reads the checkpoint at path; a missing file gives

@@ -384,3 +384,31 @@ func TestCheckpointerNothingToKeep(t *testing.T) {
 		}
 	}
 }
+
+// TestRunIdentityDevices: a checkpoint of a run on several devices that are
+// all the same device (--device all on identical GPUs) is the run of any
+// number of them, since identical devices give identical bits (a node that
+// lost one of its GPUs finishes the run on the others); other devices, other
+// kernels, or a mix in another order are another run.
+func TestRunIdentityDevices(t *testing.T) {
+	const a, b = "GPU A (f16), driver 1 (kernels hardware)", "GPU B (f16), driver 1 (kernels hardware)"
+	for _, c := range []struct {
+		saved, now string
+		same       bool
+	}{
+		{a + " + " + a, a, true},
+		{a, a + " + " + a + " + " + a, true},
+		{a + " + " + a, a + " + " + a, true},
+		{a + " + " + b, a + " + " + b, true},
+		{a + " + " + b, a, false},
+		{a + " + " + b, b + " + " + a, false},
+		{a, b, false},
+		{a + " + " + a, "GPU A (f16), driver 1 (kernels software)", false},
+		{"cpu (kernels avx2)", "cpu (kernels avx512)", false},
+	} {
+		d := runfile.RunIdentity{Device: c.saved}.Diff(runfile.RunIdentity{Device: c.now})
+		if (d == "") != c.same {
+			t.Errorf("saved on %q, resumed on %q: Diff = %q, want same %v", c.saved, c.now, d, c.same)
+		}
+	}
+}
