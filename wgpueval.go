@@ -624,6 +624,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		if ck, err = runfile.OpenCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
 		}
+		if why := ck.NoLock(); why != "" {
+			e.log("warning: %s", why)
+		}
 		if resume, records := ck.Resume(); resume != nil {
 			e.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), resume.Sums.Count)
 			ec.Resume = resume
