@@ -100,3 +100,46 @@ func TestCheckpointNamesBuild(t *testing.T) {
 		t.Errorf("a checkpoint of another build: err = %v, want a refusal naming it", err)
 	}
 }
+
+// TestCheckpointKeptAfterError: a checkpointed run stopped by an error (a
+// lost device, a full disk; here its OnScored callback) says that its state
+// is kept in the checkpoint and that the same command continues it, and it
+// does, to the uninterrupted run's totals.
+func TestCheckpointKeptAfterError(t *testing.T) {
+	dir := tinyModel(t)
+	text := filepath.Join(t.TempDir(), "t.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 8)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	opt := EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true}
+	whole, err := ev.Evaluate(context.Background(), Named(text), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Checkpoint = filepath.Join(t.TempDir(), "run.ckpt")
+	boom := errors.New("device lost")
+	calls := 0
+	opt.OnScored = func([]TokenNLL) error {
+		if calls++; calls == 3 {
+			return boom
+		}
+		return nil
+	}
+	_, err = ev.Evaluate(context.Background(), Named(text), opt)
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), opt.Checkpoint+": run the same command again") {
+		t.Fatalf("the run stopped by an error: %v, want %v and where its state is kept", err, boom)
+	}
+	opt.OnScored = func([]TokenNLL) error { return nil } // the same run: one with its records
+	resumed, err := ev.Evaluate(context.Background(), Named(text), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed.Sums() != whole.Sums() {
+		t.Errorf("resumed %v, uninterrupted %v", resumed.Sums(), whole.Sums())
+	}
+}

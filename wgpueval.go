@@ -640,7 +640,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	res, err := pipeline.Evaluate(ctx, b, ec)
 	if res == nil {
 		if ck != nil {
+			kept := ck.Kept()
 			err = errors.Join(err, ck.Finish(false))
+			if kept { // a lost device, a full disk: what was scored is not lost
+				err = fmt.Errorf("%w\nthe run's state as of its last checkpoint is in %s: run the same command again to continue from it", err, infile.Quote(opt.Checkpoint))
+			}
 		}
 		return nil, err
 	}

@@ -178,6 +178,11 @@ func (c *Checkpointer) Finish(complete bool) error {
 // fresh run), and its per-token records.
 func (c *Checkpointer) Resume() (*pipeline.State, []pipeline.TokenNLL) { return c.resume, c.records }
 
+// Kept reports whether the checkpoint file holds a state of the run (one it
+// resumed, or one this session saved), which a run stopped by an error can
+// continue from.
+func (c *Checkpointer) Kept() bool { return c.resume != nil || !c.saved.IsZero() }
+
 // NoLock says why no lock keeps other runs off the checkpoint (its file
 // system does not lock files); "" where the lock is held.
 func (c *Checkpointer) NoLock() string { return c.noLock }
