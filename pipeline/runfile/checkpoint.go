@@ -75,22 +75,24 @@ type RunCheckpoint struct {
 }
 
 // Diff names the first field in which two identities differ, with both
-// values; "" when they are equal.
+// values; "" when they are equal. The options that choose what of a corpus
+// is scored (mode, split, separator) come before the corpus's sha256, which
+// is of what is scored: another --split names the split, not a hash.
 func (a RunIdentity) Diff(b RunIdentity) string {
 	for _, f := range []struct {
 		name string
 		x, y any
 	}{
 		{"model weights (sha256)", a.ModelSHA256, b.ModelSHA256},
-		{"corpus (sha256)", a.CorpusSHA256, b.CorpusSHA256},
 		{"tokenizer", a.Tokenizer, b.Tokenizer},
 		{"mode", a.Mode, b.Mode},
+		{"split", a.Split, b.Split},
+		{"separator", fmt.Sprintf("%q", a.Separator), fmt.Sprintf("%q", b.Separator)},
+		{"corpus (sha256)", a.CorpusSHA256, b.CorpusSHA256},
 		{"BOS each window", a.BOSEachWindow, b.BOSEachWindow},
 		{"ctx", a.Ctx, b.Ctx},
 		{"stride", a.Stride, b.Stride},
 		{"max tokens", a.MaxTokens, b.MaxTokens},
-		{"split", a.Split, b.Split},
-		{"separator", fmt.Sprintf("%q", a.Separator), fmt.Sprintf("%q", b.Separator)},
 		{"precision", a.Precision, b.Precision},
 		{"device", a.Device, sameDevices(a.Device, b.Device)},
 		{"shard", a.Shard, b.Shard},

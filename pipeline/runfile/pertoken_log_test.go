@@ -412,3 +412,22 @@ func TestRunIdentityDevices(t *testing.T) {
 		}
 	}
 }
+
+// TestRunIdentityNamesOption: a checkpoint resumed with another --split,
+// --mode or --separator is refused naming that option, though the corpus's
+// sha256 (of what is scored) differs too.
+func TestRunIdentityNamesOption(t *testing.T) {
+	saved := runfile.RunIdentity{CorpusSHA256: "aaaa", Mode: "stream", Split: "all"}
+	for _, c := range []struct {
+		now  runfile.RunIdentity
+		want string
+	}{
+		{runfile.RunIdentity{CorpusSHA256: "bbbb", Mode: "stream", Split: "val"}, "split: all in the checkpoint, val now"},
+		{runfile.RunIdentity{CorpusSHA256: "bbbb", Mode: "documents", Split: "all", Separator: "\n\n"}, "mode: stream in the checkpoint, documents now"},
+		{runfile.RunIdentity{CorpusSHA256: "bbbb", Mode: "stream", Split: "all"}, "corpus (sha256): aaaa in the checkpoint, bbbb now"},
+	} {
+		if d := saved.Diff(c.now); !strings.Contains(d, c.want) {
+			t.Errorf("Diff = %q, want %q", d, c.want)
+		}
+	}
+}
