@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -83,7 +84,8 @@ func smallTile(n uint32) bool { return n == 8 || n == 16 }
 
 // checkOutputs refuses, as an *OptionError of its field, an output file of
 // opt (Checkpoint, PerToken, PerDocument, JSON) whose folder does not
-// exist or is not a folder, or which is a folder itself, and a checkpoint
+// exist, is not a folder or cannot be written in (a read-only file system,
+// no permission), or which is a folder itself, and a checkpoint
 // path where something other than a regular file is (a FIFO or a device,
 // whose read back would block or never end): EvalOptions.Check makes these
 // checks, before the corpus is read and the weights load, rather than
@@ -107,6 +109,9 @@ func checkOutputs(opt EvalOptions) error {
 		}
 		if st, err := os.Stat(o.path); err == nil && st.IsDir() {
 			return badString(o.option, o.path, "is a folder; name a file")
+		}
+		if err := atomicfile.Writable(o.path); err != nil { // a read-only folder: before the run, not after it
+			return badString(o.option, o.path, "%v", err)
 		}
 		if _, err := infile.Check(o.path); o.option == "Checkpoint" && err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return badString(o.option, o.path, "%v", err)

@@ -216,7 +216,7 @@ func (o Options) device() Device {
 
 // Check reports the first bad value of o that needs no model or corpus to
 // see (Evaluate makes these checks first), as an *OptionError: among them an
-// output file whose folder does not exist.
+// output file whose folder does not exist or cannot be written in.
 func (o EvalOptions) Check() error {
 	mode := o.mode()
 	if _, err := pipeline.ParseMode(string(mode)); err != nil {

@@ -1,6 +1,7 @@
 package wgpueval
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+
+	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
 // Version returns the module version of this build ("devel" when built from
@@ -85,4 +88,34 @@ func snapshotRevision(path string) string {
 		return filepath.Base(dir)
 	}
 	return ""
+}
+
+// deviceIdentity is the device of a run as its checkpoint records it: the
+// backend's name and, since sums differ between them in their last bits, the
+// kernel set of each part (CPU: generic, avx2, avx512 and the bf16
+// products'; GPU: software or hardware, and the matrix units where they
+// ran). A run resumed on another node of a cluster, whose CPU has another
+// kernel set, or with WGPU_EVAL_CPU_KERNELS changed, would otherwise add
+// sums of two kernel sets: a total neither run gives.
+// With --device all, each part's, joined with " + " in the parts' order (the
+// checkpoint accepts a run on any number of devices where every one is the
+// same: runfile.RunIdentity.Diff).
+func deviceIdentity(name string, d pipeline.DeviceInfo) string {
+	parts := d.Parts
+	if len(parts) == 0 {
+		d.Name = name
+		parts = []pipeline.DeviceInfo{d}
+	}
+	ids := make([]string, len(parts))
+	for i, p := range parts {
+		k := cmp.Or(p.Kernels, "?")
+		if mu := p.MatrixUnits; mu != nil && mu.Used {
+			k += " with matrix units " + mu.Config
+			if strings.HasPrefix(mu.Attention, "attention_coop") {
+				k += " and their attention"
+			}
+		}
+		ids[i] = p.Name + " (kernels " + k + ")"
+	}
+	return strings.Join(ids, " + ")
 }

@@ -464,7 +464,8 @@ type EvalOptions struct {
 // result, with its Config and Provenance filled. It checks the options
 // before reading the corpus (a bad one is an *OptionError, as is an output
 // path that names an input of the run, such as the corpus or a model file,
-// or another output, or whose folder does not exist), and the corpus before
+// or another output, or whose folder does not exist or cannot be written
+// in), and the corpus before
 // the weights go to the device. Cancelling ctx, or Close (from another
 // goroutine or from a callback), stops it with ctx's error (context.Canceled
 // for Close) and the partial result of what was scored (Interrupted set).
@@ -627,10 +628,13 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	if opt.Checkpoint != "" {
 		id := runfile.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, BOSEachWindow: rc.BOSEachWindow, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
-			Precision: rc.Precision, Device: b.Name(), Shard: opt.Shard,
-			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs}
+			Precision: rc.Precision, Device: deviceIdentity(b.Name(), desc.Device), Shard: opt.Shard,
+			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs, Tool: strings.TrimSpace(version + " " + commit)}
 		if ck, err = runfile.OpenCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
+		}
+		if why := ck.NoLock(); why != "" {
+			e.log("warning: %s", why)
 		}
 		if resume, records := ck.Resume(); resume != nil {
 			e.log("resuming from %s: %d of the run's targets scored already", infile.Quote(opt.Checkpoint), resume.Sums.Count)
@@ -645,7 +649,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	res, err := pipeline.Evaluate(ctx, b, ec)
 	if res == nil {
 		if ck != nil {
+			kept := ck.Kept()
 			err = errors.Join(err, ck.Finish(false))
+			if kept { // a lost device, a full disk: what was scored is not lost
+				err = fmt.Errorf("%w\nthe run's state as of its last checkpoint is in %s: run the same command again to continue from it", err, infile.Quote(opt.Checkpoint))
+			}
 		}
 		return nil, err
 	}

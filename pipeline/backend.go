@@ -49,6 +49,11 @@ type BackendInfo struct {
 type Batch struct {
 	Seqs  []model.Sequence
 	Width int
+	// Index is the batch's number in the run, from 0, counting on from
+	// where a resumed run's checkpoint stopped (State.Batches): a backend
+	// over several devices (--device all) picks the device by it, so that a
+	// resumed run scores each batch where an uninterrupted one does.
+	Index int
 	// PerToken asks for every target's NLL as well as the sums: the Pending
 	// then implements PerTokenPending. Off, it costs nothing.
 	PerToken bool

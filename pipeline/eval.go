@@ -143,6 +143,10 @@ type State struct {
 	Samples int            `msgpack:"samples"`
 	Sums    model.LossSums `msgpack:"sums"`
 	Bytes   int            `msgpack:"bytes"`
+	// Batches is how many batches scored those samples: the next batch's
+	// Batch.Index, so that a resumed run on several devices gives each
+	// batch to the device an uninterrupted run gives it to.
+	Batches int `msgpack:"batches"`
 	// BatchTokens is the batch budget in force (it halves when a batch does
 	// not fit); a resumed run keeps it, so that its batches are cut as an
 	// uninterrupted run's would be.
@@ -271,6 +275,9 @@ func Evaluate(ctx context.Context, b Backend, cfg EvalConfig) (*Result, error) {
 func checkResume(r State, samples []Sample) error {
 	if r.Samples < 0 || r.Samples > len(samples) {
 		return fmt.Errorf("%d samples done, but this run has %d", r.Samples, len(samples))
+	}
+	if r.Batches < 0 || r.Batches > r.Samples {
+		return fmt.Errorf("%d batches for %d samples", r.Batches, r.Samples)
 	}
 	want := 0
 	for _, s := range samples[:r.Samples] {
@@ -536,6 +543,7 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 		st.Sums.Add(got)
 		st.Samples = f.hi
 		st.Bytes += f.bytes
+		st.Batches++
 		st.BatchTokens = batchTokens
 		return done(st)
 	}
@@ -559,6 +567,7 @@ func run(ctx context.Context, b Backend, samples []Sample, st State, batchTokens
 		if nextLo < len(samples) && len(queue) < inFlight {
 			pl := next(samples, nextLo, feed, batchTokens)
 			pl.batch.Progress = inBatch
+			pl.batch.Index = st.Batches + len(queue) // the queue's batches finish first, in order
 			if keep != nil {
 				pl.batch.PerToken, pl.batch.TopLogprobs = true, keep.k
 			}

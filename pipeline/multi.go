@@ -3,12 +3,14 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
 
-// NewMulti is one Backend over several (--device all): batch i goes to part i
-// mod n, so every run assigns the same batches to the same devices and
+// NewMulti is one Backend over several (--device all): batch i (Batch.Index)
+// goes to part i mod n, so every run, resumed or not, assigns the same batches
+// to the same devices and
 // Evaluate adds their sums in batch order, exactly as for one device. Close
 // closes every part, then calls onClose (when not nil), such as to release
 // the instance the parts came from.
@@ -16,12 +18,12 @@ func NewMulti(parts []Backend, onClose func() error) Backend {
 	return &multi{parts: parts, closeInst: onClose}
 }
 
-// multi spreads batches over several backends (--device all): batch i goes to
-// part i mod n, so every run assigns the same batches to the same devices and
+// multi spreads batches over several backends (--device all): batch i
+// (Batch.Index) goes to part i mod n, so every run, resumed or not, assigns
+// the same batches to the same devices (whose last bits may differ) and
 // Evaluate adds their sums in batch order, exactly as for one device.
 type multi struct {
 	parts     []Backend
-	next      int
 	closeInst func() error
 }
 
@@ -52,9 +54,10 @@ func (m *multi) Feed() Feed {
 }
 
 func (m *multi) Submit(ctx context.Context, b Batch) (Pending, error) {
-	p := m.parts[m.next%len(m.parts)]
-	m.next++
-	return p.Submit(ctx, b)
+	if b.Index < 0 {
+		return nil, fmt.Errorf("batch index %d", b.Index) // our bug
+	}
+	return m.parts[b.Index%len(m.parts)].Submit(ctx, b)
 }
 
 func (m *multi) Close() error {

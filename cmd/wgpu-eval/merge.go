@@ -23,7 +23,8 @@ merged result has the bits of the run unsharded. With --per-token OUT, merges
 the shards' --per-token files instead into the per-token file of the whole
 run, every target in corpus order. Refuses shards of different runs (model
 weights, corpus, tokenizer, method, --bos-each-window, ctx, stride,
-precision, shard count) and a missing or doubled shard, naming it.
+precision, shard count; the model's weights and the corpus by sha256, not
+by path) and a missing or doubled shard, naming it and its files.
 
 Example:
   for i in 0 1 2; do wgpu-eval --shard $i/3 --json shard-$i.json --per-token shard-$i.ptk & done; wait
@@ -71,7 +72,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		}
 		rs = append(rs, r)
 	}
-	m, err := runfile.Merge(rs)
+	m, err := runfile.MergeFiles(rs, files)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func mergePerToken(out string, files []string, stdout io.Writer) error {
 		}
 		fs = append(fs, f)
 	}
-	m, err := runfile.MergePerToken(fs)
+	m, err := runfile.MergePerTokenFiles(fs, files)
 	if err != nil {
 		return err
 	}

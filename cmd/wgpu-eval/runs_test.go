@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -395,5 +396,74 @@ func TestOutputFailureKeepsCheckpoint(t *testing.T) {
 		if _, err := os.Stat(left); !os.IsNotExist(err) {
 			t.Errorf("%s is still there after the outputs were written (%v)", filepath.Base(left), err)
 		}
+	}
+}
+
+// TestMergeShardsOfOtherPaths: shards run on machines that keep the same
+// model and corpus at other paths (the weights' and corpus's sha256 equal)
+// merge into the unsharded run's result, per-token files too; merge's
+// refusals name the files at fault (a doubled shard both of them, a shard of
+// another run its file), not only the shard.
+func TestMergeShardsOfOtherPaths(t *testing.T) {
+	isolate(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 40)
+	// The second machine's copies, at other paths.
+	dir2, data2 := filepath.Join(t.TempDir(), "model-copy"), filepath.Join(t.TempDir(), "corpus-copy.txt")
+	if err := os.CopyFS(dir2, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data2, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := []string{"--ctx", "24", "--device", "cpu", "--quiet"}
+	whole := resultJSON(t, append([]string{"--model", dir, "--data", data}, opts...)...)
+	tmp := t.TempDir()
+	var files, ptks []string
+	for i, in := range [][2]string{{dir, data}, {dir2, data2}} {
+		f, p := filepath.Join(tmp, fmt.Sprintf("s%d.json", i)), filepath.Join(tmp, fmt.Sprintf("s%d.ptk", i))
+		args := append([]string{"--model", in[0], "--data", in[1], "--shard", fmt.Sprintf("%d/2", i), "--json", f, "--per-token", p}, opts...)
+		if _, stderr, err := cli(t, "", args...); err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, err, stderr)
+		}
+		files, ptks = append(files, f), append(ptks, p)
+	}
+	out, stderr, err := cli(t, "", append([]string{"merge", "--json", "-"}, files...)...)
+	if err != nil {
+		t.Fatalf("merge of shards whose model and corpus were at other paths: %v\n%s", err, stderr)
+	}
+	var m pipeline.Result
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Sums() != whole.Sums() || m.ScoredBytes != whole.ScoredBytes {
+		t.Errorf("merged %v, %d bytes; unsharded %v, %d", m.Sums(), m.ScoredBytes, whole.Sums(), whole.ScoredBytes)
+	}
+	if _, stderr, err := cli(t, "", "merge", "--per-token", filepath.Join(tmp, "all.ptk"), ptks[0], ptks[1]); err != nil {
+		t.Errorf("merge --per-token: %v\n%s", err, stderr)
+	}
+	// Refusals name the files.
+	dup := filepath.Join(tmp, "s0-again.json")
+	shard0, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dup, shard0, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cli(t, "", "merge", files[0], files[1], dup); err == nil || !strings.Contains(err.Error(), "shard 0/2 given twice") ||
+		!strings.Contains(err.Error(), files[0]) || !strings.Contains(err.Error(), dup) {
+		t.Errorf("a doubled shard: err = %v, want one naming %s and %s", err, files[0], dup)
+	}
+	other := filepath.Join(tmp, "other.json")
+	if _, _, err := cli(t, "", "--model", dir, "--data", data, "--ctx", "16", "--device", "cpu", "--quiet", "--shard", "1/2", "--json", other); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cli(t, "", "merge", files[0], other); err == nil || !strings.Contains(err.Error(), "ctx") || !strings.Contains(err.Error(), other) {
+		t.Errorf("a shard of another run: err = %v, want one naming %s", err, other)
 	}
 }

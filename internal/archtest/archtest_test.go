@@ -49,7 +49,7 @@ var testSupport = map[string]bool{
 // dependencies, each chosen on purpose).
 var rules = map[string]rule{
 	// The library API (package wgpueval) and the commands.
-	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem", "internal/clobber"}},
+	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem", "internal/clobber", "internal/atomicfile"}},
 	"cmd/wgpu-eval": {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	"cmd/wgslc":     {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
 	"bench/cpurss":  {ours: []string{"model", "model/synth", "pipeline", "pipeline/backend"}},

@@ -60,11 +60,11 @@ func WriteFunc(path string, write func(w io.Writer) error) error {
 		return writeFD(path, fd, write)
 	}
 	if fi == nil {
-		return replace(target, write, 0o644)
+		return replace(target, write, 0o644, true)
 	}
 	switch m := fi.Mode(); {
 	case m.IsRegular():
-		return replace(target, write, m.Perm())
+		return replace(target, write, m.Perm(), false)
 	case m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
 		return writeInPlace(target, write)
 	case m.IsDir():
@@ -141,11 +141,21 @@ func resolve(path string) (target string, fi fs.FileInfo, fd int, err error) {
 
 // replace writes the content to a temporary file beside path and renames it
 // over path: an unnamed one where the system can make and later name it, else
-// a named one.
-func replace(path string, write func(io.Writer) error, perm fs.FileMode) error {
+// a named one. Where path is new (fresh), the complete unnamed file is given
+// path itself at once, so that no kill leaves it under a temporary name (a
+// full copy of the output, under a name no run removes); where a file is
+// there, it gets a temporary name for the two calls until the rename.
+func replace(path string, write func(io.Writer) error, perm fs.FileMode, fresh bool) error {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	if f, err := openUnnamed(dir); err == nil {
 		err := fill(f, write, perm)
+		if err == nil && fresh {
+			if linkAs(f, path) == nil {
+				f.Close()
+				syncDir(dir)
+				return nil
+			} // made meanwhile, or not linkable: a temporary name and a rename
+		}
 		name := ""
 		if err == nil {
 			name, err = link(f, dir, base)

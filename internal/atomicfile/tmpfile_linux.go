@@ -25,6 +25,17 @@ func openUnnamed(dir string) (*os.File, error) {
 // writes a named temporary file instead.
 var errLink = errors.New("cannot name an unnamed temporary file")
 
+// linkAs gives the complete unnamed file f the name path, where nothing is
+// there (a link cannot replace a file: then it fails, and the caller links it
+// under a temporary name and renames that over path).
+func linkAs(f *os.File, path string) error {
+	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW)
+}
+
+// testHookNamed, when set by a test, is called with every temporary name
+// link gives an unnamed file.
+var testHookNamed func(name string)
+
 // link gives the complete unnamed file f a temporary name base.PID.N.tmp in
 // dir, which the caller renames over the target at once (a link cannot
 // replace a file).
@@ -34,6 +45,9 @@ func link(f *os.File, dir, base string) (string, error) {
 		name := filepath.Join(dir, fmt.Sprintf("%s.%d.%d.tmp", base, os.Getpid(), i))
 		err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
 		if err == nil {
+			if testHookNamed != nil {
+				testHookNamed(name)
+			}
 			return name, nil
 		}
 		if err != unix.EEXIST {

@@ -15,6 +15,9 @@ func openUnnamed(string) (*os.File, error) {
 // errLink is link's failure; link is never called where openUnnamed fails.
 var errLink = errors.ErrUnsupported
 
+// linkAs is never called where openUnnamed fails.
+func linkAs(*os.File, string) error { return errors.ErrUnsupported }
+
 // link is never called where openUnnamed fails.
 func link(*os.File, string, string) (string, error) {
 	return "", errors.ErrUnsupported

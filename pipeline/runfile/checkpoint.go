@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
@@ -19,7 +20,10 @@ import (
 // Version 2: exact sums (exactsum), a trailing checksum, checksummed sidecar
 // records. Version 3: the bytes scored count the text only (a special token
 // added to it, such as the <|endoftext|> before a joined document, none).
-const checkpointVersion = 3
+// Version 4: the batches done (State.Batches), by which --device all picks
+// each batch's device, the device's kernel set in RunIdentity.Device, and
+// the build (RunIdentity.Tool).
+const checkpointVersion = 4
 
 // maxCheckpointBytes bounds a checkpoint file read: a real one is a few
 // hundred bytes, and every field is of fixed shape (no slices, no maps), so
@@ -37,17 +41,25 @@ type RunIdentity struct {
 	Stride       int    `msgpack:"stride"`
 	// BOSEachWindow is EvalConfig.BOSEachWindow (false in checkpoints of
 	// builds before it, which had no such option).
-	BOSEachWindow bool           `msgpack:"bos_each_window"`
-	MaxTokens     int            `msgpack:"max_tokens"`
-	Split         string         `msgpack:"split"`
-	Separator     string         `msgpack:"separator"`
-	Precision     string         `msgpack:"precision"`
-	Device        string         `msgpack:"device"` // the backend's name: another device rounds differently
-	Shard         pipeline.Shard `msgpack:"shard"`
+	BOSEachWindow bool   `msgpack:"bos_each_window"`
+	MaxTokens     int    `msgpack:"max_tokens"`
+	Split         string `msgpack:"split"`
+	Separator     string `msgpack:"separator"`
+	Precision     string `msgpack:"precision"`
+	// Device is the backend's name and kernel set (another device or kernel
+	// set rounds differently); with several devices (--device all), each
+	// one's, joined with " + ". A run on any number of devices that are all
+	// the same device gives the same bits, so those match (Diff).
+	Device string         `msgpack:"device"`
+	Shard  pipeline.Shard `msgpack:"shard"`
 	// PerToken is set for a run with per-token output: its records so far
 	// are in a sidecar PerTokenLog; TopLogprobs is their top-K.
 	PerToken    bool `msgpack:"per_token"`
 	TopLogprobs int  `msgpack:"top_logprobs"`
+	// Tool is the build that wrote the checkpoint (version and commit, as
+	// the result's provenance has them): another build's kernels may round
+	// otherwise, and a resumed run would add two builds' sums.
+	Tool string `msgpack:"tool"`
 }
 
 // RunCheckpoint is an interrupted run's state on disk (--checkpoint; not to
@@ -63,33 +75,56 @@ type RunCheckpoint struct {
 }
 
 // Diff names the first field in which two identities differ, with both
-// values; "" when they are equal.
+// values; "" when they are equal. The options that choose what of a corpus
+// is scored (mode, split, separator) come before the corpus's sha256, which
+// is of what is scored: another --split names the split, not a hash.
 func (a RunIdentity) Diff(b RunIdentity) string {
 	for _, f := range []struct {
 		name string
 		x, y any
 	}{
 		{"model weights (sha256)", a.ModelSHA256, b.ModelSHA256},
-		{"corpus (sha256)", a.CorpusSHA256, b.CorpusSHA256},
 		{"tokenizer", a.Tokenizer, b.Tokenizer},
 		{"mode", a.Mode, b.Mode},
+		{"split", a.Split, b.Split},
+		{"separator", fmt.Sprintf("%q", a.Separator), fmt.Sprintf("%q", b.Separator)},
+		{"corpus (sha256)", a.CorpusSHA256, b.CorpusSHA256},
 		{"BOS each window", a.BOSEachWindow, b.BOSEachWindow},
 		{"ctx", a.Ctx, b.Ctx},
 		{"stride", a.Stride, b.Stride},
 		{"max tokens", a.MaxTokens, b.MaxTokens},
-		{"split", a.Split, b.Split},
-		{"separator", fmt.Sprintf("%q", a.Separator), fmt.Sprintf("%q", b.Separator)},
 		{"precision", a.Precision, b.Precision},
-		{"device", a.Device, b.Device},
+		{"device", a.Device, sameDevices(a.Device, b.Device)},
 		{"shard", a.Shard, b.Shard},
 		{"per-token output", a.PerToken, b.PerToken},
 		{"top logprobs", a.TopLogprobs, b.TopLogprobs},
+		{"build of wgpu-eval", a.Tool, b.Tool},
 	} {
 		if f.x != f.y {
 			return fmt.Sprintf("%s: %v in the checkpoint, %v now", f.name, f.x, f.y)
 		}
 	}
 	return ""
+}
+
+// sameDevices is b, or a where a and b name runs on the same one device,
+// each on any number of them (--device all on two identical GPUs, then on
+// the one left): batches on identical devices give identical bits,
+// whichever of them scores which batch.
+func sameDevices(a, b string) string {
+	one := func(s string) string { // the device all parts are, "" if they differ
+		parts := strings.Split(s, " + ")
+		for _, p := range parts[1:] {
+			if p != parts[0] {
+				return ""
+			}
+		}
+		return parts[0]
+	}
+	if x := one(a); x != "" && x == one(b) {
+		return a
+	}
+	return b
 }
 
 // LoadRunCheckpoint reads the checkpoint at path; a missing file gives
@@ -174,7 +209,7 @@ func ParseRunCheckpoint(data []byte) (*RunCheckpoint, error) {
 		return nil, fmt.Errorf("damaged (checksum %08x, the file says %08x)", got, sum)
 	}
 	st := c.State
-	for _, n := range []int{st.Samples, st.Sums.Count, st.Bytes, st.BatchTokens, c.PerTokenRecords, c.Run.Ctx, c.Run.Stride, c.Run.MaxTokens, c.Run.TopLogprobs} {
+	for _, n := range []int{st.Samples, st.Sums.Count, st.Bytes, st.BatchTokens, st.Batches, c.PerTokenRecords, c.Run.Ctx, c.Run.Stride, c.Run.MaxTokens, c.Run.TopLogprobs} {
 		if n < 0 || n > pipeline.MaxCount {
 			return nil, fmt.Errorf("damaged (a count of %d)", n)
 		}

@@ -27,6 +27,7 @@ type Checkpointer struct {
 	saved   time.Time
 	dirty   bool
 	unlock  func() // releases the lock on path + lockSuffix
+	noLock  string // why no lock is held ("" when one is)
 }
 
 // perTokenLogSuffix names a checkpoint's per-token sidecar, and lockSuffix
@@ -44,19 +45,31 @@ func CheckpointSidecars(path string) []string {
 }
 
 // errCheckpointBusy is lockCheckpoint's error when another process holds the
-// lock.
-var errCheckpointBusy = errors.New("in use")
+// lock, and errNoLocks its error on a file system that does not lock files.
+var (
+	errCheckpointBusy = errors.New("in use")
+	errNoLocks        = errors.New("its file system does not lock files")
+)
 
 // OpenCheckpointer reads path's checkpoint when there is one: it must be of
 // the run id describes. With id.PerToken it opens the sidecar log at the
 // records the checkpoint counts valid (none for a fresh run).
 func OpenCheckpointer(path string, id RunIdentity) (c *Checkpointer, err error) {
 	unlock, err := lockCheckpoint(path + lockSuffix)
+	noLock := ""
+	if errors.Is(err, errNoLocks) {
+		// Run without the lock, as where the system has none, and say so:
+		// a checkpoint must be usable on a cluster's shared file system.
+		os.Remove(path + lockSuffix)
+		noLock = fmt.Sprintf("checkpoint %s: %v: nothing keeps another run off it (give each run its own --checkpoint)", path, err)
+		unlock, err = func() {}, nil
+	}
 	if errors.Is(err, errCheckpointBusy) {
 		return nil, fmt.Errorf("checkpoint %s is in use by another run (it holds %s%s): wait for it to finish, or give this run another --checkpoint file",
 			path, path, lockSuffix)
 	}
 	if err != nil {
+		os.Remove(path + lockSuffix) // no lock file left by a run that could not start
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	defer func() {
@@ -65,7 +78,7 @@ func OpenCheckpointer(path string, id RunIdentity) (c *Checkpointer, err error) 
 			unlock()
 		}
 	}()
-	c = &Checkpointer{path: path, id: id, unlock: unlock}
+	c = &Checkpointer{path: path, id: id, unlock: unlock, noLock: noLock}
 	ck, err := LoadRunCheckpoint(path)
 	switch {
 	case IsNoRunCheckpoint(err):
@@ -129,9 +142,18 @@ func (c *Checkpointer) write() error {
 
 // Finish removes the checkpoint of a completed run (whose per-token file, if
 // any, is written), then its sidecar log; or writes the newest state of an
-// interrupted one and closes the log.
+// interrupted one and closes the log. An interrupted run that never had a
+// checkpoint to keep (none resumed, no batch finished) leaves no sidecar log
+// and no lock file beside the user's files either.
 func (c *Checkpointer) Finish(complete bool) error {
 	defer c.unlock()
+	if !complete && c.resume == nil && c.last == nil {
+		os.Remove(c.path + lockSuffix) // tidy; the lock is held until the deferred unlock
+		if c.log != nil {
+			return c.log.Remove()
+		}
+		return nil
+	}
 	if complete {
 		if err := os.Remove(c.path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("remove checkpoint: %w", err)
@@ -155,6 +177,15 @@ func (c *Checkpointer) Finish(complete bool) error {
 // Resume is the state the checkpoint file held when it was opened (nil for a
 // fresh run), and its per-token records.
 func (c *Checkpointer) Resume() (*pipeline.State, []pipeline.TokenNLL) { return c.resume, c.records }
+
+// Kept reports whether the checkpoint file holds a state of the run (one it
+// resumed, or one this session saved), which a run stopped by an error can
+// continue from.
+func (c *Checkpointer) Kept() bool { return c.resume != nil || !c.saved.IsZero() }
+
+// NoLock says why no lock keeps other runs off the checkpoint (its file
+// system does not lock files); "" where the lock is held.
+func (c *Checkpointer) NoLock() string { return c.noLock }
 
 // KeepsRecords reports whether the run's per-token records go to the
 // sidecar log (AppendRecords).

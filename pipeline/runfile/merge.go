@@ -20,35 +20,42 @@ import (
 // count, how the bytes were counted), a missing
 // or doubled shard, naming it, and numbers that no run writes (CheckNumbers).
 // The merged Seconds is the longest shard's (they ran in parallel).
-func Merge(rs []*pipeline.Result) (*pipeline.Result, error) {
+func Merge(rs []*pipeline.Result) (*pipeline.Result, error) { return MergeFiles(rs, nil) }
+
+// MergeFiles is Merge for results read from files: names[i] is rs[i]'s file,
+// which its errors name beside the shard (among dozens of shard files, the
+// one at fault). names may be nil.
+func MergeFiles(rs []*pipeline.Result, names []string) (*pipeline.Result, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("merge: no results")
 	}
+	file := fileNamer(names, "result")
 	for i, r := range rs {
 		if r == nil || r.Shard == nil {
-			return nil, fmt.Errorf("merge: result %d is not a shard (no \"shard\" field): nothing to merge it with", i+1)
+			return nil, fmt.Errorf("merge: %s is not a shard (no \"shard\" field): nothing to merge it with", file(i))
 		}
 		if r.Interrupted {
-			return nil, fmt.Errorf("merge: shard %v was interrupted; rerun it", *r.Shard)
+			return nil, fmt.Errorf("merge: shard %v (%s) was interrupted; rerun it", *r.Shard, file(i))
 		}
 		if err := r.Shard.Check(); err != nil || *r.Shard == (pipeline.Shard{}) {
-			return nil, fmt.Errorf("merge: result %d has an invalid shard %v", i+1, *r.Shard)
+			return nil, fmt.Errorf("merge: %s has an invalid shard %v", file(i), *r.Shard)
 		}
 		if err := r.CheckNumbers(); err != nil {
-			return nil, fmt.Errorf("merge: shard %v: %w", *r.Shard, err)
+			return nil, fmt.Errorf("merge: shard %v (%s): %w", *r.Shard, file(i), err)
 		}
 	}
 	first := rs[0]
 	n := first.Shard.Count
 	byIndex := map[int]*pipeline.Result{}
-	for _, r := range rs {
+	fileOf := map[int]int{} // shard index -> position in rs
+	for i, r := range rs {
 		if err := sameRun(first, r); err != nil {
-			return nil, fmt.Errorf("merge: shard %v and shard %v are of different runs: %w", *first.Shard, *r.Shard, err)
+			return nil, fmt.Errorf("merge: shard %v (%s) and shard %v (%s) are of different runs: %w", *first.Shard, file(0), *r.Shard, file(i), err)
 		}
 		if byIndex[r.Shard.Index] != nil {
-			return nil, fmt.Errorf("merge: shard %v given twice", *r.Shard)
+			return nil, fmt.Errorf("merge: shard %v given twice (%s and %s)", *r.Shard, file(fileOf[r.Shard.Index]), file(i))
 		}
-		byIndex[r.Shard.Index] = r
+		byIndex[r.Shard.Index], fileOf[r.Shard.Index] = r, i
 	}
 	if len(byIndex) < n {
 		var missing []string
@@ -97,16 +104,36 @@ func Merge(rs []*pipeline.Result) (*pipeline.Result, error) {
 	return &out, nil
 }
 
+// fileNamer names the i-th input of a merge: its file where names has it,
+// else "<kind> i+1".
+func fileNamer(names []string, kind string) func(i int) string {
+	return func(i int) string {
+		if i < len(names) {
+			return names[i]
+		}
+		return fmt.Sprintf("%s %d", kind, i+1)
+	}
+}
+
 // sameRun reports the first thing that differs between two shard results.
+// Where both name their model's weights and corpus by sha256, those are
+// compared and the names they were given by are not: shards run on
+// machines that keep the same model and corpus at other paths are shards of
+// one run.
 func sameRun(a, b *pipeline.Result) error {
 	type field struct {
 		name string
 		x, y string
 	}
 	s := func(v any) string { return fmt.Sprint(v) }
-	fs := []field{
-		{"model", a.Model, b.Model},
-		{"data", a.Data, b.Data},
+	var fs []field
+	if pa, pb := a.Provenance, b.Provenance; pa == nil || pb == nil || pa.Model.WeightsSHA256 == "" || pb.Model.WeightsSHA256 == "" {
+		fs = append(fs, field{"model", a.Model, b.Model})
+	}
+	if pa, pb := a.Provenance, b.Provenance; pa == nil || pb == nil || pa.Corpus.SHA256 == "" || pb.Corpus.SHA256 == "" {
+		fs = append(fs, field{"data", a.Data, b.Data})
+	}
+	fs = append(fs, []field{
 		{"mode", a.Mode, b.Mode},
 		{"BOS each window", s(a.BOSEachWindow), s(b.BOSEachWindow)},
 		{"ctx", s(a.Ctx), s(b.Ctx)},
@@ -115,7 +142,7 @@ func sameRun(a, b *pipeline.Result) error {
 		{"words", s(a.Words), s(b.Words)},
 		{"shard count", s(a.Shard.Count), s(b.Shard.Count)},
 		{"bytes counted (a build before the text-only count wrote \"\")", a.BytesCounted, b.BytesCounted},
-	}
+	}...)
 	if a.Config != nil && b.Config != nil {
 		fs = append(fs,
 			field{"max tokens", s(a.Config.MaxTokens), s(b.Config.MaxTokens)},

@@ -17,45 +17,60 @@ import (
 // compares, plus the tokenizer and the top log-probabilities kept), a file
 // that is not a shard's, and a missing or doubled shard, naming it.
 func MergePerToken(files []*PerTokenFile) (*PerTokenFile, error) {
+	return MergePerTokenFiles(files, nil)
+}
+
+// MergePerTokenFiles is MergePerToken whose errors name each input by
+// names[i], its file, beside its shard. names may be nil.
+func MergePerTokenFiles(files []*PerTokenFile, names []string) (*PerTokenFile, error) {
 	if len(files) == 0 {
 		return nil, errors.New("merge per-token: no files")
 	}
+	file := fileNamer(names, "file")
 	for i, f := range files {
 		if f == nil || f.Header.Shard == nil {
-			return nil, fmt.Errorf("merge per-token: file %d is not a shard's (its header has no shard)", i+1)
+			return nil, fmt.Errorf("merge per-token: %s is not a shard's (its header has no shard)", file(i))
+		}
+		// Each header's shard is checked before it indexes anything: a
+		// damaged file's count (0, negative, huge) must not size anything.
+		if s := *f.Header.Shard; s.Check() != nil || s == (pipeline.Shard{}) {
+			return nil, fmt.Errorf("merge per-token: %s has an invalid shard %v", file(i), s)
 		}
 	}
 	first := files[0].Header
 	n := first.Shard.Count
-	byIndex := make([]*PerTokenFile, n)
+	byIndex := map[int]*PerTokenFile{}
+	fileOf := map[int]int{} // shard index -> position in files
 	total := 0
-	for _, f := range files {
+	for i, f := range files {
 		h := f.Header
 		if err := samePerTokenRun(first, h); err != nil {
-			return nil, fmt.Errorf("merge per-token: shard %v and shard %v are of different runs: %w", *first.Shard, *h.Shard, err)
-		}
-		if err := h.Shard.Check(); err != nil {
-			return nil, fmt.Errorf("merge per-token: %w", err)
+			return nil, fmt.Errorf("merge per-token: shard %v (%s) and shard %v (%s) are of different runs: %w", *first.Shard, file(0), *h.Shard, file(i), err)
 		}
 		if byIndex[h.Shard.Index] != nil {
-			return nil, fmt.Errorf("merge per-token: shard %v given twice", *h.Shard)
+			return nil, fmt.Errorf("merge per-token: shard %v given twice (%s and %s)", *h.Shard, file(fileOf[h.Shard.Index]), file(i))
 		}
-		byIndex[h.Shard.Index] = f
+		byIndex[h.Shard.Index], fileOf[h.Shard.Index] = f, i
 		total += len(f.Tokens)
 	}
-	var missing []string
-	for i, f := range byIndex {
-		if f == nil {
-			missing = append(missing, pipeline.Shard{Index: i, Count: n}.String())
+	if len(byIndex) < n {
+		var missing []string
+		for i := 0; i < n && len(missing) < 10; i++ {
+			if byIndex[i] == nil {
+				missing = append(missing, pipeline.Shard{Index: i, Count: n}.String())
+			}
 		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("merge per-token: missing shard %s of %d", strings.Join(missing, ", "), n)
+		more := ""
+		if n-len(byIndex) > len(missing) {
+			more = fmt.Sprintf(" and %d more", n-len(byIndex)-len(missing))
+		}
+		return nil, fmt.Errorf("merge per-token: missing shard %s%s of %d", strings.Join(missing, ", "), more, n)
 	}
 
 	out := &PerTokenFile{Header: first, Tokens: make([]pipeline.TokenNLL, 0, total)}
 	out.Header.Shard = nil
-	for _, f := range byIndex {
+	for i := range n {
+		f := byIndex[i]
 		out.Tokens = append(out.Tokens, f.Tokens...)
 		if p := f.Header.Provenance; p != nil && out.Header.Provenance != nil && p.Start.Before(out.Header.Provenance.Start) {
 			q := *out.Header.Provenance

@@ -78,3 +78,39 @@ func TestMergePerToken(t *testing.T) {
 		t.Errorf("another top-k: err = %v", err)
 	}
 }
+
+// TestMergePerTokenBadShard: a per-token file whose header has a shard no
+// run writes (a damaged or edited file: a count of 0, negative or huge) is
+// refused, naming the file, or reported missing shards; it never panics
+// or sizes an allocation by the count.
+func TestMergePerTokenBadShard(t *testing.T) {
+	for _, c := range []struct {
+		shard pipeline.Shard
+		want  string
+	}{
+		{pipeline.Shard{Index: 0, Count: -1}, "file 1 has an invalid shard 0/-1"},
+		{pipeline.Shard{Index: 0, Count: 0}, "file 1 has an invalid shard 0/0"},
+		{pipeline.Shard{Index: 3, Count: 2}, "file 1 has an invalid shard 3/2"},
+		{pipeline.Shard{Index: 5, Count: 1 << 50}, "missing shard 0/1125899906842624"},
+	} {
+		s := c.shard
+		data, err := (&runfile.PerTokenFile{Header: runfile.PerTokenHeader{Shard: &s}}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := runfile.ParsePerToken(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("shard %v: panic: %v", s, r)
+				}
+			}()
+			if _, err := runfile.MergePerToken([]*runfile.PerTokenFile{f}); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("shard %v: err = %v, want %q", s, err, c.want)
+			}
+		}()
+	}
+}

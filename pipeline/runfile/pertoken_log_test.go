@@ -344,3 +344,90 @@ func TestCheckpointOnAnotherFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckpointerNothingToKeep: a run with per-token output interrupted
+// before its first batch finished leaves no checkpoint, sidecar log or lock
+// file; one interrupted after a batch keeps the checkpoint and the log.
+func TestCheckpointerNothingToKeep(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.ckpt")
+	id := runfile.RunIdentity{PerToken: true}
+	c, err := runfile.OpenCheckpointer(path, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(false); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("a run interrupted before any batch left %d files: %v", len(left), left)
+	}
+	c, err = runfile.OpenCheckpointer(path, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AppendRecords([]pipeline.TokenNLL{{Doc: 0, Pos: 1, Token: 2, NLL: 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+	var st pipeline.State
+	st.Samples, st.Batches = 1, 1
+	st.Sums.AddNLL(0.5)
+	if err := c.Save(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Finish(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + ".pertoken"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("interrupted after a batch: %v", err)
+		}
+	}
+}
+
+// TestRunIdentityDevices: a checkpoint of a run on several devices that are
+// all the same device (--device all on identical GPUs) is the run of any
+// number of them, since identical devices give identical bits (a node that
+// lost one of its GPUs finishes the run on the others); other devices, other
+// kernels, or a mix in another order are another run.
+func TestRunIdentityDevices(t *testing.T) {
+	const a, b = "GPU A (f16), driver 1 (kernels hardware)", "GPU B (f16), driver 1 (kernels hardware)"
+	for _, c := range []struct {
+		saved, now string
+		same       bool
+	}{
+		{a + " + " + a, a, true},
+		{a, a + " + " + a + " + " + a, true},
+		{a + " + " + a, a + " + " + a, true},
+		{a + " + " + b, a + " + " + b, true},
+		{a + " + " + b, a, false},
+		{a + " + " + b, b + " + " + a, false},
+		{a, b, false},
+		{a + " + " + a, "GPU A (f16), driver 1 (kernels software)", false},
+		{"cpu (kernels avx2)", "cpu (kernels avx512)", false},
+	} {
+		d := runfile.RunIdentity{Device: c.saved}.Diff(runfile.RunIdentity{Device: c.now})
+		if (d == "") != c.same {
+			t.Errorf("saved on %q, resumed on %q: Diff = %q, want same %v", c.saved, c.now, d, c.same)
+		}
+	}
+}
+
+// TestRunIdentityNamesOption: a checkpoint resumed with another --split,
+// --mode or --separator is refused naming that option, though the corpus's
+// sha256 (of what is scored) differs too.
+func TestRunIdentityNamesOption(t *testing.T) {
+	saved := runfile.RunIdentity{CorpusSHA256: "aaaa", Mode: "stream", Split: "all"}
+	for _, c := range []struct {
+		now  runfile.RunIdentity
+		want string
+	}{
+		{runfile.RunIdentity{CorpusSHA256: "bbbb", Mode: "stream", Split: "val"}, "split: all in the checkpoint, val now"},
+		{runfile.RunIdentity{CorpusSHA256: "bbbb", Mode: "documents", Split: "all", Separator: "\n\n"}, "mode: stream in the checkpoint, documents now"},
+		{runfile.RunIdentity{CorpusSHA256: "bbbb", Mode: "stream", Split: "all"}, "corpus (sha256): aaaa in the checkpoint, bbbb now"},
+	} {
+		if d := saved.Diff(c.now); !strings.Contains(d, c.want) {
+			t.Errorf("Diff = %q, want %q", d, c.want)
+		}
+	}
+}
