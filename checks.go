@@ -110,7 +110,7 @@ func checkOutputs(opt EvalOptions) error {
 		if st, err := os.Stat(o.path); err == nil && st.IsDir() {
 			return badString(o.option, o.path, "is a folder; name a file")
 		}
-		if err := atomicfile.Writable(o.path); err != nil { // a read-only folder: before the run, not after it
+		if err := atomicfile.Check(o.path); err != nil { // a read-only folder: before the run, not after it
 			return badString(o.option, o.path, "%v", err)
 		}
 		if _, err := infile.Check(o.path); o.option == "Checkpoint" && err != nil && !errors.Is(err, fs.ErrNotExist) {

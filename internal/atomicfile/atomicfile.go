@@ -75,10 +75,14 @@ func WriteFunc(path string, write func(w io.Writer) error) error {
 }
 
 // Check reports what would make Write to path fail before any content is
-// made: a folder of the file that does not exist or is not a folder, and
-// what Write refuses at path (a directory, a socket, ...). A command checks
-// its output paths with it before a long run rather than failing to write
-// the result after it. Nothing is created.
+// made: a folder of the file that does not exist or is not a folder, a
+// folder this process cannot create the file in (a read-only file system,
+// no permission: where Write makes the new file, that of the file a link
+// finally names), and what Write refuses at path (a directory, a socket,
+// ...). A device, a FIFO or one of the process's own descriptors, written
+// in place, passes. A program checks its output paths with it before a
+// long run rather than failing to write the result after it; a full disk
+// cannot be foreseen. Nothing is created.
 func Check(path string) error {
 	target, fi, fd, err := resolve(path)
 	switch {
@@ -95,16 +99,26 @@ func Check(path string) error {
 		if !st.IsDir() {
 			return fmt.Errorf("%s: %s is not a folder", describe(path, target), dir)
 		}
-		return nil
+		return writableIn(dir)
 	}
 	switch m := fi.Mode(); {
-	case m.IsRegular(), m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
+	case m.IsRegular():
+		return writableIn(filepath.Dir(target))
+	case m&fs.ModeNamedPipe != 0, m&fs.ModeCharDevice != 0:
 		return nil
 	case m.IsDir():
 		return fmt.Errorf("%s is a directory, not a file", describe(path, target))
 	default:
 		return fmt.Errorf("%s is a %s, not a file that can be written", describe(path, target), kind(m))
 	}
+}
+
+// writableIn reports a folder this process cannot create a file in.
+func writableIn(dir string) error {
+	if err := canWriteIn(dir); err != nil {
+		return fmt.Errorf("cannot write a file in %s: %w", dir, err)
+	}
+	return nil
 }
 
 // resolve follows the symbolic links of path to the file they name and
