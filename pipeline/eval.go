@@ -72,7 +72,8 @@ type EvalConfig struct {
 	Progress func(Progress)
 	// Shard, when its Count is above 1, scores only the samples (windows or
 	// documents' windows, in corpus order) i with i mod Count == Index; the
-	// shards' sums add up to an unsharded run's.
+	// shards' sums add up to an unsharded run's. A Count of 1 or more marks
+	// the result as that shard (0/1: the whole run, mergeable alone).
 	Shard Shard
 	// Resume, when not nil, is the state of an interrupted run of the same
 	// configuration: its samples are skipped and its sums are the start. The
@@ -385,6 +386,10 @@ func plan(cfg EvalConfig) ([]Sample, *Result, error) {
 			return nil, nil, fmt.Errorf("shard %v has no samples: the corpus has only %d", cfg.Shard, len(seqs))
 		}
 		seqs = mine
+	}
+	if cfg.Shard.Count >= 1 {
+		// --shard 0/1 too: a script run with N = 1 merges its one shard
+		// as it would N of them.
 		sh := cfg.Shard
 		res.Shard = &sh
 	}

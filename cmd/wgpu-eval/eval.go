@@ -269,7 +269,7 @@ func formatSummary(r *pipeline.Result, threads int) string {
 	if r.Mode == string(pipeline.ModeStrided) && r.Config != nil {
 		shard = fmt.Sprintf(", stride %d", r.Config.Stride)
 	}
-	if r.Shard != nil {
+	if r.Shard != nil && r.Shard.Count > 1 { // 0/1 is the whole corpus
 		shard += ", shard " + r.Shard.String()
 	}
 	if r.BOSEachWindow {
