@@ -187,8 +187,10 @@ func sameTargetList(a, b *PerTokenFile) error {
 	return nil
 }
 
+// shardName names a per-token file's shard for comparing: 0/1 (the whole
+// corpus) is none.
 func shardName(s *pipeline.Shard) string {
-	if s == nil {
+	if s == nil || s.Count <= 1 {
 		return "none"
 	}
 	return s.String()
