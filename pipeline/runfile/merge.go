@@ -58,17 +58,7 @@ func MergeFiles(rs []*pipeline.Result, names []string) (*pipeline.Result, error)
 		byIndex[r.Shard.Index], fileOf[r.Shard.Index] = r, i
 	}
 	if len(byIndex) < n {
-		var missing []string
-		for i := 0; i < n && len(missing) < 10; i++ {
-			if byIndex[i] == nil {
-				missing = append(missing, pipeline.Shard{Index: i, Count: n}.String())
-			}
-		}
-		more := ""
-		if n-len(byIndex) > len(missing) {
-			more = fmt.Sprintf(" and %d more", n-len(byIndex)-len(missing))
-		}
-		return nil, fmt.Errorf("merge: missing shard %s%s of %d", strings.Join(missing, ", "), more, n)
+		return nil, fmt.Errorf("merge: missing shard %s of %d", missingShards(n, len(byIndex), func(i int) bool { return byIndex[i] != nil }), n)
 	}
 
 	out := *first
@@ -168,4 +158,20 @@ func sameRun(a, b *pipeline.Result) error {
 		}
 	}
 	return nil
+}
+
+// missingShards names the shards of n that present says are not there (the
+// first ten, then how many more), of which there are n - have.
+func missingShards(n, have int, present func(i int) bool) string {
+	var missing []string
+	for i := 0; i < n && len(missing) < 10; i++ {
+		if !present(i) {
+			missing = append(missing, pipeline.Shard{Index: i, Count: n}.String())
+		}
+	}
+	more := ""
+	if n-have > len(missing) {
+		more = fmt.Sprintf(" and %d more", n-have-len(missing))
+	}
+	return strings.Join(missing, ", ") + more
 }

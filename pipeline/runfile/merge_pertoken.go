@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
@@ -54,17 +53,7 @@ func MergePerTokenFiles(files []*PerTokenFile, names []string) (*PerTokenFile, e
 		total += len(f.Tokens)
 	}
 	if len(byIndex) < n {
-		var missing []string
-		for i := 0; i < n && len(missing) < 10; i++ {
-			if byIndex[i] == nil {
-				missing = append(missing, pipeline.Shard{Index: i, Count: n}.String())
-			}
-		}
-		more := ""
-		if n-len(byIndex) > len(missing) {
-			more = fmt.Sprintf(" and %d more", n-len(byIndex)-len(missing))
-		}
-		return nil, fmt.Errorf("merge per-token: missing shard %s%s of %d", strings.Join(missing, ", "), more, n)
+		return nil, fmt.Errorf("merge per-token: missing shard %s of %d", missingShards(n, len(byIndex), func(i int) bool { return byIndex[i] != nil }), n)
 	}
 
 	out := &PerTokenFile{Header: first, Tokens: make([]pipeline.TokenNLL, 0, total)}
