@@ -160,33 +160,15 @@ func TestBOSEachWindowRefused(t *testing.T) {
 // the same run resumed gives the totals of an uninterrupted one, bit for
 // bit.
 func TestBOSEachWindowResume(t *testing.T) {
-	dir := tinyModel(t)
-	text := filepath.Join(t.TempDir(), "t.txt")
-	if err := os.WriteFile(text, []byte(strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 8)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var cancel context.CancelFunc
-	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true, Progress: func(p Progress) {
-		if p.Stage == "eval" && p.Scored > 0 && cancel != nil {
-			cancel() // after the first batch
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
+	ev, text, interrupted := checkpointFixture(t)
 	for _, bos := range []bool{false, true} {
 		opt := EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true, BOSEachWindow: bos}
-		cancel = nil
 		whole, err := ev.Evaluate(context.Background(), Named(text), opt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		opt.Checkpoint = filepath.Join(t.TempDir(), "run.ckpt")
-		var ctx context.Context
-		ctx, cancel = context.WithCancel(context.Background())
-		part, err := ev.Evaluate(ctx, Named(text), opt)
-		cancel = nil
+		part, err := interrupted(opt)
 		if !errors.Is(err, context.Canceled) || part == nil || part.Tokens == 0 || part.Tokens >= whole.Tokens {
 			t.Fatalf("BOS each window %v: the interrupted run: %v, %+v", bos, err, part)
 		}

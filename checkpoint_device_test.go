@@ -17,26 +17,9 @@ import (
 // WGPU_EVAL_CPU_KERNELS changed) is refused, naming it, instead of adding the
 // sums of two kernel sets into a total neither run gives.
 func TestCheckpointNamesKernelSet(t *testing.T) {
-	dir := tinyModel(t)
-	text := filepath.Join(t.TempDir(), "t.txt")
-	if err := os.WriteFile(text, []byte(strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 8)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var cancel context.CancelFunc
-	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true, Progress: func(p Progress) {
-		if p.Stage == "eval" && p.Scored > 0 && cancel != nil {
-			cancel() // after the first batch
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
+	ev, text, interrupted := checkpointFixture(t)
 	opt := EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true, Checkpoint: filepath.Join(t.TempDir(), "run.ckpt")}
-	ctx, c := context.WithCancel(context.Background())
-	cancel = c
-	part, err := ev.Evaluate(ctx, Named(text), opt)
-	cancel = nil
+	part, err := interrupted(opt)
 	if !errors.Is(err, context.Canceled) || part == nil || part.Provenance == nil {
 		t.Fatalf("the interrupted run: %v, %+v", err, part)
 	}
@@ -62,28 +45,11 @@ func TestCheckpointNamesKernelSet(t *testing.T) {
 // requeued onto an updated image, whose kernels may round otherwise) is
 // refused, naming both, instead of adding two builds' sums.
 func TestCheckpointNamesBuild(t *testing.T) {
-	dir := tinyModel(t)
-	text := filepath.Join(t.TempDir(), "t.txt")
-	if err := os.WriteFile(text, []byte(strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 8)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var cancel context.CancelFunc
-	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true, Progress: func(p Progress) {
-		if p.Stage == "eval" && p.Scored > 0 && cancel != nil {
-			cancel() // after the first batch
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
+	ev, text, interrupted := checkpointFixture(t)
 	opt := EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true, Checkpoint: filepath.Join(t.TempDir(), "run.ckpt")}
-	ctx, c := context.WithCancel(context.Background())
-	cancel = c
-	if _, err := ev.Evaluate(ctx, Named(text), opt); !errors.Is(err, context.Canceled) {
+	if _, err := interrupted(opt); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the interrupted run: %v", err)
 	}
-	cancel = nil
 	ck, err := runfile.LoadRunCheckpoint(opt.Checkpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -141,5 +107,34 @@ func TestCheckpointKeptAfterError(t *testing.T) {
 	}
 	if resumed.Sums() != whole.Sums() {
 		t.Errorf("resumed %v, uninterrupted %v", resumed.Sums(), whole.Sums())
+	}
+}
+
+// checkpointFixture opens the tiny model on the CPU (closed when the test
+// ends) and writes a text of several batches of ctx 16; interrupted runs
+// Evaluate with opt, cancelled once its first batch is scored, so that a
+// checkpoint opt names holds part of the run.
+func checkpointFixture(t *testing.T) (ev *Evaluator, text string, interrupted func(opt EvalOptions) (*Result, error)) {
+	t.Helper()
+	dir := tinyModel(t)
+	text = filepath.Join(t.TempDir(), "t.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Now is the winter of our discontent\nMade glorious summer by this sun of York;\n", 8)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cancel context.CancelFunc
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Threads: 1, Offline: true, Progress: func(p Progress) {
+		if p.Stage == "eval" && p.Scored > 0 && cancel != nil {
+			cancel() // after the first batch
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	return ev, text, func(opt EvalOptions) (*Result, error) {
+		ctx, c := context.WithCancel(context.Background())
+		cancel = c
+		defer func() { cancel = nil; c() }()
+		return ev.Evaluate(ctx, Named(text), opt)
 	}
 }
