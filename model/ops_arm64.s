@@ -13,8 +13,14 @@
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
 // FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
 // blocks: attention's scores) are the same tiles over a row-major b from
-// zero, nnColNEON one column with scalar FMAs. WORD directives are the
-// instructions Go's assembler lacks, with their GNU syntax.
+// zero, nnColNEON one column with scalar FMAs. The row kernels
+// (expSubRow, sumExpSub, maxRow, divMaxRow, mulRow, geluRow, geluErfRow,
+// swigluRow; NEON suffix) repeat the AVX2 kernels' operations lane for
+// lane over n - n%8 elements, two 4-lane vectors a step: Cephes' expf with
+// the same constants and FMAs, sums and maxima in AVX2's 8 lanes and its
+// reduction tree, x86's MAXPS as FCMGT and BIF, so their bits are AVX2's.
+// WORD directives are the instructions Go's assembler lacks, with their
+// GNU syntax.
 
 #include "textflag.h"
 
@@ -3812,4 +3818,594 @@ loop_nnCol:
 store_nnCol:
 	MOVD out+32(FP), R4
 	FMOVS F0, (R4)
+	RET
+
+// The row kernels' constants (rows.go's rowConsts), 16 bytes a vector.
+DATA neonrowc<>+0(SB)/4, $0xc2aeac4f
+DATA neonrowc<>+4(SB)/4, $0xc2aeac4f
+DATA neonrowc<>+8(SB)/4, $0xc2aeac4f
+DATA neonrowc<>+12(SB)/4, $0xc2aeac4f
+DATA neonrowc<>+16(SB)/4, $0x42b17217
+DATA neonrowc<>+20(SB)/4, $0x42b17217
+DATA neonrowc<>+24(SB)/4, $0x42b17217
+DATA neonrowc<>+28(SB)/4, $0x42b17217
+DATA neonrowc<>+32(SB)/4, $0x3f800000
+DATA neonrowc<>+36(SB)/4, $0x3f800000
+DATA neonrowc<>+40(SB)/4, $0x3f800000
+DATA neonrowc<>+44(SB)/4, $0x3f800000
+DATA neonrowc<>+48(SB)/4, $0x0000007f
+DATA neonrowc<>+52(SB)/4, $0x0000007f
+DATA neonrowc<>+56(SB)/4, $0x0000007f
+DATA neonrowc<>+60(SB)/4, $0x0000007f
+DATA neonrowc<>+64(SB)/4, $0x3fb8aa3b
+DATA neonrowc<>+68(SB)/4, $0xbf318000
+DATA neonrowc<>+72(SB)/4, $0x395e8083
+DATA neonrowc<>+76(SB)/4, $0x39506967
+DATA neonrowc<>+80(SB)/4, $0x3ab743ce
+DATA neonrowc<>+84(SB)/4, $0x3c088908
+DATA neonrowc<>+88(SB)/4, $0x3d2aa9c1
+DATA neonrowc<>+92(SB)/4, $0x3e2aaaaa
+DATA neonrowc<>+96(SB)/4, $0x3f000000
+DATA neonrowc<>+100(SB)/4, $0x3d372713
+DATA neonrowc<>+104(SB)/4, $0xbfcc422a
+DATA neonrowc<>+108(SB)/4, $0x3f000000
+DATA neonrowc<>+112(SB)/4, $0x3f3504f3
+DATA neonrowc<>+116(SB)/4, $0x3e2ef945
+DATA neonrowc<>+120(SB)/4, $0xbf527892
+DATA neonrowc<>+124(SB)/4, $0x3fbe87b0
+DATA neonrowc<>+128(SB)/4, $0xbf914e5d
+DATA neonrowc<>+132(SB)/4, $0x3e8ec7cc
+DATA neonrowc<>+136(SB)/4, $0xbe3ec24c
+DATA neonrowc<>+140(SB)/4, $0x3dc636c9
+DATA neonrowc<>+144(SB)/4, $0x3ebf88fb
+DATA neonrowc<>+148(SB)/4, $0x3f8000c7
+DATA neonrowc<>+152(SB)/4, $0xbfa1fc4e
+DATA neonrowc<>+156(SB)/4, $0x00000000
+GLOBL neonrowc<>(SB), RODATA|NOPTR, $160
+
+// func expSubRowNEON(row *float32, n int, m float32) float32
+TEXT ·expSubRowNEON(SB), NOSPLIT, $0-28
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	FMOVS m+16(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_expSubRowNEON:
+	CMP R3, R0
+	BHS done_expSubRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x4ebed400 // fsub v0.4s, v0.4s, v30.4s
+	WORD $0x4e34c400 // fmaxnm v0.4s, v0.4s, v20.4s
+	WORD $0x4eb5c400 // fminnm v0.4s, v0.4s, v21.4s
+	WORD $0x4f989002 // fmul v2.4s, v0.4s, v24.s[0]
+	WORD $0x4e218842 // frintn v2.4s, v2.4s
+	WORD $0x4fb81040 // fmla v0.4s, v2.4s, v24.s[1]
+	WORD $0x4f981840 // fmla v0.4s, v2.4s, v24.s[2]
+	WORD $0x4e1c0703 // dup v3.4s, v24.s[3]
+	WORD $0x4e040724 // dup v4.4s, v25.s[0]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x4e0c0723 // dup v3.4s, v25.s[1]
+	WORD $0x4e20cc83 // fmla v3.4s, v4.4s, v0.4s
+	WORD $0x4e140724 // dup v4.4s, v25.s[2]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x4e1c0723 // dup v3.4s, v25.s[3]
+	WORD $0x4e20cc83 // fmla v3.4s, v4.4s, v0.4s
+	WORD $0x4e040744 // dup v4.4s, v26.s[0]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x6e20dc05 // fmul v5.4s, v0.4s, v0.4s
+	WORD $0x4e36d403 // fadd v3.4s, v0.4s, v22.4s
+	WORD $0x4e25cc83 // fmla v3.4s, v4.4s, v5.4s
+	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
+	WORD $0x4eb78442 // add v2.4s, v2.4s, v23.4s
+	WORD $0x4f375442 // shl v2.4s, v2.4s, #23
+	WORD $0x6e22dc60 // fmul v0.4s, v3.4s, v2.4s
+	WORD $0x4ebed421 // fsub v1.4s, v1.4s, v30.4s
+	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
+	WORD $0x4eb5c421 // fminnm v1.4s, v1.4s, v21.4s
+	WORD $0x4f989026 // fmul v6.4s, v1.4s, v24.s[0]
+	WORD $0x4e2188c6 // frintn v6.4s, v6.4s
+	WORD $0x4fb810c1 // fmla v1.4s, v6.4s, v24.s[1]
+	WORD $0x4f9818c1 // fmla v1.4s, v6.4s, v24.s[2]
+	WORD $0x4e1c0707 // dup v7.4s, v24.s[3]
+	WORD $0x4e040728 // dup v8.4s, v25.s[0]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x4e0c0727 // dup v7.4s, v25.s[1]
+	WORD $0x4e21cd07 // fmla v7.4s, v8.4s, v1.4s
+	WORD $0x4e140728 // dup v8.4s, v25.s[2]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x4e1c0727 // dup v7.4s, v25.s[3]
+	WORD $0x4e21cd07 // fmla v7.4s, v8.4s, v1.4s
+	WORD $0x4e040748 // dup v8.4s, v26.s[0]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x6e21dc29 // fmul v9.4s, v1.4s, v1.4s
+	WORD $0x4e36d427 // fadd v7.4s, v1.4s, v22.4s
+	WORD $0x4e29cd07 // fmla v7.4s, v8.4s, v9.4s
+	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
+	WORD $0x4eb784c6 // add v6.4s, v6.4s, v23.4s
+	WORD $0x4f3754c6 // shl v6.4s, v6.4s, #23
+	WORD $0x6e26dce1 // fmul v1.4s, v7.4s, v6.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	WORD $0x4e20d610 // fadd v16.4s, v16.4s, v0.4s
+	WORD $0x4e21d631 // fadd v17.4s, v17.4s, v1.4s
+	ADD $32, R0, R0
+	B loop_expSubRowNEON
+done_expSubRowNEON:
+	WORD $0x4e31d601 // fadd v1.4s, v16.4s, v17.4s
+	WORD $0x6e014022 // ext v2.16b, v1.16b, v1.16b, #8
+	WORD $0x4e22d422 // fadd v2.4s, v1.4s, v2.4s
+	WORD $0x7e30d840 // faddp s0, v2.2s
+	FMOVS F0, ret+24(FP)
+	RET
+
+// func sumExpSubNEON(row *float32, n int, m float32) float32
+TEXT ·sumExpSubNEON(SB), NOSPLIT, $0-28
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	FMOVS m+16(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_sumExpSubNEON:
+	CMP R3, R0
+	BHS done_sumExpSubNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x4ebed400 // fsub v0.4s, v0.4s, v30.4s
+	WORD $0x4e34c400 // fmaxnm v0.4s, v0.4s, v20.4s
+	WORD $0x4eb5c400 // fminnm v0.4s, v0.4s, v21.4s
+	WORD $0x4f989002 // fmul v2.4s, v0.4s, v24.s[0]
+	WORD $0x4e218842 // frintn v2.4s, v2.4s
+	WORD $0x4fb81040 // fmla v0.4s, v2.4s, v24.s[1]
+	WORD $0x4f981840 // fmla v0.4s, v2.4s, v24.s[2]
+	WORD $0x4e1c0703 // dup v3.4s, v24.s[3]
+	WORD $0x4e040724 // dup v4.4s, v25.s[0]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x4e0c0723 // dup v3.4s, v25.s[1]
+	WORD $0x4e20cc83 // fmla v3.4s, v4.4s, v0.4s
+	WORD $0x4e140724 // dup v4.4s, v25.s[2]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x4e1c0723 // dup v3.4s, v25.s[3]
+	WORD $0x4e20cc83 // fmla v3.4s, v4.4s, v0.4s
+	WORD $0x4e040744 // dup v4.4s, v26.s[0]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x6e20dc05 // fmul v5.4s, v0.4s, v0.4s
+	WORD $0x4e36d403 // fadd v3.4s, v0.4s, v22.4s
+	WORD $0x4e25cc83 // fmla v3.4s, v4.4s, v5.4s
+	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
+	WORD $0x4eb78442 // add v2.4s, v2.4s, v23.4s
+	WORD $0x4f375442 // shl v2.4s, v2.4s, #23
+	WORD $0x6e22dc60 // fmul v0.4s, v3.4s, v2.4s
+	WORD $0x4ebed421 // fsub v1.4s, v1.4s, v30.4s
+	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
+	WORD $0x4eb5c421 // fminnm v1.4s, v1.4s, v21.4s
+	WORD $0x4f989026 // fmul v6.4s, v1.4s, v24.s[0]
+	WORD $0x4e2188c6 // frintn v6.4s, v6.4s
+	WORD $0x4fb810c1 // fmla v1.4s, v6.4s, v24.s[1]
+	WORD $0x4f9818c1 // fmla v1.4s, v6.4s, v24.s[2]
+	WORD $0x4e1c0707 // dup v7.4s, v24.s[3]
+	WORD $0x4e040728 // dup v8.4s, v25.s[0]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x4e0c0727 // dup v7.4s, v25.s[1]
+	WORD $0x4e21cd07 // fmla v7.4s, v8.4s, v1.4s
+	WORD $0x4e140728 // dup v8.4s, v25.s[2]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x4e1c0727 // dup v7.4s, v25.s[3]
+	WORD $0x4e21cd07 // fmla v7.4s, v8.4s, v1.4s
+	WORD $0x4e040748 // dup v8.4s, v26.s[0]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x6e21dc29 // fmul v9.4s, v1.4s, v1.4s
+	WORD $0x4e36d427 // fadd v7.4s, v1.4s, v22.4s
+	WORD $0x4e29cd07 // fmla v7.4s, v8.4s, v9.4s
+	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
+	WORD $0x4eb784c6 // add v6.4s, v6.4s, v23.4s
+	WORD $0x4f3754c6 // shl v6.4s, v6.4s, #23
+	WORD $0x6e26dce1 // fmul v1.4s, v7.4s, v6.4s
+	WORD $0x4e20d610 // fadd v16.4s, v16.4s, v0.4s
+	WORD $0x4e21d631 // fadd v17.4s, v17.4s, v1.4s
+	ADD $32, R0, R0
+	B loop_sumExpSubNEON
+done_sumExpSubNEON:
+	WORD $0x4e31d601 // fadd v1.4s, v16.4s, v17.4s
+	WORD $0x6e014022 // ext v2.16b, v1.16b, v1.16b, #8
+	WORD $0x4e22d422 // fadd v2.4s, v1.4s, v2.4s
+	WORD $0x7e30d840 // faddp s0, v2.2s
+	FMOVS F0, ret+24(FP)
+	RET
+
+// func maxRowNEON(row *float32, n int) float32
+TEXT ·maxRowNEON(SB), NOSPLIT, $0-20
+	MOVW $0xff800000, R4
+	VDUP R4, V16.S4
+	VDUP R4, V17.S4
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_maxRowNEON:
+	CMP R3, R0
+	BHS done_maxRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x6ea0e602 // fcmgt v2.4s, v16.4s, v0.4s
+	WORD $0x6ee21c10 // bif v16.16b, v0.16b, v2.16b
+	WORD $0x6ea1e623 // fcmgt v3.4s, v17.4s, v1.4s
+	WORD $0x6ee31c31 // bif v17.16b, v1.16b, v3.16b
+	ADD $32, R0, R0
+	B loop_maxRowNEON
+done_maxRowNEON:
+	WORD $0x6eb1e602 // fcmgt v2.4s, v16.4s, v17.4s
+	WORD $0x6ee21e30 // bif v16.16b, v17.16b, v2.16b
+	WORD $0x6e104201 // ext v1.16b, v16.16b, v16.16b, #8
+	WORD $0x6ea1e602 // fcmgt v2.4s, v16.4s, v1.4s
+	WORD $0x6ee21c30 // bif v16.16b, v1.16b, v2.16b
+	WORD $0x4e0c0601 // dup v1.4s, v16.s[1]
+	WORD $0x6ea1e602 // fcmgt v2.4s, v16.4s, v1.4s
+	WORD $0x6ee21c30 // bif v16.16b, v1.16b, v2.16b
+	FMOVS F16, ret+16(FP)
+	RET
+
+// func divMaxRowNEON(row *float32, n int, d float32) float32
+TEXT ·divMaxRowNEON(SB), NOSPLIT, $0-28
+	FMOVS d+16(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	MOVW $0xff800000, R4
+	VDUP R4, V16.S4
+	VDUP R4, V17.S4
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_divMaxRowNEON:
+	CMP R3, R0
+	BHS done_divMaxRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x6e3efc00 // fdiv v0.4s, v0.4s, v30.4s
+	WORD $0x6e3efc21 // fdiv v1.4s, v1.4s, v30.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	WORD $0x6ea0e602 // fcmgt v2.4s, v16.4s, v0.4s
+	WORD $0x6ee21c10 // bif v16.16b, v0.16b, v2.16b
+	WORD $0x6ea1e623 // fcmgt v3.4s, v17.4s, v1.4s
+	WORD $0x6ee31c31 // bif v17.16b, v1.16b, v3.16b
+	ADD $32, R0, R0
+	B loop_divMaxRowNEON
+done_divMaxRowNEON:
+	WORD $0x6eb1e602 // fcmgt v2.4s, v16.4s, v17.4s
+	WORD $0x6ee21e30 // bif v16.16b, v17.16b, v2.16b
+	WORD $0x6e104201 // ext v1.16b, v16.16b, v16.16b, #8
+	WORD $0x6ea1e602 // fcmgt v2.4s, v16.4s, v1.4s
+	WORD $0x6ee21c30 // bif v16.16b, v1.16b, v2.16b
+	WORD $0x4e0c0601 // dup v1.4s, v16.s[1]
+	WORD $0x6ea1e602 // fcmgt v2.4s, v16.4s, v1.4s
+	WORD $0x6ee21c30 // bif v16.16b, v1.16b, v2.16b
+	FMOVS F16, ret+24(FP)
+	RET
+
+// func mulRowNEON(row *float32, n int, m float32)
+TEXT ·mulRowNEON(SB), NOSPLIT, $0-20
+	FMOVS m+16(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_mulRowNEON:
+	CMP R3, R0
+	BHS done_mulRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x6e20dfc0 // fmul v0.4s, v30.4s, v0.4s
+	WORD $0x6e21dfc1 // fmul v1.4s, v30.4s, v1.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	ADD $32, R0, R0
+	B loop_mulRowNEON
+done_mulRowNEON:
+	RET
+
+// func geluRowNEON(x *float32, n int)
+TEXT ·geluRowNEON(SB), NOSPLIT, $0-16
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_geluRowNEON:
+	CMP R3, R0
+	BHS done_geluRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x6e20dc02 // fmul v2.4s, v0.4s, v0.4s
+	WORD $0x6e20dc42 // fmul v2.4s, v2.4s, v0.4s
+	WORD $0x4ea01c03 // orr v3.16b, v0.16b, v0.16b
+	WORD $0x4fba1043 // fmla v3.4s, v2.4s, v26.s[1]
+	WORD $0x4f9a9862 // fmul v2.4s, v3.4s, v26.s[2]
+	WORD $0x4e34c442 // fmaxnm v2.4s, v2.4s, v20.4s
+	WORD $0x4eb5c442 // fminnm v2.4s, v2.4s, v21.4s
+	WORD $0x4f989044 // fmul v4.4s, v2.4s, v24.s[0]
+	WORD $0x4e218884 // frintn v4.4s, v4.4s
+	WORD $0x4fb81082 // fmla v2.4s, v4.4s, v24.s[1]
+	WORD $0x4f981882 // fmla v2.4s, v4.4s, v24.s[2]
+	WORD $0x4e1c0705 // dup v5.4s, v24.s[3]
+	WORD $0x4e040726 // dup v6.4s, v25.s[0]
+	WORD $0x4e22cca6 // fmla v6.4s, v5.4s, v2.4s
+	WORD $0x4e0c0725 // dup v5.4s, v25.s[1]
+	WORD $0x4e22ccc5 // fmla v5.4s, v6.4s, v2.4s
+	WORD $0x4e140726 // dup v6.4s, v25.s[2]
+	WORD $0x4e22cca6 // fmla v6.4s, v5.4s, v2.4s
+	WORD $0x4e1c0725 // dup v5.4s, v25.s[3]
+	WORD $0x4e22ccc5 // fmla v5.4s, v6.4s, v2.4s
+	WORD $0x4e040746 // dup v6.4s, v26.s[0]
+	WORD $0x4e22cca6 // fmla v6.4s, v5.4s, v2.4s
+	WORD $0x6e22dc47 // fmul v7.4s, v2.4s, v2.4s
+	WORD $0x4e36d445 // fadd v5.4s, v2.4s, v22.4s
+	WORD $0x4e27ccc5 // fmla v5.4s, v6.4s, v7.4s
+	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
+	WORD $0x4eb78484 // add v4.4s, v4.4s, v23.4s
+	WORD $0x4f375484 // shl v4.4s, v4.4s, #23
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4e36d442 // fadd v2.4s, v2.4s, v22.4s
+	WORD $0x6e22fc00 // fdiv v0.4s, v0.4s, v2.4s
+	WORD $0x6e21dc2b // fmul v11.4s, v1.4s, v1.4s
+	WORD $0x6e21dd6b // fmul v11.4s, v11.4s, v1.4s
+	WORD $0x4ea11c2c // orr v12.16b, v1.16b, v1.16b
+	WORD $0x4fba116c // fmla v12.4s, v11.4s, v26.s[1]
+	WORD $0x4f9a998b // fmul v11.4s, v12.4s, v26.s[2]
+	WORD $0x4e34c56b // fmaxnm v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5c56b // fminnm v11.4s, v11.4s, v21.4s
+	WORD $0x4f98916d // fmul v13.4s, v11.4s, v24.s[0]
+	WORD $0x4e2189ad // frintn v13.4s, v13.4s
+	WORD $0x4fb811ab // fmla v11.4s, v13.4s, v24.s[1]
+	WORD $0x4f9819ab // fmla v11.4s, v13.4s, v24.s[2]
+	WORD $0x4e1c070e // dup v14.4s, v24.s[3]
+	WORD $0x4e04072f // dup v15.4s, v25.s[0]
+	WORD $0x4e2bcdcf // fmla v15.4s, v14.4s, v11.4s
+	WORD $0x4e0c072e // dup v14.4s, v25.s[1]
+	WORD $0x4e2bcdee // fmla v14.4s, v15.4s, v11.4s
+	WORD $0x4e14072f // dup v15.4s, v25.s[2]
+	WORD $0x4e2bcdcf // fmla v15.4s, v14.4s, v11.4s
+	WORD $0x4e1c072e // dup v14.4s, v25.s[3]
+	WORD $0x4e2bcdee // fmla v14.4s, v15.4s, v11.4s
+	WORD $0x4e04074f // dup v15.4s, v26.s[0]
+	WORD $0x4e2bcdcf // fmla v15.4s, v14.4s, v11.4s
+	WORD $0x6e2bdd70 // fmul v16.4s, v11.4s, v11.4s
+	WORD $0x4e36d56e // fadd v14.4s, v11.4s, v22.4s
+	WORD $0x4e30cdee // fmla v14.4s, v15.4s, v16.4s
+	WORD $0x4e21a9ad // fcvtns v13.4s, v13.4s
+	WORD $0x4eb785ad // add v13.4s, v13.4s, v23.4s
+	WORD $0x4f3755ad // shl v13.4s, v13.4s, #23
+	WORD $0x6e2dddcb // fmul v11.4s, v14.4s, v13.4s
+	WORD $0x4e36d56b // fadd v11.4s, v11.4s, v22.4s
+	WORD $0x6e2bfc21 // fdiv v1.4s, v1.4s, v11.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	ADD $32, R0, R0
+	B loop_geluRowNEON
+done_geluRowNEON:
+	RET
+
+// func geluErfRowNEON(x *float32, n int)
+TEXT ·geluErfRowNEON(SB), NOSPLIT, $0-16
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_geluErfRowNEON:
+	CMP R3, R0
+	BHS done_geluErfRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x4ea0d7e2 // fsub v2.4s, v31.4s, v0.4s
+	WORD $0x6ea0e44a // fcmgt v10.4s, v2.4s, v0.4s
+	WORD $0x6eea1c02 // bif v2.16b, v0.16b, v10.16b
+	WORD $0x4f9b9043 // fmul v3.4s, v2.4s, v27.s[0]
+	WORD $0x4eb61ec4 // orr v4.16b, v22.16b, v22.16b
+	WORD $0x4fba1864 // fmla v4.4s, v3.4s, v26.s[3]
+	WORD $0x6e24fec4 // fdiv v4.4s, v22.4s, v4.4s
+	WORD $0x4e0c0765 // dup v5.4s, v27.s[1]
+	WORD $0x4e140766 // dup v6.4s, v27.s[2]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x4e1c0765 // dup v5.4s, v27.s[3]
+	WORD $0x4e24ccc5 // fmla v5.4s, v6.4s, v4.4s
+	WORD $0x4e040786 // dup v6.4s, v28.s[0]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x4e0c0785 // dup v5.4s, v28.s[1]
+	WORD $0x4e24ccc5 // fmla v5.4s, v6.4s, v4.4s
+	WORD $0x4e140786 // dup v6.4s, v28.s[2]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x4e1c0785 // dup v5.4s, v28.s[3]
+	WORD $0x4e24ccc5 // fmla v5.4s, v6.4s, v4.4s
+	WORD $0x4e0407a6 // dup v6.4s, v29.s[0]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x4e0c07a5 // dup v5.4s, v29.s[1]
+	WORD $0x4e24ccc5 // fmla v5.4s, v6.4s, v4.4s
+	WORD $0x4e1407a6 // dup v6.4s, v29.s[2]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x6e23dc63 // fmul v3.4s, v3.4s, v3.4s
+	WORD $0x4ea3d4c6 // fsub v6.4s, v6.4s, v3.4s
+	WORD $0x4e34c4c6 // fmaxnm v6.4s, v6.4s, v20.4s
+	WORD $0x4eb5c4c6 // fminnm v6.4s, v6.4s, v21.4s
+	WORD $0x4f9890c5 // fmul v5.4s, v6.4s, v24.s[0]
+	WORD $0x4e2188a5 // frintn v5.4s, v5.4s
+	WORD $0x4fb810a6 // fmla v6.4s, v5.4s, v24.s[1]
+	WORD $0x4f9818a6 // fmla v6.4s, v5.4s, v24.s[2]
+	WORD $0x4e1c0707 // dup v7.4s, v24.s[3]
+	WORD $0x4e040728 // dup v8.4s, v25.s[0]
+	WORD $0x4e26cce8 // fmla v8.4s, v7.4s, v6.4s
+	WORD $0x4e0c0727 // dup v7.4s, v25.s[1]
+	WORD $0x4e26cd07 // fmla v7.4s, v8.4s, v6.4s
+	WORD $0x4e140728 // dup v8.4s, v25.s[2]
+	WORD $0x4e26cce8 // fmla v8.4s, v7.4s, v6.4s
+	WORD $0x4e1c0727 // dup v7.4s, v25.s[3]
+	WORD $0x4e26cd07 // fmla v7.4s, v8.4s, v6.4s
+	WORD $0x4e040748 // dup v8.4s, v26.s[0]
+	WORD $0x4e26cce8 // fmla v8.4s, v7.4s, v6.4s
+	WORD $0x6e26dcc9 // fmul v9.4s, v6.4s, v6.4s
+	WORD $0x4e36d4c7 // fadd v7.4s, v6.4s, v22.4s
+	WORD $0x4e29cd07 // fmla v7.4s, v8.4s, v9.4s
+	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
+	WORD $0x4eb784a5 // add v5.4s, v5.4s, v23.4s
+	WORD $0x4f3754a5 // shl v5.4s, v5.4s, #23
+	WORD $0x6e25dce6 // fmul v6.4s, v7.4s, v5.4s
+	WORD $0x6e24dcc6 // fmul v6.4s, v6.4s, v4.4s
+	WORD $0x4fba9842 // fmul v2.4s, v2.4s, v26.s[3]
+	WORD $0x6e22dcc6 // fmul v6.4s, v6.4s, v2.4s
+	WORD $0x6ebfe40a // fcmgt v10.4s, v0.4s, v31.4s
+	WORD $0x6eea1fe0 // bif v0.16b, v31.16b, v10.16b
+	WORD $0x4ea6d400 // fsub v0.4s, v0.4s, v6.4s
+	WORD $0x4ea1d7eb // fsub v11.4s, v31.4s, v1.4s
+	WORD $0x6ea1e573 // fcmgt v19.4s, v11.4s, v1.4s
+	WORD $0x6ef31c2b // bif v11.16b, v1.16b, v19.16b
+	WORD $0x4f9b916c // fmul v12.4s, v11.4s, v27.s[0]
+	WORD $0x4eb61ecd // orr v13.16b, v22.16b, v22.16b
+	WORD $0x4fba198d // fmla v13.4s, v12.4s, v26.s[3]
+	WORD $0x6e2dfecd // fdiv v13.4s, v22.4s, v13.4s
+	WORD $0x4e0c076e // dup v14.4s, v27.s[1]
+	WORD $0x4e14076f // dup v15.4s, v27.s[2]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x4e1c076e // dup v14.4s, v27.s[3]
+	WORD $0x4e2dcdee // fmla v14.4s, v15.4s, v13.4s
+	WORD $0x4e04078f // dup v15.4s, v28.s[0]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x4e0c078e // dup v14.4s, v28.s[1]
+	WORD $0x4e2dcdee // fmla v14.4s, v15.4s, v13.4s
+	WORD $0x4e14078f // dup v15.4s, v28.s[2]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x4e1c078e // dup v14.4s, v28.s[3]
+	WORD $0x4e2dcdee // fmla v14.4s, v15.4s, v13.4s
+	WORD $0x4e0407af // dup v15.4s, v29.s[0]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x4e0c07ae // dup v14.4s, v29.s[1]
+	WORD $0x4e2dcdee // fmla v14.4s, v15.4s, v13.4s
+	WORD $0x4e1407af // dup v15.4s, v29.s[2]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x6e2cdd8c // fmul v12.4s, v12.4s, v12.4s
+	WORD $0x4eacd5ef // fsub v15.4s, v15.4s, v12.4s
+	WORD $0x4e34c5ef // fmaxnm v15.4s, v15.4s, v20.4s
+	WORD $0x4eb5c5ef // fminnm v15.4s, v15.4s, v21.4s
+	WORD $0x4f9891ee // fmul v14.4s, v15.4s, v24.s[0]
+	WORD $0x4e2189ce // frintn v14.4s, v14.4s
+	WORD $0x4fb811cf // fmla v15.4s, v14.4s, v24.s[1]
+	WORD $0x4f9819cf // fmla v15.4s, v14.4s, v24.s[2]
+	WORD $0x4e1c0710 // dup v16.4s, v24.s[3]
+	WORD $0x4e040731 // dup v17.4s, v25.s[0]
+	WORD $0x4e2fce11 // fmla v17.4s, v16.4s, v15.4s
+	WORD $0x4e0c0730 // dup v16.4s, v25.s[1]
+	WORD $0x4e2fce30 // fmla v16.4s, v17.4s, v15.4s
+	WORD $0x4e140731 // dup v17.4s, v25.s[2]
+	WORD $0x4e2fce11 // fmla v17.4s, v16.4s, v15.4s
+	WORD $0x4e1c0730 // dup v16.4s, v25.s[3]
+	WORD $0x4e2fce30 // fmla v16.4s, v17.4s, v15.4s
+	WORD $0x4e040751 // dup v17.4s, v26.s[0]
+	WORD $0x4e2fce11 // fmla v17.4s, v16.4s, v15.4s
+	WORD $0x6e2fddf2 // fmul v18.4s, v15.4s, v15.4s
+	WORD $0x4e36d5f0 // fadd v16.4s, v15.4s, v22.4s
+	WORD $0x4e32ce30 // fmla v16.4s, v17.4s, v18.4s
+	WORD $0x4e21a9ce // fcvtns v14.4s, v14.4s
+	WORD $0x4eb785ce // add v14.4s, v14.4s, v23.4s
+	WORD $0x4f3755ce // shl v14.4s, v14.4s, #23
+	WORD $0x6e2ede0f // fmul v15.4s, v16.4s, v14.4s
+	WORD $0x6e2dddef // fmul v15.4s, v15.4s, v13.4s
+	WORD $0x4fba996b // fmul v11.4s, v11.4s, v26.s[3]
+	WORD $0x6e2bddef // fmul v15.4s, v15.4s, v11.4s
+	WORD $0x6ebfe433 // fcmgt v19.4s, v1.4s, v31.4s
+	WORD $0x6ef31fe1 // bif v1.16b, v31.16b, v19.16b
+	WORD $0x4eafd421 // fsub v1.4s, v1.4s, v15.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	ADD $32, R0, R0
+	B loop_geluErfRowNEON
+done_geluErfRowNEON:
+	RET
+
+// func swigluRowNEON(gate *float32, up *float32, n int)
+TEXT ·swigluRowNEON(SB), NOSPLIT, $0-24
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD gate+0(FP), R0
+	MOVD up+8(FP), R1
+	MOVD n+16(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_swigluRowNEON:
+	CMP R3, R0
+	BHS done_swigluRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	VLD1 (R1), [V8.S4, V9.S4]
+	WORD $0x4ea0d7e2 // fsub v2.4s, v31.4s, v0.4s
+	WORD $0x4e34c442 // fmaxnm v2.4s, v2.4s, v20.4s
+	WORD $0x4eb5c442 // fminnm v2.4s, v2.4s, v21.4s
+	WORD $0x4f989043 // fmul v3.4s, v2.4s, v24.s[0]
+	WORD $0x4e218863 // frintn v3.4s, v3.4s
+	WORD $0x4fb81062 // fmla v2.4s, v3.4s, v24.s[1]
+	WORD $0x4f981862 // fmla v2.4s, v3.4s, v24.s[2]
+	WORD $0x4e1c0704 // dup v4.4s, v24.s[3]
+	WORD $0x4e040725 // dup v5.4s, v25.s[0]
+	WORD $0x4e22cc85 // fmla v5.4s, v4.4s, v2.4s
+	WORD $0x4e0c0724 // dup v4.4s, v25.s[1]
+	WORD $0x4e22cca4 // fmla v4.4s, v5.4s, v2.4s
+	WORD $0x4e140725 // dup v5.4s, v25.s[2]
+	WORD $0x4e22cc85 // fmla v5.4s, v4.4s, v2.4s
+	WORD $0x4e1c0724 // dup v4.4s, v25.s[3]
+	WORD $0x4e22cca4 // fmla v4.4s, v5.4s, v2.4s
+	WORD $0x4e040745 // dup v5.4s, v26.s[0]
+	WORD $0x4e22cc85 // fmla v5.4s, v4.4s, v2.4s
+	WORD $0x6e22dc46 // fmul v6.4s, v2.4s, v2.4s
+	WORD $0x4e36d444 // fadd v4.4s, v2.4s, v22.4s
+	WORD $0x4e26cca4 // fmla v4.4s, v5.4s, v6.4s
+	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
+	WORD $0x4eb78463 // add v3.4s, v3.4s, v23.4s
+	WORD $0x4f375463 // shl v3.4s, v3.4s, #23
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e36d442 // fadd v2.4s, v2.4s, v22.4s
+	WORD $0x6e22fc00 // fdiv v0.4s, v0.4s, v2.4s
+	WORD $0x6e28dc00 // fmul v0.4s, v0.4s, v8.4s
+	WORD $0x4ea1d7eb // fsub v11.4s, v31.4s, v1.4s
+	WORD $0x4e34c56b // fmaxnm v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5c56b // fminnm v11.4s, v11.4s, v21.4s
+	WORD $0x4f98916c // fmul v12.4s, v11.4s, v24.s[0]
+	WORD $0x4e21898c // frintn v12.4s, v12.4s
+	WORD $0x4fb8118b // fmla v11.4s, v12.4s, v24.s[1]
+	WORD $0x4f98198b // fmla v11.4s, v12.4s, v24.s[2]
+	WORD $0x4e1c070d // dup v13.4s, v24.s[3]
+	WORD $0x4e04072e // dup v14.4s, v25.s[0]
+	WORD $0x4e2bcdae // fmla v14.4s, v13.4s, v11.4s
+	WORD $0x4e0c072d // dup v13.4s, v25.s[1]
+	WORD $0x4e2bcdcd // fmla v13.4s, v14.4s, v11.4s
+	WORD $0x4e14072e // dup v14.4s, v25.s[2]
+	WORD $0x4e2bcdae // fmla v14.4s, v13.4s, v11.4s
+	WORD $0x4e1c072d // dup v13.4s, v25.s[3]
+	WORD $0x4e2bcdcd // fmla v13.4s, v14.4s, v11.4s
+	WORD $0x4e04074e // dup v14.4s, v26.s[0]
+	WORD $0x4e2bcdae // fmla v14.4s, v13.4s, v11.4s
+	WORD $0x6e2bdd6f // fmul v15.4s, v11.4s, v11.4s
+	WORD $0x4e36d56d // fadd v13.4s, v11.4s, v22.4s
+	WORD $0x4e2fcdcd // fmla v13.4s, v14.4s, v15.4s
+	WORD $0x4e21a98c // fcvtns v12.4s, v12.4s
+	WORD $0x4eb7858c // add v12.4s, v12.4s, v23.4s
+	WORD $0x4f37558c // shl v12.4s, v12.4s, #23
+	WORD $0x6e2cddab // fmul v11.4s, v13.4s, v12.4s
+	WORD $0x4e36d56b // fadd v11.4s, v11.4s, v22.4s
+	WORD $0x6e2bfc21 // fdiv v1.4s, v1.4s, v11.4s
+	WORD $0x6e29dc21 // fmul v1.4s, v1.4s, v9.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	ADD $32, R0, R0
+	ADD $32, R1, R1
+	B loop_swigluRowNEON
+done_swigluRowNEON:
 	RET

@@ -88,3 +88,43 @@ func nn1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ld
 //
 //go:noescape
 func nnColNEON(a *float32, b *float32, ldb int, k int, out *float32)
+
+// expSubRowNEON sets row[i] = e^(row[i]-m) for i < n - n%8 and returns their sum, AVX2's exponential and sum.
+//
+//go:noescape
+func expSubRowNEON(row *float32, n int, m float32) float32
+
+// sumExpSubNEON returns Σ e^(row[i]-m) for i < n - n%8, AVX2's exponential and sum.
+//
+//go:noescape
+func sumExpSubNEON(row *float32, n int, m float32) float32
+
+// maxRowNEON returns the largest row[i] for i < n - n%8 (-Inf if none), AVX2's maximum bit for bit.
+//
+//go:noescape
+func maxRowNEON(row *float32, n int) float32
+
+// divMaxRowNEON sets row[i] /= d for i < n - n%8 and returns the largest quotient (-Inf if none), AVX2's maximum bit for bit.
+//
+//go:noescape
+func divMaxRowNEON(row *float32, n int, d float32) float32
+
+// mulRowNEON sets row[i] *= m for i < n - n%8.
+//
+//go:noescape
+func mulRowNEON(row *float32, n int, m float32)
+
+// geluRowNEON applies gelu_new to x[i] for i < n - n%8, AVX2's operations.
+//
+//go:noescape
+func geluRowNEON(x *float32, n int)
+
+// geluErfRowNEON applies the exact GELU x·Φ(x) to x[i] for i < n - n%8, AVX2's operations.
+//
+//go:noescape
+func geluErfRowNEON(x *float32, n int)
+
+// swigluRowNEON sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%8, AVX2's operations.
+//
+//go:noescape
+func swigluRowNEON(gate *float32, up *float32, n int)

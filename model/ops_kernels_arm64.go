@@ -11,11 +11,16 @@ import "os"
 // load, so the "neon" set's weight products give the bits of the AVX2 and
 // AVX-512 sets' on amd64. So do attention's scores (gemmNN: one FMA chain
 // per element in increasing k, NEON blocks of 4 x 16 over b's rows). The
-// other hot loops are the portable set's, not written for NEON yet:
-// gemmNT's dot products (attention's values; their amd64 forms reduce 8 or
-// 16 lanes in a fixed tree, which a NEON form would mimic to agree with
-// one of them), the exponentials, GELU and SwiGLU, the row kernels, and
-// the bf16 mode's products.
+// row kernels of the softmax, the loss and the activations (expSubRow,
+// sumExpSub, maxRow, divMaxRow, mulRow, geluRow, geluErfRow, swigluRow)
+// repeat the AVX2 kernels' operations lane for lane in AVX2's 8 lanes (two
+// vectors), sums and maxima reduced in AVX2's tree, the tails by the same
+// Go code (ops_vecrows.go): the AVX2 set's bits (TestRowGolden). The other
+// hot loops are the portable set's, not written for NEON yet: gemmNT's dot
+// products (attention's values; their amd64 forms reduce 8 or 16 lanes in
+// a fixed tree, which a NEON form would mimic to agree with one of them),
+// the norms', rotary embedding's and matmul epilogue's row kernels, and the
+// bf16 mode's products.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" runs the portable set; every other value CheckKernelsEnv
@@ -34,7 +39,7 @@ func pickKernels(want string) kernelSet {
 }
 
 // neonKernels is the "neon" set's table: the portable one with the NEON
-// panel kernels and gemmNN.
+// panel kernels, gemmNN and row kernels.
 var neonKernels = func() kernelTable {
 	t := genericKernels
 	t.set = kernelsNEON
@@ -42,8 +47,17 @@ var neonKernels = func() kernelTable {
 	t.panelF16 = &panelKernels[uint16]{{6, panel6x32F16NEON}, {4, panel4x32F16NEON}, {2, panel2x32F16NEON}, {1, panel1x32F16NEON}}
 	t.panelBF16 = &panelKernels[uint16]{{6, panel6x32BF16NEON}, {4, panel4x32BF16NEON}, {2, panel2x32BF16NEON}, {1, panel1x32BF16NEON}}
 	t.gemmNN = gemmNNNEON
+	r := &neonRows
+	t.divMaxRow, t.maxRow, t.mulRow = r.divMaxRowFn, r.maxRowFn, r.mulRowFn
+	t.expSubRow, t.sumExpSub = r.expSubRowFn, r.sumExpSubFn
+	t.geluRow, t.geluErfRow, t.swigluRow = r.geluRowFn, r.geluErfRowFn, r.swigluRowFn
 	return t
 }()
+
+// neonRows are the NEON row kernels: AVX2's operations lane for lane, in
+// AVX2's 8 lanes (two vectors), so that their results and the portable
+// tails after them are the AVX2 set's bits.
+var neonRows = vecRows{8, divMaxRowNEON, maxRowNEON, mulRowNEON, expSubRowNEON, sumExpSubNEON, geluRowNEON, swigluRowNEON, geluErfRowNEON}
 
 // gemmNNNEON is gemmNN with the NEON kernels: blocks of 4 rows (then single
 // rows) by 16 (then 4) columns, then the columns left over one by one, every

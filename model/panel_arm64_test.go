@@ -127,13 +127,12 @@ func TestNEONPanelKernels(t *testing.T) {
 	}
 }
 
-// goPanels is a kernel table like the "neon" set's whose panel kernels and
-// gemmNN are their contract written in Go (panelChainRef per element): the
-// portable set's kernels but for those, the panels with the NEON set's row
-// tiles.
+// goPanels is the "neon" set's kernel table with its panel kernels and
+// gemmNN replaced by their contract written in Go (panelChainRef per
+// element), the panels with the NEON set's row tiles. (The other NEON
+// kernels give the AVX2 set's bits: TestRowGolden.)
 func goPanels() *kernelTable {
-	t := genericKernels
-	t.set = kernelsNEON
+	t := neonKernels
 	f32 := func(R int) panelKernel[float32] {
 		return func(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int) {
 			w := make([]float32, k*panelNR)
@@ -220,9 +219,9 @@ func goPanel(R int, a *float32, lda int, w []float32, k int, c *float32, ldc, ac
 	}
 }
 
-// The whole forward of the "neon" set (the portable kernels, the weights in
-// panels run by the NEON kernels) gives the bits of the same forward with
-// the panels run by goPanels' Go model of the contract: the loss and every
+// The whole forward of the "neon" set (the weights in panels run by the
+// NEON kernels) gives the bits of the same forward with the panels and
+// gemmNN run by goPanels' Go model of the contract: the loss and every
 // position's NLL, for the GPT-2 test shapes, 1 and 3 threads, k split at
 // panelKc.
 func TestNEONForwardMatchesGoPanels(t *testing.T) {

@@ -1,16 +1,16 @@
 // Command neongen writes the arm64 assembly kernels of package model
 // (ops_arm64.s) and their Go declarations (ops_arm64_stubs.go): the
 // outer-product kernels of the weights in panels of 32 channels (model's
-// ops_panel.go) and gemmNN's blocks (attention's scores: the same register
+// ops_panel.go), gemmNN's blocks (attention's scores: the same register
 // tiles over a row-major b, nn{R}x{V}NEON, and nnColNEON for single
-// columns), with NEON (ASIMD, which every arm64 CPU has, fused multiply-add
+// columns) and the row kernels (exponentials, maxima, GELU, SwiGLU), with NEON (ASIMD, which every arm64 CPU has, fused multiply-add
 // included). Run by `go generate` in model:
 //
 //	go run ./internal/neongen -out ops_arm64.s -stubs ops_arm64_stubs.go
 //
 // avo, which writes the amd64 kernels (internal/asmgen), is amd64-only: this
 // program writes the text itself. Instructions Go's arm64 assembler lacks
-// (FMLA by element, FCVTL, SHLL) are WORD directives whose encodings it
+// (FMLA by element, FCVTL, SHLL, every vector float operation) are WORD directives whose encodings it
 // computes (encode.go), each with its GNU syntax in a comment; the tests
 // check them against GNU as.
 //
@@ -27,7 +27,10 @@
 // row costs one load instead of four. Four values of k a step, then the k
 // left over one by one (LD1R of a single value, lane 0). gemmNN's blocks
 // compute each element likewise, one FMA chain from zero, as the amd64
-// sets' gemmNN does. It imports nothing but the standard library.
+// sets' gemmNN does. The row kernels of the softmax, the loss and the
+// MLPs' activations (rows.go) repeat internal/asmgen's AVX2 forms lane for
+// lane in AVX2's 8 lanes (two NEON vectors), reductions in its tree, so
+// they give AVX2's bits too. It imports nothing but the standard library.
 package main
 
 import (
@@ -77,8 +80,14 @@ const asmHeader = `
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
 // FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
 // blocks: attention's scores) are the same tiles over a row-major b from
-// zero, nnColNEON one column with scalar FMAs. WORD directives are the
-// instructions Go's assembler lacks, with their GNU syntax.
+// zero, nnColNEON one column with scalar FMAs. The row kernels
+// (expSubRow, sumExpSub, maxRow, divMaxRow, mulRow, geluRow, geluErfRow,
+// swigluRow; NEON suffix) repeat the AVX2 kernels' operations lane for
+// lane over n - n%8 elements, two 4-lane vectors a step: Cephes' expf with
+// the same constants and FMAs, sums and maxima in AVX2's 8 lanes and its
+// reduction tree, x86's MAXPS as FCMGT and BIF, so their bits are AVX2's.
+// WORD directives are the instructions Go's assembler lacks, with their
+// GNU syntax.
 `
 
 // Generate returns the assembly file and the Go declarations.
@@ -96,5 +105,6 @@ func Generate() (asm, decl []byte) {
 		g.nn(s)
 	}
 	g.nnCol()
+	g.rows()
 	return bytes.Clone([]byte(g.asm.String())), []byte(g.decl.String())
 }
