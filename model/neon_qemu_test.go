@@ -22,6 +22,7 @@ var neonTests = []string{
 	"TestPanelGolden", "TestFMA32IsOneRounding", "TestCPULossKernelSets", "TestLoadCPU16BitMatchesWidened",
 	"TestPanelsWhereTheKernelsHaveThem",
 	"TestRowGolden", "TestExpRows", "TestGeluRow", "TestGeluErfRow", "TestSwigluRow", "TestDivMaxMulRow",
+	"TestGemmNT", "TestGemmNTVecMatchesGeneric",
 }
 
 // The NEON kernel set passes its tests on arm64, run here by qemu's user-mode

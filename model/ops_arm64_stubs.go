@@ -89,6 +89,21 @@ func nn1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ld
 //go:noescape
 func nnColNEON(a *float32, b *float32, ldb int, k int, out *float32)
 
+// dot3x4NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail).
+//
+//go:noescape
+func dot3x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// dot1x4NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail).
+//
+//go:noescape
+func dot1x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// dot1x1NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail).
+//
+//go:noescape
+func dot1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
 // expSubRowNEON sets row[i] = e^(row[i]-m) for i < n - n%8 and returns their sum, AVX2's exponential and sum.
 //
 //go:noescape

@@ -15,12 +15,13 @@ import "os"
 // sumExpSub, maxRow, divMaxRow, mulRow, geluRow, geluErfRow, swigluRow)
 // repeat the AVX2 kernels' operations lane for lane in AVX2's 8 lanes (two
 // vectors), sums and maxima reduced in AVX2's tree, the tails by the same
-// Go code (ops_vecrows.go): the AVX2 set's bits (TestRowGolden). The other
-// hot loops are the portable set's, not written for NEON yet: gemmNT's dot
-// products (attention's values; their amd64 forms reduce 8 or 16 lanes in
-// a fixed tree, which a NEON form would mimic to agree with one of them),
-// the norms', rotary embedding's and matmul epilogue's row kernels, and the
-// bf16 mode's products.
+// Go code (ops_vecrows.go); gemmNT's dot products (attention's values, the
+// products of matrices kept in rows) sum AVX2's 8 lanes of FMAs, reduce
+// them in its tree and add the k%8 tail as it does: all the AVX2 set's
+// bits (TestRowGolden). The other hot loops are the portable set's, not
+// written for NEON yet: the norms', rotary embedding's and matmul
+// epilogue's row kernels (ops_rows.go), gemmNT16 (16-bit weights kept in
+// rows) and the bf16 mode's products.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" runs the portable set; every other value CheckKernelsEnv
@@ -39,7 +40,7 @@ func pickKernels(want string) kernelSet {
 }
 
 // neonKernels is the "neon" set's table: the portable one with the NEON
-// panel kernels, gemmNN and row kernels.
+// panel kernels, gemmNN, gemmNT and row kernels.
 var neonKernels = func() kernelTable {
 	t := genericKernels
 	t.set = kernelsNEON
@@ -47,6 +48,7 @@ var neonKernels = func() kernelTable {
 	t.panelF16 = &panelKernels[uint16]{{6, panel6x32F16NEON}, {4, panel4x32F16NEON}, {2, panel2x32F16NEON}, {1, panel1x32F16NEON}}
 	t.panelBF16 = &panelKernels[uint16]{{6, panel6x32BF16NEON}, {4, panel4x32BF16NEON}, {2, panel2x32BF16NEON}, {1, panel1x32BF16NEON}}
 	t.gemmNN = gemmNNNEON
+	t.gemmNT, t.dot1x1 = gemmNTNEON, dotNEON
 	r := &neonRows
 	t.divMaxRow, t.maxRow, t.mulRow = r.divMaxRowFn, r.maxRowFn, r.mulRowFn
 	t.expSubRow, t.sumExpSub = r.expSubRowFn, r.sumExpSubFn
@@ -93,6 +95,22 @@ func gemmNNNEON(out []float32, ldo int, a []float32, lda int, b []float32, ldb i
 			nnColNEON(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
 		}
 	}
+}
+
+// neonDots are gemmNT's NEON blocks (3 x 4, 1 x 4, 1 x 1): each element as
+// AVX2's blocks compute it (8 lanes in AVX2's tree, then the tail).
+var neonDots = blockKernels[float32, float32]{3, dot3x4NEON, dot1x4NEON, dot1x1NEON, chunkKernels[float32, float32]{}}
+
+// gemmNTNEON is gemmNT with the NEON blocks.
+func gemmNTNEON(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	gemmBlocks(neonDots, out, ldo, a, lda, b, ldb, M, N, K)
+}
+
+// dotNEON is dot1x1 (len(a) > 0, b checked) with the NEON block.
+func dotNEON(a, b []float32) float32 {
+	var c float32
+	dot1x1NEON(&a[0], 0, &b[0], 0, len(a), &c, 0)
+	return c
 }
 
 // kernelTableFor is the table of set's kernels.

@@ -9,11 +9,12 @@ import (
 	"testing"
 )
 
-// rowGolden is, per row kernel, the SHA-256 (first 16 hex digits) of the
+// rowGolden is, per row kernel and for gemmNT's dot products, the SHA-256 (first 16 hex digits) of the
 // bits of its results on rowGoldenInputs as the AVX2 set computed them on
 // amd64 (2026-12-06; NaNs written as one NaN): the NEON set on arm64
-// repeats AVX2's operations lane for lane in AVX2's 8 lanes, its sums and
-// maxima in AVX2's reduction tree, so it must give these bits.
+// repeats AVX2's operations lane for lane in AVX2's 8 lanes, its sums,
+// maxima and dot products in AVX2's reduction tree, so it must give these
+// bits.
 var rowGolden = map[string]string{
 	"expSubRow":  "bca08c6c1080efa6",
 	"sumExpSub":  "c5673fdf9e380dad",
@@ -22,6 +23,8 @@ var rowGolden = map[string]string{
 	"mulRow":     "d2901b23d2bb1aa4",
 	"geluRow":    "35239a2decbbe89d",
 	"geluErfRow": "b82b90c05f891a8b",
+	"gemmNT":     "2e27806ac682ac1f",
+	"dot1x1":     "84c1bd22c473b8db",
 	"swigluRow":  "76ec3e1168836672",
 }
 
@@ -124,11 +127,32 @@ func rowGoldenResults() map[string][]byte {
 		swigluRow(x, u)
 		put("swigluRow", x...)
 	}
+	// gemmNT (attention's values, products in rows): every K around and
+	// past the 8-lane step, ragged M and N, the rows as operands; dot1x1
+	// on pairs of rows.
+	for _, s := range []struct{ M, N, K int }{{1, 1, 1}, {3, 4, 8}, {4, 5, 7}, {7, 9, 17}, {5, 13, 33}, {2, 3, 100}, {6, 8, 129}, {3, 4, 257}} {
+		var a, b []float32
+		for _, row := range rows {
+			if len(row) >= s.K && len(a) < s.M*s.K {
+				a = append(a, row[:s.K]...)
+			} else if len(row) >= s.K && len(b) < s.N*s.K {
+				b = append(b, row[len(row)-s.K:]...)
+			}
+		}
+		for len(a) < s.M*s.K || len(b) < s.N*s.K { // too few rows that long: rows of the kind gemmNT sees
+			a, b = append(a, float32(len(a)%13)-6), append(b, float32(len(b)%7)/8)
+		}
+		a, b = a[:s.M*s.K], b[:s.N*s.K]
+		c := make([]float32, s.M*s.N)
+		gemmNT(c, s.N, a, s.K, b, s.K, s.M, s.N, s.K)
+		put("gemmNT", c...)
+		put("dot1x1", dot1x1(a[:s.K], b[:s.K]), dot1x1(a[len(a)-s.K:], b[len(b)-s.K:]))
+	}
 	return out
 }
 
 // The AVX2 set (on amd64) and the NEON set (on arm64) give rowGolden's bits
-// for every row kernel.
+// for every row kernel and for gemmNT and dot1x1.
 func TestRowGolden(t *testing.T) {
 	sets := rowGoldenSets()
 	if len(sets) == 0 {

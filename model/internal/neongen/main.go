@@ -3,16 +3,17 @@
 // outer-product kernels of the weights in panels of 32 channels (model's
 // ops_panel.go), gemmNN's blocks (attention's scores: the same register
 // tiles over a row-major b, nn{R}x{V}NEON, and nnColNEON for single
-// columns) and the row kernels (exponentials, maxima, GELU, SwiGLU), with NEON (ASIMD, which every arm64 CPU has, fused multiply-add
-// included). Run by `go generate` in model:
+// columns), gemmNT's dot blocks and the row kernels (exponentials, maxima,
+// GELU, SwiGLU), with NEON (ASIMD, which every arm64 CPU has, fused
+// multiply-add included). Run by `go generate` in model:
 //
 //	go run ./internal/neongen -out ops_arm64.s -stubs ops_arm64_stubs.go
 //
 // avo, which writes the amd64 kernels (internal/asmgen), is amd64-only: this
 // program writes the text itself. Instructions Go's arm64 assembler lacks
-// (FMLA by element, FCVTL, SHLL, every vector float operation) are WORD directives whose encodings it
-// computes (encode.go), each with its GNU syntax in a comment; the tests
-// check them against GNU as.
+// (FMLA by element, FCVTL, SHLL, the vector float arithmetic) are WORD
+// directives whose encodings it computes (encode.go), each with its GNU
+// syntax in a comment; the tests check them against GNU as.
 //
 // Each kernel computes what model's panelKernel documents: c[i*ldc+j] =
 // (acc != 0 ? c[i*ldc+j] : 0) + Σ_k a[i*lda+k]·p[k*32+j], one chain of
@@ -30,7 +31,8 @@
 // sets' gemmNN does. The row kernels of the softmax, the loss and the
 // MLPs' activations (rows.go) repeat internal/asmgen's AVX2 forms lane for
 // lane in AVX2's 8 lanes (two NEON vectors), reductions in its tree, so
-// they give AVX2's bits too. It imports nothing but the standard library.
+// they give AVX2's bits too; so do gemmNT's dot blocks (dot.go). It
+// imports nothing but the standard library.
 package main
 
 import (
@@ -80,14 +82,16 @@ const asmHeader = `
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
 // FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
 // blocks: attention's scores) are the same tiles over a row-major b from
-// zero, nnColNEON one column with scalar FMAs. The row kernels
-// (expSubRow, sumExpSub, maxRow, divMaxRow, mulRow, geluRow, geluErfRow,
-// swigluRow; NEON suffix) repeat the AVX2 kernels' operations lane for
-// lane over n - n%8 elements, two 4-lane vectors a step: Cephes' expf with
-// the same constants and FMAs, sums and maxima in AVX2's 8 lanes and its
-// reduction tree, x86's MAXPS as FCMGT and BIF, so their bits are AVX2's.
-// WORD directives are the instructions Go's assembler lacks, with their
-// GNU syntax.
+// zero, nnColNEON one column with scalar FMAs. dot{R}x{C}NEON (gemmNT's
+// blocks) sum AVX2's 8 lanes of FMAs in two vectors per element, reduce
+// them in AVX2's tree and add the k%8 tail, products rounded, as AVX2's
+// dot kernels do. The row kernels (expSubRow, sumExpSub, maxRow,
+// divMaxRow, mulRow, geluRow, geluErfRow, swigluRow; NEON suffix) repeat
+// the AVX2 kernels' operations lane for lane over n - n%8 elements, two
+// 4-lane vectors a step: Cephes' expf with the same constants and FMAs,
+// sums and maxima in AVX2's 8 lanes and its reduction tree, x86's MAXPS as
+// FCMGT and BIF, so their bits are AVX2's. WORD directives are the
+// instructions Go's assembler lacks, with their GNU syntax.
 `
 
 // Generate returns the assembly file and the Go declarations.
@@ -105,6 +109,9 @@ func Generate() (asm, decl []byte) {
 		g.nn(s)
 	}
 	g.nnCol()
+	for _, s := range dotShapes {
+		g.dot(s[0], s[1])
+	}
 	g.rows()
 	return bytes.Clone([]byte(g.asm.String())), []byte(g.decl.String())
 }
