@@ -21,8 +21,12 @@
 // the AVX2 kernels' operations lane for lane over n - n%8 elements, two
 // 4-lane vectors a step: Cephes' expf with the same constants and FMAs,
 // sums and maxima in AVX2's 8 lanes and its reduction tree, x86's MAXPS as
-// FCMGT and BIF, so their bits are AVX2's. WORD directives are the
-// instructions Go's assembler lacks, with their GNU syntax.
+// FCMGT and BIF, so their bits are AVX2's. The norms', rotary
+// embedding's and epilogue's kernels (sumRow, sumSqDevRow, scaleMulRow,
+// normAffineRow, rotateRow, addBiasRows, accBiasRows) compute model's
+// ops_rows.go operations in its order, float64 sums in its 8 lanes and
+// tree, as every set does. WORD directives are the instructions Go's
+// assembler lacks, with their GNU syntax.
 
 #include "textflag.h"
 
@@ -4709,4 +4713,238 @@ loop_swigluRowNEON:
 	ADD $32, R1, R1
 	B loop_swigluRowNEON
 done_swigluRowNEON:
+	RET
+
+// func sumRowNEON(x *float32, n int) float64
+TEXT ·sumRowNEON(SB), NOSPLIT, $0-24
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R9
+	AND $-8, R9, R9
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+loop_sumRowNEON:
+	CBZ R9, done_sumRowNEON
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	WORD $0x0e617802 // fcvtl v2.2d, v0.2s
+	WORD $0x4e62d610 // fadd v16.2d, v16.2d, v2.2d
+	WORD $0x4e617803 // fcvtl2 v3.2d, v0.4s
+	WORD $0x4e63d631 // fadd v17.2d, v17.2d, v3.2d
+	WORD $0x0e617824 // fcvtl v4.2d, v1.2s
+	WORD $0x4e64d652 // fadd v18.2d, v18.2d, v4.2d
+	WORD $0x4e617825 // fcvtl2 v5.2d, v1.4s
+	WORD $0x4e65d673 // fadd v19.2d, v19.2d, v5.2d
+	SUB $8, R9, R9
+	B loop_sumRowNEON
+done_sumRowNEON:
+	WORD $0x4e72d600 // fadd v0.2d, v16.2d, v18.2d
+	WORD $0x4e73d621 // fadd v1.2d, v17.2d, v19.2d
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	WORD $0x7e70d800 // faddp d0, v0.2d
+	FMOVD F0, ret+16(FP)
+	RET
+
+// func sumSqDevRowNEON(x *float32, n int, m float64) float64
+TEXT ·sumSqDevRowNEON(SB), NOSPLIT, $0-32
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R9
+	AND $-8, R9, R9
+	FMOVD m+16(FP), F30
+	WORD $0x4e0807de // dup v30.2d, v30.d[0]
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+loop_sumSqDevRowNEON:
+	CBZ R9, done_sumSqDevRowNEON
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	WORD $0x0e617802 // fcvtl v2.2d, v0.2s
+	WORD $0x4efed442 // fsub v2.2d, v2.2d, v30.2d
+	WORD $0x6e62dc42 // fmul v2.2d, v2.2d, v2.2d
+	WORD $0x4e62d610 // fadd v16.2d, v16.2d, v2.2d
+	WORD $0x4e617803 // fcvtl2 v3.2d, v0.4s
+	WORD $0x4efed463 // fsub v3.2d, v3.2d, v30.2d
+	WORD $0x6e63dc63 // fmul v3.2d, v3.2d, v3.2d
+	WORD $0x4e63d631 // fadd v17.2d, v17.2d, v3.2d
+	WORD $0x0e617824 // fcvtl v4.2d, v1.2s
+	WORD $0x4efed484 // fsub v4.2d, v4.2d, v30.2d
+	WORD $0x6e64dc84 // fmul v4.2d, v4.2d, v4.2d
+	WORD $0x4e64d652 // fadd v18.2d, v18.2d, v4.2d
+	WORD $0x4e617825 // fcvtl2 v5.2d, v1.4s
+	WORD $0x4efed4a5 // fsub v5.2d, v5.2d, v30.2d
+	WORD $0x6e65dca5 // fmul v5.2d, v5.2d, v5.2d
+	WORD $0x4e65d673 // fadd v19.2d, v19.2d, v5.2d
+	SUB $8, R9, R9
+	B loop_sumSqDevRowNEON
+done_sumSqDevRowNEON:
+	WORD $0x4e72d600 // fadd v0.2d, v16.2d, v18.2d
+	WORD $0x4e73d621 // fadd v1.2d, v17.2d, v19.2d
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	WORD $0x7e70d800 // faddp d0, v0.2d
+	FMOVD F0, ret+24(FP)
+	RET
+
+// func scaleMulRowNEON(o *float32, x *float32, w *float32, n int, s float32)
+TEXT ·scaleMulRowNEON(SB), NOSPLIT, $0-36
+	MOVD o+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD w+16(FP), R2
+	MOVD n+24(FP), R9
+	AND $-8, R9, R9
+	FMOVS s+32(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+loop_scaleMulRowNEON:
+	CBZ R9, done_scaleMulRowNEON
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P 32(R2), [V2.S4, V3.S4]
+	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
+	WORD $0x6e22dc00 // fmul v0.4s, v0.4s, v2.4s
+	WORD $0x6e3edc21 // fmul v1.4s, v1.4s, v30.4s
+	WORD $0x6e23dc21 // fmul v1.4s, v1.4s, v3.4s
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUB $8, R9, R9
+	B loop_scaleMulRowNEON
+done_scaleMulRowNEON:
+	RET
+
+// func normAffineRowNEON(o *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
+TEXT ·normAffineRowNEON(SB), NOSPLIT, $0-48
+	MOVD o+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD w+16(FP), R2
+	MOVD b+24(FP), R3
+	MOVD n+32(FP), R9
+	AND $-8, R9, R9
+	FMOVS m+40(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	FMOVS s+44(FP), F29
+	WORD $0x4e0407bd // dup v29.4s, v29.s[0]
+loop_normAffineRowNEON:
+	CBZ R9, done_normAffineRowNEON
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P 32(R2), [V2.S4, V3.S4]
+	VLD1.P 32(R3), [V4.S4, V5.S4]
+	WORD $0x4ebed400 // fsub v0.4s, v0.4s, v30.4s
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x6e22dc00 // fmul v0.4s, v0.4s, v2.4s
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD $0x4ebed421 // fsub v1.4s, v1.4s, v30.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x6e23dc21 // fmul v1.4s, v1.4s, v3.4s
+	WORD $0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUB $8, R9, R9
+	B loop_normAffineRowNEON
+done_normAffineRowNEON:
+	RET
+
+// func rotateRowNEON(x1 *float32, x2 *float32, c *float32, s *float32, n int)
+TEXT ·rotateRowNEON(SB), NOSPLIT, $0-40
+	MOVD x1+0(FP), R0
+	MOVD x2+8(FP), R1
+	MOVD c+16(FP), R2
+	MOVD s+24(FP), R3
+	MOVD n+32(FP), R9
+	AND $-8, R9, R9
+	MOVD R0, R4
+	MOVD R1, R5
+loop_rotateRowNEON:
+	CBZ R9, done_rotateRowNEON
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	VLD1.P 32(R1), [V2.S4, V3.S4]
+	VLD1.P 32(R2), [V4.S4, V5.S4]
+	VLD1.P 32(R3), [V6.S4, V7.S4]
+	WORD $0x6e24dc08 // fmul v8.4s, v0.4s, v4.4s
+	WORD $0x6e26dc4a // fmul v10.4s, v2.4s, v6.4s
+	WORD $0x6e24dc4c // fmul v12.4s, v2.4s, v4.4s
+	WORD $0x6e26dc0e // fmul v14.4s, v0.4s, v6.4s
+	WORD $0x4eaad508 // fsub v8.4s, v8.4s, v10.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x6e25dc29 // fmul v9.4s, v1.4s, v5.4s
+	WORD $0x6e27dc6b // fmul v11.4s, v3.4s, v7.4s
+	WORD $0x6e25dc6d // fmul v13.4s, v3.4s, v5.4s
+	WORD $0x6e27dc2f // fmul v15.4s, v1.4s, v7.4s
+	WORD $0x4eabd529 // fsub v9.4s, v9.4s, v11.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	VST1.P [V8.S4, V9.S4], 32(R4)
+	VST1.P [V12.S4, V13.S4], 32(R5)
+	SUB $8, R9, R9
+	B loop_rotateRowNEON
+done_rotateRowNEON:
+	RET
+
+// func addBiasRowsNEON(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+TEXT ·addBiasRowsNEON(SB), NOSPLIT, $0-56
+	MOVD o+0(FP), R0
+	MOVD ldo+8(FP), R1
+	LSL $2, R1, R1
+	MOVD v+16(FP), R2
+	MOVD ldv+24(FP), R3
+	LSL $2, R3, R3
+	MOVD rows+40(FP), R5
+	MOVD n+48(FP), R6
+	AND $-8, R6, R6
+row_addBiasRowsNEON:
+	CMP $0, R5
+	BLE end_addBiasRowsNEON
+	MOVD R0, R7
+	MOVD R0, R11
+	MOVD R2, R8
+	MOVD b+32(FP), R10
+	MOVD R6, R9
+loop_addBiasRowsNEON:
+	CBZ R9, done_addBiasRowsNEON
+	VLD1.P 32(R8), [V0.S4, V1.S4]
+	VLD1.P 32(R10), [V2.S4, V3.S4]
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	VST1.P [V0.S4, V1.S4], 32(R11)
+	SUB $8, R9, R9
+	B loop_addBiasRowsNEON
+done_addBiasRowsNEON:
+	ADD R1, R0, R0
+	ADD R3, R2, R2
+	SUB $1, R5, R5
+	B row_addBiasRowsNEON
+end_addBiasRowsNEON:
+	RET
+
+// func accBiasRowsNEON(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+TEXT ·accBiasRowsNEON(SB), NOSPLIT, $0-56
+	MOVD o+0(FP), R0
+	MOVD ldo+8(FP), R1
+	LSL $2, R1, R1
+	MOVD v+16(FP), R2
+	MOVD ldv+24(FP), R3
+	LSL $2, R3, R3
+	MOVD rows+40(FP), R5
+	MOVD n+48(FP), R6
+	AND $-8, R6, R6
+row_accBiasRowsNEON:
+	CMP $0, R5
+	BLE end_accBiasRowsNEON
+	MOVD R0, R7
+	MOVD R0, R11
+	MOVD R2, R8
+	MOVD b+32(FP), R10
+	MOVD R6, R9
+loop_accBiasRowsNEON:
+	CBZ R9, done_accBiasRowsNEON
+	VLD1.P 32(R8), [V0.S4, V1.S4]
+	VLD1.P 32(R10), [V2.S4, V3.S4]
+	VLD1.P 32(R7), [V4.S4, V5.S4]
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e20d480 // fadd v0.4s, v4.4s, v0.4s
+	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d4a1 // fadd v1.4s, v5.4s, v1.4s
+	VST1.P [V0.S4, V1.S4], 32(R11)
+	SUB $8, R9, R9
+	B loop_accBiasRowsNEON
+done_accBiasRowsNEON:
+	ADD R1, R0, R0
+	ADD R3, R2, R2
+	SUB $1, R5, R5
+	B row_accBiasRowsNEON
+end_accBiasRowsNEON:
 	RET

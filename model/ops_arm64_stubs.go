@@ -143,3 +143,38 @@ func geluErfRowNEON(x *float32, n int)
 //
 //go:noescape
 func swigluRowNEON(gate *float32, up *float32, n int)
+
+// sumRowNEON returns Σ float64(x[i]) for i < n - n%8, in 8 float64 lanes (lane l: i ≡ l mod 8) reduced in ops_rows.go's tree.
+//
+//go:noescape
+func sumRowNEON(x *float32, n int) float64
+
+// sumSqDevRowNEON returns Σ (float64(x[i]) - m)² (the difference and the square each rounded) for i < n - n%8, in 8 float64 lanes (lane l: i ≡ l mod 8) reduced in ops_rows.go's tree.
+//
+//go:noescape
+func sumSqDevRowNEON(x *float32, n int, m float64) float64
+
+// scaleMulRowNEON sets o[i] = (x[i]·s)·w[i] for i < n - n%8.
+//
+//go:noescape
+func scaleMulRowNEON(o *float32, x *float32, w *float32, n int, s float32)
+
+// normAffineRowNEON sets o[i] = ((x[i] - m)·s)·w[i] + b[i] for i < n - n%8, each operation rounded.
+//
+//go:noescape
+func normAffineRowNEON(o *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
+
+// rotateRowNEON sets x1[i], x2[i] = x1[i]·c[i] - x2[i]·s[i], x2[i]·c[i] + x1[i]·s[i] for i < n - n%8, products rounded before the sums.
+//
+//go:noescape
+func rotateRowNEON(x1 *float32, x2 *float32, c *float32, s *float32, n int)
+
+// addBiasRowsNEON sets o[r*ldo+j] = v[r*ldv+j] + b[j] for r < rows, j < n - n%8.
+//
+//go:noescape
+func addBiasRowsNEON(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+
+// accBiasRowsNEON sets o[r*ldo+j] = o[r*ldo+j] + (v[r*ldv+j] + b[j]) for r < rows, j < n - n%8.
+//
+//go:noescape
+func accBiasRowsNEON(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)

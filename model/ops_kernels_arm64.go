@@ -18,10 +18,11 @@ import "os"
 // Go code (ops_vecrows.go); gemmNT's dot products (attention's values, the
 // products of matrices kept in rows) sum AVX2's 8 lanes of FMAs, reduce
 // them in its tree and add the k%8 tail as it does: all the AVX2 set's
-// bits (TestRowGolden). The other hot loops are the portable set's, not
-// written for NEON yet: the norms', rotary embedding's and matmul
-// epilogue's row kernels (ops_rows.go), gemmNT16 (16-bit weights kept in
-// rows) and the bf16 mode's products.
+// bits (TestRowGolden). The norms', rotary embedding's and matmul
+// epilogue's row kernels (ops_rows.go) compute its operations in its
+// order, as every set does. The other hot loops are the portable set's,
+// not written for NEON yet: gemmNT16 (16-bit weights kept in rows) and the
+// bf16 mode's products.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" runs the portable set; every other value CheckKernelsEnv
@@ -40,7 +41,7 @@ func pickKernels(want string) kernelSet {
 }
 
 // neonKernels is the "neon" set's table: the portable one with the NEON
-// panel kernels, gemmNN, gemmNT and row kernels.
+// panel kernels, gemmNN, gemmNT and row kernels (all but gemmNT16's).
 var neonKernels = func() kernelTable {
 	t := genericKernels
 	t.set = kernelsNEON
@@ -49,6 +50,7 @@ var neonKernels = func() kernelTable {
 	t.panelBF16 = &panelKernels[uint16]{{6, panel6x32BF16NEON}, {4, panel4x32BF16NEON}, {2, panel2x32BF16NEON}, {1, panel1x32BF16NEON}}
 	t.gemmNN = gemmNNNEON
 	t.gemmNT, t.dot1x1 = gemmNTNEON, dotNEON
+	t.rowKernels = rowsNEON.table()
 	r := &neonRows
 	t.divMaxRow, t.maxRow, t.mulRow = r.divMaxRowFn, r.maxRowFn, r.mulRowFn
 	t.expSubRow, t.sumExpSub = r.expSubRowFn, r.sumExpSubFn
@@ -95,6 +97,14 @@ func gemmNNNEON(out []float32, ldo int, a []float32, lda int, b []float32, ldb i
 			nnColNEON(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
 		}
 	}
+}
+
+// rowsNEON are the NEON kernels of the norms, the rotary embedding and the
+// matmul epilogue: ops_rows.go's operations in its order (eight elements a
+// step, the sums in 8 float64 lanes), so the portable set's bits.
+var rowsNEON = &vecRowKernels{
+	8, sumRowNEON, sumSqDevRowNEON, scaleMulRowNEON, normAffineRowNEON, rotateRowNEON,
+	addBiasRowsNEON, accBiasRowsNEON,
 }
 
 // neonDots are gemmNT's NEON blocks (3 x 4, 1 x 4, 1 x 1): each element as

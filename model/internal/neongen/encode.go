@@ -155,3 +155,32 @@ func faddp(d, n int) (uint32, string) {
 // opBIF is BIF Vd.16B, Vn.16B, Vm.16B: Vd's bits where Vm's are set, Vn's
 // elsewhere (with Vm = Vd > Vn from FCMGT: the x86 maximum, in place).
 var opBIF = op3{0x6ee01c00, "bif", "16b"}
+
+// The float64 forms of the norms' sums (norms.go), on 2 lanes (.2D).
+var (
+	opFADD2D = op3{0x4e60d400, "fadd", "2d"}
+	opFSUB2D = op3{0x4ee0d400, "fsub", "2d"}
+	opFMUL2D = op3{0x6e60dc00, "fmul", "2d"}
+)
+
+// fcvtl64 is FCVTL Vd.2D, Vn.2S (upper false: lanes 0-1) or FCVTL2 Vd.2D,
+// Vn.4S (upper: lanes 2-3): float32 widened to float64, exactly.
+func fcvtl64(d, n int, upper bool) (uint32, string) {
+	checkV(d, n)
+	if upper {
+		return 0x4e617800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("fcvtl2 v%d.2d, v%d.4s", d, n)
+	}
+	return 0x0e617800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("fcvtl v%d.2d, v%d.2s", d, n)
+}
+
+// faddp64 is FADDP Dd, Vn.2D: lanes 0 and 1 of Vn added into Dd.
+func faddp64(d, n int) (uint32, string) {
+	checkV(d, n)
+	return 0x7e70d800 | uint32(n)<<5 | uint32(d), fmt.Sprintf("faddp d%d, v%d.2d", d, n)
+}
+
+// dup64 is DUP Vd.2D, Vn.D[0]: lane 0 of Vn in both lanes.
+func dup64(d, n int) (uint32, string) {
+	checkV(d, n)
+	return 0x4e080400 | uint32(n)<<5 | uint32(d), fmt.Sprintf("dup v%d.2d, v%d.d[0]", d, n)
+}

@@ -4,7 +4,7 @@
 // ops_panel.go), gemmNN's blocks (attention's scores: the same register
 // tiles over a row-major b, nn{R}x{V}NEON, and nnColNEON for single
 // columns), gemmNT's dot blocks and the row kernels (exponentials, maxima,
-// GELU, SwiGLU), with NEON (ASIMD, which every arm64 CPU has, fused
+// GELU, SwiGLU, the norms, the rotary embedding, the epilogue), with NEON (ASIMD, which every arm64 CPU has, fused
 // multiply-add included). Run by `go generate` in model:
 //
 //	go run ./internal/neongen -out ops_arm64.s -stubs ops_arm64_stubs.go
@@ -31,8 +31,10 @@
 // sets' gemmNN does. The row kernels of the softmax, the loss and the
 // MLPs' activations (rows.go) repeat internal/asmgen's AVX2 forms lane for
 // lane in AVX2's 8 lanes (two NEON vectors), reductions in its tree, so
-// they give AVX2's bits too; so do gemmNT's dot blocks (dot.go). It
-// imports nothing but the standard library.
+// they give AVX2's bits too; so do gemmNT's dot blocks (dot.go). The
+// norms', rotary embedding's and epilogue's kernels (norms.go) compute
+// ops_rows.go's operations in its order. It imports nothing but the
+// standard library.
 package main
 
 import (
@@ -90,8 +92,12 @@ const asmHeader = `
 // the AVX2 kernels' operations lane for lane over n - n%8 elements, two
 // 4-lane vectors a step: Cephes' expf with the same constants and FMAs,
 // sums and maxima in AVX2's 8 lanes and its reduction tree, x86's MAXPS as
-// FCMGT and BIF, so their bits are AVX2's. WORD directives are the
-// instructions Go's assembler lacks, with their GNU syntax.
+// FCMGT and BIF, so their bits are AVX2's. The norms', rotary
+// embedding's and epilogue's kernels (sumRow, sumSqDevRow, scaleMulRow,
+// normAffineRow, rotateRow, addBiasRows, accBiasRows) compute model's
+// ops_rows.go operations in its order, float64 sums in its 8 lanes and
+// tree, as every set does. WORD directives are the instructions Go's
+// assembler lacks, with their GNU syntax.
 `
 
 // Generate returns the assembly file and the Go declarations.
@@ -113,5 +119,6 @@ func Generate() (asm, decl []byte) {
 		g.dot(s[0], s[1])
 	}
 	g.rows()
+	g.norms()
 	return bytes.Clone([]byte(g.asm.String())), []byte(g.decl.String())
 }
