@@ -24,7 +24,7 @@ var neonTests = []string{
 	"TestPanelGolden", "TestFMA32IsOneRounding", "TestCPULossKernelSets", "TestLoadCPU16BitMatchesWidened",
 	"TestPanelsWhereTheKernelsHaveThem",
 	"TestRowGolden", "TestExpRows", "TestGeluRow", "TestGeluErfRow", "TestSwigluRow", "TestDivMaxMulRow",
-	"TestGemmNT", "TestGemmNTVecMatchesGeneric", "TestRowSums", "TestRowSumOrder", "TestNormRows", "TestRotateRows", "TestBiasRows",
+	"TestGemmNT", "TestGemmNTVecMatchesGeneric", "TestGemmNT16MatchesWidened", "TestRowSums", "TestRowSumOrder", "TestNormRows", "TestRotateRows", "TestBiasRows",
 }
 
 // The NEON kernel set passes its tests on arm64, run here by qemu's user-mode

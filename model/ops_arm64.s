@@ -13,10 +13,11 @@
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
 // FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
 // blocks: attention's scores) are the same tiles over a row-major b from
-// zero, nnColNEON one column with scalar FMAs. dot{R}x{C}NEON (gemmNT's
-// blocks) sum AVX2's 8 lanes of FMAs in two vectors per element, reduce
-// them in AVX2's tree and add the k%8 tail, products rounded, as AVX2's
-// dot kernels do. The row kernels (expSubRow, sumExpSub, maxRow,
+// zero, nnColNEON one column with scalar FMAs. dot{R}x{C}{,F16,BF16}NEON
+// (gemmNT's and gemmNT16's blocks) sum AVX2's 8 lanes of FMAs in two
+// vectors per element, reduce them in AVX2's tree and add the k%8 tail,
+// products rounded, as AVX2's dot kernels do; 16-bit rows of b widen as
+// they load. The row kernels (expSubRow, sumExpSub, maxRow,
 // divMaxRow, mulRow, geluRow, geluErfRow, swigluRow; NEON suffix) repeat
 // the AVX2 kernels' operations lane for lane over n - n%8 elements, two
 // 4-lane vectors a step: Cephes' expf with the same constants and FMAs,
@@ -4121,6 +4122,658 @@ tail_dot1x1NEON:
 	SUB $1, R10, R10
 	B tail_dot1x1NEON
 store_dot1x1NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	RET
+
+// func dot3x4F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot3x4F16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	ADD R13, R1, R2
+	ADD R13, R2, R3
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+vec_dot3x4F16NEON:
+	CBZ R9, reduce_dot3x4F16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 32(R2), [V26.S4, V27.S4]
+	VLD1.P 32(R3), [V28.S4, V29.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf48 // fmla v8.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf69 // fmla v9.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf90 // fmla v16.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb1 // fmla v17.4s, v29.4s, v30.4s
+	VLD1.P 16(R5), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf02 // fmla v2.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf23 // fmla v3.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4a // fmla v10.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6b // fmla v11.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf92 // fmla v18.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb3 // fmla v19.4s, v29.4s, v30.4s
+	VLD1.P 16(R6), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf04 // fmla v4.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf25 // fmla v5.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4c // fmla v12.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6d // fmla v13.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf94 // fmla v20.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb5 // fmla v21.4s, v29.4s, v30.4s
+	VLD1.P 16(R7), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf06 // fmla v6.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf27 // fmla v7.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4e // fmla v14.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6f // fmla v15.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf96 // fmla v22.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb7 // fmla v23.4s, v29.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot3x4F16NEON
+reduce_dot3x4F16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+	WORD $0x4e29d518 // fadd v24.4s, v8.4s, v9.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db28 // faddp s8, v25.2s
+	WORD $0x4e2bd558 // fadd v24.4s, v10.4s, v11.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2a // faddp s10, v25.2s
+	WORD $0x4e2dd598 // fadd v24.4s, v12.4s, v13.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2c // faddp s12, v25.2s
+	WORD $0x4e2fd5d8 // fadd v24.4s, v14.4s, v15.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2e // faddp s14, v25.2s
+	WORD $0x4e31d618 // fadd v24.4s, v16.4s, v17.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db30 // faddp s16, v25.2s
+	WORD $0x4e33d658 // fadd v24.4s, v18.4s, v19.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db32 // faddp s18, v25.2s
+	WORD $0x4e35d698 // fadd v24.4s, v20.4s, v21.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db34 // faddp s20, v25.2s
+	WORD $0x4e37d6d8 // fadd v24.4s, v22.4s, v23.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db36 // faddp s22, v25.2s
+tail_dot3x4F16NEON:
+	CBZ R10, store_dot3x4F16NEON
+	FMOVS.P 4(R1), F24
+	FMOVS.P 4(R2), F25
+	FMOVS.P 4(R3), F26
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	FMULS F30, F25, F31
+	FADDS F31, F8, F8
+	FMULS F30, F26, F31
+	FADDS F31, F16, F16
+	VLD1R.P 2(R5), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	FMULS F30, F25, F31
+	FADDS F31, F10, F10
+	FMULS F30, F26, F31
+	FADDS F31, F18, F18
+	VLD1R.P 2(R6), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	FMULS F30, F25, F31
+	FADDS F31, F12, F12
+	FMULS F30, F26, F31
+	FADDS F31, F20, F20
+	VLD1R.P 2(R7), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	FMULS F30, F25, F31
+	FADDS F31, F14, F14
+	FMULS F30, F26, F31
+	FADDS F31, F22, F22
+	SUB $1, R10, R10
+	B tail_dot3x4F16NEON
+store_dot3x4F16NEON:
+	MOVD out+40(FP), R11
+	MOVD ldo+48(FP), R12
+	LSL $2, R12, R12
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F8, 0(R11)
+	FMOVS F10, 4(R11)
+	FMOVS F12, 8(R11)
+	FMOVS F14, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F16, 0(R11)
+	FMOVS F18, 4(R11)
+	FMOVS F20, 8(R11)
+	FMOVS F22, 12(R11)
+	RET
+
+// func dot1x4F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x4F16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+vec_dot1x4F16NEON:
+	CBZ R9, reduce_dot1x4F16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	VLD1.P 16(R5), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf02 // fmla v2.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf23 // fmla v3.4s, v25.4s, v30.4s
+	VLD1.P 16(R6), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf04 // fmla v4.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf25 // fmla v5.4s, v25.4s, v30.4s
+	VLD1.P 16(R7), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf06 // fmla v6.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf27 // fmla v7.4s, v25.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot1x4F16NEON
+reduce_dot1x4F16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+tail_dot1x4F16NEON:
+	CBZ R10, store_dot1x4F16NEON
+	FMOVS.P 4(R1), F24
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	VLD1R.P 2(R5), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	VLD1R.P 2(R6), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	VLD1R.P 2(R7), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	SUB $1, R10, R10
+	B tail_dot1x4F16NEON
+store_dot1x4F16NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	RET
+
+// func dot1x1F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x1F16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+vec_dot1x1F16NEON:
+	CBZ R9, reduce_dot1x1F16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot1x1F16NEON
+reduce_dot1x1F16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+tail_dot1x1F16NEON:
+	CBZ R10, store_dot1x1F16NEON
+	FMOVS.P 4(R1), F24
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	SUB $1, R10, R10
+	B tail_dot1x1F16NEON
+store_dot1x1F16NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	RET
+
+// func dot3x4BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot3x4BF16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	ADD R13, R1, R2
+	ADD R13, R2, R3
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+vec_dot3x4BF16NEON:
+	CBZ R9, reduce_dot3x4BF16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 32(R2), [V26.S4, V27.S4]
+	VLD1.P 32(R3), [V28.S4, V29.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf48 // fmla v8.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf69 // fmla v9.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf90 // fmla v16.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb1 // fmla v17.4s, v29.4s, v30.4s
+	VLD1.P 16(R5), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf02 // fmla v2.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf23 // fmla v3.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4a // fmla v10.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6b // fmla v11.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf92 // fmla v18.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb3 // fmla v19.4s, v29.4s, v30.4s
+	VLD1.P 16(R6), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf04 // fmla v4.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf25 // fmla v5.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4c // fmla v12.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6d // fmla v13.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf94 // fmla v20.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb5 // fmla v21.4s, v29.4s, v30.4s
+	VLD1.P 16(R7), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf06 // fmla v6.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf27 // fmla v7.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4e // fmla v14.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6f // fmla v15.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf96 // fmla v22.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb7 // fmla v23.4s, v29.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot3x4BF16NEON
+reduce_dot3x4BF16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+	WORD $0x4e29d518 // fadd v24.4s, v8.4s, v9.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db28 // faddp s8, v25.2s
+	WORD $0x4e2bd558 // fadd v24.4s, v10.4s, v11.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2a // faddp s10, v25.2s
+	WORD $0x4e2dd598 // fadd v24.4s, v12.4s, v13.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2c // faddp s12, v25.2s
+	WORD $0x4e2fd5d8 // fadd v24.4s, v14.4s, v15.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2e // faddp s14, v25.2s
+	WORD $0x4e31d618 // fadd v24.4s, v16.4s, v17.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db30 // faddp s16, v25.2s
+	WORD $0x4e33d658 // fadd v24.4s, v18.4s, v19.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db32 // faddp s18, v25.2s
+	WORD $0x4e35d698 // fadd v24.4s, v20.4s, v21.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db34 // faddp s20, v25.2s
+	WORD $0x4e37d6d8 // fadd v24.4s, v22.4s, v23.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db36 // faddp s22, v25.2s
+tail_dot3x4BF16NEON:
+	CBZ R10, store_dot3x4BF16NEON
+	FMOVS.P 4(R1), F24
+	FMOVS.P 4(R2), F25
+	FMOVS.P 4(R3), F26
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	FMULS F30, F25, F31
+	FADDS F31, F8, F8
+	FMULS F30, F26, F31
+	FADDS F31, F16, F16
+	VLD1R.P 2(R5), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	FMULS F30, F25, F31
+	FADDS F31, F10, F10
+	FMULS F30, F26, F31
+	FADDS F31, F18, F18
+	VLD1R.P 2(R6), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	FMULS F30, F25, F31
+	FADDS F31, F12, F12
+	FMULS F30, F26, F31
+	FADDS F31, F20, F20
+	VLD1R.P 2(R7), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	FMULS F30, F25, F31
+	FADDS F31, F14, F14
+	FMULS F30, F26, F31
+	FADDS F31, F22, F22
+	SUB $1, R10, R10
+	B tail_dot3x4BF16NEON
+store_dot3x4BF16NEON:
+	MOVD out+40(FP), R11
+	MOVD ldo+48(FP), R12
+	LSL $2, R12, R12
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F8, 0(R11)
+	FMOVS F10, 4(R11)
+	FMOVS F12, 8(R11)
+	FMOVS F14, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F16, 0(R11)
+	FMOVS F18, 4(R11)
+	FMOVS F20, 8(R11)
+	FMOVS F22, 12(R11)
+	RET
+
+// func dot1x4BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x4BF16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+vec_dot1x4BF16NEON:
+	CBZ R9, reduce_dot1x4BF16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	VLD1.P 16(R5), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf02 // fmla v2.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf23 // fmla v3.4s, v25.4s, v30.4s
+	VLD1.P 16(R6), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf04 // fmla v4.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf25 // fmla v5.4s, v25.4s, v30.4s
+	VLD1.P 16(R7), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf06 // fmla v6.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf27 // fmla v7.4s, v25.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot1x4BF16NEON
+reduce_dot1x4BF16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+tail_dot1x4BF16NEON:
+	CBZ R10, store_dot1x4BF16NEON
+	FMOVS.P 4(R1), F24
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	VLD1R.P 2(R5), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	VLD1R.P 2(R6), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	VLD1R.P 2(R7), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	SUB $1, R10, R10
+	B tail_dot1x4BF16NEON
+store_dot1x4BF16NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	RET
+
+// func dot1x1BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x1BF16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+vec_dot1x1BF16NEON:
+	CBZ R9, reduce_dot1x1BF16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot1x1BF16NEON
+reduce_dot1x1BF16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+tail_dot1x1BF16NEON:
+	CBZ R10, store_dot1x1BF16NEON
+	FMOVS.P 4(R1), F24
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	SUB $1, R10, R10
+	B tail_dot1x1BF16NEON
+store_dot1x1BF16NEON:
 	MOVD out+40(FP), R11
 	FMOVS F0, 0(R11)
 	RET

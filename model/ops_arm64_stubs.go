@@ -104,6 +104,36 @@ func dot1x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, l
 //go:noescape
 func dot1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
 
+// dot3x4F16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in F16 widened to float32).
+//
+//go:noescape
+func dot3x4F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4F16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x4F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1F16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x1F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot3x4BF16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in BF16 widened to float32).
+//
+//go:noescape
+func dot3x4BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4BF16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x4BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1BF16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x1BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
 // expSubRowNEON sets row[i] = e^(row[i]-m) for i < n - n%8 and returns their sum, AVX2's exponential and sum.
 //
 //go:noescape

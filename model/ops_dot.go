@@ -21,7 +21,7 @@ const (
 	kernelsGeneric kernelSet = iota // portable float32 scalar code
 	kernelsAVX2                     // 8 lanes (AVX2 and FMA)
 	kernelsAVX512                   // 16 lanes
-	kernelsNEON                     // arm64: NEON kernels but for gemmNT16 (4 lanes; gemmNT and the row kernels in 8, as AVX2)
+	kernelsNEON                     // arm64: NEON (4 lanes; gemmNT and the row kernels in 8, as AVX2)
 )
 
 func (d kernelSet) String() string {

@@ -20,9 +20,9 @@ import "os"
 // them in its tree and add the k%8 tail as it does: all the AVX2 set's
 // bits (TestRowGolden). The norms', rotary embedding's and matmul
 // epilogue's row kernels (ops_rows.go) compute its operations in its
-// order, as every set does. The other hot loops are the portable set's,
-// not written for NEON yet: gemmNT16 (16-bit weights kept in rows) and the
-// bf16 mode's products.
+// order, as every set does; gemmNT16 (16-bit weights kept in rows) is
+// gemmNT's blocks with the weights widened as they load (exact). The bf16
+// mode's products stay portable.
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" runs the portable set; every other value CheckKernelsEnv
@@ -41,7 +41,7 @@ func pickKernels(want string) kernelSet {
 }
 
 // neonKernels is the "neon" set's table: the portable one with the NEON
-// panel kernels, gemmNN, gemmNT and row kernels (all but gemmNT16's).
+// panel kernels, gemmNN, gemmNT, gemmNT16 and row kernels.
 var neonKernels = func() kernelTable {
 	t := genericKernels
 	t.set = kernelsNEON
@@ -49,7 +49,7 @@ var neonKernels = func() kernelTable {
 	t.panelF16 = &panelKernels[uint16]{{6, panel6x32F16NEON}, {4, panel4x32F16NEON}, {2, panel2x32F16NEON}, {1, panel1x32F16NEON}}
 	t.panelBF16 = &panelKernels[uint16]{{6, panel6x32BF16NEON}, {4, panel4x32BF16NEON}, {2, panel2x32BF16NEON}, {1, panel1x32BF16NEON}}
 	t.gemmNN = gemmNNNEON
-	t.gemmNT, t.dot1x1 = gemmNTNEON, dotNEON
+	t.gemmNT, t.dot1x1, t.gemmNT16 = gemmNTNEON, dotNEON, gemmNT16NEON
 	t.rowKernels = rowsNEON.table()
 	r := &neonRows
 	t.divMaxRow, t.maxRow, t.mulRow = r.divMaxRowFn, r.maxRowFn, r.mulRowFn
@@ -110,6 +110,22 @@ var rowsNEON = &vecRowKernels{
 // neonDots are gemmNT's NEON blocks (3 x 4, 1 x 4, 1 x 1): each element as
 // AVX2's blocks compute it (8 lanes in AVX2's tree, then the tail).
 var neonDots = blockKernels[float32, float32]{3, dot3x4NEON, dot1x4NEON, dot1x1NEON, chunkKernels[float32, float32]{}}
+
+// neonDotsF16 and neonDotsBF16 are gemmNT16's blocks: neonDots' with b
+// widened as it loads (exact), so gemmNT's bits on the widened weights.
+var (
+	neonDotsF16  = blockKernels[float32, uint16]{3, dot3x4F16NEON, dot1x4F16NEON, dot1x1F16NEON, chunkKernels[float32, uint16]{}}
+	neonDotsBF16 = blockKernels[float32, uint16]{3, dot3x4BF16NEON, dot1x4BF16NEON, dot1x1BF16NEON, chunkKernels[float32, uint16]{}}
+)
+
+// gemmNT16NEON is gemmNT16 with the NEON blocks for dtype.
+func gemmNT16NEON(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType) {
+	ks := neonDotsBF16
+	if dtype == F16 {
+		ks = neonDotsF16
+	}
+	gemmBlocks(ks, out, ldo, a, lda, b, ldb, M, N, K)
+}
 
 // gemmNTNEON is gemmNT with the NEON blocks.
 func gemmNTNEON(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {

@@ -22,12 +22,19 @@ var dotShapes = [][2]int{{3, 4}, {1, 4}, {1, 1}}
 // bytes, R13 lda in bytes.
 const dotA, dotB, dotSteps, dotTail, dotOut, dotLdo, dotLda, dotLdb = 1, 4, 9, 10, 11, 12, 13, 8
 
-// dot emits dot{R}x{C}NEON(a *float32, lda int, b *float32, ldb int, k
-// int, out *float32, ldo int).
-func (g *gen) dot(R, C int) {
-	name := fmt.Sprintf("dot%dx%dNEON", R, C)
-	sig := "(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)"
-	g.rowFunc(name, sig, fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%%8 tail).", name, R, C), 56)
+// dot emits dot{R}x{C}{elem}NEON(a *float32, lda int, b *float32 (or
+// *uint16), ldb int, k int, out *float32, ldo int); a 16-bit b is widened
+// exactly as it loads (8 elements: FCVTL/SHLL of the lower four, then the
+// upper four in place; a tail element: LD1R, then its lane 0), so the
+// result is the float32 kernel's on the widened b.
+func (g *gen) dot(R, C int, e elem) {
+	name := fmt.Sprintf("dot%dx%d%sNEON", R, C, e.name)
+	sig := fmt.Sprintf("(a *float32, lda int, b %s, ldb int, k int, out *float32, ldo int)", e.gotyp)
+	what := ""
+	if e.size == 2 {
+		what = ", b in " + e.name + " widened to float32"
+	}
+	g.rowFunc(name, sig, fmt.Sprintf("%s sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < %d, j < %d, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%%8 tail%s).", name, R, C, what), 56)
 	acc := func(i, j, h int) int { return 2*(i*C+j) + h }
 	aReg := func(i, h int) int { return 24 + 2*i + h }
 	g.op("MOVD lda+8(FP), R%d", dotLda)
@@ -37,7 +44,7 @@ func (g *gen) dot(R, C int) {
 		g.op("ADD R%d, R%d, R%d", dotLda, dotA+i-1, dotA+i)
 	}
 	g.op("MOVD ldb+24(FP), R%d", dotLdb)
-	g.op("LSL $2, R%d, R%d", dotLdb, dotLdb)
+	g.op("LSL $%d, R%d, R%d", e.size/2, dotLdb, dotLdb)
 	g.op("MOVD b+16(FP), R%d", dotB)
 	for j := 1; j < C; j++ {
 		g.op("ADD R%d, R%d, R%d", dotLdb, dotB+j-1, dotB+j)
@@ -59,11 +66,18 @@ func (g *gen) dot(R, C int) {
 		g.op("VLD1.P 32(R%d), %s", dotA+i, vlist(aReg(i, 0), 2, "S4"))
 	}
 	for j := range C {
-		g.op("VLD1.P 32(R%d), %s", dotB+j, vlist(30, 2, "S4"))
+		b0, b1 := 30, 31
+		if e.size == 4 {
+			g.op("VLD1.P 32(R%d), %s", dotB+j, vlist(30, 2, "S4"))
+		} else {
+			b0, b1 = 31, 30
+			g.op("VLD1.P 16(R%d), [V30.H8]", dotB+j)
+			g.word(e.widen(31, 30, false))
+			g.word(e.widen(30, 30, true))
+		}
 		for i := range R {
-			for h := range 2 {
-				g.v3(opFMLA, acc(i, j, h), aReg(i, h), 30+h)
-			}
+			g.v3(opFMLA, acc(i, j, 0), aReg(i, 0), b0)
+			g.v3(opFMLA, acc(i, j, 1), aReg(i, 1), b1)
 		}
 	}
 	g.op("SUB $1, R%d, R%d", dotSteps, dotSteps)
@@ -85,7 +99,12 @@ func (g *gen) dot(R, C int) {
 		g.op("FMOVS.P 4(R%d), F%d", dotA+i, 24+i)
 	}
 	for j := range C {
-		g.op("FMOVS.P 4(R%d), F30", dotB+j)
+		if e.size == 4 {
+			g.op("FMOVS.P 4(R%d), F30", dotB+j)
+		} else {
+			g.op("VLD1R.P 2(R%d), [V30.H8]", dotB+j)
+			g.word(e.widen(30, 30, false))
+		}
 		for i := range R {
 			g.op("FMULS F30, F%d, F31", 24+i)
 			g.op("FADDS F31, F%d, F%d", acc(i, j, 0), acc(i, j, 0))

@@ -84,10 +84,11 @@ const asmHeader = `
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
 // FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
 // blocks: attention's scores) are the same tiles over a row-major b from
-// zero, nnColNEON one column with scalar FMAs. dot{R}x{C}NEON (gemmNT's
-// blocks) sum AVX2's 8 lanes of FMAs in two vectors per element, reduce
-// them in AVX2's tree and add the k%8 tail, products rounded, as AVX2's
-// dot kernels do. The row kernels (expSubRow, sumExpSub, maxRow,
+// zero, nnColNEON one column with scalar FMAs. dot{R}x{C}{,F16,BF16}NEON
+// (gemmNT's and gemmNT16's blocks) sum AVX2's 8 lanes of FMAs in two
+// vectors per element, reduce them in AVX2's tree and add the k%8 tail,
+// products rounded, as AVX2's dot kernels do; 16-bit rows of b widen as
+// they load. The row kernels (expSubRow, sumExpSub, maxRow,
 // divMaxRow, mulRow, geluRow, geluErfRow, swigluRow; NEON suffix) repeat
 // the AVX2 kernels' operations lane for lane over n - n%8 elements, two
 // 4-lane vectors a step: Cephes' expf with the same constants and FMAs,
@@ -115,8 +116,10 @@ func Generate() (asm, decl []byte) {
 		g.nn(s)
 	}
 	g.nnCol()
-	for _, s := range dotShapes {
-		g.dot(s[0], s[1])
+	for _, e := range elems {
+		for _, s := range dotShapes {
+			g.dot(s[0], s[1], e)
+		}
 	}
 	g.rows()
 	g.norms()
