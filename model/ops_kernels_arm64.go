@@ -22,7 +22,8 @@ import "os"
 // epilogue's row kernels (ops_rows.go) compute its operations in its
 // order, as every set does; gemmNT16 (16-bit weights kept in rows) is
 // gemmNT's blocks with the weights widened as they load (exact). The bf16
-// mode's products stay portable.
+// mode (VDPBF16PS's products) has no NEON form: here it runs only on the
+// portable set (WGPU_EVAL_CPU_KERNELS=generic).
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" runs the portable set; every other value CheckKernelsEnv
