@@ -283,8 +283,9 @@ func BenchmarkPanelKernelL1(b *testing.B) {
 // BenchmarkGemmTile times a 64x64 tile of a weight product on one core, for
 // the row lengths of the benchmark models (GPT-2 768 and 3072, Qwen2.5-0.5B
 // 896 and 4864): the portable dot products on (out, in) rows (f32, what
-// WGPU_EVAL_CPU_KERNELS=generic runs) and the NEON panel kernels with
-// float32, F16 and BF16 weights (f32panel*), and reports GFLOP/s:
+// WGPU_EVAL_CPU_KERNELS=generic runs), the NEON dot blocks on the same rows
+// (f32neon: AVX2's order) and the NEON panel kernels with float32, F16 and
+// BF16 weights (f32panel*), and reports GFLOP/s:
 //
 //	go test ./model/ -run '^$' -bench GemmTile -benchtime 100x
 func BenchmarkGemmTile(b *testing.B) {
@@ -313,6 +314,7 @@ func BenchmarkGemmTile(b *testing.B) {
 		kern = &genericKernels
 		run(fmt.Sprintf("f32/K=%d", K), func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
 		kern = &neonKernels
+		run(fmt.Sprintf("f32neon/K=%d", K), func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
 		p := packPanels(f32Matrix(w), K)
 		run(fmt.Sprintf("f32panel/K=%d", K), func() { gemmNTW(out, 64, a, nil, K, p, 0, K, 64, 64, K) })
 		for _, dtype := range []DType{F16, BF16} {
