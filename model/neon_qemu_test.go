@@ -14,12 +14,17 @@ import (
 
 // neonTests are the tests of the arm64 test binary that check the NEON set:
 // its kernels against the FMA-chain model, its forward against the Go model
-// of its panels and gemmNN, the amd64 sets' golden, the float64 reference, and 16-bit
-// weights against float32 ones.
+// of its panels and gemmNN, the amd64 sets' goldens (panels and gemmNN;
+// gemmNT and the row kernels of the softmax, the loss and the
+// activations), the portable set's bits (the norms', rotary embedding's
+// and epilogue's row kernels), the float64 reference, and 16-bit weights
+// against float32 ones.
 var neonTests = []string{
 	"TestNEONIsDefault", "TestNEONPanelKernels", "TestNEONGemmNNIsFMAChain", "TestGemmNN", "TestNEONForwardMatchesGoPanels", "TestGemmPanelIsFMAChain", "TestGemmPanelTiling",
 	"TestPanelGolden", "TestFMA32IsOneRounding", "TestCPULossKernelSets", "TestLoadCPU16BitMatchesWidened",
 	"TestPanelsWhereTheKernelsHaveThem",
+	"TestRowGolden", "TestExpRows", "TestGeluRow", "TestGeluErfRow", "TestSwigluRow", "TestDivMaxMulRow",
+	"TestGemmNT", "TestGemmNTVecMatchesGeneric", "TestGemmNT16MatchesWidened", "TestRowSums", "TestRowSumOrder", "TestNormRows", "TestRotateRows", "TestBiasRows",
 }
 
 // The NEON kernel set passes its tests on arm64, run here by qemu's user-mode

@@ -13,8 +13,21 @@
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
 // FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
 // blocks: attention's scores) are the same tiles over a row-major b from
-// zero, nnColNEON one column with scalar FMAs. WORD directives are the
-// instructions Go's assembler lacks, with their GNU syntax.
+// zero, nnColNEON one column with scalar FMAs. dot{R}x{C}{,F16,BF16}NEON
+// (gemmNT's and gemmNT16's blocks) sum AVX2's 8 lanes of FMAs in two
+// vectors per element, reduce them in AVX2's tree and add the k%8 tail,
+// products rounded, as AVX2's dot kernels do; 16-bit rows of b widen as
+// they load. The row kernels (expSubRow, sumExpSub, maxRow,
+// divMaxRow, mulRow, geluRow, geluErfRow, swigluRow; NEON suffix) repeat
+// the AVX2 kernels' operations lane for lane over n - n%8 elements, two
+// 4-lane vectors a step: Cephes' expf with the same constants and FMAs,
+// sums and maxima in AVX2's 8 lanes and its reduction tree, x86's MAXPS as
+// FCMGT and BIF, so their bits are AVX2's. The norms', rotary
+// embedding's and epilogue's kernels (sumRow, sumSqDevRow, scaleMulRow,
+// normAffineRow, rotateRow, addBiasRows, accBiasRows) compute model's
+// ops_rows.go operations in its order, float64 sums in its 8 lanes and
+// tree, as every set does. WORD directives are the instructions Go's
+// assembler lacks, with their GNU syntax.
 
 #include "textflag.h"
 
@@ -3812,4 +3825,1779 @@ loop_nnCol:
 store_nnCol:
 	MOVD out+32(FP), R4
 	FMOVS F0, (R4)
+	RET
+
+// func dot3x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+TEXT ·dot3x4NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	ADD R13, R1, R2
+	ADD R13, R2, R3
+	MOVD ldb+24(FP), R8
+	LSL $2, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+vec_dot3x4NEON:
+	CBZ R9, reduce_dot3x4NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 32(R2), [V26.S4, V27.S4]
+	VLD1.P 32(R3), [V28.S4, V29.S4]
+	VLD1.P 32(R4), [V30.S4, V31.S4]
+	WORD $0x4e3ecf00 // fmla v0.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf21 // fmla v1.4s, v25.4s, v31.4s
+	WORD $0x4e3ecf48 // fmla v8.4s, v26.4s, v30.4s
+	WORD $0x4e3fcf69 // fmla v9.4s, v27.4s, v31.4s
+	WORD $0x4e3ecf90 // fmla v16.4s, v28.4s, v30.4s
+	WORD $0x4e3fcfb1 // fmla v17.4s, v29.4s, v31.4s
+	VLD1.P 32(R5), [V30.S4, V31.S4]
+	WORD $0x4e3ecf02 // fmla v2.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf23 // fmla v3.4s, v25.4s, v31.4s
+	WORD $0x4e3ecf4a // fmla v10.4s, v26.4s, v30.4s
+	WORD $0x4e3fcf6b // fmla v11.4s, v27.4s, v31.4s
+	WORD $0x4e3ecf92 // fmla v18.4s, v28.4s, v30.4s
+	WORD $0x4e3fcfb3 // fmla v19.4s, v29.4s, v31.4s
+	VLD1.P 32(R6), [V30.S4, V31.S4]
+	WORD $0x4e3ecf04 // fmla v4.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf25 // fmla v5.4s, v25.4s, v31.4s
+	WORD $0x4e3ecf4c // fmla v12.4s, v26.4s, v30.4s
+	WORD $0x4e3fcf6d // fmla v13.4s, v27.4s, v31.4s
+	WORD $0x4e3ecf94 // fmla v20.4s, v28.4s, v30.4s
+	WORD $0x4e3fcfb5 // fmla v21.4s, v29.4s, v31.4s
+	VLD1.P 32(R7), [V30.S4, V31.S4]
+	WORD $0x4e3ecf06 // fmla v6.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf27 // fmla v7.4s, v25.4s, v31.4s
+	WORD $0x4e3ecf4e // fmla v14.4s, v26.4s, v30.4s
+	WORD $0x4e3fcf6f // fmla v15.4s, v27.4s, v31.4s
+	WORD $0x4e3ecf96 // fmla v22.4s, v28.4s, v30.4s
+	WORD $0x4e3fcfb7 // fmla v23.4s, v29.4s, v31.4s
+	SUB $1, R9, R9
+	B vec_dot3x4NEON
+reduce_dot3x4NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+	WORD $0x4e29d518 // fadd v24.4s, v8.4s, v9.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db28 // faddp s8, v25.2s
+	WORD $0x4e2bd558 // fadd v24.4s, v10.4s, v11.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2a // faddp s10, v25.2s
+	WORD $0x4e2dd598 // fadd v24.4s, v12.4s, v13.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2c // faddp s12, v25.2s
+	WORD $0x4e2fd5d8 // fadd v24.4s, v14.4s, v15.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2e // faddp s14, v25.2s
+	WORD $0x4e31d618 // fadd v24.4s, v16.4s, v17.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db30 // faddp s16, v25.2s
+	WORD $0x4e33d658 // fadd v24.4s, v18.4s, v19.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db32 // faddp s18, v25.2s
+	WORD $0x4e35d698 // fadd v24.4s, v20.4s, v21.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db34 // faddp s20, v25.2s
+	WORD $0x4e37d6d8 // fadd v24.4s, v22.4s, v23.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db36 // faddp s22, v25.2s
+tail_dot3x4NEON:
+	CBZ R10, store_dot3x4NEON
+	FMOVS.P 4(R1), F24
+	FMOVS.P 4(R2), F25
+	FMOVS.P 4(R3), F26
+	FMOVS.P 4(R4), F30
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	FMULS F30, F25, F31
+	FADDS F31, F8, F8
+	FMULS F30, F26, F31
+	FADDS F31, F16, F16
+	FMOVS.P 4(R5), F30
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	FMULS F30, F25, F31
+	FADDS F31, F10, F10
+	FMULS F30, F26, F31
+	FADDS F31, F18, F18
+	FMOVS.P 4(R6), F30
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	FMULS F30, F25, F31
+	FADDS F31, F12, F12
+	FMULS F30, F26, F31
+	FADDS F31, F20, F20
+	FMOVS.P 4(R7), F30
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	FMULS F30, F25, F31
+	FADDS F31, F14, F14
+	FMULS F30, F26, F31
+	FADDS F31, F22, F22
+	SUB $1, R10, R10
+	B tail_dot3x4NEON
+store_dot3x4NEON:
+	MOVD out+40(FP), R11
+	MOVD ldo+48(FP), R12
+	LSL $2, R12, R12
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F8, 0(R11)
+	FMOVS F10, 4(R11)
+	FMOVS F12, 8(R11)
+	FMOVS F14, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F16, 0(R11)
+	FMOVS F18, 4(R11)
+	FMOVS F20, 8(R11)
+	FMOVS F22, 12(R11)
+	RET
+
+// func dot1x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x4NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $2, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+vec_dot1x4NEON:
+	CBZ R9, reduce_dot1x4NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 32(R4), [V30.S4, V31.S4]
+	WORD $0x4e3ecf00 // fmla v0.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf21 // fmla v1.4s, v25.4s, v31.4s
+	VLD1.P 32(R5), [V30.S4, V31.S4]
+	WORD $0x4e3ecf02 // fmla v2.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf23 // fmla v3.4s, v25.4s, v31.4s
+	VLD1.P 32(R6), [V30.S4, V31.S4]
+	WORD $0x4e3ecf04 // fmla v4.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf25 // fmla v5.4s, v25.4s, v31.4s
+	VLD1.P 32(R7), [V30.S4, V31.S4]
+	WORD $0x4e3ecf06 // fmla v6.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf27 // fmla v7.4s, v25.4s, v31.4s
+	SUB $1, R9, R9
+	B vec_dot1x4NEON
+reduce_dot1x4NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+tail_dot1x4NEON:
+	CBZ R10, store_dot1x4NEON
+	FMOVS.P 4(R1), F24
+	FMOVS.P 4(R4), F30
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	FMOVS.P 4(R5), F30
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	FMOVS.P 4(R6), F30
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	FMOVS.P 4(R7), F30
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	SUB $1, R10, R10
+	B tail_dot1x4NEON
+store_dot1x4NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	RET
+
+// func dot1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x1NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $2, R8, R8
+	MOVD b+16(FP), R4
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+vec_dot1x1NEON:
+	CBZ R9, reduce_dot1x1NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 32(R4), [V30.S4, V31.S4]
+	WORD $0x4e3ecf00 // fmla v0.4s, v24.4s, v30.4s
+	WORD $0x4e3fcf21 // fmla v1.4s, v25.4s, v31.4s
+	SUB $1, R9, R9
+	B vec_dot1x1NEON
+reduce_dot1x1NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+tail_dot1x1NEON:
+	CBZ R10, store_dot1x1NEON
+	FMOVS.P 4(R1), F24
+	FMOVS.P 4(R4), F30
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	SUB $1, R10, R10
+	B tail_dot1x1NEON
+store_dot1x1NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	RET
+
+// func dot3x4F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot3x4F16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	ADD R13, R1, R2
+	ADD R13, R2, R3
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+vec_dot3x4F16NEON:
+	CBZ R9, reduce_dot3x4F16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 32(R2), [V26.S4, V27.S4]
+	VLD1.P 32(R3), [V28.S4, V29.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf48 // fmla v8.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf69 // fmla v9.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf90 // fmla v16.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb1 // fmla v17.4s, v29.4s, v30.4s
+	VLD1.P 16(R5), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf02 // fmla v2.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf23 // fmla v3.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4a // fmla v10.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6b // fmla v11.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf92 // fmla v18.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb3 // fmla v19.4s, v29.4s, v30.4s
+	VLD1.P 16(R6), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf04 // fmla v4.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf25 // fmla v5.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4c // fmla v12.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6d // fmla v13.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf94 // fmla v20.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb5 // fmla v21.4s, v29.4s, v30.4s
+	VLD1.P 16(R7), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf06 // fmla v6.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf27 // fmla v7.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4e // fmla v14.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6f // fmla v15.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf96 // fmla v22.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb7 // fmla v23.4s, v29.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot3x4F16NEON
+reduce_dot3x4F16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+	WORD $0x4e29d518 // fadd v24.4s, v8.4s, v9.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db28 // faddp s8, v25.2s
+	WORD $0x4e2bd558 // fadd v24.4s, v10.4s, v11.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2a // faddp s10, v25.2s
+	WORD $0x4e2dd598 // fadd v24.4s, v12.4s, v13.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2c // faddp s12, v25.2s
+	WORD $0x4e2fd5d8 // fadd v24.4s, v14.4s, v15.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2e // faddp s14, v25.2s
+	WORD $0x4e31d618 // fadd v24.4s, v16.4s, v17.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db30 // faddp s16, v25.2s
+	WORD $0x4e33d658 // fadd v24.4s, v18.4s, v19.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db32 // faddp s18, v25.2s
+	WORD $0x4e35d698 // fadd v24.4s, v20.4s, v21.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db34 // faddp s20, v25.2s
+	WORD $0x4e37d6d8 // fadd v24.4s, v22.4s, v23.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db36 // faddp s22, v25.2s
+tail_dot3x4F16NEON:
+	CBZ R10, store_dot3x4F16NEON
+	FMOVS.P 4(R1), F24
+	FMOVS.P 4(R2), F25
+	FMOVS.P 4(R3), F26
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	FMULS F30, F25, F31
+	FADDS F31, F8, F8
+	FMULS F30, F26, F31
+	FADDS F31, F16, F16
+	VLD1R.P 2(R5), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	FMULS F30, F25, F31
+	FADDS F31, F10, F10
+	FMULS F30, F26, F31
+	FADDS F31, F18, F18
+	VLD1R.P 2(R6), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	FMULS F30, F25, F31
+	FADDS F31, F12, F12
+	FMULS F30, F26, F31
+	FADDS F31, F20, F20
+	VLD1R.P 2(R7), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	FMULS F30, F25, F31
+	FADDS F31, F14, F14
+	FMULS F30, F26, F31
+	FADDS F31, F22, F22
+	SUB $1, R10, R10
+	B tail_dot3x4F16NEON
+store_dot3x4F16NEON:
+	MOVD out+40(FP), R11
+	MOVD ldo+48(FP), R12
+	LSL $2, R12, R12
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F8, 0(R11)
+	FMOVS F10, 4(R11)
+	FMOVS F12, 8(R11)
+	FMOVS F14, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F16, 0(R11)
+	FMOVS F18, 4(R11)
+	FMOVS F20, 8(R11)
+	FMOVS F22, 12(R11)
+	RET
+
+// func dot1x4F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x4F16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+vec_dot1x4F16NEON:
+	CBZ R9, reduce_dot1x4F16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	VLD1.P 16(R5), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf02 // fmla v2.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf23 // fmla v3.4s, v25.4s, v30.4s
+	VLD1.P 16(R6), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf04 // fmla v4.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf25 // fmla v5.4s, v25.4s, v30.4s
+	VLD1.P 16(R7), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf06 // fmla v6.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf27 // fmla v7.4s, v25.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot1x4F16NEON
+reduce_dot1x4F16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+tail_dot1x4F16NEON:
+	CBZ R10, store_dot1x4F16NEON
+	FMOVS.P 4(R1), F24
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	VLD1R.P 2(R5), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	VLD1R.P 2(R6), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	VLD1R.P 2(R7), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	SUB $1, R10, R10
+	B tail_dot1x4F16NEON
+store_dot1x4F16NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	RET
+
+// func dot1x1F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x1F16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+vec_dot1x1F16NEON:
+	CBZ R9, reduce_dot1x1F16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x0e217bdf // fcvtl v31.4s, v30.4h
+	WORD $0x4e217bde // fcvtl2 v30.4s, v30.8h
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot1x1F16NEON
+reduce_dot1x1F16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+tail_dot1x1F16NEON:
+	CBZ R10, store_dot1x1F16NEON
+	FMOVS.P 4(R1), F24
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x0e217bde // fcvtl v30.4s, v30.4h
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	SUB $1, R10, R10
+	B tail_dot1x1F16NEON
+store_dot1x1F16NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	RET
+
+// func dot3x4BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot3x4BF16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	ADD R13, R1, R2
+	ADD R13, R2, R3
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+vec_dot3x4BF16NEON:
+	CBZ R9, reduce_dot3x4BF16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 32(R2), [V26.S4, V27.S4]
+	VLD1.P 32(R3), [V28.S4, V29.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf48 // fmla v8.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf69 // fmla v9.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf90 // fmla v16.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb1 // fmla v17.4s, v29.4s, v30.4s
+	VLD1.P 16(R5), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf02 // fmla v2.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf23 // fmla v3.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4a // fmla v10.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6b // fmla v11.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf92 // fmla v18.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb3 // fmla v19.4s, v29.4s, v30.4s
+	VLD1.P 16(R6), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf04 // fmla v4.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf25 // fmla v5.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4c // fmla v12.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6d // fmla v13.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf94 // fmla v20.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb5 // fmla v21.4s, v29.4s, v30.4s
+	VLD1.P 16(R7), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf06 // fmla v6.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf27 // fmla v7.4s, v25.4s, v30.4s
+	WORD $0x4e3fcf4e // fmla v14.4s, v26.4s, v31.4s
+	WORD $0x4e3ecf6f // fmla v15.4s, v27.4s, v30.4s
+	WORD $0x4e3fcf96 // fmla v22.4s, v28.4s, v31.4s
+	WORD $0x4e3ecfb7 // fmla v23.4s, v29.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot3x4BF16NEON
+reduce_dot3x4BF16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+	WORD $0x4e29d518 // fadd v24.4s, v8.4s, v9.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db28 // faddp s8, v25.2s
+	WORD $0x4e2bd558 // fadd v24.4s, v10.4s, v11.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2a // faddp s10, v25.2s
+	WORD $0x4e2dd598 // fadd v24.4s, v12.4s, v13.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2c // faddp s12, v25.2s
+	WORD $0x4e2fd5d8 // fadd v24.4s, v14.4s, v15.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db2e // faddp s14, v25.2s
+	WORD $0x4e31d618 // fadd v24.4s, v16.4s, v17.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db30 // faddp s16, v25.2s
+	WORD $0x4e33d658 // fadd v24.4s, v18.4s, v19.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db32 // faddp s18, v25.2s
+	WORD $0x4e35d698 // fadd v24.4s, v20.4s, v21.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db34 // faddp s20, v25.2s
+	WORD $0x4e37d6d8 // fadd v24.4s, v22.4s, v23.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db36 // faddp s22, v25.2s
+tail_dot3x4BF16NEON:
+	CBZ R10, store_dot3x4BF16NEON
+	FMOVS.P 4(R1), F24
+	FMOVS.P 4(R2), F25
+	FMOVS.P 4(R3), F26
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	FMULS F30, F25, F31
+	FADDS F31, F8, F8
+	FMULS F30, F26, F31
+	FADDS F31, F16, F16
+	VLD1R.P 2(R5), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	FMULS F30, F25, F31
+	FADDS F31, F10, F10
+	FMULS F30, F26, F31
+	FADDS F31, F18, F18
+	VLD1R.P 2(R6), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	FMULS F30, F25, F31
+	FADDS F31, F12, F12
+	FMULS F30, F26, F31
+	FADDS F31, F20, F20
+	VLD1R.P 2(R7), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	FMULS F30, F25, F31
+	FADDS F31, F14, F14
+	FMULS F30, F26, F31
+	FADDS F31, F22, F22
+	SUB $1, R10, R10
+	B tail_dot3x4BF16NEON
+store_dot3x4BF16NEON:
+	MOVD out+40(FP), R11
+	MOVD ldo+48(FP), R12
+	LSL $2, R12, R12
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F8, 0(R11)
+	FMOVS F10, 4(R11)
+	FMOVS F12, 8(R11)
+	FMOVS F14, 12(R11)
+	ADD R12, R11, R11
+	FMOVS F16, 0(R11)
+	FMOVS F18, 4(R11)
+	FMOVS F20, 8(R11)
+	FMOVS F22, 12(R11)
+	RET
+
+// func dot1x4BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x4BF16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	ADD R8, R4, R5
+	ADD R8, R5, R6
+	ADD R8, R6, R7
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+vec_dot1x4BF16NEON:
+	CBZ R9, reduce_dot1x4BF16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	VLD1.P 16(R5), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf02 // fmla v2.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf23 // fmla v3.4s, v25.4s, v30.4s
+	VLD1.P 16(R6), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf04 // fmla v4.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf25 // fmla v5.4s, v25.4s, v30.4s
+	VLD1.P 16(R7), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf06 // fmla v6.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf27 // fmla v7.4s, v25.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot1x4BF16NEON
+reduce_dot1x4BF16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+	WORD $0x4e23d458 // fadd v24.4s, v2.4s, v3.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db22 // faddp s2, v25.2s
+	WORD $0x4e25d498 // fadd v24.4s, v4.4s, v5.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db24 // faddp s4, v25.2s
+	WORD $0x4e27d4d8 // fadd v24.4s, v6.4s, v7.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db26 // faddp s6, v25.2s
+tail_dot1x4BF16NEON:
+	CBZ R10, store_dot1x4BF16NEON
+	FMOVS.P 4(R1), F24
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	VLD1R.P 2(R5), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F2, F2
+	VLD1R.P 2(R6), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F4, F4
+	VLD1R.P 2(R7), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F6, F6
+	SUB $1, R10, R10
+	B tail_dot1x4BF16NEON
+store_dot1x4BF16NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	FMOVS F2, 4(R11)
+	FMOVS F4, 8(R11)
+	FMOVS F6, 12(R11)
+	RET
+
+// func dot1x1BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+TEXT ·dot1x1BF16NEON(SB), NOSPLIT, $0-56
+	MOVD lda+8(FP), R13
+	LSL $2, R13, R13
+	MOVD a+0(FP), R1
+	MOVD ldb+24(FP), R8
+	LSL $1, R8, R8
+	MOVD b+16(FP), R4
+	MOVD k+32(FP), R9
+	AND $7, R9, R10
+	LSR $3, R9, R9
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+vec_dot1x1BF16NEON:
+	CBZ R9, reduce_dot1x1BF16NEON
+	VLD1.P 32(R1), [V24.S4, V25.S4]
+	VLD1.P 16(R4), [V30.H8]
+	WORD $0x2e613bdf // shll v31.4s, v30.4h, #16
+	WORD $0x6e613bde // shll2 v30.4s, v30.8h, #16
+	WORD $0x4e3fcf00 // fmla v0.4s, v24.4s, v31.4s
+	WORD $0x4e3ecf21 // fmla v1.4s, v25.4s, v30.4s
+	SUB $1, R9, R9
+	B vec_dot1x1BF16NEON
+reduce_dot1x1BF16NEON:
+	WORD $0x4e21d418 // fadd v24.4s, v0.4s, v1.4s
+	WORD $0x6e184319 // ext v25.16b, v24.16b, v24.16b, #8
+	WORD $0x4e39d719 // fadd v25.4s, v24.4s, v25.4s
+	WORD $0x7e30db20 // faddp s0, v25.2s
+tail_dot1x1BF16NEON:
+	CBZ R10, store_dot1x1BF16NEON
+	FMOVS.P 4(R1), F24
+	VLD1R.P 2(R4), [V30.H8]
+	WORD $0x2e613bde // shll v30.4s, v30.4h, #16
+	FMULS F30, F24, F31
+	FADDS F31, F0, F0
+	SUB $1, R10, R10
+	B tail_dot1x1BF16NEON
+store_dot1x1BF16NEON:
+	MOVD out+40(FP), R11
+	FMOVS F0, 0(R11)
+	RET
+
+// The row kernels' constants (rows.go's rowConsts), 16 bytes a vector.
+DATA neonrowc<>+0(SB)/4, $0xc2aeac4f
+DATA neonrowc<>+4(SB)/4, $0xc2aeac4f
+DATA neonrowc<>+8(SB)/4, $0xc2aeac4f
+DATA neonrowc<>+12(SB)/4, $0xc2aeac4f
+DATA neonrowc<>+16(SB)/4, $0x42b17217
+DATA neonrowc<>+20(SB)/4, $0x42b17217
+DATA neonrowc<>+24(SB)/4, $0x42b17217
+DATA neonrowc<>+28(SB)/4, $0x42b17217
+DATA neonrowc<>+32(SB)/4, $0x3f800000
+DATA neonrowc<>+36(SB)/4, $0x3f800000
+DATA neonrowc<>+40(SB)/4, $0x3f800000
+DATA neonrowc<>+44(SB)/4, $0x3f800000
+DATA neonrowc<>+48(SB)/4, $0x0000007f
+DATA neonrowc<>+52(SB)/4, $0x0000007f
+DATA neonrowc<>+56(SB)/4, $0x0000007f
+DATA neonrowc<>+60(SB)/4, $0x0000007f
+DATA neonrowc<>+64(SB)/4, $0x3fb8aa3b
+DATA neonrowc<>+68(SB)/4, $0xbf318000
+DATA neonrowc<>+72(SB)/4, $0x395e8083
+DATA neonrowc<>+76(SB)/4, $0x39506967
+DATA neonrowc<>+80(SB)/4, $0x3ab743ce
+DATA neonrowc<>+84(SB)/4, $0x3c088908
+DATA neonrowc<>+88(SB)/4, $0x3d2aa9c1
+DATA neonrowc<>+92(SB)/4, $0x3e2aaaaa
+DATA neonrowc<>+96(SB)/4, $0x3f000000
+DATA neonrowc<>+100(SB)/4, $0x3d372713
+DATA neonrowc<>+104(SB)/4, $0xbfcc422a
+DATA neonrowc<>+108(SB)/4, $0x3f000000
+DATA neonrowc<>+112(SB)/4, $0x3f3504f3
+DATA neonrowc<>+116(SB)/4, $0x3e2ef945
+DATA neonrowc<>+120(SB)/4, $0xbf527892
+DATA neonrowc<>+124(SB)/4, $0x3fbe87b0
+DATA neonrowc<>+128(SB)/4, $0xbf914e5d
+DATA neonrowc<>+132(SB)/4, $0x3e8ec7cc
+DATA neonrowc<>+136(SB)/4, $0xbe3ec24c
+DATA neonrowc<>+140(SB)/4, $0x3dc636c9
+DATA neonrowc<>+144(SB)/4, $0x3ebf88fb
+DATA neonrowc<>+148(SB)/4, $0x3f8000c7
+DATA neonrowc<>+152(SB)/4, $0xbfa1fc4e
+DATA neonrowc<>+156(SB)/4, $0x00000000
+GLOBL neonrowc<>(SB), RODATA|NOPTR, $160
+
+// func expSubRowNEON(row *float32, n int, m float32) float32
+TEXT ·expSubRowNEON(SB), NOSPLIT, $0-28
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	FMOVS m+16(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_expSubRowNEON:
+	CMP R3, R0
+	BHS done_expSubRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x4ebed400 // fsub v0.4s, v0.4s, v30.4s
+	WORD $0x4e34c400 // fmaxnm v0.4s, v0.4s, v20.4s
+	WORD $0x4eb5c400 // fminnm v0.4s, v0.4s, v21.4s
+	WORD $0x4f989002 // fmul v2.4s, v0.4s, v24.s[0]
+	WORD $0x4e218842 // frintn v2.4s, v2.4s
+	WORD $0x4fb81040 // fmla v0.4s, v2.4s, v24.s[1]
+	WORD $0x4f981840 // fmla v0.4s, v2.4s, v24.s[2]
+	WORD $0x4e1c0703 // dup v3.4s, v24.s[3]
+	WORD $0x4e040724 // dup v4.4s, v25.s[0]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x4e0c0723 // dup v3.4s, v25.s[1]
+	WORD $0x4e20cc83 // fmla v3.4s, v4.4s, v0.4s
+	WORD $0x4e140724 // dup v4.4s, v25.s[2]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x4e1c0723 // dup v3.4s, v25.s[3]
+	WORD $0x4e20cc83 // fmla v3.4s, v4.4s, v0.4s
+	WORD $0x4e040744 // dup v4.4s, v26.s[0]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x6e20dc05 // fmul v5.4s, v0.4s, v0.4s
+	WORD $0x4e36d403 // fadd v3.4s, v0.4s, v22.4s
+	WORD $0x4e25cc83 // fmla v3.4s, v4.4s, v5.4s
+	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
+	WORD $0x4eb78442 // add v2.4s, v2.4s, v23.4s
+	WORD $0x4f375442 // shl v2.4s, v2.4s, #23
+	WORD $0x6e22dc60 // fmul v0.4s, v3.4s, v2.4s
+	WORD $0x4ebed421 // fsub v1.4s, v1.4s, v30.4s
+	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
+	WORD $0x4eb5c421 // fminnm v1.4s, v1.4s, v21.4s
+	WORD $0x4f989026 // fmul v6.4s, v1.4s, v24.s[0]
+	WORD $0x4e2188c6 // frintn v6.4s, v6.4s
+	WORD $0x4fb810c1 // fmla v1.4s, v6.4s, v24.s[1]
+	WORD $0x4f9818c1 // fmla v1.4s, v6.4s, v24.s[2]
+	WORD $0x4e1c0707 // dup v7.4s, v24.s[3]
+	WORD $0x4e040728 // dup v8.4s, v25.s[0]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x4e0c0727 // dup v7.4s, v25.s[1]
+	WORD $0x4e21cd07 // fmla v7.4s, v8.4s, v1.4s
+	WORD $0x4e140728 // dup v8.4s, v25.s[2]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x4e1c0727 // dup v7.4s, v25.s[3]
+	WORD $0x4e21cd07 // fmla v7.4s, v8.4s, v1.4s
+	WORD $0x4e040748 // dup v8.4s, v26.s[0]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x6e21dc29 // fmul v9.4s, v1.4s, v1.4s
+	WORD $0x4e36d427 // fadd v7.4s, v1.4s, v22.4s
+	WORD $0x4e29cd07 // fmla v7.4s, v8.4s, v9.4s
+	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
+	WORD $0x4eb784c6 // add v6.4s, v6.4s, v23.4s
+	WORD $0x4f3754c6 // shl v6.4s, v6.4s, #23
+	WORD $0x6e26dce1 // fmul v1.4s, v7.4s, v6.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	WORD $0x4e20d610 // fadd v16.4s, v16.4s, v0.4s
+	WORD $0x4e21d631 // fadd v17.4s, v17.4s, v1.4s
+	ADD $32, R0, R0
+	B loop_expSubRowNEON
+done_expSubRowNEON:
+	WORD $0x4e31d601 // fadd v1.4s, v16.4s, v17.4s
+	WORD $0x6e014022 // ext v2.16b, v1.16b, v1.16b, #8
+	WORD $0x4e22d422 // fadd v2.4s, v1.4s, v2.4s
+	WORD $0x7e30d840 // faddp s0, v2.2s
+	FMOVS F0, ret+24(FP)
+	RET
+
+// func sumExpSubNEON(row *float32, n int, m float32) float32
+TEXT ·sumExpSubNEON(SB), NOSPLIT, $0-28
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	FMOVS m+16(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_sumExpSubNEON:
+	CMP R3, R0
+	BHS done_sumExpSubNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x4ebed400 // fsub v0.4s, v0.4s, v30.4s
+	WORD $0x4e34c400 // fmaxnm v0.4s, v0.4s, v20.4s
+	WORD $0x4eb5c400 // fminnm v0.4s, v0.4s, v21.4s
+	WORD $0x4f989002 // fmul v2.4s, v0.4s, v24.s[0]
+	WORD $0x4e218842 // frintn v2.4s, v2.4s
+	WORD $0x4fb81040 // fmla v0.4s, v2.4s, v24.s[1]
+	WORD $0x4f981840 // fmla v0.4s, v2.4s, v24.s[2]
+	WORD $0x4e1c0703 // dup v3.4s, v24.s[3]
+	WORD $0x4e040724 // dup v4.4s, v25.s[0]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x4e0c0723 // dup v3.4s, v25.s[1]
+	WORD $0x4e20cc83 // fmla v3.4s, v4.4s, v0.4s
+	WORD $0x4e140724 // dup v4.4s, v25.s[2]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x4e1c0723 // dup v3.4s, v25.s[3]
+	WORD $0x4e20cc83 // fmla v3.4s, v4.4s, v0.4s
+	WORD $0x4e040744 // dup v4.4s, v26.s[0]
+	WORD $0x4e20cc64 // fmla v4.4s, v3.4s, v0.4s
+	WORD $0x6e20dc05 // fmul v5.4s, v0.4s, v0.4s
+	WORD $0x4e36d403 // fadd v3.4s, v0.4s, v22.4s
+	WORD $0x4e25cc83 // fmla v3.4s, v4.4s, v5.4s
+	WORD $0x4e21a842 // fcvtns v2.4s, v2.4s
+	WORD $0x4eb78442 // add v2.4s, v2.4s, v23.4s
+	WORD $0x4f375442 // shl v2.4s, v2.4s, #23
+	WORD $0x6e22dc60 // fmul v0.4s, v3.4s, v2.4s
+	WORD $0x4ebed421 // fsub v1.4s, v1.4s, v30.4s
+	WORD $0x4e34c421 // fmaxnm v1.4s, v1.4s, v20.4s
+	WORD $0x4eb5c421 // fminnm v1.4s, v1.4s, v21.4s
+	WORD $0x4f989026 // fmul v6.4s, v1.4s, v24.s[0]
+	WORD $0x4e2188c6 // frintn v6.4s, v6.4s
+	WORD $0x4fb810c1 // fmla v1.4s, v6.4s, v24.s[1]
+	WORD $0x4f9818c1 // fmla v1.4s, v6.4s, v24.s[2]
+	WORD $0x4e1c0707 // dup v7.4s, v24.s[3]
+	WORD $0x4e040728 // dup v8.4s, v25.s[0]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x4e0c0727 // dup v7.4s, v25.s[1]
+	WORD $0x4e21cd07 // fmla v7.4s, v8.4s, v1.4s
+	WORD $0x4e140728 // dup v8.4s, v25.s[2]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x4e1c0727 // dup v7.4s, v25.s[3]
+	WORD $0x4e21cd07 // fmla v7.4s, v8.4s, v1.4s
+	WORD $0x4e040748 // dup v8.4s, v26.s[0]
+	WORD $0x4e21cce8 // fmla v8.4s, v7.4s, v1.4s
+	WORD $0x6e21dc29 // fmul v9.4s, v1.4s, v1.4s
+	WORD $0x4e36d427 // fadd v7.4s, v1.4s, v22.4s
+	WORD $0x4e29cd07 // fmla v7.4s, v8.4s, v9.4s
+	WORD $0x4e21a8c6 // fcvtns v6.4s, v6.4s
+	WORD $0x4eb784c6 // add v6.4s, v6.4s, v23.4s
+	WORD $0x4f3754c6 // shl v6.4s, v6.4s, #23
+	WORD $0x6e26dce1 // fmul v1.4s, v7.4s, v6.4s
+	WORD $0x4e20d610 // fadd v16.4s, v16.4s, v0.4s
+	WORD $0x4e21d631 // fadd v17.4s, v17.4s, v1.4s
+	ADD $32, R0, R0
+	B loop_sumExpSubNEON
+done_sumExpSubNEON:
+	WORD $0x4e31d601 // fadd v1.4s, v16.4s, v17.4s
+	WORD $0x6e014022 // ext v2.16b, v1.16b, v1.16b, #8
+	WORD $0x4e22d422 // fadd v2.4s, v1.4s, v2.4s
+	WORD $0x7e30d840 // faddp s0, v2.2s
+	FMOVS F0, ret+24(FP)
+	RET
+
+// func maxRowNEON(row *float32, n int) float32
+TEXT ·maxRowNEON(SB), NOSPLIT, $0-20
+	MOVW $0xff800000, R4
+	VDUP R4, V16.S4
+	VDUP R4, V17.S4
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_maxRowNEON:
+	CMP R3, R0
+	BHS done_maxRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x6ea0e602 // fcmgt v2.4s, v16.4s, v0.4s
+	WORD $0x6ee21c10 // bif v16.16b, v0.16b, v2.16b
+	WORD $0x6ea1e623 // fcmgt v3.4s, v17.4s, v1.4s
+	WORD $0x6ee31c31 // bif v17.16b, v1.16b, v3.16b
+	ADD $32, R0, R0
+	B loop_maxRowNEON
+done_maxRowNEON:
+	WORD $0x6eb1e602 // fcmgt v2.4s, v16.4s, v17.4s
+	WORD $0x6ee21e30 // bif v16.16b, v17.16b, v2.16b
+	WORD $0x6e104201 // ext v1.16b, v16.16b, v16.16b, #8
+	WORD $0x6ea1e602 // fcmgt v2.4s, v16.4s, v1.4s
+	WORD $0x6ee21c30 // bif v16.16b, v1.16b, v2.16b
+	WORD $0x4e0c0601 // dup v1.4s, v16.s[1]
+	WORD $0x6ea1e602 // fcmgt v2.4s, v16.4s, v1.4s
+	WORD $0x6ee21c30 // bif v16.16b, v1.16b, v2.16b
+	FMOVS F16, ret+16(FP)
+	RET
+
+// func divMaxRowNEON(row *float32, n int, d float32) float32
+TEXT ·divMaxRowNEON(SB), NOSPLIT, $0-28
+	FMOVS d+16(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	MOVW $0xff800000, R4
+	VDUP R4, V16.S4
+	VDUP R4, V17.S4
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_divMaxRowNEON:
+	CMP R3, R0
+	BHS done_divMaxRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x6e3efc00 // fdiv v0.4s, v0.4s, v30.4s
+	WORD $0x6e3efc21 // fdiv v1.4s, v1.4s, v30.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	WORD $0x6ea0e602 // fcmgt v2.4s, v16.4s, v0.4s
+	WORD $0x6ee21c10 // bif v16.16b, v0.16b, v2.16b
+	WORD $0x6ea1e623 // fcmgt v3.4s, v17.4s, v1.4s
+	WORD $0x6ee31c31 // bif v17.16b, v1.16b, v3.16b
+	ADD $32, R0, R0
+	B loop_divMaxRowNEON
+done_divMaxRowNEON:
+	WORD $0x6eb1e602 // fcmgt v2.4s, v16.4s, v17.4s
+	WORD $0x6ee21e30 // bif v16.16b, v17.16b, v2.16b
+	WORD $0x6e104201 // ext v1.16b, v16.16b, v16.16b, #8
+	WORD $0x6ea1e602 // fcmgt v2.4s, v16.4s, v1.4s
+	WORD $0x6ee21c30 // bif v16.16b, v1.16b, v2.16b
+	WORD $0x4e0c0601 // dup v1.4s, v16.s[1]
+	WORD $0x6ea1e602 // fcmgt v2.4s, v16.4s, v1.4s
+	WORD $0x6ee21c30 // bif v16.16b, v1.16b, v2.16b
+	FMOVS F16, ret+24(FP)
+	RET
+
+// func mulRowNEON(row *float32, n int, m float32)
+TEXT ·mulRowNEON(SB), NOSPLIT, $0-20
+	FMOVS m+16(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	MOVD row+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_mulRowNEON:
+	CMP R3, R0
+	BHS done_mulRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x6e20dfc0 // fmul v0.4s, v30.4s, v0.4s
+	WORD $0x6e21dfc1 // fmul v1.4s, v30.4s, v1.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	ADD $32, R0, R0
+	B loop_mulRowNEON
+done_mulRowNEON:
+	RET
+
+// func geluRowNEON(x *float32, n int)
+TEXT ·geluRowNEON(SB), NOSPLIT, $0-16
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_geluRowNEON:
+	CMP R3, R0
+	BHS done_geluRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x6e20dc02 // fmul v2.4s, v0.4s, v0.4s
+	WORD $0x6e20dc42 // fmul v2.4s, v2.4s, v0.4s
+	WORD $0x4ea01c03 // orr v3.16b, v0.16b, v0.16b
+	WORD $0x4fba1043 // fmla v3.4s, v2.4s, v26.s[1]
+	WORD $0x4f9a9862 // fmul v2.4s, v3.4s, v26.s[2]
+	WORD $0x4e34c442 // fmaxnm v2.4s, v2.4s, v20.4s
+	WORD $0x4eb5c442 // fminnm v2.4s, v2.4s, v21.4s
+	WORD $0x4f989044 // fmul v4.4s, v2.4s, v24.s[0]
+	WORD $0x4e218884 // frintn v4.4s, v4.4s
+	WORD $0x4fb81082 // fmla v2.4s, v4.4s, v24.s[1]
+	WORD $0x4f981882 // fmla v2.4s, v4.4s, v24.s[2]
+	WORD $0x4e1c0705 // dup v5.4s, v24.s[3]
+	WORD $0x4e040726 // dup v6.4s, v25.s[0]
+	WORD $0x4e22cca6 // fmla v6.4s, v5.4s, v2.4s
+	WORD $0x4e0c0725 // dup v5.4s, v25.s[1]
+	WORD $0x4e22ccc5 // fmla v5.4s, v6.4s, v2.4s
+	WORD $0x4e140726 // dup v6.4s, v25.s[2]
+	WORD $0x4e22cca6 // fmla v6.4s, v5.4s, v2.4s
+	WORD $0x4e1c0725 // dup v5.4s, v25.s[3]
+	WORD $0x4e22ccc5 // fmla v5.4s, v6.4s, v2.4s
+	WORD $0x4e040746 // dup v6.4s, v26.s[0]
+	WORD $0x4e22cca6 // fmla v6.4s, v5.4s, v2.4s
+	WORD $0x6e22dc47 // fmul v7.4s, v2.4s, v2.4s
+	WORD $0x4e36d445 // fadd v5.4s, v2.4s, v22.4s
+	WORD $0x4e27ccc5 // fmla v5.4s, v6.4s, v7.4s
+	WORD $0x4e21a884 // fcvtns v4.4s, v4.4s
+	WORD $0x4eb78484 // add v4.4s, v4.4s, v23.4s
+	WORD $0x4f375484 // shl v4.4s, v4.4s, #23
+	WORD $0x6e24dca2 // fmul v2.4s, v5.4s, v4.4s
+	WORD $0x4e36d442 // fadd v2.4s, v2.4s, v22.4s
+	WORD $0x6e22fc00 // fdiv v0.4s, v0.4s, v2.4s
+	WORD $0x6e21dc2b // fmul v11.4s, v1.4s, v1.4s
+	WORD $0x6e21dd6b // fmul v11.4s, v11.4s, v1.4s
+	WORD $0x4ea11c2c // orr v12.16b, v1.16b, v1.16b
+	WORD $0x4fba116c // fmla v12.4s, v11.4s, v26.s[1]
+	WORD $0x4f9a998b // fmul v11.4s, v12.4s, v26.s[2]
+	WORD $0x4e34c56b // fmaxnm v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5c56b // fminnm v11.4s, v11.4s, v21.4s
+	WORD $0x4f98916d // fmul v13.4s, v11.4s, v24.s[0]
+	WORD $0x4e2189ad // frintn v13.4s, v13.4s
+	WORD $0x4fb811ab // fmla v11.4s, v13.4s, v24.s[1]
+	WORD $0x4f9819ab // fmla v11.4s, v13.4s, v24.s[2]
+	WORD $0x4e1c070e // dup v14.4s, v24.s[3]
+	WORD $0x4e04072f // dup v15.4s, v25.s[0]
+	WORD $0x4e2bcdcf // fmla v15.4s, v14.4s, v11.4s
+	WORD $0x4e0c072e // dup v14.4s, v25.s[1]
+	WORD $0x4e2bcdee // fmla v14.4s, v15.4s, v11.4s
+	WORD $0x4e14072f // dup v15.4s, v25.s[2]
+	WORD $0x4e2bcdcf // fmla v15.4s, v14.4s, v11.4s
+	WORD $0x4e1c072e // dup v14.4s, v25.s[3]
+	WORD $0x4e2bcdee // fmla v14.4s, v15.4s, v11.4s
+	WORD $0x4e04074f // dup v15.4s, v26.s[0]
+	WORD $0x4e2bcdcf // fmla v15.4s, v14.4s, v11.4s
+	WORD $0x6e2bdd70 // fmul v16.4s, v11.4s, v11.4s
+	WORD $0x4e36d56e // fadd v14.4s, v11.4s, v22.4s
+	WORD $0x4e30cdee // fmla v14.4s, v15.4s, v16.4s
+	WORD $0x4e21a9ad // fcvtns v13.4s, v13.4s
+	WORD $0x4eb785ad // add v13.4s, v13.4s, v23.4s
+	WORD $0x4f3755ad // shl v13.4s, v13.4s, #23
+	WORD $0x6e2dddcb // fmul v11.4s, v14.4s, v13.4s
+	WORD $0x4e36d56b // fadd v11.4s, v11.4s, v22.4s
+	WORD $0x6e2bfc21 // fdiv v1.4s, v1.4s, v11.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	ADD $32, R0, R0
+	B loop_geluRowNEON
+done_geluRowNEON:
+	RET
+
+// func geluErfRowNEON(x *float32, n int)
+TEXT ·geluErfRowNEON(SB), NOSPLIT, $0-16
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_geluErfRowNEON:
+	CMP R3, R0
+	BHS done_geluErfRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x4ea0d7e2 // fsub v2.4s, v31.4s, v0.4s
+	WORD $0x6ea0e44a // fcmgt v10.4s, v2.4s, v0.4s
+	WORD $0x6eea1c02 // bif v2.16b, v0.16b, v10.16b
+	WORD $0x4f9b9043 // fmul v3.4s, v2.4s, v27.s[0]
+	WORD $0x4eb61ec4 // orr v4.16b, v22.16b, v22.16b
+	WORD $0x4fba1864 // fmla v4.4s, v3.4s, v26.s[3]
+	WORD $0x6e24fec4 // fdiv v4.4s, v22.4s, v4.4s
+	WORD $0x4e0c0765 // dup v5.4s, v27.s[1]
+	WORD $0x4e140766 // dup v6.4s, v27.s[2]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x4e1c0765 // dup v5.4s, v27.s[3]
+	WORD $0x4e24ccc5 // fmla v5.4s, v6.4s, v4.4s
+	WORD $0x4e040786 // dup v6.4s, v28.s[0]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x4e0c0785 // dup v5.4s, v28.s[1]
+	WORD $0x4e24ccc5 // fmla v5.4s, v6.4s, v4.4s
+	WORD $0x4e140786 // dup v6.4s, v28.s[2]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x4e1c0785 // dup v5.4s, v28.s[3]
+	WORD $0x4e24ccc5 // fmla v5.4s, v6.4s, v4.4s
+	WORD $0x4e0407a6 // dup v6.4s, v29.s[0]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x4e0c07a5 // dup v5.4s, v29.s[1]
+	WORD $0x4e24ccc5 // fmla v5.4s, v6.4s, v4.4s
+	WORD $0x4e1407a6 // dup v6.4s, v29.s[2]
+	WORD $0x4e24cca6 // fmla v6.4s, v5.4s, v4.4s
+	WORD $0x6e23dc63 // fmul v3.4s, v3.4s, v3.4s
+	WORD $0x4ea3d4c6 // fsub v6.4s, v6.4s, v3.4s
+	WORD $0x4e34c4c6 // fmaxnm v6.4s, v6.4s, v20.4s
+	WORD $0x4eb5c4c6 // fminnm v6.4s, v6.4s, v21.4s
+	WORD $0x4f9890c5 // fmul v5.4s, v6.4s, v24.s[0]
+	WORD $0x4e2188a5 // frintn v5.4s, v5.4s
+	WORD $0x4fb810a6 // fmla v6.4s, v5.4s, v24.s[1]
+	WORD $0x4f9818a6 // fmla v6.4s, v5.4s, v24.s[2]
+	WORD $0x4e1c0707 // dup v7.4s, v24.s[3]
+	WORD $0x4e040728 // dup v8.4s, v25.s[0]
+	WORD $0x4e26cce8 // fmla v8.4s, v7.4s, v6.4s
+	WORD $0x4e0c0727 // dup v7.4s, v25.s[1]
+	WORD $0x4e26cd07 // fmla v7.4s, v8.4s, v6.4s
+	WORD $0x4e140728 // dup v8.4s, v25.s[2]
+	WORD $0x4e26cce8 // fmla v8.4s, v7.4s, v6.4s
+	WORD $0x4e1c0727 // dup v7.4s, v25.s[3]
+	WORD $0x4e26cd07 // fmla v7.4s, v8.4s, v6.4s
+	WORD $0x4e040748 // dup v8.4s, v26.s[0]
+	WORD $0x4e26cce8 // fmla v8.4s, v7.4s, v6.4s
+	WORD $0x6e26dcc9 // fmul v9.4s, v6.4s, v6.4s
+	WORD $0x4e36d4c7 // fadd v7.4s, v6.4s, v22.4s
+	WORD $0x4e29cd07 // fmla v7.4s, v8.4s, v9.4s
+	WORD $0x4e21a8a5 // fcvtns v5.4s, v5.4s
+	WORD $0x4eb784a5 // add v5.4s, v5.4s, v23.4s
+	WORD $0x4f3754a5 // shl v5.4s, v5.4s, #23
+	WORD $0x6e25dce6 // fmul v6.4s, v7.4s, v5.4s
+	WORD $0x6e24dcc6 // fmul v6.4s, v6.4s, v4.4s
+	WORD $0x4fba9842 // fmul v2.4s, v2.4s, v26.s[3]
+	WORD $0x6e22dcc6 // fmul v6.4s, v6.4s, v2.4s
+	WORD $0x6ebfe40a // fcmgt v10.4s, v0.4s, v31.4s
+	WORD $0x6eea1fe0 // bif v0.16b, v31.16b, v10.16b
+	WORD $0x4ea6d400 // fsub v0.4s, v0.4s, v6.4s
+	WORD $0x4ea1d7eb // fsub v11.4s, v31.4s, v1.4s
+	WORD $0x6ea1e573 // fcmgt v19.4s, v11.4s, v1.4s
+	WORD $0x6ef31c2b // bif v11.16b, v1.16b, v19.16b
+	WORD $0x4f9b916c // fmul v12.4s, v11.4s, v27.s[0]
+	WORD $0x4eb61ecd // orr v13.16b, v22.16b, v22.16b
+	WORD $0x4fba198d // fmla v13.4s, v12.4s, v26.s[3]
+	WORD $0x6e2dfecd // fdiv v13.4s, v22.4s, v13.4s
+	WORD $0x4e0c076e // dup v14.4s, v27.s[1]
+	WORD $0x4e14076f // dup v15.4s, v27.s[2]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x4e1c076e // dup v14.4s, v27.s[3]
+	WORD $0x4e2dcdee // fmla v14.4s, v15.4s, v13.4s
+	WORD $0x4e04078f // dup v15.4s, v28.s[0]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x4e0c078e // dup v14.4s, v28.s[1]
+	WORD $0x4e2dcdee // fmla v14.4s, v15.4s, v13.4s
+	WORD $0x4e14078f // dup v15.4s, v28.s[2]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x4e1c078e // dup v14.4s, v28.s[3]
+	WORD $0x4e2dcdee // fmla v14.4s, v15.4s, v13.4s
+	WORD $0x4e0407af // dup v15.4s, v29.s[0]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x4e0c07ae // dup v14.4s, v29.s[1]
+	WORD $0x4e2dcdee // fmla v14.4s, v15.4s, v13.4s
+	WORD $0x4e1407af // dup v15.4s, v29.s[2]
+	WORD $0x4e2dcdcf // fmla v15.4s, v14.4s, v13.4s
+	WORD $0x6e2cdd8c // fmul v12.4s, v12.4s, v12.4s
+	WORD $0x4eacd5ef // fsub v15.4s, v15.4s, v12.4s
+	WORD $0x4e34c5ef // fmaxnm v15.4s, v15.4s, v20.4s
+	WORD $0x4eb5c5ef // fminnm v15.4s, v15.4s, v21.4s
+	WORD $0x4f9891ee // fmul v14.4s, v15.4s, v24.s[0]
+	WORD $0x4e2189ce // frintn v14.4s, v14.4s
+	WORD $0x4fb811cf // fmla v15.4s, v14.4s, v24.s[1]
+	WORD $0x4f9819cf // fmla v15.4s, v14.4s, v24.s[2]
+	WORD $0x4e1c0710 // dup v16.4s, v24.s[3]
+	WORD $0x4e040731 // dup v17.4s, v25.s[0]
+	WORD $0x4e2fce11 // fmla v17.4s, v16.4s, v15.4s
+	WORD $0x4e0c0730 // dup v16.4s, v25.s[1]
+	WORD $0x4e2fce30 // fmla v16.4s, v17.4s, v15.4s
+	WORD $0x4e140731 // dup v17.4s, v25.s[2]
+	WORD $0x4e2fce11 // fmla v17.4s, v16.4s, v15.4s
+	WORD $0x4e1c0730 // dup v16.4s, v25.s[3]
+	WORD $0x4e2fce30 // fmla v16.4s, v17.4s, v15.4s
+	WORD $0x4e040751 // dup v17.4s, v26.s[0]
+	WORD $0x4e2fce11 // fmla v17.4s, v16.4s, v15.4s
+	WORD $0x6e2fddf2 // fmul v18.4s, v15.4s, v15.4s
+	WORD $0x4e36d5f0 // fadd v16.4s, v15.4s, v22.4s
+	WORD $0x4e32ce30 // fmla v16.4s, v17.4s, v18.4s
+	WORD $0x4e21a9ce // fcvtns v14.4s, v14.4s
+	WORD $0x4eb785ce // add v14.4s, v14.4s, v23.4s
+	WORD $0x4f3755ce // shl v14.4s, v14.4s, #23
+	WORD $0x6e2ede0f // fmul v15.4s, v16.4s, v14.4s
+	WORD $0x6e2dddef // fmul v15.4s, v15.4s, v13.4s
+	WORD $0x4fba996b // fmul v11.4s, v11.4s, v26.s[3]
+	WORD $0x6e2bddef // fmul v15.4s, v15.4s, v11.4s
+	WORD $0x6ebfe433 // fcmgt v19.4s, v1.4s, v31.4s
+	WORD $0x6ef31fe1 // bif v1.16b, v31.16b, v19.16b
+	WORD $0x4eafd421 // fsub v1.4s, v1.4s, v15.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	ADD $32, R0, R0
+	B loop_geluErfRowNEON
+done_geluErfRowNEON:
+	RET
+
+// func swigluRowNEON(gate *float32, up *float32, n int)
+TEXT ·swigluRowNEON(SB), NOSPLIT, $0-24
+	MOVD $neonrowc<>(SB), R9
+	VLD1.P 64(R9), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R9), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1 (R9), [V28.S4, V29.S4]
+	VEOR V31.B16, V31.B16, V31.B16
+	MOVD gate+0(FP), R0
+	MOVD up+8(FP), R1
+	MOVD n+16(FP), R2
+	AND $-8, R2, R2
+	ADD R2<<2, R0, R3
+loop_swigluRowNEON:
+	CMP R3, R0
+	BHS done_swigluRowNEON
+	VLD1 (R0), [V0.S4, V1.S4]
+	VLD1 (R1), [V8.S4, V9.S4]
+	WORD $0x4ea0d7e2 // fsub v2.4s, v31.4s, v0.4s
+	WORD $0x4e34c442 // fmaxnm v2.4s, v2.4s, v20.4s
+	WORD $0x4eb5c442 // fminnm v2.4s, v2.4s, v21.4s
+	WORD $0x4f989043 // fmul v3.4s, v2.4s, v24.s[0]
+	WORD $0x4e218863 // frintn v3.4s, v3.4s
+	WORD $0x4fb81062 // fmla v2.4s, v3.4s, v24.s[1]
+	WORD $0x4f981862 // fmla v2.4s, v3.4s, v24.s[2]
+	WORD $0x4e1c0704 // dup v4.4s, v24.s[3]
+	WORD $0x4e040725 // dup v5.4s, v25.s[0]
+	WORD $0x4e22cc85 // fmla v5.4s, v4.4s, v2.4s
+	WORD $0x4e0c0724 // dup v4.4s, v25.s[1]
+	WORD $0x4e22cca4 // fmla v4.4s, v5.4s, v2.4s
+	WORD $0x4e140725 // dup v5.4s, v25.s[2]
+	WORD $0x4e22cc85 // fmla v5.4s, v4.4s, v2.4s
+	WORD $0x4e1c0724 // dup v4.4s, v25.s[3]
+	WORD $0x4e22cca4 // fmla v4.4s, v5.4s, v2.4s
+	WORD $0x4e040745 // dup v5.4s, v26.s[0]
+	WORD $0x4e22cc85 // fmla v5.4s, v4.4s, v2.4s
+	WORD $0x6e22dc46 // fmul v6.4s, v2.4s, v2.4s
+	WORD $0x4e36d444 // fadd v4.4s, v2.4s, v22.4s
+	WORD $0x4e26cca4 // fmla v4.4s, v5.4s, v6.4s
+	WORD $0x4e21a863 // fcvtns v3.4s, v3.4s
+	WORD $0x4eb78463 // add v3.4s, v3.4s, v23.4s
+	WORD $0x4f375463 // shl v3.4s, v3.4s, #23
+	WORD $0x6e23dc82 // fmul v2.4s, v4.4s, v3.4s
+	WORD $0x4e36d442 // fadd v2.4s, v2.4s, v22.4s
+	WORD $0x6e22fc00 // fdiv v0.4s, v0.4s, v2.4s
+	WORD $0x6e28dc00 // fmul v0.4s, v0.4s, v8.4s
+	WORD $0x4ea1d7eb // fsub v11.4s, v31.4s, v1.4s
+	WORD $0x4e34c56b // fmaxnm v11.4s, v11.4s, v20.4s
+	WORD $0x4eb5c56b // fminnm v11.4s, v11.4s, v21.4s
+	WORD $0x4f98916c // fmul v12.4s, v11.4s, v24.s[0]
+	WORD $0x4e21898c // frintn v12.4s, v12.4s
+	WORD $0x4fb8118b // fmla v11.4s, v12.4s, v24.s[1]
+	WORD $0x4f98198b // fmla v11.4s, v12.4s, v24.s[2]
+	WORD $0x4e1c070d // dup v13.4s, v24.s[3]
+	WORD $0x4e04072e // dup v14.4s, v25.s[0]
+	WORD $0x4e2bcdae // fmla v14.4s, v13.4s, v11.4s
+	WORD $0x4e0c072d // dup v13.4s, v25.s[1]
+	WORD $0x4e2bcdcd // fmla v13.4s, v14.4s, v11.4s
+	WORD $0x4e14072e // dup v14.4s, v25.s[2]
+	WORD $0x4e2bcdae // fmla v14.4s, v13.4s, v11.4s
+	WORD $0x4e1c072d // dup v13.4s, v25.s[3]
+	WORD $0x4e2bcdcd // fmla v13.4s, v14.4s, v11.4s
+	WORD $0x4e04074e // dup v14.4s, v26.s[0]
+	WORD $0x4e2bcdae // fmla v14.4s, v13.4s, v11.4s
+	WORD $0x6e2bdd6f // fmul v15.4s, v11.4s, v11.4s
+	WORD $0x4e36d56d // fadd v13.4s, v11.4s, v22.4s
+	WORD $0x4e2fcdcd // fmla v13.4s, v14.4s, v15.4s
+	WORD $0x4e21a98c // fcvtns v12.4s, v12.4s
+	WORD $0x4eb7858c // add v12.4s, v12.4s, v23.4s
+	WORD $0x4f37558c // shl v12.4s, v12.4s, #23
+	WORD $0x6e2cddab // fmul v11.4s, v13.4s, v12.4s
+	WORD $0x4e36d56b // fadd v11.4s, v11.4s, v22.4s
+	WORD $0x6e2bfc21 // fdiv v1.4s, v1.4s, v11.4s
+	WORD $0x6e29dc21 // fmul v1.4s, v1.4s, v9.4s
+	VST1 [V0.S4, V1.S4], (R0)
+	ADD $32, R0, R0
+	ADD $32, R1, R1
+	B loop_swigluRowNEON
+done_swigluRowNEON:
+	RET
+
+// func sumRowNEON(x *float32, n int) float64
+TEXT ·sumRowNEON(SB), NOSPLIT, $0-24
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R9
+	AND $-8, R9, R9
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+loop_sumRowNEON:
+	CBZ R9, done_sumRowNEON
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	WORD $0x0e617802 // fcvtl v2.2d, v0.2s
+	WORD $0x4e62d610 // fadd v16.2d, v16.2d, v2.2d
+	WORD $0x4e617803 // fcvtl2 v3.2d, v0.4s
+	WORD $0x4e63d631 // fadd v17.2d, v17.2d, v3.2d
+	WORD $0x0e617824 // fcvtl v4.2d, v1.2s
+	WORD $0x4e64d652 // fadd v18.2d, v18.2d, v4.2d
+	WORD $0x4e617825 // fcvtl2 v5.2d, v1.4s
+	WORD $0x4e65d673 // fadd v19.2d, v19.2d, v5.2d
+	SUB $8, R9, R9
+	B loop_sumRowNEON
+done_sumRowNEON:
+	WORD $0x4e72d600 // fadd v0.2d, v16.2d, v18.2d
+	WORD $0x4e73d621 // fadd v1.2d, v17.2d, v19.2d
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	WORD $0x7e70d800 // faddp d0, v0.2d
+	FMOVD F0, ret+16(FP)
+	RET
+
+// func sumSqDevRowNEON(x *float32, n int, m float64) float64
+TEXT ·sumSqDevRowNEON(SB), NOSPLIT, $0-32
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R9
+	AND $-8, R9, R9
+	FMOVD m+16(FP), F30
+	WORD $0x4e0807de // dup v30.2d, v30.d[0]
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+loop_sumSqDevRowNEON:
+	CBZ R9, done_sumSqDevRowNEON
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	WORD $0x0e617802 // fcvtl v2.2d, v0.2s
+	WORD $0x4efed442 // fsub v2.2d, v2.2d, v30.2d
+	WORD $0x6e62dc42 // fmul v2.2d, v2.2d, v2.2d
+	WORD $0x4e62d610 // fadd v16.2d, v16.2d, v2.2d
+	WORD $0x4e617803 // fcvtl2 v3.2d, v0.4s
+	WORD $0x4efed463 // fsub v3.2d, v3.2d, v30.2d
+	WORD $0x6e63dc63 // fmul v3.2d, v3.2d, v3.2d
+	WORD $0x4e63d631 // fadd v17.2d, v17.2d, v3.2d
+	WORD $0x0e617824 // fcvtl v4.2d, v1.2s
+	WORD $0x4efed484 // fsub v4.2d, v4.2d, v30.2d
+	WORD $0x6e64dc84 // fmul v4.2d, v4.2d, v4.2d
+	WORD $0x4e64d652 // fadd v18.2d, v18.2d, v4.2d
+	WORD $0x4e617825 // fcvtl2 v5.2d, v1.4s
+	WORD $0x4efed4a5 // fsub v5.2d, v5.2d, v30.2d
+	WORD $0x6e65dca5 // fmul v5.2d, v5.2d, v5.2d
+	WORD $0x4e65d673 // fadd v19.2d, v19.2d, v5.2d
+	SUB $8, R9, R9
+	B loop_sumSqDevRowNEON
+done_sumSqDevRowNEON:
+	WORD $0x4e72d600 // fadd v0.2d, v16.2d, v18.2d
+	WORD $0x4e73d621 // fadd v1.2d, v17.2d, v19.2d
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	WORD $0x7e70d800 // faddp d0, v0.2d
+	FMOVD F0, ret+24(FP)
+	RET
+
+// func scaleMulRowNEON(o *float32, x *float32, w *float32, n int, s float32)
+TEXT ·scaleMulRowNEON(SB), NOSPLIT, $0-36
+	MOVD o+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD w+16(FP), R2
+	MOVD n+24(FP), R9
+	AND $-8, R9, R9
+	FMOVS s+32(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+loop_scaleMulRowNEON:
+	CBZ R9, done_scaleMulRowNEON
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P 32(R2), [V2.S4, V3.S4]
+	WORD $0x6e3edc00 // fmul v0.4s, v0.4s, v30.4s
+	WORD $0x6e22dc00 // fmul v0.4s, v0.4s, v2.4s
+	WORD $0x6e3edc21 // fmul v1.4s, v1.4s, v30.4s
+	WORD $0x6e23dc21 // fmul v1.4s, v1.4s, v3.4s
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUB $8, R9, R9
+	B loop_scaleMulRowNEON
+done_scaleMulRowNEON:
+	RET
+
+// func normAffineRowNEON(o *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
+TEXT ·normAffineRowNEON(SB), NOSPLIT, $0-48
+	MOVD o+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD w+16(FP), R2
+	MOVD b+24(FP), R3
+	MOVD n+32(FP), R9
+	AND $-8, R9, R9
+	FMOVS m+40(FP), F30
+	WORD $0x4e0407de // dup v30.4s, v30.s[0]
+	FMOVS s+44(FP), F29
+	WORD $0x4e0407bd // dup v29.4s, v29.s[0]
+loop_normAffineRowNEON:
+	CBZ R9, done_normAffineRowNEON
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P 32(R2), [V2.S4, V3.S4]
+	VLD1.P 32(R3), [V4.S4, V5.S4]
+	WORD $0x4ebed400 // fsub v0.4s, v0.4s, v30.4s
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x6e22dc00 // fmul v0.4s, v0.4s, v2.4s
+	WORD $0x4e24d400 // fadd v0.4s, v0.4s, v4.4s
+	WORD $0x4ebed421 // fsub v1.4s, v1.4s, v30.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x6e23dc21 // fmul v1.4s, v1.4s, v3.4s
+	WORD $0x4e25d421 // fadd v1.4s, v1.4s, v5.4s
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUB $8, R9, R9
+	B loop_normAffineRowNEON
+done_normAffineRowNEON:
+	RET
+
+// func rotateRowNEON(x1 *float32, x2 *float32, c *float32, s *float32, n int)
+TEXT ·rotateRowNEON(SB), NOSPLIT, $0-40
+	MOVD x1+0(FP), R0
+	MOVD x2+8(FP), R1
+	MOVD c+16(FP), R2
+	MOVD s+24(FP), R3
+	MOVD n+32(FP), R9
+	AND $-8, R9, R9
+	MOVD R0, R4
+	MOVD R1, R5
+loop_rotateRowNEON:
+	CBZ R9, done_rotateRowNEON
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	VLD1.P 32(R1), [V2.S4, V3.S4]
+	VLD1.P 32(R2), [V4.S4, V5.S4]
+	VLD1.P 32(R3), [V6.S4, V7.S4]
+	WORD $0x6e24dc08 // fmul v8.4s, v0.4s, v4.4s
+	WORD $0x6e26dc4a // fmul v10.4s, v2.4s, v6.4s
+	WORD $0x6e24dc4c // fmul v12.4s, v2.4s, v4.4s
+	WORD $0x6e26dc0e // fmul v14.4s, v0.4s, v6.4s
+	WORD $0x4eaad508 // fsub v8.4s, v8.4s, v10.4s
+	WORD $0x4e2ed58c // fadd v12.4s, v12.4s, v14.4s
+	WORD $0x6e25dc29 // fmul v9.4s, v1.4s, v5.4s
+	WORD $0x6e27dc6b // fmul v11.4s, v3.4s, v7.4s
+	WORD $0x6e25dc6d // fmul v13.4s, v3.4s, v5.4s
+	WORD $0x6e27dc2f // fmul v15.4s, v1.4s, v7.4s
+	WORD $0x4eabd529 // fsub v9.4s, v9.4s, v11.4s
+	WORD $0x4e2fd5ad // fadd v13.4s, v13.4s, v15.4s
+	VST1.P [V8.S4, V9.S4], 32(R4)
+	VST1.P [V12.S4, V13.S4], 32(R5)
+	SUB $8, R9, R9
+	B loop_rotateRowNEON
+done_rotateRowNEON:
+	RET
+
+// func addBiasRowsNEON(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+TEXT ·addBiasRowsNEON(SB), NOSPLIT, $0-56
+	MOVD o+0(FP), R0
+	MOVD ldo+8(FP), R1
+	LSL $2, R1, R1
+	MOVD v+16(FP), R2
+	MOVD ldv+24(FP), R3
+	LSL $2, R3, R3
+	MOVD rows+40(FP), R5
+	MOVD n+48(FP), R6
+	AND $-8, R6, R6
+row_addBiasRowsNEON:
+	CMP $0, R5
+	BLE end_addBiasRowsNEON
+	MOVD R0, R7
+	MOVD R0, R11
+	MOVD R2, R8
+	MOVD b+32(FP), R10
+	MOVD R6, R9
+loop_addBiasRowsNEON:
+	CBZ R9, done_addBiasRowsNEON
+	VLD1.P 32(R8), [V0.S4, V1.S4]
+	VLD1.P 32(R10), [V2.S4, V3.S4]
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	VST1.P [V0.S4, V1.S4], 32(R11)
+	SUB $8, R9, R9
+	B loop_addBiasRowsNEON
+done_addBiasRowsNEON:
+	ADD R1, R0, R0
+	ADD R3, R2, R2
+	SUB $1, R5, R5
+	B row_addBiasRowsNEON
+end_addBiasRowsNEON:
+	RET
+
+// func accBiasRowsNEON(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+TEXT ·accBiasRowsNEON(SB), NOSPLIT, $0-56
+	MOVD o+0(FP), R0
+	MOVD ldo+8(FP), R1
+	LSL $2, R1, R1
+	MOVD v+16(FP), R2
+	MOVD ldv+24(FP), R3
+	LSL $2, R3, R3
+	MOVD rows+40(FP), R5
+	MOVD n+48(FP), R6
+	AND $-8, R6, R6
+row_accBiasRowsNEON:
+	CMP $0, R5
+	BLE end_accBiasRowsNEON
+	MOVD R0, R7
+	MOVD R0, R11
+	MOVD R2, R8
+	MOVD b+32(FP), R10
+	MOVD R6, R9
+loop_accBiasRowsNEON:
+	CBZ R9, done_accBiasRowsNEON
+	VLD1.P 32(R8), [V0.S4, V1.S4]
+	VLD1.P 32(R10), [V2.S4, V3.S4]
+	VLD1.P 32(R7), [V4.S4, V5.S4]
+	WORD $0x4e22d400 // fadd v0.4s, v0.4s, v2.4s
+	WORD $0x4e20d480 // fadd v0.4s, v4.4s, v0.4s
+	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	WORD $0x4e21d4a1 // fadd v1.4s, v5.4s, v1.4s
+	VST1.P [V0.S4, V1.S4], 32(R11)
+	SUB $8, R9, R9
+	B loop_accBiasRowsNEON
+done_accBiasRowsNEON:
+	ADD R1, R0, R0
+	ADD R3, R2, R2
+	SUB $1, R5, R5
+	B row_accBiasRowsNEON
+end_accBiasRowsNEON:
 	RET

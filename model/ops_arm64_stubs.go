@@ -88,3 +88,123 @@ func nn1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ld
 //
 //go:noescape
 func nnColNEON(a *float32, b *float32, ldb int, k int, out *float32)
+
+// dot3x4NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail).
+//
+//go:noescape
+func dot3x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// dot1x4NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail).
+//
+//go:noescape
+func dot1x4NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// dot1x1NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail).
+//
+//go:noescape
+func dot1x1NEON(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)
+
+// dot3x4F16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in F16 widened to float32).
+//
+//go:noescape
+func dot3x4F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4F16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x4F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1F16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in F16 widened to float32).
+//
+//go:noescape
+func dot1x1F16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot3x4BF16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 3, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in BF16 widened to float32).
+//
+//go:noescape
+func dot3x4BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x4BF16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 4, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x4BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// dot1x1BF16NEON sets out[i*ldo+j] = Σ_k a[i*lda+k]·b[j*ldb+k] for i < 1, j < 1, as AVX2's dot kernels do (8 lanes of FMAs, reduced in AVX2's tree, then the k%8 tail, b in BF16 widened to float32).
+//
+//go:noescape
+func dot1x1BF16NEON(a *float32, lda int, b *uint16, ldb int, k int, out *float32, ldo int)
+
+// expSubRowNEON sets row[i] = e^(row[i]-m) for i < n - n%8 and returns their sum, AVX2's exponential and sum.
+//
+//go:noescape
+func expSubRowNEON(row *float32, n int, m float32) float32
+
+// sumExpSubNEON returns Σ e^(row[i]-m) for i < n - n%8, AVX2's exponential and sum.
+//
+//go:noescape
+func sumExpSubNEON(row *float32, n int, m float32) float32
+
+// maxRowNEON returns the largest row[i] for i < n - n%8 (-Inf if none), AVX2's maximum bit for bit.
+//
+//go:noescape
+func maxRowNEON(row *float32, n int) float32
+
+// divMaxRowNEON sets row[i] /= d for i < n - n%8 and returns the largest quotient (-Inf if none), AVX2's maximum bit for bit.
+//
+//go:noescape
+func divMaxRowNEON(row *float32, n int, d float32) float32
+
+// mulRowNEON sets row[i] *= m for i < n - n%8.
+//
+//go:noescape
+func mulRowNEON(row *float32, n int, m float32)
+
+// geluRowNEON applies gelu_new to x[i] for i < n - n%8, AVX2's operations.
+//
+//go:noescape
+func geluRowNEON(x *float32, n int)
+
+// geluErfRowNEON applies the exact GELU x·Φ(x) to x[i] for i < n - n%8, AVX2's operations.
+//
+//go:noescape
+func geluErfRowNEON(x *float32, n int)
+
+// swigluRowNEON sets gate[i] = gate[i] / (1 + e^(-gate[i])) · up[i] for i < n - n%8, AVX2's operations.
+//
+//go:noescape
+func swigluRowNEON(gate *float32, up *float32, n int)
+
+// sumRowNEON returns Σ float64(x[i]) for i < n - n%8, in 8 float64 lanes (lane l: i ≡ l mod 8) reduced in ops_rows.go's tree.
+//
+//go:noescape
+func sumRowNEON(x *float32, n int) float64
+
+// sumSqDevRowNEON returns Σ (float64(x[i]) - m)² (the difference and the square each rounded) for i < n - n%8, in 8 float64 lanes (lane l: i ≡ l mod 8) reduced in ops_rows.go's tree.
+//
+//go:noescape
+func sumSqDevRowNEON(x *float32, n int, m float64) float64
+
+// scaleMulRowNEON sets o[i] = (x[i]·s)·w[i] for i < n - n%8.
+//
+//go:noescape
+func scaleMulRowNEON(o *float32, x *float32, w *float32, n int, s float32)
+
+// normAffineRowNEON sets o[i] = ((x[i] - m)·s)·w[i] + b[i] for i < n - n%8, each operation rounded.
+//
+//go:noescape
+func normAffineRowNEON(o *float32, x *float32, w *float32, b *float32, n int, m float32, s float32)
+
+// rotateRowNEON sets x1[i], x2[i] = x1[i]·c[i] - x2[i]·s[i], x2[i]·c[i] + x1[i]·s[i] for i < n - n%8, products rounded before the sums.
+//
+//go:noescape
+func rotateRowNEON(x1 *float32, x2 *float32, c *float32, s *float32, n int)
+
+// addBiasRowsNEON sets o[r*ldo+j] = v[r*ldv+j] + b[j] for r < rows, j < n - n%8.
+//
+//go:noescape
+func addBiasRowsNEON(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)
+
+// accBiasRowsNEON sets o[r*ldo+j] = o[r*ldo+j] + (v[r*ldv+j] + b[j]) for r < rows, j < n - n%8.
+//
+//go:noescape
+func accBiasRowsNEON(o *float32, ldo int, v *float32, ldv int, b *float32, rows int, n int)

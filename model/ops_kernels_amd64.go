@@ -94,18 +94,11 @@ func kernelSets() []kernelSet {
 // vecKernels are one vector set's assembly kernels (lanes wide), which its
 // table's functions (the methods below) call.
 type vecKernels struct {
-	lanes                      int
+	vecRows                                        // lanes, and the row kernels (ops_vecrows.go)
 	dots                       dotKernels[float32] // gemmNT's blocks; dots.one is dot1x1
 	dotsF16, dotsBF16          dotKernels[uint16]  // gemmNT16's
 	nn4x3, nn1x3, nn4x1, nn1x1 dotKernel[float32]  // gemmNN's blocks
 	nnCol                      func(a *float32, b *float32, ldb int, k int, out *float32)
-	divMaxRow                  func(row *float32, n int, d float32) float32
-	maxRow                     func(row *float32, n int) float32
-	mulRow                     func(row *float32, n int, m float32)
-	expSubRow, sumExpSub       func(row *float32, n int, m float32) float32
-	geluRow                    func(x *float32, n int)
-	swigluRow                  func(gate, up *float32, n int)
-	geluErfRow                 func(x *float32, n int)
 	rows                       *vecRowKernels // ops_rows_amd64.go
 	// The outer-product kernels (ops_panel.go), nil where the set has none.
 	panelF32            *panelKernels[float32]
@@ -118,28 +111,26 @@ type vecKernels struct {
 // before building its table.
 var (
 	vecAVX2 = &vecKernels{
-		8,
+		vecRows{8, divMaxRowAVX2, maxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2, swigluRowAVX2, geluErfRowAVX2},
 		dotKernels[float32]{3, dot3x4AVX2, dot1x4AVX2, dot1x1AVX2, chunkKernels[float32, float32]{}},
 		dotKernels[uint16]{3, dot3x4F16AVX2, dot1x4F16AVX2, dot1x1F16AVX2, chunkKernels[float32, uint16]{}},
 		dotKernels[uint16]{3, dot3x4BF16AVX2, dot1x4BF16AVX2, dot1x1BF16AVX2, chunkKernels[float32, uint16]{}},
 		nn4x3AVX2, nn1x3AVX2, nn4x1AVX2, nn1x1AVX2, nnColAVX2,
-		divMaxRowAVX2, maxRowAVX2, mulRowAVX2, expSubRowAVX2, sumExpSubAVX2, geluRowAVX2, swigluRowAVX2, geluErfRowAVX2,
 		rowsAVX2,
 		&panelKernels[float32]{{6, panel6x32AVX2}, {4, panel4x32AVX2}, {2, panel2x32AVX2}, {1, panel1x32AVX2}},
 		&panelKernels[uint16]{{6, panel6x32F16AVX2}, {4, panel4x32F16AVX2}, {2, panel2x32F16AVX2}, {1, panel1x32F16AVX2}},
 		&panelKernels[uint16]{{6, panel6x32BF16AVX2}, {4, panel4x32BF16AVX2}, {2, panel2x32BF16AVX2}, {1, panel1x32BF16AVX2}},
 	}
 	vecAVX512 = &vecKernels{
-		16,
+		vecRows{16, divMaxRowAVX512, maxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512, swigluRowAVX512,
+			geluErfRowAVX512},
 		dotKernels[float32]{4, dot4x4AVX512, dot1x4AVX512, dot1x1AVX512,
 			chunkKernels[float32, float32]{dot4x4StartAVX512, dot4x4MidAVX512, dot4x4EndAVX512}},
 		dotKernels[uint16]{4, dot4x4F16AVX512, dot1x4F16AVX512, dot1x1F16AVX512,
 			chunkKernels[float32, uint16]{dot4x4F16StartAVX512, dot4x4F16MidAVX512, dot4x4F16EndAVX512}},
 		dotKernels[uint16]{4, dot4x4BF16AVX512, dot1x4BF16AVX512, dot1x1BF16AVX512,
 			chunkKernels[float32, uint16]{dot4x4BF16StartAVX512, dot4x4BF16MidAVX512, dot4x4BF16EndAVX512}},
-		nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512,
-		divMaxRowAVX512, maxRowAVX512, mulRowAVX512, expSubRowAVX512, sumExpSubAVX512, geluRowAVX512, swigluRowAVX512,
-		geluErfRowAVX512, rowsAVX512,
+		nn4x3AVX512, nn1x3AVX512, nn4x1AVX512, nn1x1AVX512, nnColAVX512, rowsAVX512,
 		&panelKernels[float32]{{14, panel14x32AVX512}, {8, panel8x32AVX512}, {4, panel4x32AVX512}, {2, panel2x32AVX512}, {1, panel1x32AVX512}},
 		&panelKernels[uint16]{{14, panel14x32F16AVX512}, {8, panel8x32F16AVX512}, {4, panel4x32F16AVX512}, {2, panel2x32F16AVX512}, {1, panel1x32F16AVX512}},
 		&panelKernels[uint16]{{14, panel14x32BF16AVX512}, {8, panel8x32BF16AVX512}, {4, panel4x32BF16AVX512}, {2, panel2x32BF16AVX512}, {1, panel1x32BF16AVX512}},
@@ -220,100 +211,4 @@ func (v *vecKernels) dot1x1(a, b []float32) float32 {
 	var c float32
 	v.dots.one(&a[0], 0, &b[0], 0, len(a), &c, 0)
 	return c
-}
-
-func (v *vecKernels) divMaxRowFn(row []float32, d float32) float32 {
-	w := v.lanes
-	if len(row) < w {
-		return divMaxRowGeneric(row, d)
-	}
-	mx := v.divMaxRow(&row[0], len(row), d)
-	return max(mx, divMaxRowGeneric(row[len(row)&^(w-1):], d))
-}
-
-func (v *vecKernels) maxRowFn(row []float32) float32 {
-	w := v.lanes
-	if len(row) < w {
-		return maxRowGeneric(row)
-	}
-	mx := v.maxRow(&row[0], len(row))
-	return max(mx, maxRowGeneric(row[len(row)&^(w-1):]))
-}
-
-func (v *vecKernels) mulRowFn(row []float32, m float32) {
-	w := v.lanes
-	if len(row) < w {
-		mulRowGeneric(row, m)
-		return
-	}
-	v.mulRow(&row[0], len(row), m)
-	mulRowGeneric(row[len(row)&^(w-1):], m)
-}
-
-func (v *vecKernels) expSubRowFn(row []float32, m float32) float32 {
-	w := v.lanes
-	var sum float32
-	i := 0
-	if len(row) >= w {
-		sum = v.expSubRow(&row[0], len(row), m)
-		i = len(row) &^ (w - 1)
-	}
-	for ; i < len(row); i++ {
-		e := expf(row[i] - m)
-		row[i] = e
-		sum += e
-	}
-	return sum
-}
-
-func (v *vecKernels) sumExpSubFn(row []float32, m float32) float32 {
-	w := v.lanes
-	var sum float32
-	i := 0
-	if len(row) >= w {
-		sum = v.sumExpSub(&row[0], len(row), m)
-		i = len(row) &^ (w - 1)
-	}
-	for ; i < len(row); i++ {
-		sum += expf(row[i] - m)
-	}
-	return sum
-}
-
-// geluRowFn is geluRow with v's kernel, which uses the identity
-// 0.5·x·(1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/π)·(x + 0.044715·x³).
-func (v *vecKernels) geluRowFn(x []float32) {
-	w := v.lanes
-	i := 0
-	if len(x) >= w {
-		v.geluRow(&x[0], len(x))
-		i = len(x) &^ (w - 1)
-	}
-	for ; i < len(x); i++ {
-		x[i] = gelu(x[i])
-	}
-}
-
-// geluErfRowFn is geluErfRow with v's kernel (the same erfc fit in float32),
-// the tail by the scalar code.
-func (v *vecKernels) geluErfRowFn(x []float32) {
-	w := v.lanes
-	i := 0
-	if len(x) >= w {
-		v.geluErfRow(&x[0], len(x))
-		i = len(x) &^ (w - 1)
-	}
-	geluErfRowGeneric(x[i:])
-}
-
-// swigluRowFn is swigluRow with v's kernel (u as long as g), the tail by
-// the scalar silu.
-func (v *vecKernels) swigluRowFn(g, u []float32) {
-	w := v.lanes
-	i := 0
-	if len(g) >= w {
-		v.swigluRow(&g[0], &u[0], len(g))
-		i = len(g) &^ (w - 1)
-	}
-	swigluRowGeneric(g[i:], u[i:])
 }

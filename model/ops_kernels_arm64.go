@@ -11,11 +11,19 @@ import "os"
 // load, so the "neon" set's weight products give the bits of the AVX2 and
 // AVX-512 sets' on amd64. So do attention's scores (gemmNN: one FMA chain
 // per element in increasing k, NEON blocks of 4 x 16 over b's rows). The
-// other hot loops are the portable set's, not written for NEON yet:
-// gemmNT's dot products (attention's values; their amd64 forms reduce 8 or
-// 16 lanes in a fixed tree, which a NEON form would mimic to agree with
-// one of them), the exponentials, GELU and SwiGLU, the row kernels, and
-// the bf16 mode's products.
+// row kernels of the softmax, the loss and the activations (expSubRow,
+// sumExpSub, maxRow, divMaxRow, mulRow, geluRow, geluErfRow, swigluRow)
+// repeat the AVX2 kernels' operations lane for lane in AVX2's 8 lanes (two
+// vectors), sums and maxima reduced in AVX2's tree, the tails by the same
+// Go code (ops_vecrows.go); gemmNT's dot products (attention's values, the
+// products of matrices kept in rows) sum AVX2's 8 lanes of FMAs, reduce
+// them in its tree and add the k%8 tail as it does: all the AVX2 set's
+// bits (TestRowGolden). The norms', rotary embedding's and matmul
+// epilogue's row kernels (ops_rows.go) compute its operations in its
+// order, as every set does; gemmNT16 (16-bit weights kept in rows) is
+// gemmNT's blocks with the weights widened as they load (exact). The bf16
+// mode (VDPBF16PS's products) has no NEON form: here it runs only on the
+// portable set (WGPU_EVAL_CPU_KERNELS=generic).
 
 // kernelsEnv names a kernel set to use instead of the best the CPU has:
 // "generic" runs the portable set; every other value CheckKernelsEnv
@@ -34,7 +42,7 @@ func pickKernels(want string) kernelSet {
 }
 
 // neonKernels is the "neon" set's table: the portable one with the NEON
-// panel kernels and gemmNN.
+// panel kernels, gemmNN, gemmNT, gemmNT16 and row kernels.
 var neonKernels = func() kernelTable {
 	t := genericKernels
 	t.set = kernelsNEON
@@ -42,8 +50,19 @@ var neonKernels = func() kernelTable {
 	t.panelF16 = &panelKernels[uint16]{{6, panel6x32F16NEON}, {4, panel4x32F16NEON}, {2, panel2x32F16NEON}, {1, panel1x32F16NEON}}
 	t.panelBF16 = &panelKernels[uint16]{{6, panel6x32BF16NEON}, {4, panel4x32BF16NEON}, {2, panel2x32BF16NEON}, {1, panel1x32BF16NEON}}
 	t.gemmNN = gemmNNNEON
+	t.gemmNT, t.dot1x1, t.gemmNT16 = gemmNTNEON, dotNEON, gemmNT16NEON
+	t.rowKernels = rowsNEON.table()
+	r := &neonRows
+	t.divMaxRow, t.maxRow, t.mulRow = r.divMaxRowFn, r.maxRowFn, r.mulRowFn
+	t.expSubRow, t.sumExpSub = r.expSubRowFn, r.sumExpSubFn
+	t.geluRow, t.geluErfRow, t.swigluRow = r.geluRowFn, r.geluErfRowFn, r.swigluRowFn
 	return t
 }()
+
+// neonRows are the NEON row kernels: AVX2's operations lane for lane, in
+// AVX2's 8 lanes (two vectors), so that their results and the portable
+// tails after them are the AVX2 set's bits.
+var neonRows = vecRows{8, divMaxRowNEON, maxRowNEON, mulRowNEON, expSubRowNEON, sumExpSubNEON, geluRowNEON, swigluRowNEON, geluErfRowNEON}
 
 // gemmNNNEON is gemmNN with the NEON kernels: blocks of 4 rows (then single
 // rows) by 16 (then 4) columns, then the columns left over one by one, every
@@ -79,6 +98,46 @@ func gemmNNNEON(out []float32, ldo int, a []float32, lda int, b []float32, ldb i
 			nnColNEON(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
 		}
 	}
+}
+
+// rowsNEON are the NEON kernels of the norms, the rotary embedding and the
+// matmul epilogue: ops_rows.go's operations in its order (eight elements a
+// step, the sums in 8 float64 lanes), so the portable set's bits.
+var rowsNEON = &vecRowKernels{
+	8, sumRowNEON, sumSqDevRowNEON, scaleMulRowNEON, normAffineRowNEON, rotateRowNEON,
+	addBiasRowsNEON, accBiasRowsNEON,
+}
+
+// neonDots are gemmNT's NEON blocks (3 x 4, 1 x 4, 1 x 1): each element as
+// AVX2's blocks compute it (8 lanes in AVX2's tree, then the tail).
+var neonDots = blockKernels[float32, float32]{3, dot3x4NEON, dot1x4NEON, dot1x1NEON, chunkKernels[float32, float32]{}}
+
+// neonDotsF16 and neonDotsBF16 are gemmNT16's blocks: neonDots' with b
+// widened as it loads (exact), so gemmNT's bits on the widened weights.
+var (
+	neonDotsF16  = blockKernels[float32, uint16]{3, dot3x4F16NEON, dot1x4F16NEON, dot1x1F16NEON, chunkKernels[float32, uint16]{}}
+	neonDotsBF16 = blockKernels[float32, uint16]{3, dot3x4BF16NEON, dot1x4BF16NEON, dot1x1BF16NEON, chunkKernels[float32, uint16]{}}
+)
+
+// gemmNT16NEON is gemmNT16 with the NEON blocks for dtype.
+func gemmNT16NEON(out []float32, ldo int, a []float32, lda int, b []uint16, ldb int, M, N, K int, dtype DType) {
+	ks := neonDotsBF16
+	if dtype == F16 {
+		ks = neonDotsF16
+	}
+	gemmBlocks(ks, out, ldo, a, lda, b, ldb, M, N, K)
+}
+
+// gemmNTNEON is gemmNT with the NEON blocks.
+func gemmNTNEON(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	gemmBlocks(neonDots, out, ldo, a, lda, b, ldb, M, N, K)
+}
+
+// dotNEON is dot1x1 (len(a) > 0, b checked) with the NEON block.
+func dotNEON(a, b []float32) float32 {
+	var c float32
+	dot1x1NEON(&a[0], 0, &b[0], 0, len(a), &c, 0)
+	return c
 }
 
 // kernelTableFor is the table of set's kernels.

@@ -6,9 +6,9 @@ import "math"
 // RMSNorm and Qwen3's per-head q/k norm), of the rotary embedding and of the
 // matmul epilogue (bias, residual). Each is a kernel of the kernel table
 // (rowKernels), in portable Go here and in generated assembly on amd64
-// (ops_amd64.s, internal/asmgen/gen_rows.go); every set computes the same
-// operations in the same order, so the results are bit-identical whichever
-// set runs.
+// (ops_amd64.s, internal/asmgen/gen_rows.go) and arm64 (ops_arm64.s,
+// internal/neongen/norms.go); every set computes the same operations in
+// the same order, so the results are bit-identical whichever set runs.
 //
 // Float64 sums of a row (sumRow, sumSqDevRow) have one fixed order: 8
 // float64 partial sums, lane l taking the elements i ≡ l (mod 8) of the

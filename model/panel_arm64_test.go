@@ -127,13 +127,12 @@ func TestNEONPanelKernels(t *testing.T) {
 	}
 }
 
-// goPanels is a kernel table like the "neon" set's whose panel kernels and
-// gemmNN are their contract written in Go (panelChainRef per element): the
-// portable set's kernels but for those, the panels with the NEON set's row
-// tiles.
+// goPanels is the "neon" set's kernel table with its panel kernels and
+// gemmNN replaced by their contract written in Go (panelChainRef per
+// element), the panels with the NEON set's row tiles. (The other NEON
+// kernels give the AVX2 set's bits: TestRowGolden.)
 func goPanels() *kernelTable {
-	t := genericKernels
-	t.set = kernelsNEON
+	t := neonKernels
 	f32 := func(R int) panelKernel[float32] {
 		return func(a *float32, lda int, p *float32, k int, c *float32, ldc int, acc int) {
 			w := make([]float32, k*panelNR)
@@ -220,9 +219,9 @@ func goPanel(R int, a *float32, lda int, w []float32, k int, c *float32, ldc, ac
 	}
 }
 
-// The whole forward of the "neon" set (the portable kernels, the weights in
-// panels run by the NEON kernels) gives the bits of the same forward with
-// the panels run by goPanels' Go model of the contract: the loss and every
+// The whole forward of the "neon" set (the weights in panels run by the
+// NEON kernels) gives the bits of the same forward with the panels and
+// gemmNN run by goPanels' Go model of the contract: the loss and every
 // position's NLL, for the GPT-2 test shapes, 1 and 3 threads, k split at
 // panelKc.
 func TestNEONForwardMatchesGoPanels(t *testing.T) {
@@ -284,8 +283,9 @@ func BenchmarkPanelKernelL1(b *testing.B) {
 // BenchmarkGemmTile times a 64x64 tile of a weight product on one core, for
 // the row lengths of the benchmark models (GPT-2 768 and 3072, Qwen2.5-0.5B
 // 896 and 4864): the portable dot products on (out, in) rows (f32, what
-// WGPU_EVAL_CPU_KERNELS=generic runs) and the NEON panel kernels with
-// float32, F16 and BF16 weights (f32panel*), and reports GFLOP/s:
+// WGPU_EVAL_CPU_KERNELS=generic runs), the NEON dot blocks on the same rows
+// (f32neon: AVX2's order) and the NEON panel kernels with float32, F16 and
+// BF16 weights (f32panel*), and reports GFLOP/s:
 //
 //	go test ./model/ -run '^$' -bench GemmTile -benchtime 100x
 func BenchmarkGemmTile(b *testing.B) {
@@ -314,6 +314,7 @@ func BenchmarkGemmTile(b *testing.B) {
 		kern = &genericKernels
 		run(fmt.Sprintf("f32/K=%d", K), func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
 		kern = &neonKernels
+		run(fmt.Sprintf("f32neon/K=%d", K), func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
 		p := packPanels(f32Matrix(w), K)
 		run(fmt.Sprintf("f32panel/K=%d", K), func() { gemmNTW(out, 64, a, nil, K, p, 0, K, 64, 64, K) })
 		for _, dtype := range []DType{F16, BF16} {

@@ -1,18 +1,19 @@
 // Command neongen writes the arm64 assembly kernels of package model
 // (ops_arm64.s) and their Go declarations (ops_arm64_stubs.go): the
 // outer-product kernels of the weights in panels of 32 channels (model's
-// ops_panel.go) and gemmNN's blocks (attention's scores: the same register
+// ops_panel.go), gemmNN's blocks (attention's scores: the same register
 // tiles over a row-major b, nn{R}x{V}NEON, and nnColNEON for single
-// columns), with NEON (ASIMD, which every arm64 CPU has, fused multiply-add
-// included). Run by `go generate` in model:
+// columns), gemmNT's dot blocks and the row kernels (exponentials, maxima,
+// GELU, SwiGLU, the norms, the rotary embedding, the epilogue), with NEON (ASIMD, which every arm64 CPU has, fused
+// multiply-add included). Run by `go generate` in model:
 //
 //	go run ./internal/neongen -out ops_arm64.s -stubs ops_arm64_stubs.go
 //
 // avo, which writes the amd64 kernels (internal/asmgen), is amd64-only: this
 // program writes the text itself. Instructions Go's arm64 assembler lacks
-// (FMLA by element, FCVTL, SHLL) are WORD directives whose encodings it
-// computes (encode.go), each with its GNU syntax in a comment; the tests
-// check them against GNU as.
+// (FMLA by element, FCVTL, SHLL, the vector float arithmetic) are WORD
+// directives whose encodings it computes (encode.go), each with its GNU
+// syntax in a comment; the tests check them against GNU as.
 //
 // Each kernel computes what model's panelKernel documents: c[i*ldc+j] =
 // (acc != 0 ? c[i*ldc+j] : 0) + Σ_k a[i*lda+k]·p[k*32+j], one chain of
@@ -27,7 +28,13 @@
 // row costs one load instead of four. Four values of k a step, then the k
 // left over one by one (LD1R of a single value, lane 0). gemmNN's blocks
 // compute each element likewise, one FMA chain from zero, as the amd64
-// sets' gemmNN does. It imports nothing but the standard library.
+// sets' gemmNN does. The row kernels of the softmax, the loss and the
+// MLPs' activations (rows.go) repeat internal/asmgen's AVX2 forms lane for
+// lane in AVX2's 8 lanes (two NEON vectors), reductions in its tree, so
+// they give AVX2's bits too; so do gemmNT's dot blocks (dot.go). The
+// norms', rotary embedding's and epilogue's kernels (norms.go) compute
+// ops_rows.go's operations in its order. It imports nothing but the
+// standard library.
 package main
 
 import (
@@ -77,8 +84,21 @@ const asmHeader = `
 // the 4-step loop go one at a time (LD1R of a, lane 0). F16 panels widen by
 // FCVTL/FCVTL2, BF16 by SHLL/SHLL2 #16: exact. nn{R}x{V}NEON (gemmNN's
 // blocks: attention's scores) are the same tiles over a row-major b from
-// zero, nnColNEON one column with scalar FMAs. WORD directives are the
-// instructions Go's assembler lacks, with their GNU syntax.
+// zero, nnColNEON one column with scalar FMAs. dot{R}x{C}{,F16,BF16}NEON
+// (gemmNT's and gemmNT16's blocks) sum AVX2's 8 lanes of FMAs in two
+// vectors per element, reduce them in AVX2's tree and add the k%8 tail,
+// products rounded, as AVX2's dot kernels do; 16-bit rows of b widen as
+// they load. The row kernels (expSubRow, sumExpSub, maxRow,
+// divMaxRow, mulRow, geluRow, geluErfRow, swigluRow; NEON suffix) repeat
+// the AVX2 kernels' operations lane for lane over n - n%8 elements, two
+// 4-lane vectors a step: Cephes' expf with the same constants and FMAs,
+// sums and maxima in AVX2's 8 lanes and its reduction tree, x86's MAXPS as
+// FCMGT and BIF, so their bits are AVX2's. The norms', rotary
+// embedding's and epilogue's kernels (sumRow, sumSqDevRow, scaleMulRow,
+// normAffineRow, rotateRow, addBiasRows, accBiasRows) compute model's
+// ops_rows.go operations in its order, float64 sums in its 8 lanes and
+// tree, as every set does. WORD directives are the instructions Go's
+// assembler lacks, with their GNU syntax.
 `
 
 // Generate returns the assembly file and the Go declarations.
@@ -96,5 +116,12 @@ func Generate() (asm, decl []byte) {
 		g.nn(s)
 	}
 	g.nnCol()
+	for _, e := range elems {
+		for _, s := range dotShapes {
+			g.dot(s[0], s[1], e)
+		}
+	}
+	g.rows()
+	g.norms()
 	return bytes.Clone([]byte(g.asm.String())), []byte(g.decl.String())
 }

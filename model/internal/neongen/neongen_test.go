@@ -115,6 +115,34 @@ func TestEncodingsAssemble(t *testing.T) {
 			}
 		}
 	}
+	// The row kernels' forms (rows.go, dot.go, norms.go).
+	for r := range 32 {
+		for _, f := range [][3]int{{r, 7, 13}, {3, r, 13}, {3, 7, r}} {
+			for _, o := range []op3{opFADD, opFSUB, opFMUL, opFDIV, opFMLA, opFMAXNM, opFMINNM, opFCMGT, opADD, opBSL, opORR, opBIF, opFADD2D, opFSUB2D, opFMUL2D} {
+				add(o.enc(f[0], f[1], f[2]))
+			}
+			add(ext8(f[0], f[1], f[2]))
+			for idx := range 4 {
+				add(fmulElem(f[0], f[1], f[2], idx))
+			}
+		}
+		for _, f := range [][2]int{{r, 9}, {9, r}} {
+			for _, o := range []op2{opFRINTN, opFCVTNS} {
+				add(o.enc(f[0], f[1]))
+			}
+			for idx := range 4 {
+				add(dupElem(f[0], f[1], idx))
+			}
+			add(faddp(f[0], f[1]))
+			add(faddp64(f[0], f[1]))
+			add(dup64(f[0], f[1]))
+			add(fcvtl64(f[0], f[1], false))
+			add(fcvtl64(f[0], f[1], true))
+			for _, sh := range []int{0, 1, 23, 31} {
+				add(shl32(f[0], f[1], sh))
+			}
+		}
+	}
 	want := gnuAs(t, lines)
 	for i := range words {
 		if words[i] != want[i] {
