@@ -50,6 +50,10 @@ type Options struct {
 	StallTimeout time.Duration
 	// Retry says how requests answered 429, 502, 503 or 504 are retried.
 	Retry Retry
+	// Verify, when set, checks the complete file at path (the partial one,
+	// before it is renamed into place) as SHA256 does: an error deletes the
+	// file and is returned, so that no unchecked file is ever at dest.
+	Verify func(path string) error
 	// Reconnects is how often, within one call, a body that breaks off (the
 	// connection drops, or ends before the size announced) is asked for
 	// again from where it broke, as huggingface_hub does: at once after a
@@ -180,8 +184,10 @@ func defaultTransport() http.RoundTripper {
 // File downloads url into dest. It writes into dest+".incomplete", resuming a
 // partial file left there by an earlier call with an HTTP Range request (a server
 // that ignores Range is handled by starting over), checks the sha256 of the whole
-// file when opt.SHA256 is set, and renames the file into place only when it is
-// complete. Parent folders are created. It reads no more than the size
+// file when opt.SHA256 is set (and the file by opt.Verify when set), and renames
+// the file into place only when it is complete and checked; a resumed file
+// that fails the check is fetched once more from its start in the same call
+// (the prefix an earlier call left may be what was wrong). Parent folders are created. It reads no more than the size
 // announced (opt.Size, Content-Length or Content-Range; opt.MaxSize when none
 // is), retries answers 429, 502, 503 and 504 as opt.Retry says, asks again for a body
 // that breaks off from where it broke as opt.Reconnects says, and gives up on a body
@@ -192,6 +198,25 @@ func defaultTransport() http.RoundTripper {
 // check dest themselves. Two processes must not download to the same dest at
 // once.
 func File(ctx context.Context, url, dest string, opt Options) error {
+	err := file(ctx, url, dest, opt)
+	if c := (*checkFailed)(nil); errors.As(err, &c) && c.resumed && ctx.Err() == nil {
+		err = file(ctx, url, dest, opt) // the partial file was deleted: from the start
+	}
+	return err
+}
+
+// checkFailed is a complete file that failed its sha256 or opt.Verify
+// (deleted); resumed says it was resumed from a partial file.
+type checkFailed struct {
+	err     error
+	resumed bool
+}
+
+func (e *checkFailed) Error() string { return e.err.Error() }
+func (e *checkFailed) Unwrap() error { return e.err }
+
+// file is one try of File.
+func file(ctx context.Context, url, dest string, opt Options) error {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return fmt.Errorf("download %s: %w", url, err)
 	}
@@ -199,6 +224,10 @@ func File(ctx context.Context, url, dest string, opt Options) error {
 	f, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("download %s: %w", url, err)
+	}
+	resumed := false
+	if info, err := f.Stat(); err == nil && info.Size() > 0 {
+		resumed = true
 	}
 	d := &fetch{ctx: ctx, url: url, part: part, f: f, opt: opt}
 	if opt.SHA256 != "" {
@@ -218,8 +247,14 @@ func File(ctx context.Context, url, dest string, opt Options) error {
 		got := hex.EncodeToString(d.h.Sum(nil))
 		if !strings.EqualFold(got, opt.SHA256) {
 			os.Remove(part)
-			return fmt.Errorf("download %s: sha256 mismatch: got %s, want %s (the partial file was deleted)",
-				url, got, strings.ToLower(opt.SHA256))
+			return &checkFailed{fmt.Errorf("download %s: sha256 mismatch: got %s, want %s (the partial file was deleted)",
+				url, got, strings.ToLower(opt.SHA256)), resumed}
+		}
+	}
+	if opt.Verify != nil {
+		if err := opt.Verify(part); err != nil {
+			os.Remove(part)
+			return &checkFailed{fmt.Errorf("download %s: %w (the file was deleted)", url, err), resumed}
 		}
 	}
 	if err := os.Rename(part, dest); err != nil {
@@ -502,7 +537,7 @@ func (d *fetch) copy(ctx context.Context, cancel context.CancelCauseFunc, resp *
 				return fmt.Errorf("download %s: the server sent more than %s (the partial file was deleted)", d.url, announced)
 			}
 			if _, err := d.f.Write(buf[:n]); err != nil {
-				return fmt.Errorf("download %s: write %s: %w", d.url, d.part, err)
+				return fmt.Errorf("download %s: %w", d.url, err) // err names the file (an *os.PathError)
 			}
 			if d.h != nil {
 				d.h.Write(buf[:n])

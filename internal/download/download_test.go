@@ -140,7 +140,9 @@ func TestFileResumesWithRange(t *testing.T) {
 	}
 }
 
-// The checksum covers the resumed prefix too: a corrupt prefix is caught.
+// The checksum covers the resumed prefix too: a corrupt prefix is caught,
+// and the file is fetched once more from its start in the same call (the
+// prefix an earlier call left was what was wrong).
 func TestFileResumeWithCorruptPrefixFailsChecksum(t *testing.T) {
 	data, sum := content(2000)
 	s := newServer(t, data)
@@ -150,12 +152,57 @@ func TestFileResumeWithCorruptPrefixFailsChecksum(t *testing.T) {
 	if err := os.WriteFile(dest+IncompleteSuffix, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := File(context.Background(), s.URL, dest, Options{SHA256: sum})
-	if err == nil || !strings.Contains(err.Error(), "sha256 mismatch") {
-		t.Fatalf("err = %v, want a sha256 mismatch", err)
+	if err := File(context.Background(), s.URL, dest, Options{SHA256: sum}); err != nil {
+		t.Fatalf("a corrupt prefix, then the whole file: %v", err)
 	}
-	assertMissing(t, dest)
+	if got := readFile(t, dest); !bytes.Equal(got, data) {
+		t.Fatal("the file fetched again differs from the source")
+	}
+	if ranges, _ := s.requests(); len(ranges) != 2 || ranges[0] != "bytes=700-" || ranges[1] != "" {
+		t.Errorf("Range headers %q, want the resume, then the whole file", ranges)
+	}
 	assertMissing(t, dest+IncompleteSuffix)
+}
+
+// A file whose content fails the check (sha256, or Verify) from its start
+// is deleted and not asked for again: only a resumed one is.
+func TestFileCheckFailsOnce(t *testing.T) {
+	data, sum := content(2000)
+	for _, c := range []struct {
+		name string
+		opt  Options
+		want string
+	}{
+		{"sha256", Options{SHA256: strings.Repeat("0", len(sum))}, "sha256 mismatch"},
+		{"verify", Options{Verify: func(string) error { return errors.New("not the file wanted") }}, "not the file wanted"},
+	} {
+		s := newServer(t, data)
+		dest := filepath.Join(t.TempDir(), "file.bin")
+		err := File(context.Background(), s.URL, dest, c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+		if ranges, _ := s.requests(); len(ranges) != 1 {
+			t.Errorf("%s: %d requests, want 1", c.name, len(ranges))
+		}
+		assertMissing(t, dest)
+		assertMissing(t, dest+IncompleteSuffix)
+	}
+	// Verify sees the complete file before it is renamed into place.
+	s := newServer(t, data)
+	dest := filepath.Join(t.TempDir(), "file.bin")
+	var seen []byte
+	err := File(context.Background(), s.URL, dest, Options{SHA256: sum, Verify: func(p string) error {
+		if p != dest+IncompleteSuffix {
+			t.Errorf("Verify(%s), want the partial file %s", p, dest+IncompleteSuffix)
+		}
+		seen, _ = os.ReadFile(p)
+		assertMissing(t, dest)
+		return nil
+	}})
+	if err != nil || !bytes.Equal(seen, data) {
+		t.Errorf("Verify saw %d bytes (err %v), want the whole file", len(seen), err)
+	}
 }
 
 func TestFileRestartsWhenServerIgnoresRange(t *testing.T) {

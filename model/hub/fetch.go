@@ -301,6 +301,25 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 		if checkSHA256 {
 			opt.SHA256 = m.etag
 		}
+		// Checked before the blob is named: a process killed between the
+		// two left an unchecked blob that later runs trusted.
+		opt.Verify = func(path string) error {
+			if m.size >= 0 {
+				if info, err := os.Stat(path); err != nil || info.Size() != m.size {
+					return fmt.Errorf("got a file of another size than the hub's %d bytes", m.size)
+				}
+			}
+			if checkSHA1 {
+				got, err := gitBlobSHA1(path)
+				if err != nil {
+					return err
+				}
+				if !strings.EqualFold(got, m.etag) {
+					return fmt.Errorf("git blob sha1 mismatch: got %s, want the hub's ETag %s", got, m.etag)
+				}
+			}
+			return nil
+		}
 		switch {
 		case m.size > 0:
 			opt.Size = m.size
@@ -325,21 +344,6 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 		w.stop()
 		if err != nil {
 			return c.explain(r.id, commit, file, err)
-		}
-		if m.size >= 0 {
-			if info, err := os.Stat(blob); err != nil || info.Size() != m.size {
-				os.Remove(blob)
-				return fmt.Errorf("download %s: got a file of another size than the hub's %d bytes (deleted)", file, m.size)
-			}
-		}
-		if checkSHA1 {
-			if got, err := gitBlobSHA1(blob); err != nil || !strings.EqualFold(got, m.etag) {
-				os.Remove(blob)
-				if err != nil {
-					return fmt.Errorf("download %s: %w", file, err)
-				}
-				return fmt.Errorf("download %s: git blob sha1 mismatch: got %s, want the hub's ETag %s (deleted)", file, got, m.etag)
-			}
 		}
 		newBlob = true
 	}
