@@ -138,3 +138,21 @@ func checkpointFixture(t *testing.T) (ev *Evaluator, text string, interrupted fu
 		return ev.Evaluate(ctx, Named(text), opt)
 	}
 }
+
+// TestCheckpointSaveErrorOnce: a run stopped because its checkpoint cannot
+// be saved (here its folder went away; a full disk alike) says why once:
+// the last try to save it, when the run ends, failed the same way and
+// printed the same line again.
+func TestCheckpointSaveErrorOnce(t *testing.T) {
+	ev, text, _ := checkpointFixture(t)
+	dir := filepath.Join(t.TempDir(), "ck")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opt := EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true, Checkpoint: filepath.Join(dir, "run.ckpt"),
+		OnScored: func([]TokenNLL) error { return os.RemoveAll(dir) }}
+	_, err := ev.Evaluate(context.Background(), Named(text), opt)
+	if err == nil || strings.Count(err.Error(), "save checkpoint") != 1 {
+		t.Errorf("err = %v, want the failed save said once", err)
+	}
+}

@@ -161,7 +161,7 @@ func resolve(path string) (target string, fi fs.FileInfo, fd int, err error) {
 // there, it gets a temporary name for the two calls until the rename.
 func replace(path string, write func(io.Writer) error, perm fs.FileMode, fresh bool) error {
 	dir, base := filepath.Dir(path), filepath.Base(path)
-	if f, err := openUnnamed(dir); err == nil {
+	if f, err := openUnnamed(path); err == nil {
 		err := fill(f, write, perm)
 		if err == nil && fresh {
 			if linkAs(f, path) == nil {

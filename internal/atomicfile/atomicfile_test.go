@@ -208,7 +208,7 @@ func TestWriteDeviceInPlace(t *testing.T) {
 // writing leave no file: the temporary file has no name until it is linked.
 func TestUnnamedLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	f, err := openUnnamed(dir)
+	f, err := openUnnamed(filepath.Join(dir, "f"))
 	if err != nil {
 		t.Skipf("no unnamed temporary files here: %v", err)
 	}
@@ -217,6 +217,10 @@ func TestUnnamedLeavesNothing(t *testing.T) {
 	}
 	if names := entries(t, dir); len(names) != 0 {
 		t.Fatalf("an unnamed file shows as %v", names)
+	}
+	// Its errors name it as the new content of the file it is for.
+	if want := filepath.Join(dir, "f"); !strings.HasPrefix(f.Name(), want+" (its new content") {
+		t.Errorf("the unnamed file is called %q in errors, want %s's new content", f.Name(), want)
 	}
 	f.Close()
 	if names := entries(t, dir); len(names) != 0 {

@@ -10,15 +10,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openUnnamed opens an unnamed regular file in dir (O_TMPFILE): it has no
-// name, so a process killed before link leaves nothing behind. Filesystems
-// without O_TMPFILE make it fail, and the caller falls back to a named file.
-func openUnnamed(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+// openUnnamed opens an unnamed regular file in the folder of path, to hold
+// path's new content (O_TMPFILE): it has no name, so a process killed
+// before link leaves nothing behind. Its errors (a full disk) name it as
+// path's new content. Filesystems without O_TMPFILE make it fail, and the
+// caller falls back to a named file.
+func openUnnamed(path string) (*os.File, error) {
+	fd, err := unix.Open(filepath.Dir(path), unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed)")), nil
+	return os.NewFile(uintptr(fd), path+" (its new content, unnamed until complete)"), nil
 }
 
 // errLink is link's failure to name the file (no /proc, say): the caller then

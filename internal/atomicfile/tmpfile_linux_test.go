@@ -13,7 +13,7 @@ import (
 // temporary name for the rename, and either way the content is whole.
 func TestNewFileNeverNamedTemporarily(t *testing.T) {
 	dir := t.TempDir()
-	if f, err := openUnnamed(dir); err != nil {
+	if f, err := openUnnamed(filepath.Join(dir, "f")); err != nil {
 		t.Skipf("no unnamed temporary files here: %v", err)
 	} else {
 		f.Close()

@@ -95,7 +95,7 @@ func (a RunIdentity) Diff(b RunIdentity) string {
 		{"max tokens", a.MaxTokens, b.MaxTokens},
 		{"precision", a.Precision, b.Precision},
 		{"device", a.Device, sameDevices(a.Device, b.Device)},
-		{"shard", a.Shard, b.Shard},
+		{"shard", shardName(&a.Shard), shardName(&b.Shard)}, // 0/1 is the whole run, as none
 		{"per-token output", a.PerToken, b.PerToken},
 		{"top logprobs", a.TopLogprobs, b.TopLogprobs},
 		{"build of wgpu-eval", a.Tool, b.Tool},

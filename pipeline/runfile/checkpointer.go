@@ -26,8 +26,10 @@ type Checkpointer struct {
 	last    *pipeline.State // the newest state, saved or not
 	saved   time.Time
 	dirty   bool
-	unlock  func() // releases the lock on path + lockSuffix
-	noLock  string // why no lock is held ("" when one is)
+	// saveFailed: the last write Save tried failed (its error stopped the run).
+	saveFailed bool
+	unlock     func() // releases the lock on path + lockSuffix
+	noLock     string // why no lock is held ("" when one is)
 }
 
 // perTokenLogSuffix names a checkpoint's per-token sidecar, and lockSuffix
@@ -116,7 +118,9 @@ func (c *Checkpointer) Save(s pipeline.State) error {
 	if time.Since(c.saved) < checkpointEvery {
 		return nil
 	}
-	return c.write()
+	err := c.write()
+	c.saveFailed = err != nil
+	return err
 }
 
 // write syncs the sidecar log, then writes the checkpoint that counts its
@@ -167,6 +171,11 @@ func (c *Checkpointer) Finish(complete bool) error {
 	var err error
 	if c.dirty {
 		err = c.write()
+		if err != nil && c.saveFailed {
+			// The run stopped because Save failed (a full disk), and its
+			// error said so: this last try's failure says nothing new.
+			err = nil
+		}
 	}
 	if c.log != nil {
 		err = errors.Join(err, c.log.Close())

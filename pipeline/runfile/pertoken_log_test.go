@@ -431,3 +431,16 @@ func TestRunIdentityNamesOption(t *testing.T) {
 		}
 	}
 }
+
+// TestRunIdentityShard: a checkpoint of another shard is refused naming
+// both, an unsharded run as "none" (not "0/0"); --shard 0/1 is the whole
+// run, the same as none.
+func TestRunIdentityShard(t *testing.T) {
+	none, one := runfile.RunIdentity{}, runfile.RunIdentity{Shard: pipeline.Shard{Index: 0, Count: 1}}
+	if d := none.Diff(runfile.RunIdentity{Shard: pipeline.Shard{Index: 1, Count: 4}}); d != "shard: none in the checkpoint, 1/4 now" {
+		t.Errorf("Diff = %q, want the shards named, none for the unsharded run", d)
+	}
+	if d := none.Diff(one); d != "" {
+		t.Errorf("unsharded vs --shard 0/1: Diff = %q, want none", d)
+	}
+}
