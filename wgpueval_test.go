@@ -159,19 +159,11 @@ func TestEvaluateChecksFirst(t *testing.T) {
 // TestOpenSaysWhatItWaitsFor: a hub that does not answer is reported through
 // Options.Log, naming the host and the file, while Open waits.
 func TestOpenSaysWhatItWaitsFor(t *testing.T) {
-	release := make(chan struct{})
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	defer s.Close()
-	defer close(release)
+	url := silentHub(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	logs := make(chan string, 100)
-	hc := &hub.Client{Endpoint: s.URL, CacheDir: t.TempDir(), WaitInterval: 10 * time.Millisecond}
+	hc := &hub.Client{Endpoint: url, CacheDir: t.TempDir(), WaitInterval: 10 * time.Millisecond}
 	errc := make(chan error, 1)
 	go func() {
 		_, err := Open(ctx, "org/model", Options{Hub: hc, Log: func(msg string) { logs <- msg }})
@@ -179,7 +171,7 @@ func TestOpenSaysWhatItWaitsFor(t *testing.T) {
 	}()
 	select {
 	case msg := <-logs:
-		host := strings.TrimPrefix(s.URL, "http://")
+		host := strings.TrimPrefix(url, "http://")
 		if !strings.Contains(msg, host) || !strings.Contains(msg, "config.json") || !strings.Contains(msg, "to answer") {
 			t.Errorf("log %q, want the host %s and config.json", msg, host)
 		}
@@ -310,19 +302,11 @@ func TestDocumentsDataLine(t *testing.T) {
 // TestLoadTokenizerKeepsHubCallbacks: LoadTokenizer, as Open, tells the
 // Waiting callback of Options.Hub (not only Options.Log) what it waits for.
 func TestLoadTokenizerKeepsHubCallbacks(t *testing.T) {
-	release := make(chan struct{})
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	defer s.Close()
-	defer close(release)
+	url := silentHub(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	waits := make(chan hub.Wait, 100)
-	hc := &hub.Client{Endpoint: s.URL, CacheDir: t.TempDir(), WaitInterval: 10 * time.Millisecond,
+	hc := &hub.Client{Endpoint: url, CacheDir: t.TempDir(), WaitInterval: 10 * time.Millisecond,
 		Waiting: func(w hub.Wait) { waits <- w }}
 	errc := make(chan error, 1)
 	go func() {
@@ -341,4 +325,19 @@ func TestLoadTokenizerKeepsHubCallbacks(t *testing.T) {
 	}
 	cancel()
 	<-errc
+}
+
+// silentHub is the URL of a server that answers no request until the test
+// ends (a hub out of reach that holds the connection).
+func silentHub(t *testing.T) string {
+	release := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(release) }) // runs first: the handlers return, then the server closes
+	return s.URL
 }

@@ -76,19 +76,7 @@ func BenchmarkGemmTile(b *testing.B) {
 			if chunked {
 				name, chunkBytes = fmt.Sprintf("K=%d/chunked", K), 4096
 			}
-			run := func(name string, gemm func()) {
-				b.Run(name, func(b *testing.B) {
-					cpu0 := procCPU()
-					for range b.N {
-						gemm()
-					}
-					flop := float64(2*64*64*K) * float64(b.N)
-					b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-					if c := procCPU() - cpu0; c > 0 {
-						b.ReportMetric(flop/c.Seconds()/1e9, "GFLOP/cpu-s")
-					}
-				})
-			}
+			run := func(name string, gemm func()) { benchTile(b, name, K, gemm) }
 			run("f32/"+name, func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
 			if kern.panelF32 != nil && !chunked { // the panel kernels' own chunks: panelKc
 				p := packPanels(f32Matrix(w), K)

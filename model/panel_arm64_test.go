@@ -297,19 +297,7 @@ func BenchmarkGemmTile(b *testing.B) {
 			w16[i] = bf16Round(w[i])
 		}
 		out := make([]float32, 64*64)
-		run := func(name string, gemm func()) {
-			b.Run(name, func(b *testing.B) {
-				cpu0 := procCPU()
-				for range b.N {
-					gemm()
-				}
-				flop := float64(2*64*64*K) * float64(b.N)
-				b.ReportMetric(flop/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				if c := procCPU() - cpu0; c > 0 {
-					b.ReportMetric(flop/c.Seconds()/1e9, "GFLOP/cpu-s")
-				}
-			})
-		}
+		run := func(name string, gemm func()) { benchTile(b, name, K, gemm) }
 		old := kern
 		kern = &genericKernels
 		run(fmt.Sprintf("f32/K=%d", K), func() { gemmNT(out, 64, a, K, w, K, 64, 64, K) })
