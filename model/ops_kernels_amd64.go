@@ -174,36 +174,8 @@ func (v *vecKernels) gemmNT16(out []float32, ldo int, a []float32, lda int, b []
 // 3 (then 1) vectors of columns, then the columns left over one by one with
 // scalar FMAs, all computing each element alike.
 func (v *vecKernels) gemmNN(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
-	if emptyProduct(out, ldo, M, N, K) {
-		return
-	}
-	w := v.lanes
-	// The kernels do not check bounds: the last element each side can touch is
-	// checked here.
-	_ = a[(M-1)*lda+K-1]
-	_ = b[(K-1)*ldb+N-1]
-	_ = out[(M-1)*ldo+N-1]
-	blocks := func(j int, r4, r1 dotKernel[float32]) {
-		i := 0
-		for ; i+4 <= M; i += 4 {
-			r4(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
-		}
-		for ; i < M; i++ {
-			r1(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
-		}
-	}
-	j := 0
-	for ; j+3*w <= N; j += 3 * w {
-		blocks(j, v.nn4x3, v.nn1x3)
-	}
-	for ; j+w <= N; j += w {
-		blocks(j, v.nn4x1, v.nn1x1)
-	}
-	for ; j < N; j++ {
-		for i := range M {
-			v.nnCol(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
-		}
-	}
+	t := nnTiles{3 * v.lanes, v.lanes, v.nn4x3, v.nn1x3, v.nn4x1, v.nn1x1, v.nnCol}
+	gemmNNTiles(&t, out, ldo, a, lda, b, ldb, M, N, K)
 }
 
 // dot1x1 is dot1x1 (len(a) > 0, b checked) with v's kernel.

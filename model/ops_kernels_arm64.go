@@ -69,36 +69,10 @@ var neonRows = vecRows{8, divMaxRowNEON, maxRowNEON, mulRowNEON, expSubRowNEON, 
 // element one FMA chain in increasing k from zero, as AVX2's and AVX-512's
 // gemmNN compute it.
 func gemmNNNEON(out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
-	if emptyProduct(out, ldo, M, N, K) {
-		return
-	}
-	// The kernels do not check bounds: the last element each side can touch is
-	// checked here.
-	_ = a[(M-1)*lda+K-1]
-	_ = b[(K-1)*ldb+N-1]
-	_ = out[(M-1)*ldo+N-1]
-	blocks := func(j int, r4, r1 func(a *float32, lda int, b *float32, ldb int, k int, out *float32, ldo int)) {
-		i := 0
-		for ; i+4 <= M; i += 4 {
-			r4(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
-		}
-		for ; i < M; i++ {
-			r1(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
-		}
-	}
-	j := 0
-	for ; j+16 <= N; j += 16 {
-		blocks(j, nn4x4NEON, nn1x4NEON)
-	}
-	for ; j+4 <= N; j += 4 {
-		blocks(j, nn4x1NEON, nn1x1NEON)
-	}
-	for ; j < N; j++ {
-		for i := range M {
-			nnColNEON(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
-		}
-	}
+	gemmNNTiles(&nnTilesNEON, out, ldo, a, lda, b, ldb, M, N, K)
 }
+
+var nnTilesNEON = nnTiles{16, 4, nn4x4NEON, nn1x4NEON, nn4x1NEON, nn1x1NEON, nnColNEON}
 
 // rowsNEON are the NEON kernels of the norms, the rotary embedding and the
 // matmul epilogue: ops_rows.go's operations in its order (eight elements a

@@ -45,6 +45,51 @@ type blockKernels[A, B float32 | uint16] struct {
 	chunk            chunkKernels[A, B]
 }
 
+// nnTiles are a vector set's gemmNN kernels (b row-major over k): blocks of
+// 4 rows and of 1 row by wide columns, then by narrow ones, then col for
+// each column left over, every element one FMA chain in increasing k.
+type nnTiles struct {
+	wide, narrow int // columns of the blocks
+	w4, w1       blockKernel[float32, float32]
+	n4, n1       blockKernel[float32, float32]
+	col          func(a *float32, b *float32, ldb int, k int, out *float32)
+}
+
+// gemmNNTiles is gemmNN with t's kernels: rows in blocks of 4 (then single
+// rows) of each column block, wide blocks, then narrow ones, then single
+// columns.
+func gemmNNTiles(t *nnTiles, out []float32, ldo int, a []float32, lda int, b []float32, ldb int, M, N, K int) {
+	if emptyProduct(out, ldo, M, N, K) {
+		return
+	}
+	// The kernels do not check bounds: the last element each side can touch is
+	// checked here.
+	_ = a[(M-1)*lda+K-1]
+	_ = b[(K-1)*ldb+N-1]
+	_ = out[(M-1)*ldo+N-1]
+	blocks := func(j int, r4, r1 blockKernel[float32, float32]) {
+		i := 0
+		for ; i+4 <= M; i += 4 {
+			r4(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
+		}
+		for ; i < M; i++ {
+			r1(&a[i*lda], lda, &b[j], ldb, K, &out[i*ldo+j], ldo)
+		}
+	}
+	j := 0
+	for ; j+t.wide <= N; j += t.wide {
+		blocks(j, t.w4, t.w1)
+	}
+	for ; j+t.narrow <= N; j += t.narrow {
+		blocks(j, t.n4, t.n1)
+	}
+	for ; j < N; j++ {
+		for i := range M {
+			t.col(&a[i*lda], &b[j], ldb, K, &out[i*ldo+j])
+		}
+	}
+}
+
 // chunkKernel is the signature of the 4x4 block's kernels for one chunk of a
 // product split along k: they start from zero (start) or from the lane sums
 // in acc (mid, end: 16 floats per output, output (i, j) at 16*(4i+j)), add
