@@ -11,15 +11,18 @@
 # Debian packages are fetched with apt-get download (a private apt state for backports) and unpacked with dpkg -x.
 # Run as any user with network access to a Debian mirror; rerunning replaces DIR's contents.
 #
-# Usage: scripts/vulkan-impls.sh DIR && export WGPU_TEST_VULKAN_IMPLS=DIR/impls.json
+# It also unpacks the same Mesa's RADV, which with RADV_FORCE_FAMILY compiles pipelines for an AMD GPU it does not
+# have (compile only: statistics, no runs), and lists it in DIR/compilers.json ($WGPU_TEST_VULKAN_COMPILERS).
+#
+# Usage: scripts/vulkan-impls.sh DIR && export WGPU_TEST_VULKAN_IMPLS=DIR/impls.json WGPU_TEST_VULKAN_COMPILERS=DIR/compilers.json
 set -euo pipefail
 
 dir=${1:?usage: $0 DIR}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 work=$dir/debs
-rm -rf "$work" "$dir/swiftshader" "$dir/lavapipe25"
-mkdir -p "$work/lists/partial" "$dir/swiftshader/layers" "$dir/lavapipe25"
+rm -rf "$work" "$dir/swiftshader" "$dir/lavapipe25" "$dir/radv25"
+mkdir -p "$work/lists/partial" "$dir/swiftshader/layers" "$dir/lavapipe25" "$dir/radv25"
 
 # SwiftShader: Debian's own chromium-common, from the machine's configured sources.
 (cd "$work" && apt-get download chromium-common >/dev/null 2>&1) || {
@@ -58,11 +61,27 @@ cat >"$lv/icd.json" <<EOF
 EOF
 mesa=$(dpkg-deb -f "$work"/mesa-vulkan-drivers_*.deb Version)
 
+# The same Mesa's RADV, for compiling only: with RADV_FORCE_FAMILY it offers an AMD GPU on "null hardware"
+# whose pipelines ACO (AMD's shader compiler) really compiles, with statistics (registers, spills), but which
+# can run nothing. navi31 (RX 7900 XTX, RDNA3) has cooperative matrices; navi21 (RX 6900, RDNA2) has none.
+# It needs Debian 12's libLLVM-15 (mesa-vulkan-drivers' dependency) and the libdrm above.
+rv=$dir/radv25
+cp -P "$work"/mesa/usr/lib/x86_64-linux-gnu/{libvulkan_radeon.so,libdrm.so.2*,libdrm_amdgpu.so.1*} "$rv/"
+cat >"$rv/icd.json" <<EOF
+{"file_format_version": "1.0.1", "ICD": {"library_path": "$rv/libvulkan_radeon.so", "api_version": "1.4.305"}}
+EOF
+
 cat >"$dir/impls.json" <<EOF
 [
   {"name": "swiftshader", "icd": "$ss/icd.json", "layer_path": "$ss/layers", "expect": "SwiftShader"},
   {"name": "lavapipe25", "icd": "$lv/icd.json", "lib_path": "$lv", "expect": "Mesa 25"}
 ]
 EOF
+cat >"$dir/compilers.json" <<EOF
+[
+  {"name": "radv25-navi31", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi31"}, "expect": "RADV NAVI31"},
+  {"name": "radv25-navi21", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi21"}, "expect": "RADV NAVI21"}
+]
+EOF
 rm -rf "$work"
-echo "vulkan-impls: SwiftShader and its validation layer (chromium-common $chromium) and Mesa $mesa lavapipe in $dir; export WGPU_TEST_VULKAN_IMPLS=$dir/impls.json"
+echo "vulkan-impls: SwiftShader and its validation layer (chromium-common $chromium) and Mesa $mesa lavapipe in $dir; export WGPU_TEST_VULKAN_IMPLS=$dir/impls.json; Mesa $mesa RADV (compile only): export WGPU_TEST_VULKAN_COMPILERS=$dir/compilers.json"

@@ -6,7 +6,8 @@
 //
 // The prerequisites: Vulkan (a loader and a driver; lavapipe in CI), the
 // Khronos validation layer ("validation", Debian vulkan-validationlayers), the
-// other Vulkan implementations of $WGPU_TEST_VULKAN_IMPLS ("vulkan-impls"),
+// other Vulkan implementations of $WGPU_TEST_VULKAN_IMPLS ("vulkan-impls"), the
+// compile-only drivers of $WGPU_TEST_VULKAN_COMPILERS ("vulkan-compilers"),
 // tools on PATH (spirv-val, spirv-dis), Debian 13's spirv-val
 // ($WGPU_TEST_SPIRV_VAL_NEW, "spirv-val-new"), the shared TinyShakespeare copy
 // (../shared/data/tinyshakespeare.txt beside the module, or
@@ -30,7 +31,7 @@ import (
 )
 
 // Required reports whether the prerequisite name ("vulkan", "validation",
-// "vulkan-impls", "spirv-val", "spirv-val-new", "tinyshakespeare", "tint",
+// "vulkan-impls", "vulkan-compilers", "spirv-val", "spirv-val-new", "tinyshakespeare", "tint",
 // "hf-tokenizers", "unicode-data") must be present here.
 func Required(name string) bool {
 	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {

@@ -60,14 +60,17 @@ func TestMissingFailsUnderCI(t *testing.T) {
 	t.Setenv(TinyShakespeareEnv, filepath.Join(t.TempDir(), "missing.txt"))
 	t.Setenv("WGPU_REQUIRE_ALL", "")
 	helpers := map[string]func(testing.TB){
-		"tool":            func(t testing.TB) { Tool(t, "spirv-val", "spirv-tools") },
-		"tinyshakespeare": func(t testing.TB) { TinyShakespeare(t) },
-		"tint":            func(t testing.TB) { Tint(t) },
-		"vulkan":          func(t testing.TB) { Missing(t, "vulkan", os.ErrNotExist) },
-		"vulkan-impls":    func(t testing.TB) { VulkanImpls(t) },
-		"spirv-val-new":   func(t testing.TB) { SpirvValNew(t) },
+		"tool":             func(t testing.TB) { Tool(t, "spirv-val", "spirv-tools") },
+		"tinyshakespeare":  func(t testing.TB) { TinyShakespeare(t) },
+		"tint":             func(t testing.TB) { Tint(t) },
+		"vulkan":           func(t testing.TB) { Missing(t, "vulkan", os.ErrNotExist) },
+		"vulkan-impls":     func(t testing.TB) { VulkanImpls(t) },
+		"vulkan-compilers": func(t testing.TB) { VulkanCompilers(t) },
+		"spirv-val-new":    func(t testing.TB) { SpirvValNew(t) },
 	}
 	t.Setenv(VulkanImplsEnv, "")
+	t.Setenv(VulkanCompilersEnv, "")
+	t.Setenv("WGPU_REQUIRE_VULKAN_COMPILERS", "")
 	t.Setenv(SpirvValNewEnv, "")
 	t.Setenv("WGPU_REQUIRE_SPIRV_VAL_NEW", "")
 	t.Setenv("WGPU_REQUIRE_VULKAN_IMPLS", "")
@@ -82,6 +85,46 @@ func TestMissingFailsUnderCI(t *testing.T) {
 		t.Setenv("CI", "true")
 		if failed, skipped := outcome(h); !failed || skipped {
 			t.Errorf("%s under CI: failed %v skipped %v, want a failure", name, failed, skipped)
+		}
+	}
+}
+
+// TestVulkanCompilersList: $WGPU_TEST_VULKAN_COMPILERS's list is read with
+// each driver's variables, which its child's environment carries, once,
+// beside the manifest and libraries, and without either list (no
+// recursion).
+func TestVulkanCompilersList(t *testing.T) {
+	dir := t.TempDir()
+	icd := filepath.Join(dir, "icd.json")
+	if err := os.WriteFile(icd, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list := filepath.Join(dir, "compilers.json")
+	entry := `[{"name": "radv", "icd": "` + icd + `", "lib_path": "` + dir + `", "env": {"RADV_FORCE_FAMILY": "navi31"}, "expect": "RADV NAVI31"}]`
+	if err := os.WriteFile(list, []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(VulkanCompilersEnv, list)
+	t.Setenv(VulkanImplsEnv, list)
+	t.Setenv("VK_ICD_FILENAMES", "/elsewhere.json")
+	t.Setenv("LD_LIBRARY_PATH", "/elsewhere")
+	impls := VulkanCompilers(t)
+	if len(impls) != 1 || impls[0].Vars["RADV_FORCE_FAMILY"] != "navi31" {
+		t.Fatalf("read %+v", impls)
+	}
+	env := map[string][]string{}
+	for _, kv := range impls[0].Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = append(env[k], v)
+	}
+	for k, want := range map[string]string{"VK_ICD_FILENAMES": icd, "LD_LIBRARY_PATH": dir, "RADV_FORCE_FAMILY": "navi31"} {
+		if got := env[k]; len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %q, want only %q", k, got, want)
+		}
+	}
+	for _, k := range []string{VulkanCompilersEnv, VulkanImplsEnv} {
+		if _, ok := env[k]; ok {
+			t.Errorf("%s passed on to the child", k)
 		}
 	}
 }

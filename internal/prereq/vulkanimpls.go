@@ -3,8 +3,10 @@ package prereq
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,15 +17,25 @@ import (
 // writes it; CI sets it): an array of VulkanImpl.
 const VulkanImplsEnv = "WGPU_TEST_VULKAN_IMPLS"
 
+// VulkanCompilersEnv names a JSON file (an array of VulkanImpl, as
+// $WGPU_TEST_VULKAN_IMPLS's) listing Vulkan drivers for real GPUs that
+// compile pipelines without the GPU: Mesa's RADV on "null hardware"
+// (RADV_FORCE_FAMILY in Vars), whose pipelines AMD's shader compiler (ACO)
+// really compiles, with statistics, but which can run nothing
+// (scripts/vulkan-impls.sh writes it; CI sets it). Prerequisite
+// "vulkan-compilers".
+const VulkanCompilersEnv = "WGPU_TEST_VULKAN_COMPILERS"
+
 // VulkanImpl is one Vulkan implementation a test binary can be run against:
-// its ICD manifest, and where its validation layer and its libraries are when
-// they are not the system's.
+// its ICD manifest, where its validation layer and its libraries are when
+// they are not the system's, and any environment its driver needs.
 type VulkanImpl struct {
-	Name      string `json:"name"`                 // a short name, for subtests ("swiftshader")
-	ICD       string `json:"icd"`                  // the driver's ICD manifest (VK_ICD_FILENAMES, VK_DRIVER_FILES)
-	LayerPath string `json:"layer_path,omitempty"` // VK_LAYER_PATH: a folder of layer manifests, when not the system's
-	LibPath   string `json:"lib_path,omitempty"`   // LD_LIBRARY_PATH: libraries the driver needs from beside it
-	Expect    string `json:"expect"`               // a part of the adapter's name or driver the tests must print
+	Name      string            `json:"name"`                 // a short name, for subtests ("swiftshader")
+	ICD       string            `json:"icd"`                  // the driver's ICD manifest (VK_ICD_FILENAMES, VK_DRIVER_FILES)
+	LayerPath string            `json:"layer_path,omitempty"` // VK_LAYER_PATH: a folder of layer manifests, when not the system's
+	LibPath   string            `json:"lib_path,omitempty"`   // LD_LIBRARY_PATH: libraries the driver needs from beside it
+	Vars      map[string]string `json:"env,omitempty"`        // more variables for the driver (RADV_FORCE_FAMILY=navi31)
+	Expect    string            `json:"expect"`               // a part of the adapter's name or driver the tests must print
 }
 
 // VulkanImpls returns the implementations $WGPU_TEST_VULKAN_IMPLS lists. Unset,
@@ -31,27 +43,43 @@ type VulkanImpl struct {
 // that cannot be read or names a missing manifest fails it.
 func VulkanImpls(t testing.TB) []VulkanImpl {
 	t.Helper()
-	path := os.Getenv(VulkanImplsEnv)
+	return readImpls(t, VulkanImplsEnv, "vulkan-impls",
+		"scripts/vulkan-impls.sh DIR installs SwiftShader and Mesa 25 lavapipe and writes DIR/impls.json")
+}
+
+// VulkanCompilers returns the compile-only drivers $WGPU_TEST_VULKAN_COMPILERS
+// lists, as VulkanImpls does for "vulkan-compilers".
+func VulkanCompilers(t testing.TB) []VulkanImpl {
+	t.Helper()
+	return readImpls(t, VulkanCompilersEnv, "vulkan-compilers",
+		"scripts/vulkan-impls.sh DIR unpacks Mesa 25's RADV too and writes DIR/compilers.json")
+}
+
+// readImpls reads the list the variable env names, for the prerequisite
+// name (hint: how to get it).
+func readImpls(t testing.TB, env, name, hint string) []VulkanImpl {
+	t.Helper()
+	path := os.Getenv(env)
 	if path == "" {
-		Missing(t, "vulkan-impls", fmt.Errorf("$%s not set (scripts/vulkan-impls.sh DIR installs SwiftShader and Mesa 25 lavapipe and writes DIR/impls.json)", VulkanImplsEnv))
+		Missing(t, name, fmt.Errorf("$%s not set (%s)", env, hint))
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("$%s: %v", VulkanImplsEnv, err)
+		t.Fatalf("$%s: %v", env, err)
 	}
 	var impls []VulkanImpl
 	if err := json.Unmarshal(b, &impls); err != nil {
-		t.Fatalf("$%s: %s: %v", VulkanImplsEnv, path, err)
+		t.Fatalf("$%s: %s: %v", env, path, err)
 	}
 	if len(impls) == 0 {
-		t.Fatalf("$%s: %s lists no implementation", VulkanImplsEnv, path)
+		t.Fatalf("$%s: %s lists no implementation", env, path)
 	}
 	for _, im := range impls {
 		if im.Name == "" || im.Expect == "" {
-			t.Fatalf("$%s: %s: an entry without name or expect: %+v", VulkanImplsEnv, path, im)
+			t.Fatalf("$%s: %s: an entry without name or expect: %+v", env, path, im)
 		}
 		if _, err := os.Stat(im.ICD); err != nil {
-			t.Fatalf("$%s: %s: %s: %v", VulkanImplsEnv, path, im.Name, err)
+			t.Fatalf("$%s: %s: %s: %v", env, path, im.Name, err)
 		}
 	}
 	return impls
@@ -60,12 +88,13 @@ func VulkanImpls(t testing.TB) []VulkanImpl {
 // Env is the environment of a process that must see this implementation
 // only: the current one with the loader's variables replaced, Vulkan and
 // (unless $WGPU_NO_VALIDATION) the validation layer required, and
-// $WGPU_TEST_VULKAN_IMPLS removed (no recursion). With LayerPath set,
+// $WGPU_TEST_VULKAN_IMPLS and $WGPU_TEST_VULKAN_COMPILERS removed (no
+// recursion), then im.Vars. With LayerPath set,
 // VK_LAYER_PATH replaces the loader's search for explicit layers, so the
 // validation layer the tests enable is that folder's, never the system's.
 func (im VulkanImpl) Env() []string {
 	drop := map[string]bool{"VK_ICD_FILENAMES": true, "VK_DRIVER_FILES": true, "VK_ADD_DRIVER_FILES": true, "VK_LAYER_PATH": true,
-		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true,
+		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true, VulkanCompilersEnv: true,
 		EnvVar("vulkan"): true, EnvVar("validation"): true}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -83,6 +112,9 @@ func (im VulkanImpl) Env() []string {
 	if im.LibPath != "" {
 		env = append(env, "LD_LIBRARY_PATH="+im.LibPath)
 	}
+	for _, k := range slices.Sorted(maps.Keys(im.Vars)) {
+		env = append(env, k+"="+im.Vars[k])
+	}
 	return env
 }
 
@@ -99,7 +131,13 @@ func RunOnVulkanImpls(t *testing.T, pattern, skip string, timeout time.Duration,
 	if testing.Short() {
 		t.Skip("-short: the suites run once, on the default implementation")
 	}
-	for _, im := range VulkanImpls(t) {
+	RunOn(t, VulkanImpls(t), pattern, skip, timeout, want...)
+}
+
+// RunOn is RunOnVulkanImpls for the implementations impls (such as
+// VulkanCompilers'), without its -short rule.
+func RunOn(t *testing.T, impls []VulkanImpl, pattern, skip string, timeout time.Duration, want ...string) {
+	for _, im := range impls {
 		t.Run(im.Name, func(t *testing.T) {
 			start := time.Now()
 			args := []string{"-test.run", pattern, "-test.count=1", "-test.v", "-test.timeout", timeout.String()}

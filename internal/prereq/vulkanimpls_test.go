@@ -39,6 +39,7 @@ func TestVulkanImplEnv(t *testing.T) {
 	t.Setenv("LD_LIBRARY_PATH", "/other/lib")
 	t.Setenv("WGPU_ADAPTER", "1")
 	t.Setenv(VulkanImplsEnv, "/x/impls.json")
+	t.Setenv(VulkanCompilersEnv, "/x/compilers.json")
 	t.Setenv("WGPU_NO_VALIDATION", "")
 	t.Setenv("WGPU_REQUIRE_VULKAN", "1") // once in the child's environment, not twice
 	im := VulkanImpl{Name: "x", ICD: "/x/icd.json", LayerPath: "/x/layers", LibPath: "/x/lib", Expect: "X"}
@@ -54,7 +55,7 @@ func TestVulkanImplEnv(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, vars[k], want)
 		}
 	}
-	for _, k := range []string{"VK_ADD_LAYER_PATH", "WGPU_ADAPTER", VulkanImplsEnv} {
+	for _, k := range []string{"VK_ADD_LAYER_PATH", "WGPU_ADAPTER", VulkanImplsEnv, VulkanCompilersEnv} {
 		if vars[k] != nil {
 			t.Errorf("%s = %q, want it unset", k, vars[k])
 		}
