@@ -62,6 +62,9 @@ type Options struct {
 	// none (the partial file then waits for the next call). Stalls and
 	// cancellations are not retried.
 	Reconnects int
+	// SpaceHint is added to the error of a download refused for want of
+	// free space (ErrNoSpace): where else the file could go, say.
+	SpaceHint string
 }
 
 // DefaultReconnects is Options.Reconnects when it is zero.
@@ -454,6 +457,58 @@ func (d *fetch) limit(total int64) (int64, string, error) {
 	return d.opt.MaxSize, fmt.Sprintf("%d bytes without announcing a size (the most accepted then)", d.opt.MaxSize), nil
 }
 
+// ErrNoSpace is in the error of a download refused because its file cannot
+// fit in the free space where it goes.
+var ErrNoSpace = errors.New("not enough free space")
+
+// freeSpace is diskFree, replaced by tests.
+var freeSpace = diskFree
+
+// checkSpace refuses, before a byte is written, a download whose file
+// (total bytes, done of them on disk) cannot fit where it goes: it would
+// fail at the end of the space after filling the disk, maybe hours later.
+// The partial file stays for a later call. A total announced nowhere (-1)
+// or a file system that reports no space is not checked.
+func (d *fetch) checkSpace(done, total int64) error {
+	if total < 0 {
+		return nil
+	}
+	dir := filepath.Dir(d.part)
+	free, ok := freeSpace(dir)
+	if need := total - done; ok && free < need {
+		hint := "download to another disk"
+		if d.opt.SpaceHint != "" {
+			hint = d.opt.SpaceHint
+		}
+		return fmt.Errorf("download %s: %w in %s: the file needs %s more (%s in all), and %s is free; "+
+			"free some space (%s)%s", d.url, ErrNoSpace, dir, byteSize(need), byteSize(total), byteSize(free), hint, resumeNote(done))
+	}
+	return nil
+}
+
+// resumeNote says that the partial file's done bytes will be resumed.
+func resumeNote(done int64) string {
+	if done == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the %s downloaded so far are kept and resumed)", byteSize(done))
+}
+
+// byteSize is n bytes for people: "1.5 GB", "300 kB", "12 bytes" (SI units,
+// as download sizes are usually given).
+func byteSize(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	v, prefixes := float64(n)/unit, "kMGTPE"
+	i := 0
+	for ; v >= unit && i < len(prefixes)-1; i++ {
+		v /= unit
+	}
+	return fmt.Sprintf("%.1f %cB", v, prefixes[i])
+}
+
 // hashPrefix feeds the first n bytes of the partial file to the hash.
 func (d *fetch) hashPrefix(n int64) error {
 	if d.h == nil || n == 0 {
@@ -505,6 +560,9 @@ func (d *fetch) copy(ctx context.Context, cancel context.CancelCauseFunc, resp *
 	}
 	if done > limit {
 		return fmt.Errorf("download %s: the partial file %s holds %d bytes, more than the %d of the whole file", d.url, d.part, done, limit)
+	}
+	if err := d.checkSpace(done, total); err != nil {
+		return err
 	}
 	if err := d.f.Truncate(done); err != nil {
 		return fmt.Errorf("download %s: %w", d.url, err)

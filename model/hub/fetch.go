@@ -297,7 +297,8 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 	newBlob := false
 	if info, err := os.Stat(blob); err != nil || !info.Mode().IsRegular() {
 		opt := download.Options{Header: c.headers(m.location), Client: c.httpClient(),
-			StallTimeout: c.StallTimeout, Retry: c.retry(), Reconnects: c.Reconnects}
+			StallTimeout: c.StallTimeout, Retry: c.retry(), Reconnects: c.Reconnects,
+			SpaceHint: "the hub cache is " + c.cacheDir() + ": HF_HUB_CACHE or HF_HOME puts it on another disk"}
 		if checkSHA256 {
 			opt.SHA256 = m.etag
 		}
