@@ -473,17 +473,28 @@ func (d *fetch) checkSpace(done, total int64) error {
 	if total < 0 {
 		return nil
 	}
-	dir := filepath.Dir(d.part)
-	free, ok := freeSpace(dir)
-	if need := total - done; ok && free < need {
-		hint := "download to another disk"
-		if d.opt.SpaceHint != "" {
-			hint = d.opt.SpaceHint
-		}
-		return fmt.Errorf("download %s: %w in %s: the file needs %s more (%s in all), and %s is free; "+
-			"free some space (%s)%s", d.url, ErrNoSpace, dir, byteSize(need), byteSize(total), byteSize(free), hint, resumeNote(done))
+	what := fmt.Sprintf("the file (%s in all)", byteSize(total))
+	if err := CheckSpace(filepath.Dir(d.part), total-done, what, d.opt.SpaceHint); err != nil {
+		return fmt.Errorf("download %s: %w%s", d.url, err, resumeNote(done))
 	}
 	return nil
+}
+
+// CheckSpace returns an error wrapping ErrNoSpace when need more bytes for
+// what ("the file", "4 shards") cannot fit in the free space of the file
+// system holding dir, and nil where they fit or the file system reports no
+// space (or dir does not exist). hint says what else to do besides freeing
+// space ("" for "download to another disk").
+func CheckSpace(dir string, need int64, what, hint string) error {
+	free, ok := freeSpace(dir)
+	if !ok || free >= need {
+		return nil
+	}
+	if hint == "" {
+		hint = "download to another disk"
+	}
+	return fmt.Errorf("%w in %s: %s needs %s more, and %s is free; free some space (%s)", ErrNoSpace, dir, what,
+		byteSize(need), byteSize(free), hint)
 }
 
 // resumeNote says that the partial file's done bytes will be resumed.

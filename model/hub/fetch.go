@@ -244,12 +244,7 @@ func (c *Client) fetchWeights(ctx context.Context, r repoCache, commit string) e
 		if err != nil {
 			return err
 		}
-		for _, s := range shards {
-			if err := c.fetchFile(ctx, r, commit, s, false); err != nil {
-				return err
-			}
-		}
-		return nil
+		return c.fetchShards(ctx, r, commit, shards)
 	} else if !download.IsNotFound(ierr) {
 		return ierr
 	}
@@ -260,6 +255,63 @@ func (c *Client) fetchWeights(ctx context.Context, r repoCache, commit string) e
 			"safe_serialization=True)) and pass the folder", pickle, weightsFile)
 	}
 	return fmt.Errorf("the repo has no %s (nor %s) at commit %s", weightsFile, weightsIdx, commit)
+}
+
+// checkSpace is download.CheckSpace, replaced by tests.
+var checkSpace = download.CheckSpace
+
+// fetchShards brings the shards of a sharded checkpoint into the snapshot
+// of commit: first the hub's sizes of those not there, so that shards that
+// cannot fit in the cache's free space all together are refused before the
+// first is downloaded (each download checks its own file too).
+func (c *Client) fetchShards(ctx context.Context, r repoCache, commit string, shards []string) error {
+	metas := map[string]fileMeta{}
+	var need int64
+	for _, s := range shards {
+		if r.has(commit, s) {
+			continue
+		}
+		m, err := c.head(ctx, r.id, commit, s)
+		if err != nil {
+			return c.explain(r.id, commit, s, err)
+		}
+		metas[s] = m
+		need += r.toFetch(m)
+	}
+	what := fmt.Sprintf("%d shards of %s", len(metas), weightsIdx)
+	if err := checkSpace(filepath.Join(r.dir, "blobs"), need, what, c.spaceHint()); err != nil {
+		return err
+	}
+	for _, s := range shards {
+		if m, ok := metas[s]; ok {
+			if err := c.fetch(ctx, r, commit, s, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// toFetch is how many bytes of the file m describes are still to download:
+// none when its blob is cached, else its size less a partial download's
+// (0 where the hub gave no size).
+func (r repoCache) toFetch(m fileMeta) int64 {
+	if m.size <= 0 || !safeEtag(m.etag) {
+		return 0
+	}
+	blob := filepath.Join(r.dir, "blobs", m.etag)
+	if _, err := os.Stat(blob); err == nil {
+		return 0
+	}
+	if info, err := os.Stat(blob + download.IncompleteSuffix); err == nil && info.Size() <= m.size {
+		return m.size - info.Size()
+	}
+	return m.size
+}
+
+// spaceHint is what a download refused for want of free space suggests.
+func (c *Client) spaceHint() string {
+	return "the hub cache is " + c.cacheDir() + ": HF_HUB_CACHE or HF_HOME puts it on another disk"
 }
 
 // fetch stores file's blob (downloading it unless the blob is cached already;
@@ -298,7 +350,7 @@ func (c *Client) fetch(ctx context.Context, r repoCache, commit, file string, m 
 	if info, err := os.Stat(blob); err != nil || !info.Mode().IsRegular() {
 		opt := download.Options{Header: c.headers(m.location), Client: c.httpClient(),
 			StallTimeout: c.StallTimeout, Retry: c.retry(), Reconnects: c.Reconnects,
-			SpaceHint: "the hub cache is " + c.cacheDir() + ": HF_HUB_CACHE or HF_HOME puts it on another disk"}
+			SpaceHint: c.spaceHint()}
 		if checkSHA256 {
 			opt.SHA256 = m.etag
 		}

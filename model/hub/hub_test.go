@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -407,6 +408,66 @@ func TestLocateShardedWeights(t *testing.T) {
 	n := len(f.requests())
 	if _, err := c.Locate(context.Background(), "org/sharded"); err != nil || len(f.requests()) != n {
 		t.Errorf("second Locate of a sharded snapshot: %v, %d requests", err, len(f.requests())-n)
+	}
+}
+
+// TestLocateShardsNeedSpace: the shards not yet cached are sized before any
+// is downloaded (a partial one counts its rest only), and refused all
+// together when the cache's file system cannot hold them.
+func TestLocateShardsNeedSpace(t *testing.T) {
+	f := newFakeHub(t)
+	repo := tinyRepo()
+	files := repo.commits[commitA]
+	delete(files, "model.safetensors")
+	files["model.safetensors.index.json"] = fakeFile{data: []byte(`{"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}}`)}
+	first, second := fakeFile{data: weights(2000, 4), lfs: true}, fakeFile{data: weights(3000, 5), lfs: true}
+	files["model-00001-of-00002.safetensors"] = first
+	files["model-00002-of-00002.safetensors"] = second
+	f.addRepo("org/sharded", repo)
+	c := f.client(t)
+	blobs := filepath.Join(c.CacheDir, "models--org--sharded", "blobs")
+	if err := os.MkdirAll(blobs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const partial = 100
+	if err := os.WriteFile(filepath.Join(blobs, second.etag()+download.IncompleteSuffix), second.data[:partial], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(len(first.data) + len(second.data) - partial)
+
+	var asked []int64
+	old := checkSpace
+	t.Cleanup(func() { checkSpace = old })
+	free := want - 1
+	checkSpace = func(dir string, need int64, what, hint string) error {
+		if dir != blobs {
+			t.Errorf("space checked in %s, want the blobs folder %s", dir, blobs)
+		}
+		asked = append(asked, need)
+		if need > free {
+			return fmt.Errorf("%w: %s needs %d (%s)", download.ErrNoSpace, what, need, hint)
+		}
+		return nil
+	}
+	_, err := c.Locate(context.Background(), "org/sharded")
+	if !errors.Is(err, download.ErrNoSpace) || !strings.Contains(err.Error(), "2 shards") || !strings.Contains(err.Error(), "HF_HUB_CACHE") {
+		t.Fatalf("shards past the free space: %v", err)
+	}
+	if len(asked) != 1 || asked[0] != want {
+		t.Errorf("needs asked %v, want [%d]: both shards, the partial one less its %d bytes", asked, want, partial)
+	}
+	for _, r := range f.requests() {
+		if r.server == "cdn" && r.method == http.MethodGet && (r.path == "/repos/"+first.etag() || r.path == "/repos/"+second.etag()) {
+			t.Errorf("a shard was downloaded before the refusal: %s", r.path)
+		}
+	}
+	free = want
+	snap, err := c.Locate(context.Background(), "org/sharded")
+	if err != nil {
+		t.Fatalf("shards that fit: %v", err)
+	}
+	for name, ff := range files {
+		checkSnapshotFile(t, snap, name, ff)
 	}
 }
 
