@@ -33,11 +33,7 @@ const compileStatsEnv = "WGPU_TEST_COMPILE_STATS"
 func TestKernelsCompileOnVulkanCompilers(t *testing.T) {
 	impls := prereq.VulkanCompilers(t)
 	for i := range impls {
-		impls[i].Vars = maps.Clone(impls[i].Vars)
-		if impls[i].Vars == nil {
-			impls[i].Vars = map[string]string{}
-		}
-		impls[i].Vars[compileStatsEnv] = "-"
+		impls[i] = impls[i].With(compileStatsEnv, "-")
 	}
 	prereq.RunOn(t, impls, "^TestCompileStatistics$", "", 10*time.Minute, "--- PASS: TestCompileStatistics")
 }

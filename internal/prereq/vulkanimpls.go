@@ -85,6 +85,17 @@ func readImpls(t testing.TB, env, name, hint string) []VulkanImpl {
 	return impls
 }
 
+// With is im with the variable k set to v in its child's environment
+// (Vars), beside those it has.
+func (im VulkanImpl) With(k, v string) VulkanImpl {
+	im.Vars = maps.Clone(im.Vars)
+	if im.Vars == nil {
+		im.Vars = map[string]string{}
+	}
+	im.Vars[k] = v
+	return im
+}
+
 // Env is the environment of a process that must see this implementation
 // only: the current one with the loader's variables replaced, Vulkan and
 // (unless $WGPU_NO_VALIDATION) the validation layer required, and

@@ -131,6 +131,19 @@ func Devices() ([]wgpu.AdapterInfo, error) {
 // SwiftShader), which auto and all never pick: the CPU path is faster there.
 func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 
+// noMemory reports whether an adapter has no memory at all: a driver's
+// stand-in that compiles pipelines for a GPU it does not have (Mesa's RADV
+// on "null hardware", with RADV_FORCE_FAMILY set) and runs nothing. auto
+// and all never pick one; gpu:N refuses it.
+func noMemory(a *wgpu.Adapter) bool {
+	for _, h := range a.Info().MemoryHeaps {
+		if h.Size > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Open opens the backend spec names for the model src holds (with
 // PrecisionBF16, auto is the CPU and a GPU is an error): a
 // *model.Checkpoint (the CPU reads it into its own layout and holds one copy,
@@ -226,7 +239,7 @@ func pickAdapters(spec DeviceSpec, adapters []*wgpu.Adapter) ([]*wgpu.Adapter, e
 	case spec.Kind == "auto" || spec.Kind == "all":
 		var picked []*wgpu.Adapter
 		for _, a := range adapters { // best first
-			if !software(a) {
+			if !software(a) && !noMemory(a) {
 				picked = append(picked, a)
 				if spec.Kind == "auto" {
 					break
@@ -302,6 +315,10 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 		f16 = false
 	case prec == PrecisionF16 && !f16:
 		return nil, fmt.Errorf("precision f16: %s lacks shader-f16; use f32", name)
+	}
+	if noMemory(ad) {
+		return nil, fmt.Errorf("%s reports no memory: a driver's stand-in that compiles but cannot run (Mesa's null hardware, "+
+			"with RADV_FORCE_FAMILY set?); pick another device (see `wgpu-eval devices`)", name)
 	}
 	feats := DeviceFeatures(ad, f16, opt.MatrixUnits)
 	if opt.PipelineStatistics {

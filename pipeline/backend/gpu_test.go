@@ -400,3 +400,47 @@ func TestGPUOnVulkanImpls(t *testing.T) {
 	want = append(want, "--- PASS: TestMultiGPUConformance (")
 	prereq.RunOnVulkanImpls(t, "^(TestGPUConformance|TestMultiGPUConformance|TestPerTokenGPU|TestTopLogprobsGPU|TestGPULlama)$", "", 15*time.Minute, want...)
 }
+
+// noMemoryEnv turns TestNoMemoryAdapter on: TestAdaptersWithoutMemory sets
+// it in its children.
+const noMemoryEnv = "WGPU_TEST_NO_MEMORY"
+
+// TestAdaptersWithoutMemory runs TestNoMemoryAdapter once per compile-only
+// driver $WGPU_TEST_VULKAN_COMPILERS lists (CI: Mesa 25's RADV on null
+// hardware, an AMD GPU with no memory that crashes when a device on it is
+// waited for), in a child process that sees that driver only.
+func TestAdaptersWithoutMemory(t *testing.T) {
+	impls := prereq.VulkanCompilers(t)
+	for i := range impls {
+		impls[i] = impls[i].With(noMemoryEnv, "1")
+	}
+	prereq.RunOn(t, impls, "^TestNoMemoryAdapter$", "", 2*time.Minute, "--- PASS: TestNoMemoryAdapter")
+}
+
+// TestNoMemoryAdapter: an adapter without memory is refused by gpu:N with a
+// clear error, before a device is made on it, and never picked by auto (the
+// CPU runs) or all.
+func TestNoMemoryAdapter(t *testing.T) {
+	if os.Getenv(noMemoryEnv) == "" {
+		t.Skipf("runs as its parent's child, with $%s set", noMemoryEnv)
+	}
+	ctx := context.Background()
+	m := synth.Peaked(synth.TinyConfig(), 3)
+	_, err := backend.Open(ctx, backend.DeviceSpec{Kind: "gpu", Index: 0}, m.Reader(), backend.Options{})
+	if err == nil || !strings.Contains(err.Error(), "reports no memory") {
+		t.Fatalf("gpu:0 without memory: %v, want a refusal", err)
+	}
+	t.Logf("gpu:0: %v", err) // names the adapter, which the parent looks for
+	b, err := backend.Open(ctx, backend.DeviceSpec{Kind: "auto"}, m.Reader(), backend.Options{})
+	if err != nil {
+		t.Fatalf("auto: %v", err)
+	}
+	defer b.Close()
+	if _, ok := b.(*backend.CPU); !ok {
+		t.Errorf("auto picked %s, want the CPU", b.Name())
+	}
+	if _, err := backend.Open(ctx, backend.DeviceSpec{Kind: "all"}, m.Reader(), backend.Options{}); err == nil ||
+		!strings.Contains(err.Error(), "no hardware GPU") {
+		t.Errorf("all without a GPU that has memory: %v", err)
+	}
+}
