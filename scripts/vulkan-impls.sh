@@ -64,7 +64,8 @@ mesa=$(dpkg-deb -f "$work"/mesa-vulkan-drivers_*.deb Version)
 # The same Mesa's RADV, for compiling only: with RADV_FORCE_FAMILY it offers an AMD GPU on "null hardware"
 # whose pipelines ACO (AMD's shader compiler) really compiles, with statistics (registers, spills), but which
 # can run nothing. navi31 (RX 7900 XTX, RDNA3) has cooperative matrices; navi21 (RX 6900, RDNA2) has none.
-# It needs Debian 12's libLLVM-15 (mesa-vulkan-drivers' dependency) and the libdrm above.
+# Its shader cache is off (every pipeline compiled afresh, the user's cache untouched). It needs Debian 12's
+# libLLVM-15 (mesa-vulkan-drivers' dependency) and the libdrm above.
 rv=$dir/radv25
 cp -P "$work"/mesa/usr/lib/x86_64-linux-gnu/{libvulkan_radeon.so,libdrm.so.2*,libdrm_amdgpu.so.1*} "$rv/"
 cat >"$rv/icd.json" <<EOF
@@ -79,8 +80,8 @@ cat >"$dir/impls.json" <<EOF
 EOF
 cat >"$dir/compilers.json" <<EOF
 [
-  {"name": "radv25-navi31", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi31"}, "expect": "RADV NAVI31"},
-  {"name": "radv25-navi21", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi21"}, "expect": "RADV NAVI21"}
+  {"name": "radv25-navi31", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi31", "MESA_SHADER_CACHE_DISABLE": "true"}, "expect": "RADV NAVI31"},
+  {"name": "radv25-navi21", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi21", "MESA_SHADER_CACHE_DISABLE": "true"}, "expect": "RADV NAVI21"}
 ]
 EOF
 rm -rf "$work"

@@ -194,24 +194,20 @@ func compileJobs(t *testing.T, dev *wgpu.Device) []compileJob {
 	if err != nil {
 		t.Fatal(err)
 	}
-	coop := func(tl coopTiles, def bool, epis ...epilogue) {
+	coop := func(tl coopTiles, def bool, cs constSet) {
 		k, err := g.coopKernelFor(ck, tl)
 		if err != nil {
 			t.Fatalf("%v: %v", tl, err)
 		}
-		if len(epis) == 0 { // the LM head
-			jobs = append(jobs, compileJob{label: k.Name() + "{" + tl.constSet().String() + "}", k: k, consts: tl.constSet(), noSpill: def})
-		}
-		for _, e := range epis {
-			cs := tl.constSet().with("EPI", float64(e))
-			jobs = append(jobs, compileJob{label: k.Name() + "{" + cs.String() + "}", k: k, consts: cs, noSpill: def})
-		}
+		jobs = append(jobs, compileJob{label: k.Name() + "{" + cs.String() + "}", k: k, consts: cs, noSpill: def})
 	}
 	for i, tl := range g.coopCandidates(ck, mc.NEmbd) {
-		coop(tl, i == 0, epiStore, epiGELU, epiAdd, epiQKV, epiSwiGLU, epiGELUErf)
+		for _, e := range slices.Sorted(maps.Keys(epilogueNames)) {
+			coop(tl, i == 0, tl.constSet().with("EPI", float64(e)))
+		}
 	}
 	for i, tl := range g.coopHeadCandidates(ck) {
-		coop(tl, i == 0)
+		coop(tl, i == 0, tl.constSet())
 	}
 	for _, hd := range []int{64, 128} {
 		def, err := attnCoopTilesFor(cfg, ck.mm.SGS, hd, dev.Limits())
