@@ -44,9 +44,9 @@ func coopTestTilings(d *testDev) []coopTiles {
 		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, ST: 1, maxL: coopMaxLoads},        // 2 rows of 2 chunks of one, 1 stage
 		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, ST: 1, WT: 1, maxL: coopMaxLoads}, // the same, w's tile n-major
 		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 2, ST: 3, WT: 1, maxL: coopMaxLoads}, // n-major in 2 tile buffers
-		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 4, SGS: sgs, BK: 32, EC: 2, ST: 2, maxL: coopMaxLoads}, // 8 subgroups, whole rows
-		{cfg: c8, FM: 1, FN: 2, SGM: 4, SGN: 2, SGS: sgs, BK: 64, EC: 2, ST: 1, maxL: coopMaxLoads}, // BK 64, 1 stage
-		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 2, ST: 3, maxL: coopMaxLoads}, // 2 tile buffers: 3 to 5 steps
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 4, SGS: sgs, BK: 32, EC: 2, ST: 2, maxL: coopMaxLoads},        // 8 subgroups, whole rows
+		{cfg: c8, FM: 1, FN: 2, SGM: 4, SGN: 2, SGS: sgs, BK: 64, EC: 2, ST: 1, maxL: coopMaxLoads},        // BK 64, 1 stage
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 2, ST: 3, maxL: coopMaxLoads},        // 2 tile buffers: 3 to 5 steps
 	}
 }
 
