@@ -36,7 +36,12 @@ type coopShape struct{ WM, WN, SGM, SGN, BK, ST, WT int }
 // the tilings with the least workgroup memory per output won. With that
 // gone (workgroup_init.go), the 2-buffer tilings (ST 3: one barrier per
 // step instead of two) are worth their memory: BK 16 where 32 does not fit
-// 48 KiB.
+// 48 KiB. Last, w's tile n-major (WT 1) for the default and the 16-subgroup
+// tilings that won on the H200: ACO (AMD's RDNA3, RADV) loads a right
+// matrix from the row-major tile with 16 2-byte loads per invocation, from
+// the n-major one with 2 of 16 bytes, in the same or fewer registers
+// (BENCHMARKS.md, 2026-12-06); NVIDIA's driver likely uses its transposing
+// loads either way. Few, since each is a pipeline to compile on first use.
 var coopShapes = []coopShape{
 	{32, 64, 2, 2, 32, 2, 0}, // 64 x 128
 	{64, 32, 2, 2, 32, 2, 0}, // 128 x 64

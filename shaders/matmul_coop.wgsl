@@ -35,12 +35,16 @@
 // row-major tile gives only by one 2-byte load per value (AMD's RDNA3: 16
 // per matrix), a column-major one by wide loads (two of 16 bytes), at the
 // cost of the staging: a vec4 of w (4 consecutive n at one k) goes to 4
-// columns, 4 scalar stores where WT = 0 merges them into one. So that the
-// invocations of a subgroup store into different banks, WT = 1 also numbers
-// the vec4s of w's tile differently (loadW): in bands of 8 rows, 8
-// consecutive k at one n, then the next 4 columns (each group of 8
-// invocations reads 8 rows of 8 bytes, 4 groups 32 bytes of each row).
-// The tiles reach workgroup memory through registers
+// columns, 4 scalar stores where WT = 0 merges them into one. Numbered as
+// WT 0 numbers them (neighbouring invocations along n), at BN 64 the 16
+// invocations at one k would store 4 columns apart: into 2 of 32 banks. So
+// WT 1 numbers the vec4s of w's tile in bands of 8 rows instead, 8
+// consecutive k at one n, then the next 4 columns (loadW): a store's 8
+// invocations of a column write 16 consecutive bytes, its 32 at most 2
+// dwords to a bank; a subgroup's global loads read 8 rows of w, 32 bytes of
+// each. The padding of 8 keeps the matrix loads free of conflicts too: 8
+// invocations' 16-byte reads, BK+8 values apart, cover the 32 banks once
+// (BK 16, 32, 64). The tiles reach workgroup memory through registers
 // (rx, rw; x already rounded to f16, so it takes half the registers), in ST
 // stages: with ST = 2 the next step's global loads are issued right after
 // this step's barrier and stay in flight during the multiplies, which costs
