@@ -97,7 +97,7 @@ func TestMatmulCoopTilings(t *testing.T) {
 // the widest epilogue chunk that fits; 128x128 of 2x2 subgroups of 4x4
 // matrices takes whole rows (EC 4) in 35.5 KiB, 256x128 chunks of two in
 // 46.5 KiB, with 2 tile buffers (ST 3) chunks of two in 46 KiB; the default
-// tiling needs 18.5 KiB. Likewise the LM head's
+// tiling needs 18.5 KiB, 19 KiB with w's tile n-major. Likewise the LM head's
 // (coopHeadShapes): 128 positions x 128 ids folds one result matrix's
 // columns at a time in 38.5 KiB.
 func TestCoopShapes(t *testing.T) {
@@ -136,6 +136,16 @@ func TestCoopShapes(t *testing.T) {
 	}
 	if def := coopMatmulTiles(c16, 32); def.sharedBytes() != 18944 || def.EC != def.FN {
 		t.Errorf("default %v: %d bytes, want 18944 and whole rows", def, def.sharedBytes())
+	}
+	// w's tile n-major (WT 1): BN columns of BK+8 values instead of BK rows
+	// of BN+8, as ACO reports for navi31 (BENCHMARKS.md, 2026-12-06).
+	for _, c := range []struct {
+		s    coopShape
+		want int
+	}{{coopShape{32, 32, 2, 2, 32, 2, 1}, 19456}, {coopShape{32, 32, 4, 4, 32, 2, 1}, 57344}, {coopShape{32, 32, 4, 4, 16, 3, 1}, 61440}} {
+		if tl, ok := c.s.tiles(c16, 32, 64<<10); !ok || tl.sharedBytes() != c.want {
+			t.Errorf("%+v: %v, %d bytes; want %d", c.s, tl, tl.sharedBytes(), c.want)
+		}
 	}
 	for _, cfg := range []MatrixConfig{c16, {M: 8, N: 16, K: 16}} {
 		for _, s := range coopHeadShapes {
