@@ -7,8 +7,8 @@ import (
 )
 
 // maxConsts bounds the override constants one pipeline is created with
-// (matmul_shared.wgsl's are the most: 5 tiles, VEC and EPI).
-const maxConsts = 8
+// (matmul_coop.wgsl's are the most: 7 of its tiling with WT, VEC and EPI).
+const maxConsts = 9
 
 // constSet is the override constants of a pipeline, sorted by name. It is
 // comparable, so that it keys a kernel's pipelines without a string or a map

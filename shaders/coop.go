@@ -122,8 +122,8 @@ func smallPow(n int) bool { return n == 8 || n == 16 }
 // coopTiles is a tiling of matmul_coop.wgsl or lmhead_loss_coop.wgsl for a
 // configuration: FM x FN result matrices per subgroup (constants, written
 // into the text), SGM x SGN subgroups of SGS invocations per workgroup, steps
-// of BK along K, EC result matrices per epilogue (the LM head: fold) chunk
-// and ST stages (overrides).
+// of BK along K, EC result matrices per epilogue (the LM head: fold) chunk,
+// ST stages and, for the matmul, WT w's tile layout (overrides).
 type coopTiles struct {
 	cfg            MatrixConfig
 	FM, FN         int
@@ -131,6 +131,7 @@ type coopTiles struct {
 	BK             int
 	EC             int  // result matrices along N per epilogue (the LM head: fold) chunk; divides FN
 	ST             int  // stages: 2, the next step's global loads in flight during the multiplies; 1, at the step's start; 3, as 2 with two tile buffers
+	WT             int  // the matmul: w's tile in workgroup memory, 0 row-major, 1 n-major (k contiguous; right matrices loaded column-major)
 	vt             int  // the LM head: ids per tile (BN), for the record
 	head           bool // lmhead_loss_coop.wgsl's (else matmul_coop.wgsl's)
 	nt             int  // the LM head: tiles per slice (NT)
@@ -151,6 +152,9 @@ func (t coopTiles) String() string {
 	s := fmt.Sprintf("%s %dx%d/%dx%d frags, %d subgroups of %d, BK %d, EC %d, ST %d", t.cfg, t.BM(), t.BN(), t.FM, t.FN, t.SGM*t.SGN, t.SGS, t.BK, t.EC, t.ST)
 	if t.gx != 0 {
 		s += fmt.Sprintf(", GX %d", t.gx)
+	}
+	if t.WT != 0 {
+		s += fmt.Sprintf(", WT %d", t.WT)
 	}
 	return s
 }
@@ -203,7 +207,11 @@ func (t coopTiles) sharedBytes() int {
 		nq := max(t.WG()/bm, 1)
 		return nb*(2*bm*(t.BK+8)+2*bn*(t.BK+8)) + 4*bm*(t.SGN*t.EC*t.cfg.N+4) + 4*bm*nq
 	}
-	return nb*(2*bm*(t.BK+8)+2*t.BK*(bn+8)) + 4*t.SGM*t.SGN*t.cfg.M*(t.EC*t.cfg.N+4)
+	wsBytes := 2 * t.BK * (bn + 8) // w's tile, rows padded
+	if t.WT == 1 {
+		wsBytes = 2 * bn * (t.BK + 8) // n-major, columns padded
+	}
+	return nb*(2*bm*(t.BK+8)+wsBytes) + 4*t.SGM*t.SGN*t.cfg.M*(t.EC*t.cfg.N+4)
 }
 
 // valid checks the kernel's constraints (its header comment).
@@ -222,6 +230,8 @@ func (t coopTiles) valid() error {
 		return fmt.Errorf("coop tiles %v: ST must be 1, 2 or 3", t)
 	case t.gx < 0 || t.gx > 0 && !t.head:
 		return fmt.Errorf("coop tiles %v: GX is the LM head's, and positive", t)
+	case t.WT < 0 || t.WT > 1 || t.WT != 0 && t.head:
+		return fmt.Errorf("coop tiles %v: WT is the matmul's, 0 or 1", t)
 	}
 	xl, wl := ceilDiv(bm*t.BK/4, wg), ceilDiv(t.BK*bn/4, wg)
 	if xl > t.maxL || wl > t.maxL {
@@ -282,7 +292,9 @@ func (t coopTiles) loweredLoops(K, tiles int) int {
 // kernels do, at 59000 (C 112) 0.015 nats off.
 const coopLoopBudget = 54000
 
-// constSet is the tiling's override constants (NT for the LM head).
+// constSet is the tiling's override constants (NT for the LM head; WT
+// where it is not the kernel's default 0, so that the default's pipelines
+// keep their constants).
 func (t coopTiles) constSet() constSet {
 	c := consts("SGM", float64(t.SGM)).with("SGN", float64(t.SGN)).with("SGS", float64(t.SGS)).with("BK", float64(t.BK))
 	if t.head {
@@ -291,7 +303,11 @@ func (t coopTiles) constSet() constSet {
 			c = c.with("GX", float64(t.gx))
 		}
 	}
-	return c.with("EC", float64(t.EC)).with("ST", float64(t.ST))
+	c = c.with("EC", float64(t.EC)).with("ST", float64(t.ST))
+	if t.WT != 0 {
+		c = c.with("WT", float64(t.WT))
+	}
+	return c
 }
 
 // coopConstLine matches a line of the coop kernels that the host rewrites.

@@ -197,7 +197,7 @@ func ablate(name string, x wgsl.Expanded, a coopAblation) (wgsl.Expanded, error)
 func ablationTilings(cfg MatrixConfig, sgs, maxShared int) map[string][]coopTiles {
 	out := map[string][]coopTiles{"matmul_coop.wgsl": {coopMatmulTiles(cfg, sgs)},
 		"lmhead_loss_coop.wgsl": {coopHeadTiles(cfg, sgs, sharedVocabTile, sharedSliceTiles)}}
-	for _, s := range []coopShape{{32, 32, 4, 4, 32, 2}, {64, 64, 2, 2, 32, 2}, {64, 64, 2, 2, 16, 3}} {
+	for _, s := range []coopShape{{32, 32, 4, 4, 32, 2, 0}, {64, 64, 2, 2, 32, 2, 0}, {64, 64, 2, 2, 16, 3, 0}} {
 		if t, ok := s.tiles(cfg, sgs, maxShared); ok && t.valid() == nil {
 			out["matmul_coop.wgsl"] = append(out["matmul_coop.wgsl"], t)
 		}

@@ -372,14 +372,17 @@ func coopEpilogueWant(epi epilogue, y []float64, res []float32, M, N int) (want 
 // stores q in out and k and v in the KV cache exactly where a Go copy of its
 // own epiStore output puts them (bit for bit), and leaves k's and v's
 // columns of out and the cache's other positions untouched; with the
-// default tiling and with epilogue chunks of one result matrix.
+// default tiling and with epilogue chunks of one result matrix, w's tile
+// row-major and n-major (WT 1).
 func TestMatmulCoopQKV(t *testing.T) {
 	d := coopDev(t)
 	cfg := coopConfigs(d)[0]
 	tl := coopMatmulTiles(cfg, coopSGS(d, cfg))
 	chunked := tl
 	chunked.FM, chunked.FN, chunked.EC = 2, 2, 1
-	for _, tl := range []coopTiles{tl, chunked} {
+	nmajor := chunked
+	nmajor.WT = 1
+	for _, tl := range []coopTiles{tl, chunked, nmajor} {
 		t.Run(tl.String(), func(t *testing.T) { coopQKVCase(t, d, tl) })
 	}
 }

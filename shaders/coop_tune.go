@@ -18,8 +18,8 @@ import (
 
 // coopShape is a tiling of matmul_coop.wgsl in elements, whatever the
 // configuration: a WM x WN block of out per subgroup, SGM x SGN subgroups,
-// steps of BK, ST stages.
-type coopShape struct{ WM, WN, SGM, SGN, BK, ST int }
+// steps of BK, ST stages, w's tile layout WT (coopTiles.WT).
+type coopShape struct{ WM, WN, SGM, SGN, BK, ST, WT int }
 
 // coopShapes are the tilings the coop autotuner times, after the default
 // (coopMatmulTiles: 2 x 2 subgroups of 32 x 32, so tuning never picks worse
@@ -36,28 +36,36 @@ type coopShape struct{ WM, WN, SGM, SGN, BK, ST int }
 // the tilings with the least workgroup memory per output won. With that
 // gone (workgroup_init.go), the 2-buffer tilings (ST 3: one barrier per
 // step instead of two) are worth their memory: BK 16 where 32 does not fit
-// 48 KiB.
+// 48 KiB. Last, w's tile n-major (WT 1) for the default and the 16-subgroup
+// tilings that won on the H200: ACO (AMD's RDNA3, RADV) loads a right
+// matrix from the row-major tile with 16 2-byte loads per invocation, from
+// the n-major one with 2 of 16 bytes, in the same or fewer registers
+// (BENCHMARKS.md, 2026-12-06); NVIDIA's driver likely uses its transposing
+// loads either way. Few, since each is a pipeline to compile on first use.
 var coopShapes = []coopShape{
-	{32, 64, 2, 2, 32, 2}, // 64 x 128
-	{64, 32, 2, 2, 32, 2}, // 128 x 64
-	{64, 64, 2, 2, 16, 2}, // 128 x 128
-	{64, 64, 2, 2, 32, 2},
-	{64, 64, 2, 2, 64, 2},
-	{32, 64, 4, 2, 32, 2}, // 128 x 128, 8 subgroups
-	{64, 32, 2, 4, 32, 2},
-	{32, 32, 4, 4, 32, 2}, // 128 x 128, 16 subgroups
-	{64, 64, 4, 2, 32, 2}, // 256 x 128
-	{64, 64, 2, 4, 32, 2}, // 128 x 256
-	{64, 64, 2, 2, 32, 1}, // 1 stage: 128 x 128, 256 x 128, 128 x 256
-	{64, 64, 4, 2, 32, 1},
-	{64, 64, 2, 4, 32, 1},
-	{32, 32, 4, 4, 32, 1},
-	{64, 64, 2, 2, 32, 3}, // 2 buffers: 128 x 128 of 4, 8 and 16 subgroups
-	{64, 64, 2, 2, 16, 3},
-	{32, 64, 4, 2, 32, 3},
-	{32, 32, 4, 4, 16, 3},
-	{64, 64, 4, 2, 16, 3}, // 256 x 128, 128 x 256
-	{64, 64, 2, 4, 16, 3},
+	{32, 64, 2, 2, 32, 2, 0}, // 64 x 128
+	{64, 32, 2, 2, 32, 2, 0}, // 128 x 64
+	{64, 64, 2, 2, 16, 2, 0}, // 128 x 128
+	{64, 64, 2, 2, 32, 2, 0},
+	{64, 64, 2, 2, 64, 2, 0},
+	{32, 64, 4, 2, 32, 2, 0}, // 128 x 128, 8 subgroups
+	{64, 32, 2, 4, 32, 2, 0},
+	{32, 32, 4, 4, 32, 2, 0}, // 128 x 128, 16 subgroups
+	{64, 64, 4, 2, 32, 2, 0}, // 256 x 128
+	{64, 64, 2, 4, 32, 2, 0}, // 128 x 256
+	{64, 64, 2, 2, 32, 1, 0}, // 1 stage: 128 x 128, 256 x 128, 128 x 256
+	{64, 64, 4, 2, 32, 1, 0},
+	{64, 64, 2, 4, 32, 1, 0},
+	{32, 32, 4, 4, 32, 1, 0},
+	{64, 64, 2, 2, 32, 3, 0}, // 2 buffers: 128 x 128 of 4, 8 and 16 subgroups
+	{64, 64, 2, 2, 16, 3, 0},
+	{32, 64, 4, 2, 32, 3, 0},
+	{32, 32, 4, 4, 16, 3, 0},
+	{64, 64, 4, 2, 16, 3, 0}, // 256 x 128, 128 x 256
+	{64, 64, 2, 4, 16, 3, 0},
+	{32, 32, 2, 2, 32, 2, 1}, // w's tile n-major: the default, the 16-subgroup ones
+	{32, 32, 4, 4, 32, 2, 1},
+	{32, 32, 4, 4, 16, 3, 1},
 }
 
 // tiles is s for cfg and subgroups of sgs invocations, with the widest
@@ -68,7 +76,7 @@ func (s coopShape) tiles(cfg MatrixConfig, sgs, maxShared int) (coopTiles, bool)
 	if s.WM%cfg.M != 0 || s.WN%cfg.N != 0 {
 		return coopTiles{}, false
 	}
-	t := coopTiles{cfg: cfg, FM: s.WM / cfg.M, FN: s.WN / cfg.N, SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK, ST: s.ST, maxL: coopMaxLoads}
+	t := coopTiles{cfg: cfg, FM: s.WM / cfg.M, FN: s.WN / cfg.N, SGM: s.SGM, SGN: s.SGN, SGS: sgs, BK: s.BK, ST: s.ST, WT: s.WT, maxL: coopMaxLoads}
 	for t.EC = t.FN; t.EC >= 1; t.EC-- {
 		if t.FN%t.EC == 0 && t.sharedBytes() <= maxShared {
 			return t, true
@@ -115,13 +123,22 @@ func coopTuneKey(cfg MatrixConfig, M, N, K int) string {
 // coopTileKeys are the constants of a coop tiling in a TuneChoice: the
 // result matrices per subgroup (FM, FN), subgroups (SGM, SGN), BK, EC and
 // ST. A choice without ST (written before stages were tuned) is invalid,
-// so that the shape is tuned again.
-var coopTileKeys = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "ST"}
+// so that the shape is tuned again. WT is optional: a choice has it only
+// where it is 1, so that one without it (among them every one written
+// before WT existed) names w's row-major tile, WT 0.
+var (
+	coopTileKeys     = []string{"FM", "FN", "SGM", "SGN", "BK", "EC", "ST"}
+	coopOptionalKeys = []string{"WT"}
+)
 
-// coopConstants is t as a TuneChoice's Tiles.
+// coopConstants is t as a TuneChoice's Tiles (WT only where it is not 0).
 func (t coopTiles) coopConstants() map[string]float64 {
-	return map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
+	m := map[string]float64{"FM": float64(t.FM), "FN": float64(t.FN), "SGM": float64(t.SGM), "SGN": float64(t.SGN),
 		"BK": float64(t.BK), "EC": float64(t.EC), "ST": float64(t.ST)}
+	if t.WT != 0 {
+		m["WT"] = float64(t.WT)
+	}
+	return m
 }
 
 // coopTilesOf is the tiling a TuneChoice's Tiles name for cfg and
@@ -129,11 +146,12 @@ func (t coopTiles) coopConstants() map[string]float64 {
 func coopTilesOf(cfg MatrixConfig, sgs int, c map[string]float64) coopTiles {
 	i := func(k string) int { return int(c[k]) }
 	return coopTiles{cfg: cfg, FM: i("FM"), FN: i("FN"), SGM: i("SGM"), SGN: i("SGN"), SGS: sgs, BK: i("BK"), EC: i("EC"), ST: i("ST"),
-		maxL: coopMaxLoads}
+		WT: i("WT"), maxL: coopMaxLoads}
 }
 
 // coopTilesName spells a coop tiling's constants for TilesName: the
-// matmul's with EC and ST, the LM head's with NT too.
+// matmul's with EC and ST (and /WT1 for w's n-major tile), the LM head's
+// with NT too.
 func coopTilesName(c map[string]float64) string {
 	last := fmt.Sprintf("EC%g", c["EC"])
 	if nt, ok := c["NT"]; ok {
@@ -142,6 +160,9 @@ func coopTilesName(c map[string]float64) string {
 	last += fmt.Sprintf("/ST%g", c["ST"])
 	if gx, ok := c["GX"]; ok {
 		last += fmt.Sprintf("/GX%g", gx)
+	}
+	if wt := c["WT"]; wt != 0 {
+		last += fmt.Sprintf("/WT%g", wt)
 	}
 	return fmt.Sprintf("%gx%g*%gx%g/BK%g/%s", c["SGM"], c["SGN"], c["FM"], c["FN"], c["BK"], last)
 }
@@ -161,6 +182,8 @@ func validChoice(c TuneChoice) error {
 		keys, optional = coopHeadTileKeys, coopHeadOptionalKeys
 	case !strings.HasPrefix(c.Shape, "coop "):
 		return validTiles(c.Tiles)
+	default:
+		optional = coopOptionalKeys
 	}
 	for _, k := range keys {
 		if _, ok := c.Tiles[k]; !ok {
@@ -168,6 +191,12 @@ func validChoice(c TuneChoice) error {
 		}
 	}
 	for k, v := range c.Tiles {
+		if k == "WT" && slices.Contains(optional, k) { // w's tile layout: 0 or 1
+			if v != 0 && v != 1 {
+				return fmt.Errorf("coop tile constant WT = %v: want 0 or 1", v)
+			}
+			continue
+		}
 		if !slices.Contains(keys, k) && !slices.Contains(optional, k) || v < 1 || v > 256 || v != math.Trunc(v) {
 			return fmt.Errorf("coop tile constant %s = %v", k, v)
 		}
@@ -413,13 +442,18 @@ func (g *GPT2) coopMatmulFor(M, K, N int) matmulVariant {
 // coopProfileTiling is what a profile adds to the name of kernel name
 // (without .wgsl) dispatched with consts: for matmul_coop.wgsl, whose name
 // gives the configuration and FMxFN, the rest of its tiling as
-// " SGMxSGN/BK/EC" (subgroups, step, epilogue chunk), for
+// " SGMxSGN/BK/EC/ST" (subgroups, step, epilogue chunk, stages; then /WT1
+// for w's n-major tile), for
 // lmhead_loss_coop.wgsl " SGMxSGN/BK/EC/NT"; else "".
 func coopProfileTiling(name string, consts constSet) string {
 	v := func(k string) float64 { x, _ := consts.value(k); return x }
 	switch {
 	case strings.HasPrefix(name, "matmul_coop["):
-		return fmt.Sprintf(" %gx%g/BK%g/EC%g/ST%g", v("SGM"), v("SGN"), v("BK"), v("EC"), v("ST"))
+		s := fmt.Sprintf(" %gx%g/BK%g/EC%g/ST%g", v("SGM"), v("SGN"), v("BK"), v("EC"), v("ST"))
+		if wt := v("WT"); wt != 0 {
+			s += fmt.Sprintf("/WT%g", wt)
+		}
+		return s
 	case strings.HasPrefix(name, "lmhead_loss_coop["):
 		return fmt.Sprintf(" %gx%g/BK%g/EC%g/NT%g/ST%g", v("SGM"), v("SGN"), v("BK"), v("EC"), v("NT"), v("ST"))
 	}

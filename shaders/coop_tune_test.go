@@ -18,7 +18,8 @@ import (
 // the configuration the kernels use there (pickMatrixConfig); lowered, a set covering each code path at
 // sizes lavapipe's loop limit allows: several rows of result matrices per
 // subgroup, epilogue chunks of one result matrix and of several, 4 and 8
-// subgroups, BK 16, 32 and 64, at 8x8x8 and 16x16x16.
+// subgroups, BK 16, 32 and 64, at 8x8x8 and 16x16x16, and w's tile n-major
+// (WT 1) with 1 stage and with 2 tile buffers.
 func coopTestTilings(d *testDev) []coopTiles {
 	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		var out []coopTiles
@@ -40,10 +41,12 @@ func coopTestTilings(d *testDev) []coopTiles {
 	c8 := MatrixConfig{M: 8, N: 8, K: 8}
 	sgs := int(d.dev.Limits().SubgroupSize)
 	return []coopTiles{
-		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, ST: 1, maxL: coopMaxLoads}, // 2 rows of 2 chunks of one, 1 stage
-		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 4, SGS: sgs, BK: 32, EC: 2, ST: 2, maxL: coopMaxLoads}, // 8 subgroups, whole rows
-		{cfg: c8, FM: 1, FN: 2, SGM: 4, SGN: 2, SGS: sgs, BK: 64, EC: 2, ST: 1, maxL: coopMaxLoads}, // BK 64, 1 stage
-		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 2, ST: 3, maxL: coopMaxLoads}, // 2 tile buffers: 3 to 5 steps
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, ST: 1, maxL: coopMaxLoads},        // 2 rows of 2 chunks of one, 1 stage
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 1, ST: 1, WT: 1, maxL: coopMaxLoads}, // the same, w's tile n-major
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 2, ST: 3, WT: 1, maxL: coopMaxLoads}, // n-major in 2 tile buffers
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 4, SGS: sgs, BK: 32, EC: 2, ST: 2, maxL: coopMaxLoads},        // 8 subgroups, whole rows
+		{cfg: c8, FM: 1, FN: 2, SGM: 4, SGN: 2, SGS: sgs, BK: 64, EC: 2, ST: 1, maxL: coopMaxLoads},        // BK 64, 1 stage
+		{cfg: c8, FM: 2, FN: 2, SGM: 2, SGN: 2, SGS: sgs, BK: 16, EC: 2, ST: 3, maxL: coopMaxLoads},        // 2 tile buffers: 3 to 5 steps
 	}
 }
 
@@ -52,7 +55,8 @@ func coopTestTilings(d *testDev) []coopTiles {
 // K ragged, vec4 and element loads, several workgroup tiles along M and N;
 // natively every tiling with every epilogue; lowered (see coopTestTilings)
 // the first with STORE, GELU and SWIGLU (whose column pairs the chunks must
-// keep together) and element loads, the others with STORE and vec4 loads.
+// keep together) and element loads, its twin with w's tile n-major (WT 1)
+// with every epilogue, the others with STORE and vec4 loads.
 func TestMatmulCoopTilings(t *testing.T) {
 	d := coopDev(t)
 	native := d.dev.HasFeature(wgpu.FeatureCooperativeMatrix)
@@ -70,9 +74,10 @@ func TestMatmulCoopTilings(t *testing.T) {
 			if !native && tl.loweredLoops(sz.K, 0) > coopLoopBudget {
 				t.Fatalf("%v: past lavapipe's loop limit at K %d, lowered", tl, sz.K)
 			}
-			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiSwiGLU} {
+			for _, epi := range []epilogue{epiStore, epiGELU, epiAdd, epiSwiGLU, epiGELUErf} {
 				vec := sz.K%4 == 0 && sz.N%4 == 0
-				if !native && (epi == epiAdd || (ti > 0 && (epi != epiStore || !vec)) || (epi != epiStore && !vec)) {
+				all := native || ti == 1 // every epilogue: natively, and lowered the n-major twin
+				if !all && (epi == epiAdd || epi == epiGELUErf || (ti > 0 && (epi != epiStore || !vec)) || (epi != epiStore && !vec)) {
 					continue
 				}
 				if epi != epiStore && si == 2 {
@@ -92,7 +97,7 @@ func TestMatmulCoopTilings(t *testing.T) {
 // the widest epilogue chunk that fits; 128x128 of 2x2 subgroups of 4x4
 // matrices takes whole rows (EC 4) in 35.5 KiB, 256x128 chunks of two in
 // 46.5 KiB, with 2 tile buffers (ST 3) chunks of two in 46 KiB; the default
-// tiling needs 18.5 KiB. Likewise the LM head's
+// tiling needs 18.5 KiB, 19 KiB with w's tile n-major. Likewise the LM head's
 // (coopHeadShapes): 128 positions x 128 ids folds one result matrix's
 // columns at a time in 38.5 KiB.
 func TestCoopShapes(t *testing.T) {
@@ -118,19 +123,29 @@ func TestCoopShapes(t *testing.T) {
 			}
 		}
 	}
-	big, _ := coopShape{64, 64, 2, 2, 32, 2}.tiles(c16, 32, 48<<10)
+	big, _ := coopShape{64, 64, 2, 2, 32, 2, 0}.tiles(c16, 32, 48<<10)
 	if big.BM() != 128 || big.BN() != 128 || big.EC != 4 || big.sharedBytes() != 36352 {
 		t.Errorf("128x128 of 4x4 matrices: %v, %d bytes; want EC 4, 36352 bytes", big, big.sharedBytes())
 	}
-	if two, _ := (coopShape{64, 64, 2, 2, 32, 3}).tiles(c16, 32, 48<<10); two.EC != 2 || two.sharedBytes() != 47104 {
+	if two, _ := (coopShape{64, 64, 2, 2, 32, 3, 0}).tiles(c16, 32, 48<<10); two.EC != 2 || two.sharedBytes() != 47104 {
 		t.Errorf("128x128 with 2 tile buffers: %v, %d bytes; want EC 2, 47104 bytes", two, two.sharedBytes())
 	}
-	tall, _ := coopShape{64, 64, 4, 2, 32, 1}.tiles(c16, 32, 48<<10)
+	tall, _ := coopShape{64, 64, 4, 2, 32, 1, 0}.tiles(c16, 32, 48<<10)
 	if tall.BM() != 256 || tall.EC != 2 || tall.sharedBytes() != 47616 {
 		t.Errorf("256x128: %v, %d bytes; want EC 2, 47616 bytes", tall, tall.sharedBytes())
 	}
 	if def := coopMatmulTiles(c16, 32); def.sharedBytes() != 18944 || def.EC != def.FN {
 		t.Errorf("default %v: %d bytes, want 18944 and whole rows", def, def.sharedBytes())
+	}
+	// w's tile n-major (WT 1): BN columns of BK+8 values instead of BK rows
+	// of BN+8, as ACO reports for navi31 (BENCHMARKS.md, 2026-12-06).
+	for _, c := range []struct {
+		s    coopShape
+		want int
+	}{{coopShape{32, 32, 2, 2, 32, 2, 1}, 19456}, {coopShape{32, 32, 4, 4, 32, 2, 1}, 57344}, {coopShape{32, 32, 4, 4, 16, 3, 1}, 61440}} {
+		if tl, ok := c.s.tiles(c16, 32, 64<<10); !ok || tl.sharedBytes() != c.want {
+			t.Errorf("%+v: %v, %d bytes; want %d", c.s, tl, tl.sharedBytes(), c.want)
+		}
 	}
 	for _, cfg := range []MatrixConfig{c16, {M: 8, N: 16, K: 16}} {
 		for _, s := range coopHeadShapes {
@@ -143,16 +158,16 @@ func TestCoopShapes(t *testing.T) {
 	if head.FN != 4 || head.EC != 1 || head.nt != sharedSliceTiles || head.sharedBytes() != 39424 {
 		t.Errorf("LM head 128 positions x 128 ids: %v NT %d, %d bytes; want folds of one matrix, NT %d, 39424 bytes", head, head.nt, head.sharedBytes(), sharedSliceTiles)
 	}
-	if same, _ := (coopShape{32, 32, 2, 2, 32, 2}).tiles(c16, 32, 48<<10); same != coopMatmulTiles(c16, 32) {
+	if same, _ := (coopShape{32, 32, 2, 2, 32, 2, 0}).tiles(c16, 32, 48<<10); same != coopMatmulTiles(c16, 32) {
 		t.Errorf("the default's shape gives %v, want the default %v (the candidates would time it twice)", same, coopMatmulTiles(c16, 32))
 	}
-	if _, ok := (coopShape{40, 32, 2, 2, 32, 2}).tiles(c16, 32, 48<<10); ok {
+	if _, ok := (coopShape{40, 32, 2, 2, 32, 2, 0}).tiles(c16, 32, 48<<10); ok {
 		t.Errorf("40 rows of 16-row matrices: a tiling")
 	}
 }
 
 // TestCoopTune: with TuneRedo, the coop autotuner times the default and
-// the test's tilings for each of the model's four weight matmuls (lowered,
+// the test's tilings (one with w's tile n-major) for each of the model's four weight matmuls (lowered,
 // 8x8x8), keeps the fastest (self-checked) in the tuning file under
 // "coop 8x8x8 ..." keys, and the forward runs it: the profile's kernel
 // names and MatmulTiles say which; likewise the LM head's tilings (64
@@ -173,9 +188,10 @@ func TestCoopTune(t *testing.T) {
 	dir := t.TempDir()
 	verdicts, tuning := filepath.Join(dir, "matrix-units.json"), filepath.Join(dir, "tuning.json")
 	cfg := coopConfigs(d)[0]
-	// The last two fit no device here: lavapipe's loop limit, lowered (the
-	// self-check's K 136), and the loads per invocation.
-	shapes := []coopShape{{16, 32, 2, 2, 16, 2}, {32, 16, 2, 4, 16, 1}, {64, 64, 2, 2, 16, 2}, {64, 64, 4, 4, 64, 2}}
+	// The third is the first with w's tile n-major (WT 1); the last two fit
+	// no device here: lavapipe's loop limit, lowered (the self-check's K
+	// 136), and the loads per invocation.
+	shapes := []coopShape{{16, 32, 2, 2, 16, 2, 0}, {32, 16, 2, 4, 16, 1, 0}, {16, 32, 2, 2, 16, 2, 1}, {64, 64, 2, 2, 16, 2, 0}, {64, 64, 4, 4, 64, 2, 0}}
 	heads := []coopHeadShape{{64, 64, 2, 2, 16, 2}, {32, 64, 2, 2, 16, 1}}
 	attns := []attnCoopShape{{cfg.M, 2, max(cfg.K, cfg.N), 0}}
 	if native {
@@ -191,7 +207,7 @@ func TestCoopTune(t *testing.T) {
 	}
 	g := newModel()
 	if !native {
-		big, ok := shapes[2].tiles(cfg, coopSGS(d, cfg), int(d.dev.Limits().MaxComputeWorkgroupStorageSize))
+		big, ok := shapes[3].tiles(cfg, coopSGS(d, cfg), int(d.dev.Limits().MaxComputeWorkgroupStorageSize))
 		if !ok || big.fits(d.dev) != nil || g.coopLoopsOK(big, 16) {
 			t.Fatalf("%v: want a tiling that fits the device but not the loop limit (%v)", big, big.fits(d.dev))
 		}
@@ -280,8 +296,8 @@ func TestCoopTune(t *testing.T) {
 			}
 		}
 		cands := g.coopCandidates(ck, K)
-		if !native && len(cands) != 3 {
-			t.Errorf("%s: candidates %v, want the default and the first two of the test's", c.Shape, cands)
+		if !native && len(cands) != 4 {
+			t.Errorf("%s: candidates %v, want the default and the first three of the test's", c.Shape, cands)
 		}
 		if !strings.HasPrefix(c.Shape, "coop "+cfg.String()+" f16 ") || len(c.Candidates) != len(cands) || len(cands) < 2 || c.Nanos == 0 || c.Cached || c.Err != "" {
 			t.Errorf("%s: %d candidates (want %d, at least 2), %d ns, cached %v, err %q", c.Shape, len(c.Candidates), len(cands), c.Nanos, c.Cached, c.Err)
@@ -415,7 +431,8 @@ func TestCoopTune(t *testing.T) {
 
 // TestCoopValidChoice: a tuning file's coop choice needs exactly the coop
 // tiling's constants, small positive integers (the LM head's GX only where
-// its tiling sets it); SIMT choices their own.
+// its tiling sets it; the matmul's WT, 0 or 1, only where it is 1, and a
+// choice without it reads as WT 0); SIMT choices their own.
 func TestCoopValidChoice(t *testing.T) {
 	good := coopMatmulTiles(MatrixConfig{M: 16, N: 16, K: 16}, 32).coopConstants()
 	if err := validChoice(TuneChoice{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: good}); err != nil {
@@ -436,11 +453,39 @@ func TestCoopValidChoice(t *testing.T) {
 			t.Errorf("LM head %v: read back as %v", h, back)
 		}
 	}
+	def := coopMatmulTiles(MatrixConfig{M: 16, N: 16, K: 16}, 32)
+	nmajor := def
+	nmajor.WT = 1
+	wt0 := maps.Clone(good)
+	wt0["WT"] = 0 // written by hand: the same as no WT
+	for _, c := range []struct {
+		tiles map[string]float64
+		want  coopTiles
+	}{{good, def}, {nmajor.coopConstants(), nmajor}, {wt0, def}} {
+		if err := validChoice(TuneChoice{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: c.tiles}); err != nil {
+			t.Errorf("%v: %v", c.tiles, err)
+		}
+		if back := coopTilesOf(def.cfg, def.SGS, c.tiles); back != c.want {
+			t.Errorf("%v: read back as %v, want %v", c.tiles, back, c.want)
+		}
+	}
+	if _, ok := good["WT"]; ok {
+		t.Errorf("the default's constants %v name WT 0", good)
+	}
+	if nmajor.coopConstants()["WT"] != 1 || TilesName(nmajor.coopConstants()) != "2x2*2x2/BK32/EC2/ST2/WT1" || TilesName(good) != "2x2*2x2/BK32/EC2/ST2" {
+		t.Errorf("WT 1: constants %v named %s; the default's named %s", nmajor.coopConstants(), TilesName(nmajor.coopConstants()), TilesName(good))
+	}
+	wt2 := maps.Clone(good)
+	wt2["WT"] = 2
+	headWT := head.headConstants()
+	headWT["WT"] = 1
 	withGX := maps.Clone(good)
 	withGX["GX"] = 8
 	noNT := head.headConstants()
 	delete(noNT, "NT")
 	for _, c := range []TuneChoice{
+		{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: wt2},
+		{Shape: headShape, Tiles: headWT}, // WT is the matmul's alone
 		{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: bad},
 		{Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: defaultMatmulTiles.constants()},
 		{Shape: "f16 N768 K768 M64", Tiles: good},
@@ -472,5 +517,42 @@ func checkGroupRound(t *testing.T, c TuneChoice, first int, cfg MatrixConfig, sg
 	}
 	if fastest := byTime(round)[0]; !maps.Equal(c.Tiles, fastest.Tiles) || c.Nanos != fastest.Nanos {
 		t.Errorf("%s: chose %s (%d ns), the round's fastest is %s (%d ns)", c.Shape, TilesName(c.Tiles), c.Nanos, TilesName(fastest.Tiles), fastest.Nanos)
+	}
+}
+
+// TestCoopTuningFileWT: coop choices round-trip through the tuning file
+// with w's tile layout: the default (no WT key, as every file written
+// before WT had none) reads back as WT 0, an n-major tiling as WT 1; a
+// choice with WT 2 is dropped.
+func TestCoopTuningFileWT(t *testing.T) {
+	d := newTestDev(t)
+	cfg := MatrixConfig{M: 16, N: 16, K: 16}
+	def := coopMatmulTiles(cfg, 32)
+	nmajor := def
+	nmajor.WT = 1
+	wt2 := nmajor.coopConstants()
+	wt2["WT"] = 2
+	choices := map[string]TuneChoice{
+		"coop 16x16x16 f16 N768 K768 M64":  {Shape: "coop 16x16x16 f16 N768 K768 M64", Tiles: def.coopConstants(), Nanos: 10},
+		"coop 16x16x16 f16 N2304 K768 M64": {Shape: "coop 16x16x16 f16 N2304 K768 M64", Tiles: nmajor.coopConstants(), Nanos: 20},
+		"coop 16x16x16 f16 N3072 K768 M64": {Shape: "coop 16x16x16 f16 N3072 K768 M64", Tiles: wt2, Nanos: 30},
+	}
+	path := filepath.Join(t.TempDir(), "t.json")
+	if err := saveTuning(d.dev, path, choices); err != nil {
+		t.Fatal(err)
+	}
+	got := loadTuning(d.dev, path)
+	if len(got) != 2 {
+		t.Fatalf("read back %d choices, want 2 (WT 2 dropped): %+v", len(got), got)
+	}
+	for key, want := range map[string]coopTiles{"coop 16x16x16 f16 N768 K768 M64": def, "coop 16x16x16 f16 N2304 K768 M64": nmajor} {
+		c, ok := got[key]
+		if !ok || !c.Cached || c.Nanos != choices[key].Nanos {
+			t.Errorf("%s: read back %+v", key, c)
+			continue
+		}
+		if back := coopTilesOf(cfg, 32, c.Tiles); back != want {
+			t.Errorf("%s: read back as %v, want %v", key, back, want)
+		}
 	}
 }

@@ -174,7 +174,10 @@
 // positions per workgroup over the same slices of ids (coopHeadShapes),
 // both in 1 to 3 stages (ST: whether the next step's tiles are loaded
 // during this one's multiplies, at the cost of their registers, and with
-// 3 into a second tile buffer, one barrier a step), each
+// 3 into a second tile buffer, one barrier a step), the matmul's with w's
+// tile in workgroup memory row-major or n-major too (WT: which way the
+// right matrices are loaded, one 2-byte load per value on AMD's RDNA3 or
+// wide ones, at the cost of the staging's stores), each
 // timed at the model's shapes and the batch's rows, kept in the tuning
 // file under "coop ..." and "coop-head ..." keys, and run only once the
 // self-check's case passed with that tiling (verdicts kept per tiling).

@@ -28,7 +28,23 @@
 // padded by 8 values (16 bytes: row starts stay 16-byte aligned, as
 // cooperative-matrix loads want, and consecutive rows start in different
 // banks); elements outside x or w are stored as zeros, so ragged M, N and K
-// need no other care. The tiles reach workgroup memory through registers
+// need no other care. With WT = 1 w's tile is stored n-major instead, as
+// BN columns of BK values (k contiguous, columns padded by 8 the same way),
+// and the right matrices are loaded column-major from it: each invocation of
+// a matrix unit's right operand holds values along k of one column, which a
+// row-major tile gives only by one 2-byte load per value (AMD's RDNA3: 16
+// per matrix), a column-major one by wide loads (two of 16 bytes), at the
+// cost of the staging: a vec4 of w (4 consecutive n at one k) goes to 4
+// columns, 4 scalar stores where WT = 0 merges them into one. Numbered as
+// WT 0 numbers them (neighbouring invocations along n), at BN 64 the 16
+// invocations at one k would store 4 columns apart: into 2 of 32 banks. So
+// WT 1 numbers the vec4s of w's tile in bands of 8 rows instead, 8
+// consecutive k at one n, then the next 4 columns (loadW): a store's 8
+// invocations of a column write 16 consecutive bytes, its 32 at most 2
+// dwords to a bank; a subgroup's global loads read 8 rows of w, 32 bytes of
+// each. The padding of 8 keeps the matrix loads free of conflicts too: 8
+// invocations' 16-byte reads, BK+8 values apart, cover the 32 banks once
+// (BK 16, 32, 64). The tiles reach workgroup memory through registers
 // (rx, rw; x already rounded to f16, so it takes half the registers), in ST
 // stages: with ST = 2 the next step's global loads are issued right after
 // this step's barrier and stay in flight during the multiplies, which costs
@@ -63,8 +79,9 @@
 // Constraints, checked by the host (coopTiles.valid): BK a multiple of SK
 // and of 8; EC divides FN; ST 1, 2 or 3; WG = SGM*SGN*SGS with SGS the
 // device's subgroup size (each subgroup is SGS whole invocations); at most
-// 16 vec4 loads of each tile per invocation; workgroup memory
-// NB*(2*BM*(BK+8) + 2*BK*(BN+8)) + 4*SGM*SGN*SM*(EC*SN+4) bytes.
+// 16 vec4 loads of each tile per invocation; WT 0 or 1; workgroup memory
+// NB*(2*BM*(BK+8) + 2*BK*(BN+8)) + 4*SGM*SGN*SM*(EC*SN+4) bytes, with WT = 1
+// 2*BN*(BK+8) in place of 2*BK*(BN+8).
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -89,6 +106,7 @@ override EC: u32 = 2;   // result matrices along N per epilogue chunk: divides F
 override ST: u32 = 2;   // stages: 2, the next step's global loads in flight during this one's multiplies; 1, a step's at its start; 3, as 2 with two tile buffers
 override EPI: u32 = 0;
 override VEC: u32 = 1;  // 1: vector global loads; only where K % 4 == 0 and N % 4 == 0
+override WT: u32 = 0;   // w's tile: 0 row-major, right matrices loaded row-major; 1 n-major (k contiguous), loaded column-major
 override BM: u32 = SGM * FM * SM;  // rows of out per workgroup; derived
 override BN: u32 = SGN * FN * SN;  // columns of out per workgroup; derived
 override WG: u32 = SGM * SGN * SGS; // invocations per workgroup; derived
@@ -104,7 +122,14 @@ struct Params { M: u32, N: u32, K: u32, T: u32, H: u32, S: u32, pos0: u32 } // T
 var<push_constant> p: Params;
 
 override XS: u32 = BK + 8u; // f16 per row of xs
-override WS: u32 = BN + 8u; // f16 per row of ws
+// f16 per row of ws (WT 0) and per column (WT 1); 0 for the layout not in
+// use, whose code stays in the kernel: its offsets then stay within the
+// array, which the compiler proves, so it adds no clamps. (Products, not
+// selects: an array's size must be integer arithmetic of overrides for the
+// module to have generic SPIR-V.)
+override WS: u32 = (1u - WT) * (BN + 8u);
+override WK: u32 = WT * (BK + 8u);
+override WB: u32 = BK * WS + BN * WK; // f16 per buffer of ws
 override CW: u32 = EC * SN; // columns of an epilogue chunk
 override CS: u32 = CW + 4u; // f32 per row of a chunk in cs
 override QX: u32 = BK / 4u; // vec4s of a row of x's tile
@@ -116,7 +141,7 @@ override NW: u32 = BK * QW; // vec4s of w's tile
 override XL: u32 = (NX + WG - 1u) / WG; // x's tile: vec4 loads per invocation
 override WL: u32 = (NW + WG - 1u) / WG; // w's tile: vec4 loads per invocation
 var<workgroup> xs: array<f16, NB * BM * XS>; // NB x (BM, BK) x's tile, rows padded
-var<workgroup> ws: array<f16, NB * BK * WS>; // NB x (BK, BN) w's tile, rows padded
+var<workgroup> ws: array<f16, NB * WB>; // NB x w's tile: (BK, BN), rows padded; WT 1: (BN, BK), columns padded
 var<workgroup> cs: array<f32, SGM * SGN * SM * CS>; // per subgroup an (SM, CW) epilogue chunk, rows padded
 
 const MAXL: u32 = 16u; // the most vec4 loads of a tile per invocation
@@ -142,11 +167,17 @@ fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {
 	return toF16(v);
 }
 
-// loadW is vec4 number i of w's tile for the step at k0: k k0 + i / QW,
-// columns bn0 + 4*(i % QW) .. +3; zeros outside w (and for i past the tile).
+// loadW is vec4 number i of w's tile for the step at k0: tile row (k)
+// wk = i / QW, columns wn = 4*(i % QW) .. +3 (neighbouring invocations read
+// neighbouring vec4s of a row); with WT 1 in bands of 8 rows, 8 consecutive
+// k at one n, then the next vec4 along n (see the header); offset by k0 and
+// bn0. Zeros outside w (and for i past the tile). stageW places it alike
+// (selects, not a function: the compiler bounds the one, not the other).
 fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {
-	let k = k0 + i / QW;
-	let n = bn0 + 4u * (i % QW);
+	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
+	let wn = select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
+	let k = k0 + wk;
+	let n = bn0 + wn;
 	if i >= NW || k >= p.K || n >= p.N { return vec4<f16>(0.0); }
 	let e = k * p.N + n;
 	if VEC == 1u { return w[e / 4u]; }
@@ -173,10 +204,21 @@ fn stageX(b: u32, i: u32, h: vec4<f16>) {
 	xs[o + 3u] = h.w;
 }
 
-// stageW puts vec4 i of w's tile (loadW's) into buffer b of ws.
+// stageW puts vec4 i of w's tile (loadW's) into buffer b of ws: WT 0 into
+// one row, WT 1 into four columns.
 fn stageW(b: u32, i: u32, v: vec4<f16>) {
 	if i >= NW { return; }
-	let o = b * (BK * WS) + (i / QW) * WS + 4u * (i % QW);
+	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
+	let wn = select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
+	if WT == 1u {
+		let o = b * WB + wn * WK + wk;
+		ws[o] = v.x;
+		ws[o + WK] = v.y;
+		ws[o + 2u * WK] = v.z;
+		ws[o + 3u * WK] = v.w;
+		return;
+	}
+	let o = b * WB + wk * WS + wn;
 	ws[o] = v.x;
 	ws[o + 1u] = v.y;
 	ws[o + 2u] = v.z;
@@ -221,12 +263,16 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32
 			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, k0, li + l * WG); }
 		}
 		let xb = buf * (BM * XS);
-		let wb = buf * (BK * WS);
+		let wb = buf * WB;
 		for (var kq = 0u; kq < BK / SK; kq++) {
 			let kk = kq * SK; // (a counter of whole steps: its range, and so the loads' offsets, is known to the compiler)
 			var b: array<subgroup_matrix_right<f16, SN, SK>, FN>;
 			for (var j = 0u; j < FN; j++) {
-				b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, wb + kk * WS + sn0 + j * SN, false, WS);
+				if WT == 1u { // column-major: column sn0 + j*SN + c of the matrix at wb + (sn0 + j*SN + c) * WK + kk
+					b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, wb + (sn0 + j * SN) * WK + kk, true, WK);
+				} else {
+					b[j] = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&ws, wb + kk * WS + sn0 + j * SN, false, WS);
+				}
 			}
 			for (var i = 0u; i < FM; i++) { // one left matrix at a time, times every right one
 				let a = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&xs, xb + (sm0 + i * SM) * XS + kk, false, XS);

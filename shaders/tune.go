@@ -658,8 +658,9 @@ func (g *GPT2) ensureTuned(rows int) {
 
 // TilesName spells matmul_shared.wgsl's tile constants as BMxBNxBK/TMxTN,
 // and a matmul_coop.wgsl tiling (a choice keyed "coop ...") as
-// SGMxSGN*FMxFN/BK/EC/ST (the LM head's with /NT before /ST): subgroups
-// times result matrices per subgroup, step, epilogue chunk, stages.
+// SGMxSGN*FMxFN/BK/EC/ST (the LM head's with /NT before /ST, the matmul's
+// with /WT1 after it for w's n-major tile): subgroups times result matrices
+// per subgroup, step, epilogue chunk, stages.
 func TilesName(c map[string]float64) string {
 	if _, ok := c["FM"]; ok {
 		return coopTilesName(c)
