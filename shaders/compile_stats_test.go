@@ -239,15 +239,7 @@ func compileAll(jobs []compileJob) []compileRow {
 			r := compileRow{Label: j.label, NoSpill: j.noSpill}
 			p, err := j.k.pipeline(j.consts)
 			if err == nil {
-				var st wgpu.PipelineStatistics
-				if st, err = p.cp.Statistics(); err == nil {
-					r.Statistics = map[string]any{}
-					for _, e := range st.Executables {
-						for _, s := range e.Statistics {
-							r.Statistics[s.Name] = s.Value
-						}
-					}
-				}
+				r.Statistics, err = pipelineStats(p)
 			}
 			if err != nil {
 				r.Err = err.Error()
@@ -257,6 +249,21 @@ func compileAll(jobs []compileJob) []compileRow {
 	}
 	wg.Wait()
 	return rows
+}
+
+// pipelineStats is the driver's statistics of p by name (every executable's).
+func pipelineStats(p *Pipeline) (map[string]any, error) {
+	st, err := p.cp.Statistics()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	for _, e := range st.Executables {
+		for _, s := range e.Statistics {
+			m[s.Name] = s.Value
+		}
+	}
+	return m, nil
 }
 
 // spills says which statistics of st report registers spilled to memory

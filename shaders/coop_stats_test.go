@@ -2,6 +2,7 @@ package shaders
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -79,15 +80,13 @@ func TestCoopDriverStats(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tl, err)
 		}
-		st, err := p.cp.Statistics()
+		st, err := pipelineStats(p)
 		if err != nil {
 			t.Fatalf("%v: %v", tl, err)
 		}
 		line := tl.String() + ":"
-		for _, e := range st.Executables {
-			for _, s := range e.Statistics {
-				line += fmt.Sprintf(" %s=%v;", s.Name, s.Value)
-			}
+		for _, name := range slices.Sorted(maps.Keys(st)) {
+			line += fmt.Sprintf(" %s=%v;", name, st[name])
 		}
 		fmt.Println(line)
 	}
