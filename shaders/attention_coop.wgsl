@@ -30,8 +30,10 @@
 //     they arrive and kept packed (2*SL vec4<f16>, two words each) until
 //     the next tile's staging;
 //  2. each subgroup multiplies its query rows (left matrices kept in
-//     registers for the whole kernel: Q is staged once) by the keys
-//     (right matrices loaded column-major from the keys' rows: Kᵀ) into
+//     registers for the whole kernel where QW is 0: Q is staged once; with
+//     QW = 1, Q stays in workgroup memory and its left matrices are loaded
+//     again for each tile) by the keys (right matrices loaded column-major
+//     from the keys' rows: Kᵀ, each once for the FM row blocks) into
 //     BKV/SN result matrices per row block, and stores them (f32) in
 //     workgroup memory;
 //  3. the subgroup's invocations run the online softmax of its rows: R
@@ -43,9 +45,9 @@
 //     row's max exchanged with subgroupShuffleXor; each writes
 //     p = exp(s - m_new) as f16 and keeps its row's rescale factor
 //     exp(m_old - m_new) in a register;
-//  4. each subgroup multiplies P (left, f16) by V (right) into fresh result
-//     matrices (HP/SN per row block) and stores them (f32) where the scores
-//     were;
+//  4. each subgroup multiplies P (left, f16) by V (right, each loaded
+//     once for the FM row blocks) into fresh result matrices (HP/SN per
+//     row block) and stores them (f32) where the scores were;
 //  5. each invocation rescales its share of the output accumulator (every
 //     R-th group of 4 columns of its rows, f32 in registers: the output is
 //     stored as vec4s) by its rows' factors and adds the new products.
@@ -67,18 +69,24 @@
 // do, without its matrix work. The exps (BKV per row and tile) are SIMT work
 // in both.
 //
-// SM, SN, SK (the device's configuration), FM, HD, BKV, SG, SGS and PF are
-// constants, rewritten by the host per device and model (attnCoopSource),
-// since matrix and array shapes must be. A head size that is not a multiple
+// SM, SN, SK (the device's configuration), FM, HD, BKV, SG, SGS, PF and QW
+// are constants, rewritten by the host per device and model
+// (attnCoopSource), since matrix and array shapes must be. QW follows from
+// the others (attnCoopTiles.qw): 1 where an invocation's share of Q would
+// take more than 32 f16 values of registers and the workgroup memory with
+// Q kept stays within 48 KiB. The registers, per invocation: the output
+// accumulator (CO f32 per row), the tile's scores in step 3 (CJ f32 per
+// row), the left matrices of Q (QW 0), PF 1's keys and values (4*SL words)
+// and the result matrices of steps 2 and 4 with a right matrix at a time. A head size that is not a multiple
 // of the matrices' widths and of 4R (the tiny Llama's 12 in the tests) is
 // padded with zero channels to HP, which change no score; GPT-2's 64 and
 // the Llama family's 64 and 128 are whole.
 //
 // Workgroup memory: 2*max(BQ, 2*BKV)*(HP+8) (Q at the start, then each
 // tile's K and V, f16, rows padded by 8 values: row starts 16-byte aligned
-// and in different banks) + 2*BQ*(BKV+8) (P, f16) + 4*BQ*(max(BKV, HP)+4)
-// (scores, then the products, f32) bytes: 44 KiB at HD 64, BQ 64 and
-// BKV 64. Dispatch: B*H*⌈T/BQ⌉ workgroups, flattened as wid.y*nwg.x + wid.x,
+// and in different banks; 2*(BQ+2*BKV)*(HP+8) with QW 1, Q kept before
+// them) + 2*BQ*(BKV+8) (P, f16) + 4*BQ*(max(BKV, HP)+4) (scores, then the
+// products, f32) bytes: 44 KiB at HD 64, BQ 64 and BKV 64. Dispatch: B*H*⌈T/BQ⌉ workgroups, flattened as wid.y*nwg.x + wid.x,
 // those past the last return. Requires C = H*HD, ld % 4 == 0 and
 // pos0 + T <= S (the forward pass's shapes), and of the constants (checked
 // by attnCoopTiles.valid) HD a multiple of 4 and at most 128, BKV a
@@ -90,7 +98,7 @@ enable chromium_experimental_subgroup_matrix;
 // matrix units need, not across the workgroup (what the rule checks).
 diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
 
-// The host rewrites these nine lines (see the header).
+// The host rewrites these ten lines (see the header).
 const SM: u32 = 8u;   // rows of a left and of a result matrix (the configuration's M)
 const SN: u32 = 8u;   // columns of a right and of a result matrix (N)
 const SK: u32 = 8u;   // columns of a left, rows of a right matrix (K)
@@ -100,6 +108,7 @@ const BKV: u32 = 16u; // keys per tile
 const SG: u32 = 2u;   // subgroups per workgroup
 const SGS: u32 = 8u;  // invocations per subgroup: the device's subgroup size
 const PF: u32 = 0u;   // 1: the next tile's loads in flight during this one (step 1)
+const QW: u32 = 0u;   // 1: Q stays in workgroup memory, its left matrices loaded for each tile (step 2)
 
 const RPS: u32 = FM * SM;            // query rows per subgroup
 const BQ: u32 = SG * RPS;            // query rows per workgroup
@@ -124,6 +133,8 @@ const CJ: u32 = BKV / R;             // scores per invocation and row
 const CO: u32 = HP / R;              // output columns per invocation and row
 const SL: u32 = (BKV * HP4 + WG - 1u) / WG; // vec4s of a tile's keys (and of its values) an invocation stages
 const LB: u32 = min(SL, 8u);         // PF 0: of which it loads at once
+const KO: u32 = QW * BQ * KS;        // where the keys start in hs (after Q where QW is 1)
+const NQM: u32 = select(FM * NQ, 1u, QW == 1u); // Q's left matrices in registers (QW 0)
 
 // lscale: the scores' factor besides 1/sqrt(HD): 1, or 1/(l+1) in block l of a GPT-2 with
 // scale_attn_by_inverse_layer_idx (Stanford CRFM's).
@@ -135,7 +146,7 @@ struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: 
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;  // (B*T, C)
 var<push_constant> p: Params;
 
-var<workgroup> hs: array<f16, max(BQ, 2u * BKV) * KS>; // Q (BQ, HD) at the start, then K (BKV, HD) | V (BKV, HD)
+var<workgroup> hs: array<f16, (QW * BQ + max((1u - QW) * BQ, 2u * BKV)) * KS>; // Q (BQ, HD) at the start, then (after it where QW is 1) K (BKV, HD) | V (BKV, HD)
 var<workgroup> ps: array<f16, BQ * PS>;               // P (BQ, BKV)
 var<workgroup> ss: array<f32, BQ * SS>;               // S (BQ, BKV), then P·V (BQ, HD)
 
@@ -214,8 +225,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 		stage((i / HP4) * KS + 4u * c, v);
 	}
 	workgroupBarrier();
-	var qm: array<subgroup_matrix_left<f16, SK, SM>, FM * NQ>; // (i, k) at i * NQ + k
-	for (var i = 0u; i < FM; i++) {
+	var qm: array<subgroup_matrix_left<f16, SK, SM>, NQM>; // QW 0: (i, k) at i * NQ + k
+	for (var i = 0u; i < FM * (1u - QW); i++) {
 		for (var k = 0u; k < NQ; k++) {
 			qm[i * NQ + k] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, (r0 + i * SM) * KS + k * SK, false, KS);
 		}
@@ -257,7 +268,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 				for (var l = 0u; l < LB; l++) {
 					let i = li + (b0 + l) * WG;
 					if i < BKV * HP4 {
-						let o = (i / HP4) * KS + 4u * (i % HP4);
+						let o = KO + (i / HP4) * KS + 4u * (i % HP4);
 						let ok = tileOK(i, s0, keys);
 						stage16(o, select(vec4<f16>(0.0), toF16(kf[l]), ok));
 						stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(vf[l]), ok));
@@ -274,7 +285,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 			for (var l = 0u; l < SL; l++) {
 				let i = li + l * WG;
 				if i < BKV * HP4 {
-					let o = (i / HP4) * KS + 4u * (i % HP4);
+					let o = KO + (i / HP4) * KS + 4u * (i % HP4);
 					stage16(o, bitcast<vec4<f16>>(kr[l]));
 					stage16(BKV * KS + o, bitcast<vec4<f16>>(vr[l]));
 				}
@@ -288,18 +299,29 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 			}
 		}
 		let busy = q0 + r0 < p.T && s0 <= sgLast; // subgroup-uniform
-		// 2. S = Q·Kᵀ for the subgroup's rows.
+		// 2. S = Q·Kᵀ for the subgroup's rows: each right matrix once, for
+		// its FM row blocks (so that the compiler keeps one at a time).
 		if busy {
-			for (var i = 0u; i < FM; i++) {
-				var acc: array<subgroup_matrix_result<f32, SN, SM>, NS>;
-				for (var k = 0u; k < NQ; k++) {
-					for (var n = 0u; n < NS; n++) {
-						let kt = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, n * SN * KS + k * SK, true, KS);
-						acc[n] = subgroupMatrixMultiplyAccumulate(qm[i * NQ + k], kt, acc[n]);
+			var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * NS>; // (i, n) at i * NS + n
+			for (var k = 0u; k < NQ; k++) {
+				var qa: array<subgroup_matrix_left<f16, SK, SM>, FM>;
+				for (var i = 0u; i < FM; i++) {
+					if QW == 1u {
+						qa[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, (r0 + i * SM) * KS + k * SK, false, KS);
+					} else {
+						qa[i] = qm[i * NQ + k];
 					}
 				}
 				for (var n = 0u; n < NS; n++) {
-					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[n], false, SS);
+					let kt = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, KO + n * SN * KS + k * SK, true, KS);
+					for (var i = 0u; i < FM; i++) {
+						acc[i * NS + n] = subgroupMatrixMultiplyAccumulate(qa[i], kt, acc[i * NS + n]);
+					}
+				}
+			}
+			for (var i = 0u; i < FM; i++) {
+				for (var n = 0u; n < NS; n++) {
+					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[i * NS + n], false, SS);
 				}
 			}
 		}
@@ -344,19 +366,25 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 			}
 		}
 		workgroupBarrier();
-		// 4. P·V for the subgroup's rows, where the scores were.
+		// 4. P·V for the subgroup's rows, where the scores were (each right
+		// matrix once, as in step 2).
 		if busy {
-			for (var i = 0u; i < FM; i++) {
-				var acc: array<subgroup_matrix_result<f32, SN, SM>, NO>;
-				for (var k = 0u; k < NP; k++) {
-					let pm = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&ps, (r0 + i * SM) * PS + k * SK, false, PS);
-					for (var n = 0u; n < NO; n++) {
-						let vm = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, (BKV + k * SK) * KS + n * SN, false, KS);
-						acc[n] = subgroupMatrixMultiplyAccumulate(pm, vm, acc[n]);
-					}
+			var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * NO>; // (i, n) at i * NO + n
+			for (var k = 0u; k < NP; k++) {
+				var pm: array<subgroup_matrix_left<f16, SK, SM>, FM>;
+				for (var i = 0u; i < FM; i++) {
+					pm[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&ps, (r0 + i * SM) * PS + k * SK, false, PS);
 				}
 				for (var n = 0u; n < NO; n++) {
-					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[n], false, SS);
+					let vm = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, KO + (BKV + k * SK) * KS + n * SN, false, KS);
+					for (var i = 0u; i < FM; i++) {
+						acc[i * NO + n] = subgroupMatrixMultiplyAccumulate(pm[i], vm, acc[i * NO + n]);
+					}
+				}
+			}
+			for (var i = 0u; i < FM; i++) {
+				for (var n = 0u; n < NO; n++) {
+					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[i * NO + n], false, SS);
 				}
 			}
 		}

@@ -329,10 +329,12 @@ func TestValidAttnChoice(t *testing.T) {
 	}
 }
 
-// TestAttnCoopSource: attnCoopSource rewrites exactly the nine constant
-// lines of attention_coop.wgsl, keeping every other line where it was.
+// TestAttnCoopSource: attnCoopSource rewrites exactly the ten constant
+// lines of attention_coop.wgsl, keeping every other line where it was (QW
+// 1 here: 48 rows of head size 80 on 16 invocations keep Q in workgroup
+// memory).
 func TestAttnCoopSource(t *testing.T) {
-	tl := attnCoopTiles{cfg: MatrixConfig{M: 16, N: 32, K: 32}, FM: 3, HD: 80, BKV: 96, SG: 5, SGS: 64, PF: 1}
+	tl := attnCoopTiles{cfg: MatrixConfig{M: 16, N: 32, K: 32}, FM: 3, HD: 80, BKV: 32, SG: 1, SGS: 16, PF: 1}
 	x, err := attnCoopSource(tl)
 	if err != nil {
 		t.Fatal(err)
@@ -352,31 +354,33 @@ func TestAttnCoopSource(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"const SM: u32 = 16u;", "const SN: u32 = 32u;", "const SK: u32 = 32u;", "const FM: u32 = 3u;",
-		"const HD: u32 = 80u;", "const BKV: u32 = 96u;", "const SG: u32 = 5u;", "const SGS: u32 = 64u;", "const PF: u32 = 1u;"} {
+		"const HD: u32 = 80u;", "const BKV: u32 = 32u;", "const SG: u32 = 1u;", "const SGS: u32 = 16u;", "const PF: u32 = 1u;", "const QW: u32 = 1u;"} {
 		if !strings.Contains(x.Text, "\n"+want+" ") {
 			t.Errorf("no line %q", want)
 		}
 	}
-	if changed != 9 {
-		t.Errorf("%d lines changed, want 9", changed)
+	if changed != 10 {
+		t.Errorf("%d lines changed, want 10", changed)
 	}
 }
 
 // TestAttnCoopTilesFor: the default tiling at GPT-2's and the Llama
 // family's head sizes on an NVIDIA GPU (16x16x16, subgroups of 32, 48 KiB
-// of workgroup memory) and on lavapipe's limits (32 KiB, subgroups of 8)
-// for the test configurations; a head size past 128 has none.
+// of workgroup memory; Q in workgroup memory past head size 64, where an
+// invocation's share of it passes qwHalves) and on lavapipe's limits
+// (32 KiB, subgroups of 8) for the test configurations; a head size past
+// 128 has none.
 func TestAttnCoopTilesFor(t *testing.T) {
 	nvidia := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
 	for _, c := range []struct {
-		hd, bq, bkv, bytes int
-	}{{64, 64, 64, 45056}, {128, 32, 32, 36864}, {80, 64, 32, 37888}} {
+		hd, bq, bkv, bytes, qw int
+	}{{64, 64, 64, 45056, 0}, {128, 32, 32, 45568, 1}, {80, 64, 32, 49152, 1}} {
 		tl, err := attnCoopTilesFor(MatrixConfig{M: 16, N: 16, K: 16}, 32, c.hd, nvidia)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tl.BQ() != c.bq || tl.BKV != c.bkv || tl.sharedBytes() != c.bytes || tl.lanes() != 2 {
-			t.Errorf("hd %d: %v, %d bytes, %d lanes a row; want BQ %d, BKV %d, %d bytes, 2 lanes", c.hd, tl, tl.sharedBytes(), tl.lanes(), c.bq, c.bkv, c.bytes)
+		if tl.BQ() != c.bq || tl.BKV != c.bkv || tl.sharedBytes() != c.bytes || tl.lanes() != 2 || tl.qw() != c.qw {
+			t.Errorf("hd %d: %v, %d bytes, %d lanes a row, QW %d; want BQ %d, BKV %d, %d bytes, 2 lanes, QW %d", c.hd, tl, tl.sharedBytes(), tl.lanes(), tl.qw(), c.bq, c.bkv, c.bytes, c.qw)
 		}
 	}
 	lavapipe := wgpu.Limits{MaxComputeWorkgroupStorageSize: 32 << 10, MaxComputeInvocationsPerWorkgroup: 1024}

@@ -117,9 +117,9 @@ var (
 		{"stage16(o, select(vec4<f16>(0.0), toF16(kf[l]), ok));\n\t\t\t\t\t\tstage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(vf[l]), ok));", ""},
 		{"stage16(o, bitcast<vec4<f16>>(kr[l]));\n\t\t\t\t\tstage16(BKV * KS + o, bitcast<vec4<f16>>(vr[l]));", ""},
 	}
-	noScoresAttn  = [][2]string{{"acc[n] = subgroupMatrixMultiplyAccumulate(qm[i * NQ + k], kt, acc[n]);", ""}}
+	noScoresAttn  = [][2]string{{"acc[i * NS + n] = subgroupMatrixMultiplyAccumulate(qa[i], kt, acc[i * NS + n]);", ""}}
 	noSoftmaxAttn = [][2]string{{"// 3. The online softmax of the subgroup's rows.\n\t\tif busy {", "if false {"}}
-	noPVAttn      = [][2]string{{"acc[n] = subgroupMatrixMultiplyAccumulate(pm, vm, acc[n]);", ""}}
+	noPVAttn      = [][2]string{{"acc[i * NO + n] = subgroupMatrixMultiplyAccumulate(pm[i], vm, acc[i * NO + n]);", ""}}
 	noBarrierAttn = [][2]string{
 		{"workgroupBarrier();\n\t\t// 3. The online", "// 3. The online"},
 		{"workgroupBarrier();\n\t\t// 4. P·V", "// 4. P·V"},
