@@ -107,7 +107,7 @@ const HD: u32 = 32u;  // channels per head
 const BKV: u32 = 16u; // keys per tile
 const SG: u32 = 2u;   // subgroups per workgroup
 const SGS: u32 = 8u;  // invocations per subgroup: the device's subgroup size
-const PF: u32 = 0u;   // 1: the next tile's loads in flight during this one (step 1)
+const PF: u32 = 0u;   // 1: the next tile's loads issued during this one, after its staging (step 1)
 const QW: u32 = 0u;   // 1: Q stays in workgroup memory, its left matrices loaded for each tile (step 2)
 
 const RPS: u32 = FM * SM;            // query rows per subgroup
@@ -134,7 +134,6 @@ const CO: u32 = HP / R;              // output columns per invocation and row
 const SL: u32 = (BKV * HP4 + WG - 1u) / WG; // vec4s of a tile's keys (and of its values) an invocation stages
 const LB: u32 = min(SL, 8u);         // PF 0: of which it loads at once
 const KO: u32 = QW * BQ * KS;        // where the keys start in hs (after Q where QW is 1)
-const NQM: u32 = select(FM * NQ, 1u, QW == 1u); // Q's left matrices in registers (QW 0)
 
 // lscale: the scores' factor besides 1/sqrt(HD): 1, or 1/(l+1) in block l of a GPT-2 with
 // scale_attn_by_inverse_layer_idx (Stanford CRFM's).
@@ -225,7 +224,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 		stage((i / HP4) * KS + 4u * c, v);
 	}
 	workgroupBarrier();
-	var qm: array<subgroup_matrix_left<f16, SK, SM>, NQM>; // QW 0: (i, k) at i * NQ + k
+	var qm: array<subgroup_matrix_left<f16, SK, SM>, FM * NQ>; // QW 0: (i, k) at i * NQ + k (QW 1: unused)
 	for (var i = 0u; i < FM * (1u - QW); i++) {
 		for (var k = 0u; k < NQ; k++) {
 			qm[i * NQ + k] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, (r0 + i * SM) * KS + k * SK, false, KS);
