@@ -186,8 +186,8 @@ fn tileOK(i: u32, s0: u32, keys: u32) -> bool {
 // packed in two words (ACO, AMD's compiler, keeps them in two registers,
 // where it gives a vec4<f16> four, one per 16 bits). The load is
 // unconditional (tileAt) and the zeros selected after it, so that a tile's
-// loads are all in flight together (a load in a branch is waited for at
-// its end).
+// loads are all in flight together (ACO waits for a load in a branch at
+// the branch's end).
 fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec2<u32> {
 	var x: vec4<f16>;
 	if v { x = toF16(vc[tileAt(i, s0, keys, cbase)]); } else { x = toF16(kc[tileAt(i, s0, keys, cbase)]); }
@@ -252,7 +252,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 	var kr: array<vec2<u32>, SL>; // PF 1: the next tile's keys and values (tileVec), on their way to workgroup memory
 	var vr: array<vec2<u32>, SL>;
 	for (var s0 = 0u; s0 < keys; s0 += BKV) {
-		// 1. The tile's keys (rows 0 .. BKV-1 of hs) and values (BKV .. 2*BKV-1).
+		// 1. The tile's keys (BKV rows of hs from KO) and values (the BKV after).
 		if PF == 0u {
 			// LB vec4s of keys and of values at a time: the loads first (f32,
 			// into registers), then their stores (rounded to f16), so that
