@@ -31,9 +31,10 @@ var attnCoopCases = []struct {
 
 // attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg and its
 // case number ci: two subgroups (one in cases 2 and 3: a workgroup of one
-// subgroup, as two of the autotuner's tilings) of one left matrix each and
-// tiles of one matrix width, so that the small cases cross several tiles
-// and blocks (the default tiling has 64 keys per tile), with the next
+// subgroup, as two of the autotuner's tilings) of one left matrix each (two
+// in case 0: each right matrix multiplies both, as with 32 rows a subgroup)
+// and tiles of one matrix width, so that the small cases cross several
+// tiles and blocks (the default tiling has 64 keys per tile), with the next
 // tile's loads in flight (PF 1) in odd cases; natively, the default tiling
 // too.
 func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd, ci int) []attnCoopTiles {
@@ -43,7 +44,11 @@ func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd, ci int) [
 	if ci == 2 || ci == 3 {
 		sg = 1
 	}
-	small := attnCoopTiles{cfg: cfg, FM: 1, HD: hd, BKV: max(cfg.K, cfg.N), SG: sg, SGS: sgs, PF: ci % 2}
+	fm := 1
+	if ci == 0 {
+		fm = 2
+	}
+	small := attnCoopTiles{cfg: cfg, FM: fm, HD: hd, BKV: max(cfg.K, cfg.N), SG: sg, SGS: sgs, PF: ci % 2}
 	out := []attnCoopTiles{small}
 	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		def, err := attnCoopTilesFor(cfg, sgs, hd, d.dev.Limits())
@@ -106,7 +111,7 @@ func attnCoopTest(t *testing.T, native bool, lowered func(fi, ci int) bool) {
 				continue
 			}
 			for _, tl := range attnCoopTestTiles(t, d, cfg, hd, ci) {
-				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d,chunk=%d/BKV%d,SG%dx%d,PF%d", cfg, hd, c.H, c.kv(), c.B, tc.chunk, tl.BKV, tl.SG, tl.SGS, tl.PF), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d,chunk=%d/FM%d,BKV%d,SG%dx%d,PF%d", cfg, hd, c.H, c.kv(), c.B, tc.chunk, tl.FM, tl.BKV, tl.SG, tl.SGS, tl.PF), func(t *testing.T) {
 					if n := tl.loweredLoops(c.L); !hw && n > coopLoopBudget {
 						t.Fatalf("lowered, the kernel loops some %d times an invocation: past lavapipe's limit", n)
 					}
