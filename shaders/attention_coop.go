@@ -44,14 +44,14 @@ func (t attnCoopTiles) String() string {
 
 // qwHalves is the f16 values of Q an invocation may hold in registers, as
 // left matrices for the whole kernel (QW 0): past it Q stays in workgroup
-// memory (QW 1) where that fits qwBytes. 32 (a subgroup's 16 rows of head
-// size 64 on 32 invocations, the default tiling's) is 16 registers where
-// each holds two, as on NVIDIA GPUs; RDNA3's matrix units take each
+// memory (QW 1) where that fits qwBytes. RDNA3's matrix units take each
 // invocation's left matrix twice over, and its compiler (ACO) counts each
-// 16-bit value a register while it plans (the register demand: 64 at 32),
-// so that twice that many (32 rows a subgroup, or head size 128) spilled
-// there.
-const qwHalves = 32
+// 16-bit value a register while it plans (its register demand: 4 per pair
+// of f16 that NVIDIA's tensor cores keep in one register): at 64 (32 rows a
+// subgroup of head size 64, or 16 rows of 128, on 32 invocations) ACO
+// spilled, at 32 and 40 (16 rows of head size 64 and 80) it did not, and
+// Q kept in workgroup memory took occupancy there (BENCHMARKS.md).
+const qwHalves = 48
 
 // qwBytes is the workgroup memory up to which Q may stay there (QW 1):
 // NVIDIA's 48 KiB, so that a tiling's kernel is the same on every GPU that

@@ -73,7 +73,7 @@
 // are constants, rewritten by the host per device and model
 // (attnCoopSource), since matrix and array shapes must be. QW follows from
 // the others (attnCoopTiles.qw): 1 where an invocation's share of Q would
-// take more than 32 f16 values of registers and the workgroup memory with
+// take more than 48 f16 values of registers and the workgroup memory with
 // Q kept stays within 48 KiB. The registers, per invocation: the output
 // accumulator (CO f32 per row), the tile's scores in step 3 (CJ f32 per
 // row), the left matrices of Q (QW 0), PF 1's keys and values (4*SL words)

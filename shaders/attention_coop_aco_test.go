@@ -18,8 +18,9 @@ import (
 var attnACOSpills = []string{"attention_coop[16x16x16 HD64 FM2 BKV64 SG2 PF0]"}
 
 // TestAttentionCoopACO compiles every tiling the autotuner times of
-// attention_coop.wgsl at head size 64 (the default, then attnCoopShapes)
-// on a Mesa RADV device with matrix units, and fails where ACO spills
+// attention_coop.wgsl at head size 64 (the default, then attnCoopShapes),
+// and the default tilings of head sizes 80 and 128 on NVIDIA's 48 KiB, on
+// a Mesa RADV device with matrix units, and fails where ACO spills
 // registers (Spilled VGPRs) but for attnACOSpills, logging each tiling's
 // VGPRs, spills, workgroup memory, subgroups per SIMD and instructions: the
 // figures BENCHMARKS.md quotes. A measurement: it runs with
@@ -64,6 +65,16 @@ func TestAttentionCoopACO(t *testing.T) {
 		if tl, ok := s.tiles(def); ok && tl.fits(dev.Limits()) == nil && !slices.Contains(tilings, tl) {
 			tilings = append(tilings, tl)
 		}
+	}
+	// The default tilings of head sizes 80 and 128 within NVIDIA's 48 KiB
+	// (where QW starts: Q in registers at 80, in workgroup memory at 128).
+	nvidia := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
+	for _, hd := range []int{80, 128} {
+		tl, err := attnCoopTilesFor(cfg, cfg.SubgroupSize, hd, nvidia)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tilings = append(tilings, tl)
 	}
 	for _, tl := range tilings {
 		k, err := newAttnCoopKernel(dev, tl)
