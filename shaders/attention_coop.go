@@ -12,7 +12,8 @@ import (
 // configuration and a head size: SG subgroups of SGS invocations per
 // workgroup, each FM left matrices (FM*cfg.M query rows) tall, tiles of BKV
 // keys, the next tile's loads in flight during this one's work where PF is
-// 1. All of it is written into the kernel's text (attnCoopSource).
+// 1. All of it is written into the kernel's text (attnCoopSource), with QW
+// (qw), which follows from it.
 type attnCoopTiles struct {
 	cfg         MatrixConfig
 	FM, HD, BKV int
@@ -41,11 +42,47 @@ func (t attnCoopTiles) String() string {
 	return fmt.Sprintf("%s HD %d, %d queries x %d keys, %d subgroups of %d, prefetch %d", t.cfg, t.HD, t.BQ(), t.BKV, t.SG, t.SGS, t.PF)
 }
 
+// qwHalves is the f16 values of Q an invocation may hold in registers, as
+// left matrices for the whole kernel (QW 0): past it Q stays in workgroup
+// memory (QW 1) where that fits qwBytes. RDNA3's matrix units take each
+// invocation's left matrix twice over, and its compiler (ACO) counts each
+// 16-bit value a register while it plans (its register demand: 4 per pair
+// of f16 that NVIDIA's tensor cores keep in one register): at 64 (32 rows a
+// subgroup of head size 64, or 16 rows of 128, on 32 invocations) ACO
+// spilled, at 32 and 40 (16 rows of head size 64 and 80) it did not, and
+// Q kept in workgroup memory took occupancy there (BENCHMARKS.md).
+const qwHalves = 48
+
+// qwBytes is the workgroup memory up to which Q may stay there (QW 1):
+// NVIDIA's 48 KiB, so that a tiling's kernel is the same on every GPU that
+// fits it.
+const qwBytes = 48 << 10
+
+// qw is the kernel's QW: 1 where an invocation's share of Q
+// (FM*M rows x HP over SGS invocations) is past qwHalves and the block's Q
+// fits beside the keys and values within qwBytes.
+func (t attnCoopTiles) qw() int {
+	if t.FM*t.cfg.M*t.hp()/t.SGS <= qwHalves {
+		return 0
+	}
+	if t.bytes(1) > qwBytes {
+		return 0
+	}
+	return 1
+}
+
 // sharedBytes is the kernel's workgroup memory (its header's formula).
-func (t attnCoopTiles) sharedBytes() int {
+func (t attnCoopTiles) sharedBytes() int { return t.bytes(t.qw()) }
+
+// bytes is the kernel's workgroup memory with QW qw.
+func (t attnCoopTiles) bytes(qw int) int {
 	bq := t.BQ()
 	hp := t.hp()
-	return 2*max(bq, 2*t.BKV)*(hp+8) + 2*bq*(t.BKV+8) + 4*bq*(max(t.BKV, hp)+4)
+	rows := max(bq, 2*t.BKV)
+	if qw == 1 {
+		rows = bq + 2*t.BKV
+	}
+	return 2*rows*(hp+8) + 2*bq*(t.BKV+8) + 4*bq*(max(t.BKV, hp)+4)
 }
 
 // groups is the workgroups of B sequences x H heads x T query rows.
@@ -135,12 +172,12 @@ func (t attnCoopTiles) loweredLoops(keys int) int {
 
 // attnCoopConstLine matches a line of attention_coop.wgsl that the host
 // rewrites.
-var attnCoopConstLine = regexp.MustCompile(`(?m)^const (SM|SN|SK|FM|HD|BKV|SG|SGS|PF): u32 = [0-9]+u;`)
+var attnCoopConstLine = regexp.MustCompile(`(?m)^const (SM|SN|SK|FM|HD|BKV|SG|SGS|PF|QW): u32 = [0-9]+u;`)
 
 // attnCoopSource is attention_coop.wgsl's text for the tiling.
 func attnCoopSource(t attnCoopTiles) (wgsl.Expanded, error) {
 	return rewriteConsts("attention_coop.wgsl", attnCoopConstLine, map[string]int{
-		"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "HD": t.HD, "BKV": t.BKV, "SG": t.SG, "SGS": t.SGS, "PF": t.PF})
+		"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "HD": t.HD, "BKV": t.BKV, "SG": t.SG, "SGS": t.SGS, "PF": t.PF, "QW": t.qw()})
 }
 
 // newAttnCoopKernel compiles attention_coop.wgsl for the tiling; its

@@ -22,28 +22,32 @@
 // tile:
 //  1. all invocations stage the tile's keys and values as f16 in workgroup
 //     memory (vec4 loads of the cache into registers, then the stores;
-//     zeros past the block's keys). With PF = 0 a tile's loads are issued
-//     at its start, all of an invocation's before its first store; with
-//     PF = 1 the next tile's are issued right after this tile's staging
-//     barrier, so that they are in flight during steps 2 to 5 (at the cost
-//     of their registers, 2*SL vec4<f16>, for the whole tile);
+//     zeros past the block's keys; every load unconditional, from a
+//     clamped position, so that they are in flight together). With PF = 0
+//     a tile's loads are issued at its start, LB vec4s of keys and of
+//     values (f32) before their stores; with PF = 1 the next tile's are
+//     issued right after this tile's staging barrier, rounded to f16 as
+//     they arrive and kept packed (2*SL vec4<f16>, two words each) until
+//     the next tile's staging;
 //  2. each subgroup multiplies its query rows (left matrices kept in
-//     registers for the whole kernel: Q is staged once) by the keys
-//     (right matrices loaded column-major from the keys' rows: Kᵀ) into
+//     registers for the whole kernel where QW is 0: Q is staged once; with
+//     QW = 1, Q stays in workgroup memory and its left matrices are loaded
+//     again for each tile) by the keys (right matrices loaded column-major
+//     from the keys' rows: Kᵀ, each once for the FM row blocks) into
 //     BKV/SN result matrices per row block, and stores them (f32) in
 //     workgroup memory;
 //  3. the subgroup's invocations run the online softmax of its rows: R
 //     invocations per row (R = SGS / (FM*SM), or one invocation for several
 //     rows when the rows outnumber the invocations), each over every R-th
-//     score (read from workgroup memory once, into registers, each row
-//     from another column on, so that a subgroup's rows read different
-//     banks), the row's
-//     max exchanged with subgroupShuffleXor; each writes p = exp(s - m_new)
-//     as f16 and keeps its row's rescale factor exp(m_old - m_new) in a
-//     register;
-//  4. each subgroup multiplies P (left, f16) by V (right) into fresh result
-//     matrices (HP/SN per row block) and stores them (f32) where the scores
-//     were;
+//     score (read from workgroup memory once, into registers, masked
+//     scores as -3e38, whose exp is 0; rows 8 apart start from columns R
+//     apart, so that a subgroup's rows read different banks, see ROT), the
+//     row's max exchanged with subgroupShuffleXor; each writes
+//     p = exp(s - m_new) as f16 and keeps its row's rescale factor
+//     exp(m_old - m_new) in a register;
+//  4. each subgroup multiplies P (left, f16) by V (right, each loaded
+//     once for the FM row blocks) into fresh result matrices (HP/SN per
+//     row block) and stores them (f32) where the scores were;
 //  5. each invocation rescales its share of the output accumulator (every
 //     R-th group of 4 columns of its rows, f32 in registers: the output is
 //     stored as vec4s) by its rows' factors and adds the new products.
@@ -65,18 +69,24 @@
 // do, without its matrix work. The exps (BKV per row and tile) are SIMT work
 // in both.
 //
-// SM, SN, SK (the device's configuration), FM, HD, BKV, SG, SGS and PF are
-// constants, rewritten by the host per device and model (attnCoopSource),
-// since matrix and array shapes must be. A head size that is not a multiple
+// SM, SN, SK (the device's configuration), FM, HD, BKV, SG, SGS, PF and QW
+// are constants, rewritten by the host per device and model
+// (attnCoopSource), since matrix and array shapes must be. QW follows from
+// the others (attnCoopTiles.qw): 1 where an invocation's share of Q would
+// take more than 48 f16 values of registers and the workgroup memory with
+// Q kept stays within 48 KiB. The registers, per invocation: the output
+// accumulator (CO f32 per row), the tile's scores in step 3 (CJ f32 per
+// row), the left matrices of Q (QW 0), PF 1's keys and values (4*SL words)
+// and the result matrices of steps 2 and 4 with a right matrix at a time. A head size that is not a multiple
 // of the matrices' widths and of 4R (the tiny Llama's 12 in the tests) is
 // padded with zero channels to HP, which change no score; GPT-2's 64 and
 // the Llama family's 64 and 128 are whole.
 //
 // Workgroup memory: 2*max(BQ, 2*BKV)*(HP+8) (Q at the start, then each
 // tile's K and V, f16, rows padded by 8 values: row starts 16-byte aligned
-// and in different banks) + 2*BQ*(BKV+8) (P, f16) + 4*BQ*(max(BKV, HP)+4)
-// (scores, then the products, f32) bytes: 44 KiB at HD 64, BQ 64 and
-// BKV 64. Dispatch: B*H*⌈T/BQ⌉ workgroups, flattened as wid.y*nwg.x + wid.x,
+// and in different banks; 2*(BQ+2*BKV)*(HP+8) with QW 1, Q kept before
+// them) + 2*BQ*(BKV+8) (P, f16) + 4*BQ*(max(BKV, HP)+4) (scores, then the
+// products, f32) bytes: 44 KiB at HD 64, BQ 64 and BKV 64. Dispatch: B*H*⌈T/BQ⌉ workgroups, flattened as wid.y*nwg.x + wid.x,
 // those past the last return. Requires C = H*HD, ld % 4 == 0 and
 // pos0 + T <= S (the forward pass's shapes), and of the constants (checked
 // by attnCoopTiles.valid) HD a multiple of 4 and at most 128, BKV a
@@ -88,7 +98,7 @@ enable chromium_experimental_subgroup_matrix;
 // matrix units need, not across the workgroup (what the rule checks).
 diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);
 
-// The host rewrites these nine lines (see the header).
+// The host rewrites these ten lines (see the header).
 const SM: u32 = 8u;   // rows of a left and of a result matrix (the configuration's M)
 const SN: u32 = 8u;   // columns of a right and of a result matrix (N)
 const SK: u32 = 8u;   // columns of a left, rows of a right matrix (K)
@@ -97,7 +107,8 @@ const HD: u32 = 32u;  // channels per head
 const BKV: u32 = 16u; // keys per tile
 const SG: u32 = 2u;   // subgroups per workgroup
 const SGS: u32 = 8u;  // invocations per subgroup: the device's subgroup size
-const PF: u32 = 0u;   // 1: the next tile's loads in flight during this one (step 1)
+const PF: u32 = 0u;   // 1: the next tile's loads issued during this one, after its staging (step 1)
+const QW: u32 = 0u;   // 1: Q stays in workgroup memory, its left matrices loaded for each tile (step 2)
 
 const RPS: u32 = FM * SM;            // query rows per subgroup
 const BQ: u32 = SG * RPS;            // query rows per workgroup
@@ -117,9 +128,12 @@ const KS: u32 = HP + 8u;             // f16 per row of hs
 const PS: u32 = BKV + 8u;            // f16 per row of ps
 const SS: u32 = max(BKV, HP) + 4u;   // f32 per row of ss
 const ROT: u32 = select(0u, 1u, SS % (2u * R) == 0u); // 1: the softmax's rows start at different columns (step 3)
+const NROT: u32 = max(4u / R, 1u);  // ROT 1: row r starts R * ((r / 8) % NROT) columns on
 const CJ: u32 = BKV / R;             // scores per invocation and row
 const CO: u32 = HP / R;              // output columns per invocation and row
 const SL: u32 = (BKV * HP4 + WG - 1u) / WG; // vec4s of a tile's keys (and of its values) an invocation stages
+const LB: u32 = min(SL, 8u);         // PF 0: of which it loads at once
+const KO: u32 = QW * BQ * KS;        // where the keys start in hs (after Q where QW is 1)
 
 // lscale: the scores' factor besides 1/sqrt(HD): 1, or 1/(l+1) in block l of a GPT-2 with
 // scale_attn_by_inverse_layer_idx (Stanford CRFM's).
@@ -131,7 +145,7 @@ struct Params { B: u32, T: u32, C: u32, H: u32, KV: u32, S: u32, pos0: u32, ld: 
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;  // (B*T, C)
 var<push_constant> p: Params;
 
-var<workgroup> hs: array<f16, max(BQ, 2u * BKV) * KS>; // Q (BQ, HD) at the start, then K (BKV, HD) | V (BKV, HD)
+var<workgroup> hs: array<f16, (QW * BQ + max((1u - QW) * BQ, 2u * BKV)) * KS>; // Q (BQ, HD) at the start, then (after it where QW is 1) K (BKV, HD) | V (BKV, HD)
 var<workgroup> ps: array<f16, BQ * PS>;               // P (BQ, BKV)
 var<workgroup> ss: array<f32, BQ * SS>;               // S (BQ, BKV), then P·V (BQ, HD)
 
@@ -154,15 +168,30 @@ fn stage16(o: u32, h: vec4<f16>) {
 	hs[o + 3u] = h.w;
 }
 
+// tileAt is the cache index of vec4 i of a tile of keys or values from
+// position s0, clamped to the block's keys and the head's channels (always
+// a loaded vec4: tileOK says whether it is the tile's).
+fn tileAt(i: u32, s0: u32, keys: u32, cbase: u32) -> u32 {
+	return cbase + min(s0 + i / HP4, keys - 1u) * HD4 + min(i % HP4, HD4 - 1u);
+}
+
+// tileOK says whether vec4 i of a tile from position s0 holds a key (a
+// value): not past the block's keys, a channel past HD or past the tile.
+fn tileOK(i: u32, s0: u32, keys: u32) -> bool {
+	return (i < BKV * HP4) & (s0 + i / HP4 < keys) & (i % HP4 < HD4);
+}
+
 // tileVec is vec4 i of a tile of keys (v false) or values (v true) from
-// position s0, rounded to f16: zeros past the block's keys, channels past
-// HD and vec4s past the tile.
-fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec4<f16> {
-	let s = s0 + i / HP4;
-	let c = i % HP4;
-	if i >= BKV * HP4 || s >= keys || c >= HD4 { return vec4<f16>(0.0); }
-	if v { return toF16(vc[cbase + s * HD4 + c]); }
-	return toF16(kc[cbase + s * HD4 + c]);
+// position s0 as staged (PF 1): rounded to f16, zero where not tileOK,
+// packed in two words (ACO, AMD's compiler, keeps them in two registers,
+// where it gives a vec4<f16> four, one per 16 bits). The load is
+// unconditional (tileAt) and the zeros selected after it, so that a tile's
+// loads are all in flight together (ACO waits for a load in a branch at
+// the branch's end).
+fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec2<u32> {
+	var x: vec4<f16>;
+	if v { x = toF16(vc[tileAt(i, s0, keys, cbase)]); } else { x = toF16(kc[tileAt(i, s0, keys, cbase)]); }
+	return select(vec2<u32>(0u), bitcast<vec2<u32>>(x), tileOK(i, s0, keys));
 }
 
 @compute @workgroup_size(WG)
@@ -195,8 +224,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 		stage((i / HP4) * KS + 4u * c, v);
 	}
 	workgroupBarrier();
-	var qm: array<subgroup_matrix_left<f16, SK, SM>, FM * NQ>; // (i, k) at i * NQ + k
-	for (var i = 0u; i < FM; i++) {
+	var qm: array<subgroup_matrix_left<f16, SK, SM>, FM * NQ>; // QW 0: (i, k) at i * NQ + k (QW 1: unused)
+	for (var i = 0u; i < FM * (1u - QW); i++) {
 		for (var k = 0u; k < NQ; k++) {
 			qm[i * NQ + k] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, (r0 + i * SM) * KS + k * SK, false, KS);
 		}
@@ -220,47 +249,78 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 	let keys = p.pos0 + min(q0 + BQ, p.T); // keys the block sees: 0 .. keys-1
 	let sgLast = p.pos0 + min(q0 + r0 + RPS, p.T) - 1u; // the subgroup's last visible key
 	let cbase = (b * p.KV + g) * p.S * HD4;
-	var kr: array<vec4<f16>, SL>; // a tile's keys and values, on their way to workgroup memory
-	var vr: array<vec4<f16>, SL>;
+	var kr: array<vec2<u32>, SL>; // PF 1: the next tile's keys and values (tileVec), on their way to workgroup memory
+	var vr: array<vec2<u32>, SL>;
 	for (var s0 = 0u; s0 < keys; s0 += BKV) {
-		// 1. The tile's keys (rows 0 .. BKV-1 of hs) and values (BKV .. 2*BKV-1):
-		// every load first, rounded to f16 into registers, then the stores,
-		// so that the loads are in flight together (PF 1: loaded during the
-		// tile before, but the first).
-		if PF == 0u || s0 == 0u {
-			for (var l = 0u; l < SL; l++) {
-				kr[l] = tileVec(false, li + l * WG, s0, keys, cbase);
-				vr[l] = tileVec(true, li + l * WG, s0, keys, cbase);
+		// 1. The tile's keys (BKV rows of hs from KO) and values (the BKV after).
+		if PF == 0u {
+			// LB vec4s of keys and of values at a time: the loads first (f32,
+			// into registers), then their stores (rounded to f16), so that
+			// the loads are in flight together.
+			for (var b0 = 0u; b0 < SL; b0 += LB) {
+				var kf: array<vec4<f32>, LB>;
+				var vf: array<vec4<f32>, LB>;
+				for (var l = 0u; l < LB; l++) {
+					kf[l] = kc[tileAt(li + (b0 + l) * WG, s0, keys, cbase)];
+					vf[l] = vc[tileAt(li + (b0 + l) * WG, s0, keys, cbase)];
+				}
+				for (var l = 0u; l < LB; l++) {
+					let i = li + (b0 + l) * WG;
+					if i < BKV * HP4 {
+						let o = KO + (i / HP4) * KS + 4u * (i % HP4);
+						let ok = tileOK(i, s0, keys);
+						stage16(o, select(vec4<f16>(0.0), toF16(kf[l]), ok));
+						stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(vf[l]), ok));
+					}
+				}
 			}
-		}
-		for (var l = 0u; l < SL; l++) {
-			let i = li + l * WG;
-			if i < BKV * HP4 {
-				let o = (i / HP4) * KS + 4u * (i % HP4);
-				stage16(o, kr[l]);
-				stage16(BKV * KS + o, vr[l]);
+		} else {
+			if s0 == 0u { // the first tile's loads (the others', the tile before's)
+				for (var l = 0u; l < SL; l++) {
+					kr[l] = tileVec(false, li + l * WG, 0u, keys, cbase);
+					vr[l] = tileVec(true, li + l * WG, 0u, keys, cbase);
+				}
+			}
+			for (var l = 0u; l < SL; l++) {
+				let i = li + l * WG;
+				if i < BKV * HP4 {
+					let o = KO + (i / HP4) * KS + 4u * (i % HP4);
+					stage16(o, bitcast<vec4<f16>>(kr[l]));
+					stage16(BKV * KS + o, bitcast<vec4<f16>>(vr[l]));
+				}
 			}
 		}
 		workgroupBarrier();
-		if PF == 1u && s0 + BKV < keys { // the next tile's loads, in flight during this one's steps 2 to 5
+		if PF == 1u && s0 + BKV < keys { // the next tile's loads
 			for (var l = 0u; l < SL; l++) {
 				kr[l] = tileVec(false, li + l * WG, s0 + BKV, keys, cbase);
 				vr[l] = tileVec(true, li + l * WG, s0 + BKV, keys, cbase);
 			}
 		}
 		let busy = q0 + r0 < p.T && s0 <= sgLast; // subgroup-uniform
-		// 2. S = Q·Kᵀ for the subgroup's rows.
+		// 2. S = Q·Kᵀ for the subgroup's rows: each right matrix once, for
+		// its FM row blocks (so that the compiler keeps one at a time).
 		if busy {
-			for (var i = 0u; i < FM; i++) {
-				var acc: array<subgroup_matrix_result<f32, SN, SM>, NS>;
-				for (var k = 0u; k < NQ; k++) {
-					for (var n = 0u; n < NS; n++) {
-						let kt = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, n * SN * KS + k * SK, true, KS);
-						acc[n] = subgroupMatrixMultiplyAccumulate(qm[i * NQ + k], kt, acc[n]);
+			var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * NS>; // (i, n) at i * NS + n
+			for (var k = 0u; k < NQ; k++) {
+				var qa: array<subgroup_matrix_left<f16, SK, SM>, FM>;
+				for (var i = 0u; i < FM; i++) {
+					if QW == 1u {
+						qa[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&hs, (r0 + i * SM) * KS + k * SK, false, KS);
+					} else {
+						qa[i] = qm[i * NQ + k];
 					}
 				}
 				for (var n = 0u; n < NS; n++) {
-					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[n], false, SS);
+					let kt = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, KO + n * SN * KS + k * SK, true, KS);
+					for (var i = 0u; i < FM; i++) {
+						acc[i * NS + n] = subgroupMatrixMultiplyAccumulate(qa[i], kt, acc[i * NS + n]);
+					}
+				}
+			}
+			for (var i = 0u; i < FM; i++) {
+				for (var n = 0u; n < NS; n++) {
+					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[i * NS + n], false, SS);
 				}
 			}
 		}
@@ -269,46 +329,61 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 		if busy {
 			for (var j = 0u; j < QR; j++) {
 				let row = r0 + j * RSTEP + sid / R;
-				// The invocation's scores of the row, column part + R*((c + row*ROT) % CJ)
-				// in sc[c]. Rows lie SS words apart, a multiple of 4: where SS/R is
-				// even (R 1 or 2) a subgroup's rows would read ss in 8 or 16 banks,
-				// so there (ROT 1) each row starts at its own column: rows SS + R
-				// words apart, SS/R + 1 odd, a bank each (where SS/R is odd they
-				// are already).
+				// The invocation's scores of the row, column part + R*((c + rot) % CJ)
+				// in sc[c]. Rows lie SS words apart, SS = 4 (mod 8): 8 rows in 8
+				// banks 4 apart, so where SS/R is even (R 1 or 2: a subgroup's rows
+				// would read ss in 8 or 16 banks) rows 8 apart start NROT-th of 4
+				// banks further (ROT 1; where SS/R is odd they are already apart).
+				// The rotation is small, so that all but the last NROT-1 columns
+				// are at constant offsets from the row's start (the compiler keeps
+				// no address per column), and the masked scores (past the row's
+				// last key) are -3e38: exp(-3e38 - m) is 0, as a skipped one.
 				var sc: array<f32, CJ>;
 				var mt = m[j];
+				let rot = select(0u, (row / 8u) % NROT, ROT == 1u);
+				let sb = row * SS + part; // the row's first column in ss and ps
+				let pb = row * PS + part;
+				let lim = i32(last[j]) - i32(s0 + part + R * rot);
 				for (var c = 0u; c < CJ; c++) {
-					let col = part + R * ((c + row * ROT) % CJ);
-					sc[c] = ss[row * SS + col] * scale;
-					if s0 + col <= last[j] { mt = max(mt, sc[c]); }
+					let w = c + NROT > CJ; // the column may wrap around (constant once unrolled)
+					let cw = R * ((c + rot) % CJ);
+					let v = ss[sb + select(R * (c + rot), cw, w)] * scale;
+					sc[c] = select(-3.0e38, v, select(i32(R * c) <= lim, i32(cw) <= lim + i32(R * rot), w));
+					mt = max(mt, sc[c]);
 				}
 				for (var x = 1u; x < R; x *= 2u) { mt = max(mt, subgroupShuffleXor(mt, x)); }
 				corr[j] = exp(m[j] - mt);
 				var sum = 0.0;
 				for (var c = 0u; c < CJ; c++) {
-					let col = part + R * ((c + row * ROT) % CJ);
-					let e = select(0.0, exp(sc[c] - mt), s0 + col <= last[j]);
+					let w = c + NROT > CJ;
+					let e = exp(sc[c] - mt);
 					sum += e;
-					ps[row * PS + col] = f16(e);
+					ps[pb + select(R * (c + rot), R * ((c + rot) % CJ), w)] = f16(e);
 				}
 				l[j] = l[j] * corr[j] + sum;
 				m[j] = mt;
 			}
 		}
 		workgroupBarrier();
-		// 4. P·V for the subgroup's rows, where the scores were.
+		// 4. P·V for the subgroup's rows, where the scores were (each right
+		// matrix once, as in step 2).
 		if busy {
-			for (var i = 0u; i < FM; i++) {
-				var acc: array<subgroup_matrix_result<f32, SN, SM>, NO>;
-				for (var k = 0u; k < NP; k++) {
-					let pm = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&ps, (r0 + i * SM) * PS + k * SK, false, PS);
-					for (var n = 0u; n < NO; n++) {
-						let vm = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, (BKV + k * SK) * KS + n * SN, false, KS);
-						acc[n] = subgroupMatrixMultiplyAccumulate(pm, vm, acc[n]);
-					}
+			var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * NO>; // (i, n) at i * NO + n
+			for (var k = 0u; k < NP; k++) {
+				var pm: array<subgroup_matrix_left<f16, SK, SM>, FM>;
+				for (var i = 0u; i < FM; i++) {
+					pm[i] = subgroupMatrixLoad<subgroup_matrix_left<f16, SK, SM>>(&ps, (r0 + i * SM) * PS + k * SK, false, PS);
 				}
 				for (var n = 0u; n < NO; n++) {
-					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[n], false, SS);
+					let vm = subgroupMatrixLoad<subgroup_matrix_right<f16, SN, SK>>(&hs, KO + (BKV + k * SK) * KS + n * SN, false, KS);
+					for (var i = 0u; i < FM; i++) {
+						acc[i * NO + n] = subgroupMatrixMultiplyAccumulate(pm[i], vm, acc[i * NO + n]);
+					}
+				}
+			}
+			for (var i = 0u; i < FM; i++) {
+				for (var n = 0u; n < NO; n++) {
+					subgroupMatrixStore(&ss, (r0 + i * SM) * SS + n * SN, acc[i * NO + n], false, SS);
 				}
 			}
 		}

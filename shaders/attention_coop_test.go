@@ -31,9 +31,10 @@ var attnCoopCases = []struct {
 
 // attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg and its
 // case number ci: two subgroups (one in cases 2 and 3: a workgroup of one
-// subgroup, as two of the autotuner's tilings) of one left matrix each and
-// tiles of one matrix width, so that the small cases cross several tiles
-// and blocks (the default tiling has 64 keys per tile), with the next
+// subgroup, as two of the autotuner's tilings) of one left matrix each (two
+// in case 0: each right matrix multiplies both, as with 32 rows a subgroup)
+// and tiles of one matrix width, so that the small cases cross several
+// tiles and blocks (the default tiling has 64 keys per tile), with the next
 // tile's loads in flight (PF 1) in odd cases; natively, the default tiling
 // too.
 func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd, ci int) []attnCoopTiles {
@@ -43,7 +44,11 @@ func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd, ci int) [
 	if ci == 2 || ci == 3 {
 		sg = 1
 	}
-	small := attnCoopTiles{cfg: cfg, FM: 1, HD: hd, BKV: max(cfg.K, cfg.N), SG: sg, SGS: sgs, PF: ci % 2}
+	fm := 1
+	if ci == 0 {
+		fm = 2
+	}
+	small := attnCoopTiles{cfg: cfg, FM: fm, HD: hd, BKV: max(cfg.K, cfg.N), SG: sg, SGS: sgs, PF: ci % 2}
 	out := []attnCoopTiles{small}
 	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		def, err := attnCoopTilesFor(cfg, sgs, hd, d.dev.Limits())
@@ -106,7 +111,7 @@ func attnCoopTest(t *testing.T, native bool, lowered func(fi, ci int) bool) {
 				continue
 			}
 			for _, tl := range attnCoopTestTiles(t, d, cfg, hd, ci) {
-				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d,chunk=%d/BKV%d,SG%dx%d,PF%d", cfg, hd, c.H, c.kv(), c.B, tc.chunk, tl.BKV, tl.SG, tl.SGS, tl.PF), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%v/hd=%d,H=%d,KV=%d,B=%d,chunk=%d/FM%d,BKV%d,SG%dx%d,PF%d", cfg, hd, c.H, c.kv(), c.B, tc.chunk, tl.FM, tl.BKV, tl.SG, tl.SGS, tl.PF), func(t *testing.T) {
 					if n := tl.loweredLoops(c.L); !hw && n > coopLoopBudget {
 						t.Fatalf("lowered, the kernel loops some %d times an invocation: past lavapipe's limit", n)
 					}
@@ -329,10 +334,12 @@ func TestValidAttnChoice(t *testing.T) {
 	}
 }
 
-// TestAttnCoopSource: attnCoopSource rewrites exactly the nine constant
-// lines of attention_coop.wgsl, keeping every other line where it was.
+// TestAttnCoopSource: attnCoopSource rewrites exactly the ten constant
+// lines of attention_coop.wgsl, keeping every other line where it was (QW
+// 1 here: 48 rows of head size 80 on 16 invocations keep Q in workgroup
+// memory).
 func TestAttnCoopSource(t *testing.T) {
-	tl := attnCoopTiles{cfg: MatrixConfig{M: 16, N: 32, K: 32}, FM: 3, HD: 80, BKV: 96, SG: 5, SGS: 64, PF: 1}
+	tl := attnCoopTiles{cfg: MatrixConfig{M: 16, N: 32, K: 32}, FM: 3, HD: 80, BKV: 32, SG: 1, SGS: 16, PF: 1}
 	x, err := attnCoopSource(tl)
 	if err != nil {
 		t.Fatal(err)
@@ -352,31 +359,33 @@ func TestAttnCoopSource(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"const SM: u32 = 16u;", "const SN: u32 = 32u;", "const SK: u32 = 32u;", "const FM: u32 = 3u;",
-		"const HD: u32 = 80u;", "const BKV: u32 = 96u;", "const SG: u32 = 5u;", "const SGS: u32 = 64u;", "const PF: u32 = 1u;"} {
+		"const HD: u32 = 80u;", "const BKV: u32 = 32u;", "const SG: u32 = 1u;", "const SGS: u32 = 16u;", "const PF: u32 = 1u;", "const QW: u32 = 1u;"} {
 		if !strings.Contains(x.Text, "\n"+want+" ") {
 			t.Errorf("no line %q", want)
 		}
 	}
-	if changed != 9 {
-		t.Errorf("%d lines changed, want 9", changed)
+	if changed != 10 {
+		t.Errorf("%d lines changed, want 10", changed)
 	}
 }
 
 // TestAttnCoopTilesFor: the default tiling at GPT-2's and the Llama
 // family's head sizes on an NVIDIA GPU (16x16x16, subgroups of 32, 48 KiB
-// of workgroup memory) and on lavapipe's limits (32 KiB, subgroups of 8)
-// for the test configurations; a head size past 128 has none.
+// of workgroup memory; Q in workgroup memory at head size 128, where an
+// invocation's share of it passes qwHalves) and on lavapipe's limits
+// (32 KiB, subgroups of 8) for the test configurations; a head size past
+// 128 has none.
 func TestAttnCoopTilesFor(t *testing.T) {
 	nvidia := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
 	for _, c := range []struct {
-		hd, bq, bkv, bytes int
-	}{{64, 64, 64, 45056}, {128, 32, 32, 36864}, {80, 64, 32, 37888}} {
+		hd, bq, bkv, bytes, qw int
+	}{{64, 64, 64, 45056, 0}, {128, 32, 32, 45568, 1}, {80, 64, 32, 37888, 0}} {
 		tl, err := attnCoopTilesFor(MatrixConfig{M: 16, N: 16, K: 16}, 32, c.hd, nvidia)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tl.BQ() != c.bq || tl.BKV != c.bkv || tl.sharedBytes() != c.bytes || tl.lanes() != 2 {
-			t.Errorf("hd %d: %v, %d bytes, %d lanes a row; want BQ %d, BKV %d, %d bytes, 2 lanes", c.hd, tl, tl.sharedBytes(), tl.lanes(), c.bq, c.bkv, c.bytes)
+		if tl.BQ() != c.bq || tl.BKV != c.bkv || tl.sharedBytes() != c.bytes || tl.lanes() != 2 || tl.qw() != c.qw {
+			t.Errorf("hd %d: %v, %d bytes, %d lanes a row, QW %d; want BQ %d, BKV %d, %d bytes, 2 lanes, QW %d", c.hd, tl, tl.sharedBytes(), tl.lanes(), tl.qw(), c.bq, c.bkv, c.bytes, c.qw)
 		}
 	}
 	lavapipe := wgpu.Limits{MaxComputeWorkgroupStorageSize: 32 << 10, MaxComputeInvocationsPerWorkgroup: 1024}

@@ -37,7 +37,10 @@ type attnCoopShape struct{ Rows, SG, BKV, PF int }
 // by twice as many workgroups as with 2 subgroups of 32 rows). On an NVIDIA
 // GPU at head size 64 each fits its 48 KiB, five in 32 KiB (two workgroups
 // an SM where a GPU has 64 KiB); those that fit no device are left out
-// (attnCoopCandidates).
+// (attnCoopCandidates). The tilings of 32 rows keep Q in workgroup memory
+// (QW 1) but {32, 2, 64, 0}, whose block would need 53 KiB so: on RDNA3 it
+// is the one ACO spills registers of (attnSpills, TestCompileStatistics; kept, as on
+// NVIDIA GPUs Q takes half the registers).
 var attnCoopShapes = []attnCoopShape{
 	{16, 4, 64, 0},
 	{16, 4, 32, 1},

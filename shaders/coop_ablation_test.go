@@ -93,22 +93,33 @@ func xorHalves(v string) string {
 // barriers between the steps of a tile (the one after staging stays).
 var (
 	noLoadAttn = [][2]string{
-		returnFirst("fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec4<f16> {", constLoad),
+		returnFirst("fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec2<u32> {", "return bitcast<vec2<u32>>(vec4<f16>(f16(i & 7u)));"),
+		{"kf[l] = kc[tileAt(li + (b0 + l) * WG, s0, keys, cbase)];", "kf[l] = vec4<f32>(f32(l & 7u));"},
+		{"vf[l] = vc[tileAt(li + (b0 + l) * WG, s0, keys, cbase)];", "vf[l] = vec4<f32>(f32(l & 7u));"},
 	}
 	noConvertAttn = [][2]string{
-		{"if v { return toF16(vc[cbase + s * HD4 + c]); }", "if v { " + xorHalves("vc[cbase + s * HD4 + c]") + " }"},
-		{"return toF16(kc[cbase + s * HD4 + c]);", xorHalves("kc[cbase + s * HD4 + c]")},
+		{"if v { x = toF16(vc[tileAt(i, s0, keys, cbase)]); } else { x = toF16(kc[tileAt(i, s0, keys, cbase)]); }",
+			"let u = bitcast<vec4<u32>>(select(kc[tileAt(i, s0, keys, cbase)], vc[tileAt(i, s0, keys, cbase)], v)); x = bitcast<vec4<f16>>(u.xy ^ u.zw);"},
+		{"stage16(o, select(vec4<f16>(0.0), toF16(kf[l]), ok));", "let uk = bitcast<vec4<u32>>(kf[l]); stage16(o, bitcast<vec4<f16>>(uk.xy ^ uk.zw));"},
+		{"stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(vf[l]), ok));", "let uv = bitcast<vec4<u32>>(vf[l]); stage16(BKV * KS + o, bitcast<vec4<f16>>(uv.xy ^ uv.zw));"},
 	}
 	f16Attn = [][2]string{
 		{"var<storage, read> kc: array<vec4<f32>>;", "var<storage, read> kc: array<vec4<f16>>;"},
 		{"var<storage, read> vc: array<vec4<f32>>;", "var<storage, read> vc: array<vec4<f16>>;"},
-		{"if v { return toF16(vc[cbase + s * HD4 + c]); }", "if v { return vc[cbase + s * HD4 + c]; }"},
-		{"return toF16(kc[cbase + s * HD4 + c]);", "return kc[cbase + s * HD4 + c];"},
+		{"if v { x = toF16(vc[tileAt(i, s0, keys, cbase)]); } else { x = toF16(kc[tileAt(i, s0, keys, cbase)]); }",
+			"if v { x = vc[tileAt(i, s0, keys, cbase)]; } else { x = kc[tileAt(i, s0, keys, cbase)]; }"},
+		{"var kf: array<vec4<f32>, LB>;", "var kf: array<vec4<f16>, LB>;"},
+		{"var vf: array<vec4<f32>, LB>;", "var vf: array<vec4<f16>, LB>;"},
+		{"select(vec4<f16>(0.0), toF16(kf[l]), ok)", "select(vec4<f16>(0.0), kf[l], ok)"},
+		{"select(vec4<f16>(0.0), toF16(vf[l]), ok)", "select(vec4<f16>(0.0), vf[l], ok)"},
 	}
-	noStageAttn   = [][2]string{{"stage16(o, kr[l]);\n\t\t\t\tstage16(BKV * KS + o, vr[l]);", ""}}
-	noScoresAttn  = [][2]string{{"acc[n] = subgroupMatrixMultiplyAccumulate(qm[i * NQ + k], kt, acc[n]);", ""}}
+	noStageAttn = [][2]string{
+		{"stage16(o, select(vec4<f16>(0.0), toF16(kf[l]), ok));\n\t\t\t\t\t\tstage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(vf[l]), ok));", ""},
+		{"stage16(o, bitcast<vec4<f16>>(kr[l]));\n\t\t\t\t\tstage16(BKV * KS + o, bitcast<vec4<f16>>(vr[l]));", ""},
+	}
+	noScoresAttn  = [][2]string{{"acc[i * NS + n] = subgroupMatrixMultiplyAccumulate(qa[i], kt, acc[i * NS + n]);", ""}}
 	noSoftmaxAttn = [][2]string{{"// 3. The online softmax of the subgroup's rows.\n\t\tif busy {", "if false {"}}
-	noPVAttn      = [][2]string{{"acc[n] = subgroupMatrixMultiplyAccumulate(pm, vm, acc[n]);", ""}}
+	noPVAttn      = [][2]string{{"acc[i * NO + n] = subgroupMatrixMultiplyAccumulate(pm[i], vm, acc[i * NO + n]);", ""}}
 	noBarrierAttn = [][2]string{
 		{"workgroupBarrier();\n\t\t// 3. The online", "// 3. The online"},
 		{"workgroupBarrier();\n\t\t// 4. P·V", "// 4. P·V"},
