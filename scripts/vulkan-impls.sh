@@ -36,10 +36,15 @@ cp "$work/chromium/usr/lib/chromium/libvk_swiftshader.so" "$work/chromium/usr/li
 cat >"$ss/icd.json" <<EOF
 {"file_format_version": "1.0.0", "ICD": {"library_path": "$ss/libvk_swiftshader.so", "api_version": "1.0.5"}}
 EOF
+# The manifest lists the instance extensions the layer implements: the loader answers for the layer from it, and
+# wgpu asks for synchronization validation only through an extension listed here (VK_EXT_layer_settings, else
+# VK_EXT_validation_features; without them the layer ran without it).
 cat >"$ss/layers/VkLayer_khronos_validation.json" <<EOF
 {"file_format_version": "1.2.0", "layer": {"name": "VK_LAYER_KHRONOS_validation", "type": "GLOBAL",
  "library_path": "$ss/libVkLayer_khronos_validation.so", "api_version": "1.3.250", "implementation_version": "1",
- "description": "Khronos validation layer, as Debian's chromium-common package builds it"}}
+ "description": "Khronos validation layer, as Debian's chromium-common package builds it",
+ "instance_extensions": [{"name": "VK_EXT_debug_report", "spec_version": "9"}, {"name": "VK_EXT_debug_utils", "spec_version": "1"},
+  {"name": "VK_EXT_validation_features", "spec_version": "2"}, {"name": "VK_EXT_layer_settings", "spec_version": "2"}]}}
 EOF
 
 # Mesa 25 lavapipe from bookworm-backports, through a private apt state (the system's sources stay as they are).

@@ -80,6 +80,9 @@ func newTestDevWith(t testing.TB, extra ...wgpu.FeatureName) *testDev {
 			})
 			if validation {
 				prereq.Validation(t, inst.ValidationEnabled())
+				if inst.ValidationEnabled() {
+					prereq.SyncValidation(t, inst.SyncValidationEnabled())
+				}
 			}
 			return &testDev{dev: dev, info: ad.Info(), f16: dev.HasFeature(wgpu.FeatureShaderF16)}
 		}

@@ -83,6 +83,9 @@ func newEnvWith(t testing.TB, validation bool, features ...FeatureName) *testEnv
 	if validation && !inst.ValidationEnabled() {
 		t.Logf("validation layer %s not installed: running without it", ValidationLayer)
 	}
+	if inst.ValidationEnabled() {
+		prereq.SyncValidation(t, inst.SyncValidationEnabled())
+	}
 	return env
 }
 

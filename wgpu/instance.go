@@ -17,8 +17,9 @@ const ValidationLayer = "VK_LAYER_KHRONOS_validation"
 // InstanceDescriptor configures CreateInstance. The zero value is usable.
 type InstanceDescriptor struct {
 	// Validation enables ValidationLayer and a debug messenger, if the layer is installed (see
-	// Instance.ValidationEnabled), with synchronization validation (missing barriers are reported) where the
-	// layer offers VK_EXT_validation_features. Meant for tests and debugging; it slows everything down.
+	// Instance.ValidationEnabled), with the layer's synchronization validation (missing or wrong barriers are
+	// reported as SYNC-HAZARD-* errors; see Instance.SyncValidationEnabled). Meant for tests and debugging; it
+	// slows everything down.
 	Validation bool
 	// OnMessage receives the warnings and errors the validation layer or driver reports. It may be called from
 	// any goroutine, during any Vulkan call (with package locks held): it must not call into this package. Nil
@@ -49,6 +50,7 @@ type Instance struct {
 	// validationSpec is the Vulkan header version the validation layer was
 	// written for: extensions newer than it are not used under it.
 	validationSpec uint32
+	syncValidation bool // the layer's synchronization validation was asked for
 	messenger      vk.DebugUtilsMessengerEXT
 	cbID           uintptr
 	closed         bool
@@ -78,7 +80,7 @@ func CreateInstance(desc *InstanceDescriptor) (*Instance, error) {
 	}
 	var enableExts, layers []string
 	var flags vk.InstanceCreateFlags
-	syncValidation := false
+	var syncModes []syncMode // the ways to ask for synchronization validation, best first
 	if exts["VK_KHR_portability_enumeration"] {
 		enableExts = append(enableExts, "VK_KHR_portability_enumeration")
 		flags |= vk.InstanceCreateEnumeratePortabilityBitKHR
@@ -97,51 +99,75 @@ func CreateInstance(desc *InstanceDescriptor) (*Instance, error) {
 				return nil, errorf(ErrMissingFeature, "validation layer without VK_EXT_debug_utils")
 			}
 			enableExts = append(enableExts, "VK_EXT_debug_utils")
-			syncValidation = lexts["VK_EXT_validation_features"]
-			if syncValidation {
-				enableExts = append(enableExts, "VK_EXT_validation_features")
+			// A layer that takes settings (VK_EXT_layer_settings) is told through them: such a layer deprecates
+			// VK_EXT_validation_features, and only settings can ask it to check the accesses of shaders.
+			if lexts[extLayerSettings] {
+				syncModes = append(syncModes, syncSettings)
+			}
+			if lexts[extValidationFeatures] {
+				syncModes = append(syncModes, syncFeatures)
 			}
 		}
 	}
+	// Messages of vkCreateInstance are held until it is known whether the attempt stands: a refused one's (the
+	// loader's complaint about an extension it does not know) are dropped.
+	creating := &heldMessages{held: true}
+	if inst.validation {
+		inst.cbID = registerCallback(creating.wrap(desc.OnMessage))
+	}
+	var mci *vk.DebugUtilsMessengerCreateInfoEXT
 	var a vk.Arena
 	defer a.Release()
-	app := vk.New[vk.ApplicationInfo](&a)
-	app.PApplicationName = a.CString("wgpu-eval")
-	app.PEngineName = a.CString("wgpu-eval/wgpu")
-	app.ApiVersion = inst.apiVersion
-	ci := vk.New[vk.InstanceCreateInfo](&a)
-	ci.Flags = flags
-	ci.PApplicationInfo = app
-	ci.EnabledLayerCount, ci.PpEnabledLayerNames = uint32(len(layers)), a.CStrings(layers)
-	ci.EnabledExtensionCount, ci.PpEnabledExtensionNames = uint32(len(enableExts)), a.CStrings(enableExts)
-	var mci *vk.DebugUtilsMessengerCreateInfoEXT
-	if inst.validation {
-		inst.cbID = registerCallback(desc.OnMessage)
-		mci = vk.New[vk.DebugUtilsMessengerCreateInfoEXT](&a)
-		mci.MessageSeverity = vk.DebugUtilsMessageSeverityWarningBitEXT | vk.DebugUtilsMessageSeverityErrorBitEXT
-		mci.MessageType = vk.DebugUtilsMessageTypeGeneralBitEXT | vk.DebugUtilsMessageTypeValidationBitEXT |
-			vk.DebugUtilsMessageTypePerformanceBitEXT
-		mci.PfnUserCallback = messengerCallback()
-		*(*uintptr)(unsafe.Pointer(&mci.PUserData)) = inst.cbID // an ID, not a pointer
-		ci.PNext = unsafe.Pointer(mci)                          // also covers vkCreateInstance itself
-		if syncValidation {
-			vf := vk.New[vk.ValidationFeaturesEXT](&a)
-			enable := vk.NewSlice[vk.ValidationFeatureEnableEXT](&a, 1)
-			enable[0] = vk.ValidationFeatureEnableSynchronizationValidationEXT
-			vf.EnabledValidationFeatureCount, vf.PEnabledValidationFeatures = 1, &enable[0]
-			vf.PNext, mci.PNext = mci.PNext, unsafe.Pointer(vf)
+	for i := 0; ; i++ {
+		mode := syncOff
+		if i < len(syncModes) {
+			mode = syncModes[i]
 		}
-	}
-	if err := check("vkCreateInstance", l.Global.CreateInstance(ci, nil, &inst.h)); err != nil {
-		unregisterCallback(inst.cbID)
-		return nil, err
+		mci = nil
+		ci := vk.New[vk.InstanceCreateInfo](&a)
+		app := vk.New[vk.ApplicationInfo](&a)
+		app.PApplicationName = a.CString("wgpu-eval")
+		app.PEngineName = a.CString("wgpu-eval/wgpu")
+		app.ApiVersion = inst.apiVersion
+		ci.Flags = flags
+		ci.PApplicationInfo = app
+		ci.EnabledLayerCount, ci.PpEnabledLayerNames = uint32(len(layers)), a.CStrings(layers)
+		enable := enableExts
+		if mode != syncOff {
+			enable = append(enable[:len(enable):len(enable)], mode.extension())
+		}
+		ci.EnabledExtensionCount, ci.PpEnabledExtensionNames = uint32(len(enable)), a.CStrings(enable)
+		if inst.validation {
+			mci = vk.New[vk.DebugUtilsMessengerCreateInfoEXT](&a)
+			mci.MessageSeverity = vk.DebugUtilsMessageSeverityWarningBitEXT | vk.DebugUtilsMessageSeverityErrorBitEXT
+			mci.MessageType = vk.DebugUtilsMessageTypeGeneralBitEXT | vk.DebugUtilsMessageTypeValidationBitEXT |
+				vk.DebugUtilsMessageTypePerformanceBitEXT
+			mci.PfnUserCallback = messengerCallback()
+			*(*uintptr)(unsafe.Pointer(&mci.PUserData)) = inst.cbID // an ID, not a pointer
+			ci.PNext = unsafe.Pointer(mci)                          // also covers vkCreateInstance itself
+			mci.PNext = mode.chain(&a)
+		}
+		r := l.Global.CreateInstance(ci, nil, &inst.h)
+		// A loader older than VK_EXT_layer_settings refuses it even where the layer offers it (Debian 12's
+		// 1.3.239 loader with a newer layer): then the next way is tried.
+		if r == vk.ErrorExtensionNotPresent && mode == syncSettings && i+1 < len(syncModes) {
+			creating.drop()
+			continue
+		}
+		creating.release(desc.OnMessage)
+		if err := check("vkCreateInstance", r); err != nil {
+			unregisterCallback(inst.cbID)
+			return nil, err
+		}
+		inst.syncValidation = mode != syncOff
+		break
 	}
 	if inst.fn, err = l.LoadInstance(inst.h); err != nil {
 		inst.Close()
 		return nil, err
 	}
 	if mci != nil {
-		mci.PNext = nil // the validation features were for vkCreateInstance only
+		mci.PNext = nil // the validation features or settings were for vkCreateInstance only
 		if err := check("vkCreateDebugUtilsMessengerEXT", inst.fn.CreateDebugUtilsMessengerEXT(inst.h, mci, nil, &inst.messenger)); err != nil {
 			inst.Close()
 			return nil, err
@@ -152,6 +178,67 @@ func CreateInstance(desc *InstanceDescriptor) (*Instance, error) {
 
 // ValidationEnabled reports whether the validation layer is active (requested and installed).
 func (i *Instance) ValidationEnabled() bool { return i.validation }
+
+// SyncValidationEnabled reports whether the validation layer's synchronization validation was asked for: the layer
+// is active and offers VK_EXT_layer_settings or VK_EXT_validation_features (a layer manifest that lists neither
+// leaves it off). Through the settings, newer layers are also asked to check the accesses of shaders
+// (syncval_shader_accesses_heuristic), which older ones (Debian 12's 1.3.239) check unasked.
+func (i *Instance) SyncValidationEnabled() bool { return i.syncValidation }
+
+const (
+	extLayerSettings      = "VK_EXT_layer_settings"
+	extValidationFeatures = "VK_EXT_validation_features"
+)
+
+// syncMode is how synchronization validation is asked of the validation layer.
+type syncMode int
+
+const (
+	syncOff      syncMode = iota
+	syncSettings          // VK_EXT_layer_settings: validate_sync and syncval_shader_accesses_heuristic
+	syncFeatures          // VK_EXT_validation_features: VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT
+)
+
+// extension is the instance extension the mode needs.
+func (m syncMode) extension() string {
+	if m == syncSettings {
+		return extLayerSettings
+	}
+	return extValidationFeatures
+}
+
+// chain is the structure that asks for the mode in VkInstanceCreateInfo's pNext chain, allocated in a; nil for
+// syncOff.
+func (m syncMode) chain(a *vk.Arena) unsafe.Pointer {
+	switch m {
+	case syncSettings:
+		return unsafe.Pointer(syncValidationSettings(a))
+	case syncFeatures:
+		vf := vk.New[vk.ValidationFeaturesEXT](a)
+		enable := vk.NewSlice[vk.ValidationFeatureEnableEXT](a, 1)
+		enable[0] = vk.ValidationFeatureEnableSynchronizationValidationEXT
+		vf.EnabledValidationFeatureCount, vf.PEnabledValidationFeatures = 1, &enable[0]
+		return unsafe.Pointer(vf)
+	}
+	return nil
+}
+
+// syncValidationSettings turns on the validation layer's synchronization validation, with the accesses of
+// shaders to the buffers they bind checked too (without syncval_shader_accesses_heuristic, a layer that takes
+// settings reports no hazard between a dispatch and anything else).
+func syncValidationSettings(a *vk.Arena) *vk.LayerSettingsCreateInfoEXT {
+	names := []string{"validate_sync", "syncval_shader_accesses_heuristic"}
+	settings := vk.NewSlice[vk.LayerSettingEXT](a, len(names))
+	on := vk.NewSlice[uint32](a, 1)
+	on[0] = vk.True
+	for i, n := range names {
+		settings[i] = vk.LayerSettingEXT{PLayerName: a.CString(ValidationLayer), PSettingName: a.CString(n),
+			Type: vk.LayerSettingTypeBool32EXT, ValueCount: 1, PValues: unsafe.Pointer(&on[0])}
+	}
+	ls := vk.New[vk.LayerSettingsCreateInfoEXT](a)
+	ls.SettingCount, ls.PSettings = uint32(len(settings)), &settings[0]
+	return ls
+}
 
 // APIVersion is the Vulkan version the instance was created for, e.g. "1.3.0".
 func (i *Instance) APIVersion() string { return vk.VersionString(i.apiVersion) }
@@ -302,6 +389,49 @@ var callbacks struct {
 	fn   uintptr
 	next uintptr
 	m    map[uintptr]func(Message)
+}
+
+// heldMessages holds messages while held is set, then passes them on.
+type heldMessages struct {
+	mu   sync.Mutex
+	held bool
+	msgs []Message
+}
+
+// wrap is f (nil: drop) behind h.
+func (h *heldMessages) wrap(f func(Message)) func(Message) {
+	return func(m Message) {
+		h.mu.Lock()
+		if h.held {
+			h.msgs = append(h.msgs, m)
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		if f != nil {
+			f(m)
+		}
+	}
+}
+
+// drop forgets the messages held so far.
+func (h *heldMessages) drop() {
+	h.mu.Lock()
+	h.msgs = nil
+	h.mu.Unlock()
+}
+
+// release passes the held messages to f (nil: drops them) and lets later ones through.
+func (h *heldMessages) release(f func(Message)) {
+	h.mu.Lock()
+	msgs := h.msgs
+	h.msgs, h.held = nil, false
+	h.mu.Unlock()
+	if f != nil {
+		for _, m := range msgs {
+			f(m)
+		}
+	}
 }
 
 func registerCallback(f func(Message)) uintptr {

@@ -84,6 +84,24 @@ func Validation(t testing.TB, enabled bool) {
 	}
 }
 
+// SyncValidation checks an instance that has the validation layer: enabled is
+// whether the layer's synchronization validation was asked for too
+// (wgpu.Instance.SyncValidationEnabled; a layer manifest that lists neither
+// VK_EXT_layer_settings nor VK_EXT_validation_features leaves it off). Where
+// "validation" is required a missing one fails the test, since missing
+// barriers would then pass unseen; elsewhere the test goes on and says so.
+func SyncValidation(t testing.TB, enabled bool) {
+	t.Helper()
+	switch {
+	case enabled:
+	case Required("validation"):
+		t.Fatalf("synchronization validation required here (CI or $%s) but the validation layer offers neither VK_EXT_layer_settings nor VK_EXT_validation_features (its manifest's instance_extensions; $VK_LAYER_PATH=%q)",
+			EnvVar("validation"), os.Getenv("VK_LAYER_PATH"))
+	default:
+		t.Logf("the validation layer offers no way to turn on its synchronization validation: running without it (set $%s to fail instead)", EnvVar("validation"))
+	}
+}
+
 // Tool returns the path of the program name on PATH; pkg is the Debian package
 // that has it.
 func Tool(t testing.TB, name, pkg string) string {

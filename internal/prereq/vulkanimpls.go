@@ -96,17 +96,26 @@ func (im VulkanImpl) With(k, v string) VulkanImpl {
 	return im
 }
 
+// SyncValShaderAccessesEnv is the validation layer's own variable for its
+// setting syncval_shader_accesses_heuristic. Newer layers (Chromium's, for
+// SwiftShader) check the accesses of shaders in their synchronization
+// validation only with it; wgpu asks for it through VK_EXT_layer_settings,
+// which Debian 12's loader (1.3.239) refuses, so the tests set it too.
+const SyncValShaderAccessesEnv = "VK_LAYER_SYNCVAL_SHADER_ACCESSES_HEURISTIC"
+
 // Env is the environment of a process that must see this implementation
 // only: the current one with the loader's variables replaced, Vulkan and
-// (unless $WGPU_NO_VALIDATION) the validation layer required, and
-// $WGPU_TEST_VULKAN_IMPLS and $WGPU_TEST_VULKAN_COMPILERS removed (no
-// recursion), then im.Vars. With LayerPath set,
-// VK_LAYER_PATH replaces the loader's search for explicit layers, so the
-// validation layer the tests enable is that folder's, never the system's.
+// (unless $WGPU_NO_VALIDATION) the validation layer required, with the
+// accesses of shaders checked by its synchronization validation
+// (SyncValShaderAccessesEnv), $WGPU_TEST_VULKAN_IMPLS and
+// $WGPU_TEST_VULKAN_COMPILERS removed (no recursion), then im.Vars. With
+// LayerPath set, VK_LAYER_PATH replaces the loader's search for explicit
+// layers, so the validation layer the tests enable is that folder's, never
+// the system's.
 func (im VulkanImpl) Env() []string {
 	drop := map[string]bool{"VK_ICD_FILENAMES": true, "VK_DRIVER_FILES": true, "VK_ADD_DRIVER_FILES": true, "VK_LAYER_PATH": true,
 		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true, VulkanCompilersEnv: true,
-		EnvVar("vulkan"): true, EnvVar("validation"): true}
+		EnvVar("vulkan"): true, EnvVar("validation"): true, SyncValShaderAccessesEnv: true}
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
@@ -115,7 +124,7 @@ func (im VulkanImpl) Env() []string {
 	}
 	env = append(env, "VK_ICD_FILENAMES="+im.ICD, "VK_DRIVER_FILES="+im.ICD, EnvVar("vulkan")+"=1")
 	if os.Getenv("WGPU_NO_VALIDATION") == "" {
-		env = append(env, EnvVar("validation")+"=1")
+		env = append(env, EnvVar("validation")+"=1", SyncValShaderAccessesEnv+"=1")
 	}
 	if im.LayerPath != "" {
 		env = append(env, "VK_LAYER_PATH="+im.LayerPath)

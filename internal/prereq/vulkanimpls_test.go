@@ -42,6 +42,7 @@ func TestVulkanImplEnv(t *testing.T) {
 	t.Setenv(VulkanCompilersEnv, "/x/compilers.json")
 	t.Setenv("WGPU_NO_VALIDATION", "")
 	t.Setenv("WGPU_REQUIRE_VULKAN", "1") // once in the child's environment, not twice
+	t.Setenv(SyncValShaderAccessesEnv, "true")
 	im := VulkanImpl{Name: "x", ICD: "/x/icd.json", LayerPath: "/x/layers", LibPath: "/x/lib", Expect: "X"}
 	env := im.Env()
 	vars := map[string][]string{}
@@ -50,7 +51,7 @@ func TestVulkanImplEnv(t *testing.T) {
 		vars[k] = append(vars[k], v)
 	}
 	for k, want := range map[string]string{"VK_ICD_FILENAMES": "/x/icd.json", "VK_DRIVER_FILES": "/x/icd.json", "VK_LAYER_PATH": "/x/layers",
-		"LD_LIBRARY_PATH": "/x/lib", "WGPU_REQUIRE_VULKAN": "1", "WGPU_REQUIRE_VALIDATION": "1"} {
+		"LD_LIBRARY_PATH": "/x/lib", "WGPU_REQUIRE_VULKAN": "1", "WGPU_REQUIRE_VALIDATION": "1", SyncValShaderAccessesEnv: "1"} {
 		if !slices.Equal(vars[k], []string{want}) {
 			t.Errorf("%s = %q, want %q", k, vars[k], want)
 		}
@@ -62,8 +63,31 @@ func TestVulkanImplEnv(t *testing.T) {
 	}
 	t.Setenv("WGPU_NO_VALIDATION", "1")
 	for _, kv := range im.Env() {
-		if strings.HasPrefix(kv, "WGPU_REQUIRE_VALIDATION=") {
+		if strings.HasPrefix(kv, "WGPU_REQUIRE_VALIDATION=") || strings.HasPrefix(kv, SyncValShaderAccessesEnv+"=") {
 			t.Errorf("with $WGPU_NO_VALIDATION: %s", kv)
+		}
+	}
+}
+
+// TestSyncValidation: an instance with the validation layer but without its
+// synchronization validation fails the test where validation is required and
+// goes on elsewhere.
+func TestSyncValidation(t *testing.T) {
+	t.Setenv("WGPU_REQUIRE_ALL", "")
+	t.Setenv("WGPU_REQUIRE_VALIDATION", "")
+	for _, c := range []struct {
+		ci      string
+		enabled bool
+		fail    bool
+	}{
+		{"", false, false},
+		{"true", false, true},
+		{"true", true, false},
+		{"", true, false},
+	} {
+		t.Setenv("CI", c.ci)
+		if failed, skipped := outcome(func(t testing.TB) { SyncValidation(t, c.enabled) }); failed != c.fail || skipped {
+			t.Errorf("CI=%q enabled %v: failed %v skipped %v, want failed %v", c.ci, c.enabled, failed, skipped, c.fail)
 		}
 	}
 }

@@ -59,6 +59,9 @@ func testAdapter(t *testing.T) *wgpu.Adapter {
 	})
 	if validation {
 		prereq.Validation(t, inst.ValidationEnabled())
+		if inst.ValidationEnabled() {
+			prereq.SyncValidation(t, inst.SyncValidationEnabled())
+		}
 	}
 	return ad
 }

@@ -840,6 +840,42 @@ type LayerProperties struct {
 	Description           [MaxDescriptionSize]byte
 }
 
+// LayerSettingEXT is VkLayerSettingEXT.
+type LayerSettingEXT struct {
+	PLayerName   *byte
+	PSettingName *byte
+	Type         LayerSettingTypeEXT
+	ValueCount   uint32
+	PValues      unsafe.Pointer
+}
+
+// LayerSettingTypeEXT is VkLayerSettingTypeEXT.
+type LayerSettingTypeEXT int32
+
+// Values of VkLayerSettingTypeEXT.
+const (
+	LayerSettingTypeBool32EXT  LayerSettingTypeEXT = 0
+	LayerSettingTypeInt32EXT   LayerSettingTypeEXT = 1
+	LayerSettingTypeInt64EXT   LayerSettingTypeEXT = 2
+	LayerSettingTypeUint32EXT  LayerSettingTypeEXT = 3
+	LayerSettingTypeUint64EXT  LayerSettingTypeEXT = 4
+	LayerSettingTypeFloat32EXT LayerSettingTypeEXT = 5
+	LayerSettingTypeFloat64EXT LayerSettingTypeEXT = 6
+	LayerSettingTypeStringEXT  LayerSettingTypeEXT = 7
+)
+
+// LayerSettingsCreateInfoEXT is VkLayerSettingsCreateInfoEXT.
+type LayerSettingsCreateInfoEXT struct {
+	SType        StructureType
+	PNext        unsafe.Pointer
+	SettingCount uint32
+	PSettings    *LayerSettingEXT
+}
+
+func (*LayerSettingsCreateInfoEXT) structureType() StructureType {
+	return StructureTypeLayerSettingsCreateInfoEXT
+}
+
 // MemoryAllocateInfo is VkMemoryAllocateInfo.
 type MemoryAllocateInfo struct {
 	SType           StructureType
@@ -2044,6 +2080,7 @@ const (
 	StructureTypePipelineExecutablePropertiesKHR                       StructureType = 1000269002
 	StructureTypePipelineExecutableInfoKHR                             StructureType = 1000269003
 	StructureTypePipelineExecutableStatisticKHR                        StructureType = 1000269004
+	StructureTypeLayerSettingsCreateInfoEXT                            StructureType = 1000496000
 	StructureTypePhysicalDeviceCooperativeMatrixFeaturesKHR            StructureType = 1000506000
 	StructureTypeCooperativeMatrixPropertiesKHR                        StructureType = 1000506001
 	StructureTypePhysicalDeviceCooperativeMatrixPropertiesKHR          StructureType = 1000506002

@@ -105,6 +105,7 @@ var extraStructs = []string{
 	"VkPhysicalDeviceMemoryBudgetPropertiesEXT",
 	"VkDebugUtilsMessengerCallbackDataEXT",
 	"VkValidationFeaturesEXT",
+	"VkLayerSettingsCreateInfoEXT",
 	"VkPhysicalDeviceCooperativeMatrixFeaturesKHR",
 	"VkPhysicalDeviceCooperativeMatrixPropertiesKHR",
 	"VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR",

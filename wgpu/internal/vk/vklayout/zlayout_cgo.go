@@ -371,6 +371,25 @@ const size_t vkl_layout[] = {
 #else
 	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
 #endif
+#if defined(VK_EXT_layer_settings)
+	sizeof(VkLayerSettingEXT), _Alignof(VkLayerSettingEXT),
+	offsetof(VkLayerSettingEXT, pLayerName),
+	offsetof(VkLayerSettingEXT, pSettingName),
+	offsetof(VkLayerSettingEXT, type),
+	offsetof(VkLayerSettingEXT, valueCount),
+	offsetof(VkLayerSettingEXT, pValues),
+#else
+	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
+#endif
+#if defined(VK_EXT_layer_settings)
+	sizeof(VkLayerSettingsCreateInfoEXT), _Alignof(VkLayerSettingsCreateInfoEXT),
+	offsetof(VkLayerSettingsCreateInfoEXT, sType),
+	offsetof(VkLayerSettingsCreateInfoEXT, pNext),
+	offsetof(VkLayerSettingsCreateInfoEXT, settingCount),
+	offsetof(VkLayerSettingsCreateInfoEXT, pSettings),
+#else
+	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
+#endif
 #if defined(VK_VERSION_1_0)
 	sizeof(VkMemoryAllocateInfo), _Alignof(VkMemoryAllocateInfo),
 	offsetof(VkMemoryAllocateInfo, sType),
@@ -964,7 +983,7 @@ const size_t vkl_layout[] = {
 	VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT, VKL_ABSENT,
 #endif
 };
-const size_t vkl_count = 713;
+const size_t vkl_count = 726;
 */
 import "C"
 
