@@ -91,7 +91,7 @@ var rules = map[string]rule{
 	"wgpu/internal/vk/vklayout": {ours: []string{"wgpu/internal/vk"}, others: []string{"C"}}, // cgo, -tags vkheaders
 
 	// Small utilities and test support.
-	"internal/download":     {},
+	"internal/download":     {others: []string{"golang.org/x/sys"}}, // the free space before a download (statfs, GetDiskFreeSpaceEx)
 	"internal/atomicfile":   {others: []string{"golang.org/x/sys"}}, // O_TMPFILE on Linux
 	"internal/msgpackbound": {},
 	"internal/infile":       {},
