@@ -31,11 +31,7 @@ const compileStatsEnv = "WGPU_TEST_COMPILE_STATS"
 // on every run, not only the CPU drivers' and the validator: a module that
 // spirv-val accepts can still be one a driver mistranslates or refuses.
 func TestKernelsCompileOnVulkanCompilers(t *testing.T) {
-	impls := prereq.VulkanCompilers(t)
-	for i := range impls {
-		impls[i] = impls[i].With(compileStatsEnv, "-")
-	}
-	prereq.RunOn(t, impls, "^TestCompileStatistics$", "", 10*time.Minute, "--- PASS: TestCompileStatistics")
+	prereq.RunOnVulkanCompilers(t, compileStatsEnv, "-", "^TestCompileStatistics$", 10*time.Minute, "--- PASS: TestCompileStatistics")
 }
 
 // compileJob is a pipeline TestCompileStatistics compiles: a kernel and its

@@ -154,6 +154,18 @@ func RunOnVulkanImpls(t *testing.T, pattern, skip string, timeout time.Duration,
 	RunOn(t, VulkanImpls(t), pattern, skip, timeout, want...)
 }
 
+// RunOnVulkanCompilers is RunOn for the compile-only drivers of
+// $WGPU_TEST_VULKAN_COMPILERS (VulkanCompilers), with the variable k set
+// to v in each child: what turns on the tests matching pattern, which
+// need such a driver.
+func RunOnVulkanCompilers(t *testing.T, k, v, pattern string, timeout time.Duration, want ...string) {
+	impls := VulkanCompilers(t)
+	for i := range impls {
+		impls[i] = impls[i].With(k, v)
+	}
+	RunOn(t, impls, pattern, "", timeout, want...)
+}
+
 // RunOn is RunOnVulkanImpls for the implementations impls (such as
 // VulkanCompilers'), without its -short rule.
 func RunOn(t *testing.T, impls []VulkanImpl, pattern, skip string, timeout time.Duration, want ...string) {

@@ -413,11 +413,7 @@ const noMemoryEnv = "WGPU_TEST_NO_MEMORY"
 // hardware, an AMD GPU with no memory that crashes when a device on it is
 // waited for), in a child process that sees that driver only.
 func TestAdaptersWithoutMemory(t *testing.T) {
-	impls := prereq.VulkanCompilers(t)
-	for i := range impls {
-		impls[i] = impls[i].With(noMemoryEnv, "1")
-	}
-	prereq.RunOn(t, impls, "^TestNoMemoryAdapter$", "", 2*time.Minute, "--- PASS: TestNoMemoryAdapter")
+	prereq.RunOnVulkanCompilers(t, noMemoryEnv, "1", "^TestNoMemoryAdapter$", 2*time.Minute, "--- PASS: TestNoMemoryAdapter")
 }
 
 // TestNoMemoryAdapter: an adapter without memory is refused by gpu:N with a
