@@ -60,6 +60,9 @@ func VulkanCompilers(t testing.TB) []VulkanImpl {
 func readImpls(t testing.TB, env, name, hint string) []VulkanImpl {
 	t.Helper()
 	path := os.Getenv(env)
+	if path == "" && os.Getenv(childEnv) != "" {
+		t.Skipf("a child run on one implementation (%s): its parent runs the tests that run children", os.Getenv(childEnv))
+	}
 	if path == "" {
 		Missing(t, name, fmt.Errorf("$%s not set (%s)", env, hint))
 	}
@@ -96,6 +99,12 @@ func (im VulkanImpl) With(k, v string) VulkanImpl {
 	return im
 }
 
+// childEnv marks a child process of RunOn: it names the implementation the
+// child runs on. A test that would run children of its own skips there
+// (Env removes the lists they read, and CI's rule that a missing
+// prerequisite fails must not fail them: their parent runs them).
+const childEnv = "WGPU_TEST_VULKAN_CHILD"
+
 // SyncValShaderAccessesEnv is the validation layer's own variable for its
 // setting syncval_shader_accesses_heuristic. Newer layers (Chromium's, for
 // SwiftShader) check the accesses of shaders in their synchronization
@@ -108,21 +117,22 @@ const SyncValShaderAccessesEnv = "VK_LAYER_SYNCVAL_SHADER_ACCESSES_HEURISTIC"
 // (unless $WGPU_NO_VALIDATION) the validation layer required, with the
 // accesses of shaders checked by its synchronization validation
 // (SyncValShaderAccessesEnv), $WGPU_TEST_VULKAN_IMPLS and
-// $WGPU_TEST_VULKAN_COMPILERS removed (no recursion), then im.Vars. With
+// $WGPU_TEST_VULKAN_COMPILERS removed and $WGPU_TEST_VULKAN_CHILD set to
+// im.Name (no recursion: the tests that read those lists skip), then im.Vars. With
 // LayerPath set, VK_LAYER_PATH replaces the loader's search for explicit
 // layers, so the validation layer the tests enable is that folder's, never
 // the system's.
 func (im VulkanImpl) Env() []string {
 	drop := map[string]bool{"VK_ICD_FILENAMES": true, "VK_DRIVER_FILES": true, "VK_ADD_DRIVER_FILES": true, "VK_LAYER_PATH": true,
 		"VK_ADD_LAYER_PATH": true, "LD_LIBRARY_PATH": true, "WGPU_ADAPTER": true, VulkanImplsEnv: true, VulkanCompilersEnv: true,
-		EnvVar("vulkan"): true, EnvVar("validation"): true, SyncValShaderAccessesEnv: true}
+		childEnv: true, EnvVar("vulkan"): true, EnvVar("validation"): true, SyncValShaderAccessesEnv: true}
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "VK_ICD_FILENAMES="+im.ICD, "VK_DRIVER_FILES="+im.ICD, EnvVar("vulkan")+"=1")
+	env = append(env, "VK_ICD_FILENAMES="+im.ICD, "VK_DRIVER_FILES="+im.ICD, EnvVar("vulkan")+"=1", childEnv+"="+im.Name)
 	if os.Getenv("WGPU_NO_VALIDATION") == "" {
 		env = append(env, EnvVar("validation")+"=1", SyncValShaderAccessesEnv+"=1")
 	}

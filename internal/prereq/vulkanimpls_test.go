@@ -51,7 +51,7 @@ func TestVulkanImplEnv(t *testing.T) {
 		vars[k] = append(vars[k], v)
 	}
 	for k, want := range map[string]string{"VK_ICD_FILENAMES": "/x/icd.json", "VK_DRIVER_FILES": "/x/icd.json", "VK_LAYER_PATH": "/x/layers",
-		"LD_LIBRARY_PATH": "/x/lib", "WGPU_REQUIRE_VULKAN": "1", "WGPU_REQUIRE_VALIDATION": "1", SyncValShaderAccessesEnv: "1"} {
+		"LD_LIBRARY_PATH": "/x/lib", "WGPU_REQUIRE_VULKAN": "1", "WGPU_REQUIRE_VALIDATION": "1", SyncValShaderAccessesEnv: "1", childEnv: "x"} {
 		if !slices.Equal(vars[k], []string{want}) {
 			t.Errorf("%s = %q, want %q", k, vars[k], want)
 		}
@@ -65,6 +65,30 @@ func TestVulkanImplEnv(t *testing.T) {
 	for _, kv := range im.Env() {
 		if strings.HasPrefix(kv, "WGPU_REQUIRE_VALIDATION=") || strings.HasPrefix(kv, SyncValShaderAccessesEnv+"=") {
 			t.Errorf("with $WGPU_NO_VALIDATION: %s", kv)
+		}
+	}
+}
+
+// TestImplsInChild: in a child of RunOn, which Env gives neither list, the
+// tests that read them skip, in CI too (where a missing list fails them
+// elsewhere): their parent runs them.
+func TestImplsInChild(t *testing.T) {
+	t.Setenv("WGPU_REQUIRE_ALL", "")
+	t.Setenv("CI", "true")
+	t.Setenv(VulkanImplsEnv, "")
+	t.Setenv(VulkanCompilersEnv, "")
+	for _, c := range []struct {
+		child      string
+		fail, skip bool
+	}{
+		{"", true, false},
+		{"swiftshader", false, true},
+	} {
+		t.Setenv(childEnv, c.child)
+		for name, read := range map[string]func(testing.TB) []VulkanImpl{"VulkanImpls": VulkanImpls, "VulkanCompilers": VulkanCompilers} {
+			if failed, skipped := outcome(func(t testing.TB) { read(t) }); failed != c.fail || skipped != c.skip {
+				t.Errorf("%s with %s=%q: failed %v skipped %v, want failed %v skipped %v", name, childEnv, c.child, failed, skipped, c.fail, c.skip)
+			}
 		}
 	}
 }
