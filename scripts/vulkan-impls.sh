@@ -68,7 +68,8 @@ mesa=$(dpkg-deb -f "$work"/mesa-vulkan-drivers_*.deb Version)
 
 # The same Mesa's RADV, for compiling only: with RADV_FORCE_FAMILY it offers an AMD GPU on "null hardware"
 # whose pipelines ACO (AMD's shader compiler) really compiles, with statistics (registers, spills), but which
-# can run nothing. navi31 (RX 7900 XTX, RDNA3) has cooperative matrices; navi21 (RX 6900, RDNA2) has none.
+# can run nothing. navi31 (RX 7900 XTX, RDNA3) has cooperative matrices; navi21 (RX 6900, RDNA2) has none;
+# vega10 (RX Vega 64, GCN 5) and polaris10 (RX 480/580, GCN 4, no 16-bit floats) run subgroups of 64.
 # Its shader cache is off (every pipeline compiled afresh, the user's cache untouched). It needs Debian 12's
 # libLLVM-15 (mesa-vulkan-drivers' dependency) and the libdrm above.
 rv=$dir/radv25
@@ -86,7 +87,9 @@ EOF
 cat >"$dir/compilers.json" <<EOF
 [
   {"name": "radv25-navi31", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi31", "MESA_SHADER_CACHE_DISABLE": "true"}, "expect": "RADV NAVI31"},
-  {"name": "radv25-navi21", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi21", "MESA_SHADER_CACHE_DISABLE": "true"}, "expect": "RADV NAVI21"}
+  {"name": "radv25-navi21", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "navi21", "MESA_SHADER_CACHE_DISABLE": "true"}, "expect": "RADV NAVI21"},
+  {"name": "radv25-vega10", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "vega10", "MESA_SHADER_CACHE_DISABLE": "true"}, "expect": "RADV VEGA10"},
+  {"name": "radv25-polaris10", "icd": "$rv/icd.json", "lib_path": "$rv", "env": {"RADV_FORCE_FAMILY": "polaris10", "MESA_SHADER_CACHE_DISABLE": "true"}, "expect": "RADV POLARIS10"}
 ]
 EOF
 rm -rf "$work"

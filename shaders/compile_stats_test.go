@@ -25,7 +25,8 @@ const compileStatsEnv = "WGPU_TEST_COMPILE_STATS"
 // TestKernelsCompileOnVulkanCompilers runs TestCompileStatistics once per
 // compile-only driver $WGPU_TEST_VULKAN_COMPILERS lists (CI: Mesa 25's RADV
 // on null hardware as an RX 7900 XTX, navi31, whose matrix units run the
-// coop kernels, and as an RX 6900, navi21, which has none), each in a child
+// coop kernels, as an RX 6900, navi21, which has none, and as GCN's
+// vega10 and polaris10, subgroups of 64), each in a child
 // process that sees that driver only. So every kernel, and every tiling the
 // autotuners offer, goes through a real GPU's shader compiler (AMD's ACO)
 // on every run, not only the CPU drivers' and the validator: a module that
@@ -65,7 +66,9 @@ type compileRow struct {
 // fails when a pipeline cannot be created, or when one the forward pass
 // starts from, or attention_coop.wgsl at head size 64 at any tiling,
 // reports registers spilled to memory (a statistic whose name says
-// "spill", as Mesa's drivers report it) but for attnSpills. It needs
+// "spill", as Mesa's drivers report it) but for attnSpills, or when any
+// pipeline but scratchArrays' uses scratch memory without spilling (a
+// register array left in memory). It needs
 // $WGPU_TEST_COMPILE_STATS: compiling everything takes a real GPU's driver
 // a minute or more, so only its parent test and device checks ask for it.
 //
@@ -122,6 +125,8 @@ func TestCompileStatistics(t *testing.T) {
 			t.Errorf("%s: %s", r.Label, r.Err)
 		case r.NoSpill && spills(r.Statistics) != "":
 			t.Errorf("%s: %s, at constants the forward pass starts from", r.Label, spills(r.Statistics))
+		case spills(r.Statistics) == "" && scratch(r.Statistics) != "" && !slices.ContainsFunc(scratchArrays, func(k string) bool { return strings.HasPrefix(r.Label, k) }):
+			t.Errorf("%s: %s without spills: a register array left in memory (an index the driver could not make constant)", r.Label, scratch(r.Statistics))
 		}
 	}
 }
@@ -308,6 +313,28 @@ func spills(st map[string]any) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// scratch says which statistics of st report scratch (private) memory
+// ("Scratch size 65536"), "" for none: spilled registers, or a
+// function-scope array the driver kept in memory because an index into it
+// is not a constant once its loops are unrolled (every access then a
+// memory round trip).
+func scratch(st map[string]any) string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(st)) {
+		if v := fmt.Sprint(st[name]); strings.Contains(strings.ToLower(name), "scratch") && v != "0" && v != "false" {
+			out = append(out, name+" "+v)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// scratchArrays are the kernels (labels' prefixes) whose register arrays
+// are indexed at run time by design, and so may live in scratch memory:
+// topk_logits*.wgsl keep each invocation's candidates sorted in an array
+// (insertion at a rank found at run time); they run for top-k output and
+// generation, once per position, not in the scored forward pass.
+var scratchArrays = []string{"topk_logits"}
 
 // logCompileTable logs rows, a pipeline a line: the statistics that say
 // most about a kernel's fit on the machine (registers, spills, workgroup

@@ -207,17 +207,20 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 		}
 	}
 
+	// (No continue for the columns past N: a loop that continues is not
+	// unrolled by the compiler, and acc's indices must be constants.)
 	for (var j = 0u; j < TN / 4u; j++) {
 		let n0 = bn0 + 4u * (tx + j * (BN / TN));
-		if n0 >= p.N { continue; }
-		var b = vec4<f32>(0.0);
-		for (var c = 0u; c < 4u; c++) {
-			if n0 + c < p.N { b[c] = f32(bias[n0 + c]); }
-		}
-		for (var i = 0u; i < TM / 4u; i++) {
-			let m0 = bm0 + 4u * (ty + i * (BM / TM));
-			for (var r = 0u; r < 4u; r++) {
-				store(m0 + r, n0, acc[(4u * i + r) * (TN / 4u) + j], b);
+		if n0 < p.N {
+			var b = vec4<f32>(0.0);
+			for (var c = 0u; c < 4u; c++) {
+				if n0 + c < p.N { b[c] = f32(bias[n0 + c]); }
+			}
+			for (var i = 0u; i < TM / 4u; i++) {
+				let m0 = bm0 + 4u * (ty + i * (BM / TM));
+				for (var r = 0u; r < 4u; r++) {
+					store(m0 + r, n0, acc[(4u * i + r) * (TN / 4u) + j], b);
+				}
 			}
 		}
 	}

@@ -2,21 +2,27 @@ package wgsl
 
 import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 
-// Unrolling for native subgroup matrices.
+// Unrolling for registers.
 //
 // A kernel keeps its result matrices in an array indexed by loop counters
 // (`acc[i * FN + j]` in `for (var i = 0u; i < FM; i++)`). A GPU holds a
 // cooperative matrix in registers only where every index into such an array
 // is a constant, that is once the loops around it are unrolled; otherwise the
 // array goes to local memory and each multiply-add waits on it. The same
-// holds for the registers a kernel keeps beside them in small function-scope
-// arrays indexed by a run-time value (a tile on its way to workgroup memory,
-// `rx[l]` in `for (var l = 0u; l < XL; l++)`). WGSL has no unroll attribute
-// (GLSL kernels say `[[unroll]]`), so where the module's matrices are native
-// (Options.CooperativeMatrix) the emitter takes the for loops whose trip
-// count is fixed once the pipeline is made (fixedTrip) and whose body
-// indexes an array of subgroup matrices, or such a register array with at
-// most maxUnrollTrips trips, and:
+// holds for the registers any kernel keeps in small function-scope arrays
+// indexed by a run-time value (matmul_shared.wgsl's TM x TN accumulators, a
+// tile on its way to workgroup memory, `rx[l]` in
+// `for (var l = 0u; l < XL; l++)`): a driver whose unroller declines such a
+// loop (a long body, as an epilogue with GELU or the KV-cache writes makes)
+// puts the whole array in scratch memory, every access a memory round trip
+// (AMD's compiler did, on RDNA2 and GCN, for matmul_shared.wgsl's 8 x 8
+// tilings with those epilogues; TestCompileStatistics checks). WGSL has no
+// unroll attribute (GLSL kernels say `[[unroll]]`), so the emitter takes
+// the for loops whose trip count is fixed once the pipeline is made
+// (fixedTrip) and whose body indexes such a register array by a value that
+// changes with the loop's counter (counterDerived), with at most
+// maxUnrollTrips trips, or, where the module's matrices are native
+// (Options.CooperativeMatrix), an array of subgroup matrices, and:
 //   - where the trip count is already known (the pipeline's module is
 //     specialized: its overrides are constants) and at most
 //     maxUnrollTrips, and the body leaves the counter and the loop's own
@@ -30,28 +36,32 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 //   - else marks the loop with LoopControl Unroll, a hint a driver may
 //     ignore.
 //
-// No result changes. Lowered matrices get neither (a driver would compile
-// their element loops far longer for nothing), unless Options.UnrollLoops
-// asks, as tests do to run the unrolled code on devices without matrix
-// units.
+// No result changes. Loops over lowered matrices get neither (a driver
+// would compile their element loops far longer for nothing), unless
+// Options.UnrollLoops asks, as tests do to run the unrolled code on devices
+// without matrix units.
 
 // forLoopControl is the loop control of s's OpLoopMerge.
 func (e *emitter) forLoopControl(s *forStmt) uint32 {
-	if !(e.opt.CooperativeMatrix || e.opt.UnrollLoops) || !e.fixedTrip(s) {
+	if !e.fixedTrip(s) {
 		return spirv.LoopControlNone
 	}
 	matrices, registers := false, false
+	derived := e.counterDerived(s)
 	walkStmts(s.Body.Stmts, func(x expr) {
 		if ix, ok := x.(*indexExpr); ok {
 			i := e.info(ix.X)
 			if t := i.typ; t != nil && t.Kind == kArray {
 				matrices = matrices || t.Elem.hasSubgroupMatrix()
-				registers = registers || i.ref && i.space == spaceFunction && e.info(ix.Index).val == nil
+				registers = registers || i.ref && i.space == spaceFunction && e.info(ix.Index).val == nil && e.mentions(ix.Index, derived)
 			}
 		}
 	})
-	if matrices {
-		return spirv.LoopControlUnroll
+	if matrices { // native matrices only (or where tests ask): lowered ones' element loops would be copied for nothing
+		if e.opt.CooperativeMatrix || e.opt.UnrollLoops {
+			return spirv.LoopControlUnroll
+		}
+		return spirv.LoopControlNone
 	}
 	if v, ok := e.tripValues(s); registers && ok && len(v) <= maxUnrollTrips {
 		return spirv.LoopControlUnroll
@@ -302,6 +312,89 @@ func (e *emitter) fixedTrip(s *forStmt) bool {
 func (e *emitter) fixed(x expr) bool {
 	i := e.info(x)
 	return !i.ref && (i.val != nil || i.override)
+}
+
+// counterDerived is the counter of for loop s and the locals of its body
+// whose values are computed from it (a declaration's initializer or an
+// assignment that mentions one of them, transitively): what makes an index
+// into a register array differ from trip to trip, so that only unrolling
+// this loop makes it a constant. (An index that varies with an inner loop's
+// counter only is that loop's to unroll: unrolling the outer one too would
+// lengthen the code and the registers live for nothing.)
+func (e *emitter) counterDerived(s *forStmt) map[*symbol]bool {
+	d := map[*symbol]bool{e.declSym(s.Init.(*declStmt).Decl): true}
+	for changed := true; changed; {
+		changed = false
+		eachStmt(s.Body.Stmts, func(st stmt) {
+			var sym *symbol
+			var x expr
+			switch st := st.(type) {
+			case *declStmt:
+				if st.Decl.Init != nil {
+					sym, x = e.declSym(st.Decl), st.Decl.Init
+				}
+			case *assignStmt:
+				if id, ok := st.LHS.(*ident); ok {
+					if i := e.m.info[id]; i != nil {
+						sym, x = i.sym, st.RHS
+					}
+				}
+			}
+			if sym != nil && !d[sym] && e.mentions(x, d) {
+				d[sym] = true
+				changed = true
+			}
+		})
+	}
+	return d
+}
+
+// mentions reports whether x names one of the symbols in syms.
+func (e *emitter) mentions(x expr, syms map[*symbol]bool) bool {
+	found := false
+	walkExpr(x, func(y expr) {
+		if id, ok := y.(*ident); ok {
+			if i := e.m.info[id]; i != nil && syms[i.sym] {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// eachStmt calls f on every statement in ss, nested ones included.
+func eachStmt(ss []stmt, f func(stmt)) {
+	for _, s := range ss {
+		f(s)
+		switch s := s.(type) {
+		case *blockStmt:
+			eachStmt(s.Stmts, f)
+		case *ifStmt:
+			eachStmt([]stmt{s.Then}, f)
+			if s.Else != nil {
+				eachStmt([]stmt{s.Else}, f)
+			}
+		case *forStmt:
+			if s.Init != nil {
+				eachStmt([]stmt{s.Init}, f)
+			}
+			if s.Update != nil {
+				eachStmt([]stmt{s.Update}, f)
+			}
+			eachStmt([]stmt{s.Body}, f)
+		case *whileStmt:
+			eachStmt([]stmt{s.Body}, f)
+		case *loopStmt:
+			eachStmt([]stmt{s.Body}, f)
+			if s.Continuing != nil {
+				eachStmt([]stmt{s.Continuing}, f)
+			}
+		case *switchStmt:
+			for _, cl := range s.Clauses {
+				eachStmt([]stmt{cl.Body}, f)
+			}
+		}
+	}
 }
 
 // walkStmts calls f on every expression in ss, nested statements and

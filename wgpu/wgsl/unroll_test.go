@@ -82,8 +82,8 @@ for (var i = 3u; i >= 1u; i--) { subgroupMatrixStore(&o, 256u + i * 64u, acc[i],
 // TestUnrollHintRegisters checks loops over small function-scope arrays in
 // a module with native matrices: unrolled where the trip count, known once
 // the module is specialized, is at most maxUnrollTrips; left alone past it,
-// over other memory, before the overrides are known, or with lowered
-// matrices.
+// over other memory, or before the overrides are known. (With lowered
+// matrices, the same: see TestUnrollRegistersEverywhere.)
 func TestUnrollHintRegisters(t *testing.T) {
 	src := sgm("override XL: u32 = 8;", `
 var rx: array<vec4<f32>, 64>;
@@ -129,6 +129,52 @@ subgroupMatrixStore(&o, 0u, subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(
 			t.Fatalf("lowered matrices: loop control %d, want none", c)
 		}
 	}
+}
+
+// TestUnrollRegistersEverywhere: in a module without subgroup matrices (the
+// SIMT kernels), a loop whose counter indexes a function-scope array,
+// directly or through locals computed from it, is unrolled once its trip
+// count is known, so that no driver is left a run-time index into
+// registers (AMD's compiler put such arrays in scratch memory where it
+// declined to unroll a long loop); a loop around it whose counter indexes
+// no such array stays a loop, as do loops whose counter indexes other
+// memory only. (The kernels' GPU tests run such unrolled code against the
+// CPU.)
+func TestUnrollRegistersEverywhere(t *testing.T) {
+	src := `
+override TM: u32 = 4;
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(1)
+fn main() {
+	var acc: array<f32, 8>;
+	for (var k = 0u; k < 3u * TM; k++) { // k indexes only a: a loop
+		let x = a[k];
+		for (var i = 0u; i < TM; i++) { acc[i] += x * f32(i + 1u); } // unrolled
+	}
+	for (var j = 0u; j < TM; j++) { // through c and d: unrolled
+		let c = j * 2u;
+		var d = 0u;
+		d = c / 2u;
+		if d < 2u { o[d] = acc[d] + 1.0; } else { o[j] = acc[d]; }
+	}
+	for (var q = 0u; q < TM; q++) { o[TM + q] = a[q]; } // o only: a loop
+}`
+	m, err := Compile("registers.wgsl", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := loopControls(t, m.SPIRV), []uint32{0, 0, 0, 0}; !slices.Equal(got, want) { // TM not yet known: all four loops
+		t.Errorf("module loop controls %v, want %v", got, want)
+	}
+	sp, err := m.Specialize("main", map[string]float64{"TM": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := loopControls(t, sp.SPIRV), []uint32{0, 0}; !slices.Equal(got, want) {
+		t.Errorf("specialized loop controls %v, want %v (k's and q's loops)", got, want)
+	}
+	spirvVal(t, "registers specialized", sp.SPIRV)
 }
 
 // TestUnrollCopies: nested loops are unrolled only while the copies of the

@@ -29,10 +29,11 @@ type Options struct {
 	// subgroup adds, capability GroupNonUniformArithmetic).
 	CooperativeMatrix bool
 	// UnrollLoops unrolls (or, where the trip count is not yet known, marks
-	// with LoopControl Unroll) the same for loops as CooperativeMatrix does
-	// (see unroll.go), also where the matrices are lowered: tests set it to
-	// run the unrolled code on devices without matrix units. No result
-	// changes.
+	// with LoopControl Unroll) the loops over arrays of subgroup matrices as
+	// CooperativeMatrix does (see unroll.go), also where the matrices are
+	// lowered: tests set it to run the unrolled code on devices without
+	// matrix units. (Loops over other register arrays are unrolled in every
+	// module.) No result changes.
 	UnrollLoops bool
 	// WorkgroupInit is how workgroup memory starts: WGSL's zero value
 	// (WorkgroupZero, the default), as it is (WorkgroupUninitialized), or
