@@ -97,10 +97,12 @@ func (d *Device) createWGSLModule(desc *ShaderModuleDescriptor) (*ShaderModule, 
 }
 
 // wgslOptions are the compiler's options for this device: uniform buffers may take the storage layout where it
-// enabled uniformBufferStandardLayout, and subgroup matrices become SPV_KHR_cooperative_matrix exactly when it enabled
-// FeatureCooperativeMatrix (ordinary invocation code otherwise).
+// enabled uniformBufferStandardLayout, subgroup matrices become SPV_KHR_cooperative_matrix exactly when it enabled
+// FeatureCooperativeMatrix (ordinary invocation code otherwise), and loops over register arrays are unrolled on
+// every device but a CPU (wgsl.Options.UnrollRegisters).
 func (d *Device) wgslOptions() wgsl.Options {
-	return wgsl.Options{UniformStandardLayout: d.adapter.stdUniform, CooperativeMatrix: d.features[FeatureCooperativeMatrix]}
+	return wgsl.Options{UniformStandardLayout: d.adapter.stdUniform, CooperativeMatrix: d.features[FeatureCooperativeMatrix],
+		UnrollRegisters: d.adapter.info.DeviceType != deviceTypeName(vk.PhysicalDeviceTypeCpu)}
 }
 
 // createVkShaderModule makes a VkShaderModule of SPIR-V words.

@@ -21,8 +21,11 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // the for loops whose trip count is fixed once the pipeline is made
 // (fixedTrip) and whose body indexes such a register array by a value that
 // changes with the loop's counter (counterDerived), with at most
-// maxUnrollTrips trips, or, where the module's matrices are native
-// (Options.CooperativeMatrix), an array of subgroup matrices, and:
+// maxUnrollTrips trips, or, where the module's matrices are native, an array
+// of subgroup matrices, in a module for a device with matrix units
+// (Options.CooperativeMatrix) or for a GPU (Options.UnrollRegisters: not
+// for a CPU's driver, which gains nothing and compiles the unrolled code
+// far more slowly), and:
 //   - where the trip count is already known (the pipeline's module is
 //     specialized: its overrides are constants) and at most
 //     maxUnrollTrips, and the body leaves the counter and the loop's own
@@ -43,7 +46,7 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 
 // forLoopControl is the loop control of s's OpLoopMerge.
 func (e *emitter) forLoopControl(s *forStmt) uint32 {
-	if !e.fixedTrip(s) {
+	if !(e.opt.CooperativeMatrix || e.opt.UnrollLoops || e.opt.UnrollRegisters) || !e.fixedTrip(s) {
 		return spirv.LoopControlNone
 	}
 	matrices, registers := false, false

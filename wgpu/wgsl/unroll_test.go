@@ -82,8 +82,9 @@ for (var i = 3u; i >= 1u; i--) { subgroupMatrixStore(&o, 256u + i * 64u, acc[i],
 // TestUnrollHintRegisters checks loops over small function-scope arrays in
 // a module with native matrices: unrolled where the trip count, known once
 // the module is specialized, is at most maxUnrollTrips; left alone past it,
-// over other memory, or before the overrides are known. (With lowered
-// matrices, the same: see TestUnrollRegistersEverywhere.)
+// over other memory, before the overrides are known, or with lowered
+// matrices for a CPU's driver (Options{}; for a GPU's, see
+// TestUnrollRegistersEverywhere).
 func TestUnrollHintRegisters(t *testing.T) {
 	src := sgm("override XL: u32 = 8;", `
 var rx: array<vec4<f32>, 64>;
@@ -132,7 +133,8 @@ subgroupMatrixStore(&o, 0u, subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(
 }
 
 // TestUnrollRegistersEverywhere: in a module without subgroup matrices (the
-// SIMT kernels), a loop whose counter indexes a function-scope array,
+// SIMT kernels) for a GPU (Options.UnrollRegisters; not for a CPU's
+// driver), a loop whose counter indexes a function-scope array,
 // directly or through locals computed from it, is unrolled once its trip
 // count is known, so that no driver is left a run-time index into
 // registers (AMD's compiler put such arrays in scratch memory where it
@@ -160,21 +162,27 @@ fn main() {
 	}
 	for (var q = 0u; q < TM; q++) { o[TM + q] = a[q]; } // o only: a loop
 }`
-	m, err := Compile("registers.wgsl", src, Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, opt := range []Options{{UnrollRegisters: true}, {}} {
+		m, err := Compile("registers.wgsl", src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := loopControls(t, m.SPIRV), []uint32{0, 0, 0, 0}; !slices.Equal(got, want) { // TM not yet known: all four loops
+			t.Errorf("%+v: module loop controls %v, want %v", opt, got, want)
+		}
+		sp, err := m.Specialize("main", map[string]float64{"TM": 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []uint32{0, 0} // k's and q's loops
+		if !opt.UnrollRegisters {
+			want = []uint32{0, 0, 0, 0} // a CPU's driver: none unrolled
+		}
+		if got := loopControls(t, sp.SPIRV); !slices.Equal(got, want) {
+			t.Errorf("%+v: specialized loop controls %v, want %v", opt, got, want)
+		}
+		spirvVal(t, "registers specialized", sp.SPIRV)
 	}
-	if got, want := loopControls(t, m.SPIRV), []uint32{0, 0, 0, 0}; !slices.Equal(got, want) { // TM not yet known: all four loops
-		t.Errorf("module loop controls %v, want %v", got, want)
-	}
-	sp, err := m.Specialize("main", map[string]float64{"TM": 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := loopControls(t, sp.SPIRV), []uint32{0, 0}; !slices.Equal(got, want) {
-		t.Errorf("specialized loop controls %v, want %v (k's and q's loops)", got, want)
-	}
-	spirvVal(t, "registers specialized", sp.SPIRV)
 }
 
 // TestUnrollCopies: nested loops are unrolled only while the copies of the

@@ -32,9 +32,16 @@ type Options struct {
 	// with LoopControl Unroll) the loops over arrays of subgroup matrices as
 	// CooperativeMatrix does (see unroll.go), also where the matrices are
 	// lowered: tests set it to run the unrolled code on devices without
-	// matrix units. (Loops over other register arrays are unrolled in every
-	// module.) No result changes.
+	// matrix units. No result changes.
 	UnrollLoops bool
+	// UnrollRegisters unrolls the loops whose counter indexes a register
+	// array (see unroll.go), as CooperativeMatrix does, in a module without
+	// native matrices: for a GPU's driver, which otherwise may decline a long
+	// loop and keep the whole array in scratch memory. Package wgpu sets it
+	// on every device but a CPU's, whose LLVM-based compilers take many
+	// times longer on the unrolled code (Mesa 25's lavapipe: minutes for one
+	// attention kernel at head size 128) and gain nothing. No result changes.
+	UnrollRegisters bool
 	// WorkgroupInit is how workgroup memory starts: WGSL's zero value
 	// (WorkgroupZero, the default), as it is (WorkgroupUninitialized), or
 	// poisoned (WorkgroupPoison).
