@@ -158,9 +158,9 @@ func BenchmarkAttentionCoop(b *testing.B) {
 		b.ReportMetric(flops/s/1e9, "GFLOP/s")
 		b.ReportMetric(s*1e3/float64(B), "ms/window")
 	}
-	st := attnTilesFor(d.info, d.dev.Limits(), hd)
-	b.Run(fmt.Sprintf("attention_shared,BQ=%d,BKV=%d/B=%d", st.BQ, st.BKV, B), func(b *testing.B) {
-		k, err := NewKernel(d.dev, "attention_shared.wgsl", false)
+	st := attnTilesFor(d.dev, hd)
+	b.Run(fmt.Sprintf("attention_shared,BQ=%d,BKV=%d,QS=%d/B=%d", st.BQ, st.BKV, st.qs(), B), func(b *testing.B) {
+		k, err := NewKernel(d.dev, st.kernel(), false)
 		if err != nil {
 			b.Fatal(err)
 		}

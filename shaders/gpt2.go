@@ -82,7 +82,7 @@ type GPT2 struct {
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine *Kernel
 	matmulShared, lmHeadShared, attentionShared                      *Kernel
-	layernormSubgroup, layernormRows                                 *Kernel // nil without subgroup operations
+	layernormSubgroup, layernormRows, attentionSharedSubgroup        *Kernel // nil without subgroup operations
 	logits                                                           *Kernel // decoding: one position's logits (Session)
 	topK                                                             *Kernel // topk_logits.wgsl: --top-logprobs
 	topKShared                                                       *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
@@ -128,8 +128,8 @@ func (g *GPT2) fitLoopLimit() error {
 	g.capPositions(attnPositions, "the shader loop limit")
 	if g.sharedMatmul {
 		hd := g.cfg.HeadDim()
-		t := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
-		perTile := ceilDiv(t.BKV*hd/4, t.BQ) + 2*t.BKV + 2
+		t := attnTilesFor(g.dev, hd)
+		perTile := ceilDiv(t.BKV*hd/4, t.invocations()) + 2*t.BKV + 2
 		g.capPositions(loopBudget/perTile*t.BKV, "the shader loop limit")
 	}
 	return nil
@@ -314,6 +314,10 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 			return nil, err
 		}
 		if g.layernormRows, err = NewKernel(dev, "layernorm_rows.wgsl", f16); err != nil {
+			g.Close()
+			return nil, err
+		}
+		if g.attentionSharedSubgroup, err = NewKernel(dev, "attention_shared_subgroup.wgsl", f16); err != nil {
 			g.Close()
 			return nil, err
 		}
