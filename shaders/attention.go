@@ -38,14 +38,14 @@ var softwareAttnTiles = attnTiles{BQ: 16, BKV: 16, QS: 1}
 const attnMinRowVec4s = 4
 
 // attnQS is the invocations per query row for head size hd on a device
-// whose subgroups have at least sg invocations: the largest of 1, 2 and 4
-// that divides hd/4 and sg and leaves each invocation at least
-// attnMinRowVec4s vec4s of the row (fewer would spend more on shuffles
-// than the registers are worth).
+// whose subgroups have at least sg invocations (0: unknown): the largest
+// of 1, 2 and 4 that divides hd/4 and sg and leaves each invocation at
+// least attnMinRowVec4s vec4s of the row (fewer would spend more on
+// shuffles than the registers are worth); 1 where sg is unknown.
 func attnQS(hd, sg int) int {
 	qs := 1
 	for n := 2; n <= 4; n *= 2 {
-		if (hd/4)%n == 0 && hd/4/n >= attnMinRowVec4s && sg%n == 0 {
+		if (hd/4)%n == 0 && hd/4/n >= attnMinRowVec4s && sg >= n && sg%n == 0 {
 			qs = n
 		}
 	}

@@ -293,3 +293,20 @@ func TestAttentionLoopLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestAttnQS checks the invocations per query row attnQS gives: 4 at the
+// head sizes of released models (64, 80, 128) on subgroups of 4 or more, 2
+// where 4 would leave fewer than 4 vec4s (32, 48) or the subgroup has 2,
+// and 1 where the head's vec4s are odd (12, 20), too few (16) or the device
+// has no subgroup of 2.
+func TestAttnQS(t *testing.T) {
+	for _, c := range []struct{ hd, sg, want int }{
+		{64, 32, 4}, {64, 64, 4}, {80, 32, 4}, {128, 64, 4}, {128, 4, 4}, {128, 8, 4},
+		{32, 32, 2}, {48, 32, 2}, {128, 2, 2}, {64, 6, 2},
+		{12, 32, 1}, {20, 32, 1}, {16, 32, 1}, {8, 32, 1}, {128, 1, 1}, {64, 0, 1},
+	} {
+		if got := attnQS(c.hd, c.sg); got != c.want {
+			t.Errorf("attnQS(%d, %d) = %d, want %d", c.hd, c.sg, got, c.want)
+		}
+	}
+}

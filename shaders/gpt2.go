@@ -96,7 +96,7 @@ type GPT2 struct {
 // iterations) and at most attnPositions positions (attention.wgsl loops once
 // per key: its loops over a head's channels are unrolled); with the hardware
 // kernels forced on them, fewer: attention_shared.wgsl loops per tile of BKV
-// keys ⌈BKV·HD/4 / BQ⌉ times to load it and, counted as if not unrolled,
+// keys ⌈BKV·HD/4 / (BQ·QS)⌉ times to load it and, counted as if not unrolled,
 // 2·BKV + 2 times over its keys (some 14000 positions at head size 128).
 // The matmuls loop along K, their input's width: matmul.wgsl once per k,
 // matmul_shared.wgsl BK + 2 times a step of BK (BK >= 8; measured on
