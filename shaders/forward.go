@@ -40,7 +40,7 @@ func (g *GPT2) SetProfiling(on bool) error {
 
 // KernelTime is the GPU time of one kernel over a batch, from timestamps.
 type KernelTime struct {
-	Kernel     string  // "attention_shared", "layernorm", ...; matmuls with their weight's shape: "matmul_shared K768 N2304"
+	Kernel     string  // "attention_shared", "layernorm", ...; matmuls with their weight's shape: "matmul_shared K768 N2304"; the _rows norms with their MAXV: "layernorm_rows[MAXV 6]"
 	Dispatches int     // dispatches of it in the batch
 	Workgroups uint64  // workgroups of those dispatches, all together
 	Nanos      uint64  // GPU time, summed over its dispatches
