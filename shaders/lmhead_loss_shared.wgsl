@@ -163,11 +163,11 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	let steps = (p.C + BK - 1u) / BK;
 	// Per row of the invocation (4 * i + c: row ty*4 + i*(4*BM/TM) + c of the
 	// block): the running (m, s) over the invocation's ids of the slice's
-	// tiles so far. The block's targets wait in workgroup memory, not in
-	// registers: 8 VGPRs fewer an invocation (AMD's compiler gives the kernel
-	// 120, not 136: 2 subgroups per SIMD on GCN, not 1, 8 on RDNA2, not 6), for
-	// a read of workgroup memory per row and tile; the first step's barrier
-	// orders their stores before any read.
+	// tiles so far. The block's targets wait in workgroup memory, not in 8
+	// registers of each invocation's for the whole kernel (AMD's compiler then
+	// gives it 120 VGPRs, not 136: 2 subgroups per SIMD on GCN, not 1, 8 on
+	// RDNA2, not 6), for a read of workgroup memory per row and tile; the
+	// first step's barrier orders their stores before any read.
 	var ms: array<f32, MAXT>;
 	var ss: array<f32, MAXT>;
 	for (var r = 0u; r < TM; r++) {
