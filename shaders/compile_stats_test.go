@@ -57,6 +57,7 @@ type compileRow struct {
 
 // TestCompileStatistics compiles, for the adapter (WGPU_ADAPTER picks one),
 // every kernel file at its default constants in both weight types, the
+// _rows norm kernels with MAXV for rows of 768, 2048 and 4096 channels, the
 // weight matmul at every autotuner tiling with every epilogue, and, where
 // the device has matrix units, the coop matmul, LM head and attention at
 // every tiling their autotuners offer (the GPT-2 124M shape, and head size
@@ -164,6 +165,28 @@ func compileJobs(t *testing.T, dev *wgpu.Device) []compileJob {
 		for _, f16 := range f16s {
 			k := kernel(name, f16)
 			jobs = append(jobs, compileJob{label: k.Name(), k: k, noSpill: true})
+		}
+	}
+
+	// The _rows norm kernels as the forward pass compiles them (newRowsKernel:
+	// MAXV for the width), at GPT-2 124M's 768 channels, Llama 3.2 1B's 2048
+	// and Llama 3 8B's 4096, where the row fits; held to no spills.
+	wg := min(256, int(dev.Limits().MaxComputeInvocationsPerWorkgroup))
+	if dev.HasFeature(wgpu.FeatureSubgroups) {
+		for _, C := range []int{768, 2048, 4096} {
+			for _, name := range []string{"layernorm_rows.wgsl", "rmsnorm_rows.wgsl"} {
+				for _, f16 := range f16s {
+					k, err := newRowsKernel(dev, name, f16, C)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if k == nil {
+						continue
+					}
+					cs := consts("WG", float64(wg))
+					jobs = append(jobs, compileJob{label: fmt.Sprintf("%s{%s} C %d", k.k.Name(), cs, C), k: k.k, consts: cs, noSpill: true})
+				}
+			}
 		}
 	}
 

@@ -329,6 +329,11 @@ func rewriteConsts(name string, re *regexp.Regexp, vals map[string]int) (wgsl.Ex
 	if err != nil {
 		return wgsl.Expanded{}, fmt.Errorf("kernel %w", err)
 	}
+	return rewriteConstLines(name, x, re, vals)
+}
+
+// rewriteConstLines is rewriteConsts on x, the expanded text of kernel name.
+func rewriteConstLines(name string, x wgsl.Expanded, re *regexp.Regexp, vals map[string]int) (wgsl.Expanded, error) {
 	seen := map[string]bool{}
 	x.Text = re.ReplaceAllStringFunc(x.Text, func(line string) string {
 		n := re.FindStringSubmatch(line)[1]

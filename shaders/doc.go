@@ -85,7 +85,8 @@
 //     epiQKV), so kv_write.wgsl does not run; where the device has subgroup
 //     operations, layernorm_rows.wgsl (rmsnorm_rows.wgsl) gives each row to
 //     one subgroup, vec4 loads in registers and subgroupAdd sums without a
-//     barrier, where a row fits (normFor), else layernorm_subgroup.wgsl
+//     barrier, where a row fits (normFor; each model compiles them with the
+//     register array its rows need, newRowsKernel), else layernorm_subgroup.wgsl
 //     (rmsnorm_subgroup.wgsl) a workgroup per row; and
 //     topk_logits_shared.wgsl splits one target's vocabulary over a workgroup.
 //     Index clamps: the compiler proves the workgroup-memory indices of the

@@ -40,7 +40,7 @@ func (g *GPT2) SetProfiling(on bool) error {
 
 // KernelTime is the GPU time of one kernel over a batch, from timestamps.
 type KernelTime struct {
-	Kernel     string  // "attention_shared", "layernorm", ...; matmuls with their weight's shape: "matmul_shared K768 N2304"
+	Kernel     string  // "attention_shared", "layernorm", ...; matmuls with their weight's shape: "matmul_shared K768 N2304"; the _rows norms with their MAXV: "layernorm_rows[MAXV 6]"
 	Dispatches int     // dispatches of it in the batch
 	Workgroups uint64  // workgroups of those dispatches, all together
 	Nanos      uint64  // GPU time, summed over its dispatches
@@ -574,50 +574,6 @@ func (g *GPT2) layerCache(a *arena, i int, layered bool) (kc, vc Buf) {
 	kc = Buf{Buffer: a.kc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
 	vc = Buf{Buffer: a.vc, Offset: uint64(li) * a.layerStride, Size: a.layerStride}
 	return kc, vc
-}
-
-// rowNorm is a norm kernel chosen for rows of a width (normFor): the kernel,
-// its override constants and its dispatch for a number of rows.
-type rowNorm struct {
-	k      *Kernel
-	consts constSet
-	groups func(rows int) extent
-}
-
-// normFor picks the norm kernel for rows of C channels from one function's
-// three: plain (layernorm.wgsl, rmsnorm.wgsl: a workgroup per row, no
-// subgroup operations), sub (the _subgroup kernel: a workgroup per row with
-// subgroup sums) and rows (the _rows kernel: a subgroup per row, no
-// barrier); sub and rows are nil without subgroup operations. The hardware
-// kernel set takes rows where C % 4 == 0 and a row fits the registers of
-// the device's smallest subgroups (C/4 <= lnRowVec4s · MinSubgroupSize),
-// dispatched for one row per subgroup at the device's usual subgroup size,
-// else sub where the row fits 256 invocations' registers; the software set,
-// and the rest, plain.
-func (g *GPT2) normFor(plain, sub, rows *Kernel, C int) rowNorm {
-	l := g.dev.Limits()
-	wg := min(256, int(l.MaxComputeInvocationsPerWorkgroup))
-	if perGroup, ok := normRowsFit(l, wg, C); g.sharedMatmul && rows != nil && ok {
-		return rowNorm{k: rows, consts: consts("WG", float64(wg)),
-			groups: func(n int) extent { return perWorkgroup(ceilDiv(n, perGroup)) }}
-	}
-	if g.sharedMatmul && sub != nil && C <= lnSubgroupValues*wg {
-		return rowNorm{k: sub, consts: consts("WG", float64(wg)), groups: perWorkgroup}
-	}
-	return rowNorm{k: plain, groups: perWorkgroup}
-}
-
-// normRowsFit reports whether the _rows norm kernels, in workgroups of wg
-// invocations, take rows of C channels on a device with limits l (C % 4 ==
-// 0, and C/4 vec4s within lnRowVec4s per invocation of the smallest
-// subgroups it may give), and how many rows a workgroup then holds at the
-// device's usual subgroup size.
-func normRowsFit(l wgpu.Limits, wg, C int) (perGroup int, ok bool) {
-	minSG := max(int(l.MinSubgroupSize), 1)
-	if C%4 != 0 || C/4 > lnRowVec4s*minSG {
-		return 0, false
-	}
-	return max(wg/max(int(l.SubgroupSize), minSG), 1), true
 }
 
 // matmulOp records out = epilogue(x·w + bias), x (M, K), w (K, N); kc and vc

@@ -82,10 +82,11 @@ type GPT2 struct {
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine *Kernel
 	matmulShared, lmHeadShared, attentionShared                      *Kernel
-	layernormSubgroup, layernormRows, attentionSharedSubgroup        *Kernel // nil without subgroup operations
-	logits                                                           *Kernel // decoding: one position's logits (Session)
-	topK                                                             *Kernel // topk_logits.wgsl: --top-logprobs
-	topKShared                                                       *Kernel // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
+	layernormSubgroup, attentionSharedSubgroup                       *Kernel     // nil without subgroup operations
+	layernormRows                                                    *rowsKernel // for the model's width; nil without subgroup operations or where its rows do not fit
+	logits                                                           *Kernel     // decoding: one position's logits (Session)
+	topK                                                             *Kernel     // topk_logits.wgsl: --top-logprobs
+	topKShared                                                       *Kernel     // topk_logits_shared.wgsl: --top-logprobs on hardware GPUs
 }
 
 // fitLoopLimit chooses tunables for an adapter whose shader loops are limited:
@@ -313,7 +314,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 			g.Close()
 			return nil, err
 		}
-		if g.layernormRows, err = NewKernel(dev, "layernorm_rows.wgsl", f16); err != nil {
+		if g.layernormRows, err = newRowsKernel(dev, "layernorm_rows.wgsl", f16, g.cfg.NEmbd); err != nil {
 			g.Close()
 			return nil, err
 		}
@@ -429,7 +430,7 @@ const (
 	maxVocabTile             = 256  // lmhead_loss.wgsl: VT's default, vocabulary ids per tile
 	nllCombineWG             = 256  // nll_combine.wgsl: WG, set by the host: targets per workgroup
 	lnSubgroupValues         = 8    // layernorm_subgroup.wgsl, rmsnorm_subgroup.wgsl: MAXE, channels per invocation
-	lnRowVec4s               = 16   // include/row_subgroup.wgsl (layernorm_rows.wgsl, rmsnorm_rows.wgsl): MAXV, vec4s of a row per invocation
+	lnRowVec4s               = 16   // include/row_subgroup.wgsl (layernorm_rows.wgsl, rmsnorm_rows.wgsl): MAXV, vec4s of a row per invocation, the most newRowsKernel writes
 	sharedSliceTiles         = 8    // lmhead_loss_shared.wgsl: NT's default, vocabulary tiles per workgroup
 	lmHeadRows               = 4    // lmhead_loss.wgsl: positions per invocation (vec4 code)
 	sharedVocabTile          = 128  // lmhead_loss_shared.wgsl: VT's default

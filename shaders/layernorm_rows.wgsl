@@ -3,7 +3,9 @@
 // passes: the sum of x, then of (x - mean)²), all in f32; w and b are
 // weights. One subgroup per row: each invocation reads its share of the
 // row as vec4s, all of them at once into registers (vec4 lane, lane + SGS,
-// ... of the row: at most MAXV), and each sum is a subgroupAdd, so the
+// ... of the row: at most MAXV, which the host sizes to the model's rows in
+// the device's smallest subgroups: include/row_subgroup.wgsl), and each sum
+// is a subgroupAdd, so the
 // kernel has no workgroup memory and no barrier and a workgroup holds
 // WG / SGS rows. layernorm_subgroup.wgsl's workgroup per row issues a few
 // scalar loads per invocation between two barriers, too little in flight to
@@ -15,7 +17,8 @@
 // ...), so every row is done whatever subgroup size the driver picks, and
 // the host sizes the dispatch for one row per subgroup at the device's
 // usual size. Deterministic on a device: a row's sums depend only on the
-// subgroup size.
+// subgroup size (and not on MAXV: the vec4s past the row are zeros, added
+// last to sums that start at +0).
 enable subgroups;
 // The rows follow subgroup_id: the same for all of a subgroup's invocations,
 // as subgroupAdd needs, but not across the workgroup, which the rule checks.

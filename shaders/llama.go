@@ -37,8 +37,8 @@ type llamaParts struct {
 	zeros  *wgpu.Buffer // weights of value 0, the bias of every matmul that has none
 
 	rmsnorm, ropeKV *Kernel
-	rmsnormSubgroup *Kernel // nil without subgroup operations
-	rmsnormRows     *Kernel // nil without subgroup operations
+	rmsnormSubgroup *Kernel     // nil without subgroup operations
+	rmsnormRows     *rowsKernel // for the model's width; nil without subgroup operations or where its rows do not fit
 }
 
 // maxRopeBytes caps the rotary table: it is bound whole, and every Vulkan
@@ -267,7 +267,7 @@ func (g *GPT2) newLlamaKernels() error {
 		if lp.rmsnormSubgroup, err = NewKernel(dev, "rmsnorm_subgroup.wgsl", g.f16); err != nil {
 			return err
 		}
-		if lp.rmsnormRows, err = NewKernel(dev, "rmsnorm_rows.wgsl", g.f16); err != nil {
+		if lp.rmsnormRows, err = newRowsKernel(dev, "rmsnorm_rows.wgsl", g.f16, g.cfg.NEmbd); err != nil {
 			return err
 		}
 	}

@@ -43,9 +43,10 @@
 // defaults only): BK, TM, TN multiples of 4, TM and TN at most 8,
 // BM % TM == VT % TN == 0, at most 4 vec4 loads of each tile per invocation,
 // WG at most the device's invocations. Workgroup memory:
-// 2 * BK * (BM + VT + 8) * 4 + BM * (VT/TN) * 4 bytes, 15 KiB with the
-// defaults (BM 64, VT 128, BK 8, 8 x 8 per invocation: 128 invocations), within
-// the 16 KiB every Vulkan device has.
+// 2 * BK * (BM + VT + 8) * 4 + BM * (VT/TN) * 4 + BM * 4 bytes, 16.75 KiB
+// with the defaults (BM 64, VT 128, BK 8, 8 x 8 per invocation: 128
+// invocations): past the 16 KiB Vulkan promises, within the 32 KiB of
+// lavapipe and SwiftShader and GPUs' 32 to 64.
 //
 // Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1); x at most 65535 (P up to 4M
 // with BM 64). Workgroups with x*BM >= P return at once.
@@ -73,6 +74,7 @@ override WL: u32 = (VT * BK / 4u + WG - 1u) / WG; // wte's tile: vec4 loads per 
 var<workgroup> hs: array<vec4<f32>, 2u * BK * HS>; // 2 x (BK, BM/4 + 1)
 var<workgroup> ws: array<vec4<f32>, 2u * BK * WS>; // 2 x (BK, VT/4 + 1)
 var<workgroup> red: array<f32, BM * NQ>;           // (BM, VT/TN): per-invocation max, then sum
+var<workgroup> tgs: array<u32, BM>;                // the block's targets (NO_TARGET past P)
 
 // Private arrays need constant sizes: the largest the host allows.
 const MAXT4: u32 = 2u;
@@ -160,19 +162,21 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	let tx = li % NQ;
 	let steps = (p.C + BK - 1u) / BK;
 	// Per row of the invocation (4 * i + c: row ty*4 + i*(4*BM/TM) + c of the
-	// block): its target (NO_TARGET past P) and the running (m, s) over the
-	// invocation's ids of the slice's tiles so far.
-	var tg: array<u32, MAXT>;
+	// block): the running (m, s) over the invocation's ids of the slice's
+	// tiles so far. The block's targets wait in workgroup memory, not in 8
+	// registers of each invocation's for the whole kernel (AMD's compiler then
+	// gives it 120 VGPRs, not 136: 2 subgroups per SIMD on GCN, not 1, 8 on
+	// RDNA2, not 6), for a read of workgroup memory per row and tile; the
+	// first step's barrier orders their stores before any read.
 	var ms: array<f32, MAXT>;
 	var ss: array<f32, MAXT>;
-	for (var i = 0u; i < TM / 4u; i++) {
-		for (var c = 0u; c < 4u; c++) {
-			let row = bm0 + ty * 4u + i * (4u * BM / TM) + c;
-			tg[4u * i + c] = NO_TARGET;
-			if row < p.P { tg[4u * i + c] = targets[row]; }
-			ms[4u * i + c] = NEG_BIG;
-			ss[4u * i + c] = 0.0;
-		}
+	for (var r = 0u; r < TM; r++) {
+		ms[r] = NEG_BIG;
+		ss[r] = 0.0;
+	}
+	for (var r = li; r < BM; r += WG) {
+		tgs[r] = NO_TARGET;
+		if bm0 + r < p.P { tgs[r] = targets[bm0 + r]; }
 	}
 	var acc: array<vec4<f32>, 16>; // (TM, TN/4)
 	var rx: array<vec4<f32>, MAXL>;
@@ -229,7 +233,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 				let a = acc[r * (TN / 4u) + j];
 				let ok = idOK(bv0, tx, j);
 				st += vsum(a, mn, ok);
-				storeTarget(bm0 + ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u, tg[r], a, p.v0 + v, ok);
+				let rl = ty * 4u + (r / 4u) * (4u * BM / TM) + r % 4u;
+				storeTarget(bm0 + rl, tgs[rl], a, p.v0 + v, ok);
 			}
 			ss[r] = ss[r] * exp(ms[r] - mn) + st;
 			ms[r] = mn;

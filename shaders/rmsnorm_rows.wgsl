@@ -1,11 +1,15 @@
 // rmsnorm_rows: rmsnorm.wgsl's function, out[r,:] = x[r,:] * rstd * w with
 // rstd = 1/sqrt(mean(x[r,:]²) + eps), in f32; w is weights. One subgroup
 // per row, as layernorm_rows.wgsl (see there): each invocation reads its
-// share of the row as vec4s into registers at once (at most MAXV), the sum
-// of squares is a subgroupAdd, no workgroup memory, no barrier. Requires
-// C % 4 == 0 and C / 4 <= MAXV * SGS for the smallest subgroup size the
-// device may give (the host checks both); the subgroups take rows in turn
-// over the whole dispatch. Deterministic on a device.
+// share of the row as vec4s into registers at once (at most MAXV, sized by
+// the host to the model's rows), the sum of squares is a subgroupAdd, no
+// workgroup memory, no barrier. Requires C % 4 == 0 and C / 4 <= MAXV * SGS
+// for the smallest subgroup size the device may give (the host checks
+// both); the subgroups take rows in turn over the whole dispatch.
+// Deterministic on a device. The sum is in the same order at any MAXV, but
+// q += v * v may be fused into fma where the driver likes, which can differ
+// between two MAXVs' modules (lavapipe's differ by an ulp or two in some
+// values at MAXV 1 and 2 against 16).
 enable subgroups;
 // The rows follow subgroup_id: the same for all of a subgroup's invocations,
 // as subgroupAdd needs, but not across the workgroup, which the rule checks.
