@@ -205,9 +205,9 @@ func compileJobs(t *testing.T, dev *wgpu.Device) []compileJob {
 	}
 
 	// The SIMT attention of devices without matrix units, at the head sizes
-	// released models use (GPT-2, Qwen2.5 and Llama 3.2 1B: 64; Stanford's
-	// and Phi-style: 80; Llama 3.2 3B: 96 is not one, so 128 for Llama 2/3
-	// 8B, Mistral, Qwen2.5 7B), with its blocking for the device
+	// released models use (64: GPT-2, Qwen2.5 0.5B, Llama 3.2 1B; 128: Llama
+	// 2/3 8B, Llama 3.2 3B, Mistral, Qwen2.5 7B) and one between (80: the
+	// kernel takes any multiple of 4), with its blocking for the device
 	// (attnTilesFor: attention_shared_subgroup.wgsl with QS 4 where the
 	// device has subgroups, as every AMD GPU does), held to no spills.
 	for _, hd := range []int{64, 80, 128} {
@@ -338,28 +338,21 @@ func pipelineStats(p *Pipeline) (map[string]any, error) {
 
 // spills says which statistics of st report registers spilled to memory
 // ("Spilled VGPRs 36"), "" for none.
-func spills(st map[string]any) string {
-	var out []string
-	for _, name := range slices.Sorted(maps.Keys(st)) {
-		if !strings.Contains(strings.ToLower(name), "spill") {
-			continue
-		}
-		if v := fmt.Sprint(st[name]); v != "0" && v != "false" {
-			out = append(out, name+" "+v)
-		}
-	}
-	return strings.Join(out, ", ")
-}
+func spills(st map[string]any) string { return nonZero(st, "spill") }
 
 // scratch says which statistics of st report scratch (private) memory
 // ("Scratch size 65536"), "" for none: spilled registers, or a
 // function-scope array the driver kept in memory because an index into it
 // is not a constant once its loops are unrolled (every access then a
 // memory round trip).
-func scratch(st map[string]any) string {
+func scratch(st map[string]any) string { return nonZero(st, "scratch") }
+
+// nonZero lists the statistics of st whose names contain word (in any case)
+// and whose values are not 0 or false, as "name value", "" for none.
+func nonZero(st map[string]any, word string) string {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(st)) {
-		if v := fmt.Sprint(st[name]); strings.Contains(strings.ToLower(name), "scratch") && v != "0" && v != "false" {
+		if v := fmt.Sprint(st[name]); strings.Contains(strings.ToLower(name), word) && v != "0" && v != "false" {
 			out = append(out, name+" "+v)
 		}
 	}
