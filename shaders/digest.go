@@ -14,8 +14,10 @@ import (
 
 // kernelsDigest identifies the GPU code of this build: a hash of the SPIR-V
 // the compiler makes of every embedded kernel, for f32 and f16 weights, the
-// kernels with subgroup matrices both lowered and native, workgroup memory
-// started as workgroupInit says. The tuning and verdict files carry it, and
+// kernels with subgroup matrices both lowered and native, loops over
+// register arrays unrolled as a GPU's modules have them (UnrollRegisters:
+// the tuning and verdict files are a GPU's), workgroup memory started as
+// workgroupInit says. The tuning and verdict files carry it, and
 // a file of another digest is not used: its tile choices and self-check
 // verdicts were about other code (a compiler change alone, such as how
 // workgroup memory is zeroed, can turn which tiling is fastest).
@@ -36,9 +38,9 @@ var kernelsDigest = sync.OnceValue(func() string {
 				units = append(units, &unit{name: name, out: []byte(err.Error())})
 				continue
 			}
-			units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{WorkgroupInit: wi}})
+			units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{UnrollRegisters: true, WorkgroupInit: wi}})
 			if strings.Contains(x.Text, "chromium_experimental_subgroup_matrix") {
-				units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{CooperativeMatrix: true, WorkgroupInit: wi}})
+				units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{CooperativeMatrix: true, UnrollRegisters: true, WorkgroupInit: wi}})
 			}
 		}
 	}

@@ -404,56 +404,31 @@ func eachStmt(ss []stmt, f func(stmt)) {
 // subexpressions included (not template arguments, which are types or
 // constants).
 func walkStmts(ss []stmt, f func(expr)) {
-	for _, s := range ss {
-		walkStmt(s, f)
-	}
-}
-
-func walkStmt(s stmt, f func(expr)) {
-	switch s := s.(type) {
-	case *blockStmt:
-		walkStmts(s.Stmts, f)
-	case *declStmt:
-		walkExpr(s.Decl.Init, f)
-	case *assignStmt:
-		walkExpr(s.LHS, f)
-		walkExpr(s.RHS, f)
-	case *incDecStmt:
-		walkExpr(s.X, f)
-	case *ifStmt:
-		walkExpr(s.Cond, f)
-		walkStmt(s.Then, f)
-		if s.Else != nil {
-			walkStmt(s.Else, f)
+	eachStmt(ss, func(s stmt) {
+		switch s := s.(type) {
+		case *declStmt:
+			walkExpr(s.Decl.Init, f)
+		case *assignStmt:
+			walkExpr(s.LHS, f)
+			walkExpr(s.RHS, f)
+		case *incDecStmt:
+			walkExpr(s.X, f)
+		case *ifStmt:
+			walkExpr(s.Cond, f)
+		case *forStmt:
+			walkExpr(s.Cond, f)
+		case *whileStmt:
+			walkExpr(s.Cond, f)
+		case *loopStmt:
+			walkExpr(s.BreakIf, f)
+		case *switchStmt:
+			walkExpr(s.Sel, f)
+		case *returnStmt:
+			walkExpr(s.X, f)
+		case *callStmt:
+			walkExpr(s.Call, f)
 		}
-	case *forStmt:
-		if s.Init != nil {
-			walkStmt(s.Init, f)
-		}
-		walkExpr(s.Cond, f)
-		if s.Update != nil {
-			walkStmt(s.Update, f)
-		}
-		walkStmt(s.Body, f)
-	case *whileStmt:
-		walkExpr(s.Cond, f)
-		walkStmt(s.Body, f)
-	case *loopStmt:
-		walkStmt(s.Body, f)
-		if s.Continuing != nil {
-			walkStmt(s.Continuing, f)
-		}
-		walkExpr(s.BreakIf, f)
-	case *switchStmt:
-		walkExpr(s.Sel, f)
-		for _, cl := range s.Clauses {
-			walkStmt(cl.Body, f)
-		}
-	case *returnStmt:
-		walkExpr(s.X, f)
-	case *callStmt:
-		walkExpr(s.Call, f)
-	}
+	})
 }
 
 func walkExpr(x expr, f func(expr)) {
