@@ -2,6 +2,7 @@ package wgpueval
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -44,11 +45,12 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // weightsSHA256 identifies the weight files: one file's sha256, or for
 // several the sha256 of their "name sha256" lines. A file in the Hugging Face
 // cache is a link to blobs/<sha256>, whose name the download verified; others
-// are hashed (about a second per GB).
-func weightsSHA256(files []string) (string, error) {
+// are hashed (about a second per GB), a megabyte at a time between checks of
+// ctx.
+func weightsSHA256(ctx context.Context, files []string) (string, error) {
 	var lines []string
 	for _, f := range files {
-		h, err := fileSHA256(f)
+		h, err := fileSHA256(ctx, f)
 		if err != nil {
 			return "", fmt.Errorf("hash %s: %w", f, err)
 		}
@@ -61,7 +63,7 @@ func weightsSHA256(files []string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-func fileSHA256(path string) (string, error) {
+func fileSHA256(ctx context.Context, path string) (string, error) {
 	if target, err := filepath.EvalSymlinks(path); err == nil && filepath.Base(filepath.Dir(target)) == "blobs" && hex64.MatchString(filepath.Base(target)) {
 		return filepath.Base(target), nil
 	}
@@ -71,10 +73,56 @@ func fileSHA256(path string) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		n, err := f.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashing is weightsSHA256 run on its own goroutine, beside the weights'
+// loading (which, on the GPU path, takes about as long as hashing a local
+// checkpoint: the two together took the time of both).
+type hashing struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	sum    string
+	err    error
+}
+
+// startHashing starts hashing files.
+func startHashing(ctx context.Context, files []string) *hashing {
+	ctx, cancel := context.WithCancel(ctx)
+	h := &hashing{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		h.sum, h.err = weightsSHA256(ctx, files)
+	}()
+	return h
+}
+
+// wait returns the hash once it is done.
+func (h *hashing) wait() (string, error) {
+	<-h.done
+	h.cancel()
+	return h.sum, h.err
+}
+
+// stop cancels the hashing and waits for its goroutine to return (so that no
+// file is read after the caller's return).
+func (h *hashing) stop() {
+	h.cancel()
+	<-h.done
 }
 
 // snapshotRevision is the hub commit of a Hugging Face cache snapshot folder

@@ -571,12 +571,19 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	e.mu.Lock()
 	defer e.unlock()
 	start := time.Now()
+	var hashed *hashing
+	if e.hash == "" { // beside the loading
+		hashed = startHashing(ctx, e.ck.Files())
+	}
 	b, err := e.prepare(ctx)
 	if err != nil {
+		if hashed != nil {
+			hashed.stop()
+		}
 		return nil, err
 	}
-	if e.hash == "" {
-		if e.hash, err = weightsSHA256(e.ck.Files()); err != nil {
+	if hashed != nil {
+		if e.hash, err = hashed.wait(); err != nil {
 			return nil, err
 		}
 	}

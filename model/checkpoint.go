@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 )
@@ -183,10 +184,8 @@ func (c *Checkpoint) readTensor(ctx context.Context, spec TensorSpec, dtype DTyp
 	if err != nil {
 		return nil, err
 	}
-	sc := c.getScratch()
-	defer c.putScratch(sc)
 	e := &encoder{out: make([]byte, s.n*dtype.Size()), dtype: dtype, stored: s.dtype}
-	if err := s.stream(ctx, sc, e.put); err != nil {
+	if err := c.streamAll(ctx, s, e.put); err != nil {
 		return nil, err
 	}
 	return e.out, nil
@@ -198,10 +197,8 @@ func (c *Checkpoint) readFloat32(ctx context.Context, spec TensorSpec) ([]float3
 	if err != nil {
 		return nil, err
 	}
-	sc := c.getScratch()
-	defer c.putScratch(sc)
 	out := make([]float32, s.n)
-	err = s.stream(ctx, sc, func(dst int, vals []float32, _ []byte) error {
+	err = c.streamAll(ctx, s, func(dst int, vals []float32, _ []byte) error {
 		copy(out[dst:], vals)
 		return nil
 	})
@@ -245,6 +242,37 @@ func (c *Checkpoint) lmHeadTied(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// streamAll is s.stream on up to GOMAXPROCS goroutines, each over its own
+// part of the tensor (streamPart) with its own scratch memory, so that a
+// tensor's conversion (f32 to f16: Hugging Face's gpt2 for the GPU) uses
+// every core: put gets disjoint runs, concurrently. Its error is the one
+// stream returns: the first in file order, since each part stops at its own
+// first and the earliest part's is taken.
+func (c *Checkpoint) streamAll(ctx context.Context, s *source, put func(dst int, vals []float32, raw []byte) error) error {
+	parts := min(runtime.GOMAXPROCS(0), s.units())
+	if parts <= 1 {
+		sc := c.getScratch()
+		defer c.putScratch(sc)
+		return s.stream(ctx, sc, put)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			sc := c.getScratch()
+			defer c.putScratch(sc)
+			errs[p] = s.streamPart(ctx, sc, p, parts, put)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (c *Checkpoint) getScratch() *scratch {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -259,7 +287,7 @@ func (c *Checkpoint) getScratch() *scratch {
 func (c *Checkpoint) putScratch(sc *scratch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.spare) < 4 {
+	if len(c.spare) < max(4, runtime.GOMAXPROCS(0)) {
 		c.spare = append(c.spare, sc)
 	}
 }

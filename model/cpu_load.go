@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/x448/float16"
-
 	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
@@ -293,8 +291,6 @@ func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool)
 		return matrix{}, fmt.Errorf("tensor %s: shape %v for %d values", spec.Name, spec.Shape, s.n) // checked at open
 	}
 	rows, cols := spec.Shape[0], spec.Shape[1]
-	sc := l.ck.getScratch()
-	defer l.ck.putScratch(sc)
 	// 16 bits are kept as stored; in the bf16 mode wider values are rounded
 	// to bf16 as they are read (toBF16 then keeps them).
 	dtype, fill := s.dtype, func(dst []uint16, vals []float32, raw []byte) { put16(dst, vals, raw, s.dtype) }
@@ -308,7 +304,7 @@ func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool)
 			l.u16 = grow(l.u16, s.n)
 			into = l.u16
 		}
-		err := s.stream(ctx, sc, func(e int, vals []float32, raw []byte) error {
+		err := l.ck.streamAll(ctx, s, func(e int, vals []float32, raw []byte) error {
 			fill(into[e:][:len(vals)], vals, raw)
 			return nil
 		})
@@ -326,7 +322,7 @@ func (l *cpuLoader) stored(ctx context.Context, spec TensorSpec, transpose bool)
 		l.f32 = grow(l.f32, s.n)
 		into = l.f32
 	}
-	err = s.stream(ctx, sc, func(e int, vals []float32, _ []byte) error {
+	err = l.ck.streamAll(ctx, s, func(e int, vals []float32, _ []byte) error {
 		copy(into[e:], vals)
 		return nil
 	})
@@ -351,7 +347,7 @@ func put16(dst []uint16, vals []float32, raw []byte, dtype DType) {
 	}
 	for i, v := range vals {
 		if dtype == F16 {
-			dst[i] = float16.Fromfloat32(v).Bits()
+			dst[i] = f16Bits(v)
 		} else {
 			dst[i] = uint16(math.Float32bits(v) >> 16)
 		}
@@ -375,9 +371,9 @@ func (l *cpuLoader) storedPanels(ctx context.Context, spec TensorSpec, transpose
 		N, K = K, N
 	}
 	n := (N + panelNR - 1) / panelNR * panelNR * K
-	sc := l.ck.getScratch()
-	defer l.ck.putScratch(sc)
-	if s.dtype == F16 || s.dtype == BF16 {
+	if s.dtype == F16 || s.dtype == BF16 { // one goroutine: l.u16 is the loader's
+		sc := l.ck.getScratch()
+		defer l.ck.putScratch(sc)
 		m := matrix{dtype: s.dtype, u16: make([]uint16, n), pk: K, n: N}
 		err := s.stream(ctx, sc, func(e int, vals []float32, raw []byte) error {
 			l.u16 = grow(l.u16, len(vals))
@@ -391,7 +387,7 @@ func (l *cpuLoader) storedPanels(ctx context.Context, spec TensorSpec, transpose
 		return m, nil
 	}
 	m := matrix{dtype: F32, f32: make([]float32, n), pk: K, n: N}
-	err = s.stream(ctx, sc, func(e int, vals []float32, _ []byte) error {
+	err = l.ck.streamAll(ctx, s, func(e int, vals []float32, _ []byte) error { // disjoint places: on every core
 		scatterPanels(m.f32, vals, e, cols, K, transpose)
 		return nil
 	})

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-
-	"github.com/x448/float16"
 )
 
 // ErrOutsideF16 is wrapped by the error of a tensor read as F16 that holds
@@ -121,11 +119,32 @@ func (s *source) chunk(sc *scratch, e, k int) (vals []float32, raw []byte, err e
 // raw) gets the values of elements [dst, dst+len(vals)) and, when they are
 // contiguous in the file, their stored bytes. ctx is checked between chunks.
 func (s *source) stream(ctx context.Context, sc *scratch, put func(dst int, vals []float32, raw []byte) error) error {
+	return s.streamPart(ctx, sc, 0, 1, put)
+}
+
+// band is the stored rows of a transposed tensor read at a time.
+func (s *source) band() int { return max(1, chunkValues/s.cols) }
+
+// units is the number of reads stream makes of s (chunks, or bands of rows
+// where s is transposed): the most parts streamPart can split it into.
+func (s *source) units() int {
 	if s.rows == 0 {
-		for e := 0; e < s.n; e += chunkValues {
+		return (s.n + chunkValues - 1) / chunkValues
+	}
+	return (s.rows + s.band() - 1) / s.band()
+}
+
+// streamPart is stream over part p of parts, the p-th of parts runs of
+// consecutive reads (units), which together make the whole tensor in file
+// order. Its first error is the first in the part's range.
+func (s *source) streamPart(ctx context.Context, sc *scratch, p, parts int, put func(dst int, vals []float32, raw []byte) error) error {
+	first, last := p*s.units()/parts, (p+1)*s.units()/parts
+	if s.rows == 0 {
+		for u := first; u < last; u++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			e := u * chunkValues
 			k := min(chunkValues, s.n-e)
 			vals, raw, err := s.chunk(sc, e, k)
 			if err != nil {
@@ -142,13 +161,13 @@ func (s *source) stream(ctx context.Context, sc *scratch, put func(dst int, vals
 	}
 	// A band of stored rows at a time; each of its columns is one contiguous
 	// run of the (cols, rows) result.
-	rows, cols := s.rows, s.cols
-	band := max(1, chunkValues/cols)
+	rows, cols, band := s.rows, s.cols, s.band()
 	sc.col = grow(sc.col, min(band, rows))
-	for r0 := 0; r0 < rows; r0 += band {
+	for u := first; u < last; u++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		r0 := u * band
 		nb := min(band, rows-r0)
 		vals, _, err := s.chunk(sc, r0*cols, nb*cols)
 		if err != nil {
@@ -212,11 +231,11 @@ func (e *encoder) put(dst int, vals []float32, raw []byte) error {
 		}
 		b := e.out[2*dst:]
 		for i, v := range vals {
-			h := float16.Fromfloat32(v)
-			if h.IsInf(0) {
+			h := f16Bits(v)
+			if isInfF16(h) {
 				return fmt.Errorf("value %v at index %d is %w", v, dst+i, ErrOutsideF16)
 			}
-			binary.LittleEndian.PutUint16(b[2*i:], h.Bits())
+			binary.LittleEndian.PutUint16(b[2*i:], h)
 		}
 	case BF16:
 		if raw != nil && e.stored == BF16 {
