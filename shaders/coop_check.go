@@ -579,8 +579,8 @@ func (r *checkRun) headCase(k *Kernel, ht coopTiles, conv *Kernel) (bool, string
 		h    Buf
 	}{
 		{k, ht.constSet(), headGroups(ht, P, V), Buf{Buffer: h16}},
-		{g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)),
-			perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt)), h32},
+		{g.lmHeadShared, consts("BM", float64(g.lmRows)).with("VT", float64(g.vt)).with("NT", float64(nt)),
+			perWorkgroup(ceilDiv(P, g.lmRows)).withY(ceilDiv(V, g.vt*nt)), h32},
 	} {
 		bufs["h"] = run.h
 		part, err := r.buffer("part", make([]byte, 8*parts*P))

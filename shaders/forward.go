@@ -493,8 +493,8 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 	if g.sharedMatmul {
 		nt := g.lmSlice()
 		// Slices of nt tiles: ceil(P/BM) x ceil(V/(nt*VT)) workgroups, 50 partials per GPT-2 position.
-		lm, lmConsts, lmGroups = g.lmHeadShared, consts("BM", sharedLMHeadRows).with("VT", float64(g.vt)).with("NT", float64(nt)), func(P, V int) extent {
-			return perWorkgroup(ceilDiv(P, sharedLMHeadRows)).withY(ceilDiv(V, g.vt*nt))
+		lm, lmConsts, lmGroups = g.lmHeadShared, consts("BM", float64(g.lmRows)).with("VT", float64(g.vt)).with("NT", float64(nt)), func(P, V int) extent {
+			return perWorkgroup(ceilDiv(P, g.lmRows)).withY(ceilDiv(V, g.vt*nt))
 		}
 		if g.coop != nil { // the matrix units: the same slices, so the same partials; h rounded to f16 once
 			lm, lmConsts, lmGroups = g.coopHeadFor(C)

@@ -44,6 +44,7 @@ type GPT2 struct {
 	sharedMatmul bool  // matmul_shared.wgsl, lmhead_loss_shared.wgsl and topk_logits_shared.wgsl rather than the register-tiled kernels: on hardware GPUs (tests set it with vt)
 	arenaLimit   int64 // tests: arenas larger than this fail as out of device memory
 	vt           int   // lmhead_loss.wgsl's VT for this adapter and model
+	lmRows       int   // lmhead_loss_shared.wgsl's BM: sharedLMHeadRows where the device's workgroup memory holds it (lmSharedRows)
 	loopLimit    int   // the adapter's shader loop limit (iterations per invocation), 0 for none
 
 	tiles     matmulTiles   // matmul_shared.wgsl's default tiles on this device
@@ -274,6 +275,7 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 	if g.sharedMatmul {
 		g.vt = sharedVocabTile
 	}
+	g.lmRows = lmSharedRows(int(dev.Limits().MaxComputeWorkgroupStorageSize))
 	if err := g.fitLoopLimit(); err != nil {
 		return nil, err
 	}
@@ -432,6 +434,26 @@ const (
 	sharedVocabTile          = 128  // lmhead_loss_shared.wgsl: VT's default
 	sharedLMHeadRows         = 64   // lmhead_loss_shared.wgsl: BM's default, positions per workgroup
 )
+
+// lmSharedBytes is lmhead_loss_shared.wgsl's workgroup memory at BM bm with
+// the host's VT (sharedVocabTile) and the kernel's default BK 8 and TN 8 (its
+// header's formula).
+func lmSharedBytes(bm int) int {
+	const bk, tn = 8, 8
+	return 2*bk*(bm+sharedVocabTile+8)*4 + bm*(sharedVocabTile/tn)*4 + bm*4
+}
+
+// lmSharedRows is lmhead_loss_shared.wgsl's BM on a device with limit bytes
+// of workgroup memory: sharedLMHeadRows (16.75 KiB), or 32 (12.6 KiB) where
+// that is more than the device allows (Vulkan promises 16 KiB; desktop GPUs
+// have 32 to 64). Every position's partials are the same bits at either
+// (TestLossShared): BM only groups positions into workgroups.
+func lmSharedRows(limit int) int {
+	if lmSharedBytes(sharedLMHeadRows) <= limit {
+		return sharedLMHeadRows
+	}
+	return sharedLMHeadRows / 2
+}
 
 // wteRanges cuts the vocabulary into ranges [v0, v1) of ids whose rows of wte
 // fit one binding (the device's maxStorageBufferBindingSize: 128 MiB on

@@ -46,7 +46,8 @@
 // 2 * BK * (BM + VT + 8) * 4 + BM * (VT/TN) * 4 + BM * 4 bytes, 16.75 KiB
 // with the defaults (BM 64, VT 128, BK 8, 8 x 8 per invocation: 128
 // invocations): past the 16 KiB Vulkan promises, within the 32 KiB of
-// lavapipe and SwiftShader and GPUs' 32 to 64.
+// lavapipe and SwiftShader and GPUs' 32 to 64; where a device has less, the
+// host sets BM 32 (12.6 KiB; the same bits).
 //
 // Dispatch: (ceil(P/BM), ceil(V/(NT*VT)), 1); x at most 65535 (P up to 4M
 // with BM 64). Workgroups with x*BM >= P return at once.

@@ -94,8 +94,9 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 // TestLossShared runs lmhead_loss_shared.wgsl then the reduction
 // (nll_combine.wgsl) and compares nll with refops.NLL, and with lmhead_loss.wgsl's (through the same
 // reduction) on the same inputs, for both weight types and five tilings (the
-// default BM 64, VT 128, BK 8, 8 x 8 per invocation; 4 x 4, 8 x 4 per
-// invocation, smaller blocks and tiles) with slices of 1 to 4 tiles, on sizes
+// default BM 64, VT 128, BK 8, 8 x 8 per invocation, and at BM 32, which
+// must give the same bits; 4 x 4, 8 x 4 per invocation, smaller blocks and
+// tiles) with slices of 1 to 4 tiles, on sizes
 // where P, C and V are multiples of none of the tiles (P 1, 37 and 70, C 24,
 // 40 and 36, V 1000, 333 and 270), with wte bound whole and in two ranges
 // (second v0 512, 256 or 128: a whole number of slices). Targets include 0,
@@ -109,7 +110,11 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 func TestLossShared(t *testing.T) {
 	d := newTestDev(t)
 	cases := []lossCase{{37, 24, 1000, 0}, {37, 24, 1000, 512}, {70, 40, 333, 0}, {70, 40, 333, 128}, {1, 36, 270, 0}, {37, 36, 270, 256}}
-	tilings := []struct{ bm, vt, bk, tm, tn, nt int }{{64, 128, 8, 8, 8, 1}, {64, 128, 8, 8, 8, 2}, {64, 64, 16, 4, 4, 2}, {16, 32, 8, 4, 4, 4}, {16, 32, 8, 8, 4, 3}}
+	type tiling struct{ bm, vt, bk, tm, tn, nt int }
+	tilings := []tiling{{64, 128, 8, 8, 8, 1}, {64, 128, 8, 8, 8, 2}, {32, 128, 8, 8, 8, 2}, {64, 64, 16, 4, 4, 2}, {16, 32, 8, 4, 4, 4}, {16, 32, 8, 8, 4, 3}}
+	// BM 32 is the host's where a device's workgroup memory is below BM 64's
+	// (lmSharedRows): the same bits.
+	same := [2]tiling{{64, 128, 8, 8, 8, 2}, {32, 128, 8, 8, 8, 2}}
 	red := newLossReducer(t, d)
 	for ci, lc := range cases {
 		h := randF32(uint64(21+ci), lc.P*lc.C, 0, 1)
@@ -142,6 +147,7 @@ func TestLossShared(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			byTiling := map[tiling][]float32{}
 			for _, tl := range tilings {
 				if lc.split%(tl.vt*tl.nt) != 0 {
 					continue // a range starts at a whole slice
@@ -170,7 +176,11 @@ func TestLossShared(t *testing.T) {
 						return [3]uint32{uint32(ceilDiv(ceilDiv(lc.P, 4), int(pp.WorkgroupSize[0]))), uint32(ceilDiv(n, tl.vt)), 1}
 					})
 					checkClose(t, "nll vs lmhead_loss.wgsl", nll, f64(plain), 1e-5)
+					byTiling[tl] = nll
 				})
+			}
+			if a, b := byTiling[same[0]], byTiling[same[1]]; a != nil && b != nil && !bitsEqual(a, b) {
+				t.Errorf("P=%d/C=%d/V=%d/split=%d/f16=%v: BM %d and BM %d give different bits", lc.P, lc.C, lc.V, lc.split, f16, same[0].bm, same[1].bm)
 			}
 		}
 	}
@@ -328,6 +338,24 @@ func checkHeadBlock(t *testing.T, d *testDev, p *Pipeline, gx int) {
 			if n != 1 {
 				t.Errorf("GX %d, grid %dx%d: (%d, %d) taken %d times", gx, nx, ny, c%nx, c/nx, n)
 			}
+		}
+	}
+}
+
+// TestLMSharedRows checks lmhead_loss_shared.wgsl's workgroup memory as its
+// declarations add it up (hs 2·8·17 vec4s, ws 2·8·33, red BM·16 f32, tgs BM
+// u32) and the BM the host picks for a device's limit: 64 where its 17,152
+// bytes fit, else 32 (Vulkan's guaranteed 16 KiB).
+func TestLMSharedRows(t *testing.T) {
+	if got, want := lmSharedBytes(64), 2*8*17*16+2*8*33*16+64*16*4+64*4; got != want || got != 17152 {
+		t.Errorf("BM 64: %d bytes, want %d", got, want)
+	}
+	if got, want := lmSharedBytes(32), 2*8*9*16+2*8*33*16+32*16*4+32*4; got != want {
+		t.Errorf("BM 32: %d bytes, want %d", got, want)
+	}
+	for _, c := range []struct{ limit, bm int }{{16384, 32}, {17151, 32}, {17152, 64}, {32768, 64}, {65536, 64}} {
+		if got := lmSharedRows(c.limit); got != c.bm || lmSharedBytes(got) > c.limit {
+			t.Errorf("limit %d: BM %d (%d bytes), want %d", c.limit, got, lmSharedBytes(got), c.bm)
 		}
 	}
 }
