@@ -6,13 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/hashcache"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -46,11 +46,12 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // several the sha256 of their "name sha256" lines. A file in the Hugging Face
 // cache is a link to blobs/<sha256>, whose name the download verified; others
 // are hashed (about a second per GB), a megabyte at a time between checks of
-// ctx.
-func weightsSHA256(ctx context.Context, files []string) (string, error) {
+// ctx, or their sum is taken from the record in cacheDir (hashcache) that an
+// earlier run left for the same file unchanged ("": none).
+func weightsSHA256(ctx context.Context, cacheDir string, files []string) (string, error) {
 	var lines []string
 	for _, f := range files {
-		h, err := fileSHA256(ctx, f)
+		h, err := fileSHA256(ctx, cacheDir, f)
 		if err != nil {
 			return "", fmt.Errorf("hash %s: %w", f, err)
 		}
@@ -63,31 +64,12 @@ func weightsSHA256(ctx context.Context, files []string) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-func fileSHA256(ctx context.Context, path string) (string, error) {
+func fileSHA256(ctx context.Context, cacheDir, path string) (string, error) {
 	if target, err := filepath.EvalSymlinks(path); err == nil && filepath.Base(filepath.Dir(target)) == "blobs" && hex64.MatchString(filepath.Base(target)) {
 		return filepath.Base(target), nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	buf := make([]byte, 1<<20)
-	for {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		n, err := f.Read(buf)
-		h.Write(buf[:n])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	sum, _, err := hashcache.Sum(ctx, cacheDir, path)
+	return sum, err
 }
 
 // hashing is weightsSHA256 run on its own goroutine, beside the weights'
@@ -100,13 +82,13 @@ type hashing struct {
 	err    error
 }
 
-// startHashing starts hashing files.
-func startHashing(ctx context.Context, files []string) *hashing {
+// startHashing starts hashing files (records in cacheDir, as weightsSHA256).
+func startHashing(ctx context.Context, cacheDir string, files []string) *hashing {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &hashing{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		h.sum, h.err = weightsSHA256(ctx, files)
+		h.sum, h.err = weightsSHA256(ctx, cacheDir, files)
 	}()
 	return h
 }

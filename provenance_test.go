@@ -30,26 +30,26 @@ func TestWeightsSHA256(t *testing.T) {
 		sum := sha256.Sum256(data)
 		files = append(files, f)
 		lines += filepath.Base(f) + " " + hex.EncodeToString(sum[:]) + "\n"
-		got, err := startHashing(context.Background(), []string{f}).wait()
+		got, err := startHashing(context.Background(), "", []string{f}).wait()
 		if err != nil || got != hex.EncodeToString(sum[:]) {
 			t.Errorf("%d bytes: %s, %v, want %x", size, got, err, sum)
 		}
 	}
 	all := sha256.Sum256([]byte(lines))
-	if got, err := startHashing(context.Background(), files).wait(); err != nil || got != hex.EncodeToString(all[:]) {
+	if got, err := startHashing(context.Background(), "", files).wait(); err != nil || got != hex.EncodeToString(all[:]) {
 		t.Errorf("three files: %s, %v, want %x", got, err, all)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := weightsSHA256(ctx, files[2:]); !errors.Is(err, context.Canceled) {
+	if _, err := weightsSHA256(ctx, "", files[2:]); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
-	h := startHashing(context.Background(), files[2:])
+	h := startHashing(context.Background(), "", files[2:])
 	h.stop()
 	if _, err := h.wait(); err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("stopped: %v, want nil or context.Canceled", err)
 	}
-	if _, err := weightsSHA256(context.Background(), []string{filepath.Join(dir, "missing")}); err == nil {
+	if _, err := weightsSHA256(context.Background(), "", []string{filepath.Join(dir, "missing")}); err == nil {
 		t.Error("a missing file hashed")
 	}
 }

@@ -107,7 +107,10 @@ type Options struct {
 	// memory never uses it); the hub's model cache is Hub's
 	// (HubClient.CacheDir, else $HF_HUB_CACHE). A GPU keeps its Vulkan
 	// pipeline cache, kernel tuning and matrix-unit self-check verdicts in
-	// CacheDir/pipelines.
+	// CacheDir/pipelines. The sha256 of a local weights file of 64 MiB or
+	// more (the results' provenance, a checkpoint's identity) is recorded
+	// in CacheDir/hashes under the file's identity on disk, and not read
+	// again while the file is unchanged.
 	CacheDir string
 	// InsecureSkipVerify accepts model files from the hub whose content
 	// cannot be checked (hub.Client.InsecureSkipVerify); by default they are
@@ -294,6 +297,21 @@ func (o Options) pipelineCacheDir() string {
 		return ""
 	}
 	return filepath.Join(o.CacheDir, "pipelines")
+}
+
+// hashCacheDir is the folder of the weights' sha256 records
+// (internal/hashcache): CacheDir/hashes, or the user cache's; "" where there
+// is no user cache folder.
+func (o Options) hashCacheDir() string {
+	root := o.CacheDir
+	if root == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		root = filepath.Join(base, "wgpu-eval")
+	}
+	return filepath.Join(root, "hashes")
 }
 
 func (o Options) report(p Progress) {
@@ -573,7 +591,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	start := time.Now()
 	var hashed *hashing
 	if e.hash == "" { // beside the loading
-		hashed = startHashing(ctx, e.ck.Files())
+		hashed = startHashing(ctx, e.opt.hashCacheDir(), e.ck.Files())
 	}
 	b, err := e.prepare(ctx)
 	if err != nil {
