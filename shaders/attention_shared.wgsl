@@ -96,7 +96,15 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 	let last = p.pos0 + tq;                             // the row's last visible key
 	let keys = p.pos0 + min(q0 + BQ, p.T);              // keys the block sees: 0 .. keys-1
 	let cbase = (b * p.KV + g) * p.S * HD4;
-	var sc: array<f32, MAXBKV>;
+	// One element more than any BKV: Mesa's NIR unrolls a loop that walks a
+	// whole private array whatever the loop's size (to keep the array in
+	// registers), and at BKV 32 the unrolled tile (32 keys x the head's dot
+	// products) took Mesa 25's lavapipe minutes to compile (LLVM 15's
+	// coroutine frames: 107 s at head size 64, over 6 minutes at 128, where
+	// BKV 24 or 33 elements take 2 s). A GPU's module has the loops over sc
+	// unrolled by the compiler (wgsl.Options.UnrollRegisters) whatever the
+	// array's length; a CPU driver keeps them rolled.
+	var sc: array<f32, MAXBKV + 1u>;
 	for (var s0 = 0u; s0 < keys; s0 += BKV) {
 		// The tile: BKV keys and values, vec4 by vec4, zeros past the block's keys.
 		for (var i = li; i < BKV * HD4; i += BQ) {
