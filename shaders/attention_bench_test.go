@@ -10,7 +10,9 @@ import (
 )
 
 // BenchmarkAttention runs attention.wgsl and attention_shared.wgsl (at the
-// blockings of GPUs and of CPU drivers) at GPT-2's head shape (12 heads of
+// blockings of GPUs and of CPU drivers), and where the device has subgroups
+// of a multiple of 4 attention_shared_subgroup.wgsl at the GPUs' blocking
+// with QS 4 (attnTilesFor's at head size 64), at GPT-2's head shape (12 heads of
 // 64 channels) on the test device, one dispatch and wait per iteration, for a
 // whole window of 64 rows and for a chunk of 32 rows after 96 cached
 // positions, reporting GFLOP/s (4·hd flops per visible key of each query row
@@ -21,12 +23,16 @@ func BenchmarkAttention(b *testing.B) {
 	d := newTestDev(b)
 	type variant struct {
 		file  string
-		tiles attnTiles // attention_shared.wgsl's
+		tiles attnTiles // attention_shared.wgsl's or attention_shared_subgroup.wgsl's
 	}
 	variants := []variant{{file: "attention.wgsl"}}
-	for _, t := range []attnTiles{defaultAttnTiles, softwareAttnTiles} {
-		if t.BQ <= int(d.dev.Limits().MaxComputeInvocationsPerWorkgroup) && t.sharedBytes(hd) <= int(d.dev.Limits().MaxComputeWorkgroupStorageSize) {
-			variants = append(variants, variant{"attention_shared.wgsl", t})
+	tilings := []attnTiles{defaultAttnTiles, softwareAttnTiles}
+	if d.dev.HasFeature(wgpu.FeatureSubgroups) && d.dev.Limits().SubgroupSize%4 == 0 {
+		tilings = append(tilings, attnTiles{BQ: 64, BKV: 32, QS: 4})
+	}
+	for _, t := range tilings {
+		if t.invocations() <= int(d.dev.Limits().MaxComputeInvocationsPerWorkgroup) && t.sharedBytes(hd) <= int(d.dev.Limits().MaxComputeWorkgroupStorageSize) {
+			variants = append(variants, variant{t.kernel(), t})
 		}
 	}
 	for _, sh := range []struct{ T, pos0 int }{{64, 0}, {32, 96}} {
@@ -42,7 +48,7 @@ func BenchmarkAttention(b *testing.B) {
 			consts := map[string]float64{"HD": hd}
 			groups := grid(ceilDiv(B*H*sh.T, 64))
 			if v.tiles.BQ > 0 {
-				name += fmt.Sprintf(",BQ=%d,BKV=%d", v.tiles.BQ, v.tiles.BKV)
+				name += fmt.Sprintf(",BQ=%d,BKV=%d,QS=%d", v.tiles.BQ, v.tiles.BKV, v.tiles.qs())
 				consts, groups = v.tiles.constants(hd), grid(v.tiles.groups(B, H, sh.T))
 			}
 			b.Run(fmt.Sprintf("%s/T=%d,pos0=%d", name, sh.T, sh.pos0), func(b *testing.B) {
@@ -158,9 +164,9 @@ func BenchmarkAttentionCoop(b *testing.B) {
 		b.ReportMetric(flops/s/1e9, "GFLOP/s")
 		b.ReportMetric(s*1e3/float64(B), "ms/window")
 	}
-	st := attnTilesFor(d.info, d.dev.Limits(), hd)
-	b.Run(fmt.Sprintf("attention_shared,BQ=%d,BKV=%d/B=%d", st.BQ, st.BKV, B), func(b *testing.B) {
-		k, err := NewKernel(d.dev, "attention_shared.wgsl", false)
+	st := attnTilesFor(d.dev, hd)
+	b.Run(fmt.Sprintf("attention_shared,BQ=%d,BKV=%d,QS=%d/B=%d", st.BQ, st.BKV, st.qs(), B), func(b *testing.B) {
+		k, err := NewKernel(d.dev, st.kernel(), false)
 		if err != nil {
 			b.Fatal(err)
 		}

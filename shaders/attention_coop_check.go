@@ -142,7 +142,7 @@ func (r *checkRun) attnCase(a *attnCoop) (bool, string, error) {
 	C := sh.H * sh.HD
 	params := Params{"B": float64(sh.B), "T": float64(sh.T), "C": float64(C), "H": float64(sh.H), "KV": float64(sh.KV),
 		"S": float64(sh.S), "pos0": float64(sh.pos0), "ld": float64(sh.ld), "lscale": 1}
-	simt := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), sh.HD)
+	simt := attnTilesFor(g.dev, sh.HD)
 	var outs [2][]float32
 	for i, run := range []struct {
 		k    *Kernel
@@ -150,7 +150,7 @@ func (r *checkRun) attnCase(a *attnCoop) (bool, string, error) {
 		work extent
 	}{
 		{a.k, constSet{}, a.work(sh.B, sh.H, sh.T)},
-		{g.attentionShared, simt.constSet(sh.HD), perWorkgroup(simt.groups(sh.B, sh.H, sh.T))},
+		{g.attnShared(simt), simt.constSet(sh.HD), perWorkgroup(simt.groups(sh.B, sh.H, sh.T))},
 	} {
 		out, err := r.buffer("out", make([]byte, 4*sh.B*sh.T*C))
 		if err != nil {

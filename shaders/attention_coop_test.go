@@ -133,8 +133,8 @@ func attnCoopCase(t *testing.T, d *testDev, tl attnCoopTiles, c attnCase, chunk 
 		t.Fatal(err)
 	}
 	hd, KV, ld := c.C/c.H, c.kv(), c.ld()
-	st := attnTilesFor(d.info, d.dev.Limits(), hd)
-	shared, err := mustKernel(t, d, "attention_shared.wgsl").pipeline(st.constSet(hd))
+	st := attnTilesFor(d.dev, hd)
+	shared, err := mustKernel(t, d, st.kernel()).pipeline(st.constSet(hd))
 	if err != nil {
 		t.Fatal(err)
 	}

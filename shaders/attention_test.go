@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // attnCase is one attention test shape: B sequences of L rows, C query
@@ -195,32 +196,56 @@ func TestKVWrite(t *testing.T) {
 	checkClose(t, "vc", vc, wantV, 0)
 }
 
-// TestAttentionShared compares kv_write.wgsl + attention_shared.wgsl (the
-// flash-attention kernel of hardware GPUs) with refops.Attention, whole and
-// in chunks, for blocks of queries and tiles of keys that do not divide the
-// rows (several blocks, a partial last tile, masked tiles skipped), at the
-// blockings of GPUs and of CPU drivers (defaultAttnTiles, softwareAttnTiles)
-// and two odd ones, and checks that a rerun is bit-identical. Tolerances as
-// TestAttention's.
+// TestAttentionShared compares kv_write.wgsl + attention_shared.wgsl and
+// attention_shared_subgroup.wgsl (the flash-attention kernels of hardware
+// GPUs without matrix units) with refops.Attention, whole and in chunks,
+// for blocks of queries and tiles of keys that do not divide the rows
+// (several blocks, a partial last tile, masked tiles skipped), at the
+// blockings of CPU drivers (softwareAttnTiles) and of GPUs
+// (defaultAttnTiles, with one invocation per query and with QS 4, as
+// attnTilesFor gives at head sizes 64, 80 and 128), odd ones, and rows
+// split over 2 and 4 invocations at every head size that allows it (8 to
+// 128; 80 with 5 vec4s an invocation at QS 4; 12 and 20, odd counts of
+// vec4s, only whole), and checks that a rerun is bit-identical. The split
+// blockings need subgroups whose size QS divides (skipped elsewhere).
+// Tolerances as TestAttention's.
 func TestAttentionShared(t *testing.T) {
 	d := newTestDev(t)
 	kvw, _ := attnKernels(t, d, 64)
-	k, err := NewKernel(d.dev, "attention_shared.wgsl", false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kernels := map[string]*Kernel{}
 	cases := append(slices.Clone(attnCases),
-		attnCase{B: 3, L: 29, C: 48, H: 4, S: 31}, // hd = 12
-		attnCase{B: 2, L: 70, C: 24, H: 2, S: 75}, // two blocks of 64 queries, a partial third tile of 32 keys
+		attnCase{B: 3, L: 29, C: 48, H: 4, S: 31},  // hd = 12
+		attnCase{B: 2, L: 70, C: 24, H: 2, S: 75},  // two blocks of 64 queries, a partial third tile of 32 keys
+		attnCase{B: 1, L: 70, C: 160, H: 2, S: 70}, // hd = 80 (Phi's), two blocks of 64 queries
+		attnCase{B: 2, L: 9, C: 40, H: 2, S: 11},   // hd = 20
 	)
 	cases = append(cases, gqaCases...)
-	for _, tiles := range []attnTiles{defaultAttnTiles, softwareAttnTiles, {BQ: 8, BKV: 4}, {BQ: 4, BKV: 12}} {
+	split := attnTiles{BQ: 64, BKV: 32, QS: 4}
+	for _, tiles := range []attnTiles{defaultAttnTiles, softwareAttnTiles, {BQ: 8, BKV: 4}, {BQ: 4, BKV: 12}, split, {BQ: 16, BKV: 16, QS: 2}, {BQ: 4, BKV: 12, QS: 4}} {
 		for i, c := range cases {
-			t.Run(fmt.Sprintf("BQ=%d,BKV=%d/B=%d,L=%d,hd=%d,KV=%d", tiles.BQ, tiles.BKV, c.B, c.L, c.C/c.H, c.kv()), func(t *testing.T) {
-				if tiles.sharedBytes(c.C/c.H) > int(d.dev.Limits().MaxComputeWorkgroupStorageSize) {
-					t.Skipf("%d bytes of workgroup memory", tiles.sharedBytes(c.C/c.H))
+			hd := c.C / c.H
+			if hd/4%tiles.qs() != 0 {
+				continue
+			}
+			t.Run(fmt.Sprintf("BQ=%d,BKV=%d,QS=%d/B=%d,L=%d,hd=%d,KV=%d", tiles.BQ, tiles.BKV, tiles.qs(), c.B, c.L, hd, c.kv()), func(t *testing.T) {
+				if tiles.sharedBytes(hd) > int(d.dev.Limits().MaxComputeWorkgroupStorageSize) {
+					t.Skipf("%d bytes of workgroup memory", tiles.sharedBytes(hd))
 				}
-				att, err := k.Pipeline(tiles.constants(c.C / c.H))
+				if tiles.invocations() > int(d.dev.Limits().MaxComputeInvocationsPerWorkgroup) {
+					t.Skipf("%d invocations", tiles.invocations())
+				}
+				if sg := int(d.dev.Limits().SubgroupSize); tiles.qs() > 1 && (!d.dev.HasFeature(wgpu.FeatureSubgroups) || sg%tiles.qs() != 0) {
+					t.Skipf("QS %d: subgroups %v, of %d", tiles.qs(), d.dev.HasFeature(wgpu.FeatureSubgroups), sg)
+				}
+				k := kernels[tiles.kernel()]
+				if k == nil {
+					var err error
+					if k, err = NewKernel(d.dev, tiles.kernel(), false); err != nil {
+						t.Fatal(err)
+					}
+					kernels[tiles.kernel()] = k
+				}
+				att, err := k.Pipeline(tiles.constants(hd))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -266,5 +291,22 @@ func TestAttentionLoopLimit(t *testing.T) {
 			got, _, _ = attnRunWith(t, d, kvw, p, func(n int) [3]uint32 { return grid(tiles.groups(c.B, c.H, n)) }, c, qkv, c.L)
 			checkClose(t, "attention_shared.wgsl", got, want, 2e-5)
 		})
+	}
+}
+
+// TestAttnQS checks the invocations per query row attnQS gives: 4 at the
+// head sizes of released models (64, 80, 128) on subgroups of 4 or more, 2
+// where 4 would leave fewer than 4 vec4s (32, 48) or the subgroup has 2,
+// and 1 where the head's vec4s are odd (12, 20), too few (16) or the device
+// has no subgroup of 2.
+func TestAttnQS(t *testing.T) {
+	for _, c := range []struct{ hd, sg, want int }{
+		{64, 32, 4}, {64, 64, 4}, {80, 32, 4}, {128, 64, 4}, {128, 4, 4}, {128, 8, 4},
+		{32, 32, 2}, {48, 32, 2}, {128, 2, 2}, {64, 6, 2},
+		{12, 32, 1}, {20, 32, 1}, {16, 32, 1}, {8, 32, 1}, {128, 1, 1}, {64, 0, 1},
+	} {
+		if got := attnQS(c.hd, c.sg); got != c.want {
+			t.Errorf("attnQS(%d, %d) = %d, want %d", c.hd, c.sg, got, c.want)
+		}
 	}
 }

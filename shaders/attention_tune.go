@@ -314,10 +314,10 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 		}
 		runs, tiles = append(runs, r), append(tiles, t.attnChoice())
 	}
-	simt := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
-	runs = append(runs, run{k: g.attentionShared, cs: simt.constSet(hd), groups: simt.groups(B, H, T)})
+	simt := attnTilesFor(g.dev, hd)
+	runs = append(runs, run{k: g.attnShared(simt), cs: simt.constSet(hd), groups: simt.groups(B, H, T)})
 	tiles = append(tiles, map[string]float64{"coop": 0})
-	jobs = append(jobs, pipelineJob{g.attentionShared, simt.constSet(hd)})
+	jobs = append(jobs, pipelineJob{g.attnShared(simt), simt.constSet(hd)})
 	compilePipelines(jobs)
 	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
 		if runs[i].err != nil {

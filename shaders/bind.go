@@ -32,7 +32,8 @@ type (
 	// matmulSharedBufs are matmul_shared.wgsl's: matmul.wgsl's and the KV
 	// cache (EPI_QKV).
 	matmulSharedBufs struct{ X, W, Bias, Out, KC, VC Buf }
-	// attentionBufs are attention.wgsl's and attention_shared.wgsl's.
+	// attentionBufs are attention.wgsl's, attention_shared.wgsl's and
+	// attention_shared_subgroup.wgsl's.
 	attentionBufs struct{ QKV, KC, VC, Out Buf }
 	// ropeBufs are rope_kv_write.wgsl's.
 	ropeBufs struct{ QKV, KC, VC, Rope, QN, KN Buf }

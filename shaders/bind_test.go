@@ -26,7 +26,7 @@ func TestBindStructsMatchKernels(t *testing.T) {
 		{[]string{"kv_write.wgsl"}, kvWriteBufs{}, []string{"qkv", "kc", "vc"}},
 		{[]string{"matmul.wgsl"}, matmulBufs{}, []string{"x", "w", "bias", "out"}},
 		{[]string{"matmul_shared.wgsl"}, matmulSharedBufs{}, []string{"x", "w", "bias", "out", "kc", "vc"}},
-		{[]string{"attention.wgsl", "attention_shared.wgsl"}, attentionBufs{}, []string{"qkv", "kc", "vc", "out"}},
+		{[]string{"attention.wgsl", "attention_shared.wgsl", "attention_shared_subgroup.wgsl"}, attentionBufs{}, []string{"qkv", "kc", "vc", "out"}},
 		{[]string{"rope_kv_write.wgsl"}, ropeBufs{}, []string{"qkv", "kc", "vc", "rope", "qn", "kn"}},
 		{[]string{"lmhead_loss.wgsl", "lmhead_loss_shared.wgsl"}, lmHeadBufs{}, []string{"h", "wte", "targets", "part", "tgt"}},
 		{[]string{"nll_combine.wgsl"}, nllCombineBufs{}, []string{"part", "tgt", "nll"}},

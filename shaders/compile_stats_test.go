@@ -204,17 +204,18 @@ func compileJobs(t *testing.T, dev *wgpu.Device) []compileJob {
 		}
 	}
 
-	// attention_shared.wgsl, the attention of devices without matrix units,
-	// at the head sizes released models use (64: GPT-2, Qwen2.5 0.5B, Llama
-	// 3.2 1B; 128: Llama 2/3 8B, Llama 3.2 3B, Mistral, Qwen2.5 7B) and one
-	// between (80: the kernel takes any multiple of 4), with its blocking for
-	// the device (attnTilesFor), held to the defaults' rule.
+	// The SIMT attention of devices without matrix units, at the head sizes
+	// released models use (64: GPT-2, Qwen2.5 0.5B, Llama 3.2 1B; 128: Llama
+	// 2/3 8B, Llama 3.2 3B, Mistral, Qwen2.5 7B) and one between (80: the
+	// kernel takes any multiple of 4), with its blocking for the device
+	// (attnTilesFor: attention_shared_subgroup.wgsl with QS 4 where the
+	// device has subgroups, as every AMD GPU does), held to no spills.
 	for _, hd := range []int{64, 80, 128} {
-		k := kernel("attention_shared.wgsl", false)
-		tl := attnTilesFor(dev.AdapterInfo(), dev.Limits(), hd)
+		tl := attnTilesFor(dev, hd)
+		k := kernel(tl.kernel(), false)
 		cs := tl.constSet(hd)
 		label := k.Name() + "{" + cs.String() + "}"
-		jobs = append(jobs, compileJob{label: label, k: k, consts: cs, noSpill: !slices.Contains(attnSharedSpills, label)})
+		jobs = append(jobs, compileJob{label: label, k: k, consts: cs, noSpill: true})
 	}
 
 	// The matrix units' kernels, at the tilings their autotuners offer for
@@ -283,12 +284,6 @@ func compileJobs(t *testing.T, dev *wgpu.Device) []compileJob {
 //     VGPRs spilled); the autotuner times it against the rest and
 //     attention_shared.wgsl.
 var attnSpills = []string{"attention_coop[16x16x16 HD64 FM2 BKV64 SG2 PF0]", "attention_coop[16x16x16 HD128 FM1 BKV32 SG4 PF1]"}
-
-// attnSharedSpills are attention_shared.wgsl's jobs that spill on AMD's
-// compiler (RDNA3, RDNA2, GCN alike) although they are the forward pass's:
-// at head size 128 an invocation keeps its query's q and output, 2 x 128
-// f32, in registers, past the 256 a SIMD lane has (46 VGPRs spilled).
-var attnSharedSpills = []string{"attention_shared.wgsl{BKV=32,BQ=64,HD=128}"}
 
 // attnJob is attention_coop.wgsl with tiling tl as a compile job, held to
 // no spills where noSpill and tl is not one of attnSpills.

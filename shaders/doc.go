@@ -19,9 +19,9 @@
 // normalizes; rope_kv_write.wgsl applies Qwen3's q/k norms and the rotation
 // (cos and sin from model.RopeTable, float64 angles rounded once, the CPU's
 // values) and writes the keys and values into the KV cache, kv_write.wgsl's
-// job, so a block is GPT-2's 8 dispatches; attention.wgsl and
-// attention_shared.wgsl take grouped key/value heads and head sizes up to
-// 128; embed.wgsl skips the position embeddings (WPE = 0); the LM head may be
+// job, so a block is GPT-2's 8 dispatches; attention.wgsl,
+// attention_shared.wgsl and attention_shared_subgroup.wgsl take grouped
+// key/value heads and head sizes up to 128; embed.wgsl skips the position embeddings (WPE = 0); the LM head may be
 // untied (bound in ranges as wte is). The rotary table holds the model's
 // positions (at most 128 MiB of it: GPT2.Positions).
 //
@@ -77,7 +77,10 @@
 //     128 ids per workgroup, each invocation folding its logits into a running
 //     (max, sum) in registers, so a position has 50 partials, not 786);
 //     attention_shared.wgsl is flash attention with key/value tiles in
-//     workgroup memory, one rescale per tile and masked tiles skipped;
+//     workgroup memory, one rescale per tile and masked tiles skipped
+//     (attention_shared_subgroup.wgsl, where the device has subgroup
+//     operations, the same with a query's channels split over QS
+//     invocations of a subgroup: 4 at head sizes 64 to 128, attnQS);
 //     c_attn's matmul writes k and v straight into the KV cache (its epilogue
 //     epiQKV), so kv_write.wgsl does not run; where the device has subgroup
 //     operations, layernorm_rows.wgsl (rmsnorm_rows.wgsl) gives each row to

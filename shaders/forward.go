@@ -614,8 +614,8 @@ func (g *GPT2) attentionOp(r *recorder, sh chunkShape, l int, kc, vc Buf, ld int
 	if ac := g.attnCoopFor(sh.B, sh.T); ac != nil { // on the matrix units
 		k, cs, work = ac.k, constSet{}, ac.work(sh.B, H, sh.T)
 	} else if g.sharedMatmul { // flash attention: K/V tiles in workgroup memory
-		tiles := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
-		k, cs, work = g.attentionShared, tiles.constSet(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
+		tiles := attnTilesFor(g.dev, hd)
+		k, cs, work = g.attnShared(tiles), tiles.constSet(hd), perWorkgroup(tiles.groups(sh.B, H, sh.T))
 	}
 	r.op(k, cs, attentionBufs{QKV: Buf{Buffer: a.qkv}, KC: kc, VC: vc, Out: Buf{Buffer: a.att}}, params, work)
 }

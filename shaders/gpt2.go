@@ -83,7 +83,7 @@ type GPT2 struct {
 
 	embed, layernorm, matmul, kvWrite, attention, lmHead, nllCombine *Kernel
 	matmulShared, lmHeadShared, attentionShared                      *Kernel
-	layernormSubgroup                                                *Kernel     // nil without subgroup operations
+	layernormSubgroup, attentionSharedSubgroup                       *Kernel     // nil without subgroup operations
 	layernormRows                                                    *rowsKernel // for the model's width; nil without subgroup operations or where its rows do not fit
 	logits                                                           *Kernel     // decoding: one position's logits (Session)
 	topK                                                             *Kernel     // topk_logits.wgsl: --top-logprobs
@@ -98,7 +98,7 @@ type GPT2 struct {
 // iterations) and at most attnPositions positions (attention.wgsl loops once
 // per key: its loops over a head's channels are unrolled); with the hardware
 // kernels forced on them, fewer: attention_shared.wgsl loops per tile of BKV
-// keys ⌈BKV·HD/4 / BQ⌉ times to load it and, counted as if not unrolled,
+// keys ⌈BKV·HD/4 / (BQ·QS)⌉ times to load it and, counted as if not unrolled,
 // 2·BKV + 2 times over its keys (some 14000 positions at head size 128).
 // The matmuls loop along K, their input's width: matmul.wgsl once per k,
 // matmul_shared.wgsl BK + 2 times a step of BK (BK >= 8; measured on
@@ -130,8 +130,8 @@ func (g *GPT2) fitLoopLimit() error {
 	g.capPositions(attnPositions, "the shader loop limit")
 	if g.sharedMatmul {
 		hd := g.cfg.HeadDim()
-		t := attnTilesFor(g.dev.AdapterInfo(), g.dev.Limits(), hd)
-		perTile := ceilDiv(t.BKV*hd/4, t.BQ) + 2*t.BKV + 2
+		t := attnTilesFor(g.dev, hd)
+		perTile := ceilDiv(t.BKV*hd/4, t.invocations()) + 2*t.BKV + 2
 		g.capPositions(loopBudget/perTile*t.BKV, "the shader loop limit")
 	}
 	return nil
@@ -317,6 +317,10 @@ func NewGPT2(ctx context.Context, dev *wgpu.Device, src model.TensorReader, f16 
 			return nil, err
 		}
 		if g.layernormRows, err = newRowsKernel(dev, "layernorm_rows.wgsl", f16, g.cfg.NEmbd); err != nil {
+			g.Close()
+			return nil, err
+		}
+		if g.attentionSharedSubgroup, err = NewKernel(dev, "attention_shared_subgroup.wgsl", f16); err != nil {
 			g.Close()
 			return nil, err
 		}

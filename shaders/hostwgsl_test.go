@@ -115,6 +115,8 @@ func TestHostConstantsMatchWGSL(t *testing.T) {
 		{"attention_shared.wgsl", "BQ", defaultAttnTiles.BQ, "defaultAttnTiles.BQ"},
 		{"attention_shared.wgsl", "BKV", defaultAttnTiles.BKV, "defaultAttnTiles.BKV"},
 		{"attention_shared.wgsl", "MAXBKV", max(defaultAttnTiles.BKV, softwareAttnTiles.BKV), "the largest BKV the host sets"},
+		{"attention_shared_subgroup.wgsl", "4u * MAXHD4", maxHeadDim, "maxHeadDim"}, // include/attention_shared.wgsl's
+		{"attention_shared.wgsl", "QS", defaultAttnTiles.QS, "defaultAttnTiles.QS"},
 		{"matmul_shared.wgsl", "BM", defaultMatmulTiles.BM, "defaultMatmulTiles.BM"},
 		{"matmul_shared.wgsl", "BN", defaultMatmulTiles.BN, "defaultMatmulTiles.BN"},
 		{"matmul_shared.wgsl", "BK", defaultMatmulTiles.BK, "defaultMatmulTiles.BK"},

@@ -39,8 +39,8 @@ type (
 	// matmulSharedParams are matmul_shared.wgsl's: matmul.wgsl's and, for
 	// EPI_QKV, where the KV cache's rows go.
 	matmulSharedParams struct{ M, N, K, T, H, S, Pos0 uint32 }
-	// attentionParams are attention.wgsl's, attention_shared.wgsl's and
-	// attention_coop.wgsl's. LScale multiplies the scores besides
+	// attentionParams are attention.wgsl's, attention_shared.wgsl's,
+	// attention_shared_subgroup.wgsl's and attention_coop.wgsl's. LScale multiplies the scores besides
 	// 1/sqrt(HD): 1, but 1/(l+1) in block l of a GPT-2 with
 	// scale_attn_by_inverse_layer_idx.
 	attentionParams struct {

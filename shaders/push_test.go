@@ -44,7 +44,7 @@ func TestPushStructsMatchKernels(t *testing.T) {
 		{[]string{"matmul.wgsl"}, matmulParams{M: 3, N: 5, K: 7}, Params{"M": 3, "N": 5, "K": 7}},
 		{[]string{"matmul_shared.wgsl"}, matmulSharedParams{M: 3, N: 5, K: 7, T: 9, H: 11, S: 13, Pos0: 15},
 			Params{"M": 3, "N": 5, "K": 7, "T": 9, "H": 11, "S": 13, "pos0": 15}},
-		{[]string{"attention.wgsl", "attention_shared.wgsl", "attention_coop.wgsl"}, attentionParams{B: 1, T: 2, C: 3, H: 4, KV: 5, S: 6, Pos0: 7, LD: 8, LScale: 0.25},
+		{[]string{"attention.wgsl", "attention_shared.wgsl", "attention_shared_subgroup.wgsl", "attention_coop.wgsl"}, attentionParams{B: 1, T: 2, C: 3, H: 4, KV: 5, S: 6, Pos0: 7, LD: 8, LScale: 0.25},
 			Params{"B": 1, "T": 2, "C": 3, "H": 4, "KV": 5, "S": 6, "pos0": 7, "ld": 8, "lscale": 0.25}},
 		{[]string{"rope_kv_write.wgsl"}, ropeParams{B: 1, T: 2, H: 3, KV: 4, HD: 5, S: 6, Pos0: 7, Eps: 1e-6},
 			Params{"B": 1, "T": 2, "H": 3, "KV": 4, "hd": 5, "S": 6, "pos0": 7, "eps": 1e-6}},
