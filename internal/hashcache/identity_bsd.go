@@ -2,17 +2,7 @@
 
 package hashcache
 
-import (
-	"io/fs"
-	"syscall"
-)
+import "syscall"
 
-// identityOf is fi's identity; known is false where the system gives none.
-func identityOf(fi fs.FileInfo) (id identity, known bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return identity{}, false
-	}
-	return identity{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: st.Size,
-		MtimeNs: st.Mtimespec.Nano(), CtimeNs: st.Ctimespec.Nano()}, true
-}
+// statTimes is st's modification and status-change times.
+func statTimes(st *syscall.Stat_t) (mtime, ctime syscall.Timespec) { return st.Mtimespec, st.Ctimespec }

@@ -1,16 +1,6 @@
 package hashcache
 
-import (
-	"io/fs"
-	"syscall"
-)
+import "syscall"
 
-// identityOf is fi's identity; known is false where the system gives none.
-func identityOf(fi fs.FileInfo) (id identity, known bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return identity{}, false
-	}
-	return identity{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: st.Size,
-		MtimeNs: st.Mtim.Nano(), CtimeNs: st.Ctim.Nano()}, true
-}
+// statTimes is st's modification and status-change times.
+func statTimes(st *syscall.Stat_t) (mtime, ctime syscall.Timespec) { return st.Mtim, st.Ctim }
