@@ -38,7 +38,8 @@
 #   CTX         bench's --ctx (default 1024; 0 is the model's positions)
 #   BATCHES     bench's --batch (default 1,4,16,64,256)
 #   RUNS        bench's --runs (default 3)
-#   PRECISIONS  weight types to bench (default "f16 f32"; f16 is skipped where the adapter lacks shader-f16)
+#   PRECISIONS  weight types to bench (default "f16 f32"; f16 is skipped where the adapter lacks shader-f16; set and
+#               empty: no benches, as for a lease that only runs EVAL=1)
 #   MATRIX_UNITS  --matrix-units values the f16 benches run with (default "off auto")
 #   WORKGROUP_INIT  $WGPU_EVAL_WORKGROUP_INIT values each bench runs with (default "none", what users run; "none zero"
 #               measures what zeroing workgroup memory costs; each value has its own tuning, since the kernels'
@@ -57,6 +58,13 @@
 #   TESTS       which correctness steps run before the benches: all (default); coop (only the matrix units' feature
 #               and kernel tests: for a short lease whose point is the benches; the benches' self-check still guards
 #               the matrix units); none
+#   EVAL        1: before the benches, the whole command a user runs, twice, timed from start to end: a GPT-2 124M
+#               model with synthetic weights (synthmodel, stored F32 as Hugging Face's gpt2; written outside $OUT)
+#               scored on all of TinyShakespeare at ctx CTX (`wgpu-eval --model DIR --data FILE --ctx CTX`: loading,
+#               the token cache, autotuning on the first run, scoring), the matrix-units issue's end-to-end target
+#               (under 6 s on an RTX 2080 Ti-class GPU); results in eval.txt and eval-1.json, eval-2.json; default 0
+#   EVAL_DATA   the corpus for EVAL=1 (default: the tinyshakespeare.txt that --build copies beside the binaries)
+#   EVAL_S      the cap of each of the two EVAL runs (default 240)
 #   ALLOW_SOFTWARE=1  go on when every adapter is a CPU implementation (lavapipe, SwiftShader)
 #   GL_DEBS     a folder of .deb files (libvulkan1, ...) unpacked into / when no Vulkan loader is installed (default .gl)
 #
@@ -69,12 +77,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-build() { # build DIR: the CLI and the three test binaries, without cgo and stripped (small enough to copy around; they need only glibc)
+build() { # build DIR: the CLI, the three test binaries and synthmodel, without cgo and stripped (small enough to copy around; they need only glibc), and TinyShakespeare for EVAL=1 where this machine has it
 	mkdir -p "$1"
 	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$1/wgpu-eval" ./cmd/wgpu-eval
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/backend.test" ./pipeline/backend
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/shaders.test" ./shaders
 	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/wgpu.test" ./wgpu
+	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$1/synthmodel" ./internal/cmd/synthmodel
+	local ts=${WGPU_EVAL_TINYSHAKESPEARE:-$root/../shared/data/tinyshakespeare.txt}
+	if [[ -f $ts ]]; then
+		cp "$ts" "$1/tinyshakespeare.txt"
+	else
+		echo "note: no TinyShakespeare at $ts (WGPU_EVAL_TINYSHAKESPEARE): EVAL=1 will need EVAL_DATA on the GPU machine" >&2
+	fi
 }
 
 if [[ ${1:-} == --build ]]; then
@@ -93,7 +108,7 @@ ctx=${CTX:-1024}
 batches=${BATCHES:-1,4,16,64,256}
 shape=${SHAPE-124M}
 runs=${RUNS:-3}
-precisions=${PRECISIONS:-f16 f32}
+precisions=${PRECISIONS-f16 f32} # set and empty: no benches
 matrix_units=${MATRIX_UNITS:-off auto}
 workgroup_inits=${WORKGROUP_INIT:-none}
 stats_flag=--pipeline-stats
@@ -112,6 +127,8 @@ case $tests_sel in all | coop | none) ;; *)
 	;;
 esac
 failed=0
+cleanup=() # temporary folders, removed at exit
+trap 'rm -rf ${cleanup[@]+"${cleanup[@]}"}' EXIT
 
 note() { echo "$*" | tee -a "$summary"; }
 
@@ -167,7 +184,7 @@ fi
 bin=${BIN_DIR:-}
 if [[ -z $bin ]]; then
 	bin=$(mktemp -d)
-	trap 'rm -rf "$bin"' EXIT
+	cleanup+=("$bin")
 	step "build" 120 "$out_dir/build.txt" "$root/scripts/device-check.sh" --build "$bin"
 fi
 bin=$(cd "$bin" && pwd)
@@ -262,6 +279,26 @@ clocks() {
 	} >>"$out_dir/clocks.txt"
 }
 
+# The whole command on a corpus (EVAL=1), before the benches so that a short lease measures it: the first run tunes
+# the kernels at its own batch sizes and fills the token cache, the second finds both; the wall time of each, from
+# the command's start (what a user waits), is its step's.
+if [[ ${EVAL:-0} == 1 ]]; then
+	corpus=${EVAL_DATA:-$bin/tinyshakespeare.txt}
+	if [[ ! -f $corpus ]]; then
+		note "SKIP  eval (no corpus at $corpus: --build copies TinyShakespeare beside the binaries where it finds it; else EVAL_DATA)"
+		failed=1
+	else
+		model_dir=$(mktemp -d)
+		cleanup+=("$model_dir")
+		step "write a GPT-2 124M model with synthetic weights" 120 "$out_dir/eval.txt" "$bin/synthmodel" -shape 124M -dtype F32 "$model_dir"
+		for run in 1 2; do
+			step "eval $(basename "$corpus") ctx $ctx, run $run" "${EVAL_S:-240}" "$out_dir/eval.txt" "$bin/wgpu-eval" --model "$model_dir" \
+				--data "$corpus" --ctx "$ctx" --device "gpu:$index" --json "$out_dir/eval-$run.json"
+		done
+		grep -E ' \((stream|strided|documents), ctx ' "$out_dir/eval.txt" >>"$summary" || true
+	fi
+fi
+
 # Speed: one bench per weight type. The human tables go to bench.txt (and the summary), the figures to JSON.
 # Each bench tunes at its batch sizes first (untimed, as eval does on a GPU; printed with its choices, every
 # candidate's time in the JSON: "tuning", "attention_tuning"), hence the longer cap: with the matrix units and a
@@ -302,9 +339,6 @@ if [[ ${ABLATE:-0} == 1 ]]; then
 	grep -E '^Benchmark|^(ok|FAIL|PASS)' "$out_dir/ablation.txt" >>"$summary" || true
 fi
 [[ -f $out_dir/clocks.txt ]] && cat "$out_dir/clocks.txt" >>"$summary"
-
-# TinyShakespeare: bench scores random windows and cannot time a corpus, and no weights can be written here
-# without Go; a whole-corpus timing is left to `wgpu-eval eval --data tinyshakespeare` with a real model.
 
 note "done in $SECONDS s: $( ((failed == 0)) && echo "all steps ok" || echo "some steps FAILED") ($out_dir)"
 exit "$failed"

@@ -73,26 +73,6 @@ Examples:
 Flags:
 `
 
-// shapes are the model shapes bench takes by name (random weights).
-var shapes = map[string]model.Config{
-	"tiny":        synth.TinyConfig(),
-	"gpt2":        synth.GPT2Small(),
-	"124m":        synth.GPT2Small(),
-	"gpt2-medium": synth.GPT2Medium(),
-	"355m":        synth.GPT2Medium(),
-	"gpt2-large":  synth.GPT2Large(),
-	"774m":        synth.GPT2Large(),
-	"gpt2-xl":     synth.GPT2XL(),
-	"1558m":       synth.GPT2XL(),
-	"1.5b":        synth.GPT2XL(),
-}
-
-func init() {
-	for _, name := range synth.LlamaShapeNames() {
-		shapes[name], _ = synth.LlamaShape(name)
-	}
-}
-
 // benchResult is what `wgpu-eval bench` measured: the speed of the forward
 // pass and loss on one device, batch size by batch size, on random token
 // windows, and the GPU time of every kernel. Its JSON (--json FILE) is one
@@ -268,7 +248,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	// The model: a shape with random weights, or a checkpoint.
 	var src model.TensorReader
-	cfg, random := shapes[strings.ToLower(f.model)]
+	cfg, random := synth.Shape(f.model)
 	if random {
 		say("model %s: random weights, %s", f.model, cfg.Describe())
 		src = synth.Random(cfg, 1).Reader()
