@@ -142,7 +142,8 @@ func (c *Checkpoint) Close() error {
 // dtype are copied as they are; others are converted (rounding to nearest
 // even), and a finite value outside dtype's range is an error, as is a NaN or
 // infinite weight. lm_head reads as wte when the file has no lm_head.weight.
-// Memory: the result plus a bounded buffer.
+// Memory: the result plus a bounded buffer per core (the tensor is read
+// and converted on every core).
 func (c *Checkpoint) ReadTensor(ctx context.Context, spec TensorSpec, dtype DType) ([]byte, error) {
 	b, err := c.readTensor(ctx, spec, dtype)
 	if err != nil {
