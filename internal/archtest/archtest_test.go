@@ -49,11 +49,12 @@ var testSupport = map[string]bool{
 // dependencies, each chosen on purpose).
 var rules = map[string]rule{
 	// The library API (package wgpueval) and the commands.
-	".":             {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem", "internal/clobber", "internal/atomicfile"}},
-	"cmd/wgpu-eval": {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
-	"cmd/wgslc":     {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
-	"bench/cpurss":  {ours: []string{"model", "model/synth", "pipeline", "pipeline/backend"}},
-	"bench/bf16acc": {ours: []string{"model", "model/synth", "model/tokenizer"}},
+	".":                       {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem", "internal/clobber", "internal/atomicfile", "internal/hashcache"}},
+	"cmd/wgpu-eval":           {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
+	"cmd/wgslc":               {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
+	"bench/cpurss":            {ours: []string{"model", "model/synth", "pipeline", "pipeline/backend"}},
+	"bench/bf16acc":           {ours: []string{"model", "model/synth", "model/tokenizer"}},
+	"internal/cmd/synthmodel": {ours: []string{"model", "model/synth"}}, // device-check's model with synthetic weights
 
 	// corpus -> tokens -> batches -> a backend -> NLL, in three rooms:
 	// pipeline is the evaluation (samples, batches, the Backend interface,
@@ -95,7 +96,8 @@ var rules = map[string]rule{
 	"internal/atomicfile":   {others: []string{"golang.org/x/sys"}}, // O_TMPFILE on Linux
 	"internal/msgpackbound": {},
 	"internal/infile":       {},
-	"internal/clobber":      {}, // outputs that would overwrite inputs
+	"internal/clobber":      {},                                                         // outputs that would overwrite inputs
+	"internal/hashcache":    {ours: []string{"internal/atomicfile", "internal/infile"}}, // the weights' sha256 by file identity
 	"internal/sysmem":       {},
 	"internal/prereq":       {},
 	"internal/alloctest":    {},
