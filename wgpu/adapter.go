@@ -136,6 +136,7 @@ type Adapter struct {
 	extTypes   bool   // shaderSubgroupExtendedTypes supported
 	stdUniform bool   // uniformBufferStandardLayout supported (WGSL's storage layout in uniform buffers)
 	fullGroups bool   // computeFullSubgroups supported (pipelines may require whole subgroups)
+	int8       bool   // shaderInt8 supported (8-bit integers in shaders: i8 and u8 subgroup matrices)
 	coopWhy    string // why FeatureCooperativeMatrix is absent ("" when present)
 }
 
@@ -316,6 +317,7 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 	ft := &info.Features
 	ft.Storage16Bit = s16.StorageBuffer16BitAccess != 0
 	ft.ShaderF16 = f16 != nil && f16.ShaderFloat16 != 0
+	a.int8 = f16 != nil && f16.ShaderInt8 != 0
 	ops := []struct {
 		bit  vk.SubgroupFeatureFlags
 		name string

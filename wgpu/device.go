@@ -132,12 +132,22 @@ func (a *Adapter) featureChain(ar *vk.Arena, feats map[FeatureName]bool) (f2 *vk
 		}
 		chain(unsafe.Pointer(s16), &s16.PNext)
 	}
-	if feats[FeatureShaderF16] {
-		feats[FeatureStorage16Bit] = true // implied
+	// Modules with i8 or u8 subgroup matrices declare 8-bit integers (Int8):
+	// where the device multiplies them, shaderInt8 is allowed as well.
+	int8 := feats[FeatureCooperativeMatrix] && a.int8
+	if feats[FeatureShaderF16] || int8 {
 		f16 := vk.New[vk.PhysicalDeviceShaderFloat16Int8Features](ar)
-		f16.ShaderFloat16 = vk.True
+		if feats[FeatureShaderF16] {
+			f16.ShaderFloat16 = vk.True
+		}
+		if int8 {
+			f16.ShaderInt8 = vk.True
+		}
 		chain(unsafe.Pointer(f16), &f16.PNext)
 		exts = a.needExt(exts, 1, 2, "VK_KHR_shader_float16_int8")
+	}
+	if feats[FeatureShaderF16] {
+		feats[FeatureStorage16Bit] = true // implied
 		if feats[FeatureSubgroups] && a.extTypes {
 			et := vk.New[vk.PhysicalDeviceShaderSubgroupExtendedTypesFeatures](ar)
 			et.ShaderSubgroupExtendedTypes = vk.True

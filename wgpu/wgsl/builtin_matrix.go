@@ -3,21 +3,27 @@ package wgsl
 import (
 	"fmt"
 	"sort"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 )
 
 // Subgroup matrices: the types and builtins of Chromium's
 // chromium_experimental_subgroup_matrix extension, as its proposal
-// (dawn/docs/dawn/features/subgroup_matrix.md) specifies them:
+// (dawn/docs/dawn/features/subgroup_matrix.md, and gpuweb's
+// proposals/subgroup-matrix.md copied from it) specifies them:
 //
 //	subgroup_matrix_left<T, K, M>    M rows, K columns (the left operand)
 //	subgroup_matrix_right<T, N, K>   K rows, N columns (the right operand)
 //	subgroup_matrix_result<T, N, M>  M rows, N columns (the product)
 //
 // so the template arguments are always <component, columns, rows>. T is f32,
-// f16 (with 'enable f16;'), i32 or u32; the proposal's i8 and u8 are not
-// supported here. The counts are positive const-expressions (the proposal
-// allows override-expressions later; Chromium's prototype and this compiler
-// take const-expressions only), at most maxMatrixDim.
+// f16 (with 'enable f16;'), i32, u32, or the 8-bit i8 and u8, which WGSL has
+// only here: their shader scalar type S (of fill values, scalar operands and
+// the arrays they are loaded from and stored to) is i32 or u32, and a value
+// given for one is clamped to -128..127 or 0..255; T's shader scalar type is
+// T itself otherwise. The counts are positive const-expressions (the
+// proposal allows override-expressions later; Chromium's prototype and this
+// compiler take const-expressions only), at most maxMatrixDim.
 //
 //	subgroupMatrixLoad<T, L>(p, offset, stride) -> T
 //	subgroupMatrixStore<L>(p, offset, value: T, stride)
@@ -25,26 +31,38 @@ import (
 //	subgroupMatrixStore(p, offset, value: T, col_major: bool, stride)
 //	subgroupMatrixMultiply<TR>(left, right) -> subgroup_matrix_result<TR, N, M>
 //	subgroupMatrixMultiplyAccumulate(left, right, acc) -> type of acc
+//	subgroupMatrixScalarAdd(m: T, s: S) -> T         every element plus s
+//	subgroupMatrixScalarSubtract(m: T, s: S) -> T    every element minus s
+//	subgroupMatrixScalarMultiply(m: T, s: S) -> T    every element times s
 //
 // The layout L is row_major or col_major; the older form (which Tint now
 // calls deprecated) takes a col_major bool instead, a const-expression here.
-// p points to an array of T's component type in the storage or workgroup
-// address space (read access for loads, write for stores; Tint also allows
-// other element types, reinterpreted: not this compiler); offset and stride
-// are i32 or u32; element [r, c] of the matrix is p[offset + r*stride + c]
-// (row-major) or p[offset + c*stride + r] (column-major).
-// left and right share their component type and K; TR may differ from it,
-// but float operands need a float result and integer operands an integer one
-// (the proposal also allows the mixed forms; this compiler does not).
-// T() is the zero matrix and T(s) the matrix filled with s.
+// p points to an array of T's shader scalar type in the storage or
+// workgroup address space (read access for loads, write for stores; Tint
+// also allows other element types, reinterpreted: not this compiler);
+// offset and stride are i32 or u32, counted in T's components; element
+// [r, c] of the matrix is component offset + r*stride + c (row-major) or
+// offset + c*stride + r (column-major). For i8 and u8, 4 components to an
+// array element (the first in its low byte), offset and stride are taken
+// down to multiples of 4, as SPIR-V's load and store through the array's
+// 32-bit elements read them (Tint divides them by 4 alike): a row (column)
+// starts at a whole element.
+// left and right share their component type and K; the result's component
+// type TR is f32 for f32 operands (or f16), f32 or f16 for f16 operands,
+// i32 or u32 for i32 and u32 operands, and i32, u32, i8 or u8 for i8 and u8
+// operands (Tint's overloads; the proposal also allows integer operands
+// with a float result and the reverse, which this compiler does not).
+// Arithmetic on 8-bit components wraps modulo 256, as on i32 and u32 it
+// wraps modulo 2^32. T() is the zero matrix and T(s) the matrix filled
+// with s.
 //
 // The types are plain but not host-shareable: they live only in function
 // variables (Tint rejects the private address space too, though the
 // proposal allows it), values, and arrays and structs of those. Every call
 // (and every construction) must be in subgroup-uniform control flow and its
-// matrix, pointer, offset and stride arguments subgroup-uniform values: the
-// uniformity analysis checks that in the subgroup scope (subgroup_id is
-// uniform there), as Tint does, under the diagnostic rule
+// matrix, pointer, offset, stride and scalar arguments subgroup-uniform
+// values: the uniformity analysis checks that in the subgroup scope
+// (subgroup_id is uniform there), as Tint does, under the diagnostic rule
 // chromium_experimental.subgroup_matrix_uniformity (error by default; the
 // proposal's rule, which Tint 0.6.2 does not let switch the check off).
 //
@@ -97,6 +115,53 @@ var matrixBuiltins = map[string]ptrUse{
 	"subgroupMatrixStore":              ptrWrite,
 	"subgroupMatrixMultiply":           ptrNone,
 	"subgroupMatrixMultiplyAccumulate": ptrNone,
+	"subgroupMatrixScalarAdd":          ptrNone,
+	"subgroupMatrixScalarSubtract":     ptrNone,
+	"subgroupMatrixScalarMultiply":     ptrNone,
+}
+
+// matrixScalarOps are the builtins that take a matrix and a scalar, with the
+// SPIR-V operation of each for float and for integer components.
+var matrixScalarOps = map[string][2]spirv.Op{
+	"subgroupMatrixScalarAdd":      {spirv.OpFAdd, spirv.OpIAdd},
+	"subgroupMatrixScalarSubtract": {spirv.OpFSub, spirv.OpISub},
+	"subgroupMatrixScalarMultiply": {spirv.OpFMul, spirv.OpIMul},
+}
+
+// matrixComponent is subgroup matrix t's component type as WGSL spells it.
+func (t *wgslType) matrixComponent() string {
+	if t.Narrow {
+		return pick(t.Elem.Kind == kI32, "i8", "u8")
+	}
+	return t.Elem.String()
+}
+
+// narrowRange is the range of the 8-bit components of a matrix whose shader
+// scalar type is el (i32: i8, u32: u8).
+func narrowRange(el *wgslType) (lo, hi int64) {
+	if el.Kind == kI32 {
+		return -128, 127
+	}
+	return 0, 255
+}
+
+// matrixComponentArg resolves template argument a, the component type of a
+// subgroup matrix (what names the argument in errors): its shader scalar
+// type, and whether it is i8 or u8 (predeclared here only, unless the
+// module declares those names).
+func (c *checker) matrixComponentArg(a expr, what string) (el *wgslType, narrow, ok bool) {
+	if n, isID := a.(*ident); isID && len(n.Args) == 0 && (n.Name == "i8" || n.Name == "u8") && c.lookup(n.Name) == nil {
+		return c.ts.scalar(pick(n.Name == "i8", kI32, kU32)), true, true
+	}
+	if el = c.typeOf(a); el == nil {
+		return nil, false, false
+	}
+	switch el.Kind {
+	case kF32, kF16, kI32, kU32:
+		return el, false, true
+	}
+	c.errorSpan(a, "%s must be f32, f16, i32, u32, i8 or u8, not '%s'", what, el)
+	return nil, false, false
 }
 
 // addMatrix registers the subgroup matrix builtins in the builtin table,
@@ -119,18 +184,8 @@ func (c *checker) matrixType(id *ident, role matrixRole) *wgslType {
 		c.errorf(id.Pos, "'%s' takes 3 template arguments (component type, columns, rows), got %d", id.Name, len(id.Args))
 		return nil
 	}
-	if n, ok := id.Args[0].(*ident); ok && (n.Name == "i8" || n.Name == "u8") && c.lookup(n.Name) == nil {
-		c.errorSpan(id.Args[0], "subgroup matrix component type '%s' is not supported by this compiler (supported: f32, f16, i32, u32)", n.Name)
-		return nil
-	}
-	el := c.typeOf(id.Args[0])
-	if el == nil {
-		return nil
-	}
-	switch el.Kind {
-	case kF32, kF16, kI32, kU32:
-	default:
-		c.errorSpan(id.Args[0], "subgroup matrix components must be f32, f16, i32 or u32, not '%s'", el)
+	el, narrow, ok := c.matrixComponentArg(id.Args[0], "subgroup matrix components")
+	if !ok {
 		return nil
 	}
 	var dims [2]int
@@ -157,7 +212,7 @@ func (c *checker) matrixType(id *ident, role matrixRole) *wgslType {
 		}
 		dims[i] = int(x.val.i)
 	}
-	return c.ts.get(wgslType{Kind: kSubgroupMatrix, Elem: el, N: dims[0], Rows: dims[1], Role: role})
+	return c.ts.get(wgslType{Kind: kSubgroupMatrix, Elem: el, N: dims[0], Rows: dims[1], Role: role, Narrow: narrow})
 }
 
 // matrixSpaceError is the error for a subgroup matrix in address space s,
@@ -245,7 +300,7 @@ func matrixUniformArgs(c *callExpr) []int {
 		}
 		return u
 	}
-	return []int{0, 1} // the multiplications: left and right
+	return []int{0, 1} // the multiplications: left and right; the scalar ones: the matrix and the scalar
 }
 
 // matrixCall checks a call of a subgroup matrix builtin.
@@ -271,6 +326,9 @@ func (c *checker) matrixCall(e *callExpr, stmt bool) *exprInfo {
 	case "subgroupMatrixLoad", "subgroupMatrixStore":
 		return c.matrixMemoryCall(e)
 	}
+	if _, ok := matrixScalarOps[name]; ok {
+		return c.matrixScalarCall(e)
+	}
 	templ, nargs := 0, 3
 	if name == "subgroupMatrixMultiply" {
 		templ, nargs = 1, 2
@@ -288,8 +346,10 @@ func (c *checker) matrixCall(e *callExpr, stmt bool) *exprInfo {
 		return nil
 	}
 	var res *wgslType
+	resNarrow := false
 	if templ == 1 {
-		if res = c.typeOf(e.Fn.Args[0]); res == nil {
+		var ok bool
+		if res, resNarrow, ok = c.matrixComponentArg(e.Fn.Args[0], fmt.Sprintf("the result component type of '%s'", name)); !ok {
 			return nil
 		}
 	}
@@ -306,8 +366,8 @@ func (c *checker) matrixCall(e *callExpr, stmt bool) *exprInfo {
 		c.errorSpan(e.Args[1], "the second argument of '%s' must be a subgroup_matrix_right, got '%s'", name, r)
 		return nil
 	}
-	if l.Elem != r.Elem {
-		c.errorf(e.Pos, "the operands of '%s' must have the same component type, got '%s' and '%s'", name, l.Elem, r.Elem)
+	if l.Elem != r.Elem || l.Narrow != r.Narrow {
+		c.errorf(e.Pos, "the operands of '%s' must have the same component type, got '%s' and '%s'", name, l.matrixComponent(), r.matrixComponent())
 		return nil
 	}
 	if l.N != r.Rows {
@@ -324,20 +384,56 @@ func (c *checker) matrixCall(e *callExpr, stmt bool) *exprInfo {
 			c.errorSpan(e.Args[2], "the accumulator of '%s' must have %d rows and %d columns (those of the product), got '%s'", name, l.Rows, r.N, acc)
 			return nil
 		}
-		res = acc.Elem
+		res, resNarrow = acc.Elem, acc.Narrow
 	}
-	switch res.Kind {
-	case kF32, kF16, kI32, kU32:
-	default:
-		c.errorSpan(e.Fn.Args[0], "the result component type of '%s' must be f32, f16, i32 or u32, not '%s'", name, res)
+	out := c.ts.get(wgslType{Kind: kSubgroupMatrix, Elem: res, N: r.N, Rows: l.Rows, Role: roleResult, Narrow: resNarrow})
+	if why := matrixResultError(l, out); why != "" {
+		c.errorf(e.Pos, "'%s' of %s operands into a %s result: %s", name, l.matrixComponent(), out.matrixComponent(), why)
 		return nil
 	}
-	if res.isFloat() != l.Elem.isFloat() {
-		c.errorf(e.Pos, "'%s' of %s operands into a %s result is not supported by this compiler (float operands need a float result, integer operands an integer one)", name, l.Elem, res)
+	return &exprInfo{call: callBuiltin, builtin: name, typ: out}
+}
+
+// matrixResultError says why a product of operands like left cannot have
+// result type res ("" where it can): Tint's overloads, plus f16 results of
+// f32 operands (the proposal allows any pairing; a float product into an
+// f16 result is what the matrix units of f16 offer).
+func matrixResultError(left, res *wgslType) string {
+	switch {
+	case left.Elem.isFloat() != res.Elem.isFloat():
+		return "float operands need a float result, integer operands an integer one (the mixed forms are not supported by this compiler)"
+	case res.Narrow && !left.Narrow:
+		return "an i8 or u8 result needs i8 or u8 operands"
+	}
+	return ""
+}
+
+// matrixScalarCall checks subgroupMatrixScalarAdd, Subtract or Multiply:
+// a subgroup matrix of any role and a value of its shader scalar type.
+func (c *checker) matrixScalarCall(e *callExpr) *exprInfo {
+	name := e.Fn.Name
+	if len(e.Fn.Args) != 0 {
+		c.errorf(e.Pos, "'%s' takes no template arguments", name)
 		return nil
 	}
-	return &exprInfo{call: callBuiltin, builtin: name,
-		typ: c.ts.get(wgslType{Kind: kSubgroupMatrix, Elem: res, N: r.N, Rows: l.Rows, Role: roleResult})}
+	if len(e.Args) != 2 {
+		c.errorf(e.Pos, "'%s' takes 2 arguments (a subgroup matrix and a scalar), got %d", name, len(e.Args))
+		return nil
+	}
+	xs, ok := c.args(e)
+	if !ok {
+		return nil
+	}
+	m := xs[0].typ
+	if m.Kind != kSubgroupMatrix {
+		c.errorSpan(e.Args[0], "the first argument of '%s' must be a subgroup matrix, got '%s'", name, m)
+		return nil
+	}
+	if !c.convertTo(e.Args[1], m.Elem) {
+		return nil
+	}
+	c.runtimeOperands(e.Args, xs)
+	return &exprInfo{call: callBuiltin, builtin: name, typ: m}
 }
 
 // matrixMemoryCall checks subgroupMatrixLoad or subgroupMatrixStore, in the
@@ -525,7 +621,7 @@ func matrixConfigs(m *checked) []MatrixConfig {
 			continue
 		}
 		l := m.info[c.Args[0]].typ
-		mc := MatrixConfig{M: info.typ.Rows, N: info.typ.N, K: l.N, Component: l.Elem.String(), Result: info.typ.Elem.String()}
+		mc := MatrixConfig{M: info.typ.Rows, N: info.typ.N, K: l.N, Component: l.matrixComponent(), Result: info.typ.matrixComponent()}
 		if !seen[mc] {
 			seen[mc] = true
 			out = append(out, mc)

@@ -77,8 +77,9 @@
 //
 // Subgroup matrices (enable chromium_experimental_subgroup_matrix;, Chromium's
 // extension): subgroup_matrix_left/right/result<T, cols, rows> of f32, f16,
-// i32 or u32, their zero and fill constructors, subgroupMatrixLoad, Store,
-// Multiply and MultiplyAccumulate (builtin_matrix.go), emitted as
+// i32, u32, i8 or u8, their zero and fill constructors, subgroupMatrixLoad,
+// Store, Multiply, MultiplyAccumulate and ScalarAdd, ScalarSubtract and
+// ScalarMultiply (builtin_matrix.go), emitted as
 // SPV_KHR_cooperative_matrix with Options.CooperativeMatrix and otherwise
 // lowered to invocation code any device with subgroups runs
 // (lower_matrix.go). The diagnostic rule
@@ -86,7 +87,7 @@
 // checks.
 //
 // Not supported, each with a clear error: textures and samplers, vertex and
-// fragment stages, the i8 and u8 subgroup matrix components.
+// fragment stages.
 //
 // Uniform buffers keep WGSL's 16-byte rules for array strides and for the
 // offsets of arrays and structs, which Vulkan's extended layout needs, unless

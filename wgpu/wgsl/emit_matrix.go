@@ -1,6 +1,10 @@
 package wgsl
 
-import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+import (
+	"fmt"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
+)
 
 // Native subgroup matrices (Options.CooperativeMatrix): SPV_KHR_cooperative_matrix.
 //
@@ -21,7 +25,17 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // robustness (Vulkan's cooperativeMatrixRobustBufferAccess).
 // subgroupMatrixMultiply is OpCooperativeMatrixMulAddKHR with a zero
 // accumulator; integer operands and results carry their signedness in the
-// Cooperative Matrix Operands.
+// Cooperative Matrix Operands. The scalar builtins are the component type's
+// add, subtract or multiply of the matrix and a matrix filled with the
+// scalar (OpCompositeConstruct), as the extension allows.
+//
+// i8 and u8 matrices have 8-bit integer components (capability Int8), so a
+// fill value or scalar (i32 or u32) is clamped to their range and converted.
+// Their loads and stores take the array's 32-bit elements as four
+// components each, through a pointer to the element at offset/4 with
+// stride/4 elements from row to row (column to column): the extension lets
+// the pointer's type differ from the components, and counts the stride in
+// the pointer's type.
 
 // coopType is the OpTypeCooperativeMatrixKHR of subgroup matrix t.
 func (e *emitter) coopType(t *wgslType) uint32 {
@@ -32,11 +46,83 @@ func (e *emitter) coopType(t *wgslType) uint32 {
 		roleRight:  spirv.CooperativeMatrixUseMatrixBKHR,
 		roleResult: spirv.CooperativeMatrixUseMatrixAccumulatorKHR,
 	}[t.Role]
-	el := e.typeID(t.Elem, plain)
+	el := e.coopComponent(t)
 	scope, rows, cols, u := e.constU32(spirv.ScopeSubgroup), e.constU32(uint32(t.Rows)), e.constU32(uint32(t.N)), e.constU32(use)
 	id := e.id()
 	e.decls.Add(spirv.OpTypeCooperativeMatrixKHR, id, el, scope, rows, cols, u)
 	return id
+}
+
+// coopComponent is the SPIR-V component type of native matrix t: an 8-bit
+// integer for i8 and u8, else its shader scalar type.
+func (e *emitter) coopComponent(t *wgslType) uint32 {
+	if !t.Narrow {
+		return e.typeID(t.Elem, plain)
+	}
+	signed := pick(t.Elem.Kind == kI32, uint32(1), 0)
+	key := fmt.Sprintf("int8/%d", signed)
+	if id, ok := e.typeIDs[key]; ok {
+		return id
+	}
+	e.capability(spirv.CapabilityInt8)
+	id := e.id()
+	e.decls.Add(spirv.OpTypeInt, id, 8, signed)
+	e.typeIDs[key] = id
+	return id
+}
+
+// matrixScalar is s, a value of matrix t's shader scalar type, as an
+// element of t: for i8 and u8 clamped to their range and, natively,
+// converted to the 8-bit component; else s itself.
+func (e *emitter) matrixScalar(t *wgslType, s uint32) uint32 {
+	if !t.Narrow {
+		return s
+	}
+	lo, hi := narrowRange(t.Elem)
+	signed := t.Elem.Kind == kI32
+	v := e.ext(e.typeID(t.Elem, plain), pick(signed, spirv.GLSLSClamp, spirv.GLSLUClamp), s,
+		e.constant(t.Elem, &value{i: lo}), e.constant(t.Elem, &value{i: hi}))
+	if !e.opt.CooperativeMatrix {
+		return v
+	}
+	return e.op(pick(signed, spirv.OpSConvert, spirv.OpUConvert), e.coopComponent(t), v)
+}
+
+// matrixScalarOp emits subgroupMatrixScalarAdd, Subtract or Multiply of
+// matrix type t: natively the operation on the matrix and one filled with
+// the scalar; lowered, on every element (the 8-bit ones wrapped).
+func (e *emitter) matrixScalarOp(c *callExpr, t *wgslType) uint32 {
+	ops := matrixScalarOps[c.Fn.Name]
+	op := pick(t.Elem.isFloat(), ops[0], ops[1])
+	m := e.expr(c.Args[0])
+	s := e.matrixScalar(t, e.expr(c.Args[1]))
+	ty := e.typeID(t, plain)
+	if e.opt.CooperativeMatrix {
+		return e.op(op, ty, m, e.op(spirv.OpCompositeConstruct, ty, s))
+	}
+	tmp := e.localVar(t)
+	e.add(spirv.OpStore, tmp, m)
+	st := e.typeID(t.Elem, plain)
+	e.countLoop(e.constU32(uint32(t.N*t.Rows)), func(i uint32) {
+		slot := e.lowSlot(tmp, t, i)
+		e.add(spirv.OpStore, slot, e.wrapNarrow(t, e.op(op, st, e.op(spirv.OpLoad, st, slot), s)))
+	})
+	return e.op(spirv.OpLoad, ty, tmp)
+}
+
+// wrapNarrow is v, an element of lowered matrix t computed in its shader
+// scalar type, taken modulo 256 into the range of t's 8-bit components
+// (i8: sign-extended from its low byte), as native 8-bit arithmetic wraps;
+// v itself for other components.
+func (e *emitter) wrapNarrow(t *wgslType, v uint32) uint32 {
+	if !t.Narrow {
+		return v
+	}
+	ty := e.typeID(t.Elem, plain)
+	if t.Elem.Kind == kI32 {
+		return e.op(spirv.OpBitFieldSExtract, ty, v, e.constU32(0), e.constU32(8))
+	}
+	return e.op(spirv.OpBitwiseAnd, ty, v, e.constU32(0xff))
 }
 
 // extension declares SPIR-V extension name.
@@ -86,6 +172,9 @@ func (e *emitter) coopCall(c *callExpr, res *wgslType) uint32 {
 		}
 		return e.op(spirv.OpCooperativeMatrixMulAddKHR, e.typeID(res, plain), ops...)
 	}
+	if _, ok := matrixScalarOps[c.Fn.Name]; ok {
+		return e.matrixScalarOp(c, res)
+	}
 	bugf("unknown subgroup matrix builtin %s", c.Fn.Name)
 	return 0
 }
@@ -95,7 +184,12 @@ func (e *emitter) coopCall(c *callExpr, res *wgslType) uint32 {
 // stride.
 func (e *emitter) coopMemory(c *callExpr, t *wgslType) (p, layout, str uint32) {
 	r, at, off, str, cm, offArg := e.matrixMemory(c)
-	off, str = e.coopBounds(c, t, at, &r, off, str, cm, offArg)
+	pack := uint64(1)
+	if t.Narrow { // four components to an array element
+		pack = 4
+		off, str = e.quarter(off), e.quarter(str)
+	}
+	off, str = e.coopBounds(c, t, at, &r, off, str, cm, offArg, pack)
 	p = e.ptr(elemRef(r, off, at.Elem), at.Elem)
 	layout = e.constU32(pick(cm, spirv.CooperativeMatrixLayoutColumnMajorKHR, spirv.CooperativeMatrixLayoutRowMajorKHR))
 	return p, layout, str
@@ -106,10 +200,20 @@ func (e *emitter) coopMemory(c *callExpr, t *wgslType) (p, layout, str uint32) {
 // cannot wrap.
 const coopSpanLimit = 1 << 26
 
+// quarter is u32 id x divided by 4 (a constant where x is one).
+func (e *emitter) quarter(x uint32) uint32 {
+	if v, ok := e.constIndex[x]; ok {
+		return e.constU32(v / 4)
+	}
+	return e.op(spirv.OpShiftRightLogical, e.typeID(e.m.types.scalar(kU32), plain), x, e.constU32(2))
+}
+
 // coopBounds is the offset and stride of a native load or store of matrix t
-// (column-major where cm) in array at: the matrix's elements span
-// (major-1)*stride + minor elements from the offset (major: its rows
-// row-major, else its columns). Where at's length n is known when the
+// (column-major where cm) in array at, both in array elements (the
+// arguments' divided by pack, the components to an element): the matrix's
+// elements span (major-1)*stride + ⌈minor/pack⌉ array elements from the
+// offset (major: its rows row-major, else its columns; minor: the other
+// count). Where at's length n is known when the
 // pipeline is made and a matrix fits in it at all:
 //   - with the stride known, the offset is kept where it is proved at most
 //     n - span (a constant, or by the range analysis), and otherwise
@@ -121,7 +225,7 @@ const coopSpanLimit = 1 << 26
 //
 // Elsewhere (a runtime-sized array, a stride too long for the array) the
 // offset is clamped to the array as any index is.
-func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uint32, cm bool, offArg int) (uint32, uint32) {
+func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uint32, cm bool, offArg int, pack uint64) (uint32, uint32) {
 	if e.opt.NoIndexClamp {
 		return off, str // the host guarantees bounds (Options.NoIndexClamp)
 	}
@@ -130,12 +234,13 @@ func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uin
 	if cm {
 		major, minor = minor, major
 	}
+	minor = (minor + pack - 1) / pack
 	known := func(x expr) (uint64, bool) {
 		v := e.info(x).val
 		if v == nil || v.i < 0 {
 			return 0, false
 		}
-		return uint64(v.i), true
+		return uint64(v.i) / pack, true
 	}
 	clamp := func() (uint32, uint32) {
 		if k, ok := known(c.Args[offArg]); !ok || !e.constInBounds(k, at) {
@@ -158,7 +263,7 @@ func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uin
 		if k, ok := known(c.Args[offArg]); ok && k <= limit {
 			return off, str
 		}
-		if rg, ok := e.ranges[c.Args[offArg]]; ok && e.info(c.Args[offArg]).typ.Kind == kU32 && rg.hi <= limit {
+		if rg, ok := e.ranges[c.Args[offArg]]; ok && e.info(c.Args[offArg]).typ.Kind == kU32 && rg.hi/pack <= limit {
 			return off, str
 		}
 		in := e.op(spirv.OpULessThanEqual, bt, off, e.constU32(uint32(limit)))

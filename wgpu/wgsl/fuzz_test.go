@@ -19,6 +19,12 @@ func FuzzCompile(f *testing.F) {
 	for _, p := range invalidPrograms {
 		f.Add(p.src)
 	}
+	for _, p := range sgmValid {
+		f.Add(p.src)
+	}
+	for _, p := range sgmInvalid {
+		f.Add(p.src)
+	}
 	files, _ := filepath.Glob("testdata/*/*.wgsl")
 	for _, file := range files {
 		if src, err := os.ReadFile(file); err == nil {

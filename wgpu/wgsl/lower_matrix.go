@@ -26,7 +26,19 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 //     ones (rank = subgroupExclusiveAdd(1), count = subgroupAdd(1)), and the
 //     invocation of rank r writes elements r, r+count, r+2*count, ... That is
 //     right for every subgroup size (lavapipe 8 or 16, SwiftShader 4, 32 or
-//     64 on GPUs) and for a partial last subgroup.
+//     64 on GPUs) and for a partial last subgroup;
+//   - the scalar builtins apply their operation to every element.
+//
+// i8 and u8 matrices hold their elements in their shader scalar type (i32,
+// u32), always within the 8-bit range: fill values and scalars are clamped
+// to it, and what arithmetic computes is wrapped back into it (modulo 256,
+// as the native 8-bit arithmetic wraps). Memory holds four of their
+// components to an array element, component j of a row (column) in byte
+// j%4 of element offset/4 + row*(stride/4) + j/4 (offset and stride taken
+// down to multiples of 4, as the native load reads them); a load extracts
+// the byte, a store replaces it with two atomic operations (an and, then an
+// or) on the array element, so that invocations storing other bytes of it,
+// in this subgroup or any other, keep theirs.
 //
 // Memory indices are clamped to the array as any index is (unless
 // Options.NoIndexClamp), so a load or store past the end stays inside it.
@@ -54,12 +66,17 @@ func (e *emitter) matrixCall(c *callExpr, res *wgslType) uint32 {
 	case "subgroupMatrixMultiply", "subgroupMatrixMultiplyAccumulate":
 		return e.lowMulAdd(c, res)
 	}
+	if _, ok := matrixScalarOps[c.Fn.Name]; ok {
+		return e.matrixScalarOp(c, res)
+	}
 	bugf("unknown subgroup matrix builtin %s", c.Fn.Name)
 	return 0
 }
 
-// matrixFill emits T(s): the matrix of type t with every element s.
+// matrixFill emits T(s): the matrix of type t with every element s (for i8
+// and u8, s clamped to their range).
 func (e *emitter) matrixFill(t *wgslType, s uint32) uint32 {
+	s = e.matrixScalar(t, s)
 	if e.opt.CooperativeMatrix {
 		return e.op(spirv.OpCompositeConstruct, e.typeID(t, plain), s)
 	}
@@ -110,15 +127,61 @@ func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMaj
 	return elemRef(r, idx, at.Elem)
 }
 
+// lowNarrowElement is the array element holding component i (an id,
+// row-major over i8 or u8 matrix t) and the bit offset of its byte there
+// (see the top of this file), the element's index clamped to the array.
+func (e *emitter) lowNarrowElement(r refv, at, t *wgslType, off, stride uint32, colMajor bool, i uint32) (refv, uint32) {
+	u32 := e.m.types.scalar(kU32)
+	ut := e.typeID(u32, plain)
+	cols := e.constU32(uint32(t.N))
+	row := e.op(spirv.OpUDiv, ut, i, cols)
+	col := e.op(spirv.OpUMod, ut, i, cols)
+	major, minor := row, col
+	if colMajor {
+		major, minor = col, row
+	}
+	idx := e.op(spirv.OpIAdd, ut, e.quarter(off), e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, major, e.quarter(stride)), e.quarter(minor)))
+	shift := e.op(spirv.OpShiftLeftLogical, ut, e.op(spirv.OpBitwiseAnd, ut, minor, e.constU32(3)), e.constU32(3))
+	idx = e.clampIndex(idx, nil, u32, at, &r)
+	return elemRef(r, idx, at.Elem), shift
+}
+
 // lowLoad emits subgroupMatrixLoad: every invocation reads every element.
 func (e *emitter) lowLoad(c *callExpr, t *wgslType) uint32 {
 	r, at, off, stride, cm, _ := e.matrixMemory(c)
 	tmp := e.localVar(t)
 	e.countLoop(e.constU32(uint32(t.N*t.Rows)), func(i uint32) {
-		v := e.load(e.lowElement(r, at, t, off, stride, cm, i), t.Elem)
+		var v uint32
+		if t.Narrow {
+			ref, shift := e.lowNarrowElement(r, at, t, off, stride, cm, i)
+			extract := pick(t.Elem.Kind == kI32, spirv.OpBitFieldSExtract, spirv.OpBitFieldUExtract)
+			v = e.op(extract, e.typeID(t.Elem, plain), e.load(ref, t.Elem), shift, e.constU32(8))
+		} else {
+			v = e.load(e.lowElement(r, at, t, off, stride, cm, i), t.Elem)
+		}
 		e.add(spirv.OpStore, e.lowSlot(tmp, t, i), v)
 	})
 	return e.op(spirv.OpLoad, e.typeID(t, plain), tmp)
+}
+
+// lowNarrowStore puts v, an element of i8 or u8 matrix t, into its byte of
+// the array element ref (at bit offset shift): an atomic and clears the
+// byte, an atomic or sets it, in memory of address space sp.
+func (e *emitter) lowNarrowStore(ref refv, t *wgslType, sp addrSpace, shift, v uint32) {
+	ut := e.typeID(e.m.types.scalar(kU32), plain)
+	ty := e.typeID(t.Elem, plain)
+	if t.Elem.Kind == kI32 {
+		v = e.op(spirv.OpBitcast, ut, v)
+	}
+	bits := e.op(spirv.OpShiftLeftLogical, ut, e.op(spirv.OpBitwiseAnd, ut, v, e.constU32(0xff)), shift)
+	keep := e.op(spirv.OpNot, ut, e.op(spirv.OpShiftLeftLogical, ut, e.constU32(0xff), shift))
+	if t.Elem.Kind == kI32 {
+		bits, keep = e.op(spirv.OpBitcast, ty, bits), e.op(spirv.OpBitcast, ty, keep)
+	}
+	p := e.ptr(ref, t.Elem)
+	scope, relaxed := e.constU32(pick(sp == spaceWorkgroup, uint32(spirv.ScopeWorkgroup), spirv.ScopeDevice)), e.constU32(spirv.MemorySemanticsRelaxed)
+	e.op(spirv.OpAtomicAnd, ty, p, scope, relaxed, keep)
+	e.op(spirv.OpAtomicOr, ty, p, scope, relaxed, bits)
 }
 
 // lowStore emits subgroupMatrixStore: each element from one invocation.
@@ -133,8 +196,14 @@ func (e *emitter) lowStore(c *callExpr) {
 	one, scope := e.constU32(1), e.constU32(spirv.ScopeSubgroup)
 	rank := e.op(spirv.OpGroupNonUniformIAdd, ut, scope, spirv.GroupOperationExclusiveScan, one)
 	count := e.op(spirv.OpGroupNonUniformIAdd, ut, scope, spirv.GroupOperationReduce, one)
+	sp := e.info(c.Args[0]).typ.Space // the pointer is argument 0 in both forms
 	e.strideLoop(rank, e.constU32(uint32(t.N*t.Rows)), count, func(i uint32) {
 		v := e.op(spirv.OpLoad, e.typeID(t.Elem, plain), e.lowSlot(tmp, t, i))
+		if t.Narrow {
+			ref, shift := e.lowNarrowElement(r, at, t, off, stride, cm, i)
+			e.lowNarrowStore(ref, t, sp, shift, v)
+			return
+		}
 		e.store(e.lowElement(r, at, t, off, stride, cm, i), t.Elem, v)
 	})
 }
@@ -180,7 +249,7 @@ func (e *emitter) lowMulAdd(c *callExpr, res *wgslType) uint32 {
 			}
 			e.add(spirv.OpStore, sum, e.op(add, st, e.op(spirv.OpLoad, st, sum), e.op(mul, st, x, y)))
 		})
-		e.add(spirv.OpStore, slot, e.op(spirv.OpLoad, st, sum))
+		e.add(spirv.OpStore, slot, e.wrapNarrow(res, e.op(spirv.OpLoad, st, sum)))
 	})
 	return e.op(spirv.OpLoad, e.typeID(res, plain), out)
 }

@@ -8,6 +8,10 @@ var templated = map[string]bool{
 	"mat4x2": true, "mat4x3": true, "mat4x4": true,
 	"subgroup_matrix_left": true, "subgroup_matrix_right": true, "subgroup_matrix_result": true,
 	"subgroupMatrixLoad": true, "subgroupMatrixStore": true, "subgroupMatrixMultiply": true,
+	// They take none, but a template list after them is checked as one (a
+	// clearer error than a chain of comparisons).
+	"subgroupMatrixMultiplyAccumulate": true, "subgroupMatrixScalarAdd": true, "subgroupMatrixScalarSubtract": true,
+	"subgroupMatrixScalarMultiply": true,
 }
 
 type parser struct {

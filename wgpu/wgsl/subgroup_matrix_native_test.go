@@ -234,3 +234,141 @@ subgroupMatrixStore(&o, 0u, c, false, 8u);`)
 		spirvValNew(t, val, "bounds.wgsl", m.SPIRV)
 	}
 }
+
+// TestSubgroupMatrixNativeNarrowAndScalar reads back the native form of i8
+// and u8 matrices and of the scalar builtins: 8-bit component types under
+// capability Int8, loads and stores through the 32-bit array with offset and
+// stride divided by 4 (constants where they were; an unknown offset selected
+// against the array's length in elements: 64 - (7*2 + 2) = 48), fills and
+// scalars clamped to the 8-bit range and converted, the scalar operation of
+// the component type on the matrix and a filled one, and the signedness
+// operands of an i8 product.
+func TestSubgroupMatrixNativeNarrowAndScalar(t *testing.T) {
+	src := sgm("@group(0) @binding(3) var<storage, read_write> ib: array<i32>;\nvar<workgroup> wu: array<u32, 64>;", `
+let l = subgroupMatrixLoad<subgroup_matrix_left<u8, 8, 8>>(&wu, 7u, false, 10u);
+let s = subgroupMatrixScalarAdd(l, 300u);
+subgroupMatrixStore(&wu, wid.x, s, false, 8u);
+let il = subgroupMatrixLoad<subgroup_matrix_left<i8, 16, 8>>(&ib, 0u, true, 8u);
+let ir = subgroup_matrix_right<i8, 8, 16>(-1);
+subgroupMatrixStore(&ib, 64u, subgroupMatrixMultiply<i32>(il, ir), false, 8u);
+let f = subgroupMatrixScalarMultiply(subgroup_matrix_result<f32, 8, 8>(), 2.0);
+subgroupMatrixStore(&o, 0u, subgroupMatrixScalarSubtract(f, 1.0), false, 8u);`)
+	m, err := Compile("narrow.wgsl", src, Options{CooperativeMatrix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		opExtInst     = 12
+		opCapability  = 17
+		opTypeInt     = 21
+		opTypeFloat   = 22
+		opConstant    = 43
+		opComposite   = 80
+		opAccessChain = 65
+		opUConvert    = 113
+		opSConvert    = 114
+		opIAdd        = 128
+		opFSub        = 131
+		opFMul        = 133
+		opSelect      = 169
+		opULE         = 178
+		opTypeCoop    = 4456
+		opCoopLoad    = 4457
+		opCoopStore   = 4458
+		opCoopMulAdd  = 4459
+		capInt8       = 39
+		glslUMin      = 38
+		glslUClamp    = 44
+		glslSClamp    = 45
+	)
+	consts := map[uint32]uint32{}
+	scalar := map[uint32]string{}
+	coop := map[uint32]string{}
+	defs := map[uint32][]uint32{} // result id -> opcode, operands
+	var types, accesses, ops []string
+	int8Cap := false
+	describe := func(id uint32) string {
+		if v, ok := consts[id]; ok {
+			return fmt.Sprint(v)
+		}
+		if d := defs[id]; d != nil && d[0] == opSelect {
+			if c := defs[d[1]]; c != nil && c[0] == opULE {
+				return fmt.Sprintf("select(<=%d)", consts[c[2]])
+			}
+		} else if d != nil && d[0] == opExtInst && d[2] == glslUMin {
+			return "umin"
+		}
+		return "value"
+	}
+	offset := func(p uint32) string { // the last index of the access chain p
+		d := defs[p]
+		return describe(d[len(d)-1])
+	}
+	w := m.SPIRV[5:]
+	for len(w) > 0 {
+		n, op := w[0]>>16, w[0]&0xffff
+		in := w[1:n]
+		switch op {
+		case opCapability:
+			int8Cap = int8Cap || in[0] == capInt8
+		case opConstant:
+			consts[in[1]] = in[2]
+		case opTypeFloat:
+			scalar[in[0]] = fmt.Sprintf("f%d", in[1])
+		case opTypeInt:
+			scalar[in[0]] = fmt.Sprintf("%s%d", map[uint32]string{0: "u", 1: "i"}[in[2]], in[1])
+		case opTypeCoop:
+			coop[in[0]] = fmt.Sprintf("%s %dx%d use=%d", scalar[in[1]], consts[in[3]], consts[in[4]], consts[in[5]])
+			types = append(types, coop[in[0]])
+		case opExtInst, opAccessChain, opSelect, opULE, opUConvert, opSConvert, opComposite:
+			defs[in[1]] = append([]uint32{op}, in[2:]...)
+			if op == opComposite && coop[in[0]] != "" {
+				from := "value"
+				if d := defs[in[2]]; d != nil && (d[0] == opUConvert || d[0] == opSConvert) {
+					if c := defs[d[1]]; c != nil && c[0] == opExtInst && (c[2] == glslUClamp || c[2] == glslSClamp) {
+						from = fmt.Sprintf("%s(clamp(%d..%d))", map[uint32]string{opUConvert: "u8", opSConvert: "i8"}[d[0]], int32(consts[c[4]]), int32(consts[c[5]]))
+					}
+				}
+				ops = append(ops, "fill "+coop[in[0]]+" with "+from)
+			}
+		case opIAdd, opFSub, opFMul:
+			if coop[in[0]] != "" {
+				ops = append(ops, fmt.Sprintf("%s %s", map[uint32]string{opIAdd: "iadd", opFSub: "fsub", opFMul: "fmul"}[op], coop[in[0]]))
+			}
+		case opCoopLoad:
+			accesses = append(accesses, fmt.Sprintf("load %s at %s stride %s", coop[in[0]], offset(in[2]), describe(in[4])))
+		case opCoopStore:
+			accesses = append(accesses, fmt.Sprintf("store at %s stride %s", offset(in[0]), describe(in[3])))
+		case opCoopMulAdd:
+			ops = append(ops, fmt.Sprintf("muladd %s operands=%#x", coop[in[0]], in[5]))
+		}
+		w = w[n:]
+	}
+	if !int8Cap {
+		t.Error("no capability Int8")
+	}
+	check := func(what string, got, want []string) {
+		t.Helper()
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s:\ngot  %q\nwant %q", what, got, want)
+		}
+	}
+	check("types", types, []string{"u8 8x8 use=0", "i8 8x16 use=0", "i8 16x8 use=1", "i32 8x8 use=2", "f32 8x8 use=2"})
+	check("loads and stores", accesses, []string{
+		"load u8 8x8 use=0 at 1 stride 2", // 7/4, 10/4
+		"store at select(<=48) stride 2",
+		"load i8 8x16 use=0 at 0 stride 2",
+		"store at umin stride 8", // an i32 result, whole elements, in a runtime-sized array
+		"store at 0 stride 8",
+	})
+	check("arithmetic", ops, []string{
+		"fill u8 8x8 use=0 with u8(clamp(0..255))", "iadd u8 8x8 use=0",
+		"fill i8 16x8 use=1 with i8(clamp(-128..127))",
+		"muladd i32 8x8 use=2 operands=0xf", // A, B, C and the result signed
+		"fill f32 8x8 use=2 with value", "fmul f32 8x8 use=2",
+		"fill f32 8x8 use=2 with value", "fsub f32 8x8 use=2",
+	})
+	if val := os.Getenv(prereq.SpirvValNewEnv); val != "" {
+		spirvValNew(t, val, "narrow.wgsl", m.SPIRV)
+	}
+}

@@ -9,7 +9,6 @@ import (
 // sgmStricterThanTint lists the subgroup matrix programs this compiler
 // rejects on purpose though Tint (webgpu@0.6.2) accepts them, each with why.
 var sgmStricterThanTint = map[string]string{
-	"i8_components":    "i8 and u8 components are not supported (no 8-bit types in this compiler)",
 	"too_many_columns": "dimensions are at most 64: the lowered code holds whole matrices in every invocation",
 	"float_shape":      "the proposal makes the dimensions integer expressions; Tint converts 8.0",
 }

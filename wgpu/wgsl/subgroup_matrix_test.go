@@ -84,6 +84,31 @@ fn main(@builtin(subgroup_id) s: u32) {
 		subgroupMatrixStore<row_major>(&o, s * 64u, l, 8u);
 	}
 }`},
+	{"scalar_arithmetic", "enable f16;\n" + sgm("@group(0) @binding(3) var<storage, read_write> h: array<f16>;\n@group(0) @binding(4) var<uniform> k: i32;", `
+let c = subgroupMatrixScalarAdd(subgroup_matrix_result<f32, 8, 8>(2.0), 1.5);
+let d = subgroupMatrixScalarMultiply(subgroupMatrixScalarSubtract(c, 3), 0.5f);
+let l = subgroupMatrixScalarMultiply(subgroupMatrixLoad<subgroup_matrix_left<f16, 8, 8>>(&h, 0u, false, 8u), 2h);
+let r = subgroupMatrixScalarSubtract(subgroup_matrix_right<f16, 8, 8>(), 1);
+let i = subgroupMatrixScalarAdd(subgroup_matrix_left<i32, 8, 8>(k), k * 2);
+let u = subgroupMatrixScalarMultiply(subgroupMatrixMultiply<u32>(subgroup_matrix_left<u32, 8, 8>(3u), subgroup_matrix_right<u32, 8, 8>(5u)), 7u);
+subgroupMatrixStore(&o, 0u, d, false, 8u);
+subgroupMatrixStore(&h, 64u, subgroupMatrixMultiply<f16>(l, r), false, 8u);
+subgroupMatrixStore(&ou, 0u, u, true, 8u);
+subgroupMatrixStore(&ou, 64u, subgroupMatrixMultiply<u32>(i, subgroup_matrix_right<i32, 8, 8>(-1)), false, 8u);`)},
+	{"i8_u8", sgm("@group(0) @binding(3) var<storage, read_write> ib: array<i32>;\nvar<workgroup> wu: array<u32, 64>;", `
+let l = subgroupMatrixLoad<subgroup_matrix_left<i8, 16, 8>>(&ib, 4u, false, 16u);
+let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 8, 16>, col_major>(&ib, 8, 20);
+let acc = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i32, 8, 8>(-7));
+let wrapped = subgroupMatrixMultiply<i8>(l, subgroupMatrixScalarAdd(r, 300));
+let ul = subgroupMatrixLoad<subgroup_matrix_left<u8, 8, 8>>(&ou, 3u, true, 10u);
+let ur = subgroupMatrixScalarMultiply(subgroup_matrix_right<u8, 8, 8>(200u), 2u);
+let uacc = subgroupMatrixMultiplyAccumulate(ul, ur, subgroup_matrix_result<u8, 8, 8>(9u));
+subgroupMatrixStore(&ib, 0u, acc, false, 8u);
+subgroupMatrixStore<col_major>(&ib, 64u, wrapped, 8u);
+subgroupMatrixStore(&wu, 0u, uacc, false, 8u);
+workgroupBarrier();
+subgroupMatrixStore(&ou, 1u, subgroupMatrixLoad<subgroup_matrix_result<u8, 8, 8>>(&wu, 0u, false, 8u), true, 12u);
+subgroupMatrixStore(&ou, 128u, subgroupMatrixMultiply<u32>(ul, ur), false, 8u);`)},
 	{"uniformity_rule_off", "diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);\n" + sgm("", `
 if li < 32u {
 	let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, li, false, 8u);
@@ -108,9 +133,24 @@ var sgmInvalid = []struct{ name, src, want string }{
 	{"runtime_shape", sgm("", "let n = 8u; var m: subgroup_matrix_right<f32, n, 8>;"), "9:47: subgroup matrix column count must be a const-expression"},
 	{"float_shape", sgm("", "var m: subgroup_matrix_right<f32, 8.0, 8>;"), "9:35: subgroup matrix column count must be an integer"},
 	{"two_args", sgm("", "var m: subgroup_matrix_right<f32, 8>;"), "9:8: 'subgroup_matrix_right' takes 3 template arguments"},
-	{"bool_components", sgm("", "var m: subgroup_matrix_left<bool, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32 or u32, not 'bool'"},
-	{"vector_components", sgm("", "var m: subgroup_matrix_left<vec2<f32>, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32 or u32"},
-	{"i8_components", sgm("", "var m: subgroup_matrix_left<i8, 8, 8>;"), "9:29: subgroup matrix component type 'i8' is not supported by this compiler"},
+	{"bool_components", sgm("", "var m: subgroup_matrix_left<bool, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32, u32, i8 or u8, not 'bool'"},
+	{"vector_components", sgm("", "var m: subgroup_matrix_left<vec2<f32>, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32, u32, i8 or u8"},
+	{"i8_from_f32", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<i8, 8, 8>>(&a, 0u, false, 8u);"),
+		"9:60: 'subgroupMatrixLoad' needs a pointer to an array<i32> in the storage or workgroup address space, got 'ptr<storage, array<f32>, read>'"},
+	{"i8_u8_operands", sgm("", "let p = subgroupMatrixMultiply<i32>(subgroup_matrix_left<i8, 8, 8>(), subgroup_matrix_right<u8, 8, 8>());"),
+		"9:9: the operands of 'subgroupMatrixMultiply' must have the same component type, got 'i8' and 'u8'"},
+	{"i32_into_i8", sgm("", "let p = subgroupMatrixMultiply<i8>(subgroup_matrix_left<i32, 8, 8>(), subgroup_matrix_right<i32, 8, 8>());"),
+		"9:9: 'subgroupMatrixMultiply' of i32 operands into a i8 result: an i8 or u8 result needs i8 or u8 operands"},
+	{"i8_fill_float", sgm("", "let m = subgroup_matrix_left<i8, 8, 8>(1.5);"), "9:40: cannot use a value of type 'abstract-float' as 'i32'"},
+	{"i8_shadowed", sgm("alias i8 = bool;", "var m: subgroup_matrix_left<i8, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32, u32, i8 or u8, not 'bool'"},
+	{"i8_bare", sgm("", "var x: i8;"), "9:8: "},
+	{"scalar_not_matrix", sgm("", "let x = subgroupMatrixScalarAdd(1.0, 2.0);"), "9:33: the first argument of 'subgroupMatrixScalarAdd' must be a subgroup matrix, got 'abstract-float'"},
+	{"scalar_wrong_type", sgm("", "let x = subgroupMatrixScalarMultiply(subgroup_matrix_left<i32, 8, 8>(), 0.5);"), "9:73: cannot use a value of type 'abstract-float' as 'i32'"},
+	{"scalar_u8_negative", sgm("", "let x = subgroupMatrixScalarSubtract(subgroup_matrix_left<u8, 8, 8>(), -1);"), "9:72: "},
+	{"scalar_arg_count", sgm("", "let x = subgroupMatrixScalarAdd(subgroup_matrix_left<f32, 8, 8>());"), "9:9: 'subgroupMatrixScalarAdd' takes 2 arguments (a subgroup matrix and a scalar), got 1"},
+	{"scalar_template", sgm("", "let x = subgroupMatrixScalarAdd<f32>(subgroup_matrix_left<f32, 8, 8>(), 1.0);"), "9:9: 'subgroupMatrixScalarAdd' takes no template arguments"},
+	{"scalar_unused", sgm("", "subgroupMatrixScalarAdd(subgroup_matrix_left<f32, 8, 8>(), 1.0);"), "9:1: the result of 'subgroupMatrixScalarAdd' must be used"},
+	{"scalar_missing_enable", ent("", "let x = subgroupMatrixScalarAdd(1.0, 2.0);"), "4:9: 'subgroupMatrixScalarAdd' requires 'enable chromium_experimental_subgroup_matrix;'"},
 	{"f16_without_enable", sgm("", "var m: subgroup_matrix_left<f16, 8, 8>;"), "9:29: f16 requires 'enable f16;'"},
 	{"private_variable", sgm("var<private> m: array<subgroup_matrix_left<f32, 8, 8>, 2>;", ""),
 		"6:17: type 'array<subgroup_matrix_left<f32, 8, 8>, 2>' cannot be used in the private address space: subgroup matrices live only in function variables"},
@@ -150,7 +190,7 @@ var sgmInvalid = []struct{ name, src, want string }{
 	{"multiply_component_mismatch", sgm("", "let p = subgroupMatrixMultiply<f32>(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<i32, 8, 8>());"),
 		"9:9: the operands of 'subgroupMatrixMultiply' must have the same component type, got 'f32' and 'i32'"},
 	{"multiply_mixed_kinds", sgm("", "let p = subgroupMatrixMultiply<u32>(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<f32, 8, 8>());"),
-		"9:9: 'subgroupMatrixMultiply' of f32 operands into a u32 result is not supported by this compiler"},
+		"9:9: 'subgroupMatrixMultiply' of f32 operands into a u32 result: float operands need a float result, integer operands an integer one (the mixed forms are not supported by this compiler)"},
 	{"accumulate_shape", sgm("", "let p = subgroupMatrixMultiplyAccumulate(subgroup_matrix_left<f32, 8, 4>(), subgroup_matrix_right<f32, 16, 8>(), subgroup_matrix_result<f32, 8, 4>());"),
 		"9:114: the accumulator of 'subgroupMatrixMultiplyAccumulate' must have 4 rows and 16 columns (those of the product), got 'subgroup_matrix_result<f32, 8, 4>'"},
 	{"accumulate_not_result", sgm("", "let p = subgroupMatrixMultiplyAccumulate(subgroup_matrix_left<f32, 8, 8>(), subgroup_matrix_right<f32, 8, 8>(), subgroup_matrix_left<f32, 8, 8>());"),
@@ -176,6 +216,8 @@ var sgmInvalid = []struct{ name, src, want string }{
 		"9:41: this argument of 'subgroup_matrix_left' must be subgroup uniform"},
 	{"nonuniform_matrix_operand", sgm("", "var l = subgroup_matrix_left<f32, 8, 8>();\nif li == 0u { l = subgroup_matrix_left<f32, 8, 8>(); }\nlet p = subgroupMatrixMultiply<f32>(l, subgroup_matrix_right<f32, 8, 8>());\nsubgroupMatrixStore(&o, 0u, p, false, 8u);"),
 		"10:19: 'subgroup_matrix_left' must only be called from subgroup uniform control flow"},
+	{"nonuniform_scalar", sgm("", "let m = subgroupMatrixScalarMultiply(subgroup_matrix_result<f32, 8, 8>(), f32(li));\nsubgroupMatrixStore(&o, 0u, m, false, 8u);"),
+		"9:75: this argument of 'subgroupMatrixScalarMultiply' must be subgroup uniform"},
 	{"nonuniform_in_callee", sgm("fn put() { subgroupMatrixStore(&o, 0u, subgroup_matrix_left<f32, 8, 8>(), false, 8u); }", "if li == 0u { put(); }"),
 		"9:15: 'put' calls a subgroup matrix builtin, so it must only be called from subgroup uniform control flow"},
 	{"nonuniform_pointer_param", sgm("fn fetch(p: ptr<storage, array<f32>, read>, k: u32) -> subgroup_matrix_left<f32, 8, 8> { return subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(p, k, false, 8u); }",

@@ -116,9 +116,11 @@ type wgslType struct {
 	// CountOverride is set for a workgroup array whose element count is an override-expression.
 	CountOverride *overrideCount
 	// Rows and Role complete a subgroup matrix (kSubgroupMatrix), whose
-	// column count is N and component type Elem.
-	Rows int
-	Role matrixRole
+	// column count is N and component type Elem; Narrow marks the 8-bit
+	// components i8 and u8, whose shader scalar type (Elem) is i32 or u32.
+	Rows   int
+	Role   matrixRole
+	Narrow bool
 }
 
 // overrideCount is an array element count given by an override-expression.
@@ -198,7 +200,7 @@ func (t *wgslType) String() string {
 	case kPtr:
 		return fmt.Sprintf("ptr<%s, %s, %s>", t.Space, t.Elem, t.Access)
 	case kSubgroupMatrix:
-		return fmt.Sprintf("%s<%s, %d, %d>", t.Role, t.Elem, t.N, t.Rows)
+		return fmt.Sprintf("%s<%s, %d, %d>", t.Role, t.matrixComponent(), t.N, t.Rows)
 	}
 	return "?"
 }
