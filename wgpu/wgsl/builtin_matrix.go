@@ -64,7 +64,8 @@ import (
 // values: the uniformity analysis checks that in the subgroup scope
 // (subgroup_id is uniform there), as Tint does, under the diagnostic rule
 // chromium_experimental.subgroup_matrix_uniformity (error by default; the
-// proposal's rule, which Tint 0.6.2 does not let switch the check off).
+// proposal's rule, which Tint 0.6.2 does not let switch the check off), or
+// chromium.subgroup_matrix_uniformity as current Tint names it.
 //
 // Code generation (Options.CooperativeMatrix) is in lower_matrix.go and
 // emit_matrix.go.
@@ -72,8 +73,11 @@ import (
 // matrixExtension is the enable name of subgroup matrices.
 const matrixExtension = "chromium_experimental_subgroup_matrix"
 
-// matrixUniformityRule is the diagnostic rule of their uniformity checks.
-const matrixUniformityRule = "chromium_experimental.subgroup_matrix_uniformity"
+// matrixUniformityRules name the diagnostic rule of their uniformity checks:
+// as the proposal spells it, and as Tint now does (Dawn's tests switch it
+// off under the second name). Either name set to off, info or warning
+// silences the checks.
+var matrixUniformityRules = [...]string{"chromium_experimental.subgroup_matrix_uniformity", "chromium.subgroup_matrix_uniformity"}
 
 // maxMatrixDim bounds each dimension of a subgroup matrix: the lowered
 // code holds whole matrices in every invocation.
@@ -555,7 +559,7 @@ func (u *uniformity) matrixCall(c *callExpr, uniformArgs []int, cf taint) taint 
 		}
 		all |= ts[i]
 	}
-	if u.scope != scopeSubgroup || !u.diag.on(matrixUniformityRule) {
+	if u.scope != scopeSubgroup || !u.diag.on(matrixUniformityRules[0]) || !u.diag.on(matrixUniformityRules[1]) {
 		return all
 	}
 	name := c.Fn.Name

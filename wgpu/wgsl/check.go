@@ -189,8 +189,10 @@ func checkSpec(f *file, opt Options, spec map[string]pipelineValue) (_ *checked,
 	for _, e := range f.Enables {
 		for i, n := range e.Names {
 			switch n {
-			case "f16", "subgroups", matrixExtension:
+			case "f16", "subgroups":
 				c.out.enables[n] = true
+			case matrixExtension: // implies subgroups, as Tint takes it (the proposal: no subgroups enable needed)
+				c.out.enables[n], c.out.enables["subgroups"] = true, true
 			default:
 				c.errorf(e.Poss[i], "extension '%s' is not supported (supported: f16, subgroups, %s)", n, matrixExtension)
 			}

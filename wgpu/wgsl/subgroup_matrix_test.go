@@ -114,6 +114,17 @@ if li < 32u {
 	let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, li, false, 8u);
 	subgroupMatrixStore(&o, 0u, l, false, 8u);
 }`)},
+	{"implies_subgroups", sgmDecls + `
+@compute @workgroup_size(64)
+fn main(@builtin(subgroup_id) s: u32) {
+	let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&a, s * 64u, 8u);
+	subgroupMatrixStore<row_major>(&o, s * 64u, subgroupMatrixScalarAdd(l, subgroupBroadcastFirst(a[0])), 8u);
+}`},
+	{"uniformity_rule_off_chromium", "diagnostic(off, chromium.subgroup_matrix_uniformity);\n" + sgm("", `
+if li < 32u {
+	let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&a, li, false, 8u);
+	subgroupMatrixStore(&o, 0u, l, false, 8u);
+}`)},
 }
 
 func TestSubgroupMatrixAccepts(t *testing.T) {
@@ -137,6 +148,8 @@ var sgmInvalid = []struct{ name, src, want string }{
 	{"vector_components", sgm("", "var m: subgroup_matrix_left<vec2<f32>, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32, u32, i8 or u8"},
 	{"i8_from_f32", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<i8, 8, 8>>(&a, 0u, false, 8u);"),
 		"9:60: 'subgroupMatrixLoad' needs a pointer to an array<i32> in the storage or workgroup address space, got 'ptr<storage, array<f32>, read>'"},
+	{"reinterpret_element_type", sgm("@group(0) @binding(3) var<storage, read> v: array<vec2<i32>>;", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&v, 0u, 8u);"),
+		"9:72: 'subgroupMatrixLoad' needs a pointer to an array<f32> in the storage or workgroup address space, got 'ptr<storage, array<vec2<i32>>, read>'"},
 	{"i8_u8_operands", sgm("", "let p = subgroupMatrixMultiply<i32>(subgroup_matrix_left<i8, 8, 8>(), subgroup_matrix_right<u8, 8, 8>());"),
 		"9:9: the operands of 'subgroupMatrixMultiply' must have the same component type, got 'i8' and 'u8'"},
 	{"i32_into_i8", sgm("", "let p = subgroupMatrixMultiply<i8>(subgroup_matrix_left<i32, 8, 8>(), subgroup_matrix_right<i32, 8, 8>());"),
