@@ -45,8 +45,9 @@ import (
 // offset + c*stride + r (column-major). For i8 and u8, 4 components to an
 // array element (the first in its low byte), offset and stride are taken
 // down to multiples of 4, as SPIR-V's load and store through the array's
-// 32-bit elements read them (Tint divides them by 4 alike): a row (column)
-// starts at a whole element.
+// 32-bit elements read them: a row (column) starts at a whole element.
+// Tint 0.6.2 divides them by 4 alike; later Tint passes them on undivided,
+// counting array elements, where the proposal counts components.
 // left and right share their component type and K; the result's component
 // type TR is f32 for f32 operands (or f16), f32 or f16 for f16 operands,
 // i32 or u32 for i32 and u32 operands, and i32, u32, i8 or u8 for i8 and u8
