@@ -13,7 +13,8 @@ import (
 // XMX) that WGSL's chromium_experimental_subgroup_matrix compiles to on a device with FeatureCooperativeMatrix.
 //
 // What a caller must do to run subgroup matrices on the matrix units:
-//   - require FeatureCooperativeMatrix (and FeatureShaderF16 for f16 operands, which need shaderFloat16);
+//   - require FeatureCooperativeMatrix (and FeatureShaderF16 for f16 operands, which need shaderFloat16; i8 and u8
+//     ones need shaderInt8, which the device enables with the feature wherever the adapter has it);
 //   - use only shapes and types of a configuration whose SubgroupMatrix is true (Adapter.CooperativeMatrixConfigs);
 //   - on an adapter whose subgroup size varies (Limits.MinSubgroupSize < MaxSubgroupSize: AMD's wave32/wave64,
 //     Intel's 8..32), also require FeatureSubgroupSizeControl and set ComputePipelineDescriptor.RequiredSubgroupSize
