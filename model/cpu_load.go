@@ -371,14 +371,10 @@ func (l *cpuLoader) storedPanels(ctx context.Context, spec TensorSpec, transpose
 		N, K = K, N
 	}
 	n := (N + panelNR - 1) / panelNR * panelNR * K
-	if s.dtype == F16 || s.dtype == BF16 { // one goroutine: l.u16 is the loader's
-		sc := l.ck.getScratch()
-		defer l.ck.putScratch(sc)
+	if s.dtype == F16 || s.dtype == BF16 {
 		m := matrix{dtype: s.dtype, u16: make([]uint16, n), pk: K, n: N}
-		err := s.stream(ctx, sc, func(e int, vals []float32, raw []byte) error {
-			l.u16 = grow(l.u16, len(vals))
-			put16(l.u16[:len(vals)], vals, raw, s.dtype)
-			scatterPanels(m.u16, l.u16[:len(vals)], e, cols, K, transpose)
+		err := l.ck.streamAll(ctx, s, func(e int, vals []float32, raw []byte) error { // disjoint places: on every core
+			scatterPanels16(m.u16, vals, raw, s.dtype, e, cols, K, transpose)
 			return nil
 		})
 		if err != nil {
@@ -395,6 +391,24 @@ func (l *cpuLoader) storedPanels(ctx context.Context, spec TensorSpec, transpose
 		return matrix{}, err
 	}
 	return m, nil
+}
+
+// scatterPanels16 is scatterPanels of the 16 bits of values read from an
+// F16 or BF16 tensor (put16's: from raw where the run has its bytes), a
+// few hundred at a time through a buffer of its own, so that the runs of
+// several goroutines go on at once.
+func scatterPanels16(dst []uint16, vals []float32, raw []byte, dtype DType, e, cols, K int, transpose bool) {
+	var buf [512]uint16
+	for len(vals) > 0 {
+		n := min(len(vals), len(buf))
+		var r []byte
+		if raw != nil {
+			r, raw = raw[:2*n], raw[2*n:]
+		}
+		put16(buf[:n], vals[:n], r, dtype)
+		scatterPanels(dst, buf[:n], e, cols, K, transpose)
+		vals, e = vals[n:], e+n
+	}
 }
 
 // scatterPanels writes the values src, elements e on of a stored (rows,
