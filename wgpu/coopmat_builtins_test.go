@@ -217,6 +217,18 @@ func runMatrixBuiltins(t *testing.T, d *Device, c matrixCase, wg, required uint3
 	if c.comp == "f16" || c.res == "f16" {
 		enables += "enable f16;\n"
 	}
+	// The layout-template form counts array elements: for i8 and u8, 4
+	// components to one.
+	units := func(ty string, off, stride int) (int, int) {
+		if ty == "i8" || ty == "u8" {
+			return off / 4, stride / 4
+		}
+		return off, stride
+	}
+	oa, sa4 := units(c.comp, offA, strA)
+	ob, sb4 := units(c.comp, offB, strB)
+	or, sr4 := units(c.res, offR, strR)
+	ol, sl4 := units(c.comp, offL, strL)
 	src := enables + fmt.Sprintf(`@group(0) @binding(0) var<storage, read> a: array<%[1]s>;
 @group(0) @binding(1) var<storage, read> b: array<%[1]s>;
 @group(0) @binding(2) var<storage, read_write> r: array<%[2]s>;
@@ -230,7 +242,7 @@ fn main() {
 	subgroupMatrixStore<row_major>(&r, %[13]du, z, %[14]du);
 	subgroupMatrixStore<col_major>(&l, %[15]du, x, %[16]du);
 }
-`, shaderType(c.comp), shaderType(c.res), wg, c.comp, c.m, c.n, c.k, c.res, offA, strA, offB, strB, offR, strR, offL, strL, sa, fill, mul)
+`, shaderType(c.comp), shaderType(c.res), wg, c.comp, c.m, c.n, c.k, c.res, oa, sa4, ob, sb4, or, sr4, ol, sl4, sa, fill, mul)
 	m, err := d.CreateShaderModule(&ShaderModuleDescriptor{Label: "builtins.wgsl", WGSL: src})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)

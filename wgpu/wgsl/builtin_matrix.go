@@ -40,14 +40,16 @@ import (
 // p points to an array of T's shader scalar type in the storage or
 // workgroup address space (read access for loads, write for stores; Tint
 // also allows other element types, reinterpreted: not this compiler);
-// offset and stride are i32 or u32, counted in T's components; element
-// [r, c] of the matrix is component offset + r*stride + c (row-major) or
-// offset + c*stride + r (column-major). For i8 and u8, 4 components to an
-// array element (the first in its low byte), offset and stride are taken
-// down to multiples of 4, as SPIR-V's load and store through the array's
-// 32-bit elements read them: a row (column) starts at a whole element.
-// Tint 0.6.2 divides them by 4 alike; later Tint passes them on undivided,
-// counting array elements, where the proposal counts components.
+// offset and stride are i32 or u32; element [r, c] of the matrix is
+// component offset + r*stride + c (row-major) or offset + c*stride + r
+// (column-major) of the array. For i8 and u8, 4 components to an array
+// element (the first in its low byte), a row (column) starts at a whole
+// element, as SPIR-V's load and store through the array's 32-bit elements
+// read them: with the layout as a template argument, offset and stride
+// count array elements (component j of row r is component j%4 of element
+// offset + r*stride + j/4), as Chromium's Tint takes them since 2026-06;
+// in the bool form they count components and are taken down to multiples
+// of 4, as Tint took them there (the proposal's text counts components).
 // left and right share their component type and K; the result's component
 // type TR is f32 for f32 operands (or f16), f32 or f16 for f16 operands,
 // i32 or u32 for i32 and u32 operands, and i32, u32, i8 or u8 for i8 and u8

@@ -32,10 +32,11 @@ import (
 // i8 and u8 matrices have 8-bit integer components (capability Int8), so a
 // fill value or scalar (i32 or u32) is clamped to their range and converted.
 // Their loads and stores take the array's 32-bit elements as four
-// components each, through a pointer to the element at offset/4 with
-// stride/4 elements from row to row (column to column): the extension lets
-// the pointer's type differ from the components, and counts the stride in
-// the pointer's type.
+// components each, through a pointer to the element at the offset with
+// stride elements from row to row (column to column), both divided by 4 in
+// the bool form, which counts components: the extension lets the pointer's
+// type differ from the components, and counts the stride in the pointer's
+// type.
 
 // coopType is the OpTypeCooperativeMatrixKHR of subgroup matrix t.
 func (e *emitter) coopType(t *wgslType) uint32 {
@@ -184,12 +185,15 @@ func (e *emitter) coopCall(c *callExpr, res *wgslType) uint32 {
 // stride.
 func (e *emitter) coopMemory(c *callExpr, t *wgslType) (p, layout, str uint32) {
 	r, at, off, str, cm, offArg := e.matrixMemory(c)
-	pack := uint64(1)
+	div, pack := uint64(1), uint64(1)
 	if t.Narrow { // four components to an array element
 		pack = 4
-		off, str = e.quarter(off), e.quarter(str)
+		if !layoutTemplated(c) { // the bool form counts components
+			div = 4
+			off, str = e.quarter(off), e.quarter(str)
+		}
 	}
-	off, str = e.coopBounds(c, t, at, &r, off, str, cm, offArg, pack)
+	off, str = e.coopBounds(c, t, at, &r, off, str, cm, offArg, div, pack)
 	p = e.ptr(elemRef(r, off, at.Elem), at.Elem)
 	layout = e.constU32(pick(cm, spirv.CooperativeMatrixLayoutColumnMajorKHR, spirv.CooperativeMatrixLayoutRowMajorKHR))
 	return p, layout, str
@@ -199,6 +203,15 @@ func (e *emitter) coopMemory(c *callExpr, t *wgslType) (p, layout, str uint32) {
 // 32 bits: offset, stride and length below it, a span of up to 64 rows
 // cannot wrap.
 const coopSpanLimit = 1 << 26
+
+// layoutTemplated reports whether load or store c takes its layout as a
+// template argument (subgroupMatrixLoad<T, row_major>(p, offset, stride)),
+// whose offset and stride count the array's elements, not the bool form's
+// components: they differ for i8 and u8, 4 components to an element.
+func layoutTemplated(c *callExpr) bool {
+	ops, _ := matrixOperands(c)
+	return ops.layout != nil
+}
 
 // quarter is u32 id x divided by 4 (a constant where x is one).
 func (e *emitter) quarter(x uint32) uint32 {
@@ -210,10 +223,10 @@ func (e *emitter) quarter(x uint32) uint32 {
 
 // coopBounds is the offset and stride of a native load or store of matrix t
 // (column-major where cm) in array at, both in array elements (the
-// arguments' divided by pack, the components to an element): the matrix's
-// elements span (major-1)*stride + ⌈minor/pack⌉ array elements from the
-// offset (major: its rows row-major, else its columns; minor: the other
-// count). Where at's length n is known when the
+// arguments' divided by div), for a matrix of pack components to an array
+// element: its elements span (major-1)*stride + ⌈minor/pack⌉ array elements
+// from the offset (major: its rows row-major, else its columns; minor: the
+// other count). Where at's length n is known when the
 // pipeline is made and a matrix fits in it at all:
 //   - with the stride known, the offset is kept where it is proved at most
 //     n - span (a constant, or by the range analysis), and otherwise
@@ -225,7 +238,7 @@ func (e *emitter) quarter(x uint32) uint32 {
 //
 // Elsewhere (a runtime-sized array, a stride too long for the array) the
 // offset is clamped to the array as any index is.
-func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uint32, cm bool, offArg int, pack uint64) (uint32, uint32) {
+func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uint32, cm bool, offArg int, div, pack uint64) (uint32, uint32) {
 	if e.opt.NoIndexClamp {
 		return off, str // the host guarantees bounds (Options.NoIndexClamp)
 	}
@@ -240,7 +253,7 @@ func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uin
 		if v == nil || v.i < 0 {
 			return 0, false
 		}
-		return uint64(v.i) / pack, true
+		return uint64(v.i) / div, true
 	}
 	clamp := func() (uint32, uint32) {
 		if k, ok := known(c.Args[offArg]); !ok || !e.constInBounds(k, at) {
@@ -263,7 +276,7 @@ func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uin
 		if k, ok := known(c.Args[offArg]); ok && k <= limit {
 			return off, str
 		}
-		if rg, ok := e.ranges[c.Args[offArg]]; ok && e.info(c.Args[offArg]).typ.Kind == kU32 && rg.hi/pack <= limit {
+		if rg, ok := e.ranges[c.Args[offArg]]; ok && e.info(c.Args[offArg]).typ.Kind == kU32 && rg.hi/div <= limit {
 			return off, str
 		}
 		in := e.op(spirv.OpULessThanEqual, bt, off, e.constU32(uint32(limit)))

@@ -34,8 +34,10 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // to it, and what arithmetic computes is wrapped back into it (modulo 256,
 // as the native 8-bit arithmetic wraps). Memory holds four of their
 // components to an array element, component j of a row (column) in byte
-// j%4 of element offset/4 + row*(stride/4) + j/4 (offset and stride taken
-// down to multiples of 4, as the native load reads them); a load extracts
+// j%4 of element offset + row*stride + j/4 (the layout-template form:
+// offset and stride count array elements), or offset/4 + row*(stride/4) +
+// j/4 (the bool form, which counts components: taken down to multiples of
+// 4, as the native load reads them); a load extracts
 // the byte, a store replaces it with two atomic operations (an and, then an
 // or) on the array element, so that invocations storing other bytes of it,
 // in this subgroup or any other, keep theirs.
@@ -129,8 +131,9 @@ func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMaj
 
 // lowNarrowElement is the array element holding component i (an id,
 // row-major over i8 or u8 matrix t) and the bit offset of its byte there
-// (see the top of this file), the element's index clamped to the array.
-func (e *emitter) lowNarrowElement(r refv, at, t *wgslType, off, stride uint32, colMajor bool, i uint32) (refv, uint32) {
+// (see the top of this file; words: offset and stride count array
+// elements, else components), the element's index clamped to the array.
+func (e *emitter) lowNarrowElement(r refv, at, t *wgslType, off, stride uint32, colMajor, words bool, i uint32) (refv, uint32) {
 	u32 := e.m.types.scalar(kU32)
 	ut := e.typeID(u32, plain)
 	cols := e.constU32(uint32(t.N))
@@ -140,7 +143,10 @@ func (e *emitter) lowNarrowElement(r refv, at, t *wgslType, off, stride uint32, 
 	if colMajor {
 		major, minor = col, row
 	}
-	idx := e.op(spirv.OpIAdd, ut, e.quarter(off), e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, major, e.quarter(stride)), e.quarter(minor)))
+	if !words {
+		off, stride = e.quarter(off), e.quarter(stride)
+	}
+	idx := e.op(spirv.OpIAdd, ut, off, e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, major, stride), e.quarter(minor)))
 	shift := e.op(spirv.OpShiftLeftLogical, ut, e.op(spirv.OpBitwiseAnd, ut, minor, e.constU32(3)), e.constU32(3))
 	idx = e.clampIndex(idx, nil, u32, at, &r)
 	return elemRef(r, idx, at.Elem), shift
@@ -153,7 +159,7 @@ func (e *emitter) lowLoad(c *callExpr, t *wgslType) uint32 {
 	e.countLoop(e.constU32(uint32(t.N*t.Rows)), func(i uint32) {
 		var v uint32
 		if t.Narrow {
-			ref, shift := e.lowNarrowElement(r, at, t, off, stride, cm, i)
+			ref, shift := e.lowNarrowElement(r, at, t, off, stride, cm, layoutTemplated(c), i)
 			extract := pick(t.Elem.Kind == kI32, spirv.OpBitFieldSExtract, spirv.OpBitFieldUExtract)
 			v = e.op(extract, e.typeID(t.Elem, plain), e.load(ref, t.Elem), shift, e.constU32(8))
 		} else {
@@ -200,7 +206,7 @@ func (e *emitter) lowStore(c *callExpr) {
 	e.strideLoop(rank, e.constU32(uint32(t.N*t.Rows)), count, func(i uint32) {
 		v := e.op(spirv.OpLoad, e.typeID(t.Elem, plain), e.lowSlot(tmp, t, i))
 		if t.Narrow {
-			ref, shift := e.lowNarrowElement(r, at, t, off, stride, cm, i)
+			ref, shift := e.lowNarrowElement(r, at, t, off, stride, cm, layoutTemplated(c), i)
 			e.lowNarrowStore(ref, t, sp, shift, v)
 			return
 		}

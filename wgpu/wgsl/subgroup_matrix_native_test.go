@@ -240,7 +240,8 @@ subgroupMatrixStore(&o, 0u, c, false, 8u);`)
 // capability Int8, loads and stores through the 32-bit array with offset and
 // stride divided by 4 (constants where they were; an unknown offset selected
 // against the array's length in elements: 64 - (7*2 + 2) = 48), fills and
-// scalars clamped to the 8-bit range and converted, the scalar operation of
+// scalars clamped to the 8-bit range and converted, the layout-template
+// form's offset and stride taken as array elements, undivided, the scalar operation of
 // the component type on the matrix and a filled one, and the signedness
 // operands of an i8 product.
 func TestSubgroupMatrixNativeNarrowAndScalar(t *testing.T) {
@@ -251,6 +252,7 @@ subgroupMatrixStore(&wu, wid.x, s, false, 8u);
 let il = subgroupMatrixLoad<subgroup_matrix_left<i8, 16, 8>>(&ib, 0u, true, 8u);
 let ir = subgroup_matrix_right<i8, 8, 16>(-1);
 subgroupMatrixStore(&ib, 64u, subgroupMatrixMultiply<i32>(il, ir), false, 8u);
+subgroupMatrixStore<col_major>(&wu, 40u, subgroupMatrixLoad<subgroup_matrix_right<u8, 8, 8>, row_major>(&wu, 3u, 2u), 2u);
 let f = subgroupMatrixScalarMultiply(subgroup_matrix_result<f32, 8, 8>(), 2.0);
 subgroupMatrixStore(&o, 0u, subgroupMatrixScalarSubtract(f, 1.0), false, 8u);`)
 	m, err := Compile("narrow.wgsl", src, Options{CooperativeMatrix: true})
@@ -353,12 +355,14 @@ subgroupMatrixStore(&o, 0u, subgroupMatrixScalarSubtract(f, 1.0), false, 8u);`)
 			t.Errorf("%s:\ngot  %q\nwant %q", what, got, want)
 		}
 	}
-	check("types", types, []string{"u8 8x8 use=0", "i8 8x16 use=0", "i8 16x8 use=1", "i32 8x8 use=2", "f32 8x8 use=2"})
+	check("types", types, []string{"u8 8x8 use=0", "i8 8x16 use=0", "i8 16x8 use=1", "i32 8x8 use=2", "u8 8x8 use=1", "f32 8x8 use=2"})
 	check("loads and stores", accesses, []string{
-		"load u8 8x8 use=0 at 1 stride 2", // 7/4, 10/4
+		"load u8 8x8 use=0 at 1 stride 2", // the bool form counts components: 7/4, 10/4
 		"store at select(<=48) stride 2",
 		"load i8 8x16 use=0 at 0 stride 2",
-		"store at umin stride 8", // an i32 result, whole elements, in a runtime-sized array
+		"store at umin stride 8",          // an i32 result, whole elements, in a runtime-sized array
+		"load u8 8x8 use=1 at 3 stride 2", // the layout-template form counts array elements
+		"store at 40 stride 2",            // 40 + 7*2 + 2 <= 64
 		"store at 0 stride 8",
 	})
 	check("arithmetic", ops, []string{

@@ -80,14 +80,18 @@ fn main() {
 
 // narrowAt is where component [r, c] of an i8 or u8 matrix lies in an
 // array of 32-bit elements: the element and the byte in it, for a
-// subgroupMatrixLoad or Store with offset off and stride stride
-// (components), both taken down to multiples of 4.
-func narrowAt(r, c int, colMajor bool, off, stride int) (elem, byteIdx int) {
+// subgroupMatrixLoad or Store with offset off and stride stride, which
+// count array elements (words: the layout-template form) or components
+// (the bool form: taken down to multiples of 4).
+func narrowAt(r, c int, colMajor, words bool, off, stride int) (elem, byteIdx int) {
 	major, minor := r, c
 	if colMajor {
 		major, minor = c, r
 	}
-	return off/4 + major*(stride/4) + minor/4, minor % 4
+	if !words {
+		off, stride = off/4, stride/4
+	}
+	return off + major*stride + minor/4, minor % 4
 }
 
 // getByte and setByte read and replace byte b of words[e].
@@ -98,8 +102,9 @@ func setByte(words []uint32, e, b int, v uint8) {
 }
 
 // TestSubgroupMatrixNarrowLowered runs i8 and u8 matrices, lowered: loads
-// at offsets and strides that are not multiples of 4 (taken down), row- and
-// column-major, products into i32, u32, i8 and u8 results, clamped fills
+// and stores in the bool form at offsets and strides (components) that are
+// not multiples of 4 (taken down) and in the layout-template form (array
+// elements), row- and column-major, products into i32, u32, i8 and u8 results, clamped fills
 // and scalars, wrapping arithmetic, and stores into storage and workgroup
 // memory of rows that fill their last array element partly. Every stored
 // byte must be the Go reference's and every other byte of the output as it
@@ -115,7 +120,7 @@ func TestSubgroupMatrixNarrowLowered(t *testing.T) {
 @compute @workgroup_size(%d)
 fn main() {
 	let l = subgroupMatrixLoad<subgroup_matrix_left<i8, 8, 4>>(&ib, 5u, false, 13u);
-	let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 8, 8>, col_major>(&ib, 40u, 12u);
+	let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 8, 8>, col_major>(&ib, 10u, 3u);
 	subgroupMatrixStore(&prod, 0u, subgroupMatrixMultiply<i32>(l, r), false, 8u);
 	let acc = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i8, 8, 4>(sc[0]));
 	subgroupMatrixStore(&ob, 6u, subgroupMatrixScalarAdd(acc, sc[1]), true, 9u);
@@ -135,8 +140,8 @@ fn main() {
 		for j := range 8 {
 			var sum int32
 			for k := range 8 {
-				le, lb := narrowAt(i, k, false, 5, 13)
-				re, rb := narrowAt(k, j, true, 40, 12)
+				le, lb := narrowAt(i, k, false, false, 5, 13)
+				re, rb := narrowAt(k, j, true, true, 10, 3)
 				sum += sb(le, lb) * sb(re, rb)
 			}
 			prod[i*8+j] = sum
@@ -150,14 +155,14 @@ fn main() {
 	obWant := append([]uint32(nil), obInit...)
 	for i := range 4 {
 		for j := range 8 {
-			e, b := narrowAt(i, j, true, 6, 9)
+			e, b := narrowAt(i, j, true, false, 6, 9)
 			setByte(obWant, e, b, uint8(acc[i][j]))
 		}
 	}
 	for r := range 5 {
 		for c := range 3 {
-			le, lb := narrowAt(r, c, false, 0, 4)
-			e, b := narrowAt(r, c, false, 100, 4)
+			le, lb := narrowAt(r, c, false, false, 0, 4)
+			e, b := narrowAt(r, c, false, false, 100, 4)
 			setByte(obWant, e, b, uint8(int8(sb(le, lb))*-2))
 		}
 	}
@@ -194,7 +199,7 @@ fn main(@builtin(local_invocation_index) li: u32) {
 	let acc = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<u8, 8, 8>(1000u));
 	subgroupMatrixStore(&wu, 0u, subgroupMatrixScalarSubtract(acc, 300u), false, 8u);
 	let edge = subgroupMatrixLoad<subgroup_matrix_left<u8, 5, 3>>(&ub, 128u, false, 8u);
-	subgroupMatrixStore<col_major>(&wu, 130u, edge, 16u);
+	subgroupMatrixStore<col_major>(&wu, 33u, edge, 4u);
 	subgroupMatrixStore(&prod, 0u, subgroupMatrixMultiply<u32>(l, r), false, 8u);
 	workgroupBarrier();
 	uout[li] = wu[li];
@@ -214,19 +219,19 @@ fn main(@builtin(local_invocation_index) li: u32) {
 		for j := range 8 {
 			var sum uint32
 			for k := range 8 {
-				le, lb := narrowAt(i, k, true, 3, 10)
-				re, rb := narrowAt(k, j, false, 64, 8)
+				le, lb := narrowAt(i, k, true, false, 3, 10)
+				re, rb := narrowAt(k, j, false, false, 64, 8)
 				sum += b(le, lb) * uint32(uint8(b(re, rb)*3))
 			}
 			uprod[i*8+j] = sum
-			e, bi := narrowAt(i, j, false, 0, 8)
+			e, bi := narrowAt(i, j, false, false, 0, 8)
 			setByte(wuWant, e, bi, uint8(255+sum)-255) // the fill 1000 and the scalar 300 are clamped to 255
 		}
 	}
 	for r := range 3 {
 		for c := range 5 {
-			le, lb := narrowAt(r, c, false, 128, 8)
-			e, bi := narrowAt(r, c, true, 130, 16)
+			le, lb := narrowAt(r, c, false, false, 128, 8)
+			e, bi := narrowAt(r, c, true, true, 33, 4)
 			setByte(wuWant, e, bi, uint8(b(le, lb)))
 		}
 	}
