@@ -111,10 +111,13 @@ func (e *emitter) matrixMemory(c *callExpr) (r refv, at *wgslType, off, str uint
 	return r, at, off, str, ops.colMajor(e.m.info, c), ops.offset
 }
 
-// lowElement is the reference to the memory element of matrix element i
-// (an id, row-major over the matrix t): p[offset + r*stride + c], or
-// p[offset + c*stride + r] column-major, clamped to the array.
-func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMajor bool, i uint32) refv {
+// lowElement is the reference to the memory element holding matrix element
+// i (an id, row-major over the matrix t), clamped to the array:
+// p[offset + r*stride + c], or p[offset + c*stride + r] column-major; for
+// i8 and u8 the element holding the component, and the bit offset of its
+// byte there (see the top of this file; words: offset and stride count
+// array elements, else components), 0 for other types.
+func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMajor, words bool, i uint32) (refv, uint32) {
 	u32 := e.m.types.scalar(kU32)
 	ut := e.typeID(u32, plain)
 	cols := e.constU32(uint32(t.N))
@@ -124,30 +127,17 @@ func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMaj
 	if colMajor {
 		major, minor = col, row
 	}
-	idx := e.op(spirv.OpIAdd, ut, off, e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, major, stride), minor))
-	idx = e.clampIndex(idx, nil, u32, at, &r)
-	return elemRef(r, idx, at.Elem)
-}
-
-// lowNarrowElement is the array element holding component i (an id,
-// row-major over i8 or u8 matrix t) and the bit offset of its byte there
-// (see the top of this file; words: offset and stride count array
-// elements, else components), the element's index clamped to the array.
-func (e *emitter) lowNarrowElement(r refv, at, t *wgslType, off, stride uint32, colMajor, words bool, i uint32) (refv, uint32) {
-	u32 := e.m.types.scalar(kU32)
-	ut := e.typeID(u32, plain)
-	cols := e.constU32(uint32(t.N))
-	row := e.op(spirv.OpUDiv, ut, i, cols)
-	col := e.op(spirv.OpUMod, ut, i, cols)
-	major, minor := row, col
-	if colMajor {
-		major, minor = col, row
+	shift, inner := uint32(0), minor
+	if t.Narrow {
+		if !words {
+			off, stride = e.quarter(off), e.quarter(stride)
+		}
+		inner = e.quarter(minor)
 	}
-	if !words {
-		off, stride = e.quarter(off), e.quarter(stride)
+	idx := e.op(spirv.OpIAdd, ut, off, e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, major, stride), inner))
+	if t.Narrow {
+		shift = e.op(spirv.OpShiftLeftLogical, ut, e.op(spirv.OpBitwiseAnd, ut, minor, e.constU32(3)), e.constU32(3))
 	}
-	idx := e.op(spirv.OpIAdd, ut, off, e.op(spirv.OpIAdd, ut, e.op(spirv.OpIMul, ut, major, stride), e.quarter(minor)))
-	shift := e.op(spirv.OpShiftLeftLogical, ut, e.op(spirv.OpBitwiseAnd, ut, minor, e.constU32(3)), e.constU32(3))
 	idx = e.clampIndex(idx, nil, u32, at, &r)
 	return elemRef(r, idx, at.Elem), shift
 }
@@ -157,13 +147,11 @@ func (e *emitter) lowLoad(c *callExpr, t *wgslType) uint32 {
 	r, at, off, stride, cm, _ := e.matrixMemory(c)
 	tmp := e.localVar(t)
 	e.countLoop(e.constU32(uint32(t.N*t.Rows)), func(i uint32) {
-		var v uint32
+		ref, shift := e.lowElement(r, at, t, off, stride, cm, layoutTemplated(c), i)
+		v := e.load(ref, t.Elem)
 		if t.Narrow {
-			ref, shift := e.lowNarrowElement(r, at, t, off, stride, cm, layoutTemplated(c), i)
 			extract := pick(t.Elem.Kind == kI32, spirv.OpBitFieldSExtract, spirv.OpBitFieldUExtract)
-			v = e.op(extract, e.typeID(t.Elem, plain), e.load(ref, t.Elem), shift, e.constU32(8))
-		} else {
-			v = e.load(e.lowElement(r, at, t, off, stride, cm, i), t.Elem)
+			v = e.op(extract, e.typeID(t.Elem, plain), v, shift, e.constU32(8))
 		}
 		e.add(spirv.OpStore, e.lowSlot(tmp, t, i), v)
 	})
@@ -205,12 +193,12 @@ func (e *emitter) lowStore(c *callExpr) {
 	sp := e.info(c.Args[0]).typ.Space // the pointer is argument 0 in both forms
 	e.strideLoop(rank, e.constU32(uint32(t.N*t.Rows)), count, func(i uint32) {
 		v := e.op(spirv.OpLoad, e.typeID(t.Elem, plain), e.lowSlot(tmp, t, i))
+		ref, shift := e.lowElement(r, at, t, off, stride, cm, layoutTemplated(c), i)
 		if t.Narrow {
-			ref, shift := e.lowNarrowElement(r, at, t, off, stride, cm, layoutTemplated(c), i)
 			e.lowNarrowStore(ref, t, sp, shift, v)
 			return
 		}
-		e.store(e.lowElement(r, at, t, off, stride, cm, i), t.Elem, v)
+		e.store(ref, t.Elem, v)
 	})
 }
 

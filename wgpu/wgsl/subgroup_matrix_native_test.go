@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,127 @@ func TestSubgroupMatrixNative(t *testing.T) {
 	}
 }
 
+// Opcodes and enumerants the native read-backs below use, from the SPIR-V
+// 1.6 and SPV_KHR_cooperative_matrix specifications (not the compiler's own
+// tables, which these tests check).
+const (
+	rbExtension   = 10
+	rbExtInst     = 12
+	rbCapability  = 17
+	rbTypeInt     = 21
+	rbTypeFloat   = 22
+	rbConstant    = 43
+	rbAccessChain = 65
+	rbComposite   = 80
+	rbUConvert    = 113
+	rbSConvert    = 114
+	rbIAdd        = 128
+	rbFSub        = 131
+	rbFMul        = 133
+	rbSelect      = 169
+	rbULE         = 178
+	rbTypeCoop    = 4456
+	rbCoopLoad    = 4457
+	rbCoopStore   = 4458
+	rbCoopMulAdd  = 4459
+	rbCapInt8     = 39
+	rbCapCoop     = 6022
+	rbGLSLUMin    = 38
+	rbGLSLUClamp  = 44
+	rbGLSLSClamp  = 45
+)
+
+// readBack is what the native read-backs keep of a module: its u32
+// constants, the names of its scalar types ("f32", "u8") and of its
+// cooperative matrix types ("f32 scope=3 rows=4 cols=8 use=0": subgroup
+// scope 3; uses A, B, Accumulator 0, 1, 2), its capabilities and
+// extensions, and, for the results of the instructions defs lists, the
+// opcode and the operands after the result id.
+type readBack struct {
+	consts map[uint32]uint32
+	scalar map[uint32]string
+	coop   map[uint32]string
+	caps   map[uint32]bool
+	spvExt bool // an OpExtension whose name starts "SPV_"
+	defs   map[uint32][]uint32
+}
+
+// readNative walks words (a module), recording what readBack keeps, and
+// calls each with every instruction's opcode and operands (after the word
+// count), once the instruction is recorded.
+func readNative(words []uint32, defs []uint32, each func(rb *readBack, op uint32, in []uint32)) *readBack {
+	rb := &readBack{consts: map[uint32]uint32{}, scalar: map[uint32]string{}, coop: map[uint32]string{},
+		caps: map[uint32]bool{}, defs: map[uint32][]uint32{}}
+	w := words[5:]
+	for len(w) > 0 {
+		n, op := w[0]>>16, w[0]&0xffff
+		in := w[1:n]
+		switch op {
+		case rbCapability:
+			rb.caps[in[0]] = true
+		case rbExtension:
+			rb.spvExt = rb.spvExt || len(in) > 0 && in[0] == 0x5f565053 // "SPV_"
+		case rbConstant:
+			rb.consts[in[1]] = in[2]
+		case rbTypeFloat:
+			rb.scalar[in[0]] = fmt.Sprintf("f%d", in[1])
+		case rbTypeInt:
+			rb.scalar[in[0]] = fmt.Sprintf("%s%d", map[uint32]string{0: "u", 1: "i"}[in[2]], in[1])
+		case rbTypeCoop:
+			rb.coop[in[0]] = fmt.Sprintf("%s scope=%d rows=%d cols=%d use=%d", rb.scalar[in[1]], rb.consts[in[2]], rb.consts[in[3]], rb.consts[in[4]], rb.consts[in[5]])
+		}
+		if slices.Contains(defs, op) {
+			rb.defs[in[1]] = append([]uint32{op}, in[2:]...)
+		}
+		each(rb, op, in)
+		w = w[n:]
+	}
+	return rb
+}
+
+// describe names how value id came to be: a constant, a select against a
+// constant limit (of an OpSelect whose condition is an OpULessThanEqual),
+// a clamp (GLSL UMin), or something else ("value"); its defining
+// instructions must be among readNative's defs.
+func (rb *readBack) describe(id uint32) string {
+	if v, ok := rb.consts[id]; ok {
+		return fmt.Sprint(v)
+	}
+	d := rb.defs[id]
+	switch {
+	case d == nil:
+		return "value"
+	case d[0] == rbSelect:
+		if cond := rb.defs[d[1]]; cond != nil && cond[0] == rbULE {
+			if lim, ok := rb.consts[cond[2]]; ok {
+				return fmt.Sprintf("select(<=%d)", lim)
+			}
+		}
+		return "select"
+	case d[0] == rbExtInst && d[2] == rbGLSLUMin:
+		return "umin"
+	}
+	return "value"
+}
+
+// offset describes the last index of access chain p (describe's terms).
+func (rb *readBack) offset(t *testing.T, p uint32) string {
+	t.Helper()
+	ac := rb.defs[p]
+	if ac == nil || ac[0] != rbAccessChain {
+		t.Fatalf("pointer %%%d is not an access chain", p)
+	}
+	return rb.describe(ac[len(ac)-1])
+}
+
+// checkLines fails t where got is not want, line for line.
+func checkLines(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\ngot  %q\nwant %q", what, got, want)
+	}
+}
+
 // TestSubgroupMatrixNativeInstructions reads the cooperative matrix
 // instructions back from the words: types (component, scope, rows, columns,
 // use), load and store layouts and strides, and the signedness operands of
@@ -64,76 +186,38 @@ subgroupMatrixStore(&ou, 0u, subgroupMatrixMultiply<u32>(il, ir), false, 8u);`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const (
-		opConstant   = 43
-		opTypeFloat  = 22
-		opTypeInt    = 21
-		opTypeCoop   = 4456
-		opCoopLoad   = 4457
-		opCoopStore  = 4458
-		opCoopMulAdd = 4459
-		opExtension  = 10
-		opCapability = 17
-	)
-	consts := map[uint32]uint32{}
-	scalar := map[uint32]string{}
-	coop := map[uint32]string{}
 	var types, loads, stores, muls []string
-	hasCap, hasExt := false, false
-	w := m.SPIRV[5:]
-	for len(w) > 0 {
-		n, op := w[0]>>16, w[0]&0xffff
-		in := w[1:n]
+	rb := readNative(m.SPIRV, nil, func(rb *readBack, op uint32, in []uint32) {
 		switch op {
-		case opCapability:
-			hasCap = hasCap || in[0] == 6022
-		case opExtension:
-			hasExt = hasExt || len(in) > 0 && in[0] == 0x5f565053 // "SPV_"
-		case opConstant:
-			consts[in[1]] = in[2]
-		case opTypeFloat:
-			scalar[in[0]] = fmt.Sprintf("f%d", in[1])
-		case opTypeInt:
-			scalar[in[0]] = fmt.Sprintf("%s%d", map[uint32]string{0: "u", 1: "i"}[in[2]], in[1])
-		case opTypeCoop:
-			s := fmt.Sprintf("%s scope=%d rows=%d cols=%d use=%d", scalar[in[1]], consts[in[2]], consts[in[3]], consts[in[4]], consts[in[5]])
-			coop[in[0]] = s
-			types = append(types, s)
-		case opCoopLoad:
-			loads = append(loads, fmt.Sprintf("%s layout=%d stride=%d", coop[in[0]], consts[in[3]], consts[in[4]]))
-		case opCoopStore:
-			stores = append(stores, fmt.Sprintf("layout=%d stride=%d", consts[in[2]], consts[in[3]]))
-		case opCoopMulAdd:
+		case rbTypeCoop:
+			types = append(types, rb.coop[in[0]])
+		case rbCoopLoad:
+			loads = append(loads, fmt.Sprintf("%s layout=%d stride=%d", rb.coop[in[0]], rb.consts[in[3]], rb.consts[in[4]]))
+		case rbCoopStore:
+			stores = append(stores, fmt.Sprintf("layout=%d stride=%d", rb.consts[in[2]], rb.consts[in[3]]))
+		case rbCoopMulAdd:
 			mask := "none"
 			if len(in) > 5 {
 				mask = fmt.Sprintf("%#x", in[5])
 			}
-			muls = append(muls, coop[in[0]]+" operands="+mask)
+			muls = append(muls, rb.coop[in[0]]+" operands="+mask)
 		}
-		w = w[n:]
+	})
+	if !rb.caps[rbCapCoop] || !rb.spvExt {
+		t.Errorf("capability CooperativeMatrixKHR %v, extension SPV_KHR_cooperative_matrix %v", rb.caps[rbCapCoop], rb.spvExt)
 	}
-	if !hasCap || !hasExt {
-		t.Errorf("capability CooperativeMatrixKHR %v, extension SPV_KHR_cooperative_matrix %v", hasCap, hasExt)
-	}
-	check := func(what string, got, want []string) {
-		t.Helper()
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("%s:\ngot  %q\nwant %q", what, got, want)
-		}
-	}
-	// Subgroup scope is 3; uses A, B, Accumulator are 0, 1, 2; layouts
-	// RowMajorKHR 0, ColumnMajorKHR 1 (SPIR-V 1.6 rev 4 grammar).
-	check("types", types, []string{
+	// Layouts RowMajorKHR 0, ColumnMajorKHR 1 (SPIR-V 1.6 rev 4 grammar).
+	checkLines(t, "types", types, []string{
 		"f32 scope=3 rows=4 cols=8 use=0", "f32 scope=3 rows=8 cols=16 use=1", "f32 scope=3 rows=4 cols=16 use=2",
 		"i32 scope=3 rows=8 cols=8 use=0", "i32 scope=3 rows=8 cols=8 use=1", "u32 scope=3 rows=8 cols=8 use=2",
 	})
-	check("loads", loads, []string{
+	checkLines(t, "loads", loads, []string{
 		"f32 scope=3 rows=4 cols=8 use=0 layout=0 stride=10", "f32 scope=3 rows=8 cols=16 use=1 layout=1 stride=9",
 		"i32 scope=3 rows=8 cols=8 use=0 layout=0 stride=8", "i32 scope=3 rows=8 cols=8 use=1 layout=0 stride=8",
 	})
-	check("stores", stores, []string{"layout=1 stride=4", "layout=0 stride=8"})
+	checkLines(t, "stores", stores, []string{"layout=1 stride=4", "layout=0 stride=8"})
 	// Signed A and B (i32), unsigned C and result (u32).
-	check("multiplies", muls, []string{"f32 scope=3 rows=4 cols=16 use=2 operands=none", "u32 scope=3 rows=8 cols=8 use=2 operands=0x3"})
+	checkLines(t, "multiplies", muls, []string{"f32 scope=3 rows=4 cols=16 use=2 operands=none", "u32 scope=3 rows=8 cols=8 use=2 operands=0x3"})
 	if val := os.Getenv(prereq.SpirvValNewEnv); val != "" {
 		spirvValNew(t, val, "native.wgsl", m.SPIRV)
 	}
@@ -159,66 +243,20 @@ subgroupMatrixStore(&o, 0u, c, false, 8u);`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const (
-		opExtInst     = 12
-		opConstant    = 43
-		opAccessChain = 65
-		opSelect      = 169
-		opULE         = 178
-		opCoopLoad    = 4457
-		opCoopStore   = 4458
-		glslUMin      = 38
-	)
-	defs := map[uint32][]uint32{} // result id -> opcode, operands
-	consts := map[uint32]uint32{}
 	var accesses [][2]uint32 // pointer, stride of each load and store
-	w := m.SPIRV[5:]
-	for len(w) > 0 {
-		n, op := w[0]>>16, w[0]&0xffff
-		in := w[1:n]
+	rb := readNative(m.SPIRV, []uint32{rbExtInst, rbAccessChain, rbSelect, rbULE}, func(_ *readBack, op uint32, in []uint32) {
 		switch op {
-		case opConstant:
-			consts[in[1]] = in[2]
-		case opExtInst, opAccessChain, opSelect, opULE:
-			defs[in[1]] = append([]uint32{op}, in[2:]...)
-		case opCoopLoad:
+		case rbCoopLoad:
 			accesses = append(accesses, [2]uint32{in[2], in[4]})
-		case opCoopStore:
+		case rbCoopStore:
 			accesses = append(accesses, [2]uint32{in[0], in[3]})
 		}
-		w = w[n:]
-	}
-	// describe names how a value came to be: a constant, a select against
-	// a constant limit, a clamp, or something else.
-	describe := func(id uint32) string {
-		if v, ok := consts[id]; ok {
-			return fmt.Sprintf("%d", v)
-		}
-		d := defs[id]
-		switch {
-		case d == nil:
-			return "value"
-		case d[0] == opSelect:
-			if cond := defs[d[1]]; cond != nil && cond[0] == opULE {
-				if lim, ok := consts[cond[2]]; ok {
-					return fmt.Sprintf("select(<=%d)", lim)
-				}
-			}
-			return "select"
-		case d[0] == opExtInst && d[2] == glslUMin:
-			return "umin"
-		}
-		return "value"
-	}
+	})
 	var got []string
 	for _, a := range accesses {
-		ac := defs[a[0]]
-		if ac == nil || ac[0] != opAccessChain {
-			t.Fatalf("pointer %%%d is not an access chain", a[0])
-		}
-		got = append(got, describe(ac[len(ac)-1])+" stride "+describe(a[1]))
+		got = append(got, rb.offset(t, a[0])+" stride "+rb.describe(a[1]))
 	}
-	want := []string{
+	checkLines(t, "bounds", got, []string{
 		"select(<=192) stride 8", // unknown offset, whole matrix from it within 256
 		"192 stride 8",           // 192 + 64 = 256: in bounds
 		"value stride 8",         // at most 120: proved
@@ -226,10 +264,7 @@ subgroupMatrixStore(&o, 0u, c, false, 8u);`)
 		"umin stride 8",          // runtime-sized array
 		"select(<=80) stride 24", // column-major: 7 strides of 24 and 8 rows span 176
 		"0 stride 8",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("bounds:\ngot  %q\nwant %q", got, want)
-	}
+	})
 	if val := os.Getenv(prereq.SpirvValNewEnv); val != "" {
 		spirvValNew(t, val, "bounds.wgsl", m.SPIRV)
 	}
@@ -259,118 +294,53 @@ subgroupMatrixStore(&o, 0u, subgroupMatrixScalarSubtract(f, 1.0), false, 8u);`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const (
-		opExtInst     = 12
-		opCapability  = 17
-		opTypeInt     = 21
-		opTypeFloat   = 22
-		opConstant    = 43
-		opComposite   = 80
-		opAccessChain = 65
-		opUConvert    = 113
-		opSConvert    = 114
-		opIAdd        = 128
-		opFSub        = 131
-		opFMul        = 133
-		opSelect      = 169
-		opULE         = 178
-		opTypeCoop    = 4456
-		opCoopLoad    = 4457
-		opCoopStore   = 4458
-		opCoopMulAdd  = 4459
-		capInt8       = 39
-		glslUMin      = 38
-		glslUClamp    = 44
-		glslSClamp    = 45
-	)
-	consts := map[uint32]uint32{}
-	scalar := map[uint32]string{}
-	coop := map[uint32]string{}
-	defs := map[uint32][]uint32{} // result id -> opcode, operands
 	var types, accesses, ops []string
-	int8Cap := false
-	describe := func(id uint32) string {
-		if v, ok := consts[id]; ok {
-			return fmt.Sprint(v)
-		}
-		if d := defs[id]; d != nil && d[0] == opSelect {
-			if c := defs[d[1]]; c != nil && c[0] == opULE {
-				return fmt.Sprintf("select(<=%d)", consts[c[2]])
-			}
-		} else if d != nil && d[0] == opExtInst && d[2] == glslUMin {
-			return "umin"
-		}
-		return "value"
-	}
-	offset := func(p uint32) string { // the last index of the access chain p
-		d := defs[p]
-		return describe(d[len(d)-1])
-	}
-	w := m.SPIRV[5:]
-	for len(w) > 0 {
-		n, op := w[0]>>16, w[0]&0xffff
-		in := w[1:n]
+	rb := readNative(m.SPIRV, []uint32{rbExtInst, rbAccessChain, rbSelect, rbULE, rbUConvert, rbSConvert}, func(rb *readBack, op uint32, in []uint32) {
 		switch op {
-		case opCapability:
-			int8Cap = int8Cap || in[0] == capInt8
-		case opConstant:
-			consts[in[1]] = in[2]
-		case opTypeFloat:
-			scalar[in[0]] = fmt.Sprintf("f%d", in[1])
-		case opTypeInt:
-			scalar[in[0]] = fmt.Sprintf("%s%d", map[uint32]string{0: "u", 1: "i"}[in[2]], in[1])
-		case opTypeCoop:
-			coop[in[0]] = fmt.Sprintf("%s %dx%d use=%d", scalar[in[1]], consts[in[3]], consts[in[4]], consts[in[5]])
-			types = append(types, coop[in[0]])
-		case opExtInst, opAccessChain, opSelect, opULE, opUConvert, opSConvert, opComposite:
-			defs[in[1]] = append([]uint32{op}, in[2:]...)
-			if op == opComposite && coop[in[0]] != "" {
-				from := "value"
-				if d := defs[in[2]]; d != nil && (d[0] == opUConvert || d[0] == opSConvert) {
-					if c := defs[d[1]]; c != nil && c[0] == opExtInst && (c[2] == glslUClamp || c[2] == glslSClamp) {
-						from = fmt.Sprintf("%s(clamp(%d..%d))", map[uint32]string{opUConvert: "u8", opSConvert: "i8"}[d[0]], int32(consts[c[4]]), int32(consts[c[5]]))
-					}
+		case rbTypeCoop:
+			types = append(types, rb.coop[in[0]])
+		case rbComposite:
+			if rb.coop[in[0]] == "" {
+				break
+			}
+			from := "value"
+			if d := rb.defs[in[2]]; d != nil && (d[0] == rbUConvert || d[0] == rbSConvert) {
+				if c := rb.defs[d[1]]; c != nil && c[0] == rbExtInst && (c[2] == rbGLSLUClamp || c[2] == rbGLSLSClamp) {
+					from = fmt.Sprintf("%s(clamp(%d..%d))", map[uint32]string{rbUConvert: "u8", rbSConvert: "i8"}[d[0]], int32(rb.consts[c[4]]), int32(rb.consts[c[5]]))
 				}
-				ops = append(ops, "fill "+coop[in[0]]+" with "+from)
 			}
-		case opIAdd, opFSub, opFMul:
-			if coop[in[0]] != "" {
-				ops = append(ops, fmt.Sprintf("%s %s", map[uint32]string{opIAdd: "iadd", opFSub: "fsub", opFMul: "fmul"}[op], coop[in[0]]))
+			ops = append(ops, "fill "+rb.coop[in[0]]+" with "+from)
+		case rbIAdd, rbFSub, rbFMul:
+			if rb.coop[in[0]] != "" {
+				ops = append(ops, fmt.Sprintf("%s %s", map[uint32]string{rbIAdd: "iadd", rbFSub: "fsub", rbFMul: "fmul"}[op], rb.coop[in[0]]))
 			}
-		case opCoopLoad:
-			accesses = append(accesses, fmt.Sprintf("load %s at %s stride %s", coop[in[0]], offset(in[2]), describe(in[4])))
-		case opCoopStore:
-			accesses = append(accesses, fmt.Sprintf("store at %s stride %s", offset(in[0]), describe(in[3])))
-		case opCoopMulAdd:
-			ops = append(ops, fmt.Sprintf("muladd %s operands=%#x", coop[in[0]], in[5]))
+		case rbCoopLoad:
+			accesses = append(accesses, fmt.Sprintf("load %s at %s stride %s", rb.coop[in[0]], rb.offset(t, in[2]), rb.describe(in[4])))
+		case rbCoopStore:
+			accesses = append(accesses, fmt.Sprintf("store at %s stride %s", rb.offset(t, in[0]), rb.describe(in[3])))
+		case rbCoopMulAdd:
+			ops = append(ops, fmt.Sprintf("muladd %s operands=%#x", rb.coop[in[0]], in[5]))
 		}
-		w = w[n:]
-	}
-	if !int8Cap {
+	})
+	if !rb.caps[rbCapInt8] {
 		t.Error("no capability Int8")
 	}
-	check := func(what string, got, want []string) {
-		t.Helper()
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("%s:\ngot  %q\nwant %q", what, got, want)
-		}
-	}
-	check("types", types, []string{"u8 8x8 use=0", "i8 8x16 use=0", "i8 16x8 use=1", "i32 8x8 use=2", "u8 8x8 use=1", "f32 8x8 use=2"})
-	check("loads and stores", accesses, []string{
-		"load u8 8x8 use=0 at 1 stride 2", // the bool form counts components: 7/4, 10/4
+	checkLines(t, "types", types, []string{"u8 scope=3 rows=8 cols=8 use=0", "i8 scope=3 rows=8 cols=16 use=0", "i8 scope=3 rows=16 cols=8 use=1", "i32 scope=3 rows=8 cols=8 use=2", "u8 scope=3 rows=8 cols=8 use=1", "f32 scope=3 rows=8 cols=8 use=2"})
+	checkLines(t, "loads and stores", accesses, []string{
+		"load u8 scope=3 rows=8 cols=8 use=0 at 1 stride 2", // the bool form counts components: 7/4, 10/4
 		"store at select(<=48) stride 2",
-		"load i8 8x16 use=0 at 0 stride 2",
-		"store at umin stride 8",          // an i32 result, whole elements, in a runtime-sized array
-		"load u8 8x8 use=1 at 3 stride 2", // the layout-template form counts array elements
-		"store at 40 stride 2",            // 40 + 7*2 + 2 <= 64
+		"load i8 scope=3 rows=8 cols=16 use=0 at 0 stride 2",
+		"store at umin stride 8",                            // an i32 result, whole elements, in a runtime-sized array
+		"load u8 scope=3 rows=8 cols=8 use=1 at 3 stride 2", // the layout-template form counts array elements
+		"store at 40 stride 2",                              // 40 + 7*2 + 2 <= 64
 		"store at 0 stride 8",
 	})
-	check("arithmetic", ops, []string{
-		"fill u8 8x8 use=0 with u8(clamp(0..255))", "iadd u8 8x8 use=0",
-		"fill i8 16x8 use=1 with i8(clamp(-128..127))",
-		"muladd i32 8x8 use=2 operands=0xf", // A, B, C and the result signed
-		"fill f32 8x8 use=2 with value", "fmul f32 8x8 use=2",
-		"fill f32 8x8 use=2 with value", "fsub f32 8x8 use=2",
+	checkLines(t, "arithmetic", ops, []string{
+		"fill u8 scope=3 rows=8 cols=8 use=0 with u8(clamp(0..255))", "iadd u8 scope=3 rows=8 cols=8 use=0",
+		"fill i8 scope=3 rows=16 cols=8 use=1 with i8(clamp(-128..127))",
+		"muladd i32 scope=3 rows=8 cols=8 use=2 operands=0xf", // A, B, C and the result signed
+		"fill f32 scope=3 rows=8 cols=8 use=2 with value", "fmul f32 scope=3 rows=8 cols=8 use=2",
+		"fill f32 scope=3 rows=8 cols=8 use=2 with value", "fsub f32 scope=3 rows=8 cols=8 use=2",
 	})
 	if val := os.Getenv(prereq.SpirvValNewEnv); val != "" {
 		spirvValNew(t, val, "narrow.wgsl", m.SPIRV)

@@ -94,6 +94,24 @@ func narrowAt(r, c int, colMajor, words bool, off, stride int) (elem, byteIdx in
 	return off + major*stride + minor/4, minor % 4
 }
 
+// sameElems fails t for each element of got that is not want's (the first
+// few), naming what.
+func sameElems[T comparable](t *testing.T, what string, got, want []T) {
+	t.Helper()
+	if len(got) < len(want) {
+		t.Errorf("%s: %d elements, want %d", what, len(got), len(want))
+		return
+	}
+	bad := 0
+	for k := range want {
+		if got[k] != want[k] {
+			if bad++; bad <= 5 {
+				t.Errorf("%s: element %d = %v, want %v", what, k, got[k], want[k])
+			}
+		}
+	}
+}
+
 // getByte and setByte read and replace byte b of words[e].
 func getByte(words []uint32, e, b int) uint8 { return uint8(words[e] >> (8 * b)) }
 
@@ -172,16 +190,8 @@ fn main() {
 			res := d.run(t, fmt.Sprintf(i8src, wg), nil, nil, [3]uint32{1, 1, 1},
 				words(ib), i32s(sc...), i32s(make([]int32, 32)...), words(obInit))
 			gotProd, gotOB := getI32(res[2]), getU32(res[3])
-			for k, want := range prod {
-				if gotProd[k] != want {
-					t.Errorf("i8 x i8 -> i32: element %d = %d, want %d", k, gotProd[k], want)
-				}
-			}
-			for k, want := range obWant {
-				if gotOB[k] != want {
-					t.Errorf("i8 stores: array element %d = %#08x, want %#08x (before the stores %#08x)", k, gotOB[k], want, obInit[k])
-				}
-			}
+			sameElems(t, "i8 x i8 -> i32", gotProd, prod[:])
+			sameElems(t, "i8 stores, array", gotOB, obWant)
 		})
 	}
 
@@ -238,15 +248,7 @@ fn main(@builtin(local_invocation_index) li: u32) {
 	t.Run("u8/workgroup", func(t *testing.T) {
 		res := d.run(t, u8src, nil, nil, [3]uint32{1, 1, 1}, words(ub), u32s(make([]uint32, 64)...), u32s(make([]uint32, 64)...))
 		gotProd, gotWU := getU32(res[1]), getU32(res[2])
-		for k, want := range uprod {
-			if gotProd[k] != want {
-				t.Errorf("u8 x u8 -> u32: element %d = %d, want %d", k, gotProd[k], want)
-			}
-		}
-		for k, want := range wuWant {
-			if gotWU[k] != want {
-				t.Errorf("u8 stores to workgroup memory: element %d = %#08x, want %#08x", k, gotWU[k], want)
-			}
-		}
+		sameElems(t, "u8 x u8 -> u32", gotProd, uprod[:])
+		sameElems(t, "u8 stores to workgroup memory, array", gotWU, wuWant)
 	})
 }
