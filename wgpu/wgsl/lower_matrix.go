@@ -35,12 +35,12 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // as the native 8-bit arithmetic wraps). Memory holds four of their
 // components to an array element, component j of a row (column) in byte
 // j%4 of element offset + row*stride + j/4 (the layout-template form:
-// offset and stride count array elements), or offset/4 + row*(stride/4) +
+// offset and stride count array elements) or offset/4 + row*(stride/4) +
 // j/4 (the bool form, which counts components: taken down to multiples of
-// 4, as the native load reads them); a load extracts
-// the byte, a store replaces it with two atomic operations (an and, then an
-// or) on the array element, so that invocations storing other bytes of it,
-// in this subgroup or any other, keep theirs.
+// 4, as the native load reads them). A load extracts the byte; a store
+// replaces it with two atomic operations on the array element (an and,
+// then an or), so that invocations storing its other bytes, in this
+// subgroup or any other, keep theirs.
 //
 // Memory indices are clamped to the array as any index is (unless
 // Options.NoIndexClamp), so a load or store past the end stays inside it.
