@@ -285,9 +285,11 @@ let r = subgroup_matrix_right<f16, 8, 16>();
 let p = subgroupMatrixMultiplyAccumulate(l, r, mul(l, r));
 let q = subgroupMatrixMultiply<f16>(l, r);
 let s = subgroupMatrixMultiply<f32>(subgroup_matrix_left<f32, 8, 16>(), subgroup_matrix_right<f32, 4, 8>());
+let b = subgroupMatrixMultiply<i32>(subgroup_matrix_left<i8, 32, 8>(), subgroup_matrix_right<i8, 8, 32>());
+let c = subgroupMatrixMultiplyAccumulate(subgroup_matrix_left<u8, 32, 8>(), subgroup_matrix_right<u8, 8, 32>(), subgroup_matrix_result<u8, 8, 8>());
 subgroupMatrixStore<row_major>(&o, 0u, p, 8u);`))
 	got := fmt.Sprint(m.Reflection.MatrixConfigs)
-	want := "[{8 8 16 f16 f16} {8 8 16 f16 f32} {16 4 8 f32 f32}]"
+	want := "[{8 8 16 f16 f16} {8 8 16 f16 f32} {8 8 32 i8 i32} {8 8 32 u8 u8} {16 4 8 f32 f32}]"
 	if got != want {
 		t.Errorf("MatrixConfigs = %s, want %s", got, want)
 	}
