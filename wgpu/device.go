@@ -133,7 +133,7 @@ func (a *Adapter) featureChain(ar *vk.Arena, feats map[FeatureName]bool) (f2 *vk
 		chain(unsafe.Pointer(s16), &s16.PNext)
 	}
 	// Modules with i8 or u8 subgroup matrices declare 8-bit integers (Int8):
-	// where the device multiplies them, shaderInt8 is allowed as well.
+	// with the matrix units, shaderInt8 is enabled wherever the adapter has it.
 	int8 := feats[FeatureCooperativeMatrix] && a.int8
 	if feats[FeatureShaderF16] || int8 {
 		f16 := vk.New[vk.PhysicalDeviceShaderFloat16Int8Features](ar)
