@@ -223,7 +223,7 @@ func (c *checker) construct(e *callExpr, t *wgslType, stmt bool) *exprInfo {
 		}
 		n := 0
 		for i, x := range xs {
-			if !x.typ.scalarOf().isScalar() {
+			if x.typ.Kind != kVec && !x.typ.isScalar() || !x.typ.scalarOf().isScalar() { // a matrix has a scalar element too
 				c.errorSpan(e.Args[i], "vector components must be scalars or vectors, not '%s'", x.typ)
 				return nil
 			}

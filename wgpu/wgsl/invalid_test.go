@@ -72,6 +72,8 @@ var invalidPrograms = []struct {
 	{"if_not_bool", body("if 1 { }"), "2:4: if condition must be bool"},
 	{"while_not_bool", body("while 1u { }"), "2:7: while condition must be bool"},
 	{"vec_count", body("let v = vec3<f32>(1.0, 2.0);"), "2:9: 'vec3<f32>' needs 3 components, got 2"},
+	{"vec_of_matrix", body("let v = vec2<f32>(mat2x2<f32>());"), "2:19: vector components must be scalars or vectors, not 'mat2x2<f32>'"},
+	{"vec_of_abstract_matrix", body("const m = mat2x2(0, 0, 0, 10);\nlet v = vec2(m);"), "3:14: vector components must be scalars or vectors, not 'mat2x2<abstract-float>'"},
 	{"array_count", body("let a = array<i32, 2>(1, 2, 3);"), "2:9: 'array<i32, 2>' needs 2 elements, got 3"},
 	{"struct_args", "struct S { a: f32, b: u32 }\n" + body("let s = S(1.0);"), "3:9: 'S' has 2 members, got 1 arguments"},
 	{"array_size_zero", body("var a: array<f32, 0>;"), "2:19: array element count must be positive"},
