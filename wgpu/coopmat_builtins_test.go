@@ -36,9 +36,18 @@ func elemBytes(c string) int {
 	return 4
 }
 
+// narrow reports whether component type c is 8-bit (i8, u8: 4 to an array element).
+func narrow(c string) bool { return c == "i8" || c == "u8" }
+
 // shaderType is the WGSL type of the arrays holding components of type c.
 func shaderType(c string) string {
-	return map[string]string{"i8": "i32", "u8": "u32"}[c] + map[bool]string{true: c, false: ""}[c != "i8" && c != "u8"]
+	switch c {
+	case "i8":
+		return "i32"
+	case "u8":
+		return "u32"
+	}
+	return c
 }
 
 // wrap is x as a value of integer type c (two's complement wrapping), or x
@@ -175,7 +184,7 @@ func runMatrixBuiltins(t *testing.T, d *Device, c matrixCase, wg, required uint3
 	if !signed(c.res) {
 		mul = 3
 	}
-	if c.res == "i8" || c.res == "u8" {
+	if narrow(c.res) {
 		fill = 1000
 	}
 	// Offsets and strides in components: multiples of 4 (so that i8 and u8
@@ -220,7 +229,7 @@ func runMatrixBuiltins(t *testing.T, d *Device, c matrixCase, wg, required uint3
 	// The layout-template form counts array elements: for i8 and u8, 4
 	// components to one.
 	units := func(ty string, off, stride int) (int, int) {
-		if ty == "i8" || ty == "u8" {
+		if narrow(ty) {
 			return off / 4, stride / 4
 		}
 		return off, stride

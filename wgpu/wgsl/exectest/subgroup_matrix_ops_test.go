@@ -184,11 +184,10 @@ fn main() {
 			setByte(obWant, e, b, uint8(int8(sb(le, lb))*-2))
 		}
 	}
-	words := func(v []uint32) []byte { return u32s(v...) }
 	for _, wg := range []int{1, 7, 64} {
 		t.Run(fmt.Sprintf("i8/wg%d", wg), func(t *testing.T) {
 			res := d.run(t, fmt.Sprintf(i8src, wg), nil, nil, [3]uint32{1, 1, 1},
-				words(ib), i32s(sc...), i32s(make([]int32, 32)...), words(obInit))
+				u32s(ib...), i32s(sc...), i32s(make([]int32, 32)...), u32s(obInit...))
 			gotProd, gotOB := getI32(res[2]), getU32(res[3])
 			sameElems(t, "i8 x i8 -> i32", gotProd, prod[:])
 			sameElems(t, "i8 stores, array", gotOB, obWant)
@@ -246,7 +245,7 @@ fn main(@builtin(local_invocation_index) li: u32) {
 		}
 	}
 	t.Run("u8/workgroup", func(t *testing.T) {
-		res := d.run(t, u8src, nil, nil, [3]uint32{1, 1, 1}, words(ub), u32s(make([]uint32, 64)...), u32s(make([]uint32, 64)...))
+		res := d.run(t, u8src, nil, nil, [3]uint32{1, 1, 1}, u32s(ub...), u32s(make([]uint32, 64)...), u32s(make([]uint32, 64)...))
 		gotProd, gotWU := getU32(res[1]), getU32(res[2])
 		sameElems(t, "u8 x u8 -> u32", gotProd, uprod[:])
 		sameElems(t, "u8 stores to workgroup memory, array", gotWU, wuWant)
