@@ -48,8 +48,8 @@ func LoadFiles(vocabPath, mergesPath string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	var vocab map[string]int64
-	if err := json.Unmarshal(vocabData, &vocab); err != nil {
+	vocab, err := decodeVocab(vocabData)
+	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", vocabPath, jsonError(err))
 	}
 	merges, err := parseMergesTxt(mergesData, mergesPath)
@@ -135,7 +135,8 @@ func LoadJSON(path string) (*Tokenizer, error) {
 // tokenizer_config.json beside it when it is needed.
 func loadJSON(data []byte, path string, config func() (*tokenizerConfig, []byte, error)) (*Tokenizer, error) {
 	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
+	var err error
+	if err = json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, jsonError(err))
 	}
 	if f.Model == nil {
@@ -150,14 +151,30 @@ func loadJSON(data []byte, path string, config func() (*tokenizerConfig, []byte,
 	if isNull(f.Model.RawVocab) {
 		return nil, fmt.Errorf("parse %s: no \"model.vocab\"", path)
 	}
-	if err := json.Unmarshal(f.Model.RawVocab, &f.Model.Vocab); err != nil {
+	// The merges are read beside the vocabulary (each some 40 ms for Llama 3's).
+	var merges []mergeRule
+	var mergesErr error
+	parsed := make(chan struct{})
+	go func() {
+		defer close(parsed)
+		merges, mergesErr = parseMerges(f.Model.Merges, path)
+	}()
+	f.Model.Vocab, err = decodeVocab(f.Model.RawVocab)
+	gpt2 := false
+	var checked checkedVocab
+	if err == nil {
+		if gpt2 = f.gpt2Style(); !gpt2 {
+			checked = checkVocab(f.Model.Vocab, path+" model.vocab") // its error after the merges'
+		}
+	}
+	<-parsed
+	if err != nil {
 		return nil, fmt.Errorf("parse %s model.vocab: %w", path, jsonError(err))
 	}
-	merges, err := parseMerges(f.Model.Merges, path)
-	if err != nil {
-		return nil, err
+	if mergesErr != nil {
+		return nil, mergesErr
 	}
-	if !f.gpt2Style() {
+	if !gpt2 {
 		cfg, cfgData, err := config()
 		if err != nil {
 			return nil, err
@@ -166,7 +183,7 @@ func loadJSON(data []byte, path string, config func() (*tokenizerConfig, []byte,
 		if cfg.present {
 			files = append(files, cfgData)
 		}
-		return loadHF(&f, merges, path, cfg, fileID(files...))
+		return loadHF(&f, checked, merges, path, cfg, fileID(files...))
 	}
 	if nonEmpty(f.Model.SubwordPrefix) || nonEmpty(f.Model.EndOfWord) || f.Model.IgnoreMerges {
 		return nil, fmt.Errorf("load %s: BPE with continuing_subword_prefix, end_of_word_suffix or ignore_merges is not supported (GPT-2 uses none)", path)
@@ -233,13 +250,13 @@ func checkPreTokenizer(raw json.RawMessage) error {
 }
 
 // parseJSONMerge reads a merge written as "left right" or ["left", "right"].
-func parseJSONMerge(raw json.RawMessage) (mergeRule, error) {
-	raw = bytes.TrimSpace(raw)
+func parseJSONMerge(raw string) (mergeRule, error) {
+	raw = strings.TrimSpace(raw)
 	if m, ok := quickMerge(raw); ok {
 		return m, nil
 	}
 	var s string
-	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal([]byte(raw), &s) == nil {
 		l, r, ok := strings.Cut(s, " ")
 		if !ok || l == "" || r == "" || strings.Contains(r, " ") {
 			return mergeRule{}, fmt.Errorf("want two tokens separated by one space, got %q", s)
@@ -247,7 +264,7 @@ func parseJSONMerge(raw json.RawMessage) (mergeRule, error) {
 		return mergeRule{left: l, right: r}, nil
 	}
 	var pair []string
-	if err := json.Unmarshal(raw, &pair); err != nil || len(pair) != 2 || pair[0] == "" || pair[1] == "" {
+	if err := json.Unmarshal([]byte(raw), &pair); err != nil || len(pair) != 2 || pair[0] == "" || pair[1] == "" {
 		return mergeRule{}, fmt.Errorf("want \"left right\" or [\"left\", \"right\"], got %s", raw)
 	}
 	return mergeRule{left: pair[0], right: pair[1]}, nil
@@ -255,38 +272,39 @@ func parseJSONMerge(raw json.RawMessage) (mergeRule, error) {
 
 // quickMerge reads the common forms of a merge, "a b" and ["a", "b"]
 // without escapes or empty tokens, without the JSON decoder (a file has
-// hundreds of thousands); ok is false for anything else.
-func quickMerge(raw []byte) (m mergeRule, ok bool) {
-	if bytes.IndexByte(raw, '\\') >= 0 || len(raw) < 2 || !utf8.Valid(raw) {
+// hundreds of thousands): its tokens are substrings of raw. ok is false for
+// anything else.
+func quickMerge(raw string) (m mergeRule, ok bool) {
+	if strings.IndexByte(raw, '\\') >= 0 || len(raw) < 2 || !utf8.ValidString(raw) {
 		return m, false
 	}
 	if raw[0] == '"' && raw[len(raw)-1] == '"' {
-		l, r, found := bytes.Cut(raw[1:len(raw)-1], []byte(" "))
-		if !found || len(l) == 0 || len(r) == 0 || bytes.ContainsAny(r, " \"") || bytes.IndexByte(l, '"') >= 0 {
+		l, r, found := strings.Cut(raw[1:len(raw)-1], " ")
+		if !found || len(l) == 0 || len(r) == 0 || strings.ContainsAny(r, " \"") || strings.IndexByte(l, '"') >= 0 {
 			return m, false
 		}
-		return mergeRule{left: string(l), right: string(r)}, true
+		return mergeRule{left: l, right: r}, true
 	}
 	if raw[0] != '[' || raw[len(raw)-1] != ']' {
 		return m, false
 	}
-	rest := bytes.TrimSpace(raw[1 : len(raw)-1])
+	rest := strings.TrimSpace(raw[1 : len(raw)-1])
 	var parts [2]string
 	for i := range parts {
 		if len(rest) < 2 || rest[0] != '"' {
 			return m, false
 		}
-		end := bytes.IndexByte(rest[1:], '"')
+		end := strings.IndexByte(rest[1:], '"')
 		if end <= 0 {
 			return m, false
 		}
-		parts[i] = string(rest[1 : 1+end])
-		rest = bytes.TrimSpace(rest[2+end:])
+		parts[i] = rest[1 : 1+end]
+		rest = strings.TrimSpace(rest[2+end:])
 		if i == 0 {
 			if len(rest) == 0 || rest[0] != ',' {
 				return m, false
 			}
-			rest = bytes.TrimSpace(rest[1:])
+			rest = strings.TrimSpace(rest[1:])
 		}
 	}
 	if len(rest) != 0 {

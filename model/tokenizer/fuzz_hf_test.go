@@ -133,7 +133,7 @@ func FuzzQuickMerge(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		m, ok := quickMerge(raw)
+		m, ok := quickMerge(string(raw))
 		if !ok || !json.Valid(raw) {
 			return
 		}

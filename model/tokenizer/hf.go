@@ -24,11 +24,12 @@ type pipeline struct {
 }
 
 // loadHF builds the tokenizer of a tokenizer.json that is not GPT-2-style.
-func loadHF(f *hfFile, merges []mergeRule, path string, cfg *tokenizerConfig, id string) (*Tokenizer, error) {
-	vocab, byID, size, err := checkVocab(f.Model.Vocab, path+" model.vocab")
-	if err != nil {
-		return nil, err
+// checked is f.Model.Vocab's checkVocab.
+func loadHF(f *hfFile, checked checkedVocab, merges []mergeRule, path string, cfg *tokenizerConfig, id string) (*Tokenizer, error) {
+	if checked.err != nil {
+		return nil, checked.err
 	}
+	vocab, byID, size := checked.ids, checked.byID, checked.size
 	if p := f.Model.SubwordPrefix; p != nil && *p != "" {
 		return nil, fmt.Errorf("load %s: BPE with continuing_subword_prefix %q is not supported", path, *p)
 	}

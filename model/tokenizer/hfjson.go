@@ -35,20 +35,6 @@ func (f *hfFile) gpt2Style() bool {
 	return true
 }
 
-// parseMerges reads model.merges, in either form.
-func parseMerges(raw []json.RawMessage, path string) ([]mergeRule, error) {
-	merges := make([]mergeRule, len(raw))
-	for i, r := range raw {
-		m, err := parseJSONMerge(r)
-		m.file, m.at = path, -1-i
-		if err != nil {
-			return nil, fmt.Errorf("parse %s: %w", m.where(), err)
-		}
-		merges[i] = m
-	}
-	return merges, nil
-}
-
 // template is what a post-processor puts around a text (its "single"
 // template): ids before and after.
 type template struct {
@@ -152,25 +138,34 @@ func parseTemplate(raw json.RawMessage, where string, size int) (template, error
 	return t, nil
 }
 
-// checkVocab checks a vocabulary's ids (in range, each used once) and returns
-// it with int32 ids, the token of each id, and one past the largest id.
-func checkVocab(vocab map[string]int64, where string) (map[string]int32, map[int32]string, int, error) {
+// checkedVocab is a vocabulary checked by checkVocab: ids in range, each
+// used once, as int32; the token of each id; one past the largest id; or
+// the error that stops it.
+type checkedVocab struct {
+	ids  map[string]int32
+	byID map[int32]string
+	size int
+	err  error
+}
+
+// checkVocab checks a vocabulary's ids (in range, each used once).
+func checkVocab(vocab map[string]int64, where string) checkedVocab {
 	v := make(map[string]int32, len(vocab))
 	byID := make(map[int32]string, len(vocab))
 	size := 0
 	for text, i := range vocab {
 		if i < 0 || i >= maxID {
-			return nil, nil, 0, fmt.Errorf("load %s: token %q has id %d, outside [0, %d)", where, text, i, maxID)
+			return checkedVocab{err: fmt.Errorf("load %s: token %q has id %d, outside [0, %d)", where, text, i, maxID)}
 		}
 		if prev, dup := byID[int32(i)]; dup {
 			a, b := min(prev, text), max(prev, text)
-			return nil, nil, 0, fmt.Errorf("load %s: tokens %q and %q share id %d", where, a, b, i)
+			return checkedVocab{err: fmt.Errorf("load %s: tokens %q and %q share id %d", where, a, b, i)}
 		}
 		v[text] = int32(i)
 		byID[int32(i)] = text
 		size = max(size, int(i)+1)
 	}
-	return v, byID, size, nil
+	return checkedVocab{ids: v, byID: byID, size: size}
 }
 
 // checkAdded checks the added tokens against the ids Hugging Face gives them
