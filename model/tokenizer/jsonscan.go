@@ -88,6 +88,21 @@ func (s *jsonScan) span() (start, end int) {
 	return start, min(s.i, len(s.b))
 }
 
+// elements is the number of values from the scan to the end of the array
+// the scan is in; the scan itself stays where it was.
+func (s *jsonScan) elements() int {
+	c := *s
+	n := 0
+	for c.next() != ']' && c.next() != 0 {
+		c.value()
+		n++
+		if c.next() == ',' {
+			c.i++
+		}
+	}
+	return n
+}
+
 // skipString moves past the string whose opening quote is at the scan.
 func (s *jsonScan) skipString() {
 	s.i++
@@ -201,7 +216,7 @@ func parseMerges(raw json.RawMessage, path string) ([]mergeRule, error) {
 		return nil, fmt.Errorf("parse %s: model.merges is not an array", path)
 	}
 	s.i++
-	merges := make([]mergeRule, 0, len(raw)/16) // a guess from the text's length: "ab c", (7) to ["abc", "de"], (16)
+	merges := make([]mergeRule, 0, s.elements())
 	// The merges' tokens are substrings of one copy of the text: no
 	// allocation per merge (the merges are dropped once the model is built).
 	text := string(raw)
