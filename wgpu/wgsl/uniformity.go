@@ -14,9 +14,16 @@ package wgsl
 // Non-uniform sources are the invocation-specific builtins,
 // reads of read_write storage, workgroup and private variables, atomics,
 // subgroup operations and reads through pointers other than pointer
-// parameters into function memory, which are tracked like parameters. Local variables are
-// tracked flow-insensitively (a variable is non-uniform if any assignment to
-// it is), iterated to a fixed point. Function summaries record which
+// parameters into function memory, which are tracked like parameters. Local
+// variables (and the memory behind pointer parameters into function memory)
+// are tracked flow-sensitively, as the specification's analysis does: a
+// variable's uniformity at each point is that of the value last stored to
+// it on the paths that reach the point, the paths joined where control flow
+// joins, loops iterated to a fixed point. A store replaces the variable's
+// uniformity when it writes the whole variable with '=', and adds to it
+// otherwise (a component, an element, a compound assignment, a call that may
+// store through a pointer); a store through a pointer let or parameter
+// lands in the variable the pointer names. Function summaries record which
 // parameters must be uniform and whether a call needs uniform control flow.
 
 // taint is a set of reasons a value or control flow may be non-uniform:
@@ -24,6 +31,31 @@ package wgsl
 type taint uint64
 
 const nonUniform taint = 1 << 63
+
+// varState is the uniformity of the function's variables at a point: local
+// variables, lets, parameters, and the memory behind pointer parameters
+// into function memory (as the parameter's own).
+type varState map[*symbol]taint
+
+func (v varState) clone() varState {
+	c := make(varState, len(v))
+	for s, t := range v {
+		c[s] = t
+	}
+	return c
+}
+
+// join adds the state src, which reached the same point by another path, to
+// *dst (nil: no path has reached it yet).
+func join(dst *varState, src varState) {
+	if *dst == nil {
+		*dst = src.clone()
+		return
+	}
+	for s, t := range src {
+		(*dst)[s] |= t
+	}
+}
 
 type fnSummary struct {
 	needsUniformCF bool  // the function (transitively) calls a barrier
@@ -70,8 +102,14 @@ type uniformity struct {
 	sums   map[*function]*fnSummary
 	fn     *function
 	sum    *fnSummary
-	vars   map[*symbol]taint
-	loops  map[stmt]taint // taint added to a loop body by non-uniform break/continue
+	vars   varState          // at the statement being analysed
+	live   bool              // whether control reaches that statement (else vars is that of the code before it)
+	brk    varState          // joined at the breaks out of the innermost loop or switch so far
+	cont   varState          // joined at the continues of the innermost loop so far
+	exit   varState          // joined where the function returns
+	stored taint             // the pointer parameters stored through (bit i: parameter i)
+	loops  map[stmt]taint    // taint added to a loop body by non-uniform break/continue
+	loopIn map[stmt]varState // the state at a loop's start, joined over its entry and its iterations
 	grew   bool
 	report bool
 	diag   diagFilters // in force at the statement being analysed
@@ -109,8 +147,10 @@ func (u *uniformity) function(f *function) {
 	u.fn, u.sum = f, &fnSummary{}
 	u.diag = u.c.diag.with(f.diag)
 	u.sums[f] = u.sum
-	u.vars = map[*symbol]taint{}
+	entry := varState{}
+	u.vars = entry
 	u.loops = map[stmt]taint{}
+	u.loopIn = map[stmt]varState{}
 	for i, p := range f.params {
 		switch {
 		case f.compute:
@@ -130,27 +170,123 @@ func (u *uniformity) function(f *function) {
 			u.vars[p] = nonUniform
 		}
 	}
-	for range 32 {
-		u.grew = false
+	// Each pass adds to the loops' states and taints (a finite lattice), so
+	// the passes reach a fixed point; the last pass reports.
+	run := func() {
+		u.vars, u.live, u.brk, u.cont, u.exit, u.stored = entry.clone(), true, nil, nil, nil, 0
 		u.body(f.decl.Body, 0)
+		if u.live {
+			join(&u.exit, u.vars)
+		}
+	}
+	for pass := 0; ; pass++ {
+		u.grew = false
+		run()
 		if !u.grew {
+			break
+		}
+		if pass == maxUniformityPasses {
+			u.saturate()
 			break
 		}
 	}
 	u.report = true
 	*u.sum = fnSummary{}
-	u.body(f.decl.Body, 0)
+	run()
 	u.report = false
+	for i, p := range f.params {
+		if i < 63 && u.stored&(1<<i) != 0 {
+			if u.sum.ptrStores == nil {
+				u.sum.ptrStores = map[int]taint{}
+			}
+			u.sum.ptrStores[i] = u.exit[p] // what the memory holds when the function returns
+		}
+	}
 }
 
-func (u *uniformity) set(s *symbol, t taint) {
-	if s == nil {
-		return
+// maxUniformityPasses bounds the passes over a function; a function that
+// has not reached its fixed point by then (far beyond any real one) has
+// every loop's state made non-uniform, which is a fixed point.
+const maxUniformityPasses = 1000
+
+// saturate makes every loop's starting state and body non-uniform.
+func (u *uniformity) saturate() {
+	for s, st := range u.loopIn {
+		for v := range st {
+			st[v] = nonUniform
+		}
+		u.loops[s] = nonUniform
 	}
-	if old := u.vars[s]; old|t != old {
-		u.vars[s] = old | t
-		u.grew = true
+}
+
+// assign records a store of a value of taint t over the whole of s.
+func (u *uniformity) assign(s *symbol, t taint) {
+	if s != nil {
+		u.vars[s] = t
 	}
+}
+
+// loopStart is the state at the start of loop s: the state it is entered
+// with joined with what its earlier iterations (in this pass and the earlier
+// ones) bring back to its start.
+func (u *uniformity) loopStart(s stmt) varState {
+	in := u.loopIn[s]
+	if in == nil {
+		in = varState{}
+		u.loopIn[s] = in
+	}
+	u.loopBack(s, u.vars)
+	return in.clone()
+}
+
+// loopBack joins state back into the start of loop s.
+func (u *uniformity) loopBack(s stmt, back varState) {
+	in := u.loopIn[s]
+	for v, t := range back {
+		if old, ok := in[v]; !ok || old|t != old {
+			in[v] = old | t
+			u.grew = true
+		}
+	}
+}
+
+// loop analyses the part of a loop statement after its start: body runs
+// the iteration (body, continuing or update, break-if) from the state at
+// the start and returns the state it brings back to the start (nil: none)
+// and the state it leaves the loop with (besides breaks; nil: none). The
+// state after the loop joins those exits and the breaks.
+func (u *uniformity) loop(s stmt, body func() (back, exit varState)) {
+	brk, cont := u.brk, u.cont
+	u.brk, u.cont = nil, nil
+	live := u.live
+	u.vars = u.loopStart(s)
+	back, exit := body()
+	if back != nil {
+		u.loopBack(s, back)
+	}
+	if u.brk != nil {
+		join(&exit, u.brk)
+	}
+	u.brk, u.cont = brk, cont
+	u.live = live && exit != nil
+	if exit == nil { // nothing leaves the loop: the code after it is unreachable
+		exit = u.vars
+	}
+	u.vars = exit
+}
+
+// endBody is the state at the end of a loop body that flows to its update
+// or continuing block: the body's end when reachable, joined with its
+// continues.
+func (u *uniformity) endBody() varState {
+	var st varState
+	if u.live {
+		st = u.vars.clone()
+	}
+	if u.cont != nil {
+		join(&st, u.cont)
+	}
+	return st
 }
 
 // stmts visits a statement list under control-flow taint cf and returns the
@@ -186,80 +322,157 @@ func (u *uniformity) stmt(s stmt, cf taint) (ret, brk, cont taint) {
 	case *blockStmt:
 		return u.stmts(s.Stmts, cf)
 	case *declStmt:
-		if s.Decl.Init != nil && s.Decl.Kind != "const" {
-			t := u.expr(s.Decl.Init, cf)
-			if info := u.c.out.info[s.Decl.Init]; info != nil && info.typ != nil && info.typ.Kind == kPtr {
-				t = u.ptrTaint(s.Decl.Init, cf) // a pointer let: which memory it names
-			}
-			u.set(u.c.out.localSyms[s.Decl], t|cf)
+		if s.Decl.Kind == "const" {
+			break
 		}
+		t := cf // a var without an initializer: the zero value
+		if s.Decl.Init != nil {
+			t |= u.expr(s.Decl.Init, cf)
+			if info := u.c.out.info[s.Decl.Init]; info != nil && info.typ != nil && info.typ.Kind == kPtr {
+				t = u.ptrTaint(s.Decl.Init, cf) | cf // a pointer let: which memory it names
+			}
+		}
+		u.assign(u.c.out.localSyms[s.Decl], t)
 	case *assignStmt:
 		t := u.expr(s.RHS, cf) | cf
 		if s.LHS != nil {
-			u.store(s.LHS, t, cf)
+			u.store(s.LHS, t, cf, s.Op == opAssign)
 		}
 	case *incDecStmt:
-		u.store(s.X, cf, cf)
+		u.store(s.X, cf, cf, false)
 	case *ifStmt:
 		inner := cf | u.expr(s.Cond, cf)
+		entry, live := u.vars.clone(), u.live
 		r, b, c := u.body(s.Then, inner)
+		thenVars, thenLive := u.vars, u.live
+		u.vars, u.live = entry, live
 		if s.Else != nil {
 			r2, b2, c2 := u.stmt(s.Else, inner)
 			r, b, c = r|r2, b|b2, c|c2
 		}
+		u.joinBranch(thenVars, thenLive)
 		return r, b, c
 	case *forStmt:
 		if s.Init != nil {
 			ret, _, _ = u.stmt(s.Init, cf)
 		}
-		body := cf | u.loops[s]
-		if s.Cond != nil {
-			body |= u.expr(s.Cond, body)
-		}
-		r, b, c := u.body(s.Body, body)
-		u.growLoop(s, r|b|c)
-		if s.Update != nil {
-			u.stmt(s.Update, body|b|c)
-		}
-		return ret | r, 0, 0
+		u.loop(s, func() (back, exit varState) {
+			body := cf | u.loops[s]
+			if s.Cond != nil {
+				body |= u.expr(s.Cond, body)
+				exit = u.vars.clone() // the condition is false
+			}
+			r, b, c := u.body(s.Body, body)
+			u.growLoop(s, r|b|c)
+			back = u.endBody()
+			if back != nil && s.Update != nil {
+				u.vars, u.live = back, true
+				u.stmt(s.Update, body|b|c)
+				back = u.vars
+			}
+			ret |= r
+			return back, exit
+		})
+		return ret, 0, 0
 	case *whileStmt:
-		body := cf | u.loops[s]
-		body |= u.expr(s.Cond, body)
-		r, b, c := u.body(s.Body, body)
-		u.growLoop(s, r|b|c)
-		return r, 0, 0
+		u.loop(s, func() (back, exit varState) {
+			body := cf | u.loops[s]
+			body |= u.expr(s.Cond, body)
+			exit = u.vars.clone()
+			r, b, c := u.body(s.Body, body)
+			u.growLoop(s, r|b|c)
+			ret = r
+			return u.endBody(), exit
+		})
+		return ret, 0, 0
 	case *loopStmt:
-		body := cf | u.loops[s]
-		r, b, c := u.body(s.Body, body)
-		u.growLoop(s, r|b|c)
-		if s.Continuing != nil {
-			r2, _, _ := u.body(s.Continuing, body|b|c)
-			r |= r2
-		}
-		if s.BreakIf != nil {
-			u.growLoop(s, u.expr(s.BreakIf, body|b|c))
-		}
-		return r, 0, 0
+		u.loop(s, func() (back, exit varState) {
+			body := cf | u.loops[s]
+			r, b, c := u.body(s.Body, body)
+			u.growLoop(s, r|b|c)
+			back = u.endBody()
+			if back != nil && s.Continuing != nil {
+				u.vars, u.live = back, true
+				r2, _, _ := u.body(s.Continuing, body|b|c)
+				r |= r2
+				back = u.vars
+				if s.BreakIf != nil {
+					u.growLoop(s, u.expr(s.BreakIf, body|b|c))
+					exit = back.clone() // the break-if condition is true
+				}
+			}
+			ret = r
+			return back, exit
+		})
+		return ret, 0, 0
 	case *switchStmt:
 		inner := cf | u.expr(s.Sel, cf)
+		entry, live := u.vars, u.live
+		brk := u.brk
+		u.brk = nil
+		var out varState // joined at the ends of the clauses and their breaks
 		for _, cl := range s.Clauses {
+			u.vars, u.live = entry.clone(), live
 			r, _, c := u.body(cl.Body, inner) // a break ends the switch: control reconverges after it
 			ret, cont = ret|r, cont|c
+			if u.live {
+				join(&out, u.vars)
+			}
 		}
+		if u.brk != nil {
+			join(&out, u.brk)
+		}
+		u.brk = brk
+		u.live = live && out != nil
+		if out == nil {
+			out = entry
+		}
+		u.vars = out
 		return ret, 0, cont
 	case *breakStmt:
+		if u.live {
+			join(&u.brk, u.vars)
+		}
+		u.live = false
 		return 0, cf, 0
 	case *continueStmt:
+		if u.live {
+			join(&u.cont, u.vars)
+		}
+		u.live = false
 		return 0, 0, cf
 	case *returnStmt:
 		if s.X != nil {
 			u.sum.result |= u.expr(s.X, cf) | cf
 		}
+		if u.live {
+			join(&u.exit, u.vars)
+		}
+		u.live = false
 		return cf, 0, 0
 	case *callStmt:
 		u.expr(s.Call, cf)
 	}
 	return 0, 0, 0
+}
+
+// joinBranch joins the state at the end of another branch of an if (which
+// reached its end when live) into the current one.
+func (u *uniformity) joinBranch(vars varState, live bool) {
+	switch {
+	case live && !u.live:
+		u.vars, u.live = vars, true
+	case live == u.live:
+		for v, t := range vars {
+			u.vars[v] |= t
+		}
+	}
+}
+
+// ptrParamType reports whether t is a pointer into function memory, the
+// parameters whose memory the analysis tracks.
+func (u *uniformity) ptrParamType(t *wgslType) bool {
+	return t != nil && t.Kind == kPtr && t.Space == spaceFunction
 }
 
 // ptrParam returns the pointer parameter into function memory that x names,
@@ -285,15 +498,17 @@ func (u *uniformity) ptrParam(x expr) (*symbol, int) {
 	return nil, 0
 }
 
-// deref is the taint of a value read through pointer x. Memory behind a
-// pointer parameter into function memory is tracked as the parameter's own;
-// uniform, push-constant and read-only storage memory is the same for all
-// invocations, so what a pointer into it reads is as uniform as the pointer
-// (its root and indices); other memory (workgroup, read_write storage,
-// private) may differ between invocations, as the specification says.
+// deref is the taint of a value read through pointer x. A pointer into a
+// local variable (through lets) reads the variable's uniformity; memory
+// behind a pointer parameter into function memory is tracked as the
+// parameter's own; uniform, push-constant and read-only storage memory is
+// the same for all invocations, so what a pointer into it reads is as
+// uniform as the pointer (its root and indices); other memory (workgroup,
+// read_write storage, private) may differ between invocations, as the
+// specification says.
 func (u *uniformity) deref(x expr, cf taint) taint {
-	if p, _ := u.ptrParam(x); p != nil {
-		return u.vars[p]
+	if root, _, t := u.ptrRoot(x, cf); root != nil {
+		return u.vars[root] | t
 	}
 	if info := u.c.out.info[x]; info != nil && info.typ != nil && info.typ.Kind == kPtr {
 		switch pt := info.typ; {
@@ -305,6 +520,79 @@ func (u *uniformity) deref(x expr, cf taint) taint {
 	return nonUniform
 }
 
+// refRoot is the variable whose uniformity the analysis tracks that
+// reference x (a variable, a component or element of one, or what a pointer
+// points to) is part of: a local variable, or a pointer parameter into
+// function memory; nil for other memory. whole reports whether x is all of
+// it, and t is the taint of the indices and pointers on the way (a
+// non-uniform index names different elements in different invocations).
+func (u *uniformity) refRoot(x expr, cf taint) (root *symbol, whole bool, t taint) {
+	whole = true
+	for {
+		info := u.c.out.info[x]
+		switch y := x.(type) {
+		case *parenExpr:
+			x = y.X
+			continue
+		case *indexExpr:
+			t |= u.expr(y.Index, cf)
+			if info != nil && info.autoDeref {
+				r, _, pt := u.ptrRoot(y.X, cf)
+				return r, false, t | pt
+			}
+			x, whole = y.X, false
+			continue
+		case *memberExpr:
+			if info != nil && info.autoDeref {
+				r, _, pt := u.ptrRoot(y.X, cf)
+				return r, false, t | pt
+			}
+			x, whole = y.X, false
+			continue
+		case *unaryExpr:
+			if y.Op == opDeref {
+				r, w, pt := u.ptrRoot(y.X, cf)
+				return r, whole && w, t | pt
+			}
+		case *ident:
+			if info != nil && info.sym != nil && info.sym.kind == symLocalVar {
+				return info.sym, whole, t
+			}
+		}
+		return nil, false, t
+	}
+}
+
+// ptrRoot is refRoot of the memory pointer x points to: through &, pointer
+// lets (whose own taint, which memory they were given, adds to t) and
+// pointer parameters into function memory.
+func (u *uniformity) ptrRoot(x expr, cf taint) (root *symbol, whole bool, t taint) {
+	for {
+		switch y := x.(type) {
+		case *parenExpr:
+			x = y.X
+			continue
+		case *unaryExpr:
+			if y.Op == opAddrOf {
+				r, w, rt := u.refRoot(y.X, cf)
+				return r, w, t | rt
+			}
+		case *ident:
+			if p, _ := u.ptrParam(y); p != nil {
+				return p, true, t
+			}
+			if info := u.c.out.info[y]; info != nil && info.sym != nil && info.sym.kind == symLet &&
+				info.sym.typ != nil && info.sym.typ.Kind == kPtr && info.sym.init != nil {
+				s := info.sym
+				t |= u.vars[s]
+				x = s.init
+				continue
+			}
+		}
+		return nil, false, t
+	}
+}
+
 func (u *uniformity) growLoop(s stmt, t taint) {
 	if old := u.loops[s]; old|t != old {
 		u.loops[s] = old | t
@@ -312,37 +600,36 @@ func (u *uniformity) growLoop(s stmt, t taint) {
 	}
 }
 
-// store records a write of a value with taint t into the memory named by lhs.
-func (u *uniformity) store(lhs expr, t, cf taint) {
-	for {
-		switch x := lhs.(type) {
-		case *parenExpr:
-			lhs = x.X
-			continue
-		case *indexExpr:
-			t |= u.expr(x.Index, cf)
-			lhs = x.X
-			continue
-		case *memberExpr:
-			lhs = x.X
-			continue
-		case *unaryExpr:
-			if x.Op == opDeref {
-				lhs = x.X
-				continue
-			}
-		case *ident:
-			if info := u.c.out.info[x]; info != nil && info.sym != nil && info.sym.kind == symLocalVar {
-				u.set(info.sym, t)
-			} else if p, i := u.ptrParam(x); p != nil {
-				u.set(p, t)
-				if u.sum.ptrStores == nil {
-					u.sum.ptrStores = map[int]taint{}
-				}
-				u.sum.ptrStores[i] |= t
+// store records a write of a value with taint t into the memory that
+// reference lhs names: with kill (a plain assignment) over the whole
+// variable it replaces the variable's uniformity, else it adds to it.
+func (u *uniformity) store(lhs expr, t, cf taint, kill bool) {
+	root, whole, rt := u.refRoot(lhs, cf)
+	u.storeRoot(root, whole && kill, t|rt)
+}
+
+// storePtr records a write of a value with taint t into the memory pointer
+// x points to, as store does.
+func (u *uniformity) storePtr(x expr, t, cf taint, kill bool) {
+	root, whole, rt := u.ptrRoot(x, cf)
+	u.storeRoot(root, whole && kill, t|rt)
+}
+
+func (u *uniformity) storeRoot(root *symbol, kill bool, t taint) {
+	if root == nil {
+		return
+	}
+	if kill {
+		u.vars[root] = t
+	} else {
+		u.vars[root] |= t
+	}
+	if root.kind == symParam {
+		for i, p := range u.fn.params {
+			if p == root && i < 63 {
+				u.stored |= 1 << i
 			}
 		}
-		return
 	}
 }
 
@@ -401,6 +688,11 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 	var all taint
 	for i, a := range c.Args {
 		args[i] = u.expr(a, cf)
+		if info.call == callFn && i < len(info.fn.params) && u.ptrParamType(info.fn.params[i].typ) {
+			// The callee tracks the memory behind the pointer as the
+			// parameter's value: the argument's is that memory's.
+			args[i] = u.deref(a, cf)
+		}
 		all |= args[i]
 	}
 	switch info.call {
@@ -441,11 +733,7 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 							r |= args[j]
 						}
 					}
-					if un, ok := unparen(c.Args[i]).(*unaryExpr); ok && un.Op == opAddrOf {
-						u.store(un.X, r|cf, cf)
-					} else {
-						u.store(c.Args[i], r|cf, cf)
-					}
+					u.storePtr(c.Args[i], r|cf, cf, true) // r holds the memory's old value where the callee may keep it
 				}
 			}
 		}
@@ -500,6 +788,9 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 }
 
 func (u *uniformity) requireUniformCF(c *callExpr, cf taint, what string) {
+	if !u.live {
+		return // unreachable code (after a return, break or continue): the call never runs
+	}
 	u.sum.needsUniformCF = true
 	if cf&nonUniform != 0 {
 		if !u.report {
@@ -518,6 +809,9 @@ func (u *uniformity) requireUniformCF(c *callExpr, cf taint, what string) {
 // requireUniform records that argument arg, of taint t, must be uniform:
 // for the builtin named, or ("") for a function that needs it uniform.
 func (u *uniformity) requireUniform(arg expr, t taint, builtin string) {
+	if !u.live {
+		return
+	}
 	if t&nonUniform != 0 {
 		switch {
 		case !u.report:
