@@ -207,15 +207,16 @@ func (u *uniformity) function(f *function) {
 // maxUniformityPasses bounds the passes over a function; a function that
 // has not reached its fixed point by then (far beyond any real one) has
 // every loop's state made non-uniform, which is a fixed point.
-const maxUniformityPasses = 1000
+var maxUniformityPasses = 1000 // a variable for the tests
 
-// saturate makes every loop's starting state and body non-uniform.
+// saturate makes every loop's starting state and body depend on
+// everything, which later passes cannot add to.
 func (u *uniformity) saturate() {
 	for s, st := range u.loopIn {
 		for v := range st {
-			st[v] = nonUniform
+			st[v] = ^taint(0)
 		}
-		u.loops[s] = nonUniform
+		u.loops[s] = ^taint(0)
 	}
 }
 
