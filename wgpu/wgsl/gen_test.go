@@ -15,7 +15,7 @@ import (
 type exprGen struct {
 	rng     *rand.Rand
 	depth   int
-	cfKinds int // 11, or 13 to add barriers and writes of qv (uniformity tests)
+	cfKinds int // 11, or 17 to add barriers, writes of qv (also through pointers) and barriers that depend on qv (uniformity tests)
 }
 
 // genTypes are the types the generator produces.
@@ -30,6 +30,7 @@ var<private> pv: vec4<f32>;
 var<workgroup> wa: array<f32, 16>;
 struct S { a: f32, v: vec3<f32>, n: array<u32, 3> }
 fn helper(x: f32, y: vec3<f32>) -> f32 { return x + y.y; }
+fn setq(p: ptr<function, u32>, v: u32) { *p = v; }
 @compute @workgroup_size(4)
 fn main(@builtin(local_invocation_index) li: u32) {
 	let f = sf[li]; let i = i32(su[li]); let u = su[li + 1u]; let b = f > 0.5;
@@ -315,6 +316,14 @@ func (g *exprGen) stmts(b *strings.Builder, ctx cfCtx, n int) {
 			fmt.Fprintf(b, "%sworkgroupBarrier();\n", ind)
 		case k == 12:
 			fmt.Fprintf(b, "%sqv = %s;\n", ind, g.expr("u32"))
+		case k == 13:
+			fmt.Fprintf(b, "%s{ let p = &qv; *p = %s; }\n", ind, g.expr("u32"))
+		case k == 14:
+			fmt.Fprintf(b, "%ssetq(&qv, %s);\n", ind, g.expr("u32"))
+		case k == 15:
+			fmt.Fprintf(b, "%sqv = un.w;\n", ind)
+		case k == 16:
+			fmt.Fprintf(b, "%sif qv > 2u { workgroupBarrier(); }\n", ind)
 		default:
 			fmt.Fprintf(b, "%sv4.x = %s;\n", ind, g.expr("f32"))
 		}

@@ -138,8 +138,10 @@ func TestTintRandomPrograms(t *testing.T) {
 	}
 	var corpus []item
 	for i := range 300 {
-		// Half with barriers: a differential test of the uniformity analysis.
-		corpus = append(corpus, item{strconv.Itoa(i), randomProgramKinds(rng, 8, 11+2*(i%2))})
+		// Half with barriers, and with barriers under qv, which is written
+		// uniform and non-uniform values directly, through a pointer let
+		// and through a call: a differential test of the uniformity analysis.
+		corpus = append(corpus, item{strconv.Itoa(i), randomProgramKinds(rng, 8, 11+6*(i%2))})
 	}
 	in, _ := json.Marshal(corpus)
 	abs, _ := filepath.Abs(mods)
