@@ -34,15 +34,34 @@ const nonUniform taint = 1 << 63
 
 // varState is the uniformity of the function's variables at a point: local
 // variables, lets, parameters, and the memory behind pointer parameters
-// into function memory (as the parameter's own).
-type varState map[*symbol]taint
+// into function memory (as the parameter's own), by their number in
+// uniformity.index; a variable past its end is uniform. A state is never nil
+// (nil stands for "no path reaches here").
+type varState []taint
 
 func (v varState) clone() varState {
 	c := make(varState, len(v))
-	for s, t := range v {
-		c[s] = t
-	}
+	copy(c, v)
 	return c
+}
+
+// or adds src's taints to v, which it returns (longer where src is).
+func (v varState) or(src varState) varState {
+	for len(v) < len(src) {
+		v = append(v, 0)
+	}
+	for i, t := range src {
+		v[i] |= t
+	}
+	return v
+}
+
+// get is the taint of variable s in state v.
+func (v varState) get(u *uniformity, s *symbol) taint {
+	if i, ok := u.index[s]; ok && i < len(v) {
+		return v[i]
+	}
+	return 0
 }
 
 // join adds the state src, which reached the same point by another path, to
@@ -52,9 +71,7 @@ func join(dst *varState, src varState) {
 		*dst = src.clone()
 		return
 	}
-	for s, t := range src {
-		(*dst)[s] |= t
-	}
+	*dst = (*dst).or(src)
 }
 
 type fnSummary struct {
@@ -102,6 +119,7 @@ type uniformity struct {
 	sums   map[*function]*fnSummary
 	fn     *function
 	sum    *fnSummary
+	index  map[*symbol]int   // the function's variables, numbered as they are met
 	vars   varState          // at the statement being analysed
 	live   bool              // whether control reaches that statement (else vars is that of the code before it)
 	brk    varState          // joined at the breaks out of the innermost loop or switch so far
@@ -147,8 +165,8 @@ func (u *uniformity) function(f *function) {
 	u.fn, u.sum = f, &fnSummary{}
 	u.diag = u.c.diag.with(f.diag)
 	u.sums[f] = u.sum
-	entry := varState{}
-	u.vars = entry
+	u.index = map[*symbol]int{}
+	u.vars = varState{}
 	u.loops = map[stmt]taint{}
 	u.loopIn = map[stmt]varState{}
 	for i, p := range f.params {
@@ -161,15 +179,16 @@ func (u *uniformity) function(f *function) {
 			for _, bi := range bis {
 				v := builtinValues[bi]
 				if !v.uniform && !(v.subgroupUniform && u.scope == scopeSubgroup) {
-					u.vars[p] = nonUniform
+					u.assign(p, nonUniform)
 				}
 			}
 		case i < 63:
-			u.vars[p] = taint(1) << i
+			u.assign(p, taint(1)<<i)
 		default:
-			u.vars[p] = nonUniform
+			u.assign(p, nonUniform)
 		}
 	}
+	entry := u.vars
 	// Each pass adds to the loops' states and taints (a finite lattice), so
 	// the passes reach a fixed point; the last pass reports.
 	run := func() {
@@ -199,7 +218,7 @@ func (u *uniformity) function(f *function) {
 			if u.sum.ptrStores == nil {
 				u.sum.ptrStores = map[int]taint{}
 			}
-			u.sum.ptrStores[i] = u.exit[p] // what the memory holds when the function returns
+			u.sum.ptrStores[i] = u.exit.get(u, p) // what the memory holds when the function returns
 		}
 	}
 }
@@ -209,46 +228,68 @@ func (u *uniformity) function(f *function) {
 // every loop's state made non-uniform, which is a fixed point.
 var maxUniformityPasses = 1000 // a variable for the tests
 
-// saturate makes every loop's starting state and body depend on
-// everything, which later passes cannot add to.
+// saturate makes every loop's starting state, for every variable met, and
+// body depend on everything, which later passes cannot add to.
 func (u *uniformity) saturate() {
-	for s, st := range u.loopIn {
-		for v := range st {
-			st[v] = ^taint(0)
+	for s := range u.loopIn {
+		all := make(varState, len(u.index))
+		for i := range all {
+			all[i] = ^taint(0)
 		}
+		u.loopIn[s] = all
 		u.loops[s] = ^taint(0)
 	}
 }
 
-// assign records a store of a value of taint t over the whole of s.
-func (u *uniformity) assign(s *symbol, t taint) {
-	if s != nil {
-		u.vars[s] = t
+// put records a store of a value of taint t into variable s: over its whole
+// (kill) or a part of it.
+func (u *uniformity) put(s *symbol, t taint, kill bool) {
+	if s == nil {
+		return
+	}
+	i, ok := u.index[s]
+	if !ok {
+		i = len(u.index)
+		u.index[s] = i
+	}
+	for len(u.vars) <= i {
+		u.vars = append(u.vars, 0)
+	}
+	if kill {
+		u.vars[i] = t
+	} else {
+		u.vars[i] |= t
 	}
 }
+
+// assign records a store of a value of taint t over the whole of s.
+func (u *uniformity) assign(s *symbol, t taint) { u.put(s, t, true) }
 
 // loopStart is the state at the start of loop s: the state it is entered
 // with joined with what its earlier iterations (in this pass and the earlier
 // ones) bring back to its start.
 func (u *uniformity) loopStart(s stmt) varState {
-	in := u.loopIn[s]
-	if in == nil {
-		in = varState{}
-		u.loopIn[s] = in
+	if u.loopIn[s] == nil {
+		u.loopIn[s] = varState{}
 	}
 	u.loopBack(s, u.vars)
-	return in.clone()
+	return u.loopIn[s].clone()
 }
 
-// loopBack joins state back into the start of loop s.
+// loopBack joins state back into the start of loop s (a variable missing
+// from a state is uniform).
 func (u *uniformity) loopBack(s stmt, back varState) {
 	in := u.loopIn[s]
-	for v, t := range back {
-		if old, ok := in[v]; !ok || old|t != old {
-			in[v] = old | t
+	for i, t := range back {
+		if i >= len(in) {
+			in = append(in, 0)
+		}
+		if in[i]|t != in[i] {
+			in[i] |= t
 			u.grew = true
 		}
 	}
+	u.loopIn[s] = in
 }
 
 // loop analyses the part of a loop statement after its start: body runs
@@ -464,9 +505,7 @@ func (u *uniformity) joinBranch(vars varState, live bool) {
 	case live && !u.live:
 		u.vars, u.live = vars, true
 	case live == u.live:
-		for v, t := range vars {
-			u.vars[v] |= t
-		}
+		u.vars = u.vars.or(vars)
 	}
 }
 
@@ -509,7 +548,7 @@ func (u *uniformity) ptrParam(x expr) (*symbol, int) {
 // specification says.
 func (u *uniformity) deref(x expr, cf taint) taint {
 	if root, _, t := u.ptrRoot(x, cf); root != nil {
-		return u.vars[root] | t
+		return u.vars.get(u, root) | t
 	}
 	if info := u.c.out.info[x]; info != nil && info.typ != nil && info.typ.Kind == kPtr {
 		switch pt := info.typ; {
@@ -585,7 +624,7 @@ func (u *uniformity) ptrRoot(x expr, cf taint) (root *symbol, whole bool, t tain
 			if info := u.c.out.info[y]; info != nil && info.sym != nil && info.sym.kind == symLet &&
 				info.sym.typ != nil && info.sym.typ.Kind == kPtr && info.sym.init != nil {
 				s := info.sym
-				t |= u.vars[s]
+				t |= u.vars.get(u, s)
 				x = s.init
 				continue
 			}
@@ -620,11 +659,7 @@ func (u *uniformity) storeRoot(root *symbol, kill bool, t taint) {
 	if root == nil {
 		return
 	}
-	if kill {
-		u.vars[root] = t
-	} else {
-		u.vars[root] |= t
-	}
+	u.put(root, t, kill)
 	if root.kind == symParam {
 		for i, p := range u.fn.params {
 			if p == root && i < 63 {
@@ -659,7 +694,7 @@ func (u *uniformity) expr(e expr, cf taint) taint {
 			}
 			return nonUniform
 		}
-		return u.vars[s]
+		return u.vars.get(u, s)
 	case *unaryExpr:
 		t := u.expr(x.X, cf)
 		if x.Op == opDeref {

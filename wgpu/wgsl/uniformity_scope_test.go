@@ -27,6 +27,8 @@ var subgroupScopeValid = []struct{ name, src string }{
 		"o[li] = subgroupShuffleDown(o[li], ns) + subgroupShuffleXor(o[li], sid) + up(2u) + subgroupShuffle(o[li], si);")},
 	{"subgroup_const_lanes_127", sgEnt("", "o[li] = subgroupShuffle(o[li], 127u) + subgroupShuffleXor(o[li], 127) + subgroupShuffle(o[li], 127i) + subgroupBroadcast(o[li], 127u) + subgroupShuffleUp(o[li], 0u);")},
 	{"subgroup_reduction_of_subgroup_id", sgEnt("", "let first = subgroupBroadcastFirst(sid + 1u); if (first > 1u) { o[li] = subgroupAdd(o[li]); }")},
+	{"subgroup_flow_reassigned", sgEnt("", "var x = si; x = sid; if (x == 0u) { o[0] = subgroupAdd(1.0); }")},
+	{"subgroup_flow_through_let", sgEnt("fn put(p: ptr<function, u32>, v: u32) { *p = v; }", "var x = si; let p = &x; *p = sid; var y = li; put(&y, ns); if (x == y) { o[0] = subgroupAdd(1.0); }")},
 }
 
 var subgroupScopeInvalid = []struct{ name, src, want string }{
@@ -49,6 +51,8 @@ var subgroupScopeInvalid = []struct{ name, src, want string }{
 	{"subgroup_shuffle_bool", sgEnt("", "o[li] = f32(subgroupShuffle(li > 1u, 1u));"), "6:13: 'subgroupShuffle' needs a numeric scalar or vector, got 'bool'"},
 	{"subgroup_broadcast_first_bool_vec", sgEnt("", "o[li] = f32(subgroupBroadcastFirst(vec2(li > 1u)).x);"), "6:13: 'subgroupBroadcastFirst' needs a numeric scalar or vector, got 'vec2<bool>'"},
 	{"subgroup_callee_under_nonuniform", sgEnt("fn g() { o[0] = subgroupAdd(1.0); }", "if (li == 0u) { g(); }"), "6:17: 'g' calls a subgroup operation"},
+	{"subgroup_store_through_let", sgEnt("", "var x = sid; let p = &x; *p = si; if (x == 0u) { o[0] = subgroupAdd(1.0); }"), "6:57: 'subgroupAdd' must only be called from subgroup uniform control flow"},
+	{"subgroup_store_through_call", sgEnt("fn put(p: ptr<function, u32>, v: u32) { *p = v; }", "var x = sid; let p = &x; put(p, si); if (x == 0u) { o[0] = subgroupAdd(1.0); }"), "6:60: 'subgroupAdd' must only be called from subgroup uniform control flow"},
 }
 
 func init() {
