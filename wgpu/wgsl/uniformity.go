@@ -272,24 +272,34 @@ func (u *uniformity) loopStart(s stmt) varState {
 	if u.loopIn[s] == nil {
 		u.loopIn[s] = varState{}
 	}
-	u.loopBack(s, u.vars)
+	// Not a reason for another pass: this pass goes on from the joined state.
+	u.joinLoop(s, u.vars)
 	return u.loopIn[s].clone()
 }
 
-// loopBack joins state back into the start of loop s (a variable missing
-// from a state is uniform).
+// loopBack joins state back into the start of loop s; where that adds to
+// it, the loop's body must be analysed again: another pass.
 func (u *uniformity) loopBack(s stmt, back varState) {
-	in := u.loopIn[s]
-	for i, t := range back {
+	if u.joinLoop(s, back) {
+		u.grew = true
+	}
+}
+
+// joinLoop joins st into the start of loop s and reports whether that added
+// to it (a variable missing from a state is uniform).
+func (u *uniformity) joinLoop(s stmt, st varState) bool {
+	in, grew := u.loopIn[s], false
+	for i, t := range st {
 		if i >= len(in) {
 			in = append(in, 0)
 		}
 		if in[i]|t != in[i] {
 			in[i] |= t
-			u.grew = true
+			grew = true
 		}
 	}
 	u.loopIn[s] = in
+	return grew
 }
 
 // loop analyses the part of a loop statement after its start: body runs
