@@ -127,7 +127,9 @@
 // of that); barriers are only accepted in control flow
 // uniform across the workgroup, subgroup operations in control flow uniform
 // within each subgroup (a conservative form of the WGSL uniformity analysis,
-// in its two scopes, checked against Tint on generated programs).
+// in its two scopes, flow-sensitive for local variables and through
+// pointers as the specification's is, checked against Tint on generated
+// programs).
 //
 // Constant i32 and u32 arithmetic wraps, as the specification says;
 // AbstractInt arithmetic and shifts that lose bits are errors. The size
