@@ -13,8 +13,8 @@ package wgsl
 // (subgroupAdd, subgroupBallot, ...) are as uniform as their arguments.
 // Non-uniform sources are the invocation-specific builtins,
 // reads of read_write storage, workgroup and private variables, atomics,
-// subgroup operations and reads through pointers other than pointer
-// parameters into function memory, which are tracked like parameters. Local
+// and subgroup operations; a read through a pointer into function memory
+// (a let, a parameter) is as uniform as what it points to. Local
 // variables (and the memory behind pointer parameters into function memory)
 // are tracked flow-sensitively, as the specification's analysis does: a
 // variable's uniformity at each point is that of the value last stored to
@@ -39,6 +39,7 @@ const nonUniform taint = 1 << 63
 // (nil stands for "no path reaches here").
 type varState []taint
 
+// clone is a copy of v, never nil.
 func (v varState) clone() varState {
 	c := make(varState, len(v))
 	copy(c, v)
@@ -78,8 +79,10 @@ type fnSummary struct {
 	needsUniformCF bool  // the function (transitively) calls a barrier
 	uniformParams  taint // parameters that must be uniform at call sites
 	result         taint
-	// ptrStores holds, per pointer parameter into function memory, the taint
-	// of what the function stores through it.
+	// ptrStores holds, per pointer parameter into function memory that the
+	// function stores through, the taint of what that memory holds where
+	// the function returns (bit i: the value it held on entry, for a path
+	// that keeps it).
 	ptrStores map[int]taint
 	// uniformPtrParams holds the pointer parameters that must be uniform
 	// as pointers (see ptrTaint): those a subgroup matrix builtin or
