@@ -48,7 +48,7 @@ func LoadFiles(vocabPath, mergesPath string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	vocab, err := decodeVocab(vocabData)
+	vocab, err := decodeVocab(vocabData, false)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", vocabPath, jsonError(err))
 	}
@@ -159,7 +159,7 @@ func loadJSON(data []byte, path string, config func() (*tokenizerConfig, []byte,
 		defer close(parsed)
 		merges, mergesErr = parseMerges(f.Model.Merges, path)
 	}()
-	f.Model.Vocab, err = decodeVocab(f.Model.RawVocab)
+	f.Model.Vocab, err = decodeVocab(f.Model.RawVocab, true) // json.Unmarshal checked the whole file
 	gpt2 := false
 	var checked checkedVocab
 	if err == nil {

@@ -162,8 +162,10 @@ func plainInt(raw []byte) (n int64, ok bool) {
 // value). Valid objects whose values are all plain integers are read by the
 // scan; anything else (invalid JSON, null, fractions, strings, 19 or more
 // digits, not an object) goes to encoding/json, which decodes or refuses it.
-func decodeVocab(raw []byte) (map[string]int64, error) {
-	if json.Valid(raw) {
+// checked says raw is valid JSON already (a value of a file encoding/json
+// has read), so the scan need not check it again.
+func decodeVocab(raw []byte, checked bool) (map[string]int64, error) {
+	if checked || json.Valid(raw) {
 		if v, ok := scanVocab(raw); ok {
 			return v, nil
 		}

@@ -52,14 +52,19 @@ var vocabCases = []string{
 // it fails.
 func checkDecodeVocab(t *testing.T, raw []byte) {
 	t.Helper()
-	got, gotErr := decodeVocab(raw)
 	var want map[string]int64
 	wantErr := json.Unmarshal(raw, &want)
-	if (gotErr != nil) != (wantErr != nil) {
-		t.Fatalf("decodeVocab(%q): error %v, encoding/json's %v", raw, gotErr, wantErr)
-	}
-	if gotErr == nil && (!maps.Equal(got, want) || (got == nil) != (want == nil)) {
-		t.Fatalf("decodeVocab(%q) = %v, encoding/json %v", raw, got, want)
+	for _, checked := range []bool{false, true} {
+		if checked && !json.Valid(raw) {
+			continue // checked is a promise the caller keeps
+		}
+		got, gotErr := decodeVocab(raw, checked)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("decodeVocab(%q, %v): error %v, encoding/json's %v", raw, checked, gotErr, wantErr)
+		}
+		if gotErr == nil && (!maps.Equal(got, want) || (got == nil) != (want == nil)) {
+			t.Fatalf("decodeVocab(%q, %v) = %v, encoding/json %v", raw, checked, got, want)
+		}
 	}
 }
 

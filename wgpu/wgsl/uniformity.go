@@ -522,33 +522,36 @@ func (u *uniformity) joinBranch(vars varState, live bool) {
 	}
 }
 
-// ptrParamType reports whether t is a pointer into function memory, the
-// parameters whose memory the analysis tracks.
-func (u *uniformity) ptrParamType(t *wgslType) bool {
+// functionPtr reports whether t is a pointer into function memory: the
+// parameters of that type have their memory tracked.
+func functionPtr(t *wgslType) bool {
 	return t != nil && t.Kind == kPtr && t.Space == spaceFunction
 }
 
-// ptrParam returns the pointer parameter into function memory that x names,
-// with its index, or nil: the uniformity of the memory behind it is tracked
-// as the parameter's own (its bit stands for the argument's variable).
-func (u *uniformity) ptrParam(x expr) (*symbol, int) {
-	id, ok := unparen(x).(*ident)
-	if !ok || u.fn.compute {
-		return nil, 0
-	}
-	info := u.c.out.info[id]
-	if info == nil || info.sym == nil || info.sym.kind != symParam {
-		return nil, 0
-	}
-	if t := info.sym.typ; t == nil || t.Kind != kPtr || t.Space != spaceFunction {
-		return nil, 0
-	}
+// paramBit is the taint bit of parameter s of the function analysed (0 for
+// another symbol, or past the 63rd parameter).
+func (u *uniformity) paramBit(s *symbol) taint {
 	for i, p := range u.fn.params {
-		if p == info.sym && i < 63 {
-			return p, i
+		if p == s && i < 63 {
+			return 1 << i
 		}
 	}
-	return nil, 0
+	return 0
+}
+
+// ptrParam returns the pointer parameter into function memory that x names,
+// or nil: the uniformity of the memory behind it is tracked as the
+// parameter's own (its bit stands for the argument's variable).
+func (u *uniformity) ptrParam(x expr) *symbol {
+	id, ok := unparen(x).(*ident)
+	if !ok || u.fn.compute {
+		return nil
+	}
+	info := u.c.out.info[id]
+	if info == nil || info.sym == nil || info.sym.kind != symParam || !functionPtr(info.sym.typ) || u.paramBit(info.sym) == 0 {
+		return nil
+	}
+	return info.sym
 }
 
 // deref is the taint of a value read through pointer x. A pointer into a
@@ -631,7 +634,7 @@ func (u *uniformity) ptrRoot(x expr, cf taint) (root *symbol, whole bool, t tain
 				return r, w, t | rt
 			}
 		case *ident:
-			if p, _ := u.ptrParam(y); p != nil {
+			if p := u.ptrParam(y); p != nil {
 				return p, true, t
 			}
 			if info := u.c.out.info[y]; info != nil && info.sym != nil && info.sym.kind == symLet &&
@@ -674,11 +677,7 @@ func (u *uniformity) storeRoot(root *symbol, kill bool, t taint) {
 	}
 	u.put(root, t, kill)
 	if root.kind == symParam {
-		for i, p := range u.fn.params {
-			if p == root && i < 63 {
-				u.stored |= 1 << i
-			}
-		}
+		u.stored |= u.paramBit(root)
 	}
 }
 
@@ -737,7 +736,7 @@ func (u *uniformity) call(c *callExpr, info *exprInfo, cf taint) taint {
 	var all taint
 	for i, a := range c.Args {
 		args[i] = u.expr(a, cf)
-		if info.call == callFn && i < len(info.fn.params) && u.ptrParamType(info.fn.params[i].typ) {
+		if info.call == callFn && i < len(info.fn.params) && functionPtr(info.fn.params[i].typ) {
 			// The callee tracks the memory behind the pointer as the
 			// parameter's value: the argument's is that memory's.
 			args[i] = u.deref(a, cf)
