@@ -51,12 +51,17 @@ const (
 	TinyShakespeareEnv = "WGPU_EVAL_TINYSHAKESPEARE"
 )
 
-// llm.c token files: a header of 256 little-endian int32 (magic, version, token
-// count), then the ids as uint16 (version 1, GPT-2) or uint32 (version 2).
+// llm.c token files, as its dev/data/data_common.py writes them: a header of
+// 256 little-endian int32 (magic, version, token count), then the ids. GPT-2's
+// files have magic 20240520, version 1 and uint16 ids; Llama 3's (written with
+// --model_desc llama-3) magic 20240801, version 7 and uint32 ids. Magic
+// 20240520 with version 2 and uint32 ids is read too: this package's docs
+// once described that form, though llm.c never wrote it.
 const (
-	tokenMagic      = 20240520
-	tokenHeaderSize = 256 * 4
-	llmcModelMagic  = 20240326 // an llm.c model checkpoint, a common mix-up
+	tokenMagic       = 20240520 // GPT-2's files
+	tokenMagicLlama3 = 20240801 // Llama 3's files
+	tokenHeaderSize  = 256 * 4
+	llmcModelMagic   = 20240326 // an llm.c model checkpoint, a common mix-up
 )
 
 // DefaultWaitInterval is Options.WaitInterval when it is zero.
@@ -118,6 +123,11 @@ type Corpus struct {
 	Separated bool
 	// Tokens holds the ids of a FormatTokens corpus (Docs is nil then).
 	Tokens []int32
+	// IDBytes is the size of an id in the token file Tokens were read from:
+	// 2 for llm.c's GPT-2 files (uint16, so written for a vocabulary of at
+	// most 65,536 ids), 4 for uint32 ids; 0 for every other corpus, ids held
+	// in memory included.
+	IDBytes int
 	// SHA256 is the hex digest identifying the content (after the split): of the
 	// text itself for one continuous text, of the token file for FormatTokens, and
 	// of a length-prefixed encoding of the documents otherwise. It keys the
@@ -148,7 +158,8 @@ const bom = "\uFEFF"
 // TinyShakespeareURL into the cache, sha256-checked in every case), "-" (text on
 // stdin), a .jsonl file (documents: one JSON object per line with a string
 // field "text"; blank lines skipped), an llm.c token file (recognized by its
-// magic number 20240520; a .bin file without it is an error), or any other
+// magic number, GPT-2's 20240520 or Llama 3's 20240801; a .bin file without
+// one is an error), or any other
 // file, read as UTF-8 text. The named corpus wins over a file of the same name
 // (write ./tinyshakespeare to mean the file).
 // Empty corpora and text that is not UTF-8 are errors; a UTF-8 byte order
@@ -256,7 +267,7 @@ func readText(path string, limit int64) (string, error) {
 // isTokenFile reports whether data is (or, by its .bin name, claims to be) an
 // llm.c token file; loadTokens then checks it.
 func isTokenFile(path string, data string) bool {
-	if len(data) >= 4 && le32(data, 0) == tokenMagic {
+	if len(data) >= 4 && (le32(data, 0) == tokenMagic || le32(data, 0) == tokenMagicLlama3) {
 		return true
 	}
 	return strings.EqualFold(filepath.Ext(path), ".bin")
@@ -406,21 +417,22 @@ func (c *Corpus) loadTokens(data string) error {
 		return fmt.Errorf("not an llm.c token file: %d bytes, shorter than the %d-byte header", len(data), tokenHeaderSize)
 	}
 	header := func(i int) int32 { return int32(le32(data, 4*i)) }
-	switch magic := header(0); magic {
-	case tokenMagic:
-	case llmcModelMagic:
+	var width int
+	switch magic, v := header(0), header(1); {
+	case magic == tokenMagic && v == 1:
+		width = 2 // GPT-2's: uint16 ids
+	case magic == tokenMagic && v == 2:
+		width = 4 // uint32 ids (see tokenMagic)
+	case magic == tokenMagic:
+		return fmt.Errorf("llm.c token file (magic %d) of version %d: only 1 (GPT-2's, uint16 ids) exists", magic, v)
+	case magic == tokenMagicLlama3 && v == 7:
+		width = 4 // Llama 3's: uint32 ids
+	case magic == tokenMagicLlama3:
+		return fmt.Errorf("llm.c Llama 3 token file (magic %d) of version %d: only 7 (uint32 ids) exists", magic, v)
+	case magic == llmcModelMagic:
 		return errors.New("this is an llm.c model checkpoint (magic 20240326), not a token file")
 	default:
-		return fmt.Errorf("not an llm.c token file: magic %d, want %d", magic, tokenMagic)
-	}
-	var width int
-	switch v := header(1); v {
-	case 1:
-		width = 2 // GPT-2: uint16 ids
-	case 2:
-		width = 4 // LLaMA 3: uint32 ids
-	default:
-		return fmt.Errorf("llm.c token file version %d: only 1 (uint16) and 2 (uint32) exist", v)
+		return fmt.Errorf("not an llm.c token file: magic %d, want %d (GPT-2's) or %d (Llama 3's)", magic, tokenMagic, tokenMagicLlama3)
 	}
 	n := int64(header(2))
 	if n <= 0 {
@@ -442,6 +454,7 @@ func (c *Corpus) loadTokens(data string) error {
 		}
 		c.Tokens[i] = int32(v)
 	}
+	c.IDBytes = width
 	c.SHA256 = sha256Hex(data)
 	return nil
 }

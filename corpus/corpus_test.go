@@ -264,7 +264,9 @@ func TestSeparatorOnlyForText(t *testing.T) {
 	}
 }
 
-// tokenFile is an llm.c token file: header, then ids of width 2 (version 1) or 4.
+// tokenFile is an llm.c token file as dev/data/data_common.py's
+// write_datafile lays it out: a header of 256 int32 (magic, version, count),
+// then ids of width 2 (version 1) or 4.
 func tokenFile(magic, version, count int32, ids []uint32) []byte {
 	b := make([]byte, tokenHeaderSize)
 	binary.LittleEndian.PutUint32(b[0:], uint32(magic))
@@ -281,18 +283,36 @@ func tokenFile(magic, version, count int32, ids []uint32) []byte {
 }
 
 func TestTokenFile(t *testing.T) {
-	ids := []uint32{50256, 5962, 22307, 25, 0, 65535}
-	for _, version := range []int32{1, 2} {
-		data := tokenFile(tokenMagic, version, int32(len(ids)), ids)
+	gpt2 := []uint32{50256, 5962, 22307, 25, 0, 65535}
+	llama3 := []uint32{128000, 5451, 47317, 25, 0, 65536, 128255}
+	for _, f := range []struct {
+		name           string
+		magic, version int32
+		ids            []uint32
+		width          int
+	}{
+		{"GPT-2's", 20240520, 1, gpt2, 2},
+		// llm.c's Llama 3 files (tinyshakespeare.py --model_desc llama-3)
+		// were refused: "magic 20240801, want 20240520".
+		{"Llama 3's", 20240801, 7, llama3, 4},
+		{"the uint32 form of magic 20240520", 20240520, 2, llama3, 4},
+	} {
+		data := tokenFile(f.magic, f.version, int32(len(f.ids)), f.ids)
+		if want := tokenHeaderSize + f.width*len(f.ids); len(data) != want {
+			t.Fatalf("%s: test file of %d bytes, want %d", f.name, len(data), want)
+		}
 		// Recognized by the magic, whatever the name.
 		c := load(t, writeTemp(t, "val.tokens", data), Options{})
-		want := []int32{50256, 5962, 22307, 25, 0, 65535}
-		if c.Format != FormatTokens || !slices.Equal(c.Tokens, want) || c.Docs != nil {
-			t.Errorf("version %d: format %s tokens %v", version, c.Format, c.Tokens)
+		want := make([]int32, len(f.ids))
+		for i, id := range f.ids {
+			want[i] = int32(id)
+		}
+		if c.Format != FormatTokens || !slices.Equal(c.Tokens, want) || c.Docs != nil || c.IDBytes != f.width {
+			t.Errorf("%s: format %s, %d-byte ids %v", f.name, c.Format, c.IDBytes, c.Tokens)
 		}
 		h := sha256.Sum256(data)
 		if c.SHA256 != hex.EncodeToString(h[:]) {
-			t.Errorf("version %d: sha256 %s, want the file's", version, c.SHA256)
+			t.Errorf("%s: sha256 %s, want the file's", f.name, c.SHA256)
 		}
 	}
 }
@@ -305,9 +325,11 @@ func TestTokenFileErrors(t *testing.T) {
 		want []string
 	}{
 		{"short.bin", []byte("abc"), []string{"shorter than the 1024-byte header"}},
-		{"text.bin", tokenFile(1234, 1, 3, ids), []string{"magic 1234, want 20240520"}},
+		{"text.bin", tokenFile(1234, 1, 3, ids), []string{"magic 1234, want 20240520 (GPT-2's) or 20240801 (Llama 3's)"}},
 		{"gpt2_124M.bin", tokenFile(llmcModelMagic, 3, 3, ids), []string{"model checkpoint"}},
-		{"v3.bin", tokenFile(tokenMagic, 3, 3, ids), []string{"version 3"}},
+		{"v3.bin", tokenFile(tokenMagic, 3, 3, ids), []string{"version 3", "only 1"}},
+		{"llama3-v1.bin", tokenFile(tokenMagicLlama3, 1, 3, ids), []string{"Llama 3", "version 1", "only 7"}},
+		{"llama3-trunc.bin", tokenFile(tokenMagicLlama3, 7, 4, ids), []string{"1036 bytes", "4 tokens", "need 1040"}},
 		{"none.bin", tokenFile(tokenMagic, 1, 0, nil), []string{"0 tokens"}},
 		{"neg.bin", tokenFile(tokenMagic, 1, -2, nil), []string{"-2 tokens"}},
 		{"trunc.bin", tokenFile(tokenMagic, 1, 4, ids), []string{"1030 bytes", "4 tokens", "need 1032"}},

@@ -18,7 +18,11 @@ import (
 func FuzzLoad(f *testing.F) {
 	tok := func(version, count uint32, ids ...uint32) []byte {
 		b := make([]byte, tokenHeaderSize)
-		binary.LittleEndian.PutUint32(b, tokenMagic)
+		magic := uint32(tokenMagic)
+		if version == 7 {
+			magic = tokenMagicLlama3
+		}
+		binary.LittleEndian.PutUint32(b, magic)
 		binary.LittleEndian.PutUint32(b[4:], version)
 		binary.LittleEndian.PutUint32(b[8:], count)
 		for _, id := range ids {
@@ -44,6 +48,8 @@ func FuzzLoad(f *testing.F) {
 		{tok(2, 2, 1, 1<<31), ".bin", "", ""},
 		{tok(1, 1<<30), ".bin", "", ""},
 		{tok(3, 1, 0), ".tokens", "", ""},
+		{tok(7, 3, 128000, 9906, 1917), ".bin", "", ""},
+		{tok(7, 1<<29), ".tokens", "", ""},
 	} {
 		f.Add(s.data, s.ext, s.split, s.sep)
 	}

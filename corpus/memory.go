@@ -56,9 +56,9 @@ func FromDocuments(name string, docs []string) (*Corpus, error) {
 
 // FromTokens is a corpus of token ids held in memory, as an llm.c token
 // file's (FormatTokens: scored as one stream, never tokenized). Its SHA256
-// is that of the token file holding the ids (version 1, uint16 ids, where
-// every id fits; else version 2), so the ids and such a file are the same
-// corpus. Negative ids are refused here; ids at or above the model's
+// is that of the llm.c token file holding the ids (GPT-2's, uint16 ids, where
+// every id fits; else Llama 3's, uint32 ids), so the ids and such a file are
+// the same corpus. Negative ids are refused here; ids at or above the model's
 // vocabulary when it is scored. The slice is kept, not copied.
 func FromTokens(name string, ids []int32) (*Corpus, error) {
 	if len(ids) == 0 {
@@ -67,18 +67,18 @@ func FromTokens(name string, ids []int32) (*Corpus, error) {
 	if len(ids) > math.MaxInt32 {
 		return nil, fmt.Errorf("corpus %s: %d token ids, more than a token file holds", infile.Quote(name), len(ids))
 	}
-	version, width := uint32(1), 2
+	magic, version, width := uint32(tokenMagic), uint32(1), 2
 	for i, id := range ids {
 		if id < 0 {
 			return nil, fmt.Errorf("corpus %s: token %d: negative id %d", infile.Quote(name), i, id)
 		}
 		if id > math.MaxUint16 {
-			version, width = 2, 4
+			magic, version, width = tokenMagicLlama3, 7, 4
 		}
 	}
 	h := sha256.New()
 	var header [tokenHeaderSize]byte
-	binary.LittleEndian.PutUint32(header[0:], tokenMagic)
+	binary.LittleEndian.PutUint32(header[0:], magic)
 	binary.LittleEndian.PutUint32(header[4:], version)
 	binary.LittleEndian.PutUint32(header[8:], uint32(len(ids)))
 	h.Write(header[:])

@@ -62,15 +62,15 @@ func TestFromDocumentsIsTheJSONL(t *testing.T) {
 }
 
 // Token ids in memory are the corpus an llm.c token file of them is
-// (version 1 while every id fits 16 bits, else version 2).
+// (GPT-2's while every id fits 16 bits, else Llama 3's).
 func TestFromTokensIsTheFile(t *testing.T) {
 	for _, ids := range [][]int32{{5, 0, 50256, 7}, {5, 0, 128000, 7}} {
-		version, width := uint32(1), 2
+		magic, version, width := uint32(20240520), uint32(1), 2
 		if ids[2] > 65535 {
-			version, width = 2, 4
+			magic, version, width = 20240801, 7, 4
 		}
 		file := make([]byte, tokenHeaderSize)
-		binary.LittleEndian.PutUint32(file[0:], tokenMagic)
+		binary.LittleEndian.PutUint32(file[0:], magic)
 		binary.LittleEndian.PutUint32(file[4:], version)
 		binary.LittleEndian.PutUint32(file[8:], uint32(len(ids)))
 		for _, id := range ids {

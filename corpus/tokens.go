@@ -224,7 +224,9 @@ var chunkBytes = 1 << 20
 // Tokenize encodes c with tok. Text is encoded document by document (a
 // continuous text as one piece, exactly as the tokenizer splits it); the result
 // is cached under CacheDir/tokens, keyed by c.SHA256 and tok.ID(). A token file's
-// ids are checked against tok.VocabSize() and used as they are.
+// ids are checked against tok.VocabSize() and used as they are; a file of
+// uint16 ids is refused for a tokenizer of more than 65,536 ids, which such
+// a file cannot have been written for.
 //
 // With opt.MaxTokens, a long text is encoded only until enough ids are made:
 // by the tokenizer's EncodeHead where it has one (HeadEncoder), else in
@@ -263,6 +265,12 @@ var chunkBytes = 1 << 20
 func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions) (*Tokens, error) {
 	if c.Format == FormatTokens {
 		vocab := tok.VocabSize()
+		if c.IDBytes == 2 && vocab > 1<<16 {
+			// Its ids would pass the check below, and be another tokenizer's.
+			return nil, fmt.Errorf("corpus %s: an llm.c token file of uint16 ids (GPT-2's format) cannot hold the ids of this "+
+				"model's tokenizer (a vocabulary of %d): it was tokenized for another model (GPT-2's); tokenize the text for "+
+				"this one (llm.c: --model_desc llama-3 for Llama 3), or give the text itself", infile.Quote(c.Name), vocab)
+		}
 		for i, id := range c.Tokens {
 			if id < 0 || int(id) >= vocab {
 				return nil, fmt.Errorf("corpus %s: token %d: id %d is not below the vocabulary size %d", infile.Quote(c.Name), i, id, vocab)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,6 +174,39 @@ func TestTokenizeTokenFile(t *testing.T) {
 	c = load(t, writeTemp(t, "t.bin", tokenFile(tokenMagic, 1, 3, []uint32{1, 257, 2})), Options{})
 	_, err := Tokenize(context.Background(), c, &byteTokenizer{id: "b"}, TokenizeOptions{NoCache: true})
 	wantErr(t, err, "t.bin", "token 1", "id 257", "vocabulary size 257")
+}
+
+// vocabTokenizer is a byteTokenizer with a larger vocabulary.
+type vocabTokenizer struct {
+	byteTokenizer
+	vocab int
+}
+
+func (v *vocabTokenizer) VocabSize() int { return v.vocab }
+
+// An llm.c token file of uint16 ids (GPT-2's) given with a tokenizer of more
+// ids than uint16 holds (Llama 3's 128,256) was scored: its ids are all below
+// that vocabulary, and were another tokenizer's. It is refused; a file of
+// uint32 ids, or a uint16 one with a vocabulary that fits, is not.
+func TestTokenizeTokenFileOfAnotherTokenizer(t *testing.T) {
+	ids := []uint32{50256, 15496, 995}
+	check := func(c *Corpus, vocab int, ok bool) {
+		t.Helper()
+		_, err := Tokenize(context.Background(), c, &vocabTokenizer{vocab: vocab}, TokenizeOptions{NoCache: true})
+		if ok && err != nil {
+			t.Errorf("%s, vocabulary %d: %v", c.Name, vocab, err)
+		}
+		if !ok {
+			wantErr(t, err, c.Name, "uint16", "vocabulary of "+strconv.Itoa(vocab))
+		}
+	}
+	gpt2 := load(t, writeTemp(t, "gpt2.bin", tokenFile(tokenMagic, 1, 3, ids)), Options{})
+	check(gpt2, 128256, false)
+	check(gpt2, 65537, false)
+	check(gpt2, 65536, true)
+	check(gpt2, 50257, true)
+	llama3 := load(t, writeTemp(t, "llama3.bin", tokenFile(tokenMagicLlama3, 7, 3, ids)), Options{})
+	check(llama3, 128256, true)
 }
 
 func TestTokenizeCancel(t *testing.T) {
