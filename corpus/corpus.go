@@ -83,7 +83,8 @@ type Options struct {
 	// variable WGPU_EVAL_TINYSHAKESPEARE is consulted.
 	TinyShakespeare string
 	// CacheDir is the root of wgpu-eval's cache; "" means os.UserCacheDir()/wgpu-eval.
-	// TinyShakespeare is kept in CacheDir/data.
+	// TinyShakespeare is kept in CacheDir/data, the lock of its download in
+	// CacheDir/.locks.
 	CacheDir string
 	// Offline forbids downloads: a missing TinyShakespeare is an error.
 	Offline bool

@@ -5,16 +5,21 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/download"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 )
 
@@ -133,6 +138,102 @@ func TestTinyShakespeareDownloadAndCache(t *testing.T) {
 	opt.Offline = false
 	if c := load(t, TinyShakespeare, opt); c.Bytes() != 111540 || hits.Load() < 2 {
 		t.Errorf("%d bytes after %d requests, want the file fetched again", c.Bytes(), hits.Load())
+	}
+}
+
+// Runs started together on a fresh cache (the jobs of an array) all get
+// TinyShakespeare from one download. They shared one partial file, and all
+// but the first to finish failed: "rename ....incomplete ...: no such file
+// or directory".
+func TestTinyShakespeareConcurrentDownloads(t *testing.T) {
+	data := shakespeare(t)
+	t.Setenv(TinyShakespeareEnv, "")
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		for rest := data; len(rest) > 0; rest = rest[min(64<<10, len(rest)):] { // slowly: the runs overlap
+			w.Write(rest[:min(64<<10, len(rest))])
+			w.(http.Flusher).Flush()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	cache := t.TempDir()
+	want := sha256.Sum256(data)
+	const runs = 4
+	errs := make([]error, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			c, err := Load(context.Background(), TinyShakespeare, Options{CacheDir: cache, URL: srv.URL + "/input.txt"})
+			if err == nil && c.SHA256 != hex.EncodeToString(want[:]) {
+				err = fmt.Errorf("sha256 %s", c.SHA256)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("run %d: %v", i, err)
+		}
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("%d downloads, want 1", n)
+	}
+}
+
+// A run that waits for another's TinyShakespeare download says so, naming
+// the lock, and goes on when it is free.
+func TestTinyShakespeareWaitsForAnotherDownload(t *testing.T) {
+	t.Setenv(TinyShakespeareEnv, "")
+	url, hits := shakespeareServer(t, shakespeare(t))
+	cache := t.TempDir()
+	lock := filepath.Join(cache, ".locks", "tinyshakespeare.txt.lock")
+	unlock, err := download.LockFile(context.Background(), lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := make(chan string, 100)
+	opt := Options{CacheDir: cache, URL: url, WaitInterval: 20 * time.Millisecond, Waiting: func(msg string) { told <- msg }}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Load(context.Background(), TinyShakespeare, opt)
+		done <- err
+	}()
+	select {
+	case msg := <-told:
+		if !strings.Contains(msg, "another process") || !strings.Contains(msg, lock) {
+			t.Errorf("told %q, want the lock named", msg)
+		}
+	case err := <-done:
+		t.Fatalf("Load returned (%v) while another process held the lock", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing said while waiting for the lock")
+	}
+	if hits.Load() != 0 {
+		t.Error("downloaded while another process held the lock")
+	}
+	unlock()
+	if err := <-done; err != nil || hits.Load() != 1 {
+		t.Errorf("after the lock was freed: %v, %d downloads", err, hits.Load())
+	}
+
+	// Cancelled while waiting: the context's error, promptly.
+	unlock, err = download.LockFile(context.Background(), lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if err := os.Remove(filepath.Join(cache, "data", "tinyshakespeare.txt")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = Load(ctx, TinyShakespeare, Options{CacheDir: cache, URL: url})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled while waiting: %v", err)
 	}
 }
 

@@ -31,7 +31,7 @@ func cacheRoot(dir string) (string, error) {
 
 // tinyShakespeare returns the path of a checked copy of TinyShakespeare: the local
 // copy opt or the environment names, else the cached file, else a fresh download
-// into the cache.
+// into the cache, one process at a time (the others wait, then find it cached).
 func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 	local, from := opt.TinyShakespeare, ""
 	if local == "" {
@@ -49,6 +49,19 @@ func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 		return "", fmt.Errorf("tinyshakespeare: %w", err)
 	}
 	dest := filepath.Join(root, "data", "tinyshakespeare.txt")
+	if checkSHA256(dest, TinyShakespeareSHA256) == nil {
+		return dest, nil
+	}
+	if !opt.Offline {
+		// One download at a time, also across processes (the jobs of an
+		// array started together on a fresh cache shared one partial file,
+		// and all but one failed): whoever waited finds the file there.
+		unlock, err := lockDownload(ctx, filepath.Join(root, ".locks", "tinyshakespeare.txt.lock"), opt)
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
+	}
 	err = checkSHA256(dest, TinyShakespeareSHA256)
 	if err == nil {
 		return dest, nil
@@ -83,6 +96,37 @@ func tinyShakespeare(ctx context.Context, opt Options) (string, error) {
 		return "", fmt.Errorf("tinyshakespeare: %w\n(to use a copy you already have, name it with --tinyshakespeare-file FILE or $%s)", err, TinyShakespeareEnv)
 	}
 	return dest, nil
+}
+
+// lockDownload takes the lock at path that keeps TinyShakespeare's
+// downloads into one cache apart (download.LockFile), telling opt.Waiting
+// every WaitInterval while another process holds it. Where no lock can be
+// taken (a file system without locks, a folder it cannot write in), it goes
+// on without one, as before there was a lock: the download then says what
+// fails, if anything does.
+func lockDownload(ctx context.Context, path string, opt Options) (unlock func(), err error) {
+	var w *download.Watch
+	if opt.Waiting != nil {
+		interval := opt.WaitInterval
+		if interval <= 0 {
+			interval = DefaultWaitInterval
+		}
+		w = download.NewWatch(interval, func(silence time.Duration) {
+			opt.Waiting(fmt.Sprintf("tinyshakespeare: waiting %v for another process downloading it (it holds %s)",
+				silence.Round(time.Millisecond), path))
+		})
+	}
+	unlock, err = download.LockFile(ctx, path)
+	if w != nil {
+		w.Stop()
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("tinyshakespeare: %w", err)
+	case err != nil:
+		return func() {}, nil
+	}
+	return unlock, nil
 }
 
 // checkSHA256 returns nil when the file at path has the hex digest want, an error

@@ -199,7 +199,8 @@ func defaultTransport() http.RoundTripper {
 // (unless it is empty); on a checksum mismatch, or when the server sends more
 // than it announced, it is deleted. File always fetches: callers that cache
 // check dest themselves. Two processes must not download to the same dest at
-// once.
+// once: callers that may run side by side hold a LockFile around the check
+// of dest and the download.
 func File(ctx context.Context, url, dest string, opt Options) error {
 	err := file(ctx, url, dest, opt)
 	if c := (*checkFailed)(nil); errors.As(err, &c) && c.resumed && ctx.Err() == nil {

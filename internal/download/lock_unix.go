@@ -1,6 +1,6 @@
 //go:build unix
 
-package hub
+package download
 
 import (
 	"context"
@@ -12,11 +12,14 @@ import (
 	"time"
 )
 
-// lockFile takes an exclusive lock on the file at path (created if need be),
-// as huggingface_hub's filelock does, waiting until it is free or ctx ends.
-// The lock is the kernel's (flock), so a process killed while holding it
-// leaves no stale lock behind.
-func lockFile(ctx context.Context, path string) (unlock func(), err error) {
+// LockFile takes an exclusive lock on the file at path (created, with its
+// folder, if need be), as huggingface_hub's filelock does, waiting until it
+// is free or ctx ends: one download into a cache at a time, also across
+// processes (File's partial file is not to be shared). The lock is the
+// kernel's (flock), so a process killed while holding it leaves no stale
+// lock behind. An error after ctx ends wraps context.Cause(ctx); any other
+// (a read-only folder, a file system without locks) says what failed.
+func LockFile(ctx context.Context, path string) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
