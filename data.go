@@ -40,21 +40,38 @@ func Text(name, text string) Data {
 
 // Documents is separate UTF-8 documents held in memory, called name in
 // results, as a .jsonl file's: ModeDocuments scores each alone, the other
-// modes join them with the separator token before each. The slice must not
-// change until Evaluate returns.
+// modes join them with the separator token before each. Like a .jsonl file,
+// it has no split and is not cut at a separator: EvalOptions.Split (other
+// than all) or Separator is an error. The slice must not change until
+// Evaluate returns.
 func Documents(name string, docs []string) Data {
-	return Data{name: name, memory: true, load: func(context.Context, corpus.Options) (*corpus.Corpus, error) {
-		return corpus.FromDocuments(name, docs)
+	return Data{name: name, memory: true, load: func(_ context.Context, opt corpus.Options) (*corpus.Corpus, error) {
+		c, err := corpus.FromDocuments(name, docs)
+		if err == nil {
+			err = c.CheckWhole(opt.Split, opt.Separator)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	}}
 }
 
 // TokenIDs is a stream of the model's token ids held in memory, called name
 // in results, scored as it is (no tokenizer, no separator added), as an
-// llm.c token file is. An id outside the model's vocabulary is an error
-// before anything is scored. The slice must not change until Evaluate
-// returns.
+// llm.c token file is; like one, it has no split and is not cut at a
+// separator (EvalOptions.Split other than all, or Separator, is an error).
+// An id outside the model's vocabulary is an error before anything is
+// scored. The slice must not change until Evaluate returns.
 func TokenIDs(name string, ids []int32) Data {
-	return Data{name: name, memory: true, load: func(context.Context, corpus.Options) (*corpus.Corpus, error) {
-		return corpus.FromTokens(name, ids)
+	return Data{name: name, memory: true, load: func(_ context.Context, opt corpus.Options) (*corpus.Corpus, error) {
+		c, err := corpus.FromTokens(name, ids)
+		if err == nil {
+			err = c.CheckWhole(opt.Split, opt.Separator)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	}}
 }

@@ -98,6 +98,53 @@ func TestEvaluateInMemoryData(t *testing.T) {
 	}
 }
 
+// Documents and token ids held in memory have no split and are not cut at
+// a separator, as .jsonl and token files are not: the options are refused
+// for both. They were ignored for data in memory, and the whole corpus
+// scored under the split's name ("lines:val").
+func TestInMemoryDataHasNoSplit(t *testing.T) {
+	ev, err := Open(context.Background(), tinyModel(t), Options{Device: DeviceCPU, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	tmp := t.TempDir()
+	jsonl := filepath.Join(tmp, "lines.jsonl")
+	if err := os.WriteFile(jsonl, []byte(`{"text": "Now is the winter"}`+"\n"+`{"text": "of our discontent"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tokFile := make([]byte, 1024, 1024+2*4)
+	for i, v := range []uint32{20240520, 1, 4} {
+		tokFile[4*i], tokFile[4*i+1], tokFile[4*i+2], tokFile[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	}
+	tokFile = append(tokFile, 1, 0, 2, 0, 3, 0, 4, 0)
+	ids := filepath.Join(tmp, "ids.bin")
+	if err := os.WriteFile(ids, tokFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		mem, file Data
+	}{
+		{"documents", Documents("lines", []string{"Now is the winter", "of our discontent"}), Named(jsonl)},
+		{"token ids", TokenIDs("ids", []int32{1, 2, 3, 4}), Named(ids)},
+	} {
+		for _, opt := range []EvalOptions{{Split: "val"}, {Split: "train"}, {Separator: "\n"}} {
+			opt.Ctx, opt.NoTokenCache = 16, true
+			for _, data := range []Data{c.file, c.mem} {
+				res, err := ev.Evaluate(context.Background(), data, opt)
+				want := "split"
+				if opt.Separator != "" {
+					want = "separator"
+				}
+				if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), data.name) {
+					t.Errorf("%s (%s), split %q, separator %q: err = %v (data %v); want it refused, naming it", c.name, data.name, opt.Split, opt.Separator, err, res != nil)
+				}
+			}
+		}
+	}
+}
+
 // OnScored sees every target once, with the NLL the result sums (the
 // float64 sum of the records is the result's sum to rounding), and the top
 // log-probabilities when asked; Result.PerToken holds the same records. An

@@ -98,6 +98,31 @@ func FromTokens(name string, ids []int32) (*Corpus, error) {
 	return &Corpus{Name: name, Format: FormatTokens, Split: SplitAll, Tokens: ids, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
+// CheckWhole refuses, for c, a corpus of documents or token ids
+// (FromDocuments, FromTokens), the options that only a text corpus honours:
+// a split other than "" or "all", and a separator. Load refuses them for
+// .jsonl and token files itself; FromDocuments and FromTokens take no
+// options, so whoever passes options along checks them here rather than
+// scoring the whole corpus under the name of a split. A text corpus passes.
+func (c *Corpus) CheckWhole(split, sep string) error {
+	var what string
+	switch c.Format {
+	case FormatJSONL:
+		what = "documents, each scored whole"
+	case FormatTokens:
+		what = "token ids, one stream"
+	default:
+		return nil
+	}
+	if split != "" && split != SplitAll {
+		return fmt.Errorf("corpus %s: split %q: only text corpora have train/val splits; this corpus is %s", infile.Quote(c.Name), split, what)
+	}
+	if err := noSeparator(sep, "this corpus is "+what); err != nil {
+		return fmt.Errorf("corpus %s: %w", infile.Quote(c.Name), err)
+	}
+	return nil
+}
+
 // checkSplit returns split, "" meaning SplitAll, or an error naming the
 // corpus for a split that does not exist.
 func checkSplit(name, split string) (string, error) {

@@ -130,3 +130,35 @@ func TestDocsHashAllocatesOnce(t *testing.T) {
 		t.Errorf("docsHash of %d documents: %.0f allocations", len(docs), n)
 	}
 }
+
+// CheckWhole refuses a split or a separator for documents and token ids,
+// in the words Load uses for .jsonl and token files; a text passes.
+func TestCheckWhole(t *testing.T) {
+	text, err := FromText("t", "some text", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := FromDocuments("d", []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := FromTokens("i", []int32{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Corpus{text, docs, ids} {
+		if err := c.CheckWhole("", ""); err != nil {
+			t.Errorf("%s with no split or separator: %v", c.Name, err)
+		}
+		if err := c.CheckWhole(SplitAll, ""); err != nil {
+			t.Errorf("%s, split all: %v", c.Name, err)
+		}
+	}
+	if err := text.CheckWhole(SplitVal, "\n"); err != nil {
+		t.Errorf("text: %v", err)
+	}
+	wantErr(t, docs.CheckWhole(SplitVal, ""), "corpus d", `split "val"`, "only text corpora")
+	wantErr(t, ids.CheckWhole(SplitTrain, ""), "corpus i", `split "train"`, "only text corpora")
+	wantErr(t, docs.CheckWhole("", "\n\n"), "corpus d", "separator", "only a text corpus")
+	wantErr(t, ids.CheckWhole("", "x"), "corpus i", "separator", "only a text corpus")
+}
