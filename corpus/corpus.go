@@ -442,6 +442,11 @@ func (c *Corpus) loadTokens(data string) error {
 	if want := tokenHeaderSize + n*int64(width); int64(len(data)) != want {
 		return fmt.Errorf("file is %d bytes, but the header's %d tokens of %d bytes need %d", len(data), n, width, want)
 	}
+	// The ids take 4 bytes each, twice the file for uint16 ids: readText
+	// checked the memory for the file only.
+	if err := sysmem.Check(fmt.Sprintf("its %d token ids", n), uint64(4*n)); err != nil {
+		return err
+	}
 	body := data[tokenHeaderSize:]
 	c.Tokens = make([]int32, n)
 	for i := range c.Tokens {

@@ -105,6 +105,21 @@ func TestLoadChecksMemory(t *testing.T) {
 	wantErr(t, err, path, "needs 5.0 kB of memory", "only 4.0 kB")
 }
 
+// An llm.c token file's ids take 4 bytes each in memory, twice the file for
+// GPT-2's uint16 ids: the memory is checked for them too, not only for the
+// file (3,024 bytes here, 4,000 for its ids).
+func TestLoadChecksMemoryForTokenIDs(t *testing.T) {
+	ids := make([]uint32, 1000)
+	path := writeTemp(t, "val.bin", tokenFile(tokenMagic, 1, 1000, ids))
+	t.Setenv(sysmem.Env, "3500")
+	_, err := Load(context.Background(), path, Options{})
+	wantErr(t, err, path, "1000 token ids", "needs 4.0 kB of memory", "only 3.5 kB")
+	t.Setenv(sysmem.Env, "4000")
+	if _, err := Load(context.Background(), path, Options{}); err != nil {
+		t.Errorf("with the memory the ids need: %v", err)
+	}
+}
+
 // A FIFO at the token cache's path is neither read nor written (either would
 // block); the corpus is tokenized and the cache error says why.
 func TestTokenizeCacheFIFO(t *testing.T) {
