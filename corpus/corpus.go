@@ -75,8 +75,9 @@ type Options struct {
 	// token files have no split: asking for one is an error.
 	Split string
 	// Separator, when not empty, cuts a text corpus into documents at each
-	// occurrence (for example "\n\n"); empty parts are dropped. JSONL and token
-	// files ignore it: they already hold documents.
+	// occurrence (for example "\n\n"); empty parts are dropped. It must be
+	// UTF-8, as the text is. JSONL and token files refuse it: they already
+	// hold documents.
 	Separator string
 	// TinyShakespeare is the path of a local copy of TinyShakespeare, used as is
 	// (after a sha256 check) instead of the cache; when empty, the environment
@@ -280,6 +281,13 @@ func (c *Corpus) loadText(text string, sep string) error {
 	}
 	if text == "" {
 		return errors.New("empty text")
+	}
+	if !utf8.ValidString(sep) {
+		// Its bytes would match inside the text's characters (byte 0xa7,
+		// a '§' in Latin-1, is the second of every UTF-8 '§') and cut them
+		// in two: documents that are not UTF-8, which no tokenizer reads.
+		return fmt.Errorf("separator %q is not UTF-8 text, as the corpus is: it would cut the text's characters apart "+
+			"(a shell whose locale is not UTF-8?)", sep)
 	}
 	text = splitText(text, c.Split)
 	if sep == "" {

@@ -344,6 +344,24 @@ func TestJSONLErrors(t *testing.T) {
 	}
 }
 
+// A separator that is not UTF-8 (a Latin-1 '§', byte 0xa7, from a shell
+// whose locale is not UTF-8) matched the second byte of every UTF-8 '§' and
+// cut the characters in two: documents "one \xc2", " two \xc2", scored as
+// such. It is refused, for files and text in memory alike.
+func TestSeparatorNotUTF8(t *testing.T) {
+	text := "one \u00a7 two \u00a7 three"
+	path := writeTemp(t, "para.txt", []byte(text))
+	_, err := Load(context.Background(), path, Options{Separator: "\xa7"})
+	wantErr(t, err, path, `separator "\xa7"`, "not UTF-8")
+	_, err = FromText("para", text, Options{Separator: "\xa7"})
+	wantErr(t, err, "para", `separator "\xa7"`, "not UTF-8")
+	// The character itself cuts the text as it should.
+	c := load(t, path, Options{Separator: "\u00a7"})
+	if want := []string{"one ", " two ", " three"}; !slices.Equal(c.Docs, want) {
+		t.Errorf("docs %q, want %q", c.Docs, want)
+	}
+}
+
 // TestSeparatorOnlyForText: a separator given for a corpus it would not cut
 // (a .jsonl file, an llm.c token file) is refused, naming it, not ignored.
 func TestSeparatorOnlyForText(t *testing.T) {

@@ -41,6 +41,7 @@ func FuzzLoad(f *testing.F) {
 		{[]byte("First Citizen:\nBefore we proceed any further, hear me speak.\n"), ".txt", "val", ""},
 		{[]byte("a\n\nb\n\n\nc"), ".txt", "", "\n\n"},
 		{[]byte("caf\xe9"), ".txt", "", ""},
+		{[]byte("one \u00a7 two \u00a7 three"), ".txt", "", "\xa7"}, // a separator inside characters
 		{[]byte(`{"text": "one"}` + "\n\n" + `{"text": "two", "id": 2}` + "\n"), ".jsonl", "", ""},
 		{[]byte(`{"text": null}`), ".jsonl", "", ""},
 		{[]byte(`[1, 2]`), ".jsonl", "", ""},
