@@ -355,8 +355,8 @@ func (c *Corpus) loadJSONL(data string) error {
 			return fmt.Errorf("line %d: %w", lineNo, err)
 		}
 		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(line), &obj); err != nil {
-			return fmt.Errorf("line %d: not a JSON object: %w", lineNo, err)
+		if err := json.Unmarshal([]byte(line), &obj); err != nil || obj == nil {
+			return fmt.Errorf("line %d: %s", lineNo, notAnObject(err))
 		}
 		raw, ok := obj["text"]
 		if !ok {
@@ -381,6 +381,25 @@ func (c *Corpus) loadJSONL(data string) error {
 	}
 	c.SHA256 = docsHash(c.Docs)
 	return nil
+}
+
+// notAnObject says, in the file's terms, why a line of a .jsonl file is
+// not a JSON object: err is json.Unmarshal's into a map (nil for a null).
+// A JSON array (of the documents) and an object over several lines (pretty-
+// printed JSON) are the common mix-ups: the message says what JSON Lines is.
+func notAnObject(err error) string {
+	const hint = `; a .jsonl file holds one JSON object per line, such as {"text": "..."}, not a JSON array nor an object over several lines`
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		return "null, not a JSON object" + hint
+	case errors.As(err, &te):
+		return "a JSON " + te.Value + ", not an object" + hint
+	case errors.As(err, &se):
+		return fmt.Sprintf("not a JSON object: %v at byte %d of the line%s", se, se.Offset, hint)
+	}
+	return fmt.Sprintf("not a JSON object: %v%s", err, hint)
 }
 
 // loneSurrogate returns the first \uXXXX escape of the JSON string literal

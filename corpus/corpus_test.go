@@ -322,7 +322,11 @@ func TestJSONLErrors(t *testing.T) {
 		{"{\"text\":\"a\"}\n\n{\"body\":\"b\"}\n", []string{"line 3", `no "text" field`}},
 		{"{\"text\":7}\n", []string{"line 1", `"text" is not a string`}},
 		{"{\"text\":null}\n", []string{"line 1", `"text" is not a string`}},
-		{"[\"text\"]\n", []string{"line 1", "not a JSON object"}},
+		{"[\"text\"]\n", []string{"line 1", "a JSON array, not an object", "one JSON object per line"}},
+		{"[{\"text\": \"a\"}, {\"text\": \"b\"}]", []string{"line 1", "a JSON array, not an object"}},
+		{"\"a\"\n", []string{"line 1", "a JSON string, not an object"}},
+		{"null\n", []string{"line 1", "null, not a JSON object"}},
+		{"{\n  \"text\": \"a\"\n}\n", []string{"line 1", "not a JSON object", "over several lines"}},
 		{"{\"text\":\"a\"}\n{\"text\":\"\xff\"}\n", []string{"line 2", "not UTF-8", "0xff", "byte offset 22"}},
 		{"\n  \n", []string{"no documents"}},
 		{"{\"text\":\"\"}\n", []string{"all 1 documents are empty"}},
@@ -334,6 +338,9 @@ func TestJSONLErrors(t *testing.T) {
 		path := writeTemp(t, "bad.jsonl", []byte(c.data))
 		_, err := Load(context.Background(), path, Options{})
 		wantErr(t, err, append([]string{path}, c.want...)...)
+		if err != nil && strings.Contains(err.Error(), "Go value") {
+			t.Errorf("the message names a Go type: %v", err)
+		}
 	}
 	_, err := Load(context.Background(), writeTemp(t, "ok.jsonl", []byte(`{"text":"a"}`)), Options{Split: "val"})
 	wantErr(t, err, "only text corpora")
