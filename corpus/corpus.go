@@ -228,6 +228,10 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		if err == nil {
 			err = c.loadTokens(text)
 		}
+	case !utf8.ValidString(text) && notText(text) != nil:
+		// Said before a JSONL line's or the text's first bad byte, whose
+		// advice (iconv from Latin-1) would make scored garbage of it.
+		err = notText(text)
 	case c.Path != "" && strings.EqualFold(filepath.Ext(c.Path), ".jsonl"):
 		c.Format = FormatJSONL
 		err = noSeparator(opt.Separator, "a .jsonl file's documents are its lines")
@@ -489,6 +493,29 @@ func (c *Corpus) loadTokens(data string) error {
 	}
 	c.IDBytes = width
 	c.SHA256 = sha256Hex(data)
+	return nil
+}
+
+// notText returns an error saying what data is instead of UTF-8 text
+// where its first bytes tell (a compressed file; UTF-16 or UTF-32 text,
+// by its byte order mark), with what to do; nil otherwise. Load asks only
+// about data that is not UTF-8.
+func notText(data string) error {
+	for _, f := range []struct{ magic, what, fix string }{
+		{"\x1f\x8b", "a gzip-compressed file", "decompress it first: gunzip -k FILE"},
+		{"\x28\xb5\x2f\xfd", "a zstd-compressed file", "decompress it first: zstd -d FILE"},
+		{"\xfd7zXZ\x00", "an xz-compressed file", "decompress it first: xz -dk FILE"},
+		{"BZh", "a bzip2-compressed file", "decompress it first: bunzip2 -k FILE"},
+		{"PK\x03\x04", "a zip archive", "take the file out first: unzip FILE"},
+		{"\xff\xfe\x00\x00", "UTF-32 text", "convert it first: iconv -f UTF-32 -t UTF-8 FILE > OUT"},
+		{"\x00\x00\xfe\xff", "UTF-32 text", "convert it first: iconv -f UTF-32 -t UTF-8 FILE > OUT"},
+		{"\xff\xfe", "UTF-16 text", "convert it first: iconv -f UTF-16 -t UTF-8 FILE > OUT"},
+		{"\xfe\xff", "UTF-16 text", "convert it first: iconv -f UTF-16 -t UTF-8 FILE > OUT"},
+	} {
+		if strings.HasPrefix(data, f.magic) {
+			return fmt.Errorf("%s (by its first bytes), not UTF-8 text: %s", f.what, f.fix)
+		}
+	}
 	return nil
 }
 

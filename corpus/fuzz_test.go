@@ -41,7 +41,9 @@ func FuzzLoad(f *testing.F) {
 		{[]byte("First Citizen:\nBefore we proceed any further, hear me speak.\n"), ".txt", "val", ""},
 		{[]byte("a\n\nb\n\n\nc"), ".txt", "", "\n\n"},
 		{[]byte("caf\xe9"), ".txt", "", ""},
-		{[]byte("one \u00a7 two \u00a7 three"), ".txt", "", "\xa7"}, // a separator inside characters
+		{[]byte("one \u00a7 two \u00a7 three"), ".txt", "", "\xa7"},    // a separator inside characters
+		{[]byte("\x1f\x8b\x08\x00\x00\x00\x00\x00"), ".jsonl", "", ""}, // a gzip header
+		{[]byte("\xff\xfeH\x00i\x00"), ".txt", "", ""},                 // UTF-16 text
 		{[]byte(`{"text": "one"}` + "\n\n" + `{"text": "two", "id": 2}` + "\n"), ".jsonl", "", ""},
 		{[]byte(`{"text": null}`), ".jsonl", "", ""},
 		{[]byte(`[1, 2]`), ".jsonl", "", ""},

@@ -1,8 +1,11 @@
 package corpus
 
 import (
+	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -13,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -288,4 +292,53 @@ func TestTokenizeCacheVersion1(t *testing.T) {
 	if _, ok := readCache(path, c.SHA256, "b", 1, 257); !ok {
 		t.Error("the entry was not rewritten in the current version")
 	}
+}
+
+// A compressed corpus (a .jsonl.gz from a dataset hub) or UTF-16 text was
+// refused as text with a Latin-1 byte: "invalid byte 0x8b at byte offset 1
+// (convert the file to UTF-8 first, e.g. iconv -f latin1 -t utf-8)", advice
+// that makes UTF-8 garbage of it, then scored. Such files are named for what
+// they are, with what to do; text that only looks like a magic number is
+// still text.
+func TestLoadNamesCompressedAndWideText(t *testing.T) {
+	jsonl := []byte(`{"text": "First Citizen: before we proceed"}` + "\n")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(jsonl)
+	zw.Close()
+	var zipped bytes.Buffer
+	aw := zip.NewWriter(&zipped)
+	f, _ := aw.Create("docs.jsonl")
+	f.Write(jsonl)
+	aw.Close()
+	u16 := []byte{0xff, 0xfe} // little-endian, with its byte order mark, as Windows writes it
+	for _, u := range utf16.Encode([]rune("First Citizen: caf\u00e9")) {
+		u16 = binary.LittleEndian.AppendUint16(u16, u)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"docs.jsonl.gz", gz.Bytes(), []string{"gzip-compressed", "gunzip"}},
+		{"docs.jsonl", gz.Bytes(), []string{"gzip-compressed"}},
+		{"docs.zip", zipped.Bytes(), []string{"zip archive", "unzip"}},
+		{"notes.txt", u16, []string{"UTF-16 text", "iconv -f UTF-16"}},
+	} {
+		path := writeTemp(t, c.name, c.data)
+		_, err := Load(context.Background(), path, Options{})
+		wantErr(t, err, append([]string{path, "not UTF-8 text"}, c.want...)...)
+		if err != nil && strings.Contains(err.Error(), "latin1") {
+			t.Errorf("%s: %v: the Latin-1 advice", c.name, err)
+		}
+	}
+	_, err := Load(context.Background(), "-", Options{Stdin: bytes.NewReader(gz.Bytes())})
+	wantErr(t, err, "stdin", "gzip-compressed")
+	// UTF-8 text that starts as bzip2's magic does is text.
+	if c := load(t, writeTemp(t, "bzh.txt", []byte("BZh, said the bee")), Options{}); c.Docs[0] != "BZh, said the bee" {
+		t.Errorf("docs %q", c.Docs)
+	}
+	// Text that is not UTF-8 for another reason keeps its byte offset.
+	_, err = Load(context.Background(), writeTemp(t, "latin1.txt", []byte("caf\xe9")), Options{})
+	wantErr(t, err, "invalid byte 0xe9 at byte offset 3")
 }
