@@ -78,7 +78,8 @@ func (d *Device) newEncoderLocked(label string) (*CommandEncoder, error) {
 	e := &CommandEncoder{d: d, label: label, slot: s, used: map[*Buffer]struct{}{}, objs: map[child]struct{}{},
 		writes: map[*Buffer][]span{}, reads: map[*Buffer][]span{}}
 	// Recording passes pointers to Go values that hold no Go pointers (legal without pinning), so an encoder
-	// that is dropped unfinished leaks nothing but its command pool, which Device.Close destroys.
+	// that is dropped unfinished leaks nothing but its command pool and its pins (closed objects it recorded with
+	// stay allocated), which Device.Close releases.
 	bi := vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageOneTimeSubmitBit}
 	if err := check("vkBeginCommandBuffer", d.fn.BeginCommandBuffer(s.cb, &bi)); err != nil {
 		d.putSlot(s)
@@ -368,7 +369,8 @@ func (cb *CommandBuffer) release() {
 	cb.used, cb.objs = nil, nil
 }
 
-// Close releases a command buffer that will not be submitted. Submitted ones are released automatically.
+// Close releases a command buffer that will not be submitted (Submit refused it, or it is not wanted). Submitted
+// ones are released automatically. Until then, objects it was recorded with stay allocated even if closed.
 func (cb *CommandBuffer) Close() error {
 	cb.d.mu.Lock()
 	defer cb.d.mu.Unlock()
