@@ -102,7 +102,16 @@ func (d *Device) CreateBindGroup(desc *BindGroupDescriptor) (*BindGroup, error) 
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
+	for _, e := range desc.Entries { // a closed buffer's handle may be destroyed: it must not reach the driver
+		if _, ok := d.live[e.Buffer]; !ok {
+			return nil, fmt.Errorf("bind group %q binding %d: %w: %s", desc.Label, e.Binding, ErrClosed, e.Buffer.describe())
+		}
+	}
+	if err := d.pin(l); err != nil { // the group's layout lives as long as it does
+		return nil, fmt.Errorf("bind group %q: %w", desc.Label, err)
+	}
 	if err := d.allocSet(&ar, g); err != nil {
+		d.unpin(l)
 		return nil, fmt.Errorf("bind group %q: %w", desc.Label, err)
 	}
 	for i := range writes {
@@ -174,8 +183,11 @@ func (d *Device) allocSet(ar *vk.Arena, g *BindGroup) error {
 // Close releases the bind group. Command buffers already recorded with it must have finished executing.
 func (g *BindGroup) Close() error { return g.d.release(g) }
 
+func (g *BindGroup) describe() string { return fmt.Sprintf("bind group %q", g.label) }
+
 func (g *BindGroup) destroy() {
 	if !g.d.closed { // Device.Close destroys the pools, which frees the sets
 		g.d.fn.FreeDescriptorSets(g.d.h, g.pool, 1, &g.set)
 	}
+	g.d.unpin(g.layout)
 }

@@ -87,6 +87,7 @@ func (d *Device) CreateBuffer(desc *BufferDescriptor) (*Buffer, error) {
 			b.destroyLocked()
 			return nil, err
 		}
+		d.queue.pending.hold(b)
 		d.queue.pending.clearBuffer(b, 0, b.size)
 	}
 	return b, nil
@@ -172,6 +173,8 @@ func (b *Buffer) Unmap() {
 
 // Close releases the buffer; its memory returns to the device once work already submitted that uses it is done.
 func (b *Buffer) Close() error { return b.d.release(b) }
+
+func (b *Buffer) describe() string { return fmt.Sprintf("buffer %q", b.label) }
 
 func (b *Buffer) destroy() {
 	b.d.fn.DestroyBuffer(b.d.h, b.h, nil)

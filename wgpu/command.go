@@ -27,10 +27,12 @@ type CommandEncoder struct {
 	err     error
 	done    bool
 	inPass  bool
-	used    map[*Buffer]struct{}
-	objs    map[child]struct{} // bind groups, pipelines and query sets used
-	staging []*Buffer          // released with the command buffer
-	locked  bool               // an internal encoder used with d.mu held
+	used    map[*Buffer]struct{} // buffers recorded with, pinned (Device.pin) until the command buffer is released
+	objs    map[child]struct{}   // bind groups, pipelines and query sets recorded with, pinned likewise
+	staging []*Buffer            // released with the command buffer
+	locked  bool                 // an internal encoder used with d.mu held
+	stamps  []stamp              // queries written, in order
+	needs   []stamp              // queries resolved that this recording did not write before
 
 	skipBarriers bool // tests only: check that validation catches the hazards
 
@@ -49,6 +51,8 @@ type CommandBuffer struct {
 	used      map[*Buffer]struct{}
 	objs      map[child]struct{}
 	staging   []*Buffer
+	stamps    []stamp // queries written
+	needs     []stamp // queries resolved that earlier submissions must have written
 	submitted bool
 }
 
@@ -74,7 +78,8 @@ func (d *Device) newEncoderLocked(label string) (*CommandEncoder, error) {
 	e := &CommandEncoder{d: d, label: label, slot: s, used: map[*Buffer]struct{}{}, objs: map[child]struct{}{},
 		writes: map[*Buffer][]span{}, reads: map[*Buffer][]span{}}
 	// Recording passes pointers to Go values that hold no Go pointers (legal without pinning), so an encoder
-	// that is dropped unfinished leaks nothing but its command pool, which Device.Close destroys.
+	// that is dropped unfinished leaks nothing but its command pool and its pins (closed objects it recorded with
+	// stay allocated), which Device.Close releases.
 	bi := vk.CommandBufferBeginInfo{SType: vk.StructureTypeCommandBufferBeginInfo, Flags: vk.CommandBufferUsageOneTimeSubmitBit}
 	if err := check("vkBeginCommandBuffer", d.fn.BeginCommandBuffer(s.cb, &bi)); err != nil {
 		d.putSlot(s)
@@ -145,6 +150,33 @@ func (e *CommandEncoder) ok() bool {
 
 func (e *CommandEncoder) uses(b *Buffer) bool { _, ok := e.used[b]; return ok }
 
+// hold pins c (once per encoder) before a command records its handle, so that closing c cannot destroy it while
+// the recording or its command buffer still refers to it; Queue.Submit then refuses the command buffer, and its
+// release destroys c. It fails the encoder with ErrClosed, naming c, if c was closed already.
+func (e *CommandEncoder) hold(c child) bool {
+	b, isBuf := c.(*Buffer)
+	if isBuf && e.uses(b) {
+		return true
+	}
+	if _, ok := e.objs[c]; !isBuf && ok {
+		return true
+	}
+	if !e.locked {
+		e.d.mu.Lock()
+		defer e.d.mu.Unlock()
+	}
+	if err := e.d.pin(c); err != nil {
+		e.fail(err)
+		return false
+	}
+	if isBuf {
+		e.used[b] = struct{}{}
+	} else {
+		e.objs[c] = struct{}{}
+	}
+	return true
+}
+
 // access is a byte range of a buffer a command touches.
 type access struct {
 	b         *Buffer
@@ -164,7 +196,8 @@ func overlaps(spans []span, off, size uint64) bool {
 
 // prepare inserts a barrier if the next command, at stage, conflicts with accesses since the last barrier (read
 // or write after write, write after read, on overlapping bytes), then records its accesses. Commands on
-// disjoint ranges, such as kernels writing different tensors of one activation buffer, stay barrier-free.
+// disjoint ranges, such as kernels writing different tensors of one activation buffer, stay barrier-free. The
+// buffers must be held (hold).
 func (e *CommandEncoder) prepare(stage vk.PipelineStageFlags, acc []access) {
 	hazard := false
 	for _, a := range acc {
@@ -186,7 +219,6 @@ func (e *CommandEncoder) prepare(stage vk.PipelineStageFlags, acc []access) {
 		e.stages = 0
 	}
 	for _, a := range acc {
-		e.used[a.b] = struct{}{}
 		if a.write {
 			e.writes[a.b] = append(e.writes[a.b], span{a.off, a.size})
 		} else {
@@ -227,7 +259,7 @@ func (e *CommandEncoder) checkBuffer(op string, b *Buffer, offset, size uint64) 
 		e.fail(err)
 		return false
 	}
-	return true
+	return e.hold(b)
 }
 
 // CopyBufferToBuffer copies size bytes; src needs CopySrc usage, dst CopyDst. Offsets and size are multiples of 4.
@@ -252,7 +284,8 @@ func (e *CommandEncoder) CopyBufferToBuffer(src *Buffer, srcOffset uint64, dst *
 	e.d.fn.CmdCopyBuffer(e.slot.cb, src.h, dst.h, 1, &r)
 }
 
-// ClearBuffer sets size bytes of b from offset to zero (size 0: to the end). Offsets and size are multiples of 4.
+// ClearBuffer sets size bytes of b from offset to zero (size 0: to the end; nothing when offset is the end).
+// Offsets and size are multiples of 4.
 func (e *CommandEncoder) ClearBuffer(b *Buffer, offset, size uint64) {
 	if b != nil && size == 0 && offset <= b.size {
 		size = b.size - offset
@@ -264,7 +297,9 @@ func (e *CommandEncoder) ClearBuffer(b *Buffer, offset, size uint64) {
 		e.fail(errorf(ErrBadUsage, "ClearBuffer %q without CopyDst usage", b.label))
 		return
 	}
-	e.clearBuffer(b, offset, size)
+	if size > 0 { // vkCmdFillBuffer takes no empty range
+		e.clearBuffer(b, offset, size)
+	}
 }
 
 func (e *CommandEncoder) clearBuffer(b *Buffer, offset, size uint64) {
@@ -294,7 +329,8 @@ func (e *CommandEncoder) Finish() (*CommandBuffer, error) {
 		e.abandon()
 		return nil, fmt.Errorf("command encoder %q: %w", e.label, e.err)
 	}
-	cb := &CommandBuffer{d: e.d, label: e.label, slot: e.slot, used: e.used, objs: e.objs, staging: e.staging}
+	cb := &CommandBuffer{d: e.d, label: e.label, slot: e.slot, used: e.used, objs: e.objs, staging: e.staging,
+		stamps: e.stamps, needs: e.needs}
 	e.slot, e.staging = nil, nil
 	return cb, nil
 }
@@ -305,7 +341,7 @@ func (e *CommandEncoder) abandon() {
 	if e.slot == nil || e.d.gone.Load() {
 		return
 	}
-	cb := &CommandBuffer{d: e.d, slot: e.slot, staging: e.staging}
+	cb := &CommandBuffer{d: e.d, slot: e.slot, used: e.used, objs: e.objs, staging: e.staging}
 	e.slot, e.staging = nil, nil
 	if !e.locked {
 		e.d.mu.Lock()
@@ -314,7 +350,7 @@ func (e *CommandEncoder) abandon() {
 	cb.release()
 }
 
-// release recycles the command pool and frees staging buffers. d.mu must be held.
+// release recycles the command pool, frees staging buffers and unpins what the recording held. d.mu must be held.
 func (cb *CommandBuffer) release() {
 	if cb.slot != nil {
 		cb.d.putSlot(cb.slot)
@@ -324,9 +360,17 @@ func (cb *CommandBuffer) release() {
 		b.destroyLocked()
 	}
 	cb.staging = nil
+	for b := range cb.used {
+		cb.d.unpin(b)
+	}
+	for c := range cb.objs {
+		cb.d.unpin(c)
+	}
+	cb.used, cb.objs = nil, nil
 }
 
-// Close releases a command buffer that will not be submitted. Submitted ones are released automatically.
+// Close releases a command buffer that will not be submitted (Submit refused it, or it is not wanted). Submitted
+// ones are released automatically. Until then, objects it was recorded with stay allocated even if closed.
 func (cb *CommandBuffer) Close() error {
 	cb.d.mu.Lock()
 	defer cb.d.mu.Unlock()

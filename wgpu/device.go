@@ -39,9 +39,17 @@ type Device struct {
 	// pipelines using cooperative matrices run with whole subgroups only.
 	fullGroups bool
 
-	mu        sync.Mutex // guards the fields below and all Vulkan objects shared between children
-	mem       allocator
-	live      map[child]struct{}
+	mu   sync.Mutex // guards the fields below and all Vulkan objects shared between children
+	mem  allocator
+	live map[child]struct{}
+	// pins counts, per object, what needs its Vulkan handle to stay valid: encoders and command buffers recorded
+	// with it (until released), pipelines on a pipeline layout, bind groups and pipeline layouts on a bind group
+	// layout, pipeline creations in progress. An object closed while pinned moves from live to dropped, and is
+	// destroyed once its last pin goes (and the submissions so far have finished).
+	pins      map[child]int
+	dropped   map[child]struct{}
+	creating  int  // CreateComputePipeline calls compiling with mu released; Close waits for them
+	listed    bool // in the instance's devices (Instance.Close closes it)
 	descPools []vk.DescriptorPool
 	cmdSlots  []*cmdSlot // every command pool created
 	cmdFree   []*cmdSlot // those not in use
@@ -55,14 +63,20 @@ type Device struct {
 }
 
 // child is an object the device destroys on Close if its owner did not.
-type child interface{ destroy() }
+type child interface {
+	destroy()
+	describe() string // what it is, for errors: `buffer "x"`
+}
 
 // RequestDevice creates a device with one compute queue and the required features enabled.
 func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	if desc == nil {
 		desc = &DeviceDescriptor{}
 	}
-	if a.inst.closed {
+	inst := a.inst
+	inst.mu.Lock() // Instance.Close waits, and then closes the device
+	defer inst.mu.Unlock()
+	if inst.closed {
 		return nil, ErrClosed
 	}
 	feats := map[FeatureName]bool{}
@@ -91,7 +105,7 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	ci.EnabledExtensionCount, ci.PpEnabledExtensionNames = uint32(len(exts)), ar.CStrings(exts)
 
 	d := &Device{adapter: a, features: feats, limits: a.info.Limits, live: map[child]struct{}{},
-		fullGroups: feats[FeatureCooperativeMatrix] && a.fullGroups}
+		pins: map[child]int{}, dropped: map[child]struct{}{}, fullGroups: feats[FeatureCooperativeMatrix] && a.fullGroups}
 	if err := check("vkCreateDevice", a.inst.fn.CreateDevice(a.pd, ci, nil, &d.h)); err != nil {
 		return nil, fmt.Errorf("create device on %s: %w", a.info.Name, err)
 	}
@@ -116,6 +130,11 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 		d.Close()
 		return nil, err
 	}
+	if inst.devices == nil {
+		inst.devices = map[*Device]struct{}{}
+	}
+	inst.devices[d] = struct{}{}
+	d.listed = true
 	return d, nil
 }
 
@@ -290,7 +309,8 @@ func (d *Device) track(c child) {
 }
 
 // release destroys a child unless the device already did: now if the GPU is idle, else once the submissions so
-// far have finished (WebGPU semantics: destroying an object in use by submitted work is allowed).
+// far have finished (WebGPU semantics: destroying an object in use by submitted work is allowed). A pinned child
+// is destroyed when its last pin goes; from now on it counts as closed.
 func (d *Device) release(c child) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -298,12 +318,48 @@ func (d *Device) release(c child) error {
 		return nil
 	}
 	delete(d.live, c)
-	return d.queue.deferDestroy(c)
+	if d.pins[c] == 0 {
+		return d.queue.deferDestroy(c)
+	}
+	d.dropped[c] = struct{}{}
+	if b, ok := c.(*Buffer); ok && d.queue.pending != nil && d.queue.pending.uses(b) {
+		_, err := d.queue.submitLocked(nil) // the pending uploads hold it: let them go now, and it with them
+		return err
+	}
+	return nil
+}
+
+// pin keeps c's Vulkan handle valid until the matching unpin, even if c is closed meanwhile; it fails with
+// ErrClosed, naming c, if c was closed already (or the device). d.mu must be held.
+func (d *Device) pin(c child) error {
+	if _, ok := d.live[c]; !ok {
+		return fmt.Errorf("%w: %s", ErrClosed, c.describe())
+	}
+	d.pins[c]++
+	return nil
+}
+
+// unpin drops a pin of c; the last pin of a closed child destroys it once the submissions so far have finished.
+// d.mu must be held. After Device.Close it does nothing: Close destroyed everything.
+func (d *Device) unpin(c child) {
+	if d.closed {
+		return
+	}
+	if d.pins[c]--; d.pins[c] > 0 {
+		return
+	}
+	delete(d.pins, c)
+	if _, ok := d.dropped[c]; ok {
+		delete(d.dropped, c)
+		// Nothing pending can use c (the pending uploads would pin it), so deferDestroy submits nothing and
+		// cannot fail.
+		_ = d.queue.deferDestroy(c)
+	}
 }
 
 // Close waits for the GPU, destroys every object still alive, saves the pipeline cache and destroys the device.
-// It is safe after errors, including a lost device, and while other goroutines wait for the GPU: it waits for
-// their fences, and their waits then fail with ErrClosed.
+// It is safe after errors, including a lost device, and while other goroutines wait for the GPU or create
+// pipelines: it waits for their fences and compiles, and their calls then fail with ErrClosed.
 func (d *Device) Close() error {
 	if d == nil {
 		return nil
@@ -320,17 +376,27 @@ func (d *Device) Close() error {
 		return nil
 	}
 	d.closed = true
+	if inst := d.adapter.inst; d.listed { // (not while RequestDevice, holding inst.mu, gives up on d)
+		inst.mu.Lock()
+		delete(inst.devices, d)
+		inst.mu.Unlock()
+	}
 	d.gone.Store(true)
 	if d.fn == nil {
 		return nil
 	}
-	for d.queue != nil && d.queue.waiters > 0 { // they return ErrClosed once their fence signals
+	// Waiters return ErrClosed once their fence signals; pipeline creations, once their compile is done.
+	for d.queue != nil && (d.queue.waiters > 0 || d.creating > 0) {
 		d.queue.idle.Wait()
 	}
 	d.fn.DeviceWaitIdle(d.h)
 	if d.queue != nil {
 		d.queue.destroy()
 	}
+	for c := range d.dropped { // closed, but still pinned by something Close destroys now
+		d.live[c] = struct{}{}
+	}
+	d.dropped, d.pins = nil, nil
 	for c := range d.live {
 		if _, ok := c.(*Buffer); !ok {
 			c.destroy()

@@ -13,7 +13,9 @@
 // Memory: buffers are sub-allocated from a few large VkDeviceMemory blocks; Device.MemoryStats reports bytes in
 // use and the peak. Errors are Go errors that wrap the failing Vulkan call; errors.Is works with ErrOutOfMemory,
 // ErrDeviceLost, ErrMissingFeature, ErrLimit, ErrBadUsage and ErrClosed. Every object has Close; Device.Close
-// also releases whatever its children did not.
+// also releases whatever its children did not, and Instance.Close closes its open devices. A closed object passed to
+// any call is ErrClosed; while a recording, pipeline, layout or bind group still refers to it, its Vulkan object is
+// kept until that reference goes (WebGPU's destroy semantics), so no call hands a destroyed handle to the driver.
 //
 // Allowed imports: the standard library, wgpu/wgsl, wgpu/internal/vk and github.com/x448/float16
 // (f16 override constants); internal/archtest enforces it.

@@ -1,6 +1,7 @@
 package wgpu
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -53,7 +54,10 @@ type Instance struct {
 	syncValidation bool // the layer's synchronization validation was asked for
 	messenger      vk.DebugUtilsMessengerEXT
 	cbID           uintptr
-	closed         bool
+
+	mu      sync.Mutex           // guards closed and devices; held while a device is created
+	closed  bool                 // Close was called
+	devices map[*Device]struct{} // not closed yet: Close closes them first
 }
 
 // CreateInstance loads Vulkan and creates an instance. Without a loader it fails with an error for which
@@ -243,25 +247,39 @@ func syncValidationSettings(a *vk.Arena) *vk.LayerSettingsCreateInfoEXT {
 // APIVersion is the Vulkan version the instance was created for, e.g. "1.3.0".
 func (i *Instance) APIVersion() string { return vk.VersionString(i.apiVersion) }
 
-// Close destroys the instance. Devices created from it must be closed first.
+// Close destroys the instance. Devices created from it that are still open are closed first (Device.Close), and
+// their errors returned; using them afterwards fails with ErrClosed.
 func (i *Instance) Close() error {
+	i.mu.Lock()
 	if i.closed {
+		i.mu.Unlock()
 		return nil
 	}
 	i.closed = true
+	devices := i.devices
+	i.devices = nil
+	i.mu.Unlock()
+	var errs []error
+	for d := range devices {
+		if err := d.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close device on %s: %w", d.adapter.info.Name, err))
+		}
+	}
+	defer unregisterCallback(i.cbID)
 	if i.fn != nil && i.fn.HasDestroyInstance() {
 		if i.messenger != 0 {
 			i.fn.DestroyDebugUtilsMessengerEXT(i.h, i.messenger, nil)
 		}
 		i.fn.DestroyInstance(i.h, nil)
 	}
-	unregisterCallback(i.cbID)
-	return nil
+	return errors.Join(errs...)
 }
 
 // EnumerateAdapters lists every physical device, best first (discrete, integrated, virtual, CPU). No device at
 // all is ErrNoDriver.
 func (i *Instance) EnumerateAdapters() ([]*Adapter, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
 	if i.closed {
 		return nil, ErrClosed
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"unsafe"
 
@@ -123,6 +124,8 @@ func descriptorType(t BindingType) vk.DescriptorType {
 // Close releases the layout.
 func (l *BindGroupLayout) Close() error { return l.d.release(l) }
 
+func (l *BindGroupLayout) describe() string { return fmt.Sprintf("bind group layout %q", l.label) }
+
 func (l *BindGroupLayout) destroy() { l.d.fn.DestroyDescriptorSetLayout(l.d.h, l.h, nil) }
 
 // PipelineLayoutDescriptor configures CreatePipelineLayout.
@@ -149,7 +152,7 @@ func (d *Device) CreatePipelineLayout(desc *PipelineLayoutDescriptor) (*Pipeline
 	if desc.PushConstantSize%4 != 0 || desc.PushConstantSize > d.limits.MaxPushConstantSize {
 		return nil, errorf(ErrLimit, "pipeline layout %q: push constant size %d (multiple of 4, at most %d)", desc.Label, desc.PushConstantSize, d.limits.MaxPushConstantSize)
 	}
-	l := &PipelineLayout{d: d, label: desc.Label, groups: desc.BindGroupLayouts, pushSize: desc.PushConstantSize}
+	l := &PipelineLayout{d: d, label: desc.Label, groups: slices.Clone(desc.BindGroupLayouts), pushSize: desc.PushConstantSize}
 	var ar vk.Arena
 	defer ar.Release()
 	sets := vk.NewSlice[vk.DescriptorSetLayout](&ar, len(desc.BindGroupLayouts))
@@ -174,7 +177,18 @@ func (d *Device) CreatePipelineLayout(desc *PipelineLayoutDescriptor) (*Pipeline
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
+	for i, g := range l.groups { // the layout's bind group layouts live as long as it does
+		if err := d.pin(g); err != nil {
+			for _, g := range l.groups[:i] {
+				d.unpin(g)
+			}
+			return nil, fmt.Errorf("pipeline layout %q: bind group layout %d: %w", desc.Label, i, err)
+		}
+	}
 	if err := check("vkCreatePipelineLayout", d.fn.CreatePipelineLayout(d.h, ci, nil, &l.h)); err != nil {
+		for _, g := range l.groups {
+			d.unpin(g)
+		}
 		return nil, fmt.Errorf("pipeline layout %q: %w", desc.Label, d.noteLost(err))
 	}
 	d.live[l] = struct{}{}
@@ -314,7 +328,14 @@ func (p *ComputePipeline) PushConstantSize() uint32 { return p.layout.pushSize }
 // Close releases the layout.
 func (l *PipelineLayout) Close() error { return l.d.release(l) }
 
-func (l *PipelineLayout) destroy() { l.d.fn.DestroyPipelineLayout(l.d.h, l.h, nil) }
+func (l *PipelineLayout) describe() string { return fmt.Sprintf("pipeline layout %q", l.label) }
+
+func (l *PipelineLayout) destroy() {
+	l.d.fn.DestroyPipelineLayout(l.d.h, l.h, nil)
+	for _, g := range l.groups {
+		l.d.unpin(g)
+	}
+}
 
 // ComputePipelineDescriptor configures CreateComputePipeline.
 type ComputePipelineDescriptor struct {
@@ -365,6 +386,27 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 	if !desc.Module.entries[entry] {
 		return nil, errorf(ErrBadUsage, "pipeline %q: module %q has no compute entry point %q", desc.Label, desc.Module.label, entry)
 	}
+	// The module is held, and Device.Close waits, until the pipeline is made (the compile runs with d.mu released).
+	d.mu.Lock()
+	err := d.usable()
+	if err == nil {
+		err = d.pin(desc.Module)
+	}
+	if err == nil {
+		d.creating++
+	}
+	d.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
+	}
+	defer func() { // after every other deferred call, the temporary VkShaderModule's destruction included
+		d.mu.Lock()
+		d.unpin(desc.Module)
+		if d.creating--; d.creating == 0 {
+			d.queue.idle.Broadcast()
+		}
+		d.mu.Unlock()
+	}()
 	layout := desc.Layout
 	var late []sizeCheck
 	if layout == nil {
@@ -381,6 +423,20 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
 		}
 	}
+	d.mu.Lock()
+	err = d.pin(layout) // the pipeline's, for its whole life: its dispatches bind with the layout
+	d.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
+	}
+	made := false
+	defer func() {
+		if !made {
+			d.mu.Lock()
+			d.unpin(layout)
+			d.mu.Unlock()
+		}
+	}()
 	p := &ComputePipeline{d: d, label: desc.Label, layout: layout, late: late}
 	module := desc.Module.h
 	coop := desc.Module.coop
@@ -439,17 +495,14 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 			st.Flags |= vk.PipelineShaderStageCreateRequireFullSubgroupsBit
 		}
 	}
-	d.mu.Lock()
-	err := d.usable()
-	d.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	capture := d.features[FeaturePipelineStatistics]
 	if capture {
 		ci.Flags |= vk.PipelineCreateCaptureStatisticsBitKHR
 	}
 	// Compiling can take long on real drivers; the pipeline cache is internally synchronized, so other work goes on.
+	if compileHook != nil {
+		compileHook()
+	}
 	r := d.fn.CreateComputePipelines(d.h, d.cache, 1, ci, nil, &p.h)
 	if r == vk.Success && capture {
 		p.stats = d.pipelineStatistics(p.h, desc.Label)
@@ -459,12 +512,20 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 	if err := check("vkCreateComputePipelines", r); err != nil {
 		return nil, fmt.Errorf("pipeline %q: %w", desc.Label, d.noteLost(err))
 	}
+	if d.closed { // Close waits for this call to return before it destroys the device
+		d.fn.DestroyPipeline(d.h, p.h, nil)
+		return nil, fmt.Errorf("pipeline %q: %w", desc.Label, ErrClosed)
+	}
+	made = true
 	d.live[p] = struct{}{}
 	if capture {
 		d.stats = append(d.stats, p.stats)
 	}
 	return p, nil
 }
+
+// compileHook, when set (tests only), runs with d.mu released just before a pipeline is compiled.
+var compileHook func()
 
 // checkWorkgroupSize refuses a workgroup size beyond the device's limits (each dimension, and the invocations of
 // one workgroup), which Vulkan leaves undefined.
@@ -539,4 +600,9 @@ func specialization(ar *vk.Arena, m *ShaderModule, consts map[string]float64) (*
 // Close releases the pipeline.
 func (p *ComputePipeline) Close() error { return p.d.release(p) }
 
-func (p *ComputePipeline) destroy() { p.d.fn.DestroyPipeline(p.d.h, p.h, nil) }
+func (p *ComputePipeline) describe() string { return fmt.Sprintf("compute pipeline %q", p.label) }
+
+func (p *ComputePipeline) destroy() {
+	p.d.fn.DestroyPipeline(p.d.h, p.h, nil)
+	p.d.unpin(p.layout)
+}

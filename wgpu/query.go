@@ -2,6 +2,7 @@ package wgpu
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
@@ -20,6 +21,13 @@ type QuerySet struct {
 	label   string
 	count   uint32
 	lastUse uint64 // index+1 of the last submission that wrote it
+	written []bool // by query: a submitted command buffer writes it (guarded by d.mu)
+}
+
+// stamp is a query of a query set.
+type stamp struct {
+	q     *QuerySet
+	index uint32
 }
 
 // CreateQuerySet creates count timestamp queries.
@@ -30,7 +38,7 @@ func (d *Device) CreateQuerySet(desc *QuerySetDescriptor) (*QuerySet, error) {
 	if desc.Count == 0 || desc.Count > 4096 {
 		return nil, errorf(ErrBadUsage, "query set %q: count %d not in 1..4096", desc.Label, desc.Count)
 	}
-	q := &QuerySet{d: d, label: desc.Label, count: desc.Count}
+	q := &QuerySet{d: d, label: desc.Label, count: desc.Count, written: make([]bool, desc.Count)}
 	var ar vk.Arena
 	defer ar.Release()
 	ci := vk.New[vk.QueryPoolCreateInfo](&ar)
@@ -53,13 +61,18 @@ func (q *QuerySet) Count() uint32 { return q.count }
 // Read waits for the last submission that wrote the query set and returns queries [first, first+count) in
 // nanoseconds (on the GPU's clock; only differences are meaningful). Queries never written are an error.
 func (q *QuerySet) Read(first, count uint32) ([]uint64, error) {
-	if first+count > q.count || count == 0 {
-		return nil, errorf(ErrBadUsage, "query set %q: range [%d, %d) outside %d queries", q.label, first, first+count, q.count)
+	if uint64(first)+uint64(count) > uint64(q.count) || count == 0 {
+		return nil, errorf(ErrBadUsage, "query set %q: range [%d, %d) outside %d queries", q.label, first, uint64(first)+uint64(count), q.count)
 	}
 	q.d.mu.Lock()
 	defer q.d.mu.Unlock()
 	if err := q.d.queue.settleObj(q, nil, &q.lastUse); err != nil { // releases d.mu while it waits
 		return nil, err
+	}
+	// A query never written is uninitialized: the driver must not be asked for it (Vulkan's
+	// VUID-vkGetQueryPoolResults-None-09401).
+	if i := slices.Index(q.written[first:first+count], false); i >= 0 {
+		return nil, errorf(ErrBadUsage, "query set %q: query %d not written by any submitted command buffer", q.label, first+uint32(i))
 	}
 	out := make([]uint64, count)
 	r := q.d.fn.GetQueryPoolResults(q.d.h, q.h, first, count, uintptr(8*count), unsafe.Pointer(&out[0]), 8, vk.QueryResult64Bit)
@@ -83,6 +96,8 @@ func (q *QuerySet) Read(first, count uint32) ([]uint64, error) {
 // Close releases the query set.
 func (q *QuerySet) Close() error { return q.d.release(q) }
 
+func (q *QuerySet) describe() string { return fmt.Sprintf("query set %q", q.label) }
+
 func (q *QuerySet) destroy() { q.d.fn.DestroyQueryPool(q.d.h, q.h, nil) }
 
 // writeTimestamp resets query index and writes a timestamp to it once prior commands reach stage.
@@ -91,7 +106,10 @@ func (e *CommandEncoder) writeTimestamp(q *QuerySet, index uint32, stage vk.Pipe
 		e.fail(errorf(ErrBadUsage, "timestamp write: query set is nil, from another device, or index %d out of range", index))
 		return
 	}
-	e.objs[q] = struct{}{}
+	if !e.hold(q) {
+		return
+	}
+	e.stamps = append(e.stamps, stamp{q, index})
 	e.d.fn.CmdResetQueryPool(e.slot.cb, q.h, index, 1)
 	e.d.fn.CmdWriteTimestamp(e.slot.cb, stage, q.h, index)
 }
@@ -106,16 +124,24 @@ func (e *CommandEncoder) WriteTimestamp(q *QuerySet, index uint32) {
 
 // ResolveQuerySet copies queries [first, first+count) into dst at offset (a multiple of 256) as uint64 values.
 // Unlike WebGPU they are raw ticks: multiply by Limits.TimestampPeriod for nanoseconds. dst needs QueryResolve
-// usage.
+// usage. Each query must be written earlier in this recording or by a command buffer submitted before it:
+// Queue.Submit refuses it otherwise (the copy waits for each query, and one never written would never come).
 func (e *CommandEncoder) ResolveQuerySet(q *QuerySet, first, count uint32, dst *Buffer, offset uint64) {
 	if !e.ok() || e.passOpen("ResolveQuerySet") || !e.checkBuffer("ResolveQuerySet", dst, offset, 8*uint64(count)) {
 		return
 	}
-	if q == nil || q.d != e.d || first+count > q.count || offset%256 != 0 || dst.usage&BufferUsageQueryResolve == 0 {
+	if q == nil || q.d != e.d || uint64(first)+uint64(count) > uint64(q.count) || offset%256 != 0 || dst.usage&BufferUsageQueryResolve == 0 {
 		e.fail(errorf(ErrBadUsage, "ResolveQuerySet: bad query set or range, offset not a multiple of 256, or buffer %q lacks QueryResolve", dst.label))
 		return
 	}
+	if count == 0 || !e.hold(q) {
+		return
+	}
+	for i := first; i < first+count; i++ { // queries this recording has not written must be written when it runs
+		if !slices.Contains(e.stamps, stamp{q, i}) {
+			e.needs = append(e.needs, stamp{q, i})
+		}
+	}
 	e.prepare(vk.PipelineStageTransferBit, []access{{dst, offset, 8 * uint64(count), true}})
-	e.objs[q] = struct{}{}
 	e.d.fn.CmdCopyQueryPoolResults(e.slot.cb, q.h, first, count, dst.h, offset, 8, vk.QueryResult64Bit|vk.QueryResultWaitBit)
 }

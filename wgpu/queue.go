@@ -72,6 +72,7 @@ func (q *Queue) Submit(cbs ...*CommandBuffer) (SubmissionIndex, error) {
 		return 0, err
 	}
 	seen := map[*CommandBuffer]bool{}
+	written := map[stamp]bool{} // by the command buffers before this one
 	for _, cb := range cbs {
 		if cb == nil || cb.d != q.d || cb.submitted || seen[cb] {
 			return 0, errorf(ErrBadUsage, "command buffer nil, submitted twice or to another device")
@@ -90,8 +91,22 @@ func (q *Queue) Submit(cbs ...*CommandBuffer) (SubmissionIndex, error) {
 				return 0, errorf(ErrClosed, "command buffer %q uses a closed bind group, pipeline or query set", cb.label)
 			}
 		}
+		for _, s := range cb.needs {
+			if !s.q.written[s.index] && !written[s] {
+				return 0, errorf(ErrBadUsage, "command buffer %q resolves query %d of query set %q, which no command buffer before it writes",
+					cb.label, s.index, s.q.label)
+			}
+		}
+		for _, s := range cb.stamps {
+			written[s] = true
+		}
 	}
 	idx, err := q.submitLocked(cbs)
+	if err == nil {
+		for s := range written {
+			s.q.written[s.index] = true
+		}
+	}
 	return SubmissionIndex(idx), err
 }
 

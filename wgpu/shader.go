@@ -135,6 +135,8 @@ func (m *ShaderModule) Reflection() (r wgsl.Reflection, ok bool) {
 // Close releases the module; pipelines created from it stay valid.
 func (m *ShaderModule) Close() error { return m.d.release(m) }
 
+func (m *ShaderModule) describe() string { return fmt.Sprintf("shader module %q", m.label) }
+
 func (m *ShaderModule) destroy() {
 	if m.h != 0 {
 		m.d.fn.DestroyShaderModule(m.d.h, m.h, nil)
