@@ -88,10 +88,17 @@ func startHashing(ctx context.Context, cacheDir string, files []string) *hashing
 	h := &hashing{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
+		if hashHook != nil {
+			hashHook(ctx)
+		}
 		h.sum, h.err = weightsSHA256(ctx, cacheDir, files)
 	}()
 	return h
 }
+
+// hashHook, when set (tests only), runs on the hashing goroutine before it
+// hashes, with its context.
+var hashHook func(ctx context.Context)
 
 // wait returns the hash once it is done.
 func (h *hashing) wait() (string, error) {

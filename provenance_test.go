@@ -7,7 +7,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestWeightsSHA256 checks the weights' identity against crypto/sha256 over
@@ -51,5 +54,86 @@ func TestWeightsSHA256(t *testing.T) {
 	}
 	if _, err := weightsSHA256(context.Background(), "", []string{filepath.Join(dir, "missing")}); err == nil {
 		t.Error("a missing file hashed")
+	}
+}
+
+// TestDeviceLineAfterHash checks that the device line, after which Ctrl-C
+// gives the partial result (cmd/wgpu-eval's TestInterruptSaysHowFar waits
+// for it), comes only once the weights' hash is done: an interruption while
+// the run still hashes stops it with the hash's error, as one during the
+// loading does, and says nothing of a device. Before, the line came as soon
+// as the weights were loaded, and a Ctrl-C just after it, during the hash,
+// failed the run with "hash ...: context canceled" instead of its partial
+// result.
+func TestDeviceLineAfterHash(t *testing.T) {
+	release := make(chan struct{})
+	hashHook = func(context.Context) { <-release } // the hash is still under way after the loading
+	t.Cleanup(func() { hashHook = nil })
+	logged := make(chan string, 16)
+	loaded := make(chan struct{})
+	var once sync.Once
+	ev, err := Open(context.Background(), tinyModel(t), Options{Device: "cpu", Offline: true, CacheDir: t.TempDir(),
+		Log: func(msg string) { logged <- msg },
+		Progress: func(p Progress) {
+			if p.Stage == "load" && p.Total > 0 && p.Done == p.Total {
+				once.Do(func() { close(loaded) })
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := ev.Evaluate(ctx, Text("t", "To be, or not to be, that is the question."), EvalOptions{Ctx: 8})
+		done <- err
+	}()
+	<-loaded
+	var logs []string
+	for wait := time.After(300 * time.Millisecond); wait != nil; { // the device line, if it comes now, comes at once
+		select {
+		case l := <-logged:
+			logs = append(logs, l)
+		case <-wait:
+			wait = nil
+		}
+	}
+	cancel() // Ctrl-C
+	close(release)
+	err = <-done
+	close(logged)
+	for l := range logged {
+		logs = append(logs, l)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("interrupted while hashing: %v, want the hash's context.Canceled", err)
+	}
+	for _, l := range logs {
+		if strings.HasPrefix(l, "device: ") {
+			t.Errorf("the device line came before the hash was done: %q", l)
+		}
+	}
+
+	// Not interrupted, the run says which device it is on, once.
+	hashHook = nil
+	var n int
+	ev2, err := Open(context.Background(), tinyModel(t), Options{Device: "cpu", Offline: true, CacheDir: t.TempDir(),
+		Log: func(msg string) {
+			if strings.HasPrefix(msg, "device: ") {
+				n++
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev2.Close()
+	for range 2 {
+		if _, err := ev2.Evaluate(context.Background(), Text("t", "To be, or not to be, that is the question."), EvalOptions{Ctx: 8}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d device lines over two runs, want 1", n)
 	}
 }

@@ -368,15 +368,31 @@ func (e *Evaluator) Prepare(ctx context.Context) (string, error) {
 	return b.Name(), nil
 }
 
-// prepare opens the backend once. e.mu must be held.
+// prepare opens the backend once, saying which device it is when it does.
+// e.mu must be held.
 func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
+	b, opened, err := e.open(ctx)
+	if opened {
+		e.announce(b)
+	}
+	return b, err
+}
+
+// announce says which device the run is on, once the backend is open and
+// whatever else the run waits for before scoring is done: after that line,
+// Ctrl-C gives the partial result (the interrupt tests wait for it).
+func (e *Evaluator) announce(b pipeline.Backend) { e.log("device: %s", b.Name()) }
+
+// open opens the backend once (opened reports whether this call did) without
+// a word. e.mu must be held.
+func (e *Evaluator) open(ctx context.Context) (b pipeline.Backend, opened bool, err error) {
 	if e.closed || e.closingNow() {
-		return nil, ErrClosed
+		return nil, false, ErrClosed
 	}
 	if e.backend != nil {
-		return e.backend, nil
+		return e.backend, false, nil
 	}
-	b, err := backend.Open(ctx, e.spec, e.ck, backend.Options{
+	b, err = backend.Open(ctx, e.spec, e.ck, backend.Options{
 		Precision:   e.prec,
 		Threads:     e.opt.Threads,
 		Progress:    func(done, total int64) { e.report(Progress{Stage: "load", File: e.name, Done: done, Total: total}) },
@@ -386,12 +402,11 @@ func (e *Evaluator) prepare(ctx context.Context) (pipeline.Backend, error) {
 		PipelineCacheDir: e.opt.pipelineCacheDir(),
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	e.backend = b
 	e.ck.Close() // the backend holds the weights now
-	e.log("device: %s", b.Name())
-	return b, nil
+	return b, true, nil
 }
 
 // EvalOptions say what Evaluate scores and how. The zero value scores the
@@ -593,7 +608,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	if e.hash == "" { // beside the loading
 		hashed = startHashing(ctx, e.opt.hashCacheDir(), e.ck.Files())
 	}
-	b, err := e.prepare(ctx)
+	b, opened, err := e.open(ctx)
 	if err != nil {
 		if hashed != nil {
 			hashed.stop()
@@ -601,9 +616,14 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		return nil, err
 	}
 	if hashed != nil {
+		// Part of the start, as the loading is: Ctrl-C here stops the run
+		// with the hash's error, before the device line says scoring starts.
 		if e.hash, err = hashed.wait(); err != nil {
 			return nil, err
 		}
+	}
+	if opened {
+		e.announce(b)
 	}
 	version, commit := Version()
 	desc := b.Describe()
