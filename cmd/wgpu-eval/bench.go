@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -237,6 +238,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := notNegative(intFlag{"warmup", f.warmup}, intFlag{"ctx", f.ctx}, intFlag{"threads", f.threads}, intFlag{"chunk", f.chunk}); err != nil {
 		return err
 	}
+	// A file is rewritten after every batch size, so that a run cut short keeps
+	// what it measured; a FIFO, a device or a pipe (--json >(jq .)) gets the
+	// JSON once, at the end: a second write would follow the first in the
+	// reader's stream, or block once a reader such as cat has seen the end.
+	rewrite := false
+	if f.jsonOut != "" && f.jsonOut != "-" {
+		if err := atomicfile.Check(f.jsonOut); err != nil { // before loading and timing, not after the first size
+			return usageError{fmt.Errorf("bench: --json: %w", err)}
+		}
+		rewrite = atomicfile.Replaces(f.jsonOut)
+	}
 	boundThreads(stderr, &f.threads, f.quiet)
 	say := func(format string, a ...any) {
 		if !f.quiet {
@@ -369,6 +381,32 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		human = io.Discard
 	}
 	printBenchHeader(human, res)
+	// decided fills in what the device decided so far (the autotuner's
+	// choices, the pipelines compiled), for every write of the JSON: a file
+	// rewritten after each size, or a run cut short, has them too.
+	decided := func() {
+		if g == nil {
+			return
+		}
+		res.Tuning, res.AttnTuning = g.Tuning(), g.AttentionTuning()
+		if gpu.Device().HasFeature(wgpu.FeaturePipelineStatistics) {
+			res.Pipelines = gpu.Device().PipelineStatistics()
+		}
+	}
+	// stopped ends a run interrupted at what (a size, its profile): what was
+	// measured is above and, once more or for the first time (a pipe,
+	// stdout), in the JSON.
+	stopped := func(what string, err error) error {
+		where := ""
+		if len(res.Batches) > 0 && f.jsonOut != "" {
+			decided()
+			if werr := writeJSON(f.jsonOut, stdout, res); werr == nil && f.jsonOut != "-" {
+				where = " and in " + infile.Quote(f.jsonOut)
+			}
+		}
+		fmt.Fprintf(stderr, "stopped at %s: the sizes timed are above%s\n", what, where)
+		return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
+	}
 	for _, n := range sizes {
 		b := benchBatch{Batch: n, Tokens: n * (window - 1), InputTokens: n * window, Fits: true}
 		batch := pipeline.Batch{Seqs: randomWindows(n, window, cfg.VocabSize), Width: res.Width}
@@ -382,12 +420,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			continue
 		}
 		if err != nil && ctx.Err() != nil {
-			if len(res.Batches) > 0 && f.jsonOut != "" && f.jsonOut != "-" {
-				fmt.Fprintf(stderr, "stopped at batch %d: the sizes timed before it are above and in %s\n", n, infile.Quote(f.jsonOut))
-			} else {
-				fmt.Fprintf(stderr, "stopped at batch %d: the sizes timed before it are above\n", n)
-			}
-			return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
+			return stopped(fmt.Sprintf("batch %d", n), err)
 		}
 		if err != nil {
 			return fmt.Errorf("batch %d: %w", n, err)
@@ -407,25 +440,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if profile {
 			if err := profileBatch(ctx, g, batch, &b); err != nil {
+				if ctx.Err() != nil { // the timed runs count; the profile is left out
+					b.Kernels, b.KernelTotal, b.ProfileSeconds = nil, nil, 0
+					res.Batches = append(res.Batches, b)
+					printBenchBatch(human, &b)
+					return stopped(fmt.Sprintf("the profile of batch %d", n), err)
+				}
 				return fmt.Errorf("batch %d: profile: %w", n, err)
 			}
 		}
 		res.Batches = append(res.Batches, b)
 		printBenchBatch(human, &b)
-		if f.jsonOut != "" && f.jsonOut != "-" {
-			// Rewritten after every size, so that a run cut short (a timeout, Ctrl-C) keeps what it measured.
+		if rewrite {
+			decided()
 			if err := writeJSON(f.jsonOut, stdout, res); err != nil {
 				return err
 			}
 		}
 	}
+	decided()
 	if g != nil {
-		res.Tuning = g.Tuning()
 		printBenchTuning(human, res.Tuning, f.tune)
-		res.AttnTuning = g.AttentionTuning()
 		printBenchAttnTuning(human, res.AttnTuning)
 		if gpu.Device().HasFeature(wgpu.FeaturePipelineStatistics) {
-			res.Pipelines = gpu.Device().PipelineStatistics()
 			printBenchPipelines(human, res.Pipelines)
 		}
 	}

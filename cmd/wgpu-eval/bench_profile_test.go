@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,4 +93,80 @@ func TestBenchProfilesManyDispatches(t *testing.T) {
 	if strings.Contains(stderr, "warning") {
 		t.Errorf("stderr: %s", stderr)
 	}
+}
+
+// TestBenchJSONToAPipeOnce: --json naming a pipe (/dev/fd/N, what
+// --json >(jq .) passes) or a FIFO gets one JSON document with every size,
+// at the end. Before, the JSON was written after every size as to a file:
+// the reader got three documents in a row for two sizes (not JSON to a
+// parser that reads one), and a FIFO whose reader stopped at the first
+// document's end (cat) left bench blocked in the second write.
+func TestBenchJSONToAPipeOnce(t *testing.T) {
+	isolate(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(r)
+		got <- b
+	}()
+	_, stderr, err := cli(t, "", "bench", "--quiet", "--model", "tiny", "--device", "cpu", "--ctx", "8", "--batch", "1,2",
+		"--runs", "1", "--warmup", "0", "--json", fmt.Sprintf("/dev/fd/%d", w.Fd()))
+	w.Close()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	b := <-got
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var docs []benchJSON
+	for dec.More() {
+		var d benchJSON
+		if err := dec.Decode(&d); err != nil {
+			t.Fatalf("%v in %s", err, b)
+		}
+		docs = append(docs, d)
+	}
+	if len(docs) != 1 {
+		t.Fatalf("%d JSON documents through the pipe, want 1:\n%s", len(docs), b)
+	}
+	checkBatches(t, docs[0], 1, 2)
+}
+
+// TestBenchChecksJSONFirst: a --json path that cannot be written (its folder
+// missing, a folder) is a usage error before the model is loaded or any
+// size timed; it was found only when the first size's JSON was written,
+// after the loading, the autotuning and the timing.
+func TestBenchChecksJSONFirst(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	for _, path := range []string{filepath.Join(dir, "missing", "b.json"), dir} {
+		out, stderr, err := cli(t, "", "bench", "--model", "tiny", "--device", "cpu", "--ctx", "8", "--batch", "1",
+			"--runs", "1", "--json", path)
+		if code := exitCode(err); code != 2 || !strings.Contains(fmt.Sprint(err), "--json") || strings.Contains(out, "batch") || stderr != "" {
+			t.Errorf("--json %s: exit %d (%v); stdout %q, stderr %q: want a usage error naming --json before any timing", path, code, err, out, stderr)
+		}
+	}
+}
+
+// TestBenchInterruptedJSONToStdout: with --json -, a run stopped during its
+// second size writes the first size's figures to stdout (before, nothing: the
+// figures of a stopped run went only to a --json file).
+func TestBenchInterruptedJSONToStdout(t *testing.T) {
+	isolate(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelAt{mark: "batch 2:", cancel: cancel}
+	var out bytes.Buffer
+	err := run(ctx, []string{"bench", "--model", "tiny", "--device", "cpu", "--ctx", "8", "--batch", "1,2", "--runs", "1", "--warmup", "0", "--json", "-"}, strings.NewReader(""), &out, stderr)
+	if err == nil {
+		t.Fatalf("the run was cancelled during batch 2 but succeeded:\n%s", stderr.buf.String())
+	}
+	var r benchJSON
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("stdout after %v: %v in %q", err, err, out.String())
+	}
+	checkBatches(t, r, 1)
 }
