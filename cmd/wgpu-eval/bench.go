@@ -106,7 +106,7 @@ Flags:
 //	  tokens_per_second       tokens / median_seconds
 //	  windows_per_second      batch / median_seconds
 //	  mean_nll                mean NLL of the last run (about ln(vocab) for a random model: a sanity check, not a result)
-//	  peak_device_bytes       wgpu MemoryStats().Peak over this size's runs (weights included)
+//	  peak_device_bytes       wgpu MemoryStats().Peak over this size's warm-up and timed runs (weights included; activations of earlier sizes freed)
 //	  profile_wall_seconds    wall time of the one profiled batch (timestamps add a pass per dispatch)
 //	  kernels[]               GPU time per kernel from one separate, profiled batch (absent without timestamps or --profile=false):
 //	    kernel, dispatches    the kernel (its .wgsl name) and its dispatches in the batch
@@ -412,6 +412,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		batch := pipeline.Batch{Seqs: randomWindows(n, window, cfg.VocabSize), Width: res.Width}
 		b.OverBudget = feed.BatchTokens > 0 && n*res.Width > feed.BatchTokens
 		say("batch %d: %d warm-up, %d timed", n, f.warmup, f.runs)
+		if gpu != nil {
+			// This size's peak is its own: not the larger batches' memory of a size before it, nor the loading's.
+			g.FreeActivations()
+			gpu.Device().ResetMemoryPeak()
+		}
 		secs, sums, err := timeBatches(ctx, be, batch, f.warmup, f.runs, res.InFlight)
 		if errors.Is(err, pipeline.ErrBatchTooLarge) {
 			b.Fits, b.Error = false, err.Error()
@@ -436,7 +441,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if gpu != nil {
 			b.PeakDevice = gpu.Device().MemoryStats().Peak
-			gpu.Device().ResetMemoryPeak() // the next size's peak is its own
 		}
 		if profile {
 			if err := profileBatch(ctx, g, batch, &b); err != nil {

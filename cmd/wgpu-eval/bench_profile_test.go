@@ -170,3 +170,26 @@ func TestBenchInterruptedJSONToStdout(t *testing.T) {
 	}
 	checkBatches(t, r, 1)
 }
+
+// TestBenchPeakIsEachSizes: a size's peak device memory is its own, whatever
+// sizes came before it: one window timed after four windows peaks where one
+// window timed alone does. Before, the four windows' activation memory,
+// which the GPU model keeps and only grows, was counted in the one window's
+// peak (on lavapipe 2.7 MiB instead of 1.8 for the tiny shape at ctx 64).
+func TestBenchPeakIsEachSizes(t *testing.T) {
+	isolate(t)
+	requireVulkan(t)
+	peaks := func(sizes string) map[int]uint64 {
+		r := runBenchJSON(t, "--model", "tiny", "--device", "gpu:0", "--precision", "f32", "--ctx", "64", "--batch", sizes, "--profile=false")
+		m := map[int]uint64{}
+		for _, b := range r.Batches {
+			m[b.Batch] = b.PeakDevice
+		}
+		return m
+	}
+	after, alone := peaks("4,1"), peaks("1")
+	if after[1] == 0 || after[1] != alone[1] || after[4] <= alone[1] {
+		t.Errorf("peak device bytes: one window after four %d (four: %d), one window alone %d: want the one window's the same both ways, under the four's",
+			after[1], after[4], alone[1])
+	}
+}
