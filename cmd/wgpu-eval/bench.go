@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
@@ -80,6 +83,9 @@ Flags:
 // object:
 //
 //	tool, version, date       "wgpu-eval", version(), RFC 3339 UTC time of the run
+//	commit, go_version        the build's VCS commit ("" when unknown: wgpueval.Version), the Go release it was built with
+//	environment               the WGPU_EVAL_* variables set (kernel set, matrix units, workgroup memory, ...), which change what runs
+//	cpu_model                 the CPU backend's processor
 //	device                    the backend's Name() ("cpu", "NVIDIA H200 (f16), driver ...")
 //	adapter                   wgpu.AdapterInfo of the GPU (name, vendor, deviceType, driver, limits, heaps); absent on the CPU
 //	model                     {name: --model as given, random: true for a shape name, config: {n_layer, n_head, n_embd, n_positions, vocab_size, layer_norm_epsilon}}
@@ -119,6 +125,10 @@ type benchResult struct {
 	Tool          string                    `json:"tool"`
 	Version       string                    `json:"version"`
 	Date          string                    `json:"date"`
+	Commit        string                    `json:"commit"`
+	GoVersion     string                    `json:"go_version"`
+	Environment   map[string]string         `json:"environment,omitempty"`
+	CPUModel      string                    `json:"cpu_model,omitempty"`
 	Device        string                    `json:"device"`
 	Adapter       *wgpu.AdapterInfo         `json:"adapter,omitempty"`
 	Model         benchModel                `json:"model"`
@@ -314,8 +324,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	prog.close()
 
 	feed, desc := be.Feed(), be.Describe()
+	_, commit := wgpueval.Version()
 	res := &benchResult{
 		Tool: "wgpu-eval", Version: version(), Date: time.Now().UTC().Format(time.RFC3339),
+		Commit: commit, GoVersion: runtime.Version(), Environment: evalEnvironment(),
 		Device:    be.Name(),
 		Model:     benchModel{Name: f.model, Random: random, Config: benchConfigOf(cfg)},
 		Precision: desc.Precision, Ctx: window, Width: feed.Width(window),
@@ -356,7 +368,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			profile = true
 		}
 	} else {
-		res.Threads = desc.Threads
+		res.Threads, res.CPUModel = desc.Threads, desc.Device.CPUModel
 		res.profileReason = "the CPU has no kernel profile"
 		for _, g := range []struct {
 			set  bool
@@ -475,6 +487,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return writeJSON(f.jsonOut, stdout, res)
 	}
 	return nil
+}
+
+// evalEnvironment is the WGPU_EVAL_* variables set, not empty (nil for none): each
+// changes what runs (the kernel set, the matrix units, how workgroup memory
+// starts, the CPU's kernels), so figures name them.
+func evalEnvironment() map[string]string {
+	var env map[string]string
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" && strings.HasPrefix(k, "WGPU_EVAL_") { // empty: the default
+			if env == nil {
+				env = map[string]string{}
+			}
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // defaultBenchBatches is --batch's default: 1, 4 and 8 windows, and on a

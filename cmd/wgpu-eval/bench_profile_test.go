@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 )
@@ -191,5 +193,41 @@ func TestBenchPeakIsEachSizes(t *testing.T) {
 	if after[1] == 0 || after[1] != alone[1] || after[4] <= alone[1] {
 		t.Errorf("peak device bytes: one window after four %d (four: %d), one window alone %d: want the one window's the same both ways, under the four's",
 			after[1], after[4], alone[1])
+	}
+}
+
+// TestBenchProvenance: bench's JSON names the build (its commit, as
+// wgpueval.Version has it, and the Go release), the WGPU_EVAL_* variables
+// that change what runs, and on the CPU the processor; before, it had only
+// "version": "devel" (the H200 figures of 2026-12-04 say no more), and a
+// run with WGPU_EVAL_WORKGROUP_INIT=zero could not be told from one without.
+func TestBenchProvenance(t *testing.T) {
+	isolate(t)
+	t.Setenv("WGPU_EVAL_WORKGROUP_INIT", "zero")
+	out, stderr, err := cli(t, "", "bench", "--quiet", "--model", "tiny", "--device", "cpu", "--ctx", "8", "--batch", "1",
+		"--runs", "1", "--warmup", "0", "--json", "-")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Commit      *string           `json:"commit"`
+		GoVersion   string            `json:"go_version"`
+		Environment map[string]string `json:"environment"`
+		CPUModel    string            `json:"cpu_model"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if _, commit := wgpueval.Version(); r.Commit == nil || *r.Commit != commit {
+		t.Errorf("commit %v, want %q", r.Commit, commit)
+	}
+	if r.GoVersion != runtime.Version() {
+		t.Errorf("go_version %q, want %q", r.GoVersion, runtime.Version())
+	}
+	if r.Environment["WGPU_EVAL_WORKGROUP_INIT"] != "zero" {
+		t.Errorf("environment %v, want WGPU_EVAL_WORKGROUP_INIT=zero in it", r.Environment)
+	}
+	if _, err := os.Stat("/proc/cpuinfo"); err == nil && r.CPUModel == "" {
+		t.Errorf("no cpu_model on a machine with /proc/cpuinfo")
 	}
 }
