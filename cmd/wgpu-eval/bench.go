@@ -48,7 +48,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.runs, "runs", 5, "timed batches per size; the median is reported")
 	fs.IntVar(&f.chunk, "chunk", 0, "GPU: score each window in chunks of N positions (chunked prefill with a KV cache; 0: one pass)")
 	fs.BoolVar(&f.profile, "profile", true, "GPU: time every kernel with timestamp queries, in one extra batch after the timed ones (where the device has timestamps)")
-	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
+	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a file is rewritten after every batch size, a FIFO or pipe written once at the end")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: a hub model must be cached (also HF_HUB_OFFLINE=1)")
 	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1); by default they are refused")
