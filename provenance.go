@@ -17,28 +17,40 @@ import (
 )
 
 // Version returns the module version of this build ("devel" when built from
-// a checkout) and the VCS commit it was built from ("" when unknown).
+// a checkout) and the VCS commit it was built from ("" when unknown): the
+// one the Go toolchain recorded, else buildCommit.
 func Version() (version, commit string) {
 	version = "devel"
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return version, ""
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		version = v
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			commit = s.Value
-		case "vcs.modified":
-			if s.Value == "true" && commit != "" {
-				commit += "+modified"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				if s.Value == "true" && commit != "" {
+					commit += "+modified"
+				}
 			}
 		}
 	}
+	if commit == "" {
+		commit = buildCommit
+	}
 	return version, commit
 }
+
+// buildCommit is the commit of a build whose toolchain recorded none: go
+// build stamps no commit with -buildvcs=false, nor in a git worktree (a .git
+// file, not a folder). It is set with
+//
+//	-ldflags '-X github.com/wgpu-eval/wgpu-eval.buildCommit=REV'
+//
+// as scripts/device-check.sh --build does (REV with "+modified" for a tree
+// with uncommitted changes), so that the figures a build writes name it.
+var buildCommit string
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 

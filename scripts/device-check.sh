@@ -79,11 +79,18 @@ root=$PWD
 
 build() { # build DIR: the CLI, the three test binaries and synthmodel, without cgo and stripped (small enough to copy around; they need only glibc), and TinyShakespeare for EVAL=1 where this machine has it
 	mkdir -p "$1"
-	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$1/wgpu-eval" ./cmd/wgpu-eval
-	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/backend.test" ./pipeline/backend
-	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/shaders.test" ./shaders
-	CGO_ENABLED=0 go test -c -ldflags='-s -w' -o "$1/wgpu.test" ./wgpu
-	CGO_ENABLED=0 go build -ldflags='-s -w' -o "$1/synthmodel" ./internal/cmd/synthmodel
+	# The commit, for `wgpu-eval version` and the JSON's "commit": go build records none with -buildvcs=false or in a
+	# git worktree, so it is set here (wgpueval.buildCommit), "+modified" where tracked files have changes.
+	local rev ldflags='-s -w'
+	if rev=$(git -C "$root" rev-parse HEAD 2>/dev/null); then
+		[[ -z $(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null) ]] || rev+=+modified
+		ldflags+=" -X github.com/wgpu-eval/wgpu-eval.buildCommit=$rev"
+	fi
+	CGO_ENABLED=0 go build -ldflags="$ldflags" -o "$1/wgpu-eval" ./cmd/wgpu-eval
+	CGO_ENABLED=0 go test -c -ldflags="$ldflags" -o "$1/backend.test" ./pipeline/backend
+	CGO_ENABLED=0 go test -c -ldflags="$ldflags" -o "$1/shaders.test" ./shaders
+	CGO_ENABLED=0 go test -c -ldflags="$ldflags" -o "$1/wgpu.test" ./wgpu
+	CGO_ENABLED=0 go build -ldflags="$ldflags" -o "$1/synthmodel" ./internal/cmd/synthmodel
 	local ts=${WGPU_EVAL_TINYSHAKESPEARE:-$root/../shared/data/tinyshakespeare.txt}
 	if [[ -f $ts ]]; then
 		cp "$ts" "$1/tinyshakespeare.txt"

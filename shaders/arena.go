@@ -212,6 +212,27 @@ func (g *GPT2) arenaFor(need arenaSize) (*arena, error) {
 	return a, nil
 }
 
+// FreeActivations releases the activation memory of the batches submitted
+// so far (a batch not yet finished is finished first; its result stays for
+// its Wait), so that the next batch allocates for its own size. Otherwise
+// that memory is kept and only grows, which suits an evaluation's batches;
+// a benchmark of several batch sizes frees it between them, so that a size's
+// peak memory does not hold a larger size's batches timed before it.
+func (g *GPT2) FreeActivations() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, a := range g.arenas {
+		if a == nil {
+			continue
+		}
+		if a.pending != nil {
+			a.pending.finish()
+		}
+		a.close()
+		g.arenas[i] = nil
+	}
+}
+
 // MaxBatchTokens is the most padded tokens (sequences x width) one batch can
 // hold on this device, from its memory budget less the weights, with two
 // batches in flight and room kept for the driver, and from its largest

@@ -26,12 +26,15 @@ type profileRow interface {
 	row() string
 }
 
+// embedParams' cost: per value a row of wte (stored weights) and, for GPT-2,
+// of wpe read and added, the f32 output written; the token ids once.
 func (p embedParams) cost(c costCtx) (float64, float64) {
 	n := float64(p.N) * float64(p.C)
+	ids := 4 * float64(p.N)
 	if v, ok := c.consts.value("WPE"); ok && v == 0 { // no position embeddings (the Llama family)
-		return 0, 4 * 2 * n
+		return 0, (c.wb+4)*n + ids
 	}
-	return n, 4 * 3 * n
+	return n, (2*c.wb+4)*n + ids
 }
 
 func (p layerNormParams) cost(costCtx) (float64, float64) {

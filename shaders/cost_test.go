@@ -16,9 +16,11 @@ func TestCostModel(t *testing.T) {
 		{"matmul", matmulParams{M: 2, N: 8, K: 3}, f16, 96, 24 + 48 + 64},
 		// SwiGLU writes N/2 columns.
 		{"matmul swiglu", matmulSharedParams{M: 2, N: 8, K: 3}, costCtx{wb: 2, consts: consts("EPI", float64(epiSwiGLU))}, 96, 24 + 48 + 32},
-		// GPT-2 adds wpe: reads wte and wpe, writes out.
-		{"embed gpt2", embedParams{N: 5, C: 4}, f16, 20, 240},
-		{"embed llama", embedParams{N: 5, C: 4}, costCtx{wb: 2, consts: consts("WPE", 0)}, 0, 160},
+		// GPT-2 adds wpe: reads 5 ids, 20 values of wte and of wpe (f16), writes 20 f32.
+		// (It was 240 and 160: every value counted as 4 bytes, 1.5x the f16 weights' bytes.)
+		{"embed gpt2", embedParams{N: 5, C: 4}, f16, 20, 20 + 20*2 + 20*2 + 20*4},
+		{"embed gpt2 f32", embedParams{N: 5, C: 4}, costCtx{wb: 4}, 20, 20 + 20*4 + 20*4 + 20*4},
+		{"embed llama", embedParams{N: 5, C: 4}, costCtx{wb: 2, consts: consts("WPE", 0)}, 0, 20 + 20*2 + 20*4},
 		{"layernorm", layerNormParams{Rows: 3, C: 10}, f16, 240, 240},
 		{"rmsnorm", rmsNormParams{Rows: 3, C: 10}, f16, 120, 240},
 		// 2 targets x 7 ids x 4 channels; wte's 7 rows and h's 2.

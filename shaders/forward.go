@@ -53,7 +53,7 @@ type Pending struct {
 	g     *GPT2
 	a     *arena
 	count int
-	qs    *wgpu.QuerySet
+	qs    []*wgpu.QuerySet // profiling: the batch's timestamp queries, maxProfileQueries a set (profileQuery)
 	ops   []opRecord
 
 	perToken bool
@@ -120,6 +120,7 @@ func (p *Pending) Profile() []KernelTime { return p.profile }
 // frees its arena for the next batch. g.mu must be held.
 func (p *Pending) finish() {
 	p.done = true
+	defer closeQuerySets(p.qs) // on every path: an error below leaves the timestamps unread
 	if p.a.pending == p {
 		p.a.pending = nil
 	}
@@ -149,30 +150,76 @@ func (p *Pending) finish() {
 		}
 	}
 	if p.qs != nil {
-		defer p.qs.Close()
-		ts, err := p.qs.Read(0, uint32(2*len(p.ops))) // the count is an upper bound: fused epilogues skip dispatches
-		if err != nil {
-			p.err = fmt.Errorf("gpu loss: timestamps: %w", err)
-			return
-		}
-		byName := map[string]int{}
-		for i, op := range p.ops {
-			j, ok := byName[op.kernel]
-			if !ok {
-				j = len(p.profile)
-				byName[op.kernel] = j
-				p.profile = append(p.profile, KernelTime{Kernel: op.kernel})
-			}
-			kt := &p.profile[j]
-			kt.Dispatches++
-			kt.Workgroups += op.groups
-			if ts[2*i+1] > ts[2*i] {
-				kt.Nanos += ts[2*i+1] - ts[2*i]
-			}
-			kt.Flops += op.flops
-			kt.Bytes += op.bytes
+		if err := p.readProfile(); err != nil {
+			p.err = err
 		}
 	}
+}
+
+// maxProfileQueries is the most timestamp queries one query set holds
+// (wgpu's limit, WebGPU's maxQuerySetSize): a profiled batch with more than
+// half as many dispatches (a long window in small --chunk steps, a model of
+// many layers) spreads its queries over several sets.
+const maxProfileQueries = 4096
+
+// profileQuery is where query i of a profiled batch lies: the set, and the
+// index in it.
+func profileQuery(i int) (set int, index uint32) {
+	return i / maxProfileQueries, uint32(i % maxProfileQueries)
+}
+
+// newProfileQueries makes the query sets of a batch of at most ops
+// dispatches, two queries each.
+func (g *GPT2) newProfileQueries(ops int) ([]*wgpu.QuerySet, error) {
+	var sets []*wgpu.QuerySet
+	for left := 2 * ops; left > 0; left -= maxProfileQueries {
+		qs, err := g.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: fmt.Sprintf("gpt2 profile %d", len(sets)), Count: uint32(min(left, maxProfileQueries))})
+		if err != nil {
+			closeQuerySets(sets)
+			return nil, fmt.Errorf("profile of %d dispatches: %w", ops, err)
+		}
+		sets = append(sets, qs)
+	}
+	return sets, nil
+}
+
+// closeQuerySets closes the query sets of a profiled batch.
+func closeQuerySets(sets []*wgpu.QuerySet) {
+	for _, qs := range sets {
+		qs.Close()
+	}
+}
+
+// readProfile reads the timestamps of the batch's dispatches (two a
+// dispatch, in p.qs) into p.profile, the time per kernel. g.mu must be held.
+func (p *Pending) readProfile() error {
+	// Only the queries written are read: the sets' size is an upper bound, since fused epilogues skip dispatches.
+	ts := make([]uint64, 0, 2*len(p.ops))
+	for left, k := 2*len(p.ops), 0; left > 0; left, k = left-maxProfileQueries, k+1 {
+		part, err := p.qs[k].Read(0, uint32(min(left, maxProfileQueries)))
+		if err != nil {
+			return fmt.Errorf("gpu loss: timestamps: %w", err)
+		}
+		ts = append(ts, part...)
+	}
+	byName := map[string]int{}
+	for i, op := range p.ops {
+		j, ok := byName[op.kernel]
+		if !ok {
+			j = len(p.profile)
+			byName[op.kernel] = j
+			p.profile = append(p.profile, KernelTime{Kernel: op.kernel})
+		}
+		kt := &p.profile[j]
+		kt.Dispatches++
+		kt.Workgroups += op.groups
+		if ts[2*i+1] > ts[2*i] {
+			kt.Nanos += ts[2*i+1] - ts[2*i]
+		}
+		kt.Flops += op.flops
+		kt.Bytes += op.bytes
+	}
+	return nil
 }
 
 // Loss scores seqs as one batch padded to its longest sequence and waits for
@@ -357,13 +404,18 @@ func (r *recorder) op(k *Kernel, consts constSet, bufs, params any, work extent)
 		return
 	}
 	if r.p.qs != nil { // profiling: a pass per dispatch, timestamps around it
-		i := uint32(len(r.p.ops))
+		start, si := profileQuery(2 * len(r.p.ops))
+		end, ei := profileQuery(2*len(r.p.ops) + 1)
+		if end >= len(r.p.qs) {
+			r.err = fmt.Errorf("profile: more dispatches than the %d counted (opsPerBatch)", len(r.p.ops))
+			return
+		}
 		r.pass.End()
-		r.enc.WriteTimestamp(r.p.qs, 2*i)
+		r.enc.WriteTimestamp(r.p.qs[start], si)
 		r.pass = r.enc.BeginComputePass(nil)
 		pl.Dispatch(r.pass, bg, pc, groups)
 		r.pass.End()
-		r.enc.WriteTimestamp(r.p.qs, 2*i+1)
+		r.enc.WriteTimestamp(r.p.qs[end], ei)
 		r.pass = r.enc.BeginComputePass(nil)
 		r.p.ops = append(r.p.ops, r.profiled(k, consts, params, groups))
 		return
@@ -427,7 +479,7 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 		if p.topK > 0 {
 			n += g.topDispatches(ranges, p.topK)
 		}
-		if p.qs, err = g.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "gpt2 profile", Count: uint32(2 * n)}); err != nil {
+		if p.qs, err = g.newProfileQueries(n); err != nil {
 			enc.Finish()
 			return fmt.Errorf("gpu loss: %w", err)
 		}
@@ -449,9 +501,7 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 		_, err = q.Submit(cb)
 	}
 	if err != nil {
-		if p.qs != nil {
-			p.qs.Close()
-		}
+		closeQuerySets(p.qs)
 		return fmt.Errorf("gpu loss: %w", err)
 	}
 	return nil

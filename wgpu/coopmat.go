@@ -47,7 +47,14 @@ const (
 	ComponentU64  ComponentType = "u64"
 	ComponentE4M3 ComponentType = "e4m3" // 8-bit float, 4 exponent bits (VK_NV_cooperative_matrix2)
 	ComponentE5M2 ComponentType = "e5m2" // 8-bit float, 5 exponent bits (VK_NV_cooperative_matrix2)
+	ComponentBF16 ComponentType = "bf16" // bfloat16 (VK_KHR_shader_bfloat16), which NVIDIA's drivers list
 )
+
+// componentTypeBFloat16KHR is VK_COMPONENT_TYPE_BFLOAT16_KHR, newer than the
+// vk.xml the vk package is generated from (Debian 12's 1.3.239): an H200's
+// driver (580.159.04) lists a 16x16x16 bf16 configuration, which read
+// "VkComponentTypeKHR(1000141000)" in `wgpu-eval devices`.
+const componentTypeBFloat16KHR vk.ComponentTypeKHR = 1000141000
 
 var componentTypes = map[vk.ComponentTypeKHR]ComponentType{
 	vk.ComponentTypeFloat16KHR: ComponentF16, vk.ComponentTypeFloat32KHR: ComponentF32, vk.ComponentTypeFloat64KHR: ComponentF64,
@@ -55,6 +62,7 @@ var componentTypes = map[vk.ComponentTypeKHR]ComponentType{
 	vk.ComponentTypeSint64KHR: ComponentI64, vk.ComponentTypeUint8KHR: ComponentU8, vk.ComponentTypeUint16KHR: ComponentU16,
 	vk.ComponentTypeUint32KHR: ComponentU32, vk.ComponentTypeUint64KHR: ComponentU64,
 	vk.ComponentTypeFloatE4m3NV: ComponentE4M3, vk.ComponentTypeFloatE5m2NV: ComponentE5M2,
+	componentTypeBFloat16KHR: ComponentBF16,
 }
 
 func componentType(t vk.ComponentTypeKHR) ComponentType {

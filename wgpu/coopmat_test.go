@@ -40,6 +40,7 @@ func TestCooperativeMatrixConfigFromProperties(t *testing.T) {
 		{props(16, 16, 16, f16, f16, f16, f32, false, vk.ScopeSubgroupKHR), "16x16x16 f16*f16+f16->f32 subgroup", false},   // C != result
 		{props(64, 64, 16, f16, f16, f32, f32, false, vk.ScopeWorkgroupKHR), "64x64x16 f16*f16+f32->f32 workgroup", false}, // not subgroup scope
 		{props(16, 16, 32, vk.ComponentTypeFloatE4m3NV, vk.ComponentTypeFloatE4m3NV, f32, f32, false, vk.ScopeSubgroupKHR), "16x16x32 e4m3*e4m3+f32->f32 subgroup", false},
+		{props(16, 16, 16, 1000141000, 1000141000, f32, f32, false, vk.ScopeSubgroupKHR), "16x16x16 bf16*bf16+f32->f32 subgroup", false}, // VK_COMPONENT_TYPE_BFLOAT16_KHR, as an H200 lists it
 		{props(8, 8, 8, 77, 77, f32, f32, false, 9), "8x8x8 VkComponentTypeKHR(77)*VkComponentTypeKHR(77)+f32->f32 VkScopeKHR(9)", false},
 	} {
 		got := cooperativeMatrixConfig(c.in)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	wgpueval "github.com/wgpu-eval/wgpu-eval"
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -44,7 +48,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.runs, "runs", 5, "timed batches per size; the median is reported")
 	fs.IntVar(&f.chunk, "chunk", 0, "GPU: score each window in chunks of N positions (chunked prefill with a KV cache; 0: one pass)")
 	fs.BoolVar(&f.profile, "profile", true, "GPU: time every kernel with timestamp queries, in one extra batch after the timed ones (where the device has timestamps)")
-	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a FILE is rewritten after every batch size")
+	fs.StringVar(&f.jsonOut, "json", "", "also write the figures as JSON to FILE (- for stdout); a file is rewritten after every batch size, a FIFO or pipe written once at the end")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bars or messages; only the figures")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network: a hub model must be cached (also HF_HUB_OFFLINE=1)")
 	fs.BoolVar(&f.insecureSkipVerify, "insecure-skip-verify", false, "use hub files whose content cannot be checked (an ETag that is neither a sha256 nor a git sha1); by default they are refused")
@@ -79,6 +83,9 @@ Flags:
 // object:
 //
 //	tool, version, date       "wgpu-eval", version(), RFC 3339 UTC time of the run
+//	commit, go_version        the build's VCS commit ("" when unknown: wgpueval.Version), the Go release it was built with
+//	environment               the WGPU_EVAL_* variables set (kernel set, matrix units, workgroup memory, ...), which change what runs
+//	cpu_model                 the CPU backend's processor
 //	device                    the backend's Name() ("cpu", "NVIDIA H200 (f16), driver ...")
 //	adapter                   wgpu.AdapterInfo of the GPU (name, vendor, deviceType, driver, limits, heaps); absent on the CPU
 //	model                     {name: --model as given, random: true for a shape name, config: {n_layer, n_head, n_embd, n_positions, vocab_size, layer_norm_epsilon}}
@@ -105,7 +112,7 @@ Flags:
 //	  tokens_per_second       tokens / median_seconds
 //	  windows_per_second      batch / median_seconds
 //	  mean_nll                mean NLL of the last run (about ln(vocab) for a random model: a sanity check, not a result)
-//	  peak_device_bytes       wgpu MemoryStats().Peak over this size's runs (weights included)
+//	  peak_device_bytes       wgpu MemoryStats().Peak over this size's warm-up and timed runs (weights included; activations of earlier sizes freed)
 //	  profile_wall_seconds    wall time of the one profiled batch (timestamps add a pass per dispatch)
 //	  kernels[]               GPU time per kernel from one separate, profiled batch (absent without timestamps or --profile=false):
 //	    kernel, dispatches    the kernel (its .wgsl name) and its dispatches in the batch
@@ -118,6 +125,10 @@ type benchResult struct {
 	Tool          string                    `json:"tool"`
 	Version       string                    `json:"version"`
 	Date          string                    `json:"date"`
+	Commit        string                    `json:"commit"`
+	GoVersion     string                    `json:"go_version"`
+	Environment   map[string]string         `json:"environment,omitempty"`
+	CPUModel      string                    `json:"cpu_model,omitempty"`
 	Device        string                    `json:"device"`
 	Adapter       *wgpu.AdapterInfo         `json:"adapter,omitempty"`
 	Model         benchModel                `json:"model"`
@@ -237,6 +248,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := notNegative(intFlag{"warmup", f.warmup}, intFlag{"ctx", f.ctx}, intFlag{"threads", f.threads}, intFlag{"chunk", f.chunk}); err != nil {
 		return err
 	}
+	// A file is rewritten after every batch size, so that a run cut short keeps
+	// what it measured; a FIFO, a device or a pipe (--json >(jq .)) gets the
+	// JSON once, at the end: a second write would follow the first in the
+	// reader's stream, or block once a reader such as cat has seen the end.
+	rewrite := false
+	if f.jsonOut != "" && f.jsonOut != "-" {
+		if err := atomicfile.Check(f.jsonOut); err != nil { // before loading and timing, not after the first size
+			return usageError{fmt.Errorf("bench: --json: %w", err)}
+		}
+		rewrite = atomicfile.Replaces(f.jsonOut)
+	}
 	boundThreads(stderr, &f.threads, f.quiet)
 	say := func(format string, a ...any) {
 		if !f.quiet {
@@ -302,8 +324,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	prog.close()
 
 	feed, desc := be.Feed(), be.Describe()
+	_, commit := wgpueval.Version()
 	res := &benchResult{
 		Tool: "wgpu-eval", Version: version(), Date: time.Now().UTC().Format(time.RFC3339),
+		Commit: commit, GoVersion: runtime.Version(), Environment: evalEnvironment(),
 		Device:    be.Name(),
 		Model:     benchModel{Name: f.model, Random: random, Config: benchConfigOf(cfg)},
 		Precision: desc.Precision, Ctx: window, Width: feed.Width(window),
@@ -344,7 +368,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			profile = true
 		}
 	} else {
-		res.Threads = desc.Threads
+		res.Threads, res.CPUModel = desc.Threads, desc.Device.CPUModel
 		res.profileReason = "the CPU has no kernel profile"
 		for _, g := range []struct {
 			set  bool
@@ -369,11 +393,42 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		human = io.Discard
 	}
 	printBenchHeader(human, res)
+	// decided fills in what the device decided so far (the autotuner's
+	// choices, the pipelines compiled), for every write of the JSON: a file
+	// rewritten after each size, or a run cut short, has them too.
+	decided := func() {
+		if g == nil {
+			return
+		}
+		res.Tuning, res.AttnTuning = g.Tuning(), g.AttentionTuning()
+		if gpu.Device().HasFeature(wgpu.FeaturePipelineStatistics) {
+			res.Pipelines = gpu.Device().PipelineStatistics()
+		}
+	}
+	// stopped ends a run interrupted at what (a size, its profile): what was
+	// measured is above and, once more or for the first time (a pipe,
+	// stdout), in the JSON.
+	stopped := func(what string, err error) error {
+		where := ""
+		if len(res.Batches) > 0 && f.jsonOut != "" {
+			decided()
+			if werr := writeJSON(f.jsonOut, stdout, res); werr == nil && f.jsonOut != "-" {
+				where = " and in " + infile.Quote(f.jsonOut)
+			}
+		}
+		fmt.Fprintf(stderr, "stopped at %s: the sizes timed are above%s\n", what, where)
+		return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
+	}
 	for _, n := range sizes {
 		b := benchBatch{Batch: n, Tokens: n * (window - 1), InputTokens: n * window, Fits: true}
 		batch := pipeline.Batch{Seqs: randomWindows(n, window, cfg.VocabSize), Width: res.Width}
 		b.OverBudget = feed.BatchTokens > 0 && n*res.Width > feed.BatchTokens
 		say("batch %d: %d warm-up, %d timed", n, f.warmup, f.runs)
+		if gpu != nil {
+			// This size's peak is its own: not the larger batches' memory of a size before it, nor the loading's.
+			g.FreeActivations()
+			gpu.Device().ResetMemoryPeak()
+		}
 		secs, sums, err := timeBatches(ctx, be, batch, f.warmup, f.runs, res.InFlight)
 		if errors.Is(err, pipeline.ErrBatchTooLarge) {
 			b.Fits, b.Error = false, err.Error()
@@ -382,12 +437,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			continue
 		}
 		if err != nil && ctx.Err() != nil {
-			if len(res.Batches) > 0 && f.jsonOut != "" && f.jsonOut != "-" {
-				fmt.Fprintf(stderr, "stopped at batch %d: the sizes timed before it are above and in %s\n", n, infile.Quote(f.jsonOut))
-			} else {
-				fmt.Fprintf(stderr, "stopped at batch %d: the sizes timed before it are above\n", n)
-			}
-			return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
+			return stopped(fmt.Sprintf("batch %d", n), err)
 		}
 		if err != nil {
 			return fmt.Errorf("batch %d: %w", n, err)
@@ -403,29 +453,32 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if gpu != nil {
 			b.PeakDevice = gpu.Device().MemoryStats().Peak
-			gpu.Device().ResetMemoryPeak() // the next size's peak is its own
 		}
 		if profile {
 			if err := profileBatch(ctx, g, batch, &b); err != nil {
+				if ctx.Err() != nil { // the timed runs count; the profile is left out
+					b.Kernels, b.KernelTotal, b.ProfileSeconds = nil, nil, 0
+					res.Batches = append(res.Batches, b)
+					printBenchBatch(human, &b)
+					return stopped(fmt.Sprintf("the profile of batch %d", n), err)
+				}
 				return fmt.Errorf("batch %d: profile: %w", n, err)
 			}
 		}
 		res.Batches = append(res.Batches, b)
 		printBenchBatch(human, &b)
-		if f.jsonOut != "" && f.jsonOut != "-" {
-			// Rewritten after every size, so that a run cut short (a timeout, Ctrl-C) keeps what it measured.
+		if rewrite {
+			decided()
 			if err := writeJSON(f.jsonOut, stdout, res); err != nil {
 				return err
 			}
 		}
 	}
+	decided()
 	if g != nil {
-		res.Tuning = g.Tuning()
 		printBenchTuning(human, res.Tuning, f.tune)
-		res.AttnTuning = g.AttentionTuning()
 		printBenchAttnTuning(human, res.AttnTuning)
 		if gpu.Device().HasFeature(wgpu.FeaturePipelineStatistics) {
-			res.Pipelines = gpu.Device().PipelineStatistics()
 			printBenchPipelines(human, res.Pipelines)
 		}
 	}
@@ -434,6 +487,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return writeJSON(f.jsonOut, stdout, res)
 	}
 	return nil
+}
+
+// evalEnvironment is the WGPU_EVAL_* variables set, not empty (nil for none): each
+// changes what runs (the kernel set, the matrix units, how workgroup memory
+// starts, the CPU's kernels), so figures name them.
+func evalEnvironment() map[string]string {
+	var env map[string]string
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" && strings.HasPrefix(k, "WGPU_EVAL_") { // empty: the default
+			if env == nil {
+				env = map[string]string{}
+			}
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // defaultBenchBatches is --batch's default: 1, 4 and 8 windows, and on a

@@ -398,6 +398,23 @@ func TestPeakOf(t *testing.T) {
 		{"llvmpipe (LLVM 15.0.6, 256 bits)", "cpu", ""},
 		{"SwiftShader Device (Subzero)", "cpu", ""},
 		{"Intel(R) Arc(tm) A770 Graphics (DG2)", "discrete-gpu", ""},
+		// Matched by whole words, and a variant of a listed part is not that part
+		// (they were: the L40 as the L4, a third of its rates; the RTX A1000 as the A100).
+		{"NVIDIA L40", "discrete-gpu", ""},
+		{"NVIDIA L40S", "discrete-gpu", "NVIDIA L40S"},
+		{"NVIDIA L4", "discrete-gpu", "NVIDIA L4"},
+		{"NVIDIA RTX A1000 Laptop GPU", "discrete-gpu", ""},
+		{"NVIDIA A100-SXM4-80GB", "discrete-gpu", "NVIDIA A100 80GB SXM"},
+		{"NVIDIA A100-PCIE-40GB", "discrete-gpu", ""},
+		{"NVIDIA A10", "discrete-gpu", "NVIDIA A10"},
+		{"NVIDIA H100 NVL", "discrete-gpu", ""},
+		{"NVIDIA H200 NVL", "discrete-gpu", ""},
+		{"NVIDIA GeForce RTX 4090 Laptop GPU", "discrete-gpu", ""},
+		{"NVIDIA GeForce RTX 3090 Ti", "discrete-gpu", ""},
+		{"NVIDIA GeForce RTX 3090", "discrete-gpu", "NVIDIA GeForce RTX 3090"},
+		{"Tesla T4", "discrete-gpu", "NVIDIA T4"},
+		{"AMD Radeon RX 7900 XTX (RADV NAVI31)", "discrete-gpu", "AMD Radeon RX 7900 XTX"},
+		{"AMD Instinct MI300X (RADV GFX942)", "discrete-gpu", "AMD Instinct MI300X"},
 	} {
 		p, ok := peakOf(&wgpu.AdapterInfo{Name: c.name, DeviceType: c.typ})
 		if ok != (c.want != "") || p.Name != c.want {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -23,7 +24,7 @@ type devicePeak struct {
 }
 
 // knownPeaks are datasheet figures of GPUs people run evaluations on, matched by
-// a part of the Vulkan adapter's name (case-insensitive), most specific first.
+// the words of the Vulkan adapter's name (peakOf), most specific first.
 var knownPeaks = []struct {
 	match string
 	peak  devicePeak
@@ -47,20 +48,68 @@ var knownPeaks = []struct {
 	{"mi300x", devicePeak{Name: "AMD Instinct MI300X", TFlops: 163.4, TensorTFlops: 1307.4, GBps: 5300}},
 }
 
-// peakOf is the datasheet peak of the adapter, when it is a known GPU.
+// variantWords mark a part that shares its name with a listed one but not
+// its figures (a laptop chip, a Ti, SUPER or China's D, NVIDIA's NVL
+// boards, A100's 40 GB with 1,555 GB/s, a PCIe board's lower power): a
+// name with one the entry does not spell has no known peak, since a wrong
+// peak is worse than none.
+var variantWords = []string{"laptop", "mobile", "max-q", "ti", "super", "d", "nvl", "40gb", "pcie"}
+
+// peakOf is the datasheet peak of the adapter, when it is a known GPU: an
+// entry whose words all appear in the adapter's name as words (so that
+// "l4" is not the L40 nor "a100" the RTX A1000), and no variant word the
+// entry lacks ("NVIDIA H200 NVL", "RTX 4090 Laptop GPU": unknown).
 func peakOf(info *wgpu.AdapterInfo) (devicePeak, bool) {
 	if info == nil || info.DeviceType == "cpu" {
 		return devicePeak{}, false
 	}
-	name := strings.ToLower(info.Name)
+	words := nameWords(info.Name)
 	for _, k := range knownPeaks {
-		if strings.Contains(name, k.match) {
-			p := k.peak
-			p.Source = "vendor datasheet (boost clock)"
-			return p, true
+		match := strings.Fields(k.match)
+		if !containsAll(words, match) || variant(words, match) {
+			continue
 		}
+		p := k.peak
+		p.Source = "vendor datasheet (boost clock)"
+		return p, true
 	}
 	return devicePeak{}, false
+}
+
+// nameWords is name in lower case, split at every character but letters,
+// digits and '-' ("NVIDIA A100-SXM4-80GB" gives nvidia, a100, sxm4, 80gb
+// after the split at '-' too, and max-q stays one word).
+func nameWords(name string) []string {
+	fields := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
+	})
+	var words []string
+	for _, f := range fields {
+		words = append(words, f)
+		if parts := strings.Split(f, "-"); len(parts) > 1 && f != "max-q" {
+			words = append(words, parts...)
+		}
+	}
+	return words
+}
+
+func containsAll(words, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(words, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// variant reports a variant word in words that match does not spell.
+func variant(words, match []string) bool {
+	for _, v := range variantWords {
+		if slices.Contains(words, v) && !slices.Contains(match, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // onMatrixUnits reports whether a profile's kernel row is one of the

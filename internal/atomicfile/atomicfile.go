@@ -113,6 +113,19 @@ func Check(path string) error {
 	}
 }
 
+// Replaces reports whether Write to path replaces what is there as a whole
+// (nothing yet, or a regular file, through symbolic links), so that a later
+// Write leaves only its own content. A device, a FIFO or one of the
+// process's own descriptors is written in place: each Write adds its
+// content to what a reader got before (or, for a FIFO whose reader has
+// gone, blocks until another opens it). A program that rewrites an output
+// as it goes (a partial result kept up to date) does so only where this
+// holds, and writes anything else once, at the end.
+func Replaces(path string) bool {
+	_, fi, fd, err := resolve(path)
+	return err == nil && fd < 0 && (fi == nil || fi.Mode().IsRegular())
+}
+
 // writableIn reports a folder this process cannot create a file in.
 func writableIn(dir string) error {
 	if err := canWriteIn(dir); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -112,4 +113,53 @@ func TestWriteOwnDescriptors(t *testing.T) {
 			t.Errorf("the file opened for reading holds %q", got)
 		}
 	})
+}
+
+// TestReplaces: a Write replaces the content of a new path, a regular file
+// and a link to one; it adds to what a FIFO, a device or one of the
+// process's own descriptors (a pipe, a regular file behind /dev/fd/N) got
+// before, so a program that rewrites an output as it goes must not rewrite
+// those.
+func TestReplaces(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	f, err := os.Create(filepath.Join(dir, "open"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{filepath.Join(dir, "new"), true},
+		{file, true},
+		{link, true},
+		{fifo, false},
+		{"/dev/null", false},
+		{fmt.Sprintf("/dev/fd/%d", w.Fd()), false},
+		{fmt.Sprintf("/proc/self/fd/%d", f.Fd()), false},
+		{dir, false},
+	} {
+		if got := Replaces(c.path); got != c.want {
+			t.Errorf("Replaces(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
 }
