@@ -47,13 +47,7 @@ func Text(name, text string) Data {
 func Documents(name string, docs []string) Data {
 	return Data{name: name, memory: true, load: func(_ context.Context, opt corpus.Options) (*corpus.Corpus, error) {
 		c, err := corpus.FromDocuments(name, docs)
-		if err == nil {
-			err = c.CheckWhole(opt.Split, opt.Separator)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+		return whole(c, err, opt)
 	}}
 }
 
@@ -66,12 +60,19 @@ func Documents(name string, docs []string) Data {
 func TokenIDs(name string, ids []int32) Data {
 	return Data{name: name, memory: true, load: func(_ context.Context, opt corpus.Options) (*corpus.Corpus, error) {
 		c, err := corpus.FromTokens(name, ids)
-		if err == nil {
-			err = c.CheckWhole(opt.Split, opt.Separator)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+		return whole(c, err, opt)
 	}}
+}
+
+// whole is an in-memory corpus of documents or token ids (c, or the error
+// err of making it) loaded with opt: the options only a text corpus honours
+// (a split, a separator) are refused (corpus.Corpus.CheckWhole).
+func whole(c *corpus.Corpus, err error, opt corpus.Options) (*corpus.Corpus, error) {
+	if err == nil {
+		err = c.CheckWhole(opt.Split, opt.Separator)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -221,6 +221,12 @@ func (g *GPT2) arenaFor(need arenaSize) (*arena, error) {
 func (g *GPT2) FreeActivations() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.freeArenas()
+}
+
+// freeArenas finishes the batches in flight and releases their arenas.
+// g.mu is held.
+func (g *GPT2) freeArenas() {
 	for i, a := range g.arenas {
 		if a == nil {
 			continue

@@ -698,16 +698,7 @@ func (g *GPT2) Close() error {
 	}
 	g.closed = true
 	var errs []error
-	for i, a := range g.arenas {
-		if a == nil {
-			continue
-		}
-		if a.pending != nil {
-			a.pending.finish()
-		}
-		a.close()
-		g.arenas[i] = nil
-	}
+	g.freeArenas()
 	for _, b := range g.weights {
 		errs = append(errs, b.Close())
 	}
