@@ -5,19 +5,15 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/x448/float16"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -263,20 +259,13 @@ func loadVerdicts(dev *wgpu.Device, path string) (coopVerdictFile, error) {
 	empty.Kernels = kernelsDigest()
 	// A verdict file is small and regular: anything else (a FIFO, which
 	// would block the read, a device, a huge file) is refused before it is
-	// opened.
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
+	// opened (readStateFile).
+	b, err := readStateFile(path, "verdict file")
+	if err != nil {
+		return empty, fmt.Errorf("matrix-unit verdicts: %w", err)
+	}
+	if b == nil {
 		return empty, nil
-	}
-	if err != nil {
-		return empty, fmt.Errorf("matrix-unit verdicts %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return empty, fmt.Errorf("matrix-unit verdicts %s: %v of %d bytes, not a verdict file", path, fi.Mode().Type(), fi.Size())
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return empty, fmt.Errorf("matrix-unit verdicts %s: %w", path, err)
 	}
 	var f coopVerdictFile
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -292,7 +281,8 @@ func loadVerdicts(dev *wgpu.Device, path string) (coopVerdictFile, error) {
 	return f, nil
 }
 
-// saveVerdicts writes f to path atomically.
+// saveVerdicts writes f to path atomically (writeStateFile: never into a
+// FIFO or a device).
 func saveVerdicts(dev *wgpu.Device, path string, f coopVerdictFile) error {
 	if path == "" {
 		return nil
@@ -301,10 +291,7 @@ func saveVerdicts(dev *wgpu.Device, path string, f coopVerdictFile) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("matrix-unit verdicts: %w", err)
-	}
-	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
+	if err := writeStateFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("matrix-unit verdicts: %w", err)
 	}
 	return nil

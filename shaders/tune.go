@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/x448/float16"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
@@ -117,14 +115,16 @@ func tunePath(dev *wgpu.Device) string {
 
 // loadTuning reads the device's tuning file; a missing, unreadable or foreign
 // file (another device, driver or build's kernels: kernelsDigest) is no
-// tuning (it is rewritten after the next tuning).
+// tuning (it is rewritten after the next tuning), and so is anything but a
+// small regular file, found before it is opened (readStateFile: a FIFO
+// would block the read).
 func loadTuning(dev *wgpu.Device, path string) map[string]TuneChoice {
 	out := map[string]TuneChoice{}
 	if path == "" {
 		return out
 	}
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) > 1<<20 {
+	b, err := readStateFile(path, "tuning file")
+	if err != nil || b == nil {
 		return out
 	}
 	var f tuneFile
@@ -142,7 +142,8 @@ func loadTuning(dev *wgpu.Device, path string) map[string]TuneChoice {
 	return out
 }
 
-// saveTuning writes every choice to the device's tuning file.
+// saveTuning writes every choice to the device's tuning file (see
+// writeStateFile: atomically, and never into a FIFO or a device).
 func saveTuning(dev *wgpu.Device, path string, choices map[string]TuneChoice) error {
 	if path == "" {
 		return nil
@@ -158,10 +159,7 @@ func saveTuning(dev *wgpu.Device, path string, choices map[string]TuneChoice) er
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("tuning file: %w", err)
-	}
-	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
+	if err := writeStateFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("tuning file: %w", err)
 	}
 	return nil

@@ -1,0 +1,50 @@
+package shaders
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+)
+
+// maxStateFile is the most bytes a file the GPU path keeps between runs
+// (the tuning file, the matrix units' verdicts) may have: a few KiB in
+// practice.
+const maxStateFile = 1 << 20
+
+// readStateFile reads one of the files the GPU path keeps between runs in
+// the user's cache folder: nil, nil where there is none. Such a file is
+// small and regular: anything else at path (a FIFO, whose read would wait
+// for a writer forever; a device such as /dev/zero, which never ends; a
+// huge file) is an error naming it and what (a "verdict file"), found
+// before it is opened.
+func readStateFile(path, what string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxStateFile {
+		return nil, fmt.Errorf("%s: %v of %d bytes, not a %s", path, fi.Mode().Type(), fi.Size(), what)
+	}
+	return os.ReadFile(path)
+}
+
+// writeStateFile writes data to path, a file readStateFile reads, through
+// atomicfile.Write (a crash or a concurrent writer leaves one whole file,
+// never a torn one), making its folder where needed. Where something other
+// than a regular file is at path (a FIFO, whose open would wait for a
+// reader forever; a device), it writes nothing and says so.
+func writeStateFile(path string, data []byte) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: %v, not a regular file: not written", path, fi.Mode().Type())
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data)
+}
