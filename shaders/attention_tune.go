@@ -176,14 +176,18 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 	if err != nil {
 		c.Tiles, c.Err = g.coop.attn.tiles.attnChoice(), err.Error()
 	}
+	timed := c // as timed: attnPick may put what runs in c instead
 	g.attnPicks[key] = g.attnPick(&c)
 	g.attnTuned[key] = c
 	if g.tuneRedone != nil {
 		g.tuneRedone[key] = true
 	}
-	if path != "" && c.Err == "" {
-		file[key] = c
-		_ = saveTuning(g.dev, path, file) // best effort, as ensureTuned's
+	if path != "" && timed.Err == "" {
+		// The timed choice, even where the fastest failed the self-check:
+		// the next process reads that verdict and runs the same as this
+		// one, without timing again.
+		file[key] = timed
+		g.keepTuning(file)
 	}
 }
 
@@ -192,8 +196,9 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 // the default): attention_shared.wgsl (nil, always usable), the default
 // tiling (which decideMatrixUnits checked), or another tiling that fits,
 // stays within the loop limit and passes the self-check (attnUsable). When
-// that is not c's choice, c says so (Err, and Tiles what runs), so that the
-// next process tunes again. g.mu is held.
+// that is not c's choice, c says so (Err, and Tiles what runs); the tuning
+// file keeps the choice as timed, and the next process, finding the same
+// verdicts, picks the same without timing. g.mu is held.
 func (g *GPT2) attnPick(c *TuneChoice) *attnCoop {
 	def := g.coop.attn
 	of := func(m map[string]float64) attnCoopTiles {
@@ -319,12 +324,12 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 	tiles = append(tiles, map[string]float64{"coop": 0})
 	jobs = append(jobs, pipelineJob{g.attnShared(simt), simt.constSet(hd)})
 	compilePipelines(jobs)
-	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+	ran := ch.timeCandidates(tiles, g.clocked(tiles, func(i int, best uint64) (uint64, error) {
 		if runs[i].err != nil {
 			return 0, runs[i].err
 		}
 		return g.timePipeline(runs[i].k, runs[i].cs, bufs, params, perWorkgroup(runs[i].groups), best)
-	})
+	}))
 	if !ran {
 		return ch, fmt.Errorf("tune attention: no kernel ran: %s", ch.Candidates[0].Err)
 	}

@@ -292,7 +292,7 @@ func saveVerdicts(dev *wgpu.Device, path string, f coopVerdictFile) error {
 		return err
 	}
 	if err := writeStateFile(path, append(b, '\n')); err != nil {
-		return fmt.Errorf("matrix-unit verdicts: %w", err)
+		return fmt.Errorf("matrix-unit verdicts %s: %w", path, err)
 	}
 	return nil
 }

@@ -224,7 +224,7 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 		g.tuned = map[string]TuneChoice{}
 	}
 	var file map[string]TuneChoice
-	changed := false
+	fresh := map[string]TuneChoice{} // timed now, as timed (before coopPick): what the file keeps
 	for _, sh := range g.matmulShapes() {
 		K, N := sh.K, sh.N
 		key := coopTuneKey(ck.cfg, rows, N, K)
@@ -242,7 +242,7 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 		if !have || redo {
 			g.noteTuning(key)
 			c = g.timeCoop(ck, key, rows, sh, g.coopCandidates(ck, K))
-			changed = true
+			fresh[key] = c
 			if g.tuneRedone != nil {
 				g.tuneRedone[key] = true
 			}
@@ -250,21 +250,23 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 		ck.picks[key] = g.coopPick(ck, &c, K)
 		g.tuned[key] = c
 	}
-	if g.ensureCoopHead(ck, rows, &file) {
-		changed = true
-	}
-	if changed && g.tuneFile != "" {
+	g.ensureCoopHead(ck, rows, &file, fresh)
+	if len(fresh) > 0 && g.tuneFile != "" {
 		if file == nil {
 			file = loadTuning(g.dev, g.tuneFile)
 		}
-		for k, c := range g.tuned {
+		// The choices as timed, even where the fastest failed the
+		// self-check (the next process reads that verdict and runs what
+		// this one runs, without timing again); a timing that failed is
+		// retried by the next process, not kept.
+		for k, c := range fresh {
 			if c.Err == "" {
 				file[k] = c
 			} else {
-				delete(file, k) // a failure is retried by the next process, not kept
+				delete(file, k)
 			}
 		}
-		_ = saveTuning(g.dev, g.tuneFile, file) // best effort
+		g.keepTuning(file)
 	}
 }
 
@@ -290,14 +292,14 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, c
 		}
 	}
 	compilePipelines(jobs)
-	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+	ran := ch.timeCandidates(tiles, g.clocked(tiles, func(i int, best uint64) (uint64, error) {
 		k, err := g.coopKernelFor(ck, cands[i])
 		if err != nil {
 			return 0, err
 		}
 		mv := coopVariant(k, cands[i], K, N)
 		return g.timePipeline(k, mv.consts.with("EPI", float64(sh.epi)), bufs, params, mv.work(M, N), best)
-	})
+	}))
 	if !ran {
 		ch.Err = fmt.Sprintf("tune %s: no candidate ran: %s", key, ch.Candidates[0].Err)
 	}
@@ -311,7 +313,9 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, c
 // than every candidate, costs one self-check per tiling that would run
 // (verdicts kept in the verdict file by tiling and kernel text), none for
 // those that lost. When the choice is not what runs, c says so (Err, and
-// Tiles the ones that run), so that the next process tunes again.
+// Tiles the ones that run); the tuning file keeps the choice as timed, and
+// the next process, finding the same verdicts, picks the same without
+// timing.
 func (g *GPT2) coopPick(ck *coopKernels, c *TuneChoice, K int) coopTiles {
 	of := func(m map[string]float64) coopTiles { return coopTilesOf(ck.cfg, ck.mm.SGS, m) }
 	return pickTiling(c, ck.mm, of, (coopTiles).coopConstants, func(t coopTiles) error {

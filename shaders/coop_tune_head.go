@@ -138,14 +138,14 @@ func (g *GPT2) headLoopsOK(t coopTiles) bool {
 
 // ensureCoopHead is ensureCoopTuned for the LM head at a batch of rows
 // rows: from memory, the tuning file (file, loaded on first use), or timed
-// now; the tiling that runs passed the self-check. It reports whether it
-// timed. g.mu is held.
-func (g *GPT2) ensureCoopHead(ck *coopKernels, rows int, file *map[string]TuneChoice) bool {
+// now (then added to fresh as timed, for the file); the tiling that runs
+// passed the self-check. g.mu is held.
+func (g *GPT2) ensureCoopHead(ck *coopKernels, rows int, file *map[string]TuneChoice, fresh map[string]TuneChoice) {
 	C, V := g.cfg.NEmbd, g.cfg.VocabSize
 	key := coopHeadKey(ck.cfg, rows, C, V)
 	redo := g.tuneMode == TuneRedo && !g.tuneRedone[key]
 	if _, ok := ck.picks[key]; ok && !redo {
-		return false
+		return
 	}
 	c, have := g.tuned[key]
 	if !have && !redo {
@@ -154,17 +154,16 @@ func (g *GPT2) ensureCoopHead(ck *coopKernels, rows int, file *map[string]TuneCh
 		}
 		c, have = (*file)[key]
 	}
-	timed := !have || redo
-	if timed {
+	if !have || redo {
 		g.noteTuning(key)
 		c = g.timeCoopHead(ck, key, rows, C, V, g.coopHeadCandidates(ck))
+		fresh[key] = c
 		if g.tuneRedone != nil {
 			g.tuneRedone[key] = true
 		}
 	}
 	ck.picks[key] = g.coopHeadPick(ck, &c)
 	g.tuned[key] = c
-	return timed
 }
 
 // timeCoopHead times the LM-head candidates over P = tuneM(rows) positions,
@@ -208,13 +207,13 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 			}
 		}
 		compilePipelines(jobs)
-		return ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+		return ch.timeCandidates(tiles, g.clocked(tiles, func(i int, best uint64) (uint64, error) {
 			k, err := g.coopKernelFor(ck, cands[i])
 			if err != nil {
 				return 0, err
 			}
 			return g.timePipeline(k, cands[i].constSet(), bufs, params, headGroups(cands[i], P, V), best)
-		})
+		}))
 	}
 	if !timeAll(cands) {
 		ch.Err = fmt.Sprintf("tune %s: no candidate ran: %s", key, ch.Candidates[0].Err)

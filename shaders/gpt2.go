@@ -51,6 +51,9 @@ type GPT2 struct {
 	tuneFile  string        // the autotuner's file beside the pipeline cache ("" for none)
 	autoTune  bool          // TuneAuto tunes here: a hardware GPU (tests set it on others)
 	tuneCands []matmulTiles // tests: the autotuner's candidates instead of matmulCandidates
+	// tuneClock (tests) gives a timed candidate's time, by its tiles,
+	// instead of the one measured (clocked).
+	tuneClock func(tiles map[string]float64) uint64
 
 	coopFile       string                         // the self-check's verdicts, beside the tuning file ("" for none)
 	coopForce      *MatrixConfig                  // tests: use this configuration on a device without matrix units (the compiler lowers it)
@@ -63,6 +66,7 @@ type GPT2 struct {
 	mu              sync.Mutex                    // guards the fields below and the recording of batches
 	tuneNote        func(msg string)              // SetTuneNotice
 	tuneNoted       time.Time                     // when the first notice was given; zero before
+	tuneSaveFailed  bool                          // a write of the tuning file failed (keepTuning said so)
 	mxMode          MatrixUnits                   // SetMatrixUnits; $WGPU_EVAL_MATRIX_UNITS at NewGPT2
 	mx              *MatrixUnitsStatus            // the decision (ensureMatrixUnits); nil until made
 	mxErr           error                         // why MatrixUnitsOn cannot be had

@@ -160,7 +160,7 @@ func saveTuning(dev *wgpu.Device, path string, choices map[string]TuneChoice) er
 		return err
 	}
 	if err := writeStateFile(path, append(b, '\n')); err != nil {
-		return fmt.Errorf("tuning file: %w", err)
+		return fmt.Errorf("tuning file %s: %w", path, err)
 	}
 	return nil
 }
@@ -220,13 +220,13 @@ func (g *GPT2) timeMatmul(M int, sh matmulShape, cands []matmulTiles) (TuneChoic
 		jobs = append(jobs, pipelineJob{g.matmulShared, t.constSet().with("EPI", float64(sh.epi))})
 	}
 	compilePipelines(jobs)
-	ran := ch.timeCandidates(tiles, func(i int, best uint64) (uint64, error) {
+	ran := ch.timeCandidates(tiles, g.clocked(tiles, func(i int, best uint64) (uint64, error) {
 		t := cands[i]
 		if err := t.fits(g.dev); err != nil {
 			return 0, err
 		}
 		return g.timePipeline(g.matmulShared, t.constSet().with("EPI", float64(sh.epi)), bufs, params, perWorkgroup(t.groups(M, N)), best)
-	})
+	}))
 	if !ran {
 		return ch, fmt.Errorf("tune %s: no candidate ran: %s", ch.Shape, ch.Candidates[0].Err)
 	}
@@ -287,6 +287,22 @@ func (ch *TuneChoice) timeCandidates(tiles []map[string]float64, time func(i int
 	}
 	ch.Tiles, ch.Nanos = ch.Candidates[best].Tiles, ch.Candidates[best].Nanos
 	return true
+}
+
+// clocked is time, the timing of tiles[i] that a tuner passes to
+// timeCandidates, with the times a test set in g.tuneClock for the
+// candidates that ran. g.mu is held.
+func (g *GPT2) clocked(tiles []map[string]float64, time func(i int, best uint64) (uint64, error)) func(int, uint64) (uint64, error) {
+	if g.tuneClock == nil {
+		return time
+	}
+	return func(i int, best uint64) (uint64, error) {
+		ns, err := time(i, best)
+		if err == nil {
+			ns = g.tuneClock(tiles[i])
+		}
+		return ns, err
+	}
 }
 
 // tuneOperands makes random operands of an (M, K) x (K, N) matmul with
@@ -650,7 +666,24 @@ func (g *GPT2) ensureTuned(rows int) {
 				delete(file, k) // a failure is retried by the next process, not kept
 			}
 		}
-		_ = saveTuning(g.dev, path, file) // best effort: without the file the next run tunes again
+		g.keepTuning(file)
+	}
+}
+
+// keepTuning writes choices to the tuning file (the autotuner's choices
+// of every process on the device, best effort: without the file the next
+// run tunes again). The first write that fails in this process is told to
+// SetTuneNotice's function, since every later run would pay the tuning
+// again: a read-only or full cache folder, say. g.mu is held.
+func (g *GPT2) keepTuning(choices map[string]TuneChoice) {
+	err := saveTuning(g.dev, g.tuneFile, choices)
+	if err == nil || g.tuneSaveFailed {
+		return
+	}
+	g.tuneSaveFailed = true
+	if g.tuneNote != nil {
+		g.tuneNote(fmt.Sprintf("wgpu-eval: warning: the autotuner's choices for %s are not kept (%v): the next run tunes again",
+			g.dev.AdapterInfo().Name, err))
 	}
 }
 
