@@ -83,3 +83,53 @@ func TestEvaluateRecordsDescribe(t *testing.T) {
 		t.Errorf("checkpoint run %+v with %d targets, want precision f16 and the batches before the failure", ck.Run, ck.State.Sums.Count)
 	}
 }
+
+// tuningBackend describes itself as a GPU whose autotuner picks tiles as
+// batches come: before the first, only the defaults.
+type tuningBackend struct {
+	pipeline.Backend
+	batches int
+}
+
+func (b *tuningBackend) Describe() pipeline.BackendInfo {
+	tiles := map[string]string{"default": "128x128x8/8x8"}
+	if b.batches > 0 {
+		tiles["f16 N2304 K768 M64"] = "64x64x16/4x4"
+	}
+	return pipeline.BackendInfo{Precision: "f16", Device: pipeline.DeviceInfo{Kind: "gpu", Name: "A (f16)", Adapter: "A",
+		Kernels: "hardware", MatmulTiles: tiles}}
+}
+
+func (b *tuningBackend) Submit(ctx context.Context, batch pipeline.Batch) (pipeline.Pending, error) {
+	b.batches++
+	return b.Backend.Submit(ctx, batch)
+}
+
+// TestProvenanceNamesTunedTiles: a result's provenance describes the
+// device as it ran, with the tiles the autotuner picked during the run
+// (device.matmul_tiles). It was taken before the first batch, so it named
+// only the defaults, and a run's JSON could not explain a surprising
+// figure by the tiles.
+func TestProvenanceNamesTunedTiles(t *testing.T) {
+	ev, err := Open(context.Background(), tinyModel(t), Options{Device: "cpu", Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	cpu, err := ev.prepare(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.backend = &tuningBackend{Backend: cpu}
+	text := filepath.Join(t.TempDir(), "t.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Now is the winter of our discontent\n", 4)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ev.Evaluate(context.Background(), Named(text), EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Provenance.Device.MatmulTiles["f16 N2304 K768 M64"]; got != "64x64x16/4x4" {
+		t.Errorf("provenance tiles %v, want the tuned shape's 64x64x16/4x4", r.Provenance.Device.MatmulTiles)
+	}
+}

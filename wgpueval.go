@@ -702,6 +702,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		}
 		return nil, err
 	}
+	// The device as it ran: the autotuner picks its tiles as the first
+	// batches of each shape come (MatmulTiles), so the description taken
+	// before the run names only the defaults.
+	prov.Device = b.Describe().Device
 	res.Config, res.Provenance = rc, prov
 	var werr error // writing the outputs of a complete run
 	switch {

@@ -62,7 +62,9 @@ type DeviceInfo struct {
 	Kernels    string `json:"kernels,omitempty"`     // CPU: kernel set (generic, avx2, avx512, neon); GPU: software or hardware
 	// MatmulTiles is, on a GPU with the hardware kernels, matmul_shared.wgsl's
 	// tiles (BMxBNxBK/TMxTN) by matmul shape as the autotuner chose them, and
-	// under "default" those of shapes it did not tune.
+	// under "default" those of shapes it did not tune; with the matrix units
+	// the coop tilings, and the attention kernel, by the tuning file's keys
+	// (shaders.GPT2.MatmulTiles). A result's is taken as the run ended.
 	MatmulTiles map[string]string `json:"matmul_tiles,omitempty"`
 	// MatrixUnits is, on a GPU, whether its weight matmuls and LM head ran
 	// on the matrix units (tensor cores) and why.

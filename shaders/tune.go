@@ -537,7 +537,10 @@ func (g *GPT2) Tuning() []TuneChoice {
 // MatmulTiles names the tile configuration of matmul_shared.wgsl by shape
 // (the tuned ones, else "default" with the default's), for provenance; nil
 // for the software kernels. With the matrix units in use it names
-// matmul_coop.wgsl's tiling as "coop".
+// matmul_coop.wgsl's tiling as "coop", the tilings the autotuner picked
+// by their keys ("coop ...", "coop-head ..."), and by its "attn ..." keys
+// the attention kernel it picked: attention_shared.wgsl, or
+// attention_coop.wgsl with its tiling (as profiles name it).
 func (g *GPT2) MatmulTiles() map[string]string {
 	if !g.sharedMatmul {
 		return nil
@@ -548,7 +551,14 @@ func (g *GPT2) MatmulTiles() map[string]string {
 	if ck != nil {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		return ck.tilings()
+		out := ck.tilings()
+		for k, a := range g.attnPicks {
+			out[k] = "attention_shared.wgsl"
+			if a != nil {
+				out[k] = attnCoopLabel(a.tiles)
+			}
+		}
+		return out
 	}
 	out := map[string]string{"default": g.tiles.String()}
 	for _, c := range g.Tuning() {

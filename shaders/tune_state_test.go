@@ -15,8 +15,9 @@ import (
 // fails the self-check, the tuning file still keeps the timed choice, so
 // that the next process (TuneAuto) times nothing: it reads the choice,
 // finds the failed verdict in the verdict file and runs the next fastest,
-// the default tiling, saying why in the choice's Err. The choice was kept
-// out of the file, so every run timed the candidates again.
+// the default tiling, saying why in the choice's Err (and MatmulTiles, the
+// provenance, names it). The choice was kept out of the file, so every run
+// timed the candidates again; the provenance named no attention choice.
 func TestAttnTuningKeptAfterFailedCheck(t *testing.T) {
 	d := coopDev(t)
 	m := synth.Peaked(synth.TinyConfig(), 7)
@@ -69,6 +70,9 @@ func TestAttnTuningKeptAfterFailedCheck(t *testing.T) {
 		got := g.AttentionTuning()
 		if len(got) != 1 || !strings.Contains(got[0].Err, "self-check") {
 			t.Fatalf("run %d: tuning %+v, want one choice saying the fastest failed the self-check", run, got)
+		}
+		if named := g.MatmulTiles()[got[0].Shape]; named != attnCoopLabel(g.coop.attn.tiles) {
+			t.Errorf("run %d: provenance names %q for %s, want the default tiling %q", run, named, got[0].Shape, attnCoopLabel(g.coop.attn.tiles))
 		}
 		switch n := timed - before; {
 		case run == 0 && n != 3:
