@@ -38,10 +38,11 @@ func readStateFile(path, what string) ([]byte, error) {
 // atomicfile.Write (a crash or a concurrent writer leaves one whole file,
 // never a torn one), making its folder where needed. Where something other
 // than a regular file is at path (a FIFO, whose open would wait for a
-// reader forever; a device), it writes nothing and says so.
+// reader forever; a device), it writes nothing and says so (the caller
+// names the file).
 func writeStateFile(path string, data []byte) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: %v, not a regular file: not written", path, fi.Mode().Type())
+		return fmt.Errorf("not written: there is a %v, not a regular file", fi.Mode().Type())
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
