@@ -609,8 +609,9 @@ func (g *GPT2) geluEpilogue() epilogue {
 // tiles: from memory, from the tuning file, or timed now (and the file
 // rewritten). Tuning never fails a batch: a shape whose timing fails (no
 // memory for its operands, say) keeps the default tiles, with the reason in
-// its TuneChoice.Err, and is not timed again; a tuning file that cannot be
-// written is only slower next time. g.mu is held.
+// its TuneChoice.Err, and is not timed again in this process; a tuning
+// file that cannot be written is only slower next time (keepTuning says
+// so). g.mu is held.
 func (g *GPT2) ensureTuned(rows int) {
 	if g.coop != nil {
 		g.ensureCoopTuned(rows)
