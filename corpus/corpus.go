@@ -221,6 +221,9 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		return nil, fmt.Errorf("corpus %s: %w", infile.Quote(spec), err)
 	}
 
+	// What the first bytes say a file that is not text is (cheap: a prefix),
+	// checked against the whole text only where they say something.
+	notTextErr := notText(text)
 	switch {
 	case c.Path != "" && isTokenFile(c.Path, text):
 		c.Format = FormatTokens
@@ -228,10 +231,10 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		if err == nil {
 			err = c.loadTokens(text)
 		}
-	case !utf8.ValidString(text) && notText(text) != nil:
+	case notTextErr != nil && !utf8.ValidString(text):
 		// Said before a JSONL line's or the text's first bad byte, whose
 		// advice (iconv from Latin-1) would make scored garbage of it.
-		err = notText(text)
+		err = notTextErr
 	case c.Path != "" && strings.EqualFold(filepath.Ext(c.Path), ".jsonl"):
 		c.Format = FormatJSONL
 		err = noSeparator(opt.Separator, "a .jsonl file's documents are its lines")

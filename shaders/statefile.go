@@ -3,10 +3,12 @@ package shaders
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 )
 
 // maxStateFile is the most bytes a file the GPU path keeps between runs
@@ -18,20 +20,17 @@ const maxStateFile = 1 << 20
 // the user's cache folder: nil, nil where there is none. Such a file is
 // small and regular: anything else at path (a FIFO, whose read would wait
 // for a writer forever; a device such as /dev/zero, which never ends; a
-// huge file) is an error naming it and what (a "verdict file"), found
-// before it is opened.
+// file over maxStateFile) is an error naming it, found before it is read
+// (infile.ReadFile), and what it should be (a "verdict file").
 func readStateFile(path, what string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := infile.ReadFile(path, maxStateFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("not a %s: %w", what, err)
 	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxStateFile {
-		return nil, fmt.Errorf("%s: %v of %d bytes, not a %s", path, fi.Mode().Type(), fi.Size(), what)
-	}
-	return os.ReadFile(path)
+	return b, nil
 }
 
 // writeStateFile writes data to path, a file readStateFile reads, through

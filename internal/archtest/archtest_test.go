@@ -82,7 +82,7 @@ var rules = map[string]rule{
 	"model/internal/neongen":           {},                                                                     // go generate: the arm64 kernels
 
 	// The GPU: kernels, the WebGPU-shaped API, the compiler, Vulkan.
-	"shaders":                   {ours: []string{"model", "wgpu", "wgpu/wgsl", "internal/atomicfile"}, others: []string{"github.com/x448/float16"}}, // the autotuner's file; its f16 operands
+	"shaders":                   {ours: []string{"model", "wgpu", "wgpu/wgsl", "internal/atomicfile", "internal/infile"}, others: []string{"github.com/x448/float16"}}, // the autotuner's and verdicts' files; its f16 operands
 	"wgpu":                      {ours: []string{"wgpu/wgsl", "wgpu/internal/vk"}, others: []string{"github.com/x448/float16"}},
 	"wgpu/wgsl":                 {ours: []string{"wgpu/wgsl/internal/spirv"}},
 	"wgpu/wgsl/internal/spirv":  {},
