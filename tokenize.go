@@ -121,6 +121,9 @@ func Tokenize(ctx context.Context, tok *Tokenizer, spec string, opt TokenizeOpti
 	if err != nil {
 		return nil, err
 	}
+	if corp.SeparatorNote != "" {
+		o.log("warning: corpus %s: %s", infile.Quote(spec), corp.SeparatorNote)
+	}
 	toks, err := corpus.Tokenize(ctx, corp, tok, corpus.TokenizeOptions{
 		CacheDir:   opt.CacheDir,
 		NoCache:    opt.NoTokenCache,

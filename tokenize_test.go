@@ -98,3 +98,47 @@ func TestLoadTokenizerWithoutWeights(t *testing.T) {
 		t.Errorf("BOS %d %v, path %q", bos, ok, path)
 	}
 }
+
+// A separator that never occurs (Windows text cut at "\n\n") is said, with
+// the form that does occur, by Tokenize and by Evaluate; the text is scored
+// as one document.
+func TestSeparatorNeverOccursWarns(t *testing.T) {
+	dir := tinyModel(t)
+	ev, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	path := filepath.Join(t.TempDir(), "crlf.txt")
+	if err := os.WriteFile(path, []byte("First Citizen:\r\nSpeak.\r\n\r\nAll:\r\nSpeak, speak.\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"warning: corpus", path, `separator "\n\n" never occurs`, `"\r\n\r\n" occurs`}
+	var logged []string
+	logf := func(msg string) { logged = append(logged, msg) }
+	if _, err := Tokenize(context.Background(), ev.Tokenizer(), path, TokenizeOptions{Separator: "\n\n", NoTokenCache: true, Log: logf}); err != nil {
+		t.Fatal(err)
+	}
+	wantLogged(t, "Tokenize", logged, want)
+	logged = nil
+	ev2, err := Open(context.Background(), dir, Options{Device: "cpu", Offline: true, Log: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev2.Close()
+	if _, err := ev2.Evaluate(context.Background(), Named(path), EvalOptions{Ctx: 16, Separator: "\n\n", NoTokenCache: true}); err != nil {
+		t.Fatal(err)
+	}
+	wantLogged(t, "Evaluate", logged, want)
+}
+
+// wantLogged fails t unless one of the messages holds every string of want.
+func wantLogged(t *testing.T, who string, logged, want []string) {
+	t.Helper()
+	for _, msg := range logged {
+		if !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(msg, w) }) {
+			return
+		}
+	}
+	t.Errorf("%s logged %q, no message with all of %q", who, logged, want)
+}

@@ -559,6 +559,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if corp.SeparatorNote != "" {
+		e.log("warning: corpus %s: %s", infile.Quote(spec), corp.SeparatorNote)
+	}
 	toks, err := corpus.Tokenize(ctx, corp, e.tok, corpus.TokenizeOptions{
 		CacheDir:   e.opt.CacheDir,
 		NoCache:    opt.NoTokenCache || data.memory,

@@ -123,6 +123,11 @@ type Corpus struct {
 	// Separated is true when Docs are separate documents (JSONL, or a text cut
 	// at a separator) rather than one continuous text.
 	Separated bool
+	// SeparatorNote is a sentence for the user where Options.Separator never
+	// occurs in the text (after the split), which is then one document: it
+	// says so, and what may have been meant where the text tells (its lines
+	// end in CRLF); "" otherwise.
+	SeparatorNote string
 	// Tokens holds the ids of a FormatTokens corpus (Docs is nil then).
 	Tokens []int32
 	// IDBytes is the size of an id in the token file Tokens were read from:
@@ -221,9 +226,10 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		return nil, fmt.Errorf("corpus %s: %w", infile.Quote(spec), err)
 	}
 
-	// What the first bytes say a file that is not text is (cheap: a prefix),
-	// checked against the whole text only where they say something.
-	notTextErr := notText(text)
+	// What the first bytes say a file that is not text is (cheap: a prefix,
+	// and a count over 4 KiB), the prefix checked against the whole text
+	// only where it says something.
+	notTextErr, utf16 := notText(text), utf16NoBOM(text)
 	switch {
 	case c.Path != "" && isTokenFile(c.Path, text):
 		c.Format = FormatTokens
@@ -235,6 +241,9 @@ func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 		// Said before a JSONL line's or the text's first bad byte, whose
 		// advice (iconv from Latin-1) would make scored garbage of it.
 		err = notTextErr
+	case utf16 != "": // valid UTF-8 where the text is ASCII, each character with a NUL
+		err = fmt.Errorf("%s text without a byte order mark (by its first bytes: a NUL in every other byte), not UTF-8 text: "+
+			"convert it first: iconv -f %s -t UTF-8 FILE > OUT", utf16, utf16)
 	case c.Path != "" && strings.EqualFold(filepath.Ext(c.Path), ".jsonl"):
 		c.Format = FormatJSONL
 		err = noSeparator(opt.Separator, "a .jsonl file's documents are its lines")
@@ -296,7 +305,16 @@ func (c *Corpus) loadText(text string, sep string) error {
 		return fmt.Errorf("separator %q is not UTF-8 text, as the corpus is: it would cut the text's characters apart "+
 			"(a shell whose locale is not UTF-8?)", sep)
 	}
-	text = splitText(text, c.Split)
+	part := splitText(text, c.Split)
+	if part == "" { // only train can be: the first int(0.9*n) characters of one
+		n, chars := utf8.RuneCountInString(text), "characters"
+		if n == 1 {
+			chars = "character"
+		}
+		return fmt.Errorf("the %s split is empty: the text has %d %s, and the train split is the first 90%% of them, "+
+			"rounded down (the val split the rest)", c.Split, n, chars)
+	}
+	text = part
 	if sep == "" {
 		c.Docs = []string{text}
 		c.SHA256 = sha256Hex(text)
@@ -310,9 +328,22 @@ func (c *Corpus) loadText(text string, sep string) error {
 	if len(c.Docs) == 0 {
 		return fmt.Errorf("no text between the separators %q", sep)
 	}
+	if len(c.Docs) == 1 && len(c.Docs[0]) == len(text) { // the whole text: sep never occurs
+		c.SeparatorNote = separatorNote(text, sep)
+	}
 	c.Separated = true
 	c.SHA256 = docsHash(c.Docs)
 	return nil
+}
+
+// separatorNote is Corpus.SeparatorNote for a separator that never occurs
+// in text.
+func separatorNote(text, sep string) string {
+	note := fmt.Sprintf("the separator %q never occurs in the text, which is one document", sep)
+	if crlf := strings.ReplaceAll(sep, "\n", "\r\n"); crlf != sep && !strings.Contains(sep, "\r\n") && strings.Contains(text, crlf) {
+		note += fmt.Sprintf(": its lines end in CRLF, \"\\r\\n\"; the separator %q occurs", crlf)
+	}
+	return note
 }
 
 // splitText returns the part of text that split names: the first
@@ -520,6 +551,32 @@ func notText(data string) error {
 		}
 	}
 	return nil
+}
+
+// utf16NoBOM returns "UTF-16LE" or "UTF-16BE" where data's first bytes
+// (up to 4 KiB) look like UTF-16 text without a byte order mark, mostly
+// ASCII: at least four pairs of bytes, of which at least 90% have a NUL in
+// one place and at most 10% in the other; "" otherwise. UTF-8 text has no
+// such pattern: a NUL is a control character it holds rarely, never in
+// every other byte.
+func utf16NoBOM(data string) string {
+	n := min(len(data), 4096) / 2
+	if n < 4 {
+		return ""
+	}
+	var zeros [2]int // NULs at even and at odd offsets
+	for i := range 2 * n {
+		if data[i] == 0 {
+			zeros[i%2]++
+		}
+	}
+	switch {
+	case 10*zeros[1] >= 9*n && 10*zeros[0] <= n:
+		return "UTF-16LE"
+	case 10*zeros[0] >= 9*n && 10*zeros[1] <= n:
+		return "UTF-16BE"
+	}
+	return ""
 }
 
 // utf8Error is text that is not valid UTF-8.

@@ -342,3 +342,83 @@ func TestLoadNamesCompressedAndWideText(t *testing.T) {
 	_, err = Load(context.Background(), writeTemp(t, "latin1.txt", []byte("caf\xe9")), Options{})
 	wantErr(t, err, "invalid byte 0xe9 at byte offset 3")
 }
+
+// UTF-16 text without a byte order mark, mostly ASCII, is valid UTF-8 (each
+// character followed or preceded by a NUL) and was scored as text full of
+// NULs. It is refused, named with its byte order; text with a few NULs is
+// still text.
+func TestLoadUTF16WithoutBOM(t *testing.T) {
+	text := []rune("First Citizen:\nBefore we proceed any further, hear me speak. Caf\u00e9 \u2019s")
+	var le, be []byte
+	for _, u := range utf16.Encode(text) {
+		le = binary.LittleEndian.AppendUint16(le, u)
+		be = binary.BigEndian.AppendUint16(be, u)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"le.txt", le, "iconv -f UTF-16LE"},
+		{"be.txt", be, "iconv -f UTF-16BE"},
+		{"le.jsonl", le, "iconv -f UTF-16LE"},
+		{"short.txt", le[:8], "UTF-16LE"}, // four characters
+	} {
+		_, err := Load(context.Background(), writeTemp(t, c.name, c.data), Options{})
+		wantErr(t, err, c.name, "without a byte order mark", "not UTF-8 text", c.want)
+	}
+	_, err := Load(context.Background(), "-", Options{Stdin: bytes.NewReader(le)})
+	wantErr(t, err, "stdin", "UTF-16LE")
+	for _, s := range []string{
+		"a\x00b\x00c",                      // three characters: too short to tell
+		"a\x00b\x00c\x00de\x00f",           // a NUL in half the pairs only
+		"\x00\x00\x00\x00\x00\x00\x00\x00", // NULs in both places: not UTF-16 text
+		strings.Repeat("To be, or not to be\n", 100) + strings.Repeat("\x00.", 100), // NULs in a tenth of the pairs
+	} {
+		if c := load(t, writeTemp(t, "nuls.txt", []byte(s)), Options{}); c.Docs[0] != s {
+			t.Errorf("%q: docs %q", s, c.Docs)
+		}
+	}
+}
+
+// The train split of a one-character text is empty: refused as such, as an
+// empty text is, instead of tokenized to nothing (tokenize wrote 0 ids and
+// exited 0).
+func TestLoadEmptySplit(t *testing.T) {
+	path := writeTemp(t, "one.txt", []byte("\u00e9"))
+	_, err := Load(context.Background(), path, Options{Split: SplitTrain})
+	wantErr(t, err, path, "the train split is empty", "1 character")
+	if c := load(t, path, Options{Split: SplitVal}); c.Docs[0] != "\u00e9" {
+		t.Errorf("val split %q", c.Docs)
+	}
+}
+
+// A separator that never occurs leaves the text one document: Load says so
+// in SeparatorNote, with the CRLF form of a separator of line ends where that
+// form occurs (Windows text cut at "\n\n").
+func TestLoadSeparatorNote(t *testing.T) {
+	for _, c := range []struct {
+		text, sep string
+		want      []string // in the note; nil: no note
+		docs      int
+	}{
+		{"one\r\n\r\ntwo\r\n", "\n\n", []string{`"\n\n" never occurs`, "one document", `"\r\n\r\n" occurs`}, 1},
+		{"one two", "\n\n", []string{`"\n\n" never occurs`}, 1},
+		{"one\n\ntwo", "\r\n\r\n", []string{`"\r\n\r\n" never occurs`}, 1},
+		{"one\n\ntwo", "\n\n", nil, 2},
+		{"\n\none", "\n\n", nil, 1}, // it occurs, at the start
+	} {
+		co := load(t, writeTemp(t, "c.txt", []byte(c.text)), Options{Separator: c.sep})
+		if len(co.Docs) != c.docs {
+			t.Errorf("%q at %q: %d documents, want %d", c.text, c.sep, len(co.Docs), c.docs)
+		}
+		if c.want == nil && co.SeparatorNote != "" {
+			t.Errorf("%q at %q: note %q", c.text, c.sep, co.SeparatorNote)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(co.SeparatorNote, w) {
+				t.Errorf("%q at %q: note %q lacks %q", c.text, c.sep, co.SeparatorNote, w)
+			}
+		}
+	}
+}

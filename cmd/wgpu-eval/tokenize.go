@@ -64,7 +64,7 @@ func (f *tokenizeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.split, "split", "", "part of a text corpus: all (the default), train (first 90%) or val (last 10%)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "keep only the first N ids (0: all)")
 	fs.IntVar(&f.threads, "threads", 0, "goroutines that tokenize (0: all cores)")
-	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (escapes \\n \\t understood)")
+	fs.StringVar(&f.separator, "separator", "", "cut a text corpus into documents at this string (escapes \\n \\r \\t understood)")
 	fs.StringVar(&f.tinyShake, "tinyshakespeare-file", "", "a local copy of TinyShakespeare to use instead of the download (env "+corpus.TinyShakespeareEnv+")")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no messages; only the ids")
 	fs.BoolVar(&f.offline, "offline", false, "never use the network (also HF_HUB_OFFLINE=1)")
