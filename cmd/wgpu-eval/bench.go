@@ -19,6 +19,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
@@ -421,6 +422,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for _, n := range sizes {
 		b := benchBatch{Batch: n, Tokens: n * (window - 1), InputTokens: n * window, Fits: true}
+		// The windows' ids are held on the host before any device can say
+		// the batch does not fit: a size whose ids alone exceed the memory
+		// is a row that does not fit, not an allocation that fails.
+		if err := sysmem.Check(fmt.Sprintf("the token ids of %d windows of %d", n, window), uint64(n)*uint64(window)*4); err != nil {
+			b.Fits, b.Error = false, err.Error()
+			res.Batches = append(res.Batches, b)
+			printBenchBatch(human, &b)
+			continue
+		}
 		batch := pipeline.Batch{Seqs: randomWindows(n, window, cfg.VocabSize), Width: res.Width}
 		b.OverBudget = feed.BatchTokens > 0 && n*res.Width > feed.BatchTokens
 		say("batch %d: %d warm-up, %d timed", n, f.warmup, f.runs)

@@ -42,6 +42,7 @@ type benchJSON struct {
 		Batch        int       `json:"batch"`
 		Tokens       int       `json:"tokens"`
 		Fits         bool      `json:"fits"`
+		Error        string    `json:"error"`
 		Seconds      []float64 `json:"seconds"`
 		TokensPerSec float64   `json:"tokens_per_second"`
 		PeakDevice   uint64    `json:"peak_device_bytes"`
@@ -527,5 +528,24 @@ func TestBenchTuneSoftwareKernelsSays(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "warning: --tune") || !strings.Contains(stderr, "WGPU_EVAL_GPU_KERNELS=hardware") {
 		t.Errorf("no warning that --tune tunes nothing with the software kernels; stderr:\n%s", stderr)
+	}
+}
+
+// A --batch whose windows' token ids alone exceed the memory available is a
+// size that does not fit, said in its row and the JSON, before anything is
+// allocated for it; the sizes that fit are timed.
+func TestBenchBatchOverHostMemory(t *testing.T) {
+	dir := benchModelDir(t)
+	t.Setenv("WGPU_EVAL_MEMORY_AVAILABLE", "200000000") // 200 MB: batch 1,000,000 at ctx 64 needs 256 MB of ids
+	r := runBenchJSON(t, "--device", "cpu", "--model", dir, "--ctx", "64", "--batch", "1,1000000")
+	if len(r.Batches) != 2 {
+		t.Fatalf("%d batch entries, want 2", len(r.Batches))
+	}
+	if b := r.Batches[0]; !b.Fits || !(b.TokensPerSec > 0) {
+		t.Errorf("batch 1: fits %v, %v tokens/s", b.Fits, b.TokensPerSec)
+	}
+	b := r.Batches[1]
+	if b.Fits || !strings.Contains(b.Error, "token ids of 1000000 windows of 64") || !strings.Contains(b.Error, "256.0 MB") {
+		t.Errorf("batch 1000000: fits %v, error %q", b.Fits, b.Error)
 	}
 }
