@@ -185,7 +185,7 @@ type coopVerdict struct {
 // coopVerdictFile is the file of verdicts of one device and driver.
 type coopVerdictFile struct {
 	Device   string        `json:"device"`
-	UUID     string        `json:"device_uuid"`
+	UUID     string        `json:"device_uuid"` // AdapterInfo.StateKey: the UUID, unless the driver reports none
 	Driver   string        `json:"driver_version"`
 	Kernels  string        `json:"kernels"` // kernelsDigest of the build that checked
 	Verdicts []coopVerdict `json:"verdicts"`
@@ -252,7 +252,7 @@ func (g *GPT2) verdictFor(key string, check func(r *checkRun) (bool, string, err
 // is an error naming it, with no verdicts.
 func loadVerdicts(dev *wgpu.Device, path string) (coopVerdictFile, error) {
 	info := dev.AdapterInfo()
-	empty := coopVerdictFile{Device: info.Name, UUID: info.DeviceUUID, Driver: strconv.FormatUint(uint64(info.DriverVersionRaw), 10)}
+	empty := coopVerdictFile{Device: info.Name, UUID: info.StateKey(), Driver: strconv.FormatUint(uint64(info.DriverVersionRaw), 10)}
 	if path == "" {
 		return empty, nil
 	}

@@ -70,7 +70,7 @@ type TuneTiming struct {
 // tuneFile is the tuning file of one device and driver.
 type tuneFile struct {
 	Device  string       `json:"device"`
-	UUID    string       `json:"device_uuid"`
+	UUID    string       `json:"device_uuid"` // AdapterInfo.StateKey: the UUID, unless the driver reports none
 	Driver  string       `json:"driver_version"`
 	Kernels string       `json:"kernels"` // kernelsDigest of the build that tuned
 	Choices []TuneChoice `json:"choices"`
@@ -110,7 +110,7 @@ func tunePath(dev *wgpu.Device) string {
 		return ""
 	}
 	info := dev.AdapterInfo()
-	return filepath.Join(filepath.Dir(p), fmt.Sprintf("%s-%08x-tuning.json", info.DeviceUUID, info.DriverVersionRaw))
+	return filepath.Join(filepath.Dir(p), fmt.Sprintf("%s-%08x-tuning.json", info.StateKey(), info.DriverVersionRaw))
 }
 
 // loadTuning reads the device's tuning file; a missing, unreadable or foreign
@@ -129,7 +129,7 @@ func loadTuning(dev *wgpu.Device, path string) map[string]TuneChoice {
 	}
 	var f tuneFile
 	info := dev.AdapterInfo()
-	if json.Unmarshal(b, &f) != nil || f.UUID != info.DeviceUUID || f.Driver != strconv.FormatUint(uint64(info.DriverVersionRaw), 10) ||
+	if json.Unmarshal(b, &f) != nil || f.UUID != info.StateKey() || f.Driver != strconv.FormatUint(uint64(info.DriverVersionRaw), 10) ||
 		f.Kernels != kernelsDigest() {
 		return out
 	}
@@ -149,7 +149,7 @@ func saveTuning(dev *wgpu.Device, path string, choices map[string]TuneChoice) er
 		return nil
 	}
 	info := dev.AdapterInfo()
-	f := tuneFile{Device: info.Name, UUID: info.DeviceUUID, Driver: strconv.FormatUint(uint64(info.DriverVersionRaw), 10),
+	f := tuneFile{Device: info.Name, UUID: info.StateKey(), Driver: strconv.FormatUint(uint64(info.DriverVersionRaw), 10),
 		Kernels: kernelsDigest()}
 	for _, c := range choices {
 		f.Choices = append(f.Choices, c)

@@ -1,9 +1,11 @@
 package wgpu
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
@@ -440,6 +442,19 @@ func driverVersion(vendor, v uint32) string {
 		return vk.VersionString(v)
 	}
 	return vk.VersionString(v)
+}
+
+// StateKey names the device in the names and contents of files kept per
+// device (the pipeline cache, the shaders package's tuning and self-check
+// files): its DeviceUUID, or, where the driver reports the all-zero UUID
+// (which names no device: two GPUs of different models would share their
+// files), the vendor and device ids and a digest of the name.
+func (a AdapterInfo) StateKey() string {
+	if strings.Trim(strings.ReplaceAll(a.DeviceUUID, "-", ""), "0") != "" {
+		return a.DeviceUUID
+	}
+	sum := sha256.Sum256([]byte(a.Name))
+	return fmt.Sprintf("%04x-%04x-%x", a.VendorID, a.DeviceID, sum[:6])
 }
 
 func uuidString(u [vk.UuidSize]uint8) string {

@@ -437,7 +437,7 @@ func (d *Device) openPipelineCache(dir string) error {
 	}
 	var data []byte
 	if dir != "-" {
-		d.cachePath = filepath.Join(dir, fmt.Sprintf("%s-%08x-%s.bin", info.DeviceUUID, info.DriverVersionRaw, info.PipelineCacheUUID))
+		d.cachePath = filepath.Join(dir, fmt.Sprintf("%s-%08x-%s.bin", info.StateKey(), info.DriverVersionRaw, info.PipelineCacheUUID))
 		file, err := os.ReadFile(d.cachePath)
 		switch {
 		case errors.Is(err, os.ErrNotExist): // the first run on this device and driver

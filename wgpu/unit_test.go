@@ -108,3 +108,33 @@ func FuzzReflectSPIRV(f *testing.F) {
 		reflectSPIRV(w)
 	})
 }
+
+// StateKey is the device UUID where the driver reports one; the all-zero
+// UUID names no device, so the key then tells models (ids, name) apart.
+func TestStateKey(t *testing.T) {
+	real := AdapterInfo{Name: "NVIDIA H200", VendorID: 0x10de, DeviceID: 0x2335,
+		DeviceUUID: uuidString([16]uint8{0x5a, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})}
+	if got := real.StateKey(); got != real.DeviceUUID {
+		t.Errorf("StateKey = %q, want the UUID %q", got, real.DeviceUUID)
+	}
+	zero := uuidString([16]uint8{})
+	a := AdapterInfo{Name: "GPU A", VendorID: 0x1002, DeviceID: 0x744c, DeviceUUID: zero}
+	keys := map[string]AdapterInfo{}
+	for _, info := range []AdapterInfo{a,
+		{Name: "GPU B", VendorID: a.VendorID, DeviceID: a.DeviceID, DeviceUUID: zero}, // another name
+		{Name: a.Name, VendorID: a.VendorID, DeviceID: 0x73bf, DeviceUUID: zero},      // another device id
+		{Name: a.Name, VendorID: 0x8086, DeviceID: a.DeviceID, DeviceUUID: zero},      // another vendor
+	} {
+		k := info.StateKey()
+		if k == zero || strings.Contains(k, "00000000-0000") {
+			t.Errorf("%+v: key %q is the zero UUID", info, k)
+		}
+		if other, ok := keys[k]; ok {
+			t.Errorf("%q and %q share the key %q", other.Name, info.Name, k)
+		}
+		keys[k] = info
+	}
+	if !strings.HasPrefix(a.StateKey(), "1002-744c-") {
+		t.Errorf("key %q", a.StateKey())
+	}
+}
