@@ -368,6 +368,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		default:
 			profile = true
 		}
+		if f.warmup == 0 {
+			// The first batch of a size records its pipelines and, on a
+			// first use or with --tune, times the autotuner's candidates.
+			say("warning: --warmup 0: the first timed batch compiles the pipelines (and, at a size not tuned before or " +
+				"with --tune, runs the autotuner), and its time counts them; the median hides that only from --runs 3 on")
+		}
 	} else {
 		res.Threads, res.CPUModel = desc.Threads, desc.Device.CPUModel
 		res.profileReason = "the CPU has no kernel profile"

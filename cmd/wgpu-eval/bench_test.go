@@ -238,6 +238,13 @@ func TestBenchPipelineStats(t *testing.T) {
 		t.Fatalf("%v in %q", err, out)
 	}
 	checkBatches(t, r, 2)
+	// --warmup 0 on a GPU times the compiles: said (and not on the CPU, whose README example uses it).
+	if !strings.Contains(stderr, "warning: --warmup 0: the first timed batch compiles the pipelines") {
+		t.Errorf("no --warmup 0 warning on a GPU in %q", stderr)
+	}
+	if _, cpuErr, err := cli(t, "", "bench", "--runs", "1", "--warmup", "0", "--model", dir, "--device", "cpu", "--ctx", "16", "--batch", "1"); err != nil || strings.Contains(cpuErr, "--warmup 0") {
+		t.Errorf("the CPU: %v, %q", err, cpuErr)
+	}
 	if !as[0].Features.PipelineStatistics {
 		if !strings.Contains(stderr, "no pipeline statistics (no VK_KHR_pipeline_executable_properties)") || len(r.Pipelines) != 0 {
 			t.Errorf("%s without the extension: pipelines %v, stderr %q", as[0].Name, r.Pipelines, stderr)
