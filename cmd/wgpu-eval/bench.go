@@ -415,10 +415,26 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// stopped ends a run interrupted at what (a size, its profile): what was
 	// measured is above and, once more or for the first time (a pipe,
 	// stdout), in the JSON.
+	// printTables prints what the device decided and the kernel table of
+	// the largest size profiled, after the sizes' rows: at the end of a
+	// run, and of one cut short.
+	printTables := func() {
+		decided()
+		if g != nil {
+			printBenchTuning(human, res.Tuning, f.tune)
+			printBenchAttnTuning(human, res.AttnTuning)
+			if gpu.Device().HasFeature(wgpu.FeaturePipelineStatistics) {
+				printBenchPipelines(human, res.Pipelines)
+			}
+		}
+		printBenchKernels(human, res)
+	}
 	stopped := func(what string, err error) error {
 		where := ""
+		if len(res.Batches) > 0 {
+			printTables()
+		}
 		if len(res.Batches) > 0 && f.jsonOut != "" {
-			decided()
 			if werr := writeJSON(f.jsonOut, stdout, res); werr == nil && f.jsonOut != "-" {
 				where = " and in " + infile.Quote(f.jsonOut)
 			}
@@ -490,15 +506,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
-	decided()
-	if g != nil {
-		printBenchTuning(human, res.Tuning, f.tune)
-		printBenchAttnTuning(human, res.AttnTuning)
-		if gpu.Device().HasFeature(wgpu.FeaturePipelineStatistics) {
-			printBenchPipelines(human, res.Pipelines)
-		}
-	}
-	printBenchKernels(human, res)
+	printTables()
 	if f.jsonOut != "" {
 		return writeJSON(f.jsonOut, stdout, res)
 	}

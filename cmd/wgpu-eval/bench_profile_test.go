@@ -231,3 +231,26 @@ func TestBenchProvenance(t *testing.T) {
 		t.Errorf("no cpu_model on a machine with /proc/cpuinfo")
 	}
 }
+
+// TestBenchInterruptedPrintsKernels: a GPU run stopped during its second size
+// prints the first size's kernel table after its row, as a whole run does
+// (before, the table came only at the end of a whole run).
+func TestBenchInterruptedPrintsKernels(t *testing.T) {
+	isolate(t)
+	as := requireVulkan(t)
+	if !as[0].Features.TimestampQuery {
+		t.Skipf("%s has no timestamps: no kernel table", as[0].Name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelAt{mark: "batch 2:", cancel: cancel}
+	var out bytes.Buffer
+	err := run(ctx, []string{"bench", "--model", "tiny", "--device", "gpu:0", "--precision", "f32", "--ctx", "8", "--batch", "1,2", "--runs", "1"},
+		strings.NewReader(""), &out, stderr)
+	if err == nil {
+		t.Fatalf("the run was cancelled during batch 2 but succeeded:\n%s", stderr.buf.String())
+	}
+	if got := out.String(); !strings.Contains(got, "GPU time per kernel, batch 1 ") || !strings.Contains(got, "lmhead_loss") {
+		t.Errorf("stdout of the stopped run has no kernel table of batch 1:\n%s", got)
+	}
+}
