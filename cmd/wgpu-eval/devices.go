@@ -87,13 +87,20 @@ func writeAdapter(w io.Writer, i int, a wgpu.AdapterInfo) {
 		}
 	}
 	fmt.Fprintf(w, "[%d] %s (%s, %s)\n", i, a.Name, a.Vendor, a.DeviceType)
-	fmt.Fprintf(w, "    driver      %s %s (%s), Vulkan %s\n", a.DriverName, a.DriverVersion, a.DriverInfo, a.APIVersion)
-	fmt.Fprintf(w, "    uuid        %s\n", a.DeviceUUID)
+	info := ""
+	if a.DriverInfo != "" { // SwiftShader's is empty
+		info = " (" + a.DriverInfo + ")"
+	}
+	fmt.Fprintf(w, "    driver      %s %s%s, Vulkan %s\n", a.DriverName, a.DriverVersion, info, a.APIVersion)
+	fmt.Fprintf(w, "    uuid        %s (vendor %#04x, device %#04x)\n", a.DeviceUUID, a.VendorID, a.DeviceID)
 	fmt.Fprintf(w, "    memory      %s device-local\n", gib(vram))
 	fmt.Fprintf(w, "    storage     max binding %s, max buffer %s\n", gib(l.MaxStorageBufferBindingSize), gib(l.MaxBufferSize))
 	fmt.Fprintf(w, "    workgroup   %d invocations, %d KiB shared memory, subgroup %d (%d-%d)\n",
 		l.MaxComputeInvocationsPerWorkgroup, l.MaxComputeWorkgroupStorageSize/1024, l.SubgroupSize, l.MinSubgroupSize, l.MaxSubgroupSize)
 	fmt.Fprintf(w, "    features    %s\n", strings.Join(feats, " "))
+	if f.TimestampQuery { // what a kernel profile's resolution rests on
+		fmt.Fprintf(w, "    timestamps  %g ns a tick\n", l.TimestampPeriod)
+	}
 	if len(f.SubgroupOperations) > 0 {
 		fmt.Fprintf(w, "    subgroup ops %s\n", strings.Join(f.SubgroupOperations, " "))
 	}

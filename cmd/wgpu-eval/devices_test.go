@@ -21,13 +21,14 @@ func withAdapters(t *testing.T, adapters []wgpu.AdapterInfo, err error) {
 
 func TestDevicesListsAdapters(t *testing.T) {
 	h200 := wgpu.AdapterInfo{
-		Name: "NVIDIA H200", Vendor: "NVIDIA", DeviceType: "discrete-gpu", DriverName: "NVIDIA",
-		DriverVersion: "565.57.1", APIVersion: "1.3.289", DeviceUUID: "00112233-4455-6677-8899-aabbccddeeff",
+		Name: "NVIDIA H200", Vendor: "NVIDIA", VendorID: 0x10de, DeviceID: 0x2335, DeviceType: "discrete-gpu", DriverName: "NVIDIA",
+		DriverVersion: "565.57.1", DriverInfo: "565.57.01", APIVersion: "1.3.289", DeviceUUID: "00112233-4455-6677-8899-aabbccddeeff",
 		MemoryHeaps: []wgpu.MemoryHeap{{Size: 140 << 30, DeviceLocal: true}, {Size: 64 << 30}},
-		Limits:      wgpu.Limits{MaxStorageBufferBindingSize: 1<<32 - 1, SubgroupSize: 32, MaxComputeWorkgroupStorageSize: 48 << 10},
+		Limits:      wgpu.Limits{MaxStorageBufferBindingSize: 1<<32 - 1, SubgroupSize: 32, MaxComputeWorkgroupStorageSize: 48 << 10, TimestampPeriod: 1},
 		Features:    wgpu.Features{ShaderF16: true, Subgroups: true, TimestampQuery: true},
 	}
-	lvp := wgpu.AdapterInfo{Name: "llvmpipe", Vendor: "Mesa", DeviceType: "cpu", Limits: wgpu.Limits{SubgroupSize: 8}}
+	lvp := wgpu.AdapterInfo{Name: "llvmpipe", Vendor: "Mesa", DeviceType: "cpu", DriverName: "swiftshader", DriverVersion: "5.0.0",
+		Limits: wgpu.Limits{SubgroupSize: 8}}
 	withAdapters(t, []wgpu.AdapterInfo{h200, lvp}, nil)
 
 	out, _, err := cli(t, "", "devices")
@@ -35,10 +36,14 @@ func TestDevicesListsAdapters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"[0] NVIDIA H200 (NVIDIA, discrete-gpu)", "140.0 GiB device-local", "f16 subgroups timestamps",
-		"subgroup 32", "48 KiB shared", "[1] llvmpipe (Mesa, cpu)"} {
+		"subgroup 32", "48 KiB shared", "[1] llvmpipe (Mesa, cpu)", "driver      NVIDIA 565.57.1 (565.57.01), Vulkan",
+		"(vendor 0x10de, device 0x2335)", "timestamps  1 ns a tick", "driver      swiftshader 5.0.0, Vulkan"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("listing lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Count(out, "ns a tick") != 1 || strings.Contains(out, "()") {
+		t.Errorf("a timestamp period without timestamps, or an empty driver info:\n%s", out)
 	}
 
 	out, _, err = cli(t, "", "devices", "--json")
