@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -753,9 +754,29 @@ func printBenchKernels(w io.Writer, r *benchResult) {
 		}
 		fmt.Fprintf(w, "peak of the %s (%s): %.1f TFLOP/s f32 FMA%s, %.0f GB/s\n", p.Name, p.Source, p.TFlops, tensor, p.GBps)
 		fmt.Fprintf(w, "%-*s %10s %10s %7s %10s %6s %9s %6s\n", width, "kernel", "dispatches", "GPU ms", "share", "GFLOP/s", "peak", "GB/s", "peak")
+		// The total's share of peak: the time every kernel's FLOPs need at
+		// its own peak (the matrix units' for _coop kernels), over the GPU
+		// time; "-" where a kernel's peak is unknown.
+		ideal, mixed := 0.0, false
+		for _, k := range prof.Kernels {
+			peak := p.TFlops
+			if onMatrixUnits(k.Kernel) {
+				peak, mixed = p.TensorTFlops, true
+			}
+			if peak <= 0 {
+				ideal = math.NaN()
+				continue
+			}
+			ideal += k.GFlops * k.GPUSeconds / (1e3 * peak)
+		}
 		for _, k := range append(slices.Clone(prof.Kernels), *prof.KernelTotal) {
 			flops := fmt.Sprintf("%5.1f%%", k.GFlops/(10*p.TFlops))
-			if onMatrixUnits(k.Kernel) {
+			switch {
+			case k.Kernel == "total" && mixed && math.IsNaN(ideal):
+				flops = "     -"
+			case k.Kernel == "total" && mixed:
+				flops = fmt.Sprintf("%5.1f%%", 100*ideal/k.GPUSeconds)
+			case onMatrixUnits(k.Kernel):
 				flops = "     -" // no matrix peak known for this GPU
 				if p.TensorTFlops > 0 {
 					flops = fmt.Sprintf("%5.1f%%", k.GFlops/(10*p.TensorTFlops))

@@ -437,7 +437,9 @@ func TestPeakOf(t *testing.T) {
 // TestPrintBenchKernelsPeaks: in the kernel table, an ordinary kernel's
 // rate is set against the f32 FMA peak and a matrix-unit kernel's against
 // the f16 matrix peak, or shown as "-" on a GPU whose matrix peak is not
-// known; every known GPU with a matrix peak has it above its f32 peak.
+// known; the total's is the time the kernels' FLOPs need at their own peaks
+// over the GPU time (before, all FLOPs against the f32 peak: 149%); every
+// known GPU with a matrix peak has it above its f32 peak.
 func TestPrintBenchKernelsPeaks(t *testing.T) {
 	total := benchKernel{Kernel: "total", Dispatches: 2, GPUSeconds: 2e-3, Share: 1, GFlops: 100000}
 	b := benchBatch{Batch: 64, Kernels: []benchKernel{
@@ -445,11 +447,12 @@ func TestPrintBenchKernelsPeaks(t *testing.T) {
 		{Kernel: "matmul_coop[16x16x16 2x2] 4x4/BK32/EC1 K768 N2304", Dispatches: 1, GPUSeconds: 1e-3, Share: 0.7, GFlops: 400000, GBps: 100},
 	}, KernelTotal: &total}
 	for _, c := range []struct {
-		peak       devicePeak
-		ln, matmul string
+		peak              devicePeak
+		ln, matmul, total string
 	}{
-		{devicePeak{Name: "H", TFlops: 67, TensorTFlops: 989.5, GBps: 4800}, " 10.0% ", " 40.4% "}, // 597.0% of the f32 peak
-		{devicePeak{Name: "L", TFlops: 67, GBps: 4800}, " 10.0% ", "      - "},
+		// total: (6.7 GFLOP / 67 TFLOP/s + 400 GFLOP / 989.5 TFLOP/s) / 2 ms = 25.2%
+		{devicePeak{Name: "H", TFlops: 67, TensorTFlops: 989.5, GBps: 4800}, " 10.0% ", " 40.4% ", " 25.2% "}, // 597.0% of the f32 peak
+		{devicePeak{Name: "L", TFlops: 67, GBps: 4800}, " 10.0% ", "      - ", "      - "},
 	} {
 		var out strings.Builder
 		printBenchKernels(&out, &benchResult{Peak: &c.peak, Batches: []benchBatch{b}})
@@ -466,10 +469,15 @@ func TestPrintBenchKernelsPeaks(t *testing.T) {
 				if !strings.Contains(l, c.matmul) {
 					t.Errorf("peak %+v: %q, want %q", c.peak, l, c.matmul)
 				}
+			case strings.HasPrefix(l, "total "):
+				found++
+				if !strings.Contains(l, c.total) {
+					t.Errorf("peak %+v: %q, want %q", c.peak, l, c.total)
+				}
 			}
 		}
-		if found != 2 {
-			t.Errorf("peak %+v: %d of the 2 kernels' lines in\n%s", c.peak, found, out.String())
+		if found != 3 {
+			t.Errorf("peak %+v: %d of the 3 lines in\n%s", c.peak, found, out.String())
 		}
 	}
 	for _, k := range knownPeaks {
