@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
@@ -394,37 +395,61 @@ func (l *cpuLoader) storedPanels(ctx context.Context, spec TensorSpec, transpose
 }
 
 // scatterPanels16 is scatterPanels of the 16 bits of values read from an
-// F16 or BF16 tensor (put16's: from raw where the run has its bytes), a
-// few hundred at a time through a buffer of its own, so that the runs of
-// several goroutines go on at once.
+// F16 or BF16 tensor (put16's: from raw where the run has its bytes),
+// through a buffer of the chunk's size from a pool, so that the runs of
+// several goroutines go on at once and scatterPanels sees whole rows.
 func scatterPanels16(dst []uint16, vals []float32, raw []byte, dtype DType, e, cols, K int, transpose bool) {
-	var buf [512]uint16
-	for len(vals) > 0 {
-		n := min(len(vals), len(buf))
-		var r []byte
-		if raw != nil {
-			r, raw = raw[:2*n], raw[2*n:]
-		}
-		put16(buf[:n], vals[:n], r, dtype)
-		scatterPanels(dst, buf[:n], e, cols, K, transpose)
-		vals, e = vals[n:], e+n
-	}
+	bp := bits16Pool.Get().(*[]uint16)
+	buf := grow(*bp, len(vals))
+	put16(buf, vals, raw, dtype)
+	scatterPanels(dst, buf, e, cols, K, transpose)
+	*bp = buf
+	bits16Pool.Put(bp)
 }
+
+// bits16Pool holds scatterPanels16's buffers.
+var bits16Pool = sync.Pool{New: func() any { return new([]uint16) }}
 
 // scatterPanels writes the values src, elements e on of a stored (rows,
 // cols) tensor, to their places in the panels dst of (out, in) rows K long:
 // stored element (r, c) is (out, in) element (r, c), or (c, r) when
-// transpose is set.
+// transpose is set. (Out, in) element (j, k) is at panel j/panelNR, offset
+// k*panelNR + j%panelNR.
 func scatterPanels[E float32 | uint16](dst, src []E, e, cols, K int, transpose bool) {
 	r, c := e/cols, e%cols
-	for _, v := range src {
-		j, k := r, c
-		if transpose {
-			j, k = c, r
+	if transpose { // along a stored row, j runs: panelNR consecutive places at a time
+		for _, v := range src {
+			dst[c/panelNR*K*panelNR+r*panelNR+c%panelNR] = v
+			if c++; c == cols {
+				r, c = r+1, 0
+			}
 		}
-		dst[j/panelNR*K*panelNR+k*panelNR+j%panelNR] = v
-		if c++; c == cols {
-			r, c = r+1, 0
+		return
+	}
+	// Along a stored row k runs, each value panelNR places after the last:
+	// one cache line per value. So the whole rows given that share a panel
+	// are written k by k instead, up to panelNR consecutive places at a
+	// time (what a blocked transpose does); a row given in part (at either
+	// end of src) value by value.
+	at := func(r, c int) int { return r/panelNR*K*panelNR + c*panelNR + r%panelNR }
+	if c != 0 {
+		n := min(len(src), cols-c)
+		for i, v := range src[:n] {
+			dst[at(r, c+i)] = v
 		}
+		src, r = src[n:], r+1
+	}
+	for len(src) >= cols {
+		m := min(len(src)/cols, panelNR-r%panelNR) // whole rows r .. r+m-1, in one panel
+		for k := range cols {
+			d := dst[at(r, k):][:m]
+			for i := range d {
+				d[i] = src[i*cols+k]
+			}
+		}
+		src, r = src[m*cols:], r+m
+	}
+	for i, v := range src {
+		dst[at(r, i)] = v
 	}
 }
