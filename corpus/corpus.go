@@ -12,8 +12,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -372,53 +374,132 @@ func (c *Corpus) loadJSONL(data string) error {
 		return fmt.Errorf("split %q: only text corpora have train/val splits; a JSONL file is evaluated whole", c.Split)
 	}
 	c.Separated = true
-	offset, total := 0, 0
-	for n := 0; data != ""; n++ {
+	// The lines are read on every core, in parts of whole lines; the first
+	// error in the file's order is the one said.
+	parts := jsonlParts(data, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(parts[i].parse)
+	}
+	wg.Wait()
+	docs, total := 0, 0
+	for _, p := range parts {
+		if p.err != nil {
+			return p.err
+		}
+		docs += len(p.docs)
+		total += p.bytes
+	}
+	if docs == 0 {
+		return errors.New("no documents (every line is blank)")
+	}
+	if total == 0 {
+		return fmt.Errorf("all %d documents are empty", docs)
+	}
+	c.Docs = make([]string, 0, docs)
+	for _, p := range parts {
+		c.Docs = append(c.Docs, p.docs...)
+	}
+	c.SHA256 = docsHash(c.Docs)
+	return nil
+}
+
+// jsonlPart is whole lines of a .jsonl file, read by parse.
+type jsonlPart struct {
+	data   string   // the lines
+	line   int      // the number of the first (from 1)
+	offset int      // the byte offset of the first in the file
+	docs   []string // parse's results: the documents,
+	bytes  int      // their bytes,
+	err    error    // and the first error, which ends the part
+}
+
+// minJSONLPart is the least data a part of its own is worth (a variable for
+// tests).
+var minJSONLPart = 4 << 20
+
+// jsonlParts cuts data into at most n parts of whole lines, of about the
+// same size and at least minJSONLPart bytes (one part for a small file).
+func jsonlParts(data string, n int) []jsonlPart {
+	n = max(1, min(n, len(data)/minJSONLPart))
+	parts := make([]jsonlPart, 0, n)
+	line, offset := 1, 0
+	for k := n; k > 0; k-- {
+		end := len(data)
+		if k > 1 {
+			end = len(data) / k
+			if i := strings.IndexByte(data[end:], '\n'); i >= 0 {
+				end += i + 1
+			} else {
+				end = len(data)
+			}
+		}
+		p := jsonlPart{data: data[:end], line: line, offset: offset}
+		parts = append(parts, p)
+		line += strings.Count(p.data, "\n")
+		offset += end
+		data = data[end:]
+		if data == "" {
+			break
+		}
+	}
+	return parts
+}
+
+// parse reads the part's lines: each blank one or a JSON object with a
+// string field "text" (the last of duplicate keys, as Python's json reads
+// them), which is a document.
+func (p *jsonlPart) parse() {
+	data, offset := p.data, p.offset
+	for n := p.line; data != ""; n++ {
 		var line string
 		if i := strings.IndexByte(data, '\n'); i >= 0 {
 			line, data = data[:i+1], data[i+1:]
 		} else {
 			line, data = data, ""
 		}
-		lineNo, start := n+1, offset
+		start := offset
 		offset += len(line)
 		if len(strings.TrimSpace(line)) == 0 {
 			continue
 		}
-		if err := checkUTF8(line); err != nil {
-			var ue *utf8Error
-			if errors.As(err, &ue) {
-				ue.Offset += start
-			}
-			return fmt.Errorf("line %d: %w", lineNo, err)
+		text, err := jsonlText(line, start)
+		if err != nil {
+			p.err = fmt.Errorf("line %d: %w", n, err)
+			return
 		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(line), &obj); err != nil || obj == nil {
-			return fmt.Errorf("line %d: %s", lineNo, notAnObject(err))
-		}
-		raw, ok := obj["text"]
-		if !ok {
-			return fmt.Errorf("line %d: the object has no \"text\" field", lineNo)
-		}
-		var text string
-		if err := json.Unmarshal(raw, &text); err != nil || strings.TrimSpace(string(raw)) == "null" {
-			return fmt.Errorf("line %d: \"text\" is not a string", lineNo)
-		}
-		if esc := loneSurrogate(raw); esc != "" {
-			return fmt.Errorf("line %d: \"text\" holds the escape %s, half of a UTF-16 surrogate pair without its other half: "+
-				"no character (a JSON decoder reads U+FFFD, and Hugging Face's tokenizers cannot encode it)", lineNo, esc)
-		}
-		c.Docs = append(c.Docs, text)
-		total += len(text)
+		p.docs = append(p.docs, text)
+		p.bytes += len(text)
 	}
-	if len(c.Docs) == 0 {
-		return errors.New("no documents (every line is blank)")
+}
+
+// jsonlText is the "text" field of one line of a .jsonl file, which starts
+// at byte start of the file.
+func jsonlText(line string, start int) (string, error) {
+	if err := checkUTF8(line); err != nil {
+		var ue *utf8Error
+		if errors.As(err, &ue) {
+			ue.Offset += start
+		}
+		return "", err
 	}
-	if total == 0 {
-		return fmt.Errorf("all %d documents are empty", len(c.Docs))
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &obj); err != nil || obj == nil {
+		return "", errors.New(notAnObject(err))
 	}
-	c.SHA256 = docsHash(c.Docs)
-	return nil
+	raw, ok := obj["text"]
+	if !ok {
+		return "", errors.New("the object has no \"text\" field")
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil || strings.TrimSpace(string(raw)) == "null" {
+		return "", errors.New("\"text\" is not a string")
+	}
+	if esc := loneSurrogate(raw); esc != "" {
+		return "", fmt.Errorf("\"text\" holds the escape %s, half of a UTF-16 surrogate pair without its other half: "+
+			"no character (a JSON decoder reads U+FFFD, and Hugging Face's tokenizers cannot encode it)", esc)
+	}
+	return text, nil
 }
 
 // notAnObject says, in the file's terms, why a line of a .jsonl file is

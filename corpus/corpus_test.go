@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -304,16 +305,64 @@ func TestTextErrors(t *testing.T) {
 
 func TestJSONL(t *testing.T) {
 	data := "{\"text\": \"first doc\", \"id\": 1}\n\n   \n{\"text\":\"second\\ndoc é\"}\r\n{\"meta\":{},\"text\":\"\"}\n{\"text\":\"last\"}"
-	c := load(t, writeTemp(t, "d.jsonl", []byte(data)), Options{})
-	if want := []string{"first doc", "second\ndoc é", "", "last"}; !slices.Equal(c.Docs, want) {
-		t.Errorf("docs %q, want %q", c.Docs, want)
+	inParts(t, func(t *testing.T) {
+		c := load(t, writeTemp(t, "d.jsonl", []byte(data)), Options{})
+		if want := []string{"first doc", "second\ndoc é", "", "last"}; !slices.Equal(c.Docs, want) {
+			t.Errorf("docs %q, want %q", c.Docs, want)
+		}
+		if c.Format != FormatJSONL || !c.Separated {
+			t.Errorf("format %s separated %v", c.Format, c.Separated)
+		}
+	})
+}
+
+// inParts runs f as a file's lines are read: in one part, and in a part of
+// each line or so on eight goroutines (whatever the cores).
+func inParts(t *testing.T, f func(t *testing.T)) {
+	t.Run("one part", f)
+	t.Run("parts", func(t *testing.T) {
+		defer func(n, procs int) { minJSONLPart = n; runtime.GOMAXPROCS(procs) }(minJSONLPart, runtime.GOMAXPROCS(8))
+		minJSONLPart = 1
+		f(t)
+	})
+}
+
+// jsonlParts cuts a file into whole lines, each part knowing the number and
+// byte offset of its first, which together are the file.
+func TestJSONLParts(t *testing.T) {
+	defer func(n int) { minJSONLPart = n }(minJSONLPart)
+	minJSONLPart = 1
+	data := "a\n\nbb\nccc\n\n\ndddd\ne"
+	for _, d := range []string{data, data + "\n", "", "\n", "one line"} {
+		for n := 1; n <= 12; n++ {
+			parts := jsonlParts(d, n)
+			var joined strings.Builder
+			line := 1
+			for i, p := range parts {
+				if p.line != line || p.offset != joined.Len() {
+					t.Errorf("%q in %d: part %d starts at line %d byte %d, want %d and %d", d, n, i, p.line, p.offset, line, joined.Len())
+				}
+				if i < len(parts)-1 && !strings.HasSuffix(p.data, "\n") {
+					t.Errorf("%q in %d: part %d %q does not end a line", d, n, i, p.data)
+				}
+				joined.WriteString(p.data)
+				line += strings.Count(p.data, "\n")
+			}
+			if joined.String() != d || len(parts) > n || len(parts) == 0 {
+				t.Errorf("%q in %d: %d parts %+v", d, n, len(parts), parts)
+			}
+		}
 	}
-	if c.Format != FormatJSONL || !c.Separated {
-		t.Errorf("format %s separated %v", c.Format, c.Separated)
+	if n := len(jsonlParts(strings.Repeat("{}\n", 100), 4)); n != 4 {
+		t.Errorf("%d parts of 100 lines, want 4", n)
 	}
 }
 
 func TestJSONLErrors(t *testing.T) {
+	inParts(t, testJSONLErrors)
+}
+
+func testJSONLErrors(t *testing.T) {
 	for _, c := range []struct {
 		data string
 		want []string
@@ -328,6 +377,8 @@ func TestJSONLErrors(t *testing.T) {
 		{"null\n", []string{"line 1", "null, not a JSON object"}},
 		{"{\n  \"text\": \"a\"\n}\n", []string{"line 1", "not a JSON object", "over several lines"}},
 		{"{\"text\":\"a\"}\n{\"text\":\"\xff\"}\n", []string{"line 2", "not UTF-8", "0xff", "byte offset 22"}},
+		// The first error in the file's order, wherever the parts are cut.
+		{"{\"text\":\"a\"}\n{\"text\":\"b\"}\n\n{\"text\":\"\xff\"}\n{\"body\":1}\n", []string{"line 4", "byte offset 36"}},
 		{"\n  \n", []string{"no documents"}},
 		{"{\"text\":\"\"}\n", []string{"all 1 documents are empty"}},
 		// Half a surrogate pair is no character: a JSON decoder reads U+FFFD.

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -151,6 +153,40 @@ func FuzzReadCache(f *testing.F) {
 		var cf cacheFile
 		if err := msgpack.Unmarshal(data, &cf); err != nil || cf.IDsSHA256 != docsIDsHash(got) || cf.Version != cacheVersion {
 			t.Errorf("accepted a file whose checksum or version does not match (%v)", err)
+		}
+	})
+}
+
+// FuzzJSONLParts: a .jsonl file read in parts (a part of each line or so,
+// on as many goroutines) gives the documents, or the error, that reading it
+// in one part gives.
+func FuzzJSONLParts(f *testing.F) {
+	for _, s := range []string{
+		"{\"text\":\"a\"}\n{\"text\":\"b\"}\n",
+		"{\"text\":\"a\"}\n\n  \n{\"text\": \"b\\n\"}\r\n{\"text\":\"\"}",
+		"{\"text\":\"a\"}\n{\"text\":\"\xff\"}\n{\"body\":1}\n",
+		"{\"text\":\"a\"}\n{\"body\":1}\n{\"text\":\"\xff\"}\n",
+		"\n\n",
+		"{\"text\":\"\"}\n{\"text\":\"\"}\n",
+		"[1]\n{\"text\":\"\\ud800\"}\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		read := func(minPart int) ([]string, string) {
+			defer func(n int) { minJSONLPart = n }(minJSONLPart)
+			minJSONLPart = minPart
+			c := &Corpus{Split: SplitAll}
+			if err := c.loadJSONL(data); err != nil {
+				return nil, err.Error()
+			}
+			return c.Docs, ""
+		}
+		whole, wholeErr := read(1 << 30)
+		defer func(procs int) { runtime.GOMAXPROCS(procs) }(runtime.GOMAXPROCS(8))
+		parts, partsErr := read(1)
+		if wholeErr != partsErr || !slices.Equal(whole, parts) {
+			t.Fatalf("one part: %q, %q; in parts: %q, %q", whole, wholeErr, parts, partsErr)
 		}
 	})
 }
