@@ -109,6 +109,24 @@ func TestLoadChecksMemory(t *testing.T) {
 	wantErr(t, err, path, "needs 5.0 kB of memory", "only 4.0 kB")
 }
 
+// A .jsonl file's documents are decoded copies of its lines, and reading it
+// peaks at about 3.4 times its size: the check counts three times the file
+// (one time for text, whose documents are parts of it).
+func TestLoadChecksMemoryForJSONL(t *testing.T) {
+	lines := strings.Repeat(`{"text": "a line of the corpus"}`+"\n", 40) // 1,320 bytes
+	path := writeTemp(t, "docs.jsonl", []byte(lines))
+	t.Setenv(sysmem.Env, "3900")
+	_, err := Load(context.Background(), path, Options{})
+	wantErr(t, err, path, "JSON Lines (1320 bytes)", "needs 4.0 kB of memory", "only 3.9 kB")
+	t.Setenv(sysmem.Env, "3960")
+	if c, err := Load(context.Background(), path, Options{}); err != nil || len(c.Docs) != 40 {
+		t.Errorf("with three times the file: %v", err)
+	}
+	if _, err := Load(context.Background(), writeTemp(t, "docs.txt", []byte(lines)), Options{}); err != nil {
+		t.Errorf("the same bytes as text: %v", err)
+	}
+}
+
 // An llm.c token file's ids take 4 bytes each in memory, twice the file for
 // GPT-2's uint16 ids: the memory is checked for them too, not only for the
 // file (3,024 bytes here, 4,000 for its ids).
