@@ -66,14 +66,16 @@ var edgeLlama = []edgeModel{
 }
 
 // llamaEdge is a 2-layer model of modelType (synth.TinyLlamaConfig's
-// options) with 15 channels, an MLP of 17, 40 positions and the given
-// heads, vocabulary, tying and rope scaling: synth.Peaked's weights, or
-// synth.Random's where tied (Peaked unties the head: its prior needs an
-// lm_head of its own).
+// options) with 15 channels, an MLP of 17, 40 positions, the rope_theta of
+// the family's released models (Llama 3's 500000, Qwen's 1e6, Mistral's
+// 10000) and the given heads, vocabulary, tying and rope scaling:
+// synth.Peaked's weights, or synth.Random's where tied (Peaked unties the
+// head: its prior needs an lm_head of its own).
 func llamaEdge(modelType string, heads, kvHeads, headDim, vocab int, tied bool, rope model.RopeScaling) func() *model.Model {
 	cfg := synth.TinyLlamaConfig(modelType)
 	cfg.NHead, cfg.NKVHead, cfg.HeadSize, cfg.VocabSize, cfg.TiedEmbed = heads, kvHeads, headDim, vocab, tied
 	cfg.NEmbd, cfg.NInner, cfg.NPositions, cfg.RopeScaling = 15, 17, 40, rope
+	cfg.RopeTheta = map[string]float64{"llama": 500000, "qwen2": 1e6, "qwen3": 1e6, "mistral": 10000}[modelType]
 	return func() *model.Model {
 		if tied {
 			return synth.Random(cfg, 33)
