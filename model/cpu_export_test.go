@@ -72,6 +72,13 @@ func BF16AsmEmulated() bool { return bf16AsmEmulated && !hasBF16Kernels() }
 // for the external tests.
 func RefLlamaNLL(m *Model, tokens []int32) []float64 { return refLlamaNLL(m, tokens) }
 
+// RefLlamaNLLBF16 is the float64 Llama-family reference forward with the
+// bf16 mode's roundings (refLlamaNLLRounded with roundBF16Ref), for the
+// external tests.
+func RefLlamaNLLBF16(m *Model, tokens []int32) []float64 {
+	return refLlamaNLLRounded(m, tokens, roundBF16Ref)
+}
+
 // KernelSets names the kernel sets the tests compare (kernelSets), for the
 // external tests.
 func KernelSets() []string {

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -293,5 +294,44 @@ func TestCPUName(t *testing.T) {
 func TestCPUNilModel(t *testing.T) {
 	if _, err := NewCPU(nil, 1).Loss(context.Background(), []Sequence{{Tokens: []int32{1, 2}, First: 1}}); err == nil {
 		t.Error("nil model accepted")
+	}
+}
+
+// A target's NLL does not depend on the other sequences of its batch, bit
+// for bit, with an MLP width (4·33 = 132) that is not a multiple of the
+// vector lanes, for both GELUs and every kernel set: each sequence alone
+// gives the bits it gets in a batch where it starts at a row that is not a
+// multiple of the row ops' blocks and where its last row is not the
+// chunk's. (The GELU ran over blocks of 16 rows as one slice, so a row's
+// last elements went to the vector kernel or to the scalar tail, whose bits
+// differ, by where the row sat in its chunk.)
+func TestCPULossBatchInvariant(t *testing.T) {
+	for _, exact := range []bool{false, true} {
+		cfg := Config{NLayer: 1, NHead: 3, NEmbd: 33, NPositions: 40, VocabSize: 60, LayerNormEps: 1e-5, ExactGELU: exact}
+		m := randomModel(cfg, 3, false)
+		seqs := append(randomSeqs(cfg, 5, 4), randomSeqs(cfg, 5, 5)...)
+		for _, set := range kernelSets() {
+			t.Run(fmt.Sprintf("exact=%v/%s", exact, set), func(t *testing.T) {
+				defer useKernels(set)()
+				cpu := NewCPU(m, 2)
+				_, all, err := cpu.LossPerToken(context.Background(), seqs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				off := 0
+				for i, s := range seqs {
+					_, alone, err := cpu.LossPerToken(context.Background(), []Sequence{s})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j := range alone {
+						if math.Float32bits(alone[j]) != math.Float32bits(all[off+j]) {
+							t.Fatalf("sequence %d, target %d: %v alone, %v in the batch", i, j, alone[j], all[off+j])
+						}
+					}
+					off += len(alone)
+				}
+			})
+		}
 	}
 }

@@ -47,6 +47,13 @@ func init() {
 	avx512Emulated = emuSetupErr == nil
 }
 
+// KernelSetEmulated reports whether the kernel set named as KernelSets
+// names it runs in the emulator here (AVX-512 on a CPU without it), about
+// fifty times slower than natively: tests trim their work there.
+func KernelSetEmulated(name string) bool {
+	return avx512Emulated && name == kernelsAVX512.String()
+}
+
 // hasAVX512 reports whether this CPU runs the AVX-512 kernels natively.
 func hasAVX512() bool { return cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW }
 

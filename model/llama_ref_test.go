@@ -13,7 +13,20 @@ import (
 // position and one head at a time, with the rotary angles, softmax and
 // log-softmax in float64. It shares nothing with the CPU forward but the
 // weights.
-func refLlamaNLL(m *Model, tokens []int32) []float64 {
+func refLlamaNLL(m *Model, tokens []int32) []float64 { return refLlamaNLLRounded(m, tokens, nil) }
+
+// refLlamaNLLRounded is refLlamaNLL where round (when not nil) is applied to
+// both operands of every product with a weight matrix (q, k, v, o, gate, up,
+// down and the LM head) and to the embedding read from WTE: the bf16 mode's
+// roundings (as refNLLRounded for GPT-2), the products still summed in
+// float64.
+func refLlamaNLLRounded(m *Model, tokens []int32, round func(float64) float64) []float64 {
+	if round == nil {
+		round = func(x float64) float64 { return x }
+	}
+	refLinearNT := func(x [][]float64, W, b []float32, out int) [][]float64 {
+		return refLinearNTRounded(x, W, b, out, round)
+	}
 	cfg, w := m.Config, &m.Weights
 	C, T := cfg.NEmbd, len(tokens)
 	NH, KVH, hd := cfg.NHead, cfg.KVHeads(), cfg.HeadDim()
@@ -22,7 +35,7 @@ func refLlamaNLL(m *Model, tokens []int32) []float64 {
 	for t, id := range tokens {
 		x[t] = make([]float64, C)
 		for i := range C {
-			x[t][i] = float64(w.WTE[int(id)*C+i])
+			x[t][i] = round(float64(w.WTE[int(id)*C+i]))
 		}
 	}
 	inv := refInvFreq(cfg)
@@ -199,8 +212,9 @@ func refRMSNorm(x [][]float64, g []float32, eps float64) [][]float64 {
 	return out
 }
 
-// refLinearNT is x Wᵀ + b with W (out, in) as nn.Linear stores it; b may be nil.
-func refLinearNT(x [][]float64, W, b []float32, out int) [][]float64 {
+// refLinearNTRounded is x Wᵀ + b with W (out, in) as nn.Linear stores it,
+// round applied to x and W; b may be nil.
+func refLinearNTRounded(x [][]float64, W, b []float32, out int, round func(float64) float64) [][]float64 {
 	y := make([][]float64, len(x))
 	for t, row := range x {
 		in := len(row)
@@ -211,7 +225,7 @@ func refLinearNT(x [][]float64, W, b []float32, out int) [][]float64 {
 				s = float64(b[o])
 			}
 			for i, v := range row {
-				s += v * float64(W[o*in+i])
+				s += round(v) * round(float64(W[o*in+i]))
 			}
 			y[t][o] = s
 		}

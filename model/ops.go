@@ -60,15 +60,20 @@ func (c *CPU) layernormForward(out, inp, w, b []float32, N, C int, eps float64) 
 
 // geluForward applies the model's GELU in place to x (N, D): gelu_new,
 // 0.5·x·(1 + tanh(sqrt(2/π)·(x + 0.044715·x³))), or with ExactGELU
-// 0.5·x·(1 + erf(x/√2)).
+// 0.5·x·(1 + erf(x/√2)). It runs row by row: a vector set computes a row's
+// last D%lanes elements with the scalar code, whose bits differ from the
+// vector kernel's, so each row must be cut alike wherever it sits in the
+// chunk (as one slice of several rows, a row's last elements went to either
+// by the rows after it: the batch changed a sequence's NLLs).
 func (c *CPU) geluForward(x []float32, N, D int) {
 	row := geluRow
 	if c.cfg.ExactGELU {
 		row = geluErfRow
 	}
 	c.parallelFor((N+rowBlock-1)/rowBlock, func(_, task int) {
-		r0, r1 := task*rowBlock, min(N, (task+1)*rowBlock)
-		row(x[r0*D : r1*D])
+		for r := task * rowBlock; r < min(N, (task+1)*rowBlock); r++ {
+			row(x[r*D:][:D])
+		}
 	})
 }
 
