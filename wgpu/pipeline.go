@@ -451,6 +451,9 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
 		}
 		p.wgSize = sp.WorkgroupSize
+		if err := d.checkCapabilities(fmt.Sprintf("pipeline %q", desc.Label), sp.SPIRV); err != nil {
+			return nil, err
+		}
 		coop = usesCooperativeMatrix(sp.SPIRV)
 		if module, err = d.createVkShaderModule(desc.Label, sp.SPIRV); err != nil {
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
