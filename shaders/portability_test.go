@@ -94,3 +94,22 @@ func TestNormRowsNarrowSubgroups(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnTilesWithoutShuffles: attention splits query rows over
+// invocations (attention_shared_subgroup.wgsl, which shuffles) only on a
+// GPU whose subgroups shuffle; one with basic and arithmetic operations
+// alone (wgpu.FeatureSubgroups' promise, all some mobile GPUs offer) keeps
+// attention_shared.wgsl, whose pipeline it can create.
+func TestAttnTilesWithoutShuffles(t *testing.T) {
+	gpu := wgpu.AdapterInfo{Name: "a GPU", DeviceType: "integrated-gpu"}
+	l := wgpu.Limits{SubgroupSize: 32, MinSubgroupSize: 32, MaxSubgroupSize: 32,
+		MaxComputeWorkgroupStorageSize: 32 << 10, MaxComputeInvocationsPerWorkgroup: 512}
+	for _, hd := range []int{64, 128} {
+		if a := attnTilesOn(gpu, l, true, hd); a.qs() != 4 || a.kernel() != "attention_shared_subgroup.wgsl" {
+			t.Errorf("head size %d with shuffles: %+v (%s), want QS 4", hd, a, a.kernel())
+		}
+		if a := attnTilesOn(gpu, l, false, hd); a.qs() != 1 || a.kernel() != "attention_shared.wgsl" {
+			t.Errorf("head size %d without shuffles: %+v (%s), want QS 1", hd, a, a.kernel())
+		}
+	}
+}
