@@ -2,6 +2,7 @@ package shaders
 
 import (
 	"cmp"
+	"slices"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -93,14 +94,20 @@ func (a attnTiles) sharedBytes(hd int) int { return 2 * a.BKV * hd * 4 }
 
 // attnTilesFor is the blocking for dev at head size hd: softwareAttnTiles
 // on CPU drivers, else defaultAttnTiles with QS from attnQS where the
-// device has subgroup operations (its smallest subgroup size), halved until
-// it fits the device's workgroup memory and invocations.
+// device has subgroup shuffles (subgroupShuffles; its smallest subgroup
+// size), halved until it fits the device's workgroup memory and
+// invocations.
 func attnTilesFor(dev *wgpu.Device, hd int) attnTiles {
-	info, l := dev.AdapterInfo(), dev.Limits()
+	return attnTilesOn(dev.AdapterInfo(), dev.Limits(), subgroupShuffles(dev), hd)
+}
+
+// attnTilesOn is attnTilesFor on an adapter with limits l, with shuffles
+// (attention_shared_subgroup.wgsl) or without.
+func attnTilesOn(info wgpu.AdapterInfo, l wgpu.Limits, shuffles bool, hd int) attnTiles {
 	a := defaultAttnTiles
 	if Software(info) {
 		a = softwareAttnTiles
-	} else if dev.HasFeature(wgpu.FeatureSubgroups) {
+	} else if shuffles {
 		a.QS = attnQS(hd, int(cmp.Or(l.MinSubgroupSize, l.SubgroupSize)))
 	}
 	for a.BKV > 1 && a.sharedBytes(hd) > int(l.MaxComputeWorkgroupStorageSize) {
@@ -110,6 +117,16 @@ func attnTilesFor(dev *wgpu.Device, hd int) attnTiles {
 		a.BQ /= 2
 	}
 	return a
+}
+
+// subgroupShuffles reports whether dev runs subgroupShuffleXor
+// (attention_shared_subgroup.wgsl, attention_coop.wgsl): subgroup
+// operations enabled, of the shuffle class among those the adapter offers
+// in compute shaders. wgpu.FeatureSubgroups promises only the basic and
+// arithmetic classes, and some mobile GPUs offer no more; a pipeline that
+// shuffles is refused there.
+func subgroupShuffles(dev *wgpu.Device) bool {
+	return dev.HasFeature(wgpu.FeatureSubgroups) && slices.Contains(dev.AdapterInfo().Features.SubgroupOperations, "shuffle")
 }
 
 // attnShared is the SIMT attention kernel of blocking t:

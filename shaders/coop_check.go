@@ -90,6 +90,8 @@ func (g *GPT2) matrixConfig() (MatrixConfig, string) {
 		return MatrixConfig{}, "the weights are f32; the matrix units multiply f16"
 	case !g.dev.HasFeature(wgpu.FeatureSubgroups):
 		return MatrixConfig{}, "the device has no subgroup operations enabled"
+	case !subgroupShuffles(g.dev): // attention_coop.wgsl shuffles
+		return MatrixConfig{}, "the device offers no subgroup shuffles in compute shaders"
 	case g.coopForce != nil:
 		return *g.coopForce, ""
 	}

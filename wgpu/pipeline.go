@@ -451,6 +451,12 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)
 		}
 		p.wgSize = sp.WorkgroupSize
+		if err := d.checkCapabilities(fmt.Sprintf("pipeline %q", desc.Label), sp.SPIRV); err != nil {
+			return nil, err
+		}
+		if n, ok := workgroupBytes(sp.SPIRV); ok && n > uint64(d.limits.MaxComputeWorkgroupStorageSize) {
+			return nil, errorf(ErrLimit, "pipeline %q: %d bytes of workgroup memory, above the device's limit %d", desc.Label, n, d.limits.MaxComputeWorkgroupStorageSize)
+		}
 		coop = usesCooperativeMatrix(sp.SPIRV)
 		if module, err = d.createVkShaderModule(desc.Label, sp.SPIRV); err != nil {
 			return nil, fmt.Errorf("pipeline %q: %w", desc.Label, err)

@@ -52,6 +52,9 @@ func (d *Device) CreateShaderModule(desc *ShaderModuleDescriptor) (*ShaderModule
 	if err != nil {
 		return nil, fmt.Errorf("shader %q: %w", desc.Label, err)
 	}
+	if err := d.checkCapabilities(fmt.Sprintf("shader %q", desc.Label), code); err != nil {
+		return nil, err
+	}
 	m := &ShaderModule{d: d, label: desc.Label, specs: specs, entries: entries, coop: usesCooperativeMatrix(code)}
 	if m.h, err = d.createVkShaderModule(desc.Label, code); err != nil {
 		return nil, err
