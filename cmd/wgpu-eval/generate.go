@@ -111,7 +111,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		Log: func(msg string) { note("%s", msg) },
 	})
 	if err != nil {
-		return err
+		return flagError(err) // an option the device refuses: --matrix-units on without matrix units
 	}
 	defer ev.Close()
 	if err := notClobbering("generate", []clobber.File{{Role: "--json", Path: f.jsonOut}}, clobber.ModelFiles(ev.Files())); err != nil {
