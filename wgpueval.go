@@ -674,7 +674,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		id := runfile.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, BOSEachWindow: rc.BOSEachWindow, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: deviceIdentity(b.Name(), desc.Device), Shard: opt.Shard,
-			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs, Tool: strings.TrimSpace(version + " " + commit)}
+			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs, Tool: buildIdentity()}
 		if ck, err = runfile.OpenCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
 		}
