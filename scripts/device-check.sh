@@ -18,7 +18,8 @@
 # matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
 # them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
 # Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
-# read. It makes at most 11 files there (one bench JSON more per extra model, WORKGROUP_INIT value and bench).
+# read. With the defaults it makes at most 9 files there, ablation.txt more with ABLATE=1 and eval.txt, eval-1.json and
+# eval-2.json with EVAL=1 (13 in all); each extra model, MATRIX_UNITS value and WORKGROUP_INIT value adds bench JSONs.
 #
 # Usage:
 #   scripts/device-check.sh [ADAPTER]     run the checks
