@@ -134,7 +134,8 @@ func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 // noMemory reports whether an adapter has no memory at all: a driver's
 // stand-in that compiles pipelines for a GPU it does not have (Mesa's RADV
 // on "null hardware", with RADV_FORCE_FAMILY set) and runs nothing. auto
-// and all never pick one; gpu:N refuses it.
+// and all never pick one; gpu:N refuses it, and so does gpu where it is the
+// first adapter.
 func noMemory(a *wgpu.Adapter) bool {
 	for _, h := range a.Info().MemoryHeaps {
 		if h.Size > 0 {
