@@ -451,8 +451,10 @@ type EvalOptions struct {
 	// Checkpoint, when set, is a file that keeps the sums so far (written
 	// atomically about once a second): an interrupted run given the same file
 	// continues where it stopped and gives the totals of an uninterrupted run.
-	// A checkpoint of another run is refused, naming what differs. The file is
-	// removed when the run completes.
+	// A checkpoint of another run is refused, naming what differs, and so is
+	// one another build of the program wrote (its version and commit, or,
+	// where the build records none or has uncommitted changes, its
+	// executable's sha256). The file is removed when the run completes.
 	Checkpoint string
 	// PerToken, when set, is a file to write every scored target's position,
 	// token id and NLL to, in corpus order, with the run's config, provenance
