@@ -273,3 +273,73 @@ func TestReadmeEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadmeTestNames: every -run and -bench pattern of a go test command in
+// the README (and the test binaries' -test.run and -test.bench of
+// BENCHMARKS.md) matches a test, fuzz target or benchmark of the module, at
+// its top level (the part before the first '/').
+func TestReadmeTestNames(t *testing.T) {
+	var names []string
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || (strings.HasPrefix(d.Name(), ".") && path != "../..")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)\w*)\(`).FindAllStringSubmatch(string(b), -1) {
+			names = append(names, m[1])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flag := regexp.MustCompile(`-(?:test\.)?(run|bench)[= ]('[^']*'|"[^"]*"|[^\s'"` + "`" + `,;)]+)`)
+	for _, doc := range []string{"../../README.md", "../../BENCHMARKS.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, "go test") && !strings.Contains(line, ".test ") {
+				continue
+			}
+			for _, m := range flag.FindAllStringSubmatch(line, -1) {
+				pat := strings.Trim(m[2], `'"`)
+				if pat == "^$" || pat == "XXX" || pat == "." {
+					continue
+				}
+				top, _, _ := strings.Cut(pat, "/")
+				re, err := regexp.Compile(top)
+				if err != nil {
+					t.Errorf("%s: -%s %s: %v", doc, m[1], pat, err)
+					continue
+				}
+				kinds := []string{"Test", "Fuzz"}
+				if m[1] == "bench" {
+					kinds = []string{"Benchmark"}
+				}
+				found := false
+				for _, name := range names {
+					for _, k := range kinds {
+						found = found || (strings.HasPrefix(name, k) && re.MatchString(name))
+					}
+				}
+				if !found {
+					t.Errorf("%s: -%s %s matches no %s of the module", doc, m[1], pat, strings.Join(kinds, " or "))
+				}
+				n++
+			}
+		}
+		t.Logf("%s: %d patterns checked", doc, n)
+	}
+}
