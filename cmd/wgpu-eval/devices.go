@@ -21,7 +21,7 @@ their driver, limits and features, best first, so machines can be compared.
 the A, B, C and result types, scope), "(not for WGSL)" marking those that WGSL
 subgroup matrices cannot use. An adapter with 0 MiB of memory is a driver's
 compile-only stand-in (Mesa's null hardware, RADV_FORCE_FAMILY): it runs
-nothing, so auto and all pass it over and gpu and gpu:N refuse it.
+nothing, so auto, all and gpu pass it over and gpu:N refuses it.
 Exits 1 with an explanation when no Vulkan loader or driver is installed.
 
 Flags:
