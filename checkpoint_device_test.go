@@ -2,6 +2,8 @@ package wgpueval
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -54,8 +56,7 @@ func TestCheckpointNamesBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	version, commit := Version()
-	if want := strings.TrimSpace(version + " " + commit); ck.Run.Tool != want {
+	if want := buildIdentity(); ck.Run.Tool != want {
 		t.Fatalf("the checkpoint's build is %q, want %q", ck.Run.Tool, want)
 	}
 	ck.Run.Tool = "v0.0.1 0123abcd"
@@ -64,6 +65,46 @@ func TestCheckpointNamesBuild(t *testing.T) {
 	}
 	if _, err := ev.Evaluate(context.Background(), Named(text), opt); err == nil || !strings.Contains(err.Error(), "build of wgpu-eval: v0.0.1 0123abcd in the checkpoint") {
 		t.Errorf("a checkpoint of another build: err = %v, want a refusal naming it", err)
+	}
+}
+
+// TestCheckpointNamesUnstampedBuild: a build that records no commit (go
+// run, -buildvcs=false, a git worktree; a test binary too) is named in a
+// checkpoint by its executable's sha256 as well, so that another such build
+// (other code, the same "devel") does not continue the run; it was "devel"
+// alone, which every such build shares.
+func TestCheckpointNamesUnstampedBuild(t *testing.T) {
+	version, commit := Version()
+	if commit != "" && !strings.HasSuffix(commit, "+modified") && !strings.HasSuffix(version, "+dirty") {
+		t.Skipf("this test binary records its commit (%s %s)", version, commit)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Skip(err)
+	}
+	sum := sha256.Sum256(b)
+	ev, text, interrupted := checkpointFixture(t)
+	opt := EvalOptions{Ctx: 16, BatchTokens: 16, NoTokenCache: true, Checkpoint: filepath.Join(t.TempDir(), "run.ckpt")}
+	if _, err := interrupted(opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the interrupted run: %v", err)
+	}
+	ck, err := runfile.LoadRunCheckpoint(opt.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(version+" "+commit) + " executable " + hex.EncodeToString(sum[:])[:16]; ck.Run.Tool != want {
+		t.Fatalf("the checkpoint's build is %q, want %q", ck.Run.Tool, want)
+	}
+	ck.Run.Tool = strings.TrimSpace(version+" "+commit) + " executable 0123456789abcdef"
+	if err := ck.Save(opt.Checkpoint); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ev.Evaluate(context.Background(), Named(text), opt); err == nil || !strings.Contains(err.Error(), "executable 0123456789abcdef in the checkpoint") {
+		t.Errorf("a checkpoint of another unstamped build: err = %v, want a refusal naming it", err)
 	}
 }
 

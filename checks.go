@@ -33,7 +33,7 @@ func checkMatrixUnits(spec backend.DeviceSpec, prec Precision, mu MatrixUnits) e
 	switch {
 	case spec.Kind == "auto" || spec.Kind == "all":
 		for _, info := range infos { // best first, as the backend picks
-			if info.DeviceType != "cpu" {
+			if info.DeviceType != "cpu" && hasMemory(info) {
 				picked = append(picked, info)
 				if spec.Kind == "auto" {
 					break
@@ -47,6 +47,12 @@ func checkMatrixUnits(spec backend.DeviceSpec, prec Precision, mu MatrixUnits) e
 		picked = infos[spec.Index : spec.Index+1]
 	case spec.Index < 0 && len(infos) > 0:
 		picked = infos[:1]
+		for i, info := range infos { // the first that can run, as the backend picks
+			if hasMemory(info) {
+				picked = infos[i : i+1]
+				break
+			}
+		}
 	}
 	for _, info := range picked {
 		if why := noMatrixUnits(info, prec); why != "" {
@@ -54,6 +60,18 @@ func checkMatrixUnits(spec backend.DeviceSpec, prec Precision, mu MatrixUnits) e
 		}
 	}
 	return nil
+}
+
+// hasMemory reports whether an adapter has memory: one without is a driver's
+// compile-only stand-in (Mesa's null hardware), which the backend never picks
+// for auto, all or gpu.
+func hasMemory(info wgpu.AdapterInfo) bool {
+	for _, h := range info.MemoryHeaps {
+		if h.Size > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // noMatrixUnits says why the adapter info describes cannot run the

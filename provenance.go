@@ -6,19 +6,24 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/hashcache"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
-// Version returns the module version of this build ("devel" when built from
-// a checkout) and the VCS commit it was built from ("" when unknown): the
-// one the Go toolchain recorded, else buildCommit.
+// Version returns the module version of this build and the VCS commit it
+// was built from ("" when unknown): the ones the Go toolchain recorded, else
+// "devel" and buildCommit. go install MODULE@VERSION records that version;
+// go build and go install in a git clone record a pseudo-version naming the
+// commit (v0.0.0-DATE-COMMIT, "+dirty" with uncommitted changes) and the
+// commit; go run, -buildvcs=false and a git worktree record neither.
 func Version() (version, commit string) {
 	version = "devel"
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -51,6 +56,34 @@ func Version() (version, commit string) {
 // as scripts/device-check.sh --build does (REV with "+modified" for a tree
 // with uncommitted changes), so that the figures a build writes name it.
 var buildCommit string
+
+// buildIdentity names this build in a checkpoint (RunIdentity.Tool), so that
+// only the build that started a run continues it: the version and commit,
+// and, where those cannot tell two builds apart (no commit: go run,
+// -buildvcs=false, a git worktree; or uncommitted changes beside it), the
+// first 16 hex digits of the running executable's sha256 (Go builds the same
+// source into the same bytes, so go run of an unchanged tree resumes).
+var buildIdentity = sync.OnceValue(func() string {
+	version, commit := Version()
+	id := strings.TrimSpace(version + " " + commit)
+	if commit != "" && !strings.HasSuffix(commit, "+modified") && !strings.HasSuffix(version, "+dirty") {
+		return id
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return id
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return id
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return id
+	}
+	return id + " executable " + hex.EncodeToString(h.Sum(nil))[:16]
+})
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 

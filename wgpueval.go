@@ -451,8 +451,10 @@ type EvalOptions struct {
 	// Checkpoint, when set, is a file that keeps the sums so far (written
 	// atomically about once a second): an interrupted run given the same file
 	// continues where it stopped and gives the totals of an uninterrupted run.
-	// A checkpoint of another run is refused, naming what differs. The file is
-	// removed when the run completes.
+	// A checkpoint of another run is refused, naming what differs, and so is
+	// one another build of the program wrote (its version and commit, or,
+	// where the build records none or has uncommitted changes, its
+	// executable's sha256). The file is removed when the run completes.
 	Checkpoint string
 	// PerToken, when set, is a file to write every scored target's position,
 	// token id and NLL to, in corpus order, with the run's config, provenance
@@ -677,7 +679,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		id := runfile.RunIdentity{ModelSHA256: e.hash, CorpusSHA256: corp.SHA256, Tokenizer: e.tok.ID(),
 			Mode: rc.Mode, Ctx: rc.Ctx, Stride: rc.Stride, BOSEachWindow: rc.BOSEachWindow, MaxTokens: rc.MaxTokens, Split: rc.Split, Separator: rc.Separator,
 			Precision: rc.Precision, Device: deviceIdentity(b.Name(), desc.Device), Shard: opt.Shard,
-			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs, Tool: strings.TrimSpace(version + " " + commit)}
+			PerToken: ec.PerToken, TopLogprobs: opt.TopLogprobs, Tool: buildIdentity()}
 		if ck, err = runfile.OpenCheckpointer(opt.Checkpoint, id); err != nil {
 			return nil, err
 		}

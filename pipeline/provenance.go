@@ -59,7 +59,7 @@ type DeviceInfo struct {
 	Driver     string `json:"driver,omitempty"`      // GPU: driver name, info and version
 	APIVersion string `json:"api_version,omitempty"` // GPU: Vulkan version
 	CPUModel   string `json:"cpu_model,omitempty"`   // CPU
-	Kernels    string `json:"kernels,omitempty"`     // CPU: kernel set (generic, avx2, avx512, neon); GPU: software or hardware
+	Kernels    string `json:"kernels,omitempty"`     // CPU: kernel set (generic, avx2, avx512, neon; in the bf16 mode with its products', e.g. avx512+bf16-amx); GPU: software or hardware
 	// MatmulTiles is, on a GPU with the hardware kernels, matmul_shared.wgsl's
 	// tiles (BMxBNxBK/TMxTN) by matmul shape as the autotuner chose them, and
 	// under "default" those of shapes it did not tune; with the matrix units

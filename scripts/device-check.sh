@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # device-check.sh checks wgpu-eval on a machine with a real GPU and its Vulkan driver (an NVIDIA card, say), in
 # about 5 minutes all told. In order, each step capped in time and a failed step not stopping the rest:
+#   0. builds the binaries with go (about a minute; not with BIN_DIR);
 #   1. lists the Vulkan adapters and stops at once when none is a hardware GPU (ALLOW_SOFTWARE=1 goes on with a
 #      CPU implementation such as lavapipe, to rehearse the script);
 #   2. correctness before any timing: pipeline/backend's TestGPUConformance (every evaluation method against the CPU and
 #      the float64 goldens, with the Khronos validation layer where installed: any message fails it), the shaders
 #      package's kernel tests (with workgroup memory poisoned, as those tests always run), and TestGPUMatchesCPUShape:
 #      every method on two windows of a peaked model of the GPT-2 124M shape, GPU against CPU (f32 within 1e-5, f16
-#      within 3e-4);
+#      within 3e-4); with EVAL=1 then the whole command a user runs, timed twice (see EVAL below);
 #   3. speed: `wgpu-eval bench` on the 124M shape with f16 and f32 weights over batches of 1 to 256 windows, the
 #      JSON rewritten after every batch size so that a step cut short keeps what it measured;
 #   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench;
@@ -18,7 +19,8 @@
 # matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
 # them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
 # Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
-# read. It makes at most 11 files there (one bench JSON more per extra model, WORKGROUP_INIT value and bench).
+# read. With the defaults it makes at most 9 files there, ablation.txt more with ABLATE=1 and eval.txt, eval-1.json and
+# eval-2.json with EVAL=1 (13 in all); each extra model, MATRIX_UNITS value and WORKGROUP_INIT value adds bench JSONs.
 #
 # Usage:
 #   scripts/device-check.sh [ADAPTER]     run the checks

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -27,7 +28,8 @@ import (
 )
 
 func main() {
-	data := flag.String("data", "../shared/data/tinyshakespeare.txt", "TinyShakespeare (its val split, from byte 1003854, is scored)")
+	data := flag.String("data", cmp.Or(os.Getenv("WGPU_EVAL_TINYSHAKESPEARE"), "../shared/data/tinyshakespeare.txt"),
+		"TinyShakespeare (its val split, from byte 1003854, is scored; default $WGPU_EVAL_TINYSHAKESPEARE, else the team's shared copy)")
 	window := flag.Int("ctx", 64, "tokens per window")
 	windows := flag.Int("windows", 8, "windows scored")
 	threads := flag.Int("threads", 0, "CPU threads (<= 0: GOMAXPROCS)")

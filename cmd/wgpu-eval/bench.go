@@ -144,7 +144,7 @@ type benchResult struct {
 	Threads       int                       `json:"threads,omitempty"`
 	DeviceLoaded  uint64                    `json:"device_bytes_after_load,omitempty"`
 	Peak          *devicePeak               `json:"peak,omitempty"`             // the adapter's datasheet peak, where known
-	Kernels       string                    `json:"kernels,omitempty"`          // the kernel set: GPU software or hardware; CPU generic, avx2, avx512, neon
+	Kernels       string                    `json:"kernels,omitempty"`          // the kernel set: GPU software or hardware; CPU generic, avx2, avx512, neon (bf16: avx512+bf16-avx512, ...)
 	MatrixUnits   *pipeline.MatrixUnitsInfo `json:"matrix_units,omitempty"`     // GPU: whether the matmuls ran on the matrix units, and why
 	Tuning        []shaders.TuneChoice      `json:"tuning,omitempty"`           // GPU: the autotuner's matmul tiles by shape
 	AttnTuning    []shaders.TuneChoice      `json:"attention_tuning,omitempty"` // GPU, matrix units: the autotuner's attention kernel by shape ({"coop": 1, ...}: attention_coop.wgsl and its tiling)

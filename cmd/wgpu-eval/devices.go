@@ -17,8 +17,11 @@ const devicesUsage = `Usage: wgpu-eval devices [--json]
 
 Lists the Vulkan adapters (GPUs, and CPU implementations such as lavapipe) with
 their driver, limits and features, best first, so machines can be compared.
-"matrix units" lists the cooperative-matrix configurations (M x N x K, the A, B,
-C and result types, scope) that WGSL subgroup matrices can run on.
+"matrix units" lists the driver's cooperative-matrix configurations (M x N x K,
+the A, B, C and result types, scope), "(not for WGSL)" marking those that WGSL
+subgroup matrices cannot use. An adapter with 0 MiB of memory is a driver's
+compile-only stand-in (Mesa's null hardware, RADV_FORCE_FAMILY): it runs
+nothing, so auto, all and gpu pass it over and gpu:N refuses it.
 Exits 1 with an explanation when no Vulkan loader or driver is installed.
 
 Flags:

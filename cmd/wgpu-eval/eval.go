@@ -163,7 +163,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		},
 	})
 	if err != nil {
-		return err
+		return flagError(err) // an option the device refuses: --matrix-units on without matrix units
 	}
 	defer ev.Close()
 	promptStdin(stderr, stdin, f.data)

@@ -101,6 +101,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := checkPrecision(f.precision, f.matrixUnits, f.device); err != nil {
 		return err
 	}
+	if f.device == string(wgpueval.DeviceAll) { // Generate refuses it too, but only once the weights are on every GPU
+		return usageError{errors.New("--device all: generate runs on one device; use gpu:N or cpu")}
+	}
 	note := func(format string, a ...any) {
 		if !f.quiet {
 			fmt.Fprintf(stderr, format+"\n", a...)
@@ -111,7 +114,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		Log: func(msg string) { note("%s", msg) },
 	})
 	if err != nil {
-		return err
+		return flagError(err) // an option the device refuses: --matrix-units on without matrix units
 	}
 	defer ev.Close()
 	if err := notClobbering("generate", []clobber.File{{Role: "--json", Path: f.jsonOut}}, clobber.ModelFiles(ev.Files())); err != nil {

@@ -210,6 +210,7 @@ func TestGenerateBadInput(t *testing.T) {
 		{[]string{"-p", "hi", "--temperature", "-0.5"}, "temperature"},
 		{[]string{"-p", "hi", "--top-p", "1.5"}, "top-p"},
 		{[]string{"-p", "hi", "--device", "tpu"}, "device"},
+		{[]string{"-p", "hi", "--device", "all"}, "--device all: generate runs on one device"}, // before any weights are on the GPUs
 		{[]string{"-p", strings.Repeat("word ", 70)}, "longer than the model's 64 positions"},
 		// Sampling flags at the default temperature 0 (greedy) would change nothing.
 		{[]string{"-p", "hi", "--top-k", "5"}, "--top-k 5 has no effect at --temperature 0"},

@@ -189,3 +189,24 @@ func TestGPUProvenanceKernels(t *testing.T) {
 		t.Errorf("an unknown kernel set: %v\n%s", err, stderr)
 	}
 }
+
+// TestMatrixUnitsOnNamesTheFlag: --matrix-units on with a device whose
+// features show it has no matrix units (lavapipe: a CPU implementation) is a
+// command-line mistake named by its flag, as on the cpu device (exit status
+// 2), in eval and generate alike; it was the library's "MatrixUnits on: ..."
+// with exit status 1.
+func TestMatrixUnitsOnNamesTheFlag(t *testing.T) {
+	isolate(t)
+	requireVulkan(t)
+	dir, _, _ := tinyModel(t)
+	data := runText(t, 8)
+	for _, args := range [][]string{
+		{"--model", dir, "--data", data, "--ctx", "16", "--device", "gpu", "--matrix-units", "on", "--quiet"},
+		{"generate", "--model", dir, "--prompt", "Hello", "--device", "gpu", "--matrix-units", "on", "--quiet"},
+	} {
+		_, _, err := cli(t, "", args...)
+		if err == nil || !strings.HasPrefix(err.Error(), "--matrix-units on: matrix units required") || exitCode(err) != 2 {
+			t.Errorf("%s: %v (exit status %d), want a usage error naming --matrix-units", strings.Join(args, " "), err, exitCode(err))
+		}
+	}
+}

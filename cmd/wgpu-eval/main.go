@@ -146,8 +146,13 @@ Run 'wgpu-eval help COMMAND' (or 'wgpu-eval COMMAND --help') for a command's fla
 
 const versionUsage = `Usage: wgpu-eval version
 
-Prints the version: the module version when installed with go install, else
-"devel" and the commit.
+Prints the version the Go toolchain recorded: the module version for go
+install MODULE@VERSION; for go build or go install in a git clone, a
+pseudo-version naming the commit (v0.0.0-DATE-COMMIT, +dirty with
+uncommitted changes); else "devel" (go run, -buildvcs=false, a git
+worktree), with the commit where the build was given one (-ldflags
+-X github.com/wgpu-eval/wgpu-eval.buildCommit=REV, as
+scripts/device-check.sh --build does).
 `
 
 // parseFlags parses a subcommand's args with the flags register declares. Help

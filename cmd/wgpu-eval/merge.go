@@ -80,7 +80,7 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 	if jsonOut == "-" {
 		summary = stderr
 	}
-	fmt.Fprintln(summary, formatSummary(m, 0)+fmt.Sprintf("  (%d shards merged)", len(rs)))
+	fmt.Fprintln(summary, formatSummary(m, 0)+fmt.Sprintf("  (%s merged)", pipeline.Count(len(rs), "shard")))
 	if jsonOut != "" {
 		return writeJSON(jsonOut, stdout, m)
 	}
@@ -126,6 +126,6 @@ func mergePerToken(out string, files []string, stdout io.Writer) error {
 	if m.Header.Targets > 0 {
 		mean = m.Header.NLLSum / float64(m.Header.Targets)
 	}
-	fmt.Fprintf(stdout, "%s: per-token records of %d shards merged, %s, mean NLL %.4f\n", infile.Quote(out), len(fs), pipeline.Count(m.Header.Targets, "target"), mean)
+	fmt.Fprintf(stdout, "%s: per-token records of %s merged, %s, mean NLL %.4f\n", infile.Quote(out), pipeline.Count(len(fs), "shard"), pipeline.Count(m.Header.Targets, "target"), mean)
 	return nil
 }

@@ -24,12 +24,13 @@ const tokenizeUsage = `Usage: wgpu-eval tokenize --model M --data FILE --output 
 Writes the token ids of a corpus as the evaluation sees them (what --mode
 stream and strided score): the text as transformers' tokenizer(text) encodes
 it, special tokens of the tokenizer's post-processor included (Llama 2's BOS
-<s> first; none for GPT-2, Qwen, or Llama 3's base tokenizer.json), separate
-documents (.jsonl, --separator) one after another, each as the tokenizer
-encodes it or, where that puts nothing before it, after the tokenizer's BOS
-(Llama 3's <|begin_of_text|>), else its end-of-text token (GPT-2, Qwen:
-<|endoftext|>), then cut to --max-tokens. It is how to check a tokenization
-against another tool.
+<s> first, Llama 3.1's <|begin_of_text|>; none for GPT-2, Qwen, or the first
+Llama 3 release's tokenizer.json), separate documents (.jsonl, --separator)
+one after another, each as the tokenizer encodes it or, where that puts
+nothing before it, after the tokenizer's BOS (the first Llama 3's
+<|begin_of_text|>), else its end-of-text token (GPT-2, Qwen: <|endoftext|>),
+then cut to --max-tokens. It is how to check a tokenization against another
+tool.
 
 --output OUT gets the ids as little-endian uint32, no header (an llm.c-style
 token stream without its header; written atomically); --output - prints them

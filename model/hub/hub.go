@@ -1,4 +1,5 @@
-// Package hub finds GPT-2 checkpoints by Hugging Face hub id (gpt2,
+// Package hub finds model checkpoints (GPT-2 and the Llama family: config,
+// weights, sharded or not, and tokenizer files) by Hugging Face hub id (gpt2,
 // openai-community/gpt2, org/name@revision) in the local Hugging Face cache and
 // downloads them into it when missing. The cache layout is exactly that of the
 // Python huggingface_hub library (models--org--name/{blobs,refs,snapshots}), so

@@ -22,8 +22,9 @@ type DeviceSpec struct {
 }
 
 // ParseDevice parses a device name, case-insensitively: auto (the best
-// hardware GPU, else the CPU), cpu, gpu (the first adapter), gpu:N (the N-th
-// adapter of Devices, from 0) or all (every hardware GPU at once).
+// hardware GPU, else the CPU), cpu, gpu (the first adapter that can run,
+// software ones included), gpu:N (the N-th adapter of Devices, from 0) or all
+// (every hardware GPU at once).
 func ParseDevice(s string) (DeviceSpec, error) {
 	v := strings.ToLower(strings.TrimSpace(s))
 	switch v {
@@ -133,8 +134,9 @@ func software(a *wgpu.Adapter) bool { return shaders.Software(a.Info()) }
 
 // noMemory reports whether an adapter has no memory at all: a driver's
 // stand-in that compiles pipelines for a GPU it does not have (Mesa's RADV
-// on "null hardware", with RADV_FORCE_FAMILY set) and runs nothing. auto
-// and all never pick one; gpu:N refuses it.
+// on "null hardware", with RADV_FORCE_FAMILY set) and runs nothing. auto,
+// all and gpu never pick one (gpu takes the first adapter that has memory);
+// gpu:N refuses it.
 func noMemory(a *wgpu.Adapter) bool {
 	for _, h := range a.Info().MemoryHeaps {
 		if h.Size > 0 {
@@ -262,7 +264,12 @@ func pickAdapters(spec DeviceSpec, adapters []*wgpu.Adapter) ([]*wgpu.Adapter, e
 		if len(adapters) == 0 {
 			return nil, errors.New("device gpu: no Vulkan adapter")
 		}
-		return adapters[:1], nil
+		for i, a := range adapters { // best first: the first that can run
+			if !noMemory(a) {
+				return adapters[i : i+1], nil
+			}
+		}
+		return adapters[:1], nil // none can: openGPU says why
 	}
 }
 

@@ -414,6 +414,18 @@ const noMemoryEnv = "WGPU_TEST_NO_MEMORY"
 // waited for), in a child process that sees that driver only.
 func TestAdaptersWithoutMemory(t *testing.T) {
 	prereq.RunOnVulkanCompilers(t, noMemoryEnv, "1", "^TestNoMemoryAdapter$", 2*time.Minute, "--- PASS: TestNoMemoryAdapter")
+	// Beside Debian's lavapipe, listed after the stand-in: gpu takes lavapipe.
+	lvp, _ := filepath.Glob("/usr/share/vulkan/icd.d/lvp_icd.*.json")
+	if len(lvp) == 0 {
+		return
+	}
+	impls := prereq.VulkanCompilers(t)
+	for i := range impls {
+		impls[i] = impls[i].With(noMemoryEnv, "lavapipe")
+		impls[i].Name += "+lavapipe"
+		impls[i].ICD += string(filepath.ListSeparator) + lvp[0]
+	}
+	prereq.RunOn(t, impls, "^TestNoMemoryAdapter$", "", 2*time.Minute, "--- PASS: TestNoMemoryAdapter")
 }
 
 // TestNoMemoryAdapter: an adapter without memory is refused by gpu:N with a
@@ -441,5 +453,22 @@ func TestNoMemoryAdapter(t *testing.T) {
 	if _, err := backend.Open(ctx, backend.DeviceSpec{Kind: "all"}, m.Reader(), backend.Options{}); err == nil ||
 		!strings.Contains(err.Error(), "no hardware GPU") {
 		t.Errorf("all without a GPU that has memory: %v", err)
+	}
+	// gpu, "the best Vulkan adapter, software ones included", is the first
+	// one that can run: lavapipe where it is listed after the stand-in (it
+	// was refused, the stand-in being first), else the stand-in's refusal.
+	g, err := backend.Open(ctx, backend.DeviceSpec{Kind: "gpu", Index: -1}, m.Reader(), backend.Options{})
+	if os.Getenv(noMemoryEnv) != "lavapipe" {
+		if err == nil || !strings.Contains(err.Error(), "reports no memory") {
+			t.Errorf("gpu with only an adapter without memory: %v, want a refusal", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("gpu with lavapipe after an adapter without memory: %v", err)
+	}
+	defer g.Close()
+	if !strings.Contains(g.Name(), "llvmpipe") {
+		t.Errorf("gpu picked %s, want lavapipe", g.Name())
 	}
 }
