@@ -415,7 +415,7 @@ const toF16WG = 256
 // roundH records to_f16.wgsl: the first n values of h (n a multiple of 4)
 // rounded to f16 into h16, as lmhead_loss_coop.wgsl reads them.
 func (ck *coopKernels) roundH(r *recorder, h, h16 Buf, n int) {
-	r.op(ck.toF16, consts("WG", toF16WG), toF16Bufs{X: h, Y: h16}, toF16Params{N: uint32(n / 4)}, perInvocation(n/4))
+	r.op(ck.toF16, consts("WG", float64(flatWG(ck.toF16.dev.Limits(), toF16WG))), toF16Bufs{X: h, Y: h16}, toF16Params{N: uint32(n / 4)}, perInvocation(n/4))
 }
 
 // headGroups is lmhead_loss_coop.wgsl's dispatch for P positions and V ids.

@@ -36,6 +36,13 @@ func newTestDev(t testing.TB) *testDev {
 // where the adapter has them.
 func newTestDevWith(t testing.TB, extra ...wgpu.FeatureName) *testDev {
 	t.Helper()
+	return newTestDevCapped(t, wgpu.Limits{}, extra...)
+}
+
+// newTestDevCapped is newTestDevWith on a device whose limits are lowered
+// to caps' nonzero fields (wgpu.DeviceDescriptor.LimitsCap).
+func newTestDevCapped(t testing.TB, caps wgpu.Limits, extra ...wgpu.FeatureName) *testDev {
+	t.Helper()
 	var mu sync.Mutex
 	var msgs []wgpu.Message
 	validation := os.Getenv("WGPU_NO_VALIDATION") == ""
@@ -62,7 +69,7 @@ func newTestDevWith(t testing.TB, extra ...wgpu.FeatureName) *testDev {
 					feats = append(feats, f)
 				}
 			}
-			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-"})
+			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-", LimitsCap: caps})
 			if err != nil {
 				inst.Close()
 				t.Fatal(err)

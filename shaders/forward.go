@@ -563,7 +563,7 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 			lmGroups(P, vr[1]-vr[0]))
 	}
 	// The loss per target; the host adds them.
-	r.op(g.nllCombine, consts("WG", nllCombineWG), nllCombineBufs{Part: whole(a.part), Tgt: whole(a.tgt), NLL: whole(a.nll)},
+	r.op(g.nllCombine, consts("WG", float64(flatWG(g.dev.Limits(), nllCombineWG))), nllCombineBufs{Part: whole(a.part), Tgt: whole(a.tgt), NLL: whole(a.nll)},
 		nllCombineParams{P: uint32(P), Tiles: uint32(parts)}, perInvocation(P))
 }
 

@@ -443,6 +443,15 @@ const (
 	sharedLMHeadRows         = 64   // lmhead_loss_shared.wgsl: BM's default, positions per workgroup
 )
 
+// flatWG is the workgroup size, at most n, of a kernel whose invocations
+// each take one item and whose WG is any size (nll_combine.wgsl,
+// to_f16.wgsl): n, or the device's limit where that is smaller (Vulkan
+// promises 128 invocations, desktop GPUs offer 1024). Their dispatches take
+// the size from the pipeline.
+func flatWG(l wgpu.Limits, n int) int {
+	return max(1, min(n, int(l.MaxComputeInvocationsPerWorkgroup), int(l.MaxComputeWorkgroupSizeX)))
+}
+
 // lmSharedBytes is lmhead_loss_shared.wgsl's workgroup memory at BM bm with
 // the host's VT (sharedVocabTile) and the kernel's default BK 8 and TN 8 (its
 // header's formula).

@@ -18,8 +18,16 @@ type DeviceDescriptor struct {
 	Label string
 	// RequiredFeatures must all be supported, or RequestDevice fails with ErrMissingFeature.
 	RequiredFeatures []FeatureName
-	// RequiredLimits: each nonzero field must be within the adapter's limit, or RequestDevice fails with ErrLimit.
+	// RequiredLimits: each nonzero field must be within the adapter's limit (LimitsCap's, where it is lower), or
+	// RequestDevice fails with ErrLimit.
 	RequiredLimits Limits
+	// LimitsCap makes the device smaller than the adapter: each nonzero field lowers the device's limit to it (an
+	// alignment, MinStorageBufferOffsetAlignment or MinUniformBufferOffsetAlignment, a power of two, raises it),
+	// a value past the adapter's changes nothing. Device.Limits reports the result and every check of this package
+	// holds to it, so code that sizes its work by the limits runs as on a device that has only these: for tests of
+	// small devices on a large one, or to leave a shared GPU's room to others. The subgroup sizes and the
+	// timestamp period are the hardware's: capping them is an ErrLimit.
+	LimitsCap Limits
 	// PipelineCacheDir is where the pipeline cache is persisted, one file per device UUID and driver version.
 	// Empty means os.UserCacheDir()/wgpu-eval/pipelines; "-" disables persistence.
 	PipelineCacheDir string
@@ -89,7 +97,11 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 		}
 		feats[f] = true
 	}
-	if err := checkLimits(desc.RequiredLimits, a.info.Limits); err != nil {
+	limits, err := capLimits(a.info.Limits, desc.LimitsCap)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLimits(desc.RequiredLimits, limits); err != nil {
 		return nil, err
 	}
 	var ar vk.Arena
@@ -104,12 +116,11 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	ci.QueueCreateInfoCount, ci.PQueueCreateInfos = 1, qci
 	ci.EnabledExtensionCount, ci.PpEnabledExtensionNames = uint32(len(exts)), ar.CStrings(exts)
 
-	d := &Device{adapter: a, features: feats, limits: a.info.Limits, live: map[child]struct{}{},
+	d := &Device{adapter: a, features: feats, limits: limits, live: map[child]struct{}{},
 		pins: map[child]int{}, dropped: map[child]struct{}{}, fullGroups: feats[FeatureCooperativeMatrix] && a.fullGroups}
 	if err := check("vkCreateDevice", a.inst.fn.CreateDevice(a.pd, ci, nil, &d.h)); err != nil {
 		return nil, fmt.Errorf("create device on %s: %w", a.info.Name, err)
 	}
-	var err error
 	if d.fn, err = a.inst.fn.LoadDevice(d.h); err != nil {
 		if d.fn.HasDestroyDevice() {
 			d.fn.DestroyDevice(d.h, nil)
@@ -122,7 +133,7 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	if blockSize == 0 {
 		blockSize = 64 << 20
 	}
-	if m := a.info.Limits.MaxBufferSize; m != 0 {
+	if m := limits.MaxBufferSize; m != 0 {
 		blockSize = min(blockSize, m)
 	}
 	d.mem = allocator{d: d, blockSize: blockSize}
@@ -263,10 +274,55 @@ func checkLimits(want, have Limits) error {
 	return nil
 }
 
+// capLimits is have lowered by cap's nonzero fields (DeviceDescriptor.LimitsCap).
+func capLimits(have, cap Limits) (Limits, error) {
+	if cap.SubgroupSize != 0 || cap.MinSubgroupSize != 0 || cap.MaxSubgroupSize != 0 || cap.TimestampPeriod != 0 {
+		return have, errorf(ErrLimit, "LimitsCap: the subgroup sizes and the timestamp period are the hardware's, not limits to lower")
+	}
+	lower := func(v *uint64, c uint64) {
+		if c != 0 {
+			*v = min(*v, c)
+		}
+	}
+	lower32 := func(v *uint32, c uint32) {
+		if c != 0 {
+			*v = min(*v, c)
+		}
+	}
+	lower(&have.MaxStorageBufferBindingSize, cap.MaxStorageBufferBindingSize)
+	lower(&have.MaxBufferSize, cap.MaxBufferSize)
+	for _, l := range []struct{ v, c *uint32 }{
+		{&have.MaxComputeWorkgroupStorageSize, &cap.MaxComputeWorkgroupStorageSize},
+		{&have.MaxComputeInvocationsPerWorkgroup, &cap.MaxComputeInvocationsPerWorkgroup},
+		{&have.MaxComputeWorkgroupSizeX, &cap.MaxComputeWorkgroupSizeX},
+		{&have.MaxComputeWorkgroupSizeY, &cap.MaxComputeWorkgroupSizeY},
+		{&have.MaxComputeWorkgroupSizeZ, &cap.MaxComputeWorkgroupSizeZ},
+		{&have.MaxComputeWorkgroupsPerDimension, &cap.MaxComputeWorkgroupsPerDimension},
+		{&have.MaxStorageBuffersPerShaderStage, &cap.MaxStorageBuffersPerShaderStage},
+		{&have.MaxBindGroups, &cap.MaxBindGroups},
+		{&have.MaxPushConstantSize, &cap.MaxPushConstantSize},
+	} {
+		lower32(l.v, *l.c)
+	}
+	for _, a := range []struct {
+		name string
+		v, c *uint32
+	}{
+		{"MinStorageBufferOffsetAlignment", &have.MinStorageBufferOffsetAlignment, &cap.MinStorageBufferOffsetAlignment},
+		{"MinUniformBufferOffsetAlignment", &have.MinUniformBufferOffsetAlignment, &cap.MinUniformBufferOffsetAlignment},
+	} {
+		if *a.c&(*a.c-1) != 0 {
+			return have, errorf(ErrLimit, "LimitsCap: %s %d is not a power of two", a.name, *a.c)
+		}
+		*a.v = max(*a.v, *a.c)
+	}
+	return have, nil
+}
+
 // Queue returns the device's queue.
 func (d *Device) Queue() *Queue { return d.queue }
 
-// Limits returns the device's limits (the adapter's).
+// Limits returns the device's limits: the adapter's, lowered by DeviceDescriptor.LimitsCap.
 func (d *Device) Limits() Limits { return d.limits }
 
 // AdapterInfo describes the adapter the device runs on.

@@ -232,3 +232,31 @@ override y: u32 = 1u;
 		}
 	}
 }
+
+// A device made smaller than its adapter (DeviceDescriptor.LimitsCap) says
+// so in Limits and holds every check to it: a workgroup the adapter allows
+// but the cap does not is refused, as is a RequiredLimits above the cap.
+func TestLimitsCap(t *testing.T) {
+	env := newEnv(t)
+	have := env.ad.Info().Limits
+	if have.MaxComputeInvocationsPerWorkgroup < 256 || have.MaxComputeWorkgroupSizeX < 256 {
+		t.Skipf("%s allows fewer than 256 invocations", env.ad.Info().Name)
+	}
+	caps := Limits{MaxComputeInvocationsPerWorkgroup: 128, MaxComputeWorkgroupSizeX: 128}
+	d, err := env.ad.RequestDevice(&DeviceDescriptor{PipelineCacheDir: "-", LimitsCap: caps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if l := d.Limits(); l.MaxComputeInvocationsPerWorkgroup != 128 || l.MaxComputeWorkgroupSizeX != 128 ||
+		l.MaxComputeWorkgroupSizeY != have.MaxComputeWorkgroupSizeY {
+		t.Errorf("limits %+v, want the cap's two and the adapter's others", l)
+	}
+	m := wgslModule(t, d, "capped.wgsl", `override x: u32 = 1u;
+@compute @workgroup_size(x) fn main() {}`)
+	wgslPipeline(t, d, m, "main", map[string]float64{"x": 128}, [3]uint32{128, 1, 1})
+	_, err = d.CreateComputePipeline(&ComputePipelineDescriptor{Label: "capped", Module: m, Constants: map[string]float64{"x": 256}})
+	isErr(t, err, ErrLimit)
+	_, err = env.ad.RequestDevice(&DeviceDescriptor{PipelineCacheDir: "-", LimitsCap: caps, RequiredLimits: Limits{MaxComputeInvocationsPerWorkgroup: 256}})
+	isErr(t, err, ErrLimit)
+}

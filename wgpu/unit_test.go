@@ -138,3 +138,26 @@ func TestStateKey(t *testing.T) {
 		t.Errorf("key %q", a.StateKey())
 	}
 }
+
+// LimitsCap lowers each limit it names (an alignment it raises), leaves the
+// rest and those it would raise, and refuses what it cannot cap.
+func TestCapLimits(t *testing.T) {
+	have := Limits{MaxStorageBufferBindingSize: 1 << 30, MaxBufferSize: 1 << 31, MaxComputeWorkgroupStorageSize: 48 << 10,
+		MaxComputeInvocationsPerWorkgroup: 1024, MaxStorageBuffersPerShaderStage: 16, MaxPushConstantSize: 256,
+		MinStorageBufferOffsetAlignment: 16, MinUniformBufferOffsetAlignment: 64, SubgroupSize: 32, TimestampPeriod: 1}
+	got, err := capLimits(have, Limits{MaxComputeWorkgroupStorageSize: 16 << 10, MaxPushConstantSize: 1 << 20,
+		MinStorageBufferOffsetAlignment: 256, MinUniformBufferOffsetAlignment: 16, MaxBufferSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := have
+	want.MaxComputeWorkgroupStorageSize, want.MinStorageBufferOffsetAlignment, want.MaxBufferSize = 16<<10, 256, 1<<20
+	if got != want {
+		t.Errorf("capped %+v\nwant   %+v", got, want)
+	}
+	for _, bad := range []Limits{{SubgroupSize: 16}, {MaxSubgroupSize: 16}, {TimestampPeriod: 2}, {MinStorageBufferOffsetAlignment: 96}} {
+		if _, err := capLimits(have, bad); !errors.Is(err, ErrLimit) {
+			t.Errorf("cap %+v: err = %v, want ErrLimit", bad, err)
+		}
+	}
+}
