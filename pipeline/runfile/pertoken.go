@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
@@ -24,6 +25,21 @@ const (
 	PerTokenFormat  = "wgpu-eval per-token"
 	PerTokenVersion = 2
 )
+
+// An exact sum is written to msgpack as the string MarshalText gives,
+// "0xHEXp±EXP" as in the JSON result, so that a reader of the per-token
+// file's header (or of a checkpoint) gets text, not bytes. The msgpack
+// library writes a TextMarshaler as a binary, which is how builds before this
+// wrote it; its decoder reads a TextUnmarshaler from either, so both read.
+func init() {
+	msgpack.Register(exactsum.Sum{}, func(e *msgpack.Encoder, v reflect.Value) error {
+		text, err := v.Interface().(exactsum.Sum).MarshalText()
+		if err != nil {
+			return err
+		}
+		return e.EncodeString(string(text))
+	}, nil)
+}
 
 // PerTokenHeader is what a per-token file says about its run. The field
 // names are those of the result's JSON.
