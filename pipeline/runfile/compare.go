@@ -61,7 +61,8 @@ func Compare(a, b *PerTokenFile, top int, decode func(int32) string) (*Compariso
 	if err := sameTargets(a, b); err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
-	c := &Comparison{Targets: len(a.Tokens), Notes: notes(a.Header, b.Header)}
+	// Top is a list in the JSON even when empty (identical runs, --top 0).
+	c := &Comparison{Targets: len(a.Tokens), Notes: notes(a.Header, b.Header), Top: []TokenDiff{}}
 	n := float64(c.Targets)
 	var sa, sb, sd, sdd float64
 	diffs := make([]TokenDiff, len(a.Tokens))

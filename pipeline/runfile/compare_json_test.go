@@ -45,3 +45,27 @@ func TestCompareHugePPLRatio(t *testing.T) {
 		t.Errorf("B better by 1000 nats: ratio %v, %v", c.PPLRatio, err)
 	}
 }
+
+// TestCompareJSONTopIsList: top is a JSON list in every report, empty when
+// the runs are identical, not null (for t in j["top"] and jq's .top[] fail on
+// null).
+func TestCompareJSONTopIsList(t *testing.T) {
+	a := testPerTokenFile(t)
+	for _, top := range []int{10, 0} {
+		c, err := runfile.Compare(a, a, top, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		if l, ok := m["top"].([]any); !ok || len(l) != 0 {
+			t.Errorf("--top %d, identical runs: top is %#v, want []", top, m["top"])
+		}
+	}
+}
