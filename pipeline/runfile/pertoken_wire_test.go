@@ -2,6 +2,8 @@ package runfile_test
 
 import (
 	"bytes"
+	"hash/crc32"
+	"strings"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -49,4 +51,78 @@ func TestPerTokenExactSumIsString(t *testing.T) {
 	if *old.Header.NLLSumExact != *f.Header.NLLSumExact || len(old.Tokens) != len(f.Tokens) {
 		t.Errorf("a file with nll_sum_exact as a binary reads as %v, %d targets", old.Header.NLLSumExact, len(old.Tokens))
 	}
+}
+
+// TestPerTokenChecksum: the file carries crc32c, the CRC-32C (Castagnoli) of
+// its columns' bytes in the order doc, pos, token, nll, top_id, top_logprob,
+// which a reader can check without re-encoding anything; a byte changed in
+// the token or top columns (which no other check sees while the id stays in
+// the vocabulary and the log-probabilities in order) is refused; a file
+// without it (earlier builds) still reads.
+func TestPerTokenChecksum(t *testing.T) {
+	f := topFile(2)
+	data, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decodeGeneric(t, data)
+	var cols []byte
+	for _, c := range []string{"doc", "pos", "token", "nll", "top_id", "top_logprob"} {
+		cols = append(cols, m[c].([]byte)...)
+	}
+	want := crc32.Checksum(cols, crc32.MakeTable(crc32.Castagnoli))
+	if got, ok := m["crc32c"]; !ok || toUint64(got) != uint64(want) {
+		t.Fatalf("crc32c is %T %v, want %d", got, got, want)
+	}
+
+	// The first target's id, 10, is 11 now: in the vocabulary, in order.
+	tok := m["token"].([]byte)
+	i := bytes.Index(data, tok)
+	if i < 0 || tok[0] != 10 {
+		t.Fatal("token column not found")
+	}
+	bad := bytes.Clone(data)
+	bad[i] = 11
+	if _, err := runfile.ParsePerToken(bad); err == nil || !strings.Contains(err.Error(), "CRC-32C") {
+		t.Errorf("a changed token id: err = %v, want a CRC-32C mismatch", err)
+	}
+	// And a top log-probability's lowest mantissa bit.
+	lp := m["top_logprob"].([]byte)
+	bad = bytes.Clone(data)
+	bad[bytes.Index(data, lp)] ^= 1
+	if _, err := runfile.ParsePerToken(bad); err == nil {
+		t.Error("a changed top log-probability was accepted")
+	}
+
+	delete(m, "crc32c")
+	var buf bytes.Buffer
+	if err := msgpack.NewEncoder(&buf).Encode(m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runfile.ParsePerToken(buf.Bytes()); err != nil {
+		t.Errorf("a file without crc32c: %v", err)
+	}
+}
+
+// toUint64 is a msgpack integer decoded into any as a uint64.
+func toUint64(v any) uint64 {
+	switch x := v.(type) {
+	case uint8:
+		return uint64(x)
+	case uint16:
+		return uint64(x)
+	case uint32:
+		return uint64(x)
+	case uint64:
+		return x
+	case int8:
+		return uint64(x)
+	case int16:
+		return uint64(x)
+	case int32:
+		return uint64(x)
+	case int64:
+		return uint64(x)
+	}
+	return 1 << 63
 }
