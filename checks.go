@@ -101,7 +101,8 @@ func noMatrixUnits(info wgpu.AdapterInfo, prec Precision) string {
 func smallTile(n uint32) bool { return n == 8 || n == 16 }
 
 // checkOutputs refuses, as an *OptionError of its field, an output file of
-// opt (Checkpoint, PerToken, PerDocument, JSON) whose folder does not
+// opt (Checkpoint, PerToken, PerDocument, JSON) that is "-" (standard
+// output, which the CLI gives only --json), whose folder does not
 // exist, is not a folder or cannot be written in (a read-only file system,
 // no permission), or which is a folder itself, and a checkpoint
 // path where something other than a regular file is (a FIFO or a device,
@@ -114,6 +115,9 @@ func checkOutputs(opt EvalOptions) error {
 	} {
 		if o.path == "" {
 			continue
+		}
+		if o.path == "-" { // the CLI's --json - is its own; here it would name a file "-"
+			return badString(o.option, o.path, "standard output cannot take this output; name a file (a FIFO or /dev/fd/N pipes it)")
 		}
 		dir := filepath.Dir(o.path)
 		st, err := os.Stat(dir)

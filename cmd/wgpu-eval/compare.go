@@ -113,7 +113,11 @@ func formatComparison(c *runfile.Comparison) string {
 	fmt.Fprintf(&b, "A %s: mean NLL %.6f\nB %s: mean NLL %.6f\n", c.A, c.MeanNLLA, c.B, c.MeanNLLB)
 	fmt.Fprintf(&b, "B - A: %+.6g ± %.2g nats/token (paired SE) over %d targets; max |diff| %.3g; bit-identical %.2f%% (%d)\n",
 		c.MeanDiff, c.DiffStdErr, c.Targets, c.MaxAbsDiff, 100*c.IdenticalShare, c.Identical)
-	fmt.Fprintf(&b, "PPL(B)/PPL(A): %.6f ± %.2g (exp(B - A); SE by the delta method)\n", c.PPLRatio, c.PPLRatioStdErr)
+	ratio := fmt.Sprintf("%.6f", c.PPLRatio)
+	if c.PPLRatio >= 1e6 {
+		ratio = bigPPL(c.PPLRatio) // not hundreds of digits; >1.798e+308 past float64's range
+	}
+	fmt.Fprintf(&b, "PPL(B)/PPL(A): %s ± %.2g (exp(B - A); SE by the delta method)\n", ratio, c.PPLRatioStdErr)
 	for _, n := range c.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}

@@ -31,7 +31,11 @@ back to the same float32.
 
 "text" is the token's text, there when the file's tokenizer is the built-in
 GPT-2 one; "top" the position's top log-probabilities, there when the file has
-them (--top-logprobs).
+them (--top-logprobs). A token that is part of a UTF-8 character has U+FFFD
+for each of its bytes in JSON; CSV keeps the bytes, so a CSV of such tokens is
+not UTF-8: in Python, open it with errors="surrogateescape"; in pandas,
+read_csv(path, encoding_errors="surrogateescape", keep_default_na=False), the
+last so that the tokens "null", "NA", "nan" and "None" stay text.
 
 Example:
   wgpu-eval --per-token run.ptk --top-logprobs 5

@@ -53,6 +53,9 @@ func runMerge(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if perTokenOut != "" {
+		if perTokenOut == "-" {
+			return usageError{errors.New("merge --per-token -: standard output cannot take a per-token file; name a file (a FIFO or /dev/fd/N pipes it)")}
+		}
 		if jsonOut != "" {
 			return usageError{errors.New("merge: --per-token merges per-token files and --json result files: run merge once for each")}
 		}

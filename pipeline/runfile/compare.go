@@ -25,7 +25,8 @@ type Comparison struct {
 	DiffStdErr float64 `json:"diff_stderr"`
 	// PPLRatio is PPL(B)/PPL(A) = exp(mean NLL_B − mean NLL_A) = exp(MeanDiff),
 	// as llama.cpp's KL-divergence report gives it; PPLRatioStdErr its standard
-	// error, PPLRatio·DiffStdErr (the delta method).
+	// error, PPLRatio·DiffStdErr (the delta method); both at most 1.8e308
+	// (math.MaxFloat64).
 	PPLRatio       float64 `json:"ppl_ratio"`
 	PPLRatioStdErr float64 `json:"ppl_ratio_stderr"`
 	MaxAbsDiff     float64 `json:"max_abs_diff"`
@@ -60,7 +61,8 @@ func Compare(a, b *PerTokenFile, top int, decode func(int32) string) (*Compariso
 	if err := sameTargets(a, b); err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
-	c := &Comparison{Targets: len(a.Tokens), Notes: notes(a.Header, b.Header)}
+	// Top is a list in the JSON even when empty (identical runs, --top 0).
+	c := &Comparison{Targets: len(a.Tokens), Notes: notes(a.Header, b.Header), Top: []TokenDiff{}}
 	n := float64(c.Targets)
 	var sa, sb, sd, sdd float64
 	diffs := make([]TokenDiff, len(a.Tokens))
@@ -85,8 +87,10 @@ func Compare(a, b *PerTokenFile, top int, decode func(int32) string) (*Compariso
 	// The ratio of perplexities is a function of the mean difference alone,
 	// r = exp(MeanDiff), so its standard error follows from the paired one by
 	// the delta method: SE(r) ≈ |dr/dMeanDiff|·SE(MeanDiff) = r·DiffStdErr.
-	c.PPLRatio = math.Exp(c.MeanDiff)
-	c.PPLRatioStdErr = c.PPLRatio * c.DiffStdErr
+	// Both at most the largest float64, as a result's perplexity: a mean
+	// difference past ln(MaxFloat64) would give +Inf, which JSON cannot hold.
+	c.PPLRatio = min(math.Exp(c.MeanDiff), math.MaxFloat64)
+	c.PPLRatioStdErr = min(c.PPLRatio*c.DiffStdErr, math.MaxFloat64)
 	slices.SortStableFunc(diffs, func(p, q TokenDiff) int { return cmp.Compare(math.Abs(q.Diff), math.Abs(p.Diff)) })
 	for _, d := range diffs[:min(max(top, 0), len(diffs))] {
 		if d.Diff == 0 {
@@ -126,8 +130,12 @@ func verdict(c *Comparison) string {
 	if c.DiffStdErr > 0 {
 		z = math.Abs(c.MeanDiff) / c.DiffStdErr
 	}
-	return fmt.Sprintf("B is %s than A by %.3g nats/token (%.1f paired SEs; PPL %+.3g%%); largest per-token difference %.3g",
-		word, math.Abs(c.MeanDiff), z, 100*(math.Exp(c.MeanDiff)-1), c.MaxAbsDiff)
+	ppl := fmt.Sprintf("PPL %+.3g%%", 100*(c.PPLRatio-1))
+	if c.PPLRatio >= math.MaxFloat64 {
+		ppl = fmt.Sprintf("PPL ratio >%.4g", math.MaxFloat64)
+	}
+	return fmt.Sprintf("B is %s than A by %.3g nats/token (%.1f paired SEs; %s); largest per-token difference %.3g",
+		word, math.Abs(c.MeanDiff), z, ppl, c.MaxAbsDiff)
 }
 
 // sameTargets reports why a and b cannot be compared token by token.

@@ -3,6 +3,7 @@ package runfile
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 
@@ -20,7 +21,7 @@ type DocumentScore struct {
 	Targets int     `json:"targets"`
 	NLLSum  float64 `json:"nll_sum"`  // nats
 	MeanNLL float64 `json:"mean_nll"` // nats per target
-	PPL     float64 `json:"ppl"`
+	PPL     float64 `json:"ppl"`      // exp(MeanNLL), at most 1.8e308 (math.MaxFloat64)
 	// Bytes is the UTF-8 bytes of the document's targets (every token of the
 	// document in documents mode; a special token the tokenizer added, such
 	// as an EOS, none) and BitsPerByte NLLSum / ln 2 / Bytes;
@@ -40,7 +41,9 @@ func DocumentScores(records []pipeline.TokenNLL, bytes func(pipeline.TokenNLL) i
 		d := &out[len(out)-1]
 		d.NLLSum = sum.Float64()
 		d.MeanNLL = d.NLLSum / float64(d.Targets)
-		d.PPL = math.Exp(d.MeanNLL)
+		// At most the largest float64, as the result's perplexity: a mean
+		// NLL past ln(MaxFloat64) would give +Inf, which JSON cannot hold.
+		d.PPL = min(math.Exp(d.MeanNLL), math.MaxFloat64)
 		if d.Bytes > 0 {
 			d.BitsPerByte = d.NLLSum / math.Ln2 / float64(d.Bytes)
 		}
@@ -69,7 +72,7 @@ func DocumentScores(records []pipeline.TokenNLL, bytes func(pipeline.TokenNLL) i
 // WriteDocumentScores writes docs to path as JSON Lines, one document per
 // line, atomically (atomicfile.WriteFunc).
 func WriteDocumentScores(path string, docs []DocumentScore) error {
-	return atomicfile.WriteFunc(path, func(w io.Writer) error {
+	err := atomicfile.WriteFunc(path, func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		enc := json.NewEncoder(bw)
 		for _, d := range docs {
@@ -79,4 +82,8 @@ func WriteDocumentScores(path string, docs []DocumentScore) error {
 		}
 		return bw.Flush()
 	})
+	if err != nil {
+		return fmt.Errorf("write per-document file %s: %w", path, err)
+	}
+	return nil
 }

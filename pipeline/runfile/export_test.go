@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
@@ -233,5 +235,52 @@ func TestWriteExport(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
 		t.Errorf("%d files in the folder, want the export only", len(entries))
+	}
+}
+
+// TestExportPartialUTF8: a token that is part of a UTF-8 character (GPT-2's
+// byte-level pieces of an emoji) keeps its bytes in CSV, so the texts of
+// the tokens join to the exact text, and shows as U+FFFD for each byte in
+// JSONL, whose every line is valid UTF-8 JSON (README, export's help).
+func TestExportPartialUTF8(t *testing.T) {
+	whole := "a😀b"
+	pieces := []string{"a", whole[1:3], whole[3:5], "b"} // the emoji cut in two
+	f := &runfile.PerTokenFile{Header: runfile.PerTokenHeader{Mode: "documents", Tokenizer: "gpt2-builtin"}}
+	for i := range pieces {
+		f.Tokens = append(f.Tokens, pipeline.TokenNLL{Pos: i, Token: int32(i), NLL: 1})
+	}
+	decode := func(id int32) string { return pieces[id] }
+
+	var buf bytes.Buffer
+	if err := runfile.ExportPerToken(&buf, f, "csv", decode); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joined string
+	for _, r := range rows[1:] {
+		joined += r[4]
+	}
+	if joined != whole {
+		t.Errorf("CSV texts join to %q, want %q", joined, whole)
+	}
+
+	buf.Reset()
+	if err := runfile.ExportPerToken(&buf, f, "jsonl", decode); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	var texts []string
+	for _, l := range lines[1:] {
+		var r exportRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil || !utf8.ValidString(l) || r.Text == nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		texts = append(texts, *r.Text)
+	}
+	if want := []string{"a", "\ufffd\ufffd", "\ufffd\ufffd", "b"}; !slices.Equal(texts, want) {
+		t.Errorf("JSONL texts %q, want %q", texts, want)
 	}
 }

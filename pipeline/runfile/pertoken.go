@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
+	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
@@ -24,6 +26,21 @@ const (
 	PerTokenFormat  = "wgpu-eval per-token"
 	PerTokenVersion = 2
 )
+
+// An exact sum is written to msgpack as the string MarshalText gives,
+// "0xHEXp±EXP" as in the JSON result, so that a reader of the per-token
+// file's header (or of a checkpoint) gets text, not bytes. The msgpack
+// library writes a TextMarshaler as a binary, which is how builds before this
+// wrote it; its decoder reads a TextUnmarshaler from either, so both read.
+func init() {
+	msgpack.Register(exactsum.Sum{}, func(e *msgpack.Encoder, v reflect.Value) error {
+		text, err := v.Interface().(exactsum.Sum).MarshalText()
+		if err != nil {
+			return err
+		}
+		return e.EncodeString(string(text))
+	}, nil)
+}
 
 // PerTokenHeader is what a per-token file says about its run. The field
 // names are those of the result's JSON.
@@ -76,6 +93,21 @@ type perTokenDisk struct {
 	NLL        []byte         `json:"nll"`
 	TopID      []byte         `json:"top_id,omitempty"`
 	TopLogprob []byte         `json:"top_logprob,omitempty"`
+	// CRC32C is the CRC-32C (Castagnoli) of the columns' bytes in the order
+	// above (doc, pos, token, nll, top_id, top_logprob): damage to an id or
+	// a top log-probability that the other checks cannot see is refused.
+	// Files of builds before it have none (nil) and are read unchecked;
+	// those builds read files that have it.
+	CRC32C *uint32 `json:"crc32c,omitempty"`
+}
+
+// columnsCRC is the CRC-32C of d's columns (perTokenDisk.CRC32C).
+func (d *perTokenDisk) columnsCRC() uint32 {
+	var crc uint32
+	for _, c := range [][]byte{d.Doc, d.Pos, d.Token, d.NLL, d.TopID, d.TopLogprob} {
+		crc = crc32.Update(crc, castagnoli, c)
+	}
+	return crc
 }
 
 // NewPerTokenFile is the per-token file of res (evaluated with
@@ -138,6 +170,8 @@ func (f *PerTokenFile) Marshal() ([]byte, error) {
 			le.PutUint32(d.TopLogprob[4*(i*k+j):], math.Float32bits(x.Logprob))
 		}
 	}
+	crc := d.columnsCRC()
+	d.CRC32C = &crc
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
 	enc.SetCustomStructTag("json")
@@ -187,7 +221,9 @@ func ReadPerToken(path string) (*PerTokenFile, error) {
 }
 
 // ParsePerToken decodes a per-token file. Every length in it is checked
-// against the bytes there are before anything is allocated by it.
+// against the bytes there are before anything is allocated by it; the
+// records against the header's exact sum, and the columns against their
+// CRC-32C where the file has one.
 func ParsePerToken(data []byte) (*PerTokenFile, error) {
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 		return nil, errors.New("not a per-token file: it is JSON text (a --json result file?)")
@@ -259,6 +295,12 @@ func ParsePerToken(data []byte) (*PerTokenFile, error) {
 	}
 	if err := checkSum(d.Header, sum); err != nil {
 		return nil, fmt.Errorf("per-token file damaged: %w", err)
+	}
+	// Last, so that the checks above name the target where they can.
+	if d.CRC32C != nil {
+		if got := d.columnsCRC(); got != *d.CRC32C {
+			return nil, fmt.Errorf("per-token file damaged: its columns' CRC-32C is %08x, the file says %08x", got, *d.CRC32C)
+		}
 	}
 	return f, nil
 }
