@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -389,23 +390,17 @@ func (c *Corpus) loadJSONL(data string) error {
 		wg.Go(parts[i].parse)
 	}
 	wg.Wait()
-	docs, total := 0, 0
 	for _, p := range parts {
 		if p.err != nil {
 			return p.err
 		}
-		docs += len(p.docs)
-		total += p.bytes
+		c.Docs = append(c.Docs, p.docs...)
 	}
-	if docs == 0 {
+	if len(c.Docs) == 0 {
 		return errors.New("no documents (every line is blank)")
 	}
-	if total == 0 {
-		return fmt.Errorf("all %d documents are empty", docs)
-	}
-	c.Docs = make([]string, 0, docs)
-	for _, p := range parts {
-		c.Docs = append(c.Docs, p.docs...)
+	if !slices.ContainsFunc(c.Docs, func(d string) bool { return d != "" }) {
+		return fmt.Errorf("all %d documents are empty", len(c.Docs))
 	}
 	c.SHA256 = docsHash(c.Docs)
 	return nil
@@ -417,7 +412,6 @@ type jsonlPart struct {
 	line   int      // the number of the first (from 1)
 	offset int      // the byte offset of the first in the file
 	docs   []string // parse's results: the documents,
-	bytes  int      // their bytes,
 	err    error    // and the first error, which ends the part
 }
 
@@ -476,7 +470,6 @@ func (p *jsonlPart) parse() {
 			return
 		}
 		p.docs = append(p.docs, text)
-		p.bytes += len(text)
 	}
 }
 

@@ -279,31 +279,17 @@ func capLimits(have, cap Limits) (Limits, error) {
 	if cap.SubgroupSize != 0 || cap.MinSubgroupSize != 0 || cap.MaxSubgroupSize != 0 || cap.TimestampPeriod != 0 {
 		return have, errorf(ErrLimit, "LimitsCap: the subgroup sizes and the timestamp period are the hardware's, not limits to lower")
 	}
-	lower := func(v *uint64, c uint64) {
-		if c != 0 {
-			*v = min(*v, c)
-		}
-	}
-	lower32 := func(v *uint32, c uint32) {
-		if c != 0 {
-			*v = min(*v, c)
-		}
-	}
-	lower(&have.MaxStorageBufferBindingSize, cap.MaxStorageBufferBindingSize)
-	lower(&have.MaxBufferSize, cap.MaxBufferSize)
-	for _, l := range []struct{ v, c *uint32 }{
-		{&have.MaxComputeWorkgroupStorageSize, &cap.MaxComputeWorkgroupStorageSize},
-		{&have.MaxComputeInvocationsPerWorkgroup, &cap.MaxComputeInvocationsPerWorkgroup},
-		{&have.MaxComputeWorkgroupSizeX, &cap.MaxComputeWorkgroupSizeX},
-		{&have.MaxComputeWorkgroupSizeY, &cap.MaxComputeWorkgroupSizeY},
-		{&have.MaxComputeWorkgroupSizeZ, &cap.MaxComputeWorkgroupSizeZ},
-		{&have.MaxComputeWorkgroupsPerDimension, &cap.MaxComputeWorkgroupsPerDimension},
-		{&have.MaxStorageBuffersPerShaderStage, &cap.MaxStorageBuffersPerShaderStage},
-		{&have.MaxBindGroups, &cap.MaxBindGroups},
-		{&have.MaxPushConstantSize, &cap.MaxPushConstantSize},
-	} {
-		lower32(l.v, *l.c)
-	}
+	lowerTo(&have.MaxStorageBufferBindingSize, cap.MaxStorageBufferBindingSize)
+	lowerTo(&have.MaxBufferSize, cap.MaxBufferSize)
+	lowerTo(&have.MaxComputeWorkgroupStorageSize, cap.MaxComputeWorkgroupStorageSize)
+	lowerTo(&have.MaxComputeInvocationsPerWorkgroup, cap.MaxComputeInvocationsPerWorkgroup)
+	lowerTo(&have.MaxComputeWorkgroupSizeX, cap.MaxComputeWorkgroupSizeX)
+	lowerTo(&have.MaxComputeWorkgroupSizeY, cap.MaxComputeWorkgroupSizeY)
+	lowerTo(&have.MaxComputeWorkgroupSizeZ, cap.MaxComputeWorkgroupSizeZ)
+	lowerTo(&have.MaxComputeWorkgroupsPerDimension, cap.MaxComputeWorkgroupsPerDimension)
+	lowerTo(&have.MaxStorageBuffersPerShaderStage, cap.MaxStorageBuffersPerShaderStage)
+	lowerTo(&have.MaxBindGroups, cap.MaxBindGroups)
+	lowerTo(&have.MaxPushConstantSize, cap.MaxPushConstantSize)
 	for _, a := range []struct {
 		name string
 		v, c *uint32
@@ -317,6 +303,13 @@ func capLimits(have, cap Limits) (Limits, error) {
 		*a.v = max(*a.v, *a.c)
 	}
 	return have, nil
+}
+
+// lowerTo lowers *v to c, where c is not 0.
+func lowerTo[T uint32 | uint64](v *T, c T) {
+	if c != 0 {
+		*v = min(*v, c)
+	}
 }
 
 // Queue returns the device's queue.
