@@ -69,7 +69,8 @@ func newTestDevCapped(t testing.TB, caps wgpu.Limits, extra ...wgpu.FeatureName)
 					feats = append(feats, f)
 				}
 			}
-			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-", LimitsCap: caps})
+			race := os.Getenv(raceCheckEnv) != ""
+			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-", LimitsCap: caps, RaceCheck: race})
 			if err != nil {
 				inst.Close()
 				t.Fatal(err)
@@ -85,6 +86,9 @@ func newTestDevCapped(t testing.TB, caps wgpu.Limits, extra ...wgpu.FeatureName)
 					t.Errorf("Vulkan message: %v", m)
 				}
 			})
+			if race { // before the device closes (cleanups run last first)
+				t.Cleanup(func() { checkRaces(t, dev) })
+			}
 			if validation {
 				prereq.Validation(t, inst.ValidationEnabled())
 				if inst.ValidationEnabled() {

@@ -33,6 +33,12 @@ type DeviceDescriptor struct {
 	PipelineCacheDir string
 	// MemoryBlockSize is the size of the VkDeviceMemory blocks buffers are sub-allocated from (default 64 MiB).
 	MemoryBlockSize uint64
+	// RaceCheck compiles every WGSL module with wgsl.Options.RaceCheck, which finds data races on workgroup memory
+	// between a workgroup's invocations (code that a CPU's Vulkan driver runs correctly and a GPU does not), and
+	// Device.Races reports them. For tests: dispatches are many times slower and run one at a time, the check takes
+	// @group(3), and a dispatch's workgroups need 12 bytes of shadow per scalar of workgroup memory, out of at most
+	// 128 MiB. SPIR-V modules are not checked.
+	RaceCheck bool
 }
 
 // Device is a logical device: it creates every other object and owns their memory.
@@ -63,7 +69,8 @@ type Device struct {
 	cmdFree   []*cmdSlot // those not in use
 	cache     vk.PipelineCache
 	cachePath string
-	cacheNote string // PipelineCacheWarning
+	cacheNote string      // PipelineCacheWarning
+	race      *deviceRace // DeviceDescriptor.RaceCheck
 	lost      error
 	closed    bool
 	stats     []PipelineStatistics // FeaturePipelineStatistics: every compute pipeline's, in creation order
@@ -140,6 +147,12 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	if err := d.openPipelineCache(desc.PipelineCacheDir); err != nil {
 		d.Close()
 		return nil, err
+	}
+	if desc.RaceCheck {
+		if err := d.startRaceCheck(); err != nil {
+			d.Close()
+			return nil, err
+		}
 	}
 	if inst.devices == nil {
 		inst.devices = map[*Device]struct{}{}

@@ -34,6 +34,12 @@ func newEnv(t testing.TB, features ...FeatureName) *testEnv {
 
 func newEnvWith(t testing.TB, validation bool, features ...FeatureName) *testEnv {
 	t.Helper()
+	return newEnvDesc(t, validation, DeviceDescriptor{}, features...)
+}
+
+// newEnvDesc is newEnvWith with a device made from desc (its features and pipeline cache set here).
+func newEnvDesc(t testing.TB, validation bool, desc DeviceDescriptor, features ...FeatureName) *testEnv {
+	t.Helper()
 	env := &testEnv{}
 	inst, err := CreateInstance(&InstanceDescriptor{Validation: validation, OnMessage: func(m Message) {
 		env.mu.Lock()
@@ -63,7 +69,8 @@ func newEnvWith(t testing.TB, validation bool, features ...FeatureName) *testEnv
 			t.Skipf("adapter %s lacks feature %s", ad.Info().Name, f)
 		}
 	}
-	dev, err := ad.RequestDevice(&DeviceDescriptor{RequiredFeatures: features, PipelineCacheDir: t.TempDir()})
+	desc.RequiredFeatures, desc.PipelineCacheDir = features, t.TempDir()
+	dev, err := ad.RequestDevice(&desc)
 	if err != nil {
 		inst.Close()
 		t.Fatal(err)

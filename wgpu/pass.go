@@ -177,6 +177,9 @@ func (p *ComputePass) DispatchWorkgroups(x, y, z uint32) {
 			p.dirty[i] = false
 		}
 	}
+	if pl.race != nil && !p.raceDispatch(pl.race, uint64(x)*uint64(y)*uint64(z)) {
+		return
+	}
 	e.d.fn.CmdDispatch(cb, x, y, z)
 	e.Dispatches++
 }

@@ -365,6 +365,7 @@ type ComputePipeline struct {
 	layout *PipelineLayout
 	wgSize [3]uint32 // WGSL modules: the workgroup size with the constants applied
 	late   []sizeCheck
+	race   *pipelineRace      // DeviceDescriptor.RaceCheck, WGSL modules
 	stats  PipelineStatistics // the driver's, with FeaturePipelineStatistics
 }
 
@@ -463,11 +464,24 @@ func (d *Device) CreateComputePipeline(desc *ComputePipelineDescriptor) (*Comput
 		}
 		// Pipelines outlive their shader modules: this one is needed only while the pipeline is created.
 		defer d.fn.DestroyShaderModule(d.h, module, nil)
+		if d.race != nil {
+			if p.race, err = d.newPipelineRace(desc.Label, layout, sp); err != nil {
+				return nil, err
+			}
+			defer func() {
+				if !made {
+					d.fn.DestroyPipelineLayout(d.h, p.race.layout, nil)
+				}
+			}()
+		}
 	}
 	var ar vk.Arena
 	defer ar.Release()
 	ci := vk.New[vk.ComputePipelineCreateInfo](&ar)
 	ci.Layout, ci.BasePipelineIndex = layout.h, -1
+	if p.race != nil {
+		ci.Layout = p.race.layout
+	}
 	st := &ci.Stage
 	st.SType = vk.StructureTypePipelineShaderStageCreateInfo
 	st.Stage, st.Module, st.PName = vk.ShaderStageComputeBit, module, ar.CString(entry)
@@ -610,5 +624,8 @@ func (p *ComputePipeline) describe() string { return fmt.Sprintf("compute pipeli
 
 func (p *ComputePipeline) destroy() {
 	p.d.fn.DestroyPipeline(p.d.h, p.h, nil)
+	if p.race != nil {
+		p.d.fn.DestroyPipelineLayout(p.d.h, p.race.layout, nil)
+	}
 	p.d.unpin(p.layout)
 }

@@ -81,6 +81,9 @@ func (d *Device) createWGSLModule(desc *ShaderModuleDescriptor) (*ShaderModule, 
 	if err != nil {
 		return nil, err
 	}
+	if err := d.checkRaceGroups(name, &mod.Reflection); err != nil {
+		return nil, err
+	}
 	if d.features[FeatureCooperativeMatrix] {
 		if err := checkMatrixConfigs(name, mod.Reflection.MatrixConfigs, d.CooperativeMatrixConfigs()); err != nil {
 			return nil, err
@@ -105,7 +108,7 @@ func (d *Device) createWGSLModule(desc *ShaderModuleDescriptor) (*ShaderModule, 
 // every device but a CPU (wgsl.Options.UnrollRegisters).
 func (d *Device) wgslOptions() wgsl.Options {
 	return wgsl.Options{UniformStandardLayout: d.adapter.stdUniform, CooperativeMatrix: d.features[FeatureCooperativeMatrix],
-		UnrollRegisters: d.adapter.info.DeviceType != deviceTypeName(vk.PhysicalDeviceTypeCpu)}
+		UnrollRegisters: d.adapter.info.DeviceType != deviceTypeName(vk.PhysicalDeviceTypeCpu), RaceCheck: d.raceOptions()}
 }
 
 // createVkShaderModule makes a VkShaderModule of SPIR-V words.

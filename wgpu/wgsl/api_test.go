@@ -18,6 +18,7 @@ var publicAPI = []string{
 	"Expand", "Expanded", "IncludeDirective", // include lines (include.go)
 	"InternalError", "MatrixConfig", // subgroup matrix multiplications (Reflection.MatrixConfigs)
 	"MemberLayout", "Module", "Note", "Options", "Origin", "Override",
+	"Race", "RaceCheck", "RaceReportWords", // Options.RaceCheck (racecheck.go)
 	"Reflection", "Specialized",
 	"WorkgroupInit", "WorkgroupPoison", "WorkgroupUninitialized", "WorkgroupZero", // Options.WorkgroupInit
 }

@@ -58,6 +58,8 @@ type emitter struct {
 	ranges map[expr]interval
 
 	f *fnState
+	// race is the race check's state (Options.RaceCheck), or nil.
+	race *raceState
 }
 
 type globalVar struct {
@@ -80,8 +82,15 @@ func emitDefault(m *checked) (words []uint32, err error) {
 }
 
 func emit(m *checked, opt Options) (words []uint32, err error) {
+	words, _, err = emitInfo(m, opt)
+	return words, err
+}
+
+// emitInfo is emit, which also returns the race check's layout (nil without
+// Options.RaceCheck).
+func emitInfo(m *checked, opt Options) (words []uint32, race *raceInfo, err error) {
 	if m == nil || m.file == nil {
-		return nil, &InternalError{Msg: "emit needs the result of check"}
+		return nil, nil, &InternalError{Msg: "emit needs the result of check"}
 	}
 	e := &emitter{m: m, next: 1, caps: map[uint32]bool{}, typeIDs: map[string]uint32{}, constIDs: map[string]uint32{}, constOf: map[constRef]uint32{},
 		globals: map[*symbol]*globalVar{}, inputs: map[string]uint32{}, fnIDs: map[*function]uint32{}, specIDs: map[*symbol]uint32{}, opt: opt, variants: map[string]*fnVariant{}, constIndex: map[uint32]uint32{}}
@@ -91,14 +100,14 @@ func emit(m *checked, opt Options) (words []uint32, err error) {
 			if !ok {
 				b = bug{fmt.Sprint(r)}
 			}
-			words, err = nil, &InternalError{File: m.file.Name, Msg: b.msg, Stack: string(debug.Stack())}
+			words, race, err = nil, nil, &InternalError{File: m.file.Name, Msg: b.msg, Stack: string(debug.Stack())}
 		}
 	}()
 	if !opt.NoIndexClamp {
 		e.ranges = analyzeRanges(m)
 	}
 	e.module()
-	return e.assemble(), nil
+	return e.assemble(), e.raceInfo(), nil
 }
 
 func (e *emitter) id() uint32 { e.next++; return e.next - 1 }
@@ -122,6 +131,9 @@ func (e *emitter) module() {
 	for _, s := range e.m.globals {
 		e.global(s)
 	}
+	if e.opt.RaceCheck != nil {
+		e.raceSetup()
+	}
 	for _, f := range e.m.funcs {
 		if !hasPtrParams(f) {
 			e.fnIDs[f] = e.id()
@@ -134,6 +146,9 @@ func (e *emitter) module() {
 		}
 	}
 	e.emitVariants()
+	if e.race != nil {
+		e.raceFunctions()
+	}
 }
 
 func (e *emitter) assemble() []uint32 {

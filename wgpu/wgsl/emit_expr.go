@@ -196,6 +196,7 @@ func (e *emitter) load(r refv, t *wgslType) uint32 {
 		ty = r.block
 	}
 	v := e.op(spirv.OpLoad, ty, p)
+	e.raceAccess(r, t, false)
 	if needsRecast(t, fl) {
 		v = e.recast(v, t, fl, plain, 0)
 	}
@@ -216,6 +217,7 @@ func (e *emitter) store(r refv, t *wgslType, v uint32) {
 		v = e.recast(v, t, plain, fl, r.block)
 	}
 	e.add(spirv.OpStore, p, v)
+	e.raceAccess(r, t, true)
 }
 
 // recast rebuilds an aggregate value between layout flavors (SPIR-V 1.3 has

@@ -135,11 +135,15 @@ func (e *emitter) function(f *function, fid uint32, shapes map[int]ptrShape) {
 			e.f.values[p] = e.loadInput(f.builtins[i], p.typ)
 		}
 		e.initPrivate(f)
+		if e.race != nil {
+			e.raceEntry()
+		}
 		e.zeroWorkgroup(f)
 	}
 	e.stmts(f.decl.Body.Stmts)
 	if !e.f.terminated {
 		if f.result == nil {
+			e.raceFlush()
 			e.terminate(spirv.OpReturn)
 		} else {
 			e.terminate(spirv.OpUnreachable)
@@ -261,7 +265,7 @@ func (e *emitter) zeroWorkgroup(f *function) {
 	for _, s := range vars {
 		e.zeroShared(&z, e.globalRef(s), s.typ)
 	}
-	e.barrier(spirv.MemorySemanticsWorkgroupMemory)
+	e.controlBarrier(spirv.MemorySemanticsWorkgroupMemory) // the code's own barriers are counted from here
 }
 
 // wgZero is what zeroShared shares: the invocation's local_invocation_index
@@ -400,7 +404,16 @@ func (e *emitter) poison(t *wgslType) uint32 {
 	return 0
 }
 
+// barrier is a barrier of the source (workgroupBarrier, storageBarrier and
+// workgroupUniformLoad's): a control barrier that the race check counts.
 func (e *emitter) barrier(mem uint32) {
+	e.controlBarrier(mem)
+	e.raceBarrier(mem)
+}
+
+// controlBarrier synchronizes the workgroup's invocations and orders the
+// memory mem names.
+func (e *emitter) controlBarrier(mem uint32) {
 	scope := e.constU32(spirv.ScopeWorkgroup)
 	sem := e.constU32(mem | spirv.MemorySemanticsAcquireRelease)
 	e.add(spirv.OpControlBarrier, scope, scope, sem)
@@ -450,6 +463,9 @@ func (e *emitter) stmts(ss []stmt) {
 }
 
 func (e *emitter) stmt(s stmt) {
+	if e.race != nil {
+		e.race.pos = s.stmtPos()
+	}
 	switch s := s.(type) {
 	case *blockStmt:
 		e.stmts(s.Stmts)
@@ -504,6 +520,7 @@ func (e *emitter) stmt(s stmt) {
 		e.switchStmt(s)
 	case *returnStmt:
 		if s.X == nil || e.f.fn.result == nil {
+			e.raceFlush()
 			e.terminate(spirv.OpReturn)
 		} else if e.f.result != 0 {
 			e.storeValue(e.localRefOf(e.f.result, e.f.fn.result), e.f.fn.result, s.X)

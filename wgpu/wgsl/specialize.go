@@ -15,6 +15,10 @@ type Specialized struct {
 	// WorkgroupSize is the entry point's workgroup size with the overrides'
 	// values.
 	WorkgroupSize [3]uint32
+
+	race         *raceInfo // Options.RaceCheck: the shadow's layout
+	entry        string
+	file, source string // the module's, for DecodeRace
 }
 
 // pipelineValue is what specializing knows of one override: its type and,
@@ -71,12 +75,12 @@ func (m *Module) specialize(entry string, constants map[string]float64, emitSPIR
 	if len(c.entries) != 1 {
 		return nil, &InternalError{File: m.file.Name, Msg: fmt.Sprintf("specializing %q left %d entry points", entry, len(c.entries))}
 	}
-	out := &Specialized{}
+	out := &Specialized{entry: entry, file: m.file.Name, source: m.file.Source}
 	for i, d := range c.entries[0].wgSize {
 		out.WorkgroupSize[i] = uint32(d.val)
 	}
 	if emitSPIRV {
-		if out.SPIRV, err = emit(c, m.opt); err != nil {
+		if out.SPIRV, out.race, err = emitInfo(c, m.opt); err != nil {
 			return nil, err
 		}
 	}

@@ -46,6 +46,15 @@ type Options struct {
 	// (WorkgroupZero, the default), as it is (WorkgroupUninitialized), or
 	// poisoned (WorkgroupPoison).
 	WorkgroupInit WorkgroupInit
+	// RaceCheck, if not nil, instruments every access of workgroup memory to
+	// find data races between the invocations of a workgroup (accesses of
+	// one scalar between the same two barriers, one of them a write), which
+	// a CPU's Vulkan driver runs in an order that hides: a tool for tests,
+	// many times slower. The module declares two storage buffers more (see
+	// RaceCheck and racecheck.go), and Specialized.DecodeRace reads what
+	// they found. A module with a workgroup array sized by an override has
+	// no whole-module SPIR-V then (NoSPIRV says so); Specialize compiles it.
+	RaceCheck *RaceCheck
 }
 
 // WorkgroupInit is how a module's workgroup memory starts.
@@ -99,8 +108,11 @@ func Compile(filename, source string, opt Options) (*Module, error) {
 		return nil, err
 	}
 	mod := &Module{NoSPIRV: m.noSPIRV, Reflection: reflectModule(m), file: f, checked: m, opt: opt}
-	if m.noSPIRV == "" {
-		if mod.SPIRV, err = emit(m, opt); err != nil {
+	if mod.NoSPIRV == "" && opt.RaceCheck != nil {
+		mod.NoSPIRV = raceUnsized(m)
+	}
+	if mod.NoSPIRV == "" {
+		if mod.SPIRV, _, err = emitInfo(m, opt); err != nil {
 			return nil, err
 		}
 	}
