@@ -53,7 +53,8 @@ func (e *Evaluator) begin(ctx context.Context) (context.Context, func(), error) 
 // one of the Evaluator's callbacks (Options.Progress, EvalOptions.OnScored,
 // ...), it cannot wait for the run that is calling it: it cancels the runs
 // and returns nil at once, and the device is released as the run ends (an
-// error in that is reported through Options.Log).
+// error in that is reported through Options.Log). A GPU's pipeline cache that
+// cannot be saved is no error of Close: Options.Log gets a warning.
 func (e *Evaluator) Close() error {
 	inCallback := e.fromCallback()
 	e.runMu.Lock()

@@ -36,6 +36,9 @@ func (kp *kept) add(c *CPU, nll, h []float32, P int) {
 // LossTopLogprobs is LossPerToken that also returns, for every target in the
 // same order, the k highest log-probabilities over the vocabulary at the
 // position predicting it (k per target, highest first, ties by lower id).
+// A NaN logit ranks below every number, NaNs tie: a position with some NaN
+// logits gives its finite ones' ids first, one all NaN ids 0 to k-1 (every
+// log-probability there is NaN).
 // The sums and NLLs are LossPerToken's bit for bit; the log-probabilities
 // come from a second pass over the LM head at the scored positions only
 // (logits by the loss's kernels, logsumexp in float64).
@@ -122,9 +125,11 @@ type logitID struct {
 }
 
 // worse orders logits for the top-k: a lower logit, or an equal one of a
-// higher id, is worse.
+// higher id, is worse. NaN ranks below every number and equal to NaN, as in
+// cmp.Compare, so a row with NaN logits keeps its finite ones in order and a
+// row all NaN keeps the lowest ids. topk.wgsl's worse is the same rule.
 func (a logitID) worse(b logitID) bool {
-	return a.logit < b.logit || a.logit == b.logit && a.id > b.id
+	return cmp.Or(cmp.Compare(a.logit, b.logit), cmp.Compare(b.id, a.id)) < 0
 }
 
 // pushTop offers x to h, a min-heap (by worse) of at most k entries, and

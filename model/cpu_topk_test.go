@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -104,4 +105,94 @@ func TestLossTopLogprobs(t *testing.T) {
 			t.Errorf("k = %d: err = %v", bad, err)
 		}
 	}
+}
+
+// TestLossTopLogprobsNaN: NaN logits rank below every number and tie with
+// each other (lower id first). wte rows of some ids are NaN, so those ids'
+// logits are NaN at every position: a position whose prefix avoids them gives
+// its finite ids in the order of the same model's logits without the NaN
+// rows (the generator's, a full sort), then the NaN ids in increasing order;
+// a position whose prefix holds one (its hidden state NaN, every logit NaN)
+// gives ids 0 to k-1. Every log-probability is NaN (the logsumexp is). Some
+// NaN ids are below k, so that they enter the top-k while it fills.
+func TestLossTopLogprobsNaN(t *testing.T) {
+	cfg := synth.TinyConfig()
+	cfg.VocabSize = 40
+	nanIDs := []int32{0, 3, 17, 39}
+	isNaN := func(id int32) bool { return slices.Contains(nanIDs, id) }
+	clean := synth.Peaked(cfg, 5)
+	m := synth.Peaked(cfg, 5)
+	C := cfg.NEmbd
+	for _, id := range nanIDs {
+		for c := range C {
+			m.Weights.WTE[int(id)*C+c] = float32(math.NaN())
+		}
+	}
+	seqs := []model.Sequence{
+		{Tokens: []int32{5, 1, 8, 2, 30, 6}, First: 1},
+		{Tokens: []int32{4, 9, 12, 7, 11}, First: 2},
+		// Every target's prefix holds NaN id 3. (Not after finite targets in
+		// one sequence: the loss's attention multiplies a later position's
+		// values by zero weights, and 0·NaN is NaN.)
+		{Tokens: []int32{3, 7, 11}, First: 1},
+	}
+	ctx := context.Background()
+	g, err := model.NewCPU(clean, 1).NewGenerator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{7, 38} { // 38: more than the 36 finite ids
+		_, _, top, err := model.NewCPU(m, 2).LossTopLogprobs(ctx, seqs, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for _, s := range seqs {
+			for p := s.First; p < len(s.Tokens); p++ {
+				got := top[i*k : (i+1)*k]
+				i++
+				var want []int32
+				var logits []float32
+				if slices.ContainsFunc(s.Tokens[:p], isNaN) {
+					for id := range int32(k) {
+						want = append(want, id)
+					}
+				} else {
+					g.Reset()
+					if logits, err = g.Append(ctx, s.Tokens[:p]); err != nil {
+						t.Fatal(err)
+					}
+					ids, _ := refTop(logits, cfg.VocabSize)
+					for _, id := range ids {
+						if !isNaN(id) {
+							want = append(want, id)
+						}
+					}
+					want = append(want, nanIDs...)[:k]
+				}
+				for j, x := range got {
+					if !math.IsNaN(float64(x.Logprob)) {
+						t.Errorf("k %d target %d top %d: log-probability %v, want NaN", k, i-1, j, x.Logprob)
+					}
+					// Near ties of the clean logits may come in either order.
+					tied := logits != nil && !isNaN(want[j]) && slices.ContainsFunc(want, func(id int32) bool {
+						return id != want[j] && !isNaN(id) && math.Abs(float64(logits[id]-logits[want[j]])) <= 2e-5
+					})
+					if x.ID != want[j] && !tied {
+						t.Errorf("k %d target %d top %d: id %d, want %d (ids %v, want %v)", k, i-1, j, x.ID, want[j], ids(got), want)
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// ids is the ids of top, in order.
+func ids(top []model.TokenLogprob) []int32 {
+	out := make([]int32, len(top))
+	for i, x := range top {
+		out[i] = x.ID
+	}
+	return out
 }

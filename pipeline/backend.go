@@ -91,7 +91,8 @@ type TopLogprobsPending interface {
 	Pending
 	// TopLogprobs is, after Wait, K log-probabilities per target, in the order
 	// of PerToken: of each target's position, the K highest over the
-	// vocabulary, highest first (ties: lower id first).
+	// vocabulary, highest first (ties: lower id first; a NaN logit below
+	// every number, NaNs tied).
 	TopLogprobs() []TokenLogprob
 }
 

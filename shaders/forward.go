@@ -202,24 +202,54 @@ func (p *Pending) readProfile() error {
 		}
 		ts = append(ts, part...)
 	}
+	p.profile = profileOf(p.ops, ts, p.qs[0].ValidBits(), p.g.dev.Limits().TimestampPeriod)
+	return nil
+}
+
+// profileOf is the time per kernel of the dispatches ops, whose start and
+// end timestamps are ts[2i] and ts[2i+1] (wgpu.QuerySet.Read's nanoseconds,
+// of a counter of bits valid bits at period ns a tick), kernels in the order
+// of their first dispatch.
+func profileOf(ops []opRecord, ts []uint64, bits uint32, period float32) []KernelTime {
+	var profile []KernelTime
 	byName := map[string]int{}
-	for i, op := range p.ops {
+	for i, op := range ops {
 		j, ok := byName[op.kernel]
 		if !ok {
-			j = len(p.profile)
+			j = len(profile)
 			byName[op.kernel] = j
-			p.profile = append(p.profile, KernelTime{Kernel: op.kernel})
+			profile = append(profile, KernelTime{Kernel: op.kernel})
 		}
-		kt := &p.profile[j]
+		kt := &profile[j]
 		kt.Dispatches++
 		kt.Workgroups += op.groups
-		if ts[2*i+1] > ts[2*i] {
-			kt.Nanos += ts[2*i+1] - ts[2*i]
-		}
+		kt.Nanos += elapsedNanos(ts[2*i], ts[2*i+1], bits, period)
 		kt.Flops += op.flops
 		kt.Bytes += op.bytes
 	}
-	return nil
+	return profile
+}
+
+// elapsedNanos is the time from timestamp start to timestamp end, written
+// after it, both as wgpu.QuerySet.Read returns them (nanoseconds of a counter
+// of bits valid bits at period ns a tick): end - start, or, where the counter
+// wrapped in between (end < start), end - start + 2^bits ticks, to a
+// nanosecond (Read truncates each timestamp). A 64-bit counter does not wrap
+// (584 years at 1 ns a tick): there, as where 2^bits ticks exceed 2^64 ns, an
+// end before its start counts 0.
+func elapsedNanos(start, end uint64, bits uint32, period float32) uint64 {
+	if end >= start {
+		return end - start
+	}
+	span := math.Ldexp(float64(period), int(bits)) // the counter's wrap, in ns
+	if bits >= 64 || !(span < math.Ldexp(1, 64)) {
+		return 0
+	}
+	back, wrap := start-end, uint64(math.Round(span))
+	if back >= wrap {
+		return 0
+	}
+	return wrap - back
 }
 
 // Loss scores seqs as one batch padded to its longest sequence and waits for

@@ -126,7 +126,8 @@ func (g *GPT2) copyTopK(enc *wgpu.CommandEncoder, a *arena, P, k int) {
 }
 
 // readTopK reads the batch's top-K back and turns it into log-probabilities,
-// highest first (ties: lower id first): logit − logsumexp, the logsumexp
+// highest first (ties: lower id first; NaN below every number, NaNs tied,
+// as the kernels rank them): logit − logsumexp, the logsumexp
 // being the batch's NLL plus the target's logit, as nll_combine.wgsl formed it.
 // p.nll must be read already. g.mu must be held.
 func (p *Pending) readTopK() error {

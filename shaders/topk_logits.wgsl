@@ -4,8 +4,9 @@
 // (global id base + v): logit = dot(h[r,:], wte[v,:]) in f32, the order of
 // lmhead_loss.wgsl. One invocation per position keeps its running top-K in
 // function memory: loaded from topv/topi (P, K) unless init is 1, updated
-// while streaming the slice (a new logit replaces the worst kept one: lower
-// logit, or equal logit and higher id, is worse), stored back. The host cuts
+// while streaming the slice (a new logit replaces the worst kept one, by
+// include/topk.wgsl's worse: NaN below every number, then lower logit, or
+// equal logit and higher id), stored back. The host cuts
 // the vocabulary into slices so that one invocation loops at most
 // (hi - lo) x (C + 1 + K) + 3K times (Mesa's llvmpipe ends an invocation's
 // loops after 65535 iterations), dispatches them in order, and sorts each

@@ -8,8 +8,9 @@
 //
 // The WG invocations of a workgroup split the slice (invocation l takes ids
 // lo + l, lo + l + WG, ...) and each keeps a private top-K in function memory,
-// sorted best first (lower logit, or equal logit and higher id, is worse; a
-// new logit better than the last kept one is inserted in place). Unless init
+// sorted best first (by include/topk.wgsl's worse: NaN below every number,
+// then lower logit, or equal logit and higher id; a new logit better than
+// the last kept one is inserted in place). Unless init
 // is 1, the K entries of topv/topi (r, :) from the previous dispatch are
 // inserted first, entry j by invocation j mod WG. Then K rounds of selection
 // merge the private lists: each invocation offers the best entry it has not

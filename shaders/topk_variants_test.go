@@ -2,8 +2,10 @@ package shaders
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -129,4 +131,142 @@ func TestGPT2TopLogprobsVariants(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestGPT2TopLogprobsNaN: both top-K kernels rank NaN logits as the CPU does
+// (model.CPU.LossTopLogprobs: NaN below every number, NaNs tied, lower id
+// first). wte rows of some ids are NaN, so their logits are NaN everywhere
+// (on the GPU written over the loaded wte: the loader refuses NaN weights);
+// one sequence starts with such an id, so its positions' logits are all NaN.
+// The GPU's ids equal the CPU's, but for near ties of the finite logits (the
+// same model without the NaN rows tells them, to 1e-4 nats); a position all
+// NaN gives ids 0 to K-1. Cases: K = 7 of 600 ids, wte bound in ranges of one
+// vocabulary tile (NaN entries carried between dispatches); K = 100 of 104
+// ids, 6 of them NaN (NaN ids fill the last places). The log-probabilities
+// are not checked: they rest on the loss's logsumexp, whose max() of a NaN
+// WGSL leaves to the implementation (NaN on lavapipe, the other operand on
+// SwiftShader).
+func TestGPT2TopLogprobsNaN(t *testing.T) {
+	d := newTestDev(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		vocab int
+		k     int
+		split int // wte bound in ranges of this many vocabulary tiles; 0 for whole
+	}{{600, 7, 1}, {104, 100, 0}} {
+		cfg := synth.TinyConfig()
+		cfg.VocabSize = c.vocab
+		nanIDs := []int32{0, 2, 3, 40, 77, 103}
+		isNaN := func(id int32) bool { return slices.Contains(nanIDs, id) }
+		clean := synth.Peaked(cfg, 29)
+		m := synth.Peaked(cfg, 29)
+		C := cfg.NEmbd
+		for _, id := range nanIDs {
+			for c := range C {
+				m.Weights.WTE[int(id)*C+c] = float32(math.NaN())
+			}
+		}
+		seqs := zipfSeqs(61, 3, 10, cfg.VocabSize)
+		for _, s := range seqs {
+			for i, id := range s.Tokens {
+				if isNaN(id) {
+					s.Tokens[i] = 1
+				}
+			}
+		}
+		seqs = append(seqs, model.Sequence{Tokens: []int32{3, 8, 1, 50, 9}, First: 1})
+		// rowNaN[i]: target i's prefix holds a NaN id, so its logits are all NaN.
+		var rowNaN []bool
+		for _, s := range seqs {
+			for p := s.First; p < len(s.Tokens); p++ {
+				rowNaN = append(rowNaN, slices.ContainsFunc(s.Tokens[:p], isNaN))
+			}
+		}
+		_, _, want, err := model.NewCPU(m, 0).LossTopLogprobs(ctx, seqs, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The clean model's log-probabilities of every id at every target.
+		_, _, all, err := model.NewCPU(clean, 0).LossTopLogprobs(ctx, seqs, cfg.VocabSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, shared := range []bool{false, true} {
+			t.Run(fmt.Sprintf("v%d/k%d/shared=%v", c.vocab, c.k, shared), func(t *testing.T) {
+				// The loader refuses non-finite weights: load the clean
+				// model and write the NaN rows over its wte (f32).
+				g, err := NewGPT2(ctx, d.dev, clean.Reader(), false, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				nanRow := make([]byte, 4*C)
+				for c := range C {
+					binary.LittleEndian.PutUint32(nanRow[4*c:], math.Float32bits(float32(math.NaN())))
+				}
+				for _, id := range nanIDs {
+					if err := d.dev.Queue().WriteBuffer(g.wte, uint64(4*C)*uint64(id), nanRow); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if shared {
+					g.sharedMatmul, g.vt = true, sharedVocabTile
+				}
+				if c.split > 0 {
+					g.sliceTiles = 1
+					g.bindLimit = c.split * g.vt * C * g.weightBytes()
+					if n := len(g.wteRanges()); n < 2 && cfg.VocabSize > c.split*g.vt {
+						t.Fatalf("%d wte ranges", n)
+					}
+				}
+				p, err := g.SubmitWith(ctx, seqs, 0, SubmitOptions{PerToken: true, TopLogprobs: c.k})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sums, err := p.Wait(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				top, k, V := p.TopLogprobs(), c.k, cfg.VocabSize
+				if len(top) != len(want) || len(top) != k*sums.Count {
+					t.Fatalf("%d top entries, CPU %d, targets %d", len(top), len(want), sums.Count)
+				}
+				t.Logf("%d targets x top-%d in %d dispatches of %d ids", sums.Count, k, g.topDispatches(g.wteRanges(), k), g.topSlice(k))
+				if len(rowNaN) != sums.Count {
+					t.Fatalf("%d targets, %d expected", sums.Count, len(rowNaN))
+				}
+				for i := range sums.Count {
+					got, cpu := top[i*k:][:k], want[i*k:][:k]
+					if rowNaN[i] {
+						for j, x := range cpu {
+							if x.ID != int32(j) {
+								t.Fatalf("target %d all NaN: CPU ids %v, want 0 to %d", i, topIDs(cpu), k-1)
+							}
+						}
+					}
+					lp := map[int32]float32{} // the clean model's
+					for _, x := range all[i*V:][:V] {
+						lp[x.ID] = x.Logprob
+					}
+					for j, x := range got {
+						y := cpu[j]
+						near := !rowNaN[i] && !isNaN(x.ID) && !isNaN(y.ID) && math.Abs(float64(lp[x.ID]-lp[y.ID])) <= 1e-4
+						if x.ID != y.ID && !near {
+							t.Errorf("target %d top %d: GPU id %d %v, CPU id %d (GPU %v, CPU %v)", i, j, x.ID, x.Logprob, y.ID, topIDs(got), topIDs(cpu))
+							break
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// topIDs is the ids of top, in order.
+func topIDs(top []model.TokenLogprob) []int32 {
+	out := make([]int32, len(top))
+	for i, x := range top {
+		out[i] = x.ID
+	}
+	return out
 }

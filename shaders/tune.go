@@ -422,8 +422,8 @@ func (g *GPT2) timePipeline(k *Kernel, cs constSet, bufs map[string]Buf, params 
 		var ns uint64
 		if err == nil && qs != nil {
 			var v []uint64
-			if v, err = qs.Read(0, 2); err == nil && v[1] > v[0] {
-				ns = v[1] - v[0]
+			if v, err = qs.Read(0, 2); err == nil {
+				ns = elapsedNanos(v[0], v[1], qs.ValidBits(), g.dev.Limits().TimestampPeriod)
 			}
 		} else if err == nil {
 			ns = uint64(wall.Nanoseconds())

@@ -150,7 +150,8 @@ func (b *Buffer) Label() string { return b.label }
 
 // Map waits until the GPU has finished all submitted work that uses the buffer and returns its bytes, valid until
 // Unmap. Other goroutines may use the device while it waits. The buffer must have MapRead (read the bytes) or MapWrite (write them) usage, and must not be used in a
-// submission while mapped.
+// submission while mapped. A buffer already mapped (no Unmap since its Map) cannot be mapped again: ErrBadUsage, as
+// in WebGPU, since one Unmap would end both.
 func (b *Buffer) Map() ([]byte, error) {
 	if b.usage&(BufferUsageMapRead|BufferUsageMapWrite) == 0 {
 		return nil, errorf(ErrBadUsage, "map buffer %q without MapRead or MapWrite usage", b.label)
@@ -159,6 +160,9 @@ func (b *Buffer) Map() ([]byte, error) {
 	defer b.d.mu.Unlock()
 	if err := b.d.queue.settle(b); err != nil { // releases d.mu while it waits
 		return nil, err
+	}
+	if b.mapped { // (checked after the wait: another goroutine may have mapped it meanwhile)
+		return nil, errorf(ErrBadUsage, "map buffer %q: already mapped (Unmap first)", b.label)
 	}
 	b.mapped = true
 	return b.bytes(), nil

@@ -2,6 +2,7 @@ package wgpu
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -9,7 +10,8 @@ import (
 )
 
 // TestBufferTransfers checks WriteBuffer, CopyBufferToBuffer, ClearBuffer, ReadBuffer and Map against Go copies,
-// including writes to a buffer the GPU is still using (which must go through staging, in queue order).
+// including writes to a buffer the GPU is still using (which must go through staging, in queue order), and a
+// second Map before Unmap (testMapTwice).
 func TestBufferTransfers(t *testing.T) {
 	env := newEnv(t)
 	d := env.dev
@@ -54,6 +56,7 @@ func TestBufferTransfers(t *testing.T) {
 		t.Error("mapped readback differs from the expected bytes")
 	}
 	rb.Unmap()
+	testMapTwice(t, d, rb, want)
 	back := make([]byte, n)
 	if err := q.ReadBuffer(src, 0, back); err != nil {
 		t.Fatal(err)
@@ -308,4 +311,32 @@ func TestRequestAdapter(t *testing.T) {
 			t.Errorf("RequestAdapter(%q) succeeded", want)
 		}
 	}
+}
+
+// testMapTwice: a buffer mapped is not mapped again before Unmap (ErrBadUsage,
+// as in WebGPU; before, the second Map gave the same bytes and one Unmap ended
+// both), the first mapping's bytes stay valid meanwhile and WriteBuffer is
+// refused; after Unmap it maps again, and a second Unmap is harmless. rb holds
+// want and is not mapped.
+func testMapTwice(t *testing.T, d *Device, rb *Buffer, want []byte) {
+	t.Helper()
+	m, err := rb.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := rb.Map(); !errors.Is(err, ErrBadUsage) || !strings.Contains(err.Error(), "already mapped") || again != nil {
+		t.Errorf("a second Map: %d bytes, %v; want ErrBadUsage, already mapped", len(again), err)
+	}
+	if !bytes.Equal(m, want) {
+		t.Error("the first mapping's bytes changed after a second Map")
+	}
+	if err := d.Queue().WriteBuffer(rb, 0, make([]byte, 4)); !errors.Is(err, ErrBadUsage) {
+		t.Errorf("WriteBuffer while mapped: %v, want ErrBadUsage", err)
+	}
+	rb.Unmap()
+	rb.Unmap()
+	if m, err = rb.Map(); err != nil || !bytes.Equal(m, want) {
+		t.Errorf("Map after Unmap: %v (bytes equal %v)", err, bytes.Equal(m, want))
+	}
+	rb.Unmap()
 }

@@ -260,7 +260,8 @@ func TestLargeBuffer(t *testing.T) {
 	t.Logf("%d MiB buffer; memory %+v", size>>20, before)
 }
 
-// TestTimestamps times a pass; the end must not precede the beginning, and resolving gives the same ticks.
+// TestTimestamps times a pass; the end must not precede the beginning, resolving gives the same ticks, and
+// ValidBits is Vulkan's 36 to 64, no resolved tick above them.
 func TestTimestamps(t *testing.T) {
 	env := newEnv(t, FeatureTimestampQuery)
 	d := env.dev
@@ -311,7 +312,10 @@ func TestTimestamps(t *testing.T) {
 	if r0 == 0 {
 		t.Error("resolved timestamp 0")
 	}
-	t.Logf("pass of %d invocations: %d ns", n, ts[1]-ts[0])
+	if b := qs.ValidBits(); b < 36 || b > 64 || b < 64 && r0>>b != 0 {
+		t.Errorf("%d valid bits (Vulkan: 36 to 64), resolved timestamp %#x", b, r0)
+	}
+	t.Logf("pass of %d invocations: %d ns; %d valid bits", n, ts[1]-ts[0], qs.ValidBits())
 }
 
 // TestTimestampsUnwritten: reading queries no submission wrote is an error, not a hang.

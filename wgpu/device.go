@@ -70,6 +70,7 @@ type Device struct {
 	cache     vk.PipelineCache
 	cachePath string
 	cacheNote string      // PipelineCacheWarning
+	saveNote  string      // PipelineCacheSaveWarning
 	race      *deviceRace // DeviceDescriptor.RaceCheck
 	lost      error
 	closed    bool
@@ -421,7 +422,9 @@ func (d *Device) unpin(c child) {
 
 // Close waits for the GPU, destroys every object still alive, saves the pipeline cache and destroys the device.
 // It is safe after errors, including a lost device, and while other goroutines wait for the GPU or create
-// pipelines: it waits for their fences and compiles, and their calls then fail with ErrClosed.
+// pipelines: it waits for their fences and compiles, and their calls then fail with ErrClosed. A pipeline cache
+// that cannot be saved (a read-only or missing directory) is not an error of Close: PipelineCacheSaveWarning says
+// why afterwards.
 func (d *Device) Close() error {
 	if d == nil {
 		return nil
@@ -477,7 +480,7 @@ func (d *Device) Close() error {
 	}
 	d.mem.destroy()
 	if err := d.savePipelineCache(); err != nil {
-		errs = append(errs, err)
+		d.saveNote = fmt.Sprintf("pipeline cache %s not saved: %v; the next device compiles its pipelines again", d.cachePath, err)
 	}
 	if d.cache != 0 {
 		d.fn.DestroyPipelineCache(d.h, d.cache, nil)
@@ -528,14 +531,18 @@ func (d *Device) openPipelineCache(dir string) error {
 	return check("vkCreatePipelineCache", r)
 }
 
-// SavePipelineCache writes the pipeline cache to its file now (Close does too).
+// SavePipelineCache writes the pipeline cache to its file now (Close does too, and reports a failure only through
+// PipelineCacheSaveWarning).
 func (d *Device) SavePipelineCache() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
 		return err
 	}
-	return d.savePipelineCache()
+	if err := d.savePipelineCache(); err != nil {
+		return fmt.Errorf("save pipeline cache %s: %w", d.cachePath, err)
+	}
+	return nil
 }
 
 // PipelineCachePath is the file the pipeline cache persists to ("" when persistence is off).
@@ -547,6 +554,18 @@ func (d *Device) PipelineCachePath() string { return d.cachePath }
 // way the device works; its pipelines are compiled again, and Close rewrites the file.
 func (d *Device) PipelineCacheWarning() string { return d.cacheNote }
 
+// PipelineCacheSaveWarning says, once Close has returned, why Close could not save the pipeline cache to its file
+// (PipelineCachePath): a directory that cannot be made or written, a full disk, the driver's data unreadable. ""
+// before Close, when the file was saved, and when persistence is off or the device was lost. The device is closed
+// all the same; the file keeps its earlier content, if any, and the next device compiles its pipelines again.
+func (d *Device) PipelineCacheSaveWarning() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.saveNote
+}
+
+// savePipelineCache writes the driver's pipeline cache data to cachePath, behind our magic and checksum, through a
+// temporary file and a rename. d.mu must be held.
 func (d *Device) savePipelineCache() error {
 	if d.cachePath == "" || d.cache == 0 || d.lost != nil {
 		return nil
@@ -561,21 +580,21 @@ func (d *Device) savePipelineCache() error {
 		return check("vkGetPipelineCacheData", r)
 	}
 	if err := os.MkdirAll(filepath.Dir(d.cachePath), 0o755); err != nil {
-		return fmt.Errorf("save pipeline cache: %w", err)
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(d.cachePath), ".pipelines-*")
 	if err != nil {
-		return fmt.Errorf("save pipeline cache: %w", err)
+		return err
 	}
 	_, werr := tmp.Write(pipelineCacheFile(buf[:n]))
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("save pipeline cache: %w", err)
+		return err
 	}
 	if err := os.Rename(tmp.Name(), d.cachePath); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("save pipeline cache: %w", err)
+		return err
 	}
 	return nil
 }

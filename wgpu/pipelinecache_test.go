@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -168,4 +170,54 @@ func TestPipelineCacheDamaged(t *testing.T) {
 		t.Errorf("an older build's file: warning %q", w)
 	}
 	closed(d)
+}
+
+// TestPipelineCacheUnsaved: a pipeline cache directory that cannot be made
+// (under a missing parent in /proc, where nothing can be created, or under a
+// regular file; chmod would not stop root) is no error of Close: the device
+// closes, and PipelineCacheSaveWarning, "" until then, says which file was not
+// saved and why. SavePipelineCache, asked explicitly, returns the error. A
+// directory that can be made gives no warning.
+func TestPipelineCacheUnsaved(t *testing.T) {
+	env := newEnv(t)
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{filepath.Join(file, "pipelines")}
+	if _, err := os.Stat("/proc/self"); err == nil {
+		dirs = append(dirs, "/proc/nonexistent/pipelines")
+	}
+	for _, dir := range dirs {
+		d, err := env.ad.RequestDevice(&DeviceDescriptor{PipelineCacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		newKernel(t, d, "spec", 0, map[string]float64{"MUL": 2}, BindingReadOnlyStorage, BindingStorage)
+		if err := d.SavePipelineCache(); err == nil || !strings.Contains(err.Error(), "save pipeline cache") {
+			t.Errorf("%s: SavePipelineCache: %v, want an error", dir, err)
+		}
+		if w := d.PipelineCacheSaveWarning(); w != "" {
+			t.Errorf("%s: before Close: warning %q", dir, w)
+		}
+		if err := d.Close(); err != nil {
+			t.Errorf("%s: Close: %v, want nil", dir, err)
+		}
+		if w := d.PipelineCacheSaveWarning(); !strings.Contains(w, d.PipelineCachePath()) || !strings.Contains(w, "not saved") {
+			t.Errorf("%s: after Close: warning %q, want the file and why", dir, w)
+		}
+		if _, err := d.CreateBuffer(&BufferDescriptor{Size: 16, Usage: BufferUsageStorage}); !errors.Is(err, ErrClosed) {
+			t.Errorf("%s: after Close: CreateBuffer: %v, want ErrClosed", dir, err)
+		}
+		if err := d.Close(); err != nil || d.PipelineCacheSaveWarning() == "" {
+			t.Errorf("%s: a second Close: %v, warning %q", dir, err, d.PipelineCacheSaveWarning())
+		}
+	}
+	d, err := env.ad.RequestDevice(&DeviceDescriptor{PipelineCacheDir: filepath.Join(t.TempDir(), "a", "b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil || d.PipelineCacheSaveWarning() != "" {
+		t.Errorf("a directory that can be made: Close %v, warning %q", err, d.PipelineCacheSaveWarning())
+	}
 }

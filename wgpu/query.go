@@ -58,6 +58,13 @@ func (d *Device) CreateQuerySet(desc *QuerySetDescriptor) (*QuerySet, error) {
 // Count is the number of queries.
 func (q *QuerySet) Count() uint32 { return q.count }
 
+// ValidBits is how many low bits of a timestamp the GPU's counter keeps
+// (Vulkan's timestampValidBits, 36 to 64). Read masks each timestamp to them,
+// so where the counter wraps between two timestamps the later one reads
+// smaller: the ticks between them are their difference modulo 2^ValidBits
+// (Limits.TimestampPeriod ns a tick).
+func (q *QuerySet) ValidBits() uint32 { return q.d.adapter.tsBits }
+
 // Read waits for the last submission that wrote the query set and returns queries [first, first+count) in
 // nanoseconds (on the GPU's clock; only differences are meaningful). Queries never written are an error.
 func (q *QuerySet) Read(first, count uint32) ([]uint64, error) {

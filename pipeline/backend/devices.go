@@ -95,8 +95,9 @@ type Options struct {
 	// with On, Open fails where a GPU cannot use them.
 	MatrixUnits MatrixUnits
 	// Warn, when set, gets one-line warnings and notices, such as a GPU
-	// whose matrix units failed the self-check and are not used, or the
-	// autotuner starting to time kernels (shaders.GPT2.SetTuneNotice).
+	// whose matrix units failed the self-check and are not used, the
+	// autotuner starting to time kernels (shaders.GPT2.SetTuneNotice), or,
+	// from Close, a pipeline cache that could not be saved.
 	Warn func(msg string)
 	// PipelineStatistics asks a GPU's driver for the compile statistics of
 	// every pipeline (wgpu.FeaturePipelineStatistics: registers, spills, as
@@ -350,7 +351,14 @@ func openGPU(ctx context.Context, ad *wgpu.Adapter, src model.TensorReader, opt 
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	g.owned = append(g.owned, dev.Close)
+	warn := opt.Warn
+	g.owned = append(g.owned, func() error {
+		err := dev.Close()
+		if w := dev.PipelineCacheSaveWarning(); w != "" && warn != nil { // not an error: the run is done
+			warn(fmt.Sprintf("warning: %s: %s", name, w))
+		}
+		return err
+	})
 	g.g.SetTuneNotice(opt.Warn)
 	if err := g.setMatrixUnits(opt.MatrixUnits, opt.Warn); err != nil {
 		g.Close()

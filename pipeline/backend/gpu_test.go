@@ -384,6 +384,46 @@ func TestOpenWarnsOfDamagedPipelineCache(t *testing.T) {
 	}
 }
 
+// TestCloseWarnsOfUnsavedPipelineCache: where the pipeline cache cannot be
+// saved (its folder would be under a regular file), the GPU backend scores,
+// and Close returns nil and warns once through Options.Warn that the file
+// was not saved, naming it: the run's result stands.
+func TestCloseWarnsOfUnsavedPipelineCache(t *testing.T) {
+	testAdapter(t)
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	m := synth.Peaked(synth.TinyConfig(), 11)
+	b, err := backend.Open(context.Background(), backend.DeviceSpec{Kind: "gpu", Index: -1}, m.Reader(), backend.Options{
+		PipelineCacheDir: filepath.Join(file, "pipelines"),
+		Warn: func(msg string) {
+			if strings.Contains(msg, "not saved") { // not Open's (the file cannot be read either), nor the autotuner's
+				warnings = append(warnings, msg)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.Submit(context.Background(), pipeline.Batch{Seqs: []model.Sequence{{Tokens: []int32{3, 1, 4, 1, 5}, First: 1}}})
+	if err == nil {
+		_, err = p.Wait(context.Background())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("before Close: warnings %q", warnings)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("Close: %v, want nil", err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], filepath.Join(file, "pipelines")) || !strings.Contains(warnings[0], "not saved") {
+		t.Errorf("after Close: warnings %q, want one naming the file", warnings)
+	}
+}
+
 // TestGPUOnVulkanImpls runs the GPU conformance suite, the per-token and
 // top-K checks, the Llama family's checks (both kernel sets each) and the multi-GPU conformance once
 // more on every other Vulkan implementation $WGPU_TEST_VULKAN_IMPLS lists
