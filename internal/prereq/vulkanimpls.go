@@ -105,6 +105,10 @@ func (im VulkanImpl) With(k, v string) VulkanImpl {
 // prerequisite fails must not fail them: their parent runs them).
 const childEnv = "WGPU_TEST_VULKAN_CHILD"
 
+// VulkanChild is the implementation a child process of RunOn runs on, or ""
+// in any other process: for tests that need not run again on each.
+func VulkanChild() string { return os.Getenv(childEnv) }
+
 // SyncValShaderAccessesEnv is the validation layer's own variable for its
 // setting syncval_shader_accesses_heuristic. Newer layers (Chromium's, for
 // SwiftShader) check the accesses of shaders in their synchronization
