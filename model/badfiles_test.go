@@ -190,6 +190,9 @@ func TestParseConfig(t *testing.T) {
 		{"gelu_fast", strings.Replace(gpt2, `"gelu_new"`, `"gelu_fast"`, 1), want124M},
 		{"gelu (erf)", strings.Replace(gpt2, `"gelu_new"`, `"gelu"`, 1),
 			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, ExactGELU: true}},
+		{"gelu_python (erf)", strings.Replace(gpt2, `"gelu_new"`, `"gelu_python"`, 1),
+			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, ExactGELU: true}},
+		{"gelu_accurate", strings.Replace(gpt2, `"gelu_new"`, `"gelu_accurate"`, 1), want124M},
 		{"tied", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "tie_word_embeddings": true`, 1), want124M},
 		{"untied", strings.Replace(gpt2, `"n_inner": null`, `"n_inner": null, "tie_word_embeddings": false`, 1),
 			model.Config{NLayer: 12, NHead: 12, NEmbd: 768, NPositions: 1024, VocabSize: 50257, LayerNormEps: 1e-5, UntiedHead: true}},
@@ -217,7 +220,8 @@ func TestParseConfig(t *testing.T) {
 	bad := []struct{ json, want string }{
 		{`{` + base + `, "model_type": "gpt_neox"}`, `model_type "gpt_neox"`},
 		{`{` + base + `, "activation_function": "relu"}`, `activation_function "relu"`},
-		{`{` + base + `, "activation_function": "gelu_python"}`, `activation_function "gelu_python"`},
+		{`{` + base + `, "activation_function": "gelu_10"}`, `activation_function "gelu_10"`}, // clipped to [-10, 10]
+		{`{` + base + `, "activation_function": "quick_gelu"}`, `activation_function "quick_gelu"`},
 		{`{` + base + `, "n_inner": -3}`, "n_inner = -3"},
 		{`{` + base + `, "n_inner": 99999999}`, "n_inner = 99999999"},
 		{`{` + base + `, "scale_attn_weights": false}`, "scale_attn_weights"},

@@ -38,9 +38,13 @@ type hfConfig struct {
 
 // tanhGELU are transformers' names (ACT2FN) for GPT-2's GELU, the tanh
 // approximation 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): gelu_new, and
-// gelu_pytorch_tanh and gelu_fast, which compute the same function another
-// way.
-var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gelu_fast": true}
+// gelu_pytorch_tanh, gelu_fast and gelu_accurate, which compute the same
+// function another way.
+var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gelu_fast": true, "gelu_accurate": true}
+
+// exactGELU are transformers' names for the exact GELU x·Φ(x): gelu
+// (PyTorch's), and gelu_python, x·0.5·(1 + erf(x/√2)) written out.
+var exactGELU = map[string]bool{"gelu": true, "gelu_python": true}
 
 // ParseConfig parses a Hugging Face config.json. For GPT-2 (model_type
 // "gpt2" or none) it requires n_layer, n_head, n_embd, vocab_size and
@@ -53,8 +57,8 @@ var tanhGELU = map[string]bool{"gelu_new": true, "gelu_pytorch_tanh": true, "gel
 // (LayerScaledAttn; reorder_and_upcast_attn, which goes with it in Stanford
 // CRFM's GPT-2s, only asks for float32 scores, which every path computes).
 // Refused: an activation_function other than "gelu_new" (or the same
-// function by another name, tanhGELU) or "gelu" (ExactGELU), unscaled
-// attention, cross-attention.
+// function by another name, tanhGELU) or "gelu" (ExactGELU, or its other
+// name exactGELU), unscaled attention, cross-attention.
 //
 // A model_type of the Llama family ("llama", "mistral", "qwen2", "qwen3") is
 // parsed by its own rules (parseLlamaConfig); any other is refused, naming
@@ -77,9 +81,9 @@ func ParseConfig(data []byte) (Config, error) {
 	if err := json.Unmarshal(data, &h); err != nil {
 		return Config{}, fmt.Errorf("parse config: %w", jsonError(err))
 	}
-	exact := h.ActivationFunction != nil && *h.ActivationFunction == "gelu"
+	exact := h.ActivationFunction != nil && exactGELU[*h.ActivationFunction]
 	if h.ActivationFunction != nil && !tanhGELU[*h.ActivationFunction] && !exact {
-		return Config{}, fmt.Errorf("activation_function %q is not supported: want \"gelu_new\" (GPT-2's tanh approximation; \"gelu_pytorch_tanh\" and \"gelu_fast\" are the same function) or \"gelu\" (erf)", *h.ActivationFunction)
+		return Config{}, fmt.Errorf("activation_function %q is not supported: want \"gelu_new\" (GPT-2's tanh approximation; \"gelu_pytorch_tanh\", \"gelu_fast\" and \"gelu_accurate\" are the same function) or \"gelu\" (erf; \"gelu_python\" is the same)", *h.ActivationFunction)
 	}
 	if h.ScaleAttnWeights != nil && !*h.ScaleAttnWeights {
 		return Config{}, fmt.Errorf("scale_attn_weights false is not supported")
