@@ -84,7 +84,6 @@ type raceState struct {
 	count             uint32    // Private u32: the races this invocation found
 	record            [6]uint32 // Private u32s: its first's kind, variable, scalar, other invocation, interval, source offset
 	read, write       uint32    // the check functions' ids (emitted by raceFunctions)
-	used              bool      // an access was instrumented
 	vars              map[uint32]*raceVar
 	slots             uint32 // scalars of all workgroup variables
 	names             []string
@@ -302,7 +301,6 @@ func (e *emitter) raceAccess(r refv, t *wgslType, write bool) {
 	n, _ := raceSlots(t)
 	fn := pick(write, e.race.write, e.race.read)
 	e.op(spirv.OpFunctionCall, e.voidType(), fn, e.constU32(uint32(v.index)), first, e.constU32(uint32(n)), e.constU32(uint32(e.race.pos)))
-	e.race.used = true
 }
 
 // raceFunctions emits the read and write checks, each
