@@ -44,8 +44,9 @@ func checkRaces(t testing.TB, dev *wgpu.Device) {
 // raceCheckedTests are the test patterns TestKernelsRaceFree runs race-checked: every kernel with workgroup memory
 // (matmul_shared, matmul_coop, lmhead_loss_shared, lmhead_loss_coop, attention_shared and its subgroup form,
 // attention_coop, rope_kv_write, topk_logits_shared, the norms' row sums), each in every tiling its tuner offers,
-// at one ragged shape (a race does not depend on the values; race checking makes a CPU driver's compile about 2x
-// slower and its run more), about 6 minutes with a cold shader cache. $WGPU_TEST_RACE_CHECK=1 go test ./shaders checks every test instead.
+// at one ragged shape (where the accesses go depends on the shape and tiling, not on the values; race checking
+// makes a CPU driver's compile about 2x slower and its run more): about 6 minutes with a cold shader cache.
+// WGPU_TEST_RACE_CHECK=1 go test ./shaders checks every test instead.
 var raceCheckedTests = []string{
 	"^TestMatmulShared$/f16=false/M=37,K=48,N=52",
 	"^TestMatmulCoopTilings$",
