@@ -35,9 +35,9 @@ type DeviceDescriptor struct {
 	MemoryBlockSize uint64
 	// RaceCheck compiles every WGSL module with wgsl.Options.RaceCheck, which finds data races on workgroup memory
 	// between a workgroup's invocations (code that a CPU's Vulkan driver runs correctly and a GPU does not), and
-	// Device.Races reports them. For tests: dispatches are many times slower and run one at a time, the check takes
-	// @group(3), and a dispatch's workgroups need 12 bytes of shadow per scalar of workgroup memory, out of at most
-	// 128 MiB. SPIR-V modules are not checked.
+	// Device.Races reports them. For tests: slower (on lavapipe a kernel test with a cold shader cache takes about
+	// 1.7x as long), dispatches run one at a time, the check takes @group(3), and a dispatch's workgroups need 12
+	// bytes of shadow per scalar of workgroup memory, out of at most 128 MiB. SPIR-V modules are not checked.
 	RaceCheck bool
 }
 

@@ -162,16 +162,7 @@ func (d *Device) CreatePipelineLayout(desc *PipelineLayoutDescriptor) (*Pipeline
 		}
 		sets[i] = g.h
 	}
-	ci := vk.New[vk.PipelineLayoutCreateInfo](&ar)
-	ci.SetLayoutCount = uint32(len(sets))
-	if len(sets) > 0 {
-		ci.PSetLayouts = &sets[0]
-	}
-	if desc.PushConstantSize > 0 {
-		r := vk.New[vk.PushConstantRange](&ar)
-		r.StageFlags, r.Size = vk.ShaderStageComputeBit, desc.PushConstantSize
-		ci.PushConstantRangeCount, ci.PPushConstantRanges = 1, r
-	}
+	ci := pipelineLayoutInfo(&ar, sets, desc.PushConstantSize)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
@@ -193,6 +184,22 @@ func (d *Device) CreatePipelineLayout(desc *PipelineLayoutDescriptor) (*Pipeline
 	}
 	d.live[l] = struct{}{}
 	return l, nil
+}
+
+// pipelineLayoutInfo is the create info, in ar, of a compute pipeline layout of the set layouts sets and push bytes of
+// push constants ([0, push)).
+func pipelineLayoutInfo(ar *vk.Arena, sets []vk.DescriptorSetLayout, push uint32) *vk.PipelineLayoutCreateInfo {
+	ci := vk.New[vk.PipelineLayoutCreateInfo](ar)
+	ci.SetLayoutCount = uint32(len(sets))
+	if len(sets) > 0 {
+		ci.PSetLayouts = &sets[0]
+	}
+	if push > 0 {
+		r := vk.New[vk.PushConstantRange](ar)
+		r.StageFlags, r.Size = vk.ShaderStageComputeBit, push
+		ci.PushConstantRangeCount, ci.PPushConstantRanges = 1, r
+	}
+	return ci
 }
 
 // autoLayout builds the layout of WebGPU's layout: "auto" for an entry point of a WGSL module, from its

@@ -127,13 +127,7 @@ func (d *Device) newPipelineRace(label string, layout *PipelineLayout, sp *wgsl.
 			sets[i] = r.layout.h
 		}
 	}
-	ci := vk.New[vk.PipelineLayoutCreateInfo](&ar)
-	ci.SetLayoutCount, ci.PSetLayouts = uint32(len(sets)), &sets[0]
-	if layout.pushSize > 0 {
-		pr := vk.New[vk.PushConstantRange](&ar)
-		pr.StageFlags, pr.Size = vk.ShaderStageComputeBit, layout.pushSize
-		ci.PushConstantRangeCount, ci.PPushConstantRanges = 1, pr
-	}
+	ci := pipelineLayoutInfo(&ar, sets, layout.pushSize) // the same push constants: compatible with layout
 	pr := &pipelineRace{group: g, regionBytes: 4 * sp.RaceShadowWords()}
 	d.mu.Lock()
 	defer d.mu.Unlock()
