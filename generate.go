@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+	"github.com/wgpu-eval/wgpu-eval/internal/jsonformat"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
@@ -63,6 +64,14 @@ const (
 	StopCancelled = "cancelled"      // ctx was cancelled (Generate returns its error too)
 )
 
+// GenerationFormat and GenerationFormatVersion mark a Generation's JSON
+// (generate --json): its first keys are "format" and "format_version", as
+// a result's are (pipeline.ResultFormat).
+const (
+	GenerationFormat        = "wgpu-eval generate"
+	GenerationFormatVersion = 1
+)
+
 // Generation is the outcome of Generate, as `wgpu-eval generate --json`
 // writes it.
 type Generation struct {
@@ -86,6 +95,13 @@ type Generation struct {
 	DecodeSeconds          float64 `json:"decode_seconds"`
 	PrefillTokensPerSecond float64 `json:"prefill_tokens_per_second"`
 	DecodeTokensPerSecond  float64 `json:"decode_tokens_per_second"` // new tokens after the first, per second of decoding
+}
+
+// MarshalJSON is the Generation's JSON, marked with GenerationFormat and
+// GenerationFormatVersion.
+func (g Generation) MarshalJSON() ([]byte, error) {
+	type fields Generation // without this method
+	return jsonformat.Marshal(GenerationFormat, GenerationFormatVersion, fields(g))
 }
 
 // Generate continues prompt with the model: it prefills the prompt's tokens

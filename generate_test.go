@@ -110,11 +110,14 @@ func TestGenerateJSONKeys(t *testing.T) {
 		}
 	}
 	slices.Sort(keys)
-	want := []string{"decode_seconds", "decode_tokens_per_second", "device", "logprobs", "max_new_tokens", "model",
+	want := []string{"decode_seconds", "decode_tokens_per_second", "device", "format", "format_version", "logprobs", "max_new_tokens", "model",
 		"prefill_seconds", "prefill_tokens_per_second", "prompt", "prompt_tokens", "sampling", "sampling.seed",
 		"sampling.temperature", "sampling.top_k", "sampling.top_p", "stop_reason", "text", "tokens"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("JSON keys %v, want %v", keys, want)
+	}
+	if !strings.HasPrefix(string(data), `{"format":"wgpu-eval generate","format_version":1,"model":`) {
+		t.Errorf("the JSON does not start with its mark: %.80s", data)
 	}
 	for _, k := range keys {
 		if strings.ToLower(k) != k || strings.ContainsAny(k, "- ") {

@@ -448,10 +448,13 @@ func TestResultJSON(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"bits_per_byte", "byte_perplexity", "ctx", "data", "device", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
+	want := []string{"bits_per_byte", "byte_perplexity", "ctx", "data", "device", "format", "format_version", "input_tokens", "mean_nll", "mode", "model", "nll_sum",
 		"nll_sum_exact", "nll_sumsq", "nll_sumsq_exact", "ppl", "ppl_stderr", "samples", "scored_bytes", "seconds", "stderr", "stride", "tokens", "tokens_per_second"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("JSON keys %v, want %v", keys, want)
+	}
+	if !strings.HasPrefix(string(data), `{"format":"wgpu-eval result","format_version":1,"model":`) {
+		t.Errorf("the JSON does not start with its mark: %.80s", data)
 	}
 }
 

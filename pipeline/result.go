@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/jsonformat"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/exactsum"
 )
@@ -87,6 +88,23 @@ type Result struct {
 	TopLogprobs int `json:"-"`
 	// VocabSize is EvalConfig.VocabSize, for the per-token file's header.
 	VocabSize int `json:"-"`
+}
+
+// ResultFormat and ResultFormatVersion mark a Result's JSON (the --json
+// file of a run and of merge): its first keys are "format": ResultFormat and
+// "format_version": ResultFormatVersion, which grows whenever a key is
+// removed or changes meaning. Results of builds before the mark have
+// neither key.
+const (
+	ResultFormat        = "wgpu-eval result"
+	ResultFormatVersion = 1
+)
+
+// MarshalJSON is the Result's JSON, marked with ResultFormat and
+// ResultFormatVersion.
+func (res Result) MarshalJSON() ([]byte, error) {
+	type fields Result // without this method
+	return jsonformat.Marshal(ResultFormat, ResultFormatVersion, fields(res))
 }
 
 // BytesOfText is Result.BytesCounted where a target stands for the bytes of

@@ -20,6 +20,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+	"github.com/wgpu-eval/wgpu-eval/internal/jsonformat"
 	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/hub"
@@ -151,6 +152,20 @@ type benchResult struct {
 	Pipelines     []wgpu.PipelineStatistics `json:"pipelines,omitempty"`        // GPU, --pipeline-stats: the driver's statistics of every pipeline
 	Batches       []benchBatch              `json:"batches"`
 	profileReason string                    // why there are no kernel tables, for the human output
+}
+
+// benchFormat and benchFormatVersion mark bench's JSON: its first keys are
+// "format" and "format_version", as a result's are (pipeline.ResultFormat).
+const (
+	benchFormat        = "wgpu-eval bench"
+	benchFormatVersion = 1
+)
+
+// MarshalJSON is the bench result's JSON, marked with benchFormat and
+// benchFormatVersion.
+func (r benchResult) MarshalJSON() ([]byte, error) {
+	type fields benchResult // without this method
+	return jsonformat.Marshal(benchFormat, benchFormatVersion, fields(r))
 }
 
 type benchModel struct {

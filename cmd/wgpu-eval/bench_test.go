@@ -77,6 +77,9 @@ func runBenchJSON(t *testing.T, args ...string) benchJSON {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v: %v in %q", args, err, out)
 	}
+	if !strings.HasPrefix(out, "{\n  \"format\": \"wgpu-eval bench\",\n  \"format_version\": 1,\n  \"tool\": \"wgpu-eval\",") {
+		t.Errorf("bench's JSON does not start with its mark: %.100s", out)
+	}
 	return r
 }
 

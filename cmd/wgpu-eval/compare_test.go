@@ -45,6 +45,9 @@ func TestPerTokenAndCompare(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatalf("%v in %q", err, out)
 	}
+	if !strings.HasPrefix(out, "{\n  \"format\": \"wgpu-eval compare\",\n  \"format_version\": 1,\n  \"targets\": ") {
+		t.Errorf("compare's JSON does not start with its mark: %.100s", out)
+	}
 	if c.Targets != res.Tokens || c.MeanDiff != 0 || c.IdenticalShare != 1 || c.MeanNLLA != c.MeanNLLB ||
 		c.PPLRatio != 1 || c.PPLRatioStdErr != 0 || !strings.Contains(out, `"ppl_ratio": 1,`) ||
 		!strings.Contains(stderr, "verdict: identical") || !strings.Contains(stderr, "PPL(B)/PPL(A): 1.000000 ± 0 ") {

@@ -20,10 +20,12 @@ stdout or to --output OUT (written atomically: a complete temporary file
 renamed). Every NLL and log-probability is the shortest decimal that parses
 back to the same float32.
 
-  jsonl  a first line {"header": {...}} (model, data, mode, ctx, stride,
-         bos_each_window, tokenizer, targets, nll_sum, nll_sum_exact,
-         vocab_size, top_logprobs, shard, config, provenance: the file's
-         header, a field there only when the file has it), then one
+  jsonl  a first line {"format": "wgpu-eval per-token export",
+         "format_version": 1, "header": {...}} (model, data, mode, ctx,
+         stride, bos_each_window, tokenizer, targets, nll_sum,
+         nll_sum_exact, vocab_size, top_logprobs, shard, config,
+         provenance: the file's header, a field there only when the file
+         has it), then one
          object per target in corpus order:
          {"doc", "pos", "token", "nll", "text", "top": [[id, logprob], ...]}
   csv    a header row doc,pos,token,nll,text (then top_id_1,top_logprob_1,...

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,6 +131,27 @@ func readme(t *testing.T) string {
 	return string(b)
 }
 
+// jsonKeys is the keys of v's JSON object: its fields' names (jsonNames,
+// those omitted when empty included) and the keys its MarshalJSON adds.
+func jsonKeys(t *testing.T, v any) []string {
+	t.Helper()
+	names := jsonNames(v)
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	for k := range m {
+		if !slices.Contains(names, k) {
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
 // jsonNames are the JSON names of v's struct fields (not "-").
 func jsonNames(v any) []string {
 	var names []string
@@ -153,7 +176,7 @@ func TestReadmeResultFields(t *testing.T) {
 	for _, name := range strings.Split(m[1], ", ") {
 		listed[name] = true
 	}
-	for _, name := range jsonNames(pipeline.Result{}) {
+	for _, name := range jsonKeys(t, pipeline.Result{}) {
 		switch name {
 		case "config", "provenance", "shard", "bos_each_window", "interrupted", "total_tokens": // written only sometimes: named after the list
 			if !strings.Contains(m[2], "`"+name+"`") {

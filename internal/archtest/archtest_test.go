@@ -49,7 +49,7 @@ var testSupport = map[string]bool{
 // dependencies, each chosen on purpose).
 var rules = map[string]rule{
 	// The library API (package wgpueval) and the commands.
-	".":                       {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem", "internal/clobber", "internal/atomicfile", "internal/hashcache"}},
+	".":                       {ours: []string{"corpus", "model", "model/hub", "model/tokenizer", "pipeline", "pipeline/backend", "pipeline/runfile", "wgpu", "internal/infile", "internal/sysmem", "internal/clobber", "internal/atomicfile", "internal/hashcache", "internal/jsonformat"}},
 	"cmd/wgpu-eval":           {ours: []string{anyOfOurs}, others: []string{"github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term"}},
 	"cmd/wgslc":               {ours: []string{"wgpu/wgsl"}, others: []string{"github.com/spf13/pflag"}},
 	"bench/cpurss":            {ours: []string{"model", "model/synth", "pipeline", "pipeline/backend"}},
@@ -62,9 +62,9 @@ var rules = map[string]rule{
 	// backends; pipeline/runfile reads and writes what runs leave behind
 	// (per-token files, checkpoints, merges, comparisons, exports), without the
 	// GPU stack (TestRunFilesLinkNoGPU).
-	"pipeline":         {ours: []string{"corpus", "model", "model/exactsum"}},
+	"pipeline":         {ours: []string{"corpus", "model", "model/exactsum", "internal/jsonformat"}},
 	"pipeline/backend": {ours: []string{"model", "pipeline", "shaders", "wgpu"}},
-	"pipeline/runfile": {ours: []string{"model", "model/exactsum", "pipeline", "internal/atomicfile", "internal/msgpackbound", "internal/infile"},
+	"pipeline/runfile": {ours: []string{"model", "model/exactsum", "pipeline", "internal/atomicfile", "internal/msgpackbound", "internal/infile", "internal/jsonformat"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
 	"corpus": {ours: []string{"internal/download", "internal/atomicfile", "internal/msgpackbound", "internal/infile", "internal/sysmem"},
 		others: []string{"github.com/vmihailenco/msgpack/v5"}},
@@ -96,6 +96,7 @@ var rules = map[string]rule{
 	"internal/atomicfile":   {others: []string{"golang.org/x/sys"}}, // O_TMPFILE on Linux
 	"internal/msgpackbound": {},
 	"internal/infile":       {},
+	"internal/jsonformat":   {},
 	"internal/clobber":      {},                                                         // outputs that would overwrite inputs
 	"internal/hashcache":    {ours: []string{"internal/atomicfile", "internal/infile"}}, // the weights' sha256 by file identity
 	"internal/sysmem":       {},

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/jsonformat"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -42,6 +43,21 @@ type Comparison struct {
 	// KL is set when both files carry top log-probabilities (--top-logprobs).
 	KL *KLStats `json:"kl,omitempty"`
 }
+
+// MarshalJSON is the Comparison's JSON, marked with ComparisonFormat and
+// ComparisonFormatVersion.
+func (c Comparison) MarshalJSON() ([]byte, error) {
+	type fields Comparison // without this method
+	return jsonformat.Marshal(ComparisonFormat, ComparisonFormatVersion, fields(c))
+}
+
+// ComparisonFormat and ComparisonFormatVersion mark a Comparison's JSON
+// (compare --json): its first keys are "format" and "format_version", as
+// a result's are (pipeline.ResultFormat).
+const (
+	ComparisonFormat        = "wgpu-eval compare"
+	ComparisonFormatVersion = 1
+)
 
 // TokenDiff is one target of a Comparison.
 type TokenDiff struct {

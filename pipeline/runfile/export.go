@@ -28,13 +28,22 @@ func CheckExportFormat(format string) error {
 	return fmt.Errorf("unknown export format %q (formats: jsonl, csv)", format)
 }
 
+// ExportFormat and ExportFormatVersion mark the first line of a JSON Lines
+// export (ExportPerToken): "format" and "format_version", as a result's
+// JSON has them (pipeline.ResultFormat). The CSV has no place for them.
+const (
+	ExportFormat        = "wgpu-eval per-token export"
+	ExportFormatVersion = 1
+)
+
 // ExportPerToken writes f's records to w in format, for tools that read no
 // msgpack (wgpu-eval export). decode, when not nil, gives a token's text,
 // written beside its id. Every number is written so that it parses back to
 // the same bits: ids and positions as integers, NLLs and log-probabilities
 // as the shortest decimal that rounds to the same float32.
 //
-//   - "jsonl": a first line {"header": {...}} holding f's header as in the
+//   - "jsonl": a first line {"format": ExportFormat, "format_version":
+//     ExportFormatVersion, "header": {...}} holding f's header as in the
 //     per-token file (model, data, mode, ctx, stride, tokenizer, targets,
 //     nll_sum, nll_sum_exact, vocab_size, top_logprobs, shard, config,
 //     provenance: the result JSON's names), then one object per target in
@@ -103,8 +112,10 @@ func exportJSONL(w io.Writer, f *PerTokenFile, decode func(int32) string) error 
 	enc := json.NewEncoder(&js)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(struct {
-		Header PerTokenHeader `json:"header"`
-	}{h}); err != nil {
+		Format        string         `json:"format"`
+		FormatVersion int            `json:"format_version"`
+		Header        PerTokenHeader `json:"header"`
+	}{ExportFormat, ExportFormatVersion, h}); err != nil {
 		return fmt.Errorf("export: header: %w", err)
 	}
 	bw.Write(js.Bytes()) // Encode ends the line

@@ -66,7 +66,12 @@ func TestExportJSONL(t *testing.T) {
 		t.Fatalf("%d lines for %d targets:\n%s", len(lines), len(f.Tokens), buf.String())
 	}
 	var head struct {
-		Header *runfile.PerTokenHeader `json:"header"`
+		Format        string                  `json:"format"`
+		FormatVersion int                     `json:"format_version"`
+		Header        *runfile.PerTokenHeader `json:"header"`
+	}
+	if !strings.HasPrefix(lines[0], `{"format":"wgpu-eval per-token export","format_version":1,"header":{`) {
+		t.Errorf("the header line does not start with its mark: %.100s", lines[0])
 	}
 	dec := json.NewDecoder(strings.NewReader(lines[0]))
 	dec.DisallowUnknownFields()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/infile"
+	"github.com/wgpu-eval/wgpu-eval/internal/jsonformat"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 )
 
@@ -13,10 +14,15 @@ import (
 const MaxResultBytes = 1 << 20
 
 // ParseResult decodes a --json result file and checks its numbers
-// (CheckNumbers).
+// (CheckNumbers). A result marked as another format, or with a
+// format_version above pipeline.ResultFormatVersion, is refused; an
+// unmarked one (an older build's) is read.
 func ParseResult(data []byte) (*pipeline.Result, error) {
 	if len(data) > MaxResultBytes {
 		return nil, fmt.Errorf("larger than %d bytes: not a wgpu-eval result", MaxResultBytes)
+	}
+	if err := jsonformat.Check(data, pipeline.ResultFormat, pipeline.ResultFormatVersion); err != nil {
+		return nil, fmt.Errorf("not a wgpu-eval --json result this build reads: %w", err)
 	}
 	var r pipeline.Result
 	if err := json.Unmarshal(data, &r); err != nil {
