@@ -144,22 +144,22 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case wgpueval.StopEOT:
 		note("stopped: the model generated %s", tokenName(ev.Tokenizer(), g.Tokens[len(g.Tokens)-1]))
 	case wgpueval.StopMaxTokens:
-		note("stopped: %d new tokens, the --max-new-tokens limit", len(g.Tokens))
+		note("stopped: %s, the --max-new-tokens limit", tokenCount(len(g.Tokens), "new token"))
 	case wgpueval.StopPositions:
 		if n := ev.Config().NPositions; g.Positions < n {
-			note("stopped: the %d positions %s holds are full, of the model's %d (prompt %d tokens + %d new)", g.Positions, g.Device, n, len(g.PromptTokens), len(g.Tokens))
+			note("stopped: the %d positions %s holds are full, of the model's %d (prompt %s + %d new)", g.Positions, g.Device, n, tokenCount(len(g.PromptTokens), "token"), len(g.Tokens))
 		} else {
-			note("stopped: the model's %d positions are full (prompt %d tokens + %d new)", n, len(g.PromptTokens), len(g.Tokens))
+			note("stopped: the model's %d positions are full (prompt %s + %d new)", n, tokenCount(len(g.PromptTokens), "token"), len(g.Tokens))
 		}
 	case wgpueval.StopCancelled: // printed even with --quiet, in place of the error
-		fmt.Fprintf(stderr, "stopped: cancelled after %d new tokens\n", len(g.Tokens))
+		fmt.Fprintf(stderr, "stopped: cancelled after %s\n", tokenCount(len(g.Tokens), "new token"))
 	}
 	switch {
 	case len(g.Tokens) > 1:
-		note("%d prompt tokens at %.0f tok/s, %d new at %.1f tok/s (%s)",
-			len(g.PromptTokens), g.PrefillTokensPerSecond, len(g.Tokens), g.DecodeTokensPerSecond, g.Device)
+		note("%s at %.0f tok/s, %d new at %.1f tok/s (%s)",
+			tokenCount(len(g.PromptTokens), "prompt token"), g.PrefillTokensPerSecond, len(g.Tokens), g.DecodeTokensPerSecond, g.Device)
 	case len(g.Tokens) == 1: // no decode step: no decoding speed
-		note("%d prompt tokens at %.0f tok/s, 1 new (%s)", len(g.PromptTokens), g.PrefillTokensPerSecond, g.Device)
+		note("%s at %.0f tok/s, 1 new (%s)", tokenCount(len(g.PromptTokens), "prompt token"), g.PrefillTokensPerSecond, g.Device)
 	}
 	if f.jsonOut != "" {
 		if werr := writeJSON(f.jsonOut, stdout, g); werr != nil {
@@ -170,6 +170,15 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return interrupted{err} // the exit status says it: 130, or 143 for SIGTERM
 	}
 	return nil
+}
+
+// tokenCount is n and noun, the noun plural unless n is 1: "1 prompt
+// token", "12 new tokens".
+func tokenCount(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // tokenName names the token a generation stopped at: its text where that is

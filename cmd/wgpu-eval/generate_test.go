@@ -123,6 +123,7 @@ func TestGenerateStops(t *testing.T) {
 	}{
 		{"eot", eotDir, []string{"-p", "Hello"}, wgpueval.StopEOT, "stopped: the model generated <|endoftext|>\n", 1},
 		{"max", dir, []string{"-p", "Hello", "-n", "6"}, wgpueval.StopMaxTokens, "stopped: 6 new tokens, the --max-new-tokens limit\n", 6},
+		{"max one", dir, []string{"-p", "Hello", "-n", "1"}, wgpueval.StopMaxTokens, "stopped: 1 new token, the --max-new-tokens limit\n1 prompt token at ", 1},
 		{"positions", dir, []string{"-p", "a b c d e f g h i j", "-n", "0"}, wgpueval.StopPositions, "stopped: the model's 64 positions are full (prompt 10 tokens + 55 new)\n", -1},
 		// config.json's eos_token_id names "!", the model's first greedy token: the line names it.
 		{"eos_token_id", eosDir, []string{"-p", "Hello"}, wgpueval.StopEOT, "stopped: the model generated \"!\" (id 0)\n", 1},
