@@ -24,11 +24,19 @@ func (c *Corpus) loadJSONL(data string) error {
 		wg.Go(parts[i].parse)
 	}
 	wg.Wait()
+	n := 0
 	for _, p := range parts {
 		if p.err != nil {
 			return p.err
 		}
-		c.Docs = append(c.Docs, p.docs...)
+		n += len(p.docs)
+	}
+	c.Docs = parts[0].docs
+	if len(parts) > 1 {
+		c.Docs = make([]string, 0, n)
+		for _, p := range parts {
+			c.Docs = append(c.Docs, p.docs...)
+		}
 	}
 	if len(c.Docs) == 0 {
 		return errors.New("no documents (every line is blank)")
@@ -83,8 +91,15 @@ func jsonlParts(data string, n int) []jsonlPart {
 
 // parse reads the part's lines: each blank one or a JSON object with a
 // string field "text" (the last of duplicate keys, as Python's json reads
-// them), which is a document.
+// them), which is a document. The documents are decoded into one buffer
+// of the part's size, which no line's text outgrows (an escape is longer
+// than its character): the one copy of the text kept. A line the fast
+// reading (scanJSONLLine) rejects is read again by jsonlText, which says
+// why.
 func (p *jsonlPart) parse() {
+	var out strings.Builder
+	out.Grow(len(p.data))
+	p.docs = make([]string, 0, strings.Count(p.data, "\n")+1)
 	data, offset := p.data, p.offset
 	for n := p.line; data != ""; n++ {
 		var line string
@@ -98,10 +113,13 @@ func (p *jsonlPart) parse() {
 		if len(strings.TrimSpace(line)) == 0 {
 			continue
 		}
-		text, err := jsonlText(line, start)
-		if err != nil {
-			p.err = fmt.Errorf("line %d: %w", n, err)
-			return
+		text, ok := scanJSONLLine(line, &out)
+		if !ok {
+			var err error
+			if text, err = jsonlText(line, start); err != nil {
+				p.err = fmt.Errorf("line %d: %w", n, err)
+				return
+			}
 		}
 		p.docs = append(p.docs, text)
 	}
