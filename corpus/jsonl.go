@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,35 +10,45 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
-func (c *Corpus) loadJSONL(data string) error {
+// loadJSONL reads the documents of a .jsonl file's bytes, data, which it
+// owns: the documents are parts of data, decoded in place.
+func (c *Corpus) loadJSONL(data []byte) error {
 	if c.Split != SplitAll {
 		return fmt.Errorf("split %q: only text corpora have train/val splits; a JSONL file is evaluated whole", c.Split)
 	}
 	c.Separated = true
-	// The lines are read on every core, in parts of whole lines; the first
-	// error in the file's order is the one said.
+	// The lines are read on every core, in parts of whole lines. The
+	// documents go to one list with a place per line: each part appends
+	// its own from the place of its first line, and the parts' runs are
+	// then closed up (a blank line has no document). The first error in
+	// the file's order is the one said.
 	parts := jsonlParts(data, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i := range parts {
-		wg.Go(parts[i].parse)
+	lines := 0
+	for _, p := range parts {
+		lines += p.lines
 	}
-	wg.Wait()
+	if err := sysmem.Check(fmt.Sprintf("a list of the documents of its %d lines", lines), uint64(lines)*uint64(unsafe.Sizeof(""))); err != nil {
+		return err
+	}
+	docs := make([]string, lines)
+	for i := range parts {
+		first := parts[i].line - 1
+		parts[i].docs = docs[first : first : first+parts[i].lines]
+	}
+	eachPart(parts, (*jsonlPart).parse)
 	n := 0
 	for _, p := range parts {
 		if p.err != nil {
 			return p.err
 		}
-		n += len(p.docs)
+		n += copy(docs[n:], p.docs)
 	}
-	c.Docs = parts[0].docs
-	if len(parts) > 1 {
-		c.Docs = make([]string, 0, n)
-		for _, p := range parts {
-			c.Docs = append(c.Docs, p.docs...)
-		}
-	}
+	c.Docs = docs[:n]
 	if len(c.Docs) == 0 {
 		return errors.New("no documents (every line is blank)")
 	}
@@ -50,10 +61,11 @@ func (c *Corpus) loadJSONL(data string) error {
 
 // jsonlPart is whole lines of a .jsonl file, read by parse.
 type jsonlPart struct {
-	data   string   // the lines
+	data   []byte   // the lines
 	line   int      // the number of the first (from 1)
+	lines  int      // how many
 	offset int      // the byte offset of the first in the file
-	docs   []string // parse's results: the documents,
+	docs   []string // parse's results: the documents (within its capacity: a place per line),
 	err    error    // and the first error, which ends the part
 }
 
@@ -62,67 +74,96 @@ type jsonlPart struct {
 var minJSONLPart = 4 << 20
 
 // jsonlParts cuts data into at most n parts of whole lines, of about the
-// same size and at least minJSONLPart bytes (one part for a small file).
-func jsonlParts(data string, n int) []jsonlPart {
+// same size and at least minJSONLPart bytes (one part for a small file),
+// and counts and numbers their lines. The counting is the first read of the
+// file's memory since the kernel wrote it, which costs much more than the
+// next (here 380 ms for 200 MB, then 9 ms): each part's is on a core of its
+// own, as is its parse.
+func jsonlParts(data []byte, n int) []jsonlPart {
 	n = max(1, min(n, len(data)/minJSONLPart))
 	parts := make([]jsonlPart, 0, n)
-	line, offset := 1, 0
+	offset := 0
 	for k := n; k > 0; k-- {
 		end := len(data)
 		if k > 1 {
 			end = len(data) / k
-			if i := strings.IndexByte(data[end:], '\n'); i >= 0 {
+			if i := bytes.IndexByte(data[end:], '\n'); i >= 0 {
 				end += i + 1
 			} else {
 				end = len(data)
 			}
 		}
-		p := jsonlPart{data: data[:end], line: line, offset: offset}
-		parts = append(parts, p)
-		line += strings.Count(p.data, "\n")
+		parts = append(parts, jsonlPart{data: data[:end:end], offset: offset})
 		offset += end
 		data = data[end:]
-		if data == "" {
+		if len(data) == 0 {
 			break
 		}
+	}
+	eachPart(parts, func(p *jsonlPart) {
+		p.lines = bytes.Count(p.data, []byte("\n"))
+		if len(p.data) > 0 && p.data[len(p.data)-1] != '\n' {
+			p.lines++ // the last, without its end
+		}
+	})
+	line := 1
+	for i := range parts {
+		parts[i].line = line
+		line += parts[i].lines
 	}
 	return parts
 }
 
+// eachPart calls f on each part, on a goroutine of its own.
+func eachPart(parts []jsonlPart, f func(*jsonlPart)) {
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(func() { f(&parts[i]) })
+	}
+	wg.Wait()
+}
+
 // parse reads the part's lines: each blank one or a JSON object with a
 // string field "text" (the last of duplicate keys, as Python's json reads
-// them), which is a document. The documents are decoded into one buffer
-// of the part's size, which no line's text outgrows (an escape is longer
-// than its character): the one copy of the text kept. A line the fast
-// reading (scanJSONLLine) rejects is read again by jsonlText, which says
-// why.
+// them), which is a document. A document is the line's "text" decoded in
+// place (scanJSONLLine), made a string without a copy; a line
+// scanJSONLLine rejects is read again by jsonlText, which says why.
 func (p *jsonlPart) parse() {
-	var out strings.Builder
-	out.Grow(len(p.data))
-	p.docs = make([]string, 0, strings.Count(p.data, "\n")+1)
 	data, offset := p.data, p.offset
-	for n := p.line; data != ""; n++ {
-		var line string
-		if i := strings.IndexByte(data, '\n'); i >= 0 {
+	for n := p.line; len(data) > 0; n++ {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, data = data[:i+1], data[i+1:]
 		} else {
-			line, data = data, ""
+			line, data = data, nil
 		}
 		start := offset
 		offset += len(line)
-		if len(strings.TrimSpace(line)) == 0 {
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		text, ok := scanJSONLLine(line, &out)
+		doc, ok := scanJSONLLine(line)
 		if !ok {
-			var err error
-			if text, err = jsonlText(line, start); err != nil {
+			text, err := jsonlText(string(line), start)
+			if err != nil {
 				p.err = fmt.Errorf("line %d: %w", n, err)
 				return
 			}
+			p.docs = append(p.docs, text)
+			continue
 		}
-		p.docs = append(p.docs, text)
+		p.docs = append(p.docs, docString(doc))
 	}
+}
+
+// docString is doc as a string, without a copy: doc is a document decoded
+// in place in a .jsonl file's buffer, which nothing writes again (a line is
+// decoded once, and the buffer is loadJSONL's alone).
+func docString(doc []byte) string {
+	if len(doc) == 0 {
+		return ""
+	}
+	return unsafe.String(&doc[0], len(doc))
 }
 
 // jsonlText is the "text" field of one line of a .jsonl file, which starts

@@ -1,16 +1,23 @@
 package corpus
 
 import (
-	"strings"
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // The fast reading of a .jsonl line: one pass over it that checks it is
-// JSON as encoding/json does and decodes the top-level "text" string
-// straight into the part's buffer of documents, where the reference
+// JSON as encoding/json does and finds the top-level "text" string; then,
+// where that string holds escapes, a second pass over it alone that decodes
+// them over it, in place (a character is never longer than its escape).
+// The document is a part of the file's buffer: no copy. The line is written
+// only once accepted, since a rejected one is read again (below); the second
+// pass reads a string that is in cache for lines of a few kB. The reference
 // reading (jsonlText) makes a map of the line's raw values, then a string
-// of the one named "text": four copies of the line, two passes.
+// of the one named "text": four copies of the line.
 //
 // It accepts exactly the lines jsonlText accepts, with the same document:
 //   - the line is valid UTF-8 and valid JSON (RFC 8259, as encoding/json's
@@ -22,12 +29,12 @@ import (
 //   - that string holds no escape of half a UTF-16 surrogate pair without
 //     its other half (encoding/json reads U+FFFD there; loneSurrogate).
 //
-// It rejects every other line without saying why: the caller reads a
-// rejected line again with jsonlText, whose error is the one said. So the
-// errors, their order (not UTF-8 before not JSON) and their wording stay
-// encoding/json's, and a line this reader would wrongly reject still loads
-// right, only slower. TestScanJSONLLine and FuzzScanJSONLLine hold it to
-// jsonlText, which stays the definition.
+// It rejects every other line without saying why, and leaves it as it was:
+// the caller reads a rejected line again with jsonlText, whose error is the
+// one said. So the errors, their order (not UTF-8 before not JSON) and their
+// wording stay encoding/json's, and a line this reader would wrongly reject
+// would still load right, only slower. TestScanJSONLLine and
+// FuzzScanJSONLLine hold it to jsonlText, which stays the definition.
 
 // maxJSONDepth is how many arrays and objects encoding/json's scanner
 // lets be open at once (its maxNestingDepth); one more is a syntax error.
@@ -35,53 +42,54 @@ const maxJSONDepth = 10000
 
 // lineScanner reads one line.
 type lineScanner struct {
-	s     string // the line
-	i     int    // the next byte of s to read
-	depth int    // the arrays and objects open
-	lone  bool   // a string read so far held half a surrogate pair
+	s       []byte // the line
+	i       int    // the next byte of s to read
+	depth   int    // the arrays and objects open
+	escaped bool   // a string read so far held an escape,
+	lone    bool   // and one half of a surrogate pair
 }
 
 // scanJSONLLine reads line, which is not blank, and, where it accepts it,
-// appends its "text" to out and returns it (a part of out's string, which
-// is kept as it grows). On a rejected line, out may have gained text that
-// is no document.
-func scanJSONLLine(line string, out *strings.Builder) (doc string, ok bool) {
+// returns its "text", decoded in place: a part of line, whose bytes after
+// it are then garbage. A rejected line is left as it was.
+func scanJSONLLine(line []byte) (doc []byte, ok bool) {
 	sc := lineScanner{s: line}
 	sc.space()
 	if !sc.byte('{') {
-		return "", false
+		return nil, false
 	}
 	sc.depth = 1
-	start, end := -1, -1 // the last "text"'s document in out; -1: none, or not one
+	quote, end := -1, -1 // the last "text"'s string: its quotes; -1: none, or not one
+	escaped := false     // whether it holds an escape
 	sc.space()
 	if !sc.byte('}') {
 		for {
 			sc.space()
 			isText, ok := sc.key()
 			if !ok {
-				return "", false
+				return nil, false
 			}
 			sc.space()
 			if !sc.byte(':') {
-				return "", false
+				return nil, false
 			}
 			sc.space()
 			switch {
 			case isText && sc.peek() == '"':
-				start, sc.lone = out.Len(), false
-				if !sc.str(out) {
-					return "", false
+				quote, sc.escaped, sc.lone = sc.i, false, false
+				if _, ok := sc.str(false); !ok {
+					return nil, false
 				}
-				end = out.Len()
+				end, escaped = sc.i-1, sc.escaped
 				if sc.lone { // refused, unless a later "text" replaces it
-					start, end = -1, -1
+					quote, end = -1, -1
 				}
 			case isText:
-				start, end = -1, -1 // as is a "text" that is not a string
+				quote, end = -1, -1 // as is a "text" that is not a string
 				fallthrough
 			default:
 				if !sc.value() {
-					return "", false
+					return nil, false
 				}
 			}
 			sc.space()
@@ -89,15 +97,20 @@ func scanJSONLLine(line string, out *strings.Builder) (doc string, ok bool) {
 				break
 			}
 			if !sc.byte(',') {
-				return "", false
+				return nil, false
 			}
 		}
 	}
 	sc.space()
-	if sc.i != len(sc.s) || start < 0 {
-		return "", false
+	if sc.i != len(sc.s) || quote < 0 {
+		return nil, false
 	}
-	return out.String()[start:end], true
+	if !escaped {
+		return line[quote+1 : end], true
+	}
+	sc.i = quote
+	w, _ := sc.str(true) // cannot fail: read once already
+	return line[quote+1 : w], true
 }
 
 // peek is the next byte, or 0 at the end of the line.
@@ -132,25 +145,29 @@ func (sc *lineScanner) space() {
 // key reads an object's key and says whether it is "text".
 func (sc *lineScanner) key() (isText, ok bool) {
 	begin := sc.i
-	if sc.peek() != '"' || !sc.str(nil) {
+	sc.escaped = false
+	if sc.peek() != '"' {
 		return false, false
 	}
-	raw := sc.s[begin+1 : sc.i-1]
-	if !strings.Contains(raw, `\`) {
-		return raw == "text", true
+	if _, ok := sc.str(false); !ok {
+		return false, false
 	}
-	// Read its escapes: a key is short, and an escaped one rare.
-	var key strings.Builder
-	k := lineScanner{s: sc.s, i: begin}
-	k.str(&key)
-	return key.String() == "text", true
+	if !sc.escaped {
+		return string(sc.s[begin+1:sc.i-1]) == "text", true
+	}
+	// Decode its escapes in a copy (a key is short, and an escaped one
+	// rare): the line is not written before it is accepted.
+	k := lineScanner{s: slices.Clone(sc.s[begin:sc.i])}
+	w, _ := k.str(true)
+	return string(k.s[1:w]) == "text", true
 }
 
 // value reads a JSON value, checking it without keeping it.
 func (sc *lineScanner) value() bool {
 	switch c := sc.peek(); c {
 	case '"':
-		return sc.str(nil)
+		_, ok := sc.str(false)
+		return ok
 	case '{', '[':
 		return sc.container(c)
 	case 't':
@@ -178,7 +195,10 @@ func (sc *lineScanner) container(open byte) bool {
 		for {
 			sc.space()
 			if open == '{' {
-				if sc.peek() != '"' || !sc.str(nil) {
+				if sc.peek() != '"' {
+					return false
+				}
+				if _, ok := sc.str(false); !ok {
 					return false
 				}
 				sc.space()
@@ -205,7 +225,7 @@ func (sc *lineScanner) container(open byte) bool {
 
 // literal reads true, false or null.
 func (sc *lineScanner) literal(word string) bool {
-	if !strings.HasPrefix(sc.s[sc.i:], word) {
+	if !bytes.HasPrefix(sc.s[sc.i:], []byte(word)) {
 		return false
 	}
 	sc.i += len(word)
@@ -252,102 +272,99 @@ func (sc *lineScanner) number() bool {
 	return true
 }
 
-// str reads the string at sc.i (its opening quote), appending its
-// characters to out where out is not nil. Invalid UTF-8, a control
-// character (below U+0020) and an unknown escape are errors; half a
-// surrogate pair reads U+FFFD, as in encoding/json, and sets sc.lone.
-func (sc *lineScanner) str(out *strings.Builder) bool {
+// str reads the string at sc.i (its opening quote), setting sc.escaped
+// where it holds an escape. Invalid UTF-8, a control character (below
+// U+0020) and an unknown escape are errors; half a surrogate pair reads
+// U+FFFD, as in encoding/json, and sets sc.lone. Where decode is true, its
+// characters are written over it from its first byte on, ending at w.
+func (sc *lineScanner) str(decode bool) (w int, ok bool) {
 	s, i := sc.s, sc.i+1
-	run := i // the start of the characters not yet appended
+	w, run := i, i   // the characters of s[run:i] are to go to s[w:]
+	keep := func() { // move s[run:i] to s[w:]
+		if decode && w != run {
+			copy(s[w:], s[run:i])
+		}
+		w += i - run
+	}
 	for {
 		i = plain(s, i)
 		if i == len(s) {
-			return false
+			return 0, false
 		}
 		switch c := s[i]; {
 		case c == '"':
-			if out != nil {
-				out.WriteString(s[run:i])
-			}
+			keep()
 			sc.i = i + 1
-			return true
+			return w, true
 		case c == '\\':
-			if out != nil {
-				out.WriteString(s[run:i])
-			}
-			n, ok := sc.escape(i, out)
+			keep()
+			r, n, ok := sc.escape(i)
 			if !ok {
-				return false
+				return 0, false
+			}
+			if decode {
+				w += utf8.EncodeRune(s[w:], r)
 			}
 			i += n
 			run = i
 		case c < 0x20:
-			return false
+			return 0, false
 		default: // c >= 0x80: a character of two to four bytes
-			r, n := utf8.DecodeRuneInString(s[i:])
+			r, n := utf8.DecodeRune(s[i:])
 			if r == utf8.RuneError && n == 1 {
-				return false
+				return 0, false
 			}
 			i += n
 		}
 	}
 }
 
-// escape reads the escape at s[i] (its backslash), appending its character
-// to out where out is not nil, and returns its length.
-func (sc *lineScanner) escape(i int, out *strings.Builder) (int, bool) {
+// escape reads the escape at s[i] (its backslash): its character and
+// length.
+func (sc *lineScanner) escape(i int) (rune, int, bool) {
 	s := sc.s
+	sc.escaped = true
 	if i+1 == len(s) {
-		return 0, false
+		return 0, 0, false
 	}
-	var c byte
 	switch s[i+1] {
 	case '"', '\\', '/':
-		c = s[i+1]
+		return rune(s[i+1]), 2, true
 	case 'b':
-		c = '\b'
+		return '\b', 2, true
 	case 'f':
-		c = '\f'
+		return '\f', 2, true
 	case 'n':
-		c = '\n'
+		return '\n', 2, true
 	case 'r':
-		c = '\r'
+		return '\r', 2, true
 	case 't':
-		c = '\t'
+		return '\t', 2, true
 	case 'u':
 		r, ok := hex4(s, i+2)
 		if !ok {
-			return 0, false
+			return 0, 0, false
 		}
-		n := 6
-		if utf16.IsSurrogate(r) {
-			// A high half then a low one is a character; anything else is
-			// half a pair, and the escape after it is read on its own.
-			lo, ok := rune(0), false
-			if r < 0xdc00 && strings.HasPrefix(s[i+6:], `\u`) {
-				lo, ok = hex4(s, i+8)
-			}
-			if r = utf16.DecodeRune(r, lo); ok && r != utf8.RuneError {
-				n = 12
-			} else {
-				r, sc.lone = utf8.RuneError, true
-			}
+		if !utf16.IsSurrogate(r) {
+			return r, 6, true
 		}
-		if out != nil {
-			out.WriteRune(r)
+		// A high half then a low one is a character; anything else is
+		// half a pair, and the escape after it is read on its own.
+		lo, ok := rune(0), false
+		if r < 0xdc00 && bytes.HasPrefix(s[i+6:], []byte(`\u`)) {
+			lo, ok = hex4(s, i+8)
 		}
-		return n, true
-	default:
-		return 0, false
+		if r = utf16.DecodeRune(r, lo); ok && r != utf8.RuneError {
+			return r, 12, true
+		}
+		sc.lone = true
+		return utf8.RuneError, 6, true
 	}
-	if out != nil {
-		out.WriteByte(c)
-	}
-	return 2, true
+	return 0, 0, false
 }
 
 // hex4 is the value of the four hexadecimal digits at s[i:].
-func hex4(s string, i int) (rune, bool) {
+func hex4(s []byte, i int) (rune, bool) {
 	if i+4 > len(s) {
 		return 0, false
 	}
@@ -372,17 +389,19 @@ func hex4(s string, i int) (rune, bool) {
 // or the first byte of a character past ASCII; len(s) where there is none.
 // Eight bytes at a time while none is one (the bit tricks of "Bit
 // Twiddling Hacks", "determine if a word has a byte less than n").
-func plain(s string, i int) int {
+func plain(s []byte, i int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(s); i += 8 {
-		x := le64(s, i)
+		x := binary.LittleEndian.Uint64(s[i:])
 		quote, backslash := x^(ones*'"'), x^(ones*'\\')
 		// A byte of v is zero (or below n) where v-ones (or v-n*ones) sets
-		// its high bit and v had it clear; a byte >= 0x80 is taken
-		// anyway, so the borrows the tricks can give past it do no harm.
-		special := (quote-ones)&^quote | (backslash-ones)&^backslash | (x - ones*0x20) | x
-		if special&highs != 0 {
-			break
+		// its high bit and v had it clear; a byte >= 0x80 is taken anyway.
+		// The borrow of a byte that is zero (or below n) can mark bytes
+		// above it, never one below: the lowest byte marked is the first
+		// special one.
+		special := ((quote-ones)&^quote | (backslash-ones)&^backslash | (x - ones*0x20) | x) & highs
+		if special != 0 {
+			return i + bits.TrailingZeros64(special)/8
 		}
 	}
 	for ; i < len(s); i++ {
@@ -391,12 +410,4 @@ func plain(s string, i int) int {
 		}
 	}
 	return i
-}
-
-// le64 is the little-endian uint64 at s[i:] (one load: the compiler joins
-// the eight).
-func le64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
