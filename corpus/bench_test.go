@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
@@ -107,4 +108,88 @@ func BenchmarkDocsHash(b *testing.B) {
 	for b.Loop() {
 		docsHash(docs)
 	}
+}
+
+// BenchmarkLoadJSONL loads a .jsonl file of about 50 MB: TinyShakespeare
+// passages of 10 kB, one a line, with escapes (\n, \", \\, \u00e9,
+// surrogate pairs) in every other line and raw UTF-8 in the rest, an "id"
+// before the "text" and a "meta" object (with a "text" of its own) after
+// it; and the same text as one line.
+func BenchmarkLoadJSONL(b *testing.B) {
+	docs := benchDocs(shakespeareB(b), 50<<20, 10<<10)
+	var lines, one strings.Builder
+	for i, d := range docs {
+		lines.WriteString(benchLine(i, d, i%2 == 0))
+	}
+	one.WriteString(benchLine(0, strings.Join(docs, "\n"), false))
+	dir := b.TempDir()
+	for _, f := range []struct{ name, data string }{{"lines", lines.String()}, {"one-line", one.String()}} {
+		path := filepath.Join(dir, f.name+".jsonl")
+		if err := os.WriteFile(path, []byte(f.data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(f.name, func(b *testing.B) {
+			b.SetBytes(int64(len(f.data)))
+			for b.Loop() {
+				if _, err := Load(context.Background(), path, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchDocs cuts TinyShakespeare, repeated, into documents of size bytes,
+// total bytes in all, with a word of the extras every 40 words or so.
+func benchDocs(src []byte, total, size int) []string {
+	extras := []string{"caf\u00e9", "na\u00efve", `"quoted"`, `back\slash`, "\U0001F600", "\u4e2d\u6587", "tab\there"}
+	words := strings.Split(string(src), " ")
+	var docs []string
+	var d strings.Builder
+	for i, n := 0, 0; n < total; i++ {
+		w := words[i%len(words)]
+		if i%40 == 39 {
+			w = extras[i/40%len(extras)]
+		}
+		d.WriteString(w)
+		d.WriteByte(' ')
+		if d.Len() >= size {
+			docs = append(docs, d.String())
+			n += d.Len()
+			d.Reset()
+		}
+	}
+	return docs
+}
+
+// benchLine is a .jsonl line of the document text: as JSON, with every
+// character past ASCII an escape where ascii is true (as Python's
+// json.dumps writes it), raw UTF-8 otherwise.
+func benchLine(id int, text string, ascii bool) string {
+	quote := func(s string) string {
+		var b strings.Builder
+		b.WriteByte('"')
+		for _, r := range s {
+			switch {
+			case r == '"' || r == '\\':
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			case r == '\n':
+				b.WriteString(`\n`)
+			case r < 0x20:
+				fmt.Fprintf(&b, `\u%04x`, r)
+			case r < 0x80 || !ascii:
+				b.WriteRune(r)
+			case r > 0xffff:
+				hi, lo := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+			default:
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		}
+		b.WriteByte('"')
+		return b.String()
+	}
+	meta := fmt.Sprintf(`{"url": "https://example.com/page/%d", "lang": "en", "score": 0.87, "tags": ["web", "shard-3"], "text": "nested"}`, id)
+	return fmt.Sprintf(`{"id": %d, "text": %s, "meta": %s}`+"\n", id, quote(text), meta)
 }

@@ -335,25 +335,33 @@ func TestJSONLParts(t *testing.T) {
 	data := "a\n\nbb\nccc\n\n\ndddd\ne"
 	for _, d := range []string{data, data + "\n", "", "\n", "one line"} {
 		for n := 1; n <= 12; n++ {
-			parts := jsonlParts(d, n)
+			parts := jsonlParts([]byte(d), n)
 			var joined strings.Builder
 			line := 1
 			for i, p := range parts {
+				data := string(p.data)
 				if p.line != line || p.offset != joined.Len() {
 					t.Errorf("%q in %d: part %d starts at line %d byte %d, want %d and %d", d, n, i, p.line, p.offset, line, joined.Len())
 				}
-				if i < len(parts)-1 && !strings.HasSuffix(p.data, "\n") {
-					t.Errorf("%q in %d: part %d %q does not end a line", d, n, i, p.data)
+				if i < len(parts)-1 && !strings.HasSuffix(data, "\n") {
+					t.Errorf("%q in %d: part %d %q does not end a line", d, n, i, data)
 				}
-				joined.WriteString(p.data)
-				line += strings.Count(p.data, "\n")
+				lines := strings.SplitAfter(data, "\n")
+				if lines[len(lines)-1] == "" {
+					lines = lines[:len(lines)-1]
+				}
+				if p.lines != len(lines) {
+					t.Errorf("%q in %d: part %d %q counts %d lines, not %d", d, n, i, data, p.lines, len(lines))
+				}
+				joined.WriteString(data)
+				line += strings.Count(data, "\n")
 			}
 			if joined.String() != d || len(parts) > n || len(parts) == 0 {
 				t.Errorf("%q in %d: %d parts %+v", d, n, len(parts), parts)
 			}
 		}
 	}
-	if n := len(jsonlParts(strings.Repeat("{}\n", 100), 4)); n != 4 {
+	if n := len(jsonlParts([]byte(strings.Repeat("{}\n", 100)), 4)); n != 4 {
 		t.Errorf("%d parts of 100 lines, want 4", n)
 	}
 }
@@ -486,6 +494,10 @@ func TestTokenFile(t *testing.T) {
 		}
 		if c.Format != FormatTokens || !slices.Equal(c.Tokens, want) || c.Docs != nil || c.IDBytes != f.width {
 			t.Errorf("%s: format %s, %d-byte ids %v", f.name, c.Format, c.IDBytes, c.Tokens)
+		}
+		// A .jsonl name too (read as bytes, for its documents to be decoded in place).
+		if j := load(t, writeTemp(t, "val.jsonl", data), Options{}); j.Format != FormatTokens || !slices.Equal(j.Tokens, want) || j.SHA256 != c.SHA256 {
+			t.Errorf("%s named .jsonl: format %s, ids %v", f.name, j.Format, j.Tokens)
 		}
 		h := sha256.Sum256(data)
 		if c.SHA256 != hex.EncodeToString(h[:]) {

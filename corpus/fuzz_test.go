@@ -177,7 +177,7 @@ func FuzzJSONLParts(f *testing.F) {
 			defer func(n int) { minJSONLPart = n }(minJSONLPart)
 			minJSONLPart = minPart
 			c := &Corpus{Split: SplitAll}
-			if err := c.loadJSONL(data); err != nil {
+			if err := c.loadJSONL([]byte(data)); err != nil { // a copy: decoded in place
 				return nil, err.Error()
 			}
 			return c.Docs, ""

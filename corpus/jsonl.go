@@ -1,0 +1,250 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
+)
+
+// loadJSONL reads the documents of a .jsonl file's bytes, data, which it
+// owns: the documents are parts of data, decoded in place.
+func (c *Corpus) loadJSONL(data []byte) error {
+	if c.Split != SplitAll {
+		return fmt.Errorf("split %q: only text corpora have train/val splits; a JSONL file is evaluated whole", c.Split)
+	}
+	c.Separated = true
+	// The lines are read on every core, in parts of whole lines. The
+	// documents go to one list with a place per line: each part appends
+	// its own from the place of its first line, and the parts' runs are
+	// then closed up (a blank line has no document). The first error in
+	// the file's order is the one said.
+	parts := jsonlParts(data, runtime.GOMAXPROCS(0))
+	lines := 0
+	for _, p := range parts {
+		lines += p.lines
+	}
+	if err := sysmem.Check(fmt.Sprintf("a list of the documents of its %d lines", lines), uint64(lines)*uint64(unsafe.Sizeof(""))); err != nil {
+		return err
+	}
+	docs := make([]string, lines)
+	for i := range parts {
+		first := parts[i].line - 1
+		parts[i].docs = docs[first : first : first+parts[i].lines]
+	}
+	eachPart(parts, (*jsonlPart).parse)
+	n := 0
+	for _, p := range parts {
+		if p.err != nil {
+			return p.err
+		}
+		n += copy(docs[n:], p.docs)
+	}
+	c.Docs = docs[:n]
+	if len(c.Docs) == 0 {
+		return errors.New("no documents (every line is blank)")
+	}
+	if !slices.ContainsFunc(c.Docs, func(d string) bool { return d != "" }) {
+		return fmt.Errorf("all %d documents are empty", len(c.Docs))
+	}
+	c.SHA256 = docsHash(c.Docs)
+	return nil
+}
+
+// jsonlPart is whole lines of a .jsonl file, read by parse.
+type jsonlPart struct {
+	data   []byte   // the lines
+	line   int      // the number of the first (from 1)
+	lines  int      // how many
+	offset int      // the byte offset of the first in the file
+	docs   []string // parse's results: the documents (within its capacity: a place per line),
+	err    error    // and the first error, which ends the part
+}
+
+// minJSONLPart is the least data a part of its own is worth (a variable for
+// tests).
+var minJSONLPart = 4 << 20
+
+// jsonlParts cuts data into at most n parts of whole lines, of about the
+// same size and at least minJSONLPart bytes (one part for a small file),
+// and counts and numbers their lines. The counting is the first read of the
+// file's memory since the kernel wrote it, which costs much more than the
+// next (here 380 ms for 200 MB, then 9 ms): each part's is on a core of its
+// own, as is its parse.
+func jsonlParts(data []byte, n int) []jsonlPart {
+	n = max(1, min(n, len(data)/minJSONLPart))
+	parts := make([]jsonlPart, 0, n)
+	offset := 0
+	for k := n; k > 0; k-- {
+		end := len(data)
+		if k > 1 {
+			end = len(data) / k
+			if i := bytes.IndexByte(data[end:], '\n'); i >= 0 {
+				end += i + 1
+			} else {
+				end = len(data)
+			}
+		}
+		parts = append(parts, jsonlPart{data: data[:end:end], offset: offset})
+		offset += end
+		data = data[end:]
+		if len(data) == 0 {
+			break
+		}
+	}
+	eachPart(parts, func(p *jsonlPart) {
+		p.lines = bytes.Count(p.data, []byte("\n"))
+		if len(p.data) > 0 && p.data[len(p.data)-1] != '\n' {
+			p.lines++ // the last, without its end
+		}
+	})
+	line := 1
+	for i := range parts {
+		parts[i].line = line
+		line += parts[i].lines
+	}
+	return parts
+}
+
+// eachPart calls f on each part, on a goroutine of its own.
+func eachPart(parts []jsonlPart, f func(*jsonlPart)) {
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(func() { f(&parts[i]) })
+	}
+	wg.Wait()
+}
+
+// parse reads the part's lines: each blank one or a JSON object with a
+// string field "text" (the last of duplicate keys, as Python's json reads
+// them), which is a document. A document is the line's "text" decoded in
+// place (scanJSONLLine), made a string without a copy; a line
+// scanJSONLLine rejects is read again by jsonlText, which says why.
+func (p *jsonlPart) parse() {
+	data, offset := p.data, p.offset
+	for n := p.line; len(data) > 0; n++ {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i+1], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		start := offset
+		offset += len(line)
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		doc, ok := scanJSONLLine(line)
+		if !ok {
+			text, err := jsonlText(string(line), start)
+			if err != nil {
+				p.err = fmt.Errorf("line %d: %w", n, err)
+				return
+			}
+			p.docs = append(p.docs, text)
+			continue
+		}
+		p.docs = append(p.docs, docString(doc))
+	}
+}
+
+// docString is doc as a string, without a copy: doc is a document decoded
+// in place in a .jsonl file's buffer, which nothing writes again (a line is
+// decoded once, and the buffer is loadJSONL's alone).
+func docString(doc []byte) string {
+	if len(doc) == 0 {
+		return ""
+	}
+	return unsafe.String(&doc[0], len(doc))
+}
+
+// jsonlText is the "text" field of one line of a .jsonl file, which starts
+// at byte start of the file.
+func jsonlText(line string, start int) (string, error) {
+	if err := checkUTF8(line); err != nil {
+		var ue *utf8Error
+		if errors.As(err, &ue) {
+			ue.Offset += start
+		}
+		return "", err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &obj); err != nil || obj == nil {
+		return "", errors.New(notAnObject(err))
+	}
+	raw, ok := obj["text"]
+	if !ok {
+		return "", errors.New("the object has no \"text\" field")
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err != nil || strings.TrimSpace(string(raw)) == "null" {
+		return "", errors.New("\"text\" is not a string")
+	}
+	if esc := loneSurrogate(raw); esc != "" {
+		return "", fmt.Errorf("\"text\" holds the escape %s, half of a UTF-16 surrogate pair without its other half: "+
+			"no character (a JSON decoder reads U+FFFD, and Hugging Face's tokenizers cannot encode it)", esc)
+	}
+	return text, nil
+}
+
+// notAnObject says, in the file's terms, why a line of a .jsonl file is
+// not a JSON object: err is json.Unmarshal's into a map (nil for a null).
+// A JSON array (of the documents) and an object over several lines (pretty-
+// printed JSON) are the common mix-ups: the message says what JSON Lines is.
+func notAnObject(err error) string {
+	const hint = `; a .jsonl file holds one JSON object per line, such as {"text": "..."}, not a JSON array nor an object over several lines`
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		return "null, not a JSON object" + hint
+	case errors.As(err, &te):
+		return "a JSON " + te.Value + ", not an object" + hint
+	case errors.As(err, &se):
+		return fmt.Sprintf("not a JSON object: %v at byte %d of the line%s", se, se.Offset, hint)
+	}
+	return fmt.Sprintf("not a JSON object: %v%s", err, hint)
+}
+
+// loneSurrogate returns the first \uXXXX escape of the JSON string literal
+// raw that is a UTF-16 surrogate without its pair (a high one not followed
+// by a low one, or a low one alone), or "" when there is none.
+func loneSurrogate(raw []byte) string {
+	hex := func(i int) (rune, bool) { // the \uXXXX escape at raw[i]
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := hex(i)
+		if !ok {
+			i++ // another escape: skip its character
+			continue
+		}
+		switch {
+		case 0xd800 <= r && r < 0xdc00:
+			if lo, ok := hex(i + 6); ok && 0xdc00 <= lo && lo < 0xe000 {
+				i += 11
+				continue
+			}
+			return string(raw[i : i+6])
+		case 0xdc00 <= r && r < 0xe000:
+			return string(raw[i : i+6])
+		}
+		i += 5
+	}
+	return ""
+}
