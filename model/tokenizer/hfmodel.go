@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unicode/utf8"
 )
@@ -166,22 +167,23 @@ func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 		}
 	}
 	sym := m.symbols(make([]int32, 0, len(word)), word)
-	out := make([]int32, 0, len(sym))
+	head := len(dst)
+	dst = slices.Grow(dst, len(sym)) // at most one id per symbol
 	start := 0
 	for i := 0; i <= len(sym); i++ {
 		if i < len(sym) && m.mergeable[sym[i]] {
 			continue
 		}
-		out = append(out, m.bpe.mergeSymbols(sym[start:i])...)
+		dst = append(dst, m.bpe.mergeSymbols(sym[start:i])...)
 		if i < len(sym) {
-			out = append(out, sym[i])
+			dst = append(dst, sym[i])
 		}
 		start = i + 1
 	}
 	if cacheable {
-		m.cache.put(word, out)
+		m.cache.put(word, slices.Clone(dst[head:]))
 	}
-	return append(dst, out...)
+	return dst
 }
 
 // findWordStart returns SentencePiece's word-start character ("▁") when
@@ -225,7 +227,7 @@ type modelJSON struct {
 // newHFModel builds the model. vocab maps token text to id (checked by the
 // caller); merges are in rank order.
 func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteLevel bool, size int, where string) (*hfModel, error) {
-	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges))},
+	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges)), byRank: make([]int32, 0, len(merges))},
 		byteLevel: byteLevel, ignoreMerges: mj.IgnoreMerges, byteFallback: mj.ByteFallback,
 		unk: -1, fuseUnk: mj.FuseUnk, wordStart: -1}
 	if mj.UnkToken != nil {
@@ -273,7 +275,7 @@ func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteL
 	}
 	m.mergeable = make([]bool, size)
 	for rank, id := range ids {
-		m.bpe.merges[pairKey(id.left, id.right)] = merge{rank: int32(rank), id: id.joined}
+		m.bpe.setMerge(id.left, id.right, merge{rank: int32(rank), id: id.joined})
 		m.mergeable[id.left], m.mergeable[id.right] = true, true
 	}
 	return m, nil
