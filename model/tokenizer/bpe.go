@@ -148,9 +148,16 @@ func (e *bpe) mergeScan(p string) []int32 { return e.mergeScanSymbols(e.byteSymb
 // mergeHeap is mergeHeapSymbols of the bytes of p.
 func (e *bpe) mergeHeap(p string) []int32 { return e.mergeHeapSymbols(e.byteSymbols(p)) }
 
+// mergeSeen, when a test sets it, is told the length of every sequence of
+// symbols that mergeSymbols merges (memory_test.go holds MergeMemory to it).
+var mergeSeen func(n int)
+
 // mergeSymbols merges sym (which it may overwrite) with whichever loop suits
 // its length.
 func (e *bpe) mergeSymbols(sym []int32) []int32 {
+	if mergeSeen != nil {
+		mergeSeen(len(sym))
+	}
 	if len(sym) < heapFrom {
 		return e.mergeScanSymbols(sym)
 	}

@@ -24,6 +24,7 @@ type hfModel struct {
 	whole        map[string]int32 // ignore_merges: a piece that is a token is that token (byte-level: by its raw bytes)
 
 	chars        map[rune]int32 // SentencePiece style: single-character tokens
+	charsBMP     []uint64       // ... as a bit set of the runes below U+10000 (for MergeMemory)
 	byteFallback bool
 	byteTok      [256]int32 // <0xXX> tokens, -1 where missing
 	unk          int32      // -1: none
@@ -158,6 +159,10 @@ func (m *hfModel) encodeChars(dst []int32, piece string) []int32 {
 	return m.encodeWord(dst, piece[start:])
 }
 
+// longWord is the length from which encodeWord counts a word's symbols
+// before it makes them.
+const longWord = 4096
+
 // encodeWord merges the symbols of word, cached when it is short.
 func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 	cacheable := len(word) <= cacheMaxLen
@@ -166,7 +171,17 @@ func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 			return append(dst, ids...)
 		}
 	}
-	sym := m.symbols(make([]int32, 0, len(word)), word)
+	size := len(word) // at least its symbols
+	if size > longWord {
+		// Many characters of several bytes would leave most of a buffer
+		// of one symbol a byte unused: count them (MergeMemory assumes
+		// one buffer of the symbols).
+		size = 0
+		for _, r := range word {
+			size += m.symbolsOf(r)
+		}
+	}
+	sym := m.symbols(make([]int32, 0, size), word)
 	head := len(dst)
 	dst = slices.Grow(dst, len(sym)) // at most one id per symbol
 	start := 0
@@ -253,9 +268,13 @@ func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteL
 		}
 	} else {
 		m.chars = map[rune]int32{}
+		m.charsBMP = make([]uint64, 1<<16/64)
 		for text, id := range vocab {
 			if r, n := utf8.DecodeRuneInString(text); n == len(text) && n > 1 || n == 1 && r < utf8.RuneSelf && len(text) == 1 {
 				m.chars[r] = id
+				if r < 1<<16 {
+					m.charsBMP[r/64] |= 1 << (r % 64)
+				}
 			}
 		}
 	}
