@@ -92,26 +92,33 @@ func (e *bpe) mergeHeapSymbols(sym []int32) []int32 {
 	}
 	q := queuePool.Get().(*mergeQueue)
 	defer func() {
-		if cap(q.at) > poolMax {
+		if cap(q.at) > poolMax || cap(q.keys) > poolMax {
 			q.keys, q.at = nil, nil
 		}
 		queuePool.Put(q)
 	}()
-	if cap(q.at) < n {
-		q.at = make([]int32, n)
-	}
 	if cap(q.keys) < n-1 {
-		q.keys = make([]uint64, 0, n-1)
+		q.keys = make([]uint64, 0, n-1) // its pages are touched only as candidates fill them
 	}
-	q.at, q.keys = q.at[:n], q.keys[:0]
+	q.keys = q.keys[:0]
 	for i := range n - 1 {
-		q.at[i] = -1
 		if r := e.rank(sym[i], sym[i+1]).rank; r != noRank {
-			q.at[i] = int32(len(q.keys))
 			q.keys = append(q.keys, heapKey(r, i))
 		}
 	}
-	q.at[n-1] = -1
+	if len(q.keys) == 0 {
+		return sym // no merge applies (a run of NULs)
+	}
+	if cap(q.at) < n {
+		q.at = make([]int32, n)
+	}
+	q.at = q.at[:n]
+	for i := range q.at {
+		q.at[i] = -1
+	}
+	for k, key := range q.keys {
+		q.at[uint32(key)] = int32(k)
+	}
 	for k := (len(q.keys) - 2) / heapArity; k >= 0 && len(q.keys) > 1; k-- {
 		q.down(k)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"unicode/utf8"
 )
@@ -182,23 +181,23 @@ func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 		}
 	}
 	sym := m.symbols(make([]int32, 0, size), word)
-	head := len(dst)
-	dst = slices.Grow(dst, len(sym)) // at most one id per symbol
+	w := 0 // the ids so far, written over the symbols they were made of
 	start := 0
 	for i := 0; i <= len(sym); i++ {
 		if i < len(sym) && m.mergeable[sym[i]] {
 			continue
 		}
-		dst = append(dst, m.bpe.mergeSymbols(sym[start:i])...)
+		w += copy(sym[w:], m.bpe.mergeSymbols(sym[start:i]))
 		if i < len(sym) {
-			dst = append(dst, sym[i])
+			sym[w] = sym[i]
+			w++
 		}
 		start = i + 1
 	}
 	if cacheable {
-		m.cache.put(word, slices.Clone(dst[head:]))
+		m.cache.put(word, sym[:w:w])
 	}
-	return dst
+	return append(dst, sym[:w]...)
 }
 
 // findWordStart returns SentencePiece's word-start character ("▁") when
