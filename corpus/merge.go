@@ -110,13 +110,13 @@ func longPiece(docs []string, b mergeBound) string {
 const whyLong = "a piece that the tokenizer merges whole (BPE, as Hugging Face's tokenizers do) and cannot split (a long run without spaces or line breaks)"
 
 // mergeUpFront is the memory Tokenize checks up front for the merges of c's
-// texts: that of every job (planned here when Tokenize encodes on one
-// goroutine) where all of c is encoded, or where the jobs are encoded in
-// parallel (with MaxTokens too: those past the head count, as the workers
-// run ahead of it and its end is not known before it is encoded); else,
-// with MaxTokens on one goroutine, only that of a text of chunkBytes,
-// which a text that short is encoded in one go without a check, as
-// encodeHeadChecked checks each longer piece before it is encoded.
+// texts, and the largest job's bound. Where all of c is encoded, or its jobs
+// on several goroutines, it is mergeNeed of every job (planned here for one
+// goroutine); on several with MaxTokens, the jobs past the head count too,
+// as the workers run ahead and where the head ends is known only once it is
+// encoded. With MaxTokens on one goroutine it is what a text of chunkBytes
+// can take: encodeHead encodes a text that short whole, and checks each
+// piece of a longer one just before it encodes it (encodeHeadChecked).
 func mergeUpFront(c *Corpus, tok Tokenizer, mm MergeMemorer, opt TokenizeOptions, jobs []job, threads int) (uint64, mergeBound) {
 	switch {
 	case len(jobs) > 1:
