@@ -235,7 +235,11 @@ var chunkBytes = 1 << 20
 // joins such a character to the one before it, so the pieces' ids are
 // exactly the head of the whole text's.
 // Estimated memory for the ids (4 bytes per 4 bytes of text, or per wanted
-// id) is checked against what the machine has before tokenizing.
+// id) is checked against what the machine has before tokenizing, and, for
+// a tokenizer that is a MergeMemorer, the memory its merges hold at once
+// (see mergeUpFront): a text with a piece too long to merge in the memory
+// there is (a run of one character of hundreds of megabytes) is refused
+// with an error that says where the piece is.
 //
 // With opt.Threads other than 1, the corpus is encoded on that many
 // goroutines (all cores by default), with exactly the ids of the encoding
@@ -312,7 +316,16 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 	if len(jobs) > 1 {
 		need += uint64(jobsPerThread * threads * pieceBytes) // the ids of the jobs waiting for their turn
 	}
-	if err := sysmem.Check(fmt.Sprintf("tokenizing corpus %s (%d bytes of text)", infile.Quote(c.Name), c.Bytes()), need); err != nil {
+	what := fmt.Sprintf("tokenizing corpus %s (%d bytes of text)", infile.Quote(c.Name), c.Bytes())
+	if mm, ok := tok.(MergeMemorer); ok {
+		merges, largest := mergeUpFront(c, tok, mm, opt, jobs, threads)
+		need += merges
+		if merges >= need/4 && largest.need > 0 {
+			what = fmt.Sprintf("tokenizing corpus %s (%d bytes of text; %s hold %s, whose merge takes up to %s)",
+				infile.Quote(c.Name), c.Bytes(), longPiece(c.Docs, largest), whyLong, sysmem.Bytes(largest.need))
+		}
+	}
+	if err := sysmem.Check(what, need); err != nil {
 		return nil, err
 	}
 	var reported int64 // bytes of text reported to opt.Progress
@@ -383,6 +396,11 @@ func tokenizeSequential(ctx context.Context, c *Corpus, tok Tokenizer, opt Token
 func encodeHead(ctx context.Context, tok Tokenizer, text string, limit int, progress func(done int)) (ids []int32, whole bool, err error) {
 	if len(text) <= chunkBytes {
 		return tok.Encode(text), true, nil
+	}
+	if cut, ok := tok.(Cutter); ok && limit > 0 {
+		if mm, ok := tok.(MergeMemorer); ok {
+			return encodeHeadChecked(ctx, cut, mm, text, limit, progress)
+		}
 	}
 	if h, ok := tok.(HeadEncoder); ok {
 		return h.EncodeHead(ctx, text, max(limit, 0), progress)

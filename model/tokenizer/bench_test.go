@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	tiktoken "github.com/tiktoken-go/tokenizer"
@@ -88,6 +90,45 @@ func BenchmarkLoadReal(b *testing.B) {
 				if _, err := Load(dir); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// longPieces are single GPT-2 pieces of 1 MB: runs of one byte, which
+// merge into few long tokens, and letters drawn at random from two and from
+// 26, which leave many short ones.
+func longPieces() []struct{ name, text string } {
+	const n = 1 << 20
+	rnd := rand.New(rand.NewPCG(1, 2))
+	random := func(alphabet string) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rnd.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	return []struct{ name, text string }{
+		{"a", strings.Repeat("a", n)},
+		{"=", strings.Repeat("=", n)},
+		{"ab", random("ab")},
+		{"a-z", random("abcdefghijklmnopqrstuvwxyz")},
+	}
+}
+
+// BenchmarkEncodeLongPiece encodes pieces of 1 MB (mergeHeap's path) with
+// the built-in GPT-2 tokenizer.
+func BenchmarkEncodeLongPiece(b *testing.B) {
+	tok, err := GPT2()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range longPieces() {
+		b.Run(p.name, func(b *testing.B) {
+			b.SetBytes(int64(len(p.text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				tok.Encode(p.text)
 			}
 		})
 	}

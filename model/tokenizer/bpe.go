@@ -34,6 +34,7 @@ func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b
 type bpe struct {
 	byteID [256]int32
 	merges map[uint64]merge
+	byRank []int32 // byRank[m.rank] is m.id, for each merge m of merges
 
 	cache wordCache // piece -> ids, for short pieces
 }
@@ -43,7 +44,7 @@ type bpe struct {
 // the merge of the two symbols that BPE over its bytes, with the merges of lower
 // ranks only, leaves.
 func fromRanks(raw []string) (*bpe, error) {
-	e := &bpe{merges: make(map[uint64]merge, len(raw))}
+	e := &bpe{merges: make(map[uint64]merge, len(raw)), byRank: make([]int32, 0, len(raw))}
 	for i := range e.byteID {
 		e.byteID[i] = -1
 	}
@@ -65,7 +66,7 @@ func fromRanks(raw []string) (*bpe, error) {
 		if len(sym) != 2 {
 			return nil, fmt.Errorf("token %d (%q) is not the merge of two lower-ranked tokens", id, s)
 		}
-		e.merges[pairKey(sym[0], sym[1])] = merge{rank: int32(id), id: int32(id)}
+		e.setMerge(sym[0], sym[1], merge{rank: int32(id), id: int32(id)})
 	}
 	return e, nil
 }
@@ -81,10 +82,15 @@ func (e *bpe) encodePiece(dst []int32, p string) []int32 {
 			return append(dst, ids...)
 		}
 	}
-	ids := e.mergeSymbols(e.byteSymbols(p))
-	if cacheable {
-		e.remember(p, ids) // a copy of p: p would keep the caller's text alive
+	if !cacheable {
+		sym := getSymbols(len(p))
+		e.fillBytes(sym, p)
+		dst = append(dst, e.mergeSymbols(sym)...)
+		putSymbols(sym)
+		return dst
 	}
+	ids := e.mergeSymbols(e.byteSymbols(p))
+	e.remember(p, ids) // a copy of p: p would keep the caller's text alive
 	return append(dst, ids...)
 }
 
@@ -105,6 +111,15 @@ func (e *bpe) remember(p string, ids []int32) {
 	e.cache.put(p, ids)
 }
 
+// setMerge makes m the merge of the pair (a, b), replacing any it had.
+func (e *bpe) setMerge(a, b int32, m merge) {
+	e.merges[pairKey(a, b)] = m
+	for int(m.rank) >= len(e.byRank) {
+		e.byRank = append(e.byRank, 0)
+	}
+	e.byRank[m.rank] = m.id
+}
+
 // rank returns the merge of the pair (a, b), or noRank.
 func (e *bpe) rank(a, b int32) merge {
 	if m, ok := e.merges[pairKey(a, b)]; ok {
@@ -116,10 +131,15 @@ func (e *bpe) rank(a, b int32) merge {
 // byteSymbols returns the byte-level symbols of p: one per byte.
 func (e *bpe) byteSymbols(p string) []int32 {
 	sym := make([]int32, len(p))
-	for i := range len(p) {
+	e.fillBytes(sym, p)
+	return sym
+}
+
+// fillBytes sets sym[i] to the symbol of byte p[i] (len(sym) == len(p)).
+func (e *bpe) fillBytes(sym []int32, p string) {
+	for i := range len(sym) {
 		sym[i] = e.byteID[p[i]]
 	}
-	return sym
 }
 
 // mergeScan merges the bytes of p (mergeSymbols of its byte symbols).
@@ -128,9 +148,16 @@ func (e *bpe) mergeScan(p string) []int32 { return e.mergeScanSymbols(e.byteSymb
 // mergeHeap is mergeHeapSymbols of the bytes of p.
 func (e *bpe) mergeHeap(p string) []int32 { return e.mergeHeapSymbols(e.byteSymbols(p)) }
 
+// mergeSeen, when a test sets it, is told the length of every sequence of
+// symbols that mergeSymbols merges (memory_test.go holds MergeMemory to it).
+var mergeSeen func(n int)
+
 // mergeSymbols merges sym (which it may overwrite) with whichever loop suits
 // its length.
 func (e *bpe) mergeSymbols(sym []int32) []int32 {
+	if mergeSeen != nil {
+		mergeSeen(len(sym))
+	}
 	if len(sym) < heapFrom {
 		return e.mergeScanSymbols(sym)
 	}
@@ -169,118 +196,4 @@ func (e *bpe) mergeScanSymbols(sym []int32) []int32 {
 		}
 	}
 	return sym
-}
-
-// node is a symbol of mergeHeap's doubly linked list; m is the merge with the
-// next symbol. A removed node has m.rank == noRank and is never a candidate.
-type node struct {
-	id         int32
-	prev, next int32
-	m          merge
-}
-
-// candidate is a possible merge at node pos; stale ones are skipped when popped.
-type candidate struct {
-	rank, pos int32
-}
-
-// candidateHeap is a binary min-heap ordered by rank, then position, so equal
-// ranks merge leftmost first, as in mergeScan.
-type candidateHeap []candidate
-
-func (h candidateHeap) less(a, b int) bool {
-	if h[a].rank != h[b].rank {
-		return h[a].rank < h[b].rank
-	}
-	return h[a].pos < h[b].pos
-}
-
-func (h *candidateHeap) push(c candidate) {
-	*h = append(*h, c)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !s.less(i, parent) {
-			break
-		}
-		s[i], s[parent] = s[parent], s[i]
-		i = parent
-	}
-}
-
-func (h *candidateHeap) pop() candidate {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(s) {
-			break
-		}
-		if c+1 < len(s) && s.less(c+1, c) {
-			c++
-		}
-		if !s.less(c, i) {
-			break
-		}
-		s[i], s[c] = s[c], s[i]
-		i = c
-	}
-	*h = s
-	return top
-}
-
-// mergeHeapSymbols gives the same result as mergeScanSymbols in O(n log n),
-// for long pieces (a long run of spaces or letters would make mergeScan
-// quadratic).
-func (e *bpe) mergeHeapSymbols(sym []int32) []int32 {
-	n := int32(len(sym))
-	if n < 2 {
-		return sym
-	}
-	nodes := make([]node, n)
-	for i := range n {
-		nodes[i] = node{id: sym[i], prev: i - 1, next: i + 1, m: merge{rank: noRank}}
-	}
-	nodes[n-1].next = -1
-	var h candidateHeap
-	for i := range n - 1 {
-		nodes[i].m = e.rank(nodes[i].id, nodes[i+1].id)
-		if nodes[i].m.rank != noRank {
-			h.push(candidate{nodes[i].m.rank, i})
-		}
-	}
-	for len(h) > 0 {
-		c := h.pop()
-		i := c.pos
-		if nodes[i].m.rank != c.rank {
-			continue // stale: node i was removed or its pair changed
-		}
-		j := nodes[i].next
-		nodes[i].id = nodes[i].m.id
-		nodes[i].next = nodes[j].next
-		if k := nodes[j].next; k >= 0 {
-			nodes[k].prev = i
-		}
-		nodes[j].m.rank = noRank
-		for _, b := range [2]int32{i, nodes[i].prev} {
-			if b < 0 {
-				continue
-			}
-			nodes[b].m = merge{rank: noRank}
-			if nx := nodes[b].next; nx >= 0 {
-				nodes[b].m = e.rank(nodes[b].id, nodes[nx].id)
-			}
-			if nodes[b].m.rank != noRank {
-				h.push(candidate{nodes[b].m.rank, b})
-			}
-		}
-	}
-	out := sym[:0]
-	for i := int32(0); i >= 0; i = nodes[i].next {
-		out = append(out, nodes[i].id)
-	}
-	return out
 }

@@ -40,6 +40,12 @@
 // ids of the whole (package corpus does so): cut.go says where each kind of
 // tokenizer may be cut, and which are never cut.
 //
+// BPE holds the whole of each piece of text while it merges it, as Hugging
+// Face's tokenizers does: MergeMemory and PieceMemory bound that memory
+// (MergeBytesPerSymbol, 20 bytes a byte for byte-level BPE), so that a
+// caller can refuse a text with a piece too long for the memory it has (a
+// run of one character of many megabytes) before it encodes it.
+//
 // Characters are classed (letters, numbers, spaces, word characters,
 // punctuation) with the Unicode data Hugging Face's tokenizers has, not Go's
 // (Unicode 15.0 in Go 1.26): Unicode 16.0 in patterns (Oniguruma), GPT-2's

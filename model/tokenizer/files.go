@@ -364,7 +364,7 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 	if i, ok := vocab[eotText]; ok {
 		t.eot = int32(i)
 	}
-	e := &bpe{merges: make(map[uint64]merge, len(merges))}
+	e := &bpe{merges: make(map[uint64]merge, len(merges)), byRank: make([]int32, 0, len(merges))}
 	for b := range 256 {
 		i, ok := vocab[string(byteToRune[b])]
 		if !ok {
@@ -387,7 +387,7 @@ func build(vocab map[string]int64, vocabName string, merges []mergeRule, added [
 		}
 		// A pair listed twice keeps its last rank, as Hugging Face's and
 		// OpenAI's GPT-2 tokenizers do.
-		e.merges[pairKey(int32(l), int32(r))] = merge{rank: int32(rank), id: int32(joined)}
+		e.setMerge(int32(l), int32(r), merge{rank: int32(rank), id: int32(joined)})
 	}
 	t.bpe = e
 	return t, nil

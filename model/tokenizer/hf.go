@@ -193,6 +193,35 @@ func (t *Tokenizer) setSpecials(cfg *tokenizerConfig, added []addedToken, vocab 
 // stretch continues a stretch of that text, so it gets no Prepend and does
 // not start the text.
 func (p *pipeline) encode(e *encoding, text string, rest bool) error {
+	return p.walk(text, rest, e.special, p.preTokenize, func(piece string, at pieceAt) error {
+		return p.model.encodeSteps(e, piece, func(off int) error { return e.step(at.offset(off)) })
+	})
+}
+
+// pieceAt is where a piece that the model gets lies: in the segment
+// [start, end) of the text between added tokens, from byte base of the
+// segment's normalized form, which is nlen bytes long.
+type pieceAt struct{ start, end, base, nlen int }
+
+// offset is the offset in the text that off bytes of the piece stand for:
+// the segment's start, plus the part of it that the pieces so far stand for
+// (for progress).
+func (a pieceAt) offset(off int) int {
+	return a.start + min(a.end-a.start, (a.end-a.start)*(a.base+off)/max(a.nlen, 1))
+}
+
+// preTokenize is preTokenize with the pipeline's pre-tokenizer.
+func (p *pipeline) preTokenize(s string, first bool, emit func(piece string) error) error {
+	return preTokenize(p.pre, s, first, emit)
+}
+
+// walk runs the steps before the model on text (rest as for encode):
+// added tokens found in the raw text, the rest normalized, added tokens
+// found in that, the rest pre-tokenized by pre (p.preTokenize, but for
+// MergeMemory). It calls special with each added token's id and fn with
+// each piece, in order, and stops at their first error.
+func (p *pipeline) walk(text string, rest bool, special func(id int32) error,
+	pre func(s string, first bool, emit func(piece string) error) error, fn func(piece string, at pieceAt) error) error {
 	if !utf8.ValidString(text) {
 		text = replaceInvalid(text)
 	}
@@ -202,22 +231,18 @@ func (p *pipeline) encode(e *encoding, text string, rest bool) error {
 			steps = p.normRest
 		}
 		n, lead := normalizeLead(steps, text[start:end])
-		done := 0 // bytes of n pre-tokenized, for progress
+		done := 0 // bytes of n pre-tokenized
 		return p.addedNorm.split(n, func(s2, e2 int) error {
 			// The stretch starts the text (Metaspace's "first") when it
 			// is at byte 0 of the text, before any added token.
 			first := !rest && start == 0 && s2 == 0 && lead
-			return preTokenize(p.pre, n[s2:e2], first, func(piece string) error {
-				base := done
+			return pre(n[s2:e2], first, func(piece string) error {
+				at := pieceAt{start: start, end: end, base: done, nlen: len(n)}
 				done += len(piece)
-				return p.model.encodeSteps(e, piece, func(off int) error {
-					// Progress in the text: the segment's start, plus the
-					// part of it that the pieces so far stand for.
-					return e.step(start + min(end-start, (end-start)*(base+off)/max(len(n), 1)))
-				})
+				return fn(piece, at)
 			})
-		}, e.special)
-	}, e.special)
+		}, special)
+	}, special)
 }
 
 // replaceInvalid replaces each byte of s that is not part of valid UTF-8

@@ -23,6 +23,7 @@ type hfModel struct {
 	whole        map[string]int32 // ignore_merges: a piece that is a token is that token (byte-level: by its raw bytes)
 
 	chars        map[rune]int32 // SentencePiece style: single-character tokens
+	charsBMP     []uint64       // ... as a bit set of the runes below U+10000 (for MergeMemory)
 	byteFallback bool
 	byteTok      [256]int32 // <0xXX> tokens, -1 where missing
 	unk          int32      // -1: none
@@ -157,6 +158,10 @@ func (m *hfModel) encodeChars(dst []int32, piece string) []int32 {
 	return m.encodeWord(dst, piece[start:])
 }
 
+// longWord is the length from which encodeWord counts a word's symbols
+// before it makes them.
+const longWord = 4096
+
 // encodeWord merges the symbols of word, cached when it is short.
 func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 	cacheable := len(word) <= cacheMaxLen
@@ -165,23 +170,34 @@ func (m *hfModel) encodeWord(dst []int32, word string) []int32 {
 			return append(dst, ids...)
 		}
 	}
-	sym := m.symbols(make([]int32, 0, len(word)), word)
-	out := make([]int32, 0, len(sym))
+	size := len(word) // at least its symbols
+	if size > longWord {
+		// Many characters of several bytes would leave most of a buffer
+		// of one symbol a byte unused: count them (MergeMemory assumes
+		// one buffer of the symbols).
+		size = 0
+		for _, r := range word {
+			size += m.symbolsOf(r)
+		}
+	}
+	sym := m.symbols(make([]int32, 0, size), word)
+	w := 0 // the ids so far, written over the symbols they were made of
 	start := 0
 	for i := 0; i <= len(sym); i++ {
 		if i < len(sym) && m.mergeable[sym[i]] {
 			continue
 		}
-		out = append(out, m.bpe.mergeSymbols(sym[start:i])...)
+		w += copy(sym[w:], m.bpe.mergeSymbols(sym[start:i]))
 		if i < len(sym) {
-			out = append(out, sym[i])
+			sym[w] = sym[i]
+			w++
 		}
 		start = i + 1
 	}
 	if cacheable {
-		m.cache.put(word, out)
+		m.cache.put(word, sym[:w:w])
 	}
-	return append(dst, out...)
+	return append(dst, sym[:w]...)
 }
 
 // findWordStart returns SentencePiece's word-start character ("▁") when
@@ -225,7 +241,7 @@ type modelJSON struct {
 // newHFModel builds the model. vocab maps token text to id (checked by the
 // caller); merges are in rank order.
 func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteLevel bool, size int, where string) (*hfModel, error) {
-	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges))},
+	m := &hfModel{bpe: &bpe{merges: make(map[uint64]merge, len(merges)), byRank: make([]int32, 0, len(merges))},
 		byteLevel: byteLevel, ignoreMerges: mj.IgnoreMerges, byteFallback: mj.ByteFallback,
 		unk: -1, fuseUnk: mj.FuseUnk, wordStart: -1}
 	if mj.UnkToken != nil {
@@ -251,9 +267,13 @@ func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteL
 		}
 	} else {
 		m.chars = map[rune]int32{}
+		m.charsBMP = make([]uint64, 1<<16/64)
 		for text, id := range vocab {
 			if r, n := utf8.DecodeRuneInString(text); n == len(text) && n > 1 || n == 1 && r < utf8.RuneSelf && len(text) == 1 {
 				m.chars[r] = id
+				if r < 1<<16 {
+					m.charsBMP[r/64] |= 1 << (r % 64)
+				}
 			}
 		}
 	}
@@ -273,7 +293,7 @@ func newHFModel(mj *modelJSON, vocab map[string]int32, merges []mergeRule, byteL
 	}
 	m.mergeable = make([]bool, size)
 	for rank, id := range ids {
-		m.bpe.merges[pairKey(id.left, id.right)] = merge{rank: int32(rank), id: id.joined}
+		m.bpe.setMerge(id.left, id.right, merge{rank: int32(rank), id: id.joined})
 		m.mergeable[id.left], m.mergeable[id.right] = true, true
 	}
 	return m, nil
