@@ -3,6 +3,7 @@ package corpus
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -21,7 +22,9 @@ type MergeMemorer interface {
 	// MergeMemory is the most memory, in bytes, that encoding piece holds
 	// at once (first: the piece starts its text, as in
 	// Cutter.EncodePiece), found by running the tokenizer's pre-tokenizer
-	// over it: a fraction of the time encoding takes.
+	// over it: a fraction of the time encoding takes; math.MaxUint64
+	// (unmergeable) where piece holds a piece longer than the tokenizer
+	// merges at all.
 	MergeMemory(piece string, first bool) uint64
 	// PieceMemory bounds MergeMemory of any text of n bytes without
 	// reading it (as if it were all one piece).
@@ -85,12 +88,20 @@ func mergeNeed(docs []string, mm MergeMemorer, jobs []job, threads int) (need ui
 		return 0
 	})
 	for _, b := range bounds[:min(threads, len(bounds))] {
-		need += b.need
+		need = satAdd(need, b.need)
 	}
 	if len(bounds) > 0 {
 		largest = bounds[0]
 	}
 	return need, largest
+}
+
+// satAdd is a + b, or math.MaxUint64 where that overflows.
+func satAdd(a, b uint64) uint64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxUint64
 }
 
 // longPiece names the stretch of text whose merges need the most memory,
@@ -108,6 +119,16 @@ func longPiece(docs []string, b mergeBound) string {
 
 // whyLong says why a stretch of text takes much memory to encode.
 const whyLong = "a piece that the tokenizer merges whole (BPE, as Hugging Face's tokenizers do) and cannot split (a long run without spaces or line breaks)"
+
+// unmergeable is MergeMemorer's bound of a text with a piece longer than
+// the tokenizer merges at all.
+const unmergeable = math.MaxUint64
+
+// errUnmergeable refuses stretch b of docs for what, whose merges are
+// unmergeable.
+func errUnmergeable(what string, docs []string, b mergeBound) error {
+	return fmt.Errorf("%s: %s hold %s, longer than any the tokenizer can merge (2^31 symbols)", what, longPiece(docs, b), whyLong)
+}
 
 // mergeUpFront is the memory Tokenize checks up front for the merges of c's
 // texts, and the largest job's bound. Where all of c is encoded, or its jobs
@@ -140,6 +161,9 @@ func encodeHeadChecked(ctx context.Context, tok Cutter, mm MergeMemorer, text st
 	for begin := 0; begin < len(text); {
 		end := begin + tok.Cut(text[begin:], chunkBytes)
 		b := mergeBound{textMerge(mm, text[begin:end], begin == 0), 0, begin, end}
+		if b.need == unmergeable {
+			return nil, false, errUnmergeable("encoding", []string{text}, b)
+		}
 		if err := sysmem.Check(fmt.Sprintf("encoding %s, which hold %s,", longPiece([]string{text}, b), whyLong), b.need); err != nil {
 			return nil, false, err
 		}

@@ -117,3 +117,48 @@ func TestTokenizeLongPieceMaxTokens(t *testing.T) {
 		t.Errorf("the head: %d ids (partial %v), not the head of the text's", len(got), toks.Partial)
 	}
 }
+
+// capped is a tokenizer as if its BPE merged no piece of more than limit
+// symbols: MergeMemory says unmergeable past it, as GPT-2's does past
+// tokenizer.MaxPieceSymbols (2^31: a text too large for a test).
+type capped struct {
+	*tokenizer.Tokenizer
+	limit int
+}
+
+func (c capped) MergeMemory(piece string, first bool) uint64 {
+	n := c.Tokenizer.MergeMemory(piece, first)
+	if n > tokenizer.MergeBytesPerSymbol*uint64(c.limit) {
+		return tokenizer.Unmergeable
+	}
+	return n
+}
+
+// A piece longer than the tokenizer merges is refused by name, however much
+// memory there is: up front on one goroutine and on several, and with
+// MaxTokens just before the head reaches it; a text of short pieces
+// passes.
+func TestTokenizeRefusesUnmergeablePiece(t *testing.T) {
+	gpt2, err := tokenizer.GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := capped{gpt2, 1_500_000}
+	t.Setenv(sysmem.Env, "100000000000")
+	run, err := FromText("run.txt", "to be "+strings.Repeat("a", 2_000_000), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []TokenizeOptions{{Threads: 1}, {Threads: 2}, {Threads: 1, MaxTokens: 10}} {
+		opt.NoCache = true
+		_, err := Tokenize(context.Background(), run, tok, opt)
+		wantErr(t, err, `bytes `, `("`, `hold a piece that the tokenizer merges whole`, "longer than any the tokenizer can merge (2^31 symbols)")
+	}
+	words, err := FromText("words.txt", strings.Repeat("word ", 400_000), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Tokenize(context.Background(), words, tok, TokenizeOptions{Threads: 2, NoCache: true}); err != nil {
+		t.Errorf("short pieces: %v", err)
+	}
+}

@@ -319,7 +319,10 @@ func Tokenize(ctx context.Context, c *Corpus, tok Tokenizer, opt TokenizeOptions
 	what := fmt.Sprintf("tokenizing corpus %s (%d bytes of text)", infile.Quote(c.Name), c.Bytes())
 	if mm, ok := tok.(MergeMemorer); ok {
 		merges, largest := mergeUpFront(c, tok, mm, opt, jobs, threads)
-		need += merges
+		if largest.need == unmergeable {
+			return nil, errUnmergeable("tokenizing corpus "+infile.Quote(c.Name), c.Docs, largest)
+		}
+		need = satAdd(need, merges)
 		if merges >= need/4 && largest.need > 0 {
 			what = fmt.Sprintf("tokenizing corpus %s (%d bytes of text; %s hold %s, whose merge takes up to %s)",
 				infile.Quote(c.Name), c.Bytes(), longPiece(c.Docs, largest), whyLong, sysmem.Bytes(largest.need))

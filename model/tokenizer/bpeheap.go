@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"fmt"
-	"math"
 	"sync"
 )
 
@@ -80,14 +79,15 @@ func putSymbols(s []int32) {
 func heapKey(rank int32, pos int) uint64 { return uint64(uint32(rank))<<32 | uint64(uint32(pos)) }
 
 // mergeHeapSymbols merges sym in place (its result is a prefix of sym), as
-// mergeScanSymbols does. sym must hold fewer than 2^31 symbols (the
-// positions and lengths are int32), and every symbol an id >= 0.
+// mergeScanSymbols does. sym must hold at most MaxPieceSymbols symbols (the
+// positions and lengths are int32; MergeMemory lets callers refuse a text
+// with a longer piece before they encode it), and every symbol an id >= 0.
 func (e *bpe) mergeHeapSymbols(sym []int32) []int32 {
 	n := len(sym)
 	if n < 2 {
 		return sym
 	}
-	if n > math.MaxInt32 {
+	if n > MaxPieceSymbols {
 		panic(fmt.Sprintf("tokenizer: BPE of a piece of %d symbols, 2^31 or more", n))
 	}
 	q := queuePool.Get().(*mergeQueue)

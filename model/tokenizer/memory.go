@@ -20,15 +20,25 @@ import (
 // token of its own) for SentencePiece-style BPE.
 const MergeBytesPerSymbol = 4 + mergeHeapBytes + 4
 
+// MaxPieceSymbols is the most symbols a piece BPE merges may have: its
+// positions are int32. Encoding a longer piece panics; MergeMemory says
+// Unmergeable for a text that has one, so that callers refuse it first.
+const MaxPieceSymbols = math.MaxInt32
+
+// Unmergeable is MergeMemory of a text with a piece of more than
+// MaxPieceSymbols symbols, which BPE cannot merge at all.
+const Unmergeable = math.MaxUint64
+
 // MergeMemory returns the most memory, in bytes, that BPE holds at once
 // while EncodePiece(ctx, piece, first, ...) runs (Encode(piece): first
 // true): MergeBytesPerSymbol times the symbols of the longest piece that
-// the normalizers and the pre-tokenizer make of it. It runs them over
+// the normalizers and the pre-tokenizer make of it, or Unmergeable where
+// that piece may have more than MaxPieceSymbols. It runs them over
 // piece (not BPE), which takes a fraction of the time encoding takes: call
 // it where PieceMemory's bound, which reads nothing, is too large.
 func (t *Tokenizer) MergeMemory(piece string, first bool) uint64 {
 	if t.hf == nil {
-		return MergeBytesPerSymbol * uint64(longestGPT2(piece))
+		return symbolsMemory(longestGPT2(piece))
 	}
 	p := t.hf
 	longest := 0
@@ -45,7 +55,16 @@ func (t *Tokenizer) MergeMemory(piece string, first bool) uint64 {
 		longest = max(longest, p.model.longestWord(piece))
 		return nil
 	})
-	return MergeBytesPerSymbol * uint64(longest)
+	return symbolsMemory(longest)
+}
+
+// symbolsMemory is the memory BPE holds for a piece of n symbols, or
+// Unmergeable past MaxPieceSymbols.
+func symbolsMemory(n int) uint64 {
+	if n > MaxPieceSymbols {
+		return Unmergeable
+	}
+	return MergeBytesPerSymbol * uint64(n)
 }
 
 // runSlack bounds what a piece of runBounded's pre-tokenizers holds besides
