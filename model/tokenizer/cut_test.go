@@ -127,18 +127,7 @@ func TestCutEncodesAsWhole(t *testing.T) {
 			t.Error("no cuts")
 		}
 	})
-	entries, err := os.ReadDir(filepath.Join("testdata", "hf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range testdataTokenizers(t) {
 		t.Run(name, func(t *testing.T) {
 			tok, err := Load(filepath.Join("testdata", "hf", name))
 			if err != nil {
@@ -262,4 +251,21 @@ func TestEncodeHeadSentencePieceStops(t *testing.T) {
 	if _, err := tok.EncodeContext(ctx, text, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+}
+
+// testdataTokenizers is the folders of testdata/hf, each a tokenizer, sorted.
+func testdataTokenizers(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("testdata", "hf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
 }

@@ -3,9 +3,7 @@ package tokenizer
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -81,18 +79,7 @@ func TestMergeMemory(t *testing.T) {
 		}
 	}
 
-	entries, err := os.ReadDir(filepath.Join("testdata", "hf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range testdataTokenizers(t) {
 		t.Run(name, func(t *testing.T) {
 			tok, err := Load(filepath.Join("testdata", "hf", name))
 			if err != nil {
