@@ -60,8 +60,8 @@ func Marshal(format string, version int, v any) ([]byte, error) {
 	return out, nil
 }
 
-// Mark is the two keys as a reader decodes them.
-type Mark struct {
+// mark is the two keys as Check decodes them.
+type mark struct {
 	Format  *string `json:"format"`
 	Version *int    `json:"format_version"`
 }
@@ -72,7 +72,7 @@ type Mark struct {
 // error naming what it is. It does not check the rest of data (decoding it
 // does); data that is not a JSON object is an error.
 func Check(data []byte, format string, newest int) error {
-	var m Mark
+	var m mark
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
 	}

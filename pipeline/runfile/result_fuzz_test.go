@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/pipeline"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 )
@@ -12,12 +11,7 @@ import (
 // FuzzParseResult: no input panics, and what parses is a result whose numbers
 // merge accepts: merging it as the only shard gives back its sums.
 func FuzzParseResult(f *testing.F) {
-	var sums model.LossSums
-	for _, x := range []float64{2.5, 0.125, 3} {
-		sums.AddNLL(x)
-	}
-	r := &pipeline.Result{Model: "m", Data: "d", Mode: "stream", Ctx: 8, Stride: 8, Shard: &pipeline.Shard{Index: 0, Count: 1}}
-	r.Fill(sums, 12, true)
+	r := smallResult(&pipeline.Shard{Index: 0, Count: 1})
 	good, err := json.Marshal(r)
 	if err != nil {
 		f.Fatal(err)

@@ -16,12 +16,7 @@ import (
 // format, with a later format_version or with half a mark is refused,
 // naming why.
 func TestParseResultFormat(t *testing.T) {
-	var sums model.LossSums
-	for _, x := range []float64{2.5, 0.125, 3} {
-		sums.AddNLL(x)
-	}
-	r := &pipeline.Result{Model: "m", Data: "d", Mode: "stream", Ctx: 8, Stride: 8}
-	r.Fill(sums, 12, true)
+	r := smallResult(nil)
 	good, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -52,4 +47,16 @@ func TestParseResultFormat(t *testing.T) {
 			t.Errorf("%s: ParseResult: %v, want %q", tc.name, err, tc.err)
 		}
 	}
+}
+
+// smallResult is a stream run's result of three targets (NLLs 2.5, 0.125
+// and 3 over 12 bytes), of shard when it is not nil.
+func smallResult(shard *pipeline.Shard) *pipeline.Result {
+	var sums model.LossSums
+	for _, x := range []float64{2.5, 0.125, 3} {
+		sums.AddNLL(x)
+	}
+	r := &pipeline.Result{Model: "m", Data: "d", Mode: "stream", Ctx: 8, Stride: 8, Shard: shard}
+	r.Fill(sums, 12, true)
+	return r
 }
