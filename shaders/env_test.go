@@ -20,7 +20,8 @@ import (
 // the validation layer (unless $WGPU_NO_VALIDATION; required under CI,
 // prereq.Validation); any message from the layer or driver
 // fails the test. Without Vulkan the test skips, unless CI or
-// WGPU_REQUIRE_VULKAN is set: then it fails.
+// WGPU_REQUIRE_VULKAN is set: then it fails. $WGPU_TEST_RACE_CHECK and
+// $WGPU_TEST_STAGED turn on the device's race check and staged transfers.
 type testDev struct {
 	dev  *wgpu.Device
 	info wgpu.AdapterInfo
@@ -70,7 +71,8 @@ func newTestDevCapped(t testing.TB, caps wgpu.Limits, extra ...wgpu.FeatureName)
 				}
 			}
 			race := os.Getenv(raceCheckEnv) != ""
-			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-", LimitsCap: caps, RaceCheck: race})
+			dev, err := ad.RequestDevice(&wgpu.DeviceDescriptor{RequiredFeatures: feats, PipelineCacheDir: "-", LimitsCap: caps, RaceCheck: race,
+				StageTransfers: os.Getenv(stagedEnv) != ""})
 			if err != nil {
 				inst.Close()
 				t.Fatal(err)

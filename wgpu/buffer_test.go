@@ -232,15 +232,13 @@ func TestStagedWrite(t *testing.T) {
 // TestDiscretePaths keeps device buffers out of host-visible memory, as on a discrete GPU, so that zero
 // initialization, staged writes and staged readback run on a unified-memory device too.
 func TestDiscretePaths(t *testing.T) {
-	simulateDiscrete = true
-	defer func() { simulateDiscrete = false }()
-	env := newEnv(t)
+	env := newEnvStaged(t, true)
 	d := env.dev
 	q := d.Queue()
 	const n = 1 << 16
 	dirty := newBuffer(t, d, n, storageRW)
 	if dirty.bytes() != nil {
-		t.Fatal("device buffer is host-visible despite simulateDiscrete")
+		t.Fatal("device buffer is host-visible despite StageTransfers")
 	}
 	if err := q.WriteBuffer(dirty, 0, bytes.Repeat([]byte{0xab}, n)); err != nil {
 		t.Fatal(err)

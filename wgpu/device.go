@@ -39,6 +39,12 @@ type DeviceDescriptor struct {
 	// 1.7x as long), dispatches run one at a time, the check takes @group(3), and a dispatch's workgroups need 12
 	// bytes of shadow per scalar of workgroup memory, out of at most 128 MiB. SPIR-V modules are not checked.
 	RaceCheck bool
+	// StageTransfers keeps the buffers made for the GPU (those without MapRead or MapWrite usage) out of
+	// host-mapped memory even where all of the device's memory is host-visible (CPU drivers, integrated GPUs), so
+	// that WriteBuffer, ReadBuffer and the zeroing of new buffers copy through staging buffers, ordered by
+	// barriers, as they do on a discrete GPU, whose memory the host cannot map. For tests of those paths on a
+	// unified-memory device; slower otherwise, and no change on a discrete GPU.
+	StageTransfers bool
 }
 
 // Device is a logical device: it creates every other object and owns their memory.
@@ -144,7 +150,7 @@ func (a *Adapter) RequestDevice(desc *DeviceDescriptor) (*Device, error) {
 	if m := limits.MaxBufferSize; m != 0 {
 		blockSize = min(blockSize, m)
 	}
-	d.mem = allocator{d: d, blockSize: blockSize}
+	d.mem = allocator{d: d, blockSize: blockSize, staged: desc.StageTransfers}
 	if err := d.openPipelineCache(desc.PipelineCacheDir); err != nil {
 		d.Close()
 		return nil, err

@@ -32,6 +32,13 @@ func newEnv(t testing.TB, features ...FeatureName) *testEnv {
 	return newEnvWith(t, os.Getenv("WGPU_NO_VALIDATION") == "", features...)
 }
 
+// newEnvStaged is newEnv on a device that stages its transfers where staged (DeviceDescriptor.StageTransfers): the
+// paths of a discrete GPU on a unified-memory one.
+func newEnvStaged(t testing.TB, staged bool) *testEnv {
+	t.Helper()
+	return newEnvDesc(t, os.Getenv("WGPU_NO_VALIDATION") == "", DeviceDescriptor{StageTransfers: staged})
+}
+
 func newEnvWith(t testing.TB, validation bool, features ...FeatureName) *testEnv {
 	t.Helper()
 	return newEnvDesc(t, validation, DeviceDescriptor{}, features...)

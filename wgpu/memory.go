@@ -121,6 +121,7 @@ type memBlock struct {
 type allocator struct {
 	d         *Device
 	blockSize uint64
+	staged    bool // DeviceDescriptor.StageTransfers: device buffers never in mapped memory
 	blocks    []*memBlock
 	inUse     uint64
 	peak      uint64
@@ -198,7 +199,7 @@ func (a *allocator) alloc(req vk.MemoryRequirements, class memoryClass) (*memBlo
 	}
 	for _, t := range types {
 		for _, b := range a.blocks {
-			if b.typeIndex != t || b.dedicated || !blockFits(b, class) {
+			if b.typeIndex != t || b.dedicated || !a.blockFits(b, class) {
 				continue
 			}
 			if off, ok := b.take(req.Size, req.Alignment); ok {
@@ -248,16 +249,13 @@ func (a *allocator) note(size uint64) {
 	a.peak = max(a.peak, a.inUse)
 }
 
-// simulateDiscrete keeps device buffers out of host-visible memory, so tests on a unified-memory device (lavapipe)
-// take the staging paths a discrete GPU takes.
-var simulateDiscrete = false
-
-// blockFits reports whether a block can hold a buffer of the class: host classes need mapped memory.
-func blockFits(b *memBlock, class memoryClass) bool {
+// blockFits reports whether a block can hold a buffer of the class: host classes need mapped memory, and device
+// buffers of a device that stages its transfers need memory the host has not mapped.
+func (a *allocator) blockFits(b *memBlock, class memoryClass) bool {
 	if class != memDevice {
 		return b.mapped != nil
 	}
-	return !simulateDiscrete || b.mapped == nil
+	return !a.staged || b.mapped == nil
 }
 
 func (a *allocator) newBlock(typeIndex uint32, need uint64, class memoryClass) (*memBlock, error) {
@@ -283,13 +281,13 @@ func (a *allocator) newBlock(typeIndex uint32, need uint64, class memoryClass) (
 	}
 	// Map host-visible coherent memory for its whole life (non-coherent memory is used as device memory only).
 	coherent := vk.MemoryPropertyHostVisibleBit | vk.MemoryPropertyHostCoherentBit
-	if a.d.adapter.memProps.MemoryTypes[typeIndex].PropertyFlags&coherent == coherent && !(simulateDiscrete && class == memDevice) {
+	if a.d.adapter.memProps.MemoryTypes[typeIndex].PropertyFlags&coherent == coherent && !(a.staged && class == memDevice) {
 		if err := check("vkMapMemory", a.d.fn.MapMemory(a.d.h, b.mem, 0, vk.WholeSize, 0, &b.mapped)); err != nil {
 			a.d.fn.FreeMemory(a.d.h, b.mem, nil)
 			return nil, a.d.noteLost(err)
 		}
 	}
-	if !blockFits(b, class) { // a host class on memory that cannot be mapped
+	if !a.blockFits(b, class) { // a host class on memory that cannot be mapped
 		a.d.fn.FreeMemory(a.d.h, b.mem, nil)
 		return nil, errorf(ErrOutOfMemory, "memory type %d is not host-coherent", typeIndex)
 	}

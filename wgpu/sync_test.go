@@ -125,9 +125,7 @@ func TestSyncValidationSeesHazardsAcrossSubmits(t *testing.T) {
 	for _, staged := range []bool{false, true} {
 		name := map[bool]string{false: "previous_submission", true: "staged_upload"}[staged]
 		t.Run(name, func(t *testing.T) {
-			simulateDiscrete = staged
-			defer func() { simulateDiscrete = false }()
-			env := newEnv(t)
+			env := newEnvStaged(t, staged)
 			if !env.inst.ValidationEnabled() {
 				prereq.Missing(t, "validation", "the Khronos validation layer is not installed (Debian: vulkan-validationlayers)")
 			}
@@ -173,7 +171,7 @@ func TestSyncValidationSeesHazardsAcrossSubmits(t *testing.T) {
 			}
 			if staged {
 				if a.bytes() != nil {
-					t.Fatal("device buffer is host-visible despite simulateDiscrete")
+					t.Fatal("device buffer is host-visible despite StageTransfers")
 				}
 				if err := d.Queue().WriteBuffer(a, 0, make([]byte, size)); err != nil {
 					t.Fatal(err)

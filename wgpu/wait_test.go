@@ -43,9 +43,7 @@ func checkFill(got []byte, seed uint32) error {
 func TestWaitWhileSubmitting(t *testing.T) {
 	for _, discrete := range []bool{false, true} {
 		t.Run(fmt.Sprintf("discrete=%v", discrete), func(t *testing.T) {
-			simulateDiscrete = discrete
-			defer func() { simulateDiscrete = false }()
-			env := newEnv(t)
+			env := newEnvStaged(t, discrete)
 			d := env.dev
 			q := d.Queue()
 			k := newKernel(t, d, "fill", 8, nil, BindingStorage)
