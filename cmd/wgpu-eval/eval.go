@@ -157,7 +157,7 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		InsecureSkipVerify: f.insecureSkipVerify,
 		Progress:           prog.report,
 		Log: func(msg string) {
-			if !f.quiet {
+			if !f.quiet || strings.HasPrefix(msg, backend.ValidationPrefix) { // asked for with $WGPU_EVAL_VALIDATION
 				prog.note(msg) // on its own line, not on a progress bar's
 			}
 		},

@@ -14,6 +14,7 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/atomicfile"
 	"github.com/wgpu-eval/wgpu-eval/internal/clobber"
 	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 )
 
 // generateFlags are the flags of `wgpu-eval generate`.
@@ -111,7 +112,13 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	ev, err := wgpueval.Open(ctx, f.model, wgpueval.Options{
 		Device: wgpueval.Device(f.device), Precision: wgpueval.Precision(f.precision), MatrixUnits: wgpueval.MatrixUnits(f.matrixUnits), Threads: f.threads, Offline: f.offline, InsecureSkipVerify: f.insecureSkipVerify,
-		Log: func(msg string) { note("%s", msg) },
+		Log: func(msg string) {
+			if f.quiet && strings.HasPrefix(msg, backend.ValidationPrefix) {
+				fmt.Fprintln(stderr, msg) // asked for with $WGPU_EVAL_VALIDATION: shown under --quiet too
+				return
+			}
+			note("%s", msg)
+		},
 	})
 	if err != nil {
 		return flagError(err) // an option the device refuses: --matrix-units on without matrix units

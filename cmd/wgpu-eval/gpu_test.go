@@ -11,6 +11,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
+	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/runfile"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -30,12 +31,42 @@ func requireVulkan(t *testing.T) []wgpu.AdapterInfo {
 	return nil
 }
 
+// validateGPU runs the test's GPU commands under the Khronos validation layer
+// ($WGPU_EVAL_VALIDATION=1) where it is installed (required in CI:
+// prereq.Validation), and returns a check of a command's stderr that fails
+// the test on any message of the layer or driver in it; where the layer is
+// missing the check finds none.
+func validateGPU(t *testing.T) func(args []string, stderr string) {
+	t.Helper()
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled := inst.ValidationEnabled()
+	inst.Close()
+	prereq.Validation(t, enabled)
+	if enabled {
+		t.Setenv(backend.ValidationEnv, "1")
+	}
+	return func(args []string, stderr string) {
+		t.Helper()
+		for _, line := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(line, backend.ValidationPrefix) {
+				t.Errorf("%v: %s", args, line)
+			}
+		}
+	}
+}
+
 // TestEvalOnGPU runs the CLI on the first Vulkan adapter (lavapipe in CI) with
 // the peaked tiny model and checks the result against the CPU path's, in both
-// precisions, and that the JSON names the adapter.
+// precisions, and that the JSON names the adapter; its GPU commands run under
+// the validation layer (validateGPU), whose notice a run without --quiet
+// prints.
 func TestEvalOnGPU(t *testing.T) {
 	isolate(t)
 	as := requireVulkan(t)
+	clean := validateGPU(t)
 	m := synth.Peaked(synth.TinyConfig(), 11)
 	dir := filepath.Join(t.TempDir(), "peaked")
 	if err := synth.WriteSafetensors(dir, m, "F32"); err != nil {
@@ -53,6 +84,7 @@ func TestEvalOnGPU(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, stderr)
 		}
+		clean(args, stderr)
 		var r map[string]any
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("%v: %v in %q", args, err, out)
@@ -106,6 +138,13 @@ func TestEvalOnGPU(t *testing.T) {
 			t.Logf("%s: KL(CPU||GPU) mean %.3g, max %.3g, same top %.1f%%", c.precision, cmp.KL.Mean, cmp.KL.Max, 100*cmp.KL.SameTopShare)
 		}
 	}
+	if os.Getenv(backend.ValidationEnv) == "1" {
+		_, stderr, err := cli(t, "", "--model", dir, "--data", data, "--ctx", "16", "--device", "gpu:0", "--precision", "f32")
+		if err != nil || !strings.Contains(stderr, "checked by the Khronos validation layer") {
+			t.Errorf("a validated run without --quiet: %v, no notice of the validation layer in:\n%s", err, stderr)
+		}
+		clean(nil, stderr)
+	}
 	// auto never picks a software driver: where lavapipe is all there is, it is the CPU.
 	hardware := false
 	for _, a := range as {
@@ -122,6 +161,7 @@ func TestEvalOnGPU(t *testing.T) {
 func TestGenerateOnGPU(t *testing.T) {
 	isolate(t)
 	as := requireVulkan(t)
+	clean := validateGPU(t)
 	dir, _ := peakedModel(t, nil)
 	gen := func(device string) map[string]any {
 		t.Helper()
@@ -130,6 +170,7 @@ func TestGenerateOnGPU(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", device, err, stderr)
 		}
+		clean([]string{device}, stderr)
 		var r map[string]any
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatalf("%s: %v in %q", device, err, out)
@@ -208,5 +249,47 @@ func TestMatrixUnitsOnNamesTheFlag(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), "--matrix-units on: matrix units required") || exitCode(err) != 2 {
 			t.Errorf("%s: %v (exit status %d), want a usage error naming --matrix-units", strings.Join(args, " "), err, exitCode(err))
 		}
+	}
+}
+
+// TestValidationOnGPU: $WGPU_EVAL_VALIDATION other than 1 or 0 is refused by
+// name before anything loads; with the layer's best-practices checks turned
+// on (they warn of this run's debugging extension), the layer's messages
+// reach stderr under --quiet; and with no layer to be found, a validated run
+// is refused, saying what to install.
+func TestValidationOnGPU(t *testing.T) {
+	isolate(t)
+	requireVulkan(t)
+	dir, _ := peakedModel(t, nil)
+	data := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(data, []byte("Good morrow, cousin. What news from the court?\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--model", dir, "--data", data, "--ctx", "16", "--device", "gpu:0", "--precision", "f32", "--quiet"}
+
+	t.Setenv(backend.ValidationEnv, "yes")
+	loud := args[:len(args)-1] // without --quiet: the model's and data's lines would show they loaded
+	if _, stderr, err := cli(t, "", loud...); err == nil || !strings.Contains(err.Error(), "$WGPU_EVAL_VALIDATION is \"yes\"") || strings.Contains(stderr, "data ") {
+		t.Errorf("WGPU_EVAL_VALIDATION=yes: %v\n%s", err, stderr)
+	}
+
+	t.Setenv(backend.ValidationEnv, "1")
+	if clean := validateGPU(t); os.Getenv(backend.ValidationEnv) == "1" {
+		t.Setenv("VK_LAYER_ENABLES", "VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT")
+		_, stderr, err := cli(t, "", args...)
+		if err != nil || !strings.Contains(stderr, backend.ValidationPrefix+"validation warning: ") {
+			t.Errorf("best practices: %v, no message of the layer in:\n%s", err, stderr)
+		}
+		t.Setenv("VK_LAYER_ENABLES", "")
+		_, stderr, err = cli(t, "", args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clean(args, stderr)
+	}
+
+	t.Setenv("VK_LAYER_PATH", t.TempDir()) // the loader's only folder of explicit layers: none
+	if _, stderr, err := cli(t, "", args...); err == nil || !strings.Contains(err.Error(), "validation layer (VK_LAYER_KHRONOS_validation) is not installed") {
+		t.Errorf("no layer: %v\n%s", err, stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -110,6 +111,71 @@ type Options struct {
 	// verdicts (wgpu.DeviceDescriptor.PipelineCacheDir): "" means
 	// os.UserCacheDir()/wgpu-eval/pipelines, "-" keeps none of them.
 	PipelineCacheDir string
+	// Validation runs GPUs under the Khronos validation layer, its
+	// synchronization validation included (wgpu.InstanceDescriptor.Validation),
+	// and passes each message it reports to Warn: to find or report a bug on a
+	// GPU (every one is). Slow. Open fails where the layer is not installed.
+	// $WGPU_EVAL_VALIDATION=1 sets it too. The CPU ignores it.
+	Validation bool
+}
+
+// ValidationEnv names the variable that, set to 1, turns on
+// Options.Validation: for the CLI and programs that embed the library,
+// without a rebuild. 0 or unset leave it to Options.
+const ValidationEnv = "WGPU_EVAL_VALIDATION"
+
+// validation reports whether opt or $WGPU_EVAL_VALIDATION asks for the
+// validation layer.
+func validation(opt Options) (bool, error) {
+	switch v := os.Getenv(ValidationEnv); v {
+	case "", "0":
+		return opt.Validation, nil
+	case "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("$%s is %q: want 1 (the Khronos validation layer checks every GPU command) or 0", ValidationEnv, v)
+	}
+}
+
+// createInstance makes the Vulkan instance Open runs GPUs on: under the
+// validation layer where validate, its messages passed to warn (dropped
+// where warn is nil), and an error where the layer is not installed.
+func createInstance(validate bool, warn func(string)) (*wgpu.Instance, error) {
+	if !validate {
+		return wgpu.CreateInstance(nil)
+	}
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: true, OnMessage: func(m wgpu.Message) {
+		if warn != nil {
+			warn(validationMessage(m))
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if !inst.ValidationEnabled() {
+		inst.Close()
+		return nil, fmt.Errorf("validation asked for ($%s or Options.Validation), but the Khronos validation layer (%s) is not installed: "+
+			"on Debian and Ubuntu `apt-get install vulkan-validationlayers`, elsewhere the Vulkan SDK", ValidationEnv, wgpu.ValidationLayer)
+	}
+	if warn != nil {
+		sync := "with"
+		if !inst.SyncValidationEnabled() {
+			sync = "without"
+		}
+		warn(fmt.Sprintf("wgpu-eval: every GPU command is checked by the Khronos validation layer, %s synchronization validation ($%s): slow; each message it reports follows, prefixed %q", sync, ValidationEnv, ValidationPrefix))
+	}
+	return inst, nil
+}
+
+// ValidationPrefix starts every warning that is a message of the validation
+// layer or driver (Options.Validation): what a caller that silences notices
+// should still show, since it was asked for.
+const ValidationPrefix = "vulkan: "
+
+// validationMessage is the warning line of a message of the validation layer
+// or driver.
+func validationMessage(m wgpu.Message) string {
+	return ValidationPrefix + m.String()
 }
 
 // Devices lists the Vulkan adapters in the order gpu:N counts them (best
@@ -190,7 +256,11 @@ func Open(ctx context.Context, spec DeviceSpec, src model.TensorReader, opt Opti
 	if spec.Kind == "cpu" || spec.Kind == "auto" && opt.Precision == PrecisionBF16 {
 		return cpu() // bf16 is the CPU's: auto means the cpu then
 	}
-	inst, err := wgpu.CreateInstance(nil)
+	validate, err := validation(opt)
+	if err != nil {
+		return nil, err
+	}
+	inst, err := createInstance(validate, opt.Warn)
 	if err != nil {
 		if spec.Kind == "auto" && wgpu.Unavailable(err) {
 			return cpu()
@@ -277,9 +347,16 @@ func pickAdapters(spec DeviceSpec, adapters []*wgpu.Adapter) ([]*wgpu.Adapter, e
 // CheckDevice reports, before anything is loaded, a device spec that
 // Open would refuse for want of it: gpu, gpu:N or all without Vulkan,
 // without an adapter at that index, or without a hardware GPU. auto and cpu
-// always pass (auto falls back to the CPU).
+// always pass (auto falls back to the CPU), but for a $WGPU_EVAL_VALIDATION
+// that is neither 1 nor 0.
 func CheckDevice(spec DeviceSpec) error {
-	if spec.Kind == "cpu" || spec.Kind == "auto" {
+	if spec.Kind == "cpu" {
+		return nil
+	}
+	if _, err := validation(Options{}); err != nil {
+		return err
+	}
+	if spec.Kind == "auto" {
 		return nil
 	}
 	inst, err := wgpu.CreateInstance(nil)

@@ -143,3 +143,27 @@ func TestOpenCPURefusesMatrixUnitsOn(t *testing.T) {
 	}
 	b.Close()
 }
+
+// TestValidationEnv: $WGPU_EVAL_VALIDATION 1 turns the validation layer on
+// whatever Options say, 0 and unset leave it to Options.Validation, and any
+// other value is an error naming the variable and what it takes.
+func TestValidationEnv(t *testing.T) {
+	for _, c := range []struct {
+		env       string
+		opt, want bool
+	}{{"", false, false}, {"", true, true}, {"0", false, false}, {"0", true, true}, {"1", false, true}, {"1", true, true}} {
+		t.Setenv(ValidationEnv, c.env)
+		if got, err := validation(Options{Validation: c.opt}); err != nil || got != c.want {
+			t.Errorf("$%s=%q, Options.Validation %v: %v, %v; want %v", ValidationEnv, c.env, c.opt, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"yes", "true", " 1", "2"} {
+		t.Setenv(ValidationEnv, bad)
+		if _, err := validation(Options{Validation: true}); err == nil || !strings.Contains(err.Error(), ValidationEnv) || !strings.Contains(err.Error(), "want 1") {
+			t.Errorf("$%s=%q: %v, want an error naming the variable", ValidationEnv, bad, err)
+		}
+		if err := CheckDevice(DeviceSpec{Kind: "auto", Index: -1}); err == nil {
+			t.Errorf("$%s=%q: CheckDevice(auto) passed", ValidationEnv, bad)
+		}
+	}
+}
