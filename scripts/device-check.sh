@@ -8,7 +8,8 @@
 #      the float64 goldens, with the Khronos validation layer where installed: any message fails it), the shaders
 #      package's kernel tests (with workgroup memory poisoned, as those tests always run), and TestGPUMatchesCPUShape:
 #      every method on two windows of a peaked model of the GPT-2 124M shape, GPU against CPU (f32 within 1e-5, f16
-#      within 3e-4); with EVAL=1 then the whole command a user runs, timed twice (see EVAL below);
+#      within 3e-4); then the smoke check (SMOKE below: a small model, GPU against CPU, under the validation layer,
+#      also with TESTS=none); with EVAL=1 then the whole command a user runs, timed twice (see EVAL below);
 #   3. speed: `wgpu-eval bench` on the 124M shape with f16 and f32 weights over batches of 1 to 256 windows, the
 #      JSON rewritten after every batch size so that a step cut short keeps what it measured;
 #   4. the GPU's clocks, power and temperature (nvidia-smi, where there is one) before and after each bench;
@@ -19,8 +20,9 @@
 # matrix-unit kernel tests and the conformance suite with WGPU_EVAL_MATRIX_UNITS=on (native where the device offers
 # them, else they fail saying why), and the f16 benches once per --matrix-units value of MATRIX_UNITS.
 # Everything goes into one folder: $OUT, or ./device-check-<date> when OUT is unset, with summary.txt first to
-# read. With the defaults it makes at most 9 files there, ablation.txt more with ABLATE=1 and eval.txt, eval-1.json and
-# eval-2.json with EVAL=1 (13 in all); each extra model, MATRIX_UNITS value and WORKGROUP_INIT value adds bench JSONs.
+# read. With the defaults it makes at most 12 files there (smoke.txt, smoke-cpu.json and smoke-gpu.json among them),
+# ablation.txt more with ABLATE=1 and eval.txt, eval-1.json and
+# eval-2.json with EVAL=1 (16 in all); each extra model, MATRIX_UNITS value and WORKGROUP_INIT value adds bench JSONs.
 #
 # Usage:
 #   scripts/device-check.sh [ADAPTER]     run the checks
@@ -65,7 +67,10 @@
 #               scored on all of TinyShakespeare at ctx CTX (`wgpu-eval --model DIR --data FILE --ctx CTX`: loading,
 #               the token cache, autotuning on the first run, scoring), the matrix-units issue's end-to-end target
 #               (under 6 s on an RTX 2080 Ti-class GPU); results in eval.txt and eval-1.json, eval-2.json; default 0
-#   EVAL_DATA   the corpus for EVAL=1 (default: the tinyshakespeare.txt that --build copies beside the binaries)
+#   SMOKE       1 (default): after the tests (TESTS=none too), a small peaked model scored on all of the first 16384
+#               tokens of the corpus on the CPU and on the GPU (under the validation layer where it is installed),
+#               the mean NLLs compared and any message of the layer a failure (smoke.txt); 0: not
+#   EVAL_DATA   the corpus for EVAL=1 and SMOKE (default: the tinyshakespeare.txt that --build copies beside the binaries)
 #   EVAL_S      the cap of each of the two EVAL runs (default 240)
 #   ALLOW_SOFTWARE=1  go on when every adapter is a CPU implementation (lavapipe, SwiftShader)
 #   GL_DEBS     a folder of .deb files (libvulkan1, ...) unpacked into / when no Vulkan loader is installed (default .gl)
@@ -278,6 +283,43 @@ if [[ $tests_sel == all ]]; then
 	fi
 fi
 [[ -f $tests ]] && { grep -E '^(--- |FAIL|ok|PASS)|\|diff\|' "$tests" >>"$summary" || true; }
+
+# The smoke check (SMOKE=1, the default; TESTS=none keeps it): a small peaked model scored on the CPU and on the GPU
+# as a user runs it, the GPU under the Khronos validation layer where it is installed (WGPU_EVAL_VALIDATION=1: each
+# message a "vulkan: " line, which fails the step), with the mean NLLs compared. It takes the discrete GPU's staged
+# uploads and readbacks and its driver's compiles, which no CPU driver does, in seconds: the correctness guard of a
+# lease too short for the test suites (the benches use random weights and check nothing but the matrix units).
+smoke_nll() { sed -nE 's/^  "mean_nll": ([-+0-9.eE]+),?$/\1/p' "$1"; }
+if [[ ${SMOKE:-1} == 1 ]]; then
+	corpus=${EVAL_DATA:-$bin/tinyshakespeare.txt}
+	smoke=$out_dir/smoke.txt
+	if [[ ! -f $corpus ]]; then
+		note "SKIP  smoke (no corpus at $corpus: --build copies TinyShakespeare beside the binaries where it finds it; else EVAL_DATA)"
+		failed=1
+	else
+		smoke_dir=$(mktemp -d)
+		cleanup+=("$smoke_dir")
+		validate=0
+		if compgen -G "/usr/share/vulkan/explicit_layer.d/*validation*.json" >/dev/null || [[ -n ${VK_LAYER_PATH:-}${VK_ADD_LAYER_PATH:-} ]]; then
+			validate=1
+		fi
+		step "write a small peaked model" 60 "$smoke" "$bin/synthmodel" -shape tiny -dtype F32 "$smoke_dir/model"
+		smoke_args=(--model "$smoke_dir/model" --data "$corpus" --ctx 64 --max-tokens 16384 --quiet)
+		step "smoke: the small model on the cpu" 60 "$smoke" "$bin/wgpu-eval" "${smoke_args[@]}" --device cpu --json "$out_dir/smoke-cpu.json"
+		step "smoke: the small model on gpu:$index, validation layer $( ((validate)) && echo on || echo "not installed")" 180 "$smoke" \
+			env WGPU_EVAL_VALIDATION=$validate "$bin/wgpu-eval" "${smoke_args[@]}" --device "gpu:$index" --json "$out_dir/smoke-gpu.json"
+		cpu_nll=$(smoke_nll "$out_dir/smoke-cpu.json" 2>/dev/null || true)
+		gpu_nll=$(smoke_nll "$out_dir/smoke-gpu.json" 2>/dev/null || true)
+		messages=$(grep -c '^vulkan: ' "$smoke" || true)
+		# f16 weights on the GPU (auto), maybe on the matrix units, which round activations to f16 too: within 1e-3 (lavapipe: 1.5e-4).
+		if [[ -n $cpu_nll && -n $gpu_nll ]] && awk -v a="$cpu_nll" -v b="$gpu_nll" 'BEGIN { d = a - b; exit !(d < 1e-3 && d > -1e-3) }' && ((messages == 0)); then
+			note "ok    smoke: mean NLL cpu $cpu_nll, gpu $gpu_nll, no message of the validation layer"
+		else
+			note "FAIL  smoke: mean NLL cpu ${cpu_nll:-?}, gpu ${gpu_nll:-?} (want within 1e-3), $messages messages of the validation layer (smoke.txt)"
+			failed=1
+		fi
+	fi
+fi
 
 # clocks LABEL: the GPU's clocks, power and temperature now, where nvidia-smi exists.
 clocks() {
