@@ -17,8 +17,12 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/internal/msgpackbound"
 )
 
+//go:generate go run ../internal/cmd/srcdigest
+
 // cacheVersion changes whenever cacheFile's layout or meaning does; files of
-// another version are ignored and rewritten. Version 2: the checksum covers
+// another version are ignored and rewritten. Changes of the code that makes
+// the ids need no bump: a file records the digest of that code
+// (tokenizerCode, go generate), and a file of other code is not read. Version 2: the checksum covers
 // the documents' lengths too (version 1's covered only the ids, so a moved
 // document boundary went unnoticed). Version 3: tokenizers with a Unicode
 // normalizer (Qwen's NFC) give Hugging Face's ids on text with long runs of
@@ -27,13 +31,15 @@ import (
 // the tokenizers test characters with Hugging Face's Unicode data (16.0 in
 // patterns, GPT-2's split and single_word, 17.0 in Digits) instead of Go's
 // 15.0, so text with characters of Unicode 15.1 to 17.0 may get other ids.
-const cacheVersion = 4
+// Version 5: files record the digest of the code that made their ids.
+const cacheVersion = 5
 
 // cacheFile is a tokenized corpus on disk (msgpack).
 type cacheFile struct {
 	Version   int       `msgpack:"version"`
 	Corpus    string    `msgpack:"corpus"`     // Corpus.SHA256
 	Tokenizer string    `msgpack:"tokenizer"`  // Tokenizer.ID()
+	Code      string    `msgpack:"code"`       // tokenizerCode of the build that wrote it
 	IDsSHA256 string    `msgpack:"ids_sha256"` // docsIDsHash(Docs), to catch damage
 	Docs      [][]int32 `msgpack:"docs"`
 }
@@ -52,8 +58,8 @@ func cachePath(root, corpus, tokID string) string {
 }
 
 // readCache returns the documents cached at path when the file exists, decodes,
-// and matches the corpus, the tokenizer, the number of documents, the vocabulary
-// and its own checksum (of the ids and of where each document ends); otherwise
+// and matches the corpus, the tokenizer, the code that makes the ids
+// (tokenizerCode), the number of documents, the vocabulary and its own checksum (of the ids and of where each document ends); otherwise
 // ok is false and the caller tokenizes afresh (and overwrites the file). What
 // is not a regular file is never opened. Every length in the file is checked
 // against the bytes left before decoding, so a damaged file costs no more
@@ -77,7 +83,7 @@ func readCache(path, corpus, tokID string, ndocs, vocab int) (docs [][]int32, ok
 		os.Remove(path)
 		return nil, false
 	}
-	if f.Version != cacheVersion || f.Corpus != corpus || f.Tokenizer != tokID || len(f.Docs) != ndocs ||
+	if f.Version != cacheVersion || f.Corpus != corpus || f.Tokenizer != tokID || f.Code != tokenizerCode || len(f.Docs) != ndocs ||
 		f.IDsSHA256 != docsIDsHash(f.Docs) {
 		return nil, false
 	}
@@ -97,6 +103,7 @@ func writeCache(path, corpus, tokID string, docs [][]int32) error {
 		Version:   cacheVersion,
 		Corpus:    corpus,
 		Tokenizer: tokID,
+		Code:      tokenizerCode,
 		IDsSHA256: docsIDsHash(docs),
 		Docs:      docs,
 	})

@@ -19,7 +19,7 @@ func TestTokenizeCacheHugeArrayHeader(t *testing.T) {
 	text := strings.Repeat("abcdefghij", 10_000) // 100,000 ids: an array32 header
 	c := load(t, "-", Options{Stdin: strings.NewReader(text)})
 	want := byteIDs(text)
-	good, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b",
+	good, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", Code: tokenizerCode,
 		IDsSHA256: docsIDsHash(want), Docs: want})
 	if err != nil {
 		t.Fatal(err)

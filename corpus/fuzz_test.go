@@ -114,13 +114,13 @@ func FuzzReadCache(f *testing.F) {
 		return b
 	}
 	docs := [][]int32{{104, 105}, {33}}
-	good := enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", IDsSHA256: docsIDsHash(docs), Docs: docs})
+	good := enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", Code: tokenizerCode, IDsSHA256: docsIDsHash(docs), Docs: docs})
 	for _, seed := range [][]byte{
 		good,
 		good[:len(good)/2],
-		enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", IDsSHA256: docsIDsHash(docs), Docs: [][]int32{{104}, {105, 33}}}),
+		enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", Code: tokenizerCode, IDsSHA256: docsIDsHash(docs), Docs: [][]int32{{104}, {105, 33}}}),
 		enc(cacheFile{Version: 1, Corpus: "c", Tokenizer: "b", IDsSHA256: "x", Docs: docs}),
-		enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", IDsSHA256: docsIDsHash([][]int32{{999}, {}}), Docs: [][]int32{{999}, {}}}),
+		enc(cacheFile{Version: cacheVersion, Corpus: "c", Tokenizer: "b", Code: tokenizerCode, IDsSHA256: docsIDsHash([][]int32{{999}, {}}), Docs: [][]int32{{999}, {}}}),
 		{0xdd, 0xff, 0xff, 0xff, 0xff},
 		nil,
 	} {
@@ -151,8 +151,8 @@ func FuzzReadCache(f *testing.F) {
 			t.Errorf("%d ids from %d bytes", n, len(data))
 		}
 		var cf cacheFile
-		if err := msgpack.Unmarshal(data, &cf); err != nil || cf.IDsSHA256 != docsIDsHash(got) || cf.Version != cacheVersion {
-			t.Errorf("accepted a file whose checksum or version does not match (%v)", err)
+		if err := msgpack.Unmarshal(data, &cf); err != nil || cf.IDsSHA256 != docsIDsHash(got) || cf.Version != cacheVersion || cf.Code != tokenizerCode {
+			t.Errorf("accepted a file whose checksum, version or code does not match (%v)", err)
 		}
 	})
 }

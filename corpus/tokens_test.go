@@ -94,13 +94,27 @@ func TestTokenizeCacheDamaged(t *testing.T) {
 	c := load(t, "-", Options{Stdin: strings.NewReader("hello world")})
 	want := byteIDs("hello world")
 	good := func() []byte {
-		data, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b",
+		data, err := msgpack.Marshal(&cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", Code: tokenizerCode,
 			IDsSHA256: docsIDsHash(want), Docs: want})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return data
 	}()
+	{ // the control: the same file whole is read, not tokenized again
+		cache := t.TempDir()
+		path := cachePath(cache, c.SHA256, "b")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tok := &byteTokenizer{id: "b"}
+		if tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache}); tok.calls != 0 || !slices.EqualFunc(tk.Docs, want, slices.Equal) {
+			t.Fatalf("an intact file: %d encode calls, docs %v; want it read", tok.calls, tk.Docs)
+		}
+	}
 	tampered := slices.Clone(want[0])
 	tampered[0]++
 	bad := func(f cacheFile) []byte {
@@ -115,10 +129,12 @@ func TestTokenizeCacheDamaged(t *testing.T) {
 		"garbage":    []byte("\xff\x00not msgpack at all"),
 		"empty":      nil,
 		"version":    bad(cacheFile{Version: 99, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: docsIDsHash(want), Docs: want}),
-		"corpus":     bad(cacheFile{Version: cacheVersion, Corpus: "x", Tokenizer: "b", IDsSHA256: docsIDsHash(want), Docs: want}),
-		"tampered":   bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: docsIDsHash(want), Docs: [][]int32{tampered}}),
-		"docs count": bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: docsIDsHash(nil)}),
-		"vocab":      bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", IDsSHA256: docsIDsHash([][]int32{{999}}), Docs: [][]int32{{999}}}),
+		"corpus":     bad(cacheFile{Version: cacheVersion, Corpus: "x", Tokenizer: "b", Code: tokenizerCode, IDsSHA256: docsIDsHash(want), Docs: want}),
+		"tampered":   bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", Code: tokenizerCode, IDsSHA256: docsIDsHash(want), Docs: [][]int32{tampered}}),
+		"docs count": bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", Code: tokenizerCode, IDsSHA256: docsIDsHash(nil)}),
+		"vocab":      bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", Code: tokenizerCode, IDsSHA256: docsIDsHash([][]int32{{999}}), Docs: [][]int32{{999}}}),
+		// Written by a build whose tokenizer code differs: its ids may be what that code made of the text.
+		"code": bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", Code: "another build's", IDsSHA256: docsIDsHash(want), Docs: want}),
 	} {
 		cache := t.TempDir()
 		path := cachePath(cache, c.SHA256, "b")

@@ -55,6 +55,7 @@ var rules = map[string]rule{
 	"bench/cpurss":            {ours: []string{"model", "model/synth", "pipeline", "pipeline/backend"}},
 	"bench/bf16acc":           {ours: []string{"model", "model/synth", "model/tokenizer"}},
 	"internal/cmd/synthmodel": {ours: []string{"model", "model/synth"}}, // device-check's model with synthetic weights
+	"internal/cmd/srcdigest":  {ours: []string{"internal/srcdigest"}},   // go generate: corpus's digest of the tokenizers' code
 
 	// corpus -> tokens -> batches -> a backend -> NLL, in three rooms:
 	// pipeline is the evaluation (samples, batches, the Backend interface,
@@ -100,6 +101,7 @@ var rules = map[string]rule{
 	"internal/clobber":      {},                                                         // outputs that would overwrite inputs
 	"internal/hashcache":    {ours: []string{"internal/atomicfile", "internal/infile"}}, // the weights' sha256 by file identity
 	"internal/sysmem":       {},
+	"internal/srcdigest":    {}, // the digest of the code that decides a cache's content
 	"internal/prereq":       {},
 	"internal/alloctest":    {},
 	"internal/refops":       {},
