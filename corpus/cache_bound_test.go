@@ -3,7 +3,6 @@ package corpus
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,13 +32,7 @@ func TestTokenizeCacheHugeArrayHeader(t *testing.T) {
 	bad[i+1] ^= 0x10 // 0x100186a0 = 268,535,456 ids (1 GiB as int32)
 
 	cache := t.TempDir()
-	path := cachePath(cache, c.SHA256, "b")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, bad, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := putCache(t, cache, c.SHA256, bad)
 	var ok bool
 	alloc := alloctest.During(t, func() { _, ok = readCache(path, c.SHA256, "b", 1, 257) })
 	if ok {

@@ -90,6 +90,20 @@ func TestTokenizeCache(t *testing.T) {
 	}
 }
 
+// putCache writes data as the cache file of corpus (its sha256) and the
+// tokenizer "b" under the cache folder cache, and returns its path.
+func putCache(t *testing.T, cache, corpus string, data []byte) string {
+	t.Helper()
+	path := cachePath(cache, corpus, "b")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestTokenizeCacheDamaged(t *testing.T) {
 	c := load(t, "-", Options{Stdin: strings.NewReader("hello world")})
 	want := byteIDs("hello world")
@@ -103,13 +117,7 @@ func TestTokenizeCacheDamaged(t *testing.T) {
 	}()
 	{ // the control: the same file whole is read, not tokenized again
 		cache := t.TempDir()
-		path := cachePath(cache, c.SHA256, "b")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, good, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		putCache(t, cache, c.SHA256, good)
 		tok := &byteTokenizer{id: "b"}
 		if tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache}); tok.calls != 0 || !slices.EqualFunc(tk.Docs, want, slices.Equal) {
 			t.Fatalf("an intact file: %d encode calls, docs %v; want it read", tok.calls, tk.Docs)
@@ -137,13 +145,7 @@ func TestTokenizeCacheDamaged(t *testing.T) {
 		"code": bad(cacheFile{Version: cacheVersion, Corpus: c.SHA256, Tokenizer: "b", Code: "another build's", IDsSHA256: docsIDsHash(want), Docs: want}),
 	} {
 		cache := t.TempDir()
-		path := cachePath(cache, c.SHA256, "b")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := putCache(t, cache, c.SHA256, data)
 		tok := &byteTokenizer{id: "b"}
 		tk := tokenize(t, c, tok, TokenizeOptions{CacheDir: cache})
 		if tok.calls != 1 || !slices.EqualFunc(tk.Docs, want, slices.Equal) {
