@@ -77,39 +77,50 @@ var minJSONLPart = 4 << 20
 // same size and at least minJSONLPart bytes (one part for a small file),
 // and counts and numbers their lines. The counting is the first read of the
 // file's memory since the kernel wrote it, which costs much more than the
-// next (here 380 ms for 200 MB, then 9 ms): each part's is on a core of its
-// own, as is its parse.
+// next (here 380 ms for 200 MB, then 9 ms, in 4 KiB pages): it is done in n
+// stretches of the same size, each on a core of its own, whatever the
+// lines (a file of one line too), as is each part's parse. A part ends
+// after the first line end at or after the start of a stretch; its lines
+// are the line ends before it less those before the part, as the stretches'
+// counts tell.
 func jsonlParts(data []byte, n int) []jsonlPart {
 	n = max(1, min(n, len(data)/minJSONLPart))
-	parts := make([]jsonlPart, 0, n)
-	offset := 0
-	for k := n; k > 0; k-- {
-		end := len(data)
-		if k > 1 {
-			end = len(data) / k
-			if i := bytes.IndexByte(data[end:], '\n'); i >= 0 {
-				end += i + 1
-			} else {
-				end = len(data)
-			}
-		}
-		parts = append(parts, jsonlPart{data: data[:end:end], offset: offset})
-		offset += end
-		data = data[end:]
-		if len(data) == 0 {
-			break
-		}
+	type stretch struct {
+		ends  int // line ends in it
+		first int // the offset of the first in data; -1: none
 	}
-	eachPart(parts, func(p *jsonlPart) {
-		p.lines = bytes.Count(p.data, []byte("\n"))
-		if len(p.data) > 0 && p.data[len(p.data)-1] != '\n' {
-			p.lines++ // the last, without its end
+	stretches := make([]stretch, n)
+	var wg sync.WaitGroup
+	for k := range stretches {
+		lo, hi := len(data)*k/n, len(data)*(k+1)/n
+		wg.Go(func() {
+			s := data[lo:hi]
+			stretches[k] = stretch{bytes.Count(s, []byte("\n")), bytes.IndexByte(s, '\n')}
+			if stretches[k].first >= 0 {
+				stretches[k].first += lo
+			}
+		})
+	}
+	wg.Wait()
+	parts := make([]jsonlPart, 0, n)
+	begin, line, ends := 0, 1, 0 // the next part's first byte and line; the line ends before it
+	before := 0                  // the line ends before stretch k
+	for k := range stretches {
+		// Stretch k's first line end, where it has one and is past the
+		// part being made, ends that part.
+		if k > 0 && stretches[k].first >= begin {
+			end := stretches[k].first + 1
+			parts = append(parts, jsonlPart{data: data[begin:end:end], line: line, lines: before + 1 - ends, offset: begin})
+			begin, line, ends = end, line+before+1-ends, before+1
 		}
-	})
-	line := 1
-	for i := range parts {
-		parts[i].line = line
-		line += parts[i].lines
+		before += stretches[k].ends
+	}
+	if begin < len(data) || len(parts) == 0 {
+		last := jsonlPart{data: data[begin:], line: line, lines: before - ends, offset: begin}
+		if begin < len(data) && data[len(data)-1] != '\n' {
+			last.lines++ // the last, without its end
+		}
+		parts = append(parts, last)
 	}
 	return parts
 }
