@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
 // loadJSONL reads the documents of a .jsonl file's bytes, data, which it
-// owns: the documents are parts of data, decoded in place.
+// owns: the documents are parts of data, decoded in place, or, where they
+// are a minor part of it, copied out of it (compactDocs).
 func (c *Corpus) loadJSONL(data []byte) error {
 	if c.Split != SplitAll {
 		return fmt.Errorf("split %q: only text corpora have train/val splits; a JSONL file is evaluated whole", c.Split)
@@ -55,8 +58,71 @@ func (c *Corpus) loadJSONL(data []byte) error {
 	if !slices.ContainsFunc(c.Docs, func(d string) bool { return d != "" }) {
 		return fmt.Errorf("all %d documents are empty", len(c.Docs))
 	}
+	if compactDocs(c.Docs, len(data)) >= giveBackFrom {
+		// The file's buffer is unreferenced: give its memory back to the
+		// system now (9 ms for 200 MB), not over minutes, so that the
+		// memory checks that follow (tokenizing, the model) see it free.
+		debug.FreeOSMemory()
+	}
 	c.SHA256 = docsHash(c.Docs)
 	return nil
+}
+
+// giveBackFrom is the least memory whose release compactDocs's copy makes
+// Load give back to the system at once (a forced collection).
+const giveBackFrom = 64 << 20
+
+// compactBelow is the share of a .jsonl file's bytes under which its
+// documents are copied out of it: 1/compactBelow (a variable for tests).
+var compactBelow = 2
+
+// compactDocs copies docs, parts of a .jsonl file's buffer of fileBytes
+// bytes, into one buffer of their size, and points them there, where they
+// take less than half of the file (the rest: other fields, such as HTML or
+// metadata) and the memory available holds the copy. The file's buffer is
+// then let go: the run holds the documents' bytes, not the file's. Under
+// half, the copy frees more than it takes, for the rest of the run, while
+// the file and the copy are held together for a moment (at most 1.5 times
+// the file, checked against what is available then, the file included);
+// where the text is most of the file, a copy would free little and take
+// as much again. Where the memory available does not hold the copy, the
+// documents stay where they are, which takes nothing more. The copy is made
+// on every core (the first touch of new memory costs more than the copy).
+// It returns the bytes the copy lets go: the file's less the documents'; 0
+// where it made none.
+func compactDocs(docs []string, fileBytes int) (freed int) {
+	total := 0
+	for _, d := range docs {
+		total += len(d)
+	}
+	if total*compactBelow >= fileBytes || total == 0 || sysmem.Check("", uint64(total)) != nil {
+		return 0
+	}
+	buf, touched := infile.MakeLarge(total)
+	defer touched()
+	threads := max(1, min(runtime.GOMAXPROCS(0), total/minJSONLPart))
+	var wg sync.WaitGroup
+	first, at := 0, 0 // the next run's first document, and its place in buf
+	for k := 1; k <= threads; k++ {
+		end, size := first, 0 // a run of documents of about total/threads bytes
+		for end < len(docs) && (k == threads || at+size < total*k/threads) {
+			size += len(docs[end])
+			end++
+		}
+		run, at0 := docs[first:end], at
+		wg.Go(func() {
+			for i, d := range run {
+				if d != "" {
+					n := copy(buf[at0:], d)
+					run[i] = unsafe.String(&buf[at0], n)
+					at0 += n
+				}
+			}
+		})
+		first, at = end, at+size
+	}
+	wg.Wait()
+	return fileBytes - total
 }
 
 // jsonlPart is whole lines of a .jsonl file, read by parse.
