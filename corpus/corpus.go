@@ -182,7 +182,8 @@ const bom = "\uFEFF"
 // most opt.MaxBytes, and Load returns when ctx is done even while that read
 // blocks. A file or stream larger than the memory available is refused with
 // an error saying so. The text is held once, as a string; a .jsonl file's
-// documents are parts of its bytes, decoded in place.
+// documents are parts of its bytes, decoded in place, or, where they are
+// less than half of the file, a copy of them, and the file let go.
 func Load(ctx context.Context, spec string, opt Options) (*Corpus, error) {
 	split, err := checkSplit(spec, opt.Split)
 	if err != nil {
@@ -293,7 +294,8 @@ const sniffBytes = 4096
 // text being then a copy of their first sniffBytes. Either is the file's
 // size in memory, the memory checked here (measured: loading 200 MB of JSON
 // Lines peaks at 204 MB, their text as a .txt at 193 MB); loadJSONL checks
-// for its list of documents.
+// for its list of documents, and for the copy of documents that are a minor
+// part of the file (compactDocs).
 func readFile(path string, limit int64) (text string, jsonl []byte, err error) {
 	fi, err := infile.Check(path)
 	if err != nil {
