@@ -556,7 +556,7 @@ func validUTF8(s string) bool {
 	var wg sync.WaitGroup
 	lo := 0
 	for k := range n {
-		hi := len(s) * (k + 1) / n
+		hi := share(len(s), k+1, n)
 		for back := 0; back < utf8.UTFMax-1 && hi > lo && hi < len(s) && !utf8.RuneStart(s[hi]); back++ {
 			hi--
 		}

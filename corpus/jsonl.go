@@ -95,7 +95,7 @@ func compactDocs(docs []string, fileBytes int) (freed int) {
 	for _, d := range docs {
 		total += len(d)
 	}
-	if total*compactBelow >= fileBytes || total == 0 || sysmem.Check("", uint64(total)) != nil {
+	if int64(total)*int64(compactBelow) >= int64(fileBytes) || total == 0 || sysmem.Check("", uint64(total)) != nil {
 		return 0
 	}
 	buf, touched := infile.MakeLarge(total)
@@ -105,7 +105,7 @@ func compactDocs(docs []string, fileBytes int) (freed int) {
 	first, at := 0, 0 // the next run's first document, and its place in buf
 	for k := 1; k <= threads; k++ {
 		end, size := first, 0 // a run of documents of about total/threads bytes
-		for end < len(docs) && (k == threads || at+size < total*k/threads) {
+		for end < len(docs) && (k == threads || at+size < share(total, k, threads)) {
 			size += len(docs[end])
 			end++
 		}
@@ -158,7 +158,7 @@ func jsonlParts(data []byte, n int) []jsonlPart {
 	stretches := make([]stretch, n)
 	var wg sync.WaitGroup
 	for k := range stretches {
-		lo, hi := len(data)*k/n, len(data)*(k+1)/n
+		lo, hi := share(len(data), k, n), share(len(data), k+1, n)
 		wg.Go(func() {
 			s := data[lo:hi]
 			stretches[k] = stretch{bytes.Count(s, []byte("\n")), bytes.IndexByte(s, '\n')}

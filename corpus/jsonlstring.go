@@ -66,11 +66,11 @@ func (sc *lineScanner) str() bool {
 // began that the part before reached exactly.
 func (sc *lineScanner) readStretch(start int, r stringRun) stringRun {
 	s, from := sc.s, r.end
-	to := min(len(s), from+max(from-start, longString))
+	to := from + min(len(s)-from, max(from-start, longString))
 	n := min(runtime.GOMAXPROCS(0), max(1, (to-from)/max(longString/2, 1)))
 	bounds := []int{from}
 	for k := 1; k < n; k++ {
-		if c := guessStart(s, from+(to-from)*k/n, to); c > bounds[len(bounds)-1] && c < to {
+		if c := guessStart(s, from+share(to-from, k, n), to); c > bounds[len(bounds)-1] && c < to {
 			bounds = append(bounds, c)
 		}
 	}
@@ -162,7 +162,7 @@ func decodeString(s []byte, begin, end int, cuts []int) int {
 	}
 	bounds := []int{begin}
 	for _, c := range cuts {
-		if c > bounds[len(bounds)-1] && c < end && c >= begin+(end-begin)*len(bounds)/n {
+		if c > bounds[len(bounds)-1] && c < end && c >= begin+share(end-begin, len(bounds), n) {
 			bounds = append(bounds, c)
 		}
 	}

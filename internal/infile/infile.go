@@ -198,7 +198,7 @@ func readParts(f *os.File, b []byte) error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for k := range n {
-		lo, hi := len(b)*k/n, len(b)*(k+1)/n
+		lo, hi := int(int64(len(b))*int64(k)/int64(n)), int(int64(len(b))*int64(k+1)/int64(n))
 		wg.Go(func() {
 			if _, err := f.ReadAt(b[lo:hi], int64(lo)); err == io.EOF {
 				errs[k] = fmt.Errorf("the file changed while it was read: it ended before byte %d of its %d", hi, len(b))
