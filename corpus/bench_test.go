@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,16 +115,21 @@ func BenchmarkDocsHash(b *testing.B) {
 // passages of 10 kB, one a line, with escapes (\n, \", \\, \u00e9,
 // surrogate pairs) in every other line and raw UTF-8 in the rest, an "id"
 // before the "text" and a "meta" object (with a "text" of its own) after
-// it; and the same text as one line.
+// it; the same text as one line; and lines with an "html" field holding the
+// passage ten times over (the documents a tenth of the file, copied out of
+// it). held-MB is what the heap keeps of the corpus once loaded.
 func BenchmarkLoadJSONL(b *testing.B) {
 	docs := benchDocs(shakespeareB(b), 50<<20, 10<<10)
-	var lines, one strings.Builder
+	var lines, one, html strings.Builder
 	for i, d := range docs {
-		lines.WriteString(benchLine(i, d, i%2 == 0))
+		lines.WriteString(benchLine(i, d, i%2 == 0, ""))
+		if html.Len() < 50<<20 {
+			html.WriteString(benchLine(i, d, i%2 == 0, strings.Repeat(d, 10)))
+		}
 	}
-	one.WriteString(benchLine(0, strings.Join(docs, "\n"), false))
+	one.WriteString(benchLine(0, strings.Join(docs, "\n"), false, ""))
 	dir := b.TempDir()
-	for _, f := range []struct{ name, data string }{{"lines", lines.String()}, {"one-line", one.String()}} {
+	for _, f := range []struct{ name, data string }{{"lines", lines.String()}, {"one-line", one.String()}, {"html", html.String()}} {
 		path := filepath.Join(dir, f.name+".jsonl")
 		if err := os.WriteFile(path, []byte(f.data), 0o644); err != nil {
 			b.Fatal(err)
@@ -135,6 +141,13 @@ func BenchmarkLoadJSONL(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			before := heapInUse()
+			c, err := Load(context.Background(), path, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(heapInUse()-before)/1e6, "held-MB")
+			runtime.KeepAlive(c)
 		})
 	}
 }
@@ -164,32 +177,38 @@ func benchDocs(src []byte, total, size int) []string {
 
 // benchLine is a .jsonl line of the document text: as JSON, with every
 // character past ASCII an escape where ascii is true (as Python's
-// json.dumps writes it), raw UTF-8 otherwise.
-func benchLine(id int, text string, ascii bool) string {
-	quote := func(s string) string {
-		var b strings.Builder
-		b.WriteByte('"')
-		for _, r := range s {
-			switch {
-			case r == '"' || r == '\\':
-				b.WriteByte('\\')
-				b.WriteRune(r)
-			case r == '\n':
-				b.WriteString(`\n`)
-			case r < 0x20:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			case r < 0x80 || !ascii:
-				b.WriteRune(r)
-			case r > 0xffff:
-				hi, lo := utf16.EncodeRune(r)
-				fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
-			default:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		}
-		b.WriteByte('"')
-		return b.String()
-	}
+// json.dumps writes it), raw UTF-8 otherwise; with an "html" field holding
+// html where it is not empty.
+func benchLine(id int, text string, ascii bool, html string) string {
 	meta := fmt.Sprintf(`{"url": "https://example.com/page/%d", "lang": "en", "score": 0.87, "tags": ["web", "shard-3"], "text": "nested"}`, id)
-	return fmt.Sprintf(`{"id": %d, "text": %s, "meta": %s}`+"\n", id, quote(text), meta)
+	if html != "" {
+		meta += `, "html": ` + benchQuote(html, ascii)
+	}
+	return fmt.Sprintf(`{"id": %d, "text": %s, "meta": %s}`+"\n", id, benchQuote(text, ascii), meta)
+}
+
+// benchQuote is s as a JSON string, as benchLine writes it.
+func benchQuote(s string, ascii bool) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r < 0x80 || !ascii:
+			b.WriteRune(r)
+		case r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, hi, lo)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/download"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
@@ -560,4 +562,44 @@ func TestTinyShakespeareFailedDownloadHints(t *testing.T) {
 	t.Setenv(TinyShakespeareEnv, wrong)
 	_, err = Load(context.Background(), TinyShakespeare, Options{})
 	wantErr(t, err, "$"+TinyShakespeareEnv, "not TinyShakespeare")
+}
+
+// A long text's UTF-8 is checked in parts on every core: it is UTF-8 where
+// it is whole, and its first bad byte is named, wherever the parts are cut
+// (characters of one to four bytes, and bytes replaced, around every cut).
+func TestValidUTF8InParts(t *testing.T) {
+	defer func(n, procs int) { minUTF8Part = n; runtime.GOMAXPROCS(procs) }(minUTF8Part, runtime.GOMAXPROCS(4))
+	minUTF8Part = 1
+	chars := []string{"a", "\u00e9", "\u4e2d", "\U0001F600"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(chars[r.IntN(len(chars))])
+		}
+		s := b.String()
+		if !validUTF8(s) {
+			t.Fatalf("%q: not UTF-8 in parts", s)
+		}
+		if s == "" {
+			continue
+		}
+		i := r.IntN(len(s))
+		bad := s[:i] + string([]byte{0x80 + byte(r.IntN(0x80))}) + s[i+1:] // a byte replaced: maybe still UTF-8
+		if validUTF8(bad) != utf8.ValidString(bad) {
+			t.Fatalf("%q: validUTF8 %v, utf8.ValidString %v", bad, validUTF8(bad), utf8.ValidString(bad))
+		}
+		if utf8.ValidString(bad) {
+			continue
+		}
+		// The first bad byte ends the longest prefix that is UTF-8.
+		first := len(bad)
+		for !utf8.ValidString(bad[:first]) {
+			first--
+		}
+		var ue *utf8Error
+		if err := checkUTF8(bad); !errors.As(err, &ue) || ue.Offset != first {
+			t.Errorf("%q: %v, want the byte at %d", bad, err, first)
+		}
+	}
 }

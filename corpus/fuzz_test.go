@@ -190,3 +190,19 @@ func FuzzJSONLParts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidUTF8: text checked in parts, each on a goroutine (a part of a
+// byte or more, up to eight parts), is UTF-8 exactly where it is whole.
+func FuzzValidUTF8(f *testing.F) {
+	for _, s := range []string{"", "a", "caf\u00e9", "\U0001F600\U0001F600", "\xe2\x82", "a\xffb", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+		"\x80\x80\x80\x80", "\xc2\xa7\xc2\xa7\xc2\xa7"} {
+		f.Add(s, uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, s string, procs uint8) {
+		defer func(n, p int) { minUTF8Part = n; runtime.GOMAXPROCS(p) }(minUTF8Part, runtime.GOMAXPROCS(int(procs%8)+1))
+		minUTF8Part = 1
+		if got, want := validUTF8(s), utf8.ValidString(s); got != want {
+			t.Fatalf("validUTF8(%q) on %d cores = %v, want %v", s, procs%8+1, got, want)
+		}
+	})
+}

@@ -6,17 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
 
+	"github.com/wgpu-eval/wgpu-eval/internal/infile"
 	"github.com/wgpu-eval/wgpu-eval/internal/sysmem"
 )
 
 // loadJSONL reads the documents of a .jsonl file's bytes, data, which it
-// owns: the documents are parts of data, decoded in place.
+// owns: the documents are parts of data, decoded in place, or, where they
+// are a minor part of it, copied out of it (compactDocs).
 func (c *Corpus) loadJSONL(data []byte) error {
 	if c.Split != SplitAll {
 		return fmt.Errorf("split %q: only text corpora have train/val splits; a JSONL file is evaluated whole", c.Split)
@@ -55,8 +58,71 @@ func (c *Corpus) loadJSONL(data []byte) error {
 	if !slices.ContainsFunc(c.Docs, func(d string) bool { return d != "" }) {
 		return fmt.Errorf("all %d documents are empty", len(c.Docs))
 	}
+	if compactDocs(c.Docs, len(data)) >= giveBackFrom {
+		// The file's buffer is unreferenced: give its memory back to the
+		// system now (9 ms for 200 MB), not over minutes, so that the
+		// memory checks that follow (tokenizing, the model) see it free.
+		debug.FreeOSMemory()
+	}
 	c.SHA256 = docsHash(c.Docs)
 	return nil
+}
+
+// giveBackFrom is the least memory whose release compactDocs's copy makes
+// Load give back to the system at once (a forced collection).
+const giveBackFrom = 64 << 20
+
+// compactBelow is the share of a .jsonl file's bytes under which its
+// documents are copied out of it: 1/compactBelow (a variable for tests).
+var compactBelow = 2
+
+// compactDocs copies docs, parts of a .jsonl file's buffer of fileBytes
+// bytes, into one buffer of their size, and points them there, where they
+// take less than half of the file (the rest: other fields, such as HTML or
+// metadata) and the memory available holds the copy. The file's buffer is
+// then let go: the run holds the documents' bytes, not the file's. Under
+// half, the copy frees more than it takes, for the rest of the run, while
+// the file and the copy are held together for a moment (at most 1.5 times
+// the file, checked against what is available then, the file included);
+// where the text is most of the file, a copy would free little and take
+// as much again. Where the memory available does not hold the copy, the
+// documents stay where they are, which takes nothing more. The copy is made
+// on every core (the first touch of new memory costs more than the copy).
+// It returns the bytes the copy lets go: the file's less the documents'; 0
+// where it made none.
+func compactDocs(docs []string, fileBytes int) (freed int) {
+	total := 0
+	for _, d := range docs {
+		total += len(d)
+	}
+	if int64(total)*int64(compactBelow) >= int64(fileBytes) || total == 0 || sysmem.Check("", uint64(total)) != nil {
+		return 0
+	}
+	buf, touched := infile.MakeLarge(total)
+	defer touched()
+	threads := max(1, min(runtime.GOMAXPROCS(0), total/minJSONLPart))
+	var wg sync.WaitGroup
+	first, at := 0, 0 // the next run's first document, and its place in buf
+	for k := 1; k <= threads; k++ {
+		end, size := first, 0 // a run of documents of about total/threads bytes
+		for end < len(docs) && (k == threads || at+size < share(total, k, threads)) {
+			size += len(docs[end])
+			end++
+		}
+		run, at0 := docs[first:end], at
+		wg.Go(func() {
+			for i, d := range run {
+				if d != "" {
+					n := copy(buf[at0:], d)
+					run[i] = unsafe.String(&buf[at0], n)
+					at0 += n
+				}
+			}
+		})
+		first, at = end, at+size
+	}
+	wg.Wait()
+	return fileBytes - total
 }
 
 // jsonlPart is whole lines of a .jsonl file, read by parse.
@@ -77,39 +143,50 @@ var minJSONLPart = 4 << 20
 // same size and at least minJSONLPart bytes (one part for a small file),
 // and counts and numbers their lines. The counting is the first read of the
 // file's memory since the kernel wrote it, which costs much more than the
-// next (here 380 ms for 200 MB, then 9 ms): each part's is on a core of its
-// own, as is its parse.
+// next (here 380 ms for 200 MB, then 9 ms, in 4 KiB pages): it is done in n
+// stretches of the same size, each on a core of its own, whatever the
+// lines (a file of one line too), as is each part's parse. A part ends
+// after the first line end at or after the start of a stretch; its lines
+// are the line ends before it less those before the part, as the stretches'
+// counts tell.
 func jsonlParts(data []byte, n int) []jsonlPart {
 	n = max(1, min(n, len(data)/minJSONLPart))
-	parts := make([]jsonlPart, 0, n)
-	offset := 0
-	for k := n; k > 0; k-- {
-		end := len(data)
-		if k > 1 {
-			end = len(data) / k
-			if i := bytes.IndexByte(data[end:], '\n'); i >= 0 {
-				end += i + 1
-			} else {
-				end = len(data)
-			}
-		}
-		parts = append(parts, jsonlPart{data: data[:end:end], offset: offset})
-		offset += end
-		data = data[end:]
-		if len(data) == 0 {
-			break
-		}
+	type stretch struct {
+		ends  int // line ends in it
+		first int // the offset of the first in data; -1: none
 	}
-	eachPart(parts, func(p *jsonlPart) {
-		p.lines = bytes.Count(p.data, []byte("\n"))
-		if len(p.data) > 0 && p.data[len(p.data)-1] != '\n' {
-			p.lines++ // the last, without its end
+	stretches := make([]stretch, n)
+	var wg sync.WaitGroup
+	for k := range stretches {
+		lo, hi := share(len(data), k, n), share(len(data), k+1, n)
+		wg.Go(func() {
+			s := data[lo:hi]
+			stretches[k] = stretch{bytes.Count(s, []byte("\n")), bytes.IndexByte(s, '\n')}
+			if stretches[k].first >= 0 {
+				stretches[k].first += lo
+			}
+		})
+	}
+	wg.Wait()
+	parts := make([]jsonlPart, 0, n)
+	begin, line, ends := 0, 1, 0 // the next part's first byte and line; the line ends before it
+	before := 0                  // the line ends before stretch k
+	for k := range stretches {
+		// Stretch k's first line end, where it has one and is past the
+		// part being made, ends that part.
+		if k > 0 && stretches[k].first >= begin {
+			end := stretches[k].first + 1
+			parts = append(parts, jsonlPart{data: data[begin:end:end], line: line, lines: before + 1 - ends, offset: begin})
+			begin, line, ends = end, line+before+1-ends, before+1
 		}
-	})
-	line := 1
-	for i := range parts {
-		parts[i].line = line
-		line += parts[i].lines
+		before += stretches[k].ends
+	}
+	if begin < len(data) || len(parts) == 0 {
+		last := jsonlPart{data: data[begin:], line: line, lines: before - ends, offset: begin}
+		if begin < len(data) && data[len(data)-1] != '\n' {
+			last.lines++ // the last, without its end
+		}
+		parts = append(parts, last)
 	}
 	return parts
 }

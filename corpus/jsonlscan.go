@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // The fast reading of a .jsonl line: one pass over it that checks it is
@@ -17,7 +15,9 @@ import (
 // only once accepted, since a rejected one is read again (below); the second
 // pass reads a string that is in cache for lines of a few kB. The reference
 // reading (jsonlText) makes a map of the line's raw values, then a string
-// of the one named "text": four copies of the line.
+// of the one named "text": four copies of the line. A long string (a
+// document of many megabytes on one line) is read, and decoded, in parts
+// on every core (jsonlstring.go).
 //
 // It accepts exactly the lines jsonlText accepts, with the same document:
 //   - the line is valid UTF-8 and valid JSON (RFC 8259, as encoding/json's
@@ -47,6 +47,7 @@ type lineScanner struct {
 	depth   int    // the arrays and objects open
 	escaped bool   // a string read so far held an escape,
 	lone    bool   // and one half of a surrogate pair
+	cuts    []int  // places in the last string read where a character starts (see str)
 }
 
 // scanJSONLLine reads line, which is not blank, and, where it accepts it,
@@ -61,6 +62,7 @@ func scanJSONLLine(line []byte) (doc []byte, ok bool) {
 	sc.depth = 1
 	quote, end := -1, -1 // the last "text"'s string: its quotes; -1: none, or not one
 	escaped := false     // whether it holds an escape
+	var cuts []int       // and where its characters may be decoded apart
 	sc.space()
 	if !sc.byte('}') {
 		for {
@@ -77,10 +79,10 @@ func scanJSONLLine(line []byte) (doc []byte, ok bool) {
 			switch {
 			case isText && sc.peek() == '"':
 				quote, sc.escaped, sc.lone = sc.i, false, false
-				if _, ok := sc.str(false); !ok {
+				if !sc.str() {
 					return nil, false
 				}
-				end, escaped = sc.i-1, sc.escaped
+				end, escaped, cuts = sc.i-1, sc.escaped, slices.Clone(sc.cuts)
 				if sc.lone { // refused, unless a later "text" replaces it
 					quote, end = -1, -1
 				}
@@ -108,9 +110,7 @@ func scanJSONLLine(line []byte) (doc []byte, ok bool) {
 	if !escaped {
 		return line[quote+1 : end], true
 	}
-	sc.i = quote
-	w, _ := sc.str(true) // cannot fail: read once already
-	return line[quote+1 : w], true
+	return line[quote+1 : decodeString(line, quote+1, end, cuts)], true
 }
 
 // peek is the next byte, or 0 at the end of the line.
@@ -149,7 +149,7 @@ func (sc *lineScanner) key() (isText, ok bool) {
 	if sc.peek() != '"' {
 		return false, false
 	}
-	if _, ok := sc.str(false); !ok {
+	if !sc.str() {
 		return false, false
 	}
 	if !sc.escaped {
@@ -157,17 +157,15 @@ func (sc *lineScanner) key() (isText, ok bool) {
 	}
 	// Decode its escapes in a copy (a key is short, and an escaped one
 	// rare): the line is not written before it is accepted.
-	k := lineScanner{s: slices.Clone(sc.s[begin:sc.i])}
-	w, _ := k.str(true)
-	return string(k.s[1:w]) == "text", true
+	k := slices.Clone(sc.s[begin+1 : sc.i-1])
+	return string(k[:decodeRun(k, 0, len(k), 0)]) == "text", true
 }
 
 // value reads a JSON value, checking it without keeping it.
 func (sc *lineScanner) value() bool {
 	switch c := sc.peek(); c {
 	case '"':
-		_, ok := sc.str(false)
-		return ok
+		return sc.str()
 	case '{', '[':
 		return sc.container(c)
 	case 't':
@@ -198,7 +196,7 @@ func (sc *lineScanner) container(open byte) bool {
 				if sc.peek() != '"' {
 					return false
 				}
-				if _, ok := sc.str(false); !ok {
+				if !sc.str() {
 					return false
 				}
 				sc.space()
@@ -270,97 +268,6 @@ func (sc *lineScanner) number() bool {
 	}
 	sc.i = i
 	return true
-}
-
-// str reads the string at sc.i (its opening quote), setting sc.escaped
-// where it holds an escape. Invalid UTF-8, a control character (below
-// U+0020) and an unknown escape are errors; half a surrogate pair reads
-// U+FFFD, as in encoding/json, and sets sc.lone. Where decode is true, its
-// characters are written over it from its first byte on, ending at w.
-func (sc *lineScanner) str(decode bool) (w int, ok bool) {
-	s, i := sc.s, sc.i+1
-	w, run := i, i   // the characters of s[run:i] are to go to s[w:]
-	keep := func() { // move s[run:i] to s[w:]
-		if decode && w != run {
-			copy(s[w:], s[run:i])
-		}
-		w += i - run
-	}
-	for {
-		i = plain(s, i)
-		if i == len(s) {
-			return 0, false
-		}
-		switch c := s[i]; {
-		case c == '"':
-			keep()
-			sc.i = i + 1
-			return w, true
-		case c == '\\':
-			keep()
-			r, n, ok := sc.escape(i)
-			if !ok {
-				return 0, false
-			}
-			if decode {
-				w += utf8.EncodeRune(s[w:], r)
-			}
-			i += n
-			run = i
-		case c < 0x20:
-			return 0, false
-		default: // c >= 0x80: a character of two to four bytes
-			r, n := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				return 0, false
-			}
-			i += n
-		}
-	}
-}
-
-// escape reads the escape at s[i] (its backslash): its character and
-// length.
-func (sc *lineScanner) escape(i int) (rune, int, bool) {
-	s := sc.s
-	sc.escaped = true
-	if i+1 == len(s) {
-		return 0, 0, false
-	}
-	switch s[i+1] {
-	case '"', '\\', '/':
-		return rune(s[i+1]), 2, true
-	case 'b':
-		return '\b', 2, true
-	case 'f':
-		return '\f', 2, true
-	case 'n':
-		return '\n', 2, true
-	case 'r':
-		return '\r', 2, true
-	case 't':
-		return '\t', 2, true
-	case 'u':
-		r, ok := hex4(s, i+2)
-		if !ok {
-			return 0, 0, false
-		}
-		if !utf16.IsSurrogate(r) {
-			return r, 6, true
-		}
-		// A high half then a low one is a character; anything else is
-		// half a pair, and the escape after it is read on its own.
-		lo, ok := rune(0), false
-		if r < 0xdc00 && bytes.HasPrefix(s[i+6:], []byte(`\u`)) {
-			lo, ok = hex4(s, i+8)
-		}
-		if r = utf16.DecodeRune(r, lo); ok && r != utf8.RuneError {
-			return r, 12, true
-		}
-		sc.lone = true
-		return utf8.RuneError, 6, true
-	}
-	return 0, 0, false
 }
 
 // hex4 is the value of the four hexadecimal digits at s[i:].

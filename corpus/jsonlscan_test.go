@@ -1,6 +1,8 @@
 package corpus
 
 import (
+	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -105,22 +107,38 @@ func TestScanJSONLLine(t *testing.T) {
 
 // checkScan holds scanJSONLLine to jsonlText on line: the same document,
 // decoded in place at the "text"'s string; or both an error, and the line
-// left as it was for jsonlText to read.
+// left as it was for jsonlText to read. The line is read with its strings
+// read on one core, and read in parts of a few bytes on four goroutines
+// (every string of two bytes or more, from one byte or three on one).
 func checkScan(t *testing.T, line string) {
 	t.Helper()
-	buf := []byte(line)
-	doc, ok := scanJSONLLine(buf)
 	want, err := jsonlText(line, 0)
-	switch {
-	case ok != (err == nil):
-		t.Errorf("%.80q: fast reading accepts: %v (%q); the reference's error: %v", line, ok, doc, err)
-	case ok && string(doc) != want:
-		t.Errorf("%.80q: document %q, want %q", line, doc, want)
-	case ok && len(doc) > 0 && !inside(doc, buf):
-		t.Errorf("%.80q: document %q is not in the line's buffer", line, doc)
-	case !ok && string(buf) != line:
-		t.Errorf("%.80q: rejected, but written to: %q", line, buf)
+	check := func(how string) {
+		t.Helper()
+		buf := []byte(line)
+		doc, ok := scanJSONLLine(buf)
+		switch {
+		case ok != (err == nil):
+			t.Errorf("%.80q, %s: fast reading accepts: %v (%q); the reference's error: %v", line, how, ok, doc, err)
+		case ok && string(doc) != want:
+			t.Errorf("%.80q, %s: document %q, want %q", line, how, doc, want)
+		case ok && len(doc) > 0 && !inside(doc, buf):
+			t.Errorf("%.80q, %s: document %q is not in the line's buffer", line, how, doc)
+		case !ok && string(buf) != line:
+			t.Errorf("%.80q, %s: rejected, but written to: %q", line, how, buf)
+		}
 	}
+	check("strings on one core")
+	defer func(n, procs int) { longString = n; runtime.GOMAXPROCS(procs) }(longString, runtime.GOMAXPROCS(4))
+	for _, n := range []int{1, 3} {
+		longString = n
+		check(fmt.Sprintf("strings in parts from byte %d", n))
+	}
+	// Parts started anywhere, inside characters and escapes: the reading
+	// goes on from where the part before stopped.
+	defer func() { guessStart = charStart }()
+	guessStart = func(s []byte, i, to int) int { return i }
+	check("strings in parts started anywhere")
 }
 
 // inside reports whether b is a part of buf's memory.

@@ -149,17 +149,38 @@ func mergeUpFront(c *Corpus, tok Tokenizer, mm MergeMemorer, opt TokenizeOptions
 	return mergeNeed(c.Docs, mm, jobs, threads)
 }
 
+// A head of a text is encoded in pieces of headBytesPerID bytes for each id
+// still wanted (a generous bound: GPT-2 averages about 4 bytes an id on
+// English), at least minHeadPiece, at most chunkBytes: a piece too short
+// only makes one more.
+const (
+	headBytesPerID = 16
+	minHeadPiece   = 64 << 10
+)
+
+// headPiece is about how many bytes of a text encodeHeadChecked encodes next
+// when it still wants ids ids.
+func headPiece(ids int) int {
+	if ids >= chunkBytes/headBytesPerID {
+		return chunkBytes
+	}
+	return min(chunkBytes, max(minHeadPiece, headBytesPerID*ids))
+}
+
 // encodeHeadChecked is encodeHead of a long text, at least limit ids
 // (limit > 0), by a tokenizer that cuts and bounds its merges' memory: the
-// text is encoded in pieces of about chunkBytes, cut where the tokenizer
-// allows, each piece's merges checked against the memory available just
-// before it is encoded (with MaxTokens, Tokenize checks no more up front
-// than the head it keeps, which it cannot know until it is encoded). The ids
-// are EncodeHead's (see Cutter).
+// text is encoded in pieces of about chunkBytes, or of headBytesPerID bytes
+// for each id still wanted where that is less (at least minHeadPiece), cut
+// where the tokenizer allows, each piece's merges checked against the
+// memory available just before it is encoded (with MaxTokens, Tokenize
+// checks no more up front than the head it keeps, which it cannot know until
+// it is encoded). The ids are EncodeHead's (see Cutter). A piece of
+// scanFrom bytes or more has its check read it whole (MergeMemory): for a
+// head of a few ids, 9 ms spent on a megabyte it would not encode.
 func encodeHeadChecked(ctx context.Context, tok Cutter, mm MergeMemorer, text string, limit int, progress func(done int)) ([]int32, bool, error) {
 	var ids []int32
 	for begin := 0; begin < len(text); {
-		end := begin + tok.Cut(text[begin:], chunkBytes)
+		end := begin + tok.Cut(text[begin:], headPiece(limit-len(ids)))
 		b := mergeBound{textMerge(mm, text[begin:end], begin == 0), 0, begin, end}
 		if b.need == unmergeable {
 			return nil, false, errUnmergeable("encoding", []string{text}, b)

@@ -162,3 +162,45 @@ func TestTokenizeRefusesUnmergeablePiece(t *testing.T) {
 		t.Errorf("short pieces: %v", err)
 	}
 }
+
+// scanning is GPT-2's tokenizer counting the bytes its MergeMemory reads.
+type scanning struct {
+	*tokenizer.Tokenizer
+	read *int
+}
+
+func (s scanning) MergeMemory(piece string, first bool) uint64 {
+	*s.read += len(piece)
+	return s.Tokenizer.MergeMemory(piece, first)
+}
+
+// A head of a few ids of a long text is encoded from a piece of about
+// minHeadPiece bytes, which the memory check bounds without reading it:
+// none of the text is pre-tokenized for the check (a megabyte was, for
+// one id); a long head is checked piece by piece, about chunkBytes at a
+// time. The ids are the head of the whole text's either way.
+func TestTokenizeSmallHeadReadsLittle(t *testing.T) {
+	text := strings.Repeat("Hello world, and more words. ", 120_000) // 3.5 MB
+	c, err := FromText("words.txt", text, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpt2, err := tokenizer.GPT2()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := gpt2.Encode(text)
+	for _, k := range []struct{ maxTokens, mostRead int }{{1, 0}, {100, 0}, {300_000, 2*chunkBytes + 1000}} {
+		read := 0
+		toks, err := Tokenize(context.Background(), c, scanning{gpt2, &read}, TokenizeOptions{NoCache: true, Threads: 1, MaxTokens: k.maxTokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toks.Docs[0]; len(got) < k.maxTokens || !slices.Equal(got, whole[:len(got)]) {
+			t.Errorf("MaxTokens %d: %d ids, not the head of the text's", k.maxTokens, len(got))
+		}
+		if read > k.mostRead {
+			t.Errorf("MaxTokens %d: the memory check read %d bytes of the text, want at most %d", k.maxTokens, read, k.mostRead)
+		}
+	}
+}

@@ -254,3 +254,9 @@ func runJob(ctx context.Context, c *Corpus, tok Tokenizer, j job, r *jobResult) 
 	}()
 	r.ids, r.err = encodeJob(ctx, c.Docs, tok, j)
 }
+
+// share is the end of the k-th of parts shares of n, k*n/parts, without
+// overflowing an int of 32 bits (n near 2^31, k up to parts).
+func share(n, k, parts int) int {
+	return int(int64(n) * int64(k) / int64(parts))
+}

@@ -96,7 +96,7 @@ var rules = map[string]rule{
 	"internal/download":     {others: []string{"golang.org/x/sys"}}, // the free space before a download (statfs, GetDiskFreeSpaceEx)
 	"internal/atomicfile":   {others: []string{"golang.org/x/sys"}}, // O_TMPFILE on Linux
 	"internal/msgpackbound": {},
-	"internal/infile":       {},
+	"internal/infile":       {others: []string{"golang.org/x/sys"}}, // huge pages for a file's memory on Linux (madvise)
 	"internal/jsonformat":   {},
 	"internal/clobber":      {},                                                         // outputs that would overwrite inputs
 	"internal/hashcache":    {ours: []string{"internal/atomicfile", "internal/infile"}}, // the weights' sha256 by file identity

@@ -3,7 +3,10 @@
 // regular file is refused before open(2): a FIFO's open blocks until a writer
 // comes, /dev/zero never ends, and a folder is no file at all. It also reads
 // streams (stdin) so that the first Ctrl-C is honoured and the bytes read are
-// bounded, and quotes paths for messages. It imports nothing of this module.
+// bounded, and quotes paths for messages. A large file is read on every
+// core, into memory that asks for huge pages (MakeLarge), whose first touch
+// costs far less. It imports nothing of this module (of outside code,
+// golang.org/x/sys, for madvise on Linux).
 package infile
 
 import (
@@ -15,10 +18,13 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // NotRegularError is a path that names something other than a regular file.
@@ -115,52 +121,118 @@ func (e *TooLargeError) Error() string {
 // than limit bytes (limit <= 0: no limit) before reading it. The result is
 // allocated once, at the file's size, with make: bytes.Buffer.Grow clears
 // its new memory in one call that the runtime cannot preempt, which stalled
-// a collection for a second on 200 MB (the read touches it anyway).
+// a collection for a second on 200 MB (the read touches it anyway). A file
+// of partsFrom bytes or more is read in parts on every core, into memory
+// from MakeLarge: the read is the first touch of that memory, whose page
+// faults, not the copy, are most of its cost (see MakeLarge). A file that
+// grows while it is read is read to its end (within limit), as before; one
+// that shrinks is an error.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	var b *bytes.Buffer
-	grow := func(size int64) { b = bytes.NewBuffer(make([]byte, 0, int(size)+bytes.MinRead)) }
-	if err := read(path, limit, grow, func(r io.Reader) (int64, error) { return b.ReadFrom(r) }); err != nil {
+	f, size, err := openSized(path, limit)
+	if err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	defer f.Close()
+	var b []byte
+	if size >= partsFrom {
+		var touched func()
+		b, touched = MakeLarge(int(size))
+		err = readParts(f, b)
+		touched()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", Quote(path), err)
+		}
+	}
+	// The rest: the whole of a small file, what a large one grew by.
+	rest := bytes.NewBuffer(make([]byte, 0, int(size)-len(b)+bytes.MinRead))
+	if err := readRest(f, int64(len(b)), rest, path, limit); err != nil {
+		return nil, err
+	}
+	switch {
+	case b == nil:
+		return rest.Bytes(), nil
+	case rest.Len() > 0:
+		return append(b, rest.Bytes()...), nil
+	}
+	return b, nil
 }
 
 // ReadText is ReadFile returning a string, without a second copy of the
-// bytes.
+// bytes: they are ReadFile's, which nothing else holds or writes.
 func ReadText(path string, limit int64) (string, error) {
-	var b strings.Builder
-	if err := read(path, limit, func(size int64) { b.Grow(int(size) + 1) }, func(r io.Reader) (int64, error) {
-		return io.Copy(&b, r)
-	}); err != nil {
+	b, err := ReadFile(path, limit)
+	if err != nil || len(b) == 0 {
 		return "", err
 	}
-	return b.String(), nil
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
-// read opens path, tells grow its size, and reads it with readFrom.
-func read(path string, limit int64, grow func(int64), readFrom func(io.Reader) (int64, error)) error {
+// partsFrom is the size from which ReadFile reads a file in parts, each of
+// at least partsFrom/2 bytes (a variable for tests).
+var partsFrom int64 = 16 << 20
+
+// openSized opens path (see Open) and returns its size, refusing it when
+// that is more than limit (when limit > 0).
+func openSized(path string, limit int64) (*os.File, int64, error) {
 	f, err := Open(path)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		f.Close()
+		return nil, 0, err
 	}
 	if limit > 0 && fi.Size() > limit {
-		return &TooLargeError{Name: path, Limit: limit, Size: fi.Size()}
+		f.Close()
+		return nil, 0, &TooLargeError{Name: path, Limit: limit, Size: fi.Size()}
 	}
-	grow(fi.Size())
+	return f, fi.Size(), nil
+}
+
+// readParts fills b with the bytes of f from its start, in parts of about
+// the same size, each read on a goroutine of its own (one per core, each
+// part at least partsFrom/2 bytes).
+func readParts(f *os.File, b []byte) error {
+	n := max(1, min(runtime.GOMAXPROCS(0), len(b)/int(max(partsFrom/2, 1))))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		lo, hi := int(int64(len(b))*int64(k)/int64(n)), int(int64(len(b))*int64(k+1)/int64(n))
+		wg.Go(func() {
+			if _, err := f.ReadAt(b[lo:hi], int64(lo)); err == io.EOF {
+				errs[k] = fmt.Errorf("the file changed while it was read: it ended before byte %d of its %d", hi, len(b))
+			} else if err != nil {
+				errs[k] = err
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readRest reads f from offset off (where f is at offset 0) to its end
+// into b, refusing more than limit bytes in all (when limit > 0).
+func readRest(f *os.File, off int64, b *bytes.Buffer, path string, limit int64) error {
+	if off > 0 {
+		if _, err := f.Seek(off, io.SeekStart); err != nil {
+			return fmt.Errorf("read %s: %w", Quote(path), err)
+		}
+	}
 	max := int64(math.MaxInt64)
 	if limit > 0 {
-		max = limit + 1 // one more, to notice a file that grew past the limit
+		max = limit - off + 1 // one more, to notice a file that grew past the limit
 	}
-	n, err := readFrom(io.LimitReader(f, max))
+	n, err := b.ReadFrom(io.LimitReader(f, max))
 	if err != nil {
 		return fmt.Errorf("read %s: %w", Quote(path), err)
 	}
-	if limit > 0 && n > limit {
+	if limit > 0 && off+n > limit {
 		return &TooLargeError{Name: path, Limit: limit}
 	}
 	return nil

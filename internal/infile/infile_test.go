@@ -1,12 +1,15 @@
 package infile
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,5 +122,77 @@ func TestQuote(t *testing.T) {
 		if got := Quote(in); got != want {
 			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// A file of partsFrom bytes or more is read in parts on several goroutines:
+// the bytes are the file's, whatever the parts, and the limit holds.
+func TestReadFileInParts(t *testing.T) {
+	defer func(n int64, procs int) { partsFrom = n; runtime.GOMAXPROCS(procs) }(partsFrom, runtime.GOMAXPROCS(8))
+	partsFrom = 16
+	dir := t.TempDir()
+	for _, size := range []int{0, 1, 15, 16, 17, 31, 100, 1000, 4099} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(i*7 + i/256)
+		}
+		path := filepath.Join(dir, fmt.Sprint(size))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := ReadFile(path, 0); err != nil || !bytes.Equal(b, data) {
+			t.Errorf("%d bytes: read %d bytes, %v; not the file's", size, len(b), err)
+		}
+		if s, err := ReadText(path, int64(size)); err != nil || s != string(data) {
+			t.Errorf("%d bytes as text: %d bytes, %v; not the file's", size, len(s), err)
+		}
+		var tl *TooLargeError
+		if _, err := ReadFile(path, int64(size-1)); size > 1 && !errors.As(err, &tl) {
+			t.Errorf("%d bytes, limit %d: err %v", size, size-1, err)
+		}
+	}
+}
+
+// What ReadFile does with a file that changed after its size was taken: one
+// that grew is read to its end, and its parts and the rest make it up; one
+// that shrank leaves its parts short, an error.
+func TestReadFileChanged(t *testing.T) {
+	data := []byte(strings.Repeat("0123456789", 100))
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 600) // the size it had
+	if err := readParts(f, b); err != nil {
+		t.Fatal(err)
+	}
+	var rest bytes.Buffer
+	if err := readRest(f, int64(len(b)), &rest, path, 0); err != nil || !bytes.Equal(append(b, rest.Bytes()...), data) {
+		t.Errorf("grown: %v, or not the file", err)
+	}
+	if err := readRest(f, int64(len(b)), &rest, path, 999); !errors.As(err, new(*TooLargeError)) {
+		t.Errorf("grown past the limit: err %v", err)
+	}
+	if err := readParts(f, make([]byte, 1200)); err == nil || !strings.Contains(err.Error(), "the file changed while it was read") {
+		t.Errorf("shrunk: err %v", err)
+	}
+}
+
+// MakeLarge gives zeroed memory of the size asked for, whatever the system.
+func TestMakeLarge(t *testing.T) {
+	for _, n := range []int{0, 1, 4096, 5 << 20, 9<<20 + 3} {
+		b, touched := MakeLarge(n)
+		if len(b) != n || bytes.Count(b, []byte{0}) != n {
+			t.Errorf("MakeLarge(%d): %d bytes, not all zero", n, len(b))
+		}
+		for i := range b {
+			b[i] = 1
+		}
+		touched()
 	}
 }
