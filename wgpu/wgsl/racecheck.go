@@ -11,7 +11,9 @@ import (
 // two invocations of a workgroup touching one scalar of a workgroup variable
 // between the same two barriers, at least one of them writing. Such code
 // works on a CPU's Vulkan driver, which runs a workgroup's invocations in a
-// fixed order, and fails on a GPU, whose invocations interleave.
+// fixed order, and fails on a GPU, whose invocations interleave. It checks
+// read_write storage buffers too, between workgroups and within one:
+// racecheck_storage.go.
 //
 // Every load and store of workgroup memory is followed by a call that
 // checks and records it in a shadow of the
@@ -40,8 +42,9 @@ import (
 // memory, and atomics are not data races: neither is checked.
 //
 // The shadow buffer holds one region of 3*slots words per workgroup of the
-// dispatch, at 3*slots*workgroup_index; the host zeroes it before each
-// dispatch (zero is no access: intervals start at 1). Each invocation counts
+// dispatch, at 3*slots*workgroup_index, then the storage buffers' shadows;
+// the host zeroes it before each dispatch (zero is no access: intervals
+// start at 1). Each invocation counts
 // the races it finds and keeps the first in Private variables, with selects
 // rather than branches; before the entry point returns it adds its count to
 // the report buffer's, and the first invocation to add a nonzero count
@@ -50,8 +53,9 @@ import (
 // native cooperative-matrix loads and stores are not.
 
 // RaceCheck asks Compile and Specialize to instrument every access of
-// workgroup memory for data races between a workgroup's invocations (see
-// Options.RaceCheck). The module then declares two more storage buffers at
+// workgroup memory for data races between a workgroup's invocations, and
+// every non-atomic access of a read_write storage buffer for data races
+// between the invocations of a dispatch (see Options.RaceCheck). The module then declares two more storage buffers at
 // Group: the shadow (ShadowBinding, read_write array<u32>) and the report
 // (ReportBinding, read_write array<u32>, RaceReportWords words).
 type RaceCheck struct {
