@@ -73,7 +73,7 @@ type RaceCheck struct {
 // order of its components, elements and members; for a storage buffer its
 // byte offset over RaceBinding.Unit), the local invocation index of the
 // access that found it and of the other, the barrier interval (1 before the
-// first barrier), the byte offset in the source of the statement making the
+// first barrier; for storage memory the storageBarrier interval), the byte offset in the source of the statement making the
 // access, the workgroup's workgroup_index and the other access's. The host
 // zeroes it before the first dispatch.
 const RaceReportWords = 16
@@ -87,7 +87,6 @@ type raceState struct {
 	shadow, report    uint32    // the buffers' variables
 	inv, epoch, base  uint32    // Private u32s: local_invocation_index, the interval, the region's first word
 	storageEpoch      uint32    // Private u32: the storage interval (see racecheck_storage.go)
-	barrierEpoch      uint32    // Private u32: the barrier interval, all barriers counted
 	wgIndex           uint32    // Private u32: workgroup_index
 	count             uint32    // Private u32: the races this invocation found
 	record            [7]uint32 // Private u32s: its first's kind, variable, scalar, other invocation, interval, source offset, other's workgroup
@@ -212,7 +211,7 @@ func (e *emitter) raceSetup() {
 		return id
 	}
 	r.inv, r.epoch, r.base, r.wgIndex = private("race_invocation"), private("race_interval"), private("race_base"), private("race_workgroup")
-	r.storageEpoch, r.barrierEpoch = private("race_storage_interval"), private("race_barrier_interval")
+	r.storageEpoch = private("race_storage_interval")
 	r.count = private("race_count")
 	for k, name := range []string{"kind", "variable", "scalar", "other", "interval", "offset", "other_workgroup"} {
 		r.record[k] = private("race_first_" + name)
@@ -247,22 +246,19 @@ func (e *emitter) raceEntry() {
 	e.add(spirv.OpStore, r.wgIndex, wg)
 	e.add(spirv.OpStore, r.epoch, e.constU32(1))
 	e.add(spirv.OpStore, r.storageEpoch, e.constU32(1))
-	e.add(spirv.OpStore, r.barrierEpoch, e.constU32(1))
 	e.add(spirv.OpStore, r.base, e.op(spirv.OpIMul, r.u32, wg, e.constU32(3*r.slots)))
 	e.raceStorageEntry()
 }
 
 // raceBarrier counts a barrier: in the workgroup interval if it orders
-// workgroup memory, in the storage interval if it orders storage memory, and
-// in the barrier interval always.
+// workgroup memory, in the storage interval if it orders storage memory.
 func (e *emitter) raceBarrier(mem uint32) {
 	if e.race == nil {
 		return
 	}
 	for _, c := range []struct {
 		sem, epoch uint32
-	}{{spirv.MemorySemanticsWorkgroupMemory, e.race.epoch}, {spirv.MemorySemanticsUniformMemory, e.race.storageEpoch},
-		{^uint32(0), e.race.barrierEpoch}} {
+	}{{spirv.MemorySemanticsWorkgroupMemory, e.race.epoch}, {spirv.MemorySemanticsUniformMemory, e.race.storageEpoch}} {
 		if mem&c.sem != 0 {
 			ep := e.op(spirv.OpLoad, e.race.u32, c.epoch)
 			e.add(spirv.OpStore, c.epoch, e.op(spirv.OpIAdd, e.race.u32, ep, e.constU32(1)))
@@ -536,13 +532,9 @@ func (r *Race) Error() string {
 			at, r.Kind, r.Binding.Group, r.Binding.Binding, r.Var, r.Scalar, uint64(r.Scalar)*uint64(r.Binding.Unit),
 			r.Invocation, r.Workgroup, r.Other, r.OtherWorkgroup)
 		if r.Workgroup == r.OtherWorkgroup {
-			barrier := "storageBarrier"
-			if r.Kind == "write after read" {
-				barrier = "barrier"
-			}
-			fmt.Fprintf(&b, ", with no %s between them", barrier)
+			b.WriteString(", with no storageBarrier between them")
 			if r.Interval > 1 {
-				fmt.Fprintf(&b, " (both after %s %d)", barrier, r.Interval-1)
+				fmt.Fprintf(&b, " (both after storageBarrier %d)", r.Interval-1)
 			}
 		}
 	}

@@ -13,10 +13,9 @@ import (
 //
 //   - invocations of different workgroups: nothing orders the workgroups of
 //     a dispatch, so any such pair is a race;
-//   - two invocations of one workgroup: a read after the other's write, or
-//     two writes, with no storageBarrier between them; a write after the
-//     other's read with no barrier at all between them (workgroupBarrier,
-//     storageBarrier or workgroupUniformLoad).
+//   - two invocations of one workgroup: any such pair with no storageBarrier
+//     between them (a workgroupBarrier does not order storage memory, even
+//     for a write after another's read).
 //
 // Why. WGSL follows the Vulkan memory model (WGSL spec, "Memory Model"):
 // two accesses of one location, one a write, race unless location-ordered.
@@ -31,20 +30,19 @@ import (
 // storageBarrier orders a read or a write after another invocation's write.
 //
 // A write after another's read needs, in the model, only the read to
-// happen-before the write, and formally a workgroupBarrier does not give
-// that either: its release orders only workgroup memory, and the WGSL spec
-// says a synchronization function orders in program order only the memory
+// happen-before the write, and a workgroupBarrier does not give that either:
+// its release orders only workgroup memory, and the WGSL spec says a
+// synchronization function orders in program order only the memory
 // operations it affects, so a compiler may move a storage read past a
-// workgroupBarrier. The check accepts any barrier there nonetheless (as
-// Vulkan's synchronization chapter does for commands: a write after read
-// needs only an execution dependency): a control barrier is one, no
-// invocation passes it before every one has reached it, and a read moved
-// past it would have to have a value nothing before the barrier uses. Our
-// kernels have the pattern with values used before the barrier:
-// topk_logits_shared.wgsl reads the previous dispatch's top-K entries,
-// entry j by invocation j, and invocation 0 overwrites them after
-// workgroupBarriers. The strict reading would tag readers (R+ and R- below)
-// with the storage interval instead of the barrier interval.
+// workgroupBarrier. The check holds kernels to that, though a read whose
+// value is used before the barrier could not in practice be moved past it
+// (as Vulkan's synchronization chapter has it for commands, a write after
+// read needs only an execution dependency): a kernel that needs the order
+// says so with a storageBarrier, which costs little, and no driver's
+// reading of the rule is left to chance. (topk_logits_shared.wgsl read the
+// previous dispatch's top-K entries, entry j by invocation j, before
+// invocation 0 overwrote them after workgroupBarriers only; it has a
+// storageBarrier there now.)
 //
 // WGSL also says a write to a vector's component may access the whole
 // vector, so such a write is checked as a write of the whole vector. Two
@@ -59,22 +57,21 @@ import (
 // workgroups' regions, one after the other in the order of RaceBindings.
 // The host zeroes them before each dispatch, with the regions. The words
 // hold tags of an access's workgroup w (workgroup_index + 1, 21 bits),
-// invocation i (local_invocation_index, 11 bits), storage interval s
-// (storageBarrier calls passed, plus one) and barrier interval b (all
-// barriers passed, plus one):
+// invocation i (local_invocation_index, 11 bits) and storage interval s
+// (storageBarrier calls passed, plus one):
 //
 //	0 W   the last writer's w<<11 | i (exchanged)
 //	1 WS  the last writer's s (exchanged)
 //	2 RX  max over readers of w<<11 | i: of the readers of the largest w, the largest i
 //	3 RN  max over readers of (2^21-1 - w)<<11 | (2047 - i): of the smallest w, the smallest i
-//	4 R+  max over readers of b<<11 | i
-//	5 R-  max over readers of b<<11 | (2047 - i)
+//	4 R+  max over readers of s<<11 | i
+//	5 R-  max over readers of s<<11 | (2047 - i)
 //
 // A read races where W names another workgroup, or another invocation of
 // its own with WS its storage interval. A write races where W does, or RX
 // or RN names another workgroup (the readers' smallest and largest), or
 // where all readers are of its workgroup and R+ or R- names another
-// invocation in its barrier interval (the intervals of one workgroup only
+// invocation in its storage interval (the intervals of one workgroup only
 // grow). As for workgroup memory, each access updates its own words before
 // it reads the others', with atomics, so of two accesses that race at least
 // one sees the other.
@@ -329,7 +326,7 @@ func (e *emitter) raceStorageBody(write bool, v, first, n, pos, base, units uint
 	mask, wgMax := c(1<<raceInvBits-1), c(1<<(32-raceInvBits)-1)
 	hi := func(w uint32) uint32 { return e.op(spirv.OpShiftRightLogical, u32, w, c(raceInvBits)) }
 	lo := func(w uint32) uint32 { return e.op(spirv.OpBitwiseAnd, u32, w, mask) }
-	inv, ep, be, wg := ld(r.inv), ld(r.storageEpoch), ld(r.barrierEpoch), ld(r.wgIndex)
+	inv, ep, wg := ld(r.inv), ld(r.storageEpoch), ld(r.wgIndex)
 	w1 := e.op(spirv.OpIAdd, u32, wg, c(1))
 	scope, relaxed := c(spirv.ScopeDevice), c(0)
 	last := sub(units, c(1))
@@ -357,17 +354,17 @@ func (e *emitter) raceStorageBody(write bool, v, first, n, pos, base, units uint
 			xr := and(ne(rx, zero), ne(xw1, w1)) // a reader of a larger workgroup
 			nr := and(ne(rn, zero), ne(nw1, w1)) // of a smaller one
 			pi, mi := lo(rp), sub(mask, lo(rm))
-			pr := and(eq(hi(rp), be), ne(pi, inv)) // of this barrier interval, a larger invocation
-			mr := and(eq(hi(rm), be), ne(mi, inv)) // a smaller one
+			pr := and(eq(hi(rp), ep), ne(pi, inv)) // of this storage interval, a larger invocation
+			mr := and(eq(hi(rm), ep), ne(mi, inv)) // a smaller one
 			race = or(waw, or(or(xr, nr), or(pr, mr)))
-			kind, interval = sel(waw, c(3), c(2)), sel(waw, ep, be)
+			kind, interval = sel(waw, c(3), c(2)), ep
 			who = sel(waw, ow, sel(xr, lo(rx), sel(nr, sub(mask, lo(rn)), sel(pr, pi, mi))))
 			whoWG = sel(waw, owg, sel(xr, sub(xw1, c(1)), sel(nr, sub(nw1, c(1)), wg)))
 		} else {
 			e.op(spirv.OpAtomicUMax, u32, word(2), scope, relaxed, pack(w1, inv))
 			e.op(spirv.OpAtomicUMax, u32, word(3), scope, relaxed, pack(sub(wgMax, w1), sub(mask, inv)))
-			e.op(spirv.OpAtomicUMax, u32, word(4), scope, relaxed, pack(be, inv))
-			e.op(spirv.OpAtomicUMax, u32, word(5), scope, relaxed, pack(be, sub(mask, inv)))
+			e.op(spirv.OpAtomicUMax, u32, word(4), scope, relaxed, pack(ep, inv))
+			e.op(spirv.OpAtomicUMax, u32, word(5), scope, relaxed, pack(ep, sub(mask, inv)))
 			race, who, whoWG = writer(e.raceLoad(word(0)), e.raceLoad(word(1)))
 			kind, interval = c(1), ep
 		}

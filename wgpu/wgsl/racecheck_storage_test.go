@@ -116,8 +116,9 @@ func TestDecodeRaceStorage(t *testing.T) {
 	if r, err = sp.DecodeRace(words); err != nil || !strings.Contains(r.Error(), "no storageBarrier between them (both after storageBarrier 1)") {
 		t.Errorf("decoded %v, %v", r, err)
 	}
-	words[1] = 2 // a write after read: any barrier orders it
-	if r, err = sp.DecodeRace(words); err != nil || !strings.Contains(r.Error(), "no barrier between them (both after barrier 1)") {
+	words[1] = 2 // a write after read: only a storageBarrier orders it too
+	if r, err = sp.DecodeRace(words); err != nil || !strings.Contains(r.Error(), "(write after read)") ||
+		!strings.Contains(r.Error(), "no storageBarrier between them (both after storageBarrier 1)") {
 		t.Errorf("decoded %v, %v", r, err)
 	}
 	words[2] = 1 + 5 // past cnt
