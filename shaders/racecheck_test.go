@@ -12,9 +12,9 @@ import (
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
 )
 
-// raceCheckEnv, set to anything, makes every test device check the kernels for data races on workgroup memory
-// (wgpu.DeviceDescriptor.RaceCheck) and fails the test on any: code that a CPU's Vulkan driver runs right, in its
-// fixed order of invocations, and a GPU may not.
+// raceCheckEnv, set to anything, makes every test device check the kernels for data races on workgroup memory and
+// read_write storage buffers (wgpu.DeviceDescriptor.RaceCheck) and fails the test on any: code that a CPU's Vulkan
+// driver runs right, in its fixed order of invocations, and a GPU may not.
 const raceCheckEnv = "WGPU_TEST_RACE_CHECK"
 
 // checkRaces fails t with every race the device's pipelines met, at the file and line of the kernel's source (or of
@@ -45,8 +45,9 @@ func checkRaces(t testing.TB, dev *wgpu.Device) {
 // (matmul_shared, matmul_coop, lmhead_loss_shared, lmhead_loss_coop, attention_shared and its subgroup form,
 // attention_coop, rope_kv_write, topk_logits_shared, the norms' row sums), each in every tiling its tuner offers,
 // at one ragged shape (where the accesses go depends on the shape and tiling, not on the values; race checking
-// makes a CPU driver's compile about 2x slower and its run more): about 6 minutes with a cold shader cache.
-// WGPU_TEST_RACE_CHECK=1 go test ./shaders checks every test instead.
+// makes a CPU driver's compile about 2x slower and its run more), and the kernels without, whose storage buffers
+// it checks (embed, to_f16, kv_write, matmul, attention, lmhead_loss, nll_combine, topk_logits): about 8 minutes
+// with a cold shader cache. WGPU_TEST_RACE_CHECK=1 go test ./shaders checks every test instead.
 var raceCheckedTests = []string{
 	"^TestMatmulShared$/f16=false/M=37,K=48,N=52",
 	"^TestMatmulCoopTilings$",
@@ -57,10 +58,12 @@ var raceCheckedTests = []string{
 	"^TestRopeKVWrite$",
 	"^(TestLayerNorm|TestLayerNormSubgroup|TestRMSNorm)$",
 	"^TestGPT2TopLogprobsVariants$/k7-split/shared=true", // the whole forward pass, then the shared top-K
+	"^(TestEmbed|TestToF16|TestKVWrite|TestMatmul|TestAttention|TestLoss|TestLossReduction|TestGPT2TopLogprobs)$",
 }
 
 // TestKernelsRaceFree runs the kernel tests of raceCheckedTests again, each in a child process with
-// $WGPU_TEST_RACE_CHECK set, so that a data race on workgroup memory in any kernel fails the suite.
+// $WGPU_TEST_RACE_CHECK set, so that a data race on workgroup memory or a storage buffer in any kernel fails the
+// suite.
 func TestKernelsRaceFree(t *testing.T) {
 	if os.Getenv(raceCheckEnv) != "" {
 		t.Skip("already race-checking")

@@ -75,6 +75,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 			li[j] = id;
 		}
 	}
+	// The previous dispatch's entries, read above by the invocations that
+	// took them, are overwritten below by invocation 0: only a storage
+	// barrier orders a write after another invocation's read of storage
+	// memory (a workgroupBarrier orders workgroup memory only).
+	storageBarrier();
 	// Merge: K rounds, each giving the best entry not given yet.
 	var next = 0u; // how many of this invocation's entries were given
 	for (var round = 0u; round < K; round++) {

@@ -34,10 +34,12 @@ type DeviceDescriptor struct {
 	// MemoryBlockSize is the size of the VkDeviceMemory blocks buffers are sub-allocated from (default 64 MiB).
 	MemoryBlockSize uint64
 	// RaceCheck compiles every WGSL module with wgsl.Options.RaceCheck, which finds data races on workgroup memory
-	// between a workgroup's invocations (code that a CPU's Vulkan driver runs correctly and a GPU does not), and
-	// Device.Races reports them. For tests: slower (on lavapipe a kernel test with a cold shader cache takes about
-	// 1.7x as long), dispatches run one at a time, the check takes @group(3), and a dispatch's workgroups need 12
-	// bytes of shadow per scalar of workgroup memory, out of at most 128 MiB. SPIR-V modules are not checked.
+	// between a workgroup's invocations, and on read_write storage buffers between the invocations of a dispatch
+	// (code that a CPU's Vulkan driver runs correctly and a GPU does not), and Device.Races reports them. For tests:
+	// slower (on lavapipe a kernel test with a cold shader cache takes about 1.7x as long), dispatches run one at a
+	// time, the check takes @group(3), and a dispatch needs 12 bytes of shadow per scalar of workgroup memory and
+	// workgroup, and 24 per scalar (4 bytes, or 2 of a binding holding f16) bound to a read_write storage binding,
+	// out of at most 128 MiB. SPIR-V modules are not checked.
 	RaceCheck bool
 	// StageTransfers keeps the buffers made for the GPU (those without MapRead or MapWrite usage) out of
 	// host-mapped memory even where all of the device's memory is host-visible (CPU drivers, integrated GPUs), so

@@ -12,9 +12,10 @@ import (
 // shadow and report buffers this file binds at @group(raceGroup) of every pipeline, in a pipeline layout of its
 // own (the pipeline's groups, empty ones up to raceGroup, and the race group), compatible with the pipeline's
 // layout for its groups and push constants, so that the bind groups and push constants recorded with the
-// pipeline's layout stay bound. Before each dispatch the encoder zeroes the shadow for its workgroups, between
-// barriers (each race-checked dispatch runs alone); the report buffer collects the pipeline's races for
-// Device.Races.
+// pipeline's layout stay bound. Before each dispatch the encoder zeroes the shadow, between barriers (each
+// race-checked dispatch runs alone): the regions of its workgroups (workgroup memory), then the shadows of the
+// read_write storage bindings the pipeline checks, sized by the ranges its bind groups bind; the report buffer
+// collects the pipeline's races for Device.Races.
 
 // raceGroup is the bind group the race check takes: WebGPU's last (maxBindGroups is at least 4).
 const raceGroup = 3
@@ -41,16 +42,17 @@ type raceReport struct {
 type pipelineRace struct {
 	layout      vk.PipelineLayout // destroyed with the pipeline
 	group       *BindGroup
-	regionBytes uint64 // shadow bytes per workgroup
+	regionBytes uint64             // shadow bytes per workgroup
+	bindings    []wgsl.RaceBinding // the storage bindings it checks, whose shadows follow the workgroups'
 }
 
-// Race is a data race on workgroup memory that a pipeline of a race-checking device found.
+// Race is a data race on workgroup or storage memory that a pipeline of a race-checking device found.
 type Race struct {
 	Pipeline string
 	*wgsl.Race
 }
 
-// Error is "pipeline "label": file:line:col: data race on workgroup memory ...".
+// Error is "pipeline "label": file:line:col: data race on workgroup memory ..." (or storage memory).
 func (r *Race) Error() string { return fmt.Sprintf("pipeline %q: %v", r.Pipeline, r.Race.Error()) }
 
 // startRaceCheck creates the race check's buffers and layouts at device creation.
@@ -128,7 +130,7 @@ func (d *Device) newPipelineRace(label string, layout *PipelineLayout, sp *wgsl.
 		}
 	}
 	ci := pipelineLayoutInfo(&ar, sets, layout.pushSize) // the same push constants: compatible with layout
-	pr := &pipelineRace{group: g, regionBytes: 4 * sp.RaceShadowWords()}
+	pr := &pipelineRace{group: g, regionBytes: 4 * sp.RaceShadowWords(), bindings: sp.RaceBindings()}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
@@ -142,16 +144,35 @@ func (d *Device) newPipelineRace(label string, layout *PipelineLayout, sp *wgsl.
 }
 
 // raceDispatch records what a race-checked dispatch of n workgroups needs before it: the shadow of its
-// workgroups zeroed, after every earlier command and before this one, and the race group bound. It fails the
-// encoder where the shadow is too small.
+// workgroups and of the storage bindings it checks zeroed, after every earlier command and before this one, and the
+// race group bound. It fails the encoder where the shadow is too small or the dispatch too large for the check.
 func (p *ComputePass) raceDispatch(pr *pipelineRace, n uint64) bool {
 	e := p.e
 	shadow := e.d.race.shadow
+	label := p.pipeline.label
+	if len(pr.bindings) > 0 && n > wgsl.RaceMaxWorkgroups {
+		e.fail(errorf(ErrLimit, "pipeline %q: the race check of storage memory counts %d workgroups, not %d: dispatch fewer",
+			label, wgsl.RaceMaxWorkgroups, n))
+		return false
+	}
 	need := n * pr.regionBytes
 	if n != 0 && need/n != pr.regionBytes || need > shadow.size {
 		e.fail(errorf(ErrLimit, "pipeline %q: the race check's shadow of %d workgroups takes %d bytes, above its %d: dispatch fewer",
-			p.pipeline.label, n, need, shadow.size))
+			label, n, need, shadow.size))
 		return false
+	}
+	for _, b := range pr.bindings {
+		bound, ok := p.groups[b.Group].size[b.Binding]
+		if !ok {
+			e.fail(errorf(ErrBadUsage, "pipeline %q: race check: bind group %d has no binding %d (%s)", label, b.Group, b.Binding, b.Name))
+			return false
+		}
+		need += 4 * b.ShadowWords(bound)
+		if need > shadow.size {
+			e.fail(errorf(ErrLimit, "pipeline %q: the race check's shadow of %d workgroups and storage up to @group(%d) @binding(%d) %s "+
+				"(%d bytes bound) takes %d bytes, above its %d: bind less", label, n, b.Group, b.Binding, b.Name, bound, need, shadow.size))
+			return false
+		}
 	}
 	cb := e.slot.cb
 	e.memoryBarrier(stagesGPU, vk.PipelineStageTransferBit)
@@ -165,8 +186,8 @@ func (p *ComputePass) raceDispatch(pr *pipelineRace, n uint64) bool {
 }
 
 // Races reads what the race check (DeviceDescriptor.RaceCheck) found: for every pipeline created since the device
-// was, in creation order, the first data race on workgroup memory its dispatches met and how many there were, after
-// all work submitted so far. It waits for the GPU. A device without the race check returns nothing.
+// was, in creation order, the first data race on workgroup or storage memory its dispatches met and how many there
+// were, after all work submitted so far. It waits for the GPU. A device without the race check returns nothing.
 func (d *Device) Races() ([]*Race, error) {
 	if d.race == nil {
 		return nil, nil

@@ -12,10 +12,14 @@ import (
 // it has: none, or one whose first report is of one of kinds, at a line marked "// race".
 type raceCase struct {
 	name  string
-	body  string // main's body; li is local_invocation_index, wg workgroup_id.x
-	decls string
+	body  string                  // main's body; li is local_invocation_index, wg workgroup_id.x
+	decls string                  // may declare a read_write storage buffer "aux" at @group(0) @binding(1), of 64 words a workgroup and 4 more
 	want  func(li uint32) float32 // nil: racy, the output is not checked
 	kinds []string
+	// buffer is the storage variable the race is on ("" for workgroup memory).
+	buffer string
+	// across marks a race between workgroups: with one workgroup the kernel is race-free and out is want's.
+	across bool
 }
 
 var raceCases = []raceCase{
@@ -101,14 +105,17 @@ var raceCases = []raceCase{
 		kinds: []string{"write after write"}},
 }
 
-// TestRaceCheck runs kernels with and without data races on workgroup memory on a race-checking device, one
-// workgroup and several: the racy ones are reported, with the variable, the kind and the line, the others not, and
-// their results are those of the same code unchecked.
+// TestRaceCheck runs kernels with and without data races on workgroup memory and on storage buffers on a
+// race-checking device, one workgroup and several: the racy ones are reported, with the variable (and binding), the
+// kind and the line, the others not, and their results are those of the same code unchecked.
 func TestRaceCheck(t *testing.T) {
 	env := newEnvDesc(t, os.Getenv("WGPU_NO_VALIDATION") == "", DeviceDescriptor{RaceCheck: true})
 	d := env.dev
 	for _, groups := range []uint32{1, 3} {
-		for _, tc := range raceCases {
+		for _, tc := range append(raceCases, storageRaceCases...) {
+			if tc.across && groups == 1 {
+				tc.kinds = nil // one workgroup: nothing to race with
+			}
 			t.Run(fmt.Sprintf("%s/%d workgroups", tc.name, groups), func(t *testing.T) {
 				src := fmt.Sprintf("%s\n@group(0) @binding(0) var<storage, read_write> out: array<f32>;\n"+
 					"@compute @workgroup_size(64)\nfn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) id: vec3<u32>) {\n"+
@@ -120,13 +127,18 @@ func TestRaceCheck(t *testing.T) {
 				m := wgslModule(t, d, tc.name, src)
 				p := wgslPipeline(t, d, m, "main", nil, [3]uint32{64, 1, 1})
 				out := newBuffer(t, d, 4*64*uint64(groups), BufferUsageStorage|BufferUsageCopySrc)
-				got := dispatchOut(t, d, p, out, groups)
+				var got []float32
+				if strings.Contains(tc.decls, "@binding(1)") {
+					got = dispatchAux(t, d, p, out, newBuffer(t, d, 4*64*uint64(groups)+16, BufferUsageStorage), groups)
+				} else {
+					got = dispatchOut(t, d, p, out, groups)
+				}
 				races, err := d.Races()
 				if err != nil {
 					t.Fatal(err)
 				}
 				races = races[len(before):]
-				if tc.want != nil {
+				if len(tc.kinds) == 0 {
 					for _, r := range races {
 						t.Errorf("race reported in a race-free kernel: %v", r)
 					}
@@ -149,18 +161,52 @@ func TestRaceCheck(t *testing.T) {
 					}
 				}
 				if !slices.Contains(tc.kinds, r.Kind) || !slices.Contains(marked, r.At.Line) || r.Pipeline != "main" ||
-					r.Invocation == r.Other || r.Invocation >= 64 || r.Other >= 64 || r.Workgroup >= groups || r.Count == 0 {
-					t.Errorf("reported %v; want a race of kind %v at line %v", r, tc.kinds, marked)
+					r.Invocation >= 64 || r.Other >= 64 || r.Workgroup >= groups || r.OtherWorkgroup >= groups || r.Count == 0 ||
+					tc.across != (r.Workgroup != r.OtherWorkgroup) || !tc.across && r.Invocation == r.Other {
+					t.Errorf("reported %v; want a race of kind %v at line %v, across workgroups %v", r, tc.kinds, marked, tc.across)
 				}
-				if tc.name == "a race after two barriers" && r.Interval != 3 {
-					t.Errorf("interval %d, want 3", r.Interval)
+				if want := tc.intervals(); want != 0 && r.Interval != want {
+					t.Errorf("interval %d, want %d", r.Interval, want)
 				}
-				if v := strings.Fields(tc.decls); len(v) > 1 && !strings.Contains(tc.decls, "var<workgroup> "+r.Var+":") {
-					t.Errorf("variable %q is not the kernel's", r.Var)
+				switch {
+				case tc.buffer == "" && (r.Binding != nil || !strings.Contains(tc.decls, "var<workgroup> "+r.Var+":")):
+					t.Errorf("variable %q (binding %v) is not the kernel's workgroup variable", r.Var, r.Binding)
+				case tc.buffer != "" && (r.Binding == nil || r.Var != tc.buffer || r.Binding.Group != 0 ||
+					!strings.Contains(src, fmt.Sprintf("@binding(%d) var<storage, read_write> %s:", r.Binding.Binding, r.Var))):
+					t.Errorf("variable %q (binding %+v) is not the kernel's storage variable %q", r.Var, r.Binding, tc.buffer)
 				}
 			})
 		}
 	}
+}
+
+// intervals is the interval a race of the case is reported in, where the case says (0 where not).
+func (tc raceCase) intervals() uint32 {
+	switch tc.name {
+	case "a race after two barriers", "a storage race after two storageBarriers":
+		return 3
+	}
+	return 0
+}
+
+// dispatchAux runs p over groups workgroups with binding 0 bound to out and binding 1 to aux, then reads out.
+func dispatchAux(t *testing.T, d *Device, p *ComputePipeline, out, aux *Buffer, groups uint32) []float32 {
+	t.Helper()
+	bgl, err := p.GetBindGroupLayout(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := d.CreateBindGroup(&BindGroupDescriptor{Layout: bgl, Entries: []BindGroupEntry{{Binding: 0, Buffer: out}, {Binding: 1, Buffer: aux}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	run(t, d, func(c *ComputePass) {
+		c.SetPipeline(p)
+		c.SetBindGroup(0, g)
+		c.DispatchWorkgroups(groups, 1, 1)
+	})
+	return readF32(t, d, out)
 }
 
 // TestRaceCheckResults runs a race-free kernel on a race-checking device and an ordinary one: the same results.

@@ -18,7 +18,8 @@ var publicAPI = []string{
 	"Expand", "Expanded", "IncludeDirective", // include lines (include.go)
 	"InternalError", "MatrixConfig", // subgroup matrix multiplications (Reflection.MatrixConfigs)
 	"MemberLayout", "Module", "Note", "Options", "Origin", "Override",
-	"Race", "RaceCheck", "RaceReportWords", // Options.RaceCheck (racecheck.go)
+	"Race", "RaceBinding", "RaceCheck", // Options.RaceCheck (racecheck.go; RaceBinding a storage buffer's shadow)
+	"RaceMaxWorkgroups", "RaceReportWords", // the storage check's limit, the report's size
 	"Reflection", "Specialized",
 	"WorkgroupInit", "WorkgroupPoison", "WorkgroupUninitialized", "WorkgroupZero", // Options.WorkgroupInit
 }

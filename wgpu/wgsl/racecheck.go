@@ -11,7 +11,9 @@ import (
 // two invocations of a workgroup touching one scalar of a workgroup variable
 // between the same two barriers, at least one of them writing. Such code
 // works on a CPU's Vulkan driver, which runs a workgroup's invocations in a
-// fixed order, and fails on a GPU, whose invocations interleave.
+// fixed order, and fails on a GPU, whose invocations interleave. It checks
+// read_write storage buffers too, between workgroups and within one:
+// racecheck_storage.go.
 //
 // Every load and store of workgroup memory is followed by a call that
 // checks and records it in a shadow of the
@@ -40,8 +42,9 @@ import (
 // memory, and atomics are not data races: neither is checked.
 //
 // The shadow buffer holds one region of 3*slots words per workgroup of the
-// dispatch, at 3*slots*workgroup_index; the host zeroes it before each
-// dispatch (zero is no access: intervals start at 1). Each invocation counts
+// dispatch, at 3*slots*workgroup_index, then the storage buffers' shadows;
+// the host zeroes it before each dispatch (zero is no access: intervals
+// start at 1). Each invocation counts
 // the races it finds and keeps the first in Private variables, with selects
 // rather than branches; before the entry point returns it adds its count to
 // the report buffer's, and the first invocation to add a nonzero count
@@ -50,8 +53,9 @@ import (
 // native cooperative-matrix loads and stores are not.
 
 // RaceCheck asks Compile and Specialize to instrument every access of
-// workgroup memory for data races between a workgroup's invocations (see
-// Options.RaceCheck). The module then declares two more storage buffers at
+// workgroup memory for data races between a workgroup's invocations, and
+// every non-atomic access of a read_write storage buffer for data races
+// between the invocations of a dispatch (see Options.RaceCheck). The module then declares two more storage buffers at
 // Group: the shadow (ShadowBinding, read_write array<u32>) and the report
 // (ReportBinding, read_write array<u32>, RaceReportWords words).
 type RaceCheck struct {
@@ -60,16 +64,18 @@ type RaceCheck struct {
 
 // RaceReportWords is the size in u32 words of a race-checked module's
 // report buffer: word 0 counts the races found (each pair of accesses that
-// meet counts once per scalar); words 1 to 8 describe one of them (the
+// meet counts once per scalar); words 1 to 9 describe one of them (the
 // first found by the first invocation to report, as its entry point
 // returns): its kind
 // (1 read after write, 2 write after read, 3 write after write), the
-// workgroup variable (an index into Specialized.RaceVars), the scalar within
-// it (in the order of its components, elements and members), the local
-// invocation index of the access that found it and of the other, the
-// barrier interval (1 before the first barrier), the byte offset in the
-// source of the statement making the access, and the workgroup's
-// workgroup_index. The host zeroes it before the first dispatch.
+// variable (an index into the workgroup variables, then the checked
+// storage bindings), the scalar within it (for workgroup memory in the
+// order of its components, elements and members; for a storage buffer its
+// byte offset over RaceBinding.Unit), the local invocation index of the
+// access that found it and of the other, the barrier interval (1 before the
+// first barrier; for storage memory the storageBarrier interval), the byte offset in the source of the statement making the
+// access, the workgroup's workgroup_index and the other access's. The host
+// zeroes it before the first dispatch.
 const RaceReportWords = 16
 
 // raceInvBits is the tag's bits of the invocation: invocations 0 .. 1023 and
@@ -80,14 +86,18 @@ const raceInvBits = 11
 type raceState struct {
 	shadow, report    uint32    // the buffers' variables
 	inv, epoch, base  uint32    // Private u32s: local_invocation_index, the interval, the region's first word
+	storageEpoch      uint32    // Private u32: the storage interval (see racecheck_storage.go)
 	wgIndex           uint32    // Private u32: workgroup_index
 	count             uint32    // Private u32: the races this invocation found
-	record            [6]uint32 // Private u32s: its first's kind, variable, scalar, other invocation, interval, source offset
-	read, write       uint32    // the check functions' ids (emitted by raceFunctions)
+	record            [7]uint32 // Private u32s: its first's kind, variable, scalar, other invocation, interval, source offset, other's workgroup
+	read, write       uint32    // the workgroup checks' function ids (emitted by raceFunctions)
+	sread, swrite     uint32    // the storage checks' function ids, where the module has buffers to check
 	vars              map[uint32]*raceVar
-	slots             uint32 // scalars of all workgroup variables
-	names             []string
-	pos               int // the source offset of the statement being emitted
+	buffers           map[uint32]*raceBuffer // read_write storage variables, by variable id
+	bufList           []*raceBuffer          // the same, in the shadow's order
+	slots             uint32                 // scalars of all workgroup variables
+	names             []string               // workgroup variables, by index
+	pos               int                    // the source offset of the statement being emitted
 	wordPtr, u32, bty uint32
 }
 
@@ -99,10 +109,13 @@ type raceVar struct {
 }
 
 // raceInfo is what a race-checked module tells the host: its workgroup
-// variables by index, and the shadow words one workgroup needs.
+// variables by index, the shadow words one workgroup needs, and the
+// storage bindings it checks, whose report indices follow the workgroup
+// variables'.
 type raceInfo struct {
 	vars        []string
 	regionWords uint64
+	bindings    []RaceBinding
 }
 
 // raceSlots is the number of scalars of workgroup type t, or false where an
@@ -198,14 +211,16 @@ func (e *emitter) raceSetup() {
 		return id
 	}
 	r.inv, r.epoch, r.base, r.wgIndex = private("race_invocation"), private("race_interval"), private("race_base"), private("race_workgroup")
+	r.storageEpoch = private("race_storage_interval")
 	r.count = private("race_count")
-	for k, name := range []string{"kind", "variable", "scalar", "other", "interval", "offset"} {
+	for k, name := range []string{"kind", "variable", "scalar", "other", "interval", "offset", "other_workgroup"} {
 		r.record[k] = private("race_first_" + name)
 	}
 	r.read, r.write = e.id(), e.id()
 	e.name(r.read, "race_read")
 	e.name(r.write, "race_write")
 	e.race = r
+	e.raceStorageSetup(private)
 }
 
 // raceInfo is the layout the host needs, after emission.
@@ -213,11 +228,15 @@ func (e *emitter) raceInfo() *raceInfo {
 	if e.race == nil {
 		return nil
 	}
-	return &raceInfo{vars: e.race.names, regionWords: 3 * uint64(e.race.slots)}
+	info := &raceInfo{vars: e.race.names, regionWords: 3 * uint64(e.race.slots)}
+	for _, b := range e.race.bufList {
+		info.bindings = append(info.bindings, b.info)
+	}
+	return info
 }
 
-// raceEntry starts an entry point's race state: its invocation, interval 1,
-// and its workgroup's region of the shadow.
+// raceEntry starts an entry point's race state: its invocation, intervals
+// 1, its workgroup's region of the shadow and the storage shadows.
 func (e *emitter) raceEntry() {
 	r := e.race
 	ts := e.m.types
@@ -226,22 +245,38 @@ func (e *emitter) raceEntry() {
 	e.add(spirv.OpStore, r.inv, inv)
 	e.add(spirv.OpStore, r.wgIndex, wg)
 	e.add(spirv.OpStore, r.epoch, e.constU32(1))
+	e.add(spirv.OpStore, r.storageEpoch, e.constU32(1))
 	e.add(spirv.OpStore, r.base, e.op(spirv.OpIMul, r.u32, wg, e.constU32(3*r.slots)))
+	e.raceStorageEntry()
 }
 
-// raceBarrier counts a barrier that orders workgroup memory.
+// raceBarrier counts a barrier: in the workgroup interval if it orders
+// workgroup memory, in the storage interval if it orders storage memory.
 func (e *emitter) raceBarrier(mem uint32) {
-	if e.race == nil || mem&spirv.MemorySemanticsWorkgroupMemory == 0 {
+	if e.race == nil {
 		return
 	}
-	ep := e.op(spirv.OpLoad, e.race.u32, e.race.epoch)
-	e.add(spirv.OpStore, e.race.epoch, e.op(spirv.OpIAdd, e.race.u32, ep, e.constU32(1)))
+	for _, c := range []struct {
+		sem, epoch uint32
+	}{{spirv.MemorySemanticsWorkgroupMemory, e.race.epoch}, {spirv.MemorySemanticsUniformMemory, e.race.storageEpoch}} {
+		if mem&c.sem != 0 {
+			ep := e.op(spirv.OpLoad, e.race.u32, c.epoch)
+			e.add(spirv.OpStore, c.epoch, e.op(spirv.OpIAdd, e.race.u32, ep, e.constU32(1)))
+		}
+	}
 }
 
 // raceAccess checks an access of workgroup memory r, a value of type t:
 // every scalar it covers, in a call of the read or write check.
 func (e *emitter) raceAccess(r refv, t *wgslType, write bool) {
-	if e.race == nil || r.space != spaceWorkgroup {
+	if e.race == nil {
+		return
+	}
+	if r.space == spaceStorage {
+		e.raceStorageAccess(r, t, write)
+		return
+	}
+	if r.space != spaceWorkgroup {
 		return
 	}
 	v := e.race.vars[r.base]
@@ -303,33 +338,46 @@ func (e *emitter) raceAccess(r refv, t *wgslType, write bool) {
 	e.op(spirv.OpFunctionCall, e.voidType(), fn, e.constU32(uint32(v.index)), first, e.constU32(uint32(n)), e.constU32(uint32(e.race.pos)))
 }
 
-// raceFunctions emits the read and write checks, each
-// (variable, first scalar, scalars, source offset) -> void.
+// raceFunctions emits the read and write checks of workgroup memory, each
+// (variable, first scalar, scalars, source offset) -> void, and those of
+// storage memory where the module has buffers to check.
 func (e *emitter) raceFunctions() {
 	r := e.race
 	for _, write := range []bool{false, true} {
-		saved := e.f
-		e.f = &fnState{values: map[*symbol]uint32{}, ptrRefs: map[*symbol]refv{}, inputsUsed: map[uint32]bool{}, computed: map[*symbol]uint32{}}
-		fid := pick(write, r.write, r.read)
-		params := []uint32{r.u32, r.u32, r.u32, r.u32}
-		var head spirv.Section
-		head.Add(spirv.OpFunction, e.voidType(), fid, 0, e.fnType(e.voidType(), params))
-		ps := make([]uint32, len(params))
-		for i := range ps {
-			ps[i] = e.id()
-			head.Add(spirv.OpFunctionParameter, r.u32, ps[i])
-		}
-		entry := e.id()
-		e.f.label = entry
-		e.raceCheckBody(write, ps[0], ps[1], ps[2], ps[3])
-		e.terminate(spirv.OpReturn)
-		e.funcs = append(e.funcs, head...)
-		e.funcs.Add(spirv.OpLabel, entry)
-		e.funcs = append(e.funcs, e.f.vars...)
-		e.funcs = append(e.funcs, e.f.body...)
-		e.funcs.Add(spirv.OpFunctionEnd)
-		e.f = saved
+		e.raceFunction(pick(write, r.write, r.read), 4, func(ps []uint32) {
+			e.raceCheckBody(write, ps[0], ps[1], ps[2], ps[3])
+		})
 	}
+	e.raceStorageFunctions()
+}
+
+// raceFunction emits function fid of n u32 parameters returning void, whose
+// body body emits given the parameters' ids.
+func (e *emitter) raceFunction(fid uint32, n int, body func(ps []uint32)) {
+	r := e.race
+	saved := e.f
+	e.f = &fnState{values: map[*symbol]uint32{}, ptrRefs: map[*symbol]refv{}, inputsUsed: map[uint32]bool{}, computed: map[*symbol]uint32{}}
+	params := make([]uint32, n)
+	for i := range params {
+		params[i] = r.u32
+	}
+	var head spirv.Section
+	head.Add(spirv.OpFunction, e.voidType(), fid, 0, e.fnType(e.voidType(), params))
+	ps := make([]uint32, n)
+	for i := range ps {
+		ps[i] = e.id()
+		head.Add(spirv.OpFunctionParameter, r.u32, ps[i])
+	}
+	entry := e.id()
+	e.f.label = entry
+	body(ps)
+	e.terminate(spirv.OpReturn)
+	e.funcs = append(e.funcs, head...)
+	e.funcs.Add(spirv.OpLabel, entry)
+	e.funcs = append(e.funcs, e.f.vars...)
+	e.funcs = append(e.funcs, e.f.body...)
+	e.funcs.Add(spirv.OpFunctionEnd)
+	e.f = saved
 }
 
 // raceCheckBody checks scalars first .. first+n-1 of variable v (see the
@@ -376,13 +424,24 @@ func (e *emitter) raceCheckBody(write bool, v, first, n, pos uint32) {
 			race, who = other(e.op(spirv.OpAtomicLoad, u32, pw, scope, relaxed), false)
 			kind = c(1)
 		}
-		count := ld(r.count)
-		firstRace := e.op(spirv.OpLogicalAnd, bty, race, e.op(spirv.OpIEqual, bty, count, c(0)))
-		e.add(spirv.OpStore, r.count, e.op(spirv.OpIAdd, u32, count, e.op(spirv.OpSelect, u32, race, c(1), c(0))))
-		for k, val := range []uint32{kind, v, s, who, ep, pos} {
-			e.add(spirv.OpStore, r.record[k], e.op(spirv.OpSelect, u32, firstRace, val, ld(r.record[k])))
-		}
+		e.raceNote(race, [7]uint32{kind, v, s, who, ep, pos, ld(r.wgIndex)})
 	})
+}
+
+// raceNote counts a race where race (a bool id) holds and, if it is the
+// invocation's first, records it: its kind, variable, scalar, other
+// invocation, interval, source offset and other's workgroup (see
+// raceState.record), with selects rather than a branch.
+func (e *emitter) raceNote(race uint32, rec [7]uint32) {
+	r := e.race
+	u32 := r.u32
+	ld := func(p uint32) uint32 { return e.op(spirv.OpLoad, u32, p) }
+	count := ld(r.count)
+	firstRace := e.op(spirv.OpLogicalAnd, r.bty, race, e.op(spirv.OpIEqual, r.bty, count, e.constU32(0)))
+	e.add(spirv.OpStore, r.count, e.op(spirv.OpIAdd, u32, count, e.op(spirv.OpSelect, u32, race, e.constU32(1), e.constU32(0))))
+	for k, val := range rec {
+		e.add(spirv.OpStore, r.record[k], e.op(spirv.OpSelect, u32, firstRace, val, ld(r.record[k])))
+	}
 }
 
 // raceFlush, before an entry point returns, adds the races the invocation
@@ -411,7 +470,7 @@ func (e *emitter) raceFlush() {
 	e.terminate(spirv.OpBranchConditional, isFirst, first, fmerge)
 	e.label(first)
 	rec := r.record
-	for k, p := range []uint32{rec[0], rec[1], rec[2], r.inv, rec[3], rec[4], rec[5], r.wgIndex} {
+	for k, p := range []uint32{rec[0], rec[1], rec[2], r.inv, rec[3], rec[4], rec[5], r.wgIndex, rec[6]} {
 		e.add(spirv.OpAtomicStore, word(uint32(k+1)), dev, relaxed, ld(p))
 	}
 	e.branch(fmerge)
@@ -420,37 +479,65 @@ func (e *emitter) raceFlush() {
 	e.label(merge)
 }
 
-// Race is a data race on workgroup memory found by a race-checked pipeline
-// (Options.RaceCheck), as DecodeRace reads it from the report buffer.
+// Race is a data race on workgroup or storage memory found by a
+// race-checked pipeline (Options.RaceCheck), as DecodeRace reads it from
+// the report buffer.
 type Race struct {
-	Count      uint32 // races found in all (the first is described)
-	Kind       string // "read after write", "write after read" or "write after write"
-	Var        string // the workgroup variable
-	Scalar     uint32 // the scalar within it, in the order of its components, elements and members
+	Count uint32 // races found in all (the first is described)
+	Kind  string // "read after write", "write after read" or "write after write"
+	// Var is the workgroup variable, or the storage buffer variable where
+	// Binding is not nil.
+	Var string
+	// Binding is the storage binding of a race on storage memory (nil for
+	// workgroup memory).
+	Binding *RaceBinding
+	// Scalar is the scalar within the variable: for workgroup memory in the
+	// order of its components, elements and members; for a storage buffer
+	// its byte offset in the bound range over Binding.Unit.
+	Scalar     uint32
 	Invocation uint32 // local_invocation_index of the access that found it
 	Other      uint32 // local_invocation_index of the other access
-	Interval   uint32 // barriers the invocations had passed (workgroupBarrier, and workgroupUniformLoad's two), plus one
-	Workgroup  uint32 // workgroup_index
-	At         *Error // the statement making the access (Msg empty)
-	EntryPoint string
+	// Interval is the barriers the invocations had passed, plus one: for
+	// workgroup memory workgroupBarrier and workgroupUniformLoad's two; for
+	// storage memory storageBarrier, or every barrier for a write after
+	// read.
+	Interval       uint32
+	Workgroup      uint32 // workgroup_index of the access that found it
+	OtherWorkgroup uint32 // workgroup_index of the other access
+	At             *Error // the statement making the access (Msg empty)
+	EntryPoint     string
 }
 
-// Error describes the race as "file:line:col: data race on workgroup memory: ...".
+// Error describes the race as "file:line:col: data race on workgroup
+// memory: ..." or "... data race on storage memory: ...".
 func (r *Race) Error() string {
 	at := "?"
 	if r.At != nil {
 		at = fmt.Sprintf("%s:%d:%d", r.At.File, r.At.Line, r.At.Col)
 	}
 	var b strings.Builder
-	when := "before the first barrier"
-	switch {
-	case r.Interval == 2:
-		when = "after the first barrier"
-	case r.Interval > 2:
-		when = fmt.Sprintf("after %d barriers", r.Interval-1)
+	if r.Binding == nil {
+		when := "before the first barrier"
+		switch {
+		case r.Interval == 2:
+			when = "after the first barrier"
+		case r.Interval > 2:
+			when = fmt.Sprintf("after %d barriers", r.Interval-1)
+		}
+		fmt.Fprintf(&b, "%s: data race on workgroup memory (%s): %s scalar %d, invocation %d here and invocation %d, "+
+			"%s, workgroup %d", at, r.Kind, r.Var, r.Scalar, r.Invocation, r.Other, when, r.Workgroup)
+	} else {
+		fmt.Fprintf(&b, "%s: data race on storage memory (%s): @group(%d) @binding(%d) %s scalar %d (byte %d), "+
+			"invocation %d of workgroup %d here and invocation %d of workgroup %d",
+			at, r.Kind, r.Binding.Group, r.Binding.Binding, r.Var, r.Scalar, uint64(r.Scalar)*uint64(r.Binding.Unit),
+			r.Invocation, r.Workgroup, r.Other, r.OtherWorkgroup)
+		if r.Workgroup == r.OtherWorkgroup {
+			b.WriteString(", with no storageBarrier between them")
+			if r.Interval > 1 {
+				fmt.Fprintf(&b, " (both after storageBarrier %d)", r.Interval-1)
+			}
+		}
 	}
-	fmt.Fprintf(&b, "%s: data race on workgroup memory (%s): %s scalar %d, invocation %d here and invocation %d, "+
-		"%s, workgroup %d", at, r.Kind, r.Var, r.Scalar, r.Invocation, r.Other, when, r.Workgroup)
 	if r.Count > 1 {
 		fmt.Fprintf(&b, " (and %d more)", r.Count-1)
 	}
@@ -475,11 +562,17 @@ func (s *Specialized) DecodeRace(words []uint32) (*Race, error) {
 	}
 	kinds := map[uint32]string{1: "read after write", 2: "write after read", 3: "write after write"}
 	r := &Race{Count: words[0], Kind: kinds[words[1]], Scalar: words[3], Invocation: words[4], Other: words[5],
-		Interval: words[6], Workgroup: words[8], EntryPoint: s.entry}
-	if r.Kind == "" || int(words[2]) >= len(s.race.vars) || int(words[7]) > len(s.source) {
-		return nil, fmt.Errorf("race report %v does not fit the module", words[:9])
+		Interval: words[6], Workgroup: words[8], OtherWorkgroup: words[9], EntryPoint: s.entry}
+	v, nv := int(words[2]), len(s.race.vars)
+	if r.Kind == "" || v >= nv+len(s.race.bindings) || int(words[7]) > len(s.source) {
+		return nil, fmt.Errorf("race report %v does not fit the module", words[:10])
 	}
-	r.Var = s.race.vars[words[2]]
+	if v < nv {
+		r.Var = s.race.vars[v]
+	} else {
+		b := s.race.bindings[v-nv]
+		r.Var, r.Binding = b.Name, &b
+	}
 	r.At = newError(s.file, s.source, int(words[7]), "")
 	return r, nil
 }

@@ -48,11 +48,15 @@ type Options struct {
 	WorkgroupInit WorkgroupInit
 	// RaceCheck, if not nil, instruments every access of workgroup memory to
 	// find data races between the invocations of a workgroup (accesses of
-	// one scalar between the same two barriers, one of them a write), which
+	// one scalar between the same two barriers, one of them a write), and
+	// every non-atomic access of a read_write storage buffer to find them
+	// between the invocations of a dispatch (of different workgroups, or of
+	// one with no storageBarrier between them; racecheck_storage.go), which
 	// a CPU's Vulkan driver runs in an order that hides: a tool for tests,
 	// slower (on lavapipe a kernel test with a cold shader cache takes about
 	// 1.7x as long). The module declares two storage buffers more (see
-	// RaceCheck and racecheck.go), and Specialized.DecodeRace reads what
+	// RaceCheck and racecheck.go), Specialized.RaceShadowWords and
+	// RaceBindings give their layout, and Specialized.DecodeRace reads what
 	// they found. A module with a workgroup array sized by an override has
 	// no whole-module SPIR-V then (NoSPIRV says so); Specialize compiles it.
 	RaceCheck *RaceCheck
