@@ -183,8 +183,10 @@ func decodeString(s []byte, begin, end int, cuts []int) int {
 // decodeRun writes the characters of s[i:to], characters and escapes of a
 // string read already (from where one starts to where one starts), over s
 // from w (at most i) on, and returns where they end. A character is never
-// longer than its escape.
+// longer than its escape. It reads and writes nothing at or past to, where
+// decodeString may have another part decoded at the same time.
 func decodeRun(s []byte, i, to, w int) int {
+	s = s[:to]
 	run := i // the characters of s[run:i] are to go to s[w:] as they are
 	keep := func() {
 		if w != run {
@@ -193,7 +195,7 @@ func decodeRun(s []byte, i, to, w int) int {
 		w += i - run
 	}
 	for i < to {
-		i = min(plain(s, i), to)
+		i = plain(s, i)
 		if i == to {
 			break
 		}
