@@ -25,11 +25,22 @@ func wgslPipeline(t *testing.T, d *Device, m *ShaderModule, entry string, consts
 // dispatchOut runs p over groups workgroups with its binding 0 bound to out, then reads out.
 func dispatchOut(t *testing.T, d *Device, p *ComputePipeline, out *Buffer, groups uint32) []float32 {
 	t.Helper()
+	return dispatchBuffers(t, d, p, groups, out)
+}
+
+// dispatchBuffers runs p over groups workgroups with its bindings 0, 1, ... of group 0 bound to bufs, then reads
+// bufs[0].
+func dispatchBuffers(t *testing.T, d *Device, p *ComputePipeline, groups uint32, bufs ...*Buffer) []float32 {
+	t.Helper()
 	bgl, err := p.GetBindGroupLayout(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := d.CreateBindGroup(&BindGroupDescriptor{Layout: bgl, Entries: []BindGroupEntry{{Binding: 0, Buffer: out}}})
+	var entries []BindGroupEntry
+	for i, b := range bufs {
+		entries = append(entries, BindGroupEntry{Binding: uint32(i), Buffer: b})
+	}
+	g, err := d.CreateBindGroup(&BindGroupDescriptor{Layout: bgl, Entries: entries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +50,7 @@ func dispatchOut(t *testing.T, d *Device, p *ComputePipeline, out *Buffer, group
 		c.SetBindGroup(0, g)
 		c.DispatchWorkgroups(groups, 1, 1)
 	})
-	return readF32(t, d, out)
+	return readF32(t, d, bufs[0])
 }
 
 func wgslModule(t *testing.T, d *Device, label, src string) *ShaderModule {

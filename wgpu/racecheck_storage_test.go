@@ -150,7 +150,7 @@ func TestRaceCheckStorageF16(t *testing.T) {
 			}
 			p := wgslPipeline(t, d, wgslModule(t, d, tc.name, src), "main", nil, [3]uint32{64, 1, 1})
 			out := newBuffer(t, d, 4*64, BufferUsageStorage|BufferUsageCopySrc)
-			got := dispatchAux(t, d, p, out, newBuffer(t, d, 2*64, BufferUsageStorage), 1)
+			got := dispatchBuffers(t, d, p, 1, out, newBuffer(t, d, 2*64, BufferUsageStorage))
 			for i, v := range got {
 				if w := float32(i ^ 1); v != w {
 					t.Fatalf("out[%d] = %v, want %v", i, v, w)

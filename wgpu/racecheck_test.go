@@ -129,7 +129,7 @@ func TestRaceCheck(t *testing.T) {
 				out := newBuffer(t, d, 4*64*uint64(groups), BufferUsageStorage|BufferUsageCopySrc)
 				var got []float32
 				if strings.Contains(tc.decls, "@binding(1)") {
-					got = dispatchAux(t, d, p, out, newBuffer(t, d, 4*64*uint64(groups)+16, BufferUsageStorage), groups)
+					got = dispatchBuffers(t, d, p, groups, out, newBuffer(t, d, 4*64*uint64(groups)+16, BufferUsageStorage))
 				} else {
 					got = dispatchOut(t, d, p, out, groups)
 				}
@@ -187,26 +187,6 @@ func (tc raceCase) intervals() uint32 {
 		return 3
 	}
 	return 0
-}
-
-// dispatchAux runs p over groups workgroups with binding 0 bound to out and binding 1 to aux, then reads out.
-func dispatchAux(t *testing.T, d *Device, p *ComputePipeline, out, aux *Buffer, groups uint32) []float32 {
-	t.Helper()
-	bgl, err := p.GetBindGroupLayout(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := d.CreateBindGroup(&BindGroupDescriptor{Layout: bgl, Entries: []BindGroupEntry{{Binding: 0, Buffer: out}, {Binding: 1, Buffer: aux}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	run(t, d, func(c *ComputePass) {
-		c.SetPipeline(p)
-		c.SetBindGroup(0, g)
-		c.DispatchWorkgroups(groups, 1, 1)
-	})
-	return readF32(t, d, out)
 }
 
 // TestRaceCheckResults runs a race-free kernel on a race-checking device and an ordinary one: the same results.
