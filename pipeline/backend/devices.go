@@ -113,8 +113,9 @@ type Options struct {
 	PipelineCacheDir string
 	// Validation runs GPUs under the Khronos validation layer, its
 	// synchronization validation included (wgpu.InstanceDescriptor.Validation),
-	// and passes each message it reports to Warn: to find or report a bug on a
-	// GPU (every one is). Slow. Open fails where the layer is not installed.
+	// and passes each message it reports to Warn, each a bug to find or to
+	// report (a GPU giving wrong results, say). Slow. Open fails where the
+	// layer is not installed.
 	// $WGPU_EVAL_VALIDATION=1 sets it too. The CPU ignores it.
 	Validation bool
 }
