@@ -87,7 +87,7 @@ var storageRaceCases = []raceCase{
 	storageBarrier();
 	aux[64u * wg + li / 2u] = 0.0; // race
 	out[64u * wg + li] = 1.0;`,
-		kinds: []string{"write after write"}},
+		kinds: []string{"write after write"}, interval: 3},
 	{name: "storage atomics", decls: "@group(0) @binding(1) var<storage, read_write> n: array<atomic<u32>>;",
 		body: `atomicAdd(&n[0], 1u);
 	atomicAdd(&n[1 + wg], li);

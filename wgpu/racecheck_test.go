@@ -20,6 +20,8 @@ type raceCase struct {
 	buffer string
 	// across marks a race between workgroups: with one workgroup the kernel is race-free and out is want's.
 	across bool
+	// interval is the interval the race is reported in, where the case says (0: not checked).
+	interval uint32
 }
 
 var raceCases = []raceCase{
@@ -97,7 +99,7 @@ var raceCases = []raceCase{
 	workgroupBarrier();
 	s[li / 2u] = 0.0; // race
 	out[64u * wg + li] = 1.0;`,
-		kinds: []string{"write after write"}},
+		kinds: []string{"write after write"}, interval: 3},
 	{name: "a write through a pointer parameter", decls: "var<workgroup> s: array<f32, 64>;\nfn put(p: ptr<workgroup, f32>, v: f32) {\n\t*p = v; // race\n}",
 		body: `put(&s[li % 8u], f32(li));
 	workgroupBarrier();
@@ -165,8 +167,8 @@ func TestRaceCheck(t *testing.T) {
 					tc.across != (r.Workgroup != r.OtherWorkgroup) || !tc.across && r.Invocation == r.Other {
 					t.Errorf("reported %v; want a race of kind %v at line %v, across workgroups %v", r, tc.kinds, marked, tc.across)
 				}
-				if want := tc.intervals(); want != 0 && r.Interval != want {
-					t.Errorf("interval %d, want %d", r.Interval, want)
+				if tc.interval != 0 && r.Interval != tc.interval {
+					t.Errorf("interval %d, want %d", r.Interval, tc.interval)
 				}
 				switch {
 				case tc.buffer == "" && (r.Binding != nil || !strings.Contains(tc.decls, "var<workgroup> "+r.Var+":")):
@@ -178,15 +180,6 @@ func TestRaceCheck(t *testing.T) {
 			})
 		}
 	}
-}
-
-// intervals is the interval a race of the case is reported in, where the case says (0 where not).
-func (tc raceCase) intervals() uint32 {
-	switch tc.name {
-	case "a race after two barriers", "a storage race after two storageBarriers":
-		return 3
-	}
-	return 0
 }
 
 // TestRaceCheckResults runs a race-free kernel on a race-checking device and an ordinary one: the same results.

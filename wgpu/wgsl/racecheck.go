@@ -55,9 +55,10 @@ import (
 // RaceCheck asks Compile and Specialize to instrument every access of
 // workgroup memory for data races between a workgroup's invocations, and
 // every non-atomic access of a read_write storage buffer for data races
-// between the invocations of a dispatch (see Options.RaceCheck). The module then declares two more storage buffers at
-// Group: the shadow (ShadowBinding, read_write array<u32>) and the report
-// (ReportBinding, read_write array<u32>, RaceReportWords words).
+// between the invocations of a dispatch (see Options.RaceCheck). The module
+// then declares two more storage buffers at Group: the shadow
+// (ShadowBinding, read_write array<u32>) and the report (ReportBinding,
+// read_write array<u32>, RaceReportWords words).
 type RaceCheck struct {
 	Group, ShadowBinding, ReportBinding uint32
 }
@@ -73,9 +74,10 @@ type RaceCheck struct {
 // order of its components, elements and members; for a storage buffer its
 // byte offset over RaceBinding.Unit), the local invocation index of the
 // access that found it and of the other, the barrier interval (1 before the
-// first barrier; for storage memory the storageBarrier interval), the byte offset in the source of the statement making the
-// access, the workgroup's workgroup_index and the other access's. The host
-// zeroes it before the first dispatch.
+// first barrier; for storage memory, the storageBarrier interval), the byte
+// offset in the source of the statement making the access, the workgroup's
+// workgroup_index and the other access's. The host zeroes it before the
+// first dispatch.
 const RaceReportWords = 16
 
 // raceInvBits is the tag's bits of the invocation: invocations 0 .. 1023 and
@@ -499,8 +501,7 @@ type Race struct {
 	Other      uint32 // local_invocation_index of the other access
 	// Interval is the barriers the invocations had passed, plus one: for
 	// workgroup memory workgroupBarrier and workgroupUniformLoad's two; for
-	// storage memory storageBarrier, or every barrier for a write after
-	// read.
+	// storage memory storageBarrier.
 	Interval       uint32
 	Workgroup      uint32 // workgroup_index of the access that found it
 	OtherWorkgroup uint32 // workgroup_index of the other access
