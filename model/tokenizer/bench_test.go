@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -129,6 +130,29 @@ func BenchmarkEncodeLongPiece(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				tok.Encode(p.text)
+			}
+		})
+	}
+}
+
+// BenchmarkEncodeGoldenShakespeare encodes TinyShakespeare with small
+// tokenizer.json files of testdata/hf (a byte-level Split as Llama 3's, a
+// Metaspace pre-tokenizer, SentencePiece-style normalizers), word caches
+// emptied each time: the pipeline's path where the real files are not here.
+func BenchmarkEncodeGoldenShakespeare(b *testing.B) {
+	text := shakespeare(b)
+	for _, name := range []string{"bl-llama3", "ms-always", "sp"} {
+		b.Run(name, func(b *testing.B) {
+			tok, err := Load(filepath.Join("testdata", "hf", name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				m := tok.hf.model
+				m.cache.reset()
+				m.bpe.cache.reset()
+				tok.Encode(text)
 			}
 		})
 	}
