@@ -80,15 +80,16 @@ func heapKey(rank int32, pos int) uint64 { return uint64(uint32(rank))<<32 | uin
 
 // mergeHeapSymbols merges sym in place (its result is a prefix of sym), as
 // mergeScanSymbols does. sym must hold at most MaxPieceSymbols symbols (the
-// positions and lengths are int32; MergeMemory lets callers refuse a text
-// with a longer piece before they encode it), and every symbol an id >= 0.
+// positions are int32: the encoders refuse a longer piece with
+// ErrPieceTooLong before they merge it), and every symbol an id >= 0.
 func (e *bpe) mergeHeapSymbols(sym []int32) []int32 {
 	n := len(sym)
 	if n < 2 {
 		return sym
 	}
 	if n > MaxPieceSymbols {
-		panic(fmt.Sprintf("tokenizer: BPE of a piece of %d symbols, 2^31 or more", n))
+		// Not the input's fault: a path that merges without checking.
+		panic(fmt.Sprintf("tokenizer: internal error: BPE of a piece of %d symbols, more than MaxPieceSymbols, which the encoders refuse first", n))
 	}
 	q := queuePool.Get().(*mergeQueue)
 	defer func() {

@@ -44,7 +44,10 @@
 // Face's tokenizers does: MergeMemory and PieceMemory bound that memory
 // (MergeBytesPerSymbol, 20 bytes a byte for byte-level BPE), so that a
 // caller can refuse a text with a piece too long for the memory it has (a
-// run of one character of many megabytes) before it encodes it.
+// run of one character of many megabytes) before it encodes it. A piece of
+// more than MaxPieceSymbols symbols (2^31: BPE's positions are int32) is
+// never merged: EncodeContext, EncodeHead and EncodePiece return
+// ErrPieceTooLong, wrapped, naming where it is, and Encode returns nil.
 //
 // Characters are classed (letters, numbers, spaces, word characters,
 // punctuation) with the Unicode data Hugging Face's tokenizers has, not Go's

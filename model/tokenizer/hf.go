@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -194,7 +195,7 @@ func (t *Tokenizer) setSpecials(cfg *tokenizerConfig, added []addedToken, vocab 
 // not start the text.
 func (p *pipeline) encode(e *encoding, text string, rest bool) error {
 	return p.walk(text, rest, e.special, p.preTokenize, func(piece string, at pieceAt) error {
-		return p.model.encodeSteps(e, piece, func(off int) error { return e.step(at.offset(off)) })
+		return p.model.encodeSteps(e, piece, at)
 	})
 }
 
@@ -205,9 +206,16 @@ type pieceAt struct{ start, end, base, nlen int }
 
 // offset is the offset in the text that off bytes of the piece stand for:
 // the segment's start, plus the part of it that the pieces so far stand for
-// (for progress).
+// (for progress and errors), in 128 bits: the product of two lengths of a
+// few GiB overflows an int.
 func (a pieceAt) offset(off int) int {
-	return a.start + min(a.end-a.start, (a.end-a.start)*(a.base+off)/max(a.nlen, 1))
+	span, done := uint64(a.end-a.start), uint64(a.base+off)
+	hi, lo := bits.Mul64(span, done)
+	if n := uint64(max(a.nlen, 1)); hi < n { // else the quotient is 2^64 or more: past span
+		q, _ := bits.Div64(hi, lo, n)
+		span = min(span, q)
+	}
+	return a.start + int(span)
 }
 
 // preTokenize is preTokenize with the pipeline's pre-tokenizer.

@@ -55,38 +55,64 @@ func (m *hfModel) encode(dst []int32, piece string) []int32 {
 	return m.encodeChars(dst, piece)
 }
 
-// encodeSteps appends the ids of piece to e.dst as encode does, calling
-// step with the bytes of piece done after the piece, and, for a
-// SentencePiece-style model, after each word that encodeChars cuts it
-// into: for Llama 2 a piece is a whole text between added tokens, which
-// EncodeHead can then stop in, and whose context it checks as it goes; and
-// every place Cut may cut such a text is a step, as it is in the text's
-// parts (see EncodePiece).
-func (m *hfModel) encodeSteps(e *encoding, piece string, step func(off int) error) error {
+// encodeSteps appends the ids of piece, which lies at at in the text, to
+// e.dst as encode does, taking an encoding step (e.step) after the piece,
+// and, for a SentencePiece-style model, after each word that encodeChars
+// cuts it into: for Llama 2 a piece is a whole text between added tokens,
+// which EncodeHead can then stop in, and whose context it checks as it
+// goes; and every place Cut may cut such a text is a step, as it is in the
+// text's parts (see EncodePiece). A piece or word longer than BPE can merge
+// is refused (checkWord) when it is reached.
+func (m *hfModel) encodeSteps(e *encoding, piece string, at pieceAt) error {
 	if m.byteLevel || m.wordStart < 0 {
+		if err := m.checkWord(piece, at, 0); err != nil {
+			return err
+		}
 		e.dst = m.encode(e.dst, piece)
-		return step(len(piece))
+		return e.step(at.offset(len(piece)))
 	}
 	if m.ignoreMerges {
 		if id, ok := m.whole[piece]; ok {
 			e.dst = append(e.dst, id)
-			return step(len(piece))
+			return e.step(at.offset(len(piece)))
 		}
 	}
 	start := 0
 	prev := rune(-1)
 	for i, r := range piece {
 		if r == m.wordStart && prev != m.wordStart && i > start {
+			if err := m.checkWord(piece[start:i], at, start); err != nil {
+				return err
+			}
 			e.dst = m.encodeWord(e.dst, piece[start:i])
-			if err := step(i); err != nil {
+			if err := e.step(at.offset(i)); err != nil {
 				return err
 			}
 			start = i
 		}
 		prev = r
 	}
+	if err := m.checkWord(piece[start:], at, start); err != nil {
+		return err
+	}
 	e.dst = m.encodeWord(e.dst, piece[start:])
-	return step(len(piece))
+	return e.step(at.offset(len(piece)))
+}
+
+// checkWord refuses word, at byte start of a piece that lies at at in the
+// text, where BPE would merge more than maxPieceSymbols of its symbols at
+// once: a byte-level piece of more bytes, or a SentencePiece-style word
+// (the whole piece where encodeChars does not cut) of more symbols
+// (longestWord's count, which MergeMemory makes too). A word of fewer
+// bytes, nearly every one, is passed by its length alone.
+func (m *hfModel) checkWord(word string, at pieceAt, start int) error {
+	if len(word) <= maxPieceSymbols {
+		return nil
+	}
+	if n := m.longestWord(word); n > maxPieceSymbols {
+		return errPieceTooLong(at.offset(start), at.offset(start+len(word)), n, true)
+	}
+	return nil
 }
 
 // symbols appends the initial symbols of a SentencePiece-style piece, as

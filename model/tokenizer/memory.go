@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"unicode/utf8"
@@ -21,9 +23,35 @@ import (
 const MergeBytesPerSymbol = 4 + mergeHeapBytes + 4
 
 // MaxPieceSymbols is the most symbols a piece BPE merges may have: its
-// positions are int32. Encoding a longer piece panics; MergeMemory says
-// Unmergeable for a text that has one, so that callers refuse it first.
+// positions are int32. Encoding a text with a longer piece (a run of 2 GiB
+// without spaces or line breaks) fails with ErrPieceTooLong; MergeMemory
+// says Unmergeable for such a text, so that callers can refuse it before
+// they encode it.
 const MaxPieceSymbols = math.MaxInt32
+
+// maxPieceSymbols is the limit the encoders hold pieces to: MaxPieceSymbols,
+// lowered by tests (a piece of 2^31 bytes is too large for one).
+var maxPieceSymbols = MaxPieceSymbols
+
+// ErrPieceTooLong is the error, wrapped, of encoding a text with a piece
+// longer than BPE can merge: more than MaxPieceSymbols symbols, which it
+// merges whole (a run of one character, a line without spaces for a
+// tokenizer that cuts only at spaces).
+var ErrPieceTooLong = errors.New("a piece too long to merge")
+
+// errPieceTooLong refuses a piece, or a word of one, of n symbols, which
+// stands for bytes [start, end) of the text, or about those where the
+// bytes BPE merges are not the text's (a tokenizer.json's normalizers and
+// pre-tokenizer may change them).
+func errPieceTooLong(start, end, n int, about bool) error {
+	where := "bytes"
+	if about {
+		where = "about bytes"
+	}
+	return fmt.Errorf("encode: %w: %s %d to %d of the text hold a piece of %d symbols, which BPE merges whole, "+
+		"more than the %d it can (MaxPieceSymbols): break the run of text without spaces or line breaks there, or leave it out",
+		ErrPieceTooLong, where, start, end, n, maxPieceSymbols)
+}
 
 // Unmergeable is MergeMemory of a text with a piece of more than
 // MaxPieceSymbols symbols, which BPE cannot merge at all.
@@ -33,7 +61,9 @@ const Unmergeable = math.MaxUint64
 // while EncodePiece(ctx, piece, first, ...) runs (Encode(piece): first
 // true): MergeBytesPerSymbol times the symbols of the longest piece that
 // the normalizers and the pre-tokenizer make of it, or Unmergeable where
-// that piece may have more than MaxPieceSymbols. It runs them over
+// that piece may have more than MaxPieceSymbols (wherever encoding piece
+// fails with ErrPieceTooLong, and for some pipelines a few bytes short of
+// that, where it bounds a piece by runs of characters). It runs them over
 // piece (not BPE), which takes a fraction of the time encoding takes: call
 // it where PieceMemory's bound, which reads nothing, is too large.
 func (t *Tokenizer) MergeMemory(piece string, first bool) uint64 {
@@ -59,9 +89,9 @@ func (t *Tokenizer) MergeMemory(piece string, first bool) uint64 {
 }
 
 // symbolsMemory is the memory BPE holds for a piece of n symbols, or
-// Unmergeable past MaxPieceSymbols.
+// Unmergeable past MaxPieceSymbols (where encoding fails).
 func symbolsMemory(n int) uint64 {
-	if n > MaxPieceSymbols {
+	if n > maxPieceSymbols {
 		return Unmergeable
 	}
 	return MergeBytesPerSymbol * uint64(n)

@@ -48,17 +48,29 @@ type Tokenizer struct {
 // its own byte token and the valid stretches between them are encoded as
 // separate texts. Other tokenizers (Hugging Face's take only Unicode text)
 // encode each invalid byte as U+FFFD.
+//
+// Encode has no error to return but for a text with a piece longer than
+// BPE can merge (ErrPieceTooLong: a run of 2 GiB without spaces or line
+// breaks), for which it returns nil. A caller whose texts may hold one
+// gets the error from EncodeContext, or refuses them first with
+// MergeMemory (Unmergeable).
 func (t *Tokenizer) Encode(text string) []int32 {
-	ids, _ := t.EncodeContext(context.Background(), text, nil)
+	ids, err := t.EncodeContext(context.Background(), text, nil)
+	if err != nil {
+		return nil
+	}
 	return ids
 }
 
 // EncodeWithSpecials returns the ids of text as transformers'
 // tokenizer(text) gives them: Encode's, with the special tokens of the
 // post-processor around them (Llama 2's BOS before; nothing for GPT-2, Llama
-// 3's base files or Qwen).
+// 3's base files or Qwen). It returns nil where Encode does.
 func (t *Tokenizer) EncodeWithSpecials(text string) []int32 {
-	ids := t.Encode(text)
+	ids, err := t.EncodeContext(context.Background(), text, nil)
+	if err != nil {
+		return nil
+	}
 	out := make([]int32, 0, len(t.lead)+len(ids)+len(t.trail))
 	return append(append(append(out, t.lead...), ids...), t.trail...)
 }
@@ -69,7 +81,9 @@ const progressEvery = 1 << 20
 
 // EncodeContext is Encode for long texts: it checks ctx and calls progress
 // (when not nil) with the number of bytes of text encoded so far about every
-// MiB and at the end. It returns ctx's error, and no ids, if ctx is done first.
+// MiB and at the end. It returns ctx's error, and no ids, if ctx is done
+// first, and ErrPieceTooLong, wrapped, for a text with a piece longer than
+// BPE can merge (more than MaxPieceSymbols symbols), naming where it is.
 func (t *Tokenizer) EncodeContext(ctx context.Context, text string, progress func(done int)) ([]int32, error) {
 	ids, _, err := t.encode(ctx, text, progress, 0, false)
 	return ids, err
@@ -80,7 +94,8 @@ func (t *Tokenizer) EncodeContext(ctx context.Context, text string, progress fun
 // false when it stopped before the end of text). The ids are exactly the
 // head of the whole text's, whatever follows, so that a huge text costs
 // what its head costs. progress, when not nil, is called as EncodeContext
-// calls it.
+// calls it, and the errors are EncodeContext's: ErrPieceTooLong only for a
+// piece that the head reaches.
 func (t *Tokenizer) EncodeHead(ctx context.Context, text string, limit int, progress func(done int)) (ids []int32, whole bool, err error) {
 	return t.encode(ctx, text, progress, limit, false)
 }
@@ -171,10 +186,14 @@ func (e *encoding) special(id int32) error {
 }
 
 // valid encodes s, valid UTF-8 found at offset off of the text, piece by
-// piece with GPT-2's pre-tokenizer.
+// piece with GPT-2's pre-tokenizer (a piece of more than maxPieceSymbols
+// bytes refused).
 func (e *encoding) valid(b *bpe, s string, off int) error {
 	for i := 0; i < len(s); {
 		j := nextPiece(s, i)
+		if j-i > maxPieceSymbols {
+			return errPieceTooLong(off+i, off+j, j-i, false)
+		}
 		e.dst = b.encodePiece(e.dst, s[i:j])
 		i = j
 		if err := e.step(off + i); err != nil {
