@@ -15,7 +15,7 @@ import (
 // stages stay unexported, so they can change without breaking a caller.
 var publicAPI = []string{
 	"Binding", "Compile", "CompileSPIRV", "EntryPoint", "Error", "ErrorList",
-	"Expand", "Expanded", "IncludeDirective", // include lines (include.go)
+	"Expand", "ExpandReplacing", "Expanded", "IncludeDirective", // include lines (include.go)
 	"InternalError", "MatrixConfig", // subgroup matrix multiplications (Reflection.MatrixConfigs)
 	"MemberLayout", "Module", "Note", "Options", "Origin", "Override",
 	"Race", "RaceBinding", "RaceCheck", // Options.RaceCheck (racecheck.go; RaceBinding a storage buffer's shadow)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,7 +38,15 @@ type Expanded struct {
 // file, a malformed directive or an include cycle is an error naming the file
 // and line of the directive.
 func Expand(fsys fs.FS, name string) (Expanded, error) {
-	x := &expander{fsys: fsys, done: map[string]bool{}}
+	return ExpandReplacing(fsys, name, nil)
+}
+
+// ExpandReplacing is Expand with each include of a file that replace maps
+// splicing in the file it maps to instead (a variant of a shared fragment:
+// a kernel without some of its bindings); the spliced lines' origins name
+// the file read.
+func ExpandReplacing(fsys fs.FS, name string, replace map[string]string) (Expanded, error) {
+	x := &expander{fsys: fsys, done: map[string]bool{}, replace: replace}
 	if err := x.file(name, nil); err != nil {
 		return Expanded{}, err
 	}
@@ -50,6 +59,8 @@ type expander struct {
 	b     strings.Builder
 	lines []Origin
 	done  map[string]bool // files spliced in so far
+	// replace maps an included file to the one spliced in in its place.
+	replace map[string]string
 }
 
 // file splices name in; stack is the chain of directives that included it
@@ -76,6 +87,9 @@ func (x *expander) file(name string, stack []Origin) error {
 			x.b.WriteByte('\n')
 			x.lines = append(x.lines, here)
 			continue
+		}
+		if r, ok := x.replace[inc]; ok {
+			inc = r
 		}
 		chain := append(stack[:len(stack):len(stack)], here)
 		for j, o := range chain {
@@ -140,6 +154,12 @@ func (e Expanded) Origin(line int) Origin {
 		return e.lines[len(e.lines)-1]
 	}
 	return e.lines[line-1]
+}
+
+// Spliced reports whether any line of the text came from the file name (the
+// file expanded or one it included).
+func (e Expanded) Spliced(name string) bool {
+	return slices.ContainsFunc(e.lines, func(o Origin) bool { return o.File == name })
 }
 
 // MapErrors rewrites the compiler's diagnostics in err (an ErrorList,

@@ -55,6 +55,39 @@ func TestExpand(t *testing.T) {
 	}
 }
 
+// TestExpandReplacing: an include of a replaced file splices in its
+// stand-in, wherever it is included, whose lines name the stand-in; other
+// includes and a missing stand-in behave as in Expand.
+func TestExpandReplacing(t *testing.T) {
+	fsys := mapFS(map[string]string{
+		"k.wgsl":        "//#include \"inc/a.wgsl\"\n//#include \"inc/kv.wgsl\"\nfn main() {}\n",
+		"inc/a.wgsl":    "//#include \"inc/kv.wgsl\"\nfn a() {}\n",
+		"inc/kv.wgsl":   "var<private> kv: u32;\nfn kvStore() { kv = 1u; }\n",
+		"inc/nokv.wgsl": "fn kvStore() {}\n",
+	})
+	x, err := ExpandReplacing(fsys, "k.wgsl", map[string]string{"inc/kv.wgsl": "inc/nokv.wgsl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "fn kvStore() {}\nfn a() {}\n\nfn main() {}\n"; x.Text != want {
+		t.Errorf("text:\n%q\nwant\n%q", x.Text, want)
+	}
+	if o := x.Origin(1); o != (Origin{"inc/nokv.wgsl", 1}) {
+		t.Errorf("line 1 from %v, want inc/nokv.wgsl:1", o)
+	}
+	if !x.Spliced("inc/nokv.wgsl") || !x.Spliced("k.wgsl") || x.Spliced("inc/kv.wgsl") {
+		t.Errorf("Spliced: nokv %v, k %v, kv %v; want true, true, false", x.Spliced("inc/nokv.wgsl"), x.Spliced("k.wgsl"), x.Spliced("inc/kv.wgsl"))
+	}
+	plain, err := ExpandReplacing(fsys, "k.wgsl", nil)
+	if err != nil || !strings.Contains(plain.Text, "var<private> kv") {
+		t.Errorf("no replacements: %q, %v", plain.Text, err)
+	}
+	_, err = ExpandReplacing(fsys, "k.wgsl", map[string]string{"inc/kv.wgsl": "inc/gone.wgsl"})
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "inc/a.wgsl:1") {
+		t.Errorf("missing stand-in: %v, want fs.ErrNotExist at inc/a.wgsl:1", err)
+	}
+}
+
 func TestExpandErrors(t *testing.T) {
 	fsys := mapFS(map[string]string{
 		"missing.wgsl":     "// m\n//#include \"inc/nope.wgsl\"\n",
