@@ -41,7 +41,7 @@ type arena struct {
 	pending *Pending                    // the batch that last used the arena, until it is waited for
 
 	// The buffers of arenaLayout.
-	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, tgt, nll *wgpu.Buffer
+	tokens, targets, res, ln, qkv, att, fc, kc, vc, hP, part, nll *wgpu.Buffer
 	// hP16 is hP rounded to f16 for lmhead_loss_coop.wgsl (to_f16.wgsl);
 	// 16 bytes where the matrix units cannot run (arenaDims.h16).
 	hP16 *wgpu.Buffer
@@ -102,7 +102,8 @@ type arenaDims struct {
 // allocated). Activations are f32.
 var arenaLayout = []arenaBuffer{
 	{"tokens", func(a *arena) **wgpu.Buffer { return &a.tokens }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.tokens) }, false},
-	{"targets", func(a *arena) **wgpu.Buffer { return &a.targets }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, false},
+	// The target ids, then their logits (include/lmhead.wgsl).
+	{"targets", func(a *arena) **wgpu.Buffer { return &a.targets }, func(d arenaDims, s arenaSize) int64 { return 8 * int64(s.targets) }, false},
 	{"residual", func(a *arena) **wgpu.Buffer { return &a.res }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.rows) * d.C }, false},
 	{"ln", func(a *arena) **wgpu.Buffer { return &a.ln }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.rows) * d.C }, false},
 	{"qkv", func(a *arena) **wgpu.Buffer { return &a.qkv }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.rows) * int64(d.w.qkv) }, false},
@@ -118,7 +119,6 @@ var arenaLayout = []arenaBuffer{
 		return 2 * int64(s.targets) * d.C
 	}, false},
 	{"partials", func(a *arena) **wgpu.Buffer { return &a.part }, func(d arenaDims, s arenaSize) int64 { return 8 * d.parts * int64(s.targets) }, false},
-	{"target logits", func(a *arena) **wgpu.Buffer { return &a.tgt }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, false},
 	{"nll", func(a *arena) **wgpu.Buffer { return &a.nll }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, false},
 	{"nll readback", func(a *arena) **wgpu.Buffer { return &a.nllRead }, func(d arenaDims, s arenaSize) int64 { return 4 * int64(s.targets) }, true},
 }

@@ -36,11 +36,11 @@ type (
 	// attention_shared_subgroup.wgsl's.
 	attentionBufs struct{ QKV, KC, VC, Out Buf }
 	// ropeBufs are rope_kv_write.wgsl's.
-	ropeBufs struct{ QKV, KC, VC, Rope, QN, KN Buf }
+	ropeBufs struct{ QKV, KC, VC, Rope Buf }
 	// lmHeadBufs are lmhead_loss.wgsl's and lmhead_loss_shared.wgsl's.
-	lmHeadBufs struct{ H, WTE, Targets, Part, Tgt Buf }
+	lmHeadBufs struct{ H, WTE, Targets, Part Buf }
 	// nllCombineBufs are nll_combine.wgsl's.
-	nllCombineBufs struct{ Part, Tgt, NLL Buf }
+	nllCombineBufs struct{ Part, Targets, NLL Buf }
 	// toF16Bufs are to_f16.wgsl's.
 	toF16Bufs struct{ X, Y Buf }
 	// logitsBufs are logits.wgsl's.

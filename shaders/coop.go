@@ -317,7 +317,17 @@ var coopConstLine = regexp.MustCompile(`(?m)^const (SM|SN|SK|FM|FN): u32 = [0-9]
 // const SM, SN, SK, FM and FN rewritten to its values, every line where it
 // was (diagnostics keep their file and line).
 func coopSource(name string, t coopTiles) (wgsl.Expanded, error) {
-	return rewriteConsts(name, coopConstLine, map[string]int{"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "FN": t.FN})
+	return coopSourceReplacing(name, t, nil)
+}
+
+// coopSourceReplacing is coopSource with the includes replace maps
+// replaced (wgsl.ExpandReplacing).
+func coopSourceReplacing(name string, t coopTiles, replace map[string]string) (wgsl.Expanded, error) {
+	x, err := wgsl.ExpandReplacing(sources, name, replace)
+	if err != nil {
+		return wgsl.Expanded{}, fmt.Errorf("kernel %w", err)
+	}
+	return rewriteConstLines(name, x, coopConstLine, map[string]int{"SM": t.cfg.M, "SN": t.cfg.N, "SK": t.cfg.K, "FM": t.FM, "FN": t.FN})
 }
 
 // rewriteConsts is the text of kernel name with each line that re (whose
@@ -348,15 +358,17 @@ func rewriteConstLines(name string, x wgsl.Expanded, re *regexp.Regexp, vals map
 
 // newCoopKernel compiles the coop kernel name for the tiling; its pipelines
 // require the configuration's subgroup size where it names one.
+// matmul_coop.wgsl binds the KV cache where the device has the storage
+// buffers for it, as NewKernel's matmul_shared.wgsl.
 func newCoopKernel(dev *wgpu.Device, name string, t coopTiles) (*Kernel, error) {
 	if err := t.fits(dev); err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", name, err)
 	}
-	src, err := coopSource(name, t)
+	src, err := coopSourceReplacing(name, t, deviceIncludes(dev))
 	if err != nil {
 		return nil, err
 	}
-	label := fmt.Sprintf("%s[%s %dx%d]", name[:len(name)-len(".wgsl")], t.cfg, t.FM, t.FN)
+	label := fmt.Sprintf("%s[%s %dx%d]%s", name[:len(name)-len(".wgsl")], t.cfg, t.FM, t.FN, kvFreeLabel(src))
 	return compileKernel(dev, label+".wgsl", src, uint32(t.cfg.SubgroupSize))
 }
 

@@ -363,8 +363,7 @@ func BenchmarkCoopAblation(b *testing.B) {
 	}
 	head := map[string]Buf{
 		"h": {Buffer: d.buffer(b, "h", weightBytes(randF32(1, M*C, 0, 1), true))}, "wte": {Buffer: d.buffer(b, "wte", weightBytes(randF32(2, V*C, 0, 0.02), true))},
-		"targets": {Buffer: d.buffer(b, "targets", tb)}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*ceilDiv(V, sharedVocabTile*sharedSliceTiles)*M))},
-		"tgt": {Buffer: d.buffer(b, "tgt", make([]byte, 4*M))},
+		"targets": {Buffer: d.buffer(b, "targets", append(tb, make([]byte, 4*M)...))}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*ceilDiv(V, sharedVocabTile*sharedSliceTiles)*M))},
 	}
 	const T, H, hd = 1024, 12, 64
 	B := attnBenchWindows(b)

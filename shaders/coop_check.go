@@ -481,6 +481,9 @@ func (r *checkRun) matmulCase(cv matmulVariant) (bool, string, error) {
 		name string
 		data []byte
 	}{{"x", xb}, {"w", wb}, {"bias", bb}, {"kc", nil}, {"vc", nil}} {
+		if (b.name == "kc" || b.name == "vc") && !g.kvEpilogue() {
+			continue // the kernels have no KV cache bindings here
+		}
 		buf, err := r.buffer(b.name, b.data)
 		if err != nil {
 			return false, "", err
@@ -541,7 +544,7 @@ func (r *checkRun) headCase(k *Kernel, ht coopTiles, conv *Kernel) (bool, string
 	for _, b := range []struct {
 		name string
 		data []byte
-	}{{"h", hb}, {"wte", wb}, {"targets", tb}} {
+	}{{"h", hb}, {"wte", wb}} {
 		buf, err := r.buffer(b.name, b.data)
 		if err != nil {
 			return false, "", err
@@ -576,11 +579,11 @@ func (r *checkRun) headCase(k *Kernel, ht coopTiles, conv *Kernel) (bool, string
 		if err != nil {
 			return false, "", err
 		}
-		tgtB, err := r.buffer("tgt", make([]byte, 4*P))
+		tgtB, err := r.buffer("targets", append(tb, make([]byte, 4*P)...)) // the ids, then room for their logits
 		if err != nil {
 			return false, "", err
 		}
-		bufs["part"], bufs["tgt"] = Buf{Buffer: part}, Buf{Buffer: tgtB}
+		bufs["part"], bufs["targets"] = Buf{Buffer: part}, Buf{Buffer: tgtB}
 		if err := r.dispatch(run.k, run.cs, bufs, params, run.work); err != nil {
 			return false, "", err
 		}
@@ -588,9 +591,11 @@ func (r *checkRun) headCase(k *Kernel, ht coopTiles, conv *Kernel) (bool, string
 		if err != nil {
 			return false, "", err
 		}
-		if tgt[i], err = r.read(tgtB, P); err != nil {
+		both, err := r.read(tgtB, 2*P)
+		if err != nil {
 			return false, "", err
 		}
+		tgt[i] = both[P:]
 		lse[i] = make([]float32, P)
 		for p := range P {
 			mx := math.Inf(-1)

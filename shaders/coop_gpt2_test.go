@@ -70,6 +70,20 @@ func TestGPT2Coop(t *testing.T) {
 	coopForward(t, d, synth.Peaked(synth.TinyConfig(), 7), coopForwardTol)
 }
 
+// TestGPT2CoopFourBuffers is TestGPT2Coop on a device of 4 storage buffers
+// a stage (Vulkan's minimum): matmul_coop.wgsl compiled without its KV cache
+// bindings ("[nokv]"), c_attn's k and v written by kv_write.wgsl after it.
+func TestGPT2CoopFourBuffers(t *testing.T) {
+	d := coopDevCapped(t, wgpu.Limits{MaxStorageBuffersPerShaderStage: 4})
+	if n := d.dev.Limits().MaxStorageBuffersPerShaderStage; n != 4 {
+		t.Fatalf("the device has %d storage buffers a stage, want the cap's 4", n)
+	}
+	g := coopForward(t, d, synth.Peaked(synth.TinyConfig(), 7), coopForwardTol)
+	if g.kvEpilogue() || !strings.Contains(g.coop.matmul.Name(), "[nokv]") {
+		t.Errorf("matmul_coop.wgsl as %s, KV cache epilogue %v: want it without", g.coop.matmul.Name(), g.kvEpilogue())
+	}
+}
+
 // TestLlamaCoop is TestGPT2Coop for the Llama family's forward (Qwen2's
 // shape: RMSNorm, rotary positions, grouped-query attention, q/k/v biases
 // and the SwiGLU MLP, whose gate and up products run as one matmul with the
@@ -93,7 +107,8 @@ const coopActivationTol = 5e-5
 // (lowered, the smallest configuration; natively, the device's
 // configurations) against the CPU path, within cpuTol of its mean NLL, and
 // against the SIMT kernels with the same weights, within coopActivationTol.
-func coopForward(t *testing.T, d *testDev, m *model.Model, cpuTol float64) {
+// It returns the model, the matrix units on.
+func coopForward(t *testing.T, d *testDev, m *model.Model, cpuTol float64) *GPT2 {
 	seqs := zipfSeqs(23, 4, m.Config.NPositions, m.Config.VocabSize)
 	want, wantNLL, err := model.NewCPU(m, 0).LossPerToken(context.Background(), seqs)
 	if err != nil {
@@ -157,6 +172,7 @@ func coopForward(t *testing.T, d *testDev, m *model.Model, cpuTol float64) {
 		t.Logf("%v: %s", cfg, st.Attention)
 	}
 	checkAttentionKernel(t, g, seqs[:1], g.coop != nil && g.coop.attn != nil)
+	return g
 }
 
 // checkAttentionKernel profiles one batch of seqs on g and checks that its

@@ -32,11 +32,18 @@ var coopTestConfigs = []MatrixConfig{{M: 8, N: 8, K: 8}, {M: 16, N: 16, K: 16}, 
 // $WGPU_TEST_COOP_LOWERED is set.
 func coopDev(t *testing.T) *testDev {
 	t.Helper()
+	return coopDevCapped(t, wgpu.Limits{})
+}
+
+// coopDevCapped is coopDev with the device's limits lowered to caps (see
+// newTestDevCapped).
+func coopDevCapped(t *testing.T, caps wgpu.Limits) *testDev {
+	t.Helper()
 	var extra []wgpu.FeatureName
 	if os.Getenv("WGPU_TEST_COOP_LOWERED") == "" {
 		extra = []wgpu.FeatureName{wgpu.FeatureCooperativeMatrix, wgpu.FeatureSubgroupSizeControl}
 	}
-	d := newTestDevWith(t, extra...)
+	d := newTestDevCapped(t, caps, extra...)
 	if !d.f16 || !d.dev.HasFeature(wgpu.FeatureSubgroups) {
 		t.Skipf("%s: the coop kernels need %s and %s", d.info.Name, wgpu.FeatureShaderF16, wgpu.FeatureSubgroups)
 	}

@@ -425,7 +425,7 @@ func coopVariant(k *Kernel, t coopTiles, K, N int) matmulVariant {
 	if K%4 == 0 && N%4 == 0 {
 		vec = 1
 	}
-	return matmulVariant{k: k, fused: true, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
+	return matmulVariant{k: k, shared: true, kv: k.BindsKV(), consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
 		return perWorkgroup(ceilDiv(M, t.BM()) * ceilDiv(N, t.BN()))
 	}}
 }

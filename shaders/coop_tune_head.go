@@ -179,16 +179,17 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 	parts := ceilDiv(V, slice)
 	r := &checkRun{g: g}
 	defer r.close()
-	targets := make([]byte, 0, 4*P)
+	targets := make([]byte, 0, 8*P)
 	for p := range P {
 		targets = binary.LittleEndian.AppendUint32(targets, uint32((p*7919)%V))
 	}
+	targets = append(targets, make([]byte, 4*P)...) // room for the target logits
 	bufs := map[string]Buf{}
 	for _, b := range []struct {
 		name string
 		data []byte
 	}{{"h", g.randomWeights(uint32(C), P*C)}, {"wte", g.randomWeights(uint32(V), V*C)}, {"targets", targets}, // h as to_f16.wgsl leaves it
-		{"part", make([]byte, 8*parts*P)}, {"tgt", make([]byte, 4*P)}} {
+		{"part", make([]byte, 8*parts*P)}} {
 		buf, err := r.buffer(b.name, b.data)
 		if err != nil {
 			ch.Err = fmt.Sprintf("tune %s: %v", key, err)

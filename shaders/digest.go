@@ -14,7 +14,8 @@ import (
 
 // kernelsDigest identifies the GPU code of this build: a hash of the SPIR-V
 // the compiler makes of every embedded kernel, for f32 and f16 weights, the
-// kernels with subgroup matrices both lowered and native, loops over
+// kernels with subgroup matrices both lowered and native, the matmul
+// kernels with and without the KV cache bindings, loops over
 // register arrays unrolled as a GPU's modules have them (UnrollRegisters:
 // the tuning and verdict files are a GPU's), workgroup memory started as
 // workgroupInit says. The tuning and verdict files carry it, and
@@ -33,14 +34,19 @@ var kernelsDigest = sync.OnceValue(func() string {
 	names, _ := fs.Glob(sources, "*.wgsl") // sorted
 	for _, name := range names {
 		for _, f16 := range []bool{false, true} {
-			x, err := load(name, f16)
-			if err != nil {
-				units = append(units, &unit{name: name, out: []byte(err.Error())})
-				continue
-			}
-			units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{UnrollRegisters: true, WorkgroupInit: wi}})
-			if strings.Contains(x.Text, "chromium_experimental_subgroup_matrix") {
-				units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{CooperativeMatrix: true, UnrollRegisters: true, WorkgroupInit: wi}})
+			for _, replace := range []map[string]string{nil, kvFreeIncludes} {
+				x, err := loadReplacing(name, f16, replace)
+				if err != nil {
+					units = append(units, &unit{name: name, out: []byte(err.Error())})
+					continue
+				}
+				if replace != nil && !x.Spliced(kvFreeInclude) {
+					continue // the same text as without
+				}
+				units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{UnrollRegisters: true, WorkgroupInit: wi}})
+				if strings.Contains(x.Text, "chromium_experimental_subgroup_matrix") {
+					units = append(units, &unit{name: name, text: x.Text, opt: wgsl.Options{CooperativeMatrix: true, UnrollRegisters: true, WorkgroupInit: wi}})
+				}
 			}
 		}
 	}

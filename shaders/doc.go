@@ -82,7 +82,9 @@
 //     operations, the same with a query's channels split over QS
 //     invocations of a subgroup: 4 at head sizes 64 to 128, attnQS);
 //     c_attn's matmul writes k and v straight into the KV cache (its epilogue
-//     epiQKV), so kv_write.wgsl does not run; where the device has subgroup
+//     epiQKV), so kv_write.wgsl does not run (but on devices with fewer than
+//     6 storage buffers a stage, where the matmul kernels are compiled
+//     without the KV cache bindings, kvFreeIncludes); where the device has subgroup
 //     operations, layernorm_rows.wgsl (rmsnorm_rows.wgsl) gives each row to
 //     one subgroup, vec4 loads in registers and subgroupAdd sums without a
 //     barrier, where a row fits (normFor; each model compiles them with the
@@ -99,6 +101,11 @@
 //     workgroup's start. The matmul tiles come from an autotuner
 //     (TuneMode), per device, driver and shape, cached beside the pipeline
 //     cache; every tile configuration gives the same bits.
+//
+// No kernel binds more than 4 storage buffers on a device that has no more
+// (Vulkan's minimum; older Mali drivers): the LM head keeps its target
+// logits in the targets binding, after the ids, and rope_kv_write.wgsl the
+// q/k norms in the rotary buffer, after the table.
 //
 // Both sets share embed.wgsl, layernorm.wgsl (without subgroups), kv_write.wgsl
 // (the software set) and nll_combine.wgsl (one invocation per target, spread

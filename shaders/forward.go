@@ -588,12 +588,12 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		g.encodeTopK(r, b, ranges)
 	}
 	for _, vr := range ranges {
-		r.op(lm, lmConsts, lmHeadBufs{H: h, WTE: g.headRange(vr), Targets: whole(a.targets), Part: whole(a.part), Tgt: whole(a.tgt)},
+		r.op(lm, lmConsts, lmHeadBufs{H: h, WTE: g.headRange(vr), Targets: whole(a.targets), Part: whole(a.part)},
 			lmHeadParams{P: uint32(P), C: uint32(C), V: uint32(vr[1] - vr[0]), V0: uint32(vr[0])},
 			lmGroups(P, vr[1]-vr[0]))
 	}
 	// The loss per target; the host adds them.
-	r.op(g.nllCombine, consts("WG", float64(flatWG(g.dev.Limits(), nllCombineWG))), nllCombineBufs{Part: whole(a.part), Tgt: whole(a.tgt), NLL: whole(a.nll)},
+	r.op(g.nllCombine, consts("WG", float64(flatWG(g.dev.Limits(), nllCombineWG))), nllCombineBufs{Part: whole(a.part), Targets: whole(a.targets), NLL: whole(a.nll)},
 		nllCombineParams{P: uint32(P), Tiles: uint32(parts)}, perInvocation(P))
 }
 
@@ -659,24 +659,26 @@ func (g *GPT2) layerCache(a *arena, i int, layered bool) (kc, vc Buf) {
 // matmulOp records out = epilogue(x·w + bias), x (M, K), w (K, N); kc and vc
 // are the layer's KV cache, which matmul_shared.wgsl binds for every
 // epilogue and writes with epiQKV only. It reports whether the kernel took
-// the epilogue (matmul.wgsl has no epiQKV: it is then epiStore, to be
-// followed by kv_write.wgsl).
+// the epilogue (matmul.wgsl, and matmul_shared.wgsl without the KV cache
+// bindings, have no epiQKV: it is then epiStore, to be followed by
+// kv_write.wgsl).
 func (g *GPT2) matmulOp(r *recorder, sh chunkShape, out, x, w, bias *wgpu.Buffer, kc, vc Buf, M, K, N int, epi epilogue) bool {
 	mm := g.matmulFor(M, K, N, x.Size(), w.Size())
-	fused := mm.fused
-	if epi == epiQKV && !fused {
+	if epi == epiQKV && !mm.kv {
 		epi = epiStore
 	}
 	cs := mm.consts.with("EPI", float64(epi))
 	var bufs, params any = matmulBufs{X: Buf{Buffer: x}, W: Buf{Buffer: w}, Bias: Buf{Buffer: bias}, Out: Buf{Buffer: out}},
 		matmulParams{M: uint32(M), N: uint32(N), K: uint32(K)}
-	if fused {
-		bufs = matmulSharedBufs{X: Buf{Buffer: x}, W: Buf{Buffer: w}, Bias: Buf{Buffer: bias}, Out: Buf{Buffer: out}, KC: kc, VC: vc}
+	if mm.shared {
 		params = matmulSharedParams{M: uint32(M), N: uint32(N), K: uint32(K),
 			T: uint32(sh.T), H: uint32(g.cfg.NHead), S: uint32(sh.S), Pos0: uint32(sh.t0)}
 	}
+	if mm.kv {
+		bufs = matmulSharedBufs{X: Buf{Buffer: x}, W: Buf{Buffer: w}, Bias: Buf{Buffer: bias}, Out: Buf{Buffer: out}, KC: kc, VC: vc}
+	}
 	r.op(mm.k, cs, bufs, params, mm.work(M, N))
-	return fused
+	return epi == epiQKV
 }
 
 // attentionOp records the attention of the chunk sh over layer l's cache
@@ -739,7 +741,8 @@ func (g *GPT2) Close() error {
 // with and its dispatch geometry, computed from those constants.
 type matmulVariant struct {
 	k      *Kernel
-	fused  bool                  // matmul_shared.wgsl's bindings and epilogues (KV cache writes): it or matmul_coop.wgsl
+	shared bool                  // matmul_shared.wgsl's push constants: it or matmul_coop.wgsl (else matmul.wgsl)
+	kv     bool                  // binds the KV cache and takes EPI_QKV (Kernel.BindsKV): shared, on a device with the storage buffers
 	consts constSet              // tiles, VEC, WG (EPI is added per dispatch)
 	work   func(M, N int) extent // the dispatch of an (M, N) output
 }
@@ -778,7 +781,7 @@ func (g *GPT2) sharedVariant(K, N int, t matmulTiles) matmulVariant {
 	if K%4 == 0 && N%4 == 0 {
 		vec = 1
 	}
-	return matmulVariant{k: g.matmulShared, fused: true, consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
+	return matmulVariant{k: g.matmulShared, shared: true, kv: g.matmulShared.BindsKV(), consts: t.constSet().with("VEC", vec), work: func(M, N int) extent {
 		return perWorkgroup(t.groups(M, N)) // a BM x BN tile per workgroup
 	}}
 }

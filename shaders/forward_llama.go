@@ -41,11 +41,10 @@ func (g *GPT2) forwardLlama(r *recorder, tok Buf, sh chunkShape, layered bool, r
 		kc, vc := g.layerCache(a, i, layered)
 		rmsnorm(a.ln, a.res, w.ln1w)
 		g.matmulOp(r, sh, a.qkv, a.ln, w.qkvW, w.qkvB, kc, vc, N, C, ld, epiStore)
-		qn, kn := w.qNorm, w.kNorm
-		if qn == nil { // not read (QKNORM 0): any buffer binds
-			qn, kn = lp.rope, lp.rope
+		if cfg.QKNorm {
+			rp.Norm = uint32(lp.normBase + i*hd) // the layer's hd pairs: q_norm's, then k_norm's
 		}
-		r.op(lp.ropeKV, ropeConsts, ropeBufs{QKV: whole(a.qkv), KC: kc, VC: vc, Rope: whole(lp.rope), QN: whole(qn), KN: whole(kn)},
+		r.op(lp.ropeKV, ropeConsts, ropeBufs{QKV: whole(a.qkv), KC: kc, VC: vc, Rope: whole(lp.rope)},
 			rp, perInvocation(N*(H+2*KV)*hd/2))
 		g.attentionOp(r, sh, i, kc, vc, ld)
 		g.matmulOp(r, sh, a.res, a.att, w.oW, w.oB, kc, vc, N, QD, C, epiAdd)

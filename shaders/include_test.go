@@ -11,8 +11,9 @@ import (
 
 // TestKernelIncludes checks the package's own files: every kernel expands
 // (no directive left), every file of include/ is included by some kernel
-// and is no kernel of its own (the SPIR-V goldens compile *.wgsl only), and
-// the f16 variant keeps every line where it was.
+// (or spliced in for another by kvFreeIncludes) and is no kernel of its own
+// (the SPIR-V goldens compile *.wgsl only), and the f16 variant keeps every
+// line where it was.
 func TestKernelIncludes(t *testing.T) {
 	kernels, err := fs.Glob(sources, "*.wgsl")
 	if err != nil || len(kernels) == 0 {
@@ -24,8 +25,12 @@ func TestKernelIncludes(t *testing.T) {
 	}
 	used := map[string]bool{}
 	for _, k := range kernels {
-		for _, f16 := range []bool{false, true} {
-			x, err := load(k, f16)
+		for _, v := range []struct {
+			f16     bool
+			replace map[string]string
+		}{{false, nil}, {true, nil}, {false, kvFreeIncludes}, {true, kvFreeIncludes}} {
+			f16 := v.f16
+			x, err := loadReplacing(k, f16, v.replace)
 			if err != nil {
 				t.Fatalf("%s: %v", k, err)
 			}

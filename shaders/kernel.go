@@ -33,12 +33,52 @@ func Source(name string, f16 bool) (string, error) {
 
 // load is Source with the origin of every line.
 func load(name string, f16 bool) (wgsl.Expanded, error) {
-	x, err := wgsl.Expand(sources, name)
+	return loadReplacing(name, f16, nil)
+}
+
+// loadReplacing is load with the includes replace maps replaced
+// (wgsl.ExpandReplacing).
+func loadReplacing(name string, f16 bool, replace map[string]string) (wgsl.Expanded, error) {
+	x, err := wgsl.ExpandReplacing(sources, name, replace)
 	if err != nil {
 		return wgsl.Expanded{}, fmt.Errorf("kernel %w", err)
 	}
 	x.Text = Variant(x.Text, f16) // the same lines: see Variant
 	return x, nil
+}
+
+// kvEpilogueBuffers are the storage buffers a stage that matmul_shared.wgsl
+// and matmul_coop.wgsl bind with the KV cache (x, w, bias, out, kc, vc), for
+// EPI_QKV. Vulkan's minimum is 4 (older Mali drivers report it).
+const kvEpilogueBuffers = 6
+
+// kvFreeIncludes are the includes replaced on a device with fewer than
+// kvEpilogueBuffers storage buffers a stage: the KV cache bindings and
+// EPI_QKV's write (include/matmul_kv.wgsl) give way to a storeKV that
+// writes nothing (include/matmul_nokv.wgsl), so that the matmul kernels bind
+// 4 storage buffers; the host then stores the QKV product whole and runs
+// the KV cache write after (matmulOp).
+var kvFreeIncludes = map[string]string{"include/matmul_kv.wgsl": kvFreeInclude}
+
+// kvFreeInclude is the file kvFreeIncludes splices in.
+const kvFreeInclude = "include/matmul_nokv.wgsl"
+
+// deviceIncludes are the includes replaced for dev: kvFreeIncludes where
+// its storage buffers a stage are too few for the KV cache epilogue.
+func deviceIncludes(dev *wgpu.Device) map[string]string {
+	if dev.Limits().MaxStorageBuffersPerShaderStage < kvEpilogueBuffers {
+		return kvFreeIncludes
+	}
+	return nil
+}
+
+// kvFreeLabel is the mark of a kernel's label where its text is
+// kvFreeIncludes'.
+func kvFreeLabel(x wgsl.Expanded) string {
+	if x.Spliced(kvFreeInclude) {
+		return "[nokv]"
+	}
+	return ""
 }
 
 // weightAlias is the line a kernel that reads weights declares; Variant rewrites
@@ -81,16 +121,18 @@ type Kernel struct {
 
 // NewKernel compiles the kernel file name ("matmul.wgsl") for dev, with f16 or
 // f32 weights.
+// matmul_shared.wgsl binds the KV cache only where the device has the
+// storage buffers for it (kvEpilogueBuffers); Kernel.BindsKV tells.
 func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
-	src, err := load(name, f16)
+	src, err := loadReplacing(name, f16, deviceIncludes(dev))
 	if err != nil {
 		return nil, err
 	}
-	label := name
+	label := strings.TrimSuffix(name, ".wgsl") + kvFreeLabel(src)
 	if f16 && strings.HasPrefix(src.Text, "enable f16;") { // Variant made an f16 text
-		label = strings.TrimSuffix(name, ".wgsl") + "[f16].wgsl"
+		label += "[f16]"
 	}
-	return compileKernel(dev, label, src, 0)
+	return compileKernel(dev, label+".wgsl", src, 0)
 }
 
 // compileKernel compiles the expanded text src as the kernel label; its
@@ -111,8 +153,15 @@ func compileKernel(dev *wgpu.Device, label string, src wgsl.Expanded, sgSize uin
 	return &Kernel{name: label, src: src, dev: dev, mod: mod, refl: refl, sgSize: sgSize, pipes: map[constSet]*Pipeline{}}, nil
 }
 
-// Name is the kernel's file name, with "[f16]" for the f16-weight variant.
+// Name is the kernel's file name, with "[f16]" for the f16-weight variant
+// and "[nokv]" for a matmul kernel without the KV cache bindings.
 func (k *Kernel) Name() string { return k.name }
+
+// BindsKV reports whether the kernel binds a KV cache (kc): a matmul kernel
+// that takes EPI_QKV, or one of the kernels that always bind it.
+func (k *Kernel) BindsKV() bool {
+	return slices.ContainsFunc(k.refl.Bindings, func(b wgsl.Binding) bool { return b.Name == "kc" })
+}
 
 // Reflection is the compiler's description of the kernel's interface.
 func (k *Kernel) Reflection() wgsl.Reflection { return k.refl }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
+	"github.com/x448/float16"
 )
 
 // The Llama family on the device (Llama 2/3.x, Mistral, Qwen2/2.5, Qwen3):
@@ -23,7 +24,6 @@ import (
 type llamaLayer struct {
 	ln1w, ln2w   *wgpu.Buffer // (C) input_layernorm, post_attention_layernorm
 	qkvW, qkvB   *wgpu.Buffer // (C, QD+2KVD): q_proj | k_proj | v_proj along the output axis; bias (QD+2KVD) or zeros
-	qNorm, kNorm *wgpu.Buffer // (HeadDim) q_norm, k_norm (QKNorm), else nil
 	oW, oB       *wgpu.Buffer // (QD, C) o_proj; bias (C) or zeros
 	gateUpW      *wgpu.Buffer // (C, 2I): column 2i gate_proj's row i, 2i+1 up_proj's (matmul's epiSwiGLU)
 	gateUpB      *wgpu.Buffer // (2I) interleaved likewise, or zeros
@@ -33,23 +33,68 @@ type llamaLayer struct {
 // llamaParts is what a GPT2 holds for a Llama-family model.
 type llamaParts struct {
 	layers []llamaLayer
-	rope   *wgpu.Buffer // (ropePositions, HeadDim/2) vec2<f32> (cos, sin): model.RopeTable
-	zeros  *wgpu.Buffer // weights of value 0, the bias of every matmul that has none
+	// rope is the rotary table, (llamaPositions, HeadDim/2) vec2<f32> (cos,
+	// sin) as model.RopeTable gives them, and after it, with QKNorm, every
+	// layer's q_norm and k_norm weights (appendNormPairs).
+	rope     *wgpu.Buffer
+	normBase int          // the vec2 index in rope of layer 0's norm pairs (QKNorm)
+	zeros    *wgpu.Buffer // weights of value 0, the bias of every matmul that has none
 
 	rmsnorm, ropeKV *Kernel
 	rmsnormSubgroup *Kernel     // nil without subgroup operations
 	rmsnormRows     *rowsKernel // for the model's width; nil without subgroup operations or where its rows do not fit
 }
 
-// maxRopeBytes caps the rotary table: it is bound whole, and every Vulkan
-// device binds 128 MiB.
+// maxRopeBytes caps the rotary table with the q/k norms after it: it is
+// bound whole, and every Vulkan device binds 128 MiB.
 const maxRopeBytes = 128 << 20
 
 // llamaPositions is the most positions the rotary table holds for cfg: the
-// model's, or fewer where the table would exceed maxRopeBytes (only for
-// contexts of hundreds of thousands of positions).
+// model's, or fewer where the table and the q/k norms would exceed
+// maxRopeBytes (only for contexts of hundreds of thousands of positions).
 func llamaPositions(cfg model.Config) int {
-	return min(cfg.NPositions, maxRopeBytes/(8*max(cfg.HeadDim()/2, 1)))
+	return min(cfg.NPositions, (maxRopeBytes-ropeNormBytes(cfg))/(8*max(cfg.HeadDim()/2, 1)))
+}
+
+// ropeNormBytes are the bytes of every layer's q_norm and k_norm pairs in the
+// rotary buffer (appendNormPairs): none without QKNorm.
+func ropeNormBytes(cfg model.Config) int {
+	if !cfg.QKNorm {
+		return 0
+	}
+	return cfg.NLayer * 8 * cfg.HeadDim()
+}
+
+// ropeTableBytes is the rotary table as rope_kv_write.wgsl reads it: a
+// vec2<f32> (cos[i], sin[i]) per entry.
+func ropeTableBytes(cos, sin []float32) []byte {
+	table := make([]byte, 8*len(cos))
+	for i := range cos {
+		binary.LittleEndian.PutUint32(table[8*i:], math.Float32bits(cos[i]))
+		binary.LittleEndian.PutUint32(table[8*i+4:], math.Float32bits(sin[i]))
+	}
+	return table
+}
+
+// appendNormPairs appends a layer's q_norm and k_norm weights (hd each, in
+// the weight type dt: F32 or F16) to the rotary buffer b as
+// rope_kv_write.wgsl reads them past the table, f32 vec2s: (qn[i],
+// qn[i+hd/2]) for i < hd/2, then kn's likewise. f16 weights widen exactly.
+func appendNormPairs(b []byte, qn, kn []byte, dt model.DType) []byte {
+	hd := len(qn) / dt.Size()
+	at := func(w []byte, i int) float32 {
+		if dt == model.F16 {
+			return float16.Frombits(binary.LittleEndian.Uint16(w[2*i:])).Float32()
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(w[4*i:]))
+	}
+	for _, w := range [][]byte{qn, kn} {
+		for i := range hd / 2 {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(at(w, i)))
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(at(w, i+hd/2)))
+		}
+	}
+	return b
 }
 
 // uploadLlama puts a Llama-family model's weights on the device in the
@@ -123,6 +168,7 @@ func (g *GPT2) uploadLlama(ctx context.Context, src model.TensorReader, dt model
 	if lp.zeros, err = g.upload("zero bias", make([]byte, max(ld, 2*I, C)*es)); err != nil {
 		return err
 	}
+	var norms []byte // the layers' q/k norm pairs (QKNorm), for the rotary buffer
 	for l := range cfg.NLayer {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -135,11 +181,19 @@ func (g *GPT2) uploadLlama(ctx context.Context, src model.TensorReader, dt model
 		if L.ln2w, err = whole(name("post_attention_layernorm"), l, model.RolePostNorm); err != nil {
 			return err
 		}
-		if L.qNorm, err = whole(name("q_norm"), l, model.RoleQNorm); err != nil {
+		qn, err := read(l, model.RoleQNorm)
+		if err != nil {
 			return err
 		}
-		if L.kNorm, err = whole(name("k_norm"), l, model.RoleKNorm); err != nil {
+		kn, err := read(l, model.RoleKNorm)
+		if err != nil {
 			return err
+		}
+		if (qn == nil) != !cfg.QKNorm || (kn == nil) != !cfg.QKNorm {
+			return errors.New("q_norm and k_norm must both be present with QKNorm, else both absent")
+		}
+		if qn != nil {
+			norms = appendNormPairs(norms, qn, kn, dt)
 		}
 		// Matrices: each nn.Linear (out, in) to columns [col0, col0+out) of a
 		// (in, width) matrix, every step-th column.
@@ -199,9 +253,6 @@ func (g *GPT2) uploadLlama(ctx context.Context, src model.TensorReader, dt model
 		if L.downW, L.downB, err = matrix("down_proj", I, C, 1, []part{{model.RoleDownW, model.RoleDownB, C, 0}}); err != nil {
 			return err
 		}
-		if (L.qNorm == nil) != !cfg.QKNorm || (L.kNorm == nil) != !cfg.QKNorm {
-			return errors.New("q_norm and k_norm must both be present with QKNorm, else both absent")
-		}
 	}
 	if g.lnfW, err = whole("norm", -1, model.RoleNorm); err != nil {
 		return err
@@ -211,15 +262,11 @@ func (g *GPT2) uploadLlama(ctx context.Context, src model.TensorReader, dt model
 			return err
 		}
 	}
-	// The rotary table, as the CPU computes it (float64 angles rounded once).
-	n := llamaPositions(cfg)
-	cos, sin := model.RopeTable(cfg, n)
-	table := make([]byte, 8*len(cos))
-	for i := range cos {
-		binary.LittleEndian.PutUint32(table[8*i:], math.Float32bits(cos[i]))
-		binary.LittleEndian.PutUint32(table[8*i+4:], math.Float32bits(sin[i]))
-	}
-	lp.rope, err = g.upload("rope", table)
+	// The rotary table, as the CPU computes it (float64 angles rounded once),
+	// and the q/k norms after it.
+	table := ropeTableBytes(model.RopeTable(cfg, llamaPositions(cfg)))
+	lp.normBase = len(table) / 8
+	lp.rope, err = g.upload("rope", append(table, norms...))
 	return err
 }
 

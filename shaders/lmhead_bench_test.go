@@ -59,8 +59,7 @@ func BenchmarkLMHead(b *testing.B) {
 				tiles := ceilDiv(V, 4) // enough rows of part for either kernel's VT
 				bufs := map[string]Buf{
 					"h": {Buffer: d.buffer(b, "h", f32Bytes(h))}, "wte": {Buffer: d.buffer(b, "wte", wb)},
-					"targets": {Buffer: d.buffer(b, "targets", tb)}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*tiles*P))},
-					"tgt": {Buffer: d.buffer(b, "tgt", make([]byte, 4*P))},
+					"targets": {Buffer: d.buffer(b, "targets", append(tb, make([]byte, 4*P)...))}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*tiles*P))},
 				}
 				params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
 				groups := kc.groups(p)

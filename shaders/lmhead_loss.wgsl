@@ -7,11 +7,12 @@
 // positions x one tile (workgroup_id.y = t), looping over the tile's tokens and
 // keeping per position a running max m and s = Σ exp(logit - m) (rescaled when
 // m grows). It writes part[(v0/VT + t)*P + p] = (m, s) and, when the target of
-// p is in the tile, tgt[p] = logit[p][target]. No workgroup memory, no barrier.
+// p is in the tile, its target logit (setTargetLogit). No workgroup memory,
+// no barrier.
 //
 // Ranges: when wte exceeds the binding limit the host binds it in ranges, each
 // dispatched with its first id v0 (a multiple of VT) and its length V, and the
-// same part and tgt buffers: partial tile indices are then global tiles, so
+// same part and targets buffers: partial tile indices are then global tiles, so
 // part is (ceil over ranges of tiles, P) for nll_sums.wgsl.
 //
 // Dispatch: (ceil(ceil(P/4)/WG), ceil(V/VT), 1).
@@ -29,7 +30,7 @@ override VT: u32 = 256;
 fn emit(row: u32, gt: u32, m: f32, s: f32, tl: f32, tg: u32, lo: u32, hi: u32) {
 	if row >= p.P { return; }
 	part[gt * p.P + row] = vec2<f32>(m, s);
-	if tg >= lo && tg < hi { tgt[row] = tl; }
+	if tg >= lo && tg < hi { setTargetLogit(row, tl); }
 }
 
 @compute @workgroup_size(WG)

@@ -7,7 +7,7 @@
 // that it reads half the bytes; the same bits. The same bindings (h f16),
 // push constants and partials as lmhead_loss_shared.wgsl
 // (include/lmhead.wgsl): slice g of NT tiles of
-// VT ids gives part[(v0/(NT*VT) + g)*P + p] = (m, s) and tgt[p] =
+// VT ids gives part[(v0/(NT*VT) + g)*P + p] = (m, s) and the target logit
 // logit[p][target] when the target is in the slice, so nll_combine.wgsl
 // combines them, and with the same VT and NT the partials are as many.
 //
@@ -37,7 +37,7 @@
 // 8 or 16 (4 or 2 ways each). There (ROT = 1) each invocation walks its
 // columns from its row's number on (modulo their count) and around: rows
 // CS + NQ words apart, CS/NQ + 1 odd, a bank each. The one holding the target's logit
-// writes tgt; a barrier before the next chunk. At the slice's end the NQ
+// records the target logit; a barrier before the next chunk. At the slice's end the NQ
 // (m, s) of each row are combined in a fixed order through workgroup
 // memory, as in lmhead_loss_shared.wgsl. Deterministic, no atomics.
 //
@@ -244,7 +244,7 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32
 					if j >= nv { continue; }
 					let l = cs[rl * CS + c];
 					st += exp(l - mn);
-					if p.v0 + bv0 + j == tg[i] { tgt[bm0 + rl] = l; }
+					if p.v0 + bv0 + j == tg[i] { setTargetLogit(bm0 + rl, l); }
 				}
 				ss[i] = ss[i] * exp(ms[i] - mn) + st;
 				ms[i] = mn;

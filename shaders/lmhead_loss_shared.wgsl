@@ -30,12 +30,13 @@
 // then Σ s * exp(m - M) in invocation order, added by the row's first.
 // Deterministic, no atomics. It writes part[(v0/(NT*VT) + g)*P + p] = the
 // slice's (m, s) and, when the target of p is in the slice,
-// tgt[p] = logit[p][target] (from the one invocation holding that logit).
+// logit[p][target] as its target logit (setTargetLogit, from the one
+// invocation holding that logit).
 // With GPT-2's 50257 ids and the defaults (VT 128, NT 8) that is 50 partials
 // per position, not 786, and still ceil(P/64) x 50 workgroups to fill a GPU.
 //
 // Ranges: wte may be bound in ranges, each dispatched with its first id v0 (a
-// multiple of NT*VT) and its length V, and the same part and tgt buffers.
+// multiple of NT*VT) and its length V, and the same part and targets buffers.
 //
 // Any P, V and C a multiple of 4: elements of a tile outside h or wte are
 // stored as zeros, ids past V take no part in m or s, and positions past P are
@@ -102,12 +103,12 @@ fn idOK(bv0: u32, tx: u32, j: u32) -> vec4<bool> {
 	return (vec4<u32>(v) + vec4<u32>(0u, 1u, 2u, 3u)) < vec4<u32>(p.V);
 }
 
-// storeTarget writes tgt[row] = a[k] when the target tg of position row is
+// storeTarget records a[k] as the target logit of position row when its target tg is
 // the valid id first + k (global ids; first is the first id of a's 4).
 fn storeTarget(row: u32, tg: u32, a: vec4<f32>, first: u32, ok: vec4<bool>) {
 	let hit = (vec4<u32>(tg) == vec4<u32>(first) + vec4<u32>(0u, 1u, 2u, 3u)) & ok;
 	if any(hit) {
-		tgt[row] = dot(select(vec4<f32>(0.0), a, hit), vec4<f32>(1.0));
+		setTargetLogit(row, dot(select(vec4<f32>(0.0), a, hit), vec4<f32>(1.0)));
 	}
 }
 

@@ -42,9 +42,10 @@ type lossCase struct {
 // lossOut runs an LM-head kernel whose partials cover vt ids each over wte's
 // ranges and then the reduction (nll_combine.wgsl), returning nll; hb is h
 // as the kernel reads it (f32, or f16 for lmhead_loss_coop.wgsl), bound
-// exactly. part and tgt start as NaN, so that a partial or target logit
-// never written shows as a NaN nll, and are followed by guard values that
-// must stay as they were.
+// exactly. part and the target logits (after the ids in the targets
+// binding) start as NaN, so that a partial or target logit never written
+// shows as a NaN nll, and are followed by guard values that must stay as
+// they were, as must the ids.
 func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCase, vt int, hb, wb, tb []byte,
 	groups func(n int) [3]uint32) []float32 {
 	t.Helper()
@@ -62,31 +63,34 @@ func lossOut(t *testing.T, d *testDev, lp *Pipeline, red lossReducer, lc lossCas
 		return b
 	}
 	partInit := append(nan(2*tiles*lc.P), f32Bytes(make([]float32, guard))...)
-	tgtInit := append(nan(lc.P), f32Bytes(make([]float32, guard))...)
+	tgtInit := append(append(append([]byte(nil), tb...), nan(lc.P)...), f32Bytes(make([]float32, guard))...)
 	for i := range guard {
 		binary.LittleEndian.PutUint32(partInit[8*tiles*lc.P+4*i:], math.Float32bits(guardOut))
-		binary.LittleEndian.PutUint32(tgtInit[4*lc.P+4*i:], math.Float32bits(guardOut))
+		binary.LittleEndian.PutUint32(tgtInit[8*lc.P+4*i:], math.Float32bits(guardOut))
 	}
 	wsize := uint64(len(wb) / lc.V) // bytes per wte row
-	hBuf, wBuf, tBuf := d.buffer(t, "h", hb), d.buffer(t, "wte", wb), d.buffer(t, "targets", tb)
-	part, tgt := d.buffer(t, "part", partInit), d.buffer(t, "tgt", tgtInit)
+	hBuf, wBuf := d.buffer(t, "h", hb), d.buffer(t, "wte", wb)
+	part, tgt := d.buffer(t, "part", partInit), d.buffer(t, "targets", tgtInit)
 	for _, rg := range ranges {
 		d.run(t, lp, map[string]Buf{
 			"h": {Buffer: hBuf, Size: uint64(len(hb))}, "wte": {Buffer: wBuf, Offset: uint64(rg[0]) * wsize, Size: uint64(rg[1]) * wsize},
-			"targets": {Buffer: tBuf}, "part": {Buffer: part, Size: uint64(8 * tiles * lc.P)}, "tgt": {Buffer: tgt, Size: uint64(4 * lc.P)},
+			"targets": {Buffer: tgt, Size: uint64(8 * lc.P)}, "part": {Buffer: part, Size: uint64(8 * tiles * lc.P)},
 		}, Params{"P": float64(lc.P), "C": float64(lc.C), "V": float64(rg[1]), "v0": float64(rg[0])}, groups(rg[1]))
 	}
-	nll := red.run(t, d, Buf{Buffer: part, Size: uint64(8 * tiles * lc.P)}, Buf{Buffer: tgt, Size: uint64(4 * lc.P)}, lc.P, tiles)
+	nll := red.run(t, d, Buf{Buffer: part, Size: uint64(8 * tiles * lc.P)}, Buf{Buffer: tgt, Size: uint64(8 * lc.P)}, lc.P, tiles)
 	for _, g := range []struct {
 		what string
 		got  []float32
 		n    int
-	}{{"part", d.readF32(t, part, 2*tiles*lc.P+guard), 2 * tiles * lc.P}, {"tgt", d.readF32(t, tgt, lc.P+guard), lc.P}} {
+	}{{"part", d.readF32(t, part, 2*tiles*lc.P+guard), 2 * tiles * lc.P}, {"targets", d.readF32(t, tgt, 2*lc.P+guard), 2 * lc.P}} {
 		for i, v := range g.got[g.n:] {
 			if v != guardOut {
 				t.Errorf("%s: guard %d after the end = %v: written out of bounds", g.what, i, v)
 			}
 		}
+	}
+	if ids := f32Bytes(d.readF32(t, tgt, len(tb)/4)); string(ids) != string(tb) {
+		t.Errorf("targets: the ids were written over")
 	}
 	return nll
 }

@@ -54,19 +54,19 @@ func TestLoss(t *testing.T) {
 					}
 					last := ranges[len(ranges)-1]
 					tiles := last[0]/vt + ceilDiv(last[1], vt) // global tiles
-					hBuf, wBuf, tBuf := d.buffer(t, "h", f32Bytes(h)), d.buffer(t, "wte", wb), d.buffer(t, "targets", tb)
+					hBuf, wBuf := d.buffer(t, "h", f32Bytes(h)), d.buffer(t, "wte", wb)
+					tBuf := d.buffer(t, "targets", append(tb, make([]byte, 4*P)...)) // the ids, then their logits
 					part := d.buffer(t, "part", make([]byte, 8*tiles*P))
-					tgt := d.buffer(t, "tgt", make([]byte, 4*P))
 					var nlls [2][]float32
 					for run := range nlls {
 						for _, rg := range ranges {
 							d.run(t, lp, map[string]Buf{
 								"h": {Buffer: hBuf}, "wte": {Buffer: wBuf, Offset: uint64(rg[0]) * wsize, Size: uint64(rg[1]) * wsize},
-								"targets": {Buffer: tBuf}, "part": {Buffer: part}, "tgt": {Buffer: tgt},
+								"targets": {Buffer: tBuf}, "part": {Buffer: part},
 							}, Params{"P": P, "C": C, "V": float64(rg[1]), "v0": float64(rg[0])},
 								[3]uint32{uint32(ceilDiv(ceilDiv(P, 4), int(lp.WorkgroupSize[0]))), uint32(ceilDiv(rg[1], vt)), 1})
 						}
-						nlls[run] = red.run(t, d, Buf{Buffer: part}, Buf{Buffer: tgt}, P, tiles)
+						nlls[run] = red.run(t, d, Buf{Buffer: part}, Buf{Buffer: tBuf}, P, tiles)
 					}
 					checkClose(t, "nll", nlls[0], want, 1e-5)
 					if !bitsEqual(nlls[0], nlls[1]) {
@@ -95,10 +95,11 @@ func newLossReducer(t *testing.T, d *testDev) lossReducer {
 	return lossReducer{p}
 }
 
-// run reduces part (tiles, P) and tgt (P) to the per-position NLLs:
+// run reduces part (tiles, P) and the target logits (targets' second P
+// words) to the per-position NLLs:
 // nll_combine.wgsl over ceil(P/WG) workgroups. The guard after the last
 // position must stay as it was.
-func (lr lossReducer) run(t *testing.T, d *testDev, part, tgt Buf, P, tiles int) []float32 {
+func (lr lossReducer) run(t *testing.T, d *testDev, part, targets Buf, P, tiles int) []float32 {
 	t.Helper()
 	wg := int(lr.combine.WorkgroupSize[0])
 	init := f32Bytes(make([]float32, P+guard))
@@ -106,7 +107,7 @@ func (lr lossReducer) run(t *testing.T, d *testDev, part, tgt Buf, P, tiles int)
 		binary.LittleEndian.PutUint32(init[4*(P+i):], math.Float32bits(guardOut))
 	}
 	nllBuf := d.buffer(t, "nll", init)
-	d.run(t, lr.combine, map[string]Buf{"part": part, "tgt": tgt, "nll": {Buffer: nllBuf, Size: uint64(4 * P)}},
+	d.run(t, lr.combine, map[string]Buf{"part": part, "targets": targets, "nll": {Buffer: nllBuf, Size: uint64(4 * P)}},
 		Params{"P": float64(P), "tiles": float64(tiles)}, grid(ceilDiv(P, wg)))
 	out := d.readF32(t, nllBuf, P+guard)
 	for i, v := range out[P:] {
@@ -144,7 +145,11 @@ func TestLossReduction(t *testing.T) {
 				tgt[i] = float32(r.NormFloat64() * 2)
 				want[i] = m + math.Log(s) - float64(tgt[i])
 			}
-			pb, tb := d.buffer(t, "part", f32Bytes(part)), d.buffer(t, "tgt", f32Bytes(tgt))
+			ids := make([]byte, 4*P) // the target ids, which nll_combine.wgsl does not read: not logits
+			for i := range P {
+				binary.LittleEndian.PutUint32(ids[4*i:], math.Float32bits(1e6))
+			}
+			pb, tb := d.buffer(t, "part", f32Bytes(part)), d.buffer(t, "targets", append(ids, f32Bytes(tgt)...))
 			nll := red.run(t, d, Buf{Buffer: pb}, Buf{Buffer: tb}, P, tiles)
 			checkClose(t, "nll", nll, want, 1e-6)
 			if again := red.run(t, d, Buf{Buffer: pb}, Buf{Buffer: tb}, P, tiles); !bitsEqual(again, nll) {

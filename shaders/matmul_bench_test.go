@@ -173,8 +173,7 @@ func BenchmarkLMHeadCoop(b *testing.B) {
 	parts := ceilDiv(V, sharedVocabTile*sharedSliceTiles)
 	bufs := map[string]Buf{
 		"h": {Buffer: d.buffer(b, "h", randomF32(1, P*C))}, "wte": {Buffer: d.buffer(b, "wte", weightBytes(randF32(2, V*C, 0, 0.02), true))},
-		"targets": {Buffer: d.buffer(b, "targets", tb)}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*parts*P))},
-		"tgt": {Buffer: d.buffer(b, "tgt", make([]byte, 4*P))},
+		"targets": {Buffer: d.buffer(b, "targets", append(tb, make([]byte, 4*P)...))}, "part": {Buffer: d.buffer(b, "part", make([]byte, 8*parts*P))},
 	}
 	coopBufs := maps.Clone(bufs) // h as to_f16.wgsl leaves it
 	coopBufs["h"] = Buf{Buffer: d.buffer(b, "h16", weightBytes(randF32(1, P*C, 0, 1), true))}

@@ -117,8 +117,6 @@ struct Params { M: u32, N: u32, K: u32, T: u32, H: u32, S: u32, pos0: u32 } // T
 @group(0) @binding(1) var<storage, read> w: array<vec4<f16>>;     // (K, N) as ⌈K*N/4⌉ vec4s
 @group(0) @binding(2) var<storage, read> bias: array<f16>;        // (N)
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;   // (M, N)
-@group(0) @binding(4) var<storage, read_write> kc: array<f32>;    // EPI_QKV: (B, H, S, C/H)
-@group(0) @binding(5) var<storage, read_write> vc: array<f32>;    // EPI_QKV: (B, H, S, C/H)
 var<push_constant> p: Params;
 
 override XS: u32 = BK + 8u; // f16 per row of xs

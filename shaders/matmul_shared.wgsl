@@ -3,8 +3,10 @@
 // EPI_ADD, EPI_SWIGLU, or EPI_QKV, c_attn's: of the N = 3C columns (q | k | v,
 // H heads of C/H channels), q goes to out and k and v straight into the KV
 // cache kc, vc (B, H, S, C/H) at the positions pos0 .. pos0+T-1 of row
-// m = b*T + t, as kv_write.wgsl would copy them (storeKV). kc and vc are
-// bound for every epilogue and written by EPI_QKV only. x and out are f32;
+// m = b*T + t, as kv_write.wgsl would copy them (storeKV). kc and vc
+// (include/matmul_kv.wgsl) are bound for every epilogue and written by
+// EPI_QKV only; the host leaves them out on devices with fewer than 6 storage
+// buffers a stage (include/matmul_nokv.wgsl). x and out are f32;
 // w (Hugging Face Conv1D layout [in][out], row-major) and bias are weights;
 // accumulation is f32, each output's products added in k order, so every
 // tile configuration and both load paths give the same bits. Any M, N, K.
@@ -86,8 +88,6 @@ struct Params { M: u32, N: u32, K: u32, T: u32, H: u32, S: u32, pos0: u32 } // T
 @group(0) @binding(1) var<storage, read> w: array<vec4<weight>>;       // (K, N) as ⌈K*N/4⌉ vec4s
 @group(0) @binding(2) var<storage, read> bias: array<weight>;          // (N)
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;        // (M, N)
-@group(0) @binding(4) var<storage, read_write> kc: array<f32>;         // EPI_QKV: (B, H, S, C/H)
-@group(0) @binding(5) var<storage, read_write> vc: array<f32>;         // EPI_QKV: (B, H, S, C/H)
 var<push_constant> p: Params;
 
 override QX: u32 = BK / 4u;                      // vec4s of a row of x's tile

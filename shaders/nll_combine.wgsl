@@ -1,7 +1,8 @@
 // nll_combine: the loss per position from the LM head's partials. For each
 // position p < P the parts' (m, s) (lmhead_loss.wgsl: one per vocabulary
 // tile; lmhead_loss_shared.wgsl: one per slice) are merged in part order
-// (m = max, s rescaled) and nll[p] = m + log(s) - tgt[p]. The host reads nll
+// (m = max, s rescaled) and nll[p] = m + log(s) - the target logit (its
+// bits at targets[P + p], include/lmhead.wgsl). The host reads nll
 // back and adds it exactly (model/exactsum), so the sums do not depend on
 // how targets are batched.
 //
@@ -12,7 +13,7 @@ override WG: u32 = 256;
 struct Params { P: u32, tiles: u32 }
 
 @group(0) @binding(0) var<storage, read> part: array<vec2<f32>>; // (tiles, P): (m, s)
-@group(0) @binding(1) var<storage, read> tgt: array<f32>;        // (P)
+@group(0) @binding(1) var<storage, read> targets: array<u32>;    // (2, P): ids, then the target logits' bits
 @group(0) @binding(2) var<storage, read_write> nll: array<f32>;  // (P)
 var<push_constant> p: Params;
 
@@ -28,5 +29,5 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 		s = s * exp(m - mn) + ms.y * exp(ms.x - mn);
 		m = mn;
 	}
-	nll[i] = m + log(s) - tgt[i];
+	nll[i] = m + log(s) - bitcast<f32>(targets[p.P + i]);
 }

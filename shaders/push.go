@@ -48,12 +48,14 @@ type (
 		LD                      uint32
 		LScale                  float32
 	}
-	// ropeParams are rope_kv_write.wgsl's.
+	// ropeParams are rope_kv_write.wgsl's. Norm is the vec2 index of the
+	// layer's q/k norm pairs in the rotary buffer (QKNORM only).
 	ropeParams struct {
 		B, T, H, KV uint32
 		HD          uint32
 		S, Pos0     uint32
 		Eps         float32
+		Norm        uint32
 	}
 	// lmHeadParams are lmhead_loss.wgsl's and lmhead_loss_shared.wgsl's.
 	lmHeadParams struct{ P, C, V, V0 uint32 }

@@ -4,7 +4,10 @@
 // then KV value heads, hd channels each (ld = (H + 2*KV) * hd). Row
 // m = b*T + t is at position pos = pos0 + t. For each query and key head x
 // (hd values), with QKNORM = 1 first x = x * rstd * wn (Qwen3's q_norm /
-// k_norm over head_dim, rstd = 1/sqrt(mean(x²) + eps), wn weights), then the
+// k_norm over head_dim, rstd = 1/sqrt(mean(x²) + eps), wn the layer's
+// weights, which the rope binding holds past the table from its pair norm
+// on: hd/2 pairs (qn[i], qn[i + hd/2]), then hd/2 pairs of kn's, as f32, so
+// that the kernel binds 4 storage buffers, Vulkan's minimum), then the
 // rotate-half rotation of transformers: for i < hd/2, with (c, s) = rope[pos,
 // i] (cos and sin of the angle, computed on the host in float64),
 //   x'[i] = x[i]*c - x[i+hd/2]*s,  x'[i+hd/2] = x[i+hd/2]*c + x[i]*s.
@@ -24,19 +27,15 @@
 // table's positions. The workgroups are flattened as wid.y * nwg.x + wid.x
 // (see grid); invocations past the last pair do nothing but take part in
 // the barrier.
-alias weight = f32;
-
 override WG: u32 = 64;    // a multiple of hd/2 (the host's ropeWG)
 override QKNORM: u32 = 0; // 1: RMSNorm each q and k head (qn, kn) before the rotation
 
-struct Params { B: u32, T: u32, H: u32, KV: u32, hd: u32, S: u32, pos0: u32, eps: f32 }
+struct Params { B: u32, T: u32, H: u32, KV: u32, hd: u32, S: u32, pos0: u32, eps: f32, norm: u32 } // norm: QKNORM only
 
 @group(0) @binding(0) var<storage, read_write> qkv: array<f32>;  // (B*T, (H + 2*KV) * hd)
 @group(0) @binding(1) var<storage, read_write> kc: array<f32>;   // (B, KV, S, hd)
 @group(0) @binding(2) var<storage, read_write> vc: array<f32>;   // (B, KV, S, hd)
-@group(0) @binding(3) var<storage, read> rope: array<vec2<f32>>; // (positions, hd/2): (cos, sin)
-@group(0) @binding(4) var<storage, read> qn: array<weight>;      // (hd), QKNORM only
-@group(0) @binding(5) var<storage, read> kn: array<weight>;      // (hd), QKNORM only
+@group(0) @binding(3) var<storage, read> rope: array<vec2<f32>>; // (positions, hd/2): (cos, sin); QKNORM: the norms' pairs after
 var<push_constant> p: Params;
 
 var<workgroup> sq: array<f32, WG>; // QKNORM: each invocation's a² + c²
@@ -67,12 +66,10 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(workgroup_id) wid: ve
 		var ss = 0.0;
 		for (var k = 0u; k < half; k++) { ss += sq[h0 + k]; }
 		let rstd = inverseSqrt(ss / f32(p.hd) + p.eps);
-		if j < p.H {
-			a = a * rstd * f32(qn[i]);
-			c = c * rstd * f32(qn[i + half]);
-		} else if j < p.H + p.KV {
-			a = a * rstd * f32(kn[i]);
-			c = c * rstd * f32(kn[i + half]);
+		if j < p.H + p.KV { // a query head's pair of q_norm, a key head's of k_norm
+			let wn = rope[p.norm + select(half, 0u, j < p.H) + i];
+			a = a * rstd * wn.x;
+			c = c * rstd * wn.y;
 		}
 	}
 	if !live { return; }

@@ -1,9 +1,7 @@
 package shaders
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/refops"
@@ -15,7 +13,8 @@ import (
 // sequences of a chunk of T = 5 rows at positions 3 .. 7 of a cache of 10,
 // 4 query heads over 2 key/value heads of head size 12 and 128, with and
 // without Qwen3's q/k norms (refops.RMSNorm over the head, weights f32 and
-// f16), the queries in qkv are rotated in place as refops.Rotate turns them
+// f16, the second layer's of a rotary buffer as uploadLlama lays it out:
+// the table, then each layer's norms, appendNormPairs), the queries in qkv are rotated in place as refops.Rotate turns them
 // with float64 angles (refops.RopeInvFreq with llama3 scaling, not the
 // kernel's table), the keys rotated into kc and the values copied into vc at
 // their positions, exactly; qkv's key and value columns and the cache's other
@@ -31,12 +30,7 @@ func TestRopeKVWrite(t *testing.T) {
 	for _, hd := range []int{12, 128} {
 		cfg := synth.TinyLlamaConfig("qwen3")
 		cfg.HeadSize, cfg.NHead, cfg.NKVHead = hd, H, KV
-		cos, sin := model.RopeTable(cfg, S)
-		table := make([]byte, 8*len(cos))
-		for i := range cos {
-			binary.LittleEndian.PutUint32(table[8*i:], math.Float32bits(cos[i]))
-			binary.LittleEndian.PutUint32(table[8*i+4:], math.Float32bits(sin[i]))
-		}
+		table := ropeTableBytes(model.RopeTable(cfg, S))
 		inv, _ := refRope(cfg) // llama3: no amplitude
 		ld := (H + 2*KV) * hd
 		qkv := randF32(uint64(hd), B*T*ld, 0, 1)
@@ -51,7 +45,16 @@ func TestRopeKVWrite(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("hd=%d/qknorm=%v/f16=%v", hd, norm, f16), func(t *testing.T) {
 					qn, kn := randF32(1, hd, 1, 0.2), randF32(2, hd, 1, 0.2)
-					qnb, knb := weightBytes(qn, f16), weightBytes(kn, f16)
+					qnb, knb := weightBytes(qn, f16), weightBytes(kn, f16) // qn, kn rounded as the weights are
+					dt := model.F32
+					if f16 {
+						dt = model.F16
+					}
+					// The rotary buffer as uploadLlama makes it for a model of 2 layers; this is
+					// layer 1 (layer 0's norms are other weights, which must not be read).
+					rope := appendNormPairs(table, weightBytes(randF32(3, hd, -5, 1), f16), weightBytes(randF32(4, hd, 5, 1), f16), dt)
+					rope = appendNormPairs(rope, qnb, knb, dt)
+					normAt := len(table)/8 + hd
 					// The reference: every head of every row, in float64.
 					wantQKV := f64(qkv)
 					wantK, wantV := f64(sentinel), f64(sentinel)
@@ -93,8 +96,8 @@ func TestRopeKVWrite(t *testing.T) {
 					kcb, vcb := d.buffer(t, "kc", f32Bytes(sentinel)), d.buffer(t, "vc", f32Bytes(sentinel))
 					groups := ceilDiv(B*T*(H+2*KV)*hd/2, wg)
 					d.run(t, p, map[string]Buf{"qkv": {Buffer: qb}, "kc": {Buffer: kcb}, "vc": {Buffer: vcb},
-						"rope": {Buffer: d.buffer(t, "rope", table)}, "qn": {Buffer: d.buffer(t, "qn", qnb)}, "kn": {Buffer: d.buffer(t, "kn", knb)}},
-						Params{"B": B, "T": T, "H": H, "KV": KV, "hd": float64(hd), "S": S, "pos0": pos0, "eps": eps},
+						"rope": {Buffer: d.buffer(t, "rope", rope)}},
+						Params{"B": B, "T": T, "H": H, "KV": KV, "hd": float64(hd), "S": S, "pos0": pos0, "eps": eps, "norm": float64(normAt)},
 						[3]uint32{uint32(ceilDiv(groups, 3)), 3, 1})
 					checkClose(t, "qkv", d.readF32(t, qb, B*T*ld), wantQKV, 2e-6)
 					checkClose(t, "kc", d.readF32(t, kcb, len(sentinel)), wantK, 2e-6)

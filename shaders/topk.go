@@ -122,7 +122,7 @@ func (g *GPT2) copyTopK(enc *wgpu.CommandEncoder, a *arena, P, k int) {
 	n := uint64(4 * P * k)
 	enc.CopyBufferToBuffer(t.topv, 0, t.topRead, 0, n)
 	enc.CopyBufferToBuffer(t.topi, 0, t.topRead, t.topBytes, n)
-	enc.CopyBufferToBuffer(a.tgt, 0, t.tgtRead, 0, uint64(4*P))
+	enc.CopyBufferToBuffer(a.targets, uint64(4*P), t.tgtRead, 0, uint64(4*P)) // the logits after the ids
 }
 
 // readTopK reads the batch's top-K back and turns it into log-probabilities,

@@ -315,7 +315,8 @@ func (g *GPT2) clocked(tiles []map[string]float64, time func(i int, best uint64)
 // speed: the epilogue, most likely, or the rows; both are now as the
 // forward pass has them). For EPI_QKV the M
 // rows are one sequence of M positions and the KV cache has room for them
-// (k and v: M x N/3 f32 each).
+// (k and v: M x N/3 f32 each); where the kernels bind no KV cache
+// (kvEpilogue), there is none.
 func (g *GPT2) tuneOperands(M int, sh matmulShape) (map[string]Buf, Params, func(), error) {
 	N, K := sh.N, sh.K
 	kvBytes, T, H, S := 16, 1, 1, 1 // the KV cache bindings, unused but by EPI_QKV
@@ -352,6 +353,9 @@ func (g *GPT2) tuneOperands(M int, sh matmulShape) (map[string]Buf, Params, func
 		{"kc", func() []byte { return make([]byte, kvBytes) }},
 		{"vc", func() []byte { return make([]byte, kvBytes) }},
 	} {
+		if (op.name == "kc" || op.name == "vc") && !g.kvEpilogue() {
+			continue // the kernels have no KV cache bindings here
+		}
 		b, err := mk(op.name, op.data())
 		if err != nil {
 			firstErr = err
@@ -593,8 +597,17 @@ func (g *GPT2) matmulShapes() []matmulShape {
 		w := g.widths()
 		return []matmulShape{{C, w.qkv, epiStore}, {w.att, C, epiAdd}, {C, 2 * w.fc, epiSwiGLU}, {w.fc, C, epiAdd}}
 	}
-	return []matmulShape{{C, 3 * C, epiQKV}, {C, C, epiAdd}, {C, I, g.geluEpilogue()}, {I, C, epiAdd}}
+	qkv := epiQKV
+	if !g.kvEpilogue() { // c_attn stores q, k and v; kv_write.wgsl follows
+		qkv = epiStore
+	}
+	return []matmulShape{{C, 3 * C, qkv}, {C, C, epiAdd}, {C, I, g.geluEpilogue()}, {I, C, epiAdd}}
 }
+
+// kvEpilogue reports whether the weight matmuls take EPI_QKV and bind the
+// KV cache: matmul_shared.wgsl (and matmul_coop.wgsl, of the same includes)
+// on a device with the storage buffers for it (kvEpilogueBuffers).
+func (g *GPT2) kvEpilogue() bool { return g.matmulShared != nil && g.matmulShared.BindsKV() }
 
 // geluEpilogue is c_fc's epilogue: GPT-2's gelu_new, or the exact GELU
 // where the config says activation_function "gelu".
