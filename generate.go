@@ -133,7 +133,10 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 		return nil, &OptionError{"Prompt", `""`, "empty: give some text to continue"}
 	}
 	cfg := e.Config()
-	ptoks := e.PromptTokens(prompt)
+	ptoks, err := e.promptTokens(ctx, prompt)
+	if err != nil {
+		return nil, fmt.Errorf("generate: prompt: %w", err)
+	}
 	if len(ptoks) > cfg.NPositions {
 		return nil, &OptionError{"Prompt", fmt.Sprintf("of %d tokens", len(ptoks)), fmt.Sprintf("longer than the model's %d positions", cfg.NPositions)}
 	}
@@ -224,10 +227,25 @@ func (e *Evaluator) Generate(ctx context.Context, prompt string, opt GenerateOpt
 // post-processor puts before a text (Llama 2's <s>, Llama 3.1's
 // <|begin_of_text|>; none for GPT-2 or Qwen), but not those it would put
 // after it (an end-of-sequence token, where add_eos_token asks for one: the
-// model would continue a text that has ended).
+// model would continue a text that has ended). It returns nil for a prompt
+// the tokenizer cannot encode (tokenizer.ErrPieceTooLong: a run of 2 GiB
+// without spaces), which Generate refuses with the tokenizer's error.
 func (e *Evaluator) PromptTokens(prompt string) []int32 {
+	ids, err := e.promptTokens(context.Background(), prompt)
+	if err != nil {
+		return nil
+	}
+	return ids
+}
+
+// promptTokens is PromptTokens with the tokenizer's error.
+func (e *Evaluator) promptTokens(ctx context.Context, prompt string) ([]int32, error) {
+	ids, err := e.tok.EncodeContext(ctx, prompt, nil)
+	if err != nil {
+		return nil, err
+	}
 	lead, _ := e.tok.Specials()
-	return append(slices.Clone(lead), e.tok.Encode(prompt)...)
+	return append(slices.Clone(lead), ids...), nil
 }
 
 // stopTokens returns the ids Generate stops at: the tokenizer's end-of-text
