@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
@@ -103,7 +104,10 @@ func TestCacheDir(t *testing.T) {
 
 // TestCacheDirGPU: on a GPU, the Vulkan pipeline cache (and the tuning and
 // self-check files beside it) goes to CacheDir/pipelines, nothing to the
-// user's cache folder.
+// user's cache folder. The run is under the Khronos validation layer where
+// it is installed (required in CI), through $WGPU_EVAL_VALIDATION as a
+// program that embeds the library turns it on, and fails on any of its
+// messages, which reach Options.Log.
 func TestCacheDirGPU(t *testing.T) {
 	if _, err := backend.Devices(); err != nil {
 		if wgpu.Unavailable(err) {
@@ -111,11 +115,27 @@ func TestCacheDirGPU(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validated := inst.ValidationEnabled()
+	inst.Close()
+	prereq.Validation(t, validated)
+	if validated {
+		t.Setenv(backend.ValidationEnv, "1")
+	}
+	var mu sync.Mutex
+	var notices []string
 	userCache, home := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", userCache)
 	t.Setenv("HOME", home)
 	cache := t.TempDir()
-	ev, err := Open(context.Background(), tinyModel(t), Options{Device: GPU(0), Offline: true, CacheDir: cache})
+	ev, err := Open(context.Background(), tinyModel(t), Options{Device: GPU(0), Offline: true, CacheDir: cache, Log: func(msg string) {
+		mu.Lock()
+		notices = append(notices, msg)
+		mu.Unlock()
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +144,16 @@ func TestCacheDirGPU(t *testing.T) {
 	}
 	if err := ev.Close(); err != nil { // the pipeline cache is written when the device closes
 		t.Fatal(err)
+	}
+	checked := false
+	for _, msg := range notices {
+		if strings.HasPrefix(msg, backend.ValidationPrefix) {
+			t.Errorf("the validation layer: %s", msg)
+		}
+		checked = checked || strings.Contains(msg, backend.ValidationEnv)
+	}
+	if validated && !checked {
+		t.Errorf("no notice that the validation layer checks the run: %q", notices)
 	}
 	got := filesUnder(t, cache)
 	if len(got) == 0 || !strings.HasPrefix(got[0], "pipelines"+string(filepath.Separator)) {
