@@ -3,6 +3,7 @@ package shaders
 import (
 	"cmp"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -283,6 +284,13 @@ func TestAttentionLoopLimit(t *testing.T) {
 			want := attnRef(c, qkv)
 			got, _, _ := attnRun(t, d, kvw, att, c, qkv, c.L)
 			checkClose(t, "attention.wgsl", got, want, 2e-5)
+			if os.Getenv(raceCheckEnv) != "" && c.L > 2000 {
+				// Race-checked, every access calls the check, and lavapipe cuts
+				// this kernel short (zeros from query 1744 on): its loop limit,
+				// hit by the instrumented code. The kernel's own loops, which
+				// this test is about, pass unchecked.
+				t.Skipf("attention_shared.wgsl at %d keys, race-checked: past lavapipe's loop limit", c.L)
+			}
 			tiles := softwareAttnTiles
 			p, err := shared.Pipeline(tiles.constants(hd))
 			if err != nil {
