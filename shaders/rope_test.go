@@ -119,3 +119,31 @@ func TestRopeWG(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaPositions: the rotary buffer (the table of llamaPositions
+// positions and, with QKNorm, every layer's q/k norm pairs) stays within
+// maxRopeBytes, the binding every device allows, and holds all of a
+// model's positions where they fit.
+func TestLlamaPositions(t *testing.T) {
+	for _, c := range []struct {
+		positions, hd, layers int
+		qkNorm                bool
+		all                   bool // all the model's positions fit
+	}{
+		{40960, 128, 36, true, true},   // Qwen3-8B
+		{131072, 128, 32, false, true}, // Llama 3.1 8B: 64 MiB of table
+		{1 << 20, 128, 36, true, false},
+		{1 << 20, 256, 100, true, false},
+	} {
+		cfg := synth.TinyLlamaConfig("qwen3")
+		cfg.NPositions, cfg.HeadSize, cfg.NLayer, cfg.QKNorm = c.positions, c.hd, c.layers, c.qkNorm
+		n := llamaPositions(cfg)
+		bytes := n*8*(c.hd/2) + ropeNormBytes(cfg)
+		if bytes > maxRopeBytes || (n == c.positions) != c.all || n > c.positions || n < 1 {
+			t.Errorf("%+v: %d positions, %d bytes with the norms (cap %d)", c, n, bytes, maxRopeBytes)
+		}
+		if !c.all && bytes+8*(c.hd/2) <= maxRopeBytes {
+			t.Errorf("%+v: %d positions, where one more fits", c, n)
+		}
+	}
+}
