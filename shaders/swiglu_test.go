@@ -54,8 +54,9 @@ func TestMatmulSwiGLU(t *testing.T) {
 					"bias": {Buffer: d.buffer(t, "bias", bb)}, "out": {Buffer: out}}
 				pr := params
 				if shared {
-					cache := d.buffer(t, "unused cache", make([]byte, 16))
-					bufs["kc"], bufs["vc"] = Buf{Buffer: cache}, Buf{Buffer: cache}
+					// Unused by this epilogue, but read_write: one buffer for both would alias (WebGPU refuses it).
+					bufs["kc"] = Buf{Buffer: d.buffer(t, "unused kc", make([]byte, 16))}
+					bufs["vc"] = Buf{Buffer: d.buffer(t, "unused vc", make([]byte, 16))}
 					pr = Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": 1, "H": 1, "S": 1, "pos0": 0}
 				}
 				d.run(t, p, bufs, pr, groups)

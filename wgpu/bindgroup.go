@@ -1,7 +1,9 @@
 package wgpu
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
 )
@@ -33,8 +35,15 @@ type BindGroup struct {
 	pool   vk.DescriptorPool
 	label  string
 	layout *BindGroupLayout
-	access []access          // what a dispatch using the group reads and writes
+	bound  []boundBuffer     // what a dispatch using the group reads and writes, by binding number
 	size   map[uint32]uint64 // bytes bound, by binding
+}
+
+// boundBuffer is one binding of a bind group: its number and the buffer range it binds (written where the layout
+// has a storage binding).
+type boundBuffer struct {
+	binding uint32
+	access
 }
 
 // Descriptor pools hold this many sets, and descriptors of each type.
@@ -44,6 +53,10 @@ const (
 )
 
 // CreateBindGroup binds buffers to the bindings of a layout.
+//
+// No storage binding (read_write) may overlap another binding of the group in the same buffer: WebGPU refuses
+// such writable aliasing in every dispatch, which binds the whole group, so it is refused here already. Bindings
+// of different groups are checked by each dispatch that binds them together.
 func (d *Device) CreateBindGroup(desc *BindGroupDescriptor) (*BindGroup, error) {
 	l := desc.Layout
 	if l == nil || l.d != d {
@@ -94,8 +107,16 @@ func (d *Device) CreateBindGroup(desc *BindGroupDescriptor) (*BindGroup, error) 
 		infos[i] = vk.DescriptorBufferInfo{Buffer: b.h, Offset: e.Offset, Range: size}
 		w := &writes[i]
 		w.DstBinding, w.DescriptorCount, w.DescriptorType, w.PBufferInfo = e.Binding, 1, descriptorType(t.typ), &infos[i]
-		g.access = append(g.access, access{b, e.Offset, size, t.typ == BindingStorage})
+		g.bound = append(g.bound, boundBuffer{e.Binding, access{b, e.Offset, size, t.typ == BindingStorage}})
 		g.size[e.Binding] = size
+	}
+	slices.SortFunc(g.bound, func(x, y boundBuffer) int { return cmp.Compare(x.binding, y.binding) })
+	for i, x := range g.bound {
+		for _, y := range g.bound[i+1:] {
+			if aliases(x.access, y.access) {
+				return nil, errorf(ErrBadUsage, "bind group %q: %s", desc.Label, aliasing(g.describeBinding(x), g.describeBinding(y), x.access, y.access))
+			}
+		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -140,6 +161,45 @@ func (p *ComputePipeline) checkSizes(groups []*BindGroup) error {
 		if n := g.size[c.binding]; n < c.min {
 			return errorf(ErrBadUsage, "pipeline %q: bind group %d (%q) binding %d (%s): %d bytes bound, below the minimum binding size %d",
 				p.label, c.group, g.label, c.binding, c.what, n, c.min)
+		}
+	}
+	return nil
+}
+
+// aliases reports whether x and y share bytes of one buffer and at least one of them is writable: WebGPU's
+// writable aliasing, which no dispatch may bind.
+func aliases(x, y access) bool {
+	return x.b == y.b && (x.write || y.write) && x.off < y.off+y.size && y.off < x.off+x.size
+}
+
+// aliasing is the message for bindings x and y, named nx and ny, that alias (aliases).
+func aliasing(nx, ny string, x, y access) string {
+	return fmt.Sprintf("%s overlaps %s in buffer %q, bytes [%d, %d): a storage (read_write) binding may not share bytes with another binding of its buffer in one dispatch",
+		nx, ny, x.b.label, max(x.off, y.off), min(x.off+x.size, y.off+y.size))
+}
+
+// describeBinding names b, one of g's bindings, for messages: "binding 1 (x: array<f32>), storage [0, 1024)", its
+// WGSL variable where the layout knows it, its type and the byte range bound.
+func (g *BindGroup) describeBinding(b boundBuffer) string {
+	lb := g.layout.entries[b.binding]
+	return fmt.Sprintf("binding %d%s, %s [%d, %d)", b.binding, whatSuffix(lb.what), lb.typ, b.off, b.off+b.size)
+}
+
+// checkAliasing refuses groups, bound together for a dispatch of p, of which two bind aliasing ranges (aliases).
+// A group's own bindings were checked by CreateBindGroup.
+func (p *ComputePipeline) checkAliasing(groups []*BindGroup) error {
+	for i, gx := range groups {
+		for j := i + 1; j < len(groups); j++ {
+			gy := groups[j]
+			for _, x := range gx.bound {
+				for _, y := range gy.bound {
+					if aliases(x.access, y.access) {
+						nx := fmt.Sprintf("bind group %d (%q) %s", i, gx.label, gx.describeBinding(x))
+						ny := fmt.Sprintf("bind group %d (%q) %s", j, gy.label, gy.describeBinding(y))
+						return errorf(ErrBadUsage, "pipeline %q: %s", p.label, aliasing(nx, ny, x.access, y.access))
+					}
+				}
+			}
 		}
 	}
 	return nil

@@ -53,7 +53,7 @@ func dispatchBuffers(t *testing.T, d *Device, p *ComputePipeline, groups uint32,
 	return readF32(t, d, bufs[0])
 }
 
-func wgslModule(t *testing.T, d *Device, label, src string) *ShaderModule {
+func wgslModule(t testing.TB, d *Device, label, src string) *ShaderModule {
 	t.Helper()
 	m, err := d.CreateShaderModule(&ShaderModuleDescriptor{Label: label, WGSL: src})
 	if err != nil {

@@ -1,6 +1,8 @@
 package wgpu
 
 import (
+	"slices"
+
 	"github.com/wgpu-eval/wgpu-eval/wgpu/internal/vk"
 )
 
@@ -29,6 +31,9 @@ type ComputePass struct {
 	bound    *ComputePipeline
 	groups   []*BindGroup
 	dirty    []bool
+	// unaliased are the bind groups of the last dispatch of a pipeline with several, found not to alias one
+	// another (ComputePipeline.checkAliasing): later dispatches with the same groups skip the check.
+	unaliased []*BindGroup
 	// pushSet marks the 4-byte words of push constants set for the current push-constant size (pushSize); words
 	// not set are zeroed before a dispatch, as wgpu does, instead of reaching the shader undefined.
 	pushSet  []bool
@@ -120,7 +125,9 @@ func (p *ComputePass) SetPushConstants(offset uint32, data []byte) {
 	}
 }
 
-// DispatchWorkgroups runs the pipeline on an x*y*z grid of workgroups.
+// DispatchWorkgroups runs the pipeline on an x*y*z grid of workgroups. As in WebGPU, the bind groups the
+// pipeline's layout uses may not alias: a storage (read_write) binding of one group must not share bytes with a
+// binding of another group in the same buffer (CreateBindGroup checks a group's own bindings).
 func (p *ComputePass) DispatchWorkgroups(x, y, z uint32) {
 	e := p.e
 	if !p.usable("DispatchWorkgroups") {
@@ -146,11 +153,21 @@ func (p *ComputePass) DispatchWorkgroups(x, y, z uint32) {
 			e.fail(errorf(ErrBadUsage, "pipeline %q: bind group %d missing or of another layout", pl.label, i))
 			return
 		}
-		acc = append(acc, g.access...)
+		acc = slices.Grow(acc, len(g.bound))
+		for _, b := range g.bound {
+			acc = append(acc, b.access)
+		}
 	}
 	if err := pl.checkSizes(p.groups); err != nil {
 		e.fail(err)
 		return
+	}
+	if n := len(pl.layout.groups); n > 1 && !slices.Equal(p.unaliased, p.groups[:n]) {
+		if err := pl.checkAliasing(p.groups[:n]); err != nil {
+			e.fail(err)
+			return
+		}
+		p.unaliased = append(p.unaliased[:0], p.groups[:n]...)
 	}
 	for _, a := range acc {
 		if !e.hold(a.b) { // a buffer of a bind group closed since
