@@ -144,6 +144,10 @@ func TestSyncValidationSeesHazardsAcrossSubmits(t *testing.T) {
 			}
 			const size = 4096
 			a, b, c := newBuffer(t, d, size, storageRW), newBuffer(t, d, size, storageRW), newBuffer(t, d, size, storageRW)
+			// The first submission's fence stays unasked until the last is submitted: the layer, seeing it
+			// signaled, would take that submission as done before the next (flaky on SwiftShader under load).
+			holdFences = true
+			defer func() { holdFences = false }()
 			submit := func(x, y *Buffer, opening bool) {
 				g, err := d.CreateBindGroup(&BindGroupDescriptor{Layout: bgl, Entries: []BindGroupEntry{{Binding: 0, Buffer: x}, {Binding: 1, Buffer: y}}})
 				if err != nil {
