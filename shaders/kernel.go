@@ -120,9 +120,8 @@ type Kernel struct {
 }
 
 // NewKernel compiles the kernel file name ("matmul.wgsl") for dev, with f16 or
-// f32 weights.
-// matmul_shared.wgsl binds the KV cache only where the device has the
-// storage buffers for it (kvEpilogueBuffers); Kernel.BindsKV tells.
+// f32 weights. matmul_shared.wgsl binds the KV cache only where the device
+// has the storage buffers for it (kvEpilogueBuffers); Kernel.BindsKV tells.
 func NewKernel(dev *wgpu.Device, name string, f16 bool) (*Kernel, error) {
 	src, err := loadReplacing(name, f16, deviceIncludes(dev))
 	if err != nil {
