@@ -238,6 +238,24 @@ DATA half<>+56(SB)/4, $0x3f000000
 DATA half<>+60(SB)/4, $0x3f000000
 GLOBL half<>(SB), RODATA|NOPTR, $64
 
+DATA maxfloat<>+0(SB)/4, $0x7f7fffff
+DATA maxfloat<>+4(SB)/4, $0x7f7fffff
+DATA maxfloat<>+8(SB)/4, $0x7f7fffff
+DATA maxfloat<>+12(SB)/4, $0x7f7fffff
+DATA maxfloat<>+16(SB)/4, $0x7f7fffff
+DATA maxfloat<>+20(SB)/4, $0x7f7fffff
+DATA maxfloat<>+24(SB)/4, $0x7f7fffff
+DATA maxfloat<>+28(SB)/4, $0x7f7fffff
+DATA maxfloat<>+32(SB)/4, $0x7f7fffff
+DATA maxfloat<>+36(SB)/4, $0x7f7fffff
+DATA maxfloat<>+40(SB)/4, $0x7f7fffff
+DATA maxfloat<>+44(SB)/4, $0x7f7fffff
+DATA maxfloat<>+48(SB)/4, $0x7f7fffff
+DATA maxfloat<>+52(SB)/4, $0x7f7fffff
+DATA maxfloat<>+56(SB)/4, $0x7f7fffff
+DATA maxfloat<>+60(SB)/4, $0x7f7fffff
+GLOBL maxfloat<>(SB), RODATA|NOPTR, $64
+
 DATA explo<>+0(SB)/4, $0xc2aeac4f
 DATA explo<>+4(SB)/4, $0xc2aeac4f
 DATA explo<>+8(SB)/4, $0xc2aeac4f
@@ -1990,60 +2008,62 @@ done:
 // func geluErfRowAVX2(x *float32, n int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·geluErfRowAVX2(SB), NOSPLIT, $0-16
-	MOVQ   x+0(FP), AX
-	MOVQ   n+8(FP), CX
-	ANDQ   $-8, CX
-	XORQ   DX, DX
-	VXORPS Y0, Y0, Y0
+	MOVQ    x+0(FP), AX
+	MOVQ    n+8(FP), CX
+	ANDQ    $-8, CX
+	XORQ    DX, DX
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS maxfloat<>+0(SB), Y1
 
 loop:
 	CMPQ        DX, CX
 	JAE         done
-	VMOVUPS     (AX)(DX*4), Y1
-	VSUBPS      Y1, Y0, Y2
-	VMAXPS      Y1, Y2, Y2
-	VMULPS      rsqrt2<>+0(SB), Y2, Y3
-	VMOVUPS     half<>+0(SB), Y4
-	VFMADD213PS expone<>+0(SB), Y3, Y4
-	VMOVUPS     expone<>+0(SB), Y5
-	VDIVPS      Y4, Y5, Y4
-	VMOVUPS     erfcc9<>+0(SB), Y5
-	VFMADD213PS erfcc8<>+0(SB), Y4, Y5
-	VFMADD213PS erfcc7<>+0(SB), Y4, Y5
-	VFMADD213PS erfcc6<>+0(SB), Y4, Y5
-	VFMADD213PS erfcc5<>+0(SB), Y4, Y5
-	VFMADD213PS erfcc4<>+0(SB), Y4, Y5
-	VFMADD213PS erfcc3<>+0(SB), Y4, Y5
-	VFMADD213PS erfcc2<>+0(SB), Y4, Y5
-	VFMADD213PS erfcc1<>+0(SB), Y4, Y5
-	VFMADD213PS erfcc0<>+0(SB), Y4, Y5
-	VMULPS      Y3, Y3, Y3
-	VSUBPS      Y3, Y5, Y5
-	VMAXPS      explo<>+0(SB), Y5, Y5
-	VMINPS      exphi<>+0(SB), Y5, Y5
-	VMULPS      explog2e<>+0(SB), Y5, Y3
-	VROUNDPS    $0x00, Y3, Y3
-	VFMADD231PS expnegc1<>+0(SB), Y3, Y5
-	VFMADD231PS expc2<>+0(SB), Y3, Y5
-	VMOVUPS     expp0<>+0(SB), Y6
-	VFMADD213PS expp1<>+0(SB), Y5, Y6
-	VFMADD213PS expp2<>+0(SB), Y5, Y6
-	VFMADD213PS expp3<>+0(SB), Y5, Y6
-	VFMADD213PS expp4<>+0(SB), Y5, Y6
-	VFMADD213PS expp5<>+0(SB), Y5, Y6
-	VMULPS      Y5, Y5, Y7
-	VADDPS      expone<>+0(SB), Y5, Y5
-	VFMADD213PS Y5, Y7, Y6
-	VCVTPS2DQ   Y3, Y3
-	VPADDD      expbias<>+0(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VMULPS      Y3, Y6, Y5
-	VMULPS      Y4, Y5, Y5
-	VMULPS      half<>+0(SB), Y2, Y2
-	VMULPS      Y2, Y5, Y5
-	VMAXPS      Y0, Y1, Y1
-	VSUBPS      Y5, Y1, Y1
-	VMOVUPS     Y1, (AX)(DX*4)
+	VMOVUPS     (AX)(DX*4), Y2
+	VSUBPS      Y2, Y0, Y3
+	VMINPS      Y2, Y1, Y4
+	VMAXPS      Y4, Y3, Y3
+	VMULPS      rsqrt2<>+0(SB), Y3, Y4
+	VMOVUPS     half<>+0(SB), Y5
+	VFMADD213PS expone<>+0(SB), Y4, Y5
+	VMOVUPS     expone<>+0(SB), Y6
+	VDIVPS      Y5, Y6, Y5
+	VMOVUPS     erfcc9<>+0(SB), Y6
+	VFMADD213PS erfcc8<>+0(SB), Y5, Y6
+	VFMADD213PS erfcc7<>+0(SB), Y5, Y6
+	VFMADD213PS erfcc6<>+0(SB), Y5, Y6
+	VFMADD213PS erfcc5<>+0(SB), Y5, Y6
+	VFMADD213PS erfcc4<>+0(SB), Y5, Y6
+	VFMADD213PS erfcc3<>+0(SB), Y5, Y6
+	VFMADD213PS erfcc2<>+0(SB), Y5, Y6
+	VFMADD213PS erfcc1<>+0(SB), Y5, Y6
+	VFMADD213PS erfcc0<>+0(SB), Y5, Y6
+	VMULPS      Y4, Y4, Y4
+	VSUBPS      Y4, Y6, Y6
+	VMAXPS      explo<>+0(SB), Y6, Y6
+	VMINPS      exphi<>+0(SB), Y6, Y6
+	VMULPS      explog2e<>+0(SB), Y6, Y4
+	VROUNDPS    $0x00, Y4, Y4
+	VFMADD231PS expnegc1<>+0(SB), Y4, Y6
+	VFMADD231PS expc2<>+0(SB), Y4, Y6
+	VMOVUPS     expp0<>+0(SB), Y7
+	VFMADD213PS expp1<>+0(SB), Y6, Y7
+	VFMADD213PS expp2<>+0(SB), Y6, Y7
+	VFMADD213PS expp3<>+0(SB), Y6, Y7
+	VFMADD213PS expp4<>+0(SB), Y6, Y7
+	VFMADD213PS expp5<>+0(SB), Y6, Y7
+	VMULPS      Y6, Y6, Y8
+	VADDPS      expone<>+0(SB), Y6, Y6
+	VFMADD213PS Y6, Y8, Y7
+	VCVTPS2DQ   Y4, Y4
+	VPADDD      expbias<>+0(SB), Y4, Y4
+	VPSLLD      $0x17, Y4, Y4
+	VMULPS      Y4, Y7, Y6
+	VMULPS      Y5, Y6, Y6
+	VMULPS      half<>+0(SB), Y3, Y3
+	VMULPS      Y3, Y6, Y6
+	VMAXPS      Y0, Y2, Y2
+	VSUBPS      Y6, Y2, Y2
+	VMOVUPS     Y2, (AX)(DX*4)
 	ADDQ        $0x00000008, DX
 	JMP         loop
 
@@ -8654,60 +8674,62 @@ done:
 // func geluErfRowAVX512(x *float32, n int)
 // Requires: AVX, AVX512F
 TEXT ·geluErfRowAVX512(SB), NOSPLIT, $0-16
-	MOVQ   x+0(FP), AX
-	MOVQ   n+8(FP), CX
-	ANDQ   $-16, CX
-	XORQ   DX, DX
-	VPXORD Z0, Z0, Z0
+	MOVQ    x+0(FP), AX
+	MOVQ    n+8(FP), CX
+	ANDQ    $-16, CX
+	XORQ    DX, DX
+	VPXORD  Z0, Z0, Z0
+	VMOVUPS maxfloat<>+0(SB), Z1
 
 loop:
 	CMPQ        DX, CX
 	JAE         done
-	VMOVUPS     (AX)(DX*4), Z1
-	VSUBPS      Z1, Z0, Z2
-	VMAXPS      Z1, Z2, Z2
-	VMULPS      rsqrt2<>+0(SB), Z2, Z3
-	VMOVUPS     half<>+0(SB), Z4
-	VFMADD213PS expone<>+0(SB), Z3, Z4
-	VMOVUPS     expone<>+0(SB), Z5
-	VDIVPS      Z4, Z5, Z4
-	VMOVUPS     erfcc9<>+0(SB), Z5
-	VFMADD213PS erfcc8<>+0(SB), Z4, Z5
-	VFMADD213PS erfcc7<>+0(SB), Z4, Z5
-	VFMADD213PS erfcc6<>+0(SB), Z4, Z5
-	VFMADD213PS erfcc5<>+0(SB), Z4, Z5
-	VFMADD213PS erfcc4<>+0(SB), Z4, Z5
-	VFMADD213PS erfcc3<>+0(SB), Z4, Z5
-	VFMADD213PS erfcc2<>+0(SB), Z4, Z5
-	VFMADD213PS erfcc1<>+0(SB), Z4, Z5
-	VFMADD213PS erfcc0<>+0(SB), Z4, Z5
-	VMULPS      Z3, Z3, Z3
-	VSUBPS      Z3, Z5, Z5
-	VMAXPS      explo<>+0(SB), Z5, Z5
-	VMINPS      exphi<>+0(SB), Z5, Z5
-	VMULPS      explog2e<>+0(SB), Z5, Z3
-	VRNDSCALEPS $0x00, Z3, Z3
-	VFMADD231PS expnegc1<>+0(SB), Z3, Z5
-	VFMADD231PS expc2<>+0(SB), Z3, Z5
-	VMOVUPS     expp0<>+0(SB), Z6
-	VFMADD213PS expp1<>+0(SB), Z5, Z6
-	VFMADD213PS expp2<>+0(SB), Z5, Z6
-	VFMADD213PS expp3<>+0(SB), Z5, Z6
-	VFMADD213PS expp4<>+0(SB), Z5, Z6
-	VFMADD213PS expp5<>+0(SB), Z5, Z6
-	VMULPS      Z5, Z5, Z7
-	VADDPS      expone<>+0(SB), Z5, Z5
-	VFMADD213PS Z5, Z7, Z6
-	VCVTPS2DQ   Z3, Z3
-	VPADDD      expbias<>+0(SB), Z3, Z3
-	VPSLLD      $0x17, Z3, Z3
-	VMULPS      Z3, Z6, Z5
-	VMULPS      Z4, Z5, Z5
-	VMULPS      half<>+0(SB), Z2, Z2
-	VMULPS      Z2, Z5, Z5
-	VMAXPS      Z0, Z1, Z1
-	VSUBPS      Z5, Z1, Z1
-	VMOVUPS     Z1, (AX)(DX*4)
+	VMOVUPS     (AX)(DX*4), Z2
+	VSUBPS      Z2, Z0, Z3
+	VMINPS      Z2, Z1, Z4
+	VMAXPS      Z4, Z3, Z3
+	VMULPS      rsqrt2<>+0(SB), Z3, Z4
+	VMOVUPS     half<>+0(SB), Z5
+	VFMADD213PS expone<>+0(SB), Z4, Z5
+	VMOVUPS     expone<>+0(SB), Z6
+	VDIVPS      Z5, Z6, Z5
+	VMOVUPS     erfcc9<>+0(SB), Z6
+	VFMADD213PS erfcc8<>+0(SB), Z5, Z6
+	VFMADD213PS erfcc7<>+0(SB), Z5, Z6
+	VFMADD213PS erfcc6<>+0(SB), Z5, Z6
+	VFMADD213PS erfcc5<>+0(SB), Z5, Z6
+	VFMADD213PS erfcc4<>+0(SB), Z5, Z6
+	VFMADD213PS erfcc3<>+0(SB), Z5, Z6
+	VFMADD213PS erfcc2<>+0(SB), Z5, Z6
+	VFMADD213PS erfcc1<>+0(SB), Z5, Z6
+	VFMADD213PS erfcc0<>+0(SB), Z5, Z6
+	VMULPS      Z4, Z4, Z4
+	VSUBPS      Z4, Z6, Z6
+	VMAXPS      explo<>+0(SB), Z6, Z6
+	VMINPS      exphi<>+0(SB), Z6, Z6
+	VMULPS      explog2e<>+0(SB), Z6, Z4
+	VRNDSCALEPS $0x00, Z4, Z4
+	VFMADD231PS expnegc1<>+0(SB), Z4, Z6
+	VFMADD231PS expc2<>+0(SB), Z4, Z6
+	VMOVUPS     expp0<>+0(SB), Z7
+	VFMADD213PS expp1<>+0(SB), Z6, Z7
+	VFMADD213PS expp2<>+0(SB), Z6, Z7
+	VFMADD213PS expp3<>+0(SB), Z6, Z7
+	VFMADD213PS expp4<>+0(SB), Z6, Z7
+	VFMADD213PS expp5<>+0(SB), Z6, Z7
+	VMULPS      Z6, Z6, Z8
+	VADDPS      expone<>+0(SB), Z6, Z6
+	VFMADD213PS Z6, Z8, Z7
+	VCVTPS2DQ   Z4, Z4
+	VPADDD      expbias<>+0(SB), Z4, Z4
+	VPSLLD      $0x17, Z4, Z4
+	VMULPS      Z4, Z7, Z6
+	VMULPS      Z5, Z6, Z6
+	VMULPS      half<>+0(SB), Z3, Z3
+	VMULPS      Z3, Z6, Z6
+	VMAXPS      Z0, Z2, Z2
+	VSUBPS      Z6, Z2, Z2
+	VMOVUPS     Z2, (AX)(DX*4)
 	ADDQ        $0x00000010, DX
 	JMP         loop
 

@@ -4818,7 +4818,7 @@ DATA neonrowc<>+140(SB)/4, $0x3dc636c9
 DATA neonrowc<>+144(SB)/4, $0x3ebf88fb
 DATA neonrowc<>+148(SB)/4, $0x3f8000c7
 DATA neonrowc<>+152(SB)/4, $0xbfa1fc4e
-DATA neonrowc<>+156(SB)/4, $0x00000000
+DATA neonrowc<>+156(SB)/4, $0x7f7fffff
 GLOBL neonrowc<>(SB), RODATA|NOPTR, $160
 
 // func expSubRowNEON(row *float32, n int, m float32) float32
@@ -5167,8 +5167,11 @@ loop_geluErfRowNEON:
 	BHS done_geluErfRowNEON
 	VLD1 (R0), [V0.S4, V1.S4]
 	WORD $0x4ea0d7e2 // fsub v2.4s, v31.4s, v0.4s
-	WORD $0x6ea0e44a // fcmgt v10.4s, v2.4s, v0.4s
-	WORD $0x6eea1c02 // bif v2.16b, v0.16b, v10.16b
+	WORD $0x4e1c07a3 // dup v3.4s, v29.s[3]
+	WORD $0x6ea3e40a // fcmgt v10.4s, v0.4s, v3.4s
+	WORD $0x6eea1c03 // bif v3.16b, v0.16b, v10.16b
+	WORD $0x6ea3e44a // fcmgt v10.4s, v2.4s, v3.4s
+	WORD $0x6eea1c62 // bif v2.16b, v3.16b, v10.16b
 	WORD $0x4f9b9043 // fmul v3.4s, v2.4s, v27.s[0]
 	WORD $0x4eb61ec4 // orr v4.16b, v22.16b, v22.16b
 	WORD $0x4fba1864 // fmla v4.4s, v3.4s, v26.s[3]
@@ -5225,8 +5228,11 @@ loop_geluErfRowNEON:
 	WORD $0x6eea1fe0 // bif v0.16b, v31.16b, v10.16b
 	WORD $0x4ea6d400 // fsub v0.4s, v0.4s, v6.4s
 	WORD $0x4ea1d7eb // fsub v11.4s, v31.4s, v1.4s
-	WORD $0x6ea1e573 // fcmgt v19.4s, v11.4s, v1.4s
-	WORD $0x6ef31c2b // bif v11.16b, v1.16b, v19.16b
+	WORD $0x4e1c07ac // dup v12.4s, v29.s[3]
+	WORD $0x6eace433 // fcmgt v19.4s, v1.4s, v12.4s
+	WORD $0x6ef31c2c // bif v12.16b, v1.16b, v19.16b
+	WORD $0x6eace573 // fcmgt v19.4s, v11.4s, v12.4s
+	WORD $0x6ef31d8b // bif v11.16b, v12.16b, v19.16b
 	WORD $0x4f9b916c // fmul v12.4s, v11.4s, v27.s[0]
 	WORD $0x4eb61ecd // orr v13.16b, v22.16b, v22.16b
 	WORD $0x4fba198d // fmla v13.4s, v12.4s, v26.s[3]

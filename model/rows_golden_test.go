@@ -22,7 +22,7 @@ var rowGolden = map[string]string{
 	"divMaxRow":  "a9b54ff4c5424695",
 	"mulRow":     "d2901b23d2bb1aa4",
 	"geluRow":    "35239a2decbbe89d",
-	"geluErfRow": "b82b90c05f891a8b",
+	"geluErfRow": "3ad960b5578ea019",
 	"gemmNT":     "2e27806ac682ac1f",
 	"dot1x1":     "84c1bd22c473b8db",
 	"swigluRow":  "76ec3e1168836672",

@@ -503,6 +503,7 @@ type consts struct {
 
 	geluC, geluM2S operand.Mem     // gelu_new's 0.044715 and -2·sqrt(2/π)
 	rsqrt2, half   operand.Mem     // the exact GELU's 1/√2 and 0.5
+	maxFloat       operand.Mem     // the largest float32, where the exact GELU takes +Inf's |x|
 	erfc           [10]operand.Mem // Numerical Recipes' erfcc coefficients, constant term first
 }
 
@@ -533,7 +534,7 @@ func defineConsts(c *build.Context) consts {
 		erfc[i] = f(fmt.Sprintf("erfcc%d", i), v)
 	}
 	return consts{
-		rsqrt2: f("rsqrt2", float32(1/math.Sqrt2)), half: f("half", 0.5), erfc: erfc,
+		rsqrt2: f("rsqrt2", float32(1/math.Sqrt2)), half: f("half", 0.5), erfc: erfc, maxFloat: f("maxfloat", math.MaxFloat32),
 		lo: f("explo", -87.33654), hi: f("exphi", 88.72283), log2e: f("explog2e", 1.44269504088896341),
 		negC1: f("expnegc1", -0.693359375), c2: f("expc2", 2.12194440e-4),
 		p0: f("expp0", 1.9875691500e-4), p1: f("expp1", 1.3981999507e-3), p2: f("expp2", 8.3334519073e-3),
@@ -769,7 +770,9 @@ func (g *gen) gelu() {
 // x·Φ(x), on the first n - n%lanes floats of x, as max(x, 0) - 0.5·|x|·r
 // with r = erfc(|x|/√2) = t·exp(-z² + P(t)), z = |x|/√2, t = 1/(1 + z/2)
 // (erfcCoefficients): for x > 0, 0.5·x·(2 - r); for x <= 0, 0.5·x·r, the
-// tail's digits kept.
+// tail's digits kept. |x| is max(min(x, MaxFloat32), -x), so that +Inf
+// gives +Inf - 0.5·MaxFloat32·0 = +Inf, not +Inf - Inf·0 (NaN), as the
+// portable code does; -Inf gives NaN, as there (and in PyTorch).
 func (g *gen) geluErf() {
 	name := "geluErfRow" + g.name
 	g.Function(name)
@@ -782,8 +785,9 @@ func (g *gen) geluErf() {
 	g.Load(g.Param("n"), n)
 	g.ANDQ(operand.I32(-g.lanes), n)
 	g.XORQ(i, i)
-	zero := g.vec()
+	zero, big := g.vec(), g.vec()
 	g.zero(zero)
+	g.VMOVUPS(g.k.maxFloat, big)
 	g.Label("loop")
 	g.CMPQ(i, n)
 	g.JAE(operand.LabelRef("done"))
@@ -791,7 +795,8 @@ func (g *gen) geluErf() {
 	v, a, z, t, q := g.vec(), g.vec(), g.vec(), g.vec(), g.vec()
 	g.VMOVUPS(at(p, i), v)
 	g.VSUBPS(v, zero, a)     // -x
-	g.VMAXPS(v, a, a)        // |x| = max(-x, x), exact
+	g.VMINPS(v, big, z)      // min(x, MaxFloat32), x where x is a NaN
+	g.VMAXPS(z, a, a)        // |x| = max(-x, that), exact; MaxFloat32 for +Inf
 	g.VMULPS(k.rsqrt2, a, z) // z = |x|/√2
 	g.VMOVUPS(k.half, t)
 	g.VFMADD213PS(k.one, z, t) // t = z/2 + 1

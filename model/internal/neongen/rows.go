@@ -38,7 +38,7 @@ var rowConsts = [10][4]uint32{
 	f4(5.0000001201e-1, 0.044715, -2*0.7978845608028654, 0.5),                       // p5, gelu_new's 0.044715 and -2·sqrt(2/π), 0.5
 	f4(1/math.Sqrt2, erfcCoefficients[9], erfcCoefficients[8], erfcCoefficients[7]), // 1/√2, erfc c9-c7
 	f4(erfcCoefficients[6], erfcCoefficients[5], erfcCoefficients[4], erfcCoefficients[3]),
-	f4(erfcCoefficients[2], erfcCoefficients[1], erfcCoefficients[0], 0),
+	f4(erfcCoefficients[2], erfcCoefficients[1], erfcCoefficients[0], math.MaxFloat32), // erfc c2-c0, the largest float32
 }
 
 // erfcCoefficients are Numerical Recipes' erfcc (as internal/asmgen's):
@@ -68,6 +68,7 @@ var (
 	kGeluC, kGeluM2S, kHalf  = lane{26, 1}, lane{26, 2}, lane{26, 3}
 	kRsqrt2                  = lane{27, 0}
 	kErfc                    = [10]lane{{29, 2}, {29, 1}, {29, 0}, {28, 3}, {28, 2}, {28, 1}, {28, 0}, {27, 3}, {27, 2}, {27, 1}} // c0-c9
+	kMaxFloat                = lane{29, 3}
 )
 
 // rowConstTable emits the constants' table.
@@ -104,6 +105,13 @@ func (g *gen) dup(d int, k lane) { g.word(dupElem(d, k.r, k.l)) }
 // operand: Vs where either is a NaN or both are zeros), mask a scratch.
 func (g *gen) xmax(d, s, mask int) {
 	g.v3(opFCMGT, mask, d, s)
+	g.v3(opBIF, d, s, mask)
+}
+
+// xmin sets Vd = Vd < Vs ? Vd : Vs (x86's MINPS with Vd its first
+// operand: Vs where either is a NaN or both are zeros), mask a scratch.
+func (g *gen) xmin(d, s, mask int) {
+	g.v3(opFCMGT, mask, s, d)
 	g.v3(opBIF, d, s, mask)
 }
 
@@ -332,7 +340,8 @@ func (g *gen) gelu() {
 }
 
 // geluErf emits geluErfRowNEON: the exact GELU as AVX2's geluErfRow
-// computes it: a = |x| = xmax(0 - x, x), z = a/√2·(by 1/√2), t = 1/fma(z,
+// computes it: a = |x| = xmax(0 - x, xmin(MaxFloat32, x)) (MaxFloat32 for
+// +Inf, whose GELU is then +Inf), z = a/√2·(by 1/√2), t = 1/fma(z,
 // 0.5, 1), q = erfcc's polynomial in t (FMAs from c9), q - z², e^, ·t,
 // ·(a·0.5), then xmax(x, 0) - that.
 func (g *gen) geluErf() {
@@ -340,7 +349,9 @@ func (g *gen) geluErf() {
 	g.elementwise(name, name+" applies the exact GELU x·Φ(x) to x[i] for i < n - n%8, AVX2's operations.", false, true, func(v int, t []int, _ int) {
 		a, z, tt, q, q2, mask := t[0], t[1], t[2], t[3], t[4], t[8]
 		g.v3(opFSUB, a, vZero, v)
-		g.xmax(a, v, mask)
+		g.dup(z, kMaxFloat)
+		g.xmin(z, v, mask)
+		g.xmax(a, z, mask)
 		g.mulLane(z, a, kRsqrt2)
 		g.v3(opORR, tt, cOne, cOne)
 		g.fmaLane(tt, z, kHalf) // z/2 + 1
