@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
+	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
@@ -115,16 +116,7 @@ func TestCacheDirGPU(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	validated := inst.ValidationEnabled()
-	inst.Close()
-	prereq.Validation(t, validated)
-	if validated {
-		t.Setenv(backend.ValidationEnv, "1")
-	}
+	validated := backendtest.Validate(t)
 	var mu sync.Mutex
 	var notices []string
 	userCache, home := t.TempDir(), t.TempDir()

@@ -117,16 +117,8 @@ func (a *aliasEnv) check(t *testing.T, name string, p *ComputePipeline, groups [
 func TestAliasingOneGroup(t *testing.T) {
 	a := newAliasEnv(t)
 	d := a.d
-	m := wgslModule(t, d, "alias1.wgsl", aliasOneGroupWGSL)
-	p, err := d.CreateComputePipeline(&ComputePipelineDescriptor{Label: "alias1", Module: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	bgl, err := p.GetBindGroupLayout(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := autoPipeline(t, d, "alias1", aliasOneGroupWGSL)
+	bgl := groupLayout(t, p, 0)
 	k := func(off uint64) BindGroupEntry {
 		return BindGroupEntry{Binding: 3, Buffer: a.acts, Offset: off * a.unit, Size: 16}
 	}
@@ -194,19 +186,10 @@ func TestAliasingOneGroup(t *testing.T) {
 func TestAliasingAcrossGroups(t *testing.T) {
 	a := newAliasEnv(t)
 	d := a.d
-	m := wgslModule(t, d, "alias2.wgsl", aliasTwoGroupsWGSL)
-	p, err := d.CreateComputePipeline(&ComputePipelineDescriptor{Label: "alias2", Module: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := autoPipeline(t, d, "alias2", aliasTwoGroupsWGSL)
 	group := func(index int, label string, es ...BindGroupEntry) *BindGroup {
 		t.Helper()
-		bgl, err := p.GetBindGroupLayout(index)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := d.CreateBindGroup(&BindGroupDescriptor{Label: label, Layout: bgl, Entries: es})
+		g, err := d.CreateBindGroup(&BindGroupDescriptor{Label: label, Layout: groupLayout(t, p, index), Entries: es})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +215,7 @@ func TestAliasingAcrossGroups(t *testing.T) {
 	xw := []BindGroupEntry{a.span(0, 0, 1), a.span(1, 0, 1)} // x and w the same range: read-only, accepted
 	in := group(0, "in", xw...)
 	outOverX := group(1, "out over x", a.span(0, 0, 1))
-	err = dispatch([]*BindGroup{in, outOverX})
+	err := dispatch([]*BindGroup{in, outOverX})
 	wantErr(t, "out over x", err, `pipeline "alias2": bind group 0 ("in") binding 0 (x: array<f32>), read-only-storage `+a.bytes(0, 1)+
 		` overlaps bind group 1 ("out over x") binding 0 (out: array<f32>), storage `+a.bytes(0, 1)+` in buffer "acts", bytes `+a.bytes(0, 1))
 

@@ -39,16 +39,8 @@ func wantErr(t *testing.T, what string, err error, parts ...string) {
 func TestBindingMinSize(t *testing.T) {
 	env := newEnv(t)
 	d := env.dev
-	m := wgslModule(t, d, "minsize.wgsl", minSizeWGSL)
-	p, err := d.CreateComputePipeline(&ComputePipelineDescriptor{Label: "minsize", Module: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	bgl, err := p.GetBindGroupLayout(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := autoPipeline(t, d, "minsize", minSizeWGSL)
+	bgl := groupLayout(t, p, 0)
 	const size = 512
 	o := newBuffer(t, d, size, storageRW)
 	s := newBuffer(t, d, size, storageRW)

@@ -22,6 +22,28 @@ func wgslPipeline(t *testing.T, d *Device, m *ShaderModule, entry string, consts
 	return p
 }
 
+// autoPipeline compiles src and makes the pipeline of its one entry point with an "auto" layout, both closed
+// when the test ends.
+func autoPipeline(t *testing.T, d *Device, label, src string) *ComputePipeline {
+	t.Helper()
+	p, err := d.CreateComputePipeline(&ComputePipelineDescriptor{Label: label, Module: wgslModule(t, d, label+".wgsl", src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// groupLayout is p's bind group layout index, or fails the test.
+func groupLayout(t *testing.T, p *ComputePipeline, index int) *BindGroupLayout {
+	t.Helper()
+	bgl, err := p.GetBindGroupLayout(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bgl
+}
+
 // dispatchOut runs p over groups workgroups with its binding 0 bound to out, then reads out.
 func dispatchOut(t *testing.T, d *Device, p *ComputePipeline, out *Buffer, groups uint32) []float32 {
 	t.Helper()
