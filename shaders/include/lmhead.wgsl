@@ -1,7 +1,7 @@
 // lmhead: the interface of the LM head's loss kernels, lmhead_loss.wgsl,
-// lmhead_loss_shared.wgsl and lmhead_loss_coop.wgsl, which include this file after binding h (0) and
-// wte (1), so that the host binds either the same way, and nll_combine.wgsl
-// reads either's partials.
+// lmhead_loss_shared.wgsl and lmhead_loss_coop.wgsl, which include this file
+// after binding h (0) and wte (1), so that the host binds any of them the
+// same way, and nll_combine.wgsl reads any one's partials.
 struct Params { P: u32, C: u32, V: u32, v0: u32 }
 
 // targets holds 2P words: the target's global id of each position (the
