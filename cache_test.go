@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/corpus"
-	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model/tokenizer"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
@@ -116,7 +115,16 @@ func TestCacheDirGPU(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	validated := backendtest.Validate(t)
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validated := inst.ValidationEnabled()
+	inst.Close()
+	prereq.Validation(t, validated)
+	if validated {
+		t.Setenv(backend.ValidationEnv, "1")
+	}
 	var mu sync.Mutex
 	var notices []string
 	userCache, home := t.TempDir(), t.TempDir()

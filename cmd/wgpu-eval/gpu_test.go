@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/internal/backendtest"
 	"github.com/wgpu-eval/wgpu-eval/internal/prereq"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/pipeline/backend"
@@ -39,7 +38,16 @@ func requireVulkan(t *testing.T) []wgpu.AdapterInfo {
 // missing the check finds none.
 func validateGPU(t *testing.T) func(args []string, stderr string) {
 	t.Helper()
-	backendtest.Validate(t)
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{Validation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled := inst.ValidationEnabled()
+	inst.Close()
+	prereq.Validation(t, enabled)
+	if enabled {
+		t.Setenv(backend.ValidationEnv, "1")
+	}
 	return func(args []string, stderr string) {
 		t.Helper()
 		for _, line := range strings.Split(stderr, "\n") {
