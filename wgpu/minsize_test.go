@@ -187,16 +187,7 @@ func TestBindingMinSizeExplicitLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer g.Close()
-		e, err := d.CreateCommandEncoder(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := e.BeginComputePass(nil)
-		c.SetPipeline(p)
-		c.SetBindGroup(0, g)
-		c.DispatchWorkgroups(1, 1, 1)
-		c.End()
-		cb, err := e.Finish()
+		cb, err := recordDispatch(t, d, p, g, [3]uint32{1, 1, 1})
 		if err != nil {
 			return err
 		}

@@ -53,6 +53,18 @@ func record(t *testing.T, d *Device, fn func(e *CommandEncoder)) (*CommandBuffer
 	return e.Finish()
 }
 
+// recordDispatch records one dispatch of p over groups workgroups with g as bind group 0 and finishes the encoder.
+func recordDispatch(t *testing.T, d *Device, p *ComputePipeline, g *BindGroup, groups [3]uint32) (*CommandBuffer, error) {
+	t.Helper()
+	return record(t, d, func(e *CommandEncoder) {
+		c := e.BeginComputePass(nil)
+		c.SetPipeline(p)
+		c.SetBindGroup(0, g)
+		c.DispatchWorkgroups(groups[0], groups[1], groups[2])
+		c.End()
+	})
+}
+
 // TestUseAfterClose passes each kind of closed object to the calls that hand its handle to the driver. Each must
 // fail with ErrClosed, naming the object, and reach no driver (before, each of these crashed lavapipe with
 // SIGSEGV or made the validation layer report a destroyed handle; newEnv fails a test on any layer message).

@@ -207,16 +207,7 @@ func TestRaceCheckStorageLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer g.Close()
-			e, err := d.CreateCommandEncoder(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := e.BeginComputePass(nil)
-			c.SetPipeline(p)
-			c.SetBindGroup(0, g)
-			c.DispatchWorkgroups(tc.groups[0], tc.groups[1], tc.groups[2])
-			c.End()
-			cb, err := e.Finish()
+			cb, err := recordDispatch(t, d, p, g, tc.groups)
 			if tc.want != "" {
 				isErr(t, err, ErrLimit)
 				if err != nil && (!strings.Contains(err.Error(), "race check") || !strings.Contains(err.Error(), tc.want)) {

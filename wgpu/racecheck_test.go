@@ -235,16 +235,7 @@ func TestRaceCheckLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := d.CreateCommandEncoder(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := e.BeginComputePass(nil)
-	c.SetPipeline(p)
-	c.SetBindGroup(0, g)
-	c.DispatchWorkgroups(1<<14, 1, 1) // 16384 workgroups of 4096 scalars: 768 MiB of shadow
-	c.End()
-	_, err = e.Finish()
+	_, err = recordDispatch(t, d, p, g, [3]uint32{1 << 14, 1, 1}) // 16384 workgroups of 4096 scalars: 768 MiB of shadow
 	isErr(t, err, ErrLimit)
 	if err != nil && !strings.Contains(err.Error(), "race check") {
 		t.Errorf("error %q does not name the race check", err)
