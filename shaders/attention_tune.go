@@ -293,7 +293,7 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 		name string
 		n    int
 	}{{"qkv", B * T * ld}, {"kc", B * KV * T * hd}, {"vc", B * KV * T * hd}, {"out", B * T * H * hd}} {
-		buf, err := r.buffer(b.name, randomF32(uint32(len(bufs)+1), b.n))
+		buf, err := r.random(b.name, activations(uint32(len(bufs)+1), b.n))
 		if err != nil {
 			return ch, fmt.Errorf("tune attention: %w", err)
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
 // The coop autotuner's LM head: lmhead_loss_coop.wgsl's tilings timed at
@@ -185,18 +187,22 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 	}
 	targets = append(targets, make([]byte, 4*P)...) // room for the target logits
 	bufs := map[string]Buf{}
-	for _, b := range []struct {
-		name string
-		data []byte
-	}{{"h", g.randomWeights(uint32(C), P*C)}, {"wte", g.randomWeights(uint32(V), V*C)}, {"targets", targets}, // h as to_f16.wgsl leaves it
-		{"part", make([]byte, 8*parts*P)}} {
-		buf, err := r.buffer(b.name, b.data)
-		if err != nil {
-			ch.Err = fmt.Sprintf("tune %s: %v", key, err)
-			return ch
-		}
-		bufs[b.name] = Buf{Buffer: buf}
+	h, err := r.random("h", weights(uint32(C), P*C, true)) // as to_f16.wgsl leaves it
+	var wte, tgt, part *wgpu.Buffer
+	if err == nil {
+		wte, err = r.random("wte", weights(uint32(V), V*C, true))
 	}
+	if err == nil {
+		tgt, err = r.buffer("targets", targets)
+	}
+	if err == nil {
+		part, err = r.zeros("part", 8*parts*P)
+	}
+	if err != nil {
+		ch.Err = fmt.Sprintf("tune %s: %v", key, err)
+		return ch
+	}
+	bufs["h"], bufs["wte"], bufs["targets"], bufs["part"] = Buf{Buffer: h}, Buf{Buffer: wte}, Buf{Buffer: tgt}, Buf{Buffer: part}
 	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
 	timeAll := func(cands []coopTiles) bool {
 		tiles := make([]map[string]float64, len(cands))

@@ -73,6 +73,7 @@ type GPT2 struct {
 	coop            *coopKernels                  // the matrix-unit kernels in use; nil for SIMT
 	coopKernelCache map[[2]coopTiles]*coopKernels // every coop kernel pair compiled, by tilings
 	coopMM          map[coopTiles]*Kernel         // the coop kernels compiled for the autotuner's tilings, by text (cfg, FM, FN, SGS, head)
+	fillRandom      *Kernel                       // fill_random.wgsl: the tuners' random operands (checkRun.random); nil until first used
 	tuneMode        TuneMode
 	tuned           map[string]TuneChoice       // matmul tiles by tuneKey, from the autotuner
 	tuneRedone      map[string]bool             // TuneRedo: the shapes timed again since

@@ -1,7 +1,6 @@
 package shaders
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/x448/float16"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -306,8 +304,9 @@ func (g *GPT2) clocked(tiles []map[string]float64, time func(i int, best uint64)
 }
 
 // tuneOperands makes random operands of an (M, K) x (K, N) matmul with
-// bias and sh's epilogue as the matmul kernels bind them, and their push
-// constants; done releases them. The candidates are timed with the
+// bias and sh's epilogue as the matmul kernels bind them (made on the
+// device: checkRun.random; the outputs zeros), and their push constants;
+// done releases them. The candidates are timed with the
 // epilogue the forward pass runs, since a driver compiles each pipeline
 // whole (on an H200, two tiles timed with EPI_STORE at 8192 rows, at 29
 // and 32 TFLOP/s, ran at 2.2 and 2.3 in the forward pass, with EPI_GELU and
@@ -323,50 +322,37 @@ func (g *GPT2) tuneOperands(M int, sh matmulShape) (map[string]Buf, Params, func
 	if sh.epi == epiQKV {
 		kvBytes, T, H, S = 4*M*(N/3), M, g.cfg.NHead, M
 	}
-	d := g.dev
-	var bufs []*wgpu.Buffer
-	done := func() {
-		for _, b := range bufs {
-			b.Close()
-		}
-	}
-	mk := func(label string, data []byte) (*wgpu.Buffer, error) {
-		b, err := d.CreateBuffer(&wgpu.BufferDescriptor{Label: "tune " + label, Size: uint64(max(len(data), 16)),
-			Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst})
-		if err == nil {
-			bufs = append(bufs, b)
-			err = d.Queue().WriteBuffer(b, 0, data)
-		}
-		return b, err
-	}
+	r := &checkRun{g: g}
 	seed := uint32(M*31 + N*7 + K)
-	var out map[string]Buf
-	var firstErr error
+	out := map[string]Buf{}
 	for _, op := range []struct {
 		name string
-		data func() []byte
+		o    operand // random values; zeros where n is 0
+		n    int     // bytes of zeros
 	}{
-		{"x", func() []byte { return randomF32(seed, M*K) }},
-		{"w", func() []byte { return g.randomWeights(seed+1, K*N) }},
-		{"bias", func() []byte { return g.randomWeights(seed+2, N) }},
-		{"out", func() []byte { return make([]byte, 4*M*N) }},
-		{"kc", func() []byte { return make([]byte, kvBytes) }},
-		{"vc", func() []byte { return make([]byte, kvBytes) }},
+		{"x", activations(seed, M*K), 0},
+		{"w", weights(seed+1, K*N, g.f16), 0},
+		{"bias", weights(seed+2, N, g.f16), 0},
+		{"out", operand{}, 4 * M * N},
+		{"kc", operand{}, kvBytes},
+		{"vc", operand{}, kvBytes},
 	} {
 		if (op.name == "kc" || op.name == "vc") && !g.kvEpilogue() {
 			continue // the kernels have no KV cache bindings here
 		}
-		b, err := mk(op.name, op.data())
-		if err != nil {
-			firstErr = err
-			break
+		var b *wgpu.Buffer
+		var err error
+		if op.o.n > 0 {
+			b, err = r.random(op.name, op.o)
+		} else {
+			b, err = r.zeros(op.name, op.n)
 		}
-		if out == nil {
-			out = map[string]Buf{}
+		if err != nil {
+			return nil, nil, r.close, err
 		}
 		out[op.name] = Buf{Buffer: b}
 	}
-	return out, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": float64(T), "H": float64(H), "S": float64(S), "pos0": 0}, done, firstErr
+	return out, Params{"M": float64(M), "N": float64(N), "K": float64(K), "T": float64(T), "H": float64(H), "S": float64(S), "pos0": 0}, r.close, nil
 }
 
 // timePipeline times kernel k with constants cs on bufs: a warm-up
@@ -449,35 +435,6 @@ func (g *GPT2) timePipeline(k *Kernel, cs constSet, bufs map[string]Buf, params 
 	}
 	slices.Sort(times)
 	return times[len(times)/2], nil
-}
-
-// randomF32 is n uniform values in [-1, 1) as f32 bytes, from a fixed seed
-// (never zeros: they can run faster than real data).
-func randomF32(seed uint32, n int) []byte {
-	b := make([]byte, 4*n)
-	s := seed | 1
-	for i := range n {
-		s ^= s << 13
-		s ^= s >> 17
-		s ^= s << 5
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(s)/(1<<31)-1))
-	}
-	return b
-}
-
-// randomWeights is n random weights in the model's weight type, small as
-// trained weights are.
-func (g *GPT2) randomWeights(seed uint32, n int) []byte {
-	f := randomF32(seed, n)
-	if !g.f16 {
-		return f
-	}
-	b := make([]byte, 2*n)
-	for i := range n {
-		v := math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:])) * 0.05
-		binary.LittleEndian.PutUint16(b[2*i:], float16.Fromfloat32(v).Bits())
-	}
-	return b
 }
 
 // SetTuning sets when the model tunes its matmuls (TuneAuto by default); it

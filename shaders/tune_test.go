@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/x448/float16"
+
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
 
@@ -209,8 +211,8 @@ func TestTuneFailureKeepsDefaults(t *testing.T) {
 // so its operands must take it: one dispatch of matmul_shared.wgsl with
 // EPI_QKV on tuneOperands' buffers and push constants writes q to out and
 // every k and v into the cache where storeKV puts position m of head h,
-// each the float64 product of the operands (regenerated here from their
-// seeds) within f32 rounding.
+// each the float64 product of the operands (read back from the device,
+// which made them) within f32 rounding.
 func TestTuneOperandsQKV(t *testing.T) {
 	d := newTestDev(t)
 	g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
@@ -231,15 +233,27 @@ func TestTuneOperandsQKV(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.run(t, p, bufs, params, grid(defaultMatmulTiles.groups(M, N)))
-	seed := uint32(M*31 + N*7 + K)
-	f32s := func(b []byte) []float64 {
-		out := make([]float64, len(b)/4)
+	read := func(name string, n int) []float64 { // an operand as the device made it
+		out := make([]float64, n)
+		if name == "x" || !g.f16 {
+			for i, v := range d.readF32(t, bufs[name].Buffer, n) {
+				out[i] = float64(v)
+			}
+			return out
+		}
+		raw := make([]byte, (2*n+3)&^3)
+		if err := d.dev.Queue().ReadBuffer(bufs[name].Buffer, 0, raw); err != nil {
+			t.Fatal(err)
+		}
 		for i := range out {
-			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+			out[i] = float64(float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32())
 		}
 		return out
 	}
-	x, w, bias := f32s(randomF32(seed, M*K)), f32s(g.randomWeights(seed+1, K*N)), f32s(g.randomWeights(seed+2, N))
+	x, w, bias := read("x", M*K), read("w", K*N), read("bias", N)
+	if slices.Max(x) == slices.Min(x) || slices.Max(w) == slices.Min(w) {
+		t.Fatalf("operands x in [%g, %g], w in [%g, %g]: want random values", slices.Min(x), slices.Max(x), slices.Min(w), slices.Max(w))
+	}
 	out := d.readF32(t, bufs["out"].Buffer, M*N)
 	kc, vc := d.readF32(t, bufs["kc"].Buffer, M*C), d.readF32(t, bufs["vc"].Buffer, M*C)
 	for m := range M {
@@ -330,4 +344,33 @@ func TestPipelinesConcurrent(t *testing.T) {
 			t.Errorf("%v: the kept pipeline is not the one returned", s)
 		}
 	}
+}
+
+// randomF32 is n uniform values in [-1, 1) as f32 bytes, from a fixed seed,
+// made on the host (the tuners' are made on the device: checkRun.random).
+func randomF32(seed uint32, n int) []byte {
+	b := make([]byte, 4*n)
+	s := seed | 1
+	for i := range n {
+		s ^= s << 13
+		s ^= s >> 17
+		s ^= s << 5
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(s)/(1<<31)-1))
+	}
+	return b
+}
+
+// randomWeights is n random weights in the model's weight type, small as
+// trained weights are.
+func (g *GPT2) randomWeights(seed uint32, n int) []byte {
+	f := randomF32(seed, n)
+	if !g.f16 {
+		return f
+	}
+	b := make([]byte, 2*n)
+	for i := range n {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(f[4*i:])) * 0.05
+		binary.LittleEndian.PutUint16(b[2*i:], float16.Fromfloat32(v).Bits())
+	}
+	return b
 }
