@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
 
