@@ -179,20 +179,40 @@ func validTiles(t map[string]float64) error {
 	return nil
 }
 
-// tuneRuns is how many timed submissions a candidate gets (after one
-// warm-up of one dispatch), each of up to tuneReps dispatches (fewer when
-// one takes long: at most tuneRunNanos a submission, at least one
-// dispatch); the median counts. A candidate whose warm-up is tuneSkip times
-// the best time so far is not timed further (its warm-up time is its time),
-// so a slow candidate costs one dispatch: tuning a shape costs at most
-// about (1 + tuneRuns) dispatches plus tuneRuns·tuneRunNanos per candidate,
-// and one dispatch for those far off the best.
+// How a candidate is timed (tuneTiming): one warm-up submission of one
+// dispatch, then tuneRuns timed submissions of up to tuneReps dispatches
+// each (fewer where one takes long: at most tuneRunNanos a submission, at
+// least one dispatch); the median counts. A candidate whose warm-up takes
+// tuneSkip times the best time so far is not timed further (its warm-up
+// time is its time), and one whose warm-up takes tuneLongNanos or more gets
+// one timed submission of one dispatch: its timestamps' resolution and
+// noise are nothing beside it. So a candidate costs at most about 1 +
+// tuneRuns dispatches plus tuneRuns·tuneRunNanos, one dispatch where it is
+// far off the best and two where a dispatch is long. (The H200's tuning of
+// GPT-2 124M at 65536 rows with the matrix units timed 51 candidates of
+// 2 to 250 ms a dispatch: by their recorded times some 10.8 s of GPU time
+// at the earlier 50 ms a submission and no rule for long ones, 4.9 s now,
+// with the same picks from the same times.)
 const (
-	tuneRuns     = 3
-	tuneReps     = 4
-	tuneRunNanos = 50e6
-	tuneSkip     = 4
+	tuneRuns      = 3
+	tuneReps      = 4
+	tuneRunNanos  = 10e6
+	tuneLongNanos = 20e6
+	tuneSkip      = 4
 )
+
+// tuneTiming is how a candidate whose warm-up took warm nanoseconds is timed
+// further, best being the fastest time so far (0 before any): runs
+// submissions of reps dispatches each; none where the warm-up is its time.
+func tuneTiming(warm, best uint64) (runs, reps int) {
+	switch {
+	case best > 0 && warm >= tuneSkip*best:
+		return 0, 0
+	case warm >= tuneLongNanos:
+		return 1, 1
+	}
+	return tuneRuns, int(min(max(tuneRunNanos/max(warm, 1), 1), tuneReps))
+}
 
 // timeMatmul times candidate tile configurations of matmul_shared.wgsl at
 // (M, N, K) with random operands and returns the fastest (ties: the earlier
@@ -355,11 +375,10 @@ func (g *GPT2) tuneOperands(M int, sh matmulShape) (map[string]Buf, Params, func
 }
 
 // timePipeline times kernel k with constants cs on bufs: a warm-up
-// submission of one dispatch, then tuneRuns submissions of up to tuneReps
-// dispatches each (see tuneRunNanos), timed with timestamp queries where
-// the device has them (else by the host's clock around submit and wait);
-// the median per dispatch. With best > 0 (the fastest so far), a warm-up
-// of tuneSkip times best or more is the time.
+// submission of one dispatch, then as tuneTiming says (best is the fastest
+// time so far, 0 before any), timed with timestamp queries where the device
+// has them (else by the host's clock around submit and wait); the median
+// per dispatch.
 func (g *GPT2) timePipeline(k *Kernel, cs constSet, bufs map[string]Buf, params Params, work extent, best uint64) (uint64, error) {
 	pl, err := k.pipeline(cs)
 	if err != nil {
@@ -376,8 +395,8 @@ func (g *GPT2) timePipeline(k *Kernel, cs constSet, bufs map[string]Buf, params 
 	}
 	ts := g.dev.HasFeature(wgpu.FeatureTimestampQuery)
 	var times []uint64
-	reps := 1 // the warm-up's
-	for run := range tuneRuns + 1 {
+	reps, runs := 1, 1 // the warm-up's; then tuneTiming's
+	for run := 0; run < runs; run++ {
 		var qs *wgpu.QuerySet
 		if ts {
 			if qs, err = g.dev.CreateQuerySet(&wgpu.QuerySetDescriptor{Label: "tune", Count: 2}); err != nil {
@@ -424,10 +443,11 @@ func (g *GPT2) timePipeline(k *Kernel, cs constSet, bufs map[string]Buf, params 
 			return 0, err
 		}
 		if run == 0 {
-			if best > 0 && ns >= tuneSkip*best {
+			more, r := tuneTiming(ns, best)
+			if more == 0 {
 				return ns, nil
 			}
-			reps = int(min(max(tuneRunNanos/max(ns, 1), 1), tuneReps))
+			runs, reps = 1+more, r
 			continue
 		}
 		times = append(times, ns/uint64(reps))

@@ -207,6 +207,34 @@ func TestTuneFailureKeepsDefaults(t *testing.T) {
 	}
 }
 
+// TestTuneTiming: a candidate's timing after its warm-up: none where the
+// warm-up is tuneSkip times the best or more (never before a best), one
+// dispatch where it is long, else tuneRuns submissions of as many dispatches
+// as fit tuneRunNanos, one to tuneReps.
+func TestTuneTiming(t *testing.T) {
+	const ms = 1e6
+	for _, c := range []struct {
+		warm, best uint64
+		runs, reps int
+	}{
+		{4 * ms, 1 * ms, 0, 0},
+		{3.9 * ms, 1 * ms, 3, 2},
+		{500 * ms, 0, 1, 1},
+		{80 * ms, 20 * ms, 0, 0},
+		{79 * ms, 20 * ms, 1, 1},
+		{20 * ms, 0, 1, 1},
+		{19.9 * ms, 0, 3, 1},
+		{5 * ms, 0, 3, 2},
+		{2.5 * ms, 2 * ms, 3, 4},
+		{1000, 0, 3, 4},
+		{0, 0, 3, 4},
+	} {
+		if runs, reps := tuneTiming(c.warm, c.best); runs != c.runs || reps != c.reps {
+			t.Errorf("warm-up %d ns, best %d ns: %d runs of %d, want %d of %d", c.warm, c.best, runs, reps, c.runs, c.reps)
+		}
+	}
+}
+
 // TestTuneOperandsQKV: the tuner times c_attn with its KV-cache epilogue,
 // so its operands must take it: one dispatch of matmul_shared.wgsl with
 // EPI_QKV on tuneOperands' buffers and push constants writes q to out and
