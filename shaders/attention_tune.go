@@ -170,6 +170,10 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 		g.attnTuned[key] = c
 		return
 	}
+	if c, a, ok := g.borrowAttn(key, B, T); ok {
+		g.attnTuned[key], g.attnPicks[key] = c, a
+		return
+	}
 	g.noteTuning(key)
 	c, err := g.timeAttn(B, T)
 	c.Shape = key
@@ -189,6 +193,32 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 		file[key] = timed
 		g.keepTuning(file)
 	}
+}
+
+// borrowAttn is borrowTuning for attention: the choice, and what runs for
+// it, of the attention this process already has with the fewest keys (T
+// rounded as attnTuneKey rounds it) and then sequences above key's (B x
+// T): a batch's attention of fewer rows than one already run, a run's
+// last, takes it instead of being timed (a run's last window, short, is
+// one sequence of fewer positions). g.mu is held.
+func (g *GPT2) borrowAttn(key string, B, T int) (TuneChoice, *attnCoop, bool) {
+	if g.tuneMode != TuneAuto {
+		return TuneChoice{}, nil, false
+	}
+	T0 := tuneM(T)
+	B0 := attnTuneB(B, T0)
+	for t := T0; t <= tuneMaxRows; t *= 2 {
+		for b := 1; b <= attnTuneB(math.MaxInt, t); b++ {
+			if t == T0 && b <= B0 {
+				continue
+			}
+			k := g.attnTuneKey(b, t)
+			if c, ok := g.attnTuned[k]; ok && c.Borrowed == "" && c.Err == "" {
+				return TuneChoice{Shape: key, Tiles: c.Tiles, Borrowed: k}, g.attnPicks[k], true
+			}
+		}
+	}
+	return TuneChoice{}, nil, false
 }
 
 // attnPick is the attention that runs for choice c (pickTiling's order:

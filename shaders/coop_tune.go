@@ -239,6 +239,14 @@ func (g *GPT2) ensureCoopTuned(rows int) {
 			}
 			c, have = file[key]
 		}
+		if !have && !redo {
+			if b, ok := g.borrowTuning(key, rows, func(m int) string { return coopTuneKey(ck.cfg, m, N, K) }); ok {
+				if pick, ok := ck.picks[b.Borrowed]; ok { // what runs for the choice borrowed: it passed the self-check
+					ck.picks[key], g.tuned[key] = pick, b
+					continue
+				}
+			}
+		}
 		if !have || redo {
 			g.noteTuning(key)
 			c = g.timeCoop(ck, key, rows, sh, g.coopCandidates(ck, K))

@@ -156,6 +156,14 @@ func (g *GPT2) ensureCoopHead(ck *coopKernels, rows int, file *map[string]TuneCh
 		}
 		c, have = (*file)[key]
 	}
+	if !have && !redo {
+		if b, ok := g.borrowTuning(key, rows, func(m int) string { return coopHeadKey(ck.cfg, m, C, V) }); ok {
+			if pick, ok := ck.picks[b.Borrowed]; ok {
+				ck.picks[key], g.tuned[key] = pick, b
+				return
+			}
+		}
+	}
 	if !have || redo {
 		g.noteTuning(key)
 		c = g.timeCoopHead(ck, key, rows, C, V, g.coopHeadCandidates(ck))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -427,6 +428,91 @@ func TestCoopTune(t *testing.T) {
 		t.Errorf("tilings new to the verdict file ran without a self-check")
 	}
 	t.Logf("other tilings: mean NLL %.3g from the default's, %d self-checks", meanDiff(other, plain), g3.coopChecks)
+}
+
+// TestCoopTuneBorrows: with the matrix units, a batch of fewer rows than one
+// already tuned in this process takes its matmul and LM-head tilings (what
+// runs for them: coop.picks) and the attention of fewer sequences its
+// kernel, without timing or a self-check, and they stay out of the tuning
+// file.
+func TestCoopTuneBorrows(t *testing.T) {
+	d := coopDev(t)
+	mc := synth.TinyConfig()
+	mc.VocabSize = 3000
+	m := synth.Peaked(mc, 7)
+	full := func(n int) []model.Sequence { // n sequences of all 64 positions: 64n rows
+		out := zipfSeqs(uint64(n), n, 64, mc.VocabSize)
+		for i := range out {
+			for len(out[i].Tokens) < 64 {
+				out[i].Tokens = append(out[i].Tokens, out[i].Tokens[0])
+			}
+		}
+		return out
+	}
+	dir := t.TempDir()
+	cfg := coopConfigs(d)[0]
+	g := newCoopGPT2(t, d, m, cfg, filepath.Join(dir, "matrix-units.json"))
+	g.tuneFile, g.autoTune = filepath.Join(dir, "tuning.json"), true
+	if !d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) { // lowered: a few small tilings
+		g.coopShapes = []coopShape{{16, 32, 2, 2, 16, 2, 0}}
+		g.coopHeadShapes = []coopHeadShape{{32, 64, 2, 2, 16, 1}}
+		g.attnShapes = []attnCoopShape{{cfg.M, 2, max(cfg.K, cfg.N), 0}}
+	}
+	var notices []string
+	g.SetTuneNotice(func(msg string) { notices = append(notices, msg) })
+	if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
+		t.Fatal(err)
+	}
+	perToken(t, g, full(8))
+	timed, checks := len(notices), g.coopChecks
+	if timed == 0 {
+		t.Fatal("the big batch was not tuned")
+	}
+	perToken(t, g, full(1))
+	if len(notices) != timed || g.coopChecks != checks {
+		t.Errorf("the small batch: notices %q, %d self-checks more", notices[timed:], g.coopChecks-checks)
+	}
+	byShape := map[string]TuneChoice{}
+	for _, c := range g.Tuning() {
+		byShape[c.Shape] = c
+	}
+	keys := [][2]string{{coopHeadKey(cfg, 512, mc.NEmbd, mc.VocabSize), coopHeadKey(cfg, 64, mc.NEmbd, mc.VocabSize)}}
+	for _, sh := range g.matmulShapes() {
+		keys = append(keys, [2]string{coopTuneKey(cfg, 512, sh.N, sh.K), coopTuneKey(cfg, 64, sh.N, sh.K)})
+	}
+	kept := loadTuning(d.dev, g.tuneFile)
+	for _, k := range keys {
+		b, s := byShape[k[0]], byShape[k[1]]
+		if b.Nanos == 0 || b.Borrowed != "" {
+			t.Errorf("%s: %+v, want it timed", k[0], b)
+		}
+		if s.Borrowed != k[0] || !maps.Equal(s.Tiles, b.Tiles) || s.Nanos != 0 {
+			t.Errorf("%s: %+v, want %s's tiling, borrowed", k[1], s, k[0])
+		}
+		if p, ok := g.coop.picks[k[1]]; !ok || p != g.coop.picks[k[0]] {
+			t.Errorf("%s runs %v, want %v", k[1], p, g.coop.picks[k[0]])
+		}
+		if _, ok := kept[k[0]]; !ok {
+			t.Errorf("the tuning file lacks %s", k[0])
+		}
+		if c, ok := kept[k[1]]; ok {
+			t.Errorf("the tuning file keeps %s (%+v): want only what was timed", k[1], c)
+		}
+	}
+	if g.coop.attn == nil {
+		t.Fatalf("no attention_coop.wgsl: %s", g.coop.attnWhy)
+	}
+	attn := map[string]TuneChoice{}
+	for _, c := range g.AttentionTuning() {
+		attn[c.Shape] = c
+	}
+	bigAttn, smallAttn := g.attnTuneKey(8, 64), g.attnTuneKey(1, 64)
+	if c := attn[smallAttn]; c.Borrowed != bigAttn || !maps.Equal(c.Tiles, attn[bigAttn].Tiles) || g.attnPicks[smallAttn] != g.attnPicks[bigAttn] {
+		t.Errorf("attention %s: %+v runs %v, want %s's %+v, %v", smallAttn, c, g.attnPicks[smallAttn], bigAttn, attn[bigAttn], g.attnPicks[bigAttn])
+	}
+	if _, ok := kept[smallAttn]; ok {
+		t.Errorf("the tuning file keeps %s", smallAttn)
+	}
 }
 
 // TestCoopValidChoice: a tuning file's coop choice needs exactly the coop

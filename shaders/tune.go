@@ -54,7 +54,10 @@ type TuneChoice struct {
 	Nanos      uint64             `json:"nanos"`           // GPU time of one dispatch with them, median
 	Candidates []TuneTiming       `json:"candidates"`      // every configuration timed, in the order tried
 	Err        string             `json:"error,omitempty"` // why tuning failed: Tiles are then the defaults
-	Cached     bool               `json:"-"`               // read from the tuning file, not timed in this process
+	// Borrowed names the shape, at more rows, whose choice this one took
+	// instead of being timed (borrowTuning); never in the tuning file.
+	Borrowed string `json:"borrowed_from,omitempty"`
+	Cached   bool   `json:"-"` // read from the tuning file, not timed in this process
 }
 
 // TuneTiming is one candidate's time; Err says why it could not run.
@@ -132,7 +135,7 @@ func loadTuning(dev *wgpu.Device, path string) map[string]TuneChoice {
 	}
 	for _, c := range f.Choices {
 		if c.Shape != "" && validChoice(c) == nil {
-			c.Cached = true
+			c.Cached, c.Borrowed = true, ""
 			out[c.Shape] = c
 		}
 	}
@@ -632,6 +635,10 @@ func (g *GPT2) ensureTuned(rows int) {
 				g.tuned[key] = c
 				continue
 			}
+			if c, ok := g.borrowTuning(key, rows, func(m int) string { return tuneKey(g.f16, m, N, K) }); ok {
+				g.tuned[key] = c
+				continue
+			}
 		}
 		var cands []matmulTiles
 		all := matmulCandidates
@@ -659,7 +666,9 @@ func (g *GPT2) ensureTuned(rows int) {
 			file = loadTuning(g.dev, path)
 		}
 		for k, c := range g.tuned {
-			file[k] = c
+			if c.Borrowed == "" {
+				file[k] = c
+			}
 		}
 		for k, c := range file {
 			if c.Err != "" {
@@ -668,6 +677,28 @@ func (g *GPT2) ensureTuned(rows int) {
 		}
 		g.keepTuning(file)
 	}
+}
+
+// borrowTuning is, for shape key at rows that neither memory nor the
+// tuning file has, the choice this process already has for the same shape
+// at the fewest rows above (keyAt names the shape at a power of two of
+// rows; a choice timed or read, not itself borrowed, whose timing did not
+// fail), marked Borrowed: a batch smaller than one already run, a run's
+// last, is not worth a round of tuning of its own (at 16384 rows about a
+// quarter of one at 65536: on an H200 with the matrix units some 1.2 s of
+// GPU time, for one batch of 80 ms). TuneAuto only (TuneRedo times what it
+// is asked to); borrowed choices stay out of the tuning file, so a later run
+// whose batches are all of those rows tunes them. g.mu is held.
+func (g *GPT2) borrowTuning(key string, rows int, keyAt func(M int) string) (TuneChoice, bool) {
+	if g.tuneMode != TuneAuto {
+		return TuneChoice{}, false
+	}
+	for m := 2 * tuneM(rows); m <= tuneMaxRows; m *= 2 {
+		if c, ok := g.tuned[keyAt(m)]; ok && c.Borrowed == "" && c.Err == "" {
+			return TuneChoice{Shape: key, Tiles: c.Tiles, Borrowed: c.Shape}, true
+		}
+	}
+	return TuneChoice{}, false
 }
 
 // keepTuning writes choices to the tuning file (the autotuner's choices

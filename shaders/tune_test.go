@@ -3,6 +3,7 @@ package shaders
 import (
 	"context"
 	"encoding/binary"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -124,6 +125,111 @@ func TestTune(t *testing.T) {
 	for i, c := range read {
 		if !c.Cached || tilesOf(c.Tiles) != tilesOf(choices[i].Tiles) || c.Shape != choices[i].Shape {
 			t.Errorf("read back %+v, wrote %+v", c, choices[i])
+		}
+	}
+}
+
+// TestTuneBorrowsForSmallerBatches: in TuneAuto a batch whose rows round to
+// fewer than a batch's already tuned in this process (a run's last) takes
+// those tiles without timing anything (Borrowed names the shape), the same
+// sums as with any tiles; the tuning file keeps only what was timed, so a
+// fresh model whose batches are all small times its own, and TuneRedo times
+// the small shapes too.
+func TestTuneBorrowsForSmallerBatches(t *testing.T) {
+	d := newTestDev(t)
+	ctx := context.Background()
+	seqsOf := func(n, L int) []model.Sequence {
+		out := zipfSeqs(uint64(n), n, L, 50257)
+		for i := range out { // each exactly L tokens, so the rows are n x L
+			for len(out[i].Tokens) < L {
+				out[i].Tokens = append(out[i].Tokens, out[i].Tokens[0])
+			}
+		}
+		return out
+	}
+	big, small := seqsOf(8, 64), seqsOf(1, 64) // 512 rows, 64
+	var notices []string
+	newModel := func(file string) *GPT2 {
+		g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
+		g.sharedMatmul, g.vt = true, sharedVocabTile // the kernels of hardware GPUs
+		g.tuneFile, g.autoTune = file, true           // as TuneAuto does on a GPU
+		g.SetTuneNotice(func(msg string) { notices = append(notices, msg) })
+		return g
+	}
+	file := filepath.Join(t.TempDir(), "tuning.json")
+	g := newModel(file)
+	g.SetTuning(TuneOff)
+	plain, err := g.Loss(ctx, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.SetTuning(TuneAuto)
+	if _, err := g.Loss(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	timed := len(notices)
+	if timed == 0 {
+		t.Fatal("the big batch was not tuned")
+	}
+	got, err := g.Loss(ctx, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != plain {
+		t.Errorf("small batch with borrowed tiles %+v, default tiles %+v", got, plain)
+	}
+	if len(notices) != timed {
+		t.Errorf("the small batch was tuned: %q", notices[timed:])
+	}
+	byShape := map[string]TuneChoice{}
+	for _, c := range g.Tuning() {
+		byShape[c.Shape] = c
+	}
+	for _, sh := range g.matmulShapes() {
+		bigKey, smallKey := tuneKey(g.f16, 512, sh.N, sh.K), tuneKey(g.f16, 64, sh.N, sh.K)
+		b, s := byShape[bigKey], byShape[smallKey]
+		if b.Nanos == 0 || b.Borrowed != "" {
+			t.Errorf("%s: %+v, want it timed", bigKey, b)
+		}
+		if s.Borrowed != bigKey || !maps.Equal(s.Tiles, b.Tiles) || s.Nanos != 0 || len(s.Candidates) != 0 {
+			t.Errorf("%s: %+v, want %s's tiles %v, borrowed", smallKey, s, bigKey, b.Tiles)
+		}
+		if g.tilesFor(64, sh.K, sh.N) != tilesOf(b.Tiles) {
+			t.Errorf("%s runs %v, want %v", smallKey, g.tilesFor(64, sh.K, sh.N), tilesOf(b.Tiles))
+		}
+	}
+	kept := loadTuning(d.dev, file)
+	for k, c := range kept {
+		if strings.HasSuffix(k, " M64") || c.Borrowed != "" {
+			t.Errorf("the tuning file keeps %s (%+v): want only what was timed", k, c)
+		}
+	}
+	if len(kept) != len(g.matmulShapes()) {
+		t.Errorf("the tuning file has %d shapes, want %d", len(kept), len(g.matmulShapes()))
+	}
+
+	// A fresh model with only small batches times them.
+	notices = nil
+	h := newModel(file)
+	if _, err := h.Loss(ctx, small); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range h.Tuning() {
+		if c.Borrowed != "" || c.Nanos == 0 || !strings.HasSuffix(c.Shape, " M64") {
+			t.Errorf("fresh model, small batch: %+v, want M64 timed", c)
+		}
+	}
+	if len(notices) == 0 {
+		t.Error("the fresh model's small batch was not tuned")
+	}
+	// TuneRedo times what was borrowed.
+	g.SetTuning(TuneRedo)
+	if _, err := g.Loss(ctx, small); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range g.Tuning() {
+		if c.Borrowed != "" || c.Nanos == 0 {
+			t.Errorf("after TuneRedo: %+v, want it timed", c)
 		}
 	}
 }
