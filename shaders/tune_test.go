@@ -152,7 +152,7 @@ func TestTuneBorrowsForSmallerBatches(t *testing.T) {
 	newModel := func(file string) *GPT2 {
 		g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
 		g.sharedMatmul, g.vt = true, sharedVocabTile // the kernels of hardware GPUs
-		g.tuneFile, g.autoTune = file, true           // as TuneAuto does on a GPU
+		g.tuneFile, g.autoTune = file, true          // as TuneAuto does on a GPU
 		g.SetTuneNotice(func(msg string) { notices = append(notices, msg) })
 		return g
 	}
