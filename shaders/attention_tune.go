@@ -202,7 +202,7 @@ func (g *GPT2) ensureAttnTuned(B, T int) {
 // last, takes it instead of being timed (a run's last window, short, is
 // one sequence of fewer positions). g.mu is held.
 func (g *GPT2) borrowAttn(key string, B, T int) (TuneChoice, *attnCoop, bool) {
-	if g.tuneMode != TuneAuto {
+	if g.tuneMode != TuneAuto || g.tuneEachSize {
 		return TuneChoice{}, nil, false
 	}
 	T0 := tuneM(T)

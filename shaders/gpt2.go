@@ -77,6 +77,7 @@ type GPT2 struct {
 	tuneMode        TuneMode
 	tuned           map[string]TuneChoice       // matmul tiles by tuneKey, from the autotuner
 	tuneRedone      map[string]bool             // TuneRedo: the shapes timed again since
+	tuneEachSize    bool                        // SetTuneEachSize: no borrowing of a larger batch's choices
 	attnTuned       map[string]TuneChoice       // the attention kernel by attnTuneKey, from the autotuner (attention_tune.go)
 	attnPicks       map[string]*attnCoop        // what runs for each of attnTuned (attnPick): nil for attention_shared.wgsl
 	coopAttn        map[attnCoopTiles]*attnCoop // attention_coop.wgsl compiled for the autotuner's tilings other than the default

@@ -470,6 +470,17 @@ func (g *GPT2) SetTuning(mode TuneMode) {
 	}
 }
 
+// SetTuneEachSize makes a batch of fewer rows than one already tuned in this
+// process get a round of tuning at its own rows, as the first batch of any
+// size does, instead of borrowing that batch's choices (borrowTuning): for
+// benchmarks, where each batch size is measured as tuned for itself and the
+// order of the sizes must not matter.
+func (g *GPT2) SetTuneEachSize(on bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tuneEachSize = on
+}
+
 // SetTuneNotice sets f to be told when the autotuner first times kernels in
 // this process: on a device and driver whose tuning file lacks the batch's
 // shapes, the first batch waits for it (seconds; minutes where the driver
@@ -687,10 +698,11 @@ func (g *GPT2) ensureTuned(rows int) {
 // last, is not worth a round of tuning of its own (at 16384 rows about a
 // quarter of one at 65536: on an H200 with the matrix units some 1.2 s of
 // GPU time, for one batch of 80 ms). TuneAuto only (TuneRedo times what it
-// is asked to); borrowed choices stay out of the tuning file, so a later run
-// whose batches are all of those rows tunes them. g.mu is held.
+// is asked to), and not after SetTuneEachSize; borrowed choices stay out
+// of the tuning file, so a later run whose batches are all of those rows
+// tunes them. g.mu is held.
 func (g *GPT2) borrowTuning(key string, rows int, keyAt func(M int) string) (TuneChoice, bool) {
-	if g.tuneMode != TuneAuto {
+	if g.tuneMode != TuneAuto || g.tuneEachSize {
 		return TuneChoice{}, false
 	}
 	for m := 2 * tuneM(rows); m <= tuneMaxRows; m *= 2 {

@@ -133,8 +133,8 @@ func TestTune(t *testing.T) {
 // fewer than a batch's already tuned in this process (a run's last) takes
 // those tiles without timing anything (Borrowed names the shape), the same
 // sums as with any tiles; the tuning file keeps only what was timed, so a
-// fresh model whose batches are all small times its own, and TuneRedo times
-// the small shapes too.
+// fresh model whose batches are all small times its own, and TuneRedo and
+// SetTuneEachSize time the small shapes too.
 func TestTuneBorrowsForSmallerBatches(t *testing.T) {
 	d := newTestDev(t)
 	ctx := context.Background()
@@ -221,6 +221,23 @@ func TestTuneBorrowsForSmallerBatches(t *testing.T) {
 	}
 	if len(notices) == 0 {
 		t.Error("the fresh model's small batch was not tuned")
+	}
+	// With SetTuneEachSize (bench), a smaller batch after a big one is timed.
+	notices = nil
+	e := newModel(filepath.Join(t.TempDir(), "tuning.json"))
+	e.SetTuneEachSize(true)
+	for _, s := range [][]model.Sequence{big, small} {
+		if _, err := e.Loss(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(e.Tuning()); n != 2*len(e.matmulShapes()) {
+		t.Errorf("SetTuneEachSize: %d shapes, want %d", n, 2*len(e.matmulShapes()))
+	}
+	for _, c := range e.Tuning() {
+		if c.Borrowed != "" || c.Nanos == 0 {
+			t.Errorf("SetTuneEachSize: %+v, want it timed", c)
+		}
 	}
 	// TuneRedo times what was borrowed.
 	g.SetTuning(TuneRedo)

@@ -367,6 +367,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		res.DeviceLoaded = d.MemoryStats().InUse
 		res.MatrixUnits = desc.Device.MatrixUnits
 		g.SetChunk(f.chunk)
+		g.SetTuneEachSize(true) // each size as tuned for itself, whatever their order
 		if f.tune {
 			g.SetTuning(shaders.TuneRedo)
 			if g.MatmulTiles() == nil { // the software kernels: no tiles, no candidates
