@@ -339,21 +339,18 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 	}
 	var runs []run
 	var tiles []map[string]float64
-	var jobs []pipelineJob
 	for _, t := range g.attnCoopCandidates(g.coop.attn.tiles) {
 		a, err := g.attnCoopOf(t)
 		r := run{err: err}
 		if err == nil {
 			r = run{k: a.k, groups: t.groups(B, H, T)}
-			jobs = append(jobs, pipelineJob{a.k, constSet{}})
 		}
 		runs, tiles = append(runs, r), append(tiles, t.attnChoice())
 	}
 	simt := attnTilesFor(g.dev, hd)
 	runs = append(runs, run{k: g.attnShared(simt), cs: simt.constSet(hd), groups: simt.groups(B, H, T)})
 	tiles = append(tiles, map[string]float64{"coop": 0})
-	jobs = append(jobs, pipelineJob{g.attnShared(simt), simt.constSet(hd)})
-	compilePipelines(jobs)
+	compilePipelines(g.attnJobs())
 	ran := ch.timeCandidates(tiles, g.clocked(tiles, func(i int, best uint64) (uint64, error) {
 		if runs[i].err != nil {
 			return 0, runs[i].err
@@ -364,6 +361,20 @@ func (g *GPT2) timeAttn(B, T int) (TuneChoice, error) {
 		return ch, fmt.Errorf("tune attention: no kernel ran: %s", ch.Candidates[0].Err)
 	}
 	return ch, nil
+}
+
+// attnJobs are the pipelines timeAttn times: attention_coop.wgsl's
+// candidate tilings (those that compile) and attention_shared.wgsl. g.mu is
+// held.
+func (g *GPT2) attnJobs() []pipelineJob {
+	var jobs []pipelineJob
+	for _, t := range g.attnCoopCandidates(g.coop.attn.tiles) {
+		if a, err := g.attnCoopOf(t); err == nil {
+			jobs = append(jobs, pipelineJob{a.k, constSet{}})
+		}
+	}
+	simt := attnTilesFor(g.dev, g.cfg.HeadDim())
+	return append(jobs, pipelineJob{g.attnShared(simt), simt.constSet(g.cfg.HeadDim())})
 }
 
 // AttentionTuning is the autotuner's attention choices of this model (see

@@ -292,14 +292,10 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, c
 		return ch
 	}
 	tiles := make([]map[string]float64, len(cands))
-	var jobs []pipelineJob
 	for i, t := range cands {
 		tiles[i] = t.coopConstants()
-		if k, err := g.coopKernelFor(ck, t); err == nil {
-			jobs = append(jobs, pipelineJob{k, coopVariant(k, t, K, N).consts.with("EPI", float64(sh.epi))})
-		}
 	}
-	compilePipelines(jobs)
+	compilePipelines(g.coopJobs(ck, sh, cands))
 	ran := ch.timeCandidates(tiles, g.clocked(tiles, func(i int, best uint64) (uint64, error) {
 		k, err := g.coopKernelFor(ck, cands[i])
 		if err != nil {
@@ -312,6 +308,18 @@ func (g *GPT2) timeCoop(ck *coopKernels, key string, rows int, sh matmulShape, c
 		ch.Err = fmt.Sprintf("tune %s: no candidate ran: %s", key, ch.Candidates[0].Err)
 	}
 	return ch
+}
+
+// coopJobs are the pipelines timeCoop times for shape sh's candidates (those
+// whose kernel compiles). g.mu is held.
+func (g *GPT2) coopJobs(ck *coopKernels, sh matmulShape, cands []coopTiles) []pipelineJob {
+	var jobs []pipelineJob
+	for _, t := range cands {
+		if k, err := g.coopKernelFor(ck, t); err == nil {
+			jobs = append(jobs, pipelineJob{k, coopVariant(k, t, sh.K, sh.N).consts.with("EPI", float64(sh.epi))})
+		}
+	}
+	return jobs
 }
 
 // coopPick is the tiling that runs for choice c: its Tiles where they are

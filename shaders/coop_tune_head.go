@@ -214,14 +214,10 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 	params := Params{"P": float64(P), "C": float64(C), "V": float64(V), "v0": 0}
 	timeAll := func(cands []coopTiles) bool {
 		tiles := make([]map[string]float64, len(cands))
-		var jobs []pipelineJob
 		for i, t := range cands {
 			tiles[i] = t.headConstants()
-			if k, err := g.coopKernelFor(ck, t); err == nil {
-				jobs = append(jobs, pipelineJob{k, t.constSet()})
-			}
 		}
-		compilePipelines(jobs)
+		compilePipelines(g.coopHeadJobs(ck, cands))
 		return ch.timeCandidates(tiles, g.clocked(tiles, func(i int, best uint64) (uint64, error) {
 			k, err := g.coopKernelFor(ck, cands[i])
 			if err != nil {
@@ -245,6 +241,18 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 	}
 	timeAll(round)
 	return ch
+}
+
+// coopHeadJobs are the pipelines timeCoopHead times for LM-head candidates
+// cands (those whose kernel compiles). g.mu is held.
+func (g *GPT2) coopHeadJobs(ck *coopKernels, cands []coopTiles) []pipelineJob {
+	var jobs []pipelineJob
+	for _, t := range cands {
+		if k, err := g.coopKernelFor(ck, t); err == nil {
+			jobs = append(jobs, pipelineJob{k, t.constSet()})
+		}
+	}
+	return jobs
 }
 
 // coopHeadPick is coopPick for the LM head: the choice, else the next

@@ -311,8 +311,10 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 		return nil, err
 	}
 	b := g.newBatch(seqs, width)
+	compiled := g.compileAhead(b.B, b.chunk)
 	g.ensureTuned(b.B * b.chunk)
 	g.ensureAttnTuned(b.B, b.chunk)
+	compiled()
 	a, err := g.arenaFor(b.need)
 	if err != nil {
 		return nil, err

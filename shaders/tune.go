@@ -234,12 +234,10 @@ func (g *GPT2) timeMatmul(M int, sh matmulShape, cands []matmulTiles) (TuneChoic
 		return ch, err
 	}
 	tiles := make([]map[string]float64, len(cands))
-	var jobs []pipelineJob
 	for i, t := range cands {
 		tiles[i] = t.constants()
-		jobs = append(jobs, pipelineJob{g.matmulShared, t.constSet().with("EPI", float64(sh.epi))})
 	}
-	compilePipelines(jobs)
+	compilePipelines(g.matmulJobs(sh, cands))
 	ran := ch.timeCandidates(tiles, g.clocked(tiles, func(i int, best uint64) (uint64, error) {
 		t := cands[i]
 		if err := t.fits(g.dev); err != nil {
@@ -251,6 +249,15 @@ func (g *GPT2) timeMatmul(M int, sh matmulShape, cands []matmulTiles) (TuneChoic
 		return ch, fmt.Errorf("tune %s: no candidate ran: %s", ch.Shape, ch.Candidates[0].Err)
 	}
 	return ch, nil
+}
+
+// matmulJobs are the pipelines timeMatmul times for shape sh's candidates.
+func (g *GPT2) matmulJobs(sh matmulShape, cands []matmulTiles) []pipelineJob {
+	jobs := make([]pipelineJob, len(cands))
+	for i, t := range cands {
+		jobs[i] = pipelineJob{g.matmulShared, t.constSet().with("EPI", float64(sh.epi))}
+	}
+	return jobs
 }
 
 // pipelineJob is a pipeline a tuner is about to time: a kernel and its
@@ -383,6 +390,9 @@ func (g *GPT2) tuneOperands(M int, sh matmulShape) (map[string]Buf, Params, func
 // has them (else by the host's clock around submit and wait); the median
 // per dispatch.
 func (g *GPT2) timePipeline(k *Kernel, cs constSet, bufs map[string]Buf, params Params, work extent, best uint64) (uint64, error) {
+	if g.tuneTimed != nil {
+		g.tuneTimed(k, cs)
+	}
 	pl, err := k.pipeline(cs)
 	if err != nil {
 		return 0, err
@@ -651,18 +661,8 @@ func (g *GPT2) ensureTuned(rows int) {
 				continue
 			}
 		}
-		var cands []matmulTiles
-		all := matmulCandidates
-		if g.tuneCands != nil {
-			all = g.tuneCands
-		}
-		for _, t := range all {
-			if t.fits(g.dev) == nil {
-				cands = append(cands, t)
-			}
-		}
 		g.noteTuning(key)
-		c, err := g.timeMatmul(rows, sh, cands)
+		c, err := g.timeMatmul(rows, sh, g.matmulCandidatesFit())
 		if err != nil {
 			c.Tiles, c.Err = g.tiles.constants(), err.Error()
 		}
@@ -711,6 +711,22 @@ func (g *GPT2) borrowTuning(key string, rows int, keyAt func(M int) string) (Tun
 		}
 	}
 	return TuneChoice{}, false
+}
+
+// matmulCandidatesFit are the autotuner's matmul_shared.wgsl candidates
+// (matmulCandidates, or a test's) that fit the device.
+func (g *GPT2) matmulCandidatesFit() []matmulTiles {
+	all := matmulCandidates
+	if g.tuneCands != nil {
+		all = g.tuneCands
+	}
+	var cands []matmulTiles
+	for _, t := range all {
+		if t.fits(g.dev) == nil {
+			cands = append(cands, t)
+		}
+	}
+	return cands
 }
 
 // keepTuning writes choices to the tuning file (the autotuner's choices

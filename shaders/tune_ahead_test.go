@@ -1,0 +1,108 @@
+package shaders
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wgpu-eval/wgpu-eval/model"
+	"github.com/wgpu-eval/wgpu-eval/model/synth"
+)
+
+// TestCompileAhead: the pipelines compileAhead compiles for a batch's tuning
+// round are exactly those the tuners then time (the LM head's group-size
+// round aside, known only after its first), SIMT and with the matrix units;
+// after the round none for that batch, nor for a smaller one (borrowed), nor
+// under TuneOff; TuneRedo all again.
+func TestCompileAhead(t *testing.T) {
+	full := func(n, vocab int) []model.Sequence { // n sequences of all 64 positions
+		out := zipfSeqs(uint64(n), n, 64, vocab)
+		for i := range out {
+			for len(out[i].Tokens) < 64 {
+				out[i].Tokens = append(out[i].Tokens, out[i].Tokens[0])
+			}
+		}
+		return out
+	}
+	check := func(t *testing.T, g *GPT2, vocab int) {
+		ctx := context.Background()
+		g.tuneFile, g.autoTune = filepath.Join(t.TempDir(), "tuning.json"), true
+		g.mu.Lock()
+		err := g.ensureMatrixUnits() // as SubmitWith decides before the round
+		g.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs := func(B int) map[string]bool {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			out := map[string]bool{}
+			for _, j := range g.roundJobs(B, 64) {
+				out[j.k.Name()+" "+j.consts.String()] = true
+			}
+			return out
+		}
+		ahead := jobs(8)
+		if len(ahead) == 0 {
+			t.Fatal("no pipelines ahead of the first round")
+		}
+		timed := map[string]bool{}
+		g.tuneTimed = func(k *Kernel, cs constSet) {
+			if !strings.Contains(cs.String(), "GX") || !strings.HasPrefix(k.Name(), "lmhead_loss_coop") {
+				timed[k.Name()+" "+cs.String()] = true
+			}
+		}
+		if _, err := g.Loss(ctx, full(8, vocab)); err != nil {
+			t.Fatal(err)
+		}
+		for j := range timed {
+			if !ahead[j] {
+				t.Errorf("timed %s, not compiled ahead", j)
+			}
+		}
+		for j := range ahead {
+			if !timed[j] {
+				t.Errorf("compiled ahead %s, not timed", j)
+			}
+		}
+		if n := len(jobs(8)); n != 0 {
+			t.Errorf("%d pipelines ahead of a batch already tuned", n)
+		}
+		if n := len(jobs(1)); n != 0 {
+			t.Errorf("%d pipelines ahead of a smaller batch (borrowed)", n)
+		}
+		g.SetTuning(TuneOff)
+		if n := len(jobs(8)); n != 0 {
+			t.Errorf("TuneOff: %d pipelines ahead", n)
+		}
+		g.SetTuning(TuneRedo)
+		if n := len(jobs(8)); n != len(ahead) {
+			t.Errorf("TuneRedo: %d pipelines ahead, want %d", n, len(ahead))
+		}
+		t.Logf("%d pipelines compiled ahead", len(ahead))
+	}
+	t.Run("simt", func(t *testing.T) {
+		d := newTestDev(t)
+		g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
+		g.sharedMatmul, g.vt = true, sharedVocabTile // the kernels of hardware GPUs
+		check(t, g, g.cfg.VocabSize)
+	})
+	t.Run("coop", func(t *testing.T) {
+		d := coopDev(t)
+		mc := synth.TinyConfig()
+		mc.VocabSize = 3000
+		cfg := coopConfigs(d)[0]
+		g := newCoopGPT2(t, d, synth.Peaked(mc, 7), cfg, filepath.Join(t.TempDir(), "matrix-units.json"))
+		g.coopShapes = []coopShape{{16, 32, 2, 2, 16, 2, 0}, {16, 32, 2, 2, 16, 2, 1}}
+		g.coopHeadShapes = []coopHeadShape{{32, 64, 2, 2, 16, 1}}
+		g.attnShapes = []attnCoopShape{{cfg.M, 2, max(cfg.K, cfg.N), 0}}
+		if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
+			t.Fatal(err)
+		}
+		check(t, g, mc.VocabSize)
+		if g.coop == nil || g.coop.attn == nil {
+			t.Errorf("the coop kernels and attention_coop.wgsl did not run")
+		}
+	})
+}
