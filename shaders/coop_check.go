@@ -237,6 +237,14 @@ func (g *GPT2) verdictFor(key string, check func(r *checkRun) (bool, string, err
 	}
 	g.coopChecks++
 	v = coopVerdict{Key: key}
+	// A dry run first, which only names the check's pipelines, so that they
+	// compile on every core at once rather than one after another as the
+	// check dispatches them: the first check on a device compiles some
+	// seven, where a driver compiling from a cold shader cache (NVIDIA's)
+	// takes seconds for each of the big ones.
+	var jobs []pipelineJob
+	_, _, _ = check(&checkRun{g: g, jobs: &jobs})
+	compilePipelines(jobs)
 	r := &checkRun{g: g}
 	v.OK, v.Detail, err = check(r)
 	r.close()
@@ -350,6 +358,10 @@ func (r *checkRun) selfCheck(ck *coopKernels) (ok bool, detail string, err error
 type checkRun struct {
 	g      *GPT2
 	closer []interface{ Close() error }
+	// jobs, when not nil, makes the run a dry one that only names its
+	// pipelines: dispatch adds its kernel and constants here and does
+	// nothing else, buffer makes none, read gives zeros (verdictFor).
+	jobs *[]pipelineJob
 }
 
 func (r *checkRun) close() {
@@ -360,6 +372,9 @@ func (r *checkRun) close() {
 
 // buffer makes a storage buffer holding data (at least 16 bytes).
 func (r *checkRun) buffer(label string, data []byte) (*wgpu.Buffer, error) {
+	if r.jobs != nil {
+		return nil, nil
+	}
 	size := max(uint64(len(data)+15)&^15, 16)
 	b, err := r.g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "self-check " + label, Size: size,
 		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst})
@@ -374,6 +389,13 @@ func (r *checkRun) buffer(label string, data []byte) (*wgpu.Buffer, error) {
 
 // dispatch runs one dispatch of k and waits for it.
 func (r *checkRun) dispatch(k *Kernel, cs constSet, bufs map[string]Buf, params Params, work extent) error {
+	if r.jobs != nil {
+		*r.jobs = append(*r.jobs, pipelineJob{k, cs})
+		return nil
+	}
+	if r.g.checkDispatched != nil {
+		r.g.checkDispatched(k, cs)
+	}
 	pl, err := k.pipeline(cs)
 	if err != nil {
 		return err
@@ -407,6 +429,9 @@ func (r *checkRun) dispatch(k *Kernel, cs constSet, bufs map[string]Buf, params 
 
 // read is the first n f32 values of b.
 func (r *checkRun) read(b *wgpu.Buffer, n int) ([]float32, error) {
+	if r.jobs != nil {
+		return make([]float32, n), nil
+	}
 	raw := make([]byte, 4*n)
 	if err := r.g.dev.Queue().ReadBuffer(b, 0, raw); err != nil {
 		return nil, err
@@ -441,7 +466,7 @@ func checkData(seed uint64, n int, scale float64, f16 bool) ([]float64, []byte) 
 
 // corrupt passes the coop results of a case to the test hook, if any.
 func (r *checkRun) corrupt(kind string, v []float32) {
-	if r.g.coopCorrupt != nil {
+	if r.g.coopCorrupt != nil && r.jobs == nil {
 		r.g.coopCorrupt(kind, v)
 	}
 }

@@ -56,6 +56,8 @@ type GPT2 struct {
 	tuneClock func(tiles map[string]float64) uint64
 	// tuneTimed (tests) is told of every pipeline a tuner times.
 	tuneTimed func(k *Kernel, cs constSet)
+	// checkDispatched (tests) is told of every dispatch of a self-check.
+	checkDispatched func(k *Kernel, cs constSet)
 
 	coopFile       string                         // the self-check's verdicts, beside the tuning file ("" for none)
 	coopForce      *MatrixConfig                  // tests: use this configuration on a device without matrix units (the compiler lowers it)

@@ -106,3 +106,32 @@ func TestCompileAhead(t *testing.T) {
 		}
 	})
 }
+
+// TestSelfCheckCompilesAhead: the self-check's dry run names every pipeline
+// the check then dispatches, so each is compiled before the first dispatch
+// (on every core at once), and the verdict is the same as without it.
+func TestSelfCheckCompilesAhead(t *testing.T) {
+	d := coopDev(t)
+	m := synth.Peaked(synth.TinyConfig(), 7)
+	g := newCoopGPT2(t, d, m, coopConfigs(d)[0], filepath.Join(t.TempDir(), "matrix-units.json"))
+	dispatched := 0
+	g.checkDispatched = func(k *Kernel, cs constSet) {
+		dispatched++
+		k.mu.Lock()
+		_, ready := k.pipes[cs]
+		k.mu.Unlock()
+		if !ready {
+			t.Errorf("self-check dispatched %s {%s} before it was compiled", k.Name(), cs)
+		}
+	}
+	if err := g.SetMatrixUnits(MatrixUnitsAuto); err != nil {
+		t.Fatal(err)
+	}
+	st := g.MatrixUnits()
+	if !st.Used || g.coopChecks != 1 {
+		t.Fatalf("status %+v after %d checks: want the matrix units, checked once", st, g.coopChecks)
+	}
+	if dispatched < 6 { // matmul, LM head (with to_f16) and attention, each against SIMT
+		t.Errorf("%d dispatches, want the check's 7", dispatched)
+	}
+}
