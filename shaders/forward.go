@@ -396,6 +396,10 @@ type recorder struct {
 	a    *arena
 	p    *Pending
 	err  error
+	// dry, when not nil, makes the recording a dry one that only names its
+	// pipelines: op adds each kernel and its constants here and records
+	// nothing (compileBatch).
+	dry *[]pipelineJob
 }
 
 // op records a dispatch of kernel k with the override constants consts, the
@@ -406,6 +410,13 @@ type recorder struct {
 func (r *recorder) op(k *Kernel, consts constSet, bufs, params any, work extent) {
 	if r.err != nil {
 		return
+	}
+	if r.dry != nil {
+		*r.dry = append(*r.dry, pipelineJob{k, consts})
+		return
+	}
+	if r.g.opRecorded != nil {
+		r.g.opRecorded(k, consts)
 	}
 	pl, err := k.pipeline(consts)
 	if err != nil {
@@ -501,11 +512,12 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 	if err := q.WriteBuffer(a.targets, 0, b.targets); err != nil {
 		return fmt.Errorf("gpu loss: %w", err)
 	}
+	ranges := g.wteRanges()
+	g.compileBatch(p, b, ranges)
 	enc, err := g.dev.CreateCommandEncoder(&wgpu.CommandEncoderDescriptor{Label: "gpt2 loss"})
 	if err != nil {
 		return fmt.Errorf("gpu loss: %w", err)
 	}
-	ranges := g.wteRanges()
 	if g.profile {
 		n := g.opsPerBatch(b.chunks, len(ranges))
 		if p.topK > 0 {
@@ -539,6 +551,32 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 	return nil
 }
 
+// compileBatch creates, on every core at once, the pipelines that batch b's
+// recording will ask for and that are not made yet, as a dry recording
+// names them: the first batch's every one, which the recording would
+// otherwise create one after another as it reached them (seconds each for
+// the big ones where a driver compiles from a cold shader cache). g.mu is
+// held.
+func (g *GPT2) compileBatch(p *Pending, b *batch, ranges [][2]int) {
+	var jobs []pipelineJob
+	g.encode(&recorder{g: g, a: p.a, p: p, dry: &jobs}, b, ranges)
+	type job struct {
+		k *Kernel
+		c constSet
+	}
+	seen := map[job]bool{}
+	missing := jobs[:0]
+	for _, j := range jobs {
+		if !seen[job{j.k, j.consts}] && !j.k.made(j.consts) {
+			seen[job{j.k, j.consts}] = true
+			missing = append(missing, j)
+		}
+	}
+	if len(missing) > 1 {
+		compilePipelines(missing)
+	}
+}
+
 // encode records the forward pass of every chunk, the gather of the rows
 // that predict targets, the LM head with its loss and the sums.
 func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
@@ -554,6 +592,9 @@ func (g *GPT2) encode(r *recorder, b *batch, ranges [][2]int) {
 		g.forwardChunk(r, tok, B, T, t0, b.W, b.chunks > 1, ranges)
 		if r.err != nil {
 			return
+		}
+		if r.dry != nil {
+			continue
 		}
 		// Gather the rows of this chunk that predict a target: contiguous per sequence.
 		r.pass.End()

@@ -58,6 +58,8 @@ type GPT2 struct {
 	tuneTimed func(k *Kernel, cs constSet)
 	// checkDispatched (tests) is told of every dispatch of a self-check.
 	checkDispatched func(k *Kernel, cs constSet)
+	// opRecorded (tests) is told of every dispatch a batch records.
+	opRecorded func(k *Kernel, cs constSet)
 
 	coopFile       string                         // the self-check's verdicts, beside the tuning file ("" for none)
 	coopForce      *MatrixConfig                  // tests: use this configuration on a device without matrix units (the compiler lowers it)

@@ -216,6 +216,14 @@ func (k *Kernel) pipeline(consts constSet) (*Pipeline, error) {
 	return m.p, m.err
 }
 
+// made reports whether the pipeline for consts exists already.
+func (k *Kernel) made(consts constSet) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.pipes[consts]
+	return ok
+}
+
 // newPipeline creates the kernel's pipeline for consts.
 func (k *Kernel) newPipeline(consts constSet) (*Pipeline, error) {
 	for _, c := range consts.kv[:consts.n] {

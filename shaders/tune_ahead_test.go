@@ -135,3 +135,56 @@ func TestSelfCheckCompilesAhead(t *testing.T) {
 		t.Errorf("%d dispatches, want the check's 7", dispatched)
 	}
 }
+
+// TestBatchCompilesAhead: a batch's dry recording names every pipeline its
+// recording then asks for, so that each is made (on every core at once)
+// before the first dispatch is recorded: the SIMT kernels, the hardware set
+// and the matrix units' (lowered here), GPT-2 and a Llama-family model.
+func TestBatchCompilesAhead(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		model *model.Model
+		coop  bool
+	}{
+		{"gpt2 software", synth.Peaked(synth.TinyConfig(), 7), false},
+		{"gpt2 hardware", synth.Peaked(synth.TinyConfig(), 7), false},
+		{"gpt2 coop", synth.Peaked(synth.TinyConfig(), 7), true},
+		{"qwen3 hardware", synth.Peaked(synth.TinyLlamaConfig("qwen3"), 7), false},
+		{"llama coop", synth.Peaked(synth.TinyLlamaConfig("llama"), 7), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var d *testDev
+			var g *GPT2
+			if c.coop {
+				d = coopDev(t)
+				g = newCoopGPT2(t, d, c.model, coopConfigs(d)[0], filepath.Join(t.TempDir(), "matrix-units.json"))
+				if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				d = newTestDev(t)
+				var err error
+				if g, err = NewGPT2(context.Background(), d.dev, c.model.Reader(), false, nil); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { g.Close() })
+				if strings.HasSuffix(c.name, " hardware") {
+					g.sharedMatmul, g.vt = true, sharedVocabTile
+				}
+			}
+			ops := 0
+			g.opRecorded = func(k *Kernel, cs constSet) {
+				ops++
+				if !k.made(cs) {
+					t.Errorf("recorded %s {%s} before it was made", k.Name(), cs)
+				}
+			}
+			if _, err := g.Loss(context.Background(), zipfSeqs(3, 2, 40, c.model.Config.VocabSize)); err != nil {
+				t.Fatal(err)
+			}
+			if ops < 10 {
+				t.Errorf("%d dispatches recorded", ops)
+			}
+		})
+	}
+}
