@@ -552,14 +552,21 @@ func (g *GPT2) record(p *Pending, b *batch) error {
 }
 
 // compileBatch creates, on every core at once, the pipelines that batch b's
-// recording will ask for and that are not made yet, as a dry recording
-// names them: the first batch's every one, which the recording would
-// otherwise create one after another as it reached them (seconds each for
-// the big ones where a driver compiles from a cold shader cache). g.mu is
-// held.
+// recording will ask for and that are not made yet (makePipelines). g.mu
+// is held.
 func (g *GPT2) compileBatch(p *Pending, b *batch, ranges [][2]int) {
+	g.makePipelines(p.a, p, func(r *recorder) { g.encode(r, b, ranges) })
+}
+
+// makePipelines creates, on every core at once, the pipelines that record
+// will ask for and that are not made yet, as a dry recording (record given a
+// recorder whose op only names them) finds them: a first recording's every
+// one, which it would otherwise create one after another as it reached them
+// (seconds each for the big ones where a driver compiles from a cold shader
+// cache). g.mu is held.
+func (g *GPT2) makePipelines(a *arena, p *Pending, record func(r *recorder)) {
 	var jobs []pipelineJob
-	g.encode(&recorder{g: g, a: p.a, p: p, dry: &jobs}, b, ranges)
+	record(&recorder{g: g, a: a, p: p, dry: &jobs})
 	type job struct {
 		k *Kernel
 		c constSet
@@ -572,7 +579,7 @@ func (g *GPT2) compileBatch(p *Pending, b *batch, ranges [][2]int) {
 			missing = append(missing, j)
 		}
 	}
-	if len(missing) > 1 {
+	if len(missing) > 0 {
 		compilePipelines(missing)
 	}
 }

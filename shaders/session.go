@@ -126,21 +126,26 @@ func (s *Session) run(chunk []int32) error {
 	if err := q.WriteBuffer(a.tokens, 0, tok); err != nil {
 		return fmt.Errorf("gpu session: %w", err)
 	}
+	ranges := g.wteRanges()
+	T := len(chunk)
+	C := g.cfg.NEmbd
+	record := func(r *recorder) {
+		g.forwardChunk(r, Buf{Buffer: a.tokens}, 1, T, s.n, s.size, true, ranges)
+		for _, vr := range ranges {
+			n := vr[1] - vr[0]
+			r.op(g.logits, constSet{}, logitsBufs{H: Buf{Buffer: a.ln}, WTE: g.headRange(vr), Out: Buf{Buffer: s.logits}},
+				logitsParams{C: uint32(C), V: uint32(n), V0: uint32(vr[0]), Row: uint32(T - 1)},
+				perInvocation(n))
+		}
+	}
+	p := &Pending{}
+	g.makePipelines(a, p, record)
 	enc, err := g.dev.CreateCommandEncoder(&wgpu.CommandEncoderDescriptor{Label: "gpt2 decode"})
 	if err != nil {
 		return fmt.Errorf("gpu session: %w", err)
 	}
-	r := &recorder{g: g, enc: enc, pass: enc.BeginComputePass(nil), a: a, p: &Pending{}}
-	ranges := g.wteRanges()
-	T := len(chunk)
-	g.forwardChunk(r, Buf{Buffer: a.tokens}, 1, T, s.n, s.size, true, ranges)
-	C := g.cfg.NEmbd
-	for _, vr := range ranges {
-		n := vr[1] - vr[0]
-		r.op(g.logits, constSet{}, logitsBufs{H: Buf{Buffer: a.ln}, WTE: g.headRange(vr), Out: Buf{Buffer: s.logits}},
-			logitsParams{C: uint32(C), V: uint32(n), V0: uint32(vr[0]), Row: uint32(T - 1)},
-			perInvocation(n))
-	}
+	r := &recorder{g: g, enc: enc, pass: enc.BeginComputePass(nil), a: a, p: p}
+	record(r)
 	if r.err == nil {
 		r.pass.End()
 		enc.CopyBufferToBuffer(s.logits, 0, s.readback, 0, s.logits.Size())

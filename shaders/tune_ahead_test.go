@@ -138,8 +138,9 @@ func TestSelfCheckCompilesAhead(t *testing.T) {
 
 // TestBatchCompilesAhead: a batch's dry recording names every pipeline its
 // recording then asks for, so that each is made (on every core at once)
-// before the first dispatch is recorded: the SIMT kernels, the hardware set
-// and the matrix units' (lowered here), GPT-2 and a Llama-family model.
+// before the first dispatch is recorded, and so does a generation session's
+// (a prompt, then single tokens): the SIMT kernels, the hardware set and the
+// matrix units' (lowered here), GPT-2 and Llama-family models.
 func TestBatchCompilesAhead(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -184,6 +185,17 @@ func TestBatchCompilesAhead(t *testing.T) {
 			}
 			if ops < 10 {
 				t.Errorf("%d dispatches recorded", ops)
+			}
+			// A generation session: a prompt, then one token at a time.
+			s, err := g.NewSession()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for _, toks := range [][]int32{zipfSeqs(4, 1, 20, c.model.Config.VocabSize)[0].Tokens, {1}, {2}} {
+				if _, err := s.Append(context.Background(), toks); err != nil {
+					t.Fatal(err)
+				}
 			}
 		})
 	}
