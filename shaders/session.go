@@ -139,7 +139,7 @@ func (s *Session) run(chunk []int32) error {
 		}
 	}
 	p := &Pending{}
-	g.makePipelines(a, p, record)
+	g.makePipelines(recordingKey{session: true, W: s.size, T: T}, a, p, record)
 	enc, err := g.dev.CreateCommandEncoder(&wgpu.CommandEncoderDescriptor{Label: "gpt2 decode"})
 	if err != nil {
 		return fmt.Errorf("gpu session: %w", err)
