@@ -15,12 +15,12 @@ type operand struct {
 	seed  uint32
 }
 
-// activations are n f32 values in [-1, 1), as randomF32 makes them.
+// activations are n f32 values in [-1, 1).
 func activations(seed uint32, n int) operand { return operand{n: n, scale: 1, seed: seed} }
 
-// weights are n values of the model's weight type in [-0.05, 0.05), small as
-// trained weights are, as randomWeights makes them (f16 here holds them too:
-// the LM head's h as to_f16.wgsl leaves it).
+// weights are n values in [-0.05, 0.05), small as trained weights are, f16
+// or f32 as the model's weights (f16 also for the LM head's h, as
+// to_f16.wgsl leaves it).
 func weights(seed uint32, n int, f16 bool) operand {
 	return operand{n: n, f16: f16, scale: 0.05, seed: seed}
 }
