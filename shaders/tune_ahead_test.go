@@ -109,7 +109,8 @@ func TestCompileAhead(t *testing.T) {
 
 // TestSelfCheckCompilesAhead: the self-check's dry run names every pipeline
 // the check then dispatches, so each is compiled before the first dispatch
-// (on every core at once), and the verdict is the same as without it.
+// (on every core at once), and the verdict is the same as without it; its
+// matmul case runs a pipeline of the forward pass.
 func TestSelfCheckCompilesAhead(t *testing.T) {
 	d := coopDev(t)
 	m := synth.Peaked(synth.TinyConfig(), 7)
@@ -133,6 +134,24 @@ func TestSelfCheckCompilesAhead(t *testing.T) {
 	}
 	if dispatched < 6 { // matmul, LM head (with to_f16) and attention, each against SIMT
 		t.Errorf("%d dispatches, want the check's 7", dispatched)
+	}
+
+	// The matmul case runs the pipeline the forward pass's residual-add
+	// matmuls record (the same tiling, VEC and epilogue), not one of its own.
+	forward := map[string]bool{}
+	g.opRecorded = func(k *Kernel, cs constSet) { forward[k.Name()+" "+cs.String()] = true }
+	if _, err := g.Loss(context.Background(), zipfSeqs(5, 2, 30, m.Config.VocabSize)); err != nil {
+		t.Fatal(err)
+	}
+	var checked []string
+	g.checkDispatched = func(k *Kernel, cs constSet) { checked = append(checked, k.Name()+" "+cs.String()) }
+	g.mu.Lock()
+	g.verdictFor("test: matmul case", func(r *checkRun) (bool, string, error) {
+		return r.matmulCase(g.coop.matmulVariant(checkK, checkN))
+	})
+	g.mu.Unlock()
+	if len(checked) != 2 || !forward[checked[0]] {
+		t.Errorf("the matmul case dispatched %q; the forward pass recorded %v", checked, forward)
 	}
 }
 
