@@ -398,7 +398,7 @@ type recorder struct {
 	err  error
 	// dry, when not nil, makes the recording a dry one that only names its
 	// pipelines: op adds each kernel and its constants here and records
-	// nothing (compileBatch).
+	// nothing (makePipelines).
 	dry *[]pipelineJob
 }
 
