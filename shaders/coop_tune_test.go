@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/model/synth"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
 )
@@ -440,15 +439,6 @@ func TestCoopTuneBorrows(t *testing.T) {
 	mc := synth.TinyConfig()
 	mc.VocabSize = 3000
 	m := synth.Peaked(mc, 7)
-	full := func(n int) []model.Sequence { // n sequences of all 64 positions: 64n rows
-		out := zipfSeqs(uint64(n), n, 64, mc.VocabSize)
-		for i := range out {
-			for len(out[i].Tokens) < 64 {
-				out[i].Tokens = append(out[i].Tokens, out[i].Tokens[0])
-			}
-		}
-		return out
-	}
 	dir := t.TempDir()
 	cfg := coopConfigs(d)[0]
 	g := newCoopGPT2(t, d, m, cfg, filepath.Join(dir, "matrix-units.json"))
@@ -463,12 +453,12 @@ func TestCoopTuneBorrows(t *testing.T) {
 	if err := g.SetMatrixUnits(MatrixUnitsOn); err != nil {
 		t.Fatal(err)
 	}
-	perToken(t, g, full(8))
+	perToken(t, g, fullSeqs(8, 64, mc.VocabSize)) // 512 rows
 	timed, checks := len(notices), g.coopChecks
 	if timed == 0 {
 		t.Fatal("the big batch was not tuned")
 	}
-	perToken(t, g, full(1))
+	perToken(t, g, fullSeqs(1, 64, mc.VocabSize)) // 64
 	if len(notices) != timed || g.coopChecks != checks {
 		t.Errorf("the small batch: notices %q, %d self-checks more", notices[timed:], g.coopChecks-checks)
 	}

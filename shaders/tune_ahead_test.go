@@ -16,15 +16,6 @@ import (
 // after the round none for that batch, nor for a smaller one (borrowed), nor
 // under TuneOff; TuneRedo all again.
 func TestCompileAhead(t *testing.T) {
-	full := func(n, vocab int) []model.Sequence { // n sequences of all 64 positions
-		out := zipfSeqs(uint64(n), n, 64, vocab)
-		for i := range out {
-			for len(out[i].Tokens) < 64 {
-				out[i].Tokens = append(out[i].Tokens, out[i].Tokens[0])
-			}
-		}
-		return out
-	}
 	check := func(t *testing.T, g *GPT2, vocab int) {
 		ctx := context.Background()
 		g.tuneFile, g.autoTune = filepath.Join(t.TempDir(), "tuning.json"), true
@@ -53,7 +44,7 @@ func TestCompileAhead(t *testing.T) {
 				timed[k.Name()+" "+cs.String()] = true
 			}
 		}
-		if _, err := g.Loss(ctx, full(8, vocab)); err != nil {
+		if _, err := g.Loss(ctx, fullSeqs(8, 64, vocab)); err != nil {
 			t.Fatal(err)
 		}
 		for j := range timed {

@@ -129,6 +129,18 @@ func TestTune(t *testing.T) {
 	}
 }
 
+// fullSeqs is n sequences of exactly L tokens below vocab (zipfSeqs',
+// lengthened), so that a batch of them has n x L rows.
+func fullSeqs(n, L, vocab int) []model.Sequence {
+	out := zipfSeqs(uint64(n), n, L, vocab)
+	for i := range out {
+		for len(out[i].Tokens) < L {
+			out[i].Tokens = append(out[i].Tokens, out[i].Tokens[0])
+		}
+	}
+	return out
+}
+
 // TestTuneBorrowsForSmallerBatches: in TuneAuto a batch whose rows round to
 // fewer than a batch's already tuned in this process (a run's last) takes
 // those tiles without timing anything (Borrowed names the shape), the same
@@ -138,16 +150,7 @@ func TestTune(t *testing.T) {
 func TestTuneBorrowsForSmallerBatches(t *testing.T) {
 	d := newTestDev(t)
 	ctx := context.Background()
-	seqsOf := func(n, L int) []model.Sequence {
-		out := zipfSeqs(uint64(n), n, L, 50257)
-		for i := range out { // each exactly L tokens, so the rows are n x L
-			for len(out[i].Tokens) < L {
-				out[i].Tokens = append(out[i].Tokens, out[i].Tokens[0])
-			}
-		}
-		return out
-	}
-	big, small := seqsOf(8, 64), seqsOf(1, 64) // 512 rows, 64
+	big, small := fullSeqs(8, 64, 50257), fullSeqs(1, 64, 50257) // 512 rows, 64
 	var notices []string
 	newModel := func(file string) *GPT2 {
 		g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
