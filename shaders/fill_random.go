@@ -43,19 +43,20 @@ const fillRandomWG = 256
 // fill_random.wgsl (compiled on first use) rather than on the host and
 // uploaded: a tuner's operands at 65536 rows are some 1.5 GB. g.mu is held.
 func (r *checkRun) random(label string, o operand) (*wgpu.Buffer, error) {
-	b, err := r.zeros(label, o.bytes())
-	if err != nil {
-		return nil, err
-	}
 	g := r.g
+	n := o.words()
+	if n > int(min(g.dev.Limits().MaxStorageBufferBindingSize, 1<<32-4)/4) {
+		return nil, fmt.Errorf("random %s: %d bytes, beyond one binding of %s", label, o.bytes(), g.dev.AdapterInfo().Name)
+	}
+	var err error
 	if g.fillRandom == nil {
 		if g.fillRandom, err = NewKernel(g.dev, "fill_random.wgsl", false); err != nil {
 			return nil, err
 		}
 	}
-	n := o.words()
-	if n > int(min(g.dev.Limits().MaxStorageBufferBindingSize, 1<<32-4)/4) {
-		return nil, fmt.Errorf("random %s: %d bytes, beyond one binding of %s", label, o.bytes(), g.dev.AdapterInfo().Name)
+	b, err := r.zeros(label, o.bytes())
+	if err != nil {
+		return nil, err
 	}
 	f16 := 0.0
 	if o.f16 {
