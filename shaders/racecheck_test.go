@@ -46,8 +46,8 @@ func checkRaces(t testing.TB, dev *wgpu.Device) {
 // attention_coop, rope_kv_write, topk_logits_shared, the norms' row sums), each in every tiling its tuner offers,
 // at one ragged shape (where the accesses go depends on the shape and tiling, not on the values; race checking
 // makes a CPU driver's compile about 2x slower and its run more), and the kernels without, whose storage buffers
-// it checks (embed, to_f16, kv_write, matmul, attention, lmhead_loss, nll_combine, topk_logits): about 8 minutes
-// with a cold shader cache. WGPU_TEST_RACE_CHECK=1 go test ./shaders checks every test instead.
+// it checks (embed, to_f16, kv_write, matmul, attention, lmhead_loss, nll_combine, topk_logits, fill_random):
+// about 8 minutes with a cold shader cache. WGPU_TEST_RACE_CHECK=1 go test ./shaders checks every test instead.
 var raceCheckedTests = []string{
 	"^TestMatmulShared$/f16=false/M=37,K=48,N=52",
 	"^TestMatmulCoopTilings$",
@@ -59,6 +59,7 @@ var raceCheckedTests = []string{
 	"^(TestLayerNorm|TestLayerNormSubgroup|TestRMSNorm)$",
 	"^TestGPT2TopLogprobsVariants$/k7-split/shared=true", // the whole forward pass, then the shared top-K
 	"^(TestEmbed|TestToF16|TestKVWrite|TestMatmul|TestAttention|TestLoss|TestLossReduction|TestGPT2TopLogprobs)$",
+	"^TestFillRandom$",
 }
 
 // TestKernelsRaceFree runs the kernel tests of raceCheckedTests again, each in a child process with
