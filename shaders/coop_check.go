@@ -370,21 +370,20 @@ func (r *checkRun) close() {
 	}
 }
 
-// buffer makes a storage buffer holding data (at least 16 bytes).
+// buffer makes a storage buffer holding data (zeros past it: at least 16
+// bytes, a multiple of 16).
 func (r *checkRun) buffer(label string, data []byte) (*wgpu.Buffer, error) {
 	if r.jobs != nil {
 		return nil, nil
 	}
-	size := max(uint64(len(data)+15)&^15, 16)
-	b, err := r.g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "self-check " + label, Size: size,
-		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst})
-	if err != nil {
-		return nil, err
+	b, err := r.zeros("self-check "+label, len(data))
+	if err != nil || len(data) == 0 {
+		return b, err
 	}
-	r.closer = append(r.closer, b)
-	padded := make([]byte, size)
-	copy(padded, data)
-	return b, r.g.dev.Queue().WriteBuffer(b, 0, padded)
+	if pad := len(data) % 4; pad != 0 { // WriteBuffer takes whole words
+		data = append(data[:len(data):len(data)], make([]byte, 4-pad)...)
+	}
+	return b, r.g.dev.Queue().WriteBuffer(b, 0, data)
 }
 
 // dispatch runs one dispatch of k and waits for it.

@@ -204,7 +204,7 @@ func (g *GPT2) timeCoopHead(ck *coopKernels, key string, rows, C, V int, cands [
 		tgt, err = r.buffer("targets", targets)
 	}
 	if err == nil {
-		part, err = r.zeros("part", 8*parts*P)
+		part, err = r.zeros("tune part", 8*parts*P)
 	}
 	if err != nil {
 		ch.Err = fmt.Sprintf("tune %s: %v", key, err)

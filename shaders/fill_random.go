@@ -54,7 +54,7 @@ func (r *checkRun) random(label string, o operand) (*wgpu.Buffer, error) {
 			return nil, err
 		}
 	}
-	b, err := r.zeros(label, o.bytes())
+	b, err := r.zeros("tune "+label, o.bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -67,10 +67,11 @@ func (r *checkRun) random(label string, o operand) (*wgpu.Buffer, error) {
 		perInvocation(n))
 }
 
-// zeros makes a storage buffer of n bytes (at least 16, a multiple of 16),
-// zeros as every new buffer starts: nothing is uploaded.
+// zeros makes a storage buffer named label of n bytes (at least 16, a
+// multiple of 16), zeros as every new buffer starts: nothing is uploaded. It
+// is the run's until it closes.
 func (r *checkRun) zeros(label string, n int) (*wgpu.Buffer, error) {
-	b, err := r.g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: "tune " + label, Size: max(uint64(n+15)&^15, 16),
+	b, err := r.g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Size: max(uint64(n+15)&^15, 16),
 		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst})
 	if err != nil {
 		return nil, err

@@ -374,7 +374,7 @@ func (g *GPT2) tuneOperands(M int, sh matmulShape) (map[string]Buf, Params, func
 		if op.o.n > 0 {
 			b, err = r.random(op.name, op.o)
 		} else {
-			b, err = r.zeros(op.name, op.n)
+			b, err = r.zeros("tune "+op.name, op.n)
 		}
 		if err != nil {
 			return nil, nil, r.close, err
