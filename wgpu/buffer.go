@@ -44,6 +44,27 @@ type Buffer struct {
 
 // CreateBuffer creates a buffer; its contents start as zero.
 func (d *Device) CreateBuffer(desc *BufferDescriptor) (*Buffer, error) {
+	return d.createBuffer(desc, nil)
+}
+
+// CreateBufferInit creates a buffer whose contents start as data, then zeros
+// to its size: CreateBuffer and a WriteBuffer of data at offset 0, without
+// zeroing first the bytes data overwrites (on host-visible memory a pass over
+// them on the host, else a fill on the device), as wgpu's create_buffer_init.
+// len(data) must be a multiple of 4 and at most desc.Size. Like WriteBuffer
+// it copies data before it returns.
+func (d *Device) CreateBufferInit(desc *BufferDescriptor, data []byte) (*Buffer, error) {
+	if len(data)%4 != 0 || uint64(len(data)) > desc.Size {
+		return nil, errorf(ErrBadUsage, "buffer %q: %d bytes of data for %d bytes: at most the size, a multiple of 4", desc.Label, len(data), desc.Size)
+	}
+	if desc.Usage&BufferUsageCopyDst == 0 {
+		return nil, errorf(ErrBadUsage, "buffer %q: initial data needs CopyDst usage", desc.Label)
+	}
+	return d.createBuffer(desc, data)
+}
+
+// createBuffer is CreateBuffer, and with data CreateBufferInit.
+func (d *Device) createBuffer(desc *BufferDescriptor, data []byte) (*Buffer, error) {
 	u := desc.Usage
 	switch {
 	case desc.Size == 0 || desc.Size%4 != 0:
@@ -73,28 +94,56 @@ func (d *Device) CreateBuffer(desc *BufferDescriptor) (*Buffer, error) {
 	} else if u&BufferUsageMapRead != 0 {
 		class = memReadback
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.usable(); err != nil {
-		return nil, err
+	b, staged, err := d.initBuffer(desc.Label, desc.Size, u, vu, class, data)
+	if err != nil || !staged {
+		return b, err
 	}
-	b, err := d.createBufferLocked(desc.Label, desc.Size, u, vu, class)
-	if err != nil {
+	// Device memory: the data through staging buffers, ordered before any
+	// later submission. No one else holds b yet.
+	if err := d.queue.WriteBuffer(b, 0, data); err != nil {
+		b.Close()
 		return nil, err
-	}
-	if b.block.mapped == nil { // zero it on the GPU, ordered before any later submission
-		if err := d.queue.pendingEncoder(); err != nil {
-			b.destroyLocked()
-			return nil, err
-		}
-		d.queue.pending.hold(b)
-		d.queue.pending.clearBuffer(b, 0, b.size)
 	}
 	return b, nil
 }
 
-// createBufferLocked creates and binds a buffer; d.mu must be held.
-func (d *Device) createBufferLocked(label string, size uint64, u BufferUsage, vu vk.BufferUsageFlags, class memoryClass) (*Buffer, error) {
+// initBuffer creates a buffer whose bytes past len(data) start as zeros and
+// writes data into it where its memory is host-visible; where it is not,
+// staged says that data is still to be written.
+func (d *Device) initBuffer(label string, size uint64, u BufferUsage, vu vk.BufferUsageFlags, class memoryClass, data []byte) (b *Buffer, staged bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, false, err
+	}
+	from := uint64(len(data)) // the bytes from here on start as zeros
+	if b, err = d.createBufferLocked(label, size, u, vu, class, from); err != nil {
+		return nil, false, err
+	}
+	if b.block.mapped != nil {
+		if len(data) > 0 {
+			d.queue.stats.Writes++
+			d.queue.stats.WriteBytes += uint64(len(data))
+			copy(b.bytes(), data) // idle host-visible memory: in queue order already
+		}
+		return b, false, nil
+	}
+	if from < size { // zero the rest on the GPU, ordered before any later submission
+		if err := d.queue.pendingEncoder(); err != nil {
+			b.destroyLocked()
+			return nil, false, err
+		}
+		d.queue.pending.hold(b)
+		d.queue.pending.clearBuffer(b, from, size-from)
+	}
+	return b, len(data) > 0, nil
+}
+
+// createBufferLocked creates and binds a buffer; d.mu must be held. Where
+// its memory is host-visible, its bytes from offset from on are zeroed (the
+// caller writes those before it: from = size for a staging or readback
+// buffer, written whole before any read).
+func (d *Device) createBufferLocked(label string, size uint64, u BufferUsage, vu vk.BufferUsageFlags, class memoryClass, from uint64) (*Buffer, error) {
 	b := &Buffer{d: d, label: label, size: size, usage: u}
 	var ar vk.Arena
 	defer ar.Release()
@@ -116,8 +165,8 @@ func (d *Device) createBufferLocked(label string, size uint64, u BufferUsage, vu
 		d.fn.DestroyBuffer(d.h, b.h, nil)
 		return nil, fmt.Errorf("buffer %q: %w", label, d.noteLost(err))
 	}
-	if block.mapped != nil { // blocks are recycled: zero the range
-		clear(b.bytes())
+	if block.mapped != nil && from < size { // blocks are recycled: zero the range
+		clear(b.bytes()[from:])
 	}
 	d.live[b] = struct{}{}
 	return b, nil

@@ -338,3 +338,71 @@ func testMapTwice(t *testing.T, d *Device, rb *Buffer, want []byte) {
 	}
 	rb.Unmap()
 }
+
+// TestCreateBufferInit checks that a buffer made with initial data holds the
+// data and zeros past it, on memory a closed buffer left dirty, in
+// host-visible memory and, staged, as on a discrete GPU; and that bad data
+// is refused.
+func TestCreateBufferInit(t *testing.T) {
+	for _, staged := range []bool{false, true} {
+		t.Run(map[bool]string{false: "host-visible", true: "staged"}[staged], func(t *testing.T) {
+			env := newEnvStaged(t, staged)
+			d := env.dev
+			q := d.Queue()
+			const n = 1 << 16
+			dirty := newBuffer(t, d, n, storageRW)
+			if err := q.WriteBuffer(dirty, 0, bytes.Repeat([]byte{0xab}, n)); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.WaitIdle(); err != nil {
+				t.Fatal(err)
+			}
+			dirty.Close()
+			if err := q.WaitIdle(); err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(17, 18))
+			for _, size := range []int{n, n - 1024, 0} { // the data fills the buffer, leaves a tail, is empty
+				data := make([]byte, size)
+				for i := range data {
+					data[i] = byte(rng.Uint32())
+				}
+				b, err := d.CreateBufferInit(&BufferDescriptor{Label: "init", Size: n, Usage: storageRW}, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (b.bytes() == nil) != staged {
+					t.Fatalf("host-visible %v, want %v", b.bytes() != nil, !staged)
+				}
+				got := make([]byte, n)
+				if err := q.ReadBuffer(b, 0, got); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got[:size], data) {
+					t.Errorf("%d bytes of data: the buffer's first bytes differ from them", size)
+				}
+				if !bytes.Equal(got[size:], make([]byte, n-size)) {
+					t.Errorf("%d bytes of data: the buffer's bytes past them are not zeros", size)
+				}
+				b.Close()
+			}
+		})
+	}
+	env := newEnv(t)
+	for _, c := range []struct {
+		size  uint64
+		usage BufferUsage
+		data  int
+		want  string
+	}{
+		{64, storageRW, 6, "multiple of 4"},
+		{64, storageRW, 68, "at most the size"},
+		{64, BufferUsageStorage, 8, "CopyDst"},
+		{0, storageRW, 0, "positive multiple of 4"},
+	} {
+		_, err := env.dev.CreateBufferInit(&BufferDescriptor{Label: "bad", Size: c.size, Usage: c.usage}, make([]byte, c.data))
+		if !errors.Is(err, ErrBadUsage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("size %d, %d bytes of data: error %v, want ErrBadUsage saying %q", c.size, c.data, err, c.want)
+		}
+	}
+}

@@ -362,7 +362,7 @@ func (q *Queue) WriteBuffer(b *Buffer, offset uint64, data []byte) error {
 	for len(data) > 0 { // in chunks, so staging memory stays bounded
 		chunk := data[:min(len(data), stagingFlush)]
 		st, err := q.d.createBufferLocked("staging", uint64(len(chunk)), BufferUsageMapWrite|BufferUsageCopySrc,
-			vk.BufferUsageTransferSrcBit, memUpload)
+			vk.BufferUsageTransferSrcBit, memUpload, uint64(len(chunk)))
 		if err != nil {
 			return fmt.Errorf("WriteBuffer %q: %w", b.label, err)
 		}
@@ -408,7 +408,7 @@ func (q *Queue) ReadBuffer(b *Buffer, offset uint64, dst []byte) error {
 	}
 	if b.bytes() == nil { // copy into host-visible memory, ordered now; st is ours alone until it is destroyed
 		st, err := q.d.createBufferLocked("readback", uint64(len(dst)), BufferUsageMapRead|BufferUsageCopyDst,
-			vk.BufferUsageTransferDstBit, memReadback)
+			vk.BufferUsageTransferDstBit, memReadback, uint64(len(dst)))
 		if err != nil {
 			return fmt.Errorf("ReadBuffer %q: %w", b.label, err)
 		}
