@@ -397,13 +397,9 @@ func (g *GPT2) upload(name string, data []byte) (*wgpu.Buffer, error) {
 	if len(data)%4 != 0 {
 		data = append(data, make([]byte, 4-len(data)%4)...)
 	}
-	b, err := g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: name, Size: uint64(len(data)),
-		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopyDst})
+	b, err := g.dev.CreateBufferInit(&wgpu.BufferDescriptor{Label: name, Size: uint64(len(data)),
+		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopyDst}, data)
 	if err != nil {
-		return nil, fmt.Errorf("upload %s: %w", name, err)
-	}
-	if err := g.dev.Queue().WriteBuffer(b, 0, data); err != nil {
-		b.Close()
 		return nil, fmt.Errorf("upload %s: %w", name, err)
 	}
 	g.weights = append(g.weights, b)
