@@ -35,6 +35,8 @@ type (
 	// TokenLogprob is one of a position's highest log-probabilities
 	// (TokenNLL.Top, with EvalOptions.TopLogprobs).
 	TokenLogprob = pipeline.TokenLogprob
+	// Timings is where a run's time went (Result.Timings).
+	Timings = pipeline.Timings
 	// Mode is an evaluation method (EvalOptions.Mode).
 	Mode = pipeline.Mode
 	// Precision is the weight type on a GPU, or the CPU's bf16 mode

@@ -548,6 +548,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		return nil, &OptionError{"BOSEachWindow", "true", "needs the tokenizer's BOS or <|endoftext|>, and this model's tokenizer has neither"}
 	}
 	spec := data.name
+	tokenizing := time.Now()
 	corp, err := data.load(ctx, corpus.Options{
 		Split:           opt.Split,
 		Separator:       opt.Separator,
@@ -577,6 +578,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	tokenized := time.Since(tokenizing)
 	if mode != pipeline.ModeDocuments {
 		if err := checkSeparator(toks, e.tok); err != nil {
 			return nil, err
@@ -613,6 +615,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 	if e.hash == "" { // beside the loading
 		hashed = startHashing(ctx, e.opt.hashCacheDir(), e.ck.Files())
 	}
+	var setupBefore pipeline.SetupTimes // the backend's setup work before this run
+	if e.backend != nil {
+		setupBefore = pipeline.SetupOf(e.backend)
+	}
 	b, opened, err := e.open(ctx)
 	if err != nil {
 		if hashed != nil {
@@ -627,6 +633,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 			return nil, err
 		}
 	}
+	var loaded time.Duration // 0 for a model an earlier run loaded
+	if opened || hashed != nil {
+		loaded = time.Since(start)
+	}
+	setupLoaded := pipeline.SetupOf(b)
 	if opened {
 		e.announce(b)
 	}
@@ -697,6 +708,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, data Data, opt EvalOptions) (*
 		}
 	}
 	res, err := pipeline.Evaluate(ctx, b, ec)
+	if res != nil {
+		res.Timings = pipeline.NewTimings(tokenized, loaded, setupLoaded.Sub(setupBefore), pipeline.SetupOf(b).Sub(setupLoaded), res.Seconds)
+	}
 	if res == nil {
 		if ck != nil {
 			kept := ck.Kept()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 )
@@ -28,6 +29,38 @@ type Backend interface {
 	// Describe says what the backend computes on and how, for a result's
 	// config and provenance and a checkpoint's run identity.
 	Describe() BackendInfo
+}
+
+// SetupTimer is a Backend that does work once per device, driver, batch
+// shape or process besides scoring its batches (a GPU compiles pipelines,
+// tunes its kernels and checks its matrix units), and says how long that
+// took: what makes a first run slower than the next.
+type SetupTimer interface {
+	// SetupTimes is that work's wall time since the backend was made.
+	SetupTimes() SetupTimes
+}
+
+// SetupTimes is a SetupTimer's work by kind.
+type SetupTimes struct {
+	Compile time.Duration // GPU pipelines made for the batches
+	Tune    time.Duration // the autotuner's rounds, their pipelines included
+	Check   time.Duration // the matrix units' self-check, its pipelines included
+}
+
+// Sub is s minus o, field by field: the work between two readings.
+func (s SetupTimes) Sub(o SetupTimes) SetupTimes {
+	return SetupTimes{Compile: s.Compile - o.Compile, Tune: s.Tune - o.Tune, Check: s.Check - o.Check}
+}
+
+// Total is the three added.
+func (s SetupTimes) Total() time.Duration { return s.Compile + s.Tune + s.Check }
+
+// SetupOf is b's SetupTimes; zero for a backend that is no SetupTimer.
+func SetupOf(b Backend) SetupTimes {
+	if t, ok := b.(SetupTimer); ok {
+		return t.SetupTimes()
+	}
+	return SetupTimes{}
 }
 
 // BackendInfo describes a backend (Backend.Describe).

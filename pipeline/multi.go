@@ -60,6 +60,19 @@ func (m *multi) Submit(ctx context.Context, b Batch) (Pending, error) {
 	return m.parts[b.Index%len(m.parts)].Submit(ctx, b)
 }
 
+// SetupTimes is the parts' added: their batches are submitted one after
+// another.
+func (m *multi) SetupTimes() SetupTimes {
+	var t SetupTimes
+	for _, p := range m.parts {
+		pt := SetupOf(p)
+		t.Compile += pt.Compile
+		t.Tune += pt.Tune
+		t.Check += pt.Check
+	}
+	return t
+}
+
 func (m *multi) Close() error {
 	var errs []error
 	for _, p := range m.parts {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/internal/jsonformat"
 	"github.com/wgpu-eval/wgpu-eval/model"
@@ -52,6 +53,10 @@ type Result struct {
 	Seconds         float64 `json:"seconds"`           // wall time of Evaluate
 	TokensPerSecond float64 `json:"tokens_per_second"` // Tokens / Seconds
 	Device          string  `json:"device"`            // Backend.Name()
+	// Timings says where the wall time of the run went, the corpus's
+	// reading and the model's loading included; the library fills it
+	// (Evaluate leaves it nil), merge leaves it out.
+	Timings *Timings `json:"timings,omitempty"`
 
 	// NLLSumSq is the sum of the squared per-target NLLs, and ScoredBytes the
 	// UTF-8 bytes of the scored targets: with NLLSum and Tokens, what merging
@@ -89,6 +94,39 @@ type Result struct {
 	// VocabSize is EvalConfig.VocabSize, for the per-token file's header.
 	VocabSize int `json:"-"`
 }
+
+// Timings splits a run's wall time, from the start of the corpus's reading
+// to the last batch's end, into disjoint parts, in seconds. Compile, Tune
+// and Check are a GPU's work once per device, driver, batch shape or
+// process (SetupTimes): a first run's, which later ones find cached.
+type Timings struct {
+	Tokenize float64 `json:"tokenize"` // the corpus read and tokenized, or its tokens read from the token cache
+	Load     float64 `json:"load"`     // the model put on the device, its weights' hash included; 0 where an earlier run of the same Evaluator loaded it
+	Compile  float64 `json:"compile"`  // pipelines made for the batches
+	Tune     float64 `json:"tune"`     // the autotuner's rounds
+	Check    float64 `json:"check"`    // the matrix units' self-check
+	Score    float64 `json:"score"`    // the rest of Seconds: the batches
+}
+
+// NewTimings makes a run's Timings from the tokenizing's wall time, the
+// loading's (setup work done in it included), the setup work done in the
+// loading and in the scoring, and the scoring's wall time (Seconds, that
+// setup work included).
+func NewTimings(tokenize, load time.Duration, inLoad, inScore SetupTimes, seconds float64) *Timings {
+	all := SetupTimes{Compile: inLoad.Compile + inScore.Compile, Tune: inLoad.Tune + inScore.Tune, Check: inLoad.Check + inScore.Check}
+	return &Timings{
+		Tokenize: tokenize.Seconds(),
+		Load:     max(load-inLoad.Total(), 0).Seconds(),
+		Compile:  all.Compile.Seconds(),
+		Tune:     all.Tune.Seconds(),
+		Check:    all.Check.Seconds(),
+		Score:    max(seconds-inScore.Total().Seconds(), 0),
+	}
+}
+
+// Setup is the work once per device, driver, batch shape or process:
+// Compile + Tune + Check.
+func (t *Timings) Setup() float64 { return t.Compile + t.Tune + t.Check }
 
 // ResultFormat and ResultFormatVersion mark a Result's JSON (the --json
 // file of a run and of merge): its first keys are "format": ResultFormat and
@@ -204,6 +242,16 @@ func (res *Result) CheckNumbers() error {
 	}{{"nll_sumsq", res.NLLSumSq}, {"seconds", res.Seconds}, {"stderr", res.StdErr}, {"bits_per_byte", res.BitsPerByte}} {
 		if f.v < 0 {
 			return fmt.Errorf("%s %v is below zero", f.name, f.v)
+		}
+	}
+	if t := res.Timings; t != nil {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"tokenize", t.Tokenize}, {"load", t.Load}, {"compile", t.Compile}, {"tune", t.Tune}, {"check", t.Check}, {"score", t.Score}} {
+			if !(f.v >= 0) || math.IsInf(f.v, 1) {
+				return fmt.Errorf("timings: %s %v is not a finite number of seconds, zero or more", f.name, f.v)
+			}
 		}
 	}
 	if got := res.NLLSumExact.Float64(); got != res.NLLSum || !res.NLLSumExact.IsFinite() {

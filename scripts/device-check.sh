@@ -346,7 +346,9 @@ if [[ ${EVAL:-0} == 1 ]]; then
 			step "eval $(basename "$corpus") ctx $ctx, run $run" "${EVAL_S:-240}" "$out_dir/eval.txt" "$bin/wgpu-eval" --model "$model_dir" \
 				--data "$corpus" --ctx "$ctx" --device "gpu:$index" --json "$out_dir/eval-$run.json"
 		done
-		grep -E ' \((stream|strided|documents), ctx ' "$out_dir/eval.txt" >>"$summary" || true
+		# The result lines, and the note of a run whose first-use work (pipelines, tuning, self-check) took long;
+		# eval-N.json's "timings" split each run.
+		grep -E ' \((stream|strided|documents), ctx |^note: .* of the run went to work done once' "$out_dir/eval.txt" >>"$summary" || true
 	fi
 fi
 

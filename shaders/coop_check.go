@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/x448/float16"
 
@@ -75,7 +76,9 @@ func (g *GPT2) ensureMatrixUnits() error {
 	if g.mx != nil {
 		return g.mxErr
 	}
+	start := time.Now()
 	st, ck, err := g.decideMatrixUnits()
+	g.setup.Check += time.Since(start)
 	g.mx, g.coop, g.mxErr = &st, ck, err
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/wgpu-eval/wgpu-eval/model"
 	"github.com/wgpu-eval/wgpu-eval/wgpu"
@@ -311,10 +312,14 @@ func (g *GPT2) SubmitWith(ctx context.Context, seqs []model.Sequence, width int,
 		return nil, err
 	}
 	b := g.newBatch(seqs, width)
-	compiled := g.compileAhead(b.B, b.chunk)
+	start := time.Now()
+	compiled, round := g.compileAhead(b.B, b.chunk)
 	g.ensureTuned(b.B * b.chunk)
 	g.ensureAttnTuned(b.B, b.chunk)
 	compiled()
+	if round {
+		g.setup.Tune += time.Since(start)
+	}
 	a, err := g.arenaFor(b.need)
 	if err != nil {
 		return nil, err
@@ -581,6 +586,8 @@ func (g *GPT2) makePipelines(key recordingKey, a *arena, p *Pending, record func
 	if g.prepared[key] {
 		return
 	}
+	start := time.Now()
+	defer func() { g.setup.Compile += time.Since(start) }()
 	if g.prepared == nil {
 		g.prepared = map[recordingKey]bool{}
 	}

@@ -85,6 +85,7 @@ type GPT2 struct {
 	tuneRedone      map[string]bool             // TuneRedo: the shapes timed again since
 	tuneEachSize    bool                        // SetTuneEachSize: no borrowing of a larger batch's choices
 	prepared        map[recordingKey]bool       // the shapes of recording makePipelines has made the pipelines of
+	setup           SetupTimes                  // what SetupTimes reports
 	attnTuned       map[string]TuneChoice       // the attention kernel by attnTuneKey, from the autotuner (attention_tune.go)
 	attnPicks       map[string]*attnCoop        // what runs for each of attnTuned (attnPick): nil for attention_shared.wgsl
 	coopAttn        map[attnCoopTiles]*attnCoop // attention_coop.wgsl compiled for the autotuner's tilings other than the default

@@ -18,15 +18,16 @@ import "sync"
 // returned waits for them all: SubmitWith calls it after the round, so that
 // nothing compiles once the batch is recorded or the model is closed. The
 // LM head's second round (its fastest tiling with other group sizes) is
-// known only after the first, and compiles then. g.mu is held.
-func (g *GPT2) compileAhead(B, T int) (wait func()) {
+// known only after the first, and compiles then. round reports whether
+// there is a round: false where the tuners will time nothing. g.mu is held.
+func (g *GPT2) compileAhead(B, T int) (wait func(), round bool) {
 	jobs := g.roundJobs(B, T)
 	if len(jobs) == 0 {
-		return func() {}
+		return func() {}, false
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { compilePipelines(jobs) })
-	return wg.Wait
+	return wg.Wait, true
 }
 
 // roundJobs are the pipelines compileAhead compiles, in the order the

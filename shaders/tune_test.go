@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/x448/float16"
 
@@ -527,4 +528,60 @@ func (g *GPT2) randomWeights(seed uint32, n int) []byte {
 		binary.LittleEndian.PutUint16(b[2*i:], float16.Fromfloat32(v).Bits())
 	}
 	return b
+}
+
+// TestSetupTimes: a model's SetupTimes grow with the work they name and with
+// nothing else. The first batch decides on the matrix units (Check), runs a
+// tuning round (Tune) and makes its recording's pipelines (Compile); the
+// same batch again adds nothing to any of them; a smaller batch, which
+// borrows the tuning, adds only its own recording's pipelines; TuneRedo
+// times the shape again (Tune) with the pipelines it has; SetMatrixUnits
+// decides again (Check).
+func TestSetupTimes(t *testing.T) {
+	d := newTestDev(t)
+	ctx := context.Background()
+	g, _, _ := newPeakedGPT2(t, d, func(model.Config) []model.Sequence { return nil })
+	g.sharedMatmul, g.vt = true, sharedVocabTile // the kernels of hardware GPUs
+	g.tuneFile, g.autoTune = filepath.Join(t.TempDir(), "tuning.json"), true
+	g.tuneCands = []matmulTiles{defaultMatmulTiles, {BM: 64, BN: 64, BK: 8, TM: 8, TN: 8}}
+	var notices []string
+	g.SetTuneNotice(func(msg string) { notices = append(notices, msg) })
+	big, small := fullSeqs(4, 64, 50257), fullSeqs(1, 64, 50257)
+	last := g.SetupTimes()
+	if last != (SetupTimes{}) {
+		t.Fatalf("a new model's setup times %+v, want none", last)
+	}
+	step := func(what string, run func() error, compile, tune, check bool) {
+		t.Helper()
+		if err := run(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		now := g.SetupTimes()
+		for _, f := range []struct {
+			name      string
+			was, is   time.Duration
+			wantGrown bool
+		}{{"Compile", last.Compile, now.Compile, compile}, {"Tune", last.Tune, now.Tune, tune}, {"Check", last.Check, now.Check, check}} {
+			if grown := f.is > f.was; grown != f.wantGrown || f.is < f.was {
+				t.Errorf("%s: %s went from %v to %v, want it grown %v", what, f.name, f.was, f.is, f.wantGrown)
+			}
+		}
+		last = now
+	}
+	loss := func(seqs []model.Sequence) func() error {
+		return func() error { _, err := g.Loss(ctx, seqs); return err }
+	}
+	step("the first batch", loss(big), true, true, true)
+	if len(notices) == 0 {
+		t.Fatal("the first batch was not tuned")
+	}
+	step("the same batch again", loss(big), false, false, false)
+	tuned := len(notices)
+	step("a smaller batch", loss(small), true, false, false)
+	if len(notices) != tuned {
+		t.Fatalf("the smaller batch was tuned: %q", notices[tuned:])
+	}
+	g.SetTuning(TuneRedo)
+	step("the first batch, TuneRedo", loss(big), false, true, false)
+	step("SetMatrixUnits", func() error { return g.SetMatrixUnits(MatrixUnitsAuto) }, false, false, true)
 }

@@ -202,6 +202,9 @@ func runEval(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	prog.close()
+	if note := setupNote(res); note != "" && !f.quiet {
+		fmt.Fprintln(stderr, note)
+	}
 	threads := f.threads
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -277,6 +280,32 @@ func formatSummary(r *pipeline.Result, threads int) string {
 	}
 	return fmt.Sprintf("%s on %s (%s, ctx %d%s): NLL %.4f ± %.4f  PPL %s ± %s  bpb %.4f  %s  %.1f s  %.0f tok/s  %s",
 		r.Model, dataLabel(r.Data), r.Mode, r.Ctx, shard, r.MeanNLL, r.StdErr, formatPPLFixed(r.PPL), formatPPLFixed(r.PPLStdErr), r.BitsPerByte, pipeline.Count(r.Tokens, "token"), r.Seconds, r.TokensPerSecond, device)
+}
+
+// setupNote says, where a run spent a second or more and a tenth or more
+// of its scoring time on work once per device, driver and batch shape (a
+// first run on a GPU), what that work was and how fast the batches alone
+// ran; "" otherwise.
+func setupNote(r *pipeline.Result) string {
+	t := r.Timings
+	if t == nil || t.Setup() < 1 || t.Setup() < 0.1*r.Seconds {
+		return ""
+	}
+	var parts []string
+	for _, p := range []struct {
+		what string
+		s    float64
+	}{{"compiling GPU pipelines", t.Compile}, {"tuning the kernels", t.Tune}, {"the matrix units' self-check", t.Check}} {
+		if p.s >= 0.05 {
+			parts = append(parts, fmt.Sprintf("%s %.1f s", p.what, p.s))
+		}
+	}
+	note := fmt.Sprintf("note: %.1f s of the run went to work done once per device, driver and batch shape (%s), which later runs find cached",
+		t.Setup(), strings.Join(parts, ", "))
+	if t.Score > 0 {
+		note += fmt.Sprintf("; the batches alone took %.1f s, %.0f tok/s", t.Score, float64(r.Tokens)/t.Score)
+	}
+	return note
 }
 
 // writeJSON writes r as indented JSON to path ("-" is stdout), as

@@ -184,6 +184,13 @@ func (g *GPU) Close() error {
 	return errors.Join(errs...)
 }
 
+// SetupTimes is the model's work besides its batches: pipelines, tuning,
+// the self-check (shaders.SetupTimes).
+func (g *GPU) SetupTimes() pipeline.SetupTimes {
+	t := g.g.SetupTimes()
+	return pipeline.SetupTimes{Compile: t.Compile, Tune: t.Tune, Check: t.Check}
+}
+
 // Device is the device the model is on.
 func (g *GPU) Device() *wgpu.Device { return g.dev }
 

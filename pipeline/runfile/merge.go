@@ -63,6 +63,7 @@ func MergeFiles(rs []*pipeline.Result, names []string) (*pipeline.Result, error)
 
 	out := *first
 	out.Shard = nil
+	out.Timings = nil // the shards' own, not the merged run's
 	var sums model.LossSums
 	bytes, samples := 0, 0
 	var devices []string

@@ -60,3 +60,39 @@ func smallResult(shard *pipeline.Shard) *pipeline.Result {
 	r.Fill(sums, 12, true)
 	return r
 }
+
+// TestResultTimings: a result's timings read back; one with a part below
+// zero (or not a number, as a string) is refused, naming it; merge leaves
+// the shards' timings out of the merged result.
+func TestResultTimings(t *testing.T) {
+	r := smallResult(&pipeline.Shard{Index: 0, Count: 1})
+	r.Timings = &pipeline.Timings{Tokenize: 0.25, Load: 1.5, Compile: 2, Tune: 3, Check: 0.5, Score: 4}
+	good, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := runfile.ParseResult(good)
+	if err != nil || back.Timings == nil || *back.Timings != *r.Timings {
+		t.Fatalf("read back: %+v, %v", back.Timings, err)
+	}
+	for _, tc := range []struct{ repl, want string }{
+		{`"tune":-3`, "timings: tune -3 is not a finite number of seconds, zero or more"},
+		{`"tune":"x"`, "tune"},
+		{`"tune":1e999`, "tune"},
+	} {
+		data := strings.Replace(string(good), `"tune":3`, tc.repl, 1)
+		if data == string(good) {
+			t.Fatal("the test's timing is not in the JSON")
+		}
+		if _, err := runfile.ParseResult([]byte(data)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: ParseResult: %v, want %q", tc.repl, err, tc.want)
+		}
+	}
+	m, err := runfile.Merge([]*pipeline.Result{back})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Timings != nil {
+		t.Errorf("merged: timings %+v, want none", *m.Timings)
+	}
+}
