@@ -37,10 +37,17 @@ import (
 //
 // The layout L is row_major or col_major; the older form (which Tint now
 // calls deprecated) takes a col_major bool instead, a const-expression here.
-// p points to an array of T's shader scalar type in the storage or
-// workgroup address space (read access for loads, write for stores; Tint
-// also allows other element types, reinterpreted: not this compiler);
-// offset and stride are i32 or u32; element [r, c] of the matrix is
+// p points to an array in the storage or workgroup address space (read
+// access for loads, write for stores): in the bool form an array of T's
+// shader scalar type, in the layout-template form an array of any f32, f16,
+// i32 or u32 scalar or vector (Tint's any_array), whose bytes the call
+// reads or writes as T's components: row (column) j of the matrix starts at
+// array element offset + j*stride, and its components follow one another
+// from there, sizeof(T) bytes each (1 for i8 and u8, 2 for f16, else 4),
+// as SPIR-V's cooperative matrix load and store read memory through a
+// pointer to that element (see reinterprets in lower_matrix.go). Where the
+// array holds T's shader scalar type, that is: offset and stride are i32 or
+// u32; element [r, c] of the matrix is
 // component offset + r*stride + c (row-major) or offset + c*stride + r
 // (column-major) of the array. For i8 and u8, 4 components to an array
 // element (the first in its low byte), a row (column) starts at a whole
@@ -489,7 +496,7 @@ func (c *checker) matrixMemoryCall(e *callExpr) *exprInfo {
 			return nil
 		}
 	}
-	if !c.matrixPointer(e, xs[ops.ptr].typ, t, !load) {
+	if !c.matrixPointer(e, xs[ops.ptr].typ, t, !load, ops.layout != nil) {
 		return nil
 	}
 	for _, i := range []int{ops.offset, ops.stride} {
@@ -513,6 +520,9 @@ func (c *checker) matrixMemoryCall(e *callExpr) *exprInfo {
 		c.errorSpan(e.Args[ops.flag], "the col_major argument of '%s' must be a bool const-expression, got '%s'", name, xs[ops.flag].typ)
 		return nil
 	}
+	if ops.layout != nil && !c.matrixExtent(e, ops, xs[ops.ptr].typ.Elem, t) {
+		return nil
+	}
 	c.runtimeOperands(e.Args, xs)
 	out := &exprInfo{call: callBuiltin, builtin: name, typ: t}
 	if !load {
@@ -521,14 +531,72 @@ func (c *checker) matrixMemoryCall(e *callExpr) *exprInfo {
 	return out
 }
 
-// matrixPointer checks the pointer argument of subgroupMatrixLoad (store
-// false) or subgroupMatrixStore of matrix type t.
-func (c *checker) matrixPointer(e *callExpr, pt, t *wgslType, store bool) bool {
+// matrixExtent checks, as Tint does for the layout-template form of load
+// or store e of matrix t through array at (the older form goes
+// unchecked), that the array's elements are at least as long as t's
+// components, that a constant stride spans a whole row (column) of t, and
+// that a matrix at a constant offset (0 where it is not) with that stride
+// (else the least) fits an array of constant length. Tint counts offset and
+// stride in bytes of the array's element type's size here (12 for a
+// vec3<f32>, not its stride of 16); so does this check, and nothing else.
+func (c *checker) matrixExtent(e *callExpr, ops matrixOps, at, t *wgslType) bool {
 	name := e.Fn.Name
-	ok := pt.Kind == kPtr && (pt.Space == spaceStorage || pt.Space == spaceWorkgroup) &&
-		pt.Elem.Kind == kArray && pt.Elem.Elem == t.Elem
+	comp := uint64(componentBytes(t))
+	if uint64(at.Stride()) < comp {
+		c.errorf(e.Pos, "'%s' of %s components through an array of %d-byte elements: its elements must be at least as long as a component (%d bytes)", name, t.matrixComponent(), at.Stride(), comp)
+		return false
+	}
+	major, minor, line := uint64(t.Rows), uint64(t.N), "row"
+	if ops.layout.(*ident).Name == "col_major" {
+		major, minor, line = minor, major, "column"
+	}
+	size := uint64(at.Elem.Size())
+	least := comp * minor // bytes of a row (column)
+	stride, offset := least, uint64(0)
+	if v := c.out.info[e.Args[ops.stride]].val; v != nil && v.i >= 0 {
+		if stride = uint64(v.i) * size; stride < least {
+			c.errorSpan(e.Args[ops.stride], "the stride of '%s' (%d, %d bytes) is less than a %s of the matrix (%d bytes)", name, v.i, stride, line, least)
+			return false
+		}
+	}
+	if v := c.out.info[e.Args[ops.offset]].val; v != nil && v.i >= 0 {
+		offset = uint64(v.i) * size
+	}
+	if at.N == 0 || at.CountOverride != nil {
+		return true
+	}
+	if need := offset + stride*(major-1) + least; need > uint64(at.Size()) {
+		c.errorf(e.Pos, "'%s' reaches %d bytes into an array of %d", name, need, at.Size())
+		return false
+	}
+	return true
+}
+
+// matrixPointer checks the pointer argument of subgroupMatrixLoad (store
+// false) or subgroupMatrixStore of matrix type t: to an array of t's shader
+// scalar type in the bool form, and in the layout-template form (templated)
+// to an array of any f32, f16, i32 or u32 scalar or vector, whose bytes the
+// call reinterprets (reinterprets).
+func (c *checker) matrixPointer(e *callExpr, pt, t *wgslType, store, templated bool) bool {
+	name := e.Fn.Name
+	ok := pt.Kind == kPtr && (pt.Space == spaceStorage || pt.Space == spaceWorkgroup) && pt.Elem.Kind == kArray
+	if ok && templated {
+		switch el := pt.Elem.Elem; el.Kind {
+		case kF32, kF16, kI32, kU32:
+		case kVec:
+			ok = el.Elem.Kind == kF32 || el.Elem.Kind == kF16 || el.Elem.Kind == kI32 || el.Elem.Kind == kU32
+		default:
+			ok = false
+		}
+	} else if ok {
+		ok = pt.Elem.Elem == t.Elem
+	}
+	if !ok && templated {
+		c.errorSpan(e.Args[0], "'%s' needs a pointer to an array of f32, f16, i32 or u32 scalars or vectors in the storage or workgroup address space, got '%s'", name, pt)
+		return false
+	}
 	if !ok {
-		c.errorSpan(e.Args[0], "'%s' needs a pointer to an array<%s> in the storage or workgroup address space, got '%s'", name, t.Elem, pt)
+		c.errorSpan(e.Args[0], "'%s' needs a pointer to an array<%s> in the storage or workgroup address space, got '%s' (the form with the layout as a template argument also takes arrays of other scalars and vectors)", name, t.Elem, pt)
 		return false
 	}
 	if store && pt.Access == accessRead {

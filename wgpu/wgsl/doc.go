@@ -78,11 +78,13 @@
 // Subgroup matrices (enable chromium_experimental_subgroup_matrix;, Chromium's
 // extension): subgroup_matrix_left/right/result<T, cols, rows> of f32, f16,
 // i32, u32, i8 or u8, their zero and fill constructors, subgroupMatrixLoad,
-// Store, Multiply, MultiplyAccumulate and ScalarAdd, ScalarSubtract and
-// ScalarMultiply (builtin_matrix.go), emitted as
+// Store (with the layout as a template argument, through arrays of any f32,
+// f16, i32 or u32 scalars or vectors, whose bytes they reinterpret; or in
+// the older form with a col_major bool), Multiply, MultiplyAccumulate and
+// ScalarAdd, ScalarSubtract and ScalarMultiply (builtin_matrix.go), emitted as
 // SPV_KHR_cooperative_matrix with Options.CooperativeMatrix and otherwise
 // lowered to invocation code any device with subgroups runs
-// (lower_matrix.go). The diagnostic rule
+// (lower_matrix.go, lower_matrix_bytes.go). The diagnostic rule
 // chromium_experimental.subgroup_matrix_uniformity governs their uniformity
 // checks.
 //

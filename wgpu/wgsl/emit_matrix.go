@@ -14,7 +14,8 @@ import (
 // subgroupMatrixLoad and Store take a pointer to the element at offset of
 // the WGSL array and the layout RowMajorKHR or ColumnMajorKHR; the SPIR-V
 // Stride counts elements of the pointer's type, the array's element type,
-// which is exactly WGSL's stride (elements of the matrix's component type):
+// which is exactly WGSL's stride (elements of the array; of the matrix's
+// component type where the array holds them):
 // element [r, c] is at pointer[r*stride + c] (row-major) or
 // pointer[c*stride + r]. Bounds (coopBounds): in an array of fixed length the
 // whole matrix is kept inside, by moving an offset (and a stride not known
@@ -28,6 +29,13 @@ import (
 // Cooperative Matrix Operands. The scalar builtins are the component type's
 // add, subtract or multiply of the matrix and a matrix filled with the
 // scalar (OpCompositeConstruct), as the extension allows.
+//
+// An array of other values than the matrix's shader scalar type (the
+// layout-template form takes any f32, f16, i32 or u32 scalar or vector) is
+// read and written the same way, through a pointer to its element at the
+// offset, the stride counting its elements: SPIR-V's load and store take
+// the matrix's components from the bytes there, as the WGSL extension
+// specifies.
 //
 // i8 and u8 matrices have 8-bit integer components (capability Int8), so a
 // fill value or scalar (i32 or u32) is clamped to their range and converted.
@@ -185,15 +193,12 @@ func (e *emitter) coopCall(c *callExpr, res *wgslType) uint32 {
 // stride.
 func (e *emitter) coopMemory(c *callExpr, t *wgslType) (p, layout, str uint32) {
 	r, at, off, str, cm, offArg := e.matrixMemory(c)
-	div, pack := uint64(1), uint64(1)
-	if t.Narrow { // four components to an array element
-		pack = 4
-		if !layoutTemplated(c) { // the bool form counts components
-			div = 4
-			off, str = e.quarter(off), e.quarter(str)
-		}
+	div := uint64(1)
+	if t.Narrow && !layoutTemplated(c) { // the bool form counts components, four to an array element
+		div = 4
+		off, str = e.quarter(off), e.quarter(str)
 	}
-	off, str = e.coopBounds(c, t, at, &r, off, str, cm, offArg, div, pack)
+	off, str = e.coopBounds(c, t, at, &r, off, str, cm, offArg, div)
 	p = e.ptr(elemRef(r, off, at.Elem), at.Elem)
 	layout = e.constU32(pick(cm, spirv.CooperativeMatrixLayoutColumnMajorKHR, spirv.CooperativeMatrixLayoutRowMajorKHR))
 	return p, layout, str
@@ -223,10 +228,12 @@ func (e *emitter) quarter(x uint32) uint32 {
 
 // coopBounds is the offset and stride of a native load or store of matrix t
 // (column-major where cm) in array at, both in array elements (the
-// arguments' divided by div), for a matrix of pack components to an array
-// element: its elements span (major-1)*stride + ⌈minor/pack⌉ array elements
-// from the offset (major: its rows row-major, else its columns; minor: the
-// other count). Where at's length n is known when the
+// arguments' divided by div): its elements span (major-1)*stride +
+// ⌈minor*sizeof(component)/sizeof(array element)⌉ array elements from the
+// offset (major: its rows row-major, else its columns; minor: the other
+// count; sizeof the byte sizes, the array element's its stride: an i8 or
+// u8 matrix takes a quarter of a u32 element per component, an f16 one
+// half). Where at's length n is known when the
 // pipeline is made and a matrix fits in it at all:
 //   - with the stride known, the offset is kept where it is proved at most
 //     n - span (a constant, or by the range analysis), and otherwise
@@ -238,7 +245,7 @@ func (e *emitter) quarter(x uint32) uint32 {
 //
 // Elsewhere (a runtime-sized array, a stride too long for the array) the
 // offset is clamped to the array as any index is.
-func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uint32, cm bool, offArg int, div, pack uint64) (uint32, uint32) {
+func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uint32, cm bool, offArg int, div uint64) (uint32, uint32) {
 	if e.opt.NoIndexClamp {
 		return off, str // the host guarantees bounds (Options.NoIndexClamp)
 	}
@@ -247,7 +254,8 @@ func (e *emitter) coopBounds(c *callExpr, t, at *wgslType, r *refv, off, str uin
 	if cm {
 		major, minor = minor, major
 	}
-	minor = (minor + pack - 1) / pack
+	comp, elem := uint64(componentBytes(t)), uint64(at.Stride())
+	minor = (minor*comp + elem - 1) / elem
 	known := func(x expr) (uint64, bool) {
 		v := e.info(x).val
 		if v == nil || v.i < 0 {

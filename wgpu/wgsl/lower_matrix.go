@@ -45,6 +45,15 @@ import "github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 // Memory indices are clamped to the array as any index is (unless
 // Options.NoIndexClamp), so a load or store past the end stays inside it.
 
+// componentBytes is the size in memory of a component of subgroup matrix
+// t: 1 for i8 and u8, else its shader scalar type's.
+func componentBytes(t *wgslType) int {
+	if t.Narrow {
+		return 1
+	}
+	return t.Elem.Size()
+}
+
 // lowMatrixType is the SPIR-V array type standing for subgroup matrix t.
 func (e *emitter) lowMatrixType(t *wgslType) uint32 {
 	el := e.typeID(t.Elem, plain)
@@ -145,6 +154,9 @@ func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMaj
 // lowLoad emits subgroupMatrixLoad: every invocation reads every element.
 func (e *emitter) lowLoad(c *callExpr, t *wgslType) uint32 {
 	r, at, off, stride, cm, _ := e.matrixMemory(c)
+	if reinterprets(at, t) {
+		return e.byteLoad(e.newByteView(r, at), t, off, stride, cm)
+	}
 	tmp := e.localVar(t)
 	e.countLoop(e.constU32(uint32(t.N*t.Rows)), func(i uint32) {
 		ref, shift := e.lowElement(r, at, t, off, stride, cm, layoutTemplated(c), i)
@@ -184,13 +196,12 @@ func (e *emitter) lowStore(c *callExpr) {
 	r, at, off, stride, cm, _ := e.matrixMemory(c)
 	tmp := e.localVar(t)
 	e.add(spirv.OpStore, tmp, e.expr(c.Args[2]))
-	e.capability(spirv.CapabilityGroupNonUniform)
-	e.capability(spirv.CapabilityGroupNonUniformArithmetic)
-	ut := e.typeID(e.m.types.scalar(kU32), plain)
-	one, scope := e.constU32(1), e.constU32(spirv.ScopeSubgroup)
-	rank := e.op(spirv.OpGroupNonUniformIAdd, ut, scope, spirv.GroupOperationExclusiveScan, one)
-	count := e.op(spirv.OpGroupNonUniformIAdd, ut, scope, spirv.GroupOperationReduce, one)
+	rank, count := e.subgroupRank()
 	sp := e.info(c.Args[0]).typ.Space // the pointer is argument 0 in both forms
+	if reinterprets(at, t) {
+		e.byteStore(e.newByteView(r, at), t, tmp, off, stride, cm, sp, rank, count)
+		return
+	}
 	e.strideLoop(rank, e.constU32(uint32(t.N*t.Rows)), count, func(i uint32) {
 		v := e.op(spirv.OpLoad, e.typeID(t.Elem, plain), e.lowSlot(tmp, t, i))
 		ref, shift := e.lowElement(r, at, t, off, stride, cm, layoutTemplated(c), i)
@@ -200,6 +211,18 @@ func (e *emitter) lowStore(c *callExpr) {
 		}
 		e.store(ref, t.Elem, v)
 	})
+}
+
+// subgroupRank numbers the invocations that execute it among the active
+// ones of their subgroup: rank from 0, and count of them.
+func (e *emitter) subgroupRank() (rank, count uint32) {
+	e.capability(spirv.CapabilityGroupNonUniform)
+	e.capability(spirv.CapabilityGroupNonUniformArithmetic)
+	ut := e.typeID(e.m.types.scalar(kU32), plain)
+	one, scope := e.constU32(1), e.constU32(spirv.ScopeSubgroup)
+	rank = e.op(spirv.OpGroupNonUniformIAdd, ut, scope, spirv.GroupOperationExclusiveScan, one)
+	count = e.op(spirv.OpGroupNonUniformIAdd, ut, scope, spirv.GroupOperationReduce, one)
+	return rank, count
 }
 
 // lowSlot is a pointer to element i (an id) of the lowered matrix of type t

@@ -346,3 +346,46 @@ subgroupMatrixStore(&o, 0u, subgroupMatrixScalarSubtract(f, 1.0), false, 8u);`)
 		spirvValNew(t, val, "narrow.wgsl", m.SPIRV)
 	}
 }
+
+// TestSubgroupMatrixNativeReinterpret reads back native loads and stores
+// through arrays of other values than the matrix's components: the pointer
+// is to the array's element at the offset, the stride passes as written
+// (both count array elements), and a fixed-length array bounds a matrix by
+// its bytes: in wv (16 vec4<u32>, 16 bytes each) an 8x8 f16 row of 16 bytes
+// takes one element, so with stride 2 a matrix spans 7*2 + 1 = 15 and an
+// unknown offset is selected against 1; a u8 column of 8 bytes takes half
+// an element, so with stride 1 a 16-column matrix spans 15 + 1 = 16 (a
+// constant offset 0 stays); in wh (64 vec2<f16>, 4 bytes) an 8-column f32
+// row takes 8, so stride 8 spans 7*8 + 8 = 64, the whole array (an unknown
+// offset is selected against 0).
+func TestSubgroupMatrixNativeReinterpret(t *testing.T) {
+	src := "enable f16;\n" + sgm("var<workgroup> wv: array<vec4<u32>, 16>;\nvar<workgroup> wh: array<vec2<f16>, 64>;", `
+let h = subgroupMatrixLoad<subgroup_matrix_left<f16, 8, 8>, row_major>(&wv, wid.x, 2u);
+subgroupMatrixStore<col_major>(&wv, 0u, subgroup_matrix_right<u8, 16, 8>(7u), 1u);
+let f = subgroupMatrixLoad<subgroup_matrix_result<f32, 8, 8>, row_major>(&wh, wid.x, 8u);
+subgroupMatrixStore<row_major>(&o, 0u, f, 8u);
+subgroupMatrixStore<row_major>(&wv, 1u, h, 2u);`)
+	m, err := Compile("reinterpret.wgsl", src, Options{CooperativeMatrix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	readNative(m.SPIRV, []uint32{rbExtInst, rbAccessChain, rbSelect, rbULE}, func(rb *readBack, op uint32, in []uint32) {
+		switch op {
+		case rbCoopLoad:
+			got = append(got, "load "+rb.offset(t, in[2])+" stride "+rb.describe(in[4]))
+		case rbCoopStore:
+			got = append(got, "store "+rb.offset(t, in[0])+" stride "+rb.describe(in[3]))
+		}
+	})
+	checkLines(t, "reinterpreting accesses", got, []string{
+		"load select(<=1) stride 2",
+		"store 0 stride 1",
+		"load select(<=0) stride 8",
+		"store 0 stride 8",
+		"store 1 stride 2",
+	})
+	if val := os.Getenv(prereq.SpirvValNewEnv); val != "" {
+		spirvValNew(t, val, "reinterpret.wgsl", m.SPIRV)
+	}
+}

@@ -9,9 +9,8 @@ import (
 // sgmStricterThanTint lists the subgroup matrix programs this compiler
 // rejects on purpose though Tint (webgpu@0.6.2) accepts them, each with why.
 var sgmStricterThanTint = map[string]string{
-	"reinterpret_element_type": "the proposal's loads and stores take an array of the matrix's shader scalar type; Tint also reinterprets other element types (vectors of them, other scalars), counting offset and stride in those elements",
-	"too_many_columns":         "dimensions are at most 64: the lowered code holds whole matrices in every invocation",
-	"float_shape":              "the proposal makes the dimensions integer expressions; Tint converts 8.0",
+	"too_many_columns": "dimensions are at most 64: the lowered code holds whole matrices in every invocation",
+	"float_shape":      "the proposal makes the dimensions integer expressions; Tint converts 8.0",
 }
 
 // sgmBeyondTint lists the valid subgroup matrix programs Tint rejects, each

@@ -29,6 +29,18 @@ let c = subgroupMatrixLoad<subgroup_matrix_result<f32, 16, 4>>(&w, 0, false, 16)
 subgroupMatrixStore(&o, 0, l, false, 8);
 subgroupMatrixStore(&o, 64, r, true, 8);
 subgroupMatrixStore(&w, wid.x, c, true, 4u);`)},
+	{"reinterpret_element_type", sgm("@group(0) @binding(3) var<storage, read> v: array<vec2<i32>>;", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&v, 0u, 8u);")},
+	{"reinterpret_every_kind", "enable f16;\n" + sgm(`@group(0) @binding(3) var<storage, read_write> words: array<u32>;
+@group(0) @binding(4) var<storage, read> halves: array<vec3<f16>>;
+@group(0) @binding(5) var<storage, read_write> quads: array<vec4<i32>, 64>;
+var<workgroup> wf: array<vec2<f32>, 64>;`, `
+let h = subgroupMatrixLoad<subgroup_matrix_left<f16, 8, 8>, col_major>(&words, 3u, 4u);
+let f = subgroupMatrixLoad<subgroup_matrix_result<f32, 8, 8>, row_major>(&halves, 1, 6);
+let u = subgroupMatrixLoad<subgroup_matrix_right<u8, 8, 8>, row_major>(&quads, 2u, 1u);
+subgroupMatrixStore<row_major>(&words, 1u, h, 5u);
+subgroupMatrixStore<col_major>(&quads, wid.x, subgroupMatrixScalarAdd(u, 1u), 1u);
+subgroupMatrixStore<row_major>(&wf, 0u, f, 4u);
+subgroupMatrixStore<col_major>(&wf, 32u, subgroup_matrix_left<i8, 8, 8>(-3), 1u);`)},
 	{"layout_template_form", sgm("@group(0) @binding(3) var<storage, read> ia: array<i32>;", `
 let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 4>, row_major>(&a, 0u, 8u);
 let r = subgroupMatrixLoad<subgroup_matrix_right<f32, 16, 8>, col_major>(&a, 32i, 8i);
@@ -148,8 +160,20 @@ var sgmInvalid = []struct{ name, src, want string }{
 	{"vector_components", sgm("", "var m: subgroup_matrix_left<vec2<f32>, 8, 8>;"), "9:29: subgroup matrix components must be f32, f16, i32, u32, i8 or u8"},
 	{"i8_from_f32", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<i8, 8, 8>>(&a, 0u, false, 8u);"),
 		"9:60: 'subgroupMatrixLoad' needs a pointer to an array<i32> in the storage or workgroup address space, got 'ptr<storage, array<f32>, read>'"},
-	{"reinterpret_element_type", sgm("@group(0) @binding(3) var<storage, read> v: array<vec2<i32>>;", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&v, 0u, 8u);"),
-		"9:72: 'subgroupMatrixLoad' needs a pointer to an array<f32> in the storage or workgroup address space, got 'ptr<storage, array<vec2<i32>>, read>'"},
+	{"reinterpret_bool_form", sgm("@group(0) @binding(3) var<storage, read> v: array<vec2<i32>>;", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>>(&v, 0u, false, 8u);"),
+		"9:61: 'subgroupMatrixLoad' needs a pointer to an array<f32> in the storage or workgroup address space, got 'ptr<storage, array<vec2<i32>>, read>' (the form with the layout as a template argument also takes arrays of other scalars and vectors)"},
+	{"reinterpret_bool_array", "enable chromium_experimental_subgroup_matrix;\nvar<workgroup> b: array<bool, 64>;\n@compute @workgroup_size(64) fn main() {\nlet m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&b, 0u, 8u);\n_ = m;\n}\n",
+		"4:72: 'subgroupMatrixLoad' needs a pointer to an array of f32, f16, i32 or u32 scalars or vectors in the storage or workgroup address space, got 'ptr<workgroup, array<bool, 64>, read_write>'"},
+	{"reinterpret_short_elements", "enable f16;\n" + sgm("@group(0) @binding(3) var<storage, read> h: array<f16>;", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&h, 0u, 16u);"),
+		"10:9: 'subgroupMatrixLoad' of f32 components through an array of 2-byte elements: its elements must be at least as long as a component (4 bytes)"},
+	{"stride_below_row", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 4>, row_major>(&a, 0u, 7u);"),
+		"9:80: the stride of 'subgroupMatrixLoad' (7, 28 bytes) is less than a row of the matrix (32 bytes)"},
+	{"stride_below_column", sgm("@group(0) @binding(3) var<storage, read_write> v: array<vec2<u32>>;", "subgroupMatrixStore<col_major>(&v, 0u, subgroup_matrix_left<u8, 8, 16>(), 1i);"),
+		"9:75: the stride of 'subgroupMatrixStore' (1, 8 bytes) is less than a column of the matrix (16 bytes)"},
+	{"past_fixed_array", sgm("", "let m = subgroupMatrixLoad<subgroup_matrix_result<f32, 16, 8>, col_major>(&w, 100u, 10u);"),
+		"9:9: 'subgroupMatrixLoad' reaches 1032 bytes into an array of 1024"},
+	{"reinterpret_matrix_array", sgm("@group(0) @binding(3) var<storage, read_write> v: array<mat2x2<f32>>;", "subgroupMatrixStore<col_major>(&v, 0u, subgroup_matrix_left<f32, 8, 8>(), 8u);"),
+		"9:32: 'subgroupMatrixStore' needs a pointer to an array of f32, f16, i32 or u32 scalars or vectors in the storage or workgroup address space, got 'ptr<storage, array<mat2x2<f32>>, read_write>'"},
 	{"i8_u8_operands", sgm("", "let p = subgroupMatrixMultiply<i32>(subgroup_matrix_left<i8, 8, 8>(), subgroup_matrix_right<u8, 8, 8>());"),
 		"9:9: the operands of 'subgroupMatrixMultiply' must have the same component type, got 'i8' and 'u8'"},
 	{"i32_into_i8", sgm("", "let p = subgroupMatrixMultiply<i8>(subgroup_matrix_left<i32, 8, 8>(), subgroup_matrix_right<i32, 8, 8>());"),
