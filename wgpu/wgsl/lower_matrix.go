@@ -175,19 +175,27 @@ func (e *emitter) lowLoad(c *callExpr, t *wgslType) uint32 {
 // byte, an atomic or sets it, in memory of address space sp.
 func (e *emitter) lowNarrowStore(ref refv, t *wgslType, sp addrSpace, shift, v uint32) {
 	ut := e.typeID(e.m.types.scalar(kU32), plain)
-	ty := e.typeID(t.Elem, plain)
 	if t.Elem.Kind == kI32 {
 		v = e.op(spirv.OpBitcast, ut, v)
 	}
 	bits := e.op(spirv.OpShiftLeftLogical, ut, e.op(spirv.OpBitwiseAnd, ut, v, e.constU32(0xff)), shift)
 	keep := e.op(spirv.OpNot, ut, e.op(spirv.OpShiftLeftLogical, ut, e.constU32(0xff), shift))
-	if t.Elem.Kind == kI32 {
-		bits, keep = e.op(spirv.OpBitcast, ty, bits), e.op(spirv.OpBitcast, ty, keep)
+	e.atomicAndOr(ref, t.Elem, sp, keep, bits)
+}
+
+// atomicAndOr clears the bits of the i32 or u32 at ref (of type ty, in
+// address space sp) that keep (a u32 id) clears, then sets those of bits
+// (a u32 id): an atomic and, then an atomic or, so that invocations changing
+// its other bits keep theirs.
+func (e *emitter) atomicAndOr(ref refv, ty *wgslType, sp addrSpace, keep, bits uint32) {
+	tid := e.typeID(ty, plain)
+	if ty.Kind == kI32 {
+		bits, keep = e.op(spirv.OpBitcast, tid, bits), e.op(spirv.OpBitcast, tid, keep)
 	}
-	p := e.ptr(ref, t.Elem)
+	p := e.ptr(ref, ty)
 	scope, relaxed := e.constU32(pick(sp == spaceWorkgroup, uint32(spirv.ScopeWorkgroup), spirv.ScopeDevice)), e.constU32(spirv.MemorySemanticsRelaxed)
-	e.op(spirv.OpAtomicAnd, ty, p, scope, relaxed, keep)
-	e.op(spirv.OpAtomicOr, ty, p, scope, relaxed, bits)
+	e.op(spirv.OpAtomicAnd, tid, p, scope, relaxed, keep)
+	e.op(spirv.OpAtomicOr, tid, p, scope, relaxed, bits)
 }
 
 // lowStore emits subgroupMatrixStore: each element from one invocation.

@@ -283,17 +283,7 @@ func (e *emitter) byteStore(v *byteView, t *wgslType, tmp, off, stride uint32, c
 func (e *emitter) atomicMerge(v *byteView, b uint32, sp addrSpace, bits, mask uint32) {
 	ut := e.typeID(e.m.types.scalar(kU32), plain)
 	ref, valid := e.unitRef(v, b)
-	merge := func() {
-		ty := e.typeID(v.unit, plain)
-		keep := e.op(spirv.OpNot, ut, mask)
-		if v.unit.Kind == kI32 {
-			bits, keep = e.op(spirv.OpBitcast, ty, bits), e.op(spirv.OpBitcast, ty, keep)
-		}
-		p := e.ptr(ref, v.unit)
-		scope, relaxed := e.constU32(pick(sp == spaceWorkgroup, uint32(spirv.ScopeWorkgroup), spirv.ScopeDevice)), e.constU32(spirv.MemorySemanticsRelaxed)
-		e.op(spirv.OpAtomicAnd, ty, p, scope, relaxed, keep)
-		e.op(spirv.OpAtomicOr, ty, p, scope, relaxed, bits)
-	}
+	merge := func() { e.atomicAndOr(ref, v.unit, sp, e.op(spirv.OpNot, ut, mask), bits) }
 	if valid == 0 {
 		merge()
 		return
