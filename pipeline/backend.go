@@ -47,6 +47,11 @@ type SetupTimes struct {
 	Check   time.Duration // the matrix units' self-check, its pipelines included
 }
 
+// Add is s plus o, field by field.
+func (s SetupTimes) Add(o SetupTimes) SetupTimes {
+	return SetupTimes{Compile: s.Compile + o.Compile, Tune: s.Tune + o.Tune, Check: s.Check + o.Check}
+}
+
 // Sub is s minus o, field by field: the work between two readings.
 func (s SetupTimes) Sub(o SetupTimes) SetupTimes {
 	return SetupTimes{Compile: s.Compile - o.Compile, Tune: s.Tune - o.Tune, Check: s.Check - o.Check}

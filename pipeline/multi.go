@@ -65,10 +65,7 @@ func (m *multi) Submit(ctx context.Context, b Batch) (Pending, error) {
 func (m *multi) SetupTimes() SetupTimes {
 	var t SetupTimes
 	for _, p := range m.parts {
-		pt := SetupOf(p)
-		t.Compile += pt.Compile
-		t.Tune += pt.Tune
-		t.Check += pt.Check
+		t = t.Add(SetupOf(p))
 	}
 	return t
 }

@@ -113,7 +113,7 @@ type Timings struct {
 // loading and in the scoring, and the scoring's wall time (Seconds, that
 // setup work included).
 func NewTimings(tokenize, load time.Duration, inLoad, inScore SetupTimes, seconds float64) *Timings {
-	all := SetupTimes{Compile: inLoad.Compile + inScore.Compile, Tune: inLoad.Tune + inScore.Tune, Check: inLoad.Check + inScore.Check}
+	all := inLoad.Add(inScore)
 	return &Timings{
 		Tokenize: tokenize.Seconds(),
 		Load:     max(load-inLoad.Total(), 0).Seconds(),
