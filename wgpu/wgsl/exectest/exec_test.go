@@ -78,6 +78,18 @@ func newDevice(t *testing.T, features ...wgpu.FeatureName) *device {
 	return &device{dev: dev}
 }
 
+// adapterHas reports whether the adapter newDevice opens offers feature f
+// (false where there is none).
+func adapterHas(f wgpu.FeatureName) bool {
+	inst, err := wgpu.CreateInstance(&wgpu.InstanceDescriptor{})
+	if err != nil {
+		return false
+	}
+	defer inst.Close()
+	ad, err := inst.RequestAdapter(os.Getenv("WGPU_ADAPTER"))
+	return err == nil && ad.HasFeature(f)
+}
+
 // run compiles src, binds bufs[i] to @group(0) @binding(i) (types from the
 // reflection), dispatches groups workgroups and returns the buffers' contents.
 func (d *device) run(t *testing.T, src string, consts map[string]float64, push []byte, groups [3]uint32, bufs ...[]byte) [][]byte {
