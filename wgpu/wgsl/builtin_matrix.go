@@ -45,7 +45,7 @@ import (
 // array element offset + j*stride, and its components follow one another
 // from there, sizeof(T) bytes each (1 for i8 and u8, 2 for f16, else 4),
 // as SPIR-V's cooperative matrix load and store read memory through a
-// pointer to that element (see reinterprets in lower_matrix.go). Where the
+// pointer to that element (see lower_matrix_bytes.go). Where the
 // array holds T's shader scalar type, that is: offset and stride are i32 or
 // u32; element [r, c] of the matrix is
 // component offset + r*stride + c (row-major) or offset + c*stride + r
