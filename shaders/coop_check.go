@@ -379,14 +379,10 @@ func (r *checkRun) buffer(label string, data []byte) (*wgpu.Buffer, error) {
 	if r.jobs != nil {
 		return nil, nil
 	}
-	b, err := r.zeros("self-check "+label, len(data))
-	if err != nil || len(data) == 0 {
-		return b, err
-	}
-	if pad := len(data) % 4; pad != 0 { // WriteBuffer takes whole words
+	if pad := len(data) % 4; pad != 0 { // buffers take whole words
 		data = append(data[:len(data):len(data)], make([]byte, 4-pad)...)
 	}
-	return b, r.g.dev.Queue().WriteBuffer(b, 0, data)
+	return r.holding("self-check "+label, len(data), data)
 }
 
 // dispatch runs one dispatch of k and waits for it.

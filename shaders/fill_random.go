@@ -70,9 +70,13 @@ func (r *checkRun) random(label string, o operand) (*wgpu.Buffer, error) {
 // zeros makes a storage buffer named label of n bytes (at least 16, a
 // multiple of 16), zeros as every new buffer starts: nothing is uploaded. It
 // is the run's until it closes.
-func (r *checkRun) zeros(label string, n int) (*wgpu.Buffer, error) {
-	b, err := r.g.dev.CreateBuffer(&wgpu.BufferDescriptor{Label: label, Size: max(uint64(n+15)&^15, 16),
-		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst})
+func (r *checkRun) zeros(label string, n int) (*wgpu.Buffer, error) { return r.holding(label, n, nil) }
+
+// holding is zeros with data at its start (len(data) a multiple of 4, at
+// most n): one CreateBufferInit.
+func (r *checkRun) holding(label string, n int, data []byte) (*wgpu.Buffer, error) {
+	b, err := r.g.dev.CreateBufferInit(&wgpu.BufferDescriptor{Label: label, Size: max(uint64(n+15)&^15, 16),
+		Usage: wgpu.BufferUsageStorage | wgpu.BufferUsageCopySrc | wgpu.BufferUsageCopyDst}, data)
 	if err != nil {
 		return nil, err
 	}

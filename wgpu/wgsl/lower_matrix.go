@@ -129,13 +129,7 @@ func (e *emitter) matrixMemory(c *callExpr) (r refv, at *wgslType, off, str uint
 func (e *emitter) lowElement(r refv, at, t *wgslType, off, stride uint32, colMajor, words bool, i uint32) (refv, uint32) {
 	u32 := e.m.types.scalar(kU32)
 	ut := e.typeID(u32, plain)
-	cols := e.constU32(uint32(t.N))
-	row := e.op(spirv.OpUDiv, ut, i, cols)
-	col := e.op(spirv.OpUMod, ut, i, cols)
-	major, minor := row, col
-	if colMajor {
-		major, minor = col, row
-	}
+	major, minor := e.majorMinor(t, i, colMajor)
 	shift, inner := uint32(0), minor
 	if t.Narrow {
 		if !words {
