@@ -6,7 +6,13 @@
 #                size 4, 256 invocations, no shader-f16), with the much newer Khronos validation layer that package
 #                carries (its own layer manifest, used only for SwiftShader);
 #   lavapipe25   Mesa 25's lavapipe from bookworm-backports (Vulkan 1.4), with the newer libdrm it needs, loaded
-#                from DIR through LD_LIBRARY_PATH only in the processes that test it.
+#                from DIR through LD_LIBRARY_PATH only in the processes that test it;
+#   lavapipe25-16of32  the same with LP_NATIVE_VECTOR_WIDTH=1024: it reports subgroups of 32 (NVIDIA's size; the
+#                subgroup_size builtin says 32 too) and runs 16 lanes of each, the rest inactive, as Intel's ANV and
+#                MoltenVK on AMD GPUs do (shaders' TestPartialSubgroups checks that, from
+#                WGPU_TEST_PARTIAL_SUBGROUPS). The cooperative-matrix tests are skipped there: the kernels need whole
+#                subgroups, which the product asks matrix-unit devices for, and lowered they exceed lavapipe's loop
+#                limit at 32.
 #
 # Debian packages are fetched with apt-get download (a private apt state for backports) and unpacked with dpkg -x.
 # Run as any user with network access to a Debian mirror; rerunning replaces DIR's contents.
@@ -81,7 +87,8 @@ EOF
 cat >"$dir/impls.json" <<EOF
 [
   {"name": "swiftshader", "icd": "$ss/icd.json", "layer_path": "$ss/layers", "expect": "SwiftShader"},
-  {"name": "lavapipe25", "icd": "$lv/icd.json", "lib_path": "$lv", "expect": "Mesa 25"}
+  {"name": "lavapipe25", "icd": "$lv/icd.json", "lib_path": "$lv", "expect": "Mesa 25"},
+  {"name": "lavapipe25-16of32", "icd": "$lv/icd.json", "lib_path": "$lv", "env": {"LP_NATIVE_VECTOR_WIDTH": "1024", "WGPU_TEST_PARTIAL_SUBGROUPS": "16"}, "skip": "Coop|MatrixUnits|SelfCheck", "expect": "1024 bits"}
 ]
 EOF
 cat >"$dir/compilers.json" <<EOF
