@@ -36,12 +36,6 @@ type VulkanImpl struct {
 	LibPath   string            `json:"lib_path,omitempty"`   // LD_LIBRARY_PATH: libraries the driver needs from beside it
 	Vars      map[string]string `json:"env,omitempty"`        // more variables for the driver (RADV_FORCE_FAMILY=navi31)
 	Expect    string            `json:"expect"`               // a part of the adapter's name or driver the tests must print
-	// Skip is a pattern of tests (go test -skip) that RunOn leaves out on
-	// this implementation, for those whose premise its driver breaks: the
-	// cooperative-matrix tests on a driver that runs fewer lanes than its
-	// subgroup size reports (they rely on whole subgroups, which the
-	// product asks matrix-unit devices for).
-	Skip string `json:"skip,omitempty"`
 }
 
 // VulkanImpls returns the implementations $WGPU_TEST_VULKAN_IMPLS lists. Unset,
@@ -159,9 +153,9 @@ func (im VulkanImpl) Env() []string {
 }
 
 // RunOnVulkanImpls runs this test binary's tests matching pattern (and not
-// skip, when given, nor the implementation's own Skip) once per
-// implementation of $WGPU_TEST_VULKAN_IMPLS, each in a child process that
-// sees that implementation only (VulkanImpl.Env), as subtests named after it. A subtest fails when the child fails, never names
+// skip, when given) once per implementation of $WGPU_TEST_VULKAN_IMPLS, each
+// in a child process that sees that implementation only (VulkanImpl.Env), as
+// subtests named after it. A subtest fails when the child fails, never names
 // the implementation (im.Expect) in its verbose output (a wrong manifest must
 // not pass on another driver), skips every test, or lacks one of the lines of
 // want in its output (such as "--- PASS: TestX/hardware": a subtest that must
@@ -193,8 +187,8 @@ func RunOn(t *testing.T, impls []VulkanImpl, pattern, skip string, timeout time.
 		t.Run(im.Name, func(t *testing.T) {
 			start := time.Now()
 			args := []string{"-test.run", pattern, "-test.count=1", "-test.v", "-test.timeout", timeout.String()}
-			if sk := joinPatterns(skip, im.Skip); sk != "" {
-				args = append(args, "-test.skip", sk)
+			if skip != "" {
+				args = append(args, "-test.skip", skip)
 			}
 			cmd := exec.Command(os.Args[0], args...)
 			cmd.Env = im.Env()
@@ -217,18 +211,6 @@ func RunOn(t *testing.T, impls []VulkanImpl, pattern, skip string, timeout time.
 			}
 		})
 	}
-}
-
-// joinPatterns is a -test.skip pattern matching what either a or b matches
-// ("" matches nothing).
-func joinPatterns(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return "(" + a + ")|(" + b + ")"
 }
 
 // topLevelTimes lists the "--- PASS: TestX (1.23s)" lines of top-level tests

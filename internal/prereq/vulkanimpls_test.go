@@ -1,7 +1,6 @@
 package prereq
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -123,29 +122,5 @@ func TestTopLevelTimes(t *testing.T) {
 	out := "=== RUN   TestA\n    --- PASS: TestA/x (1.00s)\n--- PASS: TestA (2.00s)\n--- SKIP: TestB (0.00s)\nPASS\n"
 	if got, want := topLevelTimes(out), "\n    --- PASS: TestA (2.00s)\n    --- SKIP: TestB (0.00s)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-// TestJoinPatterns: the skip pattern RunOn gives a child matches what the
-// test's pattern or the implementation's matches, and nothing else.
-func TestJoinPatterns(t *testing.T) {
-	names := []string{"TestKernelsOnVulkanImpls", "TestMatmulCoop", "TestMatrixUnitsSelfCheck", "TestNormRows", "TestCoopSource"}
-	for _, c := range []struct {
-		a, b string
-		want []bool
-	}{
-		{"", "", []bool{false, false, false, false, false}},
-		{"^TestKernelsOnVulkanImpls$", "", []bool{true, false, false, false, false}},
-		{"", "Coop|MatrixUnits", []bool{false, true, true, false, true}},
-		{"^TestKernelsOnVulkanImpls$", "Coop|MatrixUnits", []bool{true, true, true, false, true}},
-		{"^TestNormRows$|Source", "^TestMatmul", []bool{false, true, false, true, true}},
-	} {
-		p := joinPatterns(c.a, c.b)
-		for i, name := range names {
-			got := p != "" && regexp.MustCompile(p).MatchString(name)
-			if got != c.want[i] {
-				t.Errorf("joinPatterns(%q, %q) = %q: matches %s %v, want %v", c.a, c.b, p, name, got, c.want[i])
-			}
-		}
 	}
 }
