@@ -11,9 +11,11 @@
 #                LP_NATIVE_VECTOR_WIDTH=1024: it reports subgroups of 32 (NVIDIA's size; the subgroup_size builtin
 #                says 32 too) and runs 16 lanes of each, the rest inactive, as Intel's ANV and MoltenVK on AMD GPUs do
 #                (shaders' TestPartialSubgroups checks that, from WGPU_TEST_PARTIAL_SUBGROUPS). Mesa 25's lavapipe
-#                does the same but compiles such wide code several times slower (a cold TestNormRows: past 300 s
-#                against 44). The cooperative-matrix tests skip there: their kernels need whole subgroups, which the
-#                product asks matrix-unit devices for, and lowered they pass lavapipe's loop limit at 32.
+#                does the same but compiles far slower here: TestNormRows with the shader cache off took 184 s at the
+#                default width and past 300 s at 1024, against 35 s and 44 s on Mesa 22.3, and the shaders suite at
+#                1024 on it passed its rerun's 25-minute limit. The cooperative-matrix tests skip there: their
+#                kernels need whole subgroups, which the product asks matrix-unit devices for, and lowered they pass
+#                lavapipe's loop limit at 32.
 #
 # Debian packages are fetched with apt-get download (a private apt state for backports) and unpacked with dpkg -x.
 # Run as any user with network access to a Debian mirror; rerunning replaces DIR's contents.
