@@ -21,7 +21,8 @@
 // zeros outside h and wte, through registers in ST stages (as
 // matmul_coop.wgsl's), one barrier after staging and one after the
 // multiplies; with ST = 3 two buffers of each tile, one barrier per step
-// (as matmul_coop.wgsl's; a tile's first step stages its own). The logits
+// (as matmul_coop.wgsl's; a tile's first step stages its own); with ST 2
+// and 3 a tile's last step loads the next tile's first. The logits
 // are folded in chunks, so that a big tile need not fit in workgroup memory
 // whole: for each group of EC of its FN columns of
 // result matrices (a loop uniform across the workgroup), every subgroup
@@ -99,27 +100,34 @@ const MAXL: u32 = 16u;  // the most vec4 loads of a tile per invocation
 const MAXR: u32 = 8u;  // the most rows per invocation of the fold
 const NO_TARGET: u32 = 0xffffffffu; // the target of a position past P: no id
 
-// loadH is vec4 number i of h's tile for the step at k0: position
-// r0 + i / QK, channels k0 + 4*(i % QK) ..; zeros outside h and for i past
-// the tile.
+// loadH is vec4 number i of h's tile for the step at k0, as read:
+// position r0 + i / QK, channels k0 + 4*(i % QK) .., whatever the bounds
+// (the index is clamped into h, as every index is); tileIn says whether it
+// is in h and the tile, and stageH keeps it only then. So a step's loads
+// are issued without a branch and none is waited for before it is staged,
+// after the multiplies the loads of ST 2 and 3 overlap (as
+// matmul_coop.wgsl's loadX).
 fn loadH(r0: u32, k0: u32, i: u32) -> vec4<f16> {
-	let r = r0 + i / QK;
-	let k = k0 + 4u * (i % QK);
-	if i >= BM * QK || r >= p.P || k >= p.C { return vec4<f16>(0.0); }
-	return h[(r * p.C + k) / 4u];
+	return h[((r0 + i / QK) * p.C + k0 + 4u * (i % QK)) / 4u];
 }
 
 // loadW is loadH for wte's tile (ids bv0.., within the binding).
 fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {
-	let r = bv0 + i / QK;
-	let k = k0 + 4u * (i % QK);
-	if i >= VT * QK || r >= p.V || k >= p.C { return vec4<f16>(0.0); }
-	return wte[(r * p.C + k) / 4u];
+	return wte[((bv0 + i / QK) * p.C + k0 + 4u * (i % QK)) / 4u];
 }
 
-// stageH puts vec4 i of h's tile (loadH's) into buffer b of hs.
-fn stageH(b: u32, i: u32, f: vec4<f16>) {
+// tileIn is whether vec4 i of a tile of n rows (BM of h's, VT of wte's)
+// for the step at k0, its rows from r0 on, lies in the tile and in a
+// binding of rows rows.
+fn tileIn(n: u32, rows: u32, r0: u32, k0: u32, i: u32) -> bool {
+	return i < n * QK && r0 + i / QK < rows && k0 + 4u * (i % QK) < p.C;
+}
+
+// stageH puts vec4 i of h's tile for the step at k0 (loadH's, rows from
+// r0), zeros outside h, into buffer b of hs.
+fn stageH(b: u32, r0: u32, k0: u32, i: u32, r: vec4<f16>) {
 	if i >= BM * QK { return; }
+	let f = select(vec4<f16>(0.0), r, tileIn(BM, p.P, r0, k0, i));
 	let o = b * (BM * HS) + (i / QK) * HS + 4u * (i % QK);
 	hs[o] = f.x;
 	hs[o + 1u] = f.y;
@@ -127,9 +135,10 @@ fn stageH(b: u32, i: u32, f: vec4<f16>) {
 	hs[o + 3u] = f.w;
 }
 
-// stageW puts vec4 i of wte's tile into buffer b of ws.
-fn stageW(b: u32, i: u32, v: vec4<f16>) {
+// stageW puts vec4 i of wte's tile (ids from bv0) into buffer b of ws.
+fn stageW(b: u32, bv0: u32, k0: u32, i: u32, r: vec4<f16>) {
 	if i >= VT * QK { return; }
+	let v = select(vec4<f16>(0.0), r, tileIn(VT, p.V, bv0, k0, i));
 	let o = b * (VT * HS) + (i / QK) * HS + 4u * (i % QK);
 	ws[o] = v.x;
 	ws[o + 1u] = v.y;
@@ -168,25 +177,36 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32
 	}
 	var rx: array<vec4<f16>, MAXL>;
 	var rw: array<vec4<f16>, MAXL>;
+	if ST >= 2u { // the first tile's first step's global loads
+		for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, 0u, li + l * WG); }
+		for (var l = 0u; l < WL; l++) { rw[l] = loadW(sv0, 0u, li + l * WG); }
+	}
 	for (var tile = 0u; tile < NT; tile++) {
 		let bv0 = sv0 + tile * VT;
 		if bv0 >= p.V { break; } // uniform: the slice's last tile was the binding's last
 		var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * FN>; // zeros; (i, j) at i * FN + j
 		for (var s = 0u; s < steps; s++) {
 			let buf = s % NB; // the buffer of this step's tiles
-			if ST == 1u || s == 0u { // this step's global loads, all before the first store
+			if ST == 1u { // this step's global loads, all before the first store
 				for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, s * BK, li + l * WG); }
 				for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, s * BK, li + l * WG); }
 			}
 			if ST != 3u || s == 0u { // ST 3 stores the later steps' tiles during the step before
-				for (var l = 0u; l < XL; l++) { stageH(buf, li + l * WG, rx[l]); }
-				for (var l = 0u; l < WL; l++) { stageW(buf, li + l * WG, rw[l]); }
+				for (var l = 0u; l < XL; l++) { stageH(buf, bm0, s * BK, li + l * WG, rx[l]); }
+				for (var l = 0u; l < WL; l++) { stageW(buf, bv0, s * BK, li + l * WG, rw[l]); }
 				workgroupBarrier();
 			}
-			if ST >= 2u && s + 1u < steps {
-				let k0 = (s + 1u) * BK;
+			// The next step's global loads, in flight while this one
+			// multiplies: this tile's next step, or after its last the next
+			// tile's first (past the slice or the binding: loaded, never
+			// staged). Without a branch, so that nothing waits for them
+			// before they are staged (as matmul_coop.wgsl's).
+			if ST >= 2u {
+				let last = s + 1u == steps;
+				let k0 = select((s + 1u) * BK, 0u, last);
+				let v0 = select(bv0, bv0 + VT, last);
 				for (var l = 0u; l < XL; l++) { rx[l] = loadH(bm0, k0, li + l * WG); }
-				for (var l = 0u; l < WL; l++) { rw[l] = loadW(bv0, k0, li + l * WG); }
+				for (var l = 0u; l < WL; l++) { rw[l] = loadW(v0, k0, li + l * WG); }
 			}
 			let hb = buf * (BM * HS);
 			let wb = buf * (VT * HS);
@@ -208,8 +228,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32
 			}
 			if ST == 3u && s + 1u < steps { // the next step's tiles into the other buffer, read last in the step before
 				let next = (s + 1u) % NB; // 1 - buf (as matmul_coop.wgsl's)
-				for (var l = 0u; l < XL; l++) { stageH(next, li + l * WG, rx[l]); }
-				for (var l = 0u; l < WL; l++) { stageW(next, li + l * WG, rw[l]); }
+				for (var l = 0u; l < XL; l++) { stageH(next, bm0, (s + 1u) * BK, li + l * WG, rx[l]); }
+				for (var l = 0u; l < WL; l++) { stageW(next, bv0, (s + 1u) * BK, li + l * WG, rw[l]); }
 			}
 			workgroupBarrier(); // every read of the tiles before they are overwritten (ST 3: and the next tiles stored)
 		}

@@ -45,7 +45,8 @@
 // each. The padding of 8 keeps the matrix loads free of conflicts too: 8
 // invocations' 16-byte reads, BK+8 values apart, cover the 32 banks once
 // (BK 16, 32, 64). The tiles reach workgroup memory through registers
-// (rx, rw; x already rounded to f16, so it takes half the registers), in ST
+// (rx, rw; x as f32, rounded to f16 only as it is stored, so that nothing
+// waits for a load before the multiplies that it overlaps), in ST
 // stages: with ST = 2 the next step's global loads are issued right after
 // this step's barrier and stay in flight during the multiplies, which costs
 // their registers for the whole step; with ST = 1 a step's loads are issued
@@ -148,42 +149,52 @@ const MAXL: u32 = 16u; // the most vec4 loads of a tile per invocation
 
 //#include "include/matmul_kv.wgsl"
 
-// loadX is vec4 number i of x's tile for the step at k0, rounded to f16:
-// row i / QX of the tile, k0 + 4*(i % QX) .. +3 (neighbouring invocations
-// read neighbouring vec4s of a row); zeros outside x (and for i past the
-// tile).
-fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {
-	let m = bm0 + i / QX;
-	let k = k0 + 4u * (i % QX);
-	if i >= NX || m >= p.M || k >= p.K { return vec4<f16>(0.0); }
-	let e = m * p.K + k;
-	if VEC == 1u { return toF16(x[e / 4u]); }
-	var v = vec4<f32>(0.0);
-	for (var c = 0u; c < 4u; c++) {
-		if k + c < p.K { v[c] = x[(e + c) / 4u][(e + c) % 4u]; }
-	}
-	return toF16(v);
+// loadX is vec4 number i of x's tile for the step at k0, as f32 and as
+// read: row i / QX of the tile, k0 + 4*(i % QX) .. +3 (neighbouring
+// invocations read neighbouring vec4s of a row), whatever the bounds (the
+// index is clamped into x, as every index is); xIn says which components
+// are in x and the tile, and stageX keeps only those. Without a branch or a
+// use of the value here, a step's loads are all issued before any is waited
+// for, and none is waited for before stageX: after the multiplies that the
+// loads of ST 2 and 3 overlap. (A load inside a branch is waited for at the
+// branch's end: AMD's compiler did so, one load after another, before the
+// multiplies.)
+fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f32> {
+	let e = (bm0 + i / QX) * p.K + k0 + 4u * (i % QX);
+	if VEC == 1u { return x[e / 4u]; }
+	var v: vec4<f32>;
+	for (var c = 0u; c < 4u; c++) { v[c] = x[(e + c) / 4u][(e + c) % 4u]; }
+	return v;
 }
 
-// loadW is vec4 number i of w's tile for the step at k0: tile row (k)
-// wk = i / QW, columns wn = 4*(i % QW) .. +3 (neighbouring invocations read
-// neighbouring vec4s of a row); with WT 1 in bands of 8 rows, 8 consecutive
-// k at one n, then the next vec4 along n (see the header); offset by k0 and
-// bn0. Zeros outside w (and for i past the tile). stageW places it alike
-// (selects, not a function: the compiler bounds the one, not the other).
+// xIn is which components of loadX's vec4 i are in x and in the tile.
+fn xIn(bm0: u32, k0: u32, i: u32) -> vec4<bool> {
+	let k = k0 + 4u * (i % QX);
+	return vec4<bool>(i < NX && bm0 + i / QX < p.M) & (vec4<u32>(k) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.K));
+}
+
+// loadW is vec4 number i of w's tile for the step at k0, as read: tile row
+// (k) wk = i / QW, columns wn = 4*(i % QW) .. +3 (neighbouring invocations
+// read neighbouring vec4s of a row); with WT 1 in bands of 8 rows, 8
+// consecutive k at one n, then the next vec4 along n (see the header);
+// offset by k0 and bn0. As loadX: wIn says which components are in w and
+// the tile, stageW keeps those. stageW places it alike (selects, not a
+// function: the compiler bounds the one, not the other).
 fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {
 	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
 	let wn = select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
-	let k = k0 + wk;
-	let n = bn0 + wn;
-	if i >= NW || k >= p.K || n >= p.N { return vec4<f16>(0.0); }
-	let e = k * p.N + n;
+	let e = (k0 + wk) * p.N + bn0 + wn;
 	if VEC == 1u { return w[e / 4u]; }
-	var v = vec4<f16>(0.0);
-	for (var c = 0u; c < 4u; c++) {
-		if n + c < p.N { v[c] = w[(e + c) / 4u][(e + c) % 4u]; }
-	}
+	var v: vec4<f16>;
+	for (var c = 0u; c < 4u; c++) { v[c] = w[(e + c) / 4u][(e + c) % 4u]; }
 	return v;
+}
+
+// wIn is which components of loadW's vec4 i are in w and in the tile.
+fn wIn(bn0: u32, k0: u32, i: u32) -> vec4<bool> {
+	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
+	let n = bn0 + select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
+	return vec4<bool>(i < NW && k0 + wk < p.K) & (vec4<u32>(n) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.N));
 }
 
 // toF16 rounds activations to the matrix units' operand type, clamped to
@@ -192,9 +203,11 @@ fn toF16(v: vec4<f32>) -> vec4<f16> {
 	return vec4<f16>(clamp(v, vec4<f32>(-65504.0), vec4<f32>(65504.0)));
 }
 
-// stageX puts vec4 i of x's tile (loadX's) into buffer b of xs.
-fn stageX(b: u32, i: u32, h: vec4<f16>) {
+// stageX puts vec4 i of x's tile for the step at k0 (loadX's), rounded to
+// f16 and zero outside x, into buffer b of xs.
+fn stageX(b: u32, bm0: u32, k0: u32, i: u32, v: vec4<f32>) {
 	if i >= NX { return; }
+	let h = select(vec4<f16>(0.0), toF16(v), xIn(bm0, k0, i));
 	let o = b * (BM * XS) + (i / QX) * XS + 4u * (i % QX);
 	xs[o] = h.x;
 	xs[o + 1u] = h.y;
@@ -202,10 +215,12 @@ fn stageX(b: u32, i: u32, h: vec4<f16>) {
 	xs[o + 3u] = h.w;
 }
 
-// stageW puts vec4 i of w's tile (loadW's) into buffer b of ws: WT 0 into
-// one row, WT 1 into four columns.
-fn stageW(b: u32, i: u32, v: vec4<f16>) {
+// stageW puts vec4 i of w's tile for the step at k0 (loadW's), zero
+// outside w, into buffer b of ws: WT 0 into one row, WT 1 into four
+// columns.
+fn stageW(b: u32, bn0: u32, k0: u32, i: u32, r: vec4<f16>) {
 	if i >= NW { return; }
+	let v = select(vec4<f16>(0.0), r, wIn(bn0, k0, i));
 	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
 	let wn = select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
 	if WT == 1u {
@@ -241,22 +256,30 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32
 	let sn0 = (sg % SGN) * (FN * SN);
 
 	var acc: array<subgroup_matrix_result<f32, SN, SM>, FM * FN>; // zeros; (i, j) at i * FN + j
-	var rx: array<vec4<f16>, MAXL>; // the next step's tiles, on their way to workgroup memory
+	var rx: array<vec4<f32>, MAXL>; // the next step's tiles, on their way to workgroup memory
 	var rw: array<vec4<f16>, MAXL>;
 	let steps = (p.K + BK - 1u) / BK;
+	if ST >= 2u { // the first step's global loads
+		for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, 0u, li + l * WG); }
+		for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, 0u, li + l * WG); }
+	}
 	for (var s = 0u; s < steps; s++) {
 		let buf = s % NB; // the buffer of this step's tiles
-		if ST == 1u || s == 0u { // this step's global loads, all before the first store
+		if ST == 1u { // this step's global loads, all before the first store
 			for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, s * BK, li + l * WG); }
 			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, s * BK, li + l * WG); }
 		}
 		if ST != 3u || s == 0u { // ST 3 stores the later steps' tiles during the step before
-			for (var l = 0u; l < XL; l++) { stageX(buf, li + l * WG, rx[l]); }
-			for (var l = 0u; l < WL; l++) { stageW(buf, li + l * WG, rw[l]); }
+			for (var l = 0u; l < XL; l++) { stageX(buf, bm0, s * BK, li + l * WG, rx[l]); }
+			for (var l = 0u; l < WL; l++) { stageW(buf, bn0, s * BK, li + l * WG, rw[l]); }
 			workgroupBarrier();
 		}
-		if ST >= 2u && s + 1u < steps { // the next step's global loads, in flight while this one multiplies
-			let k0 = (s + 1u) * BK;
+		// The next step's global loads, in flight while this one multiplies;
+		// the last step loads its own tiles again (cached), so that no branch
+		// ends at these loads and keeps their registers waiting for them there
+		// (AMD's compiler copied them into the merged registers at once).
+		if ST >= 2u {
+			let k0 = min(s + 1u, steps - 1u) * BK;
 			for (var l = 0u; l < XL; l++) { rx[l] = loadX(bm0, k0, li + l * WG); }
 			for (var l = 0u; l < WL; l++) { rw[l] = loadW(bn0, k0, li + l * WG); }
 		}
@@ -281,8 +304,8 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sid: u32
 		}
 		if ST == 3u && s + 1u < steps { // the next step's tiles into the other buffer, read last in the step before
 			let next = (s + 1u) % NB; // 1 - buf, in a form whose range the compiler knows
-			for (var l = 0u; l < XL; l++) { stageX(next, li + l * WG, rx[l]); }
-			for (var l = 0u; l < WL; l++) { stageW(next, li + l * WG, rw[l]); }
+			for (var l = 0u; l < XL; l++) { stageX(next, bm0, (s + 1u) * BK, li + l * WG, rx[l]); }
+			for (var l = 0u; l < WL; l++) { stageW(next, bn0, (s + 1u) * BK, li + l * WG, rw[l]); }
 		}
 		workgroupBarrier(); // every read of this step's tiles before the next step's stores (ST 3: and the next tiles stored)
 	}

@@ -1,6 +1,8 @@
 package shaders
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,21 +151,21 @@ func workgroupUses(words []uint32) map[string]useCount {
 	return out
 }
 
-// TestCoopWorkgroupIndicesSPIRV: in the SPIR-V of the cooperative-matrix
-// kernels as a device with matrix units gets them, for every tiling their
-// autotuners time, at 16x16x16 and 16x8x16 and subgroups of 32 and 16, no
-// access of workgroup memory has a guard: the f16 staging stores keep their
-// plain offsets, so that a driver can merge a vec4's four into one store,
-// and every matrix load and store its offset as written (the compiler's
-// range analysis proves them in bounds: wgsl's ranges.go). The one
-// exception is the LM head's fold, whose scalar reads of the logits walk a
-// row from a column the analysis cannot bound (one clamp each).
-func TestCoopWorkgroupIndicesSPIRV(t *testing.T) {
-	type kernel struct {
-		name   string
-		src    func() (wgsl.Expanded, error)
-		consts map[string]float64
-	}
+// coopSPIRVKernel is a cooperative-matrix kernel at one tiling, as the
+// SPIR-V tests below compile it: its name, its text and its constants.
+type coopSPIRVKernel struct {
+	name   string
+	src    func() (wgsl.Expanded, error)
+	consts map[string]float64
+}
+
+// coopSPIRVKernels are the cooperative-matrix kernels at every tiling
+// their autotuners time, at 16x16x16 and 16x8x16 and subgroups of 32 and
+// 16, within NVIDIA's limits: matmul_coop.wgsl with four epilogues,
+// lmhead_loss_coop.wgsl, and attention_coop.wgsl at head size 64.
+func coopSPIRVKernels(t *testing.T) []coopSPIRVKernel {
+	t.Helper()
+	type kernel = coopSPIRVKernel
 	limits := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
 	var ks []kernel
 	for _, cfg := range []MatrixConfig{{M: 16, N: 16, K: 16}, {M: 16, N: 8, K: 16}} {
@@ -205,6 +207,20 @@ func TestCoopWorkgroupIndicesSPIRV(t *testing.T) {
 			}
 		}
 	}
+	return ks
+}
+
+// TestCoopWorkgroupIndicesSPIRV: in the SPIR-V of the cooperative-matrix
+// kernels as a device with matrix units gets them, for every tiling their
+// autotuners time, at 16x16x16 and 16x8x16 and subgroups of 32 and 16, no
+// access of workgroup memory has a guard: the f16 staging stores keep their
+// plain offsets, so that a driver can merge a vec4's four into one store,
+// and every matrix load and store its offset as written (the compiler's
+// range analysis proves them in bounds: wgsl's ranges.go). The one
+// exception is the LM head's fold, whose scalar reads of the logits walk a
+// row from a column the analysis cannot bound (one clamp each).
+func TestCoopWorkgroupIndicesSPIRV(t *testing.T) {
+	ks := coopSPIRVKernels(t)
 	seen := map[string]bool{}
 	for _, k := range ks {
 		src, err := k.src()
@@ -276,5 +292,175 @@ func TestMatmulInnerLoopSPIRV(t *testing.T) {
 				t.Errorf("%s %v: %d vec4 and %d scalar workgroup loads: want vec4 only", k.file, k.consts, vec, scalar)
 			}
 		}
+	}
+}
+
+// SPIR-V opcodes and enumerants of control flow and decorations (SPIR-V 1.3
+// spec), for branchedLoads.
+const (
+	spvOpConstantTrue    = 41
+	spvOpConstantFalse   = 42
+	spvOpFunction        = 54
+	spvOpFunctionEnd     = 56
+	spvOpFunctionCall    = 57
+	spvOpDecorate        = 71
+	spvOpSelectionMerge  = 247
+	spvOpLabel           = 248
+	spvOpBranchCond      = 250
+	spvDecorationBinding = 33
+)
+
+// branchedLoads inspects a specialized module: its loads through access
+// chains into the buffers of the given bindings, and of those the ones a
+// selection construct with a condition that is not a constant encloses,
+// in their function or at a call of it (transitively). Such a load is one
+// a driver may wait for where the selection ends, before the code after
+// it runs. It relies on the compiler's structured order: a selection's
+// blocks follow its header and end at its merge block's label.
+func branchedLoads(words []uint32, bindings ...uint32) (all, branched int) {
+	binding := map[uint32]uint32{} // variable -> binding
+	want := map[uint32]bool{}      // variables of the bindings
+	chain := map[uint32]bool{}     // access chains into them
+	constant := map[uint32]bool{}  // OpConstantTrue / False results
+	type fn struct {
+		loads    []bool            // per load: under a non-constant selection here
+		calls    map[uint32][]bool // callee -> per call: under one
+		branched bool              // called from under one (somewhere up the calls)
+	}
+	fns := map[uint32]*fn{}
+	var cur *fn
+	var stack []struct {
+		merge uint32
+		cond  bool // a non-constant condition
+	}
+	pendingMerge := uint32(0)
+	under := func() bool {
+		for _, s := range stack {
+			if s.cond {
+				return true
+			}
+		}
+		return false
+	}
+	eachInstruction(words, func(op uint32, w []uint32) {
+		switch op {
+		case spvOpDecorate:
+			if len(w) >= 4 && w[2] == spvDecorationBinding {
+				binding[w[1]] = w[3]
+			}
+		case spvOpVariable:
+			if b, ok := binding[w[2]]; ok && slices.Contains(bindings, b) {
+				want[w[2]] = true
+			}
+		case spvOpConstantTrue, spvOpConstantFalse:
+			constant[w[2]] = true
+		case spvOpAccessChain:
+			if want[w[3]] {
+				chain[w[2]] = true
+			}
+		case spvOpFunction:
+			cur = &fn{calls: map[uint32][]bool{}}
+			fns[w[2]] = cur
+			stack = stack[:0]
+		case spvOpFunctionEnd:
+			cur = nil
+		case spvOpSelectionMerge:
+			pendingMerge = w[1]
+		case spvOpBranchCond:
+			if pendingMerge != 0 {
+				stack = append(stack, struct {
+					merge uint32
+					cond  bool
+				}{pendingMerge, !constant[w[1]]})
+				pendingMerge = 0
+			}
+		case spvOpLabel:
+			for len(stack) > 0 && stack[len(stack)-1].merge == w[1] {
+				stack = stack[:len(stack)-1]
+			}
+		case spvOpFunctionCall:
+			if cur != nil {
+				cur.calls[w[3]] = append(cur.calls[w[3]], under())
+			}
+		case spvOpLoad:
+			if cur != nil && chain[w[3]] {
+				cur.loads = append(cur.loads, under())
+			}
+		}
+	})
+	// A function called from under a selection, or from a function that
+	// is, has all its loads under one.
+	for changed := true; changed; {
+		changed = false
+		for _, f := range fns {
+			for callee, us := range f.calls {
+				c := fns[callee]
+				if c == nil || c.branched {
+					continue
+				}
+				if f.branched || slices.Contains(us, true) {
+					c.branched, changed = true, true
+				}
+			}
+		}
+	}
+	for _, f := range fns {
+		for _, u := range f.loads {
+			all++
+			if u || f.branched {
+				branched++
+			}
+		}
+	}
+	return all, branched
+}
+
+// TestCoopTileLoadsUnbranchedSPIRV: in the SPIR-V of matmul_coop.wgsl and
+// lmhead_loss_coop.wgsl as a device with matrix units gets them (every
+// tiling their autotuners time; the matmul with vector and scalar loads),
+// no load of the tiles' operands (x and w, h and wte: bindings 0 and 1) is
+// inside a branch. AMD's compiler waited for each such load at its
+// branch's end, one after another and before the multiplies that the
+// loads of ST 2 and 3 are meant to overlap (its disassembly, RADV_DEBUG=
+// shaders, for an RX 7900 XTX); the kernels now load whatever the bounds
+// (indices clamped as every index is) and drop what lies outside only as
+// they stage the tiles.
+func TestCoopTileLoadsUnbranchedSPIRV(t *testing.T) {
+	n := 0
+	for _, k := range coopSPIRVKernels(t) {
+		if strings.HasPrefix(k.name, "attention_coop.wgsl") {
+			continue
+		}
+		src, err := k.src()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := wgsl.Compile(k.name, src.Text, wgsl.Options{CooperativeMatrix: true, UnrollRegisters: true, WorkgroupInit: wgsl.WorkgroupUninitialized})
+		if err != nil {
+			t.Fatalf("%s: %v", k.name, err)
+		}
+		variants := []map[string]float64{k.consts}
+		if strings.HasPrefix(k.name, "matmul_coop.wgsl") {
+			scalar := maps.Clone(k.consts)
+			scalar["VEC"] = 0
+			variants = append(variants, scalar)
+		}
+		for _, c := range variants {
+			sp, err := m.Specialize("main", c)
+			if err != nil {
+				t.Fatalf("%s: %v", k.name, err)
+			}
+			all, branched := branchedLoads(sp.SPIRV, 0, 1)
+			if all == 0 {
+				t.Fatalf("%s %v: no loads of bindings 0 and 1 found", k.name, c)
+			}
+			if branched != 0 {
+				t.Errorf("%s %v: %d of %d loads of the tiles' operands inside a branch", k.name, c, branched, all)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no kernels checked")
 	}
 }
