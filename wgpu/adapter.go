@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"unsafe"
@@ -314,7 +315,7 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 		SubgroupSize:                      sg.SubgroupSize,
 		MinSubgroupSize:                   sg.SubgroupSize,
 		MaxSubgroupSize:                   sg.SubgroupSize,
-		TimestampPeriod:                   l.TimestampPeriod,
+		TimestampPeriod:                   timestampPeriod(l.TimestampPeriod),
 	}
 	ft := &info.Features
 	ft.Storage16Bit = s16.StorageBuffer16BitAccess != 0
@@ -340,7 +341,7 @@ func newAdapter(inst *Instance, pd vk.PhysicalDevice) (*Adapter, error) {
 		ft.SubgroupSizeControl = true
 		info.Limits.MinSubgroupSize, info.Limits.MaxSubgroupSize = sgc.MinSubgroupSize, sgc.MaxSubgroupSize
 	}
-	ft.TimestampQuery = a.tsBits > 0 && l.TimestampPeriod > 0
+	ft.TimestampQuery = a.tsBits > 0 && info.Limits.TimestampPeriod > 0
 	a.memModel = mm != nil && mm.VulkanMemoryModel != 0
 	a.memScope = a.memModel && mm.VulkanMemoryModelDeviceScope != 0
 	a.stdUniform = ul != nil && ul.UniformBufferStandardLayout != 0
@@ -470,4 +471,15 @@ func layerPredatesCoopMatrix(validation bool, spec uint32) string {
 	}
 	return fmt.Sprintf("%s not used under the validation layer, which predates it (written for Vulkan %s; the extension came with %s): "+
 		"without validation, or with a newer layer, the device has it", extCooperativeMatrix, vk.VersionString(spec), vk.VersionString(coopMatrixHeader))
+}
+
+// timestampPeriod is a driver's timestampPeriod (ns per tick) where it is a
+// finite positive number, else 0: no usable timestamps. RADV on null
+// hardware (RADV_FORCE_FAMILY, compile only) reports +Inf, which no
+// timing can use and JSON cannot hold (AdapterInfo failed to marshal).
+func timestampPeriod(p float32) float32 {
+	if p > 0 && !math.IsInf(float64(p), 1) { // false for NaN too
+		return p
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package wgpu
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -158,6 +159,24 @@ func TestCapLimits(t *testing.T) {
 	for _, bad := range []Limits{{SubgroupSize: 16}, {MaxSubgroupSize: 16}, {TimestampPeriod: 2}, {MinStorageBufferOffsetAlignment: 96}} {
 		if _, err := capLimits(have, bad); !errors.Is(err, ErrLimit) {
 			t.Errorf("cap %+v: err = %v, want ErrLimit", bad, err)
+		}
+	}
+}
+
+// TestTimestampPeriod: a driver's timestampPeriod is kept where it is a
+// finite positive number of nanoseconds and is 0 (no usable timestamps)
+// otherwise, so that AdapterInfo marshals to JSON: RADV on null hardware
+// reports +Inf.
+func TestTimestampPeriod(t *testing.T) {
+	for _, c := range []struct{ in, want float32 }{
+		{1, 1}, {0.833, 0.833}, {52.08, 52.08}, {math.SmallestNonzeroFloat32, math.SmallestNonzeroFloat32},
+		{0, 0}, {-1, 0}, {float32(math.Inf(1)), 0}, {float32(math.Inf(-1)), 0}, {float32(math.NaN()), 0},
+	} {
+		if got := timestampPeriod(c.in); got != c.want {
+			t.Errorf("timestampPeriod(%v) = %v, want %v", c.in, got, c.want)
+		}
+		if _, err := json.Marshal(AdapterInfo{Limits: Limits{TimestampPeriod: timestampPeriod(c.in)}}); err != nil {
+			t.Errorf("timestampPeriod(%v): %v", c.in, err)
 		}
 	}
 }
