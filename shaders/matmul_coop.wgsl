@@ -167,10 +167,13 @@ fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f32> {
 	return v;
 }
 
-// xIn is which components of loadX's vec4 i are in x and in the tile.
+// xIn is which components of loadX's vec4 i are in x and in the tile
+// (with VEC 1, K % 4 == 0: all or none).
 fn xIn(bm0: u32, k0: u32, i: u32) -> vec4<bool> {
 	let k = k0 + 4u * (i % QX);
-	return vec4<bool>(i < NX && bm0 + i / QX < p.M) & (vec4<u32>(k) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.K));
+	let in = i < NX && bm0 + i / QX < p.M;
+	if VEC == 1u { return vec4<bool>(in && k < p.K); }
+	return vec4<bool>(in) & (vec4<u32>(k) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.K));
 }
 
 // loadW is vec4 number i of w's tile for the step at k0, as read: tile row
@@ -190,11 +193,14 @@ fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {
 	return v;
 }
 
-// wIn is which components of loadW's vec4 i are in w and in the tile.
+// wIn is which components of loadW's vec4 i are in w and in the tile
+// (with VEC 1, N % 4 == 0: all or none).
 fn wIn(bn0: u32, k0: u32, i: u32) -> vec4<bool> {
 	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
 	let n = bn0 + select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
-	return vec4<bool>(i < NW && k0 + wk < p.K) & (vec4<u32>(n) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.N));
+	let in = i < NW && k0 + wk < p.K;
+	if VEC == 1u { return vec4<bool>(in && n < p.N); }
+	return vec4<bool>(in) & (vec4<u32>(n) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.N));
 }
 
 // toF16 rounds activations to the matrix units' operand type, clamped to
