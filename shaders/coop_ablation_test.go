@@ -42,15 +42,15 @@ type coopAblation struct {
 // head's fold over no columns.
 var (
 	noGlobalMatmul = [][2]string{
-		returnFirst("fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {", constLoad),
+		returnFirst("fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f32> {", "return vec4<f32>(f32(i & 7u));"),
 		returnFirst("fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {", constLoad),
 	}
 	noStageMatmul = [][2]string{
-		returnFirst("fn stageX(b: u32, i: u32, h: vec4<f16>) {", "return;"),
-		returnFirst("fn stageW(b: u32, i: u32, v: vec4<f16>) {", "return;"),
+		returnFirst("fn stageX(b: u32, bm0: u32, k0: u32, i: u32, v: vec4<f32>) {", "return;"),
+		returnFirst("fn stageW(b: u32, bn0: u32, k0: u32, i: u32, r: vec4<f16>) {", "return;"),
 	}
 	noBarrierMatmul = [][2]string{
-		{"stageW(buf, li + l * WG, rw[l]); }\n\t\t\tworkgroupBarrier();", "stageW(buf, li + l * WG, rw[l]); }"},
+		{"stageW(buf, bn0, s * BK, li + l * WG, rw[l]); }\n\t\t\tworkgroupBarrier();", "stageW(buf, bn0, s * BK, li + l * WG, rw[l]); }"},
 		{"workgroupBarrier(); // every read of this step's tiles", "// every read of this step's tiles"},
 	}
 	noGlobalHead = [][2]string{
@@ -58,33 +58,37 @@ var (
 		returnFirst("fn loadW(bv0: u32, k0: u32, i: u32) -> vec4<f16> {", constLoad),
 	}
 	noStageHead = [][2]string{
-		returnFirst("fn stageH(b: u32, i: u32, f: vec4<f16>) {", "return;"),
-		returnFirst("fn stageW(b: u32, i: u32, v: vec4<f16>) {", "return;"),
+		returnFirst("fn stageH(b: u32, r0: u32, k0: u32, i: u32, r: vec4<f16>) {", "return;"),
+		returnFirst("fn stageW(b: u32, bv0: u32, k0: u32, i: u32, r: vec4<f16>) {", "return;"),
 	}
 	noBarrierHead = [][2]string{
-		{"stageW(buf, li + l * WG, rw[l]); }\n\t\t\t\tworkgroupBarrier();", "stageW(buf, li + l * WG, rw[l]); }"},
+		{"stageW(buf, bv0, s * BK, li + l * WG, rw[l]); }\n\t\t\t\tworkgroupBarrier();", "stageW(buf, bv0, s * BK, li + l * WG, rw[l]); }"},
 		{"workgroupBarrier(); // every read of the tiles before", "// every read of the tiles before"},
 	}
 	noFoldHead = [][2]string{{"let nc = (CW + NQ - 1u - tx) / NQ;", "let nc = 0u;"}}
-	// The activations' rounding to f16 as their tiles are loaded: the same
-	// f32 loads, their halves combined by an exclusive or (all four values
+	// The activations' rounding to f16 as their tiles are staged: the same
+	// f32 values, their halves combined by an exclusive or (all four values
 	// used, so that no load is narrowed) instead of rounded and clamped.
-	noConvertMatmul = [][2]string{{"if VEC == 1u { return toF16(x[e / 4u]); }", "if VEC == 1u { " + xorHalves("x[e / 4u]") + " }"}}
+	noConvertMatmul = [][2]string{{"select(vec4<f16>(0.0), toF16(v), xIn(bm0, k0, i))", "select(vec4<f16>(0.0), " + xorHalves("v") + ", xIn(bm0, k0, i))"}}
 	// The activations in memory as f16 already (their producer rounding
 	// them once, instead of every tile that loads them): half the loads'
-	// bytes, no rounding. The same buffers, bound as arrays of vec4<f16>.
+	// bytes and registers, no rounding. The same buffers, bound as arrays
+	// of vec4<f16>.
 	f16Matmul = [][2]string{
 		{"var<storage, read> x: array<vec4<f32>>;", "var<storage, read> x: array<vec4<f16>>;"},
-		{"if VEC == 1u { return toF16(x[e / 4u]); }", "if VEC == 1u { return x[e / 4u]; }"},
-		{"v[c] = x[(e + c) / 4u][(e + c) % 4u];", "v[c] = f32(x[(e + c) / 4u][(e + c) % 4u]);"},
+		{"fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f32> {", "fn loadX(bm0: u32, k0: u32, i: u32) -> vec4<f16> {"},
+		{"var v: vec4<f32>;\n\tfor (var c = 0u; c < 4u; c++) { v[c] = x[", "var v: vec4<f16>;\n\tfor (var c = 0u; c < 4u; c++) { v[c] = x["},
+		{"fn stageX(b: u32, bm0: u32, k0: u32, i: u32, v: vec4<f32>) {", "fn stageX(b: u32, bm0: u32, k0: u32, i: u32, v: vec4<f16>) {"},
+		{"select(vec4<f16>(0.0), toF16(v), xIn(bm0, k0, i))", "select(vec4<f16>(0.0), v, xIn(bm0, k0, i))"},
+		{"var rx: array<vec4<f32>, MAXL>;", "var rx: array<vec4<f16>, MAXL>;"},
 	}
 )
 
-// xorHalves is WGSL that returns a vec4<f16> made of the bits of the
-// vec4<f32> v, loaded once, without rounding: its first and third words,
-// and its second and fourth, combined by an exclusive or.
+// xorHalves is a WGSL expression, a vec4<f16> made of the bits of the
+// vec4<f32> variable v without rounding: its first and third words, and its
+// second and fourth, combined by an exclusive or.
 func xorHalves(v string) string {
-	return fmt.Sprintf("let u = bitcast<vec4<u32>>(%s); return bitcast<vec4<f16>>(u.xy ^ u.zw);", v)
+	return fmt.Sprintf("bitcast<vec4<f16>>(bitcast<vec4<u32>>(%[1]s).xy ^ bitcast<vec4<u32>>(%[1]s).zw)", v)
 }
 
 // attention_coop.wgsl's: the keys' and values' loads from the cache
