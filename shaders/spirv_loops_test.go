@@ -165,9 +165,8 @@ type coopSPIRVKernel struct {
 // lmhead_loss_coop.wgsl, and attention_coop.wgsl at head size 64.
 func coopSPIRVKernels(t *testing.T) []coopSPIRVKernel {
 	t.Helper()
-	type kernel = coopSPIRVKernel
 	limits := wgpu.Limits{MaxComputeWorkgroupStorageSize: 48 << 10, MaxComputeInvocationsPerWorkgroup: 1024}
-	var ks []kernel
+	var ks []coopSPIRVKernel
 	for _, cfg := range []MatrixConfig{{M: 16, N: 16, K: 16}, {M: 16, N: 8, K: 16}} {
 		for _, sgs := range []int{32, 16} {
 			mm := []coopTiles{coopMatmulTiles(cfg, sgs)}
@@ -178,7 +177,7 @@ func coopSPIRVKernels(t *testing.T) []coopSPIRVKernel {
 			}
 			for _, tl := range mm {
 				for _, epi := range []epilogue{epiStore, epiQKV, epiSwiGLU, epiGELUErf} {
-					ks = append(ks, kernel{"matmul_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return coopSource("matmul_coop.wgsl", tl) },
+					ks = append(ks, coopSPIRVKernel{"matmul_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return coopSource("matmul_coop.wgsl", tl) },
 						tl.constSet().with("EPI", float64(epi)).Map()})
 				}
 			}
@@ -190,7 +189,7 @@ func coopSPIRVKernels(t *testing.T) []coopSPIRVKernel {
 				}
 			}
 			for _, tl := range head {
-				ks = append(ks, kernel{"lmhead_loss_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return coopSource("lmhead_loss_coop.wgsl", tl) }, tl.constSet().Map()})
+				ks = append(ks, coopSPIRVKernel{"lmhead_loss_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return coopSource("lmhead_loss_coop.wgsl", tl) }, tl.constSet().Map()})
 			}
 			adef, err := attnCoopTilesFor(cfg, sgs, 64, limits)
 			if err != nil {
@@ -203,7 +202,7 @@ func coopSPIRVKernels(t *testing.T) []coopSPIRVKernel {
 				}
 			}
 			for _, tl := range attn {
-				ks = append(ks, kernel{"attention_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return attnCoopSource(tl) }, nil})
+				ks = append(ks, coopSPIRVKernel{"attention_coop.wgsl " + tl.String(), func() (wgsl.Expanded, error) { return attnCoopSource(tl) }, nil})
 			}
 		}
 	}
