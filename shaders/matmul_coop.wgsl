@@ -180,9 +180,9 @@ fn xIn(bm0: u32, k0: u32, i: u32) -> vec4<bool> {
 // (k) wk = i / QW, columns wn = 4*(i % QW) .. +3 (neighbouring invocations
 // read neighbouring vec4s of a row); with WT 1 in bands of 8 rows, 8
 // consecutive k at one n, then the next vec4 along n (see the header);
-// offset by k0 and bn0. As loadX: wIn says which components are in w and
-// the tile, stageW keeps those. stageW places it alike (selects, not a
-// function: the compiler bounds the one, not the other).
+// offset by k0 and bn0. As loadX, whatever the bounds: stageW keeps the
+// components in w. stageW places it alike (selects, not a function: the
+// compiler bounds the one, not the other).
 fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {
 	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
 	let wn = select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
@@ -191,16 +191,6 @@ fn loadW(bn0: u32, k0: u32, i: u32) -> vec4<f16> {
 	var v: vec4<f16>;
 	for (var c = 0u; c < 4u; c++) { v[c] = w[(e + c) / 4u][(e + c) % 4u]; }
 	return v;
-}
-
-// wIn is which components of loadW's vec4 i are in w and in the tile
-// (with VEC 1, N % 4 == 0: all or none).
-fn wIn(bn0: u32, k0: u32, i: u32) -> vec4<bool> {
-	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
-	let n = bn0 + select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
-	let in = i < NW && k0 + wk < p.K;
-	if VEC == 1u { return vec4<bool>(in && n < p.N); }
-	return vec4<bool>(in) & (vec4<u32>(n) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.N));
 }
 
 // toF16 rounds activations to the matrix units' operand type, clamped to
@@ -226,9 +216,12 @@ fn stageX(b: u32, bm0: u32, k0: u32, i: u32, v: vec4<f32>) {
 // columns.
 fn stageW(b: u32, bn0: u32, k0: u32, i: u32, r: vec4<f16>) {
 	if i >= NW { return; }
-	let v = select(vec4<f16>(0.0), r, wIn(bn0, k0, i));
 	let wk = select(i / QW, (i / (8u * QW)) * 8u + i % 8u, WT == 1u);
 	let wn = select(4u * (i % QW), 4u * ((i % (8u * QW)) / 8u), WT == 1u);
+	// The components in w (with VEC 1, N % 4 == 0: all or none).
+	var in = vec4<bool>(k0 + wk < p.K && bn0 + wn < p.N);
+	if VEC == 0u { in = vec4<bool>(k0 + wk < p.K) & (vec4<u32>(bn0 + wn) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.N)); }
+	let v = select(vec4<f16>(0.0), r, in);
 	if WT == 1u {
 		let o = b * WB + wn * WK + wk;
 		ws[o] = v.x;

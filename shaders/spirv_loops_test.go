@@ -328,10 +328,11 @@ func branchedLoads(words []uint32, bindings ...uint32) (all, branched int) {
 	}
 	fns := map[uint32]*fn{}
 	var cur *fn
-	var stack []struct {
+	type selection struct {
 		merge uint32
 		cond  bool // a non-constant condition
 	}
+	var stack []selection
 	pendingMerge := uint32(0)
 	under := func() bool {
 		for _, s := range stack {
@@ -367,10 +368,7 @@ func branchedLoads(words []uint32, bindings ...uint32) (all, branched int) {
 			pendingMerge = w[1]
 		case spvOpBranchCond:
 			if pendingMerge != 0 {
-				stack = append(stack, struct {
-					merge uint32
-					cond  bool
-				}{pendingMerge, !constant[w[1]]})
+				stack = append(stack, selection{pendingMerge, !constant[w[1]]})
 				pendingMerge = 0
 			}
 		case spvOpLabel:
