@@ -642,6 +642,19 @@ func (e *emitter) swizzleAssign(s *assignStmt, m *memberExpr) {
 }
 
 func (e *emitter) ifStmt(s *ifStmt) {
+	// A constant condition (a const-expression; in a specialized module,
+	// override-expressions too) takes one arm whatever the inputs: that arm
+	// is emitted as plain code and the other, dead, is left out, as a
+	// driver would drop it (so that nothing in it reaches a driver: its
+	// loads, calls and variables).
+	if v := e.info(s.Cond).val; v != nil {
+		if v.b {
+			e.stmts(s.Then.Stmts)
+		} else if s.Else != nil {
+			e.stmt(s.Else)
+		}
+		return
+	}
 	c := e.expr(s.Cond)
 	then, merge := e.id(), e.id()
 	els := merge
