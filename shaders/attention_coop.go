@@ -93,8 +93,8 @@ func (t attnCoopTiles) valid() error {
 	pow2 := func(n int) bool { return n > 0 && n&(n-1) == 0 }
 	c := t.cfg
 	switch {
-	case t.FM < 1 || t.SG < 1 || !pow2(t.SGS) || !pow2(t.FM*c.M) || t.PF < 0 || t.PF > 1:
-		return fmt.Errorf("coop attention %v: want FM and SG positive, SGS and FM*M powers of two, PF 0 or 1", t)
+	case t.FM < 1 || t.SG < 1 || !pow2(t.SGS) || !pow2(t.FM*c.M) || t.PF < 0 || t.PF > 2:
+		return fmt.Errorf("coop attention %v: want FM and SG positive, SGS and FM*M powers of two, PF 0, 1 or 2", t)
 	case t.HD < 4 || t.HD > maxHeadDim || t.HD%4 != 0:
 		return fmt.Errorf("coop attention %v: head size %d must be at most %d and a multiple of 4", t, t.HD, maxHeadDim)
 	case t.BKV < 1 || t.BKV%c.K != 0 || t.BKV%c.N != 0:

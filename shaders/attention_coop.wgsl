@@ -28,7 +28,13 @@
 //     values (f32) before their stores; with PF = 1 the next tile's are
 //     issued right after this tile's staging barrier, rounded to f16 as
 //     they arrive and kept packed (2*SL vec4<f16>, two words each) until
-//     the next tile's staging;
+//     the next tile's staging: the rounding waits for them there, before
+//     the tile's multiplies; PF = 2 issues them there too, without a
+//     branch, and keeps them as loaded (2*SL vec4<f32>, twice PF 1's
+//     registers) until the staging rounds them, so that nothing waits for
+//     them before the next tile (where the driver keeps them where they
+//     are: AMD's compiler moves loads from memory nothing writes down past
+//     the barriers, to the end of the tile, which undoes the overlap);
 //  2. each subgroup multiplies its query rows (left matrices kept in
 //     registers for the whole kernel where QW is 0: Q is staged once; with
 //     QW = 1, Q stays in workgroup memory and its left matrices are loaded
@@ -76,7 +82,7 @@
 // take more than 48 f16 values of registers and the workgroup memory with
 // Q kept stays within 48 KiB. The registers, per invocation: the output
 // accumulator (CO f32 per row), the tile's scores in step 3 (CJ f32 per
-// row), the left matrices of Q (QW 0), PF 1's keys and values (4*SL words)
+// row), the left matrices of Q (QW 0), PF 1's keys and values (4*SL words; PF 2's 8*SL)
 // and the result matrices of steps 2 and 4 with a right matrix at a time. A head size that is not a multiple
 // of the matrices' widths and of 4R (the tiny Llama's 12 in the tests) is
 // padded with zero channels to HP, which change no score; GPT-2's 64 and
@@ -107,7 +113,7 @@ const HD: u32 = 32u;  // channels per head
 const BKV: u32 = 16u; // keys per tile
 const SG: u32 = 2u;   // subgroups per workgroup
 const SGS: u32 = 8u;  // invocations per subgroup: the device's subgroup size
-const PF: u32 = 0u;   // 1: the next tile's loads issued during this one, after its staging (step 1)
+const PF: u32 = 0u;   // 1: the next tile's loads issued during this one, after its staging, rounded at once; 2: the same held as loaded (step 1)
 const QW: u32 = 0u;   // 1: Q stays in workgroup memory, its left matrices loaded for each tile (step 2)
 
 const RPS: u32 = FM * SM;            // query rows per subgroup
@@ -181,17 +187,29 @@ fn tileOK(i: u32, s0: u32, keys: u32) -> bool {
 	return (i < BKV * HP4) & (s0 + i / HP4 < keys) & (i % HP4 < HD4);
 }
 
-// tileVec is vec4 i of a tile of keys (v false) or values (v true) from
-// position s0 as staged (PF 1): rounded to f16, zero where not tileOK,
+// packVec is x, vec4 i of a tile of keys or values from position s0 as
+// loaded, as PF 1 holds it: rounded to f16 at once, zero where not tileOK,
 // packed in two words (ACO, AMD's compiler, keeps them in two registers,
-// where it gives a vec4<f16> four, one per 16 bits). The load is
-// unconditional (tileAt) and the zeros selected after it, so that a tile's
-// loads are all in flight together (ACO waits for a load in a branch at
-// the branch's end).
-fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec2<u32> {
-	var x: vec4<f16>;
-	if v { x = toF16(vc[tileAt(i, s0, keys, cbase)]); } else { x = toF16(kc[tileAt(i, s0, keys, cbase)]); }
-	return select(vec2<u32>(0u), bitcast<vec2<u32>>(x), tileOK(i, s0, keys));
+// where it gives a vec4<f16> four, one per 16 bits): half PF 2's
+// registers, but the rounding waits for the load where it is made.
+fn packVec(x: vec4<f32>, i: u32, s0: u32, keys: u32) -> vec2<u32> {
+	return select(vec2<u32>(0u), bitcast<vec2<u32>>(toF16(x)), tileOK(i, s0, keys));
+}
+
+// stageKV puts vec4 i of a tile of keys and values from position s0 (k
+// and v, as loaded from tileAt), rounded to f16 and zero where not tileOK,
+// into the tile's rows of hs (keys from KO, values the BKV rows after).
+// The loads are unconditional (tileAt) and the zeros selected here, at the
+// staging, so that a tile's loads are all in flight together and none is
+// waited for before its staging (ACO, AMD's compiler, waits for a load in
+// a branch at the branch's end, and for a load whose value is used at the
+// use: a rounding at the load would wait there).
+fn stageKV(i: u32, s0: u32, keys: u32, k: vec4<f32>, v: vec4<f32>) {
+	if i >= BKV * HP4 { return; }
+	let o = KO + (i / HP4) * KS + 4u * (i % HP4);
+	let ok = tileOK(i, s0, keys);
+	stage16(o, select(vec4<f16>(0.0), toF16(k), ok));
+	stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(v), ok));
 }
 
 @compute @workgroup_size(WG)
@@ -249,8 +267,16 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 	let keys = p.pos0 + min(q0 + BQ, p.T); // keys the block sees: 0 .. keys-1
 	let sgLast = p.pos0 + min(q0 + r0 + RPS, p.T) - 1u; // the subgroup's last visible key
 	let cbase = (b * p.KV + g) * p.S * HD4;
-	var kr: array<vec2<u32>, SL>; // PF 1: the next tile's keys and values (tileVec), on their way to workgroup memory
-	var vr: array<vec2<u32>, SL>;
+	var kp: array<vec2<u32>, SL>; // PF 1: the next tile's keys and values (packVec), on their way to workgroup memory
+	var vp: array<vec2<u32>, SL>;
+	var kr: array<vec4<f32>, SL>; // PF 2: the same as loaded
+	var vr: array<vec4<f32>, SL>;
+	if PF == 2u { // the first tile's loads (the others', the tile before's)
+		for (var l = 0u; l < SL; l++) {
+			kr[l] = kc[tileAt(li + l * WG, 0u, keys, cbase)];
+			vr[l] = vc[tileAt(li + l * WG, 0u, keys, cbase)];
+		}
+	}
 	for (var s0 = 0u; s0 < keys; s0 += BKV) {
 		// 1. The tile's keys (BKV rows of hs from KO) and values (the BKV after).
 		if PF == 0u {
@@ -264,37 +290,42 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(subgroup_id) sgid: u3
 					kf[l] = kc[tileAt(li + (b0 + l) * WG, s0, keys, cbase)];
 					vf[l] = vc[tileAt(li + (b0 + l) * WG, s0, keys, cbase)];
 				}
-				for (var l = 0u; l < LB; l++) {
-					let i = li + (b0 + l) * WG;
-					if i < BKV * HP4 {
-						let o = KO + (i / HP4) * KS + 4u * (i % HP4);
-						let ok = tileOK(i, s0, keys);
-						stage16(o, select(vec4<f16>(0.0), toF16(kf[l]), ok));
-						stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(vf[l]), ok));
-					}
-				}
+				for (var l = 0u; l < LB; l++) { stageKV(li + (b0 + l) * WG, s0, keys, kf[l], vf[l]); }
 			}
-		} else {
+		} else if PF == 1u {
 			if s0 == 0u { // the first tile's loads (the others', the tile before's)
 				for (var l = 0u; l < SL; l++) {
-					kr[l] = tileVec(false, li + l * WG, 0u, keys, cbase);
-					vr[l] = tileVec(true, li + l * WG, 0u, keys, cbase);
+					kp[l] = packVec(kc[tileAt(li + l * WG, 0u, keys, cbase)], li + l * WG, 0u, keys);
+					vp[l] = packVec(vc[tileAt(li + l * WG, 0u, keys, cbase)], li + l * WG, 0u, keys);
 				}
 			}
 			for (var l = 0u; l < SL; l++) {
 				let i = li + l * WG;
 				if i < BKV * HP4 {
 					let o = KO + (i / HP4) * KS + 4u * (i % HP4);
-					stage16(o, bitcast<vec4<f16>>(kr[l]));
-					stage16(BKV * KS + o, bitcast<vec4<f16>>(vr[l]));
+					stage16(o, bitcast<vec4<f16>>(kp[l]));
+					stage16(BKV * KS + o, bitcast<vec4<f16>>(vp[l]));
+				}
+			}
+		} else {
+			for (var l = 0u; l < SL; l++) { stageKV(li + l * WG, s0, keys, kr[l], vr[l]); }
+		}
+		workgroupBarrier();
+		// The next tile's loads, in flight during this tile's steps; PF 2's
+		// without a branch: after the last tile, its keys again (tileAt
+		// clamps the positions: cached, never staged).
+		if PF == 1u {
+			if s0 + BKV < keys {
+				for (var l = 0u; l < SL; l++) {
+					kp[l] = packVec(kc[tileAt(li + l * WG, s0 + BKV, keys, cbase)], li + l * WG, s0 + BKV, keys);
+					vp[l] = packVec(vc[tileAt(li + l * WG, s0 + BKV, keys, cbase)], li + l * WG, s0 + BKV, keys);
 				}
 			}
 		}
-		workgroupBarrier();
-		if PF == 1u && s0 + BKV < keys { // the next tile's loads
+		if PF == 2u {
 			for (var l = 0u; l < SL; l++) {
-				kr[l] = tileVec(false, li + l * WG, s0 + BKV, keys, cbase);
-				vr[l] = tileVec(true, li + l * WG, s0 + BKV, keys, cbase);
+				kr[l] = kc[tileAt(li + l * WG, s0 + BKV, keys, cbase)];
+				vr[l] = vc[tileAt(li + l * WG, s0 + BKV, keys, cbase)];
 			}
 		}
 		let busy = q0 + r0 < p.T && s0 <= sgLast; // subgroup-uniform

@@ -29,14 +29,18 @@ var attnCoopCases = []struct {
 	{attnCase{B: 2, L: 13, C: 32, H: 2, S: 16}, 5},         // hd 16
 }
 
+// attnCoopTestPF is the prefetch of attnCoopTestTiles' tiling in each of
+// attnCoopCases.
+var attnCoopTestPF = []int{0, 1, 2, 1, 0, 2}
+
 // attnCoopTestTiles is the tiling TestAttentionCoop runs for cfg and its
 // case number ci: two subgroups (one in cases 2 and 3: a workgroup of one
 // subgroup, as two of the autotuner's tilings) of one left matrix each (two
 // in case 0: each right matrix multiplies both, as with 32 rows a subgroup)
 // and tiles of one matrix width, so that the small cases cross several
 // tiles and blocks (the default tiling has 64 keys per tile), with the next
-// tile's loads in flight (PF 1) in odd cases; natively, the default tiling
-// too.
+// tile's loads in flight in cases 1 and 3 (PF 1: rounded at the load) and 2
+// and 5 (PF 2: held as loaded); natively, the default tiling too.
 func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd, ci int) []attnCoopTiles {
 	t.Helper()
 	sgs := coopSGS(d, cfg)
@@ -48,7 +52,7 @@ func attnCoopTestTiles(t *testing.T, d *testDev, cfg MatrixConfig, hd, ci int) [
 	if ci == 0 {
 		fm = 2
 	}
-	small := attnCoopTiles{cfg: cfg, FM: fm, HD: hd, BKV: max(cfg.K, cfg.N), SG: sg, SGS: sgs, PF: ci % 2}
+	small := attnCoopTiles{cfg: cfg, FM: fm, HD: hd, BKV: max(cfg.K, cfg.N), SG: sg, SGS: sgs, PF: attnCoopTestPF[ci]}
 	out := []attnCoopTiles{small}
 	if d.dev.HasFeature(wgpu.FeatureCooperativeMatrix) {
 		def, err := attnCoopTilesFor(cfg, sgs, hd, d.dev.Limits())
@@ -322,7 +326,8 @@ func TestValidAttnChoice(t *testing.T) {
 		{"attn x", map[string]float64{}, false},
 		{"attn x", map[string]float64{"coop": 0, "FM": 1}, false},
 		{"attn x", map[string]float64{"coop": 2}, false},
-		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 64, "SG": 4, "PF": 2}, false},
+		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 64, "SG": 4, "PF": 2}, true},
+		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 64, "SG": 4, "PF": 3}, false},
 		{"attn x", map[string]float64{"coop": 1, "FM": 0, "BKV": 64, "SG": 4, "PF": 0}, false},
 		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 64.5, "SG": 4, "PF": 0}, false},
 		{"attn x", map[string]float64{"coop": 1, "FM": 2, "BKV": 1 << 20, "SG": 4, "PF": 0}, false},

@@ -17,8 +17,8 @@ import (
 
 // attnCoopShape is a tiling of attention_coop.wgsl whatever the
 // configuration: Rows query rows per subgroup (FM = Rows / the
-// configuration's M), SG subgroups, tiles of BKV keys, PF 1 to load the
-// next tile during this one.
+// configuration's M), SG subgroups, tiles of BKV keys, PF 1 or 2 to load
+// the next tile during this one (attention_coop.wgsl's PF).
 type attnCoopShape struct{ Rows, SG, BKV, PF int }
 
 // attnCoopShapes are the tilings the autotuner times after the default
@@ -40,7 +40,11 @@ type attnCoopShape struct{ Rows, SG, BKV, PF int }
 // (attnCoopCandidates). The tilings of 32 rows keep Q in workgroup memory
 // (QW 1) but {32, 2, 64, 0}, whose block would need 53 KiB so: on RDNA3 it
 // is the one ACO spills registers of (attnSpills, TestCompileStatistics; kept, as on
-// NVIDIA GPUs Q takes half the registers).
+// NVIDIA GPUs Q takes half the registers). Last, the three prefetching
+// tilings that keep the next tile's keys and values as loaded (PF 2) within
+// RDNA3's registers (ACO, head size 64, no spills): they overlap the loads
+// with the whole tile where a driver leaves the loads where they are
+// written, and cost twice PF 1's registers for them.
 var attnCoopShapes = []attnCoopShape{
 	{16, 4, 64, 0},
 	{16, 4, 32, 1},
@@ -49,6 +53,9 @@ var attnCoopShapes = []attnCoopShape{
 	{32, 2, 32, 1},
 	{32, 1, 64, 0},
 	{32, 1, 32, 1},
+	{16, 4, 64, 2},
+	{16, 4, 32, 2},
+	{32, 2, 32, 2},
 }
 
 // tiles is s for the default tiling def's configuration, subgroups and head
@@ -123,7 +130,7 @@ func (g *GPT2) attnTuneKey(B, T int) string {
 
 // validAttnChoice says whether c, read from a tuning file, is an attention
 // choice: a shape "attn ..." with Tiles {"coop": 0} or {"coop": 1} and a
-// tiling (whole FM, BKV and SG of sane sizes, PF 0 or 1).
+// tiling (whole FM, BKV and SG of sane sizes, PF 0, 1 or 2).
 func validAttnChoice(c TuneChoice) bool {
 	if !strings.HasPrefix(c.Shape, "attn ") {
 		return false
@@ -136,7 +143,7 @@ func validAttnChoice(c TuneChoice) bool {
 		if len(c.Tiles) != 5 {
 			return false
 		}
-		for k, hi := range map[string]float64{"FM": 16, "BKV": 1024, "SG": 64, "PF": 1} {
+		for k, hi := range map[string]float64{"FM": 16, "BKV": 1024, "SG": 64, "PF": 2} {
 			v, ok := c.Tiles[k]
 			if !ok || v != math.Trunc(v) || v < 0 || v > hi || (k != "PF" && v < 1) {
 				return false

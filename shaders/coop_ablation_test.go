@@ -97,29 +97,38 @@ func xorHalves(v string) string {
 // barriers between the steps of a tile (the one after staging stays).
 var (
 	noLoadAttn = [][2]string{
-		returnFirst("fn tileVec(v: bool, i: u32, s0: u32, keys: u32, cbase: u32) -> vec2<u32> {", "return bitcast<vec2<u32>>(vec4<f16>(f16(i & 7u)));"),
+		{"kp[l] = packVec(kc[tileAt(li + l * WG, 0u, keys, cbase)],", "kp[l] = packVec(vec4<f32>(f32(l & 7u)),"},
+		{"vp[l] = packVec(vc[tileAt(li + l * WG, 0u, keys, cbase)],", "vp[l] = packVec(vec4<f32>(f32(l & 7u)),"},
+		{"kp[l] = packVec(kc[tileAt(li + l * WG, s0 + BKV, keys, cbase)],", "kp[l] = packVec(vec4<f32>(f32(l & 7u)),"},
+		{"vp[l] = packVec(vc[tileAt(li + l * WG, s0 + BKV, keys, cbase)],", "vp[l] = packVec(vec4<f32>(f32(l & 7u)),"},
 		{"kf[l] = kc[tileAt(li + (b0 + l) * WG, s0, keys, cbase)];", "kf[l] = vec4<f32>(f32(l & 7u));"},
 		{"vf[l] = vc[tileAt(li + (b0 + l) * WG, s0, keys, cbase)];", "vf[l] = vec4<f32>(f32(l & 7u));"},
+		{"kr[l] = kc[tileAt(li + l * WG, 0u, keys, cbase)];", "kr[l] = vec4<f32>(f32(l & 7u));"},
+		{"vr[l] = vc[tileAt(li + l * WG, 0u, keys, cbase)];", "vr[l] = vec4<f32>(f32(l & 7u));"},
+		{"kr[l] = kc[tileAt(li + l * WG, s0 + BKV, keys, cbase)];", "kr[l] = vec4<f32>(f32(l & 7u));"},
+		{"vr[l] = vc[tileAt(li + l * WG, s0 + BKV, keys, cbase)];", "vr[l] = vec4<f32>(f32(l & 7u));"},
 	}
 	noConvertAttn = [][2]string{
-		{"if v { x = toF16(vc[tileAt(i, s0, keys, cbase)]); } else { x = toF16(kc[tileAt(i, s0, keys, cbase)]); }",
-			"let u = bitcast<vec4<u32>>(select(kc[tileAt(i, s0, keys, cbase)], vc[tileAt(i, s0, keys, cbase)], v)); x = bitcast<vec4<f16>>(u.xy ^ u.zw);"},
-		{"stage16(o, select(vec4<f16>(0.0), toF16(kf[l]), ok));", "let uk = bitcast<vec4<u32>>(kf[l]); stage16(o, bitcast<vec4<f16>>(uk.xy ^ uk.zw));"},
-		{"stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(vf[l]), ok));", "let uv = bitcast<vec4<u32>>(vf[l]); stage16(BKV * KS + o, bitcast<vec4<f16>>(uv.xy ^ uv.zw));"},
+		{"bitcast<vec2<u32>>(toF16(x))", "bitcast<vec4<u32>>(x).xy ^ bitcast<vec4<u32>>(x).zw"},
+		{"stage16(o, select(vec4<f16>(0.0), toF16(k), ok));", "let uk = bitcast<vec4<u32>>(k); stage16(o, bitcast<vec4<f16>>(uk.xy ^ uk.zw));"},
+		{"stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(v), ok));", "let uv = bitcast<vec4<u32>>(v); stage16(BKV * KS + o, bitcast<vec4<f16>>(uv.xy ^ uv.zw));"},
 	}
 	f16Attn = [][2]string{
 		{"var<storage, read> kc: array<vec4<f32>>;", "var<storage, read> kc: array<vec4<f16>>;"},
 		{"var<storage, read> vc: array<vec4<f32>>;", "var<storage, read> vc: array<vec4<f16>>;"},
-		{"if v { x = toF16(vc[tileAt(i, s0, keys, cbase)]); } else { x = toF16(kc[tileAt(i, s0, keys, cbase)]); }",
-			"if v { x = vc[tileAt(i, s0, keys, cbase)]; } else { x = kc[tileAt(i, s0, keys, cbase)]; }"},
+		{"fn packVec(x: vec4<f32>,", "fn packVec(x: vec4<f16>,"},
+		{"bitcast<vec2<u32>>(toF16(x))", "bitcast<vec2<u32>>(x)"},
 		{"var kf: array<vec4<f32>, LB>;", "var kf: array<vec4<f16>, LB>;"},
 		{"var vf: array<vec4<f32>, LB>;", "var vf: array<vec4<f16>, LB>;"},
-		{"select(vec4<f16>(0.0), toF16(kf[l]), ok)", "select(vec4<f16>(0.0), kf[l], ok)"},
-		{"select(vec4<f16>(0.0), toF16(vf[l]), ok)", "select(vec4<f16>(0.0), vf[l], ok)"},
+		{"var kr: array<vec4<f32>, SL>;", "var kr: array<vec4<f16>, SL>;"},
+		{"var vr: array<vec4<f32>, SL>;", "var vr: array<vec4<f16>, SL>;"},
+		{"k: vec4<f32>, v: vec4<f32>) {", "k: vec4<f16>, v: vec4<f16>) {"},
+		{"select(vec4<f16>(0.0), toF16(k), ok)", "select(vec4<f16>(0.0), k, ok)"},
+		{"select(vec4<f16>(0.0), toF16(v), ok)", "select(vec4<f16>(0.0), v, ok)"},
 	}
 	noStageAttn = [][2]string{
-		{"stage16(o, select(vec4<f16>(0.0), toF16(kf[l]), ok));\n\t\t\t\t\t\tstage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(vf[l]), ok));", ""},
-		{"stage16(o, bitcast<vec4<f16>>(kr[l]));\n\t\t\t\t\tstage16(BKV * KS + o, bitcast<vec4<f16>>(vr[l]));", ""},
+		{"stage16(o, select(vec4<f16>(0.0), toF16(k), ok));\n\tstage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(v), ok));", ""},
+		{"stage16(o, bitcast<vec4<f16>>(kp[l]));\n\t\t\t\t\tstage16(BKV * KS + o, bitcast<vec4<f16>>(vp[l]));", ""},
 	}
 	noScoresAttn  = [][2]string{{"acc[i * NS + n] = subgroupMatrixMultiplyAccumulate(qa[i], kt, acc[i * NS + n]);", ""}}
 	noSoftmaxAttn = [][2]string{{"// 3. The online softmax of the subgroup's rows.\n\t\tif busy {", "if false {"}}
