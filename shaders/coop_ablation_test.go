@@ -236,14 +236,18 @@ func ablationTilings(cfg MatrixConfig, sgs, maxShared int) map[string][]coopTile
 
 // ablationAttnTilings are the attention tilings BenchmarkCoopAblation takes
 // apart for cfg, subgroups of sgs and head size hd on a device with limits
-// l: the default and those the autotuner times (attnCoopShapes) that fit.
+// l: the default and, of those the autotuner times, the default's block
+// with each other prefetch (PF 0 and 2) and two with 32 rows a subgroup
+// (two subgroups, and one: its barriers wait for one subgroup alone) that
+// fit. A few, since each is ten pipelines to compile within the device
+// check's minutes.
 func ablationAttnTilings(cfg MatrixConfig, sgs, hd int, l wgpu.Limits) ([]attnCoopTiles, error) {
 	def, err := attnCoopTilesFor(cfg, sgs, hd, l)
 	if err != nil {
 		return nil, err
 	}
 	out := []attnCoopTiles{def}
-	for _, s := range attnCoopShapes {
+	for _, s := range []attnCoopShape{{16, 4, 64, 0}, {16, 4, 64, 2}, {32, 2, 32, 1}, {32, 1, 32, 1}} {
 		if t, ok := s.tiles(def); ok && t.fits(l) == nil && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
