@@ -32,9 +32,10 @@
 //     the tile's multiplies; PF = 2 issues them there too, without a
 //     branch, and keeps them as loaded (2*SL vec4<f32>, twice PF 1's
 //     registers) until the staging rounds them, so that nothing waits for
-//     them before the next tile (where the driver keeps them where they
-//     are: AMD's compiler moves loads from memory nothing writes down past
-//     the barriers, to the end of the tile, which undoes the overlap);
+//     them before the next tile's staging, where a driver leaves the loads
+//     where they are written (AMD's compiler does not: it moves loads from
+//     memory nothing writes past the barriers to the end of the tile,
+//     which undoes the overlap);
 //  2. each subgroup multiplies its query rows (left matrices kept in
 //     registers for the whole kernel where QW is 0: Q is staged once; with
 //     QW = 1, Q stays in workgroup memory and its left matrices are loaded
