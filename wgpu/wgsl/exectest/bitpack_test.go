@@ -158,9 +158,15 @@ func validate(t *testing.T, src string) {
 		}
 		t.Fatal(err)
 	}
+	validateWords(t, m.SPIRV)
+}
+
+// validateWords checks a module with spirv-val when installed.
+func validateWords(t *testing.T, words []uint32) {
+	t.Helper()
 	path := prereq.Tool(t, "spirv-val", "spirv-tools")
-	buf := make([]byte, 4*len(m.SPIRV))
-	for k, w := range m.SPIRV {
+	buf := make([]byte, 4*len(words))
+	for k, w := range words {
 		binary.LittleEndian.PutUint32(buf[4*k:], w)
 	}
 	file := filepath.Join(t.TempDir(), "m.spv")

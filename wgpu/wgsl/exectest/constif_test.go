@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl"
+	"github.com/wgpu-eval/wgpu-eval/wgpu/wgsl/internal/spirv"
 )
 
 // constIfArms branches on consts (else-if chains, a const-true arm that
@@ -26,8 +27,8 @@ fn main(@builtin(workgroup_id) id: vec3<u32>) {
 }`
 
 // TestConstantIfArms runs constIfArms, whose if statements on consts the
-// compiler emits as their taken arms alone (wgsl's
-// TestConstantIfEmitsTakenArm), with the override 1 and 0, from WGSL
+// compiler emits as their taken arms alone (TestConstantIfEmitsTakenArm),
+// with the override 1 and 0, from WGSL
 // (wgpu's compile path) and from SPIR-V specialized by the compiler, in 6
 // workgroups: o holds what each arm taken writes and nothing of those not
 // taken.
@@ -48,6 +49,66 @@ func TestConstantIfArms(t *testing.T) {
 					t.Errorf("O %v, %+v: o[%d] = %v, want %v", o, opt, i, got[i], want[i])
 				}
 			}
+		}
+	}
+}
+
+// opCounts counts a module's instructions by opcode.
+func opCounts(t *testing.T, words []uint32) map[spirv.Op]int {
+	t.Helper()
+	n := map[spirv.Op]int{}
+	for i := 5; i < len(words); {
+		size := int(words[i] >> 16)
+		if size == 0 || i+size > len(words) {
+			t.Fatalf("malformed instruction at word %d", i)
+		}
+		n[spirv.Op(words[i]&0xffff)]++
+		i += size
+	}
+	return n
+}
+
+// TestConstantIfEmitsTakenArm: in constIfArms's SPIR-V, an if whose
+// condition is a const-expression is its taken arm alone (no selection; the
+// dead arms' loads and calls and the code after the return in a taken arm
+// left out), one on an override keeps its selection in the generic module
+// and loses it once specialized, and those on run-time values keep theirs;
+// every module passes spirv-val.
+func TestConstantIfEmitsTakenArm(t *testing.T) {
+	m, err := wgsl.Compile("constif.wgsl", constIfArms, wgsl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		o          float64 // the override; -1: the generic module
+		selections int     // O's (generic only) and the two on the workgroup id
+		loads      int     // of a in main: a[1], a[2] (where O's arm may run), a[3], a[5]
+	}{
+		{"generic", -1, 3, 4},
+		{"O=1", 1, 2, 4},
+		{"O=0", 0, 2, 3},
+	} {
+		words := m.SPIRV
+		if c.o >= 0 {
+			sp, err := m.Specialize("main", map[string]float64{"O": c.o})
+			if err != nil {
+				t.Fatal(err)
+			}
+			words = sp.SPIRV
+		}
+		validateWords(t, words)
+		n := opCounts(t, words)
+		if n[spirv.OpSelectionMerge] != c.selections || n[spirv.OpBranchConditional] != c.selections {
+			t.Errorf("%s: %d selection merges, %d conditional branches, want %d", c.name, n[spirv.OpSelectionMerge], n[spirv.OpBranchConditional], c.selections)
+		}
+		if n[spirv.OpFunctionCall] != 0 {
+			t.Errorf("%s: %d calls, want none (only() is called from a dead arm)", c.name, n[spirv.OpFunctionCall])
+		}
+		// Of the other loads, one is of the workgroup id and one is in
+		// only(), whose function stays, uncalled.
+		if got := n[spirv.OpLoad] - 2; got != c.loads {
+			t.Errorf("%s: %d loads of a in main, want %d", c.name, got, c.loads)
 		}
 	}
 }
