@@ -154,8 +154,9 @@
 // per-row operation on result matrices). Its shapes are written into its
 // text too (attnCoopSource: the configuration, the head size, keys per
 // tile, subgroups, whether the next tile's loads are in flight during
-// this one, rounded as they arrive or held as loaded). On a hardware GPU the autotuner times its tilings
-// (attnCoopShapes) and attention_shared.wgsl once per batch shape and runs
+// this one, rounded as they arrive or held as loaded). On a hardware GPU
+// the autotuner times its tilings (attnCoopShapes) and
+// attention_shared.wgsl once per batch shape and runs
 // the fastest, a tiling other than the default once it passed the
 // self-check (attention_tune.go; "attn ..." entries in the tuning file);
 // elsewhere the default tiling runs whenever the matrix units do

@@ -8,7 +8,7 @@ import (
 )
 
 // constIfArms branches on consts (else-if chains, a const-true arm that
-// returns), on an override and on a run-time value (the invocation id).
+// returns), on an override and on run-time values (the workgroup id).
 const constIfArms = `
 const C: u32 = 2u;
 const D: bool = true;
@@ -28,10 +28,9 @@ fn main(@builtin(workgroup_id) id: vec3<u32>) {
 
 // TestConstantIfArms runs constIfArms, whose if statements on consts the
 // compiler emits as their taken arms alone (TestConstantIfEmitsTakenArm),
-// with the override 1 and 0, from WGSL
-// (wgpu's compile path) and from SPIR-V specialized by the compiler, in 6
-// workgroups: o holds what each arm taken writes and nothing of those not
-// taken.
+// with the override 1 and 0, from WGSL (wgpu's compile path) and from
+// SPIR-V specialized by the compiler, in 6 workgroups: o holds what each arm
+// taken writes and nothing of those not taken.
 func TestConstantIfArms(t *testing.T) {
 	a := []float32{10, 11, 12, 13, 14, 15, 16, 17}
 	for _, o := range []float64{1, 0} {
