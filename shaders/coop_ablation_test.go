@@ -109,9 +109,9 @@ var (
 		{"vr[l] = vc[tileAt(li + l * WG, s0 + BKV, keys, cbase)];", "vr[l] = vec4<f32>(f32(l & 7u));"},
 	}
 	noConvertAttn = [][2]string{
-		{"bitcast<vec2<u32>>(toF16(x))", "bitcast<vec4<u32>>(x).xy ^ bitcast<vec4<u32>>(x).zw"},
-		{"stage16(o, select(vec4<f16>(0.0), toF16(k), ok));", "let uk = bitcast<vec4<u32>>(k); stage16(o, bitcast<vec4<f16>>(uk.xy ^ uk.zw));"},
-		{"stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(v), ok));", "let uv = bitcast<vec4<u32>>(v); stage16(BKV * KS + o, bitcast<vec4<f16>>(uv.xy ^ uv.zw));"},
+		{"bitcast<vec2<u32>>(toF16(x))", "bitcast<vec2<u32>>(" + xorHalves("x") + ")"},
+		{"stage16(o, select(vec4<f16>(0.0), toF16(k), ok));", "stage16(o, " + xorHalves("k") + ");"},
+		{"stage16(BKV * KS + o, select(vec4<f16>(0.0), toF16(v), ok));", "stage16(BKV * KS + o, " + xorHalves("v") + ");"},
 	}
 	f16Attn = [][2]string{
 		{"var<storage, read> kc: array<vec4<f32>>;", "var<storage, read> kc: array<vec4<f16>>;"},
